@@ -1,0 +1,109 @@
+//! The `tandem` command line: parse, set up logging (never to stdout: in
+//! `lsp` mode stdout is the protocol channel), dispatch.
+#![allow(clippy::print_stdout)]
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+use tandem::workspace::Workspace;
+
+#[derive(Parser)]
+#[command(name = "tandem", version, about = "A coding agent that lives inside the editor")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Language server over stdio.
+    Lsp,
+    /// Run one tool once and print exactly the result text the model would get.
+    Tool {
+        /// The tool's name, e.g. read_file.
+        name: String,
+        /// The tool's input as a JSON object.
+        input: String,
+    },
+    /// Print the tool definitions as sent to the model.
+    Tools {
+        /// Print the JSON sent in the Anthropic `tools` parameter.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("tandem: cannot start the async runtime: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Lsp => tandem::lsp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
+            Command::Tool { name, input } => run_tool(&name, &input).await,
+            Command::Tools { json } => print_tools(json),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("tandem: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
+
+fn current_workspace() -> anyhow::Result<Workspace> {
+    let cwd = std::env::current_dir()?;
+    let mut workspace = Workspace::new(cwd)?;
+    if let Some(dir) = tandem::tools::executor::default_results_dir() {
+        workspace.allow_reading(dir);
+    }
+    Ok(workspace)
+}
+
+async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
+    let input: serde_json::Value = match serde_json::from_str(input) {
+        Ok(value) => value,
+        Err(err) => {
+            println!("Invalid input for {name}: not valid JSON: {err}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let workspace = Arc::new(current_workspace()?);
+    let executor = Executor::new(ToolRegistry::builtin());
+    let ctx = ToolContext::new(workspace);
+    let call = ToolCall { id: "toolu_cli".to_string(), name: name.to_string(), input };
+    let result = executor.execute(&call, &ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
+    println!("{}", result.content);
+    Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
+    let definitions = ToolRegistry::builtin().definitions();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&definitions)?);
+    } else {
+        for d in definitions {
+            let first_line = d.description.lines().next().unwrap_or_default();
+            println!("{:<12} {first_line}", d.name);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+

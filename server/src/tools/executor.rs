@@ -1,0 +1,223 @@
+//! The executor: every tool call passes the same gates, in order —
+//! find the tool → validate the input against its schema → the tool's own
+//! checks → permission → run → cap (and persist) a large result.
+//!
+//! Every gate that stops a call becomes a result with `is_error: true` that
+//! says what was wrong and what to do next; none of them ends the run. Only a
+//! tool's `ToolError::Fatal` does.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{PermissionCheck, ToolContext, ToolError, ToolRegistry};
+
+/// Results longer than this (in bytes) are also saved in full on disk, and
+/// the model is told where.
+pub const PERSIST_THRESHOLD_BYTES: usize = 30 * 1024;
+
+/// One call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+}
+
+/// What goes back to the model for one call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub id: String,
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    pub fn ok(id: &str, content: impl Into<String>) -> Self {
+        ToolResult { id: id.to_string(), content: content.into(), is_error: false }
+    }
+
+    pub fn error(id: &str, content: impl Into<String>) -> Self {
+        ToolResult { id: id.to_string(), content: content.into(), is_error: true }
+    }
+}
+
+/// A call the user is asked to allow.
+#[derive(Debug, Clone)]
+pub struct PermissionRequest {
+    pub tool: String,
+    pub input: Value,
+    /// What the call will do, for the prompt ("edit_file src/app.rs").
+    pub description: String,
+    pub read_only: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionDecision {
+    Allow,
+    /// Refused; the string is the reason the model is given.
+    Deny(String),
+}
+
+/// Decides the calls a tool says need permission: rules, modes, or asking
+/// the user in the editor.
+#[async_trait]
+pub trait PermissionPolicy: Send + Sync {
+    async fn decide(&self, request: &PermissionRequest) -> PermissionDecision;
+}
+
+/// Allows everything a tool itself does not deny.
+#[derive(Debug, Default)]
+pub struct AllowAll;
+
+#[async_trait]
+impl PermissionPolicy for AllowAll {
+    async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
+        PermissionDecision::Allow
+    }
+}
+
+/// The run ended because a tool hit a broken invariant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FatalToolError(pub String);
+
+/// Runs tool calls through the gates.
+#[derive(Clone)]
+pub struct Executor {
+    registry: ToolRegistry,
+    policy: Arc<dyn PermissionPolicy>,
+    results_dir: Option<PathBuf>,
+}
+
+impl Executor {
+    pub fn new(registry: ToolRegistry) -> Self {
+        Executor { registry, policy: Arc::new(AllowAll), results_dir: default_results_dir() }
+    }
+
+    pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Where large results are saved (`None`: never saved).
+    pub fn with_results_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.results_dir = dir;
+        self
+    }
+
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    pub fn results_dir(&self) -> Option<&PathBuf> {
+        self.results_dir.as_ref()
+    }
+
+    /// True when this call may run beside other safe calls. Unknown tools
+    /// and invalid input are not safe (fail closed).
+    pub fn is_concurrency_safe(&self, call: &ToolCall) -> bool {
+        self.registry.get(&call.name).map(|t| t.is_concurrency_safe(&call.input)).unwrap_or(false)
+    }
+
+    /// A short human summary of the call ("src/app.rs"), empty if unknown.
+    pub fn summary(&self, call: &ToolCall) -> String {
+        self.registry.get(&call.name).map(|t| t.summary(&call.input)).unwrap_or_default()
+    }
+
+    /// Run one call through every gate.
+    pub async fn execute(&self, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
+        let Some(tool) = self.registry.get(&call.name) else {
+            let known = self.registry.names().join(", ");
+            return Ok(ToolResult::error(&call.id, format!("Unknown tool: {}. Available tools: {known}", call.name)));
+        };
+        if let Err(reason) = tool.parse_check(&call.input) {
+            return Ok(ToolResult::error(&call.id, format!("Invalid input for {}: {reason}", call.name)));
+        }
+        if let Err(err) = tool.validate(&call.input, ctx).await {
+            return into_result(&call.id, err);
+        }
+        // Pre-tool hooks go here when they exist.
+        match tool.check_permission(&call.input, ctx) {
+            PermissionCheck::Allow => {}
+            PermissionCheck::Deny(reason) => return Ok(ToolResult::error(&call.id, reason)),
+            PermissionCheck::Ask(description) => {
+                let request = PermissionRequest {
+                    tool: call.name.clone(),
+                    input: call.input.clone(),
+                    description,
+                    read_only: tool.is_read_only(&call.input),
+                };
+                if let PermissionDecision::Deny(reason) = self.policy.decide(&request).await {
+                    return Ok(ToolResult::error(
+                        &call.id,
+                        format!("Permission denied for {}: {reason}. Do not retry the same call; ask the user or take another approach.", call.name),
+                    ));
+                }
+            }
+        }
+        let output = tool.call(call.input.clone(), ctx).await;
+        // Post-tool hooks go here when they exist.
+        let result = match output {
+            Ok(text) => ToolResult::ok(&call.id, text),
+            Err(err) => into_result(&call.id, err)?,
+        };
+        let content = cap_result(&result.content, tool.max_result_chars(), self.results_dir.as_deref(), &call.id);
+        Ok(ToolResult { content, ..result })
+    }
+}
+
+fn into_result(id: &str, err: ToolError) -> Result<ToolResult, FatalToolError> {
+    match err {
+        ToolError::Model(message) => Ok(ToolResult::error(id, message)),
+        ToolError::Fatal(message) => Err(FatalToolError(message)),
+    }
+}
+
+/// The folder for persisted large results: `<cache>/tandem/tool-results`.
+pub fn default_results_dir() -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("tandem").join("tool-results"))
+}
+
+/// Cut a result over `max_chars` to its head and tail around
+/// `[... truncated N chars ...]`; save a result over
+/// [`PERSIST_THRESHOLD_BYTES`] in full under `results_dir` and say where.
+pub fn cap_result(content: &str, max_chars: usize, results_dir: Option<&std::path::Path>, id: &str) -> String {
+    let saved = if content.len() > PERSIST_THRESHOLD_BYTES { persist(content, results_dir, id) } else { None };
+    let total_chars = content.chars().count();
+    let mut out = if total_chars > max_chars {
+        let head_chars = max_chars / 2;
+        let tail_chars = max_chars - head_chars;
+        let head_end = content.char_indices().nth(head_chars).map(|(i, _)| i).unwrap_or(content.len());
+        let tail_start = content.char_indices().nth(total_chars - tail_chars).map(|(i, _)| i).unwrap_or(content.len());
+        let cut = total_chars - head_chars - tail_chars;
+        format!("{}\n\n[... truncated {cut} chars ...]\n\n{}", &content[..head_end], &content[tail_start..])
+    } else {
+        content.to_string()
+    };
+    if let Some(path) = saved {
+        out.push_str(&format!(
+            "\n\n[The full result ({} bytes) was saved to {}. Use read_file with offset and limit to page through it.]",
+            content.len(),
+            path.display()
+        ));
+    }
+    out
+}
+
+fn persist(content: &str, results_dir: Option<&std::path::Path>, id: &str) -> Option<PathBuf> {
+    let dir = results_dir?;
+    std::fs::create_dir_all(dir).ok()?;
+    let safe_id: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect();
+    let name = if safe_id.is_empty() { format!("result-{}.txt", std::process::id()) } else { format!("{safe_id}.txt") };
+    let path = dir.join(name);
+    match std::fs::write(&path, content) {
+        Ok(()) => Some(path),
+        Err(err) => {
+            tracing::warn!(%err, path = %path.display(), "cannot save a large tool result");
+            None
+        }
+    }
+}

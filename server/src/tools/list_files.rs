@@ -1,0 +1,30 @@
+//! `list_files`: PLACEHOLDER — being implemented.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Tool, ToolContext, ToolError};
+
+/// PLACEHOLDER description.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListFilesArgs {
+    /// PLACEHOLDER
+    pub file_path: String,
+}
+
+pub struct ListFiles;
+
+#[async_trait]
+impl Tool for ListFiles {
+    type Args = ListFilesArgs;
+    const NAME: &'static str = "list_files";
+
+    fn summary(&self, args: &Self::Args) -> String {
+        args.file_path.clone()
+    }
+
+    async fn call(&self, _args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+        Err(ToolError::model("not implemented yet"))
+    }
+}

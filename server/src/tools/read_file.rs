@@ -1,0 +1,30 @@
+//! `read_file`: PLACEHOLDER — being implemented.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Tool, ToolContext, ToolError};
+
+/// PLACEHOLDER description.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadFileArgs {
+    /// PLACEHOLDER
+    pub file_path: String,
+}
+
+pub struct ReadFile;
+
+#[async_trait]
+impl Tool for ReadFile {
+    type Args = ReadFileArgs;
+    const NAME: &'static str = "read_file";
+
+    fn summary(&self, args: &Self::Args) -> String {
+        args.file_path.clone()
+    }
+
+    async fn call(&self, _args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+        Err(ToolError::model("not implemented yet"))
+    }
+}

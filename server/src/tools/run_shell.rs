@@ -1,0 +1,30 @@
+//! `run_shell`: PLACEHOLDER — being implemented.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Tool, ToolContext, ToolError};
+
+/// PLACEHOLDER description.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunShellArgs {
+    /// PLACEHOLDER
+    pub file_path: String,
+}
+
+pub struct RunShell;
+
+#[async_trait]
+impl Tool for RunShell {
+    type Args = RunShellArgs;
+    const NAME: &'static str = "run_shell";
+
+    fn summary(&self, args: &Self::Args) -> String {
+        args.file_path.clone()
+    }
+
+    async fn call(&self, _args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+        Err(ToolError::model("not implemented yet"))
+    }
+}

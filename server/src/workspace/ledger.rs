@@ -1,0 +1,174 @@
+//! The read ledger: for every file the agent has read in this session, what
+//! it saw — the editor buffer version (for open documents) and a content
+//! fingerprint — plus the text itself, so a refusal can say what changed.
+//!
+//! The fingerprint, not the mtime, is the truth for files on disk: mtimes are
+//! coarse on some filesystems and tools like `git checkout` preserve them.
+//! The file watcher only marks entries `stale` early.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+
+/// What the agent saw when it read a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadStamp {
+    /// The editor document version, when the text came from an open buffer.
+    pub version: Option<i32>,
+    /// A hash of the text's bytes.
+    pub fingerprint: u64,
+}
+
+/// A content fingerprint: a 64-bit hash of the bytes and their length.
+pub fn fingerprint(bytes: &[u8]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.len().hash(&mut hasher);
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
+
+#[derive(Debug, Clone)]
+pub struct LedgerEntry {
+    pub stamp: ReadStamp,
+    pub seen_text: Arc<str>,
+    /// Set by the file watcher when the file on disk stopped matching `stamp`.
+    pub stale: bool,
+}
+
+/// Path → what the agent last saw there. Concurrent: tools run in parallel
+/// and the watcher thread writes to it.
+#[derive(Debug, Default)]
+pub struct ReadLedger {
+    entries: DashMap<PathBuf, LedgerEntry>,
+}
+
+impl ReadLedger {
+    pub fn record(&self, path: &Path, stamp: ReadStamp, seen_text: Arc<str>) {
+        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, stale: false });
+    }
+
+    pub fn get(&self, path: &Path) -> Option<LedgerEntry> {
+        self.entries.get(path).map(|e| e.clone())
+    }
+
+    pub fn forget(&self, path: &Path) {
+        self.entries.remove(path);
+    }
+
+    pub fn clear(&self) {
+        self.entries.clear();
+    }
+
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.entries.iter().map(|e| e.key().clone()).collect()
+    }
+
+    /// Called by the watcher with the file's current on-disk fingerprint
+    /// (`None` when it was deleted). Marks a disk-stamped entry stale when the
+    /// content differs from what the agent saw; the agent's own writes record
+    /// their fingerprint first, so they are not reported as foreign changes.
+    pub fn observe_disk(&self, path: &Path, current: Option<u64>) -> bool {
+        let Some(mut entry) = self.entries.get_mut(path) else { return false };
+        if entry.stamp.version.is_some() {
+            return false;
+        }
+        if current != Some(entry.stamp.fingerprint) {
+            entry.stale = true;
+            return true;
+        }
+        false
+    }
+}
+
+/// Compare a ledger entry with the file's current state. `None` means the
+/// agent's view is current; `Some(what)` describes the change for the model.
+pub fn staleness(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -> Option<String> {
+    let changed = match (entry.stamp.version, current.version) {
+        // Invariant 2: for an open document the version is the contract, even
+        // when the text happens to be equal again.
+        (Some(seen), Some(now)) => seen != now,
+        _ => entry.stamp.fingerprint != current.fingerprint,
+    };
+    if changed {
+        let mut what = describe_change(&entry.seen_text, current_text);
+        if entry.stale {
+            what.push_str("; the file watcher saw it change on disk");
+        }
+        return Some(what);
+    }
+    None
+}
+
+/// A short description of which lines differ between two texts, for the
+/// model: "lines 3-4 changed, 1 line added after line 9".
+pub fn describe_change(old: &str, new: &str) -> String {
+    use similar::{DiffOp, TextDiff};
+    if old == new {
+        return "the content is the same but the document version changed".to_string();
+    }
+    let diff = TextDiff::from_lines(old, new);
+    let mut parts = Vec::new();
+    for op in diff.ops() {
+        let part = match *op {
+            DiffOp::Equal { .. } => continue,
+            DiffOp::Delete { old_index, old_len, .. } => {
+                format!("{} removed", line_span(old_index, old_len))
+            }
+            DiffOp::Insert { old_index, new_len, .. } => format!(
+                "{} added after line {}",
+                plural(new_len, "line"),
+                old_index
+            ),
+            DiffOp::Replace { old_index, old_len, .. } => {
+                format!("{} changed", line_span(old_index, old_len))
+            }
+        };
+        parts.push(part);
+    }
+    let more = parts.len().saturating_sub(5);
+    parts.truncate(5);
+    let mut out = parts.join(", ");
+    if more > 0 {
+        out.push_str(&format!(" and {more} more changes"));
+    }
+    out
+}
+
+fn line_span(start: usize, len: usize) -> String {
+    if len <= 1 {
+        format!("line {}", start + 1)
+    } else {
+        format!("lines {}-{}", start + 1, start + len)
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_changed_lines() {
+        let old = "a\nb\nc\nd\n";
+        let new = "a\nB\nc\nd\ne\n";
+        expect_test::expect!["line 2 changed, 1 line added after line 4"].assert_eq(&describe_change(old, new));
+    }
+
+    #[test]
+    fn version_mismatch_is_stale_even_with_equal_text() {
+        let entry = LedgerEntry {
+            stamp: ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") },
+            seen_text: Arc::from("x"),
+            stale: false,
+        };
+        let now = ReadStamp { version: Some(4), fingerprint: fingerprint(b"x") };
+        assert!(staleness(&entry, &now, "x").is_some());
+        let same = ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") };
+        assert!(staleness(&entry, &same, "x").is_none());
+    }
+}

@@ -1,0 +1,374 @@
+//! The agent's view of files: the workspace roots, path confinement, open
+//! editor buffers overlaid on the disk, the read ledger, and the two edit
+//! sinks (editor and disk) behind one `write` call.
+//!
+//! Tools never know whether a file is open in an editor: they call
+//! [`Workspace::read`] and [`Workspace::write`], and this module routes the
+//! call to the buffer (through [`Editor`]) or to the disk.
+
+mod disk;
+mod ledger;
+mod overlay;
+mod paths;
+mod watcher;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use disk::{atomic_write, DiskWriteError};
+pub use ledger::{fingerprint, LedgerEntry, ReadLedger, ReadStamp};
+pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
+pub use paths::{normalize_lexically, PathError};
+pub use watcher::DiskWatcher;
+
+/// Files larger than this are refused for whole-file reads and edits.
+/// `read_file` pages through bigger files without loading them whole.
+pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The text of a file as the agent sees it, with where it came from.
+#[derive(Debug, Clone)]
+pub struct FileText {
+    pub path: PathBuf,
+    pub text: String,
+    pub stamp: ReadStamp,
+}
+
+impl FileText {
+    /// True when this text came from an open editor buffer.
+    pub fn is_buffer(&self) -> bool {
+        self.stamp.version.is_some()
+    }
+}
+
+/// Why a file could not be read as text.
+#[derive(Debug)]
+pub enum ReadError {
+    NotFound,
+    IsDirectory,
+    Binary,
+    TooLarge { bytes: u64 },
+    Io(std::io::Error),
+}
+
+impl ReadError {
+    /// A sentence for the model, naming the file and what to do next.
+    pub fn message(&self, display: &str) -> String {
+        match self {
+            ReadError::NotFound => format!("Error: file not found: {display}"),
+            ReadError::IsDirectory => format!(
+                "Error: {display} is a directory, not a file. Use list_files to see what it contains."
+            ),
+            ReadError::Binary => format!(
+                "Error: {display} appears to be a binary file (or is not UTF-8 text) and cannot be shown as text."
+            ),
+            ReadError::TooLarge { bytes } => format!(
+                "Error: {display} is too large ({bytes} bytes; the limit is {MAX_TEXT_FILE_BYTES}). Use read_file with offset/limit to page through it, or grep_search to find the part you need."
+            ),
+            ReadError::Io(err) => format!("Error: cannot read {display}: {err}"),
+        }
+    }
+}
+
+/// A requested change to one file's whole text.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    pub path: PathBuf,
+    pub new_text: String,
+    /// The stamp of the text the change was computed from; `None` for a file
+    /// that did not exist when the agent looked.
+    pub base: Option<ReadStamp>,
+    /// A short human label ("edit_file src/app.rs") for the editor's undo
+    /// stack and review UI.
+    pub label: String,
+}
+
+/// What a write really did, as the tool result will tell the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Written to disk atomically.
+    WrittenToDisk,
+    /// Applied to the open editor buffer; `saved` tells whether it reached disk.
+    AppliedToBuffer { saved: bool },
+}
+
+/// Why a write did not happen. Every variant is something the model can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteError {
+    /// The file changed since the agent read it; the string says what changed.
+    Stale(String),
+    /// The user declined the edit.
+    Rejected(String),
+    /// The editor did not apply it (or applied something else).
+    NotApplied(String),
+    /// Disk error.
+    Io(String),
+}
+
+impl WriteError {
+    pub fn message(&self) -> String {
+        match self {
+            WriteError::Stale(m)
+            | WriteError::Rejected(m)
+            | WriteError::NotApplied(m)
+            | WriteError::Io(m) => m.clone(),
+        }
+    }
+}
+
+/// The agent's view of the workspace. Shared by every tool call of a run
+/// (and by runs in the same editor session), so it is `Sync`.
+pub struct Workspace {
+    roots: Vec<PathBuf>,
+    editor: Option<Arc<dyn Editor>>,
+    ledger: Arc<ReadLedger>,
+    /// Folders outside the roots that tools may read (the persisted
+    /// large-result folder).
+    readable_extra: Vec<PathBuf>,
+    watcher: Mutex<Option<DiskWatcher>>,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace").field("roots", &self.roots).finish_non_exhaustive()
+    }
+}
+
+impl Workspace {
+    /// A workspace with one root and no editor (headless mode and tests).
+    pub fn new(root: impl AsRef<Path>) -> anyhow::Result<Self> {
+        Self::with_roots(vec![root.as_ref().to_path_buf()], None)
+    }
+
+    /// A workspace over several roots; the first is the primary one, against
+    /// which relative paths resolve. `editor` supplies open buffers.
+    pub fn with_roots(roots: Vec<PathBuf>, editor: Option<Arc<dyn Editor>>) -> anyhow::Result<Self> {
+        use anyhow::Context as _;
+        anyhow::ensure!(!roots.is_empty(), "a workspace needs at least one root folder");
+        let roots = roots
+            .iter()
+            .map(|r| r.canonicalize().with_context(|| format!("workspace root {}", r.display())))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Workspace {
+            roots,
+            editor,
+            ledger: Arc::new(ReadLedger::default()),
+            readable_extra: Vec::new(),
+            watcher: Mutex::new(None),
+        })
+    }
+
+    /// Allow reads (never writes) below `dir`, e.g. the persisted-results folder.
+    pub fn allow_reading(&mut self, dir: PathBuf) {
+        let dir = dir.canonicalize().unwrap_or(dir);
+        self.readable_extra.push(dir);
+    }
+
+    /// The primary root: relative paths resolve against it, shell commands run in it.
+    pub fn root(&self) -> &Path {
+        &self.roots[0]
+    }
+
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    pub fn editor(&self) -> Option<&Arc<dyn Editor>> {
+        self.editor.as_ref()
+    }
+
+    pub fn ledger(&self) -> &ReadLedger {
+        &self.ledger
+    }
+
+    /// Start the file watcher that marks ledger entries stale when their file
+    /// changes on disk. Safe to call more than once.
+    pub fn start_watcher(&self) -> anyhow::Result<()> {
+        let mut guard = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            let watcher = DiskWatcher::start(Arc::clone(&self.ledger))?;
+            for path in self.ledger.paths() {
+                watcher.watch_parent(&path);
+            }
+            *guard = Some(watcher);
+        }
+        Ok(())
+    }
+
+    fn watch(&self, path: &Path) {
+        if let Some(watcher) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            watcher.watch_parent(path);
+        }
+    }
+
+    /// Resolve a path the model gave (relative to the primary root, or
+    /// absolute) to an absolute path inside the workspace. `..` and symlinks
+    /// are resolved before the confinement check.
+    pub fn resolve(&self, user_path: &str) -> Result<PathBuf, PathError> {
+        paths::resolve_confined(&self.roots, &[], user_path)
+    }
+
+    /// Like [`resolve`](Self::resolve), but also allows the read-only extra folders.
+    pub fn resolve_for_read(&self, user_path: &str) -> Result<PathBuf, PathError> {
+        paths::resolve_confined(&self.roots, &self.readable_extra, user_path)
+    }
+
+    /// The path as the model and the user should see it: relative to the
+    /// primary root when inside it, else absolute.
+    pub fn display_path(&self, path: &Path) -> String {
+        for root in &self.roots {
+            if let Ok(rel) = path.strip_prefix(root) {
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                return if rel.is_empty() { ".".to_string() } else { rel };
+            }
+        }
+        path.display().to_string()
+    }
+
+    /// The open editor buffer for `path`, if any.
+    pub fn buffer(&self, path: &Path) -> Option<BufferSnapshot> {
+        self.editor.as_ref().and_then(|e| e.document(path))
+    }
+
+    /// Paths of all open editor buffers inside the workspace.
+    pub fn open_buffers(&self) -> Vec<PathBuf> {
+        self.editor.as_ref().map(|e| e.open_documents()).unwrap_or_default()
+    }
+
+    /// The current text of a file: the open buffer if there is one (with its
+    /// unsaved changes), else the disk. Does not touch the ledger.
+    pub fn read(&self, path: &Path) -> Result<FileText, ReadError> {
+        if let Some(buffer) = self.buffer(path) {
+            let text = buffer.text.to_string();
+            let stamp = ReadStamp { version: Some(buffer.version), fingerprint: fingerprint(text.as_bytes()) };
+            return Ok(FileText { path: path.to_path_buf(), text, stamp });
+        }
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ReadError::NotFound,
+            _ => ReadError::Io(e),
+        })?;
+        if meta.is_dir() {
+            return Err(ReadError::IsDirectory);
+        }
+        if meta.len() > MAX_TEXT_FILE_BYTES {
+            return Err(ReadError::TooLarge { bytes: meta.len() });
+        }
+        let bytes = std::fs::read(path).map_err(ReadError::Io)?;
+        let text = bytes_to_text(bytes)?;
+        let stamp = ReadStamp { version: None, fingerprint: fingerprint(text.as_bytes()) };
+        Ok(FileText { path: path.to_path_buf(), text, stamp })
+    }
+
+    /// Remember that the agent has seen `file` as it is now.
+    pub fn record_read(&self, file: &FileText) {
+        self.ledger.record(&file.path, file.stamp, Arc::from(file.text.as_str()));
+        if !file.is_buffer() {
+            self.watch(&file.path);
+        }
+    }
+
+    /// The read-before-edit and unchanged-since-read checks: returns the
+    /// file's current text when the agent has read it and it has not changed
+    /// since. `verb` is "editing" or "writing" for the message.
+    pub fn check_fresh(&self, path: &Path, verb: &str) -> Result<FileText, String> {
+        let display = self.display_path(path);
+        let Some(entry) = self.ledger.get(path) else {
+            return Err(format!(
+                "Error: You must read this file before {verb} it. Call read_file on {display} first."
+            ));
+        };
+        let current = self.read(path).map_err(|e| e.message(&display))?;
+        if let Some(what) = ledger::staleness(&entry, &current.stamp, &current.text) {
+            return Err(format!(
+                "Error: {display} was modified externally since your last read ({what}). Read it again with read_file before {verb} it."
+            ));
+        }
+        Ok(current)
+    }
+
+    /// Write a file's new text through the right sink: the editor for an open
+    /// document, the disk otherwise. On success the ledger records the new
+    /// text as seen, so the agent can edit again without re-reading.
+    pub async fn write(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
+        let display = self.display_path(&change.path);
+        if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), self.buffer(&change.path)) {
+            let Some(base) = change.base else {
+                return Err(WriteError::Stale(format!(
+                    "Error: {display} is open in the editor; read it with read_file before writing it."
+                )));
+            };
+            if base.version != Some(buffer.version) {
+                let what = match self.ledger.get(&change.path) {
+                    Some(entry) => ledger::describe_change(&entry.seen_text, &buffer.text),
+                    None => "the buffer changed".to_string(),
+                };
+                return Err(WriteError::Stale(format!(
+                    "Error: {display} was modified externally since your last read (the user edited it in the editor: {what}). Read it again with read_file before editing it."
+                )));
+            }
+            let outcome = editor
+                .apply(BufferEdit {
+                    path: change.path.clone(),
+                    version: buffer.version,
+                    old_text: buffer.text.to_string(),
+                    new_text: change.new_text.clone(),
+                    label: change.label.clone(),
+                })
+                .await;
+            return match outcome {
+                EditOutcome::Applied { version, saved } => {
+                    let stamp = ReadStamp { version: Some(version), fingerprint: fingerprint(change.new_text.as_bytes()) };
+                    self.ledger.record(&change.path, stamp, Arc::from(change.new_text.as_str()));
+                    Ok(WriteOutcome::AppliedToBuffer { saved })
+                }
+                EditOutcome::Rejected(reason) => Err(WriteError::Rejected(format!(
+                    "Error: the user rejected the edit to {display}{}. The file is unchanged.",
+                    if reason.is_empty() { String::new() } else { format!(": {reason}") }
+                ))),
+                EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!(
+                    "Error: the editor did not apply the edit to {display} ({reason}). Read the file again before retrying."
+                ))),
+                EditOutcome::Superseded(reason) => Err(WriteError::Stale(format!(
+                    "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
+                ))),
+            };
+        }
+        self.write_to_disk(&change, &display)
+    }
+
+    fn write_to_disk(&self, change: &FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
+        let expected = match change.base {
+            Some(base) => Some(base.fingerprint),
+            None => None,
+        };
+        let stale_flag = self.ledger.get(&change.path).map(|e| e.stale).unwrap_or(false);
+        if stale_flag && change.base.is_some() {
+            return Err(WriteError::Stale(format!(
+                "Error: {display} was modified externally since your last read (the file watcher saw it change on disk). Read it again with read_file first."
+            )));
+        }
+        match atomic_write(&change.path, change.new_text.as_bytes(), expected) {
+            Ok(()) => {
+                let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
+                self.ledger.record(&change.path, stamp, Arc::from(change.new_text.as_str()));
+                self.watch(&change.path);
+                Ok(WriteOutcome::WrittenToDisk)
+            }
+            Err(DiskWriteError::Changed) => Err(WriteError::Stale(format!(
+                "Error: {display} was modified externally since your last read (its content on disk no longer matches). Read it again with read_file first."
+            ))),
+            Err(DiskWriteError::Exists) => Err(WriteError::Stale(format!(
+                "Error: {display} was created by someone else after you looked. Read it with read_file before writing it."
+            ))),
+            Err(DiskWriteError::Io(err)) => Err(WriteError::Io(format!("Error: cannot write {display}: {err}"))),
+        }
+    }
+}
+
+/// Decode file bytes as text: NUL bytes or invalid UTF-8 mean binary.
+pub fn bytes_to_text(bytes: Vec<u8>) -> Result<String, ReadError> {
+    let sniff = &bytes[..bytes.len().min(8192)];
+    if sniff.contains(&0) {
+        return Err(ReadError::Binary);
+    }
+    String::from_utf8(bytes).map_err(|_| ReadError::Binary)
+}

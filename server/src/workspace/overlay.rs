@@ -1,0 +1,99 @@
+//! The overlay of open editor buffers on the disk, and the editor edit sink.
+//!
+//! The LSP module implements [`Editor`] over its ropey documents and
+//! `workspace/applyEdit`; tests and headless mode use [`MemoryEditor`] or no
+//! editor at all.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+/// An open document as the editor holds it now.
+#[derive(Debug, Clone)]
+pub struct BufferSnapshot {
+    pub text: Arc<str>,
+    pub version: i32,
+}
+
+/// A whole-text change to an open document, computed from the text at
+/// `version`. The editor sink turns it into a minimal versioned edit.
+#[derive(Debug, Clone)]
+pub struct BufferEdit {
+    pub path: PathBuf,
+    pub version: i32,
+    pub old_text: String,
+    pub new_text: String,
+    pub label: String,
+}
+
+/// What happened to an edit sent to the editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditOutcome {
+    /// The buffer now holds the new text, at `version`; `saved` when it was
+    /// also written to disk by the editor.
+    Applied { version: i32, saved: bool },
+    /// The user declined it.
+    Rejected(String),
+    /// The editor said no, or said yes without changing the buffer.
+    NotApplied(String),
+    /// The user edited the document first.
+    Superseded(String),
+}
+
+/// Open editor buffers, and the way to change them.
+#[async_trait]
+pub trait Editor: Send + Sync {
+    /// The open document at `path`, if any.
+    fn document(&self, path: &Path) -> Option<BufferSnapshot>;
+    /// Every open document's path.
+    fn open_documents(&self) -> Vec<PathBuf>;
+    /// Apply an edit to an open document; must not overwrite a newer version.
+    async fn apply(&self, edit: BufferEdit) -> EditOutcome;
+}
+
+/// An in-memory editor for tests: documents are a map, `apply` checks the
+/// version and bumps it.
+#[derive(Debug, Default)]
+pub struct MemoryEditor {
+    documents: Mutex<HashMap<PathBuf, BufferSnapshot>>,
+}
+
+impl MemoryEditor {
+    pub fn open(&self, path: &Path, text: &str, version: i32) {
+        self.lock().insert(path.to_path_buf(), BufferSnapshot { text: Arc::from(text), version });
+    }
+
+    pub fn close(&self, path: &Path) {
+        self.lock().remove(path);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, BufferSnapshot>> {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl Editor for MemoryEditor {
+    fn document(&self, path: &Path) -> Option<BufferSnapshot> {
+        self.lock().get(path).cloned()
+    }
+
+    fn open_documents(&self) -> Vec<PathBuf> {
+        self.lock().keys().cloned().collect()
+    }
+
+    async fn apply(&self, edit: BufferEdit) -> EditOutcome {
+        let mut documents = self.lock();
+        let Some(doc) = documents.get_mut(&edit.path) else {
+            return EditOutcome::NotApplied("the document is not open".to_string());
+        };
+        if doc.version != edit.version {
+            return EditOutcome::Superseded(format!("version {} is now {}", edit.version, doc.version));
+        }
+        doc.version += 1;
+        doc.text = Arc::from(edit.new_text.as_str());
+        EditOutcome::Applied { version: doc.version, saved: false }
+    }
+}

@@ -1,0 +1,124 @@
+//! Path resolution and confinement. Paths from the model resolve against the
+//! primary workspace root (never the process's working directory), `..` is
+//! folded, symlinks are resolved, and the result must lie inside a root.
+
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathError {
+    Empty,
+    Outside { requested: String, resolved: PathBuf },
+}
+
+impl PathError {
+    pub fn message(&self) -> String {
+        match self {
+            PathError::Empty => "Error: the path is empty. Give a path relative to the workspace root.".to_string(),
+            PathError::Outside { requested, resolved } => format!(
+                "Error: {requested} resolves to {}, which is outside the workspace. Only files inside the workspace can be accessed.",
+                resolved.display()
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+/// Fold `.` and `..` without touching the filesystem. `..` at the root stays
+/// at the root, as the OS does.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Resolve symlinks in the longest existing prefix of `path`, then append the
+/// part that does not exist yet (a file about to be created).
+fn resolve_symlinks(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return normalize_lexically(&out);
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Resolve `user_path` and check it lies inside one of `roots` (or of
+/// `extra`, folders allowed for reading). Roots must be canonical.
+pub fn resolve_confined(roots: &[PathBuf], extra: &[PathBuf], user_path: &str) -> Result<PathBuf, PathError> {
+    let trimmed = user_path.trim();
+    if trimmed.is_empty() {
+        return Err(PathError::Empty);
+    }
+    let expanded = match trimmed.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir().map(|h| h.join(rest)).unwrap_or_else(|| PathBuf::from(trimmed)),
+        None => PathBuf::from(trimmed),
+    };
+    let joined = if expanded.is_absolute() { expanded } else { roots[0].join(expanded) };
+    let lexical = normalize_lexically(&joined);
+    let real = resolve_symlinks(&lexical);
+    if roots.iter().chain(extra).any(|root| real.starts_with(root)) {
+        // Keep the lexical path when it is itself inside a root: it is what
+        // the user knows the file as (a symlink inside the workspace that
+        // points inside it stays readable under its own name).
+        if roots.iter().chain(extra).any(|root| lexical.starts_with(root)) {
+            return Ok(lexical);
+        }
+        return Ok(real);
+    }
+    Err(PathError::Outside { requested: user_path.to_string(), resolved: real })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folds_dots() {
+        assert_eq!(normalize_lexically(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        assert_eq!(normalize_lexically(Path::new("/../a")), PathBuf::from("/a"));
+    }
+
+    #[test]
+    fn confinement() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        let roots = vec![root.clone()];
+        assert_eq!(resolve_confined(&roots, &[], "sub/new.txt").unwrap(), root.join("sub/new.txt"));
+        assert_eq!(resolve_confined(&roots, &[], "sub/../x").unwrap(), root.join("x"));
+        assert!(matches!(resolve_confined(&roots, &[], "../etc/passwd"), Err(PathError::Outside { .. })));
+        assert!(matches!(resolve_confined(&roots, &[], "/etc/passwd"), Err(PathError::Outside { .. })));
+        assert!(matches!(resolve_confined(&roots, &[], ""), Err(PathError::Empty)));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc", root.join("escape")).unwrap();
+            assert!(matches!(resolve_confined(&roots, &[], "escape/passwd"), Err(PathError::Outside { .. })));
+            assert!(matches!(resolve_confined(&roots, &[], "escape/newfile"), Err(PathError::Outside { .. })));
+        }
+    }
+}
