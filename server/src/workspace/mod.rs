@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use disk::{atomic_write, DiskWriteError};
-pub use ledger::{fingerprint, LedgerEntry, ReadLedger, ReadStamp};
+pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
 pub use paths::{normalize_lexically, PathError};
 pub use watcher::DiskWatcher;
