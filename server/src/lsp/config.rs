@@ -20,31 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// How much the user is asked before the agent acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PermissionMode {
-    /// Edits are reviewed in the editor; other actions are asked for.
-    #[default]
-    Default,
-    /// Edits apply directly; other actions are asked for.
-    AcceptEdits,
-    /// Nothing is asked.
-    BypassPermissions,
-    /// Read-only: every call that changes something is denied.
-    Plan,
-}
-
-impl PermissionMode {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "default" => Some(PermissionMode::Default),
-            "acceptEdits" | "accept-edits" | "accept_edits" => Some(PermissionMode::AcceptEdits),
-            "bypassPermissions" | "bypass-permissions" | "bypass_permissions" => Some(PermissionMode::BypassPermissions),
-            "plan" => Some(PermissionMode::Plan),
-            _ => None,
-        }
-    }
-}
+pub use crate::agent::permission::PermissionMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -96,7 +72,19 @@ pub struct Settings {
 
 impl Settings {
     pub fn permission_mode(&self) -> PermissionMode {
-        self.permission_mode.as_deref().and_then(PermissionMode::parse).unwrap_or_default()
+        self.permission_mode.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default()
+    }
+
+    /// An environment lookup where these settings win over the process
+    /// environment (for `ProviderConfig::from_lookup`).
+    pub fn lookup(&self, name: &str) -> Option<String> {
+        let ours = match name {
+            "TANDEM_PROVIDER" => self.provider.clone(),
+            "TANDEM_MODEL" => self.model.clone(),
+            "TANDEM_SCRIPT" => self.script.clone(),
+            _ => None,
+        };
+        ours.or_else(|| std::env::var(name).ok())
     }
 }
 

@@ -26,6 +26,8 @@ mod permission;
 pub mod position;
 pub mod runs;
 mod server;
+#[cfg(test)]
+mod tests;
 
 pub use server::{Backend, ASK_COMMAND, CANCEL_COMMAND};
 

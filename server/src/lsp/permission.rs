@@ -18,6 +18,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::{PermissionMode, Settings};
 use super::documents::Documents;
+use crate::agent::permission::PLAN_MODE_REFUSAL;
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
 use crate::workspace::normalize_lexically;
 
@@ -91,7 +92,7 @@ impl PermissionPolicy for PromptPolicy {
         match settings.permission_mode() {
             PermissionMode::BypassPermissions => return PermissionDecision::Allow,
             PermissionMode::Plan if !request.read_only => {
-                return PermissionDecision::Deny("plan mode is on: only read-only tools may run".into());
+                return PermissionDecision::Deny(PLAN_MODE_REFUSAL.to_string());
             }
             PermissionMode::AcceptEdits if is_edit_tool(&request.tool) => return PermissionDecision::Allow,
             PermissionMode::Default if is_edit_tool(&request.tool) && self.edits_open_document(request) => {

@@ -26,8 +26,9 @@ use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Range, Uri};
 
 use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
-use super::documents::{uri_to_path, Documents};
+use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::LspEditor;
+use crate::agent::config::ProviderConfig;
 use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::tools::{Executor, ToolContext};
 use crate::workspace::Workspace;
@@ -199,9 +200,17 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let ctx = ToolContext { workspace: Arc::clone(&env.workspace), cancel: cancel.clone() };
     let executor = env.executor.clone();
+    let settings = env.settings.clone();
     tokio::spawn(async move {
         let _release = release;
-        let outcome = agent::run(&executor, ctx, request, events_tx).await;
+        let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
+            Ok(provider) => agent::run(&*provider, &executor, ctx, request, events_tx).await,
+            Err(err) => {
+                let text = err.to_string();
+                let _ = events_tx.send(RunEvent::End { status: RunStatus::Failed, text: text.clone() });
+                RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default() }
+            }
+        };
         let _ = outcome_tx.send(outcome);
     });
 
@@ -222,7 +231,14 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
 /// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`.
 fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<String>) -> Value {
     let mut edits: BTreeMap<String, &'static str> = BTreeMap::new();
-    for uri in written {
+    for file_path in written {
+        let uri = env
+            .workspace
+            .resolve(&file_path)
+            .ok()
+            .and_then(|path| path_to_uri(&path))
+            .map(|uri| uri.as_str().to_string())
+            .unwrap_or(file_path);
         edits.insert(uri, "written");
     }
     // Buffer edits carry their real outcome; they win over "written".
