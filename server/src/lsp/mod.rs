@@ -14,7 +14,9 @@
 //! - `code_actions`: agent actions on selections and diagnostics;
 //! - `config`: `initializationOptions` and `workspace/configuration`;
 //! - `client`: requests to the editor with timeouts, behind a trait;
-//! - `server`: the `LanguageServer` handlers that tie these together.
+//! - `server`: the `LanguageServer` handlers that tie these together;
+//! - `transport`: a guard on the wire so invalid messages get an error
+//!   response instead of ending the session.
 
 pub mod client;
 mod code_actions;
@@ -26,6 +28,7 @@ mod permission;
 pub mod position;
 pub mod runs;
 mod server;
+mod transport;
 #[cfg(test)]
 mod tests;
 
@@ -40,19 +43,53 @@ use tower_lsp_server::{LspService, Server};
 const CONCURRENCY: usize = 32;
 
 /// Serve LSP over stdin/stdout until the client exits.
+///
+/// Stdin is read on a plain thread, not through `tokio::io::stdin`: after
+/// `exit` the guard still has a read outstanding, and a read parked in
+/// tokio's blocking pool would keep the runtime (and the process) alive
+/// until the client closes the pipe, which many clients never do.
 pub async fn serve_stdio() -> anyhow::Result<()> {
-    serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    use std::io::Read as _;
+    use tokio::io::AsyncWriteExt as _;
+    let (mut writer, reader) = tokio::io::duplex(64 * 1024);
+    let (chunks_tx, mut chunks_rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
+    std::thread::Builder::new().name("tandem-stdin".into()).spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buffer = vec![0; 64 * 1024];
+        loop {
+            match stdin.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if chunks_tx.blocking_send(buffer[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    })?;
+    tokio::spawn(async move {
+        while let Some(chunk) = chunks_rx.recv().await {
+            if writer.write_all(&chunk).await.is_err() {
+                break;
+            }
+        }
+    });
+    serve(reader, tokio::io::stdout()).await;
     Ok(())
 }
 
-/// Serve LSP over any byte streams (stdio, or an in-process pipe for the demo).
+/// Serve LSP over any byte streams (stdio, or an in-process pipe for the
+/// demo), behind the guard that keeps garbage from ending the session.
 pub async fn serve<I, O>(input: I, output: O)
 where
-    I: AsyncRead + Unpin,
-    O: AsyncWrite,
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
 {
-    let (service, socket) = LspService::build(Backend::new)
-        .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
-        .finish();
-    Server::new(input, output, socket).concurrency_level(CONCURRENCY).serve(service).await;
+    transport::serve_guarded(input, output, |input, output| async move {
+        let (service, socket) = LspService::build(Backend::new)
+            .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
+            .finish();
+        Server::new(input, output, socket).concurrency_level(CONCURRENCY).serve(service).await;
+    })
+    .await;
 }
