@@ -7,6 +7,8 @@
 //! wait for (a `run_shell` call in the default mode): the user types while
 //! the prompt is up, then answers it.
 
+#![allow(clippy::unwrap_used)]
+
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
 

@@ -53,6 +53,7 @@ pub fn actions(params: &CodeActionParams) -> Vec<CodeActionOrCommand> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

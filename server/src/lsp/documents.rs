@@ -262,6 +262,7 @@ impl Documents {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use tower_lsp_server::ls_types::Position;

@@ -157,6 +157,7 @@ pub fn apply_text_edits(rope: &mut Rope, edits: &[TextEdit], encoding: PositionE
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

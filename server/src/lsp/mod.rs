@@ -30,6 +30,7 @@ pub mod runs;
 mod server;
 mod transport;
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests;
 
 pub use server::{Backend, ASK_COMMAND, CANCEL_COMMAND};

@@ -122,6 +122,7 @@ fn saturating_u32(n: usize) -> u32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use PositionEncoding::*;
@@ -131,7 +132,8 @@ mod tests {
     }
 
     /// (text, position, encoding, expected char index, line past end)
-    const TABLE: &[(&str, (u32, u32), PositionEncoding, usize, bool)] = &[
+    type Row = (&'static str, (u32, u32), PositionEncoding, usize, bool);
+    const TABLE: &[Row] = &[
         // Plain ASCII, and clamping past the end of a line.
         ("abc\ndef", (1, 1), Utf16, 5, false),
         ("abc\ndef", (0, 99), Utf16, 3, false),

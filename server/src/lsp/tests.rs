@@ -444,7 +444,7 @@ proptest! {
             let mut user_markers = Vec::new();
             let mut agent_results = Vec::new();
             let mut n = 0;
-            let mut user_types = |h: &Harness, at: usize, markers: &mut Vec<String>, n: &mut usize| {
+            let user_types = |h: &Harness, at: usize, markers: &mut Vec<String>, n: &mut usize| {
                 *n += 1;
                 let marker = format!("<u{n}>");
                 type_text(&h.documents, &h.uri, at, &marker);
