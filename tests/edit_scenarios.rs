@@ -18,6 +18,8 @@
 //! `UPDATE_EXPECT=1 cargo test --test edit_scenarios` rewrites the expected
 //! files from what the tools do now; review the diff before committing.
 
+#![allow(clippy::unwrap_used)]
+
 #[path = "common/files.rs"]
 mod files;
 

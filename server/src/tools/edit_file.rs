@@ -158,6 +158,10 @@ fn find_on_rung(text: &str, old: &str, rung: MatchRung) -> Vec<Range<usize>> {
     if old.is_empty() {
         return Vec::new();
     }
+    // Without a '\r' on either side this rung sees what the exact one saw.
+    if rung == MatchRung::LineEndings && !text.contains('\r') && !old.contains('\r') {
+        return Vec::new();
+    }
     if rung == MatchRung::Exact {
         return text.match_indices(old).map(|(start, m)| start..start + m.len()).collect();
     }
@@ -460,6 +464,7 @@ fn digits(n: usize) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -61,10 +61,9 @@ pub struct ReadFileArgs {
     /// The file to read, relative to the workspace root.
     pub file_path: String,
     /// The line number to start at (1 is the first line). Default 1.
-    #[serde(default)]
     pub offset: Option<usize>,
     /// The most lines to show. Default 2000.
-    #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
 }
 
@@ -307,6 +306,7 @@ fn stream_page(path: &Path, request: PageRequest) -> Result<PageCollector, ReadE
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::tools::{Executor, ToolCall, ToolRegistry};
