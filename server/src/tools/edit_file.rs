@@ -462,10 +462,14 @@ fn render_diff(old: &str, new: &str) -> String {
                 };
                 let number = number.map_or(0, |n| skipped + n + 1);
                 let text = change.value().trim_end_matches(['\n', '\r']);
-                let text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
+                let mut text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
                     Some((end, _)) => format!("{} [...]", &text[..end]),
                     None => text.to_string(),
                 };
+                // Else "- b" / "+ b" would look like a change to nothing.
+                if change.tag() != ChangeTag::Equal && !change.value().ends_with('\n') {
+                    text.push_str(" [no newline at end of file]");
+                }
                 lines.push(format!("{number:>width$} {sign} {text}").trim_end().to_string());
             }
         }
@@ -563,8 +567,9 @@ mod tests {
              505   line 505"#]]
         .assert_eq(&render_diff(&old, &new));
         assert_eq!(render_diff("a\n", "a\n"), "");
-        assert_eq!(render_diff("", "x"), "@@ -1,0 +1,1 @@\n   1 + x");
-        assert_eq!(render_diff("x\ny", "x\nz"), "@@ -1,2 +1,2 @@\n   1   x\n   2 - y\n   2 + z");
+        assert_eq!(render_diff("", "x\n"), "@@ -1,0 +1,1 @@\n   1 + x");
+        assert_eq!(render_diff("x\ny\n", "x\nz\n"), "@@ -1,2 +1,2 @@\n   1   x\n   2 - y\n   2 + z");
+        assert_eq!(render_diff("x\ny", "x\ny\n"), "@@ -1,2 +1,2 @@\n   1   x\n   2 - y [no newline at end of file]\n   2 + y");
     }
 
     #[test]
