@@ -5,6 +5,8 @@
 //! Each invocation is a fresh run with an empty read ledger, which is what
 //! the read-before-edit cases below rely on.
 
+#![allow(clippy::unwrap_used)]
+
 #[path = "common/files.rs"]
 mod files;
 

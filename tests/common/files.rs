@@ -3,7 +3,7 @@
 //!
 //! Included with `#[path = "common/files.rs"] mod files;` so it does not
 //! clash with other helpers' `tests/common/mod.rs`.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::path::Path;

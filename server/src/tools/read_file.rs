@@ -61,10 +61,9 @@ pub struct ReadFileArgs {
     /// The file to read, relative to the workspace root.
     pub file_path: String,
     /// The line number to start at (1 is the first line). Default 1.
-    #[serde(default)]
     pub offset: Option<usize>,
     /// The most lines to show. Default 2000.
-    #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<usize>,
 }
 
@@ -307,6 +306,7 @@ fn stream_page(path: &Path, request: PageRequest) -> Result<PageCollector, ReadE
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::tools::{Executor, ToolCall, ToolRegistry};
@@ -472,6 +472,18 @@ mod tests {
         // Refused files are not stamped, an empty file is.
         assert!(f.ctx.workspace.ledger().get(&f.root.join("img.png")).is_none());
         assert!(f.ctx.workspace.ledger().get(&f.root.join("empty.txt")).is_some());
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn refuses_a_fifo_instead_of_blocking_on_it() {
+        let f = fixture(&[]);
+        let fifo = std::ffi::CString::new(f.root.join("pipe").to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path and a plain mode.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (err, out) = run(&f, serde_json::json!({"file_path": "pipe"})).await;
+        assert!(err);
+        expect!["Error: cannot read pipe: not a regular file (a pipe, socket or device)"].assert_eq(&out);
     }
 
     #[tokio::test]

@@ -177,6 +177,7 @@ pub(crate) fn with_line_ending(text: &str, ending: LineEnding) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use std::sync::Arc;
 
