@@ -50,15 +50,17 @@ pub fn exit_code(status: RunStatus) -> ExitCode {
 
 /// Run the agent, printing events as they come (terminal transcript, or
 /// one JSON object per line when `printer` is `None`), with Ctrl-C wired to
-/// the run's cancel token. `notes` carries lines from the demo harness;
-/// the events sent before a note are printed before it.
+/// the run's cancel token. `notes` carries lines from the demo harness, each
+/// with an acknowledgement the sender waits for: the run is paused while a
+/// note is printed, so it lands exactly between the events sent before it
+/// and those after.
 pub async fn run_printed(
     provider: &dyn Provider,
     executor: &Executor,
     ctx: ToolContext,
     request: RunRequest,
     mut printer: Option<Printer>,
-    mut notes: Option<mpsc::UnboundedReceiver<String>>,
+    mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
     let cancel = ctx.cancel.clone();
     let ctrl_c = tokio::spawn(async move {
@@ -79,13 +81,14 @@ pub async fn run_printed(
                     Some(event) => emit(&mut printer, &event),
                     None => break,
                 },
-                Some(note) = recv_note(&mut notes) => {
+                Some((note, ack)) = recv_note(&mut notes) => {
                     while let Ok(event) = rx.try_recv() {
                         emit(&mut printer, &event);
                     }
                     if let Some(printer) = printer.as_mut() {
                         printer.note(&note);
                     }
+                    let _ = ack.send(());
                 }
             }
         }
@@ -99,7 +102,10 @@ pub async fn run_printed(
     outcome
 }
 
-async fn recv_note(notes: &mut Option<mpsc::UnboundedReceiver<String>>) -> Option<String> {
+/// A line from the demo harness, and the acknowledgement it waits for.
+pub type Note = (String, tokio::sync::oneshot::Sender<()>);
+
+async fn recv_note(notes: &mut Option<mpsc::UnboundedReceiver<Note>>) -> Option<Note> {
     match notes {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,

@@ -25,7 +25,7 @@ use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
-use super::ask::run_printed;
+use super::ask::{run_printed, Note};
 use super::printer::Printer;
 
 const GREET_RS: &str = "/// The greeting shown on start.\npub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n\n// TODO: localise the greeting\n";
@@ -70,7 +70,17 @@ struct DemoModel {
     script: ScriptedProvider,
     root: std::path::PathBuf,
     turn: std::sync::atomic::AtomicUsize,
-    notes: mpsc::UnboundedSender<String>,
+    notes: mpsc::UnboundedSender<Note>,
+}
+
+impl DemoModel {
+    /// Print a harness line between the transcript's events (see [`Note`]).
+    async fn note(&self, text: String) {
+        let (ack, printed) = tokio::sync::oneshot::channel();
+        if self.notes.send((text, ack)).is_ok() {
+            let _ = printed.await;
+        }
+    }
 }
 
 #[async_trait]
@@ -89,10 +99,9 @@ impl Provider for DemoModel {
             let path = self.root.join("src/greet.rs");
             let mut text = std::fs::read_to_string(&path).unwrap_or_default();
             text.push_str(EXTERNAL_LINE);
-            if let Err(err) = std::fs::write(&path, text) {
-                let _ = self.notes.send(format!("[demo] could not change src/greet.rs: {err}"));
-            } else {
-                let _ = self.notes.send("[demo] src/greet.rs changes on disk, as if you saved it in another window".into());
+            match std::fs::write(&path, text) {
+                Ok(()) => self.note("[demo] src/greet.rs changes on disk, as if you saved it in another window".into()).await,
+                Err(err) => self.note(format!("[demo] could not change src/greet.rs: {err}")).await,
             }
         }
         self.script.stream(request, events).await
@@ -158,7 +167,7 @@ async fn run_and_record(
     ctx: ToolContext,
     request: RunRequest,
     printer: Printer,
-    notes: mpsc::UnboundedReceiver<String>,
+    notes: mpsc::UnboundedReceiver<Note>,
 ) -> (tandem::agent::RunOutcome, Vec<RunEvent>) {
     let tee = Arc::new(std::sync::Mutex::new(Vec::new()));
     let printer = printer.with_tee(Arc::clone(&tee));
