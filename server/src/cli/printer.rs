@@ -190,8 +190,10 @@ fn preview(content: &str) -> String {
         out.push('…');
     }
     let more = lines.count();
-    if more > 0 {
-        out.push_str(&format!(" (+{more} lines)"));
+    match more {
+        0 => {}
+        1 => out.push_str(" (+1 line)"),
+        n => out.push_str(&format!(" (+{n} lines)")),
     }
     out
 }
