@@ -600,6 +600,44 @@ async fn cancel_during_a_tool_reaches_the_tool() {
     assert_eq!(provider.turns_used(), 1);
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn cancel_during_a_long_shell_command_leaves_no_process_behind() {
+    let provider = scripted(json!({"turns": [
+        {"tool_calls": [{"name": "run_shell", "input": {"command": "sleep 300 & echo $! > sleeper.pid; wait"}}]},
+        {"text": "never"}
+    ]}));
+    let executor = executor(ToolRegistry::builtin());
+    let (dir, ctx) = workspace();
+    let cancel = ctx.cancel.clone();
+    let pid_file = dir.path().join("sleeper.pid");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let run = tandem::agent::run(&provider, &executor, ctx, request("sleep"), tx);
+    let watch = async {
+        let mut sleeper = None;
+        let mut results = Vec::new();
+        while let Some(event) = rx.recv().await {
+            match event {
+                RunEvent::ToolCall { .. } => {
+                    sleeper = Some(common::wait_for_pid(&pid_file).await);
+                    cancel.cancel();
+                }
+                RunEvent::ToolResult { content, .. } => results.push(content),
+                _ => {}
+            }
+        }
+        (sleeper, results)
+    };
+    let (outcome, (sleeper, results)) = tokio::join!(run, watch);
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    let sleeper = sleeper.expect("the shell started");
+    assert!(!common::process_alive(sleeper), "the shell's child {sleeper} is still running");
+    // The call's own account of what happened still reaches the front end.
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].starts_with("Command cancelled"), "{results:?}");
+    assert_eq!(provider.turns_used(), 1);
+}
+
 #[tokio::test]
 async fn scripted_model_past_its_end_is_a_provider_error() {
     let provider = scripted(json!({"turns": [{"tool_calls": [{"name": "nope"}]}]}));

@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Stdio;
 
-use common::fixture;
+use common::{fixture, process_alive, wait_for_pid};
 use common::mock_model::{MockModel, MockResponse};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -201,28 +201,6 @@ async fn ctrl_c_cancels_the_run_and_its_shell_command() {
     let last: Value = serde_json::from_str(seen.last().unwrap()).unwrap();
     assert_eq!(last["status"], json!("cancelled"), "{seen:?}");
     assert!(!process_alive(sleeper), "the shell's child {sleeper} is still running");
-}
-
-#[cfg(unix)]
-async fn wait_for_pid(path: &std::path::Path) -> i32 {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
-            return pid;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the shell never wrote {}", path.display());
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
-/// Alive and not a zombie (a zombie has exited; it only waits to be reaped).
-#[cfg(unix)]
-fn process_alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
-        // SAFETY: signal 0 only checks that the process exists.
-        Err(_) => unsafe { libc::kill(pid, 0) == 0 },
-    }
 }
 
 #[tokio::test]

@@ -57,3 +57,27 @@ pub fn render_events(events: &[RunEvent]) -> String {
 pub fn messages_json(body: &serde_json::Value) -> String {
     serde_json::to_string_pretty(&body["messages"]).unwrap()
 }
+
+/// Wait (bounded) until a test's shell command has written its child's pid.
+#[cfg(unix)]
+pub async fn wait_for_pid(path: &std::path::Path) -> i32 {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the shell never wrote {}", path.display());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Alive and not a zombie (a zombie has exited; it only waits to be reaped).
+#[cfg(unix)]
+pub fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        // SAFETY: signal 0 only checks that the process exists.
+        Err(_) => unsafe { libc::kill(pid, 0) == 0 },
+    }
+}
+
