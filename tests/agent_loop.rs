@@ -231,6 +231,16 @@ async fn overloaded_529_is_retried_then_succeeds() {
 }
 
 #[tokio::test]
+async fn a_connection_reset_is_retried() {
+    let mock = MockModel::start(vec![MockResponse::connection_reset(), MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse"))]).await;
+    let (_dir, ctx) = workspace();
+    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
+    assert_eq!(mock.requests().len(), 2);
+    assert!(matches!(&events[0], RunEvent::Retry { attempt: 2, reason, .. } if reason.starts_with("cannot reach the model API")), "{events:?}");
+}
+
+#[tokio::test]
 async fn unauthorized_401_is_not_retried_and_names_the_key() {
     let mock = MockModel::start(vec![
         MockResponse::error(401, r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#),

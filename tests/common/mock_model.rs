@@ -22,6 +22,8 @@ pub enum Part {
     WaitFor(Arc<Notify>, &'static str),
     /// Send nothing more until the client closes the connection (bounded).
     Hang,
+    /// Close the connection at once, before any response (a reset).
+    Close,
 }
 
 pub struct MockResponse {
@@ -50,6 +52,11 @@ impl MockResponse {
             parts: vec![Part::Bytes(body.as_bytes().to_vec())],
             piece: 0,
         }
+    }
+
+    /// No response at all: the connection closes as soon as the request is read.
+    pub fn connection_reset() -> Self {
+        MockResponse { status: 0, headers: Vec::new(), parts: vec![Part::Close], piece: 0 }
     }
 
     pub fn header(mut self, name: &str, value: &str) -> Self {
@@ -143,6 +150,9 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<V
         state.responses.pop_front()
     };
     let response = response.unwrap_or_else(|| MockResponse::error(500, r#"{"error": {"message": "mock: no response scripted"}}"#));
+    if matches!(response.parts.first(), Some(Part::Close)) {
+        return Ok(());
+    }
     let mut head = format!("HTTP/1.1 {} Mock\r\n", response.status);
     for (name, value) in &response.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -182,6 +192,7 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<V
                 log.lock().unwrap().push(if closed { "mock: client closed".into() } else { "mock: hang timed out".into() });
                 return Ok(());
             }
+            Part::Close => return Ok(()),
         }
     }
     socket.shutdown().await
