@@ -649,6 +649,21 @@ async fn cancel_during_a_long_shell_command_leaves_no_process_behind() {
 }
 
 #[tokio::test]
+async fn a_fatal_tool_error_ends_the_run_but_a_model_error_does_not() {
+    let provider = scripted(json!({"turns": [
+        {"tool_calls": [{"name": "nope"}]},
+        {"tool_calls": [{"name": "broken"}]},
+        {"text": "never"}
+    ]}));
+    let mut registry = ToolRegistry::default();
+    registry.register(common::test_tools::Broken);
+    let (_dir, ctx) = workspace();
+    let (outcome, _) = run_agent(&provider, &executor(registry), ctx, request("go")).await;
+    assert_eq!((outcome.status, outcome.turns), (RunStatus::Failed, 2));
+    assert_eq!(outcome.text, "A tool failed fatally: the ledger is corrupt");
+}
+
+#[tokio::test]
 async fn scripted_model_past_its_end_is_a_provider_error() {
     let provider = scripted(json!({"turns": [{"tool_calls": [{"name": "nope"}]}]}));
     let (_dir, ctx) = workspace();

@@ -199,3 +199,24 @@ macro_rules! echo_tool {
 echo_tool!(GetWeather, "GetWeatherArgs");
 echo_tool!(GetStockPrice, "get_stock_price");
 echo_tool!(GetWeatherLower, "get_weather");
+
+/// Always fails fatally (a broken invariant), which ends the run.
+pub struct Broken;
+
+/// Break.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BrokenArgs {}
+
+#[async_trait]
+impl Tool for Broken {
+    type Args = BrokenArgs;
+    const NAME: &'static str = "broken";
+
+    fn summary(&self, _: &Self::Args) -> String {
+        String::new()
+    }
+
+    async fn call(&self, _args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+        Err(ToolError::Fatal("the ledger is corrupt".into()))
+    }
+}

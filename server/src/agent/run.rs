@@ -131,7 +131,10 @@ async fn drive(
                 runner.abort(true).await;
                 return Err(Stop::Cancelled);
             }
-            Some(Err(fatal)) => return Err(Stop::Fatal(fatal)),
+            Some(Err(fatal)) => {
+                runner.abort(false).await;
+                return Err(Stop::Fatal(fatal));
+            }
             Some(Ok(results)) => results,
         };
         let content = results
@@ -300,10 +303,18 @@ impl ToolRunner {
             }
             // The task is awaited in place: if this future is dropped (the
             // run was cancelled), `abort` still finds it and waits for it.
-            let result = match &mut self.slots[i] {
-                Slot::Done(result) => result.clone(),
-                Slot::Running(task) => join(&self.calls[i], task).await?,
-                Slot::Waiting => ToolResult::error(&self.calls[i].id, "Error: the call was not started."),
+            let joined = match &mut self.slots[i] {
+                Slot::Done(result) => Ok(result.clone()),
+                Slot::Running(task) => join(&self.calls[i], task).await,
+                Slot::Waiting => Ok(ToolResult::error(&self.calls[i].id, "Error: the call was not started.")),
+            };
+            // Past this point the task is consumed: never poll it again.
+            let result = match joined {
+                Ok(result) => result,
+                Err(fatal) => {
+                    self.slots[i] = Slot::Waiting;
+                    return Err(fatal);
+                }
             };
             self.slots[i] = Slot::Done(result.clone());
             let _ = self.events.send(RunEvent::ToolResult { id: result.id.clone(), is_error: result.is_error, content: result.content.clone() });
