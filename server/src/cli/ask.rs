@@ -62,15 +62,7 @@ pub async fn run_printed(
     mut printer: Option<Printer>,
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
-    let cancel = ctx.cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
+    let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
     let (tx, mut rx) = mpsc::unbounded_channel();
     let run = agent::run(provider, executor, ctx, request, tx);
     let print = async {
@@ -104,6 +96,39 @@ pub async fn run_printed(
 
 /// A line from the demo harness, and the acknowledgement it waits for.
 pub type Note = (String, tokio::sync::oneshot::Sender<()>);
+
+/// First Ctrl-C: cancel the run (tools stop, the summary prints). Second:
+/// exit at once. The handler is registered before this returns, so an
+/// interrupt right after the run starts is never lost to the default action.
+fn spawn_interrupt_handler(cancel: tokio_util::sync::CancellationToken) -> tokio::task::JoinHandle<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::interrupt()) {
+            Ok(mut interrupts) => tokio::spawn(async move {
+                if interrupts.recv().await.is_some() {
+                    cancel.cancel();
+                    if interrupts.recv().await.is_some() {
+                        std::process::exit(130);
+                    }
+                }
+            }),
+            Err(err) => {
+                tracing::warn!(%err, "cannot listen for Ctrl-C");
+                tokio::spawn(async {})
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    })
+}
 
 async fn recv_note(notes: &mut Option<mpsc::UnboundedReceiver<Note>>) -> Option<Note> {
     match notes {
