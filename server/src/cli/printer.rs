@@ -13,7 +13,7 @@ use tandem::agent::{RunEvent, RunOutcome, RunStatus};
 use tandem::tools::{Executor, ToolCall};
 
 /// Result lines longer than this are cut in the transcript.
-const RESULT_PREVIEW_CHARS: usize = 100;
+const RESULT_PREVIEW_CHARS: usize = 160;
 
 struct Style {
     color: bool,
