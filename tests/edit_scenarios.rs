@@ -244,3 +244,15 @@ async fn editing_an_open_buffer_changes_the_buffer_not_the_disk() {
     assert!(stale.content.contains("was modified externally since your last read (line 1 changed)"), "{}", stale.content);
     assert_eq!(editor.document(&path).unwrap().text.as_ref(), "print('typed')\nx = 2\n");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn editing_through_a_symlink_inside_the_workspace_keeps_the_link() {
+    let (_temp, root, ctx) = workspace_with(&[("real/config.toml", "debug = false\n")], None);
+    std::os::unix::fs::symlink("real/config.toml", root.join("config.toml")).unwrap();
+    execute(&ctx, "read_file", json!({"file_path": "config.toml"})).await;
+    let edit = execute(&ctx, "edit_file", json!({"file_path": "config.toml", "old_string": "false", "new_string": "true"})).await;
+    assert!(!edit.is_error, "{}", edit.content);
+    assert!(std::fs::symlink_metadata(root.join("config.toml")).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(root.join("real/config.toml")).unwrap(), "debug = true\n");
+}

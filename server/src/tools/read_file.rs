@@ -474,6 +474,18 @@ mod tests {
         assert!(f.ctx.workspace.ledger().get(&f.root.join("empty.txt")).is_some());
     }
 
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn refuses_a_fifo_instead_of_blocking_on_it() {
+        let f = fixture(&[]);
+        let fifo = std::ffi::CString::new(f.root.join("pipe").to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path and a plain mode.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (err, out) = run(&f, serde_json::json!({"file_path": "pipe"})).await;
+        assert!(err);
+        expect!["Error: cannot read pipe: not a regular file (a pipe, socket or device)"].assert_eq(&out);
+    }
+
     #[tokio::test]
     async fn reads_the_open_buffer_not_the_disk() {
         let f = fixture(&[("a.txt", b"on disk\n")]);

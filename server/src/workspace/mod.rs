@@ -249,6 +249,14 @@ impl Workspace {
         if meta.is_dir() {
             return Err(ReadError::IsDirectory);
         }
+        // Reading a FIFO would block the tool forever, and a device or
+        // socket is no text file either.
+        if !meta.is_file() {
+            return Err(ReadError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a pipe, socket or device)",
+            )));
+        }
         if meta.len() > MAX_TEXT_FILE_BYTES {
             return Err(ReadError::TooLarge { bytes: meta.len() });
         }
