@@ -415,6 +415,21 @@ async fn openai_two_parallel_tool_calls_and_tool_messages() {
 }
 
 #[tokio::test]
+async fn openai_error_object_in_the_stream_is_retried() {
+    let error = "data: {\"error\": {\"message\": \"The server had an error\", \"type\": \"server_error\"}}\n\n";
+    let mock = MockModel::start(vec![MockResponse::sse(error), MockResponse::sse(&fixture("openai/verbatim_text_with_logprobs.sse"))]).await;
+    let mut config = HttpProviderConfig::for_tests(&mock.url, "gpt-test");
+    config.api_key = None;
+    let provider = OpenAiProvider::new(config).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, events) = run_agent(&provider, &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Foo!"));
+    assert!(matches!(&events[0], RunEvent::Retry { reason, .. } if reason.contains("server_error")), "{events:?}");
+    // A local server needs no key: no Authorization header is sent.
+    assert_eq!(mock.requests()[0].header("authorization"), None);
+}
+
+#[tokio::test]
 async fn openai_stream_without_done_is_truncated() {
     let full = fixture("openai/verbatim_text_with_logprobs.sse");
     let cut = full.replace("data: [DONE]", "");
