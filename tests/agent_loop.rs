@@ -656,7 +656,7 @@ async fn cancel_during_a_long_shell_command_leaves_no_process_behind() {
     let (outcome, (sleeper, results)) = tokio::join!(run, watch);
     assert_eq!(outcome.status, RunStatus::Cancelled);
     let sleeper = sleeper.expect("the shell started");
-    assert!(!common::process_alive(sleeper), "the shell's child {sleeper} is still running");
+    assert!(common::wait_until_dead(sleeper).await, "the shell's child {sleeper} is still running");
     // The call's own account of what happened still reaches the front end.
     assert_eq!(results.len(), 1, "{results:?}");
     assert!(results[0].starts_with("Command cancelled"), "{results:?}");

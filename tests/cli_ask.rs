@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Stdio;
 
-use common::{fixture, process_alive, wait_for_pid};
+use common::{fixture, wait_for_pid, wait_until_dead};
 use common::mock_model::{MockModel, MockResponse};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -200,7 +200,7 @@ async fn ctrl_c_cancels_the_run_and_its_shell_command() {
     assert_eq!(status.code(), Some(130), "{seen:?}");
     let last: Value = serde_json::from_str(seen.last().unwrap()).unwrap();
     assert_eq!(last["status"], json!("cancelled"), "{seen:?}");
-    assert!(!process_alive(sleeper), "the shell's child {sleeper} is still running");
+    assert!(wait_until_dead(sleeper).await, "the shell's child {sleeper} is still running");
 }
 
 #[tokio::test]

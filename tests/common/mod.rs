@@ -81,3 +81,18 @@ pub fn process_alive(pid: i32) -> bool {
     }
 }
 
+
+/// Wait (bounded) for a process to be gone. A killed process closes its
+/// pipes before the kernel marks it a zombie, so the tool that saw EOF can
+/// return a moment before `/proc` shows it dead.
+#[cfg(unix)]
+pub async fn wait_until_dead(pid: i32) -> bool {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while process_alive(pid) {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    true
+}
