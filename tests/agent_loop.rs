@@ -310,7 +310,7 @@ async fn truncated_stream_is_retried_and_finally_fails() {
     let (_dir, ctx) = workspace();
     let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
     assert_eq!(outcome.status, RunStatus::Failed);
-    assert_eq!(outcome.text, "the model's response was cut off: the stream ended without message_stop");
+    assert_eq!(outcome.text, "the model's response was cut off: the stream ended without message_stop (gave up after 5 attempts)");
     assert_eq!(mock.requests().len(), 5);
     assert_eq!(events.iter().filter(|e| matches!(e, RunEvent::Retry { .. })).count(), 4);
 }
