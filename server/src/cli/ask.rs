@@ -26,6 +26,7 @@ pub struct AskOptions {
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
     let provider = ProviderConfig::from_env().and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: options.permission_mode }));
     let workspace = Arc::new(workspace);
