@@ -271,6 +271,26 @@ mod tests {
     }
 
     #[test]
+    fn a_call_is_complete_when_the_next_index_starts() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut stream = CompletionStream::new(&tx);
+        let mut decoder = SseDecoder::default();
+        let sse = include_str!("../../../tests/data/sse/openai/verbatim_two_parallel_tool_calls.sse");
+        for event in decoder.push(sse.as_bytes()).unwrap() {
+            let starts_second = event.data.contains("\"index\":1,\"id\"");
+            stream.on_event(event).unwrap();
+            if starts_second {
+                // The first call went out before the rest of the stream.
+                let Ok(StreamEvent::ToolUse(first)) = rx.try_recv() else { panic!("first call not complete") };
+                assert_eq!(first.name, "GetWeatherArgs");
+                assert!(rx.try_recv().is_err());
+                return;
+            }
+        }
+        panic!("the second call never started");
+    }
+
+    #[test]
     fn history_becomes_assistant_tool_calls_and_tool_messages() {
         let messages = vec![
             Message::user_text("go"),

@@ -172,6 +172,18 @@ impl ProviderError {
         }
     }
 
+    /// The same error, saying the retries ran out.
+    fn gave_up_after(self, attempts: u32) -> Self {
+        let note = |m: String| format!("{m} (gave up after {attempts} attempts)");
+        match self {
+            ProviderError::Http { status, message, retry_after } => ProviderError::Http { status, message: note(message), retry_after },
+            ProviderError::Api { kind, message } => ProviderError::Api { kind, message: note(message) },
+            ProviderError::Connection(m) => ProviderError::Connection(note(m)),
+            ProviderError::Truncated(m) => ProviderError::Truncated(note(m)),
+            other => other,
+        }
+    }
+
     fn retry_after(&self) -> Option<Duration> {
         match self {
             ProviderError::Http { retry_after, .. } => *retry_after,
@@ -278,16 +290,7 @@ where
                 let _ = events.send(StreamEvent::Retrying { attempt: retry + 1, delay, reason: err.to_string() });
                 tokio::time::sleep(delay).await;
             }
-            Err(err) if err.is_retryable() => {
-                return Err(match err {
-                    ProviderError::Http { status, message, retry_after } => ProviderError::Http {
-                        status,
-                        message: format!("{message} (gave up after {} attempts)", retry + 1),
-                        retry_after,
-                    },
-                    other => other,
-                });
-            }
+            Err(err) if err.is_retryable() => return Err(err.gave_up_after(retry + 1)),
             Err(err) => return Err(err),
         }
     }

@@ -131,7 +131,10 @@ async fn drive(
                 runner.abort(true).await;
                 return Err(Stop::Cancelled);
             }
-            Some(Err(fatal)) => return Err(Stop::Fatal(fatal)),
+            Some(Err(fatal)) => {
+                runner.abort(false).await;
+                return Err(Stop::Fatal(fatal));
+            }
             Some(Ok(results)) => results,
         };
         let content = results
@@ -258,12 +261,19 @@ impl ToolRunner {
 
     /// Stop running calls. After a cancellation (`graceful`), give them
     /// [`CANCEL_GRACE`] to notice the cancelled token and clean up (kill
-    /// process groups), then abort; otherwise abort at once.
+    /// process groups), then abort; otherwise abort at once. A call that
+    /// stops in time reports its result (e.g. "Command cancelled…"), so no
+    /// front end is left with a call that never ended.
     async fn abort(&mut self, graceful: bool) {
         let grace = if graceful { CANCEL_GRACE } else { Duration::ZERO };
         for slot in self.slots.drain(..) {
-            if let Slot::Running(mut task) = slot {
-                if tokio::time::timeout(grace, &mut task).await.is_err() {
+            let Slot::Running(mut task) = slot else { continue };
+            match tokio::time::timeout(grace, &mut task).await {
+                Ok(Ok(Ok(result))) => {
+                    let _ = self.events.send(RunEvent::ToolResult { id: result.id, is_error: result.is_error, content: result.content });
+                }
+                Ok(_) => {}
+                Err(_) => {
                     task.abort();
                     let _ = task.await;
                 }
@@ -287,14 +297,26 @@ impl ToolRunner {
         for i in 0..self.slots.len() {
             if self.safe[i] {
                 self.start_safe_neighbours(i);
-            } else if matches!(self.slots[i], Slot::Waiting) {
+            }
+            if matches!(self.slots[i], Slot::Waiting) {
                 self.slots[i] = Slot::Running(self.spawn(to_tool_call(&self.calls[i])));
             }
-            let result = match std::mem::replace(&mut self.slots[i], Slot::Waiting) {
-                Slot::Done(result) => result,
-                Slot::Running(task) => self.join(i, task).await?,
-                Slot::Waiting => self.join(i, self.spawn(to_tool_call(&self.calls[i]))).await?,
+            // The task is awaited in place: if this future is dropped (the
+            // run was cancelled), `abort` still finds it and waits for it.
+            let joined = match &mut self.slots[i] {
+                Slot::Done(result) => Ok(result.clone()),
+                Slot::Running(task) => join(&self.calls[i], task).await,
+                Slot::Waiting => Ok(ToolResult::error(&self.calls[i].id, "Error: the call was not started.")),
             };
+            // Past this point the task is consumed: never poll it again.
+            let result = match joined {
+                Ok(result) => result,
+                Err(fatal) => {
+                    self.slots[i] = Slot::Waiting;
+                    return Err(fatal);
+                }
+            };
+            self.slots[i] = Slot::Done(result.clone());
             let _ = self.events.send(RunEvent::ToolResult { id: result.id.clone(), is_error: result.is_error, content: result.content.clone() });
             results.push(result);
         }
@@ -317,14 +339,14 @@ impl ToolRunner {
         }
     }
 
-    async fn join(&self, i: usize, task: ToolTask) -> Result<ToolResult, FatalToolError> {
-        match task.await {
-            Ok(result) => result,
-            Err(err) => {
-                let call = &self.calls[i];
-                tracing::error!(tool = %call.name, %err, "tool task failed");
-                Ok(ToolResult::error(&call.id, format!("Error: the {} tool crashed ({err}). Try another approach.", call.name)))
-            }
+}
+
+async fn join(call: &ToolUse, task: &mut ToolTask) -> Result<ToolResult, FatalToolError> {
+    match task.await {
+        Ok(result) => result,
+        Err(err) => {
+            tracing::error!(tool = %call.name, %err, "tool task failed");
+            Ok(ToolResult::error(&call.id, format!("Error: the {} tool crashed ({err}). Try another approach.", call.name)))
         }
     }
 }

@@ -221,6 +221,25 @@ event:x\rdata:  two spaces\r\rdata\n\nevent: lonely\n\nid: 7\ndata: after id\n\n
     }
 
     #[test]
+    fn recorded_streams_decode_the_same_in_any_chunking() {
+        let recordings = [
+            include_str!("../../../tests/data/sse/anthropic/verbatim_text_then_one_tool_use.sse"),
+            include_str!("../../../tests/data/sse/anthropic/verbatim_incomplete_partial_json.sse"),
+            include_str!("../../../tests/data/sse/openai/verbatim_two_parallel_tool_calls.sse"),
+        ];
+        for recording in recordings {
+            let crlf = recording.replace('\n', "\r\n");
+            for input in [recording, crlf.as_str()] {
+                let whole = decode_in_chunks(input.as_bytes(), input.len());
+                assert!(whole.len() > 5);
+                for size in [1, 2, 3, 7, 64, 1000] {
+                    assert_eq!(decode_in_chunks(input.as_bytes(), size), whole, "chunk size {size}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn last_event_without_blank_line_is_dispatched_at_finish() {
         let events = decode_in_chunks(b"event: message_stop\ndata: {\"type\":\"message_stop\"}", 5);
         assert_eq!(events, vec![SseEvent { event: "message_stop".into(), data: "{\"type\":\"message_stop\"}".into() }]);

@@ -221,3 +221,79 @@ fn persist(content: &str, results_dir: Option<&std::path::Path>, id: &str) -> Op
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+
+    #[test]
+    fn short_results_pass_unchanged() {
+        assert_eq!(cap_result("hello", 10, None, "toolu_1"), "hello");
+        let exactly = "x".repeat(10);
+        assert_eq!(cap_result(&exactly, 10, None, "toolu_1"), exactly);
+    }
+
+    #[test]
+    fn long_results_keep_head_and_tail_with_the_exact_count() {
+        let content: String = ('a'..='z').collect();
+        expect![[r#"
+            abcde
+
+            [... truncated 16 chars ...]
+
+            vwxyz"#]]
+        .assert_eq(&cap_result(&content, 10, None, "toolu_1"));
+        // An odd limit: the tail gets the extra character.
+        expect![[r#"
+            abc
+
+            [... truncated 19 chars ...]
+
+            wxyz"#]]
+        .assert_eq(&cap_result(&content, 7, None, "toolu_1"));
+    }
+
+    #[test]
+    fn truncation_counts_characters_not_bytes() {
+        let content = "é".repeat(30);
+        let capped = cap_result(&content, 10, None, "toolu_1");
+        assert_eq!(capped, format!("{}\n\n[... truncated 20 chars ...]\n\n{}", "é".repeat(5), "é".repeat(5)));
+    }
+
+    #[test]
+    fn results_over_30kb_are_saved_in_full_and_the_model_is_told_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let content: String = (0..4000).map(|i| format!("line {i:05}\n")).collect();
+        assert!(content.len() > PERSIST_THRESHOLD_BYTES);
+        let capped = cap_result(&content, 1000, Some(dir.path()), "toolu_01/../x");
+        let saved = dir.path().join("toolu_01x.txt");
+        assert_eq!(std::fs::read_to_string(&saved).unwrap(), content);
+        let cut = content.chars().count() - 1000;
+        assert!(capped.starts_with(&content[..500]));
+        assert!(capped.contains(&format!("\n\n[... truncated {cut} chars ...]\n\n")));
+        assert!(capped.ends_with(&format!(
+            "\n\n[The full result ({} bytes) was saved to {}. Use read_file with offset and limit to page through it.]",
+            content.len(),
+            saved.display()
+        )));
+    }
+
+    #[test]
+    fn results_under_30kb_are_not_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let content = "x".repeat(PERSIST_THRESHOLD_BYTES);
+        assert_eq!(cap_result(&content, 100_000, Some(dir.path()), "toolu_1"), content);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_large_result_is_saved_even_when_under_the_char_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let content = "y".repeat(PERSIST_THRESHOLD_BYTES + 1);
+        let capped = cap_result(&content, 100_000, Some(dir.path()), "toolu_2");
+        let saved = dir.path().join("toolu_2.txt");
+        assert!(capped.starts_with(&content));
+        assert!(capped.contains(&saved.display().to_string()), "{}", &capped[content.len()..]);
+    }
+}

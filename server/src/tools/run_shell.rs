@@ -152,11 +152,6 @@ impl BoundedOutput {
         self.total - (self.head.len() + self.tail.len()) as u64
     }
 
-    /// Memory held, in bytes (for tests of the bound).
-    pub fn held(&self) -> usize {
-        self.head.capacity() + self.tail.capacity()
-    }
-
     /// The kept text; a marker stands where bytes were dropped.
     pub fn into_text(self) -> String {
         let dropped = self.dropped();
@@ -363,20 +358,39 @@ fn labelled_parts(stdout: &str, stderr: &str) -> String {
     out
 }
 
+/// A closing line when output was dropped: the result may be cut again
+/// by the executor, and the end is what survives.
+fn dropped_note(stdout: &BoundedOutput, stderr: &BoundedOutput) -> String {
+    let mut parts = Vec::new();
+    for (name, stream) in [("stdout", stdout), ("stderr", stderr)] {
+        if stream.dropped() > 0 {
+            parts.push(format!("{} of {} {name} bytes", stream.dropped(), stream.total));
+        }
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n(Output too long: dropped the middle {}. Redirect the output to a file and search it with grep_search, or page it with read_file.)",
+        parts.join(" and ")
+    )
+}
+
 fn report(run: ShellRun, timeout_ms: u64) -> Result<String, ToolError> {
+    let dropped = dropped_note(&run.stdout, &run.stderr);
     let stdout = run.stdout.into_text();
     let stderr = run.stderr.into_text();
     let (stdout, stderr) = (stdout.trim_end(), stderr.trim_end());
     match run.interrupt {
         Some(Interrupt::Timeout) => {
             return Err(ToolError::model(format!(
-                "Command timed out after {timeout_ms} ms; it and the processes it started were stopped.{}",
+                "Command timed out after {timeout_ms} ms; it and the processes it started were stopped.{}{dropped}",
                 labelled_parts(stdout, stderr)
             )));
         }
         Some(Interrupt::Cancelled) => {
             return Err(ToolError::model(format!(
-                "Command cancelled; it and the processes it started were stopped.{}",
+                "Command cancelled; it and the processes it started were stopped.{}{dropped}",
                 labelled_parts(stdout, stderr)
             )));
         }
@@ -399,11 +413,12 @@ fn report(run: ShellRun, timeout_ms: u64) -> Result<String, ToolError> {
         if out.is_empty() {
             out.push_str("(no output)");
         }
+        out.push_str(&dropped);
         out.push_str(note);
         return Ok(out);
     }
     Err(ToolError::model(format!(
-        "Command failed ({}){}{note}",
+        "Command failed ({}){}{dropped}{note}",
         describe_status(run.status),
         labelled_parts(stdout, stderr)
     )))
