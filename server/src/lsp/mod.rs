@@ -21,6 +21,7 @@
 pub mod client;
 mod code_actions;
 pub mod config;
+pub mod demo;
 pub mod documents;
 pub mod editor;
 pub mod edits;
