@@ -245,23 +245,24 @@ pub async fn editor_act(root: &Path, mut say: impl FnMut(&str)) -> anyhow::Resul
 
     let status = answer["result"]["status"].as_str().unwrap_or("(no answer)").to_string();
     say(&format!("tandem.ask answered: {status} — {}", answer["result"]["text"].as_str().unwrap_or("")));
-    let mut checks = Vec::new();
-    checks.push((status == "completed", "the run completed".to_string()));
-    checks.push((
-        results.first().is_some_and(|(error, text)| !error && text.contains("TODO(user)")),
-        "read_file saw the unsaved line in the editor buffer, not the disk".to_string(),
-    ));
-    checks.push((
-        results.get(2).is_some_and(|(error, text)| *error && text.contains("modified externally since your last read")),
-        "the edit planned on the old text was refused: the user had typed since the read".to_string(),
-    ));
-    checks.push((
-        matches!(&apply_edit_params, Some((3, edits)) if edits.len() == 1 && edits[0].range.start.line == edits[0].range.end.line),
-        "the edit arrived as one versioned, minimal TextEdit (version 3, one line)".to_string(),
-    ));
     let expected = format!("{FIRST_TYPED}{SECOND_TYPED}{}", GREET_RS.replace("Hello, world", "Hello, Tandem"));
-    checks.push((final_text == expected, "the buffer holds the edit and both typed lines".to_string()));
-    checks.push((std::fs::read_to_string(&file)? == GREET_RS, "nothing was written to disk: the buffer stays unsaved".to_string()));
+    let checks = vec![
+        (status == "completed", "the run completed".to_string()),
+        (
+            results.first().is_some_and(|(error, text)| !error && text.contains("TODO(user)")),
+            "read_file saw the unsaved line in the editor buffer, not the disk".to_string(),
+        ),
+        (
+            results.get(2).is_some_and(|(error, text)| *error && text.contains("modified externally since your last read")),
+            "the edit planned on the old text was refused: the user had typed since the read".to_string(),
+        ),
+        (
+            matches!(&apply_edit_params, Some((3, edits)) if edits.len() == 1 && edits[0].range.start.line == edits[0].range.end.line),
+            "the edit arrived as one versioned, minimal TextEdit (version 3, one line)".to_string(),
+        ),
+        (final_text == expected, "the buffer holds the edit and both typed lines".to_string()),
+        (std::fs::read_to_string(&file)? == GREET_RS, "nothing was written to disk: the buffer stays unsaved".to_string()),
+    ];
     Ok(checks)
 }
 
