@@ -151,6 +151,10 @@ fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact
     // The shell prompt: the user types meanwhile, then allows the command.
     let prompt = client.server_request("window/showMessageRequest");
     assert!(prompt["params"]["message"].as_str().unwrap().contains("run_shell"), "{prompt}");
+    // The transcript shows the call before the user is asked about it.
+    let call_at = client.seen.iter().position(|m| m["params"]["event"]["name"] == "run_shell");
+    let prompt_at = client.seen.iter().position(|m| m["method"] == "window/showMessageRequest");
+    assert!(call_at.is_some() && call_at < prompt_at, "{:#?}", client.seen);
     client.type_at_line(&uri, 0, "// the user's comment\n");
     client.barrier(&uri);
     client.respond(&prompt["id"], json!({"title": "Allow once"}));

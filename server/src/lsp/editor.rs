@@ -31,6 +31,7 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::{PermissionMode, Settings};
 use super::documents::{DocumentSnapshot, Documents};
 use super::edits::text_edits;
+use super::runs::RunOutbox;
 use crate::workspace::{describe_change, fingerprint, BufferEdit, BufferSnapshot, EditOutcome, Editor};
 
 /// The change annotation id for edits that need the user's review.
@@ -57,6 +58,7 @@ pub struct LspEditor {
     capabilities: EditCapabilities,
     roots: Vec<PathBuf>,
     records: Mutex<Vec<EditRecord>>,
+    outbox: Arc<RunOutbox>,
 }
 
 impl LspEditor {
@@ -66,8 +68,9 @@ impl LspEditor {
         settings: Arc<RwLock<Settings>>,
         capabilities: EditCapabilities,
         roots: Vec<PathBuf>,
+        outbox: Arc<RunOutbox>,
     ) -> Self {
-        LspEditor { documents, client, settings, capabilities, roots, records: Mutex::new(Vec::new()) }
+        LspEditor { documents, client, settings, capabilities, roots, records: Mutex::new(Vec::new()), outbox }
     }
 
     fn settings(&self) -> Settings {
@@ -237,6 +240,8 @@ impl LspEditor {
         let was_clean = !document.dirty;
         let needs_review = settings.permission_mode() == PermissionMode::Default;
         let annotate = needs_review && self.capabilities.change_annotations;
+        // The client should see the tool call before it is asked about it.
+        self.outbox.flush().await;
         if needs_review && !annotate {
             if let Err(reason) = self.confirm(&edit.path, &settings).await {
                 return EditOutcome::Rejected(reason);

@@ -18,6 +18,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::{PermissionMode, Settings};
 use super::documents::Documents;
+use super::runs::RunOutbox;
 use crate::agent::permission::PLAN_MODE_REFUSAL;
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
 use crate::workspace::normalize_lexically;
@@ -37,11 +38,18 @@ pub struct PromptPolicy {
     documents: Arc<Documents>,
     root: PathBuf,
     always: Mutex<HashSet<String>>,
+    outbox: Arc<RunOutbox>,
 }
 
 impl PromptPolicy {
-    pub fn new(client: Arc<dyn ClientLink>, settings: Arc<RwLock<Settings>>, documents: Arc<Documents>, root: PathBuf) -> Self {
-        PromptPolicy { client, settings, documents, root, always: Mutex::new(HashSet::new()) }
+    pub fn new(
+        client: Arc<dyn ClientLink>,
+        settings: Arc<RwLock<Settings>>,
+        documents: Arc<Documents>,
+        root: PathBuf,
+        outbox: Arc<RunOutbox>,
+    ) -> Self {
+        PromptPolicy { client, settings, documents, root, always: Mutex::new(HashSet::new()), outbox }
     }
 
     /// True when the call edits a document open in the editor (reviewed there).
@@ -65,6 +73,8 @@ impl PromptPolicy {
             Ok(params) => params,
             Err(err) => return PermissionDecision::Deny(format!("cannot ask the user: {err}")),
         };
+        // The client should see the tool call before it is asked about it.
+        self.outbox.flush().await;
         let answer =
             request_with_timeout(&*self.client, methods::SHOW_MESSAGE_REQUEST, params, settings.timeouts.prompt()).await;
         match answer {

@@ -128,6 +128,49 @@ impl Runs {
     }
 }
 
+/// The private text of a flush marker in the run's event stream.
+const FLUSH_MARK: &str = "\u{F8FF}tandem-flush:";
+
+/// Keeps the server's requests to the client (prompts, applyEdit) behind
+/// the run events that led to them. Events reach the client through a
+/// forwarder task, so without this an "Apply edit?" prompt could overtake
+/// the `tool_call` event of the edit it asks about. [`RunOutbox::flush`]
+/// sends a marker down the run's own event channel and waits (bounded)
+/// until the forwarder has passed it: everything sent before is out.
+#[derive(Default)]
+pub struct RunOutbox {
+    current: Mutex<Option<(mpsc::UnboundedSender<RunEvent>, Arc<FlushWaiters>)>>,
+    next_mark: AtomicU64,
+}
+
+type FlushWaiters = Mutex<std::collections::HashMap<String, oneshot::Sender<()>>>;
+
+impl RunOutbox {
+    fn start(&self, events: mpsc::UnboundedSender<RunEvent>, waiters: Arc<FlushWaiters>) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((events, waiters));
+    }
+
+    fn finish(&self) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Wait until the events sent so far have gone out (at most 2 s).
+    pub async fn flush(&self) {
+        let flushed = {
+            let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+            let Some((events, waiters)) = current.as_ref() else { return };
+            let mark = format!("{FLUSH_MARK}{}", self.next_mark.fetch_add(1, Ordering::Relaxed));
+            let (done, flushed) = oneshot::channel();
+            waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(mark.clone(), done);
+            if events.send(RunEvent::Text { text: mark }).is_err() {
+                return;
+            }
+            flushed
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), flushed).await;
+    }
+}
+
 /// Cancels the run when the `tandem.ask` handler's future is dropped (the
 /// client sent `$/cancelRequest`, or the connection went away).
 struct CancelOnDrop(CancellationToken);
@@ -138,14 +181,17 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Frees the run slot when the run task ends, however it ends.
+/// Frees the run slot when the run task ends, however it ends, and drops
+/// the outbox's sender so the forwarder sees the end of the events.
 struct ReleaseOnDrop {
     runs: Arc<Runs>,
+    outbox: Arc<RunOutbox>,
     id: String,
 }
 
 impl Drop for ReleaseOnDrop {
     fn drop(&mut self) {
+        self.outbox.finish();
         self.runs.release(&self.id);
     }
 }
@@ -159,6 +205,7 @@ pub struct RunEnv {
     pub editor: Arc<LspEditor>,
     pub executor: Executor,
     pub runs: Arc<Runs>,
+    pub outbox: Arc<RunOutbox>,
     pub settings: Settings,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
@@ -182,7 +229,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             "Tandem is already running an agent in this workspace ({busy}). Wait for it to finish or cancel it with tandem.cancel."
         ))
     })?;
-    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), id: run_id.clone() };
+    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
 
     let request = RunRequest {
@@ -196,7 +243,9 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     env.workspace.ledger().clear();
 
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let forwarder = tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone()));
+    let waiters = Arc::new(FlushWaiters::default());
+    env.outbox.start(events_tx.clone(), Arc::clone(&waiters));
+    let forwarder = tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), waiters));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let ctx = ToolContext { workspace: Arc::clone(&env.workspace), cancel: cancel.clone() };
     let executor = env.executor.clone();
@@ -285,12 +334,19 @@ async fn forward_events(
     run_id: String,
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
+    waiters: Arc<FlushWaiters>,
 ) -> Vec<String> {
     let mut seq: u64 = 0;
     let mut edit_calls: BTreeMap<String, String> = BTreeMap::new();
     let mut written = Vec::new();
     while let Some(event) = events.recv().await {
         match &event {
+            RunEvent::Text { text } if text.starts_with(FLUSH_MARK) => {
+                if let Some(done) = waiters.lock().unwrap_or_else(|e| e.into_inner()).remove(text) {
+                    let _ = done.send(());
+                }
+                continue;
+            }
             RunEvent::ToolCall { id, name, input } => {
                 if matches!(name.as_str(), "edit_file" | "write_file") {
                     if let Some(path) = input.get("file_path").and_then(Value::as_str) {

@@ -17,7 +17,7 @@ use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
-use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, Runs};
+use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs};
 use crate::tools::{Executor, ToolRegistry};
 use crate::workspace::Workspace;
 
@@ -40,6 +40,7 @@ pub struct Backend {
     layers: Mutex<SettingsLayers>,
     session: OnceLock<Session>,
     runs: Arc<Runs>,
+    outbox: Arc<RunOutbox>,
 }
 
 impl Backend {
@@ -55,6 +56,7 @@ impl Backend {
             layers: Mutex::new(SettingsLayers::default()),
             session: OnceLock::new(),
             runs: Arc::new(Runs::default()),
+            outbox: Arc::new(RunOutbox::default()),
         }
     }
 
@@ -111,6 +113,7 @@ impl Backend {
             editor: Arc::clone(&session.editor),
             executor: session.executor.clone(),
             runs: Arc::clone(&self.runs),
+            outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
             work_done_progress: session.work_done_progress,
         })
@@ -197,6 +200,7 @@ impl LanguageServer for Backend {
             Arc::clone(&self.settings),
             edit_capabilities,
             canonical_roots.clone(),
+            Arc::clone(&self.outbox),
         ));
         let mut workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
@@ -209,6 +213,7 @@ impl LanguageServer for Backend {
             Arc::clone(&self.settings),
             Arc::clone(&self.documents),
             workspace.root().to_path_buf(),
+            Arc::clone(&self.outbox),
         );
         let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
         let session = Session {

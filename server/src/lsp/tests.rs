@@ -206,6 +206,7 @@ fn harness(init: Value, annotations: bool, text: &str) -> Harness {
         Arc::clone(&settings),
         EditCapabilities { change_annotations: annotations },
         vec![root.clone()],
+        Arc::default(),
     );
     let workspace = Arc::new(Workspace::with_roots(vec![root], Some(Arc::new(editor))).unwrap());
     let uri = path_to_uri(&path).unwrap();
@@ -391,7 +392,7 @@ fn permission_request(tool: &str, input: Value) -> PermissionRequest {
 async fn permission_prompts() {
     let h = harness(json!({"timeouts": {"promptMs": 100}}), false, "a\n");
     let root = h.workspace.root().to_path_buf();
-    let policy = PromptPolicy::new(h.client.clone(), Arc::clone(&h.settings), Arc::clone(&h.documents), root);
+    let policy = PromptPolicy::new(h.client.clone(), Arc::clone(&h.settings), Arc::clone(&h.documents), root, Arc::default());
     let shell = permission_request("run_shell", json!({"command": "cargo test"}));
     h.client.answer_prompt(Some("Deny"));
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Deny("the user denied it".into()));
