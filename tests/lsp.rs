@@ -369,3 +369,30 @@ fn garbage_in_gets_an_error_or_a_log_line_and_the_server_keeps_serving() {
     assert_eq!(actions["result"][0]["title"], "Tandem: explain this code", "{actions}");
     client.shutdown();
 }
+
+#[test]
+fn settings_come_from_workspace_configuration_over_initialization_options() {
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("a.txt")]), turn(vec![edit("a.txt", "one", "two")]), done()]),
+        json!({"workspace": {"configuration": true}}),
+        json!({"tandem": {"permissionMode": "default"}}),
+    );
+    // Pulled at `initialized`, section "tandem".
+    let pull = client.server_request("workspace/configuration");
+    assert_eq!(pull["params"], json!({"items": [{"section": "tandem"}]}));
+    client.respond(&pull["id"], json!([null]));
+    // Pushed: edits now apply without review.
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"permissionMode": "acceptEdits"}}}));
+    let uri = client.open(&f.path("a.txt"), "one\n");
+    client.barrier(&uri);
+    let ask = client.send_request("workspace/executeCommand", ask_params("edit"));
+    let next = client.wait_for("applyEdit or a prompt", |m| {
+        m["method"] == "workspace/applyEdit" || m["method"] == "window/showMessageRequest"
+    });
+    assert_eq!(next["method"], "workspace/applyEdit", "{next}");
+    client.apply_edit_request(&next);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "applied"}]));
+    client.shutdown();
+}

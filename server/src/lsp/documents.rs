@@ -134,10 +134,8 @@ impl Documents {
         let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {}", uri.as_str()))?;
         // A buffer opened from disk has nothing unsaved; one opened with
         // other text (a restored session) does.
-        let dirty = match std::fs::read(&path) {
-            Ok(bytes) => bytes != text.as_bytes(),
-            Err(_) => true,
-        };
+        let same_size = std::fs::metadata(&path).is_ok_and(|m| m.len() == text.len() as u64);
+        let dirty = !same_size || std::fs::read(&path).map_or(true, |bytes| bytes != text.as_bytes());
         let mut document = Document { uri: uri.clone(), rope: Rope::from_str(text), version, dirty, history: VecDeque::new() };
         document.remember();
         self.lock().insert(path, document);

@@ -3,6 +3,7 @@
 //! to `documents.rs`, edits to `editor.rs`, runs to `runs.rs`.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use serde_json::{json, Value};
@@ -41,6 +42,9 @@ pub struct Backend {
     session: OnceLock<Session>,
     runs: Arc<Runs>,
     outbox: Arc<RunOutbox>,
+    /// Bumped by every pushed configuration, so an older pull's late
+    /// answer does not overwrite a newer push.
+    configuration_generation: AtomicU64,
 }
 
 impl Backend {
@@ -57,6 +61,7 @@ impl Backend {
             session: OnceLock::new(),
             runs: Arc::new(Runs::default()),
             outbox: Arc::new(RunOutbox::default()),
+            configuration_generation: AtomicU64::new(0),
         }
     }
 
@@ -78,7 +83,11 @@ impl Backend {
         }
         let params = json!({"items": [{"section": "tandem"}]});
         let timeout = self.settings().timeouts.request();
+        let generation = self.configuration_generation.load(Ordering::SeqCst);
         match request_with_timeout(&*self.link, methods::CONFIGURATION, params, timeout).await {
+            Ok(_) if self.configuration_generation.load(Ordering::SeqCst) != generation => {
+                tracing::debug!("a newer configuration was pushed meanwhile; ignoring the pulled one");
+            }
             Ok(Value::Array(mut items)) if !items.is_empty() => {
                 let section = items.swap_remove(0);
                 self.update_settings(|layers| layers.configuration = section);
@@ -298,6 +307,7 @@ impl LanguageServer for Backend {
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         if params.settings.is_object() && params.settings.get("tandem").is_some() {
+            self.configuration_generation.fetch_add(1, Ordering::SeqCst);
             self.update_settings(|layers| layers.configuration = params.settings);
         } else {
             self.pull_configuration().await;
