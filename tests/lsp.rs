@@ -318,6 +318,9 @@ fn cancel_request_on_the_ask_and_progress_cancel_stop_the_run() {
     let answer = client.response(ask);
     assert_eq!(answer["error"]["code"], -32800, "{answer}");
     wait_until("the shell command is gone", || !process_alive(pid));
+    // The run's progress still ends, though no one awaits the ask any more.
+    let end = client.wait_for("the progress end", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    assert_eq!(end["params"]["value"]["message"], "cancelled");
     client.shutdown();
 
     let f = Fixture::new(&[]);

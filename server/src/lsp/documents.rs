@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ropey::Rope;
@@ -38,12 +38,29 @@ struct Document {
 }
 
 impl Document {
-    fn remember(&mut self) {
+    /// Record the current state for a pending verification. Hashing the
+    /// whole text costs O(size), so it is done only while an edit of ours
+    /// is being verified, not on every keystroke.
+    fn remember(&mut self, verifying: bool) {
+        if !verifying {
+            self.history.clear();
+            return;
+        }
         let fp = fingerprint(self.rope.to_string().as_bytes());
         if self.history.len() == HISTORY_LEN {
             self.history.pop_front();
         }
         self.history.push_back((self.version, fp));
+    }
+}
+
+/// While alive, document changes are fingerprinted for the verification of
+/// an agent edit (see [`Documents::verifying`]).
+pub struct VerifyGuard<'a>(&'a Documents);
+
+impl Drop for VerifyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.verifying.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -64,6 +81,7 @@ pub struct Documents {
     documents: Mutex<HashMap<PathBuf, Document>>,
     changed: watch::Sender<u64>,
     encoding: AtomicU8,
+    verifying: AtomicUsize,
 }
 
 impl Default for Documents {
@@ -72,6 +90,7 @@ impl Default for Documents {
             documents: Mutex::new(HashMap::new()),
             changed: watch::Sender::new(0),
             encoding: AtomicU8::new(encoding_to_u8(PositionEncoding::Utf16)),
+            verifying: AtomicUsize::new(0),
         }
     }
 }
@@ -137,7 +156,7 @@ impl Documents {
         let same_size = std::fs::metadata(&path).is_ok_and(|m| m.len() == text.len() as u64);
         let dirty = !same_size || std::fs::read(&path).map_or(true, |bytes| bytes != text.as_bytes());
         let mut document = Document { uri: uri.clone(), rope: Rope::from_str(text), version, dirty, history: VecDeque::new() };
-        document.remember();
+        document.remember(self.is_verifying());
         self.lock().insert(path, document);
         self.notify();
         Ok(())
@@ -187,7 +206,7 @@ impl Documents {
             }
             document.version = version;
             document.dirty = true;
-            document.remember();
+            document.remember(self.is_verifying());
         }
         self.notify();
         Ok(warnings)
@@ -240,7 +259,19 @@ impl Documents {
         self.lock().get(path).map(|d| (d.version, d.dirty))
     }
 
-    /// The first version after `after` whose text had fingerprint `fp`.
+    fn is_verifying(&self) -> bool {
+        self.verifying.load(Ordering::SeqCst) > 0
+    }
+
+    /// Start recording document states (for an edit about to be sent);
+    /// recording stops when the guard is dropped.
+    pub fn verifying(&self) -> VerifyGuard<'_> {
+        self.verifying.fetch_add(1, Ordering::SeqCst);
+        VerifyGuard(self)
+    }
+
+    /// The first version after `after` whose text had fingerprint `fp`
+    /// (recorded while a [`VerifyGuard`] was alive).
     pub fn version_with(&self, path: &Path, after: i32, fp: u64) -> Option<i32> {
         let documents = self.lock();
         let document = documents.get(path)?;

@@ -253,6 +253,7 @@ impl LspEditor {
             Err(outcome) => return outcome,
         };
         let changes = self.documents.subscribe();
+        let _recording = self.documents.verifying();
         let params = self.apply_edit_params(&document, edit, annotate);
         let answer = request_with_timeout(&*self.client, methods::APPLY_EDIT, params, settings.timeouts.apply_edit()).await;
         let response: ApplyWorkspaceEditResponse = match answer.map(serde_json::from_value) {

@@ -270,10 +270,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         usage: Default::default(),
     });
     let written = forwarder.await.unwrap_or_default();
-    if let Some(token) = progress {
-        let end = json!({"token": token, "value": {"kind": "end", "message": outcome.status.as_str()}});
-        env.client.notify(methods::PROGRESS, end).await;
-    }
     Ok(answer(&env, &run_id, &outcome, written))
 }
 
@@ -362,6 +358,14 @@ async fn forward_events(
             RunEvent::ToolResult { id, is_error: false, .. } => {
                 if let Some(path) = edit_calls.remove(id) {
                     written.push(path);
+                }
+            }
+            // The progress ends here, in the forwarder, so it ends even when
+            // the ask's handler was dropped by a `$/cancelRequest`.
+            RunEvent::End { status, .. } => {
+                if let Some(token) = &progress {
+                    let end = json!({"token": token, "value": {"kind": "end", "message": status.as_str()}});
+                    client.notify(methods::PROGRESS, end).await;
                 }
             }
             _ => {}
