@@ -305,8 +305,11 @@ fn tandem_cancel_mid_run_kills_the_running_shell_command_and_one_run_at_a_time()
     wait_until("the shell command is gone", || !process_alive(pid));
     // The slot is free again (with a script that ends at once).
     std::fs::write(f.root.parent().unwrap().join("script.json"), json!({"turns": [done()]}).to_string()).unwrap();
-    let next = client.request("workspace/executeCommand", ask_params("again"));
-    assert!(next.get("result").is_some(), "{next}");
+    let next = client.send_request("workspace/executeCommand", ask_params("again"));
+    let create = client.server_request("window/workDoneProgress/create");
+    client.respond(&create["id"], Value::Null);
+    let next = client.response(next);
+    assert_eq!(next["result"]["status"], "completed", "{next}");
     client.shutdown();
 }
 
@@ -397,5 +400,29 @@ fn settings_come_from_workspace_configuration_over_initialization_options() {
     client.apply_edit_request(&next);
     let answer = client.response(ask);
     assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "applied"}]));
+    client.shutdown();
+}
+
+#[test]
+fn document_changes_apply_in_arrival_order() {
+    // Invariant 5: 300 keystrokes sent back to back, each positioned on the
+    // text the previous one made; applied out of order they would garble.
+    let f = Fixture::new(&[("typing.txt", "start\n")]);
+    let mut client = f.start(json!([turn(vec![read("typing.txt")]), done()]), json!({}), json!({}));
+    let uri = client.open(&f.path("typing.txt"), "start\n");
+    let mut expected = String::from("start");
+    for i in 0..300u32 {
+        let c = char::from(b'a' + (i % 26) as u8);
+        let at = json!({"line": 0, "character": 5 + i});
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2 + i}, "contentChanges": [{"range": {"start": at, "end": at}, "text": c.to_string()}]}),
+        );
+        expected.push(c);
+    }
+    let answer = client.request("workspace/executeCommand", ask_params("read it"));
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    assert!(results[0].1.contains(&format!("1\t{expected}")) || results[0].1.contains(&format!("| {expected}")), "{}", results[0].1);
     client.shutdown();
 }
