@@ -385,7 +385,7 @@ async fn forward_events(
 
 /// The editor context for the model: the file, the selected text and the
 /// diagnostics the user pointed at.
-fn selection_context(env: &RunEnv, args: &AskArgs) -> Option<String> {
+pub(crate) fn selection_context(env: &RunEnv, args: &AskArgs) -> Option<String> {
     let document = args.text_document.as_ref()?;
     let mut out = String::new();
     let display = uri_to_path(&document.uri)

@@ -503,3 +503,49 @@ proptest! {
         })?;
     }
 }
+
+#[test]
+fn selection_and_diagnostics_become_context_for_the_model() {
+    use super::runs::{selection_context, AskArgs, RunEnv, RunOutbox, Runs};
+    let h = harness(accept_edits(), false, "fn main() {\n    let x = 1;\n    println!(\"{y}\");\n}\n");
+    let editor = Arc::new(LspEditor::new(
+        Arc::clone(&h.documents),
+        h.client.clone(),
+        Arc::clone(&h.settings),
+        EditCapabilities::default(),
+        vec![h.workspace.root().to_path_buf()],
+        Arc::default(),
+    ));
+    let env = RunEnv {
+        client: h.client.clone(),
+        documents: Arc::clone(&h.documents),
+        workspace: Arc::clone(&h.workspace),
+        editor,
+        executor: crate::tools::Executor::new(crate::tools::ToolRegistry::builtin()),
+        runs: Arc::new(Runs::default()),
+        outbox: Arc::new(RunOutbox::default()),
+        settings: Settings::default(),
+        work_done_progress: false,
+    };
+    let args: AskArgs = serde_json::from_value(json!({
+        "prompt": "Fix this error",
+        "textDocument": {"uri": h.uri.as_str()},
+        "range": {"start": {"line": 1, "character": 4}, "end": {"line": 2, "character": 20}},
+        "diagnostics": [{
+            "range": {"start": {"line": 2, "character": 15}, "end": {"line": 2, "character": 16}},
+            "severity": 1, "source": "rustc", "message": "cannot find value `y` in this scope"
+        }]
+    }))
+    .unwrap();
+    expect_test::expect![[r#"
+        The user is looking at a.txt (open in the editor; read_file shows its unsaved text).
+        Selection (lines 2-3):
+        ```
+        let x = 1;
+            println!("{y}");
+        ```
+        Diagnostics:
+        - line 3: error [rustc]: cannot find value `y` in this scope
+    "#]]
+    .assert_eq(&selection_context(&env, &args).unwrap());
+}
