@@ -11,6 +11,7 @@ M.config = {
   cmd = { 'tandem', 'lsp' },
   root_markers = { '.tandem', '.git' },
   permission_mode = nil, -- 'default' | 'acceptEdits' | 'plan'
+  flags = nil, -- passed to vim.lsp.start (e.g. { debounce_text_changes = 150 })
 }
 
 M.current_run = nil
@@ -65,6 +66,7 @@ function M.attach(bufnr)
     root_dir = root_dir(bufnr),
     init_options = init_options,
     handlers = M.handlers,
+    flags = M.config.flags,
   }, { bufnr = bufnr })
 end
 
