@@ -3,6 +3,8 @@
 //! workspace in a temp folder, and for the secrets rule through the real
 //! `tandem` binary.
 
+#![allow(clippy::unwrap_used)] // tests fail loudly on purpose
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};

@@ -347,6 +347,7 @@ fn render(found: Found) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -350,6 +350,7 @@ fn render(listing: Listing) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

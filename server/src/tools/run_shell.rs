@@ -425,6 +425,7 @@ fn report(run: ShellRun, timeout_ms: u64) -> Result<String, ToolError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
