@@ -111,7 +111,7 @@ list_case() {
 
 files=$("$rg" --files | wc -l)
 bytes=$("$rg" --files -0 | xargs -0 cat | wc -c)
-echo "tree: $tree ($files files searched, $((bytes / 1000000)) MB); $(nproc) cores; $("$rg" --version | head -1); $runs runs each, median wall ms"
+echo "tree: $tree ($files files searched, $((bytes / 1000000)) MB); $(nproc) cores; $("$rg" --version 2>/dev/null | head -1); $runs runs each, median wall ms"
 echo
 echo "| case | matches rg / tandem | same | rg ms | tandem ms | tandem / rg |"
 echo "|---|---|---|---|---|---|"
