@@ -179,6 +179,27 @@ pub(crate) fn walker_for(dir: &Path, include_hidden: bool) -> WalkBuilder {
     builder
 }
 
+/// Asks "was the run cancelled?" once every [`CancelCheck::EVERY`] entries:
+/// a `CancellationToken` answers behind a mutex, and asking on every entry
+/// made the walker threads contend on it.
+pub(crate) struct CancelCheck<'a> {
+    cancelled: &'a (dyn Fn() -> bool + Sync),
+    seen: u32,
+}
+
+impl<'a> CancelCheck<'a> {
+    const EVERY: u32 = 256;
+
+    pub(crate) fn new(cancelled: &'a (dyn Fn() -> bool + Sync)) -> Self {
+        CancelCheck { cancelled, seen: 0 }
+    }
+
+    pub(crate) fn should_stop(&mut self) -> bool {
+        self.seen = self.seen.wrapping_add(1);
+        self.seen % Self::EVERY == 0 && (self.cancelled)()
+    }
+}
+
 /// Keeps the `capacity` smallest items seen (by `Ord`), so a walk over a
 /// huge tree holds a bounded number of results however many match.
 #[derive(Debug)]
@@ -251,7 +272,7 @@ impl<'s> ParallelVisitorBuilder<'s> for ListVisitorBuilder<'s> {
             workspace: self.workspace,
             dir: self.dir,
             glob: self.glob,
-            cancelled: self.cancelled,
+            cancel: CancelCheck::new(self.cancelled),
             shared: Arc::clone(&self.shared),
             local: ListState { top: TopN::new(MAX_LISTED_FILES), total: 0 },
         })
@@ -264,14 +285,14 @@ struct ListVisitor<'a> {
     workspace: &'a Workspace,
     dir: &'a Path,
     glob: &'a PathGlob,
-    cancelled: &'a (dyn Fn() -> bool + Sync),
+    cancel: CancelCheck<'a>,
     shared: Arc<Mutex<ListState>>,
     local: ListState,
 }
 
 impl ParallelVisitor for ListVisitor<'_> {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
-        if (self.cancelled)() {
+        if self.cancel.should_stop() {
             return WalkState::Quit;
         }
         let Ok(entry) = entry else { return WalkState::Continue };
@@ -350,6 +371,7 @@ fn render(listing: Listing) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
