@@ -71,7 +71,7 @@ impl LspClient {
             .env_remove("ANTHROPIC_API_KEY")
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
-            .env("TANDEM_LOG", "tandem=debug")
+            .env("TANDEM_LOG", "error")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
