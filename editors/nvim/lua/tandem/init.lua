@@ -27,7 +27,7 @@ M.handlers = {
       local bufnr = vim.uri_to_bufnr(uri)
       if vim.api.nvim_buf_is_loaded(bufnr) then
         local ok = pcall(vim.api.nvim_buf_call, bufnr, function()
-          vim.cmd('silent noautocmd write')
+          vim.cmd('silent write')
         end)
         if ok then
           table.insert(saved, uri)
