@@ -162,6 +162,11 @@ fn find_on_rung(text: &str, old: &str, rung: MatchRung) -> Vec<Range<usize>> {
     if rung == MatchRung::LineEndings && !text.contains('\r') && !old.contains('\r') {
         return Vec::new();
     }
+    // Quotes can only make a difference where a curly quote is involved on
+    // one side and a quote of any kind on the other.
+    if rung == MatchRung::Quotes && !quotes_can_differ(text, old) {
+        return Vec::new();
+    }
     if rung == MatchRung::Exact {
         return text.match_indices(old).map(|(start, m)| start..start + m.len()).collect();
     }
@@ -212,6 +217,12 @@ fn to_original_ranges(text: &str, rung: MatchRung, ranges: &[Range<usize>]) -> V
         }
     }
     out
+}
+
+const CURLY_QUOTES: [char; 4] = ['\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}'];
+
+fn quotes_can_differ(text: &str, old: &str) -> bool {
+    old.contains(CURLY_QUOTES) || (old.contains(['"', '\'']) && text.contains(CURLY_QUOTES))
 }
 
 fn straighten(c: char) -> char {
@@ -417,15 +428,23 @@ fn looks_like_line_number_prefix(line: &str) -> bool {
     digits > 0 && rest[digits..].starts_with(" | ")
 }
 
+/// Lines of unchanged context around each change in the diff.
+const DIFF_CONTEXT: usize = 3;
+
 /// A unified diff with line numbers: `-` lines carry their old number,
 /// context and `+` lines their new one (what read_file will show next).
 fn render_diff(old: &str, new: &str) -> String {
     use similar::{ChangeTag, TextDiff};
+    // Only the region between the common first and last lines can differ:
+    // diffing just that (plus context) keeps a small edit to a big file as
+    // cheap as the edit itself.
+    let window = DiffWindow::new(old, new);
     // A deadline keeps a pathological diff bounded; similar then falls back
     // to a coarser (still correct) diff.
-    let diff = TextDiff::configure().timeout(Duration::from_millis(500)).diff_lines(old, new);
-    let groups = diff.grouped_ops(3);
-    let width = digits(old.lines().count().max(new.lines().count())).max(4);
+    let diff = TextDiff::configure().timeout(Duration::from_millis(500)).diff_lines(window.old, window.new);
+    let groups = diff.grouped_ops(DIFF_CONTEXT);
+    let skipped = window.skipped_lines;
+    let width = digits(skipped + window.old.lines().count().max(window.new.lines().count())).max(4);
     let mut lines: Vec<String> = Vec::new();
     for group in &groups {
         let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
@@ -433,7 +452,7 @@ fn render_diff(old: &str, new: &str) -> String {
         let new_start = first.new_range().start;
         let old_len = last.old_range().end - old_start;
         let new_len = last.new_range().end - new_start;
-        lines.push(format!("@@ -{},{old_len} +{},{new_len} @@", old_start + 1, new_start + 1));
+        lines.push(format!("@@ -{},{old_len} +{},{new_len} @@", skipped + old_start + 1, skipped + new_start + 1));
         for op in group {
             for change in diff.iter_changes(op) {
                 let (sign, number) = match change.tag() {
@@ -441,12 +460,16 @@ fn render_diff(old: &str, new: &str) -> String {
                     ChangeTag::Insert => ('+', change.new_index()),
                     ChangeTag::Equal => (' ', change.new_index()),
                 };
-                let number = number.map_or(0, |n| n + 1);
+                let number = number.map_or(0, |n| skipped + n + 1);
                 let text = change.value().trim_end_matches(['\n', '\r']);
-                let text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
+                let mut text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
                     Some((end, _)) => format!("{} [...]", &text[..end]),
                     None => text.to_string(),
                 };
+                // Else "- b" / "+ b" would look like a change to nothing.
+                if change.tag() != ChangeTag::Equal && !change.value().ends_with('\n') {
+                    text.push_str(" [no newline at end of file]");
+                }
                 lines.push(format!("{number:>width$} {sign} {text}").trim_end().to_string());
             }
         }
@@ -457,6 +480,34 @@ fn render_diff(old: &str, new: &str) -> String {
         lines.push(format!("... (diff cut: {more} more lines; read the file to see the rest)"));
     }
     lines.join("\n")
+}
+
+/// The parts of two texts a diff needs to look at: everything but their
+/// common leading and trailing lines, keeping [`DIFF_CONTEXT`] of each.
+struct DiffWindow<'a> {
+    old: &'a str,
+    new: &'a str,
+    /// Whole lines cut from the front of both texts.
+    skipped_lines: usize,
+}
+
+impl<'a> DiffWindow<'a> {
+    fn new(old: &'a str, new: &'a str) -> Self {
+        let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+        let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+        let common_prefix = old_lines.iter().zip(&new_lines).take_while(|(a, b)| a == b).count();
+        let max_suffix = old_lines.len().min(new_lines.len()) - common_prefix;
+        let common_suffix =
+            old_lines.iter().rev().zip(new_lines.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+        let skipped_lines = common_prefix.saturating_sub(DIFF_CONTEXT);
+        let tail_cut = common_suffix.saturating_sub(DIFF_CONTEXT);
+        let slice = |text: &'a str, lines: &[&str]| -> &'a str {
+            let start: usize = lines[..skipped_lines].iter().map(|l| l.len()).sum();
+            let end: usize = text.len() - lines[lines.len() - tail_cut..].iter().map(|l| l.len()).sum::<usize>();
+            &text[start..end]
+        };
+        DiffWindow { old: slice(old, &old_lines), new: slice(new, &new_lines), skipped_lines }
+    }
 }
 
 fn digits(n: usize) -> usize {
@@ -497,6 +548,28 @@ mod tests {
         assert_eq!(match_quote_style("(\"a\")", "“b”"), "(“a”)");
         assert_eq!(match_quote_style("“a” ‘b’", "\"c\" 'd'"), "\"a\" 'b'");
         assert_eq!(match_quote_style("\"a\"", "no quotes"), "\"a\"");
+    }
+
+    #[test]
+    fn diff_of_a_small_edit_in_a_long_file_has_the_right_line_numbers() {
+        let old: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 500\n", "line 500\ninserted\n").replace("line 502\n", "");
+        expect_test::expect![[r#"
+            @@ -498,8 +498,8 @@
+             498   line 498
+             499   line 499
+             500   line 500
+             501 + inserted
+             502   line 501
+             502 - line 502
+             503   line 503
+             504   line 504
+             505   line 505"#]]
+        .assert_eq(&render_diff(&old, &new));
+        assert_eq!(render_diff("a\n", "a\n"), "");
+        assert_eq!(render_diff("", "x\n"), "@@ -1,0 +1,1 @@\n   1 + x");
+        assert_eq!(render_diff("x\ny\n", "x\nz\n"), "@@ -1,2 +1,2 @@\n   1   x\n   2 - y\n   2 + z");
+        assert_eq!(render_diff("x\ny", "x\ny\n"), "@@ -1,2 +1,2 @@\n   1   x\n   2 - y [no newline at end of file]\n   2 + y");
     }
 
     #[test]
