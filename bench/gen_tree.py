@@ -85,8 +85,9 @@ def main():
         f.write("target/\n*.log\n")
     makers = [(".rs", rust_file, 0.6), (".ts", ts_file, 0.2), (".py", py_file, 0.15), (".md", md_file, 0.05)]
     for i in range(files):
-        crate = f"crates/{WORDS[i % 37]}-{i % 53}"
-        sub = "/".join(rng.choice(WORDS) for _ in range(rng.randint(0, 3)))
+        # About ten files a folder, as in real projects.
+        crate = f"crates/{WORDS[i % 200 % len(WORDS)]}-{i % 200}"
+        sub = "/".join(rng.choice(WORDS[:6]) for _ in range(rng.randint(0, 2)))
         roll, acc = rng.random(), 0.0
         for ext, maker, share in makers:
             acc += share
@@ -100,7 +101,7 @@ def main():
         os.makedirs(folder, exist_ok=True)
         name = f"{ident(rng)}_{i}{ext}"
         with open(os.path.join(folder, name), "w") as f:
-            f.write(maker(rng, rng.randint(20, 260)))
+            f.write(maker(rng, rng.randint(20, 200)))
 
 
 if __name__ == "__main__":

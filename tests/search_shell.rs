@@ -3,6 +3,8 @@
 //! workspace in a temp folder, and for the secrets rule through the real
 //! `tandem` binary.
 
+#![allow(clippy::unwrap_used)] // tests fail loudly on purpose
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -471,4 +473,59 @@ fn shell_does_not_pass_api_keys_on() {
     assert!(output.status.success(), "{stdout}");
     assert!(stdout.contains("TANDEM_TEST_MARKER=visible"), "{stdout}");
     assert!(!stdout.contains("secret"), "{stdout}");
+}
+
+/// Poll (bounded) until `pid` has exited: a signal is delivered
+/// asynchronously after kill(2) returns.
+async fn wait_dead(pid: u32) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !is_dead(pid) {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_group() {
+    // The agent aborts a run's task: the call's future is dropped mid-way.
+    let fx = Fixture::new(&[]);
+    let pid_file = fx.root.join("grandchild.pid");
+    let ctx = fx.ctx.clone();
+    let task = tokio::spawn(async move {
+        let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
+        let call = ToolCall {
+            id: "toolu_abort".into(),
+            name: "run_shell".into(),
+            input: json!({"command": "sh -c 'echo $$ > grandchild.pid.tmp; mv grandchild.pid.tmp grandchild.pid; exec sleep 60' & wait"}),
+        };
+        executor.execute(&call, &ctx).await
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let grandchild: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert!(wait_dead(grandchild).await, "grandchild {grandchild} still alive");
+}
+
+#[tokio::test]
+async fn a_background_process_holding_the_output_is_stopped_but_a_redirected_one_runs_on() {
+    let fx = Fixture::new(&[]);
+    let out = fx.text("run_shell", json!({"command": "sh -c 'echo holder=$$; exec sleep 60' & echo started"}), false).await;
+    assert!(out.contains("started"), "{out}");
+    assert!(out.contains("A background process kept the command's output open"), "{out}");
+    let holder = pid_after("holder=", &out);
+    assert!(wait_dead(holder).await, "holder {holder} still alive");
+
+    let out = fx.text("run_shell", json!({"command": "sleep 60 > /dev/null 2>&1 & echo $!"}), false).await;
+    let server: u32 = out.trim().parse().unwrap();
+    assert!(!is_dead(server), "a redirected background process must keep running");
+    // SAFETY: kill(2) on the pid this test started; no memory effects.
+    unsafe { libc::kill(server as i32, libc::SIGKILL) };
 }

@@ -223,6 +223,7 @@ fn persist(content: &str, results_dir: Option<&std::path::Path>, id: &str) -> Op
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use expect_test::expect;

@@ -25,7 +25,7 @@ use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::list_files::{is_hidden_below, search_folder, unsaved_buffers, walker_for, PathGlob, TopN};
+use super::list_files::{is_hidden_below, CancelCheck, search_folder, unsaved_buffers, walker_for, PathGlob, TopN};
 use super::{Tool, ToolContext, ToolError};
 use crate::workspace::Workspace;
 
@@ -49,7 +49,7 @@ const CHARS_BEFORE_MATCH: usize = 100;
 /// Use this instead of `grep` or `rg` in run_shell.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GrepSearchArgs {
-    /// The regular expression, e.g. "fn\\s+main", "TODO|FIXME", "struct Workspace\\b".
+    /// The regular expression, e.g. `fn\s+main`, `TODO|FIXME`, `struct Workspace\b`.
     pub pattern: String,
     /// The folder (or file) to search, relative to the workspace root. Defaults to the workspace root.
     #[serde(default)]
@@ -192,7 +192,7 @@ impl<'a> GrepVisitorBuilder<'a> {
             workspace: self.workspace,
             spec: self.spec,
             buffers: self.buffers,
-            cancelled: self.cancelled,
+            cancel: CancelCheck::new(self.cancelled),
             shared: Arc::clone(&self.shared),
             // ripgrep's settings for files found by walking: line numbers,
             // and stop at the first NUL byte (a binary file).
@@ -218,7 +218,7 @@ struct GrepVisitor<'a> {
     workspace: &'a Workspace,
     spec: &'a GrepSpec,
     buffers: &'a HashSet<PathBuf>,
-    cancelled: &'a (dyn Fn() -> bool + Sync),
+    cancel: CancelCheck<'a>,
     shared: Arc<Mutex<GrepState>>,
     searcher: Searcher,
     matcher: RegexMatcher,
@@ -254,7 +254,7 @@ impl GrepVisitor<'_> {
 
 impl ParallelVisitor for GrepVisitor<'_> {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
-        if (self.cancelled)() {
+        if self.cancel.should_stop() {
             return WalkState::Quit;
         }
         let Ok(entry) = entry else { return WalkState::Continue };
@@ -347,6 +347,7 @@ fn render(found: Found) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -114,7 +114,10 @@ pub(crate) fn search_folder(workspace: &Workspace, path: Option<&str>) -> Result
 /// search folder.
 #[derive(Debug, Clone)]
 pub(crate) struct PathGlob {
-    matcher: GlobMatcher,
+    /// A set of one glob, not a `GlobMatcher`: the set picks a fast
+    /// strategy (`*.rs` is an extension lookup) where the matcher always
+    /// runs a regex, and this runs once per file of the walk.
+    matcher: GlobSet,
     basename_only: bool,
     names_hidden: bool,
 }
@@ -138,12 +141,9 @@ impl PathGlob {
         }
         let relative = relative.trim_start_matches("./").trim_start_matches('/');
         let relative = if relative.is_empty() { "**" } else { relative };
-        let matcher = GlobBuilder::new(relative)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| ToolError::model(format!("Error: invalid glob pattern {pattern:?}: {}", e.kind())))?
-            .compile_matcher();
+        let invalid = |e: globset::Error| ToolError::model(format!("Error: invalid glob pattern {pattern:?}: {}", e.kind()));
+        let glob = GlobBuilder::new(relative).literal_separator(true).backslash_escape(true).build().map_err(invalid)?;
+        let matcher = GlobSetBuilder::new().add(glob).build().map_err(invalid)?;
         let names_hidden = relative.split('/').any(|part| part.starts_with('.') && part != "." && part != "..");
         Ok(PathGlob { matcher, basename_only: !relative.contains('/'), names_hidden })
     }
@@ -177,6 +177,27 @@ pub(crate) fn walker_for(dir: &Path, include_hidden: bool) -> WalkBuilder {
         builder.filter_entry(|entry| entry.file_name() != ".git");
     }
     builder
+}
+
+/// Asks "was the run cancelled?" once every [`CancelCheck::EVERY`] entries:
+/// a `CancellationToken` answers behind a mutex, and asking on every entry
+/// made the walker threads contend on it.
+pub(crate) struct CancelCheck<'a> {
+    cancelled: &'a (dyn Fn() -> bool + Sync),
+    seen: u32,
+}
+
+impl<'a> CancelCheck<'a> {
+    const EVERY: u32 = 256;
+
+    pub(crate) fn new(cancelled: &'a (dyn Fn() -> bool + Sync)) -> Self {
+        CancelCheck { cancelled, seen: 0 }
+    }
+
+    pub(crate) fn should_stop(&mut self) -> bool {
+        self.seen = self.seen.wrapping_add(1);
+        self.seen % Self::EVERY == 0 && (self.cancelled)()
+    }
 }
 
 /// Keeps the `capacity` smallest items seen (by `Ord`), so a walk over a
@@ -251,7 +272,7 @@ impl<'s> ParallelVisitorBuilder<'s> for ListVisitorBuilder<'s> {
             workspace: self.workspace,
             dir: self.dir,
             glob: self.glob,
-            cancelled: self.cancelled,
+            cancel: CancelCheck::new(self.cancelled),
             shared: Arc::clone(&self.shared),
             local: ListState { top: TopN::new(MAX_LISTED_FILES), total: 0 },
         })
@@ -264,14 +285,14 @@ struct ListVisitor<'a> {
     workspace: &'a Workspace,
     dir: &'a Path,
     glob: &'a PathGlob,
-    cancelled: &'a (dyn Fn() -> bool + Sync),
+    cancel: CancelCheck<'a>,
     shared: Arc<Mutex<ListState>>,
     local: ListState,
 }
 
 impl ParallelVisitor for ListVisitor<'_> {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
-        if (self.cancelled)() {
+        if self.cancel.should_stop() {
             return WalkState::Quit;
         }
         let Ok(entry) = entry else { return WalkState::Continue };
@@ -350,6 +371,7 @@ fn render(listing: Listing) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -55,6 +55,8 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// - Returns stdout, then stderr under `Stderr:`; a non-zero exit is reported with the exit
 ///   code. Very long output keeps its beginning and end.
 /// - The command and everything it started are stopped when the timeout expires.
+/// - A background process must redirect its output (`server > server.log 2>&1 &`);
+///   one that keeps the command's output open is stopped when the command ends.
 /// - Prefer the dedicated tools: read_file over cat/head/tail, list_files over find/ls,
 ///   grep_search over grep/rg, edit_file over sed.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -425,6 +427,7 @@ fn report(run: ShellRun, timeout_ms: u64) -> Result<String, ToolError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
