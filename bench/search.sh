@@ -100,13 +100,15 @@ grep_case() {
     compare "$label" "$rg_count" "$tandem_count" -- "$rg" "${rg_flags[@]}" -e "$pattern" -- "$tandem" tool grep_search "$input"
 }
 
+# list_case LABEL GLOB [RG_FLAG...]: extra flags go to rg only.
 list_case() {
     local label="$1" glob="$2" input
+    shift 2
     input=$(python3 -c 'import json,sys; print(json.dumps({"pattern": sys.argv[1]}))' "$glob")
     local rg_count tandem_count
-    rg_count=$("$rg" --files -g "$glob" | wc -l)
+    rg_count=$("$rg" --files -g "$glob" "$@" | wc -l)
     tandem_count=$("$tandem" tool list_files "$input" | tandem_count)
-    compare "$label" "$rg_count" "$tandem_count" -- "$rg" --files -g "$glob" -- "$tandem" tool list_files "$input"
+    compare "$label" "$rg_count" "$tandem_count" -- "$rg" --files -g "$glob" "$@" -- "$tandem" tool list_files "$input"
 }
 
 files=$("$rg" --files | wc -l)
@@ -122,3 +124,6 @@ grep_case 'grep -i, very common: `error`' 'error' true
 list_case 'list `*.rs`' '*.rs'
 list_case 'list `crates/**/*.ts`' 'crates/**/*.ts'
 list_case 'list `*.md`' '*.md'
+# What list_files really computes: newest first, so every match is stat'ed.
+# rg does that only when asked to sort, and then walks with one thread.
+list_case 'list `*.rs`, rg also newest first (`--sortr modified`)' '*.rs' --sortr modified

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -114,7 +114,10 @@ pub(crate) fn search_folder(workspace: &Workspace, path: Option<&str>) -> Result
 /// search folder.
 #[derive(Debug, Clone)]
 pub(crate) struct PathGlob {
-    matcher: GlobMatcher,
+    /// A set of one glob, not a `GlobMatcher`: the set picks a fast
+    /// strategy (`*.rs` is an extension lookup) where the matcher always
+    /// runs a regex, and this runs once per file of the walk.
+    matcher: GlobSet,
     basename_only: bool,
     names_hidden: bool,
 }
@@ -138,12 +141,9 @@ impl PathGlob {
         }
         let relative = relative.trim_start_matches("./").trim_start_matches('/');
         let relative = if relative.is_empty() { "**" } else { relative };
-        let matcher = GlobBuilder::new(relative)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| ToolError::model(format!("Error: invalid glob pattern {pattern:?}: {}", e.kind())))?
-            .compile_matcher();
+        let invalid = |e: globset::Error| ToolError::model(format!("Error: invalid glob pattern {pattern:?}: {}", e.kind()));
+        let glob = GlobBuilder::new(relative).literal_separator(true).backslash_escape(true).build().map_err(invalid)?;
+        let matcher = GlobSetBuilder::new().add(glob).build().map_err(invalid)?;
         let names_hidden = relative.split('/').any(|part| part.starts_with('.') && part != "." && part != "..");
         Ok(PathGlob { matcher, basename_only: !relative.contains('/'), names_hidden })
     }
