@@ -209,7 +209,10 @@ async fn demo_runs_offline_and_every_check_passes() {
     let output = tandem(dir.path()).arg("demo").output().await.unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(stdout.matches("✓ verified:").count(), 9, "{stdout}");
-    assert!(!stdout.contains("✗ FAILED") && stdout.contains("All 9 checks passed."), "{stdout}");
+    // Nine checks for the headless act, six for the editor act.
+    assert_eq!(stdout.matches("✓ verified:").count(), 15, "{stdout}");
+    assert!(!stdout.contains("✗ FAILED") && stdout.contains("All 15 checks passed."), "{stdout}");
     assert!(stdout.contains("(matched via quote normalization)"), "{stdout}");
+    assert!(stdout.contains("Act 2: in the editor"), "{stdout}");
+    assert!(stdout.contains("the buffer holds the edit and both typed lines"), "{stdout}");
 }

@@ -140,7 +140,9 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     let (outcome, events) = run_and_record(&model, &executor, ctx, request, printer, notes_rx).await;
 
     println!();
-    let checks = verify(&root, &executor, outcome.status, &events);
+    let mut checks = verify(&root, &executor, outcome.status, &events);
+    checks.extend(editor_act().await);
+    println!();
     let mut failed = 0;
     for (ok, text) in &checks {
         if *ok {
@@ -157,6 +159,22 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     } else {
         println!("{failed} of {} checks failed.", checks.len());
         Ok(ExitCode::from(1))
+    }
+}
+
+/// The second act: the same agent inside an editor. An in-process LSP
+/// client opens a file, types an unsaved change, and the agent's stale edit
+/// is refused, re-read and applied without losing the typed text.
+#[allow(clippy::print_stdout)]
+async fn editor_act() -> Vec<(bool, String)> {
+    println!("── Act 2: in the editor (tandem lsp with an in-process editor)\n");
+    let dir = match tempfile::Builder::new().prefix("tandem-demo-editor-").tempdir() {
+        Ok(dir) => dir,
+        Err(err) => return vec![(false, format!("the editor act could not make its workspace: {err}"))],
+    };
+    match tandem::lsp::demo::editor_act(dir.path(), |line| println!("{line}")).await {
+        Ok(checks) => checks,
+        Err(err) => vec![(false, format!("the editor act stopped: {err:#}"))],
     }
 }
 
