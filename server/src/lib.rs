@@ -28,12 +28,32 @@
 //!   an open buffer's text if the editor has the file open, else the disk;
 //!   [`workspace::Workspace::write`] routes a change to the editor sink
 //!   ([`workspace::Editor`]) or the disk sink (atomic write after a
-//!   fingerprint check). Tools never know which one they talk to.
-//! - [`tools`]: the [`tools::Tool`] contract, the registry, and the
+//!   fingerprint check). Tools never know which one they talk to. The read
+//!   ledger remembers what the agent saw (buffer version or fingerprint); the
+//!   file watcher marks entries stale.
+//! - [`tools`]: the [`tools::Tool`] contract (typed `…Args` whose `///` docs
+//!   are the model-facing description), the registry, and the
 //!   [`tools::Executor`] whose gates every call passes: find → validate →
-//!   the tool's own checks → permission → run → cap.
-//! - [`agent`]: providers, the streaming loop, run events.
-//! - [`lsp`]: the only module that imports LSP types.
+//!   the tool's own checks → permission → run → cap. One file per tool:
+//!   `read_file`, `write_file`, `edit_file`, `list_files`, `grep_search`,
+//!   `run_shell`.
+//! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
+//!   together, results in call order, turn limit, cancellation), the
+//!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
+//!   with retries, the system prompt, permission modes, and the run events
+//!   every front end consumes.
+//! - [`lsp`]: the only module that imports LSP types: documents in ropey
+//!   (applied in arrival order), the position bridge, minimal edits, the
+//!   verified `workspace/applyEdit` editor sink, `tandem.ask`/`tandem.cancel`,
+//!   permission prompts, code actions, and the in-process editor demo.
+//! - `server/src/main.rs` and `server/src/cli/` (the binary): argument
+//!   parsing, `tandem ask` with its terminal printer, `tandem demo`,
+//!   `tandem tool(s)`.
+//!
+//! Tests live beside the code (unit, data-driven with snapshots) and in
+//! `tests/`: edit scenarios as data, the real binary over the CLI, the agent
+//! against a loopback model that speaks the recorded SSE, `tandem lsp` over
+//! stdio with a test client, and a real headless Neovim driving the plugin.
 //!
 //! ## Invariants
 //!
