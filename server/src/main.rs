@@ -2,6 +2,8 @@
 //! `lsp` mode stdout is the protocol channel), dispatch.
 #![allow(clippy::print_stdout)]
 
+mod cli;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -21,6 +23,27 @@ struct Cli {
 enum Command {
     /// Language server over stdio.
     Lsp,
+    /// One headless run in the current directory (the workspace root).
+    ///
+    /// The provider comes from the environment: ANTHROPIC_API_KEY,
+    /// OPENAI_API_KEY / OPENAI_BASE_URL, or TANDEM_PROVIDER=scripted with
+    /// TANDEM_SCRIPT; TANDEM_MODEL picks the model. Exit 0 when the run
+    /// completed, 1 when it failed or hit the turn limit, 130 when cancelled.
+    Ask {
+        /// Print one JSON run event per line instead of the transcript.
+        #[arg(long)]
+        json: bool,
+        /// Model turns allowed; tool calls past the limit are not run.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_turns: Option<u64>,
+        /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
+        #[arg(long, default_value = "default")]
+        permission_mode: tandem::agent::permission::PermissionMode,
+        /// What to ask.
+        prompt: String,
+    },
+    /// Offline end-to-end demo with the scripted model: no key, no network.
+    Demo,
     /// Run one tool once and print exactly the result text the model would get.
     Tool {
         /// The tool's name, e.g. read_file.
@@ -49,6 +72,16 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
+            Command::Ask { json, max_turns, permission_mode, prompt } => {
+                let options = cli::ask::AskOptions {
+                    prompt,
+                    json,
+                    max_turns: max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                    permission_mode,
+                };
+                cli::ask::ask(options, current_workspace()?).await
+            }
+            Command::Demo => cli::demo::demo().await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
         }

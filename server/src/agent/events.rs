@@ -40,8 +40,11 @@ pub enum RunEvent {
     ToolCall { id: String, name: String, input: Value },
     /// What went back to the model for a call.
     ToolResult { id: String, is_error: bool, content: String },
-    /// After each model turn.
+    /// After each model turn; `usage` is the run's running total.
     Status { turn: usize, usage: Usage },
+    /// A model request failed and is sent again after `delay_ms`: what that
+    /// attempt streamed (text, tool calls) is void.
+    Retry { attempt: u32, delay_ms: u64, reason: String },
     /// The run is over.
     End { status: RunStatus, text: String },
 }

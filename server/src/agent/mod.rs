@@ -3,17 +3,29 @@
 //! executor, sends the results back, and repeats until the model answers
 //! without tool calls.
 //!
-//! PLACEHOLDER: providers, SSE, the loop and the system prompt are being
-//! built (issue 3). The types below are the interface the CLI and the LSP
-//! module use.
+//! - [`provider`]: the provider contract, neutral messages, errors, retries.
+//! - [`anthropic`], [`openai`], [`scripted`]: the providers; [`sse`] and
+//!   `http` the wire underneath; [`config`] picks one from the environment.
+//! - [`run()`]: the loop and the tool-call scheduling (early start, safe
+//!   calls together, results in order).
+//! - [`prompt`]: the system prompt; [`permission`]: permission modes.
+//! - [`events`]: the run events every front end consumes.
 
+pub mod anthropic;
+pub mod config;
 pub mod events;
+mod http;
+pub mod openai;
+pub mod permission;
+pub mod prompt;
+pub mod provider;
+mod run;
+pub mod scripted;
+pub mod sse;
 
 pub use events::{RunEvent, RunStatus, Usage};
-
-use tokio::sync::mpsc;
-
-use crate::tools::{Executor, ToolContext};
+pub use provider::Provider;
+pub use run::{run, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
 
 /// One request to run the agent.
 #[derive(Debug, Clone, Default)]
@@ -23,7 +35,8 @@ pub struct RunRequest {
     /// Extra context placed before the prompt: the editor selection,
     /// diagnostics, the current file.
     pub context: Option<String>,
-    /// Model turns allowed before the run stops with `turn_limit`.
+    /// Model turns allowed before the run stops with `turn_limit`
+    /// (`None`: [`DEFAULT_MAX_TURNS`]).
     pub max_turns: Option<usize>,
     /// True when the run happens inside an editor (for the system prompt).
     pub in_editor: bool,
@@ -37,15 +50,4 @@ pub struct RunOutcome {
     pub text: String,
     pub turns: usize,
     pub usage: Usage,
-}
-
-/// Run the agent to the end. Events stream through `events` as they happen;
-/// cancelling `ctx.cancel` stops the stream and the tools.
-pub async fn run(
-    _executor: &Executor,
-    _ctx: ToolContext,
-    _request: RunRequest,
-    _events: mpsc::UnboundedSender<RunEvent>,
-) -> RunOutcome {
-    RunOutcome { status: RunStatus::Failed, text: "the agent loop is not built yet".into(), turns: 0, usage: Usage::default() }
 }

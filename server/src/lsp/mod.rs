@@ -1,8 +1,97 @@
-//! The language server (the only module that knows LSP types).
+//! The language server: the only module that knows LSP types.
 //!
-//! PLACEHOLDER: being built (issue 4).
+//! Code map:
+//! - `position`: the one ropey ↔ LSP position bridge (UTF-8/16/32, CRLF,
+//!   clamping);
+//! - `documents`: open documents as ropey buffers with versions, applied in
+//!   arrival order (Invariant 5);
+//! - `edits`: a whole-text change → minimal `TextEdit`s against the
+//!   original text;
+//! - `editor`: the editor edit sink — versioned, reviewed, verified
+//!   `workspace/applyEdit` (Invariants 1 and 2);
+//! - `permission`: permission prompts as `window/showMessageRequest`;
+//! - `runs`: `tandem.ask` / `tandem.cancel`, run events, work-done progress;
+//! - `code_actions`: agent actions on selections and diagnostics;
+//! - `config`: `initializationOptions` and `workspace/configuration`;
+//! - `client`: requests to the editor with timeouts, behind a trait;
+//! - `server`: the `LanguageServer` handlers that tie these together;
+//! - `transport`: a guard on the wire so invalid messages get an error
+//!   response instead of ending the session.
+
+pub mod client;
+mod code_actions;
+pub mod config;
+pub mod demo;
+pub mod documents;
+pub mod editor;
+pub mod edits;
+mod permission;
+pub mod position;
+pub mod runs;
+mod server;
+mod transport;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
+
+pub use server::{Backend, ASK_COMMAND, CANCEL_COMMAND};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::{LspService, Server};
+
+/// Handlers that may run at once. The default (4) is easy to fill: a
+/// `tandem.ask` waits for its whole run, and `didChange`s must keep flowing
+/// while it does.
+const CONCURRENCY: usize = 32;
 
 /// Serve LSP over stdin/stdout until the client exits.
+///
+/// Stdin is read on a plain thread, not through `tokio::io::stdin`: after
+/// `exit` the guard still has a read outstanding, and a read parked in
+/// tokio's blocking pool would keep the runtime (and the process) alive
+/// until the client closes the pipe, which many clients never do.
 pub async fn serve_stdio() -> anyhow::Result<()> {
-    anyhow::bail!("the language server is not built yet")
+    use std::io::Read as _;
+    use tokio::io::AsyncWriteExt as _;
+    let (mut writer, reader) = tokio::io::duplex(64 * 1024);
+    let (chunks_tx, mut chunks_rx) = tokio::sync::mpsc::channel::<Vec<u8>>(16);
+    std::thread::Builder::new().name("tandem-stdin".into()).spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buffer = vec![0; 64 * 1024];
+        loop {
+            match stdin.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if chunks_tx.blocking_send(buffer[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    })?;
+    tokio::spawn(async move {
+        while let Some(chunk) = chunks_rx.recv().await {
+            if writer.write_all(&chunk).await.is_err() {
+                break;
+            }
+        }
+    });
+    serve(reader, tokio::io::stdout()).await;
+    Ok(())
+}
+
+/// Serve LSP over any byte streams (stdio, or an in-process pipe for the
+/// demo), behind the guard that keeps garbage from ending the session.
+pub async fn serve<I, O>(input: I, output: O)
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    transport::serve_guarded(input, output, |input, output| async move {
+        let (service, socket) = LspService::build(Backend::new)
+            .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
+            .finish();
+        Server::new(input, output, socket).concurrency_level(CONCURRENCY).serve(service).await;
+    })
+    .await;
 }

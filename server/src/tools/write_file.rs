@@ -1,16 +1,46 @@
-//! `write_file`: PLACEHOLDER — being implemented.
+//! `write_file`: create a file, or replace an existing file's whole text.
+//!
+//! An existing file must have been read in this run and be unchanged since
+//! ([`Workspace::check_fresh`]); a new file skips that check. The change goes
+//! through [`Workspace::write`], so a file open in the editor becomes an
+//! editor edit and a closed file an atomic disk write.
+//!
+//! Also home to the helpers `edit_file` shares: the "existing, read and
+//! fresh" check with its refusals, and line-ending detection (an existing
+//! CRLF file stays CRLF when the model writes `\n`).
+
+use std::path::Path;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::read_file::{digits, numbered_line};
 use super::{Tool, ToolContext, ToolError};
+use crate::workspace::{FileChange, FileText, ReadError, ReadStamp, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
 
-/// PLACEHOLDER description.
+/// Lines of the written text shown back to the model.
+const PREVIEW_LINES: usize = 30;
+
+/// Characters of one preview line before it is cut.
+const PREVIEW_LINE_CHARS: usize = 200;
+
+/// Write a whole file: create it (and its parent folders) or replace all of
+/// its text with `content`.
+///
+/// Use it for new files and for complete rewrites. To change part of an
+/// existing file, prefer `edit_file`: it is cheaper and cannot drop lines by
+/// accident. Overwriting an existing file requires having read it with
+/// `read_file` in this session, and the file must not have changed since
+/// (otherwise read it again). A file that uses CRLF line endings keeps them.
+/// Paths are relative to the workspace root. If the file is open in the
+/// user's editor, the change is made in the editor.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileArgs {
-    /// PLACEHOLDER
+    /// The file to write, relative to the workspace root.
     pub file_path: String,
+    /// The complete new text of the file.
+    pub content: String,
 }
 
 pub struct WriteFile;
@@ -24,7 +54,269 @@ impl Tool for WriteFile {
         args.file_path.clone()
     }
 
-    async fn call(&self, _args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
-        Err(ToolError::model("not implemented yet"))
+    async fn validate(&self, args: &Self::Args, ctx: &ToolContext) -> Result<(), ToolError> {
+        plan_write(&ctx.workspace, args).map(|_| ())
+    }
+
+    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+        // Plan again: the permission prompt may have taken a while, and the
+        // stamp must be the one the new text replaces.
+        let plan = plan_write(&ctx.workspace, &args)?;
+        let display = ctx.workspace.display_path(&plan.path);
+        let change = FileChange {
+            path: plan.path,
+            new_text: plan.new_text,
+            base: plan.base,
+            label: format!("write_file {display}"),
+        };
+        let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
+        Ok(render_success(&display, &args.content, &outcome))
+    }
+}
+
+struct WritePlan {
+    path: std::path::PathBuf,
+    new_text: String,
+    base: Option<ReadStamp>,
+}
+
+fn plan_write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WritePlan, ToolError> {
+    let path = workspace.resolve(&args.file_path).map_err(|e| ToolError::model(e.message()))?;
+    match fresh_existing(workspace, &path, "writing")? {
+        Some(current) => {
+            let new_text = match line_ending_of(&current.text) {
+                Some(ending) => with_line_ending(&args.content, ending),
+                None => args.content.clone(),
+            };
+            Ok(WritePlan { path, new_text, base: Some(current.stamp) })
+        }
+        None => Ok(WritePlan { path, new_text: args.content.clone(), base: None }),
+    }
+}
+
+fn render_success(display: &str, content: &str, outcome: &WriteOutcome) -> String {
+    let total = content.lines().count();
+    let mut out = format!("Successfully wrote to {display} ({total} {})", if total == 1 { "line" } else { "lines" });
+    if let Some(note) = unsaved_note(outcome) {
+        out.push('\n');
+        out.push_str(note);
+    }
+    let width = digits(total.min(PREVIEW_LINES)).max(4);
+    for (index, line) in content.lines().take(PREVIEW_LINES).enumerate() {
+        out.push('\n');
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        match line.char_indices().nth(PREVIEW_LINE_CHARS) {
+            Some((end, _)) => out.push_str(&format!("{} [...]", numbered_line(index + 1, width, &line[..end]))),
+            None => out.push_str(&numbered_line(index + 1, width, line)),
+        }
+    }
+    if total > PREVIEW_LINES {
+        out.push_str(&format!("\n... ({total} lines total)"));
+    }
+    out
+}
+
+/// What to tell the model when the change reached an editor buffer but not
+/// the disk: the next shell command (a build, the tests) still sees the old
+/// file.
+pub(crate) fn unsaved_note(outcome: &WriteOutcome) -> Option<&'static str> {
+    match outcome {
+        WriteOutcome::AppliedToBuffer { saved: false } => Some(
+            "Note: the file is open in the editor; the change is in the editor, unsaved. Commands run with run_shell see the old content on disk until it is saved.",
+        ),
+        WriteOutcome::AppliedToBuffer { saved: true } | WriteOutcome::WrittenToDisk => None,
+    }
+}
+
+/// The current text of an existing file that the agent has read and that has
+/// not changed since; `None` when there is no such file yet. Every other case
+/// is a refusal written for the model. `verb` is "editing" or "writing".
+pub(crate) fn fresh_existing(workspace: &Workspace, path: &Path, verb: &str) -> Result<Option<FileText>, ToolError> {
+    let display = workspace.display_path(path);
+    match workspace.read(path) {
+        Ok(_) => workspace.check_fresh(path, verb).map(Some).map_err(ToolError::Model),
+        Err(ReadError::NotFound) => Ok(None),
+        Err(ReadError::IsDirectory) => Err(ToolError::model(format!(
+            "Error: {display} is a directory, not a file. Give the path of a file."
+        ))),
+        Err(ReadError::Binary) => Err(ToolError::model(format!(
+            "Error: {display} is a binary file (or is not UTF-8 text); only text files can be changed with edit_file or write_file."
+        ))),
+        Err(ReadError::TooLarge { bytes }) => Err(ToolError::model(format!(
+            "Error: {display} is {bytes} bytes, over the {MAX_TEXT_FILE_BYTES}-byte limit for edit_file and write_file. Change it with a command through run_shell instead."
+        ))),
+        Err(err @ ReadError::Io(_)) => Err(ToolError::model(err.message(&display))),
+    }
+}
+
+/// How a text ends its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineEnding {
+    Lf,
+    CrLf,
+}
+
+/// The line ending most of `text`'s lines use; `None` for text without a
+/// line break (nothing to follow).
+pub(crate) fn line_ending_of(text: &str) -> Option<LineEnding> {
+    let breaks = text.matches('\n').count();
+    if breaks == 0 {
+        return None;
+    }
+    let crlf = text.matches("\r\n").count();
+    Some(if crlf * 2 > breaks { LineEnding::CrLf } else { LineEnding::Lf })
+}
+
+/// `text` with every line break written as `ending`.
+pub(crate) fn with_line_ending(text: &str, ending: LineEnding) -> String {
+    let lf = text.replace("\r\n", "\n");
+    match ending {
+        LineEnding::Lf => lf,
+        LineEnding::CrLf => lf.replace('\n', "\r\n"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::tools::{Executor, ToolCall, ToolRegistry};
+    use crate::workspace::MemoryEditor;
+    use expect_test::expect;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        root: std::path::PathBuf,
+        ctx: ToolContext,
+        editor: Arc<MemoryEditor>,
+    }
+
+    fn fixture(files: &[(&str, &str)]) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        let editor = Arc::new(MemoryEditor::default());
+        let workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone())).unwrap();
+        Fixture { _dir: dir, root, ctx: ToolContext::new(Arc::new(workspace)), editor }
+    }
+
+    async fn run(f: &Fixture, name: &str, input: serde_json::Value) -> String {
+        let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
+        let call = ToolCall { id: "t".into(), name: name.into(), input };
+        let result = executor.execute(&call, &f.ctx).await.unwrap();
+        format!("is_error={}\n{}", result.is_error, result.content)
+    }
+
+    #[tokio::test]
+    async fn creates_a_new_file_with_parent_folders() {
+        let f = fixture(&[]);
+        let out = run(&f, "write_file", serde_json::json!({"file_path": "src/deep/new.rs", "content": "fn main() {}\n"})).await;
+        expect![[r#"
+            is_error=false
+            Successfully wrote to src/deep/new.rs (1 line)
+               1 | fn main() {}"#]]
+        .assert_eq(&out);
+        assert_eq!(std::fs::read_to_string(f.root.join("src/deep/new.rs")).unwrap(), "fn main() {}\n");
+    }
+
+    #[tokio::test]
+    async fn previews_the_first_30_lines() {
+        let f = fixture(&[]);
+        let content: String = (1..=45).map(|i| format!("row {i}\n")).collect();
+        let out = run(&f, "write_file", serde_json::json!({"file_path": "long.txt", "content": content})).await;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[1], "Successfully wrote to long.txt (45 lines)");
+        assert_eq!(lines[2], "   1 | row 1");
+        assert_eq!(lines[31], "  30 | row 30");
+        assert_eq!(lines[32], "... (45 lines total)");
+        assert_eq!(lines.len(), 33);
+    }
+
+    #[tokio::test]
+    async fn overwriting_requires_a_fresh_read() {
+        let f = fixture(&[("a.txt", "old\n")]);
+        let write = serde_json::json!({"file_path": "a.txt", "content": "new\n"});
+        let mut out = run(&f, "write_file", write.clone()).await;
+        run(&f, "read_file", serde_json::json!({"file_path": "a.txt"})).await;
+        std::fs::write(f.root.join("a.txt"), "changed by the user\n").unwrap();
+        out.push_str("\n\n");
+        out.push_str(&run(&f, "write_file", write.clone()).await);
+        run(&f, "read_file", serde_json::json!({"file_path": "a.txt"})).await;
+        out.push_str("\n\n");
+        out.push_str(&run(&f, "write_file", write).await);
+        expect![[r#"
+            is_error=true
+            Error: You must read this file before writing it. Call read_file on a.txt first.
+
+            is_error=true
+            Error: a.txt was modified externally since your last read (line 1 changed). Read it again with read_file before writing it.
+
+            is_error=false
+            Successfully wrote to a.txt (1 line)
+               1 | new"#]]
+        .assert_eq(&out);
+        assert_eq!(std::fs::read_to_string(f.root.join("a.txt")).unwrap(), "new\n");
+    }
+
+    #[tokio::test]
+    async fn keeps_crlf_line_endings_of_an_existing_file() {
+        let f = fixture(&[("win.txt", "one\r\ntwo\r\n")]);
+        run(&f, "read_file", serde_json::json!({"file_path": "win.txt"})).await;
+        run(&f, "write_file", serde_json::json!({"file_path": "win.txt", "content": "uno\ndos\ntres\n"})).await;
+        assert_eq!(std::fs::read_to_string(f.root.join("win.txt")).unwrap(), "uno\r\ndos\r\ntres\r\n");
+    }
+
+    #[tokio::test]
+    async fn an_open_buffer_changes_in_the_editor_and_says_it_is_unsaved() {
+        let f = fixture(&[("a.txt", "disk\n")]);
+        let path = f.root.join("a.txt");
+        f.editor.open(&path, "buffer\n", 1);
+        run(&f, "read_file", serde_json::json!({"file_path": "a.txt"})).await;
+        let out = run(&f, "write_file", serde_json::json!({"file_path": "a.txt", "content": "agent\n"})).await;
+        expect![[r#"
+            is_error=false
+            Successfully wrote to a.txt (1 line)
+            Note: the file is open in the editor; the change is in the editor, unsaved. Commands run with run_shell see the old content on disk until it is saved.
+               1 | agent"#]]
+        .assert_eq(&out);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "disk\n");
+        use crate::workspace::Editor as _;
+        assert_eq!(f.editor.document(&path).unwrap().text.as_ref(), "agent\n");
+    }
+
+    #[tokio::test]
+    async fn refuses_folders_binary_files_and_paths_outside() {
+        let f = fixture(&[("bin.dat", "a\0b")]);
+        std::fs::create_dir(f.root.join("dir")).unwrap();
+        let mut out = String::new();
+        for path in ["dir", "bin.dat", "../escape.txt", "/etc/tandem-escape.txt"] {
+            let result = run(&f, "write_file", serde_json::json!({"file_path": path, "content": "x"})).await;
+            out.push_str(&result.replace(&f.root.parent().unwrap().display().to_string(), "$TMP"));
+            out.push('\n');
+        }
+        expect![[r#"
+            is_error=true
+            Error: dir is a directory, not a file. Give the path of a file.
+            is_error=true
+            Error: bin.dat is a binary file (or is not UTF-8 text); only text files can be changed with edit_file or write_file.
+            is_error=true
+            Error: ../escape.txt resolves to $TMP/escape.txt, which is outside the workspace. Only files inside the workspace can be accessed.
+            is_error=true
+            Error: /etc/tandem-escape.txt resolves to /etc/tandem-escape.txt, which is outside the workspace. Only files inside the workspace can be accessed.
+        "#]]
+        .assert_eq(&out);
+    }
+
+    #[test]
+    fn line_endings() {
+        assert_eq!(line_ending_of("a"), None);
+        assert_eq!(line_ending_of("a\r\nb\r\nc\n"), Some(LineEnding::CrLf));
+        assert_eq!(line_ending_of("a\r\nb\nc\n"), Some(LineEnding::Lf));
+        assert_eq!(with_line_ending("a\nb\r\n", LineEnding::CrLf), "a\r\nb\r\n");
+        assert_eq!(with_line_ending("a\r\nb\n", LineEnding::Lf), "a\nb\n");
     }
 }

@@ -21,6 +21,10 @@ pub enum DiskWriteError {
 /// must still have (`None`: the file must not exist). Parent folders are
 /// created as needed.
 pub fn atomic_write(path: &Path, bytes: &[u8], expected: Option<u64>) -> Result<(), DiskWriteError> {
+    // Write through a symlink to the file it names: renaming the temp file
+    // over the link itself would replace the link with a plain file.
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = resolved.as_deref().unwrap_or(path);
     let check = || -> Result<Option<std::fs::Permissions>, DiskWriteError> {
         match (std::fs::read(path), expected) {
             (Ok(current), Some(fp)) if fingerprint(&current) == fp => {
@@ -83,6 +87,14 @@ mod tests {
         }
         assert!(matches!(atomic_write(&path, b"x", None), Err(DiskWriteError::Exists)));
         atomic_write(&dir.path().join("new/deep/file.txt"), b"x", None).unwrap();
+        #[cfg(unix)]
+        {
+            std::fs::write(dir.path().join("real.txt"), "real").unwrap();
+            std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
+            atomic_write(&dir.path().join("link.txt"), b"via link", Some(fingerprint(b"real"))).unwrap();
+            assert!(std::fs::symlink_metadata(dir.path().join("link.txt")).unwrap().file_type().is_symlink());
+            assert_eq!(std::fs::read_to_string(dir.path().join("real.txt")).unwrap(), "via link");
+        }
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
         assert!(leftovers.is_empty());
     }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use disk::{atomic_write, DiskWriteError};
-pub use ledger::{fingerprint, LedgerEntry, ReadLedger, ReadStamp};
+pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
 pub use paths::{normalize_lexically, PathError};
 pub use watcher::DiskWatcher;
@@ -215,11 +215,12 @@ impl Workspace {
     /// The path as the model and the user should see it: relative to the
     /// primary root when inside it, else absolute.
     pub fn display_path(&self, path: &Path) -> String {
-        for root in &self.roots {
-            if let Ok(rel) = path.strip_prefix(root) {
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                return if rel.is_empty() { ".".to_string() } else { rel };
-            }
+        // Only the primary root gives relative paths: relative paths the
+        // model sends back resolve against it, so a path relative to another
+        // root would name the wrong file. Other roots' files stay absolute.
+        if let Ok(rel) = path.strip_prefix(self.root()) {
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            return if rel.is_empty() { ".".to_string() } else { rel };
         }
         path.display().to_string()
     }
@@ -248,6 +249,14 @@ impl Workspace {
         })?;
         if meta.is_dir() {
             return Err(ReadError::IsDirectory);
+        }
+        // Reading a FIFO would block the tool forever, and a device or
+        // socket is no text file either.
+        if !meta.is_file() {
+            return Err(ReadError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a pipe, socket or device)",
+            )));
         }
         if meta.len() > MAX_TEXT_FILE_BYTES {
             return Err(ReadError::TooLarge { bytes: meta.len() });
@@ -371,4 +380,23 @@ pub fn bytes_to_text(bytes: Vec<u8>) -> Result<String, ReadError> {
         return Err(ReadError::Binary);
     }
     String::from_utf8(bytes).map_err(|_| ReadError::Binary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path shown to the model must resolve back to the same file.
+    #[test]
+    fn displayed_paths_resolve_back_in_every_root() {
+        let first = tempfile::tempdir().unwrap();
+        let second = tempfile::tempdir().unwrap();
+        let workspace =
+            Workspace::with_roots(vec![first.path().to_path_buf(), second.path().to_path_buf()], None).unwrap();
+        for root in workspace.roots().to_vec() {
+            let file = root.join("src/lib.rs");
+            let shown = workspace.display_path(&file);
+            assert_eq!(workspace.resolve(&shown).unwrap(), file, "shown as {shown}");
+        }
+    }
 }

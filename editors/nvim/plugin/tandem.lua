@@ -1,0 +1,22 @@
+-- User commands for Tandem. The language server itself is started by
+-- require('tandem').setup() or by `vim.lsp.enable('tandem')` (Neovim 0.11+).
+if vim.g.loaded_tandem then
+  return
+end
+vim.g.loaded_tandem = true
+
+vim.api.nvim_create_user_command('TandemAsk', function(opts)
+  local range = nil
+  if opts.range > 0 then
+    range = { start_line = opts.line1, end_line = opts.line2 }
+  end
+  require('tandem').ask(opts.args, range)
+end, { nargs = '*', range = true, desc = 'Ask the Tandem agent' })
+
+vim.api.nvim_create_user_command('TandemCancel', function()
+  require('tandem').cancel()
+end, { desc = 'Cancel the running Tandem agent' })
+
+vim.api.nvim_create_user_command('TandemTranscript', function()
+  require('tandem').show_transcript()
+end, { desc = 'Show the Tandem transcript' })

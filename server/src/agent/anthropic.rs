@@ -1,0 +1,289 @@
+//! The Anthropic Messages API, streaming: the request body, and the event
+//! stream (`message_start`, `content_block_start/delta/stop`,
+//! `message_delta`, `message_stop`, `ping`, `error`) turned into neutral
+//! stream events and a [`ModelResponse`].
+//!
+//! Tool inputs arrive as `input_json_delta` pieces that are only valid JSON
+//! together; a tool block is complete at its `content_block_stop`, which is
+//! when the loop may start it. A response that ends without `message_stop`
+//! is truncated (and retried); a tool input still open when `max_tokens`
+//! stopped the model becomes an error result for the model, not a crash.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::config::HttpProviderConfig;
+use super::http::{self, Endpoint};
+use super::provider::{
+    parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
+    StopReason, StreamEvent, ToolUse,
+};
+use super::sse::SseEvent;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub const API_VERSION: &str = "2023-06-01";
+
+pub struct AnthropicProvider {
+    config: HttpProviderConfig,
+    client: reqwest::Client,
+}
+
+impl AnthropicProvider {
+    pub fn new(config: HttpProviderConfig) -> Result<Self, ProviderError> {
+        Ok(AnthropicProvider { client: http::client()?, config })
+    }
+
+    fn url(&self) -> String {
+        format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'))
+    }
+
+    async fn attempt(&self, body: &Value, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
+        let mut request = self.client.post(self.url()).header("anthropic-version", API_VERSION).json(body);
+        if let Some(key) = &self.config.api_key {
+            request = request.header("x-api-key", key);
+        }
+        let endpoint = Endpoint { provider: "Anthropic", key_var: "ANTHROPIC_API_KEY", model: &self.config.model };
+        let response = http::send(request, &endpoint).await?;
+        let mut stream = MessageStream::new(events);
+        let finished = http::read_events(response, |event| stream.on_event(event)).await?;
+        if !finished {
+            return Err(ProviderError::Truncated("the stream ended without message_stop".into()));
+        }
+        Ok(stream.builder.finish())
+    }
+}
+
+#[async_trait]
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
+        let body = request_body(&self.config.model, self.config.max_tokens, request);
+        with_retries(&self.config.retry, events, || self.attempt(&body, events)).await
+    }
+}
+
+/// The JSON body of a streaming Messages request.
+pub fn request_body(model: &str, max_tokens: u32, request: &ModelRequest<'_>) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    let mut body = json!({
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": request.system,
+        "messages": messages,
+        "stream": true,
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = json!(request.tools);
+    }
+    body
+}
+
+fn message_json(message: &Message) -> Value {
+    // The API rejects empty text blocks; the neutral types can hold one when
+    // a response had no text.
+    let content: Vec<&ContentBlock> =
+        message.content.iter().filter(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty())).collect();
+    json!({ "role": message.role, "content": content })
+}
+
+/// A content block still streaming.
+enum OpenBlock {
+    Text,
+    ToolUse { id: String, name: String, json: String, start_input: Value },
+    /// Thinking, server tools, future block types: skipped.
+    Other,
+}
+
+/// The state of one streamed message.
+struct MessageStream<'a> {
+    builder: ResponseBuilder,
+    open: BTreeMap<u64, OpenBlock>,
+    events: &'a mpsc::UnboundedSender<StreamEvent>,
+}
+
+impl<'a> MessageStream<'a> {
+    fn new(events: &'a mpsc::UnboundedSender<StreamEvent>) -> Self {
+        MessageStream { builder: ResponseBuilder::default(), open: BTreeMap::new(), events }
+    }
+
+    /// Handle one event; `Ok(true)` at `message_stop`.
+    fn on_event(&mut self, event: SseEvent) -> Result<bool, ProviderError> {
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|e| ProviderError::Protocol(format!("a {} event is not JSON: {e}", event.event)))?;
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str());
+        match kind {
+            "message_start" => {
+                if let Some(usage) = data.pointer("/message/usage") {
+                    self.read_usage(usage);
+                }
+            }
+            "content_block_start" => self.block_start(&data),
+            "content_block_delta" => self.block_delta(&data),
+            "content_block_stop" => {
+                let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+                if let Some(block) = self.open.remove(&index) {
+                    self.close_block(block);
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.builder.stop_reason = Some(StopReason::parse(reason));
+                }
+                if let Some(usage) = data.get("usage") {
+                    self.read_usage(usage);
+                }
+            }
+            "message_stop" => {
+                // Blocks still open here were cut off (max_tokens): close them
+                // so their calls are answered with an error, in index order.
+                for (_, block) in std::mem::take(&mut self.open) {
+                    self.close_block(block);
+                }
+                return Ok(true);
+            }
+            "error" => {
+                let kind = data.pointer("/error/type").and_then(Value::as_str).unwrap_or("error").to_string();
+                let message = data.pointer("/error/message").and_then(Value::as_str).unwrap_or("").to_string();
+                return Err(ProviderError::Api { kind, message });
+            }
+            // `ping`, and event types added after this was written.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn block_start(&mut self, data: &Value) {
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let block = data.get("content_block").cloned().unwrap_or(Value::Null);
+        let open = match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(text) = block.get("text").and_then(Value::as_str) {
+                    self.builder.push_text(text, self.events);
+                }
+                OpenBlock::Text
+            }
+            Some("tool_use") => OpenBlock::ToolUse {
+                id: block.get("id").and_then(Value::as_str).unwrap_or_default().to_string(),
+                name: block.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                json: String::new(),
+                start_input: block.get("input").cloned().unwrap_or(Value::Null),
+            },
+            _ => OpenBlock::Other,
+        };
+        self.open.insert(index, open);
+    }
+
+    fn block_delta(&mut self, data: &Value) {
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let delta = data.get("delta").cloned().unwrap_or(Value::Null);
+        match (delta.get("type").and_then(Value::as_str), self.open.get_mut(&index)) {
+            (Some("text_delta"), Some(OpenBlock::Text)) => {
+                if let Some(text) = delta.get("text").and_then(Value::as_str) {
+                    self.builder.push_text(text, self.events);
+                }
+            }
+            (Some("input_json_delta"), Some(OpenBlock::ToolUse { json, .. })) => {
+                if let Some(piece) = delta.get("partial_json").and_then(Value::as_str) {
+                    json.push_str(piece);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn close_block(&mut self, block: OpenBlock) {
+        let OpenBlock::ToolUse { id, name, json, start_input } = block else { return };
+        let max_tokens_hit = self.builder.stop_reason == Some(StopReason::MaxTokens);
+        let (input, input_error) = if json.trim().is_empty() && start_input.is_object() {
+            (start_input, None)
+        } else {
+            parse_tool_input(&name, &json, max_tokens_hit)
+        };
+        self.builder.push_tool_use(ToolUse { id, name, input, input_error }, self.events);
+    }
+
+    fn read_usage(&mut self, usage: &Value) {
+        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+        // Cached input is still input the model read; the summary counts it.
+        let input = ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"].iter().filter_map(|n| field(n)).sum::<u64>();
+        if input > 0 {
+            self.builder.usage.input_tokens = input;
+        }
+        // `message_delta` carries the running total of output tokens.
+        if let Some(output) = field("output_tokens") {
+            self.builder.usage.output_tokens = output;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::sse::SseDecoder;
+
+    fn decode(sse: &str) -> (Vec<StreamEvent>, Result<(bool, ModelResponse), ProviderError>) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut stream = MessageStream::new(&tx);
+        let mut decoder = SseDecoder::default();
+        let mut events = decoder.push(sse.as_bytes()).unwrap();
+        events.extend(decoder.finish().unwrap());
+        let mut finished = false;
+        let mut result = Ok(());
+        for event in events {
+            match stream.on_event(event) {
+                Ok(true) => {
+                    finished = true;
+                    break;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let mut seen = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            seen.push(e);
+        }
+        (seen, result.map(|()| (finished, stream.builder.finish())))
+    }
+
+    #[test]
+    fn cut_off_tool_input_becomes_an_input_error() {
+        let sse = include_str!("../../../tests/data/sse/anthropic/verbatim_incomplete_partial_json.sse");
+        let (_, result) = decode(sse);
+        let (finished, response) = result.unwrap();
+        assert!(finished);
+        assert_eq!(response.stop_reason, StopReason::MaxTokens);
+        assert_eq!(response.tool_calls.len(), 1);
+        let call = &response.tool_calls[0];
+        assert_eq!(call.name, "make_file");
+        assert!(call.input_error.as_deref().unwrap_or_default().contains("max_tokens"));
+        // The history keeps a valid tool_use block so the result can answer it.
+        assert_eq!(
+            response.message.content.last(),
+            Some(&ContentBlock::ToolUse { id: call.id.clone(), name: "make_file".into(), input: json!({}) })
+        );
+    }
+
+    #[test]
+    fn error_event_is_an_api_error() {
+        let sse = include_str!("../../../tests/data/sse/anthropic/SYNTHESIZED_mid_stream_overloaded.sse");
+        let (events, result) = decode(sse);
+        assert_eq!(events, vec![StreamEvent::TextDelta("Let me".into())]);
+        let err = result.unwrap_err();
+        assert_eq!(err, ProviderError::Api { kind: "overloaded_error".into(), message: "Overloaded".into() });
+        assert!(err.is_retryable());
+    }
+}

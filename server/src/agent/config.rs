@@ -1,0 +1,170 @@
+//! Which provider a run talks to, and how: read from the environment
+//! (`TANDEM_PROVIDER`, `TANDEM_MODEL`, `TANDEM_SCRIPT`, the SDKs'
+//! `ANTHROPIC_*` / `OPENAI_*` variables, `TANDEM_MAX_TOKENS`).
+//!
+//! Without `TANDEM_PROVIDER`: Anthropic when `ANTHROPIC_API_KEY` is set,
+//! else OpenAI-compatible when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set,
+//! else an error that says exactly how to configure one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::anthropic::{self, AnthropicProvider};
+use super::openai::{self, OpenAiProvider};
+use super::provider::{Provider, ProviderError, RetryPolicy};
+use super::scripted::ScriptedProvider;
+
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    Anthropic,
+    OpenAi,
+    Scripted,
+}
+
+/// Settings of an HTTP provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpProviderConfig {
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub max_tokens: u32,
+    pub retry: RetryPolicy,
+}
+
+impl HttpProviderConfig {
+    /// A config for a test server at `base_url`, retrying without real waits.
+    pub fn for_tests(base_url: impl Into<String>, model: &str) -> Self {
+        HttpProviderConfig {
+            base_url: base_url.into(),
+            api_key: Some("test-key".into()),
+            model: model.into(),
+            max_tokens: 1024,
+            retry: RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(20) },
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderConfig {
+    Anthropic(HttpProviderConfig),
+    OpenAi(HttpProviderConfig),
+    Scripted { script: PathBuf },
+}
+
+/// The message for a run with no provider configured.
+pub const NOT_CONFIGURED: &str = "no model provider is configured. Set one of:
+  ANTHROPIC_API_KEY=sk-ant-…                 Anthropic (optional: ANTHROPIC_BASE_URL, TANDEM_MODEL)
+  OPENAI_API_KEY=sk-…                        OpenAI (optional: OPENAI_BASE_URL, TANDEM_MODEL)
+  OPENAI_BASE_URL=http://localhost:11434/v1  any OpenAI-compatible server: Ollama, llama.cpp, vLLM,
+                                             LM Studio (set TANDEM_MODEL to the model's name)
+  TANDEM_PROVIDER=scripted TANDEM_SCRIPT=FILE  replay a scripted model, offline
+TANDEM_PROVIDER=anthropic|openai|scripted picks one explicitly.
+To see Tandem work with no key and no network, run `tandem demo`.";
+
+impl ProviderConfig {
+    /// Read the process environment.
+    pub fn from_env() -> Result<Self, ProviderError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Read settings through `lookup` (the environment, or a test table).
+    /// Empty values count as unset.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ProviderError> {
+        let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let kind = match get("TANDEM_PROVIDER").map(|p| p.to_ascii_lowercase()) {
+            Some(p) if p == "anthropic" => ProviderKind::Anthropic,
+            Some(p) if p == "openai" || p == "openai-compatible" => ProviderKind::OpenAi,
+            Some(p) if p == "scripted" => ProviderKind::Scripted,
+            Some(other) => {
+                return Err(ProviderError::Config(format!(
+                    "TANDEM_PROVIDER={other} is not a provider: use anthropic, openai (any OpenAI-compatible server) or scripted"
+                )))
+            }
+            None if get("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
+            None if get("OPENAI_API_KEY").is_some() || get("OPENAI_BASE_URL").is_some() => ProviderKind::OpenAi,
+            None => return Err(ProviderError::Config(NOT_CONFIGURED.to_string())),
+        };
+        let max_tokens = match get("TANDEM_MAX_TOKENS") {
+            Some(v) => v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                ProviderError::Config(format!("TANDEM_MAX_TOKENS={v} is not a positive whole number"))
+            })?,
+            None => DEFAULT_MAX_TOKENS,
+        };
+        let model = get("TANDEM_MODEL");
+        Ok(match kind {
+            ProviderKind::Anthropic => ProviderConfig::Anthropic(HttpProviderConfig {
+                base_url: get("ANTHROPIC_BASE_URL").unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.to_string()),
+                api_key: get("ANTHROPIC_API_KEY"),
+                model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string()),
+                max_tokens,
+                retry: RetryPolicy::default(),
+            }),
+            ProviderKind::OpenAi => ProviderConfig::OpenAi(HttpProviderConfig {
+                base_url: get("OPENAI_BASE_URL").unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string()),
+                api_key: get("OPENAI_API_KEY"),
+                model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_string()),
+                max_tokens,
+                retry: RetryPolicy::default(),
+            }),
+            ProviderKind::Scripted => ProviderConfig::Scripted {
+                script: get("TANDEM_SCRIPT").map(PathBuf::from).ok_or_else(|| {
+                    ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see DESIGN.md, \"Scripted model\")".into())
+                })?,
+            },
+        })
+    }
+
+    /// Build the provider. The Anthropic API needs a key; say so before the
+    /// first request rather than after a 401.
+    pub fn build(self) -> Result<Box<dyn Provider>, ProviderError> {
+        match self {
+            ProviderConfig::Anthropic(config) => {
+                if config.api_key.is_none() && config.base_url.trim_end_matches('/') == anthropic::DEFAULT_BASE_URL {
+                    return Err(ProviderError::Config("TANDEM_PROVIDER=anthropic needs ANTHROPIC_API_KEY.".into()));
+                }
+                Ok(Box::new(AnthropicProvider::new(config)?))
+            }
+            ProviderConfig::OpenAi(config) => Ok(Box::new(OpenAiProvider::new(config)?)),
+            ProviderConfig::Scripted { script } => Ok(Box::new(ScriptedProvider::from_file(&script)?)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Result<ProviderConfig, ProviderError> {
+        ProviderConfig::from_lookup(|name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn defaults_follow_which_keys_are_set() {
+        let Ok(ProviderConfig::Anthropic(a)) = config(&[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "o")]) else { panic!() };
+        assert_eq!((a.base_url.as_str(), a.model.as_str()), ("https://api.anthropic.com", DEFAULT_ANTHROPIC_MODEL));
+        let Ok(ProviderConfig::OpenAi(o)) = config(&[("OPENAI_BASE_URL", "http://localhost:11434/v1"), ("TANDEM_MODEL", "qwen3")]) else { panic!() };
+        assert_eq!((o.api_key, o.model.as_str()), (None, "qwen3"));
+        let Ok(ProviderConfig::OpenAi(o)) = config(&[("TANDEM_PROVIDER", "openai"), ("ANTHROPIC_API_KEY", "k")]) else { panic!() };
+        assert_eq!(o.base_url, "https://api.openai.com/v1");
+    }
+
+    #[test]
+    fn nothing_configured_says_how_and_points_at_the_demo() {
+        let err = config(&[("ANTHROPIC_API_KEY", "  ")]).unwrap_err().to_string();
+        for needle in ["ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "TANDEM_PROVIDER=scripted", "tandem demo"] {
+            assert!(err.contains(needle), "{needle} missing from {err}");
+        }
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        expect_test::expect!["TANDEM_PROVIDER=gemini is not a provider: use anthropic, openai (any OpenAI-compatible server) or scripted"]
+            .assert_eq(&config(&[("TANDEM_PROVIDER", "gemini")]).unwrap_err().to_string());
+        assert!(config(&[("TANDEM_PROVIDER", "scripted")]).unwrap_err().to_string().contains("TANDEM_SCRIPT"));
+        assert!(config(&[("ANTHROPIC_API_KEY", "k"), ("TANDEM_MAX_TOKENS", "lots")]).unwrap_err().to_string().contains("TANDEM_MAX_TOKENS"));
+    }
+}

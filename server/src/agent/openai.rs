@@ -1,0 +1,351 @@
+//! OpenAI-compatible chat completions, streaming (OpenAI, Ollama,
+//! llama.cpp server, vLLM, LM Studio): tools in the `function` format,
+//! `tool_calls` deltas assembled by their `index`, tool results sent back as
+//! `role: "tool"` messages, usage from `stream_options.include_usage`, and
+//! `data: [DONE]` as the end marker (a body ending without it is truncated).
+//!
+//! A tool call is complete when a call with a higher index starts or the
+//! choice finishes; that is when the loop may start it early.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::config::HttpProviderConfig;
+use super::http::{self, Endpoint};
+use super::provider::{
+    parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
+    Role, StopReason, StreamEvent, ToolUse,
+};
+use super::sse::SseEvent;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+pub struct OpenAiProvider {
+    config: HttpProviderConfig,
+    client: reqwest::Client,
+}
+
+impl OpenAiProvider {
+    pub fn new(config: HttpProviderConfig) -> Result<Self, ProviderError> {
+        Ok(OpenAiProvider { client: http::client()?, config })
+    }
+
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'))
+    }
+
+    async fn attempt(&self, body: &Value, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
+        let mut request = self.client.post(self.url()).json(body);
+        // Local servers usually need no key.
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key);
+        }
+        let endpoint = Endpoint { provider: "The OpenAI-compatible server", key_var: "OPENAI_API_KEY", model: &self.config.model };
+        let response = http::send(request, &endpoint).await?;
+        let mut stream = CompletionStream::new(events);
+        let finished = http::read_events(response, |event| stream.on_event(event)).await?;
+        if !finished {
+            return Err(ProviderError::Truncated("the stream ended without data: [DONE]".into()));
+        }
+        Ok(stream.builder.finish())
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
+        let body = request_body(&self.config.model, self.config.max_tokens, &self.config.base_url, request);
+        with_retries(&self.config.retry, events, || self.attempt(&body, events)).await
+    }
+}
+
+/// The JSON body of a streaming chat completion request.
+pub fn request_body(model: &str, max_tokens: u32, base_url: &str, request: &ModelRequest<'_>) -> Value {
+    let mut messages = vec![json!({"role": "system", "content": request.system})];
+    for message in request.messages {
+        messages.extend(message_json(message));
+    }
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    // OpenAI's newer models refuse `max_tokens` and want
+    // `max_completion_tokens`; the local servers know only `max_tokens`.
+    let limit_field = if base_url.contains("api.openai.com") { "max_completion_tokens" } else { "max_tokens" };
+    body[limit_field] = json!(max_tokens);
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
+            .collect();
+        body["tools"] = json!(tools);
+    }
+    body
+}
+
+/// One neutral message becomes one or more chat messages: tool results are
+/// separate `tool` messages, placed before any text of the same user turn
+/// because they must directly follow the assistant's `tool_calls`.
+fn message_json(message: &Message) -> Vec<Value> {
+    let text = message.text();
+    match message.role {
+        Role::Assistant => {
+            let calls: Vec<Value> = message
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, input } => Some(json!({
+                        "id": id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": input.to_string()},
+                    })),
+                    _ => None,
+                })
+                .collect();
+            let mut out = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            if !calls.is_empty() {
+                out["tool_calls"] = json!(calls);
+            }
+            vec![out]
+        }
+        Role::User => {
+            let mut out: Vec<Value> = message
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                        // The format has no error flag: say it in the text.
+                        let content = if *is_error && !content.starts_with("Error") { format!("Error: {content}") } else { content.clone() };
+                        Some(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if !text.is_empty() {
+                out.push(json!({"role": "user", "content": text}));
+            }
+            out
+        }
+    }
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// The state of one streamed completion.
+struct CompletionStream<'a> {
+    builder: ResponseBuilder,
+    calls: BTreeMap<u64, PartialCall>,
+    events: &'a mpsc::UnboundedSender<StreamEvent>,
+}
+
+impl<'a> CompletionStream<'a> {
+    fn new(events: &'a mpsc::UnboundedSender<StreamEvent>) -> Self {
+        CompletionStream { builder: ResponseBuilder::default(), calls: BTreeMap::new(), events }
+    }
+
+    /// Handle one event; `Ok(true)` at `[DONE]`.
+    fn on_event(&mut self, event: SseEvent) -> Result<bool, ProviderError> {
+        if event.data.trim() == "[DONE]" {
+            self.close_calls_below(u64::MAX);
+            return Ok(true);
+        }
+        let chunk: Value =
+            serde_json::from_str(&event.data).map_err(|e| ProviderError::Protocol(format!("a stream chunk is not JSON: {e}")))?;
+        if let Some(error) = chunk.get("error") {
+            let kind = error.get("type").or_else(|| error.get("code")).and_then(Value::as_str).unwrap_or("error").to_string();
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+            return Err(ProviderError::Api { kind, message });
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+            self.builder.usage.input_tokens = field("prompt_tokens");
+            self.builder.usage.output_tokens = field("completion_tokens");
+        }
+        // Tandem asks for one choice; others, if a server sends them, are ignored.
+        let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else { return Ok(false) };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+                self.builder.push_text(text, self.events);
+            }
+            for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                self.call_delta(call);
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.builder.stop_reason = Some(StopReason::parse(reason));
+            self.close_calls_below(u64::MAX);
+        }
+        Ok(false)
+    }
+
+    fn call_delta(&mut self, delta: &Value) {
+        let index = delta.get("index").and_then(Value::as_u64).unwrap_or(0);
+        // A new index means every call before it is complete.
+        self.close_calls_below(index);
+        let call = self.calls.entry(index).or_default();
+        if let Some(id) = delta.get("id").and_then(Value::as_str) {
+            call.id = id.to_string();
+        }
+        if let Some(function) = delta.get("function") {
+            if let Some(name) = function.get("name").and_then(Value::as_str) {
+                call.name.push_str(name);
+            }
+            if let Some(arguments) = function.get("arguments").and_then(Value::as_str) {
+                call.arguments.push_str(arguments);
+            }
+        }
+    }
+
+    fn close_calls_below(&mut self, index: u64) {
+        let done: Vec<u64> = self.calls.range(..index).map(|(i, _)| *i).collect();
+        let max_tokens_hit = self.builder.stop_reason == Some(StopReason::MaxTokens);
+        for i in done {
+            let Some(call) = self.calls.remove(&i) else { continue };
+            let (input, input_error) = parse_tool_input(&call.name, &call.arguments, max_tokens_hit);
+            // Some local servers send no id; the history needs one to pair results.
+            let id = if call.id.is_empty() { format!("call_{i}") } else { call.id };
+            self.builder.push_tool_use(ToolUse { id, name: call.name, input, input_error }, self.events);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::sse::SseDecoder;
+
+    fn decode(sse: &str) -> (Vec<StreamEvent>, bool, ModelResponse) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut stream = CompletionStream::new(&tx);
+        let mut decoder = SseDecoder::default();
+        let mut finished = false;
+        for event in decoder.push(sse.as_bytes()).unwrap() {
+            if stream.on_event(event).unwrap() {
+                finished = true;
+                break;
+            }
+        }
+        let mut seen = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            seen.push(e);
+        }
+        (seen, finished, stream.builder.finish())
+    }
+
+    #[test]
+    fn two_parallel_tool_calls_are_assembled_by_index() {
+        let (events, finished, response) = decode(include_str!("../../../tests/data/sse/openai/verbatim_two_parallel_tool_calls.sse"));
+        assert!(finished);
+        let rendered: Vec<String> = events
+            .iter()
+            .map(|e| match e {
+                StreamEvent::ToolUse(c) => format!("{} {} {}", c.id, c.name, c.input),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        expect_test::expect![[r#"
+            call_JMW1whyEaYG438VE1OIflxA2 GetWeatherArgs {"city":"Edinburgh","country":"GB","units":"c"}
+            call_DNYTawLBoN8fj3KN6qU9N1Ou get_stock_price {"exchange":"NASDAQ","ticker":"AAPL"}"#]]
+        .assert_eq(&rendered.join("\n"));
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!((response.usage.input_tokens, response.usage.output_tokens), (149, 60));
+    }
+
+    #[test]
+    fn a_call_is_complete_when_the_next_index_starts() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut stream = CompletionStream::new(&tx);
+        let mut decoder = SseDecoder::default();
+        let sse = include_str!("../../../tests/data/sse/openai/verbatim_two_parallel_tool_calls.sse");
+        for event in decoder.push(sse.as_bytes()).unwrap() {
+            let starts_second = event.data.contains("\"index\":1,\"id\"");
+            stream.on_event(event).unwrap();
+            if starts_second {
+                // The first call went out before the rest of the stream.
+                let Ok(StreamEvent::ToolUse(first)) = rx.try_recv() else { panic!("first call not complete") };
+                assert_eq!(first.name, "GetWeatherArgs");
+                assert!(rx.try_recv().is_err());
+                return;
+            }
+        }
+        panic!("the second call never started");
+    }
+
+    #[test]
+    fn history_becomes_assistant_tool_calls_and_tool_messages() {
+        let messages = vec![
+            Message::user_text("go"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Text { text: "Reading.".into() },
+                    ContentBlock::ToolUse { id: "call_1".into(), name: "read_file".into(), input: json!({"file_path": "a"}) },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult { tool_use_id: "call_1".into(), content: "file not found".into(), is_error: true }],
+            },
+        ];
+        let request = ModelRequest { system: "sys", messages: &messages, tools: &[] };
+        let body = request_body("m", 100, "http://localhost:11434/v1", &request);
+        expect_test::expect![[r#"
+            {
+              "max_tokens": 100,
+              "messages": [
+                {
+                  "content": "sys",
+                  "role": "system"
+                },
+                {
+                  "content": "go",
+                  "role": "user"
+                },
+                {
+                  "content": "Reading.",
+                  "role": "assistant",
+                  "tool_calls": [
+                    {
+                      "function": {
+                        "arguments": "{\"file_path\":\"a\"}",
+                        "name": "read_file"
+                      },
+                      "id": "call_1",
+                      "type": "function"
+                    }
+                  ]
+                },
+                {
+                  "content": "Error: file not found",
+                  "role": "tool",
+                  "tool_call_id": "call_1"
+                }
+              ],
+              "model": "m",
+              "stream": true,
+              "stream_options": {
+                "include_usage": true
+              }
+            }"#]]
+        .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+    }
+}

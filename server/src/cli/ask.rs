@@ -1,0 +1,153 @@
+//! `tandem ask`: one headless run in the current folder, with the provider
+//! from the environment. Prints the transcript (or JSON Lines events with
+//! `--json`); Ctrl-C cancels the run cleanly (a second one exits at once).
+//!
+//! Exit codes: 0 completed, 1 failed or stopped at the turn limit,
+//! 2 not started (no provider configured, bad arguments), 130 cancelled.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use tandem::agent::config::ProviderConfig;
+use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
+use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
+use tandem::tools::{Executor, ToolContext, ToolRegistry};
+use tandem::workspace::Workspace;
+use tokio::sync::mpsc;
+
+use super::printer::Printer;
+
+pub struct AskOptions {
+    pub prompt: String,
+    pub json: bool,
+    pub max_turns: Option<usize>,
+    pub permission_mode: PermissionMode,
+}
+
+pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
+    let provider = ProviderConfig::from_env().and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: options.permission_mode }));
+    let workspace = Arc::new(workspace);
+    if let Err(err) = workspace.start_watcher() {
+        // The fingerprint check still catches changes on disk; the watcher only does it sooner.
+        tracing::warn!(%err, "cannot watch the workspace for changes");
+    }
+    let ctx = ToolContext::new(workspace);
+    let request = RunRequest { prompt: options.prompt, context: None, max_turns: options.max_turns, in_editor: false };
+    let printer = if options.json { None } else { Some(Printer::for_terminal(executor.clone())) };
+    let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
+    Ok(exit_code(outcome.status))
+}
+
+pub fn exit_code(status: RunStatus) -> ExitCode {
+    match status {
+        RunStatus::Completed => ExitCode::SUCCESS,
+        RunStatus::Failed | RunStatus::TurnLimit => ExitCode::from(1),
+        RunStatus::Cancelled => ExitCode::from(130),
+    }
+}
+
+/// Run the agent, printing events as they come (terminal transcript, or
+/// one JSON object per line when `printer` is `None`), with Ctrl-C wired to
+/// the run's cancel token. `notes` carries lines from the demo harness, each
+/// with an acknowledgement the sender waits for: the run is paused while a
+/// note is printed, so it lands exactly between the events sent before it
+/// and those after.
+pub async fn run_printed(
+    provider: &dyn Provider,
+    executor: &Executor,
+    ctx: ToolContext,
+    request: RunRequest,
+    mut printer: Option<Printer>,
+    mut notes: Option<mpsc::UnboundedReceiver<Note>>,
+) -> RunOutcome {
+    let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let run = agent::run(provider, executor, ctx, request, tx);
+    let print = async {
+        loop {
+            tokio::select! {
+                biased;
+                event = rx.recv() => match event {
+                    Some(event) => emit(&mut printer, &event),
+                    None => break,
+                },
+                Some((note, ack)) = recv_note(&mut notes) => {
+                    while let Ok(event) = rx.try_recv() {
+                        emit(&mut printer, &event);
+                    }
+                    if let Some(printer) = printer.as_mut() {
+                        printer.note(&note);
+                    }
+                    let _ = ack.send(());
+                }
+            }
+        }
+        printer
+    };
+    let (outcome, printer) = tokio::join!(run, print);
+    ctrl_c.abort();
+    if let Some(mut printer) = printer {
+        printer.summary(&outcome);
+    }
+    outcome
+}
+
+/// A line from the demo harness, and the acknowledgement it waits for.
+pub type Note = (String, tokio::sync::oneshot::Sender<()>);
+
+/// First Ctrl-C: cancel the run (tools stop, the summary prints). Second:
+/// exit at once. The handler is registered before this returns, so an
+/// interrupt right after the run starts is never lost to the default action.
+fn spawn_interrupt_handler(cancel: tokio_util::sync::CancellationToken) -> tokio::task::JoinHandle<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::interrupt()) {
+            Ok(mut interrupts) => tokio::spawn(async move {
+                if interrupts.recv().await.is_some() {
+                    cancel.cancel();
+                    if interrupts.recv().await.is_some() {
+                        std::process::exit(130);
+                    }
+                }
+            }),
+            Err(err) => {
+                tracing::warn!(%err, "cannot listen for Ctrl-C");
+                tokio::spawn(async {})
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    })
+}
+
+async fn recv_note(notes: &mut Option<mpsc::UnboundedReceiver<Note>>) -> Option<Note> {
+    match notes {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn emit(printer: &mut Option<Printer>, event: &RunEvent) {
+    match printer {
+        Some(printer) => printer.event(event),
+        None => {
+            if let Ok(line) = serde_json::to_string(event) {
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{line}");
+                let _ = stdout.flush();
+            }
+        }
+    }
+}

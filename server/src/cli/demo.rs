@@ -1,0 +1,265 @@
+//! `tandem demo`: the agent's tour of the tool system with the scripted
+//! model, offline, in a throwaway workspace. It prints the transcript, then
+//! checks each outcome on disk and in the results and prints
+//! `✓ verified: …` (or `✗ …`) for each; any failed check makes the exit
+//! code non-zero.
+//!
+//! The tour: create a file, read it, an edit matched via quote
+//! normalization, an edit refused because the file was never read, a file
+//! changed on disk after the read (the harness changes it between two model
+//! turns, as a user saving in another window would), the edit after a
+//! re-read, a grep, and two reads in one turn.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
+use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
+use tandem::agent::scripted::ScriptedProvider;
+use tandem::agent::{RunEvent, RunRequest, RunStatus};
+use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+use tandem::workspace::Workspace;
+use tokio::sync::mpsc;
+
+use super::ask::{run_printed, Note};
+use super::printer::Printer;
+
+const GREET_RS: &str = "/// The greeting shown on start.\npub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n\n// TODO: localise the greeting\n";
+const LIB_RS: &str = "//! A tiny crate for the demo.\npub mod greet;\n\n// TODO: add a farewell\n";
+const CARGO_TOML: &str = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+/// What the harness appends to src/greet.rs after the agent read it.
+const EXTERNAL_LINE: &str = "// a line the user saved from another window\n";
+/// The model turn before which the harness changes src/greet.rs (0-based).
+const EXTERNAL_CHANGE_BEFORE_TURN: usize = 5;
+
+fn script() -> serde_json::Value {
+    json!({"turns": [
+        {"text": "I'll start by creating a notes file.",
+         "tool_calls": [{"id": "toolu_demo_write", "name": "write_file", "input": {"file_path": "notes.md", "content": "# Notes\n\nThe greeting says \"hello\".\n"}}]},
+        {"text": "Let me read it back.",
+         "tool_calls": [{"id": "toolu_demo_read_notes", "name": "read_file", "input": {"file_path": "notes.md"}}]},
+        {"text": "I'll extend the quoted word, typing curly quotes as a model often does.",
+         "tool_calls": [{"id": "toolu_demo_edit_quotes", "name": "edit_file", "input": {"file_path": "notes.md", "old_string": "The greeting says \u{201c}hello\u{201d}.", "new_string": "The greeting says \u{201c}hello, world\u{201d}."}}]},
+        {"text": "Now the greeting itself, straight away.",
+         "tool_calls": [{"id": "toolu_demo_edit_unread", "name": "edit_file", "input": {"file_path": "src/greet.rs", "old_string": "Hello, world", "new_string": "Hi, world"}}]},
+        {"text": "Right, I must read it first.",
+         "tool_calls": [{"id": "toolu_demo_read_greet", "name": "read_file", "input": {"file_path": "src/greet.rs"}}]},
+        {"text": "Now the edit.",
+         "tool_calls": [{"id": "toolu_demo_edit_stale", "name": "edit_file", "input": {"file_path": "src/greet.rs", "old_string": "Hello, world", "new_string": "Hello, Tandem"}}]},
+        {"text": "The file changed since I read it; reading it again.",
+         "tool_calls": [{"id": "toolu_demo_reread_greet", "name": "read_file", "input": {"file_path": "src/greet.rs"}}]},
+        {"text": "The new line is yours; my edit does not touch it.",
+         "tool_calls": [{"id": "toolu_demo_edit_fresh", "name": "edit_file", "input": {"file_path": "src/greet.rs", "old_string": "Hello, world", "new_string": "Hello, Tandem"}}]},
+        {"text": "Let me find the open TODOs.",
+         "tool_calls": [{"id": "toolu_demo_grep", "name": "grep_search", "input": {"pattern": "TODO"}}]},
+        {"text": "Both files, at once.",
+         "tool_calls": [
+            {"id": "toolu_demo_read_lib", "name": "read_file", "input": {"file_path": "src/lib.rs"}},
+            {"id": "toolu_demo_read_cargo", "name": "read_file", "input": {"file_path": "Cargo.toml"}}
+         ]},
+        {"text": "Done: notes.md is written, the greeting says \"Hello, Tandem\" with your new line kept, and there are two TODOs left."}
+    ]})
+}
+
+/// The scripted model, plus the harness's change on disk between two turns.
+struct DemoModel {
+    script: ScriptedProvider,
+    root: std::path::PathBuf,
+    turn: std::sync::atomic::AtomicUsize,
+    notes: mpsc::UnboundedSender<Note>,
+}
+
+impl DemoModel {
+    /// Print a harness line between the transcript's events (see [`Note`]).
+    async fn note(&self, text: String) {
+        let (ack, printed) = tokio::sync::oneshot::channel();
+        if self.notes.send((text, ack)).is_ok() {
+            let _ = printed.await;
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for DemoModel {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn model(&self) -> &str {
+        "demo script"
+    }
+
+    async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
+        let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if turn == EXTERNAL_CHANGE_BEFORE_TURN {
+            let path = self.root.join("src/greet.rs");
+            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.push_str(EXTERNAL_LINE);
+            match std::fs::write(&path, text) {
+                Ok(()) => self.note("[demo] src/greet.rs changes on disk, as if you saved it in another window".into()).await,
+                Err(err) => self.note(format!("[demo] could not change src/greet.rs: {err}")).await,
+            }
+        }
+        self.script.stream(request, events).await
+    }
+}
+
+fn build_workspace(root: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(root.join("src"))?;
+    std::fs::write(root.join("src/greet.rs"), GREET_RS)?;
+    std::fs::write(root.join("src/lib.rs"), LIB_RS)?;
+    std::fs::write(root.join("Cargo.toml"), CARGO_TOML)?;
+    Ok(())
+}
+
+#[allow(clippy::print_stdout)]
+pub async fn demo() -> anyhow::Result<ExitCode> {
+    let dir = tempfile::Builder::new().prefix("tandem-demo-").tempdir()?;
+    build_workspace(dir.path())?;
+    let workspace = Arc::new(Workspace::new(dir.path())?);
+    let _ = workspace.start_watcher();
+    let root = workspace.root().to_path_buf();
+    println!("Tandem demo: a scripted model works in a throwaway workspace at {}\n", root.display());
+
+    let (notes_tx, notes_rx) = mpsc::unbounded_channel();
+    let model = DemoModel {
+        script: ScriptedProvider::from_json(&script().to_string(), "the demo script").map_err(|e| anyhow::anyhow!("{e}"))?,
+        root: root.clone(),
+        turn: Default::default(),
+        notes: notes_tx,
+    };
+    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: PermissionMode::Default }));
+    let ctx = ToolContext::new(workspace);
+    let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };
+
+    let printer = Printer::for_terminal(executor.clone());
+    let (outcome, events) = run_and_record(&model, &executor, ctx, request, printer, notes_rx).await;
+
+    println!();
+    let mut checks = verify(&root, &executor, outcome.status, &events);
+    checks.extend(editor_act().await);
+    println!();
+    let mut failed = 0;
+    for (ok, text) in &checks {
+        if *ok {
+            println!("✓ verified: {text}");
+        } else {
+            failed += 1;
+            println!("✗ FAILED: {text}");
+        }
+    }
+    println!();
+    if failed == 0 {
+        println!("All {} checks passed.", checks.len());
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("{failed} of {} checks failed.", checks.len());
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// The second act: the same agent inside an editor. An in-process LSP
+/// client opens a file, types an unsaved change, and the agent's stale edit
+/// is refused, re-read and applied without losing the typed text.
+#[allow(clippy::print_stdout)]
+async fn editor_act() -> Vec<(bool, String)> {
+    println!("── Act 2: in the editor (tandem lsp with an in-process editor)\n");
+    let dir = match tempfile::Builder::new().prefix("tandem-demo-editor-").tempdir() {
+        Ok(dir) => dir,
+        Err(err) => return vec![(false, format!("the editor act could not make its workspace: {err}"))],
+    };
+    match tandem::lsp::demo::editor_act(dir.path(), |line| println!("{line}")).await {
+        Ok(checks) => checks,
+        Err(err) => vec![(false, format!("the editor act stopped: {err:#}"))],
+    }
+}
+
+/// Run with the printer, and keep a copy of every event for the checks.
+async fn run_and_record(
+    model: &DemoModel,
+    executor: &Executor,
+    ctx: ToolContext,
+    request: RunRequest,
+    printer: Printer,
+    notes: mpsc::UnboundedReceiver<Note>,
+) -> (tandem::agent::RunOutcome, Vec<RunEvent>) {
+    let tee = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let printer = printer.with_tee(Arc::clone(&tee));
+    let outcome = run_printed(model, executor, ctx, request, Some(printer), Some(notes)).await;
+    let events = tee.lock().map(|e| e.clone()).unwrap_or_default();
+    (outcome, events)
+}
+
+/// Each check: passed, and what it shows.
+fn verify(root: &Path, executor: &Executor, status: RunStatus, events: &[RunEvent]) -> Vec<(bool, String)> {
+    let results: HashMap<&str, (bool, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::ToolResult { id, is_error, content } => Some((id.as_str(), (*is_error, content.as_str()))),
+            _ => None,
+        })
+        .collect();
+    let ok = |id: &str| results.get(id).map(|(is_error, _)| !is_error).unwrap_or(false);
+    let says = |id: &str, needle: &str| results.get(id).map(|(_, c)| c.contains(needle)).unwrap_or(false);
+    let error_says = |id: &str, needle: &str| results.get(id).map(|(e, c)| *e && c.contains(needle)).unwrap_or(false);
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap_or_default();
+    let notes = read("notes.md");
+    let greet = read("src/greet.rs");
+    let position = |pred: &dyn Fn(&RunEvent) -> bool| events.iter().position(pred);
+    let call_at = |id: &'static str| position(&move |e| matches!(e, RunEvent::ToolCall { id: i, .. } if i == id));
+    let result_at = |id: &'static str| position(&move |e| matches!(e, RunEvent::ToolResult { id: i, .. } if i == id));
+    let safe = |id: &str| {
+        events.iter().any(|e| match e {
+            RunEvent::ToolCall { id: i, name, input } if i == id => {
+                executor.is_concurrency_safe(&ToolCall { id: i.clone(), name: name.clone(), input: input.clone() })
+            }
+            _ => false,
+        })
+    };
+    let parallel = safe("toolu_demo_read_lib") && safe("toolu_demo_read_cargo") && match (call_at("toolu_demo_read_lib"), call_at("toolu_demo_read_cargo"), result_at("toolu_demo_read_lib"), result_at("toolu_demo_read_cargo")) {
+        (Some(c1), Some(c2), Some(r1), Some(r2)) => c1 < c2 && c2 < r1 && r1 < r2,
+        _ => false,
+    };
+
+    vec![
+        (
+            ok("toolu_demo_write") && notes.starts_with("# Notes\n"),
+            "write_file created notes.md, and it is on disk".into(),
+        ),
+        (
+            ok("toolu_demo_read_notes") && says("toolu_demo_read_notes", "The greeting says"),
+            "read_file returned the text just written".into(),
+        ),
+        (
+            ok("toolu_demo_edit_quotes")
+                && says("toolu_demo_edit_quotes", "(matched via quote normalization)")
+                && notes.contains("The greeting says \"hello, world\"."),
+            "the edit with curly quotes matched via quote normalization, and the file kept its straight quotes".into(),
+        ),
+        (
+            error_says("toolu_demo_edit_unread", "You must read this file before editing") && !greet.contains("Hi, world"),
+            "editing src/greet.rs before reading it was refused, and the file was not touched".into(),
+        ),
+        (
+            error_says("toolu_demo_edit_stale", "modified externally since your last read") && greet.contains(EXTERNAL_LINE),
+            "the edit after the file changed on disk was refused, and the change on disk survived".into(),
+        ),
+        (
+            ok("toolu_demo_edit_fresh") && greet.contains("\"Hello, Tandem\"") && greet.contains(EXTERNAL_LINE),
+            "after a re-read the edit applied, keeping the line saved from another window".into(),
+        ),
+        (
+            ok("toolu_demo_grep") && says("toolu_demo_grep", "src/greet.rs:6:") && says("toolu_demo_grep", "src/lib.rs:4:"),
+            "grep_search found both TODOs with their paths and line numbers".into(),
+        ),
+        (
+            parallel && ok("toolu_demo_read_lib") && ok("toolu_demo_read_cargo") && says("toolu_demo_read_cargo", "name = \"demo\""),
+            "two reads in one turn ran as one concurrent batch (both concurrency-safe), results in call order".into(),
+        ),
+        (status == RunStatus::Completed, format!("the run completed (status: {})", status.as_str())),
+    ]
+}

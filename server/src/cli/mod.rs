@@ -1,0 +1,7 @@
+//! The binary's own commands that drive the agent: `tandem ask` and
+//! `tandem demo`, and the terminal printer they share. (The library never
+//! prints: stdout is the LSP channel in `tandem lsp`.)
+
+pub mod ask;
+pub mod demo;
+pub mod printer;

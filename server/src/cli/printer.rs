@@ -1,0 +1,273 @@
+//! The terminal printer for run events: the answer as it streams, one
+//! readable line per tool call (`→ edit_file src/app.rs`) with a short
+//! result under it, a spinner on stderr while waiting (only on a terminal),
+//! and a closing summary. Colour only when stdout is a terminal and
+//! `NO_COLOR` is unset. `--json` bypasses all of this: one event per line.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tandem::agent::{RunEvent, RunOutcome, RunStatus};
+use tandem::tools::{Executor, ToolCall};
+
+/// Result lines longer than this are cut in the transcript.
+const RESULT_PREVIEW_CHARS: usize = 160;
+
+struct Style {
+    color: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+    fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+    fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+    fn green(&self, text: &str) -> String {
+        self.paint("32", text)
+    }
+    fn red(&self, text: &str) -> String {
+        self.paint("31", text)
+    }
+    fn cyan(&self, text: &str) -> String {
+        self.paint("36", text)
+    }
+}
+
+pub struct Printer {
+    style: Style,
+    spinner: Option<Spinner>,
+    executor: Executor,
+    /// The cursor is at the start of a line on stdout.
+    at_line_start: bool,
+    /// Call id → (tool name, file_path input) for the summary.
+    calls: HashMap<String, (String, Option<String>)>,
+    files_changed: BTreeSet<String>,
+    retries: u32,
+    /// A copy of every event, for callers that check them afterwards.
+    tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
+}
+
+impl Printer {
+    /// A printer for the terminal: colour and spinner decided by what
+    /// stdout and stderr are.
+    pub fn for_terminal(executor: Executor) -> Self {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let spinner = std::io::stderr().is_terminal().then(Spinner::start);
+        Printer {
+            style: Style { color },
+            spinner,
+            executor,
+            at_line_start: true,
+            calls: HashMap::new(),
+            files_changed: BTreeSet::new(),
+            retries: 0,
+            tee: None,
+        }
+    }
+
+    /// Also keep every event in `tee`.
+    pub fn with_tee(mut self, tee: Arc<Mutex<Vec<RunEvent>>>) -> Self {
+        self.tee = Some(tee);
+        self
+    }
+
+    fn out(&mut self, text: &str) {
+        if let Some(spinner) = &self.spinner {
+            spinner.pause();
+        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+        if let Some(last) = text.chars().last() {
+            self.at_line_start = last == '\n';
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        let prefix = if self.at_line_start { "" } else { "\n" };
+        self.out(&format!("{prefix}{text}\n"));
+    }
+
+    /// A line from the demo harness, set apart from the transcript.
+    pub fn note(&mut self, text: &str) {
+        let text = self.style.cyan(text);
+        self.line(&text);
+    }
+
+    pub fn event(&mut self, event: &RunEvent) {
+        if let Some(tee) = &self.tee {
+            tee.lock().unwrap_or_else(|e| e.into_inner()).push(event.clone());
+        }
+        match event {
+            RunEvent::Text { text } => self.out(text),
+            RunEvent::ToolCall { id, name, input } => {
+                let call = ToolCall { id: id.clone(), name: name.clone(), input: input.clone() };
+                let summary = self.executor.summary(&call);
+                let file = input.get("file_path").and_then(|p| p.as_str()).map(String::from);
+                self.calls.insert(id.clone(), (name.clone(), file));
+                let arrow = self.style.cyan("→");
+                let name = self.style.bold(name);
+                let line = if summary.is_empty() { format!("{arrow} {name}") } else { format!("{arrow} {name} {summary}") };
+                self.line(&line);
+            }
+            RunEvent::ToolResult { id, is_error, content } => {
+                if !is_error {
+                    if let Some((name, Some(file))) = self.calls.get(id) {
+                        if name == "edit_file" || name == "write_file" {
+                            self.files_changed.insert(file.clone());
+                        }
+                    }
+                }
+                let preview = preview(content);
+                let line = if *is_error { format!("  {} {}", self.style.red("✗"), self.style.red(&preview)) } else { format!("  {} {}", self.style.green("✓"), self.style.dim(&preview)) };
+                self.line(&line);
+                self.resume_spinner();
+            }
+            RunEvent::Status { .. } => {}
+            RunEvent::Retry { attempt, delay_ms, reason } => {
+                self.retries += 1;
+                let line = self.style.dim(&format!("[{reason}; retrying (attempt {attempt}) in {:.1}s]", *delay_ms as f64 / 1000.0));
+                if let Some(spinner) = &self.spinner {
+                    spinner.pause();
+                }
+                eprintln!("{line}");
+                self.resume_spinner();
+            }
+            RunEvent::End { .. } => {
+                if let Some(spinner) = &self.spinner {
+                    spinner.stop();
+                }
+            }
+        }
+    }
+
+    pub fn resume_spinner(&self) {
+        if let Some(spinner) = &self.spinner {
+            spinner.resume();
+        }
+    }
+
+    /// The closing summary: status, turns, tokens, files changed.
+    pub fn summary(&mut self, outcome: &RunOutcome) {
+        let status = match outcome.status {
+            RunStatus::Completed => self.style.green("completed"),
+            RunStatus::Cancelled => self.style.red("cancelled"),
+            RunStatus::Failed => self.style.red("failed"),
+            RunStatus::TurnLimit => self.style.red("stopped at the turn limit"),
+        };
+        let files = if self.files_changed.is_empty() {
+            "no files changed".to_string()
+        } else {
+            format!("files changed: {}", self.files_changed.iter().cloned().collect::<Vec<_>>().join(", "))
+        };
+        let turns = if outcome.turns == 1 { "1 turn".to_string() } else { format!("{} turns", outcome.turns) };
+        let tokens = format!("{} tokens in, {} out", thousands(outcome.usage.input_tokens), thousands(outcome.usage.output_tokens));
+        if !self.at_line_start {
+            self.out("\n");
+        }
+        let line = self.style.dim(&format!("── {status} · {turns} · {tokens} · {files}"));
+        self.line(&format!("\n{line}"));
+        if outcome.status == RunStatus::Failed {
+            eprintln!("tandem: {}", outcome.text);
+        }
+    }
+}
+
+/// The first line of a result, cut to [`RESULT_PREVIEW_CHARS`], with a
+/// count of the lines left out.
+fn preview(content: &str) -> String {
+    let mut lines = content.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("(empty)");
+    let mut out: String = first.chars().take(RESULT_PREVIEW_CHARS).collect();
+    if first.chars().count() > RESULT_PREVIEW_CHARS {
+        out.push('…');
+    }
+    let more = lines.count();
+    match more {
+        0 => {}
+        1 => out.push_str(" (+1 line)"),
+        n => out.push_str(&format!(" (+{n} lines)")),
+    }
+    out
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A spinner on stderr. Drawing and clearing share a lock, so a frame is
+/// never drawn over text that was just printed.
+pub struct Spinner {
+    state: Arc<Mutex<SpinnerState>>,
+}
+
+struct SpinnerState {
+    active: bool,
+    drawn: bool,
+    stopped: bool,
+}
+
+impl Spinner {
+    fn start() -> Self {
+        let state = Arc::new(Mutex::new(SpinnerState { active: true, drawn: false, stopped: false }));
+        let ticker = Arc::clone(&state);
+        tokio::spawn(async move {
+            const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+            let mut frame = 0;
+            let mut interval = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                interval.tick().await;
+                let mut state = ticker.lock().unwrap_or_else(|e| e.into_inner());
+                if state.stopped {
+                    break;
+                }
+                if state.active {
+                    eprint!("\r{} working…", FRAMES[frame % FRAMES.len()]);
+                    state.drawn = true;
+                    frame += 1;
+                }
+            }
+        });
+        Spinner { state }
+    }
+
+    fn pause(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.active = false;
+        if state.drawn {
+            eprint!("\r\x1b[2K");
+            state.drawn = false;
+        }
+    }
+
+    fn resume(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.active = !state.stopped;
+    }
+
+    fn stop(&self) {
+        self.pause();
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).stopped = true;
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

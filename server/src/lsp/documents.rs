@@ -1,0 +1,338 @@
+//! Open documents: what the editor holds, as ropey buffers with their
+//! versions, kept in sync by `didOpen`/`didChange`/`didSave`/`didClose`.
+//!
+//! Invariant 5: every notification is applied under a std `Mutex`, in the
+//! handler body, before any `.await`. tower-lsp-server runs handlers
+//! concurrently; a handler that awaited (an async lock, a log message)
+//! before applying could let version 3 land before version 2.
+//!
+//! Besides the text, a document remembers whether it has unsaved user
+//! changes (`dirty`: set by `didChange`, cleared by `didOpen`/`didSave`) and
+//! its last few `(version, fingerprint)` states, so the applyEdit bridge can
+//! tell whether its edit ever landed even when the user typed right after.
+//! Waiters (the applyEdit verification) wake on every change through a
+//! `watch` channel instead of sleeping.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ropey::Rope;
+use tokio::sync::watch;
+use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, Uri};
+
+use super::position::{position_to_char, PositionEncoding};
+use crate::workspace::{fingerprint, normalize_lexically};
+
+/// States remembered per document for the applyEdit verification.
+const HISTORY_LEN: usize = 64;
+
+#[derive(Debug)]
+struct Document {
+    uri: Uri,
+    rope: Rope,
+    version: i32,
+    dirty: bool,
+    history: VecDeque<(i32, u64)>,
+}
+
+impl Document {
+    /// Record the current state for a pending verification. Hashing the
+    /// whole text costs O(size), so it is done only while an edit of ours
+    /// is being verified, not on every keystroke.
+    fn remember(&mut self, verifying: bool) {
+        if !verifying {
+            self.history.clear();
+            return;
+        }
+        let fp = fingerprint(self.rope.to_string().as_bytes());
+        if self.history.len() == HISTORY_LEN {
+            self.history.pop_front();
+        }
+        self.history.push_back((self.version, fp));
+    }
+}
+
+/// While alive, document changes are fingerprinted for the verification of
+/// an agent edit (see [`Documents::verifying`]).
+pub struct VerifyGuard<'a>(&'a Documents);
+
+impl Drop for VerifyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.verifying.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A copy of an open document at one moment.
+#[derive(Debug, Clone)]
+pub struct DocumentSnapshot {
+    pub uri: Uri,
+    pub path: PathBuf,
+    pub text: Arc<str>,
+    pub version: i32,
+    /// The buffer holds changes that are not on disk.
+    pub dirty: bool,
+}
+
+/// Every open document, by normalized file path.
+#[derive(Debug)]
+pub struct Documents {
+    documents: Mutex<HashMap<PathBuf, Document>>,
+    changed: watch::Sender<u64>,
+    encoding: AtomicU8,
+    verifying: AtomicUsize,
+}
+
+impl Default for Documents {
+    fn default() -> Self {
+        Documents {
+            documents: Mutex::new(HashMap::new()),
+            changed: watch::Sender::new(0),
+            encoding: AtomicU8::new(encoding_to_u8(PositionEncoding::Utf16)),
+            verifying: AtomicUsize::new(0),
+        }
+    }
+}
+
+fn encoding_to_u8(encoding: PositionEncoding) -> u8 {
+    match encoding {
+        PositionEncoding::Utf8 => 8,
+        PositionEncoding::Utf16 => 16,
+        PositionEncoding::Utf32 => 32,
+    }
+}
+
+/// The file path a document URI names, normalized the way workspace paths
+/// are (`..` folded; symlinks resolved when the file exists). `None` for
+/// non-file URIs (`untitled:`, `git:`): the agent cannot address them.
+pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
+    if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
+        return None;
+    }
+    let path = uri.to_file_path()?.into_owned();
+    if !path.is_absolute() {
+        return None;
+    }
+    Some(path.canonicalize().unwrap_or_else(|_| normalize_lexically(&path)))
+}
+
+/// The `file:` URI of a path.
+pub fn path_to_uri(path: &Path) -> Option<Uri> {
+    Uri::from_file_path(path)
+}
+
+impl Documents {
+    pub fn set_encoding(&self, encoding: PositionEncoding) {
+        self.encoding.store(encoding_to_u8(encoding), Ordering::Relaxed);
+    }
+
+    pub fn encoding(&self) -> PositionEncoding {
+        match self.encoding.load(Ordering::Relaxed) {
+            8 => PositionEncoding::Utf8,
+            32 => PositionEncoding::Utf32,
+            _ => PositionEncoding::Utf16,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Document>> {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn notify(&self) {
+        self.changed.send_modify(|generation| *generation = generation.wrapping_add(1));
+    }
+
+    /// A receiver that wakes after every document change.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// `didOpen`. Opening an already open document replaces it.
+    pub fn open(&self, uri: &Uri, text: &str, version: i32) -> Result<(), String> {
+        let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {}", uri.as_str()))?;
+        // A buffer opened from disk has nothing unsaved; one opened with
+        // other text (a restored session) does.
+        let same_size = std::fs::metadata(&path).is_ok_and(|m| m.len() == text.len() as u64);
+        let dirty = !same_size || std::fs::read(&path).map_or(true, |bytes| bytes != text.as_bytes());
+        let mut document = Document { uri: uri.clone(), rope: Rope::from_str(text), version, dirty, history: VecDeque::new() };
+        document.remember(self.is_verifying());
+        self.lock().insert(path, document);
+        self.notify();
+        Ok(())
+    }
+
+    /// `didChange`: apply the content changes in sequence (each one's range
+    /// refers to the text after the previous one). Returns warnings worth a
+    /// log line (positions past the end, a version going backwards).
+    pub fn change(&self, uri: &Uri, version: i32, changes: &[TextDocumentContentChangeEvent]) -> Result<Vec<String>, String> {
+        let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {}", uri.as_str()))?;
+        let encoding = self.encoding();
+        let mut warnings = Vec::new();
+        {
+            let mut documents = self.lock();
+            let Some(document) = documents.get_mut(&path) else {
+                return Err(format!("didChange for a document that is not open: {}", uri.as_str()));
+            };
+            if version <= document.version {
+                warnings.push(format!(
+                    "didChange for {} has version {version}, not newer than {}",
+                    uri.as_str(),
+                    document.version
+                ));
+            }
+            for change in changes {
+                match change.range {
+                    None => document.rope = Rope::from_str(&change.text),
+                    Some(range) => {
+                        let start = position_to_char(&document.rope, range.start, encoding);
+                        let end = position_to_char(&document.rope, range.end, encoding);
+                        if start.line_past_end || end.line_past_end {
+                            warnings.push(format!(
+                                "didChange range {}:{}-{}:{} lies past the end of {} ({} lines); clamped",
+                                range.start.line,
+                                range.start.character,
+                                range.end.line,
+                                range.end.character,
+                                uri.as_str(),
+                                document.rope.len_lines()
+                            ));
+                        }
+                        let (start, end) = (start.char_idx.min(end.char_idx), start.char_idx.max(end.char_idx));
+                        document.rope.remove(start..end);
+                        document.rope.insert(start, &change.text);
+                    }
+                }
+            }
+            document.version = version;
+            document.dirty = true;
+            document.remember(self.is_verifying());
+        }
+        self.notify();
+        Ok(warnings)
+    }
+
+    /// `didSave`: the buffer is on disk now. With `includeText`, the saved
+    /// text is the truth.
+    pub fn save(&self, uri: &Uri, text: Option<&str>) {
+        let Some(path) = uri_to_path(uri) else { return };
+        {
+            let mut documents = self.lock();
+            let Some(document) = documents.get_mut(&path) else { return };
+            if let Some(text) = text {
+                document.rope = Rope::from_str(text);
+            }
+            document.dirty = false;
+        }
+        self.notify();
+    }
+
+    /// `didClose`: from now on the disk is the truth for this file.
+    pub fn close(&self, uri: &Uri) {
+        let Some(path) = uri_to_path(uri) else { return };
+        self.lock().remove(&path);
+        self.notify();
+    }
+
+    pub fn snapshot(&self, path: &Path) -> Option<DocumentSnapshot> {
+        let documents = self.lock();
+        let document = documents.get(path)?;
+        Some(DocumentSnapshot {
+            uri: document.uri.clone(),
+            path: path.to_path_buf(),
+            text: Arc::from(document.rope.to_string()),
+            version: document.version,
+            dirty: document.dirty,
+        })
+    }
+
+    pub fn snapshot_uri(&self, uri: &Uri) -> Option<DocumentSnapshot> {
+        self.snapshot(&uri_to_path(uri)?)
+    }
+
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.lock().keys().cloned().collect()
+    }
+
+    /// The version and dirty flag of an open document, without copying its text.
+    pub fn state(&self, path: &Path) -> Option<(i32, bool)> {
+        self.lock().get(path).map(|d| (d.version, d.dirty))
+    }
+
+    fn is_verifying(&self) -> bool {
+        self.verifying.load(Ordering::SeqCst) > 0
+    }
+
+    /// Start recording document states (for an edit about to be sent);
+    /// recording stops when the guard is dropped.
+    pub fn verifying(&self) -> VerifyGuard<'_> {
+        self.verifying.fetch_add(1, Ordering::SeqCst);
+        VerifyGuard(self)
+    }
+
+    /// The first version after `after` whose text had fingerprint `fp`
+    /// (recorded while a [`VerifyGuard`] was alive).
+    pub fn version_with(&self, path: &Path, after: i32, fp: u64) -> Option<i32> {
+        let documents = self.lock();
+        let document = documents.get(path)?;
+        document.history.iter().find(|&&(version, f)| version > after && f == fp).map(|&(version, _)| version)
+    }
+
+    /// The text a range covers in an open document (for a selection).
+    pub fn text_in_range(&self, uri: &Uri, range: Range) -> Option<String> {
+        let path = uri_to_path(uri)?;
+        let encoding = self.encoding();
+        let documents = self.lock();
+        let rope = &documents.get(&path)?.rope;
+        let start = position_to_char(rope, range.start, encoding).char_idx;
+        let end = position_to_char(rope, range.end, encoding).char_idx;
+        Some(rope.slice(start.min(end)..end.max(start)).to_string())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use tower_lsp_server::ls_types::Position;
+
+    fn change(range: Option<((u32, u32), (u32, u32))>, text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: range.map(|((l1, c1), (l2, c2))| Range {
+                start: Position { line: l1, character: c1 },
+                end: Position { line: l2, character: c2 },
+            }),
+            range_length: None,
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn incremental_changes_apply_in_sequence() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap().join("a.txt");
+        std::fs::write(&path, "héllo\r\nwörld\n").unwrap();
+        let uri = path_to_uri(&path).unwrap();
+        let documents = Documents::default();
+        documents.open(&uri, "héllo\r\nwörld\n", 1).unwrap();
+        assert!(!documents.snapshot(&path).unwrap().dirty);
+        // The second change's range refers to the text after the first.
+        let warnings = documents
+            .change(&uri, 2, &[change(Some(((0, 0), (0, 1))), "J"), change(Some(((0, 1), (0, 2))), "e"), change(Some(((1, 5), (1, 99))), "!")])
+            .unwrap();
+        assert!(warnings.is_empty());
+        let snapshot = documents.snapshot(&path).unwrap();
+        assert_eq!(&*snapshot.text, "Jello\r\nwörld!\n");
+        assert_eq!((snapshot.version, snapshot.dirty), (2, true));
+        // Out of range: clamped, with a warning; unopened: an error.
+        let warnings = documents.change(&uri, 3, &[change(Some(((9, 0), (9, 0))), "tail")]).unwrap();
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(&*documents.snapshot(&path).unwrap().text, "Jello\r\nwörld!\ntail");
+        let other = path_to_uri(&dir.path().canonicalize().unwrap().join("b.txt")).unwrap();
+        assert!(documents.change(&other, 1, &[change(None, "x")]).is_err());
+        documents.save(&uri, None);
+        assert!(!documents.snapshot(&path).unwrap().dirty);
+        documents.close(&uri);
+        assert!(documents.snapshot(&path).is_none());
+    }
+}

@@ -1,0 +1,300 @@
+//! The editor edit sink: [`Editor`] over the open documents, where a change
+//! becomes a versioned `workspace/applyEdit` and is verified afterwards.
+//!
+//! The steps of [`LspEditor::apply`], each of which can stop the edit with
+//! an outcome the model reads:
+//! 1. the document's version must still be the one the agent read
+//!    (Invariant 2: we check; editors do not protect us);
+//! 2. the change becomes a few minimal `TextEdit`s against that version;
+//! 3. review: in the default permission mode the edit carries a
+//!    `ChangeAnnotation` with `needsConfirmation` when the client supports
+//!    annotations (VS Code opens its refactor preview), else the user is
+//!    asked "Apply edit to PATH?" with `window/showMessageRequest`;
+//! 4. `workspace/applyEdit` with one `TextDocumentEdit {uri, version}`;
+//! 5. after `applied: true`, wait (bounded, woken by `didChange`) until the
+//!    buffer has held exactly the expected text: Neovim answers
+//!    `applied: true` for an edit it skipped as stale;
+//! 6. when the client can save on request and the buffer had no unsaved
+//!    user changes before the edit, ask it to save (`tandem/saveDocuments`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tower_lsp_server::ls_types::{
+    AnnotatedTextEdit, ApplyWorkspaceEditResponse, MessageActionItem, MessageType, OneOf, ShowMessageRequestParams,
+};
+
+use super::client::{methods, request_with_timeout, ClientError, ClientLink};
+use super::config::{PermissionMode, Settings};
+use super::documents::{DocumentSnapshot, Documents};
+use super::edits::text_edits;
+use super::runs::RunOutbox;
+use crate::workspace::{describe_change, fingerprint, BufferEdit, BufferSnapshot, EditOutcome, Editor};
+
+/// The change annotation id for edits that need the user's review.
+const REVIEW_ANNOTATION: &str = "tandem.review";
+
+/// What the client told us at `initialize` that changes how edits are sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EditCapabilities {
+    /// `workspace.workspaceEdit.changeAnnotationSupport` is present.
+    pub change_annotations: bool,
+}
+
+/// One edit the agent made during a run, for the `tandem.ask` answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditRecord {
+    pub uri: String,
+    pub status: &'static str,
+}
+
+pub struct LspEditor {
+    documents: Arc<Documents>,
+    client: Arc<dyn ClientLink>,
+    settings: Arc<RwLock<Settings>>,
+    capabilities: EditCapabilities,
+    roots: Vec<PathBuf>,
+    records: Mutex<Vec<EditRecord>>,
+    outbox: Arc<RunOutbox>,
+}
+
+impl LspEditor {
+    pub fn new(
+        documents: Arc<Documents>,
+        client: Arc<dyn ClientLink>,
+        settings: Arc<RwLock<Settings>>,
+        capabilities: EditCapabilities,
+        roots: Vec<PathBuf>,
+        outbox: Arc<RunOutbox>,
+    ) -> Self {
+        LspEditor { documents, client, settings, capabilities, roots, records: Mutex::new(Vec::new()), outbox }
+    }
+
+    fn settings(&self) -> Settings {
+        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The edits recorded since the last call (one run's edits).
+    pub fn take_records(&self) -> Vec<EditRecord> {
+        std::mem::take(&mut *self.records.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn record(&self, document: &DocumentSnapshot, outcome: &EditOutcome) {
+        let status = match outcome {
+            EditOutcome::Applied { .. } => "applied",
+            EditOutcome::Rejected(_) => "rejected",
+            EditOutcome::NotApplied(_) => "not_applied",
+            EditOutcome::Superseded(_) => "superseded",
+        };
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(EditRecord { uri: document.uri.as_str().to_string(), status });
+    }
+
+    fn display(&self, path: &Path) -> String {
+        self.roots
+            .iter()
+            .find_map(|root| path.strip_prefix(root).ok())
+            .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_else(|| path.display().to_string())
+    }
+
+    /// The `workspace/applyEdit` parameters for `edit` on `document`.
+    pub fn apply_edit_params(&self, document: &DocumentSnapshot, edit: &BufferEdit, review: bool) -> Value {
+        let encoding = self.documents.encoding();
+        let edits: Vec<OneOf<tower_lsp_server::ls_types::TextEdit, AnnotatedTextEdit>> =
+            text_edits(&edit.old_text, &edit.new_text, encoding)
+                .into_iter()
+                .map(|text_edit| {
+                    if review {
+                        OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: REVIEW_ANNOTATION.to_string() })
+                    } else {
+                        OneOf::Left(text_edit)
+                    }
+                })
+                .collect();
+        let mut workspace_edit = json!({
+            "documentChanges": [{
+                "textDocument": {"uri": document.uri.as_str(), "version": edit.version},
+                "edits": edits,
+            }],
+        });
+        if review {
+            workspace_edit["changeAnnotations"] = json!({
+                REVIEW_ANNOTATION: {
+                    "label": format!("Tandem: {}", edit.label),
+                    "needsConfirmation": true,
+                    "description": "Proposed by the Tandem agent",
+                }
+            });
+        }
+        json!({"label": format!("Tandem: {}", edit.label), "edit": workspace_edit})
+    }
+
+    /// Ask "Apply edit to PATH?"; anything but "Apply" is a no.
+    async fn confirm(&self, path: &Path, settings: &Settings) -> Result<(), String> {
+        let params = ShowMessageRequestParams {
+            typ: MessageType::INFO,
+            message: format!("Tandem: apply edit to {}?", self.display(path)),
+            actions: Some(vec![
+                MessageActionItem { title: "Apply".into(), properties: Default::default() },
+                MessageActionItem { title: "Reject".into(), properties: Default::default() },
+            ]),
+        };
+        let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
+        let answer =
+            request_with_timeout(&*self.client, methods::SHOW_MESSAGE_REQUEST, params, settings.timeouts.prompt()).await;
+        match answer {
+            Ok(value) if value.get("title").and_then(Value::as_str) == Some("Apply") => Ok(()),
+            Ok(Value::Null) => Err("the user dismissed the review prompt".into()),
+            Ok(_) => Err("the user chose Reject".into()),
+            Err(ClientError::Timeout(d)) => {
+                Err(format!("no answer to the review prompt within {} s", d.as_secs()))
+            }
+            Err(ClientError::Failed(m)) => Err(format!("the review prompt failed: {m}")),
+        }
+    }
+
+    /// Re-check that the document still is at the version the agent read.
+    fn check_current(&self, edit: &BufferEdit) -> Result<DocumentSnapshot, EditOutcome> {
+        let Some(document) = self.documents.snapshot(&edit.path) else {
+            return Err(EditOutcome::NotApplied("the document was closed in the editor".into()));
+        };
+        if document.version != edit.version || *document.text != edit.old_text {
+            return Err(EditOutcome::Superseded(format!(
+                "the buffer is at version {} now, not {}: {}",
+                document.version,
+                edit.version,
+                describe_change(&edit.old_text, &document.text)
+            )));
+        }
+        Ok(document)
+    }
+
+    /// Wait until the buffer has held `expected` at a version after
+    /// `edit.version`. Woken by every document change; bounded by `timeout`.
+    async fn verify(&self, edit: &BufferEdit, mut changes: tokio::sync::watch::Receiver<u64>, timeout: Duration) -> EditOutcome {
+        let expected = fingerprint(edit.new_text.as_bytes());
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(version) = self.documents.version_with(&edit.path, edit.version, expected) {
+                return EditOutcome::Applied { version, saved: false };
+            }
+            let Some((version, _)) = self.documents.state(&edit.path) else {
+                return EditOutcome::NotApplied("the document was closed before the edit showed up in it".into());
+            };
+            let waited = tokio::time::timeout_at(deadline, changes.changed()).await;
+            if !matches!(waited, Ok(Ok(()))) {
+                if let Some(version) = self.documents.version_with(&edit.path, edit.version, expected) {
+                    return EditOutcome::Applied { version, saved: false };
+                }
+                return if version == edit.version {
+                    EditOutcome::NotApplied(
+                        "the editor answered applied: true but the buffer did not change".into(),
+                    )
+                } else {
+                    let now = self.documents.snapshot(&edit.path);
+                    let what = now.map(|d| describe_change(&edit.old_text, &d.text)).unwrap_or_default();
+                    EditOutcome::Superseded(format!(
+                        "the editor answered applied: true but the buffer never held the edited text; it changed otherwise ({what})"
+                    ))
+                };
+            }
+        }
+    }
+
+    /// Ask the client to save, and wait (bounded) for the `didSave`.
+    async fn save(&self, document: &DocumentSnapshot, settings: &Settings) -> bool {
+        let mut changes = self.documents.subscribe();
+        let params = json!({"uris": [document.uri.as_str()]});
+        if let Err(err) = request_with_timeout(&*self.client, methods::SAVE_DOCUMENTS, params, settings.timeouts.request()).await {
+            tracing::warn!(%err, uri = document.uri.as_str(), "tandem/saveDocuments failed");
+            return false;
+        }
+        let deadline = tokio::time::Instant::now() + settings.timeouts.request();
+        loop {
+            match self.documents.state(&document.path) {
+                Some((_, false)) => return true,
+                None => return false,
+                Some((_, true)) => {}
+            }
+            if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
+                return false;
+            }
+        }
+    }
+
+    async fn apply_inner(&self, edit: &BufferEdit) -> EditOutcome {
+        let settings = self.settings();
+        let document = match self.check_current(edit) {
+            Ok(document) => document,
+            Err(outcome) => return outcome,
+        };
+        if edit.old_text == edit.new_text {
+            return EditOutcome::Applied { version: document.version, saved: !document.dirty };
+        }
+        let was_clean = !document.dirty;
+        let needs_review = settings.permission_mode() == PermissionMode::Default;
+        let annotate = needs_review && self.capabilities.change_annotations;
+        // The client should see the tool call before it is asked about it.
+        self.outbox.flush().await;
+        if needs_review && !annotate {
+            if let Err(reason) = self.confirm(&edit.path, &settings).await {
+                return EditOutcome::Rejected(reason);
+            }
+        }
+        // The user may have typed while the prompt was up.
+        let document = match self.check_current(edit) {
+            Ok(document) => document,
+            Err(outcome) => return outcome,
+        };
+        let changes = self.documents.subscribe();
+        let _recording = self.documents.verifying();
+        let params = self.apply_edit_params(&document, edit, annotate);
+        let answer = request_with_timeout(&*self.client, methods::APPLY_EDIT, params, settings.timeouts.apply_edit()).await;
+        let response: ApplyWorkspaceEditResponse = match answer.map(serde_json::from_value) {
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) => return EditOutcome::NotApplied(format!("the editor's answer to applyEdit was malformed: {err}")),
+            Err(err) => return EditOutcome::NotApplied(format!("the editor did not answer the applyEdit request: {err}")),
+        };
+        if !response.applied {
+            let reason = response.failure_reason.unwrap_or_default();
+            return if annotate {
+                EditOutcome::Rejected(if reason.is_empty() { "declined in the editor's review".into() } else { reason })
+            } else {
+                EditOutcome::NotApplied(if reason.is_empty() { "the editor answered applied: false".into() } else { format!("the editor answered applied: false: {reason}") })
+            };
+        }
+        match self.verify(edit, changes, settings.timeouts.verify()).await {
+            EditOutcome::Applied { version, .. } => {
+                let saved = settings.save_documents && was_clean && self.save(&document, &settings).await;
+                EditOutcome::Applied { version, saved }
+            }
+            other => other,
+        }
+    }
+}
+
+#[async_trait]
+impl Editor for LspEditor {
+    fn document(&self, path: &Path) -> Option<BufferSnapshot> {
+        self.documents.snapshot(path).map(|d| BufferSnapshot { text: d.text, version: d.version })
+    }
+
+    fn open_documents(&self) -> Vec<PathBuf> {
+        self.documents.paths()
+    }
+
+    async fn apply(&self, edit: BufferEdit) -> EditOutcome {
+        let outcome = self.apply_inner(&edit).await;
+        if let Some(document) = self.documents.snapshot(&edit.path) {
+            self.record(&document, &outcome);
+        }
+        tracing::info!(path = %edit.path.display(), ?outcome, "agent edit");
+        outcome
+    }
+}

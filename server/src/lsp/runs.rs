@@ -1,0 +1,428 @@
+//! The agent as a command: `tandem.ask` starts a run, `tandem.cancel`,
+//! cancelling its work-done progress or `$/cancelRequest` on the ask stop
+//! it.
+//!
+//! Invariant 7: the run is a spawned task. The `tandem.ask` handler only
+//! awaits the run's outcome through a oneshot, so the server keeps serving
+//! `didChange`, code actions and the client's answers meanwhile. When the
+//! client cancels the ask, tower-lsp-server drops the handler's future; the
+//! [`CancelOnDrop`] guard inside it then cancels the run's token. One run
+//! per workspace at a time: the slot is freed when the run's task really
+//! ends, not when the ask is dropped.
+//!
+//! The live transcript goes out as `tandem/runEvent`
+//! `{"runId", "seq", "event"}` notifications, `event` being the
+//! [`RunEvent`] JSON of DESIGN.md.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Range, Uri};
+
+use super::client::{methods, request_with_timeout, ClientLink};
+use super::config::Settings;
+use super::documents::{path_to_uri, uri_to_path, Documents};
+use super::editor::LspEditor;
+use crate::agent::config::ProviderConfig;
+use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::tools::{Executor, ToolContext};
+use crate::workspace::Workspace;
+
+/// The argument object of `tandem.ask`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AskArgs {
+    pub prompt: String,
+    #[serde(default)]
+    pub text_document: Option<DocumentRef>,
+    #[serde(default)]
+    pub range: Option<Range>,
+    /// Diagnostics the user wants fixed (code actions pass the ones in
+    /// their range).
+    #[serde(default)]
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DocumentRef {
+    pub uri: Uri,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelArgs {
+    pub run_id: String,
+}
+
+struct ActiveRun {
+    id: String,
+    cancel: CancellationToken,
+    progress_token: Option<Value>,
+}
+
+/// The one run a workspace may have.
+#[derive(Default)]
+pub struct Runs {
+    active: Mutex<Option<ActiveRun>>,
+    next_id: AtomicU64,
+}
+
+impl Runs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ActiveRun>> {
+        self.active.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Claim the slot, or say which run holds it.
+    fn claim(&self, cancel: CancellationToken) -> Result<String, String> {
+        let mut active = self.lock();
+        if let Some(run) = active.as_ref() {
+            return Err(run.id.clone());
+        }
+        let id = format!("run-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        *active = Some(ActiveRun { id: id.clone(), cancel, progress_token: None });
+        Ok(id)
+    }
+
+    fn release(&self, id: &str) {
+        let mut active = self.lock();
+        if active.as_ref().is_some_and(|run| run.id == id) {
+            *active = None;
+        }
+    }
+
+    fn set_progress_token(&self, id: &str, token: Value) {
+        if let Some(run) = self.lock().as_mut().filter(|run| run.id == id) {
+            run.progress_token = Some(token);
+        }
+    }
+
+    /// `tandem.cancel`: true when a run with that id was running.
+    pub fn cancel(&self, id: &str) -> bool {
+        match self.lock().as_ref() {
+            Some(run) if run.id == id => {
+                run.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `window/workDoneProgress/cancel`.
+    pub fn cancel_progress(&self, token: &Value) -> bool {
+        match self.lock().as_ref() {
+            Some(run) if run.progress_token.as_ref() == Some(token) => {
+                run.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn active_id(&self) -> Option<String> {
+        self.lock().as_ref().map(|run| run.id.clone())
+    }
+}
+
+/// The private text of a flush marker in the run's event stream.
+const FLUSH_MARK: &str = "\u{F8FF}tandem-flush:";
+
+/// Keeps the server's requests to the client (prompts, applyEdit) behind
+/// the run events that led to them. Events reach the client through a
+/// forwarder task, so without this an "Apply edit?" prompt could overtake
+/// the `tool_call` event of the edit it asks about. [`RunOutbox::flush`]
+/// sends a marker down the run's own event channel and waits (bounded)
+/// until the forwarder has passed it: everything sent before is out.
+#[derive(Default)]
+pub struct RunOutbox {
+    current: Mutex<Option<(mpsc::UnboundedSender<RunEvent>, Arc<FlushWaiters>)>>,
+    next_mark: AtomicU64,
+}
+
+type FlushWaiters = Mutex<std::collections::HashMap<String, oneshot::Sender<()>>>;
+
+impl RunOutbox {
+    fn start(&self, events: mpsc::UnboundedSender<RunEvent>, waiters: Arc<FlushWaiters>) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((events, waiters));
+    }
+
+    fn finish(&self) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Wait until the events sent so far have gone out (at most 2 s).
+    pub async fn flush(&self) {
+        let flushed = {
+            let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+            let Some((events, waiters)) = current.as_ref() else { return };
+            let mark = format!("{FLUSH_MARK}{}", self.next_mark.fetch_add(1, Ordering::Relaxed));
+            let (done, flushed) = oneshot::channel();
+            waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(mark.clone(), done);
+            if events.send(RunEvent::Text { text: mark }).is_err() {
+                return;
+            }
+            flushed
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), flushed).await;
+    }
+}
+
+/// Cancels the run when the `tandem.ask` handler's future is dropped (the
+/// client sent `$/cancelRequest`, or the connection went away).
+struct CancelOnDrop(CancellationToken);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Frees the run slot when the run task ends, however it ends, and drops
+/// the outbox's sender so the forwarder sees the end of the events.
+struct ReleaseOnDrop {
+    runs: Arc<Runs>,
+    outbox: Arc<RunOutbox>,
+    id: String,
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        self.outbox.finish();
+        self.runs.release(&self.id);
+    }
+}
+
+/// Everything a run needs from the session.
+#[derive(Clone)]
+pub struct RunEnv {
+    pub client: Arc<dyn ClientLink>,
+    pub documents: Arc<Documents>,
+    pub workspace: Arc<Workspace>,
+    pub editor: Arc<LspEditor>,
+    pub executor: Executor,
+    pub runs: Arc<Runs>,
+    pub outbox: Arc<RunOutbox>,
+    pub settings: Settings,
+    /// The client supports `window/workDoneProgress/create`.
+    pub work_done_progress: bool,
+}
+
+/// Why `tandem.ask` did not start.
+#[derive(Debug)]
+pub enum AskError {
+    InvalidParams(String),
+    Busy(String),
+}
+
+/// Run `tandem.ask` to the end and build its answer.
+pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Result<Value, AskError> {
+    if args.prompt.trim().is_empty() {
+        return Err(AskError::InvalidParams("tandem.ask needs a non-empty \"prompt\"".into()));
+    }
+    let cancel = CancellationToken::new();
+    let run_id = env.runs.claim(cancel.clone()).map_err(|busy| {
+        AskError::Busy(format!(
+            "Tandem is already running an agent in this workspace ({busy}). Wait for it to finish or cancel it with tandem.cancel."
+        ))
+    })?;
+    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
+    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+
+    let request = RunRequest {
+        prompt: args.prompt.clone(),
+        context: selection_context(&env, &args),
+        max_turns: env.settings.max_turns,
+        in_editor: true,
+    };
+    let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
+    env.editor.take_records();
+    env.workspace.ledger().clear();
+
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let waiters = Arc::new(FlushWaiters::default());
+    env.outbox.start(events_tx.clone(), Arc::clone(&waiters));
+    let forwarder = tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), waiters));
+    let (outcome_tx, outcome_rx) = oneshot::channel();
+    let ctx = ToolContext { workspace: Arc::clone(&env.workspace), cancel: cancel.clone() };
+    let executor = env.executor.clone();
+    let settings = env.settings.clone();
+    tokio::spawn(async move {
+        let _release = release;
+        let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
+            Ok(provider) => agent::run(&*provider, &executor, ctx, request, events_tx).await,
+            Err(err) => {
+                let text = err.to_string();
+                let _ = events_tx.send(RunEvent::End { status: RunStatus::Failed, text: text.clone() });
+                RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default() }
+            }
+        };
+        let _ = outcome_tx.send(outcome);
+    });
+
+    let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
+        status: RunStatus::Failed,
+        text: "the agent run ended without an outcome".into(),
+        turns: 0,
+        usage: Default::default(),
+    });
+    let written = forwarder.await.unwrap_or_default();
+    Ok(answer(&env, &run_id, &outcome, written))
+}
+
+/// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`.
+fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<String>) -> Value {
+    let mut edits: BTreeMap<String, &'static str> = BTreeMap::new();
+    for file_path in written {
+        let uri = env
+            .workspace
+            .resolve(&file_path)
+            .ok()
+            .and_then(|path| path_to_uri(&path))
+            .map(|uri| uri.as_str().to_string())
+            .unwrap_or(file_path);
+        edits.insert(uri, "written");
+    }
+    // Buffer edits carry their real outcome; they win over "written".
+    for record in env.editor.take_records() {
+        edits.insert(record.uri, record.status);
+    }
+    let edits: Vec<Value> = edits.into_iter().map(|(uri, status)| json!({"uri": uri, "status": status})).collect();
+    json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits})
+}
+
+/// Begin work-done progress: the client's own token from the request, or
+/// one we create when the client supports `window/workDoneProgress/create`.
+async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: Option<Value>) -> Option<Value> {
+    let token = match client_token {
+        Some(token) => token,
+        None if env.work_done_progress => {
+            let token = json!(format!("tandem/{run_id}"));
+            let created = request_with_timeout(
+                &*env.client,
+                methods::WORK_DONE_PROGRESS_CREATE,
+                json!({"token": token}),
+                env.settings.timeouts.request(),
+            )
+            .await;
+            if let Err(err) = created {
+                tracing::warn!(%err, "window/workDoneProgress/create failed; running without progress");
+                return None;
+            }
+            token
+        }
+        None => return None,
+    };
+    env.runs.set_progress_token(run_id, token.clone());
+    let title: String = prompt.chars().take(80).collect();
+    let begin = json!({"token": token, "value": {"kind": "begin", "title": "Tandem", "message": title, "cancellable": true}});
+    env.client.notify(methods::PROGRESS, begin).await;
+    Some(token)
+}
+
+/// Send each event as `tandem/runEvent` (and tool calls as progress
+/// reports). Returns the URIs of files successfully written by edit tools.
+async fn forward_events(
+    client: Arc<dyn ClientLink>,
+    run_id: String,
+    mut events: mpsc::UnboundedReceiver<RunEvent>,
+    progress: Option<Value>,
+    waiters: Arc<FlushWaiters>,
+) -> Vec<String> {
+    let mut seq: u64 = 0;
+    let mut edit_calls: BTreeMap<String, String> = BTreeMap::new();
+    let mut written = Vec::new();
+    while let Some(event) = events.recv().await {
+        match &event {
+            RunEvent::Text { text } if text.starts_with(FLUSH_MARK) => {
+                if let Some(done) = waiters.lock().unwrap_or_else(|e| e.into_inner()).remove(text) {
+                    let _ = done.send(());
+                }
+                continue;
+            }
+            RunEvent::ToolCall { id, name, input } => {
+                if matches!(name.as_str(), "edit_file" | "write_file") {
+                    if let Some(path) = input.get("file_path").and_then(Value::as_str) {
+                        edit_calls.insert(id.clone(), path.to_string());
+                    }
+                }
+                if let Some(token) = &progress {
+                    let summary = input.get("file_path").or_else(|| input.get("command")).and_then(Value::as_str).unwrap_or("");
+                    let report = json!({"token": token, "value": {"kind": "report", "message": format!("{name} {summary}")}});
+                    client.notify(methods::PROGRESS, report).await;
+                }
+            }
+            RunEvent::ToolResult { id, is_error: false, .. } => {
+                if let Some(path) = edit_calls.remove(id) {
+                    written.push(path);
+                }
+            }
+            // The progress ends here, in the forwarder, so it ends even when
+            // the ask's handler was dropped by a `$/cancelRequest`.
+            RunEvent::End { status, .. } => {
+                if let Some(token) = &progress {
+                    let end = json!({"token": token, "value": {"kind": "end", "message": status.as_str()}});
+                    client.notify(methods::PROGRESS, end).await;
+                }
+            }
+            _ => {}
+        }
+        seq += 1;
+        let event = match serde_json::to_value(&event) {
+            Ok(event) => event,
+            Err(err) => {
+                tracing::error!(%err, "cannot serialize a run event");
+                continue;
+            }
+        };
+        client.notify(methods::RUN_EVENT, json!({"runId": run_id, "seq": seq, "event": event})).await;
+    }
+    written
+}
+
+/// The editor context for the model: the file, the selected text and the
+/// diagnostics the user pointed at.
+pub(crate) fn selection_context(env: &RunEnv, args: &AskArgs) -> Option<String> {
+    let document = args.text_document.as_ref()?;
+    let mut out = String::new();
+    let display = uri_to_path(&document.uri)
+        .map(|path| env.workspace.display_path(&path))
+        .unwrap_or_else(|| document.uri.as_str().to_string());
+    out.push_str(&format!("The user is looking at {display}"));
+    if env.documents.snapshot_uri(&document.uri).is_some() {
+        out.push_str(" (open in the editor; read_file shows its unsaved text)");
+    }
+    out.push_str(".\n");
+    if let Some(range) = args.range {
+        let selected = env.documents.text_in_range(&document.uri, range).unwrap_or_default();
+        let selected: String = selected.chars().take(20_000).collect();
+        out.push_str(&format!(
+            "Selection (lines {}-{}):\n```\n{}\n```\n",
+            range.start.line + 1,
+            range.end.line + 1,
+            selected.trim_end_matches(['\n', '\r'])
+        ));
+    }
+    if !args.diagnostics.is_empty() {
+        out.push_str("Diagnostics:\n");
+        for diagnostic in args.diagnostics.iter().take(50) {
+            let severity = match diagnostic.severity {
+                Some(DiagnosticSeverity::ERROR) => "error",
+                Some(DiagnosticSeverity::WARNING) => "warning",
+                Some(DiagnosticSeverity::INFORMATION) => "info",
+                Some(DiagnosticSeverity::HINT) => "hint",
+                _ => "diagnostic",
+            };
+            let source = diagnostic.source.as_deref().map(|s| format!(" [{s}]")).unwrap_or_default();
+            out.push_str(&format!(
+                "- line {}: {severity}{source}: {}\n",
+                diagnostic.range.start.line + 1,
+                diagnostic.message
+            ));
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,336 @@
+//! The [`LanguageServer`] implementation: lifecycle, document sync, the
+//! `tandem.*` commands and code actions. Handlers stay thin: documents go
+//! to `documents.rs`, edits to `editor.rs`, runs to `runs.rs`.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::client::{methods, request_with_timeout, ClientLink, TowerClient};
+use super::code_actions;
+use super::config::{Settings, SettingsLayers};
+use super::documents::{uri_to_path, Documents};
+use super::editor::{EditCapabilities, LspEditor};
+use super::permission::PromptPolicy;
+use super::position::PositionEncoding;
+use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs};
+use crate::tools::{Executor, ToolRegistry};
+use crate::workspace::Workspace;
+
+pub const ASK_COMMAND: &str = "tandem.ask";
+pub const CANCEL_COMMAND: &str = "tandem.cancel";
+
+/// What exists once `initialize` told us the roots and capabilities.
+struct Session {
+    workspace: Arc<Workspace>,
+    editor: Arc<LspEditor>,
+    executor: Executor,
+    work_done_progress: bool,
+    configuration: bool,
+}
+
+pub struct Backend {
+    link: Arc<dyn ClientLink>,
+    documents: Arc<Documents>,
+    settings: Arc<RwLock<Settings>>,
+    layers: Mutex<SettingsLayers>,
+    session: OnceLock<Session>,
+    runs: Arc<Runs>,
+    outbox: Arc<RunOutbox>,
+    /// Bumped by every pushed configuration, so an older pull's late
+    /// answer does not overwrite a newer push.
+    configuration_generation: AtomicU64,
+}
+
+impl Backend {
+    pub fn new(client: Client) -> Self {
+        Self::with_link(Arc::new(TowerClient(client)))
+    }
+
+    pub fn with_link(link: Arc<dyn ClientLink>) -> Self {
+        Backend {
+            link,
+            documents: Arc::new(Documents::default()),
+            settings: Arc::new(RwLock::new(Settings::default())),
+            layers: Mutex::new(SettingsLayers::default()),
+            session: OnceLock::new(),
+            runs: Arc::new(Runs::default()),
+            outbox: Arc::new(RunOutbox::default()),
+            configuration_generation: AtomicU64::new(0),
+        }
+    }
+
+    fn settings(&self) -> Settings {
+        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn update_settings(&self, update: impl FnOnce(&mut SettingsLayers)) {
+        let mut layers = self.layers.lock().unwrap_or_else(|e| e.into_inner());
+        update(&mut layers);
+        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = layers.resolve();
+    }
+
+    /// Fetch the `tandem` section of `workspace/configuration`.
+    async fn pull_configuration(&self) {
+        let Some(session) = self.session.get() else { return };
+        if !session.configuration {
+            return;
+        }
+        let params = json!({"items": [{"section": "tandem"}]});
+        let timeout = self.settings().timeouts.request();
+        let generation = self.configuration_generation.load(Ordering::SeqCst);
+        match request_with_timeout(&*self.link, methods::CONFIGURATION, params, timeout).await {
+            Ok(_) if self.configuration_generation.load(Ordering::SeqCst) != generation => {
+                tracing::debug!("a newer configuration was pushed meanwhile; ignoring the pulled one");
+            }
+            Ok(Value::Array(mut items)) if !items.is_empty() => {
+                let section = items.swap_remove(0);
+                self.update_settings(|layers| layers.configuration = section);
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!(%err, "workspace/configuration failed"),
+        }
+    }
+
+    /// `window/workDoneProgress/cancel` (tower-lsp-server has no trait
+    /// method for it; registered as a custom method).
+    pub async fn work_done_progress_cancel(&self, params: WorkDoneProgressCancelParams) {
+        let token = match serde_json::to_value(&params.token) {
+            Ok(token) => token,
+            Err(_) => return,
+        };
+        if !self.runs.cancel_progress(&token) {
+            tracing::debug!(?token, "progress cancel for no active run");
+        }
+    }
+
+    fn run_env(&self) -> Result<RunEnv> {
+        let session = self.session.get().ok_or_else(|| Error {
+            code: ErrorCode::ServerError(-32002),
+            message: "the server is not initialized".into(),
+            data: None,
+        })?;
+        Ok(RunEnv {
+            client: Arc::clone(&self.link),
+            documents: Arc::clone(&self.documents),
+            workspace: Arc::clone(&session.workspace),
+            editor: Arc::clone(&session.editor),
+            executor: session.executor.clone(),
+            runs: Arc::clone(&self.runs),
+            outbox: Arc::clone(&self.outbox),
+            settings: self.settings(),
+            work_done_progress: session.work_done_progress,
+        })
+    }
+
+    async fn ask(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        let args: AskArgs = first_argument(&params.arguments)?;
+        let token = params.work_done_progress_params.work_done_token.and_then(|t| serde_json::to_value(t).ok());
+        match runs::ask(self.run_env()?, args, token).await {
+            Ok(answer) => Ok(Some(answer)),
+            Err(AskError::InvalidParams(message)) => Err(Error::invalid_params(message)),
+            Err(AskError::Busy(message)) => {
+                Err(Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None })
+            }
+        }
+    }
+
+    fn cancel(&self, params: &ExecuteCommandParams) -> Result<Option<Value>> {
+        let args: CancelArgs = first_argument(&params.arguments)?;
+        let cancelled = self.runs.cancel(&args.run_id);
+        Ok(Some(json!({"runId": args.run_id, "cancelled": cancelled})))
+    }
+}
+
+fn first_argument<T: serde::de::DeserializeOwned>(arguments: &[Value]) -> Result<T> {
+    let first = arguments.first().ok_or_else(|| Error::invalid_params("expected one argument object"))?;
+    serde_json::from_value(first.clone()).map_err(|e| Error::invalid_params(format!("invalid argument: {e}")))
+}
+
+/// The workspace roots: every workspace folder, else `rootUri`, else
+/// `rootPath`, else the working directory. Roots that do not exist are
+/// skipped with a log line.
+fn workspace_roots(params: &InitializeParams) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = params
+        .workspace_folders
+        .iter()
+        .flatten()
+        .filter_map(|folder| uri_to_path(&folder.uri))
+        .collect();
+    #[allow(deprecated)]
+    if roots.is_empty() {
+        if let Some(path) = params.root_uri.as_ref().and_then(uri_to_path) {
+            roots.push(path);
+        } else if let Some(path) = params.root_path.as_ref() {
+            roots.push(PathBuf::from(path));
+        }
+    }
+    roots.retain(|root| {
+        let ok = root.is_dir();
+        if !ok {
+            tracing::warn!(root = %root.display(), "workspace folder does not exist; skipped");
+        }
+        ok
+    });
+    if roots.is_empty() {
+        if let Ok(cwd) = std::env::current_dir() {
+            roots.push(cwd);
+        }
+    }
+    roots
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let capabilities = &params.capabilities;
+        let encoding = PositionEncoding::negotiate(
+            capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()),
+        );
+        self.documents.set_encoding(encoding);
+        let init = params.initialization_options.clone().unwrap_or(Value::Null);
+        self.update_settings(|layers| layers.init = init);
+        let workspace_caps = capabilities.workspace.as_ref();
+        let edit_capabilities = EditCapabilities {
+            change_annotations: workspace_caps
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.change_annotation_support.as_ref())
+                .is_some(),
+        };
+        let roots = workspace_roots(&params);
+        let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
+        let editor = Arc::new(LspEditor::new(
+            Arc::clone(&self.documents),
+            Arc::clone(&self.link),
+            Arc::clone(&self.settings),
+            edit_capabilities,
+            canonical_roots.clone(),
+            Arc::clone(&self.outbox),
+        ));
+        let mut workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
+            .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
+        if let Some(dir) = crate::tools::executor::default_results_dir() {
+            workspace.allow_reading(dir);
+        }
+        let workspace = Arc::new(workspace);
+        let policy = PromptPolicy::new(
+            Arc::clone(&self.link),
+            Arc::clone(&self.settings),
+            Arc::clone(&self.documents),
+            workspace.root().to_path_buf(),
+            Arc::clone(&self.outbox),
+        );
+        let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
+        let session = Session {
+            workspace,
+            editor,
+            executor,
+            work_done_progress: capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
+            configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
+        };
+        if self.session.set(session).is_err() {
+            return Err(Error::invalid_request());
+        }
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(encoding.kind()),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions { include_text: Some(false) })),
+                    ..Default::default()
+                })),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![ASK_COMMAND.to_string(), CANCEL_COMMAND.to_string()],
+                    ..Default::default()
+                }),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo { name: "tandem".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        if let Some(session) = self.session.get() {
+            if let Err(err) = session.workspace.start_watcher() {
+                tracing::warn!(%err, "cannot start the file watcher; disk changes are caught by fingerprints only");
+            }
+        }
+        self.pull_configuration().await;
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        if let Some(id) = self.runs.active_id() {
+            self.runs.cancel(&id);
+        }
+        Ok(())
+    }
+
+    // Document sync: applied before any `.await` (Invariant 5). These
+    // handlers contain no `.await` at all.
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let document = params.text_document;
+        if let Err(err) = self.documents.open(&document.uri, &document.text, document.version) {
+            tracing::info!("{err}");
+        }
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let document = params.text_document;
+        match self.documents.change(&document.uri, document.version, &params.content_changes) {
+            Ok(warnings) => warnings.iter().for_each(|w| tracing::warn!("{w}")),
+            Err(err) => tracing::warn!("{err}"),
+        }
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.documents.save(&params.text_document.uri, params.text.as_deref());
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.documents.close(&params.text_document.uri);
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        if params.settings.is_object() && params.settings.get("tandem").is_some() {
+            self.configuration_generation.fetch_add(1, Ordering::SeqCst);
+            self.update_settings(|layers| layers.configuration = params.settings);
+        } else {
+            self.pull_configuration().await;
+        }
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        // The workspace's roots are fixed for the session (the read ledger
+        // and confinement depend on them); say so instead of pretending.
+        if !params.event.added.is_empty() || !params.event.removed.is_empty() {
+            tracing::warn!("workspace folders changed; restart the Tandem server to use the new folders");
+        }
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        match params.command.as_str() {
+            ASK_COMMAND => self.ask(params).await,
+            CANCEL_COMMAND => self.cancel(&params),
+            other => Err(Error::invalid_params(format!("unknown command: {other}"))),
+        }
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        Ok(Some(code_actions::actions(&params)))
+    }
+}

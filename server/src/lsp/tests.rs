@@ -1,0 +1,551 @@
+//! In-process tests of the editor sink and the prompts against a fake
+//! editor: documents + [`LspEditor`] + a [`ClientLink`] that plays the
+//! client's part (applies an edit and sends the `didChange`, or answers
+//! `applied: true` without changing anything, as Neovim does for a stale
+//! edit, or lets the user type first).
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use async_trait::async_trait;
+use proptest::prelude::*;
+use ropey::Rope;
+use serde_json::{json, Value};
+use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent};
+
+use super::client::{methods, ClientError, ClientLink};
+use super::config::{Settings, SettingsLayers};
+use super::documents::{path_to_uri, Documents};
+use super::editor::{EditCapabilities, LspEditor};
+use super::permission::PromptPolicy;
+use super::position::char_to_position;
+use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::workspace::{FileChange, WriteError, WriteOutcome, Workspace};
+
+/// What the fake client does with the next `workspace/applyEdit`.
+#[derive(Debug, Clone)]
+enum OnApply {
+    /// Check the version like VS Code, apply, send `didChange`, answer true.
+    Apply,
+    /// Apply, then the user types at once.
+    ApplyThenType(usize, String),
+    /// The user types first; the client then sees a stale version and
+    /// answers false (VS Code) or true without applying (Neovim).
+    TypeFirst { at: usize, text: String, answer_true: bool },
+    /// Answer `applied: true` and change nothing.
+    TrueWithoutChange,
+    /// Answer `applied: false`.
+    False,
+}
+
+struct FakeClient {
+    documents: Arc<Documents>,
+    on_apply: Mutex<VecDeque<OnApply>>,
+    /// Answers to `window/showMessageRequest`, by action title; `None`:
+    /// never answer (the request times out).
+    prompt_answers: Mutex<VecDeque<Option<&'static str>>>,
+    requests: Mutex<Vec<(String, Value)>>,
+}
+
+impl FakeClient {
+    fn new(documents: Arc<Documents>) -> Self {
+        FakeClient {
+            documents,
+            on_apply: Mutex::new(VecDeque::new()),
+            prompt_answers: Mutex::new(VecDeque::new()),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn script(&self, on_apply: OnApply) {
+        self.on_apply.lock().unwrap().push_back(on_apply);
+    }
+
+    fn answer_prompt(&self, title: Option<&'static str>) {
+        self.prompt_answers.lock().unwrap().push_back(title);
+    }
+
+    fn requests(&self, method: &str) -> Vec<Value> {
+        self.requests.lock().unwrap().iter().filter(|(m, _)| m == method).map(|(_, p)| p.clone()).collect()
+    }
+
+    /// Apply the edits of the first `TextDocumentEdit` as a client does:
+    /// check the version, then send them back to front as one `didChange`.
+    fn apply(&self, params: &Value) -> bool {
+        let change = &params["edit"]["documentChanges"][0];
+        let uri = serde_json::from_value(change["textDocument"]["uri"].clone()).unwrap();
+        let version = change["textDocument"]["version"].as_i64().unwrap() as i32;
+        let Some(document) = self.documents.snapshot_uri(&uri) else { return false };
+        if document.version != version {
+            return false;
+        }
+        let mut edits: Vec<(Range, String)> = change["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (serde_json::from_value(e["range"].clone()).unwrap(), e["newText"].as_str().unwrap().to_string()))
+            .collect();
+        edits.sort_by_key(|(range, _)| (range.start.line, range.start.character));
+        let changes: Vec<TextDocumentContentChangeEvent> = edits
+            .into_iter()
+            .rev()
+            .map(|(range, text)| TextDocumentContentChangeEvent { range: Some(range), range_length: None, text })
+            .collect();
+        self.documents.change(&uri, version + 1, &changes).unwrap();
+        true
+    }
+
+    fn type_into(&self, params: &Value, at: usize, text: &str) {
+        let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
+        type_text(&self.documents, &uri, at, text);
+    }
+}
+
+/// The `at`-th (modulo) char index of `text` that is neither inside a
+/// `<marker>` nor between `\r` and `\n`, so markers stay whole.
+fn safe_at(text: &str, at: usize) -> usize {
+    let chars: Vec<char> = text.chars().collect();
+    let mut depth = 0;
+    let mut candidates = Vec::new();
+    for i in 0..=chars.len() {
+        let between_crlf = i > 0 && i < chars.len() && chars[i - 1] == '\r' && chars[i] == '\n';
+        if depth == 0 && !between_crlf {
+            candidates.push(i);
+        }
+        match chars.get(i) {
+            Some('<') => depth += 1,
+            Some('>') => depth -= 1,
+            _ => {}
+        }
+    }
+    candidates[at % candidates.len()]
+}
+
+/// The user types `text` at a char index (see [`safe_at`]) of an open document.
+fn type_text(documents: &Documents, uri: &tower_lsp_server::ls_types::Uri, at: usize, text: &str) {
+    let document = documents.snapshot_uri(uri).unwrap();
+    let rope = Rope::from_str(&document.text);
+    let position: Position = char_to_position(&rope, safe_at(&document.text, at), documents.encoding());
+    let change = TextDocumentContentChangeEvent {
+        range: Some(Range { start: position, end: position }),
+        range_length: None,
+        text: text.to_string(),
+    };
+    documents.change(uri, document.version + 1, &[change]).unwrap();
+}
+
+#[async_trait]
+impl ClientLink for FakeClient {
+    async fn request(&self, method: &'static str, params: Value) -> Result<Value, ClientError> {
+        self.requests.lock().unwrap().push((method.to_string(), params.clone()));
+        match method {
+            methods::APPLY_EDIT => {
+                let on_apply = self.on_apply.lock().unwrap().pop_front().unwrap_or(OnApply::Apply);
+                let applied = match on_apply {
+                    OnApply::Apply => self.apply(&params),
+                    OnApply::ApplyThenType(at, text) => {
+                        let applied = self.apply(&params);
+                        self.type_into(&params, at, &text);
+                        applied
+                    }
+                    OnApply::TypeFirst { at, text, answer_true } => {
+                        self.type_into(&params, at, &text);
+                        let applied = self.apply(&params);
+                        applied || answer_true
+                    }
+                    OnApply::TrueWithoutChange => true,
+                    OnApply::False => false,
+                };
+                Ok(if applied { json!({"applied": true}) } else { json!({"applied": false, "failureReason": "stale version"}) })
+            }
+            methods::SHOW_MESSAGE_REQUEST => {
+                let answer = self.prompt_answers.lock().unwrap().pop_front().flatten();
+                match answer {
+                    Some(title) => Ok(json!({"title": title})),
+                    None => std::future::pending().await,
+                }
+            }
+            methods::SAVE_DOCUMENTS => {
+                for uri in params["uris"].as_array().unwrap() {
+                    self.documents.save(&serde_json::from_value(uri.clone()).unwrap(), None);
+                }
+                Ok(Value::Null)
+            }
+            _ => Ok(Value::Null),
+        }
+    }
+
+    async fn notify(&self, method: &'static str, params: Value) {
+        self.requests.lock().unwrap().push((method.to_string(), params));
+    }
+}
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    uri: tower_lsp_server::ls_types::Uri,
+    documents: Arc<Documents>,
+    client: Arc<FakeClient>,
+    settings: Arc<RwLock<Settings>>,
+    workspace: Arc<Workspace>,
+}
+
+fn harness(init: Value, annotations: bool, text: &str) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let path = root.join("a.txt");
+    std::fs::write(&path, text).unwrap();
+    let documents = Arc::new(Documents::default());
+    let client = Arc::new(FakeClient::new(Arc::clone(&documents)));
+    let layers = SettingsLayers { init, configuration: Value::Null };
+    let settings = Arc::new(RwLock::new(layers.resolve()));
+    let editor = LspEditor::new(
+        Arc::clone(&documents),
+        client.clone(),
+        Arc::clone(&settings),
+        EditCapabilities { change_annotations: annotations },
+        vec![root.clone()],
+        Arc::default(),
+    );
+    let workspace = Arc::new(Workspace::with_roots(vec![root], Some(Arc::new(editor))).unwrap());
+    let uri = path_to_uri(&path).unwrap();
+    documents.open(&uri, text, 1).unwrap();
+    Harness { _dir: dir, path, uri, documents, client, settings, workspace }
+}
+
+fn accept_edits() -> Value {
+    json!({"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 50, "promptMs": 200}})
+}
+
+impl Harness {
+    fn text(&self) -> String {
+        self.documents.snapshot(&self.path).unwrap().text.to_string()
+    }
+
+    /// The agent reads the file now (recording it in the ledger).
+    fn read(&self) -> crate::workspace::FileText {
+        let file = self.workspace.read(&self.path).unwrap();
+        self.workspace.record_read(&file);
+        file
+    }
+
+    /// Write what `change` makes of the text read in `file`.
+    async fn write(&self, file: &crate::workspace::FileText, change: impl FnOnce(&str) -> String) -> Result<WriteOutcome, WriteError> {
+        let new_text = change(&file.text);
+        self.workspace
+            .write(FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label: "edit_file a.txt".into() })
+            .await
+    }
+}
+
+#[tokio::test]
+async fn an_edit_is_one_versioned_minimal_text_document_edit() {
+    let h = harness(accept_edits(), false, "one\r\ntwo 😀 three\r\nfour\r\n");
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace("three", "3")).await;
+    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.text(), "one\r\ntwo 😀 3\r\nfour\r\n");
+    let sent = h.client.requests(methods::APPLY_EDIT);
+    let mut sent = sent[0].clone();
+    sent["edit"]["documentChanges"][0]["textDocument"]["uri"] = json!("file:///ROOT/a.txt");
+    expect_test::expect![[r#"
+        {
+          "edit": {
+            "documentChanges": [
+              {
+                "edits": [
+                  {
+                    "newText": "3",
+                    "range": {
+                      "end": {
+                        "character": 12,
+                        "line": 1
+                      },
+                      "start": {
+                        "character": 7,
+                        "line": 1
+                      }
+                    }
+                  }
+                ],
+                "textDocument": {
+                  "uri": "file:///ROOT/a.txt",
+                  "version": 1
+                }
+              }
+            ]
+          },
+          "label": "Tandem: edit_file a.txt"
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&sent).unwrap());
+    // The ledger now holds the applied version: a second edit needs no re-read.
+    let file = h.read();
+    assert_eq!(file.stamp.version, Some(2));
+}
+
+#[tokio::test]
+async fn review_by_change_annotation_when_the_client_supports_it() {
+    let h = harness(json!({"timeouts": {"verifyMs": 50}}), true, "a\nb\n");
+    let file = h.read();
+    assert_eq!(h.write(&file, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    let sent = &h.client.requests(methods::APPLY_EDIT)[0];
+    expect_test::expect![[r#"{"tandem.review":{"description":"Proposed by the Tandem agent","label":"Tandem: edit_file a.txt","needsConfirmation":true}}"#]]
+        .assert_eq(&sent["edit"]["changeAnnotations"].to_string());
+    assert_eq!(sent["edit"]["documentChanges"][0]["edits"][0]["annotationId"], "tandem.review");
+    assert!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).is_empty());
+    // Declined in the refactor preview: the model is told it was rejected.
+    h.client.script(OnApply::False);
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace('a', "A")).await;
+    assert!(matches!(&outcome, Err(WriteError::Rejected(m)) if m.contains("rejected")), "{outcome:?}");
+    assert_eq!(h.text(), "a\nB\n");
+}
+
+#[tokio::test]
+async fn review_by_prompt_without_annotation_support() {
+    let h = harness(json!({"timeouts": {"verifyMs": 50, "promptMs": 100}}), false, "a\nb\n");
+    h.client.answer_prompt(Some("Reject"));
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace('b', "B")).await;
+    expect_test::expect!["Err(Rejected(\"Error: the user rejected the edit to a.txt: the user chose Reject. The file is unchanged.\"))"]
+        .assert_eq(&format!("{outcome:?}"));
+    assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
+    let prompt = &h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0];
+    expect_test::expect![[r#"{"actions":[{"title":"Apply"},{"title":"Reject"}],"message":"Tandem: apply edit to a.txt?","type":3}"#]]
+        .assert_eq(&prompt.to_string());
+    // No answer at all is a rejection too.
+    h.client.answer_prompt(None);
+    let outcome = h.write(&file, |t| t.replace('b', "B")).await;
+    assert!(matches!(&outcome, Err(WriteError::Rejected(m)) if m.contains("no answer")), "{outcome:?}");
+    h.client.answer_prompt(Some("Apply"));
+    assert_eq!(h.write(&file, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.text(), "a\nB\n");
+}
+
+#[tokio::test]
+async fn applied_true_without_did_change_is_not_applied() {
+    let h = harness(accept_edits(), false, "x\n");
+    h.client.script(OnApply::TrueWithoutChange);
+    let file = h.read();
+    let outcome = h.write(&file, |_| "y\n".into()).await;
+    expect_test::expect!["Err(NotApplied(\"Error: the editor did not apply the edit to a.txt (the editor answered applied: true but the buffer did not change). Read the file again before retrying.\"))"]
+        .assert_eq(&format!("{outcome:?}"));
+    h.client.script(OnApply::False);
+    let outcome = h.write(&file, |_| "y\n".into()).await;
+    assert!(matches!(&outcome, Err(WriteError::NotApplied(m)) if m.contains("applied: false: stale version")), "{outcome:?}");
+    assert_eq!(h.text(), "x\n");
+}
+
+#[tokio::test]
+async fn user_typing_between_read_and_edit_is_kept() {
+    let h = harness(accept_edits(), false, "fn a() {}\nfn b() {}\n");
+    let file = h.read();
+    type_text(&h.documents, &h.uri, 0, "// typed by the user\n");
+    let outcome = h.write(&file, |t| t.replace("fn b", "fn renamed")).await;
+    expect_test::expect!["Err(Stale(\"Error: a.txt was modified externally since your last read (the user edited it in the editor: 1 line added after line 0). Read it again with read_file before editing it.\"))"]
+        .assert_eq(&format!("{outcome:?}"));
+    assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
+    // Re-read, edit again: applied, and the typed line is intact.
+    let file = h.read();
+    assert_eq!(h.write(&file, |t| t.replace("fn b", "fn renamed")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.text(), "// typed by the user\nfn a() {}\nfn renamed() {}\n");
+}
+
+#[tokio::test]
+async fn user_typing_while_the_edit_is_in_flight() {
+    // Neovim: the user's keystroke lands first, the client skips the stale
+    // edit and still answers applied: true.
+    let h = harness(accept_edits(), false, "hello\n");
+    h.client.script(OnApply::TypeFirst { at: 0, text: "!".into(), answer_true: true });
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace("hello", "world")).await;
+    assert!(matches!(&outcome, Err(WriteError::Stale(m)) if m.contains("superseded")), "{outcome:?}");
+    assert_eq!(h.text(), "!hello\n");
+    // The edit lands and the user types right after: applied, at the version
+    // that held the edit; the next edit sees the user's change.
+    h.client.script(OnApply::ApplyThenType(0, "?".into()));
+    let file = h.read();
+    assert_eq!(h.write(&file, |t| t.replace("hello", "world")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.text(), "?!world\n");
+    assert_eq!(h.workspace.ledger().get(&h.path).unwrap().stamp.version, Some(3));
+}
+
+#[tokio::test]
+async fn clean_buffers_are_saved_when_the_client_can() {
+    let h = harness(json!({"permissionMode": "acceptEdits", "saveDocuments": true, "timeouts": {"verifyMs": 50}}), false, "a\n");
+    let file = h.read();
+    assert_eq!(h.write(&file, |_| "b\n".into()).await, Ok(WriteOutcome::AppliedToBuffer { saved: true }));
+    assert_eq!(h.client.requests(methods::SAVE_DOCUMENTS).len(), 1);
+    // A buffer with the user's unsaved changes is never saved by us.
+    type_text(&h.documents, &h.uri, 0, "x");
+    let file = h.read();
+    assert_eq!(h.write(&file, |t| format!("{t}c\n")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.client.requests(methods::SAVE_DOCUMENTS).len(), 1);
+}
+
+fn permission_request(tool: &str, input: Value) -> PermissionRequest {
+    PermissionRequest { tool: tool.into(), input, description: format!("run {tool}"), read_only: false }
+}
+
+#[tokio::test]
+async fn permission_prompts() {
+    let h = harness(json!({"timeouts": {"promptMs": 100}}), false, "a\n");
+    let root = h.workspace.root().to_path_buf();
+    let policy = PromptPolicy::new(h.client.clone(), Arc::clone(&h.settings), Arc::clone(&h.documents), root, Arc::default());
+    let shell = permission_request("run_shell", json!({"command": "cargo test"}));
+    h.client.answer_prompt(Some("Deny"));
+    assert_eq!(policy.decide(&shell).await, PermissionDecision::Deny("the user denied it".into()));
+    h.client.answer_prompt(None);
+    assert!(matches!(policy.decide(&shell).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
+    h.client.answer_prompt(Some("Allow once"));
+    assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
+    h.client.answer_prompt(Some("Always allow"));
+    assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
+    // Remembered: no prompt this time.
+    let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
+    assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
+    assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);
+    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Deny"}],"message":"Tandem wants to run run_shell","type":2}"#]]
+        .assert_eq(&h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0].to_string());
+    // An edit to an open document is reviewed when it is sent, not here.
+    let edit = permission_request("edit_file", json!({"file_path": "a.txt"}));
+    assert_eq!(policy.decide(&edit).await, PermissionDecision::Allow);
+    assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);
+}
+
+/// One step of a random session.
+#[derive(Debug, Clone)]
+enum Step {
+    /// The user types a unique marker at a char index.
+    Type(usize),
+    /// The agent reads, then (after `typed_before` user keystrokes) edits:
+    /// inserts its unique marker at a char index; the client reacts.
+    Agent { at: usize, typed_before: bool, on_apply: u8, type_at: usize },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0usize..200).prop_map(Step::Type),
+        (0usize..200, any::<bool>(), 0u8..6, 0usize..200)
+            .prop_map(|(at, typed_before, on_apply, type_at)| Step::Agent { at, typed_before, on_apply, type_at }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    /// Random interleavings of user changes and agent edits: every user
+    /// change survives, and every agent edit is either applied exactly (its
+    /// marker once) or reported as not applied (its marker absent).
+    #[test]
+    fn user_changes_survive_and_agent_edits_are_reported_truthfully(steps in proptest::collection::vec(step(), 1..12)) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let h = harness(json!({"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 5}}), false, "start\r\nmiddle 😀\nend\n");
+            let mut user_markers = Vec::new();
+            let mut agent_results = Vec::new();
+            let mut n = 0;
+            let user_types = |h: &Harness, at: usize, markers: &mut Vec<String>, n: &mut usize| {
+                *n += 1;
+                let marker = format!("<u{n}>");
+                type_text(&h.documents, &h.uri, at, &marker);
+                markers.push(marker);
+            };
+            for step in steps {
+                match step {
+                    Step::Type(at) => user_types(&h, at, &mut user_markers, &mut n),
+                    Step::Agent { at, typed_before, on_apply, type_at } => {
+                        let file = h.read();
+                        if typed_before {
+                            user_types(&h, type_at, &mut user_markers, &mut n);
+                        }
+                        n += 1;
+                        let marker = format!("<a{n}>");
+                        let (on_apply, typed) = match on_apply {
+                            0 => (OnApply::Apply, None),
+                            1 => (OnApply::ApplyThenType(type_at, format!("<u{n}x>")), Some(format!("<u{n}x>"))),
+                            2 => (OnApply::TypeFirst { at: type_at, text: format!("<u{n}y>"), answer_true: true }, Some(format!("<u{n}y>"))),
+                            3 => (OnApply::TypeFirst { at: type_at, text: format!("<u{n}z>"), answer_true: false }, Some(format!("<u{n}z>"))),
+                            4 => (OnApply::TrueWithoutChange, None),
+                            _ => (OnApply::False, None),
+                        };
+                        h.client.script(on_apply);
+                        let outcome = h
+                            .write(&file, |t| {
+                                let mut rope = Rope::from_str(t);
+                                rope.insert(safe_at(t, at), &marker);
+                                rope.to_string()
+                            })
+                            .await;
+                        // A write refused before reaching the client leaves
+                        // the scripted reaction (and its keystroke) unused.
+                        if h.client.on_apply.lock().unwrap().pop_front().is_none() {
+                            if let Some(typed) = typed {
+                                user_markers.push(typed);
+                            }
+                        }
+                        agent_results.push((marker, outcome));
+                    }
+                }
+            }
+            let text = h.text();
+            for marker in &user_markers {
+                prop_assert_eq!(text.matches(marker.as_str()).count(), 1, "user change {} lost: {:?}", marker, text);
+            }
+            for (marker, outcome) in &agent_results {
+                let count = text.matches(marker.as_str()).count();
+                match outcome {
+                    Ok(_) => prop_assert_eq!(count, 1, "agent edit {} reported applied: {:?}", marker, text),
+                    Err(_) => prop_assert_eq!(count, 0, "agent edit {} reported not applied: {:?} {:?}", marker, outcome, text),
+                }
+            }
+            Ok(())
+        })?;
+    }
+}
+
+#[test]
+fn selection_and_diagnostics_become_context_for_the_model() {
+    use super::runs::{selection_context, AskArgs, RunEnv, RunOutbox, Runs};
+    let h = harness(accept_edits(), false, "fn main() {\n    let x = 1;\n    println!(\"{y}\");\n}\n");
+    let editor = Arc::new(LspEditor::new(
+        Arc::clone(&h.documents),
+        h.client.clone(),
+        Arc::clone(&h.settings),
+        EditCapabilities::default(),
+        vec![h.workspace.root().to_path_buf()],
+        Arc::default(),
+    ));
+    let env = RunEnv {
+        client: h.client.clone(),
+        documents: Arc::clone(&h.documents),
+        workspace: Arc::clone(&h.workspace),
+        editor,
+        executor: crate::tools::Executor::new(crate::tools::ToolRegistry::builtin()),
+        runs: Arc::new(Runs::default()),
+        outbox: Arc::new(RunOutbox::default()),
+        settings: Settings::default(),
+        work_done_progress: false,
+    };
+    let args: AskArgs = serde_json::from_value(json!({
+        "prompt": "Fix this error",
+        "textDocument": {"uri": h.uri.as_str()},
+        "range": {"start": {"line": 1, "character": 4}, "end": {"line": 2, "character": 20}},
+        "diagnostics": [{
+            "range": {"start": {"line": 2, "character": 15}, "end": {"line": 2, "character": 16}},
+            "severity": 1, "source": "rustc", "message": "cannot find value `y` in this scope"
+        }]
+    }))
+    .unwrap();
+    expect_test::expect![[r#"
+        The user is looking at a.txt (open in the editor; read_file shows its unsaved text).
+        Selection (lines 2-3):
+        ```
+        let x = 1;
+            println!("{y}");
+        ```
+        Diagnostics:
+        - line 3: error [rustc]: cannot find value `y` in this scope
+    "#]]
+    .assert_eq(&selection_context(&env, &args).unwrap());
+}

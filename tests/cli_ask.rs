@@ -1,0 +1,218 @@
+//! The real `tandem` binary: `tandem ask` against the loopback mock model
+//! (JSON Lines and the terminal transcript), the error without a provider,
+//! plan mode, the turn limit's exit code, Ctrl-C, and `tandem demo`.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::{fixture, wait_for_pid, wait_until_dead};
+use common::mock_model::{MockModel, MockResponse};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+fn tandem(dir: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    command.current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_PROVIDER", "TANDEM_MODEL", "TANDEM_SCRIPT", "NO_COLOR"] {
+        command.env_remove(var);
+    }
+    command
+}
+
+fn against(mut command: Command, mock: &MockModel) -> Command {
+    command.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &mock.url).env("ANTHROPIC_API_KEY", "test-key");
+    command
+}
+
+fn scripted(mut command: Command, dir: &std::path::Path, script: Value) -> Command {
+    let path = dir.join(".script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    command.env("TANDEM_PROVIDER", "scripted").env("TANDEM_SCRIPT", path);
+    command
+}
+
+fn read_then_answer() -> Vec<MockResponse> {
+    let tool_use = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":20,\"output_tokens\":1}}}\n\n\
+event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_cli\",\"name\":\"read_file\",\"input\":{}}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"file_path\\\": \\\"hello.txt\\\"}\"}}\n\n\
+event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":9}}\n\n\
+event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    vec![MockResponse::sse(tool_use), MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse"))]
+}
+
+#[tokio::test]
+async fn ask_json_prints_one_event_per_line() {
+    let mock = MockModel::start(read_then_answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.txt"), "hi there\n").unwrap();
+    let mut command = against(tandem(dir.path()), &mock);
+    command.args(["ask", "--json", "read hello.txt"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let outline: Vec<String> = events
+        .iter()
+        .map(|e| {
+            let kind = e["type"].as_str().unwrap();
+            match kind {
+                "tool_call" => format!("tool_call {} {} {}", e["id"], e["name"], e["input"]),
+                "tool_result" => format!("tool_result {} is_error={} {:?}", e["id"], e["is_error"], e["content"].as_str().unwrap().lines().next()),
+                "end" => format!("end {} {}", e["status"], e["text"]),
+                _ => e.to_string(),
+            }
+        })
+        .collect();
+    expect_test::expect![[r#"
+        tool_call "toolu_cli" "read_file" {"file_path":"hello.txt"}
+        {"turn":1,"type":"status","usage":{"input_tokens":20,"output_tokens":9}}
+        tool_result "toolu_cli" is_error=false Some("   1 | hi there")
+        {"text":"Hello","type":"text"}
+        {"text":" there","type":"text"}
+        {"text":"!","type":"text"}
+        {"turn":2,"type":"status","usage":{"input_tokens":31,"output_tokens":15}}
+        end "completed" "Hello there!""#]]
+    .assert_eq(&outline.join("\n"));
+    let second = &mock.requests()[1].body["messages"][2]["content"][0];
+    assert_eq!((second["tool_use_id"].as_str(), second["is_error"].as_bool()), (Some("toolu_cli"), Some(false)));
+}
+
+#[tokio::test]
+async fn ask_prints_a_plain_transcript_when_not_on_a_terminal() {
+    let mock = MockModel::start(read_then_answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.txt"), "hi there\n").unwrap();
+    let mut command = against(tandem(dir.path()), &mock);
+    command.args(["ask", "read hello.txt"]);
+    let output = command.output().await.unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    // No colour and no spinner when the output is a pipe.
+    assert!(!stdout.contains('\x1b') && !stderr.contains('\x1b'), "{stdout:?} {stderr:?}");
+    expect_test::expect![[r#"
+        → read_file hello.txt
+          ✓    1 | hi there
+        Hello there!
+
+        ── completed · 2 turns · 31 tokens in, 15 out · no files changed
+    "#]]
+    .assert_eq(&stdout);
+}
+
+#[tokio::test]
+async fn ask_without_a_provider_says_how_to_configure_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tandem(dir.path()).args(["ask", "hi"]).output().await.unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    for needle in ["no model provider is configured", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "TANDEM_PROVIDER=scripted", "tandem demo"] {
+        assert!(stderr.contains(needle), "{needle} missing from {stderr}");
+    }
+}
+
+#[tokio::test]
+async fn ask_with_a_rejected_key_fails_with_exit_1() {
+    let mock = MockModel::start(vec![MockResponse::error(401, r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let output = against(tandem(dir.path()), &mock).args(["ask", "hi"]).output().await.unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("rejected the API key") && stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_changes_and_allows_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let script = json!({"turns": [
+        {"tool_calls": [
+            {"name": "read_file", "input": {"file_path": "a.txt"}},
+            {"name": "write_file", "input": {"file_path": "b.txt", "content": "beta\n"}}
+        ]},
+        {"text": "Here is my plan."}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--json", "--permission-mode", "plan", "make b.txt"]);
+    let output = command.output().await.unwrap();
+    assert!(output.status.success());
+    let results: Vec<Value> =
+        String::from_utf8(output.stdout).unwrap().lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|e| e["type"] == "tool_result").collect();
+    assert_eq!(results[0]["is_error"], json!(false));
+    assert_eq!(results[1]["is_error"], json!(true));
+    expect_test::expect!["Permission denied for write_file: plan mode allows only read-only tools (read_file, list_files, grep_search). Do not make changes now: investigate with read-only tools, then present your plan to the user. Do not retry the same call; ask the user or take another approach."]
+        .assert_eq(results[1]["content"].as_str().unwrap());
+    assert!(!dir.path().join("b.txt").exists());
+}
+
+#[tokio::test]
+async fn turn_limit_exits_1_with_status_turn_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "list_files", "input": {"pattern": "*"}}]},
+        {"tool_calls": [{"name": "list_files", "input": {"pattern": "*"}}]},
+        {"text": "done"}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--json", "--max-turns", "2", "look"]);
+    let output = command.output().await.unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["status"], json!("turn_limit"));
+    assert!(stdout.contains("Tool call not executed: turn limit reached"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn ctrl_c_cancels_the_run_and_its_shell_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "run_shell", "input": {"command": "sleep 300 & echo $! > sleeper.pid; wait"}}]},
+        {"text": "never reached"}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--json", "sleep"]);
+    let mut child = command.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let pid_file = dir.path().join("sleeper.pid");
+    let mut seen = Vec::new();
+    // Wait for the tool call, then for the shell to have started its child.
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let is_call = line.contains("\"tool_call\"");
+        seen.push(line);
+        if is_call {
+            break;
+        }
+    }
+    let sleeper = wait_for_pid(&pid_file).await;
+    let tandem_pid = child.id().unwrap() as i32;
+    // SAFETY: sending SIGINT to the child we spawned.
+    unsafe { libc::kill(tandem_pid, libc::SIGINT) };
+    while let Some(line) = lines.next_line().await.unwrap() {
+        seen.push(line);
+    }
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(130), "{seen:?}");
+    let last: Value = serde_json::from_str(seen.last().unwrap()).unwrap();
+    assert_eq!(last["status"], json!("cancelled"), "{seen:?}");
+    assert!(wait_until_dead(sleeper).await, "the shell's child {sleeper} is still running");
+}
+
+#[tokio::test]
+async fn demo_runs_offline_and_every_check_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tandem(dir.path()).arg("demo").output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    // Nine checks for the headless act, six for the editor act.
+    assert_eq!(stdout.matches("✓ verified:").count(), 15, "{stdout}");
+    assert!(!stdout.contains("✗ FAILED") && stdout.contains("All 15 checks passed."), "{stdout}");
+    assert!(stdout.contains("(matched via quote normalization)"), "{stdout}");
+    assert!(stdout.contains("Act 2: in the editor"), "{stdout}");
+    assert!(stdout.contains("the buffer holds the edit and both typed lines"), "{stdout}");
+}

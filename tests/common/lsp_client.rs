@@ -1,0 +1,315 @@
+//! A small LSP client for tests: starts the real `tandem lsp` binary, speaks
+//! Content-Length framed JSON-RPC over its stdio, matches responses to
+//! requests, keeps every other message (notifications, server → client
+//! requests) in a backlog the test waits on, and keeps its own copy of open
+//! documents so it can apply a `workspace/applyEdit` the way an editor does.
+//!
+//! Included with `#[path = "common/lsp_client.rs"] mod lsp_client;`.
+//! Waits are on messages with a timeout, never sleeps. The position code
+//! here is written independently of the server's (UTF-16, lines split at
+//! `\n`, `\r\n`, `\r`), so a bug there is not mirrored here.
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// Generous: debug builds on a busy two-core machine.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct LspClient {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    backlog: VecDeque<Value>,
+    /// Every message received, in order (for assertions on run events).
+    pub seen: Vec<Value>,
+    next_id: i64,
+    /// uri → (text, version): the client's copy of open documents.
+    pub documents: HashMap<String, (String, i32)>,
+    pub root: PathBuf,
+}
+
+/// The `file://` URI of a path (test paths are plain ASCII).
+pub fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("Content-Length:") {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+impl LspClient {
+    /// Start `tandem lsp` in `root` with extra environment variables.
+    pub fn start(root: &Path, env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .arg("lsp")
+            .current_dir(root)
+            .env_remove("TANDEM_PROVIDER")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env("TANDEM_LOG", "error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("start tandem lsp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, incoming) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(message) = read_message(&mut reader) {
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        LspClient {
+            child,
+            stdin,
+            incoming,
+            backlog: VecDeque::new(),
+            seen: Vec::new(),
+            next_id: 0,
+            documents: HashMap::new(),
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub fn send_raw(&mut self, body: &str) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{}", body.len(), body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Send a request; returns its id without waiting.
+    pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Send a request and wait for its response (the whole message).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.response(id)
+    }
+
+    pub fn response(&mut self, id: i64) -> Value {
+        self.wait_for(&format!("the response to request {id}"), |m| m.get("method").is_none() && m["id"] == json!(id))
+    }
+
+    pub fn respond(&mut self, id: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    /// Take the first message (backlog first) that matches; others wait in
+    /// the backlog. Panics after [`TIMEOUT`].
+    pub fn wait_for(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&matches) {
+            return self.backlog.remove(i).unwrap();
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.incoming.recv_timeout(left) {
+                Ok(message) => {
+                    self.seen.push(message.clone());
+                    if matches(&message) {
+                        return message;
+                    }
+                    self.backlog.push_back(message);
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("timed out waiting for {what}; backlog: {:#?}", self.backlog),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server exited while waiting for {what}"),
+            }
+        }
+    }
+
+    /// The next server → client request of `method`.
+    pub fn server_request(&mut self, method: &str) -> Value {
+        self.wait_for(method, |m| m["method"] == method && m.get("id").is_some())
+    }
+
+    /// The next message that is a server request or the response to `id`.
+    pub fn next_request_or_response(&mut self, id: i64) -> Value {
+        self.wait_for("a server request or the response", |m| {
+            (m.get("method").is_some() && m.get("id").is_some()) || (m.get("method").is_none() && m["id"] == json!(id))
+        })
+    }
+
+    pub fn initialize(&mut self, capabilities: Value, options: Value) -> Value {
+        let root_uri = uri(&self.root);
+        let response = self.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": root_uri,
+                "workspaceFolders": [{"uri": root_uri, "name": "root"}],
+                "capabilities": capabilities,
+                "initializationOptions": options,
+            }),
+        );
+        self.notify("initialized", json!({}));
+        response
+    }
+
+    pub fn open(&mut self, path: &Path, text: &str) -> String {
+        let uri = uri(path);
+        self.documents.insert(uri.clone(), (text.to_string(), 1));
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}}),
+        );
+        uri
+    }
+
+    /// The user types `text` at the start of line `line` of an open document.
+    pub fn type_at_line(&mut self, uri: &str, line: u32, text: &str) {
+        let (content, version) = self.documents.get(uri).cloned().unwrap();
+        let range = json!({"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}});
+        let new = apply_edits(&content, &[(range.clone(), text.to_string())]);
+        self.documents.insert(uri.to_string(), (new, version + 1));
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version + 1}, "contentChanges": [{"range": range, "text": text}]}),
+        );
+    }
+
+    /// A round trip after notifications: the server dispatches messages in
+    /// arrival order and document sync applies on the first poll, so once
+    /// this answer is back, earlier `didChange`s have been applied.
+    pub fn barrier(&mut self, uri: &str) {
+        let zero = json!({"line": 0, "character": 0});
+        let response = self.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": zero, "end": zero}, "context": {"diagnostics": []}}),
+        );
+        assert!(response.get("result").is_some(), "{response}");
+    }
+
+    /// Handle a `workspace/applyEdit` like a version-checking editor:
+    /// apply the first TextDocumentEdit, send the `didChange`, answer true.
+    pub fn apply_edit_request(&mut self, request: &Value) {
+        let change = &request["params"]["edit"]["documentChanges"][0];
+        let uri = change["textDocument"]["uri"].as_str().unwrap().to_string();
+        let version = change["textDocument"]["version"].as_i64().unwrap() as i32;
+        let (content, current) = self.documents.get(&uri).cloned().unwrap();
+        if current != version {
+            self.respond(&request["id"], json!({"applied": false, "failureReason": "version mismatch"}));
+            return;
+        }
+        let edits: Vec<(Value, String)> = change["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["range"].clone(), e["newText"].as_str().unwrap().to_string()))
+            .collect();
+        let new = apply_edits(&content, &edits);
+        self.documents.insert(uri.clone(), (new.clone(), version + 1));
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version + 1}, "contentChanges": [{"text": new}]}),
+        );
+        self.respond(&request["id"], json!({"applied": true}));
+    }
+
+    pub fn text(&self, uri: &str) -> String {
+        self.documents[uri].0.clone()
+    }
+
+    /// The `tandem/runEvent` events received so far, in order.
+    pub fn run_events(&self) -> Vec<Value> {
+        self.seen.iter().filter(|m| m["method"] == "tandem/runEvent").map(|m| m["params"]["event"].clone()).collect()
+    }
+
+    /// The tool results the model got, as (is_error, content).
+    pub fn tool_results(&self) -> Vec<(bool, String)> {
+        self.run_events()
+            .into_iter()
+            .filter(|e| e["type"] == "tool_result")
+            .map(|e| (e["is_error"].as_bool().unwrap(), e["content"].as_str().unwrap().to_string()))
+            .collect()
+    }
+
+    pub fn shutdown(mut self) {
+        let _ = self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for LspClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Byte offset of an LSP position (UTF-16 characters, clamped to the line).
+fn offset_of(text: &str, position: &Value) -> usize {
+    let line = position["line"].as_u64().unwrap() as usize;
+    let character = position["character"].as_u64().unwrap() as usize;
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for _ in 0..line {
+        let Some(end) = bytes[start..].iter().position(|&b| b == b'\n' || b == b'\r') else { return text.len() };
+        let at = start + end;
+        start = if bytes[at] == b'\r' && bytes.get(at + 1) == Some(&b'\n') { at + 2 } else { at + 1 };
+    }
+    let line_end = bytes[start..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(text.len(), |e| start + e);
+    let mut units = 0;
+    for (i, c) in text[start..line_end].char_indices() {
+        if units >= character {
+            return start + i;
+        }
+        units += c.len_utf16();
+    }
+    line_end
+}
+
+/// Apply edits that all refer to the original text (back to front).
+pub fn apply_edits(text: &str, edits: &[(Value, String)]) -> String {
+    let mut resolved: Vec<(usize, usize, &str)> =
+        edits.iter().map(|(range, new)| (offset_of(text, &range["start"]), offset_of(text, &range["end"]), new.as_str())).collect();
+    resolved.sort_by_key(|&(start, _, _)| std::cmp::Reverse(start));
+    let mut out = text.to_string();
+    for (start, end, new) in resolved {
+        out.replace_range(start..end, new);
+    }
+    out
+}

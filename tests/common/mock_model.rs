@@ -1,0 +1,232 @@
+//! A loopback mock of a model API: a tokio HTTP/1.1 server that answers
+//! each request with the next scripted response (status, headers, an SSE
+//! body sent in parts) and records every request for assertions on what the
+//! agent sent. Parts can wait for a signal from the test (to hold the stream
+//! open until a tool has run) or hang until the client goes away.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+/// How long a `WaitFor` part waits before giving up (and saying so in the log).
+pub const WAIT_LIMIT: Duration = Duration::from_secs(5);
+
+pub enum Part {
+    Bytes(Vec<u8>),
+    /// Wait until the notify fires (or [`WAIT_LIMIT`]); logs `label` and the outcome.
+    WaitFor(Arc<Notify>, &'static str),
+    /// Send nothing more until the client closes the connection (bounded).
+    Hang,
+    /// Close the connection at once, before any response (a reset).
+    Close,
+}
+
+pub struct MockResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub parts: Vec<Part>,
+    /// Write bodies in pieces of this many bytes (0: whole parts).
+    pub piece: usize,
+}
+
+impl MockResponse {
+    /// A 200 SSE response with this body, sent as is.
+    pub fn sse(body: &str) -> Self {
+        Self::sse_parts(vec![Part::Bytes(body.as_bytes().to_vec())])
+    }
+
+    pub fn sse_parts(parts: Vec<Part>) -> Self {
+        MockResponse { status: 200, headers: vec![("content-type".into(), "text/event-stream".into())], parts, piece: 0 }
+    }
+
+    /// An error status with a JSON body.
+    pub fn error(status: u16, body: &str) -> Self {
+        MockResponse {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            parts: vec![Part::Bytes(body.as_bytes().to_vec())],
+            piece: 0,
+        }
+    }
+
+    /// No response at all: the connection closes as soon as the request is read.
+    pub fn connection_reset() -> Self {
+        MockResponse { status: 0, headers: Vec::new(), parts: vec![Part::Close], piece: 0 }
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Send the body a few bytes at a time, so events and even UTF-8
+    /// characters straddle reads.
+    pub fn in_pieces(mut self, bytes: usize) -> Self {
+        self.piece = bytes;
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    responses: VecDeque<MockResponse>,
+    requests: Vec<RecordedRequest>,
+}
+
+pub struct MockModel {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+    /// What happened, in order; tests may push their own entries (tools do).
+    pub log: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl MockModel {
+    pub async fn start(responses: Vec<MockResponse>) -> Self {
+        Self::start_with_log(responses, Arc::new(Mutex::new(Vec::new()))).await
+    }
+
+    pub async fn start_with_log(responses: Vec<MockResponse>, log: Arc<Mutex<Vec<String>>>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let url = format!("http://{}", listener.local_addr().expect("local addr"));
+        let state = Arc::new(Mutex::new(State { responses: responses.into(), requests: Vec::new() }));
+        let task = {
+            let state = Arc::clone(&state);
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                while let Ok((socket, _)) = listener.accept().await {
+                    let state = Arc::clone(&state);
+                    let log = Arc::clone(&log);
+                    tokio::spawn(async move {
+                        let _ = serve(socket, state, log).await;
+                    });
+                }
+            })
+        };
+        MockModel { url, state, log, task }
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<Vec<String>>>) -> std::io::Result<()> {
+    let Some(request) = read_request(&mut socket).await? else { return Ok(()) };
+    let response = {
+        let mut state = state.lock().unwrap();
+        state.requests.push(request);
+        let n = state.requests.len();
+        log.lock().unwrap().push(format!("mock: request {n}"));
+        state.responses.pop_front()
+    };
+    let response = response.unwrap_or_else(|| MockResponse::error(500, r#"{"error": {"message": "mock: no response scripted"}}"#));
+    if matches!(response.parts.first(), Some(Part::Close)) {
+        return Ok(());
+    }
+    let mut head = format!("HTTP/1.1 {} Mock\r\n", response.status);
+    for (name, value) in &response.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    // No content-length: the body ends when the connection closes, so a
+    // body cut short looks exactly like a truncated stream.
+    head.push_str("connection: close\r\n\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    for part in response.parts {
+        match part {
+            Part::Bytes(bytes) => {
+                let piece = if response.piece == 0 { bytes.len().max(1) } else { response.piece };
+                for chunk in bytes.chunks(piece) {
+                    socket.write_all(chunk).await?;
+                    socket.flush().await?;
+                }
+            }
+            Part::WaitFor(notify, label) => {
+                let outcome = match tokio::time::timeout(WAIT_LIMIT, notify.notified()).await {
+                    Ok(()) => "released",
+                    Err(_) => "gave up waiting",
+                };
+                log.lock().unwrap().push(format!("mock: {label} {outcome}"));
+            }
+            Part::Hang => {
+                let mut buf = [0u8; 256];
+                let closed = tokio::time::timeout(Duration::from_secs(30), async {
+                    loop {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(_) => {}
+                        }
+                    }
+                })
+                .await
+                .is_ok();
+                log.lock().unwrap().push(if closed { "mock: client closed".into() } else { "mock: hang timed out".into() });
+                return Ok(());
+            }
+            Part::Close => return Ok(()),
+        }
+    }
+    socket.shutdown().await
+}
+
+async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<RecordedRequest>> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos;
+        }
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next().unwrap_or_default().split(' ');
+    let method = first.next().unwrap_or_default().to_string();
+    let path = first.next().unwrap_or_default().to_string();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
+    let length: usize = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let mut body = buf[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    Ok(Some(RecordedRequest { method, path, headers, body }))
+}

@@ -1,0 +1,98 @@
+//! Shared test helpers: the mock model server, test tools, fixtures, and a
+//! way to run the agent and collect its events.
+
+#![allow(dead_code)]
+
+pub mod mock_model;
+pub mod test_tools;
+
+use std::sync::Arc;
+
+use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest};
+use tandem::tools::{Executor, ToolContext};
+use tandem::workspace::Workspace;
+use tokio::sync::mpsc;
+
+/// An SSE recording from `tests/data/sse/`.
+pub fn fixture(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sse").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A throwaway workspace and a tool context over it.
+pub fn workspace() -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    (dir, ToolContext::new(Arc::new(workspace)))
+}
+
+pub fn request(prompt: &str) -> RunRequest {
+    RunRequest { prompt: prompt.into(), ..RunRequest::default() }
+}
+
+/// Run to the end; return the outcome and every event.
+pub async fn run_agent(provider: &dyn Provider, executor: &Executor, ctx: ToolContext, request: RunRequest) -> (RunOutcome, Vec<RunEvent>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let outcome = agent::run(provider, executor, ctx, request, tx).await;
+    let mut events = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        events.push(event);
+    }
+    (outcome, events)
+}
+
+/// One line per event, for snapshots.
+pub fn render_events(events: &[RunEvent]) -> String {
+    events
+        .iter()
+        .map(|e| match e {
+            RunEvent::Retry { attempt, reason, .. } => format!("retry attempt={attempt} reason={reason}"),
+            other => serde_json::to_string(other).unwrap(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The `messages` of a recorded request body, pretty.
+pub fn messages_json(body: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(&body["messages"]).unwrap()
+}
+
+/// Wait (bounded) until a test's shell command has written its child's pid.
+#[cfg(unix)]
+pub async fn wait_for_pid(path: &std::path::Path) -> i32 {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the shell never wrote {}", path.display());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Alive and not a zombie (a zombie has exited; it only waits to be reaped).
+#[cfg(unix)]
+pub fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        // SAFETY: signal 0 only checks that the process exists.
+        Err(_) => unsafe { libc::kill(pid, 0) == 0 },
+    }
+}
+
+
+/// Wait (bounded) for a process to be gone. A killed process closes its
+/// pipes before the kernel marks it a zombie, so the tool that saw EOF can
+/// return a moment before `/proc` shows it dead.
+#[cfg(unix)]
+pub async fn wait_until_dead(pid: i32) -> bool {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while process_alive(pid) {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    true
+}

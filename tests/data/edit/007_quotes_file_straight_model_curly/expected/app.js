@@ -1,0 +1,2 @@
+const greeting = "goodbye";
+const name = 'it\'s me';

@@ -1,0 +1,2 @@
+const greeting = "hello";
+const name = 'it\'s me';

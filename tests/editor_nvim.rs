@@ -1,0 +1,185 @@
+//! End to end in a real editor: a headless Neovim runs the plugin in
+//! `editors/nvim`, starts `tandem lsp`, and asks the scripted model to edit a
+//! file — while the "user" has unsaved text in it and types again mid-run,
+//! and, separately, in a buffer without unsaved changes that the plugin
+//! saves on `tandem/saveDocuments`.
+//!
+//! Neovim answers `applied: true` even when it skips an edit whose version is
+//! stale; these tests show the server notices, the model re-reads, and the
+//! user's text survives.
+//!
+//! Needs `nvim` 0.11+ on PATH. `.ci/run` installs it and sets
+//! `TANDEM_REQUIRE_NVIM=1`, so CI fails rather than skips when it is missing.
+
+use std::path::Path;
+use std::process::Command;
+
+fn nvim() -> Option<std::path::PathBuf> {
+    let output = Command::new("nvim").arg("--version").output().ok()?;
+    let version = String::from_utf8_lossy(&output.stdout);
+    if !version.contains("NVIM v0.1") {
+        return None;
+    }
+    which("nvim")
+}
+
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| Path::new(dir).join(name))
+        .find(|p| p.is_file())
+}
+
+struct Scenario {
+    /// Text the user types on line 1 before asking, left unsaved ("" for none).
+    typed: &'static str,
+    /// Neovim's didChange debounce in milliseconds.
+    debounce_ms: u64,
+    /// The scripted model's turns; `{nvim}` in a string is replaced by the
+    /// nvim binary's path.
+    turns: serde_json::Value,
+}
+
+struct Outcome {
+    report: serde_json::Value,
+    disk: String,
+    /// The tool_result events, in order.
+    results: Vec<serde_json::Value>,
+}
+
+const ON_DISK: &str = "line one\nline two\nline three\n";
+
+/// Runs a scenario in a headless Neovim on a workspace holding `notes.txt`.
+fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    std::fs::create_dir(root.join(".git")).expect("mark the root");
+    let file = root.join("notes.txt");
+    std::fs::write(&file, ON_DISK).expect("write notes.txt");
+    let turns = scenario.turns.to_string().replace("{nvim}", &nvim.display().to_string().replace('"', "\\\""));
+    let script_path = root.join(".git/script.json");
+    std::fs::write(&script_path, format!("{{\"turns\": {turns}}}")).expect("write script");
+    let out = root.join(".git/report.json");
+
+    let status = Command::new(nvim)
+        .args(["--headless", "--clean", "-u", "NONE", "-l"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/ask_scenario.lua"))
+        .current_dir(&root)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script_path)
+        .env("SCENARIO_FILE", &file)
+        .env("SCENARIO_TYPED", scenario.typed)
+        .env("SCENARIO_PROMPT", "Capitalise line three")
+        .env("SCENARIO_OUT", &out)
+        .env("SCENARIO_DEBOUNCE", scenario.debounce_ms.to_string())
+        .status()
+        .expect("run nvim");
+    assert!(status.success(), "nvim exited with {status}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
+    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
+    let results = report["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .cloned()
+        .collect();
+    let disk = std::fs::read_to_string(&file).expect("read notes.txt");
+    Outcome { report, disk, results }
+}
+
+/// Read, let the user type mid-run (through Neovim's own RPC server, as a
+/// keystroke would), edit (refused), re-read, edit again.
+fn typing_race(debounce_ms: u64) -> Scenario {
+    let type_mid_run = r#""{nvim}" --server "$SCENARIO_NVIM" --remote-expr 'setline(2, "user typed again")'"#;
+    Scenario {
+        typed: "typed by the user",
+        debounce_ms,
+        turns: serde_json::json!([
+            {"text": "Reading the file.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Meanwhile the user types.", "tool_calls": [{"name": "run_shell", "input": {"command": type_mid_run}}]},
+            {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+            {"text": "Re-reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing again.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+            {"text": "Done."}
+        ]),
+    }
+}
+
+/// What every typing race must end with; returns the stale edit's result.
+fn assert_race_survived(outcome: &Outcome) -> String {
+    let report = &outcome.report;
+    assert_eq!(
+        report["buffer"],
+        serde_json::json!(["typed by the user", "user typed again", "LINE THREE"]),
+        "the user's unsaved text and the agent's edit are both in the buffer; report: {report:#}"
+    );
+    assert_eq!(report["modified"], true, "the buffer had unsaved user edits, so it stays unsaved");
+    assert_eq!(outcome.disk, ON_DISK, "Tandem never wrote the open file to disk");
+    let results = &outcome.results;
+    assert_eq!(results.len(), 5, "report: {report:#}");
+    let first_read = results[0]["content"].as_str().unwrap_or_default();
+    assert!(first_read.contains("typed by the user"), "the agent read the unsaved buffer, not the disk: {first_read}");
+    assert_eq!(results[2]["is_error"], true, "the stale edit is refused: {:#}", results[2]);
+    assert_eq!(results[4]["is_error"], false, "the edit after re-reading applies: {:#}", results[4]);
+    results[2]["content"].as_str().unwrap_or_default().to_string()
+}
+
+/// Neovim's didChange reaches the server before the agent's edit: the
+/// server's own version check refuses the edit before sending it.
+#[test]
+fn neovim_typing_before_the_edit_is_caught_by_the_version_check() {
+    let Some(nvim) = nvim() else { return skip("neovim_typing_before_the_edit_is_caught_by_the_version_check") };
+    let stale = assert_race_survived(&run_nvim(&nvim, typing_race(0)));
+    assert!(stale.contains("was modified externally since your last read (line 2 changed)"), "{stale}");
+}
+
+/// Neovim holds its didChange back (a long debounce), so the server sends an
+/// edit for the old version; Neovim skips it as stale yet answers
+/// `applied: true`. The server's check of the following didChange catches it.
+#[test]
+fn neovim_skipping_a_stale_edit_with_applied_true_is_caught() {
+    let Some(nvim) = nvim() else { return skip("neovim_skipping_a_stale_edit_with_applied_true_is_caught") };
+    let stale = assert_race_survived(&run_nvim(&nvim, typing_race(3000)));
+    assert!(stale.contains("applied: true but the buffer never held the edited text"), "{stale}");
+}
+
+/// A buffer without unsaved user changes: after the agent's edit the server
+/// asks the plugin to save it (`tandem/saveDocuments`), so the next shell
+/// command sees the change on disk.
+#[test]
+fn neovim_saves_a_clean_buffer_after_the_agent_edits_it() {
+    let Some(nvim) = nvim() else { return skip("neovim_saves_a_clean_buffer_after_the_agent_edits_it") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+                {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+                {"text": "Checking the disk.", "tool_calls": [{"name": "run_shell", "input": {"command": "cat notes.txt"}}]},
+                {"text": "Done."}
+            ]),
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
+    assert_eq!(report["modified"], false, "the plugin saved the buffer");
+    assert_eq!(outcome.disk, "line one\nline two\nLINE THREE\n");
+    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+    let edit = outcome.results[1]["content"].as_str().unwrap_or_default();
+    assert!(!edit.contains("unsaved"), "the server saw the didSave, so the edit is reported saved: {edit}");
+    let shell = outcome.results[2]["content"].as_str().unwrap_or_default();
+    assert!(shell.contains("LINE THREE"), "the shell command saw the saved edit: {shell}");
+}
+
+fn skip(name: &str) {
+    assert!(std::env::var_os("TANDEM_REQUIRE_NVIM").is_none(), "TANDEM_REQUIRE_NVIM is set but nvim 0.11+ is not on PATH");
+    eprintln!("SKIPPED {name}: nvim 0.11+ not on PATH");
+}

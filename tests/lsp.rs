@@ -1,0 +1,428 @@
+//! `tandem lsp` end to end: the real binary over stdio with a test client
+//! (tests/common/lsp_client.rs) and the scripted model, one scenario per
+//! test, each the "Shown by" list of issue 4.
+//!
+//! The scripted model cannot wait for the editor, so where the user must
+//! act at a precise moment the test uses a permission prompt the run has to
+//! wait for (a `run_shell` call in the default mode): the user types while
+//! the prompt is up, then answers it.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
+
+use std::path::{Path, PathBuf};
+
+use lsp_client::{uri, LspClient};
+use serde_json::{json, Value};
+
+struct Fixture {
+    _temp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fixture {
+    fn new(files: &[(&str, &str)]) -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap().join("work");
+        std::fs::create_dir(&root).unwrap();
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        Fixture { _temp: temp, root }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Start the server with a model script and settings.
+    fn start(&self, turns: Value, capabilities: Value, options: Value) -> LspClient {
+        let script = self.root.parent().unwrap().join("script.json");
+        std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+        let script = script.to_string_lossy().to_string();
+        let mut client = LspClient::start(&self.root, &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", &script)]);
+        let response = client.initialize(capabilities, options);
+        assert!(response.get("result").is_some(), "{response}");
+        client
+    }
+}
+
+fn read(path: &str) -> Value {
+    json!({"name": "read_file", "input": {"file_path": path}})
+}
+
+fn edit(path: &str, old: &str, new: &str) -> Value {
+    json!({"name": "edit_file", "input": {"file_path": path, "old_string": old, "new_string": new}})
+}
+
+fn shell(command: &str) -> Value {
+    json!({"name": "run_shell", "input": {"command": command}})
+}
+
+fn turn(calls: Vec<Value>) -> Value {
+    json!({"text": "", "tool_calls": calls})
+}
+
+fn done() -> Value {
+    json!({"text": "Done."})
+}
+
+fn ask_params(prompt: &str) -> Value {
+    json!({"command": "tandem.ask", "arguments": [{"prompt": prompt}]})
+}
+
+/// Replace the temp root in JSON text for snapshots.
+fn scrub(text: &str, root: &Path) -> String {
+    text.replace(&root.to_string_lossy().to_string(), "ROOT")
+}
+
+#[test]
+fn the_agent_reads_the_unsaved_buffer_not_the_disk() {
+    let f = Fixture::new(&[("notes.txt", "on disk\n")]);
+    let mut client = f.start(json!([turn(vec![read("notes.txt")]), done()]), json!({}), json!({}));
+    client.open(&f.path("notes.txt"), "typed in the editor, not saved\n");
+    let answer = client.request("workspace/executeCommand", ask_params("What do my notes say?"));
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    assert_eq!(results.len(), 1);
+    assert!(results[0].1.contains("typed in the editor, not saved"), "{results:?}");
+    assert!(!results[0].1.contains("on disk"), "{results:?}");
+    client.shutdown();
+}
+
+#[test]
+fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
+    let f = Fixture::new(&[("src.txt", "alpha\nbeta\ngamma\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("src.txt")]), turn(vec![edit("src.txt", "beta", "BETA")]), done()]),
+        json!({"window": {"workDoneProgress": true}}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let uri = client.open(&f.path("src.txt"), "alpha\nbeta\ngamma\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("Shout beta"));
+    let create = client.server_request("window/workDoneProgress/create");
+    client.respond(&create["id"], Value::Null);
+    let apply = client.server_request("workspace/applyEdit");
+    expect_test::expect![[r#"{"edit":{"documentChanges":[{"edits":[{"newText":"BETA","range":{"end":{"character":4,"line":1},"start":{"character":0,"line":1}}}],"textDocument":{"uri":"file://ROOT/src.txt","version":1}}]},"label":"Tandem: edit_file src.txt"}"#]]
+        .assert_eq(&scrub(&apply["params"].to_string(), &f.root));
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    let result = scrub(&answer["result"].to_string(), &f.root);
+    expect_test::expect![[r#"{"edits":[{"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done."}"#]]
+        .assert_eq(&result);
+    assert_eq!(client.text(&uri), "alpha\nBETA\ngamma\n");
+    // Invariant 1: an open document is never written to disk by Tandem.
+    assert_eq!(std::fs::read_to_string(f.path("src.txt")).unwrap(), "alpha\nbeta\ngamma\n");
+    let results = client.tool_results();
+    assert!(results[1].1.starts_with("Successfully edited src.txt\nNote: the file is open in the editor; the change is in the editor, unsaved."), "{results:?}");
+    // Work-done progress went begin … end, and run events are numbered.
+    let progress: Vec<String> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "$/progress")
+        .map(|m| m["params"]["value"]["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(progress.first().map(String::as_str), Some("begin"));
+    assert_eq!(progress.last().map(String::as_str), Some("end"));
+    let seqs: Vec<u64> = client.seen.iter().filter(|m| m["method"] == "tandem/runEvent").map(|m| m["params"]["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    client.shutdown();
+}
+
+#[test]
+fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact() {
+    let f = Fixture::new(&[("app.txt", "fn main() {\n    run();\n}\n")]);
+    let mut client = f.start(
+        json!([
+            turn(vec![read("app.txt")]),
+            turn(vec![shell("echo checking")]),
+            turn(vec![edit("app.txt", "run();", "run_fast();")]),
+            turn(vec![read("app.txt")]),
+            turn(vec![edit("app.txt", "run();", "run_fast();")]),
+            done()
+        ]),
+        json!({}),
+        json!({"tandem": {"timeouts": {"promptMs": 30000}}}),
+    );
+    let uri = client.open(&f.path("app.txt"), "fn main() {\n    run();\n}\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("Make it fast"));
+    // The shell prompt: the user types meanwhile, then allows the command.
+    let prompt = client.server_request("window/showMessageRequest");
+    assert!(prompt["params"]["message"].as_str().unwrap().contains("run_shell"), "{prompt}");
+    // The transcript shows the call before the user is asked about it.
+    let call_at = client.seen.iter().position(|m| m["params"]["event"]["name"] == "run_shell");
+    let prompt_at = client.seen.iter().position(|m| m["method"] == "window/showMessageRequest");
+    assert!(call_at.is_some() && call_at < prompt_at, "{:#?}", client.seen);
+    client.type_at_line(&uri, 0, "// the user's comment\n");
+    client.barrier(&uri);
+    client.respond(&prompt["id"], json!({"title": "Allow once"}));
+    // After the re-read, the edit is reviewed ("Apply edit to app.txt?").
+    let review = client.server_request("window/showMessageRequest");
+    assert_eq!(review["params"]["message"], "Tandem: apply edit to app.txt?");
+    client.respond(&review["id"], json!({"title": "Apply"}));
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(apply["params"]["edit"]["documentChanges"][0]["textDocument"]["version"], 2);
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    let refused = &results[2];
+    assert!(refused.0, "{results:?}");
+    expect_test::expect!["Error: app.txt was modified externally since your last read (1 line added after line 0). Read it again with read_file before editing it."]
+        .assert_eq(&refused.1);
+    assert!(!results[4].0 && results[4].1.starts_with("Successfully edited app.txt"), "{results:?}");
+    assert_eq!(client.text(&uri), "// the user's comment\nfn main() {\n    run_fast();\n}\n");
+    client.shutdown();
+}
+
+#[test]
+fn applied_true_without_did_change_is_reported_as_not_applied() {
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("a.txt")]), turn(vec![edit("a.txt", "one", "two")]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 300}}}),
+    );
+    let uri = client.open(&f.path("a.txt"), "one\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("edit"));
+    // Neovim-style: "applied" without touching the buffer.
+    let apply = client.server_request("workspace/applyEdit");
+    client.respond(&apply["id"], json!({"applied": true}));
+    let answer = client.response(ask);
+    let results = client.tool_results();
+    expect_test::expect![[r#"(true, "Error: the editor did not apply the edit to a.txt (the editor answered applied: true but the buffer did not change). Read the file again before retrying.")"#]]
+        .assert_eq(&format!("{:?}", results[1]));
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "not_applied"}]));
+    client.shutdown();
+}
+
+#[test]
+fn the_user_rejects_the_edit_or_denies_the_command_and_the_model_is_told() {
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("a.txt")]), turn(vec![edit("a.txt", "one", "two")]), turn(vec![shell("rm -rf build")]), done()]),
+        // A client with change annotations: the review is its refactor preview.
+        json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}}),
+        json!({}),
+    );
+    let uri = client.open(&f.path("a.txt"), "one\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("edit"));
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review"]["needsConfirmation"], true);
+    client.respond(&apply["id"], json!({"applied": false}));
+    let prompt = client.server_request("window/showMessageRequest");
+    client.respond(&prompt["id"], json!({"title": "Deny"}));
+    let answer = client.response(ask);
+    let results = client.tool_results();
+    expect_test::expect![[r#"
+        (true, "Error: the user rejected the edit to a.txt: declined in the editor's review. The file is unchanged.")
+        (true, "Permission denied for run_shell: the user denied it. Do not retry the same call; ask the user or take another approach.")"#]]
+    .assert_eq(&format!("{:?}\n{:?}", results[1], results[2]));
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "rejected"}]));
+    assert_eq!(client.text(&uri), "one\n");
+    client.shutdown();
+}
+
+#[test]
+fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
+    let f = Fixture::new(&[("closed.txt", "version 1\n")]);
+    let mut client = f.start(
+        json!([
+            turn(vec![read("closed.txt")]),
+            turn(vec![shell("printf 'version 2\\n' > closed.txt")]),
+            turn(vec![edit("closed.txt", "version", "release")]),
+            turn(vec![read("closed.txt")]),
+            turn(vec![edit("closed.txt", "version", "release")]),
+            // Tandem's own write is not a foreign change: no re-read needed.
+            turn(vec![edit("closed.txt", "release 2", "release 3")]),
+            done()
+        ]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "bypassPermissions"}}),
+    );
+    let answer = client.request("workspace/executeCommand", ask_params("rename"));
+    let results = client.tool_results();
+    assert!(results[2].0 && results[2].1.contains("modified externally since your last read"), "{results:?}");
+    assert!(!results[4].0 && results[4].1.starts_with("Successfully edited closed.txt"), "{results:?}");
+    assert!(!results[5].0, "{results:?}");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "release 3\n");
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri(&f.path("closed.txt")), "status": "written"}]));
+    // Atomic writes leave no temp files behind.
+    let names: Vec<String> = std::fs::read_dir(&f.root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    assert_eq!(names, vec!["closed.txt".to_string()]);
+    client.shutdown();
+}
+
+fn process_alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a zombie still counts, so reap-proof it by
+    // reading its state.
+    let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !status.is_empty() && !status.contains(") Z ")
+}
+
+/// Wait (bounded) for the shell to write its pid, then for a predicate.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + lsp_client::TIMEOUT;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        // Polling a condition (a file, /proc), bounded by the deadline.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn start_long_shell_run(f: &Fixture, options: Value) -> (LspClient, i64, i32, String) {
+    let mut client = f.start(
+        json!([turn(vec![shell("echo $$ > shell.pid; exec sleep 60")]), done()]),
+        json!({"window": {"workDoneProgress": true}}),
+        options,
+    );
+    let ask = client.send_request("workspace/executeCommand", ask_params("wait a minute"));
+    let create = client.server_request("window/workDoneProgress/create");
+    client.respond(&create["id"], Value::Null);
+    let call = client.wait_for("the run_shell call", |m| m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "tool_call");
+    let run_id = call["params"]["runId"].as_str().unwrap().to_string();
+    let pid_file = f.path("shell.pid");
+    wait_until("the shell wrote its pid", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(process_alive(pid));
+    (client, ask, pid, run_id)
+}
+
+#[test]
+fn tandem_cancel_mid_run_kills_the_running_shell_command_and_one_run_at_a_time() {
+    let f = Fixture::new(&[]);
+    let (mut client, ask, pid, run_id) = start_long_shell_run(&f, json!({"tandem": {"permissionMode": "bypassPermissions"}}));
+    // A second ask while the first runs is refused with a clear message.
+    let second = client.request("workspace/executeCommand", ask_params("another"));
+    let message = second["error"]["message"].as_str().unwrap();
+    assert!(message.contains("already running") && message.contains(&run_id), "{second}");
+    let cancel = client.request("workspace/executeCommand", json!({"command": "tandem.cancel", "arguments": [{"runId": run_id}]}));
+    assert_eq!(cancel["result"]["cancelled"], true, "{cancel}");
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
+    wait_until("the shell command is gone", || !process_alive(pid));
+    // The slot is free again (with a script that ends at once).
+    std::fs::write(f.root.parent().unwrap().join("script.json"), json!({"turns": [done()]}).to_string()).unwrap();
+    let next = client.send_request("workspace/executeCommand", ask_params("again"));
+    let create = client.server_request("window/workDoneProgress/create");
+    client.respond(&create["id"], Value::Null);
+    let next = client.response(next);
+    assert_eq!(next["result"]["status"], "completed", "{next}");
+    client.shutdown();
+}
+
+#[test]
+fn cancel_request_on_the_ask_and_progress_cancel_stop_the_run() {
+    let f = Fixture::new(&[]);
+    let (mut client, ask, pid, _) = start_long_shell_run(&f, json!({"tandem": {"permissionMode": "bypassPermissions"}}));
+    client.notify("$/cancelRequest", json!({"id": ask}));
+    let answer = client.response(ask);
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    wait_until("the shell command is gone", || !process_alive(pid));
+    // The run's progress still ends, though no one awaits the ask any more.
+    let end = client.wait_for("the progress end", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    assert_eq!(end["params"]["value"]["message"], "cancelled");
+    client.shutdown();
+
+    let f = Fixture::new(&[]);
+    let (mut client, ask, pid, run_id) = start_long_shell_run(&f, json!({"tandem": {"permissionMode": "bypassPermissions"}}));
+    client.notify("window/workDoneProgress/cancel", json!({"token": format!("tandem/{run_id}")}));
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
+    wait_until("the shell command is gone", || !process_alive(pid));
+    client.shutdown();
+}
+
+#[test]
+fn garbage_in_gets_an_error_or_a_log_line_and_the_server_keeps_serving() {
+    let f = Fixture::new(&[("a.txt", "abc\n")]);
+    let mut client = f.start(json!([done()]), json!({}), json!({}));
+    let uri = client.open(&f.path("a.txt"), "abc\n");
+    // Invalid JSON: a parse error response with a null id.
+    client.send_raw("{this is not json");
+    let error = client.wait_for("the parse error", |m| m["id"].is_null() && m.get("error").is_some());
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    // Unknown method: method not found.
+    let unknown = client.request("tandem/noSuchMethod", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // didChange for a document that is not open, and out-of-range positions.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": lsp_client::uri(&f.path("nope.txt")), "version": 2}, "contentChanges": [{"text": "x"}]}),
+    );
+    let far = json!({"start": {"line": 99, "character": 0}, "end": {"line": 120, "character": 5}});
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": far, "text": "tail"}]}),
+    );
+    // Bad command arguments: invalid params.
+    let bad = client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"nope": 1}]}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let unknown_command = client.request("workspace/executeCommand", json!({"command": "tandem.fly", "arguments": []}));
+    assert_eq!(unknown_command["error"]["code"], -32602, "{unknown_command}");
+    // Still serving, and the document took the clamped change.
+    let answer = client.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.ask", "arguments": [{"prompt": "hi", "textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}}]}),
+    );
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}}, "context": {"diagnostics": []}}),
+    );
+    assert_eq!(actions["result"][0]["title"], "Tandem: explain this code", "{actions}");
+    client.shutdown();
+}
+
+#[test]
+fn settings_come_from_workspace_configuration_over_initialization_options() {
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("a.txt")]), turn(vec![edit("a.txt", "one", "two")]), done()]),
+        json!({"workspace": {"configuration": true}}),
+        json!({"tandem": {"permissionMode": "default"}}),
+    );
+    // Pulled at `initialized`, section "tandem".
+    let pull = client.server_request("workspace/configuration");
+    assert_eq!(pull["params"], json!({"items": [{"section": "tandem"}]}));
+    client.respond(&pull["id"], json!([null]));
+    // Pushed: edits now apply without review.
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"permissionMode": "acceptEdits"}}}));
+    let uri = client.open(&f.path("a.txt"), "one\n");
+    client.barrier(&uri);
+    let ask = client.send_request("workspace/executeCommand", ask_params("edit"));
+    let next = client.wait_for("applyEdit or a prompt", |m| {
+        m["method"] == "workspace/applyEdit" || m["method"] == "window/showMessageRequest"
+    });
+    assert_eq!(next["method"], "workspace/applyEdit", "{next}");
+    client.apply_edit_request(&next);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "applied"}]));
+    client.shutdown();
+}
+
+#[test]
+fn document_changes_apply_in_arrival_order() {
+    // Invariant 5: 300 keystrokes sent back to back, each positioned on the
+    // text the previous one made; applied out of order they would garble.
+    let f = Fixture::new(&[("typing.txt", "start\n")]);
+    let mut client = f.start(json!([turn(vec![read("typing.txt")]), done()]), json!({}), json!({}));
+    let uri = client.open(&f.path("typing.txt"), "start\n");
+    let mut expected = String::from("start");
+    for i in 0..300u32 {
+        let c = char::from(b'a' + (i % 26) as u8);
+        let at = json!({"line": 0, "character": 5 + i});
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2 + i}, "contentChanges": [{"range": {"start": at, "end": at}, "text": c.to_string()}]}),
+        );
+        expected.push(c);
+    }
+    let answer = client.request("workspace/executeCommand", ask_params("read it"));
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    assert!(results[0].1.contains(&format!("1\t{expected}")) || results[0].1.contains(&format!("| {expected}")), "{}", results[0].1);
+    client.shutdown();
+}
