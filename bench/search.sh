@@ -95,8 +95,9 @@ grep_case() {
     [ "$insensitive" = true ] && rg_flags+=(-i)
     input=$(python3 -c 'import json,sys; print(json.dumps({"pattern": sys.argv[1], "case_insensitive": sys.argv[2] == "true"}))' "$pattern" "$insensitive")
     local rg_count tandem_count
-    rg_count=$("$rg" "${rg_flags[@]}" -e "$pattern" | wc -l)
-    tandem_count=$("$tandem" tool grep_search "$input" | tandem_count)
+    # rg exits 1 when nothing matches, and tandem for an error result.
+    rg_count=$("$rg" "${rg_flags[@]}" -e "$pattern" | wc -l || true)
+    tandem_count=$("$tandem" tool grep_search "$input" | tandem_count || true)
     compare "$label" "$rg_count" "$tandem_count" -- "$rg" "${rg_flags[@]}" -e "$pattern" -- "$tandem" tool grep_search "$input"
 }
 
@@ -106,8 +107,8 @@ list_case() {
     shift 2
     input=$(python3 -c 'import json,sys; print(json.dumps({"pattern": sys.argv[1]}))' "$glob")
     local rg_count tandem_count
-    rg_count=$("$rg" --files -g "$glob" "$@" | wc -l)
-    tandem_count=$("$tandem" tool list_files "$input" | tandem_count)
+    rg_count=$("$rg" --files -g "$glob" "$@" | wc -l || true)
+    tandem_count=$("$tandem" tool list_files "$input" | tandem_count || true)
     compare "$label" "$rg_count" "$tandem_count" -- "$rg" --files -g "$glob" "$@" -- "$tandem" tool list_files "$input"
 }
 

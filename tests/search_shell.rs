@@ -426,8 +426,7 @@ async fn shell_cancel_kills_the_group() {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !pid_file.exists() {
         assert!(std::time::Instant::now() < deadline, "the command never started");
-        tokio::task::yield_now().await;
-        std::thread::yield_now();
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let grandchild: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     assert!(!is_dead(grandchild));
