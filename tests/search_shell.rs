@@ -391,6 +391,19 @@ fn is_dead(pid: u32) -> bool {
     }
 }
 
+/// A killed process closes its pipes (which ends the tool call) a moment
+/// before /proc shows it dead: wait for that, bounded, instead of looking once.
+async fn dies_soon(pid: u32) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !is_dead(pid) {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
 fn pid_after(marker: &str, text: &str) -> u32 {
     let start = text.find(marker).unwrap_or_else(|| panic!("no {marker} in {text}")) + marker.len();
     text[start..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap()
@@ -405,7 +418,7 @@ async fn shell_timeout_kills_the_whole_group_and_keeps_partial_output() {
     assert!(out.starts_with("Command timed out after 1500 ms"), "{out}");
     assert!(out.contains("Stdout:\nbefore"), "{out}");
     let grandchild = pid_after("grandchild=", &out);
-    assert!(is_dead(grandchild), "grandchild {grandchild} still alive");
+    assert!(dies_soon(grandchild).await, "grandchild {grandchild} still alive");
 }
 
 #[tokio::test]
@@ -434,7 +447,7 @@ async fn shell_cancel_kills_the_group() {
     let result = tokio::time::timeout(Duration::from_secs(20), call).await.unwrap().unwrap();
     assert!(result.is_error);
     assert!(result.content.starts_with("Command cancelled"), "{}", result.content);
-    assert!(is_dead(grandchild), "grandchild {grandchild} still alive");
+    assert!(dies_soon(grandchild).await, "grandchild {grandchild} still alive");
 }
 
 /// The peak resident set of this test process, in kB.
