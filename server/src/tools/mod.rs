@@ -14,6 +14,8 @@ pub mod grep_search;
 pub mod list_files;
 pub mod read_file;
 pub mod run_shell;
+#[cfg(test)]
+mod test_fixture;
 pub mod write_file;
 
 use std::sync::Arc;

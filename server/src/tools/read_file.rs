@@ -309,34 +309,11 @@ fn stream_page(path: &Path, request: PageRequest) -> Result<PageCollector, ReadE
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::tools::{Executor, ToolCall, ToolRegistry};
-    use crate::workspace::MemoryEditor;
+    use crate::tools::test_fixture::{fixture, Fixture};
     use expect_test::expect;
 
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        root: std::path::PathBuf,
-        ctx: ToolContext,
-        editor: Arc<MemoryEditor>,
-    }
-
-    fn fixture(files: &[(&str, &[u8])]) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        for (name, bytes) in files {
-            let path = root.join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, bytes).unwrap();
-        }
-        let editor = Arc::new(MemoryEditor::default());
-        let workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone())).unwrap();
-        Fixture { _dir: dir, root, ctx: ToolContext::new(Arc::new(workspace)), editor }
-    }
-
     async fn run(f: &Fixture, input: serde_json::Value) -> (bool, String) {
-        let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-        let call = ToolCall { id: "t".into(), name: "read_file".into(), input };
-        let result = executor.execute(&call, &f.ctx).await.unwrap();
+        let result = f.call("read_file", input).await;
         (result.is_error, result.content)
     }
 
@@ -511,7 +488,7 @@ mod tests {
             root: dir.path().canonicalize().unwrap(),
             _dir: dir,
             ctx: ToolContext::new(Arc::new(workspace)),
-            editor: Arc::new(MemoryEditor::default()),
+            editor: Arc::new(crate::workspace::MemoryEditor::default()),
         };
         let path = saved.to_string_lossy().to_string();
         let (err, out) = run(&f, serde_json::json!({"file_path": path, "offset": 4000, "limit": 1})).await;

@@ -179,35 +179,12 @@ pub(crate) fn with_line_ending(text: &str, ending: LineEnding) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::tools::{Executor, ToolCall, ToolRegistry};
-    use crate::workspace::MemoryEditor;
+    use crate::tools::test_fixture::{text_fixture as fixture, Fixture};
     use expect_test::expect;
 
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        root: std::path::PathBuf,
-        ctx: ToolContext,
-        editor: Arc<MemoryEditor>,
-    }
-
-    fn fixture(files: &[(&str, &str)]) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        for (name, text) in files {
-            std::fs::write(root.join(name), text).unwrap();
-        }
-        let editor = Arc::new(MemoryEditor::default());
-        let workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone())).unwrap();
-        Fixture { _dir: dir, root, ctx: ToolContext::new(Arc::new(workspace)), editor }
-    }
-
     async fn run(f: &Fixture, name: &str, input: serde_json::Value) -> String {
-        let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-        let call = ToolCall { id: "t".into(), name: name.into(), input };
-        let result = executor.execute(&call, &f.ctx).await.unwrap();
+        let result = f.call(name, input).await;
         format!("is_error={}\n{}", result.is_error, result.content)
     }
 
