@@ -3,6 +3,8 @@
 //! errors, truncation, the OpenAI format, the turn limit, cancellation, and
 //! the scheduling of tool calls (overlap, early start) shown by event order.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::sync::{Arc, Mutex};

@@ -2,6 +2,8 @@
 //! (JSON Lines and the terminal transcript), the error without a provider,
 //! plan mode, the turn limit's exit code, Ctrl-C, and `tandem demo`.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::process::Stdio;

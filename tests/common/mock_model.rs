@@ -4,6 +4,8 @@
 //! agent sent. Parts can wait for a signal from the test (to hold the stream
 //! open until a tool has run) or hang until the client goes away.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

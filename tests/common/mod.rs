@@ -1,7 +1,7 @@
 //! Shared test helpers: the mock model server, test tools, fixtures, and a
 //! way to run the agent and collect its events.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 pub mod mock_model;
 pub mod test_tools;

@@ -1,6 +1,8 @@
 //! Tools for loop tests: they record what happens in a shared log, so tests
 //! can show concurrency by the order of events rather than by timing.
 
+#![allow(clippy::unwrap_used)]
+
 #![allow(dead_code)]
 
 use std::collections::HashSet;

@@ -345,10 +345,7 @@ impl Workspace {
     }
 
     fn write_to_disk(&self, change: &FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
-        let expected = match change.base {
-            Some(base) => Some(base.fingerprint),
-            None => None,
-        };
+        let expected = change.base.map(|base| base.fingerprint);
         let stale_flag = self.ledger.get(&change.path).map(|e| e.stale).unwrap_or(false);
         if stale_flag && change.base.is_some() {
             return Err(WriteError::Stale(format!(
