@@ -130,13 +130,22 @@ fn assert_race_survived(outcome: &Outcome) -> String {
     results[2]["content"].as_str().unwrap_or_default().to_string()
 }
 
-/// Neovim's didChange reaches the server before the agent's edit: the
-/// server's own version check refuses the edit before sending it.
+/// With Neovim's usual debounce the user's typing and the agent's edit race.
+/// The didChange may reach the server before its version check (refused
+/// before sending), between that check and the applyEdit (superseded), or
+/// after Neovim skipped the stale edit while answering `applied: true`
+/// (caught by the check of the buffer). Every way, the user's text survives
+/// and the model is told. (tests/lsp.rs pins each path down with a
+/// scripted client.)
 #[test]
-fn neovim_typing_before_the_edit_is_caught_by_the_version_check() {
-    let Some(nvim) = nvim() else { return skip("neovim_typing_before_the_edit_is_caught_by_the_version_check") };
-    let stale = assert_race_survived(&run_nvim(&nvim, typing_race(0)));
-    assert!(stale.contains("was modified externally since your last read (line 2 changed)"), "{stale}");
+fn neovim_typing_mid_run_survives_whichever_way_the_race_goes() {
+    let Some(nvim) = nvim() else { return skip("neovim_typing_mid_run_survives_whichever_way_the_race_goes") };
+    let stale = assert_race_survived(&run_nvim(&nvim, typing_race(150)));
+    assert!(
+        stale.contains("was modified externally since your last read (line 2 changed)")
+            || stale.contains("was superseded by a user edit"),
+        "{stale}"
+    );
 }
 
 /// Neovim holds its didChange back (a long debounce), so the server sends an
