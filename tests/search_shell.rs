@@ -391,19 +391,6 @@ fn is_dead(pid: u32) -> bool {
     }
 }
 
-/// A killed process closes its pipes (which ends the tool call) a moment
-/// before /proc shows it dead: wait for that, bounded, instead of looking once.
-async fn dies_soon(pid: u32) -> bool {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !is_dead(pid) {
-        if std::time::Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    true
-}
-
 fn pid_after(marker: &str, text: &str) -> u32 {
     let start = text.find(marker).unwrap_or_else(|| panic!("no {marker} in {text}")) + marker.len();
     text[start..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap()
@@ -418,36 +405,47 @@ async fn shell_timeout_kills_the_whole_group_and_keeps_partial_output() {
     assert!(out.starts_with("Command timed out after 1500 ms"), "{out}");
     assert!(out.contains("Stdout:\nbefore"), "{out}");
     let grandchild = pid_after("grandchild=", &out);
-    assert!(dies_soon(grandchild).await, "grandchild {grandchild} still alive");
+    assert!(wait_dead(grandchild).await, "grandchild {grandchild} still alive");
 }
 
-#[tokio::test]
-async fn shell_cancel_kills_the_group() {
-    let fx = Fixture::new(&[]);
+/// Start a run_shell call whose command leaves a grandchild (`sleep 60`)
+/// behind a waiting shell; return the running call and, once it exists, the
+/// grandchild's pid.
+async fn start_grandchild_call(
+    fx: &Fixture,
+    id: &str,
+) -> (tokio::task::JoinHandle<Result<tandem::tools::ToolResult, tandem::tools::executor::FatalToolError>>, u32) {
     let pid_file = fx.root.join("grandchild.pid");
     let ctx = fx.ctx.clone();
-    let call = tokio::spawn(async move {
+    let call = ToolCall {
+        id: id.into(),
+        name: "run_shell".into(),
+        input: json!({"command": "sh -c 'echo $$ > grandchild.pid.tmp; mv grandchild.pid.tmp grandchild.pid; exec sleep 60' & wait"}),
+    };
+    let task = tokio::spawn(async move {
         let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-        let call = ToolCall {
-            id: "toolu_cancel".into(),
-            name: "run_shell".into(),
-            input: json!({"command": "sh -c 'echo $$ > grandchild.pid.tmp; mv grandchild.pid.tmp grandchild.pid; exec sleep 60' & wait"}),
-        };
-        executor.execute(&call, &ctx).await.unwrap()
+        executor.execute(&call, &ctx).await
     });
-    // Wait (bounded) for the grandchild to exist before cancelling.
+    // Wait (bounded) for the grandchild to exist.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !pid_file.exists() {
         assert!(std::time::Instant::now() < deadline, "the command never started");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let grandchild: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    (task, grandchild)
+}
+
+#[tokio::test]
+async fn shell_cancel_kills_the_group() {
+    let fx = Fixture::new(&[]);
+    let (call, grandchild) = start_grandchild_call(&fx, "toolu_cancel").await;
     assert!(!is_dead(grandchild));
     fx.ctx.cancel.cancel();
-    let result = tokio::time::timeout(Duration::from_secs(20), call).await.unwrap().unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(20), call).await.unwrap().unwrap().unwrap();
     assert!(result.is_error);
     assert!(result.content.starts_with("Command cancelled"), "{}", result.content);
-    assert!(dies_soon(grandchild).await, "grandchild {grandchild} still alive");
+    assert!(wait_dead(grandchild).await, "grandchild {grandchild} still alive");
 }
 
 /// The peak resident set of this test process, in kB.
@@ -504,23 +502,7 @@ async fn wait_dead(pid: u32) -> bool {
 async fn dropping_the_call_kills_the_group() {
     // The agent aborts a run's task: the call's future is dropped mid-way.
     let fx = Fixture::new(&[]);
-    let pid_file = fx.root.join("grandchild.pid");
-    let ctx = fx.ctx.clone();
-    let task = tokio::spawn(async move {
-        let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-        let call = ToolCall {
-            id: "toolu_abort".into(),
-            name: "run_shell".into(),
-            input: json!({"command": "sh -c 'echo $$ > grandchild.pid.tmp; mv grandchild.pid.tmp grandchild.pid; exec sleep 60' & wait"}),
-        };
-        executor.execute(&call, &ctx).await
-    });
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the command never started");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let grandchild: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let (task, grandchild) = start_grandchild_call(&fx, "toolu_abort").await;
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
     assert!(wait_dead(grandchild).await, "grandchild {grandchild} still alive");

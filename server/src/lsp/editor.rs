@@ -95,12 +95,12 @@ impl LspEditor {
             .push(EditRecord { uri: document.uri.as_str().to_string(), status });
     }
 
+    /// The path as the tools show it (see `Workspace::display_path`).
     fn display(&self, path: &Path) -> String {
-        self.roots
-            .iter()
-            .find_map(|root| path.strip_prefix(root).ok())
-            .map(|rel| rel.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_else(|| path.display().to_string())
+        match self.roots.first() {
+            Some(primary) => crate::workspace::display_relative(primary, path),
+            None => path.display().to_string(),
+        }
     }
 
     /// The `workspace/applyEdit` parameters for `edit` on `document`.

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 pub use disk::{atomic_write, DiskWriteError};
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
-pub use paths::{normalize_lexically, PathError};
+pub use paths::{display_relative, normalize_lexically, PathError};
 pub use watcher::DiskWatcher;
 
 /// Files larger than this are refused for whole-file reads and edits.
@@ -215,14 +215,7 @@ impl Workspace {
     /// The path as the model and the user should see it: relative to the
     /// primary root when inside it, else absolute.
     pub fn display_path(&self, path: &Path) -> String {
-        // Only the primary root gives relative paths: relative paths the
-        // model sends back resolve against it, so a path relative to another
-        // root would name the wrong file. Other roots' files stay absolute.
-        if let Ok(rel) = path.strip_prefix(self.root()) {
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            return if rel.is_empty() { ".".to_string() } else { rel };
-        }
-        path.display().to_string()
+        paths::display_relative(self.root(), path)
     }
 
     /// The open editor buffer for `path`, if any.

@@ -28,6 +28,18 @@ impl std::fmt::Display for PathError {
     }
 }
 
+/// A path as the model and the user should see it: relative to the primary
+/// root when inside it, else absolute. Only the primary root gives relative
+/// paths: relative paths the model sends back resolve against it, so a path
+/// relative to another root would name the wrong file.
+pub fn display_relative(primary_root: &Path, path: &Path) -> String {
+    match path.strip_prefix(primary_root) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+        Err(_) => path.display().to_string(),
+    }
+}
+
 /// Fold `.` and `..` without touching the filesystem. `..` at the root stays
 /// at the root, as the OS does.
 pub fn normalize_lexically(path: &Path) -> PathBuf {
