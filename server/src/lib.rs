@@ -85,5 +85,6 @@
 
 pub mod agent;
 pub mod lsp;
+pub mod session;
 pub mod tools;
 pub mod workspace;

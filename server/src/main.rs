@@ -39,9 +39,20 @@ enum Command {
         /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
         #[arg(long, default_value = "default")]
         permission_mode: tandem::agent::permission::PermissionMode,
+        /// Continue the most recent conversation of this folder.
+        #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+        continue_thread: bool,
+        /// Continue the conversation with this thread id (see `tandem sessions`).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+        /// Compact the conversation (summarise it) before this run.
+        #[arg(long)]
+        compact: bool,
         /// What to ask.
         prompt: String,
     },
+    /// List this folder's saved conversations with their token and cost totals.
+    Sessions,
     /// Offline end-to-end demo with the scripted model: no key, no network.
     Demo,
     /// Run one tool once and print exactly the result text the model would get.
@@ -72,15 +83,23 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, prompt } => {
+                let thread = match (continue_thread, resume) {
+                    (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
+                    (true, None) => cli::ask::ThreadChoice::Continue,
+                    (false, None) => cli::ask::ThreadChoice::New,
+                };
                 let options = cli::ask::AskOptions {
                     prompt,
                     json,
                     max_turns: max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
                     permission_mode,
+                    thread,
+                    compact,
                 };
                 cli::ask::ask(options, current_workspace()?).await
             }
+            Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
             Command::Demo => cli::demo::demo().await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),

@@ -25,7 +25,7 @@ pub mod sse;
 
 pub use events::{RunEvent, RunStatus, Usage};
 pub use provider::Provider;
-pub use run::{run, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
+pub use run::{compact_conversation, run, run_conversation, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
 
 /// One request to run the agent.
 #[derive(Debug, Clone, Default)]
@@ -40,6 +40,8 @@ pub struct RunRequest {
     pub max_turns: Option<usize>,
     /// True when the run happens inside an editor (for the system prompt).
     pub in_editor: bool,
+    /// Compact the conversation before the first request (`--compact`).
+    pub compact: bool,
 }
 
 /// How a run ended.
@@ -50,4 +52,9 @@ pub struct RunOutcome {
     pub text: String,
     pub turns: usize,
     pub usage: Usage,
+    /// The cost estimate, when the model's prices are known.
+    pub cost_usd: Option<f64>,
+    /// The saved conversation thread the run belongs to (empty when the
+    /// thread is not saved).
+    pub thread_id: String,
 }

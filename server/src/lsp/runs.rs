@@ -237,6 +237,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
+        compact: false,
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
     env.editor.take_records();
@@ -256,8 +257,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             Ok(provider) => agent::run(&*provider, &executor, ctx, request, events_tx).await,
             Err(err) => {
                 let text = err.to_string();
-                let _ = events_tx.send(RunEvent::End { status: RunStatus::Failed, text: text.clone() });
-                RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default() }
+                let _ = events_tx.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None });
+                RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() }
             }
         };
         let _ = outcome_tx.send(outcome);
@@ -268,6 +269,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         text: "the agent run ended without an outcome".into(),
         turns: 0,
         usage: Default::default(),
+        cost_usd: None,
+        thread_id: String::new(),
     });
     let written = forwarder.await.unwrap_or_default();
     Ok(answer(&env, &run_id, &outcome, written))
