@@ -84,7 +84,7 @@ impl Settings {
             "TANDEM_SCRIPT" => self.script.clone(),
             _ => None,
         };
-        ours.or_else(|| std::env::var(name).ok())
+        ours.or_else(|| crate::environment::var(name))
     }
 }
 
