@@ -143,7 +143,7 @@ impl ProviderConfig {
             }),
             ProviderKind::Scripted => ProviderConfig::Scripted {
                 script: get("TANDEM_SCRIPT").map(PathBuf::from).ok_or_else(|| {
-                    ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see DESIGN.md, \"Scripted model\")".into())
+                    ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see docs/protocol.md, \"Scripted model\")".into())
                 })?,
             },
         })
