@@ -89,7 +89,7 @@ impl Settings {
             _ => None,
         };
         ours.filter(|value| !value.trim().is_empty())
-            .or_else(|| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
+            .or_else(|| crate::environment::var(name).filter(|value| !value.trim().is_empty()))
     }
 }
 

@@ -56,11 +56,14 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// Cancelled when the run is cancelled; long tools must watch it.
     pub cancel: CancellationToken,
+    /// What settings add to shell commands' environment (an allow-list
+    /// otherwise; see [`crate::environment`]).
+    pub child_env: Arc<crate::environment::ChildEnv>,
 }
 
 impl ToolContext {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        ToolContext { workspace, cancel: CancellationToken::new() }
+        ToolContext { workspace, cancel: CancellationToken::new(), child_env: Arc::default() }
     }
 }
 
