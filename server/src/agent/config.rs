@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::anthropic::{self, AnthropicProvider};
+use super::http::StreamLimits;
 use super::openai::{self, OpenAiProvider};
 use super::provider::{Provider, ProviderError, RetryPolicy};
 use super::scripted::ScriptedProvider;
@@ -29,7 +30,7 @@ pub enum ProviderKind {
 }
 
 /// Settings of an HTTP provider.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpProviderConfig {
     pub base_url: String,
     pub api_key: Option<String>,
@@ -39,6 +40,22 @@ pub struct HttpProviderConfig {
     /// Anthropic extended thinking budget (`TANDEM_THINKING`); ignored by
     /// OpenAI-compatible providers.
     pub thinking_budget: Option<u32>,
+    pub limits: StreamLimits,
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for HttpProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpProviderConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("retry", &self.retry)
+            .field("limits", &self.limits)
+            .field("thinking_budget", &self.thinking_budget)
+            .finish()
+    }
 }
 
 impl HttpProviderConfig {
@@ -51,6 +68,7 @@ impl HttpProviderConfig {
             max_tokens: 1024,
             retry: RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(20) },
             thinking_budget: None,
+            limits: StreamLimits::default(),
         }
     }
 }
@@ -73,9 +91,9 @@ TANDEM_PROVIDER=anthropic|openai|scripted picks one explicitly.
 To see Tandem work with no key and no network, run `tandem demo`.";
 
 impl ProviderConfig {
-    /// Read the process environment.
+    /// Read Tandem's environment (with the credentials held in memory).
     pub fn from_env() -> Result<Self, ProviderError> {
-        Self::from_lookup(|name| std::env::var(name).ok())
+        Self::from_lookup(crate::environment::var)
     }
 
     /// Read settings through `lookup` (the environment, or a test table).
@@ -109,6 +127,18 @@ impl ProviderConfig {
                 ProviderError::Config(format!("TANDEM_THINKING={v} is not a thinking budget: use a number of tokens, at least {MIN_THINKING_BUDGET} (or 0 for off)"))
             })?),
         };
+        let millis = |name: &str, default: Duration| -> Result<Duration, ProviderError> {
+            match get(name) {
+                Some(v) => v.parse::<u64>().ok().filter(|n| *n > 0).map(Duration::from_millis).ok_or_else(|| {
+                    ProviderError::Config(format!("{name}={v} is not a positive whole number of milliseconds"))
+                }),
+                None => Ok(default),
+            }
+        };
+        let limits = StreamLimits {
+            idle: millis("TANDEM_STREAM_IDLE_TIMEOUT_MS", super::http::DEFAULT_IDLE_TIMEOUT)?,
+            turn: millis("TANDEM_TURN_TIMEOUT_MS", super::http::DEFAULT_TURN_TIMEOUT)?,
+        };
         Ok(match kind {
             ProviderKind::Anthropic => ProviderConfig::Anthropic(HttpProviderConfig {
                 base_url: get("ANTHROPIC_BASE_URL").unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.to_string()),
@@ -117,6 +147,7 @@ impl ProviderConfig {
                 max_tokens,
                 retry: RetryPolicy::default(),
                 thinking_budget,
+                limits,
             }),
             ProviderKind::OpenAi => ProviderConfig::OpenAi(HttpProviderConfig {
                 base_url: get("OPENAI_BASE_URL").unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string()),
@@ -126,10 +157,11 @@ impl ProviderConfig {
                 retry: RetryPolicy::default(),
                 // Thinking blocks are Anthropic's; never sent elsewhere.
                 thinking_budget: None,
+                limits,
             }),
             ProviderKind::Scripted => ProviderConfig::Scripted {
                 script: get("TANDEM_SCRIPT").map(PathBuf::from).ok_or_else(|| {
-                    ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see DESIGN.md, \"Scripted model\")".into())
+                    ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see docs/protocol.md, \"Scripted model\")".into())
                 })?,
             },
         })
