@@ -18,6 +18,7 @@ pub mod run_shell;
 #[cfg(test)]
 mod test_fixture;
 mod text;
+pub mod web_fetch;
 pub mod write_file;
 
 use std::path::PathBuf;
@@ -65,11 +66,20 @@ pub struct ToolContext {
     /// ([`executor::PermissionDecision::ReviewInEditor`]); edit tools pass it
     /// on in their [`crate::workspace::FileChange`].
     pub editor_review: bool,
+    /// What settings add to shell commands' environment (an allow-list
+    /// otherwise; see [`crate::environment`]).
+    pub child_env: Arc<crate::environment::ChildEnv>,
 }
 
 impl ToolContext {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        ToolContext { workspace, cancel: CancellationToken::new(), run: Arc::default(), editor_review: false }
+        ToolContext {
+            workspace,
+            cancel: CancellationToken::new(),
+            run: Arc::default(),
+            editor_review: false,
+            child_env: Arc::default(),
+        }
     }
 }
 
@@ -342,6 +352,7 @@ impl ToolRegistry {
         registry.register(list_files::ListFiles);
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
+        registry.register(web_fetch::WebFetch::default());
         registry
     }
 
