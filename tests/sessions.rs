@@ -19,7 +19,6 @@ use tandem::agent::openai::OpenAiProvider;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::session::{Conversation, SessionConfig};
 use tandem::tools::{Executor, ToolContext, ToolRegistry};
-use tokio::sync::mpsc;
 
 // ---------------------------------------------------------------- helpers
 
@@ -91,7 +90,7 @@ fn thread(ctx: &ToolContext) -> Conversation {
 }
 
 async fn run_in(provider: &dyn Provider, ctx: &ToolContext, conversation: &mut Conversation, config: &SessionConfig, request: RunRequest) -> (RunOutcome, Vec<RunEvent>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let outcome = agent::run_conversation(provider, &executor(), ctx.clone(), conversation, config, request, tx).await;
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {

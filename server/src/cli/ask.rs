@@ -87,7 +87,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         in_editor: false,
         compact: options.compact,
     };
-    let printer = if options.json { None } else { Some(Printer::for_terminal(executor.clone())) };
+    let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
     Ok(exit_code(outcome.status))
@@ -159,7 +159,7 @@ pub async fn run_printed(
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
     let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let run = async move {
         match thread {
             Some((conversation, config)) => agent::run_conversation(provider, executor, ctx, conversation, config, request, tx).await,
