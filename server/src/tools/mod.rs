@@ -9,6 +9,7 @@
 //! permission decision and its result limit. Defaults fail closed.
 
 pub mod edit_file;
+pub mod edit_match;
 pub mod executor;
 pub mod grep_search;
 pub mod list_files;
