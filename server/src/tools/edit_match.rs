@@ -34,8 +34,7 @@ use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{is_nfc, is_nfd, UnicodeNormalization};
 
-use super::read_file::{digits, numbered_line};
-use super::write_file::{line_ending_of, with_line_ending, LineEnding};
+use super::text::{digits, line_ending_of, numbered_line, with_line_ending, LineEnding};
 
 /// Which rung of the matching ladder found `old_string`. Ordered from the
 /// strictest to the most lenient; each rung includes the folds of the
