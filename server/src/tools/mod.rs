@@ -8,12 +8,15 @@
 //! call read-only, may it run beside others, the tool's own checks, its
 //! permission decision and its result limit. Defaults fail closed.
 
+pub mod agent;
 pub mod edit_file;
 pub mod executor;
+pub mod front_matter;
 pub mod grep_search;
 pub mod list_files;
 pub mod read_file;
 pub mod run_shell;
+pub mod skill;
 #[cfg(test)]
 mod test_fixture;
 pub mod web_fetch;
@@ -59,12 +62,28 @@ pub struct ToolContext {
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
+    /// The state this run's calls share.
+    pub run: Arc<RunScope>,
+    /// The id of the call being run (set by the loop for each call; empty
+    /// outside one). Sub-agents name it as their events' `parent`.
+    pub call_id: String,
 }
 
 impl ToolContext {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        ToolContext { workspace, cancel: CancellationToken::new(), child_env: Arc::default() }
+        ToolContext { workspace, cancel: CancellationToken::new(), child_env: Arc::default(), run: Arc::default(), call_id: String::new() }
     }
+}
+
+/// State that belongs to one run (never to the process): two runs in one
+/// editor session do not share it.
+#[derive(Default)]
+pub struct RunScope {
+    /// Deferred tools that `tool_search` activated in this run, in order.
+    pub activated: std::sync::Mutex<Vec<String>>,
+    /// Where this run's tools send sub-agent requests (`agent`, forked
+    /// skills); set by the loop while the run lasts.
+    pub children: std::sync::Mutex<Option<crate::agent::subagent::ChildSender>>,
 }
 
 /// A tool's own view of whether a call needs the user's permission.
@@ -279,6 +298,8 @@ impl ToolRegistry {
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
         registry.register(web_fetch::WebFetch::default());
+        registry.register(skill::SkillTool);
+        registry.register(agent::AgentTool);
         registry
     }
 
@@ -298,6 +319,11 @@ impl ToolRegistry {
     /// Definitions sent to the model: every tool that is not deferred.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools.iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+    }
+
+    /// The tools `keep` accepts, in the same order (a sub-agent's tool set).
+    pub fn filtered(&self, keep: impl Fn(&dyn DynTool) -> bool) -> ToolRegistry {
+        ToolRegistry { tools: self.tools.iter().filter(|t| keep(t.as_ref())).cloned().collect() }
     }
 
     /// Names of deferred tools, listed in the system prompt.
