@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
-use super::events::{RunEvent, RunStatus, Usage};
+use super::events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 use super::provider::Provider;
 use super::{RunOutcome, RunRequest};
 use crate::tools::{DynTool, Executor, RunScope, ToolContext};
@@ -107,7 +107,7 @@ pub(crate) async fn serve(
     provider: &dyn Provider,
     executor: &Executor,
     mut requests: mpsc::UnboundedReceiver<ChildRequest>,
-    events: &mpsc::UnboundedSender<RunEvent>,
+    events: &EventSender,
     usage: &Mutex<Usage>,
 ) {
     let mut running = FuturesUnordered::new();
@@ -126,17 +126,18 @@ pub(crate) async fn serve(
 type BoxedRun<'a> = Pin<Box<dyn Future<Output = RunOutcome> + Send + 'a>>;
 
 /// The loop for a child, boxed: a run serves children that are runs.
-fn boxed_run<'a>(provider: &'a dyn Provider, executor: &'a Executor, ctx: ToolContext, request: RunRequest, events: mpsc::UnboundedSender<RunEvent>) -> BoxedRun<'a> {
+fn boxed_run<'a>(provider: &'a dyn Provider, executor: &'a Executor, ctx: ToolContext, request: RunRequest, events: EventSender) -> BoxedRun<'a> {
     Box::pin(super::run(provider, executor, ctx, request, events))
 }
 
-async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildRequest, events: &mpsc::UnboundedSender<RunEvent>, usage: &Mutex<Usage>) {
+async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildRequest, events: &EventSender, usage: &Mutex<Usage>) {
     let ChildRequest { spec, parent, reply } = request;
     let child_executor = executor.with_registry(executor.registry().filtered(|t: &dyn DynTool| spec.tools.allows(t.name())));
     let tool_names = child_executor.registry().names().join(", ");
     let ctx = ToolContext {
         workspace: Arc::new(parent.workspace.fork_view()),
         cancel: parent.cancel.child_token(),
+        editor_review: false,
         child_env: Arc::clone(&parent.child_env),
         run: Arc::new(RunScope::default()),
         call_id: String::new(),
@@ -149,7 +150,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     );
     let child_request = RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), ..RunRequest::default() };
     tracing::debug!(label = %spec.label, parent = %parent.call_id, "sub-agent starts");
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = event_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
     let parent_call = parent.call_id.clone();
     let forward = async {

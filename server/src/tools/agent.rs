@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use super::front_matter::{self, tool_name};
 use super::skill::{read_bounded, search_dirs, Origin, Skipped};
-use super::{Tool, ToolContext, ToolDefinition, ToolError};
+use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolKind};
 use crate::agent::subagent::{run_child, ChildSpec, ToolChoice};
 use crate::workspace::Workspace;
 
@@ -137,7 +137,7 @@ impl AgentTool {
 }
 
 /// What a call's type resolves to.
-struct Resolved {
+pub struct Resolved {
     system_prompt: String,
     tools: ToolChoice,
 }
@@ -165,7 +165,17 @@ fn resolve(agent_type: Option<&str>, workspace: &Workspace) -> Result<Resolved, 
 #[async_trait]
 impl Tool for AgentTool {
     type Args = AgentArgs;
+    /// What the type resolves to: checked before permission is asked.
+    type Plan = Resolved;
     const NAME: &'static str = "agent";
+
+    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
+
+    async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Resolved, ToolError> {
+        resolve(args.agent_type.as_deref(), &ctx.workspace).map_err(ToolError::Model)
+    }
 
     fn is_read_only(&self, args: &Self::Args) -> bool {
         // The child's own calls pass every gate themselves; a read-only
@@ -185,8 +195,7 @@ impl Tool for AgentTool {
         }
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
-        let resolved = resolve(args.agent_type.as_deref(), &ctx.workspace).map_err(ToolError::Model)?;
+    async fn call(&self, args: Self::Args, resolved: Resolved, ctx: &ToolContext) -> Result<String, ToolError> {
         let spec = ChildSpec {
             label: format!("agent {}", args.agent_type.as_deref().unwrap_or("general")),
             system_prompt: resolved.system_prompt,

@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::front_matter::{self, tool_name};
-use super::{Tool, ToolContext, ToolError};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::Workspace;
 
 /// Skills read at most (the rest are reported as skipped).
@@ -225,7 +225,16 @@ pub struct SkillTool;
 #[async_trait]
 impl Tool for SkillTool {
     type Args = SkillArgs;
+    type Plan = ();
     const NAME: &'static str = "skill";
+
+    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
+
+    async fn plan(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         // Loading instructions changes nothing; a forked skill's own calls
@@ -237,7 +246,7 @@ impl Tool for SkillTool {
         args.skill_name.clone()
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: Self::Args, (): (), ctx: &ToolContext) -> Result<String, ToolError> {
         let skills = SkillSet::discover(&ctx.workspace);
         let Some(skill) = skills.get(args.skill_name.trim()) else {
             return Err(ToolError::model(format!("Unknown skill: {}", args.skill_name)));
