@@ -11,6 +11,7 @@
 pub mod agent;
 mod change;
 pub mod edit_file;
+pub mod edit_match;
 pub mod executor;
 pub mod front_matter;
 pub mod grep_search;
