@@ -109,6 +109,34 @@ pub enum RunEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thread_id: Option<String>,
     },
+    /// A sub-agent's event (its text, tool calls and results), nested under
+    /// the parent's call `parent`. On the wire it is the inner event with a
+    /// `parent` field added: `{"type": "tool_call", …, "parent": "toolu_…"}`.
+    #[serde(untagged)]
+    Nested {
+        parent: String,
+        #[serde(flatten, serialize_with = "serialize_inner")]
+        event: Box<RunEvent>,
+    },
+}
+
+/// The inner event as a JSON value first: serializing it straight into the
+/// flattened map would instantiate the serializer for ever deeper nesting.
+fn serialize_inner<S: serde::Serializer>(event: &RunEvent, serializer: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(event).map_err(serde::ser::Error::custom)?.serialize(serializer)
+}
+
+impl RunEvent {
+    /// The event itself and the chain of parent calls above it, outermost first.
+    pub fn unnest(&self) -> (&RunEvent, Vec<&str>) {
+        let mut parents = Vec::new();
+        let mut event = self;
+        while let RunEvent::Nested { parent, event: inner } = event {
+            parents.push(parent.as_str());
+            event = inner;
+        }
+        (event, parents)
+    }
 }
 
 /// The sending end of a run's events. It counts what it has sent, so that a
@@ -160,6 +188,10 @@ mod tests {
             RunEvent::Thinking { text: "hmm".into() },
             RunEvent::Compact { before_tokens: 17000, after_tokens: 900, reason: "context 85% full".into() },
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()) },
+            RunEvent::Nested {
+                parent: "toolu_1".into(),
+                event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into() }),
+            },
         ];
         let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
         expect_test::expect![[r#"
@@ -170,7 +202,8 @@ mod tests {
             {"type":"status","turn":3,"usage":{"input_tokens":1234,"output_tokens":56,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200}}
             {"type":"thinking","text":"hmm"}
             {"type":"compact","before_tokens":17000,"after_tokens":900,"reason":"context 85% full"}
-            {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}"#]]
+            {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
+            {"parent":"toolu_1","content":"ok","id":"toolu_2","is_error":false,"type":"tool_result"}"#]]
         .assert_eq(&lines.join("\n"));
     }
 }

@@ -11,6 +11,7 @@
 //! - [`prompt`]: the system prompt; [`instructions`]: the project's and the
 //!   user's `AGENTS.md` files in it; [`permission`]: permission modes.
 //! - [`events`]: the run events every front end consumes.
+//! - [`subagent`]: runs inside a run, for the `agent` tool and forked skills.
 
 pub mod anthropic;
 pub mod config;
@@ -24,6 +25,7 @@ pub mod provider;
 mod run;
 pub mod scripted;
 pub mod sse;
+pub mod subagent;
 
 pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
@@ -44,6 +46,8 @@ pub struct RunRequest {
     pub in_editor: bool,
     /// Compact the conversation before the first request (`--compact`).
     pub compact: bool,
+    /// The whole system prompt, instead of Tandem's own (sub-agents).
+    pub system: Option<String>,
 }
 
 /// How a run ended.

@@ -18,6 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{EventSender, RunEvent, RunStatus, Usage};
 use super::instructions;
+use super::subagent;
+use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
@@ -25,7 +27,7 @@ use crate::session::context::{compacted_history, estimate_messages, estimate_tok
 use crate::session::loops::{LoopDetector, Verdict};
 use crate::session::{new_thread_id, Conversation, SessionConfig};
 use crate::tools::executor::FatalToolError;
-use crate::tools::{Executor, PreparedCall, RunScope, ToolCall, ToolContext, ToolDefinition, ToolResult};
+use crate::tools::{Executor, PreparedCall, ToolCall, ToolContext, ToolDefinition, ToolResult};
 
 /// Safe calls running at the same time, at most.
 pub const MAX_CONCURRENT_TOOLS: usize = 10;
@@ -70,13 +72,31 @@ pub async fn run_conversation(
 ) -> RunOutcome {
     // Tools see this thread's reads only.
     let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&conversation.ledger)));
+    let ctx = ToolContext { workspace, ..ctx };
     // Deferred tools the thread activated stay active in its next runs.
-    let scope = RunScope::default();
-    *scope.activated.lock().unwrap_or_else(|e| e.into_inner()) = conversation.activated_tools.clone();
-    let ctx = ToolContext { workspace, run: Arc::new(scope), ..ctx };
-    let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None };
-    let mut session = Session { provider, conversation, config, events: &events, state: &mut state, ctx: &ctx };
-    let (status, text) = match session.drive(executor, &request).await {
+    *ctx.run.activated.lock().unwrap_or_else(|e| e.into_inner()) = conversation.activated_tools.clone();
+    let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
+    // Sub-agents (the agent tool, forked skills) run beside the loop, with
+    // its provider; they end when the run does.
+    let (child_tx, child_rx) = mpsc::unbounded_channel();
+    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(child_tx);
+    let children_usage = Arc::clone(&state.children_usage);
+    let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
+    let driven = {
+        let mut session = Session { provider, conversation, config, events: &events, state: &mut state, ctx: &ctx };
+        tokio::select! {
+            driven = session.drive(executor, &request) => driven,
+            () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
+        }
+    };
+    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    // Sub-agents' turns count in the run's totals (priced as the same model).
+    let children = *state.children_usage.lock().unwrap_or_else(|e| e.into_inner());
+    if children != Usage::default() {
+        let cost = config.prices.cost(&config.model, &children);
+        state.add(&children, cost);
+    }
+    let (status, text) = match driven {
         Ok(end) => end,
         Err(Stop::Cancelled) => (RunStatus::Cancelled, "The run was cancelled.".to_string()),
         Err(Stop::Provider(err)) => (RunStatus::Failed, err.to_string()),
@@ -101,7 +121,7 @@ pub async fn compact_conversation(
     config: &SessionConfig,
     events: &EventSender,
 ) -> Result<(u64, u64), ProviderError> {
-    let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None };
+    let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
     let mut session = Session { provider, conversation, config, events, state: &mut state, ctx };
     match session.compact("requested by the user").await {
         Ok(sizes) => Ok(sizes),
@@ -112,11 +132,21 @@ pub async fn compact_conversation(
 
 struct RunState {
     turns: usize,
+    /// This run's own model turns (and, at the end, its sub-agents').
     usage: Usage,
     cost_usd: Option<f64>,
+    /// Its sub-agents' turns.
+    children_usage: Arc<std::sync::Mutex<Usage>>,
 }
 
 impl RunState {
+    /// The usage so far, the sub-agents' included.
+    fn total_usage(&self) -> Usage {
+        let mut total = self.usage;
+        total.add(&self.children_usage.lock().unwrap_or_else(|e| e.into_inner()));
+        total
+    }
+
     fn add(&mut self, usage: &Usage, cost_usd: Option<f64>) {
         self.usage.add(usage);
         if let Some(cost) = cost_usd {
@@ -162,10 +192,16 @@ impl Session<'_> {
         if let Some(system) = &self.conversation.system {
             return system.clone();
         }
-        let deferred = executor.registry().deferred_names().into_iter().map(String::from).collect();
-        let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, deferred);
-        env.sections.push(instructions::prompt_section(&instructions::load(&self.ctx.workspace)));
-        let system = system_prompt(&env);
+        let system = match &request.system {
+            Some(system) => system.clone(),
+            None => {
+                let deferred = executor.registry().deferred_names().into_iter().map(String::from).collect();
+                let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, deferred);
+                env.sections.push(instructions::prompt_section(&instructions::load(&self.ctx.workspace)));
+                env.sections.push(SkillSet::discover(&self.ctx.workspace).prompt_section());
+                system_prompt(&env)
+            }
+        };
         self.conversation.set_system(system.clone());
         system
     }
@@ -179,6 +215,7 @@ impl Session<'_> {
         }
         let registry = executor.registry();
         let mut tools = registry.definitions();
+        crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
         for name in &self.conversation.activated_tools {
             if let Some(tool) = registry.get(name).filter(|t| t.deferred()) {
                 tools.push(tool.definition());
@@ -256,7 +293,7 @@ impl Session<'_> {
             let cost = self.config.prices.cost(&self.config.model, &response.usage);
             self.state.add(&response.usage, cost);
             self.conversation.end_turn(response.usage, cost);
-            let _ = self.events.send(RunEvent::Status { turn: self.state.turns, usage: self.state.usage });
+            let _ = self.events.send(RunEvent::Status { turn: self.state.turns, usage: self.state.total_usage() });
             let ModelResponse { message, tool_calls, .. } = response;
             let text = message.text();
             self.conversation.push(message);
@@ -488,7 +525,7 @@ impl ToolRunner {
 
     fn spawn(&self, call: ToolCall, prepared: PreparedCall) -> ToolTask {
         let executor = Arc::clone(&self.executor);
-        let ctx = self.ctx.clone();
+        let ctx = ToolContext { call_id: call.id.clone(), ..self.ctx.clone() };
         tokio::spawn(async move { executor.run_prepared(&call, prepared, &ctx).await })
     }
 

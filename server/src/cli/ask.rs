@@ -80,13 +80,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let mut conversation = open_thread(store.as_ref(), &options.thread, workspace.root())?;
     let config = SessionConfig::from_lookup(provider.model(), |name| std::env::var(name).ok()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let ctx = ToolContext::new(workspace);
-    let request = RunRequest {
-        prompt: options.prompt,
-        context: None,
-        max_turns: options.max_turns,
-        in_editor: false,
-        compact: options.compact,
-    };
+    let request = RunRequest { prompt: options.prompt, max_turns: options.max_turns, compact: options.compact, ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;

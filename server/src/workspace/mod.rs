@@ -205,6 +205,14 @@ impl Workspace {
         self.readable_extra.push(dir);
     }
 
+    /// The same files, buffers and sinks with a read ledger of its own: a
+    /// sub-agent's view. It must read a file itself before editing it, and
+    /// what it changes, the parent sees as changed since its own read.
+    /// (Its writes share the per-file edit locks, like a thread's.)
+    pub fn fork_view(&self) -> Workspace {
+        self.with_ledger(Arc::new(ReadLedger::default()))
+    }
+
     /// Where the user's own files (`~/.tandem/…`) are looked up: the home
     /// folder by default; tests point it elsewhere, `None` reads none.
     pub fn set_home(&mut self, home: Option<PathBuf>) {
