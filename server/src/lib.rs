@@ -85,5 +85,7 @@
 
 pub mod agent;
 pub mod lsp;
+pub mod permissions;
+pub mod settings;
 pub mod tools;
 pub mod workspace;
