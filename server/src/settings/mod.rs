@@ -121,6 +121,9 @@ pub struct PermissionRules {
 pub struct Settings {
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// The provider's base URL: `ANTHROPIC_BASE_URL` when the provider is
+    /// `anthropic`, else `OPENAI_BASE_URL` (as the VS Code extension's setting).
+    pub base_url: Option<String>,
     /// The scripted provider's script file.
     pub script: Option<String>,
     pub permission_mode: Option<PermissionMode>,
@@ -142,6 +145,10 @@ impl Settings {
         self.permission_mode.unwrap_or_default()
     }
 
+    fn provider_is(&self, name: &str) -> bool {
+        self.provider.as_deref().is_some_and(|p| p.trim().eq_ignore_ascii_case(name))
+    }
+
     /// A variable lookup for [`crate::agent::config::ProviderConfig::from_lookup`]:
     /// the settings keys first (`provider` → `TANDEM_PROVIDER`, …), then the
     /// settings' `env`, then the process environment.
@@ -155,6 +162,8 @@ impl Settings {
             "TANDEM_MODEL" => self.model.clone(),
             "TANDEM_SCRIPT" => self.script.clone(),
             "TANDEM_MAX_TOKENS" => self.max_tokens.map(|n| n.to_string()),
+            "ANTHROPIC_BASE_URL" if self.provider_is("anthropic") => self.base_url.clone(),
+            "OPENAI_BASE_URL" if !self.provider_is("anthropic") => self.base_url.clone(),
             _ => None,
         };
         let not_empty = |v: &String| !v.trim().is_empty();
@@ -259,6 +268,12 @@ pub fn resolve(layers: &[Layer]) -> (Settings, Vec<SettingsProblem>) {
             if is_unset(value) {
                 continue;
             }
+            if layer.scope == Scope::Editor && !KNOWN_KEYS.contains(&key.as_str()) {
+                // An editor sends its whole `tandem` section, with keys that
+                // are the plugin's own (VS Code's `serverPath`).
+                tracing::debug!(key, "editor setting not used by the server");
+                continue;
+            }
             if let Err(message) = apply_field(&mut settings, layer, key, value) {
                 problems.push(problem(layer, key, &message));
             }
@@ -294,6 +309,7 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             }
         }
         "model" => settings.model = Some(parse(value)?),
+        "baseUrl" => settings.base_url = Some(parse(value)?),
         "script" => settings.script = Some(parse(value)?),
         "permissionMode" => {
             let mode: String = parse(value)?;
@@ -373,8 +389,8 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 13] = [
-    "provider", "model", "script", "permissionMode", "maxTurns", "maxTokens", "saveDocuments", "timeouts", "env", "permissions",
+pub const KNOWN_KEYS: [&str; 14] = [
+    "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "saveDocuments", "timeouts", "env", "permissions",
     "hooks", "mcpServers", "$schema",
 ];
 
@@ -520,7 +536,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, script, permissionMode, maxTurns, maxTokens, saveDocuments, timeouts, env, permissions, hooks, mcpServers, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, saveDocuments, timeouts, env, permissions, hooks, mcpServers, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
@@ -546,6 +562,10 @@ mod tests {
         assert_eq!(settings.lookup_with("OPENAI_BASE_URL", environment).as_deref(), Some("http://settings"));
         assert_eq!(settings.lookup_with("TANDEM_MODEL", environment).as_deref(), Some("from-env-map"));
         assert_eq!(settings.lookup_with("EMPTY", environment).as_deref(), Some("process"));
+        let (editor, problems) = resolve(&[layer(Scope::Editor, json!({"serverPath": "/x/tandem", "baseUrl": "http://b", "provider": "anthropic"}))]);
+        assert!(problems.is_empty(), "an editor's own keys are not problems: {problems:?}");
+        assert_eq!(editor.lookup_with("ANTHROPIC_BASE_URL", environment).as_deref(), Some("http://b"));
+        assert_eq!(editor.lookup_with("OPENAI_BASE_URL", environment).as_deref(), Some("http://process"));
     }
 
     #[test]
