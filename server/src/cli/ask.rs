@@ -40,7 +40,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
     }
-    let ctx = ToolContext::new(workspace);
+    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), ..ToolContext::new(workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
     let request = RunRequest { prompt: options.prompt, context: None, max_turns, in_editor: false };
     let printer = if options.json { None } else { Some(Printer::for_terminal(executor.clone())) };

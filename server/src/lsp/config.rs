@@ -93,4 +93,24 @@ mod tests {
         assert_eq!((settings.model.as_deref(), settings.max_turns), (Some("init"), Some(3)));
         assert_eq!(settings.permission_mode(), PermissionMode::Plan);
     }
+
+    /// VS Code sends its settings' empty defaults; they must not hide the
+    /// environment or the initialization options.
+    #[test]
+    fn empty_values_are_not_set() {
+        let layers = SettingsLayers {
+            init: json!({"tandem": {"model": "from-init", "provider": "", "permissionMode": ""}}),
+            configuration: json!({"model": "", "provider": "  ", "script": "", "permissionMode": "", "timeouts": {}}),
+        };
+        let settings = layers.resolve();
+        assert_eq!(settings.model.as_deref(), Some("from-init"));
+        assert_eq!(settings.provider, None);
+        assert_eq!(settings.script, None);
+        assert_eq!(settings.permission_mode(), PermissionMode::Default);
+        // An empty value set directly is not set either: the lookup falls
+        // through to the process environment.
+        let direct = Settings { provider: Some(String::new()), ..Settings::default() };
+        assert_eq!(direct.lookup("TANDEM_PROVIDER"), std::env::var("TANDEM_PROVIDER").ok().filter(|v| !v.trim().is_empty()));
+        assert_eq!(settings.lookup("TANDEM_MODEL").as_deref(), Some("from-init"));
+    }
 }

@@ -145,6 +145,16 @@ impl Settings {
         self.permission_mode.unwrap_or_default()
     }
 
+    /// What these settings add to a shell command's environment: the
+    /// `env` variables (credentials among them are still removed by
+    /// [`crate::environment::ChildEnv`]).
+    pub fn child_env(&self) -> crate::environment::ChildEnv {
+        crate::environment::ChildEnv {
+            allow: Vec::new(),
+            set: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        }
+    }
+
     fn provider_is(&self, name: &str) -> bool {
         self.provider.as_deref().is_some_and(|p| p.trim().eq_ignore_ascii_case(name))
     }
@@ -153,7 +163,7 @@ impl Settings {
     /// the settings keys first (`provider` → `TANDEM_PROVIDER`, …), then the
     /// settings' `env`, then the process environment.
     pub fn lookup(&self, name: &str) -> Option<String> {
-        self.lookup_with(name, |n| std::env::var(n).ok())
+        self.lookup_with(name, crate::environment::var)
     }
 
     pub fn lookup_with(&self, name: &str, environment: impl Fn(&str) -> Option<String>) -> Option<String> {

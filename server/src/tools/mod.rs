@@ -16,6 +16,7 @@ pub mod read_file;
 pub mod run_shell;
 #[cfg(test)]
 mod test_fixture;
+pub mod web_fetch;
 pub mod write_file;
 
 use std::sync::Arc;
@@ -55,11 +56,14 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// Cancelled when the run is cancelled; long tools must watch it.
     pub cancel: CancellationToken,
+    /// What settings add to shell commands' environment (an allow-list
+    /// otherwise; see [`crate::environment`]).
+    pub child_env: Arc<crate::environment::ChildEnv>,
 }
 
 impl ToolContext {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        ToolContext { workspace, cancel: CancellationToken::new() }
+        ToolContext { workspace, cancel: CancellationToken::new(), child_env: Arc::default() }
     }
 }
 
@@ -274,6 +278,7 @@ impl ToolRegistry {
         registry.register(list_files::ListFiles);
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
+        registry.register(web_fetch::WebFetch::default());
         registry
     }
 
