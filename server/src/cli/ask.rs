@@ -42,7 +42,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     }
     let ctx = ToolContext { child_env: Arc::new(settings.child_env()), ..ToolContext::new(workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { prompt: options.prompt, context: None, max_turns, in_editor: false };
+    let request = RunRequest { prompt: options.prompt, max_turns, ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
     Ok(exit_code(outcome.status))
