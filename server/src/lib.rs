@@ -89,6 +89,8 @@
 pub mod agent;
 pub mod environment;
 pub mod lsp;
+pub mod permissions;
 pub mod session;
+pub mod settings;
 pub mod tools;
 pub mod workspace;
