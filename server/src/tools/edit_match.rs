@@ -1003,8 +1003,8 @@ fn aligned_pieces<'m, 'f>(model: &'m str, file: &'f str) -> Vec<(&'m str, &'f st
     let (mut i, mut j) = (0, 0);
     let (mut model_folded, mut file_folded) = (0, 0);
     let (mut model_start, mut file_start) = (0, 0);
-    while i < model_units.len() && j < file_units.len() {
-        if model_folded <= file_folded {
+    while i < model_units.len() || j < file_units.len() {
+        if (model_folded <= file_folded && i < model_units.len()) || j >= file_units.len() {
             model_folded += model_units[i].1;
             i += 1;
         } else {
@@ -1314,6 +1314,8 @@ mod tests {
             Ok((MatchRung::Unicode, "pages 3\u{2013}6 \u{2013} well-known\n".into()))
         );
         assert_eq!(edit("wait\u{2026} ok", "wait... ok", "wait... no", false), Ok((MatchRung::Unicode, "wait\u{2026} no".into())));
+        // A fold at the very end of the match (found by the property test).
+        assert_eq!(edit("a \u{2014} b\u{2026}", "a - b...", "a - c...", false), Ok((MatchRung::Unicode, "a \u{2014} c\u{2026}".into())));
         assert_eq!(edit("10\u{a0}km", "10 km", "12 km", false), Ok((MatchRung::Unicode, "12\u{a0}km".into())));
         // Copied stretches keep the file's characters, new ones are the model's.
         assert_eq!(
