@@ -9,6 +9,9 @@
 //! - it is refused, or it lands exactly on the span, or it lands elsewhere
 //!   on a rung strictly stricter than the perturbation needs (the model's
 //!   text really is there, more exactly: the ladder's first rung decides);
+//! - every match is what its rung accepts, by an independent, slow
+//!   statement of each rung in this file (some cases are also damaged in a
+//!   way no rung forgives, so over-eager rungs show);
 //! - nothing outside the matched range changes;
 //! - writing `old_string` back as `new_string` gives the file back byte for
 //!   byte (the replacement is restyled to the file's own bytes).
@@ -203,6 +206,9 @@ struct Case {
     old: String,
     /// The loosest rung the perturbation needs.
     rung: MatchRung,
+    /// Also changed in a way no rung forgives (a word, one line's
+    /// indentation, a line break): the span itself may no longer match.
+    damaged: bool,
 }
 
 fn random_case(seed: u64) -> Option<Case> {
@@ -222,7 +228,8 @@ fn random_case(seed: u64) -> Option<Case> {
             return None;
         }
         let old = char_folds(&mut rng, &text[span.clone()], &mut rung);
-        return Some(Case { file: file.text.clone(), span, old, rung });
+        let (old, damaged) = damage(&mut rng, old);
+        return Some(Case { file: file.text.clone(), span, old, rung, damaged });
     }
     // Whole lines, with line folds too.
     let lines = line_count(text);
@@ -313,14 +320,144 @@ fn random_case(seed: u64) -> Option<Case> {
         old = numbered.join("\n") + newline;
         rung = rung.max(MatchRung::LineNumbers);
     }
-    Some(Case { file: file.text, span, old, rung })
+    let (old, damaged) = damage(&mut rng, old);
+    Some(Case { file: file.text, span, old, rung, damaged })
+}
+
+
+/// Now and then, a change no rung forgives: one line's indentation alone,
+/// a word, a line break removed or added.
+fn damage(rng: &mut StdRng, old: String) -> (String, bool) {
+    if !rng.random_bool(0.3) {
+        return (old, false);
+    }
+    let mut lines: Vec<String> = old.split('\n').map(str::to_string).collect();
+    let i = rng.random_range(0..lines.len());
+    match rng.random_range(0..4) {
+        0 => lines[i].insert(0, if rng.random_bool(0.5) { '\t' } else { ' ' }),
+        1 => lines[i] = lines[i].replacen("x", "y", 1).replacen("foo", "fooo", 1),
+        2 if lines.len() > 1 && i + 1 < lines.len() => {
+            let next = lines.remove(i + 1);
+            lines[i].push_str(&next);
+        }
+        _ => lines.insert(i, String::new()),
+    }
+    let damaged = lines.join("\n");
+    let changed = damaged != old;
+    (damaged, changed)
+}
+
+// An independent statement of what each rung accepts, written for clarity
+// rather than speed, to judge every match the ladder makes.
+
+fn fold_chars(text: &str, rung: MatchRung) -> String {
+    let mut out = if rung >= MatchRung::LineEndings { text.replace("\r\n", "\n") } else { text.to_string() };
+    if rung >= MatchRung::Quotes {
+        out = out.replace(['\u{2018}', '\u{2019}'], "'").replace(['\u{201C}', '\u{201D}'], "\"");
+    }
+    if rung >= MatchRung::Unicode {
+        out = out
+            .replace('\u{2026}', "...")
+            .replace(['\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2014}', '\u{2015}', '\u{2212}'], "-")
+            .replace(['\u{a0}', '\u{2002}', '\u{2003}', '\u{2009}', '\u{202F}'], " ")
+            .nfc()
+            .collect();
+    }
+    out
+}
+
+fn columns(lead: &str, tab_width: usize) -> usize {
+    lead.chars().fold(0, |col, c| if c == '\t' { (col / tab_width + 1) * tab_width } else { col + 1 })
+}
+
+fn strip_prefixes(lines: &[String]) -> Option<Vec<String>> {
+    lines
+        .iter()
+        .map(|l| {
+            let t = l.trim_start_matches(' ');
+            let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if digits == 0 {
+                return None;
+            }
+            let rest = &t[digits..];
+            rest.strip_prefix(" | ").or(if rest == " |" { Some("") } else { None }).map(str::to_string)
+        })
+        .collect()
+}
+
+/// Does the file's `range` match `old` by the definition of `rung`?
+fn justified(file: &str, range: std::ops::Range<usize>, old: &str, rung: MatchRung) -> bool {
+    let landed = &file[range.clone()];
+    // Never a split line break or a letter cut from its accent.
+    let splits_crlf = |at: usize| at > 0 && file.as_bytes()[at - 1] == b'\r' && file.as_bytes().get(at) == Some(&b'\n');
+    if file[range.end..].chars().next().is_some_and(is_continuing) || splits_crlf(range.start) || splits_crlf(range.end) {
+        return false;
+    }
+    if rung < MatchRung::TrailingWhitespace {
+        return rung == MatchRung::Exact && landed == old
+            || rung > MatchRung::Exact && !fold_chars(old, rung).trim().is_empty() && fold_chars(landed, rung) == fold_chars(old, rung);
+    }
+    // Whole lines only.
+    let starts_line = range.start == 0 || file.as_bytes()[range.start - 1] == b'\n';
+    let rest = &file[range.end..];
+    let ends_line = landed.ends_with('\n') || rest.is_empty() || rest.starts_with('\n') || rest.starts_with("\r\n");
+    let takes_break = landed.ends_with('\n') || rest.is_empty();
+    if !starts_line || !ends_line || (old.ends_with('\n') && !takes_break) {
+        return false;
+    }
+    // A needle without a final line break ends inside its last line, which
+    // may be an empty one.
+    let split = |t: &str, whole_last_line: bool| -> Vec<String> {
+        let t = if whole_last_line { t.strip_suffix('\n').unwrap_or(t) } else { t };
+        t.split('\n').map(|l| fold_chars(l.strip_suffix('\r').unwrap_or(l), MatchRung::Unicode)).collect()
+    };
+    let file_lines = split(landed, old.ends_with('\n'));
+    let mut old_lines = split(old, true);
+    if rung >= MatchRung::LineNumbers {
+        if let Some(stripped) = strip_prefixes(&old_lines) {
+            old_lines = stripped;
+        } else if rung == MatchRung::LineNumbers {
+            return false;
+        }
+    }
+    if file_lines.len() != old_lines.len() || old_lines.iter().all(|l| l.trim().is_empty()) {
+        return false;
+    }
+    // Some tab width makes the indentation agree (the ladder picks one).
+    [2, 3, 4, 8].iter().any(|&w| {
+        let mut offset = None;
+        file_lines.iter().zip(&old_lines).all(|(f, o)| {
+            if f.trim().is_empty() || o.trim().is_empty() {
+                return f.trim().is_empty() && o.trim().is_empty();
+            }
+            let (f, o) = (f.trim_end(), o.trim_end());
+            let (f_body, o_body) = (f.trim_start(), o.trim_start());
+            let (f_lead, o_lead) = (&f[..f.len() - f_body.len()], &o[..o.len() - o_body.len()]);
+            f_body == o_body
+                && match rung {
+                    MatchRung::TrailingWhitespace | MatchRung::LineNumbers => f_lead == o_lead,
+                    MatchRung::Tabs => columns(f_lead, w) == columns(o_lead, w),
+                    _ => {
+                        let this = columns(f_lead, w) as isize - columns(o_lead, w) as isize;
+                        *offset.get_or_insert(this) == this
+                    }
+                }
+        })
+    })
 }
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
     let Ok(found) = find(&case.file, &case.old, false) else { return Ok(()) };
     prop_assert_eq!(found.ranges.len(), 1, "one range without replace_all: {:?}", case);
     let landed = found.ranges[0].clone();
-    if landed != case.span {
+    prop_assert!(
+        justified(&case.file, landed.clone(), &case.old, found.rung),
+        "the match at {:?} is not what {:?} accepts: {:?}",
+        landed,
+        found.rung,
+        case
+    );
+    if landed != case.span && !case.damaged {
         // Only a stricter rung than the perturbation needs may land
         // elsewhere: there the model's text really is, more exactly.
         prop_assert!(
