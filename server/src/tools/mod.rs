@@ -18,6 +18,7 @@ pub mod run_shell;
 #[cfg(test)]
 mod test_fixture;
 mod text;
+mod walk;
 pub mod web_fetch;
 pub mod write_file;
 
