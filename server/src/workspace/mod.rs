@@ -184,6 +184,7 @@ impl Workspace {
             readable_extra: self.readable_extra.clone(),
             watcher: Mutex::new(None),
             home: self.home.clone(),
+            text_reads: Default::default(),
         }
     }
 
