@@ -16,6 +16,7 @@ pub mod read_file;
 pub mod run_shell;
 #[cfg(test)]
 mod test_fixture;
+pub mod web_fetch;
 pub mod write_file;
 
 use std::sync::Arc;
@@ -277,6 +278,7 @@ impl ToolRegistry {
         registry.register(list_files::ListFiles);
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
+        registry.register(web_fetch::WebFetch::default());
         registry
     }
 
