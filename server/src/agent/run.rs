@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{RunEvent, RunStatus, Usage};
+use super::instructions;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent, ToolUse};
 use super::{RunOutcome, RunRequest};
@@ -87,7 +88,9 @@ async fn drive(
     let registry = executor.registry();
     let tools = registry.definitions();
     let deferred = registry.deferred_names().into_iter().map(String::from).collect();
-    let system = system_prompt(&PromptEnv::current(ctx.workspace.root(), request.in_editor, deferred));
+    let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, deferred);
+    env.sections.push(instructions::prompt_section(&instructions::load(&ctx.workspace)));
+    let system = system_prompt(&env);
     let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
     let executor = Arc::new(executor.clone());
     let mut messages = vec![first_message(request)];
