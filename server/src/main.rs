@@ -127,7 +127,7 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     let workspace = Arc::new(current_workspace()?);
     let executor = Executor::new(ToolRegistry::builtin());
     let ctx = ToolContext::new(workspace);
-    let call = ToolCall { id: "toolu_cli".to_string(), name: name.to_string(), input };
+    let call = ToolCall::new("toolu_cli", name, input);
     let result = executor.execute(&call, &ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
     println!("{}", result.content);
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })

@@ -2,8 +2,14 @@
 //! object per line) and the editor's `tandem/runEvent`. The JSON shape is a
 //! contract (docs/protocol.md, "Run events"): fields may be added, never renamed.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 use serde_json::Value;
+
+use crate::tools::ToolKind;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -36,8 +42,18 @@ impl RunStatus {
 pub enum RunEvent {
     /// A piece of the model's answer, as it streams.
     Text { text: String },
-    /// The model asked for a tool call.
-    ToolCall { id: String, name: String, input: Value },
+    /// The model asked for a tool call. `kind` says what it does (paths,
+    /// command, URL) and `summary` sums it up for people: front ends use
+    /// these, never the tool's name or input fields.
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+        #[serde(default)]
+        kind: ToolKind,
+        #[serde(default)]
+        summary: String,
+    },
     /// What went back to the model for a call.
     ToolResult { id: String, is_error: bool, content: String },
     /// After each model turn; `usage` is the run's running total.
@@ -49,6 +65,34 @@ pub enum RunEvent {
     End { status: RunStatus, text: String },
 }
 
+/// The sending end of a run's events. It counts what it has sent, so that a
+/// front end can wait until every event sent so far has gone out before it
+/// asks the user something about them (see `lsp::runs::RunOutbox`).
+#[derive(Debug, Clone)]
+pub struct EventSender {
+    tx: mpsc::UnboundedSender<RunEvent>,
+    sent: Arc<AtomicU64>,
+}
+
+/// A channel for one run's events.
+pub fn event_channel() -> (EventSender, mpsc::UnboundedReceiver<RunEvent>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (EventSender { tx, sent: Arc::default() }, rx)
+}
+
+impl EventSender {
+    /// Send one event; false when nobody listens any more.
+    pub fn send(&self, event: RunEvent) -> bool {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        self.tx.send(event).is_ok()
+    }
+
+    /// How many events were sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::SeqCst)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,7 +101,13 @@ mod tests {
     fn json_shape_matches_the_contract() {
         let events = [
             RunEvent::Text { text: "hi".into() },
-            RunEvent::ToolCall { id: "toolu_1".into(), name: "edit_file".into(), input: serde_json::json!({"a": 1}) },
+            RunEvent::ToolCall {
+                id: "toolu_1".into(),
+                name: "edit_file".into(),
+                input: serde_json::json!({"a": 1}),
+                kind: ToolKind::Edit { path: "/w/a.rs".into() },
+                summary: "a.rs".into(),
+            },
             RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into() },
             RunEvent::Status { turn: 2, usage: Usage { input_tokens: 1234, output_tokens: 56 } },
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into() },
@@ -65,7 +115,7 @@ mod tests {
         let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
         expect_test::expect![[r#"
             {"type":"text","text":"hi"}
-            {"type":"tool_call","id":"toolu_1","name":"edit_file","input":{"a":1}}
+            {"type":"tool_call","id":"toolu_1","name":"edit_file","input":{"a":1},"kind":{"type":"edit","path":"/w/a.rs"},"summary":"a.rs"}
             {"type":"tool_result","id":"toolu_1","is_error":false,"content":"ok"}
             {"type":"status","turn":2,"usage":{"input_tokens":1234,"output_tokens":56}}
             {"type":"end","status":"turn_limit","text":"done"}"#]]

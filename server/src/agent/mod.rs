@@ -25,7 +25,7 @@ mod run;
 pub mod scripted;
 pub mod sse;
 
-pub use events::{RunEvent, RunStatus, Usage};
+pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
 pub use run::{run, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
 

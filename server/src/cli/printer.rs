@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tandem::agent::{RunEvent, RunOutcome, RunStatus};
-use tandem::tools::{Executor, ToolCall};
+use tandem::tools::ToolKind;
 
 /// Result lines longer than this are cut in the transcript.
 const RESULT_PREVIEW_CHARS: usize = 160;
@@ -43,11 +43,11 @@ impl Style {
 pub struct Printer {
     style: Style,
     spinner: Option<Spinner>,
-    executor: Executor,
     /// The cursor is at the start of a line on stdout.
     at_line_start: bool,
-    /// Call id → (tool name, file_path input) for the summary.
-    calls: HashMap<String, (String, Option<String>)>,
+    /// Edit calls waiting for their result: call id → the file as the call
+    /// named it, for the closing summary.
+    edit_calls: HashMap<String, String>,
     files_changed: BTreeSet<String>,
     retries: u32,
     /// A copy of every event, for callers that check them afterwards.
@@ -57,15 +57,14 @@ pub struct Printer {
 impl Printer {
     /// A printer for the terminal: colour and spinner decided by what
     /// stdout and stderr are.
-    pub fn for_terminal(executor: Executor) -> Self {
+    pub fn for_terminal() -> Self {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let spinner = std::io::stderr().is_terminal().then(Spinner::start);
         Printer {
             style: Style { color },
             spinner,
-            executor,
             at_line_start: true,
-            calls: HashMap::new(),
+            edit_calls: HashMap::new(),
             files_changed: BTreeSet::new(),
             retries: 0,
             tee: None,
@@ -107,22 +106,19 @@ impl Printer {
         }
         match event {
             RunEvent::Text { text } => self.out(text),
-            RunEvent::ToolCall { id, name, input } => {
-                let call = ToolCall { id: id.clone(), name: name.clone(), input: input.clone() };
-                let summary = self.executor.summary(&call);
-                let file = input.get("file_path").and_then(|p| p.as_str()).map(String::from);
-                self.calls.insert(id.clone(), (name.clone(), file));
+            RunEvent::ToolCall { id, name, kind, summary, .. } => {
+                if matches!(kind, ToolKind::Edit { .. }) {
+                    self.edit_calls.insert(id.clone(), summary.clone());
+                }
                 let arrow = self.style.cyan("→");
                 let name = self.style.bold(name);
                 let line = if summary.is_empty() { format!("{arrow} {name}") } else { format!("{arrow} {name} {summary}") };
                 self.line(&line);
             }
             RunEvent::ToolResult { id, is_error, content } => {
-                if !is_error {
-                    if let Some((name, Some(file))) = self.calls.get(id) {
-                        if name == "edit_file" || name == "write_file" {
-                            self.files_changed.insert(file.clone());
-                        }
+                if let Some(file) = self.edit_calls.remove(id) {
+                    if !is_error {
+                        self.files_changed.insert(file);
                     }
                 }
                 let preview = preview(content);

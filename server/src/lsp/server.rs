@@ -241,13 +241,8 @@ impl LanguageServer for Backend {
             workspace.allow_reading(dir);
         }
         let workspace = Arc::new(workspace);
-        let policy = PromptPolicy::new(
-            Arc::clone(&self.link),
-            Arc::clone(&self.settings),
-            Arc::clone(&self.documents),
-            workspace.root().to_path_buf(),
-            Arc::clone(&self.outbox),
-        );
+        let policy =
+            PromptPolicy::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
         let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
         let session = Session {
             workspace,

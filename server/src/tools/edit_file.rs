@@ -19,21 +19,15 @@
 //! since it would match everywhere.
 
 use std::ops::Range;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::write_file::{fresh_existing, line_ending_of, unsaved_note, with_line_ending, LineEnding};
-use super::{Tool, ToolContext, ToolError};
+use super::change::{fresh_existing, unsaved_note};
+use super::text::{line_ending_of, render_diff, with_line_ending, LineEnding};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{FileChange, ReadStamp, Workspace};
-
-/// Diff lines shown after a successful edit before the rest is summarised.
-const MAX_DIFF_LINES: usize = 200;
-
-/// Characters of one diff line before it is cut.
-const MAX_DIFF_LINE_CHARS: usize = 500;
 
 /// Replace text in a file: `old_string` becomes `new_string`.
 ///
@@ -70,27 +64,37 @@ pub struct EditFile;
 #[async_trait]
 impl Tool for EditFile {
     type Args = EditFileArgs;
+    type Plan = EditPlan;
     const NAME: &'static str = "edit_file";
+
+    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
+        ToolKind::Edit { path: ctx.workspace.resolve_lenient(&args.file_path) }
+    }
 
     fn summary(&self, args: &Self::Args) -> String {
         args.file_path.clone()
     }
 
-    async fn validate(&self, args: &Self::Args, ctx: &ToolContext) -> Result<(), ToolError> {
-        // Refuse before the permission prompt: no one should approve an edit
-        // that cannot apply.
-        plan_edit(&ctx.workspace, args).map(|_| ())
+    /// Refuse before the permission prompt: no one should approve an edit
+    /// that cannot apply.
+    async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
+        plan_edit(&ctx.workspace, args)
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
-        // Plan again: the file may have changed while the user was asked.
-        let plan = plan_edit(&ctx.workspace, &args)?;
+    fn preview(&self, _args: &Self::Args, plan: &EditPlan) -> Option<String> {
+        Some(render_diff(plan.old_text.as_deref().unwrap_or(""), &plan.new_text))
+    }
+
+    async fn call(&self, _args: Self::Args, plan: EditPlan, ctx: &ToolContext) -> Result<String, ToolError> {
+        // The workspace checks again, at the moment of writing, that the
+        // file is still what the plan was computed from.
         let display = ctx.workspace.display_path(&plan.path);
         let change = FileChange {
             path: plan.path.clone(),
             new_text: plan.new_text.clone(),
             base: plan.base,
             label: format!("edit_file {display}"),
+            review: ctx.editor_review,
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
         let mut out = match (plan.old_text.is_none(), plan.rung) {
@@ -334,7 +338,7 @@ fn restyle(
 }
 
 /// Everything `call` needs, computed without side effects.
-struct EditPlan {
+pub struct EditPlan {
     path: std::path::PathBuf,
     /// The text the edit starts from; `None` when the file is created.
     old_text: Option<String>,
@@ -426,92 +430,6 @@ fn looks_like_line_number_prefix(line: &str) -> bool {
     let rest = line.trim_start();
     let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     digits > 0 && rest[digits..].starts_with(" | ")
-}
-
-/// Lines of unchanged context around each change in the diff.
-const DIFF_CONTEXT: usize = 3;
-
-/// A unified diff with line numbers: `-` lines carry their old number,
-/// context and `+` lines their new one (what read_file will show next).
-fn render_diff(old: &str, new: &str) -> String {
-    use similar::{ChangeTag, TextDiff};
-    // Only the region between the common first and last lines can differ:
-    // diffing just that (plus context) keeps a small edit to a big file as
-    // cheap as the edit itself.
-    let window = DiffWindow::new(old, new);
-    // A deadline keeps a pathological diff bounded; similar then falls back
-    // to a coarser (still correct) diff.
-    let diff = TextDiff::configure().timeout(Duration::from_millis(500)).diff_lines(window.old, window.new);
-    let groups = diff.grouped_ops(DIFF_CONTEXT);
-    let skipped = window.skipped_lines;
-    let width = digits(skipped + window.old.lines().count().max(window.new.lines().count())).max(4);
-    let mut lines: Vec<String> = Vec::new();
-    for group in &groups {
-        let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
-        let old_start = first.old_range().start;
-        let new_start = first.new_range().start;
-        let old_len = last.old_range().end - old_start;
-        let new_len = last.new_range().end - new_start;
-        lines.push(format!("@@ -{},{old_len} +{},{new_len} @@", skipped + old_start + 1, skipped + new_start + 1));
-        for op in group {
-            for change in diff.iter_changes(op) {
-                let (sign, number) = match change.tag() {
-                    ChangeTag::Delete => ('-', change.old_index()),
-                    ChangeTag::Insert => ('+', change.new_index()),
-                    ChangeTag::Equal => (' ', change.new_index()),
-                };
-                let number = number.map_or(0, |n| skipped + n + 1);
-                let text = change.value().trim_end_matches(['\n', '\r']);
-                let mut text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
-                    Some((end, _)) => format!("{} [...]", &text[..end]),
-                    None => text.to_string(),
-                };
-                // Else "- b" / "+ b" would look like a change to nothing.
-                if change.tag() != ChangeTag::Equal && !change.value().ends_with('\n') {
-                    text.push_str(" [no newline at end of file]");
-                }
-                lines.push(format!("{number:>width$} {sign} {text}").trim_end().to_string());
-            }
-        }
-    }
-    if lines.len() > MAX_DIFF_LINES {
-        let more = lines.len() - MAX_DIFF_LINES;
-        lines.truncate(MAX_DIFF_LINES);
-        lines.push(format!("... (diff cut: {more} more lines; read the file to see the rest)"));
-    }
-    lines.join("\n")
-}
-
-/// The parts of two texts a diff needs to look at: everything but their
-/// common leading and trailing lines, keeping [`DIFF_CONTEXT`] of each.
-struct DiffWindow<'a> {
-    old: &'a str,
-    new: &'a str,
-    /// Whole lines cut from the front of both texts.
-    skipped_lines: usize,
-}
-
-impl<'a> DiffWindow<'a> {
-    fn new(old: &'a str, new: &'a str) -> Self {
-        let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-        let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-        let common_prefix = old_lines.iter().zip(&new_lines).take_while(|(a, b)| a == b).count();
-        let max_suffix = old_lines.len().min(new_lines.len()) - common_prefix;
-        let common_suffix =
-            old_lines.iter().rev().zip(new_lines.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-        let skipped_lines = common_prefix.saturating_sub(DIFF_CONTEXT);
-        let tail_cut = common_suffix.saturating_sub(DIFF_CONTEXT);
-        let slice = |text: &'a str, lines: &[&str]| -> &'a str {
-            let start: usize = lines[..skipped_lines].iter().map(|l| l.len()).sum();
-            let end: usize = text.len() - lines[lines.len() - tail_cut..].iter().map(|l| l.len()).sum::<usize>();
-            &text[start..end]
-        };
-        DiffWindow { old: slice(old, &old_lines), new: slice(new, &new_lines), skipped_lines }
-    }
-}
-
-fn digits(n: usize) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 #[cfg(test)]
