@@ -10,6 +10,7 @@
 
 mod change;
 pub mod edit_file;
+pub mod edit_match;
 pub mod executor;
 pub mod grep_search;
 pub mod list_files;
