@@ -35,7 +35,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         tracing::warn!(%err, "cannot watch the workspace for changes");
     }
     let ctx = ToolContext::new(workspace);
-    let request = RunRequest { prompt: options.prompt, context: None, max_turns: options.max_turns, in_editor: false };
+    let request = RunRequest { prompt: options.prompt, max_turns: options.max_turns, ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
     Ok(exit_code(outcome.status))
