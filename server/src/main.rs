@@ -51,17 +51,27 @@ enum Command {
         /// The tool's input as a JSON object.
         input: String,
     },
-    /// Print the tool definitions as sent to the model.
+    /// Print the tool definitions as sent to the model (deferred tools are marked).
     Tools {
         /// Print the JSON sent in the Anthropic `tools` parameter.
         #[arg(long)]
         json: bool,
     },
+    /// List the skills found (project .tandem/skills, .claude/skills; then ~/.tandem, ~/.claude) and any skipped.
+    Skills,
+    /// List the sub-agent types: built-in, and custom ones from .tandem/agents, .claude/agents (project, then user).
+    Agents,
 }
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: may start the program again
+    // in place, without credentials in its environment.
+    let hide_warning = tandem::environment::hide_credentials();
     let cli = Cli::parse();
     init_logging();
+    if let Some(warning) = hide_warning {
+        tracing::warn!("{warning}");
+    }
     // One tool call or a listing needs no worker threads: a current-thread
     // runtime starts faster and hands work between fewer threads (the
     // search tools still walk in parallel on their own threads).
@@ -93,6 +103,8 @@ fn main() -> ExitCode {
             Command::Demo => cli::demo::demo().await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
+            Command::Skills => print_skills(&current_workspace()?),
+            Command::Agents => print_agents(&current_workspace()?),
         }
     });
     match result {
@@ -130,22 +142,85 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     let workspace = Arc::new(current_workspace()?);
     let executor = Executor::new(ToolRegistry::builtin());
     let ctx = ToolContext::new(workspace);
-    let call = ToolCall { id: "toolu_cli".to_string(), name: name.to_string(), input };
+    let call = ToolCall::new("toolu_cli", name, input);
     let result = executor.execute(&call, &ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
     println!("{}", result.content);
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
-    let definitions = ToolRegistry::builtin().definitions();
+    let registry = ToolRegistry::builtin();
+    let mut definitions = registry.definitions();
+    if let Ok(workspace) = current_workspace() {
+        tandem::tools::agent::describe_custom_agents(&mut definitions, &workspace);
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&definitions)?);
-    } else {
-        for d in definitions {
-            let first_line = d.description.lines().next().unwrap_or_default();
-            println!("{:<12} {first_line}", d.name);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for d in definitions {
+        let first_line = d.description.lines().next().unwrap_or_default();
+        println!("{:<16} {first_line}", d.name);
+    }
+    for name in registry.deferred_names() {
+        let Some(tool) = registry.get(name) else { continue };
+        let description = tool.definition().description;
+        let first_line = description.lines().next().unwrap_or_default();
+        println!("{name:<16} (deferred: load it with tool_search) {first_line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
+    if skipped.is_empty() {
+        return;
+    }
+    println!("\nSkipped:");
+    for s in skipped {
+        println!("  {}: {}", s.path.display(), s.reason);
+    }
+}
+
+fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
+    let set = tandem::tools::skill::SkillSet::discover(workspace);
+    if set.skills.is_empty() {
+        println!("No skills found. A skill is a folder holding a SKILL.md in .tandem/skills/ or .claude/skills/ (project or ~).");
+    }
+    for skill in &set.skills {
+        let context = match skill.context {
+            tandem::tools::skill::SkillContext::Inline => "inline",
+            tandem::tools::skill::SkillContext::Fork => "fork",
+        };
+        println!("{} ({}, {context}) {}", skill.name, skill.origin.as_str(), skill.dir.join("SKILL.md").display());
+        println!("    {}", skill.description);
+        if let Some(when) = &skill.when_to_use {
+            println!("    when to use: {when}");
+        }
+        if let Some(tools) = &skill.allowed_tools {
+            println!("    allowed tools: {}", tools.join(", "));
         }
     }
+    print_skipped(&set.skipped);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_agents(workspace: &Workspace) -> anyhow::Result<ExitCode> {
+    let set = tandem::tools::agent::AgentSet::discover(workspace);
+    println!("explore (built-in) read-only tools: fast search");
+    println!("plan (built-in) read-only tools: structured planning");
+    println!("general (built-in) every tool but agent");
+    for agent in &set.agents {
+        println!("{} ({}) {}", agent.name, agent.origin.as_str(), agent.path.display());
+        if !agent.description.is_empty() {
+            println!("    {}", agent.description);
+        }
+        let tools = agent.tools.as_ref().map(|t| t.join(", ")).unwrap_or_else(|| "every tool but agent".to_string());
+        println!("    tools: {tools}");
+        if let Some(model) = &agent.model {
+            println!("    model: {model} (runs use the session's model)");
+        }
+    }
+    print_skipped(&set.skipped);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -5,13 +5,13 @@
 
 pub mod mock_model;
 pub mod test_tools;
+pub mod turns;
 
 use std::sync::Arc;
 
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest};
 use tandem::tools::{Executor, ToolContext};
 use tandem::workspace::Workspace;
-use tokio::sync::mpsc;
 
 /// An SSE recording from `tests/data/sse/`.
 pub fn fixture(name: &str) -> String {
@@ -22,7 +22,9 @@ pub fn fixture(name: &str) -> String {
 /// A throwaway workspace and a tool context over it.
 pub fn workspace() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut workspace = Workspace::new(dir.path()).unwrap();
+    // No user files (~/.tandem/AGENTS.md, skills, agents) from the machine running the tests.
+    workspace.set_home(None);
     (dir, ToolContext::new(Arc::new(workspace)))
 }
 
@@ -32,7 +34,7 @@ pub fn request(prompt: &str) -> RunRequest {
 
 /// Run to the end; return the outcome and every event.
 pub async fn run_agent(provider: &dyn Provider, executor: &Executor, ctx: ToolContext, request: RunRequest) -> (RunOutcome, Vec<RunEvent>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let outcome = agent::run(provider, executor, ctx, request, tx).await;
     let mut events = Vec::new();
     while let Ok(event) = rx.try_recv() {

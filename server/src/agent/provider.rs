@@ -56,16 +56,11 @@ impl Message {
     }
 }
 
-/// A tool call as the model sent it. `input_error` is set when the input
-/// could not be used (cut off by `max_tokens`, or not valid JSON): the call is
-/// then answered with that error instead of being run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolUse {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-    pub input_error: Option<String>,
-}
+/// A tool call as the model sent it: one type from the stream to the
+/// executor. `input_error` is set when the input could not be used (cut off
+/// by `max_tokens`, or not valid JSON): the call is then answered with that
+/// error instead of being run.
+pub use crate::tools::ToolCall;
 
 /// Why the model stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +92,7 @@ pub enum StreamEvent {
     TextDelta(String),
     /// A tool call whose block is complete: it may start before the rest of
     /// the message arrives.
-    ToolUse(ToolUse),
+    ToolUse(ToolCall),
     /// An attempt failed and the request is being sent again: whatever this
     /// response streamed so far is void.
     Retrying { attempt: u32, delay: Duration, reason: String },
@@ -117,7 +112,7 @@ pub struct ModelResponse {
     /// The assistant message to append to the history (text and tool_use blocks).
     pub message: Message,
     /// The tool calls in the order the model sent them.
-    pub tool_calls: Vec<ToolUse>,
+    pub tool_calls: Vec<ToolCall>,
     pub stop_reason: StopReason,
     pub usage: Usage,
 }
@@ -155,6 +150,13 @@ pub enum ProviderError {
     Protocol(String),
     /// The scripted model has no turn left.
     ScriptExhausted(String),
+    /// No content arrived within the idle timeout.
+    Stalled(String),
+    /// The turn's deadline passed.
+    Deadline(String),
+    /// A success status with a body that is not an event stream (a wrong
+    /// base URL serving a web page, a proxy's JSON).
+    NotEventStream(String),
 }
 
 impl ProviderError {
@@ -167,8 +169,12 @@ impl ProviderError {
             ProviderError::Api { kind, .. } => {
                 matches!(kind.as_str(), "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error" | "server_error")
             }
-            ProviderError::Connection(_) | ProviderError::Truncated(_) => true,
-            ProviderError::Config(_) | ProviderError::Protocol(_) | ProviderError::ScriptExhausted(_) => false,
+            ProviderError::Connection(_) | ProviderError::Truncated(_) | ProviderError::Stalled(_) => true,
+            ProviderError::Config(_)
+            | ProviderError::Protocol(_)
+            | ProviderError::ScriptExhausted(_)
+            | ProviderError::Deadline(_)
+            | ProviderError::NotEventStream(_) => false,
         }
     }
 
@@ -180,6 +186,7 @@ impl ProviderError {
             ProviderError::Api { kind, message } => ProviderError::Api { kind, message: note(message) },
             ProviderError::Connection(m) => ProviderError::Connection(note(m)),
             ProviderError::Truncated(m) => ProviderError::Truncated(note(m)),
+            ProviderError::Stalled(m) => ProviderError::Stalled(note(m)),
             other => other,
         }
     }
@@ -195,7 +202,11 @@ impl ProviderError {
 impl std::fmt::Display for ProviderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ProviderError::Config(m) | ProviderError::ScriptExhausted(m) => f.write_str(m),
+            ProviderError::Config(m)
+            | ProviderError::ScriptExhausted(m)
+            | ProviderError::Deadline(m)
+            | ProviderError::NotEventStream(m) => f.write_str(m),
+            ProviderError::Stalled(m) => write!(f, "the model's stream stalled: {m}"),
             ProviderError::Http { message, .. } => f.write_str(message),
             ProviderError::Api { kind, message } => write!(f, "the model API reported an error ({kind}): {message}"),
             ProviderError::Connection(m) => write!(f, "cannot reach the model API: {m}"),
@@ -270,8 +281,10 @@ impl RetryPolicy {
 /// Run `attempt` until it succeeds, fails for good, or the retries run out.
 /// Each retry is announced on `events` so the loop can drop what the failed
 /// attempt streamed.
+/// No retry starts when its wait would end past `deadline`.
 pub async fn with_retries<F, Fut>(
     policy: &RetryPolicy,
+    deadline: tokio::time::Instant,
     events: &mpsc::UnboundedSender<StreamEvent>,
     mut attempt: F,
 ) -> Result<ModelResponse, ProviderError>
@@ -281,18 +294,19 @@ where
 {
     let mut retry = 0;
     loop {
-        match attempt().await {
+        let err = match attempt().await {
             Ok(response) => return Ok(response),
-            Err(err) if err.is_retryable() && retry < policy.max_retries => {
-                retry += 1;
-                let delay = policy.delay(retry, err.retry_after());
-                tracing::warn!(%err, retry, ?delay, "model request failed; retrying");
-                let _ = events.send(StreamEvent::Retrying { attempt: retry + 1, delay, reason: err.to_string() });
-                tokio::time::sleep(delay).await;
-            }
-            Err(err) if err.is_retryable() => return Err(err.gave_up_after(retry + 1)),
-            Err(err) => return Err(err),
+            Err(err) if !err.is_retryable() => return Err(err),
+            Err(err) => err,
+        };
+        let delay = policy.delay(retry + 1, err.retry_after());
+        if retry >= policy.max_retries || tokio::time::Instant::now() + delay >= deadline {
+            return Err(err.gave_up_after(retry + 1));
         }
+        retry += 1;
+        tracing::warn!(%err, retry, ?delay, "model request failed; retrying");
+        let _ = events.send(StreamEvent::Retrying { attempt: retry + 1, delay, reason: err.to_string() });
+        tokio::time::sleep(delay).await;
     }
 }
 
@@ -300,7 +314,7 @@ where
 #[derive(Debug, Default)]
 pub struct ResponseBuilder {
     content: Vec<ContentBlock>,
-    tool_calls: Vec<ToolUse>,
+    tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     pub stop_reason: Option<StopReason>,
 }
@@ -319,7 +333,7 @@ impl ResponseBuilder {
     }
 
     /// A tool call whose arguments are complete (or known to be unusable).
-    pub fn push_tool_use(&mut self, call: ToolUse, events: &mpsc::UnboundedSender<StreamEvent>) {
+    pub fn push_tool_use(&mut self, call: ToolCall, events: &mpsc::UnboundedSender<StreamEvent>) {
         let _ = events.send(StreamEvent::ToolUse(call.clone()));
         // The history must carry an object input even when the real one was
         // cut off: the API rejects a tool_use block without one.

@@ -35,8 +35,8 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         tracing::warn!(%err, "cannot watch the workspace for changes");
     }
     let ctx = ToolContext::new(workspace);
-    let request = RunRequest { prompt: options.prompt, context: None, max_turns: options.max_turns, in_editor: false };
-    let printer = if options.json { None } else { Some(Printer::for_terminal(executor.clone())) };
+    let request = RunRequest { prompt: options.prompt, max_turns: options.max_turns, ..RunRequest::default() };
+    let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
     Ok(exit_code(outcome.status))
 }
@@ -64,7 +64,7 @@ pub async fn run_printed(
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
     let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let run = agent::run(provider, executor, ctx, request, tx);
     let print = async {
         loop {

@@ -12,6 +12,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::client::{methods, request_with_timeout, ClientLink, TowerClient};
+use super::clients;
 use super::code_actions;
 use super::config::{Settings, SettingsLayers};
 use super::documents::{uri_to_path, Documents};
@@ -195,12 +196,13 @@ impl LanguageServer for Backend {
         let init = params.initialization_options.clone().unwrap_or(Value::Null);
         self.update_settings(|layers| layers.init = init);
         let workspace_caps = capabilities.workspace.as_ref();
-        let edit_capabilities = EditCapabilities {
-            change_annotations: workspace_caps
-                .and_then(|w| w.workspace_edit.as_ref())
-                .and_then(|e| e.change_annotation_support.as_ref())
-                .is_some(),
-        };
+        let advertised = workspace_caps
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.change_annotation_support.as_ref())
+            .is_some();
+        let review_path = clients::review_path(params.client_info.as_ref(), advertised);
+        tracing::info!(client = ?params.client_info, advertised, ?review_path, "edit review path");
+        let edit_capabilities = EditCapabilities { change_annotations: review_path == clients::ReviewPath::Annotation };
         let roots = workspace_roots(&params);
         let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
         let editor = Arc::new(LspEditor::new(
@@ -217,13 +219,8 @@ impl LanguageServer for Backend {
             workspace.allow_reading(dir);
         }
         let workspace = Arc::new(workspace);
-        let policy = PromptPolicy::new(
-            Arc::clone(&self.link),
-            Arc::clone(&self.settings),
-            Arc::clone(&self.documents),
-            workspace.root().to_path_buf(),
-            Arc::clone(&self.outbox),
-        );
+        let policy =
+            PromptPolicy::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
         let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
         let session = Session {
             workspace,

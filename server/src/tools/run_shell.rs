@@ -14,8 +14,9 @@
 //!   the output pipes open, the call would never see end-of-file: after a
 //!   short grace the group is stopped and the result says so. A background
 //!   process whose output is redirected (`cmd > log 2>&1 &`) keeps running.
-//! - The child does not inherit Tandem's credentials: every `*_API_KEY`
-//!   variable (and `ANTHROPIC_AUTH_TOKEN`) is removed from its environment.
+//! - The child's environment is an allow-list (PATH, HOME, locale,
+//!   toolchain variables, what settings add) without credentials: see
+//!   [`crate::environment`].
 //! - A non-zero exit, a timeout and a cancellation are error results.
 
 use std::os::unix::process::ExitStatusExt;
@@ -28,7 +29,7 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
-use super::{Tool, ToolContext, ToolError};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -73,7 +74,12 @@ pub struct RunShell;
 #[async_trait]
 impl Tool for RunShell {
     type Args = RunShellArgs;
+    type Plan = ();
     const NAME: &'static str = "run_shell";
+
+    fn kind(&self, args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Execute { command: args.command.clone() }
+    }
 
     fn max_result_chars(&self) -> usize {
         MAX_RESULT_CHARS
@@ -88,14 +94,14 @@ impl Tool for RunShell {
         summary
     }
 
-    async fn validate(&self, args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
+    async fn plan(&self, args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
         if args.command.trim().is_empty() {
             return Err(ToolError::model("Error: the command is empty."));
         }
         Ok(())
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS);
         let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
         report(run, timeout_ms)
@@ -230,12 +236,6 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Is this environment variable a credential the child must not see?
-fn is_secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper.ends_with("_API_KEY") || upper == "ANTHROPIC_AUTH_TOKEN"
-}
-
 fn shell_command(shell: &str, command: &str, ctx: &ToolContext) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(shell);
     cmd.arg("-c")
@@ -245,12 +245,9 @@ fn shell_command(shell: &str, command: &str, ctx: &ToolContext) -> tokio::proces
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_secret_var) {
-            cmd.env_remove(&name);
-        }
-    }
+        .kill_on_drop(true)
+        .env_clear()
+        .envs(ctx.child_env.vars());
     cmd
 }
 
@@ -462,15 +459,5 @@ mod tests {
         assert_eq!(out.into_text(), "aa\n[... 4 bytes of output dropped ...]\nxé");
         let out = pushed(3, &[b"abc", b"xxxx", "éé".as_bytes()]);
         assert_eq!(out.into_text(), "abc\n[... 5 bytes of output dropped ...]\né");
-    }
-
-    #[test]
-    fn secrets_are_recognised() {
-        assert!(is_secret_var("ANTHROPIC_API_KEY"));
-        assert!(is_secret_var("OPENAI_API_KEY"));
-        assert!(is_secret_var("my_service_api_key"));
-        assert!(is_secret_var("ANTHROPIC_AUTH_TOKEN"));
-        assert!(!is_secret_var("PATH"));
-        assert!(!is_secret_var("API_KEYRING"));
     }
 }

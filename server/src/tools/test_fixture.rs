@@ -25,7 +25,8 @@ pub(crate) fn fixture(files: &[(&str, &[u8])]) -> Fixture {
         std::fs::write(path, bytes).unwrap();
     }
     let editor = Arc::new(MemoryEditor::default());
-    let workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone())).unwrap();
+    let mut workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone())).unwrap();
+    workspace.set_home(None);
     Fixture { _dir: dir, root, ctx: ToolContext::new(Arc::new(workspace)), editor }
 }
 
@@ -39,7 +40,7 @@ impl Fixture {
     /// Run one call through every gate (large results are not persisted).
     pub(crate) async fn call(&self, name: &str, input: serde_json::Value) -> ToolResult {
         let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-        let call = ToolCall { id: "t".into(), name: name.into(), input };
+        let call = ToolCall::new("t", name, input);
         executor.execute(&call, &self.ctx).await.unwrap()
     }
 }
