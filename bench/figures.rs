@@ -37,7 +37,7 @@ use tandem::lsp::client::{methods, ClientError, ClientLink};
 use tandem::lsp::config::Settings;
 use tandem::lsp::documents::{path_to_uri, Documents};
 use tandem::lsp::editor::{EditCapabilities, LspEditor};
-use tandem::tools::{Executor, Tool, ToolCall, ToolContext, ToolError, ToolRegistry};
+use tandem::tools::{Executor, Tool, ToolCall, ToolContext, ToolError, ToolKind, ToolRegistry};
 use tandem::workspace::Workspace;
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent};
 
@@ -308,7 +308,7 @@ async fn edit_on_big_document(options: &Options, report: &mut Report) {
 }
 
 fn call(name: &str, input: Value) -> ToolCall {
-    ToolCall { id: format!("toolu_{name}"), name: name.to_string(), input }
+    ToolCall::new(format!("toolu_{name}"), name, input)
 }
 
 // ---------------------------------------------------------------------------
@@ -663,7 +663,7 @@ fn text_turn(text: &str) -> String {
 
 /// Run the agent to the end; (status, turns, tool results, wall time).
 async fn run_agent(provider: &dyn Provider, executor: &Executor, ctx: ToolContext) -> (RunStatus, usize, usize, Duration) {
-    let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (events, mut rx) = tandem::agent::event_channel();
     let request = RunRequest { prompt: "bench".into(), ..RunRequest::default() };
     let start = Instant::now();
     let outcome = tandem::agent::run(provider, executor, ctx, request, events).await;
@@ -748,7 +748,16 @@ struct SlowReadArgs {
 #[async_trait]
 impl Tool for SlowRead {
     type Args = SlowReadArgs;
+    type Plan = ();
     const NAME: &'static str = "slow_read";
+
+    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
+        ToolKind::Read { paths: Vec::new() }
+    }
+
+    async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 
     fn is_read_only(&self, _: &Self::Args) -> bool {
         true
@@ -762,7 +771,7 @@ impl Tool for SlowRead {
         format!("{} ms", args.delay_ms)
     }
 
-    async fn call(&self, args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
         tokio::time::sleep(Duration::from_millis(args.delay_ms)).await;
         Ok(format!("waited {} ms", args.delay_ms))
     }
