@@ -92,7 +92,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Lsp => tandem::lsp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
+            Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Ask { json, max_turns, permission_mode, prompt } => {
                 let options = cli::ask::AskOptions {
                     prompt,
