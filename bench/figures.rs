@@ -34,7 +34,7 @@ use tandem::agent::config::HttpProviderConfig;
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{Provider, RunEvent, RunRequest, RunStatus};
 use tandem::lsp::client::{methods, ClientError, ClientLink};
-use tandem::lsp::config::Settings;
+use tandem::lsp::config::SettingsLayers;
 use tandem::lsp::documents::{path_to_uri, Documents};
 use tandem::lsp::editor::{EditCapabilities, LspEditor};
 use tandem::tools::{Executor, Tool, ToolCall, ToolContext, ToolError, ToolKind, ToolRegistry};
@@ -243,7 +243,7 @@ async fn edit_on_big_document(options: &Options, report: &mut Report) {
 
     let documents = Arc::new(Documents::default());
     let link = Arc::new(EditorLink { documents: Arc::clone(&documents), sent: Mutex::new(None), shape: Mutex::new((0, 0)) });
-    let settings: Settings = serde_json::from_value(json!({"permissionMode": "acceptEdits"})).expect("settings");
+    let settings = SettingsLayers { init: json!({"permissionMode": "acceptEdits"}), configuration: Value::Null }.resolve();
     let editor = LspEditor::new(
         Arc::clone(&documents),
         link.clone(),
