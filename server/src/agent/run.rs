@@ -42,7 +42,8 @@ pub const TURN_LIMIT_RESULT: &str = "Tool call not executed: turn limit reached"
 /// its process group on `ctx.cancel`) before their tasks are aborted.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
-/// Run the agent to the end in a new, unsaved conversation. Events stream
+/// Run the agent to the end in a new, unsaved conversation that uses the
+/// workspace's own read ledger. Events stream
 /// through `events` as they happen, the last one being [`RunEvent::End`];
 /// cancelling `ctx.cancel` stops the stream and the running tools.
 pub async fn run(
@@ -53,6 +54,8 @@ pub async fn run(
     events: EventSender,
 ) -> RunOutcome {
     let mut conversation = Conversation::new(new_thread_id(), ctx.workspace.root().to_path_buf());
+    // A one-off run reads and writes through the workspace's own ledger.
+    conversation.ledger = ctx.workspace.ledger_handle();
     let config = SessionConfig::for_model(provider.model());
     run_conversation(provider, executor, ctx, &mut conversation, &config, request, events).await
 }

@@ -137,6 +137,9 @@ pub struct Workspace {
     watcher: Arc<Mutex<Option<DiskWatcher>>>,
     /// Shared by every view: one write per file at a time.
     edit_locks: Arc<EditLocks>,
+    /// How many times a file's text was taken (read, or looked at to write),
+    /// through this workspace or any of its views.
+    text_reads: Arc<std::sync::atomic::AtomicUsize>,
     /// The user's home folder, where `~/.tandem/` (instructions, skills,
     /// agents) lives; `None` reads no user files.
     home: Option<PathBuf>,
@@ -170,6 +173,7 @@ impl Workspace {
             readable_extra: Vec::new(),
             watcher: Arc::new(Mutex::new(None)),
             edit_locks: Arc::new(EditLocks::default()),
+            text_reads: Default::default(),
             home: dirs::home_dir(),
         })
     }
@@ -191,6 +195,7 @@ impl Workspace {
             watcher: Arc::clone(&self.watcher),
             edit_locks: Arc::clone(&self.edit_locks),
             home: self.home.clone(),
+            text_reads: Arc::clone(&self.text_reads),
         }
     }
 
@@ -287,6 +292,16 @@ impl Workspace {
         paths::display_relative(self.root(), path)
     }
 
+    fn count_text_read(&self) {
+        self.text_reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many times a file's text was read or looked at to write it, in
+    /// this workspace's life: the figure that shows each gate reads once.
+    pub fn text_reads(&self) -> usize {
+        self.text_reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The open editor buffer for `path`, if any.
     pub fn buffer(&self, path: &Path) -> Option<BufferSnapshot> {
         self.editor.as_ref().and_then(|e| e.document(path))
@@ -300,6 +315,7 @@ impl Workspace {
     /// The current text of a file: the open buffer if there is one (with its
     /// unsaved changes), else the disk. Does not touch the ledger.
     pub fn read(&self, path: &Path) -> Result<FileText, ReadError> {
+        self.count_text_read();
         if let Some(buffer) = self.buffer(path) {
             let text = buffer.text.to_string();
             let stamp = ReadStamp { version: Some(buffer.version), fingerprint: fingerprint(text.as_bytes()) };
@@ -368,6 +384,7 @@ impl Workspace {
     pub async fn write(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
         let _file_lock = self.edit_locks.lock(&change.path).await;
         let display = self.display_path(&change.path);
+        self.count_text_read();
         if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), self.buffer(&change.path)) {
             let Some(base) = change.base else {
                 return Err(WriteError::Stale(format!(
