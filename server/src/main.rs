@@ -36,7 +36,7 @@ enum Command {
         /// Model turns allowed; tool calls past the limit are not run.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_turns: Option<u64>,
-        /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
+        /// default | acceptEdits | bypassPermissions | plan (starts in plan mode: read-only but for the plan file).
         #[arg(long, default_value = "default")]
         permission_mode: tandem::agent::permission::PermissionMode,
         /// What to ask.

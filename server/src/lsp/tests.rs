@@ -256,6 +256,7 @@ impl Harness {
     /// The permission request for an edit of a.txt, with its diff.
     fn edit_request(&self) -> PermissionRequest {
         PermissionRequest {
+            accept_edits: false,
             tool: "edit_file".into(),
             kind: ToolKind::Edit { path: self.path.clone() },
             read_only: false,
@@ -417,7 +418,7 @@ async fn clean_buffers_are_saved_when_the_client_can() {
 }
 
 fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
-    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}) }
+    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false }
 }
 
 #[tokio::test]
