@@ -25,9 +25,10 @@ enum Command {
     Lsp,
     /// One headless run in the current directory (the workspace root).
     ///
-    /// The provider comes from the environment: ANTHROPIC_API_KEY,
-    /// OPENAI_API_KEY / OPENAI_BASE_URL, or TANDEM_PROVIDER=scripted with
-    /// TANDEM_SCRIPT; TANDEM_MODEL picks the model. Exit 0 when the run
+    /// The provider comes from the settings files (~/.tandem/settings.json,
+    /// .tandem/settings.json, .tandem/settings.local.json) and the
+    /// environment: ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL, or
+    /// TANDEM_PROVIDER=scripted with TANDEM_SCRIPT; TANDEM_MODEL picks the model. Exit 0 when the run
     /// completed, 1 when it failed or hit the turn limit, 130 when cancelled.
     Ask {
         /// Print one JSON run event per line instead of the transcript.
@@ -37,8 +38,9 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_turns: Option<u64>,
         /// default | acceptEdits | bypassPermissions | plan (starts in plan mode: read-only but for the plan file).
-        #[arg(long, default_value = "default")]
-        permission_mode: tandem::agent::permission::PermissionMode,
+        /// Without it: `permissionMode` from the settings files, else default.
+        #[arg(long)]
+        permission_mode: Option<tandem::agent::permission::PermissionMode>,
         /// What to ask.
         prompt: String,
     },
@@ -81,7 +83,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Lsp => tandem::lsp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
+            Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Ask { json, max_turns, permission_mode, prompt } => {
                 let options = cli::ask::AskOptions {
                     prompt,

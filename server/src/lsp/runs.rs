@@ -251,7 +251,12 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     if mode == PermissionMode::Plan {
         crate::tools::enter_plan_mode::start_in_plan_mode(&scope, env.workspace.root());
     }
-    let ctx = ToolContext { cancel: cancel.clone(), run: Arc::new(scope), ..ToolContext::new(Arc::clone(&env.workspace)) };
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+        child_env: Arc::new(env.settings.child_env()),
+        run: Arc::new(scope),
+        ..ToolContext::new(Arc::clone(&env.workspace))
+    };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     tokio::spawn(async move {
