@@ -89,5 +89,7 @@
 pub mod agent;
 pub mod environment;
 pub mod lsp;
+pub mod permissions;
+pub mod settings;
 pub mod tools;
 pub mod workspace;

@@ -63,6 +63,34 @@ pub enum RunEvent {
     Retry { attempt: u32, delay_ms: u64, reason: String },
     /// The run is over.
     End { status: RunStatus, text: String },
+    /// A sub-agent's event (its text, tool calls and results), nested under
+    /// the parent's call `parent`. On the wire it is the inner event with a
+    /// `parent` field added: `{"type": "tool_call", …, "parent": "toolu_…"}`.
+    #[serde(untagged)]
+    Nested {
+        parent: String,
+        #[serde(flatten, serialize_with = "serialize_inner")]
+        event: Box<RunEvent>,
+    },
+}
+
+/// The inner event as a JSON value first: serializing it straight into the
+/// flattened map would instantiate the serializer for ever deeper nesting.
+fn serialize_inner<S: serde::Serializer>(event: &RunEvent, serializer: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(event).map_err(serde::ser::Error::custom)?.serialize(serializer)
+}
+
+impl RunEvent {
+    /// The event itself and the chain of parent calls above it, outermost first.
+    pub fn unnest(&self) -> (&RunEvent, Vec<&str>) {
+        let mut parents = Vec::new();
+        let mut event = self;
+        while let RunEvent::Nested { parent, event: inner } = event {
+            parents.push(parent.as_str());
+            event = inner;
+        }
+        (event, parents)
+    }
 }
 
 /// The sending end of a run's events. It counts what it has sent, so that a
@@ -111,6 +139,10 @@ mod tests {
             RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into() },
             RunEvent::Status { turn: 2, usage: Usage { input_tokens: 1234, output_tokens: 56 } },
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into() },
+            RunEvent::Nested {
+                parent: "toolu_1".into(),
+                event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into() }),
+            },
         ];
         let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
         expect_test::expect![[r#"
@@ -118,7 +150,8 @@ mod tests {
             {"type":"tool_call","id":"toolu_1","name":"edit_file","input":{"a":1},"kind":{"type":"edit","path":"/w/a.rs"},"summary":"a.rs"}
             {"type":"tool_result","id":"toolu_1","is_error":false,"content":"ok"}
             {"type":"status","turn":2,"usage":{"input_tokens":1234,"output_tokens":56}}
-            {"type":"end","status":"turn_limit","text":"done"}"#]]
+            {"type":"end","status":"turn_limit","text":"done"}
+            {"parent":"toolu_1","content":"ok","id":"toolu_2","is_error":false,"type":"tool_result"}"#]]
         .assert_eq(&lines.join("\n"));
     }
 }

@@ -18,6 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{EventSender, RunEvent, RunStatus, Usage};
 use super::instructions;
+use super::subagent;
+use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
@@ -47,8 +49,20 @@ pub async fn run(
     request: RunRequest,
     events: EventSender,
 ) -> RunOutcome {
-    let mut state = RunState { turns: 0, usage: Usage::default() };
-    let (status, text) = match drive(provider, executor, &ctx, &request, &events, &mut state).await {
+    let mut state = RunState { turns: 0, usage: Usage::default(), children_usage: Arc::default() };
+    // Sub-agents (the agent tool, forked skills) run beside the loop, with
+    // its provider; they end when the run does.
+    let (child_tx, child_rx) = mpsc::unbounded_channel();
+    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(child_tx);
+    let children_usage = Arc::clone(&state.children_usage);
+    let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
+    let driven = tokio::select! {
+        driven = drive(provider, executor, &ctx, &request, &events, &mut state) => driven,
+        () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
+    };
+    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    state.usage = state.total_usage();
+    let (status, text) = match driven {
         Ok(end) => end,
         Err(Stop::Cancelled) => (RunStatus::Cancelled, "The run was cancelled.".to_string()),
         Err(Stop::Provider(err)) => (RunStatus::Failed, err.to_string()),
@@ -60,7 +74,17 @@ pub async fn run(
 
 struct RunState {
     turns: usize,
+    /// This run's own model turns.
     usage: Usage,
+    /// Its sub-agents' turns.
+    children_usage: Arc<std::sync::Mutex<Usage>>,
+}
+
+impl RunState {
+    fn total_usage(&self) -> Usage {
+        let children = *self.children_usage.lock().unwrap_or_else(|e| e.into_inner());
+        Usage { input_tokens: self.usage.input_tokens + children.input_tokens, output_tokens: self.usage.output_tokens + children.output_tokens }
+    }
 }
 
 enum Stop {
@@ -88,9 +112,17 @@ async fn drive(
     let registry = executor.registry();
     let tools = registry.definitions();
     let deferred = registry.deferred_names().into_iter().map(String::from).collect();
-    let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, deferred);
-    env.sections.push(instructions::prompt_section(&instructions::load(&ctx.workspace)));
-    let system = system_prompt(&env);
+    let system = match &request.system {
+        Some(system) => system.clone(),
+        None => {
+            let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, deferred);
+            env.sections.push(instructions::prompt_section(&instructions::load(&ctx.workspace)));
+            env.sections.push(SkillSet::discover(&ctx.workspace).prompt_section());
+            system_prompt(&env)
+        }
+    };
+    let mut tools = tools;
+    crate::tools::agent::describe_custom_agents(&mut tools, &ctx.workspace);
     let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
     let executor = Arc::new(executor.clone());
     let mut messages = vec![first_message(request)];
@@ -111,7 +143,7 @@ async fn drive(
         };
         state.usage.input_tokens += response.usage.input_tokens;
         state.usage.output_tokens += response.usage.output_tokens;
-        let _ = events.send(RunEvent::Status { turn: state.turns, usage: state.usage });
+        let _ = events.send(RunEvent::Status { turn: state.turns, usage: state.total_usage() });
         let ModelResponse { message, tool_calls, .. } = response;
         let text = message.text();
         if tool_calls.is_empty() {
@@ -253,7 +285,7 @@ impl ToolRunner {
 
     fn spawn(&self, call: ToolCall, prepared: PreparedCall) -> ToolTask {
         let executor = Arc::clone(&self.executor);
-        let ctx = self.ctx.clone();
+        let ctx = ToolContext { call_id: call.id.clone(), ..self.ctx.clone() };
         tokio::spawn(async move { executor.run_prepared(&call, prepared, &ctx).await })
     }
 

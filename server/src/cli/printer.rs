@@ -50,6 +50,10 @@ pub struct Printer {
     edit_calls: HashMap<String, String>,
     files_changed: BTreeSet<String>,
     retries: u32,
+    /// Call id → nesting depth (sub-agents' calls are 1 and deeper).
+    depths: HashMap<String, usize>,
+    /// Whose text was printed last (`None`: the run's own).
+    speaker: Option<String>,
     /// A copy of every event, for callers that check them afterwards.
     tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
 }
@@ -67,6 +71,8 @@ impl Printer {
             edit_calls: HashMap::new(),
             files_changed: BTreeSet::new(),
             retries: 0,
+            depths: HashMap::new(),
+            speaker: None,
             tee: None,
         }
     }
@@ -104,15 +110,53 @@ impl Printer {
         if let Some(tee) = &self.tee {
             tee.lock().unwrap_or_else(|e| e.into_inner()).push(event.clone());
         }
+        self.show(event, 0, None);
+    }
+
+    /// Text at `depth` (0: the run itself, 1: its sub-agents, …), indented
+    /// line by line. A change of speaker starts a new line.
+    fn text_at(&mut self, text: &str, depth: usize, speaker: Option<&str>) {
+        if self.speaker.as_deref() != speaker {
+            if !self.at_line_start {
+                self.out("\n");
+            }
+            self.speaker = speaker.map(String::from);
+        }
+        if depth == 0 {
+            self.out(text);
+            return;
+        }
+        let indent = indent(depth);
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut at_start = self.at_line_start;
+        for c in text.chars() {
+            if at_start && c != '\n' {
+                out.push_str(&indent);
+            }
+            out.push(c);
+            at_start = c == '\n';
+        }
+        let out = self.style.dim(&out);
+        self.out(&out);
+    }
+
+    fn show(&mut self, event: &RunEvent, depth: usize, speaker: Option<&str>) {
+        let pad = indent(depth);
         match event {
-            RunEvent::Text { text } => self.out(text),
+            RunEvent::Nested { parent, event } => {
+                let depth = self.depths.get(parent).map(|d| d + 1).unwrap_or(1);
+                self.show(event, depth, Some(parent));
+            }
+            RunEvent::Text { text } => self.text_at(text, depth, speaker),
             RunEvent::ToolCall { id, name, kind, summary, .. } => {
+                self.depths.insert(id.clone(), depth);
+                self.speaker = None;
                 if matches!(kind, ToolKind::Edit { .. }) {
                     self.edit_calls.insert(id.clone(), summary.clone());
                 }
                 let arrow = self.style.cyan("→");
                 let name = self.style.bold(name);
-                let line = if summary.is_empty() { format!("{arrow} {name}") } else { format!("{arrow} {name} {summary}") };
+                let line = if summary.is_empty() { format!("{pad}{arrow} {name}") } else { format!("{pad}{arrow} {name} {summary}") };
                 self.line(&line);
             }
             RunEvent::ToolResult { id, is_error, content } => {
@@ -122,7 +166,12 @@ impl Printer {
                     }
                 }
                 let preview = preview(content);
-                let line = if *is_error { format!("  {} {}", self.style.red("✗"), self.style.red(&preview)) } else { format!("  {} {}", self.style.green("✓"), self.style.dim(&preview)) };
+                self.speaker = None;
+                let line = if *is_error {
+                    format!("{pad}  {} {}", self.style.red("✗"), self.style.red(&preview))
+                } else {
+                    format!("{pad}  {} {}", self.style.green("✓"), self.style.dim(&preview))
+                };
                 self.line(&line);
                 self.resume_spinner();
             }
@@ -174,6 +223,11 @@ impl Printer {
             eprintln!("tandem: {}", outcome.text);
         }
     }
+}
+
+/// The indentation for a nesting depth.
+fn indent(depth: usize) -> String {
+    "    ".repeat(depth)
 }
 
 /// The first line of a result, cut to [`RESULT_PREVIEW_CHARS`], with a

@@ -227,6 +227,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
+        ..RunRequest::default()
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
     env.editor.take_records();
@@ -238,7 +239,11 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let forwarder =
         tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    let ctx = ToolContext { cancel: cancel.clone(), ..ToolContext::new(Arc::clone(&env.workspace)) };
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+        child_env: Arc::new(env.settings.child_env()),
+        ..ToolContext::new(Arc::clone(&env.workspace))
+    };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     tokio::spawn(async move {

@@ -128,6 +128,13 @@ impl Executor {
         self
     }
 
+    /// The same executor (same permission policy, same results folder)
+    /// over another set of tools: a sub-agent never gets more permission
+    /// than its parent.
+    pub fn with_registry(&self, registry: ToolRegistry) -> Executor {
+        Executor { registry, policy: Arc::clone(&self.policy), results_dir: self.results_dir.clone() }
+    }
+
     pub fn registry(&self) -> &ToolRegistry {
         &self.registry
     }

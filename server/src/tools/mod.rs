@@ -8,14 +8,17 @@
 //! call read-only, may it run beside others, the tool's own checks, its
 //! permission decision and its result limit. Defaults fail closed.
 
+pub mod agent;
 mod change;
 pub mod edit_file;
 pub mod edit_match;
 pub mod executor;
+pub mod front_matter;
 pub mod grep_search;
 pub mod list_files;
 pub mod read_file;
 pub mod run_shell;
+pub mod skill;
 #[cfg(test)]
 mod test_fixture;
 mod text;
@@ -70,6 +73,9 @@ pub struct ToolContext {
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
+    /// The id of the call being run (set by the loop for each call; empty
+    /// outside one). Sub-agents name it as their events' `parent`.
+    pub call_id: String,
 }
 
 impl ToolContext {
@@ -80,16 +86,20 @@ impl ToolContext {
             run: Arc::default(),
             editor_review: false,
             child_env: Arc::default(),
+            call_id: String::new(),
         }
     }
 }
 
 /// State that belongs to one run (never to the process): two runs in one
 /// editor session do not share it.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct RunScope {
     /// Deferred tools that `tool_search` activated in this run, in order.
     pub activated: std::sync::Mutex<Vec<String>>,
+    /// Where this run's tools send sub-agent requests (`agent`, forked
+    /// skills); set by the loop while the run lasts.
+    pub children: std::sync::Mutex<Option<crate::agent::subagent::ChildSender>>,
 }
 
 /// What a call does, as every layer above `tools/` sees it: permissions,
@@ -354,6 +364,8 @@ impl ToolRegistry {
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
         registry.register(web_fetch::WebFetch::default());
+        registry.register(skill::SkillTool);
+        registry.register(agent::AgentTool);
         registry
     }
 
@@ -378,6 +390,11 @@ impl ToolRegistry {
     /// Definitions sent to the model: every tool that is not deferred.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools.iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+    }
+
+    /// The tools `keep` accepts, in the same order (a sub-agent's tool set).
+    pub fn filtered(&self, keep: impl Fn(&dyn DynTool) -> bool) -> ToolRegistry {
+        ToolRegistry { tools: self.tools.iter().filter(|t| keep(t.as_ref())).cloned().collect() }
     }
 
     /// Names of deferred tools, listed in the system prompt.

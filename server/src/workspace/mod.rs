@@ -170,6 +170,20 @@ impl Workspace {
         self.readable_extra.push(dir);
     }
 
+    /// The same files, buffers and sinks with a read ledger of its own: a
+    /// sub-agent's view. It must read a file itself before editing it, and
+    /// what it changes, the parent sees as changed since its own read.
+    pub fn fork_view(&self) -> Workspace {
+        Workspace {
+            roots: self.roots.clone(),
+            editor: self.editor.clone(),
+            ledger: Arc::new(ReadLedger::default()),
+            readable_extra: self.readable_extra.clone(),
+            watcher: Mutex::new(None),
+            home: self.home.clone(),
+        }
+    }
+
     /// Where the user's own files (`~/.tandem/…`) are looked up: the home
     /// folder by default; tests point it elsewhere, `None` reads none.
     pub fn set_home(&mut self, home: Option<PathBuf>) {
