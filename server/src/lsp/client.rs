@@ -39,6 +39,7 @@ impl std::fmt::Display for ClientError {
 pub mod methods {
     pub const APPLY_EDIT: &str = "workspace/applyEdit";
     pub const SHOW_MESSAGE_REQUEST: &str = "window/showMessageRequest";
+    pub const SHOW_DOCUMENT: &str = "window/showDocument";
     pub const WORK_DONE_PROGRESS_CREATE: &str = "window/workDoneProgress/create";
     pub const CONFIGURATION: &str = "workspace/configuration";
     pub const SAVE_DOCUMENTS: &str = "tandem/saveDocuments";
@@ -115,6 +116,7 @@ impl ClientLink for TowerClient {
             method,
             methods::APPLY_EDIT
                 | methods::SHOW_MESSAGE_REQUEST
+                | methods::SHOW_DOCUMENT
                 | methods::WORK_DONE_PROGRESS_CREATE
                 | methods::CONFIGURATION
                 | methods::SAVE_DOCUMENTS
