@@ -37,7 +37,7 @@ enum Command {
         /// Model turns allowed; tool calls past the limit are not run.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_turns: Option<u64>,
-        /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
+        /// default | acceptEdits | bypassPermissions | plan (starts in plan mode: read-only but for the plan file).
         /// Without it: `permissionMode` from the settings files, else default.
         #[arg(long)]
         permission_mode: Option<tandem::agent::permission::PermissionMode>,
@@ -74,7 +74,16 @@ fn main() -> ExitCode {
     if let Some(warning) = hide_warning {
         tracing::warn!("{warning}");
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    // One tool call or a listing needs no worker threads: a current-thread
+    // runtime starts faster and hands work between fewer threads (the
+    // search tools still walk in parallel on their own threads).
+    let runtime = match &cli.command {
+        Command::Tool { .. } | Command::Tools { .. } => {
+            tokio::runtime::Builder::new_current_thread().enable_all().build()
+        }
+        _ => tokio::runtime::Runtime::new(),
+    };
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("tandem: cannot start the async runtime: {err}");
