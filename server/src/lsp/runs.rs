@@ -12,7 +12,7 @@
 //!
 //! The live transcript goes out as `tandem/runEvent`
 //! `{"runId", "seq", "event"}` notifications, `event` being the
-//! [`RunEvent`] JSON of DESIGN.md.
+//! [`RunEvent`] JSON of docs/protocol.md.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -53,6 +53,11 @@ pub struct AskArgs {
     /// Continue this conversation thread; without it, a new thread starts.
     #[serde(default)]
     pub thread_id: Option<String>,
+    /// `false`: answer at once with `{"runId"}`; the run's end comes as the
+    /// `end` run event. For clients whose `executeCommand` is synchronous
+    /// and gives up (eglot waits 10 s, sending no `didChange` meanwhile).
+    #[serde(default = "wait_by_default")]
+    pub wait: bool,
 }
 
 /// The argument object of `tandem.forget` and `tandem.compact`.
@@ -60,6 +65,10 @@ pub struct AskArgs {
 #[serde(rename_all = "camelCase")]
 pub struct ThreadArgs {
     pub thread_id: String,
+}
+
+fn wait_by_default() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -258,8 +267,11 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         }
     };
     let thread_id = conversation.id.clone();
+    let started_id = run_id.clone();
     let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+    // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
+    // `wait: false` has answered already, so nothing is dropped.
+    let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
 
     let request = RunRequest {
         prompt: args.prompt.clone(),
@@ -321,22 +333,31 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         let _ = outcome_tx.send(outcome);
     });
 
-    let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
-        status: RunStatus::Failed,
-        text: "the agent run ended without an outcome".into(),
-        turns: 0,
-        usage: Default::default(),
-        cost_usd: None,
-        thread_id: String::new(),
-    });
-    let written = forwarder.await.unwrap_or_default();
-    let mut answer = answer(&env, &run_id, &outcome, written);
-    answer["threadId"] = json!(thread_id);
-    if let Some(cost) = outcome.cost_usd {
-        answer["costUsd"] = json!(cost);
+    let finished_thread = thread_id.clone();
+    let finished = async move {
+        let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
+            status: RunStatus::Failed,
+            text: "the agent run ended without an outcome".into(),
+            turns: 0,
+            usage: Default::default(),
+            cost_usd: None,
+            thread_id: String::new(),
+        });
+        let written = forwarder.await.unwrap_or_default();
+        let mut answer = answer(&env, &run_id, &outcome, written);
+        answer["threadId"] = json!(finished_thread);
+        if let Some(cost) = outcome.cost_usd {
+            answer["costUsd"] = json!(cost);
+        }
+        answer["usage"] = serde_json::to_value(outcome.usage).unwrap_or(Value::Null);
+        answer
+    };
+    if !args.wait {
+        let answer = json!({"runId": started_id, "threadId": thread_id});
+        tokio::spawn(finished);
+        return Ok(answer);
     }
-    answer["usage"] = serde_json::to_value(outcome.usage).unwrap_or(Value::Null);
-    Ok(answer)
+    Ok(finished.await)
 }
 
 fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcome {
