@@ -85,9 +85,6 @@ async fn drive(
     state: &mut RunState,
 ) -> Result<(RunStatus, String), Stop> {
     let registry = executor.registry();
-    let tools = registry.definitions();
-    let deferred = registry.deferred_names().into_iter().map(String::from).collect();
-    let system = system_prompt(&PromptEnv::current(ctx.workspace.root(), request.in_editor, deferred));
     let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
     let executor = Arc::new(executor.clone());
     let mut messages = vec![first_message(request)];
@@ -98,6 +95,10 @@ async fn drive(
         state.turns += 1;
         let last_turn = state.turns >= max_turns;
         let mut runner = ToolRunner::new(Arc::clone(&executor), ctx.clone(), events.clone(), !last_turn);
+        // Recomputed for every request: tool_search may have activated tools
+        // (appended at the end), and MCP servers come and go.
+        let tools = registry.definitions_for(&ctx.run);
+        let system = system_prompt(&PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names()));
         let model_request = ModelRequest { system: &system, messages: &messages, tools: &tools };
         let response = match stream_turn(provider, &model_request, events, &mut runner, &ctx.cancel).await {
             Ok(response) => response,

@@ -133,6 +133,10 @@ impl Executor {
             let known = self.registry.names().join(", ");
             return Ok(ToolResult::error(&call.id, format!("Unknown tool: {}. Available tools: {known}", call.name)));
         };
+        if tool.deferred() && !ctx.run.is_active(&call.name) {
+            return Ok(ToolResult::error(&call.id, not_loaded_message(&call.name)));
+        }
+        let ctx = &ToolContext { registry: self.registry.clone(), ..ctx.clone() };
         if let Err(reason) = tool.parse_check(&call.input) {
             return Ok(ToolResult::error(&call.id, format!("Invalid input for {}: {reason}", call.name)));
         }
@@ -167,6 +171,13 @@ impl Executor {
         let content = cap_result(&result.content, tool.max_result_chars(), self.results_dir.as_deref(), &call.id);
         Ok(ToolResult { content, ..result })
     }
+}
+
+/// The answer to a call of a deferred tool this run has not activated.
+pub fn not_loaded_message(name: &str) -> String {
+    format!(
+        "Error: {name} is a deferred tool and its schema is not loaded. Call tool_search with query \"select:{name}\" first, then call {name} again."
+    )
 }
 
 fn into_result(id: &str, err: ToolError) -> Result<ToolResult, FatalToolError> {

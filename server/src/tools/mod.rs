@@ -14,6 +14,7 @@ pub mod grep_search;
 pub mod list_files;
 pub mod read_file;
 pub mod run_shell;
+pub mod tool_search;
 #[cfg(test)]
 mod test_fixture;
 pub mod write_file;
@@ -55,11 +56,50 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// Cancelled when the run is cancelled; long tools must watch it.
     pub cancel: CancellationToken,
+    /// What belongs to this run and to no other (clones of a context share
+    /// it; a new run gets a new one).
+    pub run: Arc<RunScope>,
+    /// The tools of the executor running the call (set by the executor), so
+    /// `tool_search` can look through the deferred ones.
+    pub registry: ToolRegistry,
 }
 
 impl ToolContext {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        ToolContext { workspace, cancel: CancellationToken::new() }
+        Self::for_run(workspace, CancellationToken::new())
+    }
+
+    /// A context for a new run: a fresh [`RunScope`].
+    pub fn for_run(workspace: Arc<Workspace>, cancel: CancellationToken) -> Self {
+        ToolContext { workspace, cancel, run: Arc::new(RunScope::default()), registry: ToolRegistry::default() }
+    }
+}
+
+/// State that lives as long as one run: deferred tools `tool_search`
+/// activated, in activation order.
+#[derive(Debug, Default)]
+pub struct RunScope {
+    activated: std::sync::Mutex<Vec<String>>,
+}
+
+impl RunScope {
+    /// Activate a deferred tool for the rest of the run; false if it already was.
+    pub fn activate(&self, name: &str) -> bool {
+        let mut activated = self.activated.lock().unwrap_or_else(|e| e.into_inner());
+        if activated.iter().any(|n| n == name) {
+            return false;
+        }
+        activated.push(name.to_string());
+        true
+    }
+
+    pub fn is_active(&self, name: &str) -> bool {
+        self.activated.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|n| n == name)
+    }
+
+    /// The activated tools' names, in activation order.
+    pub fn activated(&self) -> Vec<String> {
+        self.activated.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
@@ -134,7 +174,7 @@ pub struct ToolDefinition {
 /// method parses the input itself; parsing is cheap next to any tool's work.
 #[async_trait]
 pub trait DynTool: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     fn definition(&self) -> ToolDefinition;
     fn deferred(&self) -> bool;
     fn max_result_chars(&self) -> usize;
@@ -155,7 +195,7 @@ fn parse_args<A: DeserializeOwned>(input: &Value) -> Result<A, String> {
 
 #[async_trait]
 impl<T: Tool> DynTool for T {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         T::NAME
     }
 
@@ -258,10 +298,20 @@ fn strip_formats(value: &mut Value) {
     }
 }
 
-/// The tools a run can use, by name, in a stable order.
+/// Tools that come and go while the process runs (MCP servers start, stop
+/// and change their tool lists). The registry asks for the current list
+/// whenever it is consulted.
+pub trait ToolSource: Send + Sync {
+    fn tools(&self) -> Vec<Arc<dyn DynTool>>;
+}
+
+/// The tools a run can use, by name, in a stable order: the registered
+/// tools first, then those of each source in the order sources were added.
+/// A source's tool never shadows a registered one.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn DynTool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl ToolRegistry {
@@ -274,29 +324,74 @@ impl ToolRegistry {
         registry.register(list_files::ListFiles);
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
+        registry.register(tool_search::ToolSearch);
         registry
     }
 
     pub fn register(&mut self, tool: impl DynTool + 'static) {
+        self.register_arc(Arc::new(tool));
+    }
+
+    pub fn register_arc(&mut self, tool: Arc<dyn DynTool>) {
         self.tools.retain(|t| t.name() != tool.name());
-        self.tools.push(Arc::new(tool));
+        self.tools.push(tool);
+    }
+
+    /// Add a source of tools that change over time (MCP servers).
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    /// Every tool, registered ones first; a name appears once.
+    pub fn all(&self) -> Vec<Arc<dyn DynTool>> {
+        let mut all = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.tools() {
+                if !all.iter().any(|t| t.name() == tool.name()) {
+                    all.push(tool);
+                }
+            }
+        }
+        all
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn DynTool>> {
-        self.tools.iter().find(|t| t.name() == name).cloned()
+        if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
+            return Some(Arc::clone(tool));
+        }
+        self.sources.iter().flat_map(|s| s.tools()).find(|t| t.name() == name)
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name()).collect()
+    pub fn names(&self) -> Vec<String> {
+        self.all().iter().map(|t| t.name().to_string()).collect()
     }
 
-    /// Definitions sent to the model: every tool that is not deferred.
+    /// Definitions of every tool that is not deferred.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+        self.all().iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+    }
+
+    /// The tool list of one model request in a run: the resident tools,
+    /// then the deferred tools this run activated, in activation order. The
+    /// order only ever grows at the end, so the prompt prefix stays cacheable.
+    pub fn definitions_for(&self, run: &RunScope) -> Vec<ToolDefinition> {
+        let all = self.all();
+        let mut definitions: Vec<ToolDefinition> = all.iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect();
+        for name in run.activated() {
+            if let Some(tool) = all.iter().find(|t| t.deferred() && t.name() == name) {
+                definitions.push(tool.definition());
+            }
+        }
+        definitions
     }
 
     /// Names of deferred tools, listed in the system prompt.
-    pub fn deferred_names(&self) -> Vec<&'static str> {
-        self.tools.iter().filter(|t| t.deferred()).map(|t| t.name()).collect()
+    pub fn deferred_names(&self) -> Vec<String> {
+        self.all().iter().filter(|t| t.deferred()).map(|t| t.name().to_string()).collect()
+    }
+
+    /// The deferred tools themselves (for `tool_search`).
+    pub fn deferred(&self) -> Vec<Arc<dyn DynTool>> {
+        self.all().into_iter().filter(|t| t.deferred()).collect()
     }
 }
