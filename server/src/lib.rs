@@ -84,6 +84,8 @@
 //! (stdout is the LSP channel).
 
 pub mod agent;
+pub mod consent;
 pub mod lsp;
+pub mod mcp;
 pub mod tools;
 pub mod workspace;

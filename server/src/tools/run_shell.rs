@@ -231,7 +231,7 @@ impl Drop for GroupGuard {
 }
 
 /// Is this environment variable a credential the child must not see?
-fn is_secret_var(name: &str) -> bool {
+pub(crate) fn is_secret_var(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     upper.ends_with("_API_KEY") || upper == "ANTHROPIC_AUTH_TOKEN"
 }

@@ -1,0 +1,205 @@
+//! MCP end to end: Tandem's client (rmcp) against small servers written for
+//! these tests (`tests/mcp/test_server.py`: stdio, and streamable HTTP on
+//! loopback) and the agent loop against the loopback model; plus a
+//! reference server from npm when `.ci/run` installed it.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::anthropic_turns::{last_results, tool_names, turn};
+use common::mock_model::MockModel;
+use common::{request, run_agent};
+use serde_json::{json, Value};
+use tandem::agent::anthropic::AnthropicProvider;
+use tandem::agent::config::HttpProviderConfig;
+use tandem::agent::RunStatus;
+use tandem::consent::ConsentStore;
+use tandem::mcp::config::McpConfig;
+use tandem::mcp::{Approvals, McpManager, ServerState};
+use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+use tandem::workspace::Workspace;
+
+/// Generous bound for a python server to start on a busy machine.
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+fn server_script() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/test_server.py").display().to_string()
+}
+
+fn stdio(extra: &[&str]) -> Value {
+    let mut args = vec![server_script()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    json!({"command": "python3", "args": args})
+}
+
+/// A temp home and workspace; servers go in the user's `~/.tandem/mcp.json`.
+struct Setup {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    root: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(home.join(".tandem")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        Setup { _dir: dir, home, root }
+    }
+
+    fn user_servers(&self, servers: Value) -> &Self {
+        std::fs::write(self.home.join(".tandem/mcp.json"), json!({"mcpServers": servers}).to_string()).unwrap();
+        self
+    }
+
+    fn config(&self) -> McpConfig {
+        McpConfig::load_with(Some(&self.home), &self.root, &|name| (name == "MCP_TEST_GREETING").then(|| "hello-from-env".to_string()))
+    }
+
+    fn manager(&self, config: McpConfig) -> Arc<McpManager> {
+        let store = ConsentStore::at(self.home.join("consent.json"));
+        let manager = McpManager::new(config, &self.root, Approvals { store: Some(store), command_line: vec![] });
+        manager.start();
+        manager
+    }
+
+    fn ctx(&self) -> ToolContext {
+        ToolContext::new(Arc::new(Workspace::new(&self.root).unwrap()))
+    }
+}
+
+fn executor(manager: &Arc<McpManager>) -> Executor {
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(manager) as Arc<dyn tandem::tools::ToolSource>);
+    Executor::new(registry).with_results_dir(None)
+}
+
+fn state(manager: &McpManager, name: &str) -> ServerState {
+    manager.statuses().into_iter().find(|s| s.name == name).unwrap().state
+}
+
+/// Wait (bounded) until `ready` holds for the manager's statuses.
+async fn wait_until(manager: &McpManager, what: &str, ready: impl Fn(&McpManager) -> bool) {
+    let mut changes = manager.subscribe();
+    let waited = tokio::time::timeout(START_LIMIT, async {
+        while !ready(manager) {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "timed out waiting for {what}: {:?}", manager.statuses());
+}
+
+async fn call(executor: &Executor, ctx: &ToolContext, name: &str, input: Value) -> (bool, String) {
+    ctx.run.activate(name);
+    let result = executor.execute(&ToolCall { id: "c".into(), name: name.into(), input }, ctx).await.unwrap();
+    (result.is_error, result.content)
+}
+
+fn anthropic(mock: &MockModel) -> AnthropicProvider {
+    AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-test")).unwrap()
+}
+
+#[tokio::test]
+async fn tool_search_finds_an_mcp_tool_the_model_calls_and_the_result_reaches_the_next_request() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+
+    let mock = MockModel::start(vec![
+        turn("Let me find a calculator.", &[("toolu_1", "tool_search", json!({"query": "add numbers"}))]),
+        turn("", &[("toolu_2", "mcp__calc__add", json!({"a": 2, "b": 3}))]),
+        turn("2 + 3 = 5", &[]),
+    ])
+    .await;
+    let (outcome, _events) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add 2 and 3")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    // First request: the MCP tools are only names in the deferred-tools line.
+    let first = &requests[0].body;
+    assert!(!tool_names(first).iter().any(|n| n.starts_with("mcp__")), "{:?}", tool_names(first));
+    let system = first["system"].as_str().unwrap();
+    let line = system.lines().find(|l| l.starts_with("The following deferred tools are available via tool_search: ")).unwrap();
+    assert!(line.contains("mcp__calc__add") && line.contains("mcp__calc__crash"), "{line}");
+    assert!(line.ends_with(". Use tool_search to fetch their full schemas when needed."), "{line}");
+
+    // tool_search answered with the schema as the server wrote it, best match first.
+    let search = &last_results(&requests[1].body)[0];
+    assert!(!search.1, "{search:?}");
+    let found: Value = serde_json::from_str(&search.2).unwrap();
+    assert_eq!(found[0]["name"], "mcp__calc__add");
+    assert_eq!(found[0]["description"], "Add two numbers and return the sum.");
+    assert_eq!(found[0]["input_schema"]["required"], json!(["a", "b"]));
+
+    // From the next request on, the activated tools follow the resident ones.
+    let second = tool_names(&requests[1].body);
+    let resident = tool_names(first);
+    assert_eq!(second[..resident.len()], resident[..]);
+    assert_eq!(second[resident.len()], "mcp__calc__add");
+    let add = requests[1].body["tools"].as_array().unwrap().iter().find(|t| t["name"] == "mcp__calc__add").unwrap().clone();
+    assert_eq!(add["input_schema"]["properties"], json!({"a": {"type": "number"}, "b": {"type": "number"}}));
+
+    // The server's answer is in the third request.
+    assert_eq!(last_results(&requests[2].body), [("toolu_2".to_string(), false, "5".to_string())]);
+    assert_eq!(tool_names(&requests[2].body), second, "the list stays stable");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deferred_mcp_tool_called_before_tool_search_gets_the_error() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_1", "mcp__calc__add", json!({"a": 1, "b": 1}))]),
+        turn("ok", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let results = last_results(&mock.requests()[1].body);
+    assert!(results[0].1);
+    assert!(results[0].2.contains("Call tool_search with query \"select:mcp__calc__add\" first"), "{results:?}");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_is_an_error_result_the_run_goes_on_and_the_next_call_restarts_the_server() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_s", "tool_search", json!({"query": "select:mcp__calc__pid,mcp__calc__crash"}))]),
+        turn("", &[("toolu_p1", "mcp__calc__pid", json!({}))]),
+        turn("", &[("toolu_c", "mcp__calc__crash", json!({}))]),
+        turn("", &[("toolu_p2", "mcp__calc__pid", json!({}))]),
+        turn("The server came back.", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("crash it")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    let first_pid = last_results(&requests[2].body)[0].clone();
+    let crash = last_results(&requests[3].body)[0].clone();
+    let second_pid = last_results(&requests[4].body)[0].clone();
+    assert!(!first_pid.1 && !second_pid.1, "{first_pid:?} {second_pid:?}");
+    assert!(crash.1, "{crash:?}");
+    assert!(crash.2.starts_with("Error: the MCP server calc stopped during the call"), "{crash:?}");
+    assert!(crash.2.ends_with("It is restarted on the next call to one of its tools."), "{crash:?}");
+    assert_ne!(first_pid.2, second_pid.2, "a new server process answered");
+    assert_eq!(state(&manager, "calc"), ServerState::Ready);
+    manager.shutdown().await;
+}
