@@ -39,6 +39,10 @@ enum Command {
         /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
         #[arg(long, default_value = "default")]
         permission_mode: tandem::agent::permission::PermissionMode,
+        /// Start this project MCP server (from .mcp.json) without asking;
+        /// `all` for every one. Remembered for this workspace. Repeatable.
+        #[arg(long = "mcp-approve", value_name = "NAME|all")]
+        mcp_approve: Vec<String>,
         /// What to ask.
         prompt: String,
     },
@@ -51,11 +55,29 @@ enum Command {
         /// The tool's input as a JSON object.
         input: String,
     },
+    /// MCP servers: `tandem mcp list`.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Print the tool definitions as sent to the model.
     Tools {
         /// Print the JSON sent in the Anthropic `tools` parameter.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Each configured server, its state and its tools.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Start this project server too (remembered for this workspace); `all` for every one.
+        #[arg(long = "mcp-approve", value_name = "NAME|all")]
+        mcp_approve: Vec<String>,
     },
 }
 
@@ -72,18 +94,20 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, mcp_approve, prompt } => {
                 let options = cli::ask::AskOptions {
                     prompt,
                     json,
                     max_turns: max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
                     permission_mode,
+                    mcp_approve,
                 };
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Demo => cli::demo::demo().await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
+            Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
         }
     });
     match result {
@@ -121,6 +145,8 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     let workspace = Arc::new(current_workspace()?);
     let executor = Executor::new(ToolRegistry::builtin());
     let ctx = ToolContext::new(workspace);
+    // Naming a deferred tool here is asking for it: no tool_search needed.
+    ctx.run.activate(name);
     let call = ToolCall { id: "toolu_cli".to_string(), name: name.to_string(), input };
     let result = executor.execute(&call, &ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
     println!("{}", result.content);

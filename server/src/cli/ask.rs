@@ -12,7 +12,8 @@ use std::sync::Arc;
 use tandem::agent::config::ProviderConfig;
 use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
-use tandem::tools::{Executor, ToolContext, ToolRegistry};
+use tandem::mcp::{Approvals, McpManager, Report};
+use tandem::tools::{Executor, ToolContext, ToolRegistry, ToolSource};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
@@ -23,13 +24,22 @@ pub struct AskOptions {
     pub json: bool,
     pub max_turns: Option<usize>,
     pub permission_mode: PermissionMode,
+    /// Project MCP servers approved on the command line (`NAME` or `all`).
+    pub mcp_approve: Vec<String>,
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
     let provider = ProviderConfig::from_env().and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: options.permission_mode }));
     let workspace = Arc::new(workspace);
+    // MCP servers start in the background: the run does not wait for them;
+    // their tools appear in the requests after they are ready.
+    let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(options.mcp_approve.clone()));
+    let reporter = mcp.spawn_reporter(report_to_stderr);
+    mcp.start();
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
+    let executor = Executor::new(registry).with_policy(Arc::new(HeadlessPolicy { mode: options.permission_mode }));
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -38,7 +48,22 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let request = RunRequest { prompt: options.prompt, context: None, max_turns: options.max_turns, in_editor: false };
     let printer = if options.json { None } else { Some(Printer::for_terminal(executor.clone())) };
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
+    reporter.abort();
+    mcp.shutdown().await;
     Ok(exit_code(outcome.status))
+}
+
+/// MCP news for the terminal: failures and servers waiting for approval
+/// (on stderr, so `--json` output stays clean).
+#[allow(clippy::print_stderr)]
+pub fn report_to_stderr(report: Report) {
+    match &report {
+        Report::Ready { .. } => tracing::info!("{}", report.message()),
+        Report::Failed { .. } => eprintln!("tandem: {}", report.message()),
+        Report::NeedsApproval { name, .. } => {
+            eprintln!("tandem: {}: run with --mcp-approve {name} (or --mcp-approve all)", report.message())
+        }
+    }
 }
 
 pub fn exit_code(status: RunStatus) -> ExitCode {

@@ -25,6 +25,7 @@ pub mod demo;
 pub mod documents;
 pub mod editor;
 pub mod edits;
+mod mcp;
 mod permission;
 pub mod position;
 pub mod runs;

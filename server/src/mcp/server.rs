@@ -162,7 +162,7 @@ impl McpServer {
                 self.set_state(ServerState::Ready);
             }
             Err(reason) => {
-                tracing::warn!(server = %self.config.name, %reason, "MCP server failed to start");
+                tracing::info!(server = %self.config.name, %reason, "MCP server failed to start");
                 self.set_state(ServerState::Failed { reason });
             }
         }
