@@ -203,3 +203,152 @@ async fn a_crash_mid_call_is_an_error_result_the_run_goes_on_and_the_next_call_r
     assert_eq!(state(&manager, "calc"), ServerState::Ready);
     manager.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_does_not_delay_the_others_and_times_out() {
+    let setup = Setup::new();
+    let marker = setup.root.join("hang.pid");
+    let marker_arg = marker.display().to_string();
+    setup.user_servers(json!({"hang": stdio(&["--hang", "--marker", &marker_arg]), "calc": stdio(&[])}));
+
+    // A long start-up timeout: calc is ready and usable while hang still starts.
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    assert_eq!(state(&manager, "hang"), ServerState::Starting);
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_1", "tool_search", json!({"query": "select:mcp__calc__add"}))]),
+        turn("", &[("toolu_2", "mcp__calc__add", json!({"a": 40, "b": 2}))]),
+        turn("42", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert_eq!(last_results(&mock.requests()[2].body)[0].2, "42");
+    assert_eq!(state(&manager, "hang"), ServerState::Starting, "still waiting for initialize");
+    manager.shutdown().await;
+
+    // A short one: the silent server fails with the reason, and its process is gone.
+    let mut config = setup.config();
+    config.servers.retain(|s| s.name == "hang");
+    config.startup_timeout = Duration::from_millis(700);
+    let manager = setup.manager(config);
+    assert!(manager.wait_settled(START_LIMIT).await);
+    assert_eq!(
+        state(&manager, "hang"),
+        ServerState::Failed { reason: "did not answer initialize and tools/list within 700 ms (the start-up timeout)".into() }
+    );
+    assert!(manager.statuses()[0].tools.is_empty());
+    let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+    wait_dead(pid).await;
+}
+
+/// Wait (bounded) until a process is gone.
+async fn wait_dead(pid: i32) {
+    let deadline = tokio::time::Instant::now() + START_LIMIT;
+    while common::process_alive(pid) {
+        assert!(tokio::time::Instant::now() < deadline, "process {pid} is still alive");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_call_past_the_tool_timeout_is_cancelled_with_notifications_cancelled() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let mut config = setup.config();
+    config.tool_timeout = Duration::from_millis(300);
+    let manager = setup.manager(config);
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    let executor = executor(&manager);
+    let ctx = setup.ctx();
+    let (is_error, text) = call(&executor, &ctx, "mcp__calc__slow", json!({"seconds": 30})).await;
+    assert!(is_error);
+    assert_eq!(text, "Error: the MCP tool slow (server calc) did not answer within 300 ms; the call was cancelled.");
+    // The server was told (the notification may trail the timeout a little).
+    let deadline = tokio::time::Instant::now() + START_LIMIT;
+    loop {
+        let (is_error, cancelled) = call(&executor, &ctx, "mcp__calc__cancelled", json!({})).await;
+        assert!(!is_error, "{cancelled}");
+        let ids: Vec<Value> = serde_json::from_str(&cancelled).unwrap();
+        if !ids.is_empty() {
+            assert_eq!(ids.len(), 1, "{ids:?}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no notifications/cancelled reached the server");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_changed_refreshes_the_tools_and_var_expansion_reaches_the_server() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&["--greeting", "${MCP_TEST_GREETING}"]), "other": stdio(&["--greeting", "${MCP_TEST_UNSET:-fallback}"])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "both ready", |m| state(m, "calc") == ServerState::Ready && state(m, "other") == ServerState::Ready).await;
+    let executor = executor(&manager);
+    let ctx = setup.ctx();
+    assert_eq!(call(&executor, &ctx, "mcp__calc__echo", json!({"text": "hi"})).await, (false, "hello-from-env: hi".to_string()));
+    assert_eq!(call(&executor, &ctx, "mcp__other__echo", json!({"text": "hi"})).await, (false, "fallback: hi".to_string()));
+
+    assert!(executor.registry().get("mcp__calc__late").is_none());
+    assert_eq!(call(&executor, &ctx, "mcp__calc__grow", json!({})).await, (false, "grown".to_string()));
+    wait_until(&manager, "the new tool", |m| m.statuses().iter().any(|s| s.tools.iter().any(|t| t == "mcp__calc__late"))).await;
+    assert_eq!(call(&executor, &ctx, "mcp__calc__late", json!({})).await, (false, "late tool ran".to_string()));
+    manager.shutdown().await;
+}
+
+/// The HTTP test server: started on a free loopback port, killed on drop.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .arg(server_script())
+            .arg("--http")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port: u16 = line.trim().parse().unwrap();
+        HttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn streamable_http_server_on_loopback() {
+    let http = HttpServer::start();
+    let setup = Setup::new();
+    setup.user_servers(json!({"web": {"type": "http", "url": http.url, "headers": {"X-Greeting": "${MCP_TEST_GREETING}"}}}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "web ready", |m| state(m, "web") != ServerState::Starting).await;
+    assert_eq!(state(&manager, "web"), ServerState::Ready);
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_1", "tool_search", json!({"query": "add two numbers"}))]),
+        turn("", &[("toolu_2", "mcp__web__add", json!({"a": 20, "b": 22}))]),
+        turn("42", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    assert!(tool_names(&requests[1].body).contains(&"mcp__web__add".to_string()));
+    assert_eq!(last_results(&requests[2].body), [("toolu_2".to_string(), false, "42".to_string())]);
+    let ctx = setup.ctx();
+    // The configured header (with its variable expanded) reached the server.
+    let echoed = call(&executor(&manager), &ctx, "mcp__web__echo", json!({"text": "hi"})).await;
+    assert_eq!(echoed, (false, "hello-from-env: hi".to_string()));
+    manager.shutdown().await;
+}

@@ -9,7 +9,7 @@ pid, cancelled (the request ids this server was told to cancel),
 grow (adds a tool and sends notifications/tools/list_changed, stdio only).
 
 Options:
-  --greeting TEXT   prefix of echo's answer
+  --greeting TEXT   prefix of echo's answer (over HTTP: the X-Greeting header wins)
   --marker PATH     write the pid to PATH at start-up (proves it started)
   --hang            read requests but never answer initialize
   --http            serve streamable HTTP on 127.0.0.1 (port printed)
@@ -94,11 +94,11 @@ def text(value, is_error=False):
     return result
 
 
-def call_tool(name, arguments, notify):
+def call_tool(name, arguments, notify, greeting):
     if name == "add":
         return text(arguments.get("a", 0) + arguments.get("b", 0))
     if name == "echo":
-        return text("%s: %s" % (GREETING, arguments.get("text", "")))
+        return text("%s: %s" % (greeting, arguments.get("text", "")))
     if name == "slow":
         time.sleep(float(arguments.get("seconds", 1)))
         return text("slept")
@@ -126,7 +126,7 @@ def call_tool(name, arguments, notify):
     return text("unknown tool: %s" % name, is_error=True)
 
 
-def handle(message, notify):
+def handle(message, notify, greeting=GREETING):
     """The response to one message, or None for notifications."""
     method = message.get("method")
     msg_id = message.get("id")
@@ -147,7 +147,7 @@ def handle(message, notify):
             result = {"tools": TOOLS + extra_tools}
     elif method == "tools/call":
         params = message.get("params", {})
-        result = call_tool(params.get("name"), params.get("arguments") or {}, notify)
+        result = call_tool(params.get("name"), params.get("arguments") or {}, notify, greeting)
     elif method == "ping":
         result = {}
     else:
@@ -195,7 +195,7 @@ def serve_http():
         def do_POST(self):
             length = int(self.headers.get("Content-Length", "0"))
             message = json.loads(self.rfile.read(length) or b"{}")
-            response = handle(message, lambda m: None)
+            response = handle(message, lambda m: None, self.headers.get("X-Greeting") or GREETING)
             if response is None:
                 self.send_response(202)
                 self.send_header("Content-Length", "0")

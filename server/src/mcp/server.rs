@@ -78,6 +78,8 @@ pub struct McpServer {
     restarts: AtomicU32,
     stopped_at: Mutex<Option<Instant>>,
     shut_down: AtomicBool,
+    /// Cancelled by `shutdown`: a start in progress gives up at once.
+    stop: tokio_util::sync::CancellationToken,
     changed: Arc<watch::Sender<u64>>,
 }
 
@@ -100,6 +102,7 @@ impl McpServer {
             restarts: AtomicU32::new(0),
             stopped_at: Mutex::new(None),
             shut_down: AtomicBool::new(false),
+            stop: tokio_util::sync::CancellationToken::new(),
             changed,
         })
     }
@@ -190,7 +193,11 @@ impl McpServer {
             }
             Ok(service)
         };
-        match tokio::time::timeout(self.startup_timeout, work).await {
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(self.startup_timeout, work) => outcome,
+            _ = self.stop.cancelled() => return Err("shut down while starting".into()),
+        };
+        match outcome {
             Ok(result) => result,
             // Dropping the half-started service kills the child (its whole group).
             Err(_) => Err(format!(
@@ -349,6 +356,7 @@ impl McpServer {
     /// Stop the server (its process group, for stdio) and never restart it.
     pub(super) async fn shutdown(&self) {
         self.shut_down.store(true, Ordering::SeqCst);
+        self.stop.cancel();
         let service = self.connection.lock().await.take();
         if let Some(service) = service {
             let mut service = service;
