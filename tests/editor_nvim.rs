@@ -39,6 +39,9 @@ struct Scenario {
     /// The scripted model's turns; `{nvim}` in a string is replaced by the
     /// nvim binary's path.
     turns: serde_json::Value,
+    /// More environment for the scenario script (SCENARIO_MODE,
+    /// SCENARIO_REVIEW, SCENARIO_VIA, SCENARIO_LAYOUT).
+    env: Vec<(&'static str, &'static str)>,
 }
 
 struct Outcome {
@@ -75,6 +78,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
         .env("SCENARIO_PROMPT", "Capitalise line three")
         .env("SCENARIO_OUT", &out)
         .env("SCENARIO_DEBOUNCE", scenario.debounce_ms.to_string())
+        .envs(scenario.env.iter().copied())
         .status()
         .expect("run nvim");
     assert!(status.success(), "nvim exited with {status}");
@@ -108,6 +112,7 @@ fn typing_race(debounce_ms: u64) -> Scenario {
             {"text": "Editing again.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
             {"text": "Done."}
         ]),
+        env: vec![],
     }
 }
 
@@ -175,6 +180,7 @@ fn neovim_saves_a_clean_buffer_after_the_agent_edits_it() {
                 {"text": "Checking the disk.", "tool_calls": [{"name": "run_shell", "input": {"command": "cat notes.txt"}}]},
                 {"text": "Done."}
             ]),
+            env: vec![],
         },
     );
     let report = &outcome.report;
@@ -186,6 +192,152 @@ fn neovim_saves_a_clean_buffer_after_the_agent_edits_it() {
     assert!(!edit.contains("unsaved"), "the server saw the didSave, so the edit is reported saved: {edit}");
     let shell = outcome.results[2]["content"].as_str().unwrap_or_default();
     assert!(shell.contains("LINE THREE"), "the shell command saw the saved edit: {shell}");
+}
+
+/// The plugin's transcript, messages, statusline, help and health check,
+/// as the report of a run through the plugin gives them.
+fn lines(report: &serde_json::Value, key: &str) -> Vec<String> {
+    report[key].as_array().map(|a| a.iter().map(|l| l.as_str().unwrap_or_default().to_string()).collect()).unwrap_or_default()
+}
+
+fn messages(report: &serde_json::Value) -> Vec<String> {
+    report["messages"].as_array().map(|a| a.iter().map(|m| m["message"].as_str().unwrap_or_default().to_string()).collect()).unwrap_or_default()
+}
+
+fn read_then_edit() -> serde_json::Value {
+    serde_json::json!([
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+        {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+        {"text": "Done."}
+    ])
+}
+
+/// The default permission mode through the plugin: the server marks the
+/// edit for review (the plugin advertises change annotations), the plugin
+/// shows its diff in a float and asks through vim.ui.select; "Apply"
+/// applies it. Around it: the statusline, the framed transcript with a link
+/// to the changed line, the end message, "no run is active", `:help` with
+/// no `:helptags` and `:checkhealth tandem`.
+#[test]
+fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
+    let Some(nvim) = nvim() else { return skip("neovim_reviews_an_edit_with_its_diff_before_applying_it") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: read_then_edit(),
+            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")],
+        },
+    );
+    let report = &outcome.report;
+    let reviews = report["reviews"].as_array().expect("reviews");
+    assert_eq!(reviews.len(), 1, "one edit, one review: {report:#}");
+    let review = &reviews[0];
+    assert_eq!(review["items"], serde_json::json!(["Apply", "Reject", "Apply all (rest of this run)"]));
+    assert_eq!(review["status"], "Tandem: review", "the statusline says a review is open");
+    let preview = &review["preview"][0];
+    assert_eq!(preview["floating"], true, "{review:#}");
+    let diff = lines(preview, "lines");
+    assert!(diff.contains(&"-line three".to_string()) && diff.contains(&"+LINE THREE".to_string()), "{diff:#?}");
+    assert!(diff.contains(&"--- a/notes.txt".to_string()), "{diff:#?}");
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
+    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+    assert_eq!(report["result"]["edits"][0]["status"], "applied");
+
+    let transcript = lines(report, "transcript");
+    assert_eq!(transcript.first().map(String::as_str), Some("## Capitalise line three"), "{transcript:#?}");
+    assert!(transcript.contains(&"**— completed —**".to_string()), "{transcript:#?}");
+    assert!(transcript.contains(&"- applied: notes.txt:3".to_string()), "the edit links to its line: {transcript:#?}");
+    assert!(transcript.iter().any(|l| l == "→ `edit_file notes.txt`"), "{transcript:#?}");
+
+    let messages = messages(report);
+    assert!(messages.contains(&"Tandem: run completed (1 edit)".to_string()), "{messages:#?}");
+    assert!(messages.contains(&"Tandem: no run is active".to_string()), "{messages:#?}");
+    assert!(messages.contains(&"Tandem: attached".to_string()), "{messages:#?}");
+    assert_eq!(report["status_idle"], "Tandem");
+    assert_eq!(report["status_after"], "Tandem");
+
+    assert_eq!(report["help_ok"], true, ":help tandem-review works without :helptags: {report:#}");
+    let health = lines(report, "health").join("\n");
+    assert!(health.contains("- ✅ OK tandem "), "{health}");
+    assert!(health.contains("no run is active"), "{health}");
+    assert!(health.contains("provider scripted (chosen by TANDEM_PROVIDER)"), "{health}");
+}
+
+/// "Reject" in the plugin's review: nothing lands, and the model is told
+/// the user rejected it.
+#[test]
+fn neovim_review_reject_leaves_the_buffer_and_tells_the_model() {
+    let Some(nvim) = nvim() else { return skip("neovim_review_reject_leaves_the_buffer_and_tells_the_model") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "typed by the user",
+            debounce_ms: 150,
+            turns: read_then_edit(),
+            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Reject")],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["reviews"].as_array().map(Vec::len), Some(1), "{report:#}");
+    assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "line three"]), "{report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
+    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+    assert!(content.contains("the user chose Reject in the Tandem review"), "{content}");
+    assert_eq!(report["result"]["edits"][0]["status"], "rejected", "{report:#}");
+}
+
+/// `write_file` over an open buffer, reviewed side by side (`diffthis`):
+/// the proposed pane holds the whole new content.
+#[test]
+fn neovim_split_review_shows_write_file_content() {
+    let Some(nvim) = nvim() else { return skip("neovim_split_review_shows_write_file_content") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+                {"text": "Rewriting.", "tool_calls": [{"name": "write_file", "input": {"file_path": "notes.txt", "content": "brand new\ncontent\n"}}]},
+                {"text": "Done."}
+            ]),
+            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Apply"), ("SCENARIO_LAYOUT", "split")],
+        },
+    );
+    let report = &outcome.report;
+    let preview = report["reviews"][0]["preview"].as_array().cloned().unwrap_or_default();
+    assert_eq!(preview.len(), 2, "two panes: {report:#}");
+    assert!(preview.iter().all(|pane| pane["diff"] == true && pane["floating"] == false), "{preview:#?}");
+    assert_eq!(lines(&preview[0], "lines"), ["line one", "line two", "line three"]);
+    assert_eq!(lines(&preview[1], "lines"), ["brand new", "content"]);
+    assert_eq!(report["buffer"], serde_json::json!(["brand new", "content"]), "{report:#}");
+}
+
+/// A code action ("Tandem: explain this code") runs through the plugin: its
+/// run has a heading and an end marker in the transcript and an end message.
+#[test]
+fn neovim_code_action_runs_are_framed_in_the_transcript() {
+    let Some(nvim) = nvim() else { return skip("neovim_code_action_runs_are_framed_in_the_transcript") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([{"text": "It lists three lines."}]),
+            env: vec![("SCENARIO_VIA", "codeaction")],
+        },
+    );
+    let report = &outcome.report;
+    let transcript = lines(report, "transcript");
+    assert_eq!(
+        transcript,
+        ["## Explain this code.", "", "It lists three lines.", "", "**— completed —**"],
+        "{report:#}"
+    );
+    assert!(messages(report).contains(&"Tandem: run completed (0 edits)".to_string()), "{report:#}");
 }
 
 fn skip(name: &str) {

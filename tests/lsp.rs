@@ -426,3 +426,20 @@ fn document_changes_apply_in_arrival_order() {
     assert!(results[0].1.contains(&format!("1\t{expected}")) || results[0].1.contains(&format!("| {expected}")), "{}", results[0].1);
     client.shutdown();
 }
+
+/// VS Code sends its settings' empty defaults (`"provider": ""`); they mean
+/// "not set", so `TANDEM_PROVIDER`/`TANDEM_SCRIPT` from the environment
+/// still choose the model and the run completes.
+#[test]
+fn empty_settings_let_the_environment_choose_the_provider() {
+    let f = Fixture::new(&[]);
+    let mut client = f.start(
+        json!([json!({"text": "Answered by the environment's provider."})]),
+        json!({}),
+        json!({"tandem": {"provider": "", "model": "", "script": "", "permissionMode": ""}}),
+    );
+    let answer = client.request("workspace/executeCommand", ask_params("Hello"));
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    assert_eq!(answer["result"]["text"], "Answered by the environment's provider.", "{answer}");
+    client.shutdown();
+}

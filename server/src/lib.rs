@@ -46,6 +46,9 @@
 //!   (applied in arrival order), the position bridge, minimal edits, the
 //!   verified `workspace/applyEdit` editor sink, `tandem.ask`/`tandem.cancel`,
 //!   permission prompts, code actions, and the in-process editor demo.
+//! - [`environment`]: credentials kept in memory, out of the process
+//!   environment (`/proc/PID/environ`) and out of shell commands, whose
+//!   environment is an allow-list.
 //! - `server/src/main.rs` and `server/src/cli/` (the binary): argument
 //!   parsing, `tandem ask` with its terminal printer, `tandem demo`,
 //!   `tandem tool(s)`.
@@ -85,6 +88,7 @@
 
 pub mod agent;
 pub mod consent;
+pub mod environment;
 pub mod lsp;
 pub mod mcp;
 pub mod tools;

@@ -82,8 +82,14 @@ enum McpCommand {
 }
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: may start the program again
+    // in place, without credentials in its environment.
+    let hide_warning = tandem::environment::hide_credentials();
     let cli = Cli::parse();
     init_logging();
+    if let Some(warning) = hide_warning {
+        tracing::warn!("{warning}");
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(err) => {

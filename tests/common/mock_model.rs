@@ -26,6 +26,9 @@ pub enum Part {
     Hang,
     /// Close the connection at once, before any response (a reset).
     Close,
+    /// Send these bytes again and again, `every` apart, until the client
+    /// goes away (bounded): a stream of pings, or one that never ends.
+    Repeat { every: Duration, bytes: Vec<u8> },
 }
 
 pub struct MockResponse {
@@ -195,6 +198,18 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<V
                 return Ok(());
             }
             Part::Close => return Ok(()),
+            Part::Repeat { every, bytes } => {
+                let until = tokio::time::Instant::now() + Duration::from_secs(30);
+                while tokio::time::Instant::now() < until {
+                    if socket.write_all(&bytes).await.is_err() || socket.flush().await.is_err() {
+                        log.lock().unwrap().push("mock: client closed".into());
+                        return Ok(());
+                    }
+                    tokio::time::sleep(every).await;
+                }
+                log.lock().unwrap().push("mock: repeat timed out".into());
+                return Ok(());
+            }
         }
     }
     socket.shutdown().await

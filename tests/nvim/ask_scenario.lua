@@ -7,6 +7,8 @@
 -- tests use the scripted one).
 local env = vim.env
 vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
+-- -u NONE loads no plugin/ scripts: load ours as a plugin manager would.
+vim.cmd('runtime plugin/tandem.lua')
 vim.opt.swapfile = false
 
 local report = { events = {}, errors = {} }
@@ -39,9 +41,42 @@ local ok, err = pcall(function()
   -- server sends its edit before it hears of the user's typing, and Neovim
   -- skips the stale edit yet answers applied: true.
   local debounce = tonumber(env.SCENARIO_DEBOUNCE or '') or 150
+  -- SCENARIO_REVIEW: the user's answer to the plugin's edit review
+  -- (through vim.ui.select, as a picker would give it); the preview on
+  -- screen and the statusline at that moment go into the report.
+  report.reviews = {}
+  vim.ui.select = function(items, opts, on_choice)
+    local preview = {}
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local buf = vim.api.nvim_win_get_buf(win)
+      if vim.b[buf].tandem_review then
+        table.insert(preview, {
+          floating = vim.api.nvim_win_get_config(win).relative ~= '',
+          diff = vim.wo[win].diff,
+          lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+        })
+      end
+    end
+    local wanted = env.SCENARIO_REVIEW or 'Apply'
+    local choice = nil
+    for _, item in ipairs(items) do
+      if item == wanted or (wanted == 'Apply all' and item:find('^Apply all')) then
+        choice = item
+      end
+    end
+    table.insert(report.reviews, {
+      prompt = opts.prompt, items = items, preview = preview, status = tandem.status(), choice = choice,
+    })
+    on_choice(choice)
+  end
+  report.messages = {}
+  vim.notify = function(message, level)
+    table.insert(report.messages, { message = message, level = level })
+  end
   tandem.setup({
     cmd = { env.TANDEM_BIN, 'lsp' },
-    permission_mode = 'acceptEdits',
+    permission_mode = env.SCENARIO_MODE or 'acceptEdits',
+    review = { layout = env.SCENARIO_LAYOUT or 'float' },
     flags = { debounce_text_changes = debounce },
   })
   -- Wait for the server to attach.
@@ -64,17 +99,74 @@ local ok, err = pcall(function()
   local client = vim.lsp.get_clients({ name = 'tandem' })[1]
   local done = false
   local bufnr = vim.api.nvim_get_current_buf()
-  client:request('workspace/executeCommand', {
-    command = 'tandem.ask',
-    arguments = { { prompt = env.SCENARIO_PROMPT, textDocument = { uri = vim.uri_from_bufnr(bufnr) } } },
-  }, function(request_err, result)
-    report.ask_error = request_err and (request_err.message or vim.inspect(request_err)) or nil
-    report.result = result
-    done = true
-  end, bufnr)
+  report.status_idle = tandem.status()
+  local via = env.SCENARIO_VIA or 'request'
+  if via == 'request' then
+    client:request('workspace/executeCommand', {
+      command = 'tandem.ask',
+      arguments = { { prompt = env.SCENARIO_PROMPT, textDocument = { uri = vim.uri_from_bufnr(bufnr) } } },
+    }, function(request_err, result)
+      report.ask_error = request_err and (request_err.message or vim.inspect(request_err)) or nil
+      report.result = result
+      done = true
+    end, bufnr)
+  else
+    -- Through the plugin, as :TandemAsk or a code action would: capture the
+    -- answer by wrapping the client's request.
+    local request = client.request
+    client.request = function(self, method, params, handler, ...)
+      if method == 'workspace/executeCommand' and params.command == 'tandem.ask' then
+        local inner = handler
+        handler = function(request_err, result, ...)
+          local ret = inner(request_err, result, ...)
+          report.ask_error = request_err and (request_err.message or vim.inspect(request_err)) or nil
+          report.result = result
+          done = true
+          return ret
+        end
+      end
+      return request(self, method, params, handler, ...)
+    end
+    if via == 'plugin' then
+      tandem.ask(env.SCENARIO_PROMPT, nil)
+    else
+      -- A code action on lines 1-2, run as Neovim runs a chosen action.
+      local actions = client:request_sync('textDocument/codeAction', {
+        textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+        range = { start = { line = 0, character = 0 }, ['end'] = { line = 1, character = 0 } },
+        context = { diagnostics = {} },
+      }, 5000, bufnr)
+      local chosen = nil
+      for _, action in ipairs((actions and actions.result) or {}) do
+        if action.title == 'Tandem: explain this code' then
+          chosen = action
+        end
+      end
+      if not chosen then
+        error('no "explain this code" action: ' .. vim.inspect(actions))
+      end
+      client:exec_cmd(chosen.command, { bufnr = bufnr })
+    end
+  end
   if not vim.wait(60000, function() return done end, 20) then
     error('the run did not finish in 60 s')
   end
+  report.transcript = require('tandem.transcript').lines()
+  report.status_after = tandem.status()
+  -- :TandemCancel with nothing running says so.
+  vim.cmd('TandemCancel')
+  -- :help works at once (doc/tags).
+  report.help_ok = pcall(vim.cmd, 'help tandem-review')
+  if report.help_ok then
+    report.help_line = vim.api.nvim_get_current_line()
+    vim.cmd('close')
+  end
+  -- :checkhealth tandem
+  local health_ok, health_err = pcall(vim.cmd, 'checkhealth tandem')
+  report.health = health_ok and vim.api.nvim_buf_get_lines(0, 0, -1, false) or { tostring(health_err) }
+  vim.cmd('silent! tabclose')
+  -- Back in the scenario's buffer for the report below.
+  vim.api.nvim_set_current_buf(bufnr)
   report.buffer = vim.api.nvim_buf_get_lines(0, 0, -1, false)
   report.modified = vim.bo.modified
 end)

@@ -5,6 +5,16 @@ if vim.g.loaded_tandem then
 end
 vim.g.loaded_tandem = true
 
+-- `:help tandem` works at once: doc/tags ships with the plugin; if it is
+-- missing (a copy without it) and the folder is writable, generate it.
+do
+  local source = debug.getinfo(1, 'S').source:sub(2)
+  local doc = vim.fs.joinpath(vim.fs.dirname(vim.fs.dirname(source)), 'doc')
+  if vim.uv.fs_stat(doc) and not vim.uv.fs_stat(vim.fs.joinpath(doc, 'tags')) then
+    pcall(vim.cmd.helptags, vim.fn.fnameescape(doc))
+  end
+end
+
 vim.api.nvim_create_user_command('TandemAsk', function(opts)
   local range = nil
   if opts.range > 0 then

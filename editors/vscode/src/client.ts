@@ -1,52 +1,227 @@
-// The language client for `tandem lsp`: capabilities Tandem reads, and the
-// server → client messages it adds to LSP.
+// The language client for `tandem lsp`, owned by one `TandemServer` that
+// can start, fail, and restart (a changed setting or API key) without a
+// window reload. The commands stay registered whatever the server's state.
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import {
+  ApiKeys,
+  editUris,
+  lateEditMessage,
+  needsConfirmation,
+  REJECTED_IN_PREVIEW,
+  rejectionMessage,
+  relativePath,
+  RESTART_SETTINGS,
+  serverEnv,
+  serverSettings,
+  startFailureMessage,
+} from './logic';
+import { Runs } from './runs';
 import { Transcript } from './transcript';
 
-let client: LanguageClient | undefined;
-export const transcript = new Transcript();
+export const SECRET_KEYS: Record<keyof ApiKeys, string> = {
+  anthropic: 'tandem.anthropicApiKey',
+  openai: 'tandem.openaiApiKey',
+};
 
-export async function startClient(context: vscode.ExtensionContext): Promise<LanguageClient> {
-  const config = vscode.workspace.getConfiguration('tandem');
-  const command = config.get<string>('serverPath') || 'tandem';
-  const serverOptions: ServerOptions = { command, args: ['lsp'] };
-  const clientOptions: LanguageClientOptions = {
-    // Every file: the agent reads and edits any document, not one language.
-    documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
-    initializationOptions: {
-      tandem: {
-        // We answer tandem/saveDocuments, so edits the agent made to
-        // buffers without user changes reach the disk before its next
-        // shell command.
-        saveDocuments: true,
-        provider: config.get<string>('provider') || undefined,
-        model: config.get<string>('model') || undefined,
-        permissionMode: config.get<string>('permissionMode') || undefined,
-      },
-    },
-    outputChannel: transcript.log,
-  };
-  client = new LanguageClient('tandem', 'Tandem', serverOptions, clientOptions);
-  client.onNotification('tandem/runEvent', (params) => transcript.append(params));
-  client.onRequest('tandem/saveDocuments', async (params: { uris: string[] }) => {
-    const saved: string[] = [];
-    for (const uri of params.uris ?? []) {
-      const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
-      if (document && (await document.save())) {
-        saved.push(uri);
-      }
-    }
-    return { saved };
-  });
-  context.subscriptions.push(client);
-  await client.start();
-  return client;
+export function workspaceFolders(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
 }
 
-export async function stopClient(): Promise<void> {
-  if (client) {
-    await client.stop();
-    client = undefined;
+export class TandemServer implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  /** Why the server is not running, for the commands to say. */
+  failure: string | undefined;
+  private starting: Promise<void> | undefined;
+  /** The run whose edit is waiting in the Refactor Preview. */
+  private reviewing: string | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly transcript: Transcript,
+    readonly runs: Runs,
+  ) {
+    context.subscriptions.push(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(`tandem.${key}`))) {
+          void this.restart('the Tandem settings changed');
+        }
+      }),
+      context.secrets.onDidChange((event) => {
+        if (Object.values(SECRET_KEYS).includes(event.key)) {
+          void this.restart('an API key changed');
+        }
+      }),
+    );
+  }
+
+  /** The running client, or undefined after telling the user why not. */
+  async ready(): Promise<LanguageClient | undefined> {
+    if (this.starting) await this.starting;
+    if (this.client && this.client.state === State.Running) return this.client;
+    await this.offerFix(this.failure ?? 'Tandem: the server is not running.');
+    return undefined;
+  }
+
+  async start(): Promise<void> {
+    this.starting = this.startInner();
+    try {
+      await this.starting;
+    } finally {
+      this.starting = undefined;
+    }
+  }
+
+  private async startInner(): Promise<void> {
+    const config = vscode.workspace.getConfiguration('tandem');
+    const serverPath = (config.get<string>('serverPath') ?? '').trim() || 'tandem';
+    const keys: ApiKeys = {
+      anthropic: await this.context.secrets.get(SECRET_KEYS.anthropic),
+      openai: await this.context.secrets.get(SECRET_KEYS.openai),
+    };
+    const settings = serverSettings((key) => config.get(key));
+    const env = serverEnv(process.env, keys, settings.provider, config.get<string>('baseUrl'));
+    const serverOptions: ServerOptions = { command: serverPath, args: ['lsp'], options: { env } };
+    const clientOptions: LanguageClientOptions = {
+      // Every file: the agent reads and edits any document, not one language.
+      documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+      initializationOptions: { tandem: settings },
+      outputChannel: this.transcript.log,
+      // Code actions run `tandem.ask` through us, so they get the same
+      // progress, transcript framing and end message as the palette.
+      middleware: {
+        executeCommand: async (command, args, next) => {
+          if (command === 'tandem.ask') {
+            return vscode.commands.executeCommand('tandem.runAsk', args[0]);
+          }
+          return next(command, args);
+        },
+      },
+      initializationFailedHandler: () => false,
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Shutdown }),
+        closed: () => {
+          this.failure = 'Tandem: the server stopped. Run "Tandem: Restart server", or check tandem.serverPath.';
+          return { action: CloseAction.DoNotRestart };
+        },
+      },
+    };
+    const client = new LanguageClient('tandem', 'Tandem', serverOptions, clientOptions);
+    client.onNotification('tandem/runEvent', (params) => this.runs.event(params));
+    client.onRequest('tandem/saveDocuments', async (params: { uris: string[] }) => {
+      const saved: string[] = [];
+      for (const uri of params.uris ?? []) {
+        const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
+        if (document && (await document.save())) saved.push(uri);
+      }
+      return { saved };
+    });
+    client.onRequest('workspace/applyEdit', (params, token) => this.applyEdit(client, params, token));
+    this.client = client;
+    try {
+      await client.start();
+      this.failure = undefined;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.failure = startFailureMessage(serverPath, message);
+      this.client = undefined;
+      try {
+        await client.dispose();
+      } catch {
+        // The process never started; nothing to stop.
+      }
+      void this.offerFix(this.failure);
+    }
+  }
+
+  async restart(why: string): Promise<void> {
+    if (this.runs.current) {
+      void vscode.window.showWarningMessage(`Tandem: ${why}; the server restarts after the current run.`);
+      await this.runs.whenIdle();
+    }
+    await this.stop();
+    await this.start();
+    if (this.client) this.transcript.note(`(server restarted: ${why})`);
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  /** The error, with a button that sets tandem.serverPath. */
+  private async offerFix(message: string): Promise<void> {
+    const SET = 'Set tandem.serverPath';
+    const choice = await vscode.window.showErrorMessage(message, SET);
+    if (choice === SET) await vscode.commands.executeCommand('tandem.setServerPath');
+  }
+
+  /**
+   * `workspace/applyEdit`, as vscode-languageclient does it (the version
+   * check, then `workspace.applyEdit`, which opens the Refactor Preview for
+   * edits needing confirmation), plus: a cancelled run's review is
+   * discarded, a rejection says why, and an edit landing after a cancel is
+   * reported.
+   */
+  private async applyEdit(
+    client: LanguageClient,
+    params: { label?: string; edit: Parameters<LanguageClient['protocol2CodeConverter']['asWorkspaceEdit']>[0] },
+    token: vscode.CancellationToken,
+  ): Promise<{ applied: boolean; failureReason?: string }> {
+    const raw = params.edit as Parameters<typeof needsConfirmation>[0];
+    const uris = editUris(raw);
+    const paths = uris.map((uri) => relativePath(uri, workspaceFolders()));
+    for (const change of raw?.documentChanges ?? []) {
+      const version = (change.textDocument as { version?: number } | undefined)?.version;
+      const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === change.textDocument?.uri);
+      if (document && typeof version === 'number' && document.version !== version) {
+        return { applied: false, failureReason: `the document is at version ${document.version}, not ${version}` };
+      }
+    }
+    const run = this.runs.current;
+    const review = needsConfirmation(raw);
+    const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
+    if (!edit) return { applied: false, failureReason: 'the edit was empty' };
+    if (review) this.reviewing = run ?? 'unknown';
+    const discard = token.onCancellationRequested(() => void this.discardReview());
+    let applied: boolean;
+    try {
+      applied = await vscode.workspace.applyEdit(edit);
+    } finally {
+      discard.dispose();
+      this.reviewing = undefined;
+    }
+    const cancelled = token.isCancellationRequested || (run !== undefined && this.runs.wasCancelled(run));
+    if (applied && cancelled) {
+      const message = lateEditMessage(paths);
+      this.transcript.note(message);
+      void vscode.window.showWarningMessage(message);
+    }
+    if (!applied && review) {
+      void vscode.window.showWarningMessage(rejectionMessage(paths));
+      return { applied: false, failureReason: REJECTED_IN_PREVIEW };
+    }
+    return applied ? { applied } : { applied, failureReason: 'VS Code did not apply the edit' };
+  }
+
+  /** Close an open Refactor Preview of the run being cancelled. */
+  async discardReview(): Promise<void> {
+    if (!this.reviewing) return;
+    try {
+      await vscode.commands.executeCommand('refactorPreview.discard');
+    } catch {
+      // No preview open (VS Code applied or discarded it already).
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
   }
 }

@@ -1,51 +1,190 @@
-// "Ask agent", "Cancel run", "Show transcript".
+// The commands: "Ask agent", "Cancel run", "Show transcript", "Set API
+// Key", "Set server path", "Restart server", and the internal
+// `tandem.runAsk` that every run goes through (palette, code actions, chat).
 import * as vscode from 'vscode';
-import { LanguageClient } from 'vscode-languageclient/node';
-import { transcript } from './client';
+import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageclient/node';
+import { SECRET_KEYS, TandemServer, workspaceFolders } from './client';
+import { AskResult, endSummary, firstLine, relativePath } from './logic';
+import { RunEventParams } from './runs';
 
-interface AskResult {
-  runId: string;
-  status: 'completed' | 'cancelled' | 'failed' | 'turn_limit';
-  text: string;
-  edits: { uri: string; status: string }[];
+export interface AskArgument {
+  prompt: string;
+  textDocument?: { uri: string };
+  range?: unknown;
+  diagnostics?: unknown[];
 }
 
-export function registerCommands(context: vscode.ExtensionContext, client: LanguageClient): void {
+let progressTokens = 0;
+
+/** Cancel the active run: the server stops it, an open review is discarded. */
+export async function cancelRun(server: TandemServer, quiet = false): Promise<void> {
+  const runId = server.runs.current;
+  const client = server.client;
+  if (!runId || !client) {
+    if (!quiet) void vscode.window.showInformationMessage('Tandem: no run is active.');
+    return;
+  }
+  if (runId === 'starting') {
+    server.runs.cancelStarting?.cancel();
+    return;
+  }
+  server.runs.markCancelled(runId);
+  await server.discardReview();
+  const answer = (await client.sendRequest('workspace/executeCommand', {
+    command: 'tandem.cancel',
+    arguments: [{ runId }],
+  })) as { cancelled?: boolean };
+  if (!answer?.cancelled && !quiet) {
+    void vscode.window.showInformationMessage(`Tandem: ${runId} had already ended; no run is active.`);
+  }
+}
+
+/**
+ * Run `tandem.ask` with a cancellable progress notification, frame it in
+ * the transcript, and say how it ended. `onEvent` also gets the run's
+ * events (the chat participant streams them).
+ */
+export async function runAsk(
+  server: TandemServer,
+  argument: AskArgument,
+  onEvent?: (params: RunEventParams) => void,
+  outerToken?: vscode.CancellationToken,
+): Promise<AskResult | undefined> {
+  const client = await server.ready();
+  if (!client) return undefined;
+  if (server.runs.current) {
+    void vscode.window.showWarningMessage(
+      `Tandem: a run is already active (${server.runs.current}). Wait for it or run "Tandem: Cancel run".`,
+    );
+    return undefined;
+  }
+  server.runs.begin();
+  server.transcript.start(argument.prompt);
+  const events = onEvent ? server.runs.onEvent(onEvent) : undefined;
+  const starting = new CancellationTokenSource();
+  server.runs.cancelStarting = starting;
+  try {
+    return await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Tandem', cancellable: true },
+      async (progress, token) => {
+        const workDoneToken = `tandem-vscode-${++progressTokens}`;
+        const reports = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+          if (value.kind !== 'end' && value.message) progress.report({ message: value.message });
+        });
+        const cancel = () => void cancelRun(server, true);
+        const cancels = [token.onCancellationRequested(cancel), outerToken?.onCancellationRequested(cancel)];
+        progress.report({ message: firstLine(argument.prompt).slice(0, 80) });
+        try {
+          const result = (await client.sendRequest(
+            'workspace/executeCommand',
+            { command: 'tandem.ask', arguments: [argument], workDoneToken },
+            starting.token,
+          )) as AskResult;
+          server.transcript.finish(result, workspaceFolders());
+          void announce(result);
+          return result;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          if (starting.token.isCancellationRequested) {
+            // Cancelled before the server named the run: $/cancelRequest stopped it.
+            const result: AskResult = { runId: '', status: 'cancelled', text: 'cancelled before the run started', edits: [] };
+            server.transcript.finish(result, workspaceFolders());
+            void announce(result);
+            return result;
+          }
+          const result: AskResult = { runId: server.runs.current ?? '', status: 'failed', text: message, edits: [] };
+          server.transcript.finish(result, workspaceFolders());
+          void vscode.window.showErrorMessage(`Tandem: ${message}`);
+          return result;
+        } finally {
+          reports.dispose();
+          cancels.forEach((c) => c?.dispose());
+        }
+      },
+    );
+  } finally {
+    events?.dispose();
+    server.runs.cancelStarting = undefined;
+    server.runs.end();
+  }
+}
+
+/** The end-of-run notification, with the changed files to open. */
+async function announce(result: AskResult): Promise<void> {
+  const folders = workspaceFolders();
+  const message = endSummary(result, folders);
+  const changed = result.edits.filter((e) => e.status === 'applied' || e.status === 'written').slice(0, 2);
+  const buttons = [...changed.map((e) => `Open ${relativePath(e.uri, folders)}`), 'Show transcript'];
+  const show =
+    result.status === 'completed'
+      ? vscode.window.showInformationMessage
+      : result.status === 'cancelled'
+        ? vscode.window.showWarningMessage
+        : vscode.window.showErrorMessage;
+  const choice = await show(message, ...buttons);
+  const opened = changed.find((e) => choice === `Open ${relativePath(e.uri, folders)}`);
+  if (opened) {
+    await vscode.window.showTextDocument(vscode.Uri.parse(opened.uri));
+  } else if (choice === 'Show transcript') {
+    await vscode.commands.executeCommand('tandem.showTranscript');
+  }
+}
+
+function editorArgument(prompt: string, client: TandemServer['client']): AskArgument {
+  const editor = vscode.window.activeTextEditor;
+  const argument: AskArgument = { prompt };
+  if (editor && client) {
+    argument.textDocument = { uri: editor.document.uri.toString() };
+    if (!editor.selection.isEmpty) argument.range = client.code2ProtocolConverter.asRange(editor.selection);
+  }
+  return argument;
+}
+
+export function registerCommands(context: vscode.ExtensionContext, server: TandemServer): void {
   context.subscriptions.push(
     vscode.commands.registerCommand('tandem.askAgent', async () => {
+      const client = await server.ready();
+      if (!client) return;
       const prompt = await vscode.window.showInputBox({ prompt: 'Ask Tandem', placeHolder: 'What should the agent do?' });
-      if (!prompt) {
-        return;
-      }
-      const editor = vscode.window.activeTextEditor;
-      const argument: Record<string, unknown> = { prompt };
-      if (editor) {
-        argument.textDocument = { uri: editor.document.uri.toString() };
-        if (!editor.selection.isEmpty) {
-          argument.range = client.code2ProtocolConverter.asRange(editor.selection);
-        }
-      }
-      transcript.start(prompt);
-      try {
-        const result = (await client.sendRequest('workspace/executeCommand', {
-          command: 'tandem.ask',
-          arguments: [argument],
-        })) as AskResult;
-        transcript.finish(result.status, result.text, result.edits);
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        transcript.finish('failed', message, []);
-        void vscode.window.showErrorMessage(`Tandem: ${message}`);
+      if (!prompt) return;
+      await runAsk(server, editorArgument(prompt, client));
+    }),
+    vscode.commands.registerCommand('tandem.runAsk', (argument: AskArgument) => runAsk(server, argument)),
+    vscode.commands.registerCommand('tandem.cancelRun', () => cancelRun(server)),
+    vscode.commands.registerCommand('tandem.showTranscript', () => server.transcript.show()),
+    vscode.commands.registerCommand('tandem.restartServer', () => server.restart('restart requested')),
+    vscode.commands.registerCommand('tandem.setApiKey', async () => {
+      const pick = await vscode.window.showQuickPick(
+        [
+          { label: 'Anthropic', key: 'anthropic' as const },
+          { label: 'OpenAI or OpenAI-compatible', key: 'openai' as const },
+        ],
+        { placeHolder: 'Which provider is the key for?' },
+      );
+      if (!pick) return;
+      const value = await vscode.window.showInputBox({
+        prompt: `${pick.label} API key (stored in VS Code's SecretStorage; empty removes it)`,
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (value === undefined) return;
+      if (value.trim() === '') {
+        await context.secrets.delete(SECRET_KEYS[pick.key]);
+        void vscode.window.showInformationMessage(`Tandem: the ${pick.label} key was removed; the server restarts.`);
+      } else {
+        await context.secrets.store(SECRET_KEYS[pick.key], value.trim());
+        void vscode.window.showInformationMessage(`Tandem: the ${pick.label} key is stored; the server restarts.`);
       }
     }),
-    vscode.commands.registerCommand('tandem.cancelRun', async () => {
-      const runId = transcript.runId;
-      if (!runId) {
-        void vscode.window.showInformationMessage('Tandem: no run to cancel');
-        return;
-      }
-      await client.sendRequest('workspace/executeCommand', { command: 'tandem.cancel', arguments: [{ runId }] });
+    vscode.commands.registerCommand('tandem.setServerPath', async () => {
+      const config = vscode.workspace.getConfiguration('tandem');
+      const value = await vscode.window.showInputBox({
+        prompt: 'Path to the tandem binary',
+        value: config.get<string>('serverPath') ?? 'tandem',
+        ignoreFocusOut: true,
+      });
+      if (value === undefined) return;
+      await config.update('serverPath', value.trim(), vscode.ConfigurationTarget.Global);
     }),
-    vscode.commands.registerCommand('tandem.showTranscript', () => transcript.show()),
   );
 }

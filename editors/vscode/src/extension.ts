@@ -1,13 +1,25 @@
-// Activation only: start the language client and register the commands.
+// Activation: register the commands first (they stay registered whatever
+// happens to the server), then start the server.
 import * as vscode from 'vscode';
-import { startClient, stopClient } from './client';
+import { registerChat } from './chat';
+import { TandemServer } from './client';
 import { registerCommands } from './commands';
+import { Runs } from './runs';
+import { Transcript } from './transcript';
+
+let server: TandemServer | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const client = await startClient(context);
-  registerCommands(context, client);
+  const transcript = new Transcript();
+  const runs = new Runs();
+  context.subscriptions.push(transcript.log, runs.onEvent((params) => transcript.append(params)));
+  server = new TandemServer(context, transcript, runs);
+  context.subscriptions.push(server);
+  registerCommands(context, server);
+  registerChat(context, server);
+  await server.start();
 }
 
 export async function deactivate(): Promise<void> {
-  await stopClient();
+  await server?.stop();
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::anthropic::{self, AnthropicProvider};
+use super::http::StreamLimits;
 use super::openai::{self, OpenAiProvider};
 use super::provider::{Provider, ProviderError, RetryPolicy};
 use super::scripted::ScriptedProvider;
@@ -26,13 +27,28 @@ pub enum ProviderKind {
 }
 
 /// Settings of an HTTP provider.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpProviderConfig {
     pub base_url: String,
     pub api_key: Option<String>,
     pub model: String,
     pub max_tokens: u32,
     pub retry: RetryPolicy,
+    pub limits: StreamLimits,
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for HttpProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpProviderConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("retry", &self.retry)
+            .field("limits", &self.limits)
+            .finish()
+    }
 }
 
 impl HttpProviderConfig {
@@ -44,6 +60,7 @@ impl HttpProviderConfig {
             model: model.into(),
             max_tokens: 1024,
             retry: RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(20) },
+            limits: StreamLimits::default(),
         }
     }
 }
@@ -66,9 +83,9 @@ TANDEM_PROVIDER=anthropic|openai|scripted picks one explicitly.
 To see Tandem work with no key and no network, run `tandem demo`.";
 
 impl ProviderConfig {
-    /// Read the process environment.
+    /// Read Tandem's environment (with the credentials held in memory).
     pub fn from_env() -> Result<Self, ProviderError> {
-        Self::from_lookup(|name| std::env::var(name).ok())
+        Self::from_lookup(crate::environment::var)
     }
 
     /// Read settings through `lookup` (the environment, or a test table).
@@ -95,6 +112,18 @@ impl ProviderConfig {
             None => DEFAULT_MAX_TOKENS,
         };
         let model = get("TANDEM_MODEL");
+        let millis = |name: &str, default: Duration| -> Result<Duration, ProviderError> {
+            match get(name) {
+                Some(v) => v.parse::<u64>().ok().filter(|n| *n > 0).map(Duration::from_millis).ok_or_else(|| {
+                    ProviderError::Config(format!("{name}={v} is not a positive whole number of milliseconds"))
+                }),
+                None => Ok(default),
+            }
+        };
+        let limits = StreamLimits {
+            idle: millis("TANDEM_STREAM_IDLE_TIMEOUT_MS", super::http::DEFAULT_IDLE_TIMEOUT)?,
+            turn: millis("TANDEM_TURN_TIMEOUT_MS", super::http::DEFAULT_TURN_TIMEOUT)?,
+        };
         Ok(match kind {
             ProviderKind::Anthropic => ProviderConfig::Anthropic(HttpProviderConfig {
                 base_url: get("ANTHROPIC_BASE_URL").unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.to_string()),
@@ -102,6 +131,7 @@ impl ProviderConfig {
                 model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string()),
                 max_tokens,
                 retry: RetryPolicy::default(),
+                limits,
             }),
             ProviderKind::OpenAi => ProviderConfig::OpenAi(HttpProviderConfig {
                 base_url: get("OPENAI_BASE_URL").unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string()),
@@ -109,10 +139,11 @@ impl ProviderConfig {
                 model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_string()),
                 max_tokens,
                 retry: RetryPolicy::default(),
+                limits,
             }),
             ProviderKind::Scripted => ProviderConfig::Scripted {
                 script: get("TANDEM_SCRIPT").map(PathBuf::from).ok_or_else(|| {
-                    ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see DESIGN.md, \"Scripted model\")".into())
+                    ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see docs/protocol.md, \"Scripted model\")".into())
                 })?,
             },
         })

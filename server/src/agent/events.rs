@@ -1,6 +1,6 @@
 //! Run events: one stream for the terminal printer, `tandem ask --json` (one
 //! object per line) and the editor's `tandem/runEvent`. The JSON shape is a
-//! contract (DESIGN.md, "Run events"): fields may be added, never renamed.
+//! contract (docs/protocol.md, "Run events"): fields may be added, never renamed.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,23 +1,48 @@
 //! What the two HTTP providers share: the reqwest client, sending a JSON
 //! request and turning an error status into a [`ProviderError`], and reading
-//! a streamed body as server-sent events.
+//! a streamed body as server-sent events under two clocks: an idle timeout
+//! (no content event for a while; pings do not count) and the turn's
+//! deadline. A 200 answer that is not an event stream (an HTML page from a
+//! wrong base URL, a JSON body) is reported with what came back, not retried.
 
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use super::provider::{http_error, parse_retry_after, ProviderError};
 use super::sse::{SseDecoder, SseEvent};
 
-/// Longest silence inside a stream before the connection counts as broken.
-/// Anthropic pings well within this; a local model may think for long.
-pub const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Without a content event for this long, a stream counts as stalled.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// One model turn (every attempt of one request) ends by this deadline.
+pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
 /// Error bodies longer than this are cut before they reach a message.
 const MAX_ERROR_BODY_BYTES: usize = 8 * 1024;
 
+/// How much of an unexpected body is quoted back.
+const QUOTED_BODY_CHARS: usize = 200;
+
+/// The two clocks on a streamed answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// The longest wait for the answer to start or for the next content
+    /// event (pings and comments do not count).
+    pub idle: Duration,
+    /// The whole turn, retries included.
+    pub turn: Duration,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        StreamLimits { idle: DEFAULT_IDLE_TIMEOUT, turn: DEFAULT_TURN_TIMEOUT }
+    }
+}
+
 pub fn client() -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
-        .read_timeout(STREAM_IDLE_TIMEOUT)
         .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| ProviderError::Config(format!("cannot build the HTTP client: {e}")))
@@ -29,20 +54,74 @@ pub struct Endpoint<'a> {
     pub provider: &'a str,
     /// The environment variable holding the key.
     pub key_var: &'a str,
+    /// The environment variable holding the base URL.
+    pub base_url_var: &'a str,
     pub model: &'a str,
+    /// The key, so an error body that quotes it is redacted.
+    pub key: Option<&'a str>,
+    pub limits: StreamLimits,
+    /// When this turn must be over.
+    pub deadline: Instant,
+}
+
+impl Endpoint<'_> {
+    /// Remove the key from text that goes into an error message.
+    fn redact(&self, text: &str) -> String {
+        match self.key {
+            Some(key) if key.len() >= 4 => text.replace(key, "[redacted]"),
+            _ => text.to_string(),
+        }
+    }
+
+    fn stalled(&self) -> ProviderError {
+        ProviderError::Stalled(format!(
+            "{} sent no content for {} s (the idle timeout; TANDEM_STREAM_IDLE_TIMEOUT_MS sets it)",
+            self.provider,
+            self.limits.idle.as_secs_f32()
+        ))
+    }
+
+    fn past_deadline(&self) -> ProviderError {
+        ProviderError::Deadline(format!(
+            "{}'s answer did not finish within the turn deadline of {} s (TANDEM_TURN_TIMEOUT_MS sets it)",
+            self.provider,
+            self.limits.turn.as_secs_f32()
+        ))
+    }
+
+    /// The next wake-up: the idle timeout from `since`, or the deadline.
+    fn next_deadline(&self, since: Instant) -> (Instant, bool) {
+        let idle = since + self.limits.idle;
+        if idle < self.deadline {
+            (idle, false)
+        } else {
+            (self.deadline, true)
+        }
+    }
+
+    /// Run `future` until the idle timeout from `since` or the deadline.
+    async fn bounded<T>(&self, since: Instant, future: impl std::future::Future<Output = T>) -> Result<T, ProviderError> {
+        let (until, is_deadline) = self.next_deadline(since);
+        tokio::time::timeout_at(until, future)
+            .await
+            .map_err(|_| if is_deadline { self.past_deadline() } else { self.stalled() })
+    }
 }
 
 /// Send the request; a non-2xx answer becomes a [`ProviderError::Http`]
 /// carrying the server's own error message and `retry-after`.
 pub async fn send(request: reqwest::RequestBuilder, endpoint: &Endpoint<'_>) -> Result<reqwest::Response, ProviderError> {
-    let response = request.send().await.map_err(|e| ProviderError::Connection(error_chain(&e)))?;
+    let response = endpoint
+        .bounded(Instant::now(), request.send())
+        .await?
+        .map_err(|e| ProviderError::Connection(error_chain(&e)))?;
     let status = response.status();
     if status.is_success() {
         return Ok(response);
     }
     let retry_after = parse_retry_after(response.headers());
-    let body = read_error_body(response).await;
-    let api_message = api_error_message(&body);
+    let body = endpoint.bounded(Instant::now(), read_error_body(response)).await.unwrap_or_default();
+    let api_message = endpoint.redact(&api_error_message(&body));
     Err(http_error(endpoint.provider, status.as_u16(), &api_message, endpoint.key_var, endpoint.model, retry_after))
 }
 
@@ -82,22 +161,73 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
     message
 }
 
+/// True for events that only keep the connection alive.
+fn is_keepalive(event: &SseEvent) -> bool {
+    event.event == "ping"
+}
+
+/// Does this start of a body look like an event stream (a field name or a
+/// comment at the start of a line)?
+fn looks_like_event_stream(start: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(start);
+    let first = text.trim_start();
+    first.is_empty() || ["data:", "event:", "id:", "retry:", ":"].iter().any(|field| first.starts_with(field))
+}
+
+/// The error for a 200 answer that is not an event stream.
+fn not_an_event_stream(endpoint: &Endpoint<'_>, response: &reqwest::Response, start: &[u8]) -> ProviderError {
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("no content type");
+    let mut url = response.url().clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let quoted: String = endpoint.redact(&String::from_utf8_lossy(start)).chars().take(QUOTED_BODY_CHARS).collect();
+    ProviderError::NotEventStream(format!(
+        "{} answered {} with {content_type}, not an event stream, from {url}. It began: {quoted:?}. Check {} (the base URL): it must point at the API itself.",
+        endpoint.provider,
+        response.status(),
+        endpoint.base_url_var
+    ))
+}
+
 /// Feed the body through the SSE decoder, calling `on_event` for each event
 /// until it returns `Ok(true)` (the end-of-message marker) or the body ends.
 /// Returns whether the marker was seen: a body that ends without it is a
 /// truncated response, which the caller reports.
 pub async fn read_events(
     mut response: reqwest::Response,
+    endpoint: &Endpoint<'_>,
     mut on_event: impl FnMut(SseEvent) -> Result<bool, ProviderError>,
 ) -> Result<bool, ProviderError> {
+    let declared_stream = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+    // Some servers omit the content type of a real stream; the first bytes
+    // decide then.
+    let mut checked = declared_stream;
     let mut decoder = SseDecoder::default();
+    let mut last_content = Instant::now();
     loop {
-        let chunk = match response.chunk().await {
+        let chunk = match endpoint.bounded(last_content, response.chunk()).await? {
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
             Err(err) => return Err(ProviderError::Connection(format!("the stream broke: {}", error_chain(&err)))),
         };
+        if !checked && !chunk.iter().all(u8::is_ascii_whitespace) {
+            if !looks_like_event_stream(&chunk) {
+                return Err(not_an_event_stream(endpoint, &response, &chunk));
+            }
+            checked = true;
+        }
         for event in decoder.push(&chunk).map_err(|e| ProviderError::Protocol(e.to_string()))? {
+            if !is_keepalive(&event) {
+                last_content = Instant::now();
+            }
             if on_event(event)? {
                 return Ok(true);
             }

@@ -14,7 +14,7 @@
 pub mod anthropic;
 pub mod config;
 pub mod events;
-mod http;
+pub mod http;
 pub mod openai;
 pub mod permission;
 pub mod prompt;

@@ -37,16 +37,29 @@ impl OpenAiProvider {
         format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'))
     }
 
-    async fn attempt(&self, body: &Value, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
+    async fn attempt(
+        &self,
+        body: &Value,
+        events: &mpsc::UnboundedSender<StreamEvent>,
+        deadline: tokio::time::Instant,
+    ) -> Result<ModelResponse, ProviderError> {
         let mut request = self.client.post(self.url()).json(body);
         // Local servers usually need no key.
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key);
         }
-        let endpoint = Endpoint { provider: "The OpenAI-compatible server", key_var: "OPENAI_API_KEY", model: &self.config.model };
+        let endpoint = Endpoint {
+            provider: "The OpenAI-compatible server",
+            key_var: "OPENAI_API_KEY",
+            base_url_var: "OPENAI_BASE_URL",
+            model: &self.config.model,
+            key: self.config.api_key.as_deref(),
+            limits: self.config.limits,
+            deadline,
+        };
         let response = http::send(request, &endpoint).await?;
         let mut stream = CompletionStream::new(events);
-        let finished = http::read_events(response, |event| stream.on_event(event)).await?;
+        let finished = http::read_events(response, &endpoint, |event| stream.on_event(event)).await?;
         if !finished {
             return Err(ProviderError::Truncated("the stream ended without data: [DONE]".into()));
         }
@@ -66,7 +79,8 @@ impl Provider for OpenAiProvider {
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let body = request_body(&self.config.model, self.config.max_tokens, &self.config.base_url, request);
-        with_retries(&self.config.retry, events, || self.attempt(&body, events)).await
+        let deadline = tokio::time::Instant::now() + self.config.limits.turn;
+        with_retries(&self.config.retry, deadline, events, || self.attempt(&body, events, deadline)).await
     }
 }
 

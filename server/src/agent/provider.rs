@@ -155,6 +155,13 @@ pub enum ProviderError {
     Protocol(String),
     /// The scripted model has no turn left.
     ScriptExhausted(String),
+    /// No content arrived within the idle timeout.
+    Stalled(String),
+    /// The turn's deadline passed.
+    Deadline(String),
+    /// A success status with a body that is not an event stream (a wrong
+    /// base URL serving a web page, a proxy's JSON).
+    NotEventStream(String),
 }
 
 impl ProviderError {
@@ -167,8 +174,12 @@ impl ProviderError {
             ProviderError::Api { kind, .. } => {
                 matches!(kind.as_str(), "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error" | "server_error")
             }
-            ProviderError::Connection(_) | ProviderError::Truncated(_) => true,
-            ProviderError::Config(_) | ProviderError::Protocol(_) | ProviderError::ScriptExhausted(_) => false,
+            ProviderError::Connection(_) | ProviderError::Truncated(_) | ProviderError::Stalled(_) => true,
+            ProviderError::Config(_)
+            | ProviderError::Protocol(_)
+            | ProviderError::ScriptExhausted(_)
+            | ProviderError::Deadline(_)
+            | ProviderError::NotEventStream(_) => false,
         }
     }
 
@@ -180,6 +191,7 @@ impl ProviderError {
             ProviderError::Api { kind, message } => ProviderError::Api { kind, message: note(message) },
             ProviderError::Connection(m) => ProviderError::Connection(note(m)),
             ProviderError::Truncated(m) => ProviderError::Truncated(note(m)),
+            ProviderError::Stalled(m) => ProviderError::Stalled(note(m)),
             other => other,
         }
     }
@@ -195,7 +207,11 @@ impl ProviderError {
 impl std::fmt::Display for ProviderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ProviderError::Config(m) | ProviderError::ScriptExhausted(m) => f.write_str(m),
+            ProviderError::Config(m)
+            | ProviderError::ScriptExhausted(m)
+            | ProviderError::Deadline(m)
+            | ProviderError::NotEventStream(m) => f.write_str(m),
+            ProviderError::Stalled(m) => write!(f, "the model's stream stalled: {m}"),
             ProviderError::Http { message, .. } => f.write_str(message),
             ProviderError::Api { kind, message } => write!(f, "the model API reported an error ({kind}): {message}"),
             ProviderError::Connection(m) => write!(f, "cannot reach the model API: {m}"),
@@ -270,8 +286,10 @@ impl RetryPolicy {
 /// Run `attempt` until it succeeds, fails for good, or the retries run out.
 /// Each retry is announced on `events` so the loop can drop what the failed
 /// attempt streamed.
+/// No retry starts when its wait would end past `deadline`.
 pub async fn with_retries<F, Fut>(
     policy: &RetryPolicy,
+    deadline: tokio::time::Instant,
     events: &mpsc::UnboundedSender<StreamEvent>,
     mut attempt: F,
 ) -> Result<ModelResponse, ProviderError>
@@ -281,18 +299,19 @@ where
 {
     let mut retry = 0;
     loop {
-        match attempt().await {
+        let err = match attempt().await {
             Ok(response) => return Ok(response),
-            Err(err) if err.is_retryable() && retry < policy.max_retries => {
-                retry += 1;
-                let delay = policy.delay(retry, err.retry_after());
-                tracing::warn!(%err, retry, ?delay, "model request failed; retrying");
-                let _ = events.send(StreamEvent::Retrying { attempt: retry + 1, delay, reason: err.to_string() });
-                tokio::time::sleep(delay).await;
-            }
-            Err(err) if err.is_retryable() => return Err(err.gave_up_after(retry + 1)),
-            Err(err) => return Err(err),
+            Err(err) if !err.is_retryable() => return Err(err),
+            Err(err) => err,
+        };
+        let delay = policy.delay(retry + 1, err.retry_after());
+        if retry >= policy.max_retries || tokio::time::Instant::now() + delay >= deadline {
+            return Err(err.gave_up_after(retry + 1));
         }
+        retry += 1;
+        tracing::warn!(%err, retry, ?delay, "model request failed; retrying");
+        let _ = events.send(StreamEvent::Retrying { attempt: retry + 1, delay, reason: err.to_string() });
+        tokio::time::sleep(delay).await;
     }
 }
 

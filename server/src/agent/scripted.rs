@@ -1,7 +1,7 @@
 //! The scripted model: replays a JSON script, one turn per request, with no
 //! key and no network. `tandem demo` and tests use it.
 //!
-//! The format is DESIGN.md's:
+//! The format (docs/protocol.md, "Scripted model"):
 //! `{"turns": [{"text": "…", "tool_calls": [{"name": "…", "input": {…}}]}, …]}`.
 //! Each call gets the id `toolu_script_<turn>_<n>` (both 1-based) unless the
 //! script gives one. A request past the last turn is a provider error.

@@ -3,6 +3,10 @@
 //! client's `workspace/configuration` section `tandem`; both override the
 //! environment (`TANDEM_PROVIDER`, `TANDEM_MODEL`).
 //!
+//! An empty or blank string means "not set", wherever it appears: editors
+//! send their settings' empty defaults (VS Code sends `"provider": ""`),
+//! and those must let the environment and the lower layer apply.
+//!
 //! ```json
 //! {"tandem": {
 //!   "provider": "scripted", "model": "…", "permissionMode": "acceptEdits",
@@ -84,7 +88,8 @@ impl Settings {
             "TANDEM_SCRIPT" => self.script.clone(),
             _ => None,
         };
-        ours.or_else(|| std::env::var(name).ok())
+        ours.filter(|value| !value.trim().is_empty())
+            .or_else(|| crate::environment::var(name).filter(|value| !value.trim().is_empty()))
     }
 }
 
@@ -98,12 +103,21 @@ fn section(value: &Value) -> Value {
     }
 }
 
-/// Overlay `top` on `base`, object by object.
+/// `null` and blank strings are "not set": they override nothing.
+fn is_unset(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(text) => text.trim().is_empty(),
+        _ => false,
+    }
+}
+
+/// Overlay `top` on `base`, object by object; unset values are skipped.
 fn merge(base: &mut Value, top: Value) {
     match (base, top) {
         (Value::Object(base), Value::Object(top)) => {
             for (key, value) in top {
-                if value.is_null() {
+                if is_unset(&value) {
                     continue;
                 }
                 merge(base.entry(key).or_insert(Value::Null), value);
@@ -157,5 +171,25 @@ mod tests {
         assert_eq!((settings.timeouts.verify_ms, settings.timeouts.prompt_ms, settings.timeouts.apply_edit_ms), (100, 7, 120_000));
         let bad = SettingsLayers { init: json!({"saveDocuments": "yes"}), configuration: Value::Null };
         assert!(!bad.resolve().save_documents);
+    }
+
+    /// VS Code sends its settings' empty defaults; they must not hide the
+    /// environment or the initialization options.
+    #[test]
+    fn empty_values_are_not_set() {
+        let layers = SettingsLayers {
+            init: json!({"tandem": {"model": "from-init", "provider": "", "permissionMode": ""}}),
+            configuration: json!({"model": "", "provider": "  ", "script": "", "permissionMode": "", "timeouts": {}}),
+        };
+        let settings = layers.resolve();
+        assert_eq!(settings.model.as_deref(), Some("from-init"));
+        assert_eq!(settings.provider, None);
+        assert_eq!(settings.script, None);
+        assert_eq!(settings.permission_mode(), PermissionMode::Default);
+        // An empty value set directly is not set either: the lookup falls
+        // through to the process environment.
+        let direct = Settings { provider: Some(String::new()), ..Settings::default() };
+        assert_eq!(direct.lookup("TANDEM_PROVIDER"), std::env::var("TANDEM_PROVIDER").ok().filter(|v| !v.trim().is_empty()));
+        assert_eq!(settings.lookup("TANDEM_MODEL").as_deref(), Some("from-init"));
     }
 }

@@ -247,7 +247,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     env.outbox.start(events_tx.clone(), Arc::clone(&waiters));
     let forwarder = tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), waiters));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    let ctx = ToolContext::for_run(Arc::clone(&env.workspace), cancel.clone());
+    let ctx = ToolContext { cancel: cancel.clone(), ..ToolContext::new(Arc::clone(&env.workspace)) };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     tokio::spawn(async move {

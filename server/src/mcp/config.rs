@@ -133,7 +133,8 @@ impl McpConfig {
     /// Read the user's and the project's files. `home` is the user's home
     /// folder (`None`: no user files), `root` the workspace root.
     pub fn load(home: Option<&Path>, root: &Path) -> McpConfig {
-        let lookup = |name: &str| std::env::var(name).ok();
+        // Credentials are held in memory, out of the process environment.
+        let lookup = |name: &str| crate::environment::var(name);
         Self::load_with(home, root, &lookup)
     }
 
@@ -366,16 +367,16 @@ mod tests {
             .map(|s| format!("{} {:?} {:?}", s.name, s.origin, s.transport))
             .collect();
         expect_test::expect![[r#"
-            shared ProjectMcp Ok(Stdio { command: "project-cmd", args: [], env: {} })
             mine UserMcp Ok(Stdio { command: "npx", args: ["-y", "srv", "--token=s3cret"], env: {"K": "d"} })
-            web ProjectSettings Ok(Http { url: "http://127.0.0.1:9/mcp", headers: {} })
+            shared ProjectMcp Ok(Stdio { command: "project-cmd", args: [], env: {} })
             broken ProjectMcp Err("environment variable NOPE is not set (write ${NOPE:-default} for a default)")
-            old ProjectMcp Err("the legacy SSE transport is not supported; use a streamable HTTP endpoint (\"type\": \"http\")")"#]]
+            old ProjectMcp Err("the legacy SSE transport is not supported; use a streamable HTTP endpoint (\"type\": \"http\")")
+            web ProjectSettings Ok(Http { url: "http://127.0.0.1:9/mcp", headers: {} })"#]]
         .assert_eq(&summary.join("\n"));
         assert_eq!((config.startup_timeout, config.tool_timeout), (Duration::from_millis(500), Duration::from_millis(900)));
         // The project's own settings.json cannot approve its servers; the local file can.
         assert_eq!(config.approval, SettingsApproval { all: false, names: vec!["shared".into()] });
-        assert!(config.servers[0].origin.needs_consent() && !config.servers[1].origin.needs_consent());
+        assert!(!config.servers[0].origin.needs_consent() && config.servers[1].origin.needs_consent());
     }
 
     #[test]

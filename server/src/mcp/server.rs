@@ -210,13 +210,11 @@ impl McpServer {
     fn spawn_child(&self, command: &str, args: &[String], env: &std::collections::BTreeMap<String, String>) -> Result<TokioChildProcess, String> {
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args).current_dir(&self.root);
-        // Like shell commands, servers do not inherit Tandem's model API
-        // keys; a server that needs a key gets it through its "env".
-        for (name, _) in std::env::vars_os() {
-            if name.to_str().is_some_and(crate::tools::run_shell::is_secret_var) {
-                cmd.env_remove(&name);
-            }
-        }
+        // Like shell commands, servers get the allow-listed environment
+        // without credentials; a server that needs a token gets it through
+        // its "env" entry (`"GITHUB_TOKEN": "${GITHUB_TOKEN}"`).
+        cmd.env_clear();
+        cmd.envs(crate::environment::ChildEnv::default().vars());
         cmd.envs(env);
         let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
         // Its own process group, so stopping it stops whatever it started.

@@ -62,6 +62,9 @@ pub struct ToolContext {
     /// The tools of the executor running the call (set by the executor), so
     /// `tool_search` can look through the deferred ones.
     pub registry: ToolRegistry,
+    /// What settings add to shell commands' environment (an allow-list
+    /// otherwise; see [`crate::environment`]).
+    pub child_env: Arc<crate::environment::ChildEnv>,
 }
 
 impl ToolContext {
@@ -71,7 +74,13 @@ impl ToolContext {
 
     /// A context for a new run: a fresh [`RunScope`].
     pub fn for_run(workspace: Arc<Workspace>, cancel: CancellationToken) -> Self {
-        ToolContext { workspace, cancel, run: Arc::new(RunScope::default()), registry: ToolRegistry::default() }
+        ToolContext {
+            workspace,
+            cancel,
+            run: Arc::new(RunScope::default()),
+            registry: ToolRegistry::default(),
+            child_env: Arc::default(),
+        }
     }
 }
 

@@ -14,8 +14,9 @@
 //!   the output pipes open, the call would never see end-of-file: after a
 //!   short grace the group is stopped and the result says so. A background
 //!   process whose output is redirected (`cmd > log 2>&1 &`) keeps running.
-//! - The child does not inherit Tandem's credentials: every `*_API_KEY`
-//!   variable (and `ANTHROPIC_AUTH_TOKEN`) is removed from its environment.
+//! - The child's environment is an allow-list (PATH, HOME, locale,
+//!   toolchain variables, what settings add) without credentials: see
+//!   [`crate::environment`].
 //! - A non-zero exit, a timeout and a cancellation are error results.
 
 use std::os::unix::process::ExitStatusExt;
@@ -230,12 +231,6 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Is this environment variable a credential the child must not see?
-pub(crate) fn is_secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper.ends_with("_API_KEY") || upper == "ANTHROPIC_AUTH_TOKEN"
-}
-
 fn shell_command(shell: &str, command: &str, ctx: &ToolContext) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(shell);
     cmd.arg("-c")
@@ -245,12 +240,9 @@ fn shell_command(shell: &str, command: &str, ctx: &ToolContext) -> tokio::proces
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_secret_var) {
-            cmd.env_remove(&name);
-        }
-    }
+        .kill_on_drop(true)
+        .env_clear()
+        .envs(ctx.child_env.vars());
     cmd
 }
 
@@ -462,15 +454,5 @@ mod tests {
         assert_eq!(out.into_text(), "aa\n[... 4 bytes of output dropped ...]\nxé");
         let out = pushed(3, &[b"abc", b"xxxx", "éé".as_bytes()]);
         assert_eq!(out.into_text(), "abc\n[... 5 bytes of output dropped ...]\né");
-    }
-
-    #[test]
-    fn secrets_are_recognised() {
-        assert!(is_secret_var("ANTHROPIC_API_KEY"));
-        assert!(is_secret_var("OPENAI_API_KEY"));
-        assert!(is_secret_var("my_service_api_key"));
-        assert!(is_secret_var("ANTHROPIC_AUTH_TOKEN"));
-        assert!(!is_secret_var("PATH"));
-        assert!(!is_secret_var("API_KEYRING"));
     }
 }

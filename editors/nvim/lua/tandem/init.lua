@@ -1,24 +1,73 @@
 -- Tandem for Neovim: starts `tandem lsp`, sends `tandem.ask`, shows the live
--- transcript from `tandem/runEvent`, and saves buffers on `tandem/saveDocuments`.
+-- transcript from `tandem/runEvent`, reviews the agent's edits with a diff
+-- (lua/tandem/review.lua), and saves buffers on `tandem/saveDocuments`.
 --
 -- Edits arrive as ordinary `workspace/applyEdit` requests, so they land in
 -- the undo history like any other change (`u` undoes the agent's edit).
+-- The protocol is described in docs/protocol.md of the Tandem repository.
 local M = {}
 
 local transcript = require('tandem.transcript')
+local review = require('tandem.review')
+local state = require('tandem.state')
 
 M.config = {
   cmd = { 'tandem', 'lsp' },
   root_markers = { '.tandem', '.git' },
-  permission_mode = nil, -- 'default' | 'acceptEdits' | 'plan'
+  -- Server settings (nil: the environment decides; see :help tandem-setup).
+  provider = nil, -- 'anthropic' | 'openai' | 'scripted'
+  model = nil,
+  permission_mode = nil, -- 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan'
+  max_turns = nil,
+  script = nil, -- the scripted provider's script file
+  settings = nil, -- any other server settings, merged last (e.g. { timeouts = { promptMs = 60000 } })
+  review = { layout = 'float' }, -- 'float': a unified diff; 'split': current and proposed side by side
   flags = nil, -- passed to vim.lsp.start (e.g. { debounce_text_changes = 150 })
 }
 
-M.current_run = nil
+local function notify(message, level)
+  vim.notify('Tandem: ' .. message, level or vim.log.levels.INFO)
+end
 
---- Server → client notifications and requests Tandem adds to LSP.
+--- The server settings `setup()` maps to (`initializationOptions.tandem`
+--- and the answer to `workspace/configuration`).
+function M.server_settings()
+  local c = M.config
+  local settings = {
+    saveDocuments = true,
+    provider = c.provider,
+    model = c.model,
+    permissionMode = c.permission_mode,
+    maxTurns = c.max_turns,
+    script = c.script,
+  }
+  return vim.tbl_deep_extend('force', settings, c.settings or {})
+end
+
+--- The client capabilities: Neovim's own, plus change annotations, so the
+--- server marks edits that need review and review.lua shows their diff.
+function M.capabilities()
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  capabilities.workspace = capabilities.workspace or {}
+  capabilities.workspace.workspaceEdit = capabilities.workspace.workspaceEdit or {}
+  capabilities.workspace.workspaceEdit.changeAnnotationSupport = { groupsOnLabel = false }
+  capabilities.workspace.workspaceEdit.documentChanges = true
+  return capabilities
+end
+
+--- The plugin's handlers for the server → client messages Tandem uses.
 M.handlers = {
   ['tandem/runEvent'] = function(_, params)
+    params = params or {}
+    if params.runId and params.runId ~= state.run_id and (params.event or {}).type ~= 'end' then
+      state.set_run(params.runId)
+    end
+    local event = params.event or {}
+    if event.type == 'tool_call' then
+      state.set_activity(event.summary or event.name)
+    elseif event.type == 'end' then
+      state.finish(event.status)
+    end
     transcript.append(params)
   end,
   ['tandem/saveDocuments'] = function(_, params)
@@ -36,11 +85,14 @@ M.handlers = {
     end
     return { saved = saved }
   end,
+  ['workspace/applyEdit'] = function(err, params, ctx)
+    return review.apply_edit(err, params, ctx)
+  end,
 }
 
-local function client()
-  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
-  for _, c in ipairs(get({ name = 'tandem' })) do
+--- The running Tandem client, if any.
+function M.client()
+  for _, c in ipairs(vim.lsp.get_clients({ name = 'tandem' })) do
     return c
   end
   return nil
@@ -48,9 +100,35 @@ end
 
 local function root_dir(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
-  local start = name ~= '' and vim.fs.dirname(name) or vim.loop.cwd()
+  local start = name ~= '' and vim.fs.dirname(name) or vim.uv.cwd()
   local found = vim.fs.find(M.config.root_markers, { path = start, upward = true })[1]
-  return found and vim.fs.dirname(found) or vim.loop.cwd()
+  return found and vim.fs.dirname(found) or vim.uv.cwd()
+end
+
+local attached_once = false
+
+local function on_attach()
+  if not attached_once then
+    attached_once = true
+    notify('attached', vim.log.levels.DEBUG)
+  end
+end
+
+--- The `vim.lsp.start` / `vim.lsp.config` table for Tandem.
+function M.lsp_config()
+  local settings = M.server_settings()
+  return {
+    name = 'tandem',
+    cmd = M.config.cmd,
+    root_markers = M.config.root_markers,
+    init_options = { tandem = settings },
+    settings = { tandem = settings },
+    capabilities = M.capabilities(),
+    handlers = M.handlers,
+    commands = M.commands,
+    flags = M.config.flags,
+    on_attach = on_attach,
+  }
 end
 
 --- Start (or attach to) the Tandem server for a buffer.
@@ -59,19 +137,15 @@ function M.attach(bufnr)
   if vim.bo[bufnr].buftype ~= '' then
     return
   end
-  local init_options = { tandem = { saveDocuments = true, permissionMode = M.config.permission_mode } }
-  vim.lsp.start({
-    name = 'tandem',
-    cmd = M.config.cmd,
-    root_dir = root_dir(bufnr),
-    init_options = init_options,
-    handlers = M.handlers,
-    flags = M.config.flags,
-  }, { bufnr = bufnr })
+  local config = M.lsp_config()
+  config.root_dir = root_dir(bufnr)
+  config.root_markers = nil
+  vim.lsp.start(config, { bufnr = bufnr })
 end
 
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  review.options = vim.tbl_extend('force', review.options, M.config.review or {})
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('tandem', { clear = true }),
     callback = function(args)
@@ -81,51 +155,108 @@ function M.setup(opts)
   M.attach(vim.api.nvim_get_current_buf())
 end
 
+--- Send `tandem.ask` with `argument` ({prompt, textDocument?, range?,
+--- diagnostics?}); the transcript frames the run and the end is announced.
+function M.ask_argument(argument, bufnr)
+  local c = M.client()
+  if not c then
+    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
+    return false
+  end
+  if state.run_id then
+    notify(string.format('a run is already active (%s); wait for it or :TandemCancel', state.run_id), vim.log.levels.WARN)
+    return false
+  end
+  transcript.start(argument.prompt)
+  state.set_run('starting')
+  review.changed_lines = {}
+  c:request('workspace/executeCommand', { command = 'tandem.ask', arguments = { argument } }, function(err, result)
+    state.finish(result and result.status or 'failed')
+    if err then
+      transcript.finish('failed', err.message or vim.inspect(err))
+      notify('the run did not start: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    transcript.finish(result.status, result.text) -- no-op when the end event framed it
+    transcript.edits(result.edits, review.changed_lines)
+    local count = #(result.edits or {})
+    local level = result.status == 'completed' and vim.log.levels.INFO or vim.log.levels.WARN
+    local how = result.status == 'failed' and ('failed: ' .. vim.split(result.text or '', '\n', { plain = true })[1])
+      or result.status
+    notify(string.format('run %s (%d edit%s)', how, count, count == 1 and '' or 's'), level)
+  end, bufnr)
+  return true
+end
+
 --- Ask the agent. `range` is { start_line, end_line } (1-based, inclusive).
 function M.ask(prompt, range)
-  local c = client()
-  if not c then
-    vim.notify('Tandem: the language server is not running (call require("tandem").setup())', vim.log.levels.ERROR)
-    return
-  end
   if prompt == nil or prompt == '' then
     prompt = vim.fn.input('Ask Tandem: ')
     if prompt == '' then
+      notify('nothing asked (empty prompt)')
       return
     end
   end
   local bufnr = vim.api.nvim_get_current_buf()
-  local argument = { prompt = prompt, textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
-  if range then
-    local last = vim.api.nvim_buf_get_lines(bufnr, range.end_line - 1, range.end_line, false)[1] or ''
-    argument.range = {
-      start = { line = range.start_line - 1, character = 0 },
-      ['end'] = { line = range.end_line - 1, character = #last },
-    }
-  end
-  transcript.start(prompt)
-  c.request('workspace/executeCommand', { command = 'tandem.ask', arguments = { argument } }, function(err, result)
-    M.current_run = nil
-    if err then
-      transcript.finish('failed', err.message or vim.inspect(err))
-      return
+  local argument = { prompt = prompt }
+  if vim.bo[bufnr].buftype == '' then
+    argument.textDocument = { uri = vim.uri_from_bufnr(bufnr) }
+    if range then
+      local last = vim.api.nvim_buf_get_lines(bufnr, range.end_line - 1, range.end_line, false)[1] or ''
+      argument.range = {
+        start = { line = range.start_line - 1, character = 0 },
+        ['end'] = { line = range.end_line - 1, character = #last },
+      }
     end
-    transcript.finish(result.status, result.text)
-  end, bufnr)
+  end
+  M.ask_argument(argument, bufnr)
 end
 
+--- Client-side commands: the server's code actions run `tandem.ask`
+--- through the plugin, so they get the same transcript and messages.
+M.commands = {
+  ['tandem.ask'] = function(command, ctx)
+    local argument = (command.arguments or {})[1]
+    if type(argument) ~= 'table' or not argument.prompt then
+      notify('the code action carried no prompt', vim.log.levels.ERROR)
+      return
+    end
+    M.ask_argument(argument, ctx and ctx.bufnr or vim.api.nvim_get_current_buf())
+  end,
+}
+
 function M.cancel()
-  local c = client()
-  local run_id = transcript.run_id()
-  if not c or not run_id then
-    vim.notify('Tandem: no run to cancel', vim.log.levels.INFO)
+  local c = M.client()
+  local run_id = state.run_id ~= 'starting' and state.run_id or transcript.run_id()
+  if not c then
+    notify('the language server is not running; no run is active')
     return
   end
-  c.request('workspace/executeCommand', { command = 'tandem.cancel', arguments = { { runId = run_id } } }, function() end)
+  if not state.run_id or not run_id then
+    notify('no run is active')
+    return
+  end
+  c:request('workspace/executeCommand', { command = 'tandem.cancel', arguments = { { runId = run_id } } }, function(err, result)
+    if err then
+      notify('cancel failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif result and result.cancelled then
+      notify('cancelling ' .. run_id)
+    else
+      notify(run_id .. ' had already ended; no run is active')
+    end
+  end)
 end
 
 function M.show_transcript()
   transcript.show()
+end
+
+--- For the statusline: '' when Tandem is not attached to the current
+--- buffer, else 'Tandem', 'Tandem: working', 'Tandem: edit_file a.txt', or
+--- 'Tandem: review'.
+function M.status()
+  local ok, clients = pcall(vim.lsp.get_clients, { name = 'tandem', bufnr = 0 })
+  return state.status(ok and #clients > 0)
 end
 
 return M

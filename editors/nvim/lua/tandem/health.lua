@@ -1,0 +1,81 @@
+-- :checkhealth tandem — the binary and its version, Neovim, the provider
+-- configuration (never showing keys) and the server's state.
+local M = {}
+
+local function provider_summary(settings)
+  local env = vim.env
+  local function set(name)
+    return env[name] ~= nil and env[name] ~= ''
+  end
+  local provider = settings.provider or (set('TANDEM_PROVIDER') and env.TANDEM_PROVIDER or nil)
+  if provider then
+    return provider, 'chosen by ' .. (settings.provider and 'setup({provider})' or 'TANDEM_PROVIDER')
+  end
+  if set('ANTHROPIC_API_KEY') then
+    return 'anthropic', 'ANTHROPIC_API_KEY is set'
+  end
+  if set('OPENAI_API_KEY') or set('OPENAI_BASE_URL') then
+    return 'openai', (set('OPENAI_API_KEY') and 'OPENAI_API_KEY' or 'OPENAI_BASE_URL') .. ' is set'
+  end
+  return nil, nil
+end
+
+function M.check()
+  local health = vim.health
+  local tandem = require('tandem')
+  local state = require('tandem.state')
+
+  health.start('Neovim')
+  if vim.fn.has('nvim-0.10') == 1 then
+    health.ok('Neovim ' .. tostring(vim.version()))
+  else
+    health.error('Neovim 0.10 or newer is needed (edit reviews run in the LSP request coroutine)')
+  end
+
+  health.start('tandem binary')
+  local cmd = tandem.config.cmd or {}
+  local exe = cmd[1] and vim.fn.exepath(cmd[1]) or ''
+  if exe == '' then
+    health.error(string.format('%q is not executable or not on PATH', tostring(cmd[1])), {
+      'cargo install --path . in the Tandem repository puts `tandem` on PATH',
+      "or set the path: require('tandem').setup({ cmd = { '/path/to/tandem', 'lsp' } })",
+    })
+  else
+    local ok, result = pcall(function()
+      return vim.system({ exe, '--version' }, { text = true }):wait(5000)
+    end)
+    if ok and result.code == 0 then
+      health.ok(string.format('%s (%s)', vim.trim(result.stdout or ''), exe))
+    else
+      health.error(exe .. ' --version failed: ' .. (ok and (result.stderr or '') or tostring(result)))
+    end
+  end
+
+  health.start('model provider')
+  local settings = tandem.server_settings()
+  local provider, why = provider_summary(settings)
+  if provider then
+    health.ok(string.format('provider %s (%s); model %s', provider, why, settings.model or vim.env.TANDEM_MODEL or 'the default'))
+    if provider == 'anthropic' and not (vim.env.ANTHROPIC_API_KEY and vim.env.ANTHROPIC_API_KEY ~= '') then
+      health.warn('ANTHROPIC_API_KEY is not set in the environment Neovim passes to the server')
+    end
+  else
+    health.warn('no provider is configured: runs will fail', {
+      'set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, in the environment',
+      "or require('tandem').setup({ provider = 'openai', model = '…' })",
+    })
+  end
+  health.info('permission mode: ' .. (settings.permissionMode or 'default'))
+
+  health.start('server')
+  local client = tandem.client()
+  if not client then
+    health.warn('not running', { "call require('tandem').setup() or vim.lsp.enable('tandem'), then open a file" })
+  else
+    local info = client.server_info or {}
+    health.ok(string.format('running (%s %s, client id %d)', info.name or 'tandem', info.version or '?', client.id))
+    health.info(state.run_id and ('active run: ' .. state.run_id) or 'no run is active')
+  end
+end
+
+return M

@@ -1,0 +1,183 @@
+// The extension's own decisions, free of the `vscode` module so mocha tests
+// them in plain Node: which settings reach the server, which environment the
+// server process gets, whether an edit needs review, and what the user is
+// told when a run ends or an edit is rejected.
+
+/** What `tandem.*` settings look like to us (a `WorkspaceConfiguration.get`). */
+export type SettingGetter = (key: string) => unknown;
+
+export interface ServerSettings {
+  saveDocuments: true;
+  provider?: string;
+  model?: string;
+  permissionMode?: string;
+  maxTurns?: number;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/**
+ * The `initializationOptions.tandem` object. Empty settings are left out
+ * ("not set"), so the environment applies, as the settings promise.
+ */
+export function serverSettings(get: SettingGetter): ServerSettings {
+  const settings: ServerSettings = { saveDocuments: true };
+  const provider = text(get('provider'));
+  const model = text(get('model'));
+  const permissionMode = text(get('permissionMode'));
+  const maxTurns = get('maxTurns');
+  if (provider) settings.provider = provider;
+  if (model) settings.model = model;
+  if (permissionMode) settings.permissionMode = permissionMode;
+  if (typeof maxTurns === 'number' && Number.isInteger(maxTurns) && maxTurns > 0) settings.maxTurns = maxTurns;
+  return settings;
+}
+
+export interface ApiKeys {
+  anthropic?: string;
+  openai?: string;
+}
+
+/**
+ * The server process's environment: VS Code's own, the API keys from
+ * SecretStorage (never from settings files), and the base URL setting for
+ * the provider it belongs to. Empty values are not set.
+ */
+export function serverEnv(
+  base: Record<string, string | undefined>,
+  keys: ApiKeys,
+  provider: string | undefined,
+  baseUrl: string | undefined,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined) env[name] = value;
+  }
+  const anthropic = text(keys.anthropic);
+  const openai = text(keys.openai);
+  if (anthropic) env.ANTHROPIC_API_KEY = anthropic;
+  if (openai) env.OPENAI_API_KEY = openai;
+  const url = text(baseUrl);
+  if (url) {
+    // The base URL belongs to the chosen provider; without one, to the
+    // OpenAI-compatible provider (Ollama, llama.cpp, vLLM, LM Studio).
+    if ((text(provider) ?? '').toLowerCase() === 'anthropic') env.ANTHROPIC_BASE_URL = url;
+    else env.OPENAI_BASE_URL = url;
+  }
+  return env;
+}
+
+/** The settings whose change restarts the server. */
+export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'];
+
+interface LspTextEdit {
+  annotationId?: string;
+}
+interface LspWorkspaceEdit {
+  documentChanges?: { textDocument?: { uri: string }; edits?: LspTextEdit[]; annotationId?: string; uri?: string; kind?: string }[];
+  changeAnnotations?: Record<string, { needsConfirmation?: boolean; label?: string }>;
+}
+
+/** True when the edit asks for the user's confirmation (a review). */
+export function needsConfirmation(edit: LspWorkspaceEdit | undefined): boolean {
+  const annotations = edit?.changeAnnotations ?? {};
+  const confirmed = (id: string | undefined) => id !== undefined && annotations[id]?.needsConfirmation === true;
+  for (const change of edit?.documentChanges ?? []) {
+    if (confirmed(change.annotationId)) return true;
+    for (const textEdit of change.edits ?? []) {
+      if (confirmed(textEdit.annotationId)) return true;
+    }
+  }
+  return false;
+}
+
+/** The URIs an edit touches. */
+export function editUris(edit: LspWorkspaceEdit | undefined): string[] {
+  const uris: string[] = [];
+  for (const change of edit?.documentChanges ?? []) {
+    const uri = change.textDocument?.uri ?? change.uri;
+    if (uri && !uris.includes(uri)) uris.push(uri);
+  }
+  return uris;
+}
+
+/**
+ * A URI as a path relative to the workspace folder holding it (folders are
+ * `file://` URI strings), or the file's path when none holds it.
+ */
+export function relativePath(uri: string, folders: string[]): string {
+  const decode = (u: string) => {
+    try {
+      return decodeURIComponent(u.replace(/^file:\/\//, ''));
+    } catch {
+      return u.replace(/^file:\/\//, '');
+    }
+  };
+  const path = decode(uri);
+  for (const folder of folders) {
+    const root = decode(folder).replace(/\/+$/, '');
+    if (path.startsWith(root + '/')) {
+      return path.slice(root.length + 1);
+    }
+  }
+  return path;
+}
+
+export interface AskResult {
+  runId: string;
+  status: string;
+  text: string;
+  edits: { uri: string; status: string }[];
+}
+
+/** The one-line notification when a run ends. */
+export function endSummary(result: AskResult, folders: string[]): string {
+  const how =
+    result.status === 'completed'
+      ? 'completed'
+      : result.status === 'failed'
+        ? `failed: ${firstLine(result.text)}`
+        : result.status === 'cancelled'
+          ? 'cancelled'
+          : result.status === 'turn_limit'
+            ? 'stopped at the turn limit (tandem.maxTurns)'
+            : result.status;
+  const landed = result.edits.filter((e) => e.status === 'applied' || e.status === 'written');
+  const other = result.edits.filter((e) => e.status !== 'applied' && e.status !== 'written');
+  const parts = [/[.:!?]$/.test(how) ? `Tandem: run ${how}` : `Tandem: run ${how}.`];
+  if (landed.length > 0) parts.push(`Changed: ${landed.map((e) => relativePath(e.uri, folders)).join(', ')}.`);
+  if (other.length > 0) parts.push(`Not applied: ${other.map((e) => `${relativePath(e.uri, folders)} (${e.status})`).join(', ')}.`);
+  if (result.status === 'cancelled' && landed.length > 0) parts.push('Edits that landed before the cancel stay in the buffers (undo with Ctrl+Z).');
+  return parts.join(' ');
+}
+
+/** What the user is told when the Refactor Preview did not apply an edit. */
+export function rejectionMessage(paths: string[]): string {
+  const what = paths.length > 0 ? paths.join(', ') : 'the file';
+  return (
+    `Tandem: the edit to ${what} was rejected — the Refactor Preview was discarded or nothing in it was ticked. ` +
+    'To accept an edit, tick its box in the preview and press Apply; to apply edits without review, set tandem.permissionMode to acceptEdits.'
+  );
+}
+
+/** The failure reason the server (and so the model) gets for that rejection. */
+export const REJECTED_IN_PREVIEW = 'the user did not apply it in the VS Code Refactor Preview (discarded, or nothing ticked)';
+
+/** What the user is told when an edit landed after the run was cancelled. */
+export function lateEditMessage(paths: string[]): string {
+  return `Tandem: an edit to ${paths.join(', ')} was applied after the run was cancelled. It is in the buffer, unsaved; undo it with Ctrl+Z if you do not want it.`;
+}
+
+/** The message for a server that cannot start. */
+export function startFailureMessage(serverPath: string, error: string): string {
+  const missing = /ENOENT|not found|no such file/i.test(error);
+  return missing
+    ? `Tandem: the server binary "${serverPath}" was not found. Install it (cargo install --path . in the Tandem repository) or set tandem.serverPath to its full path.`
+    : `Tandem: the server "${serverPath}" did not start: ${firstLine(error)}. Check tandem.serverPath.`;
+}
+
+export function firstLine(value: string): string {
+  return (value ?? '').split('\n')[0];
+}

@@ -1,0 +1,102 @@
+// Unit tests of the extension's own decisions (src/logic.ts), in plain Node.
+import * as assert from 'assert';
+import {
+  editUris,
+  endSummary,
+  lateEditMessage,
+  needsConfirmation,
+  rejectionMessage,
+  relativePath,
+  serverEnv,
+  serverSettings,
+  startFailureMessage,
+} from '../../logic';
+
+describe('serverSettings', () => {
+  it('leaves empty settings out so the environment applies', () => {
+    const values: Record<string, unknown> = { provider: '', model: '  ', permissionMode: 'default', maxTurns: null };
+    assert.deepStrictEqual(serverSettings((k) => values[k]), { saveDocuments: true, permissionMode: 'default' });
+  });
+  it('passes set values through', () => {
+    const values: Record<string, unknown> = { provider: 'openai', model: 'qwen3-coder', permissionMode: 'plan', maxTurns: 7 };
+    assert.deepStrictEqual(serverSettings((k) => values[k]), {
+      saveDocuments: true,
+      provider: 'openai',
+      model: 'qwen3-coder',
+      permissionMode: 'plan',
+      maxTurns: 7,
+    });
+  });
+  it('ignores a maxTurns that is not a positive integer', () => {
+    assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 0 : undefined)).maxTurns, undefined);
+    assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 2.5 : undefined)).maxTurns, undefined);
+  });
+});
+
+describe('serverEnv', () => {
+  it('adds the stored keys and keeps the rest of the environment', () => {
+    const env = serverEnv({ PATH: '/bin', HOME: undefined }, { anthropic: 'sk-ant-1', openai: '' }, undefined, '');
+    assert.deepStrictEqual(env, { PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant-1' });
+  });
+  it('gives the base URL to the chosen provider, OpenAI-compatible by default', () => {
+    assert.strictEqual(serverEnv({}, {}, 'anthropic', 'http://a/').ANTHROPIC_BASE_URL, 'http://a/');
+    assert.strictEqual(serverEnv({}, {}, 'anthropic', 'http://a/').OPENAI_BASE_URL, undefined);
+    assert.strictEqual(serverEnv({}, {}, '', 'http://localhost:11434/v1').OPENAI_BASE_URL, 'http://localhost:11434/v1');
+  });
+  it('a stored key wins over the inherited variable', () => {
+    assert.strictEqual(serverEnv({ OPENAI_API_KEY: 'old' }, { openai: 'new' }, 'openai', undefined).OPENAI_API_KEY, 'new');
+  });
+});
+
+describe('needsConfirmation', () => {
+  const edit = (needs: boolean | undefined) => ({
+    documentChanges: [{ textDocument: { uri: 'file:///w/a.txt' }, edits: [{ annotationId: 'tandem.review' }] }],
+    changeAnnotations: { 'tandem.review': { label: 'Tandem', needsConfirmation: needs } },
+  });
+  it('is true only for an edit annotated with needsConfirmation', () => {
+    assert.strictEqual(needsConfirmation(edit(true)), true);
+    assert.strictEqual(needsConfirmation(edit(false)), false);
+    assert.strictEqual(needsConfirmation(edit(undefined)), false);
+    assert.strictEqual(needsConfirmation({ documentChanges: [{ edits: [{}] }] }), false);
+    assert.strictEqual(needsConfirmation(undefined), false);
+  });
+  it('lists the URIs an edit touches once each', () => {
+    const twice = { documentChanges: [...edit(true).documentChanges, ...edit(true).documentChanges] };
+    assert.deepStrictEqual(editUris(twice), ['file:///w/a.txt']);
+  });
+});
+
+describe('messages', () => {
+  const folders = ['file:///home/u/proj', 'file:///home/u/other'];
+  it('shows paths relative to the folder that holds them', () => {
+    assert.strictEqual(relativePath('file:///home/u/proj/src/a%20b.rs', folders), 'src/a b.rs');
+    assert.strictEqual(relativePath('file:///home/u/other/x.txt', folders), 'x.txt');
+    assert.strictEqual(relativePath('file:///elsewhere/y.txt', folders), '/elsewhere/y.txt');
+    assert.strictEqual(relativePath('file:///home/u/projection/z.txt', folders), '/home/u/projection/z.txt');
+  });
+  it('says how a run ended, with relative paths', () => {
+    const edits = [
+      { uri: 'file:///home/u/proj/a.txt', status: 'applied' },
+      { uri: 'file:///home/u/proj/b.txt', status: 'rejected' },
+    ];
+    assert.strictEqual(
+      endSummary({ runId: 'run-1', status: 'completed', text: 'Done.', edits }, folders),
+      'Tandem: run completed. Changed: a.txt. Not applied: b.txt (rejected).',
+    );
+    assert.strictEqual(
+      endSummary({ runId: 'run-2', status: 'failed', text: 'no model provider is configured. Set one of:\n…', edits: [] }, folders),
+      'Tandem: run failed: no model provider is configured. Set one of:',
+    );
+    assert.match(endSummary({ runId: 'run-3', status: 'cancelled', text: '', edits: edits.slice(0, 1) }, folders), /landed before the cancel/);
+  });
+  it('says why an edit was rejected and how to accept one', () => {
+    const message = rejectionMessage(['a.txt']);
+    assert.match(message, /edit to a\.txt was rejected/);
+    assert.match(message, /tick its box in the preview and press Apply/);
+    assert.match(lateEditMessage(['a.txt']), /applied after the run was cancelled/);
+  });
+  it('points a missing binary at tandem.serverPath', () => {
+    assert.match(startFailureMessage('tandem', 'spawn tandem ENOENT'), /was not found.*set tandem\.serverPath/);
+    assert.match(startFailureMessage('/x/tandem', 'EACCES'), /did not start: EACCES\. Check tandem\.serverPath/);
+  });
+});

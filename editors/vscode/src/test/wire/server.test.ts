@@ -1,0 +1,205 @@
+// The real `tandem lsp` on the wire, driven with Microsoft's
+// vscode-languageserver-protocol (the library under vscode-languageclient),
+// answering the server's requests as VS Code does: the client advertises
+// change annotations, and an edit marked `needsConfirmation` is the Refactor
+// Preview's to apply or reject.
+//
+// The binary: $TANDEM_BIN, else ../../target/debug/tandem (cargo build).
+import * as assert from 'assert';
+import { spawn, ChildProcess } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { pathToFileURL } from 'url';
+import {
+  createProtocolConnection,
+  ProtocolConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-languageserver-protocol/node';
+import { REJECTED_IN_PREVIEW, needsConfirmation } from '../../logic';
+
+const BIN = process.env.TANDEM_BIN ?? path.resolve(__dirname, '../../../../../target/debug/tandem');
+
+interface Position {
+  line: number;
+  character: number;
+}
+interface TextEdit {
+  range: { start: Position; end: Position };
+  newText: string;
+  annotationId?: string;
+}
+
+/** Apply LSP text edits (UTF-16 positions, as JavaScript strings are). */
+function applyEdits(text: string, edits: TextEdit[]): string {
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
+  const offset = (p: Position) => Math.min((lineStarts[p.line] ?? text.length) + p.character, text.length);
+  const sorted = [...edits].sort((a, b) => offset(b.range.start) - offset(a.range.start));
+  for (const edit of sorted) {
+    text = text.slice(0, offset(edit.range.start)) + edit.newText + text.slice(offset(edit.range.end));
+  }
+  return text;
+}
+
+interface Session {
+  connection: ProtocolConnection;
+  process: ChildProcess;
+  root: string;
+  events: { type: string; is_error?: boolean; content?: string }[];
+  applyEdits: { edit: { documentChanges: { edits: TextEdit[] }[]; changeAnnotations?: Record<string, unknown> } }[];
+}
+
+/** A workspace with `files`, the server started on it with a model script. */
+async function start(
+  files: Record<string, string>,
+  turns: unknown[],
+  options: Record<string, unknown>,
+  answerEdit: (params: Session['applyEdits'][0]) => 'apply' | 'reject',
+  document: { name: string; text: string },
+): Promise<Session & { uri: string; text: () => string }> {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tandem-wire-')));
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(root, name), text);
+  const script = path.join(root, '..', path.basename(root) + '-script.json');
+  fs.writeFileSync(script, JSON.stringify({ turns }));
+  const child = spawn(BIN, ['lsp'], {
+    cwd: root,
+    env: { ...process.env, TANDEM_PROVIDER: 'scripted', TANDEM_SCRIPT: script, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const session: Session = { connection, process: child, root, events: [], applyEdits: [] };
+  const uri = pathToFileURL(path.join(root, document.name)).toString();
+  let text = document.text;
+  let version = 1;
+  connection.onNotification('tandem/runEvent', (params: { event: Session['events'][0] }) => session.events.push(params.event));
+  connection.onRequest('workspace/configuration', () => [{}]);
+  connection.onRequest('window/workDoneProgress/create', () => null);
+  connection.onRequest('window/showMessageRequest', (params: { actions?: { title: string }[] }) =>
+    (params.actions ?? []).find((a) => a.title === 'Allow once') ?? null,
+  );
+  connection.onRequest('workspace/applyEdit', (params: Session['applyEdits'][0]) => {
+    session.applyEdits.push(params);
+    if (answerEdit(params) === 'reject') {
+      return { applied: false, failureReason: REJECTED_IN_PREVIEW };
+    }
+    // As VS Code: the buffer changes, then didChange, then the answer.
+    const edits = params.edit.documentChanges.flatMap((c) => c.edits);
+    text = applyEdits(text, edits);
+    version += 1;
+    connection.sendNotification('textDocument/didChange', {
+      textDocument: { uri, version },
+      contentChanges: [{ text }],
+    });
+    return { applied: true };
+  });
+  connection.listen();
+  await connection.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: pathToFileURL(root).toString(),
+    workspaceFolders: [{ uri: pathToFileURL(root).toString(), name: 'w' }],
+    clientInfo: { name: 'Visual Studio Code', version: '1.139.0' },
+    capabilities: {
+      workspace: {
+        applyEdit: true,
+        configuration: true,
+        workspaceEdit: { documentChanges: true, changeAnnotationSupport: { groupsOnLabel: true } },
+      },
+      window: { workDoneProgress: true },
+    },
+    initializationOptions: { tandem: options },
+  });
+  await connection.sendNotification('initialized', {});
+  await connection.sendNotification('textDocument/didOpen', {
+    textDocument: { uri, languageId: 'plaintext', version, text },
+  });
+  return { ...session, uri, text: () => text };
+}
+
+async function stop(session: Session): Promise<void> {
+  await session.connection.sendRequest('shutdown');
+  await session.connection.sendNotification('exit');
+  session.connection.dispose();
+  await new Promise((resolve) => (session.process.exitCode !== null ? resolve(null) : session.process.once('exit', resolve)));
+  fs.rmSync(session.root, { recursive: true, force: true });
+}
+
+const turns = [
+  { text: 'Reading.', tool_calls: [{ name: 'read_file', input: { file_path: 'notes.txt' } }] },
+  { text: 'Editing.', tool_calls: [{ name: 'edit_file', input: { file_path: 'notes.txt', old_string: 'line three', new_string: 'LINE THREE' } }] },
+  { text: 'Done.' },
+];
+const onDisk = 'line one\nline two\nline three\n';
+const unsaved = 'typed, not saved\nline two\nline three\n';
+
+interface Answer {
+  status: string;
+  text: string;
+  edits: { uri: string; status: string }[];
+}
+
+describe('tandem lsp, answered as VS Code answers', function () {
+  before(function () {
+    if (!fs.existsSync(BIN)) {
+      throw new Error(`no tandem binary at ${BIN}: run cargo build, or set TANDEM_BIN`);
+    }
+  });
+
+  it('sends a review edit confirmed in the Refactor Preview; the unsaved buffer keeps the typing, the disk is untouched', async () => {
+    const s = await start({ 'notes.txt': onDisk }, turns, { provider: '', model: '' }, () => 'apply', {
+      name: 'notes.txt',
+      text: unsaved,
+    });
+    try {
+      const answer = (await s.connection.sendRequest('workspace/executeCommand', {
+        command: 'tandem.ask',
+        arguments: [{ prompt: 'Capitalise line three', textDocument: { uri: s.uri } }],
+      })) as Answer;
+      assert.strictEqual(answer.status, 'completed', JSON.stringify(answer));
+      assert.deepStrictEqual(answer.edits, [{ uri: s.uri, status: 'applied' }]);
+      assert.strictEqual(s.applyEdits.length, 1);
+      assert.ok(needsConfirmation(s.applyEdits[0].edit as never), JSON.stringify(s.applyEdits[0]));
+      assert.strictEqual(s.text(), 'typed, not saved\nline two\nLINE THREE\n');
+      assert.strictEqual(fs.readFileSync(path.join(s.root, 'notes.txt'), 'utf8'), onDisk);
+      assert.ok(s.events.some((e) => e.type === 'end'), 'the run events end with "end"');
+    } finally {
+      await stop(s);
+    }
+  });
+
+  it('an edit not applied in the Refactor Preview is "rejected", and the model is told why', async () => {
+    const s = await start({ 'notes.txt': onDisk }, turns, {}, () => 'reject', { name: 'notes.txt', text: unsaved });
+    try {
+      const answer = (await s.connection.sendRequest('workspace/executeCommand', {
+        command: 'tandem.ask',
+        arguments: [{ prompt: 'Capitalise line three' }],
+      })) as Answer;
+      assert.deepStrictEqual(answer.edits, [{ uri: s.uri, status: 'rejected' }], JSON.stringify(answer));
+      assert.strictEqual(s.text(), unsaved);
+      const result = s.events.filter((e) => e.type === 'tool_result')[1];
+      assert.strictEqual(result.is_error, true);
+      assert.ok(result.content?.includes(REJECTED_IN_PREVIEW), result.content);
+    } finally {
+      await stop(s);
+    }
+  });
+
+  it('acceptEdits sends the edit without a review annotation', async () => {
+    const s = await start({ 'notes.txt': onDisk }, turns, { permissionMode: 'acceptEdits' }, () => 'apply', {
+      name: 'notes.txt',
+      text: onDisk,
+    });
+    try {
+      const answer = (await s.connection.sendRequest('workspace/executeCommand', {
+        command: 'tandem.ask',
+        arguments: [{ prompt: 'Capitalise line three' }],
+      })) as Answer;
+      assert.strictEqual(answer.status, 'completed', JSON.stringify(answer));
+      assert.strictEqual(needsConfirmation(s.applyEdits[0].edit as never), false);
+      assert.strictEqual(s.text(), 'line one\nline two\nLINE THREE\n');
+    } finally {
+      await stop(s);
+    }
+  });
+});

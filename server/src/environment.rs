@@ -1,0 +1,301 @@
+//! Tandem's environment and its children's: credentials stay in Tandem's
+//! memory, out of its process environment and out of every command it runs.
+//!
+//! - [`is_secret`] is the one rule for what counts as a credential: a name
+//!   matching `*_KEY`, `*_TOKEN`, `*_SECRET*` or `*PASSWORD*`, or a value
+//!   holding a URL with credentials (`https://user:pass@host`).
+//! - [`hide_credentials`] runs first thing in `main`: it takes those
+//!   variables out of the process environment. Removing a variable with
+//!   `unsetenv` is not enough, because `/proc/PID/environ` shows the
+//!   environment block the process was started with, and any shell command
+//!   can read its parent's. So Tandem starts itself again (same pid, same
+//!   arguments, same stdio) with an environment without them, and hands the
+//!   values over through a pipe. [`var`] reads a setting from those values
+//!   first, then from the process environment.
+//! - [`ChildEnv`] is the environment a shell command gets: built from an
+//!   allow-list (PATH, HOME, locale, terminal, toolchain variables) plus
+//!   what settings add, never a credential unless it is allowed by name.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::sync::OnceLock;
+
+/// Variables passed to shell commands when they are set (and are not
+/// credentials). Prefixes end with `_` or `*`.
+const CHILD_ALLOW: &[&str] = &[
+    // The basics.
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "TZ", "TMPDIR",
+    "XDG_*", "NO_COLOR", "CLICOLOR", "FORCE_COLOR", "CI", "DISPLAY", "WAYLAND_DISPLAY",
+    // Proxies and certificates (a proxy URL with a password is still removed).
+    "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+    // Rust.
+    "CARGO_*", "RUSTUP_*", "RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "RUSTDOCFLAGS", "RUST_BACKTRACE", "RUST_LOG",
+    // Go.
+    "GOPATH", "GOROOT", "GOBIN", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GOPRIVATE", "GONOSUMDB", "GOTOOLCHAIN",
+    "GO111MODULE", "CGO_ENABLED",
+    // JavaScript.
+    "NODE_PATH", "NODE_OPTIONS", "NVM_DIR", "NVM_BIN", "NPM_CONFIG_PREFIX", "PNPM_HOME", "VOLTA_HOME", "BUN_INSTALL",
+    "DENO_DIR", "COREPACK_HOME",
+    // Python.
+    "PYTHONPATH", "PYTHONHOME", "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+    "CONDA_EXE", "PIPX_HOME", "PIP_INDEX_URL", "UV_CACHE_DIR", "UV_PYTHON", "POETRY_HOME",
+    // Ruby, JVM, .NET, others.
+    "GEM_HOME", "GEM_PATH", "RBENV_ROOT", "BUNDLE_PATH", "JAVA_HOME", "MAVEN_HOME", "M2_HOME", "GRADLE_HOME",
+    "GRADLE_USER_HOME", "ANDROID_HOME", "ANDROID_SDK_ROOT", "DOTNET_ROOT", "NIX_PATH", "NIX_PROFILES", "HOMEBREW_PREFIX",
+    // C and C++ builds.
+    "CC", "CXX", "AR", "LD", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+    "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CMAKE_PREFIX_PATH", "MAKEFLAGS",
+];
+
+/// The variable through which Tandem hands the credentials to itself
+/// across the re-start (a file descriptor number).
+const HANDOVER_VAR: &str = "TANDEM_CREDENTIALS_FD";
+
+/// A pipe holds at least this much without a reader; larger hand-overs
+/// fall back to removing the variables in place.
+const HANDOVER_MAX_BYTES: usize = 60 * 1024;
+
+/// The credentials taken out of the process environment at start-up.
+static HELD: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+
+/// Does this variable name look like it holds a credential?
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.ends_with("_KEY") || upper.ends_with("_TOKEN") || upper.contains("_SECRET") || upper.contains("PASSWORD")
+}
+
+/// Does this value hold a URL with credentials in it (`scheme://user:pass@host`,
+/// or a token as the user name)?
+pub fn has_url_credentials(value: &str) -> bool {
+    let mut rest = value;
+    while let Some(at) = rest.find("://") {
+        let scheme_ok = rest[..at].chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
+        let after = &rest[at + 3..];
+        let authority_end = after.find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace()).unwrap_or(after.len());
+        if scheme_ok && after[..authority_end].contains('@') {
+            return true;
+        }
+        rest = after;
+    }
+    false
+}
+
+/// Is this variable a credential a child process must not see?
+pub fn is_secret(name: &OsStr, value: &OsStr) -> bool {
+    let name_secret = name.to_str().is_none_or(is_secret_name);
+    name_secret || value.to_str().is_some_and(has_url_credentials)
+}
+
+/// A setting from Tandem's environment: a credential taken out of the
+/// process environment at start-up, else the process environment. Empty
+/// values count as set (callers decide).
+pub fn var(name: &str) -> Option<String> {
+    HELD.get().and_then(|held| held.get(name)).cloned().or_else(|| std::env::var(name).ok())
+}
+
+/// Every variable of Tandem's environment, the held credentials included.
+fn all_vars() -> Vec<(OsString, OsString)> {
+    let mut vars: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    if let Some(held) = HELD.get() {
+        for (name, value) in held {
+            vars.insert(name.into(), value.into());
+        }
+    }
+    vars.into_iter().collect()
+}
+
+/// What settings add to a shell command's environment. The settings layer
+/// fills this; the shell tool reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildEnv {
+    /// Variables passed through by name even when they look like
+    /// credentials (`GITHUB_TOKEN` for a user who wants `gh` to work).
+    pub allow: Vec<String>,
+    /// Variables set for every command (settings' `env`). A credential
+    /// among them is still removed unless it is also in `allow`.
+    pub set: Vec<(String, String)>,
+}
+
+impl ChildEnv {
+    /// The complete environment for a child process.
+    pub fn vars(&self) -> Vec<(OsString, OsString)> {
+        self.vars_from(all_vars())
+    }
+
+    fn vars_from(&self, parent: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+        let allowed_by_name = |name: &OsStr| self.allow.iter().any(|a| OsStr::new(a) == name);
+        let mut out: BTreeMap<OsString, OsString> = BTreeMap::new();
+        for (name, value) in parent {
+            let listed = name.to_str().is_some_and(on_allow_list);
+            if allowed_by_name(&name) || (listed && !is_secret(&name, &value)) {
+                out.insert(name, value);
+            }
+        }
+        for (name, value) in &self.set {
+            let (name, value) = (OsString::from(name), OsString::from(value));
+            if allowed_by_name(&name) || !is_secret(&name, &value) {
+                out.insert(name, value);
+            } else {
+                tracing::warn!(name = %name.to_string_lossy(), "not passing a credential from settings to shell commands; allow it by name to pass it");
+            }
+        }
+        out.into_iter().collect()
+    }
+}
+
+fn on_allow_list(name: &str) -> bool {
+    CHILD_ALLOW.iter().any(|entry| match entry.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == *entry,
+    })
+}
+
+/// Take every credential out of the process environment, keeping the
+/// values in memory for [`var`]. Call it first thing in `main`, before any
+/// other thread exists: it may start the program again in place (same pid,
+/// arguments and stdio) so that `/proc/PID/environ` no longer holds them.
+/// Returns a warning to log when that restart was not possible (logging is
+/// not set up yet when this runs).
+pub fn hide_credentials() -> Option<String> {
+    if let Some(fd) = std::env::var(HANDOVER_VAR).ok().and_then(|v| v.parse::<i32>().ok()) {
+        let held = receive(fd);
+        // SAFETY: called at the start of main, before any other thread
+        // exists, so nothing reads the environment concurrently.
+        unsafe { std::env::remove_var(HANDOVER_VAR) };
+        let _ = HELD.set(held);
+        return None;
+    }
+    let secrets: BTreeMap<String, String> = std::env::vars_os()
+        .filter(|(name, value)| is_secret(name, value))
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect();
+    if secrets.is_empty() {
+        let _ = HELD.set(secrets);
+        return None;
+    }
+    let err = match restart_without(&secrets) {
+        Err(err) => err,
+        Ok(never) => match never {},
+    };
+    // Only reached when the restart failed: the variables at least leave
+    // the environment that libc and child processes see.
+    for name in secrets.keys() {
+        // SAFETY: as above, no other thread exists yet.
+        unsafe { std::env::remove_var(name) };
+    }
+    let _ = HELD.set(secrets);
+    Some(format!("cannot restart without the credentials in the environment ({err}); they were removed in place, but /proc/PID/environ may still show them"))
+}
+
+/// Start this program again in place without `secrets`, handing them over
+/// through a pipe. Returns only on failure.
+fn restart_without(secrets: &BTreeMap<String, String>) -> std::io::Result<std::convert::Infallible> {
+    use std::io::Write as _;
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+    use std::os::unix::process::CommandExt as _;
+    let payload = serde_json::to_vec(secrets).map_err(std::io::Error::other)?;
+    if payload.len() > HANDOVER_MAX_BYTES {
+        return Err(std::io::Error::other("the credentials are too large to hand over"));
+    }
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe(2) fills the two descriptors; plain pipe (no O_CLOEXEC),
+    // so the read end survives exec.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    {
+        let mut writer = std::fs::File::from(write_end);
+        writer.write_all(&payload)?;
+    }
+    let exe = std::env::current_exe()?;
+    let mut command = std::process::Command::new(exe);
+    command.args(std::env::args_os().skip(1));
+    if let Some(arg0) = std::env::args_os().next() {
+        command.arg0(arg0);
+    }
+    for name in secrets.keys() {
+        command.env_remove(name);
+    }
+    command.env(HANDOVER_VAR, fds[0].to_string());
+    let err = command.exec();
+    drop(read_end);
+    Err(err)
+}
+
+/// Read the credentials handed over through `fd`, then close it.
+fn receive(fd: i32) -> BTreeMap<String, String> {
+    use std::io::Read as _;
+    use std::os::fd::FromRawFd as _;
+    if fd < 3 {
+        return BTreeMap::new();
+    }
+    // SAFETY: the descriptor was created for us by the previous image of
+    // this process and nothing else owns it.
+    let file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut payload = Vec::new();
+    if let Err(err) = file.take(HANDOVER_MAX_BYTES as u64 + 1).read_to_end(&mut payload) {
+        tracing::warn!(%err, "cannot read the credentials handed over at start-up");
+        return BTreeMap::new();
+    }
+    serde_json::from_slice(&payload).unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names_and_credential_urls_are_recognised() {
+        for name in [
+            "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN",
+            "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "DB_PASSWORD", "PGPASSWORD", "MY_SECRET",
+            "CLIENT_SECRET_ID", "gpg_key", "CARGO_REGISTRIES_CRATES_IO_TOKEN",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "API_KEYRING", "TOKENIZERS_PARALLELISM", "KEYBOARD"] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+        for value in ["postgres://user:pw@db/app", "https://x-access-token:ghs_1@github.com/o/r.git", "https://ghp_abc@github.com", "a http://u:p@proxy:3128"] {
+            assert!(has_url_credentials(value), "{value}");
+        }
+        for value in ["https://github.com/o/r.git", "http://proxy:3128", "user@host", "mailto:a@b", "https://h/p?mail=a@b"] {
+            assert!(!has_url_credentials(value), "{value}");
+        }
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()
+    }
+
+    #[test]
+    fn the_child_environment_is_an_allow_list_without_credentials() {
+        let parent = vars(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/u"),
+            ("LC_ALL", "C.UTF-8"),
+            ("CARGO_HOME", "/home/u/.cargo"),
+            ("CARGO_REGISTRIES_PRIVATE_TOKEN", "cargo-secret"),
+            ("GITHUB_TOKEN", "ghp_secret"),
+            ("HTTPS_PROXY", "http://u:pw@proxy:3128"),
+            ("HTTP_PROXY", "http://proxy:3128"),
+            ("SOME_RANDOM_VAR", "x"),
+            ("TANDEM_LOG", "debug"),
+        ]);
+        let child = ChildEnv::default().vars_from(parent.clone());
+        let names: Vec<String> = child.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["CARGO_HOME", "HOME", "HTTP_PROXY", "LC_ALL", "PATH"]);
+
+        let settings = ChildEnv {
+            allow: vec!["GITHUB_TOKEN".into(), "SOME_RANDOM_VAR".into()],
+            set: vec![("RUST_LOG".into(), "info".into()), ("NPM_TOKEN".into(), "npm-secret".into())],
+        };
+        let child = settings.vars_from(parent);
+        let names: Vec<String> = child.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["CARGO_HOME", "GITHUB_TOKEN", "HOME", "HTTP_PROXY", "LC_ALL", "PATH", "RUST_LOG", "SOME_RANDOM_VAR"]);
+    }
+}

@@ -1,0 +1,289 @@
+//! The reliability suite: each test injects one fault and checks what the
+//! user sees and what is kept. RELIABILITY.md at the repository root lists
+//! them as a table. The LSP faults are in `reliability_lsp.rs`.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::mock_model::{MockModel, MockResponse, Part};
+use common::{fixture, request, run_agent, workspace};
+use serde_json::{json, Value};
+use tandem::agent::anthropic::AnthropicProvider;
+use tandem::agent::config::HttpProviderConfig;
+use tandem::agent::http::StreamLimits;
+use tandem::agent::openai::OpenAiProvider;
+use tandem::agent::{RunEvent, RunStatus};
+use tandem::tools::{Executor, ToolRegistry};
+
+fn event(kind: &str, data: Value) -> String {
+    format!("event: {kind}\ndata: {data}\n\n")
+}
+
+fn message_start() -> String {
+    event("message_start", json!({"type": "message_start", "message": {"id": "msg_r", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}))
+}
+
+fn ping() -> String {
+    event("ping", json!({"type": "ping"}))
+}
+
+fn text_block_start() -> String {
+    event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+}
+
+fn text_delta(text: &str) -> String {
+    event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}))
+}
+
+/// A complete answer that calls one tool.
+fn tool_call_response(id: &str, name: &str, input: &Value) -> MockResponse {
+    let body = message_start()
+        + &event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}))
+        + &event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}))
+        + &event("content_block_stop", json!({"type": "content_block_stop", "index": 0}))
+        + &event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}))
+        + &event("message_stop", json!({"type": "message_stop"}));
+    MockResponse::sse(&body)
+}
+
+fn config(mock: &MockModel, idle: Duration, turn: Duration) -> HttpProviderConfig {
+    HttpProviderConfig { limits: StreamLimits { idle, turn }, ..HttpProviderConfig::for_tests(&mock.url, "claude-test") }
+}
+
+fn executor() -> Executor {
+    Executor::new(ToolRegistry::default()).with_results_dir(None)
+}
+
+fn retry_reasons(events: &[RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Retry { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- model stream
+
+#[tokio::test]
+async fn stalled_stream_times_out_at_the_idle_timeout_and_is_retried() {
+    let mock = MockModel::start(vec![
+        MockResponse::sse_parts(vec![Part::Bytes(message_start().into_bytes()), Part::Hang]),
+        MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
+    ])
+    .await;
+    let provider = AnthropicProvider::new(config(&mock, Duration::from_millis(300), Duration::from_secs(60))).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, events) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"), "{events:?}");
+    let reasons = retry_reasons(&events);
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].starts_with("the model's stream stalled: Anthropic sent no content for 0.3 s"), "{reasons:?}");
+}
+
+#[tokio::test]
+async fn stream_of_pings_without_content_times_out() {
+    let pings = Part::Repeat { every: Duration::from_millis(20), bytes: ping().into_bytes() };
+    let mock = MockModel::start(vec![
+        MockResponse::sse_parts(vec![Part::Bytes(message_start().into_bytes()), pings]),
+        MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
+    ])
+    .await;
+    let provider = AnthropicProvider::new(config(&mock, Duration::from_millis(400), Duration::from_secs(60))).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, events) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{events:?}");
+    let reasons = retry_reasons(&events);
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("sent no content"), "{reasons:?}");
+}
+
+#[tokio::test]
+async fn endless_stream_is_stopped_by_the_turn_deadline_and_not_retried() {
+    let endless = Part::Repeat { every: Duration::from_millis(20), bytes: text_delta("more ").into_bytes() };
+    let mock = MockModel::start(vec![
+        MockResponse::sse_parts(vec![Part::Bytes((message_start() + &text_block_start()).into_bytes()), endless]),
+        MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
+    ])
+    .await;
+    let provider = AnthropicProvider::new(config(&mock, Duration::from_secs(5), Duration::from_millis(600))).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, events) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Failed, "{events:?}");
+    assert_eq!(outcome.text, "Anthropic's answer did not finish within the turn deadline of 0.6 s (TANDEM_TURN_TIMEOUT_MS sets it)");
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn html_page_with_status_200_is_reported_not_retried() {
+    let page = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Welcome</body></html>";
+    let mock = MockModel::start(vec![
+        MockResponse { status: 200, headers: vec![("content-type".into(), "text/html; charset=utf-8".into())], parts: vec![Part::Bytes(page.into())], piece: 0 },
+        MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
+    ])
+    .await;
+    let provider = AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-test")).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, _) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let expected = format!(
+        "Anthropic answered 200 OK with text/html; charset=utf-8, not an event stream, from {}/v1/messages. It began: \"<!DOCTYPE html>\\n<html><head><title>Sign in</title></head><body>Welcome</body></html>\". Check ANTHROPIC_BASE_URL (the base URL): it must point at the API itself.",
+        mock.url
+    );
+    assert_eq!(outcome.text, expected);
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn plain_json_with_status_200_is_reported_not_retried() {
+    let body = r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"message":{"role":"assistant","content":"hi"}}]}"#;
+    let mock = MockModel::start(vec![
+        MockResponse { status: 200, headers: vec![("content-type".into(), "application/json".into())], parts: vec![Part::Bytes(body.into())], piece: 0 },
+        MockResponse::sse(&fixture("openai/SYNTHESIZED_text_then_two_tool_calls.sse")),
+    ])
+    .await;
+    let provider = OpenAiProvider::new(HttpProviderConfig::for_tests(&mock.url, "gpt-test")).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, _) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert!(outcome.text.starts_with("The OpenAI-compatible server answered 200 OK with application/json, not an event stream"), "{}", outcome.text);
+    assert!(outcome.text.contains(r#"It began: "{\"id\":\"chatcmpl-1\""#) && outcome.text.ends_with("Check OPENAI_BASE_URL (the base URL): it must point at the API itself."), "{}", outcome.text);
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn event_stream_without_a_content_type_is_still_read() {
+    // Some local servers omit the header on a real stream; the body decides.
+    let mock = MockModel::start(vec![MockResponse {
+        status: 200,
+        headers: Vec::new(),
+        parts: vec![Part::Bytes(fixture("anthropic/verbatim_basic_text.sse").into_bytes())],
+        piece: 0,
+    }])
+    .await;
+    let provider = AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-test")).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, _) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
+}
+
+#[tokio::test]
+async fn rate_limited_429_waits_for_retry_after() {
+    let mock = MockModel::start(vec![
+        MockResponse::error(429, r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#).header("retry-after", "0.015"),
+        MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
+    ])
+    .await;
+    let provider = AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-test")).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, events) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    // The server's wait, not the (sub-millisecond) backoff of the test policy.
+    assert!(
+        matches!(&events[0], RunEvent::Retry { attempt: 2, delay_ms: 15, reason } if reason == "Anthropic is rate limiting requests (429). The server said: slow down"),
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn error_body_quoting_the_api_key_is_redacted() {
+    let mock = MockModel::start(vec![MockResponse::error(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: sk-ant-sentinel-4242"}}"#,
+    )])
+    .await;
+    let config = HttpProviderConfig { api_key: Some("sk-ant-sentinel-4242".into()), ..HttpProviderConfig::for_tests(&mock.url, "claude-test") };
+    assert!(!format!("{config:?}").contains("sentinel"), "{config:?}");
+    let provider = AnthropicProvider::new(config).unwrap();
+    let (_dir, ctx) = workspace();
+    let (outcome, _) = run_agent(&provider, &executor(), ctx, request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(
+        outcome.text,
+        "Anthropic rejected the API key (401 Unauthorized). Check ANTHROPIC_API_KEY. The server said: invalid x-api-key: [redacted]"
+    );
+}
+
+// ---------------------------------------------------------------- secrets
+
+/// Credentials a user may well have exported; none may reach a command.
+const SECRETS: &[(&str, &str)] = &[
+    ("GITHUB_TOKEN", "ghp_sentinel_github"),
+    ("GH_TOKEN", "sentinel_gh"),
+    ("AWS_SECRET_ACCESS_KEY", "sentinel_aws_secret"),
+    ("AWS_SESSION_TOKEN", "sentinel_aws_session"),
+    ("HF_TOKEN", "sentinel_hf"),
+    ("NPM_TOKEN", "sentinel_npm"),
+    ("OPENAI_API_KEY", "sentinel_openai"),
+    ("PGPASSWORD", "sentinel_pg"),
+    ("DATABASE_URL", "postgres://app:sentinel_db_pw@db.internal/app"),
+];
+
+#[tokio::test]
+async fn secrets_in_the_environment_and_proc_ppid_environ_never_reach_the_shell() {
+    // The command prints its own environment, then its parent's (Tandem's)
+    // as the kernel shows it.
+    let command = "env; echo ===PARENT===; tr '\\0' '\\n' < /proc/$PPID/environ";
+    let mock = MockModel::start(vec![
+        tool_call_response("toolu_env", "run_shell", &json!({"command": command})),
+        MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut tandem = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+    tandem
+        .current_dir(dir.path())
+        .args(["ask", "--json", "--permission-mode", "bypassPermissions", "show the environment"])
+        .stdin(Stdio::null())
+        .env_remove("TANDEM_SCRIPT")
+        .env_remove("OPENAI_BASE_URL")
+        .env("TANDEM_PROVIDER", "anthropic")
+        .env("ANTHROPIC_BASE_URL", &mock.url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-sentinel-anthropic")
+        .env("CARGO_HOME", "/opt/cargo-home-marker")
+        .kill_on_drop(true);
+    for (name, value) in SECRETS {
+        tandem.env(name, value);
+    }
+    let output = tandem.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+
+    // Tandem itself still had its key.
+    let requests = mock.requests();
+    assert_eq!(requests[0].header("x-api-key"), Some("sk-ant-sentinel-anthropic"));
+    let result = requests[1].body["messages"][2]["content"][0]["content"].as_str().unwrap().to_string();
+    let (own, parent) = result.split_once("===PARENT===").unwrap_or_else(|| panic!("{result}"));
+    // Both halves really are environments (the allow-list kept PATH and a
+    // toolchain variable; the parent's block was readable).
+    for half in [own, parent] {
+        assert!(half.contains("PATH=") && half.contains("CARGO_HOME=/opt/cargo-home-marker"), "{result}");
+    }
+    for needle in SECRETS.iter().map(|(_, v)| *v).chain(["sk-ant-sentinel-anthropic", "sentinel"]) {
+        assert!(!result.contains(needle), "{needle} leaked:\n{result}");
+        assert!(!stdout.contains(needle), "{needle} leaked into the transcript:\n{stdout}");
+    }
+}
+
+#[tokio::test]
+async fn a_credential_allowed_by_name_reaches_the_shell() {
+    use std::sync::Arc;
+    use tandem::environment::ChildEnv;
+    use tandem::tools::{ToolCall, ToolContext};
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = tandem::workspace::Workspace::new(dir.path()).unwrap();
+    let ctx = ToolContext {
+        child_env: Arc::new(ChildEnv { allow: vec!["RELIABILITY_TEST_TOKEN".into()], set: vec![("FROM_SETTINGS".into(), "yes".into())] }),
+        ..ToolContext::new(Arc::new(workspace))
+    };
+    // SAFETY: this test binary's other tests do not read this variable.
+    unsafe { std::env::set_var("RELIABILITY_TEST_TOKEN", "allowed-value") };
+    let call = ToolCall { id: "t".into(), name: "run_shell".into(), input: json!({"command": "echo \"$RELIABILITY_TEST_TOKEN $FROM_SETTINGS\""}) };
+    let result = Executor::new(ToolRegistry::builtin()).with_results_dir(None).execute(&call, &ctx).await.unwrap();
+    assert_eq!(result.content, "allowed-value yes");
+}
