@@ -37,7 +37,7 @@ struct Scenario {
     /// Neovim's didChange debounce in milliseconds.
     debounce_ms: u64,
     /// The scripted model's turns; `{nvim}` in a string is replaced by the
-    /// nvim binary's path.
+    /// nvim binary's path, `{address}` by the editor's RPC address.
     turns: serde_json::Value,
     /// More environment for the scenario script (SCENARIO_MODE,
     /// SCENARIO_REVIEW, SCENARIO_VIA, SCENARIO_LAYOUT).
@@ -60,7 +60,14 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
     std::fs::create_dir(root.join(".git")).expect("mark the root");
     let file = root.join("notes.txt");
     std::fs::write(&file, ON_DISK).expect("write notes.txt");
-    let turns = scenario.turns.to_string().replace("{nvim}", &nvim.display().to_string().replace('"', "\\\""));
+    // The editor's RPC address, fixed in advance: shell commands get an
+    // allow-listed environment, so it is written into the script itself.
+    let address = root.join(".git/nvim.sock");
+    let turns = scenario
+        .turns
+        .to_string()
+        .replace("{nvim}", &nvim.display().to_string().replace('"', "\\\""))
+        .replace("{address}", &address.display().to_string().replace('"', "\\\""));
     let script_path = root.join(".git/script.json");
     std::fs::write(&script_path, format!("{{\"turns\": {turns}}}")).expect("write script");
     let out = root.join(".git/report.json");
@@ -77,6 +84,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
         .env("SCENARIO_TYPED", scenario.typed)
         .env("SCENARIO_PROMPT", "Capitalise line three")
         .env("SCENARIO_OUT", &out)
+        .env("SCENARIO_NVIM_ADDR", &address)
         .env("SCENARIO_DEBOUNCE", scenario.debounce_ms.to_string())
         .envs(scenario.env.iter().copied())
         .status()
@@ -100,7 +108,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
 /// Read, let the user type mid-run (through Neovim's own RPC server, as a
 /// keystroke would), edit (refused), re-read, edit again.
 fn typing_race(debounce_ms: u64) -> Scenario {
-    let type_mid_run = r#""{nvim}" --server "$SCENARIO_NVIM" --remote-expr 'setline(2, "user typed again")'"#;
+    let type_mid_run = r#""{nvim}" --server "{address}" --remote-expr 'setline(2, "user typed again")'"#;
     Scenario {
         typed: "typed by the user",
         debounce_ms,

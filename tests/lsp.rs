@@ -443,3 +443,63 @@ fn empty_settings_let_the_environment_choose_the_provider() {
     assert_eq!(answer["result"]["text"], "Answered by the environment's provider.", "{answer}");
     client.shutdown();
 }
+
+/// Drive one run to its answer: answer every prompt with its first action
+/// (Apply / Allow once), apply every edit. Returns (the answer, the prompt
+/// messages, the applyEdit requests).
+fn run_answering(client: &mut LspClient, ask: i64) -> (Value, Vec<String>, Vec<Value>) {
+    let mut prompts = Vec::new();
+    let mut edits = Vec::new();
+    loop {
+        let message = client.next_request_or_response(ask);
+        match message["method"].as_str() {
+            None => return (message, prompts, edits),
+            Some("window/showMessageRequest") => {
+                prompts.push(message["params"]["message"].as_str().unwrap_or_default().to_string());
+                let first = message["params"]["actions"][0].clone();
+                client.respond(&message["id"], first);
+            }
+            Some("workspace/applyEdit") => {
+                client.apply_edit_request(&message);
+                edits.push(message);
+            }
+            Some(_) => client.respond(&message["id"], Value::Null),
+        }
+    }
+}
+
+/// The review path comes from what the editor does, not only from what it
+/// advertises: kak-lsp advertises change annotations but applies annotated
+/// edits without asking, so Kakoune gets Tandem's own prompt and a plain
+/// edit; VS Code, advertising the same, gets the annotated edit (its
+/// refactor preview asks).
+#[test]
+fn kakoune_is_prompted_though_it_advertises_change_annotations() {
+    let capabilities = json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}});
+    for (client_name, prompted) in [("kak-lsp", true), ("kakoune-lsp", true), ("Visual Studio Code", false)] {
+        let f = Fixture::new(&[("notes.txt", "alpha\n")]);
+        let script = f.root.parent().unwrap().join("script.json");
+        let turns = json!([turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "alpha", "ALPHA")]), done()]);
+        std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+        let script = script.to_string_lossy().to_string();
+        let mut client = LspClient::start(&f.root, &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", &script)]);
+        let response = client.initialize_as(json!({"name": client_name, "version": "15.0.0"}), capabilities.clone(), json!({}));
+        assert!(response.get("result").is_some(), "{response}");
+        let uri = client.open(&f.path("notes.txt"), "alpha\n");
+        let ask = client.send_request("workspace/executeCommand", ask_params("Shout"));
+        let (answer, prompts, edits) = run_answering(&mut client, ask);
+        assert_eq!(answer["result"]["status"], "completed", "{client_name}: {answer}");
+        assert_eq!(client.text(&uri), "ALPHA\n", "{client_name}");
+        assert_eq!(edits.len(), 1, "{client_name}");
+        let annotated = edits[0]["params"]["edit"].get("changeAnnotations").is_some();
+        let edit_prompts: Vec<&String> = prompts.iter().filter(|p| p.contains("notes.txt")).collect();
+        if prompted {
+            assert!(!annotated, "{client_name}: a plain edit after the prompt: {}", edits[0]);
+            assert_eq!(edit_prompts.len(), 1, "{client_name}: Tandem asked about the edit: {prompts:?}");
+        } else {
+            assert!(annotated, "{client_name}: the editor reviews the annotated edit: {}", edits[0]);
+            assert!(edit_prompts.is_empty(), "{client_name}: no second prompt: {prompts:?}");
+        }
+        client.shutdown();
+    }
+}

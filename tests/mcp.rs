@@ -225,11 +225,16 @@ async fn a_server_that_never_answers_initialize_does_not_delay_the_others_and_ti
     assert_eq!(outcome.status, RunStatus::Completed);
     assert_eq!(last_results(&mock.requests()[2].body)[0].2, "42");
     assert_eq!(state(&manager, "hang"), ServerState::Starting, "still waiting for initialize");
+    // Shutting down stops a server that is still starting, process and all.
+    let pid = wait_for_marker(&marker).await;
     manager.shutdown().await;
+    wait_dead(pid).await;
 
     // A short one: the silent server fails with the reason, and its process is gone.
+    let marker = setup.root.join("hang2.pid");
+    let marker_arg = marker.display().to_string();
+    setup.user_servers(json!({"hang": stdio(&["--hang", "--marker", &marker_arg])}));
     let mut config = setup.config();
-    config.servers.retain(|s| s.name == "hang");
     config.startup_timeout = Duration::from_millis(700);
     let manager = setup.manager(config);
     assert!(manager.wait_settled(START_LIMIT).await);
@@ -238,8 +243,23 @@ async fn a_server_that_never_answers_initialize_does_not_delay_the_others_and_ti
         ServerState::Failed { reason: "did not answer initialize and tools/list within 700 ms (the start-up timeout)".into() }
     );
     assert!(manager.statuses()[0].tools.is_empty());
-    let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
-    wait_dead(pid).await;
+    // On a slow machine the timeout may beat python to writing its pid;
+    // when it got that far, the process must be gone.
+    if let Ok(pid) = std::fs::read_to_string(&marker) {
+        wait_dead(pid.trim().parse().unwrap()).await;
+    }
+}
+
+/// Wait (bounded) for a test server's pid file.
+async fn wait_for_marker(path: &Path) -> i32 {
+    let deadline = tokio::time::Instant::now() + START_LIMIT;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the server never wrote {}", path.display());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Wait (bounded) until a process is gone.

@@ -173,11 +173,17 @@ impl LspClient {
     }
 
     pub fn initialize(&mut self, capabilities: Value, options: Value) -> Value {
+        self.initialize_as(Value::Null, capabilities, options)
+    }
+
+    /// `initialize` with a `clientInfo` (`{"name", "version"}`, or null).
+    pub fn initialize_as(&mut self, client_info: Value, capabilities: Value, options: Value) -> Value {
         let root_uri = uri(&self.root);
         let response = self.request(
             "initialize",
             json!({
                 "processId": null,
+                "clientInfo": client_info,
                 "rootUri": root_uri,
                 "workspaceFolders": [{"uri": root_uri, "name": "root"}],
                 "capabilities": capabilities,

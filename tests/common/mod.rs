@@ -6,6 +6,7 @@
 pub mod anthropic_turns;
 pub mod mock_model;
 pub mod test_tools;
+pub mod turns;
 
 use std::sync::Arc;
 
@@ -23,7 +24,9 @@ pub fn fixture(name: &str) -> String {
 /// A throwaway workspace and a tool context over it.
 pub fn workspace() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut workspace = Workspace::new(dir.path()).unwrap();
+    // No user files (~/.tandem/AGENTS.md, skills, agents) from the machine running the tests.
+    workspace.set_home(None);
     (dir, ToolContext::new(Arc::new(workspace)))
 }
 

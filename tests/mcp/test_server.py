@@ -228,8 +228,9 @@ def serve_http():
 
 
 if MARKER:
-    with open(MARKER, "w") as f:
+    with open(MARKER + ".tmp", "w") as f:
         f.write(str(os.getpid()))
+    os.rename(MARKER + ".tmp", MARKER)
 
 if HTTP:
     serve_http()

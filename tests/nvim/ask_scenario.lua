@@ -21,9 +21,10 @@ end
 
 local ok, err = pcall(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(env.SCENARIO_FILE))
-  -- The address lets the scripted model's shell step "type" into this
-  -- editor mid-run, as a user would (tandem lsp and its shells inherit it).
-  vim.env.SCENARIO_NVIM = vim.fn.serverstart()
+  -- The address (SCENARIO_NVIM_ADDR, also written into the model's script)
+  -- lets the scripted model's shell step "type" into this editor mid-run,
+  -- as a user would.
+  vim.fn.serverstart(env.SCENARIO_NVIM_ADDR)
   -- Permission prompts: answer like a user clicking "Allow once", and keep
   -- what was asked for the report.
   report.prompts = {}

@@ -8,13 +8,15 @@
 //!   `http` the wire underneath; [`config`] picks one from the environment.
 //! - [`run()`]: the loop and the tool-call scheduling (early start, safe
 //!   calls together, results in order).
-//! - [`prompt`]: the system prompt; [`permission`]: permission modes.
+//! - [`prompt`]: the system prompt; [`instructions`]: the project's and the
+//!   user's `AGENTS.md` files in it; [`permission`]: permission modes.
 //! - [`events`]: the run events every front end consumes.
 
 pub mod anthropic;
 pub mod config;
 pub mod events;
 pub mod http;
+pub mod instructions;
 pub mod openai;
 pub mod permission;
 pub mod prompt;

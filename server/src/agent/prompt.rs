@@ -14,6 +14,9 @@ pub struct PromptEnv {
     pub date: String,
     pub in_editor: bool,
     pub deferred_tools: Vec<String>,
+    /// Sections appended after the template, in order: project
+    /// instructions, available skills, … (empty ones are skipped).
+    pub sections: Vec<String>,
 }
 
 impl PromptEnv {
@@ -25,6 +28,7 @@ impl PromptEnv {
             date: chrono::Local::now().format("%Y-%m-%d").to_string(),
             in_editor,
             deferred_tools,
+            sections: Vec::new(),
         }
     }
 }
@@ -51,13 +55,19 @@ pub fn system_prompt(env: &PromptEnv) -> String {
     } else {
         format!("\n{}\n", deferred_tools_line(&env.deferred_tools))
     };
-    TEMPLATE
+    let mut prompt = TEMPLATE
         .replace("{{where}}", place)
         .replace("{{root}}", &env.root)
         .replace("{{os}}", &env.os)
         .replace("{{date}}", &env.date)
         .replace("{{editor}}", editor)
-        .replace("{{deferred}}", &deferred)
+        .replace("{{deferred}}", &deferred);
+    for section in env.sections.iter().filter(|s| !s.trim().is_empty()) {
+        prompt.push('\n');
+        prompt.push_str(section.trim_end());
+        prompt.push('\n');
+    }
+    prompt
 }
 
 #[cfg(test)]
@@ -72,9 +82,11 @@ mod tests {
             date: "2026-01-02".into(),
             in_editor: true,
             deferred_tools: vec!["web_fetch".into(), "skill".into()],
+            sections: vec!["# Project instructions\nUse tabs.".into(), String::new()],
         };
         let prompt = system_prompt(&env);
         assert!(!prompt.contains("{{"), "{prompt}");
+        assert!(prompt.ends_with("\n# Project instructions\nUse tabs.\n"), "{prompt}");
         for needle in ["/work/app", "linux (x86_64)", "2026-01-02", "inside their editor", "web_fetch, skill", "grep_search instead of"] {
             assert!(prompt.contains(needle), "{needle} missing");
         }

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{RunEvent, RunStatus, Usage};
+use super::instructions;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent, ToolUse};
 use super::{RunOutcome, RunRequest};
@@ -85,6 +86,8 @@ async fn drive(
     state: &mut RunState,
 ) -> Result<(RunStatus, String), Stop> {
     let registry = executor.registry();
+    // Read once per run; the deferred tools are listed per request.
+    let instructions = instructions::prompt_section(&instructions::load(&ctx.workspace));
     let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
     let executor = Arc::new(executor.clone());
     let mut messages = vec![first_message(request)];
@@ -98,7 +101,9 @@ async fn drive(
         // Recomputed for every request: tool_search may have activated tools
         // (appended at the end), and MCP servers come and go.
         let tools = registry.definitions_for(&ctx.run);
-        let system = system_prompt(&PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names()));
+        let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names());
+        env.sections.push(instructions.clone());
+        let system = system_prompt(&env);
         let model_request = ModelRequest { system: &system, messages: &messages, tools: &tools };
         let response = match stream_turn(provider, &model_request, events, &mut runner, &ctx.cancel).await {
             Ok(response) => response,

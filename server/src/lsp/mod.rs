@@ -14,11 +14,14 @@
 //! - `code_actions`: agent actions on selections and diagnostics;
 //! - `config`: `initializationOptions` and `workspace/configuration`;
 //! - `client`: requests to the editor with timeouts, behind a trait;
+//! - `clients`: what each editor does with reviewed edits (the review path
+//!   by `clientInfo.name`);
 //! - `server`: the `LanguageServer` handlers that tie these together;
 //! - `transport`: a guard on the wire so invalid messages get an error
 //!   response instead of ending the session.
 
 pub mod client;
+pub mod clients;
 mod code_actions;
 pub mod config;
 pub mod demo;

@@ -12,6 +12,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::client::{methods, request_with_timeout, ClientLink, TowerClient};
+use super::clients;
 use super::code_actions;
 use super::config::{Settings, SettingsLayers};
 use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
@@ -198,12 +199,13 @@ impl LanguageServer for Backend {
         let init = params.initialization_options.clone().unwrap_or(Value::Null);
         self.update_settings(|layers| layers.init = init);
         let workspace_caps = capabilities.workspace.as_ref();
-        let edit_capabilities = EditCapabilities {
-            change_annotations: workspace_caps
-                .and_then(|w| w.workspace_edit.as_ref())
-                .and_then(|e| e.change_annotation_support.as_ref())
-                .is_some(),
-        };
+        let advertised = workspace_caps
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.change_annotation_support.as_ref())
+            .is_some();
+        let review_path = clients::review_path(params.client_info.as_ref(), advertised);
+        tracing::info!(client = ?params.client_info, advertised, ?review_path, "edit review path");
+        let edit_capabilities = EditCapabilities { change_annotations: review_path == clients::ReviewPath::Annotation };
         let roots = workspace_roots(&params);
         let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
         let editor = Arc::new(LspEditor::new(

@@ -17,6 +17,7 @@ pub mod run_shell;
 pub mod tool_search;
 #[cfg(test)]
 mod test_fixture;
+pub mod web_fetch;
 pub mod write_file;
 
 use std::sync::Arc;
@@ -333,6 +334,7 @@ impl ToolRegistry {
         registry.register(list_files::ListFiles);
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
+        registry.register(web_fetch::WebFetch::default());
         registry.register(tool_search::ToolSearch);
         registry
     }

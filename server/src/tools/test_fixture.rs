@@ -25,7 +25,8 @@ pub(crate) fn fixture(files: &[(&str, &[u8])]) -> Fixture {
         std::fs::write(path, bytes).unwrap();
     }
     let editor = Arc::new(MemoryEditor::default());
-    let workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone())).unwrap();
+    let mut workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone())).unwrap();
+    workspace.set_home(None);
     Fixture { _dir: dir, root, ctx: ToolContext::new(Arc::new(workspace)), editor }
 }
 

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 pub use disk::{atomic_write, DiskWriteError};
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
-pub use paths::{display_relative, normalize_lexically, PathError};
+pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use watcher::DiskWatcher;
 
 /// Files larger than this are refused for whole-file reads and edits.
@@ -125,6 +125,9 @@ pub struct Workspace {
     /// large-result folder).
     readable_extra: Vec<PathBuf>,
     watcher: Mutex<Option<DiskWatcher>>,
+    /// The user's home folder, where `~/.tandem/` (instructions, skills,
+    /// agents) lives; `None` reads no user files.
+    home: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -154,6 +157,7 @@ impl Workspace {
             ledger: Arc::new(ReadLedger::default()),
             readable_extra: Vec::new(),
             watcher: Mutex::new(None),
+            home: dirs::home_dir(),
         })
     }
 
@@ -161,6 +165,16 @@ impl Workspace {
     pub fn allow_reading(&mut self, dir: PathBuf) {
         let dir = dir.canonicalize().unwrap_or(dir);
         self.readable_extra.push(dir);
+    }
+
+    /// Where the user's own files (`~/.tandem/…`) are looked up: the home
+    /// folder by default; tests point it elsewhere, `None` reads none.
+    pub fn set_home(&mut self, home: Option<PathBuf>) {
+        self.home = home;
+    }
+
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
     }
 
     /// The primary root: relative paths resolve against it, shell commands run in it.

@@ -1,0 +1,306 @@
+//! Project instructions: `AGENTS.md`, `CLAUDE.md` and `.tandem/AGENTS.md` at
+//! the workspace root, and the user's own `~/.tandem/AGENTS.md`, go into the
+//! system prompt, each under a heading that names the file.
+//!
+//! - They are read through [`Workspace::read`], so in the editor an open
+//!   buffer's text counts, unsaved changes included.
+//! - A line holding only `@relative/path` is replaced by that file (relative
+//!   to the file that names it). Includes nest at most
+//!   [`MAX_INCLUDE_DEPTH`] levels, must resolve inside the workspace (for the
+//!   user's file: inside `~/.tandem/`), and never repeat a file already being
+//!   included. Lines inside code fences are left alone. An include that
+//!   cannot be followed stays as it is, with a warning in the log.
+//! - Sizes are bounded: [`MAX_FILE_CHARS`] per file, [`MAX_TOTAL_CHARS`] in all.
+//! - `CLAUDE.md` that is a link to `AGENTS.md` is read once.
+
+use std::path::{Path, PathBuf};
+
+use crate::workspace::{resolve_confined, Workspace};
+
+/// The project's files, relative to the primary root, in prompt order.
+pub const PROJECT_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".tandem/AGENTS.md"];
+/// How deep `@path` includes may nest.
+pub const MAX_INCLUDE_DEPTH: usize = 5;
+/// Characters kept from one file.
+pub const MAX_FILE_CHARS: usize = 20_000;
+/// Characters of instructions in all.
+pub const MAX_TOTAL_CHARS: usize = 60_000;
+
+/// One instruction file with its includes expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionFile {
+    /// How the heading names it: `AGENTS.md`, `~/.tandem/AGENTS.md`.
+    pub name: String,
+    pub text: String,
+}
+
+/// Every instruction file that exists: the user's first (the most general),
+/// then the project's.
+pub fn load(workspace: &Workspace) -> Vec<InstructionFile> {
+    let mut files = Vec::new();
+    let mut expander = Expander { workspace, remaining: MAX_TOTAL_CHARS, seen_top: Vec::new() };
+    if let Some(home) = workspace.home() {
+        let dir = home.join(".tandem");
+        let path = dir.join("AGENTS.md");
+        if path.is_file() || workspace.buffer(&path).is_some() {
+            let confine = vec![dir.canonicalize().unwrap_or(dir)];
+            if let Some(text) = expander.top(&path, &confine) {
+                files.push(InstructionFile { name: "~/.tandem/AGENTS.md".to_string(), text });
+            }
+        }
+    }
+    for name in PROJECT_FILES {
+        let path = workspace.root().join(name);
+        if !path.is_file() && workspace.buffer(&path).is_none() {
+            continue;
+        }
+        if let Some(text) = expander.top(&path, workspace.roots()) {
+            files.push(InstructionFile { name: name.to_string(), text });
+        }
+    }
+    files
+}
+
+/// The system-prompt section for the files (empty when there are none).
+pub fn prompt_section(files: &[InstructionFile]) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "# Project instructions\nThe user and the project maintainers wrote these instructions for agents working here. Follow them; where they conflict with the guidance above, they win.\n",
+    );
+    for file in files {
+        out.push_str(&format!("\n## {}\n{}\n", file.name, file.text.trim_end()));
+    }
+    out
+}
+
+struct Expander<'a> {
+    workspace: &'a Workspace,
+    /// Characters still allowed in all.
+    remaining: usize,
+    /// Top-level files read so far (resolved), so a link is read once.
+    seen_top: Vec<PathBuf>,
+}
+
+impl Expander<'_> {
+    fn top(&mut self, path: &Path, confine: &[PathBuf]) -> Option<String> {
+        let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if self.seen_top.contains(&real) {
+            return None;
+        }
+        self.seen_top.push(real);
+        if self.remaining == 0 {
+            tracing::warn!(path = %path.display(), "instructions skipped: the instructions are over {MAX_TOTAL_CHARS} characters");
+            return None;
+        }
+        let mut chain = Vec::new();
+        match self.expand(path, confine, 0, &mut chain) {
+            Ok(text) if !text.trim().is_empty() => Some(text),
+            Ok(_) => None,
+            Err(err) => {
+                tracing::warn!(path = %path.display(), %err, "cannot read instructions");
+                None
+            }
+        }
+    }
+
+    /// The file's text with its includes expanded. `chain` holds the files
+    /// being expanded (a file that includes itself, directly or not, stops).
+    fn expand(&mut self, path: &Path, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> Result<String, String> {
+        let shown = self.workspace.display_path(path);
+        let file = self.workspace.read(path).map_err(|e| e.message(&shown))?;
+        let text = match file.text.char_indices().nth(MAX_FILE_CHARS) {
+            Some((end, _)) => format!("{}\n[... {shown} cut at {MAX_FILE_CHARS} characters]", &file.text[..end]),
+            None => file.text,
+        };
+        chain.push(path.to_path_buf());
+        let mut out = String::with_capacity(text.len());
+        let mut fence: Option<&str> = None;
+        for line in text.lines() {
+            if self.remaining == 0 {
+                out.push_str(&format!("[... instructions cut: over {MAX_TOTAL_CHARS} characters in all]\n"));
+                break;
+            }
+            let trimmed = line.trim_start();
+            let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+            match (fence, marker) {
+                (None, Some(m)) => fence = Some(m),
+                (Some(open), Some(m)) if open == m => fence = None,
+                _ => {}
+            }
+            if fence.is_none() && marker.is_none() {
+                if let Some(target) = include_target(line) {
+                    match self.include(path, target, confine, depth, chain) {
+                        Ok(included) => {
+                            out.push_str(included.trim_end_matches('\n'));
+                            out.push('\n');
+                            continue;
+                        }
+                        Err(reason) => tracing::warn!(file = %shown, include = target, %reason, "include not followed"),
+                    }
+                }
+            }
+            let kept: String = line.chars().take(self.remaining).collect();
+            self.remaining = self.remaining.saturating_sub(kept.chars().count() + 1);
+            out.push_str(&kept);
+            out.push('\n');
+        }
+        chain.pop();
+        Ok(out)
+    }
+
+    fn include(&mut self, from: &Path, target: &str, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> Result<String, String> {
+        if depth + 1 > MAX_INCLUDE_DEPTH {
+            return Err(format!("includes nest deeper than {MAX_INCLUDE_DEPTH} levels"));
+        }
+        let base = from.parent().unwrap_or(from);
+        let joined = base.join(target);
+        let resolved = resolve_confined(confine, &[], &joined.to_string_lossy()).map_err(|e| e.message())?;
+        if chain.contains(&resolved) {
+            return Err("the file is already being included (a cycle)".to_string());
+        }
+        self.expand(&resolved, confine, depth + 1, chain)
+    }
+}
+
+/// `docs/style.md` for a line that is only `@docs/style.md`.
+fn include_target(line: &str) -> Option<&str> {
+    let target = line.trim().strip_prefix('@')?;
+    let plausible = !target.is_empty() && !target.contains(char::is_whitespace) && !target.starts_with('@') && !target.starts_with('/');
+    plausible.then_some(target)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::MemoryEditor;
+    use std::sync::Arc;
+
+    struct Setup {
+        _dirs: (tempfile::TempDir, tempfile::TempDir),
+        root: PathBuf,
+        home: PathBuf,
+        editor: Arc<MemoryEditor>,
+    }
+
+    fn setup(project: &[(&str, &str)], user: &[(&str, &str)]) -> Setup {
+        let (root_dir, home_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let root = root_dir.path().canonicalize().unwrap();
+        let home = home_dir.path().canonicalize().unwrap();
+        for (base, files) in [(&root, project), (&home, user)] {
+            for (name, text) in files {
+                let path = base.join(name);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+        }
+        Setup { _dirs: (root_dir, home_dir), root, home, editor: Arc::new(MemoryEditor::default()) }
+    }
+
+    impl Setup {
+        fn load(&self) -> Vec<InstructionFile> {
+            let mut workspace = Workspace::with_roots(vec![self.root.clone()], Some(self.editor.clone())).unwrap();
+            workspace.set_home(Some(self.home.clone()));
+            load(&workspace)
+        }
+    }
+
+    #[test]
+    fn every_file_under_its_own_heading_user_first() {
+        let s = setup(
+            &[("AGENTS.md", "Use tabs.\n"), ("CLAUDE.md", "Run `make test`.\n"), (".tandem/AGENTS.md", "Tandem only.\n")],
+            &[(".tandem/AGENTS.md", "Answer in French.\n")],
+        );
+        expect_test::expect![[r#"
+            # Project instructions
+            The user and the project maintainers wrote these instructions for agents working here. Follow them; where they conflict with the guidance above, they win.
+
+            ## ~/.tandem/AGENTS.md
+            Answer in French.
+
+            ## AGENTS.md
+            Use tabs.
+
+            ## CLAUDE.md
+            Run `make test`.
+
+            ## .tandem/AGENTS.md
+            Tandem only.
+        "#]]
+        .assert_eq(&prompt_section(&s.load()));
+    }
+
+    #[test]
+    fn includes_are_expanded_relative_to_the_including_file() {
+        let s = setup(
+            &[
+                ("AGENTS.md", "Intro.\n@docs/style.md\nOutro.\n"),
+                ("docs/style.md", "Style rules.\n  @../shared/common.md\n"),
+                ("shared/common.md", "Common rule.\n"),
+            ],
+            &[],
+        );
+        let files = s.load();
+        assert_eq!(files, vec![InstructionFile { name: "AGENTS.md".into(), text: "Intro.\nStyle rules.\nCommon rule.\nOutro.\n".into() }]);
+    }
+
+    #[test]
+    fn includes_stop_at_five_levels_cycles_and_the_workspace_edge() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.md"), "SECRET").unwrap();
+        let escape = format!("@../{}/secret.md", outside.path().file_name().unwrap().to_string_lossy());
+        let s = setup(
+            &[
+                ("AGENTS.md", "@l1.md\n@AGENTS.md\n"),
+                ("l1.md", "one\n@l2.md"),
+                ("l2.md", "two\n@l3.md"),
+                ("l3.md", "three\n@l4.md"),
+                ("l4.md", "four\n@l5.md"),
+                ("l5.md", "five\n@l6.md"),
+                ("l6.md", "six"),
+                ("CLAUDE.md", &format!("{escape}\n@/etc/passwd\n@missing.md\n```\n@l1.md\n```\n")),
+            ],
+            &[],
+        );
+        let files = s.load();
+        assert_eq!(files[0].text, "one\ntwo\nthree\nfour\nfive\n@l6.md\n@AGENTS.md\n");
+        // Outside the workspace (through a symlink-free `..`), absolute, missing, fenced: kept as written.
+        assert_eq!(files[1].text, format!("{escape}\n@/etc/passwd\n@missing.md\n```\n@l1.md\n```\n"));
+    }
+
+    #[test]
+    fn the_open_buffer_counts_and_a_linked_claude_md_is_read_once() {
+        let s = setup(&[("AGENTS.md", "on disk\n")], &[]);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(s.root.join("AGENTS.md"), s.root.join("CLAUDE.md")).unwrap();
+        s.editor.open(&s.root.join("AGENTS.md"), "unsaved in the editor\n", 3);
+        let files = s.load();
+        assert_eq!(files, vec![InstructionFile { name: "AGENTS.md".into(), text: "unsaved in the editor\n".into() }]);
+    }
+
+    #[test]
+    fn the_user_file_includes_only_from_its_own_folder() {
+        let s = setup(&[("notes.md", "project note")], &[(".tandem/AGENTS.md", "mine\n@style.md\n@../../notes.md\n"), (".tandem/style.md", "my style")]);
+        let files = s.load();
+        assert_eq!(files[0].text, "mine\nmy style\n@../../notes.md\n");
+    }
+
+    #[test]
+    fn sizes_are_bounded() {
+        let big = "x".repeat(MAX_FILE_CHARS + 10);
+        let s = setup(&[("AGENTS.md", &big), ("CLAUDE.md", &big), (".tandem/AGENTS.md", &big)], &[(".tandem/AGENTS.md", &big)]);
+        let files = s.load();
+        assert!(files[0].text.contains("cut at 20000 characters"), "{}", &files[0].text[MAX_FILE_CHARS - 10..]);
+        let total: usize = files.iter().map(|f| f.text.chars().count()).sum();
+        assert!(total <= MAX_TOTAL_CHARS + 500, "{total}");
+        assert!(files.len() < 4, "the last file does not fit");
+    }
+
+    #[test]
+    fn no_files_no_section() {
+        let s = setup(&[], &[]);
+        assert_eq!(prompt_section(&s.load()), "");
+    }
+}
