@@ -18,7 +18,7 @@ use tandem::agent::config::HttpProviderConfig;
 use tandem::agent::openai::OpenAiProvider;
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{RunEvent, RunStatus, RunRequest};
-use tandem::tools::{Executor, ToolRegistry};
+use tandem::tools::{Executor, ToolKind, ToolRegistry};
 use tokio::sync::Notify;
 
 fn anthropic(mock: &MockModel) -> AnthropicProvider {
@@ -153,8 +153,8 @@ async fn next_request_carries_tool_results_with_matching_ids() {
     expect_test::expect![[r#"
         {"type":"text","text":"I'll read "}
         {"type":"text","text":"both files first."}
-        {"type":"tool_call","id":"toolu_synth_A","name":"read_file","input":{"path":"src/main.rs"}}
-        {"type":"tool_call","id":"toolu_synth_B","name":"read_file","input":{"path":"Cargo.toml"}}
+        {"type":"tool_call","id":"toolu_synth_A","name":"read_file","input":{"path":"src/main.rs"},"kind":{"type":"other"},"summary":""}
+        {"type":"tool_call","id":"toolu_synth_B","name":"read_file","input":{"path":"Cargo.toml"},"kind":{"type":"other"},"summary":""}
         {"type":"status","turn":1,"usage":{"input_tokens":412,"output_tokens":87}}
         {"type":"tool_result","id":"toolu_synth_A","is_error":true,"content":"Invalid input for read_file: missing field \"file_path\""}
         {"type":"tool_result","id":"toolu_synth_B","is_error":true,"content":"Invalid input for read_file: missing field \"file_path\""}
@@ -203,7 +203,7 @@ async fn split_json_deltas_ping_anywhere_and_tiny_reads() {
     let (_dir, ctx) = workspace();
     let (outcome, events) = run_agent(&anthropic(&mock), &executor(registry), ctx, request("go")).await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
-    assert!(events.contains(&RunEvent::ToolCall { id: "toolu_1".into(), name: "rendezvous".into(), input: input.clone() }), "{events:?}");
+    assert!(events.contains(&RunEvent::ToolCall { id: "toolu_1".into(), name: "rendezvous".into(), input: input.clone(), kind: ToolKind::Other, summary: "caf\u{e9} \u{1F600}".into() }), "{events:?}");
     assert_eq!(mock.requests()[1].body["messages"][2]["content"][0]["content"], json!("caf\u{e9} \u{1F600} ran"));
 }
 
@@ -574,7 +574,7 @@ async fn cancel_during_the_stream_closes_the_connection() {
     let executor = executor(ToolRegistry::default());
     let (_dir, ctx) = workspace();
     let cancel = ctx.cancel.clone();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = tandem::agent::event_channel();
     let run = tandem::agent::run(&provider, &executor, ctx, request("hi"), tx);
     let watch = async {
         let mut seen = Vec::new();
@@ -611,7 +611,7 @@ async fn cancel_during_a_tool_reaches_the_tool() {
     let executor = executor(registry);
     let (_dir, ctx) = workspace();
     let cancel = ctx.cancel.clone();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = tandem::agent::event_channel();
     let run = tandem::agent::run(&provider, &executor, ctx, request("go"), tx);
     let watch = async {
         while let Some(event) = rx.recv().await {
@@ -638,7 +638,7 @@ async fn cancel_during_a_long_shell_command_leaves_no_process_behind() {
     let (dir, ctx) = workspace();
     let cancel = ctx.cancel.clone();
     let pid_file = dir.path().join("sleeper.pid");
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = tandem::agent::event_channel();
     let run = tandem::agent::run(&provider, &executor, ctx, request("sleep"), tx);
     let watch = async {
         let mut sleeper = None;

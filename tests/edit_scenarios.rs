@@ -55,7 +55,7 @@ fn scenarios_dir() -> PathBuf {
 
 async fn execute(ctx: &ToolContext, name: &str, input: Value) -> ToolResult {
     let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-    let call = ToolCall { id: "toolu_test".to_string(), name: name.to_string(), input };
+    let call = ToolCall::new("toolu_test", name, input);
     executor.execute(&call, ctx).await.expect("no tool call in these scenarios is fatal")
 }
 

@@ -150,7 +150,7 @@ fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact
     let ask = client.send_request("workspace/executeCommand", ask_params("Make it fast"));
     // The shell prompt: the user types meanwhile, then allows the command.
     let prompt = client.server_request("window/showMessageRequest");
-    assert!(prompt["params"]["message"].as_str().unwrap().contains("run_shell"), "{prompt}");
+    assert_eq!(prompt["params"]["message"], "Tandem wants to run a shell command:\necho checking", "{prompt}");
     // The transcript shows the call before the user is asked about it.
     let call_at = client.seen.iter().position(|m| m["params"]["event"]["name"] == "run_shell");
     let prompt_at = client.seen.iter().position(|m| m["method"] == "window/showMessageRequest");
@@ -158,9 +158,11 @@ fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact
     client.type_at_line(&uri, 0, "// the user's comment\n");
     client.barrier(&uri);
     client.respond(&prompt["id"], json!({"title": "Allow once"}));
-    // After the re-read, the edit is reviewed ("Apply edit to app.txt?").
+    // After the re-read, the edit is reviewed with its diff.
     let review = client.server_request("window/showMessageRequest");
-    assert_eq!(review["params"]["message"], "Tandem: apply edit to app.txt?");
+    let review_text = review["params"]["message"].as_str().unwrap();
+    assert!(review_text.starts_with("Tandem: apply edit to app.txt?\n\n"), "{review_text}");
+    assert!(review_text.contains("-     run();") && review_text.contains("+     run_fast();"), "{review_text}");
     client.respond(&review["id"], json!({"title": "Apply"}));
     let apply = client.server_request("workspace/applyEdit");
     assert_eq!(apply["params"]["edit"]["documentChanges"][0]["textDocument"]["version"], 2);

@@ -100,7 +100,7 @@ async fn wait_until(manager: &McpManager, what: &str, ready: impl Fn(&McpManager
 
 async fn call(executor: &Executor, ctx: &ToolContext, name: &str, input: Value) -> (bool, String) {
     ctx.run.activate(name);
-    let result = executor.execute(&ToolCall { id: "c".into(), name: name.into(), input }, ctx).await.unwrap();
+    let result = executor.execute(&ToolCall::new("c", name, input), ctx).await.unwrap();
     (result.is_error, result.content)
 }
 

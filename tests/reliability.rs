@@ -283,7 +283,7 @@ async fn a_credential_allowed_by_name_reaches_the_shell() {
     };
     // SAFETY: this test binary's other tests do not read this variable.
     unsafe { std::env::set_var("RELIABILITY_TEST_TOKEN", "allowed-value") };
-    let call = ToolCall { id: "t".into(), name: "run_shell".into(), input: json!({"command": "echo \"$RELIABILITY_TEST_TOKEN $FROM_SETTINGS\""}) };
+    let call = ToolCall::new("t", "run_shell", json!({"command": "echo \"$RELIABILITY_TEST_TOKEN $FROM_SETTINGS\""}));
     let result = Executor::new(ToolRegistry::builtin()).with_results_dir(None).execute(&call, &ctx).await.unwrap();
     assert_eq!(result.content, "allowed-value yes");
 }

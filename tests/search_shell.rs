@@ -37,7 +37,7 @@ impl Fixture {
 
     async fn call(&self, tool: &str, input: Value) -> ToolResult {
         let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-        let call = ToolCall { id: "toolu_test".into(), name: tool.into(), input };
+        let call = ToolCall::new("toolu_test", tool, input);
         executor.execute(&call, &self.ctx).await.unwrap()
     }
 
@@ -417,11 +417,11 @@ async fn start_grandchild_call(
 ) -> (tokio::task::JoinHandle<Result<tandem::tools::ToolResult, tandem::tools::executor::FatalToolError>>, u32) {
     let pid_file = fx.root.join("grandchild.pid");
     let ctx = fx.ctx.clone();
-    let call = ToolCall {
-        id: id.into(),
-        name: "run_shell".into(),
-        input: json!({"command": "sh -c 'echo $$ > grandchild.pid.tmp; mv grandchild.pid.tmp grandchild.pid; exec sleep 60' & wait"}),
-    };
+    let call = ToolCall::new(
+        id,
+        "run_shell",
+        json!({"command": "sh -c 'echo $$ > grandchild.pid.tmp; mv grandchild.pid.tmp grandchild.pid; exec sleep 60' & wait"}),
+    );
     let task = tokio::spawn(async move {
         let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
         executor.execute(&call, &ctx).await

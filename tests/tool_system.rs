@@ -80,5 +80,208 @@ async fn agents_md_with_an_include_reaches_the_system_prompt() {
         Name tests after the behaviour.
     "#]]
     .assert_eq(section);
-    let _ = &s.root;
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+/// The tool_result blocks of a request's last message, as (content, is_error).
+fn results(body: &Value) -> Vec<(String, bool)> {
+    let messages = body["messages"].as_array().unwrap();
+    messages.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| (b["content"].as_str().unwrap().to_string(), b["is_error"].as_bool().unwrap_or(false)))
+        .collect()
+}
+
+const REVIEW_SKILL: &str = "---\nname: review\ndescription: Review a change for bugs\nwhen-to-use: after editing code\n---\nReview $ARGUMENTS carefully. Checklists live in ${CLAUDE_SKILL_DIR}/lists.\n";
+
+#[tokio::test]
+async fn an_inline_skill_is_listed_and_its_prompt_comes_back() {
+    let s = setup(&[(".tandem/skills/review/SKILL.md", REVIEW_SKILL)], &[]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_1", "skill", serde_json::json!({"skill_name": "review", "args": "src/lib.rs"}))]),
+        turns::tools("", &[("toolu_2", "skill", serde_json::json!({"skill_name": "nope"}))]),
+        turns::text("done"),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("review my change")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    let prompt = system(&requests[0].body);
+    assert!(
+        prompt.contains("# Available Skills\n") && prompt.contains("\n- review: Review a change for bugs When to use: after editing code\n"),
+        "{prompt}"
+    );
+    let dir = s.root.join(".tandem/skills/review");
+    assert_eq!(
+        results(&requests[1].body),
+        [(format!("[Skill \"review\" activated]\n\nReview src/lib.rs carefully. Checklists live in {}/lists.\n", dir.display()), false)]
+    );
+    assert_eq!(results(&requests[2].body), [("Unknown skill: nope".to_string(), true)]);
+}
+
+#[tokio::test]
+async fn a_forked_skill_runs_as_a_sub_agent_limited_to_its_tools() {
+    let skill = "---\ndescription: Summarize the notes\ncontext: fork\nallowed-tools: Read, grep_search\n---\nYou summarize notes. Focus: $ARGUMENTS\n";
+    let s = setup(&[(".claude/skills/summarize/SKILL.md", skill), ("notes.txt", "buy milk\n")], &[]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_p", "skill", serde_json::json!({"skill_name": "summarize", "args": "groceries"}))]),
+        // The sub-agent: reads, tries a tool it does not have, answers.
+        turns::tools("", &[("toolu_c1", "read_file", serde_json::json!({"file_path": "notes.txt"})), ("toolu_c2", "run_shell", serde_json::json!({"command": "rm notes.txt"}))]),
+        turns::text("Groceries: milk."),
+        turns::text("The notes say to buy milk."),
+    ])
+    .await;
+    let (outcome, events) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("summarize")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    let child = &requests[1].body;
+    assert!(system(child).starts_with("You summarize notes. Focus: groceries\n"), "{}", system(child));
+    assert_eq!(tool_names(child), ["read_file", "grep_search"]);
+    let child_results = results(&requests[2].body);
+    assert!(child_results[0].0.contains("buy milk"), "{child_results:?}");
+    assert!(child_results[1].1 && child_results[1].0.starts_with("Unknown tool: run_shell"), "{child_results:?}");
+    assert!(s.root.join("notes.txt").exists());
+    assert_eq!(results(&requests[3].body), [("Groceries: milk.".to_string(), false)]);
+    // The child's calls reach the transcript nested under the skill call.
+    let nested: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            tandem::agent::RunEvent::Nested { parent, event } => Some(format!("{parent} {}", serde_json::to_value(event).unwrap()["type"].as_str().unwrap())),
+            _ => None,
+        })
+        .collect();
+    assert!(nested.contains(&"toolu_p tool_call".to_string()) && nested.contains(&"toolu_p tool_result".to_string()), "{nested:?}");
+    // Its tokens count in the run's usage: four requests of 10 input tokens each.
+    assert_eq!(outcome.usage.input_tokens, 40);
+}
+
+#[tokio::test]
+async fn a_custom_agent_gets_only_its_tools_and_is_listed_in_the_agent_tool() {
+    let agent = "---\nname: finder\ndescription: Finds code by content\ntools: grep_search\n---\nYou find code. Report file:line for each hit.\n";
+    let s = setup(&[(".tandem/agents/finder.md", agent), ("src/a.rs", "fn needle() {}\n")], &[("/.claude/agents/broken.md", "---\nname: [oops\n---\nbody")]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_p", "agent", serde_json::json!({"description": "find needle", "prompt": "Where is needle defined?", "type": "finder"}))]),
+        turns::tools("", &[("toolu_c1", "grep_search", serde_json::json!({"pattern": "fn needle"})), ("toolu_c2", "read_file", serde_json::json!({"file_path": "src/a.rs"}))]),
+        turns::text("src/a.rs:1"),
+        turns::text("It is in src/a.rs."),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("find needle")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    let agent_tool = requests[0].body["tools"].as_array().unwrap().iter().find(|t| t["name"] == "agent").unwrap().clone();
+    assert!(agent_tool["description"].as_str().unwrap().ends_with("\n\nCustom agents (give the name as type):\n- finder: Finds code by content (tools: grep_search)"), "{agent_tool}");
+    let child = &requests[1].body;
+    assert_eq!(tool_names(child), ["grep_search"]);
+    assert!(system(child).starts_with("You find code. Report file:line for each hit.\n"));
+    assert_eq!(child["messages"][0]["content"][0]["text"], "Where is needle defined?");
+    let child_results = results(&requests[2].body);
+    assert!(child_results[0].0.contains("src/a.rs"), "{child_results:?}");
+    assert!(child_results[1].1 && child_results[1].0.starts_with("Unknown tool: read_file"), "{child_results:?}");
+    assert_eq!(results(&requests[3].body), [("src/a.rs:1".to_string(), false)]);
+}
+
+#[tokio::test]
+async fn two_explore_sub_agents_overlap_in_time() {
+    use common::mock_model::{MockResponse, Part};
+    let s = setup(&[("a.txt", "a\n")], &[]);
+    let explore = |id: &'static str, what: &str| (id, "agent", serde_json::json!({"description": what, "prompt": what, "type": "explore"}));
+    // Whichever sub-agent asks first gets an answer held until the other
+    // one's request has arrived too: only sub-agents running at the same
+    // time release it.
+    let first_answer = turns::text("first");
+    let Part::Bytes(bytes) = first_answer.parts.into_iter().next().unwrap() else { unreachable!() };
+    let held = MockResponse::sse_parts(vec![Part::WaitForRequests(3, "first sub-agent"), Part::Bytes(bytes)]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[explore("toolu_a", "look at a"), explore("toolu_b", "look at b")]),
+        held,
+        turns::text("second"),
+        turns::text("both done"),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("explore")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    assert!(mock.log().contains(&"mock: first sub-agent released".to_string()), "{:?}", mock.log());
+    let requests = mock.requests();
+    for child in &requests[1..3] {
+        assert_eq!(tool_names(&child.body), ["read_file", "list_files", "grep_search", "web_fetch"]);
+    }
+    let mut answers: Vec<String> = results(&requests[3].body).into_iter().map(|(c, _)| c).collect();
+    answers.sort();
+    assert_eq!(answers, ["first", "second"]);
+}
+
+struct RefuseEdits;
+
+#[async_trait::async_trait]
+impl tandem::tools::executor::PermissionPolicy for RefuseEdits {
+    async fn decide(&self, request: &tandem::tools::executor::PermissionRequest) -> tandem::tools::executor::PermissionDecision {
+        use tandem::tools::executor::PermissionDecision;
+        if matches!(request.tool.as_str(), "write_file" | "edit_file") {
+            PermissionDecision::Deny("this mode refuses edits".to_string())
+        } else {
+            PermissionDecision::Allow
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_sub_agent_gets_no_more_permission_than_its_parent() {
+    let s = setup(&[], &[]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_p", "agent", serde_json::json!({"description": "write it", "prompt": "Create out.txt", "type": "general"}))]),
+        turns::tools("", &[("toolu_c", "write_file", serde_json::json!({"file_path": "out.txt", "content": "x"}))]),
+        turns::text("I could not write it."),
+        turns::text("The sub-agent was refused."),
+    ])
+    .await;
+    // A mode that refuses edits (and allows the rest): the parent's policy object is the child's.
+    let executor = executor().with_policy(Arc::new(RefuseEdits));
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor, s.ctx.clone(), request("go")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    assert!(!tool_names(&requests[1].body).contains(&"agent".to_string()), "no nesting");
+    let refused = results(&requests[2].body);
+    assert!(refused[0].1 && refused[0].0.starts_with("Permission denied for write_file"), "{refused:?}");
+    assert!(!s.root.join("out.txt").exists());
+}
+
+#[tokio::test]
+async fn cancelling_the_parent_cancels_the_sub_agent() {
+    use common::mock_model::{MockResponse, Part};
+    let s = setup(&[], &[]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_p", "agent", serde_json::json!({"description": "slow", "prompt": "think", "type": "explore"}))]),
+        MockResponse::sse_parts(vec![Part::Hang]),
+    ])
+    .await;
+    let cancel = s.ctx.cancel.clone();
+    let log = Arc::clone(&mock.log);
+    let provider = anthropic(&mock);
+    let executor = executor();
+    let run = run_agent(&provider, &executor, s.ctx.clone(), request("go"));
+    let canceller = async {
+        // Cancel once the sub-agent's request is in flight.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !log.lock().unwrap().contains(&"mock: request 2".to_string()) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        cancel.cancel();
+    };
+    let ((outcome, events), ()) = tokio::join!(run, canceller);
+    assert_eq!(outcome.status, RunStatus::Cancelled, "{outcome:?}");
+    let wait = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while !mock.log().contains(&"mock: client closed".to_string()) {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    });
+    assert!(wait.await.is_ok(), "the sub-agent's request was not dropped: {:?}", mock.log());
+    assert!(events.iter().all(|e| !matches!(e, tandem::agent::RunEvent::Nested { event, .. } if matches!(**event, tandem::agent::RunEvent::End { .. }))));
 }

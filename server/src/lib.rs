@@ -91,5 +91,7 @@ pub mod consent;
 pub mod environment;
 pub mod lsp;
 pub mod mcp;
+pub mod permissions;
+pub mod settings;
 pub mod tools;
 pub mod workspace;

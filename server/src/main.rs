@@ -25,9 +25,10 @@ enum Command {
     Lsp,
     /// One headless run in the current directory (the workspace root).
     ///
-    /// The provider comes from the environment: ANTHROPIC_API_KEY,
-    /// OPENAI_API_KEY / OPENAI_BASE_URL, or TANDEM_PROVIDER=scripted with
-    /// TANDEM_SCRIPT; TANDEM_MODEL picks the model. Exit 0 when the run
+    /// The provider comes from the settings files (~/.tandem/settings.json,
+    /// .tandem/settings.json, .tandem/settings.local.json) and the
+    /// environment: ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL, or
+    /// TANDEM_PROVIDER=scripted with TANDEM_SCRIPT; TANDEM_MODEL picks the model. Exit 0 when the run
     /// completed, 1 when it failed or hit the turn limit, 130 when cancelled.
     Ask {
         /// Print one JSON run event per line instead of the transcript.
@@ -37,8 +38,9 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_turns: Option<u64>,
         /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
-        #[arg(long, default_value = "default")]
-        permission_mode: tandem::agent::permission::PermissionMode,
+        /// Without it: `permissionMode` from the settings files, else default.
+        #[arg(long)]
+        permission_mode: Option<tandem::agent::permission::PermissionMode>,
         /// Start this project MCP server (from .mcp.json) without asking;
         /// `all` for every one. Remembered for this workspace. Repeatable.
         #[arg(long = "mcp-approve", value_name = "NAME|all")]
@@ -60,12 +62,16 @@ enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
-    /// Print the tool definitions as sent to the model.
+    /// Print the tool definitions as sent to the model (deferred tools are marked).
     Tools {
         /// Print the JSON sent in the Anthropic `tools` parameter.
         #[arg(long)]
         json: bool,
     },
+    /// List the skills found (project .tandem/skills, .claude/skills; then ~/.tandem, ~/.claude) and any skipped.
+    Skills,
+    /// List the sub-agent types: built-in, and custom ones from .tandem/agents, .claude/agents (project, then user).
+    Agents,
 }
 
 #[derive(Subcommand)]
@@ -114,6 +120,8 @@ fn main() -> ExitCode {
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
+            Command::Skills => print_skills(&current_workspace()?),
+            Command::Agents => print_agents(&current_workspace()?),
         }
     });
     match result {
@@ -153,22 +161,85 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     let ctx = ToolContext::new(workspace);
     // Naming a deferred tool here is asking for it: no tool_search needed.
     ctx.run.activate(name);
-    let call = ToolCall { id: "toolu_cli".to_string(), name: name.to_string(), input };
+    let call = ToolCall::new("toolu_cli", name, input);
     let result = executor.execute(&call, &ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
     println!("{}", result.content);
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
-    let definitions = ToolRegistry::builtin().definitions();
+    let registry = ToolRegistry::builtin();
+    let mut definitions = registry.definitions();
+    if let Ok(workspace) = current_workspace() {
+        tandem::tools::agent::describe_custom_agents(&mut definitions, &workspace);
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&definitions)?);
-    } else {
-        for d in definitions {
-            let first_line = d.description.lines().next().unwrap_or_default();
-            println!("{:<12} {first_line}", d.name);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for d in definitions {
+        let first_line = d.description.lines().next().unwrap_or_default();
+        println!("{:<16} {first_line}", d.name);
+    }
+    for name in registry.deferred_names() {
+        let Some(tool) = registry.get(&name) else { continue };
+        let description = tool.definition().description;
+        let first_line = description.lines().next().unwrap_or_default();
+        println!("{name:<16} (deferred: load it with tool_search) {first_line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
+    if skipped.is_empty() {
+        return;
+    }
+    println!("\nSkipped:");
+    for s in skipped {
+        println!("  {}: {}", s.path.display(), s.reason);
+    }
+}
+
+fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
+    let set = tandem::tools::skill::SkillSet::discover(workspace);
+    if set.skills.is_empty() {
+        println!("No skills found. A skill is a folder holding a SKILL.md in .tandem/skills/ or .claude/skills/ (project or ~).");
+    }
+    for skill in &set.skills {
+        let context = match skill.context {
+            tandem::tools::skill::SkillContext::Inline => "inline",
+            tandem::tools::skill::SkillContext::Fork => "fork",
+        };
+        println!("{} ({}, {context}) {}", skill.name, skill.origin.as_str(), skill.dir.join("SKILL.md").display());
+        println!("    {}", skill.description);
+        if let Some(when) = &skill.when_to_use {
+            println!("    when to use: {when}");
+        }
+        if let Some(tools) = &skill.allowed_tools {
+            println!("    allowed tools: {}", tools.join(", "));
         }
     }
+    print_skipped(&set.skipped);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_agents(workspace: &Workspace) -> anyhow::Result<ExitCode> {
+    let set = tandem::tools::agent::AgentSet::discover(workspace);
+    println!("explore (built-in) read-only tools: fast search");
+    println!("plan (built-in) read-only tools: structured planning");
+    println!("general (built-in) every tool but agent");
+    for agent in &set.agents {
+        println!("{} ({}) {}", agent.name, agent.origin.as_str(), agent.path.display());
+        if !agent.description.is_empty() {
+            println!("    {}", agent.description);
+        }
+        let tools = agent.tools.as_ref().map(|t| t.join(", ")).unwrap_or_else(|| "every tool but agent".to_string());
+        println!("    tools: {tools}");
+        if let Some(model) = &agent.model {
+            println!("    model: {model} (runs use the session's model)");
+        }
+    }
+    print_skipped(&set.skipped);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -29,6 +29,9 @@ pub enum Part {
     /// Send these bytes again and again, `every` apart, until the client
     /// goes away (bounded): a stream of pings, or one that never ends.
     Repeat { every: Duration, bytes: Vec<u8> },
+    /// Wait until the mock has received this many requests in all (or
+    /// [`WAIT_LIMIT`]); logs `label` and the outcome.
+    WaitForRequests(usize, &'static str),
 }
 
 pub struct MockResponse {
@@ -95,6 +98,8 @@ impl RecordedRequest {
 struct State {
     responses: VecDeque<MockResponse>,
     requests: Vec<RecordedRequest>,
+    /// Tells `WaitForRequests` parts that a request arrived.
+    arrived: Arc<tokio::sync::Notify>,
 }
 
 pub struct MockModel {
@@ -119,7 +124,7 @@ impl MockModel {
     pub async fn start_with_log(responses: Vec<MockResponse>, log: Arc<Mutex<Vec<String>>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let url = format!("http://{}", listener.local_addr().expect("local addr"));
-        let state = Arc::new(Mutex::new(State { responses: responses.into(), requests: Vec::new() }));
+        let state = Arc::new(Mutex::new(State { responses: responses.into(), ..State::default() }));
         let task = {
             let state = Arc::clone(&state);
             let log = Arc::clone(&log);
@@ -152,6 +157,7 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<V
         state.requests.push(request);
         let n = state.requests.len();
         log.lock().unwrap().push(format!("mock: request {n}"));
+        state.arrived.notify_waiters();
         state.responses.pop_front()
     };
     let response = response.unwrap_or_else(|| MockResponse::error(500, r#"{"error": {"message": "mock: no response scripted"}}"#));
@@ -198,6 +204,21 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<V
                 return Ok(());
             }
             Part::Close => return Ok(()),
+            Part::WaitForRequests(count, label) => {
+                let arrived = Arc::clone(&state.lock().unwrap().arrived);
+                let reached = tokio::time::timeout(WAIT_LIMIT, async {
+                    loop {
+                        let notified = arrived.notified();
+                        if state.lock().unwrap().requests.len() >= count {
+                            return;
+                        }
+                        notified.await;
+                    }
+                })
+                .await
+                .is_ok();
+                log.lock().unwrap().push(format!("mock: {label} {}", if reached { "released" } else { "gave up waiting" }));
+            }
             Part::Repeat { every, bytes } => {
                 let until = tokio::time::Instant::now() + Duration::from_secs(30);
                 while tokio::time::Instant::now() < until {

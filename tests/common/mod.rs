@@ -13,7 +13,6 @@ use std::sync::Arc;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest};
 use tandem::tools::{Executor, ToolContext};
 use tandem::workspace::Workspace;
-use tokio::sync::mpsc;
 
 /// An SSE recording from `tests/data/sse/`.
 pub fn fixture(name: &str) -> String {
@@ -36,7 +35,7 @@ pub fn request(prompt: &str) -> RunRequest {
 
 /// Run to the end; return the outcome and every event.
 pub async fn run_agent(provider: &dyn Provider, executor: &Executor, ctx: ToolContext, request: RunRequest) -> (RunOutcome, Vec<RunEvent>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let outcome = agent::run(provider, executor, ctx, request, tx).await;
     let mut events = Vec::new();
     while let Ok(event) = rx.try_recv() {

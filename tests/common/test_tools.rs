@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use tandem::tools::{Tool, ToolContext, ToolError};
+use tandem::tools::{Tool, ToolContext, ToolError, ToolKind};
 use tokio::sync::{watch, Notify};
 
 pub type Log = Arc<Mutex<Vec<String>>>;
@@ -48,7 +48,16 @@ pub struct RendezvousArgs {
 #[async_trait]
 impl Tool for Rendezvous {
     type Args = RendezvousArgs;
+    type Plan = ();
     const NAME: &'static str = "rendezvous";
+
+    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
+
+    async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 
     fn is_read_only(&self, _: &Self::Args) -> bool {
         true
@@ -62,7 +71,7 @@ impl Tool for Rendezvous {
         args.name.clone()
     }
 
-    async fn call(&self, args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
         push(&self.log, format!("start {}", args.name));
         self.started.send_modify(|set| {
             set.insert(args.name.clone());
@@ -92,13 +101,22 @@ pub struct MutateArgs {
 #[async_trait]
 impl Tool for Mutate {
     type Args = MutateArgs;
+    type Plan = ();
     const NAME: &'static str = "mutate";
+
+    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
+
+    async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 
     fn summary(&self, args: &Self::Args) -> String {
         args.name.clone()
     }
 
-    async fn call(&self, args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
         push(&self.log, format!("start {}", args.name));
         tokio::task::yield_now().await;
         push(&self.log, format!("end {}", args.name));
@@ -122,7 +140,16 @@ pub struct SignalArgs {
 #[async_trait]
 impl Tool for Signal {
     type Args = SignalArgs;
+    type Plan = ();
     const NAME: &'static str = "signal";
+
+    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
+
+    async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 
     fn is_read_only(&self, _: &Self::Args) -> bool {
         true
@@ -136,7 +163,7 @@ impl Tool for Signal {
         args.name.clone()
     }
 
-    async fn call(&self, args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
         push(&self.log, format!("tool: signal {}", args.name));
         self.notify.notify_one();
         Ok(format!("signalled {}", args.name))
@@ -155,13 +182,22 @@ pub struct WaitForCancelArgs {}
 #[async_trait]
 impl Tool for WaitForCancel {
     type Args = WaitForCancelArgs;
+    type Plan = ();
     const NAME: &'static str = "wait_for_cancel";
+
+    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
+
+    async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 
     fn summary(&self, _: &Self::Args) -> String {
         String::new()
     }
 
-    async fn call(&self, _args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, _args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         push(&self.log, "tool: waiting".into());
         let cancelled = tokio::time::timeout(Duration::from_secs(30), ctx.cancel.cancelled()).await.is_ok();
         push(&self.log, format!("tool: cancelled={cancelled}"));
@@ -177,7 +213,16 @@ macro_rules! echo_tool {
         #[async_trait]
         impl Tool for $ty {
             type Args = Map<String, Value>;
+            type Plan = ();
             const NAME: &'static str = $name;
+
+            fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
+                ToolKind::Other
+            }
+
+            async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
+                Ok(())
+            }
 
             fn is_read_only(&self, _: &Self::Args) -> bool {
                 true
@@ -191,7 +236,7 @@ macro_rules! echo_tool {
                 String::new()
             }
 
-            async fn call(&self, args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+            async fn call(&self, args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
                 Ok(format!("{} got {}", $name, Value::Object(args)))
             }
         }
@@ -212,13 +257,22 @@ pub struct BrokenArgs {}
 #[async_trait]
 impl Tool for Broken {
     type Args = BrokenArgs;
+    type Plan = ();
     const NAME: &'static str = "broken";
+
+    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
+
+    async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
 
     fn summary(&self, _: &Self::Args) -> String {
         String::new()
     }
 
-    async fn call(&self, _args: Self::Args, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, _args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
         Err(ToolError::Fatal("the ledger is corrupt".into()))
     }
 }

@@ -19,7 +19,7 @@ use super::config::HttpProviderConfig;
 use super::http::{self, Endpoint};
 use super::provider::{
     parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
-    StopReason, StreamEvent, ToolUse,
+    StopReason, StreamEvent, ToolCall,
 };
 use super::sse::SseEvent;
 
@@ -223,7 +223,7 @@ impl<'a> MessageStream<'a> {
         } else {
             parse_tool_input(&name, &json, max_tokens_hit)
         };
-        self.builder.push_tool_use(ToolUse { id, name, input, input_error }, self.events);
+        self.builder.push_tool_use(ToolCall { id, name, input, input_error }, self.events);
     }
 
     fn read_usage(&mut self, usage: &Value) {

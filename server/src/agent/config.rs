@@ -80,6 +80,8 @@ pub const NOT_CONFIGURED: &str = "no model provider is configured. Set one of:
                                              LM Studio (set TANDEM_MODEL to the model's name)
   TANDEM_PROVIDER=scripted TANDEM_SCRIPT=FILE  replay a scripted model, offline
 TANDEM_PROVIDER=anthropic|openai|scripted picks one explicitly.
+Or put the same in .tandem/settings.json: {\"provider\": \"openai\", \"model\": \"…\", \"env\": {\"OPENAI_BASE_URL\": \"…\"}}
+(see docs/settings.md).
 To see Tandem work with no key and no network, run `tandem demo`.";
 
 impl ProviderConfig {

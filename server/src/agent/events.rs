@@ -2,8 +2,14 @@
 //! object per line) and the editor's `tandem/runEvent`. The JSON shape is a
 //! contract (docs/protocol.md, "Run events"): fields may be added, never renamed.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 use serde_json::Value;
+
+use crate::tools::ToolKind;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -36,8 +42,18 @@ impl RunStatus {
 pub enum RunEvent {
     /// A piece of the model's answer, as it streams.
     Text { text: String },
-    /// The model asked for a tool call.
-    ToolCall { id: String, name: String, input: Value },
+    /// The model asked for a tool call. `kind` says what it does (paths,
+    /// command, URL) and `summary` sums it up for people: front ends use
+    /// these, never the tool's name or input fields.
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+        #[serde(default)]
+        kind: ToolKind,
+        #[serde(default)]
+        summary: String,
+    },
     /// What went back to the model for a call.
     ToolResult { id: String, is_error: bool, content: String },
     /// After each model turn; `usage` is the run's running total.
@@ -47,6 +63,62 @@ pub enum RunEvent {
     Retry { attempt: u32, delay_ms: u64, reason: String },
     /// The run is over.
     End { status: RunStatus, text: String },
+    /// A sub-agent's event (its text, tool calls and results), nested under
+    /// the parent's call `parent`. On the wire it is the inner event with a
+    /// `parent` field added: `{"type": "tool_call", …, "parent": "toolu_…"}`.
+    #[serde(untagged)]
+    Nested {
+        parent: String,
+        #[serde(flatten, serialize_with = "serialize_inner")]
+        event: Box<RunEvent>,
+    },
+}
+
+/// The inner event as a JSON value first: serializing it straight into the
+/// flattened map would instantiate the serializer for ever deeper nesting.
+fn serialize_inner<S: serde::Serializer>(event: &RunEvent, serializer: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(event).map_err(serde::ser::Error::custom)?.serialize(serializer)
+}
+
+impl RunEvent {
+    /// The event itself and the chain of parent calls above it, outermost first.
+    pub fn unnest(&self) -> (&RunEvent, Vec<&str>) {
+        let mut parents = Vec::new();
+        let mut event = self;
+        while let RunEvent::Nested { parent, event: inner } = event {
+            parents.push(parent.as_str());
+            event = inner;
+        }
+        (event, parents)
+    }
+}
+
+/// The sending end of a run's events. It counts what it has sent, so that a
+/// front end can wait until every event sent so far has gone out before it
+/// asks the user something about them (see `lsp::runs::RunOutbox`).
+#[derive(Debug, Clone)]
+pub struct EventSender {
+    tx: mpsc::UnboundedSender<RunEvent>,
+    sent: Arc<AtomicU64>,
+}
+
+/// A channel for one run's events.
+pub fn event_channel() -> (EventSender, mpsc::UnboundedReceiver<RunEvent>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (EventSender { tx, sent: Arc::default() }, rx)
+}
+
+impl EventSender {
+    /// Send one event; false when nobody listens any more.
+    pub fn send(&self, event: RunEvent) -> bool {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        self.tx.send(event).is_ok()
+    }
+
+    /// How many events were sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::SeqCst)
+    }
 }
 
 #[cfg(test)]
@@ -57,18 +129,29 @@ mod tests {
     fn json_shape_matches_the_contract() {
         let events = [
             RunEvent::Text { text: "hi".into() },
-            RunEvent::ToolCall { id: "toolu_1".into(), name: "edit_file".into(), input: serde_json::json!({"a": 1}) },
+            RunEvent::ToolCall {
+                id: "toolu_1".into(),
+                name: "edit_file".into(),
+                input: serde_json::json!({"a": 1}),
+                kind: ToolKind::Edit { path: "/w/a.rs".into() },
+                summary: "a.rs".into(),
+            },
             RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into() },
             RunEvent::Status { turn: 2, usage: Usage { input_tokens: 1234, output_tokens: 56 } },
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into() },
+            RunEvent::Nested {
+                parent: "toolu_1".into(),
+                event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into() }),
+            },
         ];
         let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
         expect_test::expect![[r#"
             {"type":"text","text":"hi"}
-            {"type":"tool_call","id":"toolu_1","name":"edit_file","input":{"a":1}}
+            {"type":"tool_call","id":"toolu_1","name":"edit_file","input":{"a":1},"kind":{"type":"edit","path":"/w/a.rs"},"summary":"a.rs"}
             {"type":"tool_result","id":"toolu_1","is_error":false,"content":"ok"}
             {"type":"status","turn":2,"usage":{"input_tokens":1234,"output_tokens":56}}
-            {"type":"end","status":"turn_limit","text":"done"}"#]]
+            {"type":"end","status":"turn_limit","text":"done"}
+            {"parent":"toolu_1","content":"ok","id":"toolu_2","is_error":false,"type":"tool_result"}"#]]
         .assert_eq(&lines.join("\n"));
     }
 }

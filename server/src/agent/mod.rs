@@ -11,6 +11,7 @@
 //! - [`prompt`]: the system prompt; [`instructions`]: the project's and the
 //!   user's `AGENTS.md` files in it; [`permission`]: permission modes.
 //! - [`events`]: the run events every front end consumes.
+//! - [`subagent`]: runs inside a run, for the `agent` tool and forked skills.
 
 pub mod anthropic;
 pub mod config;
@@ -24,8 +25,9 @@ pub mod provider;
 mod run;
 pub mod scripted;
 pub mod sse;
+pub mod subagent;
 
-pub use events::{RunEvent, RunStatus, Usage};
+pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
 pub use run::{run, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
 
@@ -42,6 +44,8 @@ pub struct RunRequest {
     pub max_turns: Option<usize>,
     /// True when the run happens inside an editor (for the system prompt).
     pub in_editor: bool,
+    /// The whole system prompt, instead of Tandem's own (sub-agents).
+    pub system: Option<String>,
 }
 
 /// How a run ended.

@@ -17,7 +17,7 @@ use super::config::HttpProviderConfig;
 use super::http::{self, Endpoint};
 use super::provider::{
     parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
-    Role, StopReason, StreamEvent, ToolUse,
+    Role, StopReason, StreamEvent, ToolCall,
 };
 use super::sse::SseEvent;
 
@@ -237,7 +237,7 @@ impl<'a> CompletionStream<'a> {
             let (input, input_error) = parse_tool_input(&call.name, &call.arguments, max_tokens_hit);
             // Some local servers send no id; the history needs one to pair results.
             let id = if call.id.is_empty() { format!("call_{i}") } else { call.id };
-            self.builder.push_tool_use(ToolUse { id, name: call.name, input, input_error }, self.events);
+            self.builder.push_tool_use(ToolCall { id, name: call.name, input, input_error }, self.events);
         }
     }
 }

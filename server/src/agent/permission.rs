@@ -78,7 +78,14 @@ mod tests {
     use super::*;
 
     fn request(read_only: bool) -> PermissionRequest {
-        PermissionRequest { tool: "t".into(), input: serde_json::json!({}), description: "t".into(), read_only }
+        PermissionRequest {
+            tool: "t".into(),
+            kind: crate::tools::ToolKind::Other,
+            read_only,
+            summary: "t".into(),
+            preview: None,
+            input: serde_json::json!({}),
+        }
     }
 
     #[tokio::test]

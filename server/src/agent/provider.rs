@@ -56,16 +56,11 @@ impl Message {
     }
 }
 
-/// A tool call as the model sent it. `input_error` is set when the input
-/// could not be used (cut off by `max_tokens`, or not valid JSON): the call is
-/// then answered with that error instead of being run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolUse {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-    pub input_error: Option<String>,
-}
+/// A tool call as the model sent it: one type from the stream to the
+/// executor. `input_error` is set when the input could not be used (cut off
+/// by `max_tokens`, or not valid JSON): the call is then answered with that
+/// error instead of being run.
+pub use crate::tools::ToolCall;
 
 /// Why the model stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +92,7 @@ pub enum StreamEvent {
     TextDelta(String),
     /// A tool call whose block is complete: it may start before the rest of
     /// the message arrives.
-    ToolUse(ToolUse),
+    ToolUse(ToolCall),
     /// An attempt failed and the request is being sent again: whatever this
     /// response streamed so far is void.
     Retrying { attempt: u32, delay: Duration, reason: String },
@@ -117,7 +112,7 @@ pub struct ModelResponse {
     /// The assistant message to append to the history (text and tool_use blocks).
     pub message: Message,
     /// The tool calls in the order the model sent them.
-    pub tool_calls: Vec<ToolUse>,
+    pub tool_calls: Vec<ToolCall>,
     pub stop_reason: StopReason,
     pub usage: Usage,
 }
@@ -319,7 +314,7 @@ where
 #[derive(Debug, Default)]
 pub struct ResponseBuilder {
     content: Vec<ContentBlock>,
-    tool_calls: Vec<ToolUse>,
+    tool_calls: Vec<ToolCall>,
     pub usage: Usage,
     pub stop_reason: Option<StopReason>,
 }
@@ -338,7 +333,7 @@ impl ResponseBuilder {
     }
 
     /// A tool call whose arguments are complete (or known to be unusable).
-    pub fn push_tool_use(&mut self, call: ToolUse, events: &mpsc::UnboundedSender<StreamEvent>) {
+    pub fn push_tool_use(&mut self, call: ToolCall, events: &mpsc::UnboundedSender<StreamEvent>) {
         let _ = events.send(StreamEvent::ToolUse(call.clone()));
         // The history must carry an object input even when the real one was
         // cut off: the API rejects a tool_use block without one.

@@ -16,13 +16,15 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{RunEvent, RunStatus, Usage};
+use super::events::{EventSender, RunEvent, RunStatus, Usage};
 use super::instructions;
+use super::subagent;
+use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
-use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent, ToolUse};
+use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
 use crate::tools::executor::FatalToolError;
-use crate::tools::{Executor, ToolCall, ToolContext, ToolResult};
+use crate::tools::{Executor, PreparedCall, ToolCall, ToolContext, ToolResult};
 
 /// Safe calls running at the same time, at most.
 pub const MAX_CONCURRENT_TOOLS: usize = 10;
@@ -45,10 +47,22 @@ pub async fn run(
     executor: &Executor,
     ctx: ToolContext,
     request: RunRequest,
-    events: mpsc::UnboundedSender<RunEvent>,
+    events: EventSender,
 ) -> RunOutcome {
-    let mut state = RunState { turns: 0, usage: Usage::default() };
-    let (status, text) = match drive(provider, executor, &ctx, &request, &events, &mut state).await {
+    let mut state = RunState { turns: 0, usage: Usage::default(), children_usage: Arc::default() };
+    // Sub-agents (the agent tool, forked skills) run beside the loop, with
+    // its provider; they end when the run does.
+    let (child_tx, child_rx) = mpsc::unbounded_channel();
+    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(child_tx);
+    let children_usage = Arc::clone(&state.children_usage);
+    let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
+    let driven = tokio::select! {
+        driven = drive(provider, executor, &ctx, &request, &events, &mut state) => driven,
+        () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
+    };
+    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    state.usage = state.total_usage();
+    let (status, text) = match driven {
         Ok(end) => end,
         Err(Stop::Cancelled) => (RunStatus::Cancelled, "The run was cancelled.".to_string()),
         Err(Stop::Provider(err)) => (RunStatus::Failed, err.to_string()),
@@ -60,7 +74,17 @@ pub async fn run(
 
 struct RunState {
     turns: usize,
+    /// This run's own model turns.
     usage: Usage,
+    /// Its sub-agents' turns.
+    children_usage: Arc<std::sync::Mutex<Usage>>,
+}
+
+impl RunState {
+    fn total_usage(&self) -> Usage {
+        let children = *self.children_usage.lock().unwrap_or_else(|e| e.into_inner());
+        Usage { input_tokens: self.usage.input_tokens + children.input_tokens, output_tokens: self.usage.output_tokens + children.output_tokens }
+    }
 }
 
 enum Stop {
@@ -82,12 +106,23 @@ async fn drive(
     executor: &Executor,
     ctx: &ToolContext,
     request: &RunRequest,
-    events: &mpsc::UnboundedSender<RunEvent>,
+    events: &EventSender,
     state: &mut RunState,
 ) -> Result<(RunStatus, String), Stop> {
     let registry = executor.registry();
-    // Read once per run; the deferred tools are listed per request.
-    let instructions = instructions::prompt_section(&instructions::load(&ctx.workspace));
+    // Read once per run: the resident tools (with the custom agents in the
+    // agent tool's description) and the prompt sections. What changes
+    // between requests — the tools tool_search activated (appended at the
+    // end) and the deferred tools MCP servers bring — is added per request.
+    let mut resident = registry.definitions();
+    crate::tools::agent::describe_custom_agents(&mut resident, &ctx.workspace);
+    let sections = match &request.system {
+        Some(_) => Vec::new(),
+        None => vec![
+            instructions::prompt_section(&instructions::load(&ctx.workspace)),
+            SkillSet::discover(&ctx.workspace).prompt_section(),
+        ],
+    };
     let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
     let executor = Arc::new(executor.clone());
     let mut messages = vec![first_message(request)];
@@ -98,12 +133,16 @@ async fn drive(
         state.turns += 1;
         let last_turn = state.turns >= max_turns;
         let mut runner = ToolRunner::new(Arc::clone(&executor), ctx.clone(), events.clone(), !last_turn);
-        // Recomputed for every request: tool_search may have activated tools
-        // (appended at the end), and MCP servers come and go.
-        let tools = registry.definitions_for(&ctx.run);
-        let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names());
-        env.sections.push(instructions.clone());
-        let system = system_prompt(&env);
+        let mut tools = resident.clone();
+        tools.extend(registry.activated_definitions(&ctx.run));
+        let system = match &request.system {
+            Some(system) => system.clone(),
+            None => {
+                let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names());
+                env.sections.extend(sections.iter().cloned());
+                system_prompt(&env)
+            }
+        };
         let model_request = ModelRequest { system: &system, messages: &messages, tools: &tools };
         let response = match stream_turn(provider, &model_request, events, &mut runner, &ctx.cancel).await {
             Ok(response) => response,
@@ -114,7 +153,7 @@ async fn drive(
         };
         state.usage.input_tokens += response.usage.input_tokens;
         state.usage.output_tokens += response.usage.output_tokens;
-        let _ = events.send(RunEvent::Status { turn: state.turns, usage: state.usage });
+        let _ = events.send(RunEvent::Status { turn: state.turns, usage: state.total_usage() });
         let ModelResponse { message, tool_calls, .. } = response;
         let text = message.text();
         if tool_calls.is_empty() {
@@ -156,7 +195,7 @@ async fn drive(
 async fn stream_turn(
     provider: &dyn Provider,
     request: &ModelRequest<'_>,
-    events: &mpsc::UnboundedSender<RunEvent>,
+    events: &EventSender,
     runner: &mut ToolRunner,
     cancel: &CancellationToken,
 ) -> Result<ModelResponse, Stop> {
@@ -177,15 +216,12 @@ async fn stream_turn(
     result.map_err(Stop::Provider)
 }
 
-fn on_stream_event(event: StreamEvent, events: &mpsc::UnboundedSender<RunEvent>, runner: &mut ToolRunner) {
+fn on_stream_event(event: StreamEvent, events: &EventSender, runner: &mut ToolRunner) {
     match event {
         StreamEvent::TextDelta(text) => {
             let _ = events.send(RunEvent::Text { text });
         }
-        StreamEvent::ToolUse(call) => {
-            let _ = events.send(RunEvent::ToolCall { id: call.id.clone(), name: call.name.clone(), input: call.input.clone() });
-            runner.on_call(call);
-        }
+        StreamEvent::ToolUse(call) => runner.on_call(call),
         StreamEvent::Retrying { attempt, delay, reason } => {
             // What the failed attempt streamed is void: its early-started
             // calls (all safe, so read-only in practice) are dropped.
@@ -198,21 +234,25 @@ fn on_stream_event(event: StreamEvent, events: &mpsc::UnboundedSender<RunEvent>,
 type ToolTask = JoinHandle<Result<ToolResult, FatalToolError>>;
 
 enum Slot {
-    /// Not started yet.
-    Waiting,
+    /// Prepared (input parsed once), not started yet.
+    Waiting(Box<PreparedCall>),
     Running(ToolTask),
-    /// Answered without running (unusable input).
+    /// Answered without running (unknown tool, unusable input).
     Done(ToolResult),
+    /// Consumed: its result went out.
+    Taken,
 }
 
 /// Runs the tool calls of one response: early start while streaming, then
-/// the rest in order, safe neighbours together.
+/// the rest in order, safe neighbours together. Each call is prepared (its
+/// input parsed into the tool's typed arguments) once, when its block is
+/// complete in the stream; that prepared value is what runs.
 struct ToolRunner {
     executor: Arc<Executor>,
     ctx: ToolContext,
-    events: mpsc::UnboundedSender<RunEvent>,
+    events: EventSender,
     early_start: bool,
-    calls: Vec<ToolUse>,
+    calls: Vec<ToolCall>,
     safe: Vec<bool>,
     slots: Vec<Slot>,
     /// Every call so far is safe and started: the next safe one may start too.
@@ -220,7 +260,7 @@ struct ToolRunner {
 }
 
 impl ToolRunner {
-    fn new(executor: Arc<Executor>, ctx: ToolContext, events: mpsc::UnboundedSender<RunEvent>, early_start: bool) -> Self {
+    fn new(executor: Arc<Executor>, ctx: ToolContext, events: EventSender, early_start: bool) -> Self {
         ToolRunner { executor, ctx, events, early_start, calls: Vec::new(), safe: Vec::new(), slots: Vec::new(), head_is_safe: true }
     }
 
@@ -228,18 +268,24 @@ impl ToolRunner {
         self.slots.iter().filter(|s| matches!(s, Slot::Running(_))).count()
     }
 
-    /// A call's block is complete in the stream.
-    fn on_call(&mut self, call: ToolUse) {
-        let tool_call = to_tool_call(&call);
-        let safe = call.input_error.is_none() && self.executor.is_concurrency_safe(&tool_call);
-        let slot = match &call.input_error {
-            Some(message) => Slot::Done(ToolResult::error(&call.id, message.clone())),
-            None if self.early_start && self.head_is_safe && safe && self.running() < MAX_CONCURRENT_TOOLS => {
-                Slot::Running(self.spawn(tool_call))
+    /// A call's block is complete in the stream: prepare it, tell the front
+    /// ends what it does, and start it if it is safe and at the head.
+    fn on_call(&mut self, call: ToolCall) {
+        let prepared = self.executor.prepare(&call, &self.ctx);
+        let (kind, summary) = match &prepared {
+            Ok(p) => (p.traits.kind.clone(), p.traits.summary.clone()),
+            Err(_) => (Default::default(), String::new()),
+        };
+        let _ = self.events.send(RunEvent::ToolCall { id: call.id.clone(), name: call.name.clone(), input: call.input.clone(), kind, summary });
+        let safe = prepared.as_ref().is_ok_and(|p| p.traits.concurrency_safe);
+        let slot = match prepared {
+            Err(result) => Slot::Done(result),
+            Ok(p) if self.early_start && self.head_is_safe && safe && self.running() < MAX_CONCURRENT_TOOLS => {
+                Slot::Running(self.spawn(call.clone(), p))
             }
-            None => {
+            Ok(p) => {
                 self.head_is_safe = false;
-                Slot::Waiting
+                Slot::Waiting(Box::new(p))
             }
         };
         self.calls.push(call);
@@ -247,10 +293,19 @@ impl ToolRunner {
         self.slots.push(slot);
     }
 
-    fn spawn(&self, call: ToolCall) -> ToolTask {
+    fn spawn(&self, call: ToolCall, prepared: PreparedCall) -> ToolTask {
         let executor = Arc::clone(&self.executor);
-        let ctx = self.ctx.clone();
-        tokio::spawn(async move { executor.execute(&call, &ctx).await })
+        let ctx = ToolContext { call_id: call.id.clone(), ..self.ctx.clone() };
+        tokio::spawn(async move { executor.run_prepared(&call, prepared, &ctx).await })
+    }
+
+    /// Start the call in slot `i` if it is waiting.
+    fn start(&mut self, i: usize) {
+        if matches!(self.slots[i], Slot::Waiting(_)) {
+            if let Slot::Waiting(prepared) = std::mem::replace(&mut self.slots[i], Slot::Taken) {
+                self.slots[i] = Slot::Running(self.spawn(self.calls[i].clone(), *prepared));
+            }
+        }
     }
 
     /// Forget everything (the response is being streamed again).
@@ -289,7 +344,7 @@ impl ToolRunner {
 
     /// Run what has not run, and collect every result in call order.
     /// `calls` is the response's final list, which the streamed one matches.
-    async fn finish(&mut self, calls: &[ToolUse]) -> Result<Vec<ToolResult>, FatalToolError> {
+    async fn finish(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolResult>, FatalToolError> {
         // A provider that did not stream its calls (or streamed them before a
         // retry that was then dropped) leaves them for here.
         if self.calls.len() != calls.len() || self.calls.iter().zip(calls).any(|(a, b)| a.id != b.id) {
@@ -304,25 +359,17 @@ impl ToolRunner {
             if self.safe[i] {
                 self.start_safe_neighbours(i);
             }
-            if matches!(self.slots[i], Slot::Waiting) {
-                self.slots[i] = Slot::Running(self.spawn(to_tool_call(&self.calls[i])));
-            }
+            self.start(i);
             // The task is awaited in place: if this future is dropped (the
             // run was cancelled), `abort` still finds it and waits for it.
             let joined = match &mut self.slots[i] {
                 Slot::Done(result) => Ok(result.clone()),
                 Slot::Running(task) => join(&self.calls[i], task).await,
-                Slot::Waiting => Ok(ToolResult::error(&self.calls[i].id, "Error: the call was not started.")),
+                Slot::Waiting(_) | Slot::Taken => Ok(ToolResult::error(&self.calls[i].id, "Error: the call was not started.")),
             };
             // Past this point the task is consumed: never poll it again.
-            let result = match joined {
-                Ok(result) => result,
-                Err(fatal) => {
-                    self.slots[i] = Slot::Waiting;
-                    return Err(fatal);
-                }
-            };
-            self.slots[i] = Slot::Done(result.clone());
+            self.slots[i] = Slot::Taken;
+            let result = joined?;
             let _ = self.events.send(RunEvent::ToolResult { id: result.id.clone(), is_error: result.is_error, content: result.content.clone() });
             results.push(result);
         }
@@ -335,19 +382,18 @@ impl ToolRunner {
     fn start_safe_neighbours(&mut self, i: usize) {
         let mut j = i;
         while j < self.slots.len() && (self.safe[j] || matches!(self.slots[j], Slot::Done(_))) {
-            if matches!(self.slots[j], Slot::Waiting) {
+            if matches!(self.slots[j], Slot::Waiting(_)) {
                 if self.running() >= MAX_CONCURRENT_TOOLS {
                     break;
                 }
-                self.slots[j] = Slot::Running(self.spawn(to_tool_call(&self.calls[j])));
+                self.start(j);
             }
             j += 1;
         }
     }
-
 }
 
-async fn join(call: &ToolUse, task: &mut ToolTask) -> Result<ToolResult, FatalToolError> {
+async fn join(call: &ToolCall, task: &mut ToolTask) -> Result<ToolResult, FatalToolError> {
     match task.await {
         Ok(result) => result,
         Err(err) => {
@@ -355,8 +401,4 @@ async fn join(call: &ToolUse, task: &mut ToolTask) -> Result<ToolResult, FatalTo
             Ok(ToolResult::error(&call.id, format!("Error: the {} tool crashed ({err}). Try another approach.", call.name)))
         }
     }
-}
-
-fn to_tool_call(call: &ToolUse) -> ToolCall {
-    ToolCall { id: call.id.clone(), name: call.name.clone(), input: call.input.clone() }
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::events::Usage;
-use super::provider::{ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder, StopReason, StreamEvent, ToolUse};
+use super::provider::{ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder, StopReason, StreamEvent, ToolCall};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -112,7 +112,7 @@ impl Provider for ScriptedProvider {
             let id = call.id.clone().unwrap_or_else(|| format!("toolu_script_{}_{}", index + 1, n + 1));
             let input_error =
                 (!call.input.is_object()).then(|| format!("Tool call not executed: the input for {} must be a JSON object.", call.name));
-            builder.push_tool_use(ToolUse { id, name: call.name.clone(), input: call.input.clone(), input_error }, events);
+            builder.push_tool_use(ToolCall { id, name: call.name.clone(), input: call.input.clone(), input_error }, events);
         }
         let sent_chars = request.system.len() + serde_json::to_string(request.messages).map(|s| s.len()).unwrap_or(0);
         let received_chars = turn.text.len() + turn.tool_calls.iter().map(|c| c.name.len() + c.input.to_string().len()).sum::<usize>();

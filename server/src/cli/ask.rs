@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tandem::agent::config::ProviderConfig;
+use tandem::settings::{Settings, SettingsFiles};
 use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::mcp::{Approvals, McpManager, Report};
@@ -22,15 +23,20 @@ use super::printer::Printer;
 pub struct AskOptions {
     pub prompt: String,
     pub json: bool,
+    /// From the command line; `None`: the settings', else the default.
     pub max_turns: Option<usize>,
-    pub permission_mode: PermissionMode,
+    /// From the command line; `None`: the settings', else `default`.
+    pub permission_mode: Option<PermissionMode>,
     /// Project MCP servers approved on the command line (`NAME` or `all`).
     pub mcp_approve: Vec<String>,
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
-    let provider = ProviderConfig::from_env().and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let settings = load_settings(workspace.root());
+    let provider =
+        ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mode = options.permission_mode.or(settings.permission_mode).unwrap_or_default();
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.
@@ -39,18 +45,30 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     mcp.start();
     let mut registry = ToolRegistry::builtin();
     registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_policy(Arc::new(HeadlessPolicy { mode: options.permission_mode }));
+    let executor = Executor::new(registry).with_policy(Arc::new(HeadlessPolicy { mode }));
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
     }
-    let ctx = ToolContext::new(workspace);
-    let request = RunRequest { prompt: options.prompt, context: None, max_turns: options.max_turns, in_editor: false };
-    let printer = if options.json { None } else { Some(Printer::for_terminal(executor.clone())) };
+    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), ..ToolContext::new(workspace) };
+    let max_turns = options.max_turns.or(settings.max_turns);
+    let request = RunRequest { prompt: options.prompt, max_turns, ..RunRequest::default() };
+    let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
     reporter.abort();
     mcp.shutdown().await;
     Ok(exit_code(outcome.status))
+}
+
+/// The workspace's settings files; each problem is printed to stderr and
+/// the run goes on without the broken part.
+#[allow(clippy::print_stderr)]
+pub fn load_settings(root: &std::path::Path) -> Settings {
+    let (settings, problems) = tandem::settings::load(&SettingsFiles::for_workspace(root), &[]);
+    for problem in problems {
+        eprintln!("tandem: settings: {problem}");
+    }
+    settings
 }
 
 /// MCP news for the terminal: failures and servers waiting for approval
@@ -89,7 +107,7 @@ pub async fn run_printed(
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
     let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let run = agent::run(provider, executor, ctx, request, tx);
     let print = async {
         loop {

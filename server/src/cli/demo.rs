@@ -134,13 +134,14 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     };
     let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: PermissionMode::Default }));
     let ctx = ToolContext::new(workspace);
+    let check_ctx = ctx.clone();
     let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };
 
-    let printer = Printer::for_terminal(executor.clone());
+    let printer = Printer::for_terminal();
     let (outcome, events) = run_and_record(&model, &executor, ctx, request, printer, notes_rx).await;
 
     println!();
-    let mut checks = verify(&root, &executor, outcome.status, &events);
+    let mut checks = verify(&root, &executor, &check_ctx, outcome.status, &events);
     checks.extend(editor_act().await);
     println!();
     let mut failed = 0;
@@ -195,7 +196,7 @@ async fn run_and_record(
 }
 
 /// Each check: passed, and what it shows.
-fn verify(root: &Path, executor: &Executor, status: RunStatus, events: &[RunEvent]) -> Vec<(bool, String)> {
+fn verify(root: &Path, executor: &Executor, ctx: &ToolContext, status: RunStatus, events: &[RunEvent]) -> Vec<(bool, String)> {
     let results: HashMap<&str, (bool, &str)> = events
         .iter()
         .filter_map(|e| match e {
@@ -214,9 +215,9 @@ fn verify(root: &Path, executor: &Executor, status: RunStatus, events: &[RunEven
     let result_at = |id: &'static str| position(&move |e| matches!(e, RunEvent::ToolResult { id: i, .. } if i == id));
     let safe = |id: &str| {
         events.iter().any(|e| match e {
-            RunEvent::ToolCall { id: i, name, input } if i == id => {
-                executor.is_concurrency_safe(&ToolCall { id: i.clone(), name: name.clone(), input: input.clone() })
-            }
+            RunEvent::ToolCall { id: i, name, input, .. } if i == id => executor
+                .prepare(&ToolCall::new(i.clone(), name.clone(), input.clone()), ctx)
+                .is_ok_and(|call| call.traits.concurrency_safe),
             _ => false,
         })
     };

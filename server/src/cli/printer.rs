@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tandem::agent::{RunEvent, RunOutcome, RunStatus};
-use tandem::tools::{Executor, ToolCall};
+use tandem::tools::ToolKind;
 
 /// Result lines longer than this are cut in the transcript.
 const RESULT_PREVIEW_CHARS: usize = 160;
@@ -43,13 +43,17 @@ impl Style {
 pub struct Printer {
     style: Style,
     spinner: Option<Spinner>,
-    executor: Executor,
     /// The cursor is at the start of a line on stdout.
     at_line_start: bool,
-    /// Call id → (tool name, file_path input) for the summary.
-    calls: HashMap<String, (String, Option<String>)>,
+    /// Edit calls waiting for their result: call id → the file as the call
+    /// named it, for the closing summary.
+    edit_calls: HashMap<String, String>,
     files_changed: BTreeSet<String>,
     retries: u32,
+    /// Call id → nesting depth (sub-agents' calls are 1 and deeper).
+    depths: HashMap<String, usize>,
+    /// Whose text was printed last (`None`: the run's own).
+    speaker: Option<String>,
     /// A copy of every event, for callers that check them afterwards.
     tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
 }
@@ -57,17 +61,18 @@ pub struct Printer {
 impl Printer {
     /// A printer for the terminal: colour and spinner decided by what
     /// stdout and stderr are.
-    pub fn for_terminal(executor: Executor) -> Self {
+    pub fn for_terminal() -> Self {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let spinner = std::io::stderr().is_terminal().then(Spinner::start);
         Printer {
             style: Style { color },
             spinner,
-            executor,
             at_line_start: true,
-            calls: HashMap::new(),
+            edit_calls: HashMap::new(),
             files_changed: BTreeSet::new(),
             retries: 0,
+            depths: HashMap::new(),
+            speaker: None,
             tee: None,
         }
     }
@@ -105,28 +110,68 @@ impl Printer {
         if let Some(tee) = &self.tee {
             tee.lock().unwrap_or_else(|e| e.into_inner()).push(event.clone());
         }
+        self.show(event, 0, None);
+    }
+
+    /// Text at `depth` (0: the run itself, 1: its sub-agents, …), indented
+    /// line by line. A change of speaker starts a new line.
+    fn text_at(&mut self, text: &str, depth: usize, speaker: Option<&str>) {
+        if self.speaker.as_deref() != speaker {
+            if !self.at_line_start {
+                self.out("\n");
+            }
+            self.speaker = speaker.map(String::from);
+        }
+        if depth == 0 {
+            self.out(text);
+            return;
+        }
+        let indent = indent(depth);
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut at_start = self.at_line_start;
+        for c in text.chars() {
+            if at_start && c != '\n' {
+                out.push_str(&indent);
+            }
+            out.push(c);
+            at_start = c == '\n';
+        }
+        let out = self.style.dim(&out);
+        self.out(&out);
+    }
+
+    fn show(&mut self, event: &RunEvent, depth: usize, speaker: Option<&str>) {
+        let pad = indent(depth);
         match event {
-            RunEvent::Text { text } => self.out(text),
-            RunEvent::ToolCall { id, name, input } => {
-                let call = ToolCall { id: id.clone(), name: name.clone(), input: input.clone() };
-                let summary = self.executor.summary(&call);
-                let file = input.get("file_path").and_then(|p| p.as_str()).map(String::from);
-                self.calls.insert(id.clone(), (name.clone(), file));
+            RunEvent::Nested { parent, event } => {
+                let depth = self.depths.get(parent).map(|d| d + 1).unwrap_or(1);
+                self.show(event, depth, Some(parent));
+            }
+            RunEvent::Text { text } => self.text_at(text, depth, speaker),
+            RunEvent::ToolCall { id, name, kind, summary, .. } => {
+                self.depths.insert(id.clone(), depth);
+                self.speaker = None;
+                if matches!(kind, ToolKind::Edit { .. }) {
+                    self.edit_calls.insert(id.clone(), summary.clone());
+                }
                 let arrow = self.style.cyan("→");
                 let name = self.style.bold(name);
-                let line = if summary.is_empty() { format!("{arrow} {name}") } else { format!("{arrow} {name} {summary}") };
+                let line = if summary.is_empty() { format!("{pad}{arrow} {name}") } else { format!("{pad}{arrow} {name} {summary}") };
                 self.line(&line);
             }
             RunEvent::ToolResult { id, is_error, content } => {
-                if !is_error {
-                    if let Some((name, Some(file))) = self.calls.get(id) {
-                        if name == "edit_file" || name == "write_file" {
-                            self.files_changed.insert(file.clone());
-                        }
+                if let Some(file) = self.edit_calls.remove(id) {
+                    if !is_error {
+                        self.files_changed.insert(file);
                     }
                 }
                 let preview = preview(content);
-                let line = if *is_error { format!("  {} {}", self.style.red("✗"), self.style.red(&preview)) } else { format!("  {} {}", self.style.green("✓"), self.style.dim(&preview)) };
+                self.speaker = None;
+                let line = if *is_error {
+                    format!("{pad}  {} {}", self.style.red("✗"), self.style.red(&preview))
+                } else {
+                    format!("{pad}  {} {}", self.style.green("✓"), self.style.dim(&preview))
+                };
                 self.line(&line);
                 self.resume_spinner();
             }
@@ -178,6 +223,11 @@ impl Printer {
             eprintln!("tandem: {}", outcome.text);
         }
     }
+}
+
+/// The indentation for a nesting depth.
+fn indent(depth: usize) -> String {
+    "    ".repeat(depth)
 }
 
 /// The first line of a result, cut to [`RESULT_PREVIEW_CHARS`], with a

@@ -1,11 +1,9 @@
-//! Settings for a language-server session: `initializationOptions` (either
-//! the settings object itself or `{"tandem": {...}}`), overlaid by the
-//! client's `workspace/configuration` section `tandem`; both override the
-//! environment (`TANDEM_PROVIDER`, `TANDEM_MODEL`).
-//!
-//! An empty or blank string means "not set", wherever it appears: editors
-//! send their settings' empty defaults (VS Code sends `"provider": ""`),
-//! and those must let the environment and the lower layer apply.
+//! Settings for a language-server session: the settings files of the
+//! workspace (`~/.tandem/settings.json` < `.tandem/settings.json` <
+//! `.tandem/settings.local.json`, see [`crate::settings`]), overlaid by
+//! `initializationOptions` (either the settings object itself or
+//! `{"tandem": {...}}`), overlaid by the client's `workspace/configuration`
+//! section `tandem`. All of them override the environment.
 //!
 //! ```json
 //! {"tandem": {
@@ -19,116 +17,13 @@
 //! server → client request `tandem/saveDocuments` `{"uris": [...]}` by
 //! saving those buffers (and sending `didSave`).
 
-use std::time::Duration;
-
-use serde::Deserialize;
 use serde_json::Value;
 
 pub use crate::agent::permission::PermissionMode;
+pub use crate::settings::{Settings, SettingsFiles, SettingsProblem, Timeouts};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Timeouts {
-    /// Waiting for the user to answer a permission prompt or "Apply edit?".
-    pub prompt_ms: u64,
-    /// Waiting for the answer to `workspace/applyEdit` (the user may be
-    /// looking at a refactor preview).
-    pub apply_edit_ms: u64,
-    /// After `applied: true`, waiting for the `didChange` that shows it.
-    pub verify_ms: u64,
-    /// Other requests: progress creation, configuration, saving.
-    pub request_ms: u64,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts { prompt_ms: 120_000, apply_edit_ms: 120_000, verify_ms: 5_000, request_ms: 10_000 }
-    }
-}
-
-impl Timeouts {
-    pub fn prompt(&self) -> Duration {
-        Duration::from_millis(self.prompt_ms)
-    }
-    pub fn apply_edit(&self) -> Duration {
-        Duration::from_millis(self.apply_edit_ms)
-    }
-    pub fn verify(&self) -> Duration {
-        Duration::from_millis(self.verify_ms)
-    }
-    pub fn request(&self) -> Duration {
-        Duration::from_millis(self.request_ms)
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Settings {
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    /// The scripted provider's script file.
-    pub script: Option<String>,
-    pub permission_mode: Option<String>,
-    pub max_turns: Option<usize>,
-    pub save_documents: bool,
-    pub timeouts: Timeouts,
-}
-
-impl Settings {
-    pub fn permission_mode(&self) -> PermissionMode {
-        self.permission_mode.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default()
-    }
-
-    /// An environment lookup where these settings win over the process
-    /// environment (for `ProviderConfig::from_lookup`).
-    pub fn lookup(&self, name: &str) -> Option<String> {
-        let ours = match name {
-            "TANDEM_PROVIDER" => self.provider.clone(),
-            "TANDEM_MODEL" => self.model.clone(),
-            "TANDEM_SCRIPT" => self.script.clone(),
-            _ => None,
-        };
-        ours.filter(|value| !value.trim().is_empty())
-            .or_else(|| crate::environment::var(name).filter(|value| !value.trim().is_empty()))
-    }
-}
-
-/// The settings object inside initialization options or a configuration
-/// answer: `{"tandem": {...}}` or the object itself.
-fn section(value: &Value) -> Value {
-    match value.get("tandem") {
-        Some(inner) if inner.is_object() => inner.clone(),
-        _ if value.is_object() => value.clone(),
-        _ => Value::Object(Default::default()),
-    }
-}
-
-/// `null` and blank strings are "not set": they override nothing.
-fn is_unset(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::String(text) => text.trim().is_empty(),
-        _ => false,
-    }
-}
-
-/// Overlay `top` on `base`, object by object; unset values are skipped.
-fn merge(base: &mut Value, top: Value) {
-    match (base, top) {
-        (Value::Object(base), Value::Object(top)) => {
-            for (key, value) in top {
-                if is_unset(&value) {
-                    continue;
-                }
-                merge(base.entry(key).or_insert(Value::Null), value);
-            }
-        }
-        (base, top) => *base = top,
-    }
-}
-
-/// The raw layers, kept so a later `workspace/configuration` answer can be
-/// overlaid on the initialization options again.
+/// The editor's raw layers, kept so a later `workspace/configuration`
+/// answer can be overlaid on the initialization options again.
 #[derive(Debug, Clone, Default)]
 pub struct SettingsLayers {
     pub init: Value,
@@ -136,19 +31,32 @@ pub struct SettingsLayers {
 }
 
 impl SettingsLayers {
-    /// The effective settings; an invalid layer is logged and ignored.
+    /// The effective settings from the editor's layers alone; problems are logged.
     pub fn resolve(&self) -> Settings {
-        let mut merged = Value::Object(Default::default());
-        for layer in [&self.init, &self.configuration] {
-            let layer = section(layer);
-            let mut candidate = merged.clone();
-            merge(&mut candidate, layer);
-            match serde_json::from_value::<Settings>(candidate.clone()) {
-                Ok(_) => merged = candidate,
-                Err(err) => tracing::warn!(%err, "ignoring invalid tandem settings"),
+        let (settings, problems) = self.resolve_with_files(None);
+        problems.iter().for_each(|p| tracing::warn!("{p}"));
+        settings
+    }
+
+    /// The effective settings: the workspace's settings files, then the
+    /// editor's layers. Every unusable field is a problem, none is fatal.
+    pub fn resolve_with_files(&self, files: Option<&SettingsFiles>) -> (Settings, Vec<SettingsProblem>) {
+        let editor = [self.init.clone(), self.configuration.clone()];
+        match files {
+            Some(files) => crate::settings::load(files, &editor),
+            None => {
+                let layers: Vec<crate::settings::Layer> = editor
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| crate::settings::Layer {
+                        scope: crate::settings::Scope::Editor,
+                        source: "editor settings".into(),
+                        value: crate::settings::editor_section(v),
+                    })
+                    .collect();
+                crate::settings::resolve(&layers)
             }
         }
-        serde_json::from_value(merged).unwrap_or_default()
     }
 }
 
@@ -171,6 +79,19 @@ mod tests {
         assert_eq!((settings.timeouts.verify_ms, settings.timeouts.prompt_ms, settings.timeouts.apply_edit_ms), (100, 7, 120_000));
         let bad = SettingsLayers { init: json!({"saveDocuments": "yes"}), configuration: Value::Null };
         assert!(!bad.resolve().save_documents);
+    }
+
+    #[test]
+    fn editor_settings_override_the_settings_files() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join(".tandem")).unwrap();
+        std::fs::write(root.path().join(".tandem/settings.json"), r#"{"model": "file", "maxTurns": 3, "permissionMode": "plan"}"#).unwrap();
+        let files = SettingsFiles::with_home(root.path(), None);
+        let layers = SettingsLayers { init: json!({"tandem": {"model": "init"}}), configuration: json!({"permissionMode": ""}) };
+        let (settings, problems) = layers.resolve_with_files(Some(&files));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((settings.model.as_deref(), settings.max_turns), (Some("init"), Some(3)));
+        assert_eq!(settings.permission_mode(), PermissionMode::Plan);
     }
 
     /// VS Code sends its settings' empty defaults; they must not hide the

@@ -204,7 +204,7 @@ pub async fn editor_act(root: &Path, mut say: impl FnMut(&str)) -> anyhow::Resul
             "window/showMessageRequest" => {
                 let prompt = message["params"]["message"].as_str().unwrap_or("").to_string();
                 say(&format!("editor prompt: {prompt}"));
-                if prompt.contains("run_shell") {
+                if prompt.contains("shell command") {
                     // The user types while Tandem is waiting for the answer.
                     editor.type_line(1, SECOND_TYPED).await?;
                     editor.barrier().await?;

@@ -1,20 +1,22 @@
 //! The editor edit sink: [`Editor`] over the open documents, where a change
 //! becomes a versioned `workspace/applyEdit` and is verified afterwards.
 //!
-//! The steps of [`LspEditor::apply`], each of which can stop the edit with
-//! an outcome the model reads:
-//! 1. the document's version must still be the one the agent read
-//!    (Invariant 2: we check; editors do not protect us);
+//! The sink does not decide whether an edit may happen: the permission
+//! policy (`permission.rs`) did, and may have left the review to the
+//! editor's own preview (`BufferEdit::review`). The steps of
+//! [`LspEditor::apply`], each of which can stop the edit with an outcome the
+//! model reads:
+//! 1. at the moment of sending, the document's version must still be the
+//!    one the change was computed from (Invariant 2: we check; editors do
+//!    not protect us);
 //! 2. the change becomes a few minimal `TextEdit`s against that version;
-//! 3. review: in the default permission mode the edit carries a
-//!    `ChangeAnnotation` with `needsConfirmation` when the client supports
-//!    annotations (VS Code opens its refactor preview), else the user is
-//!    asked "Apply edit to PATH?" with `window/showMessageRequest`;
-//! 4. `workspace/applyEdit` with one `TextDocumentEdit {uri, version}`;
-//! 5. after `applied: true`, wait (bounded, woken by `didChange`) until the
+//! 3. `workspace/applyEdit` with one `TextDocumentEdit {uri, version}`,
+//!    carrying a `ChangeAnnotation` with `needsConfirmation` when the policy
+//!    asked for a review in the editor (VS Code opens its refactor preview);
+//! 4. after `applied: true`, wait (bounded, woken by `didChange`) until the
 //!    buffer has held exactly the expected text: Neovim answers
 //!    `applied: true` for an edit it skipped as stale;
-//! 6. when the client can save on request and the buffer had no unsaved
+//! 5. when the client can save on request and the buffer had no unsaved
 //!    user changes before the edit, ask it to save (`tandem/saveDocuments`).
 
 use std::path::{Path, PathBuf};
@@ -23,13 +25,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tower_lsp_server::ls_types::{
-    AnnotatedTextEdit, ApplyWorkspaceEditResponse, MessageActionItem, MessageType, OneOf, ShowMessageRequestParams,
-};
+use tower_lsp_server::ls_types::{AnnotatedTextEdit, ApplyWorkspaceEditResponse, OneOf};
 
-use super::client::{methods, request_with_timeout, ClientError, ClientLink};
-use super::config::{PermissionMode, Settings};
-use super::documents::{DocumentSnapshot, Documents};
+use super::client::{methods, request_with_timeout, ClientLink};
+use super::config::Settings;
+use super::documents::{path_to_uri, DocumentSnapshot, Documents};
 use super::edits::text_edits;
 use super::runs::RunOutbox;
 use crate::workspace::{describe_change, fingerprint, BufferEdit, BufferSnapshot, EditOutcome, Editor};
@@ -95,8 +95,24 @@ impl LspEditor {
             .push(EditRecord { uri: document.uri.as_str().to_string(), status });
     }
 
+    /// Record an edit the user refused in the review before it was sent.
+    pub fn record_rejected(&self, path: &Path) {
+        let uri = match self.documents.snapshot(path) {
+            Some(document) => document.uri.as_str().to_string(),
+            None => path_to_uri(path).map(|u| u.as_str().to_string()).unwrap_or_else(|| path.display().to_string()),
+        };
+        self.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri, status: "rejected" });
+    }
+
+    /// True when an edit to `path` can be reviewed in the editor's own
+    /// preview: the document is open and the client supports change
+    /// annotations (VS Code's refactor preview).
+    pub fn previews_edit(&self, path: &Path) -> bool {
+        self.capabilities.change_annotations && self.documents.state(path).is_some()
+    }
+
     /// The path as the tools show it (see `Workspace::display_path`).
-    fn display(&self, path: &Path) -> String {
+    pub(crate) fn display(&self, path: &Path) -> String {
         match self.roots.first() {
             Some(primary) => crate::workspace::display_relative(primary, path),
             None => path.display().to_string(),
@@ -133,30 +149,6 @@ impl LspEditor {
             });
         }
         json!({"label": format!("Tandem: {}", edit.label), "edit": workspace_edit})
-    }
-
-    /// Ask "Apply edit to PATH?"; anything but "Apply" is a no.
-    async fn confirm(&self, path: &Path, settings: &Settings) -> Result<(), String> {
-        let params = ShowMessageRequestParams {
-            typ: MessageType::INFO,
-            message: format!("Tandem: apply edit to {}?", self.display(path)),
-            actions: Some(vec![
-                MessageActionItem { title: "Apply".into(), properties: Default::default() },
-                MessageActionItem { title: "Reject".into(), properties: Default::default() },
-            ]),
-        };
-        let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
-        let answer =
-            request_with_timeout(&*self.client, methods::SHOW_MESSAGE_REQUEST, params, settings.timeouts.prompt()).await;
-        match answer {
-            Ok(value) if value.get("title").and_then(Value::as_str) == Some("Apply") => Ok(()),
-            Ok(Value::Null) => Err("the user dismissed the review prompt".into()),
-            Ok(_) => Err("the user chose Reject".into()),
-            Err(ClientError::Timeout(d)) => {
-                Err(format!("no answer to the review prompt within {} s", d.as_secs()))
-            }
-            Err(ClientError::Failed(m)) => Err(format!("the review prompt failed: {m}")),
-        }
     }
 
     /// Re-check that the document still is at the version the agent read.
@@ -230,6 +222,9 @@ impl LspEditor {
 
     async fn apply_inner(&self, edit: &BufferEdit) -> EditOutcome {
         let settings = self.settings();
+        // The client should see the tool call before the edit arrives.
+        self.outbox.flush().await;
+        // The one version check of the sink, at the moment of sending.
         let document = match self.check_current(edit) {
             Ok(document) => document,
             Err(outcome) => return outcome,
@@ -238,20 +233,7 @@ impl LspEditor {
             return EditOutcome::Applied { version: document.version, saved: !document.dirty };
         }
         let was_clean = !document.dirty;
-        let needs_review = settings.permission_mode() == PermissionMode::Default;
-        let annotate = needs_review && self.capabilities.change_annotations;
-        // The client should see the tool call before it is asked about it.
-        self.outbox.flush().await;
-        if needs_review && !annotate {
-            if let Err(reason) = self.confirm(&edit.path, &settings).await {
-                return EditOutcome::Rejected(reason);
-            }
-        }
-        // The user may have typed while the prompt was up.
-        let document = match self.check_current(edit) {
-            Ok(document) => document,
-            Err(outcome) => return outcome,
-        };
+        let annotate = edit.review && self.capabilities.change_annotations;
         let changes = self.documents.subscribe();
         let _recording = self.documents.verifying();
         let params = self.apply_edit_params(&document, edit, annotate);

@@ -15,12 +15,13 @@
 //! [`RunEvent`] JSON of DESIGN.md.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Range, Uri};
 
@@ -29,8 +30,8 @@ use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::LspEditor;
 use crate::agent::config::ProviderConfig;
-use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
-use crate::tools::{Executor, ToolContext};
+use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::tools::{Executor, ToolContext, ToolKind};
 use crate::workspace::Workspace;
 
 /// The argument object of `tandem.ask`.
@@ -128,26 +129,21 @@ impl Runs {
     }
 }
 
-/// The private text of a flush marker in the run's event stream.
-const FLUSH_MARK: &str = "\u{F8FF}tandem-flush:";
-
 /// Keeps the server's requests to the client (prompts, applyEdit) behind
 /// the run events that led to them. Events reach the client through a
 /// forwarder task, so without this an "Apply edit?" prompt could overtake
-/// the `tool_call` event of the edit it asks about. [`RunOutbox::flush`]
-/// sends a marker down the run's own event channel and waits (bounded)
-/// until the forwarder has passed it: everything sent before is out.
+/// the `tool_call` event of the edit it asks about. The run's
+/// [`EventSender`] counts the events sent and the forwarder counts the
+/// events it has passed on; [`RunOutbox::flush`] waits (bounded) until the
+/// second count reaches the first.
 #[derive(Default)]
 pub struct RunOutbox {
-    current: Mutex<Option<(mpsc::UnboundedSender<RunEvent>, Arc<FlushWaiters>)>>,
-    next_mark: AtomicU64,
+    current: Mutex<Option<(EventSender, watch::Receiver<u64>)>>,
 }
 
-type FlushWaiters = Mutex<std::collections::HashMap<String, oneshot::Sender<()>>>;
-
 impl RunOutbox {
-    fn start(&self, events: mpsc::UnboundedSender<RunEvent>, waiters: Arc<FlushWaiters>) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((events, waiters));
+    fn start(&self, events: EventSender, forwarded: watch::Receiver<u64>) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((events, forwarded));
     }
 
     fn finish(&self) {
@@ -156,18 +152,12 @@ impl RunOutbox {
 
     /// Wait until the events sent so far have gone out (at most 2 s).
     pub async fn flush(&self) {
-        let flushed = {
+        let (target, mut forwarded) = {
             let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-            let Some((events, waiters)) = current.as_ref() else { return };
-            let mark = format!("{FLUSH_MARK}{}", self.next_mark.fetch_add(1, Ordering::Relaxed));
-            let (done, flushed) = oneshot::channel();
-            waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(mark.clone(), done);
-            if events.send(RunEvent::Text { text: mark }).is_err() {
-                return;
-            }
-            flushed
+            let Some((events, forwarded)) = current.as_ref() else { return };
+            (events.sent(), forwarded.clone())
         };
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), flushed).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), forwarded.wait_for(|n| *n >= target)).await;
     }
 }
 
@@ -237,17 +227,23 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
+        ..RunRequest::default()
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
     env.editor.take_records();
     env.workspace.ledger().clear();
 
-    let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let waiters = Arc::new(FlushWaiters::default());
-    env.outbox.start(events_tx.clone(), Arc::clone(&waiters));
-    let forwarder = tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), waiters));
+    let (events_tx, events_rx) = event_channel();
+    let (forwarded_tx, forwarded_rx) = watch::channel(0);
+    env.outbox.start(events_tx.clone(), forwarded_rx);
+    let forwarder =
+        tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    let ctx = ToolContext { cancel: cancel.clone(), ..ToolContext::new(Arc::clone(&env.workspace)) };
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+        child_env: Arc::new(env.settings.child_env()),
+        ..ToolContext::new(Arc::clone(&env.workspace))
+    };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     tokio::spawn(async move {
@@ -274,16 +270,10 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
 }
 
 /// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`.
-fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<String>) -> Value {
+fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf>) -> Value {
     let mut edits: BTreeMap<String, &'static str> = BTreeMap::new();
-    for file_path in written {
-        let uri = env
-            .workspace
-            .resolve(&file_path)
-            .ok()
-            .and_then(|path| path_to_uri(&path))
-            .map(|uri| uri.as_str().to_string())
-            .unwrap_or(file_path);
+    for path in written {
+        let uri = path_to_uri(&path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
         edits.insert(uri, "written");
     }
     // Buffer edits carry their real outcome; they win over "written".
@@ -324,63 +314,69 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
 }
 
 /// Send each event as `tandem/runEvent` (and tool calls as progress
-/// reports). Returns the URIs of files successfully written by edit tools.
+/// reports), counting them in `forwarded` for [`RunOutbox::flush`]. Returns
+/// the paths of files successfully changed by `Edit` calls.
 async fn forward_events(
     client: Arc<dyn ClientLink>,
     run_id: String,
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
-    waiters: Arc<FlushWaiters>,
-) -> Vec<String> {
-    let mut seq: u64 = 0;
-    let mut edit_calls: BTreeMap<String, String> = BTreeMap::new();
-    let mut written = Vec::new();
+    forwarded: watch::Sender<u64>,
+) -> Vec<PathBuf> {
+    let mut forwarder = Forwarder { client, run_id, progress, seq: 0, edit_calls: BTreeMap::new(), written: Vec::new() };
     while let Some(event) = events.recv().await {
-        match &event {
-            RunEvent::Text { text } if text.starts_with(FLUSH_MARK) => {
-                if let Some(done) = waiters.lock().unwrap_or_else(|e| e.into_inner()).remove(text) {
-                    let _ = done.send(());
+        forwarder.forward(&event).await;
+        forwarded.send_modify(|n| *n += 1);
+    }
+    forwarder.written
+}
+
+struct Forwarder {
+    client: Arc<dyn ClientLink>,
+    run_id: String,
+    progress: Option<Value>,
+    seq: u64,
+    /// Edit calls waiting for their result, by call id.
+    edit_calls: BTreeMap<String, PathBuf>,
+    written: Vec<PathBuf>,
+}
+
+impl Forwarder {
+    async fn forward(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::ToolCall { id, name, kind, summary, .. } => {
+                if let ToolKind::Edit { path } = kind {
+                    self.edit_calls.insert(id.clone(), path.clone());
                 }
-                continue;
-            }
-            RunEvent::ToolCall { id, name, input } => {
-                if matches!(name.as_str(), "edit_file" | "write_file") {
-                    if let Some(path) = input.get("file_path").and_then(Value::as_str) {
-                        edit_calls.insert(id.clone(), path.to_string());
-                    }
-                }
-                if let Some(token) = &progress {
-                    let summary = input.get("file_path").or_else(|| input.get("command")).and_then(Value::as_str).unwrap_or("");
+                if let Some(token) = &self.progress {
                     let report = json!({"token": token, "value": {"kind": "report", "message": format!("{name} {summary}")}});
-                    client.notify(methods::PROGRESS, report).await;
+                    self.client.notify(methods::PROGRESS, report).await;
                 }
             }
             RunEvent::ToolResult { id, is_error: false, .. } => {
-                if let Some(path) = edit_calls.remove(id) {
-                    written.push(path);
+                if let Some(path) = self.edit_calls.remove(id) {
+                    self.written.push(path);
                 }
             }
             // The progress ends here, in the forwarder, so it ends even when
             // the ask's handler was dropped by a `$/cancelRequest`.
             RunEvent::End { status, .. } => {
-                if let Some(token) = &progress {
+                if let Some(token) = &self.progress {
                     let end = json!({"token": token, "value": {"kind": "end", "message": status.as_str()}});
-                    client.notify(methods::PROGRESS, end).await;
+                    self.client.notify(methods::PROGRESS, end).await;
                 }
             }
             _ => {}
         }
-        seq += 1;
-        let event = match serde_json::to_value(&event) {
-            Ok(event) => event,
-            Err(err) => {
-                tracing::error!(%err, "cannot serialize a run event");
-                continue;
+        self.seq += 1;
+        match serde_json::to_value(event) {
+            Ok(event) => {
+                let params = json!({"runId": self.run_id, "seq": self.seq, "event": event});
+                self.client.notify(methods::RUN_EVENT, params).await;
             }
-        };
-        client.notify(methods::RUN_EVENT, json!({"runId": run_id, "seq": seq, "event": event})).await;
+            Err(err) => tracing::error!(%err, "cannot serialize a run event"),
+        }
     }
-    written
 }
 
 /// The editor context for the model: the file, the selected text and the

@@ -14,7 +14,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use super::client::{methods, request_with_timeout, ClientLink, TowerClient};
 use super::clients;
 use super::code_actions;
-use super::config::{Settings, SettingsLayers};
+use super::config::{Settings, SettingsFiles, SettingsLayers};
 use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
@@ -43,6 +43,12 @@ pub struct Backend {
     documents: Arc<Documents>,
     settings: Arc<RwLock<Settings>>,
     layers: Mutex<SettingsLayers>,
+    /// The workspace's settings files, known once `initialize` gave the roots.
+    settings_files: OnceLock<SettingsFiles>,
+    /// The settings problems last reported, so each is shown once.
+    reported_problems: Mutex<Vec<String>>,
+    /// `initialized` arrived: the client accepts notifications now.
+    client_ready: std::sync::atomic::AtomicBool,
     session: OnceLock<Session>,
     runs: Arc<Runs>,
     outbox: Arc<RunOutbox>,
@@ -62,6 +68,9 @@ impl Backend {
             documents: Arc::new(Documents::default()),
             settings: Arc::new(RwLock::new(Settings::default())),
             layers: Mutex::new(SettingsLayers::default()),
+            settings_files: OnceLock::new(),
+            reported_problems: Mutex::new(Vec::new()),
+            client_ready: std::sync::atomic::AtomicBool::new(false),
             session: OnceLock::new(),
             runs: Arc::new(Runs::default()),
             outbox: Arc::new(RunOutbox::default()),
@@ -73,10 +82,41 @@ impl Backend {
         self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Re-read the settings files and overlay the editor's layers. A
+    /// problem (a broken file, a bad field) is shown to the user once, and
+    /// never stops the server.
     fn update_settings(&self, update: impl FnOnce(&mut SettingsLayers)) {
         let mut layers = self.layers.lock().unwrap_or_else(|e| e.into_inner());
         update(&mut layers);
-        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = layers.resolve();
+        let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
+        drop(layers);
+        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
+        self.report_problems(problems.iter().map(ToString::to_string).collect());
+    }
+
+    fn report_problems(&self, problems: Vec<String>) {
+        // Before `initialized` the client may not take notifications yet;
+        // `initialized` reports them.
+        if !self.client_ready.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut reported = self.reported_problems.lock().unwrap_or_else(|e| e.into_inner());
+        if *reported == problems {
+            return;
+        }
+        *reported = problems.clone();
+        drop(reported);
+        if problems.is_empty() {
+            return;
+        }
+        for problem in &problems {
+            tracing::warn!("settings: {problem}");
+        }
+        let link = Arc::clone(&self.link);
+        let message = format!("Tandem settings: {}", problems.join("\n"));
+        tokio::spawn(async move {
+            link.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": message})).await;
+        });
     }
 
     /// Fetch the `tandem` section of `workspace/configuration`.
@@ -133,6 +173,8 @@ impl Backend {
     }
 
     async fn ask(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        // The settings files may have changed since the last run.
+        self.update_settings(|_| {});
         let args: AskArgs = first_argument(&params.arguments)?;
         let token = params.work_done_progress_params.work_done_token.and_then(|t| serde_json::to_value(t).ok());
         match runs::ask(self.run_env()?, args, token).await {
@@ -196,6 +238,10 @@ impl LanguageServer for Backend {
             capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()),
         );
         self.documents.set_encoding(encoding);
+        let roots = workspace_roots(&params);
+        if let Some(root) = roots.first() {
+            let _ = self.settings_files.set(SettingsFiles::for_workspace(root));
+        }
         let init = params.initialization_options.clone().unwrap_or(Value::Null);
         self.update_settings(|layers| layers.init = init);
         let workspace_caps = capabilities.workspace.as_ref();
@@ -206,7 +252,6 @@ impl LanguageServer for Backend {
         let review_path = clients::review_path(params.client_info.as_ref(), advertised);
         tracing::info!(client = ?params.client_info, advertised, ?review_path, "edit review path");
         let edit_capabilities = EditCapabilities { change_annotations: review_path == clients::ReviewPath::Annotation };
-        let roots = workspace_roots(&params);
         let canonical_roots: Vec<PathBuf> = roots.iter().filter_map(|r| r.canonicalize().ok()).collect();
         let editor = Arc::new(LspEditor::new(
             Arc::clone(&self.documents),
@@ -222,13 +267,8 @@ impl LanguageServer for Backend {
             workspace.allow_reading(dir);
         }
         let workspace = Arc::new(workspace);
-        let policy = PromptPolicy::new(
-            Arc::clone(&self.link),
-            Arc::clone(&self.settings),
-            Arc::clone(&self.documents),
-            workspace.root().to_path_buf(),
-            Arc::clone(&self.outbox),
-        );
+        let policy =
+            PromptPolicy::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
         let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
@@ -275,6 +315,8 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        self.client_ready.store(true, Ordering::SeqCst);
+        self.update_settings(|_| {});
         if let Some(session) = self.session.get() {
             if let Err(err) = session.workspace.start_watcher() {
                 tracing::warn!(%err, "cannot start the file watcher; disk changes are caught by fingerprints only");

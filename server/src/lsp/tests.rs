@@ -17,10 +17,11 @@ use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent
 use super::client::{methods, ClientError, ClientLink};
 use super::config::{Settings, SettingsLayers};
 use super::documents::{path_to_uri, Documents};
-use super::editor::{EditCapabilities, LspEditor};
+use super::editor::{EditCapabilities, EditRecord, LspEditor};
 use super::permission::PromptPolicy;
 use super::position::char_to_position;
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::tools::ToolKind;
 use crate::workspace::{FileChange, WriteError, WriteOutcome, Workspace};
 
 /// What the fake client does with the next `workspace/applyEdit`.
@@ -188,6 +189,7 @@ struct Harness {
     documents: Arc<Documents>,
     client: Arc<FakeClient>,
     settings: Arc<RwLock<Settings>>,
+    editor: Arc<LspEditor>,
     workspace: Arc<Workspace>,
 }
 
@@ -200,18 +202,18 @@ fn harness(init: Value, annotations: bool, text: &str) -> Harness {
     let client = Arc::new(FakeClient::new(Arc::clone(&documents)));
     let layers = SettingsLayers { init, configuration: Value::Null };
     let settings = Arc::new(RwLock::new(layers.resolve()));
-    let editor = LspEditor::new(
+    let editor = Arc::new(LspEditor::new(
         Arc::clone(&documents),
         client.clone(),
         Arc::clone(&settings),
         EditCapabilities { change_annotations: annotations },
         vec![root.clone()],
         Arc::default(),
-    );
-    let workspace = Arc::new(Workspace::with_roots(vec![root], Some(Arc::new(editor))).unwrap());
+    ));
+    let workspace = Arc::new(Workspace::with_roots(vec![root], Some(editor.clone())).unwrap());
     let uri = path_to_uri(&path).unwrap();
     documents.open(&uri, text, 1).unwrap();
-    Harness { _dir: dir, path, uri, documents, client, settings, workspace }
+    Harness { _dir: dir, path, uri, documents, client, settings, editor, workspace }
 }
 
 fn accept_edits() -> Value {
@@ -232,10 +234,35 @@ impl Harness {
 
     /// Write what `change` makes of the text read in `file`.
     async fn write(&self, file: &crate::workspace::FileText, change: impl FnOnce(&str) -> String) -> Result<WriteOutcome, WriteError> {
+        self.write_reviewed(file, false, change).await
+    }
+
+    /// [`write`](Self::write), with the review left to the editor or not.
+    async fn write_reviewed(
+        &self,
+        file: &crate::workspace::FileText,
+        review: bool,
+        change: impl FnOnce(&str) -> String,
+    ) -> Result<WriteOutcome, WriteError> {
         let new_text = change(&file.text);
-        self.workspace
-            .write(FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label: "edit_file a.txt".into() })
-            .await
+        let label = "edit_file a.txt".to_string();
+        self.workspace.write(FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label, review }).await
+    }
+
+    fn policy(&self) -> PromptPolicy {
+        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default())
+    }
+
+    /// The permission request for an edit of a.txt, with its diff.
+    fn edit_request(&self) -> PermissionRequest {
+        PermissionRequest {
+            tool: "edit_file".into(),
+            kind: ToolKind::Edit { path: self.path.clone() },
+            read_only: false,
+            summary: "a.txt".into(),
+            preview: Some("   2 - b\n   2 + B".into()),
+            input: json!({}),
+        }
     }
 }
 
@@ -287,8 +314,10 @@ async fn an_edit_is_one_versioned_minimal_text_document_edit() {
 #[tokio::test]
 async fn review_by_change_annotation_when_the_client_supports_it() {
     let h = harness(json!({"timeouts": {"verifyMs": 50}}), true, "a\nb\n");
+    // The policy decides once: the editor's own preview reviews the edit.
+    assert_eq!(h.policy().decide(&h.edit_request()).await, PermissionDecision::ReviewInEditor);
     let file = h.read();
-    assert_eq!(h.write(&file, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write_reviewed(&file, true, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
     let sent = &h.client.requests(methods::APPLY_EDIT)[0];
     expect_test::expect![[r#"{"tandem.review":{"description":"Proposed by the Tandem agent","label":"Tandem: edit_file a.txt","needsConfirmation":true}}"#]]
         .assert_eq(&sent["edit"]["changeAnnotations"].to_string());
@@ -297,30 +326,33 @@ async fn review_by_change_annotation_when_the_client_supports_it() {
     // Declined in the refactor preview: the model is told it was rejected.
     h.client.script(OnApply::False);
     let file = h.read();
-    let outcome = h.write(&file, |t| t.replace('a', "A")).await;
+    let outcome = h.write_reviewed(&file, true, |t| t.replace('a', "A")).await;
     assert!(matches!(&outcome, Err(WriteError::Rejected(m)) if m.contains("rejected")), "{outcome:?}");
     assert_eq!(h.text(), "a\nB\n");
+    // Without a review request (acceptEdits, or a prompt answered before),
+    // the sink sends a plain edit: it never decides on its own.
+    h.client.script(OnApply::Apply);
+    let file = h.read();
+    assert_eq!(h.write(&file, |t| t.replace('a', "A")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert!(h.client.requests(methods::APPLY_EDIT)[2]["edit"].get("changeAnnotations").is_none());
 }
 
 #[tokio::test]
-async fn review_by_prompt_without_annotation_support() {
+async fn review_by_prompt_with_the_diff_without_annotation_support() {
     let h = harness(json!({"timeouts": {"verifyMs": 50, "promptMs": 100}}), false, "a\nb\n");
+    let policy = h.policy();
     h.client.answer_prompt(Some("Reject"));
-    let file = h.read();
-    let outcome = h.write(&file, |t| t.replace('b', "B")).await;
-    expect_test::expect!["Err(Rejected(\"Error: the user rejected the edit to a.txt: the user chose Reject. The file is unchanged.\"))"]
-        .assert_eq(&format!("{outcome:?}"));
-    assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
+    assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny("the user chose Reject".into()));
     let prompt = &h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0];
-    expect_test::expect![[r#"{"actions":[{"title":"Apply"},{"title":"Reject"}],"message":"Tandem: apply edit to a.txt?","type":3}"#]]
+    expect_test::expect![[r#"{"actions":[{"title":"Apply"},{"title":"Reject"}],"message":"Tandem: apply edit to a.txt?\n\n   2 - b\n   2 + B","type":3}"#]]
         .assert_eq(&prompt.to_string());
+    assert_eq!(h.editor.take_records(), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "rejected" }]);
     // No answer at all is a rejection too.
     h.client.answer_prompt(None);
-    let outcome = h.write(&file, |t| t.replace('b', "B")).await;
-    assert!(matches!(&outcome, Err(WriteError::Rejected(m)) if m.contains("no answer")), "{outcome:?}");
+    assert!(matches!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
     h.client.answer_prompt(Some("Apply"));
-    assert_eq!(h.write(&file, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
-    assert_eq!(h.text(), "a\nB\n");
+    assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Allow);
+    assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
 }
 
 #[tokio::test]
@@ -384,16 +416,15 @@ async fn clean_buffers_are_saved_when_the_client_can() {
     assert_eq!(h.client.requests(methods::SAVE_DOCUMENTS).len(), 1);
 }
 
-fn permission_request(tool: &str, input: Value) -> PermissionRequest {
-    PermissionRequest { tool: tool.into(), input, description: format!("run {tool}"), read_only: false }
+fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
+    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}) }
 }
 
 #[tokio::test]
 async fn permission_prompts() {
     let h = harness(json!({"timeouts": {"promptMs": 100}}), false, "a\n");
-    let root = h.workspace.root().to_path_buf();
-    let policy = PromptPolicy::new(h.client.clone(), Arc::clone(&h.settings), Arc::clone(&h.documents), root, Arc::default());
-    let shell = permission_request("run_shell", json!({"command": "cargo test"}));
+    let policy = h.policy();
+    let shell = permission_request("run_shell", ToolKind::Execute { command: "echo building the project\ntouch X".into() });
     h.client.answer_prompt(Some("Deny"));
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Deny("the user denied it".into()));
     h.client.answer_prompt(None);
@@ -406,11 +437,12 @@ async fn permission_prompts() {
     let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
     assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);
-    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Deny"}],"message":"Tandem wants to run run_shell","type":2}"#]]
+    // The prompt shows the whole command, every line.
+    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Deny"}],"message":"Tandem wants to run a shell command:\necho building the project\ntouch X","type":2}"#]]
         .assert_eq(&h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0].to_string());
-    // An edit to an open document is reviewed when it is sent, not here.
-    let edit = permission_request("edit_file", json!({"file_path": "a.txt"}));
-    assert_eq!(policy.decide(&edit).await, PermissionDecision::Allow);
+    // Read-only calls are not asked about.
+    let read = PermissionRequest { read_only: true, ..permission_request("read_file", ToolKind::Read { paths: vec![h.path.clone()] }) };
+    assert_eq!(policy.decide(&read).await, PermissionDecision::Allow);
     assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);
 }
 

@@ -4,13 +4,15 @@
 //! annotates it `readOnlyHint: true`; otherwise asked about like a shell
 //! command.
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use super::server::McpServer;
-use crate::tools::{DynTool, PermissionCheck, ToolContext, ToolDefinition, ToolError, DEFAULT_MAX_RESULT_CHARS};
+use crate::tools::{
+    CallBody, CallTraits, DynTool, PreparedCall, ToolContext, ToolDefinition, ToolError, ToolKind, DEFAULT_MAX_RESULT_CHARS,
+};
 
 /// The providers' limit on tool names (Anthropic and OpenAI: 64, `[a-zA-Z0-9_-]`).
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -36,12 +38,8 @@ impl McpTool {
         self.read_only
     }
 
-    fn describe_call(&self, input: &Value) -> String {
-        format!("call the MCP tool {} (server {}) with {}", self.name, self.server_name, short_json(input, 200))
-    }
 }
 
-#[async_trait]
 impl DynTool for McpTool {
     fn name(&self) -> &str {
         &self.name
@@ -55,52 +53,43 @@ impl DynTool for McpTool {
         true
     }
 
-    fn max_result_chars(&self) -> usize {
-        DEFAULT_MAX_RESULT_CHARS
-    }
-
     /// The server validates against its own schema; here only the shape
-    /// MCP requires (arguments are an object).
-    fn parse_check(&self, input: &Value) -> Result<(), String> {
-        match input {
-            Value::Object(_) => Ok(()),
-            other => Err(format!("expected a JSON object, got {other}")),
-        }
-    }
-
-    fn is_read_only(&self, _input: &Value) -> bool {
-        self.read_only
-    }
-
-    fn is_concurrency_safe(&self, _input: &Value) -> bool {
-        self.read_only
-    }
-
-    fn summary(&self, input: &Value) -> String {
-        short_json(input, 80)
-    }
-
-    async fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
-        Ok(())
-    }
-
-    fn check_permission(&self, input: &Value, _ctx: &ToolContext) -> PermissionCheck {
-        if self.read_only {
-            PermissionCheck::Allow
-        } else {
-            PermissionCheck::Ask(self.describe_call(input))
-        }
-    }
-
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let Some(server) = self.server.upgrade() else {
-            return Err(ToolError::model(format!("Error: the MCP server {} is no longer configured.", self.server_name)));
+    /// MCP requires (arguments are an object). The permission subject is
+    /// the tool's name ([`ToolKind::Other`]), so rules match it by pattern
+    /// (`mcp__github__*`) and the default mode asks like a shell command.
+    fn prepare(self: Arc<Self>, input: &Value, _ctx: &ToolContext) -> Result<PreparedCall, String> {
+        let Value::Object(arguments) = input else {
+            return Err(format!("expected a JSON object, got {input}"));
         };
-        let arguments = match input {
-            Value::Object(map) => map,
-            _ => serde_json::Map::new(),
+        let traits = CallTraits {
+            kind: ToolKind::Other,
+            read_only: self.read_only,
+            concurrency_safe: self.read_only,
+            summary: short_json(input, 80),
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
         };
-        server.call_tool(&self.remote_name, arguments, ctx).await
+        let name = self.name.clone();
+        Ok(PreparedCall::new(name, traits, Box::new(McpCall { tool: self, arguments: arguments.clone() })))
+    }
+}
+
+/// One prepared call of an MCP tool.
+struct McpCall {
+    tool: Arc<McpTool>,
+    arguments: serde_json::Map<String, Value>,
+}
+
+#[async_trait]
+impl CallBody for McpCall {
+    async fn plan(&mut self, _ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        Ok(None)
+    }
+
+    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<String, ToolError> {
+        let Some(server) = self.tool.server.upgrade() else {
+            return Err(ToolError::model(format!("Error: the MCP server {} is no longer configured.", self.tool.server_name)));
+        };
+        server.call_tool(&self.tool.remote_name, self.arguments, ctx).await
     }
 }
 

@@ -1,6 +1,7 @@
 //! The executor: every tool call passes the same gates, in order —
-//! find the tool → validate the input against its schema → the tool's own
-//! checks → permission → run → cap (and persist) a large result.
+//! find the tool → prepare (parse the input once into the tool's typed
+//! arguments) → plan (the tool's own checks) → permission → run → cap (and
+//! persist) a large result.
 //!
 //! Every gate that stops a call becomes a result with `is_error: true` that
 //! says what was wrong and what to do next; none of them ends the run. Only a
@@ -13,7 +14,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{PermissionCheck, ToolContext, ToolError, ToolRegistry};
+use super::{PreparedCall, ToolContext, ToolError, ToolKind, ToolRegistry};
 
 /// Results longer than this (in bytes) are also saved in full on disk, and
 /// the model is told where.
@@ -25,6 +26,16 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub input: Value,
+    /// Set by the provider when the input could not be read (cut-off or
+    /// malformed JSON): the call is answered with this error, never run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<String>,
+}
+
+impl ToolCall {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        ToolCall { id: id.into(), name: name.into(), input, input_error: None }
+    }
 }
 
 /// What goes back to the model for one call.
@@ -45,14 +56,19 @@ impl ToolResult {
     }
 }
 
-/// A call the user is asked to allow.
+/// A call the permission policy decides on. Every call is asked about, the
+/// read-only ones too, so that a deny rule can stop a read.
 #[derive(Debug, Clone)]
 pub struct PermissionRequest {
     pub tool: String,
-    pub input: Value,
-    /// What the call will do, for the prompt ("edit_file src/app.rs").
-    pub description: String,
+    pub kind: ToolKind,
     pub read_only: bool,
+    /// A short human summary of the call ("src/app.rs", "cargo test").
+    pub summary: String,
+    /// What the user reviews: the diff of an edit, the content of a write.
+    pub preview: Option<String>,
+    /// The raw input, for hooks; rules match on `kind`, never on this.
+    pub input: Value,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,16 +76,20 @@ pub enum PermissionDecision {
     Allow,
     /// Refused; the string is the reason the model is given.
     Deny(String),
+    /// Allowed if the user confirms it in the editor's own review of the
+    /// edit (an applyEdit with a `needsConfirmation` change annotation). The
+    /// policy's "ask" for an `Edit` where the editor shows the diff itself.
+    ReviewInEditor,
 }
 
-/// Decides the calls a tool says need permission: rules, modes, or asking
-/// the user in the editor.
+/// The one place that decides whether a call may run: rules, modes, or
+/// asking the user. The edit sinks never decide again.
 #[async_trait]
 pub trait PermissionPolicy: Send + Sync {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision;
 }
 
-/// Allows everything a tool itself does not deny.
+/// Allows everything.
 #[derive(Debug, Default)]
 pub struct AllowAll;
 
@@ -108,6 +128,13 @@ impl Executor {
         self
     }
 
+    /// The same executor (same permission policy, same results folder)
+    /// over another set of tools: a sub-agent never gets more permission
+    /// than its parent.
+    pub fn with_registry(&self, registry: ToolRegistry) -> Executor {
+        Executor { registry, policy: Arc::clone(&self.policy), results_dir: self.results_dir.clone() }
+    }
+
     pub fn registry(&self) -> &ToolRegistry {
         &self.registry
     }
@@ -116,59 +143,62 @@ impl Executor {
         self.results_dir.as_ref()
     }
 
-    /// True when this call may run beside other safe calls. Unknown tools
-    /// and invalid input are not safe (fail closed).
-    pub fn is_concurrency_safe(&self, call: &ToolCall) -> bool {
-        self.registry.get(&call.name).map(|t| t.is_concurrency_safe(&call.input)).unwrap_or(false)
-    }
-
-    /// A short human summary of the call ("src/app.rs"), empty if unknown.
-    pub fn summary(&self, call: &ToolCall) -> String {
-        self.registry.get(&call.name).map(|t| t.summary(&call.input)).unwrap_or_default()
+    /// The first gates: find the tool and parse the input once. `Err` is the
+    /// result the model gets instead (unknown tool, unusable input).
+    pub fn prepare(&self, call: &ToolCall, ctx: &ToolContext) -> Result<PreparedCall, ToolResult> {
+        if let Some(message) = &call.input_error {
+            return Err(ToolResult::error(&call.id, message.clone()));
+        }
+        let Some(tool) = self.registry.get(&call.name) else {
+            let known = self.registry.names().join(", ");
+            return Err(ToolResult::error(&call.id, format!("Unknown tool: {}. Available tools: {known}", call.name)));
+        };
+        if tool.deferred() && !ctx.run.is_active(&call.name) {
+            return Err(ToolResult::error(&call.id, not_loaded_message(&call.name)));
+        }
+        tool.prepare(&call.input, ctx)
+            .map_err(|reason| ToolResult::error(&call.id, format!("Invalid input for {}: {reason}", call.name)))
     }
 
     /// Run one call through every gate.
     pub async fn execute(&self, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
-        let Some(tool) = self.registry.get(&call.name) else {
-            let known = self.registry.names().join(", ");
-            return Ok(ToolResult::error(&call.id, format!("Unknown tool: {}. Available tools: {known}", call.name)));
+        match self.prepare(call, ctx) {
+            Ok(prepared) => self.run_prepared(call, prepared, ctx).await,
+            Err(result) => Ok(result),
+        }
+    }
+
+    /// The gates after [`prepare`](Self::prepare): plan → permission → run → cap.
+    pub async fn run_prepared(&self, call: &ToolCall, mut prepared: PreparedCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
+        let mut ctx = ctx.clone();
+        ctx.registry = self.registry.clone();
+        let preview = match prepared.plan(&ctx).await {
+            Ok(preview) => preview,
+            Err(err) => return into_result(&call.id, err),
         };
-        if tool.deferred() && !ctx.run.is_active(&call.name) {
-            return Ok(ToolResult::error(&call.id, not_loaded_message(&call.name)));
-        }
-        let ctx = &ToolContext { registry: self.registry.clone(), ..ctx.clone() };
-        if let Err(reason) = tool.parse_check(&call.input) {
-            return Ok(ToolResult::error(&call.id, format!("Invalid input for {}: {reason}", call.name)));
-        }
-        if let Err(err) = tool.validate(&call.input, ctx).await {
-            return into_result(&call.id, err);
-        }
         // Pre-tool hooks go here when they exist.
-        match tool.check_permission(&call.input, ctx) {
-            PermissionCheck::Allow => {}
-            PermissionCheck::Deny(reason) => return Ok(ToolResult::error(&call.id, reason)),
-            PermissionCheck::Ask(description) => {
-                let request = PermissionRequest {
-                    tool: call.name.clone(),
-                    input: call.input.clone(),
-                    description,
-                    read_only: tool.is_read_only(&call.input),
-                };
-                if let PermissionDecision::Deny(reason) = self.policy.decide(&request).await {
-                    return Ok(ToolResult::error(
-                        &call.id,
-                        format!("Permission denied for {}: {reason}. Do not retry the same call; ask the user or take another approach.", call.name),
-                    ));
-                }
-            }
+        let traits = &prepared.traits;
+        let request = PermissionRequest {
+            tool: call.name.clone(),
+            kind: traits.kind.clone(),
+            read_only: traits.read_only,
+            summary: traits.summary.clone(),
+            preview,
+            input: call.input.clone(),
+        };
+        match self.policy.decide(&request).await {
+            PermissionDecision::Allow => {}
+            PermissionDecision::ReviewInEditor => ctx.editor_review = true,
+            PermissionDecision::Deny(reason) => return Ok(ToolResult::error(&call.id, denial(&request, &reason))),
         }
-        let output = tool.call(call.input.clone(), ctx).await;
+        let max_result_chars = traits.max_result_chars;
+        let output = prepared.call(&ctx).await;
         // Post-tool hooks go here when they exist.
         let result = match output {
             Ok(text) => ToolResult::ok(&call.id, text),
             Err(err) => into_result(&call.id, err)?,
         };
-        let content = cap_result(&result.content, tool.max_result_chars(), self.results_dir.as_deref(), &call.id);
+        let content = cap_result(&result.content, max_result_chars, self.results_dir.as_deref(), &call.id);
         Ok(ToolResult { content, ..result })
     }
 }
@@ -177,6 +207,14 @@ impl Executor {
 pub fn not_loaded_message(name: &str) -> String {
     format!(
         "Error: {name} is a deferred tool and its schema is not loaded. Call tool_search with query \"select:{name}\" first, then call {name} again."
+    )
+}
+
+/// What the model is told when the policy refused a call.
+fn denial(request: &PermissionRequest, reason: &str) -> String {
+    format!(
+        "Permission denied for {}: {reason}. Do not retry the same call; ask the user or take another approach.",
+        request.tool
     )
 }
 

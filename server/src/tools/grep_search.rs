@@ -26,7 +26,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::list_files::{is_hidden_below, CancelCheck, search_folder, unsaved_buffers, walker_for, PathGlob, TopN};
-use super::{Tool, ToolContext, ToolError};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::Workspace;
 
 /// At most this many matching lines are shown; the rest are counted.
@@ -67,7 +67,12 @@ pub struct GrepSearch;
 #[async_trait]
 impl Tool for GrepSearch {
     type Args = GrepSearchArgs;
+    type Plan = ();
     const NAME: &'static str = "grep_search";
+
+    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
+        ToolKind::Read { paths: vec![ctx.workspace.resolve_lenient(args.path.as_deref().unwrap_or("."))] }
+    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         true
@@ -84,7 +89,11 @@ impl Tool for GrepSearch {
         }
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn plan(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
             .line_terminator(Some(b'\n'))

@@ -29,7 +29,7 @@ use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Tool, ToolContext, ToolError};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::Workspace;
 
 /// At most this many paths are listed; the rest are counted.
@@ -59,7 +59,12 @@ pub struct ListFiles;
 #[async_trait]
 impl Tool for ListFiles {
     type Args = ListFilesArgs;
+    type Plan = ();
     const NAME: &'static str = "list_files";
+
+    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
+        ToolKind::Read { paths: vec![ctx.workspace.resolve_lenient(args.path.as_deref().unwrap_or("."))] }
+    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         true
@@ -76,7 +81,11 @@ impl Tool for ListFiles {
         }
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn plan(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         let dir = search_folder(&ctx.workspace, args.path.as_deref())?;
         if dir.is_file() {
             return Err(ToolError::model(format!(

@@ -8,30 +8,37 @@
 //! call read-only, may it run beside others, the tool's own checks, its
 //! permission decision and its result limit. Defaults fail closed.
 
+pub mod agent;
+mod change;
 pub mod edit_file;
+pub mod edit_match;
 pub mod executor;
+pub mod front_matter;
 pub mod grep_search;
 pub mod list_files;
 pub mod read_file;
 pub mod run_shell;
-pub mod tool_search;
+pub mod skill;
 #[cfg(test)]
 mod test_fixture;
+mod text;
+pub mod tool_search;
 pub mod web_fetch;
 pub mod write_file;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::workspace::Workspace;
 
-pub use executor::{Executor, ToolCall, ToolResult};
+pub use executor::{Executor, PermissionDecision, PermissionPolicy, PermissionRequest, ToolCall, ToolResult};
 
 /// Results longer than this many characters are cut (head and tail kept).
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
@@ -57,39 +64,47 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// Cancelled when the run is cancelled; long tools must watch it.
     pub cancel: CancellationToken,
-    /// What belongs to this run and to no other (clones of a context share
-    /// it; a new run gets a new one).
+    /// The state this run's calls share (activated deferred tools, …).
     pub run: Arc<RunScope>,
-    /// The tools of the executor running the call (set by the executor), so
-    /// `tool_search` can look through the deferred ones.
-    pub registry: ToolRegistry,
+    /// Set by the executor for one call when the permission policy decided
+    /// that the user reviews this edit in the editor's own preview
+    /// ([`executor::PermissionDecision::ReviewInEditor`]); edit tools pass it
+    /// on in their [`crate::workspace::FileChange`].
+    pub editor_review: bool,
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
+    /// The id of the call being run (set by the loop for each call; empty
+    /// outside one). Sub-agents name it as their events' `parent`.
+    pub call_id: String,
+    /// The tools of the executor running the call (set by the executor), so
+    /// `tool_search` can look through the deferred ones.
+    pub registry: ToolRegistry,
 }
 
 impl ToolContext {
     pub fn new(workspace: Arc<Workspace>) -> Self {
-        Self::for_run(workspace, CancellationToken::new())
-    }
-
-    /// A context for a new run: a fresh [`RunScope`].
-    pub fn for_run(workspace: Arc<Workspace>, cancel: CancellationToken) -> Self {
         ToolContext {
             workspace,
-            cancel,
-            run: Arc::new(RunScope::default()),
-            registry: ToolRegistry::default(),
+            cancel: CancellationToken::new(),
+            run: Arc::default(),
+            editor_review: false,
             child_env: Arc::default(),
+            call_id: String::new(),
+            registry: ToolRegistry::default(),
         }
     }
 }
 
-/// State that lives as long as one run: deferred tools `tool_search`
-/// activated, in activation order.
-#[derive(Debug, Default)]
+/// State that belongs to one run (never to the process): two runs in one
+/// editor session do not share it.
+#[derive(Default)]
 pub struct RunScope {
-    activated: std::sync::Mutex<Vec<String>>,
+    /// Deferred tools that `tool_search` activated in this run, in order.
+    pub activated: std::sync::Mutex<Vec<String>>,
+    /// Where this run's tools send sub-agent requests (`agent`, forked
+    /// skills); set by the loop while the run lasts.
+    pub children: std::sync::Mutex<Option<crate::agent::subagent::ChildSender>>,
 }
 
 impl RunScope {
@@ -108,28 +123,45 @@ impl RunScope {
     }
 
     /// The activated tools' names, in activation order.
-    pub fn activated(&self) -> Vec<String> {
+    pub fn activated_names(&self) -> Vec<String> {
         self.activated.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
-/// A tool's own view of whether a call needs the user's permission.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermissionCheck {
-    /// Nothing to ask (read-only work inside the workspace).
-    Allow,
-    /// Ask the user; the string describes the action ("Run `cargo test`").
-    Ask(String),
-    /// Never allowed; the string is the error for the model.
-    Deny(String),
+/// What a call does, as every layer above `tools/` sees it: permissions,
+/// reviews, the transcript and `lsp/` use this, never a tool's name or its
+/// input fields. Fail closed: [`ToolKind::Other`] is not read-only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads or searches these files or folders (absolute, resolved paths).
+    Read { paths: Vec<PathBuf> },
+    /// Changes this one file (absolute, resolved path).
+    Edit { path: PathBuf },
+    /// Runs this shell command (the whole text, every line).
+    Execute { command: String },
+    /// Fetches this URL.
+    Fetch { url: String },
+    /// Anything else.
+    #[default]
+    Other,
 }
 
 /// The contract every tool implements. `Args` is the input: its `///` docs
 /// and field docs are the description and schema the model sees.
+///
+/// A call goes through the phases parse → [`plan`](Tool::plan) (the tool's
+/// own checks, before permission) → [`call`](Tool::call). The input is
+/// parsed once; the plan is computed once and carried to `call`.
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send + Sync;
+    /// What `plan` computes and `call` consumes (`()` for most tools).
+    type Plan: Send + Sync;
     const NAME: &'static str;
+
+    /// What the call does (see [`ToolKind`]).
+    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind;
 
     /// The call changes nothing (for plan mode and permission rules).
     fn is_read_only(&self, _args: &Self::Args) -> bool {
@@ -154,22 +186,17 @@ pub trait Tool: Send + Sync + 'static {
     /// A short human summary of the call: "src/app.rs", "cargo test".
     fn summary(&self, args: &Self::Args) -> String;
 
-    /// The tool's own checks before permission (read-before-edit, …).
-    async fn validate(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
-        Ok(())
-    }
+    /// The tool's own checks (read-before-edit, unchanged-since-read, …) and
+    /// the work that can be done before permission is asked.
+    async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Self::Plan, ToolError>;
 
-    /// Whether this call needs the user's permission.
-    fn check_permission(&self, args: &Self::Args, _ctx: &ToolContext) -> PermissionCheck {
-        if self.is_read_only(args) {
-            PermissionCheck::Allow
-        } else {
-            PermissionCheck::Ask(format!("{} {}", Self::NAME, self.summary(args)))
-        }
+    /// What the user reviews before allowing the call (a diff for edits).
+    fn preview(&self, _args: &Self::Args, _plan: &Self::Plan) -> Option<String> {
+        None
     }
 
     /// Do the work. The returned text is what the model reads.
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError>;
+    async fn call(&self, args: Self::Args, plan: Self::Plan, ctx: &ToolContext) -> Result<String, ToolError>;
 }
 
 /// A tool definition exactly as sent in the Anthropic `tools` parameter.
@@ -180,30 +207,96 @@ pub struct ToolDefinition {
     pub input_schema: Value,
 }
 
-/// The object-safe face of a [`Tool`], working on raw JSON input. Every
-/// method parses the input itself; parsing is cheap next to any tool's work.
-#[async_trait]
+/// The object-safe face of a tool, as the registry holds it. Typed tools get
+/// it from the blanket impl over [`Tool`]; tools whose names are only known
+/// at run time (MCP) implement it directly, with a [`CallBody`] of their own.
 pub trait DynTool: Send + Sync {
     fn name(&self) -> &str;
     fn definition(&self) -> ToolDefinition;
     fn deferred(&self) -> bool;
-    fn max_result_chars(&self) -> usize;
-    /// Schema validation: `Err` holds the reason, for `Invalid input for NAME: …`.
-    fn parse_check(&self, input: &Value) -> Result<(), String>;
-    fn is_read_only(&self, input: &Value) -> bool;
-    fn is_concurrency_safe(&self, input: &Value) -> bool;
-    fn summary(&self, input: &Value) -> String;
-    async fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError>;
-    fn check_permission(&self, input: &Value, ctx: &ToolContext) -> PermissionCheck;
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<String, ToolError>;
+    /// Parse the input once into the tool's typed arguments. `Err` holds the
+    /// reason, for `Invalid input for NAME: …`.
+    fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, String>;
+}
+
+/// The typed half of a prepared call: plan, then run.
+#[async_trait]
+pub trait CallBody: Send + Sync {
+    /// The tool's own checks; returns what the user reviews, if anything.
+    async fn plan(&mut self, ctx: &ToolContext) -> Result<Option<String>, ToolError>;
+    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<String, ToolError>;
+}
+
+/// How a prepared call describes itself to the gates.
+#[derive(Debug, Clone)]
+pub struct CallTraits {
+    pub kind: ToolKind,
+    pub read_only: bool,
+    pub concurrency_safe: bool,
+    pub summary: String,
+    pub max_result_chars: usize,
+}
+
+/// A call whose input was parsed once, carried through every gate.
+pub struct PreparedCall {
+    pub name: String,
+    pub traits: CallTraits,
+    body: Box<dyn CallBody>,
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall").field("name", &self.name).field("traits", &self.traits).finish_non_exhaustive()
+    }
+}
+
+impl PreparedCall {
+    pub fn new(name: impl Into<String>, traits: CallTraits, body: Box<dyn CallBody>) -> Self {
+        PreparedCall { name: name.into(), traits, body }
+    }
+
+    pub async fn plan(&mut self, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        self.body.plan(ctx).await
+    }
+
+    pub async fn call(self, ctx: &ToolContext) -> Result<String, ToolError> {
+        self.body.call(ctx).await
+    }
+}
+
+struct TypedBody<T: Tool> {
+    tool: Arc<T>,
+    args: T::Args,
+    plan: Option<T::Plan>,
+}
+
+#[async_trait]
+impl<T: Tool> CallBody for TypedBody<T> {
+    async fn plan(&mut self, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let plan = self.tool.plan(&self.args, ctx).await?;
+        let preview = self.tool.preview(&self.args, &plan);
+        self.plan = Some(plan);
+        Ok(preview)
+    }
+
+    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<String, ToolError> {
+        let TypedBody { tool, args, plan } = *self;
+        let plan = match plan {
+            Some(plan) => plan,
+            None => tool.plan(&args, ctx).await?,
+        };
+        tool.call(args, plan, ctx).await
+    }
 }
 
 fn parse_args<A: DeserializeOwned>(input: &Value) -> Result<A, String> {
+    if !input.is_object() {
+        return Err(format!("expected a JSON object, got {}", json_kind(input)));
+    }
     // serde says "missing field `old_string`"; the model reads quotes better.
     A::deserialize(input).map_err(|e| e.to_string().replace('`', "\""))
 }
 
-#[async_trait]
 impl<T: Tool> DynTool for T {
     fn name(&self) -> &str {
         T::NAME
@@ -218,44 +311,16 @@ impl<T: Tool> DynTool for T {
         Tool::deferred(self)
     }
 
-    fn max_result_chars(&self) -> usize {
-        Tool::max_result_chars(self)
-    }
-
-    fn parse_check(&self, input: &Value) -> Result<(), String> {
-        if !input.is_object() {
-            return Err(format!("expected a JSON object, got {}", json_kind(input)));
-        }
-        parse_args::<T::Args>(input).map(|_| ())
-    }
-
-    fn is_read_only(&self, input: &Value) -> bool {
-        parse_args::<T::Args>(input).map(|a| Tool::is_read_only(self, &a)).unwrap_or(false)
-    }
-
-    fn is_concurrency_safe(&self, input: &Value) -> bool {
-        parse_args::<T::Args>(input).map(|a| Tool::is_concurrency_safe(self, &a)).unwrap_or(false)
-    }
-
-    fn summary(&self, input: &Value) -> String {
-        parse_args::<T::Args>(input).map(|a| Tool::summary(self, &a)).unwrap_or_default()
-    }
-
-    async fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolError> {
-        let args = parse_args::<T::Args>(input).map_err(ToolError::Model)?;
-        Tool::validate(self, &args, ctx).await
-    }
-
-    fn check_permission(&self, input: &Value, ctx: &ToolContext) -> PermissionCheck {
-        match parse_args::<T::Args>(input) {
-            Ok(args) => Tool::check_permission(self, &args, ctx),
-            Err(e) => PermissionCheck::Deny(e),
-        }
-    }
-
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let args = parse_args::<T::Args>(&input).map_err(ToolError::Model)?;
-        Tool::call(self, args, ctx).await
+    fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, String> {
+        let args = parse_args::<T::Args>(input)?;
+        let traits = CallTraits {
+            kind: self.kind(&args, ctx),
+            read_only: self.is_read_only(&args),
+            concurrency_safe: self.is_concurrency_safe(&args),
+            summary: self.summary(&args),
+            max_result_chars: self.max_result_chars(),
+        };
+        Ok(PreparedCall::new(T::NAME, traits, Box::new(TypedBody { tool: self, args, plan: None })))
     }
 }
 
@@ -336,6 +401,8 @@ impl ToolRegistry {
         registry.register(run_shell::RunShell);
         registry.register(web_fetch::WebFetch::default());
         registry.register(tool_search::ToolSearch);
+        registry.register(skill::SkillTool);
+        registry.register(agent::AgentTool);
         registry
     }
 
@@ -343,6 +410,7 @@ impl ToolRegistry {
         self.register_arc(Arc::new(tool));
     }
 
+    /// Add a tool already behind an `Arc`.
     pub fn register_arc(&mut self, tool: Arc<dyn DynTool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
@@ -384,16 +452,27 @@ impl ToolRegistry {
 
     /// The tool list of one model request in a run: the resident tools,
     /// then the deferred tools this run activated, in activation order. The
-    /// order only ever grows at the end, so the prompt prefix stays cacheable.
+    /// list only ever grows at the end, so the prompt prefix stays cacheable.
     pub fn definitions_for(&self, run: &RunScope) -> Vec<ToolDefinition> {
-        let all = self.all();
-        let mut definitions: Vec<ToolDefinition> = all.iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect();
-        for name in run.activated() {
-            if let Some(tool) = all.iter().find(|t| t.deferred() && t.name() == name) {
-                definitions.push(tool.definition());
-            }
-        }
+        let mut definitions = self.definitions();
+        definitions.extend(self.activated_definitions(run));
         definitions
+    }
+
+    /// The deferred tools this run activated that exist now, in activation order.
+    pub fn activated_definitions(&self, run: &RunScope) -> Vec<ToolDefinition> {
+        let deferred = self.deferred();
+        run.activated_names()
+            .iter()
+            .filter_map(|name| deferred.iter().find(|t| t.name() == name))
+            .map(|t| t.definition())
+            .collect()
+    }
+
+    /// The tools `keep` accepts, in the same order (a sub-agent's tool set).
+    /// Tools from sources are taken as they are now.
+    pub fn filtered(&self, keep: impl Fn(&dyn DynTool) -> bool) -> ToolRegistry {
+        ToolRegistry { tools: self.all().into_iter().filter(|t| keep(t.as_ref())).collect(), sources: Vec::new() }
     }
 
     /// Names of deferred tools, listed in the system prompt.

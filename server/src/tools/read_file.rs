@@ -25,7 +25,8 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Tool, ToolContext, ToolError};
+use super::text::{digits, numbered_line};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{ReadError, Workspace, MAX_TEXT_FILE_BYTES};
 
 /// Lines shown when the call gives no `limit`.
@@ -72,7 +73,12 @@ pub struct ReadFile;
 #[async_trait]
 impl Tool for ReadFile {
     type Args = ReadFileArgs;
+    type Plan = PageRequest;
     const NAME: &'static str = "read_file";
+
+    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
+        ToolKind::Read { paths: vec![ctx.workspace.resolve_lenient(&args.file_path)] }
+    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         true
@@ -94,8 +100,11 @@ impl Tool for ReadFile {
         }
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
-        let request = PageRequest::from_args(&args)?;
+    async fn plan(&self, args: &Self::Args, _ctx: &ToolContext) -> Result<PageRequest, ToolError> {
+        PageRequest::from_args(args)
+    }
+
+    async fn call(&self, args: Self::Args, request: PageRequest, ctx: &ToolContext) -> Result<String, ToolError> {
         let workspace = Arc::clone(&ctx.workspace);
         // A big file streams for a while; keep it off the async workers.
         tokio::task::spawn_blocking(move || read_page(&workspace, &args.file_path, request))
@@ -106,7 +115,7 @@ impl Tool for ReadFile {
 
 /// Which lines the call asked for.
 #[derive(Debug, Clone, Copy)]
-struct PageRequest {
+pub struct PageRequest {
     /// 1-based number of the first line to show.
     first: usize,
     limit: usize,
@@ -246,16 +255,6 @@ impl PageCollector {
         out.truncate(out.trim_end_matches('\n').len());
         Ok(out)
     }
-}
-
-/// `  12 | text`: the number right-aligned in `width` columns.
-pub(crate) fn numbered_line(number: usize, width: usize, text: &str) -> String {
-    format!("{number:>width$} | {text}")
-}
-
-/// The number of decimal digits in `n`.
-pub(crate) fn digits(n: usize) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// Page a file too big to load whole: stream it, keeping at most a bounded

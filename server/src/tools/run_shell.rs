@@ -29,7 +29,7 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
-use super::{Tool, ToolContext, ToolError};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -74,7 +74,12 @@ pub struct RunShell;
 #[async_trait]
 impl Tool for RunShell {
     type Args = RunShellArgs;
+    type Plan = ();
     const NAME: &'static str = "run_shell";
+
+    fn kind(&self, args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Execute { command: args.command.clone() }
+    }
 
     fn max_result_chars(&self) -> usize {
         MAX_RESULT_CHARS
@@ -89,14 +94,14 @@ impl Tool for RunShell {
         summary
     }
 
-    async fn validate(&self, args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
+    async fn plan(&self, args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
         if args.command.trim().is_empty() {
             return Err(ToolError::model("Error: the command is empty."));
         }
         Ok(())
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS);
         let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
         report(run, timeout_ms)

@@ -40,7 +40,7 @@ impl Fixture {
     /// Run one call through every gate (large results are not persisted).
     pub(crate) async fn call(&self, name: &str, input: serde_json::Value) -> ToolResult {
         let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-        let call = ToolCall { id: "t".into(), name: name.into(), input };
+        let call = ToolCall::new("t", name, input);
         executor.execute(&call, &self.ctx).await.unwrap()
     }
 }

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{DynTool, Tool, ToolContext, ToolError};
+use super::{DynTool, Tool, ToolContext, ToolError, ToolKind};
 
 /// The answer when nothing matches.
 pub const NO_MATCH: &str = "No matching deferred tools found.";
@@ -44,7 +44,12 @@ struct Found {
 #[async_trait]
 impl Tool for ToolSearch {
     type Args = ToolSearchArgs;
+    type Plan = ();
     const NAME: &'static str = "tool_search";
+
+    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         true
@@ -58,7 +63,11 @@ impl Tool for ToolSearch {
         args.query.clone()
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn plan(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         let deferred = ctx.registry.deferred();
         let limit = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_CAP);
         let matches = search(&deferred, &args.query, limit);
@@ -140,13 +149,12 @@ fn score(tool: &dyn DynTool, query_words: &[String]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{PermissionCheck, ToolDefinition, ToolRegistry, ToolSource};
+    use crate::tools::{CallBody, CallTraits, PreparedCall, ToolDefinition, ToolRegistry, ToolSource};
     use serde_json::{json, Value};
 
     /// A deferred tool with a given name and description.
     struct Fake(&'static str, &'static str);
 
-    #[async_trait]
     impl DynTool for Fake {
         fn name(&self) -> &str {
             self.0
@@ -157,28 +165,20 @@ mod tests {
         fn deferred(&self) -> bool {
             true
         }
-        fn max_result_chars(&self) -> usize {
-            100
+        fn prepare(self: Arc<Self>, _input: &Value, _ctx: &ToolContext) -> Result<PreparedCall, String> {
+            let traits = CallTraits { kind: ToolKind::Other, read_only: true, concurrency_safe: true, summary: String::new(), max_result_chars: 100 };
+            Ok(PreparedCall::new(self.0, traits, Box::new(Ran(self.0))))
         }
-        fn parse_check(&self, _input: &Value) -> Result<(), String> {
-            Ok(())
+    }
+
+    struct Ran(&'static str);
+
+    #[async_trait]
+    impl CallBody for Ran {
+        async fn plan(&mut self, _ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+            Ok(None)
         }
-        fn is_read_only(&self, _input: &Value) -> bool {
-            true
-        }
-        fn is_concurrency_safe(&self, _input: &Value) -> bool {
-            true
-        }
-        fn summary(&self, _input: &Value) -> String {
-            String::new()
-        }
-        async fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ToolError> {
-            Ok(())
-        }
-        fn check_permission(&self, _input: &Value, _ctx: &ToolContext) -> PermissionCheck {
-            PermissionCheck::Allow
-        }
-        async fn call(&self, _input: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+        async fn call(self: Box<Self>, _ctx: &ToolContext) -> Result<String, ToolError> {
             Ok(format!("{} ran", self.0))
         }
     }
@@ -235,9 +235,9 @@ mod tests {
     async fn activation_belongs_to_the_run_and_appends_in_order() {
         let fixture = crate::tools::test_fixture::fixture(&[]);
         let executor = crate::tools::Executor::new(registry()).with_results_dir(None);
-        let call = |input: Value| crate::tools::ToolCall { id: "t".into(), name: "tool_search".into(), input };
+        let call = |input: Value| crate::tools::ToolCall::new("t", "tool_search", input);
         let one_run = fixture.ctx.clone();
-        let resident = registry().definitions_for(&one_run.run).len();
+        let resident = registry().definitions().len();
 
         let result = executor.execute(&call(json!({"query": "select:mcp__db__query"})), &one_run).await.unwrap();
         assert!(!result.is_error, "{result:?}");
@@ -256,14 +256,14 @@ mod tests {
         let other_run = ToolContext::new(Arc::clone(&fixture.ctx.workspace));
         assert_eq!(registry().definitions_for(&other_run.run).len(), resident);
         let refused = executor
-            .execute(&crate::tools::ToolCall { id: "u".into(), name: "mcp__db__query".into(), input: json!({}) }, &other_run)
+            .execute(&crate::tools::ToolCall::new("u", "mcp__db__query", json!({})), &other_run)
             .await
             .unwrap();
         assert!(refused.is_error);
         expect_test::expect![[r#"Error: mcp__db__query is a deferred tool and its schema is not loaded. Call tool_search with query "select:mcp__db__query" first, then call mcp__db__query again."#]]
             .assert_eq(&refused.content);
         let allowed = executor
-            .execute(&crate::tools::ToolCall { id: "v".into(), name: "mcp__db__query".into(), input: json!({}) }, &one_run)
+            .execute(&crate::tools::ToolCall::new("v", "mcp__db__query", json!({})), &one_run)
             .await
             .unwrap();
         assert_eq!(allowed.content, "mcp__db__query ran");

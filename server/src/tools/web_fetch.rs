@@ -28,7 +28,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use url::Url;
 
-use super::{Tool, ToolContext, ToolError};
+use super::{Tool, ToolContext, ToolError, ToolKind};
 
 pub use html::html_to_text;
 
@@ -90,7 +90,12 @@ impl WebFetch {
 #[async_trait]
 impl Tool for WebFetch {
     type Args = WebFetchArgs;
+    type Plan = reqwest::Url;
     const NAME: &'static str = "web_fetch";
+
+    fn kind(&self, args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Fetch { url: args.url.clone() }
+    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         true
@@ -109,8 +114,11 @@ impl Tool for WebFetch {
         args.url.clone()
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
-        let url = parse_url(&args.url)?;
+    async fn plan(&self, args: &Self::Args, _ctx: &ToolContext) -> Result<reqwest::Url, ToolError> {
+        parse_url(&args.url)
+    }
+
+    async fn call(&self, args: Self::Args, url: reqwest::Url, ctx: &ToolContext) -> Result<String, ToolError> {
         let max_chars = args.max_length.unwrap_or(DEFAULT_MAX_LENGTH).clamp(1, MAX_LENGTH_LIMIT);
         let client = self.client()?;
         tokio::select! {

@@ -9,15 +9,14 @@
 //! fresh" check with its refusals, and line-ending detection (an existing
 //! CRLF file stays CRLF when the model writes `\n`).
 
-use std::path::Path;
-
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::read_file::{digits, numbered_line};
-use super::{Tool, ToolContext, ToolError};
-use crate::workspace::{FileChange, FileText, ReadError, ReadStamp, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
+use super::change::{fresh_existing, unsaved_note};
+use super::text::{digits, line_ending_of, numbered_line, render_diff, with_line_ending};
+use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::workspace::{FileChange, ReadStamp, Workspace, WriteOutcome};
 
 /// Lines of the written text shown back to the model.
 const PREVIEW_LINES: usize = 30;
@@ -48,34 +47,46 @@ pub struct WriteFile;
 #[async_trait]
 impl Tool for WriteFile {
     type Args = WriteFileArgs;
+    type Plan = WritePlan;
     const NAME: &'static str = "write_file";
+
+    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
+        ToolKind::Edit { path: ctx.workspace.resolve_lenient(&args.file_path) }
+    }
 
     fn summary(&self, args: &Self::Args) -> String {
         args.file_path.clone()
     }
 
-    async fn validate(&self, args: &Self::Args, ctx: &ToolContext) -> Result<(), ToolError> {
-        plan_write(&ctx.workspace, args).map(|_| ())
+    async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<WritePlan, ToolError> {
+        plan_write(&ctx.workspace, args)
     }
 
-    async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<String, ToolError> {
-        // Plan again: the permission prompt may have taken a while, and the
-        // stamp must be the one the new text replaces.
-        let plan = plan_write(&ctx.workspace, &args)?;
+    fn preview(&self, _args: &Self::Args, plan: &WritePlan) -> Option<String> {
+        Some(render_diff(plan.old_text.as_deref().unwrap_or(""), &plan.new_text))
+    }
+
+    async fn call(&self, args: Self::Args, plan: WritePlan, ctx: &ToolContext) -> Result<String, ToolError> {
+        // The workspace checks again, at the moment of writing, that the
+        // file is still what the plan was computed from.
         let display = ctx.workspace.display_path(&plan.path);
         let change = FileChange {
             path: plan.path,
             new_text: plan.new_text,
             base: plan.base,
             label: format!("write_file {display}"),
+            review: ctx.editor_review,
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
         Ok(render_success(&display, &args.content, &outcome))
     }
 }
 
-struct WritePlan {
+/// What `write_file` will do, computed before permission is asked.
+pub struct WritePlan {
     path: std::path::PathBuf,
+    /// The text being replaced; `None` for a new file.
+    old_text: Option<String>,
     new_text: String,
     base: Option<ReadStamp>,
 }
@@ -88,9 +99,9 @@ fn plan_write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WritePlan, 
                 Some(ending) => with_line_ending(&args.content, ending),
                 None => args.content.clone(),
             };
-            Ok(WritePlan { path, new_text, base: Some(current.stamp) })
+            Ok(WritePlan { path, new_text, base: Some(current.stamp), old_text: Some(current.text) })
         }
-        None => Ok(WritePlan { path, new_text: args.content.clone(), base: None }),
+        None => Ok(WritePlan { path, old_text: None, new_text: args.content.clone(), base: None }),
     }
 }
 
@@ -116,70 +127,9 @@ fn render_success(display: &str, content: &str, outcome: &WriteOutcome) -> Strin
     out
 }
 
-/// What to tell the model when the change reached an editor buffer but not
-/// the disk: the next shell command (a build, the tests) still sees the old
-/// file.
-pub(crate) fn unsaved_note(outcome: &WriteOutcome) -> Option<&'static str> {
-    match outcome {
-        WriteOutcome::AppliedToBuffer { saved: false } => Some(
-            "Note: the file is open in the editor; the change is in the editor, unsaved. Commands run with run_shell see the old content on disk until it is saved.",
-        ),
-        WriteOutcome::AppliedToBuffer { saved: true } | WriteOutcome::WrittenToDisk => None,
-    }
-}
-
-/// The current text of an existing file that the agent has read and that has
-/// not changed since; `None` when there is no such file yet. Every other case
-/// is a refusal written for the model. `verb` is "editing" or "writing".
-pub(crate) fn fresh_existing(workspace: &Workspace, path: &Path, verb: &str) -> Result<Option<FileText>, ToolError> {
-    let display = workspace.display_path(path);
-    match workspace.read(path) {
-        Ok(_) => workspace.check_fresh(path, verb).map(Some).map_err(ToolError::Model),
-        Err(ReadError::NotFound) => Ok(None),
-        Err(ReadError::IsDirectory) => Err(ToolError::model(format!(
-            "Error: {display} is a directory, not a file. Give the path of a file."
-        ))),
-        Err(ReadError::Binary) => Err(ToolError::model(format!(
-            "Error: {display} is a binary file (or is not UTF-8 text); only text files can be changed with edit_file or write_file."
-        ))),
-        Err(ReadError::TooLarge { bytes }) => Err(ToolError::model(format!(
-            "Error: {display} is {bytes} bytes, over the {MAX_TEXT_FILE_BYTES}-byte limit for edit_file and write_file. Change it with a command through run_shell instead."
-        ))),
-        Err(err @ ReadError::Io(_)) => Err(ToolError::model(err.message(&display))),
-    }
-}
-
-/// How a text ends its lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LineEnding {
-    Lf,
-    CrLf,
-}
-
-/// The line ending most of `text`'s lines use; `None` for text without a
-/// line break (nothing to follow).
-pub(crate) fn line_ending_of(text: &str) -> Option<LineEnding> {
-    let breaks = text.matches('\n').count();
-    if breaks == 0 {
-        return None;
-    }
-    let crlf = text.matches("\r\n").count();
-    Some(if crlf * 2 > breaks { LineEnding::CrLf } else { LineEnding::Lf })
-}
-
-/// `text` with every line break written as `ending`.
-pub(crate) fn with_line_ending(text: &str, ending: LineEnding) -> String {
-    let lf = text.replace("\r\n", "\n");
-    match ending {
-        LineEnding::Lf => lf,
-        LineEnding::CrLf => lf.replace('\n', "\r\n"),
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::*;
     use crate::tools::test_fixture::{text_fixture as fixture, Fixture};
     use expect_test::expect;
 
@@ -286,14 +236,5 @@ mod tests {
             Error: /etc/tandem-escape.txt resolves to /etc/tandem-escape.txt, which is outside the workspace. Only files inside the workspace can be accessed.
         "#]]
         .assert_eq(&out);
-    }
-
-    #[test]
-    fn line_endings() {
-        assert_eq!(line_ending_of("a"), None);
-        assert_eq!(line_ending_of("a\r\nb\r\nc\n"), Some(LineEnding::CrLf));
-        assert_eq!(line_ending_of("a\r\nb\nc\n"), Some(LineEnding::Lf));
-        assert_eq!(with_line_ending("a\nb\r\n", LineEnding::CrLf), "a\r\nb\r\n");
-        assert_eq!(with_line_ending("a\r\nb\n", LineEnding::Lf), "a\nb\n");
     }
 }

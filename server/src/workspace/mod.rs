@@ -80,6 +80,9 @@ pub struct FileChange {
     /// A short human label ("edit_file src/app.rs") for the editor's undo
     /// stack and review UI.
     pub label: String,
+    /// The permission policy left the review of this change to the editor's
+    /// own preview (see `PermissionDecision::ReviewInEditor`).
+    pub review: bool,
 }
 
 /// What a write really did, as the tool result will tell the model.
@@ -167,6 +170,20 @@ impl Workspace {
         self.readable_extra.push(dir);
     }
 
+    /// The same files, buffers and sinks with a read ledger of its own: a
+    /// sub-agent's view. It must read a file itself before editing it, and
+    /// what it changes, the parent sees as changed since its own read.
+    pub fn fork_view(&self) -> Workspace {
+        Workspace {
+            roots: self.roots.clone(),
+            editor: self.editor.clone(),
+            ledger: Arc::new(ReadLedger::default()),
+            readable_extra: self.readable_extra.clone(),
+            watcher: Mutex::new(None),
+            home: self.home.clone(),
+        }
+    }
+
     /// Where the user's own files (`~/.tandem/…`) are looked up: the home
     /// folder by default; tests point it elsewhere, `None` reads none.
     pub fn set_home(&mut self, home: Option<PathBuf>) {
@@ -219,6 +236,13 @@ impl Workspace {
     /// are resolved before the confinement check.
     pub fn resolve(&self, user_path: &str) -> Result<PathBuf, PathError> {
         paths::resolve_confined(&self.roots, &[], user_path)
+    }
+
+    /// The absolute path a call names, for describing the call: resolved
+    /// when it can be, else joined to the primary root as written (the
+    /// tool's own checks refuse such a path before anything happens).
+    pub fn resolve_lenient(&self, user_path: &str) -> PathBuf {
+        self.resolve_for_read(user_path).unwrap_or_else(|_| normalize_lexically(&self.root().join(user_path)))
     }
 
     /// Like [`resolve`](Self::resolve), but also allows the read-only extra folders.
@@ -282,23 +306,24 @@ impl Workspace {
         }
     }
 
-    /// The read-before-edit and unchanged-since-read checks: returns the
-    /// file's current text when the agent has read it and it has not changed
-    /// since. `verb` is "editing" or "writing" for the message.
-    pub fn check_fresh(&self, path: &Path, verb: &str) -> Result<FileText, String> {
-        let display = self.display_path(path);
-        let Some(entry) = self.ledger.get(path) else {
+    /// The read-before-edit and unchanged-since-read checks on `current`,
+    /// the file's text as [`read`](Self::read) just returned it: the agent
+    /// must have read the file, and it must not have changed since. `verb`
+    /// is "editing" or "writing" for the message. This is the check at
+    /// planning; [`write`](Self::write) checks again at the moment of writing.
+    pub fn check_fresh(&self, current: &FileText, verb: &str) -> Result<(), String> {
+        let display = self.display_path(&current.path);
+        let Some(entry) = self.ledger.get(&current.path) else {
             return Err(format!(
                 "Error: You must read this file before {verb} it. Call read_file on {display} first."
             ));
         };
-        let current = self.read(path).map_err(|e| e.message(&display))?;
         if let Some(what) = ledger::staleness(&entry, &current.stamp, &current.text) {
             return Err(format!(
                 "Error: {display} was modified externally since your last read ({what}). Read it again with read_file before {verb} it."
             ));
         }
-        Ok(current)
+        Ok(())
     }
 
     /// Write a file's new text through the right sink: the editor for an open
@@ -328,6 +353,7 @@ impl Workspace {
                     old_text: buffer.text.to_string(),
                     new_text: change.new_text.clone(),
                     label: change.label.clone(),
+                    review: change.review,
                 })
                 .await;
             return match outcome {

@@ -26,6 +26,8 @@ pub struct BufferEdit {
     pub old_text: String,
     pub new_text: String,
     pub label: String,
+    /// Send it for the user's review in the editor's own preview.
+    pub review: bool,
 }
 
 /// What happened to an edit sent to the editor.

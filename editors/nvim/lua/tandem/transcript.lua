@@ -95,7 +95,8 @@ end
 --- What a tool call is about, for one line.
 local function call_summary(event)
   if type(event.summary) == 'string' and event.summary ~= '' then
-    return event.summary
+    local first = vim.split(event.summary, '\n', { plain = true })[1]
+    return (event.name or '?') .. ' ' .. first
   end
   local input = type(event.input) == 'table' and event.input or {}
   local subject = input.file_path or input.command or input.pattern or input.path or input.url

@@ -102,7 +102,7 @@ async fn fetch_with(tool: WebFetch, input: serde_json::Value) -> ToolResult {
     let fx = fixture(&[]);
     let mut registry = ToolRegistry::default();
     registry.register(tool);
-    let call = ToolCall { id: "t".into(), name: "web_fetch".into(), input };
+    let call = ToolCall::new("t", "web_fetch", input);
     let executor = Executor::new(registry).with_results_dir(None);
     tokio::time::timeout(Duration::from_secs(60), executor.execute(&call, &fx.ctx)).await.expect("the fetch never ended").unwrap()
 }

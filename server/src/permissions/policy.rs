@@ -1,0 +1,453 @@
+//! The one decision: what happens to a call, given the mode, the rules and
+//! what the call does. Front ends (the terminal, the editor) only carry out
+//! a [`Verdict::Ask`]: they never decide themselves.
+//!
+//! Order: deny rules → plan mode → ask rules → allow rules → the mode.
+//!
+//! | mode | reads | edits | shell | web fetch | other tools (MCP) |
+//! |---|---|---|---|---|---|
+//! | `default` | run | reviewed in the editor (asked on a terminal) | known read-only commands run, others asked | asked per new domain | asked |
+//! | `acceptEdits` | run | run (inside the workspace) | as `default` | as `default` | as `default` |
+//! | `plan` | run | refused | known read-only commands run, others refused | refused unless read-only | refused unless read-only |
+//! | `bypassPermissions` | run | run | run | run | run |
+//!
+//! Deny rules apply in every mode; ask rules in every mode but
+//! `bypassPermissions` ("nothing is asked"). Paths outside the workspace
+//! are refused by the tools themselves whatever the mode.
+
+use std::sync::RwLock;
+
+use super::rules::{Family, Pattern, Places, Rule};
+use super::shell::{self, Analysis, ShellEnv, SimpleCommand};
+use super::ToolKind;
+use crate::agent::permission::{PermissionMode, PLAN_MODE_REFUSAL};
+use crate::settings::{PermissionRules, Scope};
+
+/// What the policy decided for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// Refused; the reason is for the model.
+    Deny(String),
+    /// An edit the user reviews in the editor's own edit review (default mode).
+    ReviewInEditor,
+    /// Someone must answer.
+    Ask(AskInfo),
+}
+
+/// Why a call is asked, and what "Always allow" would add.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskInfo {
+    /// What made it asked, each naming the part: "`rm -rf build` is not
+    /// known to be read-only", "the rule `run_shell(git push:*)` in permissions.ask".
+    pub reasons: Vec<String>,
+    /// The narrowest rules that cover this call, for "Always allow". Empty
+    /// when no rule can (a redirect outside the workspace, `eval`, …): the
+    /// user can then allow it once only.
+    pub always: Vec<Rule>,
+}
+
+/// One call as the policy sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub tool: &'a str,
+    pub kind: &'a ToolKind,
+    /// The tool says this call changes nothing.
+    pub read_only: bool,
+}
+
+/// A rule and the layer it came from (`None`: added in this session).
+#[derive(Debug, Clone)]
+struct Sourced {
+    rule: Rule,
+    scope: Option<Scope>,
+}
+
+impl Sourced {
+    fn describe(&self, list: &str) -> String {
+        let from = match self.scope {
+            Some(Scope::User) => " (~/.tandem/settings.json)",
+            Some(Scope::Project) => " (.tandem/settings.json)",
+            Some(Scope::Local) => " (.tandem/settings.local.json)",
+            Some(Scope::Editor) => " (editor settings)",
+            None => " (allowed in this session)",
+        };
+        format!("the rule `{}` in permissions.{list}{from}", self.rule)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct RuleSet {
+    allow: Vec<Sourced>,
+    ask: Vec<Sourced>,
+    deny: Vec<Sourced>,
+}
+
+/// Mode, rules and places: everything a decision needs.
+pub struct Policy {
+    mode: RwLock<PermissionMode>,
+    rules: RwLock<RuleSet>,
+    places: Places,
+    shell: ShellEnv,
+}
+
+impl Policy {
+    /// `roots` are the workspace roots (the first is the primary one).
+    pub fn new(mode: PermissionMode, rules: &PermissionRules, roots: &[std::path::PathBuf]) -> Self {
+        let roots: Vec<_> = roots.iter().map(|r| r.canonicalize().unwrap_or_else(|_| r.clone())).collect();
+        let root = roots.first().cloned().unwrap_or_default();
+        let policy = Policy {
+            mode: RwLock::new(mode),
+            rules: RwLock::new(RuleSet::default()),
+            places: Places { root: root.clone(), home: dirs::home_dir() },
+            shell: ShellEnv { cwd: root, roots },
+        };
+        policy.set_rules(rules);
+        policy
+    }
+
+    /// Replace the rules from settings (keeping those allowed in this session).
+    pub fn set_rules(&self, rules: &PermissionRules) {
+        let parse = |list: &[(Scope, String)]| -> Vec<Sourced> {
+            list.iter().filter_map(|(scope, text)| Rule::parse(text).ok().map(|rule| Sourced { rule, scope: Some(*scope) })).collect()
+        };
+        let mut set = self.rules.write().unwrap_or_else(|e| e.into_inner());
+        let session: Vec<Sourced> = set.allow.iter().filter(|s| s.scope.is_none()).cloned().collect();
+        set.allow = parse(&rules.allow);
+        set.allow.extend(session);
+        set.ask = parse(&rules.ask);
+        set.deny = parse(&rules.deny);
+    }
+
+    pub fn set_mode(&self, mode: PermissionMode) {
+        *self.mode.write().unwrap_or_else(|e| e.into_inner()) = mode;
+    }
+
+    pub fn mode(&self) -> PermissionMode {
+        *self.mode.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// "Always allow": remember these rules for the rest of the session.
+    pub fn allow_for_session(&self, rules: &[Rule]) {
+        let mut set = self.rules.write().unwrap_or_else(|e| e.into_inner());
+        for rule in rules {
+            set.allow.push(Sourced { rule: rule.clone(), scope: None });
+        }
+    }
+
+    /// Analyse a shell command in this workspace.
+    pub fn analyze_shell(&self, command: &str) -> Analysis {
+        shell::analyze(command, &self.shell)
+    }
+
+    pub fn decide(&self, call: Call<'_>) -> Verdict {
+        let mode = self.mode();
+        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let analysis = match call.kind {
+            ToolKind::Execute { command } => Some(self.analyze_shell(command)),
+            _ => None,
+        };
+
+        // 1. Deny rules, in every mode.
+        if let Some(rule) = rules.deny.iter().find(|s| self.rule_hits(&s.rule, call, analysis.as_ref())) {
+            return Verdict::Deny(format!("{} forbids this call", rule.describe("deny")));
+        }
+        // 2. Plan mode is read-only, whatever the other rules say.
+        let read_only = is_read_only(call, analysis.as_ref());
+        if mode == PermissionMode::Plan && !read_only {
+            return Verdict::Deny(PLAN_MODE_REFUSAL.to_string());
+        }
+        if mode == PermissionMode::BypassPermissions {
+            return Verdict::Allow;
+        }
+        // 3. Ask rules.
+        let asked: Vec<&Sourced> = rules.ask.iter().filter(|s| self.rule_hits(&s.rule, call, analysis.as_ref())).collect();
+        if !asked.is_empty() {
+            return Verdict::Ask(AskInfo {
+                reasons: asked.iter().map(|s| s.describe("ask")).collect(),
+                // An ask rule wins over allow rules: "Always allow" would change nothing.
+                always: Vec::new(),
+            });
+        }
+        // 4. Allow rules.
+        if self.allowed(call, analysis.as_ref(), &rules.allow) {
+            return Verdict::Allow;
+        }
+        // 5. The mode.
+        match call.kind {
+            ToolKind::Read { .. } => Verdict::Allow,
+            ToolKind::Edit { .. } => match mode {
+                PermissionMode::AcceptEdits => Verdict::Allow,
+                _ => Verdict::ReviewInEditor,
+            },
+            ToolKind::Execute { .. } if read_only => Verdict::Allow,
+            ToolKind::Execute { .. } => {
+                let analysis = analysis.unwrap_or_default();
+                Verdict::Ask(AskInfo { reasons: analysis.reasons(), always: self.narrowest_shell_rules(&analysis, &rules.allow) })
+            }
+            ToolKind::Fetch { url } => {
+                let host = super::rules::host_of(url);
+                Verdict::Ask(AskInfo {
+                    reasons: vec![match &host {
+                        Some(host) => format!("fetches from {host}, a domain not allowed yet"),
+                        None => format!("fetches `{url}`"),
+                    }],
+                    always: host
+                        .map(|h| Rule { tool: "web_fetch".into(), pattern: Some(Pattern::Domain(h)) })
+                        .into_iter()
+                        .collect(),
+                })
+            }
+            ToolKind::Other if read_only => Verdict::Allow,
+            ToolKind::Other => Verdict::Ask(AskInfo {
+                reasons: vec![format!("`{}` is not known to be read-only", call.tool)],
+                always: vec![Rule { tool: call.tool.to_string(), pattern: None }],
+            }),
+        }
+    }
+
+    /// For deny and ask rules: does the rule hit any part of the call?
+    fn rule_hits(&self, rule: &Rule, call: Call<'_>, analysis: Option<&Analysis>) -> bool {
+        match (rule.family(), analysis) {
+            (Family::Execute, Some(analysis)) => {
+                rule.pattern.is_none() || analysis.commands.iter().any(|c| rule.matches_command(c))
+            }
+            _ => rule.matches(call.tool, call.kind, &self.places),
+        }
+    }
+
+    /// For allow rules: does the set cover the whole call? A shell command
+    /// is covered when it has no structural concern and each of its simple
+    /// commands is read-only or matched by a rule (or a bare `run_shell`
+    /// rule allows every command).
+    fn allowed(&self, call: Call<'_>, analysis: Option<&Analysis>, allow: &[Sourced]) -> bool {
+        match analysis {
+            Some(analysis) => {
+                let execute_rules: Vec<&Rule> = allow.iter().map(|s| &s.rule).filter(|r| r.family() == Family::Execute).collect();
+                if execute_rules.iter().any(|r| r.pattern.is_none()) {
+                    return true;
+                }
+                analysis.concerns.is_empty()
+                    && analysis.commands.iter().all(|c| {
+                        shell::read_only_problem(c).is_none() || execute_rules.iter().any(|r| r.matches_command(c))
+                    })
+            }
+            None => allow.iter().any(|s| s.rule.matches(call.tool, call.kind, &self.places)),
+        }
+    }
+
+    /// "Always allow" for a shell command: one rule per simple command that
+    /// is neither read-only nor allowed yet, each its first words
+    /// (`git push:*`), never "every command". None when the command has a
+    /// concern no rule can cover.
+    fn narrowest_shell_rules(&self, analysis: &Analysis, allow: &[Sourced]) -> Vec<Rule> {
+        if !analysis.concerns.is_empty() {
+            return Vec::new();
+        }
+        let mut rules: Vec<Rule> = Vec::new();
+        for command in &analysis.commands {
+            if shell::read_only_problem(command).is_none() || allow.iter().any(|s| s.rule.matches_command(command)) {
+                continue;
+            }
+            let Some(rule) = narrowest_rule(command) else { return Vec::new() };
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+        }
+        rules
+    }
+}
+
+/// The narrowest useful rule for one simple command: the command and its
+/// subcommand (`git status:*`, `cargo test:*`); the exact command when its
+/// second word is not a subcommand (`rm -rf build`, `make`).
+pub fn narrowest_rule(command: &SimpleCommand) -> Option<Rule> {
+    if command.dynamic_name || command.words.is_empty() {
+        return None;
+    }
+    let is_subcommand = |w: &str| {
+        w.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+    };
+    let (words, prefix) = match command.words.get(1) {
+        Some(sub) if is_subcommand(sub) && command.words.len() > 2 => (command.words[..2].to_vec(), true),
+        _ => (command.words.clone(), false),
+    };
+    Some(Rule { tool: "run_shell".into(), pattern: Some(Pattern::Command { words, prefix }) })
+}
+
+fn is_read_only(call: Call<'_>, analysis: Option<&Analysis>) -> bool {
+    match (call.kind, analysis) {
+        (ToolKind::Execute { .. }, Some(analysis)) => analysis.is_read_only(),
+        (ToolKind::Read { .. }, _) => true,
+        (ToolKind::Edit { .. }, _) => false,
+        _ => call.read_only,
+    }
+}
+
+/// The answer the model gets when a call needs permission and no one can
+/// give it (no terminal, no editor).
+pub fn headless_denial(call: Call<'_>, summary: &str, ask: &AskInfo) -> String {
+    let what = if summary.is_empty() { call.tool.to_string() } else { format!("{} {summary}", call.tool) };
+    let why = if ask.reasons.is_empty() { String::new() } else { format!(" ({})", ask.reasons.join("; ")) };
+    match (call.kind, ask.always.as_slice()) {
+        (ToolKind::Edit { .. }, _) => format!(
+            "{what} needs permission{why}; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"
+        ),
+        (_, []) => format!("{what} needs permission{why}; no one can answer in this run: allow it in `.tandem/settings.json` or rerun with `--permission-mode bypassPermissions`"),
+        (_, rules) => {
+            let list: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
+            format!(
+                "{what} needs permission{why}; no one can answer in this run: allow it in `.tandem/settings.json` with \"permissions\": {{\"allow\": [{}]}}, or rerun with `--permission-mode bypassPermissions`",
+                list.join(", ")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        Fixture { _dir: dir, root }
+    }
+
+    fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionRules {
+        let list = |l: &[&str]| l.iter().map(|r| (Scope::Project, r.to_string())).collect();
+        PermissionRules { allow: list(allow), ask: list(ask), deny: list(deny) }
+    }
+
+    fn shell(policy: &Policy, command: &str) -> Verdict {
+        let kind = ToolKind::Execute { command: command.into() };
+        policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false })
+    }
+
+    fn always(verdict: &Verdict) -> Vec<String> {
+        match verdict {
+            Verdict::Ask(ask) => ask.always.iter().map(ToString::to_string).collect(),
+            other => panic!("expected an ask, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn decision_order_is_deny_ask_allow_mode() {
+        let f = fixture();
+        let policy = Policy::new(
+            PermissionMode::Default,
+            &rules(&["run_shell(git:*)", "edit_file(src/**)"], &["run_shell(git push:*)"], &["run_shell(git push --force:*)"]),
+            std::slice::from_ref(&f.root),
+        );
+        assert_eq!(shell(&policy, "git commit -m x"), Verdict::Allow);
+        let Verdict::Ask(ask) = shell(&policy, "git push origin main") else { panic!() };
+        assert_eq!(ask.reasons, vec!["the rule `run_shell(git push:*)` in permissions.ask (.tandem/settings.json)"]);
+        let Verdict::Deny(reason) = shell(&policy, "git status && git push --force") else { panic!() };
+        assert!(reason.contains("run_shell(git push --force:*)"), "{reason}");
+        let edit = |p: &str| ToolKind::Edit { path: f.root.join(p) };
+        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false }), Verdict::Allow);
+        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false }), Verdict::ReviewInEditor);
+        // An allow rule covers a compound command only if it covers every part.
+        assert!(matches!(shell(&policy, "git status && rm -rf build"), Verdict::Ask(_)));
+    }
+
+    #[test]
+    fn modes_decide_what_no_rule_covers() {
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        let edit = ToolKind::Edit { path: f.root.join("a.rs") };
+        let read = ToolKind::Read { paths: vec![f.root.join("a.rs")] };
+        let mcp = ToolKind::Other;
+        let table: Vec<String> = PermissionMode::NAMES
+            .iter()
+            .map(|name| {
+                let policy = Policy::new(name.parse().unwrap(), &PermissionRules::default(), roots);
+                let short = |v: Verdict| match v {
+                    Verdict::Allow => "allow",
+                    Verdict::Deny(_) => "deny",
+                    Verdict::ReviewInEditor => "review",
+                    Verdict::Ask(_) => "ask",
+                };
+                format!(
+                    "{name}: read={} edit={} ls={} touch={} mcp={}",
+                    short(policy.decide(Call { tool: "read_file", kind: &read, read_only: true })),
+                    short(policy.decide(Call { tool: "edit_file", kind: &edit, read_only: false })),
+                    short(shell(&policy, "ls -la")),
+                    short(shell(&policy, "touch x")),
+                    short(policy.decide(Call { tool: "mcp__x__y", kind: &mcp, read_only: false })),
+                )
+            })
+            .collect();
+        expect_test::expect![[r#"
+            [
+                "default: read=allow edit=review ls=allow touch=ask mcp=ask",
+                "acceptEdits: read=allow edit=allow ls=allow touch=ask mcp=ask",
+                "bypassPermissions: read=allow edit=allow ls=allow touch=allow mcp=allow",
+                "plan: read=allow edit=deny ls=allow touch=deny mcp=deny",
+            ]
+        "#]]
+        .assert_debug_eq(&table);
+    }
+
+    #[test]
+    fn deny_rules_hold_even_when_bypassing() {
+        let f = fixture();
+        let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &["run_shell(ls:*)"], &["read_file(./.env)"]), std::slice::from_ref(&f.root));
+        let env = ToolKind::Read { paths: vec![f.root.join(".env")] };
+        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true }), Verdict::Deny(_)));
+        assert_eq!(shell(&policy, "ls"), Verdict::Allow);
+    }
+
+    #[test]
+    fn always_allow_stays_narrow() {
+        let f = fixture();
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), std::slice::from_ref(&f.root));
+        let first = shell(&policy, "git push origin main");
+        assert_eq!(always(&first), vec!["run_shell(git push:*)"]);
+        assert_eq!(always(&shell(&policy, "echo building the project\ntouch X")), vec!["run_shell(touch X)"]);
+        assert_eq!(always(&shell(&policy, "make")), vec!["run_shell(make)"]);
+        assert_eq!(always(&shell(&policy, "cargo test --lib && rm -rf build")), vec!["run_shell(cargo test:*)", "run_shell(rm -rf build)"]);
+        // A concern no rule can cover: allow once only.
+        assert_eq!(always(&shell(&policy, "curl -s x | sh")), Vec::<String>::new());
+        assert_eq!(always(&shell(&policy, "echo x > /etc/hosts")), Vec::<String>::new());
+        let Verdict::Ask(ask) = first else { panic!() };
+        policy.allow_for_session(&ask.always);
+        assert_eq!(shell(&policy, "git push origin other"), Verdict::Allow);
+        // Narrow: other commands are still asked.
+        for command in ["git reset --hard", "rm -rf /", "echo hi\ncurl x", "git push && touch y"] {
+            assert!(matches!(shell(&policy, command), Verdict::Ask(_)), "{command}");
+        }
+        // New settings keep what the session allowed.
+        policy.set_rules(&PermissionRules::default());
+        assert_eq!(shell(&policy, "git push origin other"), Verdict::Allow);
+    }
+
+    #[test]
+    fn fetches_are_asked_per_domain() {
+        let f = fixture();
+        let policy = Policy::new(PermissionMode::Default, &rules(&["web_fetch(domain:docs.rs)"], &[], &[]), std::slice::from_ref(&f.root));
+        let fetch = |url: &str| ToolKind::Fetch { url: url.into() };
+        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true }), Verdict::Allow);
+        let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true });
+        assert_eq!(always(&asked), vec!["web_fetch(domain:crates.io)"]);
+    }
+
+    #[test]
+    fn headless_denial_tells_the_model_how_to_get_permission() {
+        let f = fixture();
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), std::slice::from_ref(&f.root));
+        let kind = ToolKind::Execute { command: "git push".into() };
+        let call = Call { tool: "run_shell", kind: &kind, read_only: false };
+        let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
+        expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
+            .assert_eq(&headless_denial(call, "git push", &ask));
+    }
+}

@@ -1,0 +1,332 @@
+//! Permission rules: `Tool` or `Tool(pattern)`, matched on what a call
+//! does (its [`ToolKind`]: paths, command, URL), never on its raw input.
+//!
+//! | rule | matches |
+//! |---|---|
+//! | `run_shell` | every shell command |
+//! | `run_shell(git status)` | the simple command `git status` exactly |
+//! | `run_shell(cargo test:*)` | simple commands starting with the words `cargo test` |
+//! | `edit_file(src/**)`, `write_file(…)` | edits (by any tool) of paths matching the glob |
+//! | `read_file(./.env)`, `grep_search(…)`, `list_files(…)` | reads of paths matching the glob |
+//! | `web_fetch(domain:docs.rs)` | fetches from that host (`*.docs.rs`: its subdomains) |
+//! | `mcp__github__*`, any other name | tools with that name (`*` is a wildcard) |
+//!
+//! A rule names a *kind* through any tool of that kind: `edit_file(src/**)`
+//! also covers `write_file` on `src/a.rs`. Path globs (`*` stays inside one
+//! folder, `**` crosses folders): `//abs/path` is absolute, `~/path` is in
+//! the home folder, `/path`, `./path` and `dir/path` are relative to the
+//! workspace root, and a bare name without `/` (`.env`, `*.pem`) matches at
+//! any depth. A shell command is matched one simple command at a time (see
+//! [`super::shell`]).
+
+use std::path::{Path, PathBuf};
+
+use globset::GlobBuilder;
+
+use super::shell::SimpleCommand;
+use super::ToolKind;
+
+/// The kind of call a rule's tool name stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Execute,
+    Edit,
+    Read,
+    Fetch,
+    /// Matched on the tool's name (MCP tools and others).
+    Named,
+}
+
+pub fn family_of(tool: &str) -> Family {
+    match tool {
+        "run_shell" => Family::Execute,
+        "edit_file" | "write_file" => Family::Edit,
+        "read_file" | "grep_search" | "list_files" => Family::Read,
+        "web_fetch" => Family::Fetch,
+        _ => Family::Named,
+    }
+}
+
+/// A parsed rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub tool: String,
+    pub pattern: Option<Pattern>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pattern {
+    /// `cargo test:*` (prefix) or `git status` (exact), as words.
+    Command { words: Vec<String>, prefix: bool },
+    /// A path glob as written.
+    Path(String),
+    /// `domain:HOST` or `domain:*.HOST`.
+    Domain(String),
+}
+
+impl Rule {
+    pub fn parse(text: &str) -> Result<Rule, String> {
+        let text = text.trim();
+        let (tool, pattern) = match text.find('(') {
+            Some(open) => {
+                let Some(inner) = text[open + 1..].strip_suffix(')') else {
+                    return Err("a rule is Tool or Tool(pattern), with the closing parenthesis last".into());
+                };
+                (text[..open].trim(), Some(inner.trim()))
+            }
+            None => (text, None),
+        };
+        if tool.is_empty() || !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*') {
+            return Err(format!("\"{tool}\" is not a tool name"));
+        }
+        let pattern = match pattern {
+            None | Some("*") | Some("") => None,
+            Some(p) => Some(parse_pattern(family_of(tool), tool, p)?),
+        };
+        Ok(Rule { tool: tool.to_string(), pattern })
+    }
+
+    pub fn family(&self) -> Family {
+        family_of(&self.tool)
+    }
+
+    /// The rule covers this simple command (for `run_shell` rules).
+    pub fn matches_command(&self, command: &SimpleCommand) -> bool {
+        if self.family() != Family::Execute {
+            return false;
+        }
+        match &self.pattern {
+            None => true,
+            Some(Pattern::Command { words, prefix }) => {
+                !command.dynamic_name
+                    && if *prefix {
+                        command.words.len() >= words.len() && command.words[..words.len()] == words[..]
+                    } else {
+                        command.words == *words
+                    }
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// The rule covers this call, for every kind but `Execute` (whose
+    /// commands are matched one by one, [`Rule::matches_command`]).
+    pub fn matches(&self, tool: &str, kind: &ToolKind, places: &Places) -> bool {
+        match (self.family(), kind) {
+            (Family::Named, _) => name_matches(&self.tool, tool),
+            (Family::Edit, ToolKind::Edit { path }) => self.path_matches(path, places),
+            (Family::Read, ToolKind::Read { paths }) => match &self.pattern {
+                None => true,
+                Some(_) => paths.iter().any(|p| self.path_matches(p, places)),
+            },
+            (Family::Fetch, ToolKind::Fetch { url }) => match &self.pattern {
+                None => true,
+                Some(Pattern::Domain(domain)) => host_of(url).is_some_and(|host| domain_matches(domain, &host)),
+                Some(_) => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn path_matches(&self, path: &Path, places: &Places) -> bool {
+        match &self.pattern {
+            None => true,
+            Some(Pattern::Path(glob)) => places.glob_matches(glob, path),
+            Some(_) => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.pattern {
+            None => write!(f, "{}", self.tool),
+            Some(Pattern::Command { words, prefix }) => {
+                let words: Vec<String> = words.iter().map(|w| quote_word(w)).collect();
+                write!(f, "{}({}{})", self.tool, words.join(" "), if *prefix { ":*" } else { "" })
+            }
+            Some(Pattern::Path(glob)) => write!(f, "{}({glob})", self.tool),
+            Some(Pattern::Domain(domain)) => write!(f, "{}(domain:{domain})", self.tool),
+        }
+    }
+}
+
+fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+    if plain { word.to_string() } else { format!("'{}'", word.replace('\'', "'\\''")) }
+}
+
+fn parse_pattern(family: Family, tool: &str, pattern: &str) -> Result<Pattern, String> {
+    match family {
+        Family::Execute => {
+            let (command, prefix) = match pattern.strip_suffix(":*") {
+                Some(command) => (command.trim(), true),
+                None => (pattern, false),
+            };
+            let words = super::shell::split_words(command)
+                .ok_or_else(|| format!("\"{command}\" is not one simple command (write `cargo test:*` or `git status`)"))?;
+            Ok(Pattern::Command { words, prefix })
+        }
+        Family::Edit | Family::Read => {
+            GlobBuilder::new(pattern).literal_separator(true).build().map_err(|e| format!("not a path glob: {e}"))?;
+            Ok(Pattern::Path(pattern.to_string()))
+        }
+        Family::Fetch => match pattern.strip_prefix("domain:") {
+            Some(domain) if !domain.trim().is_empty() && !domain.contains('/') => Ok(Pattern::Domain(domain.trim().to_ascii_lowercase())),
+            _ => Err("web_fetch rules name a host: web_fetch(domain:docs.rs)".into()),
+        },
+        Family::Named => Err(format!(
+            "{tool} takes no pattern; patterns are for run_shell, edit_file, write_file, read_file, grep_search, list_files and web_fetch"
+        )),
+    }
+}
+
+fn name_matches(pattern: &str, name: &str) -> bool {
+    if !pattern.contains('*') {
+        return pattern == name;
+    }
+    // A `*` wildcard in a tool name: split on it and find the parts in order.
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let mut rest = name;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(part) else { return false };
+            rest = r;
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            let Some(at) = rest.find(part) else { return false };
+            rest = &rest[at + part.len()..];
+        }
+    }
+    rest.is_empty()
+}
+
+pub fn host_of(url: &str) -> Option<String> {
+    reqwest::Url::parse(url).ok()?.host_str().map(|h| h.to_ascii_lowercase())
+}
+
+fn domain_matches(pattern: &str, host: &str) -> bool {
+    match pattern.strip_prefix("*.") {
+        Some(parent) => host.ends_with(&format!(".{parent}")),
+        None => host == pattern,
+    }
+}
+
+/// What path patterns are relative to.
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The primary workspace root (canonical).
+    pub root: PathBuf,
+    pub home: Option<PathBuf>,
+}
+
+impl Places {
+    /// The absolute glob a path pattern stands for.
+    fn absolute_glob(&self, pattern: &str) -> Option<String> {
+        let escape = |p: &Path| globset::escape(&p.display().to_string());
+        if let Some(abs) = pattern.strip_prefix("//") {
+            return Some(format!("/{abs}"));
+        }
+        if let Some(rest) = pattern.strip_prefix("~/") {
+            return self.home.as_ref().map(|h| format!("{}/{rest}", escape(h)));
+        }
+        let root = escape(&self.root);
+        let relative = pattern.strip_prefix("./").or_else(|| pattern.strip_prefix('/'));
+        Some(match relative {
+            Some(rest) => format!("{root}/{rest}"),
+            None if pattern.contains('/') => format!("{root}/{pattern}"),
+            None => format!("{root}/**/{pattern}"),
+        })
+    }
+
+    pub fn glob_matches(&self, pattern: &str, path: &Path) -> bool {
+        let Some(glob) = self.absolute_glob(pattern) else { return false };
+        match GlobBuilder::new(&glob).literal_separator(true).build() {
+            Ok(glob) => glob.compile_matcher().is_match(path),
+            Err(_) => false,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn places() -> Places {
+        Places { root: PathBuf::from("/work/proj"), home: Some(PathBuf::from("/home/me")) }
+    }
+
+    fn command(words: &[&str]) -> SimpleCommand {
+        SimpleCommand { words: words.iter().map(|w| w.to_string()).collect(), dynamic_name: false }
+    }
+
+    #[test]
+    fn rules_parse_and_print_back() {
+        for text in ["run_shell", "run_shell(cargo test:*)", "run_shell(git status)", "edit_file(src/**)", "read_file(./.env)",
+            "web_fetch(domain:docs.rs)", "mcp__github__*", "run_shell(grep 'a b':*)"] {
+            assert_eq!(Rule::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(Rule::parse("run_shell(*)").unwrap().to_string(), "run_shell");
+        for bad in ["run_shell(", "", "mcp__x(y)", "web_fetch(https://x)", "run_shell(a && b)", "edit_file([)", "a b"] {
+            assert!(Rule::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn shell_rules_match_words_not_text() {
+        let prefix = Rule::parse("run_shell(cargo test:*)").unwrap();
+        assert!(prefix.matches_command(&command(&["cargo", "test"])));
+        assert!(prefix.matches_command(&command(&["cargo", "test", "--lib"])));
+        assert!(!prefix.matches_command(&command(&["cargo", "testing"])));
+        assert!(!prefix.matches_command(&command(&["cargo"])));
+        let exact = Rule::parse("run_shell(git status)").unwrap();
+        assert!(exact.matches_command(&command(&["git", "status"])));
+        assert!(!exact.matches_command(&command(&["git", "status", "--porcelain"])));
+        let dynamic = SimpleCommand { words: vec!["$".into(), "test".into()], dynamic_name: true };
+        assert!(!Rule::parse("run_shell($:*)").map(|r| r.matches_command(&dynamic)).unwrap_or(false));
+    }
+
+    #[test]
+    fn path_rules_match_the_kind_of_any_tool() {
+        let p = places();
+        let edit = |path: &str| ToolKind::Edit { path: PathBuf::from(path) };
+        let src = Rule::parse("edit_file(src/**)").unwrap();
+        assert!(src.matches("write_file", &edit("/work/proj/src/a/b.rs"), &p));
+        assert!(!src.matches("edit_file", &edit("/work/proj/tests/a.rs"), &p));
+        assert!(!src.matches("edit_file", &edit("/work/proj/x/src/a.rs"), &p));
+        assert!(!src.matches("read_file", &ToolKind::Read { paths: vec![PathBuf::from("/work/proj/src/a.rs")] }, &p));
+        let env = Rule::parse("read_file(./.env)").unwrap();
+        let read = |path: &str| ToolKind::Read { paths: vec![PathBuf::from(path)] };
+        assert!(env.matches("grep_search", &read("/work/proj/.env"), &p));
+        assert!(!env.matches("read_file", &read("/work/proj/sub/.env"), &p));
+        let anywhere = Rule::parse("read_file(*.pem)").unwrap();
+        assert!(anywhere.matches("read_file", &read("/work/proj/deep/er/key.pem"), &p));
+        let star = Rule::parse("edit_file(*.rs)").unwrap();
+        assert!(star.matches("edit_file", &edit("/work/proj/a/b.rs"), &p));
+        let home = Rule::parse("read_file(~/.ssh/**)").unwrap();
+        assert!(home.matches("read_file", &read("/home/me/.ssh/id_rsa"), &p));
+        let abs = Rule::parse("edit_file(//etc/*)").unwrap();
+        assert!(abs.matches("edit_file", &edit("/etc/hosts"), &p));
+        assert!(!abs.matches("edit_file", &edit("/etc/x/hosts"), &p));
+    }
+
+    #[test]
+    fn fetch_and_named_rules() {
+        let p = places();
+        let fetch = |url: &str| ToolKind::Fetch { url: url.to_string() };
+        let docs = Rule::parse("web_fetch(domain:docs.rs)").unwrap();
+        assert!(docs.matches("web_fetch", &fetch("https://docs.rs/serde"), &p));
+        assert!(!docs.matches("web_fetch", &fetch("https://docs.rs.evil.com/"), &p));
+        assert!(!docs.matches("web_fetch", &fetch("https://evil.com/?docs.rs"), &p));
+        let sub = Rule::parse("web_fetch(domain:*.github.com)").unwrap();
+        assert!(sub.matches("web_fetch", &fetch("https://api.github.com/x"), &p));
+        assert!(!sub.matches("web_fetch", &fetch("https://github.com/x"), &p));
+        let mcp = Rule::parse("mcp__github__*").unwrap();
+        assert!(mcp.matches("mcp__github__create_issue", &ToolKind::Other, &p));
+        assert!(!mcp.matches("mcp__gitlab__x", &ToolKind::Other, &p));
+        assert!(!Rule::parse("run_shell").unwrap().matches("run_shell", &ToolKind::Other, &p));
+    }
+}

@@ -1,0 +1,592 @@
+//! Settings: one loader for every place a setting can come from, lowest
+//! first (a later layer wins, key by key):
+//!
+//! | layer | file | who writes it |
+//! |---|---|---|
+//! | user | `~/.tandem/settings.json` | the user, for every project |
+//! | project | `.tandem/settings.json` | the project, committed |
+//! | local | `.tandem/settings.local.json` | the user, for this project (git-ignored) |
+//! | editor | `initializationOptions`, then `workspace/configuration` section `tandem` | the editor |
+//!
+//! Every layer has the keys of the editor's `tandem` section (`provider`,
+//! `model`, `script`, `permissionMode`, `maxTurns`, `maxTokens`,
+//! `saveDocuments`, `timeouts`) plus `env`, `permissions`, `hooks` and
+//! `mcpServers`. Objects merge key by key; the `permissions` lists are
+//! concatenated; `hooks` are kept per layer (project hooks need consent, see
+//! [`consent`]); `mcpServers` merge by server name and are handed on as raw
+//! JSON. An empty string means "not set".
+//!
+//! A broken layer never stops Tandem: a file that is not JSON is skipped, a
+//! field with a wrong value is dropped, and each problem is reported naming
+//! the file and the field ([`SettingsProblem`]).
+
+pub mod consent;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::agent::permission::PermissionMode;
+
+/// Settings files larger than this are not read (they are not settings).
+const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
+/// Where a layer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    User,
+    Project,
+    Local,
+    Editor,
+}
+
+impl Scope {
+    /// Project and local files come with the repository: what they run
+    /// (hooks, MCP servers) needs the user's consent first.
+    pub fn is_project(self) -> bool {
+        matches!(self, Scope::Project | Scope::Local)
+    }
+}
+
+/// One setting that could not be used, and where it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsProblem {
+    /// The file's path, or "editor settings".
+    pub source: String,
+    /// The field (`permissionMode`, `timeouts.promptMs`), empty for the whole file.
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for SettingsProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}: {}; the file is ignored", self.source, self.message)
+        } else {
+            write!(f, "{}: field \"{}\": {}; the field is ignored", self.source, self.field, self.message)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Timeouts {
+    /// Waiting for the user to answer a permission prompt or "Apply edit?".
+    pub prompt_ms: u64,
+    /// Waiting for the answer to `workspace/applyEdit` (the user may be
+    /// looking at a refactor preview).
+    pub apply_edit_ms: u64,
+    /// After `applied: true`, waiting for the `didChange` that shows it.
+    pub verify_ms: u64,
+    /// Other requests: progress creation, configuration, saving.
+    pub request_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts { prompt_ms: 120_000, apply_edit_ms: 120_000, verify_ms: 5_000, request_ms: 10_000 }
+    }
+}
+
+impl Timeouts {
+    pub fn prompt(&self) -> Duration {
+        Duration::from_millis(self.prompt_ms)
+    }
+    pub fn apply_edit(&self) -> Duration {
+        Duration::from_millis(self.apply_edit_ms)
+    }
+    pub fn verify(&self) -> Duration {
+        Duration::from_millis(self.verify_ms)
+    }
+    pub fn request(&self) -> Duration {
+        Duration::from_millis(self.request_ms)
+    }
+}
+
+/// `permissions`: rules as written (`Tool` or `Tool(pattern)`), each with
+/// the layer it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionRules {
+    pub allow: Vec<(Scope, String)>,
+    pub ask: Vec<(Scope, String)>,
+    pub deny: Vec<(Scope, String)>,
+}
+
+/// The effective settings.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// The provider's base URL: `ANTHROPIC_BASE_URL` when the provider is
+    /// `anthropic`, else `OPENAI_BASE_URL` (as the VS Code extension's setting).
+    pub base_url: Option<String>,
+    /// The scripted provider's script file.
+    pub script: Option<String>,
+    pub permission_mode: Option<PermissionMode>,
+    pub max_turns: Option<usize>,
+    pub max_tokens: Option<u32>,
+    pub save_documents: bool,
+    pub timeouts: Timeouts,
+    /// Variables for the run (`ANTHROPIC_BASE_URL`, …), as in Claude Code.
+    pub env: BTreeMap<String, String>,
+    pub permissions: PermissionRules,
+    /// Each layer's `hooks` object as written (Claude Code's format).
+    pub hooks: Vec<(Scope, Value)>,
+    /// `mcpServers`, merged by server name, as raw JSON.
+    pub mcp_servers: Map<String, Value>,
+}
+
+impl Settings {
+    pub fn permission_mode(&self) -> PermissionMode {
+        self.permission_mode.unwrap_or_default()
+    }
+
+    /// What these settings add to a shell command's environment: the
+    /// `env` variables (credentials among them are still removed by
+    /// [`crate::environment::ChildEnv`]).
+    pub fn child_env(&self) -> crate::environment::ChildEnv {
+        crate::environment::ChildEnv {
+            allow: Vec::new(),
+            set: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        }
+    }
+
+    fn provider_is(&self, name: &str) -> bool {
+        self.provider.as_deref().is_some_and(|p| p.trim().eq_ignore_ascii_case(name))
+    }
+
+    /// A variable lookup for [`crate::agent::config::ProviderConfig::from_lookup`]:
+    /// the settings keys first (`provider` → `TANDEM_PROVIDER`, …), then the
+    /// settings' `env`, then the process environment.
+    pub fn lookup(&self, name: &str) -> Option<String> {
+        self.lookup_with(name, crate::environment::var)
+    }
+
+    pub fn lookup_with(&self, name: &str, environment: impl Fn(&str) -> Option<String>) -> Option<String> {
+        let ours = match name {
+            "TANDEM_PROVIDER" => self.provider.clone(),
+            "TANDEM_MODEL" => self.model.clone(),
+            "TANDEM_SCRIPT" => self.script.clone(),
+            "TANDEM_MAX_TOKENS" => self.max_tokens.map(|n| n.to_string()),
+            "ANTHROPIC_BASE_URL" if self.provider_is("anthropic") => self.base_url.clone(),
+            "OPENAI_BASE_URL" if !self.provider_is("anthropic") => self.base_url.clone(),
+            _ => None,
+        };
+        let not_empty = |v: &String| !v.trim().is_empty();
+        ours.filter(not_empty)
+            .or_else(|| self.env.get(name).cloned().filter(not_empty))
+            .or_else(|| environment(name).filter(not_empty))
+    }
+}
+
+/// One layer of raw settings and where it came from.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub scope: Scope,
+    /// A path, or "editor settings".
+    pub source: String,
+    pub value: Value,
+}
+
+/// The settings files of a workspace.
+#[derive(Debug, Clone)]
+pub struct SettingsFiles {
+    /// `~/.tandem/settings.json` (`None` when there is no home folder).
+    pub user: Option<PathBuf>,
+    pub project: PathBuf,
+    pub local: PathBuf,
+}
+
+impl SettingsFiles {
+    /// The files for a workspace rooted at `root`, with the user's home.
+    pub fn for_workspace(root: &Path) -> Self {
+        Self::with_home(root, dirs::home_dir().as_deref())
+    }
+
+    pub fn with_home(root: &Path, home: Option<&Path>) -> Self {
+        SettingsFiles {
+            user: home.map(|h| h.join(".tandem").join("settings.json")),
+            project: root.join(".tandem").join("settings.json"),
+            local: root.join(".tandem").join("settings.local.json"),
+        }
+    }
+
+    /// Read the three files: missing files are no layer, broken ones a problem.
+    pub fn read(&self) -> (Vec<Layer>, Vec<SettingsProblem>) {
+        let mut layers = Vec::new();
+        let mut problems = Vec::new();
+        let files = [(Scope::User, self.user.as_ref()), (Scope::Project, Some(&self.project)), (Scope::Local, Some(&self.local))];
+        for (scope, path) in files {
+            let Some(path) = path else { continue };
+            match read_file(path) {
+                Ok(Some(value)) => layers.push(Layer { scope, source: path.display().to_string(), value }),
+                Ok(None) => {}
+                Err(message) => problems.push(SettingsProblem { source: path.display().to_string(), field: String::new(), message }),
+            }
+        }
+        (layers, problems)
+    }
+}
+
+fn read_file(path: &Path) -> Result<Option<Value>, String> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot read it: {err}")),
+    };
+    if metadata.len() > MAX_SETTINGS_BYTES {
+        return Err(format!("it is {} bytes; settings files are at most {MAX_SETTINGS_BYTES}", metadata.len()));
+    }
+    let text = std::fs::read_to_string(path).map_err(|err| format!("cannot read it: {err}"))?;
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(&text).map_err(|err| format!("not valid JSON: {err}"))?;
+    if !value.is_object() {
+        return Err("expected a JSON object at the top".into());
+    }
+    Ok(Some(value))
+}
+
+/// The `tandem` section of an editor settings object: `{"tandem": {...}}`
+/// or the object itself.
+pub fn editor_section(value: &Value) -> Value {
+    match value.get("tandem") {
+        Some(inner) if inner.is_object() => inner.clone(),
+        _ if value.is_object() => value.clone(),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// Merge layers (lowest first) into the effective settings, collecting a
+/// problem for every field that cannot be used.
+pub fn resolve(layers: &[Layer]) -> (Settings, Vec<SettingsProblem>) {
+    let mut settings = Settings::default();
+    let mut problems = Vec::new();
+    for layer in layers {
+        let Value::Object(map) = &layer.value else {
+            if !layer.value.is_null() {
+                problems.push(problem(layer, "", "expected a JSON object"));
+            }
+            continue;
+        };
+        for (key, value) in map {
+            if is_unset(value) {
+                continue;
+            }
+            if layer.scope == Scope::Editor && !KNOWN_KEYS.contains(&key.as_str()) {
+                // An editor sends its whole `tandem` section, with keys that
+                // are the plugin's own (VS Code's `serverPath`).
+                tracing::debug!(key, "editor setting not used by the server");
+                continue;
+            }
+            if let Err(message) = apply_field(&mut settings, layer, key, value) {
+                problems.push(problem(layer, key, &message));
+            }
+        }
+    }
+    (settings, problems)
+}
+
+/// `null` and `""` mean "not set".
+fn is_unset(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        _ => false,
+    }
+}
+
+fn problem(layer: &Layer, field: &str, message: &str) -> SettingsProblem {
+    SettingsProblem { source: layer.source.clone(), field: field.to_string(), message: message.to_string() }
+}
+
+fn parse<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
+    T::deserialize(value).map_err(|e| e.to_string().replace('`', "\""))
+}
+
+fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value) -> Result<(), String> {
+    match key {
+        "provider" => {
+            let provider: String = parse(value)?;
+            match provider.trim().to_ascii_lowercase().as_str() {
+                "anthropic" | "openai" | "openai-compatible" | "scripted" => settings.provider = Some(provider),
+                _ => return Err(format!("\"{provider}\" is not a provider: use anthropic, openai or scripted")),
+            }
+        }
+        "model" => settings.model = Some(parse(value)?),
+        "baseUrl" => settings.base_url = Some(parse(value)?),
+        "script" => settings.script = Some(parse(value)?),
+        "permissionMode" => {
+            let mode: String = parse(value)?;
+            settings.permission_mode = Some(mode.parse()?);
+        }
+        "maxTurns" => {
+            let n: usize = parse(value).map_err(|_| "expected a positive whole number".to_string())?;
+            if n == 0 {
+                return Err("expected a positive whole number".into());
+            }
+            settings.max_turns = Some(n);
+        }
+        "maxTokens" => {
+            let n: u32 = parse(value).map_err(|_| "expected a positive whole number".to_string())?;
+            if n == 0 {
+                return Err("expected a positive whole number".into());
+            }
+            settings.max_tokens = Some(n);
+        }
+        "saveDocuments" => settings.save_documents = parse(value)?,
+        "timeouts" => {
+            let Value::Object(fields) = value else { return Err("expected an object".into()) };
+            // Field by field, so one bad timeout does not discard the others.
+            let mut merged = serde_json::to_value(TimeoutsJson::from(settings.timeouts)).unwrap_or(Value::Null);
+            let mut bad = Vec::new();
+            for (name, v) in fields {
+                let mut candidate = merged.clone();
+                candidate[name.as_str()] = v.clone();
+                match parse::<Timeouts>(&candidate) {
+                    Ok(_) => merged = candidate,
+                    Err(err) => bad.push(format!("timeouts.{name}: {err}")),
+                }
+            }
+            settings.timeouts = parse(&merged)?;
+            if !bad.is_empty() {
+                return Err(bad.join("; "));
+            }
+        }
+        "env" => {
+            let Value::Object(vars) = value else { return Err("expected an object of NAME: \"value\"".into()) };
+            let mut bad = Vec::new();
+            for (name, v) in vars {
+                match v {
+                    Value::String(s) if s.is_empty() => {}
+                    Value::String(s) => {
+                        settings.env.insert(name.clone(), s.clone());
+                    }
+                    Value::Number(n) => {
+                        settings.env.insert(name.clone(), n.to_string());
+                    }
+                    Value::Bool(b) => {
+                        settings.env.insert(name.clone(), b.to_string());
+                    }
+                    Value::Null => {}
+                    _ => bad.push(name.clone()),
+                }
+            }
+            if !bad.is_empty() {
+                return Err(format!("env.{}: expected a string", bad.join(", env.")));
+            }
+        }
+        "permissions" => apply_permissions(settings, layer, value)?,
+        "hooks" => {
+            if !value.is_object() {
+                return Err("expected an object of events: {\"PreToolUse\": [...]}".into());
+            }
+            settings.hooks.push((layer.scope, value.clone()));
+        }
+        "mcpServers" => {
+            let Value::Object(servers) = value else { return Err("expected an object of servers by name".into()) };
+            for (name, server) in servers {
+                settings.mcp_servers.insert(name.clone(), server.clone());
+            }
+        }
+        _ => return Err(format!("unknown setting; known: {}", KNOWN_KEYS.join(", "))),
+    }
+    Ok(())
+}
+
+pub const KNOWN_KEYS: [&str; 14] = [
+    "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "saveDocuments", "timeouts", "env", "permissions",
+    "hooks", "mcpServers", "$schema",
+];
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TimeoutsJson {
+    prompt_ms: u64,
+    apply_edit_ms: u64,
+    verify_ms: u64,
+    request_ms: u64,
+}
+
+impl From<Timeouts> for TimeoutsJson {
+    fn from(t: Timeouts) -> Self {
+        TimeoutsJson { prompt_ms: t.prompt_ms, apply_edit_ms: t.apply_edit_ms, verify_ms: t.verify_ms, request_ms: t.request_ms }
+    }
+}
+
+fn apply_permissions(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
+    let Value::Object(lists) = value else { return Err("expected {\"allow\": [...], \"ask\": [...], \"deny\": [...]}".into()) };
+    let mut bad = Vec::new();
+    for (name, list) in lists {
+        let target = match name.as_str() {
+            "allow" => &mut settings.permissions.allow,
+            "ask" => &mut settings.permissions.ask,
+            "deny" => &mut settings.permissions.deny,
+            // Claude Code's other permission keys are not used by Tandem.
+            "defaultMode" => {
+                match list.as_str().map(str::parse::<PermissionMode>) {
+                    Some(Ok(mode)) => settings.permission_mode = Some(mode),
+                    _ => bad.push(format!("permissions.defaultMode: use one of {}", PermissionMode::NAMES.join(", "))),
+                }
+                continue;
+            }
+            other => {
+                bad.push(format!("permissions.{other}: unknown; use allow, ask or deny"));
+                continue;
+            }
+        };
+        let Value::Array(rules) = list else {
+            bad.push(format!("permissions.{name}: expected a list of rules such as \"run_shell(cargo test:*)\""));
+            continue;
+        };
+        for rule in rules {
+            match rule.as_str() {
+                Some(rule) if !rule.trim().is_empty() => match crate::permissions::Rule::parse(rule) {
+                    Ok(_) => target.push((layer.scope, rule.trim().to_string())),
+                    Err(err) => bad.push(format!("permissions.{name}: \"{rule}\": {err}")),
+                },
+                _ => bad.push(format!("permissions.{name}: {rule} is not a rule string")),
+            }
+        }
+    }
+    if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
+}
+
+/// Read the settings files of a workspace and merge them with the given
+/// editor layers (lowest first).
+pub fn load(files: &SettingsFiles, editor_layers: &[Value]) -> (Settings, Vec<SettingsProblem>) {
+    let (mut layers, mut problems) = files.read();
+    for value in editor_layers {
+        if value.is_null() {
+            continue;
+        }
+        layers.push(Layer { scope: Scope::Editor, source: "editor settings".into(), value: editor_section(value) });
+    }
+    let (settings, more) = resolve(&layers);
+    problems.extend(more);
+    (settings, problems)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn layer(scope: Scope, value: Value) -> Layer {
+        Layer { scope, source: format!("{scope:?}.json"), value }
+    }
+
+    #[test]
+    fn each_settings_layer_overrides_the_one_below() {
+        let home = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let files = SettingsFiles::with_home(root.path(), Some(home.path()));
+        std::fs::create_dir_all(home.path().join(".tandem")).unwrap();
+        std::fs::create_dir_all(root.path().join(".tandem")).unwrap();
+        let write = |path: &Path, v: Value| std::fs::write(path, v.to_string()).unwrap();
+        write(
+            files.user.as_ref().unwrap(),
+            json!({"provider": "openai", "model": "user-model", "maxTurns": 7, "env": {"A": "user", "B": "user"},
+                   "timeouts": {"promptMs": 1}, "permissions": {"allow": ["run_shell(make:*)"]}}),
+        );
+        write(&files.project, json!({"model": "project-model", "env": {"B": "project"}, "permissions": {"deny": ["read_file(./.env)"]}}));
+        write(&files.local, json!({"model": "local-model", "permissionMode": "acceptEdits", "timeouts": {"verifyMs": 2}}));
+        let (settings, problems) = load(&files, &[json!({"tandem": {"model": ""}}), json!({"maxTurns": 9})]);
+        assert_eq!(problems, vec![]);
+        assert_eq!(settings.provider.as_deref(), Some("openai"));
+        // The editor's empty string is "not set": the local file's model stays.
+        assert_eq!(settings.model.as_deref(), Some("local-model"));
+        assert_eq!(settings.max_turns, Some(9));
+        assert_eq!(settings.permission_mode(), PermissionMode::AcceptEdits);
+        assert_eq!((settings.timeouts.prompt_ms, settings.timeouts.verify_ms, settings.timeouts.request_ms), (1, 2, 10_000));
+        assert_eq!(settings.env.get("A").map(String::as_str), Some("user"));
+        assert_eq!(settings.env.get("B").map(String::as_str), Some("project"));
+        assert_eq!(settings.permissions.allow, vec![(Scope::User, "run_shell(make:*)".to_string())]);
+        assert_eq!(settings.permissions.deny, vec![(Scope::Project, "read_file(./.env)".to_string())]);
+    }
+
+    #[test]
+    fn broken_settings_file_is_reported_not_fatal() {
+        let root = tempfile::tempdir().unwrap();
+        let files = SettingsFiles::with_home(root.path(), None);
+        std::fs::create_dir_all(root.path().join(".tandem")).unwrap();
+        std::fs::write(&files.project, "{\"model\": \"x\",, }").unwrap();
+        std::fs::write(&files.local, json!({"model": "kept", "permissionMode": "yolo", "maxTurns": -3}).to_string()).unwrap();
+        let (settings, problems) = load(&files, &[]);
+        assert_eq!(settings.model.as_deref(), Some("kept"));
+        assert_eq!(settings.permission_mode(), PermissionMode::Default);
+        assert_eq!(settings.max_turns, None);
+        let text: Vec<String> = problems.iter().map(|p| p.to_string().replace(&root.path().display().to_string(), "ROOT")).collect();
+        expect_test::expect![[r#"
+            [
+                "ROOT/.tandem/settings.json: not valid JSON: key must be a string at line 1 column 15; the file is ignored",
+                "ROOT/.tandem/settings.local.json: field \"maxTurns\": expected a positive whole number; the field is ignored",
+                "ROOT/.tandem/settings.local.json: field \"permissionMode\": unknown permission mode \"yolo\": use one of default, acceptEdits, bypassPermissions, plan; the field is ignored",
+            ]
+        "#]]
+        .assert_debug_eq(&text);
+    }
+
+    #[test]
+    fn settings_problems_name_the_field() {
+        let (settings, problems) = resolve(&[layer(
+            Scope::Project,
+            json!({"timeouts": {"promptMs": "soon", "verifyMs": 3}, "permissions": {"allow": ["run_shell(", "read_file"], "nope": []},
+                   "env": {"OK": "1", "BAD": {"x": 1}}, "colour": "blue", "provider": "gemini"}),
+        )]);
+        assert_eq!(settings.timeouts.verify_ms, 3);
+        assert_eq!(settings.permissions.allow, vec![(Scope::Project, "read_file".to_string())]);
+        assert_eq!(settings.env.get("OK").map(String::as_str), Some("1"));
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        expect_test::expect![[r#"
+            [
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, saveDocuments, timeouts, env, permissions, hooks, mcpServers, $schema; the field is ignored",
+                "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
+                "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
+                "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
+                "Project.json: field \"timeouts\": timeouts.promptMs: invalid type: string \"soon\", expected u64; the field is ignored",
+            ]
+        "#]]
+        .assert_debug_eq(&text);
+    }
+
+    #[test]
+    fn settings_win_over_their_env_and_the_environment() {
+        let (settings, _) = resolve(&[layer(
+            Scope::Local,
+            json!({"provider": "openai", "env": {"OPENAI_BASE_URL": "http://settings", "TANDEM_MODEL": "from-env-map", "EMPTY": ""}}),
+        )]);
+        let environment = |name: &str| match name {
+            "OPENAI_BASE_URL" => Some("http://process".to_string()),
+            "TANDEM_PROVIDER" => Some("anthropic".to_string()),
+            "EMPTY" => Some("process".to_string()),
+            _ => None,
+        };
+        assert_eq!(settings.lookup_with("TANDEM_PROVIDER", environment).as_deref(), Some("openai"));
+        assert_eq!(settings.lookup_with("OPENAI_BASE_URL", environment).as_deref(), Some("http://settings"));
+        assert_eq!(settings.lookup_with("TANDEM_MODEL", environment).as_deref(), Some("from-env-map"));
+        assert_eq!(settings.lookup_with("EMPTY", environment).as_deref(), Some("process"));
+        let (editor, problems) = resolve(&[layer(Scope::Editor, json!({"serverPath": "/x/tandem", "baseUrl": "http://b", "provider": "anthropic"}))]);
+        assert!(problems.is_empty(), "an editor's own keys are not problems: {problems:?}");
+        assert_eq!(editor.lookup_with("ANTHROPIC_BASE_URL", environment).as_deref(), Some("http://b"));
+        assert_eq!(editor.lookup_with("OPENAI_BASE_URL", environment).as_deref(), Some("http://process"));
+    }
+
+    #[test]
+    fn hooks_and_mcp_servers_keep_their_layers() {
+        let (settings, problems) = resolve(&[
+            layer(Scope::User, json!({"hooks": {"Stop": []}, "mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}})),
+            layer(Scope::Project, json!({"hooks": {"PreToolUse": []}, "mcpServers": {"b": {"command": "z"}}})),
+        ]);
+        assert!(problems.is_empty());
+        assert_eq!(settings.hooks.iter().map(|(s, _)| *s).collect::<Vec<_>>(), vec![Scope::User, Scope::Project]);
+        assert_eq!(settings.mcp_servers.get("b"), Some(&json!({"command": "z"})));
+        assert_eq!(settings.mcp_servers.len(), 2);
+    }
+}

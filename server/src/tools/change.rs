@@ -1,0 +1,44 @@
+//! What the tools that change files share: the "existing, read and
+//! unchanged since" check with its refusals, and the note for a change that
+//! reached an editor buffer but not the disk.
+
+use std::path::Path;
+
+use super::ToolError;
+use crate::workspace::{FileText, ReadError, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
+
+/// What to tell the model when the change reached an editor buffer but not
+/// the disk: the next shell command (a build, the tests) still sees the old
+/// file.
+pub(crate) fn unsaved_note(outcome: &WriteOutcome) -> Option<&'static str> {
+    match outcome {
+        WriteOutcome::AppliedToBuffer { saved: false } => Some(
+            "Note: the file is open in the editor; the change is in the editor, unsaved. Commands run with run_shell see the old content on disk until it is saved.",
+        ),
+        WriteOutcome::AppliedToBuffer { saved: true } | WriteOutcome::WrittenToDisk => None,
+    }
+}
+
+/// The current text of an existing file that the agent has read and that has
+/// not changed since; `None` when there is no such file yet. Every other case
+/// is a refusal written for the model. `verb` is "editing" or "writing".
+pub(crate) fn fresh_existing(workspace: &Workspace, path: &Path, verb: &str) -> Result<Option<FileText>, ToolError> {
+    let display = workspace.display_path(path);
+    match workspace.read(path) {
+        Ok(current) => {
+            workspace.check_fresh(&current, verb).map_err(ToolError::Model)?;
+            Ok(Some(current))
+        }
+        Err(ReadError::NotFound) => Ok(None),
+        Err(ReadError::IsDirectory) => Err(ToolError::model(format!(
+            "Error: {display} is a directory, not a file. Give the path of a file."
+        ))),
+        Err(ReadError::Binary) => Err(ToolError::model(format!(
+            "Error: {display} is a binary file (or is not UTF-8 text); only text files can be changed with edit_file or write_file."
+        ))),
+        Err(ReadError::TooLarge { bytes }) => Err(ToolError::model(format!(
+            "Error: {display} is {bytes} bytes, over the {MAX_TEXT_FILE_BYTES}-byte limit for edit_file and write_file. Change it with a command through run_shell instead."
+        ))),
+        Err(err @ ReadError::Io(_)) => Err(ToolError::model(err.message(&display))),
+    }
+}

@@ -1,0 +1,209 @@
+//! End to end in a real Emacs with eglot: `emacs -nw` runs inside tmux (an
+//! interactive session, so eglot's idle timers and prompts behave as for a
+//! user), loads tests/emacs/ask_scenario.el, types unsaved text and asks
+//! Tandem through eglot; this test answers eglot's own "Server wants to
+//! edit … Proceed?" and Tandem's review prompt with keystrokes.
+//!
+//! Needs `emacs` (28+) with Debian's elpa-eglot and `tmux`. `.ci/run`
+//! installs them and sets `TANDEM_REQUIRE_EMACS=1`, so CI fails rather than
+//! skips when they are missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
+}
+
+fn tools() -> Option<(PathBuf, PathBuf)> {
+    let emacs = which("emacs")?;
+    let tmux = which("tmux")?;
+    let eglot = std::fs::read_dir("/usr/share/emacs/site-lisp/elpa").ok()?.flatten().any(|e| e.file_name().to_string_lossy().starts_with("eglot-"));
+    eglot.then_some((emacs, tmux))
+}
+
+fn skip(name: &str) {
+    assert!(std::env::var_os("TANDEM_REQUIRE_EMACS").is_none(), "TANDEM_REQUIRE_EMACS is set but emacs, eglot or tmux is missing");
+    eprintln!("SKIPPED {name}: emacs with elpa-eglot and tmux are not installed");
+}
+
+const ON_DISK: &str = "line one\nline two\nline three\n";
+
+struct Scenario {
+    mode: &'static str,
+    /// `nil` turns eglot's own confirmation off (SCENARIO_CONFIRM).
+    confirm: &'static str,
+    /// In order: text that shows a prompt on screen, and the keys that
+    /// answer it.
+    answers: Vec<(&'static str, Vec<&'static str>)>,
+}
+
+struct Outcome {
+    report: serde_json::Value,
+    disk: String,
+    results: Vec<serde_json::Value>,
+    /// What the screen showed at each prompt.
+    screens: Vec<String>,
+}
+
+/// Kills the tmux server (and Emacs in it) however the test ends.
+struct Tmux {
+    tmux: PathBuf,
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new(&self.tmux).arg("-L").arg(&self.socket).args(args).output().expect("run tmux")
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outcome {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    std::fs::create_dir(root.join(".git")).expect("mark the root");
+    let file = root.join("notes.txt");
+    std::fs::write(&file, ON_DISK).expect("write notes.txt");
+    let turns = serde_json::json!([
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+        {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+        {"text": "Done."}
+    ]);
+    let script = root.join(".git/script.json");
+    std::fs::write(&script, serde_json::json!({"turns": turns}).to_string()).expect("write script");
+    let out = root.join(".git/report.json");
+    let scenario_el = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emacs/ask_scenario.el");
+    let session = Tmux { tmux: tmux.to_path_buf(), socket: format!("tandem-test-{}-{name}", std::process::id()) };
+    let env = [
+        ("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem").to_string()),
+        ("TANDEM_PROVIDER", "scripted".into()),
+        ("TANDEM_SCRIPT", script.display().to_string()),
+        ("SCENARIO_FILE", file.display().to_string()),
+        ("SCENARIO_TYPED", "typed by the user".into()),
+        ("SCENARIO_MODE", scenario.mode.into()),
+        ("SCENARIO_CONFIRM", scenario.confirm.into()),
+        ("SCENARIO_PROMPT", "Capitalise line three".into()),
+        ("SCENARIO_OUT", out.display().to_string()),
+        ("TERM", "xterm-256color".into()),
+    ];
+    let mut args: Vec<String> = vec!["new-session".into(), "-d".into(), "-x".into(), "200".into(), "-y".into(), "50".into()];
+    args.push("-c".into());
+    args.push(root.display().to_string());
+    for (key, value) in &env {
+        args.push("-e".into());
+        args.push(format!("{key}={value}"));
+    }
+    args.push(format!("'{}' -nw -Q -l '{}'", emacs.display(), scenario_el.display()));
+    let started = session.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(started.status.success(), "tmux: {}", String::from_utf8_lossy(&started.stderr));
+
+    // Answer each prompt when it is on screen; then wait for the report.
+    // Bounded: 60 s for the whole run.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut answers = scenario.answers.into_iter();
+    let mut next = answers.next();
+    let mut screens = Vec::new();
+    let mut last_screen = String::new();
+    while !out.exists() {
+        assert!(Instant::now() < deadline, "the run did not finish in 60 s; screen:\n{last_screen}");
+        let captured = session.run(&["capture-pane", "-p"]);
+        last_screen = String::from_utf8_lossy(&captured.stdout).to_string();
+        if let Some((prompt, keys)) = &next {
+            if last_screen.contains(prompt) {
+                screens.push(last_screen.clone());
+                let mut send = vec!["send-keys"];
+                send.extend(keys.iter().copied());
+                session.run(&send);
+                next = answers.next();
+                continue;
+            }
+        }
+        // Waiting on the screen: tmux has no event for "the pane changed".
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(next.is_none(), "a prompt never appeared: {next:?}; screen:\n{last_screen}");
+    // Emacs writes the report, then exits.
+    let report: serde_json::Value = loop {
+        if let Ok(text) = std::fs::read_to_string(&out) {
+            if let Ok(report) = serde_json::from_str(&text) {
+                break report;
+            }
+        }
+        assert!(Instant::now() < deadline, "no complete report");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    let results = report["events"].as_array().expect("events").iter().filter(|e| e["type"] == "tool_result").cloned().collect();
+    let disk = std::fs::read_to_string(&file).expect("read notes.txt");
+    Outcome { report, disk, results, screens }
+}
+
+const EGLOT_CONFIRM: &str = "Proceed? (y or n)";
+
+/// acceptEdits: eglot still asks ("Server wants to edit … Proceed?"); "y"
+/// and the user's next keystroke (eglot sends didChange when idle after
+/// one). The unsaved typing and the agent's edit are both in the buffer,
+/// the disk is untouched, the edit is confirmed.
+#[test]
+fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "confirm",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])] },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(report["modified"], true);
+    assert_eq!(outcome.disk, ON_DISK, "Tandem never wrote the open file to disk");
+    assert!(outcome.results[0]["content"].as_str().unwrap_or_default().contains("typed by the user"), "the agent read the unsaved buffer");
+    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+    assert_eq!(report["result"]["edits"][0]["status"], "applied", "{report:#}");
+}
+
+/// "n" at eglot's prompt: eglot answers with a JSON-RPC error; nothing
+/// lands, and the model is told what the editor said.
+#[test]
+fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_refused_edit_is_reported_with_eglots_words") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "refuse",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])] },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], "typed by the user\nline two\nline three\n", "report: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+    assert_eq!(outcome.results[1]["is_error"], true, "{content}");
+    assert!(content.contains("User cancelled server edit"), "{content}");
+}
+
+/// The default mode with `eglot-confirm-server-initiated-edits` nil (the
+/// README's advice): one review, Tandem's own prompt (eglot has no change
+/// annotations) offering "Apply" first, taken with Enter; eglot does not
+/// ask again.
+#[test]
+fn emacs_default_mode_reviews_once_with_confirmation_off() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_default_mode_reviews_once_with_confirmation_off") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "review",
+        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])] },
+    );
+    let report = &outcome.report;
+    assert!(outcome.screens[0].contains("notes.txt"), "the prompt names the file: {}", outcome.screens[0]);
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    assert_eq!(report["result"]["edits"][0]["status"], "applied", "{report:#}");
+}

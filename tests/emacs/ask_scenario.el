@@ -1,0 +1,94 @@
+;;; ask_scenario.el --- one Tandem run in a real Emacs with eglot  -*- lexical-binding: t; -*-
+
+;; For tests/editor_emacs.rs, which runs `emacs -nw -Q -l` this file inside
+;; tmux and answers eglot's own prompts with keystrokes.  Environment:
+;; TANDEM_BIN, SCENARIO_FILE (opened, text-mode), SCENARIO_TYPED (typed on
+;; line 1 and left unsaved), SCENARIO_MODE (permissionMode), SCENARIO_CONFIRM
+;; (`nil' turns eglot's own confirmation off), SCENARIO_PROMPT, SCENARIO_OUT
+;; (the JSON report).
+;;
+;; eglot 1.9 sends `didChange' from an idle timer, so after a prompt the
+;; edit's didChange goes out at the user's next keystroke: the test sends
+;; one, as a user would.
+
+;; -Q loads no packages: Debian's elpa-eglot and its dependencies (newer
+;; project and xref) are in the system package directory.
+(dolist (dir (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*"))
+  (add-to-list 'load-path dir))
+(require 'eglot)
+(require 'json)
+
+(defvar scenario-report (list (cons 'events nil) (cons 'errors nil)))
+(defvar scenario-events nil)
+(defvar scenario-asked nil)
+
+(defun scenario-finish (&optional error)
+  (when error (push (format "%s" error) (alist-get 'errors scenario-report)))
+  (with-current-buffer (get-file-buffer (getenv "SCENARIO_FILE"))
+    (setf (alist-get 'buffer scenario-report) (buffer-substring-no-properties (point-min) (point-max)))
+    (setf (alist-get 'modified scenario-report) (if (buffer-modified-p) t :json-false)))
+  (setf (alist-get 'events scenario-report) (vconcat (reverse scenario-events)))
+  (setf (alist-get 'errors scenario-report) (vconcat (alist-get 'errors scenario-report)))
+  (with-temp-file (getenv "SCENARIO_OUT")
+    (insert (json-encode scenario-report)))
+  (kill-emacs 0))
+
+;; The live transcript.
+(cl-defmethod eglot-handle-notification
+  (_server (_method (eql tandem/runEvent)) &key event &allow-other-keys)
+  (push event scenario-events))
+
+;; SCENARIO_CONFIRM=nil: the README's advice for Tandem's default mode,
+;; so eglot does not ask a second time.
+(when (equal (getenv "SCENARIO_CONFIRM") "nil")
+  (setq eglot-confirm-server-initiated-edits nil))
+
+(add-to-list 'eglot-server-programs
+             `(text-mode . (,(getenv "TANDEM_BIN") "lsp"
+                            :initializationOptions
+                            ;; verifyMs: the test's keystroke after a prompt
+                            ;; may be slow on a loaded machine.
+                            (:tandem (:permissionMode ,(getenv "SCENARIO_MODE")
+                                      :timeouts (:verifyMs 30000))))))
+
+(defun scenario-ask ()
+  "Send tandem.ask without waiting for it (as a generic client should)."
+  (unless scenario-asked
+    (setq scenario-asked t)
+    (let ((server (eglot-current-server))
+          (uri (eglot--path-to-uri (getenv "SCENARIO_FILE"))))
+      (jsonrpc-async-request
+       server :workspace/executeCommand
+       `(:command "tandem.ask"
+         :arguments [(:prompt ,(getenv "SCENARIO_PROMPT") :textDocument (:uri ,uri))])
+       :success-fn (lambda (result)
+                     (setf (alist-get 'result scenario-report) result)
+                     (run-at-time 0 nil #'scenario-finish))
+       :error-fn (lambda (err)
+                   (setf (alist-get 'ask_error scenario-report) (format "%S" err))
+                   (scenario-finish))
+       :timeout 60
+       :timeout-fn (lambda () (scenario-finish "the run did not finish in 60 s"))))))
+
+;; Ask once eglot has told the server about the user's typing: the first
+;; didChange eglot sends.
+(advice-add 'eglot--signal-textDocument/didChange :after
+            (lambda (&rest _) (when (eglot-current-server) (run-at-time 0 nil #'scenario-ask))))
+
+(condition-case err
+    (progn
+      (find-file (getenv "SCENARIO_FILE"))
+      (text-mode)
+      (eglot-ensure)
+      ;; eglot-ensure connects after this command; type once connected.
+      (add-hook 'eglot-managed-mode-hook
+                (lambda ()
+                  (when (eglot-managed-p)
+                    (run-at-time
+                     0 nil
+                     (lambda ()
+                       (with-current-buffer (get-file-buffer (getenv "SCENARIO_FILE"))
+                         (goto-char (point-min))
+                         (delete-region (point) (line-end-position))
+                         (insert (getenv "SCENARIO_TYPED")))))))))
+  (error (scenario-finish err)))
