@@ -23,6 +23,7 @@ pub mod skill;
 mod test_fixture;
 mod text;
 pub mod tool_search;
+mod walk;
 pub mod web_fetch;
 pub mod write_file;
 
