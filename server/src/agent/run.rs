@@ -135,7 +135,7 @@ async fn drive(
         let mut runner = ToolRunner::new(Arc::clone(&executor), ctx.clone(), events.clone(), !last_turn);
         let mut tools = resident.clone();
         tools.extend(registry.activated_definitions(&ctx.run));
-        let system = match &request.system {
+        let mut system = match &request.system {
             Some(system) => system.clone(),
             None => {
                 let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names());
@@ -143,6 +143,11 @@ async fn drive(
                 system_prompt(&env)
             }
         };
+        // Plan mode comes and goes within a run: its section is added while it is on.
+        let plan_section = crate::tools::enter_plan_mode::current_prompt_section(ctx);
+        if !plan_section.is_empty() {
+            system = format!("{system}\n{plan_section}");
+        }
         let model_request = ModelRequest { system: &system, messages: &messages, tools: &tools };
         let response = match stream_turn(provider, &model_request, events, &mut runner, &ctx.cancel).await {
             Ok(response) => response,

@@ -5,4 +5,5 @@
 pub mod ask;
 pub mod demo;
 pub mod mcp;
+pub mod plan_review;
 pub mod printer;

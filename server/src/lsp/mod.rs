@@ -30,6 +30,7 @@ pub mod editor;
 pub mod edits;
 mod mcp;
 mod permission;
+mod plan_review;
 pub mod position;
 pub mod runs;
 mod server;

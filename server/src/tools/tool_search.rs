@@ -191,7 +191,7 @@ mod tests {
                 Arc::new(Fake("mcp__github__create_issue", "Create a new issue in a GitHub repository.")),
                 Arc::new(Fake("mcp__github__list_issues", "List issues of a repository.")),
                 Arc::new(Fake("mcp__db__query", "Run a read-only SQL query against the database.")),
-                Arc::new(Fake("enter_plan_mode", "Enter plan mode to switch to a read-only planning phase.")),
+                Arc::new(Fake("mcp__notes__plan_outline", "Outline a plan as a read-only draft.")),
             ]
         }
     }
@@ -214,7 +214,7 @@ mod tests {
         expect_test::expect![[r#"["mcp__github__create_issue", "mcp__db__query", "mcp__github__list_issues"]"#]]
             .assert_eq(&format!("{:?}", names(&search(&deferred, "create repository query", 5))));
         // "read-only" is in two descriptions; the name match on "plan" wins.
-        expect_test::expect![[r#"["enter_plan_mode", "mcp__db__query"]"#]]
+        expect_test::expect![[r#"["enter_plan_mode", "mcp__notes__plan_outline", "exit_plan_mode", "mcp__db__query"]"#]]
             .assert_eq(&format!("{:?}", names(&search(&deferred, "plan read", 5))));
         assert!(search(&deferred, "kubernetes", 5).is_empty());
         assert_eq!(names(&search(&deferred, "github", 1)), ["mcp__github__create_issue"]);
@@ -224,7 +224,7 @@ mod tests {
     fn select_takes_exact_names_only() {
         let deferred = registry().deferred();
         assert_eq!(names(&search(&deferred, "select:mcp__db__query", 5)), ["mcp__db__query"]);
-        assert_eq!(names(&search(&deferred, "select:enter_plan_mode, mcp__db__query", 5)), ["enter_plan_mode", "mcp__db__query"]);
+        assert_eq!(names(&search(&deferred, "select:mcp__notes__plan_outline, mcp__db__query", 5)), ["mcp__notes__plan_outline", "mcp__db__query"]);
         assert!(search(&deferred, "select:mcp__db", 5).is_empty());
         assert_eq!(names(&search(&deferred, "mcp__db__query", 5)), ["mcp__db__query"]);
         // Resident tools are never "found": they are always loaded.
@@ -243,10 +243,10 @@ mod tests {
         assert!(!result.is_error, "{result:?}");
         let found: Value = serde_json::from_str(&result.content).unwrap();
         assert_eq!(found, json!([{"name": "mcp__db__query", "description": "Run a read-only SQL query against the database.", "input_schema": {"type": "object", "properties": {}}}]));
-        executor.execute(&call(json!({"query": "plan"})), &one_run).await.unwrap();
+        executor.execute(&call(json!({"query": "outline"})), &one_run).await.unwrap();
         let listed: Vec<String> = registry().definitions_for(&one_run.run).into_iter().map(|d| d.name).collect();
         assert_eq!(listed.len(), resident + 2);
-        assert_eq!(listed[resident..], ["mcp__db__query", "enter_plan_mode"]);
+        assert_eq!(listed[resident..], ["mcp__db__query", "mcp__notes__plan_outline"]);
         assert_eq!(listed[0], "read_file");
 
         let no_match = executor.execute(&call(json!({"query": "kubernetes"})), &one_run).await.unwrap();
