@@ -110,10 +110,13 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     client.apply_edit_request(&apply);
     let mut answer = client.response(ask);
     // The answer always names the thread (a new one here), to continue it.
-    let thread_id = answer["result"]["threadId"].take();
+    let thread_id = answer["result"].as_object_mut().unwrap().remove("threadId").unwrap();
     assert!(thread_id.as_str().is_some_and(|id| !id.is_empty()), "{answer}");
+    // The scripted model's usage is an estimate from the request's size.
+    let usage = answer["result"].as_object_mut().unwrap().remove("usage").unwrap();
+    assert!(usage["input_tokens"].as_u64().unwrap() > 0, "{usage}");
     let result = scrub(&answer["result"].to_string(), &f.root);
-    expect_test::expect![[r#"{"edits":[{"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done.","threadId":null,"usage":{"input_tokens":1674,"output_tokens":28}}"#]]
+    expect_test::expect![[r#"{"edits":[{"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done."}"#]]
         .assert_eq(&result);
     assert_eq!(client.text(&uri), "alpha\nBETA\ngamma\n");
     // Invariant 1: an open document is never written to disk by Tandem.

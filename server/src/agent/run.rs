@@ -77,7 +77,9 @@ pub async fn run_conversation(
     let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&conversation.ledger)));
     let ctx = ToolContext { workspace, ..ctx };
     // Deferred tools the thread activated stay active in its next runs.
-    *ctx.run.activated.lock().unwrap_or_else(|e| e.into_inner()) = conversation.activated_tools.clone();
+    for name in &conversation.activated_tools {
+        ctx.run.activate(name);
+    }
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
@@ -198,8 +200,7 @@ impl Session<'_> {
         let system = match &request.system {
             Some(system) => system.clone(),
             None => {
-                let deferred = executor.registry().deferred_names().into_iter().map(String::from).collect();
-                let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, deferred);
+                let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, executor.registry().deferred_names());
                 env.sections.push(instructions::prompt_section(&instructions::load(&self.ctx.workspace)));
                 env.sections.push(SkillSet::discover(&self.ctx.workspace).prompt_section());
                 system_prompt(&env)
@@ -212,18 +213,13 @@ impl Session<'_> {
     /// Resident tools, then the thread's activated deferred tools in the
     /// order they were activated (appended, so the prefix stays the same).
     fn tools(&mut self, executor: &Executor) -> Vec<ToolDefinition> {
-        let activated = self.ctx.run.activated.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        for name in &activated {
-            self.conversation.activate_tool(name);
+        for name in self.ctx.run.activated_names() {
+            self.conversation.activate_tool(&name);
         }
         let registry = executor.registry();
         let mut tools = registry.definitions();
         crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
-        for name in &self.conversation.activated_tools {
-            if let Some(tool) = registry.get(name).filter(|t| t.deferred()) {
-                tools.push(tool.definition());
-            }
-        }
+        tools.extend(registry.activated_definitions(&self.ctx.run));
         tools
     }
 

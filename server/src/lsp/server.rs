@@ -15,12 +15,14 @@ use super::client::{methods, request_with_timeout, ClientLink, TowerClient};
 use super::clients;
 use super::code_actions;
 use super::config::{Settings, SettingsFiles, SettingsLayers};
+use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use crate::session::threads::Threads;
+use crate::mcp::{Approvals, McpManager};
 use crate::tools::{Executor, ToolRegistry};
 use crate::workspace::Workspace;
 
@@ -35,6 +37,7 @@ struct Session {
     workspace: Arc<Workspace>,
     editor: Arc<LspEditor>,
     executor: Executor,
+    mcp: Arc<McpManager>,
     work_done_progress: bool,
     configuration: bool,
     threads: Arc<Threads>,
@@ -318,7 +321,12 @@ impl LanguageServer for Backend {
         let workspace = Arc::new(workspace);
         let policy =
             PromptPolicy::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
-        let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
+        // Project servers need an approval: remembered ones start, the others
+        // are asked about once the client is initialized.
+        let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
+        let mut registry = ToolRegistry::builtin();
+        registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
+        let executor = Executor::new(registry).with_policy(Arc::new(policy));
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
@@ -327,6 +335,7 @@ impl LanguageServer for Backend {
             workspace,
             editor,
             executor,
+            mcp,
             work_done_progress: capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
         };
@@ -343,7 +352,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -370,11 +379,17 @@ impl LanguageServer for Backend {
             }
         }
         self.pull_configuration().await;
+        if let Some(session) = self.session.get() {
+            mcp_front::start(&session.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         self.runs.cancel_all();
+        if let Some(session) = self.session.get() {
+            session.mcp.shutdown().await;
+        }
         Ok(())
     }
 
@@ -426,6 +441,10 @@ impl LanguageServer for Backend {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND => self.thread_command(&params).await,
+            MCP_STATUS_COMMAND => match self.session.get() {
+                Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
+                None => Err(Error::invalid_request()),
+            },
             other => Err(Error::invalid_params(format!("unknown command: {other}"))),
         }
     }
