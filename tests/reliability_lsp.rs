@@ -232,7 +232,7 @@ fn client_that_never_answers_show_message_request_or_apply_edit_gets_a_denial_af
     let mut client = f.start(
         json!([turn(vec![shell]), turn(vec![read]), turn(vec![edit]), done()]),
         json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}}),
-        json!({"tandem": {"timeouts": {"promptMs": 1000, "applyEditMs": 1000}}}),
+        json!({"tandem": {"timeouts": {"promptMs": 1000, "applyEditMs": 300}}}),
     );
     let uri = client.open(&f.path("a.txt"), "one\n");
     let ask = client.send_request("workspace/executeCommand", ask_params("go"));
@@ -244,7 +244,7 @@ fn client_that_never_answers_show_message_request_or_apply_edit_gets_a_denial_af
     let results = client.tool_results();
     expect_test::expect![[r#"
         (true, "Permission denied for run_shell: the user did not answer within 1 s. Do not retry the same call; ask the user or take another approach.")
-        (true, "Error: the editor did not apply the edit to a.txt (the editor did not answer the applyEdit request within 1 s). Read the file again before retrying.")"#]]
+        (true, "Error: the editor did not apply the edit to a.txt (the editor did not answer the applyEdit request: no answer within 0.3 s). Read the file again before retrying.")"#]]
     .assert_eq(&format!("{:?}\n{:?}", results[0], results[2]));
     assert!(!f.path("never.txt").exists());
     assert_eq!(client.text(&uri), "one\n");
