@@ -37,7 +37,7 @@ enum Command {
         /// Model turns allowed; tool calls past the limit are not run.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_turns: Option<u64>,
-        /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
+        /// default | acceptEdits | bypassPermissions | plan (starts in plan mode: read-only but for the plan file).
         /// Without it: `permissionMode` from the settings files, else default.
         #[arg(long)]
         permission_mode: Option<tandem::agent::permission::PermissionMode>,
@@ -126,11 +126,9 @@ fn init_logging() {
 
 fn current_workspace() -> anyhow::Result<Workspace> {
     let cwd = std::env::current_dir()?;
-    let mut workspace = Workspace::new(cwd)?;
-    if let Some(dir) = tandem::tools::executor::default_results_dir() {
-        workspace.allow_reading(dir);
-    }
-    Ok(workspace)
+    // The workspace may read its own saved large results (and no other
+    // workspace's); it cleans up after interrupted writes.
+    Workspace::new(cwd)
 }
 
 async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {

@@ -221,6 +221,10 @@ M.commands = {
       notify('the code action carried no prompt', vim.log.levels.ERROR)
       return
     end
+    -- The server's code actions say "wait": false for synchronous clients;
+    -- the plugin waits without blocking, and frames the run with its answer.
+    argument = vim.deepcopy(argument)
+    argument.wait = nil
     M.ask_argument(argument, ctx and ctx.bufnr or vim.api.nvim_get_current_buf())
   end,
 }
