@@ -12,7 +12,7 @@
 //!
 //! The live transcript goes out as `tandem/runEvent`
 //! `{"runId", "seq", "event"}` notifications, `event` being the
-//! [`RunEvent`] JSON of DESIGN.md.
+//! [`RunEvent`] JSON of docs/protocol.md.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

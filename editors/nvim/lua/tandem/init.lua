@@ -66,6 +66,7 @@ M.handlers = {
     if event.type == 'tool_call' then
       state.set_activity(event.summary or event.name)
     elseif event.type == 'end' then
+      state.ended(params.runId)
       state.finish(event.status)
     end
     transcript.append(params)
