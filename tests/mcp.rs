@@ -503,3 +503,45 @@ fn a_project_server_that_is_not_approved_does_not_start() {
     std::fs::write(setup.root.join(".mcp.json"), json!({"mcpServers": {"proj": stdio(&["--greeting", "changed"])}}).to_string()).unwrap();
     assert!(list(&[]).contains("  needs approval\n"));
 }
+
+/// `@modelcontextprotocol/server-everything`, installed by `.ci/run`.
+fn reference_server() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/ci-tools/mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("TANDEM_REQUIRE_MCP_REFERENCE").is_none(),
+        "the reference MCP server is not installed at {} (.ci/run installs it)",
+        path.display()
+    );
+    eprintln!("skipped: the reference MCP server is not installed (run .ci/run)");
+    None
+}
+
+#[tokio::test]
+async fn interoperates_with_the_reference_server_everything() {
+    let Some(server) = reference_server() else { return };
+    let setup = Setup::new();
+    setup.user_servers(json!({"everything": {"command": "node", "args": [server.display().to_string(), "stdio"]}}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "everything settled", |m| state(m, "everything") != ServerState::Starting).await;
+    assert_eq!(state(&manager, "everything"), ServerState::Ready);
+    let tools = manager.statuses()[0].tools.clone();
+    for name in ["mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__get-tiny-image"] {
+        assert!(tools.iter().any(|t| t == name), "{name} missing from {tools:?}");
+    }
+    let executor = executor(&manager);
+    let ctx = setup.ctx();
+    let (is_error, echoed) = call(&executor, &ctx, "mcp__everything__echo", json!({"message": "interop"})).await;
+    assert!(!is_error && echoed.contains("interop"), "{echoed}");
+    let (is_error, sum) = call(&executor, &ctx, "mcp__everything__get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(!is_error && sum.contains('5'), "{sum}");
+    let (is_error, image) = call(&executor, &ctx, "mcp__everything__get-tiny-image", json!({})).await;
+    assert!(!is_error && image.contains("[image image/png"), "{image}");
+    // A schema the server wrote passes through unchanged.
+    let echo = executor.registry().get("mcp__everything__echo").unwrap().definition();
+    assert!(echo.input_schema["properties"]["message"].is_object(), "{}", echo.input_schema);
+    manager.shutdown().await;
+}
