@@ -15,15 +15,15 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ropey::Rope;
 use tokio::sync::watch;
-use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, Uri};
+use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, TextEdit, Uri};
 
-use super::position::{position_to_char, PositionEncoding};
-use crate::workspace::{fingerprint, normalize_lexically};
+use super::position::{byte_to_position, position_to_char, PositionEncoding};
+use crate::workspace::{fingerprint, normalize_lexically, Splice};
 
 /// States remembered per document for the applyEdit verification.
 const HISTORY_LEN: usize = 64;
@@ -35,6 +35,74 @@ struct Document {
     version: i32,
     dirty: bool,
     history: VecDeque<(i32, u64)>,
+    /// Pending checks of agent edits sent as splices (see [`Documents::expect`]).
+    expectations: Vec<Pending>,
+}
+
+/// What a document must hold once an edit sent as splices has landed: its
+/// byte length, and each splice's new text at its place in the edited text.
+/// Checking it costs O(edit), not O(document): no hash, no copy.
+#[derive(Debug, Clone)]
+pub struct Expectation {
+    len: usize,
+    pieces: Vec<(usize, String)>,
+}
+
+impl Expectation {
+    /// After `splices` (in order, not overlapping) of a text of `old_len` bytes.
+    pub fn after(old_len: usize, splices: &[Splice]) -> Self {
+        let mut shift: isize = 0;
+        let mut pieces = Vec::with_capacity(splices.len());
+        for splice in splices {
+            let at = splice.range.start.saturating_add_signed(shift);
+            pieces.push((at, splice.text.clone()));
+            shift += splice.text.len() as isize - splice.range.len() as isize;
+        }
+        Expectation { len: crate::workspace::len_after(old_len, splices), pieces }
+    }
+
+    fn holds(&self, rope: &Rope) -> bool {
+        rope.len_bytes() == self.len
+            && self.pieces.iter().all(|(at, text)| {
+                at.checked_add(text.len())
+                    .and_then(|end| rope.get_byte_slice(*at..end))
+                    .is_some_and(|slice| slice == text.as_str())
+            })
+    }
+}
+
+#[derive(Debug)]
+struct Pending {
+    id: u64,
+    after: i32,
+    expectation: Expectation,
+    /// The first version after `after` that held the expectation.
+    held_at: Option<i32>,
+}
+
+/// While alive, changes to one document are checked against an
+/// [`Expectation`]; dropping it stops the checks.
+pub struct ExpectGuard<'a> {
+    documents: &'a Documents,
+    path: PathBuf,
+    id: u64,
+}
+
+impl Drop for ExpectGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(document) = self.documents.lock().get_mut(&self.path) {
+            document.expectations.retain(|p| p.id != self.id);
+        }
+    }
+}
+
+/// An edit given as splices, turned into LSP edits against the open
+/// document (see [`Documents::splice_edits`]).
+#[derive(Debug)]
+pub struct SpliceEdits {
+    pub uri: Uri,
+    pub dirty: bool,
+    pub edits: Vec<TextEdit>,
 }
 
 impl Document {
@@ -82,6 +150,7 @@ pub struct Documents {
     changed: watch::Sender<u64>,
     encoding: AtomicU8,
     verifying: AtomicUsize,
+    next_expectation: AtomicU64,
 }
 
 impl Default for Documents {
@@ -91,6 +160,7 @@ impl Default for Documents {
             changed: watch::Sender::new(0),
             encoding: AtomicU8::new(encoding_to_u8(PositionEncoding::Utf16)),
             verifying: AtomicUsize::new(0),
+            next_expectation: AtomicU64::new(0),
         }
     }
 }
@@ -155,7 +225,14 @@ impl Documents {
         // other text (a restored session) does.
         let same_size = std::fs::metadata(&path).is_ok_and(|m| m.len() == text.len() as u64);
         let dirty = !same_size || std::fs::read(&path).map_or(true, |bytes| bytes != text.as_bytes());
-        let mut document = Document { uri: uri.clone(), rope: Rope::from_str(text), version, dirty, history: VecDeque::new() };
+        let mut document = Document {
+            uri: uri.clone(),
+            rope: Rope::from_str(text),
+            version,
+            dirty,
+            history: VecDeque::new(),
+            expectations: Vec::new(),
+        };
         document.remember(self.is_verifying());
         self.lock().insert(path, document);
         self.notify();
@@ -207,6 +284,12 @@ impl Documents {
             document.version = version;
             document.dirty = true;
             document.remember(self.is_verifying());
+            let Document { rope, expectations, .. } = document;
+            for pending in expectations.iter_mut().filter(|p| p.held_at.is_none() && version > p.after) {
+                if pending.expectation.holds(rope) {
+                    pending.held_at = Some(version);
+                }
+            }
         }
         self.notify();
         Ok(warnings)
@@ -276,6 +359,62 @@ impl Documents {
         let documents = self.lock();
         let document = documents.get(path)?;
         document.history.iter().find(|&&(version, f)| version > after && f == fp).map(|&(version, _)| version)
+    }
+
+    /// The URI of an open document, without copying its text.
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        self.lock().get(path).map(|d| d.uri.clone())
+    }
+
+    /// `splices` of `old_text` as LSP edits against the open document, in
+    /// O(edit): only when the document is at `version`, is as long as
+    /// `old_text`, and holds `old_text`'s bytes under every splice. `None`
+    /// otherwise (the caller falls back to the whole-text path, which says
+    /// what changed).
+    pub fn splice_edits(&self, path: &Path, version: i32, old_text: &str, splices: &[Splice]) -> Option<SpliceEdits> {
+        let encoding = self.encoding();
+        let documents = self.lock();
+        let document = documents.get(path)?;
+        if document.version != version || document.rope.len_bytes() != old_text.len() || splices.is_empty() {
+            return None;
+        }
+        let mut edits = Vec::with_capacity(splices.len());
+        let mut previous_end = 0;
+        for splice in splices {
+            let range = splice.range.clone();
+            if range.start < previous_end || range.end < range.start {
+                return None;
+            }
+            let expected = old_text.get(range.clone())?;
+            if document.rope.get_byte_slice(range.clone())? != expected {
+                return None;
+            }
+            edits.push(TextEdit {
+                range: Range {
+                    start: byte_to_position(&document.rope, range.start, encoding),
+                    end: byte_to_position(&document.rope, range.end, encoding),
+                },
+                new_text: splice.text.clone(),
+            });
+            previous_end = range.end;
+        }
+        Some(SpliceEdits { uri: document.uri.clone(), dirty: document.dirty, edits })
+    }
+
+    /// Check every change to the document at `path` after version `after`
+    /// against `expectation` until the guard is dropped.
+    pub fn expect(&self, path: &Path, after: i32, expectation: Expectation) -> ExpectGuard<'_> {
+        let id = self.next_expectation.fetch_add(1, Ordering::Relaxed);
+        if let Some(document) = self.lock().get_mut(path) {
+            document.expectations.push(Pending { id, after, expectation, held_at: None });
+        }
+        ExpectGuard { documents: self, path: path.to_path_buf(), id }
+    }
+
+    /// The first version after the guard's `after` that held its expectation.
+    pub fn version_holding(&self, guard: &ExpectGuard<'_>) -> Option<i32> {
+        let documents = self.lock();
+        documents.get(&guard.path)?.expectations.iter().find(|p| p.id == guard.id)?.held_at
     }
 
     /// The text a range covers in an open document (for a selection).
