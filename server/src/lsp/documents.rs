@@ -37,6 +37,11 @@ struct Document {
     history: VecDeque<(i32, u64)>,
     /// Pending checks of agent edits sent as splices (see [`Documents::expect`]).
     expectations: Vec<Pending>,
+    /// The text of `rope` as one string, made by the first snapshot after a
+    /// change and shared by the next ones (planning an edit and writing it
+    /// both take one): a 10 MB document is copied once per version, not per
+    /// snapshot. Cleared by every change.
+    text: Option<Arc<str>>,
 }
 
 /// What a document must hold once an edit sent as splices has landed: its
@@ -151,6 +156,10 @@ pub struct Documents {
     encoding: AtomicU8,
     verifying: AtomicUsize,
     next_expectation: AtomicU64,
+    /// The path of each open document's URI, resolved once at `didOpen`:
+    /// `didChange` runs per keystroke and must not resolve symlinks (a
+    /// syscall per path component) every time.
+    paths: Mutex<HashMap<String, PathBuf>>,
 }
 
 impl Default for Documents {
@@ -161,6 +170,7 @@ impl Default for Documents {
             encoding: AtomicU8::new(encoding_to_u8(PositionEncoding::Utf16)),
             verifying: AtomicUsize::new(0),
             next_expectation: AtomicU64::new(0),
+            paths: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -205,6 +215,12 @@ impl Documents {
         }
     }
 
+    /// The path of an open document's URI (resolved at `didOpen`), else resolved now.
+    fn path_of(&self, uri: &Uri) -> Option<PathBuf> {
+        let known = self.paths.lock().unwrap_or_else(|e| e.into_inner()).get(uri.as_str()).cloned();
+        known.or_else(|| uri_to_path(uri))
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Document>> {
         self.documents.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -232,8 +248,10 @@ impl Documents {
             dirty,
             history: VecDeque::new(),
             expectations: Vec::new(),
+            text: None,
         };
         document.remember(self.is_verifying());
+        self.paths.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.as_str().to_string(), path.clone());
         self.lock().insert(path, document);
         self.notify();
         Ok(())
@@ -243,7 +261,7 @@ impl Documents {
     /// refers to the text after the previous one). Returns warnings worth a
     /// log line (positions past the end, a version going backwards).
     pub fn change(&self, uri: &Uri, version: i32, changes: &[TextDocumentContentChangeEvent]) -> Result<Vec<String>, String> {
-        let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {}", uri.as_str()))?;
+        let path = self.path_of(uri).ok_or_else(|| format!("not a file URI: {}", uri.as_str()))?;
         let encoding = self.encoding();
         let mut warnings = Vec::new();
         {
@@ -283,6 +301,7 @@ impl Documents {
             }
             document.version = version;
             document.dirty = true;
+            document.text = None;
             document.remember(self.is_verifying());
             let Document { rope, expectations, .. } = document;
             for pending in expectations.iter_mut().filter(|p| p.held_at.is_none() && version > p.after) {
@@ -298,12 +317,13 @@ impl Documents {
     /// `didSave`: the buffer is on disk now. With `includeText`, the saved
     /// text is the truth.
     pub fn save(&self, uri: &Uri, text: Option<&str>) {
-        let Some(path) = uri_to_path(uri) else { return };
+        let Some(path) = self.path_of(uri) else { return };
         {
             let mut documents = self.lock();
             let Some(document) = documents.get_mut(&path) else { return };
             if let Some(text) = text {
                 document.rope = Rope::from_str(text);
+                document.text = None;
             }
             document.dirty = false;
         }
@@ -312,25 +332,27 @@ impl Documents {
 
     /// `didClose`: from now on the disk is the truth for this file.
     pub fn close(&self, uri: &Uri) {
-        let Some(path) = uri_to_path(uri) else { return };
+        let known = self.paths.lock().unwrap_or_else(|e| e.into_inner()).remove(uri.as_str());
+        let Some(path) = known.or_else(|| uri_to_path(uri)) else { return };
         self.lock().remove(&path);
         self.notify();
     }
 
     pub fn snapshot(&self, path: &Path) -> Option<DocumentSnapshot> {
-        let documents = self.lock();
-        let document = documents.get(path)?;
+        let mut documents = self.lock();
+        let document = documents.get_mut(path)?;
+        let text = document.text.get_or_insert_with(|| Arc::from(document.rope.to_string()));
         Some(DocumentSnapshot {
             uri: document.uri.clone(),
             path: path.to_path_buf(),
-            text: Arc::from(document.rope.to_string()),
+            text: Arc::clone(text),
             version: document.version,
             dirty: document.dirty,
         })
     }
 
     pub fn snapshot_uri(&self, uri: &Uri) -> Option<DocumentSnapshot> {
-        self.snapshot(&uri_to_path(uri)?)
+        self.snapshot(&self.path_of(uri)?)
     }
 
     pub fn paths(&self) -> Vec<PathBuf> {
