@@ -505,3 +505,63 @@ fn kakoune_is_prompted_though_it_advertises_change_annotations() {
         client.shutdown();
     }
 }
+
+/// Cancel means no edit lands: a run cancelled while its edit waits in the
+/// editor's review withdraws the applyEdit with `$/cancelRequest` (VS Code
+/// closes its refactor preview), and the answer does not claim the edit.
+#[test]
+fn cancelling_a_run_withdraws_its_pending_apply_edit() {
+    let f = Fixture::new(&[("notes.txt", "alpha\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "alpha", "ALPHA")]), done()]),
+        json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}),
+        json!({}),
+    );
+    let uri = client.open(&f.path("notes.txt"), "alpha\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("Shout"));
+    // The edit waits for the user's review; the user cancels the run.
+    let apply = client.server_request("workspace/applyEdit");
+    let cancel = client.request("workspace/executeCommand", json!({"command": "tandem.cancel", "arguments": [{"runId": "run-1"}]}));
+    assert_eq!(cancel["result"]["cancelled"], true, "{cancel}");
+    let withdrawn = client.wait_for("$/cancelRequest", |m| m["method"] == "$/cancelRequest");
+    assert_eq!(withdrawn["params"]["id"], apply["id"], "the pending applyEdit is the one withdrawn");
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "not_applied"}]), "{answer}");
+    assert_eq!(client.text(&uri), "alpha\n");
+    client.shutdown();
+}
+
+/// `"wait": false` answers at once with the run id; the run goes on and its
+/// end comes as the `end` run event. The server's code actions ask that
+/// way, since editors run their commands synchronously (eglot gives up
+/// after 10 s and sends no `didChange` meanwhile).
+#[test]
+fn ask_without_waiting_answers_at_once_and_ends_with_the_end_event() {
+    let f = Fixture::new(&[("notes.txt", "alpha\nbeta\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "beta", "BETA")]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let uri = client.open(&f.path("notes.txt"), "alpha\nbeta\n");
+    // The code action for a selection carries "wait": false.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "context": {"diagnostics": []}}),
+    );
+    let command = actions["result"][0]["command"].clone();
+    assert_eq!(command["arguments"][0]["wait"], false, "{actions}");
+    let ask = client.send_request("workspace/executeCommand", command);
+    // The answer comes before the edit is even sent.
+    let first = client.next_request_or_response(ask);
+    assert_eq!(first["id"], json!(ask), "the ask is answered first: {first}");
+    assert_eq!(first["result"], json!({"runId": "run-1"}));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let end = client.wait_for("the end event", |m| m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "end");
+    assert_eq!(end["params"]["runId"], "run-1");
+    assert_eq!(end["params"]["event"]["status"], "completed", "{end}");
+    assert_eq!(client.text(&uri), "alpha\nBETA\n");
+    client.shutdown();
+}

@@ -79,6 +79,7 @@ mod tests {
 
     fn request(read_only: bool) -> PermissionRequest {
         PermissionRequest {
+            accept_edits: false,
             tool: "t".into(),
             kind: crate::tools::ToolKind::Other,
             read_only,

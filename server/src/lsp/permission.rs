@@ -1,7 +1,8 @@
 //! The permission policy in the editor: the one place that decides whether
 //! a call runs. It works on the call's [`ToolKind`], never on tool names.
 //!
-//! - Read-only calls run (plan mode allows nothing else).
+//! - Read-only calls run. Plan mode is the run's: it refuses every change
+//!   but the plan file before the policy is asked.
 //! - An `Edit` in the default mode is reviewed with its diff: in the
 //!   editor's own preview when the client honours change annotations on an
 //!   open document ([`PermissionDecision::ReviewInEditor`]: VS Code's
@@ -23,7 +24,6 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::{PermissionMode, Settings};
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
-use crate::agent::permission::PLAN_MODE_REFUSAL;
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
 use crate::tools::ToolKind;
 
@@ -145,12 +145,12 @@ impl PermissionPolicy for PromptPolicy {
         if mode == PermissionMode::BypassPermissions || request.read_only {
             return PermissionDecision::Allow;
         }
-        if mode == PermissionMode::Plan {
-            return PermissionDecision::Deny(PLAN_MODE_REFUSAL.to_string());
-        }
+        // In plan mode the run itself refuses what plan mode refuses (every
+        // change but the plan file); what it lets through is asked as usual.
         if let ToolKind::Edit { path } = &request.kind {
             return match mode {
                 PermissionMode::AcceptEdits => PermissionDecision::Allow,
+                _ if request.accept_edits => PermissionDecision::Allow,
                 _ => self.review_edit(path, request, &settings).await,
             };
         }

@@ -12,7 +12,7 @@
 //!
 //! The live transcript goes out as `tandem/runEvent`
 //! `{"runId", "seq", "event"}` notifications, `event` being the
-//! [`RunEvent`] JSON of DESIGN.md.
+//! [`RunEvent`] JSON of docs/protocol.md.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,7 +31,8 @@ use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::LspEditor;
 use crate::agent::config::ProviderConfig;
 use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
-use crate::tools::{Executor, ToolContext, ToolKind};
+use crate::tools::{Executor, RunScope, ToolContext, ToolKind};
+use super::config::PermissionMode;
 use crate::workspace::Workspace;
 
 /// The argument object of `tandem.ask`.
@@ -47,6 +48,15 @@ pub struct AskArgs {
     /// their range).
     #[serde(default)]
     pub diagnostics: Vec<Diagnostic>,
+    /// `false`: answer at once with `{"runId"}`; the run's end comes as the
+    /// `end` run event. For clients whose `executeCommand` is synchronous
+    /// and gives up (eglot waits 10 s, sending no `didChange` meanwhile).
+    #[serde(default = "wait_by_default")]
+    pub wait: bool,
+}
+
+fn wait_by_default() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -186,6 +196,16 @@ impl Drop for ReleaseOnDrop {
     }
 }
 
+/// At the end of a run (even a cancelled one), remove the temp files of
+/// writes that were interrupted.
+struct CleanAfterRun(Arc<Workspace>);
+
+impl Drop for CleanAfterRun {
+    fn drop(&mut self) {
+        self.0.clean_interrupted_writes();
+    }
+}
+
 /// Everything a run needs from the session.
 #[derive(Clone)]
 pub struct RunEnv {
@@ -219,8 +239,11 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             "Tandem is already running an agent in this workspace ({busy}). Wait for it to finish or cancel it with tandem.cancel."
         ))
     })?;
+    let started_id = run_id.clone();
     let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+    // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
+    // `wait: false` has answered already, so nothing is dropped.
+    let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
 
     let request = RunRequest {
         prompt: args.prompt.clone(),
@@ -239,15 +262,29 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let forwarder =
         tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
+    let mode = env.settings.permission_mode();
+    let review = super::plan_review::LspPlanReview {
+        client: Arc::clone(&env.client),
+        outbox: Arc::clone(&env.outbox),
+        workspace: Arc::clone(&env.workspace),
+        timeout: env.settings.timeouts.prompt(),
+    };
+    let scope = RunScope::new(mode.as_str(), Some(Arc::new(review)));
+    if mode == PermissionMode::Plan {
+        crate::tools::enter_plan_mode::start_in_plan_mode(&scope, env.workspace.root());
+    }
     let ctx = ToolContext {
         cancel: cancel.clone(),
         child_env: Arc::new(env.settings.child_env()),
+        run: Arc::new(scope),
         ..ToolContext::new(Arc::clone(&env.workspace))
     };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
+    let workspace = Arc::clone(&env.workspace);
     tokio::spawn(async move {
         let _release = release;
+        let _clean = CleanAfterRun(workspace);
         let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
             Ok(provider) => agent::run(&*provider, &executor, ctx, request, events_tx).await,
             Err(err) => {
@@ -259,14 +296,22 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         let _ = outcome_tx.send(outcome);
     });
 
-    let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
-        status: RunStatus::Failed,
-        text: "the agent run ended without an outcome".into(),
-        turns: 0,
-        usage: Default::default(),
-    });
-    let written = forwarder.await.unwrap_or_default();
-    Ok(answer(&env, &run_id, &outcome, written))
+    let finished = async move {
+        let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
+            status: RunStatus::Failed,
+            text: "the agent run ended without an outcome".into(),
+            turns: 0,
+            usage: Default::default(),
+        });
+        let written = forwarder.await.unwrap_or_default();
+        answer(&env, &run_id, &outcome, written)
+    };
+    if !args.wait {
+        let answer = json!({"runId": started_id});
+        tokio::spawn(finished);
+        return Ok(answer);
+    }
+    Ok(finished.await)
 }
 
 /// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`.
@@ -343,7 +388,8 @@ struct Forwarder {
 
 impl Forwarder {
     async fn forward(&mut self, event: &RunEvent) {
-        match event {
+        // A sub-agent's calls count too: its edits are the run's edits.
+        match event.unnest().0 {
             RunEvent::ToolCall { id, name, kind, summary, .. } => {
                 if let ToolKind::Edit { path } = kind {
                     self.edit_calls.insert(id.clone(), path.clone());
