@@ -13,9 +13,10 @@ use tandem::agent::config::ProviderConfig;
 use tandem::settings::{Settings, SettingsFiles};
 use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
+use tandem::mcp::{Approvals, McpManager, Report};
 use tandem::tools::enter_plan_mode::start_in_plan_mode;
 use tandem::tools::exit_plan_mode::PlanReview;
-use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry};
+use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
@@ -29,6 +30,8 @@ pub struct AskOptions {
     pub max_turns: Option<usize>,
     /// From the command line; `None`: the settings', else `default`.
     pub permission_mode: Option<PermissionMode>,
+    /// Project MCP servers approved on the command line (`NAME` or `all`).
+    pub mcp_approve: Vec<String>,
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
@@ -40,8 +43,15 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     // Plan mode is the run's own (it refuses every change but the plan
     // file, and ends when the plan is approved); the policy runs in default.
     let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: policy_mode }));
     let workspace = Arc::new(workspace);
+    // MCP servers start in the background: the run does not wait for them;
+    // their tools appear in the requests after they are ready.
+    let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(options.mcp_approve.clone()));
+    let reporter = mcp.spawn_reporter(report_to_stderr);
+    mcp.start();
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
+    let executor = Executor::new(registry).with_policy(Arc::new(HeadlessPolicy { mode: policy_mode }));
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -58,6 +68,8 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let workspace = Arc::clone(&ctx.workspace);
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
+    reporter.abort();
+    mcp.shutdown().await;
     workspace.clean_interrupted_writes();
     Ok(exit_code(outcome.status))
 }
@@ -71,6 +83,19 @@ pub fn load_settings(root: &std::path::Path) -> Settings {
         eprintln!("tandem: settings: {problem}");
     }
     settings
+}
+
+/// MCP news for the terminal: failures and servers waiting for approval
+/// (on stderr, so `--json` output stays clean).
+#[allow(clippy::print_stderr)]
+pub fn report_to_stderr(report: Report) {
+    match &report {
+        Report::Ready { .. } => tracing::info!("{}", report.message()),
+        Report::Failed { .. } => eprintln!("tandem: {}", report.message()),
+        Report::NeedsApproval { name, .. } => {
+            eprintln!("tandem: {}: run with --mcp-approve {name} (or --mcp-approve all)", report.message())
+        }
+    }
 }
 
 pub fn exit_code(status: RunStatus) -> ExitCode {
