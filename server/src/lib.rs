@@ -104,6 +104,7 @@ pub mod environment;
 pub mod lsp;
 pub mod mcp;
 pub mod permissions;
+pub mod session;
 pub mod settings;
 pub mod tools;
 pub mod workspace;
