@@ -5,13 +5,15 @@
 //! Exit codes: 0 completed, 1 failed or stopped at the turn limit,
 //! 2 not started (no provider configured, bad arguments), 130 cancelled.
 
-use std::io::Write;
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use tandem::agent::config::ProviderConfig;
 use tandem::settings::{Settings, SettingsFiles};
-use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
+use tandem::agent::permission::PermissionMode;
+use tandem::permissions::headless::{HeadlessPolicy, Terminal};
+use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::tools::{Executor, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
@@ -34,7 +36,15 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let provider =
         ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mode = options.permission_mode.or(settings.permission_mode).unwrap_or_default();
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode }));
+    let policy = Policy::new(mode, &settings.permissions, workspace.roots());
+    // With no terminal to answer, an ask becomes a denial the model reads.
+    let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Some(Arc::new(StdinTerminal))
+    } else {
+        None
+    };
+    let policy = HeadlessPolicy::new(policy, terminal, workspace.root().to_path_buf());
+    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
     let workspace = Arc::new(workspace);
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
@@ -46,6 +56,39 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
     Ok(exit_code(outcome.status))
+}
+
+/// The terminal the user runs `tandem ask` in: questions on stderr (stdout
+/// may be JSON Lines), the answer from stdin. End of input is no answer.
+struct StdinTerminal;
+
+#[async_trait::async_trait]
+impl Terminal for StdinTerminal {
+    async fn choose(&self, question: &str, options: &[&str]) -> Option<String> {
+        let question = question.to_string();
+        let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+        tokio::task::spawn_blocking(move || {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "\n{question}");
+            for (index, option) in options.iter().enumerate() {
+                let _ = writeln!(stderr, "  {}) {option}", index + 1);
+            }
+            loop {
+                let _ = write!(stderr, "Choose 1-{}: ", options.len());
+                let _ = stderr.flush();
+                let mut line = String::new();
+                if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
+                    return None;
+                }
+                if let Some(option) = line.trim().parse::<usize>().ok().and_then(|n| options.get(n.wrapping_sub(1))) {
+                    return Some(option.clone());
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
 }
 
 /// The workspace's settings files; each problem is printed to stderr and

@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
+use tandem::agent::permission::PermissionMode;
+use tandem::permissions::headless::HeadlessPolicy;
+use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{RunEvent, RunRequest, RunStatus};
@@ -132,7 +134,10 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
         turn: Default::default(),
         notes: notes_tx,
     };
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: PermissionMode::Default }));
+    // The demo's model is scripted and its edits are the show: they apply
+    // without asking (acceptEdits), in a throwaway folder.
+    let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
+    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy::new(policy, None, root.clone())));
     let ctx = ToolContext::new(workspace);
     let check_ctx = ctx.clone();
     let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };

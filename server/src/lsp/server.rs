@@ -23,6 +23,10 @@ use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs};
 use crate::tools::{Executor, ToolRegistry};
 use crate::workspace::Workspace;
 
+/// Shown when `permissionMode` is `bypassPermissions`.
+pub const BYPASS_WARNING: &str =
+    "permissionMode is bypassPermissions: Tandem edits files and runs every command without asking. Deny rules still apply.";
+
 pub const ASK_COMMAND: &str = "tandem.ask";
 pub const CANCEL_COMMAND: &str = "tandem.cancel";
 
@@ -87,8 +91,12 @@ impl Backend {
         update(&mut layers);
         let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
         drop(layers);
+        let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        if settings.permission_mode() == crate::agent::permission::PermissionMode::BypassPermissions {
+            notices.push(BYPASS_WARNING.to_string());
+        }
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
-        self.report_problems(problems.iter().map(ToString::to_string).collect());
+        self.report_problems(notices);
     }
 
     fn report_problems(&self, problems: Vec<String>) {
@@ -110,7 +118,7 @@ impl Backend {
             tracing::warn!("settings: {problem}");
         }
         let link = Arc::clone(&self.link);
-        let message = format!("Tandem settings: {}", problems.join("\n"));
+        let message = format!("Tandem: {}", problems.join("\n"));
         tokio::spawn(async move {
             link.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": message})).await;
         });
@@ -264,8 +272,13 @@ impl LanguageServer for Backend {
             workspace.allow_reading(dir);
         }
         let workspace = Arc::new(workspace);
-        let policy =
-            PromptPolicy::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
+        let policy = PromptPolicy::new(
+            Arc::clone(&self.link),
+            Arc::clone(&self.settings),
+            Arc::clone(&editor),
+            Arc::clone(&self.outbox),
+            workspace.roots(),
+        );
         let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
         let session = Session {
             workspace,

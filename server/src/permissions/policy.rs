@@ -183,7 +183,16 @@ impl Policy {
             ToolKind::Execute { .. } if read_only => Verdict::Allow,
             ToolKind::Execute { .. } => {
                 let analysis = analysis.unwrap_or_default();
-                Verdict::Ask(AskInfo { reasons: analysis.reasons(), always: self.narrowest_shell_rules(&analysis, &rules.allow) })
+                // Commands an allow rule covers are not a reason to ask.
+                let mut reasons = analysis.concerns.clone();
+                reasons.extend(
+                    analysis
+                        .commands
+                        .iter()
+                        .filter(|c| !rules.allow.iter().any(|s| s.rule.matches_command(c)))
+                        .filter_map(shell::read_only_problem),
+                );
+                Verdict::Ask(AskInfo { reasons, always: self.narrowest_shell_rules(&analysis, &rules.allow) })
             }
             ToolKind::Fetch { url } => {
                 let host = super::rules::host_of(url);
