@@ -1,59 +1,53 @@
 #!/usr/bin/env bash
-# Side-by-side wall time of `tandem tool grep_search` vs `rg -n`, and of
-# `tandem tool list_files` vs `rg --files -g GLOB`, on one big tree, with the
-# match counts checked equal. Prints a Markdown table with the ratio
-# (tandem / rg: below 1 means tandem is faster).
+# Section of bench/run: `tandem tool grep_search` against `rg -n`, and
+# `tandem tool list_files` against `rg --files -g GLOB` and `fd`, on one tree,
+# with the counts checked equal. Prints a Markdown section on stdout.
 #
-# Usage: bench/search.sh [TREE]
-#   TREE  folder to search; default: a synthetic tree of 50,000 files made by
-#         bench/gen_tree.py (fixed seed) under ${TMPDIR:-/tmp}/tandem-bench-tree.
-# Env:    RUNS (default 15) timed runs per command, after 2 warm-up runs;
-#         RG   the ripgrep binary to compare with (default: rg on PATH,
-#              installed with apt-get or cargo install when missing).
+# Run through bench/run, which sets:
+#   TANDEM       the tandem binary to measure
+#   BENCH_TREE   the folder searched (generated, a real repository, or the
+#                cargo registry's sources)
+#   BENCH_RUNS   timed runs per command (after BENCH_WARM warm-up runs)
+#   BENCH_WARM   warm-up runs per command
+#   BENCH_QUICK  1: one run each, only the counts matter; exit 1 if they differ
 #
-# Both sides include process start-up. Runs alternate between the two
-# commands so that load from other processes hits both alike; the table
-# shows medians. Output goes through a pipe for both (some tools treat
-# /dev/null specially).
+# Both sides include process start-up. Runs alternate between the commands
+# so that load from other processes hits all alike. Output goes through a
+# pipe for every command (some tools treat /dev/null specially).
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-runs="${RUNS:-15}"
-tree="${1:-${TMPDIR:-/tmp}/tandem-bench-tree}"
-
-cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
-tandem="$repo/target/release/tandem"
-
+tandem="${TANDEM:?run through bench/run}"
+tree="${BENCH_TREE:?run through bench/run}"
+runs="${BENCH_RUNS:-10}"
+warm="${BENCH_WARM:-2}"
+quick="${BENCH_QUICK:-0}"
 rg="${RG:-$(command -v rg || true)}"
-if [ -z "$rg" ]; then
-    echo "ripgrep not found: installing it" >&2
-    if command -v apt-get >/dev/null; then
-        apt-get install -y -qq ripgrep >&2 || true
-    fi
-    if ! command -v rg >/dev/null; then
-        cargo install ripgrep --locked >&2
-    fi
-    rg="$(command -v rg)"
-fi
+fd="${FD:-$(command -v fd || command -v fdfind || true)}"
+[ -n "$rg" ] || { echo "search.sh: ripgrep (rg) not found; bench/run installs it" >&2; exit 1; }
 
-if [ ! -d "$tree" ]; then
-    echo "generating $tree (50,000 files, seed 42)" >&2
-    python3 "$repo/bench/gen_tree.py" "$tree" 50000 42
-fi
 cd "$tree"
+mismatches=0
 
-# Milliseconds one run of "$@" takes, output piped away.
+# Milliseconds (three decimals) one run of "$@" takes, output piped away.
 time_ms() {
     local start end
     start=$(date +%s%N)
     "$@" | cat >/dev/null || true
     end=$(date +%s%N)
-    echo $(((end - start) / 1000000))
+    awk -v ns="$((end - start))" 'BEGIN { printf "%.1f\n", ns / 1e6 }'
 }
 
-median() {
-    sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+# "median min max" of the numbers on stdin.
+stats() {
+    sort -g | awk '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'
 }
+
+# "median (min–max)" for a table cell.
+cell() { awk '{ printf "%s (%s–%s)", $1, $2, $3 }' <<<"$1"; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "—" }'; }
 
 # The total a tandem result reports: the lines shown plus "... and N more".
 tandem_count() {
@@ -64,67 +58,115 @@ tandem_count() {
         END { print (empty ? 0 : shown + more) }'
 }
 
-# compare LABEL RG_COUNT TANDEM_COUNT -- RG_COMMAND... -- TANDEM_COMMAND...
-compare() {
-    local label="$1" rg_count="$2" tandem_count="$3"
-    shift 4
-    local rg_cmd=() tandem_cmd=()
-    while [ "$1" != "--" ]; do rg_cmd+=("$1"); shift; done
-    shift
-    tandem_cmd=("$@")
-    local rg_times="" tandem_times="" i
-    for i in 1 2; do
-        time_ms "${rg_cmd[@]}" >/dev/null
-        time_ms "${tandem_cmd[@]}" >/dev/null
+# measure NAME... : alternate runs of the commands in arrays CMD_<name>;
+# sets STATS_<name> to "median min max".
+measure() {
+    local name i cmd
+    for ((i = 0; i < warm; i++)); do
+        for name in "$@"; do
+            cmd="CMD_$name[@]"
+            time_ms "${!cmd}" >/dev/null
+        done
     done
+    local -A times=()
     for ((i = 0; i < runs; i++)); do
-        rg_times+="$(time_ms "${rg_cmd[@]}")"$'\n'
-        tandem_times+="$(time_ms "${tandem_cmd[@]}")"$'\n'
+        for name in "$@"; do
+            cmd="CMD_$name[@]"
+            times[$name]+="$(time_ms "${!cmd}")"$'\n'
+        done
     done
-    local rg_ms tandem_ms ratio same
-    rg_ms=$(printf '%s' "$rg_times" | median)
-    tandem_ms=$(printf '%s' "$tandem_times" | median)
-    ratio=$(awk -v a="$tandem_ms" -v b="$rg_ms" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-    same=$([ "$rg_count" = "$tandem_count" ] && echo "yes" || echo "NO")
-    printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$rg_count / $tandem_count" "$same" "$rg_ms" "$tandem_ms" "$ratio"
+    for name in "$@"; do
+        printf -v "STATS_$name" '%s' "$(printf '%s' "${times[$name]}" | stats)"
+    done
+}
+
+json_input() {
+    python3 -c 'import json,sys; d={"pattern": sys.argv[1]}
+if sys.argv[2] == "true": d["case_insensitive"] = True
+print(json.dumps(d))' "$1" "${2:-false}"
 }
 
 grep_case() {
     local label="$1" pattern="$2" insensitive="${3:-false}"
     local rg_flags=(-n) input
     [ "$insensitive" = true ] && rg_flags+=(-i)
-    input=$(python3 -c 'import json,sys; print(json.dumps({"pattern": sys.argv[1], "case_insensitive": sys.argv[2] == "true"}))' "$pattern" "$insensitive")
-    local rg_count tandem_count
+    input=$(json_input "$pattern" "$insensitive")
+    CMD_rg=("$rg" "${rg_flags[@]}" -e "$pattern")
+    CMD_tandem=("$tandem" tool grep_search "$input")
     # rg exits 1 when nothing matches, and tandem for an error result.
-    rg_count=$("$rg" "${rg_flags[@]}" -e "$pattern" | wc -l || true)
-    tandem_count=$("$tandem" tool grep_search "$input" | tandem_count || true)
-    compare "$label" "$rg_count" "$tandem_count" -- "$rg" "${rg_flags[@]}" -e "$pattern" -- "$tandem" tool grep_search "$input"
+    local rg_count tandem_count same
+    rg_count=$("${CMD_rg[@]}" | wc -l || true)
+    tandem_count=$("${CMD_tandem[@]}" | tandem_count || true)
+    same=yes
+    [ "$rg_count" = "$tandem_count" ] || { same=NO; mismatches=$((mismatches + 1)); }
+    measure tandem rg
+    printf '| %s | %s / %s | %s | %s | %s | %s |\n' "$label" "$tandem_count" "$rg_count" "$same" \
+        "$(cell "$STATS_tandem")" "$(cell "$STATS_rg")" "$(ratio "${STATS_tandem%% *}" "${STATS_rg%% *}")"
 }
 
-# list_case LABEL GLOB [RG_FLAG...]: extra flags go to rg only.
+# list_case LABEL GLOB RG_GLOB FD_ARGS...: rg and fd get their own spelling
+# of the glob (an empty RG_GLOB: plain `rg --files`; `rg -g '**/*'` would
+# also list hidden files, as a -g glob whitelists them).
 list_case() {
-    local label="$1" glob="$2" input
-    shift 2
-    input=$(python3 -c 'import json,sys; print(json.dumps({"pattern": sys.argv[1]}))' "$glob")
-    local rg_count tandem_count
-    rg_count=$("$rg" --files -g "$glob" "$@" | wc -l || true)
-    tandem_count=$("$tandem" tool list_files "$input" | tandem_count || true)
-    compare "$label" "$rg_count" "$tandem_count" -- "$rg" --files -g "$glob" "$@" -- "$tandem" tool list_files "$input"
+    local label="$1" glob="$2" rg_glob="$3" input
+    shift 3
+    input=$(json_input "$glob")
+    CMD_rg=("$rg" --files)
+    [ -n "$rg_glob" ] && CMD_rg+=(-g "$rg_glob")
+    CMD_tandem=("$tandem" tool list_files "$input")
+    local names=(tandem rg) rg_count tandem_count fd_count="—" same fd_cell="—" fd_ratio="—"
+    rg_count=$("${CMD_rg[@]}" | wc -l || true)
+    tandem_count=$("${CMD_tandem[@]}" | tandem_count || true)
+    same=yes
+    [ "$rg_count" = "$tandem_count" ] || same=NO
+    if [ -n "$fd" ]; then
+        CMD_fd=("$fd" --type f "$@")
+        fd_count=$("${CMD_fd[@]}" | wc -l || true)
+        [ "$fd_count" = "$tandem_count" ] || same=NO
+        names+=(fd)
+    fi
+    [ "$same" = yes ] || mismatches=$((mismatches + 1))
+    measure "${names[@]}"
+    if [ -n "$fd" ]; then
+        fd_cell=$(cell "$STATS_fd")
+        fd_ratio=$(ratio "${STATS_tandem%% *}" "${STATS_fd%% *}")
+    fi
+    printf '| %s | %s / %s / %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$tandem_count" "$rg_count" "$fd_count" "$same" \
+        "$(cell "$STATS_tandem")" "$(cell "$STATS_rg")" "$fd_cell" \
+        "$(ratio "${STATS_tandem%% *}" "${STATS_rg%% *}")" "$fd_ratio"
 }
 
 files=$("$rg" --files | wc -l)
 bytes=$("$rg" --files -0 | xargs -0 cat | wc -c)
-echo "tree: $tree ($files files searched, $((bytes / 1000000)) MB); $(nproc) cores; $("$rg" --version 2>/dev/null | head -1); $runs runs each, median wall ms"
+# A folder two levels deep with the most files under it, for the `dir/**` row.
+deep=$("$rg" --files | awk -F/ 'NF > 3 { n[$1 "/" $2]++ } END { for (d in n) if (n[d] > best) { best = n[d]; pick = d } print pick }')
+deep="${deep:-src}"
+fd_version=$([ -n "$fd" ] && "$fd" --version | head -1 || echo "fd: not installed")
+
+echo "## Search: grep_search and list_files"
 echo
-echo "| case | matches rg / tandem | same | rg ms | tandem ms | tandem / rg |"
+echo "Tree: \`${BENCH_TREE_LABEL:-$tree}\`, $files files searched ($((bytes / 1000000)) MB) after ignore rules."
+echo "References: $("$rg" --version | head -1), $fd_version. Wall milliseconds including process start-up:"
+echo "median (min–max) of $runs runs after $warm warm-up runs, the commands alternating. Ratio below 1: Tandem is faster."
+echo
+echo "| grep_search vs \`rg -n\` | matching lines tandem / rg | same | tandem ms | rg ms | tandem / rg |"
 echo "|---|---|---|---|---|---|"
-grep_case 'grep literal, rare: `parse_range_config`' 'parse_range_config'
-grep_case 'grep regex: `fn\s+\w+_config\(`' 'fn\s+\w+_config\('
-grep_case 'grep word, common: `TODO`' 'TODO'
-grep_case 'grep -i, very common: `error`' 'error' true
-list_case 'list `*.rs`' '*.rs'
-list_case 'list `crates/**/*.ts`' 'crates/**/*.ts'
-list_case 'list `*.md`' '*.md'
-# What list_files really computes: newest first, so every match is stat'ed.
-# rg does that only when asked to sort, and then walks with one thread.
-list_case 'list `*.rs`, rg also newest first (`--sortr modified`)' '*.rs' --sortr modified
+grep_case 'literal: `TODO`' 'TODO'
+grep_case 'rare literal: `parse_range_config`' 'parse_range_config'
+grep_case 'alternation and classes: `(reader|writer)_[a-z]+\(`' '(reader|writer)_[a-z]+\('
+grep_case 'regex: `fn\s+\w+_config\(`' 'fn\s+\w+_config\('
+grep_case 'case-insensitive: `-i Result`' 'Result' true
+grep_case 'many matches: `-i error`' 'error' true
+echo
+echo "| list_files vs \`rg --files -g\` and \`fd --type f\` | files tandem / rg / fd | same | tandem ms | rg ms | fd ms | tandem / rg | tandem / fd |"
+echo "|---|---|---|---|---|---|---|---|---|"
+list_case 'everything: `**/*` (rg: no glob)' '**/*' ''
+list_case 'by extension: `**/*.rs`' '**/*.rs' '**/*.rs' --extension rs
+list_case "deep folder: \`$deep/**\`" "$deep/**" "$deep/**" . "$deep"
+echo
+if [ "$mismatches" -gt 0 ]; then
+    echo "**$mismatches row(s) with different counts: see the \`same\` column.**"
+    echo
+    [ "$quick" = 1 ] && exit 1
+fi
+exit 0

@@ -17,10 +17,29 @@ use std::process::Command;
 fn nvim() -> Option<std::path::PathBuf> {
     let output = Command::new("nvim").arg("--version").output().ok()?;
     let version = String::from_utf8_lossy(&output.stdout);
-    if !version.contains("NVIM v0.1") {
+    if !is_supported_nvim(&version) {
         return None;
     }
     which("nvim")
+}
+
+/// True for Neovim 0.11 or newer, from the first line of `nvim --version`
+/// ("NVIM v0.11.4", "NVIM v0.12.0-dev-…").
+fn is_supported_nvim(version: &str) -> bool {
+    let Some(number) = version.lines().next().and_then(|line| line.strip_prefix("NVIM v")) else { return false };
+    let mut parts = number.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (0, 11)
+}
+
+#[test]
+fn only_neovim_0_11_or_newer_is_accepted() {
+    assert!(is_supported_nvim("NVIM v0.11.4\nBuild type: Release"));
+    assert!(is_supported_nvim("NVIM v0.12.0-dev-1234+gabc"));
+    assert!(is_supported_nvim("NVIM v1.0.0"));
+    assert!(!is_supported_nvim("NVIM v0.10.4"));
+    assert!(!is_supported_nvim("NVIM v0.1.7"));
+    assert!(!is_supported_nvim("VIM - Vi IMproved 9.0"));
 }
 
 fn which(name: &str) -> Option<std::path::PathBuf> {

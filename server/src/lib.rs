@@ -32,11 +32,19 @@
 //!   ledger remembers what the agent saw (buffer version or fingerprint); the
 //!   file watcher marks entries stale.
 //! - [`tools`]: the [`tools::Tool`] contract (typed `…Args` whose `///` docs
-//!   are the model-facing description), the registry, and the
-//!   [`tools::Executor`] whose gates every call passes: find → validate →
-//!   the tool's own checks → permission → run → cap. One file per tool:
-//!   `read_file`, `write_file`, `edit_file`, `list_files`, `grep_search`,
-//!   `run_shell`.
+//!   are the model-facing description, a typed `Plan`, and
+//!   [`tools::ToolKind`]: what the call does — read these paths, edit this
+//!   file, run this command, fetch this URL), the registry, and the
+//!   [`tools::Executor`] whose gates every call passes:
+//!   find → prepare (the input parsed once into the typed `Args`) → plan
+//!   (the tool's own checks: read-before-edit, unchanged-since-read; also
+//!   the diff a review shows) → permission (one decision, by the
+//!   [`tools::PermissionPolicy`], on the call's kind) → call (consumes the
+//!   plan) → cap. One file per tool; what tools share lives in
+//!   `text.rs` (line endings, numbered lines, the diff), `walk.rs` (the
+//!   ignore-aware parallel walk), `change.rs` (freshness refusals) and
+//!   `edit_match.rs` (edit_file's matching ladder); no tool file imports
+//!   another.
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
 //!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
@@ -44,8 +52,12 @@
 //!   every front end consumes.
 //! - [`lsp`]: the only module that imports LSP types: documents in ropey
 //!   (applied in arrival order), the position bridge, minimal edits, the
-//!   verified `workspace/applyEdit` editor sink, `tandem.ask`/`tandem.cancel`,
-//!   permission prompts, code actions, and the in-process editor demo.
+//!   verified `workspace/applyEdit` editor sink (it checks the version at
+//!   the moment of sending and never decides on permission),
+//!   `tandem.ask`/`tandem.cancel`, the editor's permission policy (prompts,
+//!   edit reviews with their diff, or the editor's own preview), code
+//!   actions, and the in-process editor demo. It knows calls by their
+//!   [`tools::ToolKind`] and summary, never by a tool's name or fields.
 //! - [`environment`]: credentials kept in memory, out of the process
 //!   environment (`/proc/PID/environ`) and out of shell commands, whose
 //!   environment is an allow-list.

@@ -74,7 +74,16 @@ fn main() -> ExitCode {
     if let Some(warning) = hide_warning {
         tracing::warn!("{warning}");
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    // One tool call or a listing needs no worker threads: a current-thread
+    // runtime starts faster and hands work between fewer threads (the
+    // search tools still walk in parallel on their own threads).
+    let runtime = match &cli.command {
+        Command::Tool { .. } | Command::Tools { .. } => {
+            tokio::runtime::Builder::new_current_thread().enable_all().build()
+        }
+        _ => tokio::runtime::Runtime::new(),
+    };
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("tandem: cannot start the async runtime: {err}");
@@ -83,7 +92,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Lsp => tandem::lsp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
+            Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Ask { json, max_turns, permission_mode, prompt } => {
                 let options = cli::ask::AskOptions {
                     prompt,

@@ -24,7 +24,8 @@ pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct LspClient {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once the test closed it (the editor went away).
+    stdin: Option<ChildStdin>,
     incoming: Receiver<Value>,
     backlog: VecDeque<Value>,
     /// Every message received, in order (for assertions on run events).
@@ -92,7 +93,7 @@ impl LspClient {
         });
         LspClient {
             child,
-            stdin,
+            stdin: Some(stdin),
             incoming,
             backlog: VecDeque::new(),
             seen: Vec::new(),
@@ -103,9 +104,36 @@ impl LspClient {
     }
 
     pub fn send_raw(&mut self, body: &str) {
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{}", body.len(), body).unwrap();
-        self.stdin.flush().unwrap();
+        self.send_bytes(format!("Content-Length: {}\r\n\r\n{}", body.len(), body).as_bytes());
     }
+
+    /// Write bytes as they are: broken frames, fuzzed input.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("the server's input is still open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Close the server's input, as an editor that died does.
+    pub fn close_input(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Wait (bounded) for the server process to exit.
+    pub fn wait_exit(&mut self) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            // Polling the process table, bounded by the deadline.
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
 
     fn send(&mut self, message: Value) {
         self.send_raw(&message.to_string());

@@ -40,6 +40,8 @@ mod tests;
 pub use server::{Backend, ASK_COMMAND, CANCEL_COMMAND};
 
 use tokio::io::{AsyncRead, AsyncWrite};
+use std::sync::Arc;
+
 use tower_lsp_server::{LspService, Server};
 
 /// Handlers that may run at once. The default (4) is easy to fill: a
@@ -53,7 +55,11 @@ const CONCURRENCY: usize = 32;
 /// `exit` the guard still has a read outstanding, and a read parked in
 /// tokio's blocking pool would keep the runtime (and the process) alive
 /// until the client closes the pipe, which many clients never do.
-pub async fn serve_stdio() -> anyhow::Result<()> {
+///
+/// Returns whether the session ended cleanly: `exit` after `shutdown`. The
+/// process then exits with 0, else with 1 (as the spec asks for `exit`
+/// without `shutdown`, and for an editor that went away).
+pub async fn serve_stdio() -> anyhow::Result<bool> {
     use std::io::Read as _;
     use tokio::io::AsyncWriteExt as _;
     let (mut writer, reader) = tokio::io::duplex(64 * 1024);
@@ -79,22 +85,36 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             }
         }
     });
-    serve(reader, tokio::io::stdout()).await;
-    Ok(())
+    Ok(serve(reader, tokio::io::stdout()).await)
 }
 
 /// Serve LSP over any byte streams (stdio, or an in-process pipe for the
 /// demo), behind the guard that keeps garbage from ending the session.
-pub async fn serve<I, O>(input: I, output: O)
+/// When the client goes away (end of input, `exit`, output closed) every
+/// run is cancelled at once. Returns whether `shutdown` came before the end.
+pub async fn serve<I, O>(input: I, output: O) -> bool
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
-    transport::serve_guarded(input, output, |input, output| async move {
-        let (service, socket) = LspService::build(Backend::new)
+    let lifecycle = Arc::new(Lifecycle::default());
+    let gone = lifecycle.client_gone.clone();
+    let for_backend = Arc::clone(&lifecycle);
+    transport::serve_guarded(input, output, gone, |input, output| async move {
+        let (service, socket) = LspService::build(move |client| Backend::new(client).with_lifecycle(for_backend))
             .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
             .finish();
         Server::new(input, output, socket).concurrency_level(CONCURRENCY).serve(service).await;
     })
     .await;
+    lifecycle.shutdown_requested.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// What the transport and the handlers share about the session's end.
+#[derive(Debug, Default)]
+pub struct Lifecycle {
+    /// Fired when the client is gone (or said `exit`): runs stop.
+    pub client_gone: tokio_util::sync::CancellationToken,
+    /// `shutdown` was received.
+    pub shutdown_requested: std::sync::atomic::AtomicBool,
 }

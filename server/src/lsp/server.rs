@@ -56,6 +56,7 @@ pub struct Backend {
     /// Bumped by every pushed configuration, so an older pull's late
     /// answer does not overwrite a newer push.
     configuration_generation: AtomicU64,
+    lifecycle: Arc<super::Lifecycle>,
 }
 
 impl Backend {
@@ -76,7 +77,25 @@ impl Backend {
             runs: Arc::new(Runs::default()),
             outbox: Arc::new(RunOutbox::default()),
             configuration_generation: AtomicU64::new(0),
+            lifecycle: Arc::default(),
         }
+    }
+
+    /// Share the session's lifecycle with the transport: when the client
+    /// goes away, the active run is cancelled (its shell commands are
+    /// stopped, no further model request is made) and new asks are refused.
+    pub fn with_lifecycle(mut self, lifecycle: Arc<super::Lifecycle>) -> Self {
+        let runs = Arc::clone(&self.runs);
+        let gone = lifecycle.client_gone.clone();
+        tokio::spawn(async move {
+            gone.cancelled().await;
+            if let Some(id) = runs.active_id() {
+                tracing::info!(run = %id, "the client went away; cancelling the run");
+                runs.cancel(&id);
+            }
+        });
+        self.lifecycle = lifecycle;
+        self
     }
 
     fn settings(&self) -> Settings {
@@ -181,6 +200,9 @@ impl Backend {
         // The settings files may have changed since the last run.
         self.update_settings(|_| {});
         let args: AskArgs = first_argument(&params.arguments)?;
+        if self.lifecycle.client_gone.is_cancelled() {
+            return Err(Error { code: ErrorCode::ServerError(-32803), message: "the client has gone away".into(), data: None });
+        }
         let token = params.work_done_progress_params.work_done_token.and_then(|t| serde_json::to_value(t).ok());
         match runs::ask(self.run_env()?, args, token).await {
             Ok(answer) => Ok(Some(answer)),
@@ -330,6 +352,7 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
+        self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         if let Some(id) = self.runs.active_id() {
             self.runs.cancel(&id);
         }

@@ -416,6 +416,65 @@ async fn clean_buffers_are_saved_when_the_client_can() {
     assert_eq!(h.client.requests(methods::SAVE_DOCUMENTS).len(), 1);
 }
 
+/// Counts how often a tool's input is parsed: `prepare` is the one place
+/// that parses, and what it returns carries the typed arguments onward.
+struct CountingPrepare<T> {
+    tool: Arc<T>,
+    prepared: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<T: crate::tools::DynTool + 'static> crate::tools::DynTool for CountingPrepare<T> {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+    fn definition(&self) -> crate::tools::ToolDefinition {
+        self.tool.definition()
+    }
+    fn deferred(&self) -> bool {
+        self.tool.deferred()
+    }
+    fn prepare(self: Arc<Self>, input: &Value, ctx: &crate::tools::ToolContext) -> Result<crate::tools::PreparedCall, String> {
+        self.prepared.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Arc::clone(&self.tool).prepare(input, ctx)
+    }
+}
+
+/// Issue 7's count: one `edit_file` on an open document, through the agent
+/// loop, parses its input once, takes the file's text from the workspace at
+/// most twice (planning, writing) and sends one applyEdit.
+#[tokio::test]
+async fn one_edit_parses_once_reads_at_most_twice_and_sends_one_apply_edit() {
+    let h = harness(accept_edits(), false, "fn main() {\n    run();\n}\n");
+    let prepared = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut registry = crate::tools::ToolRegistry::builtin();
+    registry.register(CountingPrepare { tool: Arc::new(crate::tools::edit_file::EditFile), prepared: Arc::clone(&prepared) });
+    let policy = Arc::new(h.policy());
+    let executor = crate::tools::Executor::new(registry).with_policy(policy).with_results_dir(None);
+    let ctx = crate::tools::ToolContext::new(Arc::clone(&h.workspace));
+    let read = crate::tools::ToolCall::new("r", "read_file", json!({"file_path": "a.txt"}));
+    assert!(!executor.execute(&read, &ctx).await.unwrap().is_error);
+    let reads_before = h.workspace.text_reads();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "edit_file", "input": {"file_path": "a.txt", "old_string": "run();", "new_string": "run_fast();"}}]},
+        {"text": "Done."}
+    ]});
+    let provider = crate::agent::scripted::ScriptedProvider::from_json(&script.to_string(), "test").unwrap();
+    let (events, mut received) = crate::agent::event_channel();
+    let request = crate::agent::RunRequest { prompt: "go".into(), ..Default::default() };
+    let outcome = crate::agent::run(&provider, &executor, ctx, request, events).await;
+    assert_eq!(outcome.status, crate::agent::RunStatus::Completed, "{outcome:?}");
+    while let Ok(event) = received.try_recv() {
+        if let crate::agent::RunEvent::ToolResult { is_error, content, .. } = event {
+            assert!(!is_error, "{content}");
+        }
+    }
+    assert_eq!(h.text(), "fn main() {\n    run_fast();\n}\n");
+    assert_eq!(prepared.load(std::sync::atomic::Ordering::SeqCst), 1, "the input is parsed once");
+    let reads = h.workspace.text_reads() - reads_before;
+    assert!(reads <= 2, "the file's text was taken {reads} times");
+    assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 1);
+}
+
 fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
     PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}) }
 }

@@ -1,73 +1,262 @@
 //! A guard in front of tower-lsp-server's transport, so garbage in never
-//! ends the session.
+//! ends the session and never makes the server deaf.
 //!
 //! tower-lsp-server reads stdin through a tokio-util `FramedRead`, which
 //! stops for good after the first frame its codec cannot decode (tokio
 //! issue 3976): one message with invalid JSON, or JSON that is not a
 //! JSON-RPC message, would end the server. So we frame the input ourselves,
 //! pass only messages that parse as JSON-RPC, and answer the rest with a
-//! JSON-RPC error response (`-32700` parse error, `-32600` invalid request).
-//! Those answers must not interleave with the server's own output, so the
-//! server writes into a pipe and one task copies whole frames from it, and
-//! our error frames, to the real output.
+//! JSON-RPC error response (`-32700` parse error, `-32600` invalid request,
+//! `-32601` for a `$/` request, which tower-lsp-server would leave
+//! unanswered). Those answers must not interleave with the server's own
+//! output, so the server writes into a pipe and one task copies whole
+//! frames from it, and our error frames, to the real output.
+//!
+//! Resynchronisation: after a malformed frame (a header line that is not
+//! UTF-8 or not `Name: value`, a missing or bad `Content-Length`, a body
+//! that is not JSON) the reader skips to the next `Content-Length:` it
+//! sees, wherever it is (after a body one byte too short, the leftover `}`
+//! sits right before it). A `Content-Length` that is too long would
+//! swallow the next message, or wait for bytes that never come: while a
+//! body is incomplete, a header that follows a complete JSON value ends
+//! it, and so does a pause in the input when what arrived is complete.
+//!
+//! The end of the input (the editor is gone), and the `exit` notification,
+//! fire the `client_gone` token, so runs stop at once instead of running
+//! to their end with no one to answer.
+
+use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::{Request, Response};
 
 /// Larger messages are refused (and skipped) instead of buffered.
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
+/// A header line longer than this is garbage.
+const MAX_HEADER_LINE_BYTES: usize = 8 * 1024;
+
 /// Pipe capacity between us and tower-lsp-server.
 const PIPE_BYTES: usize = 1024 * 1024;
 
+/// A body still short of its `Content-Length` after the input paused this
+/// long is checked: if what arrived is a complete JSON value, the length
+/// was too long.
+const BODY_PAUSE: Duration = Duration::from_millis(500);
+
+/// After the client is gone, how long the server may take to wind down
+/// (runs answer `cancelled`) before the session ends regardless.
+const WIND_DOWN: Duration = Duration::from_secs(2);
+
+const CONTENT_LENGTH: &[u8] = b"content-length:";
+
 /// One frame read from a stream.
+#[derive(Debug, PartialEq)]
 enum Frame {
     Body(Vec<u8>),
-    /// A frame we could not take (no length, too large); the string says why.
-    Bad(String),
+    /// A frame we could not take; the string says why, the id is the
+    /// request's when it could be read.
+    Bad(String, Value),
 }
 
-/// Read one `Content-Length` framed message. `None` at the end of input.
-async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> std::io::Result<Option<Frame>> {
-    let mut length: Option<Result<usize, String>> = None;
-    let mut saw_header = false;
-    loop {
-        let mut line = String::new();
-        // Header lines are short; a line with no end is garbage we skip in
-        // bounded pieces.
-        let read = (&mut *reader).take(8192).read_line(&mut line).await?;
-        if read == 0 {
+/// Reads `Content-Length` framed messages and recovers from broken ones.
+struct FrameReader<R> {
+    input: R,
+    buffer: Vec<u8>,
+    /// Skip to the next `Content-Length:` before reading headers.
+    resync: bool,
+}
+
+fn find_content_length(haystack: &[u8], from: usize) -> Option<usize> {
+    if haystack.len() < CONTENT_LENGTH.len() {
+        return None;
+    }
+    (from..=haystack.len() - CONTENT_LENGTH.len()).find(|&i| haystack[i..i + CONTENT_LENGTH.len()].eq_ignore_ascii_case(CONTENT_LENGTH))
+}
+
+/// The id of a JSON-RPC request in `bytes`, when they hold one.
+fn request_id(value: &Value) -> Value {
+    value.get("id").filter(|id| id.is_number() || id.is_string()).cloned().unwrap_or(Value::Null)
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    fn new(input: R) -> Self {
+        FrameReader { input, buffer: Vec::new(), resync: false }
+    }
+
+    /// Read more input; false at the end.
+    async fn fill(&mut self) -> std::io::Result<bool> {
+        let mut chunk = [0u8; 16 * 1024];
+        let n = self.input.read(&mut chunk).await?;
+        self.buffer.extend_from_slice(&chunk[..n]);
+        Ok(n > 0)
+    }
+
+    /// Read more input, or `None` when none came within `pause`.
+    async fn fill_within(&mut self, pause: Duration) -> std::io::Result<Option<bool>> {
+        let mut chunk = [0u8; 16 * 1024];
+        match tokio::time::timeout(pause, self.input.read(&mut chunk)).await {
+            Ok(read) => {
+                let n = read?;
+                self.buffer.extend_from_slice(&chunk[..n]);
+                Ok(Some(n > 0))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn bad(&mut self, why: impl Into<String>) -> Frame {
+        self.resync = true;
+        Frame::Bad(why.into(), Value::Null)
+    }
+
+    /// Skip input up to the next `Content-Length:`. False at the end.
+    async fn skip_to_header(&mut self) -> std::io::Result<bool> {
+        loop {
+            if let Some(at) = find_content_length(&self.buffer, 0) {
+                if at > 0 {
+                    tracing::warn!(bytes = at, "skipped bytes to find the next message");
+                }
+                self.buffer.drain(..at);
+                self.resync = false;
+                return Ok(true);
+            }
+            // Keep a tail that may be the start of the marker.
+            let keep = self.buffer.len().min(CONTENT_LENGTH.len() - 1);
+            self.buffer.drain(..self.buffer.len() - keep);
+            if !self.fill().await? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// The next header line without its line end; `None` at the end.
+    async fn header_line(&mut self) -> std::io::Result<Option<Result<Vec<u8>, Frame>>> {
+        loop {
+            if let Some(newline) = self.buffer.iter().position(|b| *b == b'\n') {
+                let mut line: Vec<u8> = self.buffer.drain(..=newline).collect();
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(Some(Ok(line)));
+            }
+            if self.buffer.len() > MAX_HEADER_LINE_BYTES {
+                self.buffer.clear();
+                return Ok(Some(Err(self.bad(format!("a header line longer than {MAX_HEADER_LINE_BYTES} bytes")))));
+            }
+            if !self.fill().await? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Read one message. `None` at the end of input.
+    async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        if self.resync && !self.skip_to_header().await? {
             return Ok(None);
         }
-        let trimmed = line.trim_end_matches(['\r', '\n']);
-        if trimmed.is_empty() {
-            if saw_header {
-                break;
+        let mut length: Option<usize> = None;
+        let mut saw_header = false;
+        loop {
+            let line = match self.header_line().await? {
+                None => return Ok(None),
+                Some(Err(frame)) => return Ok(Some(frame)),
+                Some(Ok(line)) => line,
+            };
+            if line.is_empty() {
+                if saw_header {
+                    break;
+                }
+                continue;
             }
-            continue;
-        }
-        saw_header = true;
-        if let Some((name, value)) = trimmed.split_once(':') {
+            saw_header = true;
+            let Ok(line) = String::from_utf8(line) else {
+                return Ok(Some(self.bad("a header line that is not UTF-8")));
+            };
+            let Some((name, value)) = line.split_once(':') else {
+                return Ok(Some(self.bad(format!("a header line that is not `Name: value`: {:?}", preview(&line)))));
+            };
             if name.trim().eq_ignore_ascii_case("content-length") {
-                length = Some(value.trim().parse::<usize>().map_err(|e| format!("bad Content-Length {value:?}: {e}")));
+                match value.trim().parse::<usize>() {
+                    Ok(n) => length = Some(n),
+                    Err(e) => return Ok(Some(self.bad(format!("bad Content-Length {:?}: {e}", preview(value))))),
+                }
+            }
+        }
+        let Some(length) = length else {
+            return Ok(Some(self.bad("a message without Content-Length")));
+        };
+        if length > MAX_MESSAGE_BYTES {
+            // Skip the body to stay in step with the stream.
+            let mut left = length;
+            while left > 0 {
+                if self.buffer.is_empty() && !self.fill().await? {
+                    return Ok(None);
+                }
+                let take = left.min(self.buffer.len());
+                self.buffer.drain(..take);
+                left -= take;
+            }
+            return Ok(Some(Frame::Bad(format!("a {length}-byte message (the limit is {MAX_MESSAGE_BYTES})"), Value::Null)));
+        }
+        self.body(length).await
+    }
+
+    /// Read a body of `length` bytes, noticing when the length was too long.
+    async fn body(&mut self, length: usize) -> std::io::Result<Option<Frame>> {
+        let mut searched = 1;
+        loop {
+            // A header inside the declared body, right after a complete
+            // JSON value: the length was too long, and a new message starts.
+            while let Some(at) = find_content_length(&self.buffer, searched).filter(|at| *at < length) {
+                if let Some(frame) = self.too_long(length, at) {
+                    return Ok(Some(frame));
+                }
+                searched = at + 1;
+            }
+            if self.buffer.len() >= length {
+                return Ok(Some(Frame::Body(self.buffer.drain(..length).collect())));
+            }
+            searched = searched.max(self.buffer.len().saturating_sub(CONTENT_LENGTH.len() - 1));
+            match self.fill_within(BODY_PAUSE).await? {
+                Some(true) => {}
+                Some(false) => {
+                    let all = self.buffer.len();
+                    return Ok(self.too_long(length, all));
+                }
+                None => {
+                    let all = self.buffer.len();
+                    if let Some(frame) = self.too_long(length, all) {
+                        return Ok(Some(frame));
+                    }
+                    if !self.fill().await? {
+                        let all = self.buffer.len();
+                        return Ok(self.too_long(length, all));
+                    }
+                }
             }
         }
     }
-    let length = match length {
-        None => return Ok(Some(Frame::Bad("a message without Content-Length".into()))),
-        Some(Err(why)) => return Ok(Some(Frame::Bad(why))),
-        Some(Ok(length)) => length,
-    };
-    if length > MAX_MESSAGE_BYTES {
-        // Skip the body to stay in sync with the stream.
-        tokio::io::copy(&mut (&mut *reader).take(length as u64), &mut tokio::io::sink()).await?;
-        return Ok(Some(Frame::Bad(format!("a {length}-byte message (the limit is {MAX_MESSAGE_BYTES})"))));
+
+    /// When the first `end` bytes of the buffer start with a whole JSON
+    /// value, take it as a message whose `Content-Length` (`length`) was
+    /// too long; what follows it stays in the buffer as the next input. A
+    /// real body cannot start with a whole value and go on: it is one value.
+    fn too_long(&mut self, length: usize, end: usize) -> Option<Frame> {
+        let mut values = serde_json::Deserializer::from_slice(&self.buffer[..end]).into_iter::<Value>();
+        let value = values.next()?.ok()?;
+        let consumed = values.byte_offset();
+        self.buffer.drain(..consumed);
+        Some(Frame::Bad(format!("the Content-Length {length} is longer than the message ({consumed} bytes); it was dropped"), request_id(&value)))
     }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).await?;
-    Ok(Some(Frame::Body(body)))
+}
+
+fn preview(text: &str) -> String {
+    text.chars().take(60).collect()
 }
 
 fn frame(body: &[u8]) -> Vec<u8> {
@@ -76,44 +265,98 @@ fn frame(body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The error response for a body tower-lsp-server would choke on, or
-/// `None` when the body is a JSON-RPC message it can take.
-fn check(body: &[u8]) -> Option<Value> {
+fn error_response(id: Value, code: i64, message: String) -> Vec<u8> {
+    frame(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string().as_bytes())
+}
+
+/// What to do with one body.
+#[derive(Debug)]
+enum Verdict {
+    /// A JSON-RPC message tower-lsp-server can take.
+    Pass,
+    /// Answer this error (the body was read whole).
+    Answer(Vec<u8>),
+    /// Answer this parse error; the body was cut wrong, so resynchronise.
+    Broken(Vec<u8>),
+    /// A whole JSON value came first and more bytes followed: the
+    /// Content-Length was too long. Answer the error; the bytes after
+    /// `consumed` belong to what comes next.
+    TooLong(Vec<u8>, usize),
+}
+
+/// Judge a body: pass it to tower-lsp-server, or answer it ourselves.
+fn check(body: &[u8]) -> Verdict {
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(err) => {
+            let mut values = serde_json::Deserializer::from_slice(body).into_iter::<Value>();
+            if let Some(Ok(value)) = values.next() {
+                let consumed = values.byte_offset();
+                tracing::warn!(consumed, length = body.len(), "a message shorter than its Content-Length");
+                let message = format!("Parse error: the Content-Length {} is longer than the message ({consumed} bytes); it was dropped", body.len());
+                return Verdict::TooLong(error_response(request_id(&value), -32700, message), consumed);
+            }
             tracing::warn!(%err, "ignoring a message that is not JSON");
-            return Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {err}")}}));
+            return Verdict::Broken(error_response(Value::Null, -32700, format!("Parse error: {err}")));
         }
     };
+    let method = value.get("method").and_then(Value::as_str);
+    if let (Some(method), Some(id)) = (method, value.get("id").filter(|id| id.is_number() || id.is_string())) {
+        // The spec: a `$/` request the server does not know must get
+        // MethodNotFound; tower-lsp-server drops it silently.
+        if method.starts_with("$/") {
+            return Verdict::Answer(error_response(id.clone(), -32601, format!("Method not found: {method}")));
+        }
+    }
     if serde_json::from_value::<Request>(value.clone()).is_ok() || serde_json::from_value::<Response>(value.clone()).is_ok() {
-        return None;
+        return Verdict::Pass;
     }
     tracing::warn!("ignoring JSON that is not a JSON-RPC message");
-    let id = value.get("id").filter(|id| id.is_number() || id.is_string()).cloned().unwrap_or(Value::Null);
-    Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "Invalid request: not a JSON-RPC 2.0 message"}}))
+    Verdict::Answer(error_response(request_id(&value), -32600, "Invalid request: not a JSON-RPC 2.0 message".into()))
+}
+
+fn is_exit(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).is_ok_and(|v| v.get("method").and_then(Value::as_str) == Some("exit") && v.get("id").is_none())
 }
 
 /// Copy valid frames from `input` to `to_server`; send error frames for
-/// the others to `errors`.
-async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(input: I, mut to_server: W, errors: mpsc::UnboundedSender<Vec<u8>>) {
-    let mut reader = BufReader::new(input);
+/// the others to `errors`. Fires `client_gone` at the end of input or
+/// after `exit`.
+async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+    input: I,
+    mut to_server: W,
+    errors: mpsc::UnboundedSender<Vec<u8>>,
+    client_gone: CancellationToken,
+) {
+    let mut reader = FrameReader::new(input);
     loop {
-        match read_frame(&mut reader).await {
+        match reader.next().await {
             Ok(Some(Frame::Body(body))) => match check(&body) {
-                None => {
-                    if to_server.write_all(&frame(&body)).await.is_err() {
+                Verdict::Pass => {
+                    let exit = is_exit(&body);
+                    if exit {
+                        client_gone.cancel();
+                    }
+                    if to_server.write_all(&frame(&body)).await.is_err() || exit {
                         break;
                     }
                 }
-                Some(error) => {
-                    let _ = errors.send(frame(error.to_string().as_bytes()));
+                Verdict::Answer(error) => {
+                    let _ = errors.send(error);
+                }
+                Verdict::Broken(error) => {
+                    reader.resync = true;
+                    let _ = errors.send(error);
+                }
+                Verdict::TooLong(error, consumed) => {
+                    // What followed the message is read again as input.
+                    reader.buffer.splice(0..0, body[consumed..].iter().copied());
+                    let _ = errors.send(error);
                 }
             },
-            Ok(Some(Frame::Bad(why))) => {
+            Ok(Some(Frame::Bad(why, id))) => {
                 tracing::warn!("ignoring {why}");
-                let error = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("Parse error: {why}")}});
-                let _ = errors.send(frame(error.to_string().as_bytes()));
+                let _ = errors.send(error_response(id, -32700, format!("Parse error: {why}")));
             }
             Ok(None) => break,
             Err(err) => {
@@ -122,19 +365,25 @@ async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(input: I, mut
             }
         }
     }
+    client_gone.cancel();
     // Closing the pipe tells tower-lsp-server the client is gone.
     let _ = to_server.shutdown().await;
 }
 
 /// Copy whole frames from the server's output and our error frames to `output`.
-async fn merge_output<R: AsyncRead + Unpin, O: AsyncWrite + Unpin>(from_server: R, mut output: O, mut errors: mpsc::UnboundedReceiver<Vec<u8>>) {
-    let mut reader = BufReader::new(from_server);
+async fn merge_output<R: AsyncRead + Unpin, O: AsyncWrite + Unpin>(
+    from_server: R,
+    mut output: O,
+    mut errors: mpsc::UnboundedReceiver<Vec<u8>>,
+    client_gone: CancellationToken,
+) {
+    let mut reader = FrameReader::new(from_server);
     let mut errors_open = true;
     loop {
         let bytes = tokio::select! {
-            next = read_frame(&mut reader) => match next {
+            next = reader.next() => match next {
                 Ok(Some(Frame::Body(body))) => frame(&body),
-                Ok(Some(Frame::Bad(why))) => {
+                Ok(Some(Frame::Bad(why, _))) => {
                     tracing::error!("the server wrote a bad frame: {why}");
                     continue;
                 }
@@ -149,13 +398,17 @@ async fn merge_output<R: AsyncRead + Unpin, O: AsyncWrite + Unpin>(from_server: 
             },
         };
         if output.write_all(&bytes).await.is_err() || output.flush().await.is_err() {
+            // Nobody reads our output: the editor is gone.
+            client_gone.cancel();
             break;
         }
     }
 }
 
 /// Serve `service` over `input`/`output` with the guard in between.
-pub async fn serve_guarded<I, O, F, Fut>(input: I, output: O, serve: F)
+/// `client_gone` fires when the input ends, after `exit`, or when the
+/// output is closed; the session then ends within [`WIND_DOWN`].
+pub async fn serve_guarded<I, O, F, Fut>(input: I, output: O, client_gone: CancellationToken, serve: F)
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
@@ -165,31 +418,210 @@ where
     let (server_in, filter_out) = tokio::io::duplex(PIPE_BYTES);
     let (server_out, merge_in) = tokio::io::duplex(PIPE_BYTES);
     let (errors_tx, errors_rx) = mpsc::unbounded_channel();
-    let input_task = tokio::spawn(filter_input(input, filter_out, errors_tx));
-    let output_task = tokio::spawn(merge_output(merge_in, output, errors_rx));
-    serve(server_in, server_out).await;
+    let input_task = tokio::spawn(filter_input(input, filter_out, errors_tx, client_gone.clone()));
+    let output_task = tokio::spawn(merge_output(merge_in, output, errors_rx, client_gone.clone()));
+    let wound_down = async {
+        client_gone.cancelled().await;
+        tokio::time::sleep(WIND_DOWN).await;
+    };
+    tokio::select! {
+        () = serve(server_in, server_out) => {}
+        () = wound_down => tracing::warn!("the server did not wind down after the client went away; ending the session"),
+    }
     input_task.abort();
-    let _ = output_task.await;
+    let _ = tokio::time::timeout(WIND_DOWN, output_task).await;
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn rendered(verdict: Verdict) -> String {
+        let bytes = match verdict {
+            Verdict::Pass => return "pass".into(),
+            Verdict::Answer(bytes) => bytes,
+            Verdict::Broken(bytes) => bytes,
+            Verdict::TooLong(bytes, _) => bytes,
+        };
+        let text = String::from_utf8(bytes).unwrap();
+        text.split_once("\r\n\r\n").unwrap().1.to_string()
+    }
 
     #[test]
     fn what_is_let_through() {
-        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#).is_none());
-        assert!(check(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#).is_none());
-        assert!(check(br#"{"jsonrpc":"2.0","id":3,"result":null}"#).is_none());
-        let rendered: Vec<String> = [&b"{not json"[..], b"[1,2]", br#"{"id":7,"what":"ever"}"#]
-            .iter()
-            .map(|body| check(body).unwrap().to_string())
-            .collect();
+        let bodies: [&[u8]; 7] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"result":null}"#,
+            b"{not json",
+            b"[1,2]",
+            br#"{"id":7,"what":"ever"}"#,
+            br#"{"jsonrpc":"2.0","id":8,"method":"$/unknown"}"#,
+        ];
+        let out: Vec<String> = bodies.iter().map(|body| rendered(check(body))).collect();
         expect_test::expect![[r#"
+            pass
+            pass
+            pass
             {"error":{"code":-32700,"message":"Parse error: key must be a string at line 1 column 2"},"id":null,"jsonrpc":"2.0"}
             {"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"},"id":null,"jsonrpc":"2.0"}
-            {"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"},"id":7,"jsonrpc":"2.0"}"#]]
-        .assert_eq(&rendered.join("\n"));
+            {"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"},"id":7,"jsonrpc":"2.0"}
+            {"error":{"code":-32601,"message":"Method not found: $/unknown"},"id":8,"jsonrpc":"2.0"}"#]]
+        .assert_eq(&out.join("\n"));
+    }
+
+    /// Split framed output into bodies.
+    fn bodies(mut bytes: &[u8]) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            let header = std::str::from_utf8(&bytes[..end]).unwrap();
+            let length: usize = header.trim_start_matches("Content-Length: ").parse().unwrap();
+            out.push(serde_json::from_slice(&bytes[end + 4..end + 4 + length]).unwrap());
+            bytes = &bytes[end + 4 + length..];
+        }
+        out
+    }
+
+    /// Run the input filter over `input`: what reaches the server, and the
+    /// errors answered.
+    fn filter(input: Vec<u8>) -> (Vec<Value>, Vec<Value>) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let (errors_tx, mut errors_rx) = mpsc::unbounded_channel();
+            let mut to_server = Vec::new();
+            filter_input(&input[..], &mut to_server, errors_tx, CancellationToken::new()).await;
+            let mut errors = Vec::new();
+            while let Ok(error) = errors_rx.try_recv() {
+                errors.extend(bodies(&error));
+            }
+            (bodies(&to_server), errors)
+        })
+    }
+
+    fn framed(body: &str, length: usize) -> Vec<u8> {
+        let mut out = format!("Content-Length: {length}\r\n\r\n").into_bytes();
+        out.extend_from_slice(body.as_bytes());
+        out
+    }
+
+    fn request(id: u64, text: &str) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tandem/echo", "params": {"text": text}}).to_string()
+    }
+
+    #[test]
+    fn each_malformed_frame_gets_one_parse_error_and_the_next_message_passes() {
+        let mut input = Vec::new();
+        input.extend_from_slice(b"X-Bad: \xff\xfe\r\n\r\n");
+        input.extend(framed(&request(1, "a"), request(1, "a").len() - 3));
+        input.extend(framed(&request(2, "b"), request(2, "b").len() + 25));
+        input.extend_from_slice(b"garbage without a colon\r\n");
+        input.extend_from_slice(b"Content-Length: twelve\r\n\r\n");
+        input.extend(framed(&request(3, "c"), request(3, "c").len()));
+        let (passed, errors) = filter(input);
+        assert_eq!(passed, vec![serde_json::from_str::<Value>(&request(3, "c")).unwrap()]);
+        let messages: Vec<String> = errors.iter().map(|e| format!("{} {}", e["id"], e["error"]["message"])).collect();
+        expect_test::expect![[r#"
+            null "Parse error: a header line that is not UTF-8"
+            null "Parse error: EOF while parsing a string at line 1 column 66"
+            2 "Parse error: the Content-Length 94 is longer than the message (69 bytes); it was dropped"
+            null "Parse error: a header line that is not `Name: value`: \"garbage without a colon\""
+            null "Parse error: bad Content-Length \" twelve\": invalid digit found in string""#]]
+        .assert_eq(&messages.join("\n"));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Fault {
+        /// A line of random bytes where a header should be.
+        Garbage(Vec<u8>),
+        /// A header line that is not UTF-8.
+        NotUtf8,
+        /// A valid message whose Content-Length is short by this much.
+        Short(usize),
+        /// … or long by this much.
+        Long(usize),
+        /// A body that is not JSON, correctly framed.
+        NotJson(String),
+        /// A valid message: it must pass.
+        Valid(String),
+    }
+
+    fn fault() -> impl Strategy<Value = Fault> {
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 1..40)
+                .prop_filter("one line, not a header, not blank", |b| {
+                    !b.contains(&b'\n') && !b.contains(&b':') && b.iter().any(|c| !c.is_ascii_whitespace())
+                })
+                .prop_map(Fault::Garbage),
+            Just(Fault::NotUtf8),
+            (1usize..8).prop_map(Fault::Short),
+            (1usize..120).prop_map(Fault::Long),
+            "[a-z{}\\[\\]:,\" ]{1,30}"
+                .prop_filter("no JSON value at its start", |s| !matches!(serde_json::Deserializer::from_str(s).into_iter::<Value>().next(), Some(Ok(_))))
+                .prop_map(Fault::NotJson),
+            "[a-zé😀 ]{0,20}".prop_map(Fault::Valid),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// Any run of broken frames: each gets a parse error (a broken
+        /// header line right after a broken frame is skipped with it, while
+        /// looking for the next `Content-Length:`), and every valid message
+        /// among them, and the last one, reach the server intact.
+        #[test]
+        fn fuzzed_framing_never_loses_a_valid_message(faults in proptest::collection::vec(fault(), 0..12), last in "[a-z]{0,10}") {
+            let mut input = Vec::new();
+            let mut expected = Vec::new();
+            let mut broken = 0;
+            let mut skipping = false;
+            for (i, fault) in faults.iter().enumerate() {
+                let id = i as u64 + 1;
+                match fault {
+                    Fault::Garbage(bytes) => {
+                        input.extend_from_slice(bytes);
+                        input.extend_from_slice(b"\r\n");
+                        broken += usize::from(!skipping);
+                        skipping = true;
+                    }
+                    Fault::NotUtf8 => {
+                        input.extend_from_slice(b"X-Editor: \xc3\x28\r\n");
+                        broken += usize::from(!skipping);
+                        skipping = true;
+                    }
+                    Fault::Short(by) => {
+                        let body = request(id, "short");
+                        input.extend(framed(&body, body.len() - by));
+                        broken += 1;
+                        skipping = true;
+                    }
+                    Fault::Long(by) => {
+                        let body = request(id, "long");
+                        input.extend(framed(&body, body.len() + by));
+                        broken += 1;
+                        skipping = false;
+                    }
+                    Fault::NotJson(text) => {
+                        input.extend(framed(text, text.len()));
+                        broken += 1;
+                        skipping = true;
+                    }
+                    Fault::Valid(text) => {
+                        let body = request(id, text);
+                        input.extend(framed(&body, body.len()));
+                        expected.push(serde_json::from_str::<Value>(&body).unwrap());
+                        skipping = false;
+                    }
+                }
+            }
+            let body = request(9999, &last);
+            input.extend(framed(&body, body.len()));
+            expected.push(serde_json::from_str::<Value>(&body).unwrap());
+            let (passed, errors) = filter(input);
+            prop_assert_eq!(passed, expected);
+            prop_assert_eq!(errors.len(), broken, "{:?}", errors);
+        }
     }
 }

@@ -25,7 +25,7 @@ use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::list_files::{is_hidden_below, CancelCheck, search_folder, unsaved_buffers, walker_for, PathGlob, TopN};
+use super::walk::{is_hidden_below, search_folder, unsaved_buffers, walker_for, CancelCheck, PathGlob, TopN};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::Workspace;
 

@@ -22,6 +22,7 @@ pub mod skill;
 #[cfg(test)]
 mod test_fixture;
 mod text;
+mod walk;
 pub mod web_fetch;
 pub mod write_file;
 

@@ -19,6 +19,7 @@
 //!   [`crate::environment`].
 //! - A non-zero exit, a timeout and a cancellation are error results.
 
+#[cfg(unix)]
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -210,10 +211,12 @@ struct ShellRun {
 
 /// Sends SIGKILL to the process group if the call ends early (its future
 /// dropped, or an error) before the group was dealt with.
+#[cfg(unix)]
 struct GroupGuard {
     pgid: Option<i32>,
 }
 
+#[cfg(unix)]
 impl GroupGuard {
     fn signal(&self, signal: libc::c_int) {
         if let Some(pgid) = self.pgid {
@@ -230,12 +233,14 @@ impl GroupGuard {
     }
 }
 
+#[cfg(unix)]
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.signal(libc::SIGKILL);
     }
 }
 
+#[cfg(unix)]
 fn shell_command(shell: &str, command: &str, ctx: &ToolContext) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(shell);
     cmd.arg("-c")
@@ -251,6 +256,16 @@ fn shell_command(shell: &str, command: &str, ctx: &ToolContext) -> tokio::proces
     cmd
 }
 
+/// Process groups, signals and `bash` are what make a command stoppable as
+/// a whole; without them the tool refuses rather than leave strays behind.
+#[cfg(not(unix))]
+async fn run(_command: &str, _ctx: &ToolContext, _timeout: Duration) -> Result<ShellRun, ToolError> {
+    Err(ToolError::model(
+        "Error: run_shell is only available on Unix systems (Linux, macOS); use the other tools on this platform.",
+    ))
+}
+
+#[cfg(unix)]
 async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ShellRun, ToolError> {
     let spawned = match shell_command("bash", command, ctx).spawn() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => shell_command("sh", command, ctx).spawn(),
@@ -334,11 +349,14 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
 
 fn describe_status(status: Option<ExitStatus>) -> String {
     match status {
+        #[cfg(unix)]
         Some(s) => match (s.code(), s.signal()) {
             (Some(code), _) => format!("exit code {code}"),
             (None, Some(signal)) => format!("exit code {}, killed by signal {signal}", 128 + signal),
             (None, None) => "exit code unknown".to_string(),
         },
+        #[cfg(not(unix))]
+        Some(s) => s.code().map_or_else(|| "exit code unknown".to_string(), |code| format!("exit code {code}")),
         None => "exit code unknown".to_string(),
     }
 }

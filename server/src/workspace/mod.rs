@@ -128,6 +128,8 @@ pub struct Workspace {
     /// large-result folder).
     readable_extra: Vec<PathBuf>,
     watcher: Mutex<Option<DiskWatcher>>,
+    /// How many times a file's text was taken (read, or looked at to write).
+    text_reads: std::sync::atomic::AtomicUsize,
     /// The user's home folder, where `~/.tandem/` (instructions, skills,
     /// agents) lives; `None` reads no user files.
     home: Option<PathBuf>,
@@ -160,6 +162,7 @@ impl Workspace {
             ledger: Arc::new(ReadLedger::default()),
             readable_extra: Vec::new(),
             watcher: Mutex::new(None),
+            text_reads: Default::default(),
             home: dirs::home_dir(),
         })
     }
@@ -181,6 +184,7 @@ impl Workspace {
             readable_extra: self.readable_extra.clone(),
             watcher: Mutex::new(None),
             home: self.home.clone(),
+            text_reads: Default::default(),
         }
     }
 
@@ -256,6 +260,16 @@ impl Workspace {
         paths::display_relative(self.root(), path)
     }
 
+    fn count_text_read(&self) {
+        self.text_reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many times a file's text was read or looked at to write it, in
+    /// this workspace's life: the figure that shows each gate reads once.
+    pub fn text_reads(&self) -> usize {
+        self.text_reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The open editor buffer for `path`, if any.
     pub fn buffer(&self, path: &Path) -> Option<BufferSnapshot> {
         self.editor.as_ref().and_then(|e| e.document(path))
@@ -269,6 +283,7 @@ impl Workspace {
     /// The current text of a file: the open buffer if there is one (with its
     /// unsaved changes), else the disk. Does not touch the ledger.
     pub fn read(&self, path: &Path) -> Result<FileText, ReadError> {
+        self.count_text_read();
         if let Some(buffer) = self.buffer(path) {
             let text = buffer.text.to_string();
             let stamp = ReadStamp { version: Some(buffer.version), fingerprint: fingerprint(text.as_bytes()) };
@@ -331,6 +346,7 @@ impl Workspace {
     /// text as seen, so the agent can edit again without re-reading.
     pub async fn write(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
         let display = self.display_path(&change.path);
+        self.count_text_read();
         if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), self.buffer(&change.path)) {
             let Some(base) = change.base else {
                 return Err(WriteError::Stale(format!(
