@@ -285,3 +285,59 @@ async fn cancelling_the_parent_cancels_the_sub_agent() {
     assert!(wait.await.is_ok(), "the sub-agent's request was not dropped: {:?}", mock.log());
     assert!(events.iter().all(|e| !matches!(e, tandem::agent::RunEvent::Nested { event, .. } if matches!(**event, tandem::agent::RunEvent::End { .. }))));
 }
+
+#[tokio::test]
+async fn plan_mode_refuses_edits_and_shell_but_allows_the_plan_file() {
+    use serde_json::json;
+    use tandem::tools::enter_plan_mode::PlanMode;
+    let s = setup(&[("src/app.rs", "fn main() {}\n")], &[]);
+    // The run's plan file, chosen ahead so the script can name it.
+    let plan_file = s.root.join(".tandem/plans/plan-test.md");
+    *s.ctx.run.plan.lock().unwrap() = PlanMode { file: Some(plan_file.clone()), ..PlanMode::default() };
+    let plan_path = ".tandem/plans/plan-test.md";
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("t1", "enter_plan_mode", json!({}))]),
+        turns::tools(
+            "",
+            &[
+                ("t2", "read_file", json!({"file_path": "src/app.rs"})),
+                ("t3", "write_file", json!({"file_path": "notes.md", "content": "x"})),
+                ("t4", "edit_file", json!({"file_path": "src/app.rs", "old_string": "main", "new_string": "start"})),
+                ("t5", "run_shell", json!({"command": "touch hacked"})),
+                ("t6", "write_file", json!({"file_path": "src/../.tandem/plans/plan-test.md", "content": "1. Rename main.\n"})),
+                ("t7", "enter_plan_mode", json!({})),
+            ],
+        ),
+        turns::tools("", &[("t8", "exit_plan_mode", json!({}))]),
+        turns::tools("", &[("t9", "exit_plan_mode", json!({})), ("t10", "write_file", json!({"file_path": "notes.md", "content": "x"}))]),
+        turns::text("done"),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("plan it")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    // Deferred: not sent until tool_search activates them.
+    let first_tools = tool_names(&requests[0].body);
+    assert!(!first_tools.contains(&"enter_plan_mode".to_string()) && !first_tools.contains(&"exit_plan_mode".to_string()), "{first_tools:?}");
+    assert!(!system(&requests[0].body).contains("# Plan Mode Active"));
+    assert_eq!(
+        results(&requests[1].body),
+        [(format!("Entered plan mode. You are now in read-only mode.\n\nYour plan file is {plan_path}: it is the only file you can edit. Explore the code, write your plan there (context, steps, verification), then call exit_plan_mode."), false)]
+    );
+    assert!(system(&requests[1].body).contains("# Plan Mode Active\n") && system(&requests[1].body).contains(&format!("Write the plan to {plan_path}")));
+    let in_plan = results(&requests[2].body);
+    assert!(!in_plan[0].1, "{in_plan:?}");
+    assert_eq!(in_plan[1], ("Blocked in plan mode: write_file".to_string(), true));
+    assert_eq!(in_plan[2], ("Blocked in plan mode: edit_file".to_string(), true));
+    assert_eq!(in_plan[3], ("Shell commands blocked in plan mode".to_string(), true));
+    assert!(!in_plan[4].1 && in_plan[4].0.starts_with("Successfully wrote to"), "{in_plan:?}");
+    assert_eq!(in_plan[5], ("Already in plan mode.".to_string(), false));
+    // Nobody to ask (no reviewer): the plan comes back and plan mode ends.
+    assert_eq!(results(&requests[3].body), [("Exited plan mode. Permission mode restored to: default\n\n## Your Plan:\n1. Rename main.\n".to_string(), false)]);
+    assert!(!system(&requests[3].body).contains("# Plan Mode Active"));
+    let after = results(&requests[4].body);
+    assert_eq!(after[0], ("Not in plan mode.".to_string(), false));
+    assert!(!after[1].1, "{after:?}");
+    assert!(!s.root.join("hacked").exists());
+    assert_eq!(std::fs::read_to_string(s.root.join("src/app.rs")).unwrap(), "fn main() {}\n");
+}

@@ -37,7 +37,7 @@ enum Command {
         /// Model turns allowed; tool calls past the limit are not run.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_turns: Option<u64>,
-        /// default | acceptEdits | bypassPermissions | plan (read-only tools only).
+        /// default | acceptEdits | bypassPermissions | plan (starts in plan mode: read-only but for the plan file).
         /// Without it: `permissionMode` from the settings files, else default.
         #[arg(long)]
         permission_mode: Option<tandem::agent::permission::PermissionMode>,

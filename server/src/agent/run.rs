@@ -133,7 +133,10 @@ async fn drive(
         state.turns += 1;
         let last_turn = state.turns >= max_turns;
         let mut runner = ToolRunner::new(Arc::clone(&executor), ctx.clone(), events.clone(), !last_turn);
-        let model_request = ModelRequest { system: &system, messages: &messages, tools: &tools };
+        // Plan mode comes and goes within a run: its section is added while it is on.
+        let plan_section = crate::tools::enter_plan_mode::current_prompt_section(ctx);
+        let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
+        let model_request = ModelRequest { system: &system_now, messages: &messages, tools: &tools };
         let response = match stream_turn(provider, &model_request, events, &mut runner, &ctx.cancel).await {
             Ok(response) => response,
             Err(stop) => {

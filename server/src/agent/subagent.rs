@@ -139,7 +139,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         cancel: parent.cancel.child_token(),
         editor_review: false,
         child_env: Arc::clone(&parent.child_env),
-        run: Arc::new(RunScope::default()),
+        run: Arc::new(RunScope::child_of(&parent.run)),
         call_id: String::new(),
     };
     let system = format!(

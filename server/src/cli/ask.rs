@@ -15,10 +15,13 @@ use tandem::agent::permission::PermissionMode;
 use tandem::permissions::headless::{HeadlessPolicy, Terminal};
 use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
-use tandem::tools::{Executor, ToolContext, ToolRegistry};
+use tandem::tools::enter_plan_mode::start_in_plan_mode;
+use tandem::tools::exit_plan_mode::PlanReview;
+use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
+use super::plan_review::TerminalPlanReview;
 use super::printer::Printer;
 
 pub struct AskOptions {
@@ -36,7 +39,10 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let provider =
         ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mode = options.permission_mode.or(settings.permission_mode).unwrap_or_default();
-    let policy = Policy::new(mode, &settings.permissions, workspace.roots());
+    // Plan mode is the run's own (it refuses every change but the plan
+    // file, and ends when the plan is approved); the policy runs in default.
+    let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
+    let policy = Policy::new(policy_mode, &settings.permissions, workspace.roots());
     // With no terminal to answer, an ask becomes a denial the model reads.
     let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Some(Arc::new(StdinTerminal))
@@ -50,7 +56,13 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
     }
-    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), ..ToolContext::new(workspace) };
+    let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
+    let scope = RunScope::new(policy_mode.as_str(), review);
+    if mode == PermissionMode::Plan {
+        start_in_plan_mode(&scope, workspace.root());
+    }
+    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
     let request = RunRequest { prompt: options.prompt, max_turns, ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };

@@ -4,4 +4,5 @@
 
 pub mod ask;
 pub mod demo;
+pub mod plan_review;
 pub mod printer;

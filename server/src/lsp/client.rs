@@ -34,6 +34,7 @@ impl std::fmt::Display for ClientError {
 pub mod methods {
     pub const APPLY_EDIT: &str = "workspace/applyEdit";
     pub const SHOW_MESSAGE_REQUEST: &str = "window/showMessageRequest";
+    pub const SHOW_DOCUMENT: &str = "window/showDocument";
     pub const WORK_DONE_PROGRESS_CREATE: &str = "window/workDoneProgress/create";
     pub const CONFIGURATION: &str = "workspace/configuration";
     pub const SAVE_DOCUMENTS: &str = "tandem/saveDocuments";
@@ -86,6 +87,7 @@ macro_rules! raw_notification {
 
 raw_request!(ApplyEdit, methods::APPLY_EDIT);
 raw_request!(ShowMessageRequest, methods::SHOW_MESSAGE_REQUEST);
+raw_request!(ShowDocument, methods::SHOW_DOCUMENT);
 raw_request!(WorkDoneProgressCreate, methods::WORK_DONE_PROGRESS_CREATE);
 raw_request!(Configuration, methods::CONFIGURATION);
 raw_request!(SaveDocuments, methods::SAVE_DOCUMENTS);
@@ -104,6 +106,7 @@ impl ClientLink for TowerClient {
         let result = match method {
             methods::APPLY_EDIT => client.send_request::<ApplyEdit>(params).await,
             methods::SHOW_MESSAGE_REQUEST => client.send_request::<ShowMessageRequest>(params).await,
+            methods::SHOW_DOCUMENT => client.send_request::<ShowDocument>(params).await,
             methods::WORK_DONE_PROGRESS_CREATE => client.send_request::<WorkDoneProgressCreate>(params).await,
             methods::CONFIGURATION => client.send_request::<Configuration>(params).await,
             methods::SAVE_DOCUMENTS => client.send_request::<SaveDocuments>(params).await,

@@ -29,6 +29,7 @@ pub mod documents;
 pub mod editor;
 pub mod edits;
 mod permission;
+mod plan_review;
 pub mod position;
 pub mod runs;
 mod server;

@@ -22,7 +22,7 @@ use serde_json::Value;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequestParams};
 
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
-use super::config::Settings;
+use super::config::{PermissionMode, Settings};
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
 use crate::permissions::headless::ask_text;
@@ -156,9 +156,16 @@ impl PermissionPolicy for PromptPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         let settings = self.settings.read().unwrap_or_else(|e| e.into_inner()).clone();
         // Settings change during a session (configuration, edited files).
-        self.policy.set_mode(settings.permission_mode());
+        // Plan mode is the run's own: it refuses every change but the plan
+        // file before the policy is asked; the policy runs in default.
+        let mode = match settings.permission_mode() {
+            PermissionMode::Plan => PermissionMode::Default,
+            mode => mode,
+        };
+        self.policy.set_mode(mode);
         self.policy.set_rules(&settings.permissions);
-        let call = Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only };
+        let call =
+            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits };
         match self.policy.decide(call) {
             Verdict::Allow => PermissionDecision::Allow,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),

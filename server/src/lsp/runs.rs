@@ -31,7 +31,8 @@ use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::LspEditor;
 use crate::agent::config::ProviderConfig;
 use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
-use crate::tools::{Executor, ToolContext, ToolKind};
+use crate::tools::{Executor, RunScope, ToolContext, ToolKind};
+use super::config::PermissionMode;
 use crate::workspace::Workspace;
 
 /// The argument object of `tandem.ask`.
@@ -239,9 +240,21 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let forwarder =
         tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
+    let mode = env.settings.permission_mode();
+    let review = super::plan_review::LspPlanReview {
+        client: Arc::clone(&env.client),
+        outbox: Arc::clone(&env.outbox),
+        workspace: Arc::clone(&env.workspace),
+        timeout: env.settings.timeouts.prompt(),
+    };
+    let scope = RunScope::new(mode.as_str(), Some(Arc::new(review)));
+    if mode == PermissionMode::Plan {
+        crate::tools::enter_plan_mode::start_in_plan_mode(&scope, env.workspace.root());
+    }
     let ctx = ToolContext {
         cancel: cancel.clone(),
         child_env: Arc::new(env.settings.child_env()),
+        run: Arc::new(scope),
         ..ToolContext::new(Arc::clone(&env.workspace))
     };
     let executor = env.executor.clone();

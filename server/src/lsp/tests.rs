@@ -256,6 +256,7 @@ impl Harness {
     /// The permission request for an edit of a.txt, with its diff.
     fn edit_request(&self) -> PermissionRequest {
         PermissionRequest {
+            accept_edits: false,
             tool: "edit_file".into(),
             kind: ToolKind::Edit { path: self.path.clone() },
             read_only: false,
@@ -476,7 +477,7 @@ async fn one_edit_parses_once_reads_at_most_twice_and_sends_one_apply_edit() {
 }
 
 fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
-    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}) }
+    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false }
 }
 
 #[tokio::test]

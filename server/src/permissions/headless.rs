@@ -108,7 +108,8 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
 #[async_trait]
 impl PermissionPolicy for HeadlessPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
-        let call = Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only };
+        let call =
+            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits };
         match self.policy.decide(call) {
             Verdict::Allow => PermissionDecision::Allow,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),
@@ -155,6 +156,7 @@ mod tests {
             summary: command.lines().next().unwrap_or("").into(),
             preview: None,
             input: serde_json::json!({"command": command}),
+            accept_edits: false,
         }
     }
 
@@ -177,6 +179,7 @@ mod tests {
             summary: "a.rs".into(),
             preview: Some("-a\n+b".into()),
             input: serde_json::json!({}),
+            accept_edits: false,
         };
         expect_test::expect!["edit_file a.rs needs permission; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"]
             .assert_eq(&match policy.decide(&edit).await { PermissionDecision::Deny(r) => r, other => format!("{other:?}") });

@@ -54,6 +54,9 @@ pub struct Call<'a> {
     pub kind: &'a ToolKind,
     /// The tool says this call changes nothing.
     pub read_only: bool,
+    /// The user approved a plan with "Execute and accept edits": this
+    /// run's edits apply without review, as in `acceptEdits`.
+    pub accept_edits: bool,
 }
 
 /// A rule and the layer it came from (`None`: added in this session).
@@ -176,10 +179,8 @@ impl Policy {
         // 5. The mode.
         match call.kind {
             ToolKind::Read { .. } => Verdict::Allow,
-            ToolKind::Edit { .. } => match mode {
-                PermissionMode::AcceptEdits => Verdict::Allow,
-                _ => Verdict::ReviewInEditor,
-            },
+            ToolKind::Edit { .. } if mode == PermissionMode::AcceptEdits || call.accept_edits => Verdict::Allow,
+            ToolKind::Edit { .. } => Verdict::ReviewInEditor,
             ToolKind::Execute { .. } if read_only => Verdict::Allow,
             ToolKind::Execute { .. } => {
                 let analysis = analysis.unwrap_or_default();
@@ -338,7 +339,7 @@ mod tests {
 
     fn shell(policy: &Policy, command: &str) -> Verdict {
         let kind = ToolKind::Execute { command: command.into() };
-        policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false })
+        policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false })
     }
 
     fn always(verdict: &Verdict) -> Vec<String> {
@@ -362,8 +363,8 @@ mod tests {
         let Verdict::Deny(reason) = shell(&policy, "git status && git push --force") else { panic!() };
         assert!(reason.contains("run_shell(git push --force:*)"), "{reason}");
         let edit = |p: &str| ToolKind::Edit { path: f.root.join(p) };
-        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false }), Verdict::Allow);
-        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false }), Verdict::ReviewInEditor);
+        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false, accept_edits: false }), Verdict::Allow);
+        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false, accept_edits: false }), Verdict::ReviewInEditor);
         // An allow rule covers a compound command only if it covers every part.
         assert!(matches!(shell(&policy, "git status && rm -rf build"), Verdict::Ask(_)));
     }
@@ -387,11 +388,11 @@ mod tests {
                 };
                 format!(
                     "{name}: read={} edit={} ls={} touch={} mcp={}",
-                    short(policy.decide(Call { tool: "read_file", kind: &read, read_only: true })),
-                    short(policy.decide(Call { tool: "edit_file", kind: &edit, read_only: false })),
+                    short(policy.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false })),
+                    short(policy.decide(Call { tool: "edit_file", kind: &edit, read_only: false, accept_edits: false })),
                     short(shell(&policy, "ls -la")),
                     short(shell(&policy, "touch x")),
-                    short(policy.decide(Call { tool: "mcp__x__y", kind: &mcp, read_only: false })),
+                    short(policy.decide(Call { tool: "mcp__x__y", kind: &mcp, read_only: false, accept_edits: false })),
                 )
             })
             .collect();
@@ -411,7 +412,7 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &["run_shell(ls:*)"], &["read_file(./.env)"]), std::slice::from_ref(&f.root));
         let env = ToolKind::Read { paths: vec![f.root.join(".env")] };
-        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true }), Verdict::Deny(_)));
+        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false }), Verdict::Deny(_)));
         assert_eq!(shell(&policy, "ls"), Verdict::Allow);
     }
 
@@ -444,8 +445,8 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::Default, &rules(&["web_fetch(domain:docs.rs)"], &[], &[]), std::slice::from_ref(&f.root));
         let fetch = |url: &str| ToolKind::Fetch { url: url.into() };
-        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true }), Verdict::Allow);
-        let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true });
+        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true, accept_edits: false }), Verdict::Allow);
+        let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true, accept_edits: false });
         assert_eq!(always(&asked), vec!["web_fetch(domain:crates.io)"]);
     }
 
@@ -454,7 +455,7 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), std::slice::from_ref(&f.root));
         let kind = ToolKind::Execute { command: "git push".into() };
-        let call = Call { tool: "run_shell", kind: &kind, read_only: false };
+        let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false };
         let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
         expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
             .assert_eq(&headless_denial(call, "git push", &ask));

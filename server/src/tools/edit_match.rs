@@ -4,8 +4,8 @@
 //! **find** climbs a ladder of [`MatchRung`]s, strictest first; the first
 //! rung with any match decides. The character rungs compare the texts after
 //! folding them (line endings, then also quotes, then also Unicode dashes,
-//! ellipses, spaces and NFC/NFD); a match must start and end on whole folded
-//! units, so it never splits a `\r\n` or a letter from its accent. The
+//! ellipses, spaces and NFC/NFD); a match on any rung must start and end on
+//! whole units, so it never splits a `\r\n` or a letter from its accent. The
 //! line-wise rungs compare whole lines: trailing whitespace ignored, then
 //! also `read_file`'s line-number prefixes stripped, then leading whitespace
 //! compared in columns at the file's tab width, then one indentation offset
@@ -187,7 +187,11 @@ fn char_search(text: &str, old: &str, rung: MatchRung) -> Option<Matches> {
     let valid = |start: usize| -> Option<Range<usize>> {
         let from = hay.original(start)?;
         let to = hay.original(start + needle.len())?;
-        if continues_segment(&text[to..]) || (rung != MatchRung::Exact && continues_segment(&text[from..])) {
+        if continues_segment(&text[to..])
+            || (rung != MatchRung::Exact && continues_segment(&text[from..]))
+            || splits_crlf(text, from)
+            || splits_crlf(text, to)
+        {
             return None;
         }
         Some(from..to)
@@ -319,6 +323,12 @@ fn fold_unit(unit: &str, rung: MatchRung) -> String {
 /// belong to the character before them.
 fn is_continuing(c: char) -> bool {
     !c.is_ascii() && (canonical_combining_class(c) != 0 || ('\u{1160}'..='\u{11FF}').contains(&c))
+}
+
+/// Is `at` between the `\r` and the `\n` of a line break? A match there
+/// would write half a line break.
+fn splits_crlf(text: &str, at: usize) -> bool {
+    at > 0 && text.as_bytes().get(at - 1) == Some(&b'\r') && text.as_bytes().get(at) == Some(&b'\n')
 }
 
 fn continues_segment(text: &str) -> bool {
@@ -675,9 +685,15 @@ fn restyle_lines(
     let needle = Needle::new(old);
     let numbered = found.rung >= MatchRung::LineNumbers && needle.unnumbered.is_some();
     let n_lines: &[String] = if numbered { needle.unnumbered.as_deref().unwrap_or(&needle.plain) } else { &needle.plain };
-    let hay = HayLines::new(&text[range.clone()]);
+    let matched = &text[range.clone()];
+    let mut hay = HayLines::new(matched);
+    // A needle without a final line break whose last line matched an empty
+    // line: that line is in the match, with no text.
+    if !needle.ends_with_newline && (matched.is_empty() || matched.ends_with('\n')) {
+        let end = matched.len();
+        hay.lines.push(HayLine { start: end, content_end: end, end, key: LineKey::new("") });
+    }
     let m_lines = &hay.lines;
-    let matched = &text[range];
 
     let (mut r_lines, r_ends_with_newline) = split_lines(new);
     if numbered {
@@ -1003,8 +1019,8 @@ fn aligned_pieces<'m, 'f>(model: &'m str, file: &'f str) -> Vec<(&'m str, &'f st
     let (mut i, mut j) = (0, 0);
     let (mut model_folded, mut file_folded) = (0, 0);
     let (mut model_start, mut file_start) = (0, 0);
-    while i < model_units.len() && j < file_units.len() {
-        if model_folded <= file_folded {
+    while i < model_units.len() || j < file_units.len() {
+        if (model_folded <= file_folded && i < model_units.len()) || j >= file_units.len() {
             model_folded += model_units[i].1;
             i += 1;
         } else {
@@ -1290,6 +1306,13 @@ mod tests {
     }
 
     #[test]
+    fn no_match_splits_a_crlf() {
+        // Exactly, "\nb" is in "a\r\nb"; it starts inside the line break, so
+        // the line-ending rung takes the whole break (found by the property test).
+        assert_eq!(edit("a\r\nb\r\n", "\nb", "\nc", false), Ok((MatchRung::LineEndings, "a\r\nc\r\n".into())));
+    }
+
+    #[test]
     fn a_match_ending_before_crlf_leaves_the_line_ending_whole() {
         assert_eq!(edit("a\r\nfoo\r\nb", "a\nfoo", "A\nFOO", false), Ok((MatchRung::LineEndings, "A\r\nFOO\r\nb".into())));
         // Matches that touch: both map back to the right bytes.
@@ -1314,6 +1337,8 @@ mod tests {
             Ok((MatchRung::Unicode, "pages 3\u{2013}6 \u{2013} well-known\n".into()))
         );
         assert_eq!(edit("wait\u{2026} ok", "wait... ok", "wait... no", false), Ok((MatchRung::Unicode, "wait\u{2026} no".into())));
+        // A fold at the very end of the match (found by the property test).
+        assert_eq!(edit("a \u{2014} b\u{2026}", "a - b...", "a - c...", false), Ok((MatchRung::Unicode, "a \u{2014} c\u{2026}".into())));
         assert_eq!(edit("10\u{a0}km", "10 km", "12 km", false), Ok((MatchRung::Unicode, "12\u{a0}km".into())));
         // Copied stretches keep the file's characters, new ones are the model's.
         assert_eq!(
@@ -1344,6 +1369,8 @@ mod tests {
         // Trailing spaces, and the end of the file as a line break.
         assert_eq!(edit("if x:\n    y()\n", "if x:  \n    y()\n", "if x:\n    z()\n", false), Ok((MatchRung::TrailingWhitespace, "if x:\n    z()\n".into())));
         assert_eq!(edit("a\nb", "a\nb\n", "a\nc\n", false), Ok((MatchRung::TrailingWhitespace, "a\nc".into())));
+        // old_string ending in an empty line (found by the property test).
+        assert_eq!(edit("a\n\nb\n", "a  \n ", "c\n ", false), Ok((MatchRung::TrailingWhitespace, "c\n\nb\n".into())));
         // A line-wise rung never takes half a line.
         assert_eq!(edit("let ab = 1;\nx\n", "ab = 1;  \nx\n", "ab = 2;\nx\n", false), Err(FindError::NotFound));
     }

@@ -69,6 +69,9 @@ pub struct PermissionRequest {
     pub preview: Option<String>,
     /// The raw input, for hooks; rules match on `kind`, never on this.
     pub input: Value,
+    /// The user approved a plan with "Execute and accept edits": this
+    /// run's edits are applied without review (as in `acceptEdits`).
+    pub accept_edits: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,7 +176,12 @@ impl Executor {
         };
         // Pre-tool hooks go here when they exist.
         let traits = &prepared.traits;
+        if let Some(refusal) = super::enter_plan_mode::plan_mode_refusal(ctx, &call.name, &traits.kind, traits.read_only) {
+            return Ok(ToolResult::error(&call.id, refusal));
+        }
+        let accept_edits = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).accept_edits;
         let request = PermissionRequest {
+            accept_edits,
             tool: call.name.clone(),
             kind: traits.kind.clone(),
             read_only: traits.read_only,

@@ -11,8 +11,10 @@
 pub mod agent;
 mod change;
 pub mod edit_file;
+pub mod enter_plan_mode;
 pub mod edit_match;
 pub mod executor;
+pub mod exit_plan_mode;
 pub mod front_matter;
 pub mod grep_search;
 pub mod list_files;
@@ -101,6 +103,30 @@ pub struct RunScope {
     /// Where this run's tools send sub-agent requests (`agent`, forked
     /// skills); set by the loop while the run lasts.
     pub children: std::sync::Mutex<Option<crate::agent::subagent::ChildSender>>,
+    /// Plan mode: on or off, the plan file, the mode to restore.
+    pub plan: std::sync::Mutex<enter_plan_mode::PlanMode>,
+    /// The run's permission mode by name ("default", "acceptEdits", …), as
+    /// plan mode reports and restores it.
+    pub permission_mode: std::sync::Mutex<String>,
+    /// Who reviews a plan on `exit_plan_mode` (`None`: nobody can be asked).
+    pub plan_review: Option<Arc<dyn exit_plan_mode::PlanReview>>,
+}
+
+impl RunScope {
+    /// A run's scope in `permission_mode`, with a plan reviewer if someone can answer.
+    pub fn new(permission_mode: &str, plan_review: Option<Arc<dyn exit_plan_mode::PlanReview>>) -> Self {
+        RunScope { permission_mode: std::sync::Mutex::new(permission_mode.to_string()), plan_review, ..RunScope::default() }
+    }
+
+    /// A sub-agent's scope: the parent's permission mode and plan mode,
+    /// nobody to review plans, nothing activated yet.
+    pub fn child_of(parent: &RunScope) -> Self {
+        RunScope {
+            plan: std::sync::Mutex::new(parent.plan.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            permission_mode: std::sync::Mutex::new(parent.permission_mode.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            ..RunScope::default()
+        }
+    }
 }
 
 /// What a call does, as every layer above `tools/` sees it: permissions,
@@ -367,6 +393,8 @@ impl ToolRegistry {
         registry.register(web_fetch::WebFetch::default());
         registry.register(skill::SkillTool);
         registry.register(agent::AgentTool);
+        registry.register(enter_plan_mode::EnterPlanMode);
+        registry.register(exit_plan_mode::ExitPlanMode);
         registry
     }
 

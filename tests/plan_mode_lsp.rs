@@ -1,0 +1,92 @@
+//! `exit_plan_mode` in the editor: the real `tandem lsp` with the scripted
+//! model and a test client that answers `window/showDocument` and the
+//! "Execute" / "Execute and accept edits" / "Keep planning" prompt.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
+
+use lsp_client::LspClient;
+use serde_json::{json, Value};
+
+struct Fixture {
+    _temp: tempfile::TempDir,
+    root: std::path::PathBuf,
+}
+
+fn start(turns: Value) -> (Fixture, LspClient) {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().canonicalize().unwrap().join("work");
+    std::fs::create_dir(&root).unwrap();
+    let script = temp.path().join("script.json");
+    std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+    let script = script.to_string_lossy().to_string();
+    let mut client = LspClient::start(&root, &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", &script), ("HOME", &root.to_string_lossy())]);
+    let response = client.initialize(json!({"window": {"showDocument": {"support": true}}}), json!({"tandem": {"timeouts": {"promptMs": 30000}}}));
+    assert!(response.get("result").is_some(), "{response}");
+    (Fixture { _temp: temp, root }, client)
+}
+
+fn call(name: &str, input: Value) -> Value {
+    json!({"text": "", "tool_calls": [{"name": name, "input": input}]})
+}
+
+/// Enter plan mode, exit (the user answers `answer`), then write a new file.
+fn run_with_answer(answer: &str) -> (Fixture, LspClient, Vec<(bool, String)>) {
+    let (f, mut client) = start(json!([
+        call("enter_plan_mode", json!({})),
+        call("exit_plan_mode", json!({})),
+        call("write_file", json!({"file_path": "out.txt", "content": "done\n"})),
+        {"text": "Finished."}
+    ]));
+    let ask = client.send_request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "plan, then do it"}]}));
+    let show = client.server_request("window/showDocument");
+    let uri = show["params"]["uri"].as_str().unwrap().to_string();
+    assert!(uri.contains("/work/.tandem/plans/plan-") && uri.ends_with(".md"), "{show}");
+    client.respond(&show["id"], json!({"success": true}));
+    let prompt = client.server_request("window/showMessageRequest");
+    let titles: Vec<&str> = prompt["params"]["actions"].as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["Execute", "Execute and accept edits", "Keep planning"]);
+    client.respond(&prompt["id"], json!({"title": answer}));
+    // In the default mode a write is reviewed, unless the plan was accepted with its edits.
+    let next = client.next_request_or_response(ask);
+    let next = if next["method"] == "window/showMessageRequest" {
+        assert!(next["params"]["message"].as_str().unwrap().starts_with("Tandem: apply edit to out.txt?"), "{next}");
+        client.respond(&next["id"], json!({"title": "Apply"}));
+        client.response(ask)
+    } else {
+        next
+    };
+    assert_eq!(next["result"]["status"], "completed", "{next}");
+    let results = client.tool_results();
+    (f, client, results)
+}
+
+#[test]
+fn execute_restores_the_mode_and_the_next_edit_is_reviewed() {
+    let (f, client, results) = run_with_answer("Execute");
+    assert_eq!(results[1], (false, "User approved the plan. Permission mode restored to: default\n\n## Approved Plan:\n(No plan file found)".to_string()));
+    assert!(client.seen.iter().any(|m| m["method"] == "window/showMessageRequest" && m["params"]["message"].as_str().unwrap().starts_with("Tandem: apply edit to out.txt?")));
+    assert_eq!(std::fs::read_to_string(f.root.join("out.txt")).unwrap(), "done\n");
+    client.shutdown();
+}
+
+#[test]
+fn execute_and_accept_edits_applies_the_next_edit_without_review() {
+    let (f, client, results) = run_with_answer("Execute and accept edits");
+    assert_eq!(results[1], (false, "User approved the plan. Permission mode set to: acceptEdits\n\n## Approved Plan:\n(No plan file found)".to_string()));
+    let prompts = client.seen.iter().filter(|m| m["method"] == "window/showMessageRequest").count();
+    assert_eq!(prompts, 1, "only the plan prompt");
+    assert_eq!(std::fs::read_to_string(f.root.join("out.txt")).unwrap(), "done\n");
+    client.shutdown();
+}
+
+#[test]
+fn keep_planning_stays_in_plan_mode_and_says_so() {
+    let (f, client, results) = run_with_answer("Keep planning");
+    assert_eq!(results[1], (false, "User rejected the plan and wants to keep planning.\n\nUser feedback: (none given)".to_string()));
+    assert_eq!(results[2], (true, "Blocked in plan mode: write_file".to_string()));
+    assert!(!f.root.join("out.txt").exists());
+    client.shutdown();
+}
