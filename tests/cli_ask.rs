@@ -218,10 +218,34 @@ async fn demo_runs_offline_and_every_check_passes() {
     let output = tandem(dir.path()).arg("demo").output().await.unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    // Nine checks for the headless act, six for the editor act.
-    assert_eq!(stdout.matches("✓ verified:").count(), 15, "{stdout}");
-    assert!(!stdout.contains("✗ FAILED") && stdout.contains("All 15 checks passed."), "{stdout}");
+    // Twelve checks for the headless act (plan mode and a sub-agent among them), six for the editor act.
+    assert_eq!(stdout.matches("✓ verified:").count(), 18, "{stdout}");
+    assert!(!stdout.contains("✗ FAILED") && stdout.contains("All 18 checks passed."), "{stdout}");
+    assert!(stdout.contains("Blocked in plan mode: edit_file"), "{stdout}");
+    // The sub-agent's call, indented under the agent call.
+    assert!(stdout.contains("\n→ agent explore: find the greeting\n    → grep_search fn greet\n"), "{stdout}");
     assert!(stdout.contains("(matched via quote normalization)"), "{stdout}");
     assert!(stdout.contains("Act 2: in the editor"), "{stdout}");
     assert!(stdout.contains("the buffer holds the edit and both typed lines"), "{stdout}");
+}
+
+#[tokio::test]
+async fn json_lines_carry_a_sub_agent_events_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let script = json!({"turns": [
+        {"tool_calls": [{"id": "toolu_parent", "name": "agent", "input": {"description": "look", "prompt": "What is in a.txt?", "type": "explore"}}]},
+        {"tool_calls": [{"id": "toolu_child", "name": "read_file", "input": {"file_path": "a.txt"}}]},
+        {"text": "It says alpha."},
+        {"text": "a.txt says alpha."}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.env("HOME", dir.path()).args(["ask", "--json", "what is in a.txt?"]);
+    let output = command.output().await.unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let events: Vec<Value> = String::from_utf8(output.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let nested: Vec<String> = events.iter().filter(|e| e.get("parent").is_some()).map(|e| format!("{} {} {}", e["parent"], e["type"], e["id"])).collect();
+    assert_eq!(nested, [r#""toolu_parent" "tool_call" "toolu_child""#, r#""toolu_parent" "tool_result" "toolu_child""#, r#""toolu_parent" "text" null"#]);
+    let result = events.iter().find(|e| e["type"] == "tool_result" && e["id"] == "toolu_parent" && e.get("parent").is_none()).unwrap();
+    assert_eq!(result["content"], "It says alpha.");
 }

@@ -8,7 +8,9 @@
 //! normalization, an edit refused because the file was never read, a file
 //! changed on disk after the read (the harness changes it between two model
 //! turns, as a user saving in another window would), the edit after a
-//! re-read, a grep, and two reads in one turn.
+//! re-read, a grep, two reads in one turn, plan mode (a refused edit and
+//! shell command, the plan file written, the plan handed back), and an
+//! explore sub-agent whose calls show nested under its parent call.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,7 +25,7 @@ use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{RunEvent, RunRequest, RunStatus};
-use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+use tandem::tools::{Executor, RunScope, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
@@ -35,6 +37,9 @@ const LIB_RS: &str = "//! A tiny crate for the demo.\npub mod greet;\n\n// TODO:
 const CARGO_TOML: &str = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
 /// What the harness appends to src/greet.rs after the agent read it.
 const EXTERNAL_LINE: &str = "// a line the user saved from another window\n";
+/// The run's plan file (chosen ahead, so the script can name it) and the plan written there.
+const DEMO_PLAN_FILE: &str = ".tandem/plans/demo-plan.md";
+const DEMO_PLAN: &str = "1. Add farewell() to src/greet.rs.\n2. Export it from src/lib.rs.\n3. Verify: cargo test.\n";
 /// The model turn before which the harness changes src/greet.rs (0-based).
 const EXTERNAL_CHANGE_BEFORE_TURN: usize = 5;
 
@@ -63,7 +68,22 @@ fn script() -> serde_json::Value {
             {"id": "toolu_demo_read_lib", "name": "read_file", "input": {"file_path": "src/lib.rs"}},
             {"id": "toolu_demo_read_cargo", "name": "read_file", "input": {"file_path": "Cargo.toml"}}
          ]},
-        {"text": "Done: notes.md is written, the greeting says \"Hello, Tandem\" with your new line kept, and there are two TODOs left."}
+        {"text": "Before the next change, a plan.",
+         "tool_calls": [{"id": "toolu_demo_plan_enter", "name": "enter_plan_mode", "input": {}}]},
+        {"text": "In plan mode only the plan file can change; trying the code and the shell anyway.",
+         "tool_calls": [
+            {"id": "toolu_demo_plan_edit", "name": "edit_file", "input": {"file_path": "src/lib.rs", "old_string": "// TODO: add a farewell", "new_string": "pub fn farewell() {}"}},
+            {"id": "toolu_demo_plan_shell", "name": "run_shell", "input": {"command": "cargo build"}},
+            {"id": "toolu_demo_plan_write", "name": "write_file", "input": {"file_path": DEMO_PLAN_FILE, "content": DEMO_PLAN}}
+         ]},
+        {"text": "The plan is written.",
+         "tool_calls": [{"id": "toolu_demo_plan_exit", "name": "exit_plan_mode", "input": {}}]},
+        {"text": "A read-only sub-agent can explore meanwhile.",
+         "tool_calls": [{"id": "toolu_demo_agent", "name": "agent", "input": {"description": "find the greeting", "prompt": "Where is the greeting defined?", "type": "explore"}}]},
+        // The sub-agent's own turns: the same model, its own history.
+        {"text": "", "tool_calls": [{"id": "toolu_demo_child_grep", "name": "grep_search", "input": {"pattern": "fn greet"}}]},
+        {"text": "greet() is defined in src/greet.rs, line 2."},
+        {"text": "Done: notes.md is written, the greeting says \"Hello, Tandem\" with your new line kept, there are two TODOs left, and the farewell is planned in .tandem/plans/demo-plan.md."}
     ]})
 }
 
@@ -138,7 +158,10 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     // without asking (acceptEdits), in a throwaway folder.
     let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
     let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy::new(policy, None, root.clone())));
-    let ctx = ToolContext::new(workspace);
+    // Nobody answers plan reviews in the demo: exit_plan_mode hands the plan back.
+    let scope = RunScope::new("default", None);
+    scope.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
+    let ctx = ToolContext { run: Arc::new(scope), ..ToolContext::new(workspace) };
     let check_ctx = ctx.clone();
     let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };
 
@@ -226,6 +249,9 @@ fn verify(root: &Path, executor: &Executor, ctx: &ToolContext, status: RunStatus
             _ => false,
         })
     };
+    let nested_call = |parent: &str, tool: &str| {
+        events.iter().any(|e| matches!(e, RunEvent::Nested { parent: p, event } if p == parent && matches!(&**event, RunEvent::ToolCall { name, .. } if name == tool)))
+    };
     let parallel = safe("toolu_demo_read_lib") && safe("toolu_demo_read_cargo") && match (call_at("toolu_demo_read_lib"), call_at("toolu_demo_read_cargo"), result_at("toolu_demo_read_lib"), result_at("toolu_demo_read_cargo")) {
         (Some(c1), Some(c2), Some(r1), Some(r2)) => c1 < c2 && c2 < r1 && r1 < r2,
         _ => false,
@@ -265,6 +291,24 @@ fn verify(root: &Path, executor: &Executor, ctx: &ToolContext, status: RunStatus
         (
             parallel && ok("toolu_demo_read_lib") && ok("toolu_demo_read_cargo") && says("toolu_demo_read_cargo", "name = \"demo\""),
             "two reads in one turn ran as one concurrent batch (both concurrency-safe), results in call order".into(),
+        ),
+        (
+            says("toolu_demo_plan_enter", "Entered plan mode. You are now in read-only mode.")
+                && error_says("toolu_demo_plan_edit", "Blocked in plan mode: edit_file")
+                && error_says("toolu_demo_plan_shell", "Shell commands blocked in plan mode")
+                && read("src/lib.rs") == LIB_RS,
+            "plan mode refused the code edit and the shell command, and src/lib.rs is untouched".into(),
+        ),
+        (
+            ok("toolu_demo_plan_write")
+                && read(DEMO_PLAN_FILE) == DEMO_PLAN
+                && says("toolu_demo_plan_exit", "Exited plan mode. Permission mode restored to: default")
+                && says("toolu_demo_plan_exit", DEMO_PLAN),
+            "only the plan file could be written, and exit_plan_mode handed the plan back".into(),
+        ),
+        (
+            ok("toolu_demo_agent") && says("toolu_demo_agent", "src/greet.rs, line 2") && nested_call("toolu_demo_agent", "grep_search"),
+            "an explore sub-agent searched on its own (its call nested under the agent call) and its answer came back".into(),
         ),
         (status == RunStatus::Completed, format!("the run completed (status: {})", status.as_str())),
     ]
