@@ -188,10 +188,18 @@ fn write_file_creates_a_file_and_edit_file_creates_with_empty_old_string() {
 #[test]
 fn persisted_results_can_be_paged_but_the_rest_of_the_cache_cannot() {
     let sandbox = Sandbox::new();
-    let results = sandbox.cache.join("tandem/tool-results");
+    // This workspace's own results folder.
+    let results = tandem::workspace::state_dir_in(&sandbox.cache, &sandbox.root.canonicalize().unwrap()).join("tool-results");
     let saved: String = (1..=3000).map(|i| format!("match {i}\n")).collect();
     files::write_file(&results, "toolu_01.txt", saved.as_bytes());
     files::write_file(&sandbox.cache, "other.txt", b"private\n");
+    // Another workspace's results.
+    let elsewhere = sandbox.cache.join("tandem/workspaces/other-0123456789abcdef/tool-results");
+    files::write_file(&elsewhere, "toolu_02.txt", b"another project's output\n");
+    let input = format!(r#"{{"file_path": {}}}"#, json_path(&elsewhere.join("toolu_02.txt")));
+    let (code, out) = sandbox.tool("read_file", &input);
+    assert_eq!(code, 1);
+    assert!(out.contains("outside the workspace"), "{out}");
 
     let input = format!(r#"{{"file_path": {}, "offset": 2999}}"#, json_path(&results.join("toolu_01.txt")));
     let (code, out) = sandbox.tool("read_file", &input);

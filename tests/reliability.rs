@@ -287,3 +287,146 @@ async fn a_credential_allowed_by_name_reaches_the_shell() {
     let result = Executor::new(ToolRegistry::builtin()).with_results_dir(None).execute(&call, &ctx).await.unwrap();
     assert_eq!(result.content, "allowed-value yes");
 }
+
+// ---------------------------------------------------------------- files
+
+fn temp_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tandem-") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// The content `write_file` puts in `out_N.txt`: big enough that writing
+/// it takes a moment.
+fn big_content(n: usize) -> String {
+    format!("file {n}\n") + &format!("line of file {n}\n").repeat(120_000)
+}
+
+#[tokio::test]
+async fn kill_9_during_writes_never_tears_a_file_and_the_next_start_removes_the_debris() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&work).unwrap();
+    let turns: Vec<Value> = (0..12)
+        .map(|n| json!({"tool_calls": [{"name": "write_file", "input": {"file_path": format!("out_{n}.txt"), "content": big_content(n)}}]}))
+        .chain([json!({"text": "done"})])
+        .collect();
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+    let tandem = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .args(args)
+            .current_dir(&work)
+            .env("XDG_CACHE_HOME", &cache)
+            .env("TANDEM_PROVIDER", "scripted")
+            .env("TANDEM_SCRIPT", &script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    };
+
+    // Kill the run while a temp file exists (retrying if the write won the race).
+    let mut debris_seen = false;
+    for _attempt in 0..5 {
+        let mut child = tandem(&["ask", "--permission-mode", "acceptEdits", "write the files"]).spawn().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while temp_files(&work).is_empty() && std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+            std::thread::yield_now();
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if !temp_files(&work).is_empty() {
+            debris_seen = true;
+            break;
+        }
+    }
+    assert!(debris_seen, "never caught a write in progress");
+    // Never torn: every file is absent or whole.
+    for n in 0..12 {
+        if let Ok(text) = std::fs::read_to_string(work.join(format!("out_{n}.txt"))) {
+            assert!(text == big_content(n), "out_{n}.txt is torn ({} bytes)", text.len());
+        }
+    }
+    // The next start cleans up.
+    let status = tandem(&["tool", "list_files", r#"{"pattern": "*.tmp"}"#]).status().unwrap();
+    assert!(status.success());
+    assert_eq!(temp_files(&work), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_saved_large_result_is_readable_from_its_workspace_only() {
+    use std::sync::Arc;
+    use tandem::tools::{ToolCall, ToolContext};
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let context = |dir: &tempfile::TempDir| ToolContext::new(Arc::new(tandem::workspace::Workspace::new(dir.path()).unwrap()));
+    let (first_ctx, second_ctx) = (context(&first), context(&second));
+    let executor = Executor::new(ToolRegistry::builtin());
+    let call = |name: &str, input: Value| ToolCall::new("toolu_big", name, input);
+    let big = executor.execute(&call("run_shell", json!({"command": "seq 1 20000"})), &first_ctx).await.unwrap();
+    let saved = big.content.rsplit_once("was saved to ").unwrap().1.split(". Use read_file").next().unwrap().to_string();
+    let read = |ctx: &ToolContext| {
+        let call = call("read_file", json!({"file_path": &saved, "offset": 19990, "limit": 3}));
+        let executor = executor.clone();
+        let ctx = ctx.clone();
+        async move { executor.execute(&call, &ctx).await.unwrap() }
+    };
+    let own = read(&first_ctx).await;
+    assert!(!own.is_error && own.content.contains("19991"), "{}", own.content);
+    let other = read(&second_ctx).await;
+    assert!(other.is_error && other.content.contains("outside the workspace"), "{}", other.content);
+    let _ = std::fs::remove_file(&saved);
+}
+
+const DELETED_OR_RENAMED: &str = "Error: a.txt was deleted or renamed after you read it, so it was not changed. Check with list_files where it went, or ask the user; if you mean to create it anew, call write_file again.";
+
+async fn read_then_edit_after(change: impl FnOnce(&std::path::Path)) -> (tempfile::TempDir, String) {
+    let (dir, ctx) = workspace();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
+    let read = executor.execute(&tandem::tools::ToolCall::new("r", "read_file", json!({"file_path": "a.txt"})), &ctx).await.unwrap();
+    assert!(!read.is_error, "{}", read.content);
+    change(dir.path());
+    let edit = tandem::tools::ToolCall::new("e", "edit_file", json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}));
+    let result = executor.execute(&edit, &ctx).await.unwrap();
+    assert!(result.is_error, "{}", result.content);
+    (dir, result.content)
+}
+
+#[tokio::test]
+async fn file_deleted_between_read_and_edit_is_refused_and_not_recreated() {
+    let (dir, message) = read_then_edit_after(|root| std::fs::remove_file(root.join("a.txt")).unwrap()).await;
+    assert_eq!(message, DELETED_OR_RENAMED);
+    assert!(!dir.path().join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn file_renamed_between_read_and_edit_is_refused_and_both_names_are_kept() {
+    let (dir, message) = read_then_edit_after(|root| std::fs::rename(root.join("a.txt"), root.join("b.txt")).unwrap()).await;
+    assert_eq!(message, DELETED_OR_RENAMED);
+    assert!(!dir.path().join("a.txt").exists());
+    assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "alpha\n");
+}
+
+#[tokio::test]
+async fn file_deleted_between_read_and_overwrite_is_refused() {
+    let (dir, ctx) = workspace();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
+    let read = executor.execute(&tandem::tools::ToolCall::new("r", "read_file", json!({"file_path": "a.txt"})), &ctx).await.unwrap();
+    assert!(!read.is_error);
+    std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+    let write = tandem::tools::ToolCall::new("w", "write_file", json!({"file_path": "a.txt", "content": "new\n"}));
+    let result = executor.execute(&write, &ctx).await.unwrap();
+    assert_eq!((result.is_error, result.content.as_str()), (true, DELETED_OR_RENAMED));
+    assert!(!dir.path().join("a.txt").exists());
+    // Called again on purpose, it creates the file.
+    let again = executor.execute(&write, &ctx).await.unwrap();
+    assert!(!again.is_error, "{}", again.content);
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "new\n");
+}

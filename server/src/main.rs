@@ -126,11 +126,9 @@ fn init_logging() {
 
 fn current_workspace() -> anyhow::Result<Workspace> {
     let cwd = std::env::current_dir()?;
-    let mut workspace = Workspace::new(cwd)?;
-    if let Some(dir) = tandem::tools::executor::default_results_dir() {
-        workspace.allow_reading(dir);
-    }
-    Ok(workspace)
+    // The workspace may read its own saved large results (and no other
+    // workspace's); it cleans up after interrupted writes.
+    Workspace::new(cwd)
 }
 
 async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {

@@ -66,7 +66,9 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let max_turns = options.max_turns.or(settings.max_turns);
     let request = RunRequest { prompt: options.prompt, max_turns, ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
+    let workspace = Arc::clone(&ctx.workspace);
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
+    workspace.clean_interrupted_writes();
     Ok(exit_code(outcome.status))
 }
 

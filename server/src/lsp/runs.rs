@@ -187,6 +187,16 @@ impl Drop for ReleaseOnDrop {
     }
 }
 
+/// At the end of a run (even a cancelled one), remove the temp files of
+/// writes that were interrupted.
+struct CleanAfterRun(Arc<Workspace>);
+
+impl Drop for CleanAfterRun {
+    fn drop(&mut self) {
+        self.0.clean_interrupted_writes();
+    }
+}
+
 /// Everything a run needs from the session.
 #[derive(Clone)]
 pub struct RunEnv {
@@ -259,8 +269,10 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
+    let workspace = Arc::clone(&env.workspace);
     tokio::spawn(async move {
         let _release = release;
+        let _clean = CleanAfterRun(workspace);
         let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
             Ok(provider) => agent::run(&*provider, &executor, ctx, request, events_tx).await,
             Err(err) => {

@@ -288,11 +288,10 @@ impl LanguageServer for Backend {
             canonical_roots.clone(),
             Arc::clone(&self.outbox),
         ));
-        let mut workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
+        // The workspace may read its own saved large results (and no
+        // other workspace's); it cleans up after interrupted writes.
+        let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
-        if let Some(dir) = crate::tools::executor::default_results_dir() {
-            workspace.allow_reading(dir);
-        }
         let workspace = Arc::new(workspace);
         let policy = PromptPolicy::new(
             Arc::clone(&self.link),

@@ -29,6 +29,15 @@ pub(crate) fn fresh_existing(workspace: &Workspace, path: &Path, verb: &str) -> 
             workspace.check_fresh(&current, verb).map_err(ToolError::Model)?;
             Ok(Some(current))
         }
+        // Read in this run, gone now: deleted or renamed behind the agent's
+        // back. Say so once instead of quietly creating it again; a second
+        // call (the agent deleted it itself and means to re-create it) goes on.
+        Err(ReadError::NotFound) if workspace.ledger().get(path).is_some() => {
+            workspace.ledger().forget(path);
+            Err(ToolError::model(format!(
+                "Error: {display} was deleted or renamed after you read it, so it was not changed. Check with list_files where it went, or ask the user; if you mean to create it anew, call write_file again."
+            )))
+        }
         Err(ReadError::NotFound) => Ok(None),
         Err(ReadError::IsDirectory) => Err(ToolError::model(format!(
             "Error: {display} is a directory, not a file. Give the path of a file."

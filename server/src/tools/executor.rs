@@ -112,12 +112,22 @@ pub struct FatalToolError(pub String);
 pub struct Executor {
     registry: ToolRegistry,
     policy: Arc<dyn PermissionPolicy>,
-    results_dir: Option<PathBuf>,
+    results_dir: ResultsDir,
+}
+
+/// Where large results are saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ResultsDir {
+    /// The workspace's own folder ([`crate::workspace::results_dir`]).
+    PerWorkspace,
+    Fixed(PathBuf),
+    Nowhere,
 }
 
 impl Executor {
+    /// Large results are saved in the workspace's own results folder.
     pub fn new(registry: ToolRegistry) -> Self {
-        Executor { registry, policy: Arc::new(AllowAll), results_dir: default_results_dir() }
+        Executor { registry, policy: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace }
     }
 
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
@@ -127,7 +137,7 @@ impl Executor {
 
     /// Where large results are saved (`None`: never saved).
     pub fn with_results_dir(mut self, dir: Option<PathBuf>) -> Self {
-        self.results_dir = dir;
+        self.results_dir = dir.map_or(ResultsDir::Nowhere, ResultsDir::Fixed);
         self
     }
 
@@ -142,8 +152,13 @@ impl Executor {
         &self.registry
     }
 
-    pub fn results_dir(&self) -> Option<&PathBuf> {
-        self.results_dir.as_ref()
+    /// The folder large results of calls in `ctx` are saved to.
+    pub fn results_dir(&self, ctx: &ToolContext) -> Option<PathBuf> {
+        match &self.results_dir {
+            ResultsDir::PerWorkspace => crate::workspace::results_dir(ctx.workspace.root()),
+            ResultsDir::Fixed(dir) => Some(dir.clone()),
+            ResultsDir::Nowhere => None,
+        }
     }
 
     /// The first gates: find the tool and parse the input once. `Err` is the
@@ -202,7 +217,7 @@ impl Executor {
             Ok(text) => ToolResult::ok(&call.id, text),
             Err(err) => into_result(&call.id, err)?,
         };
-        let content = cap_result(&result.content, max_result_chars, self.results_dir.as_deref(), &call.id);
+        let content = cap_result(&result.content, max_result_chars, self.results_dir(&ctx).as_deref(), &call.id);
         Ok(ToolResult { content, ..result })
     }
 }
@@ -220,11 +235,6 @@ fn into_result(id: &str, err: ToolError) -> Result<ToolResult, FatalToolError> {
         ToolError::Model(message) => Ok(ToolResult::error(id, message)),
         ToolError::Fatal(message) => Err(FatalToolError(message)),
     }
-}
-
-/// The folder for persisted large results: `<cache>/tandem/tool-results`.
-pub fn default_results_dir() -> Option<PathBuf> {
-    dirs::cache_dir().map(|d| d.join("tandem").join("tool-results"))
 }
 
 /// Cut a result over `max_chars` to its head and tail around
@@ -255,11 +265,21 @@ pub fn cap_result(content: &str, max_chars: usize, results_dir: Option<&std::pat
 
 fn persist(content: &str, results_dir: Option<&std::path::Path>, id: &str) -> Option<PathBuf> {
     let dir = results_dir?;
-    std::fs::create_dir_all(dir).ok()?;
+    {
+        // Private to the user: results can hold anything a tool printed.
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).ok()?;
+    }
     let safe_id: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect();
     let name = if safe_id.is_empty() { format!("result-{}.txt", std::process::id()) } else { format!("{safe_id}.txt") };
     let path = dir.join(name);
-    match std::fs::write(&path, content) {
+    // Atomic, so a reader never sees half a result; an existing file of
+    // the same call id is replaced.
+    let _ = std::fs::remove_file(&path);
+    match crate::workspace::atomic_write(&path, content.as_bytes(), None).map_err(|e| match e {
+        crate::workspace::DiskWriteError::Io(err) => err,
+        other => std::io::Error::other(format!("{other:?}")),
+    }) {
         Ok(()) => Some(path),
         Err(err) => {
             tracing::warn!(%err, path = %path.display(), "cannot save a large tool result");

@@ -1,9 +1,17 @@
 //! The disk sink: atomic writes (a temp file in the same folder, then a
 //! rename), keeping the file's mode bits, and only when the file still holds
 //! what the agent read.
+//!
+//! A process killed between creating the temp file and the rename leaves
+//! the target untouched (never torn) but the temp file behind. Each temp
+//! file's path is first recorded in a journal of this process
+//! ([`WriteJournal`], one file per pid in the workspace's state folder),
+//! so the next start (or the end of a run) removes exactly the debris of
+//! processes that are gone, and nothing a live Tandem is still writing.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::ledger::fingerprint;
 
@@ -17,10 +25,112 @@ pub enum DiskWriteError {
     Io(std::io::Error),
 }
 
+/// Temp files are named `.tandem-<pid>-<random>.tmp`.
+const TEMP_PREFIX: &str = ".tandem-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+fn is_temp_name(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(TEMP_PREFIX) && n.ends_with(TEMP_SUFFIX))
+}
+
+/// The temp files this process may leave behind if it is killed mid-write.
+#[derive(Debug)]
+pub struct WriteJournal {
+    /// `<state>/pending-writes`: one file per pid, one temp path per line.
+    dir: PathBuf,
+    in_flight: AtomicUsize,
+}
+
+impl WriteJournal {
+    pub fn new(dir: PathBuf) -> Self {
+        WriteJournal { dir, in_flight: AtomicUsize::new(0) }
+    }
+
+    fn own_file(&self) -> PathBuf {
+        self.dir.join(std::process::id().to_string())
+    }
+
+    fn record(&self, temp: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        std::fs::create_dir_all(&self.dir)?;
+        let mut journal = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(self.own_file())?;
+        let mut line = temp.as_os_str().as_encoded_bytes().to_vec();
+        line.push(b'\n');
+        journal.write_all(&line)
+    }
+
+    /// Remove the temp files of interrupted writes: those recorded by
+    /// processes that are gone, and this process's own when no write is in
+    /// flight (the end of a run). Returns how many files were removed.
+    pub fn clean(&self) -> usize {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return 0 };
+        let own = std::process::id();
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let mine = pid == own;
+            if mine && self.in_flight.load(Ordering::SeqCst) > 0 {
+                continue;
+            }
+            if !mine && process_exists(pid) {
+                continue;
+            }
+            let journal = entry.path();
+            let Ok(listed) = std::fs::read(&journal) else { continue };
+            for line in listed.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                // SAFETY of the conversion: the bytes were written by
+                // `record` from an OsStr on this platform.
+                let path = PathBuf::from(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(line) });
+                if is_temp_name(&path) && std::fs::remove_file(&path).is_ok() {
+                    tracing::info!(path = %path.display(), "removed the temp file of an interrupted write");
+                    removed += 1;
+                }
+            }
+            let _ = std::fs::remove_file(&journal);
+        }
+        removed
+    }
+}
+
+/// Is a process with this pid running (as far as we may know)?
+fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Removes the temp file unless the write went through.
+struct TempFile<'a> {
+    path: PathBuf,
+    journal: Option<&'a WriteJournal>,
+    done: bool,
+}
+
+impl Drop for TempFile<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        if let Some(journal) = self.journal {
+            if journal.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+                // Nothing in flight: every recorded temp file is gone.
+                let _ = std::fs::remove_file(journal.own_file());
+            }
+        }
+    }
+}
+
 /// Write `bytes` to `path` atomically. `expected` is the fingerprint the file
 /// must still have (`None`: the file must not exist). Parent folders are
 /// created as needed.
 pub fn atomic_write(path: &Path, bytes: &[u8], expected: Option<u64>) -> Result<(), DiskWriteError> {
+    atomic_write_journaled(path, bytes, expected, None)
+}
+
+/// [`atomic_write`], recording the temp file in `journal` first so that a
+/// kill -9 before the rename leaves debris the next start can find.
+pub fn atomic_write_journaled(path: &Path, bytes: &[u8], expected: Option<u64>, journal: Option<&WriteJournal>) -> Result<(), DiskWriteError> {
     // Write through a symlink to the file it names: renaming the temp file
     // over the link itself would replace the link with a plain file.
     let resolved = std::fs::canonicalize(path).ok();
@@ -43,21 +153,49 @@ pub fn atomic_write(path: &Path, bytes: &[u8], expected: Option<u64>) -> Result<
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(DiskWriteError::Io)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tandem-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(DiskWriteError::Io)?;
-    temp.write_all(bytes).map_err(DiskWriteError::Io)?;
-    temp.as_file().sync_all().map_err(DiskWriteError::Io)?;
+    let temp_path = dir.join(format!("{TEMP_PREFIX}{}-{:016x}{TEMP_SUFFIX}", std::process::id(), rand::random::<u64>()));
+    if let Some(journal) = journal {
+        journal.in_flight.fetch_add(1, Ordering::SeqCst);
+    }
+    let mut temp = TempFile { path: temp_path, journal, done: false };
+    if let Some(journal) = journal {
+        if let Err(err) = journal.record(&temp.path) {
+            tracing::warn!(%err, "cannot record a temp file in the write journal");
+        }
+    }
+    let mut file = {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp.path).map_err(DiskWriteError::Io)?
+    };
+    file.write_all(bytes).map_err(DiskWriteError::Io)?;
+    file.sync_all().map_err(DiskWriteError::Io)?;
+    drop(file);
     if let Some(permissions) = permissions {
-        std::fs::set_permissions(temp.path(), permissions).map_err(DiskWriteError::Io)?;
+        std::fs::set_permissions(&temp.path, permissions).map_err(DiskWriteError::Io)?;
+    } else {
+        // A new file gets the usual mode (0666 less the umask), not the
+        // temp file's private 0600.
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&temp.path, std::fs::Permissions::from_mode(0o666 & !current_umask())).map_err(DiskWriteError::Io)?;
     }
     // Check again right before the rename to keep the window for a lost
     // concurrent write as small as the filesystem allows.
     check()?;
-    temp.persist(path).map_err(|e| DiskWriteError::Io(e.error))?;
+    std::fs::rename(&temp.path, path).map_err(DiskWriteError::Io)?;
+    temp.done = true;
     Ok(())
+}
+
+/// The process's umask, from `/proc/self/status` (changing the umask to
+/// read it would race with other threads creating files); 022 elsewhere.
+fn current_umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("Umask:"))?;
+            u32::from_str_radix(line.trim_start_matches("Umask:").trim(), 8).ok()
+        })
+        .unwrap_or(0o022)
 }
 
 #[cfg(test)]
@@ -97,5 +235,45 @@ mod tests {
         }
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn debris_of_a_dead_writer_is_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = WriteJournal::new(dir.path().join("journal"));
+        std::fs::create_dir_all(dir.path().join("journal")).unwrap();
+        let debris = dir.path().join(".tandem-4194999-00000000deadbeef.tmp");
+        let user_file = dir.path().join("notes.txt");
+        std::fs::write(&debris, "half a file").unwrap();
+        std::fs::write(&user_file, "keep me").unwrap();
+        // Past pid_max: no such process. The journal lists a temp file and,
+        // as if corrupted, a user file, which must survive.
+        let listing = format!("{}\n{}\n", debris.display(), user_file.display());
+        std::fs::write(dir.path().join("journal/4194999"), listing).unwrap();
+        // A live writer's (our own parent's) debris is left alone.
+        let live = dir.path().join(".tandem-live-0000000000000001.tmp");
+        std::fs::write(&live, "being written").unwrap();
+        let parent = std::os::unix::process::parent_id();
+        std::fs::write(dir.path().join(format!("journal/{parent}")), format!("{}\n", live.display())).unwrap();
+
+        assert_eq!(journal.clean(), 1);
+        assert!(!debris.exists());
+        assert_eq!(std::fs::read_to_string(&user_file).unwrap(), "keep me");
+        assert!(live.exists());
+        assert!(!dir.path().join("journal/4194999").exists());
+    }
+
+    #[test]
+    fn a_write_records_its_temp_file_and_clears_the_journal_when_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = WriteJournal::new(dir.path().join("journal"));
+        atomic_write_journaled(&dir.path().join("a.txt"), b"text", None, Some(&journal)).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "text");
+        // Nothing in flight: the journal file of this process is gone.
+        assert!(!journal.own_file().exists());
+        // A new file gets the usual mode, not the temp file's 0600.
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir.path().join("a.txt")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !current_umask());
     }
 }

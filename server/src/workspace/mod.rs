@@ -15,7 +15,7 @@ mod watcher;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use disk::{atomic_write, DiskWriteError};
+pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
@@ -133,6 +133,31 @@ pub struct Workspace {
     /// The user's home folder, where `~/.tandem/` (instructions, skills,
     /// agents) lives; `None` reads no user files.
     home: Option<PathBuf>,
+    /// The temp files of writes in progress, for cleaning up after a kill.
+    journal: Option<Arc<WriteJournal>>,
+}
+
+/// Tandem's own folder for one workspace, outside it:
+/// `<cache>/tandem/workspaces/<folder name>-<hash of its path>`. Large tool
+/// results and the write journal live there, apart from every other
+/// workspace's.
+pub fn state_dir(root: &Path) -> Option<PathBuf> {
+    dirs::cache_dir().map(|cache| state_dir_in(&cache, root))
+}
+
+/// [`state_dir`] under a given cache folder.
+pub fn state_dir_in(cache: &Path, root: &Path) -> PathBuf {
+    let name: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.')).take(40).collect())
+        .unwrap_or_default();
+    let hash = fingerprint(root.as_os_str().as_encoded_bytes());
+    cache.join("tandem").join("workspaces").join(format!("{name}-{hash:016x}"))
+}
+
+/// Where one workspace's large tool results are saved.
+pub fn results_dir(root: &Path) -> Option<PathBuf> {
+    state_dir(root).map(|dir| dir.join("tool-results"))
 }
 
 impl std::fmt::Debug for Workspace {
@@ -156,15 +181,33 @@ impl Workspace {
             .iter()
             .map(|r| r.canonicalize().with_context(|| format!("workspace root {}", r.display())))
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let state = state_dir(&roots[0]);
+        let journal = state.as_ref().map(|dir| Arc::new(WriteJournal::new(dir.join("pending-writes"))));
+        if let Some(journal) = &journal {
+            let removed = journal.clean();
+            if removed > 0 {
+                tracing::info!(removed, "removed temp files left by interrupted writes");
+            }
+        }
+        // This workspace's saved results, and no other's, are readable.
+        let readable_extra = results_dir(&roots[0]).into_iter().collect();
         Ok(Workspace {
             roots,
             editor,
             ledger: Arc::new(ReadLedger::default()),
-            readable_extra: Vec::new(),
+            readable_extra,
             watcher: Mutex::new(None),
             text_reads: Default::default(),
             home: dirs::home_dir(),
+            journal,
         })
+    }
+
+    /// Remove the temp files of interrupted writes (a kill -9 mid-write):
+    /// those of Tandem processes that are gone, and this one's own when no
+    /// write is in flight. Done at start-up and after each run.
+    pub fn clean_interrupted_writes(&self) -> usize {
+        self.journal.as_ref().map_or(0, |journal| journal.clean())
     }
 
     /// Allow reads (never writes) below `dir`, e.g. the persisted-results folder.
@@ -184,6 +227,7 @@ impl Workspace {
             readable_extra: self.readable_extra.clone(),
             watcher: Mutex::new(None),
             home: self.home.clone(),
+            journal: self.journal.clone(),
             text_reads: Default::default(),
         }
     }
@@ -401,7 +445,7 @@ impl Workspace {
                 "Error: {display} was modified externally since your last read (the file watcher saw it change on disk). Read it again with read_file first."
             )));
         }
-        match atomic_write(&change.path, change.new_text.as_bytes(), expected) {
+        match atomic_write_journaled(&change.path, change.new_text.as_bytes(), expected, self.journal.as_deref()) {
             Ok(()) => {
                 let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
                 self.ledger.record(&change.path, stamp, Arc::from(change.new_text.as_str()));
