@@ -185,7 +185,7 @@ fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
     assert_eq!(outcome.disk, ON_DISK);
     let content = outcome.results[1]["content"].as_str().unwrap_or_default();
     assert_eq!(outcome.results[1]["is_error"], true, "{content}");
-    assert!(content.contains("User cancelled server edit"), "{content}");
+    assert!(content.contains("the editor refused the edit: User cancelled server edit"), "{content}");
 }
 
 /// The default mode with `eglot-confirm-server-initiated-edits` nil (the

@@ -506,3 +506,29 @@ fn kakoune_is_prompted_though_it_advertises_change_annotations() {
         client.shutdown();
     }
 }
+
+/// Cancel means no edit lands: a run cancelled while its edit waits in the
+/// editor's review withdraws the applyEdit with `$/cancelRequest` (VS Code
+/// closes its refactor preview), and the answer does not claim the edit.
+#[test]
+fn cancelling_a_run_withdraws_its_pending_apply_edit() {
+    let f = Fixture::new(&[("notes.txt", "alpha\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "alpha", "ALPHA")]), done()]),
+        json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {}}}}),
+        json!({}),
+    );
+    let uri = client.open(&f.path("notes.txt"), "alpha\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("Shout"));
+    // The edit waits for the user's review; the user cancels the run.
+    let apply = client.server_request("workspace/applyEdit");
+    let cancel = client.request("workspace/executeCommand", json!({"command": "tandem.cancel", "arguments": [{"runId": "run-1"}]}));
+    assert_eq!(cancel["result"]["cancelled"], true, "{cancel}");
+    let withdrawn = client.wait_for("$/cancelRequest", |m| m["method"] == "$/cancelRequest");
+    assert_eq!(withdrawn["params"]["id"], apply["id"], "the pending applyEdit is the one withdrawn");
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "not_applied"}]), "{answer}");
+    assert_eq!(client.text(&uri), "alpha\n");
+    client.shutdown();
+}

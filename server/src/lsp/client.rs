@@ -3,13 +3,18 @@
 //! and runs can be tested in-process against a fake editor.
 //!
 //! Every request has a timeout (Invariant 7): an editor that never answers
-//! must not hang a tool call forever.
+//! must not hang a tool call forever. A request the server stops waiting
+//! for — timed out, or its run cancelled (the tool's future is dropped) — is
+//! withdrawn with `$/cancelRequest`, so an editor can close the review it
+//! opened for it (VS Code's refactor preview, the Neovim plugin's prompt).
 
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::Value;
-use tower_lsp_server::ls_types::{notification::Notification, request::Request};
+use serde_json::{json, Value};
+use tower::Service as _;
+use tower_lsp_server::jsonrpc::{Id, Request as RpcRequest};
+use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::Client;
 
 /// Why a request to the client got no usable answer.
@@ -42,6 +47,7 @@ pub mod methods {
     pub const RUN_EVENT: &str = "tandem/runEvent";
     pub const LOG_MESSAGE: &str = "window/logMessage";
     pub const SHOW_MESSAGE: &str = "window/showMessage";
+    pub const CANCEL_REQUEST: &str = "$/cancelRequest";
 }
 
 /// Requests and notifications to the editor, as raw JSON.
@@ -64,17 +70,6 @@ pub async fn request_with_timeout(
     }
 }
 
-macro_rules! raw_request {
-    ($name:ident, $method:path) => {
-        enum $name {}
-        impl Request for $name {
-            type Params = Value;
-            type Result = Value;
-            const METHOD: &'static str = $method;
-        }
-    };
-}
-
 macro_rules! raw_notification {
     ($name:ident, $method:path) => {
         enum $name {}
@@ -85,34 +80,61 @@ macro_rules! raw_notification {
     };
 }
 
-raw_request!(ApplyEdit, methods::APPLY_EDIT);
-raw_request!(ShowMessageRequest, methods::SHOW_MESSAGE_REQUEST);
-raw_request!(ShowDocument, methods::SHOW_DOCUMENT);
-raw_request!(WorkDoneProgressCreate, methods::WORK_DONE_PROGRESS_CREATE);
-raw_request!(Configuration, methods::CONFIGURATION);
-raw_request!(SaveDocuments, methods::SAVE_DOCUMENTS);
 raw_notification!(Progress, methods::PROGRESS);
 raw_notification!(RunEvent, methods::RUN_EVENT);
 raw_notification!(LogMessage, methods::LOG_MESSAGE);
 raw_notification!(ShowMessage, methods::SHOW_MESSAGE);
+raw_notification!(CancelRequest, methods::CANCEL_REQUEST);
 
 /// The real client: tower-lsp-server's [`Client`].
 pub struct TowerClient(pub Client);
 
+/// Sends `$/cancelRequest` for a request whose answer nobody waits for any
+/// more (its future was dropped before the answer came).
+struct WithdrawOnDrop {
+    client: Client,
+    id: Option<Id>,
+}
+
+impl Drop for WithdrawOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let client = self.client.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                tracing::debug!(?id, "withdrawing a request the server no longer waits for");
+                client.send_notification::<CancelRequest>(json!({"id": id})).await;
+            });
+        }
+    }
+}
+
 #[async_trait]
 impl ClientLink for TowerClient {
     async fn request(&self, method: &'static str, params: Value) -> Result<Value, ClientError> {
-        let client = &self.0;
-        let result = match method {
-            methods::APPLY_EDIT => client.send_request::<ApplyEdit>(params).await,
-            methods::SHOW_MESSAGE_REQUEST => client.send_request::<ShowMessageRequest>(params).await,
-            methods::SHOW_DOCUMENT => client.send_request::<ShowDocument>(params).await,
-            methods::WORK_DONE_PROGRESS_CREATE => client.send_request::<WorkDoneProgressCreate>(params).await,
-            methods::CONFIGURATION => client.send_request::<Configuration>(params).await,
-            methods::SAVE_DOCUMENTS => client.send_request::<SaveDocuments>(params).await,
-            other => return Err(ClientError::Failed(format!("the server has no request type for {other}"))),
-        };
-        result.map_err(|e| ClientError::Failed(format!("{} ({})", e.message, e.code)))
+        if !matches!(
+            method,
+            methods::APPLY_EDIT
+                | methods::SHOW_MESSAGE_REQUEST
+                | methods::SHOW_DOCUMENT
+                | methods::WORK_DONE_PROGRESS_CREATE
+                | methods::CONFIGURATION
+                | methods::SAVE_DOCUMENTS
+        ) {
+            return Err(ClientError::Failed(format!("the server has no request type for {method}")));
+        }
+        let id = self.0.next_request_id();
+        let request = RpcRequest::build(method).id(id.clone()).params(params).finish();
+        let mut guard = WithdrawOnDrop { client: self.0.clone(), id: Some(id) };
+        let answer = self.0.clone().call(request).await;
+        guard.id = None;
+        match answer {
+            Ok(Some(response)) => {
+                let (_, result) = response.into_parts();
+                result.map_err(|e| ClientError::Failed(format!("{} ({})", e.message, e.code)))
+            }
+            Ok(None) | Err(_) => Err(ClientError::Failed("the connection to the editor is closed".into())),
+        }
     }
 
     async fn notify(&self, method: &'static str, params: Value) {

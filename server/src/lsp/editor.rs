@@ -27,12 +27,61 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tower_lsp_server::ls_types::{AnnotatedTextEdit, ApplyWorkspaceEditResponse, OneOf};
 
-use super::client::{methods, request_with_timeout, ClientLink};
+use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, DocumentSnapshot, Documents};
 use super::edits::text_edits;
 use super::runs::RunOutbox;
 use crate::workspace::{describe_change, fingerprint, BufferEdit, BufferSnapshot, EditOutcome, Editor};
+
+/// How an `applied: true` with no change seen in the buffer is reported.
+const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not change";
+
+/// An edit recorded `not_applied` that may still land (see
+/// [`LspEditor::watch_late_change`]).
+#[derive(Debug, Clone)]
+struct LateEdit {
+    uri: String,
+    path: PathBuf,
+    base: i32,
+    expected: String,
+}
+
+impl LateEdit {
+    /// The buffer holds the edited text, at a version after the edit's.
+    fn landed(&self, documents: &Documents) -> bool {
+        documents.snapshot(&self.path).is_some_and(|d| d.version > self.base && *d.text == *self.expected)
+    }
+
+    fn confirm(&self, records: &Mutex<Vec<EditRecord>>) {
+        let mut records = records.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(record) = records.iter_mut().rev().find(|r| r.uri == self.uri && r.status == "not_applied") {
+            record.status = "applied";
+        }
+    }
+}
+
+/// Records an edit whose `apply` future was dropped before it finished.
+struct PendingEdit<'a> {
+    editor: &'a LspEditor,
+    edit: &'a BufferEdit,
+    watch_for: Duration,
+    done: bool,
+}
+
+impl Drop for PendingEdit<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if let Some(document) = self.editor.documents.snapshot(&self.edit.path) {
+            let uri = document.uri.as_str().to_string();
+            tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
+            self.editor.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri: uri.clone(), status: "not_applied" });
+            self.editor.watch_late_change(self.edit, uri, self.watch_for);
+        }
+    }
+}
 
 /// The change annotation id for edits that need the user's review.
 const REVIEW_ANNOTATION: &str = "tandem.review";
@@ -57,7 +106,9 @@ pub struct LspEditor {
     settings: Arc<RwLock<Settings>>,
     capabilities: EditCapabilities,
     roots: Vec<PathBuf>,
-    records: Mutex<Vec<EditRecord>>,
+    records: Arc<Mutex<Vec<EditRecord>>>,
+    /// Edits recorded `not_applied` that may still land.
+    late: Mutex<Vec<LateEdit>>,
     outbox: Arc<RunOutbox>,
 }
 
@@ -70,7 +121,7 @@ impl LspEditor {
         roots: Vec<PathBuf>,
         outbox: Arc<RunOutbox>,
     ) -> Self {
-        LspEditor { documents, client, settings, capabilities, roots, records: Mutex::new(Vec::new()), outbox }
+        LspEditor { documents, client, settings, capabilities, roots, records: Arc::new(Mutex::new(Vec::new())), late: Mutex::new(Vec::new()), outbox }
     }
 
     fn settings(&self) -> Settings {
@@ -78,7 +129,14 @@ impl LspEditor {
     }
 
     /// The edits recorded since the last call (one run's edits).
+    /// An edit that landed late (a `didChange` after the wait) is
+    /// `applied` here, whether or not its watcher has run yet.
     pub fn take_records(&self) -> Vec<EditRecord> {
+        for late in std::mem::take(&mut *self.late.lock().unwrap_or_else(|e| e.into_inner())) {
+            if late.landed(&self.documents) {
+                late.confirm(&self.records);
+            }
+        }
         std::mem::take(&mut *self.records.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -185,9 +243,7 @@ impl LspEditor {
                     return EditOutcome::Applied { version, saved: false };
                 }
                 return if version == edit.version {
-                    EditOutcome::NotApplied(
-                        "the editor answered applied: true but the buffer did not change".into(),
-                    )
+                    EditOutcome::NotApplied(format!("the editor answered {APPLIED_WITHOUT_CHANGE}"))
                 } else {
                     let now = self.documents.snapshot(&edit.path);
                     let what = now.map(|d| describe_change(&edit.old_text, &d.text)).unwrap_or_default();
@@ -241,15 +297,30 @@ impl LspEditor {
         let response: ApplyWorkspaceEditResponse = match answer.map(serde_json::from_value) {
             Ok(Ok(response)) => response,
             Ok(Err(err)) => return EditOutcome::NotApplied(format!("the editor's answer to applyEdit was malformed: {err}")),
-            Err(err) => return EditOutcome::NotApplied(format!("the editor did not answer the applyEdit request: {err}")),
+            Err(ClientError::Timeout(waited)) => {
+                return EditOutcome::NotApplied(format!(
+                    "the editor did not answer the applyEdit request within {} s",
+                    waited.as_secs()
+                ))
+            }
+            // The editor answered with a JSON-RPC error: say what it said
+            // (eglot: "Edits on `a.txt' require version 11, you have 21").
+            Err(ClientError::Failed(message)) => {
+                self.settle(edit, &message, settings.timeouts.verify()).await;
+                return EditOutcome::NotApplied(format!("the editor refused the edit: {message}"));
+            }
         };
         if !response.applied {
             let reason = response.failure_reason.unwrap_or_default();
-            return if annotate {
-                EditOutcome::Rejected(if reason.is_empty() { "declined in the editor's review".into() } else { reason })
+            if annotate {
+                return EditOutcome::Rejected(if reason.is_empty() { "declined in the editor's review".into() } else { reason });
+            }
+            self.settle(edit, &reason, settings.timeouts.verify()).await;
+            return EditOutcome::NotApplied(if reason.is_empty() {
+                "the editor answered applied: false".into()
             } else {
-                EditOutcome::NotApplied(if reason.is_empty() { "the editor answered applied: false".into() } else { format!("the editor answered applied: false: {reason}") })
-            };
+                format!("the editor answered applied: false: {reason}")
+            });
         }
         match self.verify(edit, changes, settings.timeouts.verify()).await {
             EditOutcome::Applied { version, .. } => {
@@ -259,6 +330,56 @@ impl LspEditor {
             other => other,
         }
     }
+
+    /// After the editor refused an edit for its version (its reason
+    /// mentions the version, as eglot's "Edits on `a.txt' require version
+    /// 11, you have 21" does), wait (bounded) for the `didChange` it has not
+    /// sent yet, so the model's next read sees what the editor holds.
+    /// Returns at once for other refusals, and when the server already
+    /// knows a newer version.
+    async fn settle(&self, edit: &BufferEdit, reason: &str, timeout: Duration) {
+        if !reason.to_ascii_lowercase().contains("version") {
+            return;
+        }
+        let mut changes = self.documents.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.documents.state(&edit.path).is_some_and(|(version, _)| version == edit.version) {
+            if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
+                return;
+            }
+        }
+    }
+
+    /// An edit whose outcome is uncertain — the editor said `applied: true`
+    /// but no `didChange` showed it in time (eglot sends it when the user is
+    /// next idle), or the run stopped waiting for the answer — is recorded
+    /// `not_applied`; if the buffer then holds the edited text within
+    /// `timeout`, the record is corrected to `applied`.
+    fn watch_late_change(&self, edit: &BufferEdit, uri: String, timeout: Duration) {
+        let late = LateEdit { uri, path: edit.path.clone(), base: edit.version, expected: edit.new_text.clone() };
+        self.late.lock().unwrap_or_else(|e| e.into_inner()).push(late.clone());
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let documents = Arc::clone(&self.documents);
+        let records = Arc::clone(&self.records);
+        runtime.spawn(async move {
+            let mut changes = documents.subscribe();
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                if documents.snapshot(&late.path).is_none() {
+                    return;
+                }
+                if late.landed(&documents) {
+                    late.confirm(&records);
+                    tracing::info!(path = %late.path.display(), "a late didChange confirmed an agent edit");
+                    return;
+                }
+                if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
+                    return;
+                }
+            }
+        });
+    }
+
 }
 
 #[async_trait]
@@ -272,9 +393,20 @@ impl Editor for LspEditor {
     }
 
     async fn apply(&self, edit: BufferEdit) -> EditOutcome {
+        let watch_for = self.settings().timeouts.apply_edit();
+        // If the run stops waiting (cancelled: this future is dropped, and
+        // the client link withdraws the applyEdit), the edit is recorded
+        // `not_applied` unless the buffer then shows it.
+        let mut pending = PendingEdit { editor: self, edit: &edit, watch_for, done: false };
         let outcome = self.apply_inner(&edit).await;
+        pending.done = true;
         if let Some(document) = self.documents.snapshot(&edit.path) {
             self.record(&document, &outcome);
+            if let EditOutcome::NotApplied(reason) = &outcome {
+                if reason.contains(APPLIED_WITHOUT_CHANGE) {
+                    self.watch_late_change(&edit, document.uri.as_str().to_string(), watch_for);
+                }
+            }
         }
         tracing::info!(path = %edit.path.display(), ?outcome, "agent edit");
         outcome

@@ -38,6 +38,14 @@ enum OnApply {
     TrueWithoutChange,
     /// Answer `applied: false`.
     False,
+    /// Answer `applied: true` at once and apply the edit (send the
+    /// `didChange`) `after_ms` later, as eglot does at the user's next
+    /// idle moment.
+    TrueThenApplyLater { after_ms: u64 },
+    /// Answer with a JSON-RPC error, and send the user's pending typing
+    /// `after_ms` later (eglot refusing a stale edit before its didChange
+    /// is out).
+    ErrorThenTypeLater { message: &'static str, after_ms: u64 },
 }
 
 struct FakeClient {
@@ -71,36 +79,41 @@ impl FakeClient {
         self.requests.lock().unwrap().iter().filter(|(m, _)| m == method).map(|(_, p)| p.clone()).collect()
     }
 
-    /// Apply the edits of the first `TextDocumentEdit` as a client does:
-    /// check the version, then send them back to front as one `didChange`.
+    /// Apply the edits of the first `TextDocumentEdit` as a client does.
     fn apply(&self, params: &Value) -> bool {
-        let change = &params["edit"]["documentChanges"][0];
-        let uri = serde_json::from_value(change["textDocument"]["uri"].clone()).unwrap();
-        let version = change["textDocument"]["version"].as_i64().unwrap() as i32;
-        let Some(document) = self.documents.snapshot_uri(&uri) else { return false };
-        if document.version != version {
-            return false;
-        }
-        let mut edits: Vec<(Range, String)> = change["edits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| (serde_json::from_value(e["range"].clone()).unwrap(), e["newText"].as_str().unwrap().to_string()))
-            .collect();
-        edits.sort_by_key(|(range, _)| (range.start.line, range.start.character));
-        let changes: Vec<TextDocumentContentChangeEvent> = edits
-            .into_iter()
-            .rev()
-            .map(|(range, text)| TextDocumentContentChangeEvent { range: Some(range), range_length: None, text })
-            .collect();
-        self.documents.change(&uri, version + 1, &changes).unwrap();
-        true
+        apply_to(&self.documents, params)
     }
 
     fn type_into(&self, params: &Value, at: usize, text: &str) {
         let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
         type_text(&self.documents, &uri, at, text);
     }
+}
+
+/// Apply the edits of the first `TextDocumentEdit` as a client does:
+/// check the version, then send them back to front as one `didChange`.
+fn apply_to(documents: &Documents, params: &Value) -> bool {
+    let change = &params["edit"]["documentChanges"][0];
+    let uri = serde_json::from_value(change["textDocument"]["uri"].clone()).unwrap();
+    let version = change["textDocument"]["version"].as_i64().unwrap() as i32;
+    let Some(document) = documents.snapshot_uri(&uri) else { return false };
+    if document.version != version {
+        return false;
+    }
+    let mut edits: Vec<(Range, String)> = change["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (serde_json::from_value(e["range"].clone()).unwrap(), e["newText"].as_str().unwrap().to_string()))
+        .collect();
+    edits.sort_by_key(|(range, _)| (range.start.line, range.start.character));
+    let changes: Vec<TextDocumentContentChangeEvent> = edits
+        .into_iter()
+        .rev()
+        .map(|(range, text)| TextDocumentContentChangeEvent { range: Some(range), range_length: None, text })
+        .collect();
+    documents.change(&uri, version + 1, &changes).unwrap();
+    true
 }
 
 /// The `at`-th (modulo) char index of `text` that is neither inside a
@@ -157,6 +170,24 @@ impl ClientLink for FakeClient {
                     }
                     OnApply::TrueWithoutChange => true,
                     OnApply::False => false,
+                    OnApply::TrueThenApplyLater { after_ms } => {
+                        let documents = Arc::clone(&self.documents);
+                        let params = params.clone();
+                        tokio::spawn(async move {
+                            tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
+                            apply_to(&documents, &params);
+                        });
+                        true
+                    }
+                    OnApply::ErrorThenTypeLater { message, after_ms } => {
+                        let documents = Arc::clone(&self.documents);
+                        let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
+                        tokio::spawn(async move {
+                            tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
+                            type_text(&documents, &uri, 0, "typed ");
+                        });
+                        return Err(ClientError::Failed(message.to_string()));
+                    }
                 };
                 Ok(if applied { json!({"applied": true}) } else { json!({"applied": false, "failureReason": "stale version"}) })
             }
@@ -648,4 +679,37 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         - line 3: error [rustc]: cannot find value `y` in this scope
     "#]]
     .assert_eq(&selection_context(&env, &args).unwrap());
+}
+
+/// eglot answers `applied: true` and sends the `didChange` only when the
+/// user is next idle: after the verification wait the edit is reported not
+/// applied, but once the buffer shows it the run's record says `applied`.
+#[tokio::test(start_paused = true)]
+async fn a_did_change_after_the_verification_wait_corrects_the_record() {
+    let h = harness(accept_edits(), false, "alpha\nbeta\n");
+    h.client.script(OnApply::TrueThenApplyLater { after_ms: 1_000 });
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace("beta", "BETA")).await;
+    assert!(matches!(&outcome, Err(WriteError::NotApplied(reason)) if reason.contains("did not change")), "{outcome:?}");
+    // The user moves on; eglot's idle timer sends the change.
+    tokio::time::sleep(std::time::Duration::from_millis(2_000)).await;
+    assert_eq!(h.text(), "alpha\nBETA\n");
+    assert_eq!(h.editor.take_records(), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "applied" }]);
+}
+
+/// eglot refuses a stale edit with a JSON-RPC error before its own
+/// `didChange` is out: the model is told what the editor said, and the
+/// sink waits for that `didChange`, so the model's re-read sees the
+/// editor's text.
+#[tokio::test(start_paused = true)]
+async fn an_editor_error_is_reported_in_its_words_after_the_pending_change() {
+    let h = harness(json!({"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 5000}}), false, "alpha\nbeta\n");
+    h.client.script(OnApply::ErrorThenTypeLater { message: "Edits on `a.txt' require version 1, you have 2 (-32603)", after_ms: 500 });
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace("beta", "BETA")).await;
+    let Err(WriteError::NotApplied(reason)) = &outcome else { panic!("{outcome:?}") };
+    assert!(reason.contains("the editor refused the edit: Edits on `a.txt' require version 1, you have 2"), "{reason}");
+    assert!(!reason.contains("did not answer"), "{reason}");
+    // When the sink returned, the editor's pending change was in.
+    assert_eq!(h.text(), "typed alpha\nbeta\n");
 }
