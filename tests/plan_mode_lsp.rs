@@ -1,6 +1,7 @@
-//! `exit_plan_mode` in the editor: the real `tandem lsp` with the scripted
-//! model and a test client that answers `window/showDocument` and the
-//! "Execute" / "Execute and accept edits" / "Keep planning" prompt.
+//! Plan mode and sub-agents in the editor: the real `tandem lsp` with the
+//! scripted model and a test client that answers `window/showDocument`, the
+//! "Execute" / "Execute and accept edits" / "Keep planning" prompt, and a
+//! sub-agent's permission prompts.
 
 #![allow(clippy::unwrap_used)]
 
@@ -88,5 +89,30 @@ fn keep_planning_stays_in_plan_mode_and_says_so() {
     assert_eq!(results[1], (false, "User rejected the plan and wants to keep planning.\n\nUser feedback: (none given)".to_string()));
     assert_eq!(results[2], (true, "Blocked in plan mode: write_file".to_string()));
     assert!(!f.root.join("out.txt").exists());
+    client.shutdown();
+}
+
+#[test]
+fn a_sub_agent_in_the_editor_asks_the_same_user_and_its_edits_are_the_runs() {
+    let (f, mut client) = start(json!([
+        call("agent", json!({"description": "write it", "prompt": "Create new.txt", "type": "general"})),
+        call("write_file", json!({"file_path": "new.txt", "content": "from the sub-agent\n"})),
+        {"text": "Created new.txt."},
+        {"text": "The sub-agent created new.txt."}
+    ]));
+    let ask = client.send_request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "delegate"}]}));
+    // The general sub-agent itself is asked about, then its write is reviewed by the same user.
+    let launch = client.server_request("window/showMessageRequest");
+    client.respond(&launch["id"], json!({"title": "Allow once"}));
+    let review = client.server_request("window/showMessageRequest");
+    assert!(review["params"]["message"].as_str().unwrap().starts_with("Tandem: apply edit to new.txt?"), "{review}");
+    client.respond(&review["id"], json!({"title": "Apply"}));
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let edits = answer["result"]["edits"].as_array().unwrap();
+    assert!(edits.len() == 1 && edits[0]["uri"].as_str().unwrap().ends_with("/work/new.txt") && edits[0]["status"] == "written", "{answer}");
+    assert_eq!(std::fs::read_to_string(f.root.join("new.txt")).unwrap(), "from the sub-agent\n");
+    let nested: Vec<Value> = client.run_events().into_iter().filter(|e| e.get("parent").is_some()).collect();
+    assert!(nested.iter().any(|e| e["type"] == "tool_call" && e["name"] == "write_file"), "{nested:?}");
     client.shutdown();
 }

@@ -368,7 +368,8 @@ struct Forwarder {
 
 impl Forwarder {
     async fn forward(&mut self, event: &RunEvent) {
-        match event {
+        // A sub-agent's calls count too: its edits are the run's edits.
+        match event.unnest().0 {
             RunEvent::ToolCall { id, name, kind, summary, .. } => {
                 if let ToolKind::Edit { path } = kind {
                     self.edit_calls.insert(id.clone(), path.clone());
