@@ -124,3 +124,59 @@ fn deny_rules_hold_when_bypassing_permissions() {
     assert!(results[0].0 && results[0].1.contains("run_shell(rm:*)"), "{results:?}");
     assert!(run.root.join("keep.txt").exists());
 }
+
+fn user_settings(run: &Run, settings: Value) {
+    std::fs::create_dir_all(run.home.join(".tandem")).unwrap();
+    std::fs::write(run.home.join(".tandem/settings.json"), settings.to_string()).unwrap();
+}
+
+#[test]
+fn pre_tool_use_hook_that_exits_2_blocks_and_the_model_reads_its_stderr() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {"PreToolUse": [{"matcher": "run_shell", "hooks": [
+        {"type": "command", "command": "cat > seen.json; echo 'ls is not allowed here' >&2; exit 2"}
+    ]}]}}));
+    let results = run.ask(&[shell("ls"), json!({"name": "list_files", "input": {"pattern": "*"}})], &[]);
+    assert!(results[0].0 && results[0].1.contains("the PreToolUse hook blocked it: ls is not allowed here"), "{results:?}");
+    // The matcher is on the tool's name: list_files is not blocked.
+    assert!(!results[1].0, "{results:?}");
+    let seen: Value = serde_json::from_str(&std::fs::read_to_string(run.root.join("seen.json")).unwrap()).unwrap();
+    assert_eq!((seen["tool_name"].as_str(), seen["tool_kind"]["command"].as_str()), (Some("run_shell"), Some("ls")));
+}
+
+#[test]
+fn pre_tool_use_hook_can_allow_what_would_be_asked_but_not_what_is_denied() {
+    let allow = r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "ok by policy"}}'"#;
+    let run = Run::new(Some(json!({"permissions": {"deny": ["run_shell(rm:*)"]}})));
+    user_settings(&run, json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": allow}]}]}}));
+    let results = run.ask(&[shell("touch made.txt"), shell("rm -f made.txt")], &[]);
+    assert!(!results[0].0, "{results:?}");
+    assert!(results[1].0 && results[1].1.contains("run_shell(rm:*)"), "{results:?}");
+    assert!(run.root.join("made.txt").exists());
+}
+
+#[test]
+fn hooks_that_time_out_or_crash_are_reported_and_do_not_block() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {
+        "PreToolUse": [{"hooks": [{"type": "command", "command": "sleep 20", "timeout": 0.3}, {"type": "command", "command": "exit 7"}]}],
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "echo 'remember to run the tests' >&2; exit 2"}]}]
+    }}));
+    let results = run.ask(&[shell("ls")], &[]);
+    assert!(!results[0].0, "{results:?}");
+    assert!(results[0].1.ends_with("[PostToolUse hook] remember to run the tests"), "{results:?}");
+}
+
+#[test]
+fn project_hooks_do_not_run_without_consent() {
+    let run = Run::new(Some(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch hook-ran"}]}]}})));
+    let results = run.ask(&[shell("ls")], &[]);
+    assert!(!results[0].0, "{results:?}");
+    assert!(!run.root.join("hook-ran").exists(), "a project hook ran without consent");
+    // Approved (as a terminal run would remember it), the same hooks run.
+    let settings = tandem::settings::load(&tandem::settings::SettingsFiles::with_home(&run.root, Some(&run.home)), &[]).0;
+    let store = tandem::settings::consent::ConsentStore::at(run.home.join("data/tandem/consent.json"));
+    store.approve(&run.root, tandem::settings::consent::HOOKS, tandem::settings::consent::PROJECT, &tandem::hooks::project_hooks(&settings).unwrap()).unwrap();
+    run.ask(&[shell("ls")], &[]);
+    assert!(run.root.join("hook-ran").exists(), "an approved project hook did not run");
+}

@@ -49,8 +49,9 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     } else {
         None
     };
-    let policy = HeadlessPolicy::new(policy, terminal, workspace.root().to_path_buf());
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
+    let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
+    let policy = HeadlessPolicy::new(policy, terminal, workspace.root().to_path_buf()).with_hooks(Arc::clone(&hooks));
+    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy)).with_hooks(hooks);
     let workspace = Arc::new(workspace);
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
@@ -103,6 +104,31 @@ impl Terminal for StdinTerminal {
         .ok()
         .flatten()
     }
+}
+
+/// The hooks from the settings. The project's hooks need the user's
+/// consent: on a terminal it is asked once (and remembered for exactly
+/// these hooks); without one they are left out, with a note on stderr.
+#[allow(clippy::print_stderr)]
+async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::hooks::Hooks {
+    use tandem::settings::consent::{ConsentStore, HOOKS, PROJECT};
+    let store = ConsentStore::for_user();
+    if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(settings), store.as_ref(), terminal) {
+        if !store.is_approved(root, HOOKS, PROJECT, &project) {
+            let shown = serde_json::to_string_pretty(&project).unwrap_or_default();
+            let question = format!("This project's settings want to run these hooks on your machine:\n{shown}");
+            if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
+                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project) {
+                    eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
+                }
+            }
+        }
+    }
+    let (hooks, problems) = tandem::hooks::Hooks::from_settings(settings, root, store.as_ref());
+    for problem in problems {
+        eprintln!("tandem: hooks: {problem}");
+    }
+    hooks
 }
 
 /// The workspace's settings files; each problem is printed to stderr and

@@ -48,6 +48,8 @@ pub struct Backend {
     settings_files: OnceLock<SettingsFiles>,
     /// The settings problems last reported, so each is shown once.
     reported_problems: Mutex<Vec<String>>,
+    /// The hooks from the settings, rebuilt when they change.
+    hooks: crate::hooks::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
     client_ready: std::sync::atomic::AtomicBool,
     session: OnceLock<Session>,
@@ -72,6 +74,7 @@ impl Backend {
             layers: Mutex::new(SettingsLayers::default()),
             settings_files: OnceLock::new(),
             reported_problems: Mutex::new(Vec::new()),
+            hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
             session: OnceLock::new(),
             runs: Arc::new(Runs::default()),
@@ -111,6 +114,12 @@ impl Backend {
         let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
         drop(layers);
         let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
+            let consent = crate::settings::consent::ConsentStore::for_user();
+            let (hooks, hook_problems) = crate::hooks::Hooks::from_settings(&settings, root, consent.as_ref());
+            *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
+            notices.extend(hook_problems);
+        }
         if settings.permission_mode() == crate::agent::permission::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
         }
@@ -299,8 +308,10 @@ impl LanguageServer for Backend {
             Arc::clone(&editor),
             Arc::clone(&self.outbox),
             workspace.roots(),
+            Arc::clone(&self.hooks),
         );
-        let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy));
+        let executor =
+            Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
         let session = Session {
             workspace,
             editor,

@@ -281,7 +281,7 @@ impl Harness {
     }
 
     fn policy(&self) -> PromptPolicy {
-        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots())
+        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots(), Default::default())
     }
 
     /// The permission request for an edit of a.txt, with its diff.

@@ -28,6 +28,7 @@ pub trait Terminal: Send + Sync {
 
 pub struct HeadlessPolicy {
     policy: Policy,
+    hooks: Option<crate::hooks::SharedHooks>,
     terminal: Option<Arc<dyn Terminal>>,
     /// The workspace root, where "Always allow, saved" writes.
     root: PathBuf,
@@ -36,7 +37,13 @@ pub struct HeadlessPolicy {
 impl HeadlessPolicy {
     /// `terminal`: `None` when no one can answer.
     pub fn new(policy: Policy, terminal: Option<Arc<dyn Terminal>>, root: PathBuf) -> Self {
-        HeadlessPolicy { policy, terminal, root }
+        HeadlessPolicy { policy, hooks: None, terminal, root }
+    }
+
+    /// Run these `PreToolUse` hooks before deciding.
+    pub fn with_hooks(mut self, hooks: crate::hooks::SharedHooks) -> Self {
+        self.hooks = Some(hooks);
+        self
     }
 
     pub fn policy(&self) -> &Policy {
@@ -110,7 +117,11 @@ impl PermissionPolicy for HeadlessPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         let call =
             Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits };
-        match self.policy.decide(call) {
+        let hook = match &self.hooks {
+            Some(hooks) => super::pre_tool_use(&crate::hooks::current(hooks), request).await,
+            None => super::PreHook::None,
+        };
+        match self.policy.decide_with_hook(call, hook) {
             Verdict::Allow => PermissionDecision::Allow,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),
             Verdict::ReviewInEditor => match &self.terminal {

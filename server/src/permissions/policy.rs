@@ -143,6 +143,21 @@ impl Policy {
         shell::analyze(command, &self.shell)
     }
 
+    /// The deny rule that forbids this call, if any (a hook's "allow"
+    /// does not lift deny rules).
+    pub fn deny_reason(&self, call: Call<'_>) -> Option<String> {
+        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let analysis = match call.kind {
+            ToolKind::Execute { command } => Some(self.analyze_shell(command)),
+            _ => None,
+        };
+        rules
+            .deny
+            .iter()
+            .find(|s| self.rule_hits(&s.rule, call, analysis.as_ref()))
+            .map(|rule| format!("{} forbids this call", rule.describe("deny")))
+    }
+
     pub fn decide(&self, call: Call<'_>) -> Verdict {
         let mode = self.mode();
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
