@@ -37,6 +37,9 @@ struct Scenario {
     /// In order: text that shows a prompt on screen, and the keys that
     /// answer it.
     answers: Vec<(&'static str, Vec<&'static str>)>,
+    /// `codeaction`: run the server's code action with eglot's synchronous
+    /// `eglot-execute-command` (SCENARIO_VIA); else an asynchronous ask.
+    via: &'static str,
 }
 
 struct Outcome {
@@ -89,6 +92,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
         ("SCENARIO_TYPED", "typed by the user".into()),
         ("SCENARIO_MODE", scenario.mode.into()),
         ("SCENARIO_CONFIRM", scenario.confirm.into()),
+        ("SCENARIO_VIA", scenario.via.into()),
         ("SCENARIO_PROMPT", "Capitalise line three".into()),
         ("SCENARIO_OUT", out.display().to_string()),
         ("TERM", "xterm-256color".into()),
@@ -158,7 +162,7 @@ fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
         &emacs,
         &tmux,
         "confirm",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])] },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "ask" },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
@@ -178,7 +182,7 @@ fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
         &emacs,
         &tmux,
         "refuse",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])] },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask" },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nline three\n", "report: {report:#}");
@@ -199,11 +203,33 @@ fn emacs_default_mode_reviews_once_with_confirmation_off() {
         &emacs,
         &tmux,
         "review",
-        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])] },
+        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])], via: "ask" },
     );
     let report = &outcome.report;
     assert!(outcome.screens[0].contains("notes.txt"), "the prompt names the file: {}", outcome.screens[0]);
     assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
     assert_eq!(outcome.disk, ON_DISK);
     assert_eq!(report["result"]["edits"][0]["status"], "applied", "{report:#}");
+}
+
+/// eglot runs code actions with the synchronous `eglot-execute-command`,
+/// which gives up after 10 s and sends no `didChange` while it waits. The
+/// server's code actions ask with `"wait": false`: the command returns at
+/// once with the run id, the edit is confirmed by eglot's `didChange`, and
+/// the run ends with the `end` event.
+#[test]
+fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "codeaction",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction" },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["result"], serde_json::json!({"runId": "run-1"}), "the command answered at once: {report:#}");
+    assert_eq!(report["end"]["status"], "completed", "{report:#}");
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    assert_eq!(outcome.results[1]["is_error"], false, "the edit was confirmed: {:#}", outcome.results[1]);
 }

@@ -112,7 +112,10 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
     assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
-    assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
+    let cancels = scenario.env.iter().any(|&(key, value)| key == "SCENARIO_REVIEW" && value == "CancelThenApply");
+    if !cancels {
+        assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
+    }
     let results = report["events"]
         .as_array()
         .expect("events")
@@ -341,6 +344,32 @@ fn neovim_split_review_shows_write_file_content() {
     assert_eq!(lines(&preview[0], "lines"), ["line one", "line two", "line three"]);
     assert_eq!(lines(&preview[1], "lines"), ["brand new", "content"]);
     assert_eq!(report["buffer"], serde_json::json!(["brand new", "content"]), "{report:#}");
+}
+
+/// Cancel means no edit lands: the user cancels while the plugin's review
+/// is open and then presses Apply; the run is over, so the plugin applies
+/// nothing and says so.
+#[test]
+fn neovim_cancel_during_review_applies_nothing() {
+    let Some(nvim) = nvim() else { return skip("neovim_cancel_during_review_applies_nothing") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: read_then_edit(),
+            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["cancel_seen"], true, "the run ended while the review was open: {report:#}");
+    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    assert!(
+        messages(report).contains(&"Tandem: the run was cancelled during the review; the edit was not applied".to_string()),
+        "{report:#}"
+    );
 }
 
 /// A code action ("Tandem: explain this code") runs through the plugin: its

@@ -532,3 +532,37 @@ fn cancelling_a_run_withdraws_its_pending_apply_edit() {
     assert_eq!(client.text(&uri), "alpha\n");
     client.shutdown();
 }
+
+/// `"wait": false` answers at once with the run id; the run goes on and its
+/// end comes as the `end` run event. The server's code actions ask that
+/// way, since editors run their commands synchronously (eglot gives up
+/// after 10 s and sends no `didChange` meanwhile).
+#[test]
+fn ask_without_waiting_answers_at_once_and_ends_with_the_end_event() {
+    let f = Fixture::new(&[("notes.txt", "alpha\nbeta\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "beta", "BETA")]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let uri = client.open(&f.path("notes.txt"), "alpha\nbeta\n");
+    // The code action for a selection carries "wait": false.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "context": {"diagnostics": []}}),
+    );
+    let command = actions["result"][0]["command"].clone();
+    assert_eq!(command["arguments"][0]["wait"], false, "{actions}");
+    let ask = client.send_request("workspace/executeCommand", command);
+    // The answer comes before the edit is even sent.
+    let first = client.next_request_or_response(ask);
+    assert_eq!(first["id"], json!(ask), "the ask is answered first: {first}");
+    assert_eq!(first["result"], json!({"runId": "run-1"}));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let end = client.wait_for("the end event", |m| m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "end");
+    assert_eq!(end["params"]["runId"], "run-1");
+    assert_eq!(end["params"]["event"]["status"], "completed", "{end}");
+    assert_eq!(client.text(&uri), "alpha\nBETA\n");
+    client.shutdown();
+}

@@ -341,3 +341,63 @@ async fn plan_mode_refuses_edits_and_shell_but_allows_the_plan_file() {
     assert!(!s.root.join("hacked").exists());
     assert_eq!(std::fs::read_to_string(s.root.join("src/app.rs")).unwrap(), "fn main() {}\n");
 }
+
+fn tandem_cli(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("TANDEM_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn tandem_tools_marks_deferred_ones_and_skills_and_agents_list_what_was_found_and_skipped() {
+    let (root, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_all(root.path(), &[
+        (".tandem/skills/review/SKILL.md", REVIEW_SKILL),
+        (".claude/skills/broken/SKILL.md", "---\nname: [oops\n---\nbody\n"),
+        (".claude/agents/finder.md", "---\ndescription: Finds code\ntools: Grep, Read\n---\nYou find code.\n"),
+    ]);
+    write_all(home.path(), &[(".tandem/skills/review/SKILL.md", "---\ndescription: the user's review\n---\nmine\n"), (".tandem/agents/explore.md", "---\ndescription: x\n---\nbody\n")]);
+    let tools = tandem_cli(root.path(), home.path(), &["tools"]);
+    let lines: Vec<&str> = tools.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("web_fetch ")) && lines.iter().any(|l| l.starts_with("agent ")), "{tools}");
+    assert!(lines.iter().any(|l| l.starts_with("enter_plan_mode  (deferred: load it with tool_search) Enter plan mode")), "{tools}");
+    assert!(lines.iter().any(|l| l.starts_with("exit_plan_mode   (deferred: load it with tool_search) Exit plan mode")), "{tools}");
+    let json: Value = serde_json::from_str(&tandem_cli(root.path(), home.path(), &["tools", "--json"])).unwrap();
+    let sent: Vec<&str> = json.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(!sent.contains(&"enter_plan_mode") && sent.contains(&"skill"), "{sent:?}");
+
+    let skills = tandem_cli(root.path(), home.path(), &["skills"]);
+    let root_path = root.path().canonicalize().unwrap();
+    let home_path = home.path().to_path_buf();
+    let shown = skills.replace(&root_path.display().to_string(), "ROOT").replace(&home_path.display().to_string(), "HOME");
+    expect_test::expect![[r#"
+        review (project, inline) ROOT/.tandem/skills/review/SKILL.md
+            Review a change for bugs
+            when to use: after editing code
+
+        Skipped:
+          ROOT/.claude/skills/broken/SKILL.md: the front matter is not valid YAML: did not find expected ',' or ']' at line 2 column 1, while parsing a flow sequence at line 1 column 7
+          HOME/.tandem/skills/review/SKILL.md: a skill named "review" was found first (the project's win over the user's)
+    "#]]
+    .assert_eq(&shown);
+    let agents = tandem_cli(root.path(), home.path(), &["agents"]);
+    let shown = agents.replace(&root_path.display().to_string(), "ROOT").replace(&home_path.display().to_string(), "HOME");
+    expect_test::expect![[r#"
+        explore (built-in) read-only tools: fast search
+        plan (built-in) read-only tools: structured planning
+        general (built-in) every tool but agent
+        finder (project) ROOT/.claude/agents/finder.md
+            Finds code
+            tools: grep_search, read_file
+
+        Skipped:
+          HOME/.tandem/agents/explore.md: an agent named "explore" exists already (built-in, or found first)
+    "#]]
+    .assert_eq(&shown);
+}

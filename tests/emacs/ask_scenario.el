@@ -4,8 +4,9 @@
 ;; tmux and answers eglot's own prompts with keystrokes.  Environment:
 ;; TANDEM_BIN, SCENARIO_FILE (opened, text-mode), SCENARIO_TYPED (typed on
 ;; line 1 and left unsaved), SCENARIO_MODE (permissionMode), SCENARIO_CONFIRM
-;; (`nil' turns eglot's own confirmation off), SCENARIO_PROMPT, SCENARIO_OUT
-;; (the JSON report).
+;; (`nil' turns eglot's own confirmation off), SCENARIO_VIA (`codeaction':
+;; run the server's code action as eglot does, synchronously),
+;; SCENARIO_PROMPT, SCENARIO_OUT (the JSON report).
 ;;
 ;; eglot 1.9 sends `didChange' from an idle timer, so after a prompt the
 ;; edit's didChange goes out at the user's next keystroke: the test sends
@@ -36,7 +37,31 @@
 ;; The live transcript.
 (cl-defmethod eglot-handle-notification
   (_server (_method (eql tandem/runEvent)) &key event &allow-other-keys)
-  (push event scenario-events))
+  (push event scenario-events)
+  ;; A run started without waiting (a code action) ends with this event.
+  (when (and (equal (plist-get event :type) "end")
+             (equal (getenv "SCENARIO_VIA") "codeaction"))
+    (setf (alist-get 'end scenario-report) event)
+    (run-at-time 0 nil #'scenario-finish)))
+
+(defun scenario-code-action ()
+  "Run \"Tandem: explain this code\" on lines 1-2 as eglot runs a code
+action: `eglot-execute-command', which waits for the answer (10 s at most)."
+  (unless scenario-asked
+    (setq scenario-asked t)
+    (set-buffer (get-file-buffer (getenv "SCENARIO_FILE")))
+    (let* ((server (eglot-current-server))
+           (uri (eglot--path-to-uri (getenv "SCENARIO_FILE")))
+           (actions (jsonrpc-request
+                     server :textDocument/codeAction
+                     `(:textDocument (:uri ,uri)
+                       :range (:start (:line 0 :character 0) :end (:line 1 :character 0))
+                       :context (:diagnostics []))))
+           (action (seq-find (lambda (a) (equal (plist-get a :title) "Tandem: explain this code"))
+                             actions))
+           (command (plist-get action :command)))
+      (setf (alist-get 'result scenario-report)
+            (eglot-execute-command server (plist-get command :command) (plist-get command :arguments))))))
 
 ;; SCENARIO_CONFIRM=nil: the README's advice for Tandem's default mode,
 ;; so eglot does not ask a second time.
@@ -55,6 +80,7 @@
   "Send tandem.ask without waiting for it (as a generic client should)."
   (unless scenario-asked
     (setq scenario-asked t)
+    (set-buffer (get-file-buffer (getenv "SCENARIO_FILE")))
     (let ((server (eglot-current-server))
           (uri (eglot--path-to-uri (getenv "SCENARIO_FILE"))))
       (jsonrpc-async-request
@@ -70,10 +96,24 @@
        :timeout 60
        :timeout-fn (lambda () (scenario-finish "the run did not finish in 60 s"))))))
 
-;; Ask once eglot has told the server about the user's typing: the first
-;; didChange eglot sends.
-(advice-add 'eglot--signal-textDocument/didChange :after
-            (lambda (&rest _) (when (eglot-current-server) (run-at-time 0 nil #'scenario-ask))))
+;; Ask once eglot manages the buffer and the user has typed: send the
+;; typing's didChange (a timer is not a keystroke, so eglot's idle timer
+;; may not run), then ask.
+(defvar scenario-typed nil)
+(defvar scenario-poll nil)
+(setq scenario-poll
+      (run-with-timer
+       0.1 0.1
+       (lambda ()
+         (let ((buffer (get-file-buffer (getenv "SCENARIO_FILE"))))
+           (when (and scenario-typed buffer
+                      (with-current-buffer buffer (eglot-current-server)))
+             (cancel-timer scenario-poll)
+             (with-current-buffer buffer
+               (eglot--signal-textDocument/didChange))
+             (if (equal (getenv "SCENARIO_VIA") "codeaction")
+                 (scenario-code-action)
+               (scenario-ask)))))))
 
 (condition-case err
     (progn
@@ -90,5 +130,6 @@
                        (with-current-buffer (get-file-buffer (getenv "SCENARIO_FILE"))
                          (goto-char (point-min))
                          (delete-region (point) (line-end-position))
-                         (insert (getenv "SCENARIO_TYPED")))))))))
+                         (insert (getenv "SCENARIO_TYPED"))
+                         (setq scenario-typed t))))))))
   (error (scenario-finish err)))

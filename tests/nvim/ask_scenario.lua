@@ -59,6 +59,16 @@ local ok, err = pcall(function()
       end
     end
     local wanted = env.SCENARIO_REVIEW or 'Apply'
+    if wanted == 'CancelThenApply' then
+      -- The user cancels the run while the review is open, then presses
+      -- Apply anyway.
+      local run = require('tandem.transcript').run_id()
+      tandem.cancel()
+      report.cancel_seen = vim.wait(10000, function()
+        return require('tandem.state').ended_runs[run] == true
+      end, 20)
+      wanted = 'Apply'
+    end
     local choice = nil
     for _, item in ipairs(items) do
       if item == wanted or (wanted == 'Apply all' and item:find('^Apply all')) then

@@ -12,6 +12,7 @@ export interface AskArgument {
   textDocument?: { uri: string };
   range?: unknown;
   diagnostics?: unknown[];
+  wait?: boolean;
 }
 
 let progressTokens = 0;
@@ -58,6 +59,10 @@ export async function runAsk(
     );
     return undefined;
   }
+  // Code actions carry "wait": false (for editors that run commands
+  // synchronously); the extension waits without blocking, for the answer.
+  argument = { ...argument };
+  delete argument.wait;
   server.runs.begin();
   server.transcript.start(argument.prompt);
   const events = onEvent ? server.runs.onEvent(onEvent) : undefined;

@@ -1,7 +1,10 @@
 //! Code actions: the agent offered where the user is looking. On a
 //! selection, "Tandem: explain this code"; on each diagnostic in range,
 //! "Tandem: fix this error". Each is a `tandem.ask` command carrying the
-//! prompt, the document and the range (and the diagnostic).
+//! prompt, the document and the range (and the diagnostic), with
+//! `"wait": false`: editors run code-action commands synchronously (eglot
+//! gives up after 10 s and sends no `didChange` while it waits), so the
+//! command answers at once and the run reports through its events.
 
 use serde_json::{json, Value};
 use tower_lsp_server::ls_types::{CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Command, Diagnostic, Range};
@@ -33,6 +36,7 @@ pub fn actions(params: &CodeActionParams) -> Vec<CodeActionOrCommand> {
             "textDocument": {"uri": uri},
             "range": diagnostic.range,
             "diagnostics": [diagnostic],
+            "wait": false,
         });
         actions.push(ask_action(
             format!("Tandem: fix this error ({short})"),
@@ -46,6 +50,7 @@ pub fn actions(params: &CodeActionParams) -> Vec<CodeActionOrCommand> {
             "prompt": "Explain this code.",
             "textDocument": {"uri": uri},
             "range": params.range,
+            "wait": false,
         });
         actions.push(ask_action("Tandem: explain this code".into(), None, argument, None));
     }
@@ -73,7 +78,7 @@ mod tests {
             .map(|action| serde_json::to_string(action).unwrap())
             .collect();
         expect_test::expect![[r#"
-            {"title":"Tandem: fix this error (cannot find value `x` in this scope)","kind":"quickfix","diagnostics":[{"range":{"start":{"line":2,"character":4},"end":{"line":2,"character":9}},"severity":1,"message":"cannot find value `x` in this scope"}],"command":{"title":"Tandem: fix this error (cannot find value `x` in this scope)","command":"tandem.ask","arguments":[{"diagnostics":[{"message":"cannot find value `x` in this scope","range":{"end":{"character":9,"line":2},"start":{"character":4,"line":2}},"severity":1}],"prompt":"Fix this error: cannot find value `x` in this scope","range":{"end":{"character":9,"line":2},"start":{"character":4,"line":2}},"textDocument":{"uri":"file:///w/src/main.rs"}}]}}
-            {"title":"Tandem: explain this code","command":{"title":"Tandem: explain this code","command":"tandem.ask","arguments":[{"prompt":"Explain this code.","range":{"end":{"character":0,"line":3},"start":{"character":0,"line":1}},"textDocument":{"uri":"file:///w/src/main.rs"}}]}}"#]].assert_eq(&rendered.join("\n"));
+            {"title":"Tandem: fix this error (cannot find value `x` in this scope)","kind":"quickfix","diagnostics":[{"range":{"start":{"line":2,"character":4},"end":{"line":2,"character":9}},"severity":1,"message":"cannot find value `x` in this scope"}],"command":{"title":"Tandem: fix this error (cannot find value `x` in this scope)","command":"tandem.ask","arguments":[{"diagnostics":[{"message":"cannot find value `x` in this scope","range":{"end":{"character":9,"line":2},"start":{"character":4,"line":2}},"severity":1}],"prompt":"Fix this error: cannot find value `x` in this scope","range":{"end":{"character":9,"line":2},"start":{"character":4,"line":2}},"textDocument":{"uri":"file:///w/src/main.rs"},"wait":false}]}}
+            {"title":"Tandem: explain this code","command":{"title":"Tandem: explain this code","command":"tandem.ask","arguments":[{"prompt":"Explain this code.","range":{"end":{"character":0,"line":3},"start":{"character":0,"line":1}},"textDocument":{"uri":"file:///w/src/main.rs"},"wait":false}]}}"#]].assert_eq(&rendered.join("\n"));
     }
 }

@@ -12,7 +12,7 @@
 //!
 //! The live transcript goes out as `tandem/runEvent`
 //! `{"runId", "seq", "event"}` notifications, `event` being the
-//! [`RunEvent`] JSON of DESIGN.md.
+//! [`RunEvent`] JSON of docs/protocol.md.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -48,6 +48,15 @@ pub struct AskArgs {
     /// their range).
     #[serde(default)]
     pub diagnostics: Vec<Diagnostic>,
+    /// `false`: answer at once with `{"runId"}`; the run's end comes as the
+    /// `end` run event. For clients whose `executeCommand` is synchronous
+    /// and gives up (eglot waits 10 s, sending no `didChange` meanwhile).
+    #[serde(default = "wait_by_default")]
+    pub wait: bool,
+}
+
+fn wait_by_default() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -230,8 +239,11 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             "Tandem is already running an agent in this workspace ({busy}). Wait for it to finish or cancel it with tandem.cancel."
         ))
     })?;
+    let started_id = run_id.clone();
     let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+    // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
+    // `wait: false` has answered already, so nothing is dropped.
+    let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
 
     let request = RunRequest {
         prompt: args.prompt.clone(),
@@ -284,14 +296,22 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         let _ = outcome_tx.send(outcome);
     });
 
-    let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
-        status: RunStatus::Failed,
-        text: "the agent run ended without an outcome".into(),
-        turns: 0,
-        usage: Default::default(),
-    });
-    let written = forwarder.await.unwrap_or_default();
-    Ok(answer(&env, &run_id, &outcome, written))
+    let finished = async move {
+        let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
+            status: RunStatus::Failed,
+            text: "the agent run ended without an outcome".into(),
+            turns: 0,
+            usage: Default::default(),
+        });
+        let written = forwarder.await.unwrap_or_default();
+        answer(&env, &run_id, &outcome, written)
+    };
+    if !args.wait {
+        let answer = json!({"runId": started_id});
+        tokio::spawn(finished);
+        return Ok(answer);
+    }
+    Ok(finished.await)
 }
 
 /// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`.

@@ -66,6 +66,7 @@ M.handlers = {
     if event.type == 'tool_call' then
       state.set_activity(event.summary or event.name)
     elseif event.type == 'end' then
+      state.ended(params.runId)
       state.finish(event.status)
     end
     transcript.append(params)
@@ -221,6 +222,10 @@ M.commands = {
       notify('the code action carried no prompt', vim.log.levels.ERROR)
       return
     end
+    -- The server's code actions say "wait": false for synchronous clients;
+    -- the plugin waits without blocking, and frames the run with its answer.
+    argument = vim.deepcopy(argument)
+    argument.wait = nil
     M.ask_argument(argument, ctx and ctx.bufnr or vim.api.nvim_get_current_buf())
   end,
 }

@@ -234,6 +234,12 @@ function M.apply_edit(_, params, ctx)
     local choice = choose(label .. ' — apply this edit?')
     state.set_reviewing(nil)
     close()
+    -- Cancel means no edit lands: the run ended (cancelled) while the
+    -- review was open, and the server withdrew this request.
+    if run and state.ended_runs[run] then
+      vim.notify('Tandem: the run was cancelled during the review; the edit was not applied', vim.log.levels.WARN)
+      return { applied = false, failureReason = 'the run was cancelled before the review was answered' }
+    end
     if choice == M.APPLY_ALL then
       apply_all_run = run
     elseif choice ~= M.APPLY then

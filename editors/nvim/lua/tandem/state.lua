@@ -5,6 +5,7 @@ local M = {
   activity = nil, -- the latest progress message ("edit_file notes.txt")
   reviewing = nil, -- the label of the edit being reviewed
   last_status = nil, -- how the last run ended
+  ended_runs = {}, -- run ids whose end event came
 }
 
 local function redraw()
@@ -25,6 +26,13 @@ end
 function M.set_reviewing(label)
   M.reviewing = label
   redraw()
+end
+
+--- The run's end event came (it was cancelled, or it finished).
+function M.ended(run_id)
+  if run_id then
+    M.ended_runs[run_id] = true
+  end
 end
 
 function M.finish(status)
