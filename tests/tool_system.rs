@@ -295,6 +295,9 @@ async fn plan_mode_refuses_edits_and_shell_but_allows_the_plan_file() {
     let plan_file = s.root.join(".tandem/plans/plan-test.md");
     *s.ctx.run.plan.lock().unwrap() = PlanMode { file: Some(plan_file.clone()), ..PlanMode::default() };
     let plan_path = ".tandem/plans/plan-test.md";
+    // As if tool_search had loaded it (tests/tool_search.rs shows that part);
+    // exit_plan_mode comes with entering plan mode.
+    s.ctx.run.activate("enter_plan_mode");
     let mock = MockModel::start(vec![
         turns::tools("", &[("t1", "enter_plan_mode", json!({}))]),
         turns::tools(
@@ -316,9 +319,10 @@ async fn plan_mode_refuses_edits_and_shell_but_allows_the_plan_file() {
     let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("plan it")).await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     let requests = mock.requests();
-    // Deferred: not sent until tool_search activates them.
+    // Deferred: exit_plan_mode is not sent until plan mode is entered.
     let first_tools = tool_names(&requests[0].body);
-    assert!(!first_tools.contains(&"enter_plan_mode".to_string()) && !first_tools.contains(&"exit_plan_mode".to_string()), "{first_tools:?}");
+    assert!(!first_tools.contains(&"exit_plan_mode".to_string()), "{first_tools:?}");
+    assert!(tool_names(&requests[1].body).contains(&"exit_plan_mode".to_string()));
     assert!(!system(&requests[0].body).contains("# Plan Mode Active"));
     assert_eq!(
         results(&requests[1].body),

@@ -48,6 +48,10 @@ const CHILD_ALLOW: &[&str] = &[
     "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CMAKE_PREFIX_PATH", "MAKEFLAGS",
 ];
 
+/// Names (comma-separated) of credentials the user lets shell commands
+/// see, from the environment or from settings' `env`.
+pub const ALLOW_VAR: &str = "TANDEM_SHELL_ENV_ALLOW";
+
 /// The variable through which Tandem hands the credentials to itself
 /// across the re-start (a file descriptor number).
 const HANDOVER_VAR: &str = "TANDEM_CREDENTIALS_FD";
@@ -124,7 +128,16 @@ impl ChildEnv {
     }
 
     fn vars_from(&self, parent: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
-        let allowed_by_name = |name: &OsStr| self.allow.iter().any(|a| OsStr::new(a) == name);
+        let listed = self
+            .set
+            .iter()
+            .find(|(name, _)| name == ALLOW_VAR)
+            .map(|(_, value)| value.clone())
+            .or_else(|| parent.iter().find(|(name, _)| name == ALLOW_VAR).and_then(|(_, value)| value.to_str().map(String::from)))
+            .unwrap_or_default();
+        let allow: Vec<&str> =
+            self.allow.iter().map(String::as_str).chain(listed.split(',').map(str::trim).filter(|n| !n.is_empty())).collect();
+        let allowed_by_name = |name: &OsStr| name != ALLOW_VAR && allow.iter().any(|a| OsStr::new(a) == name);
         let mut out: BTreeMap<OsString, OsString> = BTreeMap::new();
         for (name, value) in parent {
             let listed = name.to_str().is_some_and(on_allow_list);
@@ -132,7 +145,7 @@ impl ChildEnv {
                 out.insert(name, value);
             }
         }
-        for (name, value) in &self.set {
+        for (name, value) in self.set.iter().filter(|(name, _)| name != ALLOW_VAR) {
             let (name, value) = (OsString::from(name), OsString::from(value));
             if allowed_by_name(&name) || !is_secret(&name, &value) {
                 out.insert(name, value);
@@ -294,8 +307,17 @@ mod tests {
             allow: vec!["GITHUB_TOKEN".into(), "SOME_RANDOM_VAR".into()],
             set: vec![("RUST_LOG".into(), "info".into()), ("NPM_TOKEN".into(), "npm-secret".into())],
         };
-        let child = settings.vars_from(parent);
+        let child = settings.vars_from(parent.clone());
         let names: Vec<String> = child.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["CARGO_HOME", "GITHUB_TOKEN", "HOME", "HTTP_PROXY", "LC_ALL", "PATH", "RUST_LOG", "SOME_RANDOM_VAR"]);
+
+        // The user's list, from the environment or from settings' `env`.
+        let mut with_list = parent.clone();
+        with_list.push((ALLOW_VAR.into(), "GITHUB_TOKEN, HTTPS_PROXY".into()));
+        let names: Vec<String> = ChildEnv::default().vars_from(with_list).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["CARGO_HOME", "GITHUB_TOKEN", "HOME", "HTTPS_PROXY", "HTTP_PROXY", "LC_ALL", "PATH"]);
+        let from_settings = ChildEnv { allow: Vec::new(), set: vec![(ALLOW_VAR.into(), "NPM_TOKEN".into()), ("NPM_TOKEN".into(), "npm".into())] };
+        let names: Vec<String> = from_settings.vars_from(parent).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["CARGO_HOME", "HOME", "HTTP_PROXY", "LC_ALL", "NPM_TOKEN", "PATH"]);
     }
 }

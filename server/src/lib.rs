@@ -107,9 +107,11 @@
 //! (stdout is the LSP channel).
 
 pub mod agent;
+pub mod consent;
 pub mod environment;
 pub mod hooks;
 pub mod lsp;
+pub mod mcp;
 pub mod permissions;
 pub mod settings;
 pub mod tools;

@@ -41,6 +41,10 @@ enum Command {
         /// Without it: `permissionMode` from the settings files, else default.
         #[arg(long)]
         permission_mode: Option<tandem::agent::permission::PermissionMode>,
+        /// Start this project MCP server (from .mcp.json) without asking;
+        /// `all` for every one. Remembered for this workspace. Repeatable.
+        #[arg(long = "mcp-approve", value_name = "NAME|all")]
+        mcp_approve: Vec<String>,
         /// What to ask.
         prompt: String,
     },
@@ -53,6 +57,11 @@ enum Command {
         /// The tool's input as a JSON object.
         input: String,
     },
+    /// MCP servers: `tandem mcp list`.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Print the tool definitions as sent to the model (deferred tools are marked).
     Tools {
         /// Print the JSON sent in the Anthropic `tools` parameter.
@@ -63,6 +72,19 @@ enum Command {
     Skills,
     /// List the sub-agent types: built-in, and custom ones from .tandem/agents, .claude/agents (project, then user).
     Agents,
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Each configured server, its state and its tools.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Start this project server too (remembered for this workspace); `all` for every one.
+        #[arg(long = "mcp-approve", value_name = "NAME|all")]
+        mcp_approve: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -93,18 +115,20 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
-            Command::Ask { json, max_turns, permission_mode, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, mcp_approve, prompt } => {
                 let options = cli::ask::AskOptions {
                     prompt,
                     json,
                     max_turns: max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
                     permission_mode,
+                    mcp_approve,
                 };
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Demo => cli::demo::demo().await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
+            Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
             Command::Skills => print_skills(&current_workspace()?),
             Command::Agents => print_agents(&current_workspace()?),
         }
@@ -142,6 +166,8 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     let workspace = Arc::new(current_workspace()?);
     let executor = Executor::new(ToolRegistry::builtin());
     let ctx = ToolContext::new(workspace);
+    // Naming a deferred tool here is asking for it: no tool_search needed.
+    ctx.run.activate(name);
     let call = ToolCall::new("toolu_cli", name, input);
     let result = executor.execute(&call, &ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
     println!("{}", result.content);
@@ -163,7 +189,7 @@ fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
         println!("{:<16} {first_line}", d.name);
     }
     for name in registry.deferred_names() {
-        let Some(tool) = registry.get(name) else { continue };
+        let Some(tool) = registry.get(&name) else { continue };
         let description = tool.definition().description;
         let first_line = description.lines().next().unwrap_or_default();
         println!("{name:<16} (deferred: load it with tool_search) {first_line}");

@@ -33,6 +33,14 @@ impl PromptEnv {
     }
 }
 
+/// The one system-prompt line naming the deferred tools.
+pub fn deferred_tools_line(names: &[String]) -> String {
+    format!(
+        "The following deferred tools are available via tool_search: {}. Use tool_search to fetch their full schemas when needed.",
+        names.join(", ")
+    )
+}
+
 pub fn system_prompt(env: &PromptEnv) -> String {
     let (place, editor) = if env.in_editor {
         (
@@ -45,10 +53,7 @@ pub fn system_prompt(env: &PromptEnv) -> String {
     let deferred = if env.deferred_tools.is_empty() {
         String::new()
     } else {
-        format!(
-            "\n# More tools\nThese tools exist but are not loaded; ask for one by name with tool_search when you need it: {}.\n",
-            env.deferred_tools.join(", ")
-        )
+        format!("\n{}\n", deferred_tools_line(&env.deferred_tools))
     };
     let mut prompt = TEMPLATE
         .replace("{{where}}", place)
@@ -86,6 +91,7 @@ mod tests {
             assert!(prompt.contains(needle), "{needle} missing");
         }
         let headless = system_prompt(&PromptEnv { in_editor: false, deferred_tools: vec![], ..env });
-        assert!(headless.contains("headless") && !headless.contains("More tools"));
+        assert!(headless.contains("headless") && !headless.contains("deferred tools"));
+        assert!(prompt.contains("\nThe following deferred tools are available via tool_search: web_fetch, skill. Use tool_search to fetch their full schemas when needed.\n"));
     }
 }

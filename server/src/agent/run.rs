@@ -110,19 +110,19 @@ async fn drive(
     state: &mut RunState,
 ) -> Result<(RunStatus, String), Stop> {
     let registry = executor.registry();
-    let tools = registry.definitions();
-    let deferred = registry.deferred_names().into_iter().map(String::from).collect();
-    let system = match &request.system {
-        Some(system) => system.clone(),
-        None => {
-            let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, deferred);
-            env.sections.push(instructions::prompt_section(&instructions::load(&ctx.workspace)));
-            env.sections.push(SkillSet::discover(&ctx.workspace).prompt_section());
-            system_prompt(&env)
-        }
+    // Read once per run: the resident tools (with the custom agents in the
+    // agent tool's description) and the prompt sections. What changes
+    // between requests — the tools tool_search activated (appended at the
+    // end) and the deferred tools MCP servers bring — is added per request.
+    let mut resident = registry.definitions();
+    crate::tools::agent::describe_custom_agents(&mut resident, &ctx.workspace);
+    let sections = match &request.system {
+        Some(_) => Vec::new(),
+        None => vec![
+            instructions::prompt_section(&instructions::load(&ctx.workspace)),
+            SkillSet::discover(&ctx.workspace).prompt_section(),
+        ],
     };
-    let mut tools = tools;
-    crate::tools::agent::describe_custom_agents(&mut tools, &ctx.workspace);
     let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
     let executor = Arc::new(executor.clone());
     let mut messages = vec![first_message(request)];
@@ -133,10 +133,22 @@ async fn drive(
         state.turns += 1;
         let last_turn = state.turns >= max_turns;
         let mut runner = ToolRunner::new(Arc::clone(&executor), ctx.clone(), events.clone(), !last_turn);
+        let mut tools = resident.clone();
+        tools.extend(registry.activated_definitions(&ctx.run));
+        let mut system = match &request.system {
+            Some(system) => system.clone(),
+            None => {
+                let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names());
+                env.sections.extend(sections.iter().cloned());
+                system_prompt(&env)
+            }
+        };
         // Plan mode comes and goes within a run: its section is added while it is on.
         let plan_section = crate::tools::enter_plan_mode::current_prompt_section(ctx);
-        let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
-        let model_request = ModelRequest { system: &system_now, messages: &messages, tools: &tools };
+        if !plan_section.is_empty() {
+            system = format!("{system}\n{plan_section}");
+        }
+        let model_request = ModelRequest { system: &system, messages: &messages, tools: &tools };
         let response = match stream_turn(provider, &model_request, events, &mut runner, &ctx.cancel).await {
             Ok(response) => response,
             Err(stop) => {

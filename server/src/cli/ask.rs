@@ -15,9 +15,10 @@ use tandem::agent::permission::PermissionMode;
 use tandem::permissions::headless::{HeadlessPolicy, Terminal};
 use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
+use tandem::mcp::{Approvals, McpManager, Report};
 use tandem::tools::enter_plan_mode::start_in_plan_mode;
 use tandem::tools::exit_plan_mode::PlanReview;
-use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry};
+use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
@@ -31,6 +32,8 @@ pub struct AskOptions {
     pub max_turns: Option<usize>,
     /// From the command line; `None`: the settings', else `default`.
     pub permission_mode: Option<PermissionMode>,
+    /// Project MCP servers approved on the command line (`NAME` or `all`).
+    pub mcp_approve: Vec<String>,
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
@@ -51,8 +54,15 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     };
     let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
     let policy = HeadlessPolicy::new(policy, terminal, workspace.root().to_path_buf()).with_hooks(Arc::clone(&hooks));
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy)).with_hooks(hooks);
     let workspace = Arc::new(workspace);
+    // MCP servers start in the background: the run does not wait for them;
+    // their tools appear in the requests after they are ready.
+    let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(options.mcp_approve.clone()));
+    let reporter = mcp.spawn_reporter(report_to_stderr);
+    mcp.start();
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
+    let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(hooks);
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -69,6 +79,8 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let workspace = Arc::clone(&ctx.workspace);
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
+    reporter.abort();
+    mcp.shutdown().await;
     workspace.clean_interrupted_writes();
     Ok(exit_code(outcome.status))
 }
@@ -140,6 +152,19 @@ pub fn load_settings(root: &std::path::Path) -> Settings {
         eprintln!("tandem: settings: {problem}");
     }
     settings
+}
+
+/// MCP news for the terminal: failures and servers waiting for approval
+/// (on stderr, so `--json` output stays clean).
+#[allow(clippy::print_stderr)]
+pub fn report_to_stderr(report: Report) {
+    match &report {
+        Report::Ready { .. } => tracing::info!("{}", report.message()),
+        Report::Failed { .. } => eprintln!("tandem: {}", report.message()),
+        Report::NeedsApproval { name, .. } => {
+            eprintln!("tandem: {}: run with --mcp-approve {name} (or --mcp-approve all)", report.message())
+        }
+    }
 }
 
 pub fn exit_code(status: RunStatus) -> ExitCode {

@@ -68,7 +68,9 @@ fn script() -> serde_json::Value {
             {"id": "toolu_demo_read_lib", "name": "read_file", "input": {"file_path": "src/lib.rs"}},
             {"id": "toolu_demo_read_cargo", "name": "read_file", "input": {"file_path": "Cargo.toml"}}
          ]},
-        {"text": "Before the next change, a plan.",
+        {"text": "Before the next change, a plan. Plan mode is a deferred tool: load it first.",
+         "tool_calls": [{"id": "toolu_demo_tool_search", "name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+        {"text": "",
          "tool_calls": [{"id": "toolu_demo_plan_enter", "name": "enter_plan_mode", "input": {}}]},
         {"text": "In plan mode only the plan file can change; trying the code and the shell anyway.",
          "tool_calls": [

@@ -4,5 +4,6 @@
 
 pub mod ask;
 pub mod demo;
+pub mod mcp;
 pub mod plan_review;
 pub mod printer;

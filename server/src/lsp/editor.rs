@@ -297,11 +297,8 @@ impl LspEditor {
         let response: ApplyWorkspaceEditResponse = match answer.map(serde_json::from_value) {
             Ok(Ok(response)) => response,
             Ok(Err(err)) => return EditOutcome::NotApplied(format!("the editor's answer to applyEdit was malformed: {err}")),
-            Err(ClientError::Timeout(waited)) => {
-                return EditOutcome::NotApplied(format!(
-                    "the editor did not answer the applyEdit request within {} s",
-                    waited.as_secs()
-                ))
+            Err(timeout @ ClientError::Timeout(_)) => {
+                return EditOutcome::NotApplied(format!("the editor did not answer the applyEdit request: {timeout}"))
             }
             // The editor answered with a JSON-RPC error: say what it said
             // (eglot: "Edits on `a.txt' require version 11, you have 21").

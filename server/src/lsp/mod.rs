@@ -28,6 +28,7 @@ pub mod demo;
 pub mod documents;
 pub mod editor;
 pub mod edits;
+mod mcp;
 mod permission;
 mod plan_review;
 pub mod position;

@@ -15,11 +15,13 @@ use super::client::{methods, request_with_timeout, ClientLink, TowerClient};
 use super::clients;
 use super::code_actions;
 use super::config::{Settings, SettingsFiles, SettingsLayers};
+use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs};
+use crate::mcp::{Approvals, McpManager};
 use crate::tools::{Executor, ToolRegistry};
 use crate::workspace::Workspace;
 
@@ -35,6 +37,7 @@ struct Session {
     workspace: Arc<Workspace>,
     editor: Arc<LspEditor>,
     executor: Executor,
+    mcp: Arc<McpManager>,
     work_done_progress: bool,
     configuration: bool,
 }
@@ -310,12 +313,17 @@ impl LanguageServer for Backend {
             workspace.roots(),
             Arc::clone(&self.hooks),
         );
-        let executor =
-            Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
+        // Project servers need an approval: remembered ones start, the others
+        // are asked about once the client is initialized.
+        let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
+        let mut registry = ToolRegistry::builtin();
+        registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
+        let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
         let session = Session {
             workspace,
             editor,
             executor,
+            mcp,
             work_done_progress: capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
         };
@@ -332,7 +340,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![ASK_COMMAND.to_string(), CANCEL_COMMAND.to_string()],
+                    commands: vec![ASK_COMMAND.to_string(), CANCEL_COMMAND.to_string(), MCP_STATUS_COMMAND.to_string()],
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -359,12 +367,18 @@ impl LanguageServer for Backend {
             }
         }
         self.pull_configuration().await;
+        if let Some(session) = self.session.get() {
+            mcp_front::start(&session.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         if let Some(id) = self.runs.active_id() {
             self.runs.cancel(&id);
+        }
+        if let Some(session) = self.session.get() {
+            session.mcp.shutdown().await;
         }
         Ok(())
     }
@@ -416,6 +430,10 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
+            MCP_STATUS_COMMAND => match self.session.get() {
+                Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
+                None => Err(Error::invalid_request()),
+            },
             other => Err(Error::invalid_params(format!("unknown command: {other}"))),
         }
     }

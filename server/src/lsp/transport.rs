@@ -625,3 +625,166 @@ mod tests {
         }
     }
 }
+
+/// The whole server (tower-lsp-server and our handlers) behind the guard,
+/// fed requests and notifications with fuzzed parameters, some of them
+/// framed wrong; a request after them must still be answered.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod fuzz_params {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1.0e9f64..1.0e9).prop_map(Value::from),
+            "[a-zA-Z0-9:/._é😀 -]{0,12}".prop_map(Value::from),
+            Just(json!("file:///tmp/x.rs")),
+            Just(json!({"line": 4294967295u64, "character": -1})),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("textDocument".to_string()),
+                        Just("uri".to_string()),
+                        Just("version".to_string()),
+                        Just("range".to_string()),
+                        Just("contentChanges".to_string()),
+                        Just("text".to_string()),
+                        Just("command".to_string()),
+                        Just("arguments".to_string()),
+                        Just("id".to_string()),
+                        "[a-z]{1,6}",
+                    ],
+                    inner,
+                    0..4,
+                )
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    const METHODS: &[&str] = &[
+        "textDocument/didOpen",
+        "textDocument/didChange",
+        "textDocument/didSave",
+        "textDocument/didClose",
+        "textDocument/codeAction",
+        "workspace/executeCommand",
+        "workspace/didChangeConfiguration",
+        "workspace/didChangeWorkspaceFolders",
+        "window/workDoneProgress/cancel",
+        "$/cancelRequest",
+        "$/setTrace",
+        "tandem/unknown",
+    ];
+
+    /// How a message is framed: well, or broken in one of the ways a
+    /// client gets it wrong.
+    #[derive(Debug, Clone, Copy)]
+    enum Framing {
+        Good,
+        Short(usize),
+        Long(usize),
+        NotUtf8Header,
+    }
+
+    fn framing() -> impl Strategy<Value = Framing> {
+        prop_oneof![
+            4 => Just(Framing::Good),
+            1 => (1usize..5).prop_map(Framing::Short),
+            1 => (1usize..40).prop_map(Framing::Long),
+            1 => Just(Framing::NotUtf8Header),
+        ]
+    }
+
+    fn message() -> impl Strategy<Value = (usize, bool, Value, Framing)> {
+        (0..METHODS.len(), any::<bool>(), json_value(), framing())
+    }
+
+    fn frame(value: &Value) -> Vec<u8> {
+        framed(value, Framing::Good)
+    }
+
+    fn framed(value: &Value, framing: Framing) -> Vec<u8> {
+        let body = value.to_string();
+        let (length, prefix): (usize, &[u8]) = match framing {
+            Framing::Good => (body.len(), b""),
+            Framing::Short(by) => (body.len() - by, b""),
+            Framing::Long(by) => (body.len() + by, b""),
+            Framing::NotUtf8Header => (body.len(), b"X-Client: \xff\xfe\r\n"),
+        };
+        let mut out = prefix.to_vec();
+        out.extend_from_slice(format!("Content-Length: {length}\r\n\r\n{body}").as_bytes());
+        out
+    }
+
+    /// Read frames until the response with `id` (bounded by the caller).
+    async fn response_to(output: &mut tokio::io::DuplexStream, buffer: &mut Vec<u8>, id: i64) -> Value {
+        loop {
+            while let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                let header = String::from_utf8_lossy(&buffer[..end]).to_string();
+                let length: usize = header.trim_start_matches("Content-Length: ").trim().parse().unwrap();
+                if buffer.len() < end + 4 + length {
+                    break;
+                }
+                let body: Value = serde_json::from_slice(&buffer[end + 4..end + 4 + length]).unwrap();
+                buffer.drain(..end + 4 + length);
+                if body["id"] == json!(id) && body.get("method").is_none() {
+                    return body;
+                }
+            }
+            let mut chunk = [0u8; 8192];
+            let n = output.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "the server closed its output");
+            buffer.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn fuzzed_framing_and_params_then_the_server_still_answers(messages in proptest::collection::vec(message(), 1..16)) {
+            let root = tempfile::tempdir().unwrap();
+            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            let answered = runtime.block_on(async {
+                let (mut client_write, server_read) = tokio::io::duplex(1 << 20);
+                let (server_write, mut client_read) = tokio::io::duplex(1 << 20);
+                let server = tokio::spawn(crate::lsp::serve(server_read, server_write));
+                let root_uri = format!("file://{}", root.path().display());
+                let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": root_uri, "capabilities": {}}});
+                client_write.write_all(&frame(&init)).await.unwrap();
+                let mut buffer = Vec::new();
+                let work = async {
+                    let _ = response_to(&mut client_read, &mut buffer, 1).await;
+                    for (i, (method, is_request, params, framing)) in messages.iter().enumerate() {
+                        let mut message = json!({"jsonrpc": "2.0", "method": METHODS[*method], "params": params});
+                        if *is_request {
+                            message["id"] = json!(1000 + i);
+                        }
+                        client_write.write_all(&framed(&message, *framing)).await.unwrap();
+                    }
+                    let probe = json!({"jsonrpc": "2.0", "id": 99, "method": "textDocument/codeAction", "params": {
+                        "textDocument": {"uri": "file:///probe.rs"},
+                        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                        "context": {"diagnostics": []}}});
+                    client_write.write_all(&frame(&probe)).await.unwrap();
+                    response_to(&mut client_read, &mut buffer, 99).await
+                };
+                let answer = tokio::time::timeout(std::time::Duration::from_secs(30), work).await;
+                drop(client_write);
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(10), server).await;
+                answer
+            });
+            let answer = answered.expect("the server answered the probe in time");
+            prop_assert!(answer["result"].is_array(), "{}", answer);
+        }
+    }
+}

@@ -388,6 +388,8 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             }
             settings.hooks.push((layer.scope, value.clone()));
         }
+        // Read by the MCP layer from the files themselves (crate::mcp::config).
+        "enableAllProjectMcpServers" | "enabledMcpjsonServers" | "mcpTimeouts" | "$schema" => {}
         "mcpServers" => {
             let Value::Object(servers) = value else { return Err("expected an object of servers by name".into()) };
             for (name, server) in servers {
@@ -399,9 +401,9 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 14] = [
+pub const KNOWN_KEYS: [&str; 17] = [
     "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "saveDocuments", "timeouts", "env", "permissions",
-    "hooks", "mcpServers", "$schema",
+    "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers", "mcpTimeouts", "$schema",
 ];
 
 #[derive(serde::Serialize)]
@@ -580,7 +582,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, saveDocuments, timeouts, env, permissions, hooks, mcpServers, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, saveDocuments, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",

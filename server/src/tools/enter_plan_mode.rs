@@ -45,6 +45,8 @@ pub fn start_in_plan_mode(scope: &super::RunScope, root: &Path) {
     let file = plan.file.clone().unwrap_or_else(|| new_plan_file(root));
     *plan = PlanMode { active: true, file: Some(file), restore_mode: "default".to_string(), accept_edits: false };
     *scope.permission_mode.lock().unwrap_or_else(|e| e.into_inner()) = "default".to_string();
+    // The way out of plan mode is loaded with it (it is deferred otherwise).
+    scope.activate("exit_plan_mode");
 }
 
 /// The plan-mode section for the system prompt now (empty outside plan mode).
@@ -63,6 +65,8 @@ pub fn enter(ctx: &ToolContext, restore_mode: &str) -> Option<PathBuf> {
     if plan.active {
         return None;
     }
+    // The way out of plan mode is loaded with it (it is deferred otherwise).
+    ctx.run.activate("exit_plan_mode");
     let file = plan.file.clone().unwrap_or_else(|| new_plan_file(ctx.workspace.root()));
     *plan = PlanMode { active: true, file: Some(file.clone()), restore_mode: restore_mode.to_string(), accept_edits: plan.accept_edits };
     Some(file)

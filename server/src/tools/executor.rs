@@ -179,6 +179,9 @@ impl Executor {
             let known = self.registry.names().join(", ");
             return Err(ToolResult::error(&call.id, format!("Unknown tool: {}. Available tools: {known}", call.name)));
         };
+        if tool.deferred() && !ctx.run.is_active(&call.name) {
+            return Err(ToolResult::error(&call.id, not_loaded_message(&call.name)));
+        }
         tool.prepare(&call.input, ctx)
             .map_err(|reason| ToolResult::error(&call.id, format!("Invalid input for {}: {reason}", call.name)))
     }
@@ -193,13 +196,15 @@ impl Executor {
 
     /// The gates after [`prepare`](Self::prepare): plan → permission → run → cap.
     pub async fn run_prepared(&self, call: &ToolCall, mut prepared: PreparedCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
-        let preview = match prepared.plan(ctx).await {
+        let mut ctx = ctx.clone();
+        ctx.registry = self.registry.clone();
+        let preview = match prepared.plan(&ctx).await {
             Ok(preview) => preview,
             Err(err) => return into_result(&call.id, err),
         };
         // Pre-tool hooks go here when they exist.
         let traits = &prepared.traits;
-        if let Some(refusal) = super::enter_plan_mode::plan_mode_refusal(ctx, &call.name, &traits.kind, traits.read_only) {
+        if let Some(refusal) = super::enter_plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
         let accept_edits = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).accept_edits;
@@ -212,7 +217,6 @@ impl Executor {
             preview,
             input: call.input.clone(),
         };
-        let mut ctx = ctx.clone();
         match self.policy.decide(&request).await {
             PermissionDecision::Allow => {}
             PermissionDecision::ReviewInEditor => ctx.editor_review = true,
@@ -252,6 +256,13 @@ impl Executor {
         }
         outcome.block.map(|reason| format!("\n\n[PostToolUse hook] {reason}"))
     }
+}
+
+/// The answer to a call of a deferred tool this run has not activated.
+pub fn not_loaded_message(name: &str) -> String {
+    format!(
+        "Error: {name} is a deferred tool and its schema is not loaded. Call tool_search with query \"select:{name}\" first, then call {name} again."
+    )
 }
 
 /// What the model is told when the policy refused a call.

@@ -24,6 +24,7 @@ pub mod skill;
 #[cfg(test)]
 mod test_fixture;
 mod text;
+pub mod tool_search;
 mod walk;
 pub mod web_fetch;
 pub mod write_file;
@@ -79,6 +80,9 @@ pub struct ToolContext {
     /// The id of the call being run (set by the loop for each call; empty
     /// outside one). Sub-agents name it as their events' `parent`.
     pub call_id: String,
+    /// The tools of the executor running the call (set by the executor), so
+    /// `tool_search` can look through the deferred ones.
+    pub registry: ToolRegistry,
 }
 
 impl ToolContext {
@@ -90,6 +94,7 @@ impl ToolContext {
             editor_review: false,
             child_env: Arc::default(),
             call_id: String::new(),
+            registry: ToolRegistry::default(),
         }
     }
 }
@@ -126,6 +131,27 @@ impl RunScope {
             permission_mode: std::sync::Mutex::new(parent.permission_mode.lock().unwrap_or_else(|e| e.into_inner()).clone()),
             ..RunScope::default()
         }
+    }
+}
+
+impl RunScope {
+    /// Activate a deferred tool for the rest of the run; false if it already was.
+    pub fn activate(&self, name: &str) -> bool {
+        let mut activated = self.activated.lock().unwrap_or_else(|e| e.into_inner());
+        if activated.iter().any(|n| n == name) {
+            return false;
+        }
+        activated.push(name.to_string());
+        true
+    }
+
+    pub fn is_active(&self, name: &str) -> bool {
+        self.activated.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|n| n == name)
+    }
+
+    /// The activated tools' names, in activation order.
+    pub fn activated_names(&self) -> Vec<String> {
+        self.activated.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
@@ -374,10 +400,20 @@ fn strip_formats(value: &mut Value) {
     }
 }
 
-/// The tools a run can use, by name, in a stable order.
+/// Tools that come and go while the process runs (MCP servers start, stop
+/// and change their tool lists). The registry asks for the current list
+/// whenever it is consulted.
+pub trait ToolSource: Send + Sync {
+    fn tools(&self) -> Vec<Arc<dyn DynTool>>;
+}
+
+/// The tools a run can use, by name, in a stable order: the registered
+/// tools first, then those of each source in the order sources were added.
+/// A source's tool never shadows a registered one.
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn DynTool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl ToolRegistry {
@@ -391,6 +427,7 @@ impl ToolRegistry {
         registry.register(grep_search::GrepSearch);
         registry.register(run_shell::RunShell);
         registry.register(web_fetch::WebFetch::default());
+        registry.register(tool_search::ToolSearch);
         registry.register(skill::SkillTool);
         registry.register(agent::AgentTool);
         registry.register(enter_plan_mode::EnterPlanMode);
@@ -402,32 +439,78 @@ impl ToolRegistry {
         self.register_arc(Arc::new(tool));
     }
 
-    /// Add a tool already behind an `Arc` (tools built at run time: MCP).
+    /// Add a tool already behind an `Arc`.
     pub fn register_arc(&mut self, tool: Arc<dyn DynTool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
     }
 
+    /// Add a source of tools that change over time (MCP servers).
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    /// Every tool, registered ones first; a name appears once.
+    pub fn all(&self) -> Vec<Arc<dyn DynTool>> {
+        let mut all = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.tools() {
+                if !all.iter().any(|t| t.name() == tool.name()) {
+                    all.push(tool);
+                }
+            }
+        }
+        all
+    }
+
     pub fn get(&self, name: &str) -> Option<Arc<dyn DynTool>> {
-        self.tools.iter().find(|t| t.name() == name).cloned()
+        if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
+            return Some(Arc::clone(tool));
+        }
+        self.sources.iter().flat_map(|s| s.tools()).find(|t| t.name() == name)
     }
 
-    pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name()).collect()
+    pub fn names(&self) -> Vec<String> {
+        self.all().iter().map(|t| t.name().to_string()).collect()
     }
 
-    /// Definitions sent to the model: every tool that is not deferred.
+    /// Definitions of every tool that is not deferred.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+        self.all().iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+    }
+
+    /// The tool list of one model request in a run: the resident tools,
+    /// then the deferred tools this run activated, in activation order. The
+    /// list only ever grows at the end, so the prompt prefix stays cacheable.
+    pub fn definitions_for(&self, run: &RunScope) -> Vec<ToolDefinition> {
+        let mut definitions = self.definitions();
+        definitions.extend(self.activated_definitions(run));
+        definitions
+    }
+
+    /// The deferred tools this run activated that exist now, in activation order.
+    pub fn activated_definitions(&self, run: &RunScope) -> Vec<ToolDefinition> {
+        let deferred = self.deferred();
+        run.activated_names()
+            .iter()
+            .filter_map(|name| deferred.iter().find(|t| t.name() == name))
+            .map(|t| t.definition())
+            .collect()
     }
 
     /// The tools `keep` accepts, in the same order (a sub-agent's tool set).
+    /// Tools from sources are taken as they are now.
     pub fn filtered(&self, keep: impl Fn(&dyn DynTool) -> bool) -> ToolRegistry {
-        ToolRegistry { tools: self.tools.iter().filter(|t| keep(t.as_ref())).cloned().collect() }
+        ToolRegistry { tools: self.all().into_iter().filter(|t| keep(t.as_ref())).collect(), sources: Vec::new() }
     }
 
     /// Names of deferred tools, listed in the system prompt.
-    pub fn deferred_names(&self) -> Vec<&str> {
-        self.tools.iter().filter(|t| t.deferred()).map(|t| t.name()).collect()
+    pub fn deferred_names(&self) -> Vec<String> {
+        self.all().iter().filter(|t| t.deferred()).map(|t| t.name().to_string()).collect()
+    }
+
+    /// The deferred tools themselves (for `tool_search`).
+    pub fn deferred(&self) -> Vec<Arc<dyn DynTool>> {
+        self.all().into_iter().filter(|t| t.deferred()).collect()
     }
 }

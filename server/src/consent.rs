@@ -1,0 +1,132 @@
+//! What the user approved, per workspace: project MCP servers (and project
+//! hooks: any project-provided thing that starts a program). Kept outside
+//! the project, in `$XDG_DATA_HOME/tandem/consent.json`, so a project cannot
+//! approve itself. Each approval remembers the fingerprint of what was
+//! approved (the config entry as written): when the entry changes, it must
+//! be approved again.
+//!
+//! ```json
+//! {"workspaces": {"/abs/root": {"mcp": {"github": "{\"command\":\"…\"}"}}}}
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// The store is refused past this size (it only grows by user approvals).
+const MAX_STORE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Serialises read-modify-write of the file within this process.
+static WRITE_LOCK: Mutex<()> = Mutex::new(());
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StoreFile {
+    #[serde(default)]
+    workspaces: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,
+}
+
+/// Approvals, per workspace, per kind (`"mcp"`, `"hooks"`), per name.
+#[derive(Debug, Clone)]
+pub struct ConsentStore {
+    path: PathBuf,
+}
+
+impl ConsentStore {
+    /// The store in the user's data folder (`None` when there is none).
+    pub fn default_location() -> Option<Self> {
+        dirs::data_dir().map(|dir| ConsentStore { path: dir.join("tandem").join("consent.json") })
+    }
+
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        ConsentStore { path: path.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True when `name` of `kind` was approved for this workspace with this fingerprint.
+    pub fn is_approved(&self, workspace: &Path, kind: &str, name: &str, fingerprint: &str) -> bool {
+        let file = self.read();
+        file.workspaces
+            .get(&workspace_key(workspace))
+            .and_then(|kinds| kinds.get(kind))
+            .and_then(|names| names.get(name))
+            .is_some_and(|approved| approved == fingerprint)
+    }
+
+    /// Remember an approval.
+    pub fn approve(&self, workspace: &Path, kind: &str, name: &str, fingerprint: &str) -> std::io::Result<()> {
+        let _guard = WRITE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let mut file = self.read();
+        file.workspaces
+            .entry(workspace_key(workspace))
+            .or_default()
+            .entry(kind.to_string())
+            .or_default()
+            .insert(name.to_string(), fingerprint.to_string());
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+        let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+        temp.write_all(text.as_bytes())?;
+        temp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    /// The file's content; a missing, oversized or broken file reads as no
+    /// approvals (fail closed), with a log line.
+    fn read(&self) -> StoreFile {
+        match std::fs::metadata(&self.path) {
+            Ok(metadata) if metadata.len() > MAX_STORE_BYTES => {
+                tracing::warn!(path = %self.path.display(), "consent store too large; ignoring it");
+                return StoreFile::default();
+            }
+            Ok(_) => {}
+            Err(_) => return StoreFile::default(),
+        }
+        match std::fs::read_to_string(&self.path).map(|text| serde_json::from_str(&text)) {
+            Ok(Ok(file)) => file,
+            Ok(Err(err)) => {
+                tracing::warn!(path = %self.path.display(), %err, "consent store is not valid JSON; ignoring it");
+                StoreFile::default()
+            }
+            Err(err) => {
+                tracing::warn!(path = %self.path.display(), %err, "cannot read the consent store");
+                StoreFile::default()
+            }
+        }
+    }
+}
+
+fn workspace_key(workspace: &Path) -> String {
+    workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf()).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn approvals_are_per_workspace_kind_name_and_fingerprint() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConsentStore::at(dir.path().join("nested/consent.json"));
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        assert!(!store.is_approved(&a, "mcp", "gh", "v1"));
+        store.approve(&a, "mcp", "gh", "v1").unwrap();
+        assert!(store.is_approved(&a, "mcp", "gh", "v1"));
+        assert!(!store.is_approved(&a, "mcp", "gh", "v2"), "a changed entry needs a new approval");
+        assert!(!store.is_approved(&b, "mcp", "gh", "v1"), "another workspace");
+        assert!(!store.is_approved(&a, "hooks", "gh", "v1"), "another kind");
+        store.approve(&a, "hooks", "pre", "x").unwrap();
+        assert!(store.is_approved(&a, "mcp", "gh", "v1") && store.is_approved(&a, "hooks", "pre", "x"));
+        std::fs::write(store.path(), "{broken").unwrap();
+        assert!(!store.is_approved(&a, "mcp", "gh", "v1"), "a broken store approves nothing");
+    }
+}

@@ -1,0 +1,274 @@
+//! MCP: tools from Model Context Protocol servers, on the official Rust SDK
+//! (`rmcp`; no hand-written JSON-RPC).
+//!
+//! - [`config`]: which servers, from which files, `${VAR}` expansion.
+//! - [`server`]: one server at run time (stdio child in its own process
+//!   group with stderr to the log, or streamable HTTP), its state, restarts.
+//! - [`tool`]: each server tool as a deferred `mcp__SERVER__TOOL` tool.
+//!
+//! The [`McpManager`] starts the servers in parallel, each within its
+//! start-up timeout, without blocking anything: a server's tools appear in
+//! the registry (it is a [`ToolSource`]) when the server is ready. Project
+//! servers start only with the user's consent ([`crate::consent`]).
+
+pub mod config;
+pub mod server;
+pub mod tool;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::watch;
+
+use crate::consent::ConsentStore;
+use crate::tools::{DynTool, ToolSource};
+use config::{McpConfig, ServerConfig};
+use server::McpServer;
+pub use server::ServerState;
+
+/// The consent store's kind for MCP servers.
+pub const CONSENT_KIND: &str = "mcp";
+
+/// How the manager decides about project servers.
+#[derive(Debug, Clone, Default)]
+pub struct Approvals {
+    /// Where approvals are remembered (`None`: nothing is remembered).
+    pub store: Option<ConsentStore>,
+    /// Approved for this process by the command line (`--mcp-approve NAME|all`);
+    /// remembered in the store too.
+    pub command_line: Vec<String>,
+}
+
+impl Approvals {
+    /// The user's store, plus the command line's approvals.
+    pub fn from_command_line(names: Vec<String>) -> Self {
+        Approvals { store: ConsentStore::default_location(), command_line: names }
+    }
+}
+
+/// One server as the front ends show it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    pub name: String,
+    /// The file it came from (`.mcp.json`, `~/.tandem/mcp.json`, …).
+    pub source: &'static str,
+    /// The command line or URL.
+    pub target: String,
+    #[serde(flatten)]
+    pub state: ServerState,
+    pub tools: Vec<String>,
+}
+
+/// Something a front end should tell the user about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Report {
+    Ready { name: String, tools: usize },
+    Failed { name: String, reason: String },
+    NeedsApproval { name: String, source: &'static str, target: String },
+}
+
+impl Report {
+    /// One line for a terminal or an editor message.
+    pub fn message(&self) -> String {
+        match self {
+            Report::Ready { name, tools } => format!("MCP server {name} is ready ({tools} tools)"),
+            Report::Failed { name, reason } => format!("MCP server {name} failed: {reason}"),
+            Report::NeedsApproval { name, source, target } => {
+                format!("MCP server {name} (from {source}: {target}) needs approval before it starts")
+            }
+        }
+    }
+}
+
+pub struct McpManager {
+    root: PathBuf,
+    servers: Vec<Arc<McpServer>>,
+    changed: Arc<watch::Sender<u64>>,
+    approvals: Approvals,
+    settings_approval: config::SettingsApproval,
+    warnings: Vec<String>,
+}
+
+impl McpManager {
+    /// The servers configured for a workspace, from the user's and the project's files.
+    pub fn load(root: &Path, approvals: Approvals) -> Arc<Self> {
+        let home = dirs::home_dir();
+        Self::new(McpConfig::load(home.as_deref(), root), root, approvals)
+    }
+
+    pub fn new(config: McpConfig, root: &Path, approvals: Approvals) -> Arc<Self> {
+        // rmcp's HTTP client uses rustls without a built-in crypto provider;
+        // use ring, the one the rest of Tandem's HTTP already links.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let (changed, _) = watch::channel(0);
+        let changed = Arc::new(changed);
+        let McpConfig { servers, startup_timeout, tool_timeout, approval, warnings } = config;
+        for warning in &warnings {
+            tracing::warn!("MCP configuration: {warning}");
+        }
+        let mut manager = McpManager {
+            root: root.to_path_buf(),
+            servers: Vec::new(),
+            changed: Arc::clone(&changed),
+            approvals,
+            settings_approval: approval,
+            warnings,
+        };
+        manager.servers = servers
+            .into_iter()
+            .map(|config| {
+                let initial = if manager.approved(&config) { ServerState::Starting } else { ServerState::NeedsApproval };
+                McpServer::new(config, root.to_path_buf(), startup_timeout, tool_timeout, initial, Arc::clone(&changed))
+            })
+            .collect();
+        Arc::new(manager)
+    }
+
+    /// Does this server start without asking? User-level servers do;
+    /// project servers need an approval (command line, the user's settings,
+    /// or one remembered for this workspace and this exact entry).
+    fn approved(&self, config: &ServerConfig) -> bool {
+        if !config.origin.needs_consent() {
+            return true;
+        }
+        let by_command_line = self.approvals.command_line.iter().any(|n| n == "all" || *n == config.name);
+        if by_command_line {
+            self.remember(config);
+            return true;
+        }
+        self.settings_approval.approves(&config.name)
+            || self
+                .approvals
+                .store
+                .as_ref()
+                .is_some_and(|store| store.is_approved(&self.root, CONSENT_KIND, &config.name, &config.fingerprint))
+    }
+
+    fn remember(&self, config: &ServerConfig) {
+        if let Some(store) = &self.approvals.store {
+            if let Err(err) = store.approve(&self.root, CONSENT_KIND, &config.name, &config.fingerprint) {
+                tracing::warn!(server = %config.name, %err, "cannot remember the MCP approval");
+            }
+        }
+    }
+
+    /// Start every approved server, in parallel, in the background. Returns at once.
+    pub fn start(self: &Arc<Self>) {
+        for server in &self.servers {
+            if server.state() == ServerState::Starting {
+                let server = Arc::clone(server);
+                tokio::spawn(async move { server.start().await });
+            }
+        }
+    }
+
+    /// The user approved a project server (in the editor): remember it for
+    /// this workspace and start it.
+    pub fn approve(self: &Arc<Self>, name: &str) -> Result<(), String> {
+        let server = self.servers.iter().find(|s| s.name() == name).ok_or_else(|| format!("no MCP server named {name}"))?;
+        if server.state() != ServerState::NeedsApproval {
+            return Ok(());
+        }
+        self.remember(&server.config);
+        server.set_state(ServerState::Starting);
+        let server = Arc::clone(server);
+        tokio::spawn(async move { server.start().await });
+        Ok(())
+    }
+
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.servers
+            .iter()
+            .map(|server| ServerStatus {
+                name: server.name().to_string(),
+                source: server.config.origin.file(),
+                target: match &server.config.transport {
+                    Ok(transport) => transport.describe(),
+                    Err(_) => String::new(),
+                },
+                state: match (&server.config.transport, server.state()) {
+                    (Err(reason), _) => ServerState::Failed { reason: reason.clone() },
+                    (Ok(_), state) => state,
+                },
+                tools: server.tools().iter().map(|t| t.name().to_string()).collect(),
+            })
+            .collect()
+    }
+
+    /// Problems with the configuration files themselves.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Bumped on every change of a server's state or tools.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Wait until no server is starting, at most `timeout`. True when settled.
+    pub async fn wait_settled(&self, timeout: Duration) -> bool {
+        let mut changes = self.subscribe();
+        let settled = async {
+            loop {
+                if !self.servers.iter().any(|s| s.state() == ServerState::Starting) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, settled).await.is_ok()
+    }
+
+    /// Call `report` for every server that becomes ready, fails or waits
+    /// for approval, once per change, until the manager is dropped.
+    pub fn spawn_reporter(self: &Arc<Self>, report: impl Fn(Report) + Send + 'static) -> tokio::task::JoinHandle<()> {
+        let manager: Weak<Self> = Arc::downgrade(self);
+        let mut changes = self.subscribe();
+        tokio::spawn(async move {
+            let mut last: Vec<(String, ServerState)> = Vec::new();
+            loop {
+                let Some(this) = manager.upgrade() else { return };
+                for status in this.statuses() {
+                    let seen = last.iter().find(|(name, _)| *name == status.name).map(|(_, state)| state);
+                    if seen == Some(&status.state) {
+                        continue;
+                    }
+                    match &status.state {
+                        ServerState::Ready => report(Report::Ready { name: status.name.clone(), tools: status.tools.len() }),
+                        ServerState::Failed { reason } => {
+                            report(Report::Failed { name: status.name.clone(), reason: reason.clone() })
+                        }
+                        ServerState::NeedsApproval => report(Report::NeedsApproval {
+                            name: status.name.clone(),
+                            source: status.source,
+                            target: status.target.clone(),
+                        }),
+                        ServerState::Starting | ServerState::Stopped { .. } => {}
+                    }
+                    last.retain(|(name, _)| *name != status.name);
+                    last.push((status.name.clone(), status.state.clone()));
+                }
+                drop(this);
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+    }
+
+    /// Stop every server (stdio servers: their whole process group).
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.servers.iter().map(|s| s.shutdown())).await;
+    }
+}
+
+impl ToolSource for McpManager {
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        self.servers.iter().flat_map(|s| s.tools()).map(|t| t as Arc<dyn DynTool>).collect()
+    }
+}

@@ -1,0 +1,220 @@
+//! One MCP tool as a Tandem tool: `mcp__SERVER__TOOL`, deferred, its
+//! description and input schema passed through unchanged, its result turned
+//! into text. Neither read-only nor concurrency-safe unless the server
+//! annotates it `readOnlyHint: true`; otherwise asked about like a shell
+//! command.
+
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::server::McpServer;
+use crate::tools::{
+    CallBody, CallTraits, DynTool, PreparedCall, ToolContext, ToolDefinition, ToolError, ToolKind, DEFAULT_MAX_RESULT_CHARS,
+};
+
+/// The providers' limit on tool names (Anthropic and OpenAI: 64, `[a-zA-Z0-9_-]`).
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+pub struct McpTool {
+    pub(super) server: Weak<McpServer>,
+    pub(super) server_name: String,
+    /// The name the model sees: `mcp__SERVER__TOOL`.
+    pub(super) name: String,
+    /// The name the server knows.
+    pub(super) remote_name: String,
+    pub(super) description: String,
+    pub(super) input_schema: Value,
+    pub(super) read_only: bool,
+}
+
+impl McpTool {
+    pub fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+}
+
+impl DynTool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition { name: self.name.clone(), description: self.description.clone(), input_schema: self.input_schema.clone() }
+    }
+
+    fn deferred(&self) -> bool {
+        true
+    }
+
+    /// The server validates against its own schema; here only the shape
+    /// MCP requires (arguments are an object). The permission subject is
+    /// the tool's name ([`ToolKind::Other`]), so rules match it by pattern
+    /// (`mcp__github__*`) and the default mode asks like a shell command.
+    fn prepare(self: Arc<Self>, input: &Value, _ctx: &ToolContext) -> Result<PreparedCall, String> {
+        let Value::Object(arguments) = input else {
+            return Err(format!("expected a JSON object, got {input}"));
+        };
+        let traits = CallTraits {
+            kind: ToolKind::Other,
+            read_only: self.read_only,
+            concurrency_safe: self.read_only,
+            summary: short_json(input, 80),
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+        };
+        let name = self.name.clone();
+        Ok(PreparedCall::new(name, traits, Box::new(McpCall { tool: self, arguments: arguments.clone() })))
+    }
+}
+
+/// One prepared call of an MCP tool.
+struct McpCall {
+    tool: Arc<McpTool>,
+    arguments: serde_json::Map<String, Value>,
+}
+
+#[async_trait]
+impl CallBody for McpCall {
+    async fn plan(&mut self, _ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        Ok(None)
+    }
+
+    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<String, ToolError> {
+        let Some(server) = self.tool.server.upgrade() else {
+            return Err(ToolError::model(format!("Error: the MCP server {} is no longer configured.", self.tool.server_name)));
+        };
+        server.call_tool(&self.tool.remote_name, self.arguments, ctx).await
+    }
+}
+
+/// `mcp__SERVER__TOOL` with every character the providers refuse replaced
+/// by `_`, cut to [`MAX_TOOL_NAME_LEN`] (with a short hash of the full name
+/// so two long names stay distinct).
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let full = format!("mcp__{}__{}", sanitize(server), sanitize(tool));
+    if full.len() <= MAX_TOOL_NAME_LEN {
+        return full;
+    }
+    let hash = format!("{:08x}", fnv1a(full.as_bytes()) as u32);
+    let keep = MAX_TOOL_NAME_LEN - hash.len() - 1;
+    // Only ASCII is left after sanitising, so byte slicing is safe.
+    format!("{}_{hash}", &full[..keep])
+}
+
+fn sanitize(part: &str) -> String {
+    part.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, b| (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn short_json(value: &Value, max_chars: usize) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= max_chars {
+        return text;
+    }
+    let cut: String = text.chars().take(max_chars).collect();
+    format!("{cut}…")
+}
+
+/// The text the model reads for a `tools/call` result: text content as
+/// is, images, audio and resources as a one-line description, structured
+/// content as JSON when there is nothing else. `Err` when the server set
+/// `isError`.
+pub fn result_text(result: &Value) -> Result<String, String> {
+    let mut parts: Vec<String> = Vec::new();
+    for block in result.get("content").and_then(Value::as_array).into_iter().flatten() {
+        let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or("");
+        let part = match field("type") {
+            "text" => field("text").to_string(),
+            "image" => format!("[image {}, {} not shown]", or_unknown(field("mimeType")), approx_size(field("data"))),
+            "audio" => format!("[audio {}, {} not shown]", or_unknown(field("mimeType")), approx_size(field("data"))),
+            "resource" => {
+                let resource = block.get("resource").unwrap_or(&Value::Null);
+                let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
+                let mime = resource.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
+                let size = match resource.get("text").and_then(Value::as_str) {
+                    Some(text) => format!("{} characters of text", text.chars().count()),
+                    None => approx_size(resource.get("blob").and_then(Value::as_str).unwrap_or("")),
+                };
+                format!("[embedded resource {uri} ({mime}), {size}, not shown]")
+            }
+            "resource_link" => {
+                let name = field("name");
+                format!("[resource link {}{}]", field("uri"), if name.is_empty() { String::new() } else { format!(" ({name})") })
+            }
+            other => format!("[{} content not shown]", or_unknown(other)),
+        };
+        parts.push(part);
+    }
+    let mut text = parts.join("\n");
+    if text.is_empty() {
+        if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+            text = structured.to_string();
+        }
+    }
+    if text.is_empty() {
+        text = "(no output)".to_string();
+    }
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        Err(text)
+    } else {
+        Ok(text)
+    }
+}
+
+fn or_unknown(text: &str) -> &str {
+    if text.is_empty() { "unknown type" } else { text }
+}
+
+/// The decoded size of base64 data, roughly, for humans.
+fn approx_size(base64: &str) -> String {
+    let bytes = base64.len() / 4 * 3;
+    if bytes >= 1024 { format!("{} KB", bytes / 1024) } else { format!("{bytes} bytes") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_sanitised_and_bounded() {
+        assert_eq!(tool_name("github", "create_issue"), "mcp__github__create_issue");
+        assert_eq!(tool_name("my server", "get.file/v2"), "mcp__my_server__get_file_v2");
+        assert_eq!(tool_name("ünï", "ok-1"), "mcp___n___ok-1");
+        let long = tool_name("a-very-long-server-name-indeed", "and_an_even_longer_tool_name_that_goes_on_and_on");
+        assert_eq!(long.len(), MAX_TOOL_NAME_LEN);
+        assert!(long.starts_with("mcp__a-very-long-server-name-indeed__and_"), "{long}");
+        let other = tool_name("a-very-long-server-name-indeed", "and_an_even_longer_tool_name_that_goes_on_and_off");
+        assert_ne!(long, other, "the hash keeps cut names apart");
+    }
+
+    #[test]
+    fn results_become_text() {
+        let result = json!({"content": [
+            {"type": "text", "text": "sum: 5"},
+            {"type": "image", "data": "A".repeat(4096), "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"}},
+            {"type": "resource_link", "uri": "file:///b", "name": "b"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}
+        ]});
+        expect_test::expect![[r#"
+            sum: 5
+            [image image/png, 3 KB not shown]
+            [embedded resource file:///a.txt (text/plain), 5 characters of text, not shown]
+            [resource link file:///b (b)]
+            [audio audio/wav, 3 bytes not shown]"#]]
+        .assert_eq(&result_text(&result).unwrap());
+        assert_eq!(result_text(&json!({"content": [{"type": "text", "text": "bad"}], "isError": true})), Err("bad".into()));
+        assert_eq!(result_text(&json!({"content": [], "structuredContent": {"a": 1}})), Ok(r#"{"a":1}"#.into()));
+        assert_eq!(result_text(&json!({"content": []})), Ok("(no output)".into()));
+    }
+}

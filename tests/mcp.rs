@@ -1,0 +1,374 @@
+//! MCP end to end: Tandem's client (rmcp) against small servers written for
+//! these tests (`tests/mcp/test_server.py`: stdio, and streamable HTTP on
+//! loopback) and the agent loop against the loopback model; plus a
+//! reference server from npm when `.ci/run` installed it.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::anthropic_turns::{last_results, tool_names, turn};
+use common::mock_model::MockModel;
+use common::{request, run_agent};
+use serde_json::{json, Value};
+use tandem::agent::anthropic::AnthropicProvider;
+use tandem::agent::config::HttpProviderConfig;
+use tandem::agent::RunStatus;
+use tandem::consent::ConsentStore;
+use tandem::mcp::config::McpConfig;
+use tandem::mcp::{Approvals, McpManager, ServerState};
+use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+use tandem::workspace::Workspace;
+
+/// Generous bound for a python server to start on a busy machine.
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+fn server_script() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/test_server.py").display().to_string()
+}
+
+fn stdio(extra: &[&str]) -> Value {
+    let mut args = vec![server_script()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    json!({"command": "python3", "args": args})
+}
+
+/// A temp home and workspace; servers go in the user's `~/.tandem/mcp.json`.
+struct Setup {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    root: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(home.join(".tandem")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        Setup { _dir: dir, home, root }
+    }
+
+    fn user_servers(&self, servers: Value) -> &Self {
+        std::fs::write(self.home.join(".tandem/mcp.json"), json!({"mcpServers": servers}).to_string()).unwrap();
+        self
+    }
+
+    fn config(&self) -> McpConfig {
+        McpConfig::load_with(Some(&self.home), &self.root, &|name| (name == "MCP_TEST_GREETING").then(|| "hello-from-env".to_string()))
+    }
+
+    fn manager(&self, config: McpConfig) -> Arc<McpManager> {
+        let store = ConsentStore::at(self.home.join("consent.json"));
+        let manager = McpManager::new(config, &self.root, Approvals { store: Some(store), command_line: vec![] });
+        manager.start();
+        manager
+    }
+
+    fn ctx(&self) -> ToolContext {
+        ToolContext::new(Arc::new(Workspace::new(&self.root).unwrap()))
+    }
+}
+
+fn executor(manager: &Arc<McpManager>) -> Executor {
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(manager) as Arc<dyn tandem::tools::ToolSource>);
+    Executor::new(registry).with_results_dir(None)
+}
+
+fn state(manager: &McpManager, name: &str) -> ServerState {
+    manager.statuses().into_iter().find(|s| s.name == name).unwrap().state
+}
+
+/// Wait (bounded) until `ready` holds for the manager's statuses.
+async fn wait_until(manager: &McpManager, what: &str, ready: impl Fn(&McpManager) -> bool) {
+    let mut changes = manager.subscribe();
+    let waited = tokio::time::timeout(START_LIMIT, async {
+        while !ready(manager) {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "timed out waiting for {what}: {:?}", manager.statuses());
+}
+
+async fn call(executor: &Executor, ctx: &ToolContext, name: &str, input: Value) -> (bool, String) {
+    ctx.run.activate(name);
+    let result = executor.execute(&ToolCall::new("c", name, input), ctx).await.unwrap();
+    (result.is_error, result.content)
+}
+
+fn anthropic(mock: &MockModel) -> AnthropicProvider {
+    AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-test")).unwrap()
+}
+
+#[tokio::test]
+async fn tool_search_finds_an_mcp_tool_the_model_calls_and_the_result_reaches_the_next_request() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+
+    let mock = MockModel::start(vec![
+        turn("Let me find a calculator.", &[("toolu_1", "tool_search", json!({"query": "add numbers"}))]),
+        turn("", &[("toolu_2", "mcp__calc__add", json!({"a": 2, "b": 3}))]),
+        turn("2 + 3 = 5", &[]),
+    ])
+    .await;
+    let (outcome, _events) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add 2 and 3")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    // First request: the MCP tools are only names in the deferred-tools line.
+    let first = &requests[0].body;
+    assert!(!tool_names(first).iter().any(|n| n.starts_with("mcp__")), "{:?}", tool_names(first));
+    let system = first["system"].as_str().unwrap();
+    let line = system.lines().find(|l| l.starts_with("The following deferred tools are available via tool_search: ")).unwrap();
+    assert!(line.contains("mcp__calc__add") && line.contains("mcp__calc__crash"), "{line}");
+    assert!(line.ends_with(". Use tool_search to fetch their full schemas when needed."), "{line}");
+
+    // tool_search answered with the schema as the server wrote it, best match first.
+    let search = &last_results(&requests[1].body)[0];
+    assert!(!search.1, "{search:?}");
+    let found: Value = serde_json::from_str(&search.2).unwrap();
+    assert_eq!(found[0]["name"], "mcp__calc__add");
+    assert_eq!(found[0]["description"], "Add two numbers and return the sum.");
+    assert_eq!(found[0]["input_schema"]["required"], json!(["a", "b"]));
+
+    // From the next request on, the activated tools follow the resident ones.
+    let second = tool_names(&requests[1].body);
+    let resident = tool_names(first);
+    assert_eq!(second[..resident.len()], resident[..]);
+    assert_eq!(second[resident.len()], "mcp__calc__add");
+    let add = requests[1].body["tools"].as_array().unwrap().iter().find(|t| t["name"] == "mcp__calc__add").unwrap().clone();
+    assert_eq!(add["input_schema"]["properties"], json!({"a": {"type": "number"}, "b": {"type": "number"}}));
+
+    // The server's answer is in the third request.
+    assert_eq!(last_results(&requests[2].body), [("toolu_2".to_string(), false, "5".to_string())]);
+    assert_eq!(tool_names(&requests[2].body), second, "the list stays stable");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deferred_mcp_tool_called_before_tool_search_gets_the_error() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_1", "mcp__calc__add", json!({"a": 1, "b": 1}))]),
+        turn("ok", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let results = last_results(&mock.requests()[1].body);
+    assert!(results[0].1);
+    assert!(results[0].2.contains("Call tool_search with query \"select:mcp__calc__add\" first"), "{results:?}");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_is_an_error_result_the_run_goes_on_and_the_next_call_restarts_the_server() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_s", "tool_search", json!({"query": "select:mcp__calc__pid,mcp__calc__crash"}))]),
+        turn("", &[("toolu_p1", "mcp__calc__pid", json!({}))]),
+        turn("", &[("toolu_c", "mcp__calc__crash", json!({}))]),
+        turn("", &[("toolu_p2", "mcp__calc__pid", json!({}))]),
+        turn("The server came back.", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("crash it")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    let first_pid = last_results(&requests[2].body)[0].clone();
+    let crash = last_results(&requests[3].body)[0].clone();
+    let second_pid = last_results(&requests[4].body)[0].clone();
+    assert!(!first_pid.1 && !second_pid.1, "{first_pid:?} {second_pid:?}");
+    assert!(crash.1, "{crash:?}");
+    assert!(crash.2.starts_with("Error: the MCP server calc stopped during the call"), "{crash:?}");
+    assert!(crash.2.ends_with("It is restarted on the next call to one of its tools."), "{crash:?}");
+    assert_ne!(first_pid.2, second_pid.2, "a new server process answered");
+    assert_eq!(state(&manager, "calc"), ServerState::Ready);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_does_not_delay_the_others_and_times_out() {
+    let setup = Setup::new();
+    let marker = setup.root.join("hang.pid");
+    let marker_arg = marker.display().to_string();
+    setup.user_servers(json!({"hang": stdio(&["--hang", "--marker", &marker_arg]), "calc": stdio(&[])}));
+
+    // A long start-up timeout: calc is ready and usable while hang still starts.
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    assert_eq!(state(&manager, "hang"), ServerState::Starting);
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_1", "tool_search", json!({"query": "select:mcp__calc__add"}))]),
+        turn("", &[("toolu_2", "mcp__calc__add", json!({"a": 40, "b": 2}))]),
+        turn("42", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert_eq!(last_results(&mock.requests()[2].body)[0].2, "42");
+    assert_eq!(state(&manager, "hang"), ServerState::Starting, "still waiting for initialize");
+    // Shutting down stops a server that is still starting, process and all.
+    let pid = wait_for_marker(&marker).await;
+    manager.shutdown().await;
+    wait_dead(pid).await;
+
+    // A short one: the silent server fails with the reason, and its process is gone.
+    let marker = setup.root.join("hang2.pid");
+    let marker_arg = marker.display().to_string();
+    setup.user_servers(json!({"hang": stdio(&["--hang", "--marker", &marker_arg])}));
+    let mut config = setup.config();
+    config.startup_timeout = Duration::from_millis(700);
+    let manager = setup.manager(config);
+    assert!(manager.wait_settled(START_LIMIT).await);
+    assert_eq!(
+        state(&manager, "hang"),
+        ServerState::Failed { reason: "did not answer initialize and tools/list within 700 ms (the start-up timeout)".into() }
+    );
+    assert!(manager.statuses()[0].tools.is_empty());
+    // On a slow machine the timeout may beat python to writing its pid;
+    // when it got that far, the process must be gone.
+    if let Ok(pid) = std::fs::read_to_string(&marker) {
+        wait_dead(pid.trim().parse().unwrap()).await;
+    }
+}
+
+/// Wait (bounded) for a test server's pid file.
+async fn wait_for_marker(path: &Path) -> i32 {
+    let deadline = tokio::time::Instant::now() + START_LIMIT;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the server never wrote {}", path.display());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Wait (bounded) until a process is gone.
+async fn wait_dead(pid: i32) {
+    let deadline = tokio::time::Instant::now() + START_LIMIT;
+    while common::process_alive(pid) {
+        assert!(tokio::time::Instant::now() < deadline, "process {pid} is still alive");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_call_past_the_tool_timeout_is_cancelled_with_notifications_cancelled() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    let mut config = setup.config();
+    config.tool_timeout = Duration::from_millis(300);
+    let manager = setup.manager(config);
+    wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
+    let executor = executor(&manager);
+    let ctx = setup.ctx();
+    let (is_error, text) = call(&executor, &ctx, "mcp__calc__slow", json!({"seconds": 30})).await;
+    assert!(is_error);
+    assert_eq!(text, "Error: the MCP tool slow (server calc) did not answer within 300 ms; the call was cancelled.");
+    // The server was told (the notification may trail the timeout a little).
+    let deadline = tokio::time::Instant::now() + START_LIMIT;
+    loop {
+        let (is_error, cancelled) = call(&executor, &ctx, "mcp__calc__cancelled", json!({})).await;
+        assert!(!is_error, "{cancelled}");
+        let ids: Vec<Value> = serde_json::from_str(&cancelled).unwrap();
+        if !ids.is_empty() {
+            assert_eq!(ids.len(), 1, "{ids:?}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no notifications/cancelled reached the server");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_changed_refreshes_the_tools_and_var_expansion_reaches_the_server() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"calc": stdio(&["--greeting", "${MCP_TEST_GREETING}"]), "other": stdio(&["--greeting", "${MCP_TEST_UNSET:-fallback}"])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "both ready", |m| state(m, "calc") == ServerState::Ready && state(m, "other") == ServerState::Ready).await;
+    let executor = executor(&manager);
+    let ctx = setup.ctx();
+    assert_eq!(call(&executor, &ctx, "mcp__calc__echo", json!({"text": "hi"})).await, (false, "hello-from-env: hi".to_string()));
+    assert_eq!(call(&executor, &ctx, "mcp__other__echo", json!({"text": "hi"})).await, (false, "fallback: hi".to_string()));
+
+    assert!(executor.registry().get("mcp__calc__late").is_none());
+    assert_eq!(call(&executor, &ctx, "mcp__calc__grow", json!({})).await, (false, "grown".to_string()));
+    wait_until(&manager, "the new tool", |m| m.statuses().iter().any(|s| s.tools.iter().any(|t| t == "mcp__calc__late"))).await;
+    assert_eq!(call(&executor, &ctx, "mcp__calc__late", json!({})).await, (false, "late tool ran".to_string()));
+    manager.shutdown().await;
+}
+
+/// The HTTP test server: started on a free loopback port, killed on drop.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .arg(server_script())
+            .arg("--http")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port: u16 = line.trim().parse().unwrap();
+        HttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn streamable_http_server_on_loopback() {
+    let http = HttpServer::start();
+    let setup = Setup::new();
+    setup.user_servers(json!({"web": {"type": "http", "url": http.url, "headers": {"X-Greeting": "${MCP_TEST_GREETING}"}}}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "web ready", |m| state(m, "web") != ServerState::Starting).await;
+    assert_eq!(state(&manager, "web"), ServerState::Ready);
+    let mock = MockModel::start(vec![
+        turn("", &[("toolu_1", "tool_search", json!({"query": "add two numbers"}))]),
+        turn("", &[("toolu_2", "mcp__web__add", json!({"a": 20, "b": 22}))]),
+        turn("42", &[]),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let requests = mock.requests();
+    assert!(tool_names(&requests[1].body).contains(&"mcp__web__add".to_string()));
+    assert_eq!(last_results(&requests[2].body), [("toolu_2".to_string(), false, "42".to_string())]);
+    let ctx = setup.ctx();
+    // The configured header (with its variable expanded) reached the server.
+    let echoed = call(&executor(&manager), &ctx, "mcp__web__echo", json!({"text": "hi"})).await;
+    assert_eq!(echoed, (false, "hello-from-env: hi".to_string()));
+    manager.shutdown().await;
+}
