@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -370,5 +372,176 @@ async fn streamable_http_server_on_loopback() {
     // The configured header (with its variable expanded) reached the server.
     let echoed = call(&executor(&manager), &ctx, "mcp__web__echo", json!({"text": "hi"})).await;
     assert_eq!(echoed, (false, "hello-from-env: hi".to_string()));
+    manager.shutdown().await;
+}
+
+/// `message` of a `window/logMessage` or `window/showMessage`, if it is one.
+fn log_text(message: &Value) -> &str {
+    match message["method"].as_str() {
+        Some("window/logMessage") | Some("window/showMessage") => message["params"]["message"].as_str().unwrap_or(""),
+        _ => "",
+    }
+}
+
+#[test]
+fn in_the_editor_project_servers_are_approved_by_prompt_and_non_read_only_tools_are_asked_about() {
+    let setup = Setup::new();
+    let marker = setup.root.join("proj.pid");
+    setup.user_servers(json!({"calc": stdio(&[])}));
+    std::fs::write(
+        setup.root.join(".mcp.json"),
+        json!({"mcpServers": {"proj": stdio(&["--marker", &marker.display().to_string()])}}).to_string(),
+    )
+    .unwrap();
+    let script = setup.root.join("script.json");
+    std::fs::write(
+        &script,
+        json!({"turns": [
+            {"tool_calls": [{"name": "tool_search", "input": {"query": "select:mcp__calc__add,mcp__calc__echo"}}]},
+            {"tool_calls": [{"name": "mcp__calc__add", "input": {"a": 1, "b": 2}}]},
+            {"tool_calls": [{"name": "mcp__calc__echo", "input": {"text": "hi"}}]},
+            {"text": "Done."}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let data = setup.home.join("data");
+    let mut client = lsp_client::LspClient::start(
+        &setup.root,
+        &[
+            ("TANDEM_PROVIDER", "scripted"),
+            ("TANDEM_SCRIPT", &script.display().to_string()),
+            ("HOME", &setup.home.display().to_string()),
+            ("XDG_DATA_HOME", &data.display().to_string()),
+        ],
+    );
+    let response = client.initialize(json!({}), json!({"tandem": {"timeouts": {"promptMs": 30000}}}));
+    assert!(response.get("result").is_some(), "{response}");
+
+    // The project's server waits for the user; it has not started.
+    let approval = client.server_request("window/showMessageRequest");
+    let text = approval["params"]["message"].as_str().unwrap();
+    assert!(text.starts_with("Tandem: the project's MCP server \"proj\" (.mcp.json) wants to run: python3 "), "{text}");
+    assert!(!marker.exists());
+    let status = client.request("workspace/executeCommand", json!({"command": "tandem.mcpStatus", "arguments": []}));
+    let proj = status["result"]["servers"].as_array().unwrap().iter().find(|s| s["name"] == "proj").unwrap().clone();
+    assert_eq!((proj["state"].as_str(), proj["source"].as_str()), (Some("needs_approval"), Some(".mcp.json")), "{status}");
+    client.respond(&approval["id"], json!({"title": "Allow"}));
+    client.wait_for("proj ready", |m| log_text(m).contains("MCP server proj is ready"));
+    client.wait_for("calc ready", |m| log_text(m).contains("MCP server calc is ready"));
+    assert!(marker.exists());
+    let status = client.request("workspace/executeCommand", json!({"command": "tandem.mcpStatus", "arguments": []}));
+    let calc = status["result"]["servers"].as_array().unwrap().iter().find(|s| s["name"] == "calc").unwrap().clone();
+    assert_eq!(calc["state"], "ready");
+    assert!(calc["tools"].as_array().unwrap().contains(&json!("mcp__calc__echo")), "{calc}");
+
+    // add is read-only (readOnlyHint): no prompt. echo is not: the user is asked.
+    let ask = client.send_request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "echo hi"}]}));
+    let prompt = client.server_request("window/showMessageRequest");
+    assert_eq!(prompt["params"]["message"], "Tandem wants to mcp__calc__echo {\"text\":\"hi\"}", "{prompt}");
+    client.respond(&prompt["id"], json!({"title": "Allow once"}));
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    assert_eq!(results[1..], [(false, "3".to_string()), (false, "echo: hi".to_string())], "{results:?}");
+    client.shutdown();
+
+    // The approval is remembered for this workspace: `tandem mcp list` starts it without asking.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["mcp", "list", "--json"])
+        .current_dir(&setup.root)
+        .env("HOME", &setup.home)
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let proj = listed["servers"].as_array().unwrap().iter().find(|s| s["name"] == "proj").unwrap().clone();
+    assert_eq!(proj["state"], "ready", "{listed}");
+}
+
+#[test]
+fn a_project_server_that_is_not_approved_does_not_start() {
+    let setup = Setup::new();
+    let marker = setup.root.join("proj.pid");
+    let marker_arg = marker.display().to_string();
+    std::fs::write(
+        setup.root.join(".mcp.json"),
+        json!({"mcpServers": {"proj": stdio(&["--marker", &marker_arg, "--greeting", "${MCP_TEST_GREETING:-plain}"])}}).to_string(),
+    )
+    .unwrap();
+    let data = setup.home.join("data");
+    let list = |extra: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(["mcp", "list"])
+            .args(extra)
+            .current_dir(&setup.root)
+            .env("HOME", &setup.home)
+            .env("XDG_DATA_HOME", &data)
+            .env("MCP_TEST_GREETING", "from-env")
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let first = list(&[]);
+    let first = first.replace(&server_script(), "SCRIPT").replace(&marker_arg, "MARKER");
+    expect_test::expect![[r#"
+        proj  [.mcp.json]  python3 SCRIPT --marker MARKER --greeting from-env
+          needs approval
+          approve with: tandem ask --mcp-approve proj …  (or in the editor's prompt)
+    "#]]
+    .assert_eq(&first);
+    // `list` waited for every server to settle: the unapproved one never ran.
+    assert!(!marker.exists());
+
+    let approved = list(&["--mcp-approve", "all"]);
+    assert!(approved.contains("  ready\n") && approved.contains("  - mcp__proj__echo\n"), "{approved}");
+    assert!(marker.exists());
+    // Remembered for this workspace.
+    assert!(list(&[]).contains("  ready\n"));
+    // A changed entry needs a new approval.
+    std::fs::write(setup.root.join(".mcp.json"), json!({"mcpServers": {"proj": stdio(&["--greeting", "changed"])}}).to_string()).unwrap();
+    assert!(list(&[]).contains("  needs approval\n"));
+}
+
+/// `@modelcontextprotocol/server-everything`, installed by `.ci/run`.
+fn reference_server() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/ci-tools/mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("TANDEM_REQUIRE_MCP_REFERENCE").is_none(),
+        "the reference MCP server is not installed at {} (.ci/run installs it)",
+        path.display()
+    );
+    eprintln!("skipped: the reference MCP server is not installed (run .ci/run)");
+    None
+}
+
+#[tokio::test]
+async fn interoperates_with_the_reference_server_everything() {
+    let Some(server) = reference_server() else { return };
+    let setup = Setup::new();
+    setup.user_servers(json!({"everything": {"command": "node", "args": [server.display().to_string(), "stdio"]}}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "everything settled", |m| state(m, "everything") != ServerState::Starting).await;
+    assert_eq!(state(&manager, "everything"), ServerState::Ready);
+    let tools = manager.statuses()[0].tools.clone();
+    for name in ["mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__get-tiny-image"] {
+        assert!(tools.iter().any(|t| t == name), "{name} missing from {tools:?}");
+    }
+    let executor = executor(&manager);
+    let ctx = setup.ctx();
+    let (is_error, echoed) = call(&executor, &ctx, "mcp__everything__echo", json!({"message": "interop"})).await;
+    assert!(!is_error && echoed.contains("interop"), "{echoed}");
+    let (is_error, sum) = call(&executor, &ctx, "mcp__everything__get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(!is_error && sum.contains('5'), "{sum}");
+    let (is_error, image) = call(&executor, &ctx, "mcp__everything__get-tiny-image", json!({})).await;
+    assert!(!is_error && image.contains("[image image/png"), "{image}");
+    // A schema the server wrote passes through unchanged.
+    let echo = executor.registry().get("mcp__everything__echo").unwrap().definition();
+    assert!(echo.input_schema["properties"]["message"].is_object(), "{}", echo.input_schema);
     manager.shutdown().await;
 }
