@@ -86,6 +86,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
     let session = Tmux { tmux: tmux.to_path_buf(), socket: format!("tandem-test-{}-{name}", std::process::id()) };
     let env = [
         ("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem").to_string()),
+        ("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data").display().to_string()),
         ("TANDEM_PROVIDER", "scripted".into()),
         ("TANDEM_SCRIPT", script.display().to_string()),
         ("SCENARIO_FILE", file.display().to_string()),

@@ -113,6 +113,7 @@ pub mod hooks;
 pub mod lsp;
 pub mod mcp;
 pub mod permissions;
+pub mod session;
 pub mod settings;
 pub mod tools;
 pub mod workspace;

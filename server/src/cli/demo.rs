@@ -220,7 +220,7 @@ async fn run_and_record(
 ) -> (tandem::agent::RunOutcome, Vec<RunEvent>) {
     let tee = Arc::new(std::sync::Mutex::new(Vec::new()));
     let printer = printer.with_tee(Arc::clone(&tee));
-    let outcome = run_printed(model, executor, ctx, request, Some(printer), Some(notes)).await;
+    let outcome = run_printed(model, executor, ctx, request, None, Some(printer), Some(notes)).await;
     let events = tee.lock().map(|e| e.clone()).unwrap_or_default();
     (outcome, events)
 }

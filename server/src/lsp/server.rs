@@ -20,7 +20,8 @@ use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
-use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs};
+use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
+use crate::session::threads::Threads;
 use crate::mcp::{Approvals, McpManager};
 use crate::tools::{Executor, ToolRegistry};
 use crate::workspace::Workspace;
@@ -31,6 +32,9 @@ pub const BYPASS_WARNING: &str =
 
 pub const ASK_COMMAND: &str = "tandem.ask";
 pub const CANCEL_COMMAND: &str = "tandem.cancel";
+pub const THREADS_COMMAND: &str = "tandem.threads";
+pub const FORGET_COMMAND: &str = "tandem.forget";
+pub const COMPACT_COMMAND: &str = "tandem.compact";
 
 /// What exists once `initialize` told us the roots and capabilities.
 struct Session {
@@ -40,6 +44,7 @@ struct Session {
     mcp: Arc<McpManager>,
     work_done_progress: bool,
     configuration: bool,
+    threads: Arc<Threads>,
 }
 
 pub struct Backend {
@@ -95,7 +100,7 @@ impl Backend {
         let gone = lifecycle.client_gone.clone();
         tokio::spawn(async move {
             gone.cancelled().await;
-            if let Some(id) = runs.active_id() {
+            for id in runs.active_ids() {
                 tracing::info!(run = %id, "the client went away; cancelling the run");
                 runs.cancel(&id);
             }
@@ -205,7 +210,33 @@ impl Backend {
             outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
             work_done_progress: session.work_done_progress,
+            threads: Arc::clone(&session.threads),
         })
+    }
+
+    fn threads(&self) -> Result<Arc<Threads>> {
+        Ok(Arc::clone(&self.run_env()?.threads))
+    }
+
+    async fn thread_command(&self, params: &ExecuteCommandParams) -> Result<Option<Value>> {
+        let busy = |message: String| Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None };
+        match params.command.as_str() {
+            THREADS_COMMAND => Ok(Some(runs::threads_answer(&*self.threads()?))),
+            FORGET_COMMAND => {
+                let args: ThreadArgs = first_argument(&params.arguments)?;
+                let forgotten = self.threads()?.forget(&args.thread_id).map_err(|e| busy(e.to_string()))?;
+                Ok(Some(json!({"threadId": args.thread_id, "forgotten": forgotten})))
+            }
+            _ => {
+                self.update_settings(|_| {});
+                let args: ThreadArgs = first_argument(&params.arguments)?;
+                match runs::compact(self.run_env()?, &args.thread_id).await {
+                    Ok(answer) => Ok(Some(answer)),
+                    Err(AskError::InvalidParams(message)) => Err(Error::invalid_params(message)),
+                    Err(AskError::Busy(message)) => Err(busy(message)),
+                }
+            }
+        }
     }
 
     async fn ask(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
@@ -319,7 +350,11 @@ impl LanguageServer for Backend {
         let mut registry = ToolRegistry::builtin();
         registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
         let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
+        // Threads are saved under the user's data folder, per workspace root.
+        let store = crate::session::SessionStore::for_workspace(workspace.root());
+        let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let session = Session {
+            threads,
             workspace,
             editor,
             executor,
@@ -340,7 +375,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![ASK_COMMAND.to_string(), CANCEL_COMMAND.to_string(), MCP_STATUS_COMMAND.to_string()],
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -374,9 +409,7 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
-        if let Some(id) = self.runs.active_id() {
-            self.runs.cancel(&id);
-        }
+        self.runs.cancel_all();
         if let Some(session) = self.session.get() {
             session.mcp.shutdown().await;
         }
@@ -430,6 +463,7 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
+            THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND => self.thread_command(&params).await,
             MCP_STATUS_COMMAND => match self.session.get() {
                 Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
                 None => Err(Error::invalid_request()),

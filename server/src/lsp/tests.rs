@@ -657,6 +657,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         outbox: Arc::new(RunOutbox::default()),
         settings: Settings::default(),
         work_done_progress: false,
+        threads: Arc::new(crate::session::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
     };
     let args: AskArgs = serde_json::from_value(json!({
         "prompt": "Fix this error",

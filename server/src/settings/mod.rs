@@ -10,7 +10,7 @@
 //!
 //! Every layer has the keys of the editor's `tandem` section (`provider`,
 //! `model`, `script`, `permissionMode`, `maxTurns`, `maxTokens`,
-//! `saveDocuments`, `timeouts`) plus `env`, `permissions`, `hooks` and
+//! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `timeouts`) plus `env`, `permissions`, `hooks` and
 //! `mcpServers`. Objects merge key by key; the `permissions` lists are
 //! concatenated; `hooks` are kept per layer (project hooks need consent, see
 //! [`consent`]); `mcpServers` merge by server name and are handed on as raw
@@ -129,6 +129,12 @@ pub struct Settings {
     pub permission_mode: Option<PermissionMode>,
     pub max_turns: Option<usize>,
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens, for models the table lacks.
+    pub context_window: Option<u64>,
+    /// Anthropic extended thinking budget in tokens (0: off).
+    pub thinking_budget: Option<u32>,
+    /// Price overrides per model (`session::pricing`), as raw JSON.
+    pub prices: Option<Value>,
     pub save_documents: bool,
     pub timeouts: Timeouts,
     /// Variables for the run (`ANTHROPIC_BASE_URL`, …), as in Claude Code.
@@ -172,6 +178,9 @@ impl Settings {
             "TANDEM_MODEL" => self.model.clone(),
             "TANDEM_SCRIPT" => self.script.clone(),
             "TANDEM_MAX_TOKENS" => self.max_tokens.map(|n| n.to_string()),
+            "TANDEM_CONTEXT_WINDOW" => self.context_window.map(|n| n.to_string()),
+            "TANDEM_THINKING" => self.thinking_budget.map(|n| n.to_string()),
+            "TANDEM_PRICES" => self.prices.as_ref().map(|v| v.to_string()),
             "ANTHROPIC_BASE_URL" if self.provider_is("anthropic") => self.base_url.clone(),
             "OPENAI_BASE_URL" if !self.provider_is("anthropic") => self.base_url.clone(),
             _ => None,
@@ -339,6 +348,24 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             }
             settings.max_tokens = Some(n);
         }
+        "contextWindow" => {
+            let n: u64 = parse(value).map_err(|_| "expected a whole number of tokens".to_string())?;
+            if n < 1000 {
+                return Err("expected a whole number of tokens, at least 1000".into());
+            }
+            settings.context_window = Some(n);
+        }
+        "thinkingBudget" => {
+            let n: u32 = parse(value).map_err(|_| "expected a whole number of tokens (0: off)".to_string())?;
+            if n != 0 && n < crate::agent::config::MIN_THINKING_BUDGET {
+                return Err(format!("expected 0 (off) or at least {} tokens", crate::agent::config::MIN_THINKING_BUDGET));
+            }
+            settings.thinking_budget = Some(n);
+        }
+        "prices" => {
+            crate::session::pricing::PriceTable::from_json(value)?;
+            settings.prices = Some(value.clone());
+        }
         "saveDocuments" => settings.save_documents = parse(value)?,
         "timeouts" => {
             let Value::Object(fields) = value else { return Err("expected an object".into()) };
@@ -401,9 +428,10 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 17] = [
-    "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "saveDocuments", "timeouts", "env", "permissions",
-    "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers", "mcpTimeouts", "$schema",
+pub const KNOWN_KEYS: [&str; 20] = [
+    "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "contextWindow", "thinkingBudget", "prices",
+    "saveDocuments", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
+    "mcpTimeouts", "$schema",
 ];
 
 #[derive(serde::Serialize)]
@@ -548,6 +576,27 @@ mod tests {
     }
 
     #[test]
+    fn session_settings_reach_the_session_config_through_lookup() {
+        let root = tempfile::tempdir().unwrap();
+        let files = SettingsFiles::with_home(root.path(), None);
+        let editor = json!({"contextWindow": 20000, "thinkingBudget": 2048, "prices": {"qwen": {"input": 0.5, "output": 1.0}}});
+        let (settings, problems) = load(&files, &[editor]);
+        assert_eq!(problems, vec![]);
+        let lookup = |name: &str| settings.lookup_with(name, |_| None);
+        let config = crate::session::SessionConfig::from_lookup("qwen2.5", lookup).unwrap();
+        assert_eq!(config.context_window, 20000);
+        assert_eq!(config.prices.price("qwen2.5").map(|p| p.input), Some(0.5));
+        let Ok(crate::agent::config::ProviderConfig::Anthropic(http)) =
+            crate::agent::config::ProviderConfig::from_lookup(|n| if n == "TANDEM_PROVIDER" { Some("anthropic".into()) } else { lookup(n) })
+        else {
+            panic!("anthropic expected")
+        };
+        assert_eq!(http.thinking_budget, Some(2048));
+        let (_, problems) = load(&files, &[json!({"contextWindow": 10, "thinkingBudget": 5, "prices": {"m": {"input": "x"}}})]);
+        assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["contextWindow", "prices", "thinkingBudget"]);
+    }
+
+    #[test]
     fn broken_settings_file_is_reported_not_fatal() {
         let root = tempfile::tempdir().unwrap();
         let files = SettingsFiles::with_home(root.path(), None);
@@ -582,7 +631,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, saveDocuments, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
