@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
-pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
+pub use overlay::{len_after, BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use watcher::DiskWatcher;
 
@@ -85,6 +85,9 @@ pub struct FileChange {
     /// The permission policy left the review of this change to the editor's
     /// own preview (see `PermissionDecision::ReviewInEditor`).
     pub review: bool,
+    /// The change as byte-range replacements of the base text, when the
+    /// tool knows them (see [`BufferEdit::splices`]); `None`: whole text.
+    pub splices: Option<Vec<Splice>>,
 }
 
 /// What a write really did, as the tool result will tell the model.
@@ -450,6 +453,8 @@ impl Workspace {
                     version: buffer.version,
                     old_text: buffer.text.to_string(),
                     new_text: change.new_text.clone(),
+                    // Computed from the text at base.version, which is this buffer's.
+                    splices: change.splices.clone(),
                     label: change.label.clone(),
                     review: change.review,
                 })
