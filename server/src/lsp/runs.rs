@@ -309,12 +309,20 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     let workspace = Arc::clone(&env.workspace);
+    // With `wait: false` the answer goes out first, alone: eglot 1.9's
+    // jsonrpc leaves messages that arrive in the same read as the answer to
+    // its synchronous request unhandled until more output comes, so an
+    // applyEdit sent right behind the answer could wait for ever.
+    let answer_first = (!args.wait).then_some(std::time::Duration::from_millis(100));
     let threads = Arc::clone(&env.threads);
     tokio::spawn(async move {
         let _release = release;
         let _clean = CleanAfterRun(workspace);
         // The thread is idle again when the run ends, however it ends.
         let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
+        if let Some(delay) = answer_first {
+            tokio::time::sleep(delay).await;
+        }
         let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
             Ok(provider) => {
                 let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name));
