@@ -198,7 +198,8 @@ async fn ctrl_c_cancels_the_run_and_its_shell_command() {
         {"text": "never reached"}
     ]});
     let mut command = scripted(tandem(dir.path()), dir.path(), script);
-    command.args(["ask", "--json", "sleep"]);
+    // Not a read-only command: with no terminal it would be refused.
+    command.args(["ask", "--json", "--permission-mode", "bypassPermissions", "sleep"]);
     let mut child = command.spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let pid_file = dir.path().join("sleeper.pid");

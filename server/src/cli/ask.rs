@@ -11,13 +11,15 @@
 //! loop, 2 not started (no provider configured, bad arguments, no such
 //! thread), 130 cancelled.
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use tandem::agent::config::ProviderConfig;
 use tandem::settings::{Settings, SettingsFiles};
-use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
+use tandem::agent::permission::PermissionMode;
+use tandem::permissions::headless::{HeadlessPolicy, Terminal};
+use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::session::pricing::format_cost;
 use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
@@ -85,6 +87,15 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     // Plan mode is the run's own (it refuses every change but the plan
     // file, and ends when the plan is approved); the policy runs in default.
     let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
+    let policy = Policy::new(policy_mode, &settings.permissions, workspace.roots());
+    // With no terminal to answer, an ask becomes a denial the model reads.
+    let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Some(Arc::new(StdinTerminal))
+    } else {
+        None
+    };
+    let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
+    let policy = HeadlessPolicy::new(policy, terminal, workspace.root().to_path_buf()).with_hooks(Arc::clone(&hooks));
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.
@@ -93,7 +104,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     mcp.start();
     let mut registry = ToolRegistry::builtin();
     registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_policy(Arc::new(HeadlessPolicy { mode: policy_mode }));
+    let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(hooks);
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -118,6 +129,64 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     mcp.shutdown().await;
     workspace.clean_interrupted_writes();
     Ok(exit_code(outcome.status))
+}
+
+/// The terminal the user runs `tandem ask` in: questions on stderr (stdout
+/// may be JSON Lines), the answer from stdin. End of input is no answer.
+struct StdinTerminal;
+
+#[async_trait::async_trait]
+impl Terminal for StdinTerminal {
+    async fn choose(&self, question: &str, options: &[&str]) -> Option<String> {
+        let question = question.to_string();
+        let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+        tokio::task::spawn_blocking(move || {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "\n{question}");
+            for (index, option) in options.iter().enumerate() {
+                let _ = writeln!(stderr, "  {}) {option}", index + 1);
+            }
+            loop {
+                let _ = write!(stderr, "Choose 1-{}: ", options.len());
+                let _ = stderr.flush();
+                let mut line = String::new();
+                if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
+                    return None;
+                }
+                if let Some(option) = line.trim().parse::<usize>().ok().and_then(|n| options.get(n.wrapping_sub(1))) {
+                    return Some(option.clone());
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
+/// The hooks from the settings. The project's hooks need the user's
+/// consent: on a terminal it is asked once (and remembered for exactly
+/// these hooks); without one they are left out, with a note on stderr.
+#[allow(clippy::print_stderr)]
+async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::hooks::Hooks {
+    use tandem::settings::consent::{ConsentStore, HOOKS, PROJECT};
+    let store = ConsentStore::for_user();
+    if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(settings), store.as_ref(), terminal) {
+        if !store.is_approved(root, HOOKS, PROJECT, &project) {
+            let shown = serde_json::to_string_pretty(&project).unwrap_or_default();
+            let question = format!("This project's settings want to run these hooks on your machine:\n{shown}");
+            if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
+                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project) {
+                    eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
+                }
+            }
+        }
+    }
+    let (hooks, problems) = tandem::hooks::Hooks::from_settings(settings, root, store.as_ref());
+    for problem in problems {
+        eprintln!("tandem: hooks: {problem}");
+    }
+    hooks
 }
 
 /// `tandem sessions`: this workspace's saved threads, most recent first,

@@ -26,6 +26,10 @@ use crate::mcp::{Approvals, McpManager};
 use crate::tools::{Executor, ToolRegistry};
 use crate::workspace::Workspace;
 
+/// Shown when `permissionMode` is `bypassPermissions`.
+pub const BYPASS_WARNING: &str =
+    "permissionMode is bypassPermissions: Tandem edits files and runs every command without asking. Deny rules still apply.";
+
 pub const ASK_COMMAND: &str = "tandem.ask";
 pub const CANCEL_COMMAND: &str = "tandem.cancel";
 pub const THREADS_COMMAND: &str = "tandem.threads";
@@ -52,6 +56,8 @@ pub struct Backend {
     settings_files: OnceLock<SettingsFiles>,
     /// The settings problems last reported, so each is shown once.
     reported_problems: Mutex<Vec<String>>,
+    /// The hooks from the settings, rebuilt when they change.
+    hooks: crate::hooks::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
     client_ready: std::sync::atomic::AtomicBool,
     session: OnceLock<Session>,
@@ -76,6 +82,7 @@ impl Backend {
             layers: Mutex::new(SettingsLayers::default()),
             settings_files: OnceLock::new(),
             reported_problems: Mutex::new(Vec::new()),
+            hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
             session: OnceLock::new(),
             runs: Arc::new(Runs::default()),
@@ -114,8 +121,18 @@ impl Backend {
         update(&mut layers);
         let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
         drop(layers);
+        let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
+            let consent = crate::settings::consent::ConsentStore::for_user();
+            let (hooks, hook_problems) = crate::hooks::Hooks::from_settings(&settings, root, consent.as_ref());
+            *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
+            notices.extend(hook_problems);
+        }
+        if settings.permission_mode() == crate::agent::permission::PermissionMode::BypassPermissions {
+            notices.push(BYPASS_WARNING.to_string());
+        }
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
-        self.report_problems(problems.iter().map(ToString::to_string).collect());
+        self.report_problems(notices);
     }
 
     fn report_problems(&self, problems: Vec<String>) {
@@ -137,7 +154,7 @@ impl Backend {
             tracing::warn!("settings: {problem}");
         }
         let link = Arc::clone(&self.link);
-        let message = format!("Tandem settings: {}", problems.join("\n"));
+        let message = format!("Tandem: {}", problems.join("\n"));
         tokio::spawn(async move {
             link.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": message})).await;
         });
@@ -319,14 +336,20 @@ impl LanguageServer for Backend {
         let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
         let workspace = Arc::new(workspace);
-        let policy =
-            PromptPolicy::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
+        let policy = PromptPolicy::new(
+            Arc::clone(&self.link),
+            Arc::clone(&self.settings),
+            Arc::clone(&editor),
+            Arc::clone(&self.outbox),
+            workspace.roots(),
+            Arc::clone(&self.hooks),
+        );
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
         let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
         let mut registry = ToolRegistry::builtin();
         registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
-        let executor = Executor::new(registry).with_policy(Arc::new(policy));
+        let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));

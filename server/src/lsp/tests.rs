@@ -297,7 +297,7 @@ impl Harness {
     }
 
     fn policy(&self) -> PromptPolicy {
-        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default())
+        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots(), Default::default())
     }
 
     /// The permission request for an edit of a.txt, with its diff.
@@ -608,8 +608,16 @@ async fn permission_prompts() {
     let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
     assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);
-    // The prompt shows the whole command, every line.
-    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Deny"}],"message":"Tandem wants to run a shell command:\necho building the project\ntouch X","type":2}"#]]
+    // "Always allow" stays narrow: another command is asked again.
+    let other = permission_request("run_shell", ToolKind::Execute { command: "touch X && rm -rf build".into() });
+    h.client.answer_prompt(Some("Deny"));
+    assert_eq!(policy.decide(&other).await, PermissionDecision::Deny("the user denied it".into()));
+    let last = h.client.requests(methods::SHOW_MESSAGE_REQUEST).last().unwrap().to_string();
+    assert!(last.contains("rm -rf build") && !last.contains("`touch X` is not"), "{last}");
+    let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
+    // The prompt shows the whole command, every line, what made it asked
+    // and the rule "Always allow" adds.
+    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Always allow in this project"},{"title":"Deny"}],"message":"Tandem wants to run a shell command:\necho building the project\ntouch X\n\nAsked because:\n- `touch X` is not known to be read-only\n\n\"Always allow\" adds: run_shell(touch X)","type":2}"#]]
         .assert_eq(&h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0].to_string());
     // Read-only calls are not asked about.
     let read = PermissionRequest { read_only: true, ..permission_request("read_file", ToolKind::Read { paths: vec![h.path.clone()] }) };

@@ -415,6 +415,8 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             }
             settings.hooks.push((layer.scope, value.clone()));
         }
+        // Read by the MCP layer from the files themselves (crate::mcp::config).
+        "enableAllProjectMcpServers" | "enabledMcpjsonServers" | "mcpTimeouts" | "$schema" => {}
         "mcpServers" => {
             let Value::Object(servers) = value else { return Err("expected an object of servers by name".into()) };
             for (name, server) in servers {
@@ -426,9 +428,10 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 17] = [
+pub const KNOWN_KEYS: [&str; 20] = [
     "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "contextWindow", "thinkingBudget", "prices",
-    "saveDocuments", "timeouts", "env", "permissions", "hooks", "mcpServers", "$schema",
+    "saveDocuments", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
+    "mcpTimeouts", "$schema",
 ];
 
 #[derive(serde::Serialize)]
@@ -497,6 +500,40 @@ pub fn load(files: &SettingsFiles, editor_layers: &[Value]) -> (Settings, Vec<Se
     let (settings, more) = resolve(&layers);
     problems.extend(more);
     (settings, problems)
+}
+
+/// "Always allow" saved: add `rules` to `permissions.allow` in the
+/// workspace's `.tandem/settings.local.json`, keeping everything else in
+/// it. A file that is not valid JSON is left alone (the error says so).
+pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String> {
+    let path = SettingsFiles::with_home(root, None).local;
+    // The write happens only if the file still holds what was read here.
+    let expected = std::fs::read(&path).ok().map(|bytes| crate::workspace::fingerprint(&bytes));
+    let mut value = match read_file(&path) {
+        Ok(Some(value)) => value,
+        Ok(None) => Value::Object(Map::new()),
+        Err(err) => return Err(format!("{}: {err}; not changed", path.display())),
+    };
+    let Some(object) = value.as_object_mut() else { return Err(format!("{}: not a JSON object", path.display())) };
+    let permissions = object.entry("permissions").or_insert_with(|| Value::Object(Map::new()));
+    let Some(permissions) = permissions.as_object_mut() else {
+        return Err(format!("{}: \"permissions\" is not an object; not changed", path.display()));
+    };
+    let allow = permissions.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
+    let Some(allow) = allow.as_array_mut() else {
+        return Err(format!("{}: \"permissions.allow\" is not a list; not changed", path.display()));
+    };
+    for rule in rules {
+        if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+            allow.push(Value::String(rule.clone()));
+        }
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+    let dir = path.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    crate::workspace::atomic_write(&path, format!("{text}\n").as_bytes(), expected)
+        .map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
+    Ok(path)
 }
 
 #[cfg(test)]
@@ -594,7 +631,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, timeouts, env, permissions, hooks, mcpServers, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
@@ -624,6 +661,21 @@ mod tests {
         assert!(problems.is_empty(), "an editor's own keys are not problems: {problems:?}");
         assert_eq!(editor.lookup_with("ANTHROPIC_BASE_URL", environment).as_deref(), Some("http://b"));
         assert_eq!(editor.lookup_with("OPENAI_BASE_URL", environment).as_deref(), Some("http://process"));
+    }
+
+    #[test]
+    fn always_allow_is_saved_to_the_local_settings_keeping_the_rest() {
+        let root = tempfile::tempdir().unwrap();
+        let local = root.path().join(".tandem/settings.local.json");
+        let saved = save_local_allow(root.path(), &["run_shell(git push:*)".into()]).unwrap();
+        assert_eq!(saved, local);
+        std::fs::write(&local, r#"{"model": "m", "permissions": {"allow": ["run_shell(git push:*)"], "deny": ["x"]}}"#).unwrap();
+        save_local_allow(root.path(), &["run_shell(git push:*)".into(), "web_fetch(domain:docs.rs)".into()]).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+        assert_eq!(value, json!({"model": "m", "permissions": {"allow": ["run_shell(git push:*)", "web_fetch(domain:docs.rs)"], "deny": ["x"]}}));
+        std::fs::write(&local, "{broken").unwrap();
+        assert!(save_local_allow(root.path(), &["x".into()]).unwrap_err().contains("not valid JSON"));
+        assert_eq!(std::fs::read_to_string(&local).unwrap(), "{broken");
     }
 
     #[test]

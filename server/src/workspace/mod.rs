@@ -565,7 +565,7 @@ mod tests {
             .map(|(w, new_text)| {
                 let file = w.read(&path).unwrap();
                 w.record_read(&file);
-                FileChange { path: path.clone(), new_text: new_text.into(), base: Some(file.stamp), label: "edit".into(), review: Default::default(), splices: Default::default() }
+                FileChange { path: path.clone(), new_text: new_text.into(), base: Some(file.stamp), label: "edit".into(), review: Default::default(), splices: None }
             })
             .collect();
         let [a, b] = &threads;
