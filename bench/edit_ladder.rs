@@ -48,13 +48,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let corpus = corpus(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/edit"));
-    let synthetic = synthetic(options.cases);
-    let timing = timing(options.runs);
+    let (corpus, corpus_ok) = corpus(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/edit"));
+    let (synthetic, synthetic_ok) = synthetic(options.cases);
+    let (timing, timing_ok) = timing(options.runs);
     println!("## edit_file matching ladder\n");
     println!("`bench/edit_ladder.sh` (see docs/edit_file.md).\n");
     print!("{corpus}\n{synthetic}\n{timing}");
-    ExitCode::SUCCESS
+    // A wrong-place edit, a missed scenario or an unexpected rung fails the
+    // section, so bench/run's quick mode in CI checks them.
+    if corpus_ok && synthetic_ok && timing_ok {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("edit_ladder: a wrong-place edit, a missed scenario or an unexpected rung (see the output)");
+        ExitCode::FAILURE
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -76,7 +83,7 @@ struct CorpusCounts {
 /// Every edit_file scenario whose outcome is the matcher's: it should land
 /// (an expected/ tree to compare with) or be refused as not found or not
 /// unique. Scenarios about reading, freshness or paths are left out.
-fn corpus(dir: &Path) -> String {
+fn corpus(dir: &Path) -> (String, bool) {
     let mut counts = CorpusCounts::default();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).collect())
@@ -133,7 +140,8 @@ fn corpus(dir: &Path) -> String {
     for wrong in &counts.wrong {
         out.push_str(&format!("\n- WRONG: {wrong}"));
     }
-    out
+    let ok = counts.wrong.is_empty() && counts.landed == counts.should_land && counts.refused == counts.should_refuse;
+    (out, ok)
 }
 
 struct Scenario {
@@ -180,7 +188,7 @@ impl Scenario {
 // Random perturbed spans (the property test's generator)
 // ---------------------------------------------------------------------------
 
-fn synthetic(cases: u64) -> String {
+fn synthetic(cases: u64) -> (String, bool) {
     #[derive(Default)]
     struct Row {
         cases: usize,
@@ -231,7 +239,7 @@ fn synthetic(cases: u64) -> String {
     if let Some(seed) = first_wrong {
         out.push_str(&format!("\nFirst wrong-place seed: {seed}.\n"));
     }
-    out
+    (out, first_wrong.is_none())
 }
 
 // ---------------------------------------------------------------------------
@@ -251,7 +259,7 @@ fn big_file() -> String {
     out
 }
 
-fn timing(runs: usize) -> String {
+fn timing(runs: usize) -> (String, bool) {
     let text = big_file();
     let lines = text.lines().count();
     let n = 900;
@@ -296,10 +304,14 @@ fn timing(runs: usize) -> String {
     if !candidate_note.is_empty() {
         out.push_str(&format!("\n{candidate_note}\n"));
     }
-    if exact.1 != Some(MatchRung::Exact) || shifted.1 != Some(MatchRung::Indentation) {
-        out.push_str(&format!("\nUNEXPECTED: exact found {:?}, indented found {:?}.\n", exact.1, shifted.1));
+    let ok = exact.1 == Some(MatchRung::Exact) && shifted.1 == Some(MatchRung::Indentation) && !candidate_note.is_empty();
+    if !ok {
+        out.push_str(&format!(
+            "\nUNEXPECTED: exact found {:?}, indented found {:?}, refusal {:?}.\n",
+            exact.1, shifted.1, refuse.1
+        ));
     }
-    out
+    (out, ok)
 }
 
 struct Times {

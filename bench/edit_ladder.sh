@@ -2,7 +2,8 @@
 # The edit_file matching ladder: acceptance over the scenario corpus,
 # wrong-place edits (must be 0) on the corpus and on random perturbed spans,
 # and the time to refuse with a nearest candidate on a 10,000-line file.
-# Prints a Markdown section; bench/run runs it as one of its sections.
+# Prints a Markdown section; bench/run runs it as one of its sections. Exits
+# non-zero on a wrong-place edit, a missed scenario or an unexpected rung.
 #
 # Usage: bench/edit_ladder.sh [--quick] [--runs N] [--cases N]
 #   --quick     debug build, 500 random cases, one timed run (BENCH_QUICK=1 too)

@@ -50,18 +50,28 @@ struct Options {
     tandem: PathBuf,
     runs: usize,
     quick: bool,
+    /// Run only the figures whose name contains this (edit, didchange, loop, parallel, lsp).
+    only: Option<String>,
+}
+
+impl Options {
+    fn wants(&self, name: &str) -> bool {
+        self.only.as_deref().is_none_or(|only| name.contains(only))
+    }
 }
 
 fn options() -> Options {
     let mut tandem = None;
     let mut runs = 10;
     let mut quick = false;
+    let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--tandem" => tandem = args.next().map(PathBuf::from),
             "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs),
             "--quick" => quick = true,
+            "--only" => only = args.next(),
             other => {
                 eprintln!("bench: unknown argument {other}");
                 std::process::exit(2);
@@ -80,7 +90,7 @@ fn options() -> Options {
         eprintln!("bench: {}: {e}", tandem.display());
         std::process::exit(2);
     });
-    Options { tandem, runs, quick }
+    Options { tandem, runs, quick, only }
 }
 
 /// Median, min and max in milliseconds.
@@ -133,11 +143,21 @@ fn main() {
     let options = options();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let mut report = Report { rows: Vec::new(), failures: Vec::new() };
-    runtime.block_on(edit_on_big_document(&options, &mut report));
-    did_change_throughput(&options, &mut report);
-    runtime.block_on(loop_overhead(&options, &mut report));
-    runtime.block_on(parallel_calls(&options, &mut report));
-    lsp_start_and_memory(&options, &mut report);
+    if options.wants("edit") {
+        runtime.block_on(edit_on_big_document(&options, &mut report));
+    }
+    if options.wants("didchange") {
+        did_change_throughput(&options, &mut report);
+    }
+    if options.wants("loop") {
+        runtime.block_on(loop_overhead(&options, &mut report));
+    }
+    if options.wants("parallel") {
+        runtime.block_on(parallel_calls(&options, &mut report));
+    }
+    if options.wants("lsp") {
+        lsp_start_and_memory(&options, &mut report);
+    }
 
     println!("## Editor, loop and server figures");
     println!();
@@ -664,7 +684,8 @@ fn text_turn(text: &str) -> String {
 /// Run the agent to the end; (status, turns, tool results, wall time).
 async fn run_agent(provider: &dyn Provider, executor: &Executor, ctx: ToolContext) -> (RunStatus, usize, usize, Duration) {
     let (events, mut rx) = tandem::agent::event_channel();
-    let request = RunRequest { prompt: "bench".into(), ..RunRequest::default() };
+    // Room for every scripted turn (the default limit is 100).
+    let request = RunRequest { prompt: "bench".into(), max_turns: Some(1_000), ..RunRequest::default() };
     let start = Instant::now();
     let outcome = tandem::agent::run(provider, executor, ctx, request, events).await;
     let elapsed = start.elapsed();

@@ -90,7 +90,7 @@ async fn next_request_carries_tool_results_with_matching_ids() {
     assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(first.body["stream"], json!(true));
     assert_eq!(first.body["model"], json!("claude-test"));
-    assert!(first.body["system"].as_str().unwrap().contains("You are Tandem"));
+    assert!(first.body["system"][0]["text"].as_str().unwrap().contains("You are Tandem"));
     let tool_names: Vec<&str> = first.body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert!(tool_names.contains(&"read_file") && tool_names.contains(&"edit_file"), "{tool_names:?}");
 
@@ -139,6 +139,9 @@ async fn next_request_carries_tool_results_with_matching_ids() {
                 "type": "tool_result"
               },
               {
+                "cache_control": {
+                  "type": "ephemeral"
+                },
                 "content": "Invalid input for read_file: missing field \"file_path\"",
                 "is_error": true,
                 "tool_use_id": "toolu_synth_B",
@@ -162,7 +165,7 @@ async fn next_request_carries_tool_results_with_matching_ids() {
         {"type":"text","text":" there"}
         {"type":"text","text":"!"}
         {"type":"status","turn":2,"usage":{"input_tokens":423,"output_tokens":93}}
-        {"type":"end","status":"completed","text":"Hello there!"}"#]]
+        {"type":"end","status":"completed","text":"Hello there!","usage":{"input_tokens":423,"output_tokens":93}}"#]]
     .assert_eq(&render_events(&events));
 }
 
@@ -181,7 +184,7 @@ async fn successful_results_go_back_without_is_error() {
     let body = &mock.requests()[1].body;
     assert_eq!(
         body["messages"][2]["content"],
-        json!([{"type": "tool_result", "tool_use_id": "toolu_01NRLabsLyVHZPKxbKvkfSMn", "content": "get_weather got {\"location\":\"Paris\"}", "is_error": false}])
+        json!([{"type": "tool_result", "tool_use_id": "toolu_01NRLabsLyVHZPKxbKvkfSMn", "content": "get_weather got {\"location\":\"Paris\"}", "is_error": false, "cache_control": {"type": "ephemeral"}}])
     );
 }
 
@@ -228,7 +231,7 @@ async fn overloaded_529_is_retried_then_succeeds() {
         {"type":"text","text":" there"}
         {"type":"text","text":"!"}
         {"type":"status","turn":1,"usage":{"input_tokens":11,"output_tokens":6}}
-        {"type":"end","status":"completed","text":"Hello there!"}"#]]
+        {"type":"end","status":"completed","text":"Hello there!","usage":{"input_tokens":11,"output_tokens":6}}"#]]
     .assert_eq(&render_events(&events));
 }
 
@@ -288,18 +291,18 @@ async fn mid_stream_error_event_voids_the_attempt_and_retries() {
         {"type":"text","text":" there"}
         {"type":"text","text":"!"}
         {"type":"status","turn":1,"usage":{"input_tokens":11,"output_tokens":6}}
-        {"type":"end","status":"completed","text":"Hello there!"}"#]]
+        {"type":"end","status":"completed","text":"Hello there!","usage":{"input_tokens":11,"output_tokens":6}}"#]]
     .assert_eq(&render_events(&events));
 }
 
 #[tokio::test]
 async fn a_mid_stream_error_that_is_not_retryable_fails_the_run() {
-    let body = message_start() + &event("error", json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}));
+    let body = message_start() + &event("error", json!({"type": "error", "error": {"type": "invalid_request_error", "message": "messages: roles must alternate"}}));
     let mock = MockModel::start(vec![MockResponse::sse(&body)]).await;
     let (_dir, ctx) = workspace();
     let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
     assert_eq!(outcome.status, RunStatus::Failed);
-    assert_eq!(outcome.text, "the model API reported an error (invalid_request_error): prompt is too long");
+    assert_eq!(outcome.text, "the model API reported an error (invalid_request_error): messages: roles must alternate");
     assert_eq!(mock.requests().len(), 1);
 }
 
@@ -343,6 +346,9 @@ async fn tool_input_cut_off_by_max_tokens_goes_back_as_an_error_result() {
     expect_test::expect![[r#"
         [
           {
+            "cache_control": {
+              "type": "ephemeral"
+            },
             "content": "Tool call not executed: your response hit the max_tokens limit while writing the input for make_file (149 bytes received, incomplete JSON). Send the call again with a smaller input: for a large file, write a first part with write_file and add the rest with edit_file.",
             "is_error": true,
             "tool_use_id": "toolu_01EKqbqmZrGRXy18eN7m9kvY",

@@ -20,6 +20,8 @@ fn tandem(dir: &std::path::Path) -> Command {
     for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_PROVIDER", "TANDEM_MODEL", "TANDEM_SCRIPT", "NO_COLOR"] {
         command.env_remove(var);
     }
+    // Saved conversations go to the test's own data folder, not the user's.
+    command.env("XDG_DATA_HOME", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"));
     command
 }
 
@@ -100,9 +102,21 @@ async fn ask_prints_a_plain_transcript_when_not_on_a_terminal() {
           ✓    1 | hi there
         Hello there!
 
-        ── completed · 2 turns · 31 tokens in, 15 out · no files changed
+        ── completed · 2 turns · 31 tokens in, 15 out · $0.0003 · no files changed · thread ID
     "#]]
-    .assert_eq(&stdout);
+    .assert_eq(&hide_thread_id(&stdout));
+}
+
+/// The summary line ends with the new thread's id, which changes per run.
+fn hide_thread_id(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.rfind(" · thread ") {
+            Some(at) => format!("{} · thread ID", &line[..at]),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + if text.ends_with('\n') { "\n" } else { "" }
 }
 
 #[tokio::test]
@@ -184,7 +198,8 @@ async fn ctrl_c_cancels_the_run_and_its_shell_command() {
         {"text": "never reached"}
     ]});
     let mut command = scripted(tandem(dir.path()), dir.path(), script);
-    command.args(["ask", "--json", "sleep"]);
+    // Not a read-only command: with no terminal it would be refused.
+    command.args(["ask", "--json", "--permission-mode", "bypassPermissions", "sleep"]);
     let mut child = command.spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let pid_file = dir.path().join("sleeper.pid");

@@ -96,6 +96,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/ask_scenario.lua"))
         .current_dir(&root)
         .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
         .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
         .env("TANDEM_PROVIDER", "scripted")
         .env("TANDEM_SCRIPT", &script_path)

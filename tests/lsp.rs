@@ -108,7 +108,13 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     expect_test::expect![[r#"{"edit":{"documentChanges":[{"edits":[{"newText":"BETA","range":{"end":{"character":4,"line":1},"start":{"character":0,"line":1}}}],"textDocument":{"uri":"file://ROOT/src.txt","version":1}}]},"label":"Tandem: edit_file src.txt"}"#]]
         .assert_eq(&scrub(&apply["params"].to_string(), &f.root));
     client.apply_edit_request(&apply);
-    let answer = client.response(ask);
+    let mut answer = client.response(ask);
+    // The answer always names the thread (a new one here), to continue it.
+    let thread_id = answer["result"].as_object_mut().unwrap().remove("threadId").unwrap();
+    assert!(thread_id.as_str().is_some_and(|id| !id.is_empty()), "{answer}");
+    // The scripted model's usage is an estimate from the request's size.
+    let usage = answer["result"].as_object_mut().unwrap().remove("usage").unwrap();
+    assert!(usage["input_tokens"].as_u64().unwrap() > 0, "{usage}");
     let result = scrub(&answer["result"].to_string(), &f.root);
     expect_test::expect![[r#"{"edits":[{"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done."}"#]]
         .assert_eq(&result);
@@ -137,7 +143,7 @@ fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact
     let mut client = f.start(
         json!([
             turn(vec![read("app.txt")]),
-            turn(vec![shell("echo checking")]),
+            turn(vec![shell("mkdir -p checked")]),
             turn(vec![edit("app.txt", "run();", "run_fast();")]),
             turn(vec![read("app.txt")]),
             turn(vec![edit("app.txt", "run();", "run_fast();")]),
@@ -150,7 +156,8 @@ fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact
     let ask = client.send_request("workspace/executeCommand", ask_params("Make it fast"));
     // The shell prompt: the user types meanwhile, then allows the command.
     let prompt = client.server_request("window/showMessageRequest");
-    assert_eq!(prompt["params"]["message"], "Tandem wants to run a shell command:\necho checking", "{prompt}");
+    let message = prompt["params"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Tandem wants to run a shell command:\nmkdir -p checked\n\nAsked because:\n- `mkdir -p checked` is not known to be read-only"), "{prompt}");
     // The transcript shows the call before the user is asked about it.
     let call_at = client.seen.iter().position(|m| m["params"]["event"]["name"] == "run_shell");
     let prompt_at = client.seen.iter().position(|m| m["method"] == "window/showMessageRequest");
@@ -296,8 +303,12 @@ fn start_long_shell_run(f: &Fixture, options: Value) -> (LspClient, i64, i32, St
 fn tandem_cancel_mid_run_kills_the_running_shell_command_and_one_run_at_a_time() {
     let f = Fixture::new(&[]);
     let (mut client, ask, pid, run_id) = start_long_shell_run(&f, json!({"tandem": {"permissionMode": "bypassPermissions"}}));
-    // A second ask while the first runs is refused with a clear message.
-    let second = client.request("workspace/executeCommand", ask_params("another"));
+    // A second ask on the same thread while the first runs is refused with a clear message.
+    let thread_id = client.seen.iter().find_map(|m| m["params"]["threadId"].as_str().map(String::from)).unwrap();
+    let second = client.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.ask", "arguments": [{"prompt": "another", "threadId": thread_id}]}),
+    );
     let message = second["error"]["message"].as_str().unwrap();
     assert!(message.contains("already running") && message.contains(&run_id), "{second}");
     let cancel = client.request("workspace/executeCommand", json!({"command": "tandem.cancel", "arguments": [{"runId": run_id}]}));
@@ -305,13 +316,17 @@ fn tandem_cancel_mid_run_kills_the_running_shell_command_and_one_run_at_a_time()
     let answer = client.response(ask);
     assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
     wait_until("the shell command is gone", || !process_alive(pid));
-    // The slot is free again (with a script that ends at once).
+    // The thread is free again (with a script that ends at once).
     std::fs::write(f.root.parent().unwrap().join("script.json"), json!({"turns": [done()]}).to_string()).unwrap();
-    let next = client.send_request("workspace/executeCommand", ask_params("again"));
+    let next = client.send_request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.ask", "arguments": [{"prompt": "again", "threadId": thread_id}]}),
+    );
     let create = client.server_request("window/workDoneProgress/create");
     client.respond(&create["id"], Value::Null);
     let next = client.response(next);
     assert_eq!(next["result"]["status"], "completed", "{next}");
+    assert_eq!(next["result"]["threadId"], json!(thread_id), "{next}");
     client.shutdown();
 }
 
@@ -532,6 +547,47 @@ fn cancelling_a_run_withdraws_its_pending_apply_edit() {
     client.shutdown();
 }
 
+/// A follow-up on a thread continues its read ledger: a file read in the
+/// first run is edited in the second without a re-read; `tandem.threads`
+/// lists the thread and `tandem.forget` drops it.
+#[test]
+fn a_follow_up_on_a_thread_edits_a_file_read_before_and_threads_are_listed_and_forgotten() {
+    let f = Fixture::new(&[("notes.txt", "one\n")]);
+    let mut client = f.start(json!([turn(vec![read("notes.txt")]), done()]), json!({}), json!({"tandem": {"permissionMode": "acceptEdits"}}));
+    let first = client.request("workspace/executeCommand", ask_params("read notes.txt"));
+    let thread_id = first["result"]["threadId"].as_str().unwrap().to_string();
+    std::fs::write(f.root.parent().unwrap().join("script.json"), json!({"turns": [turn(vec![edit("notes.txt", "one", "two")]), done()]}).to_string())
+        .unwrap();
+    let second = client.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.ask", "arguments": [{"prompt": "make it two", "threadId": thread_id}]}),
+    );
+    assert_eq!(second["result"]["threadId"], json!(thread_id), "{second}");
+    let (is_error, content) = client.tool_results().last().unwrap().clone();
+    assert!(!is_error && content.starts_with("Successfully edited notes.txt"), "{content}");
+    assert_eq!(std::fs::read_to_string(f.path("notes.txt")).unwrap(), "two\n");
+
+    // A new thread has not read the file: its edit is refused.
+    let third = client.request("workspace/executeCommand", ask_params("make it two again"));
+    assert_ne!(third["result"]["threadId"], json!(thread_id));
+    let (is_error, content) = client.tool_results().last().unwrap().clone();
+    assert!(is_error && content.contains("You must read this file before editing"), "{content}");
+
+    let threads = client.request("workspace/executeCommand", json!({"command": "tandem.threads", "arguments": []}));
+    let listed = threads["result"]["threads"].as_array().unwrap();
+    let ours = listed.iter().find(|t| t["threadId"] == json!(thread_id)).unwrap();
+    assert_eq!((ours["title"].as_str(), ours["runs"].as_u64(), ours["turns"].as_u64()), (Some("read notes.txt"), Some(2), Some(4)), "{ours}");
+    assert!(ours["tokens"]["input"].as_u64().unwrap() > 0);
+    let forget = client.request("workspace/executeCommand", json!({"command": "tandem.forget", "arguments": [{"threadId": thread_id}]}));
+    assert_eq!(forget["result"]["forgotten"], true, "{forget}");
+    let gone = client.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.ask", "arguments": [{"prompt": "hello?", "threadId": thread_id}]}),
+    );
+    assert!(gone["error"]["message"].as_str().unwrap().contains("no thread"), "{gone}");
+    client.shutdown();
+}
+
 /// `"wait": false` answers at once with the run id; the run goes on and its
 /// end comes as the `end` run event. The server's code actions ask that
 /// way, since editors run their commands synchronously (eglot gives up
@@ -556,7 +612,9 @@ fn ask_without_waiting_answers_at_once_and_ends_with_the_end_event() {
     // The answer comes before the edit is even sent.
     let first = client.next_request_or_response(ask);
     assert_eq!(first["id"], json!(ask), "the ask is answered first: {first}");
-    assert_eq!(first["result"], json!({"runId": "run-1"}));
+    // DESIGN.md: `wait: false` answers at once with `{runId, threadId}`.
+    assert_eq!(first["result"]["runId"], json!("run-1"));
+    assert!(first["result"]["threadId"].as_str().is_some_and(|id| !id.is_empty()), "{first}");
     let apply = client.server_request("workspace/applyEdit");
     client.apply_edit_request(&apply);
     let end = client.wait_for("the end event", |m| m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "end");

@@ -131,7 +131,7 @@ async fn tool_search_finds_an_mcp_tool_the_model_calls_and_the_result_reaches_th
     // First request: the MCP tools are only names in the deferred-tools line.
     let first = &requests[0].body;
     assert!(!tool_names(first).iter().any(|n| n.starts_with("mcp__")), "{:?}", tool_names(first));
-    let system = first["system"].as_str().unwrap();
+    let system = first["system"][0]["text"].as_str().unwrap();
     let line = system.lines().find(|l| l.starts_with("The following deferred tools are available via tool_search: ")).unwrap();
     assert!(line.contains("mcp__calc__add") && line.contains("mcp__calc__crash"), "{line}");
     assert!(line.ends_with(". Use tool_search to fetch their full schemas when needed."), "{line}");

@@ -154,3 +154,15 @@ fn broken_settings_file_is_reported_not_fatal_in_lsp() {
     assert_eq!(answer["result"]["text"], "still serving", "{answer}");
     client.shutdown();
 }
+
+#[test]
+fn the_editor_warns_when_permissions_are_bypassed() {
+    let f = Fixture::new();
+    let mut client = lsp(&f);
+    client.initialize(json!({}), json!({"tandem": {"permissionMode": "bypassPermissions"}}));
+    let shown = client.wait_for("window/showMessage", |m| m["method"] == "window/showMessage");
+    assert_eq!(shown["params"]["type"], 2);
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(message.contains("bypassPermissions: Tandem edits files and runs every command without asking"), "{message}");
+    client.shutdown();
+}

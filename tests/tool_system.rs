@@ -53,7 +53,8 @@ fn setup(project: &[(&str, &str)], user: &[(&str, &str)]) -> Setup {
 }
 
 fn system(body: &Value) -> &str {
-    body["system"].as_str().unwrap()
+    // Anthropic's system prompt is a text block carrying a cache breakpoint.
+    body["system"][0]["text"].as_str().unwrap()
 }
 
 #[tokio::test]

@@ -50,6 +50,14 @@
 //!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
 //!   with retries, the system prompt, permission modes, and the run events
 //!   every front end consumes.
+//! - [`settings`]: one loader for `~/.tandem/settings.json` <
+//!   `.tandem/settings.json` < `.tandem/settings.local.json` < the editor's
+//!   settings; problems name the file and field and are never fatal; the
+//!   consent store for what a project would run.
+//! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
+//!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
+//!   commands judged by their parsed structure; the headless front end.
+//! - [`hooks`]: `PreToolUse`/`PostToolUse` commands in Claude Code's format.
 //! - [`lsp`]: the only module that imports LSP types: documents in ropey
 //!   (applied in arrival order), the position bridge, minimal edits, the
 //!   verified `workspace/applyEdit` editor sink (it checks the version at
@@ -101,9 +109,11 @@
 pub mod agent;
 pub mod consent;
 pub mod environment;
+pub mod hooks;
 pub mod lsp;
 pub mod mcp;
 pub mod permissions;
+pub mod session;
 pub mod settings;
 pub mod tools;
 pub mod workspace;

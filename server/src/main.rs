@@ -41,6 +41,15 @@ enum Command {
         /// Without it: `permissionMode` from the settings files, else default.
         #[arg(long)]
         permission_mode: Option<tandem::agent::permission::PermissionMode>,
+        /// Continue the most recent conversation of this folder.
+        #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+        continue_thread: bool,
+        /// Continue the conversation with this thread id (see `tandem sessions`).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+        /// Compact the conversation (summarise it) before this run.
+        #[arg(long)]
+        compact: bool,
         /// Start this project MCP server (from .mcp.json) without asking;
         /// `all` for every one. Remembered for this workspace. Repeatable.
         #[arg(long = "mcp-approve", value_name = "NAME|all")]
@@ -48,6 +57,8 @@ enum Command {
         /// What to ask.
         prompt: String,
     },
+    /// List this folder's saved conversations with their token and cost totals.
+    Sessions,
     /// Offline end-to-end demo with the scripted model: no key, no network.
     Demo,
     /// Run one tool once and print exactly the result text the model would get.
@@ -115,16 +126,24 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
-            Command::Ask { json, max_turns, permission_mode, mcp_approve, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, prompt } => {
+                let thread = match (continue_thread, resume) {
+                    (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
+                    (true, None) => cli::ask::ThreadChoice::Continue,
+                    (false, None) => cli::ask::ThreadChoice::New,
+                };
                 let options = cli::ask::AskOptions {
                     prompt,
                     json,
                     max_turns: max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
                     permission_mode,
+                    thread,
+                    compact,
                     mcp_approve,
                 };
                 cli::ask::ask(options, current_workspace()?).await
             }
+            Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
             Command::Demo => cli::demo::demo().await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),

@@ -86,6 +86,8 @@ pub struct RecordedRequest {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The body as sent, byte for byte.
+    pub raw: String,
 }
 
 impl RecordedRequest {
@@ -265,6 +267,7 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Recorded
         }
         body.extend_from_slice(&chunk[..n]);
     }
+    let raw = String::from_utf8_lossy(&body).into_owned();
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Ok(Some(RecordedRequest { method, path, headers, body }))
+    Ok(Some(RecordedRequest { method, path, headers, body, raw }))
 }

@@ -111,9 +111,12 @@ action: `eglot-execute-command', which waits for the answer (10 s at most)."
              (cancel-timer scenario-poll)
              (with-current-buffer buffer
                (eglot--signal-textDocument/didChange))
-             (if (equal (getenv "SCENARIO_VIA") "codeaction")
-                 (scenario-code-action)
-               (scenario-ask)))))))
+             ;; An error here would only be logged by the timer: report it.
+             (condition-case err
+                 (if (equal (getenv "SCENARIO_VIA") "codeaction")
+                     (scenario-code-action)
+                   (scenario-ask))
+               (error (scenario-finish err))))))))
 
 (condition-case err
     (progn

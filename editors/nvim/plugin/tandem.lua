@@ -23,6 +23,13 @@ vim.api.nvim_create_user_command('TandemAsk', function(opts)
   require('tandem').ask(opts.args, range)
 end, { nargs = '*', range = true, desc = 'Ask the Tandem agent' })
 
+vim.api.nvim_create_user_command('TandemNew', function(opts)
+  require('tandem').new_thread()
+  if opts.args ~= '' then
+    require('tandem').ask(opts.args, nil)
+  end
+end, { nargs = '*', desc = 'Start a new Tandem conversation (optionally asking at once)' })
+
 vim.api.nvim_create_user_command('TandemCancel', function()
   require('tandem').cancel()
 end, { desc = 'Cancel the running Tandem agent' })

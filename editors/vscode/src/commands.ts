@@ -13,9 +13,14 @@ export interface AskArgument {
   range?: unknown;
   diagnostics?: unknown[];
   wait?: boolean;
+  /** The conversation thread to continue (the server answers it). */
+  threadId?: string;
 }
 
 let progressTokens = 0;
+
+/** The conversation asks continue; "Tandem: New Conversation" clears it. */
+let currentThread: string | undefined;
 
 /** Cancel the active run: the server stops it, an open review is discarded. */
 export async function cancelRun(server: TandemServer, quiet = false): Promise<void> {
@@ -63,6 +68,7 @@ export async function runAsk(
   // synchronously); the extension waits without blocking, for the answer.
   argument = { ...argument };
   delete argument.wait;
+  if (argument.threadId === undefined && currentThread !== undefined) argument.threadId = currentThread;
   server.runs.begin();
   server.transcript.start(argument.prompt);
   const events = onEvent ? server.runs.onEvent(onEvent) : undefined;
@@ -84,7 +90,8 @@ export async function runAsk(
             'workspace/executeCommand',
             { command: 'tandem.ask', arguments: [argument], workDoneToken },
             starting.token,
-          )) as AskResult;
+          )) as AskResult & { threadId?: string };
+          if (result.threadId) currentThread = result.threadId;
           server.transcript.finish(result, workspaceFolders());
           void announce(result);
           return result;
@@ -156,6 +163,10 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
     }),
     vscode.commands.registerCommand('tandem.runAsk', (argument: AskArgument) => runAsk(server, argument)),
     vscode.commands.registerCommand('tandem.cancelRun', () => cancelRun(server)),
+    vscode.commands.registerCommand('tandem.newConversation', () => {
+      currentThread = undefined;
+      void vscode.window.showInformationMessage('Tandem: the next ask starts a new conversation.');
+    }),
     vscode.commands.registerCommand('tandem.showTranscript', () => server.transcript.show()),
     vscode.commands.registerCommand('tandem.restartServer', () => server.restart('restart requested')),
     vscode.commands.registerCommand('tandem.setApiKey', async () => {

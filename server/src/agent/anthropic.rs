@@ -80,24 +80,64 @@ impl Provider for AnthropicProvider {
     }
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
-        let body = request_body(&self.config.model, self.config.max_tokens, request);
+        let options = BodyOptions { model: &self.config.model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget };
+        let body = request_body(&options, request);
         let deadline = tokio::time::Instant::now() + self.config.limits.turn;
         with_retries(&self.config.retry, deadline, events, || self.attempt(&body, events, deadline)).await
     }
 }
 
+/// Room for the answer itself beside a thinking budget: the API wants
+/// `max_tokens` above `budget_tokens`.
+const ANSWER_TOKENS_BESIDE_THINKING: u32 = 4096;
+
+/// What shapes a request body besides the request itself.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyOptions<'a> {
+    pub model: &'a str,
+    pub max_tokens: u32,
+    /// Extended thinking with this many tokens, when set.
+    pub thinking_budget: Option<u32>,
+}
+
+/// The prompt-cache breakpoint Anthropic's API takes on a block.
+fn cache_breakpoint() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 /// The JSON body of a streaming Messages request.
-pub fn request_body(model: &str, max_tokens: u32, request: &ModelRequest<'_>) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+///
+/// Prompt caching the way Claude Code does it: a breakpoint on the last
+/// tool and on the system prompt (the stable prefix of a thread), and one on
+/// the last block of the last message, so the next turn reads this turn's
+/// whole prefix from the cache. The prefix stays byte-stable because the
+/// thread keeps its system prompt and tools fixed (activated tools are
+/// appended at the end).
+pub fn request_body(options: &BodyOptions<'_>, request: &ModelRequest<'_>) -> Value {
+    let mut messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    if let Some(last) = messages.last_mut().and_then(|m| m["content"].as_array_mut()) {
+        // Thinking blocks take no breakpoint.
+        if let Some(block) = last.iter_mut().rev().find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking"))) {
+            block["cache_control"] = cache_breakpoint();
+        }
+    }
     let mut body = json!({
-        "model": model,
-        "max_tokens": max_tokens,
-        "system": request.system,
+        "model": options.model,
+        "max_tokens": options.max_tokens,
+        "system": [{"type": "text", "text": request.system, "cache_control": cache_breakpoint()}],
         "messages": messages,
         "stream": true,
     });
     if !request.tools.is_empty() {
-        body["tools"] = json!(request.tools);
+        let mut tools = json!(request.tools);
+        if let Some(last) = tools.as_array_mut().and_then(|t| t.last_mut()) {
+            last["cache_control"] = cache_breakpoint();
+        }
+        body["tools"] = tools;
+    }
+    if let Some(budget) = options.thinking_budget {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        body["max_tokens"] = json!(options.max_tokens.max(budget.saturating_add(ANSWER_TOKENS_BESIDE_THINKING)));
     }
     body
 }
@@ -114,7 +154,10 @@ fn message_json(message: &Message) -> Value {
 enum OpenBlock {
     Text,
     ToolUse { id: String, name: String, json: String, start_input: Value },
-    /// Thinking, server tools, future block types: skipped.
+    /// Extended thinking: its text and signature, assembled exactly.
+    Thinking { thinking: String, signature: String },
+    RedactedThinking { data: String },
+    /// Server tools, future block types: skipped.
     Other,
 }
 
@@ -192,6 +235,13 @@ impl<'a> MessageStream<'a> {
                 json: String::new(),
                 start_input: block.get("input").cloned().unwrap_or(Value::Null),
             },
+            Some("thinking") => OpenBlock::Thinking {
+                thinking: block.get("thinking").and_then(Value::as_str).unwrap_or_default().to_string(),
+                signature: block.get("signature").and_then(Value::as_str).unwrap_or_default().to_string(),
+            },
+            Some("redacted_thinking") => {
+                OpenBlock::RedactedThinking { data: block.get("data").and_then(Value::as_str).unwrap_or_default().to_string() }
+            }
             _ => OpenBlock::Other,
         };
         self.open.insert(index, open);
@@ -211,12 +261,31 @@ impl<'a> MessageStream<'a> {
                     json.push_str(piece);
                 }
             }
+            (Some("thinking_delta"), Some(OpenBlock::Thinking { thinking, .. })) => {
+                if let Some(piece) = delta.get("thinking").and_then(Value::as_str) {
+                    thinking.push_str(piece);
+                }
+            }
+            (Some("signature_delta"), Some(OpenBlock::Thinking { signature, .. })) => {
+                if let Some(piece) = delta.get("signature").and_then(Value::as_str) {
+                    signature.push_str(piece);
+                }
+            }
             _ => {}
         }
     }
 
     fn close_block(&mut self, block: OpenBlock) {
-        let OpenBlock::ToolUse { id, name, json, start_input } = block else { return };
+        let (id, name, json, start_input) = match block {
+            OpenBlock::ToolUse { id, name, json, start_input } => (id, name, json, start_input),
+            OpenBlock::Thinking { thinking, signature } => {
+                return self.builder.push_block(ContentBlock::Thinking { thinking, signature }, self.events);
+            }
+            OpenBlock::RedactedThinking { data } => {
+                return self.builder.push_block(ContentBlock::RedactedThinking { data }, self.events);
+            }
+            OpenBlock::Text | OpenBlock::Other => return,
+        };
         let max_tokens_hit = self.builder.stop_reason == Some(StopReason::MaxTokens);
         let (input, input_error) = if json.trim().is_empty() && start_input.is_object() {
             (start_input, None)
@@ -232,6 +301,8 @@ impl<'a> MessageStream<'a> {
         let input = ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"].iter().filter_map(|n| field(n)).sum::<u64>();
         if input > 0 {
             self.builder.usage.input_tokens = input;
+            self.builder.usage.cache_read_input_tokens = field("cache_read_input_tokens").unwrap_or(0);
+            self.builder.usage.cache_creation_input_tokens = field("cache_creation_input_tokens").unwrap_or(0);
         }
         // `message_delta` carries the running total of output tokens.
         if let Some(output) = field("output_tokens") {

@@ -1,6 +1,7 @@
 //! Which provider a run talks to, and how: read from the environment
 //! (`TANDEM_PROVIDER`, `TANDEM_MODEL`, `TANDEM_SCRIPT`, the SDKs'
-//! `ANTHROPIC_*` / `OPENAI_*` variables, `TANDEM_MAX_TOKENS`).
+//! `ANTHROPIC_*` / `OPENAI_*` variables, `TANDEM_MAX_TOKENS`,
+//! `TANDEM_THINKING`), or through a lookup that puts settings first.
 //!
 //! Without `TANDEM_PROVIDER`: Anthropic when `ANTHROPIC_API_KEY` is set,
 //! else OpenAI-compatible when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set,
@@ -18,6 +19,8 @@ use super::scripted::ScriptedProvider;
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+/// The smallest thinking budget Anthropic's API accepts.
+pub const MIN_THINKING_BUDGET: u32 = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -34,6 +37,9 @@ pub struct HttpProviderConfig {
     pub model: String,
     pub max_tokens: u32,
     pub retry: RetryPolicy,
+    /// Anthropic extended thinking budget (`TANDEM_THINKING`); ignored by
+    /// OpenAI-compatible providers.
+    pub thinking_budget: Option<u32>,
     pub limits: StreamLimits,
 }
 
@@ -47,6 +53,7 @@ impl std::fmt::Debug for HttpProviderConfig {
             .field("max_tokens", &self.max_tokens)
             .field("retry", &self.retry)
             .field("limits", &self.limits)
+            .field("thinking_budget", &self.thinking_budget)
             .finish()
     }
 }
@@ -60,6 +67,7 @@ impl HttpProviderConfig {
             model: model.into(),
             max_tokens: 1024,
             retry: RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(20) },
+            thinking_budget: None,
             limits: StreamLimits::default(),
         }
     }
@@ -114,6 +122,13 @@ impl ProviderConfig {
             None => DEFAULT_MAX_TOKENS,
         };
         let model = get("TANDEM_MODEL");
+        let thinking_budget = match get("TANDEM_THINKING") {
+            None => None,
+            Some(v) if matches!(v.as_str(), "0" | "off" | "false") => None,
+            Some(v) => Some(v.parse::<u32>().ok().filter(|n| *n >= MIN_THINKING_BUDGET).ok_or_else(|| {
+                ProviderError::Config(format!("TANDEM_THINKING={v} is not a thinking budget: use a number of tokens, at least {MIN_THINKING_BUDGET} (or 0 for off)"))
+            })?),
+        };
         let millis = |name: &str, default: Duration| -> Result<Duration, ProviderError> {
             match get(name) {
                 Some(v) => v.parse::<u64>().ok().filter(|n| *n > 0).map(Duration::from_millis).ok_or_else(|| {
@@ -133,6 +148,7 @@ impl ProviderConfig {
                 model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string()),
                 max_tokens,
                 retry: RetryPolicy::default(),
+                thinking_budget,
                 limits,
             }),
             ProviderKind::OpenAi => ProviderConfig::OpenAi(HttpProviderConfig {
@@ -141,6 +157,8 @@ impl ProviderConfig {
                 model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_string()),
                 max_tokens,
                 retry: RetryPolicy::default(),
+                // Thinking blocks are Anthropic's; never sent elsewhere.
+                thinking_budget: None,
                 limits,
             }),
             ProviderKind::Scripted => ProviderConfig::Scripted {

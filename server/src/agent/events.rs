@@ -11,10 +11,35 @@ use serde_json::Value;
 
 use crate::tools::ToolKind;
 
+/// Token counts, from the provider's own `usage`. `input_tokens` counts
+/// every input token, cached or not; the two cache fields say how many of
+/// them were read from the prompt cache or written to it (Anthropic), or
+/// read from it (OpenAI's `cached_tokens`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage { input_tokens, output_tokens, ..Usage::default() }
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +49,9 @@ pub enum RunStatus {
     Cancelled,
     Failed,
     TurnLimit,
+    /// The model repeated itself (the same call with the same result, or
+    /// the same text) past the nudge.
+    Loop,
 }
 
 impl RunStatus {
@@ -33,6 +61,7 @@ impl RunStatus {
             RunStatus::Cancelled => "cancelled",
             RunStatus::Failed => "failed",
             RunStatus::TurnLimit => "turn_limit",
+            RunStatus::Loop => "loop",
         }
     }
 }
@@ -61,8 +90,25 @@ pub enum RunEvent {
     /// A model request failed and is sent again after `delay_ms`: what that
     /// attempt streamed (text, tool calls) is void.
     Retry { attempt: u32, delay_ms: u64, reason: String },
-    /// The run is over.
-    End { status: RunStatus, text: String },
+    /// A thinking block (Anthropic extended thinking), complete; front ends
+    /// show it collapsed.
+    Thinking { text: String },
+    /// The history was compacted into a summary: the estimated context
+    /// size before and after, in tokens.
+    Compact { before_tokens: u64, after_tokens: u64, reason: String },
+    /// The run is over. `usage` is the run's total; `cost_usd` the estimate
+    /// from the price table, when the model's prices are known.
+    End {
+        status: RunStatus,
+        text: String,
+        #[serde(default)]
+        usage: Usage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        /// The saved thread, to continue it (`tandem ask --resume`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thread_id: Option<String>,
+    },
     /// A sub-agent's event (its text, tool calls and results), nested under
     /// the parent's call `parent`. On the wire it is the inner event with a
     /// `parent` field added: `{"type": "tool_call", …, "parent": "toolu_…"}`.
@@ -137,8 +183,11 @@ mod tests {
                 summary: "a.rs".into(),
             },
             RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into() },
-            RunEvent::Status { turn: 2, usage: Usage { input_tokens: 1234, output_tokens: 56 } },
-            RunEvent::End { status: RunStatus::TurnLimit, text: "done".into() },
+            RunEvent::Status { turn: 2, usage: Usage::new(1234, 56) },
+            RunEvent::Status { turn: 3, usage: Usage { cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, ..Usage::new(1234, 56) } },
+            RunEvent::Thinking { text: "hmm".into() },
+            RunEvent::Compact { before_tokens: 17000, after_tokens: 900, reason: "context 85% full".into() },
+            RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()) },
             RunEvent::Nested {
                 parent: "toolu_1".into(),
                 event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into() }),
@@ -150,7 +199,10 @@ mod tests {
             {"type":"tool_call","id":"toolu_1","name":"edit_file","input":{"a":1},"kind":{"type":"edit","path":"/w/a.rs"},"summary":"a.rs"}
             {"type":"tool_result","id":"toolu_1","is_error":false,"content":"ok"}
             {"type":"status","turn":2,"usage":{"input_tokens":1234,"output_tokens":56}}
-            {"type":"end","status":"turn_limit","text":"done"}
+            {"type":"status","turn":3,"usage":{"input_tokens":1234,"output_tokens":56,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200}}
+            {"type":"thinking","text":"hmm"}
+            {"type":"compact","before_tokens":17000,"after_tokens":900,"reason":"context 85% full"}
+            {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
             {"parent":"toolu_1","content":"ok","id":"toolu_2","is_error":false,"type":"tool_result"}"#]]
         .assert_eq(&lines.join("\n"));
     }

@@ -29,7 +29,7 @@ pub mod subagent;
 
 pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
-pub use run::{run, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
+pub use run::{compact_conversation, run, run_conversation, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
 
 /// One request to run the agent.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +44,8 @@ pub struct RunRequest {
     pub max_turns: Option<usize>,
     /// True when the run happens inside an editor (for the system prompt).
     pub in_editor: bool,
+    /// Compact the conversation before the first request (`--compact`).
+    pub compact: bool,
     /// The whole system prompt, instead of Tandem's own (sub-agents).
     pub system: Option<String>,
 }
@@ -56,4 +58,9 @@ pub struct RunOutcome {
     pub text: String,
     pub turns: usize,
     pub usage: Usage,
+    /// The cost estimate, when the model's prices are known.
+    pub cost_usd: Option<f64>,
+    /// The saved conversation thread the run belongs to (empty when the
+    /// thread is not saved).
+    pub thread_id: String,
 }

@@ -193,6 +193,9 @@ impl<'a> CompletionStream<'a> {
             let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
             self.builder.usage.input_tokens = field("prompt_tokens");
             self.builder.usage.output_tokens = field("completion_tokens");
+            // OpenAI and llama.cpp report the prefix they reused from cache.
+            self.builder.usage.cache_read_input_tokens =
+                usage.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
         }
         // Tandem asks for one choice; others, if a server sends them, are ignored.
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else { return Ok(false) };

@@ -30,6 +30,12 @@ pub enum ContentBlock {
     Text { text: String },
     ToolUse { id: String, name: String, input: Value },
     ToolResult { tool_use_id: String, content: String, is_error: bool },
+    /// Anthropic extended thinking, kept exactly as received: the API
+    /// checks the signature when the block is sent back during tool use.
+    /// Never sent to an OpenAI-compatible provider.
+    Thinking { thinking: String, signature: String },
+    /// Thinking the API encrypted; sent back as is.
+    RedactedThinking { data: String },
 }
 
 /// One message of the conversation history.
@@ -96,6 +102,8 @@ pub enum StreamEvent {
     /// An attempt failed and the request is being sent again: whatever this
     /// response streamed so far is void.
     Retrying { attempt: u32, delay: Duration, reason: String },
+    /// A complete thinking block's text.
+    Thinking(String),
 }
 
 /// Everything the model is sent in one request.
@@ -160,6 +168,20 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The request was too long for the model's context window (HTTP 400
+    /// or an error event, from either API, and llama.cpp's wording).
+    pub fn is_context_length(&self) -> bool {
+        let message = match self {
+            ProviderError::Http { status: 400 | 413, message, .. } => message,
+            ProviderError::Api { message, .. } => message,
+            _ => return false,
+        };
+        let message = message.to_ascii_lowercase();
+        ["prompt is too long", "context length", "context_length_exceeded", "maximum context", "context window", "context size", "too many tokens"]
+            .iter()
+            .any(|needle| message.contains(needle))
+    }
+
     /// Worth sending again: overload, rate limits, server errors, broken
     /// connections and cut-off streams. Client errors (bad request, bad key,
     /// unknown model) are not: the same request fails the same way.
@@ -332,6 +354,14 @@ impl ResponseBuilder {
         }
     }
 
+    /// A complete thinking block, kept byte for byte.
+    pub fn push_block(&mut self, block: ContentBlock, events: &mpsc::UnboundedSender<StreamEvent>) {
+        if let ContentBlock::Thinking { thinking, .. } = &block {
+            let _ = events.send(StreamEvent::Thinking(thinking.clone()));
+        }
+        self.content.push(block);
+    }
+
     /// A tool call whose arguments are complete (or known to be unusable).
     pub fn push_tool_use(&mut self, call: ToolCall, events: &mpsc::UnboundedSender<StreamEvent>) {
         let _ = events.send(StreamEvent::ToolUse(call.clone()));
@@ -402,6 +432,16 @@ mod tests {
         }
         assert_eq!(policy.delay(1, Some(Duration::from_millis(300))), Duration::from_millis(300));
         assert_eq!(policy.delay(1, Some(Duration::from_secs(60))), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn context_length_errors_from_both_apis() {
+        let http = |status, message: &str| ProviderError::Http { status, message: message.into(), retry_after: None };
+        assert!(http(400, "Anthropic rejected the request (400 Bad Request). The server said: prompt is too long: 210000 tokens > 200000 maximum").is_context_length());
+        assert!(http(400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.").is_context_length());
+        assert!(http(400, "the request exceeds the available context size, try increasing it").is_context_length());
+        assert!(!http(400, "messages: text content blocks must be non-empty").is_context_length());
+        assert!(!http(500, "prompt is too long").is_context_length());
     }
 
     #[test]

@@ -23,8 +23,11 @@ use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
+use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, SUMMARY_SYSTEM};
+use crate::session::loops::{LoopDetector, Verdict};
+use crate::session::{new_thread_id, Conversation, SessionConfig};
 use crate::tools::executor::FatalToolError;
-use crate::tools::{Executor, PreparedCall, ToolCall, ToolContext, ToolResult};
+use crate::tools::{Executor, PreparedCall, ToolCall, ToolContext, ToolDefinition, ToolResult};
 
 /// Safe calls running at the same time, at most.
 pub const MAX_CONCURRENT_TOOLS: usize = 10;
@@ -39,9 +42,10 @@ pub const TURN_LIMIT_RESULT: &str = "Tool call not executed: turn limit reached"
 /// its process group on `ctx.cancel`) before their tasks are aborted.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
-/// Run the agent to the end. Events stream through `events` as they happen,
-/// the last one being [`RunEvent::End`]; cancelling `ctx.cancel` stops the
-/// stream and the running tools.
+/// Run the agent to the end in a new, unsaved conversation that uses the
+/// workspace's own read ledger. Events stream
+/// through `events` as they happen, the last one being [`RunEvent::End`];
+/// cancelling `ctx.cancel` stops the stream and the running tools.
 pub async fn run(
     provider: &dyn Provider,
     executor: &Executor,
@@ -49,41 +53,110 @@ pub async fn run(
     request: RunRequest,
     events: EventSender,
 ) -> RunOutcome {
-    let mut state = RunState { turns: 0, usage: Usage::default(), children_usage: Arc::default() };
+    let mut conversation = Conversation::new(new_thread_id(), ctx.workspace.root().to_path_buf());
+    // A one-off run reads and writes through the workspace's own ledger.
+    conversation.ledger = ctx.workspace.ledger_handle();
+    let config = SessionConfig::for_model(provider.model());
+    run_conversation(provider, executor, ctx, &mut conversation, &config, request, events).await
+}
+
+/// Run the agent to the end as the next run of `conversation`: its
+/// history, system prompt, read ledger and activated tools carry over, and
+/// what happens is appended to it (and to its session file, at each turn's
+/// end). The context is kept inside `config.context_window`.
+pub async fn run_conversation(
+    provider: &dyn Provider,
+    executor: &Executor,
+    ctx: ToolContext,
+    conversation: &mut Conversation,
+    config: &SessionConfig,
+    request: RunRequest,
+    events: EventSender,
+) -> RunOutcome {
+    // Tools see this thread's reads only.
+    let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&conversation.ledger)));
+    let ctx = ToolContext { workspace, ..ctx };
+    // Deferred tools the thread activated stay active in its next runs.
+    for name in &conversation.activated_tools {
+        ctx.run.activate(name);
+    }
+    let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
     let (child_tx, child_rx) = mpsc::unbounded_channel();
     *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(child_tx);
     let children_usage = Arc::clone(&state.children_usage);
     let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
-    let driven = tokio::select! {
-        driven = drive(provider, executor, &ctx, &request, &events, &mut state) => driven,
-        () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
+    let driven = {
+        let mut session = Session { provider, conversation, config, events: &events, state: &mut state, ctx: &ctx };
+        tokio::select! {
+            driven = session.drive(executor, &request) => driven,
+            () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
+        }
     };
     *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    state.usage = state.total_usage();
+    // Sub-agents' turns count in the run's totals (priced as the same model).
+    let children = *state.children_usage.lock().unwrap_or_else(|e| e.into_inner());
+    if children != Usage::default() {
+        let cost = config.prices.cost(&config.model, &children);
+        state.add(&children, cost);
+    }
     let (status, text) = match driven {
         Ok(end) => end,
         Err(Stop::Cancelled) => (RunStatus::Cancelled, "The run was cancelled.".to_string()),
         Err(Stop::Provider(err)) => (RunStatus::Failed, err.to_string()),
         Err(Stop::Fatal(FatalToolError(message))) => (RunStatus::Failed, format!("A tool failed fatally: {message}")),
+        Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
-    let _ = events.send(RunEvent::End { status, text: text.clone() });
-    RunOutcome { status, text, turns: state.turns, usage: state.usage }
+    conversation.end_run(status);
+    conversation.commit();
+    // Only a saved thread can be named later.
+    let thread_id = if conversation.is_saved() { conversation.id.clone() } else { String::new() };
+    let end_thread = (!thread_id.is_empty()).then(|| thread_id.clone());
+    let _ = events.send(RunEvent::End { status, text: text.clone(), usage: state.usage, cost_usd: state.cost_usd, thread_id: end_thread });
+    RunOutcome { status, text, turns: state.turns, usage: state.usage, cost_usd: state.cost_usd, thread_id }
+}
+
+/// Compact a thread now (`tandem.compact`, `tandem ask --compact`):
+/// returns the estimated context size before and after, in tokens.
+pub async fn compact_conversation(
+    provider: &dyn Provider,
+    ctx: &ToolContext,
+    conversation: &mut Conversation,
+    config: &SessionConfig,
+    events: &EventSender,
+) -> Result<(u64, u64), ProviderError> {
+    let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
+    let mut session = Session { provider, conversation, config, events, state: &mut state, ctx };
+    match session.compact("requested by the user").await {
+        Ok(sizes) => Ok(sizes),
+        Err(Stop::Provider(err)) => Err(err),
+        Err(_) => Err(ProviderError::Config("the compaction was cancelled".into())),
+    }
 }
 
 struct RunState {
     turns: usize,
-    /// This run's own model turns.
+    /// This run's own model turns (and, at the end, its sub-agents').
     usage: Usage,
+    cost_usd: Option<f64>,
     /// Its sub-agents' turns.
     children_usage: Arc<std::sync::Mutex<Usage>>,
 }
 
 impl RunState {
+    /// The usage so far, the sub-agents' included.
     fn total_usage(&self) -> Usage {
-        let children = *self.children_usage.lock().unwrap_or_else(|e| e.into_inner());
-        Usage { input_tokens: self.usage.input_tokens + children.input_tokens, output_tokens: self.usage.output_tokens + children.output_tokens }
+        let mut total = self.usage;
+        total.add(&self.children_usage.lock().unwrap_or_else(|e| e.into_inner()));
+        total
+    }
+
+    fn add(&mut self, usage: &Usage, cost_usd: Option<f64>) {
+        self.usage.add(usage);
+        if let Some(cost) = cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
     }
 }
 
@@ -91,6 +164,8 @@ enum Stop {
     Cancelled,
     Provider(ProviderError),
     Fatal(FatalToolError),
+    /// The loop detector ended the run; the line for the user.
+    Loop(String),
 }
 
 /// The user's first message: editor context (selection, diagnostics), then the prompt.
@@ -101,97 +176,246 @@ fn first_message(request: &RunRequest) -> Message {
     }
 }
 
-async fn drive(
-    provider: &dyn Provider,
-    executor: &Executor,
-    ctx: &ToolContext,
-    request: &RunRequest,
-    events: &EventSender,
-    state: &mut RunState,
-) -> Result<(RunStatus, String), Stop> {
-    let registry = executor.registry();
-    // Read once per run: the resident tools (with the custom agents in the
-    // agent tool's description) and the prompt sections. What changes
-    // between requests — the tools tool_search activated (appended at the
-    // end) and the deferred tools MCP servers bring — is added per request.
-    let mut resident = registry.definitions();
-    crate::tools::agent::describe_custom_agents(&mut resident, &ctx.workspace);
-    let sections = match &request.system {
-        Some(_) => Vec::new(),
-        None => vec![
-            instructions::prompt_section(&instructions::load(&ctx.workspace)),
-            SkillSet::discover(&ctx.workspace).prompt_section(),
-        ],
-    };
-    let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
-    let executor = Arc::new(executor.clone());
-    let mut messages = vec![first_message(request)];
-    loop {
-        if ctx.cancel.is_cancelled() {
-            return Err(Stop::Cancelled);
+/// The answer to calls an earlier run left without results (it was
+/// cancelled or failed mid-call): the API wants every call answered.
+const NOT_RUN_RESULT: &str = "Tool call not executed: the run ended before it ran";
+
+/// One run of the loop over a conversation.
+struct Session<'a> {
+    provider: &'a dyn Provider,
+    conversation: &'a mut Conversation,
+    config: &'a SessionConfig,
+    events: &'a EventSender,
+    state: &'a mut RunState,
+    ctx: &'a ToolContext,
+}
+
+impl Session<'_> {
+    /// The system prompt: the thread's own, fixed by its first run so the
+    /// cached prefix stays byte-stable across turns and runs.
+    fn system(&mut self, executor: &Executor, request: &RunRequest) -> String {
+        if let Some(system) = &self.conversation.system {
+            return system.clone();
         }
-        state.turns += 1;
-        let last_turn = state.turns >= max_turns;
-        let mut runner = ToolRunner::new(Arc::clone(&executor), ctx.clone(), events.clone(), !last_turn);
-        let mut tools = resident.clone();
-        tools.extend(registry.activated_definitions(&ctx.run));
-        let mut system = match &request.system {
+        let system = match &request.system {
             Some(system) => system.clone(),
             None => {
-                let mut env = PromptEnv::current(ctx.workspace.root(), request.in_editor, registry.deferred_names());
-                env.sections.extend(sections.iter().cloned());
+                let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, executor.registry().deferred_names());
+                env.sections.push(instructions::prompt_section(&instructions::load(&self.ctx.workspace)));
+                env.sections.push(SkillSet::discover(&self.ctx.workspace).prompt_section());
                 system_prompt(&env)
             }
         };
-        // Plan mode comes and goes within a run: its section is added while it is on.
-        let plan_section = crate::tools::enter_plan_mode::current_prompt_section(ctx);
-        if !plan_section.is_empty() {
-            system = format!("{system}\n{plan_section}");
+        self.conversation.set_system(system.clone());
+        system
+    }
+
+    /// Resident tools, then the thread's activated deferred tools in the
+    /// order they were activated (appended, so the prefix stays the same).
+    fn tools(&mut self, executor: &Executor) -> Vec<ToolDefinition> {
+        for name in self.ctx.run.activated_names() {
+            self.conversation.activate_tool(&name);
         }
-        let model_request = ModelRequest { system: &system, messages: &messages, tools: &tools };
-        let response = match stream_turn(provider, &model_request, events, &mut runner, &ctx.cancel).await {
-            Ok(response) => response,
-            Err(stop) => {
-                runner.abort(matches!(stop, Stop::Cancelled)).await;
-                return Err(stop);
-            }
-        };
-        state.usage.input_tokens += response.usage.input_tokens;
-        state.usage.output_tokens += response.usage.output_tokens;
-        let _ = events.send(RunEvent::Status { turn: state.turns, usage: state.total_usage() });
-        let ModelResponse { message, tool_calls, .. } = response;
-        let text = message.text();
-        if tool_calls.is_empty() {
-            return Ok((RunStatus::Completed, text));
+        let registry = executor.registry();
+        let mut tools = registry.definitions();
+        crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
+        tools.extend(registry.activated_definitions(&self.ctx.run));
+        tools
+    }
+
+    /// Answer the calls an earlier run left open, so the history is valid.
+    fn close_dangling_calls(&mut self) {
+        let Some(last) = self.conversation.messages.last() else { return };
+        if last.role != Role::Assistant {
+            return;
         }
-        messages.push(message);
-        if last_turn {
-            for call in &tool_calls {
-                let _ = events.send(RunEvent::ToolResult { id: call.id.clone(), is_error: true, content: TURN_LIMIT_RESULT.to_string() });
-            }
-            return Ok((RunStatus::TurnLimit, text));
+        let content: Vec<ContentBlock> = last
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => {
+                    Some(ContentBlock::ToolResult { tool_use_id: id.clone(), content: NOT_RUN_RESULT.to_string(), is_error: true })
+                }
+                _ => None,
+            })
+            .collect();
+        if !content.is_empty() {
+            self.conversation.push(Message { role: Role::User, content });
         }
-        let results = tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => None,
-            results = runner.finish(&tool_calls) => Some(results),
-        };
-        let results = match results {
-            None => {
-                runner.abort(true).await;
+    }
+
+    async fn drive(&mut self, executor: &Executor, request: &RunRequest) -> Result<(RunStatus, String), Stop> {
+        let system = self.system(executor, request);
+        let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
+        let executor = Arc::new(executor.clone());
+        self.conversation.set_title_from(&request.prompt);
+        self.close_dangling_calls();
+        let first = first_message(request);
+        self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&first));
+        self.conversation.push(first);
+        self.conversation.commit();
+        if request.compact {
+            self.compact("requested by the user").await?;
+        }
+        let mut detector = LoopDetector::new(self.config.loop_threshold);
+        let cancel = self.ctx.cancel.clone();
+        loop {
+            if cancel.is_cancelled() {
                 return Err(Stop::Cancelled);
             }
-            Some(Err(fatal)) => {
-                runner.abort(false).await;
-                return Err(Stop::Fatal(fatal));
+            self.manage_context().await?;
+            // Tools activated during the run are appended for the next turn.
+            let tools = self.tools(&executor);
+            self.state.turns += 1;
+            let last_turn = self.state.turns >= max_turns;
+            let mut runner = ToolRunner::new(Arc::clone(&executor), self.ctx.clone(), self.events.clone(), !last_turn);
+            let mut compacted_for_length = false;
+            // Plan mode comes and goes within a run: its section is added while it is on.
+            let plan_section = crate::tools::enter_plan_mode::current_prompt_section(self.ctx);
+            let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
+            let response = loop {
+                let model_request = ModelRequest { system: &system_now, messages: &self.conversation.messages, tools: &tools };
+                match stream_turn(self.provider, &model_request, self.events, &mut runner, &cancel).await {
+                    Ok(response) => break response,
+                    // Too long for the model after all: compact once and retry,
+                    // never more (a second refusal ends the run).
+                    Err(Stop::Provider(err)) if err.is_context_length() && !compacted_for_length => {
+                        runner.abort(false).await;
+                        runner = ToolRunner::new(Arc::clone(&executor), self.ctx.clone(), self.events.clone(), !last_turn);
+                        compacted_for_length = true;
+                        tracing::warn!(%err, "the model rejected the request as too long; compacting");
+                        self.compact("the model rejected the request as too long").await?;
+                    }
+                    Err(stop) => {
+                        runner.abort(matches!(stop, Stop::Cancelled)).await;
+                        return Err(stop);
+                    }
+                }
+            };
+            let cost = self.config.prices.cost(&self.config.model, &response.usage);
+            self.state.add(&response.usage, cost);
+            self.conversation.end_turn(response.usage, cost);
+            let _ = self.events.send(RunEvent::Status { turn: self.state.turns, usage: self.state.total_usage() });
+            let ModelResponse { message, tool_calls, .. } = response;
+            let text = message.text();
+            self.conversation.push(message);
+            if tool_calls.is_empty() {
+                self.conversation.commit();
+                return Ok((RunStatus::Completed, text));
             }
-            Some(Ok(results)) => results,
+            if last_turn {
+                let mut content = Vec::new();
+                for call in &tool_calls {
+                    let _ = self.events.send(RunEvent::ToolResult { id: call.id.clone(), is_error: true, content: TURN_LIMIT_RESULT.to_string() });
+                    content.push(ContentBlock::ToolResult { tool_use_id: call.id.clone(), content: TURN_LIMIT_RESULT.to_string(), is_error: true });
+                }
+                self.conversation.push(Message { role: Role::User, content });
+                self.conversation.commit();
+                return Ok((RunStatus::TurnLimit, text));
+            }
+            self.conversation.commit();
+            let results = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => None,
+                results = runner.finish(&tool_calls) => Some(results),
+            };
+            let mut results = match results {
+                None => {
+                    runner.abort(true).await;
+                    return Err(Stop::Cancelled);
+                }
+                Some(Err(fatal)) => {
+                    runner.abort(false).await;
+                    return Err(Stop::Fatal(fatal));
+                }
+                Some(Ok(results)) => results,
+            };
+            let mut nudge = None;
+            let mut stop = None;
+            let verdicts = std::iter::once(detector.on_text(&text))
+                .chain(tool_calls.iter().zip(&results).map(|(call, r)| detector.on_tool_result(&call.name, &call.input, &r.content)))
+                .collect::<Vec<_>>();
+            for verdict in verdicts {
+                match verdict {
+                    Verdict::Fine => {}
+                    Verdict::Nudge(line) => nudge = Some(line),
+                    Verdict::Stop(line) => stop = Some(line),
+                }
+            }
+            if let (Some(line), Some(last)) = (nudge, results.last_mut()) {
+                // The model reads this with the result of its repeated call.
+                last.content.push_str(&format!("\n\n[Tandem: {line}]"));
+            }
+            let content = results
+                .into_iter()
+                .map(|r| ContentBlock::ToolResult { tool_use_id: r.id, content: r.content, is_error: r.is_error })
+                .collect();
+            let results_message = Message { role: Role::User, content };
+            self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&results_message));
+            self.conversation.push(results_message);
+            self.conversation.commit();
+            if let Some(line) = stop {
+                return Err(Stop::Loop(line));
+            }
+        }
+    }
+
+    /// Past [`SessionConfig::stub_threshold`], stub old tool results; past
+    /// [`SessionConfig::compact_threshold`] (after stubbing), compact.
+    async fn manage_context(&mut self) -> Result<(), Stop> {
+        let size = self.conversation.context_tokens;
+        if size <= self.config.stub_threshold() {
+            return Ok(());
+        }
+        let mut saved = 0;
+        for (id, stub, bytes) in plan_stubs(&self.conversation.messages, KEEP_RECENT_RESULTS) {
+            if self.conversation.stub_result(&id, stub) {
+                saved += bytes;
+            }
+        }
+        let estimate = size.saturating_sub(estimate_tokens(saved));
+        self.conversation.context_tokens = estimate;
+        if saved > 0 {
+            tracing::info!(before = size, after = estimate, "stubbed old tool results to save context");
+        }
+        if estimate > self.config.compact_threshold() {
+            let percent = size * 100 / self.config.context_window.max(1);
+            self.compact(&format!("the context reached {percent}% of the model's window")).await?;
+        }
+        Ok(())
+    }
+
+    /// Ask the model for a summary (a separate request, no tools) and
+    /// replace the history with it and the latest prompt. The files the
+    /// thread had read must be read again before an edit.
+    async fn compact(&mut self, reason: &str) -> Result<(u64, u64), Stop> {
+        let before = self.conversation.context_tokens.max(estimate_messages(&self.conversation.messages));
+        // Half the window for the transcript leaves room for the summary.
+        let max_chars = usize::try_from(self.config.context_window).unwrap_or(usize::MAX).saturating_mul(2);
+        let messages = summary_request(&self.conversation.messages, max_chars);
+        let request = ModelRequest { system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
+        // The summary is not part of the transcript the user watches.
+        let (quiet, _ignored) = mpsc::unbounded_channel();
+        let response = tokio::select! {
+            biased;
+            _ = self.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
+            response = self.provider.stream(&request, &quiet) => response.map_err(Stop::Provider)?,
         };
-        let content = results
-            .into_iter()
-            .map(|r| ContentBlock::ToolResult { tool_use_id: r.id, content: r.content, is_error: r.is_error })
-            .collect();
-        messages.push(Message { role: Role::User, content });
+        let cost = self.config.prices.cost(&self.config.model, &response.usage);
+        self.state.add(&response.usage, cost);
+        self.conversation.end_turn(response.usage, cost);
+        let summary = response.message.text();
+        let mut reread: Vec<String> = self.conversation.ledger.paths().iter().map(|p| self.ctx.workspace.display_path(p)).collect();
+        reread.sort();
+        reread.truncate(30);
+        self.conversation.ledger.clear();
+        let history = compacted_history(&summary, &reread, self.conversation.last_prompt());
+        let system_tokens = self.conversation.system.as_deref().map(|s| estimate_tokens(s.len())).unwrap_or(0);
+        let after = estimate_messages(&history) + system_tokens;
+        self.conversation.replace_history(history, before, after);
+        self.conversation.commit();
+        let _ = self.events.send(RunEvent::Compact { before_tokens: before, after_tokens: after, reason: reason.to_string() });
+        Ok((before, after))
     }
 }
 
@@ -227,6 +451,9 @@ fn on_stream_event(event: StreamEvent, events: &EventSender, runner: &mut ToolRu
             let _ = events.send(RunEvent::Text { text });
         }
         StreamEvent::ToolUse(call) => runner.on_call(call),
+        StreamEvent::Thinking(text) => {
+            let _ = events.send(RunEvent::Thinking { text });
+        }
         StreamEvent::Retrying { attempt, delay, reason } => {
             // What the failed attempt streamed is void: its early-started
             // calls (all safe, so read-only in practice) are dropped.

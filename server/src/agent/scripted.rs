@@ -116,7 +116,7 @@ impl Provider for ScriptedProvider {
         }
         let sent_chars = request.system.len() + serde_json::to_string(request.messages).map(|s| s.len()).unwrap_or(0);
         let received_chars = turn.text.len() + turn.tool_calls.iter().map(|c| c.name.len() + c.input.to_string().len()).sum::<usize>();
-        builder.usage = Usage { input_tokens: estimate_tokens(sent_chars), output_tokens: estimate_tokens(received_chars) };
+        builder.usage = Usage::new(estimate_tokens(sent_chars), estimate_tokens(received_chars));
         builder.stop_reason = Some(if turn.tool_calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse });
         Ok(builder.finish())
     }

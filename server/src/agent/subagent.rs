@@ -172,14 +172,13 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     let (outcome, ()) = tokio::join!(run, forward);
     {
         let mut total = usage.lock().unwrap_or_else(|e| e.into_inner());
-        total.input_tokens += outcome.usage.input_tokens;
-        total.output_tokens += outcome.usage.output_tokens;
+        total.add(&outcome.usage);
     }
     let result = match outcome.status {
         RunStatus::Completed => Ok(outcome.text),
         RunStatus::TurnLimit => Ok(format!("{}\n\n[The sub-agent stopped at its turn limit ({SUBAGENT_MAX_TURNS}).]", outcome.text)),
         RunStatus::Cancelled => Err("cancelled".to_string()),
-        RunStatus::Failed => Err(outcome.text),
+        RunStatus::Failed | RunStatus::Loop => Err(outcome.text),
     };
     let _ = reply.send(result);
 }

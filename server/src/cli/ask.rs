@@ -2,17 +2,27 @@
 //! from the environment. Prints the transcript (or JSON Lines events with
 //! `--json`); Ctrl-C cancels the run cleanly (a second one exits at once).
 //!
-//! Exit codes: 0 completed, 1 failed or stopped at the turn limit,
-//! 2 not started (no provider configured, bad arguments), 130 cancelled.
+//! Every run belongs to a thread saved under the user's data folder:
+//! `--continue` continues the most recent thread of this workspace,
+//! `--resume ID` a given one, `--compact` compacts it first. `tandem
+//! sessions` lists the threads.
+//!
+//! Exit codes: 0 completed, 1 failed, stopped at the turn limit or in a
+//! loop, 2 not started (no provider configured, bad arguments, no such
+//! thread), 130 cancelled.
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use tandem::agent::config::ProviderConfig;
 use tandem::settings::{Settings, SettingsFiles};
-use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
+use tandem::agent::permission::PermissionMode;
+use tandem::permissions::headless::{HeadlessPolicy, Terminal};
+use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
+use tandem::session::pricing::format_cost;
+use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
 use tandem::mcp::{Approvals, McpManager, Report};
 use tandem::tools::enter_plan_mode::start_in_plan_mode;
 use tandem::tools::exit_plan_mode::PlanReview;
@@ -32,6 +42,40 @@ pub struct AskOptions {
     pub permission_mode: Option<PermissionMode>,
     /// Project MCP servers approved on the command line (`NAME` or `all`).
     pub mcp_approve: Vec<String>,
+    pub thread: ThreadChoice,
+    /// Compact the thread before the run.
+    pub compact: bool,
+}
+
+/// Which conversation a `tandem ask` continues.
+pub enum ThreadChoice {
+    New,
+    /// The most recent thread of this workspace.
+    Continue,
+    Resume(String),
+}
+
+/// The thread to run in, saved when there is a data folder.
+fn open_thread(store: Option<&SessionStore>, choice: &ThreadChoice, root: &std::path::Path) -> anyhow::Result<Conversation> {
+    let Some(store) = store else {
+        anyhow::ensure!(matches!(choice, ThreadChoice::New), "cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads");
+        tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved");
+        return Ok(Conversation::new(new_thread_id(), root.to_path_buf()));
+    };
+    let id = match choice {
+        ThreadChoice::New => {
+            let mut conversation = Conversation::new(new_thread_id(), root.to_path_buf());
+            if let Err(err) = store.create(&mut conversation) {
+                tracing::warn!(%err, "cannot save this conversation");
+            }
+            return Ok(conversation);
+        }
+        ThreadChoice::Continue => store
+            .latest()
+            .ok_or_else(|| anyhow::anyhow!("there is no saved conversation in this folder yet: start one with tandem ask PROMPT"))?,
+        ThreadChoice::Resume(id) => id.clone(),
+    };
+    store.load(&id).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
@@ -43,6 +87,15 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     // Plan mode is the run's own (it refuses every change but the plan
     // file, and ends when the plan is approved); the policy runs in default.
     let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
+    let policy = Policy::new(policy_mode, &settings.permissions, workspace.roots());
+    // With no terminal to answer, an ask becomes a denial the model reads.
+    let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Some(Arc::new(StdinTerminal))
+    } else {
+        None
+    };
+    let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
+    let policy = HeadlessPolicy::new(policy, terminal, workspace.root().to_path_buf()).with_hooks(Arc::clone(&hooks));
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.
@@ -51,11 +104,14 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     mcp.start();
     let mut registry = ToolRegistry::builtin();
     registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_policy(Arc::new(HeadlessPolicy { mode: policy_mode }));
+    let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(hooks);
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
     }
+    let store = SessionStore::for_workspace(workspace.root());
+    let mut conversation = open_thread(store.as_ref(), &options.thread, workspace.root())?;
+    let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
     let scope = RunScope::new(policy_mode.as_str(), review);
@@ -64,14 +120,115 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     }
     let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { prompt: options.prompt, max_turns, ..RunRequest::default() };
+    let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let workspace = Arc::clone(&ctx.workspace);
-    let outcome = run_printed(provider.as_ref(), &executor, ctx, request, printer, None).await;
+    let thread = Some((&mut conversation, &config));
+    let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
     reporter.abort();
     mcp.shutdown().await;
     workspace.clean_interrupted_writes();
     Ok(exit_code(outcome.status))
+}
+
+/// The terminal the user runs `tandem ask` in: questions on stderr (stdout
+/// may be JSON Lines), the answer from stdin. End of input is no answer.
+struct StdinTerminal;
+
+#[async_trait::async_trait]
+impl Terminal for StdinTerminal {
+    async fn choose(&self, question: &str, options: &[&str]) -> Option<String> {
+        let question = question.to_string();
+        let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+        tokio::task::spawn_blocking(move || {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "\n{question}");
+            for (index, option) in options.iter().enumerate() {
+                let _ = writeln!(stderr, "  {}) {option}", index + 1);
+            }
+            loop {
+                let _ = write!(stderr, "Choose 1-{}: ", options.len());
+                let _ = stderr.flush();
+                let mut line = String::new();
+                if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
+                    return None;
+                }
+                if let Some(option) = line.trim().parse::<usize>().ok().and_then(|n| options.get(n.wrapping_sub(1))) {
+                    return Some(option.clone());
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
+/// The hooks from the settings. The project's hooks need the user's
+/// consent: on a terminal it is asked once (and remembered for exactly
+/// these hooks); without one they are left out, with a note on stderr.
+#[allow(clippy::print_stderr)]
+async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::hooks::Hooks {
+    use tandem::settings::consent::{ConsentStore, HOOKS, PROJECT};
+    let store = ConsentStore::for_user();
+    if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(settings), store.as_ref(), terminal) {
+        if !store.is_approved(root, HOOKS, PROJECT, &project) {
+            let shown = serde_json::to_string_pretty(&project).unwrap_or_default();
+            let question = format!("This project's settings want to run these hooks on your machine:\n{shown}");
+            if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
+                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project) {
+                    eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
+                }
+            }
+        }
+    }
+    let (hooks, problems) = tandem::hooks::Hooks::from_settings(settings, root, store.as_ref());
+    for problem in problems {
+        eprintln!("tandem: hooks: {problem}");
+    }
+    hooks
+}
+
+/// `tandem sessions`: this workspace's saved threads, most recent first,
+/// with their totals.
+#[allow(clippy::print_stdout)]
+pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let store = SessionStore::for_workspace(workspace).ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME)"))?;
+    let (threads, problems) = store.list();
+    for problem in &problems {
+        eprintln!("tandem: {problem}");
+    }
+    if threads.is_empty() {
+        println!("No saved conversations in this folder yet: start one with tandem ask PROMPT.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  title", "thread", "last activity", "runs", "turns", "tokens in", "tokens out", "cost");
+    let mut total = tandem::session::Totals::default();
+    for thread in &threads {
+        let t = &thread.totals;
+        let when = chrono::DateTime::from_timestamp_millis(thread.updated_ms as i64)
+            .map(|d| d.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default();
+        let cost = t.cost_usd.map(format_cost).unwrap_or_else(|| "-".into());
+        println!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  {}", thread.id, when, t.runs, t.turns, t.usage.input_tokens, t.usage.output_tokens, cost, thread.title);
+        total.runs += t.runs;
+        total.turns += t.turns;
+        total.usage.add(&t.usage);
+        if let Some(c) = t.cost_usd {
+            total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
+    let cost = total.cost_usd.map(format_cost).unwrap_or_else(|| "-".into());
+    println!(
+        "total: {} threads, {} runs, {} turns, {} tokens in ({} cached), {} out, {cost}",
+        threads.len(),
+        total.runs,
+        total.turns,
+        total.usage.input_tokens,
+        total.usage.cache_read_input_tokens,
+        total.usage.output_tokens
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The workspace's settings files; each problem is printed to stderr and
@@ -101,7 +258,7 @@ pub fn report_to_stderr(report: Report) {
 pub fn exit_code(status: RunStatus) -> ExitCode {
     match status {
         RunStatus::Completed => ExitCode::SUCCESS,
-        RunStatus::Failed | RunStatus::TurnLimit => ExitCode::from(1),
+        RunStatus::Failed | RunStatus::TurnLimit | RunStatus::Loop => ExitCode::from(1),
         RunStatus::Cancelled => ExitCode::from(130),
     }
 }
@@ -117,12 +274,18 @@ pub async fn run_printed(
     executor: &Executor,
     ctx: ToolContext,
     request: RunRequest,
+    thread: Option<(&mut Conversation, &SessionConfig)>,
     mut printer: Option<Printer>,
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
     let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
     let (tx, mut rx) = agent::event_channel();
-    let run = agent::run(provider, executor, ctx, request, tx);
+    let run = async move {
+        match thread {
+            Some((conversation, config)) => agent::run_conversation(provider, executor, ctx, conversation, config, request, tx).await,
+            None => agent::run(provider, executor, ctx, request, tx).await,
+        }
+    };
     let print = async {
         loop {
             tokio::select! {

@@ -19,7 +19,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tandem::agent::permission::{HeadlessPolicy, PermissionMode};
+use tandem::agent::permission::PermissionMode;
+use tandem::permissions::headless::HeadlessPolicy;
+use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{RunEvent, RunRequest, RunStatus};
@@ -154,7 +156,10 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
         turn: Default::default(),
         notes: notes_tx,
     };
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy { mode: PermissionMode::Default }));
+    // The demo's model is scripted and its edits are the show: they apply
+    // without asking (acceptEdits), in a throwaway folder.
+    let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
+    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy::new(policy, None, root.clone())));
     // Nobody answers plan reviews in the demo: exit_plan_mode hands the plan back.
     let scope = RunScope::new("default", None);
     scope.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
@@ -215,7 +220,7 @@ async fn run_and_record(
 ) -> (tandem::agent::RunOutcome, Vec<RunEvent>) {
     let tee = Arc::new(std::sync::Mutex::new(Vec::new()));
     let printer = printer.with_tee(Arc::clone(&tee));
-    let outcome = run_printed(model, executor, ctx, request, Some(printer), Some(notes)).await;
+    let outcome = run_printed(model, executor, ctx, request, None, Some(printer), Some(notes)).await;
     let events = tee.lock().map(|e| e.clone()).unwrap_or_default();
     (outcome, events)
 }

@@ -176,6 +176,20 @@ impl Printer {
                 self.resume_spinner();
             }
             RunEvent::Status { .. } => {}
+            RunEvent::Thinking { text } => {
+                // Collapsed: one dim line, the first words of the thought.
+                let first: String = text.split_whitespace().take(12).collect::<Vec<_>>().join(" ");
+                let line = self.style.dim(&format!("· thinking: {first}…"));
+                self.line(&line);
+            }
+            RunEvent::Compact { before_tokens, after_tokens, reason } => {
+                let line = self.style.dim(&format!(
+                    "[conversation compacted ({reason}): ~{} → ~{} tokens]",
+                    thousands(*before_tokens),
+                    thousands(*after_tokens)
+                ));
+                self.line(&line);
+            }
             RunEvent::Retry { attempt, delay_ms, reason } => {
                 self.retries += 1;
                 let line = self.style.dim(&format!("[{reason}; retrying (attempt {attempt}) in {:.1}s]", *delay_ms as f64 / 1000.0));
@@ -206,6 +220,7 @@ impl Printer {
             RunStatus::Cancelled => self.style.red("cancelled"),
             RunStatus::Failed => self.style.red("failed"),
             RunStatus::TurnLimit => self.style.red("stopped at the turn limit"),
+            RunStatus::Loop => self.style.red("stopped: the model was repeating itself"),
         };
         let files = if self.files_changed.is_empty() {
             "no files changed".to_string()
@@ -213,11 +228,17 @@ impl Printer {
             format!("files changed: {}", self.files_changed.iter().cloned().collect::<Vec<_>>().join(", "))
         };
         let turns = if outcome.turns == 1 { "1 turn".to_string() } else { format!("{} turns", outcome.turns) };
-        let tokens = format!("{} tokens in, {} out", thousands(outcome.usage.input_tokens), thousands(outcome.usage.output_tokens));
+        let usage = &outcome.usage;
+        let cached = if usage.cache_read_input_tokens > 0 { format!(" ({} cached)", thousands(usage.cache_read_input_tokens)) } else { String::new() };
+        let mut tokens = format!("{} tokens in{cached}, {} out", thousands(usage.input_tokens), thousands(usage.output_tokens));
+        if let Some(cost) = outcome.cost_usd {
+            tokens.push_str(&format!(" · {}", tandem::session::pricing::format_cost(cost)));
+        }
         if !self.at_line_start {
             self.out("\n");
         }
-        let line = self.style.dim(&format!("── {status} · {turns} · {tokens} · {files}"));
+        let thread = if outcome.thread_id.is_empty() { String::new() } else { format!(" · thread {}", outcome.thread_id) };
+        let line = self.style.dim(&format!("── {status} · {turns} · {tokens} · {files}{thread}"));
         self.line(&format!("\n{line}"));
         if outcome.status == RunStatus::Failed {
             eprintln!("tandem: {}", outcome.text);

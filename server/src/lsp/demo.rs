@@ -35,7 +35,7 @@ fn script() -> Value {
     let edit = json!({"name": "edit_file", "input": {"file_path": "src/greet.rs", "old_string": "\"Hello, world\"", "new_string": "\"Hello, Tandem\""}});
     json!({"turns": [
         {"text": "Let me look at the greeting in your editor.", "tool_calls": [read]},
-        {"text": "Let me check the build first.", "tool_calls": [{"name": "run_shell", "input": {"command": "echo build ok"}}]},
+        {"text": "Let me check the build first.", "tool_calls": [{"name": "run_shell", "input": {"command": "mkdir -p target && echo build ok"}}]},
         {"text": "Now the edit.", "tool_calls": [edit]},
         {"text": "You changed the file since I read it; reading it again.", "tool_calls": [read]},
         {"text": "My edit leaves your lines alone.", "tool_calls": [edit]},

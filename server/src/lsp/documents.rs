@@ -15,15 +15,15 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ropey::Rope;
 use tokio::sync::watch;
-use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, Uri};
+use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, TextEdit, Uri};
 
-use super::position::{position_to_char, PositionEncoding};
-use crate::workspace::{fingerprint, normalize_lexically};
+use super::position::{byte_to_position, position_to_char, PositionEncoding};
+use crate::workspace::{fingerprint, normalize_lexically, Splice};
 
 /// States remembered per document for the applyEdit verification.
 const HISTORY_LEN: usize = 64;
@@ -35,6 +35,79 @@ struct Document {
     version: i32,
     dirty: bool,
     history: VecDeque<(i32, u64)>,
+    /// Pending checks of agent edits sent as splices (see [`Documents::expect`]).
+    expectations: Vec<Pending>,
+    /// The text of `rope` as one string, made by the first snapshot after a
+    /// change and shared by the next ones (planning an edit and writing it
+    /// both take one): a 10 MB document is copied once per version, not per
+    /// snapshot. Cleared by every change.
+    text: Option<Arc<str>>,
+}
+
+/// What a document must hold once an edit sent as splices has landed: its
+/// byte length, and each splice's new text at its place in the edited text.
+/// Checking it costs O(edit), not O(document): no hash, no copy.
+#[derive(Debug, Clone)]
+pub struct Expectation {
+    len: usize,
+    pieces: Vec<(usize, String)>,
+}
+
+impl Expectation {
+    /// After `splices` (in order, not overlapping) of a text of `old_len` bytes.
+    pub fn after(old_len: usize, splices: &[Splice]) -> Self {
+        let mut shift: isize = 0;
+        let mut pieces = Vec::with_capacity(splices.len());
+        for splice in splices {
+            let at = splice.range.start.saturating_add_signed(shift);
+            pieces.push((at, splice.text.clone()));
+            shift += splice.text.len() as isize - splice.range.len() as isize;
+        }
+        Expectation { len: crate::workspace::len_after(old_len, splices), pieces }
+    }
+
+    fn holds(&self, rope: &Rope) -> bool {
+        rope.len_bytes() == self.len
+            && self.pieces.iter().all(|(at, text)| {
+                at.checked_add(text.len())
+                    .and_then(|end| rope.get_byte_slice(*at..end))
+                    .is_some_and(|slice| slice == text.as_str())
+            })
+    }
+}
+
+#[derive(Debug)]
+struct Pending {
+    id: u64,
+    after: i32,
+    expectation: Expectation,
+    /// The first version after `after` that held the expectation.
+    held_at: Option<i32>,
+}
+
+/// While alive, changes to one document are checked against an
+/// [`Expectation`]; dropping it stops the checks.
+pub struct ExpectGuard<'a> {
+    documents: &'a Documents,
+    path: PathBuf,
+    id: u64,
+}
+
+impl Drop for ExpectGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(document) = self.documents.lock().get_mut(&self.path) {
+            document.expectations.retain(|p| p.id != self.id);
+        }
+    }
+}
+
+/// An edit given as splices, turned into LSP edits against the open
+/// document (see [`Documents::splice_edits`]).
+#[derive(Debug)]
+pub struct SpliceEdits {
+    pub uri: Uri,
+    pub dirty: bool,
+    pub edits: Vec<TextEdit>,
 }
 
 impl Document {
@@ -82,6 +155,11 @@ pub struct Documents {
     changed: watch::Sender<u64>,
     encoding: AtomicU8,
     verifying: AtomicUsize,
+    next_expectation: AtomicU64,
+    /// The path of each open document's URI, resolved once at `didOpen`:
+    /// `didChange` runs per keystroke and must not resolve symlinks (a
+    /// syscall per path component) every time.
+    paths: Mutex<HashMap<String, PathBuf>>,
 }
 
 impl Default for Documents {
@@ -91,6 +169,8 @@ impl Default for Documents {
             changed: watch::Sender::new(0),
             encoding: AtomicU8::new(encoding_to_u8(PositionEncoding::Utf16)),
             verifying: AtomicUsize::new(0),
+            next_expectation: AtomicU64::new(0),
+            paths: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -135,6 +215,12 @@ impl Documents {
         }
     }
 
+    /// The path of an open document's URI (resolved at `didOpen`), else resolved now.
+    fn path_of(&self, uri: &Uri) -> Option<PathBuf> {
+        let known = self.paths.lock().unwrap_or_else(|e| e.into_inner()).get(uri.as_str()).cloned();
+        known.or_else(|| uri_to_path(uri))
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Document>> {
         self.documents.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -155,8 +241,17 @@ impl Documents {
         // other text (a restored session) does.
         let same_size = std::fs::metadata(&path).is_ok_and(|m| m.len() == text.len() as u64);
         let dirty = !same_size || std::fs::read(&path).map_or(true, |bytes| bytes != text.as_bytes());
-        let mut document = Document { uri: uri.clone(), rope: Rope::from_str(text), version, dirty, history: VecDeque::new() };
+        let mut document = Document {
+            uri: uri.clone(),
+            rope: Rope::from_str(text),
+            version,
+            dirty,
+            history: VecDeque::new(),
+            expectations: Vec::new(),
+            text: None,
+        };
         document.remember(self.is_verifying());
+        self.paths.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.as_str().to_string(), path.clone());
         self.lock().insert(path, document);
         self.notify();
         Ok(())
@@ -166,7 +261,7 @@ impl Documents {
     /// refers to the text after the previous one). Returns warnings worth a
     /// log line (positions past the end, a version going backwards).
     pub fn change(&self, uri: &Uri, version: i32, changes: &[TextDocumentContentChangeEvent]) -> Result<Vec<String>, String> {
-        let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {}", uri.as_str()))?;
+        let path = self.path_of(uri).ok_or_else(|| format!("not a file URI: {}", uri.as_str()))?;
         let encoding = self.encoding();
         let mut warnings = Vec::new();
         {
@@ -206,7 +301,14 @@ impl Documents {
             }
             document.version = version;
             document.dirty = true;
+            document.text = None;
             document.remember(self.is_verifying());
+            let Document { rope, expectations, .. } = document;
+            for pending in expectations.iter_mut().filter(|p| p.held_at.is_none() && version > p.after) {
+                if pending.expectation.holds(rope) {
+                    pending.held_at = Some(version);
+                }
+            }
         }
         self.notify();
         Ok(warnings)
@@ -215,12 +317,13 @@ impl Documents {
     /// `didSave`: the buffer is on disk now. With `includeText`, the saved
     /// text is the truth.
     pub fn save(&self, uri: &Uri, text: Option<&str>) {
-        let Some(path) = uri_to_path(uri) else { return };
+        let Some(path) = self.path_of(uri) else { return };
         {
             let mut documents = self.lock();
             let Some(document) = documents.get_mut(&path) else { return };
             if let Some(text) = text {
                 document.rope = Rope::from_str(text);
+                document.text = None;
             }
             document.dirty = false;
         }
@@ -229,25 +332,27 @@ impl Documents {
 
     /// `didClose`: from now on the disk is the truth for this file.
     pub fn close(&self, uri: &Uri) {
-        let Some(path) = uri_to_path(uri) else { return };
+        let known = self.paths.lock().unwrap_or_else(|e| e.into_inner()).remove(uri.as_str());
+        let Some(path) = known.or_else(|| uri_to_path(uri)) else { return };
         self.lock().remove(&path);
         self.notify();
     }
 
     pub fn snapshot(&self, path: &Path) -> Option<DocumentSnapshot> {
-        let documents = self.lock();
-        let document = documents.get(path)?;
+        let mut documents = self.lock();
+        let document = documents.get_mut(path)?;
+        let text = document.text.get_or_insert_with(|| Arc::from(document.rope.to_string()));
         Some(DocumentSnapshot {
             uri: document.uri.clone(),
             path: path.to_path_buf(),
-            text: Arc::from(document.rope.to_string()),
+            text: Arc::clone(text),
             version: document.version,
             dirty: document.dirty,
         })
     }
 
     pub fn snapshot_uri(&self, uri: &Uri) -> Option<DocumentSnapshot> {
-        self.snapshot(&uri_to_path(uri)?)
+        self.snapshot(&self.path_of(uri)?)
     }
 
     pub fn paths(&self) -> Vec<PathBuf> {
@@ -276,6 +381,62 @@ impl Documents {
         let documents = self.lock();
         let document = documents.get(path)?;
         document.history.iter().find(|&&(version, f)| version > after && f == fp).map(|&(version, _)| version)
+    }
+
+    /// The URI of an open document, without copying its text.
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        self.lock().get(path).map(|d| d.uri.clone())
+    }
+
+    /// `splices` of `old_text` as LSP edits against the open document, in
+    /// O(edit): only when the document is at `version`, is as long as
+    /// `old_text`, and holds `old_text`'s bytes under every splice. `None`
+    /// otherwise (the caller falls back to the whole-text path, which says
+    /// what changed).
+    pub fn splice_edits(&self, path: &Path, version: i32, old_text: &str, splices: &[Splice]) -> Option<SpliceEdits> {
+        let encoding = self.encoding();
+        let documents = self.lock();
+        let document = documents.get(path)?;
+        if document.version != version || document.rope.len_bytes() != old_text.len() || splices.is_empty() {
+            return None;
+        }
+        let mut edits = Vec::with_capacity(splices.len());
+        let mut previous_end = 0;
+        for splice in splices {
+            let range = splice.range.clone();
+            if range.start < previous_end || range.end < range.start {
+                return None;
+            }
+            let expected = old_text.get(range.clone())?;
+            if document.rope.get_byte_slice(range.clone())? != expected {
+                return None;
+            }
+            edits.push(TextEdit {
+                range: Range {
+                    start: byte_to_position(&document.rope, range.start, encoding),
+                    end: byte_to_position(&document.rope, range.end, encoding),
+                },
+                new_text: splice.text.clone(),
+            });
+            previous_end = range.end;
+        }
+        Some(SpliceEdits { uri: document.uri.clone(), dirty: document.dirty, edits })
+    }
+
+    /// Check every change to the document at `path` after version `after`
+    /// against `expectation` until the guard is dropped.
+    pub fn expect(&self, path: &Path, after: i32, expectation: Expectation) -> ExpectGuard<'_> {
+        let id = self.next_expectation.fetch_add(1, Ordering::Relaxed);
+        if let Some(document) = self.lock().get_mut(path) {
+            document.expectations.push(Pending { id, after, expectation, held_at: None });
+        }
+        ExpectGuard { documents: self, path: path.to_path_buf(), id }
+    }
+
+    /// The first version after the guard's `after` that held its expectation.
+    pub fn version_holding(&self, guard: &ExpectGuard<'_>) -> Option<i32> {
+        let documents = self.lock();
+        documents.get(&guard.path)?.expectations.iter().find(|p| p.id == guard.id)?.held_at
     }
 
     /// The text a range covers in an open document (for a selection).

@@ -25,11 +25,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tower_lsp_server::ls_types::{AnnotatedTextEdit, ApplyWorkspaceEditResponse, OneOf};
+use tower_lsp_server::ls_types::{AnnotatedTextEdit, ApplyWorkspaceEditResponse, OneOf, TextEdit, Uri};
 
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
-use super::documents::{path_to_uri, DocumentSnapshot, Documents};
+use super::documents::{path_to_uri, DocumentSnapshot, Documents, ExpectGuard, Expectation};
 use super::edits::text_edits;
 use super::runs::RunOutbox;
 use crate::workspace::{describe_change, fingerprint, BufferEdit, BufferSnapshot, EditOutcome, Editor};
@@ -86,6 +86,46 @@ impl Drop for PendingEdit<'_> {
 /// The change annotation id for edits that need the user's review.
 const REVIEW_ANNOTATION: &str = "tandem.review";
 
+/// The `workspace/applyEdit` parameters: `edits` against `uri` at the
+/// edit's version, annotated for review when `review`.
+fn workspace_edit_params(uri: &Uri, edit: &BufferEdit, edits: Vec<TextEdit>, review: bool) -> Value {
+    let edits: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = edits
+        .into_iter()
+        .map(|text_edit| {
+            if review {
+                OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: REVIEW_ANNOTATION.to_string() })
+            } else {
+                OneOf::Left(text_edit)
+            }
+        })
+        .collect();
+    let mut workspace_edit = json!({
+        "documentChanges": [{
+            "textDocument": {"uri": uri.as_str(), "version": edit.version},
+            "edits": edits,
+        }],
+    });
+    if review {
+        workspace_edit["changeAnnotations"] = json!({
+            REVIEW_ANNOTATION: {
+                "label": format!("Tandem: {}", edit.label),
+                "needsConfirmation": true,
+                "description": "Proposed by the Tandem agent",
+            }
+        });
+    }
+    json!({"label": format!("Tandem: {}", edit.label), "edit": workspace_edit})
+}
+
+/// How verification tells that the edit landed in the buffer.
+enum Landed<'a> {
+    /// Some version after the edit's had this fingerprint (whole-text
+    /// changes: the text is hashed while the edit is verified).
+    Fingerprint(u64),
+    /// The document held the splices' expectation (O(edit) per change).
+    Expected(&'a ExpectGuard<'a>),
+}
+
 /// What the client told us at `initialize` that changes how edits are sent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EditCapabilities {
@@ -140,7 +180,7 @@ impl LspEditor {
         std::mem::take(&mut *self.records.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn record(&self, document: &DocumentSnapshot, outcome: &EditOutcome) {
+    fn record(&self, uri: &Uri, outcome: &EditOutcome) {
         let status = match outcome {
             EditOutcome::Applied { .. } => "applied",
             EditOutcome::Rejected(_) => "rejected",
@@ -150,7 +190,7 @@ impl LspEditor {
         self.records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(EditRecord { uri: document.uri.as_str().to_string(), status });
+            .push(EditRecord { uri: uri.as_str().to_string(), status });
     }
 
     /// Record an edit the user refused in the review before it was sent.
@@ -179,34 +219,8 @@ impl LspEditor {
 
     /// The `workspace/applyEdit` parameters for `edit` on `document`.
     pub fn apply_edit_params(&self, document: &DocumentSnapshot, edit: &BufferEdit, review: bool) -> Value {
-        let encoding = self.documents.encoding();
-        let edits: Vec<OneOf<tower_lsp_server::ls_types::TextEdit, AnnotatedTextEdit>> =
-            text_edits(&edit.old_text, &edit.new_text, encoding)
-                .into_iter()
-                .map(|text_edit| {
-                    if review {
-                        OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: REVIEW_ANNOTATION.to_string() })
-                    } else {
-                        OneOf::Left(text_edit)
-                    }
-                })
-                .collect();
-        let mut workspace_edit = json!({
-            "documentChanges": [{
-                "textDocument": {"uri": document.uri.as_str(), "version": edit.version},
-                "edits": edits,
-            }],
-        });
-        if review {
-            workspace_edit["changeAnnotations"] = json!({
-                REVIEW_ANNOTATION: {
-                    "label": format!("Tandem: {}", edit.label),
-                    "needsConfirmation": true,
-                    "description": "Proposed by the Tandem agent",
-                }
-            });
-        }
-        json!({"label": format!("Tandem: {}", edit.label), "edit": workspace_edit})
+        let edits = text_edits(&edit.old_text, &edit.new_text, self.documents.encoding());
+        workspace_edit_params(&document.uri, edit, edits, review)
     }
 
     /// Re-check that the document still is at the version the agent read.
@@ -227,11 +241,20 @@ impl LspEditor {
 
     /// Wait until the buffer has held `expected` at a version after
     /// `edit.version`. Woken by every document change; bounded by `timeout`.
-    async fn verify(&self, edit: &BufferEdit, mut changes: tokio::sync::watch::Receiver<u64>, timeout: Duration) -> EditOutcome {
-        let expected = fingerprint(edit.new_text.as_bytes());
+    async fn verify(
+        &self,
+        edit: &BufferEdit,
+        landed: Landed<'_>,
+        mut changes: tokio::sync::watch::Receiver<u64>,
+        timeout: Duration,
+    ) -> EditOutcome {
+        let landed_at = || match &landed {
+            Landed::Fingerprint(expected) => self.documents.version_with(&edit.path, edit.version, *expected),
+            Landed::Expected(guard) => self.documents.version_holding(guard),
+        };
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            if let Some(version) = self.documents.version_with(&edit.path, edit.version, expected) {
+            if let Some(version) = landed_at() {
                 return EditOutcome::Applied { version, saved: false };
             }
             let Some((version, _)) = self.documents.state(&edit.path) else {
@@ -239,7 +262,7 @@ impl LspEditor {
             };
             let waited = tokio::time::timeout_at(deadline, changes.changed()).await;
             if !matches!(waited, Ok(Ok(()))) {
-                if let Some(version) = self.documents.version_with(&edit.path, edit.version, expected) {
+                if let Some(version) = landed_at() {
                     return EditOutcome::Applied { version, saved: false };
                 }
                 return if version == edit.version {
@@ -256,16 +279,16 @@ impl LspEditor {
     }
 
     /// Ask the client to save, and wait (bounded) for the `didSave`.
-    async fn save(&self, document: &DocumentSnapshot, settings: &Settings) -> bool {
+    async fn save(&self, uri: &Uri, path: &Path, settings: &Settings) -> bool {
         let mut changes = self.documents.subscribe();
-        let params = json!({"uris": [document.uri.as_str()]});
+        let params = json!({"uris": [uri.as_str()]});
         if let Err(err) = request_with_timeout(&*self.client, methods::SAVE_DOCUMENTS, params, settings.timeouts.request()).await {
-            tracing::warn!(%err, uri = document.uri.as_str(), "tandem/saveDocuments failed");
+            tracing::warn!(%err, uri = uri.as_str(), "tandem/saveDocuments failed");
             return false;
         }
         let deadline = tokio::time::Instant::now() + settings.timeouts.request();
         loop {
-            match self.documents.state(&document.path) {
+            match self.documents.state(path) {
                 Some((_, false)) => return true,
                 None => return false,
                 Some((_, true)) => {}
@@ -280,6 +303,22 @@ impl LspEditor {
         let settings = self.settings();
         // The client should see the tool call before the edit arrives.
         self.outbox.flush().await;
+        let annotate = edit.review && self.capabilities.change_annotations;
+        // An edit given as splices of the very text at edit.version goes out
+        // as those splices and is verified by them: O(edit), no copy, no
+        // hash, no diff of the document.
+        if let Some(splices) = edit.splices.as_deref() {
+            if let Some(prepared) = self.documents.splice_edits(&edit.path, edit.version, &edit.old_text, splices) {
+                let changes = self.documents.subscribe();
+                let expected = self.documents.expect(&edit.path, edit.version, Expectation::after(edit.old_text.len(), splices));
+                let params = workspace_edit_params(&prepared.uri, edit, prepared.edits, annotate);
+                if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
+                    return outcome;
+                }
+                let outcome = self.verify(edit, Landed::Expected(&expected), changes, settings.timeouts.verify()).await;
+                return self.save_after(outcome, &prepared.uri, &edit.path, !prepared.dirty, &settings).await;
+            }
+        }
         // The one version check of the sink, at the moment of sending.
         let document = match self.check_current(edit) {
             Ok(document) => document,
@@ -288,40 +327,55 @@ impl LspEditor {
         if edit.old_text == edit.new_text {
             return EditOutcome::Applied { version: document.version, saved: !document.dirty };
         }
-        let was_clean = !document.dirty;
-        let annotate = edit.review && self.capabilities.change_annotations;
         let changes = self.documents.subscribe();
         let _recording = self.documents.verifying();
         let params = self.apply_edit_params(&document, edit, annotate);
+        if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
+            return outcome;
+        }
+        let expected = fingerprint(edit.new_text.as_bytes());
+        let outcome = self.verify(edit, Landed::Fingerprint(expected), changes, settings.timeouts.verify()).await;
+        self.save_after(outcome, &document.uri, &document.path, !document.dirty, &settings).await
+    }
+
+    /// Send `workspace/applyEdit`; `Err` holds the outcome when the editor
+    /// did not apply it.
+    async fn send(&self, edit: &BufferEdit, params: Value, annotate: bool, settings: &Settings) -> Result<(), EditOutcome> {
         let answer = request_with_timeout(&*self.client, methods::APPLY_EDIT, params, settings.timeouts.apply_edit()).await;
         let response: ApplyWorkspaceEditResponse = match answer.map(serde_json::from_value) {
             Ok(Ok(response)) => response,
-            Ok(Err(err)) => return EditOutcome::NotApplied(format!("the editor's answer to applyEdit was malformed: {err}")),
+            Ok(Err(err)) => return Err(EditOutcome::NotApplied(format!("the editor's answer to applyEdit was malformed: {err}"))),
             Err(timeout @ ClientError::Timeout(_)) => {
-                return EditOutcome::NotApplied(format!("the editor did not answer the applyEdit request: {timeout}"))
+                return Err(EditOutcome::NotApplied(format!("the editor did not answer the applyEdit request: {timeout}")))
             }
             // The editor answered with a JSON-RPC error: say what it said
             // (eglot: "Edits on `a.txt' require version 11, you have 21").
             Err(ClientError::Failed(message)) => {
                 self.settle(edit, &message, settings.timeouts.verify()).await;
-                return EditOutcome::NotApplied(format!("the editor refused the edit: {message}"));
+                return Err(EditOutcome::NotApplied(format!("the editor refused the edit: {message}")));
             }
         };
-        if !response.applied {
-            let reason = response.failure_reason.unwrap_or_default();
-            if annotate {
-                return EditOutcome::Rejected(if reason.is_empty() { "declined in the editor's review".into() } else { reason });
-            }
-            self.settle(edit, &reason, settings.timeouts.verify()).await;
-            return EditOutcome::NotApplied(if reason.is_empty() {
-                "the editor answered applied: false".into()
-            } else {
-                format!("the editor answered applied: false: {reason}")
-            });
+        if response.applied {
+            return Ok(());
         }
-        match self.verify(edit, changes, settings.timeouts.verify()).await {
+        let reason = response.failure_reason.unwrap_or_default();
+        if annotate {
+            return Err(EditOutcome::Rejected(if reason.is_empty() { "declined in the editor's review".into() } else { reason }));
+        }
+        self.settle(edit, &reason, settings.timeouts.verify()).await;
+        Err(EditOutcome::NotApplied(if reason.is_empty() {
+            "the editor answered applied: false".into()
+        } else {
+            format!("the editor answered applied: false: {reason}")
+        }))
+    }
+
+    /// After a verified edit, save the buffer when it had no unsaved user
+    /// changes before and the client saves on request.
+    async fn save_after(&self, outcome: EditOutcome, uri: &Uri, path: &Path, was_clean: bool, settings: &Settings) -> EditOutcome {
+        match outcome {
             EditOutcome::Applied { version, .. } => {
-                let saved = settings.save_documents && was_clean && self.save(&document, &settings).await;
+                let saved = settings.save_documents && was_clean && self.save(uri, path, settings).await;
                 EditOutcome::Applied { version, saved }
             }
             other => other,
@@ -397,11 +451,11 @@ impl Editor for LspEditor {
         let mut pending = PendingEdit { editor: self, edit: &edit, watch_for, done: false };
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
-        if let Some(document) = self.documents.snapshot(&edit.path) {
-            self.record(&document, &outcome);
+        if let Some(uri) = self.documents.uri(&edit.path) {
+            self.record(&uri, &outcome);
             if let EditOutcome::NotApplied(reason) = &outcome {
                 if reason.contains(APPLIED_WITHOUT_CHANGE) {
-                    self.watch_late_change(&edit, document.uri.as_str().to_string(), watch_for);
+                    self.watch_late_change(&edit, uri.as_str().to_string(), watch_for);
                 }
             }
         }

@@ -1,20 +1,21 @@
-//! The permission policy in the editor: the one place that decides whether
-//! a call runs. It works on the call's [`ToolKind`], never on tool names.
+//! The permission policy in the editor. What runs, what is refused and what
+//! is asked is decided by [`Policy`] (mode, rules, the call's [`ToolKind`]
+//! and a shell command's structure); this file only carries out its
+//! answer with the user:
 //!
-//! - Read-only calls run. Plan mode is the run's: it refuses every change
-//!   but the plan file before the policy is asked.
-//! - An `Edit` in the default mode is reviewed with its diff: in the
-//!   editor's own preview when the client honours change annotations on an
-//!   open document ([`PermissionDecision::ReviewInEditor`]: VS Code's
-//!   refactor preview), else with a "Tandem: apply edit to PATH?" prompt
-//!   that carries the diff. `acceptEdits` applies edits without review.
-//! - Anything else is asked with `window/showMessageRequest`: "Allow once" /
-//!   "Always allow" / "Deny". No answer, a dismissed prompt or a timeout mean
-//!   deny. "Always allow" is remembered per tool for the session.
+//! - An `Edit` to review ([`Verdict::ReviewInEditor`]) goes to the editor's
+//!   own preview when the client honours change annotations on an open
+//!   document ([`PermissionDecision::ReviewInEditor`]: VS Code's refactor
+//!   preview), else to a "Tandem: apply edit to PATH?" prompt with the diff.
+//! - An ask is `window/showMessageRequest` showing the whole command (every
+//!   line) and what made it asked: "Allow once" / "Always allow" / "Always
+//!   allow in this project" / "Deny". "Always allow" adds the narrowest
+//!   rule, named in the prompt, for the session; "in this project" also
+//!   saves it in `.tandem/settings.local.json`. No answer, a dismissed
+//!   prompt or a timeout mean deny.
 
-use std::collections::HashSet;
-use std::path::Path;
-use std::sync::{Arc, Mutex, RwLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -24,11 +25,13 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::{PermissionMode, Settings};
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
+use crate::permissions::headless::ask_text;
+use crate::permissions::{AskInfo, Call, Policy, Verdict};
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
-use crate::tools::ToolKind;
 
 const ALLOW_ONCE: &str = "Allow once";
 const ALWAYS_ALLOW: &str = "Always allow";
+const ALWAYS_ALLOW_PROJECT: &str = "Always allow in this project";
 const DENY: &str = "Deny";
 const APPLY: &str = "Apply";
 const REJECT: &str = "Reject";
@@ -40,8 +43,13 @@ pub struct PromptPolicy {
     client: Arc<dyn ClientLink>,
     settings: Arc<RwLock<Settings>>,
     editor: Arc<LspEditor>,
-    always: Mutex<HashSet<String>>,
+    policy: Policy,
+    hooks: crate::hooks::SharedHooks,
+    /// The primary workspace root: where "in this project" saves.
+    root: PathBuf,
     outbox: Arc<RunOutbox>,
+    /// Serialises prompts: two questions at once would confuse the user.
+    asking: tokio::sync::Mutex<()>,
 }
 
 impl PromptPolicy {
@@ -50,8 +58,13 @@ impl PromptPolicy {
         settings: Arc<RwLock<Settings>>,
         editor: Arc<LspEditor>,
         outbox: Arc<RunOutbox>,
+        roots: &[PathBuf],
+        hooks: crate::hooks::SharedHooks,
     ) -> Self {
-        PromptPolicy { client, settings, editor, always: Mutex::new(HashSet::new()), outbox }
+        let current = settings.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let policy = Policy::new(current.permission_mode(), &current.permissions, roots);
+        let root = roots.first().cloned().unwrap_or_default();
+        PromptPolicy { client, settings, editor, policy, hooks, root, outbox, asking: tokio::sync::Mutex::new(()) }
     }
 
     /// Show `message` with `actions`; `Ok(title)` is the chosen action,
@@ -101,28 +114,31 @@ impl PromptPolicy {
         decision
     }
 
-    async fn ask(&self, request: &PermissionRequest, settings: &Settings) -> PermissionDecision {
-        let message = format!("Tandem wants to {}", describe(request));
-        match self.prompt(MessageType::WARNING, message, &[ALLOW_ONCE, ALWAYS_ALLOW, DENY], settings).await.as_deref() {
+    async fn ask(&self, request: &PermissionRequest, info: &AskInfo, settings: &Settings) -> PermissionDecision {
+        let mut actions = vec![ALLOW_ONCE];
+        if !info.always.is_empty() {
+            actions.extend([ALWAYS_ALLOW, ALWAYS_ALLOW_PROJECT]);
+        }
+        actions.push(DENY);
+        match self.prompt(MessageType::WARNING, ask_text(request, info), &actions, settings).await.as_deref() {
             Ok(ALLOW_ONCE) => PermissionDecision::Allow,
             Ok(ALWAYS_ALLOW) => {
-                self.always.lock().unwrap_or_else(|e| e.into_inner()).insert(request.tool.clone());
+                self.policy.allow_for_session(&info.always);
+                PermissionDecision::Allow
+            }
+            Ok(ALWAYS_ALLOW_PROJECT) => {
+                self.policy.allow_for_session(&info.always);
+                let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
+                if let Err(err) = crate::settings::save_local_allow(&self.root, &rules) {
+                    tracing::warn!("cannot save the rule: {err}");
+                    self.client.notify(methods::SHOW_MESSAGE, serde_json::json!({"type": 2, "message": format!("Tandem: {err}")})).await;
+                }
                 PermissionDecision::Allow
             }
             Ok(DENY) => PermissionDecision::Deny("the user denied it".into()),
             Ok(_) => PermissionDecision::Deny("the user dismissed the prompt".into()),
             Err(reason) => PermissionDecision::Deny(reason.to_string()),
         }
-    }
-}
-
-/// What a call will do, for the prompt: the whole command for a shell
-/// call (every line), the URL for a fetch.
-fn describe(request: &PermissionRequest) -> String {
-    match &request.kind {
-        ToolKind::Execute { command } => format!("run a shell command:\n{command}"),
-        ToolKind::Fetch { url } => format!("fetch {url}"),
-        _ => format!("{} {}", request.tool, request.summary).trim_end().to_string(),
     }
 }
 
@@ -141,22 +157,32 @@ fn cut_lines(text: &str, max: usize) -> String {
 impl PermissionPolicy for PromptPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         let settings = self.settings.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let mode = settings.permission_mode();
-        if mode == PermissionMode::BypassPermissions || request.read_only {
-            return PermissionDecision::Allow;
+        // Settings change during a session (configuration, edited files).
+        // Plan mode is the run's own: it refuses every change but the plan
+        // file before the policy is asked; the policy runs in default.
+        let mode = match settings.permission_mode() {
+            PermissionMode::Plan => PermissionMode::Default,
+            mode => mode,
+        };
+        self.policy.set_mode(mode);
+        self.policy.set_rules(&settings.permissions);
+        let call =
+            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits };
+        let hook = crate::permissions::pre_tool_use(&crate::hooks::current(&self.hooks), request).await;
+        match self.policy.decide_with_hook(call, hook) {
+            Verdict::Allow => PermissionDecision::Allow,
+            Verdict::Deny(reason) => PermissionDecision::Deny(reason),
+            Verdict::ReviewInEditor => match &request.kind {
+                crate::tools::ToolKind::Edit { path } => {
+                    let _one_at_a_time = self.asking.lock().await;
+                    self.review_edit(path, request, &settings).await
+                }
+                _ => PermissionDecision::Deny("only edits are reviewed in the editor".into()),
+            },
+            Verdict::Ask(info) => {
+                let _one_at_a_time = self.asking.lock().await;
+                self.ask(request, &info, &settings).await
+            }
         }
-        // In plan mode the run itself refuses what plan mode refuses (every
-        // change but the plan file); what it lets through is asked as usual.
-        if let ToolKind::Edit { path } = &request.kind {
-            return match mode {
-                PermissionMode::AcceptEdits => PermissionDecision::Allow,
-                _ if request.accept_edits => PermissionDecision::Allow,
-                _ => self.review_edit(path, request, &settings).await,
-            };
-        }
-        if self.always.lock().unwrap_or_else(|e| e.into_inner()).contains(&request.tool) {
-            return PermissionDecision::Allow;
-        }
-        self.ask(request, &settings).await
     }
 }

@@ -30,6 +30,8 @@ use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::LspEditor;
 use crate::agent::config::ProviderConfig;
+use crate::session::threads::{ThreadError, Threads};
+use crate::session::{Conversation, SessionConfig};
 use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::tools::{Executor, RunScope, ToolContext, ToolKind};
 use super::config::PermissionMode;
@@ -48,11 +50,21 @@ pub struct AskArgs {
     /// their range).
     #[serde(default)]
     pub diagnostics: Vec<Diagnostic>,
+    /// Continue this conversation thread; without it, a new thread starts.
+    #[serde(default)]
+    pub thread_id: Option<String>,
     /// `false`: answer at once with `{"runId"}`; the run's end comes as the
     /// `end` run event. For clients whose `executeCommand` is synchronous
     /// and gives up (eglot waits 10 s, sending no `didChange` meanwhile).
     #[serde(default = "wait_by_default")]
     pub wait: bool,
+}
+
+/// The argument object of `tandem.forget` and `tandem.compact`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadArgs {
+    pub thread_id: String,
 }
 
 fn wait_by_default() -> bool {
@@ -71,71 +83,71 @@ pub struct CancelArgs {
 }
 
 struct ActiveRun {
-    id: String,
     cancel: CancellationToken,
     progress_token: Option<Value>,
 }
 
-/// The one run a workspace may have.
+/// The runs going on: one per conversation thread at most (the threads
+/// themselves refuse a second), several threads at once.
 #[derive(Default)]
 pub struct Runs {
-    active: Mutex<Option<ActiveRun>>,
+    active: Mutex<BTreeMap<String, ActiveRun>>,
     next_id: AtomicU64,
 }
 
 impl Runs {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ActiveRun>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, ActiveRun>> {
         self.active.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Claim the slot, or say which run holds it.
-    fn claim(&self, cancel: CancellationToken) -> Result<String, String> {
-        let mut active = self.lock();
-        if let Some(run) = active.as_ref() {
-            return Err(run.id.clone());
-        }
+    /// A new run id, registered as running.
+    fn claim(&self, cancel: CancellationToken) -> String {
         let id = format!("run-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
-        *active = Some(ActiveRun { id: id.clone(), cancel, progress_token: None });
-        Ok(id)
+        self.lock().insert(id.clone(), ActiveRun { cancel, progress_token: None });
+        id
     }
 
     fn release(&self, id: &str) {
-        let mut active = self.lock();
-        if active.as_ref().is_some_and(|run| run.id == id) {
-            *active = None;
-        }
+        self.lock().remove(id);
     }
 
     fn set_progress_token(&self, id: &str, token: Value) {
-        if let Some(run) = self.lock().as_mut().filter(|run| run.id == id) {
+        if let Some(run) = self.lock().get_mut(id) {
             run.progress_token = Some(token);
         }
     }
 
     /// `tandem.cancel`: true when a run with that id was running.
     pub fn cancel(&self, id: &str) -> bool {
-        match self.lock().as_ref() {
-            Some(run) if run.id == id => {
+        match self.lock().get(id) {
+            Some(run) => {
                 run.cancel.cancel();
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
     /// `window/workDoneProgress/cancel`.
     pub fn cancel_progress(&self, token: &Value) -> bool {
-        match self.lock().as_ref() {
-            Some(run) if run.progress_token.as_ref() == Some(token) => {
+        match self.lock().values().find(|run| run.progress_token.as_ref() == Some(token)) {
+            Some(run) => {
                 run.cancel.cancel();
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
-    pub fn active_id(&self) -> Option<String> {
-        self.lock().as_ref().map(|run| run.id.clone())
+    /// Cancel every run (shutdown).
+    pub fn cancel_all(&self) {
+        for run in self.lock().values() {
+            run.cancel.cancel();
+        }
+    }
+
+    pub fn active_ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
     }
 }
 
@@ -146,28 +158,35 @@ impl Runs {
 /// [`EventSender`] counts the events sent and the forwarder counts the
 /// events it has passed on; [`RunOutbox::flush`] waits (bounded) until the
 /// second count reaches the first.
+///
+/// With several threads running, a flush waits for every running run's
+/// events: a prompt never overtakes any event sent before it.
 #[derive(Default)]
 pub struct RunOutbox {
-    current: Mutex<Option<(EventSender, watch::Receiver<u64>)>>,
+    current: Mutex<BTreeMap<String, (EventSender, watch::Receiver<u64>)>>,
 }
 
 impl RunOutbox {
-    fn start(&self, events: EventSender, forwarded: watch::Receiver<u64>) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((events, forwarded));
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (EventSender, watch::Receiver<u64>)>> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn finish(&self) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    fn start(&self, run_id: &str, events: EventSender, forwarded: watch::Receiver<u64>) {
+        self.lock().insert(run_id.to_string(), (events, forwarded));
+    }
+
+    fn finish(&self, run_id: &str) {
+        self.lock().remove(run_id);
     }
 
     /// Wait until the events sent so far have gone out (at most 2 s).
     pub async fn flush(&self) {
-        let (target, mut forwarded) = {
-            let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-            let Some((events, forwarded)) = current.as_ref() else { return };
-            (events.sent(), forwarded.clone())
-        };
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), forwarded.wait_for(|n| *n >= target)).await;
+        let pending: Vec<(u64, watch::Receiver<u64>)> =
+            self.lock().values().map(|(events, forwarded)| (events.sent(), forwarded.clone())).collect();
+        let all = futures::future::join_all(pending.into_iter().map(|(target, mut forwarded)| async move {
+            let _ = forwarded.wait_for(|n| *n >= target).await;
+        }));
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), all).await;
     }
 }
 
@@ -191,7 +210,7 @@ struct ReleaseOnDrop {
 
 impl Drop for ReleaseOnDrop {
     fn drop(&mut self) {
-        self.outbox.finish();
+        self.outbox.finish(&self.id);
         self.runs.release(&self.id);
     }
 }
@@ -219,6 +238,8 @@ pub struct RunEnv {
     pub settings: Settings,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
+    /// The conversation threads of this session.
+    pub threads: Arc<Threads>,
 }
 
 /// Why `tandem.ask` did not start.
@@ -234,11 +255,18 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         return Err(AskError::InvalidParams("tandem.ask needs a non-empty \"prompt\"".into()));
     }
     let cancel = CancellationToken::new();
-    let run_id = env.runs.claim(cancel.clone()).map_err(|busy| {
-        AskError::Busy(format!(
-            "Tandem is already running an agent in this workspace ({busy}). Wait for it to finish or cancel it with tandem.cancel."
-        ))
-    })?;
+    let run_id = env.runs.claim(cancel.clone());
+    let conversation = match env.threads.check_out(args.thread_id.as_deref(), &run_id) {
+        Ok(conversation) => conversation,
+        Err(err) => {
+            env.runs.release(&run_id);
+            return Err(match err {
+                ThreadError::Busy { .. } => AskError::Busy(format!("Tandem is already running an agent on this thread: {err}")),
+                ThreadError::Unknown(message) => AskError::InvalidParams(message),
+            });
+        }
+    };
+    let thread_id = conversation.id.clone();
     let started_id = run_id.clone();
     let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
     // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
@@ -254,13 +282,12 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
     env.editor.take_records();
-    env.workspace.ledger().clear();
 
     let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
-    env.outbox.start(events_tx.clone(), forwarded_rx);
+    env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
     let forwarder =
-        tokio::spawn(forward_events(Arc::clone(&env.client), run_id.clone(), events_rx, progress.clone(), forwarded_tx));
+        tokio::spawn(forward_events(Arc::clone(&env.client), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let mode = env.settings.permission_mode();
     let review = super::plan_review::LspPlanReview {
@@ -282,36 +309,134 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     let workspace = Arc::clone(&env.workspace);
+    // With `wait: false` the answer goes out first, alone: eglot 1.9's
+    // jsonrpc leaves messages that arrive in the same read as the answer to
+    // its synchronous request unhandled until more output comes, so an
+    // applyEdit sent right behind the answer could wait for ever.
+    let answer_first = (!args.wait).then_some(std::time::Duration::from_millis(100));
+    let threads = Arc::clone(&env.threads);
     tokio::spawn(async move {
         let _release = release;
         let _clean = CleanAfterRun(workspace);
+        // The thread is idle again when the run ends, however it ends.
+        let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
+        if let Some(delay) = answer_first {
+            tokio::time::sleep(delay).await;
+        }
         let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
-            Ok(provider) => agent::run(&*provider, &executor, ctx, request, events_tx).await,
+            Ok(provider) => {
+                let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name));
+                match (config, conversation.get()) {
+                    (Ok(config), Some(thread)) => agent::run_conversation(&*provider, &executor, ctx, thread, &config, request, events_tx).await,
+                    (Err(message), _) => failed_outcome(&events_tx, message),
+                    (_, None) => failed_outcome(&events_tx, "the conversation thread is gone".into()),
+                }
+            }
             Err(err) => {
                 let text = err.to_string();
-                let _ = events_tx.send(RunEvent::End { status: RunStatus::Failed, text: text.clone() });
-                RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default() }
+                let _ = events_tx.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None });
+                RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() }
             }
         };
         let _ = outcome_tx.send(outcome);
     });
 
+    let finished_thread = thread_id.clone();
     let finished = async move {
         let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
             status: RunStatus::Failed,
             text: "the agent run ended without an outcome".into(),
             turns: 0,
             usage: Default::default(),
+            cost_usd: None,
+            thread_id: String::new(),
         });
         let written = forwarder.await.unwrap_or_default();
-        answer(&env, &run_id, &outcome, written)
+        let mut answer = answer(&env, &run_id, &outcome, written);
+        answer["threadId"] = json!(finished_thread);
+        if let Some(cost) = outcome.cost_usd {
+            answer["costUsd"] = json!(cost);
+        }
+        answer["usage"] = serde_json::to_value(outcome.usage).unwrap_or(Value::Null);
+        answer
     };
     if !args.wait {
-        let answer = json!({"runId": started_id});
+        let answer = json!({"runId": started_id, "threadId": thread_id});
         tokio::spawn(finished);
         return Ok(answer);
     }
     Ok(finished.await)
+}
+
+fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcome {
+    let _ = events.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None });
+    RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() }
+}
+
+/// Gives a thread back to [`Threads`] when its run's task ends.
+struct CheckInOnDrop {
+    threads: Arc<Threads>,
+    conversation: Option<Conversation>,
+}
+
+impl CheckInOnDrop {
+    fn get(&mut self) -> Option<&mut Conversation> {
+        self.conversation.as_mut()
+    }
+}
+
+impl Drop for CheckInOnDrop {
+    fn drop(&mut self) {
+        if let Some(conversation) = self.conversation.take() {
+            self.threads.check_in(conversation);
+        }
+    }
+}
+
+/// `tandem.threads`: `[{"threadId", "title", "lastActivity", "turns", "tokens", "costUsd"}]`.
+pub fn threads_answer(threads: &Threads) -> Value {
+    let list: Vec<Value> = threads
+        .list()
+        .into_iter()
+        .map(|t| {
+            let last = chrono::DateTime::from_timestamp_millis(t.updated_ms as i64).map(|d| d.to_rfc3339()).unwrap_or_default();
+            json!({
+                "threadId": t.id,
+                "title": t.title,
+                "lastActivity": last,
+                "runs": t.totals.runs,
+                "turns": t.totals.turns,
+                "tokens": {"input": t.totals.usage.input_tokens, "output": t.totals.usage.output_tokens,
+                           "cacheRead": t.totals.usage.cache_read_input_tokens, "cacheWrite": t.totals.usage.cache_creation_input_tokens},
+                "costUsd": t.totals.cost_usd,
+            })
+        })
+        .collect();
+    json!({"threads": list})
+}
+
+/// `tandem.compact`: summarise an idle thread now.
+pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
+    let cancel = CancellationToken::new();
+    let run_id = env.runs.claim(cancel.clone());
+    let _release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
+    let conversation = env.threads.check_out(Some(thread_id), &run_id).map_err(|err| match err {
+        ThreadError::Busy { .. } => AskError::Busy(err.to_string()),
+        ThreadError::Unknown(message) => AskError::InvalidParams(message),
+    })?;
+    let mut conversation = CheckInOnDrop { threads: Arc::clone(&env.threads), conversation: Some(conversation) };
+    let settings = env.settings.clone();
+    let provider = ProviderConfig::from_lookup(|name| settings.lookup(name))
+        .and_then(ProviderConfig::build)
+        .map_err(|e| AskError::InvalidParams(e.to_string()))?;
+    let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(AskError::InvalidParams)?;
+    let ctx = ToolContext { cancel, ..ToolContext::new(Arc::clone(&env.workspace)) };
+    let (events, _ignored) = event_channel();
+    let Some(thread) = conversation.get() else { return Err(AskError::InvalidParams("the conversation thread is gone".into())) };
+    let (before, after) = agent::compact_conversation(&*provider, &ctx, thread, &config, &events)
+        .await
+        .map_err(|e| AskError::InvalidParams(format!("the compaction failed: {e}")))?;
+    Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))
 }
 
 /// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`.
@@ -363,12 +488,12 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
 /// the paths of files successfully changed by `Edit` calls.
 async fn forward_events(
     client: Arc<dyn ClientLink>,
-    run_id: String,
+    (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
     forwarded: watch::Sender<u64>,
 ) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, run_id, progress, seq: 0, edit_calls: BTreeMap::new(), written: Vec::new() };
+    let mut forwarder = Forwarder { client, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), written: Vec::new() };
     while let Some(event) = events.recv().await {
         forwarder.forward(&event).await;
         forwarded.send_modify(|n| *n += 1);
@@ -377,6 +502,8 @@ async fn forward_events(
 }
 
 struct Forwarder {
+    /// Sent with every event, so a client knows the thread from the start.
+    thread_id: String,
     client: Arc<dyn ClientLink>,
     run_id: String,
     progress: Option<Value>,
@@ -417,7 +544,7 @@ impl Forwarder {
         self.seq += 1;
         match serde_json::to_value(event) {
             Ok(event) => {
-                let params = json!({"runId": self.run_id, "seq": self.seq, "event": event});
+                let params = json!({"runId": self.run_id, "threadId": self.thread_id, "seq": self.seq, "event": event});
                 self.client.notify(methods::RUN_EVENT, params).await;
             }
             Err(err) => tracing::error!(%err, "cannot serialize a run event"),

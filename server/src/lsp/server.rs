@@ -20,13 +20,21 @@ use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
-use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs};
+use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
+use crate::session::threads::Threads;
 use crate::mcp::{Approvals, McpManager};
 use crate::tools::{Executor, ToolRegistry};
 use crate::workspace::Workspace;
 
+/// Shown when `permissionMode` is `bypassPermissions`.
+pub const BYPASS_WARNING: &str =
+    "permissionMode is bypassPermissions: Tandem edits files and runs every command without asking. Deny rules still apply.";
+
 pub const ASK_COMMAND: &str = "tandem.ask";
 pub const CANCEL_COMMAND: &str = "tandem.cancel";
+pub const THREADS_COMMAND: &str = "tandem.threads";
+pub const FORGET_COMMAND: &str = "tandem.forget";
+pub const COMPACT_COMMAND: &str = "tandem.compact";
 
 /// What exists once `initialize` told us the roots and capabilities.
 struct Session {
@@ -36,6 +44,7 @@ struct Session {
     mcp: Arc<McpManager>,
     work_done_progress: bool,
     configuration: bool,
+    threads: Arc<Threads>,
 }
 
 pub struct Backend {
@@ -47,6 +56,8 @@ pub struct Backend {
     settings_files: OnceLock<SettingsFiles>,
     /// The settings problems last reported, so each is shown once.
     reported_problems: Mutex<Vec<String>>,
+    /// The hooks from the settings, rebuilt when they change.
+    hooks: crate::hooks::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
     client_ready: std::sync::atomic::AtomicBool,
     session: OnceLock<Session>,
@@ -71,6 +82,7 @@ impl Backend {
             layers: Mutex::new(SettingsLayers::default()),
             settings_files: OnceLock::new(),
             reported_problems: Mutex::new(Vec::new()),
+            hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
             session: OnceLock::new(),
             runs: Arc::new(Runs::default()),
@@ -88,7 +100,7 @@ impl Backend {
         let gone = lifecycle.client_gone.clone();
         tokio::spawn(async move {
             gone.cancelled().await;
-            if let Some(id) = runs.active_id() {
+            for id in runs.active_ids() {
                 tracing::info!(run = %id, "the client went away; cancelling the run");
                 runs.cancel(&id);
             }
@@ -109,8 +121,18 @@ impl Backend {
         update(&mut layers);
         let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
         drop(layers);
+        let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
+            let consent = crate::settings::consent::ConsentStore::for_user();
+            let (hooks, hook_problems) = crate::hooks::Hooks::from_settings(&settings, root, consent.as_ref());
+            *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
+            notices.extend(hook_problems);
+        }
+        if settings.permission_mode() == crate::agent::permission::PermissionMode::BypassPermissions {
+            notices.push(BYPASS_WARNING.to_string());
+        }
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
-        self.report_problems(problems.iter().map(ToString::to_string).collect());
+        self.report_problems(notices);
     }
 
     fn report_problems(&self, problems: Vec<String>) {
@@ -132,7 +154,7 @@ impl Backend {
             tracing::warn!("settings: {problem}");
         }
         let link = Arc::clone(&self.link);
-        let message = format!("Tandem settings: {}", problems.join("\n"));
+        let message = format!("Tandem: {}", problems.join("\n"));
         tokio::spawn(async move {
             link.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": message})).await;
         });
@@ -188,7 +210,33 @@ impl Backend {
             outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
             work_done_progress: session.work_done_progress,
+            threads: Arc::clone(&session.threads),
         })
+    }
+
+    fn threads(&self) -> Result<Arc<Threads>> {
+        Ok(Arc::clone(&self.run_env()?.threads))
+    }
+
+    async fn thread_command(&self, params: &ExecuteCommandParams) -> Result<Option<Value>> {
+        let busy = |message: String| Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None };
+        match params.command.as_str() {
+            THREADS_COMMAND => Ok(Some(runs::threads_answer(&*self.threads()?))),
+            FORGET_COMMAND => {
+                let args: ThreadArgs = first_argument(&params.arguments)?;
+                let forgotten = self.threads()?.forget(&args.thread_id).map_err(|e| busy(e.to_string()))?;
+                Ok(Some(json!({"threadId": args.thread_id, "forgotten": forgotten})))
+            }
+            _ => {
+                self.update_settings(|_| {});
+                let args: ThreadArgs = first_argument(&params.arguments)?;
+                match runs::compact(self.run_env()?, &args.thread_id).await {
+                    Ok(answer) => Ok(Some(answer)),
+                    Err(AskError::InvalidParams(message)) => Err(Error::invalid_params(message)),
+                    Err(AskError::Busy(message)) => Err(busy(message)),
+                }
+            }
+        }
     }
 
     async fn ask(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
@@ -288,15 +336,25 @@ impl LanguageServer for Backend {
         let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
         let workspace = Arc::new(workspace);
-        let policy =
-            PromptPolicy::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
+        let policy = PromptPolicy::new(
+            Arc::clone(&self.link),
+            Arc::clone(&self.settings),
+            Arc::clone(&editor),
+            Arc::clone(&self.outbox),
+            workspace.roots(),
+            Arc::clone(&self.hooks),
+        );
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
         let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
         let mut registry = ToolRegistry::builtin();
         registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
-        let executor = Executor::new(registry).with_policy(Arc::new(policy));
+        let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
+        // Threads are saved under the user's data folder, per workspace root.
+        let store = crate::session::SessionStore::for_workspace(workspace.root());
+        let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let session = Session {
+            threads,
             workspace,
             editor,
             executor,
@@ -317,7 +375,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![ASK_COMMAND.to_string(), CANCEL_COMMAND.to_string(), MCP_STATUS_COMMAND.to_string()],
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -351,9 +409,7 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
-        if let Some(id) = self.runs.active_id() {
-            self.runs.cancel(&id);
-        }
+        self.runs.cancel_all();
         if let Some(session) = self.session.get() {
             session.mcp.shutdown().await;
         }
@@ -407,6 +463,7 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
+            THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND => self.thread_command(&params).await,
             MCP_STATUS_COMMAND => match self.session.get() {
                 Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
                 None => Err(Error::invalid_request()),

@@ -22,7 +22,7 @@ use super::permission::PromptPolicy;
 use super::position::char_to_position;
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
 use crate::tools::ToolKind;
-use crate::workspace::{FileChange, WriteError, WriteOutcome, Workspace};
+use crate::workspace::{FileChange, Splice, WriteError, WriteOutcome, Workspace};
 
 /// What the fake client does with the next `workspace/applyEdit`.
 #[derive(Debug, Clone)]
@@ -277,11 +277,27 @@ impl Harness {
     ) -> Result<WriteOutcome, WriteError> {
         let new_text = change(&file.text);
         let label = "edit_file a.txt".to_string();
-        self.workspace.write(FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label, review }).await
+        self.workspace.write(FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label, review, splices: None }).await
+    }
+
+    /// Write `splices` of the text read in `file`, given as splices (as
+    /// `edit_file` does), not as a whole new text.
+    async fn write_splices(&self, file: &crate::workspace::FileText, splices: Vec<Splice>) -> Result<WriteOutcome, WriteError> {
+        let mut new_text = String::new();
+        let mut copied = 0;
+        for splice in &splices {
+            new_text.push_str(&file.text[copied..splice.range.start]);
+            new_text.push_str(&splice.text);
+            copied = splice.range.end;
+        }
+        new_text.push_str(&file.text[copied..]);
+        let label = "edit_file a.txt".to_string();
+        let change = FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label, review: false, splices: Some(splices) };
+        self.workspace.write(change).await
     }
 
     fn policy(&self) -> PromptPolicy {
-        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default())
+        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots(), Default::default())
     }
 
     /// The permission request for an edit of a.txt, with its diff.
@@ -507,6 +523,70 @@ async fn one_edit_parses_once_reads_at_most_twice_and_sends_one_apply_edit() {
     assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 1);
 }
 
+/// The byte range of the first `needle` in `text`.
+fn range_of(text: &str, needle: &str) -> std::ops::Range<usize> {
+    let start = text.find(needle).unwrap();
+    start..start + needle.len()
+}
+
+#[tokio::test]
+async fn an_edit_given_as_splices_is_sent_as_exactly_those_splices() {
+    let h = harness(accept_edits(), false, "one\r\ntwo 😀 three\r\nfour\r\n");
+    let file = h.read();
+    // A diff of the whole text would send only the inserted "fold" and "3";
+    // the splices go out as given, positioned in UTF-16 units.
+    let splices = vec![
+        Splice { range: range_of(&file.text, "two"), text: "twofold".into() },
+        Splice { range: range_of(&file.text, "three"), text: "3".into() },
+    ];
+    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.text(), "one\r\ntwofold 😀 3\r\nfour\r\n");
+    let sent = h.client.requests(methods::APPLY_EDIT);
+    let edits: Vec<String> = sent[0]["edit"]["documentChanges"][0]["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let r = &e["range"];
+            format!("{}:{}-{}:{} {}", r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"], e["newText"])
+        })
+        .collect();
+    assert_eq!(edits, ["1:0-1:3 \"twofold\"", "1:7-1:12 \"3\""]);
+    assert_eq!(sent[0]["edit"]["documentChanges"][0]["textDocument"]["version"], json!(1));
+}
+
+#[tokio::test]
+async fn a_splice_edit_the_editor_skipped_is_not_applied() {
+    // Same length before and after: only the text at the splice tells.
+    let h = harness(accept_edits(), false, "let three = 3;\n");
+    h.client.script(OnApply::TrueWithoutChange);
+    let file = h.read();
+    let splices = vec![Splice { range: range_of(&file.text, "three"), text: "THREE".into() }];
+    let outcome = h.write_splices(&file, splices.clone()).await;
+    assert!(matches!(&outcome, Err(WriteError::NotApplied(m)) if m.contains("did not change")), "{outcome:?}");
+    // Applied, then the user types at once: applied at the version that held it.
+    h.client.script(OnApply::ApplyThenType(0, "?".into()));
+    let file = h.read();
+    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.text(), "?let THREE = 3;\n");
+    assert_eq!(h.workspace.ledger().get(&h.path).unwrap().stamp.version, Some(2));
+}
+
+#[tokio::test]
+async fn splices_that_do_not_fit_the_buffer_fall_back_to_the_whole_text() {
+    // Splices that do not describe the change (here: text other than the
+    // buffer's under the range) are not sent as they are; the whole-text
+    // path diffs old against new instead, and the result is still right.
+    let h = harness(accept_edits(), false, "alpha beta\n");
+    let file = h.read();
+    let splices = vec![Splice { range: 0..5, text: "ALPHA".into() }];
+    let mut wrong = file.clone();
+    wrong.text = "xxxxx beta\n".into();
+    let outcome = h.write_splices(&wrong, splices).await;
+    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.text(), "ALPHA beta\n");
+}
+
 fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
     PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false }
 }
@@ -528,8 +608,16 @@ async fn permission_prompts() {
     let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
     assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);
-    // The prompt shows the whole command, every line.
-    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Deny"}],"message":"Tandem wants to run a shell command:\necho building the project\ntouch X","type":2}"#]]
+    // "Always allow" stays narrow: another command is asked again.
+    let other = permission_request("run_shell", ToolKind::Execute { command: "touch X && rm -rf build".into() });
+    h.client.answer_prompt(Some("Deny"));
+    assert_eq!(policy.decide(&other).await, PermissionDecision::Deny("the user denied it".into()));
+    let last = h.client.requests(methods::SHOW_MESSAGE_REQUEST).last().unwrap().to_string();
+    assert!(last.contains("rm -rf build") && !last.contains("`touch X` is not"), "{last}");
+    let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
+    // The prompt shows the whole command, every line, what made it asked
+    // and the rule "Always allow" adds.
+    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Always allow in this project"},{"title":"Deny"}],"message":"Tandem wants to run a shell command:\necho building the project\ntouch X\n\nAsked because:\n- `touch X` is not known to be read-only\n\n\"Always allow\" adds: run_shell(touch X)","type":2}"#]]
         .assert_eq(&h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0].to_string());
     // Read-only calls are not asked about.
     let read = PermissionRequest { read_only: true, ..permission_request("read_file", ToolKind::Read { paths: vec![h.path.clone()] }) };
@@ -543,15 +631,16 @@ enum Step {
     /// The user types a unique marker at a char index.
     Type(usize),
     /// The agent reads, then (after `typed_before` user keystrokes) edits:
-    /// inserts its unique marker at a char index; the client reacts.
-    Agent { at: usize, typed_before: bool, on_apply: u8, type_at: usize },
+    /// inserts its unique marker at a char index, as a whole new text or as
+    /// a splice (`as_splices`); the client reacts.
+    Agent { at: usize, typed_before: bool, on_apply: u8, type_at: usize, as_splices: bool },
 }
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (0usize..200).prop_map(Step::Type),
-        (0usize..200, any::<bool>(), 0u8..6, 0usize..200)
-            .prop_map(|(at, typed_before, on_apply, type_at)| Step::Agent { at, typed_before, on_apply, type_at }),
+        (0usize..200, any::<bool>(), 0u8..6, 0usize..200, any::<bool>())
+            .prop_map(|(at, typed_before, on_apply, type_at, as_splices)| Step::Agent { at, typed_before, on_apply, type_at, as_splices }),
     ]
 }
 
@@ -577,7 +666,7 @@ proptest! {
             for step in steps {
                 match step {
                     Step::Type(at) => user_types(&h, at, &mut user_markers, &mut n),
-                    Step::Agent { at, typed_before, on_apply, type_at } => {
+                    Step::Agent { at, typed_before, on_apply, type_at, as_splices } => {
                         let file = h.read();
                         if typed_before {
                             user_types(&h, type_at, &mut user_markers, &mut n);
@@ -593,13 +682,18 @@ proptest! {
                             _ => (OnApply::False, None),
                         };
                         h.client.script(on_apply);
-                        let outcome = h
-                            .write(&file, |t| {
+                        let outcome = if as_splices {
+                            let char_at = safe_at(&file.text, at);
+                            let byte_at = file.text.char_indices().nth(char_at).map_or(file.text.len(), |(b, _)| b);
+                            h.write_splices(&file, vec![Splice { range: byte_at..byte_at, text: marker.clone() }]).await
+                        } else {
+                            h.write(&file, |t| {
                                 let mut rope = Rope::from_str(t);
                                 rope.insert(safe_at(t, at), &marker);
                                 rope.to_string()
                             })
-                            .await;
+                            .await
+                        };
                         // A write refused before reaching the client leaves
                         // the scripted reaction (and its keystroke) unused.
                         if h.client.on_apply.lock().unwrap().pop_front().is_none() {
@@ -649,6 +743,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         outbox: Arc::new(RunOutbox::default()),
         settings: Settings::default(),
         work_done_progress: false,
+        threads: Arc::new(crate::session::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
     };
     let args: AskArgs = serde_json::from_value(json!({
         "prompt": "Fix this error",

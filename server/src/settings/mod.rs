@@ -10,7 +10,7 @@
 //!
 //! Every layer has the keys of the editor's `tandem` section (`provider`,
 //! `model`, `script`, `permissionMode`, `maxTurns`, `maxTokens`,
-//! `saveDocuments`, `timeouts`) plus `env`, `permissions`, `hooks` and
+//! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `timeouts`) plus `env`, `permissions`, `hooks` and
 //! `mcpServers`. Objects merge key by key; the `permissions` lists are
 //! concatenated; `hooks` are kept per layer (project hooks need consent, see
 //! [`consent`]); `mcpServers` merge by server name and are handed on as raw
@@ -129,6 +129,12 @@ pub struct Settings {
     pub permission_mode: Option<PermissionMode>,
     pub max_turns: Option<usize>,
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens, for models the table lacks.
+    pub context_window: Option<u64>,
+    /// Anthropic extended thinking budget in tokens (0: off).
+    pub thinking_budget: Option<u32>,
+    /// Price overrides per model (`session::pricing`), as raw JSON.
+    pub prices: Option<Value>,
     pub save_documents: bool,
     pub timeouts: Timeouts,
     /// Variables for the run (`ANTHROPIC_BASE_URL`, …), as in Claude Code.
@@ -172,6 +178,9 @@ impl Settings {
             "TANDEM_MODEL" => self.model.clone(),
             "TANDEM_SCRIPT" => self.script.clone(),
             "TANDEM_MAX_TOKENS" => self.max_tokens.map(|n| n.to_string()),
+            "TANDEM_CONTEXT_WINDOW" => self.context_window.map(|n| n.to_string()),
+            "TANDEM_THINKING" => self.thinking_budget.map(|n| n.to_string()),
+            "TANDEM_PRICES" => self.prices.as_ref().map(|v| v.to_string()),
             "ANTHROPIC_BASE_URL" if self.provider_is("anthropic") => self.base_url.clone(),
             "OPENAI_BASE_URL" if !self.provider_is("anthropic") => self.base_url.clone(),
             _ => None,
@@ -339,6 +348,24 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             }
             settings.max_tokens = Some(n);
         }
+        "contextWindow" => {
+            let n: u64 = parse(value).map_err(|_| "expected a whole number of tokens".to_string())?;
+            if n < 1000 {
+                return Err("expected a whole number of tokens, at least 1000".into());
+            }
+            settings.context_window = Some(n);
+        }
+        "thinkingBudget" => {
+            let n: u32 = parse(value).map_err(|_| "expected a whole number of tokens (0: off)".to_string())?;
+            if n != 0 && n < crate::agent::config::MIN_THINKING_BUDGET {
+                return Err(format!("expected 0 (off) or at least {} tokens", crate::agent::config::MIN_THINKING_BUDGET));
+            }
+            settings.thinking_budget = Some(n);
+        }
+        "prices" => {
+            crate::session::pricing::PriceTable::from_json(value)?;
+            settings.prices = Some(value.clone());
+        }
         "saveDocuments" => settings.save_documents = parse(value)?,
         "timeouts" => {
             let Value::Object(fields) = value else { return Err("expected an object".into()) };
@@ -388,6 +415,8 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             }
             settings.hooks.push((layer.scope, value.clone()));
         }
+        // Read by the MCP layer from the files themselves (crate::mcp::config).
+        "enableAllProjectMcpServers" | "enabledMcpjsonServers" | "mcpTimeouts" | "$schema" => {}
         "mcpServers" => {
             let Value::Object(servers) = value else { return Err("expected an object of servers by name".into()) };
             for (name, server) in servers {
@@ -399,9 +428,10 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 14] = [
-    "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "saveDocuments", "timeouts", "env", "permissions",
-    "hooks", "mcpServers", "$schema",
+pub const KNOWN_KEYS: [&str; 20] = [
+    "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "contextWindow", "thinkingBudget", "prices",
+    "saveDocuments", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
+    "mcpTimeouts", "$schema",
 ];
 
 #[derive(serde::Serialize)]
@@ -472,6 +502,40 @@ pub fn load(files: &SettingsFiles, editor_layers: &[Value]) -> (Settings, Vec<Se
     (settings, problems)
 }
 
+/// "Always allow" saved: add `rules` to `permissions.allow` in the
+/// workspace's `.tandem/settings.local.json`, keeping everything else in
+/// it. A file that is not valid JSON is left alone (the error says so).
+pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String> {
+    let path = SettingsFiles::with_home(root, None).local;
+    // The write happens only if the file still holds what was read here.
+    let expected = std::fs::read(&path).ok().map(|bytes| crate::workspace::fingerprint(&bytes));
+    let mut value = match read_file(&path) {
+        Ok(Some(value)) => value,
+        Ok(None) => Value::Object(Map::new()),
+        Err(err) => return Err(format!("{}: {err}; not changed", path.display())),
+    };
+    let Some(object) = value.as_object_mut() else { return Err(format!("{}: not a JSON object", path.display())) };
+    let permissions = object.entry("permissions").or_insert_with(|| Value::Object(Map::new()));
+    let Some(permissions) = permissions.as_object_mut() else {
+        return Err(format!("{}: \"permissions\" is not an object; not changed", path.display()));
+    };
+    let allow = permissions.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
+    let Some(allow) = allow.as_array_mut() else {
+        return Err(format!("{}: \"permissions.allow\" is not a list; not changed", path.display()));
+    };
+    for rule in rules {
+        if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+            allow.push(Value::String(rule.clone()));
+        }
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+    let dir = path.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    crate::workspace::atomic_write(&path, format!("{text}\n").as_bytes(), expected)
+        .map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
+    Ok(path)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -512,6 +576,27 @@ mod tests {
     }
 
     #[test]
+    fn session_settings_reach_the_session_config_through_lookup() {
+        let root = tempfile::tempdir().unwrap();
+        let files = SettingsFiles::with_home(root.path(), None);
+        let editor = json!({"contextWindow": 20000, "thinkingBudget": 2048, "prices": {"qwen": {"input": 0.5, "output": 1.0}}});
+        let (settings, problems) = load(&files, &[editor]);
+        assert_eq!(problems, vec![]);
+        let lookup = |name: &str| settings.lookup_with(name, |_| None);
+        let config = crate::session::SessionConfig::from_lookup("qwen2.5", lookup).unwrap();
+        assert_eq!(config.context_window, 20000);
+        assert_eq!(config.prices.price("qwen2.5").map(|p| p.input), Some(0.5));
+        let Ok(crate::agent::config::ProviderConfig::Anthropic(http)) =
+            crate::agent::config::ProviderConfig::from_lookup(|n| if n == "TANDEM_PROVIDER" { Some("anthropic".into()) } else { lookup(n) })
+        else {
+            panic!("anthropic expected")
+        };
+        assert_eq!(http.thinking_budget, Some(2048));
+        let (_, problems) = load(&files, &[json!({"contextWindow": 10, "thinkingBudget": 5, "prices": {"m": {"input": "x"}}})]);
+        assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["contextWindow", "prices", "thinkingBudget"]);
+    }
+
+    #[test]
     fn broken_settings_file_is_reported_not_fatal() {
         let root = tempfile::tempdir().unwrap();
         let files = SettingsFiles::with_home(root.path(), None);
@@ -546,7 +631,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, saveDocuments, timeouts, env, permissions, hooks, mcpServers, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
@@ -576,6 +661,21 @@ mod tests {
         assert!(problems.is_empty(), "an editor's own keys are not problems: {problems:?}");
         assert_eq!(editor.lookup_with("ANTHROPIC_BASE_URL", environment).as_deref(), Some("http://b"));
         assert_eq!(editor.lookup_with("OPENAI_BASE_URL", environment).as_deref(), Some("http://process"));
+    }
+
+    #[test]
+    fn always_allow_is_saved_to_the_local_settings_keeping_the_rest() {
+        let root = tempfile::tempdir().unwrap();
+        let local = root.path().join(".tandem/settings.local.json");
+        let saved = save_local_allow(root.path(), &["run_shell(git push:*)".into()]).unwrap();
+        assert_eq!(saved, local);
+        std::fs::write(&local, r#"{"model": "m", "permissions": {"allow": ["run_shell(git push:*)"], "deny": ["x"]}}"#).unwrap();
+        save_local_allow(root.path(), &["run_shell(git push:*)".into(), "web_fetch(domain:docs.rs)".into()]).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+        assert_eq!(value, json!({"model": "m", "permissions": {"allow": ["run_shell(git push:*)", "web_fetch(domain:docs.rs)"], "deny": ["x"]}}));
+        std::fs::write(&local, "{broken").unwrap();
+        assert!(save_local_allow(root.path(), &["x".into()]).unwrap_err().contains("not valid JSON"));
+        assert_eq!(std::fs::read_to_string(&local).unwrap(), "{broken");
     }
 
     #[test]

@@ -27,7 +27,7 @@ use super::change::{fresh_existing, unsaved_note};
 use super::edit_match::{self, FindError, MatchRung};
 use super::text::render_diff;
 use super::{Tool, ToolContext, ToolError, ToolKind};
-use crate::workspace::{FileChange, ReadStamp, Workspace};
+use crate::workspace::{FileChange, ReadStamp, Splice, Workspace};
 
 /// Replace text in a file: `old_string` becomes `new_string`.
 ///
@@ -97,6 +97,7 @@ impl Tool for EditFile {
             base: plan.base,
             label: format!("edit_file {display}"),
             review: ctx.editor_review,
+            splices: plan.splices.clone(),
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
         let mut out = match (plan.old_text.is_none(), plan.rung.describe()) {
@@ -129,6 +130,9 @@ pub struct EditPlan {
     base: Option<ReadStamp>,
     rung: MatchRung,
     replacements: usize,
+    /// The replacements as byte ranges of `old_text`, so an open document
+    /// gets exactly these edits (no diff of the whole text).
+    splices: Option<Vec<Splice>>,
 }
 
 fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, ToolError> {
@@ -149,6 +153,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
                 base: None,
                 rung: MatchRung::Exact,
                 replacements: 1,
+                splices: None,
             });
         }
         return Err(ToolError::model(format!(
@@ -168,6 +173,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
             base: Some(current.stamp),
             rung: MatchRung::Exact,
             replacements: 1,
+            splices: Some(vec![Splice { range: 0..0, text: args.new_string.clone() }]),
         });
     }
     let found = edit_match::find(&current.text, &args.old_string, args.replace_all)
@@ -186,6 +192,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
         base: Some(current.stamp),
         rung: found.rung,
         replacements: replacements.len(),
+        splices: Some(replacements.into_iter().map(|r| Splice { range: r.range, text: r.text }).collect()),
     })
 }
 

@@ -113,6 +113,8 @@ pub struct Executor {
     registry: ToolRegistry,
     policy: Arc<dyn PermissionPolicy>,
     results_dir: ResultsDir,
+    /// `PostToolUse` hooks (`PreToolUse` ones run in the policy).
+    hooks: Option<crate::hooks::SharedHooks>,
 }
 
 /// Where large results are saved.
@@ -127,11 +129,17 @@ enum ResultsDir {
 impl Executor {
     /// Large results are saved in the workspace's own results folder.
     pub fn new(registry: ToolRegistry) -> Self {
-        Executor { registry, policy: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace }
+        Executor { registry, policy: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None }
     }
 
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Run these `PostToolUse` hooks after each call.
+    pub fn with_hooks(mut self, hooks: crate::hooks::SharedHooks) -> Self {
+        self.hooks = Some(hooks);
         self
     }
 
@@ -145,7 +153,7 @@ impl Executor {
     /// over another set of tools: a sub-agent never gets more permission
     /// than its parent.
     pub fn with_registry(&self, registry: ToolRegistry) -> Executor {
-        Executor { registry, policy: Arc::clone(&self.policy), results_dir: self.results_dir.clone() }
+        Executor { registry, policy: Arc::clone(&self.policy), results_dir: self.results_dir.clone(), hooks: self.hooks.clone() }
     }
 
     pub fn registry(&self) -> &ToolRegistry {
@@ -216,13 +224,37 @@ impl Executor {
         }
         let max_result_chars = traits.max_result_chars;
         let output = prepared.call(&ctx).await;
-        // Post-tool hooks go here when they exist.
-        let result = match output {
+        let mut result = match output {
             Ok(text) => ToolResult::ok(&call.id, text),
             Err(err) => into_result(&call.id, err)?,
         };
+        if let Some(note) = self.post_tool_use(&request, &result).await {
+            result.content.push_str(&note);
+        }
         let content = cap_result(&result.content, max_result_chars, self.results_dir(&ctx).as_deref(), &call.id);
         Ok(ToolResult { content, ..result })
+    }
+}
+
+impl Executor {
+    /// Run the `PostToolUse` hooks; a blocking answer (exit 2) is a note
+    /// for the model after the result (the call has already run).
+    async fn post_tool_use(&self, request: &PermissionRequest, result: &ToolResult) -> Option<String> {
+        let hooks = crate::hooks::current(self.hooks.as_ref()?);
+        if hooks.is_empty() {
+            return None;
+        }
+        let payload = serde_json::json!({
+            "tool_name": request.tool,
+            "tool_input": request.input,
+            "tool_kind": request.kind,
+            "tool_response": {"content": result.content, "is_error": result.is_error},
+        });
+        let outcome = hooks.run(crate::hooks::HookEvent::PostToolUse, Some(&request.tool), payload).await;
+        for failure in &outcome.failures {
+            tracing::warn!("{failure}");
+        }
+        outcome.block.map(|reason| format!("\n\n[PostToolUse hook] {reason}"))
     }
 }
 

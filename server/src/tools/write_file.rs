@@ -76,6 +76,8 @@ impl Tool for WriteFile {
             base: plan.base,
             label: format!("write_file {display}"),
             review: ctx.editor_review,
+            // A whole new text: the editor sink diffs it.
+            splices: None,
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
         Ok(render_success(&display, &args.content, &outcome))

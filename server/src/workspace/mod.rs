@@ -7,6 +7,7 @@
 //! call to the buffer (through [`Editor`]) or to the disk.
 
 mod disk;
+mod edit_locks;
 mod ledger;
 mod overlay;
 mod paths;
@@ -16,8 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
+pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
-pub use overlay::{BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor};
+pub use overlay::{len_after, BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use watcher::DiskWatcher;
 
@@ -83,6 +85,9 @@ pub struct FileChange {
     /// The permission policy left the review of this change to the editor's
     /// own preview (see `PermissionDecision::ReviewInEditor`).
     pub review: bool,
+    /// The change as byte-range replacements of the base text, when the
+    /// tool knows them (see [`BufferEdit::splices`]); `None`: whole text.
+    pub splices: Option<Vec<Splice>>,
 }
 
 /// What a write really did, as the tool result will tell the model.
@@ -120,6 +125,11 @@ impl WriteError {
 
 /// The agent's view of the workspace. Shared by every tool call of a run
 /// (and by runs in the same editor session), so it is `Sync`.
+///
+/// Each conversation thread has its own read ledger: [`Workspace::with_ledger`]
+/// gives a view of the same roots, editor, watcher and edit locks with the
+/// thread's ledger, so two threads never see each other's reads, while their
+/// writes to one file are still serialised ([`EditLocks`]).
 pub struct Workspace {
     roots: Vec<PathBuf>,
     editor: Option<Arc<dyn Editor>>,
@@ -127,9 +137,12 @@ pub struct Workspace {
     /// Folders outside the roots that tools may read (the persisted
     /// large-result folder).
     readable_extra: Vec<PathBuf>,
-    watcher: Mutex<Option<DiskWatcher>>,
-    /// How many times a file's text was taken (read, or looked at to write).
-    text_reads: std::sync::atomic::AtomicUsize,
+    watcher: Arc<Mutex<Option<DiskWatcher>>>,
+    /// Shared by every view: one write per file at a time.
+    edit_locks: Arc<EditLocks>,
+    /// How many times a file's text was taken (read, or looked at to write),
+    /// through this workspace or any of its views.
+    text_reads: Arc<std::sync::atomic::AtomicUsize>,
     /// The user's home folder, where `~/.tandem/` (instructions, skills,
     /// agents) lives; `None` reads no user files.
     home: Option<PathBuf>,
@@ -196,11 +209,39 @@ impl Workspace {
             editor,
             ledger: Arc::new(ReadLedger::default()),
             readable_extra,
-            watcher: Mutex::new(None),
+            watcher: Arc::new(Mutex::new(None)),
+            edit_locks: Arc::new(EditLocks::default()),
             text_reads: Default::default(),
             home: dirs::home_dir(),
             journal,
         })
+    }
+
+    /// The same workspace seen through another read ledger (a conversation
+    /// thread's): same roots, editor, file watcher and per-file edit locks.
+    pub fn with_ledger(&self, ledger: Arc<ReadLedger>) -> Workspace {
+        if let Some(watcher) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            watcher.add_ledger(&ledger);
+            for path in ledger.paths() {
+                watcher.watch_parent(&path);
+            }
+        }
+        Workspace {
+            roots: self.roots.clone(),
+            editor: self.editor.clone(),
+            ledger,
+            readable_extra: self.readable_extra.clone(),
+            watcher: Arc::clone(&self.watcher),
+            edit_locks: Arc::clone(&self.edit_locks),
+            home: self.home.clone(),
+            text_reads: Arc::clone(&self.text_reads),
+            journal: self.journal.clone(),
+        }
+    }
+
+    /// The ledger itself, to keep it beyond this view (a thread's ledger).
+    pub fn ledger_handle(&self) -> Arc<ReadLedger> {
+        Arc::clone(&self.ledger)
     }
 
     /// Remove the temp files of interrupted writes (a kill -9 mid-write):
@@ -219,17 +260,9 @@ impl Workspace {
     /// The same files, buffers and sinks with a read ledger of its own: a
     /// sub-agent's view. It must read a file itself before editing it, and
     /// what it changes, the parent sees as changed since its own read.
+    /// (Its writes share the per-file edit locks, like a thread's.)
     pub fn fork_view(&self) -> Workspace {
-        Workspace {
-            roots: self.roots.clone(),
-            editor: self.editor.clone(),
-            ledger: Arc::new(ReadLedger::default()),
-            readable_extra: self.readable_extra.clone(),
-            watcher: Mutex::new(None),
-            home: self.home.clone(),
-            journal: self.journal.clone(),
-            text_reads: Default::default(),
-        }
+        self.with_ledger(Arc::new(ReadLedger::default()))
     }
 
     /// Where the user's own files (`~/.tandem/…`) are looked up: the home
@@ -269,6 +302,8 @@ impl Workspace {
                 watcher.watch_parent(&path);
             }
             *guard = Some(watcher);
+        } else if let Some(watcher) = guard.as_ref() {
+            watcher.add_ledger(&self.ledger);
         }
         Ok(())
     }
@@ -388,7 +423,13 @@ impl Workspace {
     /// Write a file's new text through the right sink: the editor for an open
     /// document, the disk otherwise. On success the ledger records the new
     /// text as seen, so the agent can edit again without re-reading.
+    ///
+    /// Writes to one file are serialised across every view of the workspace
+    /// (conversation threads running at once): the base check and the write
+    /// happen under the file's lock, so a second writer computed from the
+    /// same old text finds the file changed instead of overwriting the first.
     pub async fn write(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
+        let _file_lock = self.edit_locks.lock(&change.path).await;
         let display = self.display_path(&change.path);
         self.count_text_read();
         if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), self.buffer(&change.path)) {
@@ -412,6 +453,8 @@ impl Workspace {
                     version: buffer.version,
                     old_text: buffer.text.to_string(),
                     new_text: change.new_text.clone(),
+                    // Computed from the text at base.version, which is this buffer's.
+                    splices: change.splices.clone(),
                     label: change.label.clone(),
                     review: change.review,
                 })
@@ -475,6 +518,65 @@ pub fn bytes_to_text(bytes: Vec<u8>) -> Result<String, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An editor that, like Kakoune, applies an edit without checking its
+    /// version, and takes a while doing it: a second writer that checked
+    /// the version meanwhile would overwrite the first.
+    struct NaiveSlowEditor {
+        document: Mutex<BufferSnapshot>,
+        path: PathBuf,
+        entered: tokio::sync::Notify,
+    }
+
+    #[async_trait::async_trait]
+    impl Editor for NaiveSlowEditor {
+        fn document(&self, path: &Path) -> Option<BufferSnapshot> {
+            (path == self.path).then(|| self.document.lock().unwrap().clone())
+        }
+        fn open_documents(&self) -> Vec<PathBuf> {
+            vec![self.path.clone()]
+        }
+        async fn apply(&self, edit: BufferEdit) -> EditOutcome {
+            self.entered.notify_waiters();
+            // Give a concurrent writer the chance to get here too (bounded).
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(300), self.entered.notified()).await;
+            let mut doc = self.document.lock().unwrap();
+            doc.version += 1;
+            doc.text = Arc::from(edit.new_text.as_str());
+            EditOutcome::Applied { version: doc.version, saved: false }
+        }
+    }
+
+    #[tokio::test]
+    async fn two_threads_editing_one_file_are_serialised_and_no_edit_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap().join("a.txt");
+        let editor = Arc::new(NaiveSlowEditor {
+            document: Mutex::new(BufferSnapshot { text: Arc::from("one\n"), version: 1 }),
+            path: path.clone(),
+            entered: tokio::sync::Notify::new(),
+        });
+        let base = Workspace::with_roots(vec![dir.path().to_path_buf()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+        // Two threads, each with its own ledger, both read version 1.
+        let threads = [base.with_ledger(Arc::default()), base.with_ledger(Arc::default())];
+        let changes: Vec<FileChange> = threads
+            .iter()
+            .zip(["one\nfrom A\n", "one\nfrom B\n"])
+            .map(|(w, new_text)| {
+                let file = w.read(&path).unwrap();
+                w.record_read(&file);
+                FileChange { path: path.clone(), new_text: new_text.into(), base: Some(file.stamp), label: "edit".into(), review: Default::default(), splices: None }
+            })
+            .collect();
+        let [a, b] = &threads;
+        let (ra, rb) = tokio::join!(a.write(changes[0].clone()), b.write(changes[1].clone()));
+        let outcomes = [ra.is_ok(), rb.is_ok()];
+        assert_eq!(outcomes.iter().filter(|ok| **ok).count(), 1, "{ra:?} {rb:?}");
+        let refused = if ra.is_ok() { rb } else { ra };
+        assert!(matches!(&refused, Err(WriteError::Stale(m)) if m.contains("modified externally")), "{refused:?}");
+        let text = editor.document(&path).unwrap().text.to_string();
+        assert_eq!(editor.document(&path).unwrap().version, 2, "{text}");
+    }
 
     /// A path shown to the model must resolve back to the same file.
     #[test]

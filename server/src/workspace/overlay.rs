@@ -17,6 +17,19 @@ pub struct BufferSnapshot {
     pub version: i32,
 }
 
+/// One replacement: the bytes `range` of the text a change was computed
+/// from become `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Splice {
+    pub range: std::ops::Range<usize>,
+    pub text: String,
+}
+
+/// The byte length of `old_len` bytes of text after `splices`.
+pub fn len_after(old_len: usize, splices: &[Splice]) -> usize {
+    splices.iter().fold(old_len, |len, s| len - s.range.len() + s.text.len())
+}
+
 /// A whole-text change to an open document, computed from the text at
 /// `version`. The editor sink turns it into a minimal versioned edit.
 #[derive(Debug, Clone)]
@@ -25,6 +38,11 @@ pub struct BufferEdit {
     pub version: i32,
     pub old_text: String,
     pub new_text: String,
+    /// The same change as replacements of byte ranges of `old_text`, in
+    /// order and not overlapping, when the tool knows them (`edit_file`):
+    /// the sink then sends them as they are, in O(edit), instead of diffing
+    /// the whole text. `None` for a whole-text change (`write_file`).
+    pub splices: Option<Vec<Splice>>,
     pub label: String,
     /// Send it for the user's review in the editor's own preview.
     pub review: bool,

@@ -7,35 +7,59 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use notify::{RecursiveMode, Watcher as _};
 
 use super::ledger::{fingerprint, ReadLedger};
 
+/// The ledgers a watcher reports to: the workspace's own and each
+/// conversation thread's. Dropped threads fall out by themselves.
+type Ledgers = Arc<Mutex<Vec<Weak<ReadLedger>>>>;
+
 pub struct DiskWatcher {
     watcher: Mutex<notify::RecommendedWatcher>,
     watched: Mutex<HashSet<PathBuf>>,
+    ledgers: Ledgers,
 }
 
 impl DiskWatcher {
     pub fn start(ledger: Arc<ReadLedger>) -> anyhow::Result<Self> {
+        let ledgers: Ledgers = Arc::new(Mutex::new(vec![Arc::downgrade(&ledger)]));
+        let seen_by = Arc::clone(&ledgers);
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             let Ok(event) = event else { return };
             if event.kind.is_access() {
                 return;
             }
+            let live: Vec<Arc<ReadLedger>> = {
+                let mut ledgers = seen_by.lock().unwrap_or_else(|e| e.into_inner());
+                ledgers.retain(|l| l.strong_count() > 0);
+                ledgers.iter().filter_map(Weak::upgrade).collect()
+            };
             for path in event.paths {
-                if ledger.get(&path).is_none() {
+                let readers: Vec<&Arc<ReadLedger>> = live.iter().filter(|l| l.get(&path).is_some()).collect();
+                if readers.is_empty() {
                     continue;
                 }
                 let current = std::fs::read(&path).ok().map(|bytes| fingerprint(&bytes));
-                if ledger.observe_disk(&path, current) {
-                    tracing::debug!(path = %path.display(), "file changed on disk since the agent read it");
+                for ledger in readers {
+                    if ledger.observe_disk(&path, current) {
+                        tracing::debug!(path = %path.display(), "file changed on disk since the agent read it");
+                    }
                 }
             }
         })?;
-        Ok(DiskWatcher { watcher: Mutex::new(watcher), watched: Mutex::new(HashSet::new()) })
+        Ok(DiskWatcher { watcher: Mutex::new(watcher), watched: Mutex::new(HashSet::new()), ledgers })
+    }
+
+    /// Report changes to this ledger too (a conversation thread's).
+    pub fn add_ledger(&self, ledger: &Arc<ReadLedger>) {
+        let mut ledgers = self.ledgers.lock().unwrap_or_else(|e| e.into_inner());
+        ledgers.retain(|l| l.strong_count() > 0);
+        if !ledgers.iter().any(|l| l.as_ptr() == Arc::as_ptr(ledger)) {
+            ledgers.push(Arc::downgrade(ledger));
+        }
     }
 
     /// Watch the folder holding `file` (once).

@@ -168,10 +168,17 @@ function M.ask_argument(argument, bufnr)
     notify(string.format('a run is already active (%s); wait for it or :TandemCancel', state.run_id), vim.log.levels.WARN)
     return false
   end
+  -- Continue the current conversation thread (:TandemNew starts a new one).
+  if argument.threadId == nil and M.thread_id then
+    argument.threadId = M.thread_id
+  end
   transcript.start(argument.prompt)
   state.set_run('starting')
   review.changed_lines = {}
   c:request('workspace/executeCommand', { command = 'tandem.ask', arguments = { argument } }, function(err, result)
+    if result and result.threadId then
+      M.thread_id = result.threadId
+    end
     state.finish(result and result.status or 'failed')
     if err then
       transcript.finish('failed', err.message or vim.inspect(err))
@@ -187,6 +194,13 @@ function M.ask_argument(argument, bufnr)
     notify(string.format('run %s (%d edit%s)', how, count, count == 1 and '' or 's'), level)
   end, bufnr)
   return true
+end
+
+--- Start a new conversation thread: the next ask does not continue the
+--- current one.
+function M.new_thread()
+  M.thread_id = nil
+  notify('new conversation: the next :TandemAsk starts a new thread')
 end
 
 --- Ask the agent. `range` is { start_line, end_line } (1-based, inclusive).

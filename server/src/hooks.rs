@@ -1,0 +1,418 @@
+//! Hooks: commands the user configures to run on events, in Claude Code's
+//! settings format, so existing hook scripts work:
+//!
+//! ```json
+//! {"hooks": {"PreToolUse": [{"matcher": "run_shell|edit_file",
+//!   "hooks": [{"type": "command", "command": "./check.sh", "timeout": 60}]}]}}
+//! ```
+//!
+//! - The hook gets the event as JSON on stdin: `hook_event_name`, `cwd`,
+//!   and for tool events `tool_name`, `tool_input`, `tool_kind` (what the
+//!   call does: `{"type": "execute", "command": …}`) and, after the call,
+//!   `tool_response`.
+//! - Exit 0: fine; its stdout may be a JSON answer
+//!   (`{"hookSpecificOutput": {"permissionDecision": "allow"|"deny"|"ask",
+//!   "permissionDecisionReason": …}}`, or `{"decision": "block", "reason": …}`).
+//! - Exit 2: blocks the call; its stderr goes to the model.
+//! - Any other exit, a crash, or the timeout (60 s unless `timeout` says
+//!   otherwise, in seconds): reported, and the call goes on.
+//! - `matcher` is a regular expression on the tool's name (`*` or empty:
+//!   every tool), anchored at both ends.
+//! - Hooks from `.tandem/settings.json` and `.tandem/settings.local.json`
+//!   come with the repository: they run only after the user's consent
+//!   ([`crate::settings::consent`]).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::settings::consent::{self, ConsentStore};
+use crate::settings::{Scope, Settings};
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Output kept from a hook, per stream.
+const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    PreToolUse,
+    PostToolUse,
+    UserPromptSubmit,
+    Stop,
+}
+
+impl HookEvent {
+    pub const ALL: [HookEvent; 4] = [HookEvent::PreToolUse, HookEvent::PostToolUse, HookEvent::UserPromptSubmit, HookEvent::Stop];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::Stop => "Stop",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct HookCommand {
+    command: String,
+    timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    event: HookEvent,
+    matcher: Option<Regex>,
+    hooks: Vec<HookCommand>,
+}
+
+/// What the hooks said about one event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HookOutcome {
+    /// A hook blocked it (exit 2, or a deny/block answer): the reason for the model.
+    pub block: Option<String>,
+    /// A hook's JSON answer for a tool call: `allow` or `ask`, with its reason.
+    pub decision: Option<(String, String)>,
+    /// Hooks that failed or timed out: reported, not blocking.
+    pub failures: Vec<String>,
+    /// What hooks printed on a successful run (UserPromptSubmit adds it as context).
+    pub output: Vec<String>,
+}
+
+/// The configured hooks of a workspace.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    entries: Vec<Entry>,
+    cwd: PathBuf,
+    /// The environment hooks run with: the same as shell commands'.
+    env: crate::environment::ChildEnv,
+}
+
+/// The hooks of a session, replaced when the settings change.
+pub type SharedHooks = std::sync::Arc<std::sync::RwLock<std::sync::Arc<Hooks>>>;
+
+pub fn shared(hooks: Hooks) -> SharedHooks {
+    std::sync::Arc::new(std::sync::RwLock::new(std::sync::Arc::new(hooks)))
+}
+
+pub fn current(shared: &SharedHooks) -> std::sync::Arc<Hooks> {
+    shared.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+impl Hooks {
+    /// Hooks from the settings. Project hooks are used only when the
+    /// consent store holds the user's approval of exactly these hooks;
+    /// otherwise they are left out and the second value says so.
+    pub fn from_settings(settings: &Settings, root: &Path, consent: Option<&ConsentStore>) -> (Hooks, Vec<String>) {
+        let mut problems = Vec::new();
+        let project = project_hooks(settings);
+        let approved = match (&project, consent) {
+            (None, _) => true,
+            (Some(project), Some(store)) => store.is_approved(root, consent::HOOKS, consent::PROJECT, project),
+            (Some(_), None) => false,
+        };
+        if project.is_some() && !approved {
+            problems.push(
+                "the project's hooks (.tandem/settings.json, .tandem/settings.local.json) are not approved and do not run; approve them in a `tandem ask` on a terminal".to_string(),
+            );
+        }
+        let mut entries = Vec::new();
+        for (scope, value) in &settings.hooks {
+            if scope.is_project() && !approved {
+                continue;
+            }
+            parse_into(value, &mut entries, &mut problems);
+        }
+        (Hooks { entries, cwd: root.to_path_buf(), env: settings.child_env() }, problems)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Run every hook for `event` whose matcher fits `tool` (all of them
+    /// when there is no tool), one after another; the first block wins.
+    pub async fn run(&self, event: HookEvent, tool: Option<&str>, mut payload: Value) -> HookOutcome {
+        let mut outcome = HookOutcome::default();
+        if let Value::Object(map) = &mut payload {
+            map.insert("hook_event_name".into(), json!(event.name()));
+            map.insert("cwd".into(), json!(self.cwd.display().to_string()));
+        }
+        let input = payload.to_string();
+        for entry in self.entries.iter().filter(|e| e.event == event) {
+            let matches = match (&entry.matcher, tool) {
+                (None, _) => true,
+                (Some(regex), Some(tool)) => regex.is_match(tool),
+                (Some(_), None) => true,
+            };
+            if !matches {
+                continue;
+            }
+            for hook in &entry.hooks {
+                run_one(hook, &self.cwd, &self.env, &input, event, &mut outcome).await;
+                if outcome.block.is_some() {
+                    return outcome;
+                }
+            }
+        }
+        outcome
+    }
+}
+
+/// The project layers' hooks, as one JSON value (what the user approves).
+pub fn project_hooks(settings: &Settings) -> Option<Value> {
+    let project: Vec<Value> = settings
+        .hooks
+        .iter()
+        .filter(|(scope, _)| scope.is_project())
+        .map(|(scope, value)| json!({"from": if *scope == Scope::Project { "settings.json" } else { "settings.local.json" }, "hooks": value}))
+        .collect();
+    if project.is_empty() { None } else { Some(Value::Array(project)) }
+}
+
+fn parse_into(value: &Value, entries: &mut Vec<Entry>, problems: &mut Vec<String>) {
+    let Value::Object(events) = value else { return };
+    for (name, list) in events {
+        let Some(event) = HookEvent::ALL.into_iter().find(|e| e.name() == name) else {
+            problems.push(format!("hooks.{name}: not an event Tandem runs (PreToolUse, PostToolUse, UserPromptSubmit, Stop)"));
+            continue;
+        };
+        let Value::Array(list) = list else {
+            problems.push(format!("hooks.{name}: expected a list of {{\"matcher\", \"hooks\"}}"));
+            continue;
+        };
+        for item in list {
+            let matcher = match item.get("matcher").and_then(Value::as_str).map(str::trim) {
+                None | Some("") | Some("*") => None,
+                Some(pattern) => match Regex::new(&format!("^(?:{pattern})$")) {
+                    Ok(regex) => Some(regex),
+                    Err(err) => {
+                        problems.push(format!("hooks.{name}: matcher \"{pattern}\" is not a regular expression: {err}"));
+                        continue;
+                    }
+                },
+            };
+            let mut hooks = Vec::new();
+            for hook in item.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+                match (hook.get("type").and_then(Value::as_str), hook.get("command").and_then(Value::as_str)) {
+                    (Some("command") | None, Some(command)) if !command.trim().is_empty() => {
+                        let timeout = hook
+                            .get("timeout")
+                            .and_then(Value::as_f64)
+                            .filter(|t| *t > 0.0 && *t <= 3600.0)
+                            .map(Duration::from_secs_f64)
+                            .unwrap_or(DEFAULT_TIMEOUT);
+                        hooks.push(HookCommand { command: command.to_string(), timeout });
+                    }
+                    _ => problems.push(format!("hooks.{name}: each hook is {{\"type\": \"command\", \"command\": \"…\"}}")),
+                }
+            }
+            entries.push(Entry { event, matcher, hooks });
+        }
+    }
+}
+
+async fn run_one(
+    hook: &HookCommand,
+    cwd: &Path,
+    env: &crate::environment::ChildEnv,
+    input: &str,
+    event: HookEvent,
+    outcome: &mut HookOutcome,
+) {
+    let name = event.name();
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&hook.command)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.vars())
+        .env("TANDEM_PROJECT_DIR", cwd)
+        .env("CLAUDE_PROJECT_DIR", cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => {
+            outcome.failures.push(format!("{name} hook `{}` could not start: {err}", hook.command));
+            return;
+        }
+    };
+    let stdin = child.stdin.take();
+    let input = input.to_string();
+    let writer = tokio::spawn(async move {
+        if let Some(mut stdin) = stdin {
+            // A hook that does not read its input is fine: ignore the broken pipe.
+            let _ = stdin.write_all(input.as_bytes()).await;
+        }
+    });
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let read = async {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.take(MAX_OUTPUT_BYTES as u64).read_to_end(&mut out).await;
+        }
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.take(MAX_OUTPUT_BYTES as u64).read_to_end(&mut err).await;
+        }
+        let status = child.wait().await;
+        (status, out, err)
+    };
+    let result = tokio::time::timeout(hook.timeout, read).await;
+    writer.abort();
+    let (status, stdout, stderr) = match result {
+        Ok(done) => done,
+        Err(_) => {
+            outcome.failures.push(format!("{name} hook `{}` timed out after {} s", hook.command, hook.timeout.as_secs()));
+            return;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&stdout).trim().to_string();
+    let stderr = String::from_utf8_lossy(&stderr).trim().to_string();
+    match status.ok().and_then(|s| s.code()) {
+        Some(0) => answer(&stdout, hook, event, outcome),
+        Some(2) => {
+            let reason = if stderr.is_empty() { format!("blocked by the {name} hook `{}`", hook.command) } else { stderr };
+            outcome.block = Some(reason);
+        }
+        Some(code) => outcome.failures.push(format!("{name} hook `{}` failed (exit code {code}): {stderr}", hook.command)),
+        None => outcome.failures.push(format!("{name} hook `{}` was killed by a signal", hook.command)),
+    }
+}
+
+/// A successful hook's stdout: a JSON answer, or text.
+fn answer(stdout: &str, hook: &HookCommand, event: HookEvent, outcome: &mut HookOutcome) {
+    let Ok(Value::Object(json)) = serde_json::from_str::<Value>(stdout) else {
+        if !stdout.is_empty() {
+            outcome.output.push(stdout.to_string());
+        }
+        return;
+    };
+    let specific = json.get("hookSpecificOutput");
+    let decision = specific
+        .and_then(|s| s.get("permissionDecision"))
+        .or_else(|| json.get("decision"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let reason = specific
+        .and_then(|s| s.get("permissionDecisionReason"))
+        .or_else(|| json.get("reason"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let with_reason = |what: &str| if reason.is_empty() { format!("{what} by the {} hook `{}`", event.name(), hook.command) } else { reason.clone() };
+    match decision.as_deref() {
+        Some("deny") | Some("block") => outcome.block = Some(with_reason("denied")),
+        Some("allow") | Some("approve") => outcome.decision = Some(("allow".into(), with_reason("allowed"))),
+        Some("ask") => outcome.decision = Some(("ask".into(), with_reason("asked"))),
+        _ => {}
+    }
+    if let Some(context) = specific.and_then(|s| s.get("additionalContext")).and_then(Value::as_str) {
+        outcome.output.push(context.to_string());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn hooks(dir: &Path, value: Value) -> Hooks {
+        let settings = Settings { hooks: vec![(Scope::User, value)], ..Settings::default() };
+        let (hooks, problems) = Hooks::from_settings(&settings, dir, None);
+        assert!(problems.is_empty(), "{problems:?}");
+        hooks
+    }
+
+    fn pre(command: &str, timeout: Option<f64>) -> Value {
+        let mut hook = json!({"type": "command", "command": command});
+        if let Some(t) = timeout {
+            hook["timeout"] = json!(t);
+        }
+        json!({"PreToolUse": [{"matcher": "run_shell|edit_file", "hooks": [hook]}]})
+    }
+
+    fn call() -> Value {
+        json!({"tool_name": "run_shell", "tool_input": {"command": "rm -rf /"}, "tool_kind": {"type": "execute", "command": "rm -rf /"}})
+    }
+
+    #[tokio::test]
+    async fn hook_that_exits_2_blocks_with_its_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = hooks(dir.path(), pre("cat > input.json; echo 'no rm here' >&2; exit 2", None));
+        let outcome = h.run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!(outcome.block.as_deref(), Some("no rm here"));
+        // The hook saw the event, the tool, its input and its kind.
+        let seen: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("input.json")).unwrap()).unwrap();
+        assert_eq!(seen["hook_event_name"], "PreToolUse");
+        assert_eq!(seen["tool_kind"]["command"], "rm -rf /");
+        assert_eq!(seen["tool_input"]["command"], "rm -rf /");
+        // The matcher is anchored: other tools do not run it.
+        assert_eq!(h.run(HookEvent::PreToolUse, Some("read_file"), call()).await, HookOutcome::default());
+    }
+
+    #[tokio::test]
+    async fn hook_json_answers_allow_deny_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        let answer = |decision: &str| {
+            format!(r#"echo '{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "{decision}", "permissionDecisionReason": "policy says {decision}"}}}}'"#)
+        };
+        let deny = hooks(dir.path(), pre(&answer("deny"), None)).run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!(deny.block.as_deref(), Some("policy says deny"));
+        let allow = hooks(dir.path(), pre(&answer("allow"), None)).run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!(allow.decision, Some(("allow".into(), "policy says allow".into())));
+        let ask = hooks(dir.path(), pre(&answer("ask"), None)).run(HookEvent::PreToolUse, Some("edit_file"), call()).await;
+        assert_eq!(ask.decision, Some(("ask".into(), "policy says ask".into())));
+    }
+
+    #[tokio::test]
+    async fn hook_that_times_out_or_crashes_is_reported_not_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let slow = hooks(dir.path(), pre("sleep 30", Some(0.2))).run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!(slow.block, None);
+        assert_eq!(slow.failures, vec!["PreToolUse hook `sleep 30` timed out after 0 s".to_string()]);
+        let crash = hooks(dir.path(), pre("echo boom >&2; exit 1", None)).run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!((crash.block, crash.failures), (None, vec!["PreToolUse hook `echo boom >&2; exit 1` failed (exit code 1): boom".to_string()]));
+        let killed = hooks(dir.path(), pre("kill -9 $$", None)).run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!(killed.block, None);
+        assert_eq!(killed.failures.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn project_hooks_run_only_after_consent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConsentStore::at(dir.path().join("data/consent.json"));
+        let value = pre("exit 2", None);
+        let settings = Settings { hooks: vec![(Scope::Project, value.clone())], ..Settings::default() };
+        let (unapproved, problems) = Hooks::from_settings(&settings, dir.path(), Some(&store));
+        assert!(unapproved.is_empty());
+        assert!(problems[0].contains("not approved"), "{problems:?}");
+        store.approve(dir.path(), consent::HOOKS, consent::PROJECT, &project_hooks(&settings).unwrap()).unwrap();
+        let (approved, problems) = Hooks::from_settings(&settings, dir.path(), Some(&store));
+        assert!(problems.is_empty());
+        assert!(approved.run(HookEvent::PreToolUse, Some("run_shell"), call()).await.block.is_some());
+        // Changed hooks need consent again.
+        let changed = Settings { hooks: vec![(Scope::Project, pre("exit 0", None))], ..Settings::default() };
+        assert!(Hooks::from_settings(&changed, dir.path(), Some(&store)).0.is_empty());
+    }
+
+    #[test]
+    fn bad_hook_settings_are_reported() {
+        let settings = Settings {
+            hooks: vec![(Scope::User, json!({"OnSave": [], "PreToolUse": [{"matcher": "(", "hooks": []}, {"hooks": [{"type": "http"}]}]}))],
+            ..Settings::default()
+        };
+        let (_, problems) = Hooks::from_settings(&settings, Path::new("/"), None);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+    }
+}

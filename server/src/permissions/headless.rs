@@ -1,0 +1,235 @@
+//! The policy of a run outside the editor (`tandem ask`): [`Policy`]
+//! decides; a [`Verdict::Ask`] or an edit review is put to the terminal
+//! when there is one, and becomes a denial the model is told about when
+//! there is none (no tty: CI, a pipe, a script).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::policy::{headless_denial, AskInfo, Call, Policy, Verdict};
+use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::tools::ToolKind;
+
+pub const ALLOW_ONCE: &str = "Allow once";
+pub const ALWAYS_ALLOW: &str = "Always allow";
+pub const ALWAYS_ALLOW_SAVE: &str = "Always allow, saved in .tandem/settings.local.json";
+pub const DENY: &str = "Deny";
+pub const APPLY: &str = "Apply";
+pub const REJECT: &str = "Reject";
+
+/// Someone at a terminal. `choose` shows `question` and returns the chosen
+/// option (`None`: no answer, which is a denial).
+#[async_trait]
+pub trait Terminal: Send + Sync {
+    async fn choose(&self, question: &str, options: &[&str]) -> Option<String>;
+}
+
+pub struct HeadlessPolicy {
+    policy: Policy,
+    hooks: Option<crate::hooks::SharedHooks>,
+    terminal: Option<Arc<dyn Terminal>>,
+    /// The workspace root, where "Always allow, saved" writes.
+    root: PathBuf,
+}
+
+impl HeadlessPolicy {
+    /// `terminal`: `None` when no one can answer.
+    pub fn new(policy: Policy, terminal: Option<Arc<dyn Terminal>>, root: PathBuf) -> Self {
+        HeadlessPolicy { policy, hooks: None, terminal, root }
+    }
+
+    /// Run these `PreToolUse` hooks before deciding.
+    pub fn with_hooks(mut self, hooks: crate::hooks::SharedHooks) -> Self {
+        self.hooks = Some(hooks);
+        self
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    async fn ask(&self, terminal: &dyn Terminal, request: &PermissionRequest, info: &AskInfo) -> PermissionDecision {
+        let question = ask_text(request, info);
+        let mut options = vec![ALLOW_ONCE];
+        if !info.always.is_empty() {
+            options.extend([ALWAYS_ALLOW, ALWAYS_ALLOW_SAVE]);
+        }
+        options.push(DENY);
+        let answer = terminal.choose(&question, &options).await;
+        match answer.as_deref() {
+            Some(ALLOW_ONCE) => PermissionDecision::Allow,
+            Some(ALWAYS_ALLOW) => {
+                self.policy.allow_for_session(&info.always);
+                PermissionDecision::Allow
+            }
+            Some(ALWAYS_ALLOW_SAVE) => {
+                self.policy.allow_for_session(&info.always);
+                let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
+                if let Err(err) = crate::settings::save_local_allow(&self.root, &rules) {
+                    tracing::warn!("cannot save the rule: {err}");
+                }
+                PermissionDecision::Allow
+            }
+            Some(_) => PermissionDecision::Deny("the user denied it".into()),
+            None => PermissionDecision::Deny("no answer at the terminal".into()),
+        }
+    }
+
+    async fn review(&self, terminal: &dyn Terminal, request: &PermissionRequest) -> PermissionDecision {
+        let mut question = format!("Tandem: apply this change ({} {})?", request.tool, request.summary);
+        if let Some(preview) = request.preview.as_deref().filter(|p| !p.is_empty()) {
+            question.push_str("\n\n");
+            question.push_str(preview);
+        }
+        match terminal.choose(&question, &[APPLY, REJECT]).await.as_deref() {
+            Some(APPLY) => PermissionDecision::Allow,
+            _ => PermissionDecision::Deny("the user rejected the change".into()),
+        }
+    }
+}
+
+/// The question for an asked call: the whole command (every line), what
+/// made it asked, and the rule "Always allow" adds.
+pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
+    let mut text = match &request.kind {
+        ToolKind::Execute { command } => format!("Tandem wants to run a shell command:\n{command}"),
+        ToolKind::Fetch { url } => format!("Tandem wants to fetch {url}"),
+        _ => format!("Tandem wants to {} {}", request.tool, request.summary).trim_end().to_string(),
+    };
+    if !info.reasons.is_empty() {
+        text.push_str("\n\nAsked because:");
+        for reason in &info.reasons {
+            text.push_str("\n- ");
+            text.push_str(reason);
+        }
+    }
+    if !info.always.is_empty() {
+        let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
+        text.push_str(&format!("\n\n\"Always allow\" adds: {}", rules.join(", ")));
+    }
+    text
+}
+
+#[async_trait]
+impl PermissionPolicy for HeadlessPolicy {
+    async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
+        let call =
+            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits };
+        let hook = match &self.hooks {
+            Some(hooks) => super::pre_tool_use(&crate::hooks::current(hooks), request).await,
+            None => super::PreHook::None,
+        };
+        match self.policy.decide_with_hook(call, hook) {
+            Verdict::Allow => PermissionDecision::Allow,
+            Verdict::Deny(reason) => PermissionDecision::Deny(reason),
+            Verdict::ReviewInEditor => match &self.terminal {
+                Some(terminal) => self.review(terminal.as_ref(), request).await,
+                None => PermissionDecision::Deny(headless_denial(call, &request.summary, &AskInfo { reasons: Vec::new(), always: Vec::new() })),
+            },
+            Verdict::Ask(info) => match &self.terminal {
+                Some(terminal) => self.ask(terminal.as_ref(), request, &info).await,
+                None => PermissionDecision::Deny(headless_denial(call, &request.summary, &info)),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::agent::permission::PermissionMode;
+    use crate::settings::PermissionRules;
+    use std::sync::Mutex;
+
+    /// A terminal that answers from a list and keeps the questions.
+    struct Scripted {
+        answers: Mutex<Vec<&'static str>>,
+        questions: Mutex<Vec<(String, Vec<String>)>>,
+    }
+
+    #[async_trait]
+    impl Terminal for Scripted {
+        async fn choose(&self, question: &str, options: &[&str]) -> Option<String> {
+            self.questions.lock().unwrap().push((question.to_string(), options.iter().map(|o| o.to_string()).collect()));
+            let mut answers = self.answers.lock().unwrap();
+            if answers.is_empty() { None } else { Some(answers.remove(0).to_string()) }
+        }
+    }
+
+    fn shell(command: &str) -> PermissionRequest {
+        PermissionRequest {
+            tool: "run_shell".into(),
+            kind: ToolKind::Execute { command: command.into() },
+            read_only: false,
+            summary: command.lines().next().unwrap_or("").into(),
+            preview: None,
+            input: serde_json::json!({"command": command}),
+            accept_edits: false,
+        }
+    }
+
+    fn headless(dir: &std::path::Path, terminal: Option<Arc<dyn Terminal>>) -> HeadlessPolicy {
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.to_path_buf()]);
+        HeadlessPolicy::new(policy, terminal, dir.to_path_buf())
+    }
+
+    #[tokio::test]
+    async fn with_no_one_to_ask_the_model_is_told_how_to_get_permission() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = headless(dir.path(), None);
+        assert_eq!(policy.decide(&shell("git status")).await, PermissionDecision::Allow);
+        let PermissionDecision::Deny(reason) = policy.decide(&shell("git push")).await else { panic!() };
+        assert!(reason.contains("needs permission") && reason.contains(".tandem/settings.json") && reason.contains("run_shell(git push)"), "{reason}");
+        let edit = PermissionRequest {
+            tool: "edit_file".into(),
+            kind: ToolKind::Edit { path: dir.path().join("a.rs") },
+            read_only: false,
+            summary: "a.rs".into(),
+            preview: Some("-a\n+b".into()),
+            input: serde_json::json!({}),
+            accept_edits: false,
+        };
+        expect_test::expect!["edit_file a.rs needs permission; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"]
+            .assert_eq(&match policy.decide(&edit).await { PermissionDecision::Deny(r) => r, other => format!("{other:?}") });
+    }
+
+    #[tokio::test]
+    async fn multi_line_command_prompt_shows_every_line_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let terminal = Arc::new(Scripted { answers: Mutex::new(vec![DENY]), questions: Mutex::default() });
+        let policy = headless(dir.path(), Some(terminal.clone()));
+        let decision = policy.decide(&shell("echo building the project\ntouch X")).await;
+        assert_eq!(decision, PermissionDecision::Deny("the user denied it".into()));
+        let questions = terminal.questions.lock().unwrap();
+        expect_test::expect![[r#"
+            Tandem wants to run a shell command:
+            echo building the project
+            touch X
+
+            Asked because:
+            - `touch X` is not known to be read-only
+
+            "Always allow" adds: run_shell(touch X)
+            options: Allow once | Always allow | Always allow, saved in .tandem/settings.local.json | Deny"#]]
+        .assert_eq(&format!("{}\noptions: {}", questions[0].0, questions[0].1.join(" | ")));
+    }
+
+    #[tokio::test]
+    async fn always_allow_saved_lands_in_settings_local_json_and_stays_narrow() {
+        let dir = tempfile::tempdir().unwrap();
+        let terminal = Arc::new(Scripted { answers: Mutex::new(vec![ALWAYS_ALLOW_SAVE, DENY]), questions: Mutex::default() });
+        let policy = headless(dir.path(), Some(terminal.clone()));
+        assert_eq!(policy.decide(&shell("git push origin main")).await, PermissionDecision::Allow);
+        // The rule covers the same subcommand without asking again...
+        assert_eq!(policy.decide(&shell("git push origin other")).await, PermissionDecision::Allow);
+        // ...and nothing else.
+        assert!(matches!(policy.decide(&shell("git reset --hard")).await, PermissionDecision::Deny(_)));
+        assert_eq!(terminal.questions.lock().unwrap().len(), 2);
+        let saved = std::fs::read_to_string(dir.path().join(".tandem/settings.local.json")).unwrap();
+        let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+        assert_eq!(saved, serde_json::json!({"permissions": {"allow": ["run_shell(git push:*)"]}}));
+    }
+}

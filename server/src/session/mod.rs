@@ -1,0 +1,26 @@
+//! The session layer between the agent loop and its two front ends:
+//! conversation threads that outlive a run, saved as they go, kept inside
+//! the model's context window, and priced.
+//!
+//! - [`Conversation`]: one thread — its history, fixed system prompt, read
+//!   ledger, activated tools and token totals — which the loop
+//!   ([`crate::agent::run_conversation`]) continues.
+//! - [`store`]: each thread as JSON Lines under
+//!   `$XDG_DATA_HOME/tandem/sessions/<workspace-hash>/<thread>.jsonl`,
+//!   append-only, flushed at each turn's end.
+//! - [`context`]: context windows, stubbing old tool results, compaction.
+//! - [`pricing`]: the price table and cost estimates.
+//! - [`loops`]: the loop detector (the same call and result, or the same
+//!   text, again and again).
+//! - [`threads`]: the threads of one editor session, one run per thread.
+
+pub mod context;
+mod conversation;
+pub mod loops;
+pub mod pricing;
+pub mod store;
+pub mod threads;
+
+pub use context::SessionConfig;
+pub use conversation::{new_thread_id, valid_thread_id, Conversation, Record, Totals};
+pub use store::{SessionStore, ThreadSummary};

@@ -1,0 +1,351 @@
+//! Threads on disk: one JSON Lines file per thread under
+//! `$XDG_DATA_HOME/tandem/sessions/<workspace-hash>/<thread>.jsonl`
+//! (without `XDG_DATA_HOME`, the platform's data folder).
+//!
+//! Append-only: each record is one line, written at the end of each turn
+//! and flushed, so a crash loses at most the turn in flight. On load, a torn
+//! last line (no newline, or not JSON) is skipped; a file from a newer
+//! format, or with a broken line before the last, is reported and skipped,
+//! never fatal. Nothing secret is written: records hold the conversation,
+//! never the environment or a key.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use super::conversation::{Conversation, Record, Totals, FORMAT_VERSION};
+use super::valid_thread_id;
+
+/// Session files listed at most (the most recent).
+const MAX_LISTED: usize = 500;
+
+/// Session files larger than this are not loaded.
+const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The append handle of a thread's session file.
+pub struct SessionFile {
+    file: File,
+}
+
+impl SessionFile {
+    pub(crate) fn append(&mut self, records: &[Record]) -> std::io::Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut out = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut out, record).map_err(std::io::Error::other)?;
+            out.push(b'\n');
+        }
+        self.file.write_all(&out)?;
+        self.file.flush()?;
+        self.file.sync_data()
+    }
+}
+
+/// A thread as `tandem sessions` and `tandem.threads` show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSummary {
+    pub id: String,
+    pub title: String,
+    pub updated_ms: u64,
+    pub totals: Totals,
+}
+
+/// Why a session file was not loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    NotFound(String),
+    /// Written by a newer Tandem.
+    NewerFormat { path: PathBuf, version: u32 },
+    /// Not a session file, or a line before the last is not a record.
+    Broken { path: PathBuf, reason: String },
+    Io(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::NotFound(id) => write!(f, "no saved thread \"{id}\" in this workspace (see `tandem sessions`)"),
+            LoadError::NewerFormat { path, version } => write!(
+                f,
+                "{} was written by a newer Tandem (session format {version}; this one reads {FORMAT_VERSION}); skipped",
+                path.display()
+            ),
+            LoadError::Broken { path, reason } => write!(f, "{} is not a readable session file ({reason}); skipped", path.display()),
+            LoadError::Io(message) => f.write_str(message),
+        }
+    }
+}
+
+/// The saved threads of one workspace.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+    workspace: PathBuf,
+}
+
+/// `$XDG_DATA_HOME/tandem/sessions`, else the platform's data folder.
+pub fn sessions_root() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(dirs::data_dir)?;
+    Some(data.join("tandem").join("sessions"))
+}
+
+/// A stable name for a workspace folder: FNV-1a of its path, in hex.
+/// (std's hasher may change between Rust releases; file names must not.)
+pub fn workspace_hash(root: &Path) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in root.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+impl SessionStore {
+    /// The store for a workspace root under the user's data folder.
+    pub fn for_workspace(root: &Path) -> Option<Self> {
+        Some(Self::at(&sessions_root()?, root))
+    }
+
+    /// The store for a workspace root under `sessions_root`.
+    pub fn at(sessions_root: &Path, workspace: &Path) -> Self {
+        SessionStore { dir: sessions_root.join(workspace_hash(workspace)), workspace: workspace.to_path_buf() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.jsonl"))
+    }
+
+    /// Start saving a new thread: create its file and write what it holds.
+    pub fn create(&self, conversation: &mut Conversation) -> std::io::Result<()> {
+        if !valid_thread_id(&conversation.id) {
+            return Err(std::io::Error::other(format!("\"{}\" is not a valid thread id", conversation.id)));
+        }
+        std::fs::create_dir_all(&self.dir)?;
+        let file = OpenOptions::new().create_new(true).append(true).open(self.path(&conversation.id))?;
+        conversation.attach(SessionFile { file });
+        conversation.commit();
+        Ok(())
+    }
+
+    /// Load a saved thread and keep appending to its file.
+    pub fn load(&self, id: &str) -> Result<Conversation, LoadError> {
+        if !valid_thread_id(id) {
+            return Err(LoadError::NotFound(id.to_string()));
+        }
+        let path = self.path(id);
+        let (mut conversation, torn_at) = read_file(&path, &self.workspace)?;
+        let io = |e: std::io::Error| LoadError::Io(format!("{}: {e}", path.display()));
+        if let Some(good_bytes) = torn_at {
+            // Cut the torn line off, so the next record starts on a line of its own.
+            OpenOptions::new().write(true).open(&path).and_then(|f| f.set_len(good_bytes)).map_err(io)?;
+        }
+        let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
+        conversation.attach(SessionFile { file });
+        Ok(conversation)
+    }
+
+    /// Every saved thread, most recent first, with the files that could
+    /// not be read (each reported, none fatal).
+    pub fn list(&self) -> (Vec<ThreadSummary>, Vec<LoadError>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return (Vec::new(), Vec::new()) };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .map(|p| (std::fs::metadata(&p).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), p))
+            .collect();
+        files.sort_by_key(|f| std::cmp::Reverse(f.0));
+        files.truncate(MAX_LISTED);
+        let mut threads = Vec::new();
+        let mut problems = Vec::new();
+        for (_, path) in files {
+            match read_file(&path, &self.workspace) {
+                Ok((c, _)) => threads.push(ThreadSummary { id: c.id.clone(), title: c.title.clone(), updated_ms: c.updated_ms, totals: c.totals }),
+                Err(err) => problems.push(err),
+            }
+        }
+        threads.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then_with(|| b.id.cmp(&a.id)));
+        (threads, problems)
+    }
+
+    /// The most recently active thread.
+    pub fn latest(&self) -> Option<String> {
+        self.list().0.into_iter().next().map(|t| t.id)
+    }
+
+    /// Delete a thread's file; false when there was none.
+    pub fn forget(&self, id: &str) -> std::io::Result<bool> {
+        if !valid_thread_id(id) {
+            return Ok(false);
+        }
+        match std::fs::remove_file(self.path(id)) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Replay a session file. Returns the thread and, when the last line was
+/// torn (and skipped), the length of the good part.
+fn read_file(path: &Path, workspace: &Path) -> Result<(Conversation, Option<u64>), LoadError> {
+    let broken = |reason: String| LoadError::Broken { path: path.to_path_buf(), reason };
+    let file = File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            LoadError::NotFound(path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+        }
+        _ => LoadError::Io(format!("{}: {e}", path.display())),
+    })?;
+    if file.metadata().map(|m| m.len()).unwrap_or(0) > MAX_FILE_BYTES {
+        return Err(broken(format!("larger than {MAX_FILE_BYTES} bytes")));
+    }
+    let mut reader = BufReader::new(file);
+    let mut lines: Vec<(String, bool)> = Vec::new();
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {
+                let complete = line.ends_with('\n');
+                lines.push((line, complete));
+            }
+            Err(e) => return Err(broken(e.to_string())),
+        }
+    }
+    let mut conversation: Option<Conversation> = None;
+    let mut torn = false;
+    let mut good_bytes: u64 = 0;
+    let count = lines.len();
+    for (i, (line, complete)) in lines.into_iter().enumerate() {
+        let last = i + 1 == count;
+        let line_bytes = line.len() as u64;
+        if line.trim().is_empty() {
+            good_bytes += line_bytes;
+            continue;
+        }
+        let record = match serde_json::from_str::<Record>(&line) {
+            Ok(record) if complete || !last => record,
+            // A last line without its newline was cut mid-write, even if it parses.
+            Ok(_) => {
+                torn = true;
+                break;
+            }
+            Err(_) if last => {
+                torn = true;
+                break;
+            }
+            Err(err) => return Err(broken(format!("line {}: {err}", i + 1))),
+        };
+        match (&mut conversation, record) {
+            (None, Record::Meta { version, thread, created_ms, .. }) => {
+                if version > FORMAT_VERSION {
+                    return Err(LoadError::NewerFormat { path: path.to_path_buf(), version });
+                }
+                let mut c = Conversation::new(thread, workspace.to_path_buf());
+                c.created_ms = created_ms;
+                c.updated_ms = created_ms;
+                c.discard_pending();
+                conversation = Some(c);
+            }
+            (None, _) => return Err(broken("it does not start with a meta record".into())),
+            (Some(c), record) => c.apply(record),
+        }
+        good_bytes += line_bytes;
+    }
+    let conversation = conversation.ok_or_else(|| broken("it is empty".into()))?;
+    if torn {
+        tracing::warn!(path = %path.display(), "the session file's last line was cut off; skipped it");
+    }
+    Ok((conversation, torn.then_some(good_bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::provider::Message;
+    use crate::agent::{RunStatus, Usage};
+
+    fn store() -> (tempfile::TempDir, SessionStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::at(dir.path(), Path::new("/work/app"));
+        (dir, store)
+    }
+
+    fn saved_thread(store: &SessionStore, id: &str) -> Conversation {
+        let mut c = Conversation::new(id, PathBuf::from("/work/app"));
+        store.create(&mut c).unwrap();
+        c.set_title_from("fix   the\nbug");
+        c.set_system("system prompt".into());
+        c.push(Message::user_text("fix the bug"));
+        c.end_turn(Usage::new(100, 10), Some(0.5));
+        c.push(Message::user_text("and a test"));
+        c.end_run(RunStatus::Completed);
+        c.commit();
+        c
+    }
+
+    #[test]
+    fn a_thread_round_trips_through_its_file() {
+        let (_dir, store) = store();
+        saved_thread(&store, "t1");
+        let loaded = store.load("t1").unwrap();
+        assert_eq!(loaded.title, "fix the bug");
+        assert_eq!(loaded.system.as_deref(), Some("system prompt"));
+        assert_eq!(loaded.messages.len(), 2);
+        assert_eq!(loaded.totals, Totals { runs: 1, turns: 1, usage: Usage::new(100, 10), cost_usd: Some(0.5) });
+        let (list, problems) = store.list();
+        assert!(problems.is_empty());
+        assert_eq!(list.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["t1"]);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_appending_goes_on() {
+        let (_dir, store) = store();
+        saved_thread(&store, "t1");
+        let path = store.dir().join("t1.jsonl");
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(br#"{"type":"message","message":{"role":"user","content":[{"type":"text","te"#).unwrap();
+        drop(file);
+        let mut loaded = store.load("t1").unwrap();
+        assert_eq!(loaded.messages.len(), 2);
+        loaded.push(Message::user_text("third"));
+        loaded.commit();
+        let reloaded = store.load("t1").unwrap();
+        assert_eq!(reloaded.messages.last().unwrap().text(), "third");
+        assert_eq!(reloaded.messages.len(), 3);
+    }
+
+    #[test]
+    fn newer_and_broken_files_are_reported_and_skipped() {
+        let (_dir, store) = store();
+        saved_thread(&store, "good");
+        std::fs::write(store.dir().join("newer.jsonl"), "{\"type\":\"meta\",\"version\":99,\"thread\":\"newer\",\"workspace\":\"/w\",\"created_ms\":1}\n").unwrap();
+        std::fs::write(store.dir().join("broken.jsonl"), "not json\n{\"type\":\"run\"}\n").unwrap();
+        let (list, problems) = store.list();
+        assert_eq!(list.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["good"]);
+        let mut messages: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        messages.sort();
+        assert!(messages[0].contains("broken.jsonl is not a readable session file"), "{messages:?}");
+        assert!(messages[1].contains("newer.jsonl was written by a newer Tandem (session format 99"), "{messages:?}");
+        assert!(matches!(store.load("newer"), Err(LoadError::NewerFormat { version: 99, .. })));
+    }
+
+    #[test]
+    fn thread_ids_cannot_name_other_files() {
+        let (_dir, store) = store();
+        assert!(matches!(store.load("../../etc/passwd"), Err(LoadError::NotFound(_))));
+        assert!(!store.forget("../x").unwrap());
+        assert!(valid_thread_id(&super::super::new_thread_id()));
+    }
+
+    #[test]
+    fn workspace_hash_is_stable() {
+        expect_test::expect!["c2ce89292ac1e897"].assert_eq(&workspace_hash(Path::new("/work/app")));
+    }
+}
