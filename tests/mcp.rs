@@ -438,7 +438,10 @@ fn in_the_editor_project_servers_are_approved_by_prompt_and_non_read_only_tools_
     // add is read-only (readOnlyHint): no prompt. echo is not: the user is asked.
     let ask = client.send_request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "echo hi"}]}));
     let prompt = client.server_request("window/showMessageRequest");
-    assert_eq!(prompt["params"]["message"], "Tandem wants to mcp__calc__echo {\"text\":\"hi\"}", "{prompt}");
+    // The prompt names the call, why it is asked, and the rule "Always allow" would add.
+    let message = prompt["params"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Tandem wants to mcp__calc__echo {\"text\":\"hi\"}\n\nAsked because:"), "{prompt}");
+    assert!(message.ends_with("\"Always allow\" adds: mcp__calc__echo"), "{prompt}");
     client.respond(&prompt["id"], json!({"title": "Allow once"}));
     let answer = client.response(ask);
     assert_eq!(answer["result"]["status"], "completed", "{answer}");
