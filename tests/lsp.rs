@@ -9,11 +9,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
 
 use std::path::{Path, PathBuf};
 
+use common::{process_alive, wait_until};
 use lsp_client::{uri, LspClient};
 use serde_json::{json, Value};
 
@@ -262,23 +264,6 @@ fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
     let names: Vec<String> = std::fs::read_dir(&f.root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     assert_eq!(names, vec!["closed.txt".to_string()]);
     client.shutdown();
-}
-
-fn process_alive(pid: i32) -> bool {
-    // Signal 0 checks existence; a zombie still counts, so reap-proof it by
-    // reading its state.
-    let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    !status.is_empty() && !status.contains(") Z ")
-}
-
-/// Wait (bounded) for the shell to write its pid, then for a predicate.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + lsp_client::TIMEOUT;
-    while !done() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
-        // Polling a condition (a file, /proc), bounded by the deadline.
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 fn start_long_shell_run(f: &Fixture, options: Value) -> (LspClient, i64, i32, String) {

@@ -12,6 +12,7 @@ mod lsp_client;
 use std::path::PathBuf;
 
 use common::mock_model::{MockModel, MockResponse};
+use common::{process_alive, wait_until};
 use lsp_client::LspClient;
 use serde_json::{json, Value};
 
@@ -57,21 +58,6 @@ fn turn(calls: Vec<Value>) -> Value {
 
 fn ask_params(prompt: &str) -> Value {
     json!({"command": "tandem.ask", "arguments": [{"prompt": prompt}]})
-}
-
-fn process_alive(pid: i32) -> bool {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    !status.is_empty() && !status.contains(") Z ")
-}
-
-/// Wait (bounded) until `done` holds.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + lsp_client::TIMEOUT;
-    while !done() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
-        // Polling a condition (a file, /proc), bounded by the deadline.
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 /// A request the server answers at once, to prove it still listens.

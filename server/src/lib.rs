@@ -10,16 +10,21 @@
 //!
 //! ```text
 //! editor ──LSP/stdio──▶ lsp/        documents (ropey, versions), tandem.ask, applyEdit
-//!                         │           bridge, permission prompts, code actions
-//!                         ▼
-//!                      agent/       the loop: provider (Anthropic | OpenAI | scripted)
-//!                         │           → stream → tool calls → executor → results
-//!                         ▼
-//!                      tools/       Tool contract, registry, executor pipeline,
-//!                         │           one file per tool, result capping
-//!                         ▼
-//!                      workspace/   open buffers overlaid on disk, the read ledger,
-//!                                     path confinement, editor and disk edit sinks
+//! terminal ──▶ cli/         │           bridge, permission prompts, code actions
+//!                 │         ▼
+//!                 └──────▶ session/     threads: history, persistence, context
+//!                           │             management, caching, loops, cost
+//!                           ▼
+//!                        agent/       the loop: provider (Anthropic | OpenAI | scripted)
+//!                           │           → stream → tool calls → executor → results;
+//!                           │           sub-agents, project instructions
+//!                           ▼
+//!                        tools/       Tool contract, registry (+ deferred and MCP tools),
+//!                           │           executor pipeline, one file per tool
+//!                           │   ◀──── permissions/ settings/ hooks consent mcp/
+//!                           ▼
+//!                        workspace/   open buffers overlaid on disk, the read ledger,
+//!                                       path confinement, editor and disk edit sinks
 //! ```
 //!
 //! ## Code map
@@ -48,8 +53,18 @@
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
 //!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
-//!   with retries, the system prompt, permission modes, and the run events
-//!   every front end consumes.
+//!   with retries and stream deadlines, the system prompt with project
+//!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
+//!   parent loop, and the run events every front end consumes.
+//! - [`session`]: the layer between the loop and its front ends: a thread
+//!   (`Conversation`) per follow-up chain, saved as JSON Lines, with context
+//!   management (stubbing old results, compaction), Anthropic prompt-cache
+//!   breakpoints, loop detection, and token cost.
+//! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
+//!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
+//!   tools that `tool_search` activates per run.
+//! - [`consent`]: what the user approved that a project would run (project
+//!   MCP servers, project hooks), remembered per workspace.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
 //!   `.tandem/settings.json` < `.tandem/settings.local.json` < the editor's
 //!   settings; problems name the file and field and are never fatal; the

@@ -74,6 +74,20 @@ pub async fn wait_for_pid(path: &std::path::Path) -> i32 {
     }
 }
 
+/// How long a test waits for anything before it fails.
+pub const WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Wait until `done` holds, failing the test after [`WAIT_LIMIT`]. For
+/// conditions nothing announces (a file appearing, a process in `/proc`):
+/// it looks every 10 ms, bounded by the limit.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT_LIMIT;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Alive and not a zombie (a zombie has exited; it only waits to be reaped).
 #[cfg(unix)]
 pub fn process_alive(pid: i32) -> bool {
