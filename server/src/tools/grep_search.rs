@@ -5,7 +5,7 @@
 //! What the model gets is deterministic however the walker threads race:
 //! matching lines sorted by path then line number, the first
 //! [`MAX_SHOWN_MATCHES`] shown and the exact total counted. Each walker
-//! thread keeps only its own first 100 (a bounded [`TopN`]), merged when it
+//! thread keeps only its own first 100 (a bounded `TopN` from `walk.rs`), merged when it
 //! ends, so memory stays bounded on a tree with millions of matches.
 //!
 //! Tools see what the user sees (invariant 4): a file open in the editor is

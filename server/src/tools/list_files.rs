@@ -1,7 +1,6 @@
-//! `list_files`: find files by glob, newest first. Also owns what
-//! `grep_search` shares with it: the glob semantics ([`PathGlob`]), the
-//! ignore-aware walker setup ([`walker_for`]) and a bounded "best N" keeper
-//! ([`TopN`]).
+//! `list_files`: find files by glob, newest first. The glob semantics, the
+//! ignore-aware walker setup and the bounded "best N" keeper it shares with
+//! `grep_search` live in `walk.rs`.
 //!
 //! Decisions, in one place:
 //! - Ignore rules are ripgrep's defaults: `.gitignore` (and `.git/info/exclude`,
