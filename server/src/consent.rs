@@ -1,5 +1,7 @@
-//! What the user approved, per workspace: project MCP servers (and project
-//! hooks: any project-provided thing that starts a program). Kept outside
+//! What the user approved, per workspace: project MCP servers and project
+//! hooks (anything a cloned repository would run on the user's machine).
+//! A fingerprint is the approved entry as JSON text (`Value::to_string`,
+//! keys sorted), so the same entry always gives the same fingerprint. Kept outside
 //! the project, in `$XDG_DATA_HOME/tandem/consent.json`, so a project cannot
 //! approve itself. Each approval remembers the fingerprint of what was
 //! approved (the config entry as written): when the entry changes, it must
@@ -15,6 +17,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+
+/// The kind for a project's hooks (one entry, named [`PROJECT`]).
+pub const HOOKS: &str = "hooks";
+/// The one name a project's hooks are approved under.
+pub const PROJECT: &str = "project";
+/// The kind for project MCP servers (by server name).
+pub const MCP: &str = "mcp";
 
 /// The store is refused past this size (it only grows by user approvals).
 const MAX_STORE_BYTES: u64 = 4 * 1024 * 1024;
@@ -36,7 +45,7 @@ pub struct ConsentStore {
 
 impl ConsentStore {
     /// The store in the user's data folder (`None` when there is none).
-    pub fn default_location() -> Option<Self> {
+    pub fn for_user() -> Option<Self> {
         dirs::data_dir().map(|dir| ConsentStore { path: dir.join("tandem").join("consent.json") })
     }
 

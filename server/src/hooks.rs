@@ -20,7 +20,7 @@
 //!   every tool), anchored at both ends.
 //! - Hooks from `.tandem/settings.json` and `.tandem/settings.local.json`
 //!   come with the repository: they run only after the user's consent
-//!   ([`crate::settings::consent`]).
+//!   ([`crate::consent`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -30,7 +30,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::settings::consent::{self, ConsentStore};
+use crate::consent::{self, ConsentStore};
 use crate::settings::{Scope, Settings};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -114,7 +114,7 @@ impl Hooks {
         let project = project_hooks(settings);
         let approved = match (&project, consent) {
             (None, _) => true,
-            (Some(project), Some(store)) => store.is_approved(root, consent::HOOKS, consent::PROJECT, project),
+            (Some(project), Some(store)) => store.is_approved(root, consent::HOOKS, consent::PROJECT, &project.to_string()),
             (Some(_), None) => false,
         };
         if project.is_some() && !approved {
@@ -397,7 +397,7 @@ mod tests {
         let (unapproved, problems) = Hooks::from_settings(&settings, dir.path(), Some(&store));
         assert!(unapproved.is_empty());
         assert!(problems[0].contains("not approved"), "{problems:?}");
-        store.approve(dir.path(), consent::HOOKS, consent::PROJECT, &project_hooks(&settings).unwrap()).unwrap();
+        store.approve(dir.path(), consent::HOOKS, consent::PROJECT, &project_hooks(&settings).unwrap().to_string()).unwrap();
         let (approved, problems) = Hooks::from_settings(&settings, dir.path(), Some(&store));
         assert!(problems.is_empty());
         assert!(approved.run(HookEvent::PreToolUse, Some("run_shell"), call()).await.block.is_some());

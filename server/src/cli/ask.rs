@@ -169,14 +169,14 @@ impl Terminal for StdinTerminal {
 /// these hooks); without one they are left out, with a note on stderr.
 #[allow(clippy::print_stderr)]
 async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::hooks::Hooks {
-    use tandem::settings::consent::{ConsentStore, HOOKS, PROJECT};
+    use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
     if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(settings), store.as_ref(), terminal) {
-        if !store.is_approved(root, HOOKS, PROJECT, &project) {
+        if !store.is_approved(root, HOOKS, PROJECT, &project.to_string()) {
             let shown = serde_json::to_string_pretty(&project).unwrap_or_default();
             let question = format!("This project's settings want to run these hooks on your machine:\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
-                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project) {
+                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project.to_string()) {
                     eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
                 }
             }

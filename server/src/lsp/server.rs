@@ -123,7 +123,7 @@ impl Backend {
         drop(layers);
         let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
-            let consent = crate::settings::consent::ConsentStore::for_user();
+            let consent = crate::consent::ConsentStore::for_user();
             let (hooks, hook_problems) = crate::hooks::Hooks::from_settings(&settings, root, consent.as_ref());
             *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
             notices.extend(hook_problems);

@@ -44,7 +44,7 @@ pub struct Approvals {
 impl Approvals {
     /// The user's store, plus the command line's approvals.
     pub fn from_command_line(names: Vec<String>) -> Self {
-        Approvals { store: ConsentStore::default_location(), command_line: names }
+        Approvals { store: ConsentStore::for_user(), command_line: names }
     }
 }
 

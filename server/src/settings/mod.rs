@@ -13,14 +13,13 @@
 //! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `timeouts`) plus `env`, `permissions`, `hooks` and
 //! `mcpServers`. Objects merge key by key; the `permissions` lists are
 //! concatenated; `hooks` are kept per layer (project hooks need consent, see
-//! [`consent`]); `mcpServers` merge by server name and are handed on as raw
+//! [`crate::consent`]); `mcpServers` merge by server name and are handed on as raw
 //! JSON. An empty string means "not set".
 //!
 //! A broken layer never stops Tandem: a file that is not JSON is skipped, a
 //! field with a wrong value is dropped, and each problem is reported naming
 //! the file and the field ([`SettingsProblem`]).
 
-pub mod consent;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
