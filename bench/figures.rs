@@ -13,12 +13,14 @@
 //! real binary.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../tests/common/framing.rs"]
+mod framing;
 #[path = "../tests/common/mock_model.rs"]
 #[allow(dead_code)]
 mod mock_model;
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
@@ -39,6 +41,8 @@ use tandem::lsp::documents::{path_to_uri, Documents};
 use tandem::lsp::editor::{EditCapabilities, LspEditor};
 use tandem::tools::{Executor, Tool, ToolCall, ToolContext, ToolError, ToolKind, ToolRegistry};
 use tandem::workspace::Workspace;
+
+use framing::{frame, read_message};
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent};
 
 use mock_model::{MockModel, MockResponse};
@@ -342,32 +346,7 @@ struct Server {
     next_id: i64,
 }
 
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(value) = line.strip_prefix("Content-Length:") {
-            length = value.trim().parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
 
-fn frame(message: &Value) -> Vec<u8> {
-    let body = message.to_string();
-    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    out
-}
 
 impl Server {
     fn start(tandem: &Path, root: &Path, script: Option<&Path>) -> Server {

@@ -11,13 +11,17 @@
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+#[path = "framing.rs"]
+mod framing;
+use framing::{frame_text, read_message};
 
 /// Generous: debug builds on a busy two-core machine.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,25 +45,6 @@ pub fn uri(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
-fn read_message(reader: &mut impl BufRead) -> Option<Value> {
-    let mut length = None;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(value) = line.strip_prefix("Content-Length:") {
-            length = value.trim().parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; length?];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
 
 impl LspClient {
     /// Start `tandem lsp` in `root` with extra environment variables.
@@ -106,7 +91,7 @@ impl LspClient {
     }
 
     pub fn send_raw(&mut self, body: &str) {
-        self.send_bytes(format!("Content-Length: {}\r\n\r\n{}", body.len(), body).as_bytes());
+        self.send_bytes(&frame_text(body));
     }
 
     /// Write bytes as they are: broken frames, fuzzed input.
@@ -261,27 +246,16 @@ impl LspClient {
     /// Handle a `workspace/applyEdit` like a version-checking editor:
     /// apply the first TextDocumentEdit, send the `didChange`, answer true.
     pub fn apply_edit_request(&mut self, request: &Value) {
-        let change = &request["params"]["edit"]["documentChanges"][0];
-        let uri = change["textDocument"]["uri"].as_str().unwrap().to_string();
-        let version = change["textDocument"]["version"].as_i64().unwrap() as i32;
+        let uri = request["params"]["edit"]["documentChanges"][0]["textDocument"]["uri"].as_str().unwrap().to_string();
         let (content, current) = self.documents.get(&uri).cloned().unwrap();
-        if current != version {
-            self.respond(&request["id"], json!({"applied": false, "failureReason": "version mismatch"}));
-            return;
+        match tandem::lsp::edits::apply_as_editor(&request["params"], &content, current, tandem::lsp::position::PositionEncoding::Utf16) {
+            Ok(applied) => {
+                self.documents.insert(uri, (applied.text.clone(), applied.version));
+                self.notify("textDocument/didChange", applied.did_change());
+                self.respond(&request["id"], json!({"applied": true}));
+            }
+            Err(reason) => self.respond(&request["id"], json!({"applied": false, "failureReason": reason})),
         }
-        let edits: Vec<(Value, String)> = change["edits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| (e["range"].clone(), e["newText"].as_str().unwrap().to_string()))
-            .collect();
-        let new = apply_edits(&content, &edits);
-        self.documents.insert(uri.clone(), (new.clone(), version + 1));
-        self.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": uri, "version": version + 1}, "contentChanges": [{"text": new}]}),
-        );
-        self.respond(&request["id"], json!({"applied": true}));
     }
 
     pub fn text(&self, uri: &str) -> String {

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::TextEdit;
 
 use super::documents::path_to_uri;
-use super::edits::apply_text_edits;
+use super::edits::{apply_as_editor, apply_text_edits};
 use super::position::PositionEncoding;
 
 const GREET_RS: &str = "pub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n";
@@ -217,18 +217,18 @@ pub async fn editor_act(root: &Path, mut say: impl FnMut(&str)) -> anyhow::Resul
             }
             "workspace/applyEdit" => {
                 let change = &message["params"]["edit"]["documentChanges"][0];
-                let edits: Vec<TextEdit> = serde_json::from_value(change["edits"].clone())?;
                 let version = change["textDocument"]["version"].as_i64().unwrap_or(-1);
                 say(&format!("editor: workspace/applyEdit for version {version}: {}", change["edits"]));
-                let applied = version == i64::from(editor.version);
-                if applied {
-                    let mut rope = Rope::from_str(&editor.text);
-                    apply_text_edits(&mut rope, &edits, PositionEncoding::Utf16);
-                    editor.text = rope.to_string();
-                    editor.version += 1;
-                    let params = json!({"textDocument": {"uri": editor.uri, "version": editor.version}, "contentChanges": [{"text": editor.text}]});
-                    editor.notify("textDocument/didChange", params).await?;
-                }
+                let edits: Vec<TextEdit> = serde_json::from_value(change["edits"].clone())?;
+                let applied = match apply_as_editor(&message["params"], &editor.text, editor.version, PositionEncoding::Utf16) {
+                    Ok(applied) => {
+                        editor.notify("textDocument/didChange", applied.did_change()).await?;
+                        editor.text = applied.text;
+                        editor.version = applied.version;
+                        true
+                    }
+                    Err(_) => false,
+                };
                 editor.respond(&message["id"], json!({"applied": applied})).await?;
                 apply_edit_params = Some((version, edits));
             }

@@ -156,6 +156,44 @@ pub fn apply_text_edits(rope: &mut Rope, edits: &[TextEdit], encoding: PositionE
     }
 }
 
+/// A `workspace/applyEdit` handled the way a version-checking editor
+/// handles it: the first `TextDocumentEdit` of the request's `params`,
+/// applied to `text` when `version` is the version it names. The one
+/// implementation the in-process demo editor and the test clients share.
+#[derive(Debug, Clone)]
+pub struct EditorApply {
+    pub uri: String,
+    /// The document's version after the edit.
+    pub version: i32,
+    pub text: String,
+    pub edits: Vec<TextEdit>,
+}
+
+impl EditorApply {
+    /// The `textDocument/didChange` params that report the edit (whole text).
+    pub fn did_change(&self) -> serde_json::Value {
+        serde_json::json!({
+            "textDocument": {"uri": self.uri, "version": self.version},
+            "contentChanges": [{"text": self.text}],
+        })
+    }
+}
+
+/// Apply `params`' first `TextDocumentEdit` to `text` at `version`. `Err`
+/// says why an editor would refuse: another version, or a malformed edit.
+pub fn apply_as_editor(params: &serde_json::Value, text: &str, version: i32, encoding: PositionEncoding) -> Result<EditorApply, String> {
+    let change = &params["edit"]["documentChanges"][0];
+    let uri = change["textDocument"]["uri"].as_str().ok_or("no TextDocumentEdit with a uri")?.to_string();
+    let asked = change["textDocument"]["version"].as_i64().ok_or("no version in the TextDocumentEdit")?;
+    if asked != i64::from(version) {
+        return Err(format!("version mismatch: the edit is for version {asked}, the document is at {version}"));
+    }
+    let edits: Vec<TextEdit> = serde_json::from_value(change["edits"].clone()).map_err(|e| format!("malformed edits: {e}"))?;
+    let mut rope = Rope::from_str(text);
+    apply_text_edits(&mut rope, &edits, encoding);
+    Ok(EditorApply { uri, version: version + 1, text: rope.to_string(), edits })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

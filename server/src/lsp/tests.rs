@@ -19,7 +19,8 @@ use super::config::{Settings, SettingsLayers};
 use super::documents::{path_to_uri, Documents};
 use super::editor::{EditCapabilities, EditRecord, LspEditor};
 use super::permission::PromptPolicy;
-use super::position::char_to_position;
+use super::edits::apply_as_editor;
+use super::position::{char_to_position, PositionEncoding};
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
 use crate::tools::ToolKind;
 use crate::workspace::{FileChange, Splice, WriteError, WriteOutcome, Workspace};
@@ -91,29 +92,18 @@ impl FakeClient {
 }
 
 /// Apply the edits of the first `TextDocumentEdit` as a client does:
-/// check the version, then send them back to front as one `didChange`.
+/// check the version, apply, and report it with a `didChange`.
 fn apply_to(documents: &Documents, params: &Value) -> bool {
-    let change = &params["edit"]["documentChanges"][0];
-    let uri = serde_json::from_value(change["textDocument"]["uri"].clone()).unwrap();
-    let version = change["textDocument"]["version"].as_i64().unwrap() as i32;
+    let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
     let Some(document) = documents.snapshot_uri(&uri) else { return false };
-    if document.version != version {
-        return false;
+    match apply_as_editor(params, &document.text, document.version, PositionEncoding::Utf16) {
+        Ok(applied) => {
+            let change = TextDocumentContentChangeEvent { range: None, range_length: None, text: applied.text };
+            documents.change(&uri, applied.version, &[change]).unwrap();
+            true
+        }
+        Err(_) => false,
     }
-    let mut edits: Vec<(Range, String)> = change["edits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (serde_json::from_value(e["range"].clone()).unwrap(), e["newText"].as_str().unwrap().to_string()))
-        .collect();
-    edits.sort_by_key(|(range, _)| (range.start.line, range.start.character));
-    let changes: Vec<TextDocumentContentChangeEvent> = edits
-        .into_iter()
-        .rev()
-        .map(|(range, text)| TextDocumentContentChangeEvent { range: Some(range), range_length: None, text })
-        .collect();
-    documents.change(&uri, version + 1, &changes).unwrap();
-    true
 }
 
 /// The `at`-th (modulo) char index of `text` that is neither inside a
