@@ -9,44 +9,11 @@ mod common;
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
 
-use std::path::PathBuf;
 
 use common::mock_model::{MockModel, MockResponse};
 use common::{process_alive, wait_until};
-use lsp_client::LspClient;
+use lsp_client::{Fixture, LspClient};
 use serde_json::{json, Value};
-
-struct Fixture {
-    _temp: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fixture {
-    fn new(files: &[(&str, &str)]) -> Self {
-        let temp = tempfile::tempdir().unwrap();
-        let root = temp.path().canonicalize().unwrap().join("work");
-        std::fs::create_dir(&root).unwrap();
-        for (name, text) in files {
-            std::fs::write(root.join(name), text).unwrap();
-        }
-        Fixture { _temp: temp, root }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
-
-    /// Start the server with a scripted model and settings.
-    fn start(&self, turns: Value, capabilities: Value, options: Value) -> LspClient {
-        let script = self.root.parent().unwrap().join("script.json");
-        std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
-        let script = script.to_string_lossy().to_string();
-        let mut client = LspClient::start(&self.root, &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", &script)]);
-        let response = client.initialize(capabilities, options);
-        assert!(response.get("result").is_some(), "{response}");
-        client
-    }
-}
 
 fn done() -> Value {
     json!({"text": "Done."})

@@ -46,6 +46,41 @@ pub fn uri(path: &Path) -> String {
 }
 
 
+/// A workspace folder for one test (`work/` inside a temp dir, so the
+/// model's script can sit beside it), and the way to start the real
+/// server on it with a scripted model.
+pub struct Fixture {
+    _temp: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+impl Fixture {
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap().join("work");
+        std::fs::create_dir(&root).unwrap();
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        Fixture { _temp: temp, root }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Start the server with a model script and settings.
+    pub fn start(&self, turns: Value, capabilities: Value, options: Value) -> LspClient {
+        let script = self.root.parent().unwrap().join("script.json");
+        std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+        let script = script.to_string_lossy().to_string();
+        let mut client = LspClient::start(&self.root, &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", &script)]);
+        let response = client.initialize(capabilities, options);
+        assert!(response.get("result").is_some(), "{response}");
+        client
+    }
+}
+
 impl LspClient {
     /// Start `tandem lsp` in `root` with extra environment variables.
     pub fn start(root: &Path, env: &[(&str, &str)]) -> Self {
