@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::front_matter::{self, tool_name};
-use super::skill::{read_bounded, search_dirs, Origin, Skipped};
+use super::front_matter::{read_bounded, search_dirs, Origin, Skipped};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolKind};
 use crate::agent::subagent::{run_child, ChildSpec, ToolChoice};
 use crate::workspace::Workspace;

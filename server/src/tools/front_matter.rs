@@ -1,9 +1,15 @@
 //! Markdown files with YAML front matter (skills' `SKILL.md`, custom agents'
 //! `*.md`): split the `---` block from the body, parse it with a YAML
 //! parser, and read fields by names spelled the ways people write them
-//! (`when_to_use`, `when-to-use`, `When-To-Use` are one field).
+//! (`when_to_use`, `when-to-use`, `When-To-Use` are one field). Also where
+//! such files are looked up (the project's folders, then the user's) and
+//! how they are read (through the workspace, bounded).
+
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use crate::workspace::Workspace;
 
 /// A parsed file: the front matter's fields and the body after it.
 #[derive(Debug, Clone, Default)]
@@ -130,6 +136,53 @@ pub fn tool_name(name: &str) -> String {
         other => other,
     }
     .to_string()
+}
+
+/// Where a skill or agent file was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Project,
+    User,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Project => "project",
+            Origin::User => "user",
+        }
+    }
+}
+
+/// The folders searched, in priority order: the project's, then the user's.
+pub fn search_dirs(workspace: &Workspace, kind: &str) -> Vec<(PathBuf, Origin)> {
+    let mut dirs = vec![
+        (workspace.root().join(".tandem").join(kind), Origin::Project),
+        (workspace.root().join(".claude").join(kind), Origin::Project),
+    ];
+    if let Some(home) = workspace.home() {
+        dirs.push((home.join(".tandem").join(kind), Origin::User));
+        dirs.push((home.join(".claude").join(kind), Origin::User));
+    }
+    dirs
+}
+
+/// A file that was not loaded, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// A file's text through the workspace (an open buffer counts), refused
+/// past `max_bytes`.
+pub(crate) fn read_bounded(workspace: &Workspace, file: &Path, max_bytes: u64) -> Result<String, String> {
+    if let Ok(meta) = std::fs::metadata(file) {
+        if meta.len() > max_bytes {
+            return Err(format!("the file is larger than {} KB", max_bytes / 1024));
+        }
+    }
+    workspace.read(file).map(|f| f.text).map_err(|e| e.message(&file.display().to_string()))
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::front_matter::{self, tool_name};
+use super::front_matter::{self, read_bounded, search_dirs, tool_name};
+pub use super::front_matter::{Origin, Skipped};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::Workspace;
 
@@ -25,42 +26,6 @@ use crate::workspace::Workspace;
 pub const MAX_SKILLS: usize = 200;
 /// A `SKILL.md` larger than this is skipped.
 pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
-
-/// Where a skill or agent file was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    Project,
-    User,
-}
-
-impl Origin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Project => "project",
-            Origin::User => "user",
-        }
-    }
-}
-
-/// The folders searched, in priority order: the project's, then the user's.
-pub fn search_dirs(workspace: &Workspace, kind: &str) -> Vec<(PathBuf, Origin)> {
-    let mut dirs = vec![
-        (workspace.root().join(".tandem").join(kind), Origin::Project),
-        (workspace.root().join(".claude").join(kind), Origin::Project),
-    ];
-    if let Some(home) = workspace.home() {
-        dirs.push((home.join(".tandem").join(kind), Origin::User));
-        dirs.push((home.join(".claude").join(kind), Origin::User));
-    }
-    dirs
-}
-
-/// A file that was not loaded, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    pub path: PathBuf,
-    pub reason: String,
-}
 
 /// How a skill runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,17 +161,6 @@ fn load_skill(workspace: &Workspace, folder: &Path, file: &Path, origin: Origin)
         origin,
         template: doc.body,
     })
-}
-
-/// A file's text through the workspace (an open buffer counts), refused
-/// past `max_bytes`.
-pub(crate) fn read_bounded(workspace: &Workspace, file: &Path, max_bytes: u64) -> Result<String, String> {
-    if let Ok(meta) = std::fs::metadata(file) {
-        if meta.len() > max_bytes {
-            return Err(format!("the file is larger than {} KB", max_bytes / 1024));
-        }
-    }
-    workspace.read(file).map(|f| f.text).map_err(|e| e.message(&file.display().to_string()))
 }
 
 /// Run a skill: its instructions for a task. Skills are listed in the system prompt under "Available Skills"; call this with a skill's name when the task matches it.
