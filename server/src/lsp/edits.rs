@@ -12,19 +12,12 @@ use similar::{DiffOp, TextDiff};
 use tower_lsp_server::ls_types::{Range, TextEdit};
 
 use super::position::{byte_to_position, PositionEncoding};
-
-/// One replacement: the byte range of the old text and what replaces it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replacement {
-    pub old_start: usize,
-    pub old_end: usize,
-    pub new_text: String,
-}
+use crate::workspace::Splice;
 
 /// The replacements that turn `old` into `new`, in order, non-overlapping:
 /// a line diff of the region between the common prefix and suffix, each
 /// hunk then trimmed to the characters that really differ.
-pub fn replacements(old: &str, new: &str) -> Vec<Replacement> {
+pub fn replacements(old: &str, new: &str) -> Vec<Splice> {
     if old == new {
         return Vec::new();
     }
@@ -75,12 +68,11 @@ pub fn replacements(old: &str, new: &str) -> Vec<Replacement> {
             let old_hunk = &old_mid[old_start..old_end];
             let new_hunk = &new_mid[new_start..new_end];
             let (p, s) = common_affixes(old_hunk, new_hunk);
-            let replacement = Replacement {
-                old_start: prefix + old_start + p,
-                old_end: prefix + old_end - s,
-                new_text: new_hunk[p..new_hunk.len() - s].to_string(),
+            let splice = Splice {
+                range: prefix + old_start + p..prefix + old_end - s,
+                text: new_hunk[p..new_hunk.len() - s].to_string(),
             };
-            (replacement.old_start != replacement.old_end || !replacement.new_text.is_empty()).then_some(replacement)
+            (!splice.range.is_empty() || !splice.text.is_empty()).then_some(splice)
         })
         .collect()
 }
@@ -128,10 +120,10 @@ pub fn text_edits(old: &str, new: &str, encoding: PositionEncoding) -> Vec<TextE
         .into_iter()
         .map(|r| TextEdit {
             range: Range {
-                start: byte_to_position(&rope, r.old_start, encoding),
-                end: byte_to_position(&rope, r.old_end, encoding),
+                start: byte_to_position(&rope, r.range.start, encoding),
+                end: byte_to_position(&rope, r.range.end, encoding),
             },
-            new_text: r.new_text,
+            new_text: r.text,
         })
         .collect()
 }
@@ -257,8 +249,8 @@ mod tests {
                 let prefix: usize = old.chars().zip(new.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a.len_utf8()).sum();
                 let suffix: usize = old[prefix..].chars().rev().zip(new[prefix..].chars().rev()).take_while(|(a, b)| a == b).map(|(a, _)| a.len_utf8()).sum();
                 for r in replacements(&old, &new) {
-                    prop_assert!(r.old_start + 1 >= prefix, "{r:?} starts inside the common prefix of {prefix} bytes");
-                    prop_assert!(r.old_end <= old.len() - suffix + 1, "{r:?} ends inside the common suffix of {suffix} bytes");
+                    prop_assert!(r.range.start + 1 >= prefix, "{r:?} starts inside the common prefix of {prefix} bytes");
+                    prop_assert!(r.range.end <= old.len() - suffix + 1, "{r:?} ends inside the common suffix of {suffix} bytes");
                 }
             }
         }

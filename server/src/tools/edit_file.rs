@@ -192,7 +192,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
         base: Some(current.stamp),
         rung: found.rung,
         replacements: replacements.len(),
-        splices: Some(replacements.into_iter().map(|r| Splice { range: r.range, text: r.text }).collect()),
+        splices: Some(replacements),
     })
 }
 

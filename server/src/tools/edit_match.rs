@@ -35,6 +35,7 @@ use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{is_nfc, is_nfd, UnicodeNormalization};
 
 use super::text::{digits, line_ending_of, numbered_line, with_line_ending, LineEnding};
+use crate::workspace::Splice;
 
 /// Which rung of the matching ladder found `old_string`. Ordered from the
 /// strictest to the most lenient; each rung includes the folds of the
@@ -624,16 +625,9 @@ fn indent_unit(widths: impl Iterator<Item = usize>) -> Option<usize> {
 // Planning: new_string in the file's style
 // ---------------------------------------------------------------------------
 
-/// One planned change: replace `range` of the original text with `text`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replacement {
-    pub range: Range<usize>,
-    pub text: String,
-}
-
 /// Phase 2: what each match becomes, written in the file's style where it
 /// lands (see the module doc).
-pub fn plan(text: &str, found: &Found, old: &str, new: &str) -> Vec<Replacement> {
+pub fn plan(text: &str, found: &Found, old: &str, new: &str) -> Vec<Splice> {
     let file_ending = line_ending_of(text).unwrap_or(LineEnding::Lf);
     found
         .ranges
@@ -650,13 +644,13 @@ pub fn plan(text: &str, found: &Found, old: &str, new: &str) -> Vec<Replacement>
                     with_line_ending(new, ending)
                 }
             };
-            Replacement { range: range.clone(), text: replacement }
+            Splice { range: range.clone(), text: replacement }
         })
         .collect()
 }
 
 /// Phase 3: splice the replacements (sorted, not overlapping) into `text`.
-pub fn apply(text: &str, replacements: &[Replacement]) -> String {
+pub fn apply(text: &str, replacements: &[Splice]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     for replacement in replacements {

@@ -148,7 +148,7 @@ impl GrepSpec {
 type MatchKey = (String, u64, String);
 
 #[derive(Debug)]
-struct Found {
+struct GrepMatches {
     shown: Vec<MatchKey>,
     total: u64,
 }
@@ -164,7 +164,7 @@ impl GrepState {
     }
 }
 
-fn grep(workspace: &Workspace, spec: &GrepSpec, cancelled: &(dyn Fn() -> bool + Sync)) -> Found {
+fn grep(workspace: &Workspace, spec: &GrepSpec, cancelled: &(dyn Fn() -> bool + Sync)) -> GrepMatches {
     let buffers: HashSet<PathBuf> = workspace.open_buffers().into_iter().collect();
     let shared = Arc::new(Mutex::new(GrepState::new()));
     let mut builder = GrepVisitorBuilder { workspace, spec, buffers: &buffers, cancelled, shared: Arc::clone(&shared) };
@@ -184,7 +184,7 @@ fn grep(workspace: &Workspace, spec: &GrepSpec, cancelled: &(dyn Fn() -> bool + 
         Ok(mutex) => mutex.into_inner().unwrap_or_else(|e| e.into_inner()),
         Err(shared) => std::mem::replace(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()), GrepState::new()),
     };
-    Found { shown: state.top.into_sorted(), total: state.total }
+    GrepMatches { shown: state.top.into_sorted(), total: state.total }
 }
 
 struct GrepVisitorBuilder<'a> {
@@ -337,7 +337,7 @@ fn cut_line(line: &str, matcher: &RegexMatcher) -> String {
     out
 }
 
-fn render(found: Found) -> String {
+fn render(found: GrepMatches) -> String {
     if found.total == 0 {
         return "No matches found.".to_string();
     }

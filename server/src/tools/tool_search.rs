@@ -35,7 +35,7 @@ pub struct ToolSearchArgs {
 pub struct ToolSearch;
 
 #[derive(Serialize)]
-struct Found {
+struct SearchHit {
     name: String,
     description: String,
     input_schema: serde_json::Value,
@@ -74,12 +74,12 @@ impl Tool for ToolSearch {
         if matches.is_empty() {
             return Ok(NO_MATCH.to_string());
         }
-        let found: Vec<Found> = matches
+        let found: Vec<SearchHit> = matches
             .iter()
             .map(|tool| {
                 ctx.run.activate(tool.name());
                 let definition = tool.definition();
-                Found { name: definition.name, description: definition.description, input_schema: definition.input_schema }
+                SearchHit { name: definition.name, description: definition.description, input_schema: definition.input_schema }
             })
             .collect();
         serde_json::to_string_pretty(&found).map_err(|e| ToolError::model(format!("Error: cannot encode the tools: {e}")))
