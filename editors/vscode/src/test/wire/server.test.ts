@@ -117,6 +117,19 @@ async function start(
   return { ...session, uri, text: () => text };
 }
 
+/**
+ * Wait (bounded) until `done` holds. The server's answer to tandem.ask and
+ * its last `tandem/runEvent` notification travel on one pipe but from two
+ * queues inside the server, so a client can see the answer first.
+ */
+async function waitUntil(what: string, done: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 async function stop(session: Session): Promise<void> {
   await session.connection.sendRequest('shutdown');
   await session.connection.sendNotification('exit');
@@ -162,7 +175,7 @@ describe('tandem lsp, answered as VS Code answers', function () {
       assert.ok(needsConfirmation(s.applyEdits[0].edit as never), JSON.stringify(s.applyEdits[0]));
       assert.strictEqual(s.text(), 'typed, not saved\nline two\nLINE THREE\n');
       assert.strictEqual(fs.readFileSync(path.join(s.root, 'notes.txt'), 'utf8'), onDisk);
-      assert.ok(s.events.some((e) => e.type === 'end'), 'the run events end with "end"');
+      await waitUntil('the run events end with "end"', () => s.events.some((e) => e.type === 'end'));
     } finally {
       await stop(s);
     }
