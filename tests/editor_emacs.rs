@@ -82,6 +82,11 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
     let script = root.join(".git/script.json");
     std::fs::write(&script, serde_json::json!({"turns": turns}).to_string()).expect("write script");
     let out = root.join(".git/report.json");
+    // Each Emacs gets its own HOME: natively compiled Emacs writes its
+    // eln-cache under ~/.emacs.d, and two Emacs compiling the same file
+    // into one shared cache race on the rename (seen in CI: "Renaming: No
+    // such file or directory … xterm-….eln").
+    let home = tempfile::tempdir().expect("temp home");
     let scenario_el = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emacs/ask_scenario.el");
     let session = Tmux { tmux: tmux.to_path_buf(), socket: format!("tandem-test-{}-{name}", std::process::id()) };
     let env = [
@@ -97,6 +102,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
         ("SCENARIO_PROMPT", "Capitalise line three".into()),
         ("SCENARIO_OUT", out.display().to_string()),
         ("TERM", "xterm-256color".into()),
+        ("HOME", home.path().display().to_string()),
     ];
     let mut args: Vec<String> = vec!["new-session".into(), "-d".into(), "-x".into(), "200".into(), "-y".into(), "50".into()];
     args.push("-c".into());
