@@ -67,7 +67,7 @@ impl LspPlanReview {
     /// What the user changed in the plan file while it was shown.
     fn feedback(&self, plan_file: &Path, shown: &str) -> String {
         match self.workspace.read(plan_file) {
-            Ok(now) if now.text != shown => {
+            Ok(now) if *now.text != *shown => {
                 format!("the user edited the plan file ({}); read it again for their changes", self.workspace.display_path(plan_file))
             }
             _ => String::new(),
