@@ -199,10 +199,14 @@ fn char_search(text: &str, old: &str, rung: MatchRung) -> Option<Matches> {
     };
     let next_char = |at: usize| at + hay_text[at..].chars().next().map_or(1, char::len_utf8);
 
+    // A byte search: a UTF-8 needle found in UTF-8 text starts and ends on
+    // char boundaries.
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let find_from = |pos: usize| hay_text.as_bytes().get(pos..).and_then(|rest| finder.find(rest));
     let mut ranges = Vec::new();
     let mut folded_first = None;
     let mut pos = 0;
-    while let Some(found) = hay_text.get(pos..).and_then(|rest| rest.find(needle)) {
+    while let Some(found) = find_from(pos) {
         let at = pos + found;
         match valid(at) {
             Some(range) => {
@@ -218,7 +222,7 @@ fn char_search(text: &str, old: &str, rung: MatchRung) -> Option<Matches> {
     if let (1, Some(first)) = (count, folded_first) {
         let end = first + needle.len();
         let mut pos = next_char(first);
-        while let Some(found) = hay_text.get(pos..).and_then(|rest| rest.find(needle)) {
+        while let Some(found) = find_from(pos) {
             let at = pos + found;
             if at >= end {
                 break;
