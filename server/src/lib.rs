@@ -35,7 +35,7 @@
 //!   ([`workspace::Editor`]) or the disk sink (atomic write after a
 //!   fingerprint check). Tools never know which one they talk to. The read
 //!   ledger remembers what the agent saw (buffer version or fingerprint); the
-//!   file watcher marks entries stale.
+//!   file watcher marks entries changed on disk.
 //! - [`tools`]: the [`tools::Tool`] contract (typed `…Args` whose `///` docs
 //!   are the model-facing description, a typed `Plan`, and
 //!   [`tools::ToolKind`]: what the call does — read these paths, edit this
@@ -105,7 +105,7 @@
 //!    expected text (Neovim says `applied: true` for a skipped stale edit).
 //! 3. **Read before edit.** Editing or overwriting a file not read in this
 //!    run is refused; a closed file's read stamp is a content fingerprint,
-//!    and the file watcher marks entries stale early.
+//!    and the file watcher marks entries changed on disk early.
 //! 4. **Tools see what the user sees.** `read_file` and `grep_search` read an
 //!    open document's buffer, unsaved changes included.
 //! 5. **Ordered document sync.** `didOpen`/`didChange`/`didClose` are
