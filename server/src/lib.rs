@@ -47,8 +47,9 @@
 //!   [`tools::PermissionPolicy`], on the call's kind) → call (consumes the
 //!   plan) → cap. One file per tool; what tools share lives in
 //!   `text.rs` (line endings, numbered lines, the diff), `walk.rs` (the
-//!   ignore-aware parallel walk), `change.rs` (freshness refusals) and
-//!   `edit_match.rs` (edit_file's matching ladder); no tool file imports
+//!   ignore-aware parallel walk), `change.rs` (freshness refusals),
+//!   `edit_match.rs` (edit_file's matching ladder) and `plan_mode.rs` (the
+//!   run's plan mode, its gate and plan review); no tool file imports
 //!   another.
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
