@@ -23,7 +23,7 @@ use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
-use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, SUMMARY_SYSTEM};
+use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
 use crate::session::loops::{LoopDetector, Verdict};
 use crate::session::{new_thread_id, Conversation, SessionConfig};
 use crate::tools::executor::FatalToolError;
@@ -387,7 +387,8 @@ impl Session<'_> {
 
     /// Ask the model for a summary (a separate request, no tools) and
     /// replace the history with it and the latest prompt. The files the
-    /// thread had read must be read again before an edit.
+    /// thread had read must be read again before an edit; the summary names
+    /// the [`REREAD_RECENT_FILES`] most recent.
     async fn compact(&mut self, reason: &str) -> Result<(u64, u64), Stop> {
         let before = self.conversation.context_tokens.max(estimate_messages(&self.conversation.messages));
         // Half the window for the transcript leaves room for the summary.
@@ -405,9 +406,10 @@ impl Session<'_> {
         self.state.add(&response.usage, cost);
         self.conversation.end_turn(response.usage, cost);
         let summary = response.message.text();
-        let mut reread: Vec<String> = self.conversation.ledger.paths().iter().map(|p| self.ctx.workspace.display_path(p)).collect();
+        // The most recent files, named in a stable order.
+        let mut reread: Vec<String> =
+            self.conversation.ledger.most_recent(REREAD_RECENT_FILES).iter().map(|p| self.ctx.workspace.display_path(p)).collect();
         reread.sort();
-        reread.truncate(30);
         self.conversation.ledger.clear();
         let history = compacted_history(&summary, &reread, self.conversation.last_prompt());
         let system_tokens = self.conversation.system.as_deref().map(|s| estimate_tokens(s.len())).unwrap_or(0);
