@@ -76,10 +76,12 @@ pub async fn run_conversation(
     // Tools see this thread's reads only.
     let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&conversation.ledger)));
     let ctx = ToolContext { workspace, ..ctx };
-    // Deferred tools the thread activated stay active in its next runs.
+    // Deferred tools the thread activated stay active in its next runs,
+    // and so do the user's "Always allow" answers.
     for name in &conversation.activated_tools {
         ctx.run.activate(name);
     }
+    ctx.run.grants.add(conversation.grants.iter().cloned());
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
@@ -108,6 +110,7 @@ pub async fn run_conversation(
         Err(Stop::Fatal(FatalToolError(message))) => (RunStatus::Failed, format!("A tool failed fatally: {message}")),
         Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
+    conversation.set_grants(ctx.run.grants.rules());
     conversation.end_run(status);
     conversation.commit();
     // Only a saved thread can be named later.
@@ -216,6 +219,8 @@ impl Session<'_> {
         for name in self.ctx.run.activated_names() {
             self.conversation.activate_tool(&name);
         }
+        // Grants given during the last turn's calls are saved at its end.
+        self.conversation.set_grants(self.ctx.run.grants.rules());
         let registry = executor.registry();
         let mut tools = registry.definitions();
         crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
