@@ -297,7 +297,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     };
     let scope = RunScope::new(mode.as_str(), Some(Arc::new(review)));
     if mode == PermissionMode::Plan {
-        crate::tools::enter_plan_mode::start_in_plan_mode(&scope, env.workspace.root());
+        crate::tools::plan_mode::start_in_plan_mode(&scope, env.workspace.root());
     }
     let ctx = ToolContext {
         cancel: cancel.clone(),

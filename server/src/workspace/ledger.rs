@@ -4,7 +4,7 @@
 //!
 //! The fingerprint, not the mtime, is the truth for files on disk: mtimes are
 //! coarse on some filesystems and tools like `git checkout` preserve them.
-//! The file watcher only marks entries `stale` early.
+//! The file watcher only marks entries `changed_on_disk` early.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ pub struct LedgerEntry {
     pub stamp: ReadStamp,
     pub seen_text: Arc<str>,
     /// Set by the file watcher when the file on disk stopped matching `stamp`.
-    pub stale: bool,
+    pub changed_on_disk: bool,
     /// When it was recorded, in the ledger's own order: a later read or
     /// write of any file has a larger number.
     pub seq: u64,
@@ -53,7 +53,7 @@ pub struct ReadLedger {
 impl ReadLedger {
     pub fn record(&self, path: &Path, stamp: ReadStamp, seen_text: Arc<str>) {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, stale: false, seq });
+        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, changed_on_disk: false, seq });
     }
 
     pub fn get(&self, path: &Path) -> Option<LedgerEntry> {
@@ -80,7 +80,7 @@ impl ReadLedger {
     }
 
     /// Called by the watcher with the file's current on-disk fingerprint
-    /// (`None` when it was deleted). Marks a disk-stamped entry stale when the
+    /// (`None` when it was deleted). Marks a disk-stamped entry changed on disk when the
     /// content differs from what the agent saw; the agent's own writes record
     /// their fingerprint first, so they are not reported as foreign changes.
     pub fn observe_disk(&self, path: &Path, current: Option<u64>) -> bool {
@@ -89,7 +89,7 @@ impl ReadLedger {
             return false;
         }
         if current != Some(entry.stamp.fingerprint) {
-            entry.stale = true;
+            entry.changed_on_disk = true;
             return true;
         }
         false
@@ -98,7 +98,7 @@ impl ReadLedger {
 
 /// Compare a ledger entry with the file's current state. `None` means the
 /// agent's view is current; `Some(what)` describes the change for the model.
-pub fn staleness(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -> Option<String> {
+pub fn change_since_read(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -> Option<String> {
     let changed = match (entry.stamp.version, current.version) {
         // Invariant 2: for an open document the version is the contract, even
         // when the text happens to be equal again.
@@ -107,7 +107,7 @@ pub fn staleness(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -
     };
     if changed {
         let mut what = describe_change(&entry.seen_text, current_text);
-        if entry.stale {
+        if entry.changed_on_disk {
             what.push_str("; the file watcher saw it change on disk");
         }
         return Some(what);
@@ -187,16 +187,16 @@ mod tests {
     }
 
     #[test]
-    fn version_mismatch_is_stale_even_with_equal_text() {
+    fn version_mismatch_is_a_change_even_with_equal_text() {
         let entry = LedgerEntry {
             stamp: ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") },
             seen_text: Arc::from("x"),
-            stale: false,
+            changed_on_disk: false,
             seq: 0,
         };
         let now = ReadStamp { version: Some(4), fingerprint: fingerprint(b"x") };
-        assert!(staleness(&entry, &now, "x").is_some());
+        assert!(change_since_read(&entry, &now, "x").is_some());
         let same = ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") };
-        assert!(staleness(&entry, &same, "x").is_none());
+        assert!(change_since_read(&entry, &same, "x").is_none());
     }
 }
