@@ -45,6 +45,8 @@ struct Session {
     work_done_progress: bool,
     configuration: bool,
     threads: Arc<Threads>,
+    /// See [`clients::answer_goes_alone`].
+    answer_goes_alone: bool,
 }
 
 pub struct Backend {
@@ -211,6 +213,7 @@ impl Backend {
             settings: self.settings(),
             work_done_progress: session.work_done_progress,
             threads: Arc::clone(&session.threads),
+            answer_goes_alone: session.answer_goes_alone,
         })
     }
 
@@ -361,6 +364,7 @@ impl LanguageServer for Backend {
             mcp,
             work_done_progress: capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
+            answer_goes_alone: clients::answer_goes_alone(params.client_info.as_ref()),
         };
         if self.session.set(session).is_err() {
             return Err(Error::invalid_request());
