@@ -149,7 +149,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         ctx.workspace.root().display(),
         if tool_names.is_empty() { "none" } else { &tool_names },
     );
-    let child_request = RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), ..RunRequest::default() };
+    let child_request = RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), sub_agent: true, ..RunRequest::default() };
     tracing::debug!(label = %spec.label, parent = %parent.call_id, "sub-agent starts");
     let (tx, mut rx) = event_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
