@@ -183,17 +183,17 @@ fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
 }
 
 #[tokio::test]
-async fn the_watcher_marks_a_read_file_stale_when_it_changes_on_disk() {
+async fn the_watcher_marks_a_read_file_changed_when_it_changes_on_disk() {
     let (_temp, root, ctx) = workspace_with(&[("notes.txt", "one\ntwo\n")], None);
     ctx.workspace.start_watcher().unwrap();
     let path = root.join("notes.txt");
     let read = execute(&ctx, "read_file", json!({"file_path": "notes.txt"})).await;
     assert!(!read.is_error, "{}", read.content);
-    assert!(!ctx.workspace.ledger().get(&path).unwrap().stale);
+    assert!(!ctx.workspace.ledger().get(&path).unwrap().changed_on_disk);
 
     std::fs::write(&path, "one\nTWO\n").unwrap();
-    let ledger_saw_it = wait_for(Duration::from_secs(10), || ctx.workspace.ledger().get(&path).is_some_and(|e| e.stale));
-    assert!(ledger_saw_it, "the watcher did not mark notes.txt stale within 10 s");
+    let ledger_saw_it = wait_for(Duration::from_secs(10), || ctx.workspace.ledger().get(&path).is_some_and(|e| e.changed_on_disk));
+    assert!(ledger_saw_it, "the watcher did not mark notes.txt changed on disk within 10 s");
 
     let edit = execute(&ctx, "edit_file", json!({"file_path": "notes.txt", "old_string": "one", "new_string": "1"})).await;
     assert!(edit.is_error);
@@ -239,9 +239,9 @@ async fn editing_an_open_buffer_changes_the_buffer_not_the_disk() {
 
     // The user types after the agent's edit: the next edit is refused.
     editor.open(&path, "print('typed')\nx = 2\n", 6);
-    let stale = execute(&ctx, "edit_file", json!({"file_path": "app.py", "old_string": "x = 2", "new_string": "x = 3"})).await;
-    assert!(stale.is_error);
-    assert!(stale.content.contains("was modified externally since your last read (line 1 changed)"), "{}", stale.content);
+    let superseded = execute(&ctx, "edit_file", json!({"file_path": "app.py", "old_string": "x = 2", "new_string": "x = 3"})).await;
+    assert!(superseded.is_error);
+    assert!(superseded.content.contains("was modified externally since your last read (line 1 changed)"), "{}", superseded.content);
     assert_eq!(editor.document(&path).unwrap().text.as_ref(), "print('typed')\nx = 2\n");
 }
 

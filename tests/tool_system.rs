@@ -290,7 +290,7 @@ async fn cancelling_the_parent_cancels_the_sub_agent() {
 #[tokio::test]
 async fn plan_mode_refuses_edits_and_shell_but_allows_the_plan_file() {
     use serde_json::json;
-    use tandem::tools::enter_plan_mode::PlanMode;
+    use tandem::tools::plan_mode::PlanMode;
     let s = setup(&[("src/app.rs", "fn main() {}\n")], &[]);
     // The run's plan file, chosen ahead so the script can name it.
     let plan_file = s.root.join(".tandem/plans/plan-test.md");

@@ -344,7 +344,7 @@ impl Session<'_> {
             let mut runner = ToolRunner::new(Arc::clone(&executor), self.ctx.clone(), self.events.clone(), !last_turn);
             let mut compacted_for_length = false;
             // Plan mode comes and goes within a run: its section is added while it is on.
-            let plan_section = crate::tools::enter_plan_mode::current_prompt_section(self.ctx);
+            let plan_section = crate::tools::plan_mode::current_prompt_section(self.ctx);
             let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
             let response = loop {
                 let model_request = ModelRequest { system: &system_now, messages: &self.conversation.messages, tools: &tools };

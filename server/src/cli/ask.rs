@@ -24,8 +24,7 @@ use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus}
 use tandem::session::pricing::format_cost;
 use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
 use tandem::mcp::{Approvals, McpManager, Report};
-use tandem::tools::enter_plan_mode::start_in_plan_mode;
-use tandem::tools::exit_plan_mode::PlanReview;
+use tandem::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;

@@ -29,10 +29,10 @@ use tower_lsp_server::ls_types::{AnnotatedTextEdit, ApplyWorkspaceEditResponse, 
 
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
-use super::documents::{path_to_uri, DocumentSnapshot, Documents, ExpectGuard, Expectation};
+use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::text_edits;
 use super::runs::RunOutbox;
-use crate::workspace::{describe_change, fingerprint, BufferEdit, BufferSnapshot, EditOutcome, Editor};
+use crate::workspace::{describe_change, fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor};
 
 /// How an `applied: true` with no change seen in the buffer is reported.
 const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not change";
@@ -74,8 +74,8 @@ impl Drop for PendingEdit<'_> {
         if self.done {
             return;
         }
-        if let Some(document) = self.editor.documents.snapshot(&self.edit.path) {
-            let uri = document.uri.as_str().to_string();
+        if let Some(uri) = self.editor.documents.uri(&self.edit.path) {
+            let uri = uri.as_str().to_string();
             tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
             self.editor.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri: uri.clone(), status: "not_applied" });
             self.editor.watch_late_change(self.edit, uri, self.watch_for);
@@ -195,8 +195,8 @@ impl LspEditor {
 
     /// Record an edit the user refused in the review before it was sent.
     pub fn record_rejected(&self, path: &Path) {
-        let uri = match self.documents.snapshot(path) {
-            Some(document) => document.uri.as_str().to_string(),
+        let uri = match self.documents.uri(path) {
+            Some(uri) => uri.as_str().to_string(),
             None => path_to_uri(path).map(|u| u.as_str().to_string()).unwrap_or_else(|| path.display().to_string()),
         };
         self.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri, status: "rejected" });
@@ -217,17 +217,18 @@ impl LspEditor {
         }
     }
 
-    /// The `workspace/applyEdit` parameters for `edit` on `document`.
-    pub fn apply_edit_params(&self, document: &DocumentSnapshot, edit: &BufferEdit, review: bool) -> Value {
+    /// The `workspace/applyEdit` parameters for `edit` on the document at `uri`.
+    fn apply_edit_params(&self, uri: &Uri, edit: &BufferEdit, review: bool) -> Value {
         let edits = text_edits(&edit.old_text, &edit.new_text, self.documents.encoding());
-        workspace_edit_params(&document.uri, edit, edits, review)
+        workspace_edit_params(uri, edit, edits, review)
     }
 
-    /// Re-check that the document still is at the version the agent read.
-    fn check_current(&self, edit: &BufferEdit) -> Result<DocumentSnapshot, EditOutcome> {
-        let Some(document) = self.documents.snapshot(&edit.path) else {
-            return Err(EditOutcome::NotApplied("the document was closed in the editor".into()));
-        };
+    /// Re-check that the document still is at the version the agent read;
+    /// returns it with its URI.
+    fn check_current(&self, edit: &BufferEdit) -> Result<(Uri, DocumentSnapshot), EditOutcome> {
+        let closed = || EditOutcome::NotApplied("the document was closed in the editor".into());
+        let Some(document) = self.documents.snapshot(&edit.path) else { return Err(closed()) };
+        let Some(uri) = self.documents.uri(&edit.path) else { return Err(closed()) };
         if document.version != edit.version || *document.text != edit.old_text {
             return Err(EditOutcome::Superseded(format!(
                 "the buffer is at version {} now, not {}: {}",
@@ -236,7 +237,7 @@ impl LspEditor {
                 describe_change(&edit.old_text, &document.text)
             )));
         }
-        Ok(document)
+        Ok((uri, document))
     }
 
     /// Wait until the buffer has held `expected` at a version after
@@ -320,8 +321,8 @@ impl LspEditor {
             }
         }
         // The one version check of the sink, at the moment of sending.
-        let document = match self.check_current(edit) {
-            Ok(document) => document,
+        let (uri, document) = match self.check_current(edit) {
+            Ok(current) => current,
             Err(outcome) => return outcome,
         };
         if edit.old_text == edit.new_text {
@@ -329,13 +330,13 @@ impl LspEditor {
         }
         let changes = self.documents.subscribe();
         let _recording = self.documents.verifying();
-        let params = self.apply_edit_params(&document, edit, annotate);
+        let params = self.apply_edit_params(&uri, edit, annotate);
         if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
             return outcome;
         }
         let expected = fingerprint(edit.new_text.as_bytes());
         let outcome = self.verify(edit, Landed::Fingerprint(expected), changes, settings.timeouts.verify()).await;
-        self.save_after(outcome, &document.uri, &document.path, !document.dirty, &settings).await
+        self.save_after(outcome, &uri, &edit.path, !document.dirty, &settings).await
     }
 
     /// Send `workspace/applyEdit`; `Err` holds the outcome when the editor
@@ -435,8 +436,8 @@ impl LspEditor {
 
 #[async_trait]
 impl Editor for LspEditor {
-    fn document(&self, path: &Path) -> Option<BufferSnapshot> {
-        self.documents.snapshot(path).map(|d| BufferSnapshot { text: d.text, version: d.version })
+    fn document(&self, path: &Path) -> Option<DocumentSnapshot> {
+        self.documents.snapshot(path)
     }
 
     fn open_documents(&self) -> Vec<PathBuf> {

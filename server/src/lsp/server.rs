@@ -48,6 +48,8 @@ struct Session {
     threads: Arc<Threads>,
     /// Asks the user about the project's hooks.
     hook_consent: Arc<HookConsent>,
+    /// See [`clients::answer_goes_alone`].
+    answer_goes_alone: bool,
 }
 
 pub struct Backend {
@@ -214,6 +216,7 @@ impl Backend {
             settings: self.settings(),
             work_done_progress: session.work_done_progress,
             threads: Arc::clone(&session.threads),
+            answer_goes_alone: session.answer_goes_alone,
         })
     }
 
@@ -371,6 +374,7 @@ impl LanguageServer for Backend {
             mcp,
             work_done_progress: capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
+            answer_goes_alone: clients::answer_goes_alone(params.client_info.as_ref()),
         };
         if self.session.set(session).is_err() {
             return Err(Error::invalid_request());

@@ -413,7 +413,7 @@ async fn user_typing_between_read_and_edit_is_kept() {
     let file = h.read();
     type_text(&h.documents, &h.uri, 0, "// typed by the user\n");
     let outcome = h.write(&file, |t| t.replace("fn b", "fn renamed")).await;
-    expect_test::expect!["Err(Stale(\"Error: a.txt was modified externally since your last read (the user edited it in the editor: 1 line added after line 0). Read it again with read_file before editing it.\"))"]
+    expect_test::expect!["Err(Superseded(\"Error: a.txt was modified externally since your last read (the user edited it in the editor: 1 line added after line 0). Read it again with read_file before editing it.\"))"]
         .assert_eq(&format!("{outcome:?}"));
     assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
     // Re-read, edit again: applied, and the typed line is intact.
@@ -430,7 +430,7 @@ async fn user_typing_while_the_edit_is_in_flight() {
     h.client.script(OnApply::TypeFirst { at: 0, text: "!".into(), answer_true: true });
     let file = h.read();
     let outcome = h.write(&file, |t| t.replace("hello", "world")).await;
-    assert!(matches!(&outcome, Err(WriteError::Stale(m)) if m.contains("superseded")), "{outcome:?}");
+    assert!(matches!(&outcome, Err(WriteError::Superseded(m)) if m.contains("superseded")), "{outcome:?}");
     assert_eq!(h.text(), "!hello\n");
     // The edit lands and the user types right after: applied, at the version
     // that held the edit; the next edit sees the user's change.
@@ -734,6 +734,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         settings: Settings::default(),
         work_done_progress: false,
         threads: Arc::new(crate::session::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
+        answer_goes_alone: false,
     };
     let args: AskArgs = serde_json::from_value(json!({
         "prompt": "Fix this error",

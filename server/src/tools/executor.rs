@@ -209,7 +209,7 @@ impl Executor {
         };
         // Pre-tool hooks go here when they exist.
         let traits = &prepared.traits;
-        if let Some(refusal) = super::enter_plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
+        if let Some(refusal) = super::plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
         let accept_edits = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).accept_edits;

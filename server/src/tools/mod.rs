@@ -18,6 +18,7 @@ pub mod exit_plan_mode;
 pub mod front_matter;
 pub mod grep_search;
 pub mod list_files;
+pub mod plan_mode;
 pub mod read_file;
 pub mod run_shell;
 pub mod skill;
@@ -109,17 +110,17 @@ pub struct RunScope {
     /// skills); set by the loop while the run lasts.
     pub children: std::sync::Mutex<Option<crate::agent::subagent::ChildSender>>,
     /// Plan mode: on or off, the plan file, the mode to restore.
-    pub plan: std::sync::Mutex<enter_plan_mode::PlanMode>,
+    pub plan: std::sync::Mutex<plan_mode::PlanMode>,
     /// The run's permission mode by name ("default", "acceptEdits", …), as
     /// plan mode reports and restores it.
     pub permission_mode: std::sync::Mutex<String>,
     /// Who reviews a plan on `exit_plan_mode` (`None`: nobody can be asked).
-    pub plan_review: Option<Arc<dyn exit_plan_mode::PlanReview>>,
+    pub plan_review: Option<Arc<dyn plan_mode::PlanReview>>,
 }
 
 impl RunScope {
     /// A run's scope in `permission_mode`, with a plan reviewer if someone can answer.
-    pub fn new(permission_mode: &str, plan_review: Option<Arc<dyn exit_plan_mode::PlanReview>>) -> Self {
+    pub fn new(permission_mode: &str, plan_review: Option<Arc<dyn plan_mode::PlanReview>>) -> Self {
         RunScope { permission_mode: std::sync::Mutex::new(permission_mode.to_string()), plan_review, ..RunScope::default() }
     }
 
@@ -210,8 +211,11 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
-    /// A short human summary of the call: "src/app.rs", "cargo test".
-    fn summary(&self, args: &Self::Args) -> String;
+    /// A short human summary of the call: "src/app.rs", "cargo test";
+    /// empty when the tool's name says it all.
+    fn summary(&self, _args: &Self::Args) -> String {
+        String::new()
+    }
 
     /// The tool's own checks (read-before-edit, unchanged-since-read, …) and
     /// the work that can be done before permission is asked.
