@@ -51,6 +51,9 @@ pub struct RunRequest {
     /// A sub-agent's run: the `UserPromptSubmit` and `Stop` hooks are the
     /// user's run's, not its sub-agents' (tool hooks run for both).
     pub sub_agent: bool,
+    /// The model to ask for instead of the provider's (a custom sub-agent's
+    /// `model`); `None`: the provider's own.
+    pub model: Option<String>,
 }
 
 /// How a run ended.
