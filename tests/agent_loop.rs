@@ -358,6 +358,24 @@ async fn tool_input_cut_off_by_max_tokens_goes_back_as_an_error_result() {
     .assert_eq(&serde_json::to_string_pretty(&body["messages"][2]["content"]).unwrap());
 }
 
+/// A request naming a model (a custom sub-agent's) asks the
+/// OpenAI-compatible server for it; one naming none asks for the
+/// provider's own.
+#[tokio::test]
+async fn openai_asks_for_the_requests_model_else_its_own() {
+    use tandem::agent::provider::{ModelRequest, Provider};
+    let answer = || MockResponse::sse(&fixture("openai/verbatim_text_with_logprobs.sse"));
+    let mock = MockModel::start(vec![answer(), answer()]).await;
+    let provider = OpenAiProvider::new(HttpProviderConfig::for_tests(format!("{}/v1", mock.url), "gpt-test")).unwrap();
+    let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
+    let messages = [tandem::agent::provider::Message::user_text("hi")];
+    let sub_agent = ModelRequest { model: Some("qwen3:0.6b"), system: "s", messages: &messages, tools: &[] };
+    provider.stream(&sub_agent, &events).await.unwrap();
+    provider.stream(&ModelRequest { model: None, ..sub_agent }, &events).await.unwrap();
+    let models: Vec<Value> = mock.requests().iter().map(|r| r.body["model"].clone()).collect();
+    assert_eq!(models, [json!("qwen3:0.6b"), json!("gpt-test")]);
+}
+
 #[tokio::test]
 async fn openai_two_parallel_tool_calls_and_tool_messages() {
     let mock = MockModel::start(vec![

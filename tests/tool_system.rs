@@ -189,6 +189,45 @@ async fn a_custom_agent_gets_only_its_tools_and_is_listed_in_the_agent_tool() {
     assert_eq!(results(&requests[3].body), [("src/a.rs:1".to_string(), false)]);
 }
 
+/// A custom agent's `model` field is the model its requests ask for: a
+/// family alias becomes that family's model on Anthropic, any other value
+/// is passed through; without the field (or with `inherit`) the session's
+/// model is asked for.
+#[tokio::test]
+async fn a_custom_agent_asks_for_its_own_model_and_otherwise_the_sessions() {
+    let agent = |name: &str, model: &str| format!("---\nname: {name}\n{model}tools: read_file\n---\nYou are {name}.\n");
+    let (fast, pinned, plain, inherit) =
+        (agent("fast", "model: haiku\n"), agent("pinned", "model: my-model-2\n"), agent("plain", ""), agent("same", "model: inherit\n"));
+    let s = setup(
+        &[(".tandem/agents/fast.md", &fast), (".tandem/agents/pinned.md", &pinned), (".tandem/agents/plain.md", &plain), (".tandem/agents/same.md", &inherit)],
+        &[],
+    );
+    let call = |id: &'static str, agent_type: &str| (id, "agent", serde_json::json!({"description": "look", "prompt": "Look.", "type": agent_type}));
+    let mock = MockModel::start(vec![
+        // Custom agents may edit, so the four calls run one after the other, in order.
+        turns::tools("", &[call("toolu_1", "fast"), call("toolu_2", "pinned"), call("toolu_3", "plain"), call("toolu_4", "same")]),
+        turns::text("fast done"),
+        turns::text("pinned done"),
+        turns::text("plain done"),
+        turns::text("same done"),
+        turns::text("All done."),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("look around")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let asked: Vec<(String, String)> = mock
+        .requests()
+        .iter()
+        .map(|r| (system(&r.body).lines().next().unwrap_or_default().to_string(), r.body["model"].as_str().unwrap().to_string()))
+        .collect();
+    let children: Vec<(&str, &str)> = asked[1..5].iter().map(|(system, model)| (system.as_str(), model.as_str())).collect();
+    assert_eq!(
+        children,
+        [("You are fast.", "claude-haiku-4-5"), ("You are pinned.", "my-model-2"), ("You are plain.", "claude-test"), ("You are same.", "claude-test")]
+    );
+    assert_eq!((asked[0].1.as_str(), asked[5].1.as_str()), ("claude-test", "claude-test"));
+}
+
 #[tokio::test]
 async fn two_explore_sub_agents_overlap_in_time() {
     use common::mock_model::{MockResponse, Part};

@@ -48,6 +48,9 @@ pub struct RunRequest {
     pub compact: bool,
     /// The whole system prompt, instead of Tandem's own (sub-agents).
     pub system: Option<String>,
+    /// The model to ask for instead of the provider's (a custom sub-agent's
+    /// `model`); `None`: the provider's own.
+    pub model: Option<String>,
 }
 
 /// How a run ended.

@@ -56,7 +56,8 @@ pub async fn run(
     let mut conversation = Conversation::new(new_thread_id(), ctx.workspace.root().to_path_buf());
     // A one-off run reads and writes through the workspace's own ledger.
     conversation.ledger = ctx.workspace.ledger_handle();
-    let config = SessionConfig::for_model(provider.model());
+    // The context window and prices are the model's the run asks for.
+    let config = SessionConfig::for_model(request.model.as_deref().unwrap_or(provider.model()));
     run_conversation(provider, executor, ctx, &mut conversation, &config, request, events).await
 }
 
@@ -88,7 +89,8 @@ pub async fn run_conversation(
     let children_usage = Arc::clone(&state.children_usage);
     let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
     let driven = {
-        let mut session = Session { provider, conversation, config, events: &events, state: &mut state, ctx: &ctx };
+        let model = request.model.as_deref();
+        let mut session = Session { provider, model, conversation, config, events: &events, state: &mut state, ctx: &ctx };
         tokio::select! {
             driven = session.drive(executor, &request) => driven,
             () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
@@ -127,7 +129,7 @@ pub async fn compact_conversation(
     events: &EventSender,
 ) -> Result<(u64, u64), ProviderError> {
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
-    let mut session = Session { provider, conversation, config, events, state: &mut state, ctx };
+    let mut session = Session { provider, model: None, conversation, config, events, state: &mut state, ctx };
     match session.compact("requested by the user").await {
         Ok(sizes) => Ok(sizes),
         Err(Stop::Provider(err)) => Err(err),
@@ -183,6 +185,8 @@ const NOT_RUN_RESULT: &str = "Tool call not executed: the run ended before it ra
 /// One run of the loop over a conversation.
 struct Session<'a> {
     provider: &'a dyn Provider,
+    /// The model asked for instead of the provider's own ([`RunRequest::model`]).
+    model: Option<&'a str>,
     conversation: &'a mut Conversation,
     config: &'a SessionConfig,
     events: &'a EventSender,
@@ -274,7 +278,7 @@ impl Session<'_> {
             let plan_section = crate::tools::plan_mode::current_prompt_section(self.ctx);
             let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
             let response = loop {
-                let model_request = ModelRequest { system: &system_now, messages: &self.conversation.messages, tools: &tools };
+                let model_request = ModelRequest { model: self.model, system: &system_now, messages: &self.conversation.messages, tools: &tools };
                 match stream_turn(self.provider, &model_request, self.events, &mut runner, &cancel).await {
                     Ok(response) => break response,
                     // Too long for the model after all: compact once and retry,
@@ -393,7 +397,7 @@ impl Session<'_> {
         // Half the window for the transcript leaves room for the summary.
         let max_chars = usize::try_from(self.config.context_window).unwrap_or(usize::MAX).saturating_mul(2);
         let messages = summary_request(&self.conversation.messages, max_chars);
-        let request = ModelRequest { system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
+        let request = ModelRequest { model: self.model, system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
         // The summary is not part of the transcript the user watches.
         let (quiet, _ignored) = mpsc::unbounded_channel();
         let response = tokio::select! {
