@@ -419,6 +419,44 @@ async fn compact_flag_forces_a_compaction_before_the_run() {
     assert_eq!(roles_and_text(&mock.requests()[2].body).len(), 1);
 }
 
+#[tokio::test]
+async fn a_compaction_names_the_most_recently_read_files_for_a_re_read_not_every_file() {
+    // Twelve files read in four turns, then f1 read again: the ten most
+    // recent are f1 and f4 to f12; f2 and f3 were read first and not since.
+    let mock = MockModel::start(vec![
+        three_reads(100, 1),
+        three_reads(100, 4),
+        three_reads(100, 7),
+        three_reads(100, 10),
+        read("toolu_again", "f1.txt"),
+        text("Read them all."),
+        text("SUMMARY: twelve files read."),
+        text("Yes."),
+    ])
+    .await;
+    let (dir, ctx) = workspace();
+    for n in 1..=12 {
+        std::fs::write(dir.path().join(format!("f{n}.txt")), format!("file {n}\n")).unwrap();
+    }
+    let provider = anthropic(&mock);
+    let config = SessionConfig::for_model("claude-test");
+    let mut conversation = thread(&ctx);
+    run_in(&provider, &ctx, &mut conversation, &config, request("read f1 to f12")).await;
+    let (outcome, _) = run_in(&provider, &ctx, &mut conversation, &config, RunRequest { compact: true, ..request("done?") }).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 8);
+    let summary = requests[7].body["messages"][0]["content"][0]["text"].as_str().unwrap().to_string();
+    let listed = summary.split("read them again before editing): ").nth(1).unwrap_or_default();
+    assert_eq!(
+        listed,
+        "f1.txt, f10.txt, f11.txt, f12.txt, f4.txt, f5.txt, f6.txt, f7.txt, f8.txt, f9.txt",
+        "{summary}"
+    );
+    // Every file, named or not, must be read again before an edit.
+    assert!(conversation.ledger.paths().is_empty());
+}
+
 // ---------------------------------------------------------------- caching
 
 #[tokio::test]

@@ -23,7 +23,7 @@ use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
-use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, SUMMARY_SYSTEM};
+use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
 use crate::session::loops::{LoopDetector, Verdict};
 use crate::session::{new_thread_id, Conversation, SessionConfig};
 use crate::tools::executor::FatalToolError;
@@ -77,10 +77,12 @@ pub async fn run_conversation(
     // Tools see this thread's reads only.
     let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&conversation.ledger)));
     let ctx = ToolContext { workspace, ..ctx };
-    // Deferred tools the thread activated stay active in its next runs.
+    // Deferred tools the thread activated stay active in its next runs,
+    // and so do the user's "Always allow" answers.
     for name in &conversation.activated_tools {
         ctx.run.activate(name);
     }
+    ctx.run.grants.add(conversation.grants.iter().cloned());
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
@@ -110,6 +112,7 @@ pub async fn run_conversation(
         Err(Stop::Fatal(FatalToolError(message))) => (RunStatus::Failed, format!("A tool failed fatally: {message}")),
         Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
+    conversation.set_grants(ctx.run.grants.rules());
     conversation.end_run(status);
     conversation.commit();
     // Only a saved thread can be named later.
@@ -220,6 +223,8 @@ impl Session<'_> {
         for name in self.ctx.run.activated_names() {
             self.conversation.activate_tool(&name);
         }
+        // Grants given during the last turn's calls are saved at its end.
+        self.conversation.set_grants(self.ctx.run.grants.rules());
         let registry = executor.registry();
         let mut tools = registry.definitions();
         crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
@@ -391,7 +396,8 @@ impl Session<'_> {
 
     /// Ask the model for a summary (a separate request, no tools) and
     /// replace the history with it and the latest prompt. The files the
-    /// thread had read must be read again before an edit.
+    /// thread had read must be read again before an edit; the summary names
+    /// the [`REREAD_RECENT_FILES`] most recent.
     async fn compact(&mut self, reason: &str) -> Result<(u64, u64), Stop> {
         let before = self.conversation.context_tokens.max(estimate_messages(&self.conversation.messages));
         // Half the window for the transcript leaves room for the summary.
@@ -409,9 +415,10 @@ impl Session<'_> {
         self.state.add(&response.usage, cost);
         self.conversation.end_turn(response.usage, cost);
         let summary = response.message.text();
-        let mut reread: Vec<String> = self.conversation.ledger.paths().iter().map(|p| self.ctx.workspace.display_path(p)).collect();
+        // The most recent files, named in a stable order.
+        let mut reread: Vec<String> =
+            self.conversation.ledger.most_recent(REREAD_RECENT_FILES).iter().map(|p| self.ctx.workspace.display_path(p)).collect();
         reread.sort();
-        reread.truncate(30);
         self.conversation.ledger.clear();
         let history = compacted_history(&summary, &reread, self.conversation.last_prompt());
         let system_tokens = self.conversation.system.as_deref().map(|s| estimate_tokens(s.len())).unwrap_or(0);

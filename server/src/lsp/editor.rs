@@ -41,6 +41,7 @@ const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not chang
 /// [`LspEditor::watch_late_change`]).
 #[derive(Debug, Clone)]
 struct LateEdit {
+    run: Option<Arc<str>>,
     uri: String,
     path: PathBuf,
     base: i32,
@@ -53,10 +54,12 @@ impl LateEdit {
         documents.snapshot(&self.path).is_some_and(|d| d.version > self.base && *d.text == *self.expected)
     }
 
-    fn confirm(&self, records: &Mutex<Vec<EditRecord>>) {
+    fn confirm(&self, records: &Mutex<Vec<RunEditRecord>>) {
         let mut records = records.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(record) = records.iter_mut().rev().find(|r| r.uri == self.uri && r.status == "not_applied") {
-            record.status = "applied";
+        if let Some(entry) =
+            records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == "not_applied")
+        {
+            entry.record.status = "applied";
         }
     }
 }
@@ -77,7 +80,7 @@ impl Drop for PendingEdit<'_> {
         if let Some(uri) = self.editor.documents.uri(&self.edit.path) {
             let uri = uri.as_str().to_string();
             tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
-            self.editor.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri: uri.clone(), status: "not_applied" });
+            self.editor.push_record(self.edit.run.clone(), EditRecord { uri: uri.clone(), status: "not_applied" });
             self.editor.watch_late_change(self.edit, uri, self.watch_for);
         }
     }
@@ -140,13 +143,26 @@ pub struct EditRecord {
     pub status: &'static str,
 }
 
+/// An [`EditRecord`] and the run it belongs to: runs of several threads
+/// go on at once, and each reports only its own edits.
+#[derive(Debug, Clone)]
+struct RunEditRecord {
+    run: Option<Arc<str>>,
+    record: EditRecord,
+}
+
+/// Records kept at most; the oldest go first. A run takes its own when it
+/// ends, so only records of no run (or of a run that never asked for them)
+/// could pile up.
+const MAX_EDIT_RECORDS: usize = 4096;
+
 pub struct LspEditor {
     documents: Arc<Documents>,
     client: Arc<dyn ClientLink>,
     settings: Arc<RwLock<Settings>>,
     capabilities: EditCapabilities,
     roots: Vec<PathBuf>,
-    records: Arc<Mutex<Vec<EditRecord>>>,
+    records: Arc<Mutex<Vec<RunEditRecord>>>,
     /// Edits recorded `not_applied` that may still land.
     late: Mutex<Vec<LateEdit>>,
     outbox: Arc<RunOutbox>,
@@ -168,38 +184,54 @@ impl LspEditor {
         self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The edits recorded since the last call (one run's edits).
+    /// The edits recorded for `run` (see `Workspace::for_run`; `None`:
+    /// edits made outside any run), taken: another run's stay.
     /// An edit that landed late (a `didChange` after the wait) is
     /// `applied` here, whether or not its watcher has run yet.
-    pub fn take_records(&self) -> Vec<EditRecord> {
-        for late in std::mem::take(&mut *self.late.lock().unwrap_or_else(|e| e.into_inner())) {
+    pub fn take_records(&self, run: Option<&str>) -> Vec<EditRecord> {
+        let is_run = |tag: &Option<Arc<str>>| tag.as_deref() == run;
+        let late: Vec<LateEdit> = {
+            let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
+            let (mine, others) = std::mem::take(&mut *pending).into_iter().partition(|late| is_run(&late.run));
+            *pending = others;
+            mine
+        };
+        for late in late {
             if late.landed(&self.documents) {
                 late.confirm(&self.records);
             }
         }
-        std::mem::take(&mut *self.records.lock().unwrap_or_else(|e| e.into_inner()))
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        let (mine, others): (Vec<RunEditRecord>, Vec<RunEditRecord>) = std::mem::take(&mut *records).into_iter().partition(|r| is_run(&r.run));
+        *records = others;
+        mine.into_iter().map(|r| r.record).collect()
     }
 
-    fn record(&self, uri: &Uri, outcome: &EditOutcome) {
+    fn push_record(&self, run: Option<Arc<str>>, record: EditRecord) {
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        if records.len() >= MAX_EDIT_RECORDS {
+            records.remove(0);
+        }
+        records.push(RunEditRecord { run, record });
+    }
+
+    fn record(&self, run: Option<Arc<str>>, uri: &Uri, outcome: &EditOutcome) {
         let status = match outcome {
             EditOutcome::Applied { .. } => "applied",
             EditOutcome::Rejected(_) => "rejected",
             EditOutcome::NotApplied(_) => "not_applied",
             EditOutcome::Superseded(_) => "superseded",
         };
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(EditRecord { uri: uri.as_str().to_string(), status });
+        self.push_record(run, EditRecord { uri: uri.as_str().to_string(), status });
     }
 
-    /// Record an edit the user refused in the review before it was sent.
-    pub fn record_rejected(&self, path: &Path) {
+    /// Record an edit of `run` the user refused in the review before it was sent.
+    pub fn record_rejected(&self, path: &Path, run: Option<Arc<str>>) {
         let uri = match self.documents.uri(path) {
             Some(uri) => uri.as_str().to_string(),
             None => path_to_uri(path).map(|u| u.as_str().to_string()).unwrap_or_else(|| path.display().to_string()),
         };
-        self.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri, status: "rejected" });
+        self.push_record(run, EditRecord { uri, status: "rejected" });
     }
 
     /// True when an edit to `path` can be reviewed in the editor's own
@@ -408,8 +440,14 @@ impl LspEditor {
     /// `not_applied`; if the buffer then holds the edited text within
     /// `timeout`, the record is corrected to `applied`.
     fn watch_late_change(&self, edit: &BufferEdit, uri: String, timeout: Duration) {
-        let late = LateEdit { uri, path: edit.path.clone(), base: edit.version, expected: edit.new_text.clone() };
-        self.late.lock().unwrap_or_else(|e| e.into_inner()).push(late.clone());
+        let late = LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: edit.new_text.clone() };
+        {
+            let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
+            if pending.len() >= MAX_EDIT_RECORDS {
+                pending.remove(0);
+            }
+            pending.push(late.clone());
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let documents = Arc::clone(&self.documents);
         let records = Arc::clone(&self.records);
@@ -453,7 +491,7 @@ impl Editor for LspEditor {
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
         if let Some(uri) = self.documents.uri(&edit.path) {
-            self.record(&uri, &outcome);
+            self.record(edit.run.clone(), &uri, &outcome);
             if let EditOutcome::NotApplied(reason) = &outcome {
                 if reason.contains(APPLIED_WITHOUT_CHANGE) {
                     self.watch_late_change(&edit, uri.as_str().to_string(), watch_for);

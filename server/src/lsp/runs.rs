@@ -288,7 +288,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         ..RunRequest::default()
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
-    env.editor.take_records();
 
     let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
@@ -312,7 +311,9 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         cancel: cancel.clone(),
         child_env: Arc::new(env.settings.child_env()),
         run: Arc::new(scope),
-        ..ToolContext::new(Arc::clone(&env.workspace))
+        // Its edits are recorded as this run's: threads run at once, and
+        // each answer lists its own edits.
+        ..ToolContext::new(Arc::new(env.workspace.for_run(&run_id)))
     };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
@@ -455,7 +456,7 @@ fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf
         edits.insert(uri, "written");
     }
     // Buffer edits carry their real outcome; they win over "written".
-    for record in env.editor.take_records() {
+    for record in env.editor.take_records(Some(run_id)) {
         edits.insert(record.uri, record.status);
     }
     let edits: Vec<Value> = edits.into_iter().map(|(uri, status)| json!({"uri": uri, "status": status})).collect();

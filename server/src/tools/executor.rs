@@ -72,6 +72,12 @@ pub struct PermissionRequest {
     /// The user approved a plan with "Execute and accept edits": this
     /// run's edits are applied without review (as in `acceptEdits`).
     pub accept_edits: bool,
+    /// The run the call is part of, when the front end tags runs (the
+    /// editor's run id: an edit rejected in review is that run's).
+    pub run: Option<Arc<str>>,
+    /// The conversation's "Always allow" grants: the policy allows what
+    /// they cover, and "Always allow" adds to them.
+    pub grants: Arc<super::Grants>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,6 +222,8 @@ impl Executor {
             summary: traits.summary.clone(),
             preview,
             input: call.input.clone(),
+            run: ctx.workspace.run_tag().cloned(),
+            grants: Arc::clone(&ctx.run.grants),
         };
         match self.policy.decide(&request).await {
             PermissionDecision::Allow => {}

@@ -8,6 +8,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -35,6 +36,9 @@ pub struct LedgerEntry {
     pub seen_text: Arc<str>,
     /// Set by the file watcher when the file on disk stopped matching `stamp`.
     pub changed_on_disk: bool,
+    /// When it was recorded, in the ledger's own order: a later read or
+    /// write of any file has a larger number.
+    pub seq: u64,
 }
 
 /// Path → what the agent last saw there. Concurrent: tools run in parallel
@@ -42,11 +46,14 @@ pub struct LedgerEntry {
 #[derive(Debug, Default)]
 pub struct ReadLedger {
     entries: DashMap<PathBuf, LedgerEntry>,
+    /// The next entry's `seq`.
+    next_seq: AtomicU64,
 }
 
 impl ReadLedger {
     pub fn record(&self, path: &Path, stamp: ReadStamp, seen_text: Arc<str>) {
-        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, changed_on_disk: false });
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, changed_on_disk: false, seq });
     }
 
     pub fn get(&self, path: &Path) -> Option<LedgerEntry> {
@@ -63,6 +70,13 @@ impl ReadLedger {
 
     pub fn paths(&self) -> Vec<PathBuf> {
         self.entries.iter().map(|e| e.key().clone()).collect()
+    }
+
+    /// The `n` files read (or written) most recently, the latest first.
+    pub fn most_recent(&self, n: usize) -> Vec<PathBuf> {
+        let mut entries: Vec<(u64, PathBuf)> = self.entries.iter().map(|e| (e.seq, e.key().clone())).collect();
+        entries.sort_by(|a, b| b.0.cmp(&a.0));
+        entries.into_iter().take(n).map(|(_, path)| path).collect()
     }
 
     /// Called by the watcher with the file's current on-disk fingerprint
@@ -160,11 +174,25 @@ mod tests {
     }
 
     #[test]
+    fn most_recent_follows_the_order_of_reads_and_writes_not_of_names() {
+        let ledger = ReadLedger::default();
+        let stamp = ReadStamp { version: None, fingerprint: 0 };
+        for name in ["c", "a", "d", "b"] {
+            ledger.record(Path::new(name), stamp, Arc::from(""));
+        }
+        // Reading "c" again makes it the latest.
+        ledger.record(Path::new("c"), stamp, Arc::from(""));
+        let recent: Vec<String> = ledger.most_recent(3).iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(recent, ["c", "b", "d"]);
+    }
+
+    #[test]
     fn version_mismatch_is_a_change_even_with_equal_text() {
         let entry = LedgerEntry {
             stamp: ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") },
             seen_text: Arc::from("x"),
             changed_on_disk: false,
+            seq: 0,
         };
         let now = ReadStamp { version: Some(4), fingerprint: fingerprint(b"x") };
         assert!(change_since_read(&entry, &now, "x").is_some());

@@ -150,6 +150,9 @@ pub struct Workspace {
     home: Option<PathBuf>,
     /// The temp files of writes in progress, for cleaning up after a kill.
     journal: Option<Arc<WriteJournal>>,
+    /// The run this view writes for (an editor run's id): its edits to open
+    /// documents carry it, so the editor reports each run's own edits.
+    run_tag: Option<Arc<str>>,
 }
 
 /// Tandem's own folder for one workspace, outside it:
@@ -216,6 +219,7 @@ impl Workspace {
             text_reads: Default::default(),
             home: dirs::home_dir(),
             journal,
+            run_tag: None,
         })
     }
 
@@ -238,7 +242,21 @@ impl Workspace {
             home: self.home.clone(),
             text_reads: Arc::clone(&self.text_reads),
             journal: self.journal.clone(),
+            run_tag: self.run_tag.clone(),
         }
+    }
+
+    /// The same workspace (and ledger) writing for the run `tag`: edits to
+    /// open documents are recorded as that run's. Views made from it
+    /// ([`with_ledger`](Self::with_ledger), [`fork_view`](Self::fork_view):
+    /// a thread's, a sub-agent's) keep the tag.
+    pub fn for_run(&self, tag: &str) -> Workspace {
+        Workspace { run_tag: Some(Arc::from(tag)), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// The run this view writes for, if any.
+    pub fn run_tag(&self) -> Option<&Arc<str>> {
+        self.run_tag.as_ref()
     }
 
     /// The ledger itself, to keep it beyond this view (a thread's ledger).
@@ -459,6 +477,7 @@ impl Workspace {
                     splices: change.splices.clone(),
                     label: change.label.clone(),
                     review: change.review,
+                    run: self.run_tag.clone(),
                 })
                 .await;
             return match outcome {

@@ -48,6 +48,8 @@ pub struct BufferEdit {
     pub label: String,
     /// Send it for the user's review in the editor's own preview.
     pub review: bool,
+    /// The run it is part of (see [`crate::workspace::Workspace::for_run`]).
+    pub run: Option<Arc<str>>,
 }
 
 /// What happened to an edit sent to the editor.
