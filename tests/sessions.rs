@@ -123,27 +123,60 @@ fn roles_and_text(body: &Value) -> Vec<String> {
 
 // ---------------------------------------------------------------- threads
 
+/// Two runs of a thread over `a.txt` ("one\n"): the model reads it in the
+/// first, and in the second edits "one" to "two", then says `last`.
+struct ReadThenEdit {
+    mock: MockModel,
+    dir: tempfile::TempDir,
+    ctx: ToolContext,
+    config: SessionConfig,
+}
+
+impl ReadThenEdit {
+    async fn start(last: &str) -> Self {
+        let mock = MockModel::start(vec![
+            read("toolu_r", "a.txt"),
+            text("It says one."),
+            reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
+            text(last),
+        ])
+        .await;
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        ReadThenEdit { mock, dir, ctx, config: SessionConfig::for_model("claude-test") }
+    }
+
+    async fn run(&self, conversation: &mut Conversation, prompt: &str) -> (RunOutcome, Vec<RunEvent>) {
+        run_in(&anthropic(&self.mock), &self.ctx, conversation, &self.config, request(prompt)).await
+    }
+
+    fn a_txt(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("a.txt")).unwrap()
+    }
+}
+
+/// The edit's result: (is_error, content).
+fn edit_result(events: &[RunEvent]) -> (bool, String) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolResult { id, is_error, content } if id == "toolu_e" => Some((*is_error, content.clone())),
+            _ => None,
+        })
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_follow_up_holds_the_earlier_turns_and_edits_a_file_read_before() {
-    let mock = MockModel::start(vec![
-        read("toolu_r", "a.txt"),
-        text("It says one."),
-        reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
-        text("Changed."),
-    ])
-    .await;
-    let (dir, ctx) = workspace();
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-    let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
-    let mut conversation = thread(&ctx);
-    let (first, _) = run_in(&provider, &ctx, &mut conversation, &config, request("what does a.txt say?")).await;
+    let t = ReadThenEdit::start("Changed.").await;
+    let mut conversation = thread(&t.ctx);
+    let (first, _) = t.run(&mut conversation, "what does a.txt say?").await;
     assert_eq!(first.status, RunStatus::Completed);
-    let (second, events) = run_in(&provider, &ctx, &mut conversation, &config, request("now make it two")).await;
+    let (second, events) = t.run(&mut conversation, "now make it two").await;
     assert_eq!(second.status, RunStatus::Completed, "{events:?}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "two\n");
+    assert_eq!(t.a_txt(), "two\n");
 
-    let requests = mock.requests();
+    let requests = t.mock.requests();
     expect_test::expect![[r#"
         user text:what does a.txt say?
         assistant tool_use:read_file
@@ -151,60 +184,32 @@ async fn a_follow_up_holds_the_earlier_turns_and_edits_a_file_read_before() {
         assistant text:It says one.
         user text:now make it two"#]]
     .assert_eq(&roles_and_text(&requests[2].body).join("\n"));
-    let edit = events.iter().find_map(|e| match e {
-        RunEvent::ToolResult { id, is_error, content } if id == "toolu_e" => Some((*is_error, content.clone())),
-        _ => None,
-    });
-    let (is_error, content) = edit.unwrap();
+    let (is_error, content) = edit_result(&events);
     assert!(!is_error && content.starts_with("Successfully edited a.txt"), "{content}");
 }
 
 #[tokio::test]
 async fn a_follow_up_edit_is_refused_when_the_user_changed_the_file_in_between() {
-    let mock = MockModel::start(vec![
-        read("toolu_r", "a.txt"),
-        text("It says one."),
-        reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
-        text("I will read it again."),
-    ])
-    .await;
-    let (dir, ctx) = workspace();
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-    let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
-    let mut conversation = thread(&ctx);
-    run_in(&provider, &ctx, &mut conversation, &config, request("what does a.txt say?")).await;
-    std::fs::write(dir.path().join("a.txt"), "one\nand the user's line\n").unwrap();
-    let (_, events) = run_in(&provider, &ctx, &mut conversation, &config, request("now make it two")).await;
-    let content = events
-        .iter()
-        .find_map(|e| match e {
-            RunEvent::ToolResult { id, is_error: true, content } if id == "toolu_e" => Some(content.clone()),
-            _ => None,
-        })
-        .unwrap();
-    assert!(content.contains("a.txt was modified externally since your last read"), "{content}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\nand the user's line\n");
+    let t = ReadThenEdit::start("I will read it again.").await;
+    let mut conversation = thread(&t.ctx);
+    t.run(&mut conversation, "what does a.txt say?").await;
+    std::fs::write(t.dir.path().join("a.txt"), "one\nand the user's line\n").unwrap();
+    let (_, events) = t.run(&mut conversation, "now make it two").await;
+    let (is_error, content) = edit_result(&events);
+    assert!(is_error && content.contains("a.txt was modified externally since your last read"), "{content}");
+    assert_eq!(t.a_txt(), "one\nand the user's line\n");
 }
 
 #[tokio::test]
 async fn threads_do_not_share_read_ledgers() {
-    let mock = MockModel::start(vec![
-        read("toolu_r", "a.txt"),
-        text("Read."),
-        reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
-        text("Oops."),
-    ])
-    .await;
-    let (dir, ctx) = workspace();
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-    let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
-    let mut first = thread(&ctx);
-    run_in(&provider, &ctx, &mut first, &config, request("read a.txt")).await;
-    let mut other = Conversation::new("other", ctx.workspace.root().to_path_buf());
-    let (_, events) = run_in(&provider, &ctx, &mut other, &config, request("make it two")).await;
-    assert!(events.iter().any(|e| matches!(e, RunEvent::ToolResult { is_error: true, content, .. } if content.contains("You must read this file before editing"))), "{events:?}");
+    let t = ReadThenEdit::start("Oops.").await;
+    let mut first = thread(&t.ctx);
+    t.run(&mut first, "read a.txt").await;
+    let mut other = Conversation::new("other", t.ctx.workspace.root().to_path_buf());
+    let (_, events) = t.run(&mut other, "make it two").await;
+    let (is_error, content) = edit_result(&events);
+    assert!(is_error && content.contains("You must read this file before editing"), "{content}");
+    assert_eq!(t.a_txt(), "one\n");
 }
 
 // ---------------------------------------------------------------- the terminal

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::mock_model::MockModel;
-use common::{request, run_agent, turns};
+use common::turns::{self, last_results, tool_names};
+use common::{request, run_agent};
 use serde_json::Value;
 use tandem::agent::anthropic::AnthropicProvider;
 use tandem::agent::config::HttpProviderConfig;
@@ -83,20 +84,9 @@ async fn agents_md_with_an_include_reaches_the_system_prompt() {
     .assert_eq(section);
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
-}
-
 /// The tool_result blocks of a request's last message, as (content, is_error).
 fn results(body: &Value) -> Vec<(String, bool)> {
-    let messages = body["messages"].as_array().unwrap();
-    messages.last().unwrap()["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|b| b["type"] == "tool_result")
-        .map(|b| (b["content"].as_str().unwrap().to_string(), b["is_error"].as_bool().unwrap_or(false)))
-        .collect()
+    last_results(body).into_iter().map(|(_, is_error, content)| (content, is_error)).collect()
 }
 
 const REVIEW_SKILL: &str = "---\nname: review\ndescription: Review a change for bugs\nwhen-to-use: after editing code\n---\nReview $ARGUMENTS carefully. Checklists live in ${CLAUDE_SKILL_DIR}/lists.\n";

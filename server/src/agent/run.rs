@@ -23,6 +23,7 @@ use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
+use crate::hooks::{HookEvent, HookOutcome, Hooks};
 use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
 use crate::session::loops::{LoopDetector, Verdict};
 use crate::session::{new_thread_id, Conversation, SessionConfig};
@@ -37,6 +38,11 @@ pub const DEFAULT_MAX_TURNS: usize = 100;
 
 /// The answer to calls the turn limit stops.
 pub const TURN_LIMIT_RESULT: &str = "Tool call not executed: turn limit reached";
+
+/// How many times in one run a `Stop` hook may send the agent back to
+/// work; the next time it asks, the run ends (failed) instead, so a hook
+/// that is never satisfied cannot keep the agent going forever.
+pub const MAX_STOP_CONTINUATIONS: usize = 5;
 
 /// How long cancelled tools get to stop by themselves (a shell command kills
 /// its process group on `ctx.cancel`) before their tasks are aborted.
@@ -173,12 +179,34 @@ enum Stop {
     Loop(String),
 }
 
-/// The user's first message: editor context (selection, diagnostics), then the prompt.
-fn first_message(request: &RunRequest) -> Message {
-    match request.context.as_deref().filter(|c| !c.trim().is_empty()) {
-        Some(context) => Message::user_text(format!("{context}\n\n{}", request.prompt)),
-        None => Message::user_text(request.prompt.clone()),
+/// The user's first message: editor context (selection, diagnostics), then
+/// the prompt, then what the `UserPromptSubmit` hooks added.
+fn first_message(request: &RunRequest, hook_context: &[String]) -> Message {
+    let mut text = match request.context.as_deref().filter(|c| !c.trim().is_empty()) {
+        Some(context) => format!("{context}\n\n{}", request.prompt),
+        None => request.prompt.clone(),
+    };
+    if !hook_context.is_empty() {
+        text.push_str("\n\n[Context added by the user's UserPromptSubmit hook]\n");
+        text.push_str(&hook_context.join("\n"));
     }
+    Message::user_text(text)
+}
+
+/// What the agent reads when a `Stop` hook sends it back to work.
+fn stop_hook_message(reason: &str) -> Message {
+    Message::user_text(format!("[A Stop hook of the user's did not let you finish yet. Its reason:]\n{reason}"))
+}
+
+/// A hook's text, cut for a one-line notice.
+fn notice(text: &str) -> String {
+    const MAX_CHARS: usize = 300;
+    if text.chars().count() <= MAX_CHARS {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(MAX_CHARS).collect();
+    short.push('…');
+    short
 }
 
 /// The answer to calls an earlier run left without results (it was
@@ -253,13 +281,58 @@ impl Session<'_> {
         }
     }
 
+    /// Run the `UserPromptSubmit` or `Stop` hooks; cancelling the run
+    /// stops them. A hook that fails or times out is shown to the user and
+    /// does not block.
+    async fn hook(&self, hooks: &Hooks, event: HookEvent, payload: serde_json::Value) -> Result<HookOutcome, Stop> {
+        let outcome = tokio::select! {
+            biased;
+            _ = self.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
+            outcome = hooks.run(event, None, payload) => outcome,
+        };
+        for failure in &outcome.failures {
+            tracing::warn!("{failure}");
+            self.hook_notice(event, failure.clone());
+        }
+        Ok(outcome)
+    }
+
+    fn hook_notice(&self, event: HookEvent, message: String) {
+        let _ = self.events.send(RunEvent::Hook { name: event.name().to_string(), message });
+    }
+
+    /// The `UserPromptSubmit` hooks: `Err` is the run's end when one
+    /// blocked the prompt (the model never sees it), `Ok` what they add.
+    async fn submit_prompt(&mut self, hooks: &Hooks, request: &RunRequest) -> Result<Result<Vec<String>, (RunStatus, String)>, Stop> {
+        let event = HookEvent::UserPromptSubmit;
+        let payload = serde_json::json!({"session_id": self.conversation.id, "prompt": request.prompt});
+        let outcome = self.hook(hooks, event, payload).await?;
+        if let Some(reason) = outcome.block {
+            return Ok(Err((RunStatus::Failed, format!("The UserPromptSubmit hook blocked this prompt, so it was not sent: {reason}"))));
+        }
+        for context in &outcome.output {
+            self.hook_notice(event, format!("added to the prompt: {}", notice(context)));
+        }
+        Ok(Ok(outcome.output))
+    }
+
     async fn drive(&mut self, executor: &Executor, request: &RunRequest) -> Result<(RunStatus, String), Stop> {
+        // The user's own runs go through the prompt and stop hooks; sub-agents' do not.
+        let hooks = if request.sub_agent { None } else { executor.hooks() };
+        let hook_context = match &hooks {
+            Some(hooks) => match self.submit_prompt(hooks, request).await? {
+                Ok(context) => context,
+                Err(end) => return Ok(end),
+            },
+            None => Vec::new(),
+        };
+        let mut stop_continuations = 0;
         let system = self.system(executor, request);
         let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
         let executor = Arc::new(executor.clone());
         self.conversation.set_title_from(&request.prompt);
         self.close_dangling_calls();
-        let first = first_message(request);
+        let first = first_message(request, &hook_context);
         self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&first));
         self.conversation.push(first);
         self.conversation.commit();
@@ -310,7 +383,33 @@ impl Session<'_> {
             self.conversation.push(message);
             if tool_calls.is_empty() {
                 self.conversation.commit();
-                return Ok((RunStatus::Completed, text));
+                let Some(hooks) = &hooks else { return Ok((RunStatus::Completed, text)) };
+                let event = HookEvent::Stop;
+                let payload = serde_json::json!({
+                    "session_id": self.conversation.id,
+                    "stop_hook_active": stop_continuations > 0,
+                    "last_assistant_message": text,
+                });
+                let Some(reason) = self.hook(hooks, event, payload).await?.block else {
+                    return Ok((RunStatus::Completed, text));
+                };
+                if stop_continuations >= MAX_STOP_CONTINUATIONS {
+                    let line = format!(
+                        "The Stop hook sent the agent back to work {MAX_STOP_CONTINUATIONS} times in this run and asked again; the run ends here. Its last reason: {reason}"
+                    );
+                    return Ok((RunStatus::Failed, line));
+                }
+                if last_turn {
+                    self.hook_notice(event, format!("asked the agent to continue, but the run reached its turn limit: {reason}"));
+                    return Ok((RunStatus::TurnLimit, text));
+                }
+                stop_continuations += 1;
+                self.hook_notice(event, format!("asked the agent to continue: {}", notice(&reason)));
+                let message = stop_hook_message(&reason);
+                self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&message));
+                self.conversation.push(message);
+                self.conversation.commit();
+                continue;
             }
             if last_turn {
                 let mut content = Vec::new();

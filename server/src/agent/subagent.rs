@@ -156,7 +156,8 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     );
     let model = subagent_model(provider.name(), provider.model(), spec.model.as_deref());
     tracing::debug!(label = %spec.label, parent = %parent.call_id, model = model.as_deref().unwrap_or(provider.model()), "sub-agent starts");
-    let child_request = RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), model, ..RunRequest::default() };
+    let child_request =
+        RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), model, sub_agent: true, ..RunRequest::default() };
     let (tx, mut rx) = event_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
     let parent_call = parent.call_id.clone();

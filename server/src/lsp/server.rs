@@ -18,6 +18,7 @@ use super::config::{Settings, SettingsFiles, SettingsLayers};
 use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
+use super::hook_consent::HookConsent;
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
@@ -45,6 +46,8 @@ struct Session {
     work_done_progress: bool,
     configuration: bool,
     threads: Arc<Threads>,
+    /// Asks the user about the project's hooks.
+    hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
     answer_goes_alone: bool,
 }
@@ -243,8 +246,12 @@ impl Backend {
     }
 
     async fn ask(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
-        // The settings files may have changed since the last run.
+        // The settings files may have changed since the last run; changed
+        // project hooks are asked about (a prompt already up is waited for).
         self.update_settings(|_| {});
+        if let Some(session) = self.session.get() {
+            session.hook_consent.ask_if_needed().await;
+        }
         let args: AskArgs = first_argument(&params.arguments)?;
         if self.lifecycle.client_gone.is_cancelled() {
             return Err(Error { code: ErrorCode::ServerError(-32803), message: "the client has gone away".into(), data: None });
@@ -356,7 +363,10 @@ impl LanguageServer for Backend {
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
+        let hook_consent =
+            Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let session = Session {
+            hook_consent,
             threads,
             workspace,
             editor,
@@ -408,6 +418,9 @@ impl LanguageServer for Backend {
         self.pull_configuration().await;
         if let Some(session) = self.session.get() {
             mcp_front::start(&session.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+            // Not awaited here: the user may take a while; a run waits for the answer.
+            let consent = Arc::clone(&session.hook_consent);
+            tokio::spawn(async move { consent.ask_if_needed().await });
         }
     }
 

@@ -166,6 +166,11 @@ impl Executor {
         &self.registry
     }
 
+    /// The hooks as they are now (`None` when none are configured).
+    pub fn hooks(&self) -> Option<Arc<crate::hooks::Hooks>> {
+        self.hooks.as_ref().map(crate::hooks::current).filter(|hooks| !hooks.is_empty())
+    }
+
     /// The folder large results of calls in `ctx` are saved to.
     pub fn results_dir(&self, ctx: &ToolContext) -> Option<PathBuf> {
         match &self.results_dir {
