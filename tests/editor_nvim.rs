@@ -436,6 +436,44 @@ fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
     );
 }
 
+/// Plan mode's review in Neovim: "Keep planning", then the plugin asks
+/// what should change (`tandem/textInput`, answered through vim.ui.input);
+/// the typed text reaches the model as the user's feedback.
+#[test]
+fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
+    let Some(nvim) = nvim() else { return skip("neovim_keep_planning_sends_the_typed_feedback_to_the_model") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+                {"text": "Replanning."}
+            ]),
+            env: vec![
+                ("SCENARIO_MODE", "default"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps."),
+            ],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(
+        report["inputs"],
+        serde_json::json!([{"prompt": "Tandem: Tandem keeps planning. What should change in the plan? "}]),
+        "{report:#}"
+    );
+    assert_eq!(outcome.results[2]["is_error"], false, "{:#}", outcome.results[2]);
+    assert_eq!(
+        outcome.results[2]["content"],
+        "User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.",
+        "{report:#}"
+    );
+}
+
 /// A code action ("Tandem: explain this code") runs through the plugin: its
 /// run has a heading and an end marker in the transcript and an end message.
 #[test]

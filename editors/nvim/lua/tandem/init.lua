@@ -35,6 +35,7 @@ function M.server_settings()
   local c = M.config
   local settings = {
     saveDocuments = true,
+    textInput = true,
     provider = c.provider,
     model = c.model,
     permissionMode = c.permission_mode,
@@ -88,6 +89,18 @@ M.handlers = {
   end,
   ['workspace/applyEdit'] = function(err, params, ctx)
     return review.apply_edit(err, params, ctx)
+  end,
+  -- A line of text from the user (the feedback after "Keep planning" in
+  -- plan mode's review), through vim.ui.input, so input plugins are used.
+  ['tandem/textInput'] = function(_, params)
+    params = params or {}
+    local text = require('tandem.await')(function(settle)
+      vim.ui.input({ prompt = 'Tandem: ' .. (params.prompt or 'your answer') .. ' ' }, settle)
+    end)
+    if text == nil or vim.trim(text) == '' then
+      return { text = vim.NIL }
+    end
+    return { text = text }
   end,
   ['$/cancelRequest'] = function(err, params, ctx)
     review.cancel_request(err, params, ctx)
