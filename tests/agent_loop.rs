@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use common::mock_model::{MockModel, MockResponse, Part};
 use common::test_tools::{GetStockPrice, GetWeather, Log, Mutate, Rendezvous, Signal, WaitForCancel};
-use common::{fixture, messages_json, render_events, request, run_agent, workspace};
+use common::turns::{event, message_end, message_start, tool_block_in_pieces};
+use common::{fixture, messages_json, render_events, request, run_agent, turns, workspace};
 use serde_json::{json, Value};
 use tandem::agent::anthropic::AnthropicProvider;
 use tandem::agent::config::HttpProviderConfig;
@@ -31,40 +32,6 @@ fn executor(registry: ToolRegistry) -> Executor {
 
 fn new_log() -> Log {
     Arc::new(Mutex::new(Vec::new()))
-}
-
-fn event(kind: &str, data: Value) -> String {
-    format!("event: {kind}\ndata: {data}\n\n")
-}
-
-fn message_start() -> String {
-    event("message_start", json!({"type": "message_start", "message": {"id": "msg_t", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}))
-}
-
-fn message_end(stop_reason: &str) -> String {
-    event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 5}}))
-        + &event("message_stop", json!({"type": "message_stop"}))
-}
-
-/// A tool_use block whose input JSON arrives in pieces of `piece` chars.
-fn tool_block(index: u64, id: &str, name: &str, input: &Value, piece: usize) -> String {
-    let mut out = event("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
-    let text: Vec<char> = input.to_string().chars().collect();
-    for chunk in text.chunks(piece) {
-        let partial: String = chunk.iter().collect();
-        out += &event("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial}}));
-    }
-    out + &event("content_block_stop", json!({"type": "content_block_stop", "index": index}))
-}
-
-fn final_text_response(text: &str) -> MockResponse {
-    MockResponse::sse(
-        &(message_start()
-            + &event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
-            + &event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}))
-            + &event("content_block_stop", json!({"type": "content_block_stop", "index": 0}))
-            + &message_end("end_turn")),
-    )
 }
 
 #[tokio::test]
@@ -192,14 +159,14 @@ async fn successful_results_go_back_without_is_error() {
 async fn split_json_deltas_ping_anywhere_and_tiny_reads() {
     let input = json!({"name": "caf\u{e9} \u{1F600}", "partner": null});
     let mut body = String::new();
-    for piece in [message_start(), tool_block(0, "toolu_1", "rendezvous", &input, 1), message_end("tool_use")] {
+    for piece in [message_start(), tool_block_in_pieces(0, "toolu_1", "rendezvous", &input, 1), message_end("tool_use")] {
         // A ping between every event.
         for one in piece.split_inclusive("\n\n") {
             body += one;
             body += &event("ping", json!({"type": "ping"}));
         }
     }
-    let mock = MockModel::start(vec![MockResponse::sse(&body).in_pieces(3), final_text_response("ok")]).await;
+    let mock = MockModel::start(vec![MockResponse::sse(&body).in_pieces(3), turns::text("ok")]).await;
     let log = new_log();
     let mut registry = ToolRegistry::default();
     registry.register(Rendezvous::new(log.clone()));
@@ -356,6 +323,24 @@ async fn tool_input_cut_off_by_max_tokens_goes_back_as_an_error_result() {
           }
         ]"#]]
     .assert_eq(&serde_json::to_string_pretty(&body["messages"][2]["content"]).unwrap());
+}
+
+/// A request naming a model (a custom sub-agent's) asks the
+/// OpenAI-compatible server for it; one naming none asks for the
+/// provider's own.
+#[tokio::test]
+async fn openai_asks_for_the_requests_model_else_its_own() {
+    use tandem::agent::provider::{ModelRequest, Provider};
+    let answer = || MockResponse::sse(&fixture("openai/verbatim_text_with_logprobs.sse"));
+    let mock = MockModel::start(vec![answer(), answer()]).await;
+    let provider = OpenAiProvider::new(HttpProviderConfig::for_tests(format!("{}/v1", mock.url), "gpt-test")).unwrap();
+    let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
+    let messages = [tandem::agent::provider::Message::user_text("hi")];
+    let sub_agent = ModelRequest { model: Some("qwen3:0.6b"), system: "s", messages: &messages, tools: &[] };
+    provider.stream(&sub_agent, &events).await.unwrap();
+    provider.stream(&ModelRequest { model: None, ..sub_agent }, &events).await.unwrap();
+    let models: Vec<Value> = mock.requests().iter().map(|r| r.body["model"].clone()).collect();
+    assert_eq!(models, [json!("qwen3:0.6b"), json!("gpt-test")]);
 }
 
 #[tokio::test]
@@ -549,12 +534,12 @@ async fn a_safe_call_starts_before_message_stop() {
     // tool has run; only then does it send the rest and message_stop.
     let log = new_log();
     let notify = Arc::new(Notify::new());
-    let first = message_start() + &tool_block(0, "toolu_early", "signal", &json!({"name": "early"}), 4);
-    let rest = tool_block(1, "toolu_late", "signal", &json!({"name": "late"}), 4) + &message_end("tool_use");
+    let first = message_start() + &tool_block_in_pieces(0, "toolu_early", "signal", &json!({"name": "early"}), 4);
+    let rest = tool_block_in_pieces(1, "toolu_late", "signal", &json!({"name": "late"}), 4) + &message_end("tool_use");
     let mock = MockModel::start_with_log(
         vec![
             MockResponse::sse_parts(vec![Part::Bytes(first.into_bytes()), Part::WaitFor(notify.clone(), "message_stop held"), Part::Bytes(rest.into_bytes())]),
-            final_text_response("done"),
+            turns::text("done"),
         ],
         log.clone(),
     )

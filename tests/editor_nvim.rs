@@ -113,7 +113,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
     assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
-    let cancels = scenario.env.iter().any(|&(key, value)| key == "SCENARIO_REVIEW" && value == "CancelThenApply");
+    let cancels = scenario.env.iter().any(|&(key, value)| key == "SCENARIO_REVIEW" && value.starts_with("Cancel"));
     if !cancels {
         assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
     }
@@ -368,7 +368,70 @@ fn neovim_cancel_during_review_applies_nothing() {
     assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
     assert_eq!(outcome.disk, ON_DISK);
     assert!(
-        messages(report).contains(&"Tandem: the run was cancelled during the review; the edit was not applied".to_string()),
+        messages(report).contains(
+            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
+        ),
+        "{report:#}"
+    );
+}
+
+/// The server withdraws a review (`$/cancelRequest`) when the run is
+/// cancelled while a picker plugin's window is open: the plugin closes the
+/// picker and the preview, applies nothing (the user's late Apply is
+/// ignored) and says so.
+#[test]
+fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
+    let Some(nvim) = nvim() else { return skip("neovim_withdrawn_review_closes_the_picker_and_applies_nothing") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: read_then_edit(),
+            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["picker_closed"], true, "the plugin closed the picker when the server withdrew the review: {report:#}");
+    assert_eq!(report["previews_left"], 0, "{report:#}");
+    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    assert!(
+        messages(report).contains(
+            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
+        ),
+        "{report:#}"
+    );
+}
+
+/// The server stops waiting for the review (the applyEdit timeout) and
+/// withdraws it; the run goes on. The plugin closes the picker, and the
+/// user's Apply that comes after it applies nothing: the model was already
+/// told the editor did not answer.
+#[test]
+fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
+    let Some(nvim) = nvim() else { return skip("neovim_review_timed_out_by_the_server_is_not_applied_late") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: read_then_edit(),
+            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["picker_closed"], true, "{report:#}");
+    assert_eq!(report["previews_left"], 0, "{report:#}");
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "the late Apply landed nothing: {report:#}");
+    assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
+    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+    assert!(content.contains("did not answer the applyEdit request"), "{content}");
+    assert!(
+        messages(report).contains(
+            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
+        ),
         "{report:#}"
     );
 }

@@ -193,10 +193,6 @@ impl Tool for WaitForCancel {
         Ok(())
     }
 
-    fn summary(&self, _: &Self::Args) -> String {
-        String::new()
-    }
-
     async fn call(&self, _args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         push(&self.log, "tool: waiting".into());
         let cancelled = tokio::time::timeout(Duration::from_secs(30), ctx.cancel.cancelled()).await.is_ok();
@@ -232,10 +228,6 @@ macro_rules! echo_tool {
                 true
             }
 
-            fn summary(&self, _: &Self::Args) -> String {
-                String::new()
-            }
-
             async fn call(&self, args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
                 Ok(format!("{} got {}", $name, Value::Object(args)))
             }
@@ -266,10 +258,6 @@ impl Tool for Broken {
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
-    }
-
-    fn summary(&self, _: &Self::Args) -> String {
-        String::new()
     }
 
     async fn call(&self, _args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {

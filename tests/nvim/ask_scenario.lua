@@ -69,6 +69,27 @@ local ok, err = pcall(function()
       end, 20)
       wanted = 'Apply'
     end
+    local picker = nil
+    if wanted == 'LateApply' or wanted == 'CancelThenLateApply' then
+      -- A picker plugin's floating window stays open; the server withdraws
+      -- the request (the run is cancelled, or the applyEdit times out) and
+      -- the plugin should close it. The user then presses Apply anyway.
+      local picker_buf = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_lines(picker_buf, 0, -1, false, items)
+      picker = vim.api.nvim_open_win(picker_buf, false, {
+        relative = 'editor', row = 2, col = 2, width = 30, height = #items, style = 'minimal',
+      })
+      if wanted == 'CancelThenLateApply' then
+        tandem.cancel()
+      end
+      report.picker_closed = vim.wait(15000, function()
+        return not vim.api.nvim_win_is_valid(picker)
+      end, 20)
+      if not report.picker_closed then
+        vim.api.nvim_win_close(picker, true)
+      end
+      wanted = 'Apply'
+    end
     local choice = nil
     for _, item in ipairs(items) do
       if item == wanted or (wanted == 'Apply all' and item:find('^Apply all')) then
@@ -84,7 +105,12 @@ local ok, err = pcall(function()
   vim.notify = function(message, level)
     table.insert(report.messages, { message = message, level = level })
   end
+  local settings = nil
+  if env.SCENARIO_APPLY_EDIT_MS then
+    settings = { timeouts = { applyEditMs = tonumber(env.SCENARIO_APPLY_EDIT_MS) } }
+  end
   tandem.setup({
+    settings = settings,
     cmd = { env.TANDEM_BIN, 'lsp' },
     permission_mode = env.SCENARIO_MODE or 'acceptEdits',
     review = { layout = env.SCENARIO_LAYOUT or 'float' },
@@ -163,6 +189,21 @@ local ok, err = pcall(function()
     error('the run did not finish in 60 s')
   end
   report.transcript = require('tandem.transcript').lines()
+  -- Review previews still on screen once the run is over (a withdrawn
+  -- review's handler may still be closing its preview: wait, bounded).
+  local function previews()
+    local count = 0
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.b[vim.api.nvim_win_get_buf(win)].tandem_review then
+        count = count + 1
+      end
+    end
+    return count
+  end
+  vim.wait(5000, function()
+    return previews() == 0
+  end, 20)
+  report.previews_left = previews()
   report.status_after = tandem.status()
   -- :TandemCancel with nothing running says so.
   vim.cmd('TandemCancel')

@@ -3,7 +3,8 @@
 //! A tool asks for a child with [`run_child`]; the parent's loop serves the
 //! request ([`serve`], alive as long as the parent run), because the loop
 //! holds the provider. A child:
-//! - uses the same provider and the same workspace view (the user's unsaved
+//! - uses the same provider (and its model, unless a custom agent's `model`
+//!   names another: [`subagent_model`]) and the same workspace view (the user's unsaved
 //!   buffers, the same edit sinks), with a read ledger of its own
 //!   ([`Workspace::fork_view`](crate::workspace::Workspace::fork_view)) and a
 //!   history of its own;
@@ -22,6 +23,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
+use super::config::subagent_model;
 use super::provider::Provider;
 use super::{RunOutcome, RunRequest};
 use crate::tools::{DynTool, Executor, RunScope, ToolContext};
@@ -75,6 +77,9 @@ pub struct ChildSpec {
     /// Its first user message.
     pub prompt: String,
     pub tools: ToolChoice,
+    /// The model it asks for, as an agent's `model` field says it
+    /// (resolved by [`subagent_model`]); `None`: the parent's.
+    pub model: Option<String>,
 }
 
 /// A tool's request for a child run, served by the parent's loop.
@@ -149,8 +154,10 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         ctx.workspace.root().display(),
         if tool_names.is_empty() { "none" } else { &tool_names },
     );
-    let child_request = RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), ..RunRequest::default() };
-    tracing::debug!(label = %spec.label, parent = %parent.call_id, "sub-agent starts");
+    let model = subagent_model(provider.name(), provider.model(), spec.model.as_deref());
+    tracing::debug!(label = %spec.label, parent = %parent.call_id, model = model.as_deref().unwrap_or(provider.model()), "sub-agent starts");
+    let child_request =
+        RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), model, sub_agent: true, ..RunRequest::default() };
     let (tx, mut rx) = event_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
     let parent_call = parent.call_id.clone();

@@ -15,7 +15,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, ClientLink};
 use super::documents::path_to_uri;
 use super::runs::RunOutbox;
-use crate::tools::exit_plan_mode::{PlanAnswer, PlanReview};
+use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 use crate::workspace::Workspace;
 
 pub const EXECUTE: &str = "Execute";

@@ -35,6 +35,8 @@ pub enum Record {
     Compact { messages: Vec<Message>, before_tokens: u64, after_tokens: u64 },
     /// Deferred tools the model activated, in order.
     Tools { activated: Vec<String> },
+    /// The thread's "Always allow" rules (their text), all of them.
+    Grants { rules: Vec<String> },
     /// A model turn ended.
     Turn { usage: Usage, #[serde(default, skip_serializing_if = "Option::is_none")] cost_usd: Option<f64>, at_ms: u64 },
     /// A run ended.
@@ -65,6 +67,9 @@ pub struct Conversation {
     /// Deferred tools the model activated; their definitions are appended
     /// after the resident ones, so the prefix before them stays the same.
     pub activated_tools: Vec<String>,
+    /// The "Always allow" rules the user gave in this thread (rule text):
+    /// its later runs keep them, other threads do not have them.
+    pub grants: Vec<String>,
     /// What this thread has read, and at which version: a follow-up may edit
     /// a file read earlier if it is unchanged. Not saved (it would copy file
     /// contents to disk): after a restart, files are read again.
@@ -114,6 +119,7 @@ impl Conversation {
             system: None,
             messages: Vec::new(),
             activated_tools: Vec::new(),
+            grants: Vec::new(),
             ledger: Arc::new(ReadLedger::default()),
             totals: Totals::default(),
             context_tokens: 0,
@@ -154,6 +160,7 @@ impl Conversation {
                 self.context_tokens = after_tokens;
             }
             Record::Tools { activated } => self.activated_tools = activated,
+            Record::Grants { rules } => self.grants = rules,
             Record::Turn { usage, cost_usd, at_ms } => {
                 self.add_turn_totals(&usage, cost_usd);
                 self.context_tokens = usage.input_tokens + usage.output_tokens;
@@ -214,6 +221,14 @@ impl Conversation {
             self.activated_tools.push(name.to_string());
             let activated = self.activated_tools.clone();
             self.record(Record::Tools { activated });
+        }
+    }
+
+    /// The thread's grants are now `rules` (recorded when they changed).
+    pub fn set_grants(&mut self, rules: Vec<String>) {
+        if rules != self.grants {
+            self.grants = rules.clone();
+            self.record(Record::Grants { rules });
         }
     }
 

@@ -39,7 +39,9 @@ pub struct AgentDefinition {
     pub description: String,
     /// Tool names it may use (`None`: every tool but `agent`).
     pub tools: Option<Vec<String>>,
-    /// The model it asks for; runs use the parent's provider and model.
+    /// The model it asks for (`inherit`, a family alias `sonnet`/`opus`/
+    /// `haiku`, or a model id; see [`crate::agent::config::subagent_model`]);
+    /// it runs on the parent's provider.
     pub model: Option<String>,
     pub system_prompt: String,
     pub path: PathBuf,
@@ -140,18 +142,24 @@ impl AgentTool {
 pub struct Resolved {
     system_prompt: String,
     tools: ToolChoice,
+    /// A custom agent's `model` field.
+    model: Option<String>,
 }
 
 fn resolve(agent_type: Option<&str>, workspace: &Workspace) -> Result<Resolved, String> {
     let name = agent_type.map(str::trim).filter(|t| !t.is_empty()).unwrap_or("general");
     match name {
-        "explore" => Ok(Resolved { system_prompt: EXPLORE_PROMPT.to_string(), tools: ToolChoice::ReadOnly }),
-        "plan" => Ok(Resolved { system_prompt: PLAN_PROMPT.to_string(), tools: ToolChoice::ReadOnly }),
-        "general" => Ok(Resolved { system_prompt: GENERAL_PROMPT.to_string(), tools: ToolChoice::General }),
+        "explore" => Ok(Resolved { system_prompt: EXPLORE_PROMPT.to_string(), tools: ToolChoice::ReadOnly, model: None }),
+        "plan" => Ok(Resolved { system_prompt: PLAN_PROMPT.to_string(), tools: ToolChoice::ReadOnly, model: None }),
+        "general" => Ok(Resolved { system_prompt: GENERAL_PROMPT.to_string(), tools: ToolChoice::General, model: None }),
         custom => {
             let agents = AgentSet::discover(workspace);
             match agents.get(custom) {
-                Some(agent) => Ok(Resolved { system_prompt: agent.system_prompt.clone(), tools: ToolChoice::Only(agent.tools.clone()) }),
+                Some(agent) => Ok(Resolved {
+                    system_prompt: agent.system_prompt.clone(),
+                    tools: ToolChoice::Only(agent.tools.clone()),
+                    model: agent.model.clone(),
+                }),
                 None => {
                     let mut known: Vec<&str> = BUILT_IN.to_vec();
                     known.extend(agents.agents.iter().map(|a| a.name.as_str()));
@@ -201,6 +209,7 @@ impl Tool for AgentTool {
             system_prompt: resolved.system_prompt,
             prompt: args.prompt,
             tools: resolved.tools,
+            model: resolved.model,
         };
         match run_child(ctx, spec).await {
             Ok(text) if text.trim().is_empty() => Ok("(Sub-agent produced no output)".to_string()),

@@ -222,6 +222,8 @@ async fn fork(skill: &Skill, prompt: String, args: &str, ctx: &ToolContext) -> R
         system_prompt: prompt,
         prompt: task,
         tools: crate::agent::subagent::ToolChoice::Only(skill.allowed_tools.clone()),
+        // A skill's front matter names no model: the parent's.
+        model: None,
     };
     match crate::agent::subagent::run_child(ctx, spec).await {
         Ok(text) if text.trim().is_empty() => Ok("(Skill produced no output)".to_string()),

@@ -89,6 +89,9 @@ M.handlers = {
   ['workspace/applyEdit'] = function(err, params, ctx)
     return review.apply_edit(err, params, ctx)
   end,
+  ['$/cancelRequest'] = function(err, params, ctx)
+    review.cancel_request(err, params, ctx)
+  end,
 }
 
 --- The running Tandem client, if any.
