@@ -436,6 +436,44 @@ fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
     );
 }
 
+/// Plan mode's review in Neovim: "Keep planning", then the plugin asks
+/// what should change (`tandem/textInput`, answered through vim.ui.input);
+/// the typed text reaches the model as the user's feedback.
+#[test]
+fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
+    let Some(nvim) = nvim() else { return skip("neovim_keep_planning_sends_the_typed_feedback_to_the_model") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+                {"text": "Replanning."}
+            ]),
+            env: vec![
+                ("SCENARIO_MODE", "default"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps."),
+            ],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(
+        report["inputs"],
+        serde_json::json!([{"prompt": "Tandem: Tandem keeps planning. What should change in the plan? "}]),
+        "{report:#}"
+    );
+    assert_eq!(outcome.results[2]["is_error"], false, "{:#}", outcome.results[2]);
+    assert_eq!(
+        outcome.results[2]["content"],
+        "User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.",
+        "{report:#}"
+    );
+}
+
 /// A code action ("Tandem: explain this code") runs through the plugin: its
 /// run has a heading and an end marker in the transcript and an end message.
 #[test]
@@ -463,4 +501,64 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
 fn skip(name: &str) {
     assert!(std::env::var_os("TANDEM_REQUIRE_NVIM").is_none(), "TANDEM_REQUIRE_NVIM is set but nvim 0.11+ is not on PATH");
     eprintln!("SKIPPED {name}: nvim 0.11+ not on PATH");
+}
+
+/// :TandemAsk, :TandemNew, then :TandemResume picks the first thread back:
+/// the transcript shows its whole past (as it was shown live) and the next
+/// :TandemAsk continues it.
+#[test]
+fn neovim_resume_shows_the_whole_thread_and_continues_it() {
+    let Some(nvim) = nvim() else { return skip("neovim_resume_shows_the_whole_thread_and_continues_it") };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    std::fs::create_dir(root.join(".git")).expect("mark the root");
+    let file = root.join("notes.txt");
+    std::fs::write(&file, ON_DISK).expect("write notes.txt");
+    let script = serde_json::json!({"turns": [
+        {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+        {"text": "It has three lines."}
+    ]});
+    let script_path = root.join(".git/script.json");
+    std::fs::write(&script_path, script.to_string()).expect("write script");
+    let out = root.join(".git/report.json");
+    let status = Command::new(&nvim)
+        .args(["--headless", "--clean", "-u", "NONE", "-l"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/resume_scenario.lua"))
+        .current_dir(&root)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+        .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script_path)
+        .env("SCENARIO_FILE", &file)
+        .env("SCENARIO_OUT", &out)
+        .status()
+        .expect("run nvim");
+    assert!(status.success(), "nvim exited with {status}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
+    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
+    let first_run = lines(&report, "after_first");
+    assert_eq!(
+        first_run,
+        ["## first question", "", "", "", "→ `read_file notes.txt`", "  ✓    1 | line one", "It has three lines.", "", "**— completed —**"],
+        "{report:#}"
+    );
+    // :TandemNew: a new thread, an empty transcript.
+    assert_eq!(report["thread_after_new"], serde_json::Value::Null, "{report:#}");
+    assert_eq!(lines(&report, "after_new"), [""], "{report:#}");
+    // The picker lists the saved thread by its title.
+    let picker = report["picker"].as_array().expect("the picker was shown");
+    assert!(picker[0].as_str().unwrap().contains("first question  (1 runs)"), "{report:#}");
+    // Resumed: the transcript shows the thread's past as it was shown live.
+    assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
+    // The next ask continues that thread, below its past.
+    assert_eq!(report["second_thread"], report["first_thread"], "{report:#}");
+    assert_eq!(report["second_status"], "Tandem: run completed (0 edits)", "{report:#}");
+    let after_second = lines(&report, "after_second");
+    assert_eq!(after_second[..first_run.len()], first_run[..], "{report:#}");
+    assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");
+    assert_eq!(after_second[first_run.len() + 1], "## second question", "{report:#}");
+    assert_eq!(after_second.last().map(String::as_str), Some("**— completed —**"), "{report:#}");
 }

@@ -31,6 +31,11 @@ local ok, err = pcall(function()
   vim.lsp.handlers['window/showMessageRequest'] = function(_, params)
     table.insert(report.prompts, params.message)
     for _, action in ipairs(params.actions or {}) do
+      if action.title == env.SCENARIO_PLAN_ANSWER then
+        return action
+      end
+    end
+    for _, action in ipairs(params.actions or {}) do
       if action.title == 'Allow once' or action.title == 'Apply' then
         return action
       end
@@ -100,6 +105,13 @@ local ok, err = pcall(function()
       prompt = opts.prompt, items = items, preview = preview, status = tandem.status(), choice = choice,
     })
     on_choice(choice)
+  end
+  -- Text the user types when asked (vim.ui.input, as an input plugin
+  -- would give it): SCENARIO_TYPED_ANSWER.
+  report.inputs = {}
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(report.inputs, { prompt = opts.prompt })
+    on_confirm(env.SCENARIO_TYPED_ANSWER)
   end
   report.messages = {}
   vim.notify = function(message, level)

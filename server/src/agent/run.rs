@@ -119,7 +119,7 @@ pub async fn run_conversation(
         Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
     conversation.set_grants(ctx.run.grants.rules());
-    conversation.end_run(status);
+    conversation.end_run(status, (status != RunStatus::Completed).then(|| text.clone()));
     conversation.commit();
     // Only a saved thread can be named later.
     let thread_id = if conversation.is_saved() { conversation.id.clone() } else { String::new() };
@@ -332,6 +332,7 @@ impl Session<'_> {
         let executor = Arc::new(executor.clone());
         self.conversation.set_title_from(&request.prompt);
         self.close_dangling_calls();
+        self.conversation.record_prompt(&request.prompt);
         let first = first_message(request, &hook_context);
         self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&first));
         self.conversation.push(first);

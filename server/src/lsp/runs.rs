@@ -301,6 +301,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         outbox: Arc::clone(&env.outbox),
         workspace: Arc::clone(&env.workspace),
         timeout: env.settings.timeouts.prompt(),
+        text_input: env.settings.text_input,
     };
     let scope = RunScope::new(mode.as_str(), Some(Arc::new(review)));
     if mode == PermissionMode::Plan {

@@ -240,54 +240,31 @@ end
 --- the request first (the picker's windows are closed then, and a late
 --- answer is ignored).
 local function choose(prompt, request_id)
-  local co, is_main = coroutine.running()
   local items = { M.APPLY, M.REJECT, M.APPLY_ALL }
   local opts = { prompt = prompt, kind = 'tandem_review' }
-  if not co or is_main then
-    local choice = nil
-    vim.ui.select(items, opts, function(item)
-      choice = item
-    end)
-    return choice
-  end
-  -- The answer may come while the coroutine still runs (a picker that
-  -- answers at once, or one that waits in a nested event loop): then it is
-  -- returned without yielding. Only an answer after the yield resumes it.
-  local settled, waiting, result = false, false, nil
-  local function settle(value)
-    if settled then
-      return
-    end
-    settled, result = true, value
-    if waiting then
-      vim.schedule(function()
-        if coroutine.status(co) == 'suspended' then
-          coroutine.resume(co)
+  local answered = false
+  local choice = require('tandem.await')(function(settle)
+    local before = window_set()
+    if request_id ~= nil then
+      pending[request_id] = function()
+        -- The default vim.ui.select (inputlist) blocks until answered, so
+        -- only a picker plugin can still be open here.
+        if not answered then
+          pcall(vim.cmd, 'stopinsert')
+          close_new_floats(before)
         end
-      end)
-    end
-  end
-  local before = window_set()
-  if request_id ~= nil then
-    pending[request_id] = function()
-      -- The default vim.ui.select (inputlist) blocks until answered, so
-      -- only a picker plugin can still be open here.
-      if not settled then
-        pcall(vim.cmd, 'stopinsert')
-        close_new_floats(before)
+        settle(WITHDRAWN)
       end
-      settle(WITHDRAWN)
     end
-  end
-  vim.ui.select(items, opts, settle)
-  if not settled then
-    waiting = true
-    coroutine.yield()
-  end
+    vim.ui.select(items, opts, function(item)
+      answered = true
+      settle(item)
+    end)
+  end)
   if request_id ~= nil then
     pending[request_id] = nil
   end
-  return result
+  return choice
 end
 
 --- The `$/cancelRequest` handler: the server withdrew a request (its run

@@ -17,7 +17,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
-import { REJECTED_IN_PREVIEW, needsConfirmation } from '../../logic';
+import { REJECTED_IN_PREVIEW, needsConfirmation, serverSettings, textInputAnswer } from '../../logic';
 
 const BIN = process.env.TANDEM_BIN ?? path.resolve(__dirname, '../../../../../target/debug/tandem');
 
@@ -49,7 +49,12 @@ interface Session {
   root: string;
   events: { type: string; is_error?: boolean; content?: string }[];
   applyEdits: { edit: { documentChanges: { edits: TextEdit[] }[]; changeAnnotations?: Record<string, unknown> } }[];
+  /** The `tandem/textInput` requests, answered with `typed`. */
+  textInputs: { prompt?: string }[];
 }
+
+/** What the user types into an input box (`tandem/textInput`); undefined dismisses it. */
+let typed: string | undefined;
 
 /** A workspace with `files`, the server started on it with a model script. */
 async function start(
@@ -69,7 +74,7 @@ async function start(
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-  const session: Session = { connection, process: child, root, events: [], applyEdits: [] };
+  const session: Session = { connection, process: child, root, events: [], applyEdits: [], textInputs: [] };
   const uri = pathToFileURL(path.join(root, document.name)).toString();
   let text = document.text;
   let version = 1;
@@ -77,8 +82,14 @@ async function start(
   connection.onRequest('workspace/configuration', () => [{}]);
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.onRequest('window/showMessageRequest', (params: { actions?: { title: string }[] }) =>
-    (params.actions ?? []).find((a) => a.title === 'Allow once') ?? null,
+    (params.actions ?? []).find((a) => a.title === 'Allow once' || a.title === 'Keep planning') ?? null,
   );
+  connection.onRequest('window/showDocument', () => ({ success: true }));
+  // As the extension answers it: the input box's value, or null.
+  connection.onRequest('tandem/textInput', (params: { prompt?: string }) => {
+    session.textInputs.push(params);
+    return textInputAnswer(typed);
+  });
   connection.onRequest('workspace/applyEdit', (params: Session['applyEdits'][0]) => {
     session.applyEdits.push(params);
     if (answerEdit(params) === 'reject') {
@@ -106,7 +117,7 @@ async function start(
         configuration: true,
         workspaceEdit: { documentChanges: true, changeAnnotationSupport: { groupsOnLabel: true } },
       },
-      window: { workDoneProgress: true },
+      window: { workDoneProgress: true, showDocument: { support: true } },
     },
     initializationOptions: { tandem: options },
   });
@@ -194,6 +205,34 @@ describe('tandem lsp, answered as VS Code answers', function () {
       assert.strictEqual(result.is_error, true);
       assert.ok(result.content?.includes(REJECTED_IN_PREVIEW), result.content);
     } finally {
+      await stop(s);
+    }
+  });
+
+  it('"Keep planning" in plan mode asks for feedback in an input box, and the model gets the typed text', async () => {
+    const planTurns = [
+      { text: '', tool_calls: [{ name: 'tool_search', input: { query: 'select:enter_plan_mode' } }] },
+      { text: '', tool_calls: [{ name: 'enter_plan_mode', input: {} }] },
+      { text: '', tool_calls: [{ name: 'exit_plan_mode', input: {} }] },
+      { text: 'Replanning.' },
+    ];
+    // The initialization options the extension sends with empty settings.
+    const s = await start({ 'notes.txt': onDisk }, planTurns, serverSettings(() => undefined) as never, () => 'apply', {
+      name: 'notes.txt',
+      text: onDisk,
+    });
+    typed = 'Split step 2 into two steps.';
+    try {
+      const answer = (await s.connection.sendRequest('workspace/executeCommand', {
+        command: 'tandem.ask',
+        arguments: [{ prompt: 'Plan it' }],
+      })) as Answer;
+      assert.strictEqual(answer.status, 'completed', JSON.stringify(answer));
+      assert.deepStrictEqual(s.textInputs.map((p) => p.prompt), ['Tandem keeps planning. What should change in the plan?']);
+      const exit = s.events.filter((e) => e.type === 'tool_result')[2];
+      assert.strictEqual(exit.content, 'User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.');
+    } finally {
+      typed = undefined;
       await stop(s);
     }
   });
