@@ -11,29 +11,12 @@
 
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
+#[path = "common/script.rs"]
+mod script;
 
 use lsp_client::{Fixture, LspClient};
+use script::{done, edit, read, shell, turn};
 use serde_json::{json, Value};
-
-fn read(path: &str) -> Value {
-    json!({"name": "read_file", "input": {"file_path": path}})
-}
-
-fn edit(path: &str, old: &str, new: &str) -> Value {
-    json!({"name": "edit_file", "input": {"file_path": path, "old_string": old, "new_string": new}})
-}
-
-fn shell(command: &str) -> Value {
-    json!({"name": "run_shell", "input": {"command": command}})
-}
-
-fn turn(calls: Vec<Value>) -> Value {
-    json!({"text": "", "tool_calls": calls})
-}
-
-fn done() -> Value {
-    json!({"text": "Done."})
-}
 
 fn ask(prompt: &str, thread_id: Option<&str>) -> Value {
     let mut argument = json!({"prompt": prompt});

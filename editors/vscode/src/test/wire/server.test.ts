@@ -18,6 +18,8 @@ import {
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
 import { REJECTED_IN_PREVIEW, needsConfirmation, serverSettings, textInputAnswer } from '../../logic';
+import type { RunEvent } from '../../runs';
+import { TranscriptText, ending, heading, threadText } from '../../transcriptText';
 
 const BIN = process.env.TANDEM_BIN ?? path.resolve(__dirname, '../../../../../target/debug/tandem');
 
@@ -70,7 +72,8 @@ async function start(
   fs.writeFileSync(script, JSON.stringify({ turns }));
   const child = spawn(BIN, ['lsp'], {
     cwd: root,
-    env: { ...process.env, TANDEM_PROVIDER: 'scripted', TANDEM_SCRIPT: script, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    // Conversation threads are saved beside the workspace, not in the user's data folder.
+    env: { ...process.env, TANDEM_PROVIDER: 'scripted', TANDEM_SCRIPT: script, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', XDG_DATA_HOME: `${root}-data` },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
@@ -147,6 +150,7 @@ async function stop(session: Session): Promise<void> {
   session.connection.dispose();
   await new Promise((resolve) => (session.process.exitCode !== null ? resolve(null) : session.process.once('exit', resolve)));
   fs.rmSync(session.root, { recursive: true, force: true });
+  fs.rmSync(`${session.root}-data`, { recursive: true, force: true });
 }
 
 const turns = [
@@ -250,6 +254,46 @@ describe('tandem lsp, answered as VS Code answers', function () {
       assert.strictEqual(answer.status, 'completed', JSON.stringify(answer));
       assert.strictEqual(needsConfirmation(s.applyEdits[0].edit as never), false);
       assert.strictEqual(s.text(), 'line one\nline two\nLINE THREE\n');
+    } finally {
+      await stop(s);
+    }
+  });
+  it("tandem.transcript gives a thread's past, shown as the live transcript showed it", async () => {
+    const script = [turns[0], { text: 'It has three lines.' }];
+    const s = await start({ 'notes.txt': onDisk }, script, {}, () => 'apply', { name: 'notes.txt', text: onDisk });
+    try {
+      const ask = async (prompt: string, threadId?: string) =>
+        (await s.connection.sendRequest('workspace/executeCommand', {
+          command: 'tandem.ask',
+          arguments: [{ prompt, textDocument: { uri: s.uri }, threadId }],
+        })) as Answer & { threadId: string };
+      const first = await ask('what is in notes.txt?');
+      await waitUntil('the first run ended', () => s.events.filter((e) => e.type === 'end').length === 1);
+      const second = await ask('and now?', first.threadId);
+      assert.strictEqual(second.threadId, first.threadId);
+      await waitUntil('the second run ended', () => s.events.filter((e) => e.type === 'end').length === 2);
+      // What the live transcript showed: each run's heading, events, end marker.
+      const live: string[] = [];
+      let run = new TranscriptText();
+      let text = '';
+      const prompts = ['what is in notes.txt?', 'and now?'];
+      for (const event of s.events as RunEvent[]) {
+        if (text === '') text = heading(prompts[live.length]);
+        if (event.type === 'end') {
+          live.push(text + run.lineBreak() + ending(event.status ?? '', event.text));
+          run = new TranscriptText();
+          text = '';
+        } else {
+          text += run.event(event);
+        }
+      }
+      const past = (await s.connection.sendRequest('workspace/executeCommand', {
+        command: 'tandem.transcript',
+        arguments: [{ threadId: first.threadId }],
+      })) as { events: RunEvent[]; omitted: number };
+      assert.strictEqual(past.omitted, 0);
+      assert.strictEqual(threadText(past.events, past.omitted), live.join(''));
+      assert.ok(live[0].includes('→ read_file notes.txt') && live[1].startsWith('\n## and now?'), live.join(''));
     } finally {
       await stop(s);
     }
