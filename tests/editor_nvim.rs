@@ -442,6 +442,42 @@ fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
     );
 }
 
+/// The run is cancelled while the plugin asks what should change in the
+/// plan: the server withdraws `tandem/textInput` and the plugin closes an
+/// input plugin's box and says so.
+#[test]
+fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
+    let Some(nvim) = nvim() else { return skip("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+                {"text": "Replanning."}
+            ]),
+            env: vec![
+                ("SCENARIO_MODE", "default"),
+                ("SCENARIO_VIA", "plugin"),
+                ("SCENARIO_REVIEW", "Cancel"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_INPUT", "CancelThenLate"),
+                ("SCENARIO_TYPED_ANSWER", "typed too late"),
+            ],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
+    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+    assert!(
+        messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
+        "{report:#}"
+    );
+}
+
 /// A code action ("Tandem: explain this code") runs through the plugin: its
 /// run has a heading and an end marker in the transcript and an end message.
 #[test]
