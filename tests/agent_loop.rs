@@ -11,13 +11,14 @@ use std::sync::{Arc, Mutex};
 
 use common::mock_model::{MockModel, MockResponse, Part};
 use common::test_tools::{GetStockPrice, GetWeather, Log, Mutate, Rendezvous, Signal, WaitForCancel};
-use common::{fixture, messages_json, render_events, request, run_agent, workspace};
+use common::turns::{event, message_end, message_start, tool_block_in_pieces};
+use common::{fixture, messages_json, render_events, request, run_agent, turns, workspace};
 use serde_json::{json, Value};
 use tandem::agent::anthropic::AnthropicProvider;
 use tandem::agent::config::HttpProviderConfig;
 use tandem::agent::openai::OpenAiProvider;
 use tandem::agent::scripted::ScriptedProvider;
-use tandem::agent::{RunEvent, RunStatus, RunRequest};
+use tandem::agent::{RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::tools::{Executor, ToolKind, ToolRegistry};
 use tokio::sync::Notify;
 
@@ -29,42 +30,15 @@ fn executor(registry: ToolRegistry) -> Executor {
     Executor::new(registry).with_results_dir(None)
 }
 
+/// Run `prompt` in a throwaway workspace with these tools, against the
+/// Anthropic provider on `mock`.
+async fn run_on(mock: &MockModel, registry: ToolRegistry, prompt: &str) -> (RunOutcome, Vec<RunEvent>) {
+    let (_dir, ctx) = workspace();
+    run_agent(&anthropic(mock), &executor(registry), ctx, request(prompt)).await
+}
+
 fn new_log() -> Log {
     Arc::new(Mutex::new(Vec::new()))
-}
-
-fn event(kind: &str, data: Value) -> String {
-    format!("event: {kind}\ndata: {data}\n\n")
-}
-
-fn message_start() -> String {
-    event("message_start", json!({"type": "message_start", "message": {"id": "msg_t", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}))
-}
-
-fn message_end(stop_reason: &str) -> String {
-    event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 5}}))
-        + &event("message_stop", json!({"type": "message_stop"}))
-}
-
-/// A tool_use block whose input JSON arrives in pieces of `piece` chars.
-fn tool_block(index: u64, id: &str, name: &str, input: &Value, piece: usize) -> String {
-    let mut out = event("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
-    let text: Vec<char> = input.to_string().chars().collect();
-    for chunk in text.chunks(piece) {
-        let partial: String = chunk.iter().collect();
-        out += &event("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial}}));
-    }
-    out + &event("content_block_stop", json!({"type": "content_block_stop", "index": index}))
-}
-
-fn final_text_response(text: &str) -> MockResponse {
-    MockResponse::sse(
-        &(message_start()
-            + &event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
-            + &event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}))
-            + &event("content_block_stop", json!({"type": "content_block_stop", "index": 0}))
-            + &message_end("end_turn")),
-    )
 }
 
 #[tokio::test]
@@ -76,8 +50,7 @@ async fn next_request_carries_tool_results_with_matching_ids() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::builtin()), ctx, request("read both")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::builtin(), "read both").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "Hello there!");
     assert_eq!((outcome.turns, outcome.usage.input_tokens, outcome.usage.output_tokens), (2, 423, 93));
@@ -178,8 +151,7 @@ async fn successful_results_go_back_without_is_error() {
     .await;
     let mut registry = ToolRegistry::default();
     registry.register(common::test_tools::GetWeatherLower);
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(registry), ctx, request("weather?")).await;
+    let (outcome, _) = run_on(&mock, registry, "weather?").await;
     assert_eq!(outcome.status, RunStatus::Completed);
     let body = &mock.requests()[1].body;
     assert_eq!(
@@ -192,19 +164,18 @@ async fn successful_results_go_back_without_is_error() {
 async fn split_json_deltas_ping_anywhere_and_tiny_reads() {
     let input = json!({"name": "caf\u{e9} \u{1F600}", "partner": null});
     let mut body = String::new();
-    for piece in [message_start(), tool_block(0, "toolu_1", "rendezvous", &input, 1), message_end("tool_use")] {
+    for piece in [message_start(), tool_block_in_pieces(0, "toolu_1", "rendezvous", &input, 1), message_end("tool_use")] {
         // A ping between every event.
         for one in piece.split_inclusive("\n\n") {
             body += one;
             body += &event("ping", json!({"type": "ping"}));
         }
     }
-    let mock = MockModel::start(vec![MockResponse::sse(&body).in_pieces(3), final_text_response("ok")]).await;
+    let mock = MockModel::start(vec![MockResponse::sse(&body).in_pieces(3), turns::text("ok")]).await;
     let log = new_log();
     let mut registry = ToolRegistry::default();
     registry.register(Rendezvous::new(log.clone()));
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(registry), ctx, request("go")).await;
+    let (outcome, events) = run_on(&mock, registry, "go").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     assert!(events.contains(&RunEvent::ToolCall { id: "toolu_1".into(), name: "rendezvous".into(), input: input.clone(), kind: ToolKind::Other, summary: "caf\u{e9} \u{1F600}".into() }), "{events:?}");
     assert_eq!(mock.requests()[1].body["messages"][2]["content"][0]["content"], json!("caf\u{e9} \u{1F600} ran"));
@@ -220,8 +191,7 @@ async fn overloaded_529_is_retried_then_succeeds() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     assert_eq!(mock.requests().len(), 3);
     expect_test::expect![[r#"
@@ -238,8 +208,7 @@ async fn overloaded_529_is_retried_then_succeeds() {
 #[tokio::test]
 async fn a_connection_reset_is_retried() {
     let mock = MockModel::start(vec![MockResponse::connection_reset(), MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse"))]).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
     assert_eq!(mock.requests().len(), 2);
     assert!(matches!(&events[0], RunEvent::Retry { attempt: 2, reason, .. } if reason.starts_with("cannot reach the model API")), "{events:?}");
@@ -252,8 +221,7 @@ async fn unauthorized_401_is_not_retried_and_names_the_key() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     expect_test::expect!["Anthropic rejected the API key (401 Unauthorized). Check ANTHROPIC_API_KEY. The server said: invalid x-api-key"]
         .assert_eq(&outcome.text);
@@ -267,8 +235,7 @@ async fn unknown_model_404_is_not_retried() {
         r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-test"}}"#,
     )])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert!(outcome.text.contains("unknown model \"claude-test\"") && outcome.text.contains("TANDEM_MODEL"), "{}", outcome.text);
     assert_eq!(mock.requests().len(), 1);
@@ -281,8 +248,7 @@ async fn mid_stream_error_event_voids_the_attempt_and_retries() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
     expect_test::expect![[r#"
         {"type":"text","text":"Let me"}
@@ -299,8 +265,7 @@ async fn mid_stream_error_event_voids_the_attempt_and_retries() {
 async fn a_mid_stream_error_that_is_not_retryable_fails_the_run() {
     let body = message_start() + &event("error", json!({"type": "error", "error": {"type": "invalid_request_error", "message": "messages: roles must alternate"}}));
     let mock = MockModel::start(vec![MockResponse::sse(&body)]).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.text, "the model API reported an error (invalid_request_error): messages: roles must alternate");
     assert_eq!(mock.requests().len(), 1);
@@ -312,8 +277,7 @@ async fn truncated_stream_is_retried_and_finally_fails() {
     let full = fixture("anthropic/verbatim_basic_text.sse");
     let cut = &full[..full.find("event: message_stop").unwrap()];
     let mock = MockModel::start((0..6).map(|_| MockResponse::sse(cut)).collect()).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.text, "the model's response was cut off: the stream ended without message_stop (gave up after 5 attempts)");
     assert_eq!(mock.requests().len(), 5);
@@ -325,8 +289,7 @@ async fn truncated_stream_then_success() {
     let full = fixture("anthropic/verbatim_basic_text.sse");
     let cut = &full[..full.find("\"text\":\" there\"").unwrap()];
     let mock = MockModel::start(vec![MockResponse::sse(cut), MockResponse::sse(&full)]).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
     assert_eq!(mock.requests().len(), 2);
 }
@@ -338,8 +301,7 @@ async fn tool_input_cut_off_by_max_tokens_goes_back_as_an_error_result() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::builtin()), ctx, request("taxes")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::builtin(), "taxes").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     let body = &mock.requests()[1].body;
     assert_eq!(body["messages"][1]["content"][1], json!({"type": "tool_use", "id": "toolu_01EKqbqmZrGRXy18eN7m9kvY", "name": "make_file", "input": {}}));
@@ -356,6 +318,24 @@ async fn tool_input_cut_off_by_max_tokens_goes_back_as_an_error_result() {
           }
         ]"#]]
     .assert_eq(&serde_json::to_string_pretty(&body["messages"][2]["content"]).unwrap());
+}
+
+/// A request naming a model (a custom sub-agent's) asks the
+/// OpenAI-compatible server for it; one naming none asks for the
+/// provider's own.
+#[tokio::test]
+async fn openai_asks_for_the_requests_model_else_its_own() {
+    use tandem::agent::provider::{ModelRequest, Provider};
+    let answer = || MockResponse::sse(&fixture("openai/verbatim_text_with_logprobs.sse"));
+    let mock = MockModel::start(vec![answer(), answer()]).await;
+    let provider = OpenAiProvider::new(HttpProviderConfig::for_tests(format!("{}/v1", mock.url), "gpt-test")).unwrap();
+    let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
+    let messages = [tandem::agent::provider::Message::user_text("hi")];
+    let sub_agent = ModelRequest { model: Some("qwen3:0.6b"), system: "s", messages: &messages, tools: &[] };
+    provider.stream(&sub_agent, &events).await.unwrap();
+    provider.stream(&ModelRequest { model: None, ..sub_agent }, &events).await.unwrap();
+    let models: Vec<Value> = mock.requests().iter().map(|r| r.body["model"].clone()).collect();
+    assert_eq!(models, [json!("qwen3:0.6b"), json!("gpt-test")]);
 }
 
 #[tokio::test]
@@ -549,20 +529,19 @@ async fn a_safe_call_starts_before_message_stop() {
     // tool has run; only then does it send the rest and message_stop.
     let log = new_log();
     let notify = Arc::new(Notify::new());
-    let first = message_start() + &tool_block(0, "toolu_early", "signal", &json!({"name": "early"}), 4);
-    let rest = tool_block(1, "toolu_late", "signal", &json!({"name": "late"}), 4) + &message_end("tool_use");
+    let first = message_start() + &tool_block_in_pieces(0, "toolu_early", "signal", &json!({"name": "early"}), 4);
+    let rest = tool_block_in_pieces(1, "toolu_late", "signal", &json!({"name": "late"}), 4) + &message_end("tool_use");
     let mock = MockModel::start_with_log(
         vec![
             MockResponse::sse_parts(vec![Part::Bytes(first.into_bytes()), Part::WaitFor(notify.clone(), "message_stop held"), Part::Bytes(rest.into_bytes())]),
-            final_text_response("done"),
+            turns::text("done"),
         ],
         log.clone(),
     )
     .await;
     let mut registry = ToolRegistry::default();
     registry.register(Signal { log: log.clone(), notify });
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(registry), ctx, request("go")).await;
+    let (outcome, _) = run_on(&mock, registry, "go").await;
     assert_eq!(outcome.status, RunStatus::Completed);
     assert_eq!(
         mock.log(),

@@ -20,13 +20,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
 #[path = "common/files.rs"]
 mod files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -171,29 +171,17 @@ fn workspace_with(files: &[(&str, &str)], editor: Option<Arc<MemoryEditor>>) -> 
 }
 
 /// Poll `condition` until it holds or `timeout` passes.
-fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if condition() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    condition()
-}
-
 #[tokio::test]
-async fn the_watcher_marks_a_read_file_stale_when_it_changes_on_disk() {
+async fn the_watcher_marks_a_read_file_changed_when_it_changes_on_disk() {
     let (_temp, root, ctx) = workspace_with(&[("notes.txt", "one\ntwo\n")], None);
     ctx.workspace.start_watcher().unwrap();
     let path = root.join("notes.txt");
     let read = execute(&ctx, "read_file", json!({"file_path": "notes.txt"})).await;
     assert!(!read.is_error, "{}", read.content);
-    assert!(!ctx.workspace.ledger().get(&path).unwrap().stale);
+    assert!(!ctx.workspace.ledger().get(&path).unwrap().changed_on_disk);
 
     std::fs::write(&path, "one\nTWO\n").unwrap();
-    let ledger_saw_it = wait_for(Duration::from_secs(10), || ctx.workspace.ledger().get(&path).is_some_and(|e| e.stale));
-    assert!(ledger_saw_it, "the watcher did not mark notes.txt stale within 10 s");
+    common::wait_until("the watcher marks notes.txt changed on disk", || ctx.workspace.ledger().get(&path).is_some_and(|e| e.changed_on_disk));
 
     let edit = execute(&ctx, "edit_file", json!({"file_path": "notes.txt", "old_string": "one", "new_string": "1"})).await;
     assert!(edit.is_error);
@@ -239,9 +227,9 @@ async fn editing_an_open_buffer_changes_the_buffer_not_the_disk() {
 
     // The user types after the agent's edit: the next edit is refused.
     editor.open(&path, "print('typed')\nx = 2\n", 6);
-    let stale = execute(&ctx, "edit_file", json!({"file_path": "app.py", "old_string": "x = 2", "new_string": "x = 3"})).await;
-    assert!(stale.is_error);
-    assert!(stale.content.contains("was modified externally since your last read (line 1 changed)"), "{}", stale.content);
+    let superseded = execute(&ctx, "edit_file", json!({"file_path": "app.py", "old_string": "x = 2", "new_string": "x = 3"})).await;
+    assert!(superseded.is_error);
+    assert!(superseded.content.contains("was modified externally since your last read (line 1 changed)"), "{}", superseded.content);
     assert_eq!(editor.document(&path).unwrap().text.as_ref(), "print('typed')\nx = 2\n");
 }
 

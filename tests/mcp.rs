@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::anthropic_turns::{last_results, tool_names, turn};
+use common::turns::{self, last_results, tool_names};
 use common::mock_model::MockModel;
 use common::{request, run_agent};
 use serde_json::{json, Value};
@@ -118,9 +118,9 @@ async fn tool_search_finds_an_mcp_tool_the_model_calls_and_the_result_reaches_th
     wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
 
     let mock = MockModel::start(vec![
-        turn("Let me find a calculator.", &[("toolu_1", "tool_search", json!({"query": "add numbers"}))]),
-        turn("", &[("toolu_2", "mcp__calc__add", json!({"a": 2, "b": 3}))]),
-        turn("2 + 3 = 5", &[]),
+        turns::tools("Let me find a calculator.", &[("toolu_1", "tool_search", json!({"query": "add numbers"}))]),
+        turns::tools("", &[("toolu_2", "mcp__calc__add", json!({"a": 2, "b": 3}))]),
+        turns::text("2 + 3 = 5"),
     ])
     .await;
     let (outcome, _events) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add 2 and 3")).await;
@@ -165,8 +165,8 @@ async fn a_deferred_mcp_tool_called_before_tool_search_gets_the_error() {
     let manager = setup.manager(setup.config());
     wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
     let mock = MockModel::start(vec![
-        turn("", &[("toolu_1", "mcp__calc__add", json!({"a": 1, "b": 1}))]),
-        turn("ok", &[]),
+        turns::tools("", &[("toolu_1", "mcp__calc__add", json!({"a": 1, "b": 1}))]),
+        turns::text("ok"),
     ])
     .await;
     let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
@@ -184,11 +184,11 @@ async fn a_crash_mid_call_is_an_error_result_the_run_goes_on_and_the_next_call_r
     let manager = setup.manager(setup.config());
     wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
     let mock = MockModel::start(vec![
-        turn("", &[("toolu_s", "tool_search", json!({"query": "select:mcp__calc__pid,mcp__calc__crash"}))]),
-        turn("", &[("toolu_p1", "mcp__calc__pid", json!({}))]),
-        turn("", &[("toolu_c", "mcp__calc__crash", json!({}))]),
-        turn("", &[("toolu_p2", "mcp__calc__pid", json!({}))]),
-        turn("The server came back.", &[]),
+        turns::tools("", &[("toolu_s", "tool_search", json!({"query": "select:mcp__calc__pid,mcp__calc__crash"}))]),
+        turns::tools("", &[("toolu_p1", "mcp__calc__pid", json!({}))]),
+        turns::tools("", &[("toolu_c", "mcp__calc__crash", json!({}))]),
+        turns::tools("", &[("toolu_p2", "mcp__calc__pid", json!({}))]),
+        turns::text("The server came back."),
     ])
     .await;
     let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("crash it")).await;
@@ -218,9 +218,9 @@ async fn a_server_that_never_answers_initialize_does_not_delay_the_others_and_ti
     wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
     assert_eq!(state(&manager, "hang"), ServerState::Starting);
     let mock = MockModel::start(vec![
-        turn("", &[("toolu_1", "tool_search", json!({"query": "select:mcp__calc__add"}))]),
-        turn("", &[("toolu_2", "mcp__calc__add", json!({"a": 40, "b": 2}))]),
-        turn("42", &[]),
+        turns::tools("", &[("toolu_1", "tool_search", json!({"query": "select:mcp__calc__add"}))]),
+        turns::tools("", &[("toolu_2", "mcp__calc__add", json!({"a": 40, "b": 2}))]),
+        turns::text("42"),
     ])
     .await;
     let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
@@ -358,9 +358,9 @@ async fn streamable_http_server_on_loopback() {
     wait_until(&manager, "web ready", |m| state(m, "web") != ServerState::Starting).await;
     assert_eq!(state(&manager, "web"), ServerState::Ready);
     let mock = MockModel::start(vec![
-        turn("", &[("toolu_1", "tool_search", json!({"query": "add two numbers"}))]),
-        turn("", &[("toolu_2", "mcp__web__add", json!({"a": 20, "b": 22}))]),
-        turn("42", &[]),
+        turns::tools("", &[("toolu_1", "tool_search", json!({"query": "add two numbers"}))]),
+        turns::tools("", &[("toolu_2", "mcp__web__add", json!({"a": 20, "b": 22}))]),
+        turns::text("42"),
     ])
     .await;
     let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;

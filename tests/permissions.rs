@@ -5,9 +5,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/script.rs"]
+mod script;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use script::shell;
 use serde_json::{json, Value};
 
 struct Run {
@@ -53,10 +57,6 @@ impl Run {
             .map(|e| (e["is_error"].as_bool().unwrap(), e["content"].as_str().unwrap().to_string()))
             .collect()
     }
-}
-
-fn shell(command: &str) -> Value {
-    json!({"name": "run_shell", "input": {"command": command}})
 }
 
 #[test]
@@ -180,4 +180,233 @@ fn project_hooks_do_not_run_without_consent() {
     store.approve(&run.root, tandem::consent::HOOKS, tandem::consent::PROJECT, &approved).unwrap();
     run.ask(&[shell("ls")], &[]);
     assert!(run.root.join("hook-ran").exists(), "an approved project hook did not run");
+}
+
+// ------------------------------------------------ UserPromptSubmit and Stop
+
+/// What a `tandem ask --json` run printed and how it ended.
+struct Ended {
+    code: Option<i32>,
+    events: Vec<Value>,
+    stderr: String,
+}
+
+impl Run {
+    /// Run a script of whole turns with `prompt`; any exit status.
+    fn ask_turns(&self, turns: &[Value], prompt: &str, args: &[&str]) -> Ended {
+        let script = self.home.join("script.json");
+        std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .current_dir(&self.root)
+            .env("HOME", &self.home)
+            .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("TANDEM_PROVIDER", "scripted")
+            .env("TANDEM_SCRIPT", &script)
+            .stdin(Stdio::null())
+            .args(["ask", "--json"])
+            .args(args)
+            .arg(prompt)
+            .output()
+            .unwrap();
+        let events = String::from_utf8_lossy(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        Ended { code: output.status.code(), events, stderr: String::from_utf8_lossy(&output.stderr).into_owned() }
+    }
+
+    /// Every message of the saved thread, as JSON (what the model was sent).
+    fn saved_messages(&self) -> Vec<Value> {
+        let mut files = Vec::new();
+        let mut dirs = vec![self.home.join("data/tandem/sessions")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() { dirs.push(path) } else if path.extension().is_some_and(|e| e == "jsonl") { files.push(path) }
+            }
+        }
+        assert_eq!(files.len(), 1, "{files:?}");
+        std::fs::read_to_string(&files[0])
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["type"] == "message")
+            .map(|r| r["message"].clone())
+            .collect()
+    }
+}
+
+impl Ended {
+    fn end(&self) -> &Value {
+        self.events.iter().find(|e| e["type"] == "end").expect("an end event")
+    }
+
+    fn hook_messages(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "hook")
+            .map(|e| format!("{}: {}", e["name"].as_str().unwrap(), e["message"].as_str().unwrap()))
+            .collect()
+    }
+}
+
+/// The text of a saved message's content blocks.
+fn message_text(message: &Value) -> String {
+    message["content"].as_array().unwrap().iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("")
+}
+
+fn text_turn(text: &str) -> Value {
+    json!({"text": text})
+}
+
+#[test]
+fn user_prompt_submit_hook_adds_context_the_model_reads() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "cat > prompt-seen.json; echo 'This repository builds with make, not cargo.'"}
+    ]}]}}));
+    let ended = run.ask_turns(&[text_turn("Use make.")], "how do I build this?", &[]);
+    assert_eq!((ended.code, ended.end()["status"].as_str()), (Some(0), Some("completed")), "{}", ended.stderr);
+    let seen: Value = serde_json::from_str(&std::fs::read_to_string(run.root.join("prompt-seen.json")).unwrap()).unwrap();
+    assert_eq!((seen["hook_event_name"].as_str(), seen["prompt"].as_str()), (Some("UserPromptSubmit"), Some("how do I build this?")));
+    let messages = run.saved_messages();
+    expect_test::expect![[r#"
+        how do I build this?
+
+        [Context added by the user's UserPromptSubmit hook]
+        This repository builds with make, not cargo."#]]
+    .assert_eq(&message_text(&messages[0]));
+    assert_eq!(ended.hook_messages(), vec!["UserPromptSubmit: added to the prompt: This repository builds with make, not cargo.".to_string()]);
+}
+
+#[test]
+fn user_prompt_submit_hook_that_exits_2_blocks_the_prompt_before_the_model_sees_it() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "if grep -q deploy; then echo 'no deploys on Friday' >&2; exit 2; fi"}
+    ]}]}}));
+    let touch = json!({"tool_calls": [{"name": "run_shell", "input": {"command": "touch deployed"}}]});
+    let ended = run.ask_turns(&[touch, text_turn("Deployed.")], "deploy it", &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert_eq!(ended.end()["status"], "failed");
+    assert_eq!(ended.end()["text"], "The UserPromptSubmit hook blocked this prompt, so it was not sent: no deploys on Friday");
+    assert!(!run.root.join("deployed").exists(), "the blocked prompt's run went ahead");
+    // The model was never asked: no tool call, no turn, nothing saved but the run's end.
+    assert!(!ended.events.iter().any(|e| e["type"] == "tool_call" || e["type"] == "status"), "{:?}", ended.events);
+    assert_eq!(run.saved_messages(), Vec::<Value>::new());
+    // The same hook lets another prompt through.
+    let ended = run.ask_turns(&[text_turn("Hello.")], "say hello", &[]);
+    assert_eq!(ended.end()["status"], "completed", "{}", ended.stderr);
+}
+
+#[test]
+fn user_prompt_submit_hook_json_block_decision_blocks_with_its_reason() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": r#"echo '{"decision": "block", "reason": "prompts may not name secrets"}'"#}
+    ]}]}}));
+    let ended = run.ask_turns(&[text_turn("never sent")], "print the secret", &[]);
+    assert_eq!(ended.end()["text"], "The UserPromptSubmit hook blocked this prompt, so it was not sent: prompts may not name secrets");
+}
+
+/// A Stop hook that sends the agent back until `done.txt` exists, and logs
+/// each event it gets.
+const STOP_UNTIL_DONE: &str = "cat >> stop-events.jsonl; echo >> stop-events.jsonl; if [ ! -e done.txt ]; then echo 'done.txt is missing: create it before you stop' >&2; exit 2; fi";
+
+#[test]
+fn stop_hook_sends_the_agent_back_to_work_until_it_is_satisfied() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": STOP_UNTIL_DONE}]}]}}));
+    let turns = [
+        text_turn("All finished."),
+        json!({"tool_calls": [{"name": "run_shell", "input": {"command": "touch done.txt"}}]}),
+        text_turn("Created done.txt; finished now."),
+    ];
+    let ended = run.ask_turns(&turns, "finish the task", &["--permission-mode", "bypassPermissions"]);
+    assert_eq!((ended.code, ended.end()["status"].as_str()), (Some(0), Some("completed")), "{}", ended.stderr);
+    assert_eq!(ended.end()["text"], "Created done.txt; finished now.");
+    assert!(run.root.join("done.txt").exists());
+    assert_eq!(ended.hook_messages(), vec!["Stop: asked the agent to continue: done.txt is missing: create it before you stop".to_string()]);
+    // The model read the hook's reason as the next message after its answer.
+    let texts: Vec<String> = run.saved_messages().iter().map(message_text).collect();
+    assert_eq!(texts[1], "All finished.");
+    assert_eq!(texts[2], "[A Stop hook of the user's did not let you finish yet. Its reason:]\ndone.txt is missing: create it before you stop");
+    // The hook saw each stop, the second with stop_hook_active.
+    let log = std::fs::read_to_string(run.root.join("stop-events.jsonl")).unwrap();
+    let stops: Vec<Value> = log.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let seen: Vec<(bool, &str)> = stops.iter().map(|s| (s["stop_hook_active"].as_bool().unwrap(), s["last_assistant_message"].as_str().unwrap())).collect();
+    assert_eq!(seen, vec![(false, "All finished."), (true, "Created done.txt; finished now.")]);
+    assert!(stops.iter().all(|s| s["hook_event_name"] == "Stop"));
+}
+
+#[test]
+fn stop_hook_that_is_never_satisfied_ends_the_run_after_a_bounded_number_of_continuations() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": STOP_UNTIL_DONE}]}]}}));
+    let max = tandem::agent::MAX_STOP_CONTINUATIONS;
+    // More answers than the bound: the run must end before it uses them all.
+    let turns: Vec<Value> = (0..max + 5).map(|i| text_turn(&format!("Finished ({i})."))).collect();
+    let ended = run.ask_turns(&turns, "finish the task", &[]);
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert_eq!(ended.end()["status"], "failed");
+    assert_eq!(
+        ended.end()["text"].as_str().unwrap(),
+        format!("The Stop hook sent the agent back to work {max} times in this run and asked again; the run ends here. Its last reason: done.txt is missing: create it before you stop")
+    );
+    let stops = std::fs::read_to_string(run.root.join("stop-events.jsonl")).unwrap().lines().filter(|l| !l.trim().is_empty()).count();
+    assert_eq!(stops, max + 1, "the hook runs once per answer: the first and one per continuation");
+}
+
+#[test]
+fn stop_hook_asking_for_more_at_the_turn_limit_ends_at_the_turn_limit() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": STOP_UNTIL_DONE}]}]}}));
+    let ended = run.ask_turns(&[text_turn("Finished."), text_turn("Again.")], "finish the task", &["--max-turns", "1"]);
+    assert_eq!(ended.end()["status"], "turn_limit", "{}", ended.stderr);
+    assert_eq!(
+        ended.hook_messages(),
+        vec!["Stop: asked the agent to continue, but the run reached its turn limit: done.txt is missing: create it before you stop".to_string()]
+    );
+}
+
+#[test]
+fn prompt_and_stop_hooks_that_fail_are_shown_and_do_not_block() {
+    let run = Run::new(None);
+    user_settings(&run, json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo broken >&2; exit 3"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "sleep 20", "timeout": 0.3}]}]
+    }}));
+    let ended = run.ask_turns(&[text_turn("Hello.")], "say hello", &[]);
+    assert_eq!((ended.code, ended.end()["status"].as_str()), (Some(0), Some("completed")), "{}", ended.stderr);
+    expect_test::expect![[r#"
+        [
+            "UserPromptSubmit: UserPromptSubmit hook `echo broken >&2; exit 3` failed (exit code 3): broken",
+            "Stop: Stop hook `sleep 20` timed out after 0.3 s",
+        ]
+    "#]]
+    .assert_debug_eq(&ended.hook_messages());
+}
+
+#[test]
+fn prompt_and_stop_hooks_run_for_the_users_run_not_for_its_sub_agents() {
+    let run = Run::new(None);
+    let log = "cat >> hook-events.jsonl; echo >> hook-events.jsonl";
+    user_settings(&run, json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": log}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": log}]}]
+    }}));
+    let turns = [
+        json!({"tool_calls": [{"name": "agent", "input": {"description": "look", "prompt": "What is here?", "type": "explore"}}]}),
+        text_turn("Nothing much."),
+        text_turn("The sub-agent found nothing much."),
+    ];
+    let ended = run.ask_turns(&turns, "look around", &[]);
+    assert_eq!(ended.end()["text"], "The sub-agent found nothing much.", "{}", ended.stderr);
+    let events: Vec<String> = std::fs::read_to_string(run.root.join("hook-events.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let event: Value = serde_json::from_str(l).unwrap();
+            format!("{} {}", event["hook_event_name"].as_str().unwrap(), event["prompt"].as_str().or(event["last_assistant_message"].as_str()).unwrap())
+        })
+        .collect();
+    assert_eq!(events, vec!["UserPromptSubmit look around".to_string(), "Stop The sub-agent found nothing much.".to_string()]);
 }

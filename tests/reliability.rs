@@ -10,6 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::mock_model::{MockModel, MockResponse, Part};
+use common::turns::{self, event, message_start};
 use common::{fixture, request, run_agent, workspace};
 use serde_json::{json, Value};
 use tandem::agent::anthropic::AnthropicProvider;
@@ -18,14 +19,6 @@ use tandem::agent::http::StreamLimits;
 use tandem::agent::openai::OpenAiProvider;
 use tandem::agent::{RunEvent, RunStatus};
 use tandem::tools::{Executor, ToolRegistry};
-
-fn event(kind: &str, data: Value) -> String {
-    format!("event: {kind}\ndata: {data}\n\n")
-}
-
-fn message_start() -> String {
-    event("message_start", json!({"type": "message_start", "message": {"id": "msg_r", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}))
-}
 
 fn ping() -> String {
     event("ping", json!({"type": "ping"}))
@@ -37,17 +30,6 @@ fn text_block_start() -> String {
 
 fn text_delta(text: &str) -> String {
     event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}))
-}
-
-/// A complete answer that calls one tool.
-fn tool_call_response(id: &str, name: &str, input: &Value) -> MockResponse {
-    let body = message_start()
-        + &event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}))
-        + &event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}))
-        + &event("content_block_stop", json!({"type": "content_block_stop", "index": 0}))
-        + &event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}))
-        + &event("message_stop", json!({"type": "message_stop"}));
-    MockResponse::sse(&body)
 }
 
 fn config(mock: &MockModel, idle: Duration, turn: Duration) -> HttpProviderConfig {
@@ -230,7 +212,7 @@ async fn secrets_in_the_environment_and_proc_ppid_environ_never_reach_the_shell(
     // as the kernel shows it.
     let command = "env; echo ===PARENT===; tr '\\0' '\\n' < /proc/$PPID/environ";
     let mock = MockModel::start(vec![
-        tool_call_response("toolu_env", "run_shell", &json!({"command": command})),
+        turns::tools("", &[("toolu_env", "run_shell", json!({"command": command}))]),
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;

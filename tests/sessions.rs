@@ -123,27 +123,60 @@ fn roles_and_text(body: &Value) -> Vec<String> {
 
 // ---------------------------------------------------------------- threads
 
+/// Two runs of a thread over `a.txt` ("one\n"): the model reads it in the
+/// first, and in the second edits "one" to "two", then says `last`.
+struct ReadThenEdit {
+    mock: MockModel,
+    dir: tempfile::TempDir,
+    ctx: ToolContext,
+    config: SessionConfig,
+}
+
+impl ReadThenEdit {
+    async fn start(last: &str) -> Self {
+        let mock = MockModel::start(vec![
+            read("toolu_r", "a.txt"),
+            text("It says one."),
+            reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
+            text(last),
+        ])
+        .await;
+        let (dir, ctx) = workspace();
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        ReadThenEdit { mock, dir, ctx, config: SessionConfig::for_model("claude-test") }
+    }
+
+    async fn run(&self, conversation: &mut Conversation, prompt: &str) -> (RunOutcome, Vec<RunEvent>) {
+        run_in(&anthropic(&self.mock), &self.ctx, conversation, &self.config, request(prompt)).await
+    }
+
+    fn a_txt(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("a.txt")).unwrap()
+    }
+}
+
+/// The edit's result: (is_error, content).
+fn edit_result(events: &[RunEvent]) -> (bool, String) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolResult { id, is_error, content } if id == "toolu_e" => Some((*is_error, content.clone())),
+            _ => None,
+        })
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_follow_up_holds_the_earlier_turns_and_edits_a_file_read_before() {
-    let mock = MockModel::start(vec![
-        read("toolu_r", "a.txt"),
-        text("It says one."),
-        reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
-        text("Changed."),
-    ])
-    .await;
-    let (dir, ctx) = workspace();
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-    let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
-    let mut conversation = thread(&ctx);
-    let (first, _) = run_in(&provider, &ctx, &mut conversation, &config, request("what does a.txt say?")).await;
+    let t = ReadThenEdit::start("Changed.").await;
+    let mut conversation = thread(&t.ctx);
+    let (first, _) = t.run(&mut conversation, "what does a.txt say?").await;
     assert_eq!(first.status, RunStatus::Completed);
-    let (second, events) = run_in(&provider, &ctx, &mut conversation, &config, request("now make it two")).await;
+    let (second, events) = t.run(&mut conversation, "now make it two").await;
     assert_eq!(second.status, RunStatus::Completed, "{events:?}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "two\n");
+    assert_eq!(t.a_txt(), "two\n");
 
-    let requests = mock.requests();
+    let requests = t.mock.requests();
     expect_test::expect![[r#"
         user text:what does a.txt say?
         assistant tool_use:read_file
@@ -151,60 +184,32 @@ async fn a_follow_up_holds_the_earlier_turns_and_edits_a_file_read_before() {
         assistant text:It says one.
         user text:now make it two"#]]
     .assert_eq(&roles_and_text(&requests[2].body).join("\n"));
-    let edit = events.iter().find_map(|e| match e {
-        RunEvent::ToolResult { id, is_error, content } if id == "toolu_e" => Some((*is_error, content.clone())),
-        _ => None,
-    });
-    let (is_error, content) = edit.unwrap();
+    let (is_error, content) = edit_result(&events);
     assert!(!is_error && content.starts_with("Successfully edited a.txt"), "{content}");
 }
 
 #[tokio::test]
 async fn a_follow_up_edit_is_refused_when_the_user_changed_the_file_in_between() {
-    let mock = MockModel::start(vec![
-        read("toolu_r", "a.txt"),
-        text("It says one."),
-        reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
-        text("I will read it again."),
-    ])
-    .await;
-    let (dir, ctx) = workspace();
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-    let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
-    let mut conversation = thread(&ctx);
-    run_in(&provider, &ctx, &mut conversation, &config, request("what does a.txt say?")).await;
-    std::fs::write(dir.path().join("a.txt"), "one\nand the user's line\n").unwrap();
-    let (_, events) = run_in(&provider, &ctx, &mut conversation, &config, request("now make it two")).await;
-    let content = events
-        .iter()
-        .find_map(|e| match e {
-            RunEvent::ToolResult { id, is_error: true, content } if id == "toolu_e" => Some(content.clone()),
-            _ => None,
-        })
-        .unwrap();
-    assert!(content.contains("a.txt was modified externally since your last read"), "{content}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\nand the user's line\n");
+    let t = ReadThenEdit::start("I will read it again.").await;
+    let mut conversation = thread(&t.ctx);
+    t.run(&mut conversation, "what does a.txt say?").await;
+    std::fs::write(t.dir.path().join("a.txt"), "one\nand the user's line\n").unwrap();
+    let (_, events) = t.run(&mut conversation, "now make it two").await;
+    let (is_error, content) = edit_result(&events);
+    assert!(is_error && content.contains("a.txt was modified externally since your last read"), "{content}");
+    assert_eq!(t.a_txt(), "one\nand the user's line\n");
 }
 
 #[tokio::test]
 async fn threads_do_not_share_read_ledgers() {
-    let mock = MockModel::start(vec![
-        read("toolu_r", "a.txt"),
-        text("Read."),
-        reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]),
-        text("Oops."),
-    ])
-    .await;
-    let (dir, ctx) = workspace();
-    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-    let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
-    let mut first = thread(&ctx);
-    run_in(&provider, &ctx, &mut first, &config, request("read a.txt")).await;
-    let mut other = Conversation::new("other", ctx.workspace.root().to_path_buf());
-    let (_, events) = run_in(&provider, &ctx, &mut other, &config, request("make it two")).await;
-    assert!(events.iter().any(|e| matches!(e, RunEvent::ToolResult { is_error: true, content, .. } if content.contains("You must read this file before editing"))), "{events:?}");
+    let t = ReadThenEdit::start("Oops.").await;
+    let mut first = thread(&t.ctx);
+    t.run(&mut first, "read a.txt").await;
+    let mut other = Conversation::new("other", t.ctx.workspace.root().to_path_buf());
+    let (_, events) = t.run(&mut other, "make it two").await;
+    let (is_error, content) = edit_result(&events);
+    assert!(is_error && content.contains("You must read this file before editing"), "{content}");
+    assert_eq!(t.a_txt(), "one\n");
 }
 
 // ---------------------------------------------------------------- the terminal
@@ -417,6 +422,44 @@ async fn compact_flag_forces_a_compaction_before_the_run() {
     assert_eq!(outcome.status, RunStatus::Completed);
     assert!(events.iter().any(|e| matches!(e, RunEvent::Compact { reason, .. } if reason == "requested by the user")));
     assert_eq!(roles_and_text(&mock.requests()[2].body).len(), 1);
+}
+
+#[tokio::test]
+async fn a_compaction_names_the_most_recently_read_files_for_a_re_read_not_every_file() {
+    // Twelve files read in four turns, then f1 read again: the ten most
+    // recent are f1 and f4 to f12; f2 and f3 were read first and not since.
+    let mock = MockModel::start(vec![
+        three_reads(100, 1),
+        three_reads(100, 4),
+        three_reads(100, 7),
+        three_reads(100, 10),
+        read("toolu_again", "f1.txt"),
+        text("Read them all."),
+        text("SUMMARY: twelve files read."),
+        text("Yes."),
+    ])
+    .await;
+    let (dir, ctx) = workspace();
+    for n in 1..=12 {
+        std::fs::write(dir.path().join(format!("f{n}.txt")), format!("file {n}\n")).unwrap();
+    }
+    let provider = anthropic(&mock);
+    let config = SessionConfig::for_model("claude-test");
+    let mut conversation = thread(&ctx);
+    run_in(&provider, &ctx, &mut conversation, &config, request("read f1 to f12")).await;
+    let (outcome, _) = run_in(&provider, &ctx, &mut conversation, &config, RunRequest { compact: true, ..request("done?") }).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 8);
+    let summary = requests[7].body["messages"][0]["content"][0]["text"].as_str().unwrap().to_string();
+    let listed = summary.split("read them again before editing): ").nth(1).unwrap_or_default();
+    assert_eq!(
+        listed,
+        "f1.txt, f10.txt, f11.txt, f12.txt, f4.txt, f5.txt, f6.txt, f7.txt, f8.txt, f9.txt",
+        "{summary}"
+    );
+    // Every file, named or not, must be read again before an edit.
+    assert!(conversation.ledger.paths().is_empty());
 }
 
 // ---------------------------------------------------------------- caching

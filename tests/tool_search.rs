@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::anthropic_turns::{last_results, tool_names, turn};
+use common::turns::{self, last_results, tool_names};
 use common::mock_model::MockModel;
 use common::{request, run_agent};
 use serde_json::{json, Value};
@@ -30,9 +30,9 @@ async fn tool_search_makes_enter_plan_mode_appear_in_the_next_request() {
     let dir = tempfile::tempdir().unwrap();
     let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
     let mock = MockModel::start(vec![
-        turn("", &[("toolu_1", "tool_search", json!({"query": "plan mode"}))]),
-        turn("", &[("toolu_2", "enter_plan_mode", json!({}))]),
-        turn("Planning.", &[]),
+        turns::tools("", &[("toolu_1", "tool_search", json!({"query": "plan mode"}))]),
+        turns::tools("", &[("toolu_2", "enter_plan_mode", json!({}))]),
+        turns::text("Planning."),
     ])
     .await;
     let (outcome, _) = run_agent(&anthropic(&mock), &executor, run_ctx(&dir), request("plan it")).await;
@@ -66,11 +66,11 @@ async fn a_deferred_tool_called_without_tool_search_gets_the_error_and_activatio
     let dir = tempfile::tempdir().unwrap();
     let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
     let mock = MockModel::start(vec![
-        turn("", &[("toolu_1", "tool_search", json!({"query": "select:enter_plan_mode"}))]),
-        turn("done", &[]),
+        turns::tools("", &[("toolu_1", "tool_search", json!({"query": "select:enter_plan_mode"}))]),
+        turns::text("done"),
         // A second run on the same executor starts with nothing activated.
-        turn("", &[("toolu_2", "enter_plan_mode", json!({}))]),
-        turn("ok", &[]),
+        turns::tools("", &[("toolu_2", "enter_plan_mode", json!({}))]),
+        turns::text("ok"),
     ])
     .await;
     let (first, _) = run_agent(&anthropic(&mock), &executor, run_ctx(&dir), request("one")).await;

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::mock_model::MockModel;
-use common::{request, run_agent, turns};
+use common::turns::{self, last_results, tool_names};
+use common::{request, run_agent};
 use serde_json::Value;
 use tandem::agent::anthropic::AnthropicProvider;
 use tandem::agent::config::HttpProviderConfig;
@@ -83,20 +84,9 @@ async fn agents_md_with_an_include_reaches_the_system_prompt() {
     .assert_eq(section);
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
-}
-
 /// The tool_result blocks of a request's last message, as (content, is_error).
 fn results(body: &Value) -> Vec<(String, bool)> {
-    let messages = body["messages"].as_array().unwrap();
-    messages.last().unwrap()["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|b| b["type"] == "tool_result")
-        .map(|b| (b["content"].as_str().unwrap().to_string(), b["is_error"].as_bool().unwrap_or(false)))
-        .collect()
+    last_results(body).into_iter().map(|(_, is_error, content)| (content, is_error)).collect()
 }
 
 const REVIEW_SKILL: &str = "---\nname: review\ndescription: Review a change for bugs\nwhen-to-use: after editing code\n---\nReview $ARGUMENTS carefully. Checklists live in ${CLAUDE_SKILL_DIR}/lists.\n";
@@ -187,6 +177,73 @@ async fn a_custom_agent_gets_only_its_tools_and_is_listed_in_the_agent_tool() {
     assert!(child_results[0].0.contains("src/a.rs"), "{child_results:?}");
     assert!(child_results[1].1 && child_results[1].0.starts_with("Unknown tool: read_file"), "{child_results:?}");
     assert_eq!(results(&requests[3].body), [("src/a.rs:1".to_string(), false)]);
+}
+
+/// A custom agent's `model` field is the model its requests ask for: a
+/// family alias becomes that family's model on Anthropic, any other value
+/// is passed through; without the field (or with `inherit`) the session's
+/// model is asked for.
+#[tokio::test]
+async fn a_custom_agent_asks_for_its_own_model_and_otherwise_the_sessions() {
+    let agent = |name: &str, model: &str| format!("---\nname: {name}\n{model}tools: read_file\n---\nYou are {name}.\n");
+    let (fast, pinned, plain, inherit) =
+        (agent("fast", "model: haiku\n"), agent("pinned", "model: my-model-2\n"), agent("plain", ""), agent("same", "model: inherit\n"));
+    let s = setup(
+        &[(".tandem/agents/fast.md", &fast), (".tandem/agents/pinned.md", &pinned), (".tandem/agents/plain.md", &plain), (".tandem/agents/same.md", &inherit)],
+        &[],
+    );
+    let call = |id: &'static str, agent_type: &str| (id, "agent", serde_json::json!({"description": "look", "prompt": "Look.", "type": agent_type}));
+    let mock = MockModel::start(vec![
+        // Custom agents may edit, so the four calls run one after the other, in order.
+        turns::tools("", &[call("toolu_1", "fast"), call("toolu_2", "pinned"), call("toolu_3", "plain"), call("toolu_4", "same")]),
+        turns::text("fast done"),
+        turns::text("pinned done"),
+        turns::text("plain done"),
+        turns::text("same done"),
+        turns::text("All done."),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("look around")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let asked: Vec<(String, String)> = mock
+        .requests()
+        .iter()
+        .map(|r| (system(&r.body).lines().next().unwrap_or_default().to_string(), r.body["model"].as_str().unwrap().to_string()))
+        .collect();
+    let children: Vec<(&str, &str)> = asked[1..5].iter().map(|(system, model)| (system.as_str(), model.as_str())).collect();
+    assert_eq!(
+        children,
+        [("You are fast.", "claude-haiku-4-5"), ("You are pinned.", "my-model-2"), ("You are plain.", "claude-test"), ("You are same.", "claude-test")]
+    );
+    assert_eq!((asked[0].1.as_str(), asked[5].1.as_str()), ("claude-test", "claude-test"));
+}
+
+/// A sub-agent on another model is priced as that model in the run's cost.
+#[tokio::test]
+async fn a_sub_agent_on_another_model_is_priced_as_that_model() {
+    use tandem::agent::Usage;
+    use tandem::session::pricing::PriceTable;
+    let s = setup(&[(".tandem/agents/fast.md", "---\nname: fast\nmodel: haiku\ntools: read_file\n---\nYou are fast.\n")], &[]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_1", "agent", serde_json::json!({"description": "look", "prompt": "Look.", "type": "fast"}))]),
+        turns::text("fast done"),
+        turns::text("All done."),
+    ])
+    .await;
+    let provider = AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-sonnet-4-5")).unwrap();
+    let (outcome, _) = run_agent(&provider, &executor(), s.ctx.clone(), request("look around")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let models: Vec<String> = mock.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect();
+    assert_eq!(models, ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]);
+    // Each request of the mock reports 10 input and 5 output tokens.
+    let (parent, child) = (Usage::new(20, 10), Usage::new(10, 5));
+    let prices = PriceTable::default();
+    let expected = prices.cost("claude-sonnet-4-5", &parent).unwrap() + prices.cost("claude-haiku-4-5", &child).unwrap();
+    let all_sonnet = prices.cost("claude-sonnet-4-5", &Usage::new(30, 15)).unwrap();
+    assert!((expected - all_sonnet).abs() > 1e-9, "the two models' prices differ");
+    let cost = outcome.cost_usd.unwrap();
+    assert!((cost - expected).abs() < 1e-12, "cost {cost}, expected {expected} (all at the parent's price: {all_sonnet})");
+    assert_eq!((outcome.usage.input_tokens, outcome.usage.output_tokens), (30, 15));
 }
 
 #[tokio::test]
@@ -290,7 +347,7 @@ async fn cancelling_the_parent_cancels_the_sub_agent() {
 #[tokio::test]
 async fn plan_mode_refuses_edits_and_shell_but_allows_the_plan_file() {
     use serde_json::json;
-    use tandem::tools::enter_plan_mode::PlanMode;
+    use tandem::tools::plan_mode::PlanMode;
     let s = setup(&[("src/app.rs", "fn main() {}\n")], &[]);
     // The run's plan file, chosen ahead so the script can name it.
     let plan_file = s.root.join(".tandem/plans/plan-test.md");

@@ -35,7 +35,7 @@
 //!   ([`workspace::Editor`]) or the disk sink (atomic write after a
 //!   fingerprint check). Tools never know which one they talk to. The read
 //!   ledger remembers what the agent saw (buffer version or fingerprint); the
-//!   file watcher marks entries stale.
+//!   file watcher marks entries changed on disk.
 //! - [`tools`]: the [`tools::Tool`] contract (typed `…Args` whose `///` docs
 //!   are the model-facing description, a typed `Plan`, and
 //!   [`tools::ToolKind`]: what the call does — read these paths, edit this
@@ -47,8 +47,9 @@
 //!   [`tools::PermissionPolicy`], on the call's kind) → call (consumes the
 //!   plan) → cap. One file per tool; what tools share lives in
 //!   `text.rs` (line endings, numbered lines, the diff), `walk.rs` (the
-//!   ignore-aware parallel walk), `change.rs` (freshness refusals) and
-//!   `edit_match.rs` (edit_file's matching ladder); no tool file imports
+//!   ignore-aware parallel walk), `change.rs` (freshness refusals),
+//!   `edit_match.rs` (edit_file's matching ladder) and `plan_mode.rs` (the
+//!   run's plan mode, its gate and plan review); no tool file imports
 //!   another.
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
@@ -105,7 +106,7 @@
 //!    expected text (Neovim says `applied: true` for a skipped stale edit).
 //! 3. **Read before edit.** Editing or overwriting a file not read in this
 //!    run is refused; a closed file's read stamp is a content fingerprint,
-//!    and the file watcher marks entries stale early.
+//!    and the file watcher marks entries changed on disk early.
 //! 4. **Tools see what the user sees.** `read_file` and `grep_search` read an
 //!    open document's buffer, unsaved changes included.
 //! 5. **Ordered document sync.** `didOpen`/`didChange`/`didClose` are

@@ -23,6 +23,11 @@ use serde_json::{json, Value};
 mod framing;
 use framing::{frame_text, read_message};
 
+/// The `workspace/executeCommand` parameters of a `tandem.ask` with this prompt.
+pub fn ask_params(prompt: &str) -> Value {
+    json!({"command": "tandem.ask", "arguments": [{"prompt": prompt}]})
+}
+
 /// Generous: debug builds on a busy two-core machine.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -71,10 +76,17 @@ impl Fixture {
 
     /// Start the server with a model script and settings.
     pub fn start(&self, turns: Value, capabilities: Value, options: Value) -> LspClient {
+        self.start_with_env(turns, capabilities, options, &[])
+    }
+
+    /// The same, with more environment (a test's own `HOME` or data folder).
+    pub fn start_with_env(&self, turns: Value, capabilities: Value, options: Value, env: &[(&str, &str)]) -> LspClient {
         let script = self.root.parent().unwrap().join("script.json");
         std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
         let script = script.to_string_lossy().to_string();
-        let mut client = LspClient::start(&self.root, &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", &script)]);
+        let mut all = vec![("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", script.as_str())];
+        all.extend_from_slice(env);
+        let mut client = LspClient::start(&self.root, &all);
         let response = client.initialize(capabilities, options);
         assert!(response.get("result").is_some(), "{response}");
         client

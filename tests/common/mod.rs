@@ -3,7 +3,6 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-pub mod anthropic_turns;
 pub mod mock_model;
 pub mod test_tools;
 pub mod turns;

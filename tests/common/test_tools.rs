@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use tandem::tools::{Tool, ToolContext, ToolError, ToolKind};
+use tandem::tools::{Tool, ToolContext, ToolError};
 use tokio::sync::{watch, Notify};
 
 pub type Log = Arc<Mutex<Vec<String>>>;
@@ -51,9 +51,6 @@ impl Tool for Rendezvous {
     type Plan = ();
     const NAME: &'static str = "rendezvous";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -104,9 +101,6 @@ impl Tool for Mutate {
     type Plan = ();
     const NAME: &'static str = "mutate";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -143,9 +137,6 @@ impl Tool for Signal {
     type Plan = ();
     const NAME: &'static str = "signal";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -185,16 +176,9 @@ impl Tool for WaitForCancel {
     type Plan = ();
     const NAME: &'static str = "wait_for_cancel";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
-    }
-
-    fn summary(&self, _: &Self::Args) -> String {
-        String::new()
     }
 
     async fn call(&self, _args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
@@ -216,9 +200,6 @@ macro_rules! echo_tool {
             type Plan = ();
             const NAME: &'static str = $name;
 
-            fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-                ToolKind::Other
-            }
 
             async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
                 Ok(())
@@ -230,10 +211,6 @@ macro_rules! echo_tool {
 
             fn is_concurrency_safe(&self, _: &Self::Args) -> bool {
                 true
-            }
-
-            fn summary(&self, _: &Self::Args) -> String {
-                String::new()
             }
 
             async fn call(&self, args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {
@@ -260,16 +237,9 @@ impl Tool for Broken {
     type Plan = ();
     const NAME: &'static str = "broken";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
-    }
-
-    fn summary(&self, _: &Self::Args) -> String {
-        String::new()
     }
 
     async fn call(&self, _args: Self::Args, _plan: (), _ctx: &ToolContext) -> Result<String, ToolError> {

@@ -31,6 +31,11 @@ local ok, err = pcall(function()
   vim.lsp.handlers['window/showMessageRequest'] = function(_, params)
     table.insert(report.prompts, params.message)
     for _, action in ipairs(params.actions or {}) do
+      if action.title == env.SCENARIO_PLAN_ANSWER then
+        return action
+      end
+    end
+    for _, action in ipairs(params.actions or {}) do
       if action.title == 'Allow once' or action.title == 'Apply' then
         return action
       end
@@ -69,6 +74,27 @@ local ok, err = pcall(function()
       end, 20)
       wanted = 'Apply'
     end
+    local picker = nil
+    if wanted == 'LateApply' or wanted == 'CancelThenLateApply' then
+      -- A picker plugin's floating window stays open; the server withdraws
+      -- the request (the run is cancelled, or the applyEdit times out) and
+      -- the plugin should close it. The user then presses Apply anyway.
+      local picker_buf = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_lines(picker_buf, 0, -1, false, items)
+      picker = vim.api.nvim_open_win(picker_buf, false, {
+        relative = 'editor', row = 2, col = 2, width = 30, height = #items, style = 'minimal',
+      })
+      if wanted == 'CancelThenLateApply' then
+        tandem.cancel()
+      end
+      report.picker_closed = vim.wait(15000, function()
+        return not vim.api.nvim_win_is_valid(picker)
+      end, 20)
+      if not report.picker_closed then
+        vim.api.nvim_win_close(picker, true)
+      end
+      wanted = 'Apply'
+    end
     local choice = nil
     for _, item in ipairs(items) do
       if item == wanted or (wanted == 'Apply all' and item:find('^Apply all')) then
@@ -80,11 +106,38 @@ local ok, err = pcall(function()
     })
     on_choice(choice)
   end
+  -- Text the user types when asked (vim.ui.input, as an input plugin
+  -- would give it): SCENARIO_TYPED_ANSWER.
+  report.inputs = {}
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(report.inputs, { prompt = opts.prompt })
+    if env.SCENARIO_INPUT == 'CancelThenLate' then
+      -- An input plugin's floating box stays open; the user cancels the
+      -- run, the plugin should close the box, and the user's text typed
+      -- after that is ignored.
+      local box = vim.api.nvim_open_win(vim.api.nvim_create_buf(false, true), false, {
+        relative = 'editor', row = 2, col = 2, width = 40, height = 1, style = 'minimal',
+      })
+      tandem.cancel()
+      report.input_closed = vim.wait(15000, function()
+        return not vim.api.nvim_win_is_valid(box)
+      end, 20)
+      if not report.input_closed then
+        vim.api.nvim_win_close(box, true)
+      end
+    end
+    on_confirm(env.SCENARIO_TYPED_ANSWER)
+  end
   report.messages = {}
   vim.notify = function(message, level)
     table.insert(report.messages, { message = message, level = level })
   end
+  local settings = nil
+  if env.SCENARIO_APPLY_EDIT_MS then
+    settings = { timeouts = { applyEditMs = tonumber(env.SCENARIO_APPLY_EDIT_MS) } }
+  end
   tandem.setup({
+    settings = settings,
     cmd = { env.TANDEM_BIN, 'lsp' },
     permission_mode = env.SCENARIO_MODE or 'acceptEdits',
     review = { layout = env.SCENARIO_LAYOUT or 'float' },
@@ -163,6 +216,21 @@ local ok, err = pcall(function()
     error('the run did not finish in 60 s')
   end
   report.transcript = require('tandem.transcript').lines()
+  -- Review previews still on screen once the run is over (a withdrawn
+  -- review's handler may still be closing its preview: wait, bounded).
+  local function previews()
+    local count = 0
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.b[vim.api.nvim_win_get_buf(win)].tandem_review then
+        count = count + 1
+      end
+    end
+    return count
+  end
+  vim.wait(5000, function()
+    return previews() == 0
+  end, 20)
+  report.previews_left = previews()
   report.status_after = tandem.status()
   -- :TandemCancel with nothing running says so.
   vim.cmd('TandemCancel')

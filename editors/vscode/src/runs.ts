@@ -4,6 +4,8 @@ import * as vscode from 'vscode';
 
 export interface RunEvent {
   type: string;
+  /** A tool call's id (sub-agent events name it as their `parent`). */
+  id?: string;
   text?: string;
   name?: string;
   summary?: string;

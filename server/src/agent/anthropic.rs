@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::config::HttpProviderConfig;
-use super::http::{self, Endpoint};
+use super::http::{self, Api, Endpoint};
 use super::provider::{
     parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
     StopReason, StreamEvent, ToolCall,
@@ -25,6 +25,13 @@ use super::sse::SseEvent;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const API_VERSION: &str = "2023-06-01";
+
+const API: Api = Api {
+    provider: "Anthropic",
+    key_var: "ANTHROPIC_API_KEY",
+    base_url_var: "ANTHROPIC_BASE_URL",
+    end_marker: "message_stop",
+};
 
 pub struct AnthropicProvider {
     config: HttpProviderConfig,
@@ -40,31 +47,13 @@ impl AnthropicProvider {
         format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'))
     }
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        events: &mpsc::UnboundedSender<StreamEvent>,
-        deadline: tokio::time::Instant,
-    ) -> Result<ModelResponse, ProviderError> {
+    async fn attempt(&self, body: &Value, endpoint: &Endpoint<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let mut request = self.client.post(self.url()).header("anthropic-version", API_VERSION).json(body);
         if let Some(key) = &self.config.api_key {
             request = request.header("x-api-key", key);
         }
-        let endpoint = Endpoint {
-            provider: "Anthropic",
-            key_var: "ANTHROPIC_API_KEY",
-            base_url_var: "ANTHROPIC_BASE_URL",
-            model: &self.config.model,
-            key: self.config.api_key.as_deref(),
-            limits: self.config.limits,
-            deadline,
-        };
-        let response = http::send(request, &endpoint).await?;
         let mut stream = MessageStream::new(events);
-        let finished = http::read_events(response, &endpoint, |event| stream.on_event(event)).await?;
-        if !finished {
-            return Err(ProviderError::Truncated("the stream ended without message_stop".into()));
-        }
+        http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())
     }
 }
@@ -80,10 +69,11 @@ impl Provider for AnthropicProvider {
     }
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
-        let options = BodyOptions { model: &self.config.model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget };
+        let model = request.model.unwrap_or(&self.config.model);
+        let options = BodyOptions { model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget };
         let body = request_body(&options, request);
-        let deadline = tokio::time::Instant::now() + self.config.limits.turn;
-        with_retries(&self.config.retry, deadline, events, || self.attempt(&body, events, deadline)).await
+        let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
+        with_retries(&self.config.retry, endpoint.deadline, events, || self.attempt(&body, &endpoint, events)).await
     }
 }
 

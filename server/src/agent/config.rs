@@ -18,6 +18,36 @@ use super::scripted::ScriptedProvider;
 
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+
+/// The model each family alias of an agent's `model` field names on
+/// Anthropic (Claude Code's aliases).
+pub const ANTHROPIC_FAMILY_MODELS: [(&str, &str); 3] =
+    [("sonnet", DEFAULT_ANTHROPIC_MODEL), ("opus", "claude-opus-4-5"), ("haiku", "claude-haiku-4-5")];
+
+/// The model a sub-agent asks for, from its `model` field, on the
+/// provider `provider` (its [`Provider::name`]) whose own model is
+/// `session_model`. `None` means the session's model:
+/// - no field, an empty one, or `inherit`;
+/// - a family alias (`sonnet`, `opus`, `haiku`) when the session's model is
+///   of that family already (it stays pinned to the user's version), or on
+///   a provider other than Anthropic (the aliases name Anthropic's models);
+///
+/// otherwise a family alias is that family's current model, and anything
+/// else is passed through as the provider's model id.
+pub fn subagent_model(provider: &str, session_model: &str, requested: Option<&str>) -> Option<String> {
+    let requested = requested.map(str::trim).filter(|m| !m.is_empty())?;
+    if requested.eq_ignore_ascii_case("inherit") {
+        return None;
+    }
+    let family = ANTHROPIC_FAMILY_MODELS.iter().find(|(alias, _)| requested.eq_ignore_ascii_case(alias));
+    match family {
+        Some((alias, model)) => {
+            let same_family = session_model.to_ascii_lowercase().contains(alias);
+            (provider == "anthropic" && !same_family).then(|| model.to_string())
+        }
+        None => Some(requested.to_string()),
+    }
+}
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
 /// The smallest thinking budget Anthropic's API accepts.
 pub const MIN_THINKING_BUDGET: u32 = 1024;
@@ -191,6 +221,27 @@ mod tests {
 
     fn config(vars: &[(&str, &str)]) -> Result<ProviderConfig, ProviderError> {
         ProviderConfig::from_lookup(|name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn a_sub_agent_model_field_resolves_per_provider() {
+        let cases = [
+            // (provider, session model, field) → the model asked for (None: the session's)
+            ("anthropic", "claude-sonnet-4-5", None, None),
+            ("anthropic", "claude-sonnet-4-5", Some("  "), None),
+            ("anthropic", "claude-sonnet-4-5", Some("inherit"), None),
+            ("anthropic", "claude-sonnet-4-5", Some("haiku"), Some("claude-haiku-4-5")),
+            ("anthropic", "claude-sonnet-4-5", Some("Opus"), Some("claude-opus-4-5")),
+            ("anthropic", "claude-sonnet-4-20250514", Some("sonnet"), None),
+            ("anthropic", "claude-opus-4-5", Some("sonnet"), Some("claude-sonnet-4-5")),
+            ("openai", "qwen3-coder", Some("haiku"), None),
+            ("openai", "qwen3-coder", Some("qwen3:0.6b"), Some("qwen3:0.6b")),
+            ("anthropic", "claude-sonnet-4-5", Some("claude-3-5-haiku-latest"), Some("claude-3-5-haiku-latest")),
+            ("scripted", "script", Some("fast"), Some("fast")),
+        ];
+        for (provider, session, field, expected) in cases {
+            assert_eq!(subagent_model(provider, session, field).as_deref(), expected, "{provider} {session} {field:?}");
+        }
     }
 
     #[test]

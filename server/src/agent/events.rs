@@ -96,6 +96,10 @@ pub enum RunEvent {
     /// The history was compacted into a summary: the estimated context
     /// size before and after, in tokens.
     Compact { before_tokens: u64, after_tokens: u64, reason: String },
+    /// A `UserPromptSubmit` or `Stop` hook did something the user should
+    /// know: blocked the prompt, added context, asked the agent to go on,
+    /// or failed. `name` is the hook event's name.
+    Hook { name: String, message: String },
     /// The run is over. `usage` is the run's total; `cost_usd` the estimate
     /// from the price table, when the model's prices are known.
     End {

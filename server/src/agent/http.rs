@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::config::HttpProviderConfig;
 use super::provider::{http_error, parse_retry_after, ProviderError};
 use super::sse::{SseDecoder, SseEvent};
 
@@ -48,14 +49,23 @@ pub fn client() -> Result<reqwest::Client, ProviderError> {
         .map_err(|e| ProviderError::Config(format!("cannot build the HTTP client: {e}")))
 }
 
-/// Who is being called, for error messages.
-pub struct Endpoint<'a> {
+/// What tells the two HTTP APIs apart in messages.
+#[derive(Debug)]
+pub struct Api {
     /// "Anthropic", "The OpenAI-compatible server".
-    pub provider: &'a str,
+    pub provider: &'static str,
     /// The environment variable holding the key.
-    pub key_var: &'a str,
+    pub key_var: &'static str,
     /// The environment variable holding the base URL.
-    pub base_url_var: &'a str,
+    pub base_url_var: &'static str,
+    /// The event that ends a complete answer ("message_stop").
+    pub end_marker: &'static str,
+}
+
+/// Who is being called, for one request.
+pub struct Endpoint<'a> {
+    pub api: &'static Api,
+    /// The model this request asks for.
     pub model: &'a str,
     /// The key, so an error body that quotes it is redacted.
     pub key: Option<&'a str>,
@@ -64,7 +74,11 @@ pub struct Endpoint<'a> {
     pub deadline: Instant,
 }
 
-impl Endpoint<'_> {
+impl<'a> Endpoint<'a> {
+    pub fn new(api: &'static Api, config: &'a HttpProviderConfig, model: &'a str, deadline: Instant) -> Self {
+        Endpoint { api, model, key: config.api_key.as_deref(), limits: config.limits, deadline }
+    }
+
     /// Remove the key from text that goes into an error message.
     fn redact(&self, text: &str) -> String {
         match self.key {
@@ -76,7 +90,7 @@ impl Endpoint<'_> {
     fn stalled(&self) -> ProviderError {
         ProviderError::Stalled(format!(
             "{} sent no content for {} s (the idle timeout; TANDEM_STREAM_IDLE_TIMEOUT_MS sets it)",
-            self.provider,
+            self.api.provider,
             self.limits.idle.as_secs_f32()
         ))
     }
@@ -84,7 +98,7 @@ impl Endpoint<'_> {
     fn past_deadline(&self) -> ProviderError {
         ProviderError::Deadline(format!(
             "{}'s answer did not finish within the turn deadline of {} s (TANDEM_TURN_TIMEOUT_MS sets it)",
-            self.provider,
+            self.api.provider,
             self.limits.turn.as_secs_f32()
         ))
     }
@@ -122,7 +136,7 @@ pub async fn send(request: reqwest::RequestBuilder, endpoint: &Endpoint<'_>) -> 
     let retry_after = parse_retry_after(response.headers());
     let body = endpoint.bounded(Instant::now(), read_error_body(response)).await.unwrap_or_default();
     let api_message = endpoint.redact(&api_error_message(&body));
-    Err(http_error(endpoint.provider, status.as_u16(), &api_message, endpoint.key_var, endpoint.model, retry_after))
+    Err(http_error(endpoint.api.provider, status.as_u16(), &api_message, endpoint.api.key_var, endpoint.model, retry_after))
 }
 
 async fn read_error_body(mut response: reqwest::Response) -> String {
@@ -187,10 +201,26 @@ fn not_an_event_stream(endpoint: &Endpoint<'_>, response: &reqwest::Response, st
     let quoted: String = endpoint.redact(&String::from_utf8_lossy(start)).chars().take(QUOTED_BODY_CHARS).collect();
     ProviderError::NotEventStream(format!(
         "{} answered {} with {content_type}, not an event stream, from {url}. It began: {quoted:?}. Check {} (the base URL): it must point at the API itself.",
-        endpoint.provider,
+        endpoint.api.provider,
         response.status(),
-        endpoint.base_url_var
+        endpoint.api.base_url_var
     ))
+}
+
+/// One attempt at a streamed answer: send `request` and feed its events to
+/// `on_event` until the API's end marker. A body that ends before the
+/// marker is [`ProviderError::Truncated`] (worth a retry).
+pub async fn stream_answer(
+    request: reqwest::RequestBuilder,
+    endpoint: &Endpoint<'_>,
+    on_event: impl FnMut(SseEvent) -> Result<bool, ProviderError>,
+) -> Result<(), ProviderError> {
+    let response = send(request, endpoint).await?;
+    if read_events(response, endpoint, on_event).await? {
+        Ok(())
+    } else {
+        Err(ProviderError::Truncated(format!("the stream ended without {}", endpoint.api.end_marker)))
+    }
 }
 
 /// Feed the body through the SSE decoder, calling `on_event` for each event

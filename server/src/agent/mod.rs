@@ -29,7 +29,7 @@ pub mod subagent;
 
 pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
-pub use run::{compact_conversation, run, run_conversation, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, TURN_LIMIT_RESULT};
+pub use run::{compact_conversation, run, run_conversation, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, MAX_STOP_CONTINUATIONS, TURN_LIMIT_RESULT};
 
 /// One request to run the agent.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +48,12 @@ pub struct RunRequest {
     pub compact: bool,
     /// The whole system prompt, instead of Tandem's own (sub-agents).
     pub system: Option<String>,
+    /// A sub-agent's run: the `UserPromptSubmit` and `Stop` hooks are the
+    /// user's run's, not its sub-agents' (tool hooks run for both).
+    pub sub_agent: bool,
+    /// The model to ask for instead of the provider's (a custom sub-agent's
+    /// `model`); `None`: the provider's own.
+    pub model: Option<String>,
 }
 
 /// How a run ended.

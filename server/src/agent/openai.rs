@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::config::HttpProviderConfig;
-use super::http::{self, Endpoint};
+use super::http::{self, Api, Endpoint};
 use super::provider::{
     parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
     Role, StopReason, StreamEvent, ToolCall,
@@ -22,6 +22,13 @@ use super::provider::{
 use super::sse::SseEvent;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+const API: Api = Api {
+    provider: "The OpenAI-compatible server",
+    key_var: "OPENAI_API_KEY",
+    base_url_var: "OPENAI_BASE_URL",
+    end_marker: "data: [DONE]",
+};
 
 pub struct OpenAiProvider {
     config: HttpProviderConfig,
@@ -37,32 +44,14 @@ impl OpenAiProvider {
         format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'))
     }
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        events: &mpsc::UnboundedSender<StreamEvent>,
-        deadline: tokio::time::Instant,
-    ) -> Result<ModelResponse, ProviderError> {
+    async fn attempt(&self, body: &Value, endpoint: &Endpoint<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let mut request = self.client.post(self.url()).json(body);
         // Local servers usually need no key.
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key);
         }
-        let endpoint = Endpoint {
-            provider: "The OpenAI-compatible server",
-            key_var: "OPENAI_API_KEY",
-            base_url_var: "OPENAI_BASE_URL",
-            model: &self.config.model,
-            key: self.config.api_key.as_deref(),
-            limits: self.config.limits,
-            deadline,
-        };
-        let response = http::send(request, &endpoint).await?;
         let mut stream = CompletionStream::new(events);
-        let finished = http::read_events(response, &endpoint, |event| stream.on_event(event)).await?;
-        if !finished {
-            return Err(ProviderError::Truncated("the stream ended without data: [DONE]".into()));
-        }
+        http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())
     }
 }
@@ -78,9 +67,10 @@ impl Provider for OpenAiProvider {
     }
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
-        let body = request_body(&self.config.model, self.config.max_tokens, &self.config.base_url, request);
-        let deadline = tokio::time::Instant::now() + self.config.limits.turn;
-        with_retries(&self.config.retry, deadline, events, || self.attempt(&body, events, deadline)).await
+        let model = request.model.unwrap_or(&self.config.model);
+        let body = request_body(model, self.config.max_tokens, &self.config.base_url, request);
+        let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
+        with_retries(&self.config.retry, endpoint.deadline, events, || self.attempt(&body, &endpoint, events)).await
     }
 }
 
@@ -323,7 +313,7 @@ mod tests {
                 content: vec![ContentBlock::ToolResult { tool_use_id: "call_1".into(), content: "file not found".into(), is_error: true }],
             },
         ];
-        let request = ModelRequest { system: "sys", messages: &messages, tools: &[] };
+        let request = ModelRequest { model: None, system: "sys", messages: &messages, tools: &[] };
         let body = request_body("m", 100, "http://localhost:11434/v1", &request);
         expect_test::expect![[r#"
             {

@@ -109,6 +109,9 @@ pub enum StreamEvent {
 /// Everything the model is sent in one request.
 #[derive(Debug, Clone)]
 pub struct ModelRequest<'a> {
+    /// The model to ask for instead of the provider's own (a custom
+    /// sub-agent's `model`); `None`: the provider's configured model.
+    pub model: Option<&'a str>,
     pub system: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a [ToolDefinition],

@@ -23,7 +23,8 @@ use crate::tools::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
-use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, SUMMARY_SYSTEM};
+use crate::hooks::{HookEvent, HookOutcome, Hooks};
+use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
 use crate::session::loops::{LoopDetector, Verdict};
 use crate::session::{new_thread_id, Conversation, SessionConfig};
 use crate::tools::executor::FatalToolError;
@@ -37,6 +38,11 @@ pub const DEFAULT_MAX_TURNS: usize = 100;
 
 /// The answer to calls the turn limit stops.
 pub const TURN_LIMIT_RESULT: &str = "Tool call not executed: turn limit reached";
+
+/// How many times in one run a `Stop` hook may send the agent back to
+/// work; the next time it asks, the run ends (failed) instead, so a hook
+/// that is never satisfied cannot keep the agent going forever.
+pub const MAX_STOP_CONTINUATIONS: usize = 5;
 
 /// How long cancelled tools get to stop by themselves (a shell command kills
 /// its process group on `ctx.cancel`) before their tasks are aborted.
@@ -56,7 +62,8 @@ pub async fn run(
     let mut conversation = Conversation::new(new_thread_id(), ctx.workspace.root().to_path_buf());
     // A one-off run reads and writes through the workspace's own ledger.
     conversation.ledger = ctx.workspace.ledger_handle();
-    let config = SessionConfig::for_model(provider.model());
+    // The context window and prices are the model's the run asks for.
+    let config = SessionConfig::for_model(request.model.as_deref().unwrap_or(provider.model()));
     run_conversation(provider, executor, ctx, &mut conversation, &config, request, events).await
 }
 
@@ -76,10 +83,12 @@ pub async fn run_conversation(
     // Tools see this thread's reads only.
     let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&conversation.ledger)));
     let ctx = ToolContext { workspace, ..ctx };
-    // Deferred tools the thread activated stay active in its next runs.
+    // Deferred tools the thread activated stay active in its next runs,
+    // and so do the user's "Always allow" answers.
     for name in &conversation.activated_tools {
         ctx.run.activate(name);
     }
+    ctx.run.grants.add(conversation.grants.iter().cloned());
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
@@ -88,19 +97,18 @@ pub async fn run_conversation(
     let children_usage = Arc::clone(&state.children_usage);
     let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
     let driven = {
-        let mut session = Session { provider, conversation, config, events: &events, state: &mut state, ctx: &ctx };
+        let model = request.model.as_deref();
+        let mut session = Session { provider, model, conversation, config, events: &events, state: &mut state, ctx: &ctx };
         tokio::select! {
             driven = session.drive(executor, &request) => driven,
             () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
         }
     };
     *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    // Sub-agents' turns count in the run's totals (priced as the same model).
+    // Sub-agents' turns count in the run's totals, each priced as the
+    // model it asked for.
     let children = *state.children_usage.lock().unwrap_or_else(|e| e.into_inner());
-    if children != Usage::default() {
-        let cost = config.prices.cost(&config.model, &children);
-        state.add(&children, cost);
-    }
+    state.add(&children.usage, children.cost_usd);
     let (status, text) = match driven {
         Ok(end) => end,
         Err(Stop::Cancelled) => (RunStatus::Cancelled, "The run was cancelled.".to_string()),
@@ -108,7 +116,8 @@ pub async fn run_conversation(
         Err(Stop::Fatal(FatalToolError(message))) => (RunStatus::Failed, format!("A tool failed fatally: {message}")),
         Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
-    conversation.end_run(status);
+    conversation.set_grants(ctx.run.grants.rules());
+    conversation.end_run(status, (status != RunStatus::Completed).then(|| text.clone()));
     conversation.commit();
     // Only a saved thread can be named later.
     let thread_id = if conversation.is_saved() { conversation.id.clone() } else { String::new() };
@@ -127,7 +136,7 @@ pub async fn compact_conversation(
     events: &EventSender,
 ) -> Result<(u64, u64), ProviderError> {
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
-    let mut session = Session { provider, conversation, config, events, state: &mut state, ctx };
+    let mut session = Session { provider, model: None, conversation, config, events, state: &mut state, ctx };
     match session.compact("requested by the user").await {
         Ok(sizes) => Ok(sizes),
         Err(Stop::Provider(err)) => Err(err),
@@ -141,14 +150,14 @@ struct RunState {
     usage: Usage,
     cost_usd: Option<f64>,
     /// Its sub-agents' turns.
-    children_usage: Arc<std::sync::Mutex<Usage>>,
+    children_usage: Arc<std::sync::Mutex<subagent::ChildTotals>>,
 }
 
 impl RunState {
     /// The usage so far, the sub-agents' included.
     fn total_usage(&self) -> Usage {
         let mut total = self.usage;
-        total.add(&self.children_usage.lock().unwrap_or_else(|e| e.into_inner()));
+        total.add(&self.children_usage.lock().unwrap_or_else(|e| e.into_inner()).usage);
         total
     }
 
@@ -168,12 +177,34 @@ enum Stop {
     Loop(String),
 }
 
-/// The user's first message: editor context (selection, diagnostics), then the prompt.
-fn first_message(request: &RunRequest) -> Message {
-    match request.context.as_deref().filter(|c| !c.trim().is_empty()) {
-        Some(context) => Message::user_text(format!("{context}\n\n{}", request.prompt)),
-        None => Message::user_text(request.prompt.clone()),
+/// The user's first message: editor context (selection, diagnostics), then
+/// the prompt, then what the `UserPromptSubmit` hooks added.
+fn first_message(request: &RunRequest, hook_context: &[String]) -> Message {
+    let mut text = match request.context.as_deref().filter(|c| !c.trim().is_empty()) {
+        Some(context) => format!("{context}\n\n{}", request.prompt),
+        None => request.prompt.clone(),
+    };
+    if !hook_context.is_empty() {
+        text.push_str("\n\n[Context added by the user's UserPromptSubmit hook]\n");
+        text.push_str(&hook_context.join("\n"));
     }
+    Message::user_text(text)
+}
+
+/// What the agent reads when a `Stop` hook sends it back to work.
+fn stop_hook_message(reason: &str) -> Message {
+    Message::user_text(format!("[A Stop hook of the user's did not let you finish yet. Its reason:]\n{reason}"))
+}
+
+/// A hook's text, cut for a one-line notice.
+fn notice(text: &str) -> String {
+    const MAX_CHARS: usize = 300;
+    if text.chars().count() <= MAX_CHARS {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(MAX_CHARS).collect();
+    short.push('…');
+    short
 }
 
 /// The answer to calls an earlier run left without results (it was
@@ -183,6 +214,8 @@ const NOT_RUN_RESULT: &str = "Tool call not executed: the run ended before it ra
 /// One run of the loop over a conversation.
 struct Session<'a> {
     provider: &'a dyn Provider,
+    /// The model asked for instead of the provider's own ([`RunRequest::model`]).
+    model: Option<&'a str>,
     conversation: &'a mut Conversation,
     config: &'a SessionConfig,
     events: &'a EventSender,
@@ -216,6 +249,8 @@ impl Session<'_> {
         for name in self.ctx.run.activated_names() {
             self.conversation.activate_tool(&name);
         }
+        // Grants given during the last turn's calls are saved at its end.
+        self.conversation.set_grants(self.ctx.run.grants.rules());
         let registry = executor.registry();
         let mut tools = registry.definitions();
         crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
@@ -244,13 +279,59 @@ impl Session<'_> {
         }
     }
 
+    /// Run the `UserPromptSubmit` or `Stop` hooks; cancelling the run
+    /// stops them. A hook that fails or times out is shown to the user and
+    /// does not block.
+    async fn hook(&self, hooks: &Hooks, event: HookEvent, payload: serde_json::Value) -> Result<HookOutcome, Stop> {
+        let outcome = tokio::select! {
+            biased;
+            _ = self.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
+            outcome = hooks.run(event, None, payload) => outcome,
+        };
+        for failure in &outcome.failures {
+            tracing::warn!("{failure}");
+            self.hook_notice(event, failure.clone());
+        }
+        Ok(outcome)
+    }
+
+    fn hook_notice(&self, event: HookEvent, message: String) {
+        let _ = self.events.send(RunEvent::Hook { name: event.name().to_string(), message });
+    }
+
+    /// The `UserPromptSubmit` hooks: `Err` is the run's end when one
+    /// blocked the prompt (the model never sees it), `Ok` what they add.
+    async fn submit_prompt(&mut self, hooks: &Hooks, request: &RunRequest) -> Result<Result<Vec<String>, (RunStatus, String)>, Stop> {
+        let event = HookEvent::UserPromptSubmit;
+        let payload = serde_json::json!({"session_id": self.conversation.id, "prompt": request.prompt});
+        let outcome = self.hook(hooks, event, payload).await?;
+        if let Some(reason) = outcome.block {
+            return Ok(Err((RunStatus::Failed, format!("The UserPromptSubmit hook blocked this prompt, so it was not sent: {reason}"))));
+        }
+        for context in &outcome.output {
+            self.hook_notice(event, format!("added to the prompt: {}", notice(context)));
+        }
+        Ok(Ok(outcome.output))
+    }
+
     async fn drive(&mut self, executor: &Executor, request: &RunRequest) -> Result<(RunStatus, String), Stop> {
+        // The user's own runs go through the prompt and stop hooks; sub-agents' do not.
+        let hooks = if request.sub_agent { None } else { executor.hooks() };
+        let hook_context = match &hooks {
+            Some(hooks) => match self.submit_prompt(hooks, request).await? {
+                Ok(context) => context,
+                Err(end) => return Ok(end),
+            },
+            None => Vec::new(),
+        };
+        let mut stop_continuations = 0;
         let system = self.system(executor, request);
         let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
         let executor = Arc::new(executor.clone());
         self.conversation.set_title_from(&request.prompt);
         self.close_dangling_calls();
-        let first = first_message(request);
+        self.conversation.record_prompt(&request.prompt);
+        let first = first_message(request, &hook_context);
         self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&first));
         self.conversation.push(first);
         self.conversation.commit();
@@ -271,10 +352,10 @@ impl Session<'_> {
             let mut runner = ToolRunner::new(Arc::clone(&executor), self.ctx.clone(), self.events.clone(), !last_turn);
             let mut compacted_for_length = false;
             // Plan mode comes and goes within a run: its section is added while it is on.
-            let plan_section = crate::tools::enter_plan_mode::current_prompt_section(self.ctx);
+            let plan_section = crate::tools::plan_mode::current_prompt_section(self.ctx);
             let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
             let response = loop {
-                let model_request = ModelRequest { system: &system_now, messages: &self.conversation.messages, tools: &tools };
+                let model_request = ModelRequest { model: self.model, system: &system_now, messages: &self.conversation.messages, tools: &tools };
                 match stream_turn(self.provider, &model_request, self.events, &mut runner, &cancel).await {
                     Ok(response) => break response,
                     // Too long for the model after all: compact once and retry,
@@ -301,7 +382,33 @@ impl Session<'_> {
             self.conversation.push(message);
             if tool_calls.is_empty() {
                 self.conversation.commit();
-                return Ok((RunStatus::Completed, text));
+                let Some(hooks) = &hooks else { return Ok((RunStatus::Completed, text)) };
+                let event = HookEvent::Stop;
+                let payload = serde_json::json!({
+                    "session_id": self.conversation.id,
+                    "stop_hook_active": stop_continuations > 0,
+                    "last_assistant_message": text,
+                });
+                let Some(reason) = self.hook(hooks, event, payload).await?.block else {
+                    return Ok((RunStatus::Completed, text));
+                };
+                if stop_continuations >= MAX_STOP_CONTINUATIONS {
+                    let line = format!(
+                        "The Stop hook sent the agent back to work {MAX_STOP_CONTINUATIONS} times in this run and asked again; the run ends here. Its last reason: {reason}"
+                    );
+                    return Ok((RunStatus::Failed, line));
+                }
+                if last_turn {
+                    self.hook_notice(event, format!("asked the agent to continue, but the run reached its turn limit: {reason}"));
+                    return Ok((RunStatus::TurnLimit, text));
+                }
+                stop_continuations += 1;
+                self.hook_notice(event, format!("asked the agent to continue: {}", notice(&reason)));
+                let message = stop_hook_message(&reason);
+                self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&message));
+                self.conversation.push(message);
+                self.conversation.commit();
+                continue;
             }
             if last_turn {
                 let mut content = Vec::new();
@@ -387,13 +494,14 @@ impl Session<'_> {
 
     /// Ask the model for a summary (a separate request, no tools) and
     /// replace the history with it and the latest prompt. The files the
-    /// thread had read must be read again before an edit.
+    /// thread had read must be read again before an edit; the summary names
+    /// the [`REREAD_RECENT_FILES`] most recent.
     async fn compact(&mut self, reason: &str) -> Result<(u64, u64), Stop> {
         let before = self.conversation.context_tokens.max(estimate_messages(&self.conversation.messages));
         // Half the window for the transcript leaves room for the summary.
         let max_chars = usize::try_from(self.config.context_window).unwrap_or(usize::MAX).saturating_mul(2);
         let messages = summary_request(&self.conversation.messages, max_chars);
-        let request = ModelRequest { system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
+        let request = ModelRequest { model: self.model, system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
         // The summary is not part of the transcript the user watches.
         let (quiet, _ignored) = mpsc::unbounded_channel();
         let response = tokio::select! {
@@ -405,9 +513,10 @@ impl Session<'_> {
         self.state.add(&response.usage, cost);
         self.conversation.end_turn(response.usage, cost);
         let summary = response.message.text();
-        let mut reread: Vec<String> = self.conversation.ledger.paths().iter().map(|p| self.ctx.workspace.display_path(p)).collect();
+        // The most recent files, named in a stable order.
+        let mut reread: Vec<String> =
+            self.conversation.ledger.most_recent(REREAD_RECENT_FILES).iter().map(|p| self.ctx.workspace.display_path(p)).collect();
         reread.sort();
-        reread.truncate(30);
         self.conversation.ledger.clear();
         let history = compacted_history(&summary, &reread, self.conversation.last_prompt());
         let system_tokens = self.conversation.system.as_deref().map(|s| estimate_tokens(s.len())).unwrap_or(0);

@@ -5,6 +5,9 @@
 //! `{"turns": [{"text": "…", "tool_calls": [{"name": "…", "input": {…}}]}, …]}`.
 //! Each call gets the id `toolu_script_<turn>_<n>` (both 1-based) unless the
 //! script gives one. A request past the last turn is a provider error.
+//! A turn may name the `model` it answers as: a request that asks for
+//! another model (a sub-agent's `model` field, or none: `script`) is then a
+//! provider error, so a script can show which model each request named.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +33,9 @@ pub struct ScriptTurn {
     pub text: String,
     #[serde(default)]
     pub tool_calls: Vec<ScriptCall>,
+    /// The model the request must ask for (`None`: any).
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -80,6 +86,9 @@ impl ScriptedProvider {
     }
 }
 
+/// The scripted provider's own model name.
+const SCRIPT_MODEL: &str = "script";
+
 /// A rough token count (four characters a token), so summaries show
 /// something proportionate for the offline model.
 fn estimate_tokens(chars: usize) -> u64 {
@@ -93,7 +102,7 @@ impl Provider for ScriptedProvider {
     }
 
     fn model(&self) -> &str {
-        "script"
+        SCRIPT_MODEL
     }
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
@@ -106,6 +115,14 @@ impl Provider for ScriptedProvider {
                 index + 1
             )));
         };
+        let asked = request.model.unwrap_or(SCRIPT_MODEL);
+        if let Some(expected) = turn.model.as_deref().filter(|expected| *expected != asked) {
+            return Err(ProviderError::Config(format!(
+                "turn {} of the script {} answers as the model {expected}, but the request asked for {asked}",
+                index + 1,
+                self.source
+            )));
+        }
         let mut builder = ResponseBuilder::default();
         builder.push_text(&turn.text, events);
         for (n, call) in turn.tool_calls.iter().enumerate() {
@@ -137,7 +154,7 @@ mod tests {
         )
         .unwrap();
         let (tx, _rx) = mpsc::unbounded_channel();
-        let request = ModelRequest { system: "", messages: &[], tools: &[] };
+        let request = ModelRequest { model: None, system: "", messages: &[], tools: &[] };
         let first = provider.stream(&request, &tx).await.unwrap();
         assert_eq!(first.tool_calls[0].id, "toolu_script_1_1");
         assert_eq!(first.stop_reason, StopReason::ToolUse);
@@ -147,6 +164,19 @@ mod tests {
         expect_test::expect!["the scripted model has no turn left: test.json has 2 turn(s) and request 3 asked for another"]
             .assert_eq(&err.to_string());
         assert!(!err.is_retryable());
+    }
+
+    #[tokio::test]
+    async fn a_turn_naming_a_model_answers_only_a_request_for_it() {
+        let script = r#"{"turns": [{"text": "fast", "model": "small"}, {"text": "own", "model": "script"}, {"text": "fast", "model": "small"}]}"#;
+        let provider = ScriptedProvider::from_json(script, "m.json").unwrap();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let small = ModelRequest { model: Some("small"), system: "", messages: &[], tools: &[] };
+        let own = ModelRequest { model: None, ..small.clone() };
+        assert_eq!(provider.stream(&small, &tx).await.unwrap().message.text(), "fast");
+        assert_eq!(provider.stream(&own, &tx).await.unwrap().message.text(), "own");
+        let err = provider.stream(&own, &tx).await.unwrap_err();
+        expect_test::expect!["turn 3 of the script m.json answers as the model small, but the request asked for script"].assert_eq(&err.to_string());
     }
 
     #[test]

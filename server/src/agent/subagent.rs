@@ -3,7 +3,8 @@
 //! A tool asks for a child with [`run_child`]; the parent's loop serves the
 //! request ([`serve`], alive as long as the parent run), because the loop
 //! holds the provider. A child:
-//! - uses the same provider and the same workspace view (the user's unsaved
+//! - uses the same provider (and its model, unless a custom agent's `model`
+//!   names another: [`subagent_model`]) and the same workspace view (the user's unsaved
 //!   buffers, the same edit sinks), with a read ledger of its own
 //!   ([`Workspace::fork_view`](crate::workspace::Workspace::fork_view)) and a
 //!   history of its own;
@@ -12,7 +13,8 @@
 //!   parent, and its prompts reach the same user; it never gets `agent`;
 //! - is cancelled with its parent (a child token of the parent's);
 //! - sends its events to the parent's transcript nested under the parent's
-//!   call ([`RunEvent::Nested`]), and its tokens count in the parent's usage.
+//!   call ([`RunEvent::Nested`]), and its tokens count in the parent's usage
+//!   (priced as the model it asked for: [`ChildTotals`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,6 +24,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
+use super::config::subagent_model;
 use super::provider::Provider;
 use super::{RunOutcome, RunRequest};
 use crate::tools::{DynTool, Executor, RunScope, ToolContext};
@@ -65,6 +68,23 @@ impl ToolChoice {
     }
 }
 
+/// What a run's sub-agents used, each priced as the model it asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChildTotals {
+    pub usage: Usage,
+    /// `None` while no child ran on a model with a known price.
+    pub cost_usd: Option<f64>,
+}
+
+impl ChildTotals {
+    fn add(&mut self, usage: &Usage, cost_usd: Option<f64>) {
+        self.usage.add(usage);
+        if let Some(cost) = cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+}
+
 /// What a child is asked to do.
 #[derive(Debug, Clone)]
 pub struct ChildSpec {
@@ -75,6 +95,9 @@ pub struct ChildSpec {
     /// Its first user message.
     pub prompt: String,
     pub tools: ToolChoice,
+    /// The model it asks for, as an agent's `model` field says it
+    /// (resolved by [`subagent_model`]); `None`: the parent's.
+    pub model: Option<String>,
 }
 
 /// A tool's request for a child run, served by the parent's loop.
@@ -108,7 +131,7 @@ pub(crate) async fn serve(
     executor: &Executor,
     mut requests: mpsc::UnboundedReceiver<ChildRequest>,
     events: &EventSender,
-    usage: &Mutex<Usage>,
+    usage: &Mutex<ChildTotals>,
 ) {
     let mut running = FuturesUnordered::new();
     loop {
@@ -130,7 +153,7 @@ fn boxed_run<'a>(provider: &'a dyn Provider, executor: &'a Executor, ctx: ToolCo
     Box::pin(super::run(provider, executor, ctx, request, events))
 }
 
-async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildRequest, events: &EventSender, usage: &Mutex<Usage>) {
+async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildRequest, events: &EventSender, usage: &Mutex<ChildTotals>) {
     let ChildRequest { spec, parent, reply } = request;
     let child_executor = executor.with_registry(executor.registry().filtered(|t: &dyn DynTool| spec.tools.allows(t.name())));
     let tool_names = child_executor.registry().names().join(", ");
@@ -149,8 +172,10 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         ctx.workspace.root().display(),
         if tool_names.is_empty() { "none" } else { &tool_names },
     );
-    let child_request = RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), ..RunRequest::default() };
-    tracing::debug!(label = %spec.label, parent = %parent.call_id, "sub-agent starts");
+    let model = subagent_model(provider.name(), provider.model(), spec.model.as_deref());
+    tracing::debug!(label = %spec.label, parent = %parent.call_id, model = model.as_deref().unwrap_or(provider.model()), "sub-agent starts");
+    let child_request =
+        RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), model, sub_agent: true, ..RunRequest::default() };
     let (tx, mut rx) = event_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
     let parent_call = parent.call_id.clone();
@@ -172,7 +197,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     let (outcome, ()) = tokio::join!(run, forward);
     {
         let mut total = usage.lock().unwrap_or_else(|e| e.into_inner());
-        total.add(&outcome.usage);
+        total.add(&outcome.usage, outcome.cost_usd);
     }
     let result = match outcome.status {
         RunStatus::Completed => Ok(outcome.text),

@@ -24,8 +24,7 @@ use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus}
 use tandem::session::pricing::format_cost;
 use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
 use tandem::mcp::{Approvals, McpManager, Report};
-use tandem::tools::enter_plan_mode::start_in_plan_mode;
-use tandem::tools::exit_plan_mode::PlanReview;
+use tandem::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
@@ -173,8 +172,8 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
     let store = ConsentStore::for_user();
     if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(settings), store.as_ref(), terminal) {
         if !store.is_approved(root, HOOKS, PROJECT, &project.to_string()) {
-            let shown = serde_json::to_string_pretty(&project).unwrap_or_default();
-            let question = format!("This project's settings want to run these hooks on your machine:\n{shown}");
+            let shown = tandem::hooks::describe_project(&project);
+            let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
                 if let Err(err) = store.approve(root, HOOKS, PROJECT, &project.to_string()) {
                     eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());

@@ -7,7 +7,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 
 use async_trait::async_trait;
-use tandem::tools::exit_plan_mode::{PlanAnswer, PlanReview};
+use tandem::tools::plan_mode::{PlanAnswer, PlanReview};
 
 pub struct TerminalPlanReview;
 

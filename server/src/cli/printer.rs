@@ -199,6 +199,10 @@ impl Printer {
                 eprintln!("{line}");
                 self.resume_spinner();
             }
+            RunEvent::Hook { name, message } => {
+                let line = self.style.dim(&format!("{pad}[{name} hook] {message}"));
+                self.line(&line);
+            }
             RunEvent::End { .. } => {
                 if let Some(spinner) = &self.spinner {
                     spinner.stop();

@@ -1,5 +1,6 @@
-//! What each editor really does with the edits Tandem sends, so the review
-//! path is chosen from behaviour, not only from advertised capabilities.
+//! What each editor really does with what Tandem sends, so the review path
+//! (and the pacing of an early answer) is chosen from behaviour, not only
+//! from advertised capabilities.
 //!
 //! In the default permission mode an edit to an open document is reviewed
 //! either in the editor (a `ChangeAnnotation` with `needsConfirmation`: VS
@@ -36,6 +37,25 @@ pub fn review_path(client_info: Option<&ClientInfo>, advertised: bool) -> Review
     }
 }
 
+/// Editors whose JSON-RPC reader stops reading after the answer to its
+/// synchronous request. eglot's jsonrpc.el (1.0.14, Emacs 28; eglot 1.9
+/// sends no `clientInfo`) throws out of its process filter as soon as the
+/// awaited answer is handled, and leaves the messages that came in the same
+/// read unhandled until more output arrives; an applyEdit right behind a
+/// `tandem.ask` `"wait": false` answer would then wait for ever. Newer
+/// eglot names itself "Eglot".
+const READS_PAST_AN_ANSWER_LATE: &[&str] = &["eglot"];
+
+/// True when the answer to a `"wait": false` ask must reach the client
+/// alone, before anything of its run is sent: for the editors above, and
+/// for a client that does not say what it is (eglot 1.9 among them).
+pub fn answer_goes_alone(client_info: Option<&ClientInfo>) -> bool {
+    match client_info {
+        None => true,
+        Some(info) => READS_PAST_AN_ANSWER_LATE.contains(&info.name.trim().to_ascii_lowercase().as_str()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +74,16 @@ mod tests {
         assert_eq!(review_path(Some(&info("helix")), false), ReviewPath::Prompt);
         assert_eq!(review_path(None, true), ReviewPath::Annotation);
         assert_eq!(review_path(None, false), ReviewPath::Prompt);
+    }
+
+    #[test]
+    fn only_eglot_and_unnamed_clients_get_the_answer_alone() {
+        assert!(answer_goes_alone(None), "eglot 1.9 sends no clientInfo");
+        assert!(answer_goes_alone(Some(&info("Eglot"))));
+        assert!(!answer_goes_alone(Some(&info("Neovim"))));
+        assert!(!answer_goes_alone(Some(&info("Visual Studio Code"))));
+        assert!(!answer_goes_alone(Some(&info("helix"))));
+        assert!(!answer_goes_alone(Some(&info("kak-lsp"))));
+        assert!(!answer_goes_alone(Some(&info("Zed"))));
     }
 }

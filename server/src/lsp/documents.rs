@@ -23,7 +23,7 @@ use tokio::sync::watch;
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, TextEdit, Uri};
 
 use super::position::{byte_to_position, position_to_char, PositionEncoding};
-use crate::workspace::{fingerprint, normalize_lexically, Splice};
+use crate::workspace::{fingerprint, normalize_lexically, DocumentSnapshot, Splice};
 
 /// States remembered per document for the applyEdit verification.
 const HISTORY_LEN: usize = 64;
@@ -139,17 +139,6 @@ impl Drop for VerifyGuard<'_> {
     fn drop(&mut self) {
         self.0.verifying.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-/// A copy of an open document at one moment.
-#[derive(Debug, Clone)]
-pub struct DocumentSnapshot {
-    pub uri: Uri,
-    pub path: PathBuf,
-    pub text: Arc<str>,
-    pub version: i32,
-    /// The buffer holds changes that are not on disk.
-    pub dirty: bool,
 }
 
 /// Every open document, by normalized file path.
@@ -349,13 +338,7 @@ impl Documents {
         let mut documents = self.lock();
         let document = documents.get_mut(path)?;
         let text = document.text.get_or_insert_with(|| Arc::from(document.rope.to_string()));
-        Some(DocumentSnapshot {
-            uri: document.uri.clone(),
-            path: path.to_path_buf(),
-            text: Arc::clone(text),
-            version: document.version,
-            dirty: document.dirty,
-        })
+        Some(DocumentSnapshot { text: Arc::clone(text), version: document.version, dirty: document.dirty })
     }
 
     /// The fingerprint of the document's text at `version` (`None` when it

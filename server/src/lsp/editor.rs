@@ -29,10 +29,10 @@ use tower_lsp_server::ls_types::{AnnotatedTextEdit, ApplyWorkspaceEditResponse, 
 
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
-use super::documents::{path_to_uri, DocumentSnapshot, Documents, ExpectGuard, Expectation};
+use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::text_edits;
 use super::runs::RunOutbox;
-use crate::workspace::{describe_change, fingerprint, BufferEdit, BufferSnapshot, EditOutcome, Editor};
+use crate::workspace::{describe_change, fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor};
 
 /// How an `applied: true` with no change seen in the buffer is reported.
 const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not change";
@@ -41,6 +41,7 @@ const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not chang
 /// [`LspEditor::watch_late_change`]).
 #[derive(Debug, Clone)]
 struct LateEdit {
+    run: Option<Arc<str>>,
     uri: String,
     path: PathBuf,
     base: i32,
@@ -53,10 +54,12 @@ impl LateEdit {
         documents.snapshot(&self.path).is_some_and(|d| d.version > self.base && *d.text == *self.expected)
     }
 
-    fn confirm(&self, records: &Mutex<Vec<EditRecord>>) {
+    fn confirm(&self, records: &Mutex<Vec<RunEditRecord>>) {
         let mut records = records.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(record) = records.iter_mut().rev().find(|r| r.uri == self.uri && r.status == "not_applied") {
-            record.status = "applied";
+        if let Some(entry) =
+            records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == "not_applied")
+        {
+            entry.record.status = "applied";
         }
     }
 }
@@ -74,10 +77,10 @@ impl Drop for PendingEdit<'_> {
         if self.done {
             return;
         }
-        if let Some(document) = self.editor.documents.snapshot(&self.edit.path) {
-            let uri = document.uri.as_str().to_string();
+        if let Some(uri) = self.editor.documents.uri(&self.edit.path) {
+            let uri = uri.as_str().to_string();
             tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
-            self.editor.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri: uri.clone(), status: "not_applied" });
+            self.editor.push_record(self.edit.run.clone(), EditRecord { uri: uri.clone(), status: "not_applied" });
             self.editor.watch_late_change(self.edit, uri, self.watch_for);
         }
     }
@@ -140,13 +143,26 @@ pub struct EditRecord {
     pub status: &'static str,
 }
 
+/// An [`EditRecord`] and the run it belongs to: runs of several threads
+/// go on at once, and each reports only its own edits.
+#[derive(Debug, Clone)]
+struct RunEditRecord {
+    run: Option<Arc<str>>,
+    record: EditRecord,
+}
+
+/// Records kept at most; the oldest go first. A run takes its own when it
+/// ends, so only records of no run (or of a run that never asked for them)
+/// could pile up.
+const MAX_EDIT_RECORDS: usize = 4096;
+
 pub struct LspEditor {
     documents: Arc<Documents>,
     client: Arc<dyn ClientLink>,
     settings: Arc<RwLock<Settings>>,
     capabilities: EditCapabilities,
     roots: Vec<PathBuf>,
-    records: Arc<Mutex<Vec<EditRecord>>>,
+    records: Arc<Mutex<Vec<RunEditRecord>>>,
     /// Edits recorded `not_applied` that may still land.
     late: Mutex<Vec<LateEdit>>,
     outbox: Arc<RunOutbox>,
@@ -168,38 +184,54 @@ impl LspEditor {
         self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The edits recorded since the last call (one run's edits).
+    /// The edits recorded for `run` (see `Workspace::for_run`; `None`:
+    /// edits made outside any run), taken: another run's stay.
     /// An edit that landed late (a `didChange` after the wait) is
     /// `applied` here, whether or not its watcher has run yet.
-    pub fn take_records(&self) -> Vec<EditRecord> {
-        for late in std::mem::take(&mut *self.late.lock().unwrap_or_else(|e| e.into_inner())) {
+    pub fn take_records(&self, run: Option<&str>) -> Vec<EditRecord> {
+        let is_run = |tag: &Option<Arc<str>>| tag.as_deref() == run;
+        let late: Vec<LateEdit> = {
+            let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
+            let (mine, others) = std::mem::take(&mut *pending).into_iter().partition(|late| is_run(&late.run));
+            *pending = others;
+            mine
+        };
+        for late in late {
             if late.landed(&self.documents) {
                 late.confirm(&self.records);
             }
         }
-        std::mem::take(&mut *self.records.lock().unwrap_or_else(|e| e.into_inner()))
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        let (mine, others): (Vec<RunEditRecord>, Vec<RunEditRecord>) = std::mem::take(&mut *records).into_iter().partition(|r| is_run(&r.run));
+        *records = others;
+        mine.into_iter().map(|r| r.record).collect()
     }
 
-    fn record(&self, uri: &Uri, outcome: &EditOutcome) {
+    fn push_record(&self, run: Option<Arc<str>>, record: EditRecord) {
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        if records.len() >= MAX_EDIT_RECORDS {
+            records.remove(0);
+        }
+        records.push(RunEditRecord { run, record });
+    }
+
+    fn record(&self, run: Option<Arc<str>>, uri: &Uri, outcome: &EditOutcome) {
         let status = match outcome {
             EditOutcome::Applied { .. } => "applied",
             EditOutcome::Rejected(_) => "rejected",
             EditOutcome::NotApplied(_) => "not_applied",
             EditOutcome::Superseded(_) => "superseded",
         };
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(EditRecord { uri: uri.as_str().to_string(), status });
+        self.push_record(run, EditRecord { uri: uri.as_str().to_string(), status });
     }
 
-    /// Record an edit the user refused in the review before it was sent.
-    pub fn record_rejected(&self, path: &Path) {
-        let uri = match self.documents.snapshot(path) {
-            Some(document) => document.uri.as_str().to_string(),
+    /// Record an edit of `run` the user refused in the review before it was sent.
+    pub fn record_rejected(&self, path: &Path, run: Option<Arc<str>>) {
+        let uri = match self.documents.uri(path) {
+            Some(uri) => uri.as_str().to_string(),
             None => path_to_uri(path).map(|u| u.as_str().to_string()).unwrap_or_else(|| path.display().to_string()),
         };
-        self.records.lock().unwrap_or_else(|e| e.into_inner()).push(EditRecord { uri, status: "rejected" });
+        self.push_record(run, EditRecord { uri, status: "rejected" });
     }
 
     /// True when an edit to `path` can be reviewed in the editor's own
@@ -217,17 +249,18 @@ impl LspEditor {
         }
     }
 
-    /// The `workspace/applyEdit` parameters for `edit` on `document`.
-    pub fn apply_edit_params(&self, document: &DocumentSnapshot, edit: &BufferEdit, review: bool) -> Value {
+    /// The `workspace/applyEdit` parameters for `edit` on the document at `uri`.
+    fn apply_edit_params(&self, uri: &Uri, edit: &BufferEdit, review: bool) -> Value {
         let edits = text_edits(&edit.old_text, &edit.new_text, self.documents.encoding());
-        workspace_edit_params(&document.uri, edit, edits, review)
+        workspace_edit_params(uri, edit, edits, review)
     }
 
-    /// Re-check that the document still is at the version the agent read.
-    fn check_current(&self, edit: &BufferEdit) -> Result<DocumentSnapshot, EditOutcome> {
-        let Some(document) = self.documents.snapshot(&edit.path) else {
-            return Err(EditOutcome::NotApplied("the document was closed in the editor".into()));
-        };
+    /// Re-check that the document still is at the version the agent read;
+    /// returns it with its URI.
+    fn check_current(&self, edit: &BufferEdit) -> Result<(Uri, DocumentSnapshot), EditOutcome> {
+        let closed = || EditOutcome::NotApplied("the document was closed in the editor".into());
+        let Some(document) = self.documents.snapshot(&edit.path) else { return Err(closed()) };
+        let Some(uri) = self.documents.uri(&edit.path) else { return Err(closed()) };
         // The snapshot the edit was computed from is usually this very one
         // (shared, not copied): then there is nothing to compare.
         let same_text = Arc::ptr_eq(&document.text, &edit.old_text) || document.text == edit.old_text;
@@ -239,7 +272,7 @@ impl LspEditor {
                 describe_change(&edit.old_text, &document.text)
             )));
         }
-        Ok(document)
+        Ok((uri, document))
     }
 
     /// Wait until the buffer has held `expected` at a version after
@@ -323,8 +356,8 @@ impl LspEditor {
             }
         }
         // The one version check of the sink, at the moment of sending.
-        let document = match self.check_current(edit) {
-            Ok(document) => document,
+        let (uri, document) = match self.check_current(edit) {
+            Ok(current) => current,
             Err(outcome) => return outcome,
         };
         if Arc::ptr_eq(&edit.old_text, &edit.new_text) || edit.old_text == edit.new_text {
@@ -332,13 +365,13 @@ impl LspEditor {
         }
         let changes = self.documents.subscribe();
         let _recording = self.documents.verifying();
-        let params = self.apply_edit_params(&document, edit, annotate);
+        let params = self.apply_edit_params(&uri, edit, annotate);
         if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
             return outcome;
         }
         let expected = fingerprint(edit.new_text.as_bytes());
         let outcome = self.verify(edit, Landed::Fingerprint(expected), changes, settings.timeouts.verify()).await;
-        self.save_after(outcome, &document.uri, &document.path, !document.dirty, &settings).await
+        self.save_after(outcome, &uri, &edit.path, !document.dirty, &settings).await
     }
 
     /// Send `workspace/applyEdit`; `Err` holds the outcome when the editor
@@ -410,8 +443,14 @@ impl LspEditor {
     /// `not_applied`; if the buffer then holds the edited text within
     /// `timeout`, the record is corrected to `applied`.
     fn watch_late_change(&self, edit: &BufferEdit, uri: String, timeout: Duration) {
-        let late = LateEdit { uri, path: edit.path.clone(), base: edit.version, expected: Arc::clone(&edit.new_text) };
-        self.late.lock().unwrap_or_else(|e| e.into_inner()).push(late.clone());
+        let late = LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: Arc::clone(&edit.new_text) };
+        {
+            let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
+            if pending.len() >= MAX_EDIT_RECORDS {
+                pending.remove(0);
+            }
+            pending.push(late.clone());
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let documents = Arc::clone(&self.documents);
         let records = Arc::clone(&self.records);
@@ -438,8 +477,8 @@ impl LspEditor {
 
 #[async_trait]
 impl Editor for LspEditor {
-    fn document(&self, path: &Path) -> Option<BufferSnapshot> {
-        self.documents.snapshot(path).map(|d| BufferSnapshot { text: d.text, version: d.version })
+    fn document(&self, path: &Path) -> Option<DocumentSnapshot> {
+        self.documents.snapshot(path)
     }
 
     fn open_documents(&self) -> Vec<PathBuf> {
@@ -463,7 +502,7 @@ impl Editor for LspEditor {
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
         if let Some(uri) = self.documents.uri(&edit.path) {
-            self.record(&uri, &outcome);
+            self.record(edit.run.clone(), &uri, &outcome);
             if let EditOutcome::NotApplied(reason) = &outcome {
                 if reason.contains(APPLIED_WITHOUT_CHANGE) {
                     self.watch_late_change(&edit, uri.as_str().to_string(), watch_for);

@@ -10,6 +10,7 @@
 //! - `editor`: the editor edit sink — versioned, reviewed, verified
 //!   `workspace/applyEdit` (Invariants 1 and 2);
 //! - `permission`: permission prompts as `window/showMessageRequest`;
+//! - `hook_consent`: the prompt that approves the project's hooks;
 //! - `runs`: `tandem.ask` / `tandem.cancel`, run events, work-done progress;
 //! - `code_actions`: agent actions on selections and diagnostics;
 //! - `config`: `initializationOptions` and `workspace/configuration`;
@@ -28,6 +29,7 @@ pub mod demo;
 pub mod documents;
 pub mod editor;
 pub mod edits;
+mod hook_consent;
 mod mcp;
 mod permission;
 mod plan_review;

@@ -10,8 +10,9 @@
 //! - An ask is `window/showMessageRequest` showing the whole command (every
 //!   line) and what made it asked: "Allow once" / "Always allow" / "Always
 //!   allow in this project" / "Deny". "Always allow" adds the narrowest
-//!   rule, named in the prompt, for the session; "in this project" also
-//!   saves it in `.tandem/settings.local.json`. No answer, a dismissed
+//!   rule, named in the prompt, to the conversation thread's grants (its
+//!   later runs keep it; other threads do not have it); "in this project"
+//!   saves it in `.tandem/settings.local.json`, for every thread. No answer, a dismissed
 //!   prompt or a timeout mean deny.
 
 use std::path::{Path, PathBuf};
@@ -109,7 +110,7 @@ impl PromptPolicy {
             Err(reason) => PermissionDecision::Deny(reason.to_string()),
         };
         if decision != PermissionDecision::Allow {
-            self.editor.record_rejected(path);
+            self.editor.record_rejected(path, request.run.clone());
         }
         decision
     }
@@ -123,7 +124,8 @@ impl PromptPolicy {
         match self.prompt(MessageType::WARNING, ask_text(request, info), &actions, settings).await.as_deref() {
             Ok(ALLOW_ONCE) => PermissionDecision::Allow,
             Ok(ALWAYS_ALLOW) => {
-                self.policy.allow_for_session(&info.always);
+                // For this conversation: its later runs keep it, no other thread has it.
+                request.grants.add(info.always.iter().map(ToString::to_string));
                 PermissionDecision::Allow
             }
             Ok(ALWAYS_ALLOW_PROJECT) => {
@@ -166,8 +168,9 @@ impl PermissionPolicy for PromptPolicy {
         };
         self.policy.set_mode(mode);
         self.policy.set_rules(&settings.permissions);
+        let granted = request.grants.rules();
         let call =
-            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits };
+            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits, granted: &granted };
         let hook = crate::permissions::pre_tool_use(&crate::hooks::current(&self.hooks), request).await;
         match self.policy.decide_with_hook(call, hook) {
             Verdict::Allow => PermissionDecision::Allow,

@@ -37,6 +37,10 @@ use crate::tools::{Executor, RunScope, ToolContext, ToolKind};
 use super::config::PermissionMode;
 use crate::workspace::Workspace;
 
+/// How long a run waits after its `"wait": false` answer, for a client
+/// that must get that answer in a read of its own.
+const ANSWER_ALONE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The argument object of `tandem.ask`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -240,6 +244,9 @@ pub struct RunEnv {
     pub work_done_progress: bool,
     /// The conversation threads of this session.
     pub threads: Arc<Threads>,
+    /// A `"wait": false` answer must reach this client alone
+    /// ([`super::clients::answer_goes_alone`]).
+    pub answer_goes_alone: bool,
 }
 
 /// Why `tandem.ask` did not start.
@@ -281,7 +288,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         ..RunRequest::default()
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
-    env.editor.take_records();
 
     let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
@@ -295,25 +301,28 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         outbox: Arc::clone(&env.outbox),
         workspace: Arc::clone(&env.workspace),
         timeout: env.settings.timeouts.prompt(),
+        text_input: env.settings.text_input,
     };
     let scope = RunScope::new(mode.as_str(), Some(Arc::new(review)));
     if mode == PermissionMode::Plan {
-        crate::tools::enter_plan_mode::start_in_plan_mode(&scope, env.workspace.root());
+        crate::tools::plan_mode::start_in_plan_mode(&scope, env.workspace.root());
     }
     let ctx = ToolContext {
         cancel: cancel.clone(),
         child_env: Arc::new(env.settings.child_env()),
         run: Arc::new(scope),
-        ..ToolContext::new(Arc::clone(&env.workspace))
+        // Its edits are recorded as this run's: threads run at once, and
+        // each answer lists its own edits.
+        ..ToolContext::new(Arc::new(env.workspace.for_run(&run_id)))
     };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     let workspace = Arc::clone(&env.workspace);
-    // With `wait: false` the answer goes out first, alone: eglot 1.9's
-    // jsonrpc leaves messages that arrive in the same read as the answer to
-    // its synchronous request unhandled until more output comes, so an
-    // applyEdit sent right behind the answer could wait for ever.
-    let answer_first = (!args.wait).then_some(std::time::Duration::from_millis(100));
+    // With `wait: false`, for a client that reads nothing past the answer
+    // to its synchronous request in the same read (eglot), the answer goes
+    // out alone: the run starts after a pause, or an applyEdit sent right
+    // behind the answer could wait for ever. Other clients pay nothing.
+    let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
     let threads = Arc::clone(&env.threads);
     tokio::spawn(async move {
         let _release = release;
@@ -341,6 +350,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         let _ = outcome_tx.send(outcome);
     });
 
+    let nudge = answer_first.map(|_| nudge_after_answer(Arc::clone(&env.client), Arc::clone(&env.runs), started_id.clone()));
     let finished_thread = thread_id.clone();
     let finished = async move {
         let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
@@ -361,11 +371,34 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         answer
     };
     if !args.wait {
+        if let Some(nudge) = nudge {
+            tokio::spawn(nudge);
+        }
         let answer = json!({"runId": started_id, "threadId": thread_id});
         tokio::spawn(finished);
         return Ok(answer);
     }
     Ok(finished.await)
+}
+
+/// For a client that must get a `"wait": false` answer alone: the pause
+/// before the run is not enough when the editor is busy for longer (eglot
+/// then reads the answer and the run's first messages, up to an applyEdit,
+/// in one read, and handles none of them until more output comes). So
+/// while the run goes on, a log message follows at these delays after the
+/// answer: reading it handles what was left. Eglot ignores log messages.
+const NUDGES_AFTER_ANSWER: [std::time::Duration; 2] = [std::time::Duration::from_secs(1), std::time::Duration::from_secs(5)];
+
+async fn nudge_after_answer(client: Arc<dyn ClientLink>, runs: Arc<Runs>, run_id: String) {
+    let mut waited = std::time::Duration::ZERO;
+    for at in NUDGES_AFTER_ANSWER {
+        tokio::time::sleep(at.saturating_sub(waited)).await;
+        waited = at;
+        if !runs.lock().contains_key(&run_id) {
+            return;
+        }
+        client.notify(methods::LOG_MESSAGE, json!({"type": 4, "message": format!("Tandem: {run_id} is running")})).await;
+    }
 }
 
 fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcome {
@@ -447,7 +480,7 @@ fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf
         edits.insert(uri, "written");
     }
     // Buffer edits carry their real outcome; they win over "written".
-    for record in env.editor.take_records() {
+    for record in env.editor.take_records(Some(run_id)) {
         edits.insert(record.uri, record.status);
     }
     let edits: Vec<Value> = edits.into_iter().map(|(uri, status)| json!({"uri": uri, "status": status})).collect();

@@ -18,6 +18,7 @@ use super::config::{Settings, SettingsFiles, SettingsLayers};
 use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
+use super::hook_consent::HookConsent;
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
@@ -35,6 +36,7 @@ pub const CANCEL_COMMAND: &str = "tandem.cancel";
 pub const THREADS_COMMAND: &str = "tandem.threads";
 pub const FORGET_COMMAND: &str = "tandem.forget";
 pub const COMPACT_COMMAND: &str = "tandem.compact";
+pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
 
 /// What exists once `initialize` told us the roots and capabilities.
 struct Session {
@@ -45,6 +47,10 @@ struct Session {
     work_done_progress: bool,
     configuration: bool,
     threads: Arc<Threads>,
+    /// Asks the user about the project's hooks.
+    hook_consent: Arc<HookConsent>,
+    /// See [`clients::answer_goes_alone`].
+    answer_goes_alone: bool,
 }
 
 pub struct Backend {
@@ -211,6 +217,7 @@ impl Backend {
             settings: self.settings(),
             work_done_progress: session.work_done_progress,
             threads: Arc::clone(&session.threads),
+            answer_goes_alone: session.answer_goes_alone,
         })
     }
 
@@ -222,6 +229,18 @@ impl Backend {
         let busy = |message: String| Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None };
         match params.command.as_str() {
             THREADS_COMMAND => Ok(Some(runs::threads_answer(&*self.threads()?))),
+            TRANSCRIPT_COMMAND => {
+                let args: ThreadArgs = first_argument(&params.arguments)?;
+                match self.threads()?.transcript(&args.thread_id) {
+                    Ok(transcript) => Ok(Some(json!({
+                        "threadId": args.thread_id,
+                        "events": transcript.events,
+                        "omitted": transcript.omitted,
+                    }))),
+                    Err(err @ crate::session::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
+                    Err(err) => Err(Error::invalid_params(err.to_string())),
+                }
+            }
             FORGET_COMMAND => {
                 let args: ThreadArgs = first_argument(&params.arguments)?;
                 let forgotten = self.threads()?.forget(&args.thread_id).map_err(|e| busy(e.to_string()))?;
@@ -240,8 +259,12 @@ impl Backend {
     }
 
     async fn ask(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
-        // The settings files may have changed since the last run.
+        // The settings files may have changed since the last run; changed
+        // project hooks are asked about (a prompt already up is waited for).
         self.update_settings(|_| {});
+        if let Some(session) = self.session.get() {
+            session.hook_consent.ask_if_needed().await;
+        }
         let args: AskArgs = first_argument(&params.arguments)?;
         if self.lifecycle.client_gone.is_cancelled() {
             return Err(Error { code: ErrorCode::ServerError(-32803), message: "the client has gone away".into(), data: None });
@@ -353,7 +376,10 @@ impl LanguageServer for Backend {
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
+        let hook_consent =
+            Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let session = Session {
+            hook_consent,
             threads,
             workspace,
             editor,
@@ -361,6 +387,7 @@ impl LanguageServer for Backend {
             mcp,
             work_done_progress: capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
+            answer_goes_alone: clients::answer_goes_alone(params.client_info.as_ref()),
         };
         if self.session.set(session).is_err() {
             return Err(Error::invalid_request());
@@ -375,7 +402,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -404,6 +431,9 @@ impl LanguageServer for Backend {
         self.pull_configuration().await;
         if let Some(session) = self.session.get() {
             mcp_front::start(&session.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+            // Not awaited here: the user may take a while; a run waits for the answer.
+            let consent = Arc::clone(&session.hook_consent);
+            tokio::spawn(async move { consent.ask_if_needed().await });
         }
     }
 
@@ -463,7 +493,7 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
-            THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND => self.thread_command(&params).await,
+            THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
             MCP_STATUS_COMMAND => match self.session.get() {
                 Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
                 None => Err(Error::invalid_request()),

@@ -294,6 +294,8 @@ impl Harness {
     fn edit_request(&self) -> PermissionRequest {
         PermissionRequest {
             accept_edits: false,
+            run: None,
+            grants: Default::default(),
             tool: "edit_file".into(),
             kind: ToolKind::Edit { path: self.path.clone() },
             read_only: false,
@@ -384,7 +386,7 @@ async fn review_by_prompt_with_the_diff_without_annotation_support() {
     let prompt = &h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0];
     expect_test::expect![[r#"{"actions":[{"title":"Apply"},{"title":"Reject"}],"message":"Tandem: apply edit to a.txt?\n\n   2 - b\n   2 + B","type":3}"#]]
         .assert_eq(&prompt.to_string());
-    assert_eq!(h.editor.take_records(), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "rejected" }]);
+    assert_eq!(h.editor.take_records(None), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "rejected" }]);
     // No answer at all is a rejection too.
     h.client.answer_prompt(None);
     assert!(matches!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
@@ -413,7 +415,7 @@ async fn user_typing_between_read_and_edit_is_kept() {
     let file = h.read();
     type_text(&h.documents, &h.uri, 0, "// typed by the user\n");
     let outcome = h.write(&file, |t| t.replace("fn b", "fn renamed")).await;
-    expect_test::expect!["Err(Stale(\"Error: a.txt was modified externally since your last read (the user edited it in the editor: 1 line added after line 0). Read it again with read_file before editing it.\"))"]
+    expect_test::expect!["Err(Superseded(\"Error: a.txt was modified externally since your last read (the user edited it in the editor: 1 line added after line 0). Read it again with read_file before editing it.\"))"]
         .assert_eq(&format!("{outcome:?}"));
     assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
     // Re-read, edit again: applied, and the typed line is intact.
@@ -430,7 +432,7 @@ async fn user_typing_while_the_edit_is_in_flight() {
     h.client.script(OnApply::TypeFirst { at: 0, text: "!".into(), answer_true: true });
     let file = h.read();
     let outcome = h.write(&file, |t| t.replace("hello", "world")).await;
-    assert!(matches!(&outcome, Err(WriteError::Stale(m)) if m.contains("superseded")), "{outcome:?}");
+    assert!(matches!(&outcome, Err(WriteError::Superseded(m)) if m.contains("superseded")), "{outcome:?}");
     assert_eq!(h.text(), "!hello\n");
     // The edit lands and the user types right after: applied, at the version
     // that held the edit; the next edit sees the user's change.
@@ -591,14 +593,19 @@ async fn splices_that_do_not_fit_the_buffer_fall_back_to_the_whole_text() {
 }
 
 fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
-    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false }
+    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false, run: None, grants: Default::default() }
 }
 
 #[tokio::test]
 async fn permission_prompts() {
     let h = harness(json!({"timeouts": {"promptMs": 100}}), false, "a\n");
     let policy = h.policy();
-    let shell = permission_request("run_shell", ToolKind::Execute { command: "echo building the project\ntouch X".into() });
+    // The calls of one conversation thread share its grants.
+    let thread = Arc::new(crate::tools::Grants::default());
+    let shell = PermissionRequest {
+        grants: Arc::clone(&thread),
+        ..permission_request("run_shell", ToolKind::Execute { command: "echo building the project\ntouch X".into() })
+    };
     h.client.answer_prompt(Some("Deny"));
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Deny("the user denied it".into()));
     h.client.answer_prompt(None);
@@ -611,8 +618,16 @@ async fn permission_prompts() {
     let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
     assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);
+    assert_eq!(thread.rules(), ["run_shell(touch X)"]);
+    // Another thread's call is asked again: the grant is the thread's.
+    h.client.answer_prompt(Some("Deny"));
+    let elsewhere = PermissionRequest { grants: Arc::default(), ..shell.clone() };
+    assert_eq!(policy.decide(&elsewhere).await, PermissionDecision::Deny("the user denied it".into()));
     // "Always allow" stays narrow: another command is asked again.
-    let other = permission_request("run_shell", ToolKind::Execute { command: "touch X && rm -rf build".into() });
+    let other = PermissionRequest {
+        grants: Arc::clone(&thread),
+        ..permission_request("run_shell", ToolKind::Execute { command: "touch X && rm -rf build".into() })
+    };
     h.client.answer_prompt(Some("Deny"));
     assert_eq!(policy.decide(&other).await, PermissionDecision::Deny("the user denied it".into()));
     let last = h.client.requests(methods::SHOW_MESSAGE_REQUEST).last().unwrap().to_string();
@@ -747,6 +762,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         settings: Settings::default(),
         work_done_progress: false,
         threads: Arc::new(crate::session::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
+        answer_goes_alone: false,
     };
     let args: AskArgs = serde_json::from_value(json!({
         "prompt": "Fix this error",
@@ -784,7 +800,7 @@ async fn a_did_change_after_the_verification_wait_corrects_the_record() {
     // The user moves on; eglot's idle timer sends the change.
     tokio::time::sleep(std::time::Duration::from_millis(2_000)).await;
     assert_eq!(h.text(), "alpha\nBETA\n");
-    assert_eq!(h.editor.take_records(), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "applied" }]);
+    assert_eq!(h.editor.take_records(None), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "applied" }]);
 }
 
 /// eglot refuses a stale edit with a JSON-RPC error before its own

@@ -61,7 +61,8 @@ impl HeadlessPolicy {
         match answer.as_deref() {
             Some(ALLOW_ONCE) => PermissionDecision::Allow,
             Some(ALWAYS_ALLOW) => {
-                self.policy.allow_for_session(&info.always);
+                // For this conversation: its later runs keep it, no other thread has it.
+                request.grants.add(info.always.iter().map(ToString::to_string));
                 PermissionDecision::Allow
             }
             Some(ALWAYS_ALLOW_SAVE) => {
@@ -115,8 +116,9 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
 #[async_trait]
 impl PermissionPolicy for HeadlessPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
+        let granted = request.grants.rules();
         let call =
-            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits };
+            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits, granted: &granted };
         let hook = match &self.hooks {
             Some(hooks) => super::pre_tool_use(&crate::hooks::current(hooks), request).await,
             None => super::PreHook::None,
@@ -168,6 +170,8 @@ mod tests {
             preview: None,
             input: serde_json::json!({"command": command}),
             accept_edits: false,
+            run: None,
+            grants: Default::default(),
         }
     }
 
@@ -191,6 +195,8 @@ mod tests {
             preview: Some("-a\n+b".into()),
             input: serde_json::json!({}),
             accept_edits: false,
+            run: None,
+            grants: Default::default(),
         };
         expect_test::expect!["edit_file a.rs needs permission; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"]
             .assert_eq(&match policy.decide(&edit).await { PermissionDecision::Deny(r) => r, other => format!("{other:?}") });

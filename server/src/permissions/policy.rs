@@ -57,6 +57,9 @@ pub struct Call<'a> {
     /// The user approved a plan with "Execute and accept edits": this
     /// run's edits apply without review, as in `acceptEdits`.
     pub accept_edits: bool,
+    /// The conversation's "Always allow" rules (their text): allow rules
+    /// for this call's thread only.
+    pub granted: &'a [String],
 }
 
 /// A rule and the layer it came from (`None`: added in this session).
@@ -130,7 +133,10 @@ impl Policy {
         *self.mode.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// "Always allow": remember these rules for the rest of the session.
+    /// "Always allow in this project": these rules, just saved to
+    /// `.tandem/settings.local.json`, hold at once in every thread (until
+    /// the settings are read again, which brings them from the file).
+    /// "Always allow" alone is a thread's grant (`tools::Grants`), not this.
     pub fn allow_for_session(&self, rules: &[Rule]) {
         let mut set = self.rules.write().unwrap_or_else(|e| e.into_inner());
         for rule in rules {
@@ -160,7 +166,9 @@ impl Policy {
 
     pub fn decide(&self, call: Call<'_>) -> Verdict {
         let mode = self.mode();
-        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        // The thread's own grants count as allow rules, for its calls only.
+        rules.allow.extend(call.granted.iter().filter_map(|text| Rule::parse(text).ok()).map(|rule| Sourced { rule, scope: None }));
         let analysis = match call.kind {
             ToolKind::Execute { command } => Some(self.analyze_shell(command)),
             _ => None,
@@ -354,7 +362,7 @@ mod tests {
 
     fn shell(policy: &Policy, command: &str) -> Verdict {
         let kind = ToolKind::Execute { command: command.into() };
-        policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false })
+        policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] })
     }
 
     fn always(verdict: &Verdict) -> Vec<String> {
@@ -378,8 +386,8 @@ mod tests {
         let Verdict::Deny(reason) = shell(&policy, "git status && git push --force") else { panic!() };
         assert!(reason.contains("run_shell(git push --force:*)"), "{reason}");
         let edit = |p: &str| ToolKind::Edit { path: f.root.join(p) };
-        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false, accept_edits: false }), Verdict::Allow);
-        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false, accept_edits: false }), Verdict::ReviewInEditor);
+        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false, accept_edits: false, granted: &[] }), Verdict::Allow);
+        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false, accept_edits: false, granted: &[] }), Verdict::ReviewInEditor);
         // An allow rule covers a compound command only if it covers every part.
         assert!(matches!(shell(&policy, "git status && rm -rf build"), Verdict::Ask(_)));
     }
@@ -403,11 +411,11 @@ mod tests {
                 };
                 format!(
                     "{name}: read={} edit={} ls={} touch={} mcp={}",
-                    short(policy.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false })),
-                    short(policy.decide(Call { tool: "edit_file", kind: &edit, read_only: false, accept_edits: false })),
+                    short(policy.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false, granted: &[] })),
+                    short(policy.decide(Call { tool: "edit_file", kind: &edit, read_only: false, accept_edits: false, granted: &[] })),
                     short(shell(&policy, "ls -la")),
                     short(shell(&policy, "touch x")),
-                    short(policy.decide(Call { tool: "mcp__x__y", kind: &mcp, read_only: false, accept_edits: false })),
+                    short(policy.decide(Call { tool: "mcp__x__y", kind: &mcp, read_only: false, accept_edits: false, granted: &[] })),
                 )
             })
             .collect();
@@ -427,7 +435,7 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &["run_shell(ls:*)"], &["read_file(./.env)"]), std::slice::from_ref(&f.root));
         let env = ToolKind::Read { paths: vec![f.root.join(".env")] };
-        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false }), Verdict::Deny(_)));
+        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false, granted: &[] }), Verdict::Deny(_)));
         assert_eq!(shell(&policy, "ls"), Verdict::Allow);
     }
 
@@ -460,8 +468,8 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::Default, &rules(&["web_fetch(domain:docs.rs)"], &[], &[]), std::slice::from_ref(&f.root));
         let fetch = |url: &str| ToolKind::Fetch { url: url.into() };
-        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true, accept_edits: false }), Verdict::Allow);
-        let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true, accept_edits: false });
+        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true, accept_edits: false, granted: &[] }), Verdict::Allow);
+        let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true, accept_edits: false, granted: &[] });
         assert_eq!(always(&asked), vec!["web_fetch(domain:crates.io)"]);
     }
 
@@ -470,7 +478,7 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), std::slice::from_ref(&f.root));
         let kind = ToolKind::Execute { command: "git push".into() };
-        let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false };
+        let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
         let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
         expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
             .assert_eq(&headless_denial(call, "git push", &ask));

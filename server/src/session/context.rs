@@ -23,6 +23,13 @@ pub const STUB_AT: f64 = 0.60;
 pub const COMPACT_AT: f64 = 0.80;
 /// Tool results never stubbed: the most recent ones.
 pub const KEEP_RECENT_RESULTS: usize = 4;
+/// Files a compaction names as needing a re-read: the most recently read
+/// (or written) ones. Ten is the working set of a typical task (the file
+/// being changed, its tests, a few callers) and costs about a hundred
+/// tokens; naming every file a long thread ever read would invite the model
+/// to read back, into the context just freed, files it has finished with.
+/// Every file must be read again before an edit either way.
+pub const REREAD_RECENT_FILES: usize = 10;
 /// Results shorter than this stay: a stub would save nothing.
 const STUB_MIN_CHARS: usize = 400;
 /// For models not in the table: small enough for most local servers' default.

@@ -28,6 +28,9 @@ pub enum Record {
     Title { title: String },
     /// The system prompt, fixed for the thread so its prefix stays cacheable.
     System { text: String },
+    /// A run starts: what the user asked (the next message is this with
+    /// the editor's context). For the transcript.
+    Prompt { text: String },
     Message { message: Message },
     /// An old tool result replaced by a one-line stub.
     Stub { tool_use_id: String, content: String },
@@ -35,10 +38,18 @@ pub enum Record {
     Compact { messages: Vec<Message>, before_tokens: u64, after_tokens: u64 },
     /// Deferred tools the model activated, in order.
     Tools { activated: Vec<String> },
+    /// The thread's "Always allow" rules (their text), all of them.
+    Grants { rules: Vec<String> },
     /// A model turn ended.
     Turn { usage: Usage, #[serde(default, skip_serializing_if = "Option::is_none")] cost_usd: Option<f64>, at_ms: u64 },
-    /// A run ended.
-    Run { status: RunStatus, at_ms: u64 },
+    /// A run ended; `text` says why when it did not complete (a completed
+    /// run's answer is its last message).
+    Run {
+        status: RunStatus,
+        at_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
 }
 
 /// What a thread has used so far.
@@ -65,6 +76,9 @@ pub struct Conversation {
     /// Deferred tools the model activated; their definitions are appended
     /// after the resident ones, so the prefix before them stays the same.
     pub activated_tools: Vec<String>,
+    /// The "Always allow" rules the user gave in this thread (rule text):
+    /// its later runs keep them, other threads do not have them.
+    pub grants: Vec<String>,
     /// What this thread has read, and at which version: a follow-up may edit
     /// a file read earlier if it is unchanged. Not saved (it would copy file
     /// contents to disk): after a restart, files are read again.
@@ -114,6 +128,7 @@ impl Conversation {
             system: None,
             messages: Vec::new(),
             activated_tools: Vec::new(),
+            grants: Vec::new(),
             ledger: Arc::new(ReadLedger::default()),
             totals: Totals::default(),
             context_tokens: 0,
@@ -144,6 +159,7 @@ impl Conversation {
         match record {
             Record::Meta { .. } => {}
             Record::Title { title } => self.title = title,
+            Record::Prompt { .. } => {}
             Record::System { text } => self.system = Some(text),
             Record::Message { message } => self.messages.push(message),
             Record::Stub { tool_use_id, content } => {
@@ -154,6 +170,7 @@ impl Conversation {
                 self.context_tokens = after_tokens;
             }
             Record::Tools { activated } => self.activated_tools = activated,
+            Record::Grants { rules } => self.grants = rules,
             Record::Turn { usage, cost_usd, at_ms } => {
                 self.add_turn_totals(&usage, cost_usd);
                 self.context_tokens = usage.input_tokens + usage.output_tokens;
@@ -188,6 +205,11 @@ impl Conversation {
         }
     }
 
+    /// A run starts with this prompt (recorded for the transcript).
+    pub fn record_prompt(&mut self, text: &str) {
+        self.record(Record::Prompt { text: text.to_string() });
+    }
+
     pub fn push(&mut self, message: Message) {
         self.messages.push(message.clone());
         self.record(Record::Message { message });
@@ -217,6 +239,14 @@ impl Conversation {
         }
     }
 
+    /// The thread's grants are now `rules` (recorded when they changed).
+    pub fn set_grants(&mut self, rules: Vec<String>) {
+        if rules != self.grants {
+            self.grants = rules.clone();
+            self.record(Record::Grants { rules });
+        }
+    }
+
     /// A model turn ended with this usage (the turn's own, not a total).
     pub fn end_turn(&mut self, usage: Usage, cost_usd: Option<f64>) {
         self.add_turn_totals(&usage, cost_usd);
@@ -224,9 +254,10 @@ impl Conversation {
         self.record(Record::Turn { usage, cost_usd, at_ms: now_ms() });
     }
 
-    pub fn end_run(&mut self, status: RunStatus) {
+    /// The run ended; `text` is what the user was told when it did not complete.
+    pub fn end_run(&mut self, status: RunStatus, text: Option<String>) {
         self.totals.runs += 1;
-        self.record(Record::Run { status, at_ms: now_ms() });
+        self.record(Record::Run { status, at_ms: now_ms(), text });
     }
 
     /// Append what happened since the last commit to the session file and

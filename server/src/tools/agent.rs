@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use super::front_matter::{self, tool_name};
 use super::front_matter::{read_bounded, search_dirs, Origin, Skipped};
-use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolDefinition, ToolError};
 use crate::agent::subagent::{run_child, ChildSpec, ToolChoice};
 use crate::workspace::Workspace;
 
@@ -39,7 +39,9 @@ pub struct AgentDefinition {
     pub description: String,
     /// Tool names it may use (`None`: every tool but `agent`).
     pub tools: Option<Vec<String>>,
-    /// The model it asks for; runs use the parent's provider and model.
+    /// The model it asks for (`inherit`, a family alias `sonnet`/`opus`/
+    /// `haiku`, or a model id; see [`crate::agent::config::subagent_model`]);
+    /// it runs on the parent's provider.
     pub model: Option<String>,
     pub system_prompt: String,
     pub path: PathBuf,
@@ -140,18 +142,24 @@ impl AgentTool {
 pub struct Resolved {
     system_prompt: String,
     tools: ToolChoice,
+    /// A custom agent's `model` field.
+    model: Option<String>,
 }
 
 fn resolve(agent_type: Option<&str>, workspace: &Workspace) -> Result<Resolved, String> {
     let name = agent_type.map(str::trim).filter(|t| !t.is_empty()).unwrap_or("general");
     match name {
-        "explore" => Ok(Resolved { system_prompt: EXPLORE_PROMPT.to_string(), tools: ToolChoice::ReadOnly }),
-        "plan" => Ok(Resolved { system_prompt: PLAN_PROMPT.to_string(), tools: ToolChoice::ReadOnly }),
-        "general" => Ok(Resolved { system_prompt: GENERAL_PROMPT.to_string(), tools: ToolChoice::General }),
+        "explore" => Ok(Resolved { system_prompt: EXPLORE_PROMPT.to_string(), tools: ToolChoice::ReadOnly, model: None }),
+        "plan" => Ok(Resolved { system_prompt: PLAN_PROMPT.to_string(), tools: ToolChoice::ReadOnly, model: None }),
+        "general" => Ok(Resolved { system_prompt: GENERAL_PROMPT.to_string(), tools: ToolChoice::General, model: None }),
         custom => {
             let agents = AgentSet::discover(workspace);
             match agents.get(custom) {
-                Some(agent) => Ok(Resolved { system_prompt: agent.system_prompt.clone(), tools: ToolChoice::Only(agent.tools.clone()) }),
+                Some(agent) => Ok(Resolved {
+                    system_prompt: agent.system_prompt.clone(),
+                    tools: ToolChoice::Only(agent.tools.clone()),
+                    model: agent.model.clone(),
+                }),
                 None => {
                     let mut known: Vec<&str> = BUILT_IN.to_vec();
                     known.extend(agents.agents.iter().map(|a| a.name.as_str()));
@@ -169,9 +177,6 @@ impl Tool for AgentTool {
     type Plan = Resolved;
     const NAME: &'static str = "agent";
 
-    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Resolved, ToolError> {
         resolve(args.agent_type.as_deref(), &ctx.workspace).map_err(ToolError::Model)
@@ -201,6 +206,7 @@ impl Tool for AgentTool {
             system_prompt: resolved.system_prompt,
             prompt: args.prompt,
             tools: resolved.tools,
+            model: resolved.model,
         };
         match run_child(ctx, spec).await {
             Ok(text) if text.trim().is_empty() => Ok("(Sub-agent produced no output)".to_string()),

@@ -72,6 +72,12 @@ pub struct PermissionRequest {
     /// The user approved a plan with "Execute and accept edits": this
     /// run's edits are applied without review (as in `acceptEdits`).
     pub accept_edits: bool,
+    /// The run the call is part of, when the front end tags runs (the
+    /// editor's run id: an edit rejected in review is that run's).
+    pub run: Option<Arc<str>>,
+    /// The conversation's "Always allow" grants: the policy allows what
+    /// they cover, and "Always allow" adds to them.
+    pub grants: Arc<super::Grants>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,6 +166,11 @@ impl Executor {
         &self.registry
     }
 
+    /// The hooks as they are now (`None` when none are configured).
+    pub fn hooks(&self) -> Option<Arc<crate::hooks::Hooks>> {
+        self.hooks.as_ref().map(crate::hooks::current).filter(|hooks| !hooks.is_empty())
+    }
+
     /// The folder large results of calls in `ctx` are saved to.
     pub fn results_dir(&self, ctx: &ToolContext) -> Option<PathBuf> {
         match &self.results_dir {
@@ -204,7 +215,7 @@ impl Executor {
         };
         // Pre-tool hooks go here when they exist.
         let traits = &prepared.traits;
-        if let Some(refusal) = super::enter_plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
+        if let Some(refusal) = super::plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
         let accept_edits = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).accept_edits;
@@ -216,6 +227,8 @@ impl Executor {
             summary: traits.summary.clone(),
             preview,
             input: call.input.clone(),
+            run: ctx.workspace.run_tag().cloned(),
+            grants: Arc::clone(&ctx.run.grants),
         };
         match self.policy.decide(&request).await {
             PermissionDecision::Allow => {}

@@ -18,6 +18,7 @@ pub mod exit_plan_mode;
 pub mod front_matter;
 pub mod grep_search;
 pub mod list_files;
+pub mod plan_mode;
 pub mod read_file;
 pub mod run_shell;
 pub mod skill;
@@ -99,6 +100,38 @@ impl ToolContext {
     }
 }
 
+/// The "Always allow" answers given in one conversation thread, as rule
+/// text (`run_shell(git push:*)`): the thread keeps them (and saves them
+/// with itself), its runs and their sub-agents share them, and no other
+/// thread sees them. (Rules saved to `.tandem/settings.local.json` are the
+/// project's, for every thread.)
+#[derive(Debug, Default)]
+pub struct Grants {
+    rules: std::sync::Mutex<Vec<String>>,
+}
+
+/// Rules one thread may hold; a longer list keeps its first ones.
+const MAX_GRANTS: usize = 256;
+
+impl Grants {
+    /// Add rules (those already held are skipped); true if any was new.
+    pub fn add(&self, rules: impl IntoIterator<Item = String>) -> bool {
+        let mut held = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let before = held.len();
+        for rule in rules {
+            if held.len() < MAX_GRANTS && !held.contains(&rule) {
+                held.push(rule);
+            }
+        }
+        held.len() != before
+    }
+
+    /// The rules, in the order they were granted.
+    pub fn rules(&self) -> Vec<String> {
+        self.rules.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 /// State that belongs to one run (never to the process): two runs in one
 /// editor session do not share it.
 #[derive(Default)]
@@ -109,17 +142,20 @@ pub struct RunScope {
     /// skills); set by the loop while the run lasts.
     pub children: std::sync::Mutex<Option<crate::agent::subagent::ChildSender>>,
     /// Plan mode: on or off, the plan file, the mode to restore.
-    pub plan: std::sync::Mutex<enter_plan_mode::PlanMode>,
+    pub plan: std::sync::Mutex<plan_mode::PlanMode>,
     /// The run's permission mode by name ("default", "acceptEdits", …), as
     /// plan mode reports and restores it.
     pub permission_mode: std::sync::Mutex<String>,
     /// Who reviews a plan on `exit_plan_mode` (`None`: nobody can be asked).
-    pub plan_review: Option<Arc<dyn exit_plan_mode::PlanReview>>,
+    pub plan_review: Option<Arc<dyn plan_mode::PlanReview>>,
+    /// The thread's "Always allow" grants (the loop loads them from the
+    /// thread and saves new ones with it).
+    pub grants: Arc<Grants>,
 }
 
 impl RunScope {
     /// A run's scope in `permission_mode`, with a plan reviewer if someone can answer.
-    pub fn new(permission_mode: &str, plan_review: Option<Arc<dyn exit_plan_mode::PlanReview>>) -> Self {
+    pub fn new(permission_mode: &str, plan_review: Option<Arc<dyn plan_mode::PlanReview>>) -> Self {
         RunScope { permission_mode: std::sync::Mutex::new(permission_mode.to_string()), plan_review, ..RunScope::default() }
     }
 
@@ -129,6 +165,8 @@ impl RunScope {
         RunScope {
             plan: std::sync::Mutex::new(parent.plan.lock().unwrap_or_else(|e| e.into_inner()).clone()),
             permission_mode: std::sync::Mutex::new(parent.permission_mode.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            // A sub-agent works for the same conversation.
+            grants: Arc::clone(&parent.grants),
             ..RunScope::default()
         }
     }
@@ -187,8 +225,11 @@ pub trait Tool: Send + Sync + 'static {
     type Plan: Send + Sync;
     const NAME: &'static str;
 
-    /// What the call does (see [`ToolKind`]).
-    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind;
+    /// What the call does (see [`ToolKind`]). The default, `Other`, fails
+    /// closed: it is not read-only unless [`Tool::is_read_only`] says so.
+    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
 
     /// The call changes nothing (for plan mode and permission rules).
     fn is_read_only(&self, _args: &Self::Args) -> bool {
@@ -210,8 +251,11 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
-    /// A short human summary of the call: "src/app.rs", "cargo test".
-    fn summary(&self, args: &Self::Args) -> String;
+    /// A short human summary of the call: "src/app.rs", "cargo test";
+    /// empty when the tool's name says it all.
+    fn summary(&self, _args: &Self::Args) -> String {
+        String::new()
+    }
 
     /// The tool's own checks (read-before-edit, unchanged-since-read, …) and
     /// the work that can be done before permission is asked.

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::front_matter::{self, read_bounded, search_dirs, tool_name};
 pub use super::front_matter::{Origin, Skipped};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::workspace::Workspace;
 
 /// Skills read at most (the rest are reported as skipped).
@@ -182,9 +182,6 @@ impl Tool for SkillTool {
     type Plan = ();
     const NAME: &'static str = "skill";
 
-    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -222,6 +219,8 @@ async fn fork(skill: &Skill, prompt: String, args: &str, ctx: &ToolContext) -> R
         system_prompt: prompt,
         prompt: task,
         tools: crate::agent::subagent::ToolChoice::Only(skill.allowed_tools.clone()),
+        // A skill's front matter names no model: the parent's.
+        model: None,
     };
     match crate::agent::subagent::run_child(ctx, spec).await {
         Ok(text) if text.trim().is_empty() => Ok("(Skill produced no output)".to_string()),

@@ -3,6 +3,11 @@
 //! Decisions, in one place:
 //! - One request, at most [`MAX_REDIRECTS`] redirects (a loop is named as
 //!   such), [`TIMEOUT`] for all of it including the body.
+//! - Redirects are followed only on the URL's own host. The permission
+//!   subject is that host, so a redirect to another one is not followed:
+//!   the result names the new URL ([`redirect_detected`]) and the model
+//!   fetches it with a call of its own, which the permission rules for its
+//!   host decide.
 //! - The body is read as a stream and stops at a byte cap: [`MAX_BODY_BYTES`]
 //!   for HTML (markup is much larger than its text), about four bytes per
 //!   wanted character for text and JSON. It is never buffered without bound.
@@ -162,7 +167,11 @@ impl std::error::Error for RedirectStop {}
 fn redirect_policy() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         // `previous` holds every URL requested so far, the first included.
-        if attempt.previous().contains(attempt.url()) {
+        let first_host = attempt.previous().first().and_then(|url| url.host_str());
+        if attempt.url().host_str() != first_host {
+            // The redirect itself becomes the response (see `redirect_detected`).
+            attempt.stop()
+        } else if attempt.previous().contains(attempt.url()) {
             let message = format!("redirect loop: {} redirects back to an address already visited", attempt.url());
             attempt.error(RedirectStop(message))
         } else if attempt.previous().len() > MAX_REDIRECTS {
@@ -260,6 +269,9 @@ async fn fetch(client: &reqwest::Client, url: Url, max_chars: usize) -> Result<S
         .await
         .map_err(|e| format!("Error fetching URL: {}", describe(&e)))?;
     let status = response.status();
+    if let Some(target) = status.is_redirection().then(|| redirect_target(&response)).flatten() {
+        return Ok(redirect_detected(&url, &target, status));
+    }
     if !status.is_success() {
         return Err(format!("HTTP error: {} {}", status.as_u16(), status.canonical_reason().unwrap_or("")).trim_end().to_string());
     }
@@ -299,6 +311,24 @@ async fn fetch(client: &reqwest::Client, url: Url, max_chars: usize) -> Result<S
         return Ok("(empty response)".to_string());
     }
     Ok(limit(text, max_chars, cut.then_some(body.len())))
+}
+
+/// Where a redirect response points, resolved against its own URL.
+fn redirect_target(response: &reqwest::Response) -> Option<Url> {
+    let location = response.headers().get(reqwest::header::LOCATION)?.to_str().ok()?;
+    response.url().join(location).ok()
+}
+
+/// The result for a redirect to another host, which is not followed: the
+/// model fetches the new URL with a call of its own, so the permission for
+/// that host is asked like any other.
+fn redirect_detected(requested: &Url, target: &Url, status: reqwest::StatusCode) -> String {
+    let host = target.host_str().unwrap_or("another host");
+    format!(
+        "REDIRECT DETECTED: {requested} redirects to a different host, {host} ({} {}).\nRedirect URL: {target}\n\nweb_fetch follows redirects only within the host that was asked for. To get the content, fetch the new URL: call web_fetch again with url \"{target}\".",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("redirect")
+    )
 }
 
 /// reqwest's top-level error hides the cause; the chain names it. A

@@ -4,10 +4,11 @@
 //!
 //! The fingerprint, not the mtime, is the truth for files on disk: mtimes are
 //! coarse on some filesystems and tools like `git checkout` preserve them.
-//! The file watcher only marks entries `stale` early.
+//! The file watcher only marks entries `changed_on_disk` early.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -34,7 +35,10 @@ pub struct LedgerEntry {
     pub stamp: ReadStamp,
     pub seen_text: Arc<str>,
     /// Set by the file watcher when the file on disk stopped matching `stamp`.
-    pub stale: bool,
+    pub changed_on_disk: bool,
+    /// When it was recorded, in the ledger's own order: a later read or
+    /// write of any file has a larger number.
+    pub seq: u64,
 }
 
 /// Path → what the agent last saw there. Concurrent: tools run in parallel
@@ -42,11 +46,14 @@ pub struct LedgerEntry {
 #[derive(Debug, Default)]
 pub struct ReadLedger {
     entries: DashMap<PathBuf, LedgerEntry>,
+    /// The next entry's `seq`.
+    next_seq: AtomicU64,
 }
 
 impl ReadLedger {
     pub fn record(&self, path: &Path, stamp: ReadStamp, seen_text: Arc<str>) {
-        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, stale: false });
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, changed_on_disk: false, seq });
     }
 
     pub fn get(&self, path: &Path) -> Option<LedgerEntry> {
@@ -65,8 +72,15 @@ impl ReadLedger {
         self.entries.iter().map(|e| e.key().clone()).collect()
     }
 
+    /// The `n` files read (or written) most recently, the latest first.
+    pub fn most_recent(&self, n: usize) -> Vec<PathBuf> {
+        let mut entries: Vec<(u64, PathBuf)> = self.entries.iter().map(|e| (e.seq, e.key().clone())).collect();
+        entries.sort_by(|a, b| b.0.cmp(&a.0));
+        entries.into_iter().take(n).map(|(_, path)| path).collect()
+    }
+
     /// Called by the watcher with the file's current on-disk fingerprint
-    /// (`None` when it was deleted). Marks a disk-stamped entry stale when the
+    /// (`None` when it was deleted). Marks a disk-stamped entry changed on disk when the
     /// content differs from what the agent saw; the agent's own writes record
     /// their fingerprint first, so they are not reported as foreign changes.
     pub fn observe_disk(&self, path: &Path, current: Option<u64>) -> bool {
@@ -75,7 +89,7 @@ impl ReadLedger {
             return false;
         }
         if current != Some(entry.stamp.fingerprint) {
-            entry.stale = true;
+            entry.changed_on_disk = true;
             return true;
         }
         false
@@ -84,7 +98,7 @@ impl ReadLedger {
 
 /// Compare a ledger entry with the file's current state. `None` means the
 /// agent's view is current; `Some(what)` describes the change for the model.
-pub fn staleness(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -> Option<String> {
+pub fn change_since_read(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -> Option<String> {
     let changed = match (entry.stamp.version, current.version) {
         // Invariant 2: for an open document the version is the contract, even
         // when the text happens to be equal again.
@@ -93,7 +107,7 @@ pub fn staleness(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -
     };
     if changed {
         let mut what = describe_change(&entry.seen_text, current_text);
-        if entry.stale {
+        if entry.changed_on_disk {
             what.push_str("; the file watcher saw it change on disk");
         }
         return Some(what);
@@ -160,15 +174,29 @@ mod tests {
     }
 
     #[test]
-    fn version_mismatch_is_stale_even_with_equal_text() {
+    fn most_recent_follows_the_order_of_reads_and_writes_not_of_names() {
+        let ledger = ReadLedger::default();
+        let stamp = ReadStamp { version: None, fingerprint: 0 };
+        for name in ["c", "a", "d", "b"] {
+            ledger.record(Path::new(name), stamp, Arc::from(""));
+        }
+        // Reading "c" again makes it the latest.
+        ledger.record(Path::new("c"), stamp, Arc::from(""));
+        let recent: Vec<String> = ledger.most_recent(3).iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(recent, ["c", "b", "d"]);
+    }
+
+    #[test]
+    fn version_mismatch_is_a_change_even_with_equal_text() {
         let entry = LedgerEntry {
             stamp: ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") },
             seen_text: Arc::from("x"),
-            stale: false,
+            changed_on_disk: false,
+            seq: 0,
         };
         let now = ReadStamp { version: Some(4), fingerprint: fingerprint(b"x") };
-        assert!(staleness(&entry, &now, "x").is_some());
+        assert!(change_since_read(&entry, &now, "x").is_some());
         let same = ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") };
-        assert!(staleness(&entry, &same, "x").is_none());
+        assert!(change_since_read(&entry, &same, "x").is_none());
     }
 }

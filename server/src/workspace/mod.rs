@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
-pub use overlay::{len_after, BufferEdit, BufferSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
+pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use watcher::DiskWatcher;
 
@@ -104,8 +104,10 @@ pub enum WriteOutcome {
 /// Why a write did not happen. Every variant is something the model can act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteError {
-    /// The file changed since the agent read it; the string says what changed.
-    Stale(String),
+    /// The file changed since the agent read it (a user edit in the editor,
+    /// a change on disk): the agent's change is superseded. The string says
+    /// what changed.
+    Superseded(String),
     /// The user declined the edit.
     Rejected(String),
     /// The editor did not apply it (or applied something else).
@@ -117,7 +119,7 @@ pub enum WriteError {
 impl WriteError {
     pub fn message(&self) -> String {
         match self {
-            WriteError::Stale(m)
+            WriteError::Superseded(m)
             | WriteError::Rejected(m)
             | WriteError::NotApplied(m)
             | WriteError::Io(m) => m.clone(),
@@ -150,6 +152,9 @@ pub struct Workspace {
     home: Option<PathBuf>,
     /// The temp files of writes in progress, for cleaning up after a kill.
     journal: Option<Arc<WriteJournal>>,
+    /// The run this view writes for (an editor run's id): its edits to open
+    /// documents carry it, so the editor reports each run's own edits.
+    run_tag: Option<Arc<str>>,
 }
 
 /// Tandem's own folder for one workspace, outside it:
@@ -216,6 +221,7 @@ impl Workspace {
             text_reads: Default::default(),
             home: dirs::home_dir(),
             journal,
+            run_tag: None,
         })
     }
 
@@ -238,7 +244,21 @@ impl Workspace {
             home: self.home.clone(),
             text_reads: Arc::clone(&self.text_reads),
             journal: self.journal.clone(),
+            run_tag: self.run_tag.clone(),
         }
+    }
+
+    /// The same workspace (and ledger) writing for the run `tag`: edits to
+    /// open documents are recorded as that run's. Views made from it
+    /// ([`with_ledger`](Self::with_ledger), [`fork_view`](Self::fork_view):
+    /// a thread's, a sub-agent's) keep the tag.
+    pub fn for_run(&self, tag: &str) -> Workspace {
+        Workspace { run_tag: Some(Arc::from(tag)), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// The run this view writes for, if any.
+    pub fn run_tag(&self) -> Option<&Arc<str>> {
+        self.run_tag.as_ref()
     }
 
     /// The ledger itself, to keep it beyond this view (a thread's ledger).
@@ -294,7 +314,7 @@ impl Workspace {
         &self.ledger
     }
 
-    /// Start the file watcher that marks ledger entries stale when their file
+    /// Start the file watcher that marks ledger entries changed on disk when their file
     /// changes on disk. Safe to call more than once.
     pub fn start_watcher(&self) -> anyhow::Result<()> {
         let mut guard = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
@@ -352,7 +372,7 @@ impl Workspace {
     }
 
     /// The open editor buffer for `path`, if any.
-    pub fn buffer(&self, path: &Path) -> Option<BufferSnapshot> {
+    pub fn buffer(&self, path: &Path) -> Option<DocumentSnapshot> {
         self.editor.as_ref().and_then(|e| e.document(path))
     }
 
@@ -420,7 +440,7 @@ impl Workspace {
                 "Error: You must read this file before {verb} it. Call read_file on {display} first."
             ));
         };
-        if let Some(what) = ledger::staleness(&entry, &current.stamp, &current.text) {
+        if let Some(what) = ledger::change_since_read(&entry, &current.stamp, &current.text) {
             return Err(format!(
                 "Error: {display} was modified externally since your last read ({what}). Read it again with read_file before {verb} it."
             ));
@@ -442,7 +462,7 @@ impl Workspace {
         self.count_text_read();
         if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), self.buffer(&change.path)) {
             let Some(base) = change.base else {
-                return Err(WriteError::Stale(format!(
+                return Err(WriteError::Superseded(format!(
                     "Error: {display} is open in the editor; read it with read_file before writing it."
                 )));
             };
@@ -451,7 +471,7 @@ impl Workspace {
                     Some(entry) => ledger::describe_change(&entry.seen_text, &buffer.text),
                     None => "the buffer changed".to_string(),
                 };
-                return Err(WriteError::Stale(format!(
+                return Err(WriteError::Superseded(format!(
                     "Error: {display} was modified externally since your last read (the user edited it in the editor: {what}). Read it again with read_file before editing it."
                 )));
             }
@@ -465,6 +485,7 @@ impl Workspace {
                     splices: change.splices.clone(),
                     label: change.label.clone(),
                     review: change.review,
+                    run: self.run_tag.clone(),
                 })
                 .await;
             return match outcome {
@@ -485,7 +506,7 @@ impl Workspace {
                 EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!(
                     "Error: the editor did not apply the edit to {display} ({reason}). Read the file again before retrying."
                 ))),
-                EditOutcome::Superseded(reason) => Err(WriteError::Stale(format!(
+                EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!(
                     "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
                 ))),
             };
@@ -495,9 +516,9 @@ impl Workspace {
 
     fn write_to_disk(&self, change: &FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
         let expected = change.base.map(|base| base.fingerprint);
-        let stale_flag = self.ledger.get(&change.path).map(|e| e.stale).unwrap_or(false);
-        if stale_flag && change.base.is_some() {
-            return Err(WriteError::Stale(format!(
+        let changed_on_disk = self.ledger.get(&change.path).is_some_and(|e| e.changed_on_disk);
+        if changed_on_disk && change.base.is_some() {
+            return Err(WriteError::Superseded(format!(
                 "Error: {display} was modified externally since your last read (the file watcher saw it change on disk). Read it again with read_file first."
             )));
         }
@@ -508,10 +529,10 @@ impl Workspace {
                 self.watch(&change.path);
                 Ok(WriteOutcome::WrittenToDisk)
             }
-            Err(DiskWriteError::Changed) => Err(WriteError::Stale(format!(
+            Err(DiskWriteError::Changed) => Err(WriteError::Superseded(format!(
                 "Error: {display} was modified externally since your last read (its content on disk no longer matches). Read it again with read_file first."
             ))),
-            Err(DiskWriteError::Exists) => Err(WriteError::Stale(format!(
+            Err(DiskWriteError::Exists) => Err(WriteError::Superseded(format!(
                 "Error: {display} was created by someone else after you looked. Read it with read_file before writing it."
             ))),
             Err(DiskWriteError::Io(err)) => Err(WriteError::Io(format!("Error: cannot write {display}: {err}"))),
@@ -536,14 +557,14 @@ mod tests {
     /// version, and takes a while doing it: a second writer that checked
     /// the version meanwhile would overwrite the first.
     struct NaiveSlowEditor {
-        document: Mutex<BufferSnapshot>,
+        document: Mutex<DocumentSnapshot>,
         path: PathBuf,
         entered: tokio::sync::Notify,
     }
 
     #[async_trait::async_trait]
     impl Editor for NaiveSlowEditor {
-        fn document(&self, path: &Path) -> Option<BufferSnapshot> {
+        fn document(&self, path: &Path) -> Option<DocumentSnapshot> {
             (path == self.path).then(|| self.document.lock().unwrap().clone())
         }
         fn open_documents(&self) -> Vec<PathBuf> {
@@ -565,7 +586,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().canonicalize().unwrap().join("a.txt");
         let editor = Arc::new(NaiveSlowEditor {
-            document: Mutex::new(BufferSnapshot { text: Arc::from("one\n"), version: 1 }),
+            document: Mutex::new(DocumentSnapshot { text: Arc::from("one\n"), version: 1, dirty: false }),
             path: path.clone(),
             entered: tokio::sync::Notify::new(),
         });
@@ -586,7 +607,7 @@ mod tests {
         let outcomes = [ra.is_ok(), rb.is_ok()];
         assert_eq!(outcomes.iter().filter(|ok| **ok).count(), 1, "{ra:?} {rb:?}");
         let refused = if ra.is_ok() { rb } else { ra };
-        assert!(matches!(&refused, Err(WriteError::Stale(m)) if m.contains("modified externally")), "{refused:?}");
+        assert!(matches!(&refused, Err(WriteError::Superseded(m)) if m.contains("modified externally")), "{refused:?}");
         let text = editor.document(&path).unwrap().text.to_string();
         assert_eq!(editor.document(&path).unwrap().version, 2, "{text}");
     }

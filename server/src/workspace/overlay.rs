@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
-/// An open document as the editor holds it now.
+/// A copy of an open document at one moment, as the editor holds it.
 #[derive(Debug, Clone)]
-pub struct BufferSnapshot {
+pub struct DocumentSnapshot {
     pub text: Arc<str>,
     pub version: i32,
+    /// The buffer holds changes that are not on disk.
+    pub dirty: bool,
 }
 
 /// One replacement: the bytes `range` of the text a change was computed
@@ -47,6 +49,8 @@ pub struct BufferEdit {
     pub label: String,
     /// Send it for the user's review in the editor's own preview.
     pub review: bool,
+    /// The run it is part of (see [`crate::workspace::Workspace::for_run`]).
+    pub run: Option<Arc<str>>,
 }
 
 /// What happened to an edit sent to the editor.
@@ -67,7 +71,7 @@ pub enum EditOutcome {
 #[async_trait]
 pub trait Editor: Send + Sync {
     /// The open document at `path`, if any.
-    fn document(&self, path: &Path) -> Option<BufferSnapshot>;
+    fn document(&self, path: &Path) -> Option<DocumentSnapshot>;
     /// Every open document's path.
     fn open_documents(&self) -> Vec<PathBuf>;
     /// Apply an edit to an open document; must not overwrite a newer version.
@@ -89,26 +93,26 @@ pub trait Editor: Send + Sync {
 /// version and bumps it.
 #[derive(Debug, Default)]
 pub struct MemoryEditor {
-    documents: Mutex<HashMap<PathBuf, BufferSnapshot>>,
+    documents: Mutex<HashMap<PathBuf, DocumentSnapshot>>,
 }
 
 impl MemoryEditor {
     pub fn open(&self, path: &Path, text: &str, version: i32) {
-        self.lock().insert(path.to_path_buf(), BufferSnapshot { text: Arc::from(text), version });
+        self.lock().insert(path.to_path_buf(), DocumentSnapshot { text: Arc::from(text), version, dirty: false });
     }
 
     pub fn close(&self, path: &Path) {
         self.lock().remove(path);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, BufferSnapshot>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, DocumentSnapshot>> {
         self.documents.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 #[async_trait]
 impl Editor for MemoryEditor {
-    fn document(&self, path: &Path) -> Option<BufferSnapshot> {
+    fn document(&self, path: &Path) -> Option<DocumentSnapshot> {
         self.lock().get(path).cloned()
     }
 

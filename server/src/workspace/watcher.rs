@@ -3,7 +3,7 @@
 //!
 //! Only the folders of files the agent has read are watched (not the whole
 //! tree recursively): a big repository would exhaust inotify watches, and
-//! only ledger entries can go stale.
+//! only ledger entries can be marked changed on disk.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

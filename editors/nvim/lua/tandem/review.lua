@@ -7,7 +7,10 @@
 -- Neovim would apply them.
 --
 -- Server requests run in a coroutine (vim.lsp.rpc), so the handler yields
--- while the choice is open and picker plugins can take their time.
+-- while the choice is open and picker plugins can take their time. When the
+-- server withdraws the request (`$/cancelRequest`: the run was cancelled, or
+-- the server stopped waiting), the preview and the picker close, nothing is
+-- applied, and a message says so.
 local M = {}
 
 M.APPLY = 'Apply'
@@ -180,30 +183,18 @@ local function show_split(change)
   end
 end
 
---- Ask the user (yields in the handler's coroutine); returns the choice.
+local await = require('tandem.await')
+
+--- Ask the user (yields in the handler's coroutine); returns the choice,
+--- nil when the picker was closed, or await.WITHDRAWN when the server
+--- withdrew the request first (the picker's windows are closed then, and a
+--- late answer is ignored).
 local function choose(prompt)
-  local co, is_main = coroutine.running()
   local items = { M.APPLY, M.REJECT, M.APPLY_ALL }
   local opts = { prompt = prompt, kind = 'tandem_review' }
-  if not co or is_main then
-    local choice = nil
-    vim.ui.select(items, opts, function(item)
-      choice = item
-    end)
-    return choice
-  end
-  local answered = false
-  vim.ui.select(items, opts, function(item)
-    answered = true
-    vim.schedule(function()
-      coroutine.resume(co, item)
-    end)
-  end)
-  local choice = coroutine.yield()
-  if not answered then
-    return nil
-  end
-  return choice
+  return await.answer(function(settle)
+    vim.ui.select(items, opts, settle)
+  end, await.request_id())
 end
 
 --- The `workspace/applyEdit` handler.
@@ -234,8 +225,14 @@ function M.apply_edit(_, params, ctx)
     local choice = choose(label .. ' — apply this edit?')
     state.set_reviewing(nil)
     close()
-    -- Cancel means no edit lands: the run ended (cancelled) while the
-    -- review was open, and the server withdrew this request.
+    -- Cancel means no edit lands: the server withdrew this request (the
+    -- run was cancelled, or it stopped waiting for the answer).
+    if choice == await.WITHDRAWN then
+      vim.notify('Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied', vim.log.levels.WARN)
+      return { applied = false, failureReason = 'the server withdrew the review before it was answered' }
+    end
+    -- The run ended while the review was open, and the withdrawal was not
+    -- seen (a Neovim whose handlers cannot learn the request's id).
     if run and state.ended_runs[run] then
       vim.notify('Tandem: the run was cancelled during the review; the edit was not applied', vim.log.levels.WARN)
       return { applied = false, failureReason = 'the run was cancelled before the review was answered' }

@@ -197,6 +197,26 @@ async fn a_redirect_chain_is_followed_and_links_resolve_against_the_last_address
     assert_eq!(result.content, format!("Arrived. [next]({}/c/next.html)", server.url));
 }
 
+/// The permission subject is the host: a redirect to another host (here
+/// 127.0.0.1 → localhost) is not followed, and the model is told to fetch
+/// the new URL itself, a call whose permission is asked for that host.
+#[tokio::test]
+async fn a_redirect_to_another_host_is_reported_not_followed() {
+    let other = serve(vec![("/page", page("text/plain", "the other host's page"))]).await;
+    let other_page = other.url.replace("127.0.0.1", "localhost") + "/page";
+    let server = serve(vec![("/same", redirect("/away")), ("/away", redirect(&other_page))]).await;
+    let result = fetch_url(&format!("{}/same", server.url)).await;
+    assert!(!result.is_error, "{}", result.content);
+    let expected = format!(
+        "REDIRECT DETECTED: {base}/same redirects to a different host, localhost (302 Found).\nRedirect URL: {other_page}\n\nweb_fetch follows redirects only within the host that was asked for. To get the content, fetch the new URL: call web_fetch again with url \"{other_page}\".",
+        base = server.url
+    );
+    assert_eq!(result.content, expected);
+    // The model's next call, to the URL it was given, reads the page.
+    let followed = fetch_url(&other_page).await;
+    assert_eq!((followed.is_error, followed.content.as_str()), (false, "the other host's page"));
+}
+
 #[tokio::test]
 async fn a_redirect_loop_is_named() {
     let server = serve(vec![("/ping", redirect("/pong")), ("/pong", redirect("/ping"))]).await;

@@ -1,0 +1,257 @@
+//! Conversation threads in `tandem lsp`, end to end: the real binary over
+//! stdio with the test client (tests/common/lsp_client.rs) and the scripted
+//! model. Two threads running at once in one server, what each run
+//! reports, and what each thread is allowed.
+//!
+//! Each run builds its model from the settings of its ask, so a
+//! configuration pushed between two asks gives the second thread its own
+//! script.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
+#[path = "common/script.rs"]
+mod script;
+
+use lsp_client::{Fixture, LspClient};
+use script::{done, edit, read, shell, turn};
+use serde_json::{json, Value};
+
+fn ask(prompt: &str, thread_id: Option<&str>) -> Value {
+    let mut argument = json!({"prompt": prompt});
+    if let Some(id) = thread_id {
+        argument["threadId"] = json!(id);
+    }
+    json!({"command": "tandem.ask", "arguments": [argument]})
+}
+
+/// Use `turns` as the model script of the asks that follow.
+fn use_script(client: &mut LspClient, f: &Fixture, name: &str, turns: Value, barrier_uri: &str) {
+    let script = f.root.parent().unwrap().join(name);
+    std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"script": script}}}));
+    // The pushed settings apply in arrival order: after this round trip,
+    // the next ask sees them.
+    client.barrier(barrier_uri);
+}
+
+/// The run events of one run, in order.
+fn events_of(client: &LspClient, run_id: &str) -> Vec<Value> {
+    client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "tandem/runEvent" && m["params"]["runId"] == run_id)
+        .map(|m| m["params"]["event"].clone())
+        .collect()
+}
+
+fn edited_uri(apply: &Value) -> (String, i64) {
+    let document = &apply["params"]["edit"]["documentChanges"][0]["textDocument"];
+    (document["uri"].as_str().unwrap().to_string(), document["version"].as_i64().unwrap())
+}
+
+fn edits(answer: &Value) -> Value {
+    answer["result"]["edits"].clone()
+}
+
+#[test]
+fn two_threads_edit_one_file_at_once_serialised_nothing_lost_each_reports_its_own_edits() {
+    let f = Fixture::new(&[("a.txt", "one\ntwo\n"), ("c.txt", "x\n")]);
+    // Thread A changes line 1 of a.txt.
+    let script_a = json!([turn(vec![read("a.txt")]), turn(vec![edit("a.txt", "one", "ONE")]), done()]);
+    let mut client = f.start(script_a, json!({}), json!({"tandem": {"permissionMode": "acceptEdits"}}));
+    let a_uri = client.open(&f.path("a.txt"), "one\ntwo\n");
+    let c_uri = client.open(&f.path("c.txt"), "x\n");
+
+    let ask_a = client.send_request("workspace/executeCommand", ask("shout one", None));
+    // A's edit reaches the editor, which keeps it waiting: A holds a.txt.
+    let apply_a = client.server_request("workspace/applyEdit");
+    assert_eq!(edited_uri(&apply_a), (a_uri.clone(), 1));
+    let thread_a = client
+        .seen
+        .iter()
+        .find(|m| m["method"] == "tandem/runEvent" && m["params"]["runId"] == "run-1")
+        .map(|m| m["params"]["threadId"].as_str().unwrap().to_string())
+        .unwrap();
+
+    // Thread B reads a.txt as it is now (A's edit is not in yet), changes
+    // c.txt, then changes line 2 of a.txt from what it read.
+    let script_b = json!([
+        turn(vec![read("a.txt"), read("c.txt")]),
+        turn(vec![edit("c.txt", "x", "X")]),
+        turn(vec![edit("a.txt", "two", "TWO")]),
+        turn(vec![read("a.txt")]),
+        turn(vec![edit("a.txt", "two", "TWO")]),
+        done()
+    ]);
+    use_script(&mut client, &f, "script-b.json", script_b, &a_uri);
+    let ask_b = client.send_request("workspace/executeCommand", ask("shout two and x", None));
+    let apply_c = client.server_request("workspace/applyEdit");
+    assert_eq!(edited_uri(&apply_c), (c_uri.clone(), 1));
+    client.apply_edit_request(&apply_c);
+
+    // One run per thread: a second ask on busy thread A is refused.
+    let refused = client.request("workspace/executeCommand", ask("and more", Some(&thread_a)));
+    assert_eq!(refused["error"]["code"], -32803, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("thread {thread_a} is busy with run run-1")), "{message}");
+    assert!(message.contains("tandem.cancel") && message.contains("omit threadId"), "{message}");
+
+    // B's edit of a.txt has started while A's still waits in the editor.
+    client.wait_for("B's edit of a.txt", |m| {
+        m["method"] == "tandem/runEvent"
+            && m["params"]["runId"] == "run-2"
+            && m["params"]["event"]["type"] == "tool_call"
+            && m["params"]["event"]["input"]["file_path"] == "a.txt"
+            && m["params"]["event"]["name"] == "edit_file"
+    });
+    client.barrier(&a_uri);
+    // Serialised per file: no edit of a.txt computed from version 1 may
+    // reach the editor while A's is open; B's comes after A's, from the
+    // text A left.
+    client.apply_edit_request(&apply_a);
+    let apply_b = client.server_request("workspace/applyEdit");
+    assert_eq!(edited_uri(&apply_b), (a_uri.clone(), 2), "B's edit must be computed from A's result: {apply_b}");
+    client.apply_edit_request(&apply_b);
+
+    let answer_a = client.response(ask_a);
+    let answer_b = client.response(ask_b);
+    assert_eq!(answer_a["result"]["status"], "completed", "{answer_a}");
+    assert_eq!(answer_b["result"]["status"], "completed", "{answer_b}");
+    assert_eq!(answer_a["result"]["threadId"], json!(thread_a));
+    assert_ne!(answer_b["result"]["threadId"], json!(thread_a));
+    // Each run reports its own edits, not the other thread's.
+    assert_eq!(edits(&answer_a), json!([{"uri": a_uri, "status": "applied"}]), "{answer_a}");
+    assert_eq!(edits(&answer_b), json!([{"uri": a_uri, "status": "applied"}, {"uri": c_uri, "status": "applied"}]), "{answer_b}");
+
+    // Both edits landed; nothing was lost.
+    assert_eq!(client.text(&a_uri), "ONE\nTWO\n");
+    assert_eq!(client.text(&c_uri), "X\n");
+    // B was told its read was stale, read again, and edited the new text.
+    let b_results: Vec<String> =
+        events_of(&client, "run-2").into_iter().filter(|e| e["type"] == "tool_result").map(|e| e["content"].as_str().unwrap().to_string()).collect();
+    assert!(b_results[3].contains("a.txt was modified externally since your last read"), "{b_results:#?}");
+    assert!(b_results[4].contains("ONE"), "{b_results:#?}");
+    assert!(b_results[5].starts_with("Successfully edited a.txt"), "{b_results:#?}");
+    // Invariant 1: open documents are never written to disk.
+    assert_eq!(std::fs::read_to_string(f.path("a.txt")).unwrap(), "one\ntwo\n");
+    client.shutdown();
+}
+
+/// Ask on `thread` and answer the permission prompt with `choice` if one
+/// comes; returns the answer and whether a prompt came.
+fn ask_answering(client: &mut LspClient, thread: Option<&str>, choice: &str) -> (Value, bool) {
+    let id = client.send_request("workspace/executeCommand", ask("touch it", thread));
+    let first = client.next_request_or_response(id);
+    if first["method"] != "window/showMessageRequest" {
+        return (first, false);
+    }
+    let actions: Vec<&str> = first["params"]["actions"].as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert!(actions.contains(&choice), "{actions:?}");
+    client.respond(&first["id"], json!({"title": choice}));
+    (client.response(id), true)
+}
+
+#[test]
+fn always_allow_belongs_to_the_thread_its_follow_ups_and_resumes_keep_it_other_threads_are_asked() {
+    let f = Fixture::new(&[]);
+    let script = json!([turn(vec![shell("touch granted.txt")]), done()]);
+    let mut client = f.start(script.clone(), json!({}), json!({}));
+
+    let (first, asked) = ask_answering(&mut client, None, "Always allow");
+    assert!(asked, "touch is not read-only: the first run must ask");
+    assert_eq!(first["result"]["status"], "completed", "{first}");
+    let thread_a = first["result"]["threadId"].as_str().unwrap().to_string();
+
+    // Another thread does not inherit A's grant.
+    let (other, asked) = ask_answering(&mut client, None, "Allow once");
+    assert!(asked, "a new thread must be asked again: {other}");
+    assert_ne!(other["result"]["threadId"], json!(thread_a));
+
+    // A's follow-up keeps it.
+    let (follow_up, asked) = ask_answering(&mut client, Some(&thread_a), "Deny");
+    assert!(!asked, "thread A was granted the command: {follow_up}");
+    assert_eq!(follow_up["result"]["status"], "completed", "{follow_up}");
+    client.shutdown();
+
+    // So does A resumed after a restart (the grant is saved with the
+    // thread), and nothing was written to the project's settings.
+    let mut client = f.start(script, json!({}), json!({}));
+    let (resumed, asked) = ask_answering(&mut client, Some(&thread_a), "Deny");
+    assert!(!asked, "thread A resumed keeps its grant: {resumed}");
+    assert_eq!(resumed["result"]["threadId"], json!(thread_a));
+    assert!(!f.root.join(".tandem/settings.local.json").exists());
+    client.shutdown();
+}
+
+fn transcript(client: &mut LspClient, thread: &str) -> Value {
+    let answer = client.request("workspace/executeCommand", json!({"command": "tandem.transcript", "arguments": [{"threadId": thread}]}));
+    assert!(answer.get("result").is_some(), "{answer}");
+    answer["result"].clone()
+}
+
+/// One line per event: its type and the field a view shows first.
+fn outline(transcript: &Value) -> Vec<String> {
+    transcript["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let detail = match e["type"].as_str().unwrap() {
+                "prompt" | "text" => e["text"].as_str().unwrap().to_string(),
+                "tool_call" => format!("{} {}", e["name"].as_str().unwrap(), e["input"]["file_path"].as_str().unwrap_or("")),
+                "tool_result" => e["content"].as_str().unwrap().lines().next().unwrap_or("").to_string(),
+                "end" => e["status"].as_str().unwrap().to_string(),
+                _ => String::new(),
+            };
+            format!("{}: {detail}", e["type"].as_str().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_threads_transcript_replays_every_run_of_it_also_after_a_restart() {
+    let f = Fixture::new(&[("a.txt", "alpha\n")]);
+    let script = json!([turn(vec![read("a.txt")]), {"text": "It says alpha."}]);
+    let mut client = f.start(script.clone(), json!({}), json!({}));
+    let a_uri = client.open(&f.path("a.txt"), "alpha\n");
+    // The first ask points at the open file: the model gets that context,
+    // the transcript shows what the user asked.
+    let first = client.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.ask", "arguments": [{"prompt": "what is in a.txt?", "textDocument": {"uri": a_uri}}]}),
+    );
+    let thread = first["result"]["threadId"].as_str().unwrap().to_string();
+    let second = client.request("workspace/executeCommand", ask("and now?", Some(&thread)));
+    assert_eq!(second["result"]["status"], "completed", "{second}");
+    // Another thread's runs are not part of it.
+    let other = client.request("workspace/executeCommand", ask("unrelated", None));
+    assert_eq!(other["result"]["status"], "completed", "{other}");
+
+    let expected = [
+        "prompt: what is in a.txt?",
+        "tool_call: read_file a.txt",
+        "tool_result:    1 | alpha",
+        "text: It says alpha.",
+        "end: completed",
+        "prompt: and now?",
+        "tool_call: read_file a.txt",
+        "tool_result:    1 | alpha",
+        "text: It says alpha.",
+        "end: completed",
+    ];
+    let live = transcript(&mut client, &thread);
+    assert_eq!(live["threadId"], json!(thread));
+    assert_eq!(live["omitted"], 0);
+    assert_eq!(outline(&live), expected, "{live:#}");
+    // The call ids tie each result to its call, as in the live events.
+    assert_eq!(live["events"][1]["id"], live["events"][2]["id"]);
+    client.shutdown();
+
+    let mut client = f.start(script, json!({}), json!({}));
+    assert_eq!(outline(&transcript(&mut client, &thread)), expected);
+    let unknown = client.request("workspace/executeCommand", json!({"command": "tandem.transcript", "arguments": [{"threadId": "no-such-thread"}]}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    client.shutdown();
+}
