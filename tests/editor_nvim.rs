@@ -243,6 +243,23 @@ fn read_then_edit() -> serde_json::Value {
     ])
 }
 
+/// A [`read_then_edit`] run with nothing typed, in the default mode (the
+/// edit is reviewed), with `env` besides (SCENARIO_REVIEW, …).
+fn reviewed_edit(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
+    let env = [&[("SCENARIO_MODE", "default")], env].concat();
+    run_nvim(nvim, Scenario { typed: "", debounce_ms: 150, turns: read_then_edit(), env })
+}
+
+/// What the plugin says when the server withdraws its review.
+const REVIEW_WITHDRAWN: &str = "Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied";
+
+/// The buffer and the disk hold what they held before the run.
+fn assert_nothing_landed(outcome: &Outcome) {
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+}
+
 /// The default permission mode through the plugin: the server marks the
 /// edit for review (the plugin advertises change annotations), the plugin
 /// shows its diff in a float and asks through vim.ui.select; "Apply"
@@ -252,15 +269,7 @@ fn read_then_edit() -> serde_json::Value {
 #[test]
 fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
     let Some(nvim) = nvim() else { return skip("neovim_reviews_an_edit_with_its_diff_before_applying_it") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")],
-        },
-    );
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")]);
     let report = &outcome.report;
     let reviews = report["reviews"].as_array().expect("reviews");
     assert_eq!(reviews.len(), 1, "one edit, one review: {report:#}");
@@ -353,26 +362,12 @@ fn neovim_split_review_shows_write_file_content() {
 #[test]
 fn neovim_cancel_during_review_applies_nothing() {
     let Some(nvim) = nvim() else { return skip("neovim_cancel_during_review_applies_nothing") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")],
-        },
-    );
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")]);
     let report = &outcome.report;
     assert_eq!(report["cancel_seen"], true, "the run ended while the review was open: {report:#}");
     assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
-    assert_eq!(outcome.disk, ON_DISK);
-    assert!(
-        messages(report).contains(
-            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
-        ),
-        "{report:#}"
-    );
+    assert_nothing_landed(&outcome);
+    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
 }
 
 /// The server withdraws a review (`$/cancelRequest`) when the run is
@@ -382,27 +377,13 @@ fn neovim_cancel_during_review_applies_nothing() {
 #[test]
 fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
     let Some(nvim) = nvim() else { return skip("neovim_withdrawn_review_closes_the_picker_and_applies_nothing") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")],
-        },
-    );
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")]);
     let report = &outcome.report;
     assert_eq!(report["picker_closed"], true, "the plugin closed the picker when the server withdrew the review: {report:#}");
     assert_eq!(report["previews_left"], 0, "{report:#}");
     assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
-    assert_eq!(outcome.disk, ON_DISK);
-    assert!(
-        messages(report).contains(
-            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
-        ),
-        "{report:#}"
-    );
+    assert_nothing_landed(&outcome);
+    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
 }
 
 /// The server stops waiting for the review (the applyEdit timeout) and
@@ -412,28 +393,15 @@ fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
 #[test]
 fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
     let Some(nvim) = nvim() else { return skip("neovim_review_timed_out_by_the_server_is_not_applied_late") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")],
-        },
-    );
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")]);
     let report = &outcome.report;
     assert_eq!(report["picker_closed"], true, "{report:#}");
     assert_eq!(report["previews_left"], 0, "{report:#}");
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "the late Apply landed nothing: {report:#}");
+    assert_nothing_landed(&outcome);
     assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
     let content = outcome.results[1]["content"].as_str().unwrap_or_default();
     assert!(content.contains("did not answer the applyEdit request"), "{content}");
-    assert!(
-        messages(report).contains(
-            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
-        ),
-        "{report:#}"
-    );
+    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
 }
 
 /// Plan mode's review in Neovim: "Keep planning", then the plugin asks
@@ -470,6 +438,42 @@ fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
     assert_eq!(
         outcome.results[2]["content"],
         "User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.",
+        "{report:#}"
+    );
+}
+
+/// The run is cancelled while the plugin asks what should change in the
+/// plan: the server withdraws `tandem/textInput` and the plugin closes an
+/// input plugin's box and says so.
+#[test]
+fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
+    let Some(nvim) = nvim() else { return skip("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+                {"text": "Replanning."}
+            ]),
+            env: vec![
+                ("SCENARIO_MODE", "default"),
+                ("SCENARIO_VIA", "plugin"),
+                ("SCENARIO_REVIEW", "Cancel"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_INPUT", "CancelThenLate"),
+                ("SCENARIO_TYPED_ANSWER", "typed too late"),
+            ],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
+    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+    assert!(
+        messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
         "{report:#}"
     );
 }

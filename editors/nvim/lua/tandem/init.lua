@@ -10,6 +10,7 @@ local M = {}
 local transcript = require('tandem.transcript')
 local review = require('tandem.review')
 local state = require('tandem.state')
+local await = require('tandem.await')
 
 M.config = {
   cmd = { 'tandem', 'lsp' },
@@ -94,16 +95,20 @@ M.handlers = {
   -- plan mode's review), through vim.ui.input, so input plugins are used.
   ['tandem/textInput'] = function(_, params)
     params = params or {}
-    local text = require('tandem.await')(function(settle)
+    local text = await.answer(function(settle)
       vim.ui.input({ prompt = 'Tandem: ' .. (params.prompt or 'your answer') .. ' ' }, settle)
-    end)
+    end, await.request_id())
+    if text == await.WITHDRAWN then
+      notify('the question was withdrawn (the run was cancelled or stopped waiting)', vim.log.levels.WARN)
+      return { text = vim.NIL }
+    end
     if text == nil or vim.trim(text) == '' then
       return { text = vim.NIL }
     end
     return { text = text }
   end,
   ['$/cancelRequest'] = function(err, params, ctx)
-    review.cancel_request(err, params, ctx)
+    await.cancel_request(err, params, ctx)
   end,
 }
 
