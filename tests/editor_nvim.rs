@@ -430,30 +430,26 @@ fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
     assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
 }
 
+/// A run that enters plan mode and asks to leave it (the user reviews the
+/// plan), then says "Replanning.", in the default mode with `env` besides.
+fn planned_run(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
+    let turns = serde_json::json!([
+        {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+        {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+        {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+        {"text": "Replanning."}
+    ]);
+    let env = [&[("SCENARIO_MODE", "default")], env].concat();
+    run_nvim(nvim, Scenario { typed: "", debounce_ms: 150, turns, env })
+}
+
 /// Plan mode's review in Neovim: "Keep planning", then the plugin asks
 /// what should change (`tandem/textInput`, answered through vim.ui.input);
 /// the typed text reaches the model as the user's feedback.
 #[test]
 fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
     let Some(nvim) = nvim() else { return skip("neovim_keep_planning_sends_the_typed_feedback_to_the_model") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: serde_json::json!([
-                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
-                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
-                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
-                {"text": "Replanning."}
-            ]),
-            env: vec![
-                ("SCENARIO_MODE", "default"),
-                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
-                ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps."),
-            ],
-        },
-    );
+    let outcome = planned_run(&nvim, &[("SCENARIO_PLAN_ANSWER", "Keep planning"), ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps.")]);
     let report = &outcome.report;
     assert_eq!(
         report["inputs"],
@@ -474,26 +470,15 @@ fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
 #[test]
 fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
     let Some(nvim) = nvim() else { return skip("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") };
-    let outcome = run_nvim(
+    let outcome = planned_run(
         &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: serde_json::json!([
-                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
-                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
-                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
-                {"text": "Replanning."}
-            ]),
-            env: vec![
-                ("SCENARIO_MODE", "default"),
-                ("SCENARIO_VIA", "plugin"),
-                ("SCENARIO_REVIEW", "Cancel"),
-                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
-                ("SCENARIO_INPUT", "CancelThenLate"),
-                ("SCENARIO_TYPED_ANSWER", "typed too late"),
-            ],
-        },
+        &[
+            ("SCENARIO_VIA", "plugin"),
+            ("SCENARIO_REVIEW", "Cancel"),
+            ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+            ("SCENARIO_INPUT", "CancelThenLate"),
+            ("SCENARIO_TYPED_ANSWER", "typed too late"),
+        ],
     );
     let report = &outcome.report;
     assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
