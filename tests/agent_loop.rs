@@ -18,7 +18,7 @@ use tandem::agent::anthropic::AnthropicProvider;
 use tandem::agent::config::HttpProviderConfig;
 use tandem::agent::openai::OpenAiProvider;
 use tandem::agent::scripted::ScriptedProvider;
-use tandem::agent::{RunEvent, RunStatus, RunRequest};
+use tandem::agent::{RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::tools::{Executor, ToolKind, ToolRegistry};
 use tokio::sync::Notify;
 
@@ -28,6 +28,13 @@ fn anthropic(mock: &MockModel) -> AnthropicProvider {
 
 fn executor(registry: ToolRegistry) -> Executor {
     Executor::new(registry).with_results_dir(None)
+}
+
+/// Run `prompt` in a throwaway workspace with these tools, against the
+/// Anthropic provider on `mock`.
+async fn run_on(mock: &MockModel, registry: ToolRegistry, prompt: &str) -> (RunOutcome, Vec<RunEvent>) {
+    let (_dir, ctx) = workspace();
+    run_agent(&anthropic(mock), &executor(registry), ctx, request(prompt)).await
 }
 
 fn new_log() -> Log {
@@ -43,8 +50,7 @@ async fn next_request_carries_tool_results_with_matching_ids() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::builtin()), ctx, request("read both")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::builtin(), "read both").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     assert_eq!(outcome.text, "Hello there!");
     assert_eq!((outcome.turns, outcome.usage.input_tokens, outcome.usage.output_tokens), (2, 423, 93));
@@ -145,8 +151,7 @@ async fn successful_results_go_back_without_is_error() {
     .await;
     let mut registry = ToolRegistry::default();
     registry.register(common::test_tools::GetWeatherLower);
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(registry), ctx, request("weather?")).await;
+    let (outcome, _) = run_on(&mock, registry, "weather?").await;
     assert_eq!(outcome.status, RunStatus::Completed);
     let body = &mock.requests()[1].body;
     assert_eq!(
@@ -170,8 +175,7 @@ async fn split_json_deltas_ping_anywhere_and_tiny_reads() {
     let log = new_log();
     let mut registry = ToolRegistry::default();
     registry.register(Rendezvous::new(log.clone()));
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(registry), ctx, request("go")).await;
+    let (outcome, events) = run_on(&mock, registry, "go").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     assert!(events.contains(&RunEvent::ToolCall { id: "toolu_1".into(), name: "rendezvous".into(), input: input.clone(), kind: ToolKind::Other, summary: "caf\u{e9} \u{1F600}".into() }), "{events:?}");
     assert_eq!(mock.requests()[1].body["messages"][2]["content"][0]["content"], json!("caf\u{e9} \u{1F600} ran"));
@@ -187,8 +191,7 @@ async fn overloaded_529_is_retried_then_succeeds() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     assert_eq!(mock.requests().len(), 3);
     expect_test::expect![[r#"
@@ -205,8 +208,7 @@ async fn overloaded_529_is_retried_then_succeeds() {
 #[tokio::test]
 async fn a_connection_reset_is_retried() {
     let mock = MockModel::start(vec![MockResponse::connection_reset(), MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse"))]).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
     assert_eq!(mock.requests().len(), 2);
     assert!(matches!(&events[0], RunEvent::Retry { attempt: 2, reason, .. } if reason.starts_with("cannot reach the model API")), "{events:?}");
@@ -219,8 +221,7 @@ async fn unauthorized_401_is_not_retried_and_names_the_key() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     expect_test::expect!["Anthropic rejected the API key (401 Unauthorized). Check ANTHROPIC_API_KEY. The server said: invalid x-api-key"]
         .assert_eq(&outcome.text);
@@ -234,8 +235,7 @@ async fn unknown_model_404_is_not_retried() {
         r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-test"}}"#,
     )])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert!(outcome.text.contains("unknown model \"claude-test\"") && outcome.text.contains("TANDEM_MODEL"), "{}", outcome.text);
     assert_eq!(mock.requests().len(), 1);
@@ -248,8 +248,7 @@ async fn mid_stream_error_event_voids_the_attempt_and_retries() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
     expect_test::expect![[r#"
         {"type":"text","text":"Let me"}
@@ -266,8 +265,7 @@ async fn mid_stream_error_event_voids_the_attempt_and_retries() {
 async fn a_mid_stream_error_that_is_not_retryable_fails_the_run() {
     let body = message_start() + &event("error", json!({"type": "error", "error": {"type": "invalid_request_error", "message": "messages: roles must alternate"}}));
     let mock = MockModel::start(vec![MockResponse::sse(&body)]).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.text, "the model API reported an error (invalid_request_error): messages: roles must alternate");
     assert_eq!(mock.requests().len(), 1);
@@ -279,8 +277,7 @@ async fn truncated_stream_is_retried_and_finally_fails() {
     let full = fixture("anthropic/verbatim_basic_text.sse");
     let cut = &full[..full.find("event: message_stop").unwrap()];
     let mock = MockModel::start((0..6).map(|_| MockResponse::sse(cut)).collect()).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, events) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, events) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.text, "the model's response was cut off: the stream ended without message_stop (gave up after 5 attempts)");
     assert_eq!(mock.requests().len(), 5);
@@ -292,8 +289,7 @@ async fn truncated_stream_then_success() {
     let full = fixture("anthropic/verbatim_basic_text.sse");
     let cut = &full[..full.find("\"text\":\" there\"").unwrap()];
     let mock = MockModel::start(vec![MockResponse::sse(cut), MockResponse::sse(&full)]).await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::default()), ctx, request("hi")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::default(), "hi").await;
     assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Hello there!"));
     assert_eq!(mock.requests().len(), 2);
 }
@@ -305,8 +301,7 @@ async fn tool_input_cut_off_by_max_tokens_goes_back_as_an_error_result() {
         MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
     ])
     .await;
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(ToolRegistry::builtin()), ctx, request("taxes")).await;
+    let (outcome, _) = run_on(&mock, ToolRegistry::builtin(), "taxes").await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     let body = &mock.requests()[1].body;
     assert_eq!(body["messages"][1]["content"][1], json!({"type": "tool_use", "id": "toolu_01EKqbqmZrGRXy18eN7m9kvY", "name": "make_file", "input": {}}));
@@ -546,8 +541,7 @@ async fn a_safe_call_starts_before_message_stop() {
     .await;
     let mut registry = ToolRegistry::default();
     registry.register(Signal { log: log.clone(), notify });
-    let (_dir, ctx) = workspace();
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(registry), ctx, request("go")).await;
+    let (outcome, _) = run_on(&mock, registry, "go").await;
     assert_eq!(outcome.status, RunStatus::Completed);
     assert_eq!(
         mock.log(),

@@ -40,6 +40,9 @@ struct Scenario {
     /// `codeaction`: run the server's code action with eglot's synchronous
     /// `eglot-execute-command` (SCENARIO_VIA); else an asynchronous ask.
     via: &'static str,
+    /// Emacs is busy this long after sending the code action's command
+    /// (SCENARIO_BUSY_MS; 0: not).
+    busy_ms: u64,
 }
 
 struct Outcome {
@@ -99,6 +102,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
         ("SCENARIO_MODE", scenario.mode.into()),
         ("SCENARIO_CONFIRM", scenario.confirm.into()),
         ("SCENARIO_VIA", scenario.via.into()),
+        ("SCENARIO_BUSY_MS", scenario.busy_ms.to_string()),
         ("SCENARIO_PROMPT", "Capitalise line three".into()),
         ("SCENARIO_OUT", out.display().to_string()),
         ("TERM", "xterm-256color".into()),
@@ -169,7 +173,7 @@ fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
         &emacs,
         &tmux,
         "confirm",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "ask" },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "ask", busy_ms: 0 },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
@@ -189,7 +193,7 @@ fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
         &emacs,
         &tmux,
         "refuse",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask" },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask", busy_ms: 0 },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nline three\n", "report: {report:#}");
@@ -210,7 +214,7 @@ fn emacs_default_mode_reviews_once_with_confirmation_off() {
         &emacs,
         &tmux,
         "review",
-        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])], via: "ask" },
+        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])], via: "ask", busy_ms: 0 },
     );
     let report = &outcome.report;
     assert!(outcome.screens[0].contains("notes.txt"), "the prompt names the file: {}", outcome.screens[0]);
@@ -231,7 +235,7 @@ fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
         &emacs,
         &tmux,
         "codeaction",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction" },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 0 },
     );
     let report = &outcome.report;
     assert_eq!(report["result"]["runId"], "run-1", "the command answered at once: {report:#}");
@@ -240,4 +244,25 @@ fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
     assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
     assert_eq!(outcome.disk, ON_DISK);
     assert_eq!(outcome.results[1]["is_error"], false, "the edit was confirmed: {:#}", outcome.results[1]);
+}
+
+/// Emacs busy for 500 ms after sending the code action's command (longer
+/// than the server's pause before the run), reading its output in 1 MB
+/// pieces: the answer and the run's messages up to the applyEdit come in
+/// one read, and eglot's jsonrpc handles none after the answer. The log
+/// message the server sends a second after the answer makes it read them.
+#[test]
+fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "busy",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 500 },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["result"]["runId"], "run-1", "{report:#}");
+    assert_eq!(report["end"]["status"], "completed", "{report:#}");
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
 }

@@ -243,6 +243,23 @@ fn read_then_edit() -> serde_json::Value {
     ])
 }
 
+/// A [`read_then_edit`] run with nothing typed, in the default mode (the
+/// edit is reviewed), with `env` besides (SCENARIO_REVIEW, …).
+fn reviewed_edit(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
+    let env = [&[("SCENARIO_MODE", "default")], env].concat();
+    run_nvim(nvim, Scenario { typed: "", debounce_ms: 150, turns: read_then_edit(), env })
+}
+
+/// What the plugin says when the server withdraws its review.
+const REVIEW_WITHDRAWN: &str = "Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied";
+
+/// The buffer and the disk hold what they held before the run.
+fn assert_nothing_landed(outcome: &Outcome) {
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+}
+
 /// The default permission mode through the plugin: the server marks the
 /// edit for review (the plugin advertises change annotations), the plugin
 /// shows its diff in a float and asks through vim.ui.select; "Apply"
@@ -252,15 +269,7 @@ fn read_then_edit() -> serde_json::Value {
 #[test]
 fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
     let Some(nvim) = nvim() else { return skip("neovim_reviews_an_edit_with_its_diff_before_applying_it") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")],
-        },
-    );
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")]);
     let report = &outcome.report;
     let reviews = report["reviews"].as_array().expect("reviews");
     assert_eq!(reviews.len(), 1, "one edit, one review: {report:#}");
@@ -353,26 +362,12 @@ fn neovim_split_review_shows_write_file_content() {
 #[test]
 fn neovim_cancel_during_review_applies_nothing() {
     let Some(nvim) = nvim() else { return skip("neovim_cancel_during_review_applies_nothing") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")],
-        },
-    );
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")]);
     let report = &outcome.report;
     assert_eq!(report["cancel_seen"], true, "the run ended while the review was open: {report:#}");
     assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
-    assert_eq!(outcome.disk, ON_DISK);
-    assert!(
-        messages(report).contains(
-            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
-        ),
-        "{report:#}"
-    );
+    assert_nothing_landed(&outcome);
+    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
 }
 
 /// The server withdraws a review (`$/cancelRequest`) when the run is
@@ -382,27 +377,13 @@ fn neovim_cancel_during_review_applies_nothing() {
 #[test]
 fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
     let Some(nvim) = nvim() else { return skip("neovim_withdrawn_review_closes_the_picker_and_applies_nothing") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")],
-        },
-    );
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")]);
     let report = &outcome.report;
     assert_eq!(report["picker_closed"], true, "the plugin closed the picker when the server withdrew the review: {report:#}");
     assert_eq!(report["previews_left"], 0, "{report:#}");
     assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
-    assert_eq!(outcome.disk, ON_DISK);
-    assert!(
-        messages(report).contains(
-            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
-        ),
-        "{report:#}"
-    );
+    assert_nothing_landed(&outcome);
+    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
 }
 
 /// The server stops waiting for the review (the applyEdit timeout) and
@@ -412,26 +393,87 @@ fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
 #[test]
 fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
     let Some(nvim) = nvim() else { return skip("neovim_review_timed_out_by_the_server_is_not_applied_late") };
+    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")]);
+    let report = &outcome.report;
+    assert_eq!(report["picker_closed"], true, "{report:#}");
+    assert_eq!(report["previews_left"], 0, "{report:#}");
+    assert_nothing_landed(&outcome);
+    assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
+    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+    assert!(content.contains("did not answer the applyEdit request"), "{content}");
+    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+}
+
+/// Plan mode's review in Neovim: "Keep planning", then the plugin asks
+/// what should change (`tandem/textInput`, answered through vim.ui.input);
+/// the typed text reaches the model as the user's feedback.
+#[test]
+fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
+    let Some(nvim) = nvim() else { return skip("neovim_keep_planning_sends_the_typed_feedback_to_the_model") };
     let outcome = run_nvim(
         &nvim,
         Scenario {
             typed: "",
             debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")],
+            turns: serde_json::json!([
+                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+                {"text": "Replanning."}
+            ]),
+            env: vec![
+                ("SCENARIO_MODE", "default"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps."),
+            ],
         },
     );
     let report = &outcome.report;
-    assert_eq!(report["picker_closed"], true, "{report:#}");
-    assert_eq!(report["previews_left"], 0, "{report:#}");
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "the late Apply landed nothing: {report:#}");
-    assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
-    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
-    assert!(content.contains("did not answer the applyEdit request"), "{content}");
+    assert_eq!(
+        report["inputs"],
+        serde_json::json!([{"prompt": "Tandem: Tandem keeps planning. What should change in the plan? "}]),
+        "{report:#}"
+    );
+    assert_eq!(outcome.results[2]["is_error"], false, "{:#}", outcome.results[2]);
+    assert_eq!(
+        outcome.results[2]["content"],
+        "User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.",
+        "{report:#}"
+    );
+}
+
+/// The run is cancelled while the plugin asks what should change in the
+/// plan: the server withdraws `tandem/textInput` and the plugin closes an
+/// input plugin's box and says so.
+#[test]
+fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
+    let Some(nvim) = nvim() else { return skip("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") };
+    let outcome = run_nvim(
+        &nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+                {"text": "Replanning."}
+            ]),
+            env: vec![
+                ("SCENARIO_MODE", "default"),
+                ("SCENARIO_VIA", "plugin"),
+                ("SCENARIO_REVIEW", "Cancel"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_INPUT", "CancelThenLate"),
+                ("SCENARIO_TYPED_ANSWER", "typed too late"),
+            ],
+        },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
+    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
     assert!(
-        messages(report).contains(
-            &"Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied".to_string()
-        ),
+        messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
         "{report:#}"
     );
 }
@@ -463,4 +505,64 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
 fn skip(name: &str) {
     assert!(std::env::var_os("TANDEM_REQUIRE_NVIM").is_none(), "TANDEM_REQUIRE_NVIM is set but nvim 0.11+ is not on PATH");
     eprintln!("SKIPPED {name}: nvim 0.11+ not on PATH");
+}
+
+/// :TandemAsk, :TandemNew, then :TandemResume picks the first thread back:
+/// the transcript shows its whole past (as it was shown live) and the next
+/// :TandemAsk continues it.
+#[test]
+fn neovim_resume_shows_the_whole_thread_and_continues_it() {
+    let Some(nvim) = nvim() else { return skip("neovim_resume_shows_the_whole_thread_and_continues_it") };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical temp dir");
+    std::fs::create_dir(root.join(".git")).expect("mark the root");
+    let file = root.join("notes.txt");
+    std::fs::write(&file, ON_DISK).expect("write notes.txt");
+    let script = serde_json::json!({"turns": [
+        {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+        {"text": "It has three lines."}
+    ]});
+    let script_path = root.join(".git/script.json");
+    std::fs::write(&script_path, script.to_string()).expect("write script");
+    let out = root.join(".git/report.json");
+    let status = Command::new(&nvim)
+        .args(["--headless", "--clean", "-u", "NONE", "-l"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/resume_scenario.lua"))
+        .current_dir(&root)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+        .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script_path)
+        .env("SCENARIO_FILE", &file)
+        .env("SCENARIO_OUT", &out)
+        .status()
+        .expect("run nvim");
+    assert!(status.success(), "nvim exited with {status}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
+    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
+    let first_run = lines(&report, "after_first");
+    assert_eq!(
+        first_run,
+        ["## first question", "", "", "", "→ `read_file notes.txt`", "  ✓    1 | line one", "It has three lines.", "", "**— completed —**"],
+        "{report:#}"
+    );
+    // :TandemNew: a new thread, an empty transcript.
+    assert_eq!(report["thread_after_new"], serde_json::Value::Null, "{report:#}");
+    assert_eq!(lines(&report, "after_new"), [""], "{report:#}");
+    // The picker lists the saved thread by its title.
+    let picker = report["picker"].as_array().expect("the picker was shown");
+    assert!(picker[0].as_str().unwrap().contains("first question  (1 runs)"), "{report:#}");
+    // Resumed: the transcript shows the thread's past as it was shown live.
+    assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
+    // The next ask continues that thread, below its past.
+    assert_eq!(report["second_thread"], report["first_thread"], "{report:#}");
+    assert_eq!(report["second_status"], "Tandem: run completed (0 edits)", "{report:#}");
+    let after_second = lines(&report, "after_second");
+    assert_eq!(after_second[..first_run.len()], first_run[..], "{report:#}");
+    assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");
+    assert_eq!(after_second[first_run.len() + 1], "## second question", "{report:#}");
+    assert_eq!(after_second.last().map(String::as_str), Some("**— completed —**"), "{report:#}");
 }

@@ -12,36 +12,15 @@
 mod common;
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
+#[path = "common/script.rs"]
+mod script;
 
 use std::path::Path;
 
 use common::{process_alive, wait_until};
-use lsp_client::{uri, Fixture, LspClient};
+use lsp_client::{ask_params, uri, Fixture, LspClient};
+use script::{done, edit, read, shell, turn};
 use serde_json::{json, Value};
-
-fn read(path: &str) -> Value {
-    json!({"name": "read_file", "input": {"file_path": path}})
-}
-
-fn edit(path: &str, old: &str, new: &str) -> Value {
-    json!({"name": "edit_file", "input": {"file_path": path, "old_string": old, "new_string": new}})
-}
-
-fn shell(command: &str) -> Value {
-    json!({"name": "run_shell", "input": {"command": command}})
-}
-
-fn turn(calls: Vec<Value>) -> Value {
-    json!({"text": "", "tool_calls": calls})
-}
-
-fn done() -> Value {
-    json!({"text": "Done."})
-}
-
-fn ask_params(prompt: &str) -> Value {
-    json!({"command": "tandem.ask", "arguments": [{"prompt": prompt}]})
-}
 
 /// Replace the temp root in JSON text for snapshots.
 fn scrub(text: &str, root: &Path) -> String {

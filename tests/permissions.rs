@@ -5,9 +5,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/script.rs"]
+mod script;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use script::shell;
 use serde_json::{json, Value};
 
 struct Run {
@@ -53,10 +57,6 @@ impl Run {
             .map(|e| (e["is_error"].as_bool().unwrap(), e["content"].as_str().unwrap().to_string()))
             .collect()
     }
-}
-
-fn shell(command: &str) -> Value {
-    json!({"name": "run_shell", "input": {"command": command}})
 }
 
 #[test]

@@ -17,6 +17,10 @@ struct Fixture {
 }
 
 fn start(turns: Value) -> (Fixture, LspClient) {
+    start_with(turns, json!({"tandem": {"timeouts": {"promptMs": 30000}}}))
+}
+
+fn start_with(turns: Value, init: Value) -> (Fixture, LspClient) {
     let temp = tempfile::tempdir().unwrap();
     let root = temp.path().canonicalize().unwrap().join("work");
     std::fs::create_dir(&root).unwrap();
@@ -24,7 +28,7 @@ fn start(turns: Value) -> (Fixture, LspClient) {
     std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
     let script = script.to_string_lossy().to_string();
     let mut client = LspClient::start(&root, &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", &script), ("HOME", &root.to_string_lossy())]);
-    let response = client.initialize(json!({"window": {"showDocument": {"support": true}}}), json!({"tandem": {"timeouts": {"promptMs": 30000}}}));
+    let response = client.initialize(json!({"window": {"showDocument": {"support": true}}}), init);
     assert!(response.get("result").is_some(), "{response}");
     (Fixture { _temp: temp, root }, client)
 }
@@ -92,7 +96,41 @@ fn keep_planning_stays_in_plan_mode_and_says_so() {
     assert_eq!(results[1], (false, "User rejected the plan and wants to keep planning.\n\nUser feedback: (none given)".to_string()));
     assert_eq!(results[2], (true, "Blocked in plan mode: write_file".to_string()));
     assert!(!f.root.join("out.txt").exists());
+    assert!(!client.seen.iter().any(|m| m["method"] == "tandem/textInput"), "only clients that set textInput are asked to type");
     client.shutdown();
+}
+
+/// A client that answers `tandem/textInput` (`textInput: true`, as the
+/// Neovim plugin and the VS Code extension set) is asked what should change
+/// after "Keep planning"; the typed text is the feedback the model gets.
+/// Dismissed (`null`), the feedback falls back to the plan file's changes.
+#[test]
+fn keep_planning_collects_typed_feedback_from_a_client_that_answers_text_input() {
+    for (typed, feedback) in [(json!("Split step 2 into two steps."), "Split step 2 into two steps."), (Value::Null, "(none given)")] {
+        let (f, mut client) = start_with(
+            json!([
+                call("tool_search", json!({"query": "select:enter_plan_mode"})),
+                call("enter_plan_mode", json!({})),
+                call("exit_plan_mode", json!({})),
+                {"text": "Replanning."}
+            ]),
+            json!({"tandem": {"textInput": true, "timeouts": {"promptMs": 30000}}}),
+        );
+        let ask = client.send_request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "plan it"}]}));
+        let show = client.server_request("window/showDocument");
+        client.respond(&show["id"], json!({"success": true}));
+        let prompt = client.server_request("window/showMessageRequest");
+        client.respond(&prompt["id"], json!({"title": "Keep planning"}));
+        let input = client.server_request("tandem/textInput");
+        assert_eq!(input["params"]["prompt"], "Tandem keeps planning. What should change in the plan?", "{input}");
+        client.respond(&input["id"], json!({"text": typed}));
+        let answer = client.response(ask);
+        assert_eq!(answer["result"]["status"], "completed", "{answer}");
+        let results = client.tool_results().split_off(1);
+        assert_eq!(results[1], (false, format!("User rejected the plan and wants to keep planning.\n\nUser feedback: {feedback}")));
+        client.shutdown();
+        drop(f);
+    }
 }
 
 #[test]

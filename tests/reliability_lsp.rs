@@ -8,24 +8,15 @@
 mod common;
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
+#[path = "common/script.rs"]
+mod script;
 
 
 use common::mock_model::{MockModel, MockResponse};
 use common::{process_alive, wait_until};
-use lsp_client::{Fixture, LspClient};
+use lsp_client::{ask_params, Fixture, LspClient};
+use script::{done, turn};
 use serde_json::{json, Value};
-
-fn done() -> Value {
-    json!({"text": "Done."})
-}
-
-fn turn(calls: Vec<Value>) -> Value {
-    json!({"text": "", "tool_calls": calls})
-}
-
-fn ask_params(prompt: &str) -> Value {
-    json!({"command": "tandem.ask", "arguments": [{"prompt": prompt}]})
-}
 
 /// A request the server answers at once, to prove it still listens.
 fn still_answers(client: &mut LspClient) {

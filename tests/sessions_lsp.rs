@@ -11,29 +11,12 @@
 
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
+#[path = "common/script.rs"]
+mod script;
 
 use lsp_client::{Fixture, LspClient};
+use script::{done, edit, read, shell, turn};
 use serde_json::{json, Value};
-
-fn read(path: &str) -> Value {
-    json!({"name": "read_file", "input": {"file_path": path}})
-}
-
-fn edit(path: &str, old: &str, new: &str) -> Value {
-    json!({"name": "edit_file", "input": {"file_path": path, "old_string": old, "new_string": new}})
-}
-
-fn shell(command: &str) -> Value {
-    json!({"name": "run_shell", "input": {"command": command}})
-}
-
-fn turn(calls: Vec<Value>) -> Value {
-    json!({"text": "", "tool_calls": calls})
-}
-
-fn done() -> Value {
-    json!({"text": "Done."})
-}
 
 fn ask(prompt: &str, thread_id: Option<&str>) -> Value {
     let mut argument = json!({"prompt": prompt});
@@ -199,5 +182,76 @@ fn always_allow_belongs_to_the_thread_its_follow_ups_and_resumes_keep_it_other_t
     assert!(!asked, "thread A resumed keeps its grant: {resumed}");
     assert_eq!(resumed["result"]["threadId"], json!(thread_a));
     assert!(!f.root.join(".tandem/settings.local.json").exists());
+    client.shutdown();
+}
+
+fn transcript(client: &mut LspClient, thread: &str) -> Value {
+    let answer = client.request("workspace/executeCommand", json!({"command": "tandem.transcript", "arguments": [{"threadId": thread}]}));
+    assert!(answer.get("result").is_some(), "{answer}");
+    answer["result"].clone()
+}
+
+/// One line per event: its type and the field a view shows first.
+fn outline(transcript: &Value) -> Vec<String> {
+    transcript["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let detail = match e["type"].as_str().unwrap() {
+                "prompt" | "text" => e["text"].as_str().unwrap().to_string(),
+                "tool_call" => format!("{} {}", e["name"].as_str().unwrap(), e["input"]["file_path"].as_str().unwrap_or("")),
+                "tool_result" => e["content"].as_str().unwrap().lines().next().unwrap_or("").to_string(),
+                "end" => e["status"].as_str().unwrap().to_string(),
+                _ => String::new(),
+            };
+            format!("{}: {detail}", e["type"].as_str().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_threads_transcript_replays_every_run_of_it_also_after_a_restart() {
+    let f = Fixture::new(&[("a.txt", "alpha\n")]);
+    let script = json!([turn(vec![read("a.txt")]), {"text": "It says alpha."}]);
+    let mut client = f.start(script.clone(), json!({}), json!({}));
+    let a_uri = client.open(&f.path("a.txt"), "alpha\n");
+    // The first ask points at the open file: the model gets that context,
+    // the transcript shows what the user asked.
+    let first = client.request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.ask", "arguments": [{"prompt": "what is in a.txt?", "textDocument": {"uri": a_uri}}]}),
+    );
+    let thread = first["result"]["threadId"].as_str().unwrap().to_string();
+    let second = client.request("workspace/executeCommand", ask("and now?", Some(&thread)));
+    assert_eq!(second["result"]["status"], "completed", "{second}");
+    // Another thread's runs are not part of it.
+    let other = client.request("workspace/executeCommand", ask("unrelated", None));
+    assert_eq!(other["result"]["status"], "completed", "{other}");
+
+    let expected = [
+        "prompt: what is in a.txt?",
+        "tool_call: read_file a.txt",
+        "tool_result:    1 | alpha",
+        "text: It says alpha.",
+        "end: completed",
+        "prompt: and now?",
+        "tool_call: read_file a.txt",
+        "tool_result:    1 | alpha",
+        "text: It says alpha.",
+        "end: completed",
+    ];
+    let live = transcript(&mut client, &thread);
+    assert_eq!(live["threadId"], json!(thread));
+    assert_eq!(live["omitted"], 0);
+    assert_eq!(outline(&live), expected, "{live:#}");
+    // The call ids tie each result to its call, as in the live events.
+    assert_eq!(live["events"][1]["id"], live["events"][2]["id"]);
+    client.shutdown();
+
+    let mut client = f.start(script, json!({}), json!({}));
+    assert_eq!(outline(&transcript(&mut client, &thread)), expected);
+    let unknown = client.request("workspace/executeCommand", json!({"command": "tandem.transcript", "arguments": [{"threadId": "no-such-thread"}]}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     client.shutdown();
 }

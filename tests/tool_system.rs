@@ -218,6 +218,34 @@ async fn a_custom_agent_asks_for_its_own_model_and_otherwise_the_sessions() {
     assert_eq!((asked[0].1.as_str(), asked[5].1.as_str()), ("claude-test", "claude-test"));
 }
 
+/// A sub-agent on another model is priced as that model in the run's cost.
+#[tokio::test]
+async fn a_sub_agent_on_another_model_is_priced_as_that_model() {
+    use tandem::agent::Usage;
+    use tandem::session::pricing::PriceTable;
+    let s = setup(&[(".tandem/agents/fast.md", "---\nname: fast\nmodel: haiku\ntools: read_file\n---\nYou are fast.\n")], &[]);
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_1", "agent", serde_json::json!({"description": "look", "prompt": "Look.", "type": "fast"}))]),
+        turns::text("fast done"),
+        turns::text("All done."),
+    ])
+    .await;
+    let provider = AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-sonnet-4-5")).unwrap();
+    let (outcome, _) = run_agent(&provider, &executor(), s.ctx.clone(), request("look around")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let models: Vec<String> = mock.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect();
+    assert_eq!(models, ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]);
+    // Each request of the mock reports 10 input and 5 output tokens.
+    let (parent, child) = (Usage::new(20, 10), Usage::new(10, 5));
+    let prices = PriceTable::default();
+    let expected = prices.cost("claude-sonnet-4-5", &parent).unwrap() + prices.cost("claude-haiku-4-5", &child).unwrap();
+    let all_sonnet = prices.cost("claude-sonnet-4-5", &Usage::new(30, 15)).unwrap();
+    assert!((expected - all_sonnet).abs() > 1e-9, "the two models' prices differ");
+    let cost = outcome.cost_usd.unwrap();
+    assert!((cost - expected).abs() < 1e-12, "cost {cost}, expected {expected} (all at the parent's price: {all_sonnet})");
+    assert_eq!((outcome.usage.input_tokens, outcome.usage.output_tokens), (30, 15));
+}
+
 #[tokio::test]
 async fn two_explore_sub_agents_overlap_in_time() {
     use common::mock_model::{MockResponse, Part};

@@ -23,6 +23,11 @@ use serde_json::{json, Value};
 mod framing;
 use framing::{frame_text, read_message};
 
+/// The `workspace/executeCommand` parameters of a `tandem.ask` with this prompt.
+pub fn ask_params(prompt: &str) -> Value {
+    json!({"command": "tandem.ask", "arguments": [{"prompt": prompt}]})
+}
+
 /// Generous: debug builds on a busy two-core machine.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 

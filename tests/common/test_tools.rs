@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use tandem::tools::{Tool, ToolContext, ToolError, ToolKind};
+use tandem::tools::{Tool, ToolContext, ToolError};
 use tokio::sync::{watch, Notify};
 
 pub type Log = Arc<Mutex<Vec<String>>>;
@@ -51,9 +51,6 @@ impl Tool for Rendezvous {
     type Plan = ();
     const NAME: &'static str = "rendezvous";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -104,9 +101,6 @@ impl Tool for Mutate {
     type Plan = ();
     const NAME: &'static str = "mutate";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -143,9 +137,6 @@ impl Tool for Signal {
     type Plan = ();
     const NAME: &'static str = "signal";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -185,9 +176,6 @@ impl Tool for WaitForCancel {
     type Plan = ();
     const NAME: &'static str = "wait_for_cancel";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
@@ -212,9 +200,6 @@ macro_rules! echo_tool {
             type Plan = ();
             const NAME: &'static str = $name;
 
-            fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-                ToolKind::Other
-            }
 
             async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
                 Ok(())
@@ -252,9 +237,6 @@ impl Tool for Broken {
     type Plan = ();
     const NAME: &'static str = "broken";
 
-    fn kind(&self, _: &Self::Args, _: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _: &Self::Args, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())

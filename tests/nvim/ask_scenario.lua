@@ -31,6 +31,11 @@ local ok, err = pcall(function()
   vim.lsp.handlers['window/showMessageRequest'] = function(_, params)
     table.insert(report.prompts, params.message)
     for _, action in ipairs(params.actions or {}) do
+      if action.title == env.SCENARIO_PLAN_ANSWER then
+        return action
+      end
+    end
+    for _, action in ipairs(params.actions or {}) do
       if action.title == 'Allow once' or action.title == 'Apply' then
         return action
       end
@@ -100,6 +105,28 @@ local ok, err = pcall(function()
       prompt = opts.prompt, items = items, preview = preview, status = tandem.status(), choice = choice,
     })
     on_choice(choice)
+  end
+  -- Text the user types when asked (vim.ui.input, as an input plugin
+  -- would give it): SCENARIO_TYPED_ANSWER.
+  report.inputs = {}
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(report.inputs, { prompt = opts.prompt })
+    if env.SCENARIO_INPUT == 'CancelThenLate' then
+      -- An input plugin's floating box stays open; the user cancels the
+      -- run, the plugin should close the box, and the user's text typed
+      -- after that is ignored.
+      local box = vim.api.nvim_open_win(vim.api.nvim_create_buf(false, true), false, {
+        relative = 'editor', row = 2, col = 2, width = 40, height = 1, style = 'minimal',
+      })
+      tandem.cancel()
+      report.input_closed = vim.wait(15000, function()
+        return not vim.api.nvim_win_is_valid(box)
+      end, 20)
+      if not report.input_closed then
+        vim.api.nvim_win_close(box, true)
+      end
+    end
+    on_confirm(env.SCENARIO_TYPED_ANSWER)
   end
   report.messages = {}
   vim.notify = function(message, level)

@@ -30,6 +30,10 @@ vim.api.nvim_create_user_command('TandemNew', function(opts)
   end
 end, { nargs = '*', desc = 'Start a new Tandem conversation (optionally asking at once)' })
 
+vim.api.nvim_create_user_command('TandemResume', function(opts)
+  require('tandem').resume(opts.args)
+end, { nargs = '?', desc = 'Continue a saved Tandem conversation (picked from a list without an id)' })
+
 vim.api.nvim_create_user_command('TandemCancel', function()
   require('tandem').cancel()
 end, { desc = 'Cancel the running Tandem agent' })

@@ -6,6 +6,7 @@ import { CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, Server
 import {
   ApiKeys,
   editUris,
+  inputBoxOptions,
   lateEditMessage,
   needsConfirmation,
   REJECTED_IN_PREVIEW,
@@ -15,6 +16,8 @@ import {
   serverEnv,
   serverSettings,
   startFailureMessage,
+  TextInputParams,
+  textInputAnswer,
 } from './logic';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
@@ -117,6 +120,10 @@ export class TandemServer implements vscode.Disposable {
       return { saved };
     });
     client.onRequest('workspace/applyEdit', (params, token) => this.applyEdit(client, params, token));
+    // A line of text from the user (plan mode's feedback after "Keep planning").
+    client.onRequest('tandem/textInput', async (params: TextInputParams, token) =>
+      textInputAnswer(await vscode.window.showInputBox(inputBoxOptions(params), token)),
+    );
     this.client = client;
     try {
       await client.start();

@@ -1,11 +1,12 @@
-// The commands: "Ask agent", "Cancel run", "Show transcript", "Set API
-// Key", "Set server path", "Restart server", and the internal
+// The commands: "Ask agent", "New Conversation", "Resume Conversation",
+// "Cancel run", "Show transcript", "Set API Key", "Set server path",
+// "Restart server", and the internal
 // `tandem.runAsk` that every run goes through (palette, code actions, chat).
 import * as vscode from 'vscode';
 import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageclient/node';
 import { SECRET_KEYS, TandemServer, workspaceFolders } from './client';
 import { AskResult, endSummary, firstLine, relativePath } from './logic';
-import { RunEventParams } from './runs';
+import { RunEvent, RunEventParams } from './runs';
 
 export interface AskArgument {
   prompt: string;
@@ -142,6 +143,60 @@ async function announce(result: AskResult): Promise<void> {
   }
 }
 
+/** A thread as `tandem.threads` lists it. */
+interface ThreadSummary {
+  threadId: string;
+  title: string;
+  lastActivity: string;
+  runs: number;
+}
+
+/**
+ * Continue a saved conversation thread: `threadId`, or one picked from this
+ * workspace's threads. The transcript shows its whole past
+ * (`tandem.transcript`), and the next ask continues it.
+ */
+async function resumeConversation(server: TandemServer, threadId?: string): Promise<void> {
+  const client = await server.ready();
+  if (!client) return;
+  if (server.runs.current) {
+    void vscode.window.showWarningMessage(`Tandem: a run is active (${server.runs.current}). Wait for it or cancel it first.`);
+    return;
+  }
+  try {
+    if (!threadId) {
+      const listed = (await client.sendRequest('workspace/executeCommand', { command: 'tandem.threads', arguments: [] })) as {
+        threads?: ThreadSummary[];
+      };
+      const threads = listed?.threads ?? [];
+      if (threads.length === 0) {
+        void vscode.window.showInformationMessage('Tandem: no saved conversation in this workspace.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        threads.map((t) => ({
+          label: t.title || t.threadId,
+          description: `${t.lastActivity.slice(0, 16).replace('T', ' ')} · ${t.runs} run${t.runs === 1 ? '' : 's'}`,
+          threadId: t.threadId,
+        })),
+        { placeHolder: 'Resume a Tandem conversation' },
+      );
+      if (!pick) return;
+      threadId = pick.threadId;
+    }
+    const past = (await client.sendRequest('workspace/executeCommand', {
+      command: 'tandem.transcript',
+      arguments: [{ threadId }],
+    })) as { events?: RunEvent[]; omitted?: number };
+    currentThread = threadId;
+    server.transcript.replay(past?.events ?? [], past?.omitted ?? 0);
+    void vscode.window.showInformationMessage('Tandem: resumed the conversation; the next ask continues it.');
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    void vscode.window.showErrorMessage(`Tandem: cannot resume the conversation: ${message}`);
+  }
+}
+
 function editorArgument(prompt: string, client: TandemServer['client']): AskArgument {
   const editor = vscode.window.activeTextEditor;
   const argument: AskArgument = { prompt };
@@ -165,8 +220,10 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
     vscode.commands.registerCommand('tandem.cancelRun', () => cancelRun(server)),
     vscode.commands.registerCommand('tandem.newConversation', () => {
       currentThread = undefined;
+      server.transcript.clear();
       void vscode.window.showInformationMessage('Tandem: the next ask starts a new conversation.');
     }),
+    vscode.commands.registerCommand('tandem.resumeConversation', (threadId?: string) => resumeConversation(server, threadId)),
     vscode.commands.registerCommand('tandem.showTranscript', () => server.transcript.show()),
     vscode.commands.registerCommand('tandem.restartServer', () => server.restart('restart requested')),
     vscode.commands.registerCommand('tandem.setApiKey', async () => {

@@ -8,6 +8,8 @@ export type SettingGetter = (key: string) => unknown;
 
 export interface ServerSettings {
   saveDocuments: true;
+  /** The extension answers `tandem/textInput` with an input box. */
+  textInput: true;
   provider?: string;
   model?: string;
   permissionMode?: string;
@@ -23,7 +25,7 @@ function text(value: unknown): string | undefined {
  * ("not set"), so the environment applies, as the settings promise.
  */
 export function serverSettings(get: SettingGetter): ServerSettings {
-  const settings: ServerSettings = { saveDocuments: true };
+  const settings: ServerSettings = { saveDocuments: true, textInput: true };
   const provider = text(get('provider'));
   const model = text(get('model'));
   const permissionMode = text(get('permissionMode'));
@@ -67,6 +69,32 @@ export function serverEnv(
     else env.OPENAI_BASE_URL = url;
   }
   return env;
+}
+
+/** The server's `tandem/textInput` request: a line of text from the user. */
+export interface TextInputParams {
+  prompt?: string;
+  placeholder?: string;
+}
+
+/** The options of the input box that answers `tandem/textInput`. */
+export function inputBoxOptions(params: TextInputParams | undefined): {
+  title: string;
+  prompt: string;
+  placeHolder?: string;
+  ignoreFocusOut: true;
+} {
+  return {
+    title: 'Tandem',
+    prompt: params?.prompt ?? 'Your answer',
+    placeHolder: params?.placeholder,
+    ignoreFocusOut: true,
+  };
+}
+
+/** The answer to `tandem/textInput`: the typed text, or null when the box was dismissed or left empty. */
+export function textInputAnswer(value: string | undefined): { text: string | null } {
+  return { text: value !== undefined && value.trim() !== '' ? value : null };
 }
 
 /** The settings whose change restarts the server. */

@@ -5,7 +5,8 @@
 import * as vscode from 'vscode';
 import { AskResult, relativePath } from './logic';
 import { RunEventParams } from './runs';
-import { TranscriptText } from './transcriptText';
+import { RunEvent } from './runs';
+import { TranscriptText, ending, heading, threadText } from './transcriptText';
 
 export class Transcript {
   readonly log = vscode.window.createOutputChannel('Tandem');
@@ -15,9 +16,7 @@ export class Transcript {
   start(title: string): void {
     this.log.append(this.text.lineBreak());
     this.text.reset();
-    this.log.appendLine('');
-    this.log.appendLine(`## ${title.split('\n')[0]}`);
-    this.log.appendLine('');
+    this.log.append(heading(title));
     this.open = true;
     this.log.show(true);
   }
@@ -30,8 +29,7 @@ export class Transcript {
     if (!this.open) return;
     this.open = false;
     this.log.append(this.text.lineBreak());
-    this.log.appendLine(`\n— ${result.status} —`);
-    if (result.status !== 'completed' && result.text) this.log.appendLine(result.text);
+    this.log.append(ending(result.status, result.text));
     for (const edit of result.edits) {
       this.log.appendLine(`  ${edit.status}: ${relativePath(edit.uri, folders)}`);
     }
@@ -40,6 +38,20 @@ export class Transcript {
   note(text: string): void {
     this.log.append(this.text.lineBreak());
     this.log.appendLine(text);
+  }
+
+  /** Empty the transcript (a new conversation starts). */
+  clear(): void {
+    this.log.clear();
+    this.text.reset();
+    this.open = false;
+  }
+
+  /** Show a conversation thread's whole past in place of what was shown. */
+  replay(events: RunEvent[], omitted: number): void {
+    this.clear();
+    this.log.append(threadText(events, omitted));
+    this.log.show(true);
   }
 
   show(): void {

@@ -87,3 +87,35 @@ export class TranscriptText {
     return out;
   }
 }
+
+/** A run's heading: the first line of its prompt. */
+export function heading(title: string): string {
+  return `\n## ${title.split('\n')[0]}\n\n`;
+}
+
+/** A run's end marker: its status, and why when it did not complete. */
+export function ending(status: string, text?: string): string {
+  return `\n— ${status} —\n` + (status !== 'completed' && text ? `${text}\n` : '');
+}
+
+/**
+ * A conversation thread's past (the events of `tandem.transcript`) as the
+ * live transcript showed it: each run's heading (its `prompt` event), its
+ * events, its end marker. The edit lists of the answers are not part of it.
+ */
+export function threadText(events: RunEvent[], omitted = 0): string {
+  const text = new TranscriptText();
+  let out = omitted > 0 ? `(${omitted} earlier events of this conversation are not shown)\n` : '';
+  for (const event of events) {
+    if (event.type === 'prompt') {
+      out += text.lineBreak();
+      text.reset();
+      out += heading(event.text ?? '');
+    } else if (event.type === 'end') {
+      out += text.lineBreak() + ending(event.status ?? '?', event.text);
+    } else {
+      out += text.event(event);
+    }
+  }
+  return out + text.lineBreak();
+}

@@ -22,7 +22,7 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
 /// The model each family alias of an agent's `model` field names on
 /// Anthropic (Claude Code's aliases).
 pub const ANTHROPIC_FAMILY_MODELS: [(&str, &str); 3] =
-    [("sonnet", DEFAULT_ANTHROPIC_MODEL), ("opus", "claude-opus-4-1"), ("haiku", "claude-haiku-4-5")];
+    [("sonnet", DEFAULT_ANTHROPIC_MODEL), ("opus", "claude-opus-4-5"), ("haiku", "claude-haiku-4-5")];
 
 /// The model a sub-agent asks for, from its `model` field, on the
 /// provider `provider` (its [`Provider::name`]) whose own model is
@@ -231,9 +231,9 @@ mod tests {
             ("anthropic", "claude-sonnet-4-5", Some("  "), None),
             ("anthropic", "claude-sonnet-4-5", Some("inherit"), None),
             ("anthropic", "claude-sonnet-4-5", Some("haiku"), Some("claude-haiku-4-5")),
-            ("anthropic", "claude-sonnet-4-5", Some("Opus"), Some("claude-opus-4-1")),
+            ("anthropic", "claude-sonnet-4-5", Some("Opus"), Some("claude-opus-4-5")),
             ("anthropic", "claude-sonnet-4-20250514", Some("sonnet"), None),
-            ("anthropic", "claude-opus-4-1", Some("sonnet"), Some("claude-sonnet-4-5")),
+            ("anthropic", "claude-opus-4-5", Some("sonnet"), Some("claude-sonnet-4-5")),
             ("openai", "qwen3-coder", Some("haiku"), None),
             ("openai", "qwen3-coder", Some("qwen3:0.6b"), Some("qwen3:0.6b")),
             ("anthropic", "claude-sonnet-4-5", Some("claude-3-5-haiku-latest"), Some("claude-3-5-haiku-latest")),

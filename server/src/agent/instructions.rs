@@ -112,7 +112,7 @@ impl Expander<'_> {
         let file = self.workspace.read(path).map_err(|e| e.message(&shown))?;
         let text = match file.text.char_indices().nth(MAX_FILE_CHARS) {
             Some((end, _)) => format!("{}\n[... {shown} cut at {MAX_FILE_CHARS} characters]", &file.text[..end]),
-            None => file.text,
+            None => file.text.to_string(),
         };
         chain.push(path.to_path_buf());
         let mut out = String::with_capacity(text.len());

@@ -105,12 +105,10 @@ pub async fn run_conversation(
         }
     };
     *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    // Sub-agents' turns count in the run's totals (priced as the same model).
+    // Sub-agents' turns count in the run's totals, each priced as the
+    // model it asked for.
     let children = *state.children_usage.lock().unwrap_or_else(|e| e.into_inner());
-    if children != Usage::default() {
-        let cost = config.prices.cost(&config.model, &children);
-        state.add(&children, cost);
-    }
+    state.add(&children.usage, children.cost_usd);
     let (status, text) = match driven {
         Ok(end) => end,
         Err(Stop::Cancelled) => (RunStatus::Cancelled, "The run was cancelled.".to_string()),
@@ -119,7 +117,7 @@ pub async fn run_conversation(
         Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
     conversation.set_grants(ctx.run.grants.rules());
-    conversation.end_run(status);
+    conversation.end_run(status, (status != RunStatus::Completed).then(|| text.clone()));
     conversation.commit();
     // Only a saved thread can be named later.
     let thread_id = if conversation.is_saved() { conversation.id.clone() } else { String::new() };
@@ -152,14 +150,14 @@ struct RunState {
     usage: Usage,
     cost_usd: Option<f64>,
     /// Its sub-agents' turns.
-    children_usage: Arc<std::sync::Mutex<Usage>>,
+    children_usage: Arc<std::sync::Mutex<subagent::ChildTotals>>,
 }
 
 impl RunState {
     /// The usage so far, the sub-agents' included.
     fn total_usage(&self) -> Usage {
         let mut total = self.usage;
-        total.add(&self.children_usage.lock().unwrap_or_else(|e| e.into_inner()));
+        total.add(&self.children_usage.lock().unwrap_or_else(|e| e.into_inner()).usage);
         total
     }
 
@@ -332,6 +330,7 @@ impl Session<'_> {
         let executor = Arc::new(executor.clone());
         self.conversation.set_title_from(&request.prompt);
         self.close_dangling_calls();
+        self.conversation.record_prompt(&request.prompt);
         let first = first_message(request, &hook_context);
         self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&first));
         self.conversation.push(first);

@@ -13,7 +13,8 @@
 //!   parent, and its prompts reach the same user; it never gets `agent`;
 //! - is cancelled with its parent (a child token of the parent's);
 //! - sends its events to the parent's transcript nested under the parent's
-//!   call ([`RunEvent::Nested`]), and its tokens count in the parent's usage.
+//!   call ([`RunEvent::Nested`]), and its tokens count in the parent's usage
+//!   (priced as the model it asked for: [`ChildTotals`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -67,6 +68,23 @@ impl ToolChoice {
     }
 }
 
+/// What a run's sub-agents used, each priced as the model it asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChildTotals {
+    pub usage: Usage,
+    /// `None` while no child ran on a model with a known price.
+    pub cost_usd: Option<f64>,
+}
+
+impl ChildTotals {
+    fn add(&mut self, usage: &Usage, cost_usd: Option<f64>) {
+        self.usage.add(usage);
+        if let Some(cost) = cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+}
+
 /// What a child is asked to do.
 #[derive(Debug, Clone)]
 pub struct ChildSpec {
@@ -113,7 +131,7 @@ pub(crate) async fn serve(
     executor: &Executor,
     mut requests: mpsc::UnboundedReceiver<ChildRequest>,
     events: &EventSender,
-    usage: &Mutex<Usage>,
+    usage: &Mutex<ChildTotals>,
 ) {
     let mut running = FuturesUnordered::new();
     loop {
@@ -135,7 +153,7 @@ fn boxed_run<'a>(provider: &'a dyn Provider, executor: &'a Executor, ctx: ToolCo
     Box::pin(super::run(provider, executor, ctx, request, events))
 }
 
-async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildRequest, events: &EventSender, usage: &Mutex<Usage>) {
+async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildRequest, events: &EventSender, usage: &Mutex<ChildTotals>) {
     let ChildRequest { spec, parent, reply } = request;
     let child_executor = executor.with_registry(executor.registry().filtered(|t: &dyn DynTool| spec.tools.allows(t.name())));
     let tool_names = child_executor.registry().names().join(", ");
@@ -179,7 +197,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     let (outcome, ()) = tokio::join!(run, forward);
     {
         let mut total = usage.lock().unwrap_or_else(|e| e.into_inner());
-        total.add(&outcome.usage);
+        total.add(&outcome.usage, outcome.cost_usd);
     }
     let result = match outcome.status {
         RunStatus::Completed => Ok(outcome.text),

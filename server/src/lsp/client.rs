@@ -43,6 +43,7 @@ pub mod methods {
     pub const WORK_DONE_PROGRESS_CREATE: &str = "window/workDoneProgress/create";
     pub const CONFIGURATION: &str = "workspace/configuration";
     pub const SAVE_DOCUMENTS: &str = "tandem/saveDocuments";
+    pub const TEXT_INPUT: &str = "tandem/textInput";
     pub const PROGRESS: &str = "$/progress";
     pub const RUN_EVENT: &str = "tandem/runEvent";
     pub const LOG_MESSAGE: &str = "window/logMessage";
@@ -120,6 +121,7 @@ impl ClientLink for TowerClient {
                 | methods::WORK_DONE_PROGRESS_CREATE
                 | methods::CONFIGURATION
                 | methods::SAVE_DOCUMENTS
+                | methods::TEXT_INPUT
         ) {
             return Err(ClientError::Failed(format!("the server has no request type for {method}")));
         }

@@ -15,7 +15,9 @@
 //!
 //! `saveDocuments: true` is the client's promise that it answers the
 //! server → client request `tandem/saveDocuments` `{"uris": [...]}` by
-//! saving those buffers (and sending `didSave`).
+//! saving those buffers (and sending `didSave`); `textInput: true`, that it
+//! answers `tandem/textInput` `{"prompt"}` with `{"text"}`, a line the user
+//! typed (`null` when dismissed).
 
 use serde_json::Value;
 

@@ -42,6 +42,10 @@ struct Document {
     /// both take one): a 10 MB document is copied once per version, not per
     /// snapshot. Cleared by every change.
     text: Option<Arc<str>>,
+    /// The fingerprint of `text`, computed by the first read that needs it
+    /// (or given with the text of an agent edit that landed): one hash per
+    /// version. Cleared with `text`.
+    fingerprint: Option<u64>,
 }
 
 /// What a document must hold once an edit sent as splices has landed: its
@@ -238,6 +242,7 @@ impl Documents {
             history: VecDeque::new(),
             expectations: Vec::new(),
             text: None,
+            fingerprint: None,
         };
         document.remember(self.is_verifying());
         self.paths.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.as_str().to_string(), path.clone());
@@ -291,6 +296,7 @@ impl Documents {
             document.version = version;
             document.dirty = true;
             document.text = None;
+            document.fingerprint = None;
             document.remember(self.is_verifying());
             let Document { rope, expectations, .. } = document;
             for pending in expectations.iter_mut().filter(|p| p.held_at.is_none() && version > p.after) {
@@ -313,6 +319,7 @@ impl Documents {
             if let Some(text) = text {
                 document.rope = Rope::from_str(text);
                 document.text = None;
+                document.fingerprint = None;
             }
             document.dirty = false;
         }
@@ -332,6 +339,51 @@ impl Documents {
         let document = documents.get_mut(path)?;
         let text = document.text.get_or_insert_with(|| Arc::from(document.rope.to_string()));
         Some(DocumentSnapshot { text: Arc::clone(text), version: document.version, dirty: document.dirty })
+    }
+
+    /// The fingerprint of the document's text at `version` (`None` when it
+    /// is at another version now), computed once per version.
+    pub fn fingerprint(&self, path: &Path, version: i32) -> Option<u64> {
+        let mut documents = self.lock();
+        let document = documents.get_mut(path)?;
+        if document.version != version {
+            return None;
+        }
+        if let Some(fp) = document.fingerprint {
+            return Some(fp);
+        }
+        let text = document.text.get_or_insert_with(|| Arc::from(document.rope.to_string()));
+        let fp = fingerprint(text.as_bytes());
+        document.fingerprint = Some(fp);
+        Some(fp)
+    }
+
+    /// Keep `text` (with its fingerprint) as the snapshot of `version`,
+    /// when the document is at `version` and holds exactly `text`: the text
+    /// of an agent edit that landed, so the next read shares it instead of
+    /// copying the rope and hashing it again. Comparing costs one pass
+    /// over the document, without copying it.
+    pub fn known_text(&self, path: &Path, version: i32, text: &Arc<str>, fp: u64) {
+        let mut documents = self.lock();
+        let Some(document) = documents.get_mut(path) else { return };
+        if document.version != version || document.rope.len_bytes() != text.len() {
+            return;
+        }
+        if let Some(cached) = &document.text {
+            if document.fingerprint.is_none() && (Arc::ptr_eq(cached, text) || cached == text) {
+                document.fingerprint = Some(fp);
+            }
+            return;
+        }
+        let mut at = 0;
+        for chunk in document.rope.chunks() {
+            if text.as_bytes().get(at..at + chunk.len()) != Some(chunk.as_bytes()) {
+                return;
+            }
+            at += chunk.len();
+        }
+        document.text = Some(Arc::clone(text));
+        document.fingerprint = Some(fp);
     }
 
     pub fn snapshot_uri(&self, uri: &Uri) -> Option<DocumentSnapshot> {
@@ -478,5 +530,30 @@ mod tests {
         assert!(!documents.snapshot(&path).unwrap().dirty);
         documents.close(&uri);
         assert!(documents.snapshot(&path).is_none());
+    }
+
+    #[test]
+    fn a_known_text_is_kept_only_when_the_buffer_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap().join("a.txt");
+        let uri = path_to_uri(&path).unwrap();
+        let documents = Documents::default();
+        // Big enough for several rope chunks; the other text differs in its last byte.
+        let text: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
+        let other = format!("{}!", &text[..text.len() - 1]);
+        documents.open(&uri, &text, 1).unwrap();
+        documents.known_text(&path, 1, &Arc::from(other.as_str()), 7);
+        documents.known_text(&path, 2, &Arc::from(text.as_str()), 7);
+        assert_eq!(&*documents.snapshot(&path).unwrap().text, text);
+        assert_eq!(documents.fingerprint(&path, 1), Some(fingerprint(text.as_bytes())));
+        assert_eq!(documents.fingerprint(&path, 2), None, "not at version 2");
+
+        documents.open(&uri, &text, 3).unwrap();
+        let known: Arc<str> = Arc::from(text.as_str());
+        documents.known_text(&path, 3, &known, 7);
+        assert!(Arc::ptr_eq(&documents.snapshot(&path).unwrap().text, &known), "the known text is shared, not copied");
+        assert_eq!(documents.fingerprint(&path, 3), Some(7), "its fingerprint is not computed again");
+        documents.change(&uri, 4, &[change(Some(((0, 0), (0, 0))), "x")]).unwrap();
+        assert_eq!(documents.fingerprint(&path, 4), Some(fingerprint(format!("x{text}").as_bytes())));
     }
 }

@@ -45,7 +45,7 @@ struct LateEdit {
     uri: String,
     path: PathBuf,
     base: i32,
-    expected: String,
+    expected: Arc<str>,
 }
 
 impl LateEdit {
@@ -261,7 +261,10 @@ impl LspEditor {
         let closed = || EditOutcome::NotApplied("the document was closed in the editor".into());
         let Some(document) = self.documents.snapshot(&edit.path) else { return Err(closed()) };
         let Some(uri) = self.documents.uri(&edit.path) else { return Err(closed()) };
-        if document.version != edit.version || *document.text != edit.old_text {
+        // The snapshot the edit was computed from is usually this very one
+        // (shared, not copied): then there is nothing to compare.
+        let same_text = Arc::ptr_eq(&document.text, &edit.old_text) || document.text == edit.old_text;
+        if document.version != edit.version || !same_text {
             return Err(EditOutcome::Superseded(format!(
                 "the buffer is at version {} now, not {}: {}",
                 document.version,
@@ -357,7 +360,7 @@ impl LspEditor {
             Ok(current) => current,
             Err(outcome) => return outcome,
         };
-        if edit.old_text == edit.new_text {
+        if Arc::ptr_eq(&edit.old_text, &edit.new_text) || edit.old_text == edit.new_text {
             return EditOutcome::Applied { version: document.version, saved: !document.dirty };
         }
         let changes = self.documents.subscribe();
@@ -440,7 +443,7 @@ impl LspEditor {
     /// `not_applied`; if the buffer then holds the edited text within
     /// `timeout`, the record is corrected to `applied`.
     fn watch_late_change(&self, edit: &BufferEdit, uri: String, timeout: Duration) {
-        let late = LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: edit.new_text.clone() };
+        let late = LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: Arc::clone(&edit.new_text) };
         {
             let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
             if pending.len() >= MAX_EDIT_RECORDS {
@@ -480,6 +483,14 @@ impl Editor for LspEditor {
 
     fn open_documents(&self) -> Vec<PathBuf> {
         self.documents.paths()
+    }
+
+    fn fingerprint(&self, path: &Path, version: i32) -> Option<u64> {
+        self.documents.fingerprint(path, version)
+    }
+
+    fn known_text(&self, path: &Path, version: i32, text: &Arc<str>, fingerprint: u64) {
+        self.documents.known_text(path, version, text, fingerprint);
     }
 
     async fn apply(&self, edit: BufferEdit) -> EditOutcome {

@@ -301,6 +301,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         outbox: Arc::clone(&env.outbox),
         workspace: Arc::clone(&env.workspace),
         timeout: env.settings.timeouts.prompt(),
+        text_input: env.settings.text_input,
     };
     let scope = RunScope::new(mode.as_str(), Some(Arc::new(review)));
     if mode == PermissionMode::Plan {
@@ -349,6 +350,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         let _ = outcome_tx.send(outcome);
     });
 
+    let nudge = answer_first.map(|_| nudge_after_answer(Arc::clone(&env.client), Arc::clone(&env.runs), started_id.clone()));
     let finished_thread = thread_id.clone();
     let finished = async move {
         let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
@@ -369,11 +371,34 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         answer
     };
     if !args.wait {
+        if let Some(nudge) = nudge {
+            tokio::spawn(nudge);
+        }
         let answer = json!({"runId": started_id, "threadId": thread_id});
         tokio::spawn(finished);
         return Ok(answer);
     }
     Ok(finished.await)
+}
+
+/// For a client that must get a `"wait": false` answer alone: the pause
+/// before the run is not enough when the editor is busy for longer (eglot
+/// then reads the answer and the run's first messages, up to an applyEdit,
+/// in one read, and handles none of them until more output comes). So
+/// while the run goes on, a log message follows at these delays after the
+/// answer: reading it handles what was left. Eglot ignores log messages.
+const NUDGES_AFTER_ANSWER: [std::time::Duration; 2] = [std::time::Duration::from_secs(1), std::time::Duration::from_secs(5)];
+
+async fn nudge_after_answer(client: Arc<dyn ClientLink>, runs: Arc<Runs>, run_id: String) {
+    let mut waited = std::time::Duration::ZERO;
+    for at in NUDGES_AFTER_ANSWER {
+        tokio::time::sleep(at.saturating_sub(waited)).await;
+        waited = at;
+        if !runs.lock().contains_key(&run_id) {
+            return;
+        }
+        client.notify(methods::LOG_MESSAGE, json!({"type": 4, "message": format!("Tandem: {run_id} is running")})).await;
+    }
 }
 
 fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcome {

@@ -36,6 +36,7 @@ pub const CANCEL_COMMAND: &str = "tandem.cancel";
 pub const THREADS_COMMAND: &str = "tandem.threads";
 pub const FORGET_COMMAND: &str = "tandem.forget";
 pub const COMPACT_COMMAND: &str = "tandem.compact";
+pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
 
 /// What exists once `initialize` told us the roots and capabilities.
 struct Session {
@@ -228,6 +229,18 @@ impl Backend {
         let busy = |message: String| Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None };
         match params.command.as_str() {
             THREADS_COMMAND => Ok(Some(runs::threads_answer(&*self.threads()?))),
+            TRANSCRIPT_COMMAND => {
+                let args: ThreadArgs = first_argument(&params.arguments)?;
+                match self.threads()?.transcript(&args.thread_id) {
+                    Ok(transcript) => Ok(Some(json!({
+                        "threadId": args.thread_id,
+                        "events": transcript.events,
+                        "omitted": transcript.omitted,
+                    }))),
+                    Err(err @ crate::session::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
+                    Err(err) => Err(Error::invalid_params(err.to_string())),
+                }
+            }
             FORGET_COMMAND => {
                 let args: ThreadArgs = first_argument(&params.arguments)?;
                 let forgotten = self.threads()?.forget(&args.thread_id).map_err(|e| busy(e.to_string()))?;
@@ -389,7 +402,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -480,7 +493,7 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
-            THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND => self.thread_command(&params).await,
+            THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
             MCP_STATUS_COMMAND => match self.session.get() {
                 Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
                 None => Err(Error::invalid_request()),

@@ -265,7 +265,7 @@ impl Harness {
         review: bool,
         change: impl FnOnce(&str) -> String,
     ) -> Result<WriteOutcome, WriteError> {
-        let new_text = change(&file.text);
+        let new_text = change(&file.text).into();
         let label = "edit_file a.txt".to_string();
         self.workspace.write(FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label, review, splices: None }).await
     }
@@ -282,7 +282,7 @@ impl Harness {
         }
         new_text.push_str(&file.text[copied..]);
         let label = "edit_file a.txt".to_string();
-        let change = FileChange { path: self.path.clone(), new_text, base: Some(file.stamp), label, review: false, splices: Some(splices) };
+        let change = FileChange { path: self.path.clone(), new_text: new_text.into(), base: Some(file.stamp), label, review: false, splices: Some(splices) };
         self.workspace.write(change).await
     }
 
@@ -562,6 +562,19 @@ async fn a_splice_edit_the_editor_skipped_is_not_applied() {
     assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
     assert_eq!(h.text(), "?let THREE = 3;\n");
     assert_eq!(h.workspace.ledger().get(&h.path).unwrap().stamp.version, Some(2));
+}
+
+#[tokio::test]
+async fn the_read_after_an_edit_shares_the_edit_s_text_and_fingerprint() {
+    let h = harness(accept_edits(), false, "let three = 3;\n");
+    let file = h.read();
+    let splices = vec![Splice { range: range_of(&file.text, "three"), text: "four".into() }];
+    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    let seen = h.workspace.ledger().get(&h.path).unwrap();
+    let again = h.read();
+    assert_eq!(&*again.text, "let four = 3;\n");
+    assert!(Arc::ptr_eq(&again.text, &seen.seen_text), "the read after the edit copied the document again");
+    assert_eq!(again.stamp, seen.stamp);
 }
 
 #[tokio::test]

@@ -71,10 +71,18 @@ struct FrameReader<R> {
 }
 
 fn find_content_length(haystack: &[u8], from: usize) -> Option<usize> {
-    if haystack.len() < CONTENT_LENGTH.len() {
-        return None;
+    let last = haystack.len().checked_sub(CONTENT_LENGTH.len())?;
+    // Jump between the places a `c` or `C` is (memchr), not byte by byte:
+    // every body is searched once for a header inside it.
+    let mut at = from;
+    while at <= last {
+        let i = at + memchr::memchr2(b'c', b'C', &haystack[at..=last])?;
+        if haystack[i..i + CONTENT_LENGTH.len()].eq_ignore_ascii_case(CONTENT_LENGTH) {
+            return Some(i);
+        }
+        at = i + 1;
     }
-    (from..=haystack.len() - CONTENT_LENGTH.len()).find(|&i| haystack[i..i + CONTENT_LENGTH.len()].eq_ignore_ascii_case(CONTENT_LENGTH))
+    None
 }
 
 /// The id of a JSON-RPC request in `bytes`, when they hold one.
@@ -272,8 +280,9 @@ fn error_response(id: Value, code: i64, message: String) -> Vec<u8> {
 /// What to do with one body.
 #[derive(Debug)]
 enum Verdict {
-    /// A JSON-RPC message tower-lsp-server can take.
-    Pass,
+    /// A JSON-RPC message tower-lsp-server can take; `exit` when it is the
+    /// `exit` notification.
+    Pass { exit: bool },
     /// Answer this error (the body was read whole).
     Answer(Vec<u8>),
     /// Answer this parse error; the body was cut wrong, so resynchronise.
@@ -286,6 +295,18 @@ enum Verdict {
 
 /// Judge a body: pass it to tower-lsp-server, or answer it ourselves.
 fn check(body: &[u8]) -> Verdict {
+    // Most messages are requests and notifications (a `didChange` per
+    // keystroke): one parse decides them. Anything else takes the long way.
+    if let Ok(request) = serde_json::from_slice::<Request>(body) {
+        let id = request.id().filter(|id| !matches!(id, tower_lsp_server::jsonrpc::Id::Null));
+        if let Some(id) = id {
+            if request.method().starts_with("$/") {
+                let id = serde_json::to_value(id).unwrap_or(Value::Null);
+                return Verdict::Answer(error_response(id, -32601, format!("Method not found: {}", request.method())));
+            }
+        }
+        return Verdict::Pass { exit: request.method() == "exit" && request.id().is_none() };
+    }
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(err) => {
@@ -309,14 +330,14 @@ fn check(body: &[u8]) -> Verdict {
         }
     }
     if serde_json::from_value::<Request>(value.clone()).is_ok() || serde_json::from_value::<Response>(value.clone()).is_ok() {
-        return Verdict::Pass;
+        return Verdict::Pass { exit: is_exit(&value) };
     }
     tracing::warn!("ignoring JSON that is not a JSON-RPC message");
     Verdict::Answer(error_response(request_id(&value), -32600, "Invalid request: not a JSON-RPC 2.0 message".into()))
 }
 
-fn is_exit(body: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(body).is_ok_and(|v| v.get("method").and_then(Value::as_str) == Some("exit") && v.get("id").is_none())
+fn is_exit(value: &Value) -> bool {
+    value.get("method").and_then(Value::as_str) == Some("exit") && value.get("id").is_none()
 }
 
 /// Copy valid frames from `input` to `to_server`; send error frames for
@@ -332,8 +353,7 @@ async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     loop {
         match reader.next().await {
             Ok(Some(Frame::Body(body))) => match check(&body) {
-                Verdict::Pass => {
-                    let exit = is_exit(&body);
+                Verdict::Pass { exit } => {
                     if exit {
                         client_gone.cancel();
                     }
@@ -440,7 +460,8 @@ mod tests {
 
     fn rendered(verdict: Verdict) -> String {
         let bytes = match verdict {
-            Verdict::Pass => return "pass".into(),
+            Verdict::Pass { exit: false } => return "pass".into(),
+            Verdict::Pass { exit: true } => return "pass, exit".into(),
             Verdict::Answer(bytes) => bytes,
             Verdict::Broken(bytes) => bytes,
             Verdict::TooLong(bytes, _) => bytes,
@@ -450,8 +471,18 @@ mod tests {
     }
 
     #[test]
+    fn the_content_length_marker_is_found_in_any_case() {
+        let hay = b"cc Content-Length: 1\r\n\r\n{}ccontent-LENGTH:";
+        assert_eq!(find_content_length(hay, 0), Some(3));
+        assert_eq!(find_content_length(hay, 4), Some(hay.len() - CONTENT_LENGTH.len()));
+        assert_eq!(find_content_length(hay, hay.len() - CONTENT_LENGTH.len() + 1), None);
+        assert_eq!(find_content_length(b"content-length", 0), None);
+        assert_eq!(find_content_length(b"", 0), None);
+    }
+
+    #[test]
     fn what_is_let_through() {
-        let bodies: [&[u8]; 7] = [
+        let bodies: [&[u8]; 10] = [
             br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
             br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
             br#"{"jsonrpc":"2.0","id":3,"result":null}"#,
@@ -459,6 +490,10 @@ mod tests {
             b"[1,2]",
             br#"{"id":7,"what":"ever"}"#,
             br#"{"jsonrpc":"2.0","id":8,"method":"$/unknown"}"#,
+            br#"{"jsonrpc":"2.0","method":"exit"}"#,
+            // A request named exit is not the exit notification.
+            br#"{"jsonrpc":"2.0","id":9,"method":"exit"}"#,
+            br#"{"jsonrpc":"2.0","id":null,"method":"$/unknown"}"#,
         ];
         let out: Vec<String> = bodies.iter().map(|body| rendered(check(body))).collect();
         expect_test::expect![[r#"
@@ -468,7 +503,10 @@ mod tests {
             {"error":{"code":-32700,"message":"Parse error: key must be a string at line 1 column 2"},"id":null,"jsonrpc":"2.0"}
             {"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"},"id":null,"jsonrpc":"2.0"}
             {"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"},"id":7,"jsonrpc":"2.0"}
-            {"error":{"code":-32601,"message":"Method not found: $/unknown"},"id":8,"jsonrpc":"2.0"}"#]]
+            {"error":{"code":-32601,"message":"Method not found: $/unknown"},"id":8,"jsonrpc":"2.0"}
+            pass, exit
+            pass
+            pass"#]]
         .assert_eq(&out.join("\n"));
     }
 

@@ -28,6 +28,9 @@ pub enum Record {
     Title { title: String },
     /// The system prompt, fixed for the thread so its prefix stays cacheable.
     System { text: String },
+    /// A run starts: what the user asked (the next message is this with
+    /// the editor's context). For the transcript.
+    Prompt { text: String },
     Message { message: Message },
     /// An old tool result replaced by a one-line stub.
     Stub { tool_use_id: String, content: String },
@@ -39,8 +42,14 @@ pub enum Record {
     Grants { rules: Vec<String> },
     /// A model turn ended.
     Turn { usage: Usage, #[serde(default, skip_serializing_if = "Option::is_none")] cost_usd: Option<f64>, at_ms: u64 },
-    /// A run ended.
-    Run { status: RunStatus, at_ms: u64 },
+    /// A run ended; `text` says why when it did not complete (a completed
+    /// run's answer is its last message).
+    Run {
+        status: RunStatus,
+        at_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
 }
 
 /// What a thread has used so far.
@@ -150,6 +159,7 @@ impl Conversation {
         match record {
             Record::Meta { .. } => {}
             Record::Title { title } => self.title = title,
+            Record::Prompt { .. } => {}
             Record::System { text } => self.system = Some(text),
             Record::Message { message } => self.messages.push(message),
             Record::Stub { tool_use_id, content } => {
@@ -193,6 +203,11 @@ impl Conversation {
             let title = self.title.clone();
             self.record(Record::Title { title });
         }
+    }
+
+    /// A run starts with this prompt (recorded for the transcript).
+    pub fn record_prompt(&mut self, text: &str) {
+        self.record(Record::Prompt { text: text.to_string() });
     }
 
     pub fn push(&mut self, message: Message) {
@@ -239,9 +254,10 @@ impl Conversation {
         self.record(Record::Turn { usage, cost_usd, at_ms: now_ms() });
     }
 
-    pub fn end_run(&mut self, status: RunStatus) {
+    /// The run ended; `text` is what the user was told when it did not complete.
+    pub fn end_run(&mut self, status: RunStatus, text: Option<String>) {
         self.totals.runs += 1;
-        self.record(Record::Run { status, at_ms: now_ms() });
+        self.record(Record::Run { status, at_ms: now_ms(), text });
     }
 
     /// Append what happened since the last commit to the session file and

@@ -13,6 +13,7 @@
 //! - [`loops`]: the loop detector (the same call and result, or the same
 //!   text, again and again).
 //! - [`threads`]: the threads of one editor session, one run per thread.
+//! - [`transcript`]: a thread's past as run events, for transcript views.
 
 pub mod context;
 mod conversation;
@@ -20,6 +21,7 @@ pub mod loops;
 pub mod pricing;
 pub mod store;
 pub mod threads;
+pub mod transcript;
 
 pub use context::SessionConfig;
 pub use conversation::{new_thread_id, valid_thread_id, Conversation, Record, Totals};

@@ -174,6 +174,16 @@ impl SessionStore {
         (threads, problems)
     }
 
+    /// A saved thread's past as run events (read only: a torn last line is
+    /// skipped, not cut, as the thread may be running).
+    pub fn transcript(&self, id: &str) -> Result<super::transcript::Transcript, LoadError> {
+        if !valid_thread_id(id) {
+            return Err(LoadError::NotFound(id.to_string()));
+        }
+        let (records, _) = read_records(&self.path(id))?;
+        Ok(super::transcript::from_records(records))
+    }
+
     /// The most recently active thread.
     pub fn latest(&self) -> Option<String> {
         self.list().0.into_iter().next().map(|t| t.id)
@@ -195,6 +205,31 @@ impl SessionStore {
 /// Replay a session file. Returns the thread and, when the last line was
 /// torn (and skipped), the length of the good part.
 fn read_file(path: &Path, workspace: &Path) -> Result<(Conversation, Option<u64>), LoadError> {
+    let broken = |reason: String| LoadError::Broken { path: path.to_path_buf(), reason };
+    let (records, torn_at) = read_records(path)?;
+    let mut conversation: Option<Conversation> = None;
+    for record in records {
+        match (&mut conversation, record) {
+            // read_records checked the version.
+            (None, Record::Meta { thread, created_ms, .. }) => {
+                let mut c = Conversation::new(thread, workspace.to_path_buf());
+                c.created_ms = created_ms;
+                c.updated_ms = created_ms;
+                c.discard_pending();
+                conversation = Some(c);
+            }
+            (None, _) => return Err(broken("it does not start with a meta record".into())),
+            (Some(c), record) => c.apply(record),
+        }
+    }
+    let conversation = conversation.ok_or_else(|| broken("it is empty".into()))?;
+    Ok((conversation, torn_at))
+}
+
+/// The records of a session file, checked to start with a meta record of a
+/// format this build reads, and, when the last line was torn (and
+/// skipped), the length of the good part.
+fn read_records(path: &Path) -> Result<(Vec<Record>, Option<u64>), LoadError> {
     let broken = |reason: String| LoadError::Broken { path: path.to_path_buf(), reason };
     let file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
@@ -218,7 +253,7 @@ fn read_file(path: &Path, workspace: &Path) -> Result<(Conversation, Option<u64>
             Err(e) => return Err(broken(e.to_string())),
         }
     }
-    let mut conversation: Option<Conversation> = None;
+    let mut records: Vec<Record> = Vec::new();
     let mut torn = false;
     let mut good_bytes: u64 = 0;
     let count = lines.len();
@@ -242,27 +277,19 @@ fn read_file(path: &Path, workspace: &Path) -> Result<(Conversation, Option<u64>
             }
             Err(err) => return Err(broken(format!("line {}: {err}", i + 1))),
         };
-        match (&mut conversation, record) {
-            (None, Record::Meta { version, thread, created_ms, .. }) => {
-                if version > FORMAT_VERSION {
-                    return Err(LoadError::NewerFormat { path: path.to_path_buf(), version });
-                }
-                let mut c = Conversation::new(thread, workspace.to_path_buf());
-                c.created_ms = created_ms;
-                c.updated_ms = created_ms;
-                c.discard_pending();
-                conversation = Some(c);
+        match (records.is_empty(), &record) {
+            (true, Record::Meta { version, .. }) if *version > FORMAT_VERSION => {
+                return Err(LoadError::NewerFormat { path: path.to_path_buf(), version: *version });
             }
-            (None, _) => return Err(broken("it does not start with a meta record".into())),
-            (Some(c), record) => c.apply(record),
+            (true, Record::Meta { .. }) | (false, _) => records.push(record),
+            (true, _) => return Err(broken("it does not start with a meta record".into())),
         }
         good_bytes += line_bytes;
     }
-    let conversation = conversation.ok_or_else(|| broken("it is empty".into()))?;
     if torn {
         tracing::warn!(path = %path.display(), "the session file's last line was cut off; skipped it");
     }
-    Ok((conversation, torn.then_some(good_bytes)))
+    Ok((records, torn.then_some(good_bytes)))
 }
 
 #[cfg(test)]
@@ -285,7 +312,7 @@ mod tests {
         c.push(Message::user_text("fix the bug"));
         c.end_turn(Usage::new(100, 10), Some(0.5));
         c.push(Message::user_text("and a test"));
-        c.end_run(RunStatus::Completed);
+        c.end_run(RunStatus::Completed, None);
         c.commit();
         c
     }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::store::{LoadError, SessionStore, ThreadSummary};
+use super::transcript::Transcript;
 use super::{new_thread_id, Conversation};
 
 enum Slot {
@@ -109,6 +110,24 @@ impl Threads {
         let mut list: Vec<ThreadSummary> = by_id.into_values().collect();
         list.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then_with(|| b.id.cmp(&a.id)));
         list
+    }
+
+    /// A thread's past as run events, for a transcript view: from its
+    /// session file (the whole thread, even while it runs), else from the
+    /// history kept in memory.
+    pub fn transcript(&self, id: &str) -> Result<Transcript, ThreadError> {
+        if let Some(store) = &self.store {
+            match store.transcript(id) {
+                Ok(transcript) => return Ok(transcript),
+                Err(LoadError::NotFound(_)) => {}
+                Err(other) => return Err(ThreadError::Unknown(other.to_string())),
+            }
+        }
+        match self.lock().get(id) {
+            Some(Slot::Idle(conversation)) => Ok(super::transcript::from_messages(&conversation.messages)),
+            Some(Slot::Busy { run_id }) => Err(ThreadError::Busy { thread_id: id.to_string(), run_id: run_id.clone() }),
+            None => Err(ThreadError::Unknown(format!("no thread \"{id}\" (see tandem.threads)"))),
+        }
     }
 
     /// Drop a thread (and its file); refused while it runs.

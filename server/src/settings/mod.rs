@@ -10,7 +10,7 @@
 //!
 //! Every layer has the keys of the editor's `tandem` section (`provider`,
 //! `model`, `script`, `permissionMode`, `maxTurns`, `maxTokens`,
-//! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `timeouts`) plus `env`, `permissions`, `hooks` and
+//! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `textInput`, `timeouts`) plus `env`, `permissions`, `hooks` and
 //! `mcpServers`. Objects merge key by key; the `permissions` lists are
 //! concatenated; `hooks` are kept per layer (project hooks need consent, see
 //! [`crate::consent`]); `mcpServers` merge by server name and are handed on as raw
@@ -135,6 +135,8 @@ pub struct Settings {
     /// Price overrides per model (`session::pricing`), as raw JSON.
     pub prices: Option<Value>,
     pub save_documents: bool,
+    /// The editor answers `tandem/textInput` (a line of text from the user).
+    pub text_input: bool,
     pub timeouts: Timeouts,
     /// Variables for the run (`ANTHROPIC_BASE_URL`, …), as in Claude Code.
     pub env: BTreeMap<String, String>,
@@ -366,6 +368,7 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             settings.prices = Some(value.clone());
         }
         "saveDocuments" => settings.save_documents = parse(value)?,
+        "textInput" => settings.text_input = parse(value)?,
         "timeouts" => {
             let Value::Object(fields) = value else { return Err("expected an object".into()) };
             // Field by field, so one bad timeout does not discard the others.
@@ -427,9 +430,9 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 20] = [
+pub const KNOWN_KEYS: [&str; 21] = [
     "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "contextWindow", "thinkingBudget", "prices",
-    "saveDocuments", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
+    "saveDocuments", "textInput", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
     "mcpTimeouts", "$schema",
 ];
 
@@ -630,7 +633,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",

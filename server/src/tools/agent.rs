@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use super::front_matter::{self, tool_name};
 use super::front_matter::{read_bounded, search_dirs, Origin, Skipped};
-use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolDefinition, ToolError};
 use crate::agent::subagent::{run_child, ChildSpec, ToolChoice};
 use crate::workspace::Workspace;
 
@@ -177,9 +177,6 @@ impl Tool for AgentTool {
     type Plan = Resolved;
     const NAME: &'static str = "agent";
 
-    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Resolved, ToolError> {
         resolve(args.agent_type.as_deref(), &ctx.workspace).map_err(ToolError::Model)

@@ -19,13 +19,15 @@
 //! empty one (as Claude Code allows); on a file with content it is refused,
 //! since it would match everywhere.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::change::{fresh_existing, unsaved_note};
 use super::edit_match::{self, FindError, MatchRung};
-use super::text::render_diff;
+use super::text::{render_diff, render_splice_diff};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{FileChange, ReadStamp, Splice, Workspace};
 
@@ -84,7 +86,7 @@ impl Tool for EditFile {
     }
 
     fn preview(&self, _args: &Self::Args, plan: &EditPlan) -> Option<String> {
-        Some(render_diff(plan.old_text.as_deref().unwrap_or(""), &plan.new_text))
+        Some(plan.diff.clone())
     }
 
     async fn call(&self, _args: Self::Args, plan: EditPlan, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -93,14 +95,14 @@ impl Tool for EditFile {
         let display = ctx.workspace.display_path(&plan.path);
         let change = FileChange {
             path: plan.path.clone(),
-            new_text: plan.new_text.clone(),
+            new_text: Arc::clone(&plan.new_text),
             base: plan.base,
             label: format!("edit_file {display}"),
             review: ctx.editor_review,
             splices: plan.splices.clone(),
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
-        let mut out = match (plan.old_text.is_none(), plan.rung.describe()) {
+        let mut out = match (plan.created, plan.rung.describe()) {
             (true, _) => format!("Successfully created {display}"),
             (false, Some(how)) => format!("Successfully edited {display} (matched {how})"),
             (false, None) => format!("Successfully edited {display}"),
@@ -112,10 +114,9 @@ impl Tool for EditFile {
             out.push('\n');
             out.push_str(note);
         }
-        let diff = render_diff(plan.old_text.as_deref().unwrap_or(""), &plan.new_text);
-        if !diff.is_empty() {
+        if !plan.diff.is_empty() {
             out.push('\n');
-            out.push_str(&diff);
+            out.push_str(&plan.diff);
         }
         Ok(out)
     }
@@ -124,9 +125,11 @@ impl Tool for EditFile {
 /// Everything `call` needs, computed without side effects.
 pub struct EditPlan {
     path: std::path::PathBuf,
-    /// The text the edit starts from; `None` when the file is created.
-    old_text: Option<String>,
-    new_text: String,
+    /// The file does not exist yet.
+    created: bool,
+    new_text: Arc<str>,
+    /// The diff shown for review and in the result, rendered once.
+    diff: String,
     base: Option<ReadStamp>,
     rung: MatchRung,
     replacements: usize,
@@ -148,8 +151,9 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
         if args.old_string.is_empty() {
             return Ok(EditPlan {
                 path,
-                old_text: None,
-                new_text: args.new_string.clone(),
+                created: true,
+                new_text: Arc::from(args.new_string.as_str()),
+                diff: render_diff("", &args.new_string),
                 base: None,
                 rung: MatchRung::Exact,
                 replacements: 1,
@@ -168,8 +172,9 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
         }
         return Ok(EditPlan {
             path,
-            old_text: Some(String::new()),
-            new_text: args.new_string.clone(),
+            created: false,
+            new_text: Arc::from(args.new_string.as_str()),
+            diff: render_diff("", &args.new_string),
             base: Some(current.stamp),
             rung: MatchRung::Exact,
             replacements: 1,
@@ -179,21 +184,43 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
     let found = edit_match::find(&current.text, &args.old_string, args.replace_all)
         .map_err(|err| ToolError::model(find_error_message(err, &display, &current.text, &args.old_string)))?;
     let replacements = edit_match::plan(&current.text, &found, &args.old_string, &args.new_string);
-    let new_text = edit_match::apply(&current.text, &replacements);
-    if new_text == current.text {
+    // Everything here is O(edit) but the new text itself (one copy): the
+    // check for no change and the diff look only at what the splices touch.
+    if leaves_unchanged(&current.text, &replacements) {
         return Err(ToolError::model(format!(
             "Error: this edit would leave {display} unchanged: new_string differs from the matched text only in ways the edit writes as the file has them (line endings, quotes, dashes, spacing, indentation or line-number prefixes)."
         )));
     }
+    let new_text = Arc::from(edit_match::apply(&current.text, &replacements));
     Ok(EditPlan {
         path,
-        old_text: Some(current.text),
+        created: false,
         new_text,
+        diff: render_splice_diff(&current.text, &replacements),
         base: Some(current.stamp),
         rung: found.rung,
         replacements: replacements.len(),
         splices: Some(replacements),
     })
+}
+
+/// True when splicing `splices` (in order, not overlapping) into `text`
+/// gives `text` back. Only the span from the first splice to the last is
+/// compared, so the answer costs O(edit) for a small edit in a big file.
+fn leaves_unchanged(text: &str, splices: &[Splice]) -> bool {
+    let (Some(first), Some(last)) = (splices.first(), splices.last()) else { return true };
+    let span = first.range.start..last.range.end;
+    if crate::workspace::len_after(span.len(), splices) != span.len() {
+        return false;
+    }
+    let mut spliced = String::with_capacity(span.len());
+    let mut copied = span.start;
+    for splice in splices {
+        spliced.push_str(&text[copied..splice.range.start]);
+        spliced.push_str(&splice.text);
+        copied = splice.range.end;
+    }
+    spliced == text[span]
 }
 
 fn find_error_message(err: FindError, display: &str, text: &str, old: &str) -> String {
@@ -250,6 +277,17 @@ fn find_error_message(err: FindError, display: &str, text: &str, old: &str) -> S
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unchanged_is_decided_on_the_spliced_span() {
+        let splice = |range: std::ops::Range<usize>, text: &str| Splice { range, text: text.into() };
+        assert!(leaves_unchanged("abc", &[splice(1..2, "b")]));
+        assert!(!leaves_unchanged("abc", &[splice(1..2, "B")]));
+        // Each splice changes something, together nothing: "aab" -> "" + "a" + "ab".
+        assert!(leaves_unchanged("aab", &[splice(0..1, ""), splice(1..1, "a")]));
+        assert!(!leaves_unchanged("aab", &[splice(0..1, ""), splice(1..1, "b")]));
+        assert!(!leaves_unchanged("abc", &[splice(0..3, "ab")]));
+    }
 
     #[test]
     fn diff_of_a_small_edit_in_a_long_file_has_the_right_line_numbers() {

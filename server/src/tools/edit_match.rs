@@ -199,10 +199,14 @@ fn char_search(text: &str, old: &str, rung: MatchRung) -> Option<Matches> {
     };
     let next_char = |at: usize| at + hay_text[at..].chars().next().map_or(1, char::len_utf8);
 
+    // A byte search: a UTF-8 needle found in UTF-8 text starts and ends on
+    // char boundaries.
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let find_from = |pos: usize| hay_text.as_bytes().get(pos..).and_then(|rest| finder.find(rest));
     let mut ranges = Vec::new();
     let mut folded_first = None;
     let mut pos = 0;
-    while let Some(found) = hay_text.get(pos..).and_then(|rest| rest.find(needle)) {
+    while let Some(found) = find_from(pos) {
         let at = pos + found;
         match valid(at) {
             Some(range) => {
@@ -218,7 +222,7 @@ fn char_search(text: &str, old: &str, rung: MatchRung) -> Option<Matches> {
     if let (1, Some(first)) = (count, folded_first) {
         let end = first + needle.len();
         let mut pos = next_char(first);
-        while let Some(found) = hay_text.get(pos..).and_then(|rest| rest.find(needle)) {
+        while let Some(found) = find_from(pos) {
             let at = pos + found;
             if at >= end {
                 break;
@@ -628,16 +632,24 @@ fn indent_unit(widths: impl Iterator<Item = usize>) -> Option<usize> {
 /// Phase 2: what each match becomes, written in the file's style where it
 /// lands (see the module doc).
 pub fn plan(text: &str, found: &Found, old: &str, new: &str) -> Vec<Splice> {
-    let file_ending = line_ending_of(text).unwrap_or(LineEnding::Lf);
+    // The file's line ending costs two passes over the whole file: it is
+    // looked at only when the replacement has line breaks to write.
+    let file_ending = std::cell::OnceCell::new();
+    let file_ending = || *file_ending.get_or_init(|| line_ending_of(text).unwrap_or(LineEnding::Lf));
     found
         .ranges
         .iter()
         .map(|range| {
             let replacement = if found.rung.line_wise() {
-                restyle_lines(text, range.clone(), found, old, new, file_ending)
+                restyle_lines(text, range.clone(), found, old, new, file_ending())
             } else {
                 let matched = &text[range.clone()];
-                let ending = line_ending_of(matched).unwrap_or(file_ending);
+                // Without a line break in new_string, the ending is not used.
+                let ending = match line_ending_of(matched) {
+                    Some(ending) => ending,
+                    None if new.contains('\n') => file_ending(),
+                    None => LineEnding::Lf,
+                };
                 if found.rung >= MatchRung::Quotes {
                     restyle_chars(old, matched, new, ending)
                 } else {

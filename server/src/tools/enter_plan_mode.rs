@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::plan_mode;
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 
 /// Enter plan mode to switch to a read-only planning phase. In plan mode, you can only read files and write to the plan file. Use this when you need to explore the codebase and design an implementation plan before making changes.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -20,9 +20,6 @@ impl Tool for EnterPlanMode {
     type Plan = ();
     const NAME: &'static str = "enter_plan_mode";
 
-    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         // It only narrows what the run may do.

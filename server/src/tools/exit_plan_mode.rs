@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::plan_mode::{self, PlanAnswer};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 
 /// Exit plan mode after you have finished writing your plan to the plan file. The user will review and approve the plan before you proceed with implementation.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -21,9 +21,6 @@ impl Tool for ExitPlanMode {
     type Plan = ();
     const NAME: &'static str = "exit_plan_mode";
 
-    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         // Leaving plan mode is the user's decision, made in the review.

@@ -182,7 +182,7 @@ pub(crate) fn read_bounded(workspace: &Workspace, file: &Path, max_bytes: u64) -
             return Err(format!("the file is larger than {} KB", max_bytes / 1024));
         }
     }
-    workspace.read(file).map(|f| f.text).map_err(|e| e.message(&file.display().to_string()))
+    workspace.read(file).map(|f| f.text.to_string()).map_err(|e| e.message(&file.display().to_string()))
 }
 
 #[cfg(test)]

@@ -225,8 +225,11 @@ pub trait Tool: Send + Sync + 'static {
     type Plan: Send + Sync;
     const NAME: &'static str;
 
-    /// What the call does (see [`ToolKind`]).
-    fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind;
+    /// What the call does (see [`ToolKind`]). The default, `Other`, fails
+    /// closed: it is not read-only unless [`Tool::is_read_only`] says so.
+    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Other
+    }
 
     /// The call changes nothing (for plan mode and permission rules).
     fn is_read_only(&self, _args: &Self::Args) -> bool {

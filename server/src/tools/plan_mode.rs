@@ -142,7 +142,7 @@ pub fn read_plan(ctx: &ToolContext, file: &Path) -> String {
     match ctx.workspace.read(file) {
         Ok(text) => match text.text.char_indices().nth(MAX_PLAN_CHARS) {
             Some((end, _)) => format!("{}\n[... plan cut at {MAX_PLAN_CHARS} characters]", &text.text[..end]),
-            None => text.text,
+            None => text.text.to_string(),
         },
         Err(_) => "(No plan file found)".to_string(),
     }

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::front_matter::{self, read_bounded, search_dirs, tool_name};
 pub use super::front_matter::{Origin, Skipped};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use super::{Tool, ToolContext, ToolError};
 use crate::workspace::Workspace;
 
 /// Skills read at most (the rest are reported as skipped).
@@ -182,9 +182,6 @@ impl Tool for SkillTool {
     type Plan = ();
     const NAME: &'static str = "skill";
 
-    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     async fn plan(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
         Ok(())

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::workspace::Splice;
+
 /// Diff lines shown after a successful edit before the rest is summarised.
 const MAX_DIFF_LINES: usize = 200;
 
@@ -52,49 +54,101 @@ const DIFF_CONTEXT: usize = 3;
 /// A unified diff with line numbers: `-` lines carry their old number,
 /// context and `+` lines their new one (what read_file will show next).
 pub(crate) fn render_diff(old: &str, new: &str) -> String {
-    use similar::{ChangeTag, TextDiff};
     // Only the region between the common first and last lines can differ:
     // diffing just that (plus context) keeps a small edit to a big file as
     // cheap as the edit itself.
     let window = DiffWindow::new(old, new);
+    render_window(window.old, window.new, window.skipped_lines)
+}
+
+/// [`render_diff`] of `old` and `old` with `splices` applied (in order,
+/// not overlapping), without building or comparing the whole new text:
+/// only the lines the splices touch, with their context, are looked at,
+/// plus one count of the line breaks before them. This is how an edit of
+/// a few lines in a 10 MB document stays cheap.
+pub(crate) fn render_splice_diff(old: &str, splices: &[Splice]) -> String {
+    let (Some(first), Some(last)) = (splices.first(), splices.last()) else { return String::new() };
+    let (first, last_end) = (first.range.start.min(old.len()), last.range.end.min(old.len()));
+    // From DIFF_CONTEXT lines before the first touched line...
+    let mut start = old[..first].rfind('\n').map_or(0, |i| i + 1);
+    for _ in 0..DIFF_CONTEXT {
+        if start == 0 {
+            break;
+        }
+        start = old[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+    }
+    // ...to DIFF_CONTEXT lines after the last one.
+    let mut end = old[last_end..].find('\n').map_or(old.len(), |i| last_end + i + 1);
+    for _ in 0..DIFF_CONTEXT {
+        if end == old.len() {
+            break;
+        }
+        end = old[end..].find('\n').map_or(old.len(), |i| end + i + 1);
+    }
+    let mut new_window = String::with_capacity(end - start);
+    let mut copied = start;
+    for splice in splices {
+        let (from, to) = (splice.range.start.clamp(copied, end), splice.range.end.clamp(copied, end));
+        new_window.push_str(&old[copied..from]);
+        new_window.push_str(&splice.text);
+        copied = to;
+    }
+    new_window.push_str(&old[copied..end]);
+    let skipped = old.as_bytes()[..start].iter().filter(|&&b| b == b'\n').count();
+    render_window(&old[start..end], &new_window, skipped)
+}
+
+/// The diff of two windows of texts that agree on their first `skipped` lines.
+fn render_window(old: &str, new: &str, skipped: usize) -> String {
+    use similar::{ChangeTag, TextDiff};
     // A deadline keeps a pathological diff bounded; similar then falls back
     // to a coarser (still correct) diff.
-    let diff = TextDiff::configure().timeout(Duration::from_millis(500)).diff_lines(window.old, window.new);
+    let diff = TextDiff::configure().timeout(Duration::from_millis(500)).diff_lines(old, new);
     let groups = diff.grouped_ops(DIFF_CONTEXT);
-    let skipped = window.skipped_lines;
-    let width = digits(skipped + window.old.lines().count().max(window.new.lines().count())).max(4);
-    let mut lines: Vec<String> = Vec::new();
+    // (line number, sign and text); no number for a hunk header.
+    let mut rows: Vec<(Option<usize>, String)> = Vec::new();
     for group in &groups {
-        let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
-        let old_start = first.old_range().start;
-        let new_start = first.new_range().start;
-        let old_len = last.old_range().end - old_start;
-        let new_len = last.new_range().end - new_start;
-        lines.push(format!("@@ -{},{old_len} +{},{new_len} @@", skipped + old_start + 1, skipped + new_start + 1));
-        for op in group {
-            for change in diff.iter_changes(op) {
-                let (sign, number) = match change.tag() {
-                    ChangeTag::Delete => ('-', change.old_index()),
-                    ChangeTag::Insert => ('+', change.new_index()),
-                    ChangeTag::Equal => (' ', change.new_index()),
-                };
-                let number = number.map_or(0, |n| skipped + n + 1);
-                let text = change.value().trim_end_matches(['\n', '\r']);
-                let mut text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
-                    Some((end, _)) => format!("{} [...]", &text[..end]),
-                    None => text.to_string(),
-                };
-                // Else "- b" / "+ b" would look like a change to nothing.
-                if change.tag() != ChangeTag::Equal && !change.value().ends_with('\n') {
-                    text.push_str(" [no newline at end of file]");
-                }
-                lines.push(format!("{number:>width$} {sign} {text}").trim_end().to_string());
+        let Some(first) = group.first() else { continue };
+        let changes: Vec<_> = group.iter().flat_map(|op| diff.iter_changes(op)).collect();
+        // The header counts the rows below it. (similar's ops may name a
+        // neighbouring index for the side a change does not touch, so the
+        // rows, not the ops, decide.)
+        let old_start = changes.iter().find_map(|c| c.old_index()).unwrap_or(first.old_range().start);
+        let new_start = changes.iter().find_map(|c| c.new_index()).unwrap_or(first.new_range().start);
+        let old_len = changes.iter().filter(|c| c.old_index().is_some()).count();
+        let new_len = changes.iter().filter(|c| c.new_index().is_some()).count();
+        rows.push((None, format!("@@ -{},{old_len} +{},{new_len} @@", skipped + old_start + 1, skipped + new_start + 1)));
+        for change in changes {
+            let (sign, number) = match change.tag() {
+                ChangeTag::Delete => ('-', change.old_index()),
+                ChangeTag::Insert => ('+', change.new_index()),
+                ChangeTag::Equal => (' ', change.new_index()),
+            };
+            let number = number.map_or(0, |n| skipped + n + 1);
+            let text = change.value().trim_end_matches(['\n', '\r']);
+            let mut text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
+                Some((end, _)) => format!("{} [...]", &text[..end]),
+                None => text.to_string(),
+            };
+            // Else "- b" / "+ b" would look like a change to nothing.
+            if change.tag() != ChangeTag::Equal && !change.value().ends_with('\n') {
+                text.push_str(" [no newline at end of file]");
             }
+            rows.push((Some(number), format!("{sign} {text}")));
         }
     }
-    if lines.len() > MAX_DIFF_LINES {
-        let more = lines.len() - MAX_DIFF_LINES;
-        lines.truncate(MAX_DIFF_LINES);
+    let more = rows.len().saturating_sub(MAX_DIFF_LINES);
+    rows.truncate(MAX_DIFF_LINES);
+    // As wide as the largest number shown, and at least four columns.
+    let width = digits(rows.iter().filter_map(|(n, _)| *n).max().unwrap_or(0)).max(4);
+    let mut lines: Vec<String> = rows
+        .into_iter()
+        .map(|(number, row)| match number {
+            None => row,
+            Some(number) => format!("{number:>width$} {row}").trim_end().to_string(),
+        })
+        .collect();
+    if more > 0 {
         lines.push(format!("... (diff cut: {more} more lines; read the file to see the rest)"));
     }
     lines.join("\n")
@@ -129,8 +183,147 @@ impl<'a> DiffWindow<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// `text` with `splices` applied (the slow, obvious way).
+    fn spliced(text: &str, splices: &[Splice]) -> String {
+        let mut out = String::new();
+        let mut copied = 0;
+        for splice in splices {
+            out.push_str(&text[copied..splice.range.start]);
+            out.push_str(&splice.text);
+            copied = splice.range.end;
+        }
+        out.push_str(&text[copied..]);
+        out
+    }
+
+    fn lines_text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(prop_oneof!["a", "b", "c\n", "\n", "\r\n", "d\n", "é"], 0..60).prop_map(|p| p.concat())
+    }
+
+    /// Checks a rendered diff against the two texts it claims to show:
+    /// every numbered line is the text at that number (old for `-`, new
+    /// for context and `+`), the hunk headers count them, and replaying the
+    /// hunks on the old lines gives the new lines. Returns what is wrong.
+    fn diff_is_faithful(diff: &str, old: &str, new: &str) -> Result<(), String> {
+        let shown = |line: &str| line.trim_end_matches(['\n', '\r']).trim_end().to_string();
+        let old_lines: Vec<String> = old.split_inclusive('\n').map(shown).collect();
+        let new_lines: Vec<String> = new.split_inclusive('\n').map(shown).collect();
+        let mut replayed: Vec<String> = Vec::new();
+        let mut old_at = 0;
+        let mut rows = diff.lines().peekable();
+        while let Some(header) = rows.next() {
+            let numbers: Vec<usize> = header
+                .trim_start_matches("@@ -")
+                .trim_end_matches(" @@")
+                .split([',', ' ', '+'])
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            let [old_start, old_len, new_start, new_len] = numbers[..] else { return Err(format!("bad header {header:?}")) };
+            replayed.extend(old_lines[old_at..old_start - 1].iter().cloned());
+            old_at = old_start - 1;
+            if replayed.len() != new_start - 1 {
+                return Err(format!("{header}: the new text is at line {} here", replayed.len() + 1));
+            }
+            let (mut olds, mut news) = (0, 0);
+            while let Some(row) = rows.next_if(|r| !r.starts_with("@@")) {
+                let row = row.trim_start();
+                let (number, rest) = row.split_once(' ').unwrap_or((row, ""));
+                let number: usize = number.parse().map_err(|_| format!("bad row {row:?}"))?;
+                let (sign, text) = match rest.split_at_checked(1) {
+                    Some((sign, text)) if sign == "+" || sign == "-" => (sign, text.trim_start_matches(' ')),
+                    _ => (" ", rest.trim_start_matches(' ')),
+                };
+                let text = text.trim_end_matches(" [no newline at end of file]").to_string();
+                let (lines, count) = if sign == "-" { (&old_lines, &mut olds) } else { (&new_lines, &mut news) };
+                if lines.get(number - 1) != Some(&text) {
+                    return Err(format!("row {row:?}: line {number} is {:?}", lines.get(number - 1)));
+                }
+                *count += 1;
+                match sign {
+                    "-" => old_at += 1,
+                    "+" => replayed.push(text),
+                    _ => {
+                        olds += 1;
+                        old_at += 1;
+                        replayed.push(text);
+                    }
+                }
+            }
+            if (olds, news) != (old_len, new_len) || old_start - 1 + old_len != old_at {
+                return Err(format!("{header} counts {olds} old and {news} new lines"));
+            }
+        }
+        replayed.extend(old_lines[old_at..].iter().cloned());
+        if replayed != new_lines {
+            return Err(format!("replaying the diff gives {replayed:?}"));
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// The diff rendered from the splices alone is a faithful diff of
+        /// the whole old and new texts, line numbers and all. (It may place
+        /// a change among equal lines differently from a diff of the whole
+        /// texts: both are right.)
+        #[test]
+        fn splice_diff_is_a_diff_of_the_whole_texts(
+            text in lines_text(),
+            cuts in proptest::collection::vec((0usize..200, 0usize..4, "[xy\n]{0,3}"), 0..4),
+        ) {
+            // Char boundaries that do not split a "\r\n" (an edit never does).
+            let boundaries: Vec<usize> = (0..=text.len())
+                .filter(|&i| text.is_char_boundary(i) && !(i > 0 && text[..i].ends_with('\r') && text[i..].starts_with('\n')))
+                .collect();
+            let mut splices: Vec<Splice> = Vec::new();
+            let mut from = 0;
+            for (at, len, new) in cuts {
+                let start = boundaries.iter().copied().filter(|&b| b >= from).nth(at % boundaries.len());
+                let Some(start) = start else { break };
+                let end = boundaries.iter().copied().filter(|&b| b >= start).nth(len).unwrap_or(start);
+                splices.push(Splice { range: start..end, text: new });
+                from = end;
+            }
+            let new = spliced(&text, &splices);
+            let diff = render_splice_diff(&text, &splices);
+            prop_assert!(diff_is_faithful(&diff, &text, &new).is_ok(), "{:?}\n{diff}", diff_is_faithful(&diff, &text, &new));
+            prop_assert_eq!(diff.is_empty(), text == new);
+            // The checker catches a wrong diff: the whole-text one of other texts.
+            if text != new {
+                let other = format!("{new}z\n");
+                prop_assert!(diff_is_faithful(&render_diff(&text, &other), &text, &new).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn splice_diff_of_a_small_edit_in_a_long_file() {
+        let old: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+        let at = old.find("line 500\n").unwrap() + "line 500\n".len();
+        let removed = old.find("line 502\n").unwrap();
+        let splices = [
+            Splice { range: at..at, text: "inserted\n".into() },
+            Splice { range: removed..removed + "line 502\n".len(), text: String::new() },
+        ];
+        expect_test::expect![[r#"
+            @@ -498,8 +498,8 @@
+             498   line 498
+             499   line 499
+             500   line 500
+             501 + inserted
+             502   line 501
+             502 - line 502
+             503   line 503
+             504   line 504
+             505   line 505"#]]
+        .assert_eq(&render_splice_diff(&old, &splices));
+        assert_eq!(render_splice_diff("a\n", &[]), "");
+    }
 
     #[test]
     fn line_endings() {

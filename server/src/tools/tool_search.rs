@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{DynTool, Tool, ToolContext, ToolError, ToolKind};
+use super::{DynTool, Tool, ToolContext, ToolError};
 
 /// The answer when nothing matches.
 pub const NO_MATCH: &str = "No matching deferred tools found.";
@@ -47,9 +47,6 @@ impl Tool for ToolSearch {
     type Plan = ();
     const NAME: &'static str = "tool_search";
 
-    fn kind(&self, _args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
-        ToolKind::Other
-    }
 
     fn is_read_only(&self, _args: &Self::Args) -> bool {
         true
@@ -166,7 +163,7 @@ mod tests {
             true
         }
         fn prepare(self: Arc<Self>, _input: &Value, _ctx: &ToolContext) -> Result<PreparedCall, String> {
-            let traits = CallTraits { kind: ToolKind::Other, read_only: true, concurrency_safe: true, summary: String::new(), max_result_chars: 100 };
+            let traits = CallTraits { kind: crate::tools::ToolKind::Other, read_only: true, concurrency_safe: true, summary: String::new(), max_result_chars: 100 };
             Ok(PreparedCall::new(self.0, traits, Box::new(Ran(self.0))))
         }
     }

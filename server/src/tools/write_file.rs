@@ -88,8 +88,8 @@ impl Tool for WriteFile {
 pub struct WritePlan {
     path: std::path::PathBuf,
     /// The text being replaced; `None` for a new file.
-    old_text: Option<String>,
-    new_text: String,
+    old_text: Option<std::sync::Arc<str>>,
+    new_text: std::sync::Arc<str>,
     base: Option<ReadStamp>,
 }
 
@@ -98,12 +98,12 @@ fn plan_write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WritePlan, 
     match fresh_existing(workspace, &path, "writing")? {
         Some(current) => {
             let new_text = match line_ending_of(&current.text) {
-                Some(ending) => with_line_ending(&args.content, ending),
-                None => args.content.clone(),
+                Some(ending) => with_line_ending(&args.content, ending).into(),
+                None => args.content.as_str().into(),
             };
             Ok(WritePlan { path, new_text, base: Some(current.stamp), old_text: Some(current.text) })
         }
-        None => Ok(WritePlan { path, old_text: None, new_text: args.content.clone(), base: None }),
+        None => Ok(WritePlan { path, old_text: None, new_text: args.content.as_str().into(), base: None }),
     }
 }
 

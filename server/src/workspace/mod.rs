@@ -31,7 +31,9 @@ pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct FileText {
     pub path: PathBuf,
-    pub text: String,
+    /// Shared, not copied: an open buffer's text is the editor's snapshot
+    /// of this version itself.
+    pub text: Arc<str>,
     pub stamp: ReadStamp,
 }
 
@@ -75,7 +77,7 @@ impl ReadError {
 #[derive(Debug, Clone)]
 pub struct FileChange {
     pub path: PathBuf,
-    pub new_text: String,
+    pub new_text: Arc<str>,
     /// The stamp of the text the change was computed from; `None` for a file
     /// that did not exist when the agent looked.
     pub base: Option<ReadStamp>,
@@ -384,9 +386,15 @@ impl Workspace {
     pub fn read(&self, path: &Path) -> Result<FileText, ReadError> {
         self.count_text_read();
         if let Some(buffer) = self.buffer(path) {
-            let text = buffer.text.to_string();
-            let stamp = ReadStamp { version: Some(buffer.version), fingerprint: fingerprint(text.as_bytes()) };
-            return Ok(FileText { path: path.to_path_buf(), text, stamp });
+            // The editor keeps one fingerprint per version: hashing a big
+            // document on every read would cost more than the read.
+            let fingerprint = self
+                .editor
+                .as_ref()
+                .and_then(|editor| editor.fingerprint(path, buffer.version))
+                .unwrap_or_else(|| fingerprint(buffer.text.as_bytes()));
+            let stamp = ReadStamp { version: Some(buffer.version), fingerprint };
+            return Ok(FileText { path: path.to_path_buf(), text: buffer.text, stamp });
         }
         let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ReadError::NotFound,
@@ -409,12 +417,12 @@ impl Workspace {
         let bytes = std::fs::read(path).map_err(ReadError::Io)?;
         let text = bytes_to_text(bytes)?;
         let stamp = ReadStamp { version: None, fingerprint: fingerprint(text.as_bytes()) };
-        Ok(FileText { path: path.to_path_buf(), text, stamp })
+        Ok(FileText { path: path.to_path_buf(), text: Arc::from(text), stamp })
     }
 
     /// Remember that the agent has seen `file` as it is now.
     pub fn record_read(&self, file: &FileText) {
-        self.ledger.record(&file.path, file.stamp, Arc::from(file.text.as_str()));
+        self.ledger.record(&file.path, file.stamp, Arc::clone(&file.text));
         if !file.is_buffer() {
             self.watch(&file.path);
         }
@@ -471,8 +479,8 @@ impl Workspace {
                 .apply(BufferEdit {
                     path: change.path.clone(),
                     version: buffer.version,
-                    old_text: buffer.text.to_string(),
-                    new_text: change.new_text.clone(),
+                    old_text: buffer.text,
+                    new_text: Arc::clone(&change.new_text),
                     // Computed from the text at base.version, which is this buffer's.
                     splices: change.splices.clone(),
                     label: change.label.clone(),
@@ -482,8 +490,13 @@ impl Workspace {
                 .await;
             return match outcome {
                 EditOutcome::Applied { version, saved } => {
-                    let stamp = ReadStamp { version: Some(version), fingerprint: fingerprint(change.new_text.as_bytes()) };
-                    self.ledger.record(&change.path, stamp, Arc::from(change.new_text.as_str()));
+                    // The one fingerprint of this version, handed to the
+                    // editor with the text so the next read neither copies
+                    // nor hashes the document again.
+                    let fingerprint = fingerprint(change.new_text.as_bytes());
+                    editor.known_text(&change.path, version, &change.new_text, fingerprint);
+                    let stamp = ReadStamp { version: Some(version), fingerprint };
+                    self.ledger.record(&change.path, stamp, change.new_text);
                     Ok(WriteOutcome::AppliedToBuffer { saved })
                 }
                 EditOutcome::Rejected(reason) => Err(WriteError::Rejected(format!(
@@ -512,7 +525,7 @@ impl Workspace {
         match atomic_write_journaled(&change.path, change.new_text.as_bytes(), expected, self.journal.as_deref()) {
             Ok(()) => {
                 let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
-                self.ledger.record(&change.path, stamp, Arc::from(change.new_text.as_str()));
+                self.ledger.record(&change.path, stamp, Arc::clone(&change.new_text));
                 self.watch(&change.path);
                 Ok(WriteOutcome::WrittenToDisk)
             }
@@ -563,7 +576,7 @@ mod tests {
             let _ = tokio::time::timeout(std::time::Duration::from_millis(300), self.entered.notified()).await;
             let mut doc = self.document.lock().unwrap();
             doc.version += 1;
-            doc.text = Arc::from(edit.new_text.as_str());
+            doc.text = edit.new_text;
             EditOutcome::Applied { version: doc.version, saved: false }
         }
     }

@@ -34,12 +34,13 @@ pub fn len_after(old_len: usize, splices: &[Splice]) -> usize {
 
 /// A whole-text change to an open document, computed from the text at
 /// `version`. The editor sink turns it into a minimal versioned edit.
+/// The texts are shared with the snapshot and the tool's plan, not copied.
 #[derive(Debug, Clone)]
 pub struct BufferEdit {
     pub path: PathBuf,
     pub version: i32,
-    pub old_text: String,
-    pub new_text: String,
+    pub old_text: Arc<str>,
+    pub new_text: Arc<str>,
     /// The same change as replacements of byte ranges of `old_text`, in
     /// order and not overlapping, when the tool knows them (`edit_file`):
     /// the sink then sends them as they are, in O(edit), instead of diffing
@@ -75,6 +76,17 @@ pub trait Editor: Send + Sync {
     fn open_documents(&self) -> Vec<PathBuf>;
     /// Apply an edit to an open document; must not overwrite a newer version.
     async fn apply(&self, edit: BufferEdit) -> EditOutcome;
+    /// The fingerprint of the open document's text at `version`, when the
+    /// editor keeps one (computed at most once per version); `None`: the
+    /// caller hashes the snapshot itself.
+    fn fingerprint(&self, _path: &Path, _version: i32) -> Option<u64> {
+        None
+    }
+    /// The caller knows the document's text at `version` (an edit it
+    /// made landed there) and its fingerprint: an editor that caches
+    /// snapshots may keep them instead of copying and hashing the
+    /// document again. It must check that the buffer holds this text.
+    fn known_text(&self, _path: &Path, _version: i32, _text: &Arc<str>, _fingerprint: u64) {}
 }
 
 /// An in-memory editor for tests: documents are a map, `apply` checks the
@@ -117,7 +129,7 @@ impl Editor for MemoryEditor {
             return EditOutcome::Superseded(format!("version {} is now {}", edit.version, doc.version));
         }
         doc.version += 1;
-        doc.text = Arc::from(edit.new_text.as_str());
+        doc.text = edit.new_text;
         EditOutcome::Applied { version: doc.version, saved: false }
     }
 }

@@ -10,6 +10,7 @@ local M = {}
 local transcript = require('tandem.transcript')
 local review = require('tandem.review')
 local state = require('tandem.state')
+local await = require('tandem.await')
 
 M.config = {
   cmd = { 'tandem', 'lsp' },
@@ -35,6 +36,7 @@ function M.server_settings()
   local c = M.config
   local settings = {
     saveDocuments = true,
+    textInput = true,
     provider = c.provider,
     model = c.model,
     permissionMode = c.permission_mode,
@@ -89,8 +91,24 @@ M.handlers = {
   ['workspace/applyEdit'] = function(err, params, ctx)
     return review.apply_edit(err, params, ctx)
   end,
+  -- A line of text from the user (the feedback after "Keep planning" in
+  -- plan mode's review), through vim.ui.input, so input plugins are used.
+  ['tandem/textInput'] = function(_, params)
+    params = params or {}
+    local text = await.answer(function(settle)
+      vim.ui.input({ prompt = 'Tandem: ' .. (params.prompt or 'your answer') .. ' ' }, settle)
+    end, await.request_id())
+    if text == await.WITHDRAWN then
+      notify('the question was withdrawn (the run was cancelled or stopped waiting)', vim.log.levels.WARN)
+      return { text = vim.NIL }
+    end
+    if text == nil or vim.trim(text) == '' then
+      return { text = vim.NIL }
+    end
+    return { text = text }
+  end,
   ['$/cancelRequest'] = function(err, params, ctx)
-    review.cancel_request(err, params, ctx)
+    await.cancel_request(err, params, ctx)
   end,
 }
 
@@ -200,10 +218,68 @@ function M.ask_argument(argument, bufnr)
 end
 
 --- Start a new conversation thread: the next ask does not continue the
---- current one.
+--- current one, and the transcript starts empty.
 function M.new_thread()
   M.thread_id = nil
+  transcript.clear()
   notify('new conversation: the next :TandemAsk starts a new thread')
+end
+
+--- Make `thread_id` the current thread and show its whole past in the
+--- transcript (`tandem.transcript`).
+local function load_thread(c, thread_id)
+  local argument = { threadId = thread_id }
+  c:request('workspace/executeCommand', { command = 'tandem.transcript', arguments = { argument } }, function(err, result)
+    if err then
+      notify('cannot resume ' .. thread_id .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    M.thread_id = thread_id
+    transcript.replay((result or {}).events, (result or {}).omitted)
+    transcript.show()
+    notify('resumed conversation ' .. thread_id .. ': :TandemAsk continues it')
+  end)
+end
+
+--- Continue a saved conversation thread: `thread_id`, or one picked from
+--- this workspace's threads (`tandem.threads`, most recent first). The
+--- transcript shows its whole history, and :TandemAsk continues it.
+function M.resume(thread_id)
+  local c = M.client()
+  if not c then
+    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
+    return
+  end
+  if state.run_id then
+    notify(string.format('a run is active (%s); wait for it or :TandemCancel', state.run_id), vim.log.levels.WARN)
+    return
+  end
+  if thread_id and thread_id ~= '' then
+    load_thread(c, thread_id)
+    return
+  end
+  c:request('workspace/executeCommand', { command = 'tandem.threads', arguments = {} }, function(err, result)
+    if err then
+      notify('cannot list the conversations: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local threads = (result or {}).threads or {}
+    if #threads == 0 then
+      notify('no saved conversation in this workspace')
+      return
+    end
+    vim.ui.select(threads, {
+      prompt = 'Resume a Tandem conversation',
+      format_item = function(thread)
+        local when = (thread.lastActivity or ''):sub(1, 16):gsub('T', ' ')
+        return string.format('%s  %s  (%d runs)', when, thread.title or thread.threadId, thread.runs or 0)
+      end,
+    }, function(choice)
+      if choice then
+        load_thread(c, choice.threadId)
+      end
+    end)
+  end)
 end
 
 --- Ask the agent. `range` is { start_line, end_line } (1-based, inclusive).

