@@ -72,47 +72,73 @@ struct Outcome {
 
 const ON_DISK: &str = "line one\nline two\nline three\n";
 
+/// A temp workspace marked as a project root, holding `notes.txt` as [`ON_DISK`].
+struct NotesWorkspace {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    file: std::path::PathBuf,
+}
+
+impl NotesWorkspace {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().canonicalize().expect("canonical temp dir");
+        std::fs::create_dir(root.join(".git")).expect("mark the root");
+        let file = root.join("notes.txt");
+        std::fs::write(&file, ON_DISK).expect("write notes.txt");
+        NotesWorkspace { _dir: dir, root, file }
+    }
+
+    /// Run `tests/nvim/LUA` in a headless Neovim in this workspace, with the
+    /// scripted model replaying `script` and `env` besides; the scenario's
+    /// report, checked for errors.
+    fn run_scenario<'a>(&self, nvim: &Path, lua: &str, script: &str, env: impl IntoIterator<Item = (&'a str, &'a std::ffi::OsStr)>) -> serde_json::Value {
+        let script_path = self.root.join(".git/script.json");
+        std::fs::write(&script_path, script).expect("write script");
+        let out = self.root.join(".git/report.json");
+        let status = Command::new(nvim)
+            .args(["--headless", "--clean", "-u", "NONE", "-l"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim").join(lua))
+            .current_dir(&self.root)
+            .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+            .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+            .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+            .env("TANDEM_PROVIDER", "scripted")
+            .env("TANDEM_SCRIPT", &script_path)
+            .env("SCENARIO_FILE", &self.file)
+            .env("SCENARIO_OUT", &out)
+            .envs(env)
+            .status()
+            .expect("run nvim");
+        assert!(status.success(), "nvim exited with {status}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
+        assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+        report
+    }
+}
+
 /// Runs a scenario in a headless Neovim on a workspace holding `notes.txt`.
 fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().canonicalize().expect("canonical temp dir");
-    std::fs::create_dir(root.join(".git")).expect("mark the root");
-    let file = root.join("notes.txt");
-    std::fs::write(&file, ON_DISK).expect("write notes.txt");
+    let workspace = NotesWorkspace::new();
     // The editor's RPC address, fixed in advance: shell commands get an
     // allow-listed environment, so it is written into the script itself.
-    let address = root.join(".git/nvim.sock");
+    let address = workspace.root.join(".git/nvim.sock");
     let turns = scenario
         .turns
         .to_string()
         .replace("{nvim}", &nvim.display().to_string().replace('"', "\\\""))
         .replace("{address}", &address.display().to_string().replace('"', "\\\""));
-    let script_path = root.join(".git/script.json");
-    std::fs::write(&script_path, format!("{{\"turns\": {turns}}}")).expect("write script");
-    let out = root.join(".git/report.json");
-
-    let status = Command::new(nvim)
-        .args(["--headless", "--clean", "-u", "NONE", "-l"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/ask_scenario.lua"))
-        .current_dir(&root)
-        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
-        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
-        .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
-        .env("TANDEM_PROVIDER", "scripted")
-        .env("TANDEM_SCRIPT", &script_path)
-        .env("SCENARIO_FILE", &file)
-        .env("SCENARIO_TYPED", scenario.typed)
-        .env("SCENARIO_PROMPT", "Capitalise line three")
-        .env("SCENARIO_OUT", &out)
-        .env("SCENARIO_NVIM_ADDR", &address)
-        .env("SCENARIO_DEBOUNCE", scenario.debounce_ms.to_string())
-        .envs(scenario.env.iter().copied())
-        .status()
-        .expect("run nvim");
-    assert!(status.success(), "nvim exited with {status}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
-    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    let debounce = scenario.debounce_ms.to_string();
+    let env = [
+        ("SCENARIO_TYPED", scenario.typed.as_ref()),
+        ("SCENARIO_PROMPT", "Capitalise line three".as_ref()),
+        ("SCENARIO_NVIM_ADDR", address.as_os_str()),
+        ("SCENARIO_DEBOUNCE", debounce.as_ref()),
+    ]
+    .into_iter()
+    .chain(scenario.env.iter().map(|&(key, value)| (key, value.as_ref())));
+    let report = workspace.run_scenario(nvim, "ask_scenario.lua", &format!("{{\"turns\": {turns}}}"), env);
     let cancels = scenario.env.iter().any(|&(key, value)| key == "SCENARIO_REVIEW" && value.starts_with("Cancel"));
     if !cancels {
         assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
@@ -124,7 +150,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
         .filter(|e| e["type"] == "tool_result")
         .cloned()
         .collect();
-    let disk = std::fs::read_to_string(&file).expect("read notes.txt");
+    let disk = std::fs::read_to_string(&workspace.file).expect("read notes.txt");
     Outcome { report, disk, results }
 }
 
@@ -404,30 +430,26 @@ fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
     assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
 }
 
+/// A run that enters plan mode and asks to leave it (the user reviews the
+/// plan), then says "Replanning.", in the default mode with `env` besides.
+fn planned_run(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
+    let turns = serde_json::json!([
+        {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+        {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+        {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+        {"text": "Replanning."}
+    ]);
+    let env = [&[("SCENARIO_MODE", "default")], env].concat();
+    run_nvim(nvim, Scenario { typed: "", debounce_ms: 150, turns, env })
+}
+
 /// Plan mode's review in Neovim: "Keep planning", then the plugin asks
 /// what should change (`tandem/textInput`, answered through vim.ui.input);
 /// the typed text reaches the model as the user's feedback.
 #[test]
 fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
     let Some(nvim) = nvim() else { return skip("neovim_keep_planning_sends_the_typed_feedback_to_the_model") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: serde_json::json!([
-                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
-                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
-                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
-                {"text": "Replanning."}
-            ]),
-            env: vec![
-                ("SCENARIO_MODE", "default"),
-                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
-                ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps."),
-            ],
-        },
-    );
+    let outcome = planned_run(&nvim, &[("SCENARIO_PLAN_ANSWER", "Keep planning"), ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps.")]);
     let report = &outcome.report;
     assert_eq!(
         report["inputs"],
@@ -448,26 +470,15 @@ fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
 #[test]
 fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
     let Some(nvim) = nvim() else { return skip("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") };
-    let outcome = run_nvim(
+    let outcome = planned_run(
         &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: serde_json::json!([
-                {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
-                {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
-                {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
-                {"text": "Replanning."}
-            ]),
-            env: vec![
-                ("SCENARIO_MODE", "default"),
-                ("SCENARIO_VIA", "plugin"),
-                ("SCENARIO_REVIEW", "Cancel"),
-                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
-                ("SCENARIO_INPUT", "CancelThenLate"),
-                ("SCENARIO_TYPED_ANSWER", "typed too late"),
-            ],
-        },
+        &[
+            ("SCENARIO_VIA", "plugin"),
+            ("SCENARIO_REVIEW", "Cancel"),
+            ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+            ("SCENARIO_INPUT", "CancelThenLate"),
+            ("SCENARIO_TYPED_ANSWER", "typed too late"),
+        ],
     );
     let report = &outcome.report;
     assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
@@ -513,35 +524,11 @@ fn skip(name: &str) {
 #[test]
 fn neovim_resume_shows_the_whole_thread_and_continues_it() {
     let Some(nvim) = nvim() else { return skip("neovim_resume_shows_the_whole_thread_and_continues_it") };
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().canonicalize().expect("canonical temp dir");
-    std::fs::create_dir(root.join(".git")).expect("mark the root");
-    let file = root.join("notes.txt");
-    std::fs::write(&file, ON_DISK).expect("write notes.txt");
     let script = serde_json::json!({"turns": [
         {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
         {"text": "It has three lines."}
     ]});
-    let script_path = root.join(".git/script.json");
-    std::fs::write(&script_path, script.to_string()).expect("write script");
-    let out = root.join(".git/report.json");
-    let status = Command::new(&nvim)
-        .args(["--headless", "--clean", "-u", "NONE", "-l"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/resume_scenario.lua"))
-        .current_dir(&root)
-        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
-        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
-        .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
-        .env("TANDEM_PROVIDER", "scripted")
-        .env("TANDEM_SCRIPT", &script_path)
-        .env("SCENARIO_FILE", &file)
-        .env("SCENARIO_OUT", &out)
-        .status()
-        .expect("run nvim");
-    assert!(status.success(), "nvim exited with {status}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
-    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    let report = NotesWorkspace::new().run_scenario(&nvim, "resume_scenario.lua", &script.to_string(), []);
     assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
     let first_run = lines(&report, "after_first");
     assert_eq!(
