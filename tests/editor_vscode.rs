@@ -149,6 +149,11 @@ fn the_packaged_extension_in_code_server() {
     }
     let (status, err) = waiter.join().expect("the waiting thread");
     eprintln!("{err}");
-    assert!(status.success(), "the VS Code end-to-end test failed ({status}); its log:\n{err}");
+    if !status.success() {
+        // Keep the state (the screenshot at the failure, code-server's and
+        // VS Code's logs) past the temp dir's removal.
+        let kept = dir.keep();
+        panic!("the VS Code end-to-end test failed ({status}); its state is kept in {}; its log:\n{err}", kept.display());
+    }
     assert!(err.contains("PASSED"), "the script exited 0 without passing:\n{err}");
 }

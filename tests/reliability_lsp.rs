@@ -152,13 +152,18 @@ fn stdin_closed_mid_run_kills_the_shell_makes_no_further_model_request_and_the_s
     );
     let response = client.initialize(json!({}), json!({"tandem": {"permissionMode": "bypassPermissions"}}));
     assert!(response.get("result").is_some(), "{response}");
-    let _ask = client.send_request("workspace/executeCommand", ask_params("wait a minute"));
+    let ask = client.send_request("workspace/executeCommand", ask_params("wait a minute"));
     let pid_file = f.path("shell.pid");
     wait_until("the shell wrote its pid", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
     let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     assert!(process_alive(pid));
 
     client.close_input();
+    // The run is cancelled, not merely cut off when the process ends: its
+    // answer and its end event say `cancelled` (a server that only exited
+    // after its wind-down would leave the ask unanswered).
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
     let status = client.wait_exit().expect("the server exits once its editor is gone");
     assert_eq!(status.code(), Some(1), "no shutdown came first");
     wait_until("the shell command is gone", || !process_alive(pid));

@@ -426,7 +426,12 @@ async function main() {
   const missing = await waitForToast('the missing-binary error shows', 'was not found');
   assert.ok(missing.includes(missingBinary), `the error does not name the path: ${missing}`);
   assert.ok(missing.includes('Set tandem.serverPath'), `the error offers no "Set tandem.serverPath": ${missing}`);
-  log(`check: a missing binary gives "${missing}"`);
+  // Only ours: the extension finds the binary missing before the language
+  // client starts, so the client's own "couldn't create connection" error
+  // (shown before ours when it tried) never comes.
+  const toasts = await page.$$eval('.notification-toast', (all) => all.map((t) => t.innerText.replace(/\s+/g, ' ').trim()));
+  assert.ok(!toasts.some((t) => t.includes("couldn't create connection")), `a second error beside ours: ${JSON.stringify(toasts)}`);
+  log(`check: a missing binary gives "${missing}" and no other error`);
   await clickToastButton('was not found', 'Set tandem.serverPath');
   await quickInputOpen('the server path input box opens');
   const shown = await page.$eval('.quick-input-widget input', (input) => input.value);

@@ -1,11 +1,13 @@
 // The language client for `tandem lsp`, owned by one `TandemServer` that
 // can start, fail, and restart (a changed setting or API key) without a
 // window reload. The commands stay registered whatever the server's state.
+import * as fs from 'fs';
 import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import {
   ApiKeys,
   editUris,
+  findServer,
   inputBoxOptions,
   lateEditMessage,
   needsConfirmation,
@@ -84,6 +86,11 @@ export class TandemServer implements vscode.Disposable {
     };
     const settings = serverSettings((key) => config.get(key));
     const env = serverEnv(process.env, keys, settings.provider, config.get<string>('baseUrl'));
+    if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
+      this.failure = startFailureMessage(serverPath, 'ENOENT');
+      void this.offerFix(this.failure);
+      return;
+    }
     const serverOptions: ServerOptions = { command: serverPath, args: ['lsp'], options: { env } };
     const clientOptions: LanguageClientOptions = {
       // Every file: the agent reads and edits any document, not one language.
@@ -230,5 +237,15 @@ export class TandemServer implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+  }
+}
+
+/** A file the server process could be spawned from. */
+function isExecutable(path: string): boolean {
+  try {
+    fs.accessSync(path, process.platform === 'win32' ? fs.constants.F_OK : fs.constants.X_OK);
+    return fs.statSync(path).isFile();
+  } catch {
+    return false;
   }
 }

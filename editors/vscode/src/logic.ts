@@ -198,7 +198,35 @@ export function lateEditMessage(paths: string[]): string {
   return `Tandem: an edit to ${paths.join(', ')} was applied after the run was cancelled. It is in the buffer, unsaved; undo it with Ctrl+Z if you do not want it.`;
 }
 
+/**
+ * Where the server binary is, found as the process spawn would find it: an
+ * absolute path is taken as it is, a bare name is looked up in PATH, and a
+ * relative path with a folder is left to the spawn (its folder depends on
+ * the language client's working directory). `undefined` when there is
+ * none, so the extension says so itself before the language client starts
+ * (whose own "couldn't create connection" notification would otherwise
+ * come beside ours).
+ */
+export function findServer(serverPath: string, pathVar: string | undefined, isExecutable: (path: string) => boolean): string | undefined {
+  if (isAbsolute(serverPath)) return isExecutable(serverPath) ? serverPath : undefined;
+  if (serverPath.includes('/') || serverPath.includes('\\')) return serverPath;
+  const separator = process.platform === 'win32' ? ';' : ':';
+  const names = process.platform === 'win32' ? [serverPath, `${serverPath}.exe`] : [serverPath];
+  for (const dir of (pathVar ?? '').split(separator)) {
+    if (dir === '') continue;
+    for (const name of names) {
+      const candidate = `${dir.replace(/[\\/]+$/, '')}/${name}`;
+      if (isExecutable(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
 /** The message for a server that cannot start. */
+function isAbsolute(path: string): boolean {
+  return path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\\\');
+}
+
 export function startFailureMessage(serverPath: string, error: string): string {
   const missing = /ENOENT|not found|no such file/i.test(error);
   return missing

@@ -264,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn a_write_records_its_temp_file_and_clears_the_journal_when_done() {
+    fn a_finished_write_clears_its_journal_and_gives_a_new_file_the_usual_mode() {
         let dir = tempfile::tempdir().unwrap();
         let journal = WriteJournal::new(dir.path().join("journal"));
         atomic_write_journaled(&dir.path().join("a.txt"), b"text", None, Some(&journal)).unwrap();

@@ -2,6 +2,7 @@
 import * as assert from 'assert';
 import {
   editUris,
+  findServer,
   endSummary,
   inputBoxOptions,
   lateEditMessage,
@@ -101,6 +102,25 @@ describe('messages', () => {
   it('points a missing binary at tandem.serverPath', () => {
     assert.match(startFailureMessage('tandem', 'spawn tandem ENOENT'), /was not found.*set tandem\.serverPath/);
     assert.match(startFailureMessage('/x/tandem', 'EACCES'), /did not start: EACCES\. Check tandem\.serverPath/);
+  });
+});
+
+describe('findServer', () => {
+  const files = new Set(['/opt/bin/tandem', '/home/u/.cargo/bin/tandem']);
+  const exists = (path: string) => files.has(path);
+  it('looks a bare name up in PATH, in order', () => {
+    assert.strictEqual(findServer('tandem', '/usr/bin::/home/u/.cargo/bin/:/opt/bin', exists), '/home/u/.cargo/bin/tandem');
+  });
+  it('finds nothing when no PATH folder has it, so the client is never started', () => {
+    assert.strictEqual(findServer('tandem', '/usr/bin:/bin', exists), undefined);
+    assert.strictEqual(findServer('tandem', undefined, exists), undefined);
+  });
+  it('takes an absolute path as it is', () => {
+    assert.strictEqual(findServer('/opt/bin/tandem', '', exists), '/opt/bin/tandem');
+    assert.strictEqual(findServer('/no/such/tandem', '/opt/bin', exists), undefined);
+  });
+  it('leaves a relative path with a folder to the spawn', () => {
+    assert.strictEqual(findServer('./target/debug/tandem', '', exists), './target/debug/tandem');
   });
 });
 
