@@ -8,19 +8,39 @@
 //! stale; these tests show the server notices, the model re-reads, and the
 //! user's text survives.
 //!
-//! Needs `nvim` 0.11+ on PATH. `.ci/run` installs it and sets
-//! `TANDEM_REQUIRE_NVIM=1`, so CI fails rather than skips when it is missing.
+//! Needs `nvim` 0.11+ on PATH, or the binaries listed in `TANDEM_NVIMS`:
+//! each test runs once per Neovim. `.ci/run` installs 0.11.4 and 0.12-dev,
+//! lists both and sets `TANDEM_REQUIRE_NVIM=1`, so CI fails rather than skips
+//! when one is missing.
 
 use std::path::Path;
 use std::process::Command;
 
-fn nvim() -> Option<std::path::PathBuf> {
-    let output = Command::new("nvim").arg("--version").output().ok()?;
-    let version = String::from_utf8_lossy(&output.stdout);
-    if !is_supported_nvim(&version) {
-        return None;
+/// The Neovims to run each test with: the binaries `TANDEM_NVIMS` names
+/// (separated by `:`; `.ci/run` names 0.11 and 0.12-dev, which differ in
+/// what they advertise, e.g. change annotations), else `nvim` on PATH. None
+/// (after saying so) when there is no supported one; with
+/// `TANDEM_REQUIRE_NVIM` set, a missing or unsupported one fails the test.
+fn nvims(test: &str) -> Vec<std::path::PathBuf> {
+    let wanted: Vec<std::path::PathBuf> = match std::env::var("TANDEM_NVIMS") {
+        Ok(list) if !list.is_empty() => list.split(':').map(std::path::PathBuf::from).collect(),
+        _ => which("nvim").into_iter().collect(),
+    };
+    let mut found = Vec::new();
+    for nvim in wanted {
+        let version = Command::new(&nvim).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
+        if is_supported_nvim(&version) {
+            // Shown with the test's output when it fails: which Neovim it was.
+            eprintln!("{test}: with {} ({})", version.lines().next().unwrap_or_default(), nvim.display());
+            found.push(nvim);
+        } else {
+            assert!(std::env::var_os("TANDEM_REQUIRE_NVIM").is_none(), "TANDEM_REQUIRE_NVIM is set but {} is not Neovim 0.11+", nvim.display());
+        }
     }
-    which("nvim")
+    if found.is_empty() {
+        skip(test);
+    }
+    found
 }
 
 /// True for Neovim 0.11 or newer, from the first line of `nvim --version`
@@ -201,13 +221,14 @@ fn assert_race_survived(outcome: &Outcome) -> String {
 /// scripted client.)
 #[test]
 fn neovim_typing_mid_run_survives_whichever_way_the_race_goes() {
-    let Some(nvim) = nvim() else { return skip("neovim_typing_mid_run_survives_whichever_way_the_race_goes") };
-    let stale = assert_race_survived(&run_nvim(&nvim, typing_race(150)));
-    assert!(
-        stale.contains("was modified externally since your last read (line 2 changed)")
-            || stale.contains("was superseded by a user edit"),
-        "{stale}"
-    );
+    for nvim in nvims("neovim_typing_mid_run_survives_whichever_way_the_race_goes") {
+        let stale = assert_race_survived(&run_nvim(&nvim, typing_race(150)));
+        assert!(
+            stale.contains("was modified externally since your last read (line 2 changed)")
+                || stale.contains("was superseded by a user edit"),
+            "{stale}"
+        );
+    }
 }
 
 /// Neovim holds its didChange back (a long debounce), so the server sends an
@@ -215,9 +236,10 @@ fn neovim_typing_mid_run_survives_whichever_way_the_race_goes() {
 /// `applied: true`. The server's check of the following didChange catches it.
 #[test]
 fn neovim_skipping_a_stale_edit_with_applied_true_is_caught() {
-    let Some(nvim) = nvim() else { return skip("neovim_skipping_a_stale_edit_with_applied_true_is_caught") };
-    let stale = assert_race_survived(&run_nvim(&nvim, typing_race(3000)));
-    assert!(stale.contains("applied: true but the buffer never held the edited text"), "{stale}");
+    for nvim in nvims("neovim_skipping_a_stale_edit_with_applied_true_is_caught") {
+        let stale = assert_race_survived(&run_nvim(&nvim, typing_race(3000)));
+        assert!(stale.contains("applied: true but the buffer never held the edited text"), "{stale}");
+    }
 }
 
 /// A buffer without unsaved user changes: after the agent's edit the server
@@ -225,30 +247,31 @@ fn neovim_skipping_a_stale_edit_with_applied_true_is_caught() {
 /// command sees the change on disk.
 #[test]
 fn neovim_saves_a_clean_buffer_after_the_agent_edits_it() {
-    let Some(nvim) = nvim() else { return skip("neovim_saves_a_clean_buffer_after_the_agent_edits_it") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: serde_json::json!([
-                {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
-                {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
-                {"text": "Checking the disk.", "tool_calls": [{"name": "run_shell", "input": {"command": "cat notes.txt"}}]},
-                {"text": "Done."}
-            ]),
-            env: vec![],
-        },
-    );
-    let report = &outcome.report;
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
-    assert_eq!(report["modified"], false, "the plugin saved the buffer");
-    assert_eq!(outcome.disk, "line one\nline two\nLINE THREE\n");
-    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
-    let edit = outcome.results[1]["content"].as_str().unwrap_or_default();
-    assert!(!edit.contains("unsaved"), "the server saw the didSave, so the edit is reported saved: {edit}");
-    let shell = outcome.results[2]["content"].as_str().unwrap_or_default();
-    assert!(shell.contains("LINE THREE"), "the shell command saw the saved edit: {shell}");
+    for nvim in nvims("neovim_saves_a_clean_buffer_after_the_agent_edits_it") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([
+                    {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+                    {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+                    {"text": "Checking the disk.", "tool_calls": [{"name": "run_shell", "input": {"command": "cat notes.txt"}}]},
+                    {"text": "Done."}
+                ]),
+                env: vec![],
+            },
+        );
+        let report = &outcome.report;
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
+        assert_eq!(report["modified"], false, "the plugin saved the buffer");
+        assert_eq!(outcome.disk, "line one\nline two\nLINE THREE\n");
+        assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+        let edit = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(!edit.contains("unsaved"), "the server saw the didSave, so the edit is reported saved: {edit}");
+        let shell = outcome.results[2]["content"].as_str().unwrap_or_default();
+        assert!(shell.contains("LINE THREE"), "the shell command saw the saved edit: {shell}");
+    }
 }
 
 /// The plugin's transcript, messages, statusline, help and health check,
@@ -294,92 +317,95 @@ fn assert_nothing_landed(outcome: &Outcome) {
 /// no `:helptags` and `:checkhealth tandem`.
 #[test]
 fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
-    let Some(nvim) = nvim() else { return skip("neovim_reviews_an_edit_with_its_diff_before_applying_it") };
-    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")]);
-    let report = &outcome.report;
-    let reviews = report["reviews"].as_array().expect("reviews");
-    assert_eq!(reviews.len(), 1, "one edit, one review: {report:#}");
-    let review = &reviews[0];
-    assert_eq!(review["items"], serde_json::json!(["Apply", "Reject", "Apply all (rest of this run)"]));
-    assert_eq!(review["status"], "Tandem: review", "the statusline says a review is open");
-    let preview = &review["preview"][0];
-    assert_eq!(preview["floating"], true, "{review:#}");
-    let diff = lines(preview, "lines");
-    assert!(diff.contains(&"-line three".to_string()) && diff.contains(&"+LINE THREE".to_string()), "{diff:#?}");
-    assert!(diff.contains(&"--- a/notes.txt".to_string()), "{diff:#?}");
-    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
-    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
-    assert_eq!(report["result"]["edits"][0]["status"], "applied");
+    for nvim in nvims("neovim_reviews_an_edit_with_its_diff_before_applying_it") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        let reviews = report["reviews"].as_array().expect("reviews");
+        assert_eq!(reviews.len(), 1, "one edit, one review: {report:#}");
+        let review = &reviews[0];
+        assert_eq!(review["items"], serde_json::json!(["Apply", "Reject", "Apply all (rest of this run)"]));
+        assert_eq!(review["status"], "Tandem: review", "the statusline says a review is open");
+        let preview = &review["preview"][0];
+        assert_eq!(preview["floating"], true, "{review:#}");
+        let diff = lines(preview, "lines");
+        assert!(diff.contains(&"-line three".to_string()) && diff.contains(&"+LINE THREE".to_string()), "{diff:#?}");
+        assert!(diff.contains(&"--- a/notes.txt".to_string()), "{diff:#?}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
+        assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+        assert_eq!(report["result"]["edits"][0]["status"], "applied");
 
-    let transcript = lines(report, "transcript");
-    assert_eq!(transcript.first().map(String::as_str), Some("## Capitalise line three"), "{transcript:#?}");
-    assert!(transcript.contains(&"**— completed —**".to_string()), "{transcript:#?}");
-    assert!(transcript.contains(&"- applied: notes.txt:3".to_string()), "the edit links to its line: {transcript:#?}");
-    assert!(transcript.iter().any(|l| l == "→ `edit_file notes.txt`"), "{transcript:#?}");
+        let transcript = lines(report, "transcript");
+        assert_eq!(transcript.first().map(String::as_str), Some("## Capitalise line three"), "{transcript:#?}");
+        assert!(transcript.contains(&"**— completed —**".to_string()), "{transcript:#?}");
+        assert!(transcript.contains(&"- applied: notes.txt:3".to_string()), "the edit links to its line: {transcript:#?}");
+        assert!(transcript.iter().any(|l| l == "→ `edit_file notes.txt`"), "{transcript:#?}");
 
-    let messages = messages(report);
-    assert!(messages.contains(&"Tandem: run completed (1 edit)".to_string()), "{messages:#?}");
-    assert!(messages.contains(&"Tandem: no run is active".to_string()), "{messages:#?}");
-    assert!(messages.contains(&"Tandem: attached".to_string()), "{messages:#?}");
-    assert_eq!(report["status_idle"], "Tandem");
-    assert_eq!(report["status_after"], "Tandem");
+        let messages = messages(report);
+        assert!(messages.contains(&"Tandem: run completed (1 edit)".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: no run is active".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: attached".to_string()), "{messages:#?}");
+        assert_eq!(report["status_idle"], "Tandem");
+        assert_eq!(report["status_after"], "Tandem");
 
-    assert_eq!(report["help_ok"], true, ":help tandem-review works without :helptags: {report:#}");
-    let health = lines(report, "health").join("\n");
-    assert!(health.contains("- ✅ OK tandem "), "{health}");
-    assert!(health.contains("no run is active"), "{health}");
-    assert!(health.contains("provider scripted (chosen by TANDEM_PROVIDER)"), "{health}");
+        assert_eq!(report["help_ok"], true, ":help tandem-review works without :helptags: {report:#}");
+        let health = lines(report, "health").join("\n");
+        assert!(health.contains("- ✅ OK tandem "), "{health}");
+        assert!(health.contains("no run is active"), "{health}");
+        assert!(health.contains("provider scripted (chosen by TANDEM_PROVIDER)"), "{health}");
+    }
 }
 
 /// "Reject" in the plugin's review: nothing lands, and the model is told
 /// the user rejected it.
 #[test]
 fn neovim_review_reject_leaves_the_buffer_and_tells_the_model() {
-    let Some(nvim) = nvim() else { return skip("neovim_review_reject_leaves_the_buffer_and_tells_the_model") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "typed by the user",
-            debounce_ms: 150,
-            turns: read_then_edit(),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Reject")],
-        },
-    );
-    let report = &outcome.report;
-    assert_eq!(report["reviews"].as_array().map(Vec::len), Some(1), "{report:#}");
-    assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "line three"]), "{report:#}");
-    assert_eq!(outcome.disk, ON_DISK);
-    assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
-    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
-    assert!(content.contains("the user chose Reject in the Tandem review"), "{content}");
-    assert_eq!(report["result"]["edits"][0]["status"], "rejected", "{report:#}");
+    for nvim in nvims("neovim_review_reject_leaves_the_buffer_and_tells_the_model") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "typed by the user",
+                debounce_ms: 150,
+                turns: read_then_edit(),
+                env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Reject")],
+            },
+        );
+        let report = &outcome.report;
+        assert_eq!(report["reviews"].as_array().map(Vec::len), Some(1), "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "line three"]), "{report:#}");
+        assert_eq!(outcome.disk, ON_DISK);
+        assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("the user chose Reject in the Tandem review"), "{content}");
+        assert_eq!(report["result"]["edits"][0]["status"], "rejected", "{report:#}");
+    }
 }
 
 /// `write_file` over an open buffer, reviewed side by side (`diffthis`):
 /// the proposed pane holds the whole new content.
 #[test]
 fn neovim_split_review_shows_write_file_content() {
-    let Some(nvim) = nvim() else { return skip("neovim_split_review_shows_write_file_content") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: serde_json::json!([
-                {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
-                {"text": "Rewriting.", "tool_calls": [{"name": "write_file", "input": {"file_path": "notes.txt", "content": "brand new\ncontent\n"}}]},
-                {"text": "Done."}
-            ]),
-            env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Apply"), ("SCENARIO_LAYOUT", "split")],
-        },
-    );
-    let report = &outcome.report;
-    let preview = report["reviews"][0]["preview"].as_array().cloned().unwrap_or_default();
-    assert_eq!(preview.len(), 2, "two panes: {report:#}");
-    assert!(preview.iter().all(|pane| pane["diff"] == true && pane["floating"] == false), "{preview:#?}");
-    assert_eq!(lines(&preview[0], "lines"), ["line one", "line two", "line three"]);
-    assert_eq!(lines(&preview[1], "lines"), ["brand new", "content"]);
-    assert_eq!(report["buffer"], serde_json::json!(["brand new", "content"]), "{report:#}");
+    for nvim in nvims("neovim_split_review_shows_write_file_content") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([
+                    {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+                    {"text": "Rewriting.", "tool_calls": [{"name": "write_file", "input": {"file_path": "notes.txt", "content": "brand new\ncontent\n"}}]},
+                    {"text": "Done."}
+                ]),
+                env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Apply"), ("SCENARIO_LAYOUT", "split")],
+            },
+        );
+        let report = &outcome.report;
+        let preview = report["reviews"][0]["preview"].as_array().cloned().unwrap_or_default();
+        assert_eq!(preview.len(), 2, "two panes: {report:#}");
+        assert!(preview.iter().all(|pane| pane["diff"] == true && pane["floating"] == false), "{preview:#?}");
+        assert_eq!(lines(&preview[0], "lines"), ["line one", "line two", "line three"]);
+        assert_eq!(lines(&preview[1], "lines"), ["brand new", "content"]);
+        assert_eq!(report["buffer"], serde_json::json!(["brand new", "content"]), "{report:#}");
+    }
 }
 
 /// Cancel means no edit lands: the user cancels while the plugin's review
@@ -387,13 +413,14 @@ fn neovim_split_review_shows_write_file_content() {
 /// nothing and says so.
 #[test]
 fn neovim_cancel_during_review_applies_nothing() {
-    let Some(nvim) = nvim() else { return skip("neovim_cancel_during_review_applies_nothing") };
-    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")]);
-    let report = &outcome.report;
-    assert_eq!(report["cancel_seen"], true, "the run ended while the review was open: {report:#}");
-    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
-    assert_nothing_landed(&outcome);
-    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    for nvim in nvims("neovim_cancel_during_review_applies_nothing") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        assert_eq!(report["cancel_seen"], true, "the run ended while the review was open: {report:#}");
+        assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+        assert_nothing_landed(&outcome);
+        assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    }
 }
 
 /// The server withdraws a review (`$/cancelRequest`) when the run is
@@ -402,14 +429,15 @@ fn neovim_cancel_during_review_applies_nothing() {
 /// ignored) and says so.
 #[test]
 fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
-    let Some(nvim) = nvim() else { return skip("neovim_withdrawn_review_closes_the_picker_and_applies_nothing") };
-    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")]);
-    let report = &outcome.report;
-    assert_eq!(report["picker_closed"], true, "the plugin closed the picker when the server withdrew the review: {report:#}");
-    assert_eq!(report["previews_left"], 0, "{report:#}");
-    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
-    assert_nothing_landed(&outcome);
-    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    for nvim in nvims("neovim_withdrawn_review_closes_the_picker_and_applies_nothing") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        assert_eq!(report["picker_closed"], true, "the plugin closed the picker when the server withdrew the review: {report:#}");
+        assert_eq!(report["previews_left"], 0, "{report:#}");
+        assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+        assert_nothing_landed(&outcome);
+        assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    }
 }
 
 /// The server stops waiting for the review (the applyEdit timeout) and
@@ -418,16 +446,17 @@ fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
 /// told the editor did not answer.
 #[test]
 fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
-    let Some(nvim) = nvim() else { return skip("neovim_review_timed_out_by_the_server_is_not_applied_late") };
-    let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")]);
-    let report = &outcome.report;
-    assert_eq!(report["picker_closed"], true, "{report:#}");
-    assert_eq!(report["previews_left"], 0, "{report:#}");
-    assert_nothing_landed(&outcome);
-    assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
-    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
-    assert!(content.contains("did not answer the applyEdit request"), "{content}");
-    assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    for nvim in nvims("neovim_review_timed_out_by_the_server_is_not_applied_late") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")]);
+        let report = &outcome.report;
+        assert_eq!(report["picker_closed"], true, "{report:#}");
+        assert_eq!(report["previews_left"], 0, "{report:#}");
+        assert_nothing_landed(&outcome);
+        assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("did not answer the applyEdit request"), "{content}");
+        assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    }
 }
 
 /// A run that enters plan mode and asks to leave it (the user reviews the
@@ -448,20 +477,21 @@ fn planned_run(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
 /// the typed text reaches the model as the user's feedback.
 #[test]
 fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
-    let Some(nvim) = nvim() else { return skip("neovim_keep_planning_sends_the_typed_feedback_to_the_model") };
-    let outcome = planned_run(&nvim, &[("SCENARIO_PLAN_ANSWER", "Keep planning"), ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps.")]);
-    let report = &outcome.report;
-    assert_eq!(
-        report["inputs"],
-        serde_json::json!([{"prompt": "Tandem: Tandem keeps planning. What should change in the plan? "}]),
-        "{report:#}"
-    );
-    assert_eq!(outcome.results[2]["is_error"], false, "{:#}", outcome.results[2]);
-    assert_eq!(
-        outcome.results[2]["content"],
-        "User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.",
-        "{report:#}"
-    );
+    for nvim in nvims("neovim_keep_planning_sends_the_typed_feedback_to_the_model") {
+        let outcome = planned_run(&nvim, &[("SCENARIO_PLAN_ANSWER", "Keep planning"), ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps.")]);
+        let report = &outcome.report;
+        assert_eq!(
+            report["inputs"],
+            serde_json::json!([{"prompt": "Tandem: Tandem keeps planning. What should change in the plan? "}]),
+            "{report:#}"
+        );
+        assert_eq!(outcome.results[2]["is_error"], false, "{:#}", outcome.results[2]);
+        assert_eq!(
+            outcome.results[2]["content"],
+            "User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.",
+            "{report:#}"
+        );
+    }
 }
 
 /// The run is cancelled while the plugin asks what should change in the
@@ -469,48 +499,50 @@ fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
 /// input plugin's box and says so.
 #[test]
 fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
-    let Some(nvim) = nvim() else { return skip("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") };
-    let outcome = planned_run(
-        &nvim,
-        &[
-            ("SCENARIO_VIA", "plugin"),
-            ("SCENARIO_REVIEW", "Cancel"),
-            ("SCENARIO_PLAN_ANSWER", "Keep planning"),
-            ("SCENARIO_INPUT", "CancelThenLate"),
-            ("SCENARIO_TYPED_ANSWER", "typed too late"),
-        ],
-    );
-    let report = &outcome.report;
-    assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
-    assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
-    assert!(
-        messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
-        "{report:#}"
-    );
+    for nvim in nvims("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") {
+        let outcome = planned_run(
+            &nvim,
+            &[
+                ("SCENARIO_VIA", "plugin"),
+                ("SCENARIO_REVIEW", "Cancel"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_INPUT", "CancelThenLate"),
+                ("SCENARIO_TYPED_ANSWER", "typed too late"),
+            ],
+        );
+        let report = &outcome.report;
+        assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
+        assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+        assert!(
+            messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
+            "{report:#}"
+        );
+    }
 }
 
 /// A code action ("Tandem: explain this code") runs through the plugin: its
 /// run has a heading and an end marker in the transcript and an end message.
 #[test]
 fn neovim_code_action_runs_are_framed_in_the_transcript() {
-    let Some(nvim) = nvim() else { return skip("neovim_code_action_runs_are_framed_in_the_transcript") };
-    let outcome = run_nvim(
-        &nvim,
-        Scenario {
-            typed: "",
-            debounce_ms: 150,
-            turns: serde_json::json!([{"text": "It lists three lines."}]),
-            env: vec![("SCENARIO_VIA", "codeaction")],
-        },
-    );
-    let report = &outcome.report;
-    let transcript = lines(report, "transcript");
-    assert_eq!(
-        transcript,
-        ["## Explain this code.", "", "It lists three lines.", "", "**— completed —**"],
-        "{report:#}"
-    );
-    assert!(messages(report).contains(&"Tandem: run completed (0 edits)".to_string()), "{report:#}");
+    for nvim in nvims("neovim_code_action_runs_are_framed_in_the_transcript") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([{"text": "It lists three lines."}]),
+                env: vec![("SCENARIO_VIA", "codeaction")],
+            },
+        );
+        let report = &outcome.report;
+        let transcript = lines(report, "transcript");
+        assert_eq!(
+            transcript,
+            ["## Explain this code.", "", "It lists three lines.", "", "**— completed —**"],
+            "{report:#}"
+        );
+        assert!(messages(report).contains(&"Tandem: run completed (0 edits)".to_string()), "{report:#}");
+    }
 }
 
 fn skip(name: &str) {
@@ -523,33 +555,34 @@ fn skip(name: &str) {
 /// :TandemAsk continues it.
 #[test]
 fn neovim_resume_shows_the_whole_thread_and_continues_it() {
-    let Some(nvim) = nvim() else { return skip("neovim_resume_shows_the_whole_thread_and_continues_it") };
-    let script = serde_json::json!({"turns": [
-        {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
-        {"text": "It has three lines."}
-    ]});
-    let report = NotesWorkspace::new().run_scenario(&nvim, "resume_scenario.lua", &script.to_string(), []);
-    assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
-    let first_run = lines(&report, "after_first");
-    assert_eq!(
-        first_run,
-        ["## first question", "", "", "", "→ `read_file notes.txt`", "  ✓    1 | line one", "It has three lines.", "", "**— completed —**"],
-        "{report:#}"
-    );
-    // :TandemNew: a new thread, an empty transcript.
-    assert_eq!(report["thread_after_new"], serde_json::Value::Null, "{report:#}");
-    assert_eq!(lines(&report, "after_new"), [""], "{report:#}");
-    // The picker lists the saved thread by its title.
-    let picker = report["picker"].as_array().expect("the picker was shown");
-    assert!(picker[0].as_str().unwrap().contains("first question  (1 runs)"), "{report:#}");
-    // Resumed: the transcript shows the thread's past as it was shown live.
-    assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
-    // The next ask continues that thread, below its past.
-    assert_eq!(report["second_thread"], report["first_thread"], "{report:#}");
-    assert_eq!(report["second_status"], "Tandem: run completed (0 edits)", "{report:#}");
-    let after_second = lines(&report, "after_second");
-    assert_eq!(after_second[..first_run.len()], first_run[..], "{report:#}");
-    assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");
-    assert_eq!(after_second[first_run.len() + 1], "## second question", "{report:#}");
-    assert_eq!(after_second.last().map(String::as_str), Some("**— completed —**"), "{report:#}");
+    for nvim in nvims("neovim_resume_shows_the_whole_thread_and_continues_it") {
+        let script = serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "It has three lines."}
+        ]});
+        let report = NotesWorkspace::new().run_scenario(&nvim, "resume_scenario.lua", &script.to_string(), []);
+        assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
+        let first_run = lines(&report, "after_first");
+        assert_eq!(
+            first_run,
+            ["## first question", "", "", "", "→ `read_file notes.txt`", "  ✓    1 | line one", "It has three lines.", "", "**— completed —**"],
+            "{report:#}"
+        );
+        // :TandemNew: a new thread, an empty transcript.
+        assert_eq!(report["thread_after_new"], serde_json::Value::Null, "{report:#}");
+        assert_eq!(lines(&report, "after_new"), [""], "{report:#}");
+        // The picker lists the saved thread by its title.
+        let picker = report["picker"].as_array().expect("the picker was shown");
+        assert!(picker[0].as_str().unwrap().contains("first question  (1 runs)"), "{report:#}");
+        // Resumed: the transcript shows the thread's past as it was shown live.
+        assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
+        // The next ask continues that thread, below its past.
+        assert_eq!(report["second_thread"], report["first_thread"], "{report:#}");
+        assert_eq!(report["second_status"], "Tandem: run completed (0 edits)", "{report:#}");
+        let after_second = lines(&report, "after_second");
+        assert_eq!(after_second[..first_run.len()], first_run[..], "{report:#}");
+        assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");
+        assert_eq!(after_second[first_run.len() + 1], "## second question", "{report:#}");
+        assert_eq!(after_second.last().map(String::as_str), Some("**— completed —**"), "{report:#}");
+    }
 }

@@ -235,10 +235,25 @@ mod tests {
             ("/ws/src/*.rs", "src/a.rs", true),
             ("Cargo.toml", "crates/x/Cargo.toml", true),
             ("*.rs", "a.rsx", false),
+            ("**/*", "a", true),
+            ("**/*", "x/y/z.rs", true),
+            ("**", "x/y", true),
+            ("./**/*", "x/y", true),
         ];
         let got: Vec<_> = cases.iter().map(|(p, path, _)| (*p, *path, glob_matches(p, path))).collect();
         let want: Vec<_> = cases.iter().map(|(p, path, m)| (*p, *path, *m)).collect();
         assert_eq!(got, want);
+        // The match-everything shortcut agrees with the glob itself.
+        let dir = Path::new("/ws");
+        for pattern in ["**", "**/*"] {
+            let mut glob = PathGlob::new(pattern, dir, dir).unwrap();
+            assert!(glob.everything);
+            glob.everything = false;
+            for path in ["a", "x/y/z.rs", ".x/y"] {
+                assert!(glob.is_match(&dir.join(path), dir), "{pattern} {path}");
+            }
+        }
+        assert!(!PathGlob::new("**/*.rs", dir, dir).unwrap().everything);
     }
 
     #[test]

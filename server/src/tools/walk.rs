@@ -39,6 +39,9 @@ pub(crate) struct PathGlob {
     matcher: GlobSet,
     basename_only: bool,
     names_hidden: bool,
+    /// `**` or `**/*`: every file matches, so no path is looked at
+    /// (`list_files` with `**/*` is the commonest call).
+    pub(super) everything: bool,
 }
 
 impl PathGlob {
@@ -64,7 +67,8 @@ impl PathGlob {
         let glob = GlobBuilder::new(relative).literal_separator(true).backslash_escape(true).build().map_err(invalid)?;
         let matcher = GlobSetBuilder::new().add(glob).build().map_err(invalid)?;
         let names_hidden = relative.split('/').any(|part| part.starts_with('.') && part != "." && part != "..");
-        Ok(PathGlob { matcher, basename_only: !relative.contains('/'), names_hidden })
+        let everything = matches!(relative, "**" | "**/*");
+        Ok(PathGlob { matcher, basename_only: !relative.contains('/'), names_hidden, everything })
     }
 
     /// True when the pattern names a hidden file or folder, so hidden
@@ -75,6 +79,9 @@ impl PathGlob {
 
     /// Does `path` (below `dir`) match?
     pub(crate) fn is_match(&self, path: &Path, dir: &Path) -> bool {
+        if self.everything {
+            return true;
+        }
         if self.basename_only {
             return path.file_name().is_some_and(|name| self.matcher.is_match(name));
         }

@@ -75,7 +75,7 @@ impl ReadLedger {
     /// The `n` files read (or written) most recently, the latest first.
     pub fn most_recent(&self, n: usize) -> Vec<PathBuf> {
         let mut entries: Vec<(u64, PathBuf)> = self.entries.iter().map(|e| (e.seq, e.key().clone())).collect();
-        entries.sort_by(|a, b| b.0.cmp(&a.0));
+        entries.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
         entries.into_iter().take(n).map(|(_, path)| path).collect()
     }
 
