@@ -2,8 +2,8 @@
 //! its own HOME, XDG_CONFIG_HOME (tests/kakoune/kakrc is the user's kakrc;
 //! kak-lsp's server table is in it) and XDG_RUNTIME_DIR (Kakoune's and
 //! kak-lsp's sockets). This test types unsaved text, asks Tandem with
-//! `lsp-execute-command tandem.ask` (`"wait": false`), and answers Tandem's
-//! review prompt with keystrokes.
+//! `lsp-execute-command tandem.ask` (`"wait": false`) or with the server's
+//! code action, and answers Tandem's review prompt with keystrokes.
 //!
 //! kak-lsp advertises change annotations but applies annotated edits
 //! without asking, so Tandem reviews with `window/showMessageRequest`.
@@ -140,9 +140,18 @@ fn tool_results(records: &[serde_json::Value]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// How the user asks.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    /// `:lsp-execute-command tandem.ask '[{…, "wait": false}]'`.
+    Command,
+    /// `:lsp-code-actions` on lines 1-2, then "Tandem: explain this code".
+    CodeAction,
+}
+
 /// `answer`: what the user types in kak-lsp's menu of Tandem's actions
 /// before Enter ("" takes the first, Apply).
-fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, answer: &str) -> Outcome {
+fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, answer: &str) -> Outcome {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().canonicalize().expect("canonical temp dir");
     std::fs::create_dir(root.join(".git")).expect("mark the root");
@@ -210,9 +219,17 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, answer: &str
     // Back in normal mode before the next key: an Escape followed at once
     // by ":" would reach Kakoune as Alt-:.
     session.wait_for("the typing, in normal mode", deadline, |s| s.contains(TYPED) && !s.contains(" insert ") && s.contains(" 1 sel "));
-    session.keys(&[":"]);
-    session.type_text(r#"lsp-execute-command tandem.ask '[{"prompt":"Capitalise line three","wait":false}]'"#);
-    session.keys(&["Enter"]);
+    if via == Via::Command {
+        session.keys(&[":"]);
+        session.type_text(r#"lsp-execute-command tandem.ask '[{"prompt":"Capitalise line three","wait":false}]'"#);
+        session.keys(&["Enter"]);
+    } else {
+        session.keys(&["x", "J", ":"]);
+        session.type_text("lsp-code-actions");
+        session.keys(&["Enter"]);
+        session.wait_for("the code action menu", deadline, |s| s.contains("Tandem: explain this code"));
+        session.keys(&["Enter"]);
+    }
     // Tandem's review prompt, queued by kak-lsp.
     session.wait_for("kak-lsp's pending request bell", deadline, |s| s.contains("🔔1"));
     session.keys(&[":"]);
@@ -255,7 +272,7 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, answer: &str
 #[test]
 fn kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer") };
-    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "apply", "");
+    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "apply", Via::Command, "");
     assert!(outcome.prompt_screen.contains("Tandem: apply edit to notes.txt?"), "Tandem's prompt is on screen: {}", outcome.prompt_screen);
     assert_eq!(outcome.buffer, format!("{TYPED}\nline two\nLINE THREE\n"), "records: {:#?}", outcome.records);
     assert_eq!(outcome.modified, "true");
@@ -271,11 +288,28 @@ fn kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer() {
 #[test]
 fn kakoune_kak_lsp_rejected_edit_changes_nothing() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_rejected_edit_changes_nothing") };
-    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "reject", "Reject");
+    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "reject", Via::Command, "Reject");
     assert_eq!(outcome.buffer, format!("{TYPED}\nline two\nline three\n"), "records: {:#?}", outcome.records);
     assert_eq!(outcome.modified, "true");
     assert_eq!(outcome.disk, ON_DISK);
     let results = tool_results(&outcome.records);
     assert_eq!(results[1]["is_error"], true, "{:#}", results[1]);
     assert!(results[1]["content"].as_str().unwrap_or_default().contains("the user chose Reject"), "{:#}", results[1]);
+}
+
+/// The server's code action, as kak-lsp runs it (`lsp-code-actions`, then
+/// `lsp-execute-command` with the action's arguments, `"wait": false`):
+/// the run starts with the action's prompt, and its edit is reviewed and
+/// lands as above.
+#[test]
+fn kakoune_kak_lsp_code_action_runs_and_its_edit_lands() {
+    let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_code_action_runs_and_its_edit_lands") };
+    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "codeaction", Via::CodeAction, "");
+    let prompt = outcome.records.iter().find(|r| r["type"] == "prompt").map(|r| r["text"].clone());
+    assert_eq!(prompt, Some(serde_json::json!("Explain this code.")), "the code action's prompt started the run");
+    assert!(outcome.records.iter().any(|r| r["type"] == "run" && r["status"] == "completed"), "{:#?}", outcome.records);
+    assert_eq!(outcome.buffer, format!("{TYPED}\nline two\nLINE THREE\n"), "records: {:#?}", outcome.records);
+    assert_eq!(outcome.disk, ON_DISK);
+    let results = tool_results(&outcome.records);
+    assert_eq!(results[1]["is_error"], false, "{:#}", results[1]);
 }
