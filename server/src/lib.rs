@@ -68,12 +68,13 @@
 //!   MCP servers, project hooks), remembered per workspace.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
 //!   `.tandem/settings.json` < `.tandem/settings.local.json` < the editor's
-//!   settings; problems name the file and field and are never fatal; the
-//!   consent store for what a project would run.
+//!   settings; problems name the file and field and are never fatal.
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
 //!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; the headless front end.
-//! - [`hooks`]: `PreToolUse`/`PostToolUse` commands in Claude Code's format.
+//! - [`hooks`]: commands in Claude Code's format: `PreToolUse`/`PostToolUse`
+//!   around each call (run by the executor), `UserPromptSubmit` and `Stop`
+//!   around each user run (run by the agent loop).
 //! - [`lsp`]: the only module that imports LSP types: documents in ropey
 //!   (applied in arrival order), the position bridge, minimal edits, the
 //!   verified `workspace/applyEdit` editor sink (it checks the version at
@@ -92,7 +93,9 @@
 //! Tests live beside the code (unit, data-driven with snapshots) and in
 //! `tests/`: edit scenarios as data, the real binary over the CLI, the agent
 //! against a loopback model that speaks the recorded SSE, `tandem lsp` over
-//! stdio with a test client, and a real headless Neovim driving the plugin.
+//! stdio with a test client, and real editors: headless Neovim 0.11 and
+//! 0.12 driving the plugin, Emacs with eglot and Kakoune with kak-lsp in
+//! tmux, and the packaged VS Code extension in code-server.
 //!
 //! ## Invariants
 //!
