@@ -9,12 +9,11 @@
 //! skips when they are missing.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
-}
+#[path = "common/tmux.rs"]
+mod tmux;
+use tmux::{which, Tmux};
 
 fn tools() -> Option<(PathBuf, PathBuf)> {
     let emacs = which("emacs")?;
@@ -53,24 +52,6 @@ struct Outcome {
     screens: Vec<String>,
 }
 
-/// Kills the tmux server (and Emacs in it) however the test ends.
-struct Tmux {
-    tmux: PathBuf,
-    socket: String,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new(&self.tmux).arg("-L").arg(&self.socket).args(args).output().expect("run tmux")
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
 fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outcome {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().canonicalize().expect("canonical temp dir");
@@ -91,7 +72,8 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
     // such file or directory … xterm-….eln").
     let home = tempfile::tempdir().expect("temp home");
     let scenario_el = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emacs/ask_scenario.el");
-    let session = Tmux { tmux: tmux.to_path_buf(), socket: format!("tandem-test-{}-{name}", std::process::id()) };
+    // Killed (with Emacs in it) however the test ends.
+    let session = Tmux::new(tmux, format!("tandem-test-{}-{name}", std::process::id()));
     let env = [
         ("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem").to_string()),
         ("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data").display().to_string()),
@@ -108,16 +90,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
         ("TERM", "xterm-256color".into()),
         ("HOME", home.path().display().to_string()),
     ];
-    let mut args: Vec<String> = vec!["new-session".into(), "-d".into(), "-x".into(), "200".into(), "-y".into(), "50".into()];
-    args.push("-c".into());
-    args.push(root.display().to_string());
-    for (key, value) in &env {
-        args.push("-e".into());
-        args.push(format!("{key}={value}"));
-    }
-    args.push(format!("'{}' -nw -Q -l '{}'", emacs.display(), scenario_el.display()));
-    let started = session.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(started.status.success(), "tmux: {}", String::from_utf8_lossy(&started.stderr));
+    session.start(200, 50, &root, &env, &format!("'{}' -nw -Q -l '{}'", emacs.display(), scenario_el.display()));
 
     // Answer each prompt when it is on screen; then wait for the report.
     // Bounded: 60 s for the whole run.
@@ -128,14 +101,11 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
     let mut last_screen = String::new();
     while !out.exists() {
         assert!(Instant::now() < deadline, "the run did not finish in 60 s; screen:\n{last_screen}");
-        let captured = session.run(&["capture-pane", "-p"]);
-        last_screen = String::from_utf8_lossy(&captured.stdout).to_string();
+        last_screen = session.screen();
         if let Some((prompt, keys)) = &next {
             if last_screen.contains(prompt) {
                 screens.push(last_screen.clone());
-                let mut send = vec!["send-keys"];
-                send.extend(keys.iter().copied());
-                session.run(&send);
+                session.keys(keys);
                 next = answers.next();
                 continue;
             }

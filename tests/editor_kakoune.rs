@@ -15,13 +15,14 @@
 //! `.ci/run` sets `TANDEM_REQUIRE_KAKOUNE=1`, so CI fails rather than skips
 //! when they are missing.
 
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
-}
+#[path = "common/tmux.rs"]
+mod tmux;
+use tmux::{which, Tmux};
 
 fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
     let kak = which("kak")?;
@@ -39,52 +40,24 @@ fn skip(name: &str) {
 const ON_DISK: &str = "line one\nline two\nline three\n";
 const TYPED: &str = "typed by the user";
 
-/// Ends Kakoune (and so kak-lsp and Tandem) and the tmux server however the
-/// test ends.
-struct Tmux {
-    tmux: PathBuf,
-    socket: String,
+/// Ends Kakoune (and so kak-lsp and Tandem), then the tmux server, however
+/// the test ends.
+struct KakSession {
+    tmux: Tmux,
     /// `kak`, its session name and its XDG_RUNTIME_DIR: `kill!` sent with
     /// `kak -p` runs lsp.kak's KakEnd hook, which stops kak-lsp's daemon
     /// (killing the terminal leaves it running for `lsp_timeout`, 5 h).
     kak: (PathBuf, String, PathBuf),
 }
 
-impl Tmux {
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new(&self.tmux).arg("-L").arg(&self.socket).args(args).output().expect("run tmux")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p"]).stdout).to_string()
-    }
-
-    /// Waits (60 s at most) until `done` holds, and returns the screen.
-    /// Tmux has no event for "the pane changed": this polls the screen.
-    fn wait_for(&self, what: &str, deadline: Instant, mut done: impl FnMut(&str) -> bool) -> String {
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(Instant::now() < deadline, "waited in vain for {what}; screen:\n{screen}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys"];
-        args.extend(keys);
-        self.run(&args);
-    }
-
-    /// Types `text` literally (no key names).
-    fn type_text(&self, text: &str) {
-        self.run(&["send-keys", "-l", text]);
+impl Deref for KakSession {
+    type Target = Tmux;
+    fn deref(&self) -> &Tmux {
+        &self.tmux
     }
 }
 
-impl Drop for Tmux {
+impl Drop for KakSession {
     fn drop(&mut self) {
         let (kak, name, runtime) = &self.kak;
         if let Ok(mut child) = Command::new(kak).arg("-p").arg(name).env("XDG_RUNTIME_DIR", runtime).stdin(std::process::Stdio::piped()).spawn() {
@@ -96,10 +69,10 @@ impl Drop for Tmux {
         }
         // Bounded: Kakoune's exit ends the only pane and so the server.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.run(&["has-session"]).status.success() && Instant::now() < deadline {
+        while self.tmux.alive() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = self.run(&["kill-server"]);
+        // Then `tmux` drops: kill-server.
     }
 }
 
@@ -182,7 +155,7 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
     let kakrc = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kakoune/kakrc");
     std::fs::copy(&kakrc, config.join("kak/kakrc")).expect("install the kakrc");
     let socket = format!("tandem-kak-{}-{name}", std::process::id());
-    let session = Tmux { tmux: tmux.to_path_buf(), socket: socket.clone(), kak: (kak.to_path_buf(), socket.clone(), runtime.clone()) };
+    let session = KakSession { tmux: Tmux::new(tmux, socket.clone()), kak: (kak.to_path_buf(), socket.clone(), runtime.clone()) };
     let env = [
         ("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem").to_string()),
         ("TANDEM_PROVIDER", "scripted".into()),
@@ -195,19 +168,10 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
         ("XDG_DATA_HOME", data.display().to_string()),
         ("TERM", "xterm-256color".into()),
     ];
-    let mut args: Vec<String> = vec!["new-session".into(), "-d".into(), "-x".into(), "200".into(), "-y".into(), "50".into()];
-    args.push("-c".into());
-    args.push(root.display().to_string());
-    for (key, value) in &env {
-        args.push("-e".into());
-        args.push(format!("{key}={value}"));
-    }
     // lsp.kak runs `kak-lsp` by name, as from a user's PATH. (Set in the
     // command: tmux gives a new session the client's PATH, not `-e`'s.)
     let path = format!("{}:{}", kak_lsp.parent().expect("kak-lsp's folder").display(), std::env::var("PATH").unwrap_or_default());
-    args.push(format!("PATH='{path}' exec '{}' -s '{socket}' notes.txt", kak.display()));
-    let started = session.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(started.status.success(), "tmux: {}", String::from_utf8_lossy(&started.stderr));
+    session.start(200, 50, &root, &env, &format!("PATH='{path}' exec '{}' -s '{socket}' notes.txt", kak.display()));
 
     // Bounded: 60 s for the whole run.
     let deadline = Instant::now() + Duration::from_secs(60);
