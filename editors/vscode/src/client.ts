@@ -10,6 +10,9 @@ import {
   findServer,
   inputBoxOptions,
   lateEditMessage,
+  MessageRequestParams,
+  messageRequestAnswer,
+  messageRequestView,
   needsConfirmation,
   REJECTED_IN_PREVIEW,
   rejectionMessage,
@@ -131,6 +134,9 @@ export class TandemServer implements vscode.Disposable {
     client.onRequest('tandem/textInput', async (params: TextInputParams, token) =>
       textInputAnswer(await vscode.window.showInputBox(inputBoxOptions(params), token)),
     );
+    // Permission and hook consent prompts: a multi-line or long one in a
+    // modal whose detail shows every line (a notification would fold and cut it).
+    client.onRequest('window/showMessageRequest', (params: MessageRequestParams, token) => showMessageRequest(params, token));
     this.client = client;
     try {
       await client.start();
@@ -237,6 +243,30 @@ export class TandemServer implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+  }
+}
+
+/** Ask the user; a cancelled request (the server gave up waiting) answers null. */
+async function showMessageRequest(
+  params: MessageRequestParams,
+  token: vscode.CancellationToken,
+): Promise<{ title: string } | null> {
+  const view = messageRequestView(params);
+  const options: vscode.MessageOptions = view.modal ? { modal: true, detail: view.detail } : {};
+  const show = (): Thenable<string | undefined> => {
+    if (view.severity === 'error') return vscode.window.showErrorMessage(view.message, options, ...view.titles);
+    if (view.severity === 'warning') return vscode.window.showWarningMessage(view.message, options, ...view.titles);
+    return vscode.window.showInformationMessage(view.message, options, ...view.titles);
+  };
+  let cancelled: vscode.Disposable | undefined;
+  const onCancel = new Promise<undefined>((resolve) => {
+    cancelled = token.onCancellationRequested(() => resolve(undefined));
+  });
+  try {
+    const chosen = await Promise.race([show(), onCancel]);
+    return token.isCancellationRequested ? null : messageRequestAnswer(params, chosen);
+  } finally {
+    cancelled?.dispose();
   }
 }
 

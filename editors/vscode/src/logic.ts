@@ -237,3 +237,55 @@ export function startFailureMessage(serverPath: string, error: string): string {
 export function firstLine(value: string): string {
   return (value ?? '').split('\n')[0];
 }
+
+/** The server's `window/showMessageRequest` (a permission or hook consent prompt). */
+export interface MessageRequestParams {
+  /** LSP MessageType: 1 error, 2 warning, 3 info, 4 log. */
+  type?: number;
+  message?: string;
+  actions?: { title: string }[];
+}
+
+/** How a `window/showMessageRequest` is shown. */
+export interface MessageRequestView {
+  severity: 'error' | 'warning' | 'info';
+  /** A modal dialog, whose detail shows every line; else a notification. */
+  modal: boolean;
+  message: string;
+  detail?: string;
+  titles: string[];
+}
+
+/**
+ * The longest message a notification shows: a notification folds newlines
+ * and cuts long text, so anything longer, or of more than one line, is
+ * shown in a modal dialog instead.
+ */
+export const NOTIFICATION_MAX_CHARS = 160;
+
+/**
+ * A short one-line message stays a notification; a multi-line or long one
+ * (a shell command with a here-doc, a hook's command) becomes a modal with
+ * its first line as the title and every other line, uncut, as the detail.
+ */
+export function messageRequestView(params: MessageRequestParams | undefined): MessageRequestView {
+  const type = params?.type;
+  const severity = type === 1 ? 'error' : type === 2 ? 'warning' : 'info';
+  const titles = (params?.actions ?? []).map((action) => action?.title).filter((t): t is string => typeof t === 'string');
+  const whole = (params?.message ?? '').replace(/\r\n?/g, '\n').replace(/\n+$/, '');
+  const newline = whole.indexOf('\n');
+  if (newline < 0 && whole.length <= NOTIFICATION_MAX_CHARS) {
+    return { severity, modal: false, message: whole, titles };
+  }
+  if (newline < 0) return { severity, modal: true, message: whole, titles };
+  return { severity, modal: true, message: whole.slice(0, newline), detail: whole.slice(newline + 1), titles };
+}
+
+/** The answer to `window/showMessageRequest`: the chosen action, or null (dismissed, cancelled). */
+export function messageRequestAnswer(
+  params: MessageRequestParams | undefined,
+  chosen: string | undefined,
+): { title: string } | null {
+  if (chosen === undefined) return null;
+  return (params?.actions ?? []).find((action) => action?.title === chosen) ?? null;
+}

@@ -6,6 +6,9 @@ import {
   endSummary,
   inputBoxOptions,
   lateEditMessage,
+  messageRequestAnswer,
+  messageRequestView,
+  NOTIFICATION_MAX_CHARS,
   needsConfirmation,
   rejectionMessage,
   relativePath,
@@ -137,5 +140,51 @@ describe('tandem/textInput', () => {
     assert.deepStrictEqual(textInputAnswer('Split step 2.'), { text: 'Split step 2.' });
     assert.deepStrictEqual(textInputAnswer(undefined), { text: null });
     assert.deepStrictEqual(textInputAnswer('  '), { text: null });
+  });
+});
+
+describe('window/showMessageRequest', () => {
+  const ACTIONS = [{ title: 'Allow once' }, { title: 'Always allow' }, { title: 'Always allow in this project' }, { title: 'Deny' }];
+  const COMMAND = "cat > /tmp/notes.txt <<'EOF'\nfirst line\nsecond line\nEOF\nrm -rf build";
+  const ASK = `Tandem wants to run a shell command:\n${COMMAND}\n\nAsked because:\n- redirection outside the workspace: /tmp/notes.txt`;
+
+  it('shows a multi-line command in a modal, every line in the detail, uncut', () => {
+    const view = messageRequestView({ type: 2, message: ASK, actions: ACTIONS });
+    assert.strictEqual(view.modal, true);
+    assert.strictEqual(view.severity, 'warning');
+    assert.strictEqual(view.message, 'Tandem wants to run a shell command:');
+    assert.strictEqual(view.detail, `${COMMAND}\n\nAsked because:\n- redirection outside the workspace: /tmp/notes.txt`);
+    assert.strictEqual(`${view.message}\n${view.detail}`, ASK);
+    assert.deepStrictEqual(view.titles, ['Allow once', 'Always allow', 'Always allow in this project', 'Deny']);
+  });
+  it('keeps a short one-line message a notification', () => {
+    assert.deepStrictEqual(messageRequestView({ type: 3, message: 'Apply the edit to src/a.rs?', actions: [{ title: 'Apply' }, { title: 'Reject' }] }), {
+      severity: 'info',
+      modal: false,
+      message: 'Apply the edit to src/a.rs?',
+      titles: ['Apply', 'Reject'],
+    });
+  });
+  it('shows a long one-line message whole in a modal', () => {
+    const long = `Tandem wants to fetch https://example.com/${'a'.repeat(NOTIFICATION_MAX_CHARS)}`;
+    const view = messageRequestView({ type: 2, message: long, actions: ACTIONS });
+    assert.strictEqual(view.modal, true);
+    assert.strictEqual(view.message, long);
+  });
+  it('counts CRLF lines and ignores a trailing newline', () => {
+    assert.strictEqual(messageRequestView({ type: 2, message: 'Run hook?\r\n./check.sh --all' }).detail, './check.sh --all');
+    assert.strictEqual(messageRequestView({ type: 2, message: 'Allow this?\n' }).modal, false);
+  });
+  it('maps the message type to a severity, log and unknown types to info', () => {
+    assert.strictEqual(messageRequestView({ type: 1, message: 'x' }).severity, 'error');
+    assert.strictEqual(messageRequestView({ type: 4, message: 'x' }).severity, 'info');
+    assert.strictEqual(messageRequestView(undefined).severity, 'info');
+    assert.deepStrictEqual(messageRequestView(undefined).titles, []);
+  });
+  it('answers the chosen action, and null when dismissed (which the server takes as a deny)', () => {
+    const params = { type: 2, message: ASK, actions: ACTIONS };
+    assert.deepStrictEqual(messageRequestAnswer(params, 'Always allow'), { title: 'Always allow' });
+    assert.strictEqual(messageRequestAnswer(params, undefined), null);
+    assert.strictEqual(messageRequestAnswer(params, 'Cancel'), null);
   });
 });
