@@ -13,7 +13,9 @@
 //      is untouched, and the end notification names the changed file;
 //   3. "Tandem: Cancel run" while an edit waits in the Refactor Preview:
 //      the preview is discarded, the buffer and the disk keep their text,
-//      and the end notification says the run was cancelled.
+//      and the end notification says the run was cancelled;
+//   4. a multi-line shell command: asked in a modal dialog whose detail
+//      shows every line and why it asks; "Deny" runs nothing.
 //
 // Environment (all required): TANDEM_BIN (the tandem binary), CODE_SERVER
 // (code-server's out/node/entry.js; run with this script's Node, 24),
@@ -78,6 +80,12 @@ function writeScript(oldString, newString) {
     { text: 'Editing.', tool_calls: [{ name: 'edit_file', input: { file_path: 'notes.txt', old_string: oldString, new_string: newString } }] },
     { text: 'Done.' },
   ];
+  fs.writeFileSync(script, JSON.stringify({ turns }));
+}
+
+/** The scripted model: one shell command, then done. */
+function writeShellScript(command) {
+  const turns = [{ text: 'Running.', tool_calls: [{ name: 'run_shell', input: { command } }] }, { text: 'Done.' }];
   fs.writeFileSync(script, JSON.stringify({ turns }));
 }
 
@@ -531,9 +539,44 @@ async function main() {
   assert.strictEqual(disk(), ON_DISK, 'the disk changed');
   log(`check: "${cancelled}"; the preview is discarded; the buffer and the disk are unchanged`);
 
+  // 4. A multi-line shell command is asked in a modal dialog showing every line; Deny runs nothing.
+  await clearNotifications();
+  const made = path.join(dirs.workspace, 'made-by-agent.txt');
+  const commandLines = ['echo first step', 'touch made-by-agent.txt', 'echo third step'];
+  writeShellScript(commandLines.join('\n'));
+  await palette('Tandem: Ask agent');
+  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
+  await page.keyboard.type('Make a file');
+  await page.keyboard.press('Enter');
+  const dialog = await until('the shell command is asked in a modal dialog', () => {
+    const box = document.querySelector('.monaco-dialog-box');
+    const buttons = box ? [...box.querySelectorAll('.monaco-button')].map((b) => b.innerText.trim()) : [];
+    if (!buttons.includes('Deny')) return null;
+    return {
+      message: box.querySelector('.dialog-message-text')?.innerText ?? '',
+      detail: box.querySelector('.dialog-message-detail')?.innerText ?? '',
+      buttons,
+    };
+  });
+  assert.strictEqual(dialog.message, 'Tandem wants to run a shell command:', `the dialog's title: ${JSON.stringify(dialog)}`);
+  assert.deepStrictEqual(dialog.detail.split('\n').slice(0, commandLines.length), commandLines, `the dialog does not show every line: ${JSON.stringify(dialog)}`);
+  assert.ok(dialog.detail.includes('Asked because:'), `the dialog does not say why it asks: ${JSON.stringify(dialog)}`);
+  for (const title of ['Allow once', 'Always allow', 'Deny']) assert.ok(dialog.buttons.includes(title), `no "${title}" in ${JSON.stringify(dialog.buttons)}`);
+  assert.ok(!(await notifications(page)).some((t) => t.includes('wants to run')), 'the ask is also a notification');
+  log(`check: the shell command is asked in a modal with every line (${JSON.stringify(dialog.detail.split('\n').slice(0, commandLines.length))})`);
+  await page.evaluate(() => {
+    const deny = [...document.querySelectorAll('.monaco-dialog-box .monaco-button')].find((b) => b.innerText.trim() === 'Deny');
+    if (deny) deny.click();
+  });
+  await until('the dialog closes', () => !document.querySelector('.monaco-dialog-box'));
+  const denied = await waitForToast('the run with the denied command ends', RUN_ENDED);
+  assert.ok(denied.includes('Tandem: run completed.'), `the run did not complete after the deny: ${denied}`);
+  assert.ok(!fs.existsSync(made), 'the denied command ran');
+  log(`check: "Deny" ran nothing; "${denied}"`);
+
   clearTimeout(deadline);
   await cleanup();
-  log('PASSED: missing binary, ask with unsaved typing reviewed in the Refactor Preview, cancel during review');
+  log('PASSED: missing binary, ask with unsaved typing reviewed in the Refactor Preview, cancel during review, a multi-line command asked in a modal');
 }
 
 main().catch((error) => void fail(error));
