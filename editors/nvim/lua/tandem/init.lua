@@ -107,6 +107,11 @@ M.handlers = {
     end
     return { text = text }
   end,
+  -- Permission asks, hook consent and the plan review: the whole message
+  -- in a float, the actions through vim.ui.select (lua/tandem/prompt.lua).
+  ['window/showMessageRequest'] = function(err, params, ctx)
+    return require('tandem.prompt').show_message_request(err, params, ctx)
+  end,
   ['$/cancelRequest'] = function(err, params, ctx)
     await.cancel_request(err, params, ctx)
   end,
