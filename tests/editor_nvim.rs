@@ -88,6 +88,8 @@ struct Outcome {
     disk: String,
     /// The tool_result events, in order.
     results: Vec<serde_json::Value>,
+    /// The names in the workspace's root after the run.
+    files: Vec<String>,
 }
 
 const ON_DISK: &str = "line one\nline two\nline three\n";
@@ -171,7 +173,11 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
         .cloned()
         .collect();
     let disk = std::fs::read_to_string(&workspace.file).expect("read notes.txt");
-    Outcome { report, disk, results }
+    let files = std::fs::read_dir(&workspace.root)
+        .expect("list the workspace")
+        .map(|entry| entry.expect("a workspace entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    Outcome { report, disk, results, files }
 }
 
 /// Read, let the user type mid-run (through Neovim's own RPC server, as a
@@ -584,5 +590,86 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
         assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");
         assert_eq!(after_second[first_run.len() + 1], "## second question", "{report:#}");
         assert_eq!(after_second.last().map(String::as_str), Some("**— completed —**"), "{report:#}");
+    }
+}
+
+/// A multi-line shell command asked in the default mode: the plugin shows
+/// the whole question (every line of the command) in a float while
+/// vim.ui.select offers the actions (a picker plugin would show only one
+/// line), and the chosen action is the answer. Returns the outcome and
+/// whether `made.txt` was created.
+fn multi_line_shell_ask(nvim: &Path, answer: &'static str, env: &[(&'static str, &'static str)]) -> (Outcome, bool) {
+    let workspace_marker = "made.txt";
+    let outcome = run_nvim(
+        nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "Building.", "tool_calls": [{"name": "run_shell", "input": {"command": "echo building\ntouch made.txt"}}]},
+                {"text": "Done."}
+            ]),
+            env: [&[("SCENARIO_MODE", "default"), ("SCENARIO_PROMPT_ANSWER", answer)], env].concat(),
+        },
+    );
+    let report = &outcome.report;
+    let asked = report["asked"].as_array().cloned().unwrap_or_default();
+    assert_eq!(asked.len(), 1, "one question, through the plugin's picker: {report:#}");
+    let question = &asked[0];
+    let chosen = if answer == "LateAllow" { "Allow once" } else { answer };
+    assert_eq!(question["choice"], chosen, "{report:#}");
+    let items = question["items"].as_array().cloned().unwrap_or_default();
+    assert!(items.contains(&serde_json::json!("Allow once")) && items.contains(&serde_json::json!("Deny")), "{report:#}");
+    let floats = question["floats"].as_array().cloned().unwrap_or_default();
+    assert_eq!(floats.len(), 1, "the question is shown in a float: {report:#}");
+    assert_eq!(floats[0]["floating"], true, "{report:#}");
+    let shown = lines(&floats[0], "lines");
+    assert!(shown.iter().any(|l| l.contains("echo building")), "every line of the command is shown: {shown:#?}");
+    assert!(shown.iter().any(|l| l.contains("touch made.txt")), "every line of the command is shown: {shown:#?}");
+    assert!(shown.len() > 2, "the whole message, not one line: {shown:#?}");
+    // Answered: the float is closed.
+    assert_eq!(report["prompts_left"], 0, "{report:#}");
+    let made = outcome.files.iter().any(|name| name == workspace_marker);
+    (outcome, made)
+}
+
+/// "Deny" in the plugin's question: the command does not run.
+#[test]
+fn neovim_shows_a_whole_multi_line_command_and_deny_refuses_it() {
+    for nvim in nvims("neovim_shows_a_whole_multi_line_command_and_deny_refuses_it") {
+        let (outcome, made) = multi_line_shell_ask(&nvim, "Deny", &[]);
+        assert!(!made, "the denied command did not run: {:#}", outcome.report);
+        assert_eq!(outcome.results[0]["is_error"], true, "{:#}", outcome.results[0]);
+    }
+}
+
+/// "Allow once" in the plugin's question: the whole command runs.
+#[test]
+fn neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it() {
+    for nvim in nvims("neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it") {
+        let (outcome, made) = multi_line_shell_ask(&nvim, "Allow once", &[]);
+        assert!(made, "the allowed command ran: {:#}", outcome.report);
+        assert_eq!(outcome.results[0]["is_error"], false, "{:#}", outcome.results[0]);
+        let content = outcome.results[0]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("building"), "{content}");
+    }
+}
+
+/// The server stops waiting for the answer (its prompt timeout) and
+/// withdraws the question: the plugin closes the picker and the float, the
+/// user's "Allow once" that comes after it is ignored, and the command does
+/// not run.
+#[test]
+fn neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing() {
+    for nvim in nvims("neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing") {
+        let (outcome, made) = multi_line_shell_ask(&nvim, "LateAllow", &[("SCENARIO_PROMPT_MS", "1000")]);
+        let report = &outcome.report;
+        assert_eq!(report["prompt_picker_closed"], true, "the plugin closed the picker: {report:#}");
+        assert!(!made, "the withdrawn command did not run: {report:#}");
+        assert_eq!(outcome.results[0]["is_error"], true, "{:#}", outcome.results[0]);
+        assert!(
+            messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
+            "{report:#}"
+        );
     }
 }

@@ -51,7 +51,56 @@ local ok, err = pcall(function()
   -- (through vim.ui.select, as a picker would give it); the preview on
   -- screen and the statusline at that moment go into the report.
   report.reviews = {}
+  -- The plugin's questions (window/showMessageRequest): the float on
+  -- screen goes into the report, and the answer is SCENARIO_PLAN_ANSWER,
+  -- else SCENARIO_PROMPT_ANSWER, else "Allow once" or "Apply".
+  report.asked = {}
+  local function answer_prompt(items, opts, on_choice)
+    local floats = {}
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local buf = vim.api.nvim_win_get_buf(win)
+      if vim.b[buf].tandem_prompt then
+        table.insert(floats, {
+          floating = vim.api.nvim_win_get_config(win).relative ~= '',
+          lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+        })
+      end
+    end
+    local wanted_answer = env.SCENARIO_PROMPT_ANSWER
+    if wanted_answer == 'LateAllow' then
+      -- A picker plugin's floating window stays open until the server
+      -- withdraws the question (its prompt timeout); the plugin should
+      -- close it. The user then presses "Allow once" anyway.
+      local picker_buf = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_lines(picker_buf, 0, -1, false, items)
+      local picker = vim.api.nvim_open_win(picker_buf, false, {
+        relative = 'editor', row = 2, col = 2, width = 30, height = #items, style = 'minimal',
+      })
+      report.prompt_picker_closed = vim.wait(15000, function()
+        return not vim.api.nvim_win_is_valid(picker)
+      end, 20)
+      if not report.prompt_picker_closed then
+        vim.api.nvim_win_close(picker, true)
+      end
+      wanted_answer = 'Allow once'
+    end
+    local choice = nil
+    -- (false stands for an unset variable: a nil would end ipairs.)
+    local answers = { env.SCENARIO_PLAN_ANSWER or false, wanted_answer or false, 'Allow once', 'Apply' }
+    for _, wanted in ipairs(answers) do
+      for _, item in ipairs(items) do
+        if choice == nil and item == wanted then
+          choice = item
+        end
+      end
+    end
+    table.insert(report.asked, { prompt = opts.prompt, items = items, floats = floats, choice = choice })
+    on_choice(choice)
+  end
   vim.ui.select = function(items, opts, on_choice)
+    if opts.kind == 'tandem_prompt' then
+      return answer_prompt(items, opts, on_choice)
+    end
     local preview = {}
     for _, win in ipairs(vim.api.nvim_list_wins()) do
       local buf = vim.api.nvim_win_get_buf(win)
@@ -135,6 +184,9 @@ local ok, err = pcall(function()
   local settings = nil
   if env.SCENARIO_APPLY_EDIT_MS then
     settings = { timeouts = { applyEditMs = tonumber(env.SCENARIO_APPLY_EDIT_MS) } }
+  end
+  if env.SCENARIO_PROMPT_MS then
+    settings = { timeouts = { promptMs = tonumber(env.SCENARIO_PROMPT_MS) } }
   end
   tandem.setup({
     settings = settings,
@@ -231,6 +283,13 @@ local ok, err = pcall(function()
     return previews() == 0
   end, 20)
   report.previews_left = previews()
+  -- The plugin's question floats still open (none once answered).
+  report.prompts_left = 0
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.b[vim.api.nvim_win_get_buf(win)].tandem_prompt then
+      report.prompts_left = report.prompts_left + 1
+    end
+  end
   report.status_after = tandem.status()
   -- :TandemCancel with nothing running says so.
   vim.cmd('TandemCancel')

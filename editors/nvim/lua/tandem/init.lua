@@ -1,6 +1,7 @@
 -- Tandem for Neovim: starts `tandem lsp`, sends `tandem.ask`, shows the live
 -- transcript from `tandem/runEvent`, reviews the agent's edits with a diff
--- (lua/tandem/review.lua), and saves buffers on `tandem/saveDocuments`.
+-- (lua/tandem/review.lua), shows Tandem's questions whole in a float
+-- (lua/tandem/prompt.lua), and saves buffers on `tandem/saveDocuments`.
 --
 -- Edits arrive as ordinary `workspace/applyEdit` requests, so they land in
 -- the undo history like any other change (`u` undoes the agent's edit).
@@ -106,6 +107,11 @@ M.handlers = {
       return { text = vim.NIL }
     end
     return { text = text }
+  end,
+  -- Permission asks, hook consent and the plan review: the whole message
+  -- in a float, the actions through vim.ui.select (lua/tandem/prompt.lua).
+  ['window/showMessageRequest'] = function(err, params, ctx)
+    return require('tandem.prompt').show_message_request(err, params, ctx)
   end,
   ['$/cancelRequest'] = function(err, params, ctx)
     await.cancel_request(err, params, ctx)

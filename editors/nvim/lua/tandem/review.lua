@@ -119,13 +119,17 @@ function M.unified(changes)
   return lines
 end
 
---- Show the preview; returns a function that closes it.
-local function show_float(title, lines)
+--- Show `lines` in a floating window at the top of the editor, next to
+--- the vim.ui.select choice; returns a function that closes it. `opts`:
+--- `filetype` ('diff' by default) and `mark` (the buffer variable set to
+--- true, 'tandem_review' by default).
+function M.show_float(title, lines, opts)
+  opts = opts or {}
   local bufnr = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
-  vim.bo[bufnr].filetype = 'diff'
+  vim.bo[bufnr].filetype = opts.filetype or 'diff'
   vim.bo[bufnr].modifiable = false
-  vim.b[bufnr].tandem_review = true
+  vim.b[bufnr][opts.mark or 'tandem_review'] = true
   local width = math.min(math.max(40, vim.o.columns - 8), 120)
   local height = math.min(#lines, math.max(3, vim.o.lines - 10))
   local win = vim.api.nvim_open_win(bufnr, false, {
@@ -219,7 +223,7 @@ function M.apply_edit(_, params, ctx)
     if M.options.layout == 'split' and #changes == 1 then
       close = show_split(changes[1])
     else
-      close = show_float(label, M.unified(changes))
+      close = M.show_float(label, M.unified(changes))
     end
     state.set_reviewing(label)
     local choice = choose(label .. ' — apply this edit?')
