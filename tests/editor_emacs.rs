@@ -11,8 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+#[path = "common/notes.rs"]
+mod notes;
 #[path = "common/tmux.rs"]
 mod tmux;
+use notes::{read_then_edit, NotesWorkspace, ON_DISK};
 use tmux::{which, Tmux};
 
 fn tools() -> Option<(PathBuf, PathBuf)> {
@@ -27,7 +30,6 @@ fn skip(name: &str) {
     eprintln!("SKIPPED {name}: emacs with elpa-eglot and tmux are not installed");
 }
 
-const ON_DISK: &str = "line one\nline two\nline three\n";
 
 struct Scenario {
     mode: &'static str,
@@ -53,18 +55,9 @@ struct Outcome {
 }
 
 fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outcome {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().canonicalize().expect("canonical temp dir");
-    std::fs::create_dir(root.join(".git")).expect("mark the root");
-    let file = root.join("notes.txt");
-    std::fs::write(&file, ON_DISK).expect("write notes.txt");
-    let turns = serde_json::json!([
-        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
-        {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
-        {"text": "Done."}
-    ]);
-    let script = root.join(".git/script.json");
-    std::fs::write(&script, serde_json::json!({"turns": turns}).to_string()).expect("write script");
+    let workspace = NotesWorkspace::new();
+    let (root, file) = (&workspace.root, &workspace.file);
+    let script = workspace.write_script(&serde_json::json!({"turns": read_then_edit()}).to_string());
     let out = root.join(".git/report.json");
     // Each Emacs gets its own HOME: natively compiled Emacs writes its
     // eln-cache under ~/.emacs.d, and two Emacs compiling the same file
@@ -90,7 +83,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
         ("TERM", "xterm-256color".into()),
         ("HOME", home.path().display().to_string()),
     ];
-    session.start(200, 50, &root, &env, &format!("'{}' -nw -Q -l '{}'", emacs.display(), scenario_el.display()));
+    session.start(200, 50, root, &env, &format!("'{}' -nw -Q -l '{}'", emacs.display(), scenario_el.display()));
 
     // Answer each prompt when it is on screen; then wait for the report.
     // Bounded: 60 s for the whole run.
@@ -126,7 +119,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
     };
     assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
     let results = report["events"].as_array().expect("events").iter().filter(|e| e["type"] == "tool_result").cloned().collect();
-    let disk = std::fs::read_to_string(&file).expect("read notes.txt");
+    let disk = workspace.disk();
     Outcome { report, disk, results, screens }
 }
 

@@ -20,8 +20,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "common/notes.rs"]
+mod notes;
 #[path = "common/tmux.rs"]
 mod tmux;
+use notes::{read_then_edit, NotesWorkspace, ON_DISK};
 use tmux::{which, Tmux};
 
 fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
@@ -37,7 +40,6 @@ fn skip(name: &str) {
     eprintln!("SKIPPED {name}: kak (kakoune), kak-lsp and tmux are not installed");
 }
 
-const ON_DISK: &str = "line one\nline two\nline three\n";
 const TYPED: &str = "typed by the user";
 
 /// Ends Kakoune (and so kak-lsp and Tandem), then the tmux server, however
@@ -125,18 +127,9 @@ enum Via {
 /// `answer`: what the user types in kak-lsp's menu of Tandem's actions
 /// before Enter ("" takes the first, Apply).
 fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, answer: &str) -> Outcome {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().canonicalize().expect("canonical temp dir");
-    std::fs::create_dir(root.join(".git")).expect("mark the root");
-    let file = root.join("notes.txt");
-    std::fs::write(&file, ON_DISK).expect("write notes.txt");
-    let turns = serde_json::json!([
-        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
-        {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
-        {"text": "Done."}
-    ]);
-    let script = root.join(".git/script.json");
-    std::fs::write(&script, serde_json::json!({"turns": turns}).to_string()).expect("write script");
+    let workspace = NotesWorkspace::new();
+    let root = &workspace.root;
+    let script = workspace.write_script(&serde_json::json!({"turns": read_then_edit()}).to_string());
     // Kakoune, kak-lsp and Tandem keep nothing outside these folders.
     let state = tempfile::tempdir().expect("temp state");
     let home = state.path().join("home");
@@ -171,7 +164,7 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
     // lsp.kak runs `kak-lsp` by name, as from a user's PATH. (Set in the
     // command: tmux gives a new session the client's PATH, not `-e`'s.)
     let path = format!("{}:{}", kak_lsp.parent().expect("kak-lsp's folder").display(), std::env::var("PATH").unwrap_or_default());
-    session.start(200, 50, &root, &env, &format!("PATH='{path}' exec '{}' -s '{socket}' notes.txt", kak.display()));
+    session.start(200, 50, root, &env, &format!("PATH='{path}' exec '{}' -s '{socket}' notes.txt", kak.display()));
 
     // Bounded: 60 s for the whole run.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -224,7 +217,7 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
         std::thread::sleep(Duration::from_millis(20));
     };
     let buffer = std::fs::read_to_string(out.join("buffer.txt")).expect("read the buffer report");
-    let disk = std::fs::read_to_string(&file).expect("read notes.txt");
+    let disk = workspace.disk();
     Outcome { buffer, modified, disk, records, prompt_screen }
 }
 

@@ -16,6 +16,10 @@
 use std::path::Path;
 use std::process::Command;
 
+#[path = "common/notes.rs"]
+mod notes;
+use notes::{read_then_edit, NotesWorkspace, ON_DISK};
+
 /// The Neovims to run each test with: the binaries `TANDEM_NVIMS` names
 /// (separated by `:`; `.ci/run` names 0.11 and 0.12-dev, which differ in
 /// what they advertise, e.g. change annotations), else `nvim` on PATH. None
@@ -92,52 +96,31 @@ struct Outcome {
     files: Vec<String>,
 }
 
-const ON_DISK: &str = "line one\nline two\nline three\n";
-
-/// A temp workspace marked as a project root, holding `notes.txt` as [`ON_DISK`].
-struct NotesWorkspace {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-    file: std::path::PathBuf,
-}
-
-impl NotesWorkspace {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().canonicalize().expect("canonical temp dir");
-        std::fs::create_dir(root.join(".git")).expect("mark the root");
-        let file = root.join("notes.txt");
-        std::fs::write(&file, ON_DISK).expect("write notes.txt");
-        NotesWorkspace { _dir: dir, root, file }
-    }
-
-    /// Run `tests/nvim/LUA` in a headless Neovim in this workspace, with the
-    /// scripted model replaying `script` and `env` besides; the scenario's
-    /// report, checked for errors.
-    fn run_scenario<'a>(&self, nvim: &Path, lua: &str, script: &str, env: impl IntoIterator<Item = (&'a str, &'a std::ffi::OsStr)>) -> serde_json::Value {
-        let script_path = self.root.join(".git/script.json");
-        std::fs::write(&script_path, script).expect("write script");
-        let out = self.root.join(".git/report.json");
-        let status = Command::new(nvim)
-            .args(["--headless", "--clean", "-u", "NONE", "-l"])
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim").join(lua))
-            .current_dir(&self.root)
-            .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
-            .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
-            .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
-            .env("TANDEM_PROVIDER", "scripted")
-            .env("TANDEM_SCRIPT", &script_path)
-            .env("SCENARIO_FILE", &self.file)
-            .env("SCENARIO_OUT", &out)
-            .envs(env)
-            .status()
-            .expect("run nvim");
-        assert!(status.success(), "nvim exited with {status}");
-        let report: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
-        assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
-        report
-    }
+/// Run `tests/nvim/LUA` in a headless Neovim in `workspace`, with the
+/// scripted model replaying `script` and `env` besides; the scenario's
+/// report, checked for errors.
+fn run_scenario<'a>(workspace: &NotesWorkspace, nvim: &Path, lua: &str, script: &str, env: impl IntoIterator<Item = (&'a str, &'a std::ffi::OsStr)>) -> serde_json::Value {
+    let script_path = workspace.write_script(script);
+    let out = workspace.root.join(".git/report.json");
+    let status = Command::new(nvim)
+        .args(["--headless", "--clean", "-u", "NONE", "-l"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim").join(lua))
+        .current_dir(&workspace.root)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+        .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script_path)
+        .env("SCENARIO_FILE", &workspace.file)
+        .env("SCENARIO_OUT", &out)
+        .envs(env)
+        .status()
+        .expect("run nvim");
+    assert!(status.success(), "nvim exited with {status}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
+    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    report
 }
 
 /// Runs a scenario in a headless Neovim on a workspace holding `notes.txt`.
@@ -160,7 +143,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
     ]
     .into_iter()
     .chain(scenario.env.iter().map(|&(key, value)| (key, value.as_ref())));
-    let report = workspace.run_scenario(nvim, "ask_scenario.lua", &format!("{{\"turns\": {turns}}}"), env);
+    let report = run_scenario(&workspace, nvim, "ask_scenario.lua", &format!("{{\"turns\": {turns}}}"), env);
     let cancels = scenario.env.iter().any(|&(key, value)| key == "SCENARIO_REVIEW" && value.starts_with("Cancel"));
     if !cancels {
         assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
@@ -172,7 +155,7 @@ fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
         .filter(|e| e["type"] == "tool_result")
         .cloned()
         .collect();
-    let disk = std::fs::read_to_string(&workspace.file).expect("read notes.txt");
+    let disk = workspace.disk();
     let files = std::fs::read_dir(&workspace.root)
         .expect("list the workspace")
         .map(|entry| entry.expect("a workspace entry").file_name().to_string_lossy().into_owned())
@@ -290,13 +273,6 @@ fn messages(report: &serde_json::Value) -> Vec<String> {
     report["messages"].as_array().map(|a| a.iter().map(|m| m["message"].as_str().unwrap_or_default().to_string()).collect()).unwrap_or_default()
 }
 
-fn read_then_edit() -> serde_json::Value {
-    serde_json::json!([
-        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
-        {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
-        {"text": "Done."}
-    ])
-}
 
 /// A [`read_then_edit`] run with nothing typed, in the default mode (the
 /// edit is reviewed), with `env` besides (SCENARIO_REVIEW, …).
@@ -566,7 +542,7 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
             {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
             {"text": "It has three lines."}
         ]});
-        let report = NotesWorkspace::new().run_scenario(&nvim, "resume_scenario.lua", &script.to_string(), []);
+        let report = run_scenario(&NotesWorkspace::new(), &nvim, "resume_scenario.lua", &script.to_string(), []);
         assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
         let first_run = lines(&report, "after_first");
         assert_eq!(
