@@ -43,6 +43,9 @@ pub enum Origin {
     ProjectSettings,
     /// `.tandem/settings.local.json`
     LocalSettings,
+    /// The ACP client's `session/new` (`mcpServers`): the user configured
+    /// them in the editor.
+    Client,
 }
 
 impl Origin {
@@ -58,6 +61,7 @@ impl Origin {
             Origin::UserSettings => "~/.tandem/settings.json",
             Origin::ProjectSettings => ".tandem/settings.json",
             Origin::LocalSettings => ".tandem/settings.local.json",
+            Origin::Client => "the editor (ACP mcpServers)",
         }
     }
 }
