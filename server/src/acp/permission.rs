@@ -43,14 +43,15 @@ impl PermissionPolicy for AcpPolicy {
         let hook = crate::permissions::pre_tool_use(&crate::hooks::current(&self.hooks), request).await;
         match self.policy.decide_with_hook(call, hook) {
             Verdict::Allow => PermissionDecision::Allow,
+            Verdict::Approved => PermissionDecision::Approved,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),
             Verdict::ReviewInEditor => match &request.kind {
                 ToolKind::Edit { path } => match self.core.edit_always(path) {
-                    Some(true) => PermissionDecision::Allow,
+                    Some(true) => PermissionDecision::Approved,
                     Some(false) => PermissionDecision::Deny("the user rejected every edit to this file for this session".into()),
                     None if self.client_writes && ClientFiles::handles(path) => PermissionDecision::ReviewInEditor,
                     None => match self.core.review_edit_text(request).await {
-                        Ok(()) => PermissionDecision::Allow,
+                        Ok(()) => PermissionDecision::Approved,
                         Err(reason) => PermissionDecision::Deny(reason),
                     },
                 },
@@ -65,11 +66,11 @@ impl AcpPolicy {
     async fn ask(&self, request: &PermissionRequest, info: &AskInfo) -> PermissionDecision {
         let question = crate::permissions::headless::ask_text(request, info);
         match self.core.ask(request, &question, !info.always.is_empty()).await {
-            Answer::AllowOnce => PermissionDecision::Allow,
+            Answer::AllowOnce => PermissionDecision::Approved,
             Answer::AllowAlways => {
                 // For this thread: its later runs keep it, no other thread has it.
                 request.grants.add(info.always.iter().map(ToString::to_string));
-                PermissionDecision::Allow
+                PermissionDecision::Approved
             }
             Answer::RejectOnce => PermissionDecision::Deny("the user rejected it".into()),
             Answer::RejectAlways => {
