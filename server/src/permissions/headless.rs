@@ -52,11 +52,11 @@ impl HeadlessPolicy {
         options.push(DENY);
         let answer = terminal.choose(&question, &options).await;
         match answer.as_deref() {
-            Some(ALLOW_ONCE) => PermissionDecision::Allow,
+            Some(ALLOW_ONCE) => PermissionDecision::Approved,
             Some(ALWAYS_ALLOW) => {
                 // For this conversation: its later runs keep it, no other thread has it.
                 request.grants.add(info.always.iter().map(ToString::to_string));
-                PermissionDecision::Allow
+                PermissionDecision::Approved
             }
             Some(ALWAYS_ALLOW_SAVE) => {
                 self.policy.allow_for_session(&info.always);
@@ -64,7 +64,7 @@ impl HeadlessPolicy {
                 if let Err(err) = self.project_rules.save_allow(&rules) {
                     tracing::warn!("cannot save the rule: {err}");
                 }
-                PermissionDecision::Allow
+                PermissionDecision::Approved
             }
             Some(_) => PermissionDecision::Deny("the user denied it".into()),
             None => PermissionDecision::Deny("no answer at the terminal".into()),
@@ -78,7 +78,7 @@ impl HeadlessPolicy {
             question.push_str(preview);
         }
         match terminal.choose(&question, &[APPLY, REJECT]).await.as_deref() {
-            Some(APPLY) => PermissionDecision::Allow,
+            Some(APPLY) => PermissionDecision::Approved,
             _ => PermissionDecision::Deny("the user rejected the change".into()),
         }
     }
@@ -114,6 +114,7 @@ impl PermissionPolicy for HeadlessPolicy {
             Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits, granted: &granted };
         match self.policy.decide_with_hook(call, request.hook.clone()) {
             Verdict::Allow => PermissionDecision::Allow,
+            Verdict::Approved => PermissionDecision::Approved,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),
             Verdict::ReviewInEditor => match &self.terminal {
                 Some(terminal) => self.review(terminal.as_ref(), request).await,
@@ -221,7 +222,7 @@ mod tests {
         let saved = Arc::new(Saved::default());
         let rules = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.path().to_path_buf()]);
         let policy = HeadlessPolicy::new(rules, Some(terminal.clone()), saved.clone());
-        assert_eq!(policy.decide(&shell("git push origin main")).await, PermissionDecision::Allow);
+        assert_eq!(policy.decide(&shell("git push origin main")).await, PermissionDecision::Approved);
         // The rule covers the same subcommand without asking again...
         assert_eq!(policy.decide(&shell("git push origin other")).await, PermissionDecision::Allow);
         // ...and nothing else.

@@ -22,6 +22,7 @@ pub mod permission_mode;
 pub mod plan_mode;
 pub mod read_file;
 pub mod run_shell;
+pub mod shell_sandbox;
 pub mod skill;
 pub mod sub_agent;
 #[cfg(test)]
@@ -47,6 +48,7 @@ use crate::workspace::Workspace;
 
 pub use executor::{Executor, PermissionDecision, PermissionPolicy, PermissionRequest, ToolCall, ToolResult};
 pub use permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
+pub use shell_sandbox::{ShellProfile, ShellSandbox};
 pub use tool_hooks::{PreHook, ToolHooks};
 
 /// Results longer than this many characters are cut (head and tail kept).
@@ -83,6 +85,12 @@ pub struct ToolContext {
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
+    /// The sandbox shell commands run in (`None`: no sandbox, because
+    /// settings switched it off or none can start here; the host says so).
+    pub sandbox: Option<Arc<dyn ShellSandbox>>,
+    /// Set by the executor for one call from how it was permitted (see
+    /// [`shell_sandbox`]): how much the sandbox lets a command do.
+    pub shell_profile: ShellProfile,
     /// The id of the call being run (set by the loop for each call; empty
     /// outside one). Sub-agents name it as their events' `parent`.
     pub call_id: String,
@@ -99,6 +107,8 @@ impl ToolContext {
             run: Arc::default(),
             editor_review: false,
             child_env: Arc::default(),
+            sandbox: None,
+            shell_profile: ShellProfile::Unasked,
             call_id: String::new(),
             registry: ToolRegistry::default(),
         }
