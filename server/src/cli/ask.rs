@@ -146,14 +146,17 @@ impl Terminal for StdinTerminal {
                 let _ = writeln!(stderr, "  {}) {option}", index + 1);
             }
             loop {
-                let _ = write!(stderr, "Choose 1-{}: ", options.len());
+                let _ = write!(stderr, "Choose {}: ", super::choice::hint(&options));
                 let _ = stderr.flush();
                 let mut line = String::new();
                 if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
                     return None;
                 }
-                if let Some(option) = line.trim().parse::<usize>().ok().and_then(|n| options.get(n.wrapping_sub(1))) {
-                    return Some(option.clone());
+                match super::choice::parse(&line, &options) {
+                    Ok(index) => return options.get(index).cloned(),
+                    Err(why) => {
+                        let _ = writeln!(stderr, "{why}");
+                    }
                 }
             }
         })
