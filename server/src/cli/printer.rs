@@ -96,18 +96,6 @@ impl Printer {
         self
     }
 
-    /// Forget the last run's changed files (a chat prints one summary per run).
-    pub fn next_run(&mut self) {
-        self.files_changed.clear();
-        self.edit_calls.clear();
-        self.depths.clear();
-        self.speaker = None;
-        self.retries = 0;
-        if let Some(spinner) = &self.spinner {
-            spinner.restart();
-        }
-    }
-
     /// Also keep every event in `tee`.
     pub fn with_tee(mut self, tee: Arc<Mutex<Vec<RunEvent>>>) -> Self {
         self.tee = Some(tee);
@@ -462,20 +450,6 @@ impl Spinner {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.activity = activity;
         state.since = Instant::now();
-    }
-
-    /// Spin again for the next run of a chat (after `stop` at a run's end).
-    fn restart(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let was_stopped = state.stopped;
-        state.stopped = false;
-        state.active = true;
-        state.activity = "working…".to_string();
-        state.since = Instant::now();
-        drop(state);
-        if was_stopped {
-            spawn_ticker(Arc::clone(&self.state));
-        }
     }
 
     fn resume(&self) {
