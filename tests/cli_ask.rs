@@ -189,7 +189,7 @@ async fn the_summary_counts_edits_by_status_with_their_lines() {
     let output = command.output().await.unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{stdout}");
-    let last = stdout.lines().filter(|l| !l.is_empty()).last().unwrap();
+    let last = stdout.lines().rev().find(|l| !l.is_empty()).unwrap();
     assert!(
         last.contains(" · 3 edits: 3 applied. Changed: a.txt line 2; a.txt lines 4-5; b.txt line 1. · thread "),
         "{stdout}"
