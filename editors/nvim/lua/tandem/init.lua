@@ -41,6 +41,7 @@ function M.server_settings()
   local settings = {
     saveDocuments = true,
     textInput = true,
+    codeIntel = true,
     provider = c.provider,
     model = c.model,
     permissionMode = c.permission_mode,
@@ -115,6 +116,11 @@ M.handlers = {
   -- in a float, the actions through vim.ui.select (lua/tandem/prompt.lua).
   ['window/showMessageRequest'] = function(err, params, ctx)
     return require('tandem.prompt').show_message_request(err, params, ctx)
+  end,
+  -- The agent's questions to the buffer's other language servers
+  -- (lua/tandem/code_intel.lua).
+  ['tandem/codeIntel'] = function(err, params, ctx)
+    return require('tandem.code_intel').handle(err, params, ctx)
   end,
   ['$/cancelRequest'] = function(err, params, ctx)
     await.cancel_request(err, params, ctx)
