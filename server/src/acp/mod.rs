@@ -39,7 +39,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Stdio};
 
-use crate::agent::permission::PermissionMode;
+use crate::tools::PermissionMode;
 use crate::agent::RunRequest;
 use client::{ClientLink, SdkLink};
 use run::{ClientOffers, OpenError, PromptError, Session};

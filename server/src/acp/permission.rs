@@ -25,7 +25,6 @@ use crate::tools::ToolKind;
 
 pub struct AcpPolicy {
     pub policy: Policy,
-    pub hooks: crate::hooks::SharedHooks,
     pub core: Arc<SessionCore>,
     /// The client offers `fs/write_text_file`: edits to files on disk go through it.
     pub client_writes: bool,
@@ -40,8 +39,7 @@ impl PermissionPolicy for AcpPolicy {
         if let Some(reason) = self.core.session_denial(call) {
             return PermissionDecision::Deny(reason);
         }
-        let hook = crate::permissions::pre_tool_use(&crate::hooks::current(&self.hooks), request).await;
-        match self.policy.decide_with_hook(call, hook) {
+        match self.policy.decide_with_hook(call, request.hook.clone()) {
             Verdict::Allow => PermissionDecision::Allow,
             Verdict::Approved => PermissionDecision::Approved,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),

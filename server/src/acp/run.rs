@@ -18,7 +18,7 @@ use super::permission::AcpPolicy;
 use super::session::{call_key, AcpPlanReview, SessionCore};
 use super::updates::UpdateMapper;
 use crate::agent::config::ProviderConfig;
-use crate::agent::permission::PermissionMode;
+use crate::tools::PermissionMode;
 use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{McpConfig, Origin, ServerConfig, Transport};
 use crate::mcp::{Approvals, McpManager};
@@ -53,6 +53,7 @@ pub struct Session {
     mcp: Arc<McpManager>,
     mcp_startup: Duration,
     settings: Settings,
+    hooks: crate::hooks::SharedHooks,
     policy: Arc<AcpPolicy>,
     /// Taken by the running prompt: a second prompt finds it locked.
     thread: Arc<tokio::sync::Mutex<Conversation>>,
@@ -165,7 +166,7 @@ pub fn open(
     // Hooks: the project's run only when the user approved them (in
     // `tandem ask` or the editor); the user's always.
     let consent = crate::consent::ConsentStore::for_user();
-    let (hooks, problems) = crate::hooks::Hooks::from_settings(&settings, &root, consent.as_ref());
+    let (hooks, problems) = crate::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), &root, consent.as_ref());
     for problem in problems {
         tracing::warn!("hooks: {problem}");
     }
@@ -173,13 +174,12 @@ pub fn open(
     let mode = settings.permission_mode.unwrap_or_default();
     let policy = Arc::new(AcpPolicy {
         policy: Policy::new(policy_mode(mode), &settings.permissions, workspace.roots()),
-        hooks: Arc::clone(&hooks),
         core: Arc::clone(&core),
         client_writes: offers.read_text_file && offers.write_text_file,
     });
     let mut registry = ToolRegistry::builtin();
     registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_policy(Arc::clone(&policy) as Arc<dyn crate::tools::PermissionPolicy>).with_hooks(hooks);
+    let executor = Executor::new(registry).with_policy(Arc::clone(&policy) as Arc<dyn crate::tools::PermissionPolicy>).with_hooks(Arc::clone(&hooks) as Arc<dyn crate::tools::ToolHooks>);
     Ok(Arc::new(Session {
         core,
         workspace,
@@ -187,6 +187,7 @@ pub fn open(
         mcp,
         mcp_startup,
         settings,
+        hooks,
         policy,
         thread: Arc::new(tokio::sync::Mutex::new(conversation)),
         mode: Mutex::new(mode),
@@ -322,6 +323,7 @@ impl Session {
         };
         request.max_turns = request.max_turns.or(self.settings.max_turns);
         request.in_editor = true;
+        request.hooks = Some(Arc::clone(&self.hooks));
         let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events_rx, forwarded_tx));
         let outcome = agent::run_conversation(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
         // The outbox holds a sender: the forwarder ends once it is gone.

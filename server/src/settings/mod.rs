@@ -29,27 +29,12 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::agent::permission::PermissionMode;
+pub use crate::permissions::PermissionRules;
+pub use crate::scope::Scope;
+use crate::tools::permission_mode::PermissionMode;
 
 /// Settings files larger than this are not read (they are not settings).
 const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
-
-/// Where a layer came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    User,
-    Project,
-    Local,
-    Editor,
-}
-
-impl Scope {
-    /// Project and local files come with the repository: what they run
-    /// (hooks, MCP servers) needs the user's consent first.
-    pub fn is_project(self) -> bool {
-        matches!(self, Scope::Project | Scope::Local)
-    }
-}
 
 /// One setting that could not be used, and where it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,11 +68,17 @@ pub struct Timeouts {
     pub verify_ms: u64,
     /// Other requests: progress creation, configuration, saving.
     pub request_ms: u64,
+    /// Waiting for a language server's answer to a code intelligence
+    /// question (the editor's, or one Tandem started).
+    pub code_intel_ms: u64,
+    /// After an edit, waiting for the language servers' diagnostics to
+    /// settle (0: no diagnostics are added to edit results).
+    pub diagnostics_ms: u64,
 }
 
 impl Default for Timeouts {
     fn default() -> Self {
-        Timeouts { prompt_ms: 120_000, apply_edit_ms: 120_000, verify_ms: 5_000, request_ms: 10_000 }
+        Timeouts { prompt_ms: 120_000, apply_edit_ms: 120_000, verify_ms: 5_000, request_ms: 10_000, code_intel_ms: 10_000, diagnostics_ms: 3_000 }
     }
 }
 
@@ -104,15 +95,13 @@ impl Timeouts {
     pub fn request(&self) -> Duration {
         Duration::from_millis(self.request_ms)
     }
-}
-
-/// `permissions`: rules as written (`Tool` or `Tool(pattern)`), each with
-/// the layer it came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PermissionRules {
-    pub allow: Vec<(Scope, String)>,
-    pub ask: Vec<(Scope, String)>,
-    pub deny: Vec<(Scope, String)>,
+    pub fn code_intel(&self) -> Duration {
+        Duration::from_millis(self.code_intel_ms)
+    }
+    /// The bound on the wait for diagnostics after an edit; `None`: off.
+    pub fn diagnostics(&self) -> Option<Duration> {
+        (self.diagnostics_ms > 0).then(|| Duration::from_millis(self.diagnostics_ms))
+    }
 }
 
 /// The effective settings.
@@ -137,6 +126,8 @@ pub struct Settings {
     pub save_documents: bool,
     /// The editor answers `tandem/textInput` (a line of text from the user).
     pub text_input: bool,
+    /// The editor answers `tandem/codeIntel` from its language servers.
+    pub code_intel: bool,
     pub timeouts: Timeouts,
     /// Variables for the run (`ANTHROPIC_BASE_URL`, …), as in Claude Code.
     pub env: BTreeMap<String, String>,
@@ -145,6 +136,9 @@ pub struct Settings {
     pub hooks: Vec<(Scope, Value)>,
     /// `mcpServers`, merged by server name, as raw JSON.
     pub mcp_servers: Map<String, Value>,
+    /// `lspServers`, merged by language name, as raw JSON with the layer
+    /// each came from (a project's need the user's consent to start).
+    pub lsp_servers: BTreeMap<String, (Scope, Value)>,
 }
 
 impl Settings {
@@ -369,6 +363,7 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
         }
         "saveDocuments" => settings.save_documents = parse(value)?,
         "textInput" => settings.text_input = parse(value)?,
+        "codeIntel" => settings.code_intel = parse(value)?,
         "timeouts" => {
             let Value::Object(fields) = value else { return Err("expected an object".into()) };
             // Field by field, so one bad timeout does not discard the others.
@@ -425,14 +420,22 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
                 settings.mcp_servers.insert(name.clone(), server.clone());
             }
         }
+        "lspServers" => {
+            let Value::Object(servers) = value else {
+                return Err("expected an object of languages: {\"python\": {\"command\": [\"pyright-langserver\", \"--stdio\"], \"filetypes\": [\"py\"]}}".into());
+            };
+            for (name, server) in servers {
+                settings.lsp_servers.insert(name.clone(), (layer.scope, server.clone()));
+            }
+        }
         _ => return Err(format!("unknown setting; known: {}", KNOWN_KEYS.join(", "))),
     }
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 21] = [
+pub const KNOWN_KEYS: [&str; 23] = [
     "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "contextWindow", "thinkingBudget", "prices",
-    "saveDocuments", "textInput", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
+    "saveDocuments", "textInput", "codeIntel", "lspServers", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
     "mcpTimeouts", "$schema",
 ];
 
@@ -443,11 +446,20 @@ struct TimeoutsJson {
     apply_edit_ms: u64,
     verify_ms: u64,
     request_ms: u64,
+    code_intel_ms: u64,
+    diagnostics_ms: u64,
 }
 
 impl From<Timeouts> for TimeoutsJson {
     fn from(t: Timeouts) -> Self {
-        TimeoutsJson { prompt_ms: t.prompt_ms, apply_edit_ms: t.apply_edit_ms, verify_ms: t.verify_ms, request_ms: t.request_ms }
+        TimeoutsJson {
+            prompt_ms: t.prompt_ms,
+            apply_edit_ms: t.apply_edit_ms,
+            verify_ms: t.verify_ms,
+            request_ms: t.request_ms,
+            code_intel_ms: t.code_intel_ms,
+            diagnostics_ms: t.diagnostics_ms,
+        }
     }
 }
 
@@ -536,6 +548,16 @@ pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String
     crate::workspace::atomic_write(&path, format!("{text}\n").as_bytes(), expected)
         .map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
     Ok(path)
+}
+
+/// The project's local settings file as the permission layer's place for
+/// "Always allow in this project" rules.
+pub struct LocalAllowRules(pub PathBuf);
+
+impl crate::permissions::ProjectRules for LocalAllowRules {
+    fn save_allow(&self, rules: &[String]) -> Result<PathBuf, String> {
+        save_local_allow(&self.0, rules)
+    }
 }
 
 #[cfg(test)]
@@ -636,7 +658,7 @@ mod tests {
                 "Project.json: field \"timeouts\": timeouts.promptMs: invalid type: string \"soon\", expected u64; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
             ]
         "#]]
