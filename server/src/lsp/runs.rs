@@ -240,6 +240,8 @@ pub struct RunEnv {
     pub runs: Arc<Runs>,
     pub outbox: Arc<RunOutbox>,
     pub settings: Settings,
+    /// The session's hooks: the loop runs the prompt and stop ones.
+    pub hooks: crate::hooks::SharedHooks,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
     /// The conversation threads of this session.
@@ -290,6 +292,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
+        hooks: Some(Arc::clone(&env.hooks)),
         sandbox_notice: sandbox.notice(),
         ..RunRequest::default()
     };

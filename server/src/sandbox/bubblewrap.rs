@@ -25,8 +25,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use super::ReadDenies;
-use crate::settings::SandboxSettings;
+use super::{ReadDenies, SandboxSettings};
 use crate::tools::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox};
 
 /// Inside each workspace root, what approved commands may not change:

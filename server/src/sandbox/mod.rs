@@ -23,8 +23,28 @@ pub mod bubblewrap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::settings::SandboxSettings;
 use crate::tools::ShellSandbox;
+
+/// `sandbox` in the settings: how shell commands are confined. The
+/// settings loader fills it; only the user's own layers
+/// (`~/.tandem/settings.json`, the editor's settings) may loosen it, since
+/// a project's files come with the repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// Run shell commands in the sandbox (on by default).
+    pub enabled: bool,
+    /// Approved commands may use the network (unasked ones never do).
+    pub network: bool,
+    /// More places approved commands may write (`~/` is the home folder),
+    /// as written; each layer's list is added to the ones below.
+    pub allow_write: Vec<String>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings { enabled: true, network: false, allow_write: Vec::new() }
+    }
+}
 
 /// What a run's shell commands get.
 #[derive(Clone)]
