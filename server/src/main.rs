@@ -69,7 +69,7 @@ enum Command {
         max_turns: Option<u64>,
         /// default | acceptEdits | bypassPermissions | plan. Without it: the settings', else default.
         #[arg(long)]
-        permission_mode: Option<tandem::agent::permission::PermissionMode>,
+        permission_mode: Option<tandem::tools::permission_mode::PermissionMode>,
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,

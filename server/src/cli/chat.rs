@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
 use tandem::session::SessionStore;
-use tandem::agent::permission::PermissionMode;
+use tandem::tools::permission_mode::PermissionMode;
 use tandem::workspace::Workspace;
 
 use super::ask::{ask_outcome, AskOptions, ThreadChoice};
