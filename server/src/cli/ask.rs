@@ -79,11 +79,18 @@ fn open_thread(store: Option<&SessionStore>, choice: &ThreadChoice, root: &std::
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
+    Ok(exit_code(ask_outcome(options, workspace).await?.status))
+}
+
+/// One run, as `tandem ask` makes it; the outcome names the thread it ran
+/// on (`tandem chat` continues it with the next message).
+pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
     let settings = load_settings(workspace.root());
     let provider = host::provider(&settings)?;
     let modes = host::Modes::new(&settings, options.permission_mode);
     let policy = host::policy(&settings, modes, workspace.roots());
+    let sandbox = sandbox_for(&settings, &policy);
     // With no terminal to answer, an ask becomes a denial the model reads.
     let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Some(Arc::new(StdinTerminal))
@@ -109,9 +116,14 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
     let scope = host::run_scope(modes, review, workspace.root());
-    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
+    let ctx = ToolContext {
+        child_env: Arc::new(settings.child_env()),
+        sandbox: sandbox.sandbox(),
+        run: Arc::new(scope),
+        ..ToolContext::new(workspace)
+    };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { max_turns, compact: options.compact, ..host::user_request(options.prompt, &hooks) };
+    let request = RunRequest { max_turns, compact: options.compact, sandbox_notice: sandbox.notice(), ..host::user_request(options.prompt, &hooks) };
     let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
@@ -119,7 +131,14 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     reporter.abort();
     mcp.shutdown().await;
     workspace.clean_interrupted_writes();
-    Ok(exit_code(outcome.status))
+    Ok(outcome)
+}
+
+/// The sandbox for this run's shell commands, masking what the policy's
+/// read-deny rules cover.
+pub fn sandbox_for(settings: &Settings, policy: &tandem::permissions::Policy) -> tandem::sandbox::Availability {
+    let denied = policy.read_denied_paths();
+    tandem::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
 
 /// The terminal the user runs `tandem ask` in: questions on stderr (stdout
@@ -132,6 +151,7 @@ impl Terminal for StdinTerminal {
         let question = question.to_string();
         let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
         tokio::task::spawn_blocking(move || {
+            let _hold = super::printer::hold_spinner();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "\n{question}");
             for (index, option) in options.iter().enumerate() {
