@@ -80,6 +80,12 @@ fn open_thread(store: Option<&SessionStore>, choice: &ThreadChoice, root: &std::
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
+    Ok(exit_code(ask_outcome(options, workspace).await?.status))
+}
+
+/// One run, as `tandem ask` makes it; the outcome names the thread it ran
+/// on (`tandem chat` continues it with the next message).
+pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
     let settings = load_settings(workspace.root());
     let provider =
@@ -129,7 +135,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     reporter.abort();
     mcp.shutdown().await;
     workspace.clean_interrupted_writes();
-    Ok(exit_code(outcome.status))
+    Ok(outcome)
 }
 
 /// The terminal the user runs `tandem ask` in: questions on stderr (stdout
@@ -142,6 +148,7 @@ impl Terminal for StdinTerminal {
         let question = question.to_string();
         let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
         tokio::task::spawn_blocking(move || {
+            let _hold = super::printer::hold_spinner();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "\n{question}");
             for (index, option) in options.iter().enumerate() {
