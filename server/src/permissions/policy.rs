@@ -18,7 +18,7 @@
 use std::sync::RwLock;
 
 use super::rules::{Family, Pattern, Places, Rule};
-use super::shell::{self, Analysis, ShellEnv, SimpleCommand};
+use super::shell::{self, Analysis, ShellEnv, SimpleCommand, Write};
 use super::ToolKind;
 use crate::agent::permission::{PermissionMode, PLAN_MODE_REFUSAL};
 use crate::settings::{PermissionRules, Scope};
@@ -157,11 +157,50 @@ impl Policy {
             ToolKind::Execute { command } => Some(self.analyze_shell(command)),
             _ => None,
         };
-        rules
-            .deny
-            .iter()
-            .find(|s| self.rule_hits(&s.rule, call, analysis.as_ref()))
-            .map(|rule| format!("{} forbids this call", rule.describe("deny")))
+        self.denied(&rules, call, analysis.as_ref())
+    }
+
+    /// The first deny rule that hits the call, as the reason for the model.
+    fn denied(&self, rules: &RuleSet, call: Call<'_>, analysis: Option<&Analysis>) -> Option<String> {
+        rules.deny.iter().find_map(|s| self.deny_hit(&s.rule, call, analysis).map(|why| format!("{} forbids this call{why}", s.describe("deny"))))
+    }
+
+    /// Does a deny rule hit the call? `Some(detail)` when it does (the
+    /// detail, possibly empty, says how). A shell command is matched on
+    /// every command it runs, wrappers unwrapped, by basename; a command
+    /// whose name is only known when it runs cannot be checked, so it is
+    /// refused while deny rules for the shell exist. Read and edit deny
+    /// rules also cover the paths a command names and the files it writes.
+    fn deny_hit(&self, rule: &Rule, call: Call<'_>, analysis: Option<&Analysis>) -> Option<String> {
+        let Some(analysis) = analysis else {
+            return rule.matches(call.tool, call.kind, &self.places).then(String::new);
+        };
+        match (rule.family(), &rule.pattern) {
+            (Family::Execute, None) => Some(String::new()),
+            (Family::Execute, Some(_)) => {
+                if let Some(hit) = analysis.runs.iter().find(|c| rule.matches_run(c)) {
+                    return Some(if analysis.commands.iter().any(|c| c.words == hit.words) {
+                        String::new()
+                    } else {
+                        format!(" (the command runs `{}`)", hit.display())
+                    });
+                }
+                analysis.unknown.first().map(|what| {
+                    format!(": {what} is only known when it runs, so it cannot be checked against the deny rule; write the command out")
+                })
+            }
+            (Family::Read, Some(_)) => analysis
+                .reads
+                .iter()
+                .find(|path| rule.matches("read_file", &ToolKind::Read { paths: vec![path.to_path_buf()] }, &self.places))
+                .map(|path| format!(" (the command reads `{}`)", path.display())),
+            (Family::Edit, _) => analysis
+                .writes
+                .iter()
+                .find(|w| rule.matches("write_file", &ToolKind::Edit { path: w.path.clone() }, &self.places))
+                .map(|w| format!(" (the command writes `{}`)", w.shown)),
+            _ => rule.matches(call.tool, call.kind, &self.places).then(String::new),
+        }
     }
 
     pub fn decide(&self, call: Call<'_>) -> Verdict {
@@ -175,8 +214,8 @@ impl Policy {
         };
 
         // 1. Deny rules, in every mode.
-        if let Some(rule) = rules.deny.iter().find(|s| self.rule_hits(&s.rule, call, analysis.as_ref())) {
-            return Verdict::Deny(format!("{} forbids this call", rule.describe("deny")));
+        if let Some(reason) = self.denied(&rules, call, analysis.as_ref()) {
+            return Verdict::Deny(reason);
         }
         // 2. Plan mode is read-only, whatever the other rules say.
         let read_only = is_read_only(call, analysis.as_ref());
@@ -207,16 +246,24 @@ impl Policy {
             ToolKind::Execute { .. } if read_only => Verdict::Allow,
             ToolKind::Execute { .. } => {
                 let analysis = analysis.unwrap_or_default();
-                // Commands an allow rule covers are not a reason to ask.
+                let uncovered: Vec<&SimpleCommand> = analysis
+                    .commands
+                    .iter()
+                    .filter(|c| c.problem.is_some() && !rules.allow.iter().any(|s| s.rule.matches_command(c)))
+                    .collect();
+                // Writes into the workspace are edits: allowed where edits are.
+                if analysis.concerns.is_empty() && uncovered.is_empty() && (mode == PermissionMode::AcceptEdits || call.accept_edits) {
+                    return Verdict::Allow;
+                }
                 let mut reasons = analysis.concerns.clone();
-                reasons.extend(
-                    analysis
-                        .commands
-                        .iter()
-                        .filter(|c| !rules.allow.iter().any(|s| s.rule.matches_command(c)))
-                        .filter_map(shell::read_only_problem),
-                );
-                Verdict::Ask(AskInfo { reasons, always: self.narrowest_shell_rules(&analysis, &rules.allow) })
+                reasons.extend(uncovered.iter().filter_map(|c| c.problem.clone()));
+                let writes: Vec<&Write> = analysis.writes.iter().filter(|w| !self.edit_allowed(w, &rules.allow)).collect();
+                reasons.extend(writes.iter().map(|w| shell::write_reason(w)));
+                let mut always = self.narrowest_shell_rules(&analysis, &rules.allow);
+                if analysis.concerns.is_empty() {
+                    always.extend(writes.iter().map(|w| self.edit_rule(w)));
+                }
+                Verdict::Ask(AskInfo { reasons, always })
             }
             ToolKind::Fetch { url } => {
                 let host = super::rules::host_of(url);
@@ -239,20 +286,20 @@ impl Policy {
         }
     }
 
-    /// For deny and ask rules: does the rule hit any part of the call?
+    /// For ask rules: does the rule hit any part of the call? (Shell
+    /// commands: any command it runs, wrappers unwrapped.)
     fn rule_hits(&self, rule: &Rule, call: Call<'_>, analysis: Option<&Analysis>) -> bool {
         match (rule.family(), analysis) {
-            (Family::Execute, Some(analysis)) => {
-                rule.pattern.is_none() || analysis.commands.iter().any(|c| rule.matches_command(c))
-            }
+            (Family::Execute, Some(analysis)) => rule.pattern.is_none() || analysis.runs.iter().any(|c| rule.matches_run(c)),
             _ => rule.matches(call.tool, call.kind, &self.places),
         }
     }
 
     /// For allow rules: does the set cover the whole call? A shell command
-    /// is covered when it has no structural concern and each of its simple
-    /// commands is read-only or matched by a rule (or a bare `run_shell`
-    /// rule allows every command).
+    /// is covered when it has no structural concern, each of its simple
+    /// commands is read-only or matched by a rule, and each file it writes
+    /// is allowed to be edited (or a bare `run_shell` rule allows every
+    /// command).
     fn allowed(&self, call: Call<'_>, analysis: Option<&Analysis>, allow: &[Sourced]) -> bool {
         match analysis {
             Some(analysis) => {
@@ -261,12 +308,26 @@ impl Policy {
                     return true;
                 }
                 analysis.concerns.is_empty()
-                    && analysis.commands.iter().all(|c| {
-                        shell::read_only_problem(c).is_none() || execute_rules.iter().any(|r| r.matches_command(c))
-                    })
+                    && analysis.commands.iter().all(|c| c.problem.is_none() || execute_rules.iter().any(|r| r.matches_command(c)))
+                    && analysis.writes.iter().all(|w| self.edit_allowed(w, allow))
             }
             None => allow.iter().any(|s| s.rule.matches(call.tool, call.kind, &self.places)),
         }
+    }
+
+    /// An edit allow rule covers this write.
+    fn edit_allowed(&self, write: &Write, allow: &[Sourced]) -> bool {
+        let kind = ToolKind::Edit { path: write.path.clone() };
+        allow.iter().any(|s| s.rule.family() == Family::Edit && s.rule.matches("write_file", &kind, &self.places))
+    }
+
+    /// The rule "Always allow" adds for a write: an edit rule for that file.
+    fn edit_rule(&self, write: &Write) -> Rule {
+        let glob = match write.path.strip_prefix(&self.places.root) {
+            Ok(relative) => format!("./{}", globset::escape(&relative.display().to_string())),
+            Err(_) => format!("/{}", globset::escape(&write.path.display().to_string())),
+        };
+        Rule { tool: "edit_file".into(), pattern: Some(Pattern::Path(glob)) }
     }
 
     /// "Always allow" for a shell command: one rule per simple command that
@@ -279,7 +340,7 @@ impl Policy {
         }
         let mut rules: Vec<Rule> = Vec::new();
         for command in &analysis.commands {
-            if shell::read_only_problem(command).is_none() || allow.iter().any(|s| s.rule.matches_command(command)) {
+            if command.problem.is_none() || allow.iter().any(|s| s.rule.matches_command(command)) {
                 continue;
             }
             let Some(rule) = narrowest_rule(command) else { return Vec::new() };
@@ -480,7 +541,7 @@ mod tests {
         let kind = ToolKind::Execute { command: "git push".into() };
         let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
         let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
-        expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
+        expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only: `push` is not a known read-only subcommand); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
             .assert_eq(&headless_denial(call, "git push", &ask));
     }
 }
