@@ -34,6 +34,8 @@ use super::printer::Printer;
 
 pub struct AskOptions {
     pub prompt: String,
+    /// Print applied edits' whole diffs.
+    pub verbose: bool,
     pub json: bool,
     /// From the command line; `None`: the settings', else the default.
     pub max_turns: Option<usize>,
@@ -79,7 +81,7 @@ fn open_thread(store: Option<&SessionStore>, choice: &ThreadChoice, root: &std::
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
-    let settings = load_settings(workspace.root());
+    let settings = load_settings(workspace.root())?;
     let provider =
         ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mode = options.permission_mode.or(settings.permission_mode).unwrap_or_default();
@@ -120,7 +122,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
     let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, ..RunRequest::default() };
-    let printer = if options.json { None } else { Some(Printer::for_terminal()) };
+    let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
@@ -146,14 +148,17 @@ impl Terminal for StdinTerminal {
                 let _ = writeln!(stderr, "  {}) {option}", index + 1);
             }
             loop {
-                let _ = write!(stderr, "Choose 1-{}: ", options.len());
+                let _ = write!(stderr, "Choose {}: ", super::choice::hint(&options));
                 let _ = stderr.flush();
                 let mut line = String::new();
                 if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
                     return None;
                 }
-                if let Some(option) = line.trim().parse::<usize>().ok().and_then(|n| options.get(n.wrapping_sub(1))) {
-                    return Some(option.clone());
+                match super::choice::parse(&line, &options) {
+                    Ok(index) => return options.get(index).cloned(),
+                    Err(why) => {
+                        let _ = writeln!(stderr, "{why}");
+                    }
                 }
             }
         })
@@ -231,14 +236,20 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
 }
 
 /// The workspace's settings files; each problem is printed to stderr and
-/// the run goes on without the broken part.
+/// the run goes on without the broken part — unless a file's permission
+/// rules cannot be read: then the run does not start (fail closed).
 #[allow(clippy::print_stderr)]
-pub fn load_settings(root: &std::path::Path) -> Settings {
+pub fn load_settings(root: &std::path::Path) -> anyhow::Result<Settings> {
     let (settings, problems) = tandem::settings::load(&SettingsFiles::for_workspace(root), &[]);
-    for problem in problems {
+    let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(|p| p.is_fatal());
+    for problem in other {
         eprintln!("tandem: settings: {problem}");
     }
-    settings
+    if !fatal.is_empty() {
+        let list: Vec<String> = fatal.iter().map(ToString::to_string).collect();
+        anyhow::bail!("{}", list.join("\n"));
+    }
+    Ok(settings)
 }
 
 /// MCP news for the terminal: failures and servers waiting for approval

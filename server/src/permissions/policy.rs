@@ -26,7 +26,13 @@ use crate::settings::{PermissionRules, Scope};
 /// What the policy decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Runs without asking anyone (judged read-only, or a rule covers it):
+    /// a shell command gets the sandbox's unasked profile.
     Allow,
+    /// Runs because the mode the user chose approves it (`bypassPermissions`;
+    /// in `acceptEdits`, what a rule allows): a shell command gets the
+    /// sandbox's approved profile.
+    Approved,
     /// Refused; the reason is for the model.
     Deny(String),
     /// An edit the user reviews in the editor's own edit review (default mode).
@@ -144,6 +150,25 @@ impl Policy {
         }
     }
 
+    /// The paths read deny rules cover, as absolute globs (`/w/.env`,
+    /// `/w/**/*.pem`, `/home/me/.ssh/**`): what a sandbox masks so that no
+    /// command can read them, whatever the judgement of its text.
+    pub fn denied_read_globs(&self) -> Vec<String> {
+        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
+        let mut globs = Vec::new();
+        for sourced in rules.deny.iter().filter(|s| s.rule.family() == Family::Read) {
+            let glob = match &sourced.rule.pattern {
+                Some(Pattern::Path(glob)) => self.places.absolute_glob(glob),
+                // `read_file` alone denies every read: the whole workspace.
+                _ => Some(format!("{}/**", globset::escape(&self.places.root.display().to_string()))),
+            };
+            if let Some(glob) = glob.filter(|g| !globs.contains(g)) {
+                globs.push(glob);
+            }
+        }
+        globs
+    }
+
     /// Analyse a shell command in this workspace.
     pub fn analyze_shell(&self, command: &str) -> Analysis {
         shell::analyze(command, &self.shell)
@@ -186,14 +211,14 @@ impl Policy {
                     });
                 }
                 analysis.unknown.first().map(|what| {
-                    format!(": {what} is only known when it runs, so it cannot be checked against the deny rule; write the command out")
+                    format!(": {what}, and a command only known when it runs cannot be checked against deny rules; write the command out")
                 })
             }
             (Family::Read, Some(_)) => analysis
                 .reads
                 .iter()
                 .find(|path| rule.matches("read_file", &ToolKind::Read { paths: vec![path.to_path_buf()] }, &self.places))
-                .map(|path| format!(" (the command reads `{}`)", path.display())),
+                .map(|path| format!(" (the command reads `{}`)", path.strip_prefix(&self.places.root).unwrap_or(path).display())),
             (Family::Edit, _) => analysis
                 .writes
                 .iter()
@@ -223,7 +248,7 @@ impl Policy {
             return Verdict::Deny(PLAN_MODE_REFUSAL.to_string());
         }
         if mode == PermissionMode::BypassPermissions {
-            return Verdict::Allow;
+            return Verdict::Approved;
         }
         // 3. Ask rules.
         let asked: Vec<&Sourced> = rules.ask.iter().filter(|s| self.rule_hits(&s.rule, call, analysis.as_ref())).collect();
@@ -234,9 +259,12 @@ impl Policy {
                 always: Vec::new(),
             });
         }
-        // 4. Allow rules.
+        // 4. Allow rules. A command judged read-only stays unasked; what
+        // needed the rule is approved by it only in `acceptEdits`.
         if self.allowed(call, analysis.as_ref(), &rules.allow) {
-            return Verdict::Allow;
+            // A shell write the edit rules allow must land: approved.
+            let writes = analysis.as_ref().is_some_and(|a| !a.writes.is_empty());
+            return if read_only { Verdict::Allow } else if writes { Verdict::Approved } else { self.allowed_verdict(call) };
         }
         // 5. The mode.
         match call.kind {
@@ -251,9 +279,10 @@ impl Policy {
                     .iter()
                     .filter(|c| c.problem.is_some() && !rules.allow.iter().any(|s| s.rule.matches_command(c)))
                     .collect();
-                // Writes into the workspace are edits: allowed where edits are.
+                // Writes into the workspace are edits: allowed where edits
+                // are, with the sandbox's approved profile (they must land).
                 if analysis.concerns.is_empty() && uncovered.is_empty() && (mode == PermissionMode::AcceptEdits || call.accept_edits) {
-                    return Verdict::Allow;
+                    return Verdict::Approved;
                 }
                 let mut reasons = analysis.concerns.clone();
                 reasons.extend(uncovered.iter().filter_map(|c| c.problem.clone()));
@@ -283,6 +312,16 @@ impl Policy {
                 reasons: vec![format!("`{}` is not known to be read-only", call.tool)],
                 always: vec![Rule { tool: call.tool.to_string(), pattern: None }],
             }),
+        }
+    }
+
+    /// A call allowed without a question: approved when the user chose
+    /// `acceptEdits` (or "Execute and accept edits"), else unasked.
+    pub fn allowed_verdict(&self, call: Call<'_>) -> Verdict {
+        match self.mode() {
+            PermissionMode::BypassPermissions | PermissionMode::AcceptEdits => Verdict::Approved,
+            _ if call.accept_edits => Verdict::Approved,
+            _ => Verdict::Allow,
         }
     }
 
@@ -466,6 +505,7 @@ mod tests {
                 let policy = Policy::new(name.parse().unwrap(), &PermissionRules::default(), roots);
                 let short = |v: Verdict| match v {
                     Verdict::Allow => "allow",
+                    Verdict::Approved => "approved",
                     Verdict::Deny(_) => "deny",
                     Verdict::ReviewInEditor => "review",
                     Verdict::Ask(_) => "ask",
@@ -484,7 +524,7 @@ mod tests {
             [
                 "default: read=allow edit=review ls=allow touch=ask mcp=ask",
                 "acceptEdits: read=allow edit=allow ls=allow touch=ask mcp=ask",
-                "bypassPermissions: read=allow edit=allow ls=allow touch=allow mcp=allow",
+                "bypassPermissions: read=approved edit=approved ls=approved touch=approved mcp=approved",
                 "plan: read=allow edit=deny ls=allow touch=deny mcp=deny",
             ]
         "#]]
@@ -497,7 +537,31 @@ mod tests {
         let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &["run_shell(ls:*)"], &["read_file(./.env)"]), std::slice::from_ref(&f.root));
         let env = ToolKind::Read { paths: vec![f.root.join(".env")] };
         assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false, granted: &[] }), Verdict::Deny(_)));
-        assert_eq!(shell(&policy, "ls"), Verdict::Allow);
+        assert_eq!(shell(&policy, "ls"), Verdict::Approved);
+    }
+
+    #[test]
+    fn how_a_command_was_allowed_picks_its_sandbox_profile() {
+        // Allow: the unasked (read-only) profile; Approved: the approved one.
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        let with_rule = rules(&["run_shell(make:*)"], &[], &[]);
+        let default = Policy::new(PermissionMode::Default, &with_rule, roots);
+        assert_eq!(shell(&default, "ls"), Verdict::Allow);
+        assert_eq!(shell(&default, "make build"), Verdict::Allow);
+        let accept = Policy::new(PermissionMode::AcceptEdits, &with_rule, roots);
+        assert_eq!(shell(&accept, "ls"), Verdict::Allow);
+        assert_eq!(shell(&accept, "make build"), Verdict::Approved);
+        assert!(matches!(shell(&accept, "touch x"), Verdict::Ask(_)));
+        let bypass = Policy::new(PermissionMode::BypassPermissions, &with_rule, roots);
+        assert_eq!(shell(&bypass, "ls"), Verdict::Approved);
+        let kind = ToolKind::Execute { command: "touch x".into() };
+        let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
+        let hook = || crate::permissions::PreHook::Allow("ok".into());
+        assert_eq!(default.decide_with_hook(call, hook()), Verdict::Allow);
+        assert_eq!(bypass.decide_with_hook(call, hook()), Verdict::Approved);
+        // "Execute and accept edits" approves like acceptEdits.
+        assert_eq!(default.decide(Call { accept_edits: true, kind: &ToolKind::Execute { command: "make x".into() }, ..call }), Verdict::Approved);
     }
 
     #[test]
@@ -543,5 +607,142 @@ mod tests {
         let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
         expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only: `push` is not a known read-only subcommand); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
             .assert_eq(&headless_denial(call, "git push", &ask));
+    }
+
+    /// Each verdict in one word, with the deny reason or the ask reasons.
+    fn verdict_line(verdict: &Verdict) -> String {
+        match verdict {
+            Verdict::Allow => "allow".into(),
+            Verdict::Approved => "approved".into(),
+            Verdict::Deny(reason) => format!("deny: {reason}"),
+            Verdict::ReviewInEditor => "review".into(),
+            Verdict::Ask(ask) => format!("ask: {} [always: {}]", ask.reasons.join(" | "), ask.always.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+        }
+    }
+
+    #[test]
+    fn a_redirect_into_the_workspace_is_an_edit() {
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        let none = PermissionRules::default();
+        let default = Policy::new(PermissionMode::Default, &none, roots);
+        let accept = Policy::new(PermissionMode::AcceptEdits, &none, roots);
+        let plan = Policy::new(PermissionMode::Plan, &none, roots);
+        let allowed = Policy::new(PermissionMode::Default, &rules(&["edit_file(logs/**)"], &[], &[]), roots);
+        let denied = Policy::new(PermissionMode::AcceptEdits, &rules(&[], &[], &["Write(./notes.txt)"]), roots);
+        let lines = [
+            ("default", &default, "echo clobbered > notes.txt"),
+            ("default", &default, "ls | tee files.txt"),
+            ("default", &default, "ls > /dev/null"),
+            ("acceptEdits", &accept, "echo clobbered > notes.txt"),
+            ("acceptEdits", &accept, "echo x > .tandem/settings.json"),
+            ("acceptEdits", &accept, "echo x > .tande[m]/settings.json"),
+            ("acceptEdits", &accept, "rm x > notes.txt"),
+            ("plan", &plan, "echo x > notes.txt"),
+            ("edit rule", &allowed, "ls > logs/ls.txt"),
+            ("edit rule", &allowed, "ls > other.txt"),
+            ("edit deny", &denied, "echo x >> notes.txt"),
+        ];
+        let out: String = lines.iter().map(|(name, policy, command)| format!("{name}: {command} => {}\n", verdict_line(&shell(policy, command)))).collect();
+        expect_test::expect![[r#"
+            default: echo clobbered > notes.txt => ask: writes to `notes.txt`: an edit (allowed in acceptEdits) [always: edit_file(./notes.txt)]
+            default: ls | tee files.txt => ask: writes to `files.txt`: an edit (allowed in acceptEdits) [always: edit_file(./files.txt)]
+            default: ls > /dev/null => allow
+            acceptEdits: echo clobbered > notes.txt => approved
+            acceptEdits: echo x > .tandem/settings.json => ask: writes to `.tandem/settings.json` (Tandem's settings: they grant permissions) [always: ]
+            acceptEdits: echo x > .tande[m]/settings.json => ask: writes to `.tande[m]/settings.json`, a file only known when it runs [always: ]
+            acceptEdits: rm x > notes.txt => ask: `rm x` is not known to be read-only | writes to `notes.txt`: an edit (allowed in acceptEdits) [always: run_shell(rm x), edit_file(./notes.txt)]
+            plan: echo x > notes.txt => deny: plan mode allows only read-only tools (read_file, list_files, grep_search). Do not make changes now: investigate with read-only tools, then present your plan to the user
+            edit rule: ls > logs/ls.txt => approved
+            edit rule: ls > other.txt => ask: writes to `other.txt`: an edit (allowed in acceptEdits) [always: edit_file(./other.txt)]
+            edit deny: echo x >> notes.txt => deny: the rule `write_file(./notes.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command writes `notes.txt`)
+        "#]].assert_eq(&out);
+    }
+
+    #[test]
+    fn deny_rules_mean_deny() {
+        let f = fixture();
+        std::fs::write(f.root.join("secret.txt"), "s").unwrap();
+        std::os::unix::fs::symlink(f.root.join("secret.txt"), f.root.join("innocent.txt")).unwrap();
+        let roots = std::slice::from_ref(&f.root);
+        let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &[], &["Bash(rm:*)", "read_file(./secret.txt)"]), roots);
+        let commands = [
+            "rm f", "/bin/rm f", "command rm f", "env rm f", "env -i A=1 rm f", "nice -n 5 rm f", "timeout 5 rm f", "nohup rm f",
+            "ls | xargs rm", "xargs -I ls rm p", "sh -c 'rm f'", "bash -c \"ls && rm f\"", "find . -delete", "find . -exec rm {} \\;",
+            "$(echo rm) f", "$X f", "eval \"$C\"", "sh x.sh", "cat secret.txt", "cat ./src/../secret.txt", "cat innocent.txt",
+            "grep -f secret.txt x", "wc --files0-from=secret.txt", "cat < secret.txt", "ls", "echo rm", "rmdir x",
+        ];
+        let out: String = commands.iter().map(|c| format!("{c} => {}\n", verdict_line(&shell(&policy, c)))).collect();
+        expect_test::expect![[r#"
+            rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call
+            /bin/rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            command rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            env rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            env -i A=1 rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            nice -n 5 rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            timeout 5 rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            nohup rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            ls | xargs rm => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm`)
+            xargs -I ls rm p => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm p`)
+            sh -c 'rm f' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            bash -c "ls && rm f" => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            find . -delete => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm -r .`)
+            find . -exec rm {} \; => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm {}`)
+            $(echo rm) f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: the command name in `$(echo rm) f` is only known when it runs, and a command only known when it runs cannot be checked against deny rules; write the command out
+            $X f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: the command name in `$X f` is only known when it runs, and a command only known when it runs cannot be checked against deny rules; write the command out
+            eval "$C" => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `eval $C` runs text only known when it runs, and a command only known when it runs cannot be checked against deny rules; write the command out
+            sh x.sh => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `sh x.sh` runs the commands in `x.sh`, and a command only known when it runs cannot be checked against deny rules; write the command out
+            cat secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            cat ./src/../secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            cat innocent.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            grep -f secret.txt x => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            wc --files0-from=secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            cat < secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            ls => approved
+            echo rm => approved
+            rmdir x => approved
+        "#]].assert_eq(&out);
+        // Without shell deny rules, a name only known at run time is asked, not refused.
+        let reads_only = Policy::new(PermissionMode::Default, &rules(&[], &[], &["read_file(./secret.txt)", "Read(~/.ssh/**)", "Grep(*.pem)"]), roots);
+        let home = dirs::home_dir().map(|h| h.display().to_string()).unwrap_or_default();
+        let root = f.root.display().to_string();
+        assert_eq!(reads_only.denied_read_globs(), [format!("{root}/secret.txt"), format!("{home}/.ssh/**"), format!("{root}/**/*.pem")]);
+        assert!(matches!(shell(&reads_only, "$X f"), Verdict::Ask(_)));
+        // read_file of a symlink to a denied file is refused.
+        let read = ToolKind::Read { paths: vec![f.root.join("innocent.txt")] };
+        let verdict = reads_only.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false, granted: &[] });
+        assert!(matches!(verdict, Verdict::Deny(_)), "{verdict:?}");
+    }
+
+    #[test]
+    fn claude_code_tool_names_mean_tandems() {
+        let f = fixture();
+        std::fs::write(f.root.join(".env"), "K=V").unwrap();
+        let roots = std::slice::from_ref(&f.root);
+        let policy = Policy::new(
+            PermissionMode::Default,
+            &rules(&["Bash(cargo test:*)", "Edit(src/**)", "WebFetch(domain:docs.rs)"], &[], &["Read(./.env)", "Grep(*.pem)", "Bash(git push:*)"]),
+            roots,
+        );
+        let call = |tool: &'static str, kind: ToolKind| verdict_line(&policy.decide(Call { tool, kind: &kind, read_only: matches!(kind, ToolKind::Read { .. }), accept_edits: false, granted: &[] }));
+        let lines = [
+            ("run_shell cargo test --lib", shell(&policy, "cargo test --lib")),
+            ("run_shell git push", shell(&policy, "git push")),
+            ("run_shell cat .env", shell(&policy, "cat .env")),
+        ];
+        let mut out: String = lines.iter().map(|(what, v)| format!("{what} => {}\n", verdict_line(v))).collect();
+        out.push_str(&format!("read_file .env => {}\n", call("read_file", ToolKind::Read { paths: vec![f.root.join(".env")] })));
+        out.push_str(&format!("grep_search k.pem => {}\n", call("grep_search", ToolKind::Read { paths: vec![f.root.join("k.pem")] })));
+        out.push_str(&format!("write_file src/a.rs => {}\n", call("write_file", ToolKind::Edit { path: f.root.join("src/a.rs") })));
+        out.push_str(&format!("web_fetch docs.rs => {}\n", call("web_fetch", ToolKind::Fetch { url: "https://docs.rs/x".into() })));
+        expect_test::expect![[r#"
+            run_shell cargo test --lib => allow
+            run_shell git push => deny: the rule `run_shell(git push:*)` in permissions.deny (.tandem/settings.json) forbids this call
+            run_shell cat .env => deny: the rule `read_file(./.env)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `.env`)
+            read_file .env => deny: the rule `read_file(./.env)` in permissions.deny (.tandem/settings.json) forbids this call
+            grep_search k.pem => deny: the rule `grep_search(*.pem)` in permissions.deny (.tandem/settings.json) forbids this call
+            write_file src/a.rs => allow
+            web_fetch docs.rs => allow
+        "#]].assert_eq(&out);
     }
 }

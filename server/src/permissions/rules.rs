@@ -304,7 +304,7 @@ pub struct Places {
 
 impl Places {
     /// The absolute glob a path pattern stands for.
-    fn absolute_glob(&self, pattern: &str) -> Option<String> {
+    pub fn absolute_glob(&self, pattern: &str) -> Option<String> {
         let escape = |p: &Path| globset::escape(&p.display().to_string());
         if let Some(abs) = pattern.strip_prefix("//") {
             return Some(format!("/{abs}"));
@@ -408,5 +408,31 @@ mod tests {
         assert!(mcp.matches("mcp__github__create_issue", &ToolKind::Other, &p));
         assert!(!mcp.matches("mcp__gitlab__x", &ToolKind::Other, &p));
         assert!(!Rule::parse("run_shell").unwrap().matches("run_shell", &ToolKind::Other, &p));
+    }
+
+    #[test]
+    fn claude_code_names_parse_as_tandems_and_unknown_names_are_named() {
+        let mut names = crate::tools::ToolRegistry::builtin().names();
+        names.sort();
+        let mut known: Vec<String> = KNOWN_TOOLS.iter().map(|s| s.to_string()).collect();
+        known.sort();
+        assert_eq!(names, known, "KNOWN_TOOLS must list the built-in tools");
+        for (claude, tandem) in [
+            ("Bash(rm:*)", "run_shell(rm:*)"), ("Read(./.env)", "read_file(./.env)"), ("Edit(src/**)", "edit_file(src/**)"),
+            ("Write(*.md)", "write_file(*.md)"), ("WebFetch(domain:docs.rs)", "web_fetch(domain:docs.rs)"), ("Grep(*.pem)", "grep_search(*.pem)"),
+            ("Glob", "list_files"), ("Bash", "run_shell"), ("MultiEdit(a.rs)", "edit_file(a.rs)"),
+        ] {
+            let rule = Rule::parse(claude).unwrap();
+            assert_eq!(rule.to_string(), tandem);
+            assert_eq!(unknown_tool(&rule), None, "{claude}");
+        }
+        assert!(Rule::parse("Bash(rm:*)").unwrap().matches_command(&command(&["rm", "-rf", "x"])));
+        for known in ["mcp__github__create_issue", "mcp__github__*", "agent", "*_file"] {
+            assert_eq!(unknown_tool(&Rule::parse(known).unwrap()), None, "{known}");
+        }
+        for unknown in ["WebSearch", "bash", "Shell", "run_shel"] {
+            let why = unknown_tool(&Rule::parse(unknown).unwrap());
+            assert!(why.as_deref().is_some_and(|w| w.contains(unknown) && w.contains("names no tool")), "{unknown}: {why:?}");
+        }
     }
 }

@@ -286,8 +286,8 @@ fn deny_rules_see_through_wrappers() {
         bash -c 'ls && rm f' => runs [bash -c ls && rm f; ls; rm f] unknown []
         find . -delete => runs [find . -delete; rm -r .] unknown []
         find . -exec rm {} \; => runs [find . -exec rm {} ;; rm {}] unknown []
-        $(echo rm) f => runs [echo rm] unknown [`$(echo rm) f`]
-        $X f => runs [] unknown [`$X f`]
+        $(echo rm) f => runs [echo rm] unknown [the command name in `$(echo rm) f` is only known when it runs]
+        $X f => runs [] unknown [the command name in `$X f` is only known when it runs]
         sh -c "$S" => runs [sh -c $S] unknown [`sh -c $S` runs a script only known when it runs]
         eval 'rm f' => runs [eval rm f; rm f] unknown []
         env -S 'rm f' => runs [env -S rm f; rm f] unknown []
@@ -378,7 +378,6 @@ mod properties {
             let env = ShellEnv { cwd: root.clone(), roots: vec![root] };
             let analysis = analyze(&command, &env);
             prop_assert!(!analysis.is_read_only(), "judged read-only: {command}");
-            prop_assert!(!analysis.reads_only_apart_from_writes() || analysis.writes.is_empty() == false, "{command}");
         }
 
         #[test]

@@ -72,12 +72,12 @@ impl Walker<'_> {
     fn program(&mut self, text: &str, depth: usize) {
         if depth > MAX_DEPTH {
             self.concern(format!("command substitutions are nested more than {MAX_DEPTH} deep"));
-            self.unknown(format!("commands nested more than {MAX_DEPTH} deep"));
+            self.unknown(format!("the command nests commands more than {MAX_DEPTH} deep"));
             return;
         }
         if text.chars().count() > MAX_COMMAND_CHARS {
             self.concern(format!("the command is longer than {MAX_COMMAND_CHARS} characters and was not analysed"));
-            self.unknown("a command too long to analyse".into());
+            self.unknown("the command is too long to analyse".into());
             return;
         }
         match parse_program(text) {
@@ -88,7 +88,7 @@ impl Walker<'_> {
             }
             Err(err) => {
                 self.concern(format!("the command could not be parsed as shell ({err})"));
-                self.unknown("a command that could not be parsed".into());
+                self.unknown("the command could not be parsed".into());
             }
         }
     }
@@ -135,7 +135,7 @@ impl Walker<'_> {
             ast::Command::Function(function) => {
                 self.concern(format!("defines a shell function `{}`", function.fname));
                 // Its body runs only when called, by a name the walk cannot follow.
-                self.unknown(format!("the shell function `{}`", function.fname));
+                self.unknown(format!("the shell function `{}` runs commands when called", function.fname));
             }
             ast::Command::ExtendedTest(test) => {
                 if !self.extended_test(test, depth) {
@@ -222,7 +222,7 @@ impl Walker<'_> {
             self.concern(format!("the arithmetic `{}` evaluates names when it runs", expr.trim()));
         }
         if expr.contains("$(") || expr.contains('`') {
-            self.unknown(format!("a command substitution inside the arithmetic `{}`", expr.trim()));
+            self.unknown(format!("the arithmetic `{}` runs a command substitution", expr.trim()));
         }
     }
 
@@ -365,7 +365,7 @@ impl Walker<'_> {
             return;
         }
         if !statics[0] {
-            self.unknown(format!("`{}`", texts.join(" ")));
+            self.unknown(format!("the command name in `{}` is only known when it runs", texts.join(" ")));
             return;
         }
         let mut words = texts.to_vec();
@@ -467,7 +467,7 @@ impl Walker<'_> {
                 if doc.requires_expansion && (body.contains('$') || body.contains('`')) {
                     self.concern("a here-document expands `$…` when it runs".into());
                     if body.contains("$(") || body.contains('`') {
-                        self.unknown("a command substitution inside a here-document".into());
+                        self.unknown("a here-document runs a command substitution".into());
                     }
                 }
             }
