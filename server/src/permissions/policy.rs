@@ -151,23 +151,10 @@ impl Policy {
         }
     }
 
-    /// The paths read deny rules cover, as absolute globs (`/w/.env`,
-    /// `/w/**/*.pem`, `/home/me/.ssh/**`): what a sandbox masks so that no
-    /// command can read them, whatever the judgement of its text.
-    pub fn denied_read_globs(&self) -> Vec<String> {
-        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
-        let mut globs = Vec::new();
-        for sourced in rules.deny.iter().filter(|s| s.rule.family() == Family::Read) {
-            let glob = match &sourced.rule.pattern {
-                Some(Pattern::Path(glob)) => self.places.absolute_glob(glob),
-                // `read_file` alone denies every read: the whole workspace.
-                _ => Some(format!("{}/**", globset::escape(&self.places.root.display().to_string()))),
-            };
-            if let Some(glob) = glob.filter(|g| !globs.contains(g)) {
-                globs.push(glob);
-            }
-        }
-        globs
+    /// The existing paths read-deny rules cover, for the sandbox to mask.
+    pub fn read_denied_paths(&self) -> Vec<std::path::PathBuf> {
+        let deny: Vec<Rule> = self.rules.read().unwrap_or_else(|e| e.into_inner()).deny.iter().map(|s| s.rule.clone()).collect();
+        super::masks::read_denied_paths(&deny, &self.places)
     }
 
     /// Analyse a shell command in this workspace.
@@ -704,10 +691,7 @@ mod tests {
             rmdir x => approved
         "#]].assert_eq(&out);
         // Without shell deny rules, a name only known at run time is asked, not refused.
-        let reads_only = Policy::new(PermissionMode::Default, &rules(&[], &[], &["read_file(./secret.txt)", "Read(~/.ssh/**)", "Grep(*.pem)"]), roots);
-        let home = dirs::home_dir().map(|h| h.display().to_string()).unwrap_or_default();
-        let root = f.root.display().to_string();
-        assert_eq!(reads_only.denied_read_globs(), [format!("{root}/secret.txt"), format!("{home}/.ssh/**"), format!("{root}/**/*.pem")]);
+        let reads_only = Policy::new(PermissionMode::Default, &rules(&[], &[], &["read_file(./secret.txt)"]), roots);
         assert!(matches!(shell(&reads_only, "$X f"), Verdict::Ask(_)));
         // read_file of a symlink to a denied file is refused.
         let read = ToolKind::Read { paths: vec![f.root.join("innocent.txt")] };
