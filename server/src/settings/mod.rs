@@ -737,7 +737,7 @@ mod tests {
         };
         assert_eq!(http.thinking_budget, Some(2048));
         let (_, problems) = load(&files, &[json!({"contextWindow": 10, "thinkingBudget": 5, "prices": {"m": {"input": "x"}}})]);
-        assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["contextWindow", "prices", "thinkingBudget"]);
+        assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["contextWindow", "thinkingBudget", "prices"]);
     }
 
     #[test]
@@ -757,8 +757,8 @@ mod tests {
         expect_test::expect![[r#"
             [
                 "ROOT/.tandem/settings.json:1:15: not valid JSON: key must be a string; its permission rules cannot be read, so nothing runs until the file is fixed",
-                "ROOT/.tandem/settings.local.json: field \"maxTurns\": expected a positive whole number; the field is ignored",
                 "ROOT/.tandem/settings.local.json: field \"permissionMode\": unknown permission mode \"yolo\": use one of default, acceptEdits, bypassPermissions, plan; the field is ignored",
+                "ROOT/.tandem/settings.local.json: field \"maxTurns\": expected a positive whole number; the field is ignored",
             ]
         "#]]
         .assert_debug_eq(&text);
@@ -775,9 +775,9 @@ mod tests {
         let text: Vec<String> = problems.iter().map(|p| format!("{:?}: {p}", p.severity)).collect();
         expect_test::expect![[r#"
             [
-                "Fatal: Project.json: field \"permissions.ask\": expected a list of rules such as \"run_shell(cargo test:*)\"; its permission rules cannot be read, so nothing runs until the file is fixed",
                 "Fatal: Project.json: field \"permissions.deny\": \"run_shell(a && b)\": \"a && b\" is not one simple command (write `cargo test:*` or `git status`); its permission rules cannot be read, so nothing runs until the file is fixed",
                 "Warning: Project.json: field \"permissions.deny\": \"WebSearch\" names no tool Tandem knows, so it matches nothing (tools: read_file, write_file, edit_file, list_files, grep_search, run_shell, web_fetch, tool_search, skill, agent, enter_plan_mode, exit_plan_mode; Claude Code's names and mcp__server__tool work too)",
+                "Fatal: Project.json: field \"permissions.ask\": expected a list of rules such as \"run_shell(cargo test:*)\"; its permission rules cannot be read, so nothing runs until the file is fixed",
             ]
         "#]].assert_debug_eq(&text);
         let (_, problems) = resolve(&[layer(Scope::Local, json!({"permissions": ["run_shell"]}))]);
@@ -797,12 +797,12 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
-                "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
+                "Project.json: field \"timeouts\": timeouts.promptMs: invalid type: string \"soon\", expected u64; the field is ignored",
                 "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
                 "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
+                "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
-                "Project.json: field \"timeouts\": timeouts.promptMs: invalid type: string \"soon\", expected u64; the field is ignored",
             ]
         "#]]
         .assert_debug_eq(&text);
@@ -860,7 +860,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"sandbox\": sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Project.json: field \"sandbox\": sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
                 "Editor.json: field \"sandbox\": sandbox.allowWrite: \"relative/path\" is not an absolute path or one starting with ~/; sandbox.colour: unknown; use enabled, network or allowWrite; sandbox.enabled: expected true or false; the field is ignored",
             ]
         "#]]
