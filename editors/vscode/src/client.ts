@@ -43,6 +43,8 @@ export class TandemServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   /** The run whose edit is waiting in the Refactor Preview. */
   private reviewing: string | undefined;
+  /** Who answers the server's questions (the Tandem panel); unset: dialogs and notifications. */
+  asker: ((params: MessageRequestParams, token: vscode.CancellationToken) => Promise<{ title: string } | null>) | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -134,9 +136,12 @@ export class TandemServer implements vscode.Disposable {
     client.onRequest('tandem/textInput', async (params: TextInputParams, token) =>
       textInputAnswer(await vscode.window.showInputBox(inputBoxOptions(params), token)),
     );
-    // Permission and hook consent prompts: a multi-line or long one in a
-    // modal whose detail shows every line (a notification would fold and cut it).
-    client.onRequest('window/showMessageRequest', (params: MessageRequestParams, token) => showMessageRequest(params, token));
+    // Permission and hook consent prompts: in the Tandem panel when it is
+    // registered (`asker`); else a multi-line or long one in a modal whose
+    // detail shows every line (a notification would fold and cut it).
+    client.onRequest('window/showMessageRequest', (params: MessageRequestParams, token) =>
+      (this.asker ?? showMessageRequest)(params, token),
+    );
     this.client = client;
     try {
       await client.start();
