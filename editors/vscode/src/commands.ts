@@ -232,10 +232,11 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
     }),
     vscode.commands.registerCommand('tandem.runAsk', (argument: AskArgument) => runAsk(server, argument)),
     vscode.commands.registerCommand('tandem.cancelRun', () => cancelRun(server)),
-    vscode.commands.registerCommand('tandem.newConversation', () => {
+    // The panel passes `{quiet: true}`: it shows the new conversation itself.
+    vscode.commands.registerCommand('tandem.newConversation', (options?: { quiet?: boolean }) => {
       server.runs.setThread({ threadId: undefined, past: [], omitted: 0 });
       server.transcript.clear();
-      void vscode.window.showInformationMessage('Tandem: the next ask starts a new conversation.');
+      if (options?.quiet !== true) void vscode.window.showInformationMessage('Tandem: the next ask starts a new conversation.');
     }),
     vscode.commands.registerCommand('tandem.resumeConversation', (threadId?: string) => resumeConversation(server, threadId)),
     vscode.commands.registerCommand('tandem.showTranscript', () => server.transcript.show()),

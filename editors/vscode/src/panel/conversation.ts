@@ -19,6 +19,8 @@ export interface PanelItem extends RunEvent {
   cost_usd?: number;
   thread_id?: string;
   kind?: { type: string; path?: string; paths?: string[]; command?: string; url?: string };
+  /** A tool call's paths as the user reads them (relative to the workspace), beside `kind`'s absolute ones. */
+  shown_paths?: string[];
 }
 
 export interface Usage {
@@ -63,7 +65,12 @@ export class Conversation {
   private tools = new Map<string, string>();
   threadId: string | undefined;
   title: string | undefined;
+  /** The run whose events came last. */
+  private lastRun: string | undefined;
   private listeners: ((change: Change) => void)[] = [];
+
+  /** `shownPath`: an absolute path as the panel shows it (relative to the workspace). */
+  constructor(private readonly shownPath: (path: string) => string = (path) => path) {}
 
   onChange(listener: (change: Change) => void): { dispose(): void } {
     this.listeners.push(listener);
@@ -81,6 +88,7 @@ export class Conversation {
   /** A run starts with this prompt. */
   begin(prompt: string): void {
     this.running = true;
+    this.lastRun = undefined;
     this.tools.clear();
     if (this.title === undefined) this.title = titleOf(prompt);
     this.add({ type: 'prompt', text: prompt });
@@ -93,14 +101,21 @@ export class Conversation {
       this.tools.set(event.id, toolLine(event));
     }
     if (event.type === 'tool_result' && event.id !== undefined) this.tools.delete(event.id);
-    this.add({ ...event, runId });
+    this.lastRun = runId;
+    const item: PanelItem = { ...event, runId };
+    const kind = item.kind;
+    if (event.type === 'tool_call' && kind) {
+      const paths = kind.path ? [kind.path] : (kind.paths ?? []);
+      if (paths.length > 0) item.shown_paths = paths.map(this.shownPath);
+    }
+    this.add(item);
   }
 
   /** The run is over; `edits` as `tandem.ask` answered them (URIs turned into paths by the caller). */
   end(edits: { path: string; display: string; status: string }[], threadId: string | undefined): void {
     this.running = false;
     this.tools.clear();
-    if (edits.length > 0) this.add({ type: 'edits', edits });
+    if (edits.length > 0) this.add({ type: 'edits', edits, runId: this.lastRun });
     if (threadId !== undefined) this.threadId = threadId;
     this.fireState();
   }

@@ -50,6 +50,8 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
   private readonly disposables: vscode.Disposable[] = [];
   private selection: Selection | undefined;
   private files: { at: number; paths: string[] } | undefined;
+  /** The input box is to get the focus once the webview is ready. */
+  private focusPending = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -99,7 +101,15 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     } else {
       await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
     }
-    if (focus) this.post({ op: 'focus' });
+    if (focus) {
+      this.focusPending = true;
+      if (this.ready) this.focusInput();
+    }
+  }
+
+  private focusInput(): void {
+    this.focusPending = false;
+    this.post({ op: 'focus' });
   }
 
   visible(): boolean {
@@ -127,6 +137,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         this.ready = true;
         this.post({ op: 'history', entries: this.history() });
         this.post({ op: 'reset', snapshot: this.conversation.snapshot() });
+        if (this.focusPending) this.focusInput();
         break;
       case 'send':
         await this.send(String(message.prompt ?? ''));
@@ -146,7 +157,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         break;
       }
       case 'newThread':
-        await vscode.commands.executeCommand('tandem.newConversation');
+        await vscode.commands.executeCommand('tandem.newConversation', { quiet: true });
         break;
       case 'resume':
         await vscode.commands.executeCommand('tandem.resumeConversation');
@@ -350,7 +361,7 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
 
 /** Register the panel, its status bar item and its commands; route the server's questions to it. */
 export function registerPanel(context: vscode.ExtensionContext, server: TandemServer): PanelView {
-  const conversation = new Conversation();
+  const conversation = new Conversation((path) => relativePath(vscode.Uri.file(path).toString(), workspaceFolders()));
   const asks = new Asks(conversation);
   const panel = new PanelView(context, server, conversation, asks);
   const statusBar = new TandemStatusBar(conversation);

@@ -160,14 +160,17 @@ function toolCard(item: PanelItem): void {
   const card = element('div', 'card');
   card.dataset.id = item.id ?? '';
   card.dataset.kind = item.kind?.type ?? 'other';
+  card.dataset.run = item.runId ?? '';
   if (item.kind?.path) card.dataset.path = item.kind.path;
   const header = element('div', 'card-header');
   const toggle = element('button', 'toggle') as HTMLButtonElement;
   toggle.setAttribute('aria-expanded', 'false');
-  toggle.append(element('span', 'name', item.name ?? 'tool'), element('span', 'summary', (item.summary ?? '').split('\n')[0]));
-  header.append(toggle);
   const paths = item.kind?.path ? [item.kind.path] : (item.kind?.paths ?? []);
-  for (const path of paths.slice(0, 3)) header.append(fileLink(path, shortPath(path)));
+  toggle.append(element('span', 'name', item.name ?? 'tool'));
+  // A call on files shows them as links instead of its summary (which names them).
+  if (paths.length === 0) toggle.append(element('span', 'summary', (item.summary ?? '').split('\n')[0]));
+  header.append(toggle);
+  paths.slice(0, 3).forEach((path, i) => header.append(fileLink(path, item.shown_paths?.[i] ?? shortPath(path))));
   header.append(element('span', 'status running', '… running'));
   const details = element('div', 'details');
   details.hidden = true;
@@ -214,7 +217,7 @@ function editStatuses(item: PanelItem): void {
   const line = element('div', 'edits');
   for (const edit of item.edits ?? []) {
     for (const card of cards.values()) {
-      if (card.dataset.path === edit.path) setCardStatus(card, edit.status === 'applied' || edit.status === 'written' ? 'ok' : 'error', edit.status);
+      if (card.dataset.path === edit.path && card.dataset.run === (item.runId ?? '')) setCardStatus(card, edit.status === 'applied' || edit.status === 'written' ? 'ok' : 'error', edit.status);
     }
     const entry = element('span', `edit ${edit.status.replace(/\s/g, '-')}`);
     entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${edit.status}`));
@@ -311,6 +314,8 @@ function reset(snapshot: Snapshot): void {
   log.scrollTop = log.scrollHeight;
   setAsks(snapshot.asks);
   setState(snapshot.running, snapshot.title);
+  // For the end-to-end test: the panel has its snapshot.
+  document.body.dataset.ready = '1';
 }
 
 function setState(isRunning: boolean, threadTitle: string | undefined): void {
