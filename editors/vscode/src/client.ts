@@ -45,6 +45,9 @@ export class TandemServer implements vscode.Disposable {
   private reviewing: string | undefined;
   /** Who answers the server's questions (the Tandem panel); unset: dialogs and notifications. */
   asker: ((params: MessageRequestParams, token: vscode.CancellationToken) => Promise<{ title: string } | null>) | undefined;
+  private readonly startedEmitter = new vscode.EventEmitter<boolean>();
+  /** A start ended: true when the server runs. */
+  readonly onDidStart = this.startedEmitter.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -79,6 +82,7 @@ export class TandemServer implements vscode.Disposable {
       await this.starting;
     } finally {
       this.starting = undefined;
+      this.startedEmitter.fire(this.client !== undefined && this.failure === undefined);
     }
   }
 

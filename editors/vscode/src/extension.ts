@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { registerChat } from './chat';
 import { TandemServer } from './client';
 import { registerCommands } from './commands';
+import { registerOnboarding } from './onboarding';
 import { registerPanel } from './panel/view';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
@@ -19,7 +20,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerCommands(context, server);
   registerChat(context, server);
   const panel = registerPanel(context, server);
+  const onboarding = registerOnboarding(context, server);
   await server.start();
+  void onboarding.check();
   await panel.restore();
 }
 

@@ -31,7 +31,16 @@ export function safeUrl(url: string): string | undefined {
 export function renderInline(text: string): string {
   let out = '';
   let i = 0;
+  const special = /[\\`*_[]/g;
   while (i < text.length) {
+    // Plain text up to the next character that may start markup, escaped in one piece.
+    special.lastIndex = i;
+    const next = special.exec(text)?.index ?? text.length;
+    if (next > i) {
+      out += escapeHtml(text.slice(i, next));
+      i = next;
+      continue;
+    }
     const c = text[i];
     if (c === '\\' && i + 1 < text.length && /[\\`*_[\]()#+\-.!<>]/.test(text[i + 1])) {
       out += escapeHtml(text[i + 1]);
@@ -204,10 +213,11 @@ export interface StreamUpdate {
  * text after the last ended block is the tail, rendered on each push.
  */
 export class MarkdownStream {
-  private text = '';
-  /** Where the open block starts. */
-  private blockStart = 0;
-  /** Where the next unscanned line starts (always at a line start). */
+  /** The text of the blocks handed out, kept for `source()` only. */
+  private done: string[] = [];
+  /** The open block's text: only this is scanned and rendered again. */
+  private open = '';
+  /** Where the next unscanned line of `open` starts (always at a line start). */
   private scanned = 0;
   /** The open fence, while inside a code block. */
   private fence: string | undefined;
@@ -215,43 +225,58 @@ export class MarkdownStream {
   private blockHasText = false;
 
   push(piece: string): StreamUpdate {
-    this.text += piece.replace(/\r\n?/g, '\n');
+    this.open += piece.replace(/\r\n?/g, '\n');
     const committed: string[] = [];
     for (;;) {
-      const end = this.text.indexOf('\n', this.scanned);
+      const end = this.open.indexOf('\n', this.scanned);
       if (end < 0) break;
-      const line = this.text.slice(this.scanned, end);
+      const line = this.open.slice(this.scanned, end);
       const next = end + 1;
       if (this.fence !== undefined) {
         if (isFenceClose(line, this.fence)) {
           this.fence = undefined;
           this.commit(next, committed);
+          continue;
         }
       } else if (fenceOpen(line)) {
         // A fence starts a block of its own: what came before is finished.
-        if (this.blockHasText) this.commit(this.scanned, committed);
+        if (this.blockHasText) {
+          this.commit(this.scanned, committed);
+          continue;
+        }
         this.fence = fenceOpen(line)?.fence;
         this.blockHasText = true;
       } else if (/^\s*$/.test(line)) {
-        if (this.blockHasText) this.commit(next, committed);
-        else this.blockStart = next;
+        if (this.blockHasText) {
+          this.commit(next, committed);
+          continue;
+        }
+        // Blank lines before a block belong to no block.
+        this.done.push(this.open.slice(0, next));
+        this.open = this.open.slice(next);
+        this.scanned = 0;
+        continue;
       } else {
         this.blockHasText = true;
       }
       this.scanned = next;
     }
-    return { committed, tail: renderMarkdown(this.text.slice(this.blockStart)) };
+    return { committed, tail: renderMarkdown(this.open) };
   }
 
   /** All the text pushed so far. */
   source(): string {
-    return this.text;
+    return this.done.join('') + this.open;
   }
 
+  /** The open block's first `until` characters are a finished block. */
   private commit(until: number, committed: string[]): void {
-    const html = renderMarkdown(this.text.slice(this.blockStart, until));
+    const block = this.open.slice(0, until);
+    const html = renderMarkdown(block);
     if (html !== '') committed.push(html);
-    this.blockStart = until;
+    this.done.push(block);
+    this.open = this.open.slice(until);
+    this.scanned = 0;
     this.blockHasText = false;
   }
 }

@@ -7,6 +7,7 @@
 // the extension sends it; the page's CSP allows no inline script at all.
 import { MarkdownStream } from '../panel/markdown';
 import { applyMention, History, mentionAt, MentionQuery } from '../panel/input';
+import { editStatusLabel } from '../panel/conversation';
 import type { Change, PanelItem, PendingAsk, Snapshot } from '../panel/conversation';
 
 interface VsCodeApi {
@@ -209,7 +210,10 @@ function toolResult(item: PanelItem): void {
   details?.querySelector(':scope > .result')?.remove();
   details?.append(resultBody(item.content ?? '', card.dataset.kind));
   const firstLine = (item.content ?? '').split('\n')[0];
-  setCardStatus(card, item.is_error ? 'error' : 'ok', item.status ?? (item.is_error ? 'failed' : card.dataset.kind === 'edit' ? 'edited' : 'done'));
+  // An edit's result says what became of the change (applied, partial, declined, superseded).
+  const edit = item.edit?.status;
+  if (edit) setCardStatus(card, editClass(edit), editStatusLabel(edit));
+  else setCardStatus(card, item.is_error ? 'error' : 'ok', item.is_error ? 'failed' : 'done');
   card.title = firstLine;
 }
 
@@ -217,13 +221,18 @@ function editStatuses(item: PanelItem): void {
   const line = element('div', 'edits');
   for (const edit of item.edits ?? []) {
     for (const card of cards.values()) {
-      if (card.dataset.path === edit.path && card.dataset.run === (item.runId ?? '')) setCardStatus(card, edit.status === 'applied' || edit.status === 'written' ? 'ok' : 'error', edit.status);
+      if (card.dataset.path === edit.path && card.dataset.run === (item.runId ?? '')) setCardStatus(card, editClass(edit.status), editStatusLabel(edit.status));
     }
-    const entry = element('span', `edit ${edit.status.replace(/\s/g, '-')}`);
-    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${edit.status}`));
+    const entry = element('span', `edit ${editClass(edit.status)}`);
+    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status)}`));
     line.append(entry);
   }
   log.append(line);
+}
+
+/** The colour an edit status gets: landed, landed in part, or not. */
+function editClass(status: string): string {
+  return status === 'applied' || status === 'written' ? 'ok' : status === 'partial' ? 'partial' : 'error';
 }
 
 function usageText(item: PanelItem): string {

@@ -5,6 +5,7 @@ import { Change, Conversation, editStatusLabel, usageLine } from '../../panel/co
 import { applyMention, History, mentionAt, rankFiles } from '../../panel/input';
 import { escapeHtml, MarkdownStream, renderInline, renderMarkdown } from '../../panel/markdown';
 import { statusBarText } from '../../panel/status';
+import { providerConfigured } from '../../setup';
 
 /** Every tag name in a piece of HTML. */
 function tags(html: string): string[] {
@@ -94,7 +95,9 @@ describe('MarkdownStream', () => {
     // "# Plan", the paragraph, the code block, "Then: + list"; "Done" is the tail.
     assert.strictEqual(committed, 4);
   });
-  it('re-renders only the open block: a long transcript costs the new text, not the whole', () => {
+  it('re-renders only the open block: a long transcript costs the new text, not the whole', function () {
+    // A megabyte of text (its time is a benchmark's business, not this test's).
+    this.timeout(30_000);
     const stream = new MarkdownStream();
     const paragraph = 'word '.repeat(200) + '\n\n';
     let longestTail = 0;
@@ -252,5 +255,20 @@ describe('the input box', () => {
   it('ranks files by name first', () => {
     assert.deepStrictEqual(rankFiles(['src/notes.ts', 'docs/my-notes.md', 'notes.txt', 'a/b/c.rs'], 'notes'), ['notes.txt', 'src/notes.ts', 'docs/my-notes.md']);
     assert.strictEqual(rankFiles(['a', 'b', 'c'], '', 2).length, 2);
+  });
+});
+
+describe('providerConfigured', () => {
+  const none = { env: { PATH: '/usr/bin', OPENAI_API_KEY: ' ' }, files: [{ permissions: {} }, 'not an object'] };
+  it('is false with no setting, variable or settings file naming a provider', () => {
+    assert.strictEqual(providerConfigured(none), false);
+  });
+  it('is true for a setting, a variable, or a settings file', () => {
+    assert.ok(providerConfigured({ ...none, provider: 'openai' }));
+    assert.ok(providerConfigured({ ...none, baseUrl: 'http://localhost:11434/v1' }));
+    assert.ok(providerConfigured({ ...none, env: { ANTHROPIC_API_KEY: 'sk-ant-x' } }));
+    assert.ok(providerConfigured({ ...none, files: [{ provider: 'anthropic' }] }));
+    assert.ok(providerConfigured({ ...none, files: [{ env: { OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1' } }] }));
+    assert.ok(!providerConfigured({ ...none, files: [{ env: { OTHER: 'x' } }] }));
   });
 });
