@@ -95,6 +95,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     // file, and ends when the plan is approved); the policy runs in default.
     let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
     let policy = Policy::new(policy_mode, &settings.permissions, workspace.roots());
+    let sandbox = sandbox_for(&settings, &policy);
     // With no terminal to answer, an ask becomes a denial the model reads.
     let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Some(Arc::new(StdinTerminal))
@@ -125,9 +126,21 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     if mode == PermissionMode::Plan {
         start_in_plan_mode(&scope, workspace.root());
     }
-    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
+    let ctx = ToolContext {
+        child_env: Arc::new(settings.child_env()),
+        sandbox: sandbox.sandbox(),
+        run: Arc::new(scope),
+        ..ToolContext::new(workspace)
+    };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, hooks: Some(hooks), ..RunRequest::default() };
+    let request = RunRequest {
+        prompt: options.prompt,
+        max_turns,
+        compact: options.compact,
+        hooks: Some(hooks),
+        sandbox_notice: sandbox.notice(),
+        ..RunRequest::default()
+    };
     let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
@@ -136,6 +149,13 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     mcp.shutdown().await;
     workspace.clean_interrupted_writes();
     Ok(outcome)
+}
+
+/// The sandbox for this run's shell commands, masking what the policy's
+/// read-deny rules cover.
+pub fn sandbox_for(settings: &Settings, policy: &Policy) -> tandem::sandbox::Availability {
+    let denied = policy.read_denied_paths();
+    tandem::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
 
 /// The terminal the user runs `tandem ask` in: questions on stderr (stdout

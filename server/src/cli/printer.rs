@@ -239,6 +239,10 @@ impl Printer {
                 let line = self.style.dim(&format!("{pad}[{name} hook] {message}"));
                 self.line(&line);
             }
+            RunEvent::Sandbox { message } => {
+                let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
+                self.line(&line);
+            }
             RunEvent::End { .. } => {
                 if let Some(spinner) = &self.spinner {
                     spinner.stop();
