@@ -82,6 +82,11 @@ class Relay:
                     self.invalid.append(f"unexpected request {method}")
                 else:
                     model.model_validate(message.get("params"))
+            elif method == "$/cancel_request":
+                # ACP's request cancellation: the agent withdraws a request
+                # of its own (a question, when the prompt was cancelled).
+                if not isinstance((message.get("params") or {}).get("requestId"), (int, str)):
+                    self.invalid.append(f"malformed $/cancel_request: {line[:200]}")
             elif method is not None:
                 model = AGENT_NOTIFICATIONS.get(method)
                 if model is None:
