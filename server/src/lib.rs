@@ -61,6 +61,14 @@
 //!   (`Conversation`) per follow-up chain, saved as JSON Lines, with context
 //!   management (stubbing old results, compaction), Anthropic prompt-cache
 //!   breakpoints, loop detection, and token cost.
+//! - [`checkpoint`]: what every run changed, for `tandem undo`/`redo`:
+//!   the run's recorder hears of each write from the workspace
+//!   ([`workspace::ChangeRecorder`]) and looks at the whole tree around
+//!   each shell command (stat data against the last look, only what moved
+//!   is hashed); contents go to a content-addressed store beside the
+//!   thread, one manifest per run. Undo and redo restore each file whole,
+//!   open documents through the editor, and leave a file changed since in
+//!   the run's lines as it is (`conflict`).
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run.
@@ -126,6 +134,7 @@
 //! (stdout is the LSP channel).
 
 pub mod agent;
+pub mod checkpoint;
 pub mod consent;
 pub mod environment;
 pub mod hooks;

@@ -59,6 +59,27 @@ enum Command {
     },
     /// List this folder's saved conversations with their token and cost totals.
     Sessions,
+    /// Undo a run: restore every file it changed (buffers, files it wrote, files its shell commands changed).
+    ///
+    /// Without RUN_ID, the most recent run in this folder that is not undone.
+    /// A file changed since the run in the lines the run changed is a conflict
+    /// and stays as it is. Exit 0 when every file was restored or unchanged, 1 on a
+    /// conflict, 2 when there is nothing to undo.
+    Undo {
+        /// The run (as `tandem ask` printed it); default: the most recent one.
+        run_id: Option<String>,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Redo an undone run: put back what it changed. Without RUN_ID, the run undone last.
+    Redo {
+        /// The run; default: the one undone last.
+        run_id: Option<String>,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Offline end-to-end demo with the scripted model: no key, no network.
     Demo,
     /// Run one tool once and print exactly the result text the model would get.
@@ -144,6 +165,8 @@ fn main() -> ExitCode {
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
+            Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
+            Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tandem::agent::config::ProviderConfig;
+use tandem::checkpoint::{Checkpoints, RunRecorder};
 use tandem::settings::{Settings, SettingsFiles};
 use tandem::agent::permission::PermissionMode;
 use tandem::permissions::headless::{HeadlessPolicy, Terminal};
@@ -117,17 +118,43 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     if mode == PermissionMode::Plan {
         start_in_plan_mode(&scope, workspace.root());
     }
-    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
+    // The run's checkpoint, beside its thread: `tandem undo` takes it back.
+    let recorder = store.as_ref().map(|store| Checkpoints::beside(store, workspace.roots()).record(&conversation.id, &new_run_id()));
+    let run_workspace = match &recorder {
+        Some(recorder) => Arc::new(workspace.with_recorder(Checkpoints::recorder_for(recorder))),
+        None => workspace,
+    };
+    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(run_workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
     let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal()) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
+    if let Some(recorder) = recorder {
+        recorder.finish();
+        report_checkpoint(&recorder);
+    }
     reporter.abort();
     mcp.shutdown().await;
     workspace.clean_interrupted_writes();
     Ok(exit_code(outcome.status))
+}
+
+/// A run id for the terminal: the time it started, to the millisecond.
+fn new_run_id() -> String {
+    format!("run-{}", chrono::Local::now().format("%Y%m%d-%H%M%S%3f"))
+}
+
+/// After a run that changed files: how to take it back (on stderr, so
+/// `--json` output stays clean).
+#[allow(clippy::print_stderr)]
+fn report_checkpoint(recorder: &RunRecorder) {
+    let changed = recorder.changed_files().len();
+    if changed > 0 {
+        let them = if changed == 1 { "it" } else { "them" };
+        eprintln!("tandem: {} changed {changed} file(s); `tandem undo` restores {them}", recorder.run_id());
+    }
 }
 
 /// The terminal the user runs `tandem ask` in: questions on stderr (stdout

@@ -7,3 +7,4 @@ pub mod demo;
 pub mod mcp;
 pub mod plan_review;
 pub mod printer;
+pub mod undo;

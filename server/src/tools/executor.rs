@@ -236,7 +236,16 @@ impl Executor {
             PermissionDecision::Deny(reason) => return Ok(ToolResult::error(&call.id, denial(&request, &reason))),
         }
         let max_result_chars = traits.max_result_chars;
+        // A command may change any file: the run's checkpoint looks at the
+        // workspace before it starts and after it ends (outside any sandbox).
+        let command_recorder = matches!(traits.kind, ToolKind::Execute { .. }).then(|| ctx.workspace.recorder().cloned()).flatten();
+        if let Some(recorder) = &command_recorder {
+            recorder.before_command().await;
+        }
         let output = prepared.call(&ctx).await;
+        if let Some(recorder) = &command_recorder {
+            recorder.after_command().await;
+        }
         let mut result = match output {
             Ok(text) => ToolResult::ok(&call.id, text),
             Err(err) => into_result(&call.id, err)?,
