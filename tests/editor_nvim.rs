@@ -547,7 +547,20 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
         let first_run = lines(&report, "after_first");
         assert_eq!(
             first_run,
-            ["## first question", "", "", "", "→ `read_file notes.txt`", "  ✓    1 | line one", "It has three lines.", "", "**— completed —**"],
+            [
+                "## first question",
+                "",
+                "",
+                "",
+                "→ `read_file notes.txt`",
+                "  ✓    1 | line one",
+                // The rest of the result, folded in the transcript's windows.
+                "       2 | line two",
+                "       3 | line three",
+                "It has three lines.",
+                "",
+                "**— completed —**"
+            ],
             "{report:#}"
         );
         // :TandemNew: a new thread, an empty transcript.
@@ -647,5 +660,59 @@ fn neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing() {
             messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
             "{report:#}"
         );
+    }
+}
+
+/// The chat (`:TandemChat`): a two-line message with an `@file` mention
+/// typed below the separator and sent with <CR>; a follow-up on the same
+/// thread; `@` completion; tool results folded; <CR> on the edit's link
+/// opens the unsaved buffer (no E37); "fix this error" offered for a
+/// diagnostic another source published, and `:TandemFix` asking about it.
+#[test]
+fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
+    for nvim in nvims("neovim_chat_round_trip_with_a_follow_up_and_a_mention") {
+        let workspace = NotesWorkspace::new();
+        let script = serde_json::json!({"turns": [
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+            {"text": "Done: line three is capitalised."}
+        ]});
+        // (Each run replays the script from its first turn: in the follow-up
+        // and the fix, the edit finds nothing left to capitalise.)
+        let report = run_scenario(&workspace, &nvim, "chat_scenario.lua", &script.to_string(), []);
+        assert_eq!(report["chat_name"].as_str().map(|n| n.ends_with("tandem://transcript")), Some(true), "{report:#}");
+        assert_eq!(report["cursor_row"].as_i64(), report["prompt_row"].as_i64().map(|r| r + 1), "the cursor starts on the prompt line: {report:#}");
+        assert!(lines(&report, "completion").contains(&"notes.txt".to_string()), "{report:#}");
+
+        let chat = lines(&report, "after_first");
+        let heading = chat.iter().position(|l| l == "## Capitalise line three in @notes.txt").unwrap_or_else(|| panic!("{chat:#?}"));
+        assert_eq!(chat[heading + 1], "> please", "the message's second line is quoted under its heading: {chat:#?}");
+        assert!(chat.iter().any(|l| l == "Done: line three is capitalised."), "{chat:#?}");
+        let separator = chat.iter().position(|l| l == "───── message ─────").expect("the prompt area stays");
+        assert!(separator > heading, "the run's text grows above the prompt area: {chat:#?}");
+        assert_eq!(lines(&report, "prompt_after_send"), vec![String::new()], "the prompt area is emptied after sending");
+        assert!(!lines(&report, "folded").is_empty(), "the read_file result's lines are folded: {report:#}");
+
+        let results = report["results"].as_array().expect("results");
+        assert_eq!(results.len(), 3, "{report:#}");
+        assert_eq!(results[0]["threadId"], results[1]["threadId"], "the follow-up continues the thread: {report:#}");
+        let prompts = lines(&report, "saved_prompts");
+        assert_eq!(prompts.len(), 2, "{prompts:#?}");
+        assert!(prompts[0].starts_with("Capitalise line three in @notes.txt\nplease"), "{prompts:#?}");
+        assert!(prompts[0].contains("(Files the user mentioned with @: notes.txt.)"), "{prompts:#?}");
+        assert_eq!(prompts[1], "And thanks");
+
+        assert_eq!(report["link_line"], "- applied: notes.txt:3", "{report:#}");
+        assert_eq!(report["link_error"], serde_json::Value::Null, "{report:#}");
+        assert!(report["link_opened"].as_str().unwrap_or_default().ends_with("notes.txt"), "{report:#}");
+        assert_eq!(report["link_cursor"], 3);
+        assert_eq!(report["link_modified"], true, "the unsaved buffer is shown as it is");
+
+        let actions = lines(&report, "actions");
+        assert!(actions.contains(&"Tandem: fix this error (line two is wrong)".to_string()), "{actions:#?}");
+        assert_eq!(lines(&report, "fix_prompt"), vec!["## Fix this error: line two is wrong".to_string()], "{report:#}");
+        assert_eq!(results[2]["status"], "completed", "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "LINE THREE"]), "{report:#}");
+        assert_eq!(workspace.disk(), ON_DISK, "the open file was never written by Tandem");
     }
 }

@@ -54,6 +54,9 @@ enum Command {
         /// `all` for every one. Remembered for this workspace. Repeatable.
         #[arg(long = "mcp-approve", value_name = "NAME|all")]
         mcp_approve: Vec<String>,
+        /// Show applied edits' whole diffs (otherwise their first lines).
+        #[arg(long)]
+        verbose: bool,
         /// What to ask.
         prompt: String,
     },
@@ -147,7 +150,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
-            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, verbose, prompt } => {
                 let thread = match (continue_thread, resume) {
                     (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
                     (true, None) => cli::ask::ThreadChoice::Continue,
@@ -155,6 +158,7 @@ fn main() -> ExitCode {
                 };
                 let options = cli::ask::AskOptions {
                     prompt,
+                    verbose,
                     json,
                     max_turns: max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
                     permission_mode,

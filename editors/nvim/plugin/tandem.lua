@@ -41,3 +41,11 @@ end, { desc = 'Cancel the running Tandem agent' })
 vim.api.nvim_create_user_command('TandemTranscript', function()
   require('tandem').show_transcript()
 end, { desc = 'Show the Tandem transcript' })
+
+vim.api.nvim_create_user_command('TandemChat', function(opts)
+  require('tandem').chat(opts.args)
+end, { nargs = '*', desc = 'Open the Tandem chat (optionally sending a message at once)' })
+
+vim.api.nvim_create_user_command('TandemFix', function()
+  require('tandem').fix()
+end, { desc = 'Ask Tandem to fix the diagnostics on the cursor line (every source)' })

@@ -162,6 +162,9 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         cancel: parent.cancel.child_token(),
         editor_review: false,
         child_env: Arc::clone(&parent.child_env),
+        // A sub-agent's commands run in the parent's sandbox.
+        sandbox: parent.sandbox.clone(),
+        shell_profile: crate::tools::ShellProfile::Unasked,
         run: Arc::new(RunScope::child_of(&parent.run)),
         call_id: String::new(),
         registry: Default::default(),

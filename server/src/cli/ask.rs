@@ -35,6 +35,8 @@ use super::printer::Printer;
 
 pub struct AskOptions {
     pub prompt: String,
+    /// Print applied edits' whole diffs.
+    pub verbose: bool,
     pub json: bool,
     /// From the command line; `None`: the settings', else the default.
     pub max_turns: Option<usize>,
@@ -127,7 +129,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(run_workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
     let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, ..RunRequest::default() };
-    let printer = if options.json { None } else { Some(Printer::for_terminal()) };
+    let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
@@ -173,14 +175,17 @@ impl Terminal for StdinTerminal {
                 let _ = writeln!(stderr, "  {}) {option}", index + 1);
             }
             loop {
-                let _ = write!(stderr, "Choose 1-{}: ", options.len());
+                let _ = write!(stderr, "Choose {}: ", super::choice::hint(&options));
                 let _ = stderr.flush();
                 let mut line = String::new();
                 if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
                     return None;
                 }
-                if let Some(option) = line.trim().parse::<usize>().ok().and_then(|n| options.get(n.wrapping_sub(1))) {
-                    return Some(option.clone());
+                match super::choice::parse(&line, &options) {
+                    Ok(index) => return options.get(index).cloned(),
+                    Err(why) => {
+                        let _ = writeln!(stderr, "{why}");
+                    }
                 }
             }
         })

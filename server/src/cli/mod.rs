@@ -3,6 +3,7 @@
 //! prints: stdout is the LSP channel in `tandem lsp`.)
 
 pub mod ask;
+pub mod choice;
 pub mod demo;
 pub mod mcp;
 pub mod plan_review;

@@ -1,19 +1,29 @@
 //! The terminal printer for run events: the answer as it streams, one
 //! readable line per tool call (`→ edit_file src/app.rs`) with a short
-//! result under it, a spinner on stderr while waiting (only on a terminal),
-//! and a closing summary. Colour only when stdout is a terminal and
-//! `NO_COLOR` is unset. `--json` bypasses all of this: one event per line.
+//! result under it — an applied edit with its diff in colour, a refusal
+//! whole —, a spinner on stderr while waiting (only on a terminal) that
+//! names the running tool and its elapsed time, and a closing summary.
+//! Colour only when stdout is a terminal and `NO_COLOR` is unset. `--json`
+//! bypasses all of this: one event per line.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tandem::agent::{RunEvent, RunOutcome, RunStatus};
 use tandem::tools::ToolKind;
 
-/// Result lines longer than this are cut in the transcript.
+/// Result lines longer than this are cut in the transcript (a successful
+/// result's first line; errors are shown whole).
 const RESULT_PREVIEW_CHARS: usize = 160;
+
+/// An applied edit's diff shows this many lines unless `--verbose`.
+const DIFF_PREVIEW_LINES: usize = 12;
+
+/// An error result shows this many lines (a refusal's hint is never cut
+/// inside a line).
+const ERROR_LINES: usize = 40;
 
 struct Style {
     color: bool,
@@ -56,6 +66,8 @@ pub struct Printer {
     speaker: Option<String>,
     /// A copy of every event, for callers that check them afterwards.
     tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
+    /// Show applied edits' whole diffs.
+    verbose: bool,
 }
 
 impl Printer {
@@ -74,7 +86,14 @@ impl Printer {
             depths: HashMap::new(),
             speaker: None,
             tee: None,
+            verbose: false,
         }
+    }
+
+    /// Show every line of an applied edit's diff (`--verbose`).
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
     }
 
     /// Also keep every event in `tee`.
@@ -155,24 +174,35 @@ impl Printer {
                     self.edit_calls.insert(id.clone(), summary.clone());
                 }
                 let arrow = self.style.cyan("→");
+                let plain = if summary.is_empty() { name.to_string() } else { format!("{name} {summary}") };
                 let name = self.style.bold(name);
                 let line = if summary.is_empty() { format!("{pad}{arrow} {name}") } else { format!("{pad}{arrow} {name} {summary}") };
                 self.line(&line);
+                if let Some(spinner) = &self.spinner {
+                    spinner.activity(first_line(&plain));
+                }
             }
             RunEvent::ToolResult { id, is_error, content } => {
-                if let Some(file) = self.edit_calls.remove(id) {
+                let edited = self.edit_calls.remove(id);
+                if let Some(file) = &edited {
                     if !is_error {
-                        self.files_changed.insert(file);
+                        self.files_changed.insert(file.clone());
                     }
                 }
-                let preview = preview(content);
                 self.speaker = None;
-                let line = if *is_error {
-                    format!("{pad}  {} {}", self.style.red("✗"), self.style.red(&preview))
+                let lines = if *is_error {
+                    error_lines(content, &pad, &self.style)
+                } else if edited.is_some() && has_diff(content) {
+                    diff_lines(content, &pad, &self.style, if self.verbose { usize::MAX } else { DIFF_PREVIEW_LINES })
                 } else {
-                    format!("{pad}  {} {}", self.style.green("✓"), self.style.dim(&preview))
+                    vec![format!("{pad}  {} {}", self.style.green("✓"), self.style.dim(&preview(content)))]
                 };
-                self.line(&line);
+                for line in lines {
+                    self.line(&line);
+                }
+                if let Some(spinner) = &self.spinner {
+                    spinner.activity("working…".to_string());
+                }
                 self.resume_spinner();
             }
             RunEvent::Status { .. } => {}
@@ -255,6 +285,67 @@ fn indent(depth: usize) -> String {
     "    ".repeat(depth)
 }
 
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// A refusal or failure, whole: its first line marked, every other line
+/// under it (up to [`ERROR_LINES`]), none cut.
+fn error_lines(content: &str, pad: &str, style: &Style) -> Vec<String> {
+    let mut lines = content.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("(empty)");
+    let mut out = vec![format!("{pad}  {} {}", style.red("✗"), style.red(first))];
+    let rest: Vec<&str> = lines.collect();
+    for line in rest.iter().take(ERROR_LINES) {
+        out.push(format!("{pad}    {line}"));
+    }
+    if rest.len() > ERROR_LINES {
+        out.push(format!("{pad}    {}", style.dim(&format!("… {} more lines", rest.len() - ERROR_LINES))));
+    }
+    out
+}
+
+/// A diff line of a tool result (`tools/text.rs` numbers them): the line
+/// number, then `-`, `+` or a space, then the text.
+fn diff_marker(line: &str) -> Option<char> {
+    let rest = line.trim_start();
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return None;
+    }
+    let mut after = rest[digits..].chars();
+    match (after.next(), after.next()) {
+        (Some(' '), Some(marker @ ('-' | '+' | ' '))) => Some(marker),
+        _ => None,
+    }
+}
+
+fn has_diff(content: &str) -> bool {
+    content.lines().any(|l| l.starts_with("@@ "))
+}
+
+/// An applied edit: its first line, then its diff in colour, `-` lines red
+/// and `+` lines green, cut after `limit` lines with a count.
+fn diff_lines(content: &str, pad: &str, style: &Style, limit: usize) -> Vec<String> {
+    let mut lines = content.lines();
+    let first = lines.next().unwrap_or_default();
+    let mut out = vec![format!("{pad}  {} {}", style.green("✓"), first)];
+    let body: Vec<&str> = lines.skip_while(|l| !l.starts_with("@@ ")).collect();
+    for line in body.iter().take(limit) {
+        let shown = match diff_marker(line) {
+            Some('-') => style.red(line),
+            Some('+') => style.green(line),
+            _ if line.starts_with("@@ ") => style.cyan(line),
+            _ => style.dim(line),
+        };
+        out.push(format!("{pad}    {shown}"));
+    }
+    if body.len() > limit {
+        out.push(format!("{pad}    {}", style.dim(&format!("… {} more diff lines (--verbose shows them all)", body.len() - limit))));
+    }
+    out
+}
+
 /// The first line of a result, cut to [`RESULT_PREVIEW_CHARS`], with a
 /// count of the lines left out.
 fn preview(content: &str) -> String {
@@ -295,29 +386,53 @@ struct SpinnerState {
     active: bool,
     drawn: bool,
     stopped: bool,
+    /// What is running ("run_shell cargo test", "working…") and since when:
+    /// after a few seconds the spinner shows the elapsed time.
+    activity: String,
+    since: Instant,
+}
+
+/// Draws the spinner every 100 ms until it is stopped.
+fn spawn_ticker(state: Arc<Mutex<SpinnerState>>) {
+    tokio::spawn(async move {
+        const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+        let mut frame = 0;
+        let mut interval = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            interval.tick().await;
+            let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.stopped {
+                break;
+            }
+            if state.active {
+                eprint!("\r\x1b[2K{}", spinner_line(FRAMES[frame % FRAMES.len()], &state.activity, state.since.elapsed()));
+                state.drawn = true;
+                frame += 1;
+            }
+        }
+    });
+}
+
+/// The spinner shows the elapsed time once an activity has run this long.
+const SHOW_ELAPSED_AFTER: Duration = Duration::from_secs(2);
+
+/// The spinner's line: the frame, the activity cut to fit a narrow
+/// terminal, and the elapsed time once it is long.
+fn spinner_line(frame: &str, activity: &str, elapsed: Duration) -> String {
+    let activity: String = if activity.chars().count() > 60 { activity.chars().take(59).chain(['…']).collect() } else { activity.to_string() };
+    if elapsed >= SHOW_ELAPSED_AFTER { format!("{frame} {activity} · {}s", elapsed.as_secs()) } else { format!("{frame} {activity}") }
 }
 
 impl Spinner {
     fn start() -> Self {
-        let state = Arc::new(Mutex::new(SpinnerState { active: true, drawn: false, stopped: false }));
-        let ticker = Arc::clone(&state);
-        tokio::spawn(async move {
-            const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-            let mut frame = 0;
-            let mut interval = tokio::time::interval(Duration::from_millis(100));
-            loop {
-                interval.tick().await;
-                let mut state = ticker.lock().unwrap_or_else(|e| e.into_inner());
-                if state.stopped {
-                    break;
-                }
-                if state.active {
-                    eprint!("\r{} working…", FRAMES[frame % FRAMES.len()]);
-                    state.drawn = true;
-                    frame += 1;
-                }
-            }
-        });
+        let state = Arc::new(Mutex::new(SpinnerState {
+            active: true,
+            drawn: false,
+            stopped: false,
+            activity: "working…".to_string(),
+            since: Instant::now(),
+        }));
+        spawn_ticker(Arc::clone(&state));
         Spinner { state }
     }
 
@@ -328,6 +443,13 @@ impl Spinner {
             eprint!("\r\x1b[2K");
             state.drawn = false;
         }
+    }
+
+    /// A new activity starts (its elapsed time counts from now).
+    fn activity(&self, activity: String) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.activity = activity;
+        state.since = Instant::now();
     }
 
     fn resume(&self) {
@@ -344,5 +466,48 @@ impl Spinner {
 impl Drop for Spinner {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAIN: Style = Style { color: false };
+
+    const EDITED: &str = "Successfully edited app.py\n@@ -1,3 +1,3 @@\n   1   def main():\n   2 -     print(\"hello\")\n   2 +     print(\"hello, world\")\n   3   main()";
+
+    #[test]
+    fn an_applied_edit_shows_its_diff_coloured_and_bounded() {
+        assert_eq!(
+            diff_lines(EDITED, "", &PLAIN, 12),
+            [
+                "  ✓ Successfully edited app.py",
+                "    @@ -1,3 +1,3 @@",
+                "       1   def main():",
+                "       2 -     print(\"hello\")",
+                "       2 +     print(\"hello, world\")",
+                "       3   main()",
+            ]
+        );
+        assert_eq!(diff_lines(EDITED, "", &PLAIN, 2)[3], "    … 3 more diff lines (--verbose shows them all)");
+        let coloured = diff_lines(EDITED, "", &Style { color: true }, 12);
+        assert_eq!(coloured[3], "    \x1b[31m   2 -     print(\"hello\")\x1b[0m", "a removed line is red");
+        assert_eq!(coloured[4], "    \x1b[32m   2 +     print(\"hello, world\")\x1b[0m", "an added line is green");
+        assert_eq!(coloured[2], "    \x1b[2m   1   def main():\x1b[0m", "context is dim");
+    }
+
+    #[test]
+    fn a_refusal_is_shown_whole() {
+        let hint = format!("Permission denied for run_shell: {} — allow it in .tandem/settings.json", "x".repeat(300));
+        let lines = error_lines(&format!("{hint}\nsecond line of the hint"), "", &PLAIN);
+        assert_eq!(lines, [format!("  ✗ {hint}"), "    second line of the hint".to_string()], "nothing is cut");
+    }
+
+    #[test]
+    fn the_spinner_names_the_tool_and_its_time_once_it_is_long() {
+        assert_eq!(spinner_line("⠋", "run_shell cargo test", Duration::from_millis(500)), "⠋ run_shell cargo test");
+        assert_eq!(spinner_line("⠋", "run_shell cargo test", Duration::from_secs(12)), "⠋ run_shell cargo test · 12s");
+        assert_eq!(spinner_line("⠋", &"y".repeat(80), Duration::ZERO).chars().count(), 62, "cut to fit a narrow terminal");
     }
 }

@@ -105,11 +105,11 @@ impl PromptPolicy {
             message.push_str(&cut_lines(diff, MAX_PROMPT_DIFF_LINES));
         }
         let decision = match self.prompt(MessageType::INFO, message, &[APPLY, REJECT], settings).await.as_deref() {
-            Ok(APPLY) => PermissionDecision::Allow,
+            Ok(APPLY) => PermissionDecision::Approved,
             Ok(_) => PermissionDecision::Deny("the user chose Reject".into()),
             Err(reason) => PermissionDecision::Deny(reason.to_string()),
         };
-        if decision != PermissionDecision::Allow {
+        if decision != PermissionDecision::Approved {
             self.editor.record_rejected(path, request.run.clone());
         }
         decision
@@ -122,11 +122,11 @@ impl PromptPolicy {
         }
         actions.push(DENY);
         match self.prompt(MessageType::WARNING, ask_text(request, info), &actions, settings).await.as_deref() {
-            Ok(ALLOW_ONCE) => PermissionDecision::Allow,
+            Ok(ALLOW_ONCE) => PermissionDecision::Approved,
             Ok(ALWAYS_ALLOW) => {
                 // For this conversation: its later runs keep it, no other thread has it.
                 request.grants.add(info.always.iter().map(ToString::to_string));
-                PermissionDecision::Allow
+                PermissionDecision::Approved
             }
             Ok(ALWAYS_ALLOW_PROJECT) => {
                 self.policy.allow_for_session(&info.always);
@@ -135,7 +135,7 @@ impl PromptPolicy {
                     tracing::warn!("cannot save the rule: {err}");
                     self.client.notify(methods::SHOW_MESSAGE, serde_json::json!({"type": 2, "message": format!("Tandem: {err}")})).await;
                 }
-                PermissionDecision::Allow
+                PermissionDecision::Approved
             }
             Ok(DENY) => PermissionDecision::Deny("the user denied it".into()),
             Ok(_) => PermissionDecision::Deny("the user dismissed the prompt".into()),
@@ -174,6 +174,7 @@ impl PermissionPolicy for PromptPolicy {
         let hook = crate::permissions::pre_tool_use(&crate::hooks::current(&self.hooks), request).await;
         match self.policy.decide_with_hook(call, hook) {
             Verdict::Allow => PermissionDecision::Allow,
+            Verdict::Approved => PermissionDecision::Approved,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),
             Verdict::ReviewInEditor => match &request.kind {
                 crate::tools::ToolKind::Edit { path } => {

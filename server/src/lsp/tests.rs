@@ -391,7 +391,7 @@ async fn review_by_prompt_with_the_diff_without_annotation_support() {
     h.client.answer_prompt(None);
     assert!(matches!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
     h.client.answer_prompt(Some("Apply"));
-    assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Allow);
+    assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Approved);
     assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
 }
 
@@ -611,10 +611,10 @@ async fn permission_prompts() {
     h.client.answer_prompt(None);
     assert!(matches!(policy.decide(&shell).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
     h.client.answer_prompt(Some("Allow once"));
-    assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
+    assert_eq!(policy.decide(&shell).await, PermissionDecision::Approved);
     h.client.answer_prompt(Some("Always allow"));
-    assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
-    // Remembered: no prompt this time.
+    assert_eq!(policy.decide(&shell).await, PermissionDecision::Approved);
+    // Remembered: no prompt this time, and it runs unasked (a grant is an allow rule).
     let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Allow);
     assert_eq!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).len(), asked);

@@ -59,11 +59,11 @@ impl HeadlessPolicy {
         options.push(DENY);
         let answer = terminal.choose(&question, &options).await;
         match answer.as_deref() {
-            Some(ALLOW_ONCE) => PermissionDecision::Allow,
+            Some(ALLOW_ONCE) => PermissionDecision::Approved,
             Some(ALWAYS_ALLOW) => {
                 // For this conversation: its later runs keep it, no other thread has it.
                 request.grants.add(info.always.iter().map(ToString::to_string));
-                PermissionDecision::Allow
+                PermissionDecision::Approved
             }
             Some(ALWAYS_ALLOW_SAVE) => {
                 self.policy.allow_for_session(&info.always);
@@ -71,7 +71,7 @@ impl HeadlessPolicy {
                 if let Err(err) = crate::settings::save_local_allow(&self.root, &rules) {
                     tracing::warn!("cannot save the rule: {err}");
                 }
-                PermissionDecision::Allow
+                PermissionDecision::Approved
             }
             Some(_) => PermissionDecision::Deny("the user denied it".into()),
             None => PermissionDecision::Deny("no answer at the terminal".into()),
@@ -85,7 +85,7 @@ impl HeadlessPolicy {
             question.push_str(preview);
         }
         match terminal.choose(&question, &[APPLY, REJECT]).await.as_deref() {
-            Some(APPLY) => PermissionDecision::Allow,
+            Some(APPLY) => PermissionDecision::Approved,
             _ => PermissionDecision::Deny("the user rejected the change".into()),
         }
     }
@@ -125,6 +125,7 @@ impl PermissionPolicy for HeadlessPolicy {
         };
         match self.policy.decide_with_hook(call, hook) {
             Verdict::Allow => PermissionDecision::Allow,
+            Verdict::Approved => PermissionDecision::Approved,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),
             Verdict::ReviewInEditor => match &self.terminal {
                 Some(terminal) => self.review(terminal.as_ref(), request).await,
@@ -228,7 +229,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let terminal = Arc::new(Scripted { answers: Mutex::new(vec![ALWAYS_ALLOW_SAVE, DENY]), questions: Mutex::default() });
         let policy = headless(dir.path(), Some(terminal.clone()));
-        assert_eq!(policy.decide(&shell("git push origin main")).await, PermissionDecision::Allow);
+        assert_eq!(policy.decide(&shell("git push origin main")).await, PermissionDecision::Approved);
         // The rule covers the same subcommand without asking again...
         assert_eq!(policy.decide(&shell("git push origin other")).await, PermissionDecision::Allow);
         // ...and nothing else.

@@ -60,7 +60,7 @@ impl Policy {
             PreHook::Block(reason) => Verdict::Deny(format!("the PreToolUse hook blocked it: {reason}")),
             PreHook::Allow(_) => match self.deny_reason(call) {
                 Some(reason) => Verdict::Deny(reason),
-                None => Verdict::Allow,
+                None => self.allowed_verdict(call),
             },
             PreHook::Ask(reason) => match self.deny_reason(call) {
                 Some(reason) => Verdict::Deny(reason),

@@ -26,7 +26,13 @@ use crate::settings::{PermissionRules, Scope};
 /// What the policy decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Runs without asking anyone (judged read-only, or a rule covers it):
+    /// a shell command gets the sandbox's unasked profile.
     Allow,
+    /// Runs because the mode the user chose approves it (`bypassPermissions`;
+    /// in `acceptEdits`, what a rule allows): a shell command gets the
+    /// sandbox's approved profile.
+    Approved,
     /// Refused; the reason is for the model.
     Deny(String),
     /// An edit the user reviews in the editor's own edit review (default mode).
@@ -184,7 +190,7 @@ impl Policy {
             return Verdict::Deny(PLAN_MODE_REFUSAL.to_string());
         }
         if mode == PermissionMode::BypassPermissions {
-            return Verdict::Allow;
+            return Verdict::Approved;
         }
         // 3. Ask rules.
         let asked: Vec<&Sourced> = rules.ask.iter().filter(|s| self.rule_hits(&s.rule, call, analysis.as_ref())).collect();
@@ -195,9 +201,10 @@ impl Policy {
                 always: Vec::new(),
             });
         }
-        // 4. Allow rules.
+        // 4. Allow rules. A command judged read-only stays unasked; what
+        // needed the rule is approved by it only in `acceptEdits`.
         if self.allowed(call, analysis.as_ref(), &rules.allow) {
-            return Verdict::Allow;
+            return if read_only { Verdict::Allow } else { self.allowed_verdict(call) };
         }
         // 5. The mode.
         match call.kind {
@@ -236,6 +243,16 @@ impl Policy {
                 reasons: vec![format!("`{}` is not known to be read-only", call.tool)],
                 always: vec![Rule { tool: call.tool.to_string(), pattern: None }],
             }),
+        }
+    }
+
+    /// A call allowed without a question: approved when the user chose
+    /// `acceptEdits` (or "Execute and accept edits"), else unasked.
+    pub fn allowed_verdict(&self, call: Call<'_>) -> Verdict {
+        match self.mode() {
+            PermissionMode::BypassPermissions | PermissionMode::AcceptEdits => Verdict::Approved,
+            _ if call.accept_edits => Verdict::Approved,
+            _ => Verdict::Allow,
         }
     }
 
@@ -405,6 +422,7 @@ mod tests {
                 let policy = Policy::new(name.parse().unwrap(), &PermissionRules::default(), roots);
                 let short = |v: Verdict| match v {
                     Verdict::Allow => "allow",
+                    Verdict::Approved => "approved",
                     Verdict::Deny(_) => "deny",
                     Verdict::ReviewInEditor => "review",
                     Verdict::Ask(_) => "ask",
@@ -423,7 +441,7 @@ mod tests {
             [
                 "default: read=allow edit=review ls=allow touch=ask mcp=ask",
                 "acceptEdits: read=allow edit=allow ls=allow touch=ask mcp=ask",
-                "bypassPermissions: read=allow edit=allow ls=allow touch=allow mcp=allow",
+                "bypassPermissions: read=approved edit=approved ls=approved touch=approved mcp=approved",
                 "plan: read=allow edit=deny ls=allow touch=deny mcp=deny",
             ]
         "#]]
@@ -436,7 +454,31 @@ mod tests {
         let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &["run_shell(ls:*)"], &["read_file(./.env)"]), std::slice::from_ref(&f.root));
         let env = ToolKind::Read { paths: vec![f.root.join(".env")] };
         assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false, granted: &[] }), Verdict::Deny(_)));
-        assert_eq!(shell(&policy, "ls"), Verdict::Allow);
+        assert_eq!(shell(&policy, "ls"), Verdict::Approved);
+    }
+
+    #[test]
+    fn how_a_command_was_allowed_picks_its_sandbox_profile() {
+        // Allow: the unasked (read-only) profile; Approved: the approved one.
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        let with_rule = rules(&["run_shell(make:*)"], &[], &[]);
+        let default = Policy::new(PermissionMode::Default, &with_rule, roots);
+        assert_eq!(shell(&default, "ls"), Verdict::Allow);
+        assert_eq!(shell(&default, "make build"), Verdict::Allow);
+        let accept = Policy::new(PermissionMode::AcceptEdits, &with_rule, roots);
+        assert_eq!(shell(&accept, "ls"), Verdict::Allow);
+        assert_eq!(shell(&accept, "make build"), Verdict::Approved);
+        assert!(matches!(shell(&accept, "touch x"), Verdict::Ask(_)));
+        let bypass = Policy::new(PermissionMode::BypassPermissions, &with_rule, roots);
+        assert_eq!(shell(&bypass, "ls"), Verdict::Approved);
+        let kind = ToolKind::Execute { command: "touch x".into() };
+        let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
+        let hook = || crate::permissions::PreHook::Allow("ok".into());
+        assert_eq!(default.decide_with_hook(call, hook()), Verdict::Allow);
+        assert_eq!(bypass.decide_with_hook(call, hook()), Verdict::Approved);
+        // "Execute and accept edits" approves like acceptEdits.
+        assert_eq!(default.decide(Call { accept_edits: true, kind: &ToolKind::Execute { command: "make x".into() }, ..call }), Verdict::Approved);
     }
 
     #[test]

@@ -82,7 +82,15 @@ pub struct PermissionRequest {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {
+    /// Allowed without anyone being asked: judged read-only, or covered by
+    /// a rule or a hook. A shell command runs in the sandbox's
+    /// [`ShellProfile::Unasked`](super::ShellProfile::Unasked) profile.
     Allow,
+    /// Allowed because someone approved it: the user answered the question,
+    /// or chose a mode that allows it (`acceptEdits` for what a rule
+    /// allows, `bypassPermissions`). A shell command runs in the
+    /// [`ShellProfile::Approved`](super::ShellProfile::Approved) profile.
+    Approved,
     /// Refused; the string is the reason the model is given.
     Deny(String),
     /// Allowed if the user confirms it in the editor's own review of the
@@ -231,8 +239,12 @@ impl Executor {
             grants: Arc::clone(&ctx.run.grants),
         };
         match self.policy.decide(&request).await {
-            PermissionDecision::Allow => {}
-            PermissionDecision::ReviewInEditor => ctx.editor_review = true,
+            PermissionDecision::Allow => ctx.shell_profile = super::ShellProfile::Unasked,
+            PermissionDecision::Approved => ctx.shell_profile = super::ShellProfile::Approved,
+            PermissionDecision::ReviewInEditor => {
+                ctx.editor_review = true;
+                ctx.shell_profile = super::ShellProfile::Approved;
+            }
             PermissionDecision::Deny(reason) => return Ok(ToolResult::error(&call.id, denial(&request, &reason))),
         }
         let max_result_chars = traits.max_result_chars;

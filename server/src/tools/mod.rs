@@ -21,6 +21,7 @@ pub mod list_files;
 pub mod plan_mode;
 pub mod read_file;
 pub mod run_shell;
+pub mod shell_sandbox;
 pub mod skill;
 #[cfg(test)]
 mod test_fixture;
@@ -43,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 use crate::workspace::Workspace;
 
 pub use executor::{Executor, PermissionDecision, PermissionPolicy, PermissionRequest, ToolCall, ToolResult};
+pub use shell_sandbox::{ShellProfile, ShellSandbox};
 
 /// Results longer than this many characters are cut (head and tail kept).
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
@@ -78,6 +80,12 @@ pub struct ToolContext {
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
+    /// The sandbox shell commands run in (`None`: no sandbox, because
+    /// settings switched it off or none can start here; the host says so).
+    pub sandbox: Option<Arc<dyn ShellSandbox>>,
+    /// Set by the executor for one call from how it was permitted (see
+    /// [`shell_sandbox`]): how much the sandbox lets a command do.
+    pub shell_profile: ShellProfile,
     /// The id of the call being run (set by the loop for each call; empty
     /// outside one). Sub-agents name it as their events' `parent`.
     pub call_id: String,
@@ -94,6 +102,8 @@ impl ToolContext {
             run: Arc::default(),
             editor_review: false,
             child_env: Arc::default(),
+            sandbox: None,
+            shell_profile: ShellProfile::Unasked,
             call_id: String::new(),
             registry: ToolRegistry::default(),
         }

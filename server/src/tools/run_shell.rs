@@ -30,6 +30,7 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
+use super::shell_sandbox::{Confined, ShellLaunch, ShellProfile};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -202,7 +203,16 @@ enum Stage {
     Killed,
 }
 
+/// What the sandbox allowed the command, to explain its failures.
+#[derive(Debug, Clone, Copy)]
+struct SandboxNote {
+    profile: ShellProfile,
+    network: bool,
+}
+
 struct ShellRun {
+    /// `None`: the command ran without a sandbox.
+    sandbox: Option<SandboxNote>,
     status: Option<ExitStatus>,
     interrupt: Option<Interrupt>,
     stdout: BoundedOutput,
@@ -240,20 +250,50 @@ impl Drop for GroupGuard {
     }
 }
 
+/// The shell: `bash` where the command's PATH has it, else `sh`.
+fn shell_program(env: &[(std::ffi::OsString, std::ffi::OsString)]) -> &'static str {
+    let path = env.iter().find(|(name, _)| name == "PATH").map(|(_, value)| value.clone()).unwrap_or_default();
+    let has_bash = std::env::split_paths(&path).any(|dir| dir.is_absolute() && dir.join("bash").is_file());
+    if has_bash { "bash" } else { "sh" }
+}
+
+/// The process to start: the shell itself, or the shell inside the run's
+/// sandbox (whose guard lives as long as the command).
 #[cfg(unix)]
-fn shell_command(shell: &str, command: &str, ctx: &ToolContext) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(shell);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(ctx.workspace.root())
+fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Command, Option<Confined>), ToolError> {
+    let env = ctx.child_env.vars();
+    let argv: Vec<std::ffi::OsString> = vec![shell_program(&env).into(), "-c".into(), command.into()];
+    let confined = match &ctx.sandbox {
+        Some(sandbox) => {
+            let roots = ctx.workspace.roots();
+            let launch = ShellLaunch { profile: ctx.shell_profile, roots, argv: &argv };
+            Some(sandbox.confine(&launch).map_err(|reason| {
+                ToolError::model(format!("Error: the command did not run: the sandbox cannot confine it ({reason})."))
+            })?)
+        }
+        None => None,
+    };
+    let mut cmd = match &confined {
+        Some(confined) => {
+            let mut cmd = tokio::process::Command::new(&confined.program);
+            cmd.args(&confined.args);
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::new(&argv[0]);
+            cmd.args(&argv[1..]);
+            cmd
+        }
+    };
+    cmd.current_dir(ctx.workspace.root())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true)
         .env_clear()
-        .envs(ctx.child_env.vars());
-    cmd
+        .envs(env);
+    Ok((cmd, confined))
 }
 
 /// Process groups, signals and `bash` are what make a command stoppable as
@@ -267,17 +307,18 @@ async fn run(_command: &str, _ctx: &ToolContext, _timeout: Duration) -> Result<S
 
 #[cfg(unix)]
 async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ShellRun, ToolError> {
-    let spawned = match shell_command("bash", command, ctx).spawn() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => shell_command("sh", command, ctx).spawn(),
-        other => other,
-    };
-    let mut child = spawned.map_err(|e| ToolError::model(format!("Error: cannot start the shell: {e}")))?;
+    let (mut cmd, confined) = shell_command(command, ctx)?;
+    let mut child = cmd.spawn().map_err(|e| match &confined {
+        Some(confined) => ToolError::model(format!("Error: cannot start the sandbox ({}): {e}", confined.program.display())),
+        None => ToolError::model(format!("Error: cannot start the shell: {e}")),
+    })?;
     let mut guard = GroupGuard { pgid: child.id().and_then(|id| i32::try_from(id).ok()) };
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolError::model("Error: cannot capture the command's output."));
     };
 
     let mut run = ShellRun {
+        sandbox: confined.as_ref().map(|c| SandboxNote { profile: ctx.shell_profile, network: c.network }),
         status: None,
         interrupt: None,
         stdout: BoundedOutput::new(STREAM_KEEP_BYTES),
@@ -344,8 +385,47 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
         // delivery window; take its status if it has one by now.
         run.status = child.try_wait().ok().flatten();
     }
+    drop(confined);
     Ok(run)
 }
+
+/// What the sandbox may have had to do with a failure, said in the result
+/// so the model (and the user reading along) knows why and what to change.
+fn sandbox_failure_note(sandbox: SandboxNote, stdout: &str, stderr: &str) -> String {
+    let said = |needles: &[&str]| needles.iter().any(|n| stderr.contains(n) || stdout.contains(n));
+    let mut notes = Vec::new();
+    if said(&["bwrap: "]) {
+        notes.push("The sandbox (bubblewrap) could not set up the command: see its message above.".to_string());
+    }
+    if !sandbox.network && said(NETWORK_FAILURES) {
+        notes.push(match sandbox.profile {
+            ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: ask the user to allow it, and to allow network in the settings (\"sandbox\": {\"network\": true}).".to_string(),
+            ShellProfile::Approved => "The sandbox has no network. To allow it, the user sets \"sandbox\": {\"network\": true} in .tandem/settings.json (or the editor's Tandem settings).".to_string(),
+        });
+    }
+    if said(&["Read-only file system"]) {
+        notes.push(match sandbox.profile {
+            ShellProfile::Unasked => "The command ran unasked, in a read-only sandbox (it may write only under $TMPDIR). A command that writes files must be approved by the user: it is asked when it is not judged read-only, or runs in the acceptEdits and bypassPermissions modes.".to_string(),
+            ShellProfile::Approved => "The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}.".to_string(),
+        });
+    }
+    notes.iter().map(|n| format!("\n({n})")).collect()
+}
+
+/// What programs print when they cannot reach the network.
+const NETWORK_FAILURES: &[&str] = &[
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Name or service not known",
+    "Network is unreachable",
+    "getaddrinfo",
+    "EAI_AGAIN",
+    "ENOTFOUND",
+    "ENETUNREACH",
+    "failed to lookup address",
+    "Connection refused",
+];
 
 fn describe_status(status: Option<ExitStatus>) -> String {
     match status {
@@ -434,8 +514,9 @@ fn report(run: ShellRun, timeout_ms: u64) -> Result<String, ToolError> {
         out.push_str(note);
         return Ok(out);
     }
+    let sandbox_note = run.sandbox.map(|sandbox| sandbox_failure_note(sandbox, stdout, stderr)).unwrap_or_default();
     Err(ToolError::model(format!(
-        "Command failed ({}){}{dropped}{note}",
+        "Command failed ({}){}{dropped}{note}{sandbox_note}",
         describe_status(run.status),
         labelled_parts(stdout, stderr)
     )))

@@ -133,9 +133,55 @@ local function root_dir(bufnr)
   return found and vim.fs.dirname(found) or vim.uv.cwd()
 end
 
+--- Every diagnostic on lines `first`..`last` (0-based) of `bufnr`, from
+--- every source (all namespaces: other language servers, linters,
+--- vim.diagnostic.set), in LSP form.
+function M.diagnostics_at(bufnr, first, last)
+  local found = {}
+  for _, diagnostic in ipairs(vim.diagnostic.get(bufnr)) do
+    local end_lnum = diagnostic.end_lnum or diagnostic.lnum
+    if diagnostic.lnum <= last and end_lnum >= first then
+      table.insert(found, diagnostic)
+    end
+  end
+  local lsp = {}
+  for _, diagnostic in ipairs(found) do
+    local original = diagnostic.user_data and diagnostic.user_data.lsp
+    table.insert(lsp, original or vim.lsp.diagnostic.from({ diagnostic })[1])
+  end
+  return lsp
+end
+
+--- Neovim's code-action request carries only the asking client's own
+--- diagnostics (0.11: `vim.lsp.buf.code_action` reads the client's
+--- namespace), and Tandem publishes none, so "Tandem: fix this error" would
+--- never be offered for another server's error. Fill an empty context with
+--- every diagnostic in the range.
+local function with_every_diagnostic(client)
+  -- (0.10 calls client.request without self; the wrapper is for 0.11+.)
+  if client.tandem_wraps_code_actions or vim.fn.has('nvim-0.11') == 0 then
+    return
+  end
+  client.tandem_wraps_code_actions = true
+  local request = client.request
+  client.request = function(self, method, params, handler, bufnr, ...)
+    if method == 'textDocument/codeAction' and type(params) == 'table' and type(params.context) == 'table'
+        and (params.context.diagnostics == nil or #params.context.diagnostics == 0) and params.range then
+      local target = bufnr
+      if not target or target == 0 then
+        target = params.textDocument and vim.uri_to_bufnr(params.textDocument.uri) or vim.api.nvim_get_current_buf()
+      end
+      params = vim.deepcopy(params)
+      params.context.diagnostics = M.diagnostics_at(target, params.range.start.line, params.range['end'].line)
+    end
+    return request(self, method, params, handler, bufnr, ...)
+  end
+end
+
 local attached_once = false
 
-local function on_attach()
+local function on_attach(client)
+  with_every_diagnostic(client)
   if not attached_once then
     attached_once = true
     notify('attached', vim.log.levels.DEBUG)
@@ -353,6 +399,33 @@ end
 
 function M.show_transcript()
   transcript.show()
+end
+
+--- :TandemFix: ask the agent to fix the diagnostics on the cursor's line,
+--- from every source, as the code action "Tandem: fix this error" does.
+function M.fix()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local diagnostics = M.diagnostics_at(bufnr, line, line)
+  if #diagnostics == 0 then
+    notify('no diagnostic on this line (:TandemFix fixes the errors under the cursor)', vim.log.levels.WARN)
+    return
+  end
+  local messages = {}
+  for _, diagnostic in ipairs(diagnostics) do
+    table.insert(messages, diagnostic.message)
+  end
+  M.ask_argument({
+    prompt = 'Fix this error: ' .. table.concat(messages, '\n'),
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = diagnostics[1].range,
+    diagnostics = diagnostics,
+  }, bufnr)
+end
+
+--- :TandemChat [{message}]: the conversation as a buffer you type in.
+function M.chat(text)
+  require('tandem.chat').open(text)
 end
 
 --- For the statusline: '' when Tandem is not attached to the current

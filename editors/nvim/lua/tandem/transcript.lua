@@ -3,10 +3,21 @@
 -- a `parent` call id) are indented under their parent; the edits a run made
 -- are listed as `path:line` links (<CR> or gF opens the changed place).
 -- Windows showing the transcript follow new text unless the user moved the
--- cursor up.
+-- cursor up. The chat (lua/tandem/chat.lua) adds a prompt area at the end of
+-- the same buffer: a separator line, then what the user types; the
+-- transcript's text then grows above the separator.
 local M = {}
 
-local state = { bufnr = nil, run_id = nil, header_written = false, in_sub = false }
+local state = { bufnr = nil, run_id = nil, header_written = false, in_sub = false, prompt_mark = nil, body_rows = {} }
+
+-- The separator's extmark (it moves with the line as text is added above).
+local ns = vim.api.nvim_create_namespace('tandem_chat')
+
+--- The separator line between the transcript and the chat's prompt area.
+M.SEPARATOR = '───── message ─────'
+
+--- Tool results show this many lines (folded), then say how many more.
+M.BODY_LINES = 40
 
 local function buffer()
   if state.bufnr and vim.api.nvim_buf_is_valid(state.bufnr) then
@@ -16,23 +27,42 @@ local function buffer()
   vim.api.nvim_buf_set_name(state.bufnr, 'tandem://transcript')
   vim.bo[state.bufnr].filetype = 'markdown'
   vim.keymap.set('n', '<CR>', function()
-    M.open_link(vim.api.nvim_get_current_line())
-  end, { buffer = state.bufnr, desc = 'Tandem: open the changed place under the cursor' })
+    if not require('tandem.chat').enter() then
+      M.open_link(vim.api.nvim_get_current_line())
+    end
+  end, { buffer = state.bufnr, desc = 'Tandem: send the message (prompt area), or open the place under the cursor' })
   return state.bufnr
 end
 
---- Run `change` on the buffer, then keep following windows at the end.
+M.buffer = buffer
+
+--- The number of transcript lines: the separator's row when the chat's
+--- prompt area exists, else the whole buffer.
+local function limit(bufnr)
+  if state.prompt_mark then
+    local pos = vim.api.nvim_buf_get_extmark_by_id(bufnr, ns, state.prompt_mark, {})
+    if pos and pos[1] then
+      return pos[1]
+    end
+    state.prompt_mark = nil
+  end
+  return vim.api.nvim_buf_line_count(bufnr)
+end
+
+--- Run `change` on the buffer, then keep following windows at the end of
+--- the transcript (a cursor in the chat's prompt area stays where it is).
 local function append(change)
   local bufnr = buffer()
-  local before = vim.api.nvim_buf_line_count(bufnr)
+  local before = limit(bufnr)
   local following = {}
   for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
-    if vim.api.nvim_win_get_cursor(win)[1] >= before then
+    local row = vim.api.nvim_win_get_cursor(win)[1]
+    if row >= before and (not state.prompt_mark or row <= math.max(before, 1)) then
       table.insert(following, win)
     end
   end
   change(bufnr)
-  local last = vim.api.nvim_buf_line_count(bufnr)
+  local last = math.max(limit(bufnr), 1)
   for _, win in ipairs(following) do
     pcall(vim.api.nvim_win_set_cursor, win, { last, 0 })
   end
@@ -40,14 +70,98 @@ end
 
 local function add_lines(lines)
   append(function(bufnr)
-    local count = vim.api.nvim_buf_line_count(bufnr)
+    local count = limit(bufnr)
     local first = vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1]
     if count == 1 and first == '' then
       vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, lines)
     else
-      vim.api.nvim_buf_set_lines(bufnr, -1, -1, false, lines)
+      vim.api.nvim_buf_set_lines(bufnr, count, count, false, lines)
     end
   end)
+end
+
+--- Lines of a tool result beyond its first: shown indented and folded
+--- (see M.foldexpr), at most M.BODY_LINES of them.
+local function add_body(lines, indent)
+  if #lines == 0 then
+    return
+  end
+  local shown = {}
+  for i = 1, math.min(#lines, M.BODY_LINES) do
+    shown[i] = indent .. '    ' .. lines[i]
+  end
+  if #lines > M.BODY_LINES then
+    table.insert(shown, string.format('%s    … %d more lines', indent, #lines - M.BODY_LINES))
+  end
+  local bufnr = buffer()
+  local first = limit(bufnr) + 1
+  add_lines(shown)
+  for row = first, first + #shown - 1 do
+    state.body_rows[row] = true
+  end
+end
+
+--- 'foldexpr' for windows showing the transcript: a tool result's lines
+--- after its first are folded.
+function M.foldexpr(lnum)
+  return state.body_rows[lnum] and '1' or '0'
+end
+
+--- Fold tool results in `win` (closed until opened with |zo|).
+function M.set_folds(win)
+  vim.wo[win].foldmethod = 'expr'
+  vim.wo[win].foldexpr = "v:lua.require'tandem.transcript'.foldexpr(v:lnum)"
+  vim.wo[win].foldlevel = 0
+  vim.wo[win].foldenable = true
+end
+
+--- Add the chat's prompt area (a separator line and an empty line to type
+--- on) at the end of the buffer, once.
+function M.enable_prompt()
+  local bufnr = buffer()
+  if state.prompt_mark and limit(bufnr) < vim.api.nvim_buf_line_count(bufnr) then
+    return
+  end
+  local count = vim.api.nvim_buf_line_count(bufnr)
+  local empty = count == 1 and vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] == ''
+  local row = empty and 0 or count
+  vim.api.nvim_buf_set_lines(bufnr, row, empty and 1 or row, false, { M.SEPARATOR, '' })
+  state.prompt_mark = vim.api.nvim_buf_set_extmark(bufnr, ns, row, 0, {
+    virt_text = { { '  <CR> (normal mode) sends · @file · #selection · :help tandem-chat', 'Comment' } },
+    virt_text_pos = 'eol',
+    -- Lines added above the separator push it down: the mark goes with it.
+    right_gravity = true,
+  })
+end
+
+--- The separator's row (1-based), or nil when there is no prompt area.
+function M.prompt_row()
+  local bufnr = buffer()
+  if not state.prompt_mark then
+    return nil
+  end
+  local row = limit(bufnr)
+  if row >= vim.api.nvim_buf_line_count(bufnr) then
+    return nil
+  end
+  return row + 1
+end
+
+--- What the user typed in the prompt area.
+function M.prompt_lines()
+  local row = M.prompt_row()
+  if not row then
+    return {}
+  end
+  return vim.api.nvim_buf_get_lines(buffer(), row, -1, false)
+end
+
+--- Empty the prompt area (after sending).
+function M.clear_prompt()
+  local row = M.prompt_row()
+  if row then
+    vim.api.nvim_buf_set_lines(buffer(), row, -1, false, { '' })
+  end
 end
 
 local SUB = '    │ '
@@ -59,7 +173,11 @@ local function add_text(text, sub)
     state.in_sub = sub
   end
   append(function(bufnr)
-    local last = vim.api.nvim_buf_line_count(bufnr)
+    local last = limit(bufnr)
+    if last == 0 then
+      vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { '' })
+      last = 1
+    end
     local current = vim.api.nvim_buf_get_lines(bufnr, last - 1, last, false)[1] or ''
     local parts = vim.split(text, '\n', { plain = true })
     parts[1] = current .. parts[1]
@@ -72,12 +190,19 @@ end
 
 --- A run's header. `prompt` is nil for a run the plugin did not start.
 function M.header(prompt)
-  local title = prompt and vim.split(prompt, '\n', { plain = true })[1] or 'Tandem run'
+  local prompt_lines = prompt and vim.split(prompt, '\n', { plain = true }) or { 'Tandem run' }
   local bufnr = buffer()
-  local empty = vim.api.nvim_buf_line_count(bufnr) == 1 and vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] == ''
-  -- A blank line before (unless first), the heading, a blank line, and the
-  -- line the run's text streams onto.
-  add_lines(empty and { '## ' .. title, '', '' } or { '', '## ' .. title, '', '' })
+  local count = limit(bufnr)
+  local empty = count == 0 or (count == 1 and vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] == '')
+  -- A blank line before (unless first), the heading (the prompt's first
+  -- line; its other lines quoted below), a blank line, and the line the
+  -- run's text streams onto.
+  local lines = empty and { '## ' .. prompt_lines[1] } or { '', '## ' .. prompt_lines[1] }
+  for i = 2, #prompt_lines do
+    table.insert(lines, '> ' .. prompt_lines[i])
+  end
+  vim.list_extend(lines, { '', '' })
+  add_lines(lines)
   state.header_written = true
   state.in_sub = false
 end
@@ -123,8 +248,10 @@ function M.append(params)
     add_lines({ '', indent .. '→ `' .. call_summary(event) .. '`' })
     state.in_sub = sub
   elseif event.type == 'tool_result' then
-    local first = vim.split(event.content or '', '\n', { plain = true })[1] or ''
-    add_lines({ indent .. (event.is_error and '  ✗ ' or '  ✓ ') .. first, indent })
+    local content = vim.split(event.content or '', '\n', { plain = true })
+    add_lines({ indent .. (event.is_error and '  ✗ ' or '  ✓ ') .. (content[1] or '') })
+    add_body(vim.list_slice(content, 2), indent)
+    add_lines({ indent })
   elseif event.type == 'retry' then
     add_lines({ '', string.format('_retrying (attempt %s): %s_', tostring(event.attempt), event.reason or '') })
   elseif event.type == 'end' then
@@ -135,7 +262,8 @@ end
 --- Empty the transcript (a new conversation starts).
 function M.clear()
   local bufnr = buffer()
-  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
+  vim.api.nvim_buf_set_lines(bufnr, 0, limit(bufnr), false, {})
+  state.body_rows = {}
   state.run_id = nil
   state.header_written = false
   state.in_sub = false
@@ -188,20 +316,39 @@ function M.edits(edits, changed_lines)
   add_lines(lines)
 end
 
---- Open `path:line` from a transcript line in the previous window.
+--- Open `path:line` from a transcript line: in a window already showing
+--- the file, else in the previous window, like |:drop|. The buffer is
+--- shown as it is, unsaved changes and all (`:edit` on a modified buffer
+--- would fail with E37, and reloading would lose nothing but is not ours to do).
 function M.open_link(text)
   local path, line = text:match('([^%s]+):(%d+)%s*$')
   if not path then
     return false
   end
-  vim.cmd('wincmd p')
-  vim.cmd('edit ' .. vim.fn.fnameescape(path))
-  pcall(vim.api.nvim_win_set_cursor, 0, { tonumber(line), 0 })
+  local target = vim.fn.bufadd(vim.fn.fnamemodify(path, ':p'))
+  vim.fn.bufload(target)
+  vim.bo[target].buflisted = true
+  local win = vim.fn.win_findbuf(target)[1]
+  if not win then
+    vim.cmd('wincmd p')
+    win = vim.api.nvim_get_current_win()
+    if vim.api.nvim_win_get_buf(win) == buffer() or not pcall(vim.api.nvim_win_set_buf, win, target) then
+      -- The transcript is the only window, or the window's buffer cannot be
+      -- hidden ('nohidden' with unsaved changes): open a split instead.
+      vim.cmd('split')
+      win = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(win, target)
+    end
+  end
+  vim.api.nvim_set_current_win(win)
+  pcall(vim.api.nvim_win_set_cursor, win, { tonumber(line), 0 })
   return true
 end
 
+--- The transcript's lines (without the chat's prompt area).
 function M.lines()
-  return vim.api.nvim_buf_get_lines(buffer(), 0, -1, false)
+  local bufnr = buffer()
+  return vim.api.nvim_buf_get_lines(bufnr, 0, limit(bufnr), false)
 end
 
 function M.show()
@@ -211,7 +358,8 @@ function M.show()
   end
   vim.cmd('botright vsplit')
   vim.api.nvim_win_set_buf(0, bufnr)
-  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(bufnr), 0 })
+  M.set_folds(0)
+  vim.api.nvim_win_set_cursor(0, { math.max(limit(bufnr), 1), 0 })
   vim.cmd('wincmd p')
 end
 

@@ -1,0 +1,159 @@
+-- Drives the chat (:TandemChat) in a real headless Neovim, for
+-- tests/editor_nvim.rs: a message with an @file mention typed in the
+-- prompt area and sent with <CR>, a follow-up on the same thread, the @
+-- completion, folded tool results, a link opened on an unsaved buffer, and
+-- "fix this error" for a diagnostic published by another source.
+--
+-- Environment: TANDEM_BIN, TANDEM_PLUGIN, SCENARIO_FILE, SCENARIO_OUT (as
+-- ask_scenario.lua); the scripted model is set up by the test.
+local env = vim.env
+vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
+vim.cmd('runtime plugin/tandem.lua')
+vim.opt.swapfile = false
+
+local report = { errors = {}, messages = {}, results = {} }
+local function finish()
+  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
+  file:write(vim.json.encode(report))
+  file:close()
+  vim.cmd('qa!')
+end
+
+local function keys(text)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(text, true, false, true), 'mx', false)
+end
+
+local ok, err = pcall(function()
+  vim.cmd('edit ' .. vim.fn.fnameescape(env.SCENARIO_FILE))
+  local file_buf = vim.api.nvim_get_current_buf()
+  vim.notify = function(message, level)
+    table.insert(report.messages, { message = message, level = level })
+  end
+  local tandem = require('tandem')
+  tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, permission_mode = 'acceptEdits' })
+  if not vim.wait(10000, function()
+    return #vim.lsp.get_clients({ name = 'tandem', bufnr = 0 }) > 0
+  end, 20) then
+    error('the tandem server did not attach')
+  end
+  local client = vim.lsp.get_clients({ name = 'tandem' })[1]
+  -- Every answer to tandem.ask, in order.
+  local request = client.request
+  client.request = function(self, method, params, handler, ...)
+    if method == 'workspace/executeCommand' and params.command == 'tandem.ask' then
+      local inner = handler
+      handler = function(request_err, result, ...)
+        local ret = inner(request_err, result, ...)
+        table.insert(report.results, result or { error = request_err and request_err.message })
+        return ret
+      end
+    end
+    return request(self, method, params, handler, ...)
+  end
+  local function wait_runs(count)
+    if not vim.wait(30000, function()
+      return #report.results >= count
+    end, 20) then
+      error('run ' .. count .. ' did not finish: ' .. vim.inspect(report.results))
+    end
+  end
+
+  -- The user has unsaved text in the file.
+  vim.api.nvim_buf_set_lines(file_buf, 0, 1, false, { 'typed by the user' })
+
+  -- The chat opens with the cursor on its prompt line.
+  vim.cmd('TandemChat')
+  local chat_win = vim.api.nvim_get_current_win()
+  local chat_buf = vim.api.nvim_get_current_buf()
+  report.chat_name = vim.api.nvim_buf_get_name(chat_buf)
+  report.prompt_row = require('tandem.transcript').prompt_row()
+  report.cursor_row = vim.api.nvim_win_get_cursor(0)[1]
+  -- @ completion lists the workspace's files.
+  report.completion = require('tandem.chat').omnifunc(0, 'not')
+
+  -- Type a two-line message and send it with <CR> in normal mode.
+  keys('iCapitalise line three in @notes.txt<CR>please<Esc>')
+  keys('<CR>')
+  wait_runs(1)
+  report.after_first = vim.api.nvim_buf_get_lines(chat_buf, 0, -1, false)
+  report.prompt_after_send = require('tandem.transcript').prompt_lines()
+  -- Tool results are folded in the chat window.
+  report.folded = {}
+  vim.api.nvim_win_call(chat_win, function()
+    vim.cmd('normal! zx') -- folds are computed at the next redraw; headless has none
+    for row = 1, vim.api.nvim_buf_line_count(chat_buf) do
+      if vim.fn.foldclosed(row) == row then
+        table.insert(report.folded, vim.api.nvim_buf_get_lines(chat_buf, row - 1, row, false)[1])
+      end
+    end
+  end)
+
+  -- A follow-up continues the thread.
+  vim.api.nvim_set_current_win(chat_win)
+  vim.api.nvim_win_set_cursor(chat_win, { vim.api.nvim_buf_line_count(chat_buf), 0 })
+  keys('iAnd thanks<Esc>')
+  keys('<CR>')
+  wait_runs(2)
+
+  -- The thread as the server saved it: both prompts, the mention named.
+  local saved = client:request_sync('workspace/executeCommand', {
+    command = 'tandem.transcript', arguments = { { threadId = report.results[1].threadId } },
+  }, 5000, file_buf)
+  report.saved_prompts = {}
+  for _, event in ipairs(((saved or {}).result or {}).events or {}) do
+    if event.type == 'prompt' then
+      table.insert(report.saved_prompts, event.text)
+    end
+  end
+
+  -- <CR> on the edit's link opens the unsaved buffer there (no E37).
+  vim.api.nvim_set_current_win(chat_win)
+  local link_row = nil
+  for row, line in ipairs(vim.api.nvim_buf_get_lines(chat_buf, 0, -1, false)) do
+    if line:match('notes%.txt:%d+$') then
+      link_row = row
+    end
+  end
+  report.link_line = link_row and vim.api.nvim_buf_get_lines(chat_buf, link_row - 1, link_row, false)[1]
+  if link_row then
+    vim.api.nvim_win_set_cursor(chat_win, { link_row, 0 })
+    local link_ok, link_err = pcall(keys, '<CR>')
+    report.link_error = not link_ok and tostring(link_err) or nil
+    report.link_opened = vim.api.nvim_buf_get_name(0)
+    report.link_cursor = vim.api.nvim_win_get_cursor(0)[1]
+    report.link_modified = vim.bo.modified
+  end
+
+  -- A diagnostic from another source (not a language server): the code
+  -- action and :TandemFix both see it.
+  vim.api.nvim_set_current_buf(file_buf)
+  local ns = vim.api.nvim_create_namespace('chat_scenario_lint')
+  vim.diagnostic.set(ns, file_buf, {
+    { lnum = 1, col = 0, end_lnum = 1, end_col = 4, message = 'line two is wrong', severity = vim.diagnostic.severity.ERROR, source = 'lint' },
+  })
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  report.actions = {}
+  local offered = false
+  vim.ui.select = function(items, opts, on_choice)
+    for _, item in ipairs(items) do
+      table.insert(report.actions, item.action and item.action.title or tostring(item))
+    end
+    offered = true
+    on_choice(nil)
+  end
+  vim.lsp.buf.code_action()
+  vim.wait(5000, function()
+    return offered
+  end, 20)
+  vim.cmd('TandemFix')
+  wait_runs(3)
+  report.fix_prompt = vim.tbl_filter(function(line)
+    return line:find('^## Fix this error') ~= nil
+  end, require('tandem.transcript').lines())
+  report.transcript = require('tandem.transcript').lines()
+  report.buffer = vim.api.nvim_buf_get_lines(file_buf, 0, -1, false)
+end)
+if not ok then
+  table.insert(report.errors, tostring(err))
+end
+finish()
