@@ -251,7 +251,7 @@ async fn review(
         grants: Arc::default(),
     };
     match policy.decide(&request).await {
-        PermissionDecision::Allow => Ok(false),
+        PermissionDecision::Allow | PermissionDecision::Approved => Ok(false),
         PermissionDecision::ReviewInEditor => Ok(true),
         PermissionDecision::Deny(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
     }
