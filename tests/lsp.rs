@@ -65,7 +65,7 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     let usage = answer["result"].as_object_mut().unwrap().remove("usage").unwrap();
     assert!(usage["input_tokens"].as_u64().unwrap() > 0, "{usage}");
     let result = scrub(&answer["result"].to_string(), &f.root);
-    expect_test::expect![[r#"{"edits":[{"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done."}"#]]
+    expect_test::expect![[r#"{"edits":[{"ranges":[{"endLine":2,"startLine":2}],"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done."}"#]]
         .assert_eq(&result);
     assert_eq!(client.text(&uri), "alpha\nBETA\ngamma\n");
     // Invariant 1: an open document is never written to disk by Tandem.
@@ -152,7 +152,7 @@ fn applied_true_without_did_change_is_reported_as_not_applied() {
     let results = client.tool_results();
     expect_test::expect![[r#"(true, "Error: the editor did not apply the edit to a.txt (the editor answered applied: true but the buffer did not change). Read the file again before retrying.")"#]]
         .assert_eq(&format!("{:?}", results[1]));
-    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "not_applied"}]));
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "not_applied", "ranges": []}]));
     client.shutdown();
 }
 
@@ -178,8 +178,46 @@ fn the_user_rejects_the_edit_or_denies_the_command_and_the_model_is_told() {
         (true, "Error: the user rejected the edit to a.txt: declined in the editor's review. The file is unchanged.")
         (true, "Permission denied for run_shell: the user denied it. Do not retry the same call; ask the user or take another approach.")"#]]
     .assert_eq(&format!("{:?}\n{:?}", results[1], results[2]));
-    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "rejected"}]));
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "rejected", "ranges": []}]));
     assert_eq!(client.text(&uri), "one\n");
+    client.shutdown();
+}
+
+/// A rename in two places, reviewed in the editor, of which the user
+/// ticks only the first hunk: the model's next request says which hunk
+/// landed and which was declined, the run event of the edit and the
+/// answer say `partial`, and nothing waits `verifyMs` (a minute here).
+#[test]
+fn a_partly_accepted_review_is_reported_as_partial_with_both_hunks() {
+    let text = "def greet(name):\n    return 'hi ' + name\n\n\nprint(greet('you'))\n";
+    let f = Fixture::new(&[("app.py", text)]);
+    let rename = json!({"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet", "new_string": "welcome", "replace_all": true}});
+    let mut client = f.start(
+        json!([turn(vec![read("app.py")]), turn(vec![rename]), done()]),
+        json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}}),
+        json!({"timeouts": {"verifyMs": 60000}}),
+    );
+    let uri = client.open(&f.path("app.py"), text);
+    let ask = client.send_request("workspace/executeCommand", ask_params("rename greet"));
+    let mut apply = client.server_request("workspace/applyEdit");
+    assert_eq!(apply["params"]["edit"]["documentChanges"][0]["edits"].as_array().unwrap().len(), 2, "{apply}");
+    // The user unticks the second hunk: the editor applies the first only.
+    let first = apply["params"]["edit"]["documentChanges"][0]["edits"][0].clone();
+    apply["params"]["edit"]["documentChanges"][0]["edits"] = json!([first]);
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(client.text(&uri), text.replacen("greet", "welcome", 1));
+    let results = client.tool_results();
+    let (is_error, content) = &results[1];
+    assert!(is_error, "{content}");
+    assert!(content.contains("only partly applied: the user accepted 1 of its 2 hunks"), "{content}");
+    assert!(content.contains("Applied 1: now at line 1 of app.py."), "{content}");
+    assert!(content.contains("Declined 1 (at line 5 of app.py): kept\n    greet\n  instead of\n    welcome"), "{content}");
+    assert!(content.contains("may now be inconsistent"), "{content}");
+    let partial = json!({"uri": uri, "status": "partial", "ranges": [{"startLine": 1, "endLine": 1}], "declined": [{"startLine": 5, "endLine": 5}]});
+    let event = client.run_events().into_iter().filter(|e| e["type"] == "tool_result").nth(1).unwrap();
+    assert_eq!(event["edit"], partial, "{event}");
+    assert_eq!(answer["result"]["edits"], json!([partial]), "{answer}");
     client.shutdown();
 }
 
@@ -206,7 +244,9 @@ fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
     assert!(!results[4].0 && results[4].1.starts_with("Successfully edited closed.txt"), "{results:?}");
     assert!(!results[5].0, "{results:?}");
     assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "release 3\n");
-    assert_eq!(answer["result"]["edits"], json!([{"uri": uri(&f.path("closed.txt")), "status": "written"}]));
+    // One entry per edit, each with the lines it changed.
+    let written = json!({"uri": uri(&f.path("closed.txt")), "status": "written", "ranges": [{"startLine": 1, "endLine": 1}]});
+    assert_eq!(answer["result"]["edits"], json!([written, written]));
     // Atomic writes leave no temp files behind.
     let names: Vec<String> = std::fs::read_dir(&f.root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     assert_eq!(names, vec!["closed.txt".to_string()]);
@@ -348,7 +388,7 @@ fn settings_come_from_workspace_configuration_over_initialization_options() {
     assert_eq!(next["method"], "workspace/applyEdit", "{next}");
     client.apply_edit_request(&next);
     let answer = client.response(ask);
-    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "applied"}]));
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "applied", "ranges": [{"startLine": 1, "endLine": 1}]}]));
     client.shutdown();
 }
 
@@ -474,7 +514,7 @@ fn cancelling_a_run_withdraws_its_pending_apply_edit() {
     assert_eq!(withdrawn["params"]["id"], apply["id"], "the pending applyEdit is the one withdrawn");
     let answer = client.response(ask);
     assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
-    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "not_applied"}]), "{answer}");
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "not_applied", "ranges": []}]), "{answer}");
     assert_eq!(client.text(&uri), "alpha\n");
     client.shutdown();
 }

@@ -193,7 +193,12 @@ impl Checkpoints {
             None => {
                 let candidate = match direction {
                     Direction::Undo => all.into_iter().rev().find(|(_, m)| m.undone_ms.is_none()),
-                    Direction::Redo => all.into_iter().filter(|(_, m)| m.undone_ms.is_some()).max_by_key(|(_, m)| m.undone_ms),
+                    // Undone in the same millisecond: undo walks back, so
+                    // the older run was undone after the newer one.
+                    Direction::Redo => all
+                        .into_iter()
+                        .filter(|(_, m)| m.undone_ms.is_some())
+                        .max_by(|(_, a), (_, b)| a.undone_ms.cmp(&b.undone_ms).then_with(|| b.id.cmp(&a.id))),
                 };
                 candidate.ok_or_else(|| {
                     let mut message = match direction {

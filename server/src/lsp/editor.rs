@@ -30,9 +30,12 @@ use tower_lsp_server::ls_types::{AnnotatedTextEdit, ApplyWorkspaceEditResponse, 
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
-use super::edits::text_edits;
+use super::edits::{replacements, splices_to_text_edits};
 use super::runs::RunOutbox;
-use crate::workspace::{describe_change, fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor};
+use crate::workspace::{
+    changed_lines, describe_change, fingerprint, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
+    Editor, LineSpan, Splice,
+};
 
 /// How an `applied: true` with no change seen in the buffer is reported.
 const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not change";
@@ -46,6 +49,8 @@ struct LateEdit {
     path: PathBuf,
     base: i32,
     expected: Arc<str>,
+    /// The lines it changes once it has landed.
+    ranges: Vec<LineSpan>,
 }
 
 impl LateEdit {
@@ -57,9 +62,10 @@ impl LateEdit {
     fn confirm(&self, records: &Mutex<Vec<RunEditRecord>>) {
         let mut records = records.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(entry) =
-            records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == "not_applied")
+            records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == EditStatus::NotApplied)
         {
-            entry.record.status = "applied";
+            entry.record.status = EditStatus::Applied;
+            entry.record.ranges = self.ranges.clone();
         }
     }
 }
@@ -80,8 +86,9 @@ impl Drop for PendingEdit<'_> {
         if let Some(uri) = self.editor.documents.uri(&self.edit.path) {
             let uri = uri.as_str().to_string();
             tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
-            self.editor.push_record(self.edit.run.clone(), EditRecord { uri: uri.clone(), status: "not_applied" });
-            self.editor.watch_late_change(self.edit, uri, self.watch_for);
+            self.editor.push_record(self.edit.run.clone(), EditRecord::new(uri.clone(), EditStatus::NotApplied));
+            let ranges = edit_ranges(self.edit);
+            self.editor.watch_late_change(self.edit, uri, ranges, self.watch_for);
         }
     }
 }
@@ -120,6 +127,19 @@ fn workspace_edit_params(uri: &Uri, edit: &BufferEdit, edits: Vec<TextEdit>, rev
     json!({"label": format!("Tandem: {}", edit.label), "edit": workspace_edit})
 }
 
+/// The edit's hunks: replacements of byte ranges of its old text.
+fn edit_hunks(edit: &BufferEdit) -> Vec<Splice> {
+    match &edit.splices {
+        Some(splices) => splices.clone(),
+        None => replacements(&edit.old_text, &edit.new_text),
+    }
+}
+
+/// The lines of the edited text that `edit` changes.
+fn edit_ranges(edit: &BufferEdit) -> Vec<LineSpan> {
+    changed_lines(&edit_hunks(edit), &edit.new_text)
+}
+
 /// How verification tells that the edit landed in the buffer.
 enum Landed<'a> {
     /// Some version after the edit's had this fingerprint (whole-text
@@ -140,7 +160,18 @@ pub struct EditCapabilities {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditRecord {
     pub uri: String,
-    pub status: &'static str,
+    pub status: EditStatus,
+    /// The lines the edit changed, in the buffer's text after it: every
+    /// hunk of an applied edit, the landed ones of a partial edit.
+    pub ranges: Vec<LineSpan>,
+    /// The lines of a partial edit's declined hunks (the old text kept).
+    pub declined: Vec<LineSpan>,
+}
+
+impl EditRecord {
+    pub fn new(uri: String, status: EditStatus) -> Self {
+        EditRecord { uri, status, ranges: Vec::new(), declined: Vec::new() }
+    }
 }
 
 /// An [`EditRecord`] and the run it belongs to: runs of several threads
@@ -149,6 +180,8 @@ pub struct EditRecord {
 struct RunEditRecord {
     run: Option<Arc<str>>,
     record: EditRecord,
+    /// Counts records in the order they were made (see [`LspEditor::record_since`]).
+    seq: u64,
 }
 
 /// Records kept at most; the oldest go first. A run takes its own when it
@@ -163,6 +196,7 @@ pub struct LspEditor {
     capabilities: EditCapabilities,
     roots: Vec<PathBuf>,
     records: Arc<Mutex<Vec<RunEditRecord>>>,
+    next_record: std::sync::atomic::AtomicU64,
     /// Edits recorded `not_applied` that may still land.
     late: Mutex<Vec<LateEdit>>,
     outbox: Arc<RunOutbox>,
@@ -177,7 +211,7 @@ impl LspEditor {
         roots: Vec<PathBuf>,
         outbox: Arc<RunOutbox>,
     ) -> Self {
-        LspEditor { documents, client, settings, capabilities, roots, records: Arc::new(Mutex::new(Vec::new())), late: Mutex::new(Vec::new()), outbox }
+        LspEditor { documents, client, settings, capabilities, roots, records: Arc::new(Mutex::new(Vec::new())), next_record: Default::default(), late: Mutex::new(Vec::new()), outbox }
     }
 
     fn settings(&self) -> Settings {
@@ -212,17 +246,38 @@ impl LspEditor {
         if records.len() >= MAX_EDIT_RECORDS {
             records.remove(0);
         }
-        records.push(RunEditRecord { run, record });
+        let seq = self.next_record.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        records.push(RunEditRecord { run, record, seq });
     }
 
-    fn record(&self, run: Option<Arc<str>>, uri: &Uri, outcome: &EditOutcome) {
-        let status = match outcome {
-            EditOutcome::Applied { .. } => "applied",
-            EditOutcome::Rejected(_) => "rejected",
-            EditOutcome::NotApplied(_) => "not_applied",
-            EditOutcome::Superseded(_) => "superseded",
+    fn record(&self, edit: &BufferEdit, uri: &Uri, outcome: &EditOutcome) {
+        let uri = uri.as_str().to_string();
+        let record = match outcome {
+            EditOutcome::Applied { .. } => EditRecord { ranges: edit_ranges(edit), ..EditRecord::new(uri, EditStatus::Applied) },
+            EditOutcome::Partial(partial) => EditRecord {
+                uri,
+                status: EditStatus::Partial,
+                ranges: partial.landed.iter().map(|h| h.lines).collect(),
+                declined: partial.declined.iter().map(|h| h.lines).collect(),
+            },
+            EditOutcome::Rejected(_) => EditRecord::new(uri, EditStatus::Rejected),
+            EditOutcome::NotApplied(_) => EditRecord::new(uri, EditStatus::NotApplied),
+            EditOutcome::Superseded(_) => EditRecord::new(uri, EditStatus::Superseded),
         };
-        self.push_record(run, EditRecord { uri: uri.as_str().to_string(), status });
+        self.push_record(edit.run.clone(), record);
+    }
+
+    /// The last edit recorded for `run` on `uri` after the record `seq`
+    /// (0: any), with its own seq; left in place (the run events show each
+    /// edit's outcome as its tool result goes out).
+    pub fn record_since(&self, run: Option<&str>, uri: &str, seq: u64) -> Option<(u64, EditRecord)> {
+        let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        records
+            .iter()
+            .rev()
+            .take_while(|r| r.seq > seq)
+            .find(|r| r.run.as_deref() == run && r.record.uri == uri)
+            .map(|r| (r.seq, r.record.clone()))
     }
 
     /// Record an edit of `run` the user refused in the review before it was sent.
@@ -231,7 +286,7 @@ impl LspEditor {
             Some(uri) => uri.as_str().to_string(),
             None => path_to_uri(path).map(|u| u.as_str().to_string()).unwrap_or_else(|| path.display().to_string()),
         };
-        self.push_record(run, EditRecord { uri, status: "rejected" });
+        self.push_record(run, EditRecord::new(uri, EditStatus::Rejected));
     }
 
     /// True when an edit to `path` can be reviewed in the editor's own
@@ -249,11 +304,6 @@ impl LspEditor {
         }
     }
 
-    /// The `workspace/applyEdit` parameters for `edit` on the document at `uri`.
-    fn apply_edit_params(&self, uri: &Uri, edit: &BufferEdit, review: bool) -> Value {
-        let edits = text_edits(&edit.old_text, &edit.new_text, self.documents.encoding());
-        workspace_edit_params(uri, edit, edits, review)
-    }
 
     /// Re-check that the document still is at the version the agent read;
     /// returns it with its URI.
@@ -280,7 +330,7 @@ impl LspEditor {
     async fn verify(
         &self,
         edit: &BufferEdit,
-        landed: Landed<'_>,
+        (landed, hunks): (Landed<'_>, &[Splice]),
         mut changes: tokio::sync::watch::Receiver<u64>,
         timeout: Duration,
     ) -> EditOutcome {
@@ -292,6 +342,12 @@ impl LspEditor {
         loop {
             if let Some(version) = landed_at() {
                 return EditOutcome::Applied { version, saved: false };
+            }
+            // The editor answered `applied: true` and has already applied
+            // what it applies: a buffer that holds some of the hunks and
+            // the old text elsewhere is a partly accepted edit, known now.
+            if let Some(partial) = self.partly_applied(edit, hunks) {
+                return partial;
             }
             let Some((version, _)) = self.documents.state(&edit.path) else {
                 return EditOutcome::NotApplied("the document was closed before the edit showed up in it".into());
@@ -312,6 +368,21 @@ impl LspEditor {
                 };
             }
         }
+    }
+
+    /// The buffer after `edit.version`, when it is the old text with some
+    /// (not all, not none) of `hunks` applied: the edit's partial outcome.
+    fn partly_applied(&self, edit: &BufferEdit, hunks: &[Splice]) -> Option<EditOutcome> {
+        if hunks.len() < 2 {
+            return None;
+        }
+        let now = self.documents.snapshot(&edit.path).filter(|d| d.version > edit.version)?;
+        let landed = landed_hunks(&edit.old_text, hunks, &now.text)?;
+        let some = landed.iter().filter(|on| **on).count();
+        if some == 0 || some == landed.len() {
+            return None;
+        }
+        Some(EditOutcome::Partial(place_hunks(&edit.old_text, hunks, &landed, &now.text, now.version)))
     }
 
     /// Ask the client to save, and wait (bounded) for the `didSave`.
@@ -351,7 +422,7 @@ impl LspEditor {
                 if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
                     return outcome;
                 }
-                let outcome = self.verify(edit, Landed::Expected(&expected), changes, settings.timeouts.verify()).await;
+                let outcome = self.verify(edit, (Landed::Expected(&expected), splices), changes, settings.timeouts.verify()).await;
                 return self.save_after(outcome, &prepared.uri, &edit.path, !prepared.dirty, &settings).await;
             }
         }
@@ -365,12 +436,14 @@ impl LspEditor {
         }
         let changes = self.documents.subscribe();
         let _recording = self.documents.verifying();
-        let params = self.apply_edit_params(&uri, edit, annotate);
+        let hunks = replacements(&edit.old_text, &edit.new_text);
+        let text_edits = splices_to_text_edits(&edit.old_text, &hunks, self.documents.encoding());
+        let params = workspace_edit_params(&uri, edit, text_edits, annotate);
         if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
             return outcome;
         }
         let expected = fingerprint(edit.new_text.as_bytes());
-        let outcome = self.verify(edit, Landed::Fingerprint(expected), changes, settings.timeouts.verify()).await;
+        let outcome = self.verify(edit, (Landed::Fingerprint(expected), &hunks), changes, settings.timeouts.verify()).await;
         self.save_after(outcome, &uri, &edit.path, !document.dirty, &settings).await
     }
 
@@ -442,8 +515,9 @@ impl LspEditor {
     /// next idle), or the run stopped waiting for the answer — is recorded
     /// `not_applied`; if the buffer then holds the edited text within
     /// `timeout`, the record is corrected to `applied`.
-    fn watch_late_change(&self, edit: &BufferEdit, uri: String, timeout: Duration) {
-        let late = LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: Arc::clone(&edit.new_text) };
+    fn watch_late_change(&self, edit: &BufferEdit, uri: String, ranges: Vec<LineSpan>, timeout: Duration) {
+        let late =
+            LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: Arc::clone(&edit.new_text), ranges };
         {
             let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
             if pending.len() >= MAX_EDIT_RECORDS {
@@ -493,6 +567,12 @@ impl Editor for LspEditor {
         self.documents.known_text(path, version, text, fingerprint);
     }
 
+    fn wrote_to_disk(&self, path: &Path, run: Option<Arc<str>>, old: &str, new: &str) {
+        let Some(uri) = path_to_uri(path) else { return };
+        let ranges = changed_lines(&replacements(old, new), new);
+        self.push_record(run, EditRecord { ranges, ..EditRecord::new(uri.as_str().to_string(), EditStatus::Written) });
+    }
+
     async fn apply(&self, edit: BufferEdit) -> EditOutcome {
         let watch_for = self.settings().timeouts.apply_edit();
         // If the run stops waiting (cancelled: this future is dropped, and
@@ -502,10 +582,10 @@ impl Editor for LspEditor {
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
         if let Some(uri) = self.documents.uri(&edit.path) {
-            self.record(edit.run.clone(), &uri, &outcome);
+            self.record(&edit, &uri, &outcome);
             if let EditOutcome::NotApplied(reason) = &outcome {
                 if reason.contains(APPLIED_WITHOUT_CHANGE) {
-                    self.watch_late_change(&edit, uri.as_str().to_string(), watch_for);
+                    self.watch_late_change(&edit, uri.as_str().to_string(), edit_ranges(&edit), watch_for);
                 }
             }
         }

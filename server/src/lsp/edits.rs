@@ -115,9 +115,15 @@ fn common_affixes(a: &str, b: &str) -> (usize, usize) {
 
 /// The replacements as LSP `TextEdit`s against `old`, in `encoding`.
 pub fn text_edits(old: &str, new: &str, encoding: PositionEncoding) -> Vec<TextEdit> {
+    splices_to_text_edits(old, &replacements(old, new), encoding)
+}
+
+/// `splices` of `old` as LSP `TextEdit`s against it, in `encoding`.
+pub fn splices_to_text_edits(old: &str, splices: &[Splice], encoding: PositionEncoding) -> Vec<TextEdit> {
     let rope = Rope::from_str(old);
-    replacements(old, new)
-        .into_iter()
+    splices
+        .iter()
+        .cloned()
         .map(|r| TextEdit {
             range: Range {
                 start: byte_to_position(&rope, r.range.start, encoding),

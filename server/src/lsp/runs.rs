@@ -28,14 +28,14 @@ use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Range, Uri};
 use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
-use super::editor::LspEditor;
+use super::editor::{EditRecord, LspEditor};
 use crate::agent::config::ProviderConfig;
 use crate::session::threads::{ThreadError, Threads};
 use crate::session::{Conversation, SessionConfig};
 use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::tools::{Executor, RunScope, ToolContext, ToolKind};
 use super::config::PermissionMode;
-use crate::workspace::Workspace;
+use crate::workspace::{EditStatus, LineSpan, Workspace};
 
 /// How long a run waits after its `"wait": false` answer, for a client
 /// that must get that answer in a read of its own.
@@ -293,7 +293,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
     env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
     let forwarder =
-        tokio::spawn(forward_events(Arc::clone(&env.client), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
+        tokio::spawn(forward_events(Arc::clone(&env.client), Arc::clone(&env.editor), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let mode = env.settings.permission_mode();
     let review = super::plan_review::LspPlanReview {
@@ -472,19 +472,32 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))
 }
 
-/// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`.
+/// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`, one
+/// entry per edit in the order they were made.
 fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf>) -> Value {
-    let mut edits: BTreeMap<String, &'static str> = BTreeMap::new();
+    let records = env.editor.take_records(Some(run_id));
+    let mut edits: Vec<Value> = records.iter().map(edit_json).collect();
+    // A file changed by an edit call that the editor has no record of
+    // (written by a view without the editor) still counts.
     for path in written {
         let uri = path_to_uri(&path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
-        edits.insert(uri, "written");
+        if !records.iter().any(|r| r.uri == uri) {
+            edits.push(edit_json(&EditRecord::new(uri, EditStatus::Written)));
+        }
     }
-    // Buffer edits carry their real outcome; they win over "written".
-    for record in env.editor.take_records(Some(run_id)) {
-        edits.insert(record.uri, record.status);
-    }
-    let edits: Vec<Value> = edits.into_iter().map(|(uri, status)| json!({"uri": uri, "status": status})).collect();
     json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits})
+}
+
+/// One edit as the answer and the run events show it: `{"uri", "status",
+/// "ranges": [{"startLine", "endLine"}]}` (1-based lines of the text after
+/// it), and a partial edit's `"declined"` ranges.
+pub(crate) fn edit_json(record: &EditRecord) -> Value {
+    let lines = |spans: &[LineSpan]| -> Vec<Value> { spans.iter().map(|s| json!({"startLine": s.start, "endLine": s.end})).collect() };
+    let mut out = json!({"uri": record.uri, "status": record.status.as_str(), "ranges": lines(&record.ranges)});
+    if record.status == EditStatus::Partial {
+        out["declined"] = json!(lines(&record.declined));
+    }
+    out
 }
 
 /// Begin work-done progress: the client's own token from the request, or
@@ -521,12 +534,13 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
 /// the paths of files successfully changed by `Edit` calls.
 async fn forward_events(
     client: Arc<dyn ClientLink>,
+    editor: Arc<LspEditor>,
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
     forwarded: watch::Sender<u64>,
 ) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), written: Vec::new() };
+    let mut forwarder = Forwarder { client, editor, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), written: Vec::new() };
     while let Some(event) = events.recv().await {
         forwarder.forward(&event).await;
         forwarded.send_modify(|n| *n += 1);
@@ -538,16 +552,23 @@ struct Forwarder {
     /// Sent with every event, so a client knows the thread from the start.
     thread_id: String,
     client: Arc<dyn ClientLink>,
+    /// Where each edit's outcome is recorded, for the edit's tool result.
+    editor: Arc<LspEditor>,
     run_id: String,
     progress: Option<Value>,
     seq: u64,
     /// Edit calls waiting for their result, by call id.
     edit_calls: BTreeMap<String, PathBuf>,
+    /// Per URI, the last edit record shown with a tool result.
+    shown_records: BTreeMap<String, u64>,
     written: Vec<PathBuf>,
 }
 
 impl Forwarder {
     async fn forward(&mut self, event: &RunEvent) {
+        // The outcome of an edit call's change (`applied`, `partial`, …),
+        // added to its `tool_result` event.
+        let mut edit = None;
         // A sub-agent's calls count too: its edits are the run's edits.
         match event.unnest().0 {
             RunEvent::ToolCall { id, name, kind, summary, .. } => {
@@ -559,9 +580,21 @@ impl Forwarder {
                     self.client.notify(methods::PROGRESS, report).await;
                 }
             }
-            RunEvent::ToolResult { id, is_error: false, .. } => {
+            RunEvent::ToolResult { id, is_error, .. } => {
                 if let Some(path) = self.edit_calls.remove(id) {
-                    self.written.push(path);
+                    let uri = path_to_uri(&path).map(|uri| uri.as_str().to_string());
+                    // The record this call made, if it got as far: one
+                    // made after the last that an earlier call showed.
+                    if let Some(uri) = uri {
+                        let seen = self.shown_records.get(&uri).copied().unwrap_or(0);
+                        if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
+                            self.shown_records.insert(uri, seq);
+                            edit = Some(edit_json(&record));
+                        }
+                    }
+                    if !is_error {
+                        self.written.push(path);
+                    }
                 }
             }
             // The progress ends here, in the forwarder, so it ends even when
@@ -576,7 +609,10 @@ impl Forwarder {
         }
         self.seq += 1;
         match serde_json::to_value(event) {
-            Ok(event) => {
+            Ok(mut event) => {
+                if let Some(edit) = edit {
+                    event["edit"] = edit;
+                }
                 let params = json!({"runId": self.run_id, "threadId": self.thread_id, "seq": self.seq, "event": event});
                 self.client.notify(methods::RUN_EVENT, params).await;
             }

@@ -23,7 +23,7 @@ use super::edits::apply_as_editor;
 use super::position::{char_to_position, PositionEncoding};
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
 use crate::tools::ToolKind;
-use crate::workspace::{FileChange, Splice, WriteError, WriteOutcome, Workspace};
+use crate::workspace::{EditStatus, FileChange, LineSpan, Splice, WriteError, WriteOutcome, Workspace};
 
 /// What the fake client does with the next `workspace/applyEdit`.
 #[derive(Debug, Clone)]
@@ -37,6 +37,9 @@ enum OnApply {
     TypeFirst { at: usize, text: String, answer_true: bool },
     /// Answer `applied: true` and change nothing.
     TrueWithoutChange,
+    /// Apply only the `TextEdit`s whose flag is set (a box unticked in VS
+    /// Code's refactor preview), send the `didChange`, answer true.
+    Only(Vec<bool>),
     /// Answer `applied: false`.
     False,
     /// Answer `applied: true` at once and apply the edit (send the
@@ -159,6 +162,14 @@ impl ClientLink for FakeClient {
                         applied || answer_true
                     }
                     OnApply::TrueWithoutChange => true,
+                    OnApply::Only(which) => {
+                        let mut params = params.clone();
+                        let edits = params["edit"]["documentChanges"][0]["edits"].as_array().unwrap().clone();
+                        assert_eq!(edits.len(), which.len(), "{edits:?}");
+                        let kept: Vec<Value> = edits.into_iter().zip(&which).filter(|(_, on)| **on).map(|(e, _)| e).collect();
+                        params["edit"]["documentChanges"][0]["edits"] = json!(kept);
+                        self.apply(&params)
+                    }
                     OnApply::False => false,
                     OnApply::TrueThenApplyLater { after_ms } => {
                         let documents = Arc::clone(&self.documents);
@@ -386,13 +397,69 @@ async fn review_by_prompt_with_the_diff_without_annotation_support() {
     let prompt = &h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0];
     expect_test::expect![[r#"{"actions":[{"title":"Apply"},{"title":"Reject"}],"message":"Tandem: apply edit to a.txt?\n\n   2 - b\n   2 + B","type":3}"#]]
         .assert_eq(&prompt.to_string());
-    assert_eq!(h.editor.take_records(None), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "rejected" }]);
+    assert_eq!(h.editor.take_records(None), vec![EditRecord::new(h.uri.as_str().to_string(), EditStatus::Rejected)]);
     // No answer at all is a rejection too.
     h.client.answer_prompt(None);
     assert!(matches!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
     h.client.answer_prompt(Some("Apply"));
     assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Approved);
     assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
+}
+
+/// A rename in two places, reviewed in the editor, of which the user
+/// ticks only the first: the buffer is half-renamed, and the model is told
+/// so at once (no wait for `verifyMs`), with both hunks' lines.
+#[tokio::test]
+async fn a_partly_accepted_review_is_reported_hunk_by_hunk_without_waiting() {
+    let text = "def greet(name):\n    return 'hi ' + name\n\n\nprint(greet('you'))\n";
+    // A verify wait of a minute: the test would time out if it were waited.
+    let h = harness(json!({"timeouts": {"verifyMs": 60_000}}), true, text);
+    for (which, splices) in [(vec![true, false], true), (vec![false, true], false)] {
+        let file = h.read();
+        let renamed = file.text.replace("greet", "welcome");
+        h.client.script(OnApply::Only(which.clone()));
+        let write = async {
+            if splices {
+                let at: Vec<usize> = file.text.match_indices("greet").map(|(i, _)| i).collect();
+                let splices = at.iter().map(|&i| Splice { range: i..i + 5, text: "welcome".into() }).collect();
+                let change = FileChange { path: h.path.clone(), new_text: renamed.clone().into(), base: Some(file.stamp), label: "edit_file a.txt".into(), review: true, splices: Some(splices) };
+                h.workspace.write(change).await
+            } else {
+                h.write_reviewed(&file, true, |_| renamed.clone()).await
+            }
+        };
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), write).await.expect("a known outcome is not waited for");
+        let Err(WriteError::PartlyApplied(message)) = &outcome else { panic!("{outcome:?}") };
+        let records = h.editor.take_records(None);
+        assert_eq!(records.len(), 1, "{records:?}");
+        assert_eq!(records[0].status, EditStatus::Partial);
+        if which[0] {
+            expect_test::expect![[r#"
+                Error: the edit to a.txt was only partly applied: the user accepted 1 of its 2 hunks in the editor's review and declined the rest.
+                Applied 1: now at line 1 of a.txt.
+                Declined 1 (at line 5 of a.txt): kept
+                    greet
+                  instead of
+                    welcome
+                The file may now be inconsistent (for example a rename made in one place and not the other). Do not redo the declined hunks unless the user asks; read a.txt again and make sure what landed still fits."#]]
+            .assert_eq(message);
+            assert_eq!(h.text(), text.replacen("greet", "welcome", 1));
+            assert_eq!((records[0].ranges.clone(), records[0].declined.clone()), (vec![LineSpan { start: 1, end: 1 }], vec![LineSpan { start: 5, end: 5 }]));
+        } else {
+            // Only the call was ticked (and the hunks were diffed by the
+            // sink, not given as splices).
+            assert!(message.contains("Applied 1: now at line 5 of a.txt."), "{message}");
+            assert!(message.contains("Declined 1 (at line 1 of a.txt)"), "{message}");
+        }
+        // What the buffer holds now is what the model was told: it may edit on.
+        let again = h.workspace.read(&h.path).unwrap();
+        assert!(h.workspace.check_fresh(&again, "editing").is_ok());
+        // Back to the original text for the next round.
+        let file = h.read();
+        h.client.script(OnApply::Apply);
+        h.write(&file, |_| text.to_string()).await.unwrap();
+        h.editor.take_records(None);
+    }
 }
 
 #[tokio::test]
@@ -800,7 +867,8 @@ async fn a_did_change_after_the_verification_wait_corrects_the_record() {
     // The user moves on; eglot's idle timer sends the change.
     tokio::time::sleep(std::time::Duration::from_millis(2_000)).await;
     assert_eq!(h.text(), "alpha\nBETA\n");
-    assert_eq!(h.editor.take_records(None), vec![EditRecord { uri: h.uri.as_str().to_string(), status: "applied" }]);
+    let applied = EditRecord { ranges: vec![LineSpan { start: 2, end: 2 }], ..EditRecord::new(h.uri.as_str().to_string(), EditStatus::Applied) };
+    assert_eq!(h.editor.take_records(None), vec![applied]);
 }
 
 /// eglot refuses a stale edit with a JSON-RPC error before its own

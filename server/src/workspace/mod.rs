@@ -12,6 +12,7 @@ mod ledger;
 mod overlay;
 mod paths;
 mod recorder;
+mod review;
 mod watcher;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJourna
 pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
+pub use review::{changed_lines, landed_hunks, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use recorder::ChangeRecorder;
 pub use watcher::DiskWatcher;
@@ -114,6 +116,9 @@ pub enum WriteError {
     Rejected(String),
     /// The editor did not apply it (or applied something else).
     NotApplied(String),
+    /// The editor applied some hunks and the user declined the others; the
+    /// string names both, with their lines.
+    PartlyApplied(String),
     /// Disk error.
     Io(String),
 }
@@ -124,6 +129,7 @@ impl WriteError {
             WriteError::Superseded(m)
             | WriteError::Rejected(m)
             | WriteError::NotApplied(m)
+            | WriteError::PartlyApplied(m)
             | WriteError::Io(m) => m.clone(),
         }
     }
@@ -532,6 +538,20 @@ impl Workspace {
                 EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!(
                     "Error: the editor did not apply the edit to {display} ({reason}). Read the file again before retrying."
                 ))),
+                EditOutcome::Partial(partial) => {
+                    // The model is told exactly what the buffer holds now
+                    // (which hunks, where), so it may edit again without
+                    // reading first; the ledger remembers that text.
+                    if let Some(now) = self.buffer(&change.path).filter(|d| d.version == partial.version) {
+                        // What landed is the run's change, for its checkpoint.
+                        if let Some(recorder) = &self.recorder {
+                            recorder.after_change(&change.path, now.text.as_bytes());
+                        }
+                        let stamp = ReadStamp { version: Some(now.version), fingerprint: fingerprint(now.text.as_bytes()) };
+                        self.ledger.record(&change.path, stamp, now.text);
+                    }
+                    Err(WriteError::PartlyApplied(partial.message(&display)))
+                }
                 EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!(
                     "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
                 ))),
@@ -548,6 +568,10 @@ impl Workspace {
                 "Error: {display} was modified externally since your last read (the file watcher saw it change on disk). Read it again with read_file first."
             )));
         }
+        let old_text = match (&change.base, self.ledger.get(&change.path)) {
+            (Some(_), Some(entry)) => entry.seen_text,
+            _ => Arc::from(""),
+        };
         if let Some(recorder) = &self.recorder {
             recorder.before_change(&change.path, &|| std::fs::read(&change.path).ok());
         }
@@ -555,6 +579,9 @@ impl Workspace {
             Ok(()) => {
                 if let Some(recorder) = &self.recorder {
                     recorder.after_change(&change.path, change.new_text.as_bytes());
+                }
+                if let Some(editor) = &self.editor {
+                    editor.wrote_to_disk(&change.path, self.run_tag.clone(), &old_text, &change.new_text);
                 }
                 let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
                 self.ledger.record(&change.path, stamp, Arc::clone(&change.new_text));

@@ -1,0 +1,346 @@
+//! What became of an edit after the editor's review: its status (the one
+//! list of status strings every front end reports), the lines it changed,
+//! and — when the editor applied only some of its hunks (VS Code's refactor
+//! preview with a box unticked, the Neovim plugin's per-hunk answers) —
+//! which hunks landed and which were declined, worked out from the buffer.
+//!
+//! The editor answers `applied: true` for a partly applied edit; only the
+//! buffer tells which hunks it holds. [`landed_hunks`] reads the buffer as
+//! "the old text with some of the hunks applied" and says which, or that it
+//! is something else (a user edit in between).
+
+use super::overlay::Splice;
+
+/// An edit's outcome as `tandem.ask`'s answer (`edits[].status`), the run
+/// events and the editors' messages name it. These strings are a contract
+/// (docs/protocol.md); this is the one place that spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EditStatus {
+    /// Every hunk is in the editor's buffer.
+    Applied,
+    /// Some hunks landed, the others were declined in the review.
+    Partial,
+    /// The user declined the whole edit.
+    Rejected,
+    /// The editor did not apply it.
+    NotApplied,
+    /// The user changed the text first.
+    Superseded,
+    /// A file that was not open, written on disk.
+    Written,
+}
+
+impl EditStatus {
+    pub const ALL: [EditStatus; 6] = [
+        EditStatus::Applied,
+        EditStatus::Partial,
+        EditStatus::Rejected,
+        EditStatus::NotApplied,
+        EditStatus::Superseded,
+        EditStatus::Written,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditStatus::Applied => "applied",
+            EditStatus::Partial => "partial",
+            EditStatus::Rejected => "rejected",
+            EditStatus::NotApplied => "not_applied",
+            EditStatus::Superseded => "superseded",
+            EditStatus::Written => "written",
+        }
+    }
+
+    /// The words for people ("2 applied, 1 declined").
+    pub fn words(self) -> &'static str {
+        match self {
+            EditStatus::Applied => "applied",
+            EditStatus::Partial => "partly applied",
+            EditStatus::Rejected => "declined",
+            EditStatus::NotApplied => "not applied",
+            EditStatus::Superseded => "superseded",
+            EditStatus::Written => "written",
+        }
+    }
+
+    /// The change is (at least partly) in the file.
+    pub fn landed(self) -> bool {
+        matches!(self, EditStatus::Applied | EditStatus::Partial | EditStatus::Written)
+    }
+}
+
+/// Lines `start..=end`, 1-based, of a text. A change that removed lines
+/// without putting any in their place spans the one line where they were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSpan {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl LineSpan {
+    /// The lines the bytes `start..end` of `text` cover.
+    pub fn of(text: &str, start: usize, end: usize) -> LineSpan {
+        let line_at = |offset: usize| text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1;
+        let first = line_at(start);
+        // The last byte of the range, not the one after it: a hunk that
+        // ends with its newline ends on its own line.
+        let last = if end > start { line_at(end - 1) } else { first };
+        LineSpan { start: first, end: last }
+    }
+}
+
+impl std::fmt::Display for LineSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.start == self.end {
+            write!(f, "line {}", self.start)
+        } else {
+            write!(f, "lines {}-{}", self.start, self.end)
+        }
+    }
+}
+
+/// One hunk of an edit as it stands in the buffer now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HunkInBuffer {
+    /// Where it is in the buffer's current text: the new text of a landed
+    /// hunk, the old text still there for a declined one.
+    pub lines: LineSpan,
+    /// The text it replaced (landed) or would have replaced (declined).
+    pub old: String,
+    /// The text it put there (landed) or would have put there (declined).
+    pub new: String,
+}
+
+/// An edit the editor applied only in part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartialEdit {
+    /// The buffer's version that holds it.
+    pub version: i32,
+    pub landed: Vec<HunkInBuffer>,
+    pub declined: Vec<HunkInBuffer>,
+}
+
+/// States [`landed_hunks`] looks at before giving up: each costs at most
+/// one comparison of a stretch of text, and ambiguous hunks (one's new text
+/// a prefix of its old) are rare.
+const MAX_SEARCH_STATES: usize = 20_000;
+
+/// Which of `hunks` (replacements of byte ranges of `old`, in order, not
+/// overlapping) `current` holds, when `current` is exactly `old` with some
+/// of them applied: `Some(landed)` with one flag per hunk. `None` when
+/// `current` is anything else (a user edit, another change), or when the
+/// search would take too long.
+pub fn landed_hunks(old: &str, hunks: &[Splice], current: &str) -> Option<Vec<bool>> {
+    if hunks.windows(2).any(|w| w[0].range.end > w[1].range.start) || hunks.iter().any(|h| h.range.end > old.len()) {
+        return None;
+    }
+    let mut search = Search { old, hunks, current, failed: std::collections::HashSet::new(), states: 0 };
+    let mut choice = Vec::with_capacity(hunks.len());
+    // The text before the first hunk is old text in every outcome.
+    let first_gap = &old[..hunks.first().map_or(old.len(), |h| h.range.start)];
+    if !current.starts_with(first_gap) {
+        return None;
+    }
+    search.from(0, first_gap.len(), &mut choice).then_some(choice)
+}
+
+struct Search<'a> {
+    old: &'a str,
+    hunks: &'a [Splice],
+    current: &'a str,
+    /// `(hunk, offset in current)` pairs known not to lead to a match.
+    failed: std::collections::HashSet<(usize, usize)>,
+    states: usize,
+}
+
+impl Search<'_> {
+    /// Can hunks `index..` be matched from byte `at` of `current`, each
+    /// either applied or not, each followed by its stretch of old text?
+    fn from(&mut self, index: usize, at: usize, choice: &mut Vec<bool>) -> bool {
+        let Some(hunk) = self.hunks.get(index) else { return at == self.current.len() };
+        if self.failed.contains(&(index, at)) {
+            return false;
+        }
+        self.states += 1;
+        if self.states > MAX_SEARCH_STATES {
+            return false;
+        }
+        let gap_end = self.hunks.get(index + 1).map_or(self.old.len(), |next| next.range.start);
+        let gap = &self.old[hunk.range.end..gap_end];
+        let rest = &self.current[at..];
+        // Try "applied" first: a reviewed edit is usually accepted.
+        for (applied, text) in [(true, hunk.text.as_str()), (false, &self.old[hunk.range.clone()])] {
+            if rest.starts_with(text) && rest[text.len()..].starts_with(gap) {
+                choice.push(applied);
+                if self.from(index + 1, at + text.len() + gap.len(), choice) {
+                    return true;
+                }
+                choice.pop();
+            }
+        }
+        self.failed.insert((index, at));
+        false
+    }
+}
+
+/// The hunks of a partly applied edit, placed in the buffer's `current`
+/// text: `landed` holds one flag per hunk (see [`landed_hunks`]).
+pub fn place_hunks(old: &str, hunks: &[Splice], landed: &[bool], current: &str, version: i32) -> PartialEdit {
+    let mut out = PartialEdit { version, landed: Vec::new(), declined: Vec::new() };
+    // How far the current text has moved from the old one so far.
+    let mut shift: isize = 0;
+    for (hunk, &applied) in hunks.iter().zip(landed) {
+        let start = hunk.range.start.saturating_add_signed(shift);
+        let old_text = &old[hunk.range.clone()];
+        let len = if applied { hunk.text.len() } else { old_text.len() };
+        let placed = HunkInBuffer { lines: LineSpan::of(current, start, start + len), old: old_text.to_string(), new: hunk.text.clone() };
+        if applied {
+            shift += hunk.text.len() as isize - old_text.len() as isize;
+            out.landed.push(placed);
+        } else {
+            out.declined.push(placed);
+        }
+    }
+    out
+}
+
+/// The lines of `new` (the text after `hunks` of `old`) that each hunk
+/// changed, in order.
+pub fn changed_lines(hunks: &[Splice], new: &str) -> Vec<LineSpan> {
+    let mut shift: isize = 0;
+    hunks
+        .iter()
+        .map(|hunk| {
+            let start = hunk.range.start.saturating_add_signed(shift);
+            shift += hunk.text.len() as isize - hunk.range.len() as isize;
+            LineSpan::of(new, start, start + hunk.text.len())
+        })
+        .collect()
+}
+
+/// Lines of a declined hunk's text quoted for the model, at most.
+const MAX_QUOTED_LINES: usize = 12;
+
+fn quote(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = lines.iter().take(MAX_QUOTED_LINES).map(|l| format!("    {l}")).collect();
+    if lines.len() > MAX_QUOTED_LINES {
+        out.push(format!("    ... ({} more lines)", lines.len() - MAX_QUOTED_LINES));
+    }
+    if out.is_empty() {
+        out.push("    (nothing)".into());
+    }
+    out.join("\n")
+}
+
+impl PartialEdit {
+    /// What the model is told: which hunks landed, which were declined and
+    /// where they are now, and that the file may be inconsistent.
+    pub fn message(&self, display: &str) -> String {
+        let total = self.landed.len() + self.declined.len();
+        let mut out = format!(
+            "Error: the edit to {display} was only partly applied: the user accepted {} of its {total} hunks in the editor's review and declined the rest.",
+            self.landed.len()
+        );
+        for (n, hunk) in self.landed.iter().enumerate() {
+            out.push_str(&format!("\nApplied {}: now at {} of {display}.", n + 1, hunk.lines));
+        }
+        for (n, hunk) in self.declined.iter().enumerate() {
+            out.push_str(&format!(
+                "\nDeclined {} (at {} of {display}): kept\n{}\n  instead of\n{}",
+                n + 1,
+                hunk.lines,
+                quote(&hunk.old),
+                quote(&hunk.new)
+            ));
+        }
+        out.push_str(&format!(
+            "\nThe file may now be inconsistent (for example a rename made in one place and not the other). Do not redo the declined hunks unless the user asks; read {display} again and make sure what landed still fits."
+        ));
+        out
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn splice(old: &str, from: &str, to: &str) -> Splice {
+        let start = old.find(from).unwrap();
+        Splice { range: start..start + from.len(), text: to.to_string() }
+    }
+
+    fn apply(old: &str, hunks: &[Splice], which: &[bool]) -> String {
+        let mut out = old.to_string();
+        for (hunk, _) in hunks.iter().zip(which).rev().filter(|(_, on)| **on) {
+            out.replace_range(hunk.range.clone(), &hunk.text);
+        }
+        out
+    }
+
+    const APP: &str = "def greet(name):\n    return 'hi ' + name\n\n\nprint(greet('you'))\n";
+
+    fn rename() -> Vec<Splice> {
+        let call = APP.rfind("greet").unwrap();
+        vec![splice(APP, "greet", "welcome"), Splice { range: call..call + 5, text: "welcome".into() }]
+    }
+
+    #[test]
+    fn every_subset_of_hunks_is_told_apart() {
+        let hunks = rename();
+        for which in [[true, true], [true, false], [false, true], [false, false]] {
+            let current = apply(APP, &hunks, &which);
+            assert_eq!(landed_hunks(APP, &hunks, &current), Some(which.to_vec()), "{current}");
+        }
+    }
+
+    #[test]
+    fn a_user_edit_is_no_subset() {
+        let hunks = rename();
+        let current = apply(APP, &hunks, &[true, false]).replace("hi ", "hello ");
+        assert_eq!(landed_hunks(APP, &hunks, &current), None);
+    }
+
+    #[test]
+    fn a_hunk_whose_new_text_starts_like_its_old_one_backtracks() {
+        // "ab" → "abab": "applied" matches a prefix of the declined text too.
+        let old = "ab\nab\n";
+        let hunks = vec![Splice { range: 0..2, text: "abab".into() }, Splice { range: 3..5, text: "x".into() }];
+        for which in [[true, true], [true, false], [false, true], [false, false]] {
+            let current = apply(old, &hunks, &which);
+            assert_eq!(landed_hunks(old, &hunks, &current), Some(which.to_vec()), "{current:?}");
+        }
+    }
+
+    #[test]
+    fn the_model_is_told_what_landed_and_what_was_declined() {
+        let hunks = rename();
+        let current = apply(APP, &hunks, &[true, false]);
+        let landed = landed_hunks(APP, &hunks, &current).unwrap();
+        let partial = place_hunks(APP, &hunks, &landed, &current, 7);
+        expect_test::expect![[r#"
+            Error: the edit to app.py was only partly applied: the user accepted 1 of its 2 hunks in the editor's review and declined the rest.
+            Applied 1: now at line 1 of app.py.
+            Declined 1 (at line 5 of app.py): kept
+                greet
+              instead of
+                welcome
+            The file may now be inconsistent (for example a rename made in one place and not the other). Do not redo the declined hunks unless the user asks; read app.py again and make sure what landed still fits."#]]
+        .assert_eq(&partial.message("app.py"));
+    }
+
+    #[test]
+    fn changed_lines_are_counted_in_the_new_text() {
+        let old = "a\nb\nc\nd\n";
+        let hunks = vec![splice(old, "a\n", "A\nA2\n"), splice(old, "d\n", "")];
+        let new = apply(old, &hunks, &[true, true]);
+        assert_eq!(changed_lines(&hunks, &new), vec![LineSpan { start: 1, end: 2 }, LineSpan { start: 5, end: 5 }]);
+    }
+
+    #[test]
+    fn status_strings_are_distinct() {
+        let names: std::collections::HashSet<&str> = EditStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names.len(), EditStatus::ALL.len());
+    }
+}
