@@ -168,6 +168,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         run: Arc::new(RunScope::child_of(&parent.run)),
         call_id: String::new(),
         registry: Default::default(),
+        code_intel: parent.code_intel.clone(),
     };
     let system = format!(
         "{}\n\n# Environment\n- Workspace root: {}\n- You are a sub-agent started by another agent for one task. Your tools: {}.\n- Work on your own: nobody answers questions. Your final message is all the other agent receives: make it complete and self-contained (findings with file paths, or what you changed).\n",

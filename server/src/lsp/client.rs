@@ -44,6 +44,7 @@ pub mod methods {
     pub const CONFIGURATION: &str = "workspace/configuration";
     pub const SAVE_DOCUMENTS: &str = "tandem/saveDocuments";
     pub const TEXT_INPUT: &str = "tandem/textInput";
+    pub const CODE_INTEL: &str = "tandem/codeIntel";
     pub const PROGRESS: &str = "$/progress";
     pub const RUN_EVENT: &str = "tandem/runEvent";
     pub const LOG_MESSAGE: &str = "window/logMessage";
@@ -122,6 +123,7 @@ impl ClientLink for TowerClient {
                 | methods::CONFIGURATION
                 | methods::SAVE_DOCUMENTS
                 | methods::TEXT_INPUT
+                | methods::CODE_INTEL
         ) {
             return Err(ClientError::Failed(format!("the server has no request type for {method}")));
         }

@@ -24,6 +24,7 @@
 pub mod client;
 pub mod clients;
 mod code_actions;
+pub mod code_intel;
 pub mod config;
 pub mod demo;
 pub mod documents;

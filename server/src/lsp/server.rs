@@ -372,7 +372,18 @@ impl LanguageServer for Backend {
         let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
         let mut registry = ToolRegistry::builtin();
         registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
-        let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
+        let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
+        // The plugin promised to answer tandem/codeIntel from the editor's
+        // language servers; an older one did not, and gets no such tool.
+        if self.settings().code_intel {
+            let provider = super::code_intel::EditorCodeIntel::new(
+                Arc::clone(&self.link),
+                Arc::clone(&self.documents),
+                Arc::clone(&self.settings),
+                canonical_roots.clone(),
+            );
+            executor = executor.with_code_intel(Arc::new(provider));
+        }
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));

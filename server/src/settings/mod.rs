@@ -83,11 +83,17 @@ pub struct Timeouts {
     pub verify_ms: u64,
     /// Other requests: progress creation, configuration, saving.
     pub request_ms: u64,
+    /// Waiting for a language server's answer to a code intelligence
+    /// question (the editor's, or one Tandem started).
+    pub code_intel_ms: u64,
+    /// After an edit, waiting for the language servers' diagnostics to
+    /// settle (0: no diagnostics are added to edit results).
+    pub diagnostics_ms: u64,
 }
 
 impl Default for Timeouts {
     fn default() -> Self {
-        Timeouts { prompt_ms: 120_000, apply_edit_ms: 120_000, verify_ms: 5_000, request_ms: 10_000 }
+        Timeouts { prompt_ms: 120_000, apply_edit_ms: 120_000, verify_ms: 5_000, request_ms: 10_000, code_intel_ms: 10_000, diagnostics_ms: 3_000 }
     }
 }
 
@@ -103,6 +109,13 @@ impl Timeouts {
     }
     pub fn request(&self) -> Duration {
         Duration::from_millis(self.request_ms)
+    }
+    pub fn code_intel(&self) -> Duration {
+        Duration::from_millis(self.code_intel_ms)
+    }
+    /// The bound on the wait for diagnostics after an edit; `None`: off.
+    pub fn diagnostics(&self) -> Option<Duration> {
+        (self.diagnostics_ms > 0).then(|| Duration::from_millis(self.diagnostics_ms))
     }
 }
 
@@ -137,6 +150,8 @@ pub struct Settings {
     pub save_documents: bool,
     /// The editor answers `tandem/textInput` (a line of text from the user).
     pub text_input: bool,
+    /// The editor answers `tandem/codeIntel` from its language servers.
+    pub code_intel: bool,
     pub timeouts: Timeouts,
     /// Variables for the run (`ANTHROPIC_BASE_URL`, …), as in Claude Code.
     pub env: BTreeMap<String, String>,
@@ -145,6 +160,9 @@ pub struct Settings {
     pub hooks: Vec<(Scope, Value)>,
     /// `mcpServers`, merged by server name, as raw JSON.
     pub mcp_servers: Map<String, Value>,
+    /// `lspServers`, merged by language name, as raw JSON with the layer
+    /// each came from (a project's need the user's consent to start).
+    pub lsp_servers: BTreeMap<String, (Scope, Value)>,
 }
 
 impl Settings {
@@ -369,6 +387,7 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
         }
         "saveDocuments" => settings.save_documents = parse(value)?,
         "textInput" => settings.text_input = parse(value)?,
+        "codeIntel" => settings.code_intel = parse(value)?,
         "timeouts" => {
             let Value::Object(fields) = value else { return Err("expected an object".into()) };
             // Field by field, so one bad timeout does not discard the others.
@@ -425,14 +444,22 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
                 settings.mcp_servers.insert(name.clone(), server.clone());
             }
         }
+        "lspServers" => {
+            let Value::Object(servers) = value else {
+                return Err("expected an object of languages: {\"python\": {\"command\": [\"pyright-langserver\", \"--stdio\"], \"filetypes\": [\"py\"]}}".into());
+            };
+            for (name, server) in servers {
+                settings.lsp_servers.insert(name.clone(), (layer.scope, server.clone()));
+            }
+        }
         _ => return Err(format!("unknown setting; known: {}", KNOWN_KEYS.join(", "))),
     }
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 21] = [
+pub const KNOWN_KEYS: [&str; 23] = [
     "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "contextWindow", "thinkingBudget", "prices",
-    "saveDocuments", "textInput", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
+    "saveDocuments", "textInput", "codeIntel", "lspServers", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
     "mcpTimeouts", "$schema",
 ];
 
@@ -443,11 +470,20 @@ struct TimeoutsJson {
     apply_edit_ms: u64,
     verify_ms: u64,
     request_ms: u64,
+    code_intel_ms: u64,
+    diagnostics_ms: u64,
 }
 
 impl From<Timeouts> for TimeoutsJson {
     fn from(t: Timeouts) -> Self {
-        TimeoutsJson { prompt_ms: t.prompt_ms, apply_edit_ms: t.apply_edit_ms, verify_ms: t.verify_ms, request_ms: t.request_ms }
+        TimeoutsJson {
+            prompt_ms: t.prompt_ms,
+            apply_edit_ms: t.apply_edit_ms,
+            verify_ms: t.verify_ms,
+            request_ms: t.request_ms,
+            code_intel_ms: t.code_intel_ms,
+            diagnostics_ms: t.diagnostics_ms,
+        }
     }
 }
 
@@ -633,7 +669,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",

@@ -129,6 +129,9 @@ pub struct Executor {
     results_dir: ResultsDir,
     /// `PostToolUse` hooks (`PreToolUse` ones run in the policy).
     hooks: Option<crate::hooks::SharedHooks>,
+    /// Code intelligence for the `code_intel` tool and the diagnostics
+    /// after an edit.
+    code_intel: Option<Arc<dyn super::code_intel::CodeIntel>>,
 }
 
 /// Where large results are saved.
@@ -143,7 +146,7 @@ enum ResultsDir {
 impl Executor {
     /// Large results are saved in the workspace's own results folder.
     pub fn new(registry: ToolRegistry) -> Self {
-        Executor { registry, policy: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None }
+        Executor { registry, policy: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None, code_intel: None }
     }
 
     pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
@@ -157,6 +160,17 @@ impl Executor {
         self
     }
 
+    /// Answer code intelligence questions from `provider`: the deferred
+    /// `code_intel` tool is offered, and an edit to a file the provider
+    /// follows gets the file's diagnostics once the servers settle.
+    /// Without this call neither exists (an editor plugin from before the
+    /// feature, no `lspServers`).
+    pub fn with_code_intel(mut self, provider: Arc<dyn super::code_intel::CodeIntel>) -> Self {
+        self.registry.register(super::code_intel::CodeIntelTool);
+        self.code_intel = Some(provider);
+        self
+    }
+
     /// Where large results are saved (`None`: never saved).
     pub fn with_results_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.results_dir = dir.map_or(ResultsDir::Nowhere, ResultsDir::Fixed);
@@ -167,7 +181,13 @@ impl Executor {
     /// over another set of tools: a sub-agent never gets more permission
     /// than its parent.
     pub fn with_registry(&self, registry: ToolRegistry) -> Executor {
-        Executor { registry, policy: Arc::clone(&self.policy), results_dir: self.results_dir.clone(), hooks: self.hooks.clone() }
+        Executor {
+            registry,
+            policy: Arc::clone(&self.policy),
+            results_dir: self.results_dir.clone(),
+            hooks: self.hooks.clone(),
+            code_intel: self.code_intel.clone(),
+        }
     }
 
     pub fn registry(&self) -> &ToolRegistry {
@@ -217,6 +237,9 @@ impl Executor {
     pub async fn run_prepared(&self, call: &ToolCall, mut prepared: PreparedCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
         let mut ctx = ctx.clone();
         ctx.registry = self.registry.clone();
+        if self.code_intel.is_some() {
+            ctx.code_intel = self.code_intel.clone();
+        }
         let preview = match prepared.plan(&ctx).await {
             Ok(preview) => preview,
             Err(err) => return into_result(&call.id, err),
@@ -257,12 +280,20 @@ impl Executor {
         if let Some(recorder) = &command_recorder {
             recorder.before_command().await;
         }
+        let kind = traits.kind.clone();
+        let watch = super::code_intel::EditWatch::before(&ctx, &kind).await;
         let output = prepared.call(&ctx).await;
         if let Some(recorder) = &command_recorder {
             recorder.after_command().await;
         }
         let mut result = match output {
-            Ok(text) => ToolResult::ok(&call.id, text),
+            Ok(mut text) => {
+                if let Some(watch) = watch {
+                    text.push_str(&watch.after(&ctx).await);
+                }
+                super::code_intel::note_reads(&ctx, &kind);
+                ToolResult::ok(&call.id, text)
+            }
             Err(err) => into_result(&call.id, err)?,
         };
         if let Some(note) = self.post_tool_use(&request, &result).await {

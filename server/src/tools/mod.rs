@@ -10,6 +10,7 @@
 
 pub mod agent;
 mod change;
+pub mod code_intel;
 pub mod edit_file;
 pub mod enter_plan_mode;
 pub mod edit_match;
@@ -92,6 +93,10 @@ pub struct ToolContext {
     /// The tools of the executor running the call (set by the executor), so
     /// `tool_search` can look through the deferred ones.
     pub registry: ToolRegistry,
+    /// Who answers code intelligence questions (set by the executor when
+    /// the front end has a provider: the editor's language servers, or
+    /// servers Tandem starts itself); `None`: nobody.
+    pub code_intel: Option<Arc<dyn code_intel::CodeIntel>>,
 }
 
 impl ToolContext {
@@ -106,6 +111,7 @@ impl ToolContext {
             shell_profile: ShellProfile::Unasked,
             call_id: String::new(),
             registry: ToolRegistry::default(),
+            code_intel: None,
         }
     }
 }
