@@ -323,7 +323,7 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         assert!(transcript.iter().any(|l| l == "→ `edit_file notes.txt`"), "{transcript:#?}");
 
         let messages = messages(report);
-        assert!(messages.contains(&"Tandem: run completed (1 edit)".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: run completed. 1 edit: 1 applied. Changed: notes.txt line 3.".to_string()), "{messages:#?}");
         assert!(messages.contains(&"Tandem: no run is active".to_string()), "{messages:#?}");
         assert!(messages.contains(&"Tandem: attached".to_string()), "{messages:#?}");
         assert_eq!(report["status_idle"], "Tandem");
@@ -523,7 +523,7 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
             ["## Explain this code.", "", "It lists three lines.", "", "**— completed —**"],
             "{report:#}"
         );
-        assert!(messages(report).contains(&"Tandem: run completed (0 edits)".to_string()), "{report:#}");
+        assert!(messages(report).contains(&"Tandem: run completed. No edits.".to_string()), "{report:#}");
     }
 }
 
@@ -543,7 +543,7 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
             {"text": "It has three lines."}
         ]});
         let report = run_scenario(&NotesWorkspace::new(), &nvim, "resume_scenario.lua", &script.to_string(), []);
-        assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
+        assert_eq!(report["first_status"], "Tandem: run completed. No edits.", "{report:#}");
         let first_run = lines(&report, "after_first");
         assert_eq!(
             first_run,
@@ -573,7 +573,7 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
         assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
         // The next ask continues that thread, below its past.
         assert_eq!(report["second_thread"], report["first_thread"], "{report:#}");
-        assert_eq!(report["second_status"], "Tandem: run completed (0 edits)", "{report:#}");
+        assert_eq!(report["second_status"], "Tandem: run completed. No edits.", "{report:#}");
         let after_second = lines(&report, "after_second");
         assert_eq!(after_second[..first_run.len()], first_run[..], "{report:#}");
         assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");
@@ -715,4 +715,73 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
         assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "LINE THREE"]), "{report:#}");
         assert_eq!(workspace.disk(), ON_DISK, "the open file was never written by Tandem");
     }
+}
+
+/// pyright from npm (`.ci/run` installs it under target/ci-tools and sets
+/// `TANDEM_PYRIGHT`); `None` (after saying so) when it is missing, unless
+/// `TANDEM_REQUIRE_PYRIGHT` is set.
+fn pyright(test: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("TANDEM_PYRIGHT").map(std::path::PathBuf::from).filter(|p| p.is_file()).or_else(|| which("pyright-langserver"));
+    if found.is_none() {
+        assert!(std::env::var_os("TANDEM_REQUIRE_PYRIGHT").is_none(), "TANDEM_REQUIRE_PYRIGHT is set but there is no pyright-langserver");
+        eprintln!("{test}: skipped, no pyright-langserver (set TANDEM_PYRIGHT)");
+    }
+    found
+}
+
+/// The Python project the code intelligence tests work in.
+pub const LIB_PY: &str = "def greet(name: str) -> str:\n    return \"Hello, \" + name\n";
+pub const APP_PY: &str = "from lib import greet\n\nprint(greet(\"world\"))\nprint(greet(\"again\"))\n";
+
+/// A real language server (pyright) attached to the buffer beside Tandem:
+/// the agent's edit introduces a type error and its tool result lists it,
+/// marked new, once pyright has published for the edited version; then
+/// `code_intel` references and definition are answered by pyright through
+/// the plugin (for lib.py, which is not open: the plugin loads it and
+/// waits for pyright to attach).
+#[test]
+fn neovim_answers_code_intel_from_pyright() {
+    let Some(pyright) = pyright("neovim_answers_code_intel_from_pyright") else { return };
+    for nvim in nvims("neovim_answers_code_intel_from_pyright") {
+        let workspace = NotesWorkspace::new();
+        std::fs::write(workspace.root.join("lib.py"), LIB_PY).expect("write lib.py");
+        let app = workspace.root.join("app.py");
+        std::fs::write(&app, APP_PY).expect("write app.py");
+        let script = serde_json::json!({"turns": [
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "app.py"}}]},
+            {"text": "Breaking it.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet(\"again\")", "new_string": "greet(42)"}}]},
+            {"text": "Loading the tool.", "tool_calls": [{"name": "tool_search", "input": {"query": "select:code_intel"}}]},
+            {"text": "Who calls greet?", "tool_calls": [{"name": "code_intel", "input": {"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "greet"}}]},
+            {"text": "Where is it?", "tool_calls": [{"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}}]},
+            {"text": "Not there.", "tool_calls": [{"name": "code_intel", "input": {"operation": "hover", "file_path": "app.py", "line": 3, "symbol": "great"}}]},
+            {"text": "Done."}
+        ]});
+        let env = [("SCENARIO_FILE", app.as_os_str()), ("SCENARIO_PYRIGHT", pyright.as_os_str())];
+        let report = run_scenario(&workspace, &nvim, "code_intel_scenario.lua", &script.to_string(), env);
+        assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
+        let results: Vec<&serde_json::Value> = report["events"].as_array().expect("events").iter().filter(|e| e["type"] == "tool_result").collect();
+        let content = |i: usize| results[i]["content"].as_str().unwrap_or_default().to_string();
+        let edit = content(1);
+        assert!(edit.contains("Diagnostics after the edit: app.py: 1 error, 0 warnings (1 new)"), "{edit}");
+        assert!(edit.contains("app.py:4:13: error [Pyright reportArgumentType] (new): Argument of type \"Literal[42]\""), "{edit}");
+        assert!(!edit.contains("had not settled"), "{edit}");
+        let references = content(3);
+        expect_test::expect![[r#"
+            lib.py:1:5: def greet(name: str) -> str:
+            app.py:1:17: from lib import greet
+            app.py:3:7: print(greet("world"))
+            app.py:4:7: print(greet(42))"#]]
+        .assert_eq(&sorted_like_pyright(&references));
+        assert_eq!(content(4), "lib.py:1:5: def greet(name: str) -> str:");
+        let missing = content(5);
+        assert!(missing.starts_with("Error: \"great\" is not on line 3 of app.py. That line has \"print\", \"greet\", \"world\""), "{missing}");
+    }
+}
+
+/// The reference lines with lib.py first, then app.py in line order
+/// (pyright's order of files depends on which it analysed first).
+fn sorted_like_pyright(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_by_key(|l| (!l.starts_with("lib.py"), l.split(':').nth(1).and_then(|n| n.parse::<u32>().ok()).unwrap_or(0)));
+    lines.join("\n")
 }

@@ -102,6 +102,8 @@ impl CodeIntel for EditorCodeIntel {
         }
         match answer.get("results") {
             Some(Value::Array(results)) => Ok(results.clone()),
+            // A Lua plugin's empty table goes out as `{}`.
+            Some(Value::Object(empty)) if empty.is_empty() => Ok(Vec::new()),
             _ => Err(CodeIntelError::Failed("the editor's answer to tandem/codeIntel has no \"results\" list".into())),
         }
     }
@@ -121,11 +123,13 @@ impl CodeIntel for EditorCodeIntel {
         if let Some(err) = self.no_server(&answer, Some(path)) {
             return Err(err);
         }
-        let Some(Value::Array(items)) = answer.get("diagnostics") else {
-            return Err(CodeIntelError::Failed("the editor's answer to tandem/codeIntel has no \"diagnostics\" list".into()));
+        let items = match answer.get("diagnostics") {
+            Some(Value::Array(items)) => items.clone(),
+            Some(Value::Object(empty)) if empty.is_empty() => Vec::new(),
+            _ => return Err(CodeIntelError::Failed("the editor's answer to tandem/codeIntel has no \"diagnostics\" list".into())),
         };
         let settled = answer.get("settled").and_then(Value::as_bool).unwrap_or(true);
-        Ok(FileDiagnostics { items: items.clone(), settled })
+        Ok(FileDiagnostics { items, settled })
     }
 
     /// An edit to a document open in the editor: its language servers

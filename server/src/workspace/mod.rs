@@ -12,6 +12,7 @@ mod ledger;
 mod overlay;
 mod paths;
 mod recorder;
+mod replacements;
 mod review;
 mod watcher;
 
@@ -22,7 +23,8 @@ pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJourna
 pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
-pub use review::{changed_lines, landed_hunks, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
+pub use replacements::replacements;
+pub use review::{changed_lines, edits_summary, landed_hunks, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use recorder::ChangeRecorder;
 pub use watcher::DiskWatcher;
@@ -166,6 +168,46 @@ pub struct Workspace {
     /// The run's checkpoint: told before and after every change this view
     /// (and the views made from it) writes.
     recorder: Option<Arc<dyn ChangeRecorder>>,
+    /// The files written on disk, with their runs: shared by every view.
+    disk_writes: Arc<DiskWrites>,
+}
+
+/// A file written on disk (not open in an editor) by a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskWrite {
+    /// The run it was written for (see [`Workspace::for_run`]).
+    pub run: Option<Arc<str>>,
+    pub path: PathBuf,
+    /// The lines of the new text each hunk changed.
+    pub ranges: Vec<LineSpan>,
+    /// Counts disk writes in the order they were made.
+    pub seq: u64,
+}
+
+/// Disk writes kept at most; the oldest go first. Each run takes its own
+/// when it ends.
+const MAX_DISK_WRITES: usize = 4096;
+
+#[derive(Debug, Default)]
+struct DiskWrites {
+    entries: Mutex<Vec<DiskWrite>>,
+    next_seq: std::sync::atomic::AtomicU64,
+}
+
+impl DiskWrites {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<DiskWrite>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) {
+        let ranges = changed_lines(&replacements(old, new), new);
+        let seq = self.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let mut entries = self.lock();
+        if entries.len() >= MAX_DISK_WRITES {
+            entries.remove(0);
+        }
+        entries.push(DiskWrite { run, path: path.to_path_buf(), ranges, seq });
+    }
 }
 
 /// Tandem's own folder for one workspace, outside it:
@@ -234,6 +276,7 @@ impl Workspace {
             journal,
             run_tag: None,
             recorder: None,
+            disk_writes: Arc::default(),
         })
     }
 
@@ -258,6 +301,7 @@ impl Workspace {
             journal: self.journal.clone(),
             run_tag: self.run_tag.clone(),
             recorder: self.recorder.clone(),
+            disk_writes: Arc::clone(&self.disk_writes),
         }
     }
 
@@ -279,6 +323,22 @@ impl Workspace {
     /// commands to it).
     pub fn recorder(&self) -> Option<&Arc<dyn ChangeRecorder>> {
         self.recorder.as_ref()
+    }
+
+    /// The files written on disk for `run` (`None`: by views of no run),
+    /// in order, taken: another run's stay.
+    pub fn take_disk_writes(&self, run: Option<&str>) -> Vec<DiskWrite> {
+        let mut entries = self.disk_writes.lock();
+        let (mine, others): (Vec<DiskWrite>, Vec<DiskWrite>) = std::mem::take(&mut *entries).into_iter().partition(|w| w.run.as_deref() == run);
+        *entries = others;
+        mine
+    }
+
+    /// The last disk write of `run` to `path` after the write `seq` (0:
+    /// any), left in place.
+    pub fn disk_write_since(&self, run: Option<&str>, path: &Path, seq: u64) -> Option<DiskWrite> {
+        let entries = self.disk_writes.lock();
+        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path).cloned()
     }
 
     /// The run this view writes for, if any.
@@ -580,9 +640,7 @@ impl Workspace {
                 if let Some(recorder) = &self.recorder {
                     recorder.after_change(&change.path, change.new_text.as_bytes());
                 }
-                if let Some(editor) = &self.editor {
-                    editor.wrote_to_disk(&change.path, self.run_tag.clone(), &old_text, &change.new_text);
-                }
+                self.disk_writes.push(self.run_tag.clone(), &change.path, &old_text, &change.new_text);
                 let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
                 self.ledger.record(&change.path, stamp, Arc::clone(&change.new_text));
                 self.watch(&change.path);
