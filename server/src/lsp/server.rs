@@ -130,11 +130,11 @@ impl Backend {
         let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
             let consent = crate::consent::ConsentStore::for_user();
-            let (hooks, hook_problems) = crate::hooks::Hooks::from_settings(&settings, root, consent.as_ref());
+            let (hooks, hook_problems) = crate::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), root, consent.as_ref());
             *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
             notices.extend(hook_problems);
         }
-        if settings.permission_mode() == crate::agent::permission::PermissionMode::BypassPermissions {
+        if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
         }
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
@@ -207,6 +207,7 @@ impl Backend {
             data: None,
         })?;
         Ok(RunEnv {
+            hooks: Arc::clone(&self.hooks),
             client: Arc::clone(&self.link),
             documents: Arc::clone(&self.documents),
             workspace: Arc::clone(&session.workspace),
@@ -365,14 +366,13 @@ impl LanguageServer for Backend {
             Arc::clone(&editor),
             Arc::clone(&self.outbox),
             workspace.roots(),
-            Arc::clone(&self.hooks),
         );
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
         let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
         let mut registry = ToolRegistry::builtin();
         registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
-        let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
+        let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks) as Arc<dyn crate::tools::ToolHooks>);
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
         if self.settings().code_intel {
