@@ -25,7 +25,8 @@
 //!                   │               sub-agents, project instructions
 //!                   ▼
 //!   permissions/  hooks  mcp/  session/     what the contract asks: the policy,
-//!                   │                          hook commands, MCP tools, threads
+//!   checkpoint/     │                          hook commands, MCP tools, threads,
+//!                   │                          each run's checkpoint (undo/redo)
 //!                   ▼
 //!                tools/           the contract: Tool, ToolKind, registry, executor
 //!                   │               pipeline, permission types, the traits tools call

@@ -249,6 +249,8 @@ async fn review(
         accept_edits: false,
         run: None,
         grants: Arc::default(),
+        // Hooks are about the agent's tool calls; an undo is the user's.
+        hook: crate::tools::PreHook::None,
     };
     match policy.decide(&request).await {
         PermissionDecision::Allow | PermissionDecision::Approved => Ok(false),
