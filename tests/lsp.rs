@@ -254,8 +254,12 @@ fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
 }
 
 fn start_long_shell_run(f: &Fixture, options: Value) -> (LspClient, i64, i32, String) {
+    // The command runs in the sandbox's pid namespace, where its pid is
+    // not ours: it is found by its unique command line.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let sleeper = format!("sleep 60.{}{}", std::process::id(), RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     let mut client = f.start(
-        json!([turn(vec![shell("echo $$ > shell.pid; exec sleep 60")]), done()]),
+        json!([turn(vec![shell(&format!("echo started > shell.pid; exec {sleeper}"))]), done()]),
         json!({"window": {"workDoneProgress": true}}),
         options,
     );
@@ -265,8 +269,9 @@ fn start_long_shell_run(f: &Fixture, options: Value) -> (LspClient, i64, i32, St
     let call = client.wait_for("the run_shell call", |m| m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "tool_call");
     let run_id = call["params"]["runId"].as_str().unwrap().to_string();
     let pid_file = f.path("shell.pid");
-    wait_until("the shell wrote its pid", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
-    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    wait_until("the shell started", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
+    wait_until("the sleeper runs", || common::processes_running(&sleeper).len() == 1);
+    let pid = common::processes_running(&sleeper)[0];
     assert!(process_alive(pid));
     (client, ask, pid, run_id)
 }

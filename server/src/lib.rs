@@ -100,6 +100,12 @@
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
 //!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; the headless front end.
+//! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
+//!   Linux) behind [`tools::ShellSandbox`]: unasked commands write only a
+//!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
+//!   editor's config stay read-only); no network unless settings allow it,
+//!   a pid namespace, read-deny paths masked. The front end hands the run
+//!   its sandbox and says once when there is none.
 //! - [`hooks`]: commands in Claude Code's format: `PreToolUse`/`PostToolUse`
 //!   around each call (run by the executor through [`tools::ToolHooks`];
 //!   the `PreToolUse` answer reaches the policy in the permission request),
@@ -171,6 +177,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod model;
 pub mod permissions;
+pub mod sandbox;
 pub mod scope;
 pub mod session;
 pub mod settings;

@@ -81,6 +81,12 @@ fn open_thread(store: Option<&SessionStore>, choice: &ThreadChoice, root: &std::
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
+    Ok(exit_code(ask_outcome(options, workspace).await?.status))
+}
+
+/// One run, as `tandem ask` makes it; the outcome names the thread it ran
+/// on (`tandem chat` continues it with the next message).
+pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
     let settings = load_settings(workspace.root());
     let provider =
@@ -90,6 +96,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     // file, and ends when the plan is approved); the policy runs in default.
     let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
     let policy = Policy::new(policy_mode, &settings.permissions, workspace.roots());
+    let sandbox = sandbox_for(&settings, &policy);
     // With no terminal to answer, an ask becomes a denial the model reads.
     let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Some(Arc::new(StdinTerminal))
@@ -126,9 +133,21 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         Some(recorder) => Arc::new(workspace.with_recorder(Checkpoints::recorder_for(recorder))),
         None => workspace,
     };
-    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(run_workspace) };
+    let ctx = ToolContext {
+        child_env: Arc::new(settings.child_env()),
+        sandbox: sandbox.sandbox(),
+        run: Arc::new(scope),
+        ..ToolContext::new(run_workspace)
+    };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, hooks: Some(hooks), ..RunRequest::default() };
+    let request = RunRequest {
+        prompt: options.prompt,
+        max_turns,
+        compact: options.compact,
+        hooks: Some(hooks),
+        sandbox_notice: sandbox.notice(),
+        ..RunRequest::default()
+    };
     let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
@@ -140,7 +159,14 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     reporter.abort();
     mcp.shutdown().await;
     workspace.clean_interrupted_writes();
-    Ok(exit_code(outcome.status))
+    Ok(outcome)
+}
+
+/// The sandbox for this run's shell commands, masking what the policy's
+/// read-deny rules cover.
+pub fn sandbox_for(settings: &Settings, policy: &Policy) -> tandem::sandbox::Availability {
+    let denied = policy.read_denied_paths();
+    tandem::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
 
 /// A run id for the terminal: the time it started, to the millisecond.
@@ -169,6 +195,7 @@ impl Terminal for StdinTerminal {
         let question = question.to_string();
         let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
         tokio::task::spawn_blocking(move || {
+            let _hold = super::printer::hold_spinner();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "\n{question}");
             for (index, option) in options.iter().enumerate() {

@@ -282,12 +282,18 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // `wait: false` has answered already, so nothing is dropped.
     let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
 
+    let sandbox = run_sandbox(&env.settings, env.workspace.roots());
+    if let Some(notice) = sandbox.notice() {
+        // Once per run, where the user looks: the editor's message area.
+        env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
+    }
     let request = RunRequest {
         prompt: args.prompt.clone(),
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
         hooks: Some(Arc::clone(&env.hooks)),
+        sandbox_notice: sandbox.notice(),
         ..RunRequest::default()
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
@@ -313,6 +319,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let ctx = ToolContext {
         cancel: cancel.clone(),
         child_env: Arc::new(env.settings.child_env()),
+        sandbox: sandbox.sandbox(),
         run: Arc::new(scope),
         // Its edits are recorded as this run's: threads run at once, and
         // each answer lists its own edits.
@@ -682,4 +689,12 @@ pub(crate) fn selection_context(env: &RunEnv, args: &AskArgs) -> Option<String> 
         }
     }
     Some(out)
+}
+
+/// The sandbox for a run's shell commands with these settings, masking
+/// what their read-deny rules cover.
+pub fn run_sandbox(settings: &Settings, roots: &[PathBuf]) -> crate::sandbox::Availability {
+    let rules = crate::permissions::Policy::new(settings.permission_mode(), &settings.permissions, roots);
+    let denied = rules.read_denied_paths();
+    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
