@@ -131,6 +131,116 @@ fn deny_rules_hold_when_bypassing_permissions() {
     assert!(run.root.join("keep.txt").exists());
 }
 
+/// The files under the workspace, as relative paths (`.tandem/` too).
+fn files(root: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path.clone());
+            }
+            out.push(path.strip_prefix(root).unwrap().display().to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The classes, with payloads of our own, in `default` mode with
+/// nobody to ask: only read-only commands may run, so none of these may
+/// change anything on disk. Each would, if it ran (bash expands what the
+/// text hides).
+#[test]
+fn commands_that_would_write_or_run_code_run_nothing_in_default_mode() {
+    let run = Run::new(None);
+    std::fs::write(run.root.join("notes.txt"), "my uncommitted lines\n").unwrap();
+    std::fs::write(run.root.join("list.txt"), "ls\n").unwrap();
+    let before = files(&run.root);
+    let payloads = [
+        // Words judged as written, not as bash expands them.
+        "find . -name notes.txt {-delete,}",
+        "find . -name notes.txt $'-\\x64elete'",
+        "find . -name notes.txt ${u:--delete}",
+        "find . -maxdepth 1 -name notes.txt -exe${u}c touch pwned-exec \\;",
+        "find . -maxdepth 0 $(echo -fprint) pwned-subst",
+        "x='a[$(touch pwned-arith)]'; echo $((x))",
+        "x='a[$(touch pwned-test)]'; [[ $x -eq 0 ]]",
+        "x='$(touch pwned-prompt)'; echo ${x@P}",
+        // Option spellings.
+        "sort -opwned-glued notes.txt",
+        "sort -uo pwned-bundled notes.txt",
+        "sort --outp=pwned-abbrev notes.txt",
+        "uniq notes.txt -- -pwned-after-dashes",
+        // Read-only names that write or run others.
+        "tree -o pwned-tree .",
+        "xargs -I ls touch pwned-xargs < list.txt",
+        "timeout 5 touch pwned-timeout",
+        // Redirects and tee.
+        "echo clobbered > notes.txt",
+        "echo clobbered > note[s].txt",
+        "echo x > pwne{d-brace,}",
+        "mkdir -p .tandem; echo '{\"permissions\":{\"allow\":[\"run_shell\"]}}' > .tande[m]/settings.json",
+        "ls | tee pwned-tee",
+        "printf x >> pwned-append",
+        // Directory tracking.
+        "cd {.,} 2>/dev/null; touch pwned-cd",
+        "CDPATH=/tmp; cd . && echo x > pwned-cdpath",
+    ];
+    let calls: Vec<Value> = payloads.iter().map(|p| shell(p)).collect();
+    let results = run.ask(&calls, &["--permission-mode", "default"]);
+    assert_eq!(results.len(), payloads.len());
+    for (payload, (is_error, text)) in payloads.iter().zip(&results) {
+        assert!(*is_error && text.contains("needs permission"), "{payload} ran: {text}");
+    }
+    assert_eq!(std::fs::read_to_string(run.root.join("notes.txt")).unwrap(), "my uncommitted lines\n");
+    assert_eq!(files(&run.root), before, "a command changed the workspace");
+    // The same redirect in acceptEdits is an edit: it runs.
+    let results = run.ask(&[shell("echo appended >> notes.txt")], &["--permission-mode", "acceptEdits"]);
+    assert!(!results[0].0, "{results:?}");
+    assert_eq!(std::fs::read_to_string(run.root.join("notes.txt")).unwrap(), "my uncommitted lines\nappended\n");
+}
+
+/// A deny rule holds whatever wrapper or spelling runs the command, and
+/// a command name only known when it runs never passes it.
+#[test]
+fn deny_rules_hold_through_wrappers_and_spellings() {
+    let run = Run::new(Some(json!({"permissions": {"deny": ["Bash(rm:*)"]}})));
+    std::fs::write(run.root.join("keep.txt"), "x").unwrap();
+    let payloads = [
+        "/bin/rm keep.txt", "command rm keep.txt", "env rm keep.txt", "env -i PATH=/usr/bin:/bin rm keep.txt", "nice -n 1 rm keep.txt",
+        "timeout 5 rm keep.txt", "nohup rm keep.txt", "echo keep.txt | xargs rm", "echo keep.txt | xargs -I ls rm ls",
+        "sh -c 'rm keep.txt'", "bash -c 'true && rm keep.txt'", "find . -name keep.txt -delete", "find . -name keep.txt -exec rm {} \\;",
+        "$(echo rm) keep.txt", "X=rm; $X keep.txt", "eval 'rm keep.txt'", "r''m keep.txt", "\\rm keep.txt",
+    ];
+    let calls: Vec<Value> = payloads.iter().map(|p| shell(p)).collect();
+    let results = run.ask(&calls, &["--permission-mode", "bypassPermissions"]);
+    for (payload, (is_error, text)) in payloads.iter().zip(&results) {
+        assert!(*is_error && text.contains("run_shell(rm:*)"), "{payload}: {text}");
+    }
+    assert!(run.root.join("keep.txt").exists(), "keep.txt was removed");
+}
+
+/// A read deny rule (in Claude Code's spelling) stops every tool that
+/// reads: the shell too, and through a symlink.
+#[test]
+fn read_deny_rules_cover_the_shell_and_symlinks() {
+    let run = Run::new(Some(json!({"permissions": {"deny": ["Read(./secret.txt)"]}})));
+    std::fs::write(run.root.join("secret.txt"), "TOPSECRET").unwrap();
+    std::os::unix::fs::symlink(run.root.join("secret.txt"), run.root.join("innocent.txt")).unwrap();
+    let calls = [
+        shell("cat secret.txt"), shell("cat ./sub/../secret.txt"), shell("cat innocent.txt"), shell("head -c 100 < secret.txt"),
+        shell("grep -r TOP secret.txt"), json!({"name": "read_file", "input": {"file_path": "secret.txt"}}),
+        json!({"name": "read_file", "input": {"file_path": "innocent.txt"}}),
+    ];
+    let results = run.ask(&calls, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(results.len(), calls.len());
+    for (call, (is_error, text)) in calls.iter().zip(&results) {
+        assert!(*is_error && !text.contains("TOPSECRET") && text.contains("read_file(./secret.txt)"), "{call}: {text}");
+    }
+}
+
 fn user_settings(run: &Run, settings: Value) {
     std::fs::create_dir_all(run.home.join(".tandem")).unwrap();
     std::fs::write(run.home.join(".tandem/settings.json"), settings.to_string()).unwrap();
@@ -188,7 +298,7 @@ fn project_hooks_do_not_run_without_consent() {
     // Approved (as a terminal run would remember it), the same hooks run.
     let settings = tandem::settings::load(&tandem::settings::SettingsFiles::with_home(&run.root, Some(&run.home)), &[]).0;
     let store = tandem::consent::ConsentStore::at(run.home.join("data/tandem/consent.json"));
-    let approved = tandem::hooks::project_hooks(&settings.hooks).unwrap().to_string();
+    let approved = tandem::consent::fingerprint_of(&tandem::hooks::project_hooks(&settings.hooks).unwrap());
     store.approve(&run.root, tandem::consent::HOOKS, tandem::consent::PROJECT, &approved).unwrap();
     run.ask(&[shell("ls")], &[]);
     assert!(run.root.join("hook-ran").exists(), "an approved project hook did not run");

@@ -1,7 +1,8 @@
 //! Settings files, read by the real binary: `tandem ask` and `tandem lsp`
 //! take the provider from `.tandem/settings.json` with nothing in the
 //! environment; each file overrides the one below it; a broken file is
-//! reported (naming the file and the field) and never stops Tandem.
+//! reported (naming the file and the field), and a file whose permission
+//! rules cannot be read stops the run until it is fixed (fail closed).
 
 #![allow(clippy::unwrap_used)]
 
@@ -101,20 +102,46 @@ fn each_settings_file_overrides_the_one_below() {
 }
 
 #[test]
-fn broken_settings_file_is_reported_not_fatal_in_ask() {
+fn a_bad_field_is_reported_and_the_run_goes_on() {
     let f = Fixture::new();
     let script = f.script("s.json", "still running");
     f.write(&f.user(), &json!({"provider": "scripted", "script": script}).to_string());
-    f.write(&f.project(), "{\"model\": ");
-    f.write(&f.local(), &json!({"permissionMode": "yolo", "maxTurns": "many"}).to_string());
+    f.write(&f.local(), &json!({"permissionMode": "yolo", "maxTurns": "many", "permissions": {"deny": ["WebSearch"]}}).to_string());
     let (events, stderr, ok) = f.ask();
     assert!(ok, "{stderr}");
     assert_eq!(final_text(&events), "still running");
-    let project = f.project().display().to_string();
     let local = f.local().display().to_string();
-    assert!(stderr.contains(&format!("tandem: settings: {project}: not valid JSON")), "{stderr}");
     assert!(stderr.contains(&format!("{local}: field \"permissionMode\": unknown permission mode \"yolo\"")), "{stderr}");
     assert!(stderr.contains(&format!("{local}: field \"maxTurns\"")), "{stderr}");
+    assert!(stderr.contains(&format!("{local}: field \"permissions.deny\": \"WebSearch\" names no tool Tandem knows")), "{stderr}");
+}
+
+#[test]
+fn a_settings_file_that_does_not_parse_stops_the_run_before_anything_runs() {
+    let f = Fixture::new();
+    // The model would run a command at once: it must not.
+    let script = f.home.join("touch.json");
+    let turns = json!({"turns": [{"tool_calls": [{"name": "run_shell", "input": {"command": "touch ran.txt"}}]}, {"text": "done"}]});
+    f.write(&script, &turns.to_string());
+    f.write(&f.user(), &json!({"provider": "scripted", "script": script, "permissionMode": "bypassPermissions"}).to_string());
+    f.write(&f.project(), "{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"],}\n}");
+    let (events, stderr, ok) = f.ask();
+    assert!(!ok, "the run must not start: {stderr}");
+    assert!(events.is_empty(), "{events:?}");
+    let project = f.project().display().to_string();
+    assert!(stderr.contains(&format!("tandem: {project}:2:42: not valid JSON")), "{stderr}");
+    assert!(stderr.contains("nothing runs until the file is fixed"), "{stderr}");
+    assert!(!f.root.join("ran.txt").exists(), "a command ran");
+    // A deny list that is not a list is as unreadable.
+    f.write(&f.project(), &json!({"permissions": {"deny": "Bash(rm:*)"}}).to_string());
+    let (_, stderr, ok) = f.ask();
+    assert!(!ok && stderr.contains("field \"permissions.deny\": expected a list"), "{stderr}");
+    assert!(!f.root.join("ran.txt").exists(), "a command ran");
+    // Fixed, the run starts.
+    f.write(&f.project(), &json!({"permissions": {"deny": ["Bash(rm:*)"]}}).to_string());
+    let (_, stderr, ok) = f.ask();
+    assert!(ok, "{stderr}");
+    assert!(f.root.join("ran.txt").exists(), "{stderr}");
 }
 
 fn lsp(f: &Fixture) -> LspClient {
@@ -140,18 +167,25 @@ fn settings_file_configures_tandem_lsp() {
 }
 
 #[test]
-fn broken_settings_file_is_reported_not_fatal_in_lsp() {
+fn a_broken_settings_file_refuses_asks_in_the_editor_until_it_is_fixed() {
     let f = Fixture::new();
     f.write(&f.project(), "not json at all");
-    let script = f.script("s.json", "still serving");
+    let script = f.script("s.json", "serving again");
     let mut client = lsp(&f);
     client.initialize(json!({}), json!({"tandem": {"provider": "scripted", "script": script, "timeouts": {"promptMs": "soon"}}}));
-    let shown = client.wait_for("window/showMessage", |m| m["method"] == "window/showMessage");
-    let message = shown["params"]["message"].as_str().unwrap().to_string();
-    assert!(message.contains(&format!("{}: not valid JSON", f.project().display())), "{message}");
+    let error = client.wait_for("an error message", |m| m["method"] == "window/showMessage" && m["params"]["type"] == 1);
+    let message = error["params"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains(&format!("{}:1:2: not valid JSON", f.project().display())), "{message}");
+    let warning = client.wait_for("a warning", |m| m["method"] == "window/showMessage" && m["params"]["type"] == 2);
+    let message = warning["params"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("editor settings: field \"timeouts\": timeouts.promptMs"), "{message}");
     let answer = client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "hi"}]}));
-    assert_eq!(answer["result"]["text"], "still serving", "{answer}");
+    let refused = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(refused.contains("Tandem does not run") && refused.contains("settings.json:1:2"), "{answer}");
+    // Fixed on disk: the next ask reads it again, no restart.
+    f.write(&f.project(), "{}");
+    let answer = client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "hi"}]}));
+    assert_eq!(answer["result"]["text"], "serving again", "{answer}");
     client.shutdown();
 }
 

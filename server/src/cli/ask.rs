@@ -87,7 +87,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
 /// on (`tandem chat` continues it with the next message).
 pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
-    let settings = load_settings(workspace.root());
+    let settings = load_settings(workspace.root())?;
     let provider = host::provider(&settings)?;
     let modes = host::Modes::new(&settings, options.permission_mode);
     let policy = host::policy(&settings, modes, workspace.roots());
@@ -213,11 +213,11 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
     use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
     if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(&settings.hooks), store.as_ref(), terminal) {
-        if !store.is_approved(root, HOOKS, PROJECT, &project.to_string()) {
+        if !store.is_approved(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
             let shown = tandem::hooks::describe_project(&project);
             let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
-                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project.to_string()) {
+                if let Err(err) = store.approve(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
                     eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
                 }
             }
@@ -273,14 +273,20 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
 }
 
 /// The workspace's settings files; each problem is printed to stderr and
-/// the run goes on without the broken part.
+/// the run goes on without the broken part — unless a file's permission
+/// rules cannot be read: then the run does not start (fail closed).
 #[allow(clippy::print_stderr)]
-pub fn load_settings(root: &std::path::Path) -> Settings {
+pub fn load_settings(root: &std::path::Path) -> anyhow::Result<Settings> {
     let (settings, problems) = host::load_settings(root);
-    for problem in problems {
+    let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(|p| p.is_fatal());
+    for problem in other {
         eprintln!("tandem: settings: {problem}");
     }
-    settings
+    if !fatal.is_empty() {
+        let list: Vec<String> = fatal.iter().map(ToString::to_string).collect();
+        anyhow::bail!("{}", list.join("\n"));
+    }
+    Ok(settings)
 }
 
 /// MCP news for the terminal: failures and servers waiting for approval

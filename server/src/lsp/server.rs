@@ -32,6 +32,10 @@ pub const BYPASS_WARNING: &str =
     "permissionMode is bypassPermissions: Tandem edits files and runs every command without asking. Deny rules still apply.";
 
 pub const ASK_COMMAND: &str = "tandem.ask";
+
+/// Marks a reported settings problem that is an error (shown with
+/// `MessageType::ERROR`), not a warning.
+const ERROR_MARK: &str = "\u{0}error:";
 pub const CANCEL_COMMAND: &str = "tandem.cancel";
 pub const THREADS_COMMAND: &str = "tandem.threads";
 pub const FORGET_COMMAND: &str = "tandem.forget";
@@ -62,6 +66,10 @@ pub struct Backend {
     settings_files: OnceLock<SettingsFiles>,
     /// The settings problems last reported, so each is shown once.
     reported_problems: Mutex<Vec<String>>,
+    /// Settings files whose permission rules cannot be read: while there
+    /// are any, asks are refused (they are read again at every ask, so a
+    /// fixed file takes effect at once).
+    broken_settings: Mutex<Vec<String>>,
     /// The hooks from the settings, rebuilt when they change.
     hooks: crate::hooks::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
@@ -88,6 +96,7 @@ impl Backend {
             layers: Mutex::new(SettingsLayers::default()),
             settings_files: OnceLock::new(),
             reported_problems: Mutex::new(Vec::new()),
+            broken_settings: Mutex::new(Vec::new()),
             hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
             session: OnceLock::new(),
@@ -120,14 +129,19 @@ impl Backend {
     }
 
     /// Re-read the settings files and overlay the editor's layers. A
-    /// problem (a broken file, a bad field) is shown to the user once, and
-    /// never stops the server.
+    /// problem (a bad field) is shown to the user once, and never stops the
+    /// server; a file whose permission rules cannot be read is shown as an
+    /// error and refuses asks until it is fixed.
     fn update_settings(&self, update: impl FnOnce(&mut SettingsLayers)) {
         let mut layers = self.layers.lock().unwrap_or_else(|e| e.into_inner());
         update(&mut layers);
         let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
         drop(layers);
-        let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        let (fatal, problems): (Vec<_>, Vec<_>) = problems.into_iter().partition(|p| p.is_fatal());
+        let fatal: Vec<String> = fatal.iter().map(ToString::to_string).collect();
+        *self.broken_settings.lock().unwrap_or_else(|e| e.into_inner()) = fatal.clone();
+        let mut notices: Vec<String> = fatal.iter().map(|f| format!("{ERROR_MARK}{f}")).collect();
+        notices.extend(problems.iter().map(ToString::to_string));
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
             let consent = crate::consent::ConsentStore::for_user();
             let (hooks, hook_problems) = crate::host::hooks(&settings, root, consent.as_ref());
@@ -159,11 +173,31 @@ impl Backend {
         for problem in &problems {
             tracing::warn!("settings: {problem}");
         }
+        let (errors, warnings): (Vec<&String>, Vec<&String>) = problems.iter().partition(|p| p.starts_with(ERROR_MARK));
+        let mut messages = Vec::new();
+        if !errors.is_empty() {
+            let errors: Vec<&str> = errors.iter().map(|e| e.trim_start_matches(ERROR_MARK)).collect();
+            messages.push(json!({"type": 1, "message": format!("Tandem: {}", errors.join("\n"))}));
+        }
+        if !warnings.is_empty() {
+            let warnings: Vec<&str> = warnings.iter().map(|w| w.as_str()).collect();
+            messages.push(json!({"type": 2, "message": format!("Tandem: {}", warnings.join("\n"))}));
+        }
         let link = Arc::clone(&self.link);
-        let message = format!("Tandem: {}", problems.join("\n"));
         tokio::spawn(async move {
-            link.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": message})).await;
+            for message in messages {
+                link.notify(methods::SHOW_MESSAGE, message).await;
+            }
         });
+    }
+
+    /// The error an ask gets while a settings file cannot be read.
+    fn broken_settings_error(&self) -> Option<Error> {
+        let broken = self.broken_settings.lock().unwrap_or_else(|e| e.into_inner());
+        if broken.is_empty() {
+            return None;
+        }
+        Some(Error { code: ErrorCode::InvalidRequest, message: format!("Tandem does not run: {}", broken.join("; ")).into(), data: None })
     }
 
     /// Fetch the `tandem` section of `workspace/configuration`.
@@ -265,6 +299,9 @@ impl Backend {
         self.update_settings(|_| {});
         if let Some(session) = self.session.get() {
             session.hook_consent.ask_if_needed().await;
+        }
+        if let Some(error) = self.broken_settings_error() {
+            return Err(error);
         }
         let args: AskArgs = first_argument(&params.arguments)?;
         if self.lifecycle.client_gone.is_cancelled() {

@@ -18,7 +18,7 @@
 use std::sync::RwLock;
 
 use super::rules::{Family, Pattern, Places, Rule};
-use super::shell::{self, Analysis, ShellEnv, SimpleCommand};
+use super::shell::{self, Analysis, ShellEnv, SimpleCommand, Write};
 use super::ToolKind;
 use crate::tools::permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
 use super::rules::PermissionRules;
@@ -170,11 +170,50 @@ impl Policy {
             ToolKind::Execute { command } => Some(self.analyze_shell(command)),
             _ => None,
         };
-        rules
-            .deny
-            .iter()
-            .find(|s| self.rule_hits(&s.rule, call, analysis.as_ref()))
-            .map(|rule| format!("{} forbids this call", rule.describe("deny")))
+        self.denied(&rules, call, analysis.as_ref())
+    }
+
+    /// The first deny rule that hits the call, as the reason for the model.
+    fn denied(&self, rules: &RuleSet, call: Call<'_>, analysis: Option<&Analysis>) -> Option<String> {
+        rules.deny.iter().find_map(|s| self.deny_hit(&s.rule, call, analysis).map(|why| format!("{} forbids this call{why}", s.describe("deny"))))
+    }
+
+    /// Does a deny rule hit the call? `Some(detail)` when it does (the
+    /// detail, possibly empty, says how). A shell command is matched on
+    /// every command it runs, wrappers unwrapped, by basename; a command
+    /// whose name is only known when it runs cannot be checked, so it is
+    /// refused while deny rules for the shell exist. Read and edit deny
+    /// rules also cover the paths a command names and the files it writes.
+    fn deny_hit(&self, rule: &Rule, call: Call<'_>, analysis: Option<&Analysis>) -> Option<String> {
+        let Some(analysis) = analysis else {
+            return rule.matches(call.tool, call.kind, &self.places).then(String::new);
+        };
+        match (rule.family(), &rule.pattern) {
+            (Family::Execute, None) => Some(String::new()),
+            (Family::Execute, Some(_)) => {
+                if let Some(hit) = analysis.runs.iter().find(|c| rule.matches_run(c)) {
+                    return Some(if analysis.commands.iter().any(|c| c.words == hit.words) {
+                        String::new()
+                    } else {
+                        format!(" (the command runs `{}`)", hit.display())
+                    });
+                }
+                analysis.unknown.first().map(|what| {
+                    format!(": {what}, and a command only known when it runs cannot be checked against deny rules; write the command out")
+                })
+            }
+            (Family::Read, Some(_)) => analysis
+                .reads
+                .iter()
+                .find(|path| rule.matches("read_file", &ToolKind::Read { paths: vec![path.to_path_buf()] }, &self.places))
+                .map(|path| format!(" (the command reads `{}`)", path.strip_prefix(&self.places.root).unwrap_or(path).display())),
+            (Family::Edit, _) => analysis
+                .writes
+                .iter()
+                .find(|w| rule.matches("write_file", &ToolKind::Edit { path: w.path.clone() }, &self.places))
+                .map(|w| format!(" (the command writes `{}`)", w.shown)),
+            _ => rule.matches(call.tool, call.kind, &self.places).then(String::new),
+        }
     }
 
     pub fn decide(&self, call: Call<'_>) -> Verdict {
@@ -188,8 +227,8 @@ impl Policy {
         };
 
         // 1. Deny rules, in every mode.
-        if let Some(rule) = rules.deny.iter().find(|s| self.rule_hits(&s.rule, call, analysis.as_ref())) {
-            return Verdict::Deny(format!("{} forbids this call", rule.describe("deny")));
+        if let Some(reason) = self.denied(&rules, call, analysis.as_ref()) {
+            return Verdict::Deny(reason);
         }
         // 2. Plan mode is read-only, whatever the other rules say.
         let read_only = is_read_only(call, analysis.as_ref());
@@ -211,7 +250,9 @@ impl Policy {
         // 4. Allow rules. A command judged read-only stays unasked; what
         // needed the rule is approved by it only in `acceptEdits`.
         if self.allowed(call, analysis.as_ref(), &rules.allow) {
-            return if read_only { Verdict::Allow } else { self.allowed_verdict(call) };
+            // A shell write the edit rules allow must land: approved.
+            let writes = analysis.as_ref().is_some_and(|a| !a.writes.is_empty());
+            return if read_only { Verdict::Allow } else if writes { Verdict::Approved } else { self.allowed_verdict(call) };
         }
         // 5. The mode.
         match call.kind {
@@ -221,16 +262,25 @@ impl Policy {
             ToolKind::Execute { .. } if read_only => Verdict::Allow,
             ToolKind::Execute { .. } => {
                 let analysis = analysis.unwrap_or_default();
-                // Commands an allow rule covers are not a reason to ask.
+                let uncovered: Vec<&SimpleCommand> = analysis
+                    .commands
+                    .iter()
+                    .filter(|c| c.problem.is_some() && !rules.allow.iter().any(|s| s.rule.matches_command(c)))
+                    .collect();
+                // Writes into the workspace are edits: allowed where edits
+                // are, with the sandbox's approved profile (they must land).
+                if analysis.concerns.is_empty() && uncovered.is_empty() && (mode == PermissionMode::AcceptEdits || call.accept_edits) {
+                    return Verdict::Approved;
+                }
                 let mut reasons = analysis.concerns.clone();
-                reasons.extend(
-                    analysis
-                        .commands
-                        .iter()
-                        .filter(|c| !rules.allow.iter().any(|s| s.rule.matches_command(c)))
-                        .filter_map(shell::read_only_problem),
-                );
-                Verdict::Ask(AskInfo { reasons, always: self.narrowest_shell_rules(&analysis, &rules.allow) })
+                reasons.extend(uncovered.iter().filter_map(|c| c.problem.clone()));
+                let writes: Vec<&Write> = analysis.writes.iter().filter(|w| !self.edit_allowed(w, &rules.allow)).collect();
+                reasons.extend(writes.iter().map(|w| shell::write_reason(w)));
+                let mut always = self.narrowest_shell_rules(&analysis, &rules.allow);
+                if analysis.concerns.is_empty() {
+                    always.extend(writes.iter().map(|w| self.edit_rule(w)));
+                }
+                Verdict::Ask(AskInfo { reasons, always })
             }
             ToolKind::Fetch { url } => {
                 let host = super::rules::host_of(url);
@@ -263,20 +313,20 @@ impl Policy {
         }
     }
 
-    /// For deny and ask rules: does the rule hit any part of the call?
+    /// For ask rules: does the rule hit any part of the call? (Shell
+    /// commands: any command it runs, wrappers unwrapped.)
     fn rule_hits(&self, rule: &Rule, call: Call<'_>, analysis: Option<&Analysis>) -> bool {
         match (rule.family(), analysis) {
-            (Family::Execute, Some(analysis)) => {
-                rule.pattern.is_none() || analysis.commands.iter().any(|c| rule.matches_command(c))
-            }
+            (Family::Execute, Some(analysis)) => rule.pattern.is_none() || analysis.runs.iter().any(|c| rule.matches_run(c)),
             _ => rule.matches(call.tool, call.kind, &self.places),
         }
     }
 
     /// For allow rules: does the set cover the whole call? A shell command
-    /// is covered when it has no structural concern and each of its simple
-    /// commands is read-only or matched by a rule (or a bare `run_shell`
-    /// rule allows every command).
+    /// is covered when it has no structural concern, each of its simple
+    /// commands is read-only or matched by a rule, and each file it writes
+    /// is allowed to be edited (or a bare `run_shell` rule allows every
+    /// command).
     fn allowed(&self, call: Call<'_>, analysis: Option<&Analysis>, allow: &[Sourced]) -> bool {
         match analysis {
             Some(analysis) => {
@@ -285,12 +335,26 @@ impl Policy {
                     return true;
                 }
                 analysis.concerns.is_empty()
-                    && analysis.commands.iter().all(|c| {
-                        shell::read_only_problem(c).is_none() || execute_rules.iter().any(|r| r.matches_command(c))
-                    })
+                    && analysis.commands.iter().all(|c| c.problem.is_none() || execute_rules.iter().any(|r| r.matches_command(c)))
+                    && analysis.writes.iter().all(|w| self.edit_allowed(w, allow))
             }
             None => allow.iter().any(|s| s.rule.matches(call.tool, call.kind, &self.places)),
         }
+    }
+
+    /// An edit allow rule covers this write.
+    fn edit_allowed(&self, write: &Write, allow: &[Sourced]) -> bool {
+        let kind = ToolKind::Edit { path: write.path.clone() };
+        allow.iter().any(|s| s.rule.family() == Family::Edit && s.rule.matches("write_file", &kind, &self.places))
+    }
+
+    /// The rule "Always allow" adds for a write: an edit rule for that file.
+    fn edit_rule(&self, write: &Write) -> Rule {
+        let glob = match write.path.strip_prefix(&self.places.root) {
+            Ok(relative) => format!("./{}", globset::escape(&relative.display().to_string())),
+            Err(_) => format!("/{}", globset::escape(&write.path.display().to_string())),
+        };
+        Rule { tool: "edit_file".into(), pattern: Some(Pattern::Path(glob)) }
     }
 
     /// "Always allow" for a shell command: one rule per simple command that
@@ -303,7 +367,7 @@ impl Policy {
         }
         let mut rules: Vec<Rule> = Vec::new();
         for command in &analysis.commands {
-            if shell::read_only_problem(command).is_none() || allow.iter().any(|s| s.rule.matches_command(command)) {
+            if command.problem.is_none() || allow.iter().any(|s| s.rule.matches_command(command)) {
                 continue;
             }
             let Some(rule) = narrowest_rule(command) else { return Vec::new() };
@@ -529,7 +593,141 @@ mod tests {
         let kind = ToolKind::Execute { command: "git push".into() };
         let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
         let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
-        expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
+        expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only: `push` is not a known read-only subcommand); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
             .assert_eq(&headless_denial(call, "git push", &ask));
+    }
+
+    /// Each verdict in one word, with the deny reason or the ask reasons.
+    fn verdict_line(verdict: &Verdict) -> String {
+        match verdict {
+            Verdict::Allow => "allow".into(),
+            Verdict::Approved => "approved".into(),
+            Verdict::Deny(reason) => format!("deny: {reason}"),
+            Verdict::ReviewInEditor => "review".into(),
+            Verdict::Ask(ask) => format!("ask: {} [always: {}]", ask.reasons.join(" | "), ask.always.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+        }
+    }
+
+    #[test]
+    fn a_redirect_into_the_workspace_is_an_edit() {
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        let none = PermissionRules::default();
+        let default = Policy::new(PermissionMode::Default, &none, roots);
+        let accept = Policy::new(PermissionMode::AcceptEdits, &none, roots);
+        let plan = Policy::new(PermissionMode::Plan, &none, roots);
+        let allowed = Policy::new(PermissionMode::Default, &rules(&["edit_file(logs/**)"], &[], &[]), roots);
+        let denied = Policy::new(PermissionMode::AcceptEdits, &rules(&[], &[], &["Write(./notes.txt)"]), roots);
+        let lines = [
+            ("default", &default, "echo clobbered > notes.txt"),
+            ("default", &default, "ls | tee files.txt"),
+            ("default", &default, "ls > /dev/null"),
+            ("acceptEdits", &accept, "echo clobbered > notes.txt"),
+            ("acceptEdits", &accept, "echo x > .tandem/settings.json"),
+            ("acceptEdits", &accept, "echo x > .tande[m]/settings.json"),
+            ("acceptEdits", &accept, "rm x > notes.txt"),
+            ("plan", &plan, "echo x > notes.txt"),
+            ("edit rule", &allowed, "ls > logs/ls.txt"),
+            ("edit rule", &allowed, "ls > other.txt"),
+            ("edit deny", &denied, "echo x >> notes.txt"),
+        ];
+        let out: String = lines.iter().map(|(name, policy, command)| format!("{name}: {command} => {}\n", verdict_line(&shell(policy, command)))).collect();
+        expect_test::expect![[r#"
+            default: echo clobbered > notes.txt => ask: writes to `notes.txt`: an edit (allowed in acceptEdits) [always: edit_file(./notes.txt)]
+            default: ls | tee files.txt => ask: writes to `files.txt`: an edit (allowed in acceptEdits) [always: edit_file(./files.txt)]
+            default: ls > /dev/null => allow
+            acceptEdits: echo clobbered > notes.txt => approved
+            acceptEdits: echo x > .tandem/settings.json => ask: writes to `.tandem/settings.json` (Tandem's settings: they grant permissions) [always: ]
+            acceptEdits: echo x > .tande[m]/settings.json => ask: writes to `.tande[m]/settings.json`, a file only known when it runs [always: ]
+            acceptEdits: rm x > notes.txt => ask: `rm x` is not known to be read-only | writes to `notes.txt`: an edit (allowed in acceptEdits) [always: run_shell(rm x), edit_file(./notes.txt)]
+            plan: echo x > notes.txt => deny: plan mode allows only read-only tools (read_file, list_files, grep_search). Do not make changes now: investigate with read-only tools, then present your plan to the user
+            edit rule: ls > logs/ls.txt => approved
+            edit rule: ls > other.txt => ask: writes to `other.txt`: an edit (allowed in acceptEdits) [always: edit_file(./other.txt)]
+            edit deny: echo x >> notes.txt => deny: the rule `write_file(./notes.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command writes `notes.txt`)
+        "#]].assert_eq(&out);
+    }
+
+    #[test]
+    fn deny_rules_mean_deny() {
+        let f = fixture();
+        std::fs::write(f.root.join("secret.txt"), "s").unwrap();
+        std::os::unix::fs::symlink(f.root.join("secret.txt"), f.root.join("innocent.txt")).unwrap();
+        let roots = std::slice::from_ref(&f.root);
+        let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &[], &["Bash(rm:*)", "read_file(./secret.txt)"]), roots);
+        let commands = [
+            "rm f", "/bin/rm f", "command rm f", "env rm f", "env -i A=1 rm f", "nice -n 5 rm f", "timeout 5 rm f", "nohup rm f",
+            "ls | xargs rm", "xargs -I ls rm p", "sh -c 'rm f'", "bash -c \"ls && rm f\"", "find . -delete", "find . -exec rm {} \\;",
+            "$(echo rm) f", "$X f", "eval \"$C\"", "sh x.sh", "cat secret.txt", "cat ./src/../secret.txt", "cat innocent.txt",
+            "grep -f secret.txt x", "wc --files0-from=secret.txt", "cat < secret.txt", "ls", "echo rm", "rmdir x",
+        ];
+        let out: String = commands.iter().map(|c| format!("{c} => {}\n", verdict_line(&shell(&policy, c)))).collect();
+        expect_test::expect![[r#"
+            rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call
+            /bin/rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            command rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            env rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            env -i A=1 rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            nice -n 5 rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            timeout 5 rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            nohup rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            ls | xargs rm => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm`)
+            xargs -I ls rm p => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm p`)
+            sh -c 'rm f' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            bash -c "ls && rm f" => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            find . -delete => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm -r .`)
+            find . -exec rm {} \; => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm {}`)
+            $(echo rm) f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: the command name in `$(echo rm) f` is only known when it runs, and a command only known when it runs cannot be checked against deny rules; write the command out
+            $X f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: the command name in `$X f` is only known when it runs, and a command only known when it runs cannot be checked against deny rules; write the command out
+            eval "$C" => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `eval $C` runs text only known when it runs, and a command only known when it runs cannot be checked against deny rules; write the command out
+            sh x.sh => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `sh x.sh` runs the commands in `x.sh`, and a command only known when it runs cannot be checked against deny rules; write the command out
+            cat secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            cat ./src/../secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            cat innocent.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            grep -f secret.txt x => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            wc --files0-from=secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            cat < secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            ls => approved
+            echo rm => approved
+            rmdir x => approved
+        "#]].assert_eq(&out);
+        // Without shell deny rules, a name only known at run time is asked, not refused.
+        let reads_only = Policy::new(PermissionMode::Default, &rules(&[], &[], &["read_file(./secret.txt)"]), roots);
+        assert!(matches!(shell(&reads_only, "$X f"), Verdict::Ask(_)));
+        // read_file of a symlink to a denied file is refused.
+        let read = ToolKind::Read { paths: vec![f.root.join("innocent.txt")] };
+        let verdict = reads_only.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false, granted: &[] });
+        assert!(matches!(verdict, Verdict::Deny(_)), "{verdict:?}");
+    }
+
+    #[test]
+    fn claude_code_tool_names_mean_tandems() {
+        let f = fixture();
+        std::fs::write(f.root.join(".env"), "K=V").unwrap();
+        let roots = std::slice::from_ref(&f.root);
+        let policy = Policy::new(
+            PermissionMode::Default,
+            &rules(&["Bash(cargo test:*)", "Edit(src/**)", "WebFetch(domain:docs.rs)"], &[], &["Read(./.env)", "Grep(*.pem)", "Bash(git push:*)"]),
+            roots,
+        );
+        let call = |tool: &'static str, kind: ToolKind| verdict_line(&policy.decide(Call { tool, kind: &kind, read_only: matches!(kind, ToolKind::Read { .. }), accept_edits: false, granted: &[] }));
+        let lines = [
+            ("run_shell cargo test --lib", shell(&policy, "cargo test --lib")),
+            ("run_shell git push", shell(&policy, "git push")),
+            ("run_shell cat .env", shell(&policy, "cat .env")),
+        ];
+        let mut out: String = lines.iter().map(|(what, v)| format!("{what} => {}\n", verdict_line(v))).collect();
+        out.push_str(&format!("read_file .env => {}\n", call("read_file", ToolKind::Read { paths: vec![f.root.join(".env")] })));
+        out.push_str(&format!("grep_search k.pem => {}\n", call("grep_search", ToolKind::Read { paths: vec![f.root.join("k.pem")] })));
+        out.push_str(&format!("write_file src/a.rs => {}\n", call("write_file", ToolKind::Edit { path: f.root.join("src/a.rs") })));
+        out.push_str(&format!("web_fetch docs.rs => {}\n", call("web_fetch", ToolKind::Fetch { url: "https://docs.rs/x".into() })));
+        expect_test::expect![[r#"
+            run_shell cargo test --lib => allow
+            run_shell git push => deny: the rule `run_shell(git push:*)` in permissions.deny (.tandem/settings.json) forbids this call
+            run_shell cat .env => deny: the rule `read_file(./.env)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `.env`)
+            read_file .env => deny: the rule `read_file(./.env)` in permissions.deny (.tandem/settings.json) forbids this call
+            grep_search k.pem => deny: the rule `grep_search(*.pem)` in permissions.deny (.tandem/settings.json) forbids this call
+            write_file src/a.rs => allow
+            web_fetch docs.rs => allow
+        "#]].assert_eq(&out);
     }
 }

@@ -11,6 +11,14 @@
 //! | `web_fetch(domain:docs.rs)` | fetches from that host (`*.docs.rs`: its subdomains) |
 //! | `mcp__github__*`, any other name | tools with that name (`*` is a wildcard) |
 //!
+//! Claude Code's tool names are read as Tandem's, so a rule copied from
+//! `.claude/settings.json` means the same here: `Bash` is `run_shell`,
+//! `Read` is `read_file`, `Edit`/`MultiEdit`/`NotebookEdit` are `edit_file`,
+//! `Write` is `write_file`, `WebFetch` is `web_fetch`, `Grep` is
+//! `grep_search`, `Glob` and `LS` are `list_files`, `Task` is `agent`
+//! (`Bash(rm:*)`, `Read(./.env)`). A rule naming no tool Tandem knows (nor
+//! an `mcp__` tool) matches nothing: [`unknown_tool`] says so.
+//!
 //! A rule names a *kind* through any tool of that kind: `edit_file(src/**)`
 //! also covers `write_file` on `src/a.rs`. Path globs (`*` stays inside one
 //! folder, `**` crosses folders): `//abs/path` is absolute, `~/path` is in
@@ -45,6 +53,37 @@ pub enum Family {
     Fetch,
     /// Matched on the tool's name (MCP tools and others).
     Named,
+}
+
+/// Tandem's built-in tools (kept equal to the registry by a test).
+pub const KNOWN_TOOLS: &[&str] = &[
+    "read_file", "write_file", "edit_file", "list_files", "grep_search", "run_shell", "web_fetch", "tool_search", "skill", "agent",
+    "enter_plan_mode", "exit_plan_mode",
+];
+
+/// Claude Code's name for a tool, as Tandem's.
+pub fn tandem_name(tool: &str) -> Option<&'static str> {
+    Some(match tool {
+        "Bash" => "run_shell",
+        "Read" => "read_file",
+        "Edit" | "MultiEdit" | "NotebookEdit" => "edit_file",
+        "Write" => "write_file",
+        "WebFetch" => "web_fetch",
+        "Grep" => "grep_search",
+        "Glob" | "LS" => "list_files",
+        "Task" => "agent",
+        _ => return None,
+    })
+}
+
+/// Why a rule can match no tool, if it cannot: it names neither a tool
+/// Tandem knows, nor Claude Code's name for one, nor an MCP tool.
+pub fn unknown_tool(rule: &Rule) -> Option<String> {
+    let tool = rule.tool.as_str();
+    if KNOWN_TOOLS.contains(&tool) || tool.starts_with("mcp__") || (tool.contains('*') && KNOWN_TOOLS.iter().any(|k| name_matches(tool, k))) {
+        return None;
+    }
+    Some(format!("\"{rule}\" names no tool Tandem knows, so it matches nothing (tools: {}; Claude Code's names and mcp__server__tool work too)", KNOWN_TOOLS.join(", ")))
 }
 
 pub fn family_of(tool: &str) -> Family {
@@ -89,6 +128,7 @@ impl Rule {
         if tool.is_empty() || !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*') {
             return Err(format!("\"{tool}\" is not a tool name"));
         }
+        let tool = tandem_name(tool).unwrap_or(tool);
         let pattern = match pattern {
             None | Some("*") | Some("") => None,
             Some(p) => Some(parse_pattern(family_of(tool), tool, p)?),
@@ -119,6 +159,26 @@ impl Rule {
         }
     }
 
+    /// The rule covers a command the shell runs (for deny and ask rules):
+    /// as [`Rule::matches_command`], but on the command's basename, so
+    /// `run_shell(rm:*)` covers `/bin/rm f`.
+    pub fn matches_run(&self, command: &SimpleCommand) -> bool {
+        let base = |words: &[String]| -> Vec<String> {
+            let mut words = words.to_vec();
+            if let Some(first) = words.first_mut() {
+                *first = super::shell::base_name(first).to_string();
+            }
+            words
+        };
+        match &self.pattern {
+            Some(Pattern::Command { words, prefix }) => {
+                let rule = Rule { tool: self.tool.clone(), pattern: Some(Pattern::Command { words: base(words), prefix: *prefix }) };
+                rule.matches_command(&SimpleCommand { words: base(&command.words), ..command.clone() })
+            }
+            _ => self.matches_command(command),
+        }
+    }
+
     /// The rule covers this call, for every kind but `Execute` (whose
     /// commands are matched one by one, [`Rule::matches_command`]).
     pub fn matches(&self, tool: &str, kind: &ToolKind, places: &Places) -> bool {
@@ -141,7 +201,11 @@ impl Rule {
     fn path_matches(&self, path: &Path, places: &Places) -> bool {
         match &self.pattern {
             None => true,
-            Some(Pattern::Path(glob)) => places.glob_matches(glob, path),
+            // The path as named and where its symlinks lead: a rule on
+            // `secret.txt` covers a link to it.
+            Some(Pattern::Path(glob)) => {
+                places.glob_matches(glob, path) || resolved(path).is_some_and(|real| real != path && places.glob_matches(glob, &real))
+            }
             Some(_) => false,
         }
     }
@@ -158,6 +222,22 @@ impl std::fmt::Display for Rule {
             Some(Pattern::Path(glob)) => write!(f, "{}({glob})", self.tool),
             Some(Pattern::Domain(domain)) => write!(f, "{}(domain:{domain})", self.tool),
         }
+    }
+}
+
+/// Where `path` really is: its symlinks followed (the longest existing
+/// part canonicalized, the rest kept).
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = existing.canonicalize() {
+            let mut out = canonical;
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        rest.push(existing.file_name()?.to_os_string());
+        existing = existing.parent()?.to_path_buf();
     }
 }
 
@@ -270,7 +350,7 @@ mod tests {
     }
 
     fn command(words: &[&str]) -> SimpleCommand {
-        SimpleCommand { words: words.iter().map(|w| w.to_string()).collect(), dynamic_name: false }
+        SimpleCommand { words: words.iter().map(|w| w.to_string()).collect(), dynamic_name: false, problem: None }
     }
 
     #[test]
@@ -295,7 +375,7 @@ mod tests {
         let exact = Rule::parse("run_shell(git status)").unwrap();
         assert!(exact.matches_command(&command(&["git", "status"])));
         assert!(!exact.matches_command(&command(&["git", "status", "--porcelain"])));
-        let dynamic = SimpleCommand { words: vec!["$".into(), "test".into()], dynamic_name: true };
+        let dynamic = SimpleCommand { words: vec!["$".into(), "test".into()], dynamic_name: true, problem: None };
         assert!(!Rule::parse("run_shell($:*)").map(|r| r.matches_command(&dynamic)).unwrap_or(false));
     }
 
@@ -338,5 +418,31 @@ mod tests {
         assert!(mcp.matches("mcp__github__create_issue", &ToolKind::Other, &p));
         assert!(!mcp.matches("mcp__gitlab__x", &ToolKind::Other, &p));
         assert!(!Rule::parse("run_shell").unwrap().matches("run_shell", &ToolKind::Other, &p));
+    }
+
+    #[test]
+    fn claude_code_names_parse_as_tandems_and_unknown_names_are_named() {
+        let mut names = crate::tools::ToolRegistry::builtin().names();
+        names.sort();
+        let mut known: Vec<String> = KNOWN_TOOLS.iter().map(|s| s.to_string()).collect();
+        known.sort();
+        assert_eq!(names, known, "KNOWN_TOOLS must list the built-in tools");
+        for (claude, tandem) in [
+            ("Bash(rm:*)", "run_shell(rm:*)"), ("Read(./.env)", "read_file(./.env)"), ("Edit(src/**)", "edit_file(src/**)"),
+            ("Write(*.md)", "write_file(*.md)"), ("WebFetch(domain:docs.rs)", "web_fetch(domain:docs.rs)"), ("Grep(*.pem)", "grep_search(*.pem)"),
+            ("Glob", "list_files"), ("Bash", "run_shell"), ("MultiEdit(a.rs)", "edit_file(a.rs)"),
+        ] {
+            let rule = Rule::parse(claude).unwrap();
+            assert_eq!(rule.to_string(), tandem);
+            assert_eq!(unknown_tool(&rule), None, "{claude}");
+        }
+        assert!(Rule::parse("Bash(rm:*)").unwrap().matches_command(&command(&["rm", "-rf", "x"])));
+        for known in ["mcp__github__create_issue", "mcp__github__*", "agent", "*_file"] {
+            assert_eq!(unknown_tool(&Rule::parse(known).unwrap()), None, "{known}");
+        }
+        for unknown in ["WebSearch", "bash", "Shell", "run_shel"] {
+            let why = unknown_tool(&Rule::parse(unknown).unwrap());
+            assert!(why.as_deref().is_some_and(|w| w.contains(unknown) && w.contains("names no tool")), "{unknown}: {why:?}");
+        }
     }
 }

@@ -16,9 +16,14 @@
 //! [`crate::consent`]); `mcpServers` merge by server name and are handed on as raw
 //! JSON. An empty string means "not set".
 //!
-//! A broken layer never stops Tandem: a file that is not JSON is skipped, a
-//! field with a wrong value is dropped, and each problem is reported naming
-//! the file and the field ([`SettingsProblem`]).
+//! A field with a wrong value is dropped, and each problem is reported
+//! naming the file and the field ([`SettingsProblem`]). One kind of
+//! problem is fatal ([`Severity::Fatal`]): a file whose permission rules
+//! cannot be read — it is not JSON (named by line and column), not an
+//! object, unreadable, or its `permissions`, `deny` or `ask` lists or one of
+//! their rules are malformed. Running without them would drop the user's
+//! deny rules silently, so no run starts until the file is fixed. A rule
+//! that names no known tool is a warning: it is kept and matches nothing.
 
 
 use std::collections::BTreeMap;
@@ -45,14 +50,46 @@ pub struct SettingsProblem {
     /// The field (`permissionMode`, `timeouts.promptMs`), empty for the whole file.
     pub field: String,
     pub message: String,
+    pub severity: Severity,
+    /// Where in the file (line, column, from 1), when the JSON did not parse.
+    pub position: Option<(usize, usize)>,
+}
+
+/// What a problem does to the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Severity {
+    /// The field (or file) is left out; the rest applies.
+    #[default]
+    Ignored,
+    /// Kept as written, but it does nothing (a rule naming no known tool).
+    Warning,
+    /// The file's permission rules cannot be read: no run starts until it
+    /// is fixed, so that its deny rules are never silently dropped.
+    Fatal,
+}
+
+impl SettingsProblem {
+    pub fn is_fatal(&self) -> bool {
+        self.severity == Severity::Fatal
+    }
 }
 
 impl std::fmt::Display for SettingsProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}: {}; the file is ignored", self.source, self.message)
-        } else {
-            write!(f, "{}: field \"{}\": {}; the field is ignored", self.source, self.field, self.message)
+        let at = match self.position {
+            Some((line, column)) => format!("{}:{line}:{column}", self.source),
+            None => self.source.clone(),
+        };
+        let field = if self.field.is_empty() { String::new() } else { format!("field \"{}\": ", self.field) };
+        match self.severity {
+            Severity::Fatal => write!(
+                f,
+                "{at}: {field}{}; its permission rules cannot be read, so nothing runs until the file is fixed",
+                self.message
+            ),
+            Severity::Warning => write!(f, "{at}: {field}{}", self.message),
+            Severity::Ignored if self.field.is_empty() => write!(f, "{at}: {}; the file is ignored", self.message),
+            Severity::Ignored => write!(f, "{at}: {field}{}; the field is ignored", self.message),
         }
     }
 }
@@ -231,29 +268,45 @@ impl SettingsFiles {
             match read_file(path) {
                 Ok(Some(value)) => layers.push(Layer { scope, source: path.display().to_string(), value }),
                 Ok(None) => {}
-                Err(message) => problems.push(SettingsProblem { source: path.display().to_string(), field: String::new(), message }),
+                Err((message, position)) => problems.push(SettingsProblem {
+                    source: path.display().to_string(),
+                    field: String::new(),
+                    message,
+                    severity: Severity::Fatal,
+                    position,
+                }),
             }
         }
         (layers, problems)
     }
 }
 
-fn read_file(path: &Path) -> Result<Option<Value>, String> {
+/// Why a settings file cannot be read, and where (line, column) when its
+/// JSON does not parse.
+type ReadError = (String, Option<(usize, usize)>);
+
+/// A settings file's JSON (`None`: no file, or an empty one).
+fn read_file(path: &Path) -> Result<Option<Value>, ReadError> {
     let metadata = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("cannot read it: {err}")),
+        Err(err) => return Err((format!("cannot read it: {err}"), None)),
     };
     if metadata.len() > MAX_SETTINGS_BYTES {
-        return Err(format!("it is {} bytes; settings files are at most {MAX_SETTINGS_BYTES}", metadata.len()));
+        return Err((format!("it is {} bytes; settings files are at most {MAX_SETTINGS_BYTES}", metadata.len()), None));
     }
-    let text = std::fs::read_to_string(path).map_err(|err| format!("cannot read it: {err}"))?;
+    let text = std::fs::read_to_string(path).map_err(|err| (format!("cannot read it: {err}"), None))?;
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let value: Value = serde_json::from_str(&text).map_err(|err| format!("not valid JSON: {err}"))?;
+    let value: Value = serde_json::from_str(&text).map_err(|err| {
+        // serde_json's message ends with " at line L column C": the position is kept apart.
+        let message = err.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        (format!("not valid JSON: {message}"), Some((err.line(), err.column())))
+    })?;
     if !value.is_object() {
-        return Err("expected a JSON object at the top".into());
+        return Err(("expected a JSON object at the top".into(), None));
     }
     Ok(Some(value))
 }
@@ -290,7 +343,9 @@ pub fn resolve(layers: &[Layer]) -> (Settings, Vec<SettingsProblem>) {
                 tracing::debug!(key, "editor setting not used by the server");
                 continue;
             }
-            if let Err(message) = apply_field(&mut settings, layer, key, value) {
+            if key == "permissions" {
+                problems.extend(apply_permissions(&mut settings, layer, value));
+            } else if let Err(message) = apply_field(&mut settings, layer, key, value) {
                 problems.push(problem(layer, key, &message));
             }
         }
@@ -308,7 +363,13 @@ fn is_unset(value: &Value) -> bool {
 }
 
 fn problem(layer: &Layer, field: &str, message: &str) -> SettingsProblem {
-    SettingsProblem { source: layer.source.clone(), field: field.to_string(), message: message.to_string() }
+    SettingsProblem {
+        source: layer.source.clone(),
+        field: field.to_string(),
+        message: message.to_string(),
+        severity: Severity::Ignored,
+        position: None,
+    }
 }
 
 fn parse<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
@@ -407,7 +468,8 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
                 return Err(format!("env.{}: expected a string", bad.join(", env.")));
             }
         }
-        "permissions" => apply_permissions(settings, layer, value)?,
+        // Read by `resolve`, whose problems may be fatal ([`apply_permissions`]).
+        "permissions" => {}
         "sandbox" => apply_sandbox(settings, layer, value)?,
         "hooks" => {
             if !value.is_object() {
@@ -501,10 +563,21 @@ impl From<Timeouts> for TimeoutsJson {
     }
 }
 
-fn apply_permissions(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
-    let Value::Object(lists) = value else { return Err("expected {\"allow\": [...], \"ask\": [...], \"deny\": [...]}".into()) };
-    let mut bad = Vec::new();
+/// The `permissions` object of one layer. A malformed `deny` or `ask` list
+/// (or rule in it) is fatal: running without it would run what the user
+/// meant to stop. A malformed `allow` rule is left out (that only asks more).
+fn apply_permissions(settings: &mut Settings, layer: &Layer, value: &Value) -> Vec<SettingsProblem> {
+    let mut problems = Vec::new();
+    let mut report = |field: String, message: String, severity: Severity| {
+        problems.push(SettingsProblem { source: layer.source.clone(), field, message, severity, position: None });
+    };
+    let Value::Object(lists) = value else {
+        report("permissions".into(), "expected {\"allow\": [...], \"ask\": [...], \"deny\": [...]}".into(), Severity::Fatal);
+        return problems;
+    };
     for (name, list) in lists {
+        let field = format!("permissions.{name}");
+        let severity = if name == "allow" { Severity::Ignored } else { Severity::Fatal };
         let target = match name.as_str() {
             "allow" => &mut settings.permissions.allow,
             "ask" => &mut settings.permissions.ask,
@@ -513,30 +586,39 @@ fn apply_permissions(settings: &mut Settings, layer: &Layer, value: &Value) -> R
             "defaultMode" => {
                 match list.as_str().map(str::parse::<PermissionMode>) {
                     Some(Ok(mode)) => settings.permission_mode = Some(mode),
-                    _ => bad.push(format!("permissions.defaultMode: use one of {}", PermissionMode::NAMES.join(", "))),
+                    _ => report(field, format!("use one of {}", PermissionMode::NAMES.join(", ")), Severity::Ignored),
                 }
                 continue;
             }
-            other => {
-                bad.push(format!("permissions.{other}: unknown; use allow, ask or deny"));
+            "additionalDirectories" | "disableBypassPermissionsMode" => {
+                report(field, "a Claude Code setting Tandem does not use".into(), Severity::Warning);
+                continue;
+            }
+            _ => {
+                report(field, "unknown; use allow, ask or deny".into(), Severity::Ignored);
                 continue;
             }
         };
         let Value::Array(rules) = list else {
-            bad.push(format!("permissions.{name}: expected a list of rules such as \"run_shell(cargo test:*)\""));
+            report(field, "expected a list of rules such as \"run_shell(cargo test:*)\"".into(), severity);
             continue;
         };
         for rule in rules {
             match rule.as_str() {
-                Some(rule) if !rule.trim().is_empty() => match crate::permissions::Rule::parse(rule) {
-                    Ok(_) => target.push((layer.scope, rule.trim().to_string())),
-                    Err(err) => bad.push(format!("permissions.{name}: \"{rule}\": {err}")),
+                Some(text) if !text.trim().is_empty() => match crate::permissions::Rule::parse(text) {
+                    Ok(parsed) => {
+                        target.push((layer.scope, text.trim().to_string()));
+                        if let Some(warning) = crate::permissions::rules::unknown_tool(&parsed) {
+                            report(field.clone(), warning, Severity::Warning);
+                        }
+                    }
+                    Err(err) => report(field.clone(), format!("\"{text}\": {err}"), severity),
                 },
-                _ => bad.push(format!("permissions.{name}: {rule} is not a rule string")),
+                _ => report(field.clone(), format!("{rule} is not a rule string"), severity),
             }
         }
     }
-    if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
+    problems
 }
 
 /// Read the settings files of a workspace and merge them with the given
@@ -564,7 +646,7 @@ pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String
     let mut value = match read_file(&path) {
         Ok(Some(value)) => value,
         Ok(None) => Value::Object(Map::new()),
-        Err(err) => return Err(format!("{}: {err}; not changed", path.display())),
+        Err((err, _)) => return Err(format!("{}: {err}; not changed", path.display())),
     };
     let Some(object) = value.as_object_mut() else { return Err(format!("{}: not a JSON object", path.display())) };
     let permissions = object.entry("permissions").or_insert_with(|| Value::Object(Map::new()));
@@ -655,29 +737,51 @@ mod tests {
         };
         assert_eq!(http.thinking_budget, Some(2048));
         let (_, problems) = load(&files, &[json!({"contextWindow": 10, "thinkingBudget": 5, "prices": {"m": {"input": "x"}}})]);
-        assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["contextWindow", "prices", "thinkingBudget"]);
+        assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["contextWindow", "thinkingBudget", "prices"]);
     }
 
     #[test]
-    fn broken_settings_file_is_reported_not_fatal() {
+    fn a_settings_file_that_does_not_parse_is_fatal_and_named_by_line_and_column() {
         let root = tempfile::tempdir().unwrap();
         let files = SettingsFiles::with_home(root.path(), None);
         std::fs::create_dir_all(root.path().join(".tandem")).unwrap();
         std::fs::write(&files.project, "{\"model\": \"x\",, }").unwrap();
         std::fs::write(&files.local, json!({"model": "kept", "permissionMode": "yolo", "maxTurns": -3}).to_string()).unwrap();
         let (settings, problems) = load(&files, &[]);
+        assert_eq!(problems.iter().map(|p| p.is_fatal()).collect::<Vec<_>>(), [true, false, false]);
+        assert_eq!(problems[0].position, Some((1, 15)));
         assert_eq!(settings.model.as_deref(), Some("kept"));
         assert_eq!(settings.permission_mode(), PermissionMode::Default);
         assert_eq!(settings.max_turns, None);
         let text: Vec<String> = problems.iter().map(|p| p.to_string().replace(&root.path().display().to_string(), "ROOT")).collect();
         expect_test::expect![[r#"
             [
-                "ROOT/.tandem/settings.json: not valid JSON: key must be a string at line 1 column 15; the file is ignored",
-                "ROOT/.tandem/settings.local.json: field \"maxTurns\": expected a positive whole number; the field is ignored",
+                "ROOT/.tandem/settings.json:1:15: not valid JSON: key must be a string; its permission rules cannot be read, so nothing runs until the file is fixed",
                 "ROOT/.tandem/settings.local.json: field \"permissionMode\": unknown permission mode \"yolo\": use one of default, acceptEdits, bypassPermissions, plan; the field is ignored",
+                "ROOT/.tandem/settings.local.json: field \"maxTurns\": expected a positive whole number; the field is ignored",
             ]
         "#]]
         .assert_debug_eq(&text);
+    }
+
+    #[test]
+    fn unreadable_deny_and_ask_rules_are_fatal_unknown_tools_a_warning() {
+        let (settings, problems) = resolve(&[layer(
+            Scope::Project,
+            json!({"permissions": {"deny": ["Bash(rm:*)", "run_shell(a && b)", "WebSearch"], "ask": "run_shell", "allow": ["Read(src/**)"]}}),
+        )]);
+        assert_eq!(settings.permissions.deny, vec![(Scope::Project, "Bash(rm:*)".into()), (Scope::Project, "WebSearch".into())]);
+        assert_eq!(settings.permissions.allow, vec![(Scope::Project, "Read(src/**)".into())]);
+        let text: Vec<String> = problems.iter().map(|p| format!("{:?}: {p}", p.severity)).collect();
+        expect_test::expect![[r#"
+            [
+                "Fatal: Project.json: field \"permissions.deny\": \"run_shell(a && b)\": \"a && b\" is not one simple command (write `cargo test:*` or `git status`); its permission rules cannot be read, so nothing runs until the file is fixed",
+                "Warning: Project.json: field \"permissions.deny\": \"WebSearch\" names no tool Tandem knows, so it matches nothing (tools: read_file, write_file, edit_file, list_files, grep_search, run_shell, web_fetch, tool_search, skill, agent, enter_plan_mode, exit_plan_mode; Claude Code's names and mcp__server__tool work too)",
+                "Fatal: Project.json: field \"permissions.ask\": expected a list of rules such as \"run_shell(cargo test:*)\"; its permission rules cannot be read, so nothing runs until the file is fixed",
+            ]
+        "#]].assert_debug_eq(&text);
+        let (_, problems) = resolve(&[layer(Scope::Local, json!({"permissions": ["run_shell"]}))]);
+        assert!(problems.iter().all(|p| p.is_fatal()) && problems.len() == 1, "{problems:?}");
     }
 
     #[test]
@@ -693,11 +797,12 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
-                "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
-                "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
                 "Project.json: field \"timeouts\": timeouts.promptMs: invalid type: string \"soon\", expected u64; the field is ignored",
+                "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
+                "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
+                "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
             ]
         "#]]
         .assert_debug_eq(&text);
@@ -755,7 +860,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"sandbox\": sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Project.json: field \"sandbox\": sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
                 "Editor.json: field \"sandbox\": sandbox.allowWrite: \"relative/path\" is not an absolute path or one starting with ~/; sandbox.colour: unknown; use enabled, network or allowWrite; sandbox.enabled: expected true or false; the field is ignored",
             ]
         "#]]

@@ -1,0 +1,116 @@
+//! Where a path a command names really lands: resolved as the kernel does
+//! (a symlink is followed before the `..` after it, a dangling link is
+//! followed to where it would create its target), then placed inside the
+//! workspace, in one of its protected folders, or outside.
+
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// Symlinks followed per path before giving up (as the kernel's ELOOP).
+const MAX_LINKS: usize = 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Workspace,
+    /// Inside the workspace, in a folder whose files run code or grant
+    /// permissions: what it is, for the prompt.
+    Protected(&'static str),
+    Outside,
+}
+
+/// `path` (as a command names it, relative to `cwd`) resolved like the
+/// kernel: each existing component's symlink followed in turn, so
+/// `link/../x` is the parent of the link's target; `~` is not expanded
+/// here (a word with a tilde is not static).
+pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let mut pending: Vec<OsString> = Vec::new();
+    push_components(&mut pending, Path::new(path));
+    let mut out = if Path::new(path).is_absolute() { PathBuf::from("/") } else { cwd.to_path_buf() };
+    let mut links = 0;
+    // `pending` holds the components still to walk, last first.
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        if part == "." {
+            continue;
+        }
+        let next = out.join(&part);
+        match std::fs::read_link(&next) {
+            Ok(target) if links < MAX_LINKS => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
+            }
+            _ => out = next,
+        }
+    }
+    out
+}
+
+/// Push `path`'s components onto `pending` so that the first is popped first.
+fn push_components(pending: &mut Vec<OsString>, path: &Path) {
+    let parts: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::CurDir => Some(OsString::from(".")),
+            Component::RootDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    pending.extend(parts.into_iter().rev());
+}
+
+/// Where a resolved path is, given the canonical workspace roots.
+pub fn place_of(resolved: &Path, roots: &[PathBuf]) -> Place {
+    let Some(root) = roots.iter().find(|root| resolved.starts_with(root)) else { return Place::Outside };
+    let inside = resolved.strip_prefix(root).unwrap_or(resolved);
+    let first = inside.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+    match first.as_deref() {
+        Some(".git") => Place::Protected("git's own folder: hooks and config run code"),
+        Some(".tandem") => Place::Protected("Tandem's settings: they grant permissions"),
+        Some(".claude") => Place::Protected("Claude Code's settings: they grant permissions"),
+        Some(".vscode") => Place::Protected("the editor's settings: tasks and settings run code"),
+        Some(".mcp.json") => Place::Protected("the MCP server list: servers are programs that run"),
+        _ => Place::Workspace,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_resolve_as_the_kernel_resolves_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        std::os::unix::fs::symlink(outside.join("deep"), root.join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.join("missing"), root.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("a/b", root.join("rel")).unwrap();
+        let roots = [root.clone()];
+        let place = |p: &str| place_of(&resolve(&root, p), &roots);
+        assert_eq!(place("a/b/../x"), Place::Workspace);
+        assert_eq!(place("rel/../x"), Place::Workspace, "rel/.. is a/");
+        assert_eq!(resolve(&root, "rel/../x"), root.join("a/x"));
+        assert_eq!(place("link/x"), Place::Outside);
+        assert_eq!(place("link/../x"), Place::Outside, "the link is followed before ..");
+        assert_eq!(resolve(&root, "link/../x"), outside.join("x"));
+        assert_eq!(place("dangling"), Place::Outside, "writing a dangling link creates its target");
+        assert_eq!(place("../ws/x"), Place::Workspace);
+        assert_eq!(place("../x"), Place::Outside);
+        assert_eq!(place("/etc/passwd"), Place::Outside);
+        assert_eq!(place(".git/config"), Place::Protected("git's own folder: hooks and config run code"));
+        assert_eq!(place("a/../.tandem/settings.json"), Place::Protected("Tandem's settings: they grant permissions"));
+        std::os::unix::fs::symlink(root.join("loop"), root.join("loop")).unwrap();
+        assert_eq!(place("loop/x"), Place::Workspace, "a link loop ends, it does not hang");
+    }
+}
