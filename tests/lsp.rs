@@ -272,6 +272,36 @@ fn a_command_sees_the_agent_s_edits_or_is_told_which_buffers_it_did_not_see() {
     client.shutdown();
 }
 
+/// An edit to a file that is not open, in a client with change
+/// annotations: the server asks the editor to open it (without the focus)
+/// and sends the same versioned, annotated applyEdit as for an open file,
+/// so it is reviewed per hunk and undone with the editor's undo. The disk
+/// is not written behind the editor's back.
+#[test]
+fn an_edit_to_a_closed_file_is_opened_and_reviewed_like_an_open_one() {
+    let f = Fixture::new(&[("closed.txt", "one\ntwo\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("closed.txt")]), turn(vec![edit("closed.txt", "two", "TWO")]), done()]),
+        json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}, "window": {"showDocument": {"support": true}}}),
+        json!({}),
+    );
+    let ask = client.send_request("workspace/executeCommand", ask_params("capitalise"));
+    let show = client.server_request("window/showDocument");
+    let uri = uri(&f.path("closed.txt"));
+    assert_eq!(show["params"], json!({"uri": uri, "takeFocus": false}), "{show}");
+    client.open(&f.path("closed.txt"), "one\ntwo\n");
+    client.respond(&show["id"], json!({"success": true}));
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(apply["params"]["edit"]["documentChanges"][0]["textDocument"], json!({"uri": uri, "version": 1}), "{apply}");
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review"]["needsConfirmation"], true, "{apply}");
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["edits"], json!([{"uri": uri, "status": "applied", "ranges": [{"startLine": 2, "endLine": 2}]}]), "{answer}");
+    assert_eq!(client.text(&uri), "one\nTWO\n");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "one\ntwo\n", "the editor holds the edit, unsaved");
+    client.shutdown();
+}
+
 #[test]
 fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
     let f = Fixture::new(&[("closed.txt", "version 1\n")]);

@@ -1,6 +1,6 @@
 // End to end: the packaged extension (.vsix) in real VS Code (code-server,
 // VS Code 1.139) in headless Chromium, driven as a user drives it, with
-// the scripted model. tests/editor_vscode.rs runs it; it exits 0 when
+// a loopback Anthropic API as the model (anthropic_mock.js). tests/editor_vscode.rs runs it; it exits 0 when
 // every check passed and prints each check on stderr as it goes.
 //
 // It covers, in one window:
@@ -14,8 +14,22 @@
 //   3. "Tandem: Cancel run" while an edit waits in the Refactor Preview:
 //      the preview is discarded, the buffer and the disk keep their text,
 //      and the end notification says the run was cancelled;
-//   4. a multi-line shell command: asked in a modal dialog whose detail
-//      shows every line and why it asks; "Deny" runs nothing.
+//   4. a multi-line shell command: asked inline in the Tandem panel (which
+//      opens for it), every line and why, no modal, the status bar saying
+//      an approval waits; "Deny" there runs nothing;
+//   5. the panel: the status bar item opens it with the focus in its input
+//      box; New empties it; a typed prompt's text streams in (as markdown,
+//      its HTML inert) before the run ends; a shell command is approved
+//      inline and runs; the tool card expands; the run's end shows usage
+//      and cost, and no notification;
+//   6. a follow-up continues the thread (the model's next request carries
+//      both prompts); Up recalls the last prompt;
+//   7. Stop cancels a run mid-stream;
+//   8. "Developer: Reload Webviews" mid-run: the panel shows the run so
+//      far and follows it to its end;
+//   9. a window reload mid-run: the panel comes back on the same thread
+//      with its past, and the next prompt continues it.
+// Screenshots of 4, 5, 8 and 9 go to E2E_DIR/screenshots.
 //
 // Environment (all required): TANDEM_BIN (the tandem binary), CODE_SERVER
 // (code-server's out/node/entry.js; run with this script's Node, 24),
@@ -47,9 +61,10 @@ const CHROMIUM = need('CHROMIUM');
 const VSIX = need('VSIX');
 const E2E_DIR = need('E2E_DIR');
 const puppeteer = require('puppeteer-core');
+const { MockModel, gate } = require('./anthropic_mock');
 
 /** The whole test, install to last check; each wait below is shorter. */
-const DEADLINE_MS = 240_000;
+const DEADLINE_MS = 420_000;
 /** One step: a window loading, a run reaching its review, a run ending. */
 const STEP_MS = 60_000;
 
@@ -68,25 +83,31 @@ const dirs = {
 const notes = path.join(dirs.workspace, 'notes.txt');
 /** notes.txt as the window names it: vscode-remote://HOST:PORT/PATH. */
 let notesUri;
-const script = path.join(E2E_DIR, 'script.json');
+/** The loopback model's base URL. */
+let modelUrl;
 const missingBinary = path.join(E2E_DIR, 'not-installed', 'tandem');
 const ON_DISK = 'line one\nline two\nline three\n';
 const TYPED = 'typed, not saved ';
 
-/** The scripted model: read the file, then one edit_file, then done. */
-function writeScript(oldString, newString) {
-  const turns = [
-    { text: 'Reading.', tool_calls: [{ name: 'read_file', input: { file_path: 'notes.txt' } }] },
-    { text: 'Editing.', tool_calls: [{ name: 'edit_file', input: { file_path: 'notes.txt', old_string: oldString, new_string: newString } }] },
-    { text: 'Done.' },
-  ];
-  fs.writeFileSync(script, JSON.stringify({ turns }));
+/**
+ * The model: a loopback Anthropic API (anthropic_mock.js) whose turns each
+ * step queues, and whose stream a step can hold open.
+ */
+const model = new MockModel();
+
+/** The model's next turns: read the file, then one edit_file, then done. */
+function queueEdit(oldString, newString) {
+  model.clear();
+  model.queue({ text: 'Reading.' }, { tool: { name: 'read_file', input: { file_path: 'notes.txt' } } });
+  model.queue({ text: 'Editing.' }, { tool: { name: 'edit_file', input: { file_path: 'notes.txt', old_string: oldString, new_string: newString } } });
+  model.queue({ text: 'Done.' });
 }
 
-/** The scripted model: one shell command, then done. */
-function writeShellScript(command) {
-  const turns = [{ text: 'Running.', tool_calls: [{ name: 'run_shell', input: { command } }] }, { text: 'Done.' }];
-  fs.writeFileSync(script, JSON.stringify({ turns }));
+/** The model's next turns: one shell command, then done. */
+function queueShell(command) {
+  model.clear();
+  model.queue({ text: 'Running.' }, { tool: { name: 'run_shell', input: { command } } });
+  model.queue({ text: 'Done.' });
 }
 
 // Processes to stop however the test ends.
@@ -95,6 +116,7 @@ let browser;
 let codeServerLog = '';
 
 async function cleanup() {
+  model.close();
   fs.writeFileSync(path.join(E2E_DIR, 'code-server.log'), codeServerLog);
   if (browser) {
     const b = browser;
@@ -148,7 +170,7 @@ function setup() {
   fs.mkdirSync(dirs.extensions, { recursive: true });
   fs.mkdirSync(dirs.home, { recursive: true });
   fs.writeFileSync(notes, ON_DISK);
-  writeScript('line three', 'LINE THREE');
+  queueEdit('line three', 'LINE THREE');
   const settings = {
     'tandem.serverPath': missingBinary,
     'files.autoSave': 'off',
@@ -166,7 +188,7 @@ function setup() {
   fs.writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
 }
 
-/** code-server's environment: its own HOME, and the scripted model. */
+/** code-server's environment: its own HOME, and the loopback model. */
 function serverEnv() {
   return {
     ...process.env,
@@ -176,10 +198,10 @@ function serverEnv() {
     XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
     // No extension gallery (code-server's default is open-vsx.org).
     EXTENSIONS_GALLERY: '{}',
-    TANDEM_PROVIDER: 'scripted',
-    TANDEM_SCRIPT: script,
+    TANDEM_PROVIDER: 'anthropic',
     TANDEM_MODEL: '',
-    ANTHROPIC_API_KEY: '',
+    ANTHROPIC_BASE_URL: modelUrl,
+    ANTHROPIC_API_KEY: 'test-key',
     OPENAI_API_KEY: '',
   };
 }
@@ -398,10 +420,90 @@ function disk() {
   return fs.readFileSync(notes, 'utf8');
 }
 
+// ---- The Tandem panel (a webview: an iframe in an iframe of the page) --------
+
+/** Wait (bounded) for the panel's frame, other than `old`, to be loaded and fed its snapshot. */
+async function panelFrame(what, old) {
+  const end = Date.now() + STEP_MS;
+  for (;;) {
+    for (const frame of page.frames()) {
+      if (frame === old || frame.isDetached()) continue;
+      const ready = await frame.evaluate(() => !!document.getElementById('prompt') && document.body.dataset.ready === '1').catch(() => false);
+      if (ready) return frame;
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${STEP_MS / 1000} s waiting until ${what}`);
+    // Look again when a frame navigates, or after half a second (a frame's script may still be starting).
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, 500);
+      page.once('framenavigated', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+/** Wait (bounded) until `fn(arg)` holds in the panel; re-checked on each DOM change there. */
+async function inPanel(frame, what, fn, arg, ms = STEP_MS) {
+  try {
+    const handle = await frame.waitForFunction(fn, { timeout: ms, polling: 'mutation' }, arg);
+    return await handle.jsonValue();
+  } catch (error) {
+    throw new Error(`timed out after ${ms / 1000} s waiting until ${what} in the panel (${error.message})`);
+  }
+}
+
+/** Click the last element matching `selector` in the panel (the newest run's). */
+async function clickInPanel(frame, selector) {
+  const element = (await frame.$$(selector)).at(-1);
+  assert.ok(element, `the panel has no ${selector}`);
+  await element.click();
+}
+
+/** Put the focus in the panel's input box, then type as a user types. */
+async function typeInPanel(frame, text) {
+  await clickInPanel(frame, '#prompt');
+  if (text) await page.keyboard.type(text);
+}
+
+/** How many runs the panel shows ended. */
+function endCount(frame) {
+  return frame.evaluate(() => document.querySelectorAll('#log .run-end').length);
+}
+
+/** Wait until the panel shows more than `count` ended runs; resolves to the last one's text. */
+function nextEnd(frame, what, count) {
+  return inPanel(frame, what, (n) => {
+    const ends = document.querySelectorAll('#log .run-end');
+    return ends.length > n ? ends[ends.length - 1].textContent : null;
+  }, count);
+}
+
+/** Wait until the Tandem status bar item says `text`. */
+function statusBarSays(what, text) {
+  return until(what, (t) => [...document.querySelectorAll('.statusbar-item')].some((i) => (i.id ?? '').endsWith('tandem.status') && i.innerText.includes(t)), text);
+}
+
+/** The Tandem status bar item's text. */
+function statusBarText() {
+  return page.evaluate(() => {
+    const item = [...document.querySelectorAll('.statusbar-item')].find((i) => (i.id ?? '').endsWith('tandem.status'));
+    return item ? item.innerText.replace(/\s+/g, ' ').trim() : '';
+  });
+}
+
+/** A screenshot of the window, kept with the test's state. */
+async function shot(name) {
+  const dir = path.join(E2E_DIR, 'screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`) });
+}
+
 // ---- The scenario ----------------------------------------------------------
 
 async function main() {
   const deadline = setTimeout(() => void fail(new Error(`the test did not finish within ${DEADLINE_MS / 1000} s`)), DEADLINE_MS);
+  modelUrl = await model.start();
   setup();
   installExtension();
   log(`installed ${path.basename(VSIX)} with code-server --install-extension`);
@@ -511,7 +613,7 @@ async function main() {
   });
   await clickPreviewButton('Apply');
   const completed = await waitForToast('the run ends', RUN_ENDED);
-  assert.ok(completed.includes('Tandem: run completed. Changed: notes.txt.'), `the run did not complete with the edit: ${completed}`);
+  assert.ok(completed.includes('Tandem: run completed.') && completed.includes('Changed: notes.txt'), `the run did not complete with the edit: ${completed}`);
   const bothTexts = [`${TYPED}line one`, 'line two', 'LINE THREE', ''];
   await waitForLines('the buffer holds the typing and the edit', notesUri, bothTexts);
   assert.ok(await notesTabDirty(), 'notes.txt should still have unsaved changes');
@@ -520,7 +622,7 @@ async function main() {
 
   // 3. Cancel while the edit waits in the Refactor Preview: nothing lands.
   await clearNotifications();
-  writeScript('line two', 'LINE TWO');
+  queueEdit('line two', 'LINE TWO');
   await palette('Tandem: Ask agent');
   await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
   await page.keyboard.type('Capitalise line two');
@@ -539,44 +641,178 @@ async function main() {
   assert.strictEqual(disk(), ON_DISK, 'the disk changed');
   log(`check: "${cancelled}"; the preview is discarded; the buffer and the disk are unchanged`);
 
-  // 4. A multi-line shell command is asked in a modal dialog showing every line; Deny runs nothing.
+  // 4. A multi-line shell command is asked inline in the Tandem panel (which opens for it), every line and why; Deny runs nothing.
   await clearNotifications();
   const made = path.join(dirs.workspace, 'made-by-agent.txt');
   const commandLines = ['echo first step', 'touch made-by-agent.txt', 'echo third step'];
-  writeShellScript(commandLines.join('\n'));
+  queueShell(commandLines.join('\n'));
   await palette('Tandem: Ask agent');
   await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
   await page.keyboard.type('Make a file');
   await page.keyboard.press('Enter');
-  const dialog = await until('the shell command is asked in a modal dialog', () => {
-    const box = document.querySelector('.monaco-dialog-box');
-    const buttons = box ? [...box.querySelectorAll('.monaco-button')].map((b) => b.innerText.trim()) : [];
-    if (!buttons.includes('Deny')) return null;
-    return {
-      message: box.querySelector('.dialog-message-text')?.innerText ?? '',
-      detail: box.querySelector('.dialog-message-detail')?.innerText ?? '',
-      buttons,
-    };
+  let panel = await panelFrame('the panel opens for the question');
+  const ask = await inPanel(panel, 'the shell command is asked in the panel', () => {
+    const box = document.querySelector('#asks .ask');
+    if (!box) return null;
+    return { message: box.querySelector('.ask-message').textContent, buttons: [...box.querySelectorAll('button')].map((b) => b.textContent) };
   });
-  assert.strictEqual(dialog.message, 'Tandem wants to run a shell command:', `the dialog's title: ${JSON.stringify(dialog)}`);
-  assert.deepStrictEqual(dialog.detail.split('\n').slice(0, commandLines.length), commandLines, `the dialog does not show every line: ${JSON.stringify(dialog)}`);
-  assert.ok(dialog.detail.includes('Asked because:'), `the dialog does not say why it asks: ${JSON.stringify(dialog)}`);
-  for (const title of ['Allow once', 'Always allow', 'Deny']) assert.ok(dialog.buttons.includes(title), `no "${title}" in ${JSON.stringify(dialog.buttons)}`);
+  const askLines = ask.message.split('\n');
+  assert.strictEqual(askLines[0], 'Tandem wants to run a shell command:', `the ask: ${JSON.stringify(ask)}`);
+  assert.deepStrictEqual(askLines.slice(1, 1 + commandLines.length), commandLines, `the ask does not show every line: ${JSON.stringify(ask)}`);
+  assert.ok(ask.message.includes('Asked because:'), `the ask does not say why: ${JSON.stringify(ask)}`);
+  for (const title of ['Allow once', 'Always allow', 'Deny']) assert.ok(ask.buttons.includes(title), `no "${title}" in ${JSON.stringify(ask.buttons)}`);
+  assert.ok(!(await page.$('.monaco-dialog-box')), 'the ask is also a modal dialog');
   assert.ok(!(await notifications(page)).some((t) => t.includes('wants to run')), 'the ask is also a notification');
-  log(`check: the shell command is asked in a modal with every line (${JSON.stringify(dialog.detail.split('\n').slice(0, commandLines.length))})`);
-  await page.evaluate(() => {
-    const deny = [...document.querySelectorAll('.monaco-dialog-box .monaco-button')].find((b) => b.innerText.trim() === 'Deny');
-    if (deny) deny.click();
-  });
-  await until('the dialog closes', () => !document.querySelector('.monaco-dialog-box'));
+  await statusBarSays('the status bar says an approval waits', 'waiting for your approval');
+  await shot('ask-inline');
+  log(`check: the shell command is asked inline in the panel with every line (${JSON.stringify(askLines.slice(1, 1 + commandLines.length))}), no modal; the status bar says it waits`);
+  await clickInPanel(panel, '#asks button[data-action="Deny"]');
+  await inPanel(panel, 'the ask goes away', () => document.querySelectorAll('#asks .ask').length === 0);
   const denied = await waitForToast('the run with the denied command ends', RUN_ENDED);
   assert.ok(denied.includes('Tandem: run completed.'), `the run did not complete after the deny: ${denied}`);
   assert.ok(!fs.existsSync(made), 'the denied command ran');
-  log(`check: "Deny" ran nothing; "${denied}"`);
+  log(`check: "Deny" in the panel ran nothing; "${denied}"`);
+
+  model.clear();
+  await clearNotifications();
+
+  // 5. A prompt typed in the panel: the text streams in before the run ends; HTML in it is inert; a shell command is approved inline.
+  const first = gate();
+  const inline = path.join(dirs.workspace, 'made-inline.txt');
+  model.queue(
+    { text: 'Looking **now**. <img src=x id="injected"> <script>document.title="pwned"</script>\n\n' },
+    { gate: first.promise },
+    { text: 'I will make `made-inline.txt`.' },
+    { tool: { name: 'run_shell', input: { command: 'touch made-inline.txt' } } },
+  );
+  model.queue({ text: 'Made it.' });
+  // The status bar item opens the closed panel with the focus in its input box: type straight away.
+  await palette('View: Hide Secondary Side Bar');
+  await until('the secondary side bar closes', () => !document.querySelector('.part.auxiliarybar')?.checkVisibility());
+  const idle = await statusBarText();
+  assert.ok(idle.endsWith('Tandem'), `the idle status bar item: ${idle}`);
+  await page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].find((i) => (i.id ?? '').endsWith('tandem.status'))?.querySelector('a')?.click());
+  panel = await panelFrame('the status bar item opens the panel', panel);
+  // New starts a new conversation: an empty panel, and the next prompt names the thread.
+  await clickInPanel(panel, '#new');
+  await inPanel(panel, 'the panel empties for a new conversation', () =>
+    document.getElementById('title').textContent === 'New conversation' && document.querySelectorAll('#log > *').length === 0,
+  );
+  await clickInPanel(panel, '#prompt');
+  let ends = await endCount(panel);
+  await inPanel(panel, 'the input box has the focus', () => document.hasFocus() && document.activeElement === document.getElementById('prompt'));
+  await page.keyboard.type('Make a file for me');
+  await page.keyboard.press('Enter');
+  const streamed = await inPanel(panel, 'the first text shows while the run goes on', () => {
+    const text = [...document.querySelectorAll('#log .msg.assistant')].at(-1)?.textContent ?? '';
+    return text.includes('Looking now.') && !document.getElementById('stop').hidden ? text : null;
+  });
+  assert.ok(streamed.includes('<img src=x id="injected">') && streamed.includes('<script>'), `the HTML is not shown as text: ${streamed}`);
+  const injected = await panel.evaluate(() => ({ img: !!document.getElementById('injected'), scripts: document.querySelectorAll('#log script').length, strong: document.querySelector('#log strong')?.textContent }));
+  assert.deepStrictEqual(injected, { img: false, scripts: 0, strong: 'now' }, 'the markdown is not rendered inert');
+  assert.ok(!fs.existsSync(inline));
+  await shot('streaming');
+  log('check: the model\'s first text shows in the panel before the run ends, as markdown, its HTML as text');
+  first.open();
+  await inPanel(panel, 'the shell command is asked', () => !!document.querySelector('#asks button[data-action="Allow once"]'));
+  await statusBarSays('the status bar says an approval waits', 'waiting for your approval');
+  await clickInPanel(panel, '#asks button[data-action="Allow once"]');
+  const ended = await nextEnd(panel, 'the run ends in the panel', ends);
+  assert.ok(ended.startsWith('Completed'), `the run's end: ${ended}`);
+  assert.match(ended, /\d+ in · \d+ out/, `no usage in the run's end: ${ended}`);
+  assert.ok(fs.existsSync(inline), 'the approved command did not run');
+  const card = await panel.evaluate(() => {
+    const c = [...document.querySelectorAll('#log .card[data-kind="execute"]')].at(-1);
+    return c && { name: c.querySelector('.name').textContent, status: c.querySelector('.status').textContent };
+  });
+  assert.deepStrictEqual(card, { name: 'run_shell', status: '✓ done' }, 'the tool card');
+  await clickInPanel(panel, '#log .card[data-kind="execute"] button.toggle');
+  const result = await inPanel(panel, 'the card expands to its command and result', () => {
+    const details = [...document.querySelectorAll('#log .card[data-kind="execute"] .details')].at(-1);
+    return details && !details.hidden ? details.textContent : null;
+  });
+  assert.ok(result.includes('touch made-inline.txt'), result);
+  assert.ok(!(await notifications(page)).some((t) => /Tandem: run/.test(t)), 'a panel run also announced its end in a notification');
+  await shot('approved');
+  log(`check: "Allow once" in the panel ran the command; the run ends "${ended}"; the card expands`);
+
+  // 6. A follow-up continues the thread: the next request carries the first exchange.
+  model.queue({ text: 'Still here.' });
+  const asked = model.requests.length;
+  await typeInPanel(panel, 'Are you still there?');
+  await page.keyboard.press('Enter');
+  await inPanel(panel, 'the follow-up ends', () => document.body.textContent.includes('Still here.') && !document.getElementById('send').hidden);
+  const followUp = await model.request(asked + 1);
+  const said = JSON.stringify(followUp.messages);
+  assert.ok(said.includes('Make a file for me') && said.includes('Are you still there?'), `the follow-up does not continue the thread: ${said.slice(0, 400)}`);
+  assert.strictEqual(await panel.evaluate(() => document.getElementById('title').textContent), 'Make a file for me');
+  // Up in the empty input box brings back the last prompt.
+  await typeInPanel(panel, '');
+  await page.keyboard.press('ArrowUp');
+  assert.strictEqual(await panel.evaluate(() => document.getElementById('prompt').value), 'Are you still there?');
+  await selectAll();
+  await page.keyboard.press('Backspace');
+  log('check: the follow-up continued the thread (the request carries both prompts); Up recalls it');
+
+  // 7. Stop ends a run mid-stream.
+  const never = gate();
+  model.queue({ text: 'Working on a long answer' }, { gate: never.promise }, { text: ' that never comes.' });
+  ends = await endCount(panel);
+  await typeInPanel(panel, 'Write a long answer');
+  await page.keyboard.press('Enter');
+  await inPanel(panel, 'the long answer starts', () => [...document.querySelectorAll('#log .msg.assistant')].some((m) => m.textContent.includes('Working on a long answer')));
+  await clickInPanel(panel, '#stop');
+  const stopped = await nextEnd(panel, 'the stopped run ends', ends);
+  assert.ok(stopped.startsWith('cancelled'), `the stopped run: ${stopped}`);
+  await inPanel(panel, 'Send is back', () => !document.getElementById('send').hidden);
+  never.open();
+  log(`check: Stop cancelled the run mid-stream ("${stopped}")`);
+
+  // 8. The webview reloads mid-run: it shows what it missed and follows the run on.
+  const held = gate();
+  model.queue({ text: 'Before the reload. ' }, { gate: held.promise }, { text: 'After the reload.' });
+  ends = await endCount(panel);
+  await typeInPanel(panel, 'Survive a reload');
+  await page.keyboard.press('Enter');
+  await inPanel(panel, 'the text before the reload shows', () => document.body.textContent.includes('Before the reload.'));
+  await palette('Developer: Reload Webviews');
+  panel = await panelFrame('the reloaded panel', panel);
+  await inPanel(panel, 'the reloaded panel shows the run so far', () => document.body.textContent.includes('Before the reload.') && !document.getElementById('stop').hidden);
+  held.open();
+  const after = await nextEnd(panel, 'the run goes on in the reloaded panel', ends);
+  assert.ok(await panel.evaluate(() => document.body.textContent.includes('Before the reload. After the reload.')), 'the reloaded panel lost text');
+  assert.ok(after.startsWith('Completed'), after);
+  await shot('webview-reloaded');
+  log('check: the reloaded webview showed the run so far and followed it to its end');
+
+  // 9. The window reloads mid-run: the panel comes back on the same thread with its past, and the next prompt continues it.
+  const lost = gate();
+  model.queue({ text: 'Interrupted ' }, { gate: lost.promise });
+  await typeInPanel(panel, 'A run the reload ends');
+  await page.keyboard.press('Enter');
+  await inPanel(panel, 'the run before the window reload streams', () => document.body.textContent.includes('Interrupted'));
+  await page.reload({ timeout: STEP_MS });
+  await until('the workbench loads again', () => !!document.querySelector('.monaco-workbench .part.editor'));
+  lost.open();
+  panel = await panelFrame('the panel after the window reload');
+  const restored = await inPanel(panel, 'the panel shows the thread\'s past', () => {
+    const text = document.getElementById('log').textContent;
+    return text.includes('Make a file for me') && text.includes('Survive a reload') ? document.getElementById('title').textContent : null;
+  });
+  assert.strictEqual(restored, 'Make a file for me');
+  model.queue({ text: 'Back again.' });
+  const before = model.requests.length;
+  await typeInPanel(panel, 'After the window reload');
+  await page.keyboard.press('Enter');
+  await inPanel(panel, 'the run after the window reload ends', () => document.body.textContent.includes('Back again.') && !document.getElementById('send').hidden);
+  const resumed = JSON.stringify((await model.request(before + 1)).messages);
+  assert.ok(resumed.includes('Make a file for me'), `the run after the reload does not continue the thread: ${resumed.slice(0, 300)}`);
+  await shot('window-reloaded');
+  log('check: after a window reload the panel shows the thread\'s past and the next prompt continues it');
 
   clearTimeout(deadline);
   await cleanup();
-  log('PASSED: missing binary, ask with unsaved typing reviewed in the Refactor Preview, cancel during review, a multi-line command asked in a modal');
+  log('PASSED: missing binary, ask with unsaved typing reviewed in the Refactor Preview, cancel during review, a multi-line command asked in the panel, the panel\'s streaming, inline approval, follow-up, Stop, webview and window reloads');
 }
 
 main().catch((error) => void fail(error));

@@ -43,6 +43,11 @@ export class TandemServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   /** The run whose edit is waiting in the Refactor Preview. */
   private reviewing: string | undefined;
+  /** Who answers the server's questions (the Tandem panel); unset: dialogs and notifications. */
+  asker: ((params: MessageRequestParams, token: vscode.CancellationToken) => Promise<{ title: string } | null>) | undefined;
+  private readonly startedEmitter = new vscode.EventEmitter<boolean>();
+  /** A start ended: true when the server runs. */
+  readonly onDidStart = this.startedEmitter.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -77,6 +82,7 @@ export class TandemServer implements vscode.Disposable {
       await this.starting;
     } finally {
       this.starting = undefined;
+      this.startedEmitter.fire(this.client !== undefined && this.failure === undefined);
     }
   }
 
@@ -134,9 +140,12 @@ export class TandemServer implements vscode.Disposable {
     client.onRequest('tandem/textInput', async (params: TextInputParams, token) =>
       textInputAnswer(await vscode.window.showInputBox(inputBoxOptions(params), token)),
     );
-    // Permission and hook consent prompts: a multi-line or long one in a
-    // modal whose detail shows every line (a notification would fold and cut it).
-    client.onRequest('window/showMessageRequest', (params: MessageRequestParams, token) => showMessageRequest(params, token));
+    // Permission and hook consent prompts: in the Tandem panel when it is
+    // registered (`asker`); else a multi-line or long one in a modal whose
+    // detail shows every line (a notification would fold and cut it).
+    client.onRequest('window/showMessageRequest', (params: MessageRequestParams, token) =>
+      (this.asker ?? showMessageRequest)(params, token),
+    );
     this.client = client;
     try {
       await client.start();

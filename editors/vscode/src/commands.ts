@@ -20,8 +20,15 @@ export interface AskArgument {
 
 let progressTokens = 0;
 
-/** The conversation asks continue; "Tandem: New Conversation" clears it. */
-let currentThread: string | undefined;
+/** How a run shows itself beside the transcript. */
+export interface AskOptions {
+  /** A progress notification with Cancel (the panel has its own Stop). */
+  progress: boolean;
+  /** The end-of-run notification (the panel shows the end when it is visible). */
+  announce: () => boolean;
+}
+
+const NOTIFY: AskOptions = { progress: true, announce: () => true };
 
 /** Cancel the active run: the server stops it, an open review is discarded. */
 export async function cancelRun(server: TandemServer, quiet = false): Promise<void> {
@@ -56,6 +63,7 @@ export async function runAsk(
   argument: AskArgument,
   onEvent?: (params: RunEventParams) => void,
   outerToken?: vscode.CancellationToken,
+  options: AskOptions = NOTIFY,
 ): Promise<AskResult | undefined> {
   const client = await server.ready();
   if (!client) return undefined;
@@ -69,15 +77,20 @@ export async function runAsk(
   // synchronously); the extension waits without blocking, for the answer.
   argument = { ...argument };
   delete argument.wait;
-  if (argument.threadId === undefined && currentThread !== undefined) argument.threadId = currentThread;
-  server.runs.begin();
+  if (argument.threadId === undefined && server.runs.thread !== undefined) argument.threadId = server.runs.thread;
+  server.runs.begin(argument.prompt);
   server.transcript.start(argument.prompt);
   const events = onEvent ? server.runs.onEvent(onEvent) : undefined;
   const starting = new CancellationTokenSource();
   server.runs.cancelStarting = starting;
+  const announce = (result: AskResult) => {
+    if (options.announce()) void announceEnd(result);
+  };
+  let outcome: (AskResult & { threadId?: string }) | undefined;
+  const location = options.progress ? vscode.ProgressLocation.Notification : vscode.ProgressLocation.Window;
   try {
-    return await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'Tandem', cancellable: true },
+    return (outcome = await vscode.window.withProgress(
+      { location, title: 'Tandem', cancellable: options.progress },
       async (progress, token) => {
         const workDoneToken = `tandem-vscode-${++progressTokens}`;
         const reports = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
@@ -92,9 +105,8 @@ export async function runAsk(
             { command: 'tandem.ask', arguments: [argument], workDoneToken },
             starting.token,
           )) as AskResult & { threadId?: string };
-          if (result.threadId) currentThread = result.threadId;
           server.transcript.finish(result, workspaceFolders());
-          void announce(result);
+          announce(result);
           return result;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
@@ -102,7 +114,7 @@ export async function runAsk(
             // Cancelled before the server named the run: $/cancelRequest stopped it.
             const result: AskResult = { runId: '', status: 'cancelled', text: 'cancelled before the run started', edits: [] };
             server.transcript.finish(result, workspaceFolders());
-            void announce(result);
+            announce(result);
             return result;
           }
           const result: AskResult = { runId: server.runs.current ?? '', status: 'failed', text: message, edits: [] };
@@ -114,16 +126,16 @@ export async function runAsk(
           cancels.forEach((c) => c?.dispose());
         }
       },
-    );
+    ));
   } finally {
     events?.dispose();
     server.runs.cancelStarting = undefined;
-    server.runs.end();
+    server.runs.end(outcome);
   }
 }
 
 /** The end-of-run notification, with the changed files to open. */
-async function announce(result: AskResult): Promise<void> {
+async function announceEnd(result: AskResult): Promise<void> {
   const folders = workspaceFolders();
   const message = endSummary(result, folders);
   // One button per changed file (two edits of one file are one button).
@@ -157,13 +169,14 @@ interface ThreadSummary {
  * workspace's threads. The transcript shows its whole past
  * (`tandem.transcript`), and the next ask continues it.
  */
-async function resumeConversation(server: TandemServer, threadId?: string): Promise<void> {
+export async function resumeConversation(server: TandemServer, threadId?: string, quiet = false): Promise<void> {
   const client = await server.ready();
   if (!client) return;
   if (server.runs.current) {
     void vscode.window.showWarningMessage(`Tandem: a run is active (${server.runs.current}). Wait for it or cancel it first.`);
     return;
   }
+  let title: string | undefined;
   try {
     if (!threadId) {
       const listed = (await client.sendRequest('workspace/executeCommand', { command: 'tandem.threads', arguments: [] })) as {
@@ -184,17 +197,18 @@ async function resumeConversation(server: TandemServer, threadId?: string): Prom
       );
       if (!pick) return;
       threadId = pick.threadId;
+      title = pick.label;
     }
     const past = (await client.sendRequest('workspace/executeCommand', {
       command: 'tandem.transcript',
       arguments: [{ threadId }],
     })) as { events?: RunEvent[]; omitted?: number };
-    currentThread = threadId;
+    server.runs.setThread({ threadId, title, past: past?.events ?? [], omitted: past?.omitted ?? 0 });
     server.transcript.replay(past?.events ?? [], past?.omitted ?? 0);
-    void vscode.window.showInformationMessage('Tandem: resumed the conversation; the next ask continues it.');
+    if (!quiet) void vscode.window.showInformationMessage('Tandem: resumed the conversation; the next ask continues it.');
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    void vscode.window.showErrorMessage(`Tandem: cannot resume the conversation: ${message}`);
+    if (!quiet) void vscode.window.showErrorMessage(`Tandem: cannot resume the conversation: ${message}`);
   }
 }
 
@@ -219,10 +233,11 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
     }),
     vscode.commands.registerCommand('tandem.runAsk', (argument: AskArgument) => runAsk(server, argument)),
     vscode.commands.registerCommand('tandem.cancelRun', () => cancelRun(server)),
-    vscode.commands.registerCommand('tandem.newConversation', () => {
-      currentThread = undefined;
+    // The panel passes `{quiet: true}`: it shows the new conversation itself.
+    vscode.commands.registerCommand('tandem.newConversation', (options?: { quiet?: boolean }) => {
+      server.runs.setThread({ threadId: undefined, past: [], omitted: 0 });
       server.transcript.clear();
-      void vscode.window.showInformationMessage('Tandem: the next ask starts a new conversation.');
+      if (options?.quiet !== true) void vscode.window.showInformationMessage('Tandem: the next ask starts a new conversation.');
     }),
     vscode.commands.registerCommand('tandem.resumeConversation', (threadId?: string) => resumeConversation(server, threadId)),
     vscode.commands.registerCommand('tandem.showTranscript', () => server.transcript.show()),

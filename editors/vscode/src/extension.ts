@@ -4,6 +4,8 @@ import * as vscode from 'vscode';
 import { registerChat } from './chat';
 import { TandemServer } from './client';
 import { registerCommands } from './commands';
+import { registerOnboarding } from './onboarding';
+import { registerPanel } from './panel/view';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
 
@@ -17,7 +19,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(server);
   registerCommands(context, server);
   registerChat(context, server);
+  const panel = registerPanel(context, server);
+  const onboarding = registerOnboarding(context, server);
   await server.start();
+  void onboarding.check();
+  await panel.restore();
 }
 
 export async function deactivate(): Promise<void> {

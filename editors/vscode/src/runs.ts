@@ -1,6 +1,8 @@
 // Runs as the extension sees them: the current run, its live events (for
-// the transcript and the chat participant), and which runs were cancelled.
+// the transcript, the panel and the chat participant), which runs were
+// cancelled, and the conversation thread asks continue.
 import * as vscode from 'vscode';
+import type { AskResult } from './logic';
 
 export interface RunEvent {
   type: string;
@@ -22,8 +24,18 @@ export interface RunEvent {
 
 export interface RunEventParams {
   runId: string;
+  threadId?: string;
   seq: number;
   event: RunEvent;
+}
+
+/** The conversation thread the next ask continues, and its past when it was resumed. */
+export interface ThreadChange {
+  threadId: string | undefined;
+  title?: string;
+  /** A resumed thread's past (`tandem.transcript`); empty for a new one. */
+  past: RunEvent[];
+  omitted: number;
 }
 
 export class Runs {
@@ -35,19 +47,38 @@ export class Runs {
   private readonly emitter = new vscode.EventEmitter<RunEventParams>();
   readonly onEvent = this.emitter.event;
   private idle: (() => void)[] = [];
+  /** The conversation thread asks continue (undefined: the next ask starts one). */
+  thread: string | undefined;
+  private readonly threadEmitter = new vscode.EventEmitter<ThreadChange>();
+  readonly onDidChangeThread = this.threadEmitter.event;
+  private readonly beginEmitter = new vscode.EventEmitter<string>();
+  /** A run starts, with its prompt. */
+  readonly onDidBegin = this.beginEmitter.event;
+  private readonly endEmitter = new vscode.EventEmitter<AskResult | undefined>();
+  /** A run ended, with `tandem.ask`'s answer (undefined when there was none). */
+  readonly onDidEnd = this.endEmitter.event;
 
   event(params: RunEventParams): void {
     if (this.current === 'starting' && params.event?.type !== 'end') this.current = params.runId;
     this.emitter.fire(params);
   }
 
-  begin(): void {
+  begin(prompt = ''): void {
     this.current = 'starting';
+    this.beginEmitter.fire(prompt);
   }
 
-  end(): void {
+  end(result?: AskResult & { threadId?: string }): void {
     this.current = undefined;
+    if (result?.threadId) this.thread = result.threadId;
+    this.endEmitter.fire(result);
     for (const wake of this.idle.splice(0)) wake();
+  }
+
+  /** Continue `threadId` from the next ask on (undefined: start a new thread). */
+  setThread(change: ThreadChange): void {
+    this.thread = change.threadId;
+    this.threadEmitter.fire(change);
   }
 
   markCancelled(runId: string): void {

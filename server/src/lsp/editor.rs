@@ -310,6 +310,39 @@ impl LspEditor {
         self.capabilities.change_annotations && self.documents.state(path).is_some()
     }
 
+    /// Open a file that is not open yet in the editor, without taking the
+    /// focus (`window/showDocument`), so that an edit to it gets the same
+    /// per-hunk review and editor undo as an open one. True once the
+    /// editor's `didOpen` arrived (bounded wait); false for a client
+    /// without change annotations, a file not on disk, or no `didOpen`.
+    pub async fn open_for_review(&self, path: &Path) -> bool {
+        if !self.capabilities.change_annotations || !path.is_file() {
+            return false;
+        }
+        let Some(uri) = path_to_uri(path) else { return false };
+        let settings = self.settings();
+        let mut changes = self.documents.subscribe();
+        let params = json!({"uri": uri.as_str(), "takeFocus": false});
+        match request_with_timeout(&*self.client, methods::SHOW_DOCUMENT, params, settings.timeouts.request()).await {
+            Ok(answer) if answer.get("success").and_then(Value::as_bool) == Some(true) => {}
+            Ok(answer) => {
+                tracing::info!(%answer, "the editor did not open the file for the review");
+                return false;
+            }
+            Err(err) => {
+                tracing::info!(%err, "window/showDocument failed; the edit is asked about instead");
+                return false;
+            }
+        }
+        let deadline = tokio::time::Instant::now() + settings.timeouts.request();
+        while self.documents.state(path).is_none() {
+            if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The path as the tools show it (see `Workspace::display_path`).
     pub(crate) fn display(&self, path: &Path) -> String {
         match self.roots.first() {

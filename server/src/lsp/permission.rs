@@ -94,7 +94,9 @@ impl PromptPolicy {
     /// Review an edit: in the editor's own preview where it can show one,
     /// else a prompt with the diff.
     async fn review_edit(&self, path: &Path, request: &PermissionRequest, settings: &Settings) -> PermissionDecision {
-        if self.editor.previews_edit(path) {
+        // A file that is not open is opened first, so its edit is reviewed
+        // like an open one's (per hunk, and undone with the editor's undo).
+        if self.editor.previews_edit(path) || (self.editor.open_for_review(path).await && self.editor.previews_edit(path)) {
             return PermissionDecision::ReviewInEditor;
         }
         let mut message = format!("Tandem: apply edit to {}?", self.editor.display(path));

@@ -569,7 +569,10 @@ impl Workspace {
                     "Error: {display} is open in the editor; read it with read_file before writing it."
                 )));
             };
-            if base.version != Some(buffer.version) {
+            // Read from the disk, and opened in the editor since (for the
+            // review) with that very text: the buffer is what was read.
+            let opened_as_read = base.version.is_none() && !buffer.dirty && fingerprint(buffer.text.as_bytes()) == base.fingerprint;
+            if base.version != Some(buffer.version) && !opened_as_read {
                 let what = match self.ledger.get(&change.path) {
                     Some(entry) => ledger::describe_change(&entry.seen_text, &buffer.text),
                     None => "the buffer changed".to_string(),

@@ -1,0 +1,213 @@
+// What the Tandem panel shows, kept in the extension host, free of the
+// `vscode` module so mocha tests it: the conversation's items in order (the
+// user's prompts, the runs' events, each run's edit statuses), the pending
+// permission asks, and the state the status bar shows. The webview is a
+// view of this: when it is (re)loaded it gets `snapshot()` and then every
+// new item, so a webview reloaded mid-run shows what it missed and goes on.
+// Streamed text is kept merged (one item per stretch of text), so a
+// snapshot holds as many items as the transcript has parts, not pieces.
+import type { RunEvent } from '../runs';
+
+/** One thing in the panel: a run event, or one of the panel's own. */
+export interface PanelItem extends RunEvent {
+  /** `prompt` (what the user asked), `edits` (a run's edit statuses), `note`, or a run event's type. */
+  type: string;
+  runId?: string;
+  /** `edits`: each file's status at the run's end. */
+  edits?: { path: string; display: string; status: string }[];
+  usage?: Usage;
+  cost_usd?: number;
+  thread_id?: string;
+  kind?: { type: string; path?: string; paths?: string[]; command?: string; url?: string };
+  /** A tool call's paths as the user reads them (relative to the workspace), beside `kind`'s absolute ones. */
+  shown_paths?: string[];
+}
+
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+}
+
+/** A permission (or other) question waiting for the user's answer. */
+export interface PendingAsk {
+  id: number;
+  message: string;
+  actions: string[];
+}
+
+export type RunState =
+  | { state: 'idle' }
+  | { state: 'running'; tool?: string }
+  | { state: 'asking'; message: string };
+
+export interface Snapshot {
+  items: PanelItem[];
+  asks: PendingAsk[];
+  running: boolean;
+  threadId?: string;
+  title?: string;
+}
+
+/** What a change sends to a listener (the webview). */
+export type Change =
+  | { op: 'item'; item: PanelItem }
+  | { op: 'reset'; snapshot: Snapshot }
+  | { op: 'asks'; asks: PendingAsk[] }
+  | { op: 'state'; running: boolean; threadId?: string; title?: string };
+
+export class Conversation {
+  private items: PanelItem[] = [];
+  private asks: PendingAsk[] = [];
+  private running = false;
+  /** The current tool call's summary, by call id, while it runs. */
+  private tools = new Map<string, string>();
+  threadId: string | undefined;
+  title: string | undefined;
+  /** The run whose events came last. */
+  private lastRun: string | undefined;
+  private listeners: ((change: Change) => void)[] = [];
+
+  /** `shownPath`: an absolute path as the panel shows it (relative to the workspace). */
+  constructor(private readonly shownPath: (path: string) => string = (path) => path) {}
+
+  onChange(listener: (change: Change) => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  }
+
+  private fire(change: Change): void {
+    for (const listener of this.listeners) listener(change);
+  }
+
+  snapshot(): Snapshot {
+    return { items: this.items.slice(), asks: this.asks.slice(), running: this.running, threadId: this.threadId, title: this.title };
+  }
+
+  /** A run starts with this prompt. */
+  begin(prompt: string): void {
+    this.running = true;
+    this.lastRun = undefined;
+    this.tools.clear();
+    if (this.title === undefined) this.title = titleOf(prompt);
+    this.add({ type: 'prompt', text: prompt });
+    this.fireState();
+  }
+
+  /** One of the run's events (`tandem/runEvent`). */
+  event(runId: string, event: RunEvent): void {
+    if (event.type === 'tool_call' && event.id !== undefined && event.parent === undefined) {
+      this.tools.set(event.id, toolLine(event));
+    }
+    if (event.type === 'tool_result' && event.id !== undefined) this.tools.delete(event.id);
+    this.lastRun = runId;
+    const item: PanelItem = { ...event, runId };
+    const kind = item.kind;
+    if (event.type === 'tool_call' && kind) {
+      const paths = kind.path ? [kind.path] : (kind.paths ?? []);
+      if (paths.length > 0) item.shown_paths = paths.map(this.shownPath);
+    }
+    this.add(item);
+  }
+
+  /** The run is over; `edits` as `tandem.ask` answered them (URIs turned into paths by the caller). */
+  end(edits: { path: string; display: string; status: string }[], threadId: string | undefined): void {
+    this.running = false;
+    this.tools.clear();
+    if (edits.length > 0) this.add({ type: 'edits', edits, runId: this.lastRun });
+    if (threadId !== undefined) this.threadId = threadId;
+    this.fireState();
+  }
+
+  /** A line of the panel's own (a restart, a reload that ended a run). */
+  note(text: string): void {
+    this.add({ type: 'note', text });
+  }
+
+  /** Start over: a new thread (`threadId` undefined) or a resumed one with its past. */
+  reset(threadId: string | undefined, title: string | undefined, past: PanelItem[]): void {
+    this.items = [];
+    for (const item of past) this.store(item);
+    this.threadId = threadId;
+    this.title = title;
+    this.fire({ op: 'reset', snapshot: this.snapshot() });
+  }
+
+  setAsks(asks: PendingAsk[]): void {
+    this.asks = asks.slice();
+    this.fire({ op: 'asks', asks: this.asks.slice() });
+  }
+
+  /** What the status bar shows. */
+  runState(): RunState {
+    const ask = this.asks[0];
+    if (ask) return { state: 'asking', message: ask.message.split('\n')[0] };
+    if (!this.running) return { state: 'idle' };
+    const tools = [...this.tools.values()];
+    return { state: 'running', tool: tools[tools.length - 1] };
+  }
+
+  /** The stored items (for tests and the size check). */
+  itemCount(): number {
+    return this.items.length;
+  }
+
+  private add(item: PanelItem): void {
+    this.store(item);
+    this.fire({ op: 'item', item });
+  }
+
+  /** Keep an item; a text piece following text of the same run and parent is merged into it. */
+  private store(item: PanelItem): void {
+    const last = this.items[this.items.length - 1];
+    if (item.type === 'text' && last?.type === 'text' && last.runId === item.runId && last.parent === item.parent) {
+      this.items[this.items.length - 1] = { ...last, text: (last.text ?? '') + (item.text ?? '') };
+      return;
+    }
+    this.items.push(item);
+  }
+
+  private fireState(): void {
+    this.fire({ op: 'state', running: this.running, threadId: this.threadId, title: this.title });
+  }
+}
+
+/** A thread's title from its first prompt: the first line, shortened. */
+export function titleOf(prompt: string): string {
+  const line = prompt.trim().split('\n')[0].trim();
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}
+
+/** A tool call on one line: its name and summary. */
+export function toolLine(event: RunEvent): string {
+  const summary = (event.summary ?? '').split('\n')[0];
+  return summary ? `${event.name ?? 'tool'} ${summary}` : (event.name ?? 'tool');
+}
+
+/** A run's usage and cost on one line, e.g. `1,234 in · 56 out · $0.0045`. */
+export function usageLine(usage: Usage | undefined, costUsd: number | undefined): string {
+  if (!usage) return '';
+  const n = (value: number | undefined) => (value ?? 0).toLocaleString('en-US');
+  const parts = [`${n(usage.input_tokens)} in`, `${n(usage.output_tokens)} out`];
+  if (usage.cache_read_input_tokens) parts.push(`${n(usage.cache_read_input_tokens)} cached`);
+  if (typeof costUsd === 'number' && Number.isFinite(costUsd)) parts.push(`$${costUsd < 0.01 ? costUsd.toFixed(4) : costUsd.toFixed(2)}`);
+  return parts.join(' · ');
+}
+
+/** An edit's status as the panel names it. */
+export function editStatusLabel(status: string): string {
+  switch (status) {
+    case 'applied':
+    case 'written':
+    case 'partial':
+    case 'superseded':
+      return status;
+    case 'rejected':
+      return 'declined';
+    case 'not_applied':
+      return 'not applied';
+    default:
+      return status;
+  }
+}

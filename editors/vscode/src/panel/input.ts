@@ -1,0 +1,85 @@
+// The panel's input box logic, free of the DOM and of `vscode` so mocha
+// tests it and the webview bundles it: the prompt history (Up/Down, as a
+// shell's), and the `@` mention being typed at the cursor.
+
+/** The most prompts the history keeps. */
+export const HISTORY_LIMIT = 100;
+
+/**
+ * Prompt history. Up at the first line walks back, Down walks forward and
+ * past the newest entry gives back the draft that was being typed.
+ */
+export class History {
+  private entries: string[];
+  /** The entry shown: entries.length means the draft. */
+  private index: number;
+  private draft = '';
+
+  constructor(entries: string[] = []) {
+    this.entries = entries.filter((e) => typeof e === 'string' && e.trim() !== '').slice(-HISTORY_LIMIT);
+    this.index = this.entries.length;
+  }
+
+  /** A sent prompt; a repeat of the newest entry is kept once. */
+  add(prompt: string): void {
+    if (prompt.trim() === '') return;
+    if (this.entries[this.entries.length - 1] !== prompt) this.entries.push(prompt);
+    if (this.entries.length > HISTORY_LIMIT) this.entries.splice(0, this.entries.length - HISTORY_LIMIT);
+    this.index = this.entries.length;
+    this.draft = '';
+  }
+
+  /** The older entry to show in place of `current`, or undefined at the oldest. */
+  up(current: string): string | undefined {
+    if (this.index === 0) return undefined;
+    if (this.index === this.entries.length) this.draft = current;
+    this.index--;
+    return this.entries[this.index];
+  }
+
+  /** The newer entry (or the draft), or undefined when the draft is shown. */
+  down(): string | undefined {
+    if (this.index >= this.entries.length) return undefined;
+    this.index++;
+    return this.index === this.entries.length ? this.draft : this.entries[this.index];
+  }
+
+  all(): string[] {
+    return this.entries.slice();
+  }
+}
+
+/** An `@` mention being typed: where it starts and what is typed after the `@`. */
+export interface MentionQuery {
+  start: number;
+  query: string;
+}
+
+/** The mention at the cursor (`@` at a word start, no space since), or undefined. */
+export function mentionAt(text: string, cursor: number): MentionQuery | undefined {
+  const before = text.slice(0, cursor);
+  const match = /(^|\s)@([^\s@]*)$/.exec(before);
+  if (!match) return undefined;
+  return { start: cursor - match[2].length - 1, query: match[2] };
+}
+
+/** The text with the mention at `mention` replaced by `@value ` and the new cursor. */
+export function applyMention(text: string, cursor: number, mention: MentionQuery, value: string): { text: string; cursor: number } {
+  const inserted = `@${value} `;
+  const after = text.slice(cursor).replace(/^\S*/, '');
+  return { text: text.slice(0, mention.start) + inserted + after, cursor: mention.start + inserted.length };
+}
+
+/** Files matching a mention query, best first: the name starts with it, then contains it, then the path does. */
+export function rankFiles(paths: string[], query: string, limit = 20): string[] {
+  const q = query.toLowerCase();
+  const scored: { path: string; score: number }[] = [];
+  for (const path of paths) {
+    const lower = path.toLowerCase();
+    const name = lower.slice(lower.lastIndexOf('/') + 1);
+    const score = q === '' ? 3 : name.startsWith(q) ? 0 : name.includes(q) ? 1 : lower.includes(q) ? 2 : -1;
+    if (score >= 0) scored.push({ path, score });
+  }
+  scored.sort((a, b) => a.score - b.score || a.path.length - b.path.length || a.path.localeCompare(b.path));
+  return scored.slice(0, limit).map((s) => s.path);
+}

@@ -1,0 +1,376 @@
+// The Tandem panel: a webview view (`tandem.panel`, in its own container of
+// the secondary side bar) showing the conversation (panel/conversation.ts)
+// and taking prompts, Stop, thread changes and answers to the server's
+// questions (panel/asks.ts). The webview is only a view: it is sent a
+// snapshot whenever it (re)loads, so a webview reloaded mid-run shows what
+// it missed and follows the run on. The current thread is kept in the
+// workspace state, so after a window reload the panel shows that thread's
+// past (`tandem.transcript`) and the next prompt continues it.
+import * as vscode from 'vscode';
+import { TandemServer, workspaceFolders } from '../client';
+import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
+import { relativePath } from '../logic';
+import { RunEvent } from '../runs';
+import { Asks } from './asks';
+import { Conversation, PanelItem, titleOf } from './conversation';
+import { HISTORY_LIMIT, rankFiles } from './input';
+import { safeUrl } from './markdown';
+import { TandemStatusBar } from './statusBar';
+
+export const VIEW_ID = 'tandem.panel';
+const THREAD_KEY = 'tandem.panel.thread';
+const HISTORY_KEY = 'tandem.panel.history';
+/** The most workspace files offered for `@` mentions. */
+const MENTION_FILES = 5000;
+
+type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; prompt: string }
+  | { type: 'stop' }
+  | { type: 'answer'; id: number; title: string }
+  | { type: 'open'; path: string }
+  | { type: 'openUrl'; url: string }
+  | { type: 'newThread' }
+  | { type: 'resume' }
+  | { type: 'mentionQuery'; query: string }
+  | { type: 'mentioned'; value: string }
+  | { type: 'mentionSelection' };
+
+/** The selection an `@selection` mention refers to, taken when it was mentioned. */
+interface Selection {
+  uri: string;
+  range: unknown;
+  label: string;
+}
+
+export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  /** The webview said it is ready for messages. */
+  private ready = false;
+  private readonly disposables: vscode.Disposable[] = [];
+  private selection: Selection | undefined;
+  private files: { at: number; paths: string[] } | undefined;
+  /** The input box is to get the focus once the webview is ready. */
+  private focusPending = false;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly server: TandemServer,
+    readonly conversation: Conversation,
+    private readonly asks: Asks,
+  ) {
+    this.disposables.push(
+      conversation.onChange((change) => this.post(change)),
+      server.runs.onDidBegin((prompt) => conversation.begin(prompt)),
+      server.runs.onEvent((params) => conversation.event(params.runId, params.event)),
+      server.runs.onDidEnd((result) => {
+        const folders = workspaceFolders();
+        const edits = (result?.edits ?? []).map((e) => ({ path: uriPath(e.uri), display: relativePath(e.uri, folders), status: e.status }));
+        conversation.end(edits, (result as { threadId?: string } | undefined)?.threadId);
+        void context.workspaceState.update(THREAD_KEY, server.runs.thread);
+      }),
+      server.runs.onDidChangeThread((change) => {
+        conversation.reset(change.threadId, change.title ?? pastTitle(change.past), pastItems(change.past, change.omitted));
+        void context.workspaceState.update(THREAD_KEY, change.threadId);
+      }),
+    );
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const media = vscode.Uri.joinPath(this.context.extensionUri, 'media');
+    const script = vscode.Uri.joinPath(this.context.extensionUri, 'out', 'webview');
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, script] };
+    view.webview.html = panelHtml(view.webview, media, script);
+    this.disposables.push(
+      view.webview.onDidReceiveMessage((message: FromWebview) => void this.receive(message)),
+      view.onDidDispose(() => {
+        if (this.view === view) {
+          this.view = undefined;
+          this.ready = false;
+        }
+      }),
+    );
+  }
+
+  /** Show the panel; `focus` moves the keyboard into its input box. */
+  async reveal(focus: boolean): Promise<void> {
+    if (this.view) {
+      this.view.show(!focus);
+    } else {
+      await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+    }
+    if (focus) {
+      this.focusPending = true;
+      if (this.ready) this.focusInput();
+    }
+  }
+
+  private focusInput(): void {
+    this.focusPending = false;
+    this.post({ op: 'focus' });
+  }
+
+  visible(): boolean {
+    return this.view?.visible === true;
+  }
+
+  /**
+   * A question from the server: shown in the panel (opened for it, without
+   * taking the focus from the editor), answered there, or withdrawn by the
+   * server.
+   */
+  ask(params: Parameters<Asks['ask']>[0], token: vscode.CancellationToken): Promise<{ title: string } | null> {
+    const answer = this.asks.ask(params, token);
+    if (!this.visible()) void this.reveal(false);
+    return answer;
+  }
+
+  private post(message: unknown): void {
+    if (this.view && this.ready) void this.view.webview.postMessage(message);
+  }
+
+  private async receive(message: FromWebview): Promise<void> {
+    switch (message?.type) {
+      case 'ready':
+        this.ready = true;
+        this.post({ op: 'history', entries: this.history() });
+        this.post({ op: 'reset', snapshot: this.conversation.snapshot() });
+        if (this.focusPending) this.focusInput();
+        break;
+      case 'send':
+        await this.send(String(message.prompt ?? ''));
+        break;
+      case 'stop':
+        await cancelRun(this.server, true);
+        break;
+      case 'answer':
+        this.asks.answer(Number(message.id), String(message.title));
+        break;
+      case 'open':
+        await openPath(String(message.path ?? ''));
+        break;
+      case 'openUrl': {
+        const url = safeUrl(String(message.url ?? ''));
+        if (url) await vscode.env.openExternal(vscode.Uri.parse(url));
+        break;
+      }
+      case 'newThread':
+        await vscode.commands.executeCommand('tandem.newConversation', { quiet: true });
+        break;
+      case 'resume':
+        await vscode.commands.executeCommand('tandem.resumeConversation');
+        break;
+      case 'mentionQuery':
+        await this.mentionQuery(String(message.query ?? ''));
+        break;
+      case 'mentioned':
+        if (message.value === 'selection') this.selection = currentSelection(this.server);
+        break;
+      case 'mentionSelection': {
+        this.selection = currentSelection(this.server);
+        if (this.selection) this.post({ op: 'insert', text: '@selection ' });
+        else void vscode.window.showInformationMessage('Tandem: select some text in an editor first.');
+        break;
+      }
+    }
+  }
+
+  private history(): string[] {
+    const saved = this.context.workspaceState.get<unknown>(HISTORY_KEY);
+    return Array.isArray(saved) ? saved.filter((e): e is string => typeof e === 'string') : [];
+  }
+
+  private async send(prompt: string): Promise<void> {
+    if (prompt.trim() === '') return;
+    const history = this.history().filter((e) => e !== prompt);
+    history.push(prompt);
+    await this.context.workspaceState.update(HISTORY_KEY, history.slice(-HISTORY_LIMIT));
+    const argument: AskArgument = { prompt };
+    const editor = vscode.window.activeTextEditor;
+    if (prompt.includes('@selection') && this.selection) {
+      argument.textDocument = { uri: this.selection.uri };
+      argument.range = this.selection.range;
+    } else if (editor) {
+      argument.textDocument = { uri: editor.document.uri.toString() };
+    }
+    this.selection = undefined;
+    await runAsk(this.server, argument, undefined, undefined, { progress: false, announce: () => !this.visible() });
+  }
+
+  private async mentionQuery(query: string): Promise<void> {
+    const items: { label: string; value: string; detail?: string }[] = [];
+    const selection = currentSelection(this.server);
+    if (selection && 'selection'.startsWith(query.toLowerCase())) {
+      items.push({ label: 'selection', value: 'selection', detail: selection.label });
+    }
+    const folders = workspaceFolders();
+    const paths = (await this.workspaceFiles()).map((uri) => relativePath(uri, folders));
+    for (const path of rankFiles(paths, query)) items.push({ label: path, value: path });
+    this.post({ op: 'mentions', query, items });
+  }
+
+  /** The workspace's files (cached for a few seconds while the user types). */
+  private async workspaceFiles(): Promise<string[]> {
+    if (this.files && Date.now() - this.files.at < 5000) return this.files.paths;
+    const found = await vscode.workspace.findFiles('**/*', '**/{node_modules,.git,target,out}/**', MENTION_FILES);
+    this.files = { at: Date.now(), paths: found.map((uri) => uri.toString()) };
+    return this.files.paths;
+  }
+
+  /** After activation: show the thread the panel showed before the window reloaded. */
+  async restore(): Promise<void> {
+    const threadId = this.context.workspaceState.get<string>(THREAD_KEY);
+    if (typeof threadId === 'string' && threadId !== '' && this.server.runs.thread === undefined) {
+      await resumeConversation(this.server, threadId, true);
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+/** A file URI's path (others as they are). */
+function uriPath(uri: string): string {
+  try {
+    return vscode.Uri.parse(uri).scheme === 'file' ? vscode.Uri.parse(uri).fsPath : uri;
+  } catch {
+    return uri;
+  }
+}
+
+function pastTitle(past: RunEvent[]): string | undefined {
+  const first = past.find((e) => e.type === 'prompt');
+  return first?.text ? titleOf(first.text) : undefined;
+}
+
+/** A resumed thread's past as panel items; a run the saved file has no end for is marked. */
+export function pastItems(past: RunEvent[], omitted: number): PanelItem[] {
+  const items: PanelItem[] = [];
+  if (omitted > 0) items.push({ type: 'note', text: `(${omitted} earlier events are not shown)` });
+  let open = false;
+  let run = 0;
+  for (const event of past) {
+    if (event.type === 'prompt') {
+      if (open) items.push({ type: 'note', text: 'This run did not finish (the window reloaded or the server stopped during it).' });
+      open = true;
+      run++;
+    }
+    if (event.type === 'end') open = false;
+    items.push({ ...event, runId: `past-${run}` } as PanelItem);
+  }
+  if (open) items.push({ type: 'note', text: 'This run did not finish (the window reloaded or the server stopped during it).' });
+  return items;
+}
+
+function currentSelection(server: TandemServer): Selection | undefined {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor || editor.selection.isEmpty || !server.client) return undefined;
+  const uri = editor.document.uri.toString();
+  const range = server.client.code2ProtocolConverter.asRange(editor.selection);
+  const label = `${relativePath(uri, workspaceFolders())}:${editor.selection.start.line + 1}-${editor.selection.end.line + 1}`;
+  return { uri, range, label };
+}
+
+/** Open a path from the transcript: absolute, or relative to a workspace folder; `:LINE` goes to the line. */
+async function openPath(raw: string): Promise<void> {
+  const match = /^(.*?)(?::(\d+))?$/.exec(raw.trim());
+  const path = match?.[1] ?? raw;
+  const line = match?.[2] ? Math.max(0, Number(match[2]) - 1) : undefined;
+  const candidates = path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path)
+    ? [vscode.Uri.file(path)]
+    : (vscode.workspace.workspaceFolders ?? []).map((folder) => vscode.Uri.joinPath(folder.uri, path));
+  for (const uri of candidates) {
+    try {
+      const stat = await vscode.workspace.fs.stat(uri);
+      if (stat.type & vscode.FileType.Directory) {
+        await vscode.commands.executeCommand('revealInExplorer', uri);
+        return;
+      }
+      const position = line !== undefined ? new vscode.Position(line, 0) : undefined;
+      await vscode.window.showTextDocument(uri, {
+        preview: true,
+        selection: position ? new vscode.Range(position, position) : undefined,
+      });
+      return;
+    } catch {
+      // Not there; try the next folder.
+    }
+  }
+  void vscode.window.showWarningMessage(`Tandem: ${path} was not found in the workspace.`);
+}
+
+function nonce(): string {
+  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let out = '';
+  for (let i = 0; i < 32; i++) out += chars.charAt(Math.floor(Math.random() * chars.length));
+  return out;
+}
+
+/**
+ * The panel's page. The CSP allows only the bundled script with this
+ * page's nonce (no inline script, no handlers in markup, no eval), styles
+ * from the extension, images from the extension and data URIs, and no
+ * network: whatever the model writes, nothing in the page can load or run.
+ */
+function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Uri): string {
+  const n = nonce();
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${n}'`,
+    `style-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource}`,
+  ].join('; ');
+  const css = webview.asWebviewUri(vscode.Uri.joinPath(media, 'panel.css'));
+  const js = webview.asWebviewUri(vscode.Uri.joinPath(script, 'main.js'));
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}">
+<title>Tandem</title>
+</head>
+<body>
+<header id="bar">
+  <span id="title" class="title">New conversation</span>
+  <button id="threads" class="icon" title="Resume a conversation" aria-label="Resume a conversation">History</button>
+  <button id="new" class="icon" title="New conversation" aria-label="New conversation">New</button>
+</header>
+<main id="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></main>
+<div id="empty" class="empty">Ask Tandem about this workspace. It reads, edits and runs commands with your approval; edits are reviewed in the Refactor Preview.</div>
+<section id="asks" aria-live="assertive" hidden></section>
+<footer>
+  <div id="mentions" role="listbox" aria-label="Mention a file" hidden></div>
+  <textarea id="prompt" rows="3" aria-label="Ask Tandem" placeholder="Ask Tandem (Enter sends, Shift+Enter for a new line, @ mentions a file, Up for history)"></textarea>
+  <div class="row">
+    <button id="selection" class="secondary" title="Mention the editor's selection" aria-label="Mention the editor's selection">@selection</button>
+    <span id="usage" class="usage" aria-label="Usage of the last run"></span>
+    <button id="stop" class="secondary" hidden>Stop</button>
+    <button id="send">Send</button>
+  </div>
+</footer>
+<script nonce="${n}" src="${js}"></script>
+</body>
+</html>`;
+}
+
+/** Register the panel, its status bar item and its commands; route the server's questions to it. */
+export function registerPanel(context: vscode.ExtensionContext, server: TandemServer): PanelView {
+  const conversation = new Conversation((path) => relativePath(vscode.Uri.file(path).toString(), workspaceFolders()));
+  const asks = new Asks(conversation);
+  const panel = new PanelView(context, server, conversation, asks);
+  const statusBar = new TandemStatusBar(conversation);
+  server.asker = (params, token) => panel.ask(params, token);
+  context.subscriptions.push(
+    panel,
+    statusBar,
+    vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: false } }),
+    vscode.commands.registerCommand('tandem.openPanel', () => panel.reveal(true)),
+  );
+  return panel;
+}

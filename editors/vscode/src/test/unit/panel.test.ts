@@ -1,0 +1,274 @@
+// Unit tests of the Tandem panel's logic (src/panel/*), in plain Node.
+import * as assert from 'assert';
+import { Asks, Cancellation } from '../../panel/asks';
+import { Change, Conversation, editStatusLabel, usageLine } from '../../panel/conversation';
+import { applyMention, History, mentionAt, rankFiles } from '../../panel/input';
+import { escapeHtml, MarkdownStream, renderInline, renderMarkdown } from '../../panel/markdown';
+import { statusBarText } from '../../panel/status';
+import { providerConfigured } from '../../setup';
+
+/** Every tag name in a piece of HTML. */
+function tags(html: string): string[] {
+  return [...html.matchAll(/<\/?([a-zA-Z0-9]+)/g)].map((m) => m[1].toLowerCase());
+}
+
+const ALLOWED = new Set(['p', 'br', 'strong', 'em', 'code', 'pre', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'hr']);
+
+describe('renderMarkdown', () => {
+  it('renders the subset models write', () => {
+    assert.strictEqual(renderMarkdown('# Title\n\nSome **bold** and *it* and `code`.'), '<h1>Title</h1><p>Some <strong>bold</strong> and <em>it</em> and <code>code</code>.</p>');
+    assert.strictEqual(renderMarkdown('- one\n- two\n\n1. first'), '<ul><li>one</li><li>two</li></ul><ol><li>first</li></ol>');
+    assert.strictEqual(renderMarkdown('```rust\nfn main() {}\n```'), '<pre data-lang="rust"><code>fn main() {}</code></pre>');
+    assert.strictEqual(renderMarkdown('> quoted'), '<blockquote><p>quoted</p></blockquote>');
+  });
+  it('leaves snake_case alone', () => {
+    assert.strictEqual(renderInline('read_file and edit_file'), 'read_file and edit_file');
+  });
+  it('makes paths in inline code file links and keeps only http(s) and mailto links', () => {
+    assert.strictEqual(renderInline('see `src/a.ts:12`'), 'see <a class="file" href="#" data-path="src/a.ts:12"><code>src/a.ts:12</code></a>');
+    assert.strictEqual(renderInline('`a b.txt`'), '<code>a b.txt</code>');
+    assert.strictEqual(renderInline('[docs](https://example.com/x)'), '<a class="url" href="#" data-url="https://example.com/x">docs</a>');
+    assert.strictEqual(renderInline('[click](javascript:alert(1))'), '[click](javascript:alert(1))');
+    assert.strictEqual(renderInline('[click](javascript:void)'), 'click');
+  });
+  it('renders HTML and scripts from the model as text', () => {
+    const hostile = [
+      '<script>alert(1)</script>',
+      '<img src=x onerror="alert(1)">',
+      '[x](javascript:alert(1))',
+      '```\n</code></pre><script>alert(2)</script>\n```',
+      '`<b onclick=1>`',
+      '**<iframe src="https://evil">**',
+      '<a href="https://evil" onclick="x()">a</a>',
+      '> <style>body{display:none}</style>',
+      '- <svg onload=alert(1)>',
+      '[a"onmouseover="x](https://ok.example/"onclick="y)',
+    ].join('\n\n');
+    const html = renderMarkdown(hostile);
+    for (const tag of tags(html)) assert.ok(ALLOWED.has(tag), `a <${tag}> came through: ${html}`);
+    for (const tag of html.matchAll(/<[a-z0-9]+((?:\s+[a-z-]+="[^"]*")*)\s*>/gi)) {
+      for (const attribute of tag[1].matchAll(/\s+([a-z-]+)="[^"]*"/gi)) {
+        assert.ok(['class', 'href', 'data-path', 'data-url', 'data-lang'].includes(attribute[1]), `a ${attribute[1]} attribute came through: ${tag[0]}`);
+      }
+    }
+    assert.ok(!/<[a-z]/i.test(html.replace(/<\/?(p|br|strong|em|code|pre|a|h[1-6]|ul|ol|li|blockquote|hr)(\s+[a-z-]+="[^"]*")*>/g, '')), `a tag the renderer does not write: ${html}`);
+    assert.ok(html.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), html);
+    // Attribute values hold no raw quote that could end them.
+    for (const value of html.matchAll(/="([^"]*)"/g)) assert.ok(!value[1].includes('"'));
+  });
+  it('escapes the five HTML characters', () => {
+    assert.strictEqual(escapeHtml(`<a href="x" class='y'>&`), '&lt;a href=&quot;x&quot; class=&#39;y&#39;&gt;&amp;');
+  });
+});
+
+describe('MarkdownStream', () => {
+  const text = [
+    '# Plan\n\nFirst I read `notes.txt`.\n\n',
+    '```ts\nconst a = 1;\n\nconst b = 2;\n```\n',
+    'Then:\n- one\n- two\n\nDone **now**.',
+  ].join('');
+
+  /** The HTML the stream has shown after pushing `pieces`: committed blocks, then the tail. */
+  function streamed(pieces: string[]): { html: string; committed: number } {
+    const stream = new MarkdownStream();
+    const blocks: string[] = [];
+    let tail = '';
+    for (const piece of pieces) {
+      const update = stream.push(piece);
+      blocks.push(...update.committed);
+      tail = update.tail;
+    }
+    return { html: blocks.join('') + tail, committed: blocks.length };
+  }
+
+  it('shows the same HTML however the text is cut into pieces', () => {
+    const whole = renderMarkdown(text);
+    assert.strictEqual(streamed([text]).html, whole);
+    for (const size of [1, 2, 3, 7, 16]) {
+      const pieces: string[] = [];
+      for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size));
+      assert.strictEqual(streamed(pieces).html, whole, `pieces of ${size}`);
+    }
+  });
+  it('commits finished blocks once and keeps a blank line inside a fence in its block', () => {
+    const { committed } = streamed([text]);
+    // "# Plan", the paragraph, the code block, "Then: + list"; "Done" is the tail.
+    assert.strictEqual(committed, 4);
+  });
+  it('re-renders only the open block: a long transcript costs the new text, not the whole', function () {
+    // A megabyte of text (its time is a benchmark's business, not this test's).
+    this.timeout(30_000);
+    const stream = new MarkdownStream();
+    const paragraph = 'word '.repeat(200) + '\n\n';
+    let longestTail = 0;
+    for (let i = 0; i < 1000; i++) {
+      const update = stream.push(paragraph);
+      longestTail = Math.max(longestTail, update.tail.length);
+      assert.strictEqual(update.committed.length, 1);
+    }
+    assert.ok(stream.source().length > 1_000_000);
+    assert.strictEqual(longestTail, 0);
+  });
+});
+
+describe('Conversation', () => {
+  it('merges streamed text for the snapshot and sends every piece live', () => {
+    const conversation = new Conversation();
+    const live: Change[] = [];
+    conversation.onChange((c) => live.push(c));
+    conversation.begin('Fix the test');
+    conversation.event('run-1', { type: 'text', text: 'Rea' });
+    conversation.event('run-1', { type: 'text', text: 'ding.' });
+    conversation.event('run-1', { type: 'tool_call', id: 't1', name: 'read_file', summary: 'notes.txt' });
+    conversation.event('run-1', { type: 'text', text: 'sub', parent: 't1' });
+    conversation.event('run-1', { type: 'text', text: 'more', parent: 't1' });
+    conversation.event('run-1', { type: 'text', text: 'After.' });
+    const snapshot = conversation.snapshot();
+    assert.deepStrictEqual(
+      snapshot.items.map((i) => [i.type, i.text ?? i.name]),
+      [['prompt', 'Fix the test'], ['text', 'Reading.'], ['tool_call', 'read_file'], ['text', 'submore'], ['text', 'After.']],
+    );
+    assert.strictEqual(live.filter((c) => c.op === 'item').length, 7);
+    assert.strictEqual(snapshot.title, 'Fix the test');
+    assert.strictEqual(snapshot.running, true);
+  });
+  it('says what runs for the status bar, and what waits for an answer first', () => {
+    const conversation = new Conversation();
+    assert.deepStrictEqual(conversation.runState(), { state: 'idle' });
+    conversation.begin('go');
+    assert.deepStrictEqual(conversation.runState(), { state: 'running', tool: undefined });
+    conversation.event('run-1', { type: 'tool_call', id: 't1', name: 'run_shell', summary: 'cargo test\nmore' });
+    assert.deepStrictEqual(conversation.runState(), { state: 'running', tool: 'run_shell cargo test' });
+    conversation.setAsks([{ id: 1, message: 'Tandem wants to run a shell command:\ncargo test', actions: ['Deny'] }]);
+    assert.deepStrictEqual(conversation.runState(), { state: 'asking', message: 'Tandem wants to run a shell command:' });
+    conversation.setAsks([]);
+    conversation.event('run-1', { type: 'tool_result', id: 't1', is_error: false, content: 'ok' });
+    assert.deepStrictEqual(conversation.runState(), { state: 'running', tool: undefined });
+    conversation.end([{ path: '/w/a.txt', display: 'a.txt', status: 'applied' }], 'thread-1');
+    assert.deepStrictEqual(conversation.runState(), { state: 'idle' });
+    assert.strictEqual(conversation.threadId, 'thread-1');
+    assert.strictEqual(conversation.snapshot().items.at(-1)?.type, 'edits');
+  });
+  it('starts over with a resumed thread and its past', () => {
+    const conversation = new Conversation();
+    conversation.begin('old');
+    const live: Change[] = [];
+    conversation.onChange((c) => live.push(c));
+    conversation.reset('t-2', 'Other thread', [{ type: 'prompt', text: 'p' }, { type: 'text', text: 'a', runId: 'x' }, { type: 'text', text: 'b', runId: 'x' }]);
+    assert.strictEqual(live.length, 1);
+    assert.strictEqual(live[0].op, 'reset');
+    assert.deepStrictEqual(conversation.snapshot().items.map((i) => i.text), ['p', 'ab']);
+    assert.strictEqual(conversation.snapshot().title, 'Other thread');
+  });
+});
+
+describe('usage, edit statuses and the status bar', () => {
+  it('puts a run\'s tokens and cost on one line', () => {
+    assert.strictEqual(usageLine({ input_tokens: 1234, output_tokens: 56 }, 0.0045), '1,234 in · 56 out · $0.0045');
+    assert.strictEqual(usageLine({ input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 8 }, 1.5), '10 in · 2 out · 8 cached · $1.50');
+    assert.strictEqual(usageLine(undefined, undefined), '');
+  });
+  it('names edit statuses as the panel shows them', () => {
+    assert.deepStrictEqual(['applied', 'partial', 'rejected', 'superseded', 'not_applied'].map(editStatusLabel), ['applied', 'partial', 'declined', 'superseded', 'not applied']);
+  });
+  it('says idle, the running tool, or that an approval waits', () => {
+    assert.strictEqual(statusBarText({ state: 'idle' }).text, '$(comment-discussion) Tandem');
+    assert.strictEqual(statusBarText({ state: 'running', tool: 'read_file notes.txt' }).text, '$(loading~spin) Tandem: read_file notes.txt');
+    const asking = statusBarText({ state: 'asking', message: 'Tandem wants to run a shell command:' });
+    assert.strictEqual(asking.text, '$(bell-dot) Tandem: waiting for your approval');
+    assert.ok(asking.warning);
+    assert.ok(statusBarText({ state: 'running', tool: 'x'.repeat(100) }).text.endsWith('…'));
+  });
+});
+
+class Token implements Cancellation {
+  isCancellationRequested = false;
+  private listeners: (() => void)[] = [];
+  onCancellationRequested(listener: () => void) {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  }
+  cancel() {
+    this.isCancellationRequested = true;
+    for (const l of this.listeners) l();
+  }
+}
+
+describe('Asks', () => {
+  const params = { type: 2, message: 'Tandem wants to run a shell command:\nrm -rf build\n\nAsked because: no rule allows it\n', actions: [{ title: 'Allow once' }, { title: 'Deny' }] };
+
+  it('waits for the answer picked in the panel, with the whole message', async () => {
+    const conversation = new Conversation();
+    const asks = new Asks(conversation);
+    const answer = asks.ask(params, new Token());
+    const [pending] = conversation.snapshot().asks;
+    assert.strictEqual(pending.message, 'Tandem wants to run a shell command:\nrm -rf build\n\nAsked because: no rule allows it');
+    assert.deepStrictEqual(pending.actions, ['Allow once', 'Deny']);
+    assert.strictEqual(asks.answer(pending.id, 'Always allow'), false, 'an action the ask does not offer');
+    assert.strictEqual(asks.answer(pending.id, 'Allow once'), true);
+    assert.deepStrictEqual(await answer, { title: 'Allow once' });
+    assert.deepStrictEqual(conversation.snapshot().asks, []);
+    assert.strictEqual(asks.answer(pending.id, 'Deny'), false, 'answered twice');
+  });
+  it('answers null when the server withdraws the ask, and drops it from the panel', async () => {
+    const conversation = new Conversation();
+    const asks = new Asks(conversation);
+    const token = new Token();
+    const answer = asks.ask(params, token);
+    assert.strictEqual(asks.pending().length, 1);
+    token.cancel();
+    assert.strictEqual(await answer, null);
+    assert.deepStrictEqual(conversation.snapshot().asks, []);
+  });
+  it('keeps several asks apart', async () => {
+    const asks = new Asks(new Conversation());
+    const first = asks.ask(params, new Token());
+    const second = asks.ask({ message: 'Tandem wants to fetch https://x', actions: [{ title: 'Deny' }] }, new Token());
+    const [a, b] = asks.pending();
+    asks.answer(b.id, 'Deny');
+    asks.answer(a.id, 'Allow once');
+    assert.deepStrictEqual([await first, await second], [{ title: 'Allow once' }, { title: 'Deny' }]);
+  });
+});
+
+describe('the input box', () => {
+  it('walks the history with Up and Down and gives back the draft', () => {
+    const history = new History(['one', 'two']);
+    assert.strictEqual(history.up('draft'), 'two');
+    assert.strictEqual(history.up('two'), 'one');
+    assert.strictEqual(history.up('one'), undefined);
+    assert.strictEqual(history.down(), 'two');
+    assert.strictEqual(history.down(), 'draft');
+    assert.strictEqual(history.down(), undefined);
+    history.add('three');
+    history.add('three');
+    assert.deepStrictEqual(history.all(), ['one', 'two', 'three']);
+  });
+  it('finds the @ mention at the cursor and replaces it', () => {
+    assert.deepStrictEqual(mentionAt('look at @src/ma', 15), { start: 8, query: 'src/ma' });
+    assert.strictEqual(mentionAt('mail me@host', 12), undefined);
+    assert.strictEqual(mentionAt('@a b', 4), undefined);
+    const text = 'fix @no please';
+    const applied = applyMention(text, 7, { start: 4, query: 'no' }, 'notes.txt');
+    assert.deepStrictEqual(applied, { text: 'fix @notes.txt  please', cursor: 15 });
+  });
+  it('ranks files by name first', () => {
+    assert.deepStrictEqual(rankFiles(['src/notes.ts', 'docs/my-notes.md', 'notes.txt', 'a/b/c.rs'], 'notes'), ['notes.txt', 'src/notes.ts', 'docs/my-notes.md']);
+    assert.strictEqual(rankFiles(['a', 'b', 'c'], '', 2).length, 2);
+  });
+});
+
+describe('providerConfigured', () => {
+  const none = { env: { PATH: '/usr/bin', OPENAI_API_KEY: ' ' }, files: [{ permissions: {} }, 'not an object'] };
+  it('is false with no setting, variable or settings file naming a provider', () => {
+    assert.strictEqual(providerConfigured(none), false);
+  });
+  it('is true for a setting, a variable, or a settings file', () => {
+    assert.ok(providerConfigured({ ...none, provider: 'openai' }));
+    assert.ok(providerConfigured({ ...none, baseUrl: 'http://localhost:11434/v1' }));
+    assert.ok(providerConfigured({ ...none, env: { ANTHROPIC_API_KEY: 'sk-ant-x' } }));
+    assert.ok(providerConfigured({ ...none, files: [{ provider: 'anthropic' }] }));
+    assert.ok(providerConfigured({ ...none, files: [{ env: { OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1' } }] }));
+    assert.ok(!providerConfigured({ ...none, files: [{ env: { OTHER: 'x' } }] }));
+  });
+});

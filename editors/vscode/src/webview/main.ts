@@ -1,0 +1,560 @@
+// The Tandem panel's script, in the webview (bundled by esbuild with
+// ../panel/markdown and ../panel/input). It shows what the extension sends
+// (panel/conversation.ts: a snapshot, then each new item) and sends back
+// what the user does. It keeps no truth of its own beyond the draft in the
+// input box: reloaded, it asks for the snapshot again. The model's text is
+// rendered by panel/markdown.ts, which escapes everything, and only as
+// the extension sends it; the page's CSP allows no inline script at all.
+import { MarkdownStream } from '../panel/markdown';
+import { applyMention, History, mentionAt, MentionQuery } from '../panel/input';
+import { editStatusLabel } from '../panel/conversation';
+import type { Change, PanelItem, PendingAsk, Snapshot } from '../panel/conversation';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+
+type Incoming =
+  | Change
+  | { op: 'history'; entries: string[] }
+  | { op: 'mentions'; query: string; items: { label: string; value: string; detail?: string }[] }
+  | { op: 'insert'; text: string }
+  | { op: 'focus' };
+
+function byId<T extends HTMLElement>(id: string): T {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`the panel has no #${id}`);
+  return element as T;
+}
+
+const log = byId<HTMLElement>('log');
+const asksBox = byId<HTMLElement>('asks');
+const prompt = byId<HTMLTextAreaElement>('prompt');
+const send = byId<HTMLButtonElement>('send');
+const stop = byId<HTMLButtonElement>('stop');
+const title = byId<HTMLElement>('title');
+const mentions = byId<HTMLElement>('mentions');
+const empty = byId<HTMLElement>('empty');
+
+let history = new History();
+let running = false;
+
+// ---- The transcript ---------------------------------------------------------
+
+/** Streamed text being written, by where it goes (`run|parent`). */
+interface OpenText {
+  stream: MarkdownStream;
+  body: HTMLElement;
+  tail: HTMLElement;
+  pending: string;
+}
+const openTexts = new Map<string, OpenText>();
+const cards = new Map<string, HTMLElement>();
+const runEnds = new Map<string, HTMLElement>();
+let flushScheduled = false;
+
+function element(tag: string, className?: string, text?: string): HTMLElement {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** The transcript is scrolled to its end (within a line), so new text keeps it there. */
+function atBottom(): boolean {
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+}
+
+function keepBottom(wasAtBottom: boolean): void {
+  if (wasAtBottom) log.scrollTop = log.scrollHeight;
+}
+
+/** Where an item goes: the log, or the card of the sub-agent call it belongs to. */
+function container(item: PanelItem): HTMLElement {
+  if (item.parent !== undefined) {
+    const parent = cards.get(item.parent);
+    const children = parent?.querySelector<HTMLElement>(':scope > .children');
+    if (children) return children;
+  }
+  return log;
+}
+
+function textKey(item: PanelItem): string {
+  return `${item.runId ?? ''}|${item.parent ?? ''}`;
+}
+
+/** A non-text item ends the stretch of text before it at the same place. */
+function closeText(item: PanelItem): void {
+  const key = textKey(item);
+  const open = openTexts.get(key);
+  if (open) {
+    flushText(open);
+    openTexts.delete(key);
+  }
+}
+
+function appendText(item: PanelItem, immediate: boolean): void {
+  const key = textKey(item);
+  let open = openTexts.get(key);
+  if (!open) {
+    const body = element('div', item.parent !== undefined ? 'msg assistant nested' : 'msg assistant');
+    const tail = element('div', 'tail');
+    body.append(tail);
+    container(item).append(body);
+    open = { stream: new MarkdownStream(), body, tail, pending: '' };
+    openTexts.set(key, open);
+  }
+  open.pending += item.text ?? '';
+  if (immediate) flushText(open);
+  else scheduleFlush();
+}
+
+/** Render what text came since the last frame: once per frame, whatever the number of pieces. */
+function scheduleFlush(): void {
+  if (flushScheduled) return;
+  flushScheduled = true;
+  requestAnimationFrame(() => {
+    flushScheduled = false;
+    const bottom = atBottom();
+    for (const open of openTexts.values()) flushText(open);
+    keepBottom(bottom);
+  });
+}
+
+function flushText(open: OpenText): void {
+  if (open.pending === '') return;
+  const update = open.stream.push(open.pending);
+  open.pending = '';
+  for (const html of update.committed) {
+    const block = element('div', 'block');
+    block.innerHTML = html;
+    open.body.insertBefore(block, open.tail);
+  }
+  open.tail.innerHTML = update.tail;
+}
+
+const STATUS_ICON: Record<string, string> = { running: '…', ok: '✓', error: '✗' };
+
+function setCardStatus(card: HTMLElement, status: string, label: string): void {
+  card.dataset.status = status;
+  const badge = card.querySelector<HTMLElement>('.status');
+  if (badge) {
+    badge.textContent = `${STATUS_ICON[status] ?? ''} ${label}`.trim();
+    badge.className = `status ${status}`;
+  }
+}
+
+/** A clickable path: opens the file in the editor. */
+function fileLink(path: string, label?: string): HTMLElement {
+  const a = element('a', 'file', label ?? path) as HTMLAnchorElement;
+  a.href = '#';
+  a.dataset.path = path;
+  return a;
+}
+
+function toolCard(item: PanelItem): void {
+  const card = element('div', 'card');
+  card.dataset.id = item.id ?? '';
+  card.dataset.kind = item.kind?.type ?? 'other';
+  card.dataset.run = item.runId ?? '';
+  if (item.kind?.path) card.dataset.path = item.kind.path;
+  const header = element('div', 'card-header');
+  const toggle = element('button', 'toggle') as HTMLButtonElement;
+  toggle.setAttribute('aria-expanded', 'false');
+  const paths = item.kind?.path ? [item.kind.path] : (item.kind?.paths ?? []);
+  toggle.append(element('span', 'name', item.name ?? 'tool'));
+  // A call on files shows them as links instead of its summary (which names them).
+  if (paths.length === 0) toggle.append(element('span', 'summary', (item.summary ?? '').split('\n')[0]));
+  header.append(toggle);
+  paths.slice(0, 3).forEach((path, i) => header.append(fileLink(path, item.shown_paths?.[i] ?? shortPath(path))));
+  header.append(element('span', 'status running', '… running'));
+  const details = element('div', 'details');
+  details.hidden = true;
+  if (item.kind?.type === 'execute' && item.kind.command) {
+    details.append(element('div', 'label', 'Command'), element('pre', 'command', item.kind.command));
+  } else if (item.input && Object.keys(item.input).length > 0) {
+    details.append(element('div', 'label', 'Input'), element('pre', 'input', JSON.stringify(item.input, null, 2)));
+  }
+  card.append(header, details, element('div', 'children'));
+  toggle.id = `toggle-${cards.size}`;
+  details.id = `details-${cards.size}`;
+  toggle.setAttribute('aria-controls', details.id);
+  cards.set(item.id ?? `anon-${cards.size}`, card);
+  container(item).append(card);
+}
+
+function shortPath(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts.length > 3 ? `…/${parts.slice(-2).join('/')}` : path;
+}
+
+/** A result's text, with a diff's lines marked (edits) and paths at a line start clickable. */
+function resultBody(content: string, kind: string | undefined): HTMLElement {
+  const pre = element('pre', 'result');
+  for (const line of content.split('\n')) {
+    const span = element('span', kind === 'edit' && /^\+(?!\+\+)/.test(line) ? 'add' : kind === 'edit' && /^-(?!--)/.test(line) ? 'del' : '', `${line}\n`);
+    pre.append(span);
+  }
+  return pre;
+}
+
+function toolResult(item: PanelItem): void {
+  const card = item.id !== undefined ? cards.get(item.id) : undefined;
+  if (!card) return;
+  const details = card.querySelector<HTMLElement>(':scope > .details');
+  details?.querySelector(':scope > .result')?.remove();
+  details?.append(resultBody(item.content ?? '', card.dataset.kind));
+  const firstLine = (item.content ?? '').split('\n')[0];
+  // An edit's result says what became of the change (applied, partial, declined, superseded).
+  const edit = item.edit?.status;
+  if (edit) setCardStatus(card, editClass(edit), editStatusLabel(edit));
+  else setCardStatus(card, item.is_error ? 'error' : 'ok', item.is_error ? 'failed' : 'done');
+  card.title = firstLine;
+}
+
+function editStatuses(item: PanelItem): void {
+  const line = element('div', 'edits');
+  for (const edit of item.edits ?? []) {
+    for (const card of cards.values()) {
+      if (card.dataset.path === edit.path && card.dataset.run === (item.runId ?? '')) setCardStatus(card, editClass(edit.status), editStatusLabel(edit.status));
+    }
+    const entry = element('span', `edit ${editClass(edit.status)}`);
+    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status)}`));
+    line.append(entry);
+  }
+  log.append(line);
+}
+
+/** The colour an edit status gets: landed, landed in part, or not. */
+function editClass(status: string): string {
+  return status === 'applied' || status === 'written' ? 'ok' : status === 'partial' ? 'partial' : 'error';
+}
+
+function usageText(item: PanelItem): string {
+  const usage = item.usage;
+  if (!usage) return '';
+  const n = (v: number | undefined) => (v ?? 0).toLocaleString('en-US');
+  const parts = [`${n(usage.input_tokens)} in`, `${n(usage.output_tokens)} out`];
+  if (usage.cache_read_input_tokens) parts.push(`${n(usage.cache_read_input_tokens)} cached`);
+  if (typeof item.cost_usd === 'number') parts.push(`$${item.cost_usd < 0.01 ? item.cost_usd.toFixed(4) : item.cost_usd.toFixed(2)}`);
+  return parts.join(' · ');
+}
+
+function runEnd(item: PanelItem): void {
+  const line = element('div', `run-end ${item.status ?? ''}`);
+  const status = item.status ?? 'ended';
+  line.append(element('span', 'end-status', status === 'completed' ? 'Completed' : status.replace('_', ' ')));
+  if (status !== 'completed' && item.text) line.append(element('span', 'end-text', `: ${item.text.split('\n')[0]}`));
+  const usage = usageText(item);
+  if (usage) line.append(element('span', 'usage', ` · ${usage}`));
+  log.append(line);
+  if (item.runId) runEnds.set(item.runId, line);
+}
+
+/** Show one item; `immediate` renders text at once (a snapshot), else on the next frame. */
+function show(item: PanelItem, immediate: boolean): void {
+  empty.hidden = true;
+  if (item.type !== 'text') closeText(item);
+  switch (item.type) {
+    case 'prompt':
+      // A new run: every stretch of text before it is finished.
+      for (const open of openTexts.values()) flushText(open);
+      openTexts.clear();
+      log.append(element('div', 'msg user', item.text ?? ''));
+      break;
+    case 'text':
+      appendText(item, immediate);
+      break;
+    case 'tool_call':
+      toolCard(item);
+      break;
+    case 'tool_result':
+      toolResult(item);
+      break;
+    case 'status':
+      byId('usage').textContent = usageText(item);
+      break;
+    case 'end':
+      for (const [key, open] of openTexts) {
+        if (key.startsWith(`${item.runId ?? ''}|`)) flushText(open);
+      }
+      runEnd(item);
+      byId('usage').textContent = usageText(item);
+      break;
+    case 'edits':
+      editStatuses(item);
+      break;
+    case 'thinking': {
+      const details = element('details', 'thinking');
+      details.append(element('summary', '', 'Thinking'), element('pre', '', item.text ?? ''));
+      container(item).append(details);
+      break;
+    }
+    case 'retry':
+      log.append(element('div', 'note', `Retrying (attempt ${item.attempt ?? '?'}): ${item.reason ?? ''}`));
+      break;
+    case 'compact':
+      log.append(element('div', 'note', 'The conversation was summarised to stay within the context window.'));
+      break;
+    case 'hook':
+      log.append(element('div', 'note', `Hook ${item.name ?? ''}: ${(item as { message?: string }).message ?? ''}`));
+      break;
+    case 'note':
+      log.append(element('div', 'note', item.text ?? ''));
+      break;
+    default:
+      break;
+  }
+}
+
+function reset(snapshot: Snapshot): void {
+  log.replaceChildren();
+  openTexts.clear();
+  cards.clear();
+  runEnds.clear();
+  byId('usage').textContent = '';
+  empty.hidden = snapshot.items.length > 0;
+  for (const item of snapshot.items) show(item, true);
+  log.scrollTop = log.scrollHeight;
+  setAsks(snapshot.asks);
+  setState(snapshot.running, snapshot.title);
+  // For the end-to-end test: the panel has its snapshot.
+  document.body.dataset.ready = '1';
+}
+
+function setState(isRunning: boolean, threadTitle: string | undefined): void {
+  running = isRunning;
+  send.hidden = running;
+  stop.hidden = !running;
+  title.textContent = threadTitle ?? 'New conversation';
+  title.title = threadTitle ?? '';
+  document.body.classList.toggle('running', running);
+}
+
+// ---- Permission asks ---------------------------------------------------------
+
+function setAsks(asks: PendingAsk[]): void {
+  const hadFocus = asksBox.contains(document.activeElement);
+  asksBox.replaceChildren();
+  for (const ask of asks) {
+    const box = element('div', 'ask');
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', 'Tandem asks');
+    box.dataset.askId = String(ask.id);
+    box.append(element('pre', 'ask-message', ask.message));
+    const buttons = element('div', 'ask-actions');
+    for (const action of ask.actions) {
+      const button = element('button', action === 'Deny' || action === 'Reject' ? 'secondary' : '', action) as HTMLButtonElement;
+      button.dataset.askId = String(ask.id);
+      button.dataset.action = action;
+      buttons.append(button);
+    }
+    box.append(buttons);
+    asksBox.append(box);
+  }
+  asksBox.hidden = asks.length === 0;
+  // Keyboard users land on the question, not on a button an Enter would press.
+  const first = asksBox.querySelector<HTMLElement>('.ask');
+  if (first && (hadFocus || document.activeElement === document.body)) {
+    first.tabIndex = -1;
+    first.focus();
+  }
+}
+
+// ---- The input box ---------------------------------------------------------
+
+let mention: MentionQuery | undefined;
+let mentionItems: { label: string; value: string; detail?: string }[] = [];
+let mentionIndex = 0;
+
+function closeMentions(): void {
+  mention = undefined;
+  mentions.hidden = true;
+  prompt.removeAttribute('aria-activedescendant');
+}
+
+function showMentions(): void {
+  mentions.replaceChildren();
+  mentionItems.forEach((item, index) => {
+    const option = element('div', index === mentionIndex ? 'option selected' : 'option');
+    option.id = `mention-${index}`;
+    option.setAttribute('role', 'option');
+    option.setAttribute('aria-selected', String(index === mentionIndex));
+    option.dataset.index = String(index);
+    option.append(element('span', 'label', item.label));
+    if (item.detail) option.append(element('span', 'detail', item.detail));
+    mentions.append(option);
+  });
+  mentions.hidden = mentionItems.length === 0;
+  if (mentionItems.length > 0) prompt.setAttribute('aria-activedescendant', `mention-${mentionIndex}`);
+}
+
+function pickMention(index: number): void {
+  const item = mentionItems[index];
+  if (!item || !mention) return;
+  const applied = applyMention(prompt.value, prompt.selectionStart, mention, item.value);
+  prompt.value = applied.text;
+  prompt.setSelectionRange(applied.cursor, applied.cursor);
+  vscode.postMessage({ type: 'mentioned', value: item.value });
+  closeMentions();
+  saveDraft();
+}
+
+function saveDraft(): void {
+  vscode.setState({ draft: prompt.value });
+}
+
+function submit(): void {
+  const text = prompt.value;
+  if (text.trim() === '' || running) return;
+  history.add(text);
+  vscode.postMessage({ type: 'send', prompt: text });
+  prompt.value = '';
+  saveDraft();
+}
+
+prompt.addEventListener('keydown', (event) => {
+  if (!mentions.hidden && mentionItems.length > 0) {
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      mentionIndex = (mentionIndex + (event.key === 'ArrowDown' ? 1 : mentionItems.length - 1)) % mentionItems.length;
+      showMentions();
+      event.preventDefault();
+      return;
+    }
+    if (event.key === 'Enter' || event.key === 'Tab') {
+      pickMention(mentionIndex);
+      event.preventDefault();
+      return;
+    }
+    if (event.key === 'Escape') {
+      closeMentions();
+      event.preventDefault();
+      return;
+    }
+  }
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    submit();
+    return;
+  }
+  const onFirstLine = !prompt.value.slice(0, prompt.selectionStart).includes('\n');
+  const onLastLine = !prompt.value.slice(prompt.selectionEnd).includes('\n');
+  if (event.key === 'ArrowUp' && onFirstLine && !event.shiftKey) {
+    const older = history.up(prompt.value);
+    if (older !== undefined) {
+      prompt.value = older;
+      prompt.setSelectionRange(0, 0);
+      event.preventDefault();
+    }
+  } else if (event.key === 'ArrowDown' && onLastLine && !event.shiftKey) {
+    const newer = history.down();
+    if (newer !== undefined) {
+      prompt.value = newer;
+      prompt.setSelectionRange(newer.length, newer.length);
+      event.preventDefault();
+    }
+  } else if (event.key === 'Escape' && running) {
+    vscode.postMessage({ type: 'stop' });
+  }
+});
+
+prompt.addEventListener('input', () => {
+  saveDraft();
+  const found = mentionAt(prompt.value, prompt.selectionStart);
+  if (!found) {
+    closeMentions();
+    return;
+  }
+  mention = found;
+  vscode.postMessage({ type: 'mentionQuery', query: found.query });
+});
+
+mentions.addEventListener('mousedown', (event) => {
+  const option = (event.target as HTMLElement).closest<HTMLElement>('.option');
+  if (option?.dataset.index) {
+    event.preventDefault();
+    pickMention(Number(option.dataset.index));
+  }
+});
+
+send.addEventListener('click', submit);
+stop.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
+byId('new').addEventListener('click', () => vscode.postMessage({ type: 'newThread' }));
+byId('threads').addEventListener('click', () => vscode.postMessage({ type: 'resume' }));
+byId('selection').addEventListener('click', () => vscode.postMessage({ type: 'mentionSelection' }));
+
+// Clicks in the transcript: file links, web links, card toggles, ask actions.
+document.addEventListener('click', (event) => {
+  const target = event.target as HTMLElement;
+  const link = target.closest<HTMLAnchorElement>('a');
+  if (link) {
+    event.preventDefault();
+    if (link.dataset.path) vscode.postMessage({ type: 'open', path: link.dataset.path });
+    else if (link.dataset.url) vscode.postMessage({ type: 'openUrl', url: link.dataset.url });
+    return;
+  }
+  const toggle = target.closest<HTMLButtonElement>('button.toggle');
+  if (toggle) {
+    const details = toggle.closest('.card')?.querySelector<HTMLElement>(':scope > .details');
+    if (details) {
+      details.hidden = !details.hidden;
+      toggle.setAttribute('aria-expanded', String(!details.hidden));
+    }
+    return;
+  }
+  const action = target.closest<HTMLButtonElement>('button[data-action]');
+  if (action?.dataset.askId && action.dataset.action) {
+    vscode.postMessage({ type: 'answer', id: Number(action.dataset.askId), title: action.dataset.action });
+  }
+});
+
+window.addEventListener('message', (event: MessageEvent<Incoming>) => {
+  const message = event.data;
+  switch (message.op) {
+    case 'reset':
+      reset(message.snapshot);
+      break;
+    case 'item': {
+      const bottom = atBottom();
+      show(message.item, false);
+      keepBottom(bottom);
+      break;
+    }
+    case 'asks':
+      setAsks(message.asks);
+      break;
+    case 'state':
+      setState(message.running, message.title);
+      break;
+    case 'history':
+      history = new History(message.entries);
+      break;
+    case 'mentions':
+      if (mention && mention.query === message.query) {
+        mentionItems = message.items;
+        mentionIndex = 0;
+        showMentions();
+      }
+      break;
+    case 'insert': {
+      const at = prompt.selectionStart;
+      prompt.value = prompt.value.slice(0, at) + message.text + prompt.value.slice(prompt.selectionEnd);
+      prompt.setSelectionRange(at + message.text.length, at + message.text.length);
+      prompt.focus();
+      saveDraft();
+      break;
+    }
+    case 'focus':
+      prompt.focus();
+      break;
+  }
+});
+
+const saved = vscode.getState() as { draft?: string } | undefined;
+if (typeof saved?.draft === 'string') prompt.value = saved.draft;
+vscode.postMessage({ type: 'ready' });
