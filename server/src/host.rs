@@ -118,7 +118,7 @@ pub fn executor(tools: Tools) -> Executor {
 /// A run's own state, in plan mode from the start when the run's mode is
 /// `plan`; `review` is who answers `exit_plan_mode` (`None`: nobody can).
 pub fn run_scope(modes: Modes, review: Option<Arc<dyn PlanReview>>, root: &Path) -> RunScope {
-    let scope = RunScope::new(modes.policy.as_str(), review);
+    let scope = RunScope::new(modes.policy, review);
     if modes.run == PermissionMode::Plan {
         start_in_plan_mode(&scope, root);
     }

@@ -311,7 +311,7 @@ impl Session {
             _ = cancel.cancelled() => {}
         }
         let mode = self.mode();
-        let scope = RunScope::new(policy_mode(mode).as_str(), Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))));
+        let scope = RunScope::new(policy_mode(mode), Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))));
         if mode == PermissionMode::Plan {
             crate::tools::plan_mode::start_in_plan_mode(&scope, self.workspace.root());
         }
