@@ -64,6 +64,12 @@
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run.
+//! - [`language_servers`]: language servers Tandem starts itself
+//!   (`lspServers`) where no editor answers code intelligence questions:
+//!   an LSP client over each server's stdio, lazily started, shared by the
+//!   workspace's runs, restarted (bounded) after a crash; it implements
+//!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
+//!   `tandem/codeIntel` request to the editor plugin does.
 //! - [`consent`]: what the user approved that a project would run (project
 //!   MCP servers, project hooks), remembered per workspace.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
@@ -129,6 +135,7 @@ pub mod agent;
 pub mod consent;
 pub mod environment;
 pub mod hooks;
+pub mod language_servers;
 pub mod lsp;
 pub mod mcp;
 pub mod permissions;

@@ -25,6 +25,7 @@ use tandem::session::pricing::format_cost;
 use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
 use tandem::mcp::{Approvals, McpManager, Report};
 use tandem::tools::plan_mode::{start_in_plan_mode, PlanReview};
+use tandem::language_servers::LanguageServers;
 use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
@@ -43,6 +44,8 @@ pub struct AskOptions {
     pub permission_mode: Option<PermissionMode>,
     /// Project MCP servers approved on the command line (`NAME` or `all`).
     pub mcp_approve: Vec<String>,
+    /// Project language servers approved on the command line (`NAME` or `all`).
+    pub lsp_approve: Vec<String>,
     pub thread: ThreadChoice,
     /// Compact the thread before the run.
     pub compact: bool,
@@ -105,7 +108,14 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     mcp.start();
     let mut registry = ToolRegistry::builtin();
     registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(hooks);
+    let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(hooks);
+    // Language servers from lspServers start when first needed.
+    let approvals = tandem::language_servers::Approvals { store: tandem::consent::ConsentStore::for_user(), command_line: options.lsp_approve.clone() };
+    let (language_servers, problems) = LanguageServers::from_settings(workspace.root(), &settings, approvals);
+    report_problems(&problems);
+    if let Some(servers) = &language_servers {
+        executor = executor.with_code_intel(Arc::clone(servers) as Arc<dyn tandem::tools::code_intel::CodeIntel>);
+    }
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -128,6 +138,9 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
     reporter.abort();
     mcp.shutdown().await;
+    if let Some(servers) = language_servers {
+        servers.shutdown().await;
+    }
     workspace.clean_interrupted_writes();
     Ok(exit_code(outcome.status))
 }
@@ -238,6 +251,13 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
 /// The workspace's settings files; each problem is printed to stderr and
 /// the run goes on without the broken part.
 #[allow(clippy::print_stderr)]
+#[allow(clippy::print_stderr)]
+fn report_problems(problems: &[String]) {
+    for problem in problems {
+        eprintln!("tandem: settings: {problem}");
+    }
+}
+
 pub fn load_settings(root: &std::path::Path) -> Settings {
     let (settings, problems) = tandem::settings::load(&SettingsFiles::for_workspace(root), &[]);
     for problem in problems {

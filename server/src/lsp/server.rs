@@ -51,6 +51,9 @@ struct Session {
     hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
     answer_goes_alone: bool,
+    /// The servers of `lspServers`, when the editor does not answer code
+    /// intelligence questions itself; shut down with the session.
+    language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
 }
 
 pub struct Backend {
@@ -375,7 +378,7 @@ impl LanguageServer for Backend {
         let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
-        if self.settings().code_intel {
+        let language_servers = if self.settings().code_intel {
             let provider = super::code_intel::EditorCodeIntel::new(
                 Arc::clone(&self.link),
                 Arc::clone(&self.documents),
@@ -383,13 +386,25 @@ impl LanguageServer for Backend {
                 canonical_roots.clone(),
             );
             executor = executor.with_code_intel(Arc::new(provider));
-        }
+            None
+        } else {
+            // An editor that does not answer (eglot, Kakoune): the servers
+            // of lspServers, if any, started by Tandem itself.
+            let approvals = crate::language_servers::Approvals { store: crate::consent::ConsentStore::for_user(), command_line: Vec::new() };
+            let (servers, problems) = crate::language_servers::LanguageServers::from_settings(workspace.root(), &self.settings(), approvals);
+            problems.iter().for_each(|p| tracing::warn!("{p}"));
+            if let Some(servers) = &servers {
+                executor = executor.with_code_intel(Arc::clone(servers) as Arc<dyn crate::tools::code_intel::CodeIntel>);
+            }
+            servers
+        };
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let session = Session {
+            language_servers,
             hook_consent,
             threads,
             workspace,
@@ -453,6 +468,9 @@ impl LanguageServer for Backend {
         self.runs.cancel_all();
         if let Some(session) = self.session.get() {
             session.mcp.shutdown().await;
+            if let Some(servers) = &session.language_servers {
+                servers.shutdown().await;
+            }
         }
         Ok(())
     }
