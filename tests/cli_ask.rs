@@ -102,7 +102,7 @@ async fn ask_prints_a_plain_transcript_when_not_on_a_terminal() {
           ✓    1 | hi there
         Hello there!
 
-        ── completed · 2 turns · 31 tokens in, 15 out · $0.0003 · no files changed · thread ID
+        ── completed · 2 turns · 31 tokens in, 15 out · $0.0003 · no edits · thread ID
     "#]]
     .assert_eq(&hide_thread_id(&stdout));
 }
@@ -169,6 +169,31 @@ async fn permission_mode_plan_starts_in_plan_mode() {
         (false, "Exited plan mode. Permission mode restored to: default\n\n## Your Plan:\n(No plan file found)"),
     ]);
     assert!(!dir.path().join("b.txt").exists() && !dir.path().join("c.txt").exists());
+}
+
+/// The terminal's end line counts the run's edits by status and lists
+/// every changed range.
+#[tokio::test]
+async fn the_summary_counts_edits_by_status_with_their_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\nfour\nfive\n").unwrap();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "read_file", "input": {"file_path": "a.txt"}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"file_path": "a.txt", "old_string": "two", "new_string": "TWO"}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"file_path": "a.txt", "old_string": "four\nfive", "new_string": "FOUR\nFIVE"}}]},
+        {"tool_calls": [{"name": "write_file", "input": {"file_path": "b.txt", "content": "beta\n"}}]},
+        {"text": "Done."}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--permission-mode", "acceptEdits", "shout"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    let last = stdout.lines().rev().find(|l| !l.is_empty()).unwrap();
+    assert!(
+        last.contains(" · 3 edits: 3 applied. Changed: a.txt line 2; a.txt lines 4-5; b.txt line 1. · thread "),
+        "{stdout}"
+    );
 }
 
 #[tokio::test]

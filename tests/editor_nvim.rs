@@ -323,7 +323,7 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         assert!(transcript.iter().any(|l| l == "→ `edit_file notes.txt`"), "{transcript:#?}");
 
         let messages = messages(report);
-        assert!(messages.contains(&"Tandem: run completed (1 edit)".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: run completed. 1 edit: 1 applied. Changed: notes.txt line 3.".to_string()), "{messages:#?}");
         assert!(messages.contains(&"Tandem: no run is active".to_string()), "{messages:#?}");
         assert!(messages.contains(&"Tandem: attached".to_string()), "{messages:#?}");
         assert_eq!(report["status_idle"], "Tandem");
@@ -523,7 +523,7 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
             ["## Explain this code.", "", "It lists three lines.", "", "**— completed —**"],
             "{report:#}"
         );
-        assert!(messages(report).contains(&"Tandem: run completed (0 edits)".to_string()), "{report:#}");
+        assert!(messages(report).contains(&"Tandem: run completed. No edits.".to_string()), "{report:#}");
     }
 }
 
@@ -543,7 +543,7 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
             {"text": "It has three lines."}
         ]});
         let report = run_scenario(&NotesWorkspace::new(), &nvim, "resume_scenario.lua", &script.to_string(), []);
-        assert_eq!(report["first_status"], "Tandem: run completed (0 edits)", "{report:#}");
+        assert_eq!(report["first_status"], "Tandem: run completed. No edits.", "{report:#}");
         let first_run = lines(&report, "after_first");
         assert_eq!(
             first_run,
@@ -573,7 +573,7 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
         assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
         // The next ask continues that thread, below its past.
         assert_eq!(report["second_thread"], report["first_thread"], "{report:#}");
-        assert_eq!(report["second_status"], "Tandem: run completed (0 edits)", "{report:#}");
+        assert_eq!(report["second_status"], "Tandem: run completed. No edits.", "{report:#}");
         let after_second = lines(&report, "after_second");
         assert_eq!(after_second[..first_run.len()], first_run[..], "{report:#}");
         assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");

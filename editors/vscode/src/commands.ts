@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageclient/node';
 import { SECRET_KEYS, TandemServer, workspaceFolders } from './client';
-import { AskResult, endSummary, firstLine, relativePath } from './logic';
+import { AskResult, editLanded, endSummary, firstLine, relativePath } from './logic';
 import { RunEvent, RunEventParams } from './runs';
 
 export interface AskArgument {
@@ -126,7 +126,8 @@ export async function runAsk(
 async function announce(result: AskResult): Promise<void> {
   const folders = workspaceFolders();
   const message = endSummary(result, folders);
-  const changed = result.edits.filter((e) => e.status === 'applied' || e.status === 'written').slice(0, 2);
+  // One button per changed file (two edits of one file are one button).
+  const changed = result.edits.filter(editLanded).filter((e, i, all) => all.findIndex((o) => o.uri === e.uri) === i).slice(0, 2);
   const buttons = [...changed.map((e) => `Open ${relativePath(e.uri, folders)}`), 'Show transcript'];
   const show =
     result.status === 'completed'

@@ -153,14 +153,80 @@ export function relativePath(uri: string, folders: string[]): string {
   return path;
 }
 
+/** Lines `startLine..endLine` (1-based) of a file after an edit. */
+export interface EditLines {
+  startLine: number;
+  endLine: number;
+}
+
+/** One edit of a run, as `tandem.ask` answers it (docs/protocol.md). */
+export interface EditResult {
+  uri: string;
+  /** applied | partial | rejected | not_applied | superseded | written */
+  status: string;
+  ranges?: EditLines[];
+  declined?: EditLines[];
+}
+
 export interface AskResult {
   runId: string;
   status: string;
   text: string;
-  edits: { uri: string; status: string }[];
+  edits: EditResult[];
 }
 
-/** The one-line notification when a run ends. */
+/** The words for an edit status, as the server's messages use them. */
+export function statusWords(status: string): string {
+  switch (status) {
+    case 'applied':
+    case 'written':
+      return 'applied';
+    case 'partial':
+      return 'partly applied';
+    case 'rejected':
+      return 'declined';
+    case 'not_applied':
+      return 'not applied';
+    default:
+      return status;
+  }
+}
+
+/** The change is (at least partly) in the file. */
+export function editLanded(edit: EditResult): boolean {
+  return edit.status === 'applied' || edit.status === 'written' || edit.status === 'partial';
+}
+
+function lines(spans: EditLines[] | undefined): string {
+  return (spans ?? []).map((s) => (s.startLine === s.endLine ? `${s.startLine}` : `${s.startLine}-${s.endLine}`)).join(', ');
+}
+
+/**
+ * Edits counted by status and listed with every changed range:
+ * "3 edits: 2 applied, 1 declined. Changed: a.txt lines 3-4, 10. Not applied: b.txt (declined)."
+ */
+export function editsSummary(edits: EditResult[], folders: string[]): string {
+  if (edits.length === 0) return '';
+  const order = ['applied', 'partly applied', 'declined', 'not applied', 'superseded'];
+  const counts = new Map<string, number>();
+  for (const edit of edits) counts.set(statusWords(edit.status), (counts.get(statusWords(edit.status)) ?? 0) + 1);
+  const counted = [...counts.entries()].sort((a, b) => {
+    const [ia, ib] = [order.indexOf(a[0]), order.indexOf(b[0])];
+    return (ia < 0 ? order.length : ia) - (ib < 0 ? order.length : ib);
+  });
+  const parts = [`${edits.length} edit${edits.length === 1 ? '' : 's'}: ${counted.map(([words, n]) => `${n} ${words}`).join(', ')}.`];
+  const changed = edits.filter(editLanded).map((e) => {
+    const where = lines(e.ranges);
+    const place = where === '' ? relativePath(e.uri, folders) : `${relativePath(e.uri, folders)} ${where.includes(',') || where.includes('-') ? 'lines' : 'line'} ${where}`;
+    return e.status === 'partial' ? `${place} (partly applied; declined: ${lines(e.declined) || 'the rest'})` : place;
+  });
+  if (changed.length > 0) parts.push(`Changed: ${changed.join('; ')}.`);
+  const other = edits.filter((e) => !editLanded(e));
+  if (other.length > 0) parts.push(`Not applied: ${other.map((e) => `${relativePath(e.uri, folders)} (${statusWords(e.status)})`).join(', ')}.`);
+  return parts.join(' ');
+}
+
+/** The notification when a run ends: how, and its edits by status. */
 export function endSummary(result: AskResult, folders: string[]): string {
   const how =
     result.status === 'completed'
@@ -172,12 +238,10 @@ export function endSummary(result: AskResult, folders: string[]): string {
           : result.status === 'turn_limit'
             ? 'stopped at the turn limit (tandem.maxTurns)'
             : result.status;
-  const landed = result.edits.filter((e) => e.status === 'applied' || e.status === 'written');
-  const other = result.edits.filter((e) => e.status !== 'applied' && e.status !== 'written');
   const parts = [/[.:!?]$/.test(how) ? `Tandem: run ${how}` : `Tandem: run ${how}.`];
-  if (landed.length > 0) parts.push(`Changed: ${landed.map((e) => relativePath(e.uri, folders)).join(', ')}.`);
-  if (other.length > 0) parts.push(`Not applied: ${other.map((e) => `${relativePath(e.uri, folders)} (${e.status})`).join(', ')}.`);
-  if (result.status === 'cancelled' && landed.length > 0) parts.push('Edits that landed before the cancel stay in the buffers (undo with Ctrl+Z).');
+  const edits = editsSummary(result.edits, folders);
+  if (edits !== '') parts.push(edits);
+  if (result.status === 'cancelled' && result.edits.some(editLanded)) parts.push('Edits that landed before the cancel stay in the buffers (undo with Ctrl+Z).');
   return parts.join(' ');
 }
 

@@ -16,6 +16,8 @@ export interface RunEvent {
   parent?: string;
   attempt?: number;
   reason?: string;
+  /** On the tool_result of a call that changed a file: what became of the change. */
+  edit?: { uri: string; status: string; ranges?: { startLine: number; endLine: number }[]; declined?: { startLine: number; endLine: number }[] };
 }
 
 export interface RunEventParams {

@@ -3,7 +3,7 @@
 // workspace-relative paths; sub-agent events (with `parent`) are nested
 // under the call that started them (transcriptText.ts).
 import * as vscode from 'vscode';
-import { AskResult, relativePath } from './logic';
+import { AskResult, editsSummary } from './logic';
 import { RunEventParams } from './runs';
 import { RunEvent } from './runs';
 import { TranscriptText, ending, heading, threadText } from './transcriptText';
@@ -30,9 +30,8 @@ export class Transcript {
     this.open = false;
     this.log.append(this.text.lineBreak());
     this.log.append(ending(result.status, result.text));
-    for (const edit of result.edits) {
-      this.log.appendLine(`  ${edit.status}: ${relativePath(edit.uri, folders)}`);
-    }
+    const summary = editsSummary(result.edits, folders);
+    if (summary !== '') this.log.appendLine(summary);
   }
 
   note(text: string): void {

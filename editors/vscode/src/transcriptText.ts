@@ -50,7 +50,9 @@ export class TranscriptText {
       }
       case 'tool_result': {
         const first = (event.content ?? '').split('\n')[0];
-        return this.line(`  ${event.is_error ? '✗' : '✓'} ${first}`, depth);
+        // A partly applied edit is neither done nor refused.
+        const mark = event.edit?.status === 'partial' ? '◐' : event.is_error ? '✗' : '✓';
+        return this.line(`  ${mark} ${first}`, depth);
       }
       case 'retry':
         return this.line(`(retrying, attempt ${event.attempt}: ${event.reason})`, 0);

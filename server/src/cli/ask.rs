@@ -27,7 +27,7 @@ use tandem::mcp::{Approvals, McpManager, Report};
 use tandem::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use tandem::language_servers::LanguageServers;
 use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
-use tandem::workspace::Workspace;
+use tandem::workspace::{EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
 
 use super::plan_review::TerminalPlanReview;
@@ -303,6 +303,7 @@ pub async fn run_printed(
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
     let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
+    let workspace = Arc::clone(&ctx.workspace);
     let (tx, mut rx) = agent::event_channel();
     let run = async move {
         match thread {
@@ -334,7 +335,13 @@ pub async fn run_printed(
     let (outcome, printer) = tokio::join!(run, print);
     ctrl_c.abort();
     if let Some(mut printer) = printer {
-        printer.summary(&outcome);
+        let run = workspace.run_tag().cloned();
+        let written = workspace
+            .take_disk_writes(run.as_deref())
+            .into_iter()
+            .map(|write| EditSummaryItem { display: workspace.display_path(&write.path), status: EditStatus::Written, ranges: write.ranges, declined: Vec::new() })
+            .collect();
+        printer.summary(&outcome, written);
     }
     outcome
 }

@@ -6,13 +6,14 @@
 //! Colour only when stdout is a terminal and `NO_COLOR` is unset. `--json`
 //! bypasses all of this: one event per line.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tandem::agent::{RunEvent, RunOutcome, RunStatus};
 use tandem::tools::ToolKind;
+use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
 
 /// Result lines longer than this are cut in the transcript (a successful
 /// result's first line; errors are shown whole).
@@ -58,7 +59,8 @@ pub struct Printer {
     /// Edit calls waiting for their result: call id → the file as the call
     /// named it, for the closing summary.
     edit_calls: HashMap<String, String>,
-    files_changed: BTreeSet<String>,
+    /// Edits the user declined at the terminal's prompt, by the file the call named.
+    declined: Vec<String>,
     retries: u32,
     /// Call id → nesting depth (sub-agents' calls are 1 and deeper).
     depths: HashMap<String, usize>,
@@ -81,7 +83,7 @@ impl Printer {
             spinner,
             at_line_start: true,
             edit_calls: HashMap::new(),
-            files_changed: BTreeSet::new(),
+            declined: Vec::new(),
             retries: 0,
             depths: HashMap::new(),
             speaker: None,
@@ -185,8 +187,9 @@ impl Printer {
             RunEvent::ToolResult { id, is_error, content } => {
                 let edited = self.edit_calls.remove(id);
                 if let Some(file) = &edited {
-                    if !is_error {
-                        self.files_changed.insert(file.clone());
+                    // The headless policy's words when the user says no.
+                    if *is_error && (content.contains("the user rejected the change") || content.contains("the user denied it")) {
+                        self.declined.push(file.clone());
                     }
                 }
                 self.speaker = None;
@@ -247,8 +250,9 @@ impl Printer {
         }
     }
 
-    /// The closing summary: status, turns, tokens, files changed.
-    pub fn summary(&mut self, outcome: &RunOutcome) {
+    /// The closing summary: status, turns, tokens, and the run's edits by
+    /// status with every changed range (`written`: the files it wrote).
+    pub fn summary(&mut self, outcome: &RunOutcome, written: Vec<EditSummaryItem>) {
         let status = match outcome.status {
             RunStatus::Completed => self.style.green("completed"),
             RunStatus::Cancelled => self.style.red("cancelled"),
@@ -256,11 +260,9 @@ impl Printer {
             RunStatus::TurnLimit => self.style.red("stopped at the turn limit"),
             RunStatus::Loop => self.style.red("stopped: the model was repeating itself"),
         };
-        let files = if self.files_changed.is_empty() {
-            "no files changed".to_string()
-        } else {
-            format!("files changed: {}", self.files_changed.iter().cloned().collect::<Vec<_>>().join(", "))
-        };
+        let mut edits = written;
+        edits.extend(self.declined.drain(..).map(|display| EditSummaryItem { display, status: EditStatus::Rejected, ranges: Vec::new(), declined: Vec::new() }));
+        let files = edits_summary(&edits).unwrap_or_else(|| "no edits".to_string());
         let turns = if outcome.turns == 1 { "1 turn".to_string() } else { format!("{} turns", outcome.turns) };
         let usage = &outcome.usage;
         let cached = if usage.cache_read_input_tokens > 0 { format!(" ({} cached)", thousands(usage.cache_read_input_tokens)) } else { String::new() };

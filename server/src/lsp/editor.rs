@@ -567,12 +567,6 @@ impl Editor for LspEditor {
         self.documents.known_text(path, version, text, fingerprint);
     }
 
-    fn wrote_to_disk(&self, path: &Path, run: Option<Arc<str>>, old: &str, new: &str) {
-        let Some(uri) = path_to_uri(path) else { return };
-        let ranges = changed_lines(&replacements(old, new), new);
-        self.push_record(run, EditRecord { ranges, ..EditRecord::new(uri.as_str().to_string(), EditStatus::Written) });
-    }
-
     async fn apply(&self, edit: BufferEdit) -> EditOutcome {
         let watch_for = self.settings().timeouts.apply_edit();
         // If the run stops waiting (cancelled: this future is dropped, and

@@ -293,7 +293,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
     env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
     let forwarder =
-        tokio::spawn(forward_events(Arc::clone(&env.client), Arc::clone(&env.editor), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
+        tokio::spawn(forward_events(Arc::clone(&env.client), (Arc::clone(&env.editor), Arc::clone(&env.workspace)), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let mode = env.settings.permission_mode();
     let review = super::plan_review::LspPlanReview {
@@ -475,7 +475,8 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
 /// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`, one
 /// entry per edit in the order they were made.
 fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf>) -> Value {
-    let records = env.editor.take_records(Some(run_id));
+    let mut records = env.editor.take_records(Some(run_id));
+    records.extend(env.workspace.take_disk_writes(Some(run_id)).into_iter().filter_map(|write| written_record(&write.path, write.ranges)));
     let mut edits: Vec<Value> = records.iter().map(edit_json).collect();
     // A file changed by an edit call that the editor has no record of
     // (written by a view without the editor) still counts.
@@ -486,6 +487,12 @@ fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf
         }
     }
     json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits})
+}
+
+/// A file written on disk, as an edit record.
+fn written_record(path: &std::path::Path, ranges: Vec<LineSpan>) -> Option<EditRecord> {
+    let uri = path_to_uri(path)?;
+    Some(EditRecord { ranges, ..EditRecord::new(uri.as_str().to_string(), EditStatus::Written) })
 }
 
 /// One edit as the answer and the run events show it: `{"uri", "status",
@@ -534,13 +541,13 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
 /// the paths of files successfully changed by `Edit` calls.
 async fn forward_events(
     client: Arc<dyn ClientLink>,
-    editor: Arc<LspEditor>,
+    (editor, workspace): (Arc<LspEditor>, Arc<Workspace>),
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
     forwarded: watch::Sender<u64>,
 ) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, editor, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), written: Vec::new() };
+    let mut forwarder = Forwarder { client, editor, workspace, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
     while let Some(event) = events.recv().await {
         forwarder.forward(&event).await;
         forwarded.send_modify(|n| *n += 1);
@@ -554,6 +561,8 @@ struct Forwarder {
     client: Arc<dyn ClientLink>,
     /// Where each edit's outcome is recorded, for the edit's tool result.
     editor: Arc<LspEditor>,
+    /// Where files written on disk are recorded.
+    workspace: Arc<Workspace>,
     run_id: String,
     progress: Option<Value>,
     seq: u64,
@@ -561,6 +570,8 @@ struct Forwarder {
     edit_calls: BTreeMap<String, PathBuf>,
     /// Per URI, the last edit record shown with a tool result.
     shown_records: BTreeMap<String, u64>,
+    /// Per path, the last disk write shown with a tool result.
+    shown_disk_writes: BTreeMap<PathBuf, u64>,
     written: Vec<PathBuf>,
 }
 
@@ -590,6 +601,11 @@ impl Forwarder {
                         if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
                             self.shown_records.insert(uri, seq);
                             edit = Some(edit_json(&record));
+                        }
+                        let seen = self.shown_disk_writes.get(&path).copied().unwrap_or(0);
+                        if let Some(write) = self.workspace.disk_write_since(Some(&self.run_id), &path, seen) {
+                            self.shown_disk_writes.insert(path.clone(), write.seq);
+                            edit = written_record(&path, write.ranges).map(|record| edit_json(&record));
                         }
                     }
                     if !is_error {

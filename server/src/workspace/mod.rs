@@ -11,6 +11,7 @@ mod edit_locks;
 mod ledger;
 mod overlay;
 mod paths;
+mod replacements;
 mod review;
 mod watcher;
 
@@ -21,7 +22,8 @@ pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJourna
 pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
-pub use review::{changed_lines, landed_hunks, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
+pub use replacements::replacements;
+pub use review::{changed_lines, edits_summary, landed_hunks, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use watcher::DiskWatcher;
 
@@ -161,6 +163,46 @@ pub struct Workspace {
     /// The run this view writes for (an editor run's id): its edits to open
     /// documents carry it, so the editor reports each run's own edits.
     run_tag: Option<Arc<str>>,
+    /// The files written on disk, with their runs: shared by every view.
+    disk_writes: Arc<DiskWrites>,
+}
+
+/// A file written on disk (not open in an editor) by a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskWrite {
+    /// The run it was written for (see [`Workspace::for_run`]).
+    pub run: Option<Arc<str>>,
+    pub path: PathBuf,
+    /// The lines of the new text each hunk changed.
+    pub ranges: Vec<LineSpan>,
+    /// Counts disk writes in the order they were made.
+    pub seq: u64,
+}
+
+/// Disk writes kept at most; the oldest go first. Each run takes its own
+/// when it ends.
+const MAX_DISK_WRITES: usize = 4096;
+
+#[derive(Debug, Default)]
+struct DiskWrites {
+    entries: Mutex<Vec<DiskWrite>>,
+    next_seq: std::sync::atomic::AtomicU64,
+}
+
+impl DiskWrites {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<DiskWrite>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) {
+        let ranges = changed_lines(&replacements(old, new), new);
+        let seq = self.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let mut entries = self.lock();
+        if entries.len() >= MAX_DISK_WRITES {
+            entries.remove(0);
+        }
+        entries.push(DiskWrite { run, path: path.to_path_buf(), ranges, seq });
+    }
 }
 
 /// Tandem's own folder for one workspace, outside it:
@@ -228,6 +270,7 @@ impl Workspace {
             home: dirs::home_dir(),
             journal,
             run_tag: None,
+            disk_writes: Arc::default(),
         })
     }
 
@@ -251,6 +294,7 @@ impl Workspace {
             text_reads: Arc::clone(&self.text_reads),
             journal: self.journal.clone(),
             run_tag: self.run_tag.clone(),
+            disk_writes: Arc::clone(&self.disk_writes),
         }
     }
 
@@ -260,6 +304,22 @@ impl Workspace {
     /// a thread's, a sub-agent's) keep the tag.
     pub fn for_run(&self, tag: &str) -> Workspace {
         Workspace { run_tag: Some(Arc::from(tag)), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// The files written on disk for `run` (`None`: by views of no run),
+    /// in order, taken: another run's stay.
+    pub fn take_disk_writes(&self, run: Option<&str>) -> Vec<DiskWrite> {
+        let mut entries = self.disk_writes.lock();
+        let (mine, others): (Vec<DiskWrite>, Vec<DiskWrite>) = std::mem::take(&mut *entries).into_iter().partition(|w| w.run.as_deref() == run);
+        *entries = others;
+        mine
+    }
+
+    /// The last disk write of `run` to `path` after the write `seq` (0:
+    /// any), left in place.
+    pub fn disk_write_since(&self, run: Option<&str>, path: &Path, seq: u64) -> Option<DiskWrite> {
+        let entries = self.disk_writes.lock();
+        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path).cloned()
     }
 
     /// The run this view writes for, if any.
@@ -544,9 +604,7 @@ impl Workspace {
         };
         match atomic_write_journaled(&change.path, change.new_text.as_bytes(), expected, self.journal.as_deref()) {
             Ok(()) => {
-                if let Some(editor) = &self.editor {
-                    editor.wrote_to_disk(&change.path, self.run_tag.clone(), &old_text, &change.new_text);
-                }
+                self.disk_writes.push(self.run_tag.clone(), &change.path, &old_text, &change.new_text);
                 let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
                 self.ledger.record(&change.path, stamp, Arc::clone(&change.new_text));
                 self.watch(&change.path);

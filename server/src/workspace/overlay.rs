@@ -90,10 +90,6 @@ pub trait Editor: Send + Sync {
     /// snapshots may keep them instead of copying and hashing the
     /// document again. It must check that the buffer holds this text.
     fn known_text(&self, _path: &Path, _version: i32, _text: &Arc<str>, _fingerprint: u64) {}
-    /// A file that is not open was written on disk for `run`, from `old`
-    /// (empty for a new file) to `new`: an editor that reports a run's
-    /// edits counts it too.
-    fn wrote_to_disk(&self, _path: &Path, _run: Option<Arc<str>>, _old: &str, _new: &str) {}
 }
 
 /// An in-memory editor for tests: documents are a map, `apply` checks the

@@ -218,6 +218,72 @@ pub fn changed_lines(hunks: &[Splice], new: &str) -> Vec<LineSpan> {
         .collect()
 }
 
+/// One edit of a run as an end message lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditSummaryItem {
+    /// The file as the user sees it (relative to the workspace).
+    pub display: String,
+    pub status: EditStatus,
+    /// The lines it changed (the landed hunks of a partial edit).
+    pub ranges: Vec<LineSpan>,
+    /// A partial edit's declined hunks.
+    pub declined: Vec<LineSpan>,
+}
+
+fn line_list(spans: &[LineSpan]) -> String {
+    spans
+        .iter()
+        .map(|s| if s.start == s.end { s.start.to_string() } else { format!("{}-{}", s.start, s.end) })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A run's edits counted by status, and every changed range, as every
+/// front end words them: "2 edits: 1 applied, 1 declined. Changed: a.txt
+/// lines 3-4, 10. Not applied: b.txt (declined)." `None` for no edits.
+pub fn edits_summary(edits: &[EditSummaryItem]) -> Option<String> {
+    if edits.is_empty() {
+        return None;
+    }
+    // `written` is `applied` to the user: the file has the change.
+    let words = |status: EditStatus| if status == EditStatus::Written { EditStatus::Applied.words() } else { status.words() };
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for status in EditStatus::ALL {
+        let n = edits.iter().filter(|e| words(e.status) == words(status)).count();
+        if n > 0 && !counts.iter().any(|(w, _)| *w == words(status)) {
+            counts.push((words(status), n));
+        }
+    }
+    let counted = counts.iter().map(|(w, n)| format!("{n} {w}")).collect::<Vec<_>>().join(", ");
+    let plural = if edits.len() == 1 { "" } else { "s" };
+    let mut out = format!("{} edit{plural}: {counted}.", edits.len());
+    let changed: Vec<String> = edits
+        .iter()
+        .filter(|e| e.status.landed())
+        .map(|e| {
+            let lines = line_list(&e.ranges);
+            let mut place = match (lines.is_empty(), e.ranges.len() == 1 && e.ranges[0].start == e.ranges[0].end) {
+                (true, _) => e.display.clone(),
+                (false, true) => format!("{} line {lines}", e.display),
+                (false, false) => format!("{} lines {lines}", e.display),
+            };
+            if e.status == EditStatus::Partial {
+                let declined = line_list(&e.declined);
+                place.push_str(&format!(" (partly applied; declined: {})", if declined.is_empty() { "the rest" } else { &declined }));
+            }
+            place
+        })
+        .collect();
+    if !changed.is_empty() {
+        out.push_str(&format!(" Changed: {}.", changed.join("; ")));
+    }
+    let other: Vec<String> = edits.iter().filter(|e| !e.status.landed()).map(|e| format!("{} ({})", e.display, words(e.status))).collect();
+    if !other.is_empty() {
+        out.push_str(&format!(" Not applied: {}.", other.join(", ")));
+    }
+    Some(out)
+}
+
 /// Lines of a declined hunk's text quoted for the model, at most.
 const MAX_QUOTED_LINES: usize = 12;
 
@@ -336,6 +402,25 @@ mod tests {
         let hunks = vec![splice(old, "a\n", "A\nA2\n"), splice(old, "d\n", "")];
         let new = apply(old, &hunks, &[true, true]);
         assert_eq!(changed_lines(&hunks, &new), vec![LineSpan { start: 1, end: 2 }, LineSpan { start: 5, end: 5 }]);
+    }
+
+    #[test]
+    fn end_messages_count_edits_by_status_and_list_every_range() {
+        let item = |display: &str, status, ranges: &[(usize, usize)], declined: &[(usize, usize)]| EditSummaryItem {
+            display: display.into(),
+            status,
+            ranges: ranges.iter().map(|&(start, end)| LineSpan { start, end }).collect(),
+            declined: declined.iter().map(|&(start, end)| LineSpan { start, end }).collect(),
+        };
+        let edits = [
+            item("a.txt", EditStatus::Applied, &[(3, 4), (10, 10)], &[]),
+            item("app.py", EditStatus::Partial, &[(1, 1)], &[(5, 5)]),
+            item("new.txt", EditStatus::Written, &[(1, 2)], &[]),
+            item("b.txt", EditStatus::Rejected, &[], &[]),
+        ];
+        expect_test::expect!["4 edits: 2 applied, 1 partly applied, 1 declined. Changed: a.txt lines 3-4, 10; app.py line 1 (partly applied; declined: 5); new.txt lines 1-2. Not applied: b.txt (declined)."]
+            .assert_eq(&edits_summary(&edits).unwrap());
+        assert_eq!(edits_summary(&[]), None);
     }
 
     #[test]

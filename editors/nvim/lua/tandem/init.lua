@@ -1,7 +1,9 @@
 -- Tandem for Neovim: starts `tandem lsp`, sends `tandem.ask`, shows the live
 -- transcript from `tandem/runEvent`, reviews the agent's edits with a diff
 -- (lua/tandem/review.lua), shows Tandem's questions whole in a float
--- (lua/tandem/prompt.lua), and saves buffers on `tandem/saveDocuments`.
+-- (lua/tandem/prompt.lua), says how each run ended with its edits counted
+-- by status (lua/tandem/edits.lua), and saves buffers on
+-- `tandem/saveDocuments`.
 --
 -- Edits arrive as ordinary `workspace/applyEdit` requests, so they land in
 -- the undo history like any other change (`u` undoes the agent's edit).
@@ -9,6 +11,7 @@
 local M = {}
 
 local transcript = require('tandem.transcript')
+local edits = require('tandem.edits')
 local review = require('tandem.review')
 local state = require('tandem.state')
 local await = require('tandem.await')
@@ -266,11 +269,10 @@ function M.ask_argument(argument, bufnr)
     end
     transcript.finish(result.status, result.text) -- no-op when the end event framed it
     transcript.edits(result.edits, review.changed_lines)
-    local count = #(result.edits or {})
     local level = result.status == 'completed' and vim.log.levels.INFO or vim.log.levels.WARN
     local how = result.status == 'failed' and ('failed: ' .. vim.split(result.text or '', '\n', { plain = true })[1])
       or result.status
-    notify(string.format('run %s (%d edit%s)', how, count, count == 1 and '' or 's'), level)
+    notify(string.format('run %s. %s', how, edits.summary(result.edits)), level)
   end, bufnr)
   return true
 end

@@ -307,11 +307,24 @@ function M.edits(edits, changed_lines)
   if not edits or #edits == 0 then
     return
   end
-  local lines = { '', 'Edits:' }
+  local lines = { '', 'Edits: ' .. require('tandem.edits').summary(edits) }
   for _, edit in ipairs(edits) do
     local path = vim.fn.fnamemodify(vim.uri_to_fname(edit.uri), ':~:.')
-    local line = changed_lines and changed_lines[edit.uri] or 1
-    table.insert(lines, string.format('- %s: %s:%d', edit.status, path, line))
+    -- One link per changed range; an edit with none (declined, or from a
+    -- server without ranges) links to its first changed line, if known.
+    local starts = {}
+    for _, span in ipairs(edit.ranges or {}) do
+      table.insert(starts, span.startLine)
+    end
+    if #starts == 0 then
+      starts = { changed_lines and changed_lines[edit.uri] or 1 }
+    end
+    for _, line in ipairs(starts) do
+      table.insert(lines, string.format('- %s: %s:%d', edit.status, path, line))
+    end
+    if edit.status == 'partial' and edit.declined and #edit.declined > 0 then
+      table.insert(lines, string.format('  declined: %s lines %s', path, require('tandem.edits').lines(edit.declined)))
+    end
   end
   add_lines(lines)
 end

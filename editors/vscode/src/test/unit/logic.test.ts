@@ -83,12 +83,21 @@ describe('messages', () => {
   });
   it('says how a run ended, with relative paths', () => {
     const edits = [
-      { uri: 'file:///home/u/proj/a.txt', status: 'applied' },
-      { uri: 'file:///home/u/proj/b.txt', status: 'rejected' },
+      { uri: 'file:///home/u/proj/a.txt', status: 'applied', ranges: [{ startLine: 3, endLine: 4 }, { startLine: 10, endLine: 10 }] },
+      { uri: 'file:///home/u/proj/b.txt', status: 'rejected', ranges: [] },
     ];
     assert.strictEqual(
       endSummary({ runId: 'run-1', status: 'completed', text: 'Done.', edits }, folders),
-      'Tandem: run completed. Changed: a.txt. Not applied: b.txt (rejected).',
+      'Tandem: run completed. 2 edits: 1 applied, 1 declined. Changed: a.txt lines 3-4, 10. Not applied: b.txt (declined).',
+    );
+    const partial = [
+      { uri: 'file:///home/u/proj/app.py', status: 'partial', ranges: [{ startLine: 1, endLine: 1 }], declined: [{ startLine: 5, endLine: 5 }] },
+      { uri: 'file:///home/u/proj/c.txt', status: 'written', ranges: [{ startLine: 2, endLine: 2 }] },
+      { uri: 'file:///home/u/proj/a.txt', status: 'superseded', ranges: [] },
+    ];
+    assert.strictEqual(
+      endSummary({ runId: 'run-4', status: 'completed', text: 'Done.', edits: partial }, folders),
+      'Tandem: run completed. 3 edits: 1 applied, 1 partly applied, 1 superseded. Changed: app.py line 1 (partly applied; declined: 5); c.txt line 2. Not applied: a.txt (superseded).',
     );
     assert.strictEqual(
       endSummary({ runId: 'run-2', status: 'failed', text: 'no model provider is configured. Set one of:\n…', edits: [] }, folders),

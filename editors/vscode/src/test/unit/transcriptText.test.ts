@@ -52,6 +52,8 @@ describe('TranscriptText', () => {
       { type: 'tool_result', id: 'r1', content: '1 | line one', is_error: false },
       { type: 'tool_call', id: 'e1', name: 'edit_file', summary: 'notes.txt' },
       { type: 'tool_result', id: 'e1', content: 'refused', is_error: true },
+      { type: 'tool_call', id: 'e2', name: 'edit_file', summary: 'app.py' },
+      { type: 'tool_result', id: 'e2', content: 'Error: the edit to app.py was only partly applied', is_error: true, edit: { uri: 'file:///app.py', status: 'partial' } },
       { type: 'text', text: 'late', parent: 'gone' },
       { type: 'retry', attempt: 1, reason: 'overloaded' },
     ]);
@@ -63,6 +65,8 @@ describe('TranscriptText', () => {
         '  ✓ 1 | line one',
         '→ edit_file notes.txt',
         '  ✗ refused',
+        '→ edit_file app.py',
+        '  ◐ Error: the edit to app.py was only partly applied',
         '    │ late',
         '(retrying, attempt 1: overloaded)',
         '',
