@@ -248,9 +248,8 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The workspace's settings files; each problem is printed to stderr and
-/// the run goes on without the broken part.
-#[allow(clippy::print_stderr)]
+/// Settings problems found after loading (an unusable `lspServers`
+/// entry), on stderr; the run goes on without the broken part.
 #[allow(clippy::print_stderr)]
 fn report_problems(problems: &[String]) {
     for problem in problems {
@@ -258,6 +257,9 @@ fn report_problems(problems: &[String]) {
     }
 }
 
+/// The workspace's settings files; each problem is printed to stderr and
+/// the run goes on without the broken part.
+#[allow(clippy::print_stderr)]
 pub fn load_settings(root: &std::path::Path) -> Settings {
     let (settings, problems) = tandem::settings::load(&SettingsFiles::for_workspace(root), &[]);
     for problem in problems {
