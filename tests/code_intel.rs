@@ -67,8 +67,15 @@ fn ask(root: &Path, turns: Value, args: &[&str]) -> (Vec<String>, String) {
     (results, stderr)
 }
 
+/// pyright for .py files. A fresh `tandem ask` starts it cold (it reads
+/// typeshed's builtins first, seconds on a loaded machine), so the bound on
+/// the diagnostics wait is raised: the wait ends as soon as pyright
+/// publishes for the edited version.
 fn python(pyright: &Path) -> Value {
-    json!({"lspServers": {"python": {"command": [pyright, "--stdio"], "filetypes": ["py"]}}})
+    json!({
+        "timeouts": {"diagnosticsMs": 30000},
+        "lspServers": {"python": {"command": [pyright, "--stdio"], "filetypes": ["py"]}}
+    })
 }
 
 fn load() -> Value {
