@@ -8,23 +8,35 @@
 //!
 //! ## Bird's-eye view
 //!
+//! The modules stand in layers; imports only go down (`tests/layers.rs`
+//! reads every file's `crate::` paths and fails on an import that runs up
+//! or a circle between top-level modules):
+//!
 //! ```text
-//! editor ──LSP/stdio──▶ lsp/        documents (ropey, versions), tandem.ask, applyEdit
-//! terminal ──▶ cli/         │           bridge, permission prompts, code actions
-//!                 │         ▼
-//!                 └──────▶ session/     threads: history, persistence, context
-//!                           │             management, caching, loops, cost
-//!                           ▼
-//!                        agent/       the loop: provider (Anthropic | OpenAI | scripted)
-//!                           │           → stream → tool calls → executor → results;
-//!                           │           sub-agents, project instructions
-//!                           ▼
-//!                        tools/       Tool contract, registry (+ deferred and MCP tools),
-//!                           │           executor pipeline, one file per tool
-//!                           │   ◀──── permissions/ settings/ hooks consent mcp/
-//!                           ▼
-//!                        workspace/   open buffers overlaid on disk, the read ledger,
-//!                                       path confinement, editor and disk edit sinks
+//! editor ──LSP/stdio──▶ lsp/  ┐ front ends: documents, tandem.ask, applyEdit,
+//! terminal ──▶ cli/ (binary)  ┘   prompts, reviews, how events are shown
+//!                   │
+//!                   ▼
+//!               settings/         the layered settings (host layer)
+//!                   │
+//!                   ▼
+//!                agent/           the loop: provider (Anthropic | OpenAI | scripted)
+//!                   │               → stream → tool calls → executor → results;
+//!                   │               sub-agents, project instructions
+//!                   ▼
+//!   permissions/  hooks  mcp/  session/     what the contract asks: the policy,
+//!   language_servers/                          hook commands, MCP tools, threads,
+//!                   │                          the lspServers Tandem starts
+//!                   ▼
+//!                tools/           the contract: Tool, ToolKind, registry, executor
+//!                   │               pipeline, permission types, the traits tools call
+//!                   │               out through (sub-agents, tool hooks)
+//!                   ▼
+//!              workspace/         open buffers overlaid on disk, the read ledger,
+//!                   │               path confinement, editor and disk edit sinks
+//!                   ▼
+//!   model  environment  consent  scope      leaves: messages and usage, the
+//!                                              environment, consent, settings layers
 //! ```
 //!
 //! ## Code map
@@ -44,8 +56,12 @@
 //!   find → prepare (the input parsed once into the typed `Args`) → plan
 //!   (the tool's own checks: read-before-edit, unchanged-since-read; also
 //!   the diff a review shows) → permission (one decision, by the
-//!   [`tools::PermissionPolicy`], on the call's kind) → call (consumes the
-//!   plan) → cap. One file per tool; what tools share lives in
+//!   [`tools::PermissionPolicy`], on the call's kind, after the
+//!   `PreToolUse` hooks) → call (consumes the plan) → `PostToolUse` hooks →
+//!   cap. The permission modes ([`tools::PermissionMode`]) are part of the
+//!   contract; sub-agents are asked for through
+//!   [`tools::sub_agent::SubAgents`], hooks through [`tools::ToolHooks`].
+//!   One file per tool; what tools share lives in
 //!   `text.rs` (line endings, numbered lines, the diff), `walk.rs` (the
 //!   ignore-aware parallel walk), `change.rs` (freshness refusals),
 //!   `edit_match.rs` (edit_file's matching ladder) and `plan_mode.rs` (the
@@ -57,7 +73,7 @@
 //!   with retries and stream deadlines, the system prompt with project
 //!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
 //!   parent loop, and the run events every front end consumes.
-//! - [`session`]: the layer between the loop and its front ends: a thread
+//! - [`session`]: what the loop keeps between runs: a thread
 //!   (`Conversation`) per follow-up chain, saved as JSON Lines, with context
 //!   management (stubbing old results, compaction), Anthropic prompt-cache
 //!   breakpoints, loop detection, and token cost.
@@ -70,6 +86,10 @@
 //!   workspace's runs, restarted (bounded) after a crash; it implements
 //!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
 //!   `tandem/codeIntel` request to the editor plugin does.
+//! - [`model`]: the conversation's data every layer shares: messages,
+//!   content blocks, token usage, how a run ended.
+//! - [`scope`]: which settings layer a value came from (user, project,
+//!   local, editor).
 //! - [`consent`]: what the user approved that a project would run (project
 //!   MCP servers, project hooks), remembered per workspace.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
@@ -79,8 +99,10 @@
 //!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; the headless front end.
 //! - [`hooks`]: commands in Claude Code's format: `PreToolUse`/`PostToolUse`
-//!   around each call (run by the executor), `UserPromptSubmit` and `Stop`
-//!   around each user run (run by the agent loop).
+//!   around each call (run by the executor through [`tools::ToolHooks`];
+//!   the `PreToolUse` answer reaches the policy in the permission request),
+//!   `UserPromptSubmit` and `Stop` around each user run (run by the agent
+//!   loop, from the run request).
 //! - [`lsp`]: the only module that imports LSP types: documents in ropey
 //!   (applied in arrival order), the position bridge, minimal edits, the
 //!   verified `workspace/applyEdit` editor sink (it checks the version at
@@ -127,6 +149,13 @@
 //! 8. **No network in tests.** Model APIs are loopback mocks speaking the
 //!    real wire format.
 //!
+//! 9. **Layers.** Imports only go down the layers above, never in a circle;
+//!    `tools/` imports only `workspace/` and the leaves. A lower layer that
+//!    needs something from above owns a small trait the upper one
+//!    implements: [`tools::sub_agent::SubAgents`] (the loop),
+//!    [`tools::ToolHooks`] (hooks), [`tools::PermissionPolicy`]
+//!    (permissions), [`permissions::ProjectRules`] (settings).
+//!
 //! Deliberately absent: tools never write to disk directly (only through
 //! [`workspace::Workspace::write`]); nothing prints to stdout in the library
 //! (stdout is the LSP channel).
@@ -138,7 +167,9 @@ pub mod hooks;
 pub mod language_servers;
 pub mod lsp;
 pub mod mcp;
+pub mod model;
 pub mod permissions;
+pub mod scope;
 pub mod session;
 pub mod settings;
 pub mod tools;

@@ -40,7 +40,7 @@ enum Command {
         /// default | acceptEdits | bypassPermissions | plan (starts in plan mode: read-only but for the plan file).
         /// Without it: `permissionMode` from the settings files, else default.
         #[arg(long)]
-        permission_mode: Option<tandem::agent::permission::PermissionMode>,
+        permission_mode: Option<tandem::tools::permission_mode::PermissionMode>,
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,

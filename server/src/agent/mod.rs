@@ -9,7 +9,7 @@
 //! - [`run()`]: the loop and the tool-call scheduling (early start, safe
 //!   calls together, results in order).
 //! - [`prompt`]: the system prompt; [`instructions`]: the project's and the
-//!   user's `AGENTS.md` files in it; [`permission`]: permission modes.
+//!   user's `AGENTS.md` files in it.
 //! - [`events`]: the run events every front end consumes.
 //! - [`subagent`]: runs inside a run, for the `agent` tool and forked skills.
 
@@ -19,7 +19,6 @@ pub mod events;
 pub mod http;
 pub mod instructions;
 pub mod openai;
-pub mod permission;
 pub mod prompt;
 pub mod provider;
 mod run;
@@ -48,9 +47,10 @@ pub struct RunRequest {
     pub compact: bool,
     /// The whole system prompt, instead of Tandem's own (sub-agents).
     pub system: Option<String>,
-    /// A sub-agent's run: the `UserPromptSubmit` and `Stop` hooks are the
-    /// user's run's, not its sub-agents' (tool hooks run for both).
-    pub sub_agent: bool,
+    /// The `UserPromptSubmit` and `Stop` hooks of the user's run, which the
+    /// loop runs (`None` for sub-agents: those hooks are the user's run's;
+    /// tool hooks run for both, from the executor).
+    pub hooks: Option<crate::hooks::SharedHooks>,
     /// The model to ask for instead of the provider's (a custom sub-agent's
     /// `model`); `None`: the provider's own.
     pub model: Option<String>,

@@ -9,58 +9,12 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
+
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::events::Usage;
+pub use crate::model::{ContentBlock, Message, Role, Usage};
 use crate::tools::ToolDefinition;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    User,
-    Assistant,
-}
-
-/// One block of a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentBlock {
-    Text { text: String },
-    ToolUse { id: String, name: String, input: Value },
-    ToolResult { tool_use_id: String, content: String, is_error: bool },
-    /// Anthropic extended thinking, kept exactly as received: the API
-    /// checks the signature when the block is sent back during tool use.
-    /// Never sent to an OpenAI-compatible provider.
-    Thinking { thinking: String, signature: String },
-    /// Thinking the API encrypted; sent back as is.
-    RedactedThinking { data: String },
-}
-
-/// One message of the conversation history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: Role,
-    pub content: Vec<ContentBlock>,
-}
-
-impl Message {
-    pub fn user_text(text: impl Into<String>) -> Self {
-        Message { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
-    }
-
-    /// The concatenated text blocks.
-    pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
-}
 
 /// A tool call as the model sent it: one type from the stream to the
 /// executor. `input_error` is set when the input could not be used (cut off

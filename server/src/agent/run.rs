@@ -93,7 +93,7 @@ pub async fn run_conversation(
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
     let (child_tx, child_rx) = mpsc::unbounded_channel();
-    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(child_tx);
+    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(subagent::ChildChannel(child_tx)));
     let children_usage = Arc::clone(&state.children_usage);
     let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
     let driven = {
@@ -316,7 +316,7 @@ impl Session<'_> {
 
     async fn drive(&mut self, executor: &Executor, request: &RunRequest) -> Result<(RunStatus, String), Stop> {
         // The user's own runs go through the prompt and stop hooks; sub-agents' do not.
-        let hooks = if request.sub_agent { None } else { executor.hooks() };
+        let hooks = request.hooks.as_ref().map(crate::hooks::current).filter(|hooks| !hooks.is_empty());
         let hook_context = match &hooks {
             Some(hooks) => match self.submit_prompt(hooks, request).await? {
                 Ok(context) => context,

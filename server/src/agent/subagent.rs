@@ -1,6 +1,6 @@
 //! Sub-agents: a run inside a run, for the `agent` tool and forked skills.
 //!
-//! A tool asks for a child with [`run_child`]; the parent's loop serves the
+//! A tool asks for a child with [`crate::tools::sub_agent::run_child`]; the parent's loop serves the
 //! request ([`serve`], alive as long as the parent run), because the loop
 //! holds the provider. A child:
 //! - uses the same provider (and its model, unless a custom agent's `model`
@@ -20,6 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use async_trait::async_trait;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -27,46 +28,11 @@ use super::events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 use super::config::subagent_model;
 use super::provider::Provider;
 use super::{RunOutcome, RunRequest};
+use crate::tools::sub_agent::{ChildSpec, SubAgents};
 use crate::tools::{DynTool, Executor, RunScope, ToolContext};
 
 /// Model turns a sub-agent may take.
 pub const SUBAGENT_MAX_TURNS: usize = 50;
-
-/// Tools that only read: what `explore` and `plan` sub-agents get.
-pub const READ_ONLY_TOOLS: &[&str] = &["read_file", "list_files", "grep_search", "web_fetch"];
-
-/// Which of the parent's tools a child gets (never `agent`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolChoice {
-    /// [`READ_ONLY_TOOLS`].
-    ReadOnly,
-    /// Everything the parent has but `agent`.
-    General,
-    /// These names (`None`: like [`ToolChoice::General`]).
-    Only(Option<Vec<String>>),
-}
-
-impl ToolChoice {
-    pub fn allows(&self, name: &str) -> bool {
-        if name == crate::tools::agent::AgentTool::NAME_STR {
-            return false;
-        }
-        match self {
-            ToolChoice::ReadOnly => READ_ONLY_TOOLS.contains(&name),
-            ToolChoice::General | ToolChoice::Only(None) => true,
-            ToolChoice::Only(Some(names)) => names.iter().any(|n| n == name),
-        }
-    }
-
-    /// Every tool it allows only reads (so several such children may run at once).
-    pub fn is_read_only(&self) -> bool {
-        match self {
-            ToolChoice::ReadOnly => true,
-            ToolChoice::General | ToolChoice::Only(None) => false,
-            ToolChoice::Only(Some(names)) => names.iter().all(|n| READ_ONLY_TOOLS.contains(&n.as_str())),
-        }
-    }
-}
 
 /// What a run's sub-agents used, each priced as the model it asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -85,21 +51,6 @@ impl ChildTotals {
     }
 }
 
-/// What a child is asked to do.
-#[derive(Debug, Clone)]
-pub struct ChildSpec {
-    /// For logs: "agent explore", "skill review".
-    pub label: String,
-    /// Its system prompt (the environment is appended).
-    pub system_prompt: String,
-    /// Its first user message.
-    pub prompt: String,
-    pub tools: ToolChoice,
-    /// The model it asks for, as an agent's `model` field says it
-    /// (resolved by [`subagent_model`]); `None`: the parent's.
-    pub model: Option<String>,
-}
-
 /// A tool's request for a child run, served by the parent's loop.
 pub struct ChildRequest {
     spec: ChildSpec,
@@ -107,20 +58,16 @@ pub struct ChildRequest {
     reply: oneshot::Sender<Result<String, String>>,
 }
 
-pub type ChildSender = mpsc::UnboundedSender<ChildRequest>;
+/// The loop's side of [`SubAgents`]: a request goes to the parent's loop,
+/// which holds the provider and serves it ([`serve`]).
+pub(crate) struct ChildChannel(pub(crate) mpsc::UnboundedSender<ChildRequest>);
 
-/// Run a child for the call `ctx.call_id` and wait for its final text.
-/// `Err` says why it failed, for the tool's error result.
-pub async fn run_child(ctx: &ToolContext, spec: ChildSpec) -> Result<String, String> {
-    let sender = ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let Some(sender) = sender else {
-        return Err("sub-agents run only inside an agent run".to_string());
-    };
-    let (reply, answer) = oneshot::channel();
-    sender.send(ChildRequest { spec, parent: ctx.clone(), reply }).map_err(|_| "the run has ended".to_string())?;
-    tokio::select! {
-        _ = ctx.cancel.cancelled() => Err("cancelled with the parent run".to_string()),
-        answer = answer => answer.unwrap_or_else(|_| Err("the run ended before the sub-agent finished".to_string())),
+#[async_trait]
+impl SubAgents for ChildChannel {
+    async fn run_child(&self, parent: &ToolContext, spec: ChildSpec) -> Result<String, String> {
+        let (reply, answer) = oneshot::channel();
+        self.0.send(ChildRequest { spec, parent: parent.clone(), reply }).map_err(|_| "the run has ended".to_string())?;
+        answer.await.unwrap_or_else(|_| Err("the run ended before the sub-agent finished".to_string()))
     }
 }
 
@@ -179,7 +126,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     let model = subagent_model(provider.name(), provider.model(), spec.model.as_deref());
     tracing::debug!(label = %spec.label, parent = %parent.call_id, model = model.as_deref().unwrap_or(provider.model()), "sub-agent starts");
     let child_request =
-        RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), model, sub_agent: true, ..RunRequest::default() };
+        RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), model, ..RunRequest::default() };
     let (tx, mut rx) = event_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
     let parent_call = parent.call_id.clone();

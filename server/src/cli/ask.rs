@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use tandem::agent::config::ProviderConfig;
 use tandem::settings::{Settings, SettingsFiles};
-use tandem::agent::permission::PermissionMode;
+use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::{HeadlessPolicy, Terminal};
 use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
@@ -99,7 +99,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         None
     };
     let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
-    let policy = HeadlessPolicy::new(policy, terminal, workspace.root().to_path_buf()).with_hooks(Arc::clone(&hooks));
+    let policy = HeadlessPolicy::new(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.
@@ -108,10 +108,10 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     mcp.start();
     let mut registry = ToolRegistry::builtin();
     registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(hooks);
+    let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&hooks) as Arc<dyn tandem::tools::ToolHooks>);
     // Language servers from lspServers start when first needed.
     let approvals = tandem::language_servers::Approvals { store: tandem::consent::ConsentStore::for_user(), command_line: options.lsp_approve.clone() };
-    let (language_servers, problems) = LanguageServers::from_settings(workspace.root(), &settings, approvals);
+    let (language_servers, problems) = LanguageServers::configure(workspace.root(), &settings.lsp_servers, approvals, settings.timeouts.code_intel(), settings.timeouts.diagnostics());
     report_problems(&problems);
     if let Some(servers) = &language_servers {
         executor = executor.with_code_intel(Arc::clone(servers) as Arc<dyn tandem::tools::code_intel::CodeIntel>);
@@ -131,7 +131,7 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     }
     let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, ..RunRequest::default() };
+    let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, hooks: Some(hooks), ..RunRequest::default() };
     let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
@@ -188,7 +188,7 @@ impl Terminal for StdinTerminal {
 async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::hooks::Hooks {
     use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
-    if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(settings), store.as_ref(), terminal) {
+    if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(&settings.hooks), store.as_ref(), terminal) {
         if !store.is_approved(root, HOOKS, PROJECT, &project.to_string()) {
             let shown = tandem::hooks::describe_project(&project);
             let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
@@ -199,7 +199,7 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
             }
         }
     }
-    let (hooks, problems) = tandem::hooks::Hooks::from_settings(settings, root, store.as_ref());
+    let (hooks, problems) = tandem::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), root, store.as_ref());
     for problem in problems {
         eprintln!("tandem: hooks: {problem}");
     }

@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use crate::consent::ConsentStore;
-use crate::settings::Scope;
+use crate::scope::Scope;
 use crate::tools::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Operation, Settle};
 use connection::{Connection, RequestError};
 
@@ -164,15 +164,20 @@ impl LanguageServers {
         servers
     }
 
-    /// From the settings, or `None` when no server is configured (problems
-    /// are returned for the front end to report).
-    pub fn from_settings(root: &Path, settings: &crate::settings::Settings, approvals: Approvals) -> (Option<Arc<LanguageServers>>, Vec<String>) {
-        let (configs, problems) = parse(&settings.lsp_servers);
+    /// From the merged `lspServers` settings, or `None` when no server is
+    /// configured (problems are returned for the front end to report).
+    pub fn configure(
+        root: &Path,
+        servers: &BTreeMap<String, (Scope, Value)>,
+        approvals: Approvals,
+        code_intel_timeout: Duration,
+        diagnostics_timeout: Option<Duration>,
+    ) -> (Option<Arc<LanguageServers>>, Vec<String>) {
+        let (configs, problems) = parse(servers);
         if configs.is_empty() {
             return (None, problems);
         }
-        let servers = LanguageServers::new(root.to_path_buf(), configs, approvals, settings.timeouts.code_intel(), settings.timeouts.diagnostics());
-        (Some(servers), problems)
+        (Some(LanguageServers::new(root.to_path_buf(), configs, approvals, code_intel_timeout, diagnostics_timeout)), problems)
     }
 
     fn remember_command_line_approvals(&self) {

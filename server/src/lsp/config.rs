@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 
-pub use crate::agent::permission::PermissionMode;
+pub use crate::tools::permission_mode::PermissionMode;
 pub use crate::settings::{Settings, SettingsFiles, SettingsProblem, Timeouts};
 
 /// The editor's raw layers, kept so a later `workspace/configuration`

@@ -50,7 +50,7 @@ impl HookConsent {
     pub async fn ask_if_needed(&self) {
         let Some(store) = &self.store else { return };
         let settings = self.settings();
-        let Some(project) = project_hooks(&settings) else { return };
+        let Some(project) = project_hooks(&settings.hooks) else { return };
         let fingerprint = project.to_string();
         let mut asked = self.asked.lock().await;
         if asked.as_deref() == Some(fingerprint.as_str()) || store.is_approved(&self.root, HOOKS, PROJECT, &fingerprint) {
@@ -68,7 +68,8 @@ impl HookConsent {
             return;
         }
         // The settings as they are now: only hooks the store approves load.
-        let (hooks, _) = Hooks::from_settings(&self.settings(), &self.root, Some(store));
+        let settings = self.settings();
+        let (hooks, _) = Hooks::from_layers(&settings.hooks, settings.child_env(), &self.root, Some(store));
         *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
     }
 

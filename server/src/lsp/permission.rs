@@ -45,7 +45,6 @@ pub struct PromptPolicy {
     settings: Arc<RwLock<Settings>>,
     editor: Arc<LspEditor>,
     policy: Policy,
-    hooks: crate::hooks::SharedHooks,
     /// The primary workspace root: where "in this project" saves.
     root: PathBuf,
     outbox: Arc<RunOutbox>,
@@ -60,12 +59,11 @@ impl PromptPolicy {
         editor: Arc<LspEditor>,
         outbox: Arc<RunOutbox>,
         roots: &[PathBuf],
-        hooks: crate::hooks::SharedHooks,
     ) -> Self {
         let current = settings.read().unwrap_or_else(|e| e.into_inner()).clone();
         let policy = Policy::new(current.permission_mode(), &current.permissions, roots);
         let root = roots.first().cloned().unwrap_or_default();
-        PromptPolicy { client, settings, editor, policy, hooks, root, outbox, asking: tokio::sync::Mutex::new(()) }
+        PromptPolicy { client, settings, editor, policy, root, outbox, asking: tokio::sync::Mutex::new(()) }
     }
 
     /// Show `message` with `actions`; `Ok(title)` is the chosen action,
@@ -171,8 +169,7 @@ impl PermissionPolicy for PromptPolicy {
         let granted = request.grants.rules();
         let call =
             Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits, granted: &granted };
-        let hook = crate::permissions::pre_tool_use(&crate::hooks::current(&self.hooks), request).await;
-        match self.policy.decide_with_hook(call, hook) {
+        match self.policy.decide_with_hook(call, request.hook.clone()) {
             Verdict::Allow => PermissionDecision::Allow,
             Verdict::Approved => PermissionDecision::Approved,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),

@@ -240,6 +240,8 @@ pub struct RunEnv {
     pub runs: Arc<Runs>,
     pub outbox: Arc<RunOutbox>,
     pub settings: Settings,
+    /// The session's hooks: the loop runs the prompt and stop ones.
+    pub hooks: crate::hooks::SharedHooks,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
     /// The conversation threads of this session.
@@ -285,6 +287,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
+        hooks: Some(Arc::clone(&env.hooks)),
         ..RunRequest::default()
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;

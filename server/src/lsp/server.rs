@@ -133,11 +133,11 @@ impl Backend {
         let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
             let consent = crate::consent::ConsentStore::for_user();
-            let (hooks, hook_problems) = crate::hooks::Hooks::from_settings(&settings, root, consent.as_ref());
+            let (hooks, hook_problems) = crate::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), root, consent.as_ref());
             *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
             notices.extend(hook_problems);
         }
-        if settings.permission_mode() == crate::agent::permission::PermissionMode::BypassPermissions {
+        if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
         }
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
@@ -210,6 +210,7 @@ impl Backend {
             data: None,
         })?;
         Ok(RunEnv {
+            hooks: Arc::clone(&self.hooks),
             client: Arc::clone(&self.link),
             documents: Arc::clone(&self.documents),
             workspace: Arc::clone(&session.workspace),
@@ -368,14 +369,13 @@ impl LanguageServer for Backend {
             Arc::clone(&editor),
             Arc::clone(&self.outbox),
             workspace.roots(),
-            Arc::clone(&self.hooks),
         );
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
         let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
         let mut registry = ToolRegistry::builtin();
         registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
-        let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks));
+        let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks) as Arc<dyn crate::tools::ToolHooks>);
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
         let language_servers = if self.settings().code_intel {
@@ -391,7 +391,10 @@ impl LanguageServer for Backend {
             // An editor that does not answer (eglot, Kakoune): the servers
             // of lspServers, if any, started by Tandem itself.
             let approvals = crate::language_servers::Approvals { store: crate::consent::ConsentStore::for_user(), command_line: Vec::new() };
-            let (servers, problems) = crate::language_servers::LanguageServers::from_settings(workspace.root(), &self.settings(), approvals);
+            let (servers, problems) = {
+                let settings = self.settings();
+                crate::language_servers::LanguageServers::configure(workspace.root(), &settings.lsp_servers, approvals, settings.timeouts.code_intel(), settings.timeouts.diagnostics())
+            };
             problems.iter().for_each(|p| tracing::warn!("{p}"));
             if let Some(servers) = &servers {
                 executor = executor.with_code_intel(Arc::clone(servers) as Arc<dyn crate::tools::code_intel::CodeIntel>);

@@ -298,7 +298,7 @@ impl Harness {
     }
 
     fn policy(&self) -> PromptPolicy {
-        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots(), Default::default())
+        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots())
     }
 
     /// The permission request for an edit of a.txt, with its diff.
@@ -307,6 +307,7 @@ impl Harness {
             accept_edits: false,
             run: None,
             grants: Default::default(),
+            hook: Default::default(),
             tool: "edit_file".into(),
             kind: ToolKind::Edit { path: self.path.clone() },
             read_only: false,
@@ -660,7 +661,7 @@ async fn splices_that_do_not_fit_the_buffer_fall_back_to_the_whole_text() {
 }
 
 fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
-    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false, run: None, grants: Default::default() }
+    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false, run: None, grants: Default::default(), hook: Default::default() }
 }
 
 #[tokio::test]
@@ -827,6 +828,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         runs: Arc::new(Runs::default()),
         outbox: Arc::new(RunOutbox::default()),
         settings: Settings::default(),
+        hooks: Default::default(),
         work_done_progress: false,
         threads: Arc::new(crate::session::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
         answer_goes_alone: false,

@@ -3,11 +3,11 @@
 //! when there is one, and becomes a denial the model is told about when
 //! there is none (no tty: CI, a pipe, a script).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use super::ProjectRules;
 use super::policy::{headless_denial, AskInfo, Call, Policy, Verdict};
 use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
 use crate::tools::ToolKind;
@@ -28,22 +28,15 @@ pub trait Terminal: Send + Sync {
 
 pub struct HeadlessPolicy {
     policy: Policy,
-    hooks: Option<crate::hooks::SharedHooks>,
     terminal: Option<Arc<dyn Terminal>>,
-    /// The workspace root, where "Always allow, saved" writes.
-    root: PathBuf,
+    /// Where "Always allow, saved" writes.
+    project_rules: Arc<dyn ProjectRules>,
 }
 
 impl HeadlessPolicy {
     /// `terminal`: `None` when no one can answer.
-    pub fn new(policy: Policy, terminal: Option<Arc<dyn Terminal>>, root: PathBuf) -> Self {
-        HeadlessPolicy { policy, hooks: None, terminal, root }
-    }
-
-    /// Run these `PreToolUse` hooks before deciding.
-    pub fn with_hooks(mut self, hooks: crate::hooks::SharedHooks) -> Self {
-        self.hooks = Some(hooks);
-        self
+    pub fn new(policy: Policy, terminal: Option<Arc<dyn Terminal>>, project_rules: Arc<dyn ProjectRules>) -> Self {
+        HeadlessPolicy { policy, terminal, project_rules }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -68,7 +61,7 @@ impl HeadlessPolicy {
             Some(ALWAYS_ALLOW_SAVE) => {
                 self.policy.allow_for_session(&info.always);
                 let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
-                if let Err(err) = crate::settings::save_local_allow(&self.root, &rules) {
+                if let Err(err) = self.project_rules.save_allow(&rules) {
                     tracing::warn!("cannot save the rule: {err}");
                 }
                 PermissionDecision::Approved
@@ -119,11 +112,7 @@ impl PermissionPolicy for HeadlessPolicy {
         let granted = request.grants.rules();
         let call =
             Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits, granted: &granted };
-        let hook = match &self.hooks {
-            Some(hooks) => super::pre_tool_use(&crate::hooks::current(hooks), request).await,
-            None => super::PreHook::None,
-        };
-        match self.policy.decide_with_hook(call, hook) {
+        match self.policy.decide_with_hook(call, request.hook.clone()) {
             Verdict::Allow => PermissionDecision::Allow,
             Verdict::Approved => PermissionDecision::Approved,
             Verdict::Deny(reason) => PermissionDecision::Deny(reason),
@@ -143,8 +132,8 @@ impl PermissionPolicy for HeadlessPolicy {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::agent::permission::PermissionMode;
-    use crate::settings::PermissionRules;
+    use crate::tools::permission_mode::PermissionMode;
+    use crate::permissions::PermissionRules;
     use std::sync::Mutex;
 
     /// A terminal that answers from a list and keeps the questions.
@@ -173,12 +162,13 @@ mod tests {
             accept_edits: false,
             run: None,
             grants: Default::default(),
+            hook: Default::default(),
         }
     }
 
     fn headless(dir: &std::path::Path, terminal: Option<Arc<dyn Terminal>>) -> HeadlessPolicy {
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.to_path_buf()]);
-        HeadlessPolicy::new(policy, terminal, dir.to_path_buf())
+        HeadlessPolicy::new(policy, terminal, Arc::new(super::super::NoProjectRules))
     }
 
     #[tokio::test]
@@ -198,6 +188,7 @@ mod tests {
             accept_edits: false,
             run: None,
             grants: Default::default(),
+            hook: Default::default(),
         };
         expect_test::expect!["edit_file a.rs needs permission; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"]
             .assert_eq(&match policy.decide(&edit).await { PermissionDecision::Deny(r) => r, other => format!("{other:?}") });
@@ -225,18 +216,31 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn always_allow_saved_lands_in_settings_local_json_and_stays_narrow() {
+    async fn always_allow_saved_goes_to_the_project_rules_and_stays_narrow() {
         let dir = tempfile::tempdir().unwrap();
         let terminal = Arc::new(Scripted { answers: Mutex::new(vec![ALWAYS_ALLOW_SAVE, DENY]), questions: Mutex::default() });
-        let policy = headless(dir.path(), Some(terminal.clone()));
+        let saved = Arc::new(Saved::default());
+        let rules = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.path().to_path_buf()]);
+        let policy = HeadlessPolicy::new(rules, Some(terminal.clone()), saved.clone());
         assert_eq!(policy.decide(&shell("git push origin main")).await, PermissionDecision::Approved);
         // The rule covers the same subcommand without asking again...
         assert_eq!(policy.decide(&shell("git push origin other")).await, PermissionDecision::Allow);
         // ...and nothing else.
         assert!(matches!(policy.decide(&shell("git reset --hard")).await, PermissionDecision::Deny(_)));
         assert_eq!(terminal.questions.lock().unwrap().len(), 2);
-        let saved = std::fs::read_to_string(dir.path().join(".tandem/settings.local.json")).unwrap();
-        let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
-        assert_eq!(saved, serde_json::json!({"permissions": {"allow": ["run_shell(git push:*)"]}}));
+        // The project's rules got the narrow rule (the settings layer writes it
+        // to .tandem/settings.local.json: its own tests).
+        assert_eq!(*saved.0.lock().unwrap(), vec![vec!["run_shell(git push:*)".to_string()]]);
+    }
+
+    /// The rules "Always allow, saved" keeps.
+    #[derive(Default)]
+    struct Saved(Mutex<Vec<Vec<String>>>);
+
+    impl ProjectRules for Saved {
+        fn save_allow(&self, rules: &[String]) -> Result<std::path::PathBuf, String> {
+            self.0.lock().unwrap().push(rules.to_vec());
+            Ok(".tandem/settings.local.json".into())
+        }
     }
 }

@@ -9,46 +9,23 @@ pub mod rules;
 pub mod shell;
 
 pub use policy::{AskInfo, Call, Policy, Verdict};
-pub use rules::Rule;
+pub use rules::{PermissionRules, Rule};
 
-pub use crate::tools::ToolKind;
+pub use crate::tools::{PreHook, ToolKind};
 
-use crate::hooks::{HookEvent, Hooks};
-use crate::tools::executor::PermissionRequest;
-
-/// What the `PreToolUse` hooks said about a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PreHook {
-    /// No hook, or no opinion: the policy decides.
-    None,
-    /// Exit 2 or a deny answer: refused, the reason goes to the model.
-    Block(String),
-    /// Allowed without asking (deny rules still apply).
-    Allow(String),
-    /// Asked, whatever the rules and the mode say.
-    Ask(String),
+/// Where "Always allow in this project" keeps its rules, for every later
+/// thread: the settings layer implements it (`.tandem/settings.local.json`).
+pub trait ProjectRules: Send + Sync {
+    /// Add these allow rules; the file written, or why nothing was.
+    fn save_allow(&self, rules: &[String]) -> Result<std::path::PathBuf, String>;
 }
 
-/// Run the `PreToolUse` hooks for a call. Hooks that fail or time out are
-/// logged and do not block.
-pub async fn pre_tool_use(hooks: &Hooks, request: &PermissionRequest) -> PreHook {
-    if hooks.is_empty() {
-        return PreHook::None;
-    }
-    let payload = serde_json::json!({
-        "tool_name": request.tool,
-        "tool_input": request.input,
-        "tool_kind": request.kind,
-    });
-    let outcome = hooks.run(HookEvent::PreToolUse, Some(&request.tool), payload).await;
-    for failure in &outcome.failures {
-        tracing::warn!("{failure}");
-    }
-    match (outcome.block, outcome.decision) {
-        (Some(reason), _) => PreHook::Block(reason),
-        (None, Some((decision, reason))) if decision == "allow" => PreHook::Allow(reason),
-        (None, Some((_, reason))) => PreHook::Ask(reason),
-        (None, None) => PreHook::None,
+/// Keeps nothing (a run with no project to save into: the demo, tests).
+pub struct NoProjectRules;
+
+impl ProjectRules for NoProjectRules {
+    fn save_allow(&self, _rules: &[String]) -> Result<std::path::PathBuf, String> {
+        Err("rules cannot be saved in this run".to_string())
     }
 }
 

@@ -20,8 +20,9 @@ use std::sync::RwLock;
 use super::rules::{Family, Pattern, Places, Rule};
 use super::shell::{self, Analysis, ShellEnv, SimpleCommand};
 use super::ToolKind;
-use crate::agent::permission::{PermissionMode, PLAN_MODE_REFUSAL};
-use crate::settings::{PermissionRules, Scope};
+use crate::tools::permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
+use super::rules::PermissionRules;
+use crate::scope::Scope;
 
 /// What the policy decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,6 +25,16 @@ use globset::GlobBuilder;
 
 use super::shell::SimpleCommand;
 use super::ToolKind;
+use crate::scope::Scope;
+
+/// `permissions`: rules as written (`Tool` or `Tool(pattern)`), each with
+/// the layer it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionRules {
+    pub allow: Vec<(Scope, String)>,
+    pub ask: Vec<(Scope, String)>,
+    pub deny: Vec<(Scope, String)>,
+}
 
 /// The kind of call a rule's tool name stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

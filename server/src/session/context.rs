@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::loops::DEFAULT_LOOP_THRESHOLD;
 use super::pricing::PriceTable;
-use crate::agent::provider::{ContentBlock, Message, Role};
+use crate::model::{ContentBlock, Message, Role};
 
 /// Share of the window past which old tool results are stubbed.
 pub const STUB_AT: f64 = 0.60;

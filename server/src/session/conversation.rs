@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::provider::{ContentBlock, Message, Role};
-use crate::agent::{RunStatus, Usage};
+use crate::model::{ContentBlock, Message, Role};
+use crate::model::{RunStatus, Usage};
 use crate::workspace::ReadLedger;
 
 use super::store::SessionFile;

@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use crate::agent::Usage;
+use crate::model::Usage;
 
 /// US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]

@@ -295,8 +295,8 @@ fn read_records(path: &Path) -> Result<(Vec<Record>, Option<u64>), LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::provider::Message;
-    use crate::agent::{RunStatus, Usage};
+    use crate::model::Message;
+    use crate::model::{RunStatus, Usage};
 
     fn store() -> (tempfile::TempDir, SessionStore) {
         let dir = tempfile::tempdir().unwrap();

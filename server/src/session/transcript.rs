@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use serde_json::{json, Value};
 
 use super::conversation::Record;
-use crate::agent::provider::{ContentBlock, Message, Role};
+use crate::model::{ContentBlock, Message, Role};
 
 /// Events returned at most: the most recent ones.
 pub const MAX_EVENTS: usize = 2000;
@@ -126,7 +126,7 @@ fn cut_strings(input: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::RunStatus;
+    use crate::model::RunStatus;
 
     fn assistant(content: Vec<ContentBlock>) -> Record {
         Record::Message { message: Message { role: Role::Assistant, content } }

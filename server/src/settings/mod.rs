@@ -29,27 +29,12 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::agent::permission::PermissionMode;
+pub use crate::permissions::PermissionRules;
+pub use crate::scope::Scope;
+use crate::tools::permission_mode::PermissionMode;
 
 /// Settings files larger than this are not read (they are not settings).
 const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
-
-/// Where a layer came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    User,
-    Project,
-    Local,
-    Editor,
-}
-
-impl Scope {
-    /// Project and local files come with the repository: what they run
-    /// (hooks, MCP servers) needs the user's consent first.
-    pub fn is_project(self) -> bool {
-        matches!(self, Scope::Project | Scope::Local)
-    }
-}
 
 /// One setting that could not be used, and where it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,15 +102,6 @@ impl Timeouts {
     pub fn diagnostics(&self) -> Option<Duration> {
         (self.diagnostics_ms > 0).then(|| Duration::from_millis(self.diagnostics_ms))
     }
-}
-
-/// `permissions`: rules as written (`Tool` or `Tool(pattern)`), each with
-/// the layer it came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PermissionRules {
-    pub allow: Vec<(Scope, String)>,
-    pub ask: Vec<(Scope, String)>,
-    pub deny: Vec<(Scope, String)>,
 }
 
 /// The effective settings.
@@ -572,6 +548,16 @@ pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String
     crate::workspace::atomic_write(&path, format!("{text}\n").as_bytes(), expected)
         .map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
     Ok(path)
+}
+
+/// The project's local settings file as the permission layer's place for
+/// "Always allow in this project" rules.
+pub struct LocalAllowRules(pub PathBuf);
+
+impl crate::permissions::ProjectRules for LocalAllowRules {
+    fn save_allow(&self, rules: &[String]) -> Result<PathBuf, String> {
+        save_local_allow(&self.0, rules)
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //!
 //! How a child runs (same provider, workspace view, permission policy;
 //! own history and read ledger; nested events; cancelled with the parent)
-//! is [`crate::agent::subagent`]'s.
+//! is the loop's, behind [`super::sub_agent::SubAgents`].
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +21,7 @@ use serde::Deserialize;
 use super::front_matter::{self, tool_name};
 use super::front_matter::{read_bounded, search_dirs, Origin, Skipped};
 use super::{Tool, ToolContext, ToolDefinition, ToolError};
-use crate::agent::subagent::{run_child, ChildSpec, ToolChoice};
+use super::sub_agent::{run_child, ChildSpec, ToolChoice};
 use crate::workspace::Workspace;
 
 /// Custom agents read at most.

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{PreparedCall, ToolContext, ToolError, ToolKind, ToolRegistry};
+use super::{PreHook, PreparedCall, ToolContext, ToolError, ToolHooks, ToolKind, ToolRegistry};
 
 /// Results longer than this (in bytes) are also saved in full on disk, and
 /// the model is told where.
@@ -78,6 +78,9 @@ pub struct PermissionRequest {
     /// The conversation's "Always allow" grants: the policy allows what
     /// they cover, and "Always allow" adds to them.
     pub grants: Arc<super::Grants>,
+    /// What the `PreToolUse` hooks said (run by the executor just before
+    /// the policy is asked).
+    pub hook: super::PreHook,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,8 +130,9 @@ pub struct Executor {
     registry: ToolRegistry,
     policy: Arc<dyn PermissionPolicy>,
     results_dir: ResultsDir,
-    /// `PostToolUse` hooks (`PreToolUse` ones run in the policy).
-    hooks: Option<crate::hooks::SharedHooks>,
+    /// The tool hooks, `PreToolUse` before the policy and `PostToolUse`
+    /// after the call.
+    hooks: Option<Arc<dyn ToolHooks>>,
     /// Code intelligence for the `code_intel` tool and the diagnostics
     /// after an edit.
     code_intel: Option<Arc<dyn super::code_intel::CodeIntel>>,
@@ -154,8 +158,8 @@ impl Executor {
         self
     }
 
-    /// Run these `PostToolUse` hooks after each call.
-    pub fn with_hooks(mut self, hooks: crate::hooks::SharedHooks) -> Self {
+    /// Run these tool hooks around each call.
+    pub fn with_hooks(mut self, hooks: Arc<dyn ToolHooks>) -> Self {
         self.hooks = Some(hooks);
         self
     }
@@ -192,11 +196,6 @@ impl Executor {
 
     pub fn registry(&self) -> &ToolRegistry {
         &self.registry
-    }
-
-    /// The hooks as they are now (`None` when none are configured).
-    pub fn hooks(&self) -> Option<Arc<crate::hooks::Hooks>> {
-        self.hooks.as_ref().map(crate::hooks::current).filter(|hooks| !hooks.is_empty())
     }
 
     /// The folder large results of calls in `ctx` are saved to.
@@ -244,13 +243,12 @@ impl Executor {
             Ok(preview) => preview,
             Err(err) => return into_result(&call.id, err),
         };
-        // Pre-tool hooks go here when they exist.
         let traits = &prepared.traits;
         if let Some(refusal) = super::plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
         let accept_edits = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).accept_edits;
-        let request = PermissionRequest {
+        let mut request = PermissionRequest {
             accept_edits,
             tool: call.name.clone(),
             kind: traits.kind.clone(),
@@ -260,7 +258,11 @@ impl Executor {
             input: call.input.clone(),
             run: ctx.workspace.run_tag().cloned(),
             grants: Arc::clone(&ctx.run.grants),
+            hook: PreHook::None,
         };
+        if let Some(hooks) = &self.hooks {
+            request.hook = hooks.pre_tool_use(&request).await;
+        }
         match self.policy.decide(&request).await {
             PermissionDecision::Allow => ctx.shell_profile = super::ShellProfile::Unasked,
             PermissionDecision::Approved => ctx.shell_profile = super::ShellProfile::Approved,
@@ -284,33 +286,13 @@ impl Executor {
             }
             Err(err) => into_result(&call.id, err)?,
         };
-        if let Some(note) = self.post_tool_use(&request, &result).await {
-            result.content.push_str(&note);
+        if let Some(hooks) = &self.hooks {
+            if let Some(note) = hooks.post_tool_use(&request, &result).await {
+                result.content.push_str(&note);
+            }
         }
         let content = cap_result(&result.content, max_result_chars, self.results_dir(&ctx).as_deref(), &call.id);
         Ok(ToolResult { content, ..result })
-    }
-}
-
-impl Executor {
-    /// Run the `PostToolUse` hooks; a blocking answer (exit 2) is a note
-    /// for the model after the result (the call has already run).
-    async fn post_tool_use(&self, request: &PermissionRequest, result: &ToolResult) -> Option<String> {
-        let hooks = crate::hooks::current(self.hooks.as_ref()?);
-        if hooks.is_empty() {
-            return None;
-        }
-        let payload = serde_json::json!({
-            "tool_name": request.tool,
-            "tool_input": request.input,
-            "tool_kind": request.kind,
-            "tool_response": {"content": result.content, "is_error": result.is_error},
-        });
-        let outcome = hooks.run(crate::hooks::HookEvent::PostToolUse, Some(&request.tool), payload).await;
-        for failure in &outcome.failures {
-            tracing::warn!("{failure}");
-        }
-        outcome.block.map(|reason| format!("\n\n[PostToolUse hook] {reason}"))
     }
 }
 

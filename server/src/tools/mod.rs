@@ -19,14 +19,17 @@ pub mod exit_plan_mode;
 pub mod front_matter;
 pub mod grep_search;
 pub mod list_files;
+pub mod permission_mode;
 pub mod plan_mode;
 pub mod read_file;
 pub mod run_shell;
 pub mod shell_sandbox;
 pub mod skill;
+pub mod sub_agent;
 #[cfg(test)]
 mod test_fixture;
 mod text;
+pub mod tool_hooks;
 pub mod tool_search;
 mod walk;
 pub mod web_fetch;
@@ -45,7 +48,9 @@ use tokio_util::sync::CancellationToken;
 use crate::workspace::Workspace;
 
 pub use executor::{Executor, PermissionDecision, PermissionPolicy, PermissionRequest, ToolCall, ToolResult};
+pub use permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
 pub use shell_sandbox::{ShellProfile, ShellSandbox};
+pub use tool_hooks::{PreHook, ToolHooks};
 
 /// Results longer than this many characters are cut (head and tail kept).
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
@@ -156,7 +161,7 @@ pub struct RunScope {
     pub activated: std::sync::Mutex<Vec<String>>,
     /// Where this run's tools send sub-agent requests (`agent`, forked
     /// skills); set by the loop while the run lasts.
-    pub children: std::sync::Mutex<Option<crate::agent::subagent::ChildSender>>,
+    pub children: std::sync::Mutex<Option<Arc<dyn sub_agent::SubAgents>>>,
     /// Plan mode: on or off, the plan file, the mode to restore.
     pub plan: std::sync::Mutex<plan_mode::PlanMode>,
     /// The run's permission mode by name ("default", "acceptEdits", …), as

@@ -214,15 +214,15 @@ impl Tool for SkillTool {
 /// its allowed tools; its final text comes back.
 async fn fork(skill: &Skill, prompt: String, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
     let task = if args.trim().is_empty() { format!("Carry out the skill \"{}\".", skill.name) } else { args.to_string() };
-    let spec = crate::agent::subagent::ChildSpec {
+    let spec = super::sub_agent::ChildSpec {
         label: format!("skill {}", skill.name),
         system_prompt: prompt,
         prompt: task,
-        tools: crate::agent::subagent::ToolChoice::Only(skill.allowed_tools.clone()),
+        tools: super::sub_agent::ToolChoice::Only(skill.allowed_tools.clone()),
         // A skill's front matter names no model: the parent's.
         model: None,
     };
-    match crate::agent::subagent::run_child(ctx, spec).await {
+    match super::sub_agent::run_child(ctx, spec).await {
         Ok(text) if text.trim().is_empty() => Ok("(Skill produced no output)".to_string()),
         Ok(text) => Ok(text),
         Err(err) => Err(ToolError::model(format!("Skill fork error: {err}"))),

@@ -1,7 +1,7 @@
-//! Permission modes. What each mode allows is decided in one place,
-//! [`crate::permissions::Policy`]; the run outside the editor puts its
-//! questions to the terminal ([`crate::permissions::headless`]), the editor
-//! to the user through LSP (`lsp/permission.rs`).
+//! Permission modes: part of the contract, since plan mode (a tool's own
+//! gate, [`super::plan_mode`]) reports and restores the mode. What each mode
+//! allows is decided in one place, the permission layer's policy; front ends
+//! only carry out its questions.
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum PermissionMode {

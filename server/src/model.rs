@@ -1,0 +1,109 @@
+//! The conversation's data, as every layer sees it: messages and their
+//! blocks, token usage, and how a run ended. A leaf: it imports nothing
+//! from the crate, so the thread store (`session/`), the loop (`agent/`)
+//! and the front ends share these types without reaching up.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One block of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text { text: String },
+    ToolUse { id: String, name: String, input: Value },
+    ToolResult { tool_use_id: String, content: String, is_error: bool },
+    /// Anthropic extended thinking, kept exactly as received: the API
+    /// checks the signature when the block is sent back during tool use.
+    /// Never sent to an OpenAI-compatible provider.
+    Thinking { thinking: String, signature: String },
+    /// Thinking the API encrypted; sent back as is.
+    RedactedThinking { data: String },
+}
+
+/// One message of the conversation history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
+    }
+
+    /// The concatenated text blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Token counts, from the provider's own `usage`. `input_tokens` counts
+/// every input token, cached or not; the two cache fields say how many of
+/// them were read from the prompt cache or written to it (Anthropic), or
+/// read from it (OpenAI's `cached_tokens`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage { input_tokens, output_tokens, ..Usage::default() }
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Completed,
+    Cancelled,
+    Failed,
+    TurnLimit,
+    /// The model repeated itself (the same call with the same result, or
+    /// the same text) past the nudge.
+    Loop,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Failed => "failed",
+            RunStatus::TurnLimit => "turn_limit",
+            RunStatus::Loop => "loop",
+        }
+    }
+}
+
