@@ -214,12 +214,15 @@ async fn turn_limit_exits_1_with_status_turn_limit() {
     assert!(stdout.contains("Tool call not executed: turn limit reached"));
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[tokio::test]
 async fn ctrl_c_cancels_the_run_and_its_shell_command() {
     let dir = tempfile::tempdir().unwrap();
+    // The command runs in the sandbox's pid namespace: its pids are not
+    // ours, so the sleeper is found by its unique argument.
+    let marker = format!("300.{}", std::process::id());
     let script = json!({"turns": [
-        {"tool_calls": [{"name": "run_shell", "input": {"command": "sleep 300 & echo $! > sleeper.pid; wait"}}]},
+        {"tool_calls": [{"name": "run_shell", "input": {"command": format!("sleep {marker} & echo $! > sleeper.pid; wait")}}]},
         {"text": "never reached"}
     ]});
     let mut command = scripted(tandem(dir.path()), dir.path(), script);
@@ -237,7 +240,10 @@ async fn ctrl_c_cancels_the_run_and_its_shell_command() {
             break;
         }
     }
-    let sleeper = wait_for_pid(&pid_file).await;
+    wait_for_pid(&pid_file).await;
+    let sleepers = common::processes_running(&format!("sleep {marker}"));
+    assert_eq!(sleepers.len(), 1, "{sleepers:?}");
+    let sleeper = sleepers[0];
     let tandem_pid = child.id().unwrap() as i32;
     // SAFETY: sending SIGINT to the child we spawned.
     unsafe { libc::kill(tandem_pid, libc::SIGINT) };

@@ -221,6 +221,57 @@ fn a_partly_accepted_review_is_reported_as_partial_with_both_hunks() {
     client.shutdown();
 }
 
+/// Before a shell command, the buffers the run changed are saved when
+/// they held no unsaved user changes before the run (here one left
+/// unsaved by a partly applied edit); a buffer that held the user's
+/// unsaved text is not saved, and the command's result names it.
+#[test]
+fn a_command_sees_the_agent_s_edits_or_is_told_which_buffers_it_did_not_see() {
+    let app = "def greet(name):\n    return 'hi ' + name\n\n\nprint(greet('you'))\n";
+    let f = Fixture::new(&[("app.py", app), ("notes.txt", "user\n")]);
+    let rename = json!({"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet", "new_string": "welcome", "replace_all": true}});
+    let mut client = f.start(
+        json!([
+            turn(vec![read("app.py"), read("notes.txt")]),
+            turn(vec![rename]),
+            turn(vec![edit("notes.txt", "typed", "typed, and the agent's")]),
+            turn(vec![shell("cat app.py notes.txt")]),
+            done()
+        ]),
+        json!({}),
+        json!({"permissionMode": "bypassPermissions", "saveDocuments": true, "timeouts": {"verifyMs": 60000}}),
+    );
+    let app_uri = client.open(&f.path("app.py"), app);
+    // Unsaved typing of the user's: the buffer differs from the disk.
+    let notes_uri = client.open(&f.path("notes.txt"), "user typed\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("rename and run"));
+    let mut apply = client.server_request("workspace/applyEdit");
+    let first = apply["params"]["edit"]["documentChanges"][0]["edits"][0].clone();
+    apply["params"]["edit"]["documentChanges"][0]["edits"] = json!([first]);
+    client.apply_edit_request(&apply);
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    // Before the command: app.py was clean before the run, so it is saved.
+    let save = client.server_request("tandem/saveDocuments");
+    assert_eq!(save["params"]["uris"], json!([app_uri]), "{save}");
+    std::fs::write(f.path("app.py"), client.text(&app_uri)).unwrap();
+    client.notify("textDocument/didSave", json!({"textDocument": {"uri": app_uri}}));
+    client.respond(&save["id"], Value::Null);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    let (is_error, output) = &results[4];
+    assert!(!is_error, "{output}");
+    assert!(output.contains("def welcome(name):") && output.contains("print(greet('you'))"), "the command saw the buffer: {output}");
+    assert!(
+        output.contains("these files hold unsaved text in the editor that it did not see: notes.txt (it held unsaved changes of the user's before the run, so Tandem did not save it)"),
+        "{output}"
+    );
+    assert_eq!(std::fs::read_to_string(f.path("notes.txt")).unwrap(), "user\n", "the user's unsaved text is not written");
+    assert_eq!(client.text(&notes_uri), "user typed, and the agent's\n");
+    client.shutdown();
+}
+
 #[test]
 fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
     let f = Fixture::new(&[("closed.txt", "version 1\n")]);
@@ -254,8 +305,12 @@ fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
 }
 
 fn start_long_shell_run(f: &Fixture, options: Value) -> (LspClient, i64, i32, String) {
+    // The command runs in the sandbox's pid namespace, where its pid is
+    // not ours: it is found by its unique command line.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let sleeper = format!("sleep 60.{}{}", std::process::id(), RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     let mut client = f.start(
-        json!([turn(vec![shell("echo $$ > shell.pid; exec sleep 60")]), done()]),
+        json!([turn(vec![shell(&format!("echo started > shell.pid; exec {sleeper}"))]), done()]),
         json!({"window": {"workDoneProgress": true}}),
         options,
     );
@@ -265,8 +320,9 @@ fn start_long_shell_run(f: &Fixture, options: Value) -> (LspClient, i64, i32, St
     let call = client.wait_for("the run_shell call", |m| m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "tool_call");
     let run_id = call["params"]["runId"].as_str().unwrap().to_string();
     let pid_file = f.path("shell.pid");
-    wait_until("the shell wrote its pid", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
-    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    wait_until("the shell started", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
+    wait_until("the sleeper runs", || common::processes_running(&sleeper).len() == 1);
+    let pid = common::processes_running(&sleeper)[0];
     assert!(process_alive(pid));
     (client, ask, pid, run_id)
 }

@@ -105,7 +105,7 @@ fn settings_rules_allow_and_deny_on_what_the_call_does() {
     let summary: Vec<String> = results.iter().map(|(error, text)| format!("{error}: {}", text.lines().next().unwrap_or(""))).collect();
     expect_test::expect![[r#"
         [
-            "false: (no output)",
+            "true: Command failed (exit code 1)",
             "true: Permission denied for run_shell: the rule `run_shell(touch secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call. Do not retry the same call; ask the user or take another approach.",
             "true: Permission denied for read_file: the rule `read_file(./.env)` in permissions.deny (.tandem/settings.json) forbids this call. Do not retry the same call; ask the user or take another approach.",
             "false: Successfully wrote to src/a.rs (1 line)",
@@ -113,6 +113,12 @@ fn settings_rules_allow_and_deny_on_what_the_call_does() {
         ]
     "#]]
     .assert_debug_eq(&summary);
+    // Allowed by a rule in the default mode, the command ran unasked: in
+    // the sandbox's read-only profile, so it wrote nothing.
+    assert!(!run.root.join("made.txt").exists() && !run.root.join("secret.txt").exists());
+    // In acceptEdits what a rule allows is approved: it may write the workspace.
+    let results = run.ask(&[shell("touch made.txt"), shell("touch secret.txt")], &["--permission-mode", "acceptEdits"]);
+    assert!(!results[0].0 && results[1].0, "{results:?}");
     assert!(run.root.join("made.txt").exists() && !run.root.join("secret.txt").exists());
 }
 
@@ -150,6 +156,12 @@ fn pre_tool_use_hook_can_allow_what_would_be_asked_but_not_what_is_denied() {
     let run = Run::new(Some(json!({"permissions": {"deny": ["run_shell(rm:*)"]}})));
     user_settings(&run, json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": allow}]}]}}));
     let results = run.ask(&[shell("touch made.txt"), shell("rm -f made.txt")], &[]);
+    // Allowed without a question, it ran unasked: read-only.
+    assert!(results[0].0 && results[0].1.contains("Read-only file system"), "{results:?}");
+    assert!(results[1].0 && results[1].1.contains("run_shell(rm:*)"), "{results:?}");
+    assert!(!run.root.join("made.txt").exists());
+    // In acceptEdits the hook's allow is an approval: it writes.
+    let results = run.ask(&[shell("touch made.txt"), shell("rm -f made.txt")], &["--permission-mode", "acceptEdits"]);
     assert!(!results[0].0, "{results:?}");
     assert!(results[1].0 && results[1].1.contains("run_shell(rm:*)"), "{results:?}");
     assert!(run.root.join("made.txt").exists());

@@ -139,10 +139,11 @@ fn shell_call_response(command: &str) -> MockResponse {
 
 #[test]
 fn stdin_closed_mid_run_kills_the_shell_makes_no_further_model_request_and_the_server_exits() {
+    let sleeper = format!("sleep 60.{}", std::process::id());
     // The model mock lives on its own runtime; this test blocks on the client.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mock = runtime.block_on(MockModel::start(vec![
-        shell_call_response("echo $$ > shell.pid; exec sleep 60"),
+        shell_call_response(&format!("echo started > shell.pid; exec {sleeper}")),
         MockResponse::sse(&common::fixture("anthropic/verbatim_basic_text.sse")),
     ]));
     let f = Fixture::new(&[]);
@@ -154,8 +155,10 @@ fn stdin_closed_mid_run_kills_the_shell_makes_no_further_model_request_and_the_s
     assert!(response.get("result").is_some(), "{response}");
     let ask = client.send_request("workspace/executeCommand", ask_params("wait a minute"));
     let pid_file = f.path("shell.pid");
-    wait_until("the shell wrote its pid", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
-    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    wait_until("the shell started", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
+    // In the sandbox's pid namespace its pid is not ours: found by its command line.
+    wait_until("the sleeper runs", || common::processes_running(&sleeper).len() == 1);
+    let pid = common::processes_running(&sleeper)[0];
     assert!(process_alive(pid));
 
     client.close_input();

@@ -17,7 +17,8 @@
 //! terminal ──▶ cli/ (binary)  ┘   prompts, reviews, how events are shown
 //!                   │
 //!                   ▼
-//!               settings/         the layered settings (host layer)
+//!            host  settings/      settings in, a run's parts out (provider, modes,
+//!                                   policy, hooks, MCP, the executor), for every front end
 //!                   │
 //!                   ▼
 //!                agent/           the loop: provider (Anthropic | OpenAI | scripted)
@@ -86,6 +87,12 @@
 //!   workspace's runs, restarted (bounded) after a crash; it implements
 //!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
 //!   `tandem/codeIntel` request to the editor plugin does.
+//! - [`host`]: the one place a run's parts are built from the settings, for
+//!   every front end: the provider, the permission modes (plan mode is the
+//!   run's own gate, the policy decides as in default), the policy, the
+//!   hooks, the MCP servers, the executor ([`host::executor`]: add what a
+//!   run's calls go through to [`host::Tools`]), the run's scope and the
+//!   user's run request. Front ends pass their gate, plan review and editor.
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
 //! - [`scope`]: which settings layer a value came from (user, project,
@@ -98,6 +105,12 @@
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
 //!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; the headless front end.
+//! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
+//!   Linux) behind [`tools::ShellSandbox`]: unasked commands write only a
+//!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
+//!   editor's config stay read-only); no network unless settings allow it,
+//!   a pid namespace, read-deny paths masked. The front end hands the run
+//!   its sandbox and says once when there is none.
 //! - [`hooks`]: commands in Claude Code's format: `PreToolUse`/`PostToolUse`
 //!   around each call (run by the executor through [`tools::ToolHooks`];
 //!   the `PreToolUse` answer reaches the policy in the permission request),
@@ -165,10 +178,12 @@ pub mod consent;
 pub mod environment;
 pub mod hooks;
 pub mod language_servers;
+pub mod host;
 pub mod lsp;
 pub mod mcp;
 pub mod model;
 pub mod permissions;
+pub mod sandbox;
 pub mod scope;
 pub mod session;
 pub mod settings;

@@ -62,8 +62,31 @@ enum Command {
         /// Show applied edits' whole diffs (otherwise their first lines).
         #[arg(long)]
         verbose: bool,
-        /// What to ask.
-        prompt: String,
+        /// What to ask. Without it, on a terminal, `tandem chat` starts.
+        prompt: Option<String>,
+    },
+    /// An interactive conversation in the terminal: each line you type is a
+    /// run on the same thread (line editing and history; Ctrl-C cancels the
+    /// running answer, not the session; /new, /resume [ID], /help, /exit).
+    Chat {
+        /// Model turns allowed per message.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_turns: Option<u64>,
+        /// default | acceptEdits | bypassPermissions | plan. Without it: the settings', else default.
+        #[arg(long)]
+        permission_mode: Option<tandem::tools::permission_mode::PermissionMode>,
+        /// Continue the most recent conversation of this folder.
+        #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+        continue_thread: bool,
+        /// Continue the conversation with this thread id (see `tandem sessions`).
+        #[arg(long, value_name = "ID")]
+        resume: Option<String>,
+        /// Start this project MCP server (from .mcp.json) without asking; `all` for every one.
+        #[arg(long = "mcp-approve", value_name = "NAME|all")]
+        mcp_approve: Vec<String>,
+        /// Show applied edits' whole diffs.
+        #[arg(long)]
+        verbose: bool,
     },
     /// List this folder's saved conversations with their token and cost totals.
     Sessions,
@@ -140,11 +163,16 @@ fn main() -> ExitCode {
                     (true, None) => cli::ask::ThreadChoice::Continue,
                     (false, None) => cli::ask::ThreadChoice::New,
                 };
+                let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+                let Some(prompt) = prompt else {
+                    let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
+                    return cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await;
+                };
                 let options = cli::ask::AskOptions {
                     prompt,
                     verbose,
                     json,
-                    max_turns: max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                    max_turns,
                     permission_mode,
                     thread,
                     compact,
@@ -152,6 +180,16 @@ fn main() -> ExitCode {
                     lsp_approve,
                 };
                 cli::ask::ask(options, current_workspace()?).await
+            }
+            Command::Chat { max_turns, permission_mode, continue_thread, resume, mcp_approve, verbose } => {
+                let thread = match (continue_thread, resume) {
+                    (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
+                    (true, None) => cli::ask::ThreadChoice::Continue,
+                    (false, None) => cli::ask::ThreadChoice::New,
+                };
+                let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+                let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
+                cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
             }
             Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
             Command::Demo => cli::demo::demo().await,

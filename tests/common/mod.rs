@@ -98,6 +98,22 @@ pub fn process_alive(pid: i32) -> bool {
 }
 
 
+/// The pids (as this test sees them) of live processes whose command line
+/// is `command` (arguments joined by spaces): how a test finds a process that runs in a sandbox's pid
+/// namespace, where the pid it prints is not ours.
+#[cfg(target_os = "linux")]
+pub fn processes_running(command: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| process_alive(*pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim_end() == command)
+        })
+        .collect()
+}
+
 /// Wait (bounded) for a process to be gone. A killed process closes its
 /// pipes before the kernel marks it a zombie, so the tool that saw EOF can
 /// return a moment before `/proc` shows it dead.

@@ -47,6 +47,9 @@ pub enum RunEvent {
     /// know: blocked the prompt, added context, asked the agent to go on,
     /// or failed. `name` is the hook event's name.
     Hook { name: String, message: String },
+    /// The run's shell commands run without a sandbox (switched off in the
+    /// settings, or none can start here): the first event of such a run.
+    Sandbox { message: String },
     /// The run is over. `usage` is the run's total; `cost_usd` the estimate
     /// from the price table, when the model's prices are known.
     End {

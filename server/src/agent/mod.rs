@@ -54,6 +54,9 @@ pub struct RunRequest {
     /// The model to ask for instead of the provider's (a custom sub-agent's
     /// `model`); `None`: the provider's own.
     pub model: Option<String>,
+    /// Said first in the run's events ([`events::RunEvent::Sandbox`]) when
+    /// its shell commands run without a sandbox: why, in plain words.
+    pub sandbox_notice: Option<String>,
 }
 
 /// How a run ended.

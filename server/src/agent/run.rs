@@ -315,6 +315,9 @@ impl Session<'_> {
     }
 
     async fn drive(&mut self, executor: &Executor, request: &RunRequest) -> Result<(RunStatus, String), Stop> {
+        if let Some(message) = &request.sandbox_notice {
+            let _ = self.events.send(RunEvent::Sandbox { message: message.clone() });
+        }
         // The user's own runs go through the prompt and stop hooks; sub-agents' do not.
         let hooks = request.hooks.as_ref().map(crate::hooks::current).filter(|hooks| !hooks.is_empty());
         let hook_context = match &hooks {

@@ -15,18 +15,16 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tandem::agent::config::ProviderConfig;
-use tandem::settings::{Settings, SettingsFiles};
+use tandem::host;
+use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::{HeadlessPolicy, Terminal};
-use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::session::pricing::format_cost;
 use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
-use tandem::mcp::{Approvals, McpManager, Report};
-use tandem::tools::plan_mode::{start_in_plan_mode, PlanReview};
-use tandem::language_servers::LanguageServers;
-use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
+use tandem::mcp::Report;
+use tandem::tools::plan_mode::PlanReview;
+use tandem::tools::{Executor, ToolContext};
 use tandem::workspace::{EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
 
@@ -83,15 +81,18 @@ fn open_thread(store: Option<&SessionStore>, choice: &ThreadChoice, root: &std::
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
+    Ok(exit_code(ask_outcome(options, workspace).await?.status))
+}
+
+/// One run, as `tandem ask` makes it; the outcome names the thread it ran
+/// on (`tandem chat` continues it with the next message).
+pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
     let settings = load_settings(workspace.root());
-    let provider =
-        ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mode = options.permission_mode.or(settings.permission_mode).unwrap_or_default();
-    // Plan mode is the run's own (it refuses every change but the plan
-    // file, and ends when the plan is approved); the policy runs in default.
-    let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
-    let policy = Policy::new(policy_mode, &settings.permissions, workspace.roots());
+    let provider = host::provider(&settings)?;
+    let modes = host::Modes::new(&settings, options.permission_mode);
+    let policy = host::policy(&settings, modes, workspace.roots());
+    let sandbox = sandbox_for(&settings, &policy);
     // With no terminal to answer, an ask becomes a denial the model reads.
     let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Some(Arc::new(StdinTerminal))
@@ -99,23 +100,18 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         None
     };
     let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
-    let policy = HeadlessPolicy::new(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
+    let gate = HeadlessPolicy::new(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.
-    let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(options.mcp_approve.clone()));
+    let mcp = host::mcp(workspace.root(), options.mcp_approve.clone());
     let reporter = mcp.spawn_reporter(report_to_stderr);
     mcp.start();
-    let mut registry = ToolRegistry::builtin();
-    registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&hooks) as Arc<dyn tandem::tools::ToolHooks>);
     // Language servers from lspServers start when first needed.
-    let approvals = tandem::language_servers::Approvals { store: tandem::consent::ConsentStore::for_user(), command_line: options.lsp_approve.clone() };
-    let (language_servers, problems) = LanguageServers::configure(workspace.root(), &settings.lsp_servers, approvals, settings.timeouts.code_intel(), settings.timeouts.diagnostics());
+    let (language_servers, problems) = host::language_servers(workspace.root(), &settings, options.lsp_approve.clone());
     report_problems(&problems);
-    if let Some(servers) = &language_servers {
-        executor = executor.with_code_intel(Arc::clone(servers) as Arc<dyn tandem::tools::code_intel::CodeIntel>);
-    }
+    let code_intel = language_servers.clone().map(|servers| servers as Arc<dyn tandem::tools::code_intel::CodeIntel>);
+    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel });
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -125,13 +121,15 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
-    let scope = RunScope::new(policy_mode.as_str(), review);
-    if mode == PermissionMode::Plan {
-        start_in_plan_mode(&scope, workspace.root());
-    }
-    let ctx = ToolContext { child_env: Arc::new(settings.child_env()), run: Arc::new(scope), ..ToolContext::new(workspace) };
+    let scope = host::run_scope(modes, review, workspace.root());
+    let ctx = ToolContext {
+        child_env: Arc::new(settings.child_env()),
+        sandbox: sandbox.sandbox(),
+        run: Arc::new(scope),
+        ..ToolContext::new(workspace)
+    };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { prompt: options.prompt, max_turns, compact: options.compact, hooks: Some(hooks), ..RunRequest::default() };
+    let request = RunRequest { max_turns, compact: options.compact, sandbox_notice: sandbox.notice(), ..host::user_request(options.prompt, &hooks) };
     let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
@@ -142,7 +140,14 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
         servers.shutdown().await;
     }
     workspace.clean_interrupted_writes();
-    Ok(exit_code(outcome.status))
+    Ok(outcome)
+}
+
+/// The sandbox for this run's shell commands, masking what the policy's
+/// read-deny rules cover.
+pub fn sandbox_for(settings: &Settings, policy: &tandem::permissions::Policy) -> tandem::sandbox::Availability {
+    let denied = policy.read_denied_paths();
+    tandem::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
 
 /// The terminal the user runs `tandem ask` in: questions on stderr (stdout
@@ -155,6 +160,7 @@ impl Terminal for StdinTerminal {
         let question = question.to_string();
         let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
         tokio::task::spawn_blocking(move || {
+            let _hold = super::printer::hold_spinner();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "\n{question}");
             for (index, option) in options.iter().enumerate() {
@@ -199,7 +205,7 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
             }
         }
     }
-    let (hooks, problems) = tandem::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), root, store.as_ref());
+    let (hooks, problems) = host::hooks(settings, root, store.as_ref());
     for problem in problems {
         eprintln!("tandem: hooks: {problem}");
     }
@@ -261,7 +267,7 @@ fn report_problems(problems: &[String]) {
 /// the run goes on without the broken part.
 #[allow(clippy::print_stderr)]
 pub fn load_settings(root: &std::path::Path) -> Settings {
-    let (settings, problems) = tandem::settings::load(&SettingsFiles::for_workspace(root), &[]);
+    let (settings, problems) = host::load_settings(root);
     for problem in problems {
         eprintln!("tandem: settings: {problem}");
     }

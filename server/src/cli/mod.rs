@@ -1,8 +1,9 @@
-//! The binary's own commands that drive the agent: `tandem ask` and
-//! `tandem demo`, and the terminal printer they share. (The library never
+//! The binary's own commands that drive the agent: `tandem ask`,
+//! `tandem chat` and `tandem demo`, and the terminal printer they share. (The library never
 //! prints: stdout is the LSP channel in `tandem lsp`.)
 
 pub mod ask;
+pub mod chat;
 pub mod choice;
 pub mod demo;
 pub mod mcp;

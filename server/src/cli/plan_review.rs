@@ -19,7 +19,13 @@ impl PlanReview for TerminalPlanReview {
             plan_file.display(),
             plan.trim_end()
         );
-        tokio::task::spawn_blocking(move || ask(&shown)).await.ok().flatten()
+        tokio::task::spawn_blocking(move || {
+            let _hold = super::printer::hold_spinner();
+            ask(&shown)
+        })
+        .await
+        .ok()
+        .flatten()
     }
 }
 

@@ -180,9 +180,12 @@ impl Printer {
                 let name = self.style.bold(name);
                 let line = if summary.is_empty() { format!("{pad}{arrow} {name}") } else { format!("{pad}{arrow} {name} {summary}") };
                 self.line(&line);
+                // The spinner runs while the tool does, naming it (a question
+                // the call asks holds it off: `hold_spinner`).
                 if let Some(spinner) = &self.spinner {
                     spinner.activity(first_line(&plain));
                 }
+                self.resume_spinner();
             }
             RunEvent::ToolResult { id, is_error, content } => {
                 let edited = self.edit_calls.remove(id);
@@ -234,6 +237,10 @@ impl Printer {
             }
             RunEvent::Hook { name, message } => {
                 let line = self.style.dim(&format!("{pad}[{name} hook] {message}"));
+                self.line(&line);
+            }
+            RunEvent::Sandbox { message } => {
+                let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
                 self.line(&line);
             }
             RunEvent::End { .. } => {
@@ -386,12 +393,51 @@ pub struct Spinner {
 
 struct SpinnerState {
     active: bool,
-    drawn: bool,
     stopped: bool,
     /// What is running ("run_shell cargo test", "working…") and since when:
     /// after a few seconds the spinner shows the elapsed time.
     activity: String,
     since: Instant,
+}
+
+/// The terminal line the spinner draws on, shared with the questions the
+/// terminal asks (`hold_spinner`): a frame is drawn only while no question
+/// is open, and cleared before one is printed.
+struct TerminalLine {
+    questions: usize,
+    spinner_drawn: bool,
+}
+
+static TERMINAL_LINE: Mutex<TerminalLine> = Mutex::new(TerminalLine { questions: 0, spinner_drawn: false });
+
+fn terminal_line() -> std::sync::MutexGuard<'static, TerminalLine> {
+    TERMINAL_LINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Clear the spinner's frame, if one is drawn.
+fn clear_frame(line: &mut TerminalLine) {
+    if line.spinner_drawn {
+        eprint!("\r\x1b[2K");
+        line.spinner_drawn = false;
+    }
+}
+
+/// While a question is asked on the terminal, the spinner stays off.
+pub struct SpinnerHold;
+
+/// Keep the spinner from drawing over a question (and clear its frame).
+pub fn hold_spinner() -> SpinnerHold {
+    let mut line = terminal_line();
+    line.questions += 1;
+    clear_frame(&mut line);
+    SpinnerHold
+}
+
+impl Drop for SpinnerHold {
+    fn drop(&mut self) {
+        let mut line = terminal_line();
+        line.questions = line.questions.saturating_sub(1);
+    }
 }
 
 /// Draws the spinner every 100 ms until it is stopped.
@@ -402,13 +448,14 @@ fn spawn_ticker(state: Arc<Mutex<SpinnerState>>) {
         let mut interval = tokio::time::interval(Duration::from_millis(100));
         loop {
             interval.tick().await;
-            let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+            let state = state.lock().unwrap_or_else(|e| e.into_inner());
             if state.stopped {
                 break;
             }
-            if state.active {
+            let mut line = terminal_line();
+            if state.active && line.questions == 0 {
                 eprint!("\r\x1b[2K{}", spinner_line(FRAMES[frame % FRAMES.len()], &state.activity, state.since.elapsed()));
-                state.drawn = true;
+                line.spinner_drawn = true;
                 frame += 1;
             }
         }
@@ -429,7 +476,6 @@ impl Spinner {
     fn start() -> Self {
         let state = Arc::new(Mutex::new(SpinnerState {
             active: true,
-            drawn: false,
             stopped: false,
             activity: "working…".to_string(),
             since: Instant::now(),
@@ -441,10 +487,7 @@ impl Spinner {
     fn pause(&self) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.active = false;
-        if state.drawn {
-            eprint!("\r\x1b[2K");
-            state.drawn = false;
-        }
+        clear_frame(&mut terminal_line());
     }
 
     /// A new activity starts (its elapsed time counts from now).

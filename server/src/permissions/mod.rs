@@ -4,6 +4,7 @@
 //! for shell commands, their structure: [`shell`]).
 
 pub mod headless;
+pub mod masks;
 pub mod policy;
 pub mod rules;
 pub mod shell;

@@ -151,6 +151,12 @@ impl Policy {
         }
     }
 
+    /// The existing paths read-deny rules cover, for the sandbox to mask.
+    pub fn read_denied_paths(&self) -> Vec<std::path::PathBuf> {
+        let deny: Vec<Rule> = self.rules.read().unwrap_or_else(|e| e.into_inner()).deny.iter().map(|s| s.rule.clone()).collect();
+        super::masks::read_denied_paths(&deny, &self.places)
+    }
+
     /// Analyse a shell command in this workspace.
     pub fn analyze_shell(&self, command: &str) -> Analysis {
         shell::analyze(command, &self.shell)

@@ -234,7 +234,7 @@ pub struct Places {
 
 impl Places {
     /// The absolute glob a path pattern stands for.
-    fn absolute_glob(&self, pattern: &str) -> Option<String> {
+    pub fn absolute_glob(&self, pattern: &str) -> Option<String> {
         let escape = |p: &Path| globset::escape(&p.display().to_string());
         if let Some(abs) = pattern.strip_prefix("//") {
             return Some(format!("/{abs}"));

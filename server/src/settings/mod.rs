@@ -10,7 +10,7 @@
 //!
 //! Every layer has the keys of the editor's `tandem` section (`provider`,
 //! `model`, `script`, `permissionMode`, `maxTurns`, `maxTokens`,
-//! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `textInput`, `timeouts`) plus `env`, `permissions`, `hooks` and
+//! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `textInput`, `timeouts`) plus `env`, `permissions`, `sandbox`, `hooks` and
 //! `mcpServers`. Objects merge key by key; the `permissions` lists are
 //! concatenated; `hooks` are kept per layer (project hooks need consent, see
 //! [`crate::consent`]); `mcpServers` merge by server name and are handed on as raw
@@ -32,6 +32,7 @@ use serde_json::{Map, Value};
 pub use crate::permissions::PermissionRules;
 pub use crate::scope::Scope;
 use crate::tools::permission_mode::PermissionMode;
+pub use crate::sandbox::SandboxSettings;
 
 /// Settings files larger than this are not read (they are not settings).
 const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
@@ -139,6 +140,7 @@ pub struct Settings {
     /// `lspServers`, merged by language name, as raw JSON with the layer
     /// each came from (a project's need the user's consent to start).
     pub lsp_servers: BTreeMap<String, (Scope, Value)>,
+    pub sandbox: SandboxSettings,
 }
 
 impl Settings {
@@ -406,6 +408,7 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             }
         }
         "permissions" => apply_permissions(settings, layer, value)?,
+        "sandbox" => apply_sandbox(settings, layer, value)?,
         "hooks" => {
             if !value.is_object() {
                 return Err("expected an object of events: {\"PreToolUse\": [...]}".into());
@@ -433,11 +436,46 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
     Ok(())
 }
 
-pub const KNOWN_KEYS: [&str; 23] = [
+pub const KNOWN_KEYS: [&str; 24] = [
     "provider", "model", "baseUrl", "script", "permissionMode", "maxTurns", "maxTokens", "contextWindow", "thinkingBudget", "prices",
-    "saveDocuments", "textInput", "codeIntel", "lspServers", "timeouts", "env", "permissions", "hooks", "mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers",
-    "mcpTimeouts", "$schema",
+    "saveDocuments", "textInput", "codeIntel", "lspServers", "timeouts", "env", "permissions", "sandbox", "hooks", "mcpServers",
+    "enableAllProjectMcpServers", "enabledMcpjsonServers", "mcpTimeouts", "$schema",
 ];
+
+/// `sandbox`: field by field, so one bad field keeps the others; what a
+/// project's file may not loosen is refused by name.
+fn apply_sandbox(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
+    let Value::Object(fields) = value else {
+        return Err("expected {\"enabled\": true, \"network\": false, \"allowWrite\": [\"~/.cache/pip\"]}".into());
+    };
+    let from_project = layer.scope.is_project();
+    let loosen = |field: &str| {
+        format!("sandbox.{field}: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings")
+    };
+    let mut bad = Vec::new();
+    for (name, v) in fields {
+        match (name.as_str(), v) {
+            (_, Value::Null) => {}
+            ("enabled", Value::Bool(false)) if from_project => bad.push(loosen("enabled")),
+            ("enabled", Value::Bool(on)) => settings.sandbox.enabled = *on,
+            ("network", Value::Bool(true)) if from_project => bad.push(loosen("network")),
+            ("network", Value::Bool(on)) => settings.sandbox.network = *on,
+            ("enabled" | "network", _) => bad.push(format!("sandbox.{name}: expected true or false")),
+            ("allowWrite", Value::Array(_)) if from_project => bad.push(loosen("allowWrite")),
+            ("allowWrite", Value::Array(paths)) => {
+                for path in paths {
+                    match path.as_str().map(str::trim) {
+                        Some(p) if p.starts_with('/') || p == "~" || p.starts_with("~/") => settings.sandbox.allow_write.push(p.to_string()),
+                        _ => bad.push(format!("sandbox.allowWrite: {path} is not an absolute path or one starting with ~/")),
+                    }
+                }
+            }
+            ("allowWrite", _) => bad.push("sandbox.allowWrite: expected a list of paths such as \"~/.cache/pip\"".to_string()),
+            (other, _) => bad.push(format!("sandbox.{other}: unknown; use enabled, network or allowWrite")),
+        }
+    }
+    if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
+}
 
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -655,7 +693,7 @@ mod tests {
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
                 "Project.json: field \"permissions\": permissions.allow: \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; permissions.nope: unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
@@ -700,6 +738,31 @@ mod tests {
         std::fs::write(&local, "{broken").unwrap();
         assert!(save_local_allow(root.path(), &["x".into()]).unwrap_err().contains("not valid JSON"));
         assert_eq!(std::fs::read_to_string(&local).unwrap(), "{broken");
+    }
+
+    #[test]
+    fn sandbox_settings_merge_and_a_project_cannot_loosen_them() {
+        let (settings, problems) = resolve(&[
+            layer(Scope::User, json!({"sandbox": {"network": true, "allowWrite": ["~/.cache/pip"]}})),
+            layer(Scope::Project, json!({"sandbox": {"enabled": false, "network": true, "allowWrite": ["/"]}})),
+            layer(Scope::Local, json!({"sandbox": {"network": false}})),
+            layer(Scope::Editor, json!({"sandbox": {"allowWrite": ["/opt/cache", "relative/path"], "colour": 1, "enabled": "yes"}})),
+        ]);
+        assert_eq!(
+            settings.sandbox,
+            SandboxSettings { enabled: true, network: false, allow_write: vec!["~/.cache/pip".into(), "/opt/cache".into()] }
+        );
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        expect_test::expect![[r#"
+            [
+                "Project.json: field \"sandbox\": sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Editor.json: field \"sandbox\": sandbox.allowWrite: \"relative/path\" is not an absolute path or one starting with ~/; sandbox.colour: unknown; use enabled, network or allowWrite; sandbox.enabled: expected true or false; the field is ignored",
+            ]
+        "#]]
+        .assert_debug_eq(&text);
+        let (off, problems) = resolve(&[layer(Scope::User, json!({"sandbox": {"enabled": false}}))]);
+        assert!(problems.is_empty());
+        assert!(!off.sandbox.enabled);
     }
 
     #[test]

@@ -1,0 +1,274 @@
+//! `tandem chat`: an interactive session on one thread in the terminal.
+//! Each line you type is a run of the agent on the current thread, printed
+//! as `tandem ask` prints it (the text streams, tools show their progress,
+//! applied edits their diff); the next line continues the thread.
+//!
+//! Line editing and history come from rustyline (history kept in the data
+//! folder). Ctrl-C during a run cancels the run, not the session; at the
+//! prompt it clears the line. Commands: `/new`, `/resume [ID]`, `/undo`,
+//! `/help`, `/exit` (or Ctrl-D). A line ending in `\` continues on the next.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use rustyline::error::ReadlineError;
+use tandem::session::SessionStore;
+use tandem::tools::permission_mode::PermissionMode;
+use tandem::workspace::Workspace;
+
+use super::ask::{ask_outcome, AskOptions, ThreadChoice};
+
+/// What a line typed at the chat prompt asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A message for the agent.
+    Message(String),
+    /// `/new`: the next message starts a new thread.
+    New,
+    /// `/resume [ID]`: continue thread ID, or list the recent ones.
+    Resume(Option<String>),
+    Help,
+    Exit,
+    /// A `/word` that is no command.
+    Unknown(String),
+    /// Nothing typed.
+    Empty,
+}
+
+pub const HELP: &str = "\
+Type a message and press Enter; the agent's answer streams below, and the next message continues the conversation.
+  /new            start a new conversation
+  /resume [ID]    continue conversation ID (without ID: list the recent ones)
+  /help           this list
+  /exit           leave (or Ctrl-D)
+A line ending in \\ continues on the next line. Ctrl-C cancels a running answer; at the prompt it clears the line.";
+
+/// Read one typed line (already joined over `\` continuations).
+pub fn parse(line: &str) -> Input {
+    let text = line.trim();
+    if text.is_empty() {
+        return Input::Empty;
+    }
+    // "//text" sends "/text" as a message.
+    if let Some(escaped) = text.strip_prefix("//") {
+        return Input::Message(format!("/{escaped}"));
+    }
+    let Some(command) = text.strip_prefix('/') else {
+        return Input::Message(line.trim_end().trim_start_matches('\n').to_string());
+    };
+    let mut words = command.split_whitespace();
+    let name = words.next().unwrap_or_default();
+    let argument = words.next().map(str::to_string);
+    match name {
+        "new" | "clear" => Input::New,
+        "resume" => Input::Resume(argument),
+        "help" | "?" => Input::Help,
+        "exit" | "quit" | "q" => Input::Exit,
+        _ => Input::Unknown(name.to_string()),
+    }
+}
+
+/// Join a line that ends in `\` with the lines typed after it.
+pub fn continues(line: &str) -> Option<&str> {
+    line.strip_suffix('\\')
+}
+
+pub struct ChatOptions {
+    pub max_turns: Option<usize>,
+    pub permission_mode: Option<PermissionMode>,
+    pub mcp_approve: Vec<String>,
+    pub verbose: bool,
+    /// The thread the first message continues.
+    pub thread: ThreadChoice,
+}
+
+/// The prompt; the line editor shows it before each message.
+const PROMPT: &str = "› ";
+
+/// How many threads `/resume` without an id lists.
+const RECENT_THREADS: usize = 10;
+
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        "tandem chat is interactive: run it in a terminal (from a script, one run is tandem ask PROMPT)"
+    );
+    let store = SessionStore::for_workspace(&root);
+    let history = store.as_ref().map(|s| s.dir().join("chat_history.txt"));
+    let mut editor = rustyline::DefaultEditor::new()?;
+    if let Some(path) = &history {
+        // No history yet is fine.
+        let _ = editor.load_history(path);
+    }
+    let mut thread = options.thread;
+    println!("Tandem chat in {} — {}. /help lists the commands, /exit leaves.", root.display(), describe(&thread, store.as_ref()));
+    loop {
+        let (line, back) = read_message(editor).await;
+        editor = back;
+        let line = match line {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(err) => return Err(err.into()),
+        };
+        let input = parse(&line);
+        if !matches!(input, Input::Empty) {
+            let _ = editor.add_history_entry(line.as_str());
+        }
+        match input {
+            Input::Empty => {}
+            Input::Exit => break,
+            Input::Help => println!("{HELP}"),
+            Input::Unknown(name) => println!("/{name} is not a command: /help lists them (//{name} sends it as a message)"),
+            Input::New => {
+                thread = ThreadChoice::New;
+                println!("New conversation: the next message starts it.");
+            }
+            Input::Resume(None) => list_threads(store.as_ref()),
+            Input::Resume(Some(id)) => match store.as_ref().map(|s| s.load(&id)) {
+                Some(Ok(conversation)) => {
+                    println!("Continuing {id} ({}).", conversation.title);
+                    thread = ThreadChoice::Resume(id);
+                }
+                Some(Err(err)) => println!("Cannot continue {id}: {err}"),
+                None => println!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME)."),
+            },
+            Input::Message(prompt) => {
+                let ask = AskOptions {
+                    prompt,
+                    verbose: options.verbose,
+                    json: false,
+                    max_turns: options.max_turns,
+                    permission_mode: options.permission_mode,
+                    mcp_approve: options.mcp_approve.clone(),
+                    // Approved earlier with `tandem ask --lsp-approve` (remembered).
+                    lsp_approve: Vec::new(),
+                    thread: continuing(&thread),
+                    compact: false,
+                };
+                match ask_outcome(ask, Workspace::new(root.clone())?).await {
+                    Ok(outcome) if !outcome.thread_id.is_empty() => thread = ThreadChoice::Resume(outcome.thread_id),
+                    Ok(_) => {}
+                    Err(err) => eprintln!("tandem: {err:#}"),
+                }
+            }
+        }
+    }
+    if let Some(path) = &history {
+        if let Err(err) = editor.save_history(path) {
+            tracing::warn!(%err, "cannot save the chat history");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Read a message (joining `\` continuations) off the async runtime: the
+/// line editor blocks.
+async fn read_message(mut editor: rustyline::DefaultEditor) -> (Result<String, ReadlineError>, rustyline::DefaultEditor) {
+    let joined = tokio::task::spawn_blocking(move || {
+        let mut message = String::new();
+        let mut prompt = PROMPT;
+        loop {
+            match editor.readline(prompt) {
+                Ok(line) => match continues(&line) {
+                    Some(head) => {
+                        message.push_str(head);
+                        message.push('\n');
+                        prompt = "… ";
+                    }
+                    None => {
+                        message.push_str(&line);
+                        return (Ok(message), editor);
+                    }
+                },
+                Err(err) => return (Err(err), editor),
+            }
+        }
+    })
+    .await;
+    match joined {
+        Ok(result) => result,
+        Err(err) => panic_free_editor(err),
+    }
+}
+
+/// A line-editor task that panicked: start a fresh editor rather than end the session.
+fn panic_free_editor(err: tokio::task::JoinError) -> (Result<String, ReadlineError>, rustyline::DefaultEditor) {
+    tracing::warn!(%err, "the line editor failed; starting a fresh one");
+    match rustyline::DefaultEditor::new() {
+        Ok(editor) => (Err(ReadlineError::Interrupted), editor),
+        Err(err) => {
+            // Without a line editor there is no session to go on with.
+            eprintln_exit(&format!("tandem: cannot read from the terminal: {err}"))
+        }
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn eprintln_exit(message: &str) -> ! {
+    eprintln!("{message}");
+    std::process::exit(1)
+}
+
+/// The choice that continues `thread` (a new thread until the first run).
+fn continuing(thread: &ThreadChoice) -> ThreadChoice {
+    match thread {
+        ThreadChoice::New => ThreadChoice::New,
+        ThreadChoice::Continue => ThreadChoice::Continue,
+        ThreadChoice::Resume(id) => ThreadChoice::Resume(id.clone()),
+    }
+}
+
+fn describe(thread: &ThreadChoice, store: Option<&SessionStore>) -> String {
+    match thread {
+        ThreadChoice::New => "a new conversation".to_string(),
+        ThreadChoice::Continue => match store.and_then(SessionStore::latest) {
+            Some(id) => format!("continuing {id}"),
+            None => "a new conversation (none saved yet)".to_string(),
+        },
+        ThreadChoice::Resume(id) => format!("continuing {id}"),
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn list_threads(store: Option<&SessionStore>) {
+    let Some(store) = store else {
+        println!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME).");
+        return;
+    };
+    let (threads, _) = store.list();
+    if threads.is_empty() {
+        println!("No saved conversations in this folder yet.");
+        return;
+    }
+    println!("Recent conversations (/resume ID continues one):");
+    for thread in threads.iter().take(RECENT_THREADS) {
+        let when = chrono::DateTime::from_timestamp_millis(thread.updated_ms as i64)
+            .map(|d| d.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default();
+        println!("  {}  {when}  {}", thread.id, thread.title);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_become_messages_or_commands() {
+        assert_eq!(parse("fix the bug in app.py"), Input::Message("fix the bug in app.py".into()));
+        assert_eq!(parse("  "), Input::Empty);
+        assert_eq!(parse("/new"), Input::New);
+        assert_eq!(parse("/resume"), Input::Resume(None));
+        assert_eq!(parse("/resume 20261201-0812-ab12cd"), Input::Resume(Some("20261201-0812-ab12cd".into())));
+        assert_eq!(parse("/exit"), Input::Exit);
+        assert_eq!(parse("/quit"), Input::Exit);
+        assert_eq!(parse("/help"), Input::Help);
+        assert_eq!(parse("/frobnicate"), Input::Unknown("frobnicate".into()));
+        assert_eq!(parse("//etc/hosts is what?"), Input::Message("/etc/hosts is what?".into()));
+        assert_eq!(continues("first line \\"), Some("first line "));
+        assert_eq!(continues("no"), None);
+    }
+}

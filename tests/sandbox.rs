@@ -1,0 +1,351 @@
+//! The shell sandbox with real bubblewrap, driven through a real `tandem
+//! ask` with the scripted model. Every check is by the effect on disk (or
+//! what a command could read), never by Tandem's message alone:
+//!
+//! - *unasked* commands (here let through by a bare `run_shell` allow rule
+//!   in the default mode, as a classifier miss would) write nothing but
+//!   their private `/tmp`, read no masked path, reach no network and see
+//!   no other process;
+//! - *approved* commands (`bypassPermissions`) write inside the workspace
+//!   but not outside it, not into `.git/config`, `.git/hooks`, `.tandem/`,
+//!   `.claude/`, `.vscode/` or `.mcp.json`, and have no network unless the
+//!   settings allow it;
+//! - the timeout still stops a command's whole tree through bubblewrap;
+//! - no sandbox (switched off, or `bwrap` missing) is said in the run's
+//!   first event.
+//!
+//! Without bubblewrap these tests skip, unless `TANDEM_REQUIRE_BWRAP` is
+//! set (`.ci/run` sets it), when they fail.
+
+#![allow(clippy::unwrap_used)]
+#![cfg(target_os = "linux")]
+
+mod common;
+#[path = "common/script.rs"]
+mod script;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use script::shell;
+use serde_json::{json, Value};
+
+/// Is bubblewrap here and able to build a sandbox? Skips (or, with
+/// `TANDEM_REQUIRE_BWRAP`, fails) when not.
+fn bwrap_works() -> bool {
+    let works = Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "true"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap is missing or cannot build a sandbox");
+        eprintln!("skipping: bubblewrap (bwrap) is missing or cannot build a sandbox here");
+    }
+    works
+}
+
+struct Run {
+    _temp: tempfile::TempDir,
+    /// The workspace.
+    root: PathBuf,
+    /// Beside the workspace: what no command may write.
+    outside: PathBuf,
+    home: PathBuf,
+}
+
+struct Output {
+    events: Vec<Value>,
+    results: Vec<(bool, String)>,
+}
+
+impl Run {
+    fn new(project_settings: Value) -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let base = temp.path().canonicalize().unwrap();
+        let (root, outside, home) = (base.join("work"), base.join("outside"), base.join("home"));
+        for dir in [&root, &outside, &home] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(root.join("notes.txt"), "my unsaved thoughts\n").unwrap();
+        std::fs::write(outside.join("precious.txt"), "keep me\n").unwrap();
+        let git = Command::new("git").args(["init", "-q"]).current_dir(&root).status();
+        assert!(git.is_ok_and(|s| s.success()), "git init");
+        std::fs::create_dir_all(root.join(".tandem")).unwrap();
+        std::fs::write(root.join(".tandem/settings.json"), project_settings.to_string()).unwrap();
+        Run { _temp: temp, root, outside, home }
+    }
+
+    fn user_settings(&self, settings: Value) {
+        std::fs::create_dir_all(self.home.join(".tandem")).unwrap();
+        std::fs::write(self.home.join(".tandem/settings.json"), settings.to_string()).unwrap();
+    }
+
+    fn ask(&self, commands: &[&str], args: &[&str]) -> Output {
+        self.ask_with(commands, args, &[])
+    }
+
+    /// One `run_shell` call per turn; `env` is added to Tandem's own environment.
+    fn ask_with(&self, commands: &[&str], args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut turns: Vec<Value> = commands.iter().map(|c| json!({"tool_calls": [shell(c)]})).collect();
+        turns.push(json!({"text": "Done."}));
+        let script = self.home.join("script.json");
+        std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command
+            .current_dir(&self.root)
+            .env("HOME", &self.home)
+            .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("XDG_CACHE_HOME", self.home.join("cache"))
+            .env("TANDEM_PROVIDER", "scripted")
+            .env("TANDEM_SCRIPT", &script)
+            .env("OUTSIDE", &self.outside)
+            .stdin(Stdio::null());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        command.args(["ask", "--json"]).args(args).arg("go");
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let events: Vec<Value> = String::from_utf8_lossy(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let results = events
+            .iter()
+            .filter(|e| e["type"] == "tool_result")
+            .map(|e| (e["is_error"].as_bool().unwrap(), e["content"].as_str().unwrap().to_string()))
+            .collect();
+        Output { events, results }
+    }
+
+    /// Every file under `dir` with its content, for before/after checks.
+    fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap().flatten() {
+                let path = entry.path();
+                let name = path.strip_prefix(dir).unwrap().display().to_string();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    stack.push(path);
+                    out.push((format!("{name}/"), Vec::new()));
+                } else if meta.is_symlink() {
+                    out.push((name, std::fs::read_link(&path).unwrap().display().to_string().into_bytes()));
+                } else {
+                    out.push((name, std::fs::read(&path).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// Commands that write, each a different way past a text classifier.
+const WRITING_PAYLOADS: &[&str] = &[
+    "echo clobbered > notes.txt",
+    "find . -name notes.txt {-delete,}",
+    "find . -name notes.txt $'-\\x64elete'",
+    "f=notes.txt; : ${u:=x}; printf gone > \"$f\"",
+    "sort -onotes.txt /dev/null",
+    "sort --outp=notes.txt /dev/null",
+    "echo '{\"permissions\":{\"allow\":[\"run_shell\"]}}' > .tande[m]/settings.json",
+    "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> .gi[t]/config",
+    "mkdir -p .gi[t]/hooks; printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit",
+    "echo planted > {$OUTSIDE/planted.txt,}",
+    "echo planted > \"$OUTSIDE\"/precious.txt",
+    "ln -s \"$OUTSIDE/dangling.txt\" link.txt; echo through > link.txt",
+    "mkdir -p sub; ln -s \"$OUTSIDE\" sub/out; echo x > sub/out/../../notes.txt; echo y > sub/out/escaped.txt",
+    "find . -maxdepth 1 -name notes.txt -exec sh -c 'echo exec > {}' \\;",
+    "printf 'a\\n' | xargs -I{} sh -c 'echo {} > notes.txt'",
+    "x='a[$(echo pwned > notes.txt)]'; echo $((x))",
+    "cd {..,}; echo up > notes.txt",
+    "CDPATH=$OUTSIDE; cd . && echo c > precious.txt",
+    "touch newfile.txt; mkdir newdir",
+    "echo '{}' > .mcp.json; mkdir -p .claude .vscode; echo '{}' > .claude/settings.json",
+    "git -c user.email=a@b -c user.name=a commit --allow-empty -qm x",
+    "rm -rf .git",
+];
+
+#[test]
+fn unasked_commands_write_nothing_whatever_they_are() {
+    if !bwrap_works() {
+        return;
+    }
+    // A bare `run_shell` rule lets every command through unasked: the
+    // classifier is out of the picture, only the sandbox stands.
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
+    let before_root = Run::snapshot(&run.root);
+    let before_outside = Run::snapshot(&run.outside);
+    let out = run.ask(WRITING_PAYLOADS, &[]);
+    assert_eq!(out.results.len(), WRITING_PAYLOADS.len(), "every payload ran: {:?}", out.results);
+    assert_eq!(Run::snapshot(&run.root), before_root, "the workspace changed: {:?}", out.results);
+    assert_eq!(Run::snapshot(&run.outside), before_outside, "outside the workspace changed");
+    assert!(!run.home.join("pwned").exists() && !run.root.join("pwned").exists());
+    // The command could write its private /tmp, and its failures say why.
+    let out = run.ask(&["echo scratch > /tmp/scratch && cat /tmp/scratch", "touch made.txt"], &[]);
+    assert_eq!(out.results[0], (false, "scratch".to_string()));
+    assert!(out.results[1].0 && out.results[1].1.contains("read-only sandbox"), "{:?}", out.results[1]);
+}
+
+#[test]
+fn approved_commands_write_the_workspace_and_nothing_they_must_not() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({}));
+    let config_before = std::fs::read(run.root.join(".git/config")).unwrap();
+    let settings_before = std::fs::read(run.root.join(".tandem/settings.json")).unwrap();
+    let before_outside = Run::snapshot(&run.outside);
+    let out = run.ask(WRITING_PAYLOADS, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(out.results.len(), WRITING_PAYLOADS.len());
+    assert_eq!(Run::snapshot(&run.outside), before_outside, "outside the workspace changed: {:?}", out.results);
+    assert_eq!(std::fs::read(run.root.join(".git/config")).unwrap(), config_before);
+    assert_eq!(std::fs::read(run.root.join(".tandem/settings.json")).unwrap(), settings_before);
+    assert!(!run.root.join(".git/hooks/pre-commit").exists());
+    // Paths that did not exist could not be created, and nothing is left behind.
+    for missing in [".mcp.json", ".claude", ".vscode"] {
+        assert!(!run.root.join(missing).exists(), "{missing} exists");
+    }
+    // `rm -rf .git` (approved) removed what it may, but not the config or hooks.
+    assert!(run.root.join(".git/config").is_file() && run.root.join(".git/hooks").is_dir());
+    // Writes inside the workspace did happen: the profile is not read-only.
+    assert!(run.root.join("newfile.txt").exists() && run.root.join("newdir").is_dir());
+    assert_ne!(std::fs::read_to_string(run.root.join("notes.txt")).unwrap(), "my unsaved thoughts\n");
+    // A commit could write .git's objects and refs, which stay writable.
+    let commit = &out.results[WRITING_PAYLOADS.len() - 2];
+    assert!(!commit.0, "{commit:?}");
+}
+
+#[test]
+fn git_config_planted_in_the_workspace_runs_nothing_outside() {
+    if !bwrap_works() {
+        return;
+    }
+    // The workspace ships a .gitconfig whose fsmonitor writes a marker;
+    // `HOME=$PWD git status` makes git read it.
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
+    let marker = run.outside.join("fsmonitor-ran");
+    std::fs::write(run.root.join(".gitconfig"), format!("[core]\n\tfsmonitor = \"touch {}; false\"\n", marker.display())).unwrap();
+    let before = Run::snapshot(&run.root);
+    run.ask(&["HOME=$PWD git status"], &[]);
+    assert!(!marker.exists(), "the planted fsmonitor wrote outside the workspace");
+    assert_eq!(Run::snapshot(&run.root), before);
+}
+
+#[test]
+fn masked_paths_cannot_be_read_and_no_other_process_is_visible() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"], "deny": ["read_file(./secret.txt)", "read_file(*.pem)"]}}));
+    std::fs::write(run.root.join("secret.txt"), "TOP-SECRET-FILE\n").unwrap();
+    std::fs::create_dir_all(run.root.join("keys")).unwrap();
+    std::fs::write(run.root.join("keys/server.pem"), "TOP-SECRET-PEM\n").unwrap();
+    std::os::unix::fs::symlink(run.root.join("secret.txt"), run.root.join("alias.txt")).unwrap();
+    std::fs::create_dir_all(run.home.join(".ssh")).unwrap();
+    std::fs::write(run.home.join(".ssh/id_rsa"), "TOP-SECRET-KEY\n").unwrap();
+    let commands = [
+        "cat secret.txt; cat alias.txt; cat keys/*.pem; cat ~/.ssh/id_rsa; ls ~/.ssh; echo end",
+        "cat /proc/$PPID/environ /proc/1/environ 2>&1 | tr '\\0' '\\n'; for p in /proc/[0-9]*; do cat $p/environ; done 2>/dev/null | tr '\\0' '\\n'; echo end",
+        "ls /proc | grep -c '^[0-9]'",
+    ];
+    let out = run.ask_with(&commands, &[], &[("MYSQL_PWD", "TOP-SECRET-ENV"), ("SECRET_KEY_BASE", "TOP-SECRET-ENV")]);
+    for (is_error, content) in &out.results {
+        assert!(!content.contains("TOP-SECRET"), "a masked secret was read: {content}");
+        assert!(!is_error, "{content}");
+    }
+    assert!(out.results[0].1.starts_with("end"), "{:?}", out.results[0]);
+    // bwrap's own process, the shell, ls and grep: nothing of Tandem's.
+    let processes: usize = out.results[2].1.trim().parse().unwrap();
+    assert!(processes <= 5, "{processes} processes visible");
+    // An approved command reads the workspace's masked files as empty too
+    // (a deny is a deny), but may use ~/.ssh (git push needs it).
+    let out = run.ask(&["cat secret.txt; cat ~/.ssh/id_rsa"], &["--permission-mode", "bypassPermissions"]);
+    assert!(!out.results[0].1.contains("TOP-SECRET-FILE"), "{:?}", out.results);
+    assert!(out.results[0].1.contains("TOP-SECRET-KEY"), "{:?}", out.results);
+}
+
+#[test]
+fn network_is_off_unless_settings_allow_it_and_the_failure_says_how() {
+    if !bwrap_works() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
+    let out = run.ask(&[&connect], &["--permission-mode", "bypassPermissions"]);
+    assert!(out.results[0].0, "{:?}", out.results);
+    assert!(out.results[0].1.contains("The sandbox has no network") && out.results[0].1.contains("\"network\": true"), "{:?}", out.results);
+    // A project's file cannot switch it on...
+    std::fs::write(run.root.join(".tandem/settings.json"), json!({"sandbox": {"network": true}}).to_string()).unwrap();
+    let out = run.ask(&[&connect], &["--permission-mode", "bypassPermissions"]);
+    assert!(out.results[0].0, "{:?}", out.results);
+    // ...the user's settings can, for approved commands only.
+    run.user_settings(json!({"sandbox": {"network": true}, "permissions": {"allow": ["run_shell"]}}));
+    let out = run.ask(&[&connect], &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(out.results[0], (false, "connected".to_string()));
+    let out = run.ask(&[&connect], &[]);
+    assert!(out.results[0].0, "an unasked command reached the network: {:?}", out.results);
+}
+
+#[test]
+fn the_timeout_stops_the_whole_tree_inside_the_sandbox() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({}));
+    let marker = format!("{}.{}", 900 + std::process::id() % 90, std::process::id());
+    // A child, a grandchild in its own session, and a trap that ignores SIGTERM.
+    let command = format!("trap '' TERM; sleep {marker} & setsid sleep {marker} & sleep {marker}");
+    let mut turns = vec![json!({"tool_calls": [{"name": "run_shell", "input": {"command": command, "timeout": 800}}]})];
+    turns.push(json!({"text": "Done."}));
+    let script = run.home.join("script.json");
+    std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .current_dir(&run.root)
+        .env("HOME", &run.home)
+        .env("XDG_DATA_HOME", run.home.join("data"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script)
+        .args(["ask", "--json", "--permission-mode", "bypassPermissions", "go"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).contains("Command timed out after 800 ms"));
+    // The kernel tears the pid namespace down as its first process dies:
+    // wait for that, with a deadline.
+    common::wait_until("no process of the command is left", || common::processes_running(&format!("sleep {marker}")).is_empty());
+}
+
+#[test]
+fn no_sandbox_is_said_in_the_first_event() {
+    if !bwrap_works() {
+        return;
+    }
+    // Switched off by the user.
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
+    run.user_settings(json!({"sandbox": {"enabled": false}}));
+    let out = run.ask(&["touch made.txt"], &[]);
+    assert_eq!(out.events[0]["type"], "sandbox", "{:?}", out.events[0]);
+    assert!(out.events[0]["message"].as_str().unwrap().contains("\"enabled\": false"));
+    assert!(run.root.join("made.txt").exists(), "without the sandbox the allowed command writes");
+
+    // A project's settings cannot switch it off.
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}, "sandbox": {"enabled": false}}));
+    let out = run.ask(&["touch made.txt"], &[]);
+    assert_ne!(out.events[0]["type"], "sandbox");
+    assert!(!run.root.join("made.txt").exists());
+
+    // bwrap missing from PATH: said in plain words, with how to install it.
+    let bin = run.home.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["bash", "sh", "touch", "cat"] {
+        let found = Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().unwrap();
+        let path = String::from_utf8_lossy(&found.stdout).trim().to_string();
+        std::os::unix::fs::symlink(path, bin.join(tool)).unwrap();
+    }
+    let out = run.ask_with(&["touch other.txt"], &[], &[("PATH", bin.to_str().unwrap())]);
+    let first = out.events[0]["message"].as_str().unwrap_or_default();
+    assert!(first.contains("bubblewrap (bwrap) is not installed") && first.contains("apt-get install bubblewrap"), "{:?}", out.events[0]);
+}
