@@ -54,7 +54,7 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     let create = client.server_request("window/workDoneProgress/create");
     client.respond(&create["id"], Value::Null);
     let apply = client.server_request("workspace/applyEdit");
-    expect_test::expect![[r#"{"edit":{"documentChanges":[{"edits":[{"newText":"BETA","range":{"end":{"character":4,"line":1},"start":{"character":0,"line":1}}}],"textDocument":{"uri":"file://ROOT/src.txt","version":1}}]},"label":"Tandem: edit_file src.txt"}"#]]
+    expect_test::expect![[r#"{"label":"Tandem: edit_file src.txt","edit":{"documentChanges":[{"textDocument":{"uri":"file://ROOT/src.txt","version":1},"edits":[{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":4}},"newText":"BETA"}]}]}}"#]]
         .assert_eq(&scrub(&apply["params"].to_string(), &f.root));
     client.apply_edit_request(&apply);
     let mut answer = client.response(ask);
@@ -65,7 +65,7 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     let usage = answer["result"].as_object_mut().unwrap().remove("usage").unwrap();
     assert!(usage["input_tokens"].as_u64().unwrap() > 0, "{usage}");
     let result = scrub(&answer["result"].to_string(), &f.root);
-    expect_test::expect![[r#"{"edits":[{"ranges":[{"endLine":2,"startLine":2}],"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done."}"#]]
+    expect_test::expect![[r#"{"runId":"run-1","status":"completed","text":"Done.","edits":[{"uri":"file://ROOT/src.txt","status":"applied","ranges":[{"startLine":2,"endLine":2}]}]}"#]]
         .assert_eq(&result);
     assert_eq!(client.text(&uri), "alpha\nBETA\ngamma\n");
     // Invariant 1: an open document is never written to disk by Tandem.

@@ -173,6 +173,7 @@
 //! [`workspace::Workspace::write`]); nothing prints to stdout in the library
 //! (stdout is the LSP channel).
 
+pub mod acp;
 pub mod agent;
 pub mod consent;
 pub mod environment;

@@ -195,11 +195,11 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
     use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
     if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(&settings.hooks), store.as_ref(), terminal) {
-        if !store.is_approved(root, HOOKS, PROJECT, &project.to_string()) {
+        if !store.is_approved(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
             let shown = tandem::hooks::describe_project(&project);
             let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
-                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project.to_string()) {
+                if let Err(err) = store.approve(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
                     eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
                 }
             }

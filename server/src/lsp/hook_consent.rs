@@ -51,7 +51,7 @@ impl HookConsent {
         let Some(store) = &self.store else { return };
         let settings = self.settings();
         let Some(project) = project_hooks(&settings.hooks) else { return };
-        let fingerprint = project.to_string();
+        let fingerprint = crate::consent::fingerprint_of(&project);
         let mut asked = self.asked.lock().await;
         if asked.as_deref() == Some(fingerprint.as_str()) || store.is_approved(&self.root, HOOKS, PROJECT, &fingerprint) {
             return;
