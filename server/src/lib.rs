@@ -26,8 +26,9 @@
 //!                   │               sub-agents, project instructions
 //!                   ▼
 //!   permissions/  hooks  mcp/  session/     what the contract asks: the policy,
-//!   checkpoint/     │                          hook commands, MCP tools, threads,
-//!                   │                          each run's checkpoint (undo/redo)
+//!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
+//!                   │                          each run's checkpoint (undo/redo),
+//!                   │                          the lspServers Tandem starts
 //!                   ▼
 //!                tools/           the contract: Tool, ToolKind, registry, executor
 //!                   │               pipeline, permission types, the traits tools call
@@ -89,6 +90,12 @@
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run.
+//! - [`language_servers`]: language servers Tandem starts itself
+//!   (`lspServers`) where no editor answers code intelligence questions:
+//!   an LSP client over each server's stdio, lazily started, shared by the
+//!   workspace's runs, restarted (bounded) after a crash; it implements
+//!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
+//!   `tandem/codeIntel` request to the editor plugin does.
 //! - [`host`]: the one place a run's parts are built from the settings, for
 //!   every front end: the provider, the permission modes (plan mode is the
 //!   run's own gate, the policy decides as in default), the policy, the
@@ -181,6 +188,7 @@ pub mod checkpoint;
 pub mod consent;
 pub mod environment;
 pub mod hooks;
+pub mod language_servers;
 pub mod host;
 pub mod lsp;
 pub mod mcp;

@@ -56,6 +56,11 @@ enum Command {
         /// `all` for every one. Remembered for this workspace. Repeatable.
         #[arg(long = "mcp-approve", value_name = "NAME|all")]
         mcp_approve: Vec<String>,
+        /// Start this project language server (lspServers in
+        /// .tandem/settings.json) when needed; `all` for every one.
+        /// Remembered for this workspace. Repeatable.
+        #[arg(long = "lsp-approve", value_name = "NAME|all")]
+        lsp_approve: Vec<String>,
         /// Show applied edits' whole diffs (otherwise their first lines).
         #[arg(long)]
         verbose: bool,
@@ -176,7 +181,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, verbose, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, prompt } => {
                 let thread = match (continue_thread, resume) {
                     (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
                     (true, None) => cli::ask::ThreadChoice::Continue,
@@ -196,6 +201,7 @@ fn main() -> ExitCode {
                     thread,
                     compact,
                     mcp_approve,
+                    lsp_approve,
                 };
                 cli::ask::ask(options, current_workspace()?).await
             }

@@ -43,6 +43,8 @@ pub struct AskOptions {
     pub permission_mode: Option<PermissionMode>,
     /// Project MCP servers approved on the command line (`NAME` or `all`).
     pub mcp_approve: Vec<String>,
+    /// Project language servers approved on the command line (`NAME` or `all`).
+    pub lsp_approve: Vec<String>,
     pub thread: ThreadChoice,
     /// Compact the thread before the run.
     pub compact: bool,
@@ -106,7 +108,11 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let mcp = host::mcp(workspace.root(), options.mcp_approve.clone());
     let reporter = mcp.spawn_reporter(report_to_stderr);
     mcp.start();
-    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel: None });
+    // Language servers from lspServers start when first needed.
+    let (language_servers, problems) = host::language_servers(workspace.root(), &settings, options.lsp_approve.clone());
+    report_problems(&problems);
+    let code_intel = language_servers.clone().map(|servers| servers as Arc<dyn tandem::tools::code_intel::CodeIntel>);
+    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel });
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -141,6 +147,9 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     }
     reporter.abort();
     mcp.shutdown().await;
+    if let Some(servers) = language_servers {
+        servers.shutdown().await;
+    }
     workspace.clean_interrupted_writes();
     Ok(outcome)
 }
@@ -270,6 +279,15 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
         total.usage.output_tokens
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Settings problems found after loading (an unusable `lspServers`
+/// entry), on stderr; the run goes on without the broken part.
+#[allow(clippy::print_stderr)]
+fn report_problems(problems: &[String]) {
+    for problem in problems {
+        eprintln!("tandem: settings: {problem}");
+    }
 }
 
 /// The workspace's settings files; each problem is printed to stderr and
