@@ -87,6 +87,9 @@ enum Command {
     Sessions,
     /// Offline end-to-end demo with the scripted model: no key, no network.
     Demo,
+    /// Check what Tandem gets here: whether shell commands run in a sandbox
+    /// (bubblewrap), and why not. Exit 1 when no sandbox can start.
+    Doctor,
     /// Run one tool once and print exactly the result text the model would get.
     Tool {
         /// The tool's name, e.g. read_file.
@@ -187,6 +190,7 @@ fn main() -> ExitCode {
             }
             Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
             Command::Demo => cli::demo::demo().await,
+            Command::Doctor => cli::doctor::doctor(current_workspace()?.root()),
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
