@@ -70,58 +70,58 @@ async fn next_request_carries_tool_results_with_matching_ids() {
     expect_test::expect![[r#"
         [
           {
+            "role": "user",
             "content": [
               {
-                "text": "read both",
-                "type": "text"
+                "type": "text",
+                "text": "read both"
               }
-            ],
-            "role": "user"
+            ]
           },
           {
+            "role": "assistant",
             "content": [
               {
-                "text": "I'll read both files first.",
-                "type": "text"
+                "type": "text",
+                "text": "I'll read both files first."
               },
               {
+                "type": "tool_use",
                 "id": "toolu_synth_A",
+                "name": "read_file",
                 "input": {
                   "path": "src/main.rs"
-                },
-                "name": "read_file",
-                "type": "tool_use"
+                }
               },
               {
+                "type": "tool_use",
                 "id": "toolu_synth_B",
+                "name": "read_file",
                 "input": {
                   "path": "Cargo.toml"
-                },
-                "name": "read_file",
-                "type": "tool_use"
+                }
               }
-            ],
-            "role": "assistant"
+            ]
           },
           {
+            "role": "user",
             "content": [
               {
-                "content": "Invalid input for read_file: missing field \"file_path\"",
-                "is_error": true,
+                "type": "tool_result",
                 "tool_use_id": "toolu_synth_A",
-                "type": "tool_result"
+                "content": "Invalid input for read_file: missing field \"file_path\"",
+                "is_error": true
               },
               {
-                "cache_control": {
-                  "type": "ephemeral"
-                },
+                "type": "tool_result",
+                "tool_use_id": "toolu_synth_B",
                 "content": "Invalid input for read_file: missing field \"file_path\"",
                 "is_error": true,
-                "tool_use_id": "toolu_synth_B",
-                "type": "tool_result"
+                "cache_control": {
+                  "type": "ephemeral"
+                }
               }
-            ],
-            "role": "user"
+            ]
           }
         ]"#]]
     .assert_eq(&messages_json(&requests[1].body));
@@ -308,13 +308,13 @@ async fn tool_input_cut_off_by_max_tokens_goes_back_as_an_error_result() {
     expect_test::expect![[r#"
         [
           {
-            "cache_control": {
-              "type": "ephemeral"
-            },
+            "type": "tool_result",
+            "tool_use_id": "toolu_01EKqbqmZrGRXy18eN7m9kvY",
             "content": "Tool call not executed: your response hit the max_tokens limit while writing the input for make_file (149 bytes received, incomplete JSON). Send the call again with a smaller input: for a large file, write a first part with write_file and add the rest with edit_file.",
             "is_error": true,
-            "tool_use_id": "toolu_01EKqbqmZrGRXy18eN7m9kvY",
-            "type": "tool_result"
+            "cache_control": {
+              "type": "ephemeral"
+            }
           }
         ]"#]]
     .assert_eq(&serde_json::to_string_pretty(&body["messages"][2]["content"]).unwrap());
@@ -363,40 +363,40 @@ async fn openai_two_parallel_tool_calls_and_tool_messages() {
     expect_test::expect![[r#"
         [
           {
-            "content": "weather and stocks",
-            "role": "user"
+            "role": "user",
+            "content": "weather and stocks"
           },
           {
-            "content": null,
             "role": "assistant",
+            "content": null,
             "tool_calls": [
               {
-                "function": {
-                  "arguments": "{\"city\":\"Edinburgh\",\"country\":\"GB\",\"units\":\"c\"}",
-                  "name": "GetWeatherArgs"
-                },
                 "id": "call_JMW1whyEaYG438VE1OIflxA2",
-                "type": "function"
+                "type": "function",
+                "function": {
+                  "name": "GetWeatherArgs",
+                  "arguments": "{\"city\":\"Edinburgh\",\"country\":\"GB\",\"units\":\"c\"}"
+                }
               },
               {
-                "function": {
-                  "arguments": "{\"exchange\":\"NASDAQ\",\"ticker\":\"AAPL\"}",
-                  "name": "get_stock_price"
-                },
                 "id": "call_DNYTawLBoN8fj3KN6qU9N1Ou",
-                "type": "function"
+                "type": "function",
+                "function": {
+                  "name": "get_stock_price",
+                  "arguments": "{\"ticker\":\"AAPL\",\"exchange\":\"NASDAQ\"}"
+                }
               }
             ]
           },
           {
-            "content": "GetWeatherArgs got {\"city\":\"Edinburgh\",\"country\":\"GB\",\"units\":\"c\"}",
             "role": "tool",
-            "tool_call_id": "call_JMW1whyEaYG438VE1OIflxA2"
+            "tool_call_id": "call_JMW1whyEaYG438VE1OIflxA2",
+            "content": "GetWeatherArgs got {\"city\":\"Edinburgh\",\"country\":\"GB\",\"units\":\"c\"}"
           },
           {
-            "content": "get_stock_price got {\"exchange\":\"NASDAQ\",\"ticker\":\"AAPL\"}",
             "role": "tool",
-            "tool_call_id": "call_DNYTawLBoN8fj3KN6qU9N1Ou"
+            "tool_call_id": "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+            "content": "get_stock_price got {\"ticker\":\"AAPL\",\"exchange\":\"NASDAQ\"}"
           }
         ]"#]]
     .assert_eq(&serde_json::to_string_pretty(&json!(messages.as_array().unwrap()[1..])).unwrap());

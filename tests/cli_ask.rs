@@ -72,12 +72,12 @@ async fn ask_json_prints_one_event_per_line() {
         .collect();
     expect_test::expect![[r#"
         tool_call "toolu_cli" "read_file" {"file_path":"hello.txt"}
-        {"turn":1,"type":"status","usage":{"input_tokens":20,"output_tokens":9}}
+        {"type":"status","turn":1,"usage":{"input_tokens":20,"output_tokens":9}}
         tool_result "toolu_cli" is_error=false Some("   1 | hi there")
-        {"text":"Hello","type":"text"}
-        {"text":" there","type":"text"}
-        {"text":"!","type":"text"}
-        {"turn":2,"type":"status","usage":{"input_tokens":31,"output_tokens":15}}
+        {"type":"text","text":"Hello"}
+        {"type":"text","text":" there"}
+        {"type":"text","text":"!"}
+        {"type":"status","turn":2,"usage":{"input_tokens":31,"output_tokens":15}}
         end "completed" "Hello there!""#]]
     .assert_eq(&outline.join("\n"));
     let second = &mock.requests()[1].body["messages"][2]["content"][0];

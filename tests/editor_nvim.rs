@@ -362,6 +362,32 @@ fn neovim_review_reject_leaves_the_buffer_and_tells_the_model() {
     }
 }
 
+/// Closing the plugin's review without an answer rejects the edit, and
+/// says so: a warning at once, the model told, and the end message counts
+/// the edit as declined (it said "run completed (1 edit)" before).
+#[test]
+fn neovim_closing_the_review_rejects_the_edit_and_says_so() {
+    for nvim in nvims("neovim_closing_the_review_rejects_the_edit_and_says_so") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "typed by the user",
+                debounce_ms: 150,
+                turns: read_then_edit(),
+                env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Close"), ("SCENARIO_VIA", "plugin")],
+            },
+        );
+        let report = &outcome.report;
+        assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "line three"]), "{report:#}");
+        assert_eq!(outcome.disk, ON_DISK);
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("the user closed the Tandem review without choosing, which rejects the edit"), "{content}");
+        let messages = messages(report);
+        assert!(messages.contains(&"Tandem: review closed, so the edit to notes.txt was rejected (not applied)".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: run completed. 1 edit: 1 declined. Not applied: notes.txt (declined).".to_string()), "{messages:#?}");
+    }
+}
+
 /// `write_file` over an open buffer, reviewed side by side (`diffthis`):
 /// the proposed pane holds the whole new content.
 #[test]

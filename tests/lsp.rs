@@ -54,7 +54,7 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     let create = client.server_request("window/workDoneProgress/create");
     client.respond(&create["id"], Value::Null);
     let apply = client.server_request("workspace/applyEdit");
-    expect_test::expect![[r#"{"edit":{"documentChanges":[{"edits":[{"newText":"BETA","range":{"end":{"character":4,"line":1},"start":{"character":0,"line":1}}}],"textDocument":{"uri":"file://ROOT/src.txt","version":1}}]},"label":"Tandem: edit_file src.txt"}"#]]
+    expect_test::expect![[r#"{"label":"Tandem: edit_file src.txt","edit":{"documentChanges":[{"textDocument":{"uri":"file://ROOT/src.txt","version":1},"edits":[{"range":{"start":{"line":1,"character":0},"end":{"line":1,"character":4}},"newText":"BETA"}]}]}}"#]]
         .assert_eq(&scrub(&apply["params"].to_string(), &f.root));
     client.apply_edit_request(&apply);
     let mut answer = client.response(ask);
@@ -65,7 +65,7 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     let usage = answer["result"].as_object_mut().unwrap().remove("usage").unwrap();
     assert!(usage["input_tokens"].as_u64().unwrap() > 0, "{usage}");
     let result = scrub(&answer["result"].to_string(), &f.root);
-    expect_test::expect![[r#"{"edits":[{"ranges":[{"endLine":2,"startLine":2}],"status":"applied","uri":"file://ROOT/src.txt"}],"runId":"run-1","status":"completed","text":"Done."}"#]]
+    expect_test::expect![[r#"{"runId":"run-1","status":"completed","text":"Done.","edits":[{"uri":"file://ROOT/src.txt","status":"applied","ranges":[{"startLine":2,"endLine":2}]}]}"#]]
         .assert_eq(&result);
     assert_eq!(client.text(&uri), "alpha\nBETA\ngamma\n");
     // Invariant 1: an open document is never written to disk by Tandem.
@@ -218,6 +218,57 @@ fn a_partly_accepted_review_is_reported_as_partial_with_both_hunks() {
     let event = client.run_events().into_iter().filter(|e| e["type"] == "tool_result").nth(1).unwrap();
     assert_eq!(event["edit"], partial, "{event}");
     assert_eq!(answer["result"]["edits"], json!([partial]), "{answer}");
+    client.shutdown();
+}
+
+/// Before a shell command, the buffers the run changed are saved when
+/// they held no unsaved user changes before the run (here one left
+/// unsaved by a partly applied edit); a buffer that held the user's
+/// unsaved text is not saved, and the command's result names it.
+#[test]
+fn a_command_sees_the_agent_s_edits_or_is_told_which_buffers_it_did_not_see() {
+    let app = "def greet(name):\n    return 'hi ' + name\n\n\nprint(greet('you'))\n";
+    let f = Fixture::new(&[("app.py", app), ("notes.txt", "user\n")]);
+    let rename = json!({"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet", "new_string": "welcome", "replace_all": true}});
+    let mut client = f.start(
+        json!([
+            turn(vec![read("app.py"), read("notes.txt")]),
+            turn(vec![rename]),
+            turn(vec![edit("notes.txt", "typed", "typed, and the agent's")]),
+            turn(vec![shell("cat app.py notes.txt")]),
+            done()
+        ]),
+        json!({}),
+        json!({"permissionMode": "bypassPermissions", "saveDocuments": true, "timeouts": {"verifyMs": 60000}}),
+    );
+    let app_uri = client.open(&f.path("app.py"), app);
+    // Unsaved typing of the user's: the buffer differs from the disk.
+    let notes_uri = client.open(&f.path("notes.txt"), "user typed\n");
+    let ask = client.send_request("workspace/executeCommand", ask_params("rename and run"));
+    let mut apply = client.server_request("workspace/applyEdit");
+    let first = apply["params"]["edit"]["documentChanges"][0]["edits"][0].clone();
+    apply["params"]["edit"]["documentChanges"][0]["edits"] = json!([first]);
+    client.apply_edit_request(&apply);
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    // Before the command: app.py was clean before the run, so it is saved.
+    let save = client.server_request("tandem/saveDocuments");
+    assert_eq!(save["params"]["uris"], json!([app_uri]), "{save}");
+    std::fs::write(f.path("app.py"), client.text(&app_uri)).unwrap();
+    client.notify("textDocument/didSave", json!({"textDocument": {"uri": app_uri}}));
+    client.respond(&save["id"], Value::Null);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    let (is_error, output) = &results[4];
+    assert!(!is_error, "{output}");
+    assert!(output.contains("def welcome(name):") && output.contains("print(greet('you'))"), "the command saw the buffer: {output}");
+    assert!(
+        output.contains("these files hold unsaved text in the editor that it did not see: notes.txt (it held unsaved changes of the user's before the run, so Tandem did not save it)"),
+        "{output}"
+    );
+    assert_eq!(std::fs::read_to_string(f.path("notes.txt")).unwrap(), "user\n", "the user's unsaved text is not written");
+    assert_eq!(client.text(&notes_uri), "user typed, and the agent's\n");
     client.shutdown();
 }
 

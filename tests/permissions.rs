@@ -188,7 +188,7 @@ fn project_hooks_do_not_run_without_consent() {
     // Approved (as a terminal run would remember it), the same hooks run.
     let settings = tandem::settings::load(&tandem::settings::SettingsFiles::with_home(&run.root, Some(&run.home)), &[]).0;
     let store = tandem::consent::ConsentStore::at(run.home.join("data/tandem/consent.json"));
-    let approved = tandem::hooks::project_hooks(&settings.hooks).unwrap().to_string();
+    let approved = tandem::consent::fingerprint_of(&tandem::hooks::project_hooks(&settings.hooks).unwrap());
     store.approve(&run.root, tandem::consent::HOOKS, tandem::consent::PROJECT, &approved).unwrap();
     run.ask(&[shell("ls")], &[]);
     assert!(run.root.join("hook-ran").exists(), "an approved project hook did not run");

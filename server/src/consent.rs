@@ -1,7 +1,8 @@
 //! What the user approved, per workspace: project MCP servers and project
 //! hooks (anything a cloned repository would run on the user's machine).
-//! A fingerprint is the approved entry as JSON text (`Value::to_string`,
-//! keys sorted), so the same entry always gives the same fingerprint. Kept outside
+//! A fingerprint is the approved entry as compact JSON text with its keys
+//! sorted ([`fingerprint_of`]), so the same entry always gives the same
+//! fingerprint, in whatever order its file wrote the keys. Kept outside
 //! the project, in `$XDG_DATA_HOME/tandem/consent.json`, so a project cannot
 //! approve itself. Each approval remembers the fingerprint of what was
 //! approved (the config entry as written): when the entry changes, it must
@@ -24,6 +25,25 @@ pub const HOOKS: &str = "hooks";
 pub const PROJECT: &str = "project";
 /// The kind for project MCP servers (by server name).
 pub const MCP: &str = "mcp";
+
+/// The consent fingerprint of a config entry: compact JSON, object keys
+/// sorted at every depth. (Not `Value::to_string`: with serde_json's
+/// `preserve_order`, which the ACP crates turn on, that keeps the file's
+/// key order.)
+pub fn fingerprint_of(value: &serde_json::Value) -> String {
+    fn sorted(value: &serde_json::Value) -> serde_json::Value {
+        match value {
+            serde_json::Value::Object(map) => {
+                let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+            }
+            serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
 
 /// The store is refused past this size (it only grows by user approvals).
 const MAX_STORE_BYTES: u64 = 4 * 1024 * 1024;
@@ -128,6 +148,8 @@ mod tests {
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
         assert!(!store.is_approved(&a, "mcp", "gh", "v1"));
+        let written: serde_json::Value = serde_json::from_str(r#"{"command":"x","args":["-y"],"env":{"B":"1","A":"2"}}"#).unwrap();
+        assert_eq!(fingerprint_of(&written), r#"{"args":["-y"],"command":"x","env":{"A":"2","B":"1"}}"#, "keys sorted, as approvals were stored");
         store.approve(&a, "mcp", "gh", "v1").unwrap();
         assert!(store.is_approved(&a, "mcp", "gh", "v1"));
         assert!(!store.is_approved(&a, "mcp", "gh", "v2"), "a changed entry needs a new approval");

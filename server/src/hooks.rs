@@ -123,7 +123,7 @@ impl Hooks {
         let project = project_hooks(layers);
         let approved = match (&project, consent) {
             (None, _) => true,
-            (Some(project), Some(store)) => store.is_approved(root, consent::HOOKS, consent::PROJECT, &project.to_string()),
+            (Some(project), Some(store)) => store.is_approved(root, consent::HOOKS, consent::PROJECT, &consent::fingerprint_of(project)),
             (Some(_), None) => false,
         };
         if project.is_some() && !approved {
@@ -495,7 +495,7 @@ mod tests {
         let (unapproved, problems) = Hooks::from_layers(&layers, Default::default(), dir.path(), Some(&store));
         assert!(unapproved.is_empty());
         assert!(problems[0].contains("not approved"), "{problems:?}");
-        store.approve(dir.path(), consent::HOOKS, consent::PROJECT, &project_hooks(&layers).unwrap().to_string()).unwrap();
+        store.approve(dir.path(), consent::HOOKS, consent::PROJECT, &consent::fingerprint_of(&project_hooks(&layers).unwrap())).unwrap();
         let (approved, problems) = Hooks::from_layers(&layers, Default::default(), dir.path(), Some(&store));
         assert!(problems.is_empty());
         assert!(approved.run(HookEvent::PreToolUse, Some("run_shell"), call()).await.block.is_some());

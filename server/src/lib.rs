@@ -17,7 +17,8 @@
 //! terminal ──▶ cli/ (binary)  ┘   prompts, reviews, how events are shown
 //!                   │
 //!                   ▼
-//!               settings/         the layered settings (host layer)
+//!            host  settings/      settings in, a run's parts out (provider, modes,
+//!                                   policy, hooks, MCP, the executor), for every front end
 //!                   │
 //!                   ▼
 //!                agent/           the loop: provider (Anthropic | OpenAI | scripted)
@@ -79,6 +80,12 @@
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run.
+//! - [`host`]: the one place a run's parts are built from the settings, for
+//!   every front end: the provider, the permission modes (plan mode is the
+//!   run's own gate, the policy decides as in default), the policy, the
+//!   hooks, the MCP servers, the executor ([`host::executor`]: add what a
+//!   run's calls go through to [`host::Tools`]), the run's scope and the
+//!   user's run request. Front ends pass their gate, plan review and editor.
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
 //! - [`scope`]: which settings layer a value came from (user, project,
@@ -159,10 +166,12 @@
 //! [`workspace::Workspace::write`]); nothing prints to stdout in the library
 //! (stdout is the LSP channel).
 
+pub mod acp;
 pub mod agent;
 pub mod consent;
 pub mod environment;
 pub mod hooks;
+pub mod host;
 pub mod lsp;
 pub mod mcp;
 pub mod model;

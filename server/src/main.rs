@@ -23,6 +23,8 @@ struct Cli {
 enum Command {
     /// Language server over stdio.
     Lsp,
+    /// Agent Client Protocol agent over stdio (Zed, JetBrains, Neovim, Emacs…).
+    Acp,
     /// One headless run in the current directory (the workspace root).
     ///
     /// The provider comes from the settings files (~/.tandem/settings.json,
@@ -155,6 +157,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
+            Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
             Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, verbose, prompt } => {
                 let thread = match (continue_thread, resume) {
                     (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),

@@ -157,7 +157,7 @@ mod tests {
             {"type":"thinking","text":"hmm"}
             {"type":"compact","before_tokens":17000,"after_tokens":900,"reason":"context 85% full"}
             {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
-            {"parent":"toolu_1","content":"ok","id":"toolu_2","is_error":false,"type":"tool_result"}"#]]
+            {"parent":"toolu_1","type":"tool_result","id":"toolu_2","is_error":false,"content":"ok"}"#]]
         .assert_eq(&lines.join("\n"));
     }
 }

@@ -271,7 +271,7 @@ mod tests {
             .collect();
         expect_test::expect![[r#"
             call_JMW1whyEaYG438VE1OIflxA2 GetWeatherArgs {"city":"Edinburgh","country":"GB","units":"c"}
-            call_DNYTawLBoN8fj3KN6qU9N1Ou get_stock_price {"exchange":"NASDAQ","ticker":"AAPL"}"#]]
+            call_DNYTawLBoN8fj3KN6qU9N1Ou get_stock_price {"ticker":"AAPL","exchange":"NASDAQ"}"#]]
         .assert_eq(&rendered.join("\n"));
         assert_eq!(response.stop_reason, StopReason::ToolUse);
         assert_eq!((response.usage.input_tokens, response.usage.output_tokens), (149, 60));
@@ -317,41 +317,41 @@ mod tests {
         let body = request_body("m", 100, "http://localhost:11434/v1", &request);
         expect_test::expect![[r#"
             {
-              "max_tokens": 100,
+              "model": "m",
               "messages": [
                 {
-                  "content": "sys",
-                  "role": "system"
+                  "role": "system",
+                  "content": "sys"
                 },
                 {
-                  "content": "go",
-                  "role": "user"
+                  "role": "user",
+                  "content": "go"
                 },
                 {
-                  "content": "Reading.",
                   "role": "assistant",
+                  "content": "Reading.",
                   "tool_calls": [
                     {
-                      "function": {
-                        "arguments": "{\"file_path\":\"a\"}",
-                        "name": "read_file"
-                      },
                       "id": "call_1",
-                      "type": "function"
+                      "type": "function",
+                      "function": {
+                        "name": "read_file",
+                        "arguments": "{\"file_path\":\"a\"}"
+                      }
                     }
                   ]
                 },
                 {
-                  "content": "Error: file not found",
                   "role": "tool",
-                  "tool_call_id": "call_1"
+                  "tool_call_id": "call_1",
+                  "content": "Error: file not found"
                 }
               ],
-              "model": "m",
               "stream": true,
               "stream_options": {
                 "include_usage": true
-              }
+              },
+              "max_tokens": 100
             }"#]]
         .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
     }

@@ -15,17 +15,16 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tandem::agent::config::ProviderConfig;
-use tandem::settings::{Settings, SettingsFiles};
+use tandem::host;
+use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::{HeadlessPolicy, Terminal};
-use tandem::permissions::Policy;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::session::pricing::format_cost;
 use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
-use tandem::mcp::{Approvals, McpManager, Report};
-use tandem::tools::plan_mode::{start_in_plan_mode, PlanReview};
-use tandem::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
+use tandem::mcp::Report;
+use tandem::tools::plan_mode::PlanReview;
+use tandem::tools::{Executor, ToolContext};
 use tandem::workspace::{EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
 
@@ -88,13 +87,9 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
 pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
     let settings = load_settings(workspace.root());
-    let provider =
-        ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mode = options.permission_mode.or(settings.permission_mode).unwrap_or_default();
-    // Plan mode is the run's own (it refuses every change but the plan
-    // file, and ends when the plan is approved); the policy runs in default.
-    let policy_mode = if mode == PermissionMode::Plan { PermissionMode::Default } else { mode };
-    let policy = Policy::new(policy_mode, &settings.permissions, workspace.roots());
+    let provider = host::provider(&settings)?;
+    let modes = host::Modes::new(&settings, options.permission_mode);
+    let policy = host::policy(&settings, modes, workspace.roots());
     let sandbox = sandbox_for(&settings, &policy);
     // With no terminal to answer, an ask becomes a denial the model reads.
     let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
@@ -103,16 +98,14 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
         None
     };
     let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
-    let policy = HeadlessPolicy::new(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
+    let gate = HeadlessPolicy::new(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.
-    let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(options.mcp_approve.clone()));
+    let mcp = host::mcp(workspace.root(), options.mcp_approve.clone());
     let reporter = mcp.spawn_reporter(report_to_stderr);
     mcp.start();
-    let mut registry = ToolRegistry::builtin();
-    registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&hooks) as Arc<dyn tandem::tools::ToolHooks>);
+    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel: None });
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -122,10 +115,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
-    let scope = RunScope::new(policy_mode.as_str(), review);
-    if mode == PermissionMode::Plan {
-        start_in_plan_mode(&scope, workspace.root());
-    }
+    let scope = host::run_scope(modes, review, workspace.root());
     let ctx = ToolContext {
         child_env: Arc::new(settings.child_env()),
         sandbox: sandbox.sandbox(),
@@ -133,14 +123,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
         ..ToolContext::new(workspace)
     };
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest {
-        prompt: options.prompt,
-        max_turns,
-        compact: options.compact,
-        hooks: Some(hooks),
-        sandbox_notice: sandbox.notice(),
-        ..RunRequest::default()
-    };
+    let request = RunRequest { max_turns, compact: options.compact, sandbox_notice: sandbox.notice(), ..host::user_request(options.prompt, &hooks) };
     let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
@@ -153,7 +136,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
 
 /// The sandbox for this run's shell commands, masking what the policy's
 /// read-deny rules cover.
-pub fn sandbox_for(settings: &Settings, policy: &Policy) -> tandem::sandbox::Availability {
+pub fn sandbox_for(settings: &Settings, policy: &tandem::permissions::Policy) -> tandem::sandbox::Availability {
     let denied = policy.read_denied_paths();
     tandem::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
@@ -203,17 +186,17 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
     use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
     if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(&settings.hooks), store.as_ref(), terminal) {
-        if !store.is_approved(root, HOOKS, PROJECT, &project.to_string()) {
+        if !store.is_approved(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
             let shown = tandem::hooks::describe_project(&project);
             let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
-                if let Err(err) = store.approve(root, HOOKS, PROJECT, &project.to_string()) {
+                if let Err(err) = store.approve(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
                     eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
                 }
             }
         }
     }
-    let (hooks, problems) = tandem::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), root, store.as_ref());
+    let (hooks, problems) = host::hooks(settings, root, store.as_ref());
     for problem in problems {
         eprintln!("tandem: hooks: {problem}");
     }
@@ -266,7 +249,7 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
 /// the run goes on without the broken part.
 #[allow(clippy::print_stderr)]
 pub fn load_settings(root: &std::path::Path) -> Settings {
-    let (settings, problems) = tandem::settings::load(&SettingsFiles::for_workspace(root), &[]);
+    let (settings, problems) = host::load_settings(root);
     for problem in problems {
         eprintln!("tandem: settings: {problem}");
     }

@@ -34,7 +34,7 @@ use super::edits::{replacements, splices_to_text_edits};
 use super::runs::RunOutbox;
 use crate::workspace::{
     changed_lines, describe_change, fingerprint, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
-    Editor, LineSpan, Splice,
+    Editor, LineSpan, Splice, UnsavedBuffer,
 };
 
 /// How an `applied: true` with no change seen in the buffer is reported.
@@ -184,6 +184,17 @@ struct RunEditRecord {
     seq: u64,
 }
 
+/// A buffer a run changed (see [`LspEditor::save_for_command`]).
+#[derive(Debug, Clone)]
+struct Touched {
+    run: Option<Arc<str>>,
+    path: PathBuf,
+    /// It held no unsaved changes when the run first edited it.
+    clean_before: bool,
+    /// The version the run's last edit left it at (`None`: none landed).
+    agent_version: Option<i32>,
+}
+
 /// Records kept at most; the oldest go first. A run takes its own when it
 /// ends, so only records of no run (or of a run that never asked for them)
 /// could pile up.
@@ -199,6 +210,8 @@ pub struct LspEditor {
     next_record: std::sync::atomic::AtomicU64,
     /// Edits recorded `not_applied` that may still land.
     late: Mutex<Vec<LateEdit>>,
+    /// The buffers each run changed, until the run takes its records.
+    touched: Mutex<Vec<Touched>>,
     outbox: Arc<RunOutbox>,
 }
 
@@ -211,7 +224,7 @@ impl LspEditor {
         roots: Vec<PathBuf>,
         outbox: Arc<RunOutbox>,
     ) -> Self {
-        LspEditor { documents, client, settings, capabilities, roots, records: Arc::new(Mutex::new(Vec::new())), next_record: Default::default(), late: Mutex::new(Vec::new()), outbox }
+        LspEditor { documents, client, settings, capabilities, roots, records: Arc::new(Mutex::new(Vec::new())), next_record: Default::default(), late: Mutex::new(Vec::new()), touched: Mutex::new(Vec::new()), outbox }
     }
 
     fn settings(&self) -> Settings {
@@ -235,6 +248,7 @@ impl LspEditor {
                 late.confirm(&self.records);
             }
         }
+        self.touched.lock().unwrap_or_else(|e| e.into_inner()).retain(|t| !is_run(&t.run));
         let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
         let (mine, others): (Vec<RunEditRecord>, Vec<RunEditRecord>) = std::mem::take(&mut *records).into_iter().partition(|r| is_run(&r.run));
         *records = others;
@@ -383,6 +397,28 @@ impl LspEditor {
             return None;
         }
         Some(EditOutcome::Partial(place_hunks(&edit.old_text, hunks, &landed, &now.text, now.version)))
+    }
+
+    /// Remember that `edit`'s run is changing its buffer, and whether the
+    /// buffer was clean when the run first changed it.
+    fn touch(&self, edit: &BufferEdit) {
+        let Some((_, dirty)) = self.documents.state(&edit.path) else { return };
+        let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+        if touched.iter().any(|t| t.run == edit.run && t.path == edit.path) {
+            return;
+        }
+        if touched.len() >= MAX_EDIT_RECORDS {
+            touched.remove(0);
+        }
+        touched.push(Touched { run: edit.run.clone(), path: edit.path.clone(), clean_before: !dirty, agent_version: None });
+    }
+
+    /// The run's edit left the buffer at `version`.
+    fn touched_at(&self, edit: &BufferEdit, version: i32) {
+        let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = touched.iter_mut().find(|t| t.run == edit.run && t.path == edit.path) {
+            entry.agent_version = Some(version);
+        }
     }
 
     /// Ask the client to save, and wait (bounded) for the `didSave`.
@@ -567,14 +603,48 @@ impl Editor for LspEditor {
         self.documents.known_text(path, version, text, fingerprint);
     }
 
+    /// Save what the run left unsaved where the user loses nothing by it:
+    /// the buffer was clean before the run's first edit and still holds
+    /// the text of the run's last edit. Every other unsaved buffer of the
+    /// run is named, with why.
+    async fn save_for_command(&self, run: Option<&str>) -> Vec<UnsavedBuffer> {
+        let settings = self.settings();
+        let touched: Vec<Touched> =
+            self.touched.lock().unwrap_or_else(|e| e.into_inner()).iter().filter(|t| t.run.as_deref() == run).cloned().collect();
+        let mut unsaved = Vec::new();
+        for entry in touched {
+            // Closed since: the disk is the truth again.
+            let (Some((version, true)), Some(uri)) = (self.documents.state(&entry.path), self.documents.uri(&entry.path)) else { continue };
+            let reason = if !entry.clean_before {
+                "it held unsaved changes of the user's before the run, so Tandem did not save it"
+            } else if entry.agent_version != Some(version) {
+                "it was changed in the editor after the agent's edit, so Tandem did not save it"
+            } else if !settings.save_documents {
+                "the editor does not save on request (saveDocuments)"
+            } else if self.save(&uri, &entry.path, &settings).await {
+                continue;
+            } else {
+                "the editor did not save it when asked"
+            };
+            unsaved.push(UnsavedBuffer { path: entry.path, reason: reason.to_string() });
+        }
+        unsaved
+    }
+
     async fn apply(&self, edit: BufferEdit) -> EditOutcome {
         let watch_for = self.settings().timeouts.apply_edit();
         // If the run stops waiting (cancelled: this future is dropped, and
         // the client link withdraws the applyEdit), the edit is recorded
         // `not_applied` unless the buffer then shows it.
         let mut pending = PendingEdit { editor: self, edit: &edit, watch_for, done: false };
+        self.touch(&edit);
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
+        match &outcome {
+            EditOutcome::Applied { version, .. } => self.touched_at(&edit, *version),
+            EditOutcome::Partial(partial) => self.touched_at(&edit, partial.version),
+            _ => {}
+        }
         if let Some(uri) = self.documents.uri(&edit.path) {
             self.record(&edit, &uri, &outcome);
             if let EditOutcome::NotApplied(reason) = &outcome {

@@ -18,7 +18,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use crate::consent::{ConsentStore, HOOKS, PROJECT};
-use crate::hooks::{describe_project, project_hooks, Hooks, SharedHooks};
+use crate::hooks::{describe_project, project_hooks, SharedHooks};
 
 pub const RUN_THEM: &str = "Run them";
 pub const NOT_NOW: &str = "Not now";
@@ -51,7 +51,7 @@ impl HookConsent {
         let Some(store) = &self.store else { return };
         let settings = self.settings();
         let Some(project) = project_hooks(&settings.hooks) else { return };
-        let fingerprint = project.to_string();
+        let fingerprint = crate::consent::fingerprint_of(&project);
         let mut asked = self.asked.lock().await;
         if asked.as_deref() == Some(fingerprint.as_str()) || store.is_approved(&self.root, HOOKS, PROJECT, &fingerprint) {
             return;
@@ -69,7 +69,7 @@ impl HookConsent {
         }
         // The settings as they are now: only hooks the store approves load.
         let settings = self.settings();
-        let (hooks, _) = Hooks::from_layers(&settings.hooks, settings.child_env(), &self.root, Some(store));
+        let (hooks, _) = crate::host::hooks(&settings, &self.root, Some(store));
         *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
     }
 

@@ -33,8 +33,7 @@ use crate::agent::config::ProviderConfig;
 use crate::session::threads::{ThreadError, Threads};
 use crate::session::{Conversation, SessionConfig};
 use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
-use crate::tools::{Executor, RunScope, ToolContext, ToolKind};
-use super::config::PermissionMode;
+use crate::tools::{Executor, ToolContext, ToolKind};
 use crate::workspace::{EditStatus, LineSpan, Workspace};
 
 /// How long a run waits after its `"wait": false` answer, for a client
@@ -288,13 +287,11 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
     }
     let request = RunRequest {
-        prompt: args.prompt.clone(),
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
-        hooks: Some(Arc::clone(&env.hooks)),
         sandbox_notice: sandbox.notice(),
-        ..RunRequest::default()
+        ..crate::host::user_request(args.prompt.clone(), &env.hooks)
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
@@ -304,7 +301,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let forwarder =
         tokio::spawn(forward_events(Arc::clone(&env.client), (Arc::clone(&env.editor), Arc::clone(&env.workspace)), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    let mode = env.settings.permission_mode();
+    let modes = crate::host::Modes::new(&env.settings, None);
     let review = super::plan_review::LspPlanReview {
         client: Arc::clone(&env.client),
         outbox: Arc::clone(&env.outbox),
@@ -312,10 +309,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         timeout: env.settings.timeouts.prompt(),
         text_input: env.settings.text_input,
     };
-    let scope = RunScope::new(mode.as_str(), Some(Arc::new(review)));
-    if mode == PermissionMode::Plan {
-        crate::tools::plan_mode::start_in_plan_mode(&scope, env.workspace.root());
-    }
+    let scope = crate::host::run_scope(modes, Some(Arc::new(review)), env.workspace.root());
     let ctx = ToolContext {
         cancel: cancel.clone(),
         child_env: Arc::new(env.settings.child_env()),

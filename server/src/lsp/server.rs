@@ -23,8 +23,8 @@ use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use crate::session::threads::Threads;
-use crate::mcp::{Approvals, McpManager};
-use crate::tools::{Executor, ToolRegistry};
+use crate::mcp::McpManager;
+use crate::tools::Executor;
 use crate::workspace::Workspace;
 
 /// Shown when `permissionMode` is `bypassPermissions`.
@@ -130,7 +130,7 @@ impl Backend {
         let mut notices: Vec<String> = problems.iter().map(ToString::to_string).collect();
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
             let consent = crate::consent::ConsentStore::for_user();
-            let (hooks, hook_problems) = crate::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), root, consent.as_ref());
+            let (hooks, hook_problems) = crate::host::hooks(&settings, root, consent.as_ref());
             *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
             notices.extend(hook_problems);
         }
@@ -369,21 +369,23 @@ impl LanguageServer for Backend {
         );
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
-        let mcp = McpManager::load(workspace.root(), Approvals::from_command_line(Vec::new()));
-        let mut registry = ToolRegistry::builtin();
-        registry.add_source(Arc::clone(&mcp) as Arc<dyn crate::tools::ToolSource>);
-        let mut executor = Executor::new(registry).with_policy(Arc::new(policy)).with_hooks(Arc::clone(&self.hooks) as Arc<dyn crate::tools::ToolHooks>);
+        let mcp = crate::host::mcp(workspace.root(), Vec::new());
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
-        if self.settings().code_intel {
-            let provider = super::code_intel::EditorCodeIntel::new(
+        let code_intel = self.settings().code_intel.then(|| {
+            Arc::new(super::code_intel::EditorCodeIntel::new(
                 Arc::clone(&self.link),
                 Arc::clone(&self.documents),
                 Arc::clone(&self.settings),
                 canonical_roots.clone(),
-            );
-            executor = executor.with_code_intel(Arc::new(provider));
-        }
+            )) as Arc<dyn crate::tools::code_intel::CodeIntel>
+        });
+        let executor = crate::host::executor(crate::host::Tools {
+            gate: Arc::new(policy),
+            hooks: Arc::clone(&self.hooks),
+            mcp: Some(Arc::clone(&mcp)),
+            code_intel,
+        });
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));

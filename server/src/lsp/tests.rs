@@ -330,32 +330,32 @@ async fn an_edit_is_one_versioned_minimal_text_document_edit() {
     sent["edit"]["documentChanges"][0]["textDocument"]["uri"] = json!("file:///ROOT/a.txt");
     expect_test::expect![[r#"
         {
+          "label": "Tandem: edit_file a.txt",
           "edit": {
             "documentChanges": [
               {
-                "edits": [
-                  {
-                    "newText": "3",
-                    "range": {
-                      "end": {
-                        "character": 12,
-                        "line": 1
-                      },
-                      "start": {
-                        "character": 7,
-                        "line": 1
-                      }
-                    }
-                  }
-                ],
                 "textDocument": {
                   "uri": "file:///ROOT/a.txt",
                   "version": 1
-                }
+                },
+                "edits": [
+                  {
+                    "range": {
+                      "start": {
+                        "line": 1,
+                        "character": 7
+                      },
+                      "end": {
+                        "line": 1,
+                        "character": 12
+                      }
+                    },
+                    "newText": "3"
+                  }
+                ]
               }
             ]
-          },
-          "label": "Tandem: edit_file a.txt"
+          }
         }"#]]
     .assert_eq(&serde_json::to_string_pretty(&sent).unwrap());
     // The ledger now holds the applied version: a second edit needs no re-read.
@@ -371,7 +371,7 @@ async fn review_by_change_annotation_when_the_client_supports_it() {
     let file = h.read();
     assert_eq!(h.write_reviewed(&file, true, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
     let sent = &h.client.requests(methods::APPLY_EDIT)[0];
-    expect_test::expect![[r#"{"tandem.review":{"description":"Proposed by the Tandem agent","label":"Tandem: edit_file a.txt","needsConfirmation":true}}"#]]
+    expect_test::expect![[r#"{"tandem.review":{"label":"Tandem: edit_file a.txt","needsConfirmation":true,"description":"Proposed by the Tandem agent"}}"#]]
         .assert_eq(&sent["edit"]["changeAnnotations"].to_string());
     assert_eq!(sent["edit"]["documentChanges"][0]["edits"][0]["annotationId"], "tandem.review");
     assert!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).is_empty());
@@ -396,7 +396,7 @@ async fn review_by_prompt_with_the_diff_without_annotation_support() {
     h.client.answer_prompt(Some("Reject"));
     assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny("the user chose Reject".into()));
     let prompt = &h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0];
-    expect_test::expect![[r#"{"actions":[{"title":"Apply"},{"title":"Reject"}],"message":"Tandem: apply edit to a.txt?\n\n   2 - b\n   2 + B","type":3}"#]]
+    expect_test::expect![[r#"{"type":3,"message":"Tandem: apply edit to a.txt?\n\n   2 - b\n   2 + B","actions":[{"title":"Apply"},{"title":"Reject"}]}"#]]
         .assert_eq(&prompt.to_string());
     assert_eq!(h.editor.take_records(None), vec![EditRecord::new(h.uri.as_str().to_string(), EditStatus::Rejected)]);
     // No answer at all is a rejection too.
@@ -703,7 +703,7 @@ async fn permission_prompts() {
     let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();
     // The prompt shows the whole command, every line, what made it asked
     // and the rule "Always allow" adds.
-    expect_test::expect![[r#"{"actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Always allow in this project"},{"title":"Deny"}],"message":"Tandem wants to run a shell command:\necho building the project\ntouch X\n\nAsked because:\n- `touch X` is not known to be read-only\n\n\"Always allow\" adds: run_shell(touch X)","type":2}"#]]
+    expect_test::expect![[r#"{"type":2,"message":"Tandem wants to run a shell command:\necho building the project\ntouch X\n\nAsked because:\n- `touch X` is not known to be read-only\n\n\"Always allow\" adds: run_shell(touch X)","actions":[{"title":"Allow once"},{"title":"Always allow"},{"title":"Always allow in this project"},{"title":"Deny"}]}"#]]
         .assert_eq(&h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0].to_string());
     // Read-only calls are not asked about.
     let read = PermissionRequest { read_only: true, ..permission_request("read_file", ToolKind::Read { paths: vec![h.path.clone()] }) };

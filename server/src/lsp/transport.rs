@@ -500,10 +500,10 @@ mod tests {
             pass
             pass
             pass
-            {"error":{"code":-32700,"message":"Parse error: key must be a string at line 1 column 2"},"id":null,"jsonrpc":"2.0"}
-            {"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"},"id":null,"jsonrpc":"2.0"}
-            {"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"},"id":7,"jsonrpc":"2.0"}
-            {"error":{"code":-32601,"message":"Method not found: $/unknown"},"id":8,"jsonrpc":"2.0"}
+            {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: key must be a string at line 1 column 2"}}
+            {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"}}
+            {"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid request: not a JSON-RPC 2.0 message"}}
+            {"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"Method not found: $/unknown"}}
             pass, exit
             pass
             pass"#]]

@@ -43,6 +43,9 @@ pub enum Origin {
     ProjectSettings,
     /// `.tandem/settings.local.json`
     LocalSettings,
+    /// The ACP client's `session/new` (`mcpServers`): the user configured
+    /// them in the editor.
+    Client,
 }
 
 impl Origin {
@@ -58,6 +61,7 @@ impl Origin {
             Origin::UserSettings => "~/.tandem/settings.json",
             Origin::ProjectSettings => ".tandem/settings.json",
             Origin::LocalSettings => ".tandem/settings.local.json",
+            Origin::Client => "the editor (ACP mcpServers)",
         }
     }
 }
@@ -179,7 +183,7 @@ impl McpConfig {
                     name: name.clone(),
                     origin,
                     transport: parse_transport(entry, env),
-                    fingerprint: entry.to_string(),
+                    fingerprint: crate::consent::fingerprint_of(entry),
                 };
                 if merged.insert(name.clone(), server).is_none() {
                     order.push(name.clone());
@@ -367,16 +371,17 @@ mod tests {
             .map(|s| format!("{} {:?} {:?}", s.name, s.origin, s.transport))
             .collect();
         expect_test::expect![[r#"
-            mine UserMcp Ok(Stdio { command: "npx", args: ["-y", "srv", "--token=s3cret"], env: {"K": "d"} })
             shared ProjectMcp Ok(Stdio { command: "project-cmd", args: [], env: {} })
+            mine UserMcp Ok(Stdio { command: "npx", args: ["-y", "srv", "--token=s3cret"], env: {"K": "d"} })
+            web ProjectSettings Ok(Http { url: "http://127.0.0.1:9/mcp", headers: {} })
             broken ProjectMcp Err("environment variable NOPE is not set (write ${NOPE:-default} for a default)")
-            old ProjectMcp Err("the legacy SSE transport is not supported; use a streamable HTTP endpoint (\"type\": \"http\")")
-            web ProjectSettings Ok(Http { url: "http://127.0.0.1:9/mcp", headers: {} })"#]]
+            old ProjectMcp Err("the legacy SSE transport is not supported; use a streamable HTTP endpoint (\"type\": \"http\")")"#]]
         .assert_eq(&summary.join("\n"));
         assert_eq!((config.startup_timeout, config.tool_timeout), (Duration::from_millis(500), Duration::from_millis(900)));
         // The project's own settings.json cannot approve its servers; the local file can.
         assert_eq!(config.approval, SettingsApproval { all: false, names: vec!["shared".into()] });
-        assert!(!config.servers[0].origin.needs_consent() && config.servers[1].origin.needs_consent());
+        let origin = |name: &str| config.servers.iter().find(|s| s.name == name).map(|s| s.origin);
+        assert!(!origin("mine").unwrap().needs_consent() && origin("shared").unwrap().needs_consent());
     }
 
     #[test]

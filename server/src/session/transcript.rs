@@ -168,15 +168,15 @@ mod tests {
             })
             .collect();
         expect_test::expect![[r#"
-            {"text":"read a","type":"prompt"}
-            {"text":"Reading.","type":"text"}
-            {"id":"t1","input":{"file_path":"a.txt"},"name":"read_file","type":"tool_call"}
-            {"content":2062,"id":"t1","is_error":false,"type":"tool_result"}
-            {"text":"It is x.","type":"text"}
-            {"status":"completed","text":"It is x.","type":"end"}
-            {"text":"go on","type":"prompt"}
-            {"after_tokens":100,"before_tokens":900,"type":"compact"}
-            {"status":"failed","text":"the model is overloaded","type":"end"}"#]]
+            {"type":"prompt","text":"read a"}
+            {"type":"text","text":"Reading."}
+            {"type":"tool_call","id":"t1","name":"read_file","input":{"file_path":"a.txt"}}
+            {"type":"tool_result","id":"t1","is_error":false,"content":2062}
+            {"type":"text","text":"It is x."}
+            {"type":"end","status":"completed","text":"It is x."}
+            {"type":"prompt","text":"go on"}
+            {"type":"compact","before_tokens":900,"after_tokens":100}
+            {"type":"end","status":"failed","text":"the model is overloaded"}"#]]
         .assert_eq(&shown.join("\n"));
         assert_eq!(transcript.omitted, 0);
     }

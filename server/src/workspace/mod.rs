@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
-pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice};
+pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::replacements;
 pub use review::{changed_lines, edits_summary, landed_hunks, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
@@ -304,6 +304,24 @@ impl Workspace {
     /// a thread's, a sub-agent's) keep the tag.
     pub fn for_run(&self, tag: &str) -> Workspace {
         Workspace { run_tag: Some(Arc::from(tag)), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// Before a shell command: let it see the agent's edits. The buffers
+    /// this view's run changed are saved where they held no unsaved user
+    /// changes before the run; the answer is a note for the model naming
+    /// the files whose editor text the command will not see (`None`: all
+    /// on disk).
+    pub async fn save_for_command(&self) -> Option<String> {
+        let editor = self.editor.as_ref()?;
+        let unsaved = editor.save_for_command(self.run_tag.as_deref()).await;
+        if unsaved.is_empty() {
+            return None;
+        }
+        let files: Vec<String> = unsaved.iter().map(|u| format!("{} ({})", self.display_path(&u.path), u.reason)).collect();
+        Some(format!(
+            "Note: the command ran against the files on disk, but these files hold unsaved text in the editor that it did not see: {}. Its output may describe the old content; ask the user to save them, or take that into account.",
+            files.join("; ")
+        ))
     }
 
     /// The files written on disk for `run` (`None`: by views of no run),

@@ -90,6 +90,21 @@ pub trait Editor: Send + Sync {
     /// snapshots may keep them instead of copying and hashing the
     /// document again. It must check that the buffer holds this text.
     fn known_text(&self, _path: &Path, _version: i32, _text: &Arc<str>, _fingerprint: u64) {}
+    /// A command is about to run against the disk: save the buffers `run`
+    /// changed that held no unsaved user changes before the run, and
+    /// return the files whose editor text the command will not see.
+    async fn save_for_command(&self, _run: Option<&str>) -> Vec<UnsavedBuffer> {
+        Vec::new()
+    }
+}
+
+/// A buffer the agent changed whose text is not on disk when a command runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsavedBuffer {
+    pub path: PathBuf,
+    /// Why it was not saved, for the model ("it held unsaved changes of
+    /// the user's before the run").
+    pub reason: String,
 }
 
 /// An in-memory editor for tests: documents are a map, `apply` checks the

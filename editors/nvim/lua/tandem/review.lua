@@ -244,8 +244,19 @@ function M.apply_edit(_, params, ctx)
     if choice == M.APPLY_ALL then
       apply_all_run = run
     elseif choice ~= M.APPLY then
+      if choice ~= M.REJECT then
+        -- Closing the review is a rejection too: say so, the edit is gone.
+        local paths = {}
+        for _, change in ipairs(changes) do
+          table.insert(paths, change.path)
+        end
+        vim.notify(
+          string.format('Tandem: review closed, so the edit to %s was rejected (not applied)', table.concat(paths, ', ')),
+          vim.log.levels.WARN
+        )
+      end
       local why = choice == M.REJECT and 'the user chose Reject in the Tandem review'
-        or 'the user closed the Tandem review without choosing'
+        or 'the user closed the Tandem review without choosing, which rejects the edit'
       return { applied = false, failureReason = why }
     end
   end

@@ -1,0 +1,382 @@
+//! `tandem acp`: Tandem as an Agent Client Protocol agent over stdio, for
+//! Zed, JetBrains, Neovim (codecompanion.nvim, avante.nvim), Emacs
+//! (agent-shell) and any other ACP client. Built on the official
+//! `agent-client-protocol` crate (protocol v1, stable methods only).
+//!
+//! The only module that knows ACP. It adapts: a session is a Tandem
+//! thread in the session's `cwd`; a prompt is a run on it whose events go
+//! out as `session/update`s ([`updates`]); files are read and written
+//! through the client when it offers `fs/*` ([`files`]), with the read
+//! ledger's check repeated right before every write; what the policy asks
+//! goes to `session/request_permission` ([`permission`]).
+//!
+//! Handlers run inside the SDK's dispatch loop, so a prompt runs in a
+//! spawned task that answers the `session/prompt` request when it ends;
+//! the loop goes on serving `session/cancel` and the client's answers.
+
+mod client;
+mod files;
+mod permission;
+mod run;
+mod session;
+mod updates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse, AvailableCommand, AvailableCommandInput,
+    AvailableCommandsUpdate, CancelNotification, CloseSessionRequest, CloseSessionResponse, CurrentModeUpdate, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionInfo, SessionListCapabilities, SessionMode,
+    SessionModeId, SessionModeState, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    UnstructuredCommandInput,
+};
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Agent, Client, Error, Stdio};
+
+use crate::tools::PermissionMode;
+use crate::agent::RunRequest;
+use client::{ClientLink, SdkLink};
+use run::{ClientOffers, OpenError, PromptError, Session};
+
+/// How long, after the client is gone, the runs get to stop.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
+/// The agent's state across the connection.
+#[derive(Default)]
+struct AcpAgent {
+    offers: Mutex<ClientOffers>,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn error(code: Error, message: impl Into<String>) -> Error {
+    Error::new(code.code, message.into())
+}
+
+impl AcpAgent {
+    fn session(&self, id: &str) -> Result<Arc<Session>, Error> {
+        lock(&self.sessions)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| error(Error::invalid_params(), format!("no session \"{id}\" in this connection: open it with session/new or session/load")))
+    }
+
+    fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
+        let fs = &request.client_capabilities.fs;
+        *lock(&self.offers) = ClientOffers { read_text_file: fs.read_text_file, write_text_file: fs.write_text_file };
+        tracing::info!(client = ?request.client_info, read = fs.read_text_file, write = fs.write_text_file, "ACP client");
+        let capabilities = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            .mcp_capabilities(McpCapabilities::new().http(true))
+            .session_capabilities(
+                SessionCapabilities::new()
+                    .list(SessionListCapabilities::new())
+                    .resume(SessionResumeCapabilities::new())
+                    .close(SessionCloseCapabilities::new()),
+            );
+        let key = AuthMethodAgent::new("environment", "API key in the environment").description(
+            "Tandem reads ANTHROPIC_API_KEY (or OPENAI_API_KEY and OPENAI_BASE_URL, or TANDEM_PROVIDER) from the environment the client starts it with, or \"provider\" in ~/.tandem/settings.json".to_string(),
+        );
+        // The newest version both sides speak: this agent speaks v1.
+        let version = if request.protocol_version < ProtocolVersion::V1 { request.protocol_version } else { ProtocolVersion::V1 };
+        InitializeResponse::new(version)
+            .agent_capabilities(capabilities)
+            .auth_methods(vec![AuthMethod::Agent(key)])
+            .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("Tandem".to_string()))
+    }
+
+    fn open(&self, cx: &ConnectionTo<Client>, cwd: &std::path::Path, servers: &[agent_client_protocol::v1::schema::McpServer], load: Option<&str>) -> Result<Arc<Session>, Error> {
+        if let Some(id) = load {
+            if let Some(open) = lock(&self.sessions).get(id) {
+                if open.is_running() {
+                    return Err(error(Error::invalid_request(), format!("session \"{id}\" is running a prompt: cancel it first")));
+                }
+            }
+        }
+        let link: Arc<dyn ClientLink> = Arc::new(SdkLink(cx.clone()));
+        let offers = *lock(&self.offers);
+        let session = run::open(link, offers, cwd, servers, load).map_err(|err| match err {
+            OpenError::InvalidParams(message) => error(Error::invalid_params(), message),
+            OpenError::AuthRequired(message) => error(Error::auth_required(), message),
+        })?;
+        if let Some(old) = lock(&self.sessions).insert(session.core.id.clone(), Arc::clone(&session)) {
+            tokio::spawn(async move { old.shutdown().await });
+        }
+        Ok(session)
+    }
+
+    fn start_prompt(self: &Arc<Self>, request: PromptRequest, responder: agent_client_protocol::v1::Responder<PromptResponse>) -> Result<(), Error> {
+        let session = match self.session(&request.session_id.0) {
+            Ok(session) => session,
+            Err(err) => return responder.respond_with_error(err),
+        };
+        if session.is_running() {
+            return responder.respond_with_error(error(
+                Error::invalid_request(),
+                "a prompt is already running in this session: wait for it, or send session/cancel",
+            ));
+        }
+        let (prompt, context) = run::prompt_parts(&request.prompt, session.workspace.root());
+        let prompt = slash_command(&prompt, &session);
+        if prompt.trim().is_empty() && context.is_none() {
+            return responder.respond_with_error(error(Error::invalid_params(), "the prompt is empty: say what to do"));
+        }
+        let task = tokio::spawn(async move {
+            let run_request = RunRequest { prompt, context, ..RunRequest::default() };
+            let answer = match session.prompt(run_request).await {
+                Ok(outcome) => match run::stop_reason(&outcome) {
+                    Ok(reason) => responder.respond(PromptResponse::new(reason)),
+                    Err(message) => responder.respond_with_error(error(Error::internal_error(), format!("the run failed: {message}"))),
+                },
+                Err(PromptError::Busy) => responder.respond_with_error(error(
+                    Error::invalid_request(),
+                    "a prompt is already running in this session: wait for it, or send session/cancel",
+                )),
+                Err(PromptError::Failed(message)) => responder.respond_with_error(error(Error::internal_error(), message)),
+            };
+            if let Err(err) = answer {
+                tracing::info!(%err, "cannot answer session/prompt (the client is gone?)");
+            }
+        });
+        let mut runs = lock(&self.runs);
+        runs.retain(|run| !run.is_finished());
+        runs.push(task);
+        Ok(())
+    }
+
+    /// The client is gone: cancel every run and give them a moment to stop.
+    async fn stop_all(&self) {
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for session in &sessions {
+            session.cancel();
+        }
+        let runs: Vec<_> = lock(&self.runs).drain(..).collect();
+        let _ = tokio::time::timeout(STOP_GRACE, futures::future::join_all(runs)).await;
+        for session in sessions {
+            let _ = tokio::time::timeout(STOP_GRACE, session.shutdown()).await;
+        }
+    }
+}
+
+/// A `/skill rest` prompt asks for that skill.
+fn slash_command(prompt: &str, session: &Session) -> String {
+    let Some(rest) = prompt.strip_prefix('/') else { return prompt.to_string() };
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if !session.skills().iter().any(|s| s.name == name) {
+        return prompt.to_string();
+    }
+    let args = args.trim();
+    if args.is_empty() {
+        format!("Use the skill \"{name}\" (call the skill tool with it).")
+    } else {
+        format!("Use the skill \"{name}\" (call the skill tool with it) for: {args}")
+    }
+}
+
+/// The permission modes as ACP session modes.
+fn modes(current: PermissionMode) -> SessionModeState {
+    let described = [
+        (PermissionMode::Default, "Default", "Edits are reviewed; commands that change things are asked"),
+        (PermissionMode::AcceptEdits, "Accept edits", "Edits are applied without review; commands are still asked"),
+        (PermissionMode::Plan, "Plan", "Read-only: Tandem writes a plan for you to approve first"),
+        (PermissionMode::BypassPermissions, "Bypass permissions", "Everything is allowed but what deny rules forbid"),
+    ];
+    let available = described
+        .into_iter()
+        .map(|(mode, name, description)| SessionMode::new(mode.as_str(), name).description(description.to_string()))
+        .collect();
+    SessionModeState::new(current.as_str(), available)
+}
+
+/// Tell the client the session's skills, as slash commands.
+fn announce_commands(session: &Session) {
+    let commands: Vec<AvailableCommand> = session
+        .skills()
+        .into_iter()
+        .map(|skill| {
+            AvailableCommand::new(skill.name, skill.description)
+                .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("what to use it for")))
+        })
+        .collect();
+    session.core.notify(SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)));
+}
+
+/// `session/list`: the saved threads of `cwd`, most recent first.
+fn list_sessions(request: &ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+    let cwd = match &request.cwd {
+        Some(cwd) => cwd.clone(),
+        None => std::env::current_dir().map_err(|e| error(Error::internal_error(), format!("no cwd given and none of our own: {e}")))?,
+    };
+    let root = cwd.canonicalize().unwrap_or(cwd);
+    let Some(store) = crate::session::SessionStore::for_workspace(&root) else {
+        return Ok(ListSessionsResponse::new(Vec::new()));
+    };
+    let (threads, problems) = store.list();
+    for problem in problems {
+        tracing::warn!("{problem}");
+    }
+    let sessions = threads
+        .into_iter()
+        .map(|thread| {
+            let updated = chrono::DateTime::from_timestamp_millis(thread.updated_ms as i64).map(|d| d.to_rfc3339());
+            SessionInfo::new(thread.id, root.clone()).title(thread.title).updated_at(updated)
+        })
+        .collect();
+    Ok(ListSessionsResponse::new(sessions))
+}
+
+/// Serve ACP on stdin/stdout until the client closes the connection.
+pub async fn serve_stdio() -> anyhow::Result<()> {
+    let agent = Arc::new(AcpAgent::default());
+    let connection = Agent
+        .v1()
+        .name("tandem")
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: InitializeRequest, responder, _cx| responder.respond(agent.initialize(request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_request: AuthenticateRequest, responder, _cx| {
+                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+                match run::provider_problem(&run::load_settings(&cwd)) {
+                    None => responder.respond(AuthenticateResponse::new()),
+                    Some(problem) => responder.respond_with_error(error(Error::auth_required(), problem)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: NewSessionRequest, responder, cx| {
+                    match agent.open(&cx, &request.cwd, &request.mcp_servers, None) {
+                        Ok(session) => {
+                            let response = NewSessionResponse::new(session.core.id.clone()).modes(modes(session.mode()));
+                            responder.respond(response)?;
+                            announce_commands(&session);
+                            Ok(())
+                        }
+                        Err(err) => responder.respond_with_error(err),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: LoadSessionRequest, responder, cx| {
+                    match agent.open(&cx, &request.cwd, &request.mcp_servers, Some(&request.session_id.0)) {
+                        Ok(session) => {
+                            // The history first, then the answer (the spec's order).
+                            for update in updates::replay(&session.history) {
+                                session.core.notify(update);
+                            }
+                            responder.respond(LoadSessionResponse::new().modes(modes(session.mode())))?;
+                            announce_commands(&session);
+                            Ok(())
+                        }
+                        Err(err) => responder.respond_with_error(err),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: ResumeSessionRequest, responder, cx| {
+                    match agent.open(&cx, &request.cwd, &request.mcp_servers, Some(&request.session_id.0)) {
+                        Ok(session) => {
+                            responder.respond(ResumeSessionResponse::new().modes(modes(session.mode())))?;
+                            announce_commands(&session);
+                            Ok(())
+                        }
+                        Err(err) => responder.respond_with_error(err),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest, responder, _cx| match list_sessions(&request) {
+                Ok(response) => responder.respond(response),
+                Err(err) => responder.respond_with_error(err),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: CloseSessionRequest, responder, _cx| {
+                    let session = lock(&agent.sessions).remove(&*request.session_id.0);
+                    match session {
+                        Some(session) => {
+                            tokio::spawn(async move { session.shutdown().await });
+                            responder.respond(CloseSessionResponse::new())
+                        }
+                        None => responder.respond_with_error(error(Error::invalid_params(), format!("no session \"{}\"", request.session_id.0))),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: SetSessionModeRequest, responder, _cx| {
+                    let session = match agent.session(&request.session_id.0) {
+                        Ok(session) => session,
+                        Err(err) => return responder.respond_with_error(err),
+                    };
+                    match request.mode_id.0.parse::<PermissionMode>() {
+                        Ok(mode) => {
+                            session.set_mode(mode);
+                            responder.respond(SetSessionModeResponse::new())?;
+                            session.core.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(SessionModeId::new(mode.as_str()))));
+                            Ok(())
+                        }
+                        Err(message) => responder.respond_with_error(error(Error::invalid_params(), message)),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: PromptRequest, responder, _cx| agent.start_prompt(request, responder)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            {
+                let agent = Arc::clone(&agent);
+                async move |notification: CancelNotification, _cx| {
+                    if let Ok(session) = agent.session(&notification.session_id.0) {
+                        session.cancel();
+                    }
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await;
+    agent.stop_all().await;
+    connection.map_err(|err| anyhow::anyhow!("the ACP connection failed: {err}"))
+}

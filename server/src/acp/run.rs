@@ -1,0 +1,418 @@
+//! A session's run: the workspace over the client's files, the settings
+//! of `cwd`, the tools (built-in and MCP: the project's, the user's and
+//! the client's `mcpServers`), the hooks and the permission policy; and
+//! one prompt at a time run on its thread, its events forwarded as
+//! `session/update`s.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, McpServer as AcpMcpServer, SessionUpdate, UsageUpdate};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::client::ClientLink;
+use super::files::ClientFiles;
+use super::permission::AcpPolicy;
+use super::session::{call_key, AcpPlanReview, SessionCore};
+use super::updates::UpdateMapper;
+use crate::agent::config::ProviderConfig;
+use crate::tools::PermissionMode;
+use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::mcp::config::{McpConfig, Origin, ServerConfig, Transport};
+use crate::mcp::{Approvals, McpManager};
+use crate::permissions::policy::Policy;
+use crate::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
+use crate::settings::{Settings, SettingsFiles};
+use crate::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
+use crate::workspace::{Editor, Workspace};
+
+/// An embedded resource's text kept as context, in characters.
+const MAX_RESOURCE_CHARS: usize = 100_000;
+
+/// What the client offers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientOffers {
+    pub read_text_file: bool,
+    pub write_text_file: bool,
+}
+
+/// Why a session did not open; each names what to do.
+#[derive(Debug)]
+pub enum OpenError {
+    InvalidParams(String),
+    /// No model provider is configured: the message names the variables.
+    AuthRequired(String),
+}
+
+pub struct Session {
+    pub core: Arc<SessionCore>,
+    pub workspace: Arc<Workspace>,
+    executor: Executor,
+    mcp: Arc<McpManager>,
+    mcp_startup: Duration,
+    settings: Settings,
+    hooks: crate::hooks::SharedHooks,
+    policy: Arc<AcpPolicy>,
+    /// Taken by the running prompt: a second prompt finds it locked.
+    thread: Arc<tokio::sync::Mutex<Conversation>>,
+    mode: Mutex<PermissionMode>,
+    pub history: Vec<serde_json::Value>,
+}
+
+/// The message for a missing provider.
+pub fn provider_problem(settings: &Settings) -> Option<String> {
+    ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).err().map(|err| {
+        format!("{err}. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL, or TANDEM_PROVIDER) in the environment the client starts `tandem acp` with, or \"provider\" in ~/.tandem/settings.json")
+    })
+}
+
+/// The settings of a folder; problems go to the log.
+pub fn load_settings(root: &Path) -> Settings {
+    let (settings, problems) = crate::settings::load(&SettingsFiles::for_workspace(root), &[]);
+    for problem in problems {
+        tracing::warn!("settings: {problem}");
+    }
+    settings
+}
+
+/// The client's `mcpServers` as Tandem's server entries (they need no
+/// consent: the user configured them in the client).
+fn client_servers(servers: &[AcpMcpServer]) -> Vec<ServerConfig> {
+    servers
+        .iter()
+        .filter_map(|server| {
+            let (name, transport) = match server {
+                AcpMcpServer::Stdio(s) => (
+                    s.name.clone(),
+                    Transport::Stdio {
+                        command: s.command.display().to_string(),
+                        args: s.args.clone(),
+                        env: s.env.iter().map(|v| (v.name.clone(), v.value.clone())).collect(),
+                    },
+                ),
+                AcpMcpServer::Http(s) => {
+                    (s.name.clone(), Transport::Http { url: s.url.clone(), headers: s.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect() })
+                }
+                other => {
+                    tracing::warn!(?other, "an MCP server transport Tandem does not speak; skipped");
+                    return None;
+                }
+            };
+            let fingerprint = transport.describe();
+            Some(ServerConfig { name, origin: Origin::Client, transport: Ok(transport), fingerprint })
+        })
+        .collect()
+}
+
+/// Open a session in `cwd`: a new thread, or the saved one `load`.
+pub fn open(
+    link: Arc<dyn ClientLink>,
+    offers: ClientOffers,
+    cwd: &Path,
+    mcp_servers: &[AcpMcpServer],
+    load: Option<&str>,
+) -> Result<Arc<Session>, OpenError> {
+    if !cwd.is_absolute() {
+        return Err(OpenError::InvalidParams(format!("cwd must be an absolute path, not \"{}\"", cwd.display())));
+    }
+    let root = cwd.canonicalize().map_err(|e| OpenError::InvalidParams(format!("cannot open the folder {}: {e}", cwd.display())))?;
+    if !root.is_dir() {
+        return Err(OpenError::InvalidParams(format!("cwd {} is not a folder", root.display())));
+    }
+    let settings = load_settings(&root);
+    if let Some(problem) = provider_problem(&settings) {
+        return Err(OpenError::AuthRequired(problem));
+    }
+    let store = SessionStore::for_workspace(&root);
+    let mut history = Vec::new();
+    let conversation = match load {
+        None => {
+            let mut conversation = Conversation::new(new_thread_id(), root.clone());
+            if let Some(store) = &store {
+                if let Err(err) = store.create(&mut conversation) {
+                    tracing::warn!(%err, "cannot save the new thread; it is kept in memory only");
+                }
+            }
+            conversation
+        }
+        Some(id) => {
+            let store = store.as_ref().ok_or_else(|| OpenError::InvalidParams("cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads".into()))?;
+            let conversation = store.load(id).map_err(|e| OpenError::InvalidParams(e.to_string()))?;
+            history = store.transcript(id).map(|t| t.events.into_iter().collect()).unwrap_or_default();
+            conversation
+        }
+    };
+    let core = Arc::new(SessionCore::new(conversation.id.clone(), root.clone(), link));
+    let runtime = tokio::runtime::Handle::current();
+    let editor: Option<Arc<dyn Editor>> =
+        offers.read_text_file.then(|| Arc::new(ClientFiles::new(Arc::clone(&core), runtime, offers.write_text_file)) as Arc<dyn Editor>);
+    let workspace = Workspace::with_roots(vec![root.clone()], editor).map_err(|e| OpenError::InvalidParams(format!("cannot open the workspace: {e:#}")))?;
+    if let Err(err) = workspace.start_watcher() {
+        tracing::warn!(%err, "cannot watch the workspace; disk changes are caught by fingerprints only");
+    }
+    let workspace = Arc::new(workspace);
+
+    // MCP: the user's and the project's servers (project ones with the
+    // consent `tandem lsp` and `tandem ask` need), and the client's.
+    let home = dirs::home_dir();
+    let mut mcp_config = McpConfig::load(home.as_deref(), &root);
+    mcp_config.servers.extend(client_servers(mcp_servers));
+    let mcp_startup = mcp_config.startup_timeout;
+    let mcp = McpManager::new(mcp_config, &root, Approvals::from_command_line(Vec::new()));
+    mcp.start();
+
+    // Hooks: the project's run only when the user approved them (in
+    // `tandem ask` or the editor); the user's always.
+    let consent = crate::consent::ConsentStore::for_user();
+    let (hooks, problems) = crate::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), &root, consent.as_ref());
+    for problem in problems {
+        tracing::warn!("hooks: {problem}");
+    }
+    let hooks = crate::hooks::shared(hooks);
+    let mode = settings.permission_mode.unwrap_or_default();
+    let policy = Arc::new(AcpPolicy {
+        policy: Policy::new(policy_mode(mode), &settings.permissions, workspace.roots()),
+        core: Arc::clone(&core),
+        client_writes: offers.read_text_file && offers.write_text_file,
+    });
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
+    let executor = Executor::new(registry).with_policy(Arc::clone(&policy) as Arc<dyn crate::tools::PermissionPolicy>).with_hooks(Arc::clone(&hooks) as Arc<dyn crate::tools::ToolHooks>);
+    Ok(Arc::new(Session {
+        core,
+        workspace,
+        executor,
+        mcp,
+        mcp_startup,
+        settings,
+        hooks,
+        policy,
+        thread: Arc::new(tokio::sync::Mutex::new(conversation)),
+        mode: Mutex::new(mode),
+        history,
+    }))
+}
+
+/// Plan mode is the run's own (it refuses every change but the plan file,
+/// and ends when the plan is approved); the policy then runs in default.
+fn policy_mode(mode: PermissionMode) -> PermissionMode {
+    if mode == PermissionMode::Plan {
+        PermissionMode::Default
+    } else {
+        mode
+    }
+}
+
+/// What a prompt's content blocks say: the prompt text, and the context
+/// (resource links, embedded resources) placed before it.
+pub fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Option<String>) {
+    let mut prompt = String::new();
+    let mut context = String::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => {
+                if !prompt.is_empty() {
+                    prompt.push('\n');
+                }
+                prompt.push_str(&text.text);
+            }
+            ContentBlock::ResourceLink(link) => {
+                let shown = uri_display(&link.uri, root);
+                context.push_str(&format!("The user points at {shown} ({}); read it with read_file if it matters.\n", link.name));
+            }
+            ContentBlock::Resource(resource) => match &resource.resource {
+                EmbeddedResourceResource::TextResourceContents(text) => {
+                    let shown = uri_display(&text.uri, root);
+                    let body: String = text.text.chars().take(MAX_RESOURCE_CHARS).collect();
+                    let cut = if body.len() < text.text.len() { "\n[... cut]" } else { "" };
+                    context.push_str(&format!("The user attached {shown}:\n```\n{}{cut}\n```\n", body.trim_end_matches(['\n', '\r'])));
+                }
+                EmbeddedResourceResource::BlobResourceContents(blob) => {
+                    context.push_str(&format!("The user attached {} (binary; not shown).\n", uri_display(&blob.uri, root)));
+                }
+                _ => {}
+            },
+            _ => context.push_str("(The user attached an image or audio, which this agent cannot read.)\n"),
+        }
+    }
+    (prompt, (!context.is_empty()).then_some(context))
+}
+
+/// A `file://` URI as a path relative to the root, anything else as written.
+fn uri_display(uri: &str, root: &Path) -> String {
+    match uri.strip_prefix("file://") {
+        Some(path) => {
+            let path = PathBuf::from(percent_decode(path));
+            crate::workspace::display_relative(root, &path)
+        }
+        None => uri.to_string(),
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(byte) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Why a prompt did not run.
+#[derive(Debug)]
+pub enum PromptError {
+    /// A prompt is running in this session already.
+    Busy,
+    Failed(String),
+}
+
+impl Session {
+    pub fn mode(&self) -> PermissionMode {
+        *self.mode.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_mode(&self, mode: PermissionMode) {
+        *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = mode;
+        self.policy.policy.set_mode(policy_mode(mode));
+    }
+
+    /// The skills, as slash commands.
+    pub fn skills(&self) -> Vec<crate::tools::skill::Skill> {
+        crate::tools::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
+    }
+
+    /// Run one prompt to its end. The session's updates go out as it runs.
+    pub async fn prompt(self: &Arc<Self>, mut request: RunRequest) -> Result<RunOutcome, PromptError> {
+        let Ok(mut thread) = Arc::clone(&self.thread).try_lock_owned() else { return Err(PromptError::Busy) };
+        let provider = ProviderConfig::from_lookup(|name| self.settings.lookup(name))
+            .and_then(|c| c.build())
+            .map_err(|e| PromptError::Failed(e.to_string()))?;
+        let config = SessionConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
+        let cancel = CancellationToken::new();
+        let (events, events_rx) = agent::event_channel();
+        let (forwarded_tx, forwarded_rx) = watch::channel(0);
+        self.core.start_run(cancel.clone(), events.clone(), forwarded_rx);
+        let _end = EndRun(Arc::clone(&self.core));
+        // The servers the first turn may need are awaited (bounded by
+        // their start-up timeout); a failed one is left out.
+        tokio::select! {
+            _ = self.mcp.wait_settled(self.mcp_startup) => {}
+            _ = cancel.cancelled() => {}
+        }
+        let mode = self.mode();
+        let scope = RunScope::new(policy_mode(mode).as_str(), Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))));
+        if mode == PermissionMode::Plan {
+            crate::tools::plan_mode::start_in_plan_mode(&scope, self.workspace.root());
+        }
+        let ctx = ToolContext {
+            cancel: cancel.clone(),
+            child_env: Arc::new(self.settings.child_env()),
+            run: Arc::new(scope),
+            ..ToolContext::new(Arc::clone(&self.workspace))
+        };
+        request.max_turns = request.max_turns.or(self.settings.max_turns);
+        request.in_editor = true;
+        request.hooks = Some(Arc::clone(&self.hooks));
+        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events_rx, forwarded_tx));
+        let outcome = agent::run_conversation(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
+        // The outbox holds a sender: the forwarder ends once it is gone.
+        self.core.end_run();
+        let _ = forwarder.await;
+        self.workspace.clean_interrupted_writes();
+        let used = thread.context_tokens;
+        let mut usage = UsageUpdate::new(used, config.context_window);
+        if let Some(cost) = outcome.cost_usd {
+            usage = usage.cost(agent_client_protocol::v1::schema::Cost::new(cost, "USD"));
+        }
+        self.core.notify(SessionUpdate::UsageUpdate(usage));
+        Ok(outcome)
+    }
+
+    /// Cancel the running prompt (its tools and shell commands stop).
+    pub fn cancel(&self) -> bool {
+        self.core.cancel_run()
+    }
+
+    pub async fn shutdown(&self) {
+        self.core.cancel_run();
+        self.mcp.shutdown().await;
+    }
+
+    /// The thread's title and last activity, for `session/list`.
+    pub fn is_running(&self) -> bool {
+        self.thread.try_lock().is_err()
+    }
+}
+
+struct EndRun(Arc<SessionCore>);
+
+impl Drop for EndRun {
+    fn drop(&mut self) {
+        self.0.end_run();
+    }
+}
+
+/// Send each event as session updates, counting them for the flush that
+/// keeps a question behind the call it is about.
+async fn forward(core: Arc<SessionCore>, mut events: mpsc::UnboundedReceiver<RunEvent>, forwarded: watch::Sender<u64>) {
+    let mut mapper = UpdateMapper::default();
+    while let Some(event) = events.recv().await {
+        if let RunEvent::ToolCall { id, name, kind, .. } = event.unnest().0 {
+            core.remember_call(call_key(name, kind), id);
+        }
+        for update in mapper.map(&event, |path| core.take_written(path)) {
+            core.notify(update);
+        }
+        forwarded.send_modify(|n| *n += 1);
+    }
+}
+
+/// The ACP stop reason of a run, or the error a failed run answers with.
+pub fn stop_reason(outcome: &RunOutcome) -> Result<agent_client_protocol::v1::schema::StopReason, String> {
+    use agent_client_protocol::v1::schema::StopReason;
+    match outcome.status {
+        RunStatus::Completed | RunStatus::Loop => Ok(StopReason::EndTurn),
+        RunStatus::Cancelled => Ok(StopReason::Cancelled),
+        RunStatus::TurnLimit => Ok(StopReason::MaxTurnRequests),
+        RunStatus::Failed => Err(outcome.text.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{EmbeddedResource, ResourceLink, TextResourceContents};
+
+    #[test]
+    fn prompt_blocks_become_the_prompt_and_its_context() {
+        let blocks = vec![
+            ContentBlock::Text(agent_client_protocol::v1::schema::TextContent::new("fix the bug")),
+            ContentBlock::ResourceLink(ResourceLink::new("main.rs", "file:///w/src/main%20x.rs")),
+            ContentBlock::Resource(EmbeddedResource::new(EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                "fn main() {}\n",
+                "file:///w/src/lib.rs",
+            )))),
+        ];
+        let (prompt, context) = prompt_parts(&blocks, Path::new("/w"));
+        assert_eq!(prompt, "fix the bug");
+        expect_test::expect![[r#"
+            The user points at src/main x.rs (main.rs); read it with read_file if it matters.
+            The user attached src/lib.rs:
+            ```
+            fn main() {}
+            ```
+        "#]]
+        .assert_eq(&context.unwrap());
+    }
+}

@@ -1,0 +1,312 @@
+//! One ACP session: a Tandem conversation thread in one folder (`cwd`),
+//! with its workspace (the client's files over the disk), its tools and
+//! permission policy, and at most one prompt running.
+//!
+//! [`SessionCore`] is what the session's sink, policy and plan review
+//! share: the client, the tool call each question is about, the edits the
+//! client wrote (for their diff) and the session's "always" answers.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    Diff, PermissionOption, PermissionOptionId, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
+};
+use async_trait::async_trait;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::client::ClientLink;
+use super::permission::Answer;
+use super::updates::{acp_kind, text_block, WrittenDiff};
+use crate::agent::EventSender;
+use crate::permissions::policy::{Call, Policy};
+use crate::permissions::rules::Rule;
+use crate::settings::{PermissionRules, Scope};
+use crate::tools::executor::PermissionRequest;
+use crate::tools::plan_mode::{PlanAnswer, PlanReview};
+use crate::tools::ToolKind;
+
+/// How long a permission question waits for the user before it is a denial.
+pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a question waits for the run's earlier updates to go out.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+
+pub const ALLOW_ONCE: &str = "allow_once";
+pub const ALLOW_ALWAYS: &str = "allow_always";
+pub const REJECT_ONCE: &str = "reject_once";
+pub const REJECT_ALWAYS: &str = "reject_always";
+
+pub struct SessionCore {
+    pub id: String,
+    pub root: PathBuf,
+    pub link: Arc<dyn ClientLink>,
+    /// The running prompt's cancel token.
+    pub cancel: Mutex<Option<CancellationToken>>,
+    /// The tool call id of the latest call of each kind (see [`call_key`]),
+    /// so that a question names the call it is about.
+    calls: Mutex<HashMap<String, String>>,
+    /// Edits the client wrote, by path, until their call's result shows them.
+    written: Mutex<HashMap<PathBuf, WrittenDiff>>,
+    /// "Always" answers about edits, by file: allowed (true) or rejected.
+    edits_always: Mutex<HashMap<PathBuf, bool>>,
+    /// Rules the user rejected for the rest of the session.
+    denied: Mutex<Vec<String>>,
+    /// The running prompt's event counter and what the forwarder has sent.
+    outbox: Mutex<Option<(EventSender, watch::Receiver<u64>)>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a question is keyed on to find its tool call: the call's kind and
+/// what it works on.
+pub fn call_key(tool: &str, kind: &ToolKind) -> String {
+    match kind {
+        ToolKind::Edit { path } => format!("edit:{}", path.display()),
+        ToolKind::Execute { command } => format!("execute:{command}"),
+        ToolKind::Fetch { url } => format!("fetch:{url}"),
+        ToolKind::Read { paths } => format!("read:{tool}:{paths:?}"),
+        ToolKind::Other => format!("other:{tool}"),
+    }
+}
+
+impl SessionCore {
+    pub fn new(id: String, root: PathBuf, link: Arc<dyn ClientLink>) -> Self {
+        SessionCore {
+            id,
+            root,
+            link,
+            cancel: Mutex::new(None),
+            calls: Mutex::default(),
+            written: Mutex::default(),
+            edits_always: Mutex::default(),
+            denied: Mutex::default(),
+            outbox: Mutex::new(None),
+        }
+    }
+
+    pub fn display(&self, path: &Path) -> String {
+        crate::workspace::display_relative(&self.root, path)
+    }
+
+    pub fn notify(&self, update: SessionUpdate) -> bool {
+        self.link.notify(&self.id, update)
+    }
+
+    pub fn remember_call(&self, key: String, id: &str) {
+        lock(&self.calls).insert(key, id.to_string());
+    }
+
+    fn call_id(&self, key: &str) -> String {
+        lock(&self.calls).get(key).cloned().unwrap_or_else(|| format!("tandem-ask-{}", crate::session::new_thread_id()))
+    }
+
+    pub fn record_written(&self, path: &Path, old_text: &str, new_text: &str) {
+        lock(&self.written).insert(path.to_path_buf(), WrittenDiff { old_text: old_text.to_string(), new_text: new_text.to_string() });
+    }
+
+    pub fn take_written(&self, path: &Path) -> Option<WrittenDiff> {
+        lock(&self.written).remove(path)
+    }
+
+    pub fn edit_always(&self, path: &Path) -> Option<bool> {
+        lock(&self.edits_always).get(path).copied()
+    }
+
+    pub fn deny_for_session(&self, rules: &[Rule]) {
+        lock(&self.denied).extend(rules.iter().map(ToString::to_string));
+    }
+
+    /// The reason a call is refused by an earlier "reject always", if it is.
+    pub fn session_denial(&self, call: Call<'_>) -> Option<String> {
+        let denied = lock(&self.denied).clone();
+        if denied.is_empty() {
+            return None;
+        }
+        let rules = PermissionRules { deny: denied.into_iter().map(|rule| (Scope::Editor, rule)).collect(), ..PermissionRules::default() };
+        let policy = Policy::new(Default::default(), &rules, std::slice::from_ref(&self.root));
+        policy.deny_reason(call).map(|_| "the user rejected calls like this one for the rest of this session".to_string())
+    }
+
+    pub fn start_run(&self, cancel: CancellationToken, events: EventSender, forwarded: watch::Receiver<u64>) {
+        *lock(&self.cancel) = Some(cancel);
+        *lock(&self.outbox) = Some((events, forwarded));
+    }
+
+    pub fn end_run(&self) {
+        *lock(&self.cancel) = None;
+        *lock(&self.outbox) = None;
+    }
+
+    /// Cancel the running prompt; false when none runs.
+    pub fn cancel_run(&self) -> bool {
+        match lock(&self.cancel).as_ref() {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Wait (bounded) until the updates sent so far have gone out: the
+    /// client must see a call before it is asked about it.
+    async fn flush(&self) {
+        let pending = lock(&self.outbox).as_ref().map(|(events, forwarded)| (events.sent(), forwarded.clone()));
+        if let Some((target, mut forwarded)) = pending {
+            let _ = tokio::time::timeout(FLUSH_TIMEOUT, forwarded.wait_for(|n| *n >= target)).await;
+        }
+    }
+
+    /// Put a question to the user about the tool call `key`.
+    async fn request(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> Answer {
+        self.flush().await;
+        let request = RequestPermissionRequest::new(self.id.clone(), ToolCallUpdate::new(self.call_id(key), fields), options);
+        let cancel = lock(&self.cancel).clone().unwrap_or_default();
+        let answer = tokio::select! {
+            _ = cancel.cancelled() => return Answer::Unanswered("the run was cancelled".into()),
+            answer = tokio::time::timeout(PERMISSION_TIMEOUT, self.link.request_permission(request)) => answer,
+        };
+        match answer {
+            Err(_) => Answer::Unanswered(format!("the user did not answer within {} s", PERMISSION_TIMEOUT.as_secs())),
+            Ok(Err(err)) => Answer::Unanswered(format!("the client could not ask the user ({err})")),
+            Ok(Ok(RequestPermissionOutcome::Cancelled)) => Answer::Unanswered("the question was cancelled".into()),
+            Ok(Ok(RequestPermissionOutcome::Selected(selected))) => match &*selected.option_id.0 {
+                ALLOW_ONCE => Answer::AllowOnce,
+                ALLOW_ALWAYS => Answer::AllowAlways,
+                REJECT_ONCE => Answer::RejectOnce,
+                REJECT_ALWAYS => Answer::RejectAlways,
+                other => Answer::Unanswered(format!("the client answered with an unknown option \"{other}\"")),
+            },
+            Ok(Ok(_)) => Answer::Unanswered("the client gave an answer this agent does not know".into()),
+        }
+    }
+
+    /// An asked call (a shell command, a fetch, …): `question` says what
+    /// and why; `always` offers the "always" options.
+    pub async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer {
+        let fields = ToolCallUpdateFields::new().kind(acp_kind(&request.kind)).content(vec![ToolCallContent::from(text_block(question))]);
+        self.request(&call_key(&request.tool, &request.kind), fields, options(always, "Allow", "Reject")).await
+    }
+
+    /// Review an edit the client will write, its full texts as the diff.
+    pub async fn review_edit(&self, path: &Path, old_text: &str, new_text: &str) -> Result<(), String> {
+        match self.edit_always(path) {
+            Some(true) => return Ok(()),
+            Some(false) => return Err("the user rejected every edit to this file for this session".into()),
+            None => {}
+        }
+        let diff = ToolCallContent::Diff(Diff::new(path, new_text).old_text(old_text.to_string()));
+        let fields = ToolCallUpdateFields::new().kind(acp_kind(&ToolKind::Edit { path: path.to_path_buf() })).content(vec![diff]);
+        let key = call_key("", &ToolKind::Edit { path: path.to_path_buf() });
+        let answer = self.request(&key, fields, options(true, "Apply", "Reject")).await;
+        self.edit_answer(path, answer)
+    }
+
+    /// Review an edit written to disk: the diff as text.
+    pub async fn review_edit_text(&self, request: &PermissionRequest) -> Result<(), String> {
+        let ToolKind::Edit { path } = &request.kind else { return Err("only edits are reviewed".into()) };
+        let mut text = format!("Apply this change to {}?", self.display(path));
+        if let Some(preview) = request.preview.as_deref().filter(|p| !p.is_empty()) {
+            text.push_str("\n\n```diff\n");
+            text.push_str(preview);
+            text.push_str("\n```");
+        }
+        let fields = ToolCallUpdateFields::new().kind(acp_kind(&request.kind)).content(vec![ToolCallContent::from(text_block(text))]);
+        let answer = self.request(&call_key(&request.tool, &request.kind), fields, options(true, "Apply", "Reject")).await;
+        self.edit_answer(path, answer)
+    }
+
+    fn edit_answer(&self, path: &Path, answer: Answer) -> Result<(), String> {
+        match answer {
+            Answer::AllowOnce => Ok(()),
+            Answer::AllowAlways => {
+                lock(&self.edits_always).insert(path.to_path_buf(), true);
+                Ok(())
+            }
+            Answer::RejectOnce => Err("the user rejected the edit".into()),
+            Answer::RejectAlways => {
+                lock(&self.edits_always).insert(path.to_path_buf(), false);
+                Err("the user rejected the edit, and every edit to this file for the rest of this session".into())
+            }
+            Answer::Unanswered(reason) => Err(reason),
+        }
+    }
+}
+
+/// The four ACP options (the "always" pair only when `always`).
+fn options(always: bool, allow: &str, reject: &str) -> Vec<PermissionOption> {
+    let mut options = vec![PermissionOption::new(PermissionOptionId::new(ALLOW_ONCE), format!("{allow} once"), PermissionOptionKind::AllowOnce)];
+    if always {
+        options.push(PermissionOption::new(PermissionOptionId::new(ALLOW_ALWAYS), format!("Always {}", allow.to_lowercase()), PermissionOptionKind::AllowAlways));
+    }
+    options.push(PermissionOption::new(PermissionOptionId::new(REJECT_ONCE), reject.to_string(), PermissionOptionKind::RejectOnce));
+    if always {
+        options.push(PermissionOption::new(PermissionOptionId::new(REJECT_ALWAYS), format!("Always {}", reject.to_lowercase()), PermissionOptionKind::RejectAlways));
+    }
+    options
+}
+
+/// A plan (markdown) as ACP plan entries: its list items, else its headings.
+pub fn plan_entries(plan: &str) -> Vec<PlanEntry> {
+    let item = |line: &str| -> Option<String> {
+        let line = line.trim_start();
+        let rest = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")).or_else(|| {
+            let digits = line.chars().take_while(char::is_ascii_digit).count();
+            (digits > 0).then(|| line[digits..].strip_prefix(". ")).flatten()
+        })?;
+        let rest = rest.trim_start_matches("[ ] ").trim();
+        (!rest.is_empty()).then(|| rest.to_string())
+    };
+    let mut entries: Vec<String> = plan.lines().filter_map(item).collect();
+    if entries.is_empty() {
+        entries = plan.lines().filter_map(|l| l.strip_prefix("## ").map(|h| h.trim().to_string())).filter(|h| !h.is_empty()).collect();
+    }
+    entries.into_iter().take(50).map(|content| PlanEntry::new(content, PlanEntryPriority::Medium, PlanEntryStatus::Pending)).collect()
+}
+
+/// Plan mode's review through the client: the plan as `plan` entries and a
+/// question whose options are "Execute", "Execute and accept edits" and
+/// "Keep planning".
+pub struct AcpPlanReview(pub Arc<SessionCore>);
+
+#[async_trait]
+impl PlanReview for AcpPlanReview {
+    async fn review(&self, plan_file: &Path, plan: &str) -> Option<PlanAnswer> {
+        let core = &self.0;
+        core.notify(SessionUpdate::Plan(Plan::new(plan_entries(plan))));
+        let text = format!("Tandem's plan ({}):\n\n{plan}", core.display(plan_file));
+        let fields = ToolCallUpdateFields::new().title("Review the plan".to_string()).content(vec![ToolCallContent::from(text_block(text))]);
+        let options = vec![
+            PermissionOption::new(PermissionOptionId::new(ALLOW_ONCE), "Execute", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(PermissionOptionId::new(ALLOW_ALWAYS), "Execute and accept edits", PermissionOptionKind::AllowAlways),
+            PermissionOption::new(PermissionOptionId::new(REJECT_ONCE), "Keep planning", PermissionOptionKind::RejectOnce),
+        ];
+        match core.request(&call_key("exit_plan_mode", &ToolKind::Other), fields, options).await {
+            Answer::AllowOnce => Some(PlanAnswer::Execute),
+            Answer::AllowAlways => Some(PlanAnswer::ExecuteAcceptEdits),
+            Answer::RejectOnce | Answer::RejectAlways => Some(PlanAnswer::KeepPlanning { feedback: String::new() }),
+            Answer::Unanswered(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_entries_are_the_plans_list_items() {
+        let plan = "# Plan\n\n## Context\nwhy\n\n## Steps\n1. Add the flag\n2. Test it\n- [ ] Update the docs\n";
+        let entries: Vec<String> = plan_entries(plan).into_iter().map(|e| e.content).collect();
+        assert_eq!(entries, ["Add the flag", "Test it", "Update the docs"]);
+        let headings: Vec<String> = plan_entries("## One\ntext\n## Two\n").into_iter().map(|e| e.content).collect();
+        assert_eq!(headings, ["One", "Two"]);
+    }
+}

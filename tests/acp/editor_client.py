@@ -1,0 +1,234 @@
+"""An editor, as an ACP client on the official Python SDK (agent-client-protocol
+on PyPI), for tests/acp.rs. It starts `tandem acp`, holds unsaved buffers
+(what fs/read_text_file returns), lets the "user" type between two reads,
+answers permission questions from a list, can cancel a prompt once a shell
+command starts, and can load a saved session instead of starting one.
+
+Every line Tandem writes is validated against the SDK's schema models before
+the SDK sees it; problems are reported, not raised.
+
+Usage: editor_client.py SCENARIO_JSON -- prints one JSON object (the report).
+"""
+
+import asyncio
+import json
+import sys
+
+from pydantic import ValidationError
+
+import acp
+from acp import schema
+
+# What each message Tandem may send must look like, by method.
+AGENT_REQUESTS = {
+    "session/request_permission": schema.RequestPermissionRequest,
+    "fs/read_text_file": schema.ReadTextFileRequest,
+    "fs/write_text_file": schema.WriteTextFileRequest,
+}
+AGENT_NOTIFICATIONS = {"session/update": schema.SessionNotification}
+RESPONSES = {
+    "initialize": schema.InitializeResponse,
+    "session/new": schema.NewSessionResponse,
+    "session/load": schema.LoadSessionResponse,
+    "session/prompt": schema.PromptResponse,
+    "session/set_mode": schema.SetSessionModeResponse,
+    "session/list": schema.ListSessionsResponse,
+}
+
+
+class RecordingWriter(asyncio.StreamWriter):
+    """The agent's stdin, remembering which method each request id is."""
+
+    def __init__(self, writer, sent_methods):
+        super().__init__(writer.transport, writer._protocol, None, asyncio.get_running_loop())
+        self.sent_methods = sent_methods
+
+    def write(self, data):
+        for line in data.splitlines():
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if "method" in message and "id" in message:
+                self.sent_methods[message["id"]] = message["method"]
+        super().write(data)
+
+
+class Relay:
+    """Sits between the agent's stdout and the SDK, validating what the agent sends."""
+
+    def __init__(self, process):
+        self.process = process
+        self.reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+        self.sent_methods = {}
+        self.writer = RecordingWriter(process.stdin, self.sent_methods)
+        self.invalid = []
+        self.seen = 0
+
+    def validate(self, line):
+        self.seen += 1
+        try:
+            message = json.loads(line)
+        except ValueError as err:
+            self.invalid.append(f"not JSON: {err}: {line[:200]!r}")
+            return
+        if message.get("jsonrpc") != "2.0":
+            self.invalid.append(f"not JSON-RPC 2.0: {line[:200]}")
+        method = message.get("method")
+        try:
+            if method is not None and "id" in message:
+                model = AGENT_REQUESTS.get(method)
+                if model is None:
+                    self.invalid.append(f"unexpected request {method}")
+                else:
+                    model.model_validate(message.get("params"))
+            elif method == "$/cancel_request":
+                # ACP's request cancellation: the agent withdraws a request
+                # of its own (a question, when the prompt was cancelled).
+                if not isinstance((message.get("params") or {}).get("requestId"), (int, str)):
+                    self.invalid.append(f"malformed $/cancel_request: {line[:200]}")
+            elif method is not None:
+                model = AGENT_NOTIFICATIONS.get(method)
+                if model is None:
+                    self.invalid.append(f"unexpected notification {method}")
+                else:
+                    model.model_validate(message.get("params"))
+            elif "error" in message:
+                error = message["error"]
+                if not isinstance(error.get("code"), int) or not isinstance(error.get("message"), str):
+                    self.invalid.append(f"malformed error: {line[:200]}")
+            else:
+                sent = self.sent_methods.get(message.get("id"))
+                model = RESPONSES.get(sent)
+                if model is not None:
+                    model.model_validate(message.get("result"))
+                elif sent is None and "result" in message and not isinstance(message.get("id"), (int, str)):
+                    self.invalid.append(f"response without a request: {line[:200]}")
+        except ValidationError as err:
+            self.invalid.append(f"{method or 'response to ' + str(self.sent_methods.get(message.get('id')))}: {err}")
+
+    async def pump(self):
+        while True:
+            line = await self.process.stdout.readline()
+            if not line:
+                self.reader.feed_eof()
+                return
+            self.validate(line.decode("utf-8", "replace"))
+            self.reader.feed_data(line)
+
+
+class Editor(acp.Client):
+    def __init__(self, scenario):
+        self.buffers = dict(scenario.get("buffers", {}))
+        self.type_on_read = scenario.get("type_on_read", {})
+        self.answers = list(scenario.get("answers", []))
+        self.cancel_on_execute = scenario.get("cancel_on_execute", False)
+        self.fail_writes = scenario.get("fail_writes", False)
+        self.reads = []
+        self.writes = []
+        self.asks = []
+        self.updates = []
+        self.conn = None
+        self.session_id = None
+        self.cancelled = False
+
+    def on_connect(self, conn):
+        self.conn = conn
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        self.reads.append(path)
+        typing = self.type_on_read.get(path)
+        # The user types while the agent works: before the agent's Nth read.
+        if typing and self.reads.count(path) == typing["at"]:
+            self.buffers[path] = typing["text"]
+        if path in self.buffers:
+            text = self.buffers[path]
+        else:
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
+        return schema.ReadTextFileResponse(content=text)
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        if self.fail_writes:
+            raise acp.RequestError(-32603, "the disk is full")
+        self.writes.append({"path": path, "content": content})
+        self.buffers[path] = content
+        return schema.WriteTextFileResponse()
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        dumped = tool_call.model_dump(by_alias=True, exclude_none=True, mode="json")
+        self.asks.append({"tool_call": dumped, "options": [o.option_id for o in options]})
+        answer = self.answers.pop(0) if self.answers else "reject_once"
+        return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=answer, outcome="selected"))
+
+    async def session_update(self, session_id, update, **kwargs):
+        dumped = update.model_dump(by_alias=True, exclude_none=True, mode="json")
+        self.updates.append(dumped)
+        if self.cancel_on_execute and dumped.get("sessionUpdate") == "tool_call" and dumped.get("kind") == "execute" and not self.cancelled:
+            self.cancelled = True
+            asyncio.get_running_loop().create_task(self.conn.cancel(session_id=session_id))
+
+    async def ext_method(self, method, params):
+        raise acp.RequestError.method_not_found(method)
+
+    async def ext_notification(self, method, params):
+        pass
+
+
+async def main(scenario):
+    process = await asyncio.create_subprocess_exec(
+        *scenario["agent"], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=scenario["cwd"]
+    )
+    relay = Relay(process)
+    pump = asyncio.get_running_loop().create_task(relay.pump())
+    editor = Editor(scenario)
+    conn = acp.connect_to_agent(editor, relay.writer, relay.reader)
+    report = {"stop_reasons": [], "errors": []}
+    try:
+        init = await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=schema.ClientCapabilities(fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)),
+            client_info=schema.Implementation(name="tandem-test-editor", version="1"),
+        )
+        report["load_session"] = init.agent_capabilities.load_session
+        if scenario.get("load"):
+            await conn.load_session(cwd=scenario["cwd"], session_id=scenario["load"], mcp_servers=[])
+            session_id = scenario["load"]
+        else:
+            session = await conn.new_session(cwd=scenario["cwd"], mcp_servers=[])
+            session_id = session.session_id
+            report["modes"] = [m.id for m in session.modes.available_modes] if session.modes else []
+        editor.session_id = session_id
+        report["session_id"] = session_id
+        if scenario.get("mode"):
+            await conn.set_session_mode(session_id=session_id, mode_id=scenario["mode"])
+        for prompt in scenario.get("prompts", []):
+            try:
+                response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[acp.text_block(prompt)]), 60)
+                report["stop_reasons"].append(response.stop_reason)
+            except acp.RequestError as err:
+                report["errors"].append(str(err))
+    finally:
+        await conn.close()
+        process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except asyncio.TimeoutError:
+            process.kill()
+            report["errors"].append("tandem acp did not exit after stdin closed")
+        await pump
+    report.update(
+        reads=editor.reads,
+        writes=editor.writes,
+        asks=editor.asks,
+        updates=editor.updates,
+        buffers=editor.buffers,
+        invalid=relay.invalid,
+        messages_validated=relay.seen,
+        exit_code=process.returncode,
+    )
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(json.loads(sys.argv[1])))
