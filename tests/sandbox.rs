@@ -348,4 +348,20 @@ fn no_sandbox_is_said_in_the_first_event() {
     let out = run.ask_with(&["touch other.txt"], &[], &[("PATH", bin.to_str().unwrap())]);
     let first = out.events[0]["message"].as_str().unwrap_or_default();
     assert!(first.contains("bubblewrap (bwrap) is not installed") && first.contains("apt-get install bubblewrap"), "{:?}", out.events[0]);
+
+    // `tandem doctor` says the same, and fails; with bwrap it names it.
+    let doctor = |path: Option<&Path>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command.arg("doctor").current_dir(&run.root).env("HOME", &run.home);
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        command.output().unwrap()
+    };
+    let missing = doctor(Some(&bin));
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stdout).contains("sandbox: WARNING: no sandbox: bubblewrap (bwrap) is not installed"));
+    let found = doctor(None);
+    assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stdout));
+    assert!(String::from_utf8_lossy(&found.stdout).contains("shell commands run in a sandbox (bubblewrap"));
 }

@@ -115,6 +115,9 @@ enum Command {
     },
     /// Offline end-to-end demo with the scripted model: no key, no network.
     Demo,
+    /// Check what Tandem gets here: whether shell commands run in a sandbox
+    /// (bubblewrap), and why not. Exit 1 when no sandbox can start.
+    Doctor,
     /// Run one tool once and print exactly the result text the model would get.
     Tool {
         /// The tool's name, e.g. read_file.
@@ -219,6 +222,7 @@ fn main() -> ExitCode {
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
+            Command::Doctor => cli::doctor::doctor(current_workspace()?.root()),
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
