@@ -13,7 +13,7 @@ use tandem::sandbox::Availability;
 /// user's own settings is their choice, said but not a failure).
 #[allow(clippy::print_stdout)]
 pub fn doctor(root: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let settings = super::ask::load_settings(root);
+    let settings = super::ask::load_settings(root)?;
     let policy = Policy::new(settings.permission_mode(), &settings.permissions, &[root.to_path_buf()]);
     let sandbox = super::ask::sandbox_for(&settings, &policy);
     println!("tandem {}", env!("CARGO_PKG_VERSION"));
