@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front ends", &["main", "cli", "lsp", "acp"]),
     ("host", &["host", "settings"]),
     ("agent", &["agent"]),
-    ("what the contract asks", &["permissions", "hooks", "mcp", "session", "sandbox"]),
+    ("what the contract asks", &["permissions", "hooks", "mcp", "session", "sandbox", "checkpoint", "language_servers"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
     ("leaves", &["model", "environment", "consent", "scope"]),

@@ -341,7 +341,14 @@ impl Run {
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
-                if path.is_dir() { dirs.push(path) } else if path.extension().is_some_and(|e| e == "jsonl") { files.push(path) }
+                // (Run checkpoints live beside the threads, in checkpoints/.)
+                if path.is_dir() {
+                    if path.file_name().is_some_and(|n| n != "checkpoints") {
+                        dirs.push(path)
+                    }
+                } else if path.extension().is_some_and(|e| e == "jsonl") {
+                    files.push(path)
+                }
             }
         }
         assert_eq!(files.len(), 1, "{files:?}");

@@ -178,7 +178,9 @@ fn unasked_commands_write_nothing_whatever_they_are() {
     let before_outside = Run::snapshot(&run.outside);
     let out = run.ask(WRITING_PAYLOADS, &[]);
     assert_eq!(out.results.len(), WRITING_PAYLOADS.len(), "every payload ran: {:?}", out.results);
-    assert_eq!(Run::snapshot(&run.root), before_root, "the workspace changed: {:?}", out.results);
+    let after_root = Run::snapshot(&run.root);
+    let changed: Vec<&String> = after_root.iter().filter(|e| !before_root.contains(e)).chain(before_root.iter().filter(|e| !after_root.contains(e))).map(|(name, _)| name).collect();
+    assert!(changed.is_empty(), "the workspace changed ({changed:?}): {:?}", out.results);
     assert_eq!(Run::snapshot(&run.outside), before_outside, "outside the workspace changed");
     assert!(!run.home.join("pwned").exists() && !run.root.join("pwned").exists());
     // The command could write its private /tmp, and its failures say why.
@@ -244,23 +246,31 @@ fn masked_paths_cannot_be_read_and_no_other_process_is_visible() {
     std::os::unix::fs::symlink(run.root.join("secret.txt"), run.root.join("alias.txt")).unwrap();
     std::fs::create_dir_all(run.home.join(".ssh")).unwrap();
     std::fs::write(run.home.join(".ssh/id_rsa"), "TOP-SECRET-KEY\n").unwrap();
+    // The first command names denied files: the deny rules refuse it before
+    // it runs (shell reads are matched against read denies). The second
+    // hides the names from that check (they are only known at run time), so
+    // the sandbox's masks are what stop it.
     let commands = [
-        "cat secret.txt; cat alias.txt; cat keys/*.pem; cat ~/.ssh/id_rsa; ls ~/.ssh; echo end",
+        "cat secret.txt; cat alias.txt; cat keys/*.pem; echo end",
+        "n=secret; cat \"$n.txt\" alias.tx\"$u\"t keys/*.p\"$u\"em ~/.ssh/id_rsa; ls ~/.ssh; echo end",
         "cat /proc/$PPID/environ /proc/1/environ 2>&1 | tr '\\0' '\\n'; for p in /proc/[0-9]*; do cat $p/environ; done 2>/dev/null | tr '\\0' '\\n'; echo end",
         "ls /proc | grep -c '^[0-9]'",
     ];
     let out = run.ask_with(&commands, &[], &[("MYSQL_PWD", "TOP-SECRET-ENV"), ("SECRET_KEY_BASE", "TOP-SECRET-ENV")]);
-    for (is_error, content) in &out.results {
+    for (_, content) in &out.results {
         assert!(!content.contains("TOP-SECRET"), "a masked secret was read: {content}");
+    }
+    assert!(out.results[0].0 && out.results[0].1.starts_with("Permission denied"), "the deny rules refuse it: {:?}", out.results[0]);
+    for (is_error, content) in &out.results[1..] {
         assert!(!is_error, "{content}");
     }
-    assert!(out.results[0].1.starts_with("end"), "{:?}", out.results[0]);
+    assert!(out.results[1].1.contains("end"), "it ran, and read nothing masked: {:?}", out.results[1]);
     // bwrap's own process, the shell, ls and grep: nothing of Tandem's.
-    let processes: usize = out.results[2].1.trim().parse().unwrap();
+    let processes: usize = out.results[3].1.trim().parse().unwrap();
     assert!(processes <= 5, "{processes} processes visible");
     // An approved command reads the workspace's masked files as empty too
     // (a deny is a deny), but may use ~/.ssh (git push needs it).
-    let out = run.ask(&["cat secret.txt; cat ~/.ssh/id_rsa"], &["--permission-mode", "bypassPermissions"]);
+    let out = run.ask(&["n=secret; cat \"$n.txt\"; cat ~/.ssh/id_rsa"], &["--permission-mode", "bypassPermissions"]);
     assert!(!out.results[0].1.contains("TOP-SECRET-FILE"), "{:?}", out.results);
     assert!(out.results[0].1.contains("TOP-SECRET-KEY"), "{:?}", out.results);
 }
@@ -348,4 +358,20 @@ fn no_sandbox_is_said_in_the_first_event() {
     let out = run.ask_with(&["touch other.txt"], &[], &[("PATH", bin.to_str().unwrap())]);
     let first = out.events[0]["message"].as_str().unwrap_or_default();
     assert!(first.contains("bubblewrap (bwrap) is not installed") && first.contains("apt-get install bubblewrap"), "{:?}", out.events[0]);
+
+    // `tandem doctor` says the same, and fails; with bwrap it names it.
+    let doctor = |path: Option<&Path>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command.arg("doctor").current_dir(&run.root).env("HOME", &run.home);
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        command.output().unwrap()
+    };
+    let missing = doctor(Some(&bin));
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stdout).contains("sandbox: WARNING: no sandbox: bubblewrap (bwrap) is not installed"));
+    let found = doctor(None);
+    assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stdout));
+    assert!(String::from_utf8_lossy(&found.stdout).contains("shell commands run in a sandbox (bubblewrap"));
 }

@@ -115,10 +115,19 @@ pub fn executor(tools: Tools) -> Executor {
     executor
 }
 
+/// The language servers of `lspServers` for a front end whose editor does
+/// not answer code intelligence questions (`None` when none is
+/// configured); `approved` names project servers approved on the command
+/// line. The problems name the unusable entries.
+pub fn language_servers(root: &Path, settings: &Settings, approved: Vec<String>) -> (Option<Arc<crate::language_servers::LanguageServers>>, Vec<String>) {
+    let approvals = crate::language_servers::Approvals { store: crate::consent::ConsentStore::for_user(), command_line: approved };
+    crate::language_servers::LanguageServers::configure(root, &settings.lsp_servers, approvals, settings.timeouts.code_intel(), settings.timeouts.diagnostics())
+}
+
 /// A run's own state, in plan mode from the start when the run's mode is
 /// `plan`; `review` is who answers `exit_plan_mode` (`None`: nobody can).
 pub fn run_scope(modes: Modes, review: Option<Arc<dyn PlanReview>>, root: &Path) -> RunScope {
-    let scope = RunScope::new(modes.policy.as_str(), review);
+    let scope = RunScope::new(modes.policy, review);
     if modes.run == PermissionMode::Plan {
         start_in_plan_mode(&scope, root);
     }

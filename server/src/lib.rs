@@ -26,7 +26,9 @@
 //!                   │               sub-agents, project instructions
 //!                   ▼
 //!   permissions/  hooks  mcp/  session/     what the contract asks: the policy,
-//!                   │                          hook commands, MCP tools, threads
+//!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
+//!                   │                          each run's checkpoint (undo/redo),
+//!                   │                          the lspServers Tandem starts
 //!                   ▼
 //!                tools/           the contract: Tool, ToolKind, registry, executor
 //!                   │               pipeline, permission types, the traits tools call
@@ -77,9 +79,23 @@
 //!   (`Conversation`) per follow-up chain, saved as JSON Lines, with context
 //!   management (stubbing old results, compaction), Anthropic prompt-cache
 //!   breakpoints, loop detection, and token cost.
+//! - [`checkpoint`]: what every run changed, for `tandem undo`/`redo`:
+//!   the run's recorder hears of each write from the workspace
+//!   ([`workspace::ChangeRecorder`]) and looks at the whole tree around
+//!   each shell command (stat data against the last look, only what moved
+//!   is hashed); contents go to a content-addressed store beside the
+//!   thread, one manifest per run. Undo and redo restore each file whole,
+//!   open documents through the editor, and leave a file changed since in
+//!   the run's lines as it is (`conflict`).
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run.
+//! - [`language_servers`]: language servers Tandem starts itself
+//!   (`lspServers`) where no editor answers code intelligence questions:
+//!   an LSP client over each server's stdio, lazily started, shared by the
+//!   workspace's runs, restarted (bounded) after a crash; it implements
+//!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
+//!   `tandem/codeIntel` request to the editor plugin does.
 //! - [`host`]: the one place a run's parts are built from the settings, for
 //!   every front end: the provider, the permission modes (plan mode is the
 //!   run's own gate, the policy decides as in default), the policy, the
@@ -168,9 +184,11 @@
 
 pub mod acp;
 pub mod agent;
+pub mod checkpoint;
 pub mod consent;
 pub mod environment;
 pub mod hooks;
+pub mod language_servers;
 pub mod host;
 pub mod lsp;
 pub mod mcp;

@@ -56,6 +56,11 @@ enum Command {
         /// `all` for every one. Remembered for this workspace. Repeatable.
         #[arg(long = "mcp-approve", value_name = "NAME|all")]
         mcp_approve: Vec<String>,
+        /// Start this project language server (lspServers in
+        /// .tandem/settings.json) when needed; `all` for every one.
+        /// Remembered for this workspace. Repeatable.
+        #[arg(long = "lsp-approve", value_name = "NAME|all")]
+        lsp_approve: Vec<String>,
         /// Show applied edits' whole diffs (otherwise their first lines).
         #[arg(long)]
         verbose: bool,
@@ -87,8 +92,32 @@ enum Command {
     },
     /// List this folder's saved conversations with their token and cost totals.
     Sessions,
+    /// Undo a run: restore every file it changed (buffers, files it wrote, files its shell commands changed).
+    ///
+    /// Without RUN_ID, the most recent run in this folder that is not undone.
+    /// A file changed since the run in the lines the run changed is a conflict
+    /// and stays as it is. Exit 0 when every file was restored or unchanged, 1 on a
+    /// conflict, 2 when there is nothing to undo.
+    Undo {
+        /// The run (as `tandem ask` printed it); default: the most recent one.
+        run_id: Option<String>,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Redo an undone run: put back what it changed. Without RUN_ID, the run undone last.
+    Redo {
+        /// The run; default: the one undone last.
+        run_id: Option<String>,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Offline end-to-end demo with the scripted model: no key, no network.
     Demo,
+    /// Check what Tandem gets here: whether shell commands run in a sandbox
+    /// (bubblewrap), and why not. Exit 1 when no sandbox can start.
+    Doctor,
     /// Run one tool once and print exactly the result text the model would get.
     Tool {
         /// The tool's name, e.g. read_file.
@@ -155,7 +184,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, verbose, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, prompt } => {
                 let thread = match (continue_thread, resume) {
                     (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
                     (true, None) => cli::ask::ThreadChoice::Continue,
@@ -175,6 +204,7 @@ fn main() -> ExitCode {
                     thread,
                     compact,
                     mcp_approve,
+                    lsp_approve,
                 };
                 cli::ask::ask(options, current_workspace()?).await
             }
@@ -189,7 +219,10 @@ fn main() -> ExitCode {
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
             }
             Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
+            Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
+            Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
+            Command::Doctor => cli::doctor::doctor(current_workspace()?.root()),
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,

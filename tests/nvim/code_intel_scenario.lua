@@ -41,7 +41,9 @@ local ok, err = pcall(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(env.SCENARIO_FILE))
   local bufnr = vim.api.nvim_get_current_buf()
   local tandem = require('tandem')
-  tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, permission_mode = 'acceptEdits' })
+  -- The bound on the diagnostics wait is raised for a loaded machine; the
+  -- wait ends as soon as pyright has published for the edited version.
+  tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, permission_mode = 'acceptEdits', settings = { timeouts = { diagnosticsMs = 30000 } } })
   local attached = vim.wait(20000, function()
     return #vim.lsp.get_clients({ name = 'tandem', bufnr = bufnr }) > 0
       and #vim.lsp.get_clients({ name = 'pyright', bufnr = bufnr }) > 0

@@ -311,13 +311,19 @@ impl Session {
             _ = cancel.cancelled() => {}
         }
         let mode = self.mode();
-        let scope = RunScope::new(policy_mode(mode).as_str(), Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))));
+        let scope = RunScope::new(policy_mode(mode), Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))));
         if mode == PermissionMode::Plan {
             crate::tools::plan_mode::start_in_plan_mode(&scope, self.workspace.root());
         }
+        // Shell commands run in the sandbox, masking what read-deny rules cover.
+        let rules = crate::permissions::Policy::new(policy_mode(mode), &self.settings.permissions, self.workspace.roots());
+        let denied = rules.read_denied_paths();
+        let sandbox = crate::sandbox::for_run(&self.settings.sandbox, Arc::new(move || denied.clone()));
+        request.sandbox_notice = sandbox.notice();
         let ctx = ToolContext {
             cancel: cancel.clone(),
             child_env: Arc::new(self.settings.child_env()),
+            sandbox: sandbox.sandbox(),
             run: Arc::new(scope),
             ..ToolContext::new(Arc::clone(&self.workspace))
         };

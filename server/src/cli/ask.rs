@@ -15,6 +15,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use tandem::checkpoint::{Checkpoints, RunRecorder};
 use tandem::host;
 use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
@@ -42,6 +43,8 @@ pub struct AskOptions {
     pub permission_mode: Option<PermissionMode>,
     /// Project MCP servers approved on the command line (`NAME` or `all`).
     pub mcp_approve: Vec<String>,
+    /// Project language servers approved on the command line (`NAME` or `all`).
+    pub lsp_approve: Vec<String>,
     pub thread: ThreadChoice,
     /// Compact the thread before the run.
     pub compact: bool,
@@ -105,7 +108,11 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let mcp = host::mcp(workspace.root(), options.mcp_approve.clone());
     let reporter = mcp.spawn_reporter(report_to_stderr);
     mcp.start();
-    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel: None });
+    // Language servers from lspServers start when first needed.
+    let (language_servers, problems) = host::language_servers(workspace.root(), &settings, options.lsp_approve.clone());
+    report_problems(&problems);
+    let code_intel = language_servers.clone().map(|servers| servers as Arc<dyn tandem::tools::code_intel::CodeIntel>);
+    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel });
     if let Err(err) = workspace.start_watcher() {
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -116,11 +123,17 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
     let scope = host::run_scope(modes, review, workspace.root());
+    // The run's checkpoint, beside its thread: `tandem undo` takes it back.
+    let recorder = store.as_ref().map(|store| Checkpoints::beside(store, workspace.roots()).record(&conversation.id, &new_run_id()));
+    let run_workspace = match &recorder {
+        Some(recorder) => Arc::new(workspace.with_recorder(Checkpoints::recorder_for(recorder))),
+        None => workspace,
+    };
     let ctx = ToolContext {
         child_env: Arc::new(settings.child_env()),
         sandbox: sandbox.sandbox(),
         run: Arc::new(scope),
-        ..ToolContext::new(workspace)
+        ..ToolContext::new(run_workspace)
     };
     let max_turns = options.max_turns.or(settings.max_turns);
     let request = RunRequest { max_turns, compact: options.compact, sandbox_notice: sandbox.notice(), ..host::user_request(options.prompt, &hooks) };
@@ -128,8 +141,15 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
+    if let Some(recorder) = recorder {
+        recorder.finish();
+        report_checkpoint(&recorder);
+    }
     reporter.abort();
     mcp.shutdown().await;
+    if let Some(servers) = language_servers {
+        servers.shutdown().await;
+    }
     workspace.clean_interrupted_writes();
     Ok(outcome)
 }
@@ -139,6 +159,22 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
 pub fn sandbox_for(settings: &Settings, policy: &tandem::permissions::Policy) -> tandem::sandbox::Availability {
     let denied = policy.read_denied_paths();
     tandem::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
+}
+
+/// A run id for the terminal: the time it started, to the millisecond.
+fn new_run_id() -> String {
+    format!("run-{}", chrono::Local::now().format("%Y%m%d-%H%M%S%3f"))
+}
+
+/// After a run that changed files: how to take it back (on stderr, so
+/// `--json` output stays clean).
+#[allow(clippy::print_stderr)]
+fn report_checkpoint(recorder: &RunRecorder) {
+    let changed = recorder.changed_files().len();
+    if changed > 0 {
+        let them = if changed == 1 { "it" } else { "them" };
+        eprintln!("tandem: {} changed {changed} file(s); `tandem undo` restores {them}", recorder.run_id());
+    }
 }
 
 /// The terminal the user runs `tandem ask` in: questions on stderr (stdout
@@ -243,6 +279,15 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
         total.usage.output_tokens
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Settings problems found after loading (an unusable `lspServers`
+/// entry), on stderr; the run goes on without the broken part.
+#[allow(clippy::print_stderr)]
+fn report_problems(problems: &[String]) {
+    for problem in problems {
+        eprintln!("tandem: settings: {problem}");
+    }
 }
 
 /// The workspace's settings files; each problem is printed to stderr and

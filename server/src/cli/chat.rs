@@ -143,6 +143,8 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                     max_turns: options.max_turns,
                     permission_mode: options.permission_mode,
                     mcp_approve: options.mcp_approve.clone(),
+                    // Approved earlier with `tandem ask --lsp-approve` (remembered).
+                    lsp_approve: Vec::new(),
                     thread: continuing(&thread),
                     compact: false,
                 };

@@ -161,7 +161,7 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
     let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy::new(policy, None, Arc::new(tandem::permissions::NoProjectRules))));
     // Nobody answers plan reviews in the demo: exit_plan_mode hands the plan back.
-    let scope = RunScope::new("default", None);
+    let scope = RunScope::new(PermissionMode::Default, None);
     scope.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
     let ctx = ToolContext { run: Arc::new(scope), ..ToolContext::new(workspace) };
     let check_ctx = ctx.clone();

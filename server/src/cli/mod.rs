@@ -6,6 +6,8 @@ pub mod ask;
 pub mod chat;
 pub mod choice;
 pub mod demo;
+pub mod doctor;
 pub mod mcp;
 pub mod plan_review;
 pub mod printer;
+pub mod undo;

@@ -55,6 +55,9 @@ struct Session {
     hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
     answer_goes_alone: bool,
+    /// The servers of `lspServers`, when the editor does not answer code
+    /// intelligence questions itself; shut down with the session.
+    language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
 }
 
 pub struct Backend {
@@ -409,14 +412,21 @@ impl LanguageServer for Backend {
         let mcp = crate::host::mcp(workspace.root(), Vec::new());
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
-        let code_intel = self.settings().code_intel.then(|| {
-            Arc::new(super::code_intel::EditorCodeIntel::new(
+        let (code_intel, language_servers) = if self.settings().code_intel {
+            let provider = super::code_intel::EditorCodeIntel::new(
                 Arc::clone(&self.link),
                 Arc::clone(&self.documents),
                 Arc::clone(&self.settings),
                 canonical_roots.clone(),
-            )) as Arc<dyn crate::tools::code_intel::CodeIntel>
-        });
+            );
+            (Some(Arc::new(provider) as Arc<dyn crate::tools::code_intel::CodeIntel>), None)
+        } else {
+            // An editor that does not answer (eglot, Kakoune): the servers
+            // of lspServers, if any, started by Tandem itself.
+            let (servers, problems) = crate::host::language_servers(workspace.root(), &self.settings(), Vec::new());
+            problems.iter().for_each(|p| tracing::warn!("{p}"));
+            (servers.clone().map(|s| s as Arc<dyn crate::tools::code_intel::CodeIntel>), servers)
+        };
         let executor = crate::host::executor(crate::host::Tools {
             gate: Arc::new(policy),
             hooks: Arc::clone(&self.hooks),
@@ -429,6 +439,7 @@ impl LanguageServer for Backend {
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let session = Session {
+            language_servers,
             hook_consent,
             threads,
             workspace,
@@ -492,6 +503,9 @@ impl LanguageServer for Backend {
         self.runs.cancel_all();
         if let Some(session) = self.session.get() {
             session.mcp.shutdown().await;
+            if let Some(servers) = &session.language_servers {
+                servers.shutdown().await;
+            }
         }
         Ok(())
     }

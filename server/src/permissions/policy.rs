@@ -250,9 +250,14 @@ impl Policy {
         // 4. Allow rules. A command judged read-only stays unasked; what
         // needed the rule is approved by it only in `acceptEdits`.
         if self.allowed(call, analysis.as_ref(), &rules.allow) {
-            // A shell write the edit rules allow must land: approved.
-            let writes = analysis.as_ref().is_some_and(|a| !a.writes.is_empty());
-            return if read_only { Verdict::Allow } else if writes { Verdict::Approved } else { self.allowed_verdict(call) };
+            // A shell write that edit rules allow, every target of it,
+            // must land: approved. A rule that only names the command (a
+            // bare `run_shell`) does not allow writes in `default`: the
+            // command runs unasked, in the read-only sandbox.
+            let writes_allowed = analysis
+                .as_ref()
+                .is_some_and(|a| !a.writes.is_empty() && a.writes.iter().all(|w| self.edit_allowed(w, &rules.allow)));
+            return if read_only { Verdict::Allow } else if writes_allowed { Verdict::Approved } else { self.allowed_verdict(call) };
         }
         // 5. The mode.
         match call.kind {

@@ -85,7 +85,7 @@ impl Availability {
                     .to_string(),
             ),
             Availability::Unavailable(reason) => Some(format!(
-                "Shell commands run without a sandbox: {reason}. In the default mode every command that is not a plain read is asked first."
+                "Shell commands run without a sandbox: {reason}. They are not confined: in the default mode only commands judged read-only run without a question."
             )),
         }
     }

@@ -117,6 +117,12 @@ impl SessionStore {
         &self.dir
     }
 
+    /// Where the checkpoints of this workspace's runs are kept: one folder
+    /// per thread beside the threads, and the store they share.
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.dir.join("checkpoints")
+    }
+
     fn path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.jsonl"))
     }
@@ -193,6 +199,13 @@ impl SessionStore {
     pub fn forget(&self, id: &str) -> std::io::Result<bool> {
         if !valid_thread_id(id) {
             return Ok(false);
+        }
+        // The thread's checkpoints go with it (their blobs at the next
+        // garbage collection of the checkpoint store).
+        match std::fs::remove_dir_all(self.checkpoints_dir().join(id)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
         }
         match std::fs::remove_file(self.path(id)) {
             Ok(()) => Ok(true),

@@ -35,8 +35,8 @@ impl Tool for EnterPlanMode {
     }
 
     async fn call(&self, _args: Self::Args, (): (), ctx: &ToolContext) -> Result<String, ToolError> {
-        let mode = ctx.run.permission_mode.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let Some(file) = plan_mode::enter(ctx, &mode) else {
+        let mode = *ctx.run.permission_mode.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(file) = plan_mode::enter(ctx, mode) else {
             return Ok("Already in plan mode.".to_string());
         };
         let shown = ctx.workspace.display_path(&file);

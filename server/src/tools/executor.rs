@@ -273,9 +273,21 @@ impl Executor {
             PermissionDecision::Deny(reason) => return Ok(ToolResult::error(&call.id, denial(&request, &reason))),
         }
         let max_result_chars = traits.max_result_chars;
+        // An approved command may change any file: the run's checkpoint
+        // looks at the workspace before it starts and after it ends (here,
+        // outside any sandbox). A command nobody was asked about is judged
+        // read-only and runs where it can write nothing of the workspace.
+        let approved_command = matches!(traits.kind, ToolKind::Execute { .. }) && ctx.shell_profile == super::ShellProfile::Approved;
+        let command_recorder = approved_command.then(|| ctx.workspace.recorder().cloned()).flatten();
+        if let Some(recorder) = &command_recorder {
+            recorder.before_command().await;
+        }
         let kind = traits.kind.clone();
         let watch = super::code_intel::EditWatch::before(&ctx, &kind).await;
         let output = prepared.call(&ctx).await;
+        if let Some(recorder) = &command_recorder {
+            recorder.after_command().await;
+        }
         let mut result = match output {
             Ok(mut text) => {
                 if let Some(watch) = watch {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::plan_mode::{self, PlanAnswer};
-use super::{Tool, ToolContext, ToolError};
+use super::{PermissionMode, Tool, ToolContext, ToolError};
 
 /// Exit plan mode after you have finished writing your plan to the plan file. The user will review and approve the plan before you proceed with implementation.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -52,7 +52,7 @@ impl Tool for ExitPlanMode {
             }
             None => None,
         };
-        let restore = if state.restore_mode.is_empty() { "default".to_string() } else { state.restore_mode.clone() };
+        let restore = state.restore_mode.as_str();
         Ok(match answer {
             None => {
                 plan_mode::leave(ctx, false);
@@ -64,7 +64,7 @@ impl Tool for ExitPlanMode {
             }
             Some(PlanAnswer::ExecuteAcceptEdits) => {
                 plan_mode::leave(ctx, true);
-                format!("User approved the plan. Permission mode set to: acceptEdits\n\n## Approved Plan:\n{plan}")
+                format!("User approved the plan. Permission mode set to: {}\n\n## Approved Plan:\n{plan}", PermissionMode::AcceptEdits.as_str())
             }
             Some(PlanAnswer::KeepPlanning { feedback }) => {
                 let feedback = if feedback.trim().is_empty() { "(none given)".to_string() } else { feedback };

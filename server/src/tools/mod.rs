@@ -164,9 +164,9 @@ pub struct RunScope {
     pub children: std::sync::Mutex<Option<Arc<dyn sub_agent::SubAgents>>>,
     /// Plan mode: on or off, the plan file, the mode to restore.
     pub plan: std::sync::Mutex<plan_mode::PlanMode>,
-    /// The run's permission mode by name ("default", "acceptEdits", …), as
-    /// plan mode reports and restores it.
-    pub permission_mode: std::sync::Mutex<String>,
+    /// The run's permission mode (plan mode enters and restores it), as
+    /// plan mode reports it to the model.
+    pub permission_mode: std::sync::Mutex<PermissionMode>,
     /// Who reviews a plan on `exit_plan_mode` (`None`: nobody can be asked).
     pub plan_review: Option<Arc<dyn plan_mode::PlanReview>>,
     /// The thread's "Always allow" grants (the loop loads them from the
@@ -176,8 +176,8 @@ pub struct RunScope {
 
 impl RunScope {
     /// A run's scope in `permission_mode`, with a plan reviewer if someone can answer.
-    pub fn new(permission_mode: &str, plan_review: Option<Arc<dyn plan_mode::PlanReview>>) -> Self {
-        RunScope { permission_mode: std::sync::Mutex::new(permission_mode.to_string()), plan_review, ..RunScope::default() }
+    pub fn new(permission_mode: PermissionMode, plan_review: Option<Arc<dyn plan_mode::PlanReview>>) -> Self {
+        RunScope { permission_mode: std::sync::Mutex::new(permission_mode), plan_review, ..RunScope::default() }
     }
 
     /// A sub-agent's scope: the parent's permission mode and plan mode,
@@ -185,7 +185,7 @@ impl RunScope {
     pub fn child_of(parent: &RunScope) -> Self {
         RunScope {
             plan: std::sync::Mutex::new(parent.plan.lock().unwrap_or_else(|e| e.into_inner()).clone()),
-            permission_mode: std::sync::Mutex::new(parent.permission_mode.lock().unwrap_or_else(|e| e.into_inner()).clone()),
+            permission_mode: std::sync::Mutex::new(*parent.permission_mode.lock().unwrap_or_else(|e| e.into_inner())),
             // A sub-agent works for the same conversation.
             grants: Arc::clone(&parent.grants),
             ..RunScope::default()

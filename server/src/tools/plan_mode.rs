@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::{ToolContext, ToolKind};
+use super::{PermissionMode, ToolContext, ToolKind};
 use crate::workspace::normalize_lexically;
 
 /// A run's plan mode.
@@ -29,8 +29,8 @@ pub struct PlanMode {
     pub active: bool,
     /// The plan file (absolute), chosen when the run first enters plan mode.
     pub file: Option<PathBuf>,
-    /// The permission mode to restore on exit ("default", "acceptEdits", …).
-    pub restore_mode: String,
+    /// The permission mode to restore on exit.
+    pub restore_mode: PermissionMode,
     /// An approved plan said "Execute and accept edits": the rest of the
     /// run's edits are not reviewed.
     pub accept_edits: bool,
@@ -48,8 +48,8 @@ pub fn new_plan_file(root: &Path) -> PathBuf {
 pub fn start_in_plan_mode(scope: &super::RunScope, root: &Path) {
     let mut plan = scope.plan.lock().unwrap_or_else(|e| e.into_inner());
     let file = plan.file.clone().unwrap_or_else(|| new_plan_file(root));
-    *plan = PlanMode { active: true, file: Some(file), restore_mode: "default".to_string(), accept_edits: false };
-    *scope.permission_mode.lock().unwrap_or_else(|e| e.into_inner()) = "default".to_string();
+    *plan = PlanMode { active: true, file: Some(file), restore_mode: PermissionMode::Default, accept_edits: false };
+    *scope.permission_mode.lock().unwrap_or_else(|e| e.into_inner()) = PermissionMode::Default;
     // The way out of plan mode is loaded with it (it is deferred otherwise).
     scope.activate("exit_plan_mode");
 }
@@ -65,7 +65,7 @@ pub fn current_prompt_section(ctx: &ToolContext) -> String {
 
 /// Put the run in plan mode (choosing its plan file the first time).
 /// Returns the plan file; `None` when it already was in plan mode.
-pub fn enter(ctx: &ToolContext, restore_mode: &str) -> Option<PathBuf> {
+pub fn enter(ctx: &ToolContext, restore_mode: PermissionMode) -> Option<PathBuf> {
     let mut plan = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner());
     if plan.active {
         return None;
@@ -73,7 +73,7 @@ pub fn enter(ctx: &ToolContext, restore_mode: &str) -> Option<PathBuf> {
     // The way out of plan mode is loaded with it (it is deferred otherwise).
     ctx.run.activate("exit_plan_mode");
     let file = plan.file.clone().unwrap_or_else(|| new_plan_file(ctx.workspace.root()));
-    *plan = PlanMode { active: true, file: Some(file.clone()), restore_mode: restore_mode.to_string(), accept_edits: plan.accept_edits };
+    *plan = PlanMode { active: true, file: Some(file.clone()), restore_mode, accept_edits: plan.accept_edits };
     Some(file)
 }
 
@@ -155,6 +155,6 @@ pub fn leave(ctx: &ToolContext, accept_edits: bool) {
     plan.active = false;
     plan.accept_edits |= accept_edits;
     if accept_edits {
-        *ctx.run.permission_mode.lock().unwrap_or_else(|e| e.into_inner()) = "acceptEdits".to_string();
+        *ctx.run.permission_mode.lock().unwrap_or_else(|e| e.into_inner()) = PermissionMode::AcceptEdits;
     }
 }

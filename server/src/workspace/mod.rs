@@ -11,6 +11,7 @@ mod edit_locks;
 mod ledger;
 mod overlay;
 mod paths;
+mod recorder;
 mod replacements;
 mod review;
 mod watcher;
@@ -25,6 +26,7 @@ pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, 
 pub use replacements::replacements;
 pub use review::{changed_lines, edits_summary, landed_hunks, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
+pub use recorder::ChangeRecorder;
 pub use watcher::DiskWatcher;
 
 /// Files larger than this are refused for whole-file reads and edits.
@@ -163,6 +165,9 @@ pub struct Workspace {
     /// The run this view writes for (an editor run's id): its edits to open
     /// documents carry it, so the editor reports each run's own edits.
     run_tag: Option<Arc<str>>,
+    /// The run's checkpoint: told before and after every change this view
+    /// (and the views made from it) writes.
+    recorder: Option<Arc<dyn ChangeRecorder>>,
     /// The files written on disk, with their runs: shared by every view.
     disk_writes: Arc<DiskWrites>,
 }
@@ -270,6 +275,7 @@ impl Workspace {
             home: dirs::home_dir(),
             journal,
             run_tag: None,
+            recorder: None,
             disk_writes: Arc::default(),
         })
     }
@@ -294,6 +300,7 @@ impl Workspace {
             text_reads: Arc::clone(&self.text_reads),
             journal: self.journal.clone(),
             run_tag: self.run_tag.clone(),
+            recorder: self.recorder.clone(),
             disk_writes: Arc::clone(&self.disk_writes),
         }
     }
@@ -304,6 +311,18 @@ impl Workspace {
     /// a thread's, a sub-agent's) keep the tag.
     pub fn for_run(&self, tag: &str) -> Workspace {
         Workspace { run_tag: Some(Arc::from(tag)), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// The same workspace (and ledger) with `recorder` told about every
+    /// change written through it and the views made from it.
+    pub fn with_recorder(&self, recorder: Arc<dyn ChangeRecorder>) -> Workspace {
+        Workspace { recorder: Some(recorder), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// The run's checkpoint recorder, if any (the executor announces shell
+    /// commands to it).
+    pub fn recorder(&self) -> Option<&Arc<dyn ChangeRecorder>> {
+        self.recorder.as_ref()
     }
 
     /// Before a shell command: let it see the agent's edits. The buffers
@@ -562,6 +581,10 @@ impl Workspace {
                     "Error: {display} was modified externally since your last read (the user edited it in the editor: {what}). Read it again with read_file before editing it."
                 )));
             }
+            if let Some(recorder) = &self.recorder {
+                let before = Arc::clone(&buffer.text);
+                recorder.before_change(&change.path, &|| Some(before.as_bytes().to_vec()));
+            }
             let outcome = editor
                 .apply(BufferEdit {
                     path: change.path.clone(),
@@ -582,6 +605,9 @@ impl Workspace {
                     // nor hashes the document again.
                     let fingerprint = fingerprint(change.new_text.as_bytes());
                     editor.known_text(&change.path, version, &change.new_text, fingerprint);
+                    if let Some(recorder) = &self.recorder {
+                        recorder.after_change(&change.path, change.new_text.as_bytes());
+                    }
                     let stamp = ReadStamp { version: Some(version), fingerprint };
                     self.ledger.record(&change.path, stamp, change.new_text);
                     Ok(WriteOutcome::AppliedToBuffer { saved })
@@ -598,6 +624,10 @@ impl Workspace {
                     // (which hunks, where), so it may edit again without
                     // reading first; the ledger remembers that text.
                     if let Some(now) = self.buffer(&change.path).filter(|d| d.version == partial.version) {
+                        // What landed is the run's change, for its checkpoint.
+                        if let Some(recorder) = &self.recorder {
+                            recorder.after_change(&change.path, now.text.as_bytes());
+                        }
                         let stamp = ReadStamp { version: Some(now.version), fingerprint: fingerprint(now.text.as_bytes()) };
                         self.ledger.record(&change.path, stamp, now.text);
                     }
@@ -623,8 +653,14 @@ impl Workspace {
             (Some(_), Some(entry)) => entry.seen_text,
             _ => Arc::from(""),
         };
+        if let Some(recorder) = &self.recorder {
+            recorder.before_change(&change.path, &|| std::fs::read(&change.path).ok());
+        }
         match atomic_write_journaled(&change.path, change.new_text.as_bytes(), expected, self.journal.as_deref()) {
             Ok(()) => {
+                if let Some(recorder) = &self.recorder {
+                    recorder.after_change(&change.path, change.new_text.as_bytes());
+                }
                 self.disk_writes.push(self.run_tag.clone(), &change.path, &old_text, &change.new_text);
                 let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
                 self.ledger.record(&change.path, stamp, Arc::clone(&change.new_text));

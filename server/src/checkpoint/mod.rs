@@ -1,0 +1,311 @@
+//! Checkpoints: what every run changed, so the run can be undone and redone,
+//! after a restart too.
+//!
+//! A run's checkpoint names, for each file the run changed, its content
+//! before the run's first change and the content the run left. Changes are
+//! seen in two places: every write passes [`Workspace::write`] (buffer
+//! edits and files written to disk), which tells the run's
+//! [`ChangeRecorder`]; and before and after each shell command the executor
+//! lets the recorder look at the whole workspace ([`tree`]: stat data
+//! compared with the last look, only what moved is read and hashed), so a
+//! file a command wrote, made or deleted is in the checkpoint too. The
+//! look happens in Tandem's process, outside any sandbox the command runs in.
+//!
+//! Where: beside the thread, in Tandem's own store, never the user's git:
+//! `<sessions>/<workspace-hash>/checkpoints/` holds `blobs/` (contents by
+//! SHA-256, shared by all runs), `tree-index.jsonl` (the last look), and
+//! one folder per thread with one manifest per run. Forgetting a thread
+//! removes its folder ([`crate::session::SessionStore::forget`]); its blobs
+//! go at the next garbage collection.
+//!
+//! Bounds ([`Limits`]): a file over 16 MiB is not kept (the undo reports
+//! it); a thread keeps its 100 most recent checkpoints; the blobs hold at
+//! most 1 GiB, and past that the oldest checkpoints (of any thread) are
+//! dropped, then the last look, and a content that still does not fit is
+//! reported as not kept. Undo and redo are in [`restore`].
+//!
+//! Architecture Invariant: nothing here writes into the workspace except
+//! [`restore`], which writes each file whole and atomically (open
+//! documents through the editor, as any edit).
+
+pub mod blobs;
+pub mod manifest;
+mod recorder;
+pub mod restore;
+pub mod tree;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub use recorder::RunRecorder;
+pub use restore::{restore, Direction, FileReport, FileStatus, RestoreReport};
+
+use blobs::BlobStore;
+use manifest::Manifest;
+use tree::TreeIndex;
+
+use crate::session::SessionStore;
+use crate::workspace::ChangeRecorder;
+
+/// How much the checkpoints may hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// A file larger than this is not kept.
+    pub max_file_bytes: u64,
+    /// All blobs together.
+    pub max_store_bytes: u64,
+    /// Checkpoints one thread keeps (the oldest go first).
+    pub max_runs_per_thread: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_file_bytes: 16 * 1024 * 1024, max_store_bytes: 1024 * 1024 * 1024, max_runs_per_thread: 100 }
+    }
+}
+
+/// Why an undo or redo did not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointError {
+    /// Nothing to undo (or redo); the string says so for the user.
+    Nothing(String),
+    /// The run is still going.
+    Running(String),
+    /// No such run, or one in the wrong state (already undone, not undone).
+    Invalid(String),
+    /// The checkpoint cannot be read.
+    Damaged(String),
+}
+
+impl std::fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckpointError::Nothing(m) | CheckpointError::Running(m) | CheckpointError::Invalid(m) | CheckpointError::Damaged(m) => {
+                f.write_str(m)
+            }
+        }
+    }
+}
+
+/// The checkpoints of one workspace, shared by its runs in this process.
+pub struct Checkpoints {
+    dir: PathBuf,
+    roots: Vec<PathBuf>,
+    blobs: BlobStore,
+    tree: TreeIndex,
+    limits: Limits,
+}
+
+/// Distinguishes checkpoints a process starts in one millisecond.
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Checkpoints {
+    /// The checkpoints kept beside the threads of `sessions`, for a
+    /// workspace over `roots`.
+    pub fn beside(sessions: &SessionStore, roots: &[PathBuf]) -> Arc<Self> {
+        Arc::new(Self::at(sessions.checkpoints_dir(), roots.to_vec(), Limits::default()))
+    }
+
+    pub fn at(dir: PathBuf, roots: Vec<PathBuf>, limits: Limits) -> Self {
+        Checkpoints {
+            blobs: BlobStore::new(dir.join("blobs"), limits),
+            tree: TreeIndex::new(dir.join("tree-index.jsonl")),
+            dir,
+            roots,
+            limits,
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn thread_dir(&self, thread_id: &str) -> PathBuf {
+        self.dir.join(thread_id)
+    }
+
+    /// Start recording a run of `thread_id` that the front end calls `run_id`.
+    pub fn record(self: &Arc<Self>, thread_id: &str, run_id: &str) -> Arc<RunRecorder> {
+        let started_ms = now_ms();
+        let id = format!("{started_ms:013}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let path = self.thread_dir(thread_id).join(format!("{id}.json"));
+        let manifest = Manifest {
+            version: manifest::FORMAT_VERSION,
+            id,
+            run_id: run_id.to_string(),
+            thread_id: thread_id.to_string(),
+            started_ms,
+            running_pid: Some(std::process::id()),
+            undone_ms: None,
+            files: Vec::new(),
+        };
+        Arc::new(RunRecorder::new(Arc::clone(self), path, manifest))
+    }
+
+    /// The recorder as the workspace takes it.
+    pub fn recorder_for(recorder: &Arc<RunRecorder>) -> Arc<dyn ChangeRecorder> {
+        Arc::clone(recorder) as Arc<dyn ChangeRecorder>
+    }
+
+    /// Every checkpoint of the workspace, oldest first, with the path of its
+    /// file; and the problems met (a damaged manifest is reported, not fatal).
+    pub fn list(&self) -> (Vec<(PathBuf, Manifest)>, Vec<String>) {
+        let mut found = Vec::new();
+        let mut problems = Vec::new();
+        let threads = std::fs::read_dir(&self.dir).into_iter().flatten().flatten();
+        for thread in threads.filter(|t| t.file_type().is_ok_and(|t| t.is_dir()) && t.file_name() != "blobs") {
+            for entry in std::fs::read_dir(thread.path()).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.extension().is_none_or(|e| e != "json") {
+                    continue;
+                }
+                match manifest::load(&path) {
+                    Ok(manifest) => found.push((path, manifest)),
+                    Err(manifest::LoadError::Damaged(m)) | Err(manifest::LoadError::Io(m)) => problems.push(m),
+                }
+            }
+        }
+        found.sort_by(|a, b| a.1.id.cmp(&b.1.id));
+        (found, problems)
+    }
+
+    /// The checkpoint an undo (or redo) of `run_id` works on; without a
+    /// run id, the most recent run not undone (for a redo: the one undone
+    /// last). `is_active` tells whether a run of this process is still going.
+    pub fn pick(&self, direction: Direction, run_id: Option<&str>, is_active: &dyn Fn(&str) -> bool) -> Result<(PathBuf, Manifest), CheckpointError> {
+        let (all, problems) = self.list();
+        let running = |m: &Manifest| match m.running_pid {
+            None => false,
+            Some(pid) if pid == std::process::id() => is_active(&m.run_id),
+            Some(pid) => process_alive(pid),
+        };
+        let verb = direction.verb();
+        let chosen = match run_id {
+            Some(id) => all.into_iter().rev().find(|(_, m)| m.run_id == id || m.id == id).ok_or_else(|| {
+                let damaged = if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) };
+                CheckpointError::Invalid(format!("no checkpoint of run {id} in this workspace: it changed no files, or its thread was forgotten{damaged}"))
+            })?,
+            None => {
+                let candidate = match direction {
+                    Direction::Undo => all.into_iter().rev().find(|(_, m)| m.undone_ms.is_none()),
+                    // Undone in the same millisecond: undo walks back, so
+                    // the older run was undone after the newer one.
+                    Direction::Redo => all
+                        .into_iter()
+                        .filter(|(_, m)| m.undone_ms.is_some())
+                        .max_by(|(_, a), (_, b)| a.undone_ms.cmp(&b.undone_ms).then_with(|| b.id.cmp(&a.id))),
+                };
+                candidate.ok_or_else(|| {
+                    let mut message = match direction {
+                        Direction::Undo => "nothing to undo: no run in this workspace has changed a file since its checkpoints began".to_string(),
+                        Direction::Redo => "nothing to redo: no run in this workspace has been undone".to_string(),
+                    };
+                    if !problems.is_empty() {
+                        message.push_str(&format!(" ({})", problems.join("; ")));
+                    }
+                    CheckpointError::Nothing(message)
+                })?
+            }
+        };
+        let (_, manifest) = &chosen;
+        if running(manifest) {
+            return Err(CheckpointError::Running(format!(
+                "run {} is still going: cancel it or let it end before you {verb} it",
+                manifest.run_id
+            )));
+        }
+        match (direction, manifest.undone_ms) {
+            (Direction::Undo, Some(_)) => Err(CheckpointError::Invalid(format!("run {} is already undone (redo puts it back)", manifest.run_id))),
+            (Direction::Redo, None) => Err(CheckpointError::Invalid(format!("run {} is not undone: there is nothing to redo", manifest.run_id))),
+            _ => Ok(chosen),
+        }
+    }
+
+    /// Note that the checkpoint at `path` was undone (or redone).
+    pub fn mark(&self, path: &Path, manifest: &mut Manifest, direction: Direction) {
+        manifest.undone_ms = match direction {
+            Direction::Undo => Some(now_ms()),
+            Direction::Redo => None,
+        };
+        if let Err(err) = manifest::save(path, manifest) {
+            tracing::warn!(%err, "cannot save the checkpoint's state");
+        }
+    }
+
+    /// Keep the store within its [`Limits`]: each thread's oldest
+    /// checkpoints past the count, then, while the blobs hold too much, the
+    /// oldest checkpoints of any thread and at last the tree index.
+    pub fn enforce_limits(&self) {
+        let (all, _) = self.list();
+        let mut per_thread: std::collections::HashMap<String, usize> = Default::default();
+        let mut kept = Vec::new();
+        for (path, manifest) in all.into_iter().rev() {
+            let count = per_thread.entry(manifest.thread_id.clone()).or_default();
+            *count += 1;
+            if *count > self.limits.max_runs_per_thread && manifest.running_pid.is_none() {
+                let _ = std::fs::remove_file(&path);
+            } else {
+                kept.push((path, manifest));
+            }
+        }
+        if self.blobs.held() <= self.limits.max_store_bytes * 9 / 10 {
+            return;
+        }
+        kept.reverse();
+        loop {
+            self.collect_garbage_of(&kept);
+            if self.blobs.held() <= self.limits.max_store_bytes * 9 / 10 {
+                return;
+            }
+            match kept.iter().position(|(_, m)| m.running_pid.is_none()) {
+                Some(oldest) => {
+                    let (path, manifest) = kept.remove(oldest);
+                    tracing::info!(run = %manifest.run_id, "checkpoint store over its limit: dropping the oldest checkpoint");
+                    let _ = std::fs::remove_file(path);
+                }
+                None => {
+                    self.tree.clear();
+                    self.collect_garbage_of(&kept);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Remove the blobs no checkpoint and not the tree index names (a
+    /// forgotten thread's). Returns the bytes freed.
+    pub fn collect_garbage(&self) -> u64 {
+        let (all, _) = self.list();
+        self.collect_garbage_of(&all)
+    }
+
+    fn collect_garbage_of(&self, manifests: &[(PathBuf, Manifest)]) -> u64 {
+        let mut keep: std::collections::HashSet<String> = self.tree.blobs().into_iter().collect();
+        for (_, manifest) in manifests {
+            keep.extend(manifest.blobs().cloned());
+        }
+        self.blobs.collect_garbage(&keep)
+    }
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    // Signal 0 checks the process exists; EPERM: it does, someone else's.
+    // SAFETY: kill with signal 0 sends nothing.
+    let result = unsafe { libc::kill(pid, 0) };
+    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,325 @@
+//! Undo and redo of a run: every file its checkpoint names goes back to
+//! what it held before the run (undo) or to what the run left (redo).
+//!
+//! Per file, the content now is compared with what the run left (for a
+//! redo: what it held before):
+//!
+//! - already the target: `unchanged`;
+//! - as the run left it: written back whole;
+//! - changed since, in other lines: merged (the user's lines stay, the
+//!   run's are taken back), three-way by lines;
+//! - changed since, in the same lines, deleted or renamed, or its content
+//!   was not kept: `conflict`, and the file is left exactly as it is.
+//!
+//! Writes are all or nothing per file: a closed file is written atomically
+//! after checking its content is still what was compared; an open document
+//! changes only through the editor's `workspace/applyEdit` (through
+//! [`Workspace::write`], versioned), after the same permission decision as
+//! any edit. The editor refusing it leaves the document as it was.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::manifest::{FileEntry, Manifest};
+use super::{CheckpointError, Checkpoints};
+use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::tools::ToolKind;
+use crate::workspace::{atomic_write, fingerprint, DiskWriteError, FileChange, Workspace};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Undo,
+    Redo,
+}
+
+impl Direction {
+    pub fn verb(self) -> &'static str {
+        match self {
+            Direction::Undo => "undo",
+            Direction::Redo => "redo",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    Restored,
+    Unchanged,
+    Conflict,
+}
+
+impl FileStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileStatus::Restored => "restored",
+            FileStatus::Unchanged => "unchanged",
+            FileStatus::Conflict => "conflict",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReport {
+    pub path: PathBuf,
+    pub status: FileStatus,
+    /// Why a file is a conflict, or how it was restored (merged).
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreReport {
+    pub run_id: String,
+    pub direction: Direction,
+    pub files: Vec<FileReport>,
+}
+
+impl RestoreReport {
+    pub fn count(&self, status: FileStatus) -> usize {
+        self.files.iter().filter(|f| f.status == status).count()
+    }
+}
+
+/// Undo (or redo) the run `run_id` (default: see [`Checkpoints::pick`]) in
+/// `workspace`. `policy` reviews each restoring edit as it would any edit
+/// (`None`: the user asked for it from a terminal, nothing to review).
+pub async fn restore(
+    store: &Checkpoints,
+    direction: Direction,
+    run_id: Option<&str>,
+    workspace: &Workspace,
+    policy: Option<&dyn PermissionPolicy>,
+    is_active: &dyn Fn(&str) -> bool,
+) -> Result<RestoreReport, CheckpointError> {
+    let (path, mut manifest) = store.pick(direction, run_id, is_active)?;
+    let workspace = workspace.fork_view();
+    let mut files = Vec::new();
+    for entry in manifest.changed_files() {
+        let report = restore_file(store, &manifest, entry, direction, &workspace, policy).await;
+        files.push(report);
+    }
+    store.mark(&path, &mut manifest, direction);
+    Ok(RestoreReport { run_id: manifest.run_id.clone(), direction, files })
+}
+
+/// What a file holds now: its open document's text, else the disk's bytes.
+enum Current {
+    Document { text: Arc<str>, stamp: crate::workspace::ReadStamp },
+    Disk(Option<Vec<u8>>),
+}
+
+impl Current {
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Current::Document { text, .. } => Some(text.as_bytes()),
+            Current::Disk(bytes) => bytes.as_deref(),
+        }
+    }
+}
+
+fn conflict(path: &Path, reason: impl Into<String>) -> FileReport {
+    FileReport { path: path.to_path_buf(), status: FileStatus::Conflict, reason: Some(reason.into()) }
+}
+
+async fn restore_file(
+    store: &Checkpoints,
+    manifest: &Manifest,
+    entry: &FileEntry,
+    direction: Direction,
+    workspace: &Workspace,
+    policy: Option<&dyn PermissionPolicy>,
+) -> FileReport {
+    let path = entry.path.as_path();
+    if let Some(reason) = &entry.not_kept {
+        return conflict(path, reason.clone());
+    }
+    let (target, left) = match direction {
+        Direction::Undo => (&entry.before, &entry.after),
+        Direction::Redo => (&entry.after, &entry.before),
+    };
+    let load = |id: &Option<String>| -> Result<Option<Vec<u8>>, String> {
+        id.as_deref().map(|id| store.blobs.get(id).map_err(|e| e.to_string())).transpose()
+    };
+    let (target, left) = match (load(target), load(left)) {
+        (Ok(target), Ok(left)) => (target, left),
+        (Err(reason), _) | (_, Err(reason)) => return conflict(path, reason),
+    };
+    let current = match workspace.buffer(path) {
+        Some(_) => match workspace.read(path) {
+            Ok(file) => Current::Document { text: file.text, stamp: file.stamp },
+            Err(err) => return conflict(path, err.message(&workspace.display_path(path))),
+        },
+        None => match std::fs::read(path) {
+            Ok(bytes) => Current::Disk(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Current::Disk(None),
+            Err(e) => return conflict(path, format!("cannot read it: {e}")),
+        },
+    };
+    if current.bytes() == target.as_deref() {
+        return FileReport { path: path.to_path_buf(), status: FileStatus::Unchanged, reason: None };
+    }
+    let (new, merged) = if current.bytes() == left.as_deref() {
+        (target, false)
+    } else {
+        match (current.bytes(), &left, &target) {
+            (None, Some(_), _) => return conflict(path, "deleted or renamed since the run; left as it is"),
+            (Some(now), Some(left), Some(target)) => {
+                let texts = (std::str::from_utf8(now), std::str::from_utf8(left), std::str::from_utf8(target));
+                let (Ok(now), Ok(left), Ok(target)) = texts else {
+                    return conflict(path, "changed since the run (a binary file); left as it is");
+                };
+                match merge3(left, now, target) {
+                    Some(merged) => (Some(merged.into_bytes()), true),
+                    None => return conflict(path, "changed since the run in the lines the run changed; your text is left as it is"),
+                }
+            }
+            _ => return conflict(path, "changed since the run; left as it is"),
+        }
+    };
+    let label = format!("Tandem: {} {}", direction.verb(), manifest.run_id);
+    let review = match review(policy, workspace, path, current.bytes(), new.as_deref(), manifest, direction).await {
+        Ok(review) => review,
+        Err(reason) => return conflict(path, reason),
+    };
+    let written = match (&current, new) {
+        (Current::Document { .. }, None) => Err("open in the editor: Tandem does not delete an open document; close it and try again".to_string()),
+        (Current::Document { stamp, .. }, Some(new)) => match String::from_utf8(new) {
+            Err(_) => Err("its recorded content is binary and cannot go into the open document".into()),
+            Ok(new) => {
+                let change = FileChange { path: path.to_path_buf(), new_text: Arc::from(new), base: Some(*stamp), label, review, splices: None };
+                workspace.write(change).await.map(|_| ()).map_err(|e| e.message())
+            }
+        },
+        (Current::Disk(now), Some(new)) => {
+            atomic_write(path, &new, now.as_deref().map(fingerprint)).map_err(|e| disk_error(&e))
+        }
+        (Current::Disk(now), None) => remove_checked(path, now.as_deref()),
+    };
+    match written {
+        Ok(()) => FileReport { path: path.to_path_buf(), status: FileStatus::Restored, reason: merged.then(|| "merged with changes made since the run".to_string()) },
+        Err(reason) => conflict(path, reason),
+    }
+}
+
+fn disk_error(err: &DiskWriteError) -> String {
+    match err {
+        DiskWriteError::Changed | DiskWriteError::Exists => "changed while it was being restored; left as it is".into(),
+        DiskWriteError::Io(e) => format!("cannot write it: {e}"),
+    }
+}
+
+/// Remove a file the run made, if it still holds what was compared.
+fn remove_checked(path: &Path, expected: Option<&[u8]>) -> Result<(), String> {
+    let now = std::fs::read(path).ok();
+    if now.as_deref() != expected {
+        return Err("changed while it was being restored; left as it is".into());
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("cannot remove it: {e}")),
+    }
+}
+
+/// The permission decision on a restoring edit, as on any edit: `Ok(true)`
+/// to review it in the editor's own preview, `Ok(false)` to apply it,
+/// `Err` when it is declined.
+async fn review(
+    policy: Option<&dyn PermissionPolicy>,
+    workspace: &Workspace,
+    path: &Path,
+    now: Option<&[u8]>,
+    new: Option<&[u8]>,
+    manifest: &Manifest,
+    direction: Direction,
+) -> Result<bool, String> {
+    let Some(policy) = policy else { return Ok(false) };
+    let text = |bytes: Option<&[u8]>| bytes.map(String::from_utf8_lossy).unwrap_or_default().into_owned();
+    let (old, new_text) = (text(now), text(new));
+    let preview = similar::TextDiff::from_lines(&old, &new_text).unified_diff().context_radius(3).to_string();
+    let request = PermissionRequest {
+        tool: format!("tandem.{}", direction.verb()),
+        kind: ToolKind::Edit { path: path.to_path_buf() },
+        read_only: false,
+        summary: workspace.display_path(path),
+        preview: Some(preview),
+        input: serde_json::json!({"runId": manifest.run_id, "path": path}),
+        accept_edits: false,
+        run: None,
+        grants: Arc::default(),
+        // Hooks are about the agent's tool calls; an undo is the user's.
+        hook: crate::tools::PreHook::None,
+    };
+    match policy.decide(&request).await {
+        PermissionDecision::Allow | PermissionDecision::Approved => Ok(false),
+        PermissionDecision::ReviewInEditor => Ok(true),
+        PermissionDecision::Deny(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
+    }
+}
+
+/// Three-way merge by lines: `base` is what both sides started from (what
+/// the run left), `ours` the text now, `theirs` the text to go back to.
+/// `None` when the two sides changed the same or adjacent lines.
+pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    let base_lines: Vec<&str> = base.split_inclusive('\n').collect();
+    let ours_hunks = hunks(&base_lines, ours);
+    let theirs_hunks = hunks(&base_lines, theirs);
+    let mut all: Vec<&Hunk> = Vec::with_capacity(ours_hunks.len() + theirs_hunks.len());
+    for hunk in &theirs_hunks {
+        if ours_hunks.contains(hunk) {
+            continue; // the same change on both sides: once.
+        }
+        if ours_hunks.iter().any(|ours| ours.start <= hunk.end && hunk.start <= ours.end) {
+            return None;
+        }
+        all.push(hunk);
+    }
+    all.extend(ours_hunks.iter());
+    all.sort_by_key(|h| (h.start, h.end));
+    let mut out = String::with_capacity(ours.len().max(theirs.len()));
+    let mut at = 0;
+    for hunk in all {
+        for line in &base_lines[at..hunk.start] {
+            out.push_str(line);
+        }
+        for line in &hunk.lines {
+            out.push_str(line);
+        }
+        at = hunk.end;
+    }
+    for line in &base_lines[at..] {
+        out.push_str(line);
+    }
+    Some(out)
+}
+
+/// A change of `base[start..end]` into `lines`.
+#[derive(Debug, PartialEq, Eq)]
+struct Hunk<'a> {
+    start: usize,
+    end: usize,
+    lines: Vec<&'a str>,
+}
+
+fn hunks<'a>(base: &[&str], other: &'a str) -> Vec<Hunk<'a>> {
+    let other_lines: Vec<&str> = other.split_inclusive('\n').collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let ops = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, base, &other_lines, Some(deadline));
+    let mut out: Vec<Hunk<'a>> = Vec::new();
+    for op in ops {
+        if matches!(op, similar::DiffOp::Equal { .. }) {
+            continue;
+        }
+        let (old, new) = (op.old_range(), op.new_range());
+        match out.last_mut() {
+            Some(last) if last.end == old.start => {
+                last.end = old.end;
+                last.lines.extend(&other_lines[new]);
+            }
+            _ => out.push(Hunk { start: old.start, end: old.end, lines: other_lines[new].to_vec() }),
+        }
+    }
+    out
+}

@@ -1,0 +1,416 @@
+//! The store's faults and the restore's rules, against real files in a
+//! temp folder (and an in-memory editor for open documents).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::workspace::{Editor, MemoryEditor, Workspace};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    store: Arc<Checkpoints>,
+}
+
+fn fixture_with(limits: Limits) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    let root = root.canonicalize().unwrap();
+    let store = Arc::new(Checkpoints::at(dir.path().join("checkpoints"), vec![root.clone()], limits));
+    Fixture { _dir: dir, root, store }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(Limits::default())
+}
+
+impl Fixture {
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+    fn write(&self, name: &str, bytes: &[u8]) {
+        std::fs::write(self.path(name), bytes).unwrap();
+    }
+    fn read(&self, name: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.path(name)).ok()
+    }
+    fn workspace(&self) -> Workspace {
+        Workspace::new(&self.root).unwrap()
+    }
+
+    /// A run that changes `name` from what it holds to `after` through the
+    /// workspace (as edit_file and write_file do).
+    async fn run_writing(&self, run_id: &str, changes: &[(&str, &[u8])]) -> Arc<RunRecorder> {
+        let recorder = self.store.record("thread-1", run_id);
+        for (name, after) in changes {
+            let path = self.path(name);
+            recorder.before_change(&path, &|| std::fs::read(&path).ok());
+            std::fs::write(&path, after).unwrap();
+            recorder.after_change(&path, after);
+        }
+        recorder.finish();
+        recorder
+    }
+
+    async fn undo(&self, run_id: Option<&str>) -> Result<RestoreReport, CheckpointError> {
+        restore(&self.store, Direction::Undo, run_id, &self.workspace(), None, &|_| false).await
+    }
+
+    async fn redo(&self, run_id: Option<&str>) -> Result<RestoreReport, CheckpointError> {
+        restore(&self.store, Direction::Redo, run_id, &self.workspace(), None, &|_| false).await
+    }
+}
+
+fn statuses(report: &RestoreReport) -> Vec<(String, &'static str)> {
+    report
+        .files
+        .iter()
+        .map(|f| (f.path.file_name().unwrap().to_string_lossy().into_owned(), f.status.as_str()))
+        .collect()
+}
+
+#[tokio::test]
+async fn undo_restores_and_redo_puts_back_then_each_says_when_there_is_nothing_left() {
+    let f = fixture();
+    f.write("a.txt", b"one\ntwo\n");
+    f.run_writing("run-1", &[("a.txt", b"one\nTWO\n"), ("new.txt", b"made\n")]).await;
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(report.run_id, "run-1");
+    assert_eq!(statuses(&report), [("a.txt".into(), "restored"), ("new.txt".into(), "restored")]);
+    assert_eq!(f.read("a.txt").unwrap(), b"one\ntwo\n");
+    assert_eq!(f.read("new.txt"), None, "a file the run made is removed");
+    let nothing = f.undo(None).await.unwrap_err();
+    assert!(matches!(&nothing, CheckpointError::Nothing(m) if m.contains("nothing to undo")), "{nothing:?}");
+    let again = f.undo(Some("run-1")).await.unwrap_err();
+    assert!(matches!(&again, CheckpointError::Invalid(m) if m.contains("already undone")), "{again:?}");
+
+    let report = f.redo(None).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "restored"), ("new.txt".into(), "restored")]);
+    assert_eq!(f.read("a.txt").unwrap(), b"one\nTWO\n");
+    assert_eq!(f.read("new.txt").unwrap(), b"made\n");
+    assert!(matches!(f.redo(None).await, Err(CheckpointError::Nothing(_))));
+}
+
+#[tokio::test]
+async fn with_nothing_recorded_the_message_says_so_and_a_run_that_changed_nothing_leaves_no_checkpoint() {
+    let f = fixture();
+    let err = f.undo(None).await.unwrap_err();
+    assert_eq!(err.to_string(), "nothing to undo: no run in this workspace has changed a file since its checkpoints began");
+    f.write("a.txt", b"same\n");
+    f.run_writing("run-1", &[("a.txt", b"same\n")]).await;
+    assert!(matches!(f.undo(None).await, Err(CheckpointError::Nothing(_))));
+    let unknown = f.undo(Some("run-9")).await.unwrap_err();
+    assert!(unknown.to_string().starts_with("no checkpoint of run run-9 in this workspace"), "{unknown}");
+}
+
+#[tokio::test]
+async fn undo_walks_back_run_by_run() {
+    let f = fixture();
+    f.write("a.txt", b"v0\n");
+    f.run_writing("run-1", &[("a.txt", b"v1\n")]).await;
+    f.run_writing("run-2", &[("a.txt", b"v2\n")]).await;
+    assert_eq!(f.undo(None).await.unwrap().run_id, "run-2");
+    assert_eq!(f.read("a.txt").unwrap(), b"v1\n");
+    assert_eq!(f.undo(None).await.unwrap().run_id, "run-1");
+    assert_eq!(f.read("a.txt").unwrap(), b"v0\n");
+    // Redo takes the one undone last first.
+    assert_eq!(f.redo(None).await.unwrap().run_id, "run-1");
+    assert_eq!(f.read("a.txt").unwrap(), b"v1\n");
+}
+
+#[tokio::test]
+async fn a_run_still_going_is_refused() {
+    let f = fixture();
+    f.write("a.txt", b"v0\n");
+    let recorder = f.store.record("thread-1", "run-1");
+    let path = f.path("a.txt");
+    recorder.before_change(&path, &|| std::fs::read(&path).ok());
+    f.write("a.txt", b"v1\n");
+    recorder.after_change(&path, b"v1\n");
+    // This process's run: the front end says it is active.
+    let err = restore(&f.store, Direction::Undo, None, &f.workspace(), None, &|id| id == "run-1").await.unwrap_err();
+    assert!(matches!(&err, CheckpointError::Running(m) if m.contains("run-1 is still going")), "{err:?}");
+    assert_eq!(f.read("a.txt").unwrap(), b"v1\n");
+    // Another live process's run (its pid alive): refused too.
+    let (manifest_path, mut manifest) = f.store.list().0.pop().unwrap();
+    manifest.running_pid = Some(std::os::unix::process::parent_id());
+    manifest::save(&manifest_path, &manifest).unwrap();
+    assert!(matches!(f.undo(None).await, Err(CheckpointError::Running(_))));
+    // Once it ended, it can be undone.
+    recorder.finish();
+    assert_eq!(statuses(&f.undo(None).await.unwrap()), [("a.txt".into(), "restored")]);
+}
+
+#[tokio::test]
+async fn a_change_since_the_run_in_other_lines_is_kept_and_in_the_same_lines_is_a_conflict() {
+    let f = fixture();
+    f.write("a.txt", b"1\n2\n3\n4\n5\n");
+    f.write("b.txt", b"x\ny\n");
+    f.run_writing("run-1", &[("a.txt", b"1\nTWO\n3\n4\n5\n"), ("b.txt", b"x\nY\n")]).await;
+    // The user typed a line elsewhere in a.txt, and changed the run's line in b.txt.
+    f.write("a.txt", b"1\nTWO\n3\n4\n5\nmine\n");
+    f.write("b.txt", b"x\nYours\n");
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "restored"), ("b.txt".into(), "conflict")]);
+    assert_eq!(report.files[0].reason.as_deref(), Some("merged with changes made since the run"));
+    assert_eq!(f.read("a.txt").unwrap(), b"1\n2\n3\n4\n5\nmine\n");
+    assert_eq!(f.read("b.txt").unwrap(), b"x\nYours\n", "the user's text stays");
+    assert!(report.files[1].reason.as_deref().unwrap().contains("in the lines the run changed"));
+}
+
+#[tokio::test]
+async fn files_deleted_or_renamed_since_are_conflicts_and_nothing_is_recreated() {
+    let f = fixture();
+    f.write("a.txt", b"old\n");
+    f.write("b.txt", b"old b\n");
+    f.run_writing("run-1", &[("a.txt", b"new\n"), ("b.txt", b"new b\n")]).await;
+    std::fs::remove_file(f.path("a.txt")).unwrap();
+    std::fs::rename(f.path("b.txt"), f.path("c.txt")).unwrap();
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "conflict"), ("b.txt".into(), "conflict")]);
+    assert!(report.files[0].reason.as_deref().unwrap().contains("deleted or renamed"));
+    assert_eq!(f.read("a.txt"), None);
+    assert_eq!(f.read("b.txt"), None);
+    assert_eq!(f.read("c.txt").unwrap(), b"new b\n");
+}
+
+#[tokio::test]
+async fn a_binary_file_and_a_10_mb_file_come_back_byte_for_byte() {
+    let f = fixture();
+    let binary: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    let big: Vec<u8> = b"0123456789abcdef\n".iter().copied().cycle().take(10 * 1024 * 1024).collect();
+    f.write("image.bin", &binary);
+    f.write("big.txt", &big);
+    let mut big_after = big.clone();
+    big_after[5_000_000] = b'#';
+    f.run_writing("run-1", &[("image.bin", b"\0\x01changed"), ("big.txt", &big_after)]).await;
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(statuses(&report), [("image.bin".into(), "restored"), ("big.txt".into(), "restored")]);
+    assert_eq!(f.read("image.bin").unwrap(), binary);
+    assert!(f.read("big.txt").unwrap() == big);
+}
+
+#[tokio::test]
+async fn a_file_over_the_size_limit_is_reported_not_kept_and_left_alone() {
+    let f = fixture_with(Limits { max_file_bytes: 1000, ..Limits::default() });
+    f.write("big.txt", &[b'a'; 2000]);
+    f.run_writing("run-1", &[("big.txt", b"small now\n")]).await;
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(statuses(&report), [("big.txt".into(), "conflict")]);
+    assert_eq!(report.files[0].reason.as_deref(), Some("not recorded: 2000 bytes, over the checkpoint limit of 1000 bytes per file"));
+    assert_eq!(f.read("big.txt").unwrap(), b"small now\n");
+}
+
+#[tokio::test]
+async fn a_full_store_drops_the_oldest_checkpoints_then_reports_what_it_cannot_keep() {
+    let f = fixture_with(Limits { max_store_bytes: 3000, ..Limits::default() });
+    f.write("a.txt", &[b'a'; 1000]);
+    f.run_writing("run-1", &[("a.txt", &[b'b'; 1000])]).await;
+    f.write("c.txt", &[b'c'; 1000]);
+    // Over the limit: run-1 is dropped to make room for run-2.
+    f.run_writing("run-2", &[("c.txt", &[b'd'; 1000])]).await;
+    let runs: Vec<String> = f.store.list().0.into_iter().map(|(_, m)| m.run_id).collect();
+    assert_eq!(runs, ["run-2"]);
+    assert!(f.store.blobs.held() <= 3000);
+    // A content that does not fit even then is reported, never half kept.
+    f.write("e.txt", &[b'e'; 2500]);
+    f.run_writing("run-3", &[("e.txt", b"short\n")]).await;
+    let report = f.undo(Some("run-3")).await.unwrap();
+    assert_eq!(statuses(&report), [("e.txt".into(), "conflict")]);
+    assert_eq!(report.files[0].reason.as_deref(), Some("not recorded: the checkpoint store is full (3000 bytes)"));
+    assert_eq!(f.read("e.txt").unwrap(), b"short\n");
+}
+
+#[tokio::test]
+async fn a_damaged_or_missing_blob_is_a_conflict_and_the_file_is_untouched() {
+    let f = fixture();
+    f.write("a.txt", b"before a\n");
+    f.write("b.txt", b"before b\n");
+    f.run_writing("run-1", &[("a.txt", b"after a\n"), ("b.txt", b"after b\n")]).await;
+    let blob = |text: &[u8]| {
+        let id = blobs::blob_id(text);
+        f.store.dir().join("blobs").join(&id[..2]).join(&id[2..])
+    };
+    std::fs::write(blob(b"before a\n"), b"tampered").unwrap();
+    std::fs::remove_file(blob(b"before b\n")).unwrap();
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "conflict"), ("b.txt".into(), "conflict")]);
+    assert!(report.files[0].reason.as_deref().unwrap().contains("damaged"), "{:?}", report.files[0]);
+    assert!(report.files[1].reason.as_deref().unwrap().contains("missing"), "{:?}", report.files[1]);
+    assert_eq!(f.read("a.txt").unwrap(), b"after a\n");
+    assert_eq!(f.read("b.txt").unwrap(), b"after b\n");
+}
+
+#[tokio::test]
+async fn a_corrupt_manifest_is_reported_and_the_others_still_work() {
+    let f = fixture();
+    f.write("a.txt", b"v0\n");
+    f.run_writing("run-1", &[("a.txt", b"v1\n")]).await;
+    let broken = f.store.dir().join("thread-1").join("9999999999999-1-1.json");
+    std::fs::write(&broken, b"{\"version\": 1, \"id\": ").unwrap();
+    let (found, problems) = f.store.list();
+    assert_eq!(found.len(), 1);
+    assert_eq!(problems.len(), 1);
+    assert!(problems[0].contains("is not a readable checkpoint"), "{problems:?}");
+    assert_eq!(f.undo(None).await.unwrap().run_id, "run-1");
+    let err = f.undo(Some("run-7")).await.unwrap_err();
+    assert!(err.to_string().contains("is not a readable checkpoint"), "{err}");
+}
+
+#[tokio::test]
+async fn a_shell_command_s_changes_are_recorded_and_only_changed_files_are_hashed_again() {
+    let f = fixture();
+    for i in 0..50 {
+        f.write(&format!("f{i}.txt"), format!("file {i}\n").as_bytes());
+    }
+    std::fs::write(f.root.join(".gitignore"), "ignored/\n").unwrap();
+    std::fs::create_dir_all(f.root.join("ignored")).unwrap();
+    let recorder = f.store.record("thread-1", "run-1");
+    recorder.before_command().await;
+    f.write("f3.txt", b"changed by the command\n");
+    f.write("made.txt", b"x\n");
+    std::fs::remove_file(f.path("f7.txt")).unwrap();
+    std::fs::write(f.root.join("ignored/build.o"), b"ignored").unwrap();
+    recorder.after_command().await;
+    recorder.finish();
+    let mut changed = recorder.changed_files();
+    changed.sort();
+    assert_eq!(changed, [f.path("f3.txt"), f.path("f7.txt"), f.path("made.txt")]);
+    // The next look reads only what moved since the last one.
+    let (_, stats) = f.store.tree.snapshot(std::slice::from_ref(&f.root), &f.store.blobs);
+    assert_eq!((stats.files, stats.hashed), (51, 0));
+    f.write("f9.txt", b"touched\n");
+    let (_, stats) = f.store.tree.snapshot(std::slice::from_ref(&f.root), &f.store.blobs);
+    assert_eq!((stats.files, stats.hashed), (51, 1));
+
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(report.count(FileStatus::Restored), 3, "{report:?}");
+    assert_eq!(f.read("f3.txt").unwrap(), b"file 3\n");
+    assert_eq!(f.read("f7.txt").unwrap(), b"file 7\n");
+    assert_eq!(f.read("made.txt"), None);
+    assert_eq!(f.read("f9.txt").unwrap(), b"touched\n", "not the run's change");
+}
+
+/// An editor that refuses every edit, as a user rejecting the review does.
+#[derive(Default)]
+struct RefusingEditor(MemoryEditor);
+
+#[async_trait::async_trait]
+impl Editor for RefusingEditor {
+    fn document(&self, path: &Path) -> Option<crate::workspace::DocumentSnapshot> {
+        self.0.document(path)
+    }
+    fn open_documents(&self) -> Vec<PathBuf> {
+        self.0.open_documents()
+    }
+    async fn apply(&self, _edit: crate::workspace::BufferEdit) -> crate::workspace::EditOutcome {
+        crate::workspace::EditOutcome::Rejected("the user chose Reject".into())
+    }
+}
+
+#[tokio::test]
+async fn an_open_document_is_restored_through_the_editor_keeping_the_user_s_line() {
+    let f = fixture();
+    let editor = Arc::new(MemoryEditor::default());
+    let path = f.path("open.txt");
+    f.write("open.txt", b"a\nb\nc\n");
+    editor.open(&path, "a\nb\nc\n", 1);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let recorder = f.store.record("thread-1", "run-1");
+    let run_view = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
+    let file = run_view.read(&path).unwrap();
+    run_view.record_read(&file);
+    let change = crate::workspace::FileChange {
+        path: path.clone(),
+        new_text: "a\nB\nc\n".into(),
+        base: Some(file.stamp),
+        label: "edit".into(),
+        review: false,
+        splices: None,
+    };
+    run_view.write(change).await.unwrap();
+    recorder.finish();
+    // The user types a line at the end of the buffer (unsaved).
+    editor.open(&path, "a\nB\nc\nmine\n", 5);
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "restored")]);
+    assert_eq!(&*editor.document(&path).unwrap().text, "a\nb\nc\nmine\n");
+    assert_eq!(f.read("open.txt").unwrap(), b"a\nb\nc\n", "the disk is not written for an open document");
+}
+
+#[tokio::test]
+async fn the_editor_refusing_the_restoring_edit_leaves_the_document_as_it_was() {
+    let f = fixture();
+    let editor = Arc::new(RefusingEditor::default());
+    let path = f.path("open.txt");
+    f.write("open.txt", b"a\nb\n");
+    f.run_writing("run-1", &[("open.txt", b"a\nB\n")]).await;
+    editor.0.open(&path, "a\nB\n", 3);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "conflict")]);
+    assert!(report.files[0].reason.as_deref().unwrap().contains("rejected"), "{:?}", report.files[0]);
+    assert_eq!(&*editor.document(&path).unwrap().text, "a\nB\n");
+}
+
+/// A policy that declines every edit.
+struct Declines;
+
+#[async_trait::async_trait]
+impl PermissionPolicy for Declines {
+    async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
+        assert!(matches!(request.kind, crate::tools::ToolKind::Edit { .. }));
+        assert!(request.preview.as_deref().unwrap().contains("-B\n+b"), "{:?}", request.preview);
+        PermissionDecision::Deny("the user chose Reject".into())
+    }
+}
+
+#[tokio::test]
+async fn a_restoring_edit_is_reviewed_like_any_edit_and_a_declined_one_changes_nothing() {
+    let f = fixture();
+    f.write("a.txt", b"a\nb\n");
+    f.run_writing("run-1", &[("a.txt", b"a\nB\n")]).await;
+    let report = restore(&f.store, Direction::Undo, None, &f.workspace(), Some(&Declines), &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "conflict")]);
+    assert!(report.files[0].reason.as_deref().unwrap().contains("declined"));
+    assert_eq!(f.read("a.txt").unwrap(), b"a\nB\n");
+}
+
+#[test]
+fn merge3_takes_back_the_run_s_lines_and_keeps_the_others() {
+    use restore::merge3;
+    // base = what the run left, ours = now, theirs = before the run.
+    assert_eq!(merge3("1\nR\n3\n", "1\nR\n3\nU\n", "1\n2\n3\n").as_deref(), Some("1\n2\n3\nU\n"));
+    assert_eq!(merge3("U0\n1\nR\n3\n", "1\nR\n3\n", "U0\n1\n2\n3\n").as_deref(), Some("1\n2\n3\n"));
+    assert_eq!(merge3("1\nR\n3\n", "1\nU\n3\n", "1\n2\n3\n"), None, "the same line");
+    assert_eq!(merge3("1\nR\n3\n", "1\nR\nU\n3\n", "1\n2\n3\n"), None, "right beside the run's line");
+    assert_eq!(merge3("1\nR\n", "1\nR\n", "1\n2\n").as_deref(), Some("1\n2\n"));
+    assert_eq!(merge3("a\nb\nc", "a\nb\nc!", "A\nb\nc").as_deref(), Some("A\nb\nc!"), "no newline at the end");
+}
+
+#[tokio::test]
+async fn forgetting_the_thread_removes_its_checkpoints_and_garbage_collection_its_blobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    let root = root.canonicalize().unwrap();
+    let sessions = crate::session::SessionStore::at(&dir.path().join("sessions"), &root);
+    let mut conversation = crate::session::Conversation::new(crate::session::new_thread_id(), root.clone());
+    sessions.create(&mut conversation).unwrap();
+    let store = Checkpoints::beside(&sessions, std::slice::from_ref(&root));
+    std::fs::write(root.join("a.txt"), b"before\n").unwrap();
+    let recorder = store.record(&conversation.id, "run-1");
+    let path = root.join("a.txt");
+    recorder.before_change(&path, &|| std::fs::read(&path).ok());
+    recorder.after_change(&path, b"after\n");
+    recorder.finish();
+    assert_eq!(store.list().0.len(), 1);
+    assert!(store.blobs.held() > 0);
+    assert!(sessions.forget(&conversation.id).unwrap());
+    assert!(store.list().0.is_empty());
+    assert_eq!(store.collect_garbage(), 13);
+    assert_eq!(store.blobs.held(), 0);
+}

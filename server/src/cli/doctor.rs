@@ -1,0 +1,29 @@
+//! `tandem doctor`: what this machine and this folder's settings give
+//! Tandem, in plain words, for the user to check before a run (and for
+//! `:checkhealth tandem`, which runs it). Today: whether shell commands
+//! run in a sandbox, and why not.
+
+use std::process::ExitCode;
+
+use tandem::permissions::Policy;
+use tandem::sandbox::Availability;
+
+/// Print the report; exit 1 when something the user expects is missing
+/// (no sandbox can start), 0 otherwise (a sandbox switched off by the
+/// user's own settings is their choice, said but not a failure).
+#[allow(clippy::print_stdout)]
+pub fn doctor(root: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let settings = super::ask::load_settings(root)?;
+    let policy = Policy::new(settings.permission_mode(), &settings.permissions, &[root.to_path_buf()]);
+    let sandbox = super::ask::sandbox_for(&settings, &policy);
+    println!("tandem {}", env!("CARGO_PKG_VERSION"));
+    println!("workspace: {}", root.display());
+    let ok = !matches!(sandbox, Availability::Unavailable(_));
+    println!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
+    if matches!(sandbox, Availability::Disabled) {
+        if let Some(notice) = sandbox.notice() {
+            println!("  {notice}");
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

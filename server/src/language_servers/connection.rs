@@ -1,0 +1,297 @@
+//! One language server process and Tandem's LSP client side of it: JSON-RPC
+//! over the child's stdin/stdout (`Content-Length` framing), requests with
+//! ids and timeouts, the server's own requests answered (configuration,
+//! progress, registrations), `textDocument/publishDiagnostics` kept per
+//! document with the version it was published for.
+//!
+//! The reader task ends when the server exits (or writes something that
+//! is not LSP): every pending request then fails at once, and the
+//! connection reports itself dead so the next call can restart it.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::{oneshot, watch};
+
+/// A message larger than this is refused (and the connection dropped):
+/// no answer Tandem asks for is that large.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Why a request got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestError {
+    Timeout,
+    /// The server answered with an error.
+    Server(String),
+    /// The server exited (or its output was not LSP).
+    Gone(String),
+}
+
+/// The diagnostics last published for one document.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    pub version: Option<i64>,
+    pub items: Vec<Value>,
+    /// Counts every publish for any document (so a wait can tell "a new
+    /// publish came" from "the same one again").
+    pub seq: u64,
+}
+
+type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, RequestError>>>>>;
+
+pub struct Connection {
+    stdin: tokio::sync::Mutex<ChildStdin>,
+    child: Mutex<Option<Child>>,
+    next_id: AtomicI64,
+    pending: Pending,
+    /// Published diagnostics by URI.
+    diagnostics: Arc<Mutex<HashMap<String, Published>>>,
+    /// Bumped on every publish.
+    published: watch::Sender<u64>,
+    alive: Arc<AtomicBool>,
+    /// Why it died, once it has.
+    death: Arc<Mutex<Option<String>>>,
+    /// The capabilities from `initialize`.
+    pub capabilities: Mutex<Value>,
+}
+
+impl Connection {
+    /// Start `command` in `root`; the child's stderr goes to Tandem's log.
+    pub fn spawn(command: &[String], root: &Path, env: &[(String, String)]) -> std::io::Result<Arc<Connection>> {
+        let Some((program, args)) = command.split_first() else {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "the command is empty"));
+        };
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args)
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        let mut child = cmd.spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the child has no stdin or stdout"));
+        };
+        if let Some(stderr) = child.stderr.take() {
+            let name = program.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(server = %name, "{line}");
+                }
+            });
+        }
+        let (published, _) = watch::channel(0);
+        let connection = Arc::new(Connection {
+            stdin: tokio::sync::Mutex::new(stdin),
+            child: Mutex::new(Some(child)),
+            next_id: AtomicI64::new(1),
+            pending: Arc::default(),
+            diagnostics: Arc::default(),
+            published,
+            alive: Arc::new(AtomicBool::new(true)),
+            death: Arc::default(),
+            capabilities: Mutex::new(Value::Null),
+        });
+        let reader = Arc::clone(&connection);
+        tokio::spawn(async move {
+            let reason = reader.read_loop(BufReader::new(stdout)).await;
+            // Its output ended: say how it exited (a process that closed
+            // its stdout but lives on is stopped).
+            let child = reader.child.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let status = match child {
+                Some(mut child) => match tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
+                    Ok(Ok(status)) => format!(" ({status})"),
+                    _ => {
+                        let _ = child.kill().await;
+                        String::new()
+                    }
+                },
+                None => String::new(),
+            };
+            reader.die(format!("{reason}{status}"));
+        });
+        Ok(connection)
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst)
+    }
+
+    /// Why the server is gone ("exited with status 1"), once it is.
+    pub fn death(&self) -> Option<String> {
+        self.death.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn die(&self, reason: String) {
+        self.alive.store(false, Ordering::SeqCst);
+        tracing::warn!(%reason, "a language server stopped");
+        *self.death.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
+        let pending: Vec<_> = self.pending.lock().unwrap_or_else(|e| e.into_inner()).drain().collect();
+        for (_, reply) in pending {
+            let _ = reply.send(Err(RequestError::Gone(reason.clone())));
+        }
+        // Wake anyone waiting for diagnostics.
+        self.published.send_modify(|n| *n += 1);
+    }
+
+    async fn read_loop(&self, mut stdout: BufReader<ChildStdout>) -> String {
+        loop {
+            let body = match read_message(&mut stdout).await {
+                Ok(Some(body)) => body,
+                Ok(None) => return "the language server exited".into(),
+                Err(err) => return format!("the language server's output is not LSP: {err}"),
+            };
+            let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+                tracing::warn!("a language server sent a message that is not JSON");
+                continue;
+            };
+            self.dispatch(message).await;
+        }
+    }
+
+    async fn dispatch(&self, message: Value) {
+        let method = message.get("method").and_then(Value::as_str);
+        let id = message.get("id").cloned();
+        match (method, id) {
+            // An answer to one of ours.
+            (None, Some(id)) => {
+                let Some(id) = id.as_i64() else { return };
+                let Some(reply) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id) else { return };
+                let result = match message.get("error") {
+                    Some(error) => Err(RequestError::Server(
+                        error.get("message").and_then(Value::as_str).unwrap_or("an error without a message").to_string(),
+                    )),
+                    None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+                };
+                let _ = reply.send(result);
+            }
+            // The server's own request: answer what a plain client would.
+            (Some(method), Some(id)) => {
+                let result = match method {
+                    // One `null` per item: "use your defaults".
+                    "workspace/configuration" => {
+                        let items = message.pointer("/params/items").and_then(Value::as_array).map_or(0, Vec::len);
+                        Value::Array(vec![Value::Null; items])
+                    }
+                    "workspace/workspaceFolders" => Value::Null,
+                    _ => Value::Null,
+                };
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                if let Err(err) = self.write(&answer).await {
+                    tracing::debug!(%err, "cannot answer a language server's request");
+                }
+            }
+            (Some("textDocument/publishDiagnostics"), None) => {
+                let Some(params) = message.get("params") else { return };
+                let Some(uri) = params.get("uri").and_then(Value::as_str) else { return };
+                let items = params.get("diagnostics").and_then(Value::as_array).cloned().unwrap_or_default();
+                let version = params.get("version").and_then(Value::as_i64);
+                let seq = *self.published.borrow() + 1;
+                self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.to_string(), Published { version, items, seq });
+                self.published.send_replace(seq);
+            }
+            _ => {}
+        }
+    }
+
+    async fn write(&self, message: &Value) -> std::io::Result<()> {
+        let body = message.to_string();
+        let mut stdin = self.stdin.lock().await;
+        stdin.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
+        stdin.write_all(body.as_bytes()).await?;
+        stdin.flush().await
+    }
+
+    /// Send a request and wait (at most `timeout`) for its answer.
+    pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, RequestError> {
+        if let Some(reason) = self.death() {
+            return Err(RequestError::Gone(reason));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if let Err(err) = self.write(&message).await {
+            self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            return Err(RequestError::Gone(format!("cannot write to the language server: {err}")));
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(RequestError::Gone(self.death().unwrap_or_else(|| "the language server exited".into()))),
+            Err(_) => {
+                self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                // Tell the server to stop working on it.
+                let _ = self.notify("$/cancelRequest", json!({"id": id})).await;
+                Err(RequestError::Timeout)
+            }
+        }
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) -> std::io::Result<()> {
+        self.write(&json!({"jsonrpc": "2.0", "method": method, "params": params})).await
+    }
+
+    /// The diagnostics last published for `uri`.
+    pub fn published(&self, uri: &str) -> Option<Published> {
+        self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()).get(uri).cloned()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.published.subscribe()
+    }
+
+    /// `shutdown`, `exit`, then kill whatever is left (bounded).
+    pub async fn shutdown(&self) {
+        if self.is_alive() {
+            let _ = self.request("shutdown", Value::Null, Duration::from_secs(2)).await;
+            let _ = self.notify("exit", Value::Null).await;
+        }
+        let child = self.child.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut child) = child {
+            if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+                let _ = child.kill().await;
+            }
+        }
+    }
+}
+
+/// One `Content-Length` framed message; `None` at end of input.
+async fn read_message(reader: &mut BufReader<ChildStdout>) -> std::io::Result<Option<Vec<u8>>> {
+    let mut length: Option<usize> = None;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).await? == 0 {
+            return Ok(None);
+        }
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().ok();
+            }
+        }
+    }
+    let Some(length) = length else {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "a message without Content-Length"));
+    };
+    if length > MAX_MESSAGE_BYTES {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a message of {length} bytes")));
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await?;
+    Ok(Some(body))
+}

@@ -1,0 +1,25 @@
+//! The hook a run's checkpoint hangs on: every change the agent makes to a
+//! file passes [`Workspace::write`](super::Workspace::write), and every
+//! shell command the executor runs is announced before and after, so a
+//! recorder above this layer (the `checkpoint` module) can keep what each
+//! file held before the run and what the run left.
+//!
+//! The workspace owns the trait and knows nothing of how changes are kept.
+
+use std::path::Path;
+
+/// Told about the changes one run makes. Calls never fail: a recorder that
+/// cannot keep something notes it for the undo to report, and the run goes on.
+#[async_trait::async_trait]
+pub trait ChangeRecorder: Send + Sync {
+    /// `path` is about to change. `current` gives its content now (`None`:
+    /// it does not exist); it is only called when the recorder has not kept
+    /// this file's earlier content yet.
+    fn before_change(&self, path: &Path, current: &dyn Fn() -> Option<Vec<u8>>);
+    /// The change landed: `path` now holds `content`.
+    fn after_change(&self, path: &Path, content: &[u8]);
+    /// A shell command is about to run in the workspace.
+    async fn before_command(&self);
+    /// The shell command has ended (however it ended).
+    async fn after_command(&self);
+}
