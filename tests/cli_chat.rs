@@ -2,7 +2,8 @@
 //! would and reads the screen. Messages continue one thread, an applied
 //! edit shows its diff, `y`/`n` answer the questions, a refusal shows
 //! whole, a long tool call shows its elapsed time, and Ctrl-C cancels the
-//! running answer but not the session.
+//! running answer but not the session, and /undo and /redo take a run's
+//! edit back and put it back.
 //!
 //! Needs tmux; `.ci/run` installs it and sets `TANDEM_REQUIRE_TMUX=1`, so
 //! CI fails rather than skips when it is missing.
@@ -90,6 +91,17 @@ fn chat_continues_one_thread_and_ctrl_c_cancels_only_the_answer() {
     let first = wait_history(&tmux, "the first answer's end", deadline, |t| t.contains("── completed"));
     assert!(first.contains("3 - line three") && first.contains("3 + LINE THREE"), "the applied edit shows its diff:\n{first}");
     assert!(first.contains("✗ Permission denied for run_shell"), "{first}");
+    assert_eq!(std::fs::read_to_string(workspace.join("notes.txt")).expect("notes"), "line one\nline two\nLINE THREE\n");
+
+    // /undo takes the run's edit back, /redo puts it back.
+    tmux.type_text("/undo");
+    tmux.keys(&["Enter"]);
+    let undone = wait_history(&tmux, "the undo's report", deadline, |t| t.contains(" undone: "));
+    assert!(undone.contains("undone: 1 restored, 0 unchanged, 0 conflict(s)"), "{undone}");
+    assert_eq!(std::fs::read_to_string(workspace.join("notes.txt")).expect("notes"), "line one\nline two\nline three\n");
+    tmux.type_text("/redo");
+    tmux.keys(&["Enter"]);
+    wait_history(&tmux, "the redo's report", deadline, |t| t.contains(" redone: 1 restored"));
     assert_eq!(std::fs::read_to_string(workspace.join("notes.txt")).expect("notes"), "line one\nline two\nLINE THREE\n");
 
     // The follow-up continues the thread; its shell command runs (y) and

@@ -5,14 +5,15 @@
 //!
 //! Line editing and history come from rustyline (history kept in the data
 //! folder). Ctrl-C during a run cancels the run, not the session; at the
-//! prompt it clears the line. Commands: `/new`, `/resume [ID]`, `/undo`,
-//! `/help`, `/exit` (or Ctrl-D). A line ending in `\` continues on the next.
+//! prompt it clears the line. Commands: `/new`, `/resume [ID]`, `/undo
+//! [RUN]`, `/redo [RUN]`, `/help`, `/exit` (or Ctrl-D). A line ending in `\` continues on the next.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
+use tandem::checkpoint::Direction;
 use tandem::session::SessionStore;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::workspace::Workspace;
@@ -28,6 +29,10 @@ pub enum Input {
     New,
     /// `/resume [ID]`: continue thread ID, or list the recent ones.
     Resume(Option<String>),
+    /// `/undo [RUN_ID]`: take back what the last run (or RUN_ID) changed.
+    Undo(Option<String>),
+    /// `/redo [RUN_ID]`: put back what was undone last (or RUN_ID).
+    Redo(Option<String>),
     Help,
     Exit,
     /// A `/word` that is no command.
@@ -40,6 +45,7 @@ pub const HELP: &str = "\
 Type a message and press Enter; the agent's answer streams below, and the next message continues the conversation.
   /new            start a new conversation
   /resume [ID]    continue conversation ID (without ID: list the recent ones)
+  /undo [RUN]     take back the files the last run (or RUN) changed; /redo [RUN] puts them back
   /help           this list
   /exit           leave (or Ctrl-D)
 A line ending in \\ continues on the next line. Ctrl-C cancels a running answer; at the prompt it clears the line.";
@@ -63,6 +69,8 @@ pub fn parse(line: &str) -> Input {
     match name {
         "new" | "clear" => Input::New,
         "resume" => Input::Resume(argument),
+        "undo" => Input::Undo(argument),
+        "redo" => Input::Redo(argument),
         "help" | "?" => Input::Help,
         "exit" | "quit" | "q" => Input::Exit,
         _ => Input::Unknown(name.to_string()),
@@ -135,6 +143,17 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                 Some(Err(err)) => println!("Cannot continue {id}: {err}"),
                 None => println!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME)."),
             },
+            Input::Undo(run) => {
+                // Its report (or why there is nothing to undo) is printed; the chat goes on.
+                if let Err(err) = super::undo::undo(Workspace::new(root.clone())?, Direction::Undo, run, false).await {
+                    eprintln!("tandem: {err:#}");
+                }
+            }
+            Input::Redo(run) => {
+                if let Err(err) = super::undo::undo(Workspace::new(root.clone())?, Direction::Redo, run, false).await {
+                    eprintln!("tandem: {err:#}");
+                }
+            }
             Input::Message(prompt) => {
                 let ask = AskOptions {
                     prompt,
@@ -263,6 +282,8 @@ mod tests {
         assert_eq!(parse("/new"), Input::New);
         assert_eq!(parse("/resume"), Input::Resume(None));
         assert_eq!(parse("/resume 20261201-0812-ab12cd"), Input::Resume(Some("20261201-0812-ab12cd".into())));
+        assert_eq!(parse("/undo"), Input::Undo(None));
+        assert_eq!(parse("/redo run-3"), Input::Redo(Some("run-3".into())));
         assert_eq!(parse("/exit"), Input::Exit);
         assert_eq!(parse("/quit"), Input::Exit);
         assert_eq!(parse("/help"), Input::Help);
