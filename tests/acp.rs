@@ -443,3 +443,28 @@ fn a_client_that_dies_mid_run_cancels_the_run_and_its_command() {
     let running = String::from_utf8_lossy(&ps.stdout).lines().any(|l| l.contains("sleep 31 && touch too-late"));
     assert!(!running, "the shell command was stopped");
 }
+
+/// `tandem acp`'s shell commands run in the same bubblewrap sandbox as
+/// `tandem ask`'s: even with every permission given (bypassPermissions),
+/// a command cannot write the workspace's `.git/config`. (Skipped where
+/// bubblewrap is missing, unless `TANDEM_REQUIRE_BWRAP` is set.)
+#[test]
+fn shell_commands_run_in_the_sandbox() {
+    if Command::new("bwrap").arg("--version").output().is_err() {
+        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap is missing");
+        eprintln!("SKIPPED shell_commands_run_in_the_sandbox: no bwrap");
+        return;
+    }
+    let setup = Setup::new(vec![turn(vec![shell("echo planted >> .git/config; touch made.txt")]), done()]);
+    std::fs::create_dir_all(setup.root().join(".git")).unwrap();
+    let config = setup.file(".git/config", "[core]\n");
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let session = raw.new_session(&setup);
+    let mode = raw.request("session/set_mode", json!({"sessionId": session, "modeId": "bypassPermissions"}));
+    raw.response(mode);
+    let prompt = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
+    raw.response(prompt);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "[core]\n", "the sandbox kept .git/config read-only");
+    assert!(setup.root().join("made.txt").exists(), "the approved command wrote the workspace");
+}
