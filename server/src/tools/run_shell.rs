@@ -368,8 +368,19 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
                             run.interrupt =
                                 Some(if run.status.is_none() { Interrupt::Timeout } else { Interrupt::OutputHeldOpen });
                         }
-                        guard.signal(libc::SIGTERM);
-                        stage = Stage::Terminated;
+                        // In the sandbox the command runs under bubblewrap's
+                        // init (pid 1 of its namespace), which a SIGTERM from
+                        // outside does not stop: waiting KILL_GRACE for it
+                        // would outlast a front end that exits on cancel
+                        // (ACP's client gone), leaving the command running.
+                        // SIGKILL the sandbox at once; its namespace dies with it.
+                        if run.sandbox.is_some() {
+                            guard.signal(libc::SIGKILL);
+                            stage = Stage::Killed;
+                        } else {
+                            guard.signal(libc::SIGTERM);
+                            stage = Stage::Terminated;
+                        }
                     }
                     Stage::Terminated => {
                         guard.signal(libc::SIGKILL);
