@@ -185,11 +185,7 @@ fn main() -> ExitCode {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
             Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, prompt } => {
-                let thread = match (continue_thread, resume) {
-                    (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
-                    (true, None) => cli::ask::ThreadChoice::Continue,
-                    (false, None) => cli::ask::ThreadChoice::New,
-                };
+                let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let Some(prompt) = prompt else {
                     let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
@@ -209,11 +205,7 @@ fn main() -> ExitCode {
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Chat { max_turns, permission_mode, continue_thread, resume, mcp_approve, verbose } => {
-                let thread = match (continue_thread, resume) {
-                    (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
-                    (true, None) => cli::ask::ThreadChoice::Continue,
-                    (false, None) => cli::ask::ThreadChoice::New,
-                };
+                let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
@@ -243,6 +235,15 @@ fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
+
+/// The thread `-c`/`--resume ID` pick for `tandem ask` and `tandem chat`.
+fn thread_choice(continue_thread: bool, resume: Option<String>) -> cli::ask::ThreadChoice {
+    match (continue_thread, resume) {
+        (_, Some(id)) => cli::ask::ThreadChoice::Resume(id),
+        (true, None) => cli::ask::ThreadChoice::Continue,
+        (false, None) => cli::ask::ThreadChoice::New,
+    }
 }
 
 fn current_workspace() -> anyhow::Result<Workspace> {
