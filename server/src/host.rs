@@ -43,7 +43,7 @@ use crate::hooks::{Hooks, SharedHooks};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::Policy;
 use crate::sandbox::Availability;
-use crate::session::SessionStore;
+use crate::thread::ThreadStore;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
@@ -163,7 +163,7 @@ pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
 /// The checkpoints of a workspace, beside its threads (`None` without a
 /// data folder: then runs are not recorded and cannot be undone). One per
 /// front-end session: its runs share the last look at the tree.
-pub fn checkpoints(store: Option<&SessionStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
+pub fn checkpoints(store: Option<&ThreadStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
     store.map(|store| Checkpoints::beside(store, roots))
 }
 
