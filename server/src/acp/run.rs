@@ -23,9 +23,9 @@ use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{McpConfig, Origin, ServerConfig, Transport};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::policy::Policy;
-use crate::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
+use crate::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use crate::settings::{Settings, SettingsFiles};
-use crate::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
+use crate::tools::{Executor, ToolRegistry, ToolSource};
 use crate::workspace::{Editor, Workspace};
 
 /// An embedded resource's text kept as context, in characters.
@@ -53,10 +53,12 @@ pub struct Session {
     mcp: Arc<McpManager>,
     mcp_startup: Duration,
     settings: Settings,
+    /// Where each prompt's checkpoint goes (`None`: no data folder).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     hooks: crate::hooks::SharedHooks,
     policy: Arc<AcpPolicy>,
     /// Taken by the running prompt: a second prompt finds it locked.
-    thread: Arc<tokio::sync::Mutex<Conversation>>,
+    thread: Arc<tokio::sync::Mutex<Thread>>,
     mode: Mutex<PermissionMode>,
     pub history: Vec<serde_json::Value>,
 }
@@ -125,11 +127,11 @@ pub fn open(
     if let Some(problem) = provider_problem(&settings) {
         return Err(OpenError::AuthRequired(problem));
     }
-    let store = SessionStore::for_workspace(&root);
+    let store = ThreadStore::for_workspace(&root);
     let mut history = Vec::new();
     let conversation = match load {
         None => {
-            let mut conversation = Conversation::new(new_thread_id(), root.clone());
+            let mut conversation = Thread::new(new_thread_id(), root.clone());
             if let Some(store) = &store {
                 if let Err(err) = store.create(&mut conversation) {
                     tracing::warn!(%err, "cannot save the new thread; it is kept in memory only");
@@ -144,6 +146,7 @@ pub fn open(
             conversation
         }
     };
+    let checkpoints = crate::host::checkpoints(store.as_ref(), std::slice::from_ref(&root));
     let core = Arc::new(SessionCore::new(conversation.id.clone(), root.clone(), link));
     let runtime = tokio::runtime::Handle::current();
     let editor: Option<Arc<dyn Editor>> =
@@ -187,6 +190,7 @@ pub fn open(
         mcp,
         mcp_startup,
         settings,
+        checkpoints,
         hooks,
         policy,
         thread: Arc::new(tokio::sync::Mutex::new(conversation)),
@@ -298,7 +302,7 @@ impl Session {
         let provider = ProviderConfig::from_lookup(|name| self.settings.lookup(name))
             .and_then(|c| c.build())
             .map_err(|e| PromptError::Failed(e.to_string()))?;
-        let config = SessionConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
+        let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
         let cancel = CancellationToken::new();
         let (events, events_rx) = agent::event_channel();
         let (forwarded_tx, forwarded_rx) = watch::channel(0);
@@ -310,32 +314,29 @@ impl Session {
             _ = self.mcp.wait_settled(self.mcp_startup) => {}
             _ = cancel.cancelled() => {}
         }
-        let mode = self.mode();
-        let scope = RunScope::new(policy_mode(mode), Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))));
-        if mode == PermissionMode::Plan {
-            crate::tools::plan_mode::start_in_plan_mode(&scope, self.workspace.root());
-        }
-        // Shell commands run in the sandbox, masking what read-deny rules cover.
-        let rules = crate::permissions::Policy::new(policy_mode(mode), &self.settings.permissions, self.workspace.roots());
-        let denied = rules.read_denied_paths();
-        let sandbox = crate::sandbox::for_run(&self.settings.sandbox, Arc::new(move || denied.clone()));
-        request.sandbox_notice = sandbox.notice();
-        let ctx = ToolContext {
-            cancel: cancel.clone(),
-            child_env: Arc::new(self.settings.child_env()),
-            sandbox: sandbox.sandbox(),
-            run: Arc::new(scope),
-            ..ToolContext::new(Arc::clone(&self.workspace))
-        };
+        let modes = crate::host::Modes::new(&self.settings, Some(self.mode()));
+        let thread_id = thread.id.clone();
+        let run = crate::host::prepare_run(
+            &self.settings,
+            crate::host::RunParts {
+                workspace: Arc::clone(&self.workspace),
+                modes,
+                plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
+                cancel: cancel.clone(),
+                checkpoint: self.checkpoints.clone().map(|checkpoints| (checkpoints, thread_id, crate::host::new_run_id())),
+            },
+        );
+        request.sandbox_notice = run.sandbox_notice;
+        let ctx = run.ctx;
         request.max_turns = request.max_turns.or(self.settings.max_turns);
         request.in_editor = true;
         request.hooks = Some(Arc::clone(&self.hooks));
         let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events_rx, forwarded_tx));
-        let outcome = agent::run_conversation(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
+        let outcome = agent::run_thread(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;
-        self.workspace.clean_interrupted_writes();
+        run.end.finish();
         let used = thread.context_tokens;
         let mut usage = UsageUpdate::new(used, config.context_window);
         if let Some(cost) = outcome.cost_usd {
