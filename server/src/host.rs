@@ -30,15 +30,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::agent::config::ProviderConfig;
+use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::agent::{Provider, RunRequest};
 use crate::consent::ConsentStore;
 use crate::hooks::{Hooks, SharedHooks};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::Policy;
+use crate::session::SessionStore;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use crate::tools::{Executor, PermissionMode, PermissionPolicy, RunScope, ToolRegistry, ToolSource};
+use crate::workspace::Workspace;
 
 /// The settings of a workspace: the user's, the project's and the local
 /// files, layered; the problems name the file and field (never fatal).
@@ -138,4 +141,56 @@ pub fn run_scope(modes: Modes, review: Option<Arc<dyn PlanReview>>, root: &Path)
 /// the session's (sub-agents' requests have none).
 pub fn user_request(prompt: impl Into<String>, hooks: &SharedHooks) -> RunRequest {
     RunRequest { prompt: prompt.into(), hooks: Some(Arc::clone(hooks)), ..RunRequest::default() }
+}
+
+/// The checkpoints of a workspace over `roots`, kept beside its threads
+/// (`None` without a data folder: runs then record nothing).
+pub fn checkpoints(sessions: Option<&SessionStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
+    sessions.map(|store| Checkpoints::beside(store, roots))
+}
+
+/// A run's checkpoint while it is recorded: the run's workspace tells it
+/// every change, the executor every shell command. Dropping it ends the
+/// checkpoint (however the run ended: cancelled, failed, its task dropped),
+/// so `tandem undo` and `tandem.undo` may take the run back.
+pub struct RunCheckpoint {
+    recorder: Arc<RunRecorder>,
+}
+
+impl RunCheckpoint {
+    /// The run's id as the front end named it.
+    pub fn run_id(&self) -> String {
+        self.recorder.run_id()
+    }
+
+    /// The files the run changed so far.
+    pub fn changed_files(&self) -> Vec<PathBuf> {
+        self.recorder.changed_files()
+    }
+
+    /// The run ended: the checkpoint is complete (the first call counts;
+    /// dropping it does the same).
+    pub fn finish(&self) {
+        self.recorder.finish();
+    }
+}
+
+impl Drop for RunCheckpoint {
+    fn drop(&mut self) {
+        self.recorder.finish();
+    }
+}
+
+/// `workspace` recording the run `run_id` of thread `thread_id` into
+/// `checkpoints`, and the checkpoint to keep while the run goes on (the
+/// workspace as it is, and `None`, without checkpoints).
+pub fn recorded_run(checkpoints: Option<&Arc<Checkpoints>>, workspace: &Workspace, thread_id: &str, run_id: &str) -> (Workspace, Option<RunCheckpoint>) {
+    match checkpoints {
+        Some(checkpoints) => {
+            let recorder = checkpoints.record(thread_id, run_id);
+            let recording = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
+            (recording, Some(RunCheckpoint { recorder }))
+        }
+        None => (workspace.with_ledger(workspace.ledger_handle()), None),
+    }
 }

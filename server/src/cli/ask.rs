@@ -15,7 +15,6 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tandem::checkpoint::{Checkpoints, RunRecorder};
 use tandem::host;
 use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
@@ -124,11 +123,9 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
     let scope = host::run_scope(modes, review, workspace.root());
     // The run's checkpoint, beside its thread: `tandem undo` takes it back.
-    let recorder = store.as_ref().map(|store| Checkpoints::beside(store, workspace.roots()).record(&conversation.id, &new_run_id()));
-    let run_workspace = match &recorder {
-        Some(recorder) => Arc::new(workspace.with_recorder(Checkpoints::recorder_for(recorder))),
-        None => workspace,
-    };
+    let checkpoints = host::checkpoints(store.as_ref(), workspace.roots());
+    let (run_workspace, checkpoint) = host::recorded_run(checkpoints.as_ref(), &workspace, &conversation.id, &new_run_id());
+    let run_workspace = Arc::new(run_workspace);
     let ctx = ToolContext {
         child_env: Arc::new(settings.child_env()),
         sandbox: sandbox.sandbox(),
@@ -141,9 +138,10 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
-    if let Some(recorder) = recorder {
-        recorder.finish();
-        report_checkpoint(&recorder);
+    if let Some(checkpoint) = checkpoint {
+        let (run_id, changed) = (checkpoint.run_id(), checkpoint.changed_files().len());
+        drop(checkpoint);
+        report_checkpoint(&run_id, changed);
     }
     reporter.abort();
     mcp.shutdown().await;
@@ -169,11 +167,10 @@ fn new_run_id() -> String {
 /// After a run that changed files: how to take it back (on stderr, so
 /// `--json` output stays clean).
 #[allow(clippy::print_stderr)]
-fn report_checkpoint(recorder: &RunRecorder) {
-    let changed = recorder.changed_files().len();
+fn report_checkpoint(run_id: &str, changed: usize) {
     if changed > 0 {
         let them = if changed == 1 { "it" } else { "them" };
-        eprintln!("tandem: {} changed {changed} file(s); `tandem undo` restores {them}", recorder.run_id());
+        eprintln!("tandem: {run_id} changed {changed} file(s); `tandem undo` restores {them}");
     }
 }
 

@@ -248,6 +248,8 @@ pub struct RunEnv {
     /// A `"wait": false` answer must reach this client alone
     /// ([`super::clients::answer_goes_alone`]).
     pub answer_goes_alone: bool,
+    /// Where each run's checkpoint is recorded (`None`: no data folder).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// Why `tandem.ask` did not start.
@@ -295,11 +297,21 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
+    // Its edits are recorded as this run's (threads run at once, and each
+    // answer lists its own edits), and its checkpoint: `tandem.undo`.
+    let (run_workspace, checkpoint) = crate::host::recorded_run(env.checkpoints.as_ref(), &env.workspace.for_run(&run_id), &thread_id, &run_id);
+    let checkpoint = checkpoint.map(Arc::new);
     let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
     env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
-    let forwarder =
-        tokio::spawn(forward_events(Arc::clone(&env.client), (Arc::clone(&env.editor), Arc::clone(&env.workspace)), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
+    let forwarder = tokio::spawn(forward_events(
+        Arc::clone(&env.client),
+        (Arc::clone(&env.editor), Arc::clone(&env.workspace), checkpoint.clone()),
+        (run_id.clone(), thread_id.clone()),
+        events_rx,
+        progress.clone(),
+        forwarded_tx,
+    ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let modes = crate::host::Modes::new(&env.settings, None);
     let review = super::plan_review::LspPlanReview {
@@ -315,9 +327,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         child_env: Arc::new(env.settings.child_env()),
         sandbox: sandbox.sandbox(),
         run: Arc::new(scope),
-        // Its edits are recorded as this run's: threads run at once, and
-        // each answer lists its own edits.
-        ..ToolContext::new(Arc::new(env.workspace.for_run(&run_id)))
+        ..ToolContext::new(Arc::new(run_workspace))
     };
     let executor = env.executor.clone();
     let settings = env.settings.clone();
@@ -331,6 +341,9 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     tokio::spawn(async move {
         let _release = release;
         let _clean = CleanAfterRun(workspace);
+        // Complete however the task ends (the forwarder completes it at the
+        // `end` event, before the client sees it).
+        let _checkpoint = checkpoint;
         // The thread is idle again when the run ends, however it ends.
         let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
         if let Some(delay) = answer_first {
@@ -545,13 +558,13 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
 /// the paths of files successfully changed by `Edit` calls.
 async fn forward_events(
     client: Arc<dyn ClientLink>,
-    (editor, workspace): (Arc<LspEditor>, Arc<Workspace>),
+    (editor, workspace, checkpoint): (Arc<LspEditor>, Arc<Workspace>, Option<Arc<crate::host::RunCheckpoint>>),
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
     forwarded: watch::Sender<u64>,
 ) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, editor, workspace, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
+    let mut forwarder = Forwarder { client, editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
     while let Some(event) = events.recv().await {
         forwarder.forward(&event).await;
         forwarded.send_modify(|n| *n += 1);
@@ -567,6 +580,9 @@ struct Forwarder {
     editor: Arc<LspEditor>,
     /// Where files written on disk are recorded.
     workspace: Arc<Workspace>,
+    /// The run's checkpoint, completed at the run's `end` event, so a
+    /// client that undoes the run on seeing it finds it ended.
+    checkpoint: Option<Arc<crate::host::RunCheckpoint>>,
     run_id: String,
     progress: Option<Value>,
     seq: u64,
@@ -626,6 +642,9 @@ impl Forwarder {
                 }
             }
             _ => {}
+        }
+        if let (RunEvent::End { .. }, Some(checkpoint)) = (event, &self.checkpoint) {
+            checkpoint.finish();
         }
         self.seq += 1;
         match serde_json::to_value(event) {

@@ -22,6 +22,7 @@ use super::hook_consent::HookConsent;
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
+use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
 use crate::session::threads::Threads;
 use crate::mcp::McpManager;
 use crate::tools::Executor;
@@ -58,6 +59,12 @@ struct Session {
     /// The servers of `lspServers`, when the editor does not answer code
     /// intelligence questions itself; shut down with the session.
     language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
+    /// The runs' checkpoints (`None`: no data folder, nothing recorded).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The permission gate, which also reviews an undo's restoring edits.
+    gate: Arc<dyn crate::tools::PermissionPolicy>,
+    /// Undos and redos one at a time.
+    undoing: tokio::sync::Mutex<()>,
 }
 
 pub struct Backend {
@@ -256,7 +263,24 @@ impl Backend {
             work_done_progress: session.work_done_progress,
             threads: Arc::clone(&session.threads),
             answer_goes_alone: session.answer_goes_alone,
+            checkpoints: session.checkpoints.clone(),
         })
+    }
+
+    /// `tandem.undo` / `tandem.redo`: a clear error when there is nothing
+    /// to take back, the run is still going or its checkpoint is unreadable.
+    async fn undo(&self, params: &ExecuteCommandParams, direction: crate::checkpoint::Direction) -> Result<Option<Value>> {
+        let args: UndoArgs = match params.arguments.first() {
+            None | Some(Value::Null) => UndoArgs::default(),
+            Some(_) => first_argument(&params.arguments)?,
+        };
+        let env = self.run_env()?;
+        let Some(session) = self.session.get() else { return Err(Error::invalid_request()) };
+        match undo::run(&env, &*session.gate, &session.undoing, direction, args).await {
+            Ok(answer) => Ok(Some(answer)),
+            Err(crate::checkpoint::CheckpointError::Invalid(message)) => Err(Error::invalid_params(message)),
+            Err(err) => Err(Error { code: ErrorCode::ServerError(-32803), message: err.to_string().into(), data: None }),
+        }
     }
 
     fn threads(&self) -> Result<Arc<Threads>> {
@@ -427,18 +451,24 @@ impl LanguageServer for Backend {
             problems.iter().for_each(|p| tracing::warn!("{p}"));
             (servers.clone().map(|s| s as Arc<dyn crate::tools::code_intel::CodeIntel>), servers)
         };
+        let gate: Arc<dyn crate::tools::PermissionPolicy> = Arc::new(policy);
         let executor = crate::host::executor(crate::host::Tools {
-            gate: Arc::new(policy),
+            gate: Arc::clone(&gate),
             hooks: Arc::clone(&self.hooks),
             mcp: Some(Arc::clone(&mcp)),
             code_intel,
         });
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::session::SessionStore::for_workspace(workspace.root());
+        // Each run's checkpoint is kept beside its thread: tandem.undo.
+        let checkpoints = crate::host::checkpoints(store.as_ref(), workspace.roots());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let session = Session {
+            checkpoints,
+            gate,
+            undoing: tokio::sync::Mutex::new(()),
             language_servers,
             hook_consent,
             threads,
@@ -463,7 +493,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -557,6 +587,8 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
+            UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
+            REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
             MCP_STATUS_COMMAND => match self.session.get() {
                 Some(session) => Ok(Some(mcp_front::status(&session.mcp))),

@@ -832,6 +832,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         work_done_progress: false,
         threads: Arc::new(crate::session::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
         answer_goes_alone: false,
+        checkpoints: None,
     };
     let args: AskArgs = serde_json::from_value(json!({
         "prompt": "Fix this error",
