@@ -36,7 +36,7 @@ use crate::consent::ConsentStore;
 use crate::hooks::{Hooks, SharedHooks};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::Policy;
-use crate::session::SessionStore;
+use crate::thread::ThreadStore;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
@@ -145,7 +145,7 @@ pub fn user_request(prompt: impl Into<String>, hooks: &SharedHooks) -> RunReques
 
 /// The checkpoints of a workspace over `roots`, kept beside its threads
 /// (`None` without a data folder: runs then record nothing).
-pub fn checkpoints(sessions: Option<&SessionStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
+pub fn checkpoints(sessions: Option<&ThreadStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
     sessions.map(|store| Checkpoints::beside(store, roots))
 }
 

@@ -23,7 +23,7 @@ use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
-use crate::session::threads::Threads;
+use crate::thread::threads::Threads;
 use crate::mcp::McpManager;
 use crate::tools::Executor;
 use crate::workspace::Workspace;
@@ -44,7 +44,7 @@ pub const COMPACT_COMMAND: &str = "tandem.compact";
 pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
 
 /// What exists once `initialize` told us the roots and capabilities.
-struct Session {
+struct Ready {
     workspace: Arc<Workspace>,
     editor: Arc<LspEditor>,
     executor: Executor,
@@ -57,7 +57,7 @@ struct Session {
     /// See [`clients::answer_goes_alone`].
     answer_goes_alone: bool,
     /// The servers of `lspServers`, when the editor does not answer code
-    /// intelligence questions itself; shut down with the session.
+    /// intelligence questions itself; shut down with the connection.
     language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
     /// The runs' checkpoints (`None`: no data folder, nothing recorded).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
@@ -84,7 +84,7 @@ pub struct Backend {
     hooks: crate::hooks::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
     client_ready: std::sync::atomic::AtomicBool,
-    session: OnceLock<Session>,
+    ready: OnceLock<Ready>,
     runs: Arc<Runs>,
     outbox: Arc<RunOutbox>,
     /// Bumped by every pushed configuration, so an older pull's late
@@ -109,7 +109,7 @@ impl Backend {
             broken_settings: Mutex::new(Vec::new()),
             hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
-            session: OnceLock::new(),
+            ready: OnceLock::new(),
             runs: Arc::new(Runs::default()),
             outbox: Arc::new(RunOutbox::default()),
             configuration_generation: AtomicU64::new(0),
@@ -117,7 +117,7 @@ impl Backend {
         }
     }
 
-    /// Share the session's lifecycle with the transport: when the client
+    /// Share the connection's lifecycle with the transport: when the client
     /// goes away, the active run is cancelled (its shell commands are
     /// stopped, no further model request is made) and new asks are refused.
     pub fn with_lifecycle(mut self, lifecycle: Arc<super::Lifecycle>) -> Self {
@@ -212,8 +212,8 @@ impl Backend {
 
     /// Fetch the `tandem` section of `workspace/configuration`.
     async fn pull_configuration(&self) {
-        let Some(session) = self.session.get() else { return };
-        if !session.configuration {
+        let Some(ready) = self.ready.get() else { return };
+        if !ready.configuration {
             return;
         }
         let params = json!({"items": [{"section": "tandem"}]});
@@ -245,7 +245,7 @@ impl Backend {
     }
 
     fn run_env(&self) -> Result<RunEnv> {
-        let session = self.session.get().ok_or_else(|| Error {
+        let ready = self.ready.get().ok_or_else(|| Error {
             code: ErrorCode::ServerError(-32002),
             message: "the server is not initialized".into(),
             data: None,
@@ -254,16 +254,16 @@ impl Backend {
             hooks: Arc::clone(&self.hooks),
             client: Arc::clone(&self.link),
             documents: Arc::clone(&self.documents),
-            workspace: Arc::clone(&session.workspace),
-            editor: Arc::clone(&session.editor),
-            executor: session.executor.clone(),
+            workspace: Arc::clone(&ready.workspace),
+            editor: Arc::clone(&ready.editor),
+            executor: ready.executor.clone(),
             runs: Arc::clone(&self.runs),
             outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
-            work_done_progress: session.work_done_progress,
-            threads: Arc::clone(&session.threads),
-            answer_goes_alone: session.answer_goes_alone,
-            checkpoints: session.checkpoints.clone(),
+            work_done_progress: ready.work_done_progress,
+            threads: Arc::clone(&ready.threads),
+            answer_goes_alone: ready.answer_goes_alone,
+            checkpoints: ready.checkpoints.clone(),
         })
     }
 
@@ -275,8 +275,8 @@ impl Backend {
             Some(_) => first_argument(&params.arguments)?,
         };
         let env = self.run_env()?;
-        let Some(session) = self.session.get() else { return Err(Error::invalid_request()) };
-        match undo::run(&env, &*session.gate, &session.undoing, direction, args).await {
+        let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
+        match undo::run(&env, &*ready.gate, &ready.undoing, direction, args).await {
             Ok(answer) => Ok(Some(answer)),
             Err(crate::checkpoint::CheckpointError::Invalid(message)) => Err(Error::invalid_params(message)),
             Err(err) => Err(Error { code: ErrorCode::ServerError(-32803), message: err.to_string().into(), data: None }),
@@ -299,7 +299,7 @@ impl Backend {
                         "events": transcript.events,
                         "omitted": transcript.omitted,
                     }))),
-                    Err(err @ crate::session::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
+                    Err(err @ crate::thread::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
                     Err(err) => Err(Error::invalid_params(err.to_string())),
                 }
             }
@@ -324,8 +324,8 @@ impl Backend {
         // The settings files may have changed since the last run; changed
         // project hooks are asked about (a prompt already up is waited for).
         self.update_settings(|_| {});
-        if let Some(session) = self.session.get() {
-            session.hook_consent.ask_if_needed().await;
+        if let Some(ready) = self.ready.get() {
+            ready.hook_consent.ask_if_needed().await;
         }
         if let Some(error) = self.broken_settings_error() {
             return Err(error);
@@ -459,13 +459,13 @@ impl LanguageServer for Backend {
             code_intel,
         });
         // Threads are saved under the user's data folder, per workspace root.
-        let store = crate::session::SessionStore::for_workspace(workspace.root());
+        let store = crate::thread::ThreadStore::for_workspace(workspace.root());
         // Each run's checkpoint is kept beside its thread: tandem.undo.
         let checkpoints = crate::host::checkpoints(store.as_ref(), workspace.roots());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
-        let session = Session {
+        let ready = Ready {
             checkpoints,
             gate,
             undoing: tokio::sync::Mutex::new(()),
@@ -480,7 +480,7 @@ impl LanguageServer for Backend {
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
             answer_goes_alone: clients::answer_goes_alone(params.client_info.as_ref()),
         };
-        if self.session.set(session).is_err() {
+        if self.ready.set(ready).is_err() {
             return Err(Error::invalid_request());
         }
         Ok(InitializeResult {
@@ -514,16 +514,16 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         self.client_ready.store(true, Ordering::SeqCst);
         self.update_settings(|_| {});
-        if let Some(session) = self.session.get() {
-            if let Err(err) = session.workspace.start_watcher() {
+        if let Some(ready) = self.ready.get() {
+            if let Err(err) = ready.workspace.start_watcher() {
                 tracing::warn!(%err, "cannot start the file watcher; disk changes are caught by fingerprints only");
             }
         }
         self.pull_configuration().await;
-        if let Some(session) = self.session.get() {
-            mcp_front::start(&session.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+        if let Some(ready) = self.ready.get() {
+            mcp_front::start(&ready.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
             // Not awaited here: the user may take a while; a run waits for the answer.
-            let consent = Arc::clone(&session.hook_consent);
+            let consent = Arc::clone(&ready.hook_consent);
             tokio::spawn(async move { consent.ask_if_needed().await });
         }
     }
@@ -531,9 +531,9 @@ impl LanguageServer for Backend {
     async fn shutdown(&self) -> Result<()> {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         self.runs.cancel_all();
-        if let Some(session) = self.session.get() {
-            session.mcp.shutdown().await;
-            if let Some(servers) = &session.language_servers {
+        if let Some(ready) = self.ready.get() {
+            ready.mcp.shutdown().await;
+            if let Some(servers) = &ready.language_servers {
                 servers.shutdown().await;
             }
         }
@@ -576,7 +576,7 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        // The workspace's roots are fixed for the session (the read ledger
+        // The workspace's roots are fixed for the connection (the read ledger
         // and confinement depend on them); say so instead of pretending.
         if !params.event.added.is_empty() || !params.event.removed.is_empty() {
             tracing::warn!("workspace folders changed; restart the Tandem server to use the new folders");
@@ -590,8 +590,8 @@ impl LanguageServer for Backend {
             UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
-            MCP_STATUS_COMMAND => match self.session.get() {
-                Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
+            MCP_STATUS_COMMAND => match self.ready.get() {
+                Some(ready) => Ok(Some(mcp_front::status(&ready.mcp))),
                 None => Err(Error::invalid_request()),
             },
             other => Err(Error::invalid_params(format!("unknown command: {other}"))),
