@@ -23,24 +23,31 @@
 //! ```
 //!
 //! The executor is built in one place, [`executor`]: what a run's calls go
-//! through (a sandbox, checkpoints, code intelligence) is added to
-//! [`Tools`] and wired there, once, for every front end.
+//! through (the MCP servers, code intelligence) is added to [`Tools`] and
+//! wired there, once, for every front end. What one run gets besides —
+//! its scope (plan mode), the sandbox its shell commands run in and the
+//! checkpoint recorder `undo` restores from — is wired in one place too,
+//! [`prepare_run`]: a front end passes its workspace view, plan review and
+//! cancel token, and drives the [`PreparedRun`] it gets back.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::agent::config::ProviderConfig;
-use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::agent::{Provider, RunRequest};
+use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
 use crate::hooks::{Hooks, SharedHooks};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::Policy;
+use crate::sandbox::Availability;
 use crate::thread::ThreadStore;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
-use crate::tools::{Executor, PermissionMode, PermissionPolicy, RunScope, ToolRegistry, ToolSource};
+use crate::tools::{Executor, PermissionMode, PermissionPolicy, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::Workspace;
 
 /// The settings of a workspace: the user's, the project's and the local
@@ -143,54 +150,103 @@ pub fn user_request(prompt: impl Into<String>, hooks: &SharedHooks) -> RunReques
     RunRequest { prompt: prompt.into(), hooks: Some(Arc::clone(hooks)), ..RunRequest::default() }
 }
 
-/// The checkpoints of a workspace over `roots`, kept beside its threads
-/// (`None` without a data folder: runs then record nothing).
-pub fn checkpoints(sessions: Option<&ThreadStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
-    sessions.map(|store| Checkpoints::beside(store, roots))
+/// The sandbox a run's shell commands run in with these settings
+/// (bubblewrap on Linux), masking the existing paths the read-deny rules
+/// cover; or why there is none ([`Availability::notice`] says it to the
+/// user once per run).
+pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
+    // The masks depend on the rules only, not on the mode.
+    let denied = Policy::new(PermissionMode::Default, &settings.permissions, roots).read_denied_paths();
+    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
 
-/// A run's checkpoint while it is recorded: the run's workspace tells it
-/// every change, the executor every shell command. Dropping it ends the
-/// checkpoint (however the run ended: cancelled, failed, its task dropped),
-/// so `tandem undo` and `tandem.undo` may take the run back.
-pub struct RunCheckpoint {
-    recorder: Arc<RunRecorder>,
+/// The checkpoints of a workspace, beside its threads (`None` without a
+/// data folder: then runs are not recorded and cannot be undone). One per
+/// front-end session: its runs share the last look at the tree.
+pub fn checkpoints(store: Option<&ThreadStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
+    store.map(|store| Checkpoints::beside(store, roots))
 }
 
-impl RunCheckpoint {
-    /// The run's id as the front end named it.
-    pub fn run_id(&self) -> String {
-        self.recorder.run_id()
-    }
-
-    /// The files the run changed so far.
-    pub fn changed_files(&self) -> Vec<PathBuf> {
-        self.recorder.changed_files()
-    }
-
-    /// The run ended: the checkpoint is complete (the first call counts;
-    /// dropping it does the same).
-    pub fn finish(&self) {
-        self.recorder.finish();
-    }
+/// A run id for a front end that has none of its own (the terminal, an
+/// ACP prompt): the time it started, to the millisecond.
+pub fn new_run_id() -> String {
+    format!("run-{}", chrono::Local::now().format("%Y%m%d-%H%M%S%3f"))
 }
 
-impl Drop for RunCheckpoint {
-    fn drop(&mut self) {
-        self.recorder.finish();
-    }
+/// What a front end brings to one run.
+pub struct RunParts {
+    /// The workspace as the front end sees it: its editor sink, and its
+    /// run tag where the front end tags runs.
+    pub workspace: Arc<Workspace>,
+    pub modes: Modes,
+    /// Who answers `exit_plan_mode` (`None`: nobody can).
+    pub plan_review: Option<Arc<dyn PlanReview>>,
+    pub cancel: CancellationToken,
+    /// Where the run's checkpoint goes, and the thread and run it is of.
+    pub checkpoint: Option<(Arc<Checkpoints>, String, String)>,
 }
 
-/// `workspace` recording the run `run_id` of thread `thread_id` into
-/// `checkpoints`, and the checkpoint to keep while the run goes on (the
-/// workspace as it is, and `None`, without checkpoints).
-pub fn recorded_run(checkpoints: Option<&Arc<Checkpoints>>, workspace: &Workspace, thread_id: &str, run_id: &str) -> (Workspace, Option<RunCheckpoint>) {
-    match checkpoints {
-        Some(checkpoints) => {
-            let recorder = checkpoints.record(thread_id, run_id);
-            let recording = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
-            (recording, Some(RunCheckpoint { recorder }))
+/// A run ready to drive: its tool context (scope, sandbox, the checkpoint
+/// recorder on its workspace, the shell environment) and what ends it.
+pub struct PreparedRun {
+    pub ctx: ToolContext,
+    /// Said once per run when shell commands run unconfined.
+    pub sandbox_notice: Option<String>,
+    pub end: RunEnd,
+}
+
+/// Ends a run, however it ends: its checkpoint is completed and the temp
+/// files of interrupted writes are removed.
+pub struct RunEnd {
+    recorder: Option<Arc<RunRecorder>>,
+    workspace: Arc<Workspace>,
+}
+
+impl RunEnd {
+    /// The run's checkpoint recorder, for a front end that completes it
+    /// when the run's `end` event goes out (before the user can act on it;
+    /// [`RunRecorder::finish`] counts once).
+    pub fn recorder(&self) -> Option<Arc<RunRecorder>> {
+        self.recorder.clone()
+    }
+
+    /// End the run now; its completed checkpoint recorder, if it had one.
+    pub fn finish(mut self) -> Option<Arc<RunRecorder>> {
+        let recorder = self.recorder.take();
+        if let Some(recorder) = &recorder {
+            recorder.finish();
         }
-        None => (workspace.with_ledger(workspace.ledger_handle()), None),
+        recorder
     }
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        if let Some(recorder) = self.recorder.take() {
+            recorder.finish();
+        }
+        self.workspace.clean_interrupted_writes();
+    }
+}
+
+/// Everything one run gets from the host besides the executor: plan mode
+/// from its modes, the sandbox, the checkpoint recorder, the environment
+/// shell commands see. The one place a run's tool context is built.
+pub fn prepare_run(settings: &Settings, parts: RunParts) -> PreparedRun {
+    let sandbox = sandbox(settings, parts.workspace.roots());
+    let scope = run_scope(parts.modes, parts.plan_review, parts.workspace.root());
+    // The run's checkpoint, beside its thread: `undo` takes it back.
+    let recorder = parts.checkpoint.map(|(checkpoints, thread_id, run_id)| checkpoints.record(&thread_id, &run_id));
+    let workspace = match &recorder {
+        Some(recorder) => Arc::new(parts.workspace.with_recorder(Checkpoints::recorder_for(recorder))),
+        None => parts.workspace,
+    };
+    let ctx = ToolContext {
+        cancel: parts.cancel,
+        child_env: Arc::new(settings.child_env()),
+        sandbox: sandbox.sandbox(),
+        run: Arc::new(scope),
+        ..ToolContext::new(Arc::clone(&workspace))
+    };
+    PreparedRun { ctx, sandbox_notice: sandbox.notice(), end: RunEnd { recorder, workspace } }
 }

@@ -218,16 +218,6 @@ impl Drop for ReleaseOnDrop {
     }
 }
 
-/// At the end of a run (even a cancelled one), remove the temp files of
-/// writes that were interrupted.
-struct CleanAfterRun(Arc<Workspace>);
-
-impl Drop for CleanAfterRun {
-    fn drop(&mut self) {
-        self.0.clean_interrupted_writes();
-    }
-}
-
 /// Everything a run needs from the session.
 #[derive(Clone)]
 pub struct RunEnv {
@@ -245,11 +235,11 @@ pub struct RunEnv {
     pub work_done_progress: bool,
     /// The conversation threads of this session.
     pub threads: Arc<Threads>,
+    /// Where each run's checkpoint goes (`None`: no data folder).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// A `"wait": false` answer must reach this client alone
     /// ([`super::clients::answer_goes_alone`]).
     pub answer_goes_alone: bool,
-    /// Where each run's checkpoint is recorded (`None`: no data folder).
-    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// Why `tandem.ask` did not start.
@@ -283,36 +273,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // `wait: false` has answered already, so nothing is dropped.
     let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
 
-    let sandbox = run_sandbox(&env.settings, env.workspace.roots());
-    if let Some(notice) = sandbox.notice() {
-        // Once per run, where the user looks: the editor's message area.
-        env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
-    }
-    let request = RunRequest {
-        context: selection_context(&env, &args),
-        max_turns: env.settings.max_turns,
-        in_editor: true,
-        sandbox_notice: sandbox.notice(),
-        ..crate::host::user_request(args.prompt.clone(), &env.hooks)
-    };
-    let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
-
-    // Its edits are recorded as this run's (threads run at once, and each
-    // answer lists its own edits), and its checkpoint: `tandem.undo`.
-    let (run_workspace, checkpoint) = crate::host::recorded_run(env.checkpoints.as_ref(), &env.workspace.for_run(&run_id), &thread_id, &run_id);
-    let checkpoint = checkpoint.map(Arc::new);
-    let (events_tx, events_rx) = event_channel();
-    let (forwarded_tx, forwarded_rx) = watch::channel(0);
-    env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
-    let forwarder = tokio::spawn(forward_events(
-        Arc::clone(&env.client),
-        (Arc::clone(&env.editor), Arc::clone(&env.workspace), checkpoint.clone()),
-        (run_id.clone(), thread_id.clone()),
-        events_rx,
-        progress.clone(),
-        forwarded_tx,
-    ));
-    let (outcome_tx, outcome_rx) = oneshot::channel();
     let modes = crate::host::Modes::new(&env.settings, None);
     let review = super::plan_review::LspPlanReview {
         client: Arc::clone(&env.client),
@@ -321,17 +281,48 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         timeout: env.settings.timeouts.prompt(),
         text_input: env.settings.text_input,
     };
-    let scope = crate::host::run_scope(modes, Some(Arc::new(review)), env.workspace.root());
-    let ctx = ToolContext {
-        cancel: cancel.clone(),
-        child_env: Arc::new(env.settings.child_env()),
-        sandbox: sandbox.sandbox(),
-        run: Arc::new(scope),
-        ..ToolContext::new(Arc::new(run_workspace))
+    let run = crate::host::prepare_run(
+        &env.settings,
+        crate::host::RunParts {
+            // Its edits are recorded as this run's: threads run at once, and
+            // each answer lists its own edits.
+            workspace: Arc::new(env.workspace.for_run(&run_id)),
+            modes,
+            plan_review: Some(Arc::new(review)),
+            cancel: cancel.clone(),
+            checkpoint: env.checkpoints.clone().map(|checkpoints| (checkpoints, thread_id.clone(), run_id.clone())),
+        },
+    );
+    if let Some(notice) = &run.sandbox_notice {
+        // Once per run, where the user looks: the editor's message area.
+        env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
+    }
+    let request = RunRequest {
+        context: selection_context(&env, &args),
+        max_turns: env.settings.max_turns,
+        in_editor: true,
+        sandbox_notice: run.sandbox_notice.clone(),
+        ..crate::host::user_request(args.prompt.clone(), &env.hooks)
     };
+    let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
+
+    let (events_tx, events_rx) = event_channel();
+    let (forwarded_tx, forwarded_rx) = watch::channel(0);
+    env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
+    let (ctx, run_end) = (run.ctx, run.end);
+    // The forwarder completes the checkpoint at the `end` event, before the
+    // client sees it: a client undoing the run at once finds it ended.
+    let forwarder = tokio::spawn(forward_events(
+        Arc::clone(&env.client),
+        (Arc::clone(&env.editor), Arc::clone(&env.workspace), run_end.recorder()),
+        (run_id.clone(), thread_id.clone()),
+        events_rx,
+        progress.clone(),
+        forwarded_tx,
+    ));
+    let (outcome_tx, outcome_rx) = oneshot::channel();
     let executor = env.executor.clone();
     let settings = env.settings.clone();
-    let workspace = Arc::clone(&env.workspace);
     // With `wait: false`, for a client that reads nothing past the answer
     // to its synchronous request in the same read (eglot), the answer goes
     // out alone: the run starts after a pause, or an applyEdit sent right
@@ -340,10 +331,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let threads = Arc::clone(&env.threads);
     tokio::spawn(async move {
         let _release = release;
-        let _clean = CleanAfterRun(workspace);
-        // Complete however the task ends (the forwarder completes it at the
-        // `end` event, before the client sees it).
-        let _checkpoint = checkpoint;
+        // The checkpoint is completed and interrupted writes cleaned up when the run ends.
+        let _end = run_end;
         // The thread is idle again when the run ends, however it ends.
         let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
         if let Some(delay) = answer_first {
@@ -558,7 +547,7 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
 /// the paths of files successfully changed by `Edit` calls.
 async fn forward_events(
     client: Arc<dyn ClientLink>,
-    (editor, workspace, checkpoint): (Arc<LspEditor>, Arc<Workspace>, Option<Arc<crate::host::RunCheckpoint>>),
+    (editor, workspace, checkpoint): (Arc<LspEditor>, Arc<Workspace>, Option<Arc<crate::checkpoint::RunRecorder>>),
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
@@ -580,9 +569,8 @@ struct Forwarder {
     editor: Arc<LspEditor>,
     /// Where files written on disk are recorded.
     workspace: Arc<Workspace>,
-    /// The run's checkpoint, completed at the run's `end` event, so a
-    /// client that undoes the run on seeing it finds it ended.
-    checkpoint: Option<Arc<crate::host::RunCheckpoint>>,
+    /// The run's checkpoint, completed at the run's `end` event.
+    checkpoint: Option<Arc<crate::checkpoint::RunRecorder>>,
     run_id: String,
     progress: Option<Value>,
     seq: u64,
@@ -702,12 +690,4 @@ pub(crate) fn selection_context(env: &RunEnv, args: &AskArgs) -> Option<String> 
         }
     }
     Some(out)
-}
-
-/// The sandbox for a run's shell commands with these settings, masking
-/// what their read-deny rules cover.
-pub fn run_sandbox(settings: &Settings, roots: &[PathBuf]) -> crate::sandbox::Availability {
-    let rules = crate::permissions::Policy::new(settings.permission_mode(), &settings.permissions, roots);
-    let denied = rules.read_denied_paths();
-    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }

@@ -52,6 +52,8 @@ struct Ready {
     work_done_progress: bool,
     configuration: bool,
     threads: Arc<Threads>,
+    /// Where each run's checkpoint goes (`None`: no data folder).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// Asks the user about the project's hooks.
     hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
@@ -59,8 +61,6 @@ struct Ready {
     /// The servers of `lspServers`, when the editor does not answer code
     /// intelligence questions itself; shut down with the connection.
     language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
-    /// The runs' checkpoints (`None`: no data folder, nothing recorded).
-    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// The permission gate, which also reviews an undo's restoring edits.
     gate: Arc<dyn crate::tools::PermissionPolicy>,
     /// Undos and redos one at a time.
@@ -262,8 +262,8 @@ impl Backend {
             settings: self.settings(),
             work_done_progress: ready.work_done_progress,
             threads: Arc::clone(&ready.threads),
-            answer_goes_alone: ready.answer_goes_alone,
             checkpoints: ready.checkpoints.clone(),
+            answer_goes_alone: ready.answer_goes_alone,
         })
     }
 
@@ -460,7 +460,7 @@ impl LanguageServer for Backend {
         });
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::thread::ThreadStore::for_workspace(workspace.root());
-        // Each run's checkpoint is kept beside its thread: tandem.undo.
+        // Each run's checkpoint goes beside its thread, for tandem.undo.
         let checkpoints = crate::host::checkpoints(store.as_ref(), workspace.roots());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let hook_consent =
