@@ -19,7 +19,7 @@ use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::hook_consent::HookConsent;
-use super::permission::PromptPolicy;
+use super::permission::LspGate;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use crate::thread::threads::Threads;
@@ -45,6 +45,9 @@ pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
 /// What exists once `initialize` told us the roots and capabilities.
 struct Ready {
     workspace: Arc<Workspace>,
+    /// The session's permission gate: it decides by the settings as they
+    /// change (see [`Backend::update_settings`]).
+    gate: Arc<LspGate>,
     editor: Arc<LspEditor>,
     executor: Executor,
     mcp: Arc<McpManager>,
@@ -155,6 +158,11 @@ impl Backend {
         }
         if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
+        }
+        if let Some(ready) = self.ready.get() {
+            // Plan mode is the run's own gate; the policy decides as in default.
+            ready.gate.policy().set_mode(crate::host::Modes::new(&settings, None).policy);
+            ready.gate.policy().set_rules(&settings.permissions);
         }
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
         self.report_problems(notices);
@@ -403,13 +411,13 @@ impl LanguageServer for Backend {
         let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
         let workspace = Arc::new(workspace);
-        let policy = PromptPolicy::new(
+        let gate = Arc::new(super::permission::gate(
             Arc::clone(&self.link),
             Arc::clone(&self.settings),
             Arc::clone(&editor),
             Arc::clone(&self.outbox),
             workspace.roots(),
-        );
+        ));
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
         let mcp = crate::host::mcp(workspace.root(), Vec::new());
@@ -431,7 +439,7 @@ impl LanguageServer for Backend {
             (servers.clone().map(|s| s as Arc<dyn crate::tools::code_intel::CodeIntel>), servers)
         };
         let executor = crate::host::executor(crate::host::Tools {
-            gate: Arc::new(policy),
+            gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
             hooks: Arc::clone(&self.hooks),
             mcp: Some(Arc::clone(&mcp)),
             code_intel,
@@ -444,6 +452,7 @@ impl LanguageServer for Backend {
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let ready = Ready {
+            gate,
             checkpoints,
             language_servers,
             hook_consent,
