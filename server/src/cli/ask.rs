@@ -19,14 +19,14 @@ use tandem::checkpoint::RunRecorder;
 use tandem::host;
 use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
-use tandem::permissions::headless::{HeadlessPolicy, Terminal};
+use tandem::permissions::headless::Terminal;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::thread::pricing::format_cost;
 use tandem::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
 use tandem::tools::{Executor, ToolContext};
-use tandem::workspace::{EditStatus, EditSummaryItem, Workspace};
+use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
 
 use super::plan_review::TerminalPlanReview;
@@ -100,7 +100,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
         None
     };
     let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
-    let gate = HeadlessPolicy::new(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
+    let gate = tandem::permissions::headless::gate(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.
@@ -354,7 +354,13 @@ pub async fn run_printed(
         let written = workspace
             .take_disk_writes(run.as_deref())
             .into_iter()
-            .map(|write| EditSummaryItem { display: workspace.display_path(&write.path), status: EditStatus::Written, ranges: write.ranges, declined: Vec::new() })
+            .map(|write| EditSummaryItem {
+                display: workspace.display_path(&write.path),
+                status: EditStatus::Written,
+                ranges: write.ranges,
+                declined: Vec::new(),
+                by_command: write.command.is_some().then_some(if write.deleted { CommandEffect::Deleted } else { CommandEffect::Written }),
+            })
             .collect();
         printer.summary(&outcome, written);
     }
