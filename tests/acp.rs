@@ -468,3 +468,34 @@ fn shell_commands_run_in_the_sandbox() {
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "[core]\n", "the sandbox kept .git/config read-only");
     assert!(setup.root().join("made.txt").exists(), "the approved command wrote the workspace");
 }
+
+/// As `tandem lsp` and `tandem ask`: a settings file whose permission rules
+/// cannot be read (it does not parse) refuses the session, naming the file,
+/// line and column; a file that breaks after the session opened refuses
+/// the prompt, and nothing runs.
+#[test]
+fn a_settings_file_that_does_not_parse_refuses_the_session_and_the_prompt() {
+    let setup = Setup::new(vec![turn(vec![json!({"name": "write_file", "input": {"file_path": "made.txt", "content": "x\n"}})]), done()]);
+    let settings = setup.root().join(".tandem/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{\"permissions\": {\"deny\": [\"run_shell(rm:*)\",]}}\n").unwrap();
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let refused = raw.request("session/new", json!({"cwd": setup.root(), "mcpServers": []}));
+    let refused = raw.response(refused);
+    let message = refused["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.starts_with("Tandem does not run: ") && message.contains(".tandem/settings.json:1:"), "{refused}");
+    assert!(message.contains("nothing runs until the file is fixed"), "{message}");
+
+    // Fixed, the session opens; broken again, its prompt is refused.
+    std::fs::write(&settings, "{\"permissions\": {\"allow\": [\"write_file\"]}}\n").unwrap();
+    let session = raw.new_session(&setup);
+    std::fs::write(&settings, "{\"permissions\": \n").unwrap();
+    let prompt = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "make a file"}]}));
+    let refused = raw.response(prompt);
+    let message = refused["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.starts_with("Tandem does not run: ") && message.contains(".tandem/settings.json:2:"), "{refused}");
+    assert!(!setup.root().join("made.txt").exists(), "the run must not start");
+    drop(raw.child.stdin.take());
+    assert!(raw.child.wait().unwrap().success());
+}

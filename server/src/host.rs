@@ -56,6 +56,20 @@ pub fn load_settings(root: &Path) -> (Settings, Vec<SettingsProblem>) {
     crate::settings::load(&SettingsFiles::for_workspace(root), &[])
 }
 
+/// The settings of a workspace, failing closed: a file whose permission
+/// rules cannot be read (it does not parse) stops the run — `Err` names
+/// each such file with its line and column — so that its deny rules are
+/// never silently dropped. The other problems come back beside the
+/// settings for the front end to show; they never stop a run.
+pub fn checked_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>), String> {
+    let (settings, problems) = load_settings(root);
+    let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(SettingsProblem::is_fatal);
+    if fatal.is_empty() {
+        return Ok((settings, other));
+    }
+    Err(fatal.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+}
+
 /// The model provider the settings (and the environment under them) name.
 pub fn provider(settings: &Settings) -> anyhow::Result<Box<dyn Provider>> {
     ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|config| config.build()).map_err(|err| anyhow::anyhow!("{err}"))

@@ -109,6 +109,7 @@ impl AcpAgent {
         let session = run::open(link, offers, cwd, servers, load).map_err(|err| match err {
             OpenError::InvalidParams(message) => error(Error::invalid_params(), message),
             OpenError::AuthRequired(message) => error(Error::auth_required(), message),
+            OpenError::BrokenSettings(message) => error(Error::invalid_request(), message),
         })?;
         if let Some(old) = lock(&self.sessions).insert(session.core.id.clone(), Arc::clone(&session)) {
             tokio::spawn(async move { old.shutdown().await });
@@ -143,6 +144,7 @@ impl AcpAgent {
                     Error::invalid_request(),
                     "a prompt is already running in this session: wait for it, or send session/cancel",
                 )),
+                Err(PromptError::BrokenSettings(message)) => responder.respond_with_error(error(Error::invalid_request(), message)),
                 Err(PromptError::Failed(message)) => responder.respond_with_error(error(Error::internal_error(), message)),
             };
             if let Err(err) = answer {
@@ -252,9 +254,10 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
         .on_receive_request(
             async move |_request: AuthenticateRequest, responder, _cx| {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-                match run::provider_problem(&run::load_settings(&cwd)) {
-                    None => responder.respond(AuthenticateResponse::new()),
-                    Some(problem) => responder.respond_with_error(error(Error::auth_required(), problem)),
+                match run::load_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
+                    Ok(None) => responder.respond(AuthenticateResponse::new()),
+                    Ok(Some(problem)) => responder.respond_with_error(error(Error::auth_required(), problem)),
+                    Err(broken) => responder.respond_with_error(error(Error::invalid_request(), broken)),
                 }
             },
             agent_client_protocol::on_receive_request!(),
