@@ -62,6 +62,10 @@ pub struct Session {
     /// Taken by the running prompt: a second prompt finds it locked.
     thread: Arc<tokio::sync::Mutex<Thread>>,
     mode: Mutex<PermissionMode>,
+    /// The model the session's prompts use, one of `models`.
+    model: Mutex<String>,
+    /// The models the session may switch between (the settings' first).
+    pub models: Vec<String>,
     pub history: Vec<serde_json::Value>,
 }
 
@@ -132,6 +136,7 @@ pub fn open(
     if let Some(problem) = provider_problem(&settings) {
         return Err(OpenError::AuthRequired(problem));
     }
+    let models = crate::host::provider(&settings).map(|provider| crate::host::model_choices(&*provider)).unwrap_or_default();
     let store = ThreadStore::for_workspace(&root);
     let mut history = Vec::new();
     let conversation = match load {
@@ -200,6 +205,8 @@ pub fn open(
         gate,
         thread: Arc::new(tokio::sync::Mutex::new(conversation)),
         mode: Mutex::new(mode),
+        model: Mutex::new(models.first().cloned().unwrap_or_default()),
+        models,
         history,
     }))
 }
@@ -298,6 +305,19 @@ impl Session {
         self.gate.policy().set_mode(policy_mode(mode));
     }
 
+    pub fn model(&self) -> String {
+        self.model.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Use `model` for the next prompts: one of [`Session::models`].
+    pub fn set_model(&self, model: &str) -> Result<(), String> {
+        if !self.models.iter().any(|m| m == model) {
+            return Err(format!("no model \"{model}\" here: choose one of {}", self.models.join(", ")));
+        }
+        *self.model.lock().unwrap_or_else(|e| e.into_inner()) = model.to_string();
+        Ok(())
+    }
+
     /// The skills, as slash commands.
     pub fn skills(&self) -> Vec<crate::tools::skill::Skill> {
         crate::tools::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
@@ -310,9 +330,7 @@ impl Session {
         // parsing since the session opened stops the prompt (its deny
         // rules might be the ones that matter).
         load_settings(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
-        let provider = ProviderConfig::from_lookup(|name| self.settings.lookup(name))
-            .and_then(|c| c.build())
-            .map_err(|e| PromptError::Failed(e.to_string()))?;
+        let provider = crate::host::provider_with_model(&self.settings, Some(&self.model())).map_err(|e| PromptError::Failed(e.to_string()))?;
         let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
         let cancel = CancellationToken::new();
         let (events, events_rx) = agent::event_channel();
