@@ -26,7 +26,7 @@ M.config = {
   max_turns = nil,
   script = nil, -- the scripted provider's script file
   settings = nil, -- any other server settings, merged last (e.g. { timeouts = { promptMs = 60000 } })
-  review = { layout = 'float' }, -- 'float': a unified diff; 'split': current and proposed side by side
+  review = { layout = 'float' }, -- 'float': the diff hunk by hunk, answered per hunk; 'split': current and proposed side by side
   flags = nil, -- passed to vim.lsp.start (e.g. { debounce_text_changes = 150 })
 }
 
@@ -59,6 +59,9 @@ function M.capabilities()
   capabilities.workspace.workspaceEdit = capabilities.workspace.workspaceEdit or {}
   capabilities.workspace.workspaceEdit.changeAnnotationSupport = { groupsOnLabel = false }
   capabilities.workspace.workspaceEdit.documentChanges = true
+  -- vim.lsp hands a server request's handler no id; with this, Tandem puts
+  -- it in the params (`tandemRequestId`), so a withdrawn question closes.
+  capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, { tandemRequestIds = true })
   return capabilities
 end
 
@@ -102,7 +105,7 @@ M.handlers = {
     params = params or {}
     local text = await.answer(function(settle)
       vim.ui.input({ prompt = 'Tandem: ' .. (params.prompt or 'your answer') .. ' ' }, settle)
-    end, await.request_id())
+    end, await.request_id(params))
     if text == await.WITHDRAWN then
       notify('the question was withdrawn (the run was cancelled or stopped waiting)', vim.log.levels.WARN)
       return { text = vim.NIL }
@@ -167,8 +170,7 @@ end
 --- never be offered for another server's error. Fill an empty context with
 --- every diagnostic in the range.
 local function with_every_diagnostic(client)
-  -- (0.10 calls client.request without self; the wrapper is for 0.11+.)
-  if client.tandem_wraps_code_actions or vim.fn.has('nvim-0.11') == 0 then
+  if client.tandem_wraps_code_actions then
     return
   end
   client.tandem_wraps_code_actions = true
@@ -490,7 +492,8 @@ end
 --- 'Tandem: review'.
 function M.status()
   local ok, clients = pcall(vim.lsp.get_clients, { name = 'tandem', bufnr = 0 })
-  return state.status(ok and #clients > 0)
+  -- The review's own window counts as Tandem's.
+  return state.status((ok and #clients > 0) or vim.b.tandem_review == true)
 end
 
 return M
