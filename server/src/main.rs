@@ -192,17 +192,8 @@ fn main() -> ExitCode {
                     let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
                     return cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await;
                 };
-                let options = cli::ask::AskOptions {
-                    prompt,
-                    verbose,
-                    json,
-                    max_turns,
-                    permission_mode,
-                    thread,
-                    compact,
-                    mcp_approve,
-                    lsp_approve,
-                };
+                let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve };
+                let options = cli::ask::AskOptions { prompt, session, thread, compact };
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Chat { max_turns, permission_mode, continue_thread, resume, mcp_approve, verbose } => {
