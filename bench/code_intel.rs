@@ -42,6 +42,10 @@ use tandem::workspace::Workspace;
 
 use framing::{frame, read_message};
 
+#[path = "stats.rs"]
+mod stats;
+use stats::{cell, ms, stats};
+
 /// Files that call `greet`, and calls in each: the references answer.
 const CALLERS: usize = 8;
 const CALLS_PER_FILE: usize = 3;
@@ -134,29 +138,6 @@ fn options() -> Options {
     }
     options.runs = options.runs.max(1);
     options
-}
-
-#[derive(Clone, Copy)]
-struct Stats {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-fn stats(ms: &[f64]) -> Stats {
-    let mut ms = ms.to_vec();
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let n = ms.len();
-    let median = if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 };
-    Stats { median, min: ms[0], max: ms[n - 1] }
-}
-
-fn ms(v: f64) -> String {
-    if v.abs() < 10.0 { format!("{v:.2}") } else { format!("{v:.1}") }
-}
-
-fn cell(s: Stats) -> String {
-    format!("{} ({}–{})", ms(s.median), ms(s.min), ms(s.max))
 }
 
 /// The proxy's log lines written since `from` (a byte offset).

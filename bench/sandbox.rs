@@ -24,6 +24,10 @@ use tandem::tools::executor::{AllowAll, PermissionDecision, PermissionGate, Perm
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 
+#[path = "stats.rs"]
+mod stats;
+use stats::{cell, ms, stats};
+
 /// The target of issue 18: at most this much added per command.
 const TARGET_MS: f64 = 10.0;
 
@@ -81,30 +85,6 @@ enum Way {
 }
 
 const WAYS: [Way; 3] = [Way::Unsandboxed, Way::Unasked, Way::Approved];
-
-/// Median, min and max in milliseconds.
-#[derive(Clone, Copy)]
-struct Stats {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-fn stats(samples: &[Duration]) -> Stats {
-    let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let n = ms.len();
-    let median = if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 };
-    Stats { median, min: ms[0], max: ms[n - 1] }
-}
-
-fn ms(v: f64) -> String {
-    if v.abs() < 10.0 { format!("{v:.2}") } else { format!("{v:.1}") }
-}
-
-fn cell(s: Stats) -> String {
-    format!("{} ({}–{})", ms(s.median), ms(s.min), ms(s.max))
-}
 
 struct Bench {
     workspace: Arc<Workspace>,
@@ -191,7 +171,8 @@ async fn main() {
                 outputs[i].get_or_insert((text, is_error));
             }
         }
-        let [plain, unasked, approved] = [stats(&times[0]), stats(&times[1]), stats(&times[2])];
+        let in_ms = |samples: &[Duration]| samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect::<Vec<f64>>();
+        let [plain, unasked, approved] = [stats(&in_ms(&times[0])), stats(&in_ms(&times[1])), stats(&in_ms(&times[2]))];
         let same = outputs[1] == outputs[0] && outputs[2] == outputs[0];
         // rg finds nothing in a small tree (exit 1): the same in all three.
         let failed = !command.starts_with("rg") && outputs.iter().flatten().any(|(_, is_error)| *is_error);
