@@ -102,7 +102,7 @@ fn boxed_run<'a>(provider: &'a dyn Provider, executor: &'a Executor, ctx: ToolCo
 
 async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildRequest, events: &EventSender, usage: &Mutex<ChildTotals>) {
     let ChildRequest { spec, parent, reply } = request;
-    let child_executor = executor.with_registry(executor.registry().filtered(|t: &dyn DynTool| spec.tools.allows(t.name())));
+    let child_executor = executor.with_registry(executor.registry().filtered(|t: &dyn DynTool| spec.tools.allows(t)));
     let tool_names = child_executor.registry().names().join(", ");
     let ctx = ToolContext {
         workspace: Arc::new(parent.workspace.fork_view()),

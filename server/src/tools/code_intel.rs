@@ -230,6 +230,7 @@ impl Tool for CodeIntelTool {
     type Args = CodeIntelArgs;
     type Plan = ();
     const NAME: &'static str = "code_intel";
+    const ONLY_READS: bool = true;
 
     fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
         let paths = match &args.file_path {

@@ -69,6 +69,7 @@ impl Tool for GrepSearch {
     type Args = GrepSearchArgs;
     type Plan = ();
     const NAME: &'static str = "grep_search";
+    const ONLY_READS: bool = true;
 
     fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
         ToolKind::Read { paths: vec![ctx.workspace.resolve_lenient(args.path.as_deref().unwrap_or("."))] }

@@ -59,6 +59,7 @@ impl Tool for ListFiles {
     type Args = ListFilesArgs;
     type Plan = ();
     const NAME: &'static str = "list_files";
+    const ONLY_READS: bool = true;
 
     fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
         ToolKind::Read { paths: vec![ctx.workspace.resolve_lenient(args.path.as_deref().unwrap_or("."))] }

@@ -259,6 +259,10 @@ pub trait Tool: Send + Sync + 'static {
     /// What `plan` computes and `call` consumes (`()` for most tools).
     type Plan: Send + Sync;
     const NAME: &'static str;
+    /// Every call of this tool is a [`ToolKind::Read`] or a
+    /// [`ToolKind::Fetch`] and changes nothing: read-only sub-agents
+    /// (`explore`, `plan`) get exactly these tools.
+    const ONLY_READS: bool = false;
 
     /// What the call does (see [`ToolKind`]). The default, `Other`, fails
     /// closed: it is not read-only unless [`Tool::is_read_only`] says so.
@@ -320,6 +324,11 @@ pub trait DynTool: Send + Sync {
     fn name(&self) -> &str;
     fn definition(&self) -> ToolDefinition;
     fn deferred(&self) -> bool;
+    /// Every call only reads or fetches ([`Tool::ONLY_READS`]); tools that
+    /// do not say so are not given to read-only sub-agents.
+    fn only_reads(&self) -> bool {
+        false
+    }
     /// Parse the input once into the tool's typed arguments. `Err` holds the
     /// reason, for `Invalid input for NAME: …`.
     fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, String>;
@@ -415,6 +424,10 @@ impl<T: Tool> DynTool for T {
 
     fn deferred(&self) -> bool {
         Tool::deferred(self)
+    }
+
+    fn only_reads(&self) -> bool {
+        T::ONLY_READS
     }
 
     fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, String> {

@@ -75,6 +75,7 @@ impl Tool for ReadFile {
     type Args = ReadFileArgs;
     type Plan = PageRequest;
     const NAME: &'static str = "read_file";
+    const ONLY_READS: bool = true;
 
     fn kind(&self, args: &Self::Args, ctx: &ToolContext) -> ToolKind {
         ToolKind::Read { paths: vec![ctx.workspace.resolve_lenient(&args.file_path)] }

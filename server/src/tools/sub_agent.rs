@@ -6,15 +6,15 @@
 
 use async_trait::async_trait;
 
-use super::ToolContext;
+use super::{DynTool, ToolContext};
 
-/// Tools that only read: what `explore` and `plan` sub-agents get.
-pub const READ_ONLY_TOOLS: &[&str] = &["read_file", "list_files", "grep_search", "web_fetch"];
-
-/// Which of the parent's tools a child gets (never `agent`).
+/// Which of the parent's tools a child gets (never `agent`: a child runs
+/// no children of its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolChoice {
-    /// [`READ_ONLY_TOOLS`].
+    /// The tools whose every call only reads or fetches
+    /// ([`Tool::ONLY_READS`](super::Tool::ONLY_READS)): what `explore` and
+    /// `plan` sub-agents get.
     ReadOnly,
     /// Everything the parent has but `agent`.
     General,
@@ -23,23 +23,14 @@ pub enum ToolChoice {
 }
 
 impl ToolChoice {
-    pub fn allows(&self, name: &str) -> bool {
-        if name == super::agent::AgentTool::NAME_STR {
+    pub fn allows(&self, tool: &dyn DynTool) -> bool {
+        if tool.name() == super::agent::AgentTool::NAME_STR {
             return false;
         }
         match self {
-            ToolChoice::ReadOnly => READ_ONLY_TOOLS.contains(&name),
+            ToolChoice::ReadOnly => tool.only_reads(),
             ToolChoice::General | ToolChoice::Only(None) => true,
-            ToolChoice::Only(Some(names)) => names.iter().any(|n| n == name),
-        }
-    }
-
-    /// Every tool it allows only reads (so several such children may run at once).
-    pub fn is_read_only(&self) -> bool {
-        match self {
-            ToolChoice::ReadOnly => true,
-            ToolChoice::General | ToolChoice::Only(None) => false,
-            ToolChoice::Only(Some(names)) => names.iter().all(|n| READ_ONLY_TOOLS.contains(&n.as_str())),
+            ToolChoice::Only(Some(names)) => names.iter().any(|n| n == tool.name()),
         }
     }
 }
@@ -77,5 +68,62 @@ pub async fn run_child(ctx: &ToolContext, spec: ChildSpec) -> Result<String, Str
     tokio::select! {
         _ = ctx.cancel.cancelled() => Err("cancelled with the parent run".to_string()),
         answer = runner.run_child(ctx, spec) => answer,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::ToolChoice;
+    use crate::tools::test_fixture::text_fixture;
+    use crate::tools::{ToolKind, ToolRegistry};
+
+    /// A call of each built-in tool, with the least input it takes.
+    fn sample_input(name: &str) -> serde_json::Value {
+        match name {
+            "read_file" => json!({"file_path": "a.txt"}),
+            "list_files" => json!({"pattern": "*"}),
+            "grep_search" => json!({"pattern": "x"}),
+            "web_fetch" => json!({"url": "http://127.0.0.1:9/"}),
+            "code_intel" => json!({"operation": "diagnostics", "file_path": "a.txt"}),
+            "write_file" => json!({"file_path": "a.txt", "content": "x"}),
+            "edit_file" => json!({"file_path": "a.txt", "old_string": "a", "new_string": "b"}),
+            "run_shell" => json!({"command": "true"}),
+            _ => json!({}),
+        }
+    }
+
+    #[test]
+    fn read_only_children_get_the_tools_whose_calls_only_read_and_nothing_that_changes() {
+        let f = text_fixture(&[("a.txt", "a\n")]);
+        let registry = ToolRegistry::builtin();
+        let mut given = Vec::new();
+        for tool in registry.all() {
+            let name = tool.name().to_string();
+            let prepared = Arc::clone(&tool).prepare(&sample_input(&name), &f.ctx);
+            if ToolChoice::ReadOnly.allows(tool.as_ref()) {
+                let prepared = prepared.unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(matches!(prepared.traits.kind, ToolKind::Read { .. } | ToolKind::Fetch { .. }), "{name}: {:?}", prepared.traits.kind);
+                assert!(prepared.traits.read_only, "{name}");
+                given.push(name);
+            } else if let Ok(prepared) = prepared {
+                // Every tool left out could do more than read: its kind says
+                // so, or it says nothing (Other, which fails closed).
+                assert!(!matches!(prepared.traits.kind, ToolKind::Read { .. } | ToolKind::Fetch { .. }) || !tool.only_reads(), "{name}");
+            }
+        }
+        given.sort();
+        assert_eq!(given, ["grep_search", "list_files", "read_file", "web_fetch"]);
+        // Edits and commands never reach a read-only child.
+        for name in ["write_file", "edit_file", "run_shell", "agent"] {
+            let tool = registry.get(name).unwrap();
+            assert!(!ToolChoice::ReadOnly.allows(tool.as_ref()), "{name}");
+        }
+        assert!(!ToolChoice::General.allows(registry.get("agent").unwrap().as_ref()));
+        assert!(ToolChoice::Only(Some(vec!["run_shell".into()])).allows(registry.get("run_shell").unwrap().as_ref()));
     }
 }

@@ -97,6 +97,7 @@ impl Tool for WebFetch {
     type Args = WebFetchArgs;
     type Plan = reqwest::Url;
     const NAME: &'static str = "web_fetch";
+    const ONLY_READS: bool = true;
 
     fn kind(&self, args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
         ToolKind::Fetch { url: args.url.clone() }
