@@ -3,12 +3,13 @@
 //! benchmark tree through the real executor (`read_file`, then
 //! `edit_file`), once without a checkpoint recorder and once with one
 //! (the recorder on the run's workspace, finished at the run's end, as the
-//! host attaches it), the two alternating; then the same run with a shell
-//! command (`true`), for which the recorder looks at the whole tree before
+//! host attaches it), the two alternating; then the same run with an approved
+//! shell command (`true`), for which the recorder looks at the whole tree before
 //! and after (stat data only once the tree index is warm); and, once, the
 //! first look at the tree, which reads and hashes every file.
 //!
-//! Checks (exit 1 when one fails): every recorded run's checkpoint names
+//! Checks (exit 1 when one fails): the recorder looked at the tree around
+//! the command (the store holds its index), every recorded run's checkpoint names
 //! exactly the edited file, and undoing it from the checkpoint restores
 //! the file (which also resets it for the next run).
 //!
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tandem::checkpoint::{restore, Checkpoints, Direction, FileStatus, Limits};
-use tandem::tools::executor::AllowAll;
+use tandem::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 
@@ -85,6 +86,18 @@ fn ms(v: f64) -> String {
 
 fn cell(s: Stats) -> String {
     format!("{} ({}–{})", ms(s.median), ms(s.min), ms(s.max))
+}
+
+/// The user approved every call: a command is an approved one, which the
+/// checkpoint looks at the tree around (an unasked command runs where it
+/// can write nothing of the workspace, and is not looked at).
+struct ApproveAll;
+
+#[async_trait::async_trait]
+impl PermissionGate for ApproveAll {
+    async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
+        PermissionDecision::Approved
+    }
 }
 
 /// Removes the edited file when the section ends, however it ends.
@@ -189,12 +202,16 @@ async fn main() {
     let store_dir = tempfile::tempdir().expect("a temp folder for the checkpoint store");
     let roots = vec![options.tree.clone()];
     let store = Arc::new(Checkpoints::at(store_dir.path().to_path_buf(), roots, Limits::default()));
-    let executor = Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(AllowAll));
+    let executor = Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(ApproveAll));
     let mut bench = Bench { tree: options.tree.clone(), file, original, executor, store, failures: Vec::new(), next_run: 0 };
     let files = count_files(&options.tree);
 
     // The store's first look at the tree: every file read and hashed, once.
     let first = bench.run(true, true).await;
+    // The look happened: the store keeps its index of the tree.
+    if !store_dir.path().join("tree-index.jsonl").is_file() {
+        bench.failures.push("the recorder did not look at the tree around the approved command (no tree index)".into());
+    }
     let (edit_without, edit_with) = bench.compare(&options, false).await;
     let (command_without, command_with) = bench.compare(&options, true).await;
 
@@ -214,14 +231,14 @@ async fn main() {
     let meets = if options.quick { "—" } else if added <= TARGET_MS { "yes" } else { "**no**" };
     println!("| one edit | {} | {} | {} | ≤ {TARGET_MS} ms | {meets} |", cell(edit_without), cell(edit_with), ms(added));
     println!(
-        "| one edit and one shell command (`true`): a look at the tree before and after it, the tree index warm | {} | {} | {} | — | — |",
+        "| one edit and one approved shell command (`true`): a look at the tree before and after it, the tree index warm | {} | {} | {} | — | — |",
         cell(command_without),
         cell(command_with),
         ms(command_with.median - command_without.median)
     );
     println!("| the same, the store's first look at the tree (every file read and hashed; once) | — | {} | — | — | — |", ms(first.as_secs_f64() * 1000.0));
     println!();
-    println!("Checked: each recorded run's checkpoint names only the edited file, and undoing it restores the file.");
+    println!("Checked: the recorder looked at the tree around the command (its index is kept), each recorded run's checkpoint names only the edited file, and undoing it restores the file.");
     println!();
     if !bench.failures.is_empty() {
         println!("**Checks that failed:**");
