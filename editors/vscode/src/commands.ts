@@ -43,11 +43,15 @@ export async function cancelRun(server: TandemServer, quiet = false): Promise<vo
     return;
   }
   server.runs.markCancelled(runId);
-  await server.discardReview();
-  const answer = (await client.sendRequest('workspace/executeCommand', {
+  // The cancel goes out before the review is discarded: the discarded
+  // review answers the server's applyEdit, and were that answer first, the
+  // run would go on to its end (the edit declined) before the cancel came.
+  const cancelling = client.sendRequest('workspace/executeCommand', {
     command: 'tandem.cancel',
     arguments: [{ runId }],
-  })) as { cancelled?: boolean };
+  }) as Promise<{ cancelled?: boolean }>;
+  await server.discardReview();
+  const answer = await cancelling;
   if (!answer?.cancelled && !quiet) {
     void vscode.window.showInformationMessage(`Tandem: ${runId} had already ended; no run is active.`);
   }

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { registerChat } from './chat';
 import { TandemServer } from './client';
+import { registerCodeIntel } from './codeIntel';
 import { registerCommands } from './commands';
 import { registerOnboarding } from './onboarding';
 import { registerPanel } from './panel/view';
@@ -19,6 +20,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(server);
   registerCommands(context, server);
   registerChat(context, server);
+  registerCodeIntel(context);
   const panel = registerPanel(context, server);
   const onboarding = registerOnboarding(context, server);
   await server.start();

@@ -10,6 +10,8 @@ export interface ServerSettings {
   saveDocuments: true;
   /** The extension answers `tandem/textInput` with an input box. */
   textInput: true;
+  /** The extension answers `tandem/codeIntel` from VS Code's other language features (src/codeIntel.ts). */
+  codeIntel: true;
   provider?: string;
   model?: string;
   permissionMode?: string;
@@ -25,7 +27,7 @@ function text(value: unknown): string | undefined {
  * ("not set"), so the environment applies, as the settings promise.
  */
 export function serverSettings(get: SettingGetter): ServerSettings {
-  const settings: ServerSettings = { saveDocuments: true, textInput: true };
+  const settings: ServerSettings = { saveDocuments: true, textInput: true, codeIntel: true };
   const provider = text(get('provider'));
   const model = text(get('model'));
   const permissionMode = text(get('permissionMode'));

@@ -21,13 +21,14 @@ import {
 describe('serverSettings', () => {
   it('leaves empty settings out so the environment applies', () => {
     const values: Record<string, unknown> = { provider: '', model: '  ', permissionMode: 'default', maxTurns: null };
-    assert.deepStrictEqual(serverSettings((k) => values[k]), { saveDocuments: true, textInput: true, permissionMode: 'default' });
+    assert.deepStrictEqual(serverSettings((k) => values[k]), { saveDocuments: true, textInput: true, codeIntel: true, permissionMode: 'default' });
   });
   it('passes set values through', () => {
     const values: Record<string, unknown> = { provider: 'openai', model: 'qwen3-coder', permissionMode: 'plan', maxTurns: 7 };
     assert.deepStrictEqual(serverSettings((k) => values[k]), {
       saveDocuments: true,
       textInput: true,
+      codeIntel: true,
       provider: 'openai',
       model: 'qwen3-coder',
       permissionMode: 'plan',
