@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tandem::agent::anthropic::{request_body, BodyOptions};
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder, StreamEvent};
 use tandem::agent::{self, Usage};
-use tandem::session::{Conversation, SessionConfig};
+use tandem::thread::{Thread, ContextConfig};
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
@@ -116,7 +116,7 @@ struct Figures {
     requests: usize,
 }
 
-async fn run(turns: usize, config: SessionConfig) -> Figures {
+async fn run(turns: usize, config: ContextConfig) -> Figures {
     let dir = tempfile::tempdir().unwrap();
     for i in 0..20 {
         let text: String = (0..80).map(|l| format!("file {i} line {l}: some source text that takes room in the context\n")).collect();
@@ -125,22 +125,22 @@ async fn run(turns: usize, config: SessionConfig) -> Figures {
     let workspace = std::sync::Arc::new(Workspace::new(dir.path()).unwrap());
     let ctx = ToolContext::new(std::sync::Arc::clone(&workspace));
     let model = CachingModel { turns, state: Mutex::default() };
-    let mut conversation = Conversation::new("bench", workspace.root().to_path_buf());
+    let mut conversation = Thread::new("bench", workspace.root().to_path_buf());
     let (events, _rx) = agent::event_channel();
     let request = agent::RunRequest { prompt: "Read the files one by one.".into(), max_turns: Some(turns + 5), ..Default::default() };
     let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None);
-    let outcome = agent::run_conversation(&model, &executor, ctx, &mut conversation, &config, request, events).await;
+    let outcome = agent::run_thread(&model, &executor, ctx, &mut conversation, &config, request, events).await;
     let state = model.state.lock().unwrap();
     Figures { usage: outcome.usage, last_input: state.last_input, requests: state.requests }
 }
 
 #[tokio::main]
 async fn main() {
-    let cached = run(20, SessionConfig::for_model("claude-sonnet-4-5")).await;
+    let cached = run(20, ContextConfig::for_model("claude-sonnet-4-5")).await;
     let share = cached.usage.cache_read_input_tokens as f64 / cached.usage.input_tokens.max(1) as f64 * 100.0;
     let window = 32_768;
-    let managed_config = SessionConfig { context_window: window, ..SessionConfig::for_model("claude-sonnet-4-5") };
-    let unmanaged_config = SessionConfig { context_window: u64::MAX / 4, ..SessionConfig::for_model("claude-sonnet-4-5") };
+    let managed_config = ContextConfig { context_window: window, ..ContextConfig::for_model("claude-sonnet-4-5") };
+    let unmanaged_config = ContextConfig { context_window: u64::MAX / 4, ..ContextConfig::for_model("claude-sonnet-4-5") };
     let managed = run(60, managed_config).await;
     let unmanaged = run(60, unmanaged_config).await;
     println!("## Sessions: prompt caching and context management\n");

@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front ends", &["main", "cli", "lsp", "acp"]),
     ("host", &["host", "settings"]),
     ("agent", &["agent"]),
-    ("what the contract asks", &["permissions", "hooks", "mcp", "session", "sandbox", "checkpoint", "language_servers"]),
+    ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
     ("leaves", &["model", "environment", "consent", "scope"]),
@@ -292,15 +292,15 @@ fn an_import_up_and_a_circle_are_named_with_their_file() {
     let edge = |from: &str, to: &str, place: &str| ((from.to_string(), to.to_string()), vec![place.to_string()]);
     let edges: BTreeMap<_, _> = [
         edge("tools", "agent", "server/src/tools/agent.rs:24: use crate::agent::subagent::run_child;"),
-        edge("hooks", "session", "server/src/hooks.rs:3: use crate::session::X;"),
-        edge("session", "hooks", "server/src/session/a.rs:9: use crate::hooks::Y;"),
+        edge("hooks", "thread", "server/src/hooks.rs:3: use crate::thread::X;"),
+        edge("thread", "hooks", "server/src/thread/a.rs:9: use crate::hooks::Y;"),
         edge("agent", "tools", "server/src/agent/run.rs:1: use crate::tools::Executor;"),
     ]
     .into_iter()
     .collect();
     let problems = problems(&edges);
     assert!(problems.iter().any(|p| p.starts_with("server/src/tools/agent.rs:24: use crate::agent::subagent::run_child;") && p.contains("`tools` (the tool contract) imports `agent` (agent)")), "{problems:#?}");
-    assert!(problems.iter().any(|p| p.starts_with("a circle: hooks → session → hooks")), "{problems:#?}");
+    assert!(problems.iter().any(|p| p.starts_with("a circle: hooks → thread → hooks")), "{problems:#?}");
     assert!(problems.iter().any(|p| p.starts_with("a circle: agent → tools → agent")), "{problems:#?}");
     assert_eq!(problems.len(), 3, "{problems:#?}");
 }

@@ -17,7 +17,7 @@ use tandem::agent::anthropic::AnthropicProvider;
 use tandem::agent::config::HttpProviderConfig;
 use tandem::agent::openai::OpenAiProvider;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
-use tandem::session::{Conversation, SessionConfig};
+use tandem::thread::{Thread, ContextConfig};
 use tandem::tools::{Executor, ToolContext, ToolRegistry};
 
 // ---------------------------------------------------------------- helpers
@@ -85,13 +85,13 @@ fn executor() -> Executor {
     Executor::new(ToolRegistry::builtin()).with_results_dir(None)
 }
 
-fn thread(ctx: &ToolContext) -> Conversation {
-    Conversation::new("test-thread", ctx.workspace.root().to_path_buf())
+fn thread(ctx: &ToolContext) -> Thread {
+    Thread::new("test-thread", ctx.workspace.root().to_path_buf())
 }
 
-async fn run_in(provider: &dyn Provider, ctx: &ToolContext, conversation: &mut Conversation, config: &SessionConfig, request: RunRequest) -> (RunOutcome, Vec<RunEvent>) {
+async fn run_in(provider: &dyn Provider, ctx: &ToolContext, conversation: &mut Thread, config: &ContextConfig, request: RunRequest) -> (RunOutcome, Vec<RunEvent>) {
     let (tx, mut rx) = agent::event_channel();
-    let outcome = agent::run_conversation(provider, &executor(), ctx.clone(), conversation, config, request, tx).await;
+    let outcome = agent::run_thread(provider, &executor(), ctx.clone(), conversation, config, request, tx).await;
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {
         events.push(e);
@@ -129,7 +129,7 @@ struct ReadThenEdit {
     mock: MockModel,
     dir: tempfile::TempDir,
     ctx: ToolContext,
-    config: SessionConfig,
+    config: ContextConfig,
 }
 
 impl ReadThenEdit {
@@ -143,10 +143,10 @@ impl ReadThenEdit {
         .await;
         let (dir, ctx) = workspace();
         std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-        ReadThenEdit { mock, dir, ctx, config: SessionConfig::for_model("claude-test") }
+        ReadThenEdit { mock, dir, ctx, config: ContextConfig::for_model("claude-test") }
     }
 
-    async fn run(&self, conversation: &mut Conversation, prompt: &str) -> (RunOutcome, Vec<RunEvent>) {
+    async fn run(&self, conversation: &mut Thread, prompt: &str) -> (RunOutcome, Vec<RunEvent>) {
         run_in(&anthropic(&self.mock), &self.ctx, conversation, &self.config, request(prompt)).await
     }
 
@@ -205,7 +205,7 @@ async fn threads_do_not_share_read_ledgers() {
     let t = ReadThenEdit::start("Oops.").await;
     let mut first = thread(&t.ctx);
     t.run(&mut first, "read a.txt").await;
-    let mut other = Conversation::new("other", t.ctx.workspace.root().to_path_buf());
+    let mut other = Thread::new("other", t.ctx.workspace.root().to_path_buf());
     let (_, events) = t.run(&mut other, "make it two").await;
     let (is_error, content) = edit_result(&events);
     assert!(is_error && content.contains("You must read this file before editing"), "{content}");
@@ -319,7 +319,7 @@ async fn growing_context_stubs_old_results_then_compacts_and_completes() {
     for n in 1..=7 {
         std::fs::write(dir.path().join(format!("f{n}.txt")), big_file(n)).unwrap();
     }
-    let config = SessionConfig::from_lookup("claude-test", |name| (name == "TANDEM_CONTEXT_WINDOW").then(|| "20000".to_string())).unwrap();
+    let config = ContextConfig::from_lookup("claude-test", |name| (name == "TANDEM_CONTEXT_WINDOW").then(|| "20000".to_string())).unwrap();
     let mut conversation = thread(&ctx);
     let (outcome, events) = run_in(&anthropic(&mock), &ctx, &mut conversation, &config, request("read f1 to f7")).await;
     assert_eq!(outcome.status, RunStatus::Completed, "{events:?}");
@@ -369,7 +369,7 @@ async fn a_context_length_400_compacts_once_and_retries() {
     let mock = MockModel::start(vec![too_long(), text("SUMMARY: nothing done yet."), text("Done.")]).await;
     let (_dir, ctx) = workspace();
     let mut conversation = thread(&ctx);
-    let (outcome, events) = run_in(&anthropic(&mock), &ctx, &mut conversation, &SessionConfig::for_model("claude-test"), request("go")).await;
+    let (outcome, events) = run_in(&anthropic(&mock), &ctx, &mut conversation, &ContextConfig::for_model("claude-test"), request("go")).await;
     assert_eq!((outcome.status, outcome.text.as_str()), (RunStatus::Completed, "Done."));
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
@@ -383,7 +383,7 @@ async fn a_second_context_length_400_ends_the_run_instead_of_looping() {
     let mock = MockModel::start(vec![too_long(), text("SUMMARY."), too_long(), text("never sent")]).await;
     let (_dir, ctx) = workspace();
     let mut conversation = thread(&ctx);
-    let (outcome, _) = run_in(&anthropic(&mock), &ctx, &mut conversation, &SessionConfig::for_model("claude-test"), request("go")).await;
+    let (outcome, _) = run_in(&anthropic(&mock), &ctx, &mut conversation, &ContextConfig::for_model("claude-test"), request("go")).await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert!(outcome.text.contains("prompt is too long"), "{}", outcome.text);
     assert_eq!(mock.requests().len(), 3);
@@ -402,7 +402,7 @@ async fn an_openai_context_length_400_compacts_once_and_retries() {
     let (_dir, ctx) = workspace();
     let provider = OpenAiProvider::new(HttpProviderConfig::for_tests(&mock.url, "gpt-4o")).unwrap();
     let mut conversation = thread(&ctx);
-    let (outcome, _) = run_in(&provider, &ctx, &mut conversation, &SessionConfig::for_model("gpt-4o"), request("go")).await;
+    let (outcome, _) = run_in(&provider, &ctx, &mut conversation, &ContextConfig::for_model("gpt-4o"), request("go")).await;
     assert_eq!(outcome.status, RunStatus::Completed);
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
@@ -415,7 +415,7 @@ async fn compact_flag_forces_a_compaction_before_the_run() {
     let mock = MockModel::start(vec![text("Noted."), text("SUMMARY: noted a thing."), text("Yes.")]).await;
     let (_dir, ctx) = workspace();
     let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
+    let config = ContextConfig::for_model("claude-test");
     let mut conversation = thread(&ctx);
     run_in(&provider, &ctx, &mut conversation, &config, request("note a thing")).await;
     let (outcome, events) = run_in(&provider, &ctx, &mut conversation, &config, RunRequest { compact: true, ..request("ok?") }).await;
@@ -444,7 +444,7 @@ async fn a_compaction_names_the_most_recently_read_files_for_a_re_read_not_every
         std::fs::write(dir.path().join(format!("f{n}.txt")), format!("file {n}\n")).unwrap();
     }
     let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
+    let config = ContextConfig::for_model("claude-test");
     let mut conversation = thread(&ctx);
     run_in(&provider, &ctx, &mut conversation, &config, request("read f1 to f12")).await;
     let (outcome, _) = run_in(&provider, &ctx, &mut conversation, &config, RunRequest { compact: true, ..request("done?") }).await;
@@ -470,7 +470,7 @@ async fn cache_breakpoints_and_a_byte_stable_prefix_across_turns_and_runs() {
     let (dir, ctx) = workspace();
     std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
     let provider = anthropic(&mock);
-    let config = SessionConfig::for_model("claude-test");
+    let config = ContextConfig::for_model("claude-test");
     let mut conversation = thread(&ctx);
     run_in(&provider, &ctx, &mut conversation, &config, request("read a.txt")).await;
     run_in(&provider, &ctx, &mut conversation, &config, request("read it again")).await;
@@ -504,7 +504,7 @@ async fn cache_usage_reaches_status_and_end_events() {
     let (_dir, ctx) = workspace();
     let provider = AnthropicProvider::new(HttpProviderConfig::for_tests(&mock.url, "claude-sonnet-4-5")).unwrap();
     let mut conversation = thread(&ctx);
-    let (outcome, events) = run_in(&provider, &ctx, &mut conversation, &SessionConfig::for_model("claude-sonnet-4-5"), request("hi")).await;
+    let (outcome, events) = run_in(&provider, &ctx, &mut conversation, &ContextConfig::for_model("claude-sonnet-4-5"), request("hi")).await;
     let rendered = render_events(&events);
     assert!(rendered.contains(r#"{"type":"status","turn":1,"usage":{"input_tokens":1950,"output_tokens":5,"cache_read_input_tokens":800,"cache_creation_input_tokens":150}}"#), "{rendered}");
     // (1000 plain × $3 + 800 read × $0.30 + 150 written × $3.75 + 5 out × $15) per million.
@@ -530,7 +530,7 @@ async fn thinking_blocks_round_trip_byte_for_byte() {
     config.thinking_budget = Some(2048);
     let provider = AnthropicProvider::new(config).unwrap();
     let mut conversation = thread(&ctx);
-    let (outcome, events) = run_in(&provider, &ctx, &mut conversation, &SessionConfig::for_model("claude-test"), request("read a.txt")).await;
+    let (outcome, events) = run_in(&provider, &ctx, &mut conversation, &ContextConfig::for_model("claude-test"), request("read a.txt")).await;
     assert_eq!(outcome.status, RunStatus::Completed);
     let requests = mock.requests();
     assert_eq!(requests[0].body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
@@ -554,7 +554,7 @@ async fn thinking_blocks_are_never_sent_to_openai_compatible_servers() {
     });
     let mock = MockModel::start(vec![openai_text("Sure.")]).await;
     let provider = OpenAiProvider::new(HttpProviderConfig::for_tests(&mock.url, "local")).unwrap();
-    run_in(&provider, &ctx, &mut conversation, &SessionConfig::for_model("local"), request("again")).await;
+    run_in(&provider, &ctx, &mut conversation, &ContextConfig::for_model("local"), request("again")).await;
     let raw = &mock.requests()[0].raw;
     assert!(raw.contains("Hello.") && !raw.contains("secret musing") && !raw.contains("thinking"), "{raw}");
 }
@@ -568,7 +568,7 @@ async fn a_model_repeating_one_call_gets_a_nudge_then_the_run_ends_with_loop() {
     let (dir, ctx) = workspace();
     std::fs::write(dir.path().join("a.txt"), "same\n").unwrap();
     let mut conversation = thread(&ctx);
-    let (outcome, events) = run_in(&anthropic(&mock), &ctx, &mut conversation, &SessionConfig::for_model("claude-test"), request("read a.txt")).await;
+    let (outcome, events) = run_in(&anthropic(&mock), &ctx, &mut conversation, &ContextConfig::for_model("claude-test"), request("read a.txt")).await;
     assert_eq!(outcome.status, RunStatus::Loop);
     assert!(outcome.text.contains("same call (read_file"), "{}", outcome.text);
     assert!(matches!(events.last(), Some(RunEvent::End { status: RunStatus::Loop, .. })));
@@ -595,7 +595,7 @@ async fn recorded_llamacpp_streams_drive_a_run_end_to_end() {
     std::fs::write(dir.path().join("a.txt"), "fn main() {}\n").unwrap();
     let provider = OpenAiProvider::new(HttpProviderConfig::for_tests(&mock.url, "qwen2.5-coder-0.5b-instruct")).unwrap();
     let mut conversation = thread(&ctx);
-    let (outcome, events) = run_in(&provider, &ctx, &mut conversation, &SessionConfig::for_model("qwen2.5-coder-0.5b-instruct"), request("Read the file a.txt")).await;
+    let (outcome, events) = run_in(&provider, &ctx, &mut conversation, &ContextConfig::for_model("qwen2.5-coder-0.5b-instruct"), request("Read the file a.txt")).await;
     assert_eq!(outcome.status, RunStatus::Completed, "{events:?}");
     assert!(outcome.text.starts_with("```rust\nfn add_two_numbers(a: i32, b: i32) -> i32 {"), "{}", outcome.text);
     let results: Vec<&RunEvent> = events.iter().filter(|e| matches!(e, RunEvent::ToolResult { is_error: false, .. })).collect();

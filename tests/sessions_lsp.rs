@@ -1,4 +1,4 @@
-//! Conversation threads in `tandem lsp`, end to end: the real binary over
+//! Thread threads in `tandem lsp`, end to end: the real binary over
 //! stdio with the test client (tests/common/lsp_client.rs) and the scripted
 //! model. Two threads running at once in one server, what each run
 //! reports, and what each thread is allowed.

@@ -222,7 +222,7 @@ async fn a_custom_agent_asks_for_its_own_model_and_otherwise_the_sessions() {
 #[tokio::test]
 async fn a_sub_agent_on_another_model_is_priced_as_that_model() {
     use tandem::agent::Usage;
-    use tandem::session::pricing::PriceTable;
+    use tandem::thread::pricing::PriceTable;
     let s = setup(&[(".tandem/agents/fast.md", "---\nname: fast\nmodel: haiku\ntools: read_file\n---\nYou are fast.\n")], &[]);
     let mock = MockModel::start(vec![
         turns::tools("", &[("toolu_1", "agent", serde_json::json!({"description": "look", "prompt": "Look.", "type": "fast"}))]),

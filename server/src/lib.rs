@@ -25,7 +25,7 @@
 //!                   │               → stream → tool calls → executor → results;
 //!                   │               sub-agents, project instructions
 //!                   ▼
-//!   permissions/  hooks  mcp/  session/     what the contract asks: the policy,
+//!   permissions/  hooks  mcp/  thread/      what the contract asks: the policy,
 //!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
 //!                   │                          each run's checkpoint (undo/redo),
 //!                   │                          the lspServers Tandem starts
@@ -75,8 +75,8 @@
 //!   with retries and stream deadlines, the system prompt with project
 //!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
 //!   parent loop, and the run events every front end consumes.
-//! - [`session`]: what the loop keeps between runs: a thread
-//!   (`Conversation`) per follow-up chain, saved as JSON Lines, with context
+//! - [`thread`]: what the loop keeps between runs: a thread
+//!   ([`thread::Thread`]) per follow-up chain, saved as JSON Lines, with context
 //!   management (stubbing old results, compaction), Anthropic prompt-cache
 //!   breakpoints, loop detection, and token cost.
 //! - [`checkpoint`]: what every run changed, for `tandem undo`/`redo`:
@@ -196,7 +196,7 @@ pub mod model;
 pub mod permissions;
 pub mod sandbox;
 pub mod scope;
-pub mod session;
 pub mod settings;
+pub mod thread;
 pub mod tools;
 pub mod workspace;

@@ -105,7 +105,7 @@ impl LspClient {
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
             .env("TANDEM_LOG", "error")
-            // Conversation threads are saved in the tests' own data folder.
+            // Thread threads are saved in the tests' own data folder.
             .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

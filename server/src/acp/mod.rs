@@ -219,7 +219,7 @@ fn list_sessions(request: &ListSessionsRequest) -> Result<ListSessionsResponse, 
         None => std::env::current_dir().map_err(|e| error(Error::internal_error(), format!("no cwd given and none of our own: {e}")))?,
     };
     let root = cwd.canonicalize().unwrap_or(cwd);
-    let Some(store) = crate::session::SessionStore::for_workspace(&root) else {
+    let Some(store) = crate::thread::ThreadStore::for_workspace(&root) else {
         return Ok(ListSessionsResponse::new(Vec::new()));
     };
     let (threads, problems) = store.list();

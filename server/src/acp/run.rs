@@ -23,7 +23,7 @@ use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{McpConfig, Origin, ServerConfig, Transport};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::policy::Policy;
-use crate::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
+use crate::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use crate::settings::{Settings, SettingsFiles};
 use crate::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::{Editor, Workspace};
@@ -56,7 +56,7 @@ pub struct Session {
     hooks: crate::hooks::SharedHooks,
     policy: Arc<AcpPolicy>,
     /// Taken by the running prompt: a second prompt finds it locked.
-    thread: Arc<tokio::sync::Mutex<Conversation>>,
+    thread: Arc<tokio::sync::Mutex<Thread>>,
     mode: Mutex<PermissionMode>,
     pub history: Vec<serde_json::Value>,
 }
@@ -125,11 +125,11 @@ pub fn open(
     if let Some(problem) = provider_problem(&settings) {
         return Err(OpenError::AuthRequired(problem));
     }
-    let store = SessionStore::for_workspace(&root);
+    let store = ThreadStore::for_workspace(&root);
     let mut history = Vec::new();
     let conversation = match load {
         None => {
-            let mut conversation = Conversation::new(new_thread_id(), root.clone());
+            let mut conversation = Thread::new(new_thread_id(), root.clone());
             if let Some(store) = &store {
                 if let Err(err) = store.create(&mut conversation) {
                     tracing::warn!(%err, "cannot save the new thread; it is kept in memory only");
@@ -298,7 +298,7 @@ impl Session {
         let provider = ProviderConfig::from_lookup(|name| self.settings.lookup(name))
             .and_then(|c| c.build())
             .map_err(|e| PromptError::Failed(e.to_string()))?;
-        let config = SessionConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
+        let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
         let cancel = CancellationToken::new();
         let (events, events_rx) = agent::event_channel();
         let (forwarded_tx, forwarded_rx) = watch::channel(0);
@@ -331,7 +331,7 @@ impl Session {
         request.in_editor = true;
         request.hooks = Some(Arc::clone(&self.hooks));
         let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events_rx, forwarded_tx));
-        let outcome = agent::run_conversation(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
+        let outcome = agent::run_thread(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;

@@ -104,7 +104,7 @@ impl SessionCore {
     }
 
     fn call_id(&self, key: &str) -> String {
-        lock(&self.calls).get(key).cloned().unwrap_or_else(|| format!("tandem-ask-{}", crate::session::new_thread_id()))
+        lock(&self.calls).get(key).cloned().unwrap_or_else(|| format!("tandem-ask-{}", crate::thread::new_thread_id()))
     }
 
     pub fn record_written(&self, path: &Path, old_text: &str, new_text: &str) {

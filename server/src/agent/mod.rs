@@ -28,7 +28,7 @@ pub mod subagent;
 
 pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
-pub use run::{compact_conversation, run, run_conversation, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, MAX_STOP_CONTINUATIONS, TURN_LIMIT_RESULT};
+pub use run::{compact_conversation, run, run_thread, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, MAX_STOP_CONTINUATIONS, TURN_LIMIT_RESULT};
 
 /// One request to run the agent.
 #[derive(Debug, Clone, Default)]

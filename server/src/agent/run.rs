@@ -24,9 +24,9 @@ use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
 use crate::hooks::{HookEvent, HookOutcome, Hooks};
-use crate::session::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
-use crate::session::loops::{LoopDetector, Verdict};
-use crate::session::{new_thread_id, Conversation, SessionConfig};
+use crate::thread::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
+use crate::thread::loops::{LoopDetector, Verdict};
+use crate::thread::{new_thread_id, Thread, ContextConfig};
 use crate::tools::executor::FatalToolError;
 use crate::tools::{Executor, PreparedCall, ToolCall, ToolContext, ToolDefinition, ToolResult};
 
@@ -48,7 +48,7 @@ pub const MAX_STOP_CONTINUATIONS: usize = 5;
 /// its process group on `ctx.cancel`) before their tasks are aborted.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
-/// Run the agent to the end in a new, unsaved conversation that uses the
+/// Run the agent to the end in a new, unsaved thread that uses the
 /// workspace's own read ledger. Events stream
 /// through `events` as they happen, the last one being [`RunEvent::End`];
 /// cancelling `ctx.cancel` stops the stream and the running tools.
@@ -59,36 +59,36 @@ pub async fn run(
     request: RunRequest,
     events: EventSender,
 ) -> RunOutcome {
-    let mut conversation = Conversation::new(new_thread_id(), ctx.workspace.root().to_path_buf());
+    let mut thread = Thread::new(new_thread_id(), ctx.workspace.root().to_path_buf());
     // A one-off run reads and writes through the workspace's own ledger.
-    conversation.ledger = ctx.workspace.ledger_handle();
+    thread.ledger = ctx.workspace.ledger_handle();
     // The context window and prices are the model's the run asks for.
-    let config = SessionConfig::for_model(request.model.as_deref().unwrap_or(provider.model()));
-    run_conversation(provider, executor, ctx, &mut conversation, &config, request, events).await
+    let config = ContextConfig::for_model(request.model.as_deref().unwrap_or(provider.model()));
+    run_thread(provider, executor, ctx, &mut thread, &config, request, events).await
 }
 
-/// Run the agent to the end as the next run of `conversation`: its
+/// Run the agent to the end as the next run of `thread`: its
 /// history, system prompt, read ledger and activated tools carry over, and
-/// what happens is appended to it (and to its session file, at each turn's
+/// what happens is appended to it (and to its thread file, at each turn's
 /// end). The context is kept inside `config.context_window`.
-pub async fn run_conversation(
+pub async fn run_thread(
     provider: &dyn Provider,
     executor: &Executor,
     ctx: ToolContext,
-    conversation: &mut Conversation,
-    config: &SessionConfig,
+    thread: &mut Thread,
+    config: &ContextConfig,
     request: RunRequest,
     events: EventSender,
 ) -> RunOutcome {
     // Tools see this thread's reads only.
-    let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&conversation.ledger)));
+    let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&thread.ledger)));
     let ctx = ToolContext { workspace, ..ctx };
     // Deferred tools the thread activated stay active in its next runs,
     // and so do the user's "Always allow" answers.
-    for name in &conversation.activated_tools {
+    for name in &thread.activated_tools {
         ctx.run.activate(name);
     }
-    ctx.run.grants.add(conversation.grants.iter().cloned());
+    ctx.run.grants.add(thread.grants.iter().cloned());
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
@@ -98,9 +98,9 @@ pub async fn run_conversation(
     let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
     let driven = {
         let model = request.model.as_deref();
-        let mut session = Session { provider, model, conversation, config, events: &events, state: &mut state, ctx: &ctx };
+        let mut driver = Driver { provider, model, thread, config, events: &events, state: &mut state, ctx: &ctx };
         tokio::select! {
-            driven = session.drive(executor, &request) => driven,
+            driven = driver.drive(executor, &request) => driven,
             () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
         }
     };
@@ -116,11 +116,11 @@ pub async fn run_conversation(
         Err(Stop::Fatal(FatalToolError(message))) => (RunStatus::Failed, format!("A tool failed fatally: {message}")),
         Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
-    conversation.set_grants(ctx.run.grants.rules());
-    conversation.end_run(status, (status != RunStatus::Completed).then(|| text.clone()));
-    conversation.commit();
+    thread.set_grants(ctx.run.grants.rules());
+    thread.end_run(status, (status != RunStatus::Completed).then(|| text.clone()));
+    thread.commit();
     // Only a saved thread can be named later.
-    let thread_id = if conversation.is_saved() { conversation.id.clone() } else { String::new() };
+    let thread_id = if thread.is_saved() { thread.id.clone() } else { String::new() };
     let end_thread = (!thread_id.is_empty()).then(|| thread_id.clone());
     let _ = events.send(RunEvent::End { status, text: text.clone(), usage: state.usage, cost_usd: state.cost_usd, thread_id: end_thread });
     RunOutcome { status, text, turns: state.turns, usage: state.usage, cost_usd: state.cost_usd, thread_id }
@@ -131,13 +131,13 @@ pub async fn run_conversation(
 pub async fn compact_conversation(
     provider: &dyn Provider,
     ctx: &ToolContext,
-    conversation: &mut Conversation,
-    config: &SessionConfig,
+    thread: &mut Thread,
+    config: &ContextConfig,
     events: &EventSender,
 ) -> Result<(u64, u64), ProviderError> {
     let mut state = RunState { turns: 0, usage: Usage::default(), cost_usd: None, children_usage: Arc::default() };
-    let mut session = Session { provider, model: None, conversation, config, events, state: &mut state, ctx };
-    match session.compact("requested by the user").await {
+    let mut driver = Driver { provider, model: None, thread, config, events, state: &mut state, ctx };
+    match driver.compact("requested by the user").await {
         Ok(sizes) => Ok(sizes),
         Err(Stop::Provider(err)) => Err(err),
         Err(_) => Err(ProviderError::Config("the compaction was cancelled".into())),
@@ -211,23 +211,23 @@ fn notice(text: &str) -> String {
 /// cancelled or failed mid-call): the API wants every call answered.
 const NOT_RUN_RESULT: &str = "Tool call not executed: the run ended before it ran";
 
-/// One run of the loop over a conversation.
-struct Session<'a> {
+/// One run of the loop over a thread.
+struct Driver<'a> {
     provider: &'a dyn Provider,
     /// The model asked for instead of the provider's own ([`RunRequest::model`]).
     model: Option<&'a str>,
-    conversation: &'a mut Conversation,
-    config: &'a SessionConfig,
+    thread: &'a mut Thread,
+    config: &'a ContextConfig,
     events: &'a EventSender,
     state: &'a mut RunState,
     ctx: &'a ToolContext,
 }
 
-impl Session<'_> {
+impl Driver<'_> {
     /// The system prompt: the thread's own, fixed by its first run so the
     /// cached prefix stays byte-stable across turns and runs.
     fn system(&mut self, executor: &Executor, request: &RunRequest) -> String {
-        if let Some(system) = &self.conversation.system {
+        if let Some(system) = &self.thread.system {
             return system.clone();
         }
         let system = match &request.system {
@@ -239,7 +239,7 @@ impl Session<'_> {
                 system_prompt(&env)
             }
         };
-        self.conversation.set_system(system.clone());
+        self.thread.set_system(system.clone());
         system
     }
 
@@ -247,10 +247,10 @@ impl Session<'_> {
     /// order they were activated (appended, so the prefix stays the same).
     fn tools(&mut self, executor: &Executor) -> Vec<ToolDefinition> {
         for name in self.ctx.run.activated_names() {
-            self.conversation.activate_tool(&name);
+            self.thread.activate_tool(&name);
         }
         // Grants given during the last turn's calls are saved at its end.
-        self.conversation.set_grants(self.ctx.run.grants.rules());
+        self.thread.set_grants(self.ctx.run.grants.rules());
         let registry = executor.registry();
         let mut tools = registry.definitions();
         crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
@@ -260,7 +260,7 @@ impl Session<'_> {
 
     /// Answer the calls an earlier run left open, so the history is valid.
     fn close_dangling_calls(&mut self) {
-        let Some(last) = self.conversation.messages.last() else { return };
+        let Some(last) = self.thread.messages.last() else { return };
         if last.role != Role::Assistant {
             return;
         }
@@ -275,7 +275,7 @@ impl Session<'_> {
             })
             .collect();
         if !content.is_empty() {
-            self.conversation.push(Message { role: Role::User, content });
+            self.thread.push(Message { role: Role::User, content });
         }
     }
 
@@ -303,7 +303,7 @@ impl Session<'_> {
     /// blocked the prompt (the model never sees it), `Ok` what they add.
     async fn submit_prompt(&mut self, hooks: &Hooks, request: &RunRequest) -> Result<Result<Vec<String>, (RunStatus, String)>, Stop> {
         let event = HookEvent::UserPromptSubmit;
-        let payload = serde_json::json!({"session_id": self.conversation.id, "prompt": request.prompt});
+        let payload = serde_json::json!({"session_id": self.thread.id, "prompt": request.prompt});
         let outcome = self.hook(hooks, event, payload).await?;
         if let Some(reason) = outcome.block {
             return Ok(Err((RunStatus::Failed, format!("The UserPromptSubmit hook blocked this prompt, so it was not sent: {reason}"))));
@@ -331,13 +331,13 @@ impl Session<'_> {
         let system = self.system(executor, request);
         let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
         let executor = Arc::new(executor.clone());
-        self.conversation.set_title_from(&request.prompt);
+        self.thread.set_title_from(&request.prompt);
         self.close_dangling_calls();
-        self.conversation.record_prompt(&request.prompt);
+        self.thread.record_prompt(&request.prompt);
         let first = first_message(request, &hook_context);
-        self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&first));
-        self.conversation.push(first);
-        self.conversation.commit();
+        self.thread.context_tokens += estimate_messages(std::slice::from_ref(&first));
+        self.thread.push(first);
+        self.thread.commit();
         if request.compact {
             self.compact("requested by the user").await?;
         }
@@ -358,7 +358,7 @@ impl Session<'_> {
             let plan_section = crate::tools::plan_mode::current_prompt_section(self.ctx);
             let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
             let response = loop {
-                let model_request = ModelRequest { model: self.model, system: &system_now, messages: &self.conversation.messages, tools: &tools };
+                let model_request = ModelRequest { model: self.model, system: &system_now, messages: &self.thread.messages, tools: &tools };
                 match stream_turn(self.provider, &model_request, self.events, &mut runner, &cancel).await {
                     Ok(response) => break response,
                     // Too long for the model after all: compact once and retry,
@@ -378,17 +378,17 @@ impl Session<'_> {
             };
             let cost = self.config.prices.cost(&self.config.model, &response.usage);
             self.state.add(&response.usage, cost);
-            self.conversation.end_turn(response.usage, cost);
+            self.thread.end_turn(response.usage, cost);
             let _ = self.events.send(RunEvent::Status { turn: self.state.turns, usage: self.state.total_usage() });
             let ModelResponse { message, tool_calls, .. } = response;
             let text = message.text();
-            self.conversation.push(message);
+            self.thread.push(message);
             if tool_calls.is_empty() {
-                self.conversation.commit();
+                self.thread.commit();
                 let Some(hooks) = &hooks else { return Ok((RunStatus::Completed, text)) };
                 let event = HookEvent::Stop;
                 let payload = serde_json::json!({
-                    "session_id": self.conversation.id,
+                    "session_id": self.thread.id,
                     "stop_hook_active": stop_continuations > 0,
                     "last_assistant_message": text,
                 });
@@ -408,9 +408,9 @@ impl Session<'_> {
                 stop_continuations += 1;
                 self.hook_notice(event, format!("asked the agent to continue: {}", notice(&reason)));
                 let message = stop_hook_message(&reason);
-                self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&message));
-                self.conversation.push(message);
-                self.conversation.commit();
+                self.thread.context_tokens += estimate_messages(std::slice::from_ref(&message));
+                self.thread.push(message);
+                self.thread.commit();
                 continue;
             }
             if last_turn {
@@ -419,11 +419,11 @@ impl Session<'_> {
                     let _ = self.events.send(RunEvent::ToolResult { id: call.id.clone(), is_error: true, content: TURN_LIMIT_RESULT.to_string() });
                     content.push(ContentBlock::ToolResult { tool_use_id: call.id.clone(), content: TURN_LIMIT_RESULT.to_string(), is_error: true });
                 }
-                self.conversation.push(Message { role: Role::User, content });
-                self.conversation.commit();
+                self.thread.push(Message { role: Role::User, content });
+                self.thread.commit();
                 return Ok((RunStatus::TurnLimit, text));
             }
-            self.conversation.commit();
+            self.thread.commit();
             let results = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
@@ -461,30 +461,30 @@ impl Session<'_> {
                 .map(|r| ContentBlock::ToolResult { tool_use_id: r.id, content: r.content, is_error: r.is_error })
                 .collect();
             let results_message = Message { role: Role::User, content };
-            self.conversation.context_tokens += estimate_messages(std::slice::from_ref(&results_message));
-            self.conversation.push(results_message);
-            self.conversation.commit();
+            self.thread.context_tokens += estimate_messages(std::slice::from_ref(&results_message));
+            self.thread.push(results_message);
+            self.thread.commit();
             if let Some(line) = stop {
                 return Err(Stop::Loop(line));
             }
         }
     }
 
-    /// Past [`SessionConfig::stub_threshold`], stub old tool results; past
-    /// [`SessionConfig::compact_threshold`] (after stubbing), compact.
+    /// Past [`ContextConfig::stub_threshold`], stub old tool results; past
+    /// [`ContextConfig::compact_threshold`] (after stubbing), compact.
     async fn manage_context(&mut self) -> Result<(), Stop> {
-        let size = self.conversation.context_tokens;
+        let size = self.thread.context_tokens;
         if size <= self.config.stub_threshold() {
             return Ok(());
         }
         let mut saved = 0;
-        for (id, stub, bytes) in plan_stubs(&self.conversation.messages, KEEP_RECENT_RESULTS) {
-            if self.conversation.stub_result(&id, stub) {
+        for (id, stub, bytes) in plan_stubs(&self.thread.messages, KEEP_RECENT_RESULTS) {
+            if self.thread.stub_result(&id, stub) {
                 saved += bytes;
             }
         }
         let estimate = size.saturating_sub(estimate_tokens(saved));
-        self.conversation.context_tokens = estimate;
+        self.thread.context_tokens = estimate;
         if saved > 0 {
             tracing::info!(before = size, after = estimate, "stubbed old tool results to save context");
         }
@@ -500,10 +500,10 @@ impl Session<'_> {
     /// thread had read must be read again before an edit; the summary names
     /// the [`REREAD_RECENT_FILES`] most recent.
     async fn compact(&mut self, reason: &str) -> Result<(u64, u64), Stop> {
-        let before = self.conversation.context_tokens.max(estimate_messages(&self.conversation.messages));
+        let before = self.thread.context_tokens.max(estimate_messages(&self.thread.messages));
         // Half the window for the transcript leaves room for the summary.
         let max_chars = usize::try_from(self.config.context_window).unwrap_or(usize::MAX).saturating_mul(2);
-        let messages = summary_request(&self.conversation.messages, max_chars);
+        let messages = summary_request(&self.thread.messages, max_chars);
         let request = ModelRequest { model: self.model, system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
         // The summary is not part of the transcript the user watches.
         let (quiet, _ignored) = mpsc::unbounded_channel();
@@ -514,18 +514,18 @@ impl Session<'_> {
         };
         let cost = self.config.prices.cost(&self.config.model, &response.usage);
         self.state.add(&response.usage, cost);
-        self.conversation.end_turn(response.usage, cost);
+        self.thread.end_turn(response.usage, cost);
         let summary = response.message.text();
         // The most recent files, named in a stable order.
         let mut reread: Vec<String> =
-            self.conversation.ledger.most_recent(REREAD_RECENT_FILES).iter().map(|p| self.ctx.workspace.display_path(p)).collect();
+            self.thread.ledger.most_recent(REREAD_RECENT_FILES).iter().map(|p| self.ctx.workspace.display_path(p)).collect();
         reread.sort();
-        self.conversation.ledger.clear();
-        let history = compacted_history(&summary, &reread, self.conversation.last_prompt());
-        let system_tokens = self.conversation.system.as_deref().map(|s| estimate_tokens(s.len())).unwrap_or(0);
+        self.thread.ledger.clear();
+        let history = compacted_history(&summary, &reread, self.thread.last_prompt());
+        let system_tokens = self.thread.system.as_deref().map(|s| estimate_tokens(s.len())).unwrap_or(0);
         let after = estimate_messages(&history) + system_tokens;
-        self.conversation.replace_history(history, before, after);
-        self.conversation.commit();
+        self.thread.replace_history(history, before, after);
+        self.thread.commit();
         let _ = self.events.send(RunEvent::Compact { before_tokens: before, after_tokens: after, reason: reason.to_string() });
         Ok((before, after))
     }

@@ -15,7 +15,7 @@
 //! `<sessions>/<workspace-hash>/checkpoints/` holds `blobs/` (contents by
 //! SHA-256, shared by all runs), `tree-index.jsonl` (the last look), and
 //! one folder per thread with one manifest per run. Forgetting a thread
-//! removes its folder ([`crate::session::SessionStore::forget`]); its blobs
+//! removes its folder ([`crate::thread::ThreadStore::forget`]); its blobs
 //! go at the next garbage collection.
 //!
 //! Bounds ([`Limits`]): a file over 16 MiB is not kept (the undo reports
@@ -45,7 +45,7 @@ use blobs::BlobStore;
 use manifest::Manifest;
 use tree::TreeIndex;
 
-use crate::session::SessionStore;
+use crate::thread::ThreadStore;
 use crate::workspace::ChangeRecorder;
 
 /// How much the checkpoints may hold.
@@ -107,7 +107,7 @@ fn now_ms() -> u64 {
 impl Checkpoints {
     /// The checkpoints kept beside the threads of `sessions`, for a
     /// workspace over `roots`.
-    pub fn beside(sessions: &SessionStore, roots: &[PathBuf]) -> Arc<Self> {
+    pub fn beside(sessions: &ThreadStore, roots: &[PathBuf]) -> Arc<Self> {
         Arc::new(Self::at(sessions.checkpoints_dir(), roots.to_vec(), Limits::default()))
     }
 

@@ -397,8 +397,8 @@ async fn forgetting_the_thread_removes_its_checkpoints_and_garbage_collection_it
     let root = dir.path().join("ws");
     std::fs::create_dir_all(&root).unwrap();
     let root = root.canonicalize().unwrap();
-    let sessions = crate::session::SessionStore::at(&dir.path().join("sessions"), &root);
-    let mut conversation = crate::session::Conversation::new(crate::session::new_thread_id(), root.clone());
+    let sessions = crate::thread::ThreadStore::at(&dir.path().join("sessions"), &root);
+    let mut conversation = crate::thread::Thread::new(crate::thread::new_thread_id(), root.clone());
     sessions.create(&mut conversation).unwrap();
     let store = Checkpoints::beside(&sessions, std::slice::from_ref(&root));
     std::fs::write(root.join("a.txt"), b"before\n").unwrap();

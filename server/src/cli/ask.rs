@@ -21,8 +21,8 @@ use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::{HeadlessPolicy, Terminal};
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
-use tandem::session::pricing::format_cost;
-use tandem::session::{new_thread_id, Conversation, SessionConfig, SessionStore};
+use tandem::thread::pricing::format_cost;
+use tandem::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
 use tandem::tools::{Executor, ToolContext};
@@ -59,15 +59,15 @@ pub enum ThreadChoice {
 }
 
 /// The thread to run in, saved when there is a data folder.
-fn open_thread(store: Option<&SessionStore>, choice: &ThreadChoice, root: &std::path::Path) -> anyhow::Result<Conversation> {
+fn open_thread(store: Option<&ThreadStore>, choice: &ThreadChoice, root: &std::path::Path) -> anyhow::Result<Thread> {
     let Some(store) = store else {
         anyhow::ensure!(matches!(choice, ThreadChoice::New), "cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads");
         tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved");
-        return Ok(Conversation::new(new_thread_id(), root.to_path_buf()));
+        return Ok(Thread::new(new_thread_id(), root.to_path_buf()));
     };
     let id = match choice {
         ThreadChoice::New => {
-            let mut conversation = Conversation::new(new_thread_id(), root.to_path_buf());
+            let mut conversation = Thread::new(new_thread_id(), root.to_path_buf());
             if let Err(err) = store.create(&mut conversation) {
                 tracing::warn!(%err, "cannot save this conversation");
             }
@@ -117,9 +117,9 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
         // The fingerprint check still catches changes on disk; the watcher only does it sooner.
         tracing::warn!(%err, "cannot watch the workspace for changes");
     }
-    let store = SessionStore::for_workspace(workspace.root());
+    let store = ThreadStore::for_workspace(workspace.root());
     let mut conversation = open_thread(store.as_ref(), &options.thread, workspace.root())?;
-    let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
     let scope = host::run_scope(modes, review, workspace.root());
@@ -243,7 +243,7 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
 /// with their totals.
 #[allow(clippy::print_stdout)]
 pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let store = SessionStore::for_workspace(workspace).ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME)"))?;
+    let store = ThreadStore::for_workspace(workspace).ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME)"))?;
     let (threads, problems) = store.list();
     for problem in &problems {
         eprintln!("tandem: {problem}");
@@ -253,7 +253,7 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  title", "thread", "last activity", "runs", "turns", "tokens in", "tokens out", "cost");
-    let mut total = tandem::session::Totals::default();
+    let mut total = tandem::thread::Totals::default();
     for thread in &threads {
         let t = &thread.totals;
         let when = chrono::DateTime::from_timestamp_millis(thread.updated_ms as i64)
@@ -339,7 +339,7 @@ pub async fn run_printed(
     executor: &Executor,
     ctx: ToolContext,
     request: RunRequest,
-    thread: Option<(&mut Conversation, &SessionConfig)>,
+    thread: Option<(&mut Thread, &ContextConfig)>,
     mut printer: Option<Printer>,
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
@@ -348,7 +348,7 @@ pub async fn run_printed(
     let (tx, mut rx) = agent::event_channel();
     let run = async move {
         match thread {
-            Some((conversation, config)) => agent::run_conversation(provider, executor, ctx, conversation, config, request, tx).await,
+            Some((conversation, config)) => agent::run_thread(provider, executor, ctx, conversation, config, request, tx).await,
             None => agent::run(provider, executor, ctx, request, tx).await,
         }
     };

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
 use tandem::checkpoint::Direction;
-use tandem::session::SessionStore;
+use tandem::thread::ThreadStore;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::workspace::Workspace;
 
@@ -103,7 +103,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
         std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         "tandem chat is interactive: run it in a terminal (from a script, one run is tandem ask PROMPT)"
     );
-    let store = SessionStore::for_workspace(&root);
+    let store = ThreadStore::for_workspace(&root);
     let history = store.as_ref().map(|s| s.dir().join("chat_history.txt"));
     let mut editor = rustyline::DefaultEditor::new()?;
     if let Some(path) = &history {
@@ -240,10 +240,10 @@ fn continuing(thread: &ThreadChoice) -> ThreadChoice {
     }
 }
 
-fn describe(thread: &ThreadChoice, store: Option<&SessionStore>) -> String {
+fn describe(thread: &ThreadChoice, store: Option<&ThreadStore>) -> String {
     match thread {
         ThreadChoice::New => "a new conversation".to_string(),
-        ThreadChoice::Continue => match store.and_then(SessionStore::latest) {
+        ThreadChoice::Continue => match store.and_then(ThreadStore::latest) {
             Some(id) => format!("continuing {id}"),
             None => "a new conversation (none saved yet)".to_string(),
         },
@@ -252,7 +252,7 @@ fn describe(thread: &ThreadChoice, store: Option<&SessionStore>) -> String {
 }
 
 #[allow(clippy::print_stdout)]
-fn list_threads(store: Option<&SessionStore>) {
+fn list_threads(store: Option<&ThreadStore>) {
     let Some(store) = store else {
         println!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME).");
         return;

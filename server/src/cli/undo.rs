@@ -11,12 +11,12 @@
 use std::process::ExitCode;
 
 use tandem::checkpoint::{restore, Checkpoints, Direction, FileStatus};
-use tandem::session::SessionStore;
+use tandem::thread::ThreadStore;
 use tandem::workspace::Workspace;
 
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 pub async fn undo(workspace: Workspace, direction: Direction, run_id: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
-    let store = SessionStore::for_workspace(workspace.root())
+    let store = ThreadStore::for_workspace(workspace.root())
         .ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME), so there are no checkpoints"))?;
     let checkpoints = Checkpoints::beside(&store, workspace.roots());
     // Runs of this process: none (another process's run is seen by its pid).

@@ -30,8 +30,8 @@ use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::{EditRecord, LspEditor};
 use crate::agent::config::ProviderConfig;
-use crate::session::threads::{ThreadError, Threads};
-use crate::session::{Conversation, SessionConfig};
+use crate::thread::threads::{ThreadError, Threads};
+use crate::thread::{Thread, ContextConfig};
 use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::tools::{Executor, ToolContext, ToolKind};
 use crate::workspace::{EditStatus, LineSpan, Workspace};
@@ -338,9 +338,9 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         }
         let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
             Ok(provider) => {
-                let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name));
+                let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name));
                 match (config, conversation.get()) {
-                    (Ok(config), Some(thread)) => agent::run_conversation(&*provider, &executor, ctx, thread, &config, request, events_tx).await,
+                    (Ok(config), Some(thread)) => agent::run_thread(&*provider, &executor, ctx, thread, &config, request, events_tx).await,
                     (Err(message), _) => failed_outcome(&events_tx, message),
                     (_, None) => failed_outcome(&events_tx, "the conversation thread is gone".into()),
                 }
@@ -413,11 +413,11 @@ fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcom
 /// Gives a thread back to [`Threads`] when its run's task ends.
 struct CheckInOnDrop {
     threads: Arc<Threads>,
-    conversation: Option<Conversation>,
+    conversation: Option<Thread>,
 }
 
 impl CheckInOnDrop {
-    fn get(&mut self) -> Option<&mut Conversation> {
+    fn get(&mut self) -> Option<&mut Thread> {
         self.conversation.as_mut()
     }
 }
@@ -466,7 +466,7 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     let provider = ProviderConfig::from_lookup(|name| settings.lookup(name))
         .and_then(ProviderConfig::build)
         .map_err(|e| AskError::InvalidParams(e.to_string()))?;
-    let config = SessionConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(AskError::InvalidParams)?;
+    let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(AskError::InvalidParams)?;
     let ctx = ToolContext { cancel, ..ToolContext::new(Arc::clone(&env.workspace)) };
     let (events, _ignored) = event_channel();
     let Some(thread) = conversation.get() else { return Err(AskError::InvalidParams("the conversation thread is gone".into())) };

@@ -22,7 +22,7 @@ use super::hook_consent::HookConsent;
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
-use crate::session::threads::Threads;
+use crate::thread::threads::Threads;
 use crate::mcp::McpManager;
 use crate::tools::Executor;
 use crate::workspace::Workspace;
@@ -43,7 +43,7 @@ pub const COMPACT_COMMAND: &str = "tandem.compact";
 pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
 
 /// What exists once `initialize` told us the roots and capabilities.
-struct Session {
+struct Ready {
     workspace: Arc<Workspace>,
     editor: Arc<LspEditor>,
     executor: Executor,
@@ -56,7 +56,7 @@ struct Session {
     /// See [`clients::answer_goes_alone`].
     answer_goes_alone: bool,
     /// The servers of `lspServers`, when the editor does not answer code
-    /// intelligence questions itself; shut down with the session.
+    /// intelligence questions itself; shut down with the connection.
     language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
 }
 
@@ -77,7 +77,7 @@ pub struct Backend {
     hooks: crate::hooks::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
     client_ready: std::sync::atomic::AtomicBool,
-    session: OnceLock<Session>,
+    ready: OnceLock<Ready>,
     runs: Arc<Runs>,
     outbox: Arc<RunOutbox>,
     /// Bumped by every pushed configuration, so an older pull's late
@@ -102,7 +102,7 @@ impl Backend {
             broken_settings: Mutex::new(Vec::new()),
             hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
-            session: OnceLock::new(),
+            ready: OnceLock::new(),
             runs: Arc::new(Runs::default()),
             outbox: Arc::new(RunOutbox::default()),
             configuration_generation: AtomicU64::new(0),
@@ -110,7 +110,7 @@ impl Backend {
         }
     }
 
-    /// Share the session's lifecycle with the transport: when the client
+    /// Share the connection's lifecycle with the transport: when the client
     /// goes away, the active run is cancelled (its shell commands are
     /// stopped, no further model request is made) and new asks are refused.
     pub fn with_lifecycle(mut self, lifecycle: Arc<super::Lifecycle>) -> Self {
@@ -205,8 +205,8 @@ impl Backend {
 
     /// Fetch the `tandem` section of `workspace/configuration`.
     async fn pull_configuration(&self) {
-        let Some(session) = self.session.get() else { return };
-        if !session.configuration {
+        let Some(ready) = self.ready.get() else { return };
+        if !ready.configuration {
             return;
         }
         let params = json!({"items": [{"section": "tandem"}]});
@@ -238,7 +238,7 @@ impl Backend {
     }
 
     fn run_env(&self) -> Result<RunEnv> {
-        let session = self.session.get().ok_or_else(|| Error {
+        let ready = self.ready.get().ok_or_else(|| Error {
             code: ErrorCode::ServerError(-32002),
             message: "the server is not initialized".into(),
             data: None,
@@ -247,15 +247,15 @@ impl Backend {
             hooks: Arc::clone(&self.hooks),
             client: Arc::clone(&self.link),
             documents: Arc::clone(&self.documents),
-            workspace: Arc::clone(&session.workspace),
-            editor: Arc::clone(&session.editor),
-            executor: session.executor.clone(),
+            workspace: Arc::clone(&ready.workspace),
+            editor: Arc::clone(&ready.editor),
+            executor: ready.executor.clone(),
             runs: Arc::clone(&self.runs),
             outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
-            work_done_progress: session.work_done_progress,
-            threads: Arc::clone(&session.threads),
-            answer_goes_alone: session.answer_goes_alone,
+            work_done_progress: ready.work_done_progress,
+            threads: Arc::clone(&ready.threads),
+            answer_goes_alone: ready.answer_goes_alone,
         })
     }
 
@@ -275,7 +275,7 @@ impl Backend {
                         "events": transcript.events,
                         "omitted": transcript.omitted,
                     }))),
-                    Err(err @ crate::session::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
+                    Err(err @ crate::thread::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
                     Err(err) => Err(Error::invalid_params(err.to_string())),
                 }
             }
@@ -300,8 +300,8 @@ impl Backend {
         // The settings files may have changed since the last run; changed
         // project hooks are asked about (a prompt already up is waited for).
         self.update_settings(|_| {});
-        if let Some(session) = self.session.get() {
-            session.hook_consent.ask_if_needed().await;
+        if let Some(ready) = self.ready.get() {
+            ready.hook_consent.ask_if_needed().await;
         }
         if let Some(error) = self.broken_settings_error() {
             return Err(error);
@@ -434,11 +434,11 @@ impl LanguageServer for Backend {
             code_intel,
         });
         // Threads are saved under the user's data folder, per workspace root.
-        let store = crate::session::SessionStore::for_workspace(workspace.root());
+        let store = crate::thread::ThreadStore::for_workspace(workspace.root());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
-        let session = Session {
+        let ready = Ready {
             language_servers,
             hook_consent,
             threads,
@@ -450,7 +450,7 @@ impl LanguageServer for Backend {
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
             answer_goes_alone: clients::answer_goes_alone(params.client_info.as_ref()),
         };
-        if self.session.set(session).is_err() {
+        if self.ready.set(ready).is_err() {
             return Err(Error::invalid_request());
         }
         Ok(InitializeResult {
@@ -484,16 +484,16 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         self.client_ready.store(true, Ordering::SeqCst);
         self.update_settings(|_| {});
-        if let Some(session) = self.session.get() {
-            if let Err(err) = session.workspace.start_watcher() {
+        if let Some(ready) = self.ready.get() {
+            if let Err(err) = ready.workspace.start_watcher() {
                 tracing::warn!(%err, "cannot start the file watcher; disk changes are caught by fingerprints only");
             }
         }
         self.pull_configuration().await;
-        if let Some(session) = self.session.get() {
-            mcp_front::start(&session.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+        if let Some(ready) = self.ready.get() {
+            mcp_front::start(&ready.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
             // Not awaited here: the user may take a while; a run waits for the answer.
-            let consent = Arc::clone(&session.hook_consent);
+            let consent = Arc::clone(&ready.hook_consent);
             tokio::spawn(async move { consent.ask_if_needed().await });
         }
     }
@@ -501,9 +501,9 @@ impl LanguageServer for Backend {
     async fn shutdown(&self) -> Result<()> {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         self.runs.cancel_all();
-        if let Some(session) = self.session.get() {
-            session.mcp.shutdown().await;
-            if let Some(servers) = &session.language_servers {
+        if let Some(ready) = self.ready.get() {
+            ready.mcp.shutdown().await;
+            if let Some(servers) = &ready.language_servers {
                 servers.shutdown().await;
             }
         }
@@ -546,7 +546,7 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        // The workspace's roots are fixed for the session (the read ledger
+        // The workspace's roots are fixed for the connection (the read ledger
         // and confinement depend on them); say so instead of pretending.
         if !params.event.added.is_empty() || !params.event.removed.is_empty() {
             tracing::warn!("workspace folders changed; restart the Tandem server to use the new folders");
@@ -558,8 +558,8 @@ impl LanguageServer for Backend {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
-            MCP_STATUS_COMMAND => match self.session.get() {
-                Some(session) => Ok(Some(mcp_front::status(&session.mcp))),
+            MCP_STATUS_COMMAND => match self.ready.get() {
+                Some(ready) => Ok(Some(mcp_front::status(&ready.mcp))),
                 None => Err(Error::invalid_request()),
             },
             other => Err(Error::invalid_params(format!("unknown command: {other}"))),

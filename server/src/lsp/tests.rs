@@ -830,7 +830,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         settings: Settings::default(),
         hooks: Default::default(),
         work_done_progress: false,
-        threads: Arc::new(crate::session::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
+        threads: Arc::new(crate::thread::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
         answer_goes_alone: false,
     };
     let args: AskArgs = serde_json::from_value(json!({

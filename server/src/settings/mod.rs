@@ -421,7 +421,7 @@ fn apply_field(settings: &mut Settings, layer: &Layer, key: &str, value: &Value)
             settings.thinking_budget = Some(n);
         }
         "prices" => {
-            crate::session::pricing::PriceTable::from_json(value)?;
+            crate::thread::pricing::PriceTable::from_json(value)?;
             settings.prices = Some(value.clone());
         }
         "saveDocuments" => settings.save_documents = parse(value)?,
@@ -727,7 +727,7 @@ mod tests {
         let (settings, problems) = load(&files, &[editor]);
         assert_eq!(problems, vec![]);
         let lookup = |name: &str| settings.lookup_with(name, |_| None);
-        let config = crate::session::SessionConfig::from_lookup("qwen2.5", lookup).unwrap();
+        let config = crate::thread::ContextConfig::from_lookup("qwen2.5", lookup).unwrap();
         assert_eq!(config.context_window, 20000);
         assert_eq!(config.prices.price("qwen2.5").map(|p| p.input), Some(0.5));
         let Ok(crate::agent::config::ProviderConfig::Anthropic(http)) =

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
-use super::conversation::Record;
+use super::history::Record;
 use crate::model::{ContentBlock, Message, Role};
 
 /// Events returned at most: the most recent ones.

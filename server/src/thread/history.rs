@@ -1,4 +1,4 @@
-//! A conversation thread: what a follow-up continues.
+//! A thread thread: what a follow-up continues.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use crate::model::{ContentBlock, Message, Role};
 use crate::model::{RunStatus, Usage};
 use crate::workspace::ReadLedger;
 
-use super::store::SessionFile;
+use super::store::ThreadFile;
 
 /// The session file format this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -62,8 +62,8 @@ pub struct Totals {
     pub cost_usd: Option<f64>,
 }
 
-/// One conversation thread.
-pub struct Conversation {
+/// One thread thread.
+pub struct Thread {
     pub id: String,
     /// The first prompt, shortened.
     pub title: String,
@@ -88,12 +88,12 @@ pub struct Conversation {
     /// tokens), or an estimate after the history was shrunk.
     pub context_tokens: u64,
     pending: Vec<Record>,
-    file: Option<SessionFile>,
+    file: Option<ThreadFile>,
 }
 
-impl std::fmt::Debug for Conversation {
+impl std::fmt::Debug for Thread {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Conversation").field("id", &self.id).field("messages", &self.messages.len()).finish_non_exhaustive()
+        f.debug_struct("Thread").field("id", &self.id).field("messages", &self.messages.len()).finish_non_exhaustive()
     }
 }
 
@@ -113,13 +113,13 @@ pub fn valid_thread_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
-impl Conversation {
+impl Thread {
     /// A new, empty thread (not saved until a store attaches a file).
     pub fn new(id: impl Into<String>, workspace: PathBuf) -> Self {
         let created_ms = now_ms();
         let id = id.into();
         let meta = Record::Meta { version: FORMAT_VERSION, thread: id.clone(), workspace: workspace.display().to_string(), created_ms };
-        Conversation {
+        Thread {
             id,
             title: String::new(),
             workspace,
@@ -141,7 +141,7 @@ impl Conversation {
         self.pending.clear();
     }
 
-    pub(crate) fn attach(&mut self, file: SessionFile) {
+    pub(crate) fn attach(&mut self, file: ThreadFile) {
         self.file = Some(file);
     }
 

@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use super::store::{LoadError, SessionStore, ThreadSummary};
+use super::store::{LoadError, ThreadStore, ThreadSummary};
 use super::transcript::Transcript;
-use super::{new_thread_id, Conversation};
+use super::{new_thread_id, Thread};
 
 enum Slot {
-    Idle(Box<Conversation>),
+    Idle(Box<Thread>),
     Busy { run_id: String },
 }
 
@@ -36,14 +36,14 @@ impl std::fmt::Display for ThreadError {
 }
 
 pub struct Threads {
-    store: Option<SessionStore>,
+    store: Option<ThreadStore>,
     workspace: PathBuf,
     slots: Mutex<HashMap<String, Slot>>,
 }
 
 impl Threads {
     /// `store`: where threads are saved (`None`: kept in memory only).
-    pub fn new(workspace: PathBuf, store: Option<SessionStore>) -> Self {
+    pub fn new(workspace: PathBuf, store: Option<ThreadStore>) -> Self {
         Threads { store, workspace, slots: Mutex::new(HashMap::new()) }
     }
 
@@ -53,23 +53,23 @@ impl Threads {
 
     /// Take a thread for a run: the given one (from memory or disk), or a
     /// new one. It stays busy until [`Threads::check_in`].
-    pub fn check_out(&self, thread_id: Option<&str>, run_id: &str) -> Result<Conversation, ThreadError> {
+    pub fn check_out(&self, thread_id: Option<&str>, run_id: &str) -> Result<Thread, ThreadError> {
         let mut slots = self.lock();
         let busy = Slot::Busy { run_id: run_id.to_string() };
         let Some(id) = thread_id else {
-            let mut conversation = Conversation::new(new_thread_id(), self.workspace.clone());
+            let mut thread = Thread::new(new_thread_id(), self.workspace.clone());
             if let Some(store) = &self.store {
-                if let Err(err) = store.create(&mut conversation) {
+                if let Err(err) = store.create(&mut thread) {
                     tracing::warn!(%err, "cannot save the new thread; it is kept in memory only");
                 }
             }
-            slots.insert(conversation.id.clone(), busy);
-            return Ok(conversation);
+            slots.insert(thread.id.clone(), busy);
+            return Ok(thread);
         };
         match slots.remove(id) {
-            Some(Slot::Idle(conversation)) => {
+            Some(Slot::Idle(thread)) => {
                 slots.insert(id.to_string(), busy);
-                Ok(*conversation)
+                Ok(*thread)
             }
             Some(Slot::Busy { run_id: holder }) => {
                 slots.insert(id.to_string(), Slot::Busy { run_id: holder.clone() });
@@ -77,19 +77,19 @@ impl Threads {
             }
             None => {
                 let store = self.store.as_ref().ok_or_else(|| ThreadError::Unknown(format!("no thread \"{id}\" in this session")))?;
-                let conversation = store.load(id).map_err(|e| match e {
+                let thread = store.load(id).map_err(|e| match e {
                     LoadError::NotFound(_) => ThreadError::Unknown(format!("no thread \"{id}\" (see tandem.threads)")),
                     other => ThreadError::Unknown(other.to_string()),
                 })?;
                 slots.insert(id.to_string(), busy);
-                Ok(conversation)
+                Ok(thread)
             }
         }
     }
 
     /// The run is over: the thread is idle again.
-    pub fn check_in(&self, conversation: Conversation) {
-        self.lock().insert(conversation.id.clone(), Slot::Idle(Box::new(conversation)));
+    pub fn check_in(&self, thread: Thread) {
+        self.lock().insert(thread.id.clone(), Slot::Idle(Box::new(thread)));
     }
 
     /// Every thread: this session's and the saved ones, most recent first.
@@ -124,7 +124,7 @@ impl Threads {
             }
         }
         match self.lock().get(id) {
-            Some(Slot::Idle(conversation)) => Ok(super::transcript::from_messages(&conversation.messages)),
+            Some(Slot::Idle(thread)) => Ok(super::transcript::from_messages(&thread.messages)),
             Some(Slot::Busy { run_id }) => Err(ThreadError::Busy { thread_id: id.to_string(), run_id: run_id.clone() }),
             None => Err(ThreadError::Unknown(format!("no thread \"{id}\" (see tandem.threads)"))),
         }

@@ -54,19 +54,19 @@ pub fn known_window(model: &str) -> Option<u64> {
     WINDOWS.iter().filter(|(prefix, _)| model.starts_with(prefix)).max_by_key(|(p, _)| p.len()).map(|(_, w)| *w)
 }
 
-/// What the session layer needs to know besides the conversation.
+/// What the session layer needs to know besides the thread.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionConfig {
+pub struct ContextConfig {
     pub model: String,
     pub context_window: u64,
     pub prices: PriceTable,
     pub loop_threshold: usize,
 }
 
-impl SessionConfig {
+impl ContextConfig {
     /// The defaults for a model: its known window, the built-in prices.
     pub fn for_model(model: &str) -> Self {
-        SessionConfig {
+        ContextConfig {
             model: model.to_string(),
             context_window: known_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW),
             prices: PriceTable::default(),
@@ -284,12 +284,12 @@ mod tests {
 
     #[test]
     fn windows_and_overrides() {
-        assert_eq!(SessionConfig::for_model("claude-sonnet-4-5").context_window, 200_000);
-        assert_eq!(SessionConfig::for_model("gpt-4o-mini").context_window, 128_000);
-        assert_eq!(SessionConfig::for_model("qwen2.5-coder").context_window, DEFAULT_CONTEXT_WINDOW);
-        let config = SessionConfig::from_lookup("qwen", |n| (n == "TANDEM_CONTEXT_WINDOW").then(|| "20000".to_string())).unwrap();
+        assert_eq!(ContextConfig::for_model("claude-sonnet-4-5").context_window, 200_000);
+        assert_eq!(ContextConfig::for_model("gpt-4o-mini").context_window, 128_000);
+        assert_eq!(ContextConfig::for_model("qwen2.5-coder").context_window, DEFAULT_CONTEXT_WINDOW);
+        let config = ContextConfig::from_lookup("qwen", |n| (n == "TANDEM_CONTEXT_WINDOW").then(|| "20000".to_string())).unwrap();
         assert_eq!((config.context_window, config.stub_threshold(), config.compact_threshold()), (20_000, 12_000, 16_000));
-        assert!(SessionConfig::from_lookup("m", |n| (n == "TANDEM_CONTEXT_WINDOW").then(|| "big".to_string())).unwrap_err().contains("TANDEM_CONTEXT_WINDOW=big"));
+        assert!(ContextConfig::from_lookup("m", |n| (n == "TANDEM_CONTEXT_WINDOW").then(|| "big".to_string())).unwrap_err().contains("TANDEM_CONTEXT_WINDOW=big"));
     }
 
     #[test]

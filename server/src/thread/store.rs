@@ -6,14 +6,14 @@
 //! and flushed, so a crash loses at most the turn in flight. On load, a torn
 //! last line (no newline, or not JSON) is skipped; a file from a newer
 //! format, or with a broken line before the last, is reported and skipped,
-//! never fatal. Nothing secret is written: records hold the conversation,
+//! never fatal. Nothing secret is written: records hold the thread,
 //! never the environment or a key.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use super::conversation::{Conversation, Record, Totals, FORMAT_VERSION};
+use super::history::{Thread, Record, Totals, FORMAT_VERSION};
 use super::valid_thread_id;
 
 /// Session files listed at most (the most recent).
@@ -23,11 +23,11 @@ const MAX_LISTED: usize = 500;
 const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The append handle of a thread's session file.
-pub struct SessionFile {
+pub struct ThreadFile {
     file: File,
 }
 
-impl SessionFile {
+impl ThreadFile {
     pub(crate) fn append(&mut self, records: &[Record]) -> std::io::Result<()> {
         if records.is_empty() {
             return Ok(());
@@ -80,13 +80,13 @@ impl std::fmt::Display for LoadError {
 
 /// The saved threads of one workspace.
 #[derive(Debug, Clone)]
-pub struct SessionStore {
+pub struct ThreadStore {
     dir: PathBuf,
     workspace: PathBuf,
 }
 
 /// `$XDG_DATA_HOME/tandem/sessions`, else the platform's data folder.
-pub fn sessions_root() -> Option<PathBuf> {
+pub fn threads_root() -> Option<PathBuf> {
     let data = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(dirs::data_dir)?;
     Some(data.join("tandem").join("sessions"))
 }
@@ -102,15 +102,15 @@ pub fn workspace_hash(root: &Path) -> String {
     format!("{hash:016x}")
 }
 
-impl SessionStore {
+impl ThreadStore {
     /// The store for a workspace root under the user's data folder.
     pub fn for_workspace(root: &Path) -> Option<Self> {
-        Some(Self::at(&sessions_root()?, root))
+        Some(Self::at(&threads_root()?, root))
     }
 
-    /// The store for a workspace root under `sessions_root`.
-    pub fn at(sessions_root: &Path, workspace: &Path) -> Self {
-        SessionStore { dir: sessions_root.join(workspace_hash(workspace)), workspace: workspace.to_path_buf() }
+    /// The store for a workspace root under `threads_root`.
+    pub fn at(threads_root: &Path, workspace: &Path) -> Self {
+        ThreadStore { dir: threads_root.join(workspace_hash(workspace)), workspace: workspace.to_path_buf() }
     }
 
     pub fn dir(&self) -> &Path {
@@ -128,32 +128,32 @@ impl SessionStore {
     }
 
     /// Start saving a new thread: create its file and write what it holds.
-    pub fn create(&self, conversation: &mut Conversation) -> std::io::Result<()> {
-        if !valid_thread_id(&conversation.id) {
-            return Err(std::io::Error::other(format!("\"{}\" is not a valid thread id", conversation.id)));
+    pub fn create(&self, thread: &mut Thread) -> std::io::Result<()> {
+        if !valid_thread_id(&thread.id) {
+            return Err(std::io::Error::other(format!("\"{}\" is not a valid thread id", thread.id)));
         }
         std::fs::create_dir_all(&self.dir)?;
-        let file = OpenOptions::new().create_new(true).append(true).open(self.path(&conversation.id))?;
-        conversation.attach(SessionFile { file });
-        conversation.commit();
+        let file = OpenOptions::new().create_new(true).append(true).open(self.path(&thread.id))?;
+        thread.attach(ThreadFile { file });
+        thread.commit();
         Ok(())
     }
 
     /// Load a saved thread and keep appending to its file.
-    pub fn load(&self, id: &str) -> Result<Conversation, LoadError> {
+    pub fn load(&self, id: &str) -> Result<Thread, LoadError> {
         if !valid_thread_id(id) {
             return Err(LoadError::NotFound(id.to_string()));
         }
         let path = self.path(id);
-        let (mut conversation, torn_at) = read_file(&path, &self.workspace)?;
+        let (mut thread, torn_at) = read_file(&path, &self.workspace)?;
         let io = |e: std::io::Error| LoadError::Io(format!("{}: {e}", path.display()));
         if let Some(good_bytes) = torn_at {
             // Cut the torn line off, so the next record starts on a line of its own.
             OpenOptions::new().write(true).open(&path).and_then(|f| f.set_len(good_bytes)).map_err(io)?;
         }
         let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
-        conversation.attach(SessionFile { file });
-        Ok(conversation)
+        thread.attach(ThreadFile { file });
+        Ok(thread)
     }
 
     /// Every saved thread, most recent first, with the files that could
@@ -217,29 +217,29 @@ impl SessionStore {
 
 /// Replay a session file. Returns the thread and, when the last line was
 /// torn (and skipped), the length of the good part.
-fn read_file(path: &Path, workspace: &Path) -> Result<(Conversation, Option<u64>), LoadError> {
+fn read_file(path: &Path, workspace: &Path) -> Result<(Thread, Option<u64>), LoadError> {
     let broken = |reason: String| LoadError::Broken { path: path.to_path_buf(), reason };
     let (records, torn_at) = read_records(path)?;
-    let mut conversation: Option<Conversation> = None;
+    let mut loaded: Option<Thread> = None;
     for record in records {
-        match (&mut conversation, record) {
+        match (&mut loaded, record) {
             // read_records checked the version.
             (None, Record::Meta { thread, created_ms, .. }) => {
-                let mut c = Conversation::new(thread, workspace.to_path_buf());
+                let mut c = Thread::new(thread, workspace.to_path_buf());
                 c.created_ms = created_ms;
                 c.updated_ms = created_ms;
                 c.discard_pending();
-                conversation = Some(c);
+                loaded = Some(c);
             }
             (None, _) => return Err(broken("it does not start with a meta record".into())),
             (Some(c), record) => c.apply(record),
         }
     }
-    let conversation = conversation.ok_or_else(|| broken("it is empty".into()))?;
-    Ok((conversation, torn_at))
+    let thread = loaded.ok_or_else(|| broken("it is empty".into()))?;
+    Ok((thread, torn_at))
 }
 
-/// The records of a session file, checked to start with a meta record of a
+/// The records of a thread file, checked to start with a meta record of a
 /// format this build reads, and, when the last line was torn (and
 /// skipped), the length of the good part.
 fn read_records(path: &Path) -> Result<(Vec<Record>, Option<u64>), LoadError> {
@@ -311,14 +311,14 @@ mod tests {
     use crate::model::Message;
     use crate::model::{RunStatus, Usage};
 
-    fn store() -> (tempfile::TempDir, SessionStore) {
+    fn store() -> (tempfile::TempDir, ThreadStore) {
         let dir = tempfile::tempdir().unwrap();
-        let store = SessionStore::at(dir.path(), Path::new("/work/app"));
+        let store = ThreadStore::at(dir.path(), Path::new("/work/app"));
         (dir, store)
     }
 
-    fn saved_thread(store: &SessionStore, id: &str) -> Conversation {
-        let mut c = Conversation::new(id, PathBuf::from("/work/app"));
+    fn saved_thread(store: &ThreadStore, id: &str) -> Thread {
+        let mut c = Thread::new(id, PathBuf::from("/work/app"));
         store.create(&mut c).unwrap();
         c.set_title_from("fix   the\nbug");
         c.set_system("system prompt".into());
