@@ -145,3 +145,35 @@ fn tandem_undo_of_an_unknown_run_says_so() {
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output).1.contains("no checkpoint of run run-nope in this workspace"), "{:?}", text(&output));
 }
+
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
+
+/// The host attaches the checkpoint recorder for every front end: an edit
+/// made by a `tandem lsp` run (a file not open in the editor, written on
+/// disk) is taken back by `tandem undo` in the same folder.
+#[test]
+fn a_tandem_lsp_run_is_recorded_so_tandem_undo_takes_it_back() {
+    let f = lsp_client::Fixture::new(&[("a.txt", "one\ntwo\n")]);
+    let data = f.root.parent().unwrap().join("data");
+    let data_text = data.to_string_lossy().to_string();
+    let turns = json!([script::turn(vec![script::read("a.txt")]), script::turn(vec![script::edit("a.txt", "two", "TWO")]), script::done()]);
+    let mut client = f.start_with_env(turns, json!({}), json!({"tandem": {"permissionMode": "acceptEdits"}}), &[("XDG_DATA_HOME", &data_text)]);
+    let answer = client.request("workspace/executeCommand", lsp_client::ask_params("shout two"));
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let run_id = answer["result"]["runId"].as_str().unwrap().to_string();
+    client.shutdown();
+    assert_eq!(std::fs::read_to_string(f.path("a.txt")).unwrap(), "one\nTWO\n");
+
+    let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["undo", &run_id])
+        .current_dir(&f.root)
+        .env("XDG_DATA_HOME", &data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("restored  a.txt"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(f.path("a.txt")).unwrap(), "one\ntwo\n");
+}

@@ -23,22 +23,32 @@
 //! ```
 //!
 //! The executor is built in one place, [`executor`]: what a run's calls go
-//! through (a sandbox, checkpoints, code intelligence) is added to
-//! [`Tools`] and wired there, once, for every front end.
+//! through (the MCP servers, code intelligence) is added to [`Tools`] and
+//! wired there, once, for every front end. What one run gets besides —
+//! its scope (plan mode), the sandbox its shell commands run in and the
+//! checkpoint recorder `undo` restores from — is wired in one place too,
+//! [`prepare_run`]: a front end passes its workspace view, plan review and
+//! cancel token, and drives the [`PreparedRun`] it gets back.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::agent::config::ProviderConfig;
 use crate::agent::{Provider, RunRequest};
+use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
 use crate::hooks::{Hooks, SharedHooks};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::Policy;
+use crate::sandbox::Availability;
+use crate::thread::ThreadStore;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
-use crate::tools::{Executor, PermissionMode, PermissionPolicy, RunScope, ToolRegistry, ToolSource};
+use crate::tools::{Executor, PermissionMode, PermissionPolicy, RunScope, ToolContext, ToolRegistry, ToolSource};
+use crate::workspace::Workspace;
 
 /// The settings of a workspace: the user's, the project's and the local
 /// files, layered; the problems name the file and field (never fatal).
@@ -138,4 +148,98 @@ pub fn run_scope(modes: Modes, review: Option<Arc<dyn PlanReview>>, root: &Path)
 /// the session's (sub-agents' requests have none).
 pub fn user_request(prompt: impl Into<String>, hooks: &SharedHooks) -> RunRequest {
     RunRequest { prompt: prompt.into(), hooks: Some(Arc::clone(hooks)), ..RunRequest::default() }
+}
+
+/// The sandbox a run's shell commands run in with these settings
+/// (bubblewrap on Linux), masking the existing paths the read-deny rules
+/// cover; or why there is none ([`Availability::notice`] says it to the
+/// user once per run).
+pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
+    // The masks depend on the rules only, not on the mode.
+    let denied = Policy::new(PermissionMode::Default, &settings.permissions, roots).read_denied_paths();
+    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
+}
+
+/// The checkpoints of a workspace, beside its threads (`None` without a
+/// data folder: then runs are not recorded and cannot be undone). One per
+/// front-end session: its runs share the last look at the tree.
+pub fn checkpoints(store: Option<&ThreadStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
+    store.map(|store| Checkpoints::beside(store, roots))
+}
+
+/// A run id for a front end that has none of its own (the terminal, an
+/// ACP prompt): the time it started, to the millisecond.
+pub fn new_run_id() -> String {
+    format!("run-{}", chrono::Local::now().format("%Y%m%d-%H%M%S%3f"))
+}
+
+/// What a front end brings to one run.
+pub struct RunParts {
+    /// The workspace as the front end sees it: its editor sink, and its
+    /// run tag where the front end tags runs.
+    pub workspace: Arc<Workspace>,
+    pub modes: Modes,
+    /// Who answers `exit_plan_mode` (`None`: nobody can).
+    pub plan_review: Option<Arc<dyn PlanReview>>,
+    pub cancel: CancellationToken,
+    /// Where the run's checkpoint goes, and the thread and run it is of.
+    pub checkpoint: Option<(Arc<Checkpoints>, String, String)>,
+}
+
+/// A run ready to drive: its tool context (scope, sandbox, the checkpoint
+/// recorder on its workspace, the shell environment) and what ends it.
+pub struct PreparedRun {
+    pub ctx: ToolContext,
+    /// Said once per run when shell commands run unconfined.
+    pub sandbox_notice: Option<String>,
+    pub end: RunEnd,
+}
+
+/// Ends a run, however it ends: its checkpoint is completed and the temp
+/// files of interrupted writes are removed.
+pub struct RunEnd {
+    recorder: Option<Arc<RunRecorder>>,
+    workspace: Arc<Workspace>,
+}
+
+impl RunEnd {
+    /// End the run now; its completed checkpoint recorder, if it had one.
+    pub fn finish(mut self) -> Option<Arc<RunRecorder>> {
+        let recorder = self.recorder.take();
+        if let Some(recorder) = &recorder {
+            recorder.finish();
+        }
+        recorder
+    }
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        if let Some(recorder) = self.recorder.take() {
+            recorder.finish();
+        }
+        self.workspace.clean_interrupted_writes();
+    }
+}
+
+/// Everything one run gets from the host besides the executor: plan mode
+/// from its modes, the sandbox, the checkpoint recorder, the environment
+/// shell commands see. The one place a run's tool context is built.
+pub fn prepare_run(settings: &Settings, parts: RunParts) -> PreparedRun {
+    let sandbox = sandbox(settings, parts.workspace.roots());
+    let scope = run_scope(parts.modes, parts.plan_review, parts.workspace.root());
+    // The run's checkpoint, beside its thread: `undo` takes it back.
+    let recorder = parts.checkpoint.map(|(checkpoints, thread_id, run_id)| checkpoints.record(&thread_id, &run_id));
+    let workspace = match &recorder {
+        Some(recorder) => Arc::new(parts.workspace.with_recorder(Checkpoints::recorder_for(recorder))),
+        None => parts.workspace,
+    };
+    let ctx = ToolContext {
+        cancel: parts.cancel,
+        child_env: Arc::new(settings.child_env()),
+        sandbox: sandbox.sandbox(),
+        run: Arc::new(scope),
+        ..ToolContext::new(Arc::clone(&workspace))
+    };
+    PreparedRun { ctx, sandbox_notice: sandbox.notice(), end: RunEnd { recorder, workspace } }
 }

@@ -25,7 +25,7 @@ use crate::mcp::{Approvals, McpManager};
 use crate::permissions::policy::Policy;
 use crate::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use crate::settings::{Settings, SettingsFiles};
-use crate::tools::{Executor, RunScope, ToolContext, ToolRegistry, ToolSource};
+use crate::tools::{Executor, ToolRegistry, ToolSource};
 use crate::workspace::{Editor, Workspace};
 
 /// An embedded resource's text kept as context, in characters.
@@ -53,6 +53,8 @@ pub struct Session {
     mcp: Arc<McpManager>,
     mcp_startup: Duration,
     settings: Settings,
+    /// Where each prompt's checkpoint goes (`None`: no data folder).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     hooks: crate::hooks::SharedHooks,
     policy: Arc<AcpPolicy>,
     /// Taken by the running prompt: a second prompt finds it locked.
@@ -144,6 +146,7 @@ pub fn open(
             conversation
         }
     };
+    let checkpoints = crate::host::checkpoints(store.as_ref(), std::slice::from_ref(&root));
     let core = Arc::new(SessionCore::new(conversation.id.clone(), root.clone(), link));
     let runtime = tokio::runtime::Handle::current();
     let editor: Option<Arc<dyn Editor>> =
@@ -187,6 +190,7 @@ pub fn open(
         mcp,
         mcp_startup,
         settings,
+        checkpoints,
         hooks,
         policy,
         thread: Arc::new(tokio::sync::Mutex::new(conversation)),
@@ -310,23 +314,20 @@ impl Session {
             _ = self.mcp.wait_settled(self.mcp_startup) => {}
             _ = cancel.cancelled() => {}
         }
-        let mode = self.mode();
-        let scope = RunScope::new(policy_mode(mode), Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))));
-        if mode == PermissionMode::Plan {
-            crate::tools::plan_mode::start_in_plan_mode(&scope, self.workspace.root());
-        }
-        // Shell commands run in the sandbox, masking what read-deny rules cover.
-        let rules = crate::permissions::Policy::new(policy_mode(mode), &self.settings.permissions, self.workspace.roots());
-        let denied = rules.read_denied_paths();
-        let sandbox = crate::sandbox::for_run(&self.settings.sandbox, Arc::new(move || denied.clone()));
-        request.sandbox_notice = sandbox.notice();
-        let ctx = ToolContext {
-            cancel: cancel.clone(),
-            child_env: Arc::new(self.settings.child_env()),
-            sandbox: sandbox.sandbox(),
-            run: Arc::new(scope),
-            ..ToolContext::new(Arc::clone(&self.workspace))
-        };
+        let modes = crate::host::Modes::new(&self.settings, Some(self.mode()));
+        let thread_id = thread.id.clone();
+        let run = crate::host::prepare_run(
+            &self.settings,
+            crate::host::RunParts {
+                workspace: Arc::clone(&self.workspace),
+                modes,
+                plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
+                cancel: cancel.clone(),
+                checkpoint: self.checkpoints.clone().map(|checkpoints| (checkpoints, thread_id, crate::host::new_run_id())),
+            },
+        );
+        request.sandbox_notice = run.sandbox_notice;
+        let ctx = run.ctx;
         request.max_turns = request.max_turns.or(self.settings.max_turns);
         request.in_editor = true;
         request.hooks = Some(Arc::clone(&self.hooks));
@@ -335,7 +336,7 @@ impl Session {
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;
-        self.workspace.clean_interrupted_writes();
+        run.end.finish();
         let used = thread.context_tokens;
         let mut usage = UsageUpdate::new(used, config.context_window);
         if let Some(cost) = outcome.cost_usd {

@@ -15,7 +15,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tandem::checkpoint::{Checkpoints, RunRecorder};
+use tandem::checkpoint::RunRecorder;
 use tandem::host;
 use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
@@ -93,7 +93,6 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let provider = host::provider(&settings)?;
     let modes = host::Modes::new(&settings, options.permission_mode);
     let policy = host::policy(&settings, modes, workspace.roots());
-    let sandbox = sandbox_for(&settings, &policy);
     // With no terminal to answer, an ask becomes a denial the model reads.
     let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Some(Arc::new(StdinTerminal))
@@ -122,27 +121,15 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
     let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
-    let scope = host::run_scope(modes, review, workspace.root());
-    // The run's checkpoint, beside its thread: `tandem undo` takes it back.
-    let recorder = store.as_ref().map(|store| Checkpoints::beside(store, workspace.roots()).record(&conversation.id, &new_run_id()));
-    let run_workspace = match &recorder {
-        Some(recorder) => Arc::new(workspace.with_recorder(Checkpoints::recorder_for(recorder))),
-        None => workspace,
-    };
-    let ctx = ToolContext {
-        child_env: Arc::new(settings.child_env()),
-        sandbox: sandbox.sandbox(),
-        run: Arc::new(scope),
-        ..ToolContext::new(run_workspace)
-    };
+    let checkpoint = host::checkpoints(store.as_ref(), workspace.roots()).map(|checkpoints| (checkpoints, conversation.id.clone(), host::new_run_id()));
+    let run = host::prepare_run(&settings, host::RunParts { workspace, modes, plan_review: review, cancel: Default::default(), checkpoint });
+    let ctx = run.ctx;
     let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { max_turns, compact: options.compact, sandbox_notice: sandbox.notice(), ..host::user_request(options.prompt, &hooks) };
+    let request = RunRequest { max_turns, compact: options.compact, sandbox_notice: run.sandbox_notice, ..host::user_request(options.prompt, &hooks) };
     let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
-    let workspace = Arc::clone(&ctx.workspace);
     let thread = Some((&mut conversation, &config));
     let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
-    if let Some(recorder) = recorder {
-        recorder.finish();
+    if let Some(recorder) = run.end.finish() {
         report_checkpoint(&recorder);
     }
     reporter.abort();
@@ -150,20 +137,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     if let Some(servers) = language_servers {
         servers.shutdown().await;
     }
-    workspace.clean_interrupted_writes();
     Ok(outcome)
-}
-
-/// The sandbox for this run's shell commands, masking what the policy's
-/// read-deny rules cover.
-pub fn sandbox_for(settings: &Settings, policy: &tandem::permissions::Policy) -> tandem::sandbox::Availability {
-    let denied = policy.read_denied_paths();
-    tandem::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
-}
-
-/// A run id for the terminal: the time it started, to the millisecond.
-fn new_run_id() -> String {
-    format!("run-{}", chrono::Local::now().format("%Y%m%d-%H%M%S%3f"))
 }
 
 /// After a run that changed files: how to take it back (on stderr, so

@@ -5,7 +5,6 @@
 
 use std::process::ExitCode;
 
-use tandem::permissions::Policy;
 use tandem::sandbox::Availability;
 
 /// Print the report; exit 1 when something the user expects is missing
@@ -14,8 +13,7 @@ use tandem::sandbox::Availability;
 #[allow(clippy::print_stdout)]
 pub fn doctor(root: &std::path::Path) -> anyhow::Result<ExitCode> {
     let settings = super::ask::load_settings(root)?;
-    let policy = Policy::new(settings.permission_mode(), &settings.permissions, &[root.to_path_buf()]);
-    let sandbox = super::ask::sandbox_for(&settings, &policy);
+    let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     println!("tandem {}", env!("CARGO_PKG_VERSION"));
     println!("workspace: {}", root.display());
     let ok = !matches!(sandbox, Availability::Unavailable(_));

@@ -218,16 +218,6 @@ impl Drop for ReleaseOnDrop {
     }
 }
 
-/// At the end of a run (even a cancelled one), remove the temp files of
-/// writes that were interrupted.
-struct CleanAfterRun(Arc<Workspace>);
-
-impl Drop for CleanAfterRun {
-    fn drop(&mut self) {
-        self.0.clean_interrupted_writes();
-    }
-}
-
 /// Everything a run needs from the session.
 #[derive(Clone)]
 pub struct RunEnv {
@@ -245,6 +235,8 @@ pub struct RunEnv {
     pub work_done_progress: bool,
     /// The conversation threads of this session.
     pub threads: Arc<Threads>,
+    /// Where each run's checkpoint goes (`None`: no data folder).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// A `"wait": false` answer must reach this client alone
     /// ([`super::clients::answer_goes_alone`]).
     pub answer_goes_alone: bool,
@@ -281,8 +273,27 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // `wait: false` has answered already, so nothing is dropped.
     let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
 
-    let sandbox = run_sandbox(&env.settings, env.workspace.roots());
-    if let Some(notice) = sandbox.notice() {
+    let modes = crate::host::Modes::new(&env.settings, None);
+    let review = super::plan_review::LspPlanReview {
+        client: Arc::clone(&env.client),
+        outbox: Arc::clone(&env.outbox),
+        workspace: Arc::clone(&env.workspace),
+        timeout: env.settings.timeouts.prompt(),
+        text_input: env.settings.text_input,
+    };
+    let run = crate::host::prepare_run(
+        &env.settings,
+        crate::host::RunParts {
+            // Its edits are recorded as this run's: threads run at once, and
+            // each answer lists its own edits.
+            workspace: Arc::new(env.workspace.for_run(&run_id)),
+            modes,
+            plan_review: Some(Arc::new(review)),
+            cancel: cancel.clone(),
+            checkpoint: env.checkpoints.clone().map(|checkpoints| (checkpoints, thread_id.clone(), run_id.clone())),
+        },
+    );
+    if let Some(notice) = &run.sandbox_notice {
         // Once per run, where the user looks: the editor's message area.
         env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
     }
@@ -290,7 +301,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         context: selection_context(&env, &args),
         max_turns: env.settings.max_turns,
         in_editor: true,
-        sandbox_notice: sandbox.notice(),
+        sandbox_notice: run.sandbox_notice.clone(),
         ..crate::host::user_request(args.prompt.clone(), &env.hooks)
     };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
@@ -301,27 +312,9 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let forwarder =
         tokio::spawn(forward_events(Arc::clone(&env.client), (Arc::clone(&env.editor), Arc::clone(&env.workspace)), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    let modes = crate::host::Modes::new(&env.settings, None);
-    let review = super::plan_review::LspPlanReview {
-        client: Arc::clone(&env.client),
-        outbox: Arc::clone(&env.outbox),
-        workspace: Arc::clone(&env.workspace),
-        timeout: env.settings.timeouts.prompt(),
-        text_input: env.settings.text_input,
-    };
-    let scope = crate::host::run_scope(modes, Some(Arc::new(review)), env.workspace.root());
-    let ctx = ToolContext {
-        cancel: cancel.clone(),
-        child_env: Arc::new(env.settings.child_env()),
-        sandbox: sandbox.sandbox(),
-        run: Arc::new(scope),
-        // Its edits are recorded as this run's: threads run at once, and
-        // each answer lists its own edits.
-        ..ToolContext::new(Arc::new(env.workspace.for_run(&run_id)))
-    };
+    let (ctx, run_end) = (run.ctx, run.end);
     let executor = env.executor.clone();
     let settings = env.settings.clone();
-    let workspace = Arc::clone(&env.workspace);
     // With `wait: false`, for a client that reads nothing past the answer
     // to its synchronous request in the same read (eglot), the answer goes
     // out alone: the run starts after a pause, or an applyEdit sent right
@@ -330,7 +323,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let threads = Arc::clone(&env.threads);
     tokio::spawn(async move {
         let _release = release;
-        let _clean = CleanAfterRun(workspace);
+        // The checkpoint is completed and interrupted writes cleaned up when the run ends.
+        let _end = run_end;
         // The thread is idle again when the run ends, however it ends.
         let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
         if let Some(delay) = answer_first {
@@ -683,12 +677,4 @@ pub(crate) fn selection_context(env: &RunEnv, args: &AskArgs) -> Option<String> 
         }
     }
     Some(out)
-}
-
-/// The sandbox for a run's shell commands with these settings, masking
-/// what their read-deny rules cover.
-pub fn run_sandbox(settings: &Settings, roots: &[PathBuf]) -> crate::sandbox::Availability {
-    let rules = crate::permissions::Policy::new(settings.permission_mode(), &settings.permissions, roots);
-    let denied = rules.read_denied_paths();
-    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }

@@ -51,6 +51,8 @@ struct Ready {
     work_done_progress: bool,
     configuration: bool,
     threads: Arc<Threads>,
+    /// Where each run's checkpoint goes (`None`: no data folder).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// Asks the user about the project's hooks.
     hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
@@ -255,6 +257,7 @@ impl Backend {
             settings: self.settings(),
             work_done_progress: ready.work_done_progress,
             threads: Arc::clone(&ready.threads),
+            checkpoints: ready.checkpoints.clone(),
             answer_goes_alone: ready.answer_goes_alone,
         })
     }
@@ -435,10 +438,13 @@ impl LanguageServer for Backend {
         });
         // Threads are saved under the user's data folder, per workspace root.
         let store = crate::thread::ThreadStore::for_workspace(workspace.root());
+        // Each run's checkpoint goes beside its thread, for tandem.undo.
+        let checkpoints = crate::host::checkpoints(store.as_ref(), workspace.roots());
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let ready = Ready {
+            checkpoints,
             language_servers,
             hook_consent,
             threads,

@@ -831,6 +831,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         hooks: Default::default(),
         work_done_progress: false,
         threads: Arc::new(crate::thread::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
+        checkpoints: None,
         answer_goes_alone: false,
     };
     let args: AskArgs = serde_json::from_value(json!({
