@@ -279,6 +279,50 @@ async fn continue_and_resume_after_the_process_exited_and_a_torn_last_line() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("no saved thread \"no-such-thread\""));
 }
 
+/// `tandem ask` reads a.txt ("one\n"); `tandem ask -c`, a new process,
+/// edits it without reading it again. `between` runs between the two.
+/// Returns the edit's result and a.txt afterwards.
+async fn read_then_continue_and_edit(between: impl FnOnce(&std::path::Path)) -> ((bool, String), String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+    ask(dir.path(), data.path(), vec![read("toolu_r", "a.txt"), text("It says one.")], &["what does a.txt say?"]).await;
+    between(dir.path());
+    let edit = reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]);
+    let (_, events) = ask(dir.path(), data.path(), vec![edit, text("Done.")], &["-c", "--permission-mode", "acceptEdits", "now make it two"]).await;
+    let result = events.iter().find(|e| e["type"] == "tool_result" && e["id"] == "toolu_e").unwrap();
+    let sessions: Vec<_> = walk(data.path()).into_iter().filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    let saved = std::fs::read_to_string(&sessions[0]).unwrap();
+    (
+        (result["is_error"].as_bool().unwrap(), result["content"].as_str().unwrap().to_string()),
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        saved,
+    )
+}
+
+#[tokio::test]
+async fn continue_in_a_new_process_edits_a_file_read_by_the_thread_s_earlier_run_without_a_re_read() {
+    let ((is_error, content), a_txt, saved) = read_then_continue_and_edit(|_| {}).await;
+    assert!(!is_error && content.starts_with("Successfully edited a.txt"), "{content}");
+    assert_eq!(a_txt, "two\n");
+    // What the thread read is saved as fingerprints, never as text.
+    let reads: Vec<Value> = saved.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|r| r["type"] == "reads").collect();
+    assert!(!reads.is_empty(), "{saved}");
+    let fields = |f: &Value| {
+        let mut keys: Vec<String> = f.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    assert!(reads.iter().all(|r| r["files"].as_array().unwrap().iter().all(|f| fields(f) == ["fingerprint", "path"])), "{reads:?}");
+}
+
+#[tokio::test]
+async fn continue_in_a_new_process_refuses_to_edit_a_file_changed_since_the_earlier_run_read_it() {
+    let ((is_error, content), a_txt, _) = read_then_continue_and_edit(|dir| std::fs::write(dir.join("a.txt"), "one\nand the user's line\n").unwrap()).await;
+    assert!(is_error && content.contains("a.txt was modified externally since your last read"), "{content}");
+    assert_eq!(a_txt, "one\nand the user's line\n");
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {

@@ -261,3 +261,48 @@ fn a_threads_transcript_replays_every_run_of_it_also_after_a_restart() {
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     client.shutdown();
 }
+
+/// A thread's read ledger outlives `tandem lsp`: after a restart, whose
+/// editor session numbers the document's versions from 1 again, a
+/// follow-up on the thread edits an open file the thread read, unchanged
+/// since, without reading it again; when the user changed it in between,
+/// the edit is refused.
+#[test]
+fn a_follow_up_after_a_restart_edits_an_open_file_the_thread_read_and_is_refused_once_it_changed() {
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let options = json!({"tandem": {"permissionMode": "acceptEdits"}});
+    let mut client = f.start(json!([turn(vec![read("a.txt")]), done()]), json!({}), options.clone());
+    let a_uri = client.open(&f.path("a.txt"), "one\n");
+    // Read at version 2, with a line the user has not saved.
+    client.type_at_line(&a_uri, 1, "unsaved\n");
+    let first = client.request("workspace/executeCommand", ask("what does a.txt say?", None));
+    assert_eq!(first["result"]["status"], "completed", "{first}");
+    let thread = first["result"]["threadId"].as_str().unwrap().to_string();
+    client.shutdown();
+
+    let mut client = f.start(json!([turn(vec![edit("a.txt", "one", "two")]), done()]), json!({}), options.clone());
+    let a_uri = client.open(&f.path("a.txt"), "one\nunsaved\n");
+    let asked = client.send_request("workspace/executeCommand", ask("now make it two", Some(&thread)));
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(edited_uri(&apply), (a_uri.clone(), 1));
+    client.apply_edit_request(&apply);
+    let answer = client.response(asked);
+    assert_eq!(answer["result"]["threadId"], json!(thread));
+    assert_eq!(edits(&answer), json!([{"uri": a_uri, "status": "applied", "ranges": [{"startLine": 1, "endLine": 1}]}]), "{answer}");
+    assert_eq!(client.text(&a_uri), "two\nunsaved\n");
+    client.shutdown();
+
+    // The user adds a line before the next follow-up: the thread's last
+    // sight of a.txt (its own edit) is out of date.
+    let mut client = f.start(json!([turn(vec![edit("a.txt", "two", "three")]), done()]), json!({}), options);
+    let a_uri = client.open(&f.path("a.txt"), "two\nunsaved\nthe user's line\n");
+    let answer = client.request("workspace/executeCommand", ask("now make it three", Some(&thread)));
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    assert!(results[0].0 && results[0].1.contains("a.txt was modified externally since your last read"), "{results:?}");
+    assert_eq!(edits(&answer), json!([]), "{answer}");
+    assert_eq!(client.text(&a_uri), "two\nunsaved\nthe user's line\n");
+    // Invariant 1: the open document was never written to disk.
+    assert_eq!(std::fs::read_to_string(f.path("a.txt")).unwrap(), "one\n");
+    client.shutdown();
+}

@@ -203,6 +203,13 @@ pub struct RunEnd {
 }
 
 impl RunEnd {
+    /// The run's checkpoint recorder, for a front end that completes it
+    /// when the run's `end` event goes out (before the user can act on it;
+    /// [`RunRecorder::finish`] counts once).
+    pub fn recorder(&self) -> Option<Arc<RunRecorder>> {
+        self.recorder.clone()
+    }
+
     /// End the run now; its completed checkpoint recorder, if it had one.
     pub fn finish(mut self) -> Option<Arc<RunRecorder>> {
         let recorder = self.recorder.take();

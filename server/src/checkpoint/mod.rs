@@ -186,7 +186,16 @@ impl Checkpoints {
         };
         let verb = direction.verb();
         let chosen = match run_id {
-            Some(id) => all.into_iter().rev().find(|(_, m)| m.run_id == id || m.id == id).ok_or_else(|| {
+            // An editor's run ids (`run-3`) start again with each server:
+            // of the runs so named, the newest one the command applies to
+            // (not undone for an undo, undone for a redo), else the newest.
+            Some(id) => {
+                let named: Vec<(PathBuf, Manifest)> = all.into_iter().rev().filter(|(_, m)| m.run_id == id || m.id == id).collect();
+                let applies = |m: &Manifest| m.undone_ms.is_some() == (direction == Direction::Redo);
+                let first = named.iter().position(|(_, m)| applies(m)).unwrap_or(0);
+                named.into_iter().nth(first)
+            }
+            .ok_or_else(|| {
                 let damaged = if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) };
                 CheckpointError::Invalid(format!("no checkpoint of run {id} in this workspace: it changed no files, or its thread was forgotten{damaged}"))
             })?,

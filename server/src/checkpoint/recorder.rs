@@ -21,11 +21,14 @@ struct Inner {
     /// The workspace before each command in flight (sub-agents may run
     /// commands at once; each after-look pairs with the oldest before-look).
     before_commands: Mutex<Vec<Snapshot>>,
+    /// [`RunRecorder::finish`] ran: the manifest on disk is the store's
+    /// now (an undo marks it), this recorder no longer writes it.
+    finished: std::sync::atomic::AtomicBool,
 }
 
 impl RunRecorder {
     pub(super) fn new(store: Arc<Checkpoints>, path: PathBuf, manifest: Manifest) -> Self {
-        let inner = Inner { store, path, manifest: Mutex::new(manifest), before_commands: Mutex::new(Vec::new()) };
+        let inner = Inner { store, path, manifest: Mutex::new(manifest), before_commands: Mutex::new(Vec::new()), finished: Default::default() };
         RunRecorder { inner: Arc::new(inner) }
     }
 
@@ -41,16 +44,21 @@ impl RunRecorder {
 
     /// The run ended: the checkpoint is complete. A run that changed nothing
     /// leaves no checkpoint (undo goes back to the last run that did).
+    /// Only the first call counts: later changes are not recorded, and an
+    /// undo's mark on the manifest is never overwritten.
     pub fn finish(&self) {
         let inner = &self.inner;
         {
             let mut manifest = inner.lock();
+            if inner.finished.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
             manifest.running_pid = None;
             manifest.files.retain(|entry| entry.not_kept.is_some() || entry.before != entry.after);
             if manifest.files.is_empty() {
                 let _ = std::fs::remove_file(&inner.path);
             } else {
-                inner.save(&manifest);
+                inner.write(&manifest);
             }
         }
         inner.store.enforce_limits();
@@ -62,7 +70,14 @@ impl Inner {
         self.manifest.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Save the manifest while the run is recorded (after [`RunRecorder::finish`]: nothing).
     fn save(&self, manifest: &Manifest) {
+        if !self.finished.load(std::sync::atomic::Ordering::SeqCst) {
+            self.write(manifest);
+        }
+    }
+
+    fn write(&self, manifest: &Manifest) {
         if let Err(err) = manifest::save(&self.path, manifest) {
             tracing::warn!(%err, path = %self.path.display(), "cannot save the run's checkpoint");
         }

@@ -15,7 +15,9 @@
 //! after checking its content is still what was compared; an open document
 //! changes only through the editor's `workspace/applyEdit` (through
 //! [`Workspace::write`], versioned), after the same permission decision as
-//! any edit. The editor refusing it leaves the document as it was.
+//! any edit. The editor refusing it leaves the document as it was. (A
+//! closed file is not opened for a review: the undo is the user's own
+//! command, and a file to remove or bring back has no buffer to review in.)
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,7 +93,7 @@ pub async fn restore(
     run_id: Option<&str>,
     workspace: &Workspace,
     policy: Option<&dyn PermissionPolicy>,
-    is_active: &dyn Fn(&str) -> bool,
+    is_active: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<RestoreReport, CheckpointError> {
     let (path, mut manifest) = store.pick(direction, run_id, is_active)?;
     let workspace = workspace.fork_view();
@@ -178,16 +180,18 @@ async fn restore_file(
             _ => return conflict(path, "changed since the run; left as it is"),
         }
     };
-    let label = format!("Tandem: {} {}", direction.verb(), manifest.run_id);
-    let review = match review(policy, workspace, path, current.bytes(), new.as_deref(), manifest, direction).await {
-        Ok(review) => review,
-        Err(reason) => return conflict(path, reason),
-    };
+    let label = format!("{} {}", direction.verb(), manifest.run_id);
     let written = match (&current, new) {
         (Current::Document { .. }, None) => Err("open in the editor: Tandem does not delete an open document; close it and try again".to_string()),
         (Current::Document { stamp, .. }, Some(new)) => match String::from_utf8(new) {
             Err(_) => Err("its recorded content is binary and cannot go into the open document".into()),
             Ok(new) => {
+                // An open document's restore is reviewed as any edit to it;
+                // a closed file's is the user's own command, written as asked.
+                let review = match review(policy, workspace, path, current.bytes(), Some(new.as_bytes()), manifest, direction).await {
+                    Ok(review) => review,
+                    Err(reason) => return conflict(path, reason),
+                };
                 let change = FileChange { path: path.to_path_buf(), new_text: Arc::from(new), base: Some(*stamp), label, review, splices: None };
                 workspace.write(change).await.map(|_| ()).map_err(|e| e.message())
             }

@@ -368,15 +368,23 @@ impl PermissionPolicy for Declines {
     }
 }
 
+/// An open document's restoring edit is reviewed like any edit: declined,
+/// it changes nothing. A closed file's is the user's own command: written
+/// without asking (`Declines` would refuse it).
 #[tokio::test]
-async fn a_restoring_edit_is_reviewed_like_any_edit_and_a_declined_one_changes_nothing() {
+async fn a_restoring_edit_to_an_open_document_is_reviewed_and_a_declined_one_changes_nothing() {
     let f = fixture();
     f.write("a.txt", b"a\nb\n");
-    f.run_writing("run-1", &[("a.txt", b"a\nB\n")]).await;
-    let report = restore(&f.store, Direction::Undo, None, &f.workspace(), Some(&Declines), &|_| false).await.unwrap();
-    assert_eq!(statuses(&report), [("a.txt".into(), "conflict")]);
+    f.write("closed.txt", b"a\nb\n");
+    f.run_writing("run-1", &[("a.txt", b"a\nB\n"), ("closed.txt", b"a\nB\n")]).await;
+    let editor = Arc::new(MemoryEditor::default());
+    editor.open(&f.path("a.txt"), "a\nB\n", 3);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let report = restore(&f.store, Direction::Undo, None, &workspace, Some(&Declines), &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "conflict"), ("closed.txt".into(), "restored")]);
     assert!(report.files[0].reason.as_deref().unwrap().contains("declined"));
-    assert_eq!(f.read("a.txt").unwrap(), b"a\nB\n");
+    assert_eq!(&*editor.document(&f.path("a.txt")).unwrap().text, "a\nB\n");
+    assert_eq!(f.read("closed.txt").unwrap(), b"a\nb\n");
 }
 
 #[test]

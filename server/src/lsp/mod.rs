@@ -11,7 +11,9 @@
 //!   `workspace/applyEdit` (Invariants 1 and 2);
 //! - `permission`: permission prompts as `window/showMessageRequest`;
 //! - `hook_consent`: the prompt that approves the project's hooks;
-//! - `runs`: `tandem.ask` / `tandem.cancel`, run events, work-done progress;
+//! - `runs`: `tandem.ask` / `tandem.cancel`, run events, work-done progress
+//!   (each run recording its checkpoint);
+//! - `undo`: `tandem.undo` / `tandem.redo`, a run taken back from its checkpoint;
 //! - `code_actions`: agent actions on selections and diagnostics;
 //! - `config`: `initializationOptions` and `workspace/configuration`;
 //! - `client`: requests to the editor with timeouts, behind a trait;
@@ -38,6 +40,7 @@ pub mod position;
 pub mod runs;
 mod server;
 mod transport;
+mod undo;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;

@@ -309,10 +309,18 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
     env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
-    let forwarder =
-        tokio::spawn(forward_events(Arc::clone(&env.client), (Arc::clone(&env.editor), Arc::clone(&env.workspace)), (run_id.clone(), thread_id.clone()), events_rx, progress.clone(), forwarded_tx));
-    let (outcome_tx, outcome_rx) = oneshot::channel();
     let (ctx, run_end) = (run.ctx, run.end);
+    // The forwarder completes the checkpoint at the `end` event, before the
+    // client sees it: a client undoing the run at once finds it ended.
+    let forwarder = tokio::spawn(forward_events(
+        Arc::clone(&env.client),
+        (Arc::clone(&env.editor), Arc::clone(&env.workspace), run_end.recorder()),
+        (run_id.clone(), thread_id.clone()),
+        events_rx,
+        progress.clone(),
+        forwarded_tx,
+    ));
+    let (outcome_tx, outcome_rx) = oneshot::channel();
     let executor = env.executor.clone();
     let settings = env.settings.clone();
     // With `wait: false`, for a client that reads nothing past the answer
@@ -539,13 +547,13 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
 /// the paths of files successfully changed by `Edit` calls.
 async fn forward_events(
     client: Arc<dyn ClientLink>,
-    (editor, workspace): (Arc<LspEditor>, Arc<Workspace>),
+    (editor, workspace, checkpoint): (Arc<LspEditor>, Arc<Workspace>, Option<Arc<crate::checkpoint::RunRecorder>>),
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
     forwarded: watch::Sender<u64>,
 ) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, editor, workspace, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
+    let mut forwarder = Forwarder { client, editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
     while let Some(event) = events.recv().await {
         forwarder.forward(&event).await;
         forwarded.send_modify(|n| *n += 1);
@@ -561,6 +569,8 @@ struct Forwarder {
     editor: Arc<LspEditor>,
     /// Where files written on disk are recorded.
     workspace: Arc<Workspace>,
+    /// The run's checkpoint, completed at the run's `end` event.
+    checkpoint: Option<Arc<crate::checkpoint::RunRecorder>>,
     run_id: String,
     progress: Option<Value>,
     seq: u64,
@@ -620,6 +630,9 @@ impl Forwarder {
                 }
             }
             _ => {}
+        }
+        if let (RunEvent::End { .. }, Some(checkpoint)) = (event, &self.checkpoint) {
+            checkpoint.finish();
         }
         self.seq += 1;
         match serde_json::to_value(event) {

@@ -22,6 +22,7 @@ use super::hook_consent::HookConsent;
 use super::permission::PromptPolicy;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
+use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
 use crate::thread::threads::Threads;
 use crate::mcp::McpManager;
 use crate::tools::Executor;
@@ -60,6 +61,10 @@ struct Ready {
     /// The servers of `lspServers`, when the editor does not answer code
     /// intelligence questions itself; shut down with the connection.
     language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
+    /// The permission gate, which also reviews an undo's restoring edits.
+    gate: Arc<dyn crate::tools::PermissionPolicy>,
+    /// Undos and redos one at a time.
+    undoing: tokio::sync::Mutex<()>,
 }
 
 pub struct Backend {
@@ -262,6 +267,22 @@ impl Backend {
         })
     }
 
+    /// `tandem.undo` / `tandem.redo`: a clear error when there is nothing
+    /// to take back, the run is still going or its checkpoint is unreadable.
+    async fn undo(&self, params: &ExecuteCommandParams, direction: crate::checkpoint::Direction) -> Result<Option<Value>> {
+        let args: UndoArgs = match params.arguments.first() {
+            None | Some(Value::Null) => UndoArgs::default(),
+            Some(_) => first_argument(&params.arguments)?,
+        };
+        let env = self.run_env()?;
+        let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
+        match undo::run(&env, &*ready.gate, &ready.undoing, direction, args).await {
+            Ok(answer) => Ok(Some(answer)),
+            Err(crate::checkpoint::CheckpointError::Invalid(message)) => Err(Error::invalid_params(message)),
+            Err(err) => Err(Error { code: ErrorCode::ServerError(-32803), message: err.to_string().into(), data: None }),
+        }
+    }
+
     fn threads(&self) -> Result<Arc<Threads>> {
         Ok(Arc::clone(&self.run_env()?.threads))
     }
@@ -430,8 +451,9 @@ impl LanguageServer for Backend {
             problems.iter().for_each(|p| tracing::warn!("{p}"));
             (servers.clone().map(|s| s as Arc<dyn crate::tools::code_intel::CodeIntel>), servers)
         };
+        let gate: Arc<dyn crate::tools::PermissionPolicy> = Arc::new(policy);
         let executor = crate::host::executor(crate::host::Tools {
-            gate: Arc::new(policy),
+            gate: Arc::clone(&gate),
             hooks: Arc::clone(&self.hooks),
             mcp: Some(Arc::clone(&mcp)),
             code_intel,
@@ -445,6 +467,8 @@ impl LanguageServer for Backend {
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let ready = Ready {
             checkpoints,
+            gate,
+            undoing: tokio::sync::Mutex::new(()),
             language_servers,
             hook_consent,
             threads,
@@ -469,7 +493,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -563,6 +587,8 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
             CANCEL_COMMAND => self.cancel(&params),
+            UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
+            REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
             MCP_STATUS_COMMAND => match self.ready.get() {
                 Some(ready) => Ok(Some(mcp_front::status(&ready.mcp))),

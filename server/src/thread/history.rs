@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{ContentBlock, Message, Role};
 use crate::model::{RunStatus, Usage};
-use crate::workspace::ReadLedger;
+use crate::workspace::{fingerprint_scheme, ReadLedger, SavedRead};
 
 use super::store::ThreadFile;
 
@@ -40,6 +40,9 @@ pub enum Record {
     Tools { activated: Vec<String> },
     /// The thread's "Always allow" rules (their text), all of them.
     Grants { rules: Vec<String> },
+    /// What the thread has read, all of it: each file's fingerprint (never
+    /// its text), with the [`fingerprint_scheme`] it was taken with.
+    Reads { scheme: u64, files: Vec<SavedRead> },
     /// A model turn ended.
     Turn { usage: Usage, #[serde(default, skip_serializing_if = "Option::is_none")] cost_usd: Option<f64>, at_ms: u64 },
     /// A run ended; `text` says why when it did not complete (a completed
@@ -80,9 +83,12 @@ pub struct Thread {
     /// its later runs keep them, other threads do not have them.
     pub grants: Vec<String>,
     /// What this thread has read, and at which version: a follow-up may edit
-    /// a file read earlier if it is unchanged. Not saved (it would copy file
-    /// contents to disk): after a restart, files are read again.
+    /// a file read earlier if it is unchanged. Saved as fingerprints (file
+    /// contents stay out of the session file): a thread continued by another
+    /// process judges a file by its fingerprint alone.
     pub ledger: Arc<ReadLedger>,
+    /// The ledger as the session file last recorded it.
+    saved_reads: Vec<SavedRead>,
     pub totals: Totals,
     /// The context size at the last response (its input plus output
     /// tokens), or an estimate after the history was shrunk.
@@ -130,6 +136,7 @@ impl Thread {
             activated_tools: Vec::new(),
             grants: Vec::new(),
             ledger: Arc::new(ReadLedger::default()),
+            saved_reads: Vec::new(),
             totals: Totals::default(),
             context_tokens: 0,
             pending: vec![meta],
@@ -171,6 +178,17 @@ impl Thread {
             }
             Record::Tools { activated } => self.activated_tools = activated,
             Record::Grants { rules } => self.grants = rules,
+            Record::Reads { scheme, files } => {
+                if scheme == fingerprint_scheme() {
+                    self.ledger = Arc::new(ReadLedger::restored(files.clone()));
+                } else {
+                    // Saved by a build that hashes differently: its numbers
+                    // say nothing here, so the files are read again.
+                    tracing::info!(thread = %self.id, "the saved reads were fingerprinted differently; files will be read again");
+                    self.ledger = Arc::new(ReadLedger::default());
+                }
+                self.saved_reads = files;
+            }
             Record::Turn { usage, cost_usd, at_ms } => {
                 self.add_turn_totals(&usage, cost_usd);
                 self.context_tokens = usage.input_tokens + usage.output_tokens;
@@ -268,6 +286,11 @@ impl Thread {
             self.pending.clear();
             return;
         };
+        let reads = self.ledger.saved();
+        if reads != self.saved_reads {
+            self.pending.push(Record::Reads { scheme: fingerprint_scheme(), files: reads.clone() });
+            self.saved_reads = reads;
+        }
         if let Err(err) = file.append(&self.pending) {
             tracing::warn!(thread = %self.id, %err, "cannot save the session; continuing without saving");
         }

@@ -78,6 +78,7 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
             | Record::Stub { .. }
             | Record::Tools { .. }
             | Record::Grants { .. }
+            | Record::Reads { .. }
             | Record::Turn { .. } => {}
         }
     }

@@ -354,7 +354,7 @@ mod tests {
         .assert_eq(&out);
         // A page still stamps the whole file: an edit anywhere is allowed.
         let entry = f.ctx.workspace.ledger().get(&f.root.join("a.txt")).unwrap();
-        assert_eq!(entry.seen_text.as_ref(), text);
+        assert_eq!(entry.seen_text.as_deref(), Some(text.as_str()));
         let (_, last) = run(&f, serde_json::json!({"file_path": "a.txt", "offset": 11})).await;
         expect![[r#"
               11 | line 11

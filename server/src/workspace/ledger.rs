@@ -1,10 +1,15 @@
-//! The read ledger: for every file the agent has read in this session, what
+//! The read ledger: for every file the agent has read in this thread, what
 //! it saw — the editor buffer version (for open documents) and a content
 //! fingerprint — plus the text itself, so a refusal can say what changed.
 //!
 //! The fingerprint, not the mtime, is the truth for files on disk: mtimes are
 //! coarse on some filesystems and tools like `git checkout` preserve them.
 //! The file watcher only marks entries `changed_on_disk` early.
+//!
+//! A thread's ledger outlives its process as [`SavedRead`]s (path and
+//! fingerprint, never the text): restored, an entry has no version (the
+//! editor's versions restart with each session) and no text, so only the
+//! fingerprint says whether the file is still what the agent read.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -12,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
 
 /// What the agent saw when it read a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,15 +36,32 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
     hasher.finish()
 }
 
+/// What [`fingerprint`] gives for a fixed text: saved beside a thread's
+/// reads, so a build whose hash differs (the standard library's may change
+/// between Rust releases) drops them instead of comparing unlike numbers.
+pub fn fingerprint_scheme() -> u64 {
+    fingerprint(b"tandem read ledger")
+}
+
 #[derive(Debug, Clone)]
 pub struct LedgerEntry {
     pub stamp: ReadStamp,
-    pub seen_text: Arc<str>,
+    /// The text the agent saw; `None` for an entry restored from a saved
+    /// thread (only its fingerprint was kept).
+    pub seen_text: Option<Arc<str>>,
     /// Set by the file watcher when the file on disk stopped matching `stamp`.
     pub changed_on_disk: bool,
     /// When it was recorded, in the ledger's own order: a later read or
     /// write of any file has a larger number.
     pub seq: u64,
+}
+
+/// One file of a saved thread's ledger: where, and the fingerprint of what
+/// the agent saw there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedRead {
+    pub path: PathBuf,
+    pub fingerprint: u64,
 }
 
 /// Path → what the agent last saw there. Concurrent: tools run in parallel
@@ -53,7 +76,19 @@ pub struct ReadLedger {
 impl ReadLedger {
     pub fn record(&self, path: &Path, stamp: ReadStamp, seen_text: Arc<str>) {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text, changed_on_disk: false, seq });
+        self.entries.insert(path.to_path_buf(), LedgerEntry { stamp, seen_text: Some(seen_text), changed_on_disk: false, seq });
+    }
+
+    /// A restored entry (no text) was found to hold what the file holds
+    /// now: keep `stamp` and `text` (the same content, now with its version
+    /// and text) in its place in the order.
+    pub fn confirm(&self, path: &Path, stamp: ReadStamp, text: Arc<str>) {
+        if let Some(mut entry) = self.entries.get_mut(path) {
+            if entry.seen_text.is_none() && entry.stamp.fingerprint == stamp.fingerprint {
+                entry.stamp = stamp;
+                entry.seen_text = Some(text);
+            }
+        }
     }
 
     pub fn get(&self, path: &Path) -> Option<LedgerEntry> {
@@ -66,6 +101,26 @@ impl ReadLedger {
 
     pub fn clear(&self) {
         self.entries.clear();
+    }
+
+    /// What a saved thread keeps of the ledger, oldest first.
+    pub fn saved(&self) -> Vec<SavedRead> {
+        let mut entries: Vec<(u64, SavedRead)> =
+            self.entries.iter().map(|e| (e.seq, SavedRead { path: e.key().clone(), fingerprint: e.stamp.fingerprint })).collect();
+        entries.sort_by_key(|(seq, _)| *seq);
+        entries.into_iter().map(|(_, read)| read).collect()
+    }
+
+    /// The ledger of a saved thread, in its order: each entry has its
+    /// fingerprint only (no version, no text).
+    pub fn restored(reads: Vec<SavedRead>) -> ReadLedger {
+        let ledger = ReadLedger::default();
+        for read in reads {
+            let seq = ledger.next_seq.fetch_add(1, Ordering::Relaxed);
+            let stamp = ReadStamp { version: None, fingerprint: read.fingerprint };
+            ledger.entries.insert(read.path, LedgerEntry { stamp, seen_text: None, changed_on_disk: false, seq });
+        }
+        ledger
     }
 
     pub fn paths(&self) -> Vec<PathBuf> {
@@ -101,12 +156,16 @@ impl ReadLedger {
 pub fn change_since_read(entry: &LedgerEntry, current: &ReadStamp, current_text: &str) -> Option<String> {
     let changed = match (entry.stamp.version, current.version) {
         // Invariant 2: for an open document the version is the contract, even
-        // when the text happens to be equal again.
-        (Some(seen), Some(now)) => seen != now,
+        // when the text happens to be equal again. The text is compared too:
+        // a document closed and opened again starts its versions again.
+        (Some(seen), Some(now)) => seen != now || entry.stamp.fingerprint != current.fingerprint,
         _ => entry.stamp.fingerprint != current.fingerprint,
     };
     if changed {
-        let mut what = describe_change(&entry.seen_text, current_text);
+        let mut what = match &entry.seen_text {
+            Some(seen) => describe_change(seen, current_text),
+            None => "its content is not what was read in an earlier run of this thread".to_string(),
+        };
         if entry.changed_on_disk {
             what.push_str("; the file watcher saw it change on disk");
         }
@@ -190,7 +249,7 @@ mod tests {
     fn version_mismatch_is_a_change_even_with_equal_text() {
         let entry = LedgerEntry {
             stamp: ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") },
-            seen_text: Arc::from("x"),
+            seen_text: Some(Arc::from("x")),
             changed_on_disk: false,
             seq: 0,
         };
@@ -198,5 +257,40 @@ mod tests {
         assert!(change_since_read(&entry, &now, "x").is_some());
         let same = ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") };
         assert!(change_since_read(&entry, &same, "x").is_none());
+    }
+
+    #[test]
+    fn a_reopened_document_at_an_old_version_number_with_other_text_is_a_change() {
+        let entry = LedgerEntry {
+            stamp: ReadStamp { version: Some(3), fingerprint: fingerprint(b"x") },
+            seen_text: Some(Arc::from("x")),
+            changed_on_disk: false,
+            seq: 0,
+        };
+        let reopened = ReadStamp { version: Some(3), fingerprint: fingerprint(b"y") };
+        assert!(change_since_read(&entry, &reopened, "y").is_some());
+    }
+
+    #[test]
+    fn a_saved_ledger_keeps_paths_fingerprints_and_order_and_is_judged_by_fingerprint() {
+        let ledger = ReadLedger::default();
+        ledger.record(Path::new("/w/b"), ReadStamp { version: Some(7), fingerprint: fingerprint(b"b") }, Arc::from("b"));
+        ledger.record(Path::new("/w/a"), ReadStamp { version: None, fingerprint: fingerprint(b"a") }, Arc::from("a"));
+        let saved = ledger.saved();
+        assert_eq!(saved, [SavedRead { path: "/w/b".into(), fingerprint: fingerprint(b"b") }, SavedRead { path: "/w/a".into(), fingerprint: fingerprint(b"a") }]);
+
+        let restored = ReadLedger::restored(saved);
+        assert_eq!(restored.most_recent(2), [PathBuf::from("/w/a"), PathBuf::from("/w/b")]);
+        let b = restored.get(Path::new("/w/b")).unwrap();
+        assert_eq!((b.stamp.version, b.seen_text.is_none()), (None, true), "versions restart with the editor; no text is kept");
+        // Open again in a new editor session, at whatever version: the text decides.
+        assert!(change_since_read(&b, &ReadStamp { version: Some(1), fingerprint: fingerprint(b"b") }, "b").is_none());
+        let what = change_since_read(&b, &ReadStamp { version: Some(1), fingerprint: fingerprint(b"B") }, "B").unwrap();
+        expect_test::expect!["its content is not what was read in an earlier run of this thread"].assert_eq(&what);
+
+        // Confirmed by a check, the entry has the text and version of now.
+        restored.confirm(Path::new("/w/b"), ReadStamp { version: Some(1), fingerprint: fingerprint(b"b") }, Arc::from("b"));
+        let b = restored.get(Path::new("/w/b")).unwrap();
+        assert_eq!((b.stamp.version, b.seen_text.as_deref()), (Some(1), Some("b")));
     }
 }

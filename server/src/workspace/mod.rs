@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
-pub use ledger::{describe_change, fingerprint, LedgerEntry, ReadLedger, ReadStamp};
+pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::replacements;
 pub use review::{changed_lines, edits_summary, landed_hunks, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
@@ -548,6 +548,12 @@ impl Workspace {
                 "Error: {display} was modified externally since your last read ({what}). Read it again with read_file before {verb} it."
             ));
         }
+        if entry.seen_text.is_none() {
+            // Read in an earlier run of the thread and unchanged since: from
+            // now on the entry knows the text (for the diff of the write) and
+            // the open document's version (for the editor sink's check).
+            self.ledger.confirm(&current.path, current.stamp, Arc::clone(&current.text));
+        }
         Ok(())
     }
 
@@ -574,8 +580,8 @@ impl Workspace {
             let opened_as_read = base.version.is_none() && !buffer.dirty && fingerprint(buffer.text.as_bytes()) == base.fingerprint;
             if base.version != Some(buffer.version) && !opened_as_read {
                 let what = match self.ledger.get(&change.path) {
-                    Some(entry) => ledger::describe_change(&entry.seen_text, &buffer.text),
-                    None => "the buffer changed".to_string(),
+                    Some(LedgerEntry { seen_text: Some(seen), .. }) => ledger::describe_change(&seen, &buffer.text),
+                    _ => "the buffer changed".to_string(),
                 };
                 return Err(WriteError::Superseded(format!(
                     "Error: {display} was modified externally since your last read (the user edited it in the editor: {what}). Read it again with read_file before editing it."
@@ -650,7 +656,7 @@ impl Workspace {
             )));
         }
         let old_text = match (&change.base, self.ledger.get(&change.path)) {
-            (Some(_), Some(entry)) => entry.seen_text,
+            (Some(_), Some(LedgerEntry { seen_text: Some(seen), .. })) => seen,
             _ => Arc::from(""),
         };
         if let Some(recorder) = &self.recorder {
