@@ -813,3 +813,53 @@ fn sorted_like_pyright(text: &str) -> String {
     lines.sort_by_key(|l| (!l.starts_with("lib.py"), l.split(':').nth(1).and_then(|n| n.parse::<u32>().ok()).unwrap_or(0)));
     lines.join("\n")
 }
+
+/// `:TandemUndo` after a run that edited the open buffer, wrote a file
+/// that is not open and ran an approved `sh -c 'echo x > made.txt'`: the
+/// buffer, the closed file and the made file all go back, and the message
+/// lists each file restored; `:TandemRedo` puts them back; undoing twice
+/// more goes back once, then says there is nothing to undo.
+#[test]
+fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
+    for nvim in nvims("neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back") {
+        let workspace = NotesWorkspace::new();
+        let closed = workspace.root.join("other.txt");
+        std::fs::write(&closed, "other\n").unwrap();
+        let made = workspace.root.join("made.txt");
+        let script = serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}, {"name": "read_file", "input": {"file_path": "other.txt"}}]},
+            {"text": "", "tool_calls": [
+                {"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}},
+                {"name": "edit_file", "input": {"file_path": "other.txt", "old_string": "other", "new_string": "OTHER"}}
+            ]},
+            {"text": "", "tool_calls": [{"name": "run_shell", "input": {"command": "sh -c 'echo x > made.txt'"}}]},
+            {"text": "Done."}
+        ]});
+        let env = [("SCENARIO_CLOSED", closed.as_os_str()), ("SCENARIO_MADE", made.as_os_str())];
+        let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
+        let edited = ["line one", "line two", "LINE THREE"];
+        let original = ["line one", "line two", "line three"];
+        assert!(report["run"].as_str().unwrap().starts_with("Tandem: run completed."), "{report:#}");
+        assert_eq!(report["asked"].as_array().map(Vec::len), Some(1), "the command was asked about: {report:#}");
+        assert_eq!(lines(&report["after_run"], "buffer"), edited, "{report:#}");
+        assert_eq!(report["after_run"]["closed"], "OTHER\n", "{report:#}");
+        assert_eq!(report["after_run"]["made"], "x\n", "{report:#}");
+
+        assert_eq!(lines(&report["after_undo"], "buffer"), original, "{report:#}");
+        assert_eq!(report["after_undo"]["closed"], "other\n", "{report:#}");
+        assert_eq!(report["after_undo"]["made"], serde_json::Value::Null, "made.txt is removed: {report:#}");
+        let undo = report["undo"].as_str().unwrap();
+        let undo_lines: Vec<&str> = undo.lines().collect();
+        assert!(undo_lines[0].starts_with("Tandem: undid run-1: 3 restored, 0 unchanged, 0 conflicts"), "{undo}");
+        let mut files: Vec<&str> = undo_lines[1..].iter().map(|l| l.trim()).collect();
+        files.sort();
+        assert_eq!(files, ["restored  made.txt", "restored  notes.txt", "restored  other.txt"], "{undo}");
+
+        assert!(report["redo"].as_str().unwrap().starts_with("Tandem: redid run-1: 3 restored"), "{report:#}");
+        assert_eq!(lines(&report["after_redo"], "buffer"), edited, "{report:#}");
+        assert_eq!(report["after_redo"]["closed"], "OTHER\n", "{report:#}");
+        assert_eq!(report["after_redo"]["made"], "x\n", "{report:#}");
+        assert!(report["undo_again"].as_str().unwrap().starts_with("Tandem: undid run-1: 3 restored"), "{report:#}");
+        assert!(report["nothing"].as_str().unwrap().starts_with("Tandem: nothing to undo"), "{report:#}");
+    }
+}

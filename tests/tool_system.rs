@@ -279,7 +279,7 @@ async fn two_explore_sub_agents_overlap_in_time() {
 struct RefuseEdits;
 
 #[async_trait::async_trait]
-impl tandem::tools::executor::PermissionPolicy for RefuseEdits {
+impl tandem::tools::executor::PermissionGate for RefuseEdits {
     async fn decide(&self, request: &tandem::tools::executor::PermissionRequest) -> tandem::tools::executor::PermissionDecision {
         use tandem::tools::executor::PermissionDecision;
         if matches!(request.tool.as_str(), "write_file" | "edit_file") {
@@ -301,7 +301,7 @@ async fn a_sub_agent_gets_no_more_permission_than_its_parent() {
     ])
     .await;
     // A mode that refuses edits (and allows the rest): the parent's policy object is the child's.
-    let executor = executor().with_policy(Arc::new(RefuseEdits));
+    let executor = executor().with_gate(Arc::new(RefuseEdits));
     let (outcome, _) = run_agent(&anthropic(&mock), &executor, s.ctx.clone(), request("go")).await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     let requests = mock.requests();

@@ -1,13 +1,13 @@
 //! The host: settings in, the parts of a ready run out, the same for every
 //! front end. A front end (`lsp/`, `cli/`, `acp/`) passes only what is its
-//! own — how it asks the user (its [`PermissionPolicy`] over the one
+//! own — how it asks the user (its [`PermissionGate`] over the one
 //! [`Policy`]), who reviews a plan ([`PlanReview`]), where edits go (the
 //! workspace's editor sink), how events are shown — and asks the host for
 //! the rest instead of assembling it by hand.
 //!
 //! ```no_run
 //! # use std::sync::Arc;
-//! # fn front_end(workspace: Arc<tandem::workspace::Workspace>, gate: Arc<dyn tandem::tools::PermissionPolicy>) -> anyhow::Result<()> {
+//! # fn front_end(workspace: Arc<tandem::workspace::Workspace>, gate: Arc<dyn tandem::tools::PermissionGate>) -> anyhow::Result<()> {
 //! use tandem::host;
 //! let settings = host::load_settings(workspace.root()).0;
 //! let provider = host::provider(&settings)?;
@@ -47,7 +47,7 @@ use crate::thread::ThreadStore;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
-use crate::tools::{Executor, PermissionMode, PermissionPolicy, RunScope, ToolContext, ToolRegistry, ToolSource};
+use crate::tools::{Executor, PermissionMode, PermissionGate, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::Workspace;
 
 /// The settings of a workspace: the user's, the project's and the local
@@ -102,7 +102,7 @@ pub fn mcp(root: &Path, approve: Vec<String>) -> Arc<McpManager> {
 /// What a run's tool calls go through, besides the built-in tools.
 pub struct Tools {
     /// The front end's permission gate (how it asks the user).
-    pub gate: Arc<dyn PermissionPolicy>,
+    pub gate: Arc<dyn PermissionGate>,
     /// The tool hooks, run around every call by the executor.
     pub hooks: SharedHooks,
     /// The MCP servers, whose tools join as deferred `mcp__…` tools.
@@ -118,7 +118,7 @@ pub fn executor(tools: Tools) -> Executor {
     if let Some(mcp) = tools.mcp {
         registry.add_source(mcp as Arc<dyn ToolSource>);
     }
-    let mut executor = Executor::new(registry).with_policy(tools.gate).with_hooks(tools.hooks as Arc<dyn crate::tools::ToolHooks>);
+    let mut executor = Executor::new(registry).with_gate(tools.gate).with_hooks(tools.hooks as Arc<dyn crate::tools::ToolHooks>);
     if let Some(code_intel) = tools.code_intel {
         executor = executor.with_code_intel(code_intel);
     }

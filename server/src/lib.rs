@@ -58,7 +58,7 @@
 //!   find → prepare (the input parsed once into the typed `Args`) → plan
 //!   (the tool's own checks: read-before-edit, unchanged-since-read; also
 //!   the diff a review shows) → permission (one decision, by the
-//!   [`tools::PermissionPolicy`], on the call's kind, after the
+//!   [`tools::PermissionGate`], on the call's kind, after the
 //!   `PreToolUse` hooks) → call (consumes the plan) → `PostToolUse` hooks →
 //!   cap. The permission modes ([`tools::PermissionMode`]) are part of the
 //!   contract; sub-agents are asked for through
@@ -100,8 +100,10 @@
 //!   every front end: the provider, the permission modes (plan mode is the
 //!   run's own gate, the policy decides as in default), the policy, the
 //!   hooks, the MCP servers, the executor ([`host::executor`]: add what a
-//!   run's calls go through to [`host::Tools`]), the run's scope and the
-//!   user's run request. Front ends pass their gate, plan review and editor.
+//!   run's calls go through to [`host::Tools`]), and each run's tool
+//!   context ([`host::prepare_run`]: its scope, the sandbox, the
+//!   checkpoint recorder) and request. Front ends pass their prompter,
+//!   plan review and editor.
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
 //! - [`scope`]: which settings layer a value came from (user, project,
@@ -113,7 +115,19 @@
 //!   settings; problems name the file and field and are never fatal.
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
 //!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
-//!   commands judged by their parsed structure; the headless front end.
+//!   commands judged by their parsed structure; carried out by the one
+//!   gate ([`permissions::Gate`], every run's [`tools::PermissionGate`]),
+//!   generic over the front end's [`permissions::Prompter`] — the
+//!   terminal's ([`permissions::headless`]), the editor's
+//!   (`lsp::permission`), an ACP client's (`acp::permission`) — which
+//!   only asks. One vocabulary: the executor asks the gate about a
+//!   [`tools::PermissionRequest`] and acts on its
+//!   [`tools::PermissionDecision`]; the policy judges the request's
+//!   [`permissions::Call`] and gives a [`permissions::RuleVerdict`]; the
+//!   user's reply is an [`permissions::Answer`] or a
+//!   [`permissions::Review`]. Other verdicts have their own names: the
+//!   loop detector's `thread::loops::LoopVerdict`, the LSP transport's
+//!   check of one frame (`FrameCheck`).
 //! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
 //!   Linux) behind [`tools::ShellSandbox`]: unasked commands write only a
 //!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
@@ -129,7 +143,7 @@
 //!   (applied in arrival order), the position bridge, minimal edits, the
 //!   verified `workspace/applyEdit` editor sink (it checks the version at
 //!   the moment of sending and never decides on permission),
-//!   `tandem.ask`/`tandem.cancel`, the editor's permission policy (prompts,
+//!   `tandem.ask`/`tandem.cancel`, the editor's prompter (prompts,
 //!   edit reviews with their diff, or the editor's own preview), code
 //!   actions, and the in-process editor demo. It knows calls by their
 //!   [`tools::ToolKind`] and summary, never by a tool's name or fields.
@@ -175,7 +189,7 @@
 //!    `tools/` imports only `workspace/` and the leaves. A lower layer that
 //!    needs something from above owns a small trait the upper one
 //!    implements: [`tools::sub_agent::SubAgents`] (the loop),
-//!    [`tools::ToolHooks`] (hooks), [`tools::PermissionPolicy`]
+//!    [`tools::ToolHooks`] (hooks), [`tools::PermissionGate`]
 //!    (permissions), [`permissions::ProjectRules`] (settings).
 //!
 //! Deliberately absent: tools never write to disk directly (only through

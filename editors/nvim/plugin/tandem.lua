@@ -49,3 +49,11 @@ end, { nargs = '*', desc = 'Open the Tandem chat (optionally sending a message a
 vim.api.nvim_create_user_command('TandemFix', function()
   require('tandem').fix()
 end, { desc = 'Ask Tandem to fix the diagnostics on the cursor line (every source)' })
+
+vim.api.nvim_create_user_command('TandemUndo', function(opts)
+  require('tandem').undo(opts.args)
+end, { nargs = '?', desc = "Undo the last Tandem run (or run {id}): every file it changed goes back" })
+
+vim.api.nvim_create_user_command('TandemRedo', function(opts)
+  require('tandem').redo(opts.args)
+end, { nargs = '?', desc = 'Redo the Tandem run undone last (or run {id})' })

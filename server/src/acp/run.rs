@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
 use super::files::ClientFiles;
-use super::permission::AcpPolicy;
+use super::permission::AcpGate;
 use super::session::{call_key, AcpPlanReview, SessionCore};
 use super::updates::UpdateMapper;
 use crate::agent::config::ProviderConfig;
@@ -56,7 +56,7 @@ pub struct Session {
     /// Where each prompt's checkpoint goes (`None`: no data folder).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     hooks: crate::hooks::SharedHooks,
-    policy: Arc<AcpPolicy>,
+    gate: Arc<AcpGate>,
     /// Taken by the running prompt: a second prompt finds it locked.
     thread: Arc<tokio::sync::Mutex<Thread>>,
     mode: Mutex<PermissionMode>,
@@ -175,14 +175,14 @@ pub fn open(
     }
     let hooks = crate::hooks::shared(hooks);
     let mode = settings.permission_mode.unwrap_or_default();
-    let policy = Arc::new(AcpPolicy {
-        policy: Policy::new(policy_mode(mode), &settings.permissions, workspace.roots()),
-        core: Arc::clone(&core),
-        client_writes: offers.read_text_file && offers.write_text_file,
-    });
+    let gate = Arc::new(super::permission::gate(
+        Policy::new(policy_mode(mode), &settings.permissions, workspace.roots()),
+        Arc::clone(&core),
+        offers.read_text_file && offers.write_text_file,
+    ));
     let mut registry = ToolRegistry::builtin();
     registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_policy(Arc::clone(&policy) as Arc<dyn crate::tools::PermissionPolicy>).with_hooks(Arc::clone(&hooks) as Arc<dyn crate::tools::ToolHooks>);
+    let executor = Executor::new(registry).with_gate(Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>).with_hooks(Arc::clone(&hooks) as Arc<dyn crate::tools::ToolHooks>);
     Ok(Arc::new(Session {
         core,
         workspace,
@@ -192,7 +192,7 @@ pub fn open(
         settings,
         checkpoints,
         hooks,
-        policy,
+        gate,
         thread: Arc::new(tokio::sync::Mutex::new(conversation)),
         mode: Mutex::new(mode),
         history,
@@ -288,7 +288,7 @@ impl Session {
 
     pub fn set_mode(&self, mode: PermissionMode) {
         *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = mode;
-        self.policy.policy.set_mode(policy_mode(mode));
+        self.gate.policy().set_mode(policy_mode(mode));
     }
 
     /// The skills, as slash commands.

@@ -2,7 +2,7 @@
 //! with its workspace (the client's files over the disk), its tools and
 //! permission policy, and at most one prompt running.
 //!
-//! [`SessionCore`] is what the session's sink, policy and plan review
+//! [`SessionCore`] is what the session's sink, prompter and plan review
 //! share: the client, the tool call each question is about, the edits the
 //! client wrote (for their diff) and the session's "always" answers.
 
@@ -20,12 +20,9 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
-use super::permission::Answer;
+use super::permission::Selected;
 use super::updates::{acp_kind, text_block, WrittenDiff};
 use crate::agent::EventSender;
-use crate::permissions::policy::{Call, Policy};
-use crate::permissions::rules::Rule;
-use crate::settings::{PermissionRules, Scope};
 use crate::tools::executor::PermissionRequest;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 use crate::tools::ToolKind;
@@ -54,8 +51,6 @@ pub struct SessionCore {
     written: Mutex<HashMap<PathBuf, WrittenDiff>>,
     /// "Always" answers about edits, by file: allowed (true) or rejected.
     edits_always: Mutex<HashMap<PathBuf, bool>>,
-    /// Rules the user rejected for the rest of the session.
-    denied: Mutex<Vec<String>>,
     /// The running prompt's event counter and what the forwarder has sent.
     outbox: Mutex<Option<(EventSender, watch::Receiver<u64>)>>,
 }
@@ -86,7 +81,6 @@ impl SessionCore {
             calls: Mutex::default(),
             written: Mutex::default(),
             edits_always: Mutex::default(),
-            denied: Mutex::default(),
             outbox: Mutex::new(None),
         }
     }
@@ -117,21 +111,6 @@ impl SessionCore {
 
     pub fn edit_always(&self, path: &Path) -> Option<bool> {
         lock(&self.edits_always).get(path).copied()
-    }
-
-    pub fn deny_for_session(&self, rules: &[Rule]) {
-        lock(&self.denied).extend(rules.iter().map(ToString::to_string));
-    }
-
-    /// The reason a call is refused by an earlier "reject always", if it is.
-    pub fn session_denial(&self, call: Call<'_>) -> Option<String> {
-        let denied = lock(&self.denied).clone();
-        if denied.is_empty() {
-            return None;
-        }
-        let rules = PermissionRules { deny: denied.into_iter().map(|rule| (Scope::Editor, rule)).collect(), ..PermissionRules::default() };
-        let policy = Policy::new(Default::default(), &rules, std::slice::from_ref(&self.root));
-        policy.deny_reason(call).map(|_| "the user rejected calls like this one for the rest of this session".to_string())
     }
 
     pub fn start_run(&self, cancel: CancellationToken, events: EventSender, forwarded: watch::Receiver<u64>) {
@@ -165,32 +144,32 @@ impl SessionCore {
     }
 
     /// Put a question to the user about the tool call `key`.
-    async fn request(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> Answer {
+    async fn request(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> Selected {
         self.flush().await;
         let request = RequestPermissionRequest::new(self.id.clone(), ToolCallUpdate::new(self.call_id(key), fields), options);
         let cancel = lock(&self.cancel).clone().unwrap_or_default();
         let answer = tokio::select! {
-            _ = cancel.cancelled() => return Answer::Unanswered("the run was cancelled".into()),
+            _ = cancel.cancelled() => return Selected::Unanswered("the run was cancelled".into()),
             answer = tokio::time::timeout(PERMISSION_TIMEOUT, self.link.request_permission(request)) => answer,
         };
         match answer {
-            Err(_) => Answer::Unanswered(format!("the user did not answer within {} s", PERMISSION_TIMEOUT.as_secs())),
-            Ok(Err(err)) => Answer::Unanswered(format!("the client could not ask the user ({err})")),
-            Ok(Ok(RequestPermissionOutcome::Cancelled)) => Answer::Unanswered("the question was cancelled".into()),
+            Err(_) => Selected::Unanswered(format!("the user did not answer within {} s", PERMISSION_TIMEOUT.as_secs())),
+            Ok(Err(err)) => Selected::Unanswered(format!("the client could not ask the user ({err})")),
+            Ok(Ok(RequestPermissionOutcome::Cancelled)) => Selected::Unanswered("the question was cancelled".into()),
             Ok(Ok(RequestPermissionOutcome::Selected(selected))) => match &*selected.option_id.0 {
-                ALLOW_ONCE => Answer::AllowOnce,
-                ALLOW_ALWAYS => Answer::AllowAlways,
-                REJECT_ONCE => Answer::RejectOnce,
-                REJECT_ALWAYS => Answer::RejectAlways,
-                other => Answer::Unanswered(format!("the client answered with an unknown option \"{other}\"")),
+                ALLOW_ONCE => Selected::AllowOnce,
+                ALLOW_ALWAYS => Selected::AllowAlways,
+                REJECT_ONCE => Selected::RejectOnce,
+                REJECT_ALWAYS => Selected::RejectAlways,
+                other => Selected::Unanswered(format!("the client answered with an unknown option \"{other}\"")),
             },
-            Ok(Ok(_)) => Answer::Unanswered("the client gave an answer this agent does not know".into()),
+            Ok(Ok(_)) => Selected::Unanswered("the client gave an answer this agent does not know".into()),
         }
     }
 
     /// An asked call (a shell command, a fetch, …): `question` says what
     /// and why; `always` offers the "always" options.
-    pub async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer {
+    pub async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Selected {
         let fields = ToolCallUpdateFields::new().kind(acp_kind(&request.kind)).content(vec![ToolCallContent::from(text_block(question))]);
         self.request(&call_key(&request.tool, &request.kind), fields, options(always, "Allow", "Reject")).await
     }
@@ -223,19 +202,19 @@ impl SessionCore {
         self.edit_answer(path, answer)
     }
 
-    fn edit_answer(&self, path: &Path, answer: Answer) -> Result<(), String> {
+    fn edit_answer(&self, path: &Path, answer: Selected) -> Result<(), String> {
         match answer {
-            Answer::AllowOnce => Ok(()),
-            Answer::AllowAlways => {
+            Selected::AllowOnce => Ok(()),
+            Selected::AllowAlways => {
                 lock(&self.edits_always).insert(path.to_path_buf(), true);
                 Ok(())
             }
-            Answer::RejectOnce => Err("the user rejected the edit".into()),
-            Answer::RejectAlways => {
+            Selected::RejectOnce => Err("the user rejected the edit".into()),
+            Selected::RejectAlways => {
                 lock(&self.edits_always).insert(path.to_path_buf(), false);
                 Err("the user rejected the edit, and every edit to this file for the rest of this session".into())
             }
-            Answer::Unanswered(reason) => Err(reason),
+            Selected::Unanswered(reason) => Err(reason),
         }
     }
 }
@@ -289,10 +268,10 @@ impl PlanReview for AcpPlanReview {
             PermissionOption::new(PermissionOptionId::new(REJECT_ONCE), "Keep planning", PermissionOptionKind::RejectOnce),
         ];
         match core.request(&call_key("exit_plan_mode", &ToolKind::Other), fields, options).await {
-            Answer::AllowOnce => Some(PlanAnswer::Execute),
-            Answer::AllowAlways => Some(PlanAnswer::ExecuteAcceptEdits),
-            Answer::RejectOnce | Answer::RejectAlways => Some(PlanAnswer::KeepPlanning { feedback: String::new() }),
-            Answer::Unanswered(_) => None,
+            Selected::AllowOnce => Some(PlanAnswer::Execute),
+            Selected::AllowAlways => Some(PlanAnswer::ExecuteAcceptEdits),
+            Selected::RejectOnce | Selected::RejectAlways => Some(PlanAnswer::KeepPlanning { feedback: String::new() }),
+            Selected::Unanswered(_) => None,
         }
     }
 }

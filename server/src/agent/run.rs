@@ -25,7 +25,7 @@ use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provid
 use super::{RunOutcome, RunRequest};
 use crate::hooks::{HookEvent, HookOutcome, Hooks};
 use crate::thread::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
-use crate::thread::loops::{LoopDetector, Verdict};
+use crate::thread::loops::{LoopDetector, LoopVerdict};
 use crate::thread::{new_thread_id, Thread, ContextConfig};
 use crate::tools::executor::FatalToolError;
 use crate::tools::{Executor, PreparedCall, ToolCall, ToolContext, ToolDefinition, ToolResult};
@@ -447,9 +447,9 @@ impl Driver<'_> {
                 .collect::<Vec<_>>();
             for verdict in verdicts {
                 match verdict {
-                    Verdict::Fine => {}
-                    Verdict::Nudge(line) => nudge = Some(line),
-                    Verdict::Stop(line) => stop = Some(line),
+                    LoopVerdict::Fine => {}
+                    LoopVerdict::Nudge(line) => nudge = Some(line),
+                    LoopVerdict::Stop(line) => stop = Some(line),
                 }
             }
             if let (Some(line), Some(last)) = (nudge, results.last_mut()) {

@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use super::manifest::{FileEntry, Manifest};
 use super::{CheckpointError, Checkpoints};
-use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::tools::ToolKind;
 use crate::workspace::{atomic_write, fingerprint, DiskWriteError, FileChange, Workspace};
 
@@ -92,7 +92,7 @@ pub async fn restore(
     direction: Direction,
     run_id: Option<&str>,
     workspace: &Workspace,
-    policy: Option<&dyn PermissionPolicy>,
+    policy: Option<&dyn PermissionGate>,
     is_active: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<RestoreReport, CheckpointError> {
     let (path, mut manifest) = store.pick(direction, run_id, is_active)?;
@@ -131,7 +131,7 @@ async fn restore_file(
     entry: &FileEntry,
     direction: Direction,
     workspace: &Workspace,
-    policy: Option<&dyn PermissionPolicy>,
+    policy: Option<&dyn PermissionGate>,
 ) -> FileReport {
     let path = entry.path.as_path();
     if let Some(reason) = &entry.not_kept {
@@ -231,7 +231,7 @@ fn remove_checked(path: &Path, expected: Option<&[u8]>) -> Result<(), String> {
 /// to review it in the editor's own preview, `Ok(false)` to apply it,
 /// `Err` when it is declined.
 async fn review(
-    policy: Option<&dyn PermissionPolicy>,
+    policy: Option<&dyn PermissionGate>,
     workspace: &Workspace,
     path: &Path,
     now: Option<&[u8]>,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::*;
-use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::workspace::{Editor, MemoryEditor, Workspace};
 
 struct Fixture {
@@ -360,7 +360,7 @@ async fn the_editor_refusing_the_restoring_edit_leaves_the_document_as_it_was() 
 struct Declines;
 
 #[async_trait::async_trait]
-impl PermissionPolicy for Declines {
+impl PermissionGate for Declines {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         assert!(matches!(request.kind, crate::tools::ToolKind::Edit { .. }));
         assert!(request.preview.as_deref().unwrap().contains("-B\n+b"), "{:?}", request.preview);

@@ -19,7 +19,7 @@ use tandem::checkpoint::RunRecorder;
 use tandem::host;
 use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
-use tandem::permissions::headless::{HeadlessPolicy, Terminal};
+use tandem::permissions::headless::Terminal;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::thread::pricing::format_cost;
 use tandem::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
@@ -100,7 +100,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
         None
     };
     let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
-    let gate = HeadlessPolicy::new(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
+    let gate = tandem::permissions::headless::gate(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
     let workspace = Arc::new(workspace);
     // MCP servers start in the background: the run does not wait for them;
     // their tools appear in the requests after they are ready.

@@ -20,7 +20,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use tandem::tools::permission_mode::PermissionMode;
-use tandem::permissions::headless::HeadlessPolicy;
 use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use tandem::agent::scripted::ScriptedProvider;
@@ -159,7 +158,7 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     // The demo's model is scripted and its edits are the show: they apply
     // without asking (acceptEdits), in a throwaway folder.
     let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
-    let executor = Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(HeadlessPolicy::new(policy, None, Arc::new(tandem::permissions::NoProjectRules))));
+    let executor = Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(tandem::permissions::headless::gate(policy, None, Arc::new(tandem::permissions::NoProjectRules))));
     // Nobody answers plan reviews in the demo: exit_plan_mode hands the plan back.
     let scope = RunScope::new(PermissionMode::Default, None);
     scope.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));

@@ -19,7 +19,7 @@ use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::hook_consent::HookConsent;
-use super::permission::PromptPolicy;
+use super::permission::LspGate;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
@@ -46,6 +46,10 @@ pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
 /// What exists once `initialize` told us the roots and capabilities.
 struct Ready {
     workspace: Arc<Workspace>,
+    /// The session's permission gate: it decides by the settings as they
+    /// change (see [`Backend::update_settings`]), and also reviews an
+    /// undo's restoring edits.
+    gate: Arc<LspGate>,
     editor: Arc<LspEditor>,
     executor: Executor,
     mcp: Arc<McpManager>,
@@ -61,8 +65,6 @@ struct Ready {
     /// The servers of `lspServers`, when the editor does not answer code
     /// intelligence questions itself; shut down with the connection.
     language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
-    /// The permission gate, which also reviews an undo's restoring edits.
-    gate: Arc<dyn crate::tools::PermissionPolicy>,
     /// Undos and redos one at a time.
     undoing: tokio::sync::Mutex<()>,
 }
@@ -160,6 +162,11 @@ impl Backend {
         }
         if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
+        }
+        if let Some(ready) = self.ready.get() {
+            // Plan mode is the run's own gate; the policy decides as in default.
+            ready.gate.policy().set_mode(crate::host::Modes::new(&settings, None).policy);
+            ready.gate.policy().set_rules(&settings.permissions);
         }
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
         self.report_problems(notices);
@@ -424,13 +431,13 @@ impl LanguageServer for Backend {
         let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
         let workspace = Arc::new(workspace);
-        let policy = PromptPolicy::new(
+        let gate = Arc::new(super::permission::gate(
             Arc::clone(&self.link),
             Arc::clone(&self.settings),
             Arc::clone(&editor),
             Arc::clone(&self.outbox),
             workspace.roots(),
-        );
+        ));
         // Project servers need an approval: remembered ones start, the others
         // are asked about once the client is initialized.
         let mcp = crate::host::mcp(workspace.root(), Vec::new());
@@ -451,9 +458,8 @@ impl LanguageServer for Backend {
             problems.iter().for_each(|p| tracing::warn!("{p}"));
             (servers.clone().map(|s| s as Arc<dyn crate::tools::code_intel::CodeIntel>), servers)
         };
-        let gate: Arc<dyn crate::tools::PermissionPolicy> = Arc::new(policy);
         let executor = crate::host::executor(crate::host::Tools {
-            gate: Arc::clone(&gate),
+            gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
             hooks: Arc::clone(&self.hooks),
             mcp: Some(Arc::clone(&mcp)),
             code_intel,
@@ -466,8 +472,8 @@ impl LanguageServer for Backend {
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let ready = Ready {
-            checkpoints,
             gate,
+            checkpoints,
             undoing: tokio::sync::Mutex::new(()),
             language_servers,
             hook_consent,

@@ -18,10 +18,10 @@ use super::client::{methods, ClientError, ClientLink};
 use super::config::{Settings, SettingsLayers};
 use super::documents::{path_to_uri, Documents};
 use super::editor::{EditCapabilities, EditRecord, LspEditor};
-use super::permission::PromptPolicy;
+use super::permission::LspGate;
 use super::edits::apply_as_editor;
 use super::position::{char_to_position, PositionEncoding};
-use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
+use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::tools::ToolKind;
 use crate::workspace::{EditStatus, FileChange, LineSpan, Splice, WriteError, WriteOutcome, Workspace};
 
@@ -297,8 +297,8 @@ impl Harness {
         self.workspace.write(change).await
     }
 
-    fn policy(&self) -> PromptPolicy {
-        PromptPolicy::new(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots())
+    fn policy(&self) -> LspGate {
+        super::permission::gate(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots())
     }
 
     /// The permission request for an edit of a.txt, with its diff.
@@ -557,7 +557,7 @@ async fn one_edit_parses_once_reads_at_most_twice_and_sends_one_apply_edit() {
     let mut registry = crate::tools::ToolRegistry::builtin();
     registry.register(CountingPrepare { tool: Arc::new(crate::tools::edit_file::EditFile), prepared: Arc::clone(&prepared) });
     let policy = Arc::new(h.policy());
-    let executor = crate::tools::Executor::new(registry).with_policy(policy).with_results_dir(None);
+    let executor = crate::tools::Executor::new(registry).with_gate(policy).with_results_dir(None);
     let ctx = crate::tools::ToolContext::new(Arc::clone(&h.workspace));
     let read = crate::tools::ToolCall::new("r", "read_file", json!({"file_path": "a.txt"}));
     assert!(!executor.execute(&read, &ctx).await.unwrap().is_error);

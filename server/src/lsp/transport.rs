@@ -279,7 +279,7 @@ fn error_response(id: Value, code: i64, message: String) -> Vec<u8> {
 
 /// What to do with one body.
 #[derive(Debug)]
-enum Verdict {
+enum FrameCheck {
     /// A JSON-RPC message tower-lsp-server can take; `exit` when it is the
     /// `exit` notification.
     Pass { exit: bool },
@@ -294,7 +294,7 @@ enum Verdict {
 }
 
 /// Judge a body: pass it to tower-lsp-server, or answer it ourselves.
-fn check(body: &[u8]) -> Verdict {
+fn check(body: &[u8]) -> FrameCheck {
     // Most messages are requests and notifications (a `didChange` per
     // keystroke): one parse decides them. Anything else takes the long way.
     if let Ok(request) = serde_json::from_slice::<Request>(body) {
@@ -302,10 +302,10 @@ fn check(body: &[u8]) -> Verdict {
         if let Some(id) = id {
             if request.method().starts_with("$/") {
                 let id = serde_json::to_value(id).unwrap_or(Value::Null);
-                return Verdict::Answer(error_response(id, -32601, format!("Method not found: {}", request.method())));
+                return FrameCheck::Answer(error_response(id, -32601, format!("Method not found: {}", request.method())));
             }
         }
-        return Verdict::Pass { exit: request.method() == "exit" && request.id().is_none() };
+        return FrameCheck::Pass { exit: request.method() == "exit" && request.id().is_none() };
     }
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
@@ -315,10 +315,10 @@ fn check(body: &[u8]) -> Verdict {
                 let consumed = values.byte_offset();
                 tracing::warn!(consumed, length = body.len(), "a message shorter than its Content-Length");
                 let message = format!("Parse error: the Content-Length {} is longer than the message ({consumed} bytes); it was dropped", body.len());
-                return Verdict::TooLong(error_response(request_id(&value), -32700, message), consumed);
+                return FrameCheck::TooLong(error_response(request_id(&value), -32700, message), consumed);
             }
             tracing::warn!(%err, "ignoring a message that is not JSON");
-            return Verdict::Broken(error_response(Value::Null, -32700, format!("Parse error: {err}")));
+            return FrameCheck::Broken(error_response(Value::Null, -32700, format!("Parse error: {err}")));
         }
     };
     let method = value.get("method").and_then(Value::as_str);
@@ -326,14 +326,14 @@ fn check(body: &[u8]) -> Verdict {
         // The spec: a `$/` request the server does not know must get
         // MethodNotFound; tower-lsp-server drops it silently.
         if method.starts_with("$/") {
-            return Verdict::Answer(error_response(id.clone(), -32601, format!("Method not found: {method}")));
+            return FrameCheck::Answer(error_response(id.clone(), -32601, format!("Method not found: {method}")));
         }
     }
     if serde_json::from_value::<Request>(value.clone()).is_ok() || serde_json::from_value::<Response>(value.clone()).is_ok() {
-        return Verdict::Pass { exit: is_exit(&value) };
+        return FrameCheck::Pass { exit: is_exit(&value) };
     }
     tracing::warn!("ignoring JSON that is not a JSON-RPC message");
-    Verdict::Answer(error_response(request_id(&value), -32600, "Invalid request: not a JSON-RPC 2.0 message".into()))
+    FrameCheck::Answer(error_response(request_id(&value), -32600, "Invalid request: not a JSON-RPC 2.0 message".into()))
 }
 
 fn is_exit(value: &Value) -> bool {
@@ -353,7 +353,7 @@ async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     loop {
         match reader.next().await {
             Ok(Some(Frame::Body(body))) => match check(&body) {
-                Verdict::Pass { exit } => {
+                FrameCheck::Pass { exit } => {
                     if exit {
                         client_gone.cancel();
                     }
@@ -361,14 +361,14 @@ async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
                         break;
                     }
                 }
-                Verdict::Answer(error) => {
+                FrameCheck::Answer(error) => {
                     let _ = errors.send(error);
                 }
-                Verdict::Broken(error) => {
+                FrameCheck::Broken(error) => {
                     reader.resync = true;
                     let _ = errors.send(error);
                 }
-                Verdict::TooLong(error, consumed) => {
+                FrameCheck::TooLong(error, consumed) => {
                     // What followed the message is read again as input.
                     reader.buffer.splice(0..0, body[consumed..].iter().copied());
                     let _ = errors.send(error);
@@ -458,13 +458,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn rendered(verdict: Verdict) -> String {
+    fn rendered(verdict: FrameCheck) -> String {
         let bytes = match verdict {
-            Verdict::Pass { exit: false } => return "pass".into(),
-            Verdict::Pass { exit: true } => return "pass, exit".into(),
-            Verdict::Answer(bytes) => bytes,
-            Verdict::Broken(bytes) => bytes,
-            Verdict::TooLong(bytes, _) => bytes,
+            FrameCheck::Pass { exit: false } => return "pass".into(),
+            FrameCheck::Pass { exit: true } => return "pass, exit".into(),
+            FrameCheck::Answer(bytes) => bytes,
+            FrameCheck::Broken(bytes) => bytes,
+            FrameCheck::TooLong(bytes, _) => bytes,
         };
         let text = String::from_utf8(bytes).unwrap();
         text.split_once("\r\n\r\n").unwrap().1.to_string()

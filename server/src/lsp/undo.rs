@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use super::documents::path_to_uri;
 use super::runs::RunEnv;
 use crate::checkpoint::{restore, CheckpointError, Direction, RestoreReport};
-use crate::tools::PermissionPolicy;
+use crate::tools::PermissionGate;
 
 pub const UNDO_COMMAND: &str = "tandem.undo";
 pub const REDO_COMMAND: &str = "tandem.redo";
@@ -40,7 +40,7 @@ pub struct UndoArgs {
 /// restoring edit to an open document; `lock` keeps undos one at a time.
 pub async fn run(
     env: &RunEnv,
-    policy: &dyn PermissionPolicy,
+    policy: &dyn PermissionGate,
     lock: &tokio::sync::Mutex<()>,
     direction: Direction,
     args: UndoArgs,

@@ -1,16 +1,17 @@
-//! The policy of a run outside the editor (`tandem ask`): [`Policy`]
-//! decides; a [`Verdict::Ask`] or an edit review is put to the terminal
-//! when there is one, and becomes a denial the model is told about when
-//! there is none (no tty: CI, a pipe, a script).
+//! The terminal's prompter (`tandem ask`, `tandem chat`, the demo): the
+//! [`Gate`] decides; what it asks goes to the terminal as a numbered
+//! choice, and with no terminal (CI, a pipe, a script) nobody is asked: the
+//! gate's denial tells the model how to get the permission.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use super::gate::{Answer, Gate, Prompter, Review};
+use super::policy::Policy;
 use super::ProjectRules;
-use super::policy::{headless_denial, AskInfo, Call, Policy, Verdict};
-use crate::tools::executor::{PermissionDecision, PermissionPolicy, PermissionRequest};
-use crate::tools::ToolKind;
+use crate::tools::PermissionRequest;
 
 pub const ALLOW_ONCE: &str = "Allow once";
 pub const ALWAYS_ALLOW: &str = "Always allow";
@@ -26,104 +27,44 @@ pub trait Terminal: Send + Sync {
     async fn choose(&self, question: &str, options: &[&str]) -> Option<String>;
 }
 
-pub struct HeadlessPolicy {
-    policy: Policy,
-    terminal: Option<Arc<dyn Terminal>>,
-    /// Where "Always allow, saved" writes.
-    project_rules: Arc<dyn ProjectRules>,
+/// Asks at a terminal.
+pub struct TerminalPrompter(pub Arc<dyn Terminal>);
+
+/// The gate of a run outside the editor.
+pub type HeadlessGate = Gate<TerminalPrompter>;
+
+/// The gate of a run at `terminal` (`None` when no one can answer);
+/// "Always allow, saved" writes to `project_rules`.
+pub fn gate(policy: Policy, terminal: Option<Arc<dyn Terminal>>, project_rules: Arc<dyn ProjectRules>) -> HeadlessGate {
+    Gate::new(policy, terminal.map(TerminalPrompter), project_rules)
 }
 
-impl HeadlessPolicy {
-    /// `terminal`: `None` when no one can answer.
-    pub fn new(policy: Policy, terminal: Option<Arc<dyn Terminal>>, project_rules: Arc<dyn ProjectRules>) -> Self {
-        HeadlessPolicy { policy, terminal, project_rules }
-    }
-
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    async fn ask(&self, terminal: &dyn Terminal, request: &PermissionRequest, info: &AskInfo) -> PermissionDecision {
-        let question = ask_text(request, info);
+#[async_trait]
+impl Prompter for TerminalPrompter {
+    async fn ask(&self, _request: &PermissionRequest, question: &str, always: bool) -> Answer {
         let mut options = vec![ALLOW_ONCE];
-        if !info.always.is_empty() {
+        if always {
             options.extend([ALWAYS_ALLOW, ALWAYS_ALLOW_SAVE]);
         }
         options.push(DENY);
-        let answer = terminal.choose(&question, &options).await;
-        match answer.as_deref() {
-            Some(ALLOW_ONCE) => PermissionDecision::Approved,
-            Some(ALWAYS_ALLOW) => {
-                // For this conversation: its later runs keep it, no other thread has it.
-                request.grants.add(info.always.iter().map(ToString::to_string));
-                PermissionDecision::Approved
-            }
-            Some(ALWAYS_ALLOW_SAVE) => {
-                self.policy.allow_for_session(&info.always);
-                let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
-                if let Err(err) = self.project_rules.save_allow(&rules) {
-                    tracing::warn!("cannot save the rule: {err}");
-                }
-                PermissionDecision::Approved
-            }
-            Some(_) => PermissionDecision::Deny("the user denied it".into()),
-            None => PermissionDecision::Deny("no answer at the terminal".into()),
+        match self.0.choose(question, &options).await.as_deref() {
+            Some(ALLOW_ONCE) => Answer::AllowOnce,
+            Some(ALWAYS_ALLOW) => Answer::AllowAlways,
+            Some(ALWAYS_ALLOW_SAVE) => Answer::AllowInProject,
+            Some(_) => Answer::Deny("the user denied it".into()),
+            None => Answer::Deny("no answer at the terminal".into()),
         }
     }
 
-    async fn review(&self, terminal: &dyn Terminal, request: &PermissionRequest) -> PermissionDecision {
+    async fn review(&self, request: &PermissionRequest, _path: &Path) -> Review {
         let mut question = format!("Tandem: apply this change ({} {})?", request.tool, request.summary);
         if let Some(preview) = request.preview.as_deref().filter(|p| !p.is_empty()) {
             question.push_str("\n\n");
             question.push_str(preview);
         }
-        match terminal.choose(&question, &[APPLY, REJECT]).await.as_deref() {
-            Some(APPLY) => PermissionDecision::Approved,
-            _ => PermissionDecision::Deny("the user rejected the change".into()),
-        }
-    }
-}
-
-/// The question for an asked call: the whole command (every line), what
-/// made it asked, and the rule "Always allow" adds.
-pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
-    let mut text = match &request.kind {
-        ToolKind::Execute { command } => format!("Tandem wants to run a shell command:\n{command}"),
-        ToolKind::Fetch { url } => format!("Tandem wants to fetch {url}"),
-        _ => format!("Tandem wants to {} {}", request.tool, request.summary).trim_end().to_string(),
-    };
-    if !info.reasons.is_empty() {
-        text.push_str("\n\nAsked because:");
-        for reason in &info.reasons {
-            text.push_str("\n- ");
-            text.push_str(reason);
-        }
-    }
-    if !info.always.is_empty() {
-        let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
-        text.push_str(&format!("\n\n\"Always allow\" adds: {}", rules.join(", ")));
-    }
-    text
-}
-
-#[async_trait]
-impl PermissionPolicy for HeadlessPolicy {
-    async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
-        let granted = request.grants.rules();
-        let call =
-            Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits, granted: &granted };
-        match self.policy.decide_with_hook(call, request.hook.clone()) {
-            Verdict::Allow => PermissionDecision::Allow,
-            Verdict::Approved => PermissionDecision::Approved,
-            Verdict::Deny(reason) => PermissionDecision::Deny(reason),
-            Verdict::ReviewInEditor => match &self.terminal {
-                Some(terminal) => self.review(terminal.as_ref(), request).await,
-                None => PermissionDecision::Deny(headless_denial(call, &request.summary, &AskInfo { reasons: Vec::new(), always: Vec::new() })),
-            },
-            Verdict::Ask(info) => match &self.terminal {
-                Some(terminal) => self.ask(terminal.as_ref(), request, &info).await,
-                None => PermissionDecision::Deny(headless_denial(call, &request.summary, &info)),
-            },
+        match self.0.choose(&question, &[APPLY, REJECT]).await.as_deref() {
+            Some(APPLY) => Review::Apply,
+            _ => Review::Reject("the user rejected the change".into()),
         }
     }
 }
@@ -132,8 +73,9 @@ impl PermissionPolicy for HeadlessPolicy {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::tools::permission_mode::PermissionMode;
     use crate::permissions::PermissionRules;
+    use crate::tools::permission_mode::PermissionMode;
+    use crate::tools::{PermissionDecision, PermissionGate, ToolKind};
     use std::sync::Mutex;
 
     /// A terminal that answers from a list and keeps the questions.
@@ -166,9 +108,9 @@ mod tests {
         }
     }
 
-    fn headless(dir: &std::path::Path, terminal: Option<Arc<dyn Terminal>>) -> HeadlessPolicy {
+    fn headless(dir: &std::path::Path, terminal: Option<Arc<dyn Terminal>>) -> HeadlessGate {
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.to_path_buf()]);
-        HeadlessPolicy::new(policy, terminal, Arc::new(super::super::NoProjectRules))
+        gate(policy, terminal, Arc::new(super::super::NoProjectRules))
     }
 
     #[tokio::test]
@@ -221,7 +163,7 @@ mod tests {
         let terminal = Arc::new(Scripted { answers: Mutex::new(vec![ALWAYS_ALLOW_SAVE, DENY]), questions: Mutex::default() });
         let saved = Arc::new(Saved::default());
         let rules = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.path().to_path_buf()]);
-        let policy = HeadlessPolicy::new(rules, Some(terminal.clone()), saved.clone());
+        let policy = gate(rules, Some(terminal.clone()), saved.clone());
         assert_eq!(policy.decide(&shell("git push origin main")).await, PermissionDecision::Approved);
         // The rule covers the same subcommand without asking again...
         assert_eq!(policy.decide(&shell("git push origin other")).await, PermissionDecision::Allow);

@@ -1,15 +1,25 @@
 //! Permissions: which calls run, which are refused, which someone must
 //! answer — decided in one place, [`policy::Policy`], from the mode, the
 //! rules in settings ([`rules`]) and what the call does (its [`ToolKind`];
-//! for shell commands, their structure: [`shell`]).
+//! for shell commands, their structure: [`shell`]); carried out by the one
+//! [`Gate`], the run's [`crate::tools::PermissionGate`], over the front
+//! end's [`Prompter`] ([`headless`] is the terminal's).
+//!
+//! The words: the executor asks the gate about a
+//! [`crate::tools::PermissionRequest`] and acts on its
+//! [`crate::tools::PermissionDecision`]; inside, the policy judges the
+//! request's [`Call`] and gives a [`RuleVerdict`]; the user's reply is an
+//! [`Answer`] (or a [`Review`] of an edit).
 
+pub mod gate;
 pub mod headless;
 pub mod masks;
 pub mod policy;
 pub mod rules;
 pub mod shell;
 
-pub use policy::{AskInfo, Call, Policy, Verdict};
+pub use gate::{ask_text, Answer, Gate, Prompter, Review};
+pub use policy::{AskInfo, Call, Policy, RuleVerdict};
 pub use rules::{PermissionRules, Rule};
 
 pub use crate::tools::{PreHook, ToolKind};
@@ -32,17 +42,17 @@ impl ProjectRules for NoProjectRules {
 
 impl Policy {
     /// The verdict for a call after its `PreToolUse` hooks.
-    pub fn decide_with_hook(&self, call: Call<'_>, hook: PreHook) -> Verdict {
+    pub fn decide_with_hook(&self, call: Call<'_>, hook: PreHook) -> RuleVerdict {
         match hook {
             PreHook::None => self.decide(call),
-            PreHook::Block(reason) => Verdict::Deny(format!("the PreToolUse hook blocked it: {reason}")),
+            PreHook::Block(reason) => RuleVerdict::Deny(format!("the PreToolUse hook blocked it: {reason}")),
             PreHook::Allow(_) => match self.deny_reason(call) {
-                Some(reason) => Verdict::Deny(reason),
+                Some(reason) => RuleVerdict::Deny(reason),
                 None => self.allowed_verdict(call),
             },
             PreHook::Ask(reason) => match self.deny_reason(call) {
-                Some(reason) => Verdict::Deny(reason),
-                None => Verdict::Ask(AskInfo { reasons: vec![format!("the PreToolUse hook asks: {reason}")], always: Vec::new() }),
+                Some(reason) => RuleVerdict::Deny(reason),
+                None => RuleVerdict::Ask(AskInfo { reasons: vec![format!("the PreToolUse hook asks: {reason}")], always: Vec::new() }),
             },
         }
     }

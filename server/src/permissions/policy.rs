@@ -1,6 +1,7 @@
 //! The one decision: what happens to a call, given the mode, the rules and
-//! what the call does. Front ends (the terminal, the editor) only carry out
-//! a [`Verdict::Ask`]: they never decide themselves.
+//! what the call does. The gate ([`super::Gate`]) carries out the
+//! verdict; front ends only ask the user a [`RuleVerdict::Ask`] or
+//! review a [`RuleVerdict::Review`] for it: they never decide themselves.
 //!
 //! Order: deny rules → plan mode → ask rules → allow rules → the mode.
 //!
@@ -24,9 +25,9 @@ use crate::tools::permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
 use super::rules::PermissionRules;
 use crate::scope::Scope;
 
-/// What the policy decided for one call.
+/// What the rules say about one call (the gate carries it out).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum RuleVerdict {
     /// Runs without asking anyone (judged read-only, or a rule covers it):
     /// a shell command gets the sandbox's unasked profile.
     Allow,
@@ -36,8 +37,9 @@ pub enum Verdict {
     Approved,
     /// Refused; the reason is for the model.
     Deny(String),
-    /// An edit the user reviews in the editor's own edit review (default mode).
-    ReviewInEditor,
+    /// An edit the user reviews (default mode): in the editor's own
+    /// review where it has one, else as a question with the diff.
+    Review,
     /// Someone must answer.
     Ask(AskInfo),
 }
@@ -67,6 +69,14 @@ pub struct Call<'a> {
     /// The conversation's "Always allow" rules (their text): allow rules
     /// for this call's thread only.
     pub granted: &'a [String],
+}
+
+impl<'a> Call<'a> {
+    /// The call a permission request asks about; `granted` are its
+    /// thread's grants (`request.grants.rules()`).
+    pub fn of(request: &'a crate::tools::PermissionRequest, granted: &'a [String]) -> Self {
+        Call { tool: &request.tool, kind: &request.kind, read_only: request.read_only, accept_edits: request.accept_edits, granted }
+    }
 }
 
 /// A rule and the layer it came from (`None`: added in this session).
@@ -151,6 +161,11 @@ impl Policy {
         }
     }
 
+    /// The workspace roots the policy judges paths against.
+    pub fn roots(&self) -> &[std::path::PathBuf] {
+        &self.shell.roots
+    }
+
     /// The existing paths read-deny rules cover, for the sandbox to mask.
     pub fn read_denied_paths(&self) -> Vec<std::path::PathBuf> {
         let deny: Vec<Rule> = self.rules.read().unwrap_or_else(|e| e.into_inner()).deny.iter().map(|s| s.rule.clone()).collect();
@@ -216,7 +231,7 @@ impl Policy {
         }
     }
 
-    pub fn decide(&self, call: Call<'_>) -> Verdict {
+    pub fn decide(&self, call: Call<'_>) -> RuleVerdict {
         let mode = self.mode();
         let mut rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
         // The thread's own grants count as allow rules, for its calls only.
@@ -228,20 +243,20 @@ impl Policy {
 
         // 1. Deny rules, in every mode.
         if let Some(reason) = self.denied(&rules, call, analysis.as_ref()) {
-            return Verdict::Deny(reason);
+            return RuleVerdict::Deny(reason);
         }
         // 2. Plan mode is read-only, whatever the other rules say.
         let read_only = is_read_only(call, analysis.as_ref());
         if mode == PermissionMode::Plan && !read_only {
-            return Verdict::Deny(PLAN_MODE_REFUSAL.to_string());
+            return RuleVerdict::Deny(PLAN_MODE_REFUSAL.to_string());
         }
         if mode == PermissionMode::BypassPermissions {
-            return Verdict::Approved;
+            return RuleVerdict::Approved;
         }
         // 3. Ask rules.
         let asked: Vec<&Sourced> = rules.ask.iter().filter(|s| self.rule_hits(&s.rule, call, analysis.as_ref())).collect();
         if !asked.is_empty() {
-            return Verdict::Ask(AskInfo {
+            return RuleVerdict::Ask(AskInfo {
                 reasons: asked.iter().map(|s| s.describe("ask")).collect(),
                 // An ask rule wins over allow rules: "Always allow" would change nothing.
                 always: Vec::new(),
@@ -257,14 +272,14 @@ impl Policy {
             let writes_allowed = analysis
                 .as_ref()
                 .is_some_and(|a| !a.writes.is_empty() && a.writes.iter().all(|w| self.edit_allowed(w, &rules.allow)));
-            return if read_only { Verdict::Allow } else if writes_allowed { Verdict::Approved } else { self.allowed_verdict(call) };
+            return if read_only { RuleVerdict::Allow } else if writes_allowed { RuleVerdict::Approved } else { self.allowed_verdict(call) };
         }
         // 5. The mode.
         match call.kind {
-            ToolKind::Read { .. } => Verdict::Allow,
-            ToolKind::Edit { .. } if mode == PermissionMode::AcceptEdits || call.accept_edits => Verdict::Allow,
-            ToolKind::Edit { .. } => Verdict::ReviewInEditor,
-            ToolKind::Execute { .. } if read_only => Verdict::Allow,
+            ToolKind::Read { .. } => RuleVerdict::Allow,
+            ToolKind::Edit { .. } if mode == PermissionMode::AcceptEdits || call.accept_edits => RuleVerdict::Allow,
+            ToolKind::Edit { .. } => RuleVerdict::Review,
+            ToolKind::Execute { .. } if read_only => RuleVerdict::Allow,
             ToolKind::Execute { .. } => {
                 let analysis = analysis.unwrap_or_default();
                 let uncovered: Vec<&SimpleCommand> = analysis
@@ -275,7 +290,7 @@ impl Policy {
                 // Writes into the workspace are edits: allowed where edits
                 // are, with the sandbox's approved profile (they must land).
                 if analysis.concerns.is_empty() && uncovered.is_empty() && (mode == PermissionMode::AcceptEdits || call.accept_edits) {
-                    return Verdict::Approved;
+                    return RuleVerdict::Approved;
                 }
                 let mut reasons = analysis.concerns.clone();
                 reasons.extend(uncovered.iter().filter_map(|c| c.problem.clone()));
@@ -285,11 +300,11 @@ impl Policy {
                 if analysis.concerns.is_empty() {
                     always.extend(writes.iter().map(|w| self.edit_rule(w)));
                 }
-                Verdict::Ask(AskInfo { reasons, always })
+                RuleVerdict::Ask(AskInfo { reasons, always })
             }
             ToolKind::Fetch { url } => {
                 let host = super::rules::host_of(url);
-                Verdict::Ask(AskInfo {
+                RuleVerdict::Ask(AskInfo {
                     reasons: vec![match &host {
                         Some(host) => format!("fetches from {host}, a domain not allowed yet"),
                         None => format!("fetches `{url}`"),
@@ -300,8 +315,8 @@ impl Policy {
                         .collect(),
                 })
             }
-            ToolKind::Other if read_only => Verdict::Allow,
-            ToolKind::Other => Verdict::Ask(AskInfo {
+            ToolKind::Other if read_only => RuleVerdict::Allow,
+            ToolKind::Other => RuleVerdict::Ask(AskInfo {
                 reasons: vec![format!("`{}` is not known to be read-only", call.tool)],
                 always: vec![Rule { tool: call.tool.to_string(), pattern: None }],
             }),
@@ -310,11 +325,11 @@ impl Policy {
 
     /// A call allowed without a question: approved when the user chose
     /// `acceptEdits` (or "Execute and accept edits"), else unasked.
-    pub fn allowed_verdict(&self, call: Call<'_>) -> Verdict {
+    pub fn allowed_verdict(&self, call: Call<'_>) -> RuleVerdict {
         match self.mode() {
-            PermissionMode::BypassPermissions | PermissionMode::AcceptEdits => Verdict::Approved,
-            _ if call.accept_edits => Verdict::Approved,
-            _ => Verdict::Allow,
+            PermissionMode::BypassPermissions | PermissionMode::AcceptEdits => RuleVerdict::Approved,
+            _ if call.accept_edits => RuleVerdict::Approved,
+            _ => RuleVerdict::Allow,
         }
     }
 
@@ -453,14 +468,14 @@ mod tests {
         PermissionRules { allow: list(allow), ask: list(ask), deny: list(deny) }
     }
 
-    fn shell(policy: &Policy, command: &str) -> Verdict {
+    fn shell(policy: &Policy, command: &str) -> RuleVerdict {
         let kind = ToolKind::Execute { command: command.into() };
         policy.decide(Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] })
     }
 
-    fn always(verdict: &Verdict) -> Vec<String> {
+    fn always(verdict: &RuleVerdict) -> Vec<String> {
         match verdict {
-            Verdict::Ask(ask) => ask.always.iter().map(ToString::to_string).collect(),
+            RuleVerdict::Ask(ask) => ask.always.iter().map(ToString::to_string).collect(),
             other => panic!("expected an ask, got {other:?}"),
         }
     }
@@ -473,16 +488,16 @@ mod tests {
             &rules(&["run_shell(git:*)", "edit_file(src/**)"], &["run_shell(git push:*)"], &["run_shell(git push --force:*)"]),
             std::slice::from_ref(&f.root),
         );
-        assert_eq!(shell(&policy, "git commit -m x"), Verdict::Allow);
-        let Verdict::Ask(ask) = shell(&policy, "git push origin main") else { panic!() };
+        assert_eq!(shell(&policy, "git commit -m x"), RuleVerdict::Allow);
+        let RuleVerdict::Ask(ask) = shell(&policy, "git push origin main") else { panic!() };
         assert_eq!(ask.reasons, vec!["the rule `run_shell(git push:*)` in permissions.ask (.tandem/settings.json)"]);
-        let Verdict::Deny(reason) = shell(&policy, "git status && git push --force") else { panic!() };
+        let RuleVerdict::Deny(reason) = shell(&policy, "git status && git push --force") else { panic!() };
         assert!(reason.contains("run_shell(git push --force:*)"), "{reason}");
         let edit = |p: &str| ToolKind::Edit { path: f.root.join(p) };
-        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false, accept_edits: false, granted: &[] }), Verdict::Allow);
-        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false, accept_edits: false, granted: &[] }), Verdict::ReviewInEditor);
+        assert_eq!(policy.decide(Call { tool: "write_file", kind: &edit("src/a.rs"), read_only: false, accept_edits: false, granted: &[] }), RuleVerdict::Allow);
+        assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false, accept_edits: false, granted: &[] }), RuleVerdict::Review);
         // An allow rule covers a compound command only if it covers every part.
-        assert!(matches!(shell(&policy, "git status && rm -rf build"), Verdict::Ask(_)));
+        assert!(matches!(shell(&policy, "git status && rm -rf build"), RuleVerdict::Ask(_)));
     }
 
     #[test]
@@ -496,12 +511,12 @@ mod tests {
             .iter()
             .map(|name| {
                 let policy = Policy::new(name.parse().unwrap(), &PermissionRules::default(), roots);
-                let short = |v: Verdict| match v {
-                    Verdict::Allow => "allow",
-                    Verdict::Approved => "approved",
-                    Verdict::Deny(_) => "deny",
-                    Verdict::ReviewInEditor => "review",
-                    Verdict::Ask(_) => "ask",
+                let short = |v: RuleVerdict| match v {
+                    RuleVerdict::Allow => "allow",
+                    RuleVerdict::Approved => "approved",
+                    RuleVerdict::Deny(_) => "deny",
+                    RuleVerdict::Review => "review",
+                    RuleVerdict::Ask(_) => "ask",
                 };
                 format!(
                     "{name}: read={} edit={} ls={} touch={} mcp={}",
@@ -529,8 +544,8 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &["run_shell(ls:*)"], &["read_file(./.env)"]), std::slice::from_ref(&f.root));
         let env = ToolKind::Read { paths: vec![f.root.join(".env")] };
-        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false, granted: &[] }), Verdict::Deny(_)));
-        assert_eq!(shell(&policy, "ls"), Verdict::Approved);
+        assert!(matches!(policy.decide(Call { tool: "read_file", kind: &env, read_only: true, accept_edits: false, granted: &[] }), RuleVerdict::Deny(_)));
+        assert_eq!(shell(&policy, "ls"), RuleVerdict::Approved);
     }
 
     #[test]
@@ -540,21 +555,21 @@ mod tests {
         let roots = std::slice::from_ref(&f.root);
         let with_rule = rules(&["run_shell(make:*)"], &[], &[]);
         let default = Policy::new(PermissionMode::Default, &with_rule, roots);
-        assert_eq!(shell(&default, "ls"), Verdict::Allow);
-        assert_eq!(shell(&default, "make build"), Verdict::Allow);
+        assert_eq!(shell(&default, "ls"), RuleVerdict::Allow);
+        assert_eq!(shell(&default, "make build"), RuleVerdict::Allow);
         let accept = Policy::new(PermissionMode::AcceptEdits, &with_rule, roots);
-        assert_eq!(shell(&accept, "ls"), Verdict::Allow);
-        assert_eq!(shell(&accept, "make build"), Verdict::Approved);
-        assert!(matches!(shell(&accept, "touch x"), Verdict::Ask(_)));
+        assert_eq!(shell(&accept, "ls"), RuleVerdict::Allow);
+        assert_eq!(shell(&accept, "make build"), RuleVerdict::Approved);
+        assert!(matches!(shell(&accept, "touch x"), RuleVerdict::Ask(_)));
         let bypass = Policy::new(PermissionMode::BypassPermissions, &with_rule, roots);
-        assert_eq!(shell(&bypass, "ls"), Verdict::Approved);
+        assert_eq!(shell(&bypass, "ls"), RuleVerdict::Approved);
         let kind = ToolKind::Execute { command: "touch x".into() };
         let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
         let hook = || crate::permissions::PreHook::Allow("ok".into());
-        assert_eq!(default.decide_with_hook(call, hook()), Verdict::Allow);
-        assert_eq!(bypass.decide_with_hook(call, hook()), Verdict::Approved);
+        assert_eq!(default.decide_with_hook(call, hook()), RuleVerdict::Allow);
+        assert_eq!(bypass.decide_with_hook(call, hook()), RuleVerdict::Approved);
         // "Execute and accept edits" approves like acceptEdits.
-        assert_eq!(default.decide(Call { accept_edits: true, kind: &ToolKind::Execute { command: "make x".into() }, ..call }), Verdict::Approved);
+        assert_eq!(default.decide(Call { accept_edits: true, kind: &ToolKind::Execute { command: "make x".into() }, ..call }), RuleVerdict::Approved);
     }
 
     #[test]
@@ -569,16 +584,16 @@ mod tests {
         // A concern no rule can cover: allow once only.
         assert_eq!(always(&shell(&policy, "curl -s x | sh")), Vec::<String>::new());
         assert_eq!(always(&shell(&policy, "echo x > /etc/hosts")), Vec::<String>::new());
-        let Verdict::Ask(ask) = first else { panic!() };
+        let RuleVerdict::Ask(ask) = first else { panic!() };
         policy.allow_for_session(&ask.always);
-        assert_eq!(shell(&policy, "git push origin other"), Verdict::Allow);
+        assert_eq!(shell(&policy, "git push origin other"), RuleVerdict::Allow);
         // Narrow: other commands are still asked.
         for command in ["git reset --hard", "rm -rf /", "echo hi\ncurl x", "git push && touch y"] {
-            assert!(matches!(shell(&policy, command), Verdict::Ask(_)), "{command}");
+            assert!(matches!(shell(&policy, command), RuleVerdict::Ask(_)), "{command}");
         }
         // New settings keep what the session allowed.
         policy.set_rules(&PermissionRules::default());
-        assert_eq!(shell(&policy, "git push origin other"), Verdict::Allow);
+        assert_eq!(shell(&policy, "git push origin other"), RuleVerdict::Allow);
     }
 
     #[test]
@@ -586,7 +601,7 @@ mod tests {
         let f = fixture();
         let policy = Policy::new(PermissionMode::Default, &rules(&["web_fetch(domain:docs.rs)"], &[], &[]), std::slice::from_ref(&f.root));
         let fetch = |url: &str| ToolKind::Fetch { url: url.into() };
-        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true, accept_edits: false, granted: &[] }), Verdict::Allow);
+        assert_eq!(policy.decide(Call { tool: "web_fetch", kind: &fetch("https://docs.rs/x"), read_only: true, accept_edits: false, granted: &[] }), RuleVerdict::Allow);
         let asked = policy.decide(Call { tool: "web_fetch", kind: &fetch("https://crates.io/x"), read_only: true, accept_edits: false, granted: &[] });
         assert_eq!(always(&asked), vec!["web_fetch(domain:crates.io)"]);
     }
@@ -597,19 +612,19 @@ mod tests {
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), std::slice::from_ref(&f.root));
         let kind = ToolKind::Execute { command: "git push".into() };
         let call = Call { tool: "run_shell", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
-        let Verdict::Ask(ask) = policy.decide(call) else { panic!() };
+        let RuleVerdict::Ask(ask) = policy.decide(call) else { panic!() };
         expect_test::expect![[r#"run_shell git push needs permission (`git push` is not known to be read-only: `push` is not a known read-only subcommand); no one can answer in this run: allow it in `.tandem/settings.json` with "permissions": {"allow": ["run_shell(git push)"]}, or rerun with `--permission-mode bypassPermissions`"#]]
             .assert_eq(&headless_denial(call, "git push", &ask));
     }
 
     /// Each verdict in one word, with the deny reason or the ask reasons.
-    fn verdict_line(verdict: &Verdict) -> String {
+    fn verdict_line(verdict: &RuleVerdict) -> String {
         match verdict {
-            Verdict::Allow => "allow".into(),
-            Verdict::Approved => "approved".into(),
-            Verdict::Deny(reason) => format!("deny: {reason}"),
-            Verdict::ReviewInEditor => "review".into(),
-            Verdict::Ask(ask) => format!("ask: {} [always: {}]", ask.reasons.join(" | "), ask.always.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+            RuleVerdict::Allow => "allow".into(),
+            RuleVerdict::Approved => "approved".into(),
+            RuleVerdict::Deny(reason) => format!("deny: {reason}"),
+            RuleVerdict::Review => "review".into(),
+            RuleVerdict::Ask(ask) => format!("ask: {} [always: {}]", ask.reasons.join(" | "), ask.always.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
         }
     }
 
@@ -697,11 +712,11 @@ mod tests {
         "#]].assert_eq(&out);
         // Without shell deny rules, a name only known at run time is asked, not refused.
         let reads_only = Policy::new(PermissionMode::Default, &rules(&[], &[], &["read_file(./secret.txt)"]), roots);
-        assert!(matches!(shell(&reads_only, "$X f"), Verdict::Ask(_)));
+        assert!(matches!(shell(&reads_only, "$X f"), RuleVerdict::Ask(_)));
         // read_file of a symlink to a denied file is refused.
         let read = ToolKind::Read { paths: vec![f.root.join("innocent.txt")] };
         let verdict = reads_only.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false, granted: &[] });
-        assert!(matches!(verdict, Verdict::Deny(_)), "{verdict:?}");
+        assert!(matches!(verdict, RuleVerdict::Deny(_)), "{verdict:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde_json::Value;
 pub const DEFAULT_LOOP_THRESHOLD: usize = 4;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum LoopVerdict {
     Fine,
     /// Append this to the tool result the model reads next.
     Nudge(String),
@@ -41,7 +41,7 @@ impl LoopDetector {
     }
 
     /// A tool call and its result, in call order.
-    pub fn on_tool_result(&mut self, name: &str, input: &Value, result: &str) -> Verdict {
+    pub fn on_tool_result(&mut self, name: &str, input: &Value, result: &str) -> LoopVerdict {
         let key = hash_of(&[name, &input.to_string(), result]);
         if self.last_call == Some(key) {
             self.call_repeats += 1;
@@ -56,10 +56,10 @@ impl LoopDetector {
     }
 
     /// A turn's reply text (empty text is ignored).
-    pub fn on_text(&mut self, text: &str) -> Verdict {
+    pub fn on_text(&mut self, text: &str) -> LoopVerdict {
         let text = text.trim();
         if text.is_empty() {
-            return Verdict::Fine;
+            return LoopVerdict::Fine;
         }
         let key = hash_of(&[text]);
         if self.last_text == Some(key) {
@@ -74,15 +74,15 @@ impl LoopDetector {
         })
     }
 
-    fn judge(&mut self, repeats: usize, nudge: impl FnOnce() -> String, stop: impl FnOnce() -> String) -> Verdict {
+    fn judge(&mut self, repeats: usize, nudge: impl FnOnce() -> String, stop: impl FnOnce() -> String) -> LoopVerdict {
         if repeats < self.threshold {
-            return Verdict::Fine;
+            return LoopVerdict::Fine;
         }
         if !self.nudged {
             self.nudged = true;
-            return Verdict::Nudge(nudge());
+            return LoopVerdict::Nudge(nudge());
         }
-        Verdict::Stop(stop())
+        LoopVerdict::Stop(stop())
     }
 }
 
@@ -95,10 +95,10 @@ mod tests {
     fn nudge_at_the_threshold_then_stop() {
         let mut d = LoopDetector::new(4);
         let input = json!({"file_path": "a.txt"});
-        let verdicts: Vec<Verdict> = (0..5).map(|_| d.on_tool_result("read_file", &input, "hello")).collect();
-        assert_eq!(verdicts[..3], [Verdict::Fine, Verdict::Fine, Verdict::Fine]);
-        assert_eq!(verdicts[3], Verdict::Nudge("you have made this exact call 4 times with the same result; change approach or answer".into()));
-        assert!(matches!(&verdicts[4], Verdict::Stop(line) if line.contains("read_file") && line.contains("5 times")));
+        let verdicts: Vec<LoopVerdict> = (0..5).map(|_| d.on_tool_result("read_file", &input, "hello")).collect();
+        assert_eq!(verdicts[..3], [LoopVerdict::Fine, LoopVerdict::Fine, LoopVerdict::Fine]);
+        assert_eq!(verdicts[3], LoopVerdict::Nudge("you have made this exact call 4 times with the same result; change approach or answer".into()));
+        assert!(matches!(&verdicts[4], LoopVerdict::Stop(line) if line.contains("read_file") && line.contains("5 times")));
     }
 
     #[test]
@@ -106,10 +106,10 @@ mod tests {
         let mut d = LoopDetector::new(3);
         let input = json!({"command": "cargo test"});
         for result in ["fail 1", "fail 2", "fail 3", "fail 4"] {
-            assert_eq!(d.on_tool_result("run_shell", &input, result), Verdict::Fine);
+            assert_eq!(d.on_tool_result("run_shell", &input, result), LoopVerdict::Fine);
         }
-        assert_eq!(d.on_text("Let me try again."), Verdict::Fine);
-        assert_eq!(d.on_text("Let me try again."), Verdict::Fine);
-        assert!(matches!(d.on_text("Let me try again."), Verdict::Nudge(_)));
+        assert_eq!(d.on_text("Let me try again."), LoopVerdict::Fine);
+        assert_eq!(d.on_text("Let me try again."), LoopVerdict::Fine);
+        assert!(matches!(d.on_text("Let me try again."), LoopVerdict::Nudge(_)));
     }
 }

@@ -103,9 +103,10 @@ pub enum PermissionDecision {
 }
 
 /// The one place that decides whether a call may run: rules, modes, or
-/// asking the user. The edit sinks never decide again.
+/// asking the user (`permissions::Gate`, over every front end's prompter).
+/// The edit sinks never decide again.
 #[async_trait]
-pub trait PermissionPolicy: Send + Sync {
+pub trait PermissionGate: Send + Sync {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision;
 }
 
@@ -114,7 +115,7 @@ pub trait PermissionPolicy: Send + Sync {
 pub struct AllowAll;
 
 #[async_trait]
-impl PermissionPolicy for AllowAll {
+impl PermissionGate for AllowAll {
     async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
         PermissionDecision::Allow
     }
@@ -128,7 +129,7 @@ pub struct FatalToolError(pub String);
 #[derive(Clone)]
 pub struct Executor {
     registry: ToolRegistry,
-    policy: Arc<dyn PermissionPolicy>,
+    gate: Arc<dyn PermissionGate>,
     results_dir: ResultsDir,
     /// The tool hooks, `PreToolUse` before the policy and `PostToolUse`
     /// after the call.
@@ -150,11 +151,11 @@ enum ResultsDir {
 impl Executor {
     /// Large results are saved in the workspace's own results folder.
     pub fn new(registry: ToolRegistry) -> Self {
-        Executor { registry, policy: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None, code_intel: None }
+        Executor { registry, gate: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None, code_intel: None }
     }
 
-    pub fn with_policy(mut self, policy: Arc<dyn PermissionPolicy>) -> Self {
-        self.policy = policy;
+    pub fn with_gate(mut self, gate: Arc<dyn PermissionGate>) -> Self {
+        self.gate = gate;
         self
     }
 
@@ -187,7 +188,7 @@ impl Executor {
     pub fn with_registry(&self, registry: ToolRegistry) -> Executor {
         Executor {
             registry,
-            policy: Arc::clone(&self.policy),
+            gate: Arc::clone(&self.gate),
             results_dir: self.results_dir.clone(),
             hooks: self.hooks.clone(),
             code_intel: self.code_intel.clone(),
@@ -263,7 +264,7 @@ impl Executor {
         if let Some(hooks) = &self.hooks {
             request.hook = hooks.pre_tool_use(&request).await;
         }
-        match self.policy.decide(&request).await {
+        match self.gate.decide(&request).await {
             PermissionDecision::Allow => ctx.shell_profile = super::ShellProfile::Unasked,
             PermissionDecision::Approved => ctx.shell_profile = super::ShellProfile::Approved,
             PermissionDecision::ReviewInEditor => {

@@ -47,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::workspace::Workspace;
 
-pub use executor::{Executor, PermissionDecision, PermissionPolicy, PermissionRequest, ToolCall, ToolResult};
+pub use executor::{Executor, PermissionDecision, PermissionGate, PermissionRequest, ToolCall, ToolResult};
 pub use permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
 pub use shell_sandbox::{ShellProfile, ShellSandbox};
 pub use tool_hooks::{PreHook, ToolHooks};

@@ -405,6 +405,55 @@ function M.cancel()
   end)
 end
 
+--- The message after `tandem.undo` / `tandem.redo`: the counts, then one
+--- line per file with its status (and why, for a conflict).
+function M.undo_message(verb, result)
+  local counts = { restored = 0, unchanged = 0, conflict = 0 }
+  local lines = {}
+  for _, file in ipairs(result.files or {}) do
+    counts[file.status] = (counts[file.status] or 0) + 1
+    local path = vim.fn.fnamemodify(vim.uri_to_fname(file.uri), ':~:.')
+    local reason = file.reason and (': ' .. file.reason) or ''
+    table.insert(lines, string.format('  %-9s %s%s', file.status, path, reason))
+  end
+  local done = verb == 'undo' and 'undid' or 'redid'
+  local head = string.format('%s %s: %d restored, %d unchanged, %d conflict%s', done, result.runId or '?', counts.restored,
+    counts.unchanged, counts.conflict, counts.conflict == 1 and '' or 's')
+  return head .. '\n' .. table.concat(lines, '\n'), counts.conflict > 0
+end
+
+--- :TandemUndo [{run}] / :TandemRedo [{run}]: take the last run (or {run})
+--- back from its checkpoint, or put it back (`tandem.undo`, `tandem.redo`).
+--- Buffers are restored through the editor (reviewed in the default mode,
+--- undone with `u`), files that are not open on disk.
+local function restore(verb, run_id)
+  local c = M.client()
+  if not c then
+    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
+    return
+  end
+  local arguments = {}
+  if run_id and run_id ~= '' then
+    arguments = { { runId = run_id } }
+  end
+  c:request('workspace/executeCommand', { command = 'tandem.' .. verb, arguments = arguments }, function(err, result)
+    if err then
+      notify(err.message or vim.inspect(err), vim.log.levels.WARN)
+      return
+    end
+    local message, conflicts = M.undo_message(verb, result or {})
+    notify(message, conflicts and vim.log.levels.WARN or vim.log.levels.INFO)
+  end)
+end
+
+function M.undo(run_id)
+  restore('undo', run_id)
+end
+
+function M.redo(run_id)
+  restore('redo', run_id)
+end
+
 function M.show_transcript()
   transcript.show()
 end

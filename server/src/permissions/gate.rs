@@ -1,0 +1,404 @@
+//! The one permission gate every front end runs its calls through:
+//! [`Gate`] is the run's [`PermissionGate`]. [`Policy`] gives the rules'
+//! verdict ([`RuleVerdict`]); the gate carries it out — allow, deny, or put
+//! the question to the user through the front end's [`Prompter`], then
+//! keep what an "always" answer means, as narrow as the policy offers:
+//!
+//! - "Always allow" ([`Answer::AllowAlways`]): the rules join the call's
+//!   thread grants (its later runs keep them, no other thread has them);
+//! - "Always allow in this project" ([`Answer::AllowInProject`]): saved
+//!   through [`ProjectRules`] (`.tandem/settings.local.json`) and held at
+//!   once for every thread;
+//! - "Reject always" ([`Answer::DenyAlways`]): calls the rules cover are
+//!   refused for the rest of the gate's life (one ACP session).
+//!
+//! An edit to review goes to the prompter's [`Prompter::review`] (the
+//! editor's own preview, a prompt with the diff, a terminal question).
+//! With no prompter (no terminal: CI, a pipe, a script) nobody can answer:
+//! an ask or a review is a denial that tells the model how to get the
+//! permission. Questions go out one at a time: two at once would confuse
+//! the user.
+//!
+//! A prompter owns only the asking — its labels, its texts for a review,
+//! the words of a refusal — never the decision.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+use super::policy::{headless_denial, AskInfo, Call, Policy, RuleVerdict};
+use super::rules::{PermissionRules, Rule};
+use super::ProjectRules;
+use crate::scope::Scope;
+use crate::tools::{PermissionDecision, PermissionGate, PermissionRequest, ToolKind};
+
+/// What the user answered to an asked call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    AllowOnce,
+    /// For this call's thread: the narrow rules join its grants.
+    AllowAlways,
+    /// For every thread: the narrow rules are saved in the project.
+    AllowInProject,
+    /// Refused, or no answer; the reason is for the model, in the front
+    /// end's words ("the user denied it", "the user did not answer…").
+    Deny(String),
+    /// Refused, and calls the narrow rules cover for the rest of the session.
+    DenyAlways(String),
+}
+
+/// What the user answered to an edit's review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Review {
+    Apply,
+    /// The editor reviews the edit itself when it is sent
+    /// ([`PermissionDecision::ReviewInEditor`]).
+    InEditor,
+    /// Rejected, or no answer; the reason is for the model.
+    Reject(String),
+}
+
+/// How a front end asks the user. Only the asking: the gate decides.
+#[async_trait]
+pub trait Prompter: Send + Sync {
+    /// Put an asked call to the user. `question` says what and why (see
+    /// [`ask_text`]); `always`: narrow rules exist, so "always" answers may
+    /// be offered (else the call can be allowed once only).
+    async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer;
+
+    /// Review an edit of `path`; the diff is the request's `preview`.
+    async fn review(&self, request: &PermissionRequest, path: &Path) -> Review;
+
+    /// The rules the user chose to keep in the project could not be saved
+    /// (they hold for this session anyway); `problem` says why.
+    async fn not_saved(&self, problem: &str) {
+        let _ = problem;
+    }
+}
+
+/// The question for an asked call: the whole command (every line), what
+/// made it asked, and the rule "Always allow" adds.
+pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
+    let mut text = match &request.kind {
+        ToolKind::Execute { command } => format!("Tandem wants to run a shell command:\n{command}"),
+        ToolKind::Fetch { url } => format!("Tandem wants to fetch {url}"),
+        _ => format!("Tandem wants to {} {}", request.tool, request.summary).trim_end().to_string(),
+    };
+    if !info.reasons.is_empty() {
+        text.push_str("\n\nAsked because:");
+        for reason in &info.reasons {
+            text.push_str("\n- ");
+            text.push_str(reason);
+        }
+    }
+    if !info.always.is_empty() {
+        let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
+        text.push_str(&format!("\n\n\"Always allow\" adds: {}", rules.join(", ")));
+    }
+    text
+}
+
+pub struct Gate<P> {
+    policy: Policy,
+    /// `None`: no one can answer.
+    prompter: Option<P>,
+    /// Where "Always allow in this project" saves.
+    project_rules: Arc<dyn ProjectRules>,
+    /// What "reject always" refused, for the rest of the session.
+    refused: Mutex<Vec<Rule>>,
+    /// One question at a time.
+    asking: tokio::sync::Mutex<()>,
+}
+
+impl<P: Prompter> Gate<P> {
+    /// `prompter`: `None` when no one can answer.
+    pub fn new(policy: Policy, prompter: Option<P>, project_rules: Arc<dyn ProjectRules>) -> Self {
+        Gate { policy, prompter, project_rules, refused: Mutex::default(), asking: tokio::sync::Mutex::new(()) }
+    }
+
+    /// The rules the gate decides by (settings change during a session:
+    /// the front end sets the new mode and rules here).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn prompter(&self) -> Option<&P> {
+        self.prompter.as_ref()
+    }
+
+    /// The reason a call is refused by an earlier "reject always", if it is.
+    fn refused_before(&self, call: Call<'_>) -> Option<String> {
+        let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if refused.is_empty() {
+            return None;
+        }
+        let deny = refused.iter().map(|rule| (Scope::Editor, rule.to_string())).collect();
+        let rules = PermissionRules { deny, ..PermissionRules::default() };
+        let policy = Policy::new(Default::default(), &rules, self.policy.roots());
+        policy.deny_reason(call).map(|_| "the user rejected calls like this one for the rest of this session".to_string())
+    }
+
+    async fn ask(&self, prompter: &P, request: &PermissionRequest, info: &AskInfo) -> PermissionDecision {
+        let question = ask_text(request, info);
+        let answer = {
+            let _one_at_a_time = self.asking.lock().await;
+            prompter.ask(request, &question, !info.always.is_empty()).await
+        };
+        match answer {
+            Answer::AllowOnce => PermissionDecision::Approved,
+            Answer::AllowAlways => {
+                request.grants.add(info.always.iter().map(ToString::to_string));
+                PermissionDecision::Approved
+            }
+            Answer::AllowInProject => {
+                self.policy.allow_for_session(&info.always);
+                let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
+                if let Err(problem) = self.project_rules.save_allow(&rules) {
+                    tracing::warn!("cannot save the rule: {problem}");
+                    prompter.not_saved(&problem).await;
+                }
+                PermissionDecision::Approved
+            }
+            Answer::Deny(reason) => PermissionDecision::Deny(reason),
+            Answer::DenyAlways(reason) => {
+                self.refused.lock().unwrap_or_else(|e| e.into_inner()).extend(info.always.iter().cloned());
+                PermissionDecision::Deny(reason)
+            }
+        }
+    }
+
+    async fn review(&self, prompter: &P, request: &PermissionRequest, path: &Path) -> PermissionDecision {
+        let _one_at_a_time = self.asking.lock().await;
+        match prompter.review(request, path).await {
+            Review::Apply => PermissionDecision::Approved,
+            Review::InEditor => PermissionDecision::ReviewInEditor,
+            Review::Reject(reason) => PermissionDecision::Deny(reason),
+        }
+    }
+}
+
+#[async_trait]
+impl<P: Prompter> PermissionGate for Gate<P> {
+    async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
+        let granted = request.grants.rules();
+        let call = Call::of(request, &granted);
+        if let Some(reason) = self.refused_before(call) {
+            return PermissionDecision::Deny(reason);
+        }
+        let nobody = |info: &AskInfo| PermissionDecision::Deny(headless_denial(call, &request.summary, info));
+        match self.policy.decide_with_hook(call, request.hook.clone()) {
+            RuleVerdict::Allow => PermissionDecision::Allow,
+            RuleVerdict::Approved => PermissionDecision::Approved,
+            RuleVerdict::Deny(reason) => PermissionDecision::Deny(reason),
+            RuleVerdict::Review => match (&request.kind, &self.prompter) {
+                (ToolKind::Edit { path }, Some(prompter)) => self.review(prompter, request, path).await,
+                (ToolKind::Edit { .. }, None) => nobody(&AskInfo { reasons: Vec::new(), always: Vec::new() }),
+                _ => PermissionDecision::Deny("only edits are reviewed".into()),
+            },
+            RuleVerdict::Ask(info) => match &self.prompter {
+                Some(prompter) => self.ask(prompter, request, &info).await,
+                None => nobody(&info),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::tools::permission_mode::PermissionMode;
+
+    /// A user who answers from a list, and what they were asked.
+    #[derive(Default)]
+    struct Scripted {
+        answers: Mutex<Vec<Answer>>,
+        reviews: Mutex<Vec<Review>>,
+        asked: Mutex<Vec<(String, bool)>>,
+        reviewed: Mutex<Vec<std::path::PathBuf>>,
+        not_saved: Mutex<Vec<String>>,
+    }
+
+    impl Scripted {
+        fn answering(answers: Vec<Answer>) -> Self {
+            Scripted { answers: Mutex::new(answers), ..Scripted::default() }
+        }
+    }
+
+    #[async_trait]
+    impl Prompter for Arc<Scripted> {
+        async fn ask(&self, _request: &PermissionRequest, question: &str, always: bool) -> Answer {
+            self.asked.lock().unwrap().push((question.to_string(), always));
+            let mut answers = self.answers.lock().unwrap();
+            if answers.is_empty() { Answer::Deny("no answer".into()) } else { answers.remove(0) }
+        }
+
+        async fn review(&self, _request: &PermissionRequest, path: &Path) -> Review {
+            self.reviewed.lock().unwrap().push(path.to_path_buf());
+            let mut reviews = self.reviews.lock().unwrap();
+            if reviews.is_empty() { Review::Reject("no answer".into()) } else { reviews.remove(0) }
+        }
+
+        async fn not_saved(&self, problem: &str) {
+            self.not_saved.lock().unwrap().push(problem.to_string());
+        }
+    }
+
+    /// The project rules "Always allow in this project" saved.
+    #[derive(Default)]
+    struct Saved(Mutex<Vec<Vec<String>>>);
+
+    impl ProjectRules for Saved {
+        fn save_allow(&self, rules: &[String]) -> Result<std::path::PathBuf, String> {
+            self.0.lock().unwrap().push(rules.to_vec());
+            Ok(".tandem/settings.local.json".into())
+        }
+    }
+
+    fn request(tool: &str, kind: ToolKind, grants: &Arc<crate::tools::Grants>) -> PermissionRequest {
+        PermissionRequest {
+            tool: tool.into(),
+            summary: match &kind {
+                ToolKind::Execute { command } => command.clone(),
+                _ => String::new(),
+            },
+            kind,
+            read_only: false,
+            preview: Some("-a\n+b".into()),
+            input: serde_json::json!({}),
+            accept_edits: false,
+            run: None,
+            grants: Arc::clone(grants),
+            hook: Default::default(),
+        }
+    }
+
+    fn shell(command: &str, grants: &Arc<crate::tools::Grants>) -> PermissionRequest {
+        request("run_shell", ToolKind::Execute { command: command.into() }, grants)
+    }
+
+    fn gate(dir: &Path, prompter: Option<Arc<Scripted>>, saved: Arc<Saved>) -> Gate<Arc<Scripted>> {
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.to_path_buf()]);
+        Gate::new(policy, prompter, saved)
+    }
+
+    #[tokio::test]
+    async fn allow_once_approves_this_call_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = Arc::new(Scripted::answering(vec![Answer::AllowOnce, Answer::Deny("the user denied it".into())]));
+        let gate = gate(dir.path(), Some(Arc::clone(&user)), Arc::default());
+        let thread = Arc::default();
+        assert_eq!(gate.decide(&shell("git push", &thread)).await, PermissionDecision::Approved);
+        assert_eq!(gate.decide(&shell("git push", &thread)).await, PermissionDecision::Deny("the user denied it".into()));
+        assert_eq!(user.asked.lock().unwrap().len(), 2);
+        assert!(thread.rules().is_empty());
+        // What needs no one is not asked.
+        assert_eq!(gate.decide(&shell("git status", &thread)).await, PermissionDecision::Allow);
+        assert_eq!(user.asked.lock().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn always_allow_grants_the_narrow_rule_to_the_thread_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = Arc::new(Scripted::answering(vec![Answer::AllowAlways]));
+        let gate = gate(dir.path(), Some(Arc::clone(&user)), Arc::default());
+        let thread = Arc::default();
+        assert_eq!(gate.decide(&shell("git push origin main", &thread)).await, PermissionDecision::Approved);
+        expect_test::expect![[r#"
+            Tandem wants to run a shell command:
+            git push origin main
+
+            Asked because:
+            - `git push origin main` is not known to be read-only: `push` is not a known read-only subcommand
+
+            "Always allow" adds: run_shell(git push:*)
+            always: true"#]]
+        .assert_eq(&user.asked.lock().unwrap().iter().map(|(q, always)| format!("{q}\nalways: {always}")).collect::<String>());
+        assert_eq!(thread.rules(), ["run_shell(git push:*)"]);
+        // The same subcommand runs unasked in this thread...
+        assert_eq!(gate.decide(&shell("git push origin other", &thread)).await, PermissionDecision::Allow);
+        // ...not another command, and not in another thread.
+        assert!(matches!(gate.decide(&shell("git reset --hard", &thread)).await, PermissionDecision::Deny(_)));
+        assert!(matches!(gate.decide(&shell("git push origin main", &Arc::default())).await, PermissionDecision::Deny(_)));
+        assert_eq!(user.asked.lock().unwrap().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn always_allow_in_the_project_saves_the_narrow_rule_for_every_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = Arc::new(Scripted::answering(vec![Answer::AllowInProject]));
+        let saved = Arc::new(Saved::default());
+        let gate = gate(dir.path(), Some(Arc::clone(&user)), Arc::clone(&saved));
+        assert_eq!(gate.decide(&shell("git push origin main", &Arc::default())).await, PermissionDecision::Approved);
+        assert_eq!(*saved.0.lock().unwrap(), [vec!["run_shell(git push:*)".to_string()]]);
+        // Another thread has it at once; another command is still asked.
+        assert_eq!(gate.decide(&shell("git push origin other", &Arc::default())).await, PermissionDecision::Allow);
+        assert!(matches!(gate.decide(&shell("git reset --hard", &Arc::default())).await, PermissionDecision::Deny(_)));
+        assert!(user.not_saved.lock().unwrap().is_empty());
+
+        // A rule that cannot be saved holds for the session, and the user is told.
+        let user = Arc::new(Scripted::answering(vec![Answer::AllowInProject]));
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.path().to_path_buf()]);
+        let gate = Gate::new(policy, Some(Arc::clone(&user)), Arc::new(super::super::NoProjectRules));
+        assert_eq!(gate.decide(&shell("git push origin main", &Arc::default())).await, PermissionDecision::Approved);
+        assert_eq!(gate.decide(&shell("git push origin x", &Arc::default())).await, PermissionDecision::Allow);
+        assert_eq!(*user.not_saved.lock().unwrap(), ["rules cannot be saved in this run"]);
+    }
+
+    #[tokio::test]
+    async fn deny_always_refuses_calls_like_it_for_the_session_without_asking() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = Arc::new(Scripted::answering(vec![Answer::DenyAlways("the user rejected it".into())]));
+        let gate = gate(dir.path(), Some(Arc::clone(&user)), Arc::default());
+        let thread = Arc::default();
+        assert_eq!(gate.decide(&shell("git push origin main", &thread)).await, PermissionDecision::Deny("the user rejected it".into()));
+        expect_test::expect!["the user rejected calls like this one for the rest of this session"].assert_eq(
+            &match gate.decide(&shell("git push origin other", &thread)).await {
+                PermissionDecision::Deny(reason) => reason,
+                other => format!("{other:?}"),
+            },
+        );
+        assert_eq!(user.asked.lock().unwrap().len(), 1);
+        // A call the rule does not cover is still asked.
+        assert!(matches!(gate.decide(&shell("touch X", &thread)).await, PermissionDecision::Deny(r) if r == "no answer"));
+        assert_eq!(user.asked.lock().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_edit_is_reviewed_by_the_prompter_and_a_call_no_rule_covers_is_offered_once_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = Arc::new(Scripted::default());
+        *user.reviews.lock().unwrap() = vec![Review::Apply, Review::InEditor, Review::Reject("the user chose Reject".into())];
+        let gate = gate(dir.path(), Some(Arc::clone(&user)), Arc::default());
+        let path = dir.path().join("a.rs");
+        let edit = request("edit_file", ToolKind::Edit { path: path.clone() }, &Arc::default());
+        assert_eq!(gate.decide(&edit).await, PermissionDecision::Approved);
+        assert_eq!(gate.decide(&edit).await, PermissionDecision::ReviewInEditor);
+        assert_eq!(gate.decide(&edit).await, PermissionDecision::Deny("the user chose Reject".into()));
+        assert_eq!(*user.reviewed.lock().unwrap(), [path.clone(), path.clone(), path]);
+        assert!(user.asked.lock().unwrap().is_empty());
+        // In acceptEdits (or after "Execute and accept edits") nothing is reviewed.
+        let accepted = PermissionRequest { accept_edits: true, ..edit };
+        assert_eq!(gate.decide(&accepted).await, PermissionDecision::Allow);
+        assert_eq!(user.reviewed.lock().unwrap().len(), 3);
+        // A command no rule can cover: no "always" answers on offer.
+        let _ = gate.decide(&shell("eval \"$X\"", &Arc::default())).await;
+        assert_eq!(user.asked.lock().unwrap().last().map(|(_, always)| *always), Some(false));
+    }
+
+    #[tokio::test]
+    async fn with_no_one_to_ask_the_model_is_told_how_to_get_permission() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = gate(dir.path(), None, Arc::default());
+        assert_eq!(gate.decide(&shell("git status", &Arc::default())).await, PermissionDecision::Allow);
+        let PermissionDecision::Deny(reason) = gate.decide(&shell("git push", &Arc::default())).await else { panic!() };
+        assert!(reason.contains("needs permission") && reason.contains(".tandem/settings.json") && reason.contains("run_shell(git push)"), "{reason}");
+        let edit = PermissionRequest { summary: "a.rs".into(), ..request("edit_file", ToolKind::Edit { path: dir.path().join("a.rs") }, &Arc::default()) };
+        expect_test::expect!["edit_file a.rs needs permission; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"]
+            .assert_eq(&match gate.decide(&edit).await {
+                PermissionDecision::Deny(reason) => reason,
+                other => format!("{other:?}"),
+            });
+    }
+}

@@ -1,0 +1,97 @@
+-- :TandemUndo and :TandemRedo in a real headless Neovim, for
+-- tests/editor_nvim.rs: a run (acceptEdits, the scripted model) edits the
+-- open buffer, writes a file that is not open and runs an approved shell
+-- command that makes a file; :TandemUndo takes all three back, :TandemRedo
+-- puts them back. The buffer, the files on disk and the plugin's messages
+-- are captured after each step.
+--
+-- Environment: TANDEM_BIN, TANDEM_PLUGIN, SCENARIO_FILE, SCENARIO_OUT, as
+-- in ask_scenario.lua; SCENARIO_CLOSED (the file that is not open) and
+-- SCENARIO_MADE (the file the command makes).
+local env = vim.env
+vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
+vim.cmd('runtime plugin/tandem.lua')
+vim.opt.swapfile = false
+
+local report = { errors = {}, messages = {}, asked = {} }
+local function finish()
+  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
+  file:write(vim.json.encode(report))
+  file:close()
+  vim.cmd('qa!')
+end
+
+local function read(path)
+  local file = io.open(path, 'r')
+  if not file then
+    return vim.NIL
+  end
+  local text = file:read('*a')
+  file:close()
+  return text
+end
+
+local ok, err = pcall(function()
+  vim.cmd('edit ' .. vim.fn.fnameescape(env.SCENARIO_FILE))
+  local bufnr = vim.api.nvim_get_current_buf()
+  vim.notify = function(message, level)
+    table.insert(report.messages, { message = message, level = level })
+  end
+  -- The shell command's question: "Allow once".
+  vim.ui.select = function(items, _, on_choice)
+    table.insert(report.asked, items)
+    for _, item in ipairs(items) do
+      if item == 'Allow once' then
+        return on_choice(item)
+      end
+    end
+    on_choice(nil)
+  end
+  local tandem = require('tandem')
+  tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, permission_mode = 'acceptEdits' })
+  if not vim.wait(10000, function()
+    return #vim.lsp.get_clients({ name = 'tandem', bufnr = 0 }) > 0
+  end, 20) then
+    error('the tandem server did not attach')
+  end
+
+  -- Run a command and wait (bounded) for the plugin's message that starts
+  -- with `prefix`; returns it.
+  local function until_message(command, prefix)
+    local seen = #report.messages
+    vim.cmd(command)
+    local found = nil
+    if not vim.wait(60000, function()
+      for i = seen + 1, #report.messages do
+        if report.messages[i].message:find(prefix, 1, true) == 1 then
+          found = report.messages[i].message
+        end
+      end
+      return found ~= nil
+    end, 20) then
+      error(command .. ' gave no "' .. prefix .. '" message in 60 s')
+    end
+    return found
+  end
+
+  local function capture()
+    return {
+      buffer = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
+      closed = read(env.SCENARIO_CLOSED),
+      made = read(env.SCENARIO_MADE),
+    }
+  end
+
+  report.run = until_message('TandemAsk change things', 'Tandem: run ')
+  report.after_run = capture()
+  report.undo = until_message('TandemUndo', 'Tandem: undid ')
+  report.after_undo = capture()
+  report.redo = until_message('TandemRedo', 'Tandem: redid ')
+  report.after_redo = capture()
+  report.undo_again = until_message('TandemUndo', 'Tandem: undid ')
+  report.nothing = until_message('TandemUndo', 'Tandem: nothing to undo')
+end)
+if not ok then
+  table.insert(report.errors, tostring(err))
+end
+finish()
