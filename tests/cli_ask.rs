@@ -196,6 +196,43 @@ async fn the_summary_counts_edits_by_status_with_their_lines() {
     );
 }
 
+/// A redirect or `tee` into the workspace is an edit: allowed in
+/// acceptEdits, and what it wrote is counted in the end line among the
+/// run's changed files, marked as a command's; so is what a command the
+/// user let run in bypassPermissions deleted. A command that only reads
+/// adds nothing.
+#[tokio::test]
+async fn files_shell_commands_write_or_delete_are_counted_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("old.log"), "stale\n").unwrap();
+    let shell = |command: &str| json!({"tool_calls": [{"name": "run_shell", "input": {"command": command}}]});
+    let script = json!({"turns": [
+        shell("echo one > out.txt"),
+        shell("echo two | tee teed.txt"),
+        shell("cat out.txt"),
+        {"text": "Done."}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--permission-mode", "acceptEdits", "write"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "one\n");
+    assert_eq!(std::fs::read_to_string(dir.path().join("teed.txt")).unwrap(), "two\n");
+    let last = stdout.lines().rev().find(|l| !l.is_empty()).unwrap();
+    assert!(last.contains(" · 2 edits: 2 changed by commands. Changed: out.txt; teed.txt. · thread "), "{stdout}");
+
+    let script = json!({"turns": [shell("rm old.log && echo three >> out.txt"), {"text": "Done."}]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--permission-mode", "bypassPermissions", "clean up"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    assert!(!dir.path().join("old.log").exists());
+    let last = stdout.lines().rev().find(|l| !l.is_empty()).unwrap();
+    assert!(last.contains(" · 2 edits: 2 changed by commands. Changed: old.log (deleted); out.txt. · thread "), "{stdout}");
+}
+
 #[tokio::test]
 async fn turn_limit_exits_1_with_status_turn_limit() {
     let dir = tempfile::tempdir().unwrap();

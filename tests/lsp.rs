@@ -325,9 +325,11 @@ fn a_closed_file_is_written_on_disk_and_a_change_after_the_read_is_caught() {
     assert!(!results[4].0 && results[4].1.starts_with("Successfully edited closed.txt"), "{results:?}");
     assert!(!results[5].0, "{results:?}");
     assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "release 3\n");
-    // One entry per edit, each with the lines it changed.
+    // One entry per edit, each with the lines it changed; the command's
+    // write first, marked with the command.
     let written = json!({"uri": uri(&f.path("closed.txt")), "status": "written", "ranges": [{"startLine": 1, "endLine": 1}]});
-    assert_eq!(answer["result"]["edits"], json!([written, written]));
+    let by_command = json!({"uri": uri(&f.path("closed.txt")), "status": "written", "ranges": [], "command": "printf 'version 2\\n' > closed.txt"});
+    assert_eq!(answer["result"]["edits"], json!([by_command, written, written]));
     // Atomic writes leave no temp files behind.
     let names: Vec<String> = std::fs::read_dir(&f.root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     assert_eq!(names, vec!["closed.txt".to_string()]);

@@ -252,6 +252,58 @@ async fn secrets_in_the_environment_and_proc_ppid_environ_never_reach_the_shell(
     }
 }
 
+/// Without the sandbox's pid namespace a command can read its parent's
+/// environment block (`/proc/$PPID/environ`): every variable the shell's
+/// allow-list does not pass must be gone from it, whether or not its name
+/// looks like a credential, while Tandem itself still reads them.
+#[tokio::test]
+async fn without_a_sandbox_proc_ppid_environ_holds_only_what_the_allow_list_passes() {
+    let command = "echo ===PARENT===; tr '\\0' '\\n' < /proc/$PPID/environ; echo ===END===";
+    let mock = MockModel::start(vec![
+        turns::tools("", &[("toolu_env", "run_shell", json!({"command": command}))]),
+        MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse")),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // The user's own settings switch the sandbox off (a project's may not).
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".tandem")).unwrap();
+    std::fs::write(home.path().join(".tandem/settings.json"), r#"{"sandbox": {"enabled": false}}"#).unwrap();
+    let mut tandem = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+    tandem
+        .current_dir(dir.path())
+        .args(["ask", "--json", "--permission-mode", "bypassPermissions", "show the environment"])
+        .stdin(Stdio::null())
+        .env_remove("TANDEM_SCRIPT")
+        .env_remove("OPENAI_BASE_URL")
+        .env("HOME", home.path())
+        .env("TANDEM_PROVIDER", "anthropic")
+        // Neither on the allow-list nor named like a credential: Tandem
+        // reads it (the model's address), commands must not.
+        .env("ANTHROPIC_BASE_URL", &mock.url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-sentinel-anthropic")
+        .env("MYSQL_PWD", "sentinel_mysql")
+        .env("SECRET_KEY_BASE", "sentinel_rails")
+        .env("COMPANY_INTERNAL_ENDPOINT", "https://sentinel-internal.example")
+        .env("CARGO_HOME", "/opt/cargo-home-marker")
+        .kill_on_drop(true);
+    let output = tandem.output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    // The run really was unsandboxed: the first event says so.
+    assert!(stdout.contains("without a sandbox"), "{stdout}");
+
+    let requests = mock.requests();
+    assert_eq!(requests[0].header("x-api-key"), Some("sk-ant-sentinel-anthropic"));
+    let result = requests[1].body["messages"][2]["content"][0]["content"].as_str().unwrap().to_string();
+    let parent = result.split_once("===PARENT===").and_then(|(_, rest)| rest.split_once("===END===")).map(|(p, _)| p).unwrap_or_else(|| panic!("{result}"));
+    // It is Tandem's environment block, readable, with what the allow-list passes.
+    assert!(parent.contains("PATH=") && parent.contains("CARGO_HOME=/opt/cargo-home-marker"), "{result}");
+    for needle in ["sentinel", "ANTHROPIC_BASE_URL", "MYSQL_PWD", "SECRET_KEY_BASE", "COMPANY_INTERNAL_ENDPOINT", "TANDEM_PROVIDER"] {
+        assert!(!parent.contains(needle), "{needle} is readable in /proc/$PPID/environ:\n{parent}");
+    }
+}
+
 #[tokio::test]
 async fn a_credential_allowed_by_name_reaches_the_shell() {
     use std::sync::Arc;

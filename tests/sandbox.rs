@@ -11,6 +11,8 @@
 //!   `.claude/`, `.vscode/` or `.mcp.json`, and have no network unless the
 //!   settings allow it;
 //! - the timeout still stops a command's whole tree through bubblewrap;
+//! - a file judged inside the workspace and swapped for a link to outside
+//!   while the user is asked is still not written through the link;
 //! - no sandbox (switched off, or `bwrap` missing) is said in the run's
 //!   first event.
 //!
@@ -21,6 +23,8 @@
 #![cfg(target_os = "linux")]
 
 mod common;
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
 #[path = "common/script.rs"]
 mod script;
 
@@ -374,4 +378,52 @@ fn no_sandbox_is_said_in_the_first_event() {
     let found = doctor(None);
     assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stdout));
     assert!(String::from_utf8_lossy(&found.stdout).contains("shell commands run in a sandbox (bubblewrap"));
+}
+
+/// A symlink race between the check and the run: `echo … > notes.txt` is
+/// judged (a write inside the workspace) and asked about in the editor;
+/// while the question is open, `notes.txt` becomes a link to a file outside
+/// the workspace; then the user allows it. The sandbox binds only the
+/// workspace writable, so the write through the link fails and the file
+/// outside keeps its content. Without the sandbox the same race writes it
+/// (the race is real, and the sandbox is what stops it).
+#[test]
+fn a_file_swapped_for_a_link_to_outside_after_the_check_is_not_written_through_it() {
+    if !bwrap_works() {
+        return;
+    }
+    let race = |sandbox: bool| -> (String, String) {
+        let f = lsp_client::Fixture::new(&[("notes.txt", "my notes\n")]);
+        let base = f.root.parent().unwrap().to_path_buf();
+        // Outside the workspace and outside the temp folders (approved
+        // commands may write /tmp): beside the build, like a user's files.
+        let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let (outside, home) = (outside_dir.path().to_path_buf(), base.join("home"));
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(home.join(".tandem")).unwrap();
+        std::fs::write(outside.join("precious.txt"), "keep me\n").unwrap();
+        std::fs::write(home.join(".tandem/settings.json"), json!({"sandbox": {"enabled": sandbox}}).to_string()).unwrap();
+        let turns = json!([{"text": "", "tool_calls": [shell("echo clobbered > notes.txt")]}, {"text": "Done."}]);
+        let home_var = home.to_string_lossy().to_string();
+        let mut client = f.start_with_env(turns, json!({}), json!({}), &[("HOME", &home_var)]);
+        let id = client.send_request("workspace/executeCommand", lsp_client::ask_params("write the notes"));
+        let prompt = client.server_request("window/showMessageRequest");
+        let message = prompt["params"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains("echo clobbered > notes.txt"), "{message}");
+        // The swap, while the user is asked.
+        std::fs::remove_file(f.path("notes.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.join("precious.txt"), f.path("notes.txt")).unwrap();
+        client.respond(&prompt["id"], json!({"title": "Allow once"}));
+        let answer = client.response(id);
+        assert_eq!(answer["result"]["status"], "completed", "{answer}");
+        let result = client.tool_results().first().map(|(_, text)| text.clone()).unwrap_or_default();
+        let precious = std::fs::read_to_string(outside.join("precious.txt")).unwrap();
+        client.shutdown();
+        (precious, result)
+    };
+    let (precious, result) = race(true);
+    assert_eq!(precious, "keep me\n", "written through the link swapped in after the check: {result}");
+    assert!(result.contains("Read-only file system"), "{result}");
+    let (precious, _) = race(false);
+    assert_eq!(precious, "clobbered\n", "without the sandbox the race should win (else this test shows nothing)");
 }

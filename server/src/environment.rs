@@ -1,20 +1,28 @@
-//! Tandem's environment and its children's: credentials stay in Tandem's
-//! memory, out of its process environment and out of every command it runs.
+//! Tandem's environment and its children's: only what shell commands may
+//! see stays in Tandem's process environment; the rest (credentials, and
+//! every other variable the allow-list does not pass) lives in its memory.
 //!
 //! - [`is_secret`] is the one rule for what counts as a credential: a name
 //!   matching `*_KEY`, `*_TOKEN`, `*_SECRET*` or `*PASSWORD*`, or a value
 //!   holding a URL with credentials (`https://user:pass@host`).
-//! - [`hide_credentials`] runs first thing in `main`: it takes those
-//!   variables out of the process environment. Removing a variable with
-//!   `unsetenv` is not enough, because `/proc/PID/environ` shows the
-//!   environment block the process was started with, and any shell command
-//!   can read its parent's. So Tandem starts itself again (same pid, same
-//!   arguments, same stdio) with an environment without them, and hands the
-//!   values over through a pipe. [`var`] reads a setting from those values
-//!   first, then from the process environment.
+//! - [`hide_environment`] runs first thing in `main`: it takes every
+//!   variable a shell command would not get (see [`ChildEnv`]) out of the
+//!   process environment — credentials, but also `MYSQL_PWD`,
+//!   `SECRET_KEY_BASE` or a company's endpoint, whose names say nothing.
+//!   Removing a variable with `unsetenv` is not enough, because
+//!   `/proc/PID/environ` shows the environment block the process was
+//!   started with, and a shell command outside the sandbox (switched off,
+//!   or no bubblewrap) can read its parent's. So Tandem starts itself again
+//!   (same pid, same arguments, same stdio) with only the allow-listed
+//!   variables, and hands the others over through a pipe. [`var`] reads a
+//!   setting from those values first, then from the process environment;
+//!   Tandem reads its own settings (`TANDEM_*`, provider keys and URLs)
+//!   only through it.
 //! - [`ChildEnv`] is the environment a shell command gets: built from an
 //!   allow-list (PATH, HOME, locale, terminal, toolchain variables) plus
 //!   what settings add, never a credential unless it is allowed by name.
+//!   Language servers Tandem starts inherit the process environment: the
+//!   allow-listed variables, plus their settings' `env`.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -52,7 +60,7 @@ const CHILD_ALLOW: &[&str] = &[
 /// see, from the environment or from settings' `env`.
 pub const ALLOW_VAR: &str = "TANDEM_SHELL_ENV_ALLOW";
 
-/// The variable through which Tandem hands the credentials to itself
+/// The variable through which Tandem hands the hidden variables to itself
 /// across the re-start (a file descriptor number).
 const HANDOVER_VAR: &str = "TANDEM_CREDENTIALS_FD";
 
@@ -60,7 +68,7 @@ const HANDOVER_VAR: &str = "TANDEM_CREDENTIALS_FD";
 /// fall back to removing the variables in place.
 const HANDOVER_MAX_BYTES: usize = 60 * 1024;
 
-/// The credentials taken out of the process environment at start-up.
+/// The variables taken out of the process environment at start-up.
 static HELD: OnceLock<BTreeMap<String, String>> = OnceLock::new();
 
 /// Does this variable name look like it holds a credential?
@@ -91,14 +99,14 @@ pub fn is_secret(name: &OsStr, value: &OsStr) -> bool {
     name_secret || value.to_str().is_some_and(has_url_credentials)
 }
 
-/// A setting from Tandem's environment: a credential taken out of the
+/// A setting from Tandem's environment: a variable taken out of the
 /// process environment at start-up, else the process environment. Empty
 /// values count as set (callers decide).
 pub fn var(name: &str) -> Option<String> {
     HELD.get().and_then(|held| held.get(name)).cloned().or_else(|| std::env::var(name).ok())
 }
 
-/// Every variable of Tandem's environment, the held credentials included.
+/// Every variable of Tandem's environment, the held ones included.
 fn all_vars() -> Vec<(OsString, OsString)> {
     let mut vars: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
     if let Some(held) = HELD.get() {
@@ -164,13 +172,21 @@ fn on_allow_list(name: &str) -> bool {
     })
 }
 
-/// Take every credential out of the process environment, keeping the
-/// values in memory for [`var`]. Call it first thing in `main`, before any
-/// other thread exists: it may start the program again in place (same pid,
-/// arguments and stdio) so that `/proc/PID/environ` no longer holds them.
-/// Returns a warning to log when that restart was not possible (logging is
-/// not set up yet when this runs).
-pub fn hide_credentials() -> Option<String> {
+/// Does a shell command get this variable without settings naming it
+/// (on the allow-list and not a credential)? Tandem's process environment
+/// keeps only these.
+fn passed_by_default(name: &OsStr, value: &OsStr) -> bool {
+    name.to_str().is_some_and(on_allow_list) && !is_secret(name, value)
+}
+
+/// Take every variable a shell command would not get out of the process
+/// environment, keeping the values in memory for [`var`] (a variable whose
+/// name or value is not UTF-8 cannot be held and is dropped). Call it first
+/// thing in `main`, before any other thread exists: it may start the
+/// program again in place (same pid, arguments and stdio) so that
+/// `/proc/PID/environ` no longer holds them. Returns a warning to log when
+/// that restart was not possible (logging is not set up yet when this runs).
+pub fn hide_environment() -> Option<String> {
     if let Some(fd) = std::env::var(HANDOVER_VAR).ok().and_then(|v| v.parse::<i32>().ok()) {
         let held = receive(fd);
         // SAFETY: called at the start of main, before any other thread
@@ -179,37 +195,37 @@ pub fn hide_credentials() -> Option<String> {
         let _ = HELD.set(held);
         return None;
     }
-    let secrets: BTreeMap<String, String> = std::env::vars_os()
-        .filter(|(name, value)| is_secret(name, value))
-        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-        .collect();
-    if secrets.is_empty() {
-        let _ = HELD.set(secrets);
+    let hidden: Vec<(OsString, OsString)> = std::env::vars_os().filter(|(name, value)| !passed_by_default(name, value)).collect();
+    let held: BTreeMap<String, String> =
+        hidden.iter().filter_map(|(name, value)| Some((name.to_str()?.to_string(), value.to_str()?.to_string()))).collect();
+    if hidden.is_empty() {
+        let _ = HELD.set(held);
         return None;
     }
-    let err = match restart_without(&secrets) {
+    let names: Vec<&OsStr> = hidden.iter().map(|(name, _)| name.as_os_str()).collect();
+    let err = match restart_without(&names, &held) {
         Err(err) => err,
         Ok(never) => match never {},
     };
     // Only reached when the restart failed: the variables at least leave
     // the environment that libc and child processes see.
-    for name in secrets.keys() {
+    for name in &names {
         // SAFETY: as above, no other thread exists yet.
         unsafe { std::env::remove_var(name) };
     }
-    let _ = HELD.set(secrets);
-    Some(format!("cannot restart without the credentials in the environment ({err}); they were removed in place, but /proc/PID/environ may still show them"))
+    let _ = HELD.set(held);
+    Some(format!("cannot restart without the hidden variables in the environment ({err}); they were removed in place, but /proc/PID/environ may still show them"))
 }
 
-/// Start this program again in place without `secrets`, handing them over
-/// through a pipe. Returns only on failure.
-fn restart_without(secrets: &BTreeMap<String, String>) -> std::io::Result<std::convert::Infallible> {
+/// Start this program again in place without the variables `names`,
+/// handing `held` over through a pipe. Returns only on failure.
+fn restart_without(names: &[&OsStr], held: &BTreeMap<String, String>) -> std::io::Result<std::convert::Infallible> {
     use std::io::Write as _;
     use std::os::fd::{FromRawFd as _, OwnedFd};
     use std::os::unix::process::CommandExt as _;
-    let payload = serde_json::to_vec(secrets).map_err(std::io::Error::other)?;
+    let payload = serde_json::to_vec(held).map_err(std::io::Error::other)?;
     if payload.len() > HANDOVER_MAX_BYTES {
-        return Err(std::io::Error::other("the credentials are too large to hand over"));
+        return Err(std::io::Error::other("the variables are too large to hand over"));
     }
     let mut fds = [0i32; 2];
     // SAFETY: pipe(2) fills the two descriptors; plain pipe (no O_CLOEXEC),
@@ -229,7 +245,7 @@ fn restart_without(secrets: &BTreeMap<String, String>) -> std::io::Result<std::c
     if let Some(arg0) = std::env::args_os().next() {
         command.arg0(arg0);
     }
-    for name in secrets.keys() {
+    for name in names {
         command.env_remove(name);
     }
     command.env(HANDOVER_VAR, fds[0].to_string());
@@ -238,7 +254,7 @@ fn restart_without(secrets: &BTreeMap<String, String>) -> std::io::Result<std::c
     Err(err)
 }
 
-/// Read the credentials handed over through `fd`, then close it.
+/// Read the variables handed over through `fd`, then close it.
 fn receive(fd: i32) -> BTreeMap<String, String> {
     use std::io::Read as _;
     use std::os::fd::FromRawFd as _;
@@ -250,7 +266,7 @@ fn receive(fd: i32) -> BTreeMap<String, String> {
     let file = unsafe { std::fs::File::from_raw_fd(fd) };
     let mut payload = Vec::new();
     if let Err(err) = file.take(HANDOVER_MAX_BYTES as u64 + 1).read_to_end(&mut payload) {
-        tracing::warn!(%err, "cannot read the credentials handed over at start-up");
+        tracing::warn!(%err, "cannot read the variables handed over at start-up");
         return BTreeMap::new();
     }
     serde_json::from_slice(&payload).unwrap_or_default()

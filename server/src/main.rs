@@ -157,8 +157,8 @@ enum McpCommand {
 
 fn main() -> ExitCode {
     // First, while this is the only thread: may start the program again
-    // in place, without credentials in its environment.
-    let hide_warning = tandem::environment::hide_credentials();
+    // in place, its environment holding only what shell commands may see.
+    let hide_warning = tandem::environment::hide_environment();
     let cli = Cli::parse();
     init_logging();
     if let Some(warning) = hide_warning {
@@ -232,8 +232,10 @@ fn main() -> ExitCode {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Through `environment::var`: the process environment no longer holds it.
+    let filter = tandem::environment::var("TANDEM_LOG")
+        .and_then(|directives| tracing_subscriber::EnvFilter::try_new(directives).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }
 

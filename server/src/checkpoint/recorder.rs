@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use super::manifest::{self, FileEntry, Manifest};
 use super::tree::{self, Snapshot};
 use super::Checkpoints;
-use crate::workspace::ChangeRecorder;
+use crate::workspace::{ChangeRecorder, CommandChange};
 
 pub struct RunRecorder {
     inner: Arc<Inner>,
@@ -98,12 +98,12 @@ impl Inner {
     }
 
     /// Compare the workspace with its look before the command: what moved
-    /// is the command's change.
-    fn after_command(&self) {
+    /// is the command's change (returned, in path order).
+    fn after_command(&self) -> Vec<CommandChange> {
         let before = {
             let mut pending = self.before_commands.lock().unwrap_or_else(|e| e.into_inner());
             if pending.is_empty() {
-                return;
+                return Vec::new();
             }
             pending.remove(0)
         };
@@ -118,8 +118,10 @@ impl Inner {
         }
         changed.extend(before.keys().filter(|path| !seen.contains(*path)).map(|path| (path.clone(), None)));
         if changed.is_empty() {
-            return;
+            return Vec::new();
         }
+        changed.sort_by(|a, b| a.0.cmp(&b.0));
+        let changes = changed.iter().map(|(path, stat)| CommandChange { path: path.clone(), deleted: stat.is_none() }).collect();
         let mut manifest = self.lock();
         for (path, stat) in changed {
             let after = stat.map(|stat| tree::keep(&path, stat, &self.store.blobs));
@@ -141,6 +143,7 @@ impl Inner {
         self.save(&manifest);
         drop(manifest);
         self.store.tree.save();
+        changes
     }
 }
 
@@ -187,10 +190,14 @@ impl ChangeRecorder for RunRecorder {
         }
     }
 
-    async fn after_command(&self) {
+    async fn after_command(&self) -> Vec<CommandChange> {
         let inner = Arc::clone(&self.inner);
-        if let Err(err) = tokio::task::spawn_blocking(move || inner.after_command()).await {
-            tracing::warn!(%err, "checkpoint: the look at the workspace after a command failed");
+        match tokio::task::spawn_blocking(move || inner.after_command()).await {
+            Ok(changes) => changes,
+            Err(err) => {
+                tracing::warn!(%err, "checkpoint: the look at the workspace after a command failed");
+                Vec::new()
+            }
         }
     }
 }

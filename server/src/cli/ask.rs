@@ -26,7 +26,7 @@ use tandem::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
 use tandem::tools::{Executor, ToolContext};
-use tandem::workspace::{EditStatus, EditSummaryItem, Workspace};
+use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
 
 use super::plan_review::TerminalPlanReview;
@@ -354,7 +354,13 @@ pub async fn run_printed(
         let written = workspace
             .take_disk_writes(run.as_deref())
             .into_iter()
-            .map(|write| EditSummaryItem { display: workspace.display_path(&write.path), status: EditStatus::Written, ranges: write.ranges, declined: Vec::new() })
+            .map(|write| EditSummaryItem {
+                display: workspace.display_path(&write.path),
+                status: EditStatus::Written,
+                ranges: write.ranges,
+                declined: Vec::new(),
+                by_command: write.command.is_some().then_some(if write.deleted { CommandEffect::Deleted } else { CommandEffect::Written }),
+            })
             .collect();
         printer.summary(&outcome, written);
     }

@@ -268,7 +268,7 @@ impl Printer {
             RunStatus::Loop => self.style.red("stopped: the model was repeating itself"),
         };
         let mut edits = written;
-        edits.extend(self.declined.drain(..).map(|display| EditSummaryItem { display, status: EditStatus::Rejected, ranges: Vec::new(), declined: Vec::new() }));
+        edits.extend(self.declined.drain(..).map(|display| EditSummaryItem { display, status: EditStatus::Rejected, ranges: Vec::new(), declined: Vec::new(), by_command: None }));
         let files = edits_summary(&edits).unwrap_or_else(|| "no edits".to_string());
         let turns = if outcome.turns == 1 { "1 turn".to_string() } else { format!("{} turns", outcome.turns) };
         let usage = &outcome.usage;

@@ -166,11 +166,15 @@ pub struct EditRecord {
     pub ranges: Vec<LineSpan>,
     /// The lines of a partial edit's declined hunks (the old text kept).
     pub declined: Vec<LineSpan>,
+    /// A file a shell command changed on disk (`written`): the command line.
+    pub command: Option<String>,
+    /// The command deleted the file.
+    pub deleted: bool,
 }
 
 impl EditRecord {
     pub fn new(uri: String, status: EditStatus) -> Self {
-        EditRecord { uri, status, ranges: Vec::new(), declined: Vec::new() }
+        EditRecord { uri, status, ranges: Vec::new(), declined: Vec::new(), command: None, deleted: false }
     }
 }
 
@@ -273,6 +277,7 @@ impl LspEditor {
                 status: EditStatus::Partial,
                 ranges: partial.landed.iter().map(|h| h.lines).collect(),
                 declined: partial.declined.iter().map(|h| h.lines).collect(),
+                ..EditRecord::new(String::new(), EditStatus::Partial)
             },
             EditOutcome::Rejected(_) => EditRecord::new(uri, EditStatus::Rejected),
             EditOutcome::NotApplied(_) => EditRecord::new(uri, EditStatus::NotApplied),

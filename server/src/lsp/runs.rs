@@ -34,7 +34,7 @@ use crate::thread::threads::{ThreadError, Threads};
 use crate::thread::{Thread, ContextConfig};
 use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::tools::{Executor, ToolContext, ToolKind};
-use crate::workspace::{EditStatus, LineSpan, Workspace};
+use crate::workspace::{DiskWrite, EditStatus, LineSpan, Workspace};
 
 /// How long a run waits after its `"wait": false` answer, for a client
 /// that must get that answer in a read of its own.
@@ -482,7 +482,7 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
 /// entry per edit in the order they were made.
 fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf>) -> Value {
     let mut records = env.editor.take_records(Some(run_id));
-    records.extend(env.workspace.take_disk_writes(Some(run_id)).into_iter().filter_map(|write| written_record(&write.path, write.ranges)));
+    records.extend(env.workspace.take_disk_writes(Some(run_id)).into_iter().filter_map(|write| disk_write_record(&write)));
     let mut edits: Vec<Value> = records.iter().map(edit_json).collect();
     // A file changed by an edit call that the editor has no record of
     // (written by a view without the editor) still counts.
@@ -501,6 +501,13 @@ fn written_record(path: &std::path::Path, ranges: Vec<LineSpan>) -> Option<EditR
     Some(EditRecord { ranges, ..EditRecord::new(uri.as_str().to_string(), EditStatus::Written) })
 }
 
+/// A disk write of the run (by an edit tool, or by a shell command), as an
+/// edit record.
+fn disk_write_record(write: &DiskWrite) -> Option<EditRecord> {
+    let record = written_record(&write.path, write.ranges.clone())?;
+    Some(EditRecord { command: write.command.as_deref().map(String::from), deleted: write.deleted, ..record })
+}
+
 /// One edit as the answer and the run events show it: `{"uri", "status",
 /// "ranges": [{"startLine", "endLine"}]}` (1-based lines of the text after
 /// it), and a partial edit's `"declined"` ranges.
@@ -509,6 +516,12 @@ pub(crate) fn edit_json(record: &EditRecord) -> Value {
     let mut out = json!({"uri": record.uri, "status": record.status.as_str(), "ranges": lines(&record.ranges)});
     if record.status == EditStatus::Partial {
         out["declined"] = json!(lines(&record.declined));
+    }
+    if let Some(command) = &record.command {
+        out["command"] = json!(command);
+        if record.deleted {
+            out["deleted"] = json!(true);
+        }
     }
     out
 }

@@ -287,7 +287,12 @@ impl Executor {
         let watch = super::code_intel::EditWatch::before(&ctx, &kind).await;
         let output = prepared.call(&ctx).await;
         if let Some(recorder) = &command_recorder {
-            recorder.after_command().await;
+            // What the command wrote, created or deleted in the workspace
+            // counts among the run's changed files, marked as its doing.
+            let changes = recorder.after_command().await;
+            if let ToolKind::Execute { command } = &kind {
+                ctx.workspace.note_command_changes(command, &changes);
+            }
         }
         let mut result = match output {
             Ok(mut text) => {

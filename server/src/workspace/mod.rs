@@ -24,9 +24,9 @@ pub use edit_locks::EditLocks;
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::replacements;
-pub use review::{changed_lines, edits_summary, landed_hunks, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
+pub use review::{changed_lines, edits_summary, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
-pub use recorder::ChangeRecorder;
+pub use recorder::{ChangeRecorder, CommandChange};
 pub use watcher::DiskWatcher;
 
 /// Files larger than this are refused for whole-file reads and edits.
@@ -178,10 +178,16 @@ pub struct DiskWrite {
     /// The run it was written for (see [`Workspace::for_run`]).
     pub run: Option<Arc<str>>,
     pub path: PathBuf,
-    /// The lines of the new text each hunk changed.
+    /// The lines of the new text each hunk changed (empty for a file a
+    /// shell command changed: Tandem did not make the change itself).
     pub ranges: Vec<LineSpan>,
     /// Counts disk writes in the order they were made.
     pub seq: u64,
+    /// The shell command that changed the file (its command line), when a
+    /// command did rather than an edit tool.
+    pub command: Option<Arc<str>>,
+    /// The command deleted the file.
+    pub deleted: bool,
 }
 
 /// Disk writes kept at most; the oldest go first. Each run takes its own
@@ -201,12 +207,16 @@ impl DiskWrites {
 
     fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) {
         let ranges = changed_lines(&replacements(old, new), new);
-        let seq = self.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        self.push_entry(DiskWrite { run, path: path.to_path_buf(), ranges, seq: 0, command: None, deleted: false });
+    }
+
+    fn push_entry(&self, mut write: DiskWrite) {
+        write.seq = self.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let mut entries = self.lock();
         if entries.len() >= MAX_DISK_WRITES {
             entries.remove(0);
         }
-        entries.push(DiskWrite { run, path: path.to_path_buf(), ranges, seq });
+        entries.push(write);
     }
 }
 
@@ -341,6 +351,22 @@ impl Workspace {
             "Note: the command ran against the files on disk, but these files hold unsaved text in the editor that it did not see: {}. Its output may describe the old content; ask the user to save them, or take that into account.",
             files.join("; ")
         ))
+    }
+
+    /// A shell command of this view's run changed these files on disk:
+    /// they count among the run's disk writes, marked with the command.
+    pub fn note_command_changes(&self, command: &str, changes: &[CommandChange]) {
+        let command: Arc<str> = Arc::from(command);
+        for change in changes {
+            self.disk_writes.push_entry(DiskWrite {
+                run: self.run_tag.clone(),
+                path: change.path.clone(),
+                ranges: Vec::new(),
+                seq: 0,
+                command: Some(Arc::clone(&command)),
+                deleted: change.deleted,
+            });
+        }
     }
 
     /// The files written on disk for `run` (`None`: by views of no run),

@@ -6,7 +6,16 @@
 //!
 //! The workspace owns the trait and knows nothing of how changes are kept.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A file a shell command changed (created, changed or deleted), as the
+/// recorder's look before and after the command saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandChange {
+    pub path: PathBuf,
+    /// The command removed it.
+    pub deleted: bool,
+}
 
 /// Told about the changes one run makes. Calls never fail: a recorder that
 /// cannot keep something notes it for the undo to report, and the run goes on.
@@ -20,6 +29,7 @@ pub trait ChangeRecorder: Send + Sync {
     fn after_change(&self, path: &Path, content: &[u8]);
     /// A shell command is about to run in the workspace.
     async fn before_command(&self);
-    /// The shell command has ended (however it ended).
-    async fn after_command(&self);
+    /// The shell command has ended (however it ended): the files that
+    /// changed while it ran, in path order.
+    async fn after_command(&self) -> Vec<CommandChange>;
 }

@@ -228,6 +228,16 @@ pub struct EditSummaryItem {
     pub ranges: Vec<LineSpan>,
     /// A partial edit's declined hunks.
     pub declined: Vec<LineSpan>,
+    /// A file a shell command changed rather than an edit tool: whether it
+    /// deleted it (`None`: an edit tool's change).
+    pub by_command: Option<CommandEffect>,
+}
+
+/// What a shell command did to a file it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandEffect {
+    Written,
+    Deleted,
 }
 
 fn line_list(spans: &[LineSpan]) -> String {
@@ -249,10 +259,15 @@ pub fn edits_summary(edits: &[EditSummaryItem]) -> Option<String> {
     let words = |status: EditStatus| if status == EditStatus::Written { EditStatus::Applied.words() } else { status.words() };
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for status in EditStatus::ALL {
-        let n = edits.iter().filter(|e| words(e.status) == words(status)).count();
+        let n = edits.iter().filter(|e| e.by_command.is_none() && words(e.status) == words(status)).count();
         if n > 0 && !counts.iter().any(|(w, _)| *w == words(status)) {
             counts.push((words(status), n));
         }
+    }
+    // Files shell commands changed are counted apart: no edit tool made them.
+    let by_commands = edits.iter().filter(|e| e.by_command.is_some()).count();
+    if by_commands > 0 {
+        counts.push((if by_commands == 1 { "changed by a command" } else { "changed by commands" }, by_commands));
     }
     let counted = counts.iter().map(|(w, n)| format!("{n} {w}")).collect::<Vec<_>>().join(", ");
     let plural = if edits.len() == 1 { "" } else { "s" };
@@ -270,6 +285,10 @@ pub fn edits_summary(edits: &[EditSummaryItem]) -> Option<String> {
             if e.status == EditStatus::Partial {
                 let declined = line_list(&e.declined);
                 place.push_str(&format!(" (partly applied; declined: {})", if declined.is_empty() { "the rest" } else { &declined }));
+            }
+            match e.by_command {
+                Some(CommandEffect::Deleted) => place.push_str(" (deleted)"),
+                Some(CommandEffect::Written) | None => {}
             }
             place
         })
@@ -407,6 +426,7 @@ mod tests {
     #[test]
     fn end_messages_count_edits_by_status_and_list_every_range() {
         let item = |display: &str, status, ranges: &[(usize, usize)], declined: &[(usize, usize)]| EditSummaryItem {
+            by_command: None,
             display: display.into(),
             status,
             ranges: ranges.iter().map(|&(start, end)| LineSpan { start, end }).collect(),
@@ -419,6 +439,10 @@ mod tests {
             item("b.txt", EditStatus::Rejected, &[], &[]),
         ];
         expect_test::expect!["4 edits: 2 applied, 1 partly applied, 1 declined. Changed: a.txt lines 3-4, 10; app.py line 1 (partly applied; declined: 5); new.txt lines 1-2. Not applied: b.txt (declined)."]
+            .assert_eq(&edits_summary(&edits).unwrap());
+        let by_command = |display: &str, effect| EditSummaryItem { by_command: Some(effect), ..item(display, EditStatus::Written, &[], &[]) };
+        let edits = [item("a.txt", EditStatus::Applied, &[(1, 1)], &[]), by_command("out.txt", CommandEffect::Written), by_command("old.log", CommandEffect::Deleted)];
+        expect_test::expect!["3 edits: 1 applied, 2 changed by commands. Changed: a.txt line 1; out.txt; old.log (deleted)."]
             .assert_eq(&edits_summary(&edits).unwrap());
         assert_eq!(edits_summary(&[]), None);
     }

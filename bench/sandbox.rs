@@ -1,0 +1,230 @@
+//! Section of `bench/run` (through `bench/sandbox.sh`): what the sandbox
+//! adds to one shell command. Each command runs as a `run_shell` call
+//! through the real executor in the benchmark tree, three ways in turn:
+//! without a sandbox, in the sandbox's unasked profile and in its approved
+//! profile (bubblewrap, as a run gets it from `sandbox::for_run`). The
+//! three alternate run by run, so load from other processes hits them
+//! alike; the results must be the same text.
+//!
+//! Usage: `sandbox --tree DIR [--runs N] [--warm N] [--quick]` (bench/sandbox.sh
+//! passes bench/run's settings). Prints one Markdown section; exits 1 when a
+//! check fails (outputs that differ, a sandbox that lets an unasked command
+//! write), and when no sandbox can start while `TANDEM_REQUIRE_BWRAP` is
+//! set (else the section says why and the run goes on).
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::json;
+use tandem::sandbox::{Availability, SandboxSettings};
+use tandem::tools::executor::{AllowAll, PermissionDecision, PermissionPolicy, PermissionRequest};
+use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+use tandem::workspace::Workspace;
+
+/// The target of issue 18: at most this much added per command.
+const TARGET_MS: f64 = 10.0;
+
+struct Options {
+    tree: PathBuf,
+    label: String,
+    runs: usize,
+    warm: usize,
+    quick: bool,
+}
+
+fn options() -> Options {
+    let mut tree = None;
+    let mut label = None;
+    let mut runs = 10;
+    let mut warm = 2;
+    let mut quick = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--tree" => tree = args.next().map(PathBuf::from),
+            "--label" => label = args.next(),
+            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs),
+            "--warm" => warm = args.next().and_then(|n| n.parse().ok()).unwrap_or(warm),
+            "--quick" => quick = true,
+            other => {
+                eprintln!("sandbox bench: unknown argument {other}");
+                std::process::exit(2);
+            }
+        }
+    }
+    let Some(tree) = tree else {
+        eprintln!("sandbox bench: --tree DIR is needed");
+        std::process::exit(2);
+    };
+    let label = label.unwrap_or_else(|| tree.display().to_string());
+    Options { tree, label, runs: runs.max(1), warm, quick }
+}
+
+/// The user approved every call: commands get the approved profile.
+struct ApproveAll;
+
+#[async_trait]
+impl PermissionPolicy for ApproveAll {
+    async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
+        PermissionDecision::Approved
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    Unsandboxed,
+    Unasked,
+    Approved,
+}
+
+const WAYS: [Way; 3] = [Way::Unsandboxed, Way::Unasked, Way::Approved];
+
+/// Median, min and max in milliseconds.
+#[derive(Clone, Copy)]
+struct Stats {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+fn stats(samples: &[Duration]) -> Stats {
+    let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    ms.sort_by(|a, b| a.total_cmp(b));
+    let n = ms.len();
+    let median = if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 };
+    Stats { median, min: ms[0], max: ms[n - 1] }
+}
+
+fn ms(v: f64) -> String {
+    if v.abs() < 10.0 { format!("{v:.2}") } else { format!("{v:.1}") }
+}
+
+fn cell(s: Stats) -> String {
+    format!("{} ({}–{})", ms(s.median), ms(s.min), ms(s.max))
+}
+
+struct Bench {
+    workspace: Arc<Workspace>,
+    sandbox: Availability,
+    allow: Executor,
+    approve: Executor,
+}
+
+impl Bench {
+    /// One `run_shell` call: its result text and how long the executor took.
+    async fn run(&self, way: Way, command: &str) -> (String, bool, Duration) {
+        let mut ctx = ToolContext::new(Arc::clone(&self.workspace));
+        if way != Way::Unsandboxed {
+            ctx.sandbox = self.sandbox.sandbox();
+        }
+        let executor = if way == Way::Approved { &self.approve } else { &self.allow };
+        let call = ToolCall::new("toolu_bench", "run_shell", json!({"command": command}));
+        let start = Instant::now();
+        let result = executor.execute(&call, &ctx).await.expect("run_shell");
+        (result.content, result.is_error, start.elapsed())
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let options = options();
+    println!("## Sandbox: cost per shell command");
+    println!();
+    let sandbox = tandem::sandbox::for_run(&SandboxSettings::default(), Arc::new(Vec::new));
+    let Availability::Ready(ready) = &sandbox else {
+        println!("Not measured: {}.", sandbox.describe());
+        println!();
+        if std::env::var_os("TANDEM_REQUIRE_BWRAP").is_some() {
+            eprintln!("sandbox bench: TANDEM_REQUIRE_BWRAP is set and {}", sandbox.describe());
+            std::process::exit(1);
+        }
+        return;
+    };
+    let describe = ready.describe();
+    let workspace = Arc::new(Workspace::new(&options.tree).expect("workspace at the benchmark tree"));
+    let bench = Bench {
+        workspace,
+        sandbox: sandbox.clone(),
+        allow: Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(AllowAll)),
+        approve: Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(ApproveAll)),
+    };
+    let mut failures: Vec<String> = Vec::new();
+
+    // The sandbox is in force: an unasked command cannot write the tree,
+    // an approved one can (else the figures would be for something else).
+    let probe = options.tree.join("tandem-bench-sandbox-probe");
+    let _ = std::fs::remove_file(&probe);
+    let touch = format!("touch {}", probe.display());
+    bench.run(Way::Unasked, &touch).await;
+    if probe.exists() {
+        failures.push("an unasked command wrote into the workspace through the sandbox".into());
+    }
+    bench.run(Way::Approved, &touch).await;
+    if !probe.exists() {
+        failures.push("an approved command could not write into the workspace".into());
+    }
+    let _ = std::fs::remove_file(&probe);
+
+    let commands = ["true", "ls", "rg -n parse_range_config"];
+    println!(
+        "Each command is a `run_shell` call through the executor in `{}` (its root), timed from the call to its result: without a sandbox, then in {describe} with the unasked and the approved profile, the three alternating; median (min–max) of {} runs after {} warm-up runs{}. \"Added\" is the sandboxed median minus the unsandboxed one. Target: at most {TARGET_MS} ms added per command.",
+        options.label,
+        options.runs,
+        options.warm,
+        if options.quick { "; quick mode: timings not meaningful" } else { "" }
+    );
+    println!();
+    println!("| command | unsandboxed ms | unasked ms | approved ms | added: unasked | added: approved | same output | meets |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for command in commands {
+        let mut times: [Vec<Duration>; 3] = Default::default();
+        let mut outputs: [Option<(String, bool)>; 3] = Default::default();
+        for round in 0..options.warm + options.runs {
+            for (i, way) in WAYS.iter().enumerate() {
+                let (text, is_error, took) = bench.run(*way, command).await;
+                if round >= options.warm {
+                    times[i].push(took);
+                }
+                outputs[i].get_or_insert((text, is_error));
+            }
+        }
+        let [plain, unasked, approved] = [stats(&times[0]), stats(&times[1]), stats(&times[2])];
+        let same = outputs[1] == outputs[0] && outputs[2] == outputs[0];
+        // rg finds nothing in a small tree (exit 1): the same in all three.
+        let failed = !command.starts_with("rg") && outputs.iter().flatten().any(|(_, is_error)| *is_error);
+        if !same || failed {
+            let shown: Vec<String> = outputs.iter().flatten().map(|(text, _)| text.chars().take(300).collect()).collect();
+            failures.push(format!("`{command}`: the results differ or failed: {shown:?}"));
+        }
+        let added_unasked = unasked.median - plain.median;
+        let added_approved = approved.median - plain.median;
+        let meets = if options.quick {
+            "—"
+        } else if added_unasked.max(added_approved) <= TARGET_MS {
+            "yes"
+        } else {
+            "**no**"
+        };
+        println!(
+            "| `{command}` | {} | {} | {} | {} | {} | {} | {meets} |",
+            cell(plain),
+            cell(unasked),
+            cell(approved),
+            ms(added_unasked),
+            ms(added_approved),
+            if same { "yes" } else { "**no**" },
+        );
+    }
+    println!();
+    if !failures.is_empty() {
+        println!("**Checks that failed:**");
+        for failure in &failures {
+            println!("- {failure}");
+        }
+        println!();
+        std::process::exit(1);
+    }
+}
