@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::json;
 use tandem::sandbox::{Availability, SandboxSettings};
-use tandem::tools::executor::{AllowAll, PermissionDecision, PermissionPolicy, PermissionRequest};
+use tandem::tools::executor::{AllowAll, PermissionDecision, PermissionGate, PermissionRequest};
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 
@@ -67,7 +67,7 @@ fn options() -> Options {
 struct ApproveAll;
 
 #[async_trait]
-impl PermissionPolicy for ApproveAll {
+impl PermissionGate for ApproveAll {
     async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
         PermissionDecision::Approved
     }
@@ -148,8 +148,8 @@ async fn main() {
     let bench = Bench {
         workspace,
         sandbox: sandbox.clone(),
-        allow: Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(AllowAll)),
-        approve: Executor::new(ToolRegistry::builtin()).with_policy(Arc::new(ApproveAll)),
+        allow: Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(AllowAll)),
+        approve: Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(ApproveAll)),
     };
     let mut failures: Vec<String> = Vec::new();
 

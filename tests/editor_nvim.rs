@@ -295,8 +295,8 @@ fn assert_nothing_landed(outcome: &Outcome) {
 
 /// The default permission mode through the plugin: the server marks the
 /// edit for review (the plugin advertises change annotations), the plugin
-/// shows its diff in a float and asks through vim.ui.select; "Apply"
-/// applies it. Around it: the statusline, the framed transcript with a link
+/// opens its review window (focused, floating, the keys at its top, the
+/// diff hunk by hunk); "A" (apply all) applies it. Around it: the statusline, the framed transcript with a link
 /// to the changed line, the end message, "no run is active", `:help` with
 /// no `:helptags` and `:checkhealth tandem`.
 #[test]
@@ -307,13 +307,14 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         let reviews = report["reviews"].as_array().expect("reviews");
         assert_eq!(reviews.len(), 1, "one edit, one review: {report:#}");
         let review = &reviews[0];
-        assert_eq!(review["items"], serde_json::json!(["Apply", "Reject", "Apply all (rest of this run)"]));
         assert_eq!(review["status"], "Tandem: review", "the statusline says a review is open");
         let preview = &review["preview"][0];
         assert_eq!(preview["floating"], true, "{review:#}");
+        assert_eq!(preview["focused"], true, "the review window takes the focus: {review:#}");
         let diff = lines(preview, "lines");
+        assert!(diff[0].starts_with("a apply hunk  r reject hunk  A apply all  R reject all"), "the keys are shown: {diff:#?}");
+        assert!(diff.contains(&"> hunk 1/1  notes.txt line 3  [undecided]".to_string()), "{diff:#?}");
         assert!(diff.contains(&"-line three".to_string()) && diff.contains(&"+LINE THREE".to_string()), "{diff:#?}");
-        assert!(diff.contains(&"--- a/notes.txt".to_string()), "{diff:#?}");
         assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
         assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
         assert_eq!(report["result"]["edits"][0]["status"], "applied");
@@ -861,5 +862,42 @@ fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
         assert_eq!(report["after_redo"]["made"], "x\n", "{report:#}");
         assert!(report["undo_again"].as_str().unwrap().starts_with("Tandem: undid run-1: 3 restored"), "{report:#}");
         assert!(report["nothing"].as_str().unwrap().starts_with("Tandem: nothing to undo"), "{report:#}");
+    }
+}
+
+/// Per-hunk answers in the review window: an edit of two hunks, the first
+/// applied with `a`, the second rejected with `r`. The buffer holds only
+/// the first; the run's answer says `partial`, with the declined range,
+/// and so does the model's tool result.
+#[test]
+fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
+    for nvim in nvims("neovim_per_hunk_review_applies_only_the_hunks_the_user_applied") {
+        let two_hunks = serde_json::json!({"name": "edit_file", "input": {
+            "file_path": "notes.txt", "old_string": "line t", "new_string": "LINE T", "replace_all": true}});
+        let turns = serde_json::json!([
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [two_hunks]},
+            {"text": "Done."}
+        ]);
+        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "keys:ar"), ("SCENARIO_VIA", "plugin")];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        let review = &report["reviews"][0];
+        let shown = lines(&review["preview"][0], "lines");
+        assert!(shown.contains(&"> hunk 1/2  notes.txt line 2  [undecided]".to_string()), "{shown:#?}");
+        assert!(shown.contains(&"  hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{shown:#?}");
+        // After `a`: the first is marked, the second is the current one.
+        let after_a = lines(&review["after"][0][0], "lines");
+        assert!(after_a.contains(&"  hunk 1/2  notes.txt line 2  [apply]".to_string()), "{after_a:#?}");
+        assert!(after_a.contains(&"> hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{after_a:#?}");
+        // After `r`: every hunk answered, the review is closed.
+        assert_eq!(review["after"][1], serde_json::json!([]), "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "LINE Two", "line three"]), "{report:#}");
+        let edit = &report["result"]["edits"][0];
+        assert_eq!(edit["status"], "partial", "{report:#}");
+        assert_eq!(edit["ranges"], serde_json::json!([{"startLine": 2, "endLine": 2}]), "{report:#}");
+        assert_eq!(edit["declined"], serde_json::json!([{"startLine": 3, "endLine": 3}]), "{report:#}");
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("only partly applied: the user accepted 1 of its 2 hunks"), "{content}");
     }
 }

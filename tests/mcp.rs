@@ -19,7 +19,7 @@ use common::{request, run_agent};
 use serde_json::{json, Value};
 use tandem::agent::anthropic::AnthropicProvider;
 use tandem::agent::config::HttpProviderConfig;
-use tandem::agent::RunStatus;
+use tandem::agent::{RunEvent, RunStatus};
 use tandem::consent::ConsentStore;
 use tandem::mcp::config::McpConfig;
 use tandem::mcp::{Approvals, McpManager, ServerState};
@@ -213,33 +213,32 @@ async fn a_server_that_never_answers_initialize_does_not_delay_the_others_and_ti
     let marker_arg = marker.display().to_string();
     setup.user_servers(json!({"hang": stdio(&["--hang", "--marker", &marker_arg]), "calc": stdio(&[])}));
 
-    // A long start-up timeout: calc is ready and usable while hang still starts.
+    // A long start-up timeout: calc is ready and usable while hang still
+    // starts (a call to calc's tool waits for nobody).
     let manager = setup.manager(setup.config());
     wait_until(&manager, "calc ready", |m| state(m, "calc") == ServerState::Ready).await;
     assert_eq!(state(&manager, "hang"), ServerState::Starting);
-    let mock = MockModel::start(vec![
-        turns::tools("", &[("toolu_1", "tool_search", json!({"query": "select:mcp__calc__add"}))]),
-        turns::tools("", &[("toolu_2", "mcp__calc__add", json!({"a": 40, "b": 2}))]),
-        turns::text("42"),
-    ])
-    .await;
-    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
-    assert_eq!(outcome.status, RunStatus::Completed);
-    assert_eq!(last_results(&mock.requests()[2].body)[0].2, "42");
+    let (is_error, sum) = call(&executor(&manager), &setup.ctx(), "mcp__calc__add", json!({"a": 40, "b": 2})).await;
+    assert!(!is_error && sum == "42", "{sum}");
     assert_eq!(state(&manager, "hang"), ServerState::Starting, "still waiting for initialize");
     // Shutting down stops a server that is still starting, process and all.
     let pid = wait_for_marker(&marker).await;
     manager.shutdown().await;
     wait_dead(pid).await;
 
-    // A short one: the silent server fails with the reason, and its process is gone.
+    // A short one: a run waits for the silent server as long as that
+    // before its first turn, then goes on without it; the server fails
+    // with the reason, and its process is gone.
     let marker = setup.root.join("hang2.pid");
     let marker_arg = marker.display().to_string();
     setup.user_servers(json!({"hang": stdio(&["--hang", "--marker", &marker_arg])}));
     let mut config = setup.config();
     config.startup_timeout = Duration::from_millis(700);
     let manager = setup.manager(config);
-    assert!(manager.wait_settled(START_LIMIT).await);
+    let mock = MockModel::start(vec![turns::text("No such server.")]).await;
+    let (outcome, events) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("add")).await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    assert!(events.contains(&RunEvent::Waiting { what: "MCP server hang".into() }), "{events:?}");
     assert_eq!(
         state(&manager, "hang"),
         ServerState::Failed { reason: "did not answer initialize and tools/list within 700 ms (the start-up timeout)".into() }
@@ -250,6 +249,111 @@ async fn a_server_that_never_answers_initialize_does_not_delay_the_others_and_ti
     if let Ok(pid) = std::fs::read_to_string(&marker) {
         wait_dead(pid.trim().parse().unwrap()).await;
     }
+}
+
+/// A server that takes 2 s to answer initialize, as an `npx` one does.
+fn slow_to_start() -> Value {
+    stdio(&["--start-delay", "2"])
+}
+
+#[tokio::test]
+async fn a_call_to_a_tool_of_a_server_still_starting_waits_for_it_instead_of_unknown_tool() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"slow": slow_to_start()}));
+    let manager = setup.manager(setup.config());
+    assert_eq!(state(&manager, "slow"), ServerState::Starting);
+    let executor = executor(&manager);
+    let ctx = setup.ctx();
+    let (is_error, sum) = call(&executor, &ctx, "mcp__slow__add", json!({"a": 40, "b": 2})).await;
+    assert!(!is_error && sum == "42", "{sum}");
+    // A name no starting server could bring is unknown at once.
+    let (is_error, unknown) = call(&executor, &ctx, "mcp__other__add", json!({})).await;
+    assert!(is_error && unknown.starts_with("Unknown tool: mcp__other__add."), "{unknown}");
+    manager.shutdown().await;
+}
+
+/// `tandem ask --json PROMPT` in the setup's project, with the setup's
+/// home (its `~/.tandem/mcp.json`) and the scripted model playing `turns`:
+/// the events, and stderr.
+async fn ask_with_servers(setup: &Setup, turns: Value) -> (Vec<Value>, String) {
+    let (stdout, stderr) = ask_in_terminal(setup, turns, &["--json"]).await;
+    (stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect(), stderr)
+}
+
+/// `tandem ask ARGS PROMPT` as [`ask_with_servers`] runs it: stdout and stderr.
+async fn ask_in_terminal(setup: &Setup, turns: Value, args: &[&str]) -> (String, String) {
+    let script = setup.home.join("script.json");
+    std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
+    command.current_dir(&setup.root).stdin(std::process::Stdio::null()).kill_on_drop(true);
+    for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL", "NO_COLOR"] {
+        command.env_remove(var);
+    }
+    command
+        .env("HOME", &setup.home)
+        .env("XDG_DATA_HOME", setup.home.join("data"))
+        .env("XDG_CONFIG_HOME", setup.home.join("config"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script)
+        .arg("ask")
+        .args(args)
+        .args(["--permission-mode", "bypassPermissions", "use the server"]);
+    let output = tokio::time::timeout(START_LIMIT, command.output()).await.unwrap().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The content of the result of call `id`.
+fn result_of<'a>(events: &'a [Value], id: &str) -> (bool, &'a str) {
+    let result = events.iter().find(|e| e["type"] == "tool_result" && e["id"] == id).unwrap_or_else(|| panic!("no result {id}: {events:#?}"));
+    (result["is_error"].as_bool().unwrap(), result["content"].as_str().unwrap())
+}
+
+#[tokio::test]
+async fn tandem_ask_waits_for_a_server_that_takes_two_seconds_and_its_first_turn_finds_the_tools() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"slow": slow_to_start()}));
+    let (events, _) = ask_with_servers(
+        &setup,
+        json!([
+            {"tool_calls": [{"id": "toolu_s", "name": "tool_search", "input": {"query": "select:mcp__slow__add"}}]},
+            {"tool_calls": [{"id": "toolu_a", "name": "mcp__slow__add", "input": {"a": 40, "b": 2}}]},
+            {"text": "42"}
+        ]),
+    )
+    .await;
+    assert_eq!(events[0], json!({"type": "waiting", "what": "MCP server slow"}), "the first event: {events:#?}");
+    let (is_error, found) = result_of(&events, "toolu_s");
+    assert!(!is_error && found.contains("\"name\": \"mcp__slow__add\""), "{found}");
+    assert_eq!(result_of(&events, "toolu_a"), (false, "42"));
+
+    // The terminal says what it waits for.
+    let (transcript, stderr) = ask_in_terminal(&setup, json!([{"text": "Ready."}]), &[]).await;
+    assert!(format!("{transcript}{stderr}").contains("waiting for MCP server slow…"), "{transcript}\n{stderr}");
+}
+
+#[tokio::test]
+async fn tandem_ask_reports_a_server_that_fails_to_start_and_the_run_goes_on_without_it() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"hang": stdio(&["--hang"]), "calc": stdio(&[])}));
+    std::fs::write(setup.home.join(".tandem/settings.json"), json!({"mcpTimeouts": {"startupMs": 700}}).to_string()).unwrap();
+    let (events, stderr) = ask_with_servers(
+        &setup,
+        json!([
+            {"tool_calls": [{"id": "toolu_s", "name": "tool_search", "input": {"query": "add"}}]},
+            {"tool_calls": [{"id": "toolu_a", "name": "mcp__calc__add", "input": {"a": 1, "b": 1}}]},
+            {"text": "2"}
+        ]),
+    )
+    .await;
+    assert!(events.contains(&json!({"type": "waiting", "what": "MCP server hang"})), "{events:#?}");
+    assert!(stderr.contains("tandem: MCP server hang failed: did not answer initialize and tools/list within 700 ms"), "{stderr}");
+    let (is_error, found) = result_of(&events, "toolu_s");
+    assert!(!is_error && found.contains("mcp__calc__add") && !found.contains("mcp__hang__"), "{found}");
+    assert_eq!(result_of(&events, "toolu_a"), (false, "2"));
+    assert_eq!(events.last().unwrap()["status"], "completed");
 }
 
 /// Wait (bounded) for a test server's pid file.
@@ -547,4 +651,26 @@ async fn interoperates_with_the_reference_server_everything() {
     let echo = executor.registry().get("mcp__everything__echo").unwrap().definition();
     assert!(echo.input_schema["properties"]["message"].is_object(), "{}", echo.input_schema);
     manager.shutdown().await;
+}
+
+/// The reference server in a one-shot `tandem ask`: its tools are there
+/// on the first turn (the run waited for it to start).
+#[tokio::test]
+async fn tandem_ask_uses_the_reference_server_from_its_first_turn() {
+    let Some(server) = reference_server() else { return };
+    let setup = Setup::new();
+    setup.user_servers(json!({"everything": {"command": "node", "args": [server.display().to_string(), "stdio"]}}));
+    let (events, stderr) = ask_with_servers(
+        &setup,
+        json!([
+            {"tool_calls": [{"id": "toolu_s", "name": "tool_search", "input": {"query": "select:mcp__everything__echo"}}]},
+            {"tool_calls": [{"id": "toolu_e", "name": "mcp__everything__echo", "input": {"message": "first turn"}}]},
+            {"text": "Echoed."}
+        ]),
+    )
+    .await;
+    let (is_error, found) = result_of(&events, "toolu_s");
+    assert!(!is_error && found.contains("\"name\": \"mcp__everything__echo\""), "{found}\n{stderr}");
+    let (is_error, echoed) = result_of(&events, "toolu_e");
+    assert!(!is_error && echoed.contains("first turn"), "{echoed}");
 }

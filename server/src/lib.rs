@@ -89,7 +89,10 @@
 //!   the run's lines as it is (`conflict`).
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
-//!   tools that `tool_search` activates per run.
+//!   tools that `tool_search` activates per run. The manager is a
+//!   [`tools::ToolSource`] that can be still starting: the loop waits for it
+//!   before a run's first turn, `tool_search` and the executor before they
+//!   would answer that a tool is not there.
 //! - [`language_servers`]: language servers Tandem starts itself
 //!   (`lspServers`) where no editor answers code intelligence questions:
 //!   an LSP client over each server's stdio, lazily started, shared by the

@@ -12,6 +12,7 @@ Options:
   --greeting TEXT   prefix of echo's answer (over HTTP: the X-Greeting header wins)
   --marker PATH     write the pid to PATH at start-up (proves it started)
   --hang            read requests but never answer initialize
+  --start-delay S   answer initialize only after S seconds (a slow start, like npx)
   --http            serve streamable HTTP on 127.0.0.1 (port printed)
 """
 
@@ -35,6 +36,7 @@ def option(name, default=None):
 GREETING = option("--greeting", "echo")
 MARKER = option("--marker")
 HANG = "--hang" in args
+START_DELAY = float(option("--start-delay", "0"))
 HTTP = "--http" in args
 
 cancelled = []
@@ -137,6 +139,7 @@ def handle(message, notify, greeting=GREETING):
     if msg_id is None:
         return None
     if method == "initialize":
+        time.sleep(START_DELAY)
         result = {
             "protocolVersion": "2025-06-18",
             "capabilities": {"tools": {"listChanged": True}},

@@ -47,9 +47,9 @@ local ok, err = pcall(function()
   -- server sends its edit before it hears of the user's typing, and Neovim
   -- skips the stale edit yet answers applied: true.
   local debounce = tonumber(env.SCENARIO_DEBOUNCE or '') or 150
-  -- SCENARIO_REVIEW: the user's answer to the plugin's edit review
-  -- (through vim.ui.select, as a picker would give it); the preview on
-  -- screen and the statusline at that moment go into the report.
+  -- SCENARIO_REVIEW: the user's answer to the plugin's edit review (keys
+  -- typed into its window, below); the review on screen and the
+  -- statusline at that moment go into the report.
   report.reviews = {}
   -- The plugin's questions (window/showMessageRequest): the float on
   -- screen goes into the report, and the answer is SCENARIO_PLAN_ANSWER,
@@ -101,21 +101,45 @@ local ok, err = pcall(function()
     if opts.kind == 'tandem_prompt' then
       return answer_prompt(items, opts, on_choice)
     end
-    local preview = {}
+    on_choice(nil)
+  end
+  -- The edit review is the plugin's own window: watched for (a timer,
+  -- which runs while the scenario waits for the run) and answered with
+  -- keys typed into it, as the user would, per SCENARIO_REVIEW: Apply (A),
+  -- Reject (R), Apply all (!), Close (:close), keys:<keys> (typed one by
+  -- one), CancelThenApply, LateApply, CancelThenLateApply.
+  local function review_windows()
+    local found = {}
     for _, win in ipairs(vim.api.nvim_list_wins()) do
-      local buf = vim.api.nvim_win_get_buf(win)
-      if vim.b[buf].tandem_review then
-        table.insert(preview, {
-          floating = vim.api.nvim_win_get_config(win).relative ~= '',
-          diff = vim.wo[win].diff,
-          lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
-        })
+      if vim.b[vim.api.nvim_win_get_buf(win)].tandem_review then
+        table.insert(found, win)
       end
     end
+    return found
+  end
+  local function preview_of(wins)
+    local preview = {}
+    for _, win in ipairs(wins) do
+      table.insert(preview, {
+        floating = vim.api.nvim_win_get_config(win).relative ~= '',
+        focused = win == vim.api.nvim_get_current_win(),
+        diff = vim.wo[win].diff,
+        lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false),
+      })
+    end
+    return preview
+  end
+  local function type_keys(keys)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'x', false)
+  end
+  local handled = {}
+  local function answer_review(wins)
+    local review = { preview = preview_of(wins), status = tandem.status(), after = {} }
+    table.insert(report.reviews, review)
     local wanted = env.SCENARIO_REVIEW or 'Apply'
     if wanted == 'CancelThenApply' then
       -- The user cancels the run while the review is open, then presses
-      -- Apply anyway.
+      -- Apply anyway (if the review is still there).
       local run = require('tandem.transcript').run_id()
       tandem.cancel()
       report.cancel_seen = vim.wait(10000, function()
@@ -123,38 +147,51 @@ local ok, err = pcall(function()
       end, 20)
       wanted = 'Apply'
     end
-    local picker = nil
     if wanted == 'LateApply' or wanted == 'CancelThenLateApply' then
-      -- A picker plugin's floating window stays open; the server withdraws
-      -- the request (the run is cancelled, or the applyEdit times out) and
-      -- the plugin should close it. The user then presses Apply anyway.
-      local picker_buf = vim.api.nvim_create_buf(false, true)
-      vim.api.nvim_buf_set_lines(picker_buf, 0, -1, false, items)
-      picker = vim.api.nvim_open_win(picker_buf, false, {
-        relative = 'editor', row = 2, col = 2, width = 30, height = #items, style = 'minimal',
-      })
+      -- The user looks at the review while the server withdraws it (the
+      -- run is cancelled, or the applyEdit times out): the plugin should
+      -- close it. The user then presses Apply anyway.
       if wanted == 'CancelThenLateApply' then
         tandem.cancel()
       end
       report.picker_closed = vim.wait(15000, function()
-        return not vim.api.nvim_win_is_valid(picker)
+        return #review_windows() == 0
       end, 20)
-      if not report.picker_closed then
-        vim.api.nvim_win_close(picker, true)
-      end
-      wanted = 'Apply'
+      type_keys('A')
+      return
     end
-    local choice = nil
-    for _, item in ipairs(items) do
-      if item == wanted or (wanted == 'Apply all' and item:find('^Apply all')) then
-        choice = item
-      end
+    if #review_windows() == 0 then
+      return
     end
-    table.insert(report.reviews, {
-      prompt = opts.prompt, items = items, preview = preview, status = tandem.status(), choice = choice,
-    })
-    on_choice(choice)
+    if wanted == 'Close' then
+      vim.api.nvim_win_close(wins[#wins], true)
+    elseif wanted:find('^keys:') then
+      -- One key at a time, the review's state captured after each.
+      for key in wanted:sub(6):gmatch('.') do
+        type_keys(key)
+        table.insert(review.after, preview_of(review_windows()))
+      end
+    else
+      type_keys(({ Apply = 'A', Reject = 'R', ['Apply all'] = '!' })[wanted] or wanted)
+    end
   end
+  local watcher = vim.uv.new_timer()
+  watcher:start(20, 20, vim.schedule_wrap(function()
+    local wins = review_windows()
+    if #wins == 0 then
+      return
+    end
+    -- A split review is ready when both its panes are.
+    if vim.api.nvim_win_get_config(wins[1]).relative == '' and #wins < 2 then
+      return
+    end
+    local key = table.concat(vim.tbl_map(tostring, wins), ',')
+    if handled[key] then
+      return
+    end
+    handled[key] = true
+    answer_review(wins)
+  end))
   -- Text the user types when asked (vim.ui.input, as an input plugin
   -- would give it): SCENARIO_TYPED_ANSWER.
   report.inputs = {}
@@ -290,6 +327,7 @@ local ok, err = pcall(function()
       report.prompts_left = report.prompts_left + 1
     end
   end
+  watcher:stop()
   report.status_after = tandem.status()
   -- :TandemCancel with nothing running says so.
   vim.cmd('TandemCancel')

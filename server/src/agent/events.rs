@@ -50,6 +50,9 @@ pub enum RunEvent {
     /// The run's shell commands run without a sandbox (switched off in the
     /// settings, or none can start here): the first event of such a run.
     Sandbox { message: String },
+    /// The run waits for `what` ("MCP server github") to start before it
+    /// goes on: before its first model turn, or in a call that needs it.
+    Waiting { what: String },
     /// The run is over. `usage` is the run's total; `cost_usd` the estimate
     /// from the price table, when the model's prices are known.
     End {

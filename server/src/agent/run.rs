@@ -94,6 +94,10 @@ pub async fn run_thread(
     // its provider; they end when the run does.
     let (child_tx, child_rx) = mpsc::unbounded_channel();
     *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(subagent::ChildChannel(child_tx)));
+    // What the run waits for (a tool source still starting) is an event.
+    let waiting = events.clone();
+    *ctx.run.waiting.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some(Arc::new(move |what: &str| _ = waiting.send(RunEvent::Waiting { what: what.to_string() })));
     let children_usage = Arc::clone(&state.children_usage);
     let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
     let driven = {
@@ -105,6 +109,7 @@ pub async fn run_thread(
         }
     };
     *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *ctx.run.waiting.lock().unwrap_or_else(|e| e.into_inner()) = None;
     // Sub-agents' turns count in the run's totals, each priced as the
     // model it asked for.
     let children = *state.children_usage.lock().unwrap_or_else(|e| e.into_inner());
@@ -327,6 +332,13 @@ impl Driver<'_> {
             },
             None => Vec::new(),
         };
+        // The first turn has the tools of sources still starting (MCP
+        // servers), in its tool list and the system prompt's deferred names:
+        // they are waited for, each within its start-up timeout.
+        executor.registry().settle(None, &self.ctx.run, &self.ctx.cancel).await;
+        if self.ctx.cancel.is_cancelled() {
+            return Err(Stop::Cancelled);
+        }
         let mut stop_continuations = 0;
         let system = self.system(executor, request);
         let max_turns = request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1);
@@ -583,6 +595,10 @@ enum Slot {
     Running(ToolTask),
     /// Answered without running (unknown tool, unusable input).
     Done(ToolResult),
+    /// For a tool a source still starting may bring (an MCP server that
+    /// has not listed its tools yet): prepared when its turn comes, after
+    /// waiting for the source.
+    Settling,
     /// Consumed: its result went out.
     Taken,
 }
@@ -623,6 +639,10 @@ impl ToolRunner {
         let _ = self.events.send(RunEvent::ToolCall { id: call.id.clone(), name: call.name.clone(), input: call.input.clone(), kind, summary });
         let safe = prepared.as_ref().is_ok_and(|p| p.traits.concurrency_safe);
         let slot = match prepared {
+            Err(_) if self.executor.awaits_source(&call) => {
+                self.head_is_safe = false;
+                Slot::Settling
+            }
             Err(result) => Slot::Done(result),
             Ok(p) if self.early_start && self.head_is_safe && safe && self.running() < MAX_CONCURRENT_TOOLS => {
                 Slot::Running(self.spawn(call.clone(), p))
@@ -645,10 +665,19 @@ impl ToolRunner {
 
     /// Start the call in slot `i` if it is waiting.
     fn start(&mut self, i: usize) {
-        if matches!(self.slots[i], Slot::Waiting(_)) {
-            if let Slot::Waiting(prepared) = std::mem::replace(&mut self.slots[i], Slot::Taken) {
-                self.slots[i] = Slot::Running(self.spawn(self.calls[i].clone(), *prepared));
+        match &self.slots[i] {
+            Slot::Waiting(_) => {
+                if let Slot::Waiting(prepared) = std::mem::replace(&mut self.slots[i], Slot::Taken) {
+                    self.slots[i] = Slot::Running(self.spawn(self.calls[i].clone(), *prepared));
+                }
             }
+            Slot::Settling => {
+                let executor = Arc::clone(&self.executor);
+                let call = self.calls[i].clone();
+                let ctx = ToolContext { call_id: call.id.clone(), ..self.ctx.clone() };
+                self.slots[i] = Slot::Running(tokio::spawn(async move { executor.execute(&call, &ctx).await }));
+            }
+            Slot::Running(_) | Slot::Done(_) | Slot::Taken => {}
         }
     }
 
@@ -709,7 +738,7 @@ impl ToolRunner {
             let joined = match &mut self.slots[i] {
                 Slot::Done(result) => Ok(result.clone()),
                 Slot::Running(task) => join(&self.calls[i], task).await,
-                Slot::Waiting(_) | Slot::Taken => Ok(ToolResult::error(&self.calls[i].id, "Error: the call was not started.")),
+                Slot::Waiting(_) | Slot::Settling | Slot::Taken => Ok(ToolResult::error(&self.calls[i].id, "Error: the call was not started.")),
             };
             // Past this point the task is consumed: never poll it again.
             self.slots[i] = Slot::Taken;

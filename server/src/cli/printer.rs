@@ -243,6 +243,10 @@ impl Printer {
                 let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
                 self.line(&line);
             }
+            RunEvent::Waiting { what } => {
+                let line = self.style.dim(&format!("{pad}waiting for {what}…"));
+                self.line(&line);
+            }
             RunEvent::End { .. } => {
                 if let Some(spinner) = &self.spinner {
                     spinner.stop();

@@ -634,6 +634,13 @@ impl Forwarder {
                     }
                 }
             }
+            RunEvent::Waiting { what } => {
+                tracing::info!(run = %self.run_id, "waiting for {what}");
+                if let Some(token) = &self.progress {
+                    let report = json!({"token": token, "value": {"kind": "report", "message": format!("waiting for {what}…")}});
+                    self.client.notify(methods::PROGRESS, report).await;
+                }
+            }
             // The progress ends here, in the forwarder, so it ends even when
             // the ask's handler was dropped by a `$/cancelRequest`.
             RunEvent::End { status, .. } => {

@@ -8,8 +8,11 @@
 //!
 //! The [`McpManager`] starts the servers in parallel, each within its
 //! start-up timeout, without blocking anything: a server's tools appear in
-//! the registry (it is a [`ToolSource`]) when the server is ready. Project
-//! servers start only with the user's consent ([`crate::consent`]).
+//! the registry (it is a [`ToolSource`]) when the server is ready, and a
+//! run that needs them waits for a server still starting
+//! ([`ToolSource::settle`]: before its first turn, in `tool_search`, in a
+//! call to one of its tools). Project servers start only with the user's
+//! consent ([`crate::consent`]).
 
 pub mod config;
 pub mod server;
@@ -85,6 +88,8 @@ impl Report {
 
 pub struct McpManager {
     root: PathBuf,
+    /// How long a server may take to start (the `mcpTimeouts.startupMs` setting).
+    startup_timeout: Duration,
     servers: Vec<Arc<McpServer>>,
     changed: Arc<watch::Sender<u64>>,
     approvals: Approvals,
@@ -111,6 +116,7 @@ impl McpManager {
         }
         let mut manager = McpManager {
             root: root.to_path_buf(),
+            startup_timeout,
             servers: Vec::new(),
             changed: Arc::clone(&changed),
             approvals,
@@ -210,10 +216,16 @@ impl McpManager {
 
     /// Wait until no server is starting, at most `timeout`. True when settled.
     pub async fn wait_settled(&self, timeout: Duration) -> bool {
+        self.wait_for(|_| true, timeout).await
+    }
+
+    /// Wait until none of the servers `which` picks is starting, at most
+    /// `timeout`. True when settled.
+    async fn wait_for(&self, which: impl Fn(&McpServer) -> bool, timeout: Duration) -> bool {
         let mut changes = self.subscribe();
         let settled = async {
             loop {
-                if !self.servers.iter().any(|s| s.state() == ServerState::Starting) {
+                if !self.servers.iter().any(|s| which(s) && s.state() == ServerState::Starting) {
                     return;
                 }
                 if changes.changed().await.is_err() {
@@ -222,6 +234,11 @@ impl McpManager {
             }
         };
         tokio::time::timeout(timeout, settled).await.is_ok()
+    }
+
+    /// Could `server` bring the tool `name` (`None`: any tool)?
+    fn may_bring(server: &McpServer, name: Option<&str>) -> bool {
+        name.is_none_or(|name| name.starts_with(&tool::tool_prefix(server.name())))
     }
 
     /// Call `report` for every server that becomes ready, fails or waits
@@ -267,8 +284,23 @@ impl McpManager {
     }
 }
 
+#[async_trait::async_trait]
 impl ToolSource for McpManager {
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
         self.servers.iter().flat_map(|s| s.tools()).map(|t| t as Arc<dyn DynTool>).collect()
+    }
+
+    fn starting(&self, tool: Option<&str>) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter(|s| s.state() == ServerState::Starting && Self::may_bring(s, tool))
+            .map(|s| format!("MCP server {}", s.name()))
+            .collect()
+    }
+
+    /// A server that does not start within the start-up timeout fails
+    /// (and is reported); the bound here is the same.
+    async fn settle(&self, tool: Option<&str>) {
+        self.wait_for(|s| Self::may_bring(s, tool), self.startup_timeout).await;
     }
 }

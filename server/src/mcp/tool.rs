@@ -107,6 +107,11 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     format!("{}_{hash}", &full[..keep])
 }
 
+/// The start every tool name of `server` has: `mcp__SERVER__`.
+pub fn tool_prefix(server: &str) -> String {
+    format!("mcp__{}__", sanitize(server))
+}
+
 fn sanitize(part: &str) -> String {
     part.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }

@@ -225,9 +225,25 @@ impl Executor {
             .map_err(|reason| ToolResult::error(&call.id, format!("Invalid input for {}: {reason}", call.name)))
     }
 
+    /// [`prepare`](Self::prepare), after waiting for a tool source that is
+    /// still starting and may bring the tool (an MCP server that has not
+    /// listed its tools yet): such a call waits rather than being told
+    /// the tool is unknown.
+    pub async fn prepare_settled(&self, call: &ToolCall, ctx: &ToolContext) -> Result<PreparedCall, ToolResult> {
+        if self.awaits_source(call) {
+            self.registry.settle(Some(&call.name), &ctx.run, &ctx.cancel).await;
+        }
+        self.prepare(call, ctx)
+    }
+
+    /// Is `call` for a tool not here yet that a starting source may bring?
+    pub fn awaits_source(&self, call: &ToolCall) -> bool {
+        call.input_error.is_none() && self.registry.get(&call.name).is_none() && !self.registry.starting(Some(&call.name)).is_empty()
+    }
+
     /// Run one call through every gate.
     pub async fn execute(&self, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
-        match self.prepare(call, ctx) {
+        match self.prepare_settled(call, ctx).await {
             Ok(prepared) => self.run_prepared(call, prepared, ctx).await,
             Err(result) => Ok(result),
         }

@@ -172,7 +172,13 @@ pub struct RunScope {
     /// The thread's "Always allow" grants (the loop loads them from the
     /// thread and saves new ones with it).
     pub grants: Arc<Grants>,
+    /// Where the run says what it waits for before a call can go on (a
+    /// tool source still starting); set by the loop while the run lasts.
+    pub waiting: std::sync::Mutex<Option<WaitNotice>>,
 }
+
+/// Told what a run waits for, as the user reads it ("MCP server github").
+pub type WaitNotice = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl RunScope {
     /// A run's scope in `permission_mode`, with a plan reviewer if someone can answer.
@@ -211,6 +217,14 @@ impl RunScope {
     /// The activated tools' names, in activation order.
     pub fn activated_names(&self) -> Vec<String> {
         self.activated.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Say that the run waits for `what` (nothing when no one listens).
+    pub fn notify_waiting(&self, what: &str) {
+        let notice = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(notice) = notice {
+            notice(what);
+        }
     }
 }
 
@@ -468,8 +482,26 @@ fn strip_formats(value: &mut Value) {
 /// Tools that come and go while the process runs (MCP servers start, stop
 /// and change their tool lists). The registry asks for the current list
 /// whenever it is consulted.
+///
+/// A source may still be starting (an MCP server that has not listed its
+/// tools yet): a run waits for it before its first model turn, and so do
+/// `tool_search` and a call to a tool the source may yet bring, rather
+/// than answering that there is no such tool.
+#[async_trait]
 pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn DynTool>>;
+
+    /// What of this source is still starting, each as the user reads it
+    /// ("MCP server github"); with `tool`, only what could bring a tool of
+    /// that name.
+    fn starting(&self, _tool: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Wait until nothing [`starting`](Self::starting) names is starting
+    /// any more (it started, or failed), within the source's own start-up
+    /// timeout.
+    async fn settle(&self, _tool: Option<&str>) {}
 }
 
 /// The tools a run can use, by name, in a stable order: the registered
@@ -526,6 +558,29 @@ impl ToolRegistry {
             }
         }
         all
+    }
+
+    /// What the sources are still starting (see [`ToolSource::starting`]).
+    pub fn starting(&self, tool: Option<&str>) -> Vec<String> {
+        self.sources.iter().flat_map(|s| s.starting(tool)).collect()
+    }
+
+    /// Wait for what the sources are still starting (only what could bring
+    /// `tool`, when given), saying so to the run first; returns at once
+    /// when nothing is starting, or when the run is cancelled.
+    pub async fn settle(&self, tool: Option<&str>, run: &RunScope, cancel: &CancellationToken) {
+        let starting = self.starting(tool);
+        if starting.is_empty() {
+            return;
+        }
+        for what in &starting {
+            run.notify_waiting(what);
+        }
+        let all = futures::future::join_all(self.sources.iter().map(|s| s.settle(tool)));
+        tokio::select! {
+            _ = all => {}
+            _ = cancel.cancelled() => {}
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn DynTool>> {

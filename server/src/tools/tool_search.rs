@@ -65,6 +65,19 @@ impl Tool for ToolSearch {
     }
 
     async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
+        // Tools still on their way (MCP servers starting) are waited for:
+        // for exact names, only what could bring them.
+        let query = args.query.trim();
+        match query.strip_prefix("select:") {
+            Some(names) => {
+                for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    if ctx.registry.get(name).is_none() {
+                        ctx.registry.settle(Some(name), &ctx.run, &ctx.cancel).await;
+                    }
+                }
+            }
+            None => ctx.registry.settle(None, &ctx.run, &ctx.cancel).await,
+        }
         let deferred = ctx.registry.deferred();
         let limit = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).clamp(1, MAX_RESULTS_CAP);
         let matches = search(&deferred, &args.query, limit);

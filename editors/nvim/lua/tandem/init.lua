@@ -26,7 +26,7 @@ M.config = {
   max_turns = nil,
   script = nil, -- the scripted provider's script file
   settings = nil, -- any other server settings, merged last (e.g. { timeouts = { promptMs = 60000 } })
-  review = { layout = 'float' }, -- 'float': a unified diff; 'split': current and proposed side by side
+  review = { layout = 'float' }, -- 'float': the diff hunk by hunk, answered per hunk; 'split': current and proposed side by side
   flags = nil, -- passed to vim.lsp.start (e.g. { debounce_text_changes = 150 })
 }
 
@@ -490,7 +490,8 @@ end
 --- 'Tandem: review'.
 function M.status()
   local ok, clients = pcall(vim.lsp.get_clients, { name = 'tandem', bufnr = 0 })
-  return state.status(ok and #clients > 0)
+  -- The review's own window counts as Tandem's.
+  return state.status((ok and #clients > 0) or vim.b.tandem_review == true)
 end
 
 return M

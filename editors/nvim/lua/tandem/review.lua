@@ -1,21 +1,27 @@
 -- The plugin's own review of the agent's edits. The plugin advertises change
 -- annotations, so in the default permission mode Tandem marks each edit
--- `needsConfirmation`; this `workspace/applyEdit` handler then shows the diff
--- (a floating unified diff, or a side-by-side `diffthis` split) and asks
--- through `vim.ui.select` — Apply / Reject / Apply all for the rest of the
--- run — before applying anything. Edits that need no confirmation apply as
--- Neovim would apply them.
+-- `needsConfirmation`; this `workspace/applyEdit` handler then opens the
+-- review before applying anything: a focused, scrollable floating window
+-- holding the diff hunk by hunk, answered with keys shown at its top —
+--   a apply hunk   r reject hunk   A apply all   R reject all
+--   n / ] next     p / [ previous  ! apply all for the rest of this run
+--   q quit (rejects the edit)
+-- — and only the hunks the user applied are applied (the server works out
+-- from the buffer which landed, and tells the model). With `layout =
+-- 'split'` the current and proposed text are side by side (`diffthis`) and
+-- the keys answer for the whole edit. Closing the review any other way
+-- rejects the edit too, with a message that says so. Edits that need no
+-- confirmation apply as Neovim would apply them.
 --
 -- Server requests run in a coroutine (vim.lsp.rpc), so the handler yields
--- while the choice is open and picker plugins can take their time. When the
--- server withdraws the request (`$/cancelRequest`: the run was cancelled, or
--- the server stopped waiting), the preview and the picker close, nothing is
--- applied, and a message says so.
+-- while the review is open. When the server withdraws the request
+-- (`$/cancelRequest`: the run was cancelled, or the server stopped
+-- waiting), the review closes, nothing is applied, and a message says so.
 local M = {}
 
-M.APPLY = 'Apply'
-M.REJECT = 'Reject'
-M.APPLY_ALL = 'Apply all (rest of this run)'
+--- The review's keys, as shown at the top of its window.
+M.KEYS = 'a apply hunk  r reject hunk  A apply all  R reject all  n/] next  p/[ previous  ! apply all (rest of run)  q quit (rejects)'
+M.SPLIT_KEYS = 'A apply  R reject  ! apply all (rest of run)  q quit (rejects)'
 
 --- Options, set by require('tandem').setup({ review = {...} }).
 M.options = { layout = 'float' } -- 'float' (unified diff) | 'split' (diffthis)
@@ -102,25 +108,9 @@ function M.changes(edit, position_encoding)
   return out
 end
 
---- The unified diff of all changes, as lines.
-function M.unified(changes)
-  local lines = {}
-  for _, change in ipairs(changes) do
-    table.insert(lines, '--- a/' .. change.path)
-    table.insert(lines, '+++ b/' .. change.path)
-    local diff = vim.diff(table.concat(change.before, '\n') .. '\n', table.concat(change.after, '\n') .. '\n', {
-      result_type = 'unified',
-      ctxlen = 3,
-    })
-    for _, line in ipairs(vim.split(diff, '\n', { plain = true, trimempty = true })) do
-      table.insert(lines, line)
-    end
-  end
-  return lines
-end
-
---- Show `lines` in a floating window at the top of the editor, next to
---- the vim.ui.select choice; returns a function that closes it. `opts`:
+--- Show `lines` in a floating window at the top of the editor, next to a
+--- vim.ui.select choice (the plugin's questions); returns a function that
+--- closes it. `opts`:
 --- `filetype` ('diff' by default) and `mark` (the buffer variable set to
 --- true, 'tandem_review' by default).
 function M.show_float(title, lines, opts)
@@ -155,28 +145,194 @@ function M.show_float(title, lines, opts)
   end
 end
 
---- A tab with the current text and the proposed text side by side.
-local function show_split(change)
+--- The hunks of a document change: its text edits, those on a shared line
+--- together, each with the unified diff it makes alone (2 lines of context).
+function M.hunks(change, position_encoding)
+  local groups = {}
+  local sorted = vim.deepcopy(change.edits or {})
+  table.sort(sorted, function(x, y)
+    local a, b = x.range.start, y.range.start
+    return a.line < b.line or (a.line == b.line and a.character < b.character)
+  end)
+  for _, text_edit in ipairs(sorted) do
+    text_edit.annotationId = nil
+    local last = groups[#groups]
+    if last and text_edit.range.start.line <= last.last_line then
+      table.insert(last.edits, text_edit)
+      last.last_line = math.max(last.last_line, text_edit.range['end'].line)
+    else
+      table.insert(groups, { edits = { text_edit }, first_line = text_edit.range.start.line + 1, last_line = text_edit.range['end'].line })
+    end
+  end
+  local before = buffer_lines(vim.uri_to_bufnr(change.textDocument.uri))
+  local before_text = table.concat(before, '\n') .. '\n'
+  for _, hunk in ipairs(groups) do
+    local scratch = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(scratch, 0, -1, false, before)
+    vim.lsp.util.apply_text_edits(vim.deepcopy(hunk.edits), scratch, position_encoding)
+    local after = vim.api.nvim_buf_get_lines(scratch, 0, -1, false)
+    vim.api.nvim_buf_delete(scratch, { force = true })
+    local diff = vim.diff(before_text, table.concat(after, '\n') .. '\n', { result_type = 'unified', ctxlen = 2 })
+    hunk.diff = vim.split(diff, '\n', { plain = true, trimempty = true })
+  end
+  return groups
+end
+
+--- Open a focused window on `bufnr`: a float at the top of the editor.
+local function open_review_window(bufnr, title, height)
+  local width = math.min(math.max(40, vim.o.columns - 8), 120)
+  return vim.api.nvim_open_win(bufnr, true, {
+    relative = 'editor',
+    row = 1,
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    width = width,
+    height = math.max(3, math.min(height, vim.o.lines - 6)),
+    border = 'rounded',
+    title = ' ' .. title .. ' ',
+    title_pos = 'center',
+    zindex = 60,
+  })
+end
+
+--- The review buffer: every hunk of every document with its state; the
+--- user answers with keys, `settle` gets `{ decisions = {…} }` (one
+--- 'apply' / 'reject' per hunk), `'rest'` (apply all, rest of the run) or
+--- `'closed'`. Returns a function that closes it.
+local function review_hunks(title, documents, settle)
+  local hunks = {}
+  for _, document in ipairs(documents) do
+    for _, hunk in ipairs(document.hunks) do
+      hunk.path = document.path
+      table.insert(hunks, hunk)
+    end
+  end
+  local decisions = {}
+  local current = 1
+  local header_lines = {}
+  local done = false
+  local bufnr = vim.api.nvim_create_buf(false, true)
+  vim.bo[bufnr].bufhidden = 'wipe'
+  vim.b[bufnr].tandem_review = true
+  local previous_win = vim.api.nvim_get_current_win()
+  local function render()
+    local lines = { M.KEYS, '' }
+    header_lines = {}
+    for index, hunk in ipairs(hunks) do
+      local state = decisions[index] or 'undecided'
+      local mark = index == current and '>' or ' '
+      table.insert(header_lines, #lines + 1)
+      table.insert(lines, string.format('%s hunk %d/%d  %s line %d  [%s]', mark, index, #hunks, hunk.path, hunk.first_line, state))
+      vim.list_extend(lines, hunk.diff)
+      table.insert(lines, '')
+    end
+    vim.bo[bufnr].modifiable = true
+    vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+    vim.bo[bufnr].modifiable = false
+    return lines
+  end
+  local lines = render()
+  vim.bo[bufnr].filetype = 'diff'
+  local win = open_review_window(bufnr, title, #lines)
+  vim.wo[win].cursorline = true
+  vim.wo[win].wrap = false
+  local function focus()
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_set_cursor(win, { header_lines[current], 0 })
+      vim.api.nvim_win_call(win, function()
+        vim.cmd('normal! zt')
+      end)
+    end
+  end
+  local function close()
+    done = true
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+    if vim.api.nvim_win_is_valid(previous_win) then
+      pcall(vim.api.nvim_set_current_win, previous_win)
+    end
+  end
+  local function finish(value)
+    if done then
+      return
+    end
+    close()
+    settle(value)
+  end
+  local function next_undecided()
+    for offset = 1, #hunks do
+      local index = (current - 1 + offset) % #hunks + 1
+      if not decisions[index] then
+        return index
+      end
+    end
+    return nil
+  end
+  local function decide(answer)
+    decisions[current] = answer
+    local following = next_undecided()
+    if not following then
+      return finish({ decisions = decisions })
+    end
+    current = following
+    render()
+    focus()
+  end
+  local function decide_rest(answer)
+    for index = 1, #hunks do
+      decisions[index] = decisions[index] or answer
+    end
+    finish({ decisions = decisions })
+  end
+  local function move(step)
+    current = (current - 1 + step) % #hunks + 1
+    render()
+    focus()
+  end
+  local keys = {
+    a = function() decide('apply') end,
+    r = function() decide('reject') end,
+    A = function() decide_rest('apply') end,
+    R = function() decide_rest('reject') end,
+    n = function() move(1) end,
+    [']'] = function() move(1) end,
+    p = function() move(-1) end,
+    ['['] = function() move(-1) end,
+    ['!'] = function() finish('rest') end,
+    q = function() finish('closed') end,
+    ['<Esc>'] = function() finish('closed') end,
+  }
+  for lhs, rhs in pairs(keys) do
+    vim.keymap.set('n', lhs, rhs, { buffer = bufnr, nowait = true, desc = 'Tandem review' })
+  end
+  -- Closed another way (:q, <C-w>c, the server withdrawing it): a reject.
+  -- Scheduled, so a withdrawal settles first.
+  vim.api.nvim_create_autocmd('WinClosed', {
+    pattern = tostring(win),
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        if not done then
+          done = true
+          settle('closed')
+        end
+      end)
+    end,
+  })
+  focus()
+  vim.cmd('redraw')
+  return close
+end
+
+--- A tab with the current text and the proposed text side by side, the
+--- keys (for the whole edit) in each pane's winbar.
+local function review_split(change, settle)
   local previous_tab = vim.api.nvim_get_current_tabpage()
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
-  local buffers = {}
-  local function pane(lines, name)
-    local bufnr = vim.api.nvim_get_current_buf()
-    vim.bo[bufnr].buftype = 'nofile'
-    vim.bo[bufnr].bufhidden = 'wipe'
-    vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
-    pcall(vim.api.nvim_buf_set_name, bufnr, name)
-    vim.b[bufnr].tandem_review = true
-    vim.bo[bufnr].modifiable = false
-    vim.cmd('diffthis')
-    table.insert(buffers, bufnr)
-  end
-  pane(change.before, 'tandem://current/' .. change.path)
-  vim.cmd('rightbelow vnew')
-  pane(change.after, 'tandem://proposed/' .. change.path)
-  vim.cmd('redraw')
-  return function()
+  local done = false
+  local function close()
+    done = true
     if vim.api.nvim_tabpage_is_valid(tab) then
       vim.api.nvim_set_current_tabpage(tab)
       vim.cmd('tabclose')
@@ -185,20 +341,72 @@ local function show_split(change)
       vim.api.nvim_set_current_tabpage(previous_tab)
     end
   end
+  local function finish(value)
+    if not done then
+      close()
+      settle(value)
+    end
+  end
+  local keys = {
+    A = function() finish({ all = 'apply' }) end,
+    R = function() finish({ all = 'reject' }) end,
+    ['!'] = function() finish('rest') end,
+    q = function() finish('closed') end,
+  }
+  local function pane(lines, name)
+    local bufnr = vim.api.nvim_get_current_buf()
+    vim.bo[bufnr].buftype = 'nofile'
+    vim.bo[bufnr].bufhidden = 'wipe'
+    vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+    pcall(vim.api.nvim_buf_set_name, bufnr, name)
+    vim.b[bufnr].tandem_review = true
+    vim.bo[bufnr].modifiable = false
+    vim.wo.winbar = M.SPLIT_KEYS
+    vim.cmd('diffthis')
+    for lhs, rhs in pairs(keys) do
+      vim.keymap.set('n', lhs, rhs, { buffer = bufnr, nowait = true, desc = 'Tandem review' })
+    end
+  end
+  pane(change.before, 'tandem://current/' .. change.path)
+  vim.cmd('rightbelow vnew')
+  pane(change.after, 'tandem://proposed/' .. change.path)
+  vim.api.nvim_create_autocmd('TabClosed', {
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        if not done then
+          done = true
+          settle('closed')
+        end
+      end)
+    end,
+  })
+  vim.cmd('redraw')
+  return close
 end
 
 local await = require('tandem.await')
 
---- Ask the user (yields in the handler's coroutine); returns the choice,
---- nil when the picker was closed, or await.WITHDRAWN when the server
---- withdrew the request first (the picker's windows are closed then, and a
---- late answer is ignored).
-local function choose(prompt)
-  local items = { M.APPLY, M.REJECT, M.APPLY_ALL }
-  local opts = { prompt = prompt, kind = 'tandem_review' }
-  return await.answer(function(settle)
-    vim.ui.select(items, opts, settle)
-  end, await.request_id())
+--- The edit with only the applied hunks' text edits; and whether any is.
+local function only_applied(edit, documents, decisions)
+  local plain = strip_annotations(edit)
+  local kept, index, any = {}, 0, false
+  for _, document in ipairs(documents) do
+    kept[document.index] = {}
+    for _, hunk in ipairs(document.hunks) do
+      index = index + 1
+      if decisions[index] == 'apply' then
+        vim.list_extend(kept[document.index], hunk.edits)
+        any = true
+      end
+    end
+  end
+  for d, change in ipairs(plain.documentChanges or {}) do
+    if change.edits then
+      change.edits = kept[d] or {}
+    end
+  end
+  return plain, any
 end
 
 --- The `workspace/applyEdit` handler.
@@ -215,23 +423,39 @@ function M.apply_edit(_, params, ctx)
   end
   if needs_confirmation(edit) and not (run and apply_all_run == run) then
     local state = require('tandem.state')
+    local documents = {}
+    if ok then
+      ok, documents = pcall(function()
+        local out = {}
+        for i, change in ipairs(edit.documentChanges or {}) do
+          if change.textDocument and change.edits then
+            local path = vim.fn.fnamemodify(vim.uri_to_fname(change.textDocument.uri), ':~:.')
+            table.insert(out, { index = i, path = path, hunks = M.hunks(change, encoding) })
+          end
+        end
+        return out
+      end)
+    end
     if not ok then
       return { applied = false, failureReason = 'the Tandem review could not show the edit: ' .. tostring(changes) }
     end
     local label = params.label or 'Tandem: edit'
-    local close
-    if M.options.layout == 'split' and #changes == 1 then
-      close = show_split(changes[1])
-    else
-      close = M.show_float(label, M.unified(changes))
-    end
     state.set_reviewing(label)
-    local choice = choose(label .. ' — apply this edit?')
+    local close
+    local answer = await.answer(function(settle)
+      if M.options.layout == 'split' and #changes == 1 then
+        close = review_split(changes[1], settle)
+      else
+        close = review_hunks(label, documents, settle)
+      end
+    end, await.request_id())
     state.set_reviewing(nil)
-    close()
+    if close then
+      close()
+    end
     -- Cancel means no edit lands: the server withdrew this request (the
     -- run was cancelled, or it stopped waiting for the answer).
-    if choice == await.WITHDRAWN then
+    if answer == await.WITHDRAWN then
       vim.notify('Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied', vim.log.levels.WARN)
       return { applied = false, failureReason = 'the server withdrew the review before it was answered' }
     end
@@ -241,23 +465,29 @@ function M.apply_edit(_, params, ctx)
       vim.notify('Tandem: the run was cancelled during the review; the edit was not applied', vim.log.levels.WARN)
       return { applied = false, failureReason = 'the run was cancelled before the review was answered' }
     end
-    if choice == M.APPLY_ALL then
-      apply_all_run = run
-    elseif choice ~= M.APPLY then
-      if choice ~= M.REJECT then
-        -- Closing the review is a rejection too: say so, the edit is gone.
-        local paths = {}
-        for _, change in ipairs(changes) do
-          table.insert(paths, change.path)
-        end
-        vim.notify(
-          string.format('Tandem: review closed, so the edit to %s was rejected (not applied)', table.concat(paths, ', ')),
-          vim.log.levels.WARN
-        )
+    if answer == 'closed' or answer == nil then
+      -- Closing the review is a rejection: say so, the edit is gone.
+      local paths = {}
+      for _, change in ipairs(changes) do
+        table.insert(paths, change.path)
       end
-      local why = choice == M.REJECT and 'the user chose Reject in the Tandem review'
-        or 'the user closed the Tandem review without choosing, which rejects the edit'
-      return { applied = false, failureReason = why }
+      vim.notify(
+        string.format('Tandem: review closed, so the edit to %s was rejected (not applied)', table.concat(paths, ', ')),
+        vim.log.levels.WARN
+      )
+      return { applied = false, failureReason = 'the user closed the Tandem review without choosing, which rejects the edit' }
+    end
+    if answer == 'rest' then
+      apply_all_run = run
+    elseif answer.all == 'reject' then
+      return { applied = false, failureReason = 'the user chose Reject in the Tandem review' }
+    elseif answer.decisions then
+      local chosen, any = only_applied(edit, documents, answer.decisions)
+      if not any then
+        return { applied = false, failureReason = 'the user chose Reject in the Tandem review' }
+      end
+      local applied, err = pcall(vim.lsp.util.apply_workspace_edit, chosen, encoding)
+      return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
     end
   end
   local applied, err = pcall(vim.lsp.util.apply_workspace_edit, strip_annotations(edit), encoding)
