@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+mod common;
 #[path = "common/script.rs"]
 mod script;
 use script::{done, edit, read, shell, turn};
@@ -91,6 +92,11 @@ impl Setup {
 
     /// Run the Python SDK editor with this scenario; its report.
     fn editor(&self, scenario: Value) -> Option<Value> {
+        self.editor_with(scenario, &[])
+    }
+
+    /// The same, with more environment (another provider).
+    fn editor_with(&self, scenario: Value, env: &[(&str, &str)]) -> Option<Value> {
         let python = ci_tools().join("acp-python");
         if !require("the ACP Python SDK", &python.join("acp")) {
             return None;
@@ -102,6 +108,7 @@ impl Setup {
         let mut command = Command::new("python3");
         command.arg(client).arg(scenario.to_string()).env("PYTHONPATH", &python);
         self.env(&mut command);
+        command.envs(env.iter().copied());
         let output = command.output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "the editor client failed:\n{stderr}");
@@ -467,4 +474,69 @@ fn shell_commands_run_in_the_sandbox() {
     raw.response(prompt);
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "[core]\n", "the sandbox kept .git/config read-only");
     assert!(setup.root().join("made.txt").exists(), "the approved command wrote the workspace");
+}
+
+/// As `tandem lsp` and `tandem ask`: a settings file whose permission rules
+/// cannot be read (it does not parse) refuses the session, naming the file,
+/// line and column; a file that breaks after the session opened refuses
+/// the prompt, and nothing runs.
+#[test]
+fn a_settings_file_that_does_not_parse_refuses_the_session_and_the_prompt() {
+    let setup = Setup::new(vec![turn(vec![json!({"name": "write_file", "input": {"file_path": "made.txt", "content": "x\n"}})]), done()]);
+    let settings = setup.root().join(".tandem/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{\"permissions\": {\"deny\": [\"run_shell(rm:*)\",]}}\n").unwrap();
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let refused = raw.request("session/new", json!({"cwd": setup.root(), "mcpServers": []}));
+    let refused = raw.response(refused);
+    let message = refused["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.starts_with("Tandem does not run: ") && message.contains(".tandem/settings.json:1:"), "{refused}");
+    assert!(message.contains("nothing runs until the file is fixed"), "{message}");
+
+    // Fixed, the session opens; broken again, its prompt is refused.
+    std::fs::write(&settings, "{\"permissions\": {\"allow\": [\"write_file\"]}}\n").unwrap();
+    let session = raw.new_session(&setup);
+    std::fs::write(&settings, "{\"permissions\": \n").unwrap();
+    let prompt = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "make a file"}]}));
+    let refused = raw.response(prompt);
+    let message = refused["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message.starts_with("Tandem does not run: ") && message.contains(".tandem/settings.json:2:"), "{refused}");
+    assert!(!setup.root().join("made.txt").exists(), "the run must not start");
+    drop(raw.child.stdin.take());
+    assert!(raw.child.wait().unwrap().success());
+}
+
+/// The model is a session option (ACP's session config options, stable in
+/// v1; the SDK validates the answers): the choices on Anthropic are the
+/// configured model and Claude's family models, a switch applies to the
+/// next prompt's request to the model API (a loopback mock here), and a
+/// model not on offer is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_is_a_session_option_the_next_prompt_uses() {
+    let mock = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("anthropic/verbatim_basic_text.sse"))]).await;
+    let setup = Setup::new(vec![done()]);
+    let scenario = json!({"config": [["model", "claude-opus-4-5"], ["model", "gpt-nonsense"]], "prompts": ["hello"]});
+    let url = mock.url.clone();
+    let run = move || {
+        let env = [("TANDEM_PROVIDER", "anthropic"), ("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "test-key"), ("TANDEM_MODEL", "claude-sonnet-4-5")];
+        setup.editor_with(scenario, &env)
+    };
+    let Some(report) = tokio::task::spawn_blocking(run).await.unwrap() else { return };
+    let model_option = |options: &Value| options.as_array().unwrap().iter().find(|o| o["id"] == "model").cloned().unwrap();
+    let offered = model_option(&report["config_options"]);
+    assert_eq!(offered["category"], "model", "{offered}");
+    assert_eq!(offered["currentValue"], "claude-sonnet-4-5", "{offered}");
+    let values: Vec<&str> = offered["options"].as_array().unwrap().iter().map(|o| o["value"].as_str().unwrap()).collect();
+    assert_eq!(values, ["claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5"]);
+    let mode = report["config_options"].as_array().unwrap().iter().find(|o| o["id"] == "mode").cloned().unwrap();
+    assert_eq!((mode["category"].as_str(), mode["currentValue"].as_str()), (Some("mode"), Some("default")), "{mode}");
+    // The switch is answered with the options as they are now; a model not on offer is refused.
+    assert_eq!(model_option(&report["set_config"][0])["currentValue"], "claude-opus-4-5");
+    let refused = report["set_config"][1].as_str().unwrap_or_default();
+    assert!(refused.contains("no model \"gpt-nonsense\" here"), "{refused}");
+    assert_eq!(report["stop_reasons"], json!(["end_turn"]), "{report}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].body["model"], "claude-opus-4-5");
 }

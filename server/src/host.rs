@@ -56,9 +56,49 @@ pub fn load_settings(root: &Path) -> (Settings, Vec<SettingsProblem>) {
     crate::settings::load(&SettingsFiles::for_workspace(root), &[])
 }
 
+/// The settings of a workspace, failing closed: a file whose permission
+/// rules cannot be read (it does not parse) stops the run — `Err` names
+/// each such file with its line and column — so that its deny rules are
+/// never silently dropped. The other problems come back beside the
+/// settings for the front end to show; they never stop a run.
+pub fn checked_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>), String> {
+    let (settings, problems) = load_settings(root);
+    let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(SettingsProblem::is_fatal);
+    if fatal.is_empty() {
+        return Ok((settings, other));
+    }
+    Err(fatal.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+}
+
 /// The model provider the settings (and the environment under them) name.
 pub fn provider(settings: &Settings) -> anyhow::Result<Box<dyn Provider>> {
-    ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|config| config.build()).map_err(|err| anyhow::anyhow!("{err}"))
+    provider_with_model(settings, None)
+}
+
+/// The same provider with another of its models (a front end's model
+/// choice: ACP's `model` session option); `None`: the settings' model.
+pub fn provider_with_model(settings: &Settings, model: Option<&str>) -> anyhow::Result<Box<dyn Provider>> {
+    let lookup = |name: &str| match (name, model) {
+        ("TANDEM_MODEL", Some(model)) => Some(model.to_string()),
+        _ => settings.lookup(name),
+    };
+    ProviderConfig::from_lookup(lookup).and_then(|config| config.build()).map_err(|err| anyhow::anyhow!("{err}"))
+}
+
+/// The models a front end may offer to switch between on this provider:
+/// the one the settings name first, then (on Anthropic) Claude's current
+/// family models. Other providers serve the one model they are set up
+/// with.
+pub fn model_choices(provider: &dyn Provider) -> Vec<String> {
+    let mut models = vec![provider.model().to_string()];
+    if provider.name() == "anthropic" {
+        for (_, model) in crate::agent::config::ANTHROPIC_FAMILY_MODELS {
+            if !models.iter().any(|m| m == model) {
+                models.push(model.to_string());
+            }
+        }
+    }
+    models
 }
 
 /// The permission mode a run starts in, and the one its policy decides in.

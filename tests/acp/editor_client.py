@@ -198,10 +198,18 @@ async def main(scenario):
             session = await conn.new_session(cwd=scenario["cwd"], mcp_servers=[])
             session_id = session.session_id
             report["modes"] = [m.id for m in session.modes.available_modes] if session.modes else []
+            report["config_options"] = [option.model_dump(by_alias=True, exclude_none=True) for option in session.config_options or []]
         editor.session_id = session_id
         report["session_id"] = session_id
         if scenario.get("mode"):
             await conn.set_session_mode(session_id=session_id, mode_id=scenario["mode"])
+        report["set_config"] = []
+        for config_id, value in scenario.get("config", []):
+            try:
+                answer = await conn.set_config_option(config_id=config_id, session_id=session_id, value=value)
+                report["set_config"].append([option.model_dump(by_alias=True, exclude_none=True) for option in answer.config_options])
+            except acp.RequestError as err:
+                report["set_config"].append(str(err))
         for prompt in scenario.get("prompts", []):
             try:
                 response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[acp.text_block(prompt)]), 60)

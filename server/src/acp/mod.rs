@@ -34,7 +34,8 @@ use agent_client_protocol::v1::schema::{
     McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
     ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionInfo, SessionListCapabilities, SessionMode,
     SessionModeId, SessionModeState, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
-    UnstructuredCommandInput,
+    UnstructuredCommandInput, ConfigOptionUpdate, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -109,6 +110,7 @@ impl AcpAgent {
         let session = run::open(link, offers, cwd, servers, load).map_err(|err| match err {
             OpenError::InvalidParams(message) => error(Error::invalid_params(), message),
             OpenError::AuthRequired(message) => error(Error::auth_required(), message),
+            OpenError::BrokenSettings(message) => error(Error::invalid_request(), message),
         })?;
         if let Some(old) = lock(&self.sessions).insert(session.core.id.clone(), Arc::clone(&session)) {
             tokio::spawn(async move { old.shutdown().await });
@@ -143,6 +145,7 @@ impl AcpAgent {
                     Error::invalid_request(),
                     "a prompt is already running in this session: wait for it, or send session/cancel",
                 )),
+                Err(PromptError::BrokenSettings(message)) => responder.respond_with_error(error(Error::invalid_request(), message)),
                 Err(PromptError::Failed(message)) => responder.respond_with_error(error(Error::internal_error(), message)),
             };
             if let Err(err) = answer {
@@ -199,6 +202,48 @@ fn modes(current: PermissionMode) -> SessionModeState {
     SessionModeState::new(current.as_str(), available)
 }
 
+/// The id of the permission-mode session option.
+const MODE_OPTION: &str = "mode";
+/// The id of the model session option.
+const MODEL_OPTION: &str = "model";
+
+/// The session's options (ACP session config options, stable in v1): the
+/// permission mode, the same choice as the session modes (a client that
+/// shows options hides modes), and the model the next prompts use.
+fn config_options(session: &Session) -> Vec<SessionConfigOption> {
+    let modes = modes(session.mode());
+    let mode_choices: Vec<SessionConfigSelectOption> = modes
+        .available_modes
+        .iter()
+        .map(|mode| SessionConfigSelectOption::new(mode.id.0.to_string(), mode.name.clone()).description(mode.description.clone()))
+        .collect();
+    let model_choices: Vec<SessionConfigSelectOption> = session.models.iter().map(|model| SessionConfigSelectOption::new(model.clone(), model.clone())).collect();
+    vec![
+        SessionConfigOption::select(MODE_OPTION, "Permission mode", modes.current_mode_id.0.to_string(), mode_choices)
+            .category(SessionConfigOptionCategory::Mode),
+        SessionConfigOption::select(MODEL_OPTION, "Model", session.model(), model_choices)
+            .description("The model Tandem's next prompts use".to_string())
+            .category(SessionConfigOptionCategory::Model),
+    ]
+}
+
+/// `session/set_config_option`: the mode or the model.
+fn set_config_option(session: &Session, request: &SetSessionConfigOptionRequest) -> Result<(), Error> {
+    let Some(value) = request.value.as_value_id() else {
+        return Err(error(Error::invalid_params(), format!("option \"{}\" takes one of its values, not true or false", request.config_id.0)));
+    };
+    match &*request.config_id.0 {
+        MODE_OPTION => {
+            let mode = value.0.parse::<PermissionMode>().map_err(|message| error(Error::invalid_params(), message))?;
+            session.set_mode(mode);
+            session.core.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(SessionModeId::new(mode.as_str()))));
+            Ok(())
+        }
+        MODEL_OPTION => session.set_model(&value.0).map_err(|message| error(Error::invalid_params(), message)),
+        other => Err(error(Error::invalid_params(), format!("no session option \"{other}\": the options are \"{MODE_OPTION}\" and \"{MODEL_OPTION}\""))),
+    }
+}
+
 /// Tell the client the session's skills, as slash commands.
 fn announce_commands(session: &Session) {
     let commands: Vec<AvailableCommand> = session
@@ -252,9 +297,10 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
         .on_receive_request(
             async move |_request: AuthenticateRequest, responder, _cx| {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-                match run::provider_problem(&run::load_settings(&cwd)) {
-                    None => responder.respond(AuthenticateResponse::new()),
-                    Some(problem) => responder.respond_with_error(error(Error::auth_required(), problem)),
+                match run::load_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
+                    Ok(None) => responder.respond(AuthenticateResponse::new()),
+                    Ok(Some(problem)) => responder.respond_with_error(error(Error::auth_required(), problem)),
+                    Err(broken) => responder.respond_with_error(error(Error::invalid_request(), broken)),
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -265,7 +311,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
                 async move |request: NewSessionRequest, responder, cx| {
                     match agent.open(&cx, &request.cwd, &request.mcp_servers, None) {
                         Ok(session) => {
-                            let response = NewSessionResponse::new(session.core.id.clone()).modes(modes(session.mode()));
+                            let response = NewSessionResponse::new(session.core.id.clone()).modes(modes(session.mode())).config_options(config_options(&session));
                             responder.respond(response)?;
                             announce_commands(&session);
                             Ok(())
@@ -286,7 +332,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
                             for update in updates::replay(&session.history) {
                                 session.core.notify(update);
                             }
-                            responder.respond(LoadSessionResponse::new().modes(modes(session.mode())))?;
+                            responder.respond(LoadSessionResponse::new().modes(modes(session.mode())).config_options(config_options(&session)))?;
                             announce_commands(&session);
                             Ok(())
                         }
@@ -302,7 +348,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
                 async move |request: ResumeSessionRequest, responder, cx| {
                     match agent.open(&cx, &request.cwd, &request.mcp_servers, Some(&request.session_id.0)) {
                         Ok(session) => {
-                            responder.respond(ResumeSessionResponse::new().modes(modes(session.mode())))?;
+                            responder.respond(ResumeSessionResponse::new().modes(modes(session.mode())).config_options(config_options(&session)))?;
                             announce_commands(&session);
                             Ok(())
                         }
@@ -348,9 +394,26 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
                             session.set_mode(mode);
                             responder.respond(SetSessionModeResponse::new())?;
                             session.core.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(SessionModeId::new(mode.as_str()))));
+                            session.core.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(config_options(&session))));
                             Ok(())
                         }
                         Err(message) => responder.respond_with_error(error(Error::invalid_params(), message)),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: SetSessionConfigOptionRequest, responder, _cx| {
+                    let session = match agent.session(&request.session_id.0) {
+                        Ok(session) => session,
+                        Err(err) => return responder.respond_with_error(err),
+                    };
+                    match set_config_option(&session, &request) {
+                        Ok(()) => responder.respond(SetSessionConfigOptionResponse::new(config_options(&session))),
+                        Err(err) => responder.respond_with_error(err),
                     }
                 }
             },

@@ -24,7 +24,7 @@ use crate::mcp::config::{McpConfig, Origin, ServerConfig, Transport};
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::policy::Policy;
 use crate::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
-use crate::settings::{Settings, SettingsFiles};
+use crate::settings::Settings;
 use crate::tools::{Executor, ToolRegistry, ToolSource};
 use crate::workspace::{Editor, Workspace};
 
@@ -44,6 +44,8 @@ pub enum OpenError {
     InvalidParams(String),
     /// No model provider is configured: the message names the variables.
     AuthRequired(String),
+    /// A settings file's permission rules cannot be read (fail closed).
+    BrokenSettings(String),
 }
 
 pub struct Session {
@@ -60,6 +62,10 @@ pub struct Session {
     /// Taken by the running prompt: a second prompt finds it locked.
     thread: Arc<tokio::sync::Mutex<Thread>>,
     mode: Mutex<PermissionMode>,
+    /// The model the session's prompts use, one of `models`.
+    model: Mutex<String>,
+    /// The models the session may switch between (the settings' first).
+    pub models: Vec<String>,
     pub history: Vec<serde_json::Value>,
 }
 
@@ -70,13 +76,16 @@ pub fn provider_problem(settings: &Settings) -> Option<String> {
     })
 }
 
-/// The settings of a folder; problems go to the log.
-pub fn load_settings(root: &Path) -> Settings {
-    let (settings, problems) = crate::settings::load(&SettingsFiles::for_workspace(root), &[]);
+/// The settings of a folder, as `tandem lsp` and `tandem ask` read them:
+/// problems go to the log, and a file whose permission rules cannot be
+/// read refuses the session (`Err`: each such file with its line and
+/// column) until it is fixed.
+pub fn load_settings(root: &Path) -> Result<Settings, String> {
+    let (settings, problems) = crate::host::checked_settings(root).map_err(|fatal| format!("Tandem does not run: {fatal}"))?;
     for problem in problems {
         tracing::warn!("settings: {problem}");
     }
-    settings
+    Ok(settings)
 }
 
 /// The client's `mcpServers` as Tandem's server entries (they need no
@@ -123,10 +132,11 @@ pub fn open(
     if !root.is_dir() {
         return Err(OpenError::InvalidParams(format!("cwd {} is not a folder", root.display())));
     }
-    let settings = load_settings(&root);
+    let settings = load_settings(&root).map_err(OpenError::BrokenSettings)?;
     if let Some(problem) = provider_problem(&settings) {
         return Err(OpenError::AuthRequired(problem));
     }
+    let models = crate::host::provider(&settings).map(|provider| crate::host::model_choices(&*provider)).unwrap_or_default();
     let store = ThreadStore::for_workspace(&root);
     let mut history = Vec::new();
     let conversation = match load {
@@ -195,6 +205,8 @@ pub fn open(
         gate,
         thread: Arc::new(tokio::sync::Mutex::new(conversation)),
         mode: Mutex::new(mode),
+        model: Mutex::new(models.first().cloned().unwrap_or_default()),
+        models,
         history,
     }))
 }
@@ -278,6 +290,8 @@ fn percent_decode(text: &str) -> String {
 pub enum PromptError {
     /// A prompt is running in this session already.
     Busy,
+    /// A settings file broke since the session opened: nothing runs until it is fixed.
+    BrokenSettings(String),
     Failed(String),
 }
 
@@ -291,6 +305,19 @@ impl Session {
         self.gate.policy().set_mode(policy_mode(mode));
     }
 
+    pub fn model(&self) -> String {
+        self.model.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Use `model` for the next prompts: one of [`Session::models`].
+    pub fn set_model(&self, model: &str) -> Result<(), String> {
+        if !self.models.iter().any(|m| m == model) {
+            return Err(format!("no model \"{model}\" here: choose one of {}", self.models.join(", ")));
+        }
+        *self.model.lock().unwrap_or_else(|e| e.into_inner()) = model.to_string();
+        Ok(())
+    }
+
     /// The skills, as slash commands.
     pub fn skills(&self) -> Vec<crate::tools::skill::Skill> {
         crate::tools::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
@@ -299,9 +326,11 @@ impl Session {
     /// Run one prompt to its end. The session's updates go out as it runs.
     pub async fn prompt(self: &Arc<Self>, mut request: RunRequest) -> Result<RunOutcome, PromptError> {
         let Ok(mut thread) = Arc::clone(&self.thread).try_lock_owned() else { return Err(PromptError::Busy) };
-        let provider = ProviderConfig::from_lookup(|name| self.settings.lookup(name))
-            .and_then(|c| c.build())
-            .map_err(|e| PromptError::Failed(e.to_string()))?;
+        // As `tandem lsp` at every ask: a settings file that stopped
+        // parsing since the session opened stops the prompt (its deny
+        // rules might be the ones that matter).
+        load_settings(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
+        let provider = crate::host::provider_with_model(&self.settings, Some(&self.model())).map_err(|e| PromptError::Failed(e.to_string()))?;
         let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
         let cancel = CancellationToken::new();
         let (events, events_rx) = agent::event_channel();

@@ -269,14 +269,9 @@ fn report_problems(problems: &[String]) {
 /// rules cannot be read: then the run does not start (fail closed).
 #[allow(clippy::print_stderr)]
 pub fn load_settings(root: &std::path::Path) -> anyhow::Result<Settings> {
-    let (settings, problems) = host::load_settings(root);
-    let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(|p| p.is_fatal());
-    for problem in other {
+    let (settings, problems) = host::checked_settings(root).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
+    for problem in problems {
         eprintln!("tandem: settings: {problem}");
-    }
-    if !fatal.is_empty() {
-        let list: Vec<String> = fatal.iter().map(ToString::to_string).collect();
-        anyhow::bail!("{}", list.join("\n"));
     }
     Ok(settings)
 }
