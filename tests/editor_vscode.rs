@@ -184,6 +184,14 @@ fn code_intel_from_vscode_typescript() {
     run_script("code_intel_from_vscode_typescript", "code_intel.js");
 }
 
+/// tests/vscode/undo.js: one of two hunks ticked is reported exactly, a
+/// closed file is reviewed per hunk, and "Tandem: Undo Last Run" restores a
+/// run's two files around the user's typing.
+#[test]
+fn partial_review_closed_file_review_and_undo_last_run() {
+    run_script("partial_review_closed_file_review_and_undo_last_run", "undo.js");
+}
+
 /// The screenshots the script took at its checks (the panel streaming, an
 /// ask inline, after the reloads), copied where they outlive the temp dir:
 /// target/test-artifacts/editor_vscode/. A failed run keeps them with the

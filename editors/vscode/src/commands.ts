@@ -144,7 +144,9 @@ async function announceEnd(result: AskResult): Promise<void> {
   const message = endSummary(result, folders);
   // One button per changed file (two edits of one file are one button).
   const changed = result.edits.filter(editLanded).filter((e, i, all) => all.findIndex((o) => o.uri === e.uri) === i).slice(0, 2);
-  const buttons = [...changed.map((e) => `Open ${relativePath(e.uri, folders)}`), 'Show transcript'];
+  // Undo takes the whole run back (tandem.undo), buffers and disk alike.
+  const undoable = result.runId !== '' && result.edits.some(editLanded);
+  const buttons = [...changed.map((e) => `Open ${relativePath(e.uri, folders)}`), ...(undoable ? ['Undo'] : []), 'Show transcript'];
   const show =
     result.status === 'completed'
       ? vscode.window.showInformationMessage
@@ -155,6 +157,8 @@ async function announceEnd(result: AskResult): Promise<void> {
   const opened = changed.find((e) => choice === `Open ${relativePath(e.uri, folders)}`);
   if (opened) {
     await vscode.window.showTextDocument(vscode.Uri.parse(opened.uri));
+  } else if (choice === 'Undo') {
+    await vscode.commands.executeCommand('tandem.undoRun', result.runId);
   } else if (choice === 'Show transcript') {
     await vscode.commands.executeCommand('tandem.showTranscript');
   }

@@ -9,6 +9,7 @@ import { registerOnboarding } from './onboarding';
 import { registerPanel } from './panel/view';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
+import { registerUndo } from './undo';
 
 let server: TandemServer | undefined;
 
@@ -19,6 +20,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   server = new TandemServer(context, transcript, runs);
   context.subscriptions.push(server);
   registerCommands(context, server);
+  registerUndo(context, server);
   registerChat(context, server);
   registerCodeIntel(context);
   const panel = registerPanel(context, server);
