@@ -183,6 +183,27 @@ fn the_user_rejects_the_edit_or_denies_the_command_and_the_model_is_told() {
     client.shutdown();
 }
 
+/// A client that asks for them (`experimental.tandemRequestIds`, as the
+/// Neovim plugin does: its handlers see no ids) finds each request's id in
+/// its params, the id a `$/cancelRequest` would name; other clients' params
+/// are as the protocol has them.
+#[test]
+fn request_ids_are_in_the_params_only_for_a_client_that_asks() {
+    let f = Fixture::new(&[]);
+    for (capabilities, tagged) in [(json!({"experimental": {"tandemRequestIds": true}}), true), (json!({}), false)] {
+        let mut client = f.start(json!([turn(vec![shell("rm -rf build")]), done()]), capabilities, json!({}));
+        let ask = client.send_request("workspace/executeCommand", ask_params("clean"));
+        let prompt = client.server_request("window/showMessageRequest");
+        match tagged {
+            true => assert_eq!(prompt["params"]["tandemRequestId"], prompt["id"], "{prompt}"),
+            false => assert!(prompt["params"].get("tandemRequestId").is_none(), "{prompt}"),
+        }
+        client.respond(&prompt["id"], json!({"title": "Deny"}));
+        assert_eq!(client.response(ask)["result"]["status"], "completed");
+        client.shutdown();
+    }
+}
+
 /// A rename in two places, reviewed in the editor, of which the user
 /// ticks only the first hunk: the model's next request says which hunk
 /// landed and which was declined, the run event of the edit and the

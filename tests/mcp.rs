@@ -337,8 +337,10 @@ async fn tandem_ask_waits_for_a_server_that_takes_two_seconds_and_its_first_turn
 #[tokio::test]
 async fn tandem_ask_reports_a_server_that_fails_to_start_and_the_run_goes_on_without_it() {
     let setup = Setup::new();
-    setup.user_servers(json!({"hang": stdio(&["--hang"]), "calc": stdio(&[])}));
-    std::fs::write(setup.home.join(".tandem/settings.json"), json!({"mcpTimeouts": {"startupMs": 700}}).to_string()).unwrap();
+    // A server that exits at once (a short start-up timeout would fail a
+    // slow python start of calc on a busy machine too).
+    let broken = json!({"command": "python3", "args": ["-c", "import sys; sys.exit(3)"]});
+    setup.user_servers(json!({"broken": broken, "calc": stdio(&[])}));
     let (events, stderr) = ask_with_servers(
         &setup,
         json!([
@@ -348,10 +350,9 @@ async fn tandem_ask_reports_a_server_that_fails_to_start_and_the_run_goes_on_wit
         ]),
     )
     .await;
-    assert!(events.contains(&json!({"type": "waiting", "what": "MCP server hang"})), "{events:#?}");
-    assert!(stderr.contains("tandem: MCP server hang failed: did not answer initialize and tools/list within 700 ms"), "{stderr}");
+    assert!(stderr.contains("tandem: MCP server broken failed: initialize failed"), "{stderr}");
     let (is_error, found) = result_of(&events, "toolu_s");
-    assert!(!is_error && found.contains("mcp__calc__add") && !found.contains("mcp__hang__"), "{found}");
+    assert!(!is_error && found.contains("mcp__calc__add") && !found.contains("mcp__broken__"), "{found}");
     assert_eq!(result_of(&events, "toolu_a"), (false, "2"));
     assert_eq!(events.last().unwrap()["status"], "completed");
 }

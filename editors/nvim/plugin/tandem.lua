@@ -1,5 +1,5 @@
 -- User commands for Tandem. The language server itself is started by
--- require('tandem').setup() or by `vim.lsp.enable('tandem')` (Neovim 0.11+).
+-- require('tandem').setup() or by `vim.lsp.enable('tandem')`.
 if vim.g.loaded_tandem then
   return
 end

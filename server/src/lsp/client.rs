@@ -7,6 +7,12 @@
 //! for — timed out, or its run cancelled (the tool's future is dropped) — is
 //! withdrawn with `$/cancelRequest`, so an editor can close the review it
 //! opened for it (VS Code's refactor preview, the Neovim plugin's prompt).
+//!
+//! A client whose request handlers are not told the request's id (Neovim's
+//! `vim.lsp` passes a handler the params alone) asks for it with the
+//! capability `experimental.tandemRequestIds: true`: each request's params
+//! then carry its JSON-RPC id as `tandemRequestId`, the id a later
+//! `$/cancelRequest` names.
 
 use std::time::Duration;
 
@@ -57,7 +63,18 @@ pub mod methods {
 pub trait ClientLink: Send + Sync {
     async fn request(&self, method: &'static str, params: Value) -> Result<Value, ClientError>;
     async fn notify(&self, method: &'static str, params: Value);
+
+    /// From now on, put each request's id in its params (`tandemRequestId`):
+    /// the client asked for it at `initialize`.
+    fn tag_requests(&self) {}
 }
+
+/// The capability (under `experimental`) of a client that wants its
+/// requests' ids in their params.
+pub const REQUEST_IDS_CAPABILITY: &str = "tandemRequestIds";
+
+/// The params field that carries a request's id for such a client.
+pub const REQUEST_ID_FIELD: &str = "tandemRequestId";
 
 /// Send a request and give up after `timeout`.
 pub async fn request_with_timeout(
@@ -89,7 +106,17 @@ raw_notification!(ShowMessage, methods::SHOW_MESSAGE);
 raw_notification!(CancelRequest, methods::CANCEL_REQUEST);
 
 /// The real client: tower-lsp-server's [`Client`].
-pub struct TowerClient(pub Client);
+pub struct TowerClient {
+    client: Client,
+    /// Put each request's id in its params ([`ClientLink::tag_requests`]).
+    tag_requests: std::sync::atomic::AtomicBool,
+}
+
+impl TowerClient {
+    pub fn new(client: Client) -> Self {
+        TowerClient { client, tag_requests: std::sync::atomic::AtomicBool::new(false) }
+    }
+}
 
 /// Sends `$/cancelRequest` for a request whose answer nobody waits for any
 /// more (its future was dropped before the answer came).
@@ -127,10 +154,16 @@ impl ClientLink for TowerClient {
         ) {
             return Err(ClientError::Failed(format!("the server has no request type for {method}")));
         }
-        let id = self.0.next_request_id();
+        let id = self.client.next_request_id();
+        let mut params = params;
+        if self.tag_requests.load(std::sync::atomic::Ordering::Relaxed) {
+            if let (Value::Object(fields), Ok(tag)) = (&mut params, serde_json::to_value(&id)) {
+                fields.insert(REQUEST_ID_FIELD.to_string(), tag);
+            }
+        }
         let request = RpcRequest::build(method).id(id.clone()).params(params).finish();
-        let mut guard = WithdrawOnDrop { client: self.0.clone(), id: Some(id) };
-        let answer = self.0.clone().call(request).await;
+        let mut guard = WithdrawOnDrop { client: self.client.clone(), id: Some(id) };
+        let answer = self.client.clone().call(request).await;
         guard.id = None;
         match answer {
             Ok(Some(response)) => {
@@ -142,7 +175,7 @@ impl ClientLink for TowerClient {
     }
 
     async fn notify(&self, method: &'static str, params: Value) {
-        let client = &self.0;
+        let client = &self.client;
         match method {
             methods::PROGRESS => client.send_notification::<Progress>(params).await,
             methods::RUN_EVENT => client.send_notification::<RunEvent>(params).await,
@@ -150,5 +183,9 @@ impl ClientLink for TowerClient {
             methods::SHOW_MESSAGE => client.send_notification::<ShowMessage>(params).await,
             other => tracing::error!(method = other, "the server has no notification type for this method"),
         }
+    }
+
+    fn tag_requests(&self) {
+        self.tag_requests.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }

@@ -97,7 +97,7 @@ pub struct Backend {
 
 impl Backend {
     pub fn new(client: Client) -> Self {
-        Self::with_link(Arc::new(TowerClient(client)))
+        Self::with_link(Arc::new(TowerClient::new(client)))
     }
 
     pub fn with_link(link: Arc<dyn ClientLink>) -> Self {
@@ -399,6 +399,10 @@ fn workspace_roots(params: &InitializeParams) -> Vec<PathBuf> {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let capabilities = &params.capabilities;
+        let wants_ids = capabilities.experimental.as_ref().and_then(|e| e.get(super::client::REQUEST_IDS_CAPABILITY)) == Some(&Value::Bool(true));
+        if wants_ids {
+            self.link.tag_requests();
+        }
         let encoding = PositionEncoding::negotiate(
             capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()),
         );

@@ -19,27 +19,19 @@ M.WITHDRAWN = {}
 -- Withdraw functions of the questions open now, by the server request's id.
 local pending = {}
 
---- The JSON-RPC id of the server request whose handler is running.
+--- The JSON-RPC id of the server request `params` came with, the id a later
+--- `$/cancelRequest` names.
 ---
---- vim.lsp.rpc does not pass the request's id to its handler (Neovim 0.11
---- and 0.12): the id lives in the `decoded` message that the handler's
---- coroutine function closes over. Read it from there; nil when Neovim
---- changes that, and the question then cannot be withdrawn.
-function M.request_id()
-  for level = 1, 40 do
-    local info = debug.getinfo(level, 'f')
-    if not info then
-      return nil
-    end
-    for index = 1, 80 do
-      local name, value = debug.getupvalue(info.func, index)
-      if not name then
-        break
-      end
-      if name == 'decoded' and type(value) == 'table' and type(value.method) == 'string' and value.id ~= nil then
-        return value.id
-      end
-    end
+--- vim.lsp does not pass a server request's id to its handler (Neovim 0.11
+--- and 0.12 call it with the params alone), so the plugin asks the server
+--- for it (the client capability `experimental.tandemRequestIds`, see
+--- M.capabilities in init.lua) and the server copies the id into the params
+--- as `tandemRequestId`. nil from a server that does not: then the question
+--- cannot be withdrawn, and waits for the user's answer.
+function M.request_id(params)
+  local id = type(params) == 'table' and params.tandemRequestId or nil
+  if type(id) == 'number' or type(id) == 'string' then
+    return id
   end
   return nil
 end

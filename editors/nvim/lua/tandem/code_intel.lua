@@ -280,7 +280,7 @@ end
 function M.handle(_, params)
   listen()
   params = params or {}
-  local request_id = await.request_id()
+  local request_id = await.request_id(params)
   local operation = params.operation
   if operation == 'diagnostics' then
     if not params.uri then

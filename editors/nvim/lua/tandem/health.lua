@@ -26,10 +26,10 @@ function M.check()
   local state = require('tandem.state')
 
   health.start('Neovim')
-  if vim.fn.has('nvim-0.10') == 1 then
+  if vim.fn.has('nvim-0.11') == 1 then
     health.ok('Neovim ' .. tostring(vim.version()))
   else
-    health.error('Neovim 0.10 or newer is needed (edit reviews run in the LSP request coroutine)')
+    health.error('Neovim 0.11 or newer is needed (the plugin is tested on 0.11 and 0.12)')
   end
 
   health.start('tandem binary')

@@ -59,6 +59,9 @@ function M.capabilities()
   capabilities.workspace.workspaceEdit = capabilities.workspace.workspaceEdit or {}
   capabilities.workspace.workspaceEdit.changeAnnotationSupport = { groupsOnLabel = false }
   capabilities.workspace.workspaceEdit.documentChanges = true
+  -- vim.lsp hands a server request's handler no id; with this, Tandem puts
+  -- it in the params (`tandemRequestId`), so a withdrawn question closes.
+  capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, { tandemRequestIds = true })
   return capabilities
 end
 
@@ -102,7 +105,7 @@ M.handlers = {
     params = params or {}
     local text = await.answer(function(settle)
       vim.ui.input({ prompt = 'Tandem: ' .. (params.prompt or 'your answer') .. ' ' }, settle)
-    end, await.request_id())
+    end, await.request_id(params))
     if text == await.WITHDRAWN then
       notify('the question was withdrawn (the run was cancelled or stopped waiting)', vim.log.levels.WARN)
       return { text = vim.NIL }
@@ -167,8 +170,7 @@ end
 --- never be offered for another server's error. Fill an empty context with
 --- every diagnostic in the range.
 local function with_every_diagnostic(client)
-  -- (0.10 calls client.request without self; the wrapper is for 0.11+.)
-  if client.tandem_wraps_code_actions or vim.fn.has('nvim-0.11') == 0 then
+  if client.tandem_wraps_code_actions then
     return
   end
   client.tandem_wraps_code_actions = true

@@ -30,7 +30,7 @@ function M.show_message_request(_, params)
   local close = review.show_float('Tandem asks', lines, { filetype = 'markdown', mark = 'tandem_prompt' })
   local choice = await.answer(function(settle)
     vim.ui.select(titles, { prompt = lines[1], kind = 'tandem_prompt' }, settle)
-  end, await.request_id())
+  end, await.request_id(params))
   close()
   if choice == await.WITHDRAWN then
     vim.notify('Tandem: the question was withdrawn (the run was cancelled or stopped waiting)', vim.log.levels.WARN)

@@ -448,7 +448,7 @@ function M.apply_edit(_, params, ctx)
       else
         close = review_hunks(label, documents, settle)
       end
-    end, await.request_id())
+    end, await.request_id(params))
     state.set_reviewing(nil)
     if close then
       close()
