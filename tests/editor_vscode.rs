@@ -184,6 +184,13 @@ fn code_intel_from_vscode_typescript() {
     run_script("code_intel_from_vscode_typescript", "code_intel.js");
 }
 
+/// tests/vscode/chat.js: `@tandem hello` in VS Code's Chat view with no
+/// Copilot installed runs the agent and shows its answer.
+#[test]
+fn tandem_in_the_chat_view_without_copilot() {
+    run_script("tandem_in_the_chat_view_without_copilot", "chat.js");
+}
+
 /// tests/vscode/undo.js: one of two hunks ticked is reported exactly, a
 /// closed file is reviewed per hunk, and "Tandem: Undo Last Run" restores a
 /// run's two files around the user's typing.
