@@ -185,7 +185,8 @@ fn code_intel_from_vscode_typescript() {
 }
 
 /// tests/vscode/chat.js: `@tandem hello` in VS Code's Chat view with no
-/// Copilot installed runs the agent and shows its answer.
+/// Copilot model (the built-in Copilot Chat signed out) runs the agent and
+/// shows its answer.
 #[test]
 fn tandem_in_the_chat_view_without_copilot() {
     run_script("tandem_in_the_chat_view_without_copilot", "chat.js");

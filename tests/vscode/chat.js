@@ -1,10 +1,11 @@
-// End to end: `@tandem` in VS Code's Chat view with no Copilot installed
-// (issue 20). VS Code resolves a language model before it calls a chat
+// End to end: `@tandem` in VS Code's Chat view with no Copilot model
+// (issue 20): code-server's built-in Copilot Chat extension is there but
+// signed out, so VS Code has no chat model of its own. VS Code resolves a language model before it calls a chat
 // participant and fails "Language model unavailable" when there is none;
 // the extension contributes a "Tandem" entry of its own
 // (contributes.languageModelChatProviders), so the Chat view has a model
 // and calls @tandem, which runs the agent:
-//   1. the Chat view opens with "Tandem" as its model, no Copilot anywhere;
+//   1. the Chat view opens with "Tandem" as its model;
 //   2. "@tandem hello" runs a Tandem run: the model (the loopback API)
 //      gets the prompt, and its answer shows in the chat.
 // A screenshot of the chat goes to E2E_DIR/screenshots.
@@ -14,7 +15,7 @@ const { assert, model, log, open, run, passed, palette, until, shot, dirs, fs } 
 
 async function main() {
   const page = await open({ files: { 'notes.txt': 'hello\n' }, settings: { 'chat.disableAIFeatures': false } });
-  assert.ok(!fs.readdirSync(dirs.extensions).some((name) => name.toLowerCase().includes('copilot')), 'a Copilot extension is installed');
+  assert.ok(!fs.readdirSync(dirs.extensions).some((name) => name.toLowerCase().includes('copilot')), 'a Copilot extension is installed besides the built-in one');
   await palette('Chat: Open Chat');
   // 1. The model picker of the chat input shows Tandem's entry.
   await until('the Chat view\'s model picker offers Tandem', () =>
