@@ -215,3 +215,32 @@ fn persisted_results_can_be_paged_but_the_rest_of_the_cache_cannot() {
     assert_eq!(code, 1);
     assert!(out.contains("outside the workspace"), "{out}");
 }
+
+/// `tandem tool` runs through the host like every run: the call is the
+/// user's own (approved), yet the settings' deny rules still refuse it and
+/// a settings file that does not parse stops it.
+#[test]
+fn tandem_tool_keeps_the_settings_deny_rules_and_fails_closed() {
+    let sandbox = Sandbox::new();
+    sandbox.file("a.txt", "keep me\n").file(".tandem/settings.json", r#"{"permissions": {"deny": ["run_shell(rm:*)", "write_file"]}}"#);
+    let (code, out) = sandbox.tool("run_shell", r#"{"command": "rm a.txt"}"#);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("forbids this call"), "{out}");
+    let (code, out) = sandbox.tool("write_file", r#"{"file_path": "b.txt", "content": "x\n"}"#);
+    assert_eq!(code, 1, "{out}");
+    assert!(!sandbox.root.join("b.txt").exists());
+    assert_eq!(std::fs::read_to_string(sandbox.root.join("a.txt")).unwrap(), "keep me\n");
+    // What no rule forbids runs without asking anyone.
+    let (code, out) = sandbox.tool("run_shell", r#"{"command": "cat a.txt"}"#);
+    assert_eq!((code, out.as_str()), (0, "keep me\n"));
+
+    sandbox.file(".tandem/settings.json", "{\"permissions\": ");
+    let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["tool", "read_file", r#"{"file_path": "a.txt"}"#])
+        .current_dir(&sandbox.root)
+        .env("XDG_CACHE_HOME", &sandbox.cache)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains(".tandem/settings.json:1:"), "{}", String::from_utf8_lossy(&output.stderr));
+}

@@ -185,3 +185,24 @@ fn undo_of_a_run_still_going_is_refused_and_nothing_recorded_is_a_clear_error() 
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     client.shutdown();
 }
+
+/// A closed file deleted since the run is a conflict (nothing recreated);
+/// the open buffer is still restored.
+#[test]
+fn a_file_deleted_since_the_run_is_a_conflict_and_the_rest_is_restored() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let (mut client, app, _) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), json!({}));
+    std::fs::remove_file(f.path("closed.txt")).unwrap();
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(undo);
+    let files = answer["result"]["files"].as_array().unwrap();
+    let closed = uri(&f.path("closed.txt"));
+    let closed_file = files.iter().find(|file| file["uri"] == closed.as_str()).unwrap();
+    assert_eq!(closed_file["status"], "conflict", "{answer}");
+    assert!(closed_file["reason"].as_str().unwrap().contains("deleted or renamed since the run"), "{answer}");
+    assert!(!f.path("closed.txt").exists(), "nothing is recreated");
+    assert_eq!(client.text(&app), APP);
+    client.shutdown();
+}

@@ -136,7 +136,15 @@ pub fn hooks(settings: &Settings, root: &Path, consent: Option<&ConsentStore>) -
 /// The MCP servers of the workspace (the user's, and the project's the
 /// user approved or names in `approve`), not started yet.
 pub fn mcp(root: &Path, approve: Vec<String>) -> Arc<McpManager> {
-    McpManager::load(root, Approvals::from_command_line(approve))
+    mcp_with(root, approve, Vec::new())
+}
+
+/// The same, with servers the front end brings (an ACP client's
+/// `mcpServers`: the user configured them there, so they need no consent).
+pub fn mcp_with(root: &Path, approve: Vec<String>, front_end: Vec<crate::mcp::config::ServerConfig>) -> Arc<McpManager> {
+    let mut config = crate::mcp::config::McpConfig::load(dirs::home_dir().as_deref(), root);
+    config.servers.extend(front_end);
+    McpManager::new(config, root, Approvals::from_command_line(approve))
 }
 
 /// What a run's tool calls go through, besides the built-in tools.

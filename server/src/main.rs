@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
-use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+use tandem::host;
+use tandem::tools::{PermissionMode, ToolCall, ToolRegistry};
 use tandem::workspace::Workspace;
 
 #[derive(Parser)]
@@ -191,17 +192,8 @@ fn main() -> ExitCode {
                     let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
                     return cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await;
                 };
-                let options = cli::ask::AskOptions {
-                    prompt,
-                    verbose,
-                    json,
-                    max_turns,
-                    permission_mode,
-                    thread,
-                    compact,
-                    mcp_approve,
-                    lsp_approve,
-                };
+                let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve };
+                let options = cli::ask::AskOptions { prompt, session, thread, compact };
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Chat { max_turns, permission_mode, continue_thread, resume, mcp_approve, verbose } => {
@@ -264,12 +256,21 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
         }
     };
     let workspace = Arc::new(current_workspace()?);
-    let executor = Executor::new(ToolRegistry::builtin());
-    let ctx = ToolContext::new(workspace);
+    let settings = cli::ask::load_settings(workspace.root())?;
+    // The user runs this one call themselves: it is approved, as in
+    // bypassPermissions, but the settings' deny rules still hold and a
+    // shell command runs in the sandbox like every other.
+    let modes = host::Modes { run: PermissionMode::BypassPermissions, policy: PermissionMode::BypassPermissions };
+    let gate = tandem::permissions::headless::gate(host::policy(&settings, modes, workspace.roots()), None, Arc::new(tandem::permissions::NoProjectRules));
+    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: tandem::hooks::shared(Default::default()), mcp: None, code_intel: None });
+    let run = host::prepare_run(&settings, host::RunParts { workspace, modes, plan_review: None, cancel: Default::default(), checkpoint: None });
+    if let Some(notice) = run.sandbox_notice.as_ref().filter(|_| name == "run_shell") {
+        eprintln!("tandem: {notice}");
+    }
     // Naming a deferred tool here is asking for it: no tool_search needed.
-    ctx.run.activate(name);
+    run.ctx.run.activate(name);
     let call = ToolCall::new("toolu_cli", name, input);
-    let result = executor.execute(&call, &ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
+    let result = executor.execute(&call, &run.ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
     println!("{}", result.content);
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, McpServer as AcpMcpServer, SessionUpdate, UsageUpdate};
 use tokio::sync::{mpsc, watch};
@@ -20,12 +19,11 @@ use super::updates::UpdateMapper;
 use crate::agent::config::ProviderConfig;
 use crate::tools::PermissionMode;
 use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
-use crate::mcp::config::{McpConfig, Origin, ServerConfig, Transport};
-use crate::mcp::{Approvals, McpManager};
-use crate::permissions::policy::Policy;
+use crate::mcp::config::{Origin, ServerConfig, Transport};
+use crate::mcp::McpManager;
 use crate::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use crate::settings::Settings;
-use crate::tools::{Executor, ToolRegistry, ToolSource};
+use crate::tools::Executor;
 use crate::workspace::{Editor, Workspace};
 
 /// An embedded resource's text kept as context, in characters.
@@ -53,7 +51,6 @@ pub struct Session {
     pub workspace: Arc<Workspace>,
     executor: Executor,
     mcp: Arc<McpManager>,
-    mcp_startup: Duration,
     settings: Settings,
     /// Where each prompt's checkpoint goes (`None`: no data folder).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
@@ -169,36 +166,34 @@ pub fn open(
 
     // MCP: the user's and the project's servers (project ones with the
     // consent `tandem lsp` and `tandem ask` need), and the client's.
-    let home = dirs::home_dir();
-    let mut mcp_config = McpConfig::load(home.as_deref(), &root);
-    mcp_config.servers.extend(client_servers(mcp_servers));
-    let mcp_startup = mcp_config.startup_timeout;
-    let mcp = McpManager::new(mcp_config, &root, Approvals::from_command_line(Vec::new()));
+    let mcp = crate::host::mcp_with(&root, Vec::new(), client_servers(mcp_servers));
     mcp.start();
 
     // Hooks: the project's run only when the user approved them (in
     // `tandem ask` or the editor); the user's always.
     let consent = crate::consent::ConsentStore::for_user();
-    let (hooks, problems) = crate::hooks::Hooks::from_layers(&settings.hooks, settings.child_env(), &root, consent.as_ref());
+    let (hooks, problems) = crate::host::hooks(&settings, &root, consent.as_ref());
     for problem in problems {
         tracing::warn!("hooks: {problem}");
     }
     let hooks = crate::hooks::shared(hooks);
     let mode = settings.permission_mode.unwrap_or_default();
     let gate = Arc::new(super::permission::gate(
-        Policy::new(policy_mode(mode), &settings.permissions, workspace.roots()),
+        crate::host::policy(&settings, crate::host::Modes::new(&settings, None), workspace.roots()),
         Arc::clone(&core),
         offers.read_text_file && offers.write_text_file,
     ));
-    let mut registry = ToolRegistry::builtin();
-    registry.add_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
-    let executor = Executor::new(registry).with_gate(Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>).with_hooks(Arc::clone(&hooks) as Arc<dyn crate::tools::ToolHooks>);
+    let executor = crate::host::executor(crate::host::Tools {
+        gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
+        hooks: Arc::clone(&hooks),
+        mcp: Some(Arc::clone(&mcp)),
+        code_intel: None,
+    });
     Ok(Arc::new(Session {
         core,
         workspace,
         executor,
         mcp,
-        mcp_startup,
         settings,
         checkpoints,
         hooks,
@@ -209,16 +204,6 @@ pub fn open(
         models,
         history,
     }))
-}
-
-/// Plan mode is the run's own (it refuses every change but the plan file,
-/// and ends when the plan is approved); the policy then runs in default.
-fn policy_mode(mode: PermissionMode) -> PermissionMode {
-    if mode == PermissionMode::Plan {
-        PermissionMode::Default
-    } else {
-        mode
-    }
 }
 
 /// What a prompt's content blocks say: the prompt text, and the context
@@ -302,7 +287,7 @@ impl Session {
 
     pub fn set_mode(&self, mode: PermissionMode) {
         *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = mode;
-        self.gate.policy().set_mode(policy_mode(mode));
+        self.gate.policy().set_mode(crate::host::Modes::new(&self.settings, Some(mode)).policy);
     }
 
     pub fn model(&self) -> String {
@@ -340,7 +325,7 @@ impl Session {
         // The servers the first turn may need are awaited (bounded by
         // their start-up timeout); a failed one is left out.
         tokio::select! {
-            _ = self.mcp.wait_settled(self.mcp_startup) => {}
+            _ = self.mcp.wait_settled(self.mcp.startup_timeout()) => {}
             _ = cancel.cancelled() => {}
         }
         let modes = crate::host::Modes::new(&self.settings, Some(self.mode()));

@@ -34,17 +34,7 @@ use super::printer::Printer;
 
 pub struct AskOptions {
     pub prompt: String,
-    /// Print applied edits' whole diffs.
-    pub verbose: bool,
-    pub json: bool,
-    /// From the command line; `None`: the settings', else the default.
-    pub max_turns: Option<usize>,
-    /// From the command line; `None`: the settings', else `default`.
-    pub permission_mode: Option<PermissionMode>,
-    /// Project MCP servers approved on the command line (`NAME` or `all`).
-    pub mcp_approve: Vec<String>,
-    /// Project language servers approved on the command line (`NAME` or `all`).
-    pub lsp_approve: Vec<String>,
+    pub session: SessionOptions,
     pub thread: ThreadChoice,
     /// Compact the thread before the run.
     pub compact: bool,
@@ -85,59 +75,130 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
     Ok(exit_code(ask_outcome(options, workspace).await?.status))
 }
 
-/// One run, as `tandem ask` makes it; the outcome names the thread it ran
-/// on (`tandem chat` continues it with the next message).
+/// One run, as `tandem ask` makes it; the outcome names the thread it ran on.
 pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
-    let settings = load_settings(workspace.root())?;
-    let provider = host::provider(&settings)?;
-    let modes = host::Modes::new(&settings, options.permission_mode);
-    let policy = host::policy(&settings, modes, workspace.roots());
-    // With no terminal to answer, an ask becomes a denial the model reads.
-    let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        Some(Arc::new(StdinTerminal))
-    } else {
-        None
-    };
-    let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
-    let gate = tandem::permissions::headless::gate(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
-    let workspace = Arc::new(workspace);
-    // MCP servers start in the background: the run does not wait for them;
-    // their tools appear in the requests after they are ready.
-    let mcp = host::mcp(workspace.root(), options.mcp_approve.clone());
-    let reporter = mcp.spawn_reporter(report_to_stderr);
-    mcp.start();
-    // Language servers from lspServers start when first needed.
-    let (language_servers, problems) = host::language_servers(workspace.root(), &settings, options.lsp_approve.clone());
-    report_problems(&problems);
-    let code_intel = language_servers.clone().map(|servers| servers as Arc<dyn tandem::tools::code_intel::CodeIntel>);
-    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel });
-    if let Err(err) = workspace.start_watcher() {
-        // The fingerprint check still catches changes on disk; the watcher only does it sooner.
-        tracing::warn!(%err, "cannot watch the workspace for changes");
+    let session = Headless::open(&options.session, workspace).await?;
+    let outcome = session.run(options.prompt, &options.thread, options.compact).await;
+    session.close().await;
+    outcome
+}
+
+/// What `tandem ask` and `tandem chat` choose for their session.
+#[derive(Clone, Default)]
+pub struct SessionOptions {
+    /// Print applied edits' whole diffs.
+    pub verbose: bool,
+    pub json: bool,
+    /// From the command line; `None`: the settings', else the default.
+    pub max_turns: Option<usize>,
+    /// From the command line; `None`: the settings', else `default`.
+    pub permission_mode: Option<PermissionMode>,
+    /// Project MCP servers approved on the command line (`NAME` or `all`).
+    pub mcp_approve: Vec<String>,
+    /// Project language servers approved on the command line (`NAME` or `all`).
+    pub lsp_approve: Vec<String>,
+}
+
+/// A headless session, built by the host once: the settings, the gate at
+/// this terminal, the hooks, the MCP and language servers and the
+/// executor. `tandem ask` runs one prompt in it; `tandem chat` runs every
+/// message of the chat in the same one (the MCP servers start once,
+/// "Always allow, saved" holds for the later messages). Each run builds
+/// its model provider from the settings, as in `tandem lsp` and `tandem
+/// acp` (a scripted model replays its script from the start).
+pub struct Headless {
+    options: SessionOptions,
+    settings: Settings,
+    modes: host::Modes,
+    hooks: tandem::hooks::SharedHooks,
+    executor: Executor,
+    mcp: Arc<tandem::mcp::McpManager>,
+    reporter: tokio::task::JoinHandle<()>,
+    language_servers: Option<Arc<tandem::language_servers::LanguageServers>>,
+    workspace: Arc<Workspace>,
+    store: Option<ThreadStore>,
+    checkpoints: Option<Arc<tandem::checkpoint::Checkpoints>>,
+}
+
+impl Headless {
+    /// Settings in (fail closed), the session out.
+    pub async fn open(options: &SessionOptions, workspace: Workspace) -> anyhow::Result<Self> {
+        let settings = load_settings(workspace.root())?;
+        // No session without a model: say so before asking about hooks.
+        host::provider(&settings)?;
+        let modes = host::Modes::new(&settings, options.permission_mode);
+        let policy = host::policy(&settings, modes, workspace.roots());
+        // With no terminal to answer, an ask becomes a denial the model reads.
+        let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            Some(Arc::new(StdinTerminal))
+        } else {
+            None
+        };
+        let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
+        let gate = tandem::permissions::headless::gate(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
+        let workspace = Arc::new(workspace);
+        // MCP servers start in the background; a run's first turn waits
+        // for those still starting (up to their start-up timeout).
+        let mcp = host::mcp(workspace.root(), options.mcp_approve.clone());
+        let reporter = mcp.spawn_reporter(report_to_stderr);
+        mcp.start();
+        // Language servers from lspServers start when first needed.
+        let (language_servers, problems) = host::language_servers(workspace.root(), &settings, options.lsp_approve.clone());
+        report_problems(&problems);
+        let code_intel = language_servers.clone().map(|servers| servers as Arc<dyn tandem::tools::code_intel::CodeIntel>);
+        let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel });
+        if let Err(err) = workspace.start_watcher() {
+            // The fingerprint check still catches changes on disk; the watcher only does it sooner.
+            tracing::warn!(%err, "cannot watch the workspace for changes");
+        }
+        let store = ThreadStore::for_workspace(workspace.root());
+        let checkpoints = host::checkpoints(store.as_ref(), workspace.roots());
+        Ok(Headless {
+            options: options.clone(),
+            settings,
+            modes,
+            hooks,
+            executor,
+            mcp,
+            reporter,
+            language_servers,
+            workspace,
+            store,
+            checkpoints,
+        })
     }
-    let store = ThreadStore::for_workspace(workspace.root());
-    let mut conversation = open_thread(store.as_ref(), &options.thread, workspace.root())?;
-    let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let interactive = !options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
-    let checkpoint = host::checkpoints(store.as_ref(), workspace.roots()).map(|checkpoints| (checkpoints, conversation.id.clone(), host::new_run_id()));
-    let run = host::prepare_run(&settings, host::RunParts { workspace, modes, plan_review: review, cancel: Default::default(), checkpoint });
-    let ctx = run.ctx;
-    let max_turns = options.max_turns.or(settings.max_turns);
-    let request = RunRequest { max_turns, compact: options.compact, sandbox_notice: run.sandbox_notice, ..host::user_request(options.prompt, &hooks) };
-    let printer = if options.json { None } else { Some(Printer::for_terminal().verbose(options.verbose)) };
-    let thread = Some((&mut conversation, &config));
-    let outcome = run_printed(provider.as_ref(), &executor, ctx, request, thread, printer, None).await;
-    if let Some(recorder) = run.end.finish() {
-        report_checkpoint(&recorder);
+
+    /// One run of `prompt` on the thread `choice` names, printed; the
+    /// outcome names the thread it ran on.
+    pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
+        let provider = host::provider(&self.settings)?;
+        let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut conversation = open_thread(self.store.as_ref(), choice, self.workspace.root())?;
+        let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
+        let checkpoint = self.checkpoints.clone().map(|checkpoints| (checkpoints, conversation.id.clone(), host::new_run_id()));
+        let parts = host::RunParts { workspace: Arc::clone(&self.workspace), modes: self.modes, plan_review: review, cancel: Default::default(), checkpoint };
+        let run = host::prepare_run(&self.settings, parts);
+        let max_turns = self.options.max_turns.or(self.settings.max_turns);
+        let request = RunRequest { max_turns, compact, sandbox_notice: run.sandbox_notice, ..host::user_request(prompt, &self.hooks) };
+        let printer = if self.options.json { None } else { Some(Printer::for_terminal().verbose(self.options.verbose)) };
+        let thread = Some((&mut conversation, &config));
+        let outcome = run_printed(provider.as_ref(), &self.executor, run.ctx, request, thread, printer, None).await;
+        if let Some(recorder) = run.end.finish() {
+            report_checkpoint(&recorder);
+        }
+        Ok(outcome)
     }
-    reporter.abort();
-    mcp.shutdown().await;
-    if let Some(servers) = language_servers {
-        servers.shutdown().await;
+
+    /// Stop the session's servers.
+    pub async fn close(self) {
+        self.reporter.abort();
+        self.mcp.shutdown().await;
+        if let Some(servers) = self.language_servers {
+            servers.shutdown().await;
+        }
     }
-    Ok(outcome)
 }
 
 /// After a run that changed files: how to take it back (on stderr, so

@@ -18,7 +18,7 @@ use tandem::thread::ThreadStore;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::workspace::Workspace;
 
-use super::ask::{ask_outcome, AskOptions, ThreadChoice};
+use super::ask::{Headless, SessionOptions, ThreadChoice};
 
 /// What a line typed at the chat prompt asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -110,6 +110,19 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
         // No history yet is fine.
         let _ = editor.load_history(path);
     }
+    // One session for the whole chat, built by the host: the provider,
+    // the gate, the hooks and the MCP servers are the same for every
+    // message (the servers start once).
+    let session_options = SessionOptions {
+        verbose: options.verbose,
+        json: false,
+        max_turns: options.max_turns,
+        permission_mode: options.permission_mode,
+        mcp_approve: options.mcp_approve.clone(),
+        // Approved earlier with `tandem ask --lsp-approve` (remembered).
+        lsp_approve: Vec::new(),
+    };
+    let session = Headless::open(&session_options, Workspace::new(root.clone())?).await?;
     let mut thread = options.thread;
     println!("Tandem chat in {} — {}. /help lists the commands, /exit leaves.", root.display(), describe(&thread, store.as_ref()));
     loop {
@@ -155,19 +168,10 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                 }
             }
             Input::Message(prompt) => {
-                let ask = AskOptions {
-                    prompt,
-                    verbose: options.verbose,
-                    json: false,
-                    max_turns: options.max_turns,
-                    permission_mode: options.permission_mode,
-                    mcp_approve: options.mcp_approve.clone(),
-                    // Approved earlier with `tandem ask --lsp-approve` (remembered).
-                    lsp_approve: Vec::new(),
-                    thread: continuing(&thread),
-                    compact: false,
-                };
-                match ask_outcome(ask, Workspace::new(root.clone())?).await {
+                if prompt.trim().is_empty() {
+                    continue;
+                }
+                match session.run(prompt, &continuing(&thread), false).await {
                     Ok(outcome) if !outcome.thread_id.is_empty() => thread = ThreadChoice::Resume(outcome.thread_id),
                     Ok(_) => {}
                     Err(err) => eprintln!("tandem: {err:#}"),
@@ -180,6 +184,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
             tracing::warn!(%err, "cannot save the chat history");
         }
     }
+    session.close().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -24,7 +24,7 @@ use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{RunEvent, RunRequest, RunStatus};
-use tandem::tools::{Executor, RunScope, ToolCall, ToolContext, ToolRegistry};
+use tandem::tools::{Executor, ToolCall, ToolContext};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
@@ -158,11 +158,16 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     // The demo's model is scripted and its edits are the show: they apply
     // without asking (acceptEdits), in a throwaway folder.
     let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
-    let executor = Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(tandem::permissions::headless::gate(policy, None, Arc::new(tandem::permissions::NoProjectRules))));
-    // Nobody answers plan reviews in the demo: exit_plan_mode hands the plan back.
-    let scope = RunScope::new(PermissionMode::Default, None);
-    scope.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
-    let ctx = ToolContext { run: Arc::new(scope), ..ToolContext::new(workspace) };
+    let gate = tandem::permissions::headless::gate(policy, None, Arc::new(tandem::permissions::NoProjectRules));
+    let executor = tandem::host::executor(tandem::host::Tools { gate: Arc::new(gate), hooks: tandem::hooks::shared(Default::default()), mcp: None, code_intel: None });
+    // The demo's own settings (none of the machine's): the run's context
+    // from the host. Nobody answers plan reviews in the demo:
+    // exit_plan_mode hands the plan back.
+    let modes = tandem::host::Modes { run: PermissionMode::Default, policy: PermissionMode::Default };
+    let parts = tandem::host::RunParts { workspace, modes, plan_review: None, cancel: Default::default(), checkpoint: None };
+    let run = tandem::host::prepare_run(&Default::default(), parts);
+    run.ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
+    let ctx = run.ctx;
     let check_ctx = ctx.clone();
     let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };
 

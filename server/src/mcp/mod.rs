@@ -214,6 +214,11 @@ impl McpManager {
         self.changed.subscribe()
     }
 
+    /// How long a server may take to start (`mcpTimeouts.startupMs`).
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout
+    }
+
     /// Wait until no server is starting, at most `timeout`. True when settled.
     pub async fn wait_settled(&self, timeout: Duration) -> bool {
         self.wait_for(|_| true, timeout).await
