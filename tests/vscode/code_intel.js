@@ -13,23 +13,10 @@
 // A screenshot of the window after the run goes to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, RUN_ENDED, shot, windowUri } = require('./harness');
+const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, RUN_ENDED, shot, windowUri, toolResult } = require('./harness');
 
 const LIB = 'export function add(a: number, b: number): number {\n  return a + b;\n}\n\nexport function twice(n: number): number {\n  return add(n, n);\n}\n';
 const APP = "import { add } from './lib';\n\nexport const total: number = add(1, 2);\nexport const more = add(total, 3);\n";
-
-/** The text of the tool result in the model's request `body` for the tool call `id`. */
-function toolResult(body, id) {
-  for (const message of body.messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content) {
-      if (block.type === 'tool_result' && block.tool_use_id === id) {
-        return typeof block.content === 'string' ? block.content : block.content.map((c) => c.text ?? '').join('');
-      }
-    }
-  }
-  throw new Error(`no tool result for ${id} in the model's request`);
-}
 
 /** The editor's cursor as the status bar says it ("Ln 3, Col 31"). */
 function cursor(page) {

@@ -537,6 +537,19 @@ async function quickOpen(name) {
   );
 }
 
+/** The text of the tool result for the tool call `id` in the model's request `body` (Anthropic's messages). */
+function toolResult(body, id) {
+  for (const message of body.messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content) {
+      if (block.type === 'tool_result' && block.tool_use_id === id) {
+        return typeof block.content === 'string' ? block.content : block.content.map((c) => c.text ?? '').join('');
+      }
+    }
+  }
+  throw new Error(`no tool result for ${id} in the model's request`);
+}
+
 /** A workspace file's text on disk. */
 function disk(name) {
   return fs.readFileSync(path.join(dirs.workspace, name), 'utf8');
@@ -566,6 +579,7 @@ module.exports = {
   quickOpen,
   disk,
   tabDirty,
+  toolResult,
   until,
   notifications,
   clickToastButton,

@@ -17,23 +17,10 @@
 // Screenshots of 1, 2 and 3 go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, waitForLines, clearNotifications, clickPreviewButton, RUN_ENDED, shot, windowUri, disk } = require('./harness');
+const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, waitForLines, clearNotifications, clickPreviewButton, RUN_ENDED, shot, windowUri, disk, toolResult } = require('./harness');
 
 const APP = 'def greet(name):\n    return "hi " + name\n\n\nprint(greet("ann"))\n';
 const LIB = 'alpha\nbeta\ngamma\ndelta\nalpha\n';
-
-/** The text of the tool result for the tool call `id` in the model's request `body`. */
-function toolResult(body, id) {
-  for (const message of body.messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content) {
-      if (block.type === 'tool_result' && block.tool_use_id === id) {
-        return typeof block.content === 'string' ? block.content : block.content.map((c) => c.text ?? '').join('');
-      }
-    }
-  }
-  throw new Error(`no tool result for ${id} in the model's request`);
-}
 
 /** The Refactor Preview's edit rows (one per hunk) of the file `name`, once it shows `count` of them. */
 function previewHunks(page, what, name, count) {
