@@ -66,7 +66,7 @@
 //!   One file per tool; what tools share lives in
 //!   `text.rs` (line endings, numbered lines, the diff), `walk.rs` (the
 //!   ignore-aware parallel walk), `change.rs` (freshness refusals),
-//!   `edit_match.rs` (edit_file's matching ladder) and `plan_mode.rs` (the
+//!   `edit_match/` (edit_file's matching ladder, a file per phase) and `plan_mode.rs` (the
 //!   run's plan mode, its gate and plan review); no tool file imports
 //!   another.
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
