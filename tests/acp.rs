@@ -471,9 +471,17 @@ fn shell_commands_run_in_the_sandbox() {
     let mode = raw.request("session/set_mode", json!({"sessionId": session, "modeId": "bypassPermissions"}));
     raw.response(mode);
     let prompt = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}));
+    // The command's update names the file it made as a location: the
+    // client sees what the command changed.
+    let done = raw.until("the shell call's final update", |m| {
+        let update = &m["params"]["update"];
+        m["method"] == "session/update" && update["sessionUpdate"] == "tool_call_update" && (update["status"] == "completed" || update["status"] == "failed")
+    });
     raw.response(prompt);
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "[core]\n", "the sandbox kept .git/config read-only");
     assert!(setup.root().join("made.txt").exists(), "the approved command wrote the workspace");
+    let made = setup.root().join("made.txt");
+    assert_eq!(done["params"]["update"]["locations"], json!([{"path": made}]), "{done}");
 }
 
 /// As `tandem lsp` and `tandem ask`: a settings file whose permission rules

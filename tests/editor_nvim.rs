@@ -337,6 +337,11 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         assert!(health.contains("- ✅ OK tandem "), "{health}");
         assert!(health.contains("no run is active"), "{health}");
         assert!(health.contains("provider scripted (chosen by TANDEM_PROVIDER)"), "{health}");
+        // The sandbox, as `tandem doctor --json` finds it here.
+        assert!(health.contains("shell sandbox"), "{health}");
+        if std::env::var_os("TANDEM_REQUIRE_BWRAP").is_some() {
+            assert!(health.contains("- ✅ OK shell commands run in a sandbox (bubblewrap"), "{health}");
+        }
     }
 }
 

@@ -301,6 +301,9 @@ fn network_is_off_unless_settings_allow_it_and_the_failure_says_how() {
     assert_eq!(out.results[0], (false, "connected".to_string()));
     let out = run.ask(&[&connect], &[]);
     assert!(out.results[0].0, "an unasked command reached the network: {:?}", out.results);
+    // Its failure says why, and what would let it through.
+    let text = &out.results[0].1;
+    assert!(text.contains("in a sandbox without network") && text.contains("must be approved") && text.contains("\"network\": true"), "{text}");
 }
 
 #[test]
@@ -378,6 +381,32 @@ fn no_sandbox_is_said_in_the_first_event() {
     let found = doctor(None);
     assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stdout));
     assert!(String::from_utf8_lossy(&found.stdout).contains("shell commands run in a sandbox (bubblewrap"));
+
+    // `tandem doctor --json` (what :checkhealth tandem reads): the same
+    // three states, with the same exit codes.
+    let doctor_json = |path: Option<&Path>, home: &Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        command.args(["doctor", "--json"]).current_dir(&run.root).env("HOME", home);
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        let output = command.output().unwrap();
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)));
+        (output.status.code(), report)
+    };
+    let (code, report) = doctor_json(None, &run.home);
+    assert_eq!((code, report["sandbox"]["state"].as_str()), (Some(0), Some("ready")), "{report}");
+    assert!(report["sandbox"]["description"].as_str().unwrap().starts_with("shell commands run in a sandbox (bubblewrap"), "{report}");
+    assert_eq!(report["workspace"].as_str(), run.root.to_str());
+    let (code, report) = doctor_json(Some(&bin), &run.home);
+    assert_eq!((code, report["sandbox"]["state"].as_str()), (Some(1), Some("unavailable")), "{report}");
+    assert!(report["sandbox"]["notice"].as_str().unwrap().contains("apt-get install bubblewrap"), "{report}");
+    let off = run.home.join("off");
+    std::fs::create_dir_all(off.join(".tandem")).unwrap();
+    std::fs::write(off.join(".tandem/settings.json"), json!({"sandbox": {"enabled": false}}).to_string()).unwrap();
+    let (code, report) = doctor_json(None, &off);
+    assert_eq!((code, report["sandbox"]["state"].as_str()), (Some(0), Some("disabled")), "{report}");
+    assert!(report["sandbox"]["notice"].as_str().unwrap().contains("\"enabled\": false"), "{report}");
 }
 
 /// A symlink race between the check and the run: `echo … > notes.txt` is

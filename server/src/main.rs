@@ -118,7 +118,11 @@ enum Command {
     Demo,
     /// Check what Tandem gets here: whether shell commands run in a sandbox
     /// (bubblewrap), and why not. Exit 1 when no sandbox can start.
-    Doctor,
+    Doctor {
+        /// Print the report as one JSON object (what `:checkhealth tandem` reads).
+        #[arg(long)]
+        json: bool,
+    },
     /// Run one tool once and print exactly the result text the model would get.
     Tool {
         /// The tool's name, e.g. read_file.
@@ -206,7 +210,7 @@ fn main() -> ExitCode {
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
-            Command::Doctor => cli::doctor::doctor(current_workspace()?.root()),
+            Command::Doctor { json } => cli::doctor::doctor(current_workspace()?.root(), json),
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,

@@ -342,10 +342,11 @@ impl Session {
         );
         request.sandbox_notice = run.sandbox_notice;
         let ctx = run.ctx;
+        let workspace = Arc::clone(&ctx.workspace);
         request.max_turns = request.max_turns.or(self.settings.max_turns);
         request.in_editor = true;
         request.hooks = Some(Arc::clone(&self.hooks));
-        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events_rx, forwarded_tx));
+        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), workspace, events_rx, forwarded_tx));
         let outcome = agent::run_thread(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
@@ -386,13 +387,19 @@ impl Drop for EndRun {
 
 /// Send each event as session updates, counting them for the flush that
 /// keeps a question behind the call it is about.
-async fn forward(core: Arc<SessionCore>, mut events: mpsc::UnboundedReceiver<RunEvent>, forwarded: watch::Sender<u64>) {
+async fn forward(core: Arc<SessionCore>, workspace: Arc<Workspace>, mut events: mpsc::UnboundedReceiver<RunEvent>, forwarded: watch::Sender<u64>) {
     let mut mapper = UpdateMapper::default();
+    // What shell commands changed, taken as each command's result comes
+    // (the executor records it before the result is sent).
+    let changed = || {
+        let run = workspace.run_tag().map(|tag| tag.to_string());
+        workspace.take_command_changes(run.as_deref()).into_iter().map(|write| write.path).collect()
+    };
     while let Some(event) = events.recv().await {
         if let RunEvent::ToolCall { id, name, kind, .. } = event.unnest().0 {
             core.remember_call(call_key(name, kind), id);
         }
-        for update in mapper.map(&event, |path| core.take_written(path)) {
+        for update in mapper.map(&event, |path| core.take_written(path), &changed) {
             core.notify(update);
         }
         forwarded.send_modify(|n| *n += 1);

@@ -92,14 +92,20 @@ pub fn tool_call(id: &str, name: &str, input: &Value, kind: &ToolKind, summary: 
 
 /// The `tool_call_update` that closes a call: its status and output, or
 /// the diff of the edit the client wrote.
-pub fn tool_result(id: &str, is_error: bool, content: &str, diff: Option<(PathBuf, WrittenDiff)>) -> ToolCallUpdate {
+/// `changed`: the files a shell command wrote, created or deleted, given
+/// to the client as the call's locations.
+pub fn tool_result(id: &str, is_error: bool, content: &str, diff: Option<(PathBuf, WrittenDiff)>, changed: Vec<PathBuf>) -> ToolCallUpdate {
     let status = if is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
     let mut shown = Vec::new();
     if let Some((path, diff)) = diff.filter(|_| !is_error) {
         shown.push(ToolCallContent::Diff(Diff::new(path, diff.new_text).old_text(diff.old_text)));
     }
     shown.push(text_content(shown_output(content)));
-    ToolCallUpdate::new(id.to_string(), ToolCallUpdateFields::new().status(status).content(shown).raw_output(Value::String(content.to_string())))
+    let mut fields = ToolCallUpdateFields::new().status(status).content(shown).raw_output(Value::String(content.to_string()));
+    if !changed.is_empty() {
+        fields = fields.locations(changed.into_iter().map(ToolCallLocation::new).collect::<Vec<_>>());
+    }
+    ToolCallUpdate::new(id.to_string(), fields)
 }
 
 /// Turns one run's events into session updates, remembering which calls
@@ -107,12 +113,20 @@ pub fn tool_result(id: &str, is_error: bool, content: &str, diff: Option<(PathBu
 #[derive(Default)]
 pub struct UpdateMapper {
     edits: HashMap<String, PathBuf>,
+    /// The shell calls in flight (their updates name what they changed).
+    commands: std::collections::HashSet<String>,
 }
 
 impl UpdateMapper {
     /// The updates for `event`; `take_diff` hands over the diff of an edit
-    /// the client wrote to this path, if any.
-    pub fn map(&mut self, event: &RunEvent, mut take_diff: impl FnMut(&std::path::Path) -> Option<WrittenDiff>) -> Vec<SessionUpdate> {
+    /// the client wrote to this path, if any; `take_changed` the files the
+    /// shell commands that ended changed.
+    pub fn map(
+        &mut self,
+        event: &RunEvent,
+        mut take_diff: impl FnMut(&std::path::Path) -> Option<WrittenDiff>,
+        mut take_changed: impl FnMut() -> Vec<PathBuf>,
+    ) -> Vec<SessionUpdate> {
         // A sub-agent's calls are shown like the parent's (their ids are
         // unique); its text is the parent call's business, not the chat's.
         let (event, parents) = event.unnest();
@@ -127,11 +141,15 @@ impl UpdateMapper {
                 if let ToolKind::Edit { path } = kind {
                     self.edits.insert(id.clone(), path.clone());
                 }
+                if let ToolKind::Execute { .. } = kind {
+                    self.commands.insert(id.clone());
+                }
                 vec![SessionUpdate::ToolCall(tool_call(id, name, input, kind, summary))]
             }
             RunEvent::ToolResult { id, is_error, content } => {
                 let diff = self.edits.remove(id).and_then(|path| take_diff(&path).map(|diff| (path, diff)));
-                vec![SessionUpdate::ToolCallUpdate(tool_result(id, *is_error, content, diff))]
+                let changed = if self.commands.remove(id) { take_changed() } else { Vec::new() };
+                vec![SessionUpdate::ToolCallUpdate(tool_result(id, *is_error, content, diff, changed))]
             }
             RunEvent::Compact { before_tokens, after_tokens, .. } if parents.is_empty() => {
                 let note = format!("(The conversation was compacted: about {before_tokens} tokens became {after_tokens}.)");
@@ -167,7 +185,7 @@ pub fn replay(events: &[Value]) -> Vec<SessionUpdate> {
                 let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
                 let is_error = event.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                 let content = event.get("content").and_then(Value::as_str).unwrap_or_default();
-                updates.push(SessionUpdate::ToolCallUpdate(tool_result(id, is_error, content, None)));
+                updates.push(SessionUpdate::ToolCallUpdate(tool_result(id, is_error, content, None, Vec::new())));
             }
             _ => {}
         }
@@ -210,9 +228,11 @@ mod tests {
         ];
         let mut updates = Vec::new();
         for event in &events {
-            updates.extend(mapper.map(event, |path| {
-                (path == std::path::Path::new("/w/notes.txt")).then(|| WrittenDiff { old_text: "a\n".into(), new_text: "b\n".into() })
-            }));
+            updates.extend(mapper.map(
+                event,
+                |path| (path == std::path::Path::new("/w/notes.txt")).then(|| WrittenDiff { old_text: "a\n".into(), new_text: "b\n".into() }),
+                || vec![PathBuf::from("/w/out.txt")],
+            ));
         }
         expect_test::expect![[r#"
             {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."}}
@@ -220,7 +240,7 @@ mod tests {
             {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"edit_file notes.txt","kind":"edit","status":"in_progress","locations":[{"path":"/w/notes.txt"}],"rawInput":{"file_path":"notes.txt"}}
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"diff","path":"/w/notes.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"Successfully edited notes.txt"}}],"rawOutput":"Successfully edited notes.txt"}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_2","title":"run_shell ls","kind":"execute","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"```sh\nls\n```"}}],"rawInput":{"command":"ls"}}
-            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Command failed (exit code 2)"}}],"rawOutput":"Command failed (exit code 2)"}"#]]
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Command failed (exit code 2)"}}],"locations":[{"path":"/w/out.txt"}],"rawOutput":"Command failed (exit code 2)"}"#]]
         .assert_eq(&wire(&updates));
     }
 

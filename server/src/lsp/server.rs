@@ -1,6 +1,6 @@
 //! The [`LanguageServer`] implementation: lifecycle, document sync, the
 //! `tandem.*` commands and code actions. Handlers stay thin: documents go
-//! to `documents.rs`, edits to `editor.rs`, runs to `runs.rs`.
+//! to `documents.rs`, edits to `editor.rs`, runs to `runs/` (the registry, the outbox, `tandem.ask`, the event forwarder).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

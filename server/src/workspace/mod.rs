@@ -369,6 +369,16 @@ impl Workspace {
         }
     }
 
+    /// The files shell commands of `run` changed, in order, taken (edit
+    /// tools' disk writes stay).
+    pub fn take_command_changes(&self, run: Option<&str>) -> Vec<DiskWrite> {
+        let mut entries = self.disk_writes.lock();
+        let (mine, others): (Vec<DiskWrite>, Vec<DiskWrite>) =
+            std::mem::take(&mut *entries).into_iter().partition(|w| w.command.is_some() && w.run.as_deref() == run);
+        *entries = others;
+        mine
+    }
+
     /// The files written on disk for `run` (`None`: by views of no run),
     /// in order, taken: another run's stay.
     pub fn take_disk_writes(&self, run: Option<&str>) -> Vec<DiskWrite> {

@@ -1,5 +1,6 @@
 -- :checkhealth tandem — the binary and its version, Neovim, the provider
--- configuration (never showing keys) and the server's state.
+-- configuration (never showing keys), the server's state, and whether shell
+-- commands run in a sandbox here (`tandem doctor --json`).
 local M = {}
 
 local function provider_summary(settings)
@@ -75,6 +76,41 @@ function M.check()
     local info = client.server_info or {}
     health.ok(string.format('running (%s %s, client id %d)', info.name or 'tandem', info.version or '?', client.id))
     health.info(state.run_id and ('active run: ' .. state.run_id) or 'no run is active')
+  end
+
+  -- What `tandem doctor` finds for this workspace: bubblewrap found and
+  -- able to build a sandbox, switched off by the user's settings, or why
+  -- none can start.
+  health.start('shell sandbox')
+  if exe == '' then
+    health.warn('not checked: the tandem binary is not found (see above)')
+    return
+  end
+  local root = (client and client.config and client.config.root_dir) or vim.fn.getcwd()
+  local ran, result = pcall(function()
+    return vim.system({ exe, 'doctor', '--json' }, { text = true, cwd = root }):wait(10000)
+  end)
+  local decoded, report = false, nil
+  if ran and result.stdout then
+    decoded, report = pcall(vim.json.decode, result.stdout)
+  end
+  if not (decoded and type(report) == 'table' and type(report.sandbox) == 'table') then
+    local why = ran and vim.trim((result.stderr or '') .. ' ' .. (result.stdout or '')) or tostring(result)
+    health.error('`tandem doctor --json` failed: ' .. why, { 'an older tandem binary? `tandem --version` should match the plugin' })
+    return
+  end
+  local sandbox = report.sandbox
+  if sandbox.state == 'ready' then
+    health.ok(sandbox.description)
+  elseif sandbox.state == 'disabled' then
+    health.warn(sandbox.notice or sandbox.description, {
+      'remove "sandbox": {"enabled": false} from ~/.tandem/settings.json (or the editor settings) to confine commands again',
+    })
+  else
+    health.warn(sandbox.notice or sandbox.description, {
+      'Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap',
+      'then check again with :checkhealth tandem or `tandem doctor`',
+    })
   end
 end
 

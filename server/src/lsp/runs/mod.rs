@@ -13,15 +13,18 @@
 //! The live transcript goes out as `tandem/runEvent`
 //! `{"runId", "seq", "event"}` notifications, `event` being the
 //! [`RunEvent`] JSON of docs/protocol.md.
+//!
+//! Split by phase: [`registry`] (the runs going on), [`outbox`] (requests
+//! to the client wait behind the events before them), this file (the
+//! `tandem.ask` request: the run's parts from the host, the spawned run,
+//! the answer) and [`forward`] (events to the client).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Range, Uri};
 
@@ -32,9 +35,18 @@ use super::editor::{EditRecord, LspEditor};
 use crate::agent::config::ProviderConfig;
 use crate::thread::threads::{ThreadError, Threads};
 use crate::thread::{Thread, ContextConfig};
-use crate::agent::{self, event_channel, EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
-use crate::tools::{Executor, ToolContext, ToolKind};
-use crate::workspace::{DiskWrite, EditStatus, LineSpan, Workspace};
+use crate::agent::{self, event_channel, RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::tools::{Executor, ToolContext};
+use crate::workspace::{EditStatus, Workspace};
+
+mod forward;
+mod outbox;
+mod registry;
+
+use forward::{disk_write_record, forward_events};
+pub(crate) use forward::edit_json;
+pub use outbox::RunOutbox;
+pub use registry::Runs;
 
 /// How long a run waits after its `"wait": false` answer, for a client
 /// that must get that answer in a read of its own.
@@ -83,114 +95,6 @@ pub struct DocumentRef {
 #[serde(rename_all = "camelCase")]
 pub struct CancelArgs {
     pub run_id: String,
-}
-
-struct ActiveRun {
-    cancel: CancellationToken,
-    progress_token: Option<Value>,
-}
-
-/// The runs going on: one per conversation thread at most (the threads
-/// themselves refuse a second), several threads at once.
-#[derive(Default)]
-pub struct Runs {
-    active: Mutex<BTreeMap<String, ActiveRun>>,
-    next_id: AtomicU64,
-}
-
-impl Runs {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, ActiveRun>> {
-        self.active.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A new run id, registered as running.
-    fn claim(&self, cancel: CancellationToken) -> String {
-        let id = format!("run-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
-        self.lock().insert(id.clone(), ActiveRun { cancel, progress_token: None });
-        id
-    }
-
-    fn release(&self, id: &str) {
-        self.lock().remove(id);
-    }
-
-    fn set_progress_token(&self, id: &str, token: Value) {
-        if let Some(run) = self.lock().get_mut(id) {
-            run.progress_token = Some(token);
-        }
-    }
-
-    /// `tandem.cancel`: true when a run with that id was running.
-    pub fn cancel(&self, id: &str) -> bool {
-        match self.lock().get(id) {
-            Some(run) => {
-                run.cancel.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// `window/workDoneProgress/cancel`.
-    pub fn cancel_progress(&self, token: &Value) -> bool {
-        match self.lock().values().find(|run| run.progress_token.as_ref() == Some(token)) {
-            Some(run) => {
-                run.cancel.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Cancel every run (shutdown).
-    pub fn cancel_all(&self) {
-        for run in self.lock().values() {
-            run.cancel.cancel();
-        }
-    }
-
-    pub fn active_ids(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
-    }
-}
-
-/// Keeps the server's requests to the client (prompts, applyEdit) behind
-/// the run events that led to them. Events reach the client through a
-/// forwarder task, so without this an "Apply edit?" prompt could overtake
-/// the `tool_call` event of the edit it asks about. The run's
-/// [`EventSender`] counts the events sent and the forwarder counts the
-/// events it has passed on; [`RunOutbox::flush`] waits (bounded) until the
-/// second count reaches the first.
-///
-/// With several threads running, a flush waits for every running run's
-/// events: a prompt never overtakes any event sent before it.
-#[derive(Default)]
-pub struct RunOutbox {
-    current: Mutex<BTreeMap<String, (EventSender, watch::Receiver<u64>)>>,
-}
-
-impl RunOutbox {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (EventSender, watch::Receiver<u64>)>> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn start(&self, run_id: &str, events: EventSender, forwarded: watch::Receiver<u64>) {
-        self.lock().insert(run_id.to_string(), (events, forwarded));
-    }
-
-    fn finish(&self, run_id: &str) {
-        self.lock().remove(run_id);
-    }
-
-    /// Wait until the events sent so far have gone out (at most 2 s).
-    pub async fn flush(&self) {
-        let pending: Vec<(u64, watch::Receiver<u64>)> =
-            self.lock().values().map(|(events, forwarded)| (events.sent(), forwarded.clone())).collect();
-        let all = futures::future::join_all(pending.into_iter().map(|(target, mut forwarded)| async move {
-            let _ = forwarded.wait_for(|n| *n >= target).await;
-        }));
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), all).await;
-    }
 }
 
 /// Cancels the run when the `tandem.ask` handler's future is dropped (the
@@ -400,7 +304,7 @@ async fn nudge_after_answer(client: Arc<dyn ClientLink>, runs: Arc<Runs>, run_id
     for at in NUDGES_AFTER_ANSWER {
         tokio::time::sleep(at.saturating_sub(waited)).await;
         waited = at;
-        if !runs.lock().contains_key(&run_id) {
+        if !runs.is_active(&run_id) {
             return;
         }
         client.notify(methods::LOG_MESSAGE, json!({"type": 4, "message": format!("Tandem: {run_id} is running")})).await;
@@ -495,37 +399,6 @@ fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf
     json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits})
 }
 
-/// A file written on disk, as an edit record.
-fn written_record(path: &std::path::Path, ranges: Vec<LineSpan>) -> Option<EditRecord> {
-    let uri = path_to_uri(path)?;
-    Some(EditRecord { ranges, ..EditRecord::new(uri.as_str().to_string(), EditStatus::Written) })
-}
-
-/// A disk write of the run (by an edit tool, or by a shell command), as an
-/// edit record.
-fn disk_write_record(write: &DiskWrite) -> Option<EditRecord> {
-    let record = written_record(&write.path, write.ranges.clone())?;
-    Some(EditRecord { command: write.command.as_deref().map(String::from), deleted: write.deleted, ..record })
-}
-
-/// One edit as the answer and the run events show it: `{"uri", "status",
-/// "ranges": [{"startLine", "endLine"}]}` (1-based lines of the text after
-/// it), and a partial edit's `"declined"` ranges.
-pub(crate) fn edit_json(record: &EditRecord) -> Value {
-    let lines = |spans: &[LineSpan]| -> Vec<Value> { spans.iter().map(|s| json!({"startLine": s.start, "endLine": s.end})).collect() };
-    let mut out = json!({"uri": record.uri, "status": record.status.as_str(), "ranges": lines(&record.ranges)});
-    if record.status == EditStatus::Partial {
-        out["declined"] = json!(lines(&record.declined));
-    }
-    if let Some(command) = &record.command {
-        out["command"] = json!(command);
-        if record.deleted {
-            out["deleted"] = json!(true);
-        }
-    }
-    out
-}
-
 /// Begin work-done progress: the client's own token from the request, or
 /// one we create when the client supports `window/workDoneProgress/create`.
 async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: Option<Value>) -> Option<Value> {
@@ -553,119 +426,6 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
     let begin = json!({"token": token, "value": {"kind": "begin", "title": "Tandem", "message": title, "cancellable": true}});
     env.client.notify(methods::PROGRESS, begin).await;
     Some(token)
-}
-
-/// Send each event as `tandem/runEvent` (and tool calls as progress
-/// reports), counting them in `forwarded` for [`RunOutbox::flush`]. Returns
-/// the paths of files successfully changed by `Edit` calls.
-async fn forward_events(
-    client: Arc<dyn ClientLink>,
-    (editor, workspace, checkpoint): (Arc<LspEditor>, Arc<Workspace>, Option<Arc<crate::checkpoint::RunRecorder>>),
-    (run_id, thread_id): (String, String),
-    mut events: mpsc::UnboundedReceiver<RunEvent>,
-    progress: Option<Value>,
-    forwarded: watch::Sender<u64>,
-) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
-    while let Some(event) = events.recv().await {
-        forwarder.forward(&event).await;
-        forwarded.send_modify(|n| *n += 1);
-    }
-    forwarder.written
-}
-
-struct Forwarder {
-    /// Sent with every event, so a client knows the thread from the start.
-    thread_id: String,
-    client: Arc<dyn ClientLink>,
-    /// Where each edit's outcome is recorded, for the edit's tool result.
-    editor: Arc<LspEditor>,
-    /// Where files written on disk are recorded.
-    workspace: Arc<Workspace>,
-    /// The run's checkpoint, completed at the run's `end` event.
-    checkpoint: Option<Arc<crate::checkpoint::RunRecorder>>,
-    run_id: String,
-    progress: Option<Value>,
-    seq: u64,
-    /// Edit calls waiting for their result, by call id.
-    edit_calls: BTreeMap<String, PathBuf>,
-    /// Per URI, the last edit record shown with a tool result.
-    shown_records: BTreeMap<String, u64>,
-    /// Per path, the last disk write shown with a tool result.
-    shown_disk_writes: BTreeMap<PathBuf, u64>,
-    written: Vec<PathBuf>,
-}
-
-impl Forwarder {
-    async fn forward(&mut self, event: &RunEvent) {
-        // The outcome of an edit call's change (`applied`, `partial`, …),
-        // added to its `tool_result` event.
-        let mut edit = None;
-        // A sub-agent's calls count too: its edits are the run's edits.
-        match event.unnest().0 {
-            RunEvent::ToolCall { id, name, kind, summary, .. } => {
-                if let ToolKind::Edit { path } = kind {
-                    self.edit_calls.insert(id.clone(), path.clone());
-                }
-                if let Some(token) = &self.progress {
-                    let report = json!({"token": token, "value": {"kind": "report", "message": format!("{name} {summary}")}});
-                    self.client.notify(methods::PROGRESS, report).await;
-                }
-            }
-            RunEvent::ToolResult { id, is_error, .. } => {
-                if let Some(path) = self.edit_calls.remove(id) {
-                    let uri = path_to_uri(&path).map(|uri| uri.as_str().to_string());
-                    // The record this call made, if it got as far: one
-                    // made after the last that an earlier call showed.
-                    if let Some(uri) = uri {
-                        let seen = self.shown_records.get(&uri).copied().unwrap_or(0);
-                        if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
-                            self.shown_records.insert(uri, seq);
-                            edit = Some(edit_json(&record));
-                        }
-                        let seen = self.shown_disk_writes.get(&path).copied().unwrap_or(0);
-                        if let Some(write) = self.workspace.disk_write_since(Some(&self.run_id), &path, seen) {
-                            self.shown_disk_writes.insert(path.clone(), write.seq);
-                            edit = written_record(&path, write.ranges).map(|record| edit_json(&record));
-                        }
-                    }
-                    if !is_error {
-                        self.written.push(path);
-                    }
-                }
-            }
-            RunEvent::Waiting { what } => {
-                tracing::info!(run = %self.run_id, "waiting for {what}");
-                if let Some(token) = &self.progress {
-                    let report = json!({"token": token, "value": {"kind": "report", "message": format!("waiting for {what}…")}});
-                    self.client.notify(methods::PROGRESS, report).await;
-                }
-            }
-            // The progress ends here, in the forwarder, so it ends even when
-            // the ask's handler was dropped by a `$/cancelRequest`.
-            RunEvent::End { status, .. } => {
-                if let Some(token) = &self.progress {
-                    let end = json!({"token": token, "value": {"kind": "end", "message": status.as_str()}});
-                    self.client.notify(methods::PROGRESS, end).await;
-                }
-            }
-            _ => {}
-        }
-        if let (RunEvent::End { .. }, Some(checkpoint)) = (event, &self.checkpoint) {
-            checkpoint.finish();
-        }
-        self.seq += 1;
-        match serde_json::to_value(event) {
-            Ok(mut event) => {
-                if let Some(edit) = edit {
-                    event["edit"] = edit;
-                }
-                let params = json!({"runId": self.run_id, "threadId": self.thread_id, "seq": self.seq, "event": event});
-                self.client.notify(methods::RUN_EVENT, params).await;
-            }
-            Err(err) => tracing::error!(%err, "cannot serialize a run event"),
-        }
-    }
 }
 
 /// The editor context for the model: the file, the selected text and the

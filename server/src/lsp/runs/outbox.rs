@@ -1,0 +1,48 @@
+//! The outbox: the server's requests to the client wait behind the run
+//! events sent before them.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use tokio::sync::watch;
+
+use crate::agent::EventSender;
+
+/// Keeps the server's requests to the client (prompts, applyEdit) behind
+/// the run events that led to them. Events reach the client through a
+/// forwarder task, so without this an "Apply edit?" prompt could overtake
+/// the `tool_call` event of the edit it asks about. The run's
+/// [`EventSender`] counts the events sent and the forwarder counts the
+/// events it has passed on; [`RunOutbox::flush`] waits (bounded) until the
+/// second count reaches the first.
+///
+/// With several threads running, a flush waits for every running run's
+/// events: a prompt never overtakes any event sent before it.
+#[derive(Default)]
+pub struct RunOutbox {
+    current: Mutex<BTreeMap<String, (EventSender, watch::Receiver<u64>)>>,
+}
+
+impl RunOutbox {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (EventSender, watch::Receiver<u64>)>> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn start(&self, run_id: &str, events: EventSender, forwarded: watch::Receiver<u64>) {
+        self.lock().insert(run_id.to_string(), (events, forwarded));
+    }
+
+    pub(super) fn finish(&self, run_id: &str) {
+        self.lock().remove(run_id);
+    }
+
+    /// Wait until the events sent so far have gone out (at most 2 s).
+    pub async fn flush(&self) {
+        let pending: Vec<(u64, watch::Receiver<u64>)> =
+            self.lock().values().map(|(events, forwarded)| (events.sent(), forwarded.clone())).collect();
+        let all = futures::future::join_all(pending.into_iter().map(|(target, mut forwarded)| async move {
+            let _ = forwarded.wait_for(|n| *n >= target).await;
+        }));
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), all).await;
+    }
+}
