@@ -25,320 +25,29 @@
 //! fire the `client_gone` token, so runs stop at once instead of running
 //! to their end with no one to answer.
 
+//!
+//! `framing.rs` reads the frames, `guard.rs` judges each body; this file
+//! runs the two tasks between the editor and tower-lsp-server.
+
+mod framing;
+mod guard;
+
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::{Request, Response};
 
-/// Larger messages are refused (and skipped) instead of buffered.
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-
-/// A header line longer than this is garbage.
-const MAX_HEADER_LINE_BYTES: usize = 8 * 1024;
+use framing::*;
+use guard::*;
 
 /// Pipe capacity between us and tower-lsp-server.
 const PIPE_BYTES: usize = 1024 * 1024;
 
-/// A body still short of its `Content-Length` after the input paused this
-/// long is checked: if what arrived is a complete JSON value, the length
-/// was too long.
-const BODY_PAUSE: Duration = Duration::from_millis(500);
-
 /// After the client is gone, how long the server may take to wind down
 /// (runs answer `cancelled`) before the session ends regardless.
 const WIND_DOWN: Duration = Duration::from_secs(2);
-
-const CONTENT_LENGTH: &[u8] = b"content-length:";
-
-/// One frame read from a stream.
-#[derive(Debug, PartialEq)]
-enum Frame {
-    Body(Vec<u8>),
-    /// A frame we could not take; the string says why, the id is the
-    /// request's when it could be read.
-    Bad(String, Value),
-}
-
-/// Reads `Content-Length` framed messages and recovers from broken ones.
-struct FrameReader<R> {
-    input: R,
-    buffer: Vec<u8>,
-    /// Skip to the next `Content-Length:` before reading headers.
-    resync: bool,
-}
-
-fn find_content_length(haystack: &[u8], from: usize) -> Option<usize> {
-    let last = haystack.len().checked_sub(CONTENT_LENGTH.len())?;
-    // Jump between the places a `c` or `C` is (memchr), not byte by byte:
-    // every body is searched once for a header inside it.
-    let mut at = from;
-    while at <= last {
-        let i = at + memchr::memchr2(b'c', b'C', &haystack[at..=last])?;
-        if haystack[i..i + CONTENT_LENGTH.len()].eq_ignore_ascii_case(CONTENT_LENGTH) {
-            return Some(i);
-        }
-        at = i + 1;
-    }
-    None
-}
-
-/// The id of a JSON-RPC request in `bytes`, when they hold one.
-fn request_id(value: &Value) -> Value {
-    value.get("id").filter(|id| id.is_number() || id.is_string()).cloned().unwrap_or(Value::Null)
-}
-
-impl<R: AsyncRead + Unpin> FrameReader<R> {
-    fn new(input: R) -> Self {
-        FrameReader { input, buffer: Vec::new(), resync: false }
-    }
-
-    /// Read more input; false at the end.
-    async fn fill(&mut self) -> std::io::Result<bool> {
-        let mut chunk = [0u8; 16 * 1024];
-        let n = self.input.read(&mut chunk).await?;
-        self.buffer.extend_from_slice(&chunk[..n]);
-        Ok(n > 0)
-    }
-
-    /// Read more input, or `None` when none came within `pause`.
-    async fn fill_within(&mut self, pause: Duration) -> std::io::Result<Option<bool>> {
-        let mut chunk = [0u8; 16 * 1024];
-        match tokio::time::timeout(pause, self.input.read(&mut chunk)).await {
-            Ok(read) => {
-                let n = read?;
-                self.buffer.extend_from_slice(&chunk[..n]);
-                Ok(Some(n > 0))
-            }
-            Err(_) => Ok(None),
-        }
-    }
-
-    fn bad(&mut self, why: impl Into<String>) -> Frame {
-        self.resync = true;
-        Frame::Bad(why.into(), Value::Null)
-    }
-
-    /// Skip input up to the next `Content-Length:`. False at the end.
-    async fn skip_to_header(&mut self) -> std::io::Result<bool> {
-        loop {
-            if let Some(at) = find_content_length(&self.buffer, 0) {
-                if at > 0 {
-                    tracing::warn!(bytes = at, "skipped bytes to find the next message");
-                }
-                self.buffer.drain(..at);
-                self.resync = false;
-                return Ok(true);
-            }
-            // Keep a tail that may be the start of the marker.
-            let keep = self.buffer.len().min(CONTENT_LENGTH.len() - 1);
-            self.buffer.drain(..self.buffer.len() - keep);
-            if !self.fill().await? {
-                return Ok(false);
-            }
-        }
-    }
-
-    /// The next header line without its line end; `None` at the end.
-    async fn header_line(&mut self) -> std::io::Result<Option<Result<Vec<u8>, Frame>>> {
-        loop {
-            if let Some(newline) = self.buffer.iter().position(|b| *b == b'\n') {
-                let mut line: Vec<u8> = self.buffer.drain(..=newline).collect();
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                return Ok(Some(Ok(line)));
-            }
-            if self.buffer.len() > MAX_HEADER_LINE_BYTES {
-                self.buffer.clear();
-                return Ok(Some(Err(self.bad(format!("a header line longer than {MAX_HEADER_LINE_BYTES} bytes")))));
-            }
-            if !self.fill().await? {
-                return Ok(None);
-            }
-        }
-    }
-
-    /// Read one message. `None` at the end of input.
-    async fn next(&mut self) -> std::io::Result<Option<Frame>> {
-        if self.resync && !self.skip_to_header().await? {
-            return Ok(None);
-        }
-        let mut length: Option<usize> = None;
-        let mut saw_header = false;
-        loop {
-            let line = match self.header_line().await? {
-                None => return Ok(None),
-                Some(Err(frame)) => return Ok(Some(frame)),
-                Some(Ok(line)) => line,
-            };
-            if line.is_empty() {
-                if saw_header {
-                    break;
-                }
-                continue;
-            }
-            saw_header = true;
-            let Ok(line) = String::from_utf8(line) else {
-                return Ok(Some(self.bad("a header line that is not UTF-8")));
-            };
-            let Some((name, value)) = line.split_once(':') else {
-                return Ok(Some(self.bad(format!("a header line that is not `Name: value`: {:?}", preview(&line)))));
-            };
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                match value.trim().parse::<usize>() {
-                    Ok(n) => length = Some(n),
-                    Err(e) => return Ok(Some(self.bad(format!("bad Content-Length {:?}: {e}", preview(value))))),
-                }
-            }
-        }
-        let Some(length) = length else {
-            return Ok(Some(self.bad("a message without Content-Length")));
-        };
-        if length > MAX_MESSAGE_BYTES {
-            // Skip the body to stay in step with the stream.
-            let mut left = length;
-            while left > 0 {
-                if self.buffer.is_empty() && !self.fill().await? {
-                    return Ok(None);
-                }
-                let take = left.min(self.buffer.len());
-                self.buffer.drain(..take);
-                left -= take;
-            }
-            return Ok(Some(Frame::Bad(format!("a {length}-byte message (the limit is {MAX_MESSAGE_BYTES})"), Value::Null)));
-        }
-        self.body(length).await
-    }
-
-    /// Read a body of `length` bytes, noticing when the length was too long.
-    async fn body(&mut self, length: usize) -> std::io::Result<Option<Frame>> {
-        let mut searched = 1;
-        loop {
-            // A header inside the declared body, right after a complete
-            // JSON value: the length was too long, and a new message starts.
-            while let Some(at) = find_content_length(&self.buffer, searched).filter(|at| *at < length) {
-                if let Some(frame) = self.too_long(length, at) {
-                    return Ok(Some(frame));
-                }
-                searched = at + 1;
-            }
-            if self.buffer.len() >= length {
-                return Ok(Some(Frame::Body(self.buffer.drain(..length).collect())));
-            }
-            searched = searched.max(self.buffer.len().saturating_sub(CONTENT_LENGTH.len() - 1));
-            match self.fill_within(BODY_PAUSE).await? {
-                Some(true) => {}
-                Some(false) => {
-                    let all = self.buffer.len();
-                    return Ok(self.too_long(length, all));
-                }
-                None => {
-                    let all = self.buffer.len();
-                    if let Some(frame) = self.too_long(length, all) {
-                        return Ok(Some(frame));
-                    }
-                    if !self.fill().await? {
-                        let all = self.buffer.len();
-                        return Ok(self.too_long(length, all));
-                    }
-                }
-            }
-        }
-    }
-
-    /// When the first `end` bytes of the buffer start with a whole JSON
-    /// value, take it as a message whose `Content-Length` (`length`) was
-    /// too long; what follows it stays in the buffer as the next input. A
-    /// real body cannot start with a whole value and go on: it is one value.
-    fn too_long(&mut self, length: usize, end: usize) -> Option<Frame> {
-        let mut values = serde_json::Deserializer::from_slice(&self.buffer[..end]).into_iter::<Value>();
-        let value = values.next()?.ok()?;
-        let consumed = values.byte_offset();
-        self.buffer.drain(..consumed);
-        Some(Frame::Bad(format!("the Content-Length {length} is longer than the message ({consumed} bytes); it was dropped"), request_id(&value)))
-    }
-}
-
-fn preview(text: &str) -> String {
-    text.chars().take(60).collect()
-}
-
-fn frame(body: &[u8]) -> Vec<u8> {
-    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend_from_slice(body);
-    out
-}
-
-fn error_response(id: Value, code: i64, message: String) -> Vec<u8> {
-    frame(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string().as_bytes())
-}
-
-/// What to do with one body.
-#[derive(Debug)]
-enum FrameCheck {
-    /// A JSON-RPC message tower-lsp-server can take; `exit` when it is the
-    /// `exit` notification.
-    Pass { exit: bool },
-    /// Answer this error (the body was read whole).
-    Answer(Vec<u8>),
-    /// Answer this parse error; the body was cut wrong, so resynchronise.
-    Broken(Vec<u8>),
-    /// A whole JSON value came first and more bytes followed: the
-    /// Content-Length was too long. Answer the error; the bytes after
-    /// `consumed` belong to what comes next.
-    TooLong(Vec<u8>, usize),
-}
-
-/// Judge a body: pass it to tower-lsp-server, or answer it ourselves.
-fn check(body: &[u8]) -> FrameCheck {
-    // Most messages are requests and notifications (a `didChange` per
-    // keystroke): one parse decides them. Anything else takes the long way.
-    if let Ok(request) = serde_json::from_slice::<Request>(body) {
-        let id = request.id().filter(|id| !matches!(id, tower_lsp_server::jsonrpc::Id::Null));
-        if let Some(id) = id {
-            if request.method().starts_with("$/") {
-                let id = serde_json::to_value(id).unwrap_or(Value::Null);
-                return FrameCheck::Answer(error_response(id, -32601, format!("Method not found: {}", request.method())));
-            }
-        }
-        return FrameCheck::Pass { exit: request.method() == "exit" && request.id().is_none() };
-    }
-    let value: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
-        Err(err) => {
-            let mut values = serde_json::Deserializer::from_slice(body).into_iter::<Value>();
-            if let Some(Ok(value)) = values.next() {
-                let consumed = values.byte_offset();
-                tracing::warn!(consumed, length = body.len(), "a message shorter than its Content-Length");
-                let message = format!("Parse error: the Content-Length {} is longer than the message ({consumed} bytes); it was dropped", body.len());
-                return FrameCheck::TooLong(error_response(request_id(&value), -32700, message), consumed);
-            }
-            tracing::warn!(%err, "ignoring a message that is not JSON");
-            return FrameCheck::Broken(error_response(Value::Null, -32700, format!("Parse error: {err}")));
-        }
-    };
-    let method = value.get("method").and_then(Value::as_str);
-    if let (Some(method), Some(id)) = (method, value.get("id").filter(|id| id.is_number() || id.is_string())) {
-        // The spec: a `$/` request the server does not know must get
-        // MethodNotFound; tower-lsp-server drops it silently.
-        if method.starts_with("$/") {
-            return FrameCheck::Answer(error_response(id.clone(), -32601, format!("Method not found: {method}")));
-        }
-    }
-    if serde_json::from_value::<Request>(value.clone()).is_ok() || serde_json::from_value::<Response>(value.clone()).is_ok() {
-        return FrameCheck::Pass { exit: is_exit(&value) };
-    }
-    tracing::warn!("ignoring JSON that is not a JSON-RPC message");
-    FrameCheck::Answer(error_response(request_id(&value), -32600, "Invalid request: not a JSON-RPC 2.0 message".into()))
-}
-
-fn is_exit(value: &Value) -> bool {
-    value.get("method").and_then(Value::as_str) == Some("exit") && value.get("id").is_none()
-}
 
 /// Copy valid frames from `input` to `to_server`; send error frames for
 /// the others to `errors`. Fires `client_gone` at the end of input or
@@ -456,6 +165,7 @@ where
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
     use proptest::prelude::*;
 
     fn rendered(verdict: FrameCheck) -> String {
