@@ -1,14 +1,15 @@
 //! End to end in real VS Code: the packaged extension (editors/vscode's
 //! `tandem.vsix`) installed with `code-server --install-extension` into
 //! code-server 4.139 (VS Code 1.139), opened in headless Chromium and driven
-//! as a user drives it by tests/vscode/e2e.js (puppeteer-core), with the
-//! a loopback Anthropic API as the model (tests/vscode/anthropic_mock.js,
-//! whose stream the script paces). That script lists what it covers: a
+//! as a user drives it by the scripts in tests/vscode/ (puppeteer-core,
+//! through tests/vscode/harness.js), with a loopback Anthropic API as the
+//! model (tests/vscode/anthropic_mock.js, whose stream the scripts pace).
+//! Each test runs one script, which lists what it covers; e2e.js: a
 //! missing binary and its fix through `tandem.serverPath`; "Tandem: Ask
 //! agent" with unsaved typing, the edit applied in the Refactor Preview, the
 //! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
 //! during the review; the Tandem panel (streaming, inline approval,
-//! follow-up, Stop, webview and window reloads). Its screenshots are kept
+//! follow-up, Stop, webview and window reloads). Their screenshots are kept
 //! in target/test-artifacts/editor_vscode/.
 //!
 //! Needs what `.ci/run` installs under target/ci-tools (Node 24 from the npm
@@ -102,16 +103,22 @@ fn assert_vsix_is_current(vsix: &Path) {
     );
 }
 
-#[test]
-fn the_packaged_extension_in_code_server() {
+/// One code-server at a time: each holds a code-server, a Chromium and a
+/// tandem, and the machine (or CI runner) has few cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Run `tests/vscode/<script>` against the packaged extension; it passes
+/// when the script exits 0 and says PASSED.
+fn run_script(test: &str, script: &str) {
     let tools = match tools() {
         Ok(tools) => tools,
-        Err(missing) => return skip("the_packaged_extension_in_code_server", &missing),
+        Err(missing) => return skip(test, &missing),
     };
     assert_vsix_is_current(&tools.vsix);
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("temp dir");
     let state = dir.path().canonicalize().expect("canonical temp dir");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vscode/e2e.js");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vscode").join(script);
     let mut child = {
         use std::os::unix::process::CommandExt;
         Command::new(&tools.node)
@@ -157,10 +164,40 @@ fn the_packaged_extension_in_code_server() {
         // Keep the state (the screenshot at the failure, code-server's and
         // VS Code's logs) past the temp dir's removal.
         let kept = dir.keep();
-        panic!("the VS Code end-to-end test failed ({status}); its state is kept in {}; its log:\n{err}", kept.display());
+        panic!("the VS Code end-to-end test {test} failed ({status}); its state is kept in {}; its log:\n{err}", kept.display());
     }
     assert!(err.contains("PASSED"), "the script exited 0 without passing:\n{err}");
     keep_screenshots(&state.join("screenshots"));
+}
+
+/// tests/vscode/e2e.js: the missing binary, the review in the Refactor
+/// Preview, cancel, and the Tandem panel.
+#[test]
+fn the_packaged_extension_in_code_server() {
+    run_script("the_packaged_extension_in_code_server", "e2e.js");
+}
+
+/// tests/vscode/code_intel.js: the agent's code_intel tool and the
+/// diagnostics after an edit, answered from VS Code's built-in TypeScript.
+#[test]
+fn code_intel_from_vscode_typescript() {
+    run_script("code_intel_from_vscode_typescript", "code_intel.js");
+}
+
+/// tests/vscode/chat.js: `@tandem hello` in VS Code's Chat view with no
+/// Copilot model (the built-in Copilot Chat signed out) runs the agent and
+/// shows its answer.
+#[test]
+fn tandem_in_the_chat_view_without_copilot() {
+    run_script("tandem_in_the_chat_view_without_copilot", "chat.js");
+}
+
+/// tests/vscode/undo.js: one of two hunks ticked is reported exactly, a
+/// closed file is reviewed per hunk, and "Tandem: Undo Last Run" restores a
+/// run's two files around the user's typing.
+#[test]
+fn partial_review_closed_file_review_and_undo_last_run() {
+    run_script("partial_review_closed_file_review_and_undo_last_run", "undo.js");
 }
 
 /// The screenshots the script took at its checks (the panel streaming, an

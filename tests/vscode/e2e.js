@@ -29,71 +29,57 @@
 //      far and follows it to its end;
 //   9. a window reload mid-run: the panel comes back on the same thread
 //      with its past, and the next prompt continues it.
-// Screenshots of 4, 5, 8 and 9 go to E2E_DIR/screenshots.
-//
-// Environment (all required): TANDEM_BIN (the tandem binary), CODE_SERVER
-// (code-server's out/node/entry.js; run with this script's Node, 24),
-// CHROMIUM (the browser), VSIX (the packaged extension), E2E_DIR (an empty
-// directory for all state: workspace, user data, extensions, HOME).
-// puppeteer-core is found through NODE_PATH. Loopback only: code-server
-// binds 127.0.0.1 on a port the OS picks, and Chromium resolves no other
-// host.
+// Screenshots of 4, 5, 8 and 9 go to E2E_DIR/screenshots. The harness
+// (harness.js) says what the environment must give.
 'use strict';
 
-const assert = require('assert');
-const { spawn, spawnSync } = require('child_process');
-const fs = require('fs');
-const path = require('path');
-const { pathToFileURL } = require('url');
+const {
+  assert,
+  fs,
+  path,
+  TANDEM_BIN,
+  E2E_DIR,
+  STEP_MS,
+  dirs,
+  model,
+  gate,
+  log,
+  open,
+  run,
+  passed,
+  windowUri,
+  quickOpen,
+  disk,
+  tabDirty,
+  until,
+  notifications,
+  clickToastButton,
+  quickInputOpen,
+  quickInputClosed,
+  selectAll,
+  palette,
+  editorLines,
+  waitForLines,
+  previewRows,
+  waitForPreview,
+  clickPreviewButton,
+  waitForToast,
+  RUN_ENDED,
+  clearNotifications,
+  panelFrame,
+  inPanel,
+  clickInPanel,
+  typeInPanel,
+  endCount,
+  nextEnd,
+  statusBarSays,
+  statusBarText,
+  shot,
+} = require('./harness');
 
-function need(name) {
-  const value = process.env[name];
-  if (!value) {
-    console.error(`e2e: ${name} is not set`);
-    process.exit(2);
-  }
-  return value;
-}
-
-const TANDEM_BIN = need('TANDEM_BIN');
-const CODE_SERVER = need('CODE_SERVER');
-const CHROMIUM = need('CHROMIUM');
-const VSIX = need('VSIX');
-const E2E_DIR = need('E2E_DIR');
-const puppeteer = require('puppeteer-core');
-const { MockModel, gate } = require('./anthropic_mock');
-
-/** The whole test, install to last check; each wait below is shorter. */
-const DEADLINE_MS = 420_000;
-/** One step: a window loading, a run reaching its review, a run ending. */
-const STEP_MS = 60_000;
-
-const started = Date.now();
-function log(message) {
-  console.error(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
-}
-
-const dirs = {
-  workspace: path.join(E2E_DIR, 'workspace'),
-  userData: path.join(E2E_DIR, 'user-data'),
-  extensions: path.join(E2E_DIR, 'extensions'),
-  home: path.join(E2E_DIR, 'home'),
-  chromium: path.join(E2E_DIR, 'chromium'),
-};
-const notes = path.join(dirs.workspace, 'notes.txt');
-/** notes.txt as the window names it: vscode-remote://HOST:PORT/PATH. */
-let notesUri;
-/** The loopback model's base URL. */
-let modelUrl;
 const missingBinary = path.join(E2E_DIR, 'not-installed', 'tandem');
 const ON_DISK = 'line one\nline two\nline three\n';
 const TYPED = 'typed, not saved ';
-
-/**
- * The model: a loopback Anthropic API (anthropic_mock.js) whose turns each
- * step queues, and whose stream a step can hold open.
- */
-const model = new MockModel();
 
 /** The model's next turns: read the file, then one edit_file, then done. */
 function queueEdit(oldString, newString) {
@@ -110,427 +96,12 @@ function queueShell(command) {
   model.queue({ text: 'Done.' });
 }
 
-// Processes to stop however the test ends.
-let codeServer;
-let browser;
-let codeServerLog = '';
-
-async function cleanup() {
-  model.close();
-  fs.writeFileSync(path.join(E2E_DIR, 'code-server.log'), codeServerLog);
-  if (browser) {
-    const b = browser;
-    browser = undefined;
-    await b.close().catch(() => b.process()?.kill('SIGKILL'));
-  }
-  if (codeServer && codeServer.exitCode === null) {
-    // Its own process group: the extension host and `tandem lsp` go too.
-    try {
-      process.kill(-codeServer.pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-}
-
-async function fail(error) {
-  console.error(`e2e FAILED: ${error && error.stack ? error.stack : error}`);
-  if (page) {
-    try {
-      const shot = path.join(E2E_DIR, 'failure.png');
-      await page.screenshot({ path: shot });
-      console.error(`e2e: screenshot of the window at the failure: ${shot}`);
-      const toasts = await notifications(page);
-      console.error(`e2e: notifications on screen: ${JSON.stringify(toasts)}`);
-      const editors = await page.$$eval('.monaco-editor', (es) => es.map((e) => e.getAttribute('data-uri')));
-      console.error(`e2e: editors in the window: ${JSON.stringify(editors)}`);
-    } catch {
-      // The browser is gone; nothing more to show.
-    }
-  }
-  console.error(`e2e: code-server's log (last 3000 characters):\n${codeServerLog.slice(-3000)}`);
-  await cleanup();
-  process.exit(1);
-}
-
+/** The window (harness.js opens it). */
 let page;
 
-/**
- * The process groups this script starts (code-server, Chromium), one a
- * line in E2E_DIR/groups, for tests/editor_vscode.rs to stop should this
- * script itself hang.
- */
-function recordGroup(pid) {
-  if (pid) fs.appendFileSync(path.join(E2E_DIR, 'groups'), `${pid}\n`);
-}
-
-function setup() {
-  fs.mkdirSync(dirs.workspace, { recursive: true });
-  fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
-  fs.mkdirSync(dirs.extensions, { recursive: true });
-  fs.mkdirSync(dirs.home, { recursive: true });
-  fs.writeFileSync(notes, ON_DISK);
-  queueEdit('line three', 'LINE THREE');
-  const settings = {
-    'tandem.serverPath': missingBinary,
-    'files.autoSave': 'off',
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'workbench.enableExperiments': false,
-    'telemetry.telemetryLevel': 'off',
-    'update.mode': 'none',
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'extensions.ignoreRecommendations': true,
-    'chat.disableAIFeatures': true,
-    'security.workspace.trust.enabled': false,
-  };
-  fs.writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
-}
-
-/** code-server's environment: its own HOME, and the loopback model. */
-function serverEnv() {
-  return {
-    ...process.env,
-    HOME: dirs.home,
-    XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
-    XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
-    // No extension gallery (code-server's default is open-vsx.org).
-    EXTENSIONS_GALLERY: '{}',
-    TANDEM_PROVIDER: 'anthropic',
-    TANDEM_MODEL: '',
-    ANTHROPIC_BASE_URL: modelUrl,
-    ANTHROPIC_API_KEY: 'test-key',
-    OPENAI_API_KEY: '',
-  };
-}
-
-const commonArgs = () => ['--config', path.join(E2E_DIR, 'code-server.yaml'), '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
-
-function installExtension() {
-  fs.writeFileSync(path.join(E2E_DIR, 'code-server.yaml'), 'auth: none\n');
-  const result = spawnSync(process.execPath, [CODE_SERVER, ...commonArgs(), '--install-extension', VSIX, '--force'], {
-    env: serverEnv(),
-    encoding: 'utf8',
-    timeout: STEP_MS,
-  });
-  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  assert.strictEqual(result.status, 0, `code-server --install-extension failed (${result.error ?? result.status}):\n${output}`);
-  assert.match(output, /successfully installed/, output);
-  assert.ok(fs.readdirSync(dirs.extensions).some((name) => name.startsWith('tandem.tandem-')), 'the extension is not in the extensions dir');
-}
-
-/** Start code-server on a port the OS picks; resolve to its URL. */
-function startCodeServer() {
-  const args = [
-    CODE_SERVER,
-    ...commonArgs(),
-    '--auth',
-    'none',
-    '--bind-addr',
-    '127.0.0.1:0',
-    '--disable-telemetry',
-    '--disable-update-check',
-    '--disable-workspace-trust',
-    '--disable-getting-started-override',
-    '--disable-proxy',
-    '--ignore-last-opened',
-  ];
-  codeServer = spawn(process.execPath, args, { env: serverEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  recordGroup(codeServer.pid);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`code-server did not listen within ${STEP_MS / 1000} s`)), STEP_MS);
-    const read = (chunk) => {
-      codeServerLog += chunk;
-      const match = /HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)\//.exec(codeServerLog);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    codeServer.stdout.setEncoding('utf8').on('data', read);
-    codeServer.stderr.setEncoding('utf8').on('data', read);
-    codeServer.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`code-server exited (${code ?? signal})`));
-    });
-  });
-}
-
-// ---- The page, as a user sees it ----------------------------------------
-
-/** Wait (bounded) until `fn(arg)` holds in the page; re-checked on each DOM change. */
-async function until(what, fn, arg, ms = STEP_MS) {
-  try {
-    const handle = await page.waitForFunction(fn, { timeout: ms, polling: 'mutation' }, arg);
-    return await handle.jsonValue();
-  } catch (error) {
-    throw new Error(`timed out after ${ms / 1000} s waiting until ${what} (${error.message})`);
-  }
-}
-
-/** The notification toasts' texts. */
-function notifications(p) {
-  return p.$$eval('.notification-toast', (toasts) => toasts.map((t) => t.innerText.replace(/\s+/g, ' ').trim()));
-}
-
-/** Click (in the DOM) a toast's button; toasts move while others arrive. */
-async function clickToastButton(toastText, button) {
-  const clicked = await page.evaluate(
-    (text, label) => {
-      const toast = [...document.querySelectorAll('.notification-toast')].find((t) => t.innerText.includes(text));
-      const b = toast && [...toast.querySelectorAll('.monaco-button')].find((x) => x.innerText.trim() === label);
-      if (!b) return false;
-      b.click();
-      return true;
-    },
-    toastText,
-    button,
-  );
-  assert.ok(clicked, `no "${button}" button on the notification "${toastText}"`);
-}
-
-/** The quick input (palette, input box) is open and has focus. */
-async function quickInputOpen(what) {
-  await until(what, () => {
-    const widget = document.querySelector('.quick-input-widget');
-    const input = widget && widget.querySelector('input');
-    return !!widget && widget.style.display !== 'none' && document.activeElement === input;
-  });
-}
-
-async function quickInputClosed(what) {
-  await until(what, () => {
-    const widget = document.querySelector('.quick-input-widget');
-    return !widget || widget.style.display === 'none';
-  });
-}
-
-async function selectAll() {
-  await page.keyboard.down('Control');
-  await page.keyboard.press('a');
-  await page.keyboard.up('Control');
-}
-
-/** Run a command from the palette (F1), by its title. */
-async function palette(title) {
-  await page.keyboard.press('F1');
-  await quickInputOpen('the command palette opens');
-  await page.keyboard.type(title);
-  await until(
-    `the palette offers "${title}"`,
-    (t) => {
-      const row = document.querySelector('.quick-input-list .monaco-list-row.focused');
-      return !!row && (row.getAttribute('aria-label') ?? '').startsWith(t);
-    },
-    title,
-  );
-  await page.keyboard.press('Enter');
-}
-
-/** The lines of the editor showing `uri` (Monaco renders only what is visible: the file is short). */
-function editorLines(uri) {
-  return page.evaluate((u) => {
-    const editor = document.querySelector(`.editor-instance .monaco-editor[data-uri="${u}"]`);
-    if (!editor) return null;
-    const lines = [...editor.querySelectorAll('.view-lines .view-line')];
-    lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
-    return lines.map((l) => l.textContent.replace(/\u00a0/g, ' '));
-  }, uri);
-}
-
-async function waitForLines(what, uri, expected) {
-  await until(
-    what,
-    ({ u, want }) => {
-      const editor = document.querySelector(`.editor-instance .monaco-editor[data-uri="${u}"]`);
-      if (!editor) return false;
-      const lines = [...editor.querySelectorAll('.view-lines .view-line')];
-      lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
-      return JSON.stringify(lines.map((l) => l.textContent.replace(/\u00a0/g, ' '))) === JSON.stringify(want);
-    },
-    { u: uri, want: expected },
-  );
-}
-
-/** True when notes.txt's tab shows unsaved changes. */
-function notesTabDirty() {
-  return page.evaluate(() => [...document.querySelectorAll('.tab')].some((t) => t.classList.contains('dirty') && (t.getAttribute('aria-label') ?? '').startsWith('notes.txt')));
-}
-
-/** The Refactor Preview's rows: text, title (the annotation label), checked. */
-function previewRows() {
-  return page.evaluate(() => {
-    const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
-    if (!list) return [];
-    return [...list.querySelectorAll('.monaco-list-row')].map((row) => ({
-      label: row.getAttribute('aria-label') ?? '',
-      title: [...row.querySelectorAll('[title]')].map((e) => e.getAttribute('title')).join(' '),
-      checked: row.querySelector('.edit-checkbox')?.getAttribute('aria-checked') === 'true',
-    }));
-  });
-}
-
-async function waitForPreview(what, edit) {
-  await until(
-    what,
-    (e) => {
-      const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
-      return !!list && [...list.querySelectorAll('.monaco-list-row')].some((r) => (r.getAttribute('aria-label') ?? '').includes(e));
-    },
-    edit,
-  );
-}
-
-/** Click the Refactor Preview's button (Apply, Discard). */
-async function clickPreviewButton(label) {
-  const clicked = await page.evaluate((l) => {
-    const pane = document.querySelector('.bulk-edit-panel');
-    const button = pane && [...pane.querySelectorAll('.buttons .monaco-button')].find((b) => b.innerText.trim() === l);
-    if (!button) return false;
-    button.click();
-    return true;
-  }, label);
-  assert.ok(clicked, `the Refactor Preview has no ${label} button`);
-}
-
-/** Wait for a toast matching `pattern` (a RegExp source); resolve to its text. */
-async function waitForToast(what, pattern) {
-  return until(
-    what,
-    (source) => {
-      const re = new RegExp(source);
-      const texts = [...document.querySelectorAll('.notification-toast')].map((e) => e.innerText.replace(/\s+/g, ' ').trim());
-      return texts.find((t) => re.test(t)) ?? false;
-    },
-    pattern,
-  );
-}
-
-/** How a run ended, as its end notification says. */
-const RUN_ENDED = 'Tandem: run (completed|failed|cancelled|stopped)';
-
-async function clearNotifications() {
-  await palette('Notifications: Clear All Notifications');
-  await until('the notifications are cleared', () => document.querySelectorAll('.notification-toast').length === 0);
-}
-
-function disk() {
-  return fs.readFileSync(notes, 'utf8');
-}
-
-// ---- The Tandem panel (a webview: an iframe in an iframe of the page) --------
-
-/** Wait (bounded) for the panel's frame, other than `old`, to be loaded and fed its snapshot. */
-async function panelFrame(what, old) {
-  const end = Date.now() + STEP_MS;
-  for (;;) {
-    for (const frame of page.frames()) {
-      if (frame === old || frame.isDetached()) continue;
-      const ready = await frame.evaluate(() => !!document.getElementById('prompt') && document.body.dataset.ready === '1').catch(() => false);
-      if (ready) return frame;
-    }
-    if (Date.now() > end) throw new Error(`timed out after ${STEP_MS / 1000} s waiting until ${what}`);
-    // Look again when a frame navigates, or after half a second (a frame's script may still be starting).
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, 500);
-      page.once('framenavigated', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-}
-
-/** Wait (bounded) until `fn(arg)` holds in the panel; re-checked on each DOM change there. */
-async function inPanel(frame, what, fn, arg, ms = STEP_MS) {
-  try {
-    const handle = await frame.waitForFunction(fn, { timeout: ms, polling: 'mutation' }, arg);
-    return await handle.jsonValue();
-  } catch (error) {
-    throw new Error(`timed out after ${ms / 1000} s waiting until ${what} in the panel (${error.message})`);
-  }
-}
-
-/** Click the last element matching `selector` in the panel (the newest run's). */
-async function clickInPanel(frame, selector) {
-  const element = (await frame.$$(selector)).at(-1);
-  assert.ok(element, `the panel has no ${selector}`);
-  await element.click();
-}
-
-/** Put the focus in the panel's input box, then type as a user types. */
-async function typeInPanel(frame, text) {
-  await clickInPanel(frame, '#prompt');
-  if (text) await page.keyboard.type(text);
-}
-
-/** How many runs the panel shows ended. */
-function endCount(frame) {
-  return frame.evaluate(() => document.querySelectorAll('#log .run-end').length);
-}
-
-/** Wait until the panel shows more than `count` ended runs; resolves to the last one's text. */
-function nextEnd(frame, what, count) {
-  return inPanel(frame, what, (n) => {
-    const ends = document.querySelectorAll('#log .run-end');
-    return ends.length > n ? ends[ends.length - 1].textContent : null;
-  }, count);
-}
-
-/** Wait until the Tandem status bar item says `text`. */
-function statusBarSays(what, text) {
-  return until(what, (t) => [...document.querySelectorAll('.statusbar-item')].some((i) => (i.id ?? '').endsWith('tandem.status') && i.innerText.includes(t)), text);
-}
-
-/** The Tandem status bar item's text. */
-function statusBarText() {
-  return page.evaluate(() => {
-    const item = [...document.querySelectorAll('.statusbar-item')].find((i) => (i.id ?? '').endsWith('tandem.status'));
-    return item ? item.innerText.replace(/\s+/g, ' ').trim() : '';
-  });
-}
-
-/** A screenshot of the window, kept with the test's state. */
-async function shot(name) {
-  const dir = path.join(E2E_DIR, 'screenshots');
-  fs.mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: path.join(dir, `${name}.png`) });
-}
-
-// ---- The scenario ----------------------------------------------------------
-
 async function main() {
-  const deadline = setTimeout(() => void fail(new Error(`the test did not finish within ${DEADLINE_MS / 1000} s`)), DEADLINE_MS);
-  modelUrl = await model.start();
-  setup();
-  installExtension();
-  log(`installed ${path.basename(VSIX)} with code-server --install-extension`);
-  const url = await startCodeServer();
-  log(`code-server listens on ${url}`);
-  notesUri = `vscode-remote://${new URL(url).host}${pathToFileURL(notes).pathname}`;
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: dirs.chromium,
-    env: { ...process.env, HOME: dirs.home },
-    args: [
-      '--no-sandbox',
-      '--disable-dev-shm-usage',
-      '--disable-gpu',
-      '--no-first-run',
-      '--no-default-browser-check',
-      // Loopback only: every other host name fails to resolve.
-      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
-    ],
-  });
-  recordGroup(browser.process()?.pid);
-  page = await browser.newPage();
-  await page.setViewport({ width: 1400, height: 900 });
-  await page.goto(`${url}/?folder=${encodeURIComponent(dirs.workspace)}`, { timeout: STEP_MS });
-  await until('the workbench loads', () => !!document.querySelector('.monaco-workbench .part.editor'));
-  log('the workbench is up');
+  queueEdit('line three', 'LINE THREE');
+  page = await open({ files: { 'notes.txt': ON_DISK }, settings: { 'tandem.serverPath': missingBinary } });
 
   // 1. A missing binary: a clear error offering tandem.serverPath; fixing it there starts the server.
   const missing = await waitForToast('the missing-binary error shows', 'was not found');
@@ -559,32 +130,15 @@ async function main() {
   log('check: "Set tandem.serverPath" started the server without a reload; "Tandem: Show transcript" works');
 
   // 2. Ask from the palette with unsaved typing; apply the edit in the Refactor Preview.
-  await page.keyboard.down('Control');
-  await page.keyboard.press('p');
-  await page.keyboard.up('Control');
-  await quickInputOpen('quick open opens');
-  await page.keyboard.type('notes.txt');
-  await until('quick open offers notes.txt', () => {
-    const row = document.querySelector('.quick-input-list .monaco-list-row.focused');
-    return !!row && (row.getAttribute('aria-label') ?? '').includes('notes.txt');
-  });
-  await page.keyboard.press('Enter');
-  await until(
-    'notes.txt is open with the focus in its editor',
-    (u) => {
-      const editor = document.querySelector(`.editor-instance .monaco-editor[data-uri="${u}"]`);
-      return !!editor && editor.contains(document.activeElement);
-    },
-    notesUri,
-  );
+  await quickOpen('notes.txt');
   await page.keyboard.down('Control');
   await page.keyboard.press('Home');
   await page.keyboard.up('Control');
   await page.keyboard.type(TYPED);
   const typedLines = [`${TYPED}line one`, 'line two', 'line three', ''];
-  await waitForLines('the typing shows in the editor', notesUri, typedLines);
-  assert.ok(await notesTabDirty(), 'notes.txt should have unsaved changes');
-  assert.strictEqual(disk(), ON_DISK);
+  await waitForLines('the typing shows in the editor', windowUri('notes.txt'), typedLines);
+  assert.ok(await tabDirty('notes.txt'), 'notes.txt should have unsaved changes');
+  assert.strictEqual(disk('notes.txt'), ON_DISK);
   log('check: unsaved typing is in the buffer, not on disk');
 
   await palette('Tandem: Ask agent');
@@ -594,7 +148,7 @@ async function main() {
   await waitForPreview('the edit waits in the Refactor Preview', 'replacing line three with LINE THREE');
   const rows = await previewRows();
   assert.ok(rows.some((r) => r.title.includes('Tandem: edit_file notes.txt')), `the preview does not show Tandem's label: ${JSON.stringify(rows)}`);
-  assert.deepStrictEqual(await editorLines(notesUri), typedLines, 'the edit landed before it was applied in the preview');
+  assert.deepStrictEqual(await editorLines(windowUri('notes.txt')), typedLines, 'the edit landed before it was applied in the preview');
   await until('the progress notification offers Cancel', () =>
     [...document.querySelectorAll('.notification-toast')].some(
       (t) => t.innerText.includes('Tandem') && [...t.querySelectorAll('.monaco-button')].some((b) => b.innerText.trim() === 'Cancel'),
@@ -615,9 +169,9 @@ async function main() {
   const completed = await waitForToast('the run ends', RUN_ENDED);
   assert.ok(completed.includes('Tandem: run completed.') && completed.includes('Changed: notes.txt'), `the run did not complete with the edit: ${completed}`);
   const bothTexts = [`${TYPED}line one`, 'line two', 'LINE THREE', ''];
-  await waitForLines('the buffer holds the typing and the edit', notesUri, bothTexts);
-  assert.ok(await notesTabDirty(), 'notes.txt should still have unsaved changes');
-  assert.strictEqual(disk(), ON_DISK, 'the disk changed');
+  await waitForLines('the buffer holds the typing and the edit', windowUri('notes.txt'), bothTexts);
+  assert.ok(await tabDirty('notes.txt'), 'notes.txt should still have unsaved changes');
+  assert.strictEqual(disk('notes.txt'), ON_DISK, 'the disk changed');
   log(`check: "${completed}"; the buffer holds both texts; the disk is untouched`);
 
   // 3. Cancel while the edit waits in the Refactor Preview: nothing lands.
@@ -637,8 +191,8 @@ async function main() {
     const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
     return !list || list.querySelectorAll('.monaco-list-row').length === 0 || !list.checkVisibility();
   });
-  assert.deepStrictEqual(await editorLines(notesUri), bothTexts, 'the cancelled edit changed the buffer');
-  assert.strictEqual(disk(), ON_DISK, 'the disk changed');
+  assert.deepStrictEqual(await editorLines(windowUri('notes.txt')), bothTexts, 'the cancelled edit changed the buffer');
+  assert.strictEqual(disk('notes.txt'), ON_DISK, 'the disk changed');
   log(`check: "${cancelled}"; the preview is discarded; the buffer and the disk are unchanged`);
 
   // 4. A multi-line shell command is asked inline in the Tandem panel (which opens for it), every line and why; Deny runs nothing.
@@ -810,9 +364,8 @@ async function main() {
   await shot('window-reloaded');
   log('check: after a window reload the panel shows the thread\'s past and the next prompt continues it');
 
-  clearTimeout(deadline);
-  await cleanup();
-  log('PASSED: missing binary, ask with unsaved typing reviewed in the Refactor Preview, cancel during review, a multi-line command asked in the panel, the panel\'s streaming, inline approval, follow-up, Stop, webview and window reloads');
+  await passed('missing binary, ask with unsaved typing reviewed in the Refactor Preview, cancel during review, a multi-line command asked in the panel, the panel\'s streaming, inline approval, follow-up, Stop, webview and window reloads');
 }
 
-main().catch((error) => void fail(error));
+run(main);
+

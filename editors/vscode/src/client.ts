@@ -24,6 +24,7 @@ import {
   TextInputParams,
   textInputAnswer,
 } from './logic';
+import { answerCodeIntel } from './codeIntel';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
 
@@ -140,6 +141,8 @@ export class TandemServer implements vscode.Disposable {
     client.onRequest('tandem/textInput', async (params: TextInputParams, token) =>
       textInputAnswer(await vscode.window.showInputBox(inputBoxOptions(params), token)),
     );
+    // The agent's questions to VS Code's other language features (definitions, references, diagnostics…).
+    client.onRequest('tandem/codeIntel', (params, token) => answerCodeIntel(client, params, token));
     // Permission and hook consent prompts: in the Tandem panel when it is
     // registered (`asker`); else a multi-line or long one in a modal whose
     // detail shows every line (a notification would fold and cut it).

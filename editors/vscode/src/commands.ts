@@ -43,11 +43,15 @@ export async function cancelRun(server: TandemServer, quiet = false): Promise<vo
     return;
   }
   server.runs.markCancelled(runId);
-  await server.discardReview();
-  const answer = (await client.sendRequest('workspace/executeCommand', {
+  // The cancel goes out before the review is discarded: the discarded
+  // review answers the server's applyEdit, and were that answer first, the
+  // run would go on to its end (the edit declined) before the cancel came.
+  const cancelling = client.sendRequest('workspace/executeCommand', {
     command: 'tandem.cancel',
     arguments: [{ runId }],
-  })) as { cancelled?: boolean };
+  }) as Promise<{ cancelled?: boolean }>;
+  await server.discardReview();
+  const answer = await cancelling;
   if (!answer?.cancelled && !quiet) {
     void vscode.window.showInformationMessage(`Tandem: ${runId} had already ended; no run is active.`);
   }
@@ -140,7 +144,9 @@ async function announceEnd(result: AskResult): Promise<void> {
   const message = endSummary(result, folders);
   // One button per changed file (two edits of one file are one button).
   const changed = result.edits.filter(editLanded).filter((e, i, all) => all.findIndex((o) => o.uri === e.uri) === i).slice(0, 2);
-  const buttons = [...changed.map((e) => `Open ${relativePath(e.uri, folders)}`), 'Show transcript'];
+  // Undo takes the whole run back (tandem.undo), buffers and disk alike.
+  const undoable = result.runId !== '' && result.edits.some(editLanded);
+  const buttons = [...changed.map((e) => `Open ${relativePath(e.uri, folders)}`), ...(undoable ? ['Undo'] : []), 'Show transcript'];
   const show =
     result.status === 'completed'
       ? vscode.window.showInformationMessage
@@ -151,6 +157,8 @@ async function announceEnd(result: AskResult): Promise<void> {
   const opened = changed.find((e) => choice === `Open ${relativePath(e.uri, folders)}`);
   if (opened) {
     await vscode.window.showTextDocument(vscode.Uri.parse(opened.uri));
+  } else if (choice === 'Undo') {
+    await vscode.commands.executeCommand('tandem.undoRun', result.runId);
   } else if (choice === 'Show transcript') {
     await vscode.commands.executeCommand('tandem.showTranscript');
   }

@@ -3,11 +3,13 @@
 import * as vscode from 'vscode';
 import { registerChat } from './chat';
 import { TandemServer } from './client';
+import { registerCodeIntel } from './codeIntel';
 import { registerCommands } from './commands';
 import { registerOnboarding } from './onboarding';
 import { registerPanel } from './panel/view';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
+import { registerUndo } from './undo';
 
 let server: TandemServer | undefined;
 
@@ -18,7 +20,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   server = new TandemServer(context, transcript, runs);
   context.subscriptions.push(server);
   registerCommands(context, server);
+  registerUndo(context, server);
   registerChat(context, server);
+  registerCodeIntel(context);
   const panel = registerPanel(context, server);
   const onboarding = registerOnboarding(context, server);
   await server.start();

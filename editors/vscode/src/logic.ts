@@ -10,6 +10,8 @@ export interface ServerSettings {
   saveDocuments: true;
   /** The extension answers `tandem/textInput` with an input box. */
   textInput: true;
+  /** The extension answers `tandem/codeIntel` from VS Code's other language features (src/codeIntel.ts). */
+  codeIntel: true;
   provider?: string;
   model?: string;
   permissionMode?: string;
@@ -25,7 +27,7 @@ function text(value: unknown): string | undefined {
  * ("not set"), so the environment applies, as the settings promise.
  */
 export function serverSettings(get: SettingGetter): ServerSettings {
-  const settings: ServerSettings = { saveDocuments: true, textInput: true };
+  const settings: ServerSettings = { saveDocuments: true, textInput: true, codeIntel: true };
   const provider = text(get('provider'));
   const model = text(get('model'));
   const permissionMode = text(get('permissionMode'));
@@ -241,7 +243,7 @@ export function endSummary(result: AskResult, folders: string[]): string {
   const parts = [/[.:!?]$/.test(how) ? `Tandem: run ${how}` : `Tandem: run ${how}.`];
   const edits = editsSummary(result.edits, folders);
   if (edits !== '') parts.push(edits);
-  if (result.status === 'cancelled' && result.edits.some(editLanded)) parts.push('Edits that landed before the cancel stay in the buffers (undo with Ctrl+Z).');
+  if (result.status === 'cancelled' && result.edits.some(editLanded)) parts.push('Edits that landed before the cancel stay (Undo takes the whole run back).');
   return parts.join(' ');
 }
 
@@ -352,4 +354,33 @@ export function messageRequestAnswer(
 ): { title: string } | null {
   if (chosen === undefined) return null;
   return (params?.actions ?? []).find((action) => action?.title === chosen) ?? null;
+}
+
+/** `tandem.undo` / `tandem.redo`'s answer (docs/protocol.md). */
+export interface UndoAnswer {
+  runId: string;
+  files: { uri: string; status: string; reason?: string }[];
+}
+
+/**
+ * What the user is told after an undo or redo: the run, how many files
+ * came back, and each file with its status (a conflict with its reason).
+ */
+export function undoSummary(direction: 'undo' | 'redo', answer: UndoAnswer, folders: string[]): string {
+  const did = direction === 'undo' ? 'undid' : 'redid';
+  const files = answer.files ?? [];
+  if (files.length === 0) return `Tandem: ${did} ${answer.runId}; it changed no file.`;
+  const count = (status: string) => files.filter((f) => f.status === status).length;
+  const counts = [
+    [count('restored'), 'restored'],
+    [count('unchanged'), 'unchanged'],
+    [count('conflict'), count('conflict') === 1 ? 'conflict' : 'conflicts'],
+  ]
+    .filter(([n]) => n !== 0)
+    .map(([n, words]) => `${n} ${words}`);
+  const each = files.map((f) => {
+    const path = relativePath(f.uri, folders);
+    return f.reason ? `${path}: ${f.status} (${f.reason})` : `${path}: ${f.status}`;
+  });
+  return `Tandem: ${did} ${answer.runId} (${files.length} file${files.length === 1 ? '' : 's'}: ${counts.join(', ')}). ${each.join('; ')}.`;
 }

@@ -16,18 +16,20 @@ import {
   serverSettings,
   startFailureMessage,
   textInputAnswer,
+  undoSummary,
 } from '../../logic';
 
 describe('serverSettings', () => {
   it('leaves empty settings out so the environment applies', () => {
     const values: Record<string, unknown> = { provider: '', model: '  ', permissionMode: 'default', maxTurns: null };
-    assert.deepStrictEqual(serverSettings((k) => values[k]), { saveDocuments: true, textInput: true, permissionMode: 'default' });
+    assert.deepStrictEqual(serverSettings((k) => values[k]), { saveDocuments: true, textInput: true, codeIntel: true, permissionMode: 'default' });
   });
   it('passes set values through', () => {
     const values: Record<string, unknown> = { provider: 'openai', model: 'qwen3-coder', permissionMode: 'plan', maxTurns: 7 };
     assert.deepStrictEqual(serverSettings((k) => values[k]), {
       saveDocuments: true,
       textInput: true,
+      codeIntel: true,
       provider: 'openai',
       model: 'qwen3-coder',
       permissionMode: 'plan',
@@ -195,5 +197,28 @@ describe('window/showMessageRequest', () => {
     assert.deepStrictEqual(messageRequestAnswer(params, 'Always allow'), { title: 'Always allow' });
     assert.strictEqual(messageRequestAnswer(params, undefined), null);
     assert.strictEqual(messageRequestAnswer(params, 'Cancel'), null);
+  });
+});
+
+describe('undoSummary', () => {
+  const folders = ['file:///w'];
+  it('lists each file with its status, a conflict with its reason', () => {
+    const answer = {
+      runId: 'run-3',
+      files: [
+        { uri: 'file:///w/app.py', status: 'restored', reason: 'merged with changes made since the run' },
+        { uri: 'file:///w/made.txt', status: 'restored' },
+        { uri: 'file:///w/notes.txt', status: 'conflict', reason: 'changed since the run in the lines the run changed; your text is left as it is' },
+      ],
+    };
+    assert.strictEqual(
+      undoSummary('undo', answer, folders),
+      'Tandem: undid run-3 (3 files: 2 restored, 1 conflict). app.py: restored (merged with changes made since the run); made.txt: restored; ' +
+        'notes.txt: conflict (changed since the run in the lines the run changed; your text is left as it is).',
+    );
+  });
+  it('says a redo, and a run that changed nothing', () => {
+    assert.strictEqual(undoSummary('redo', { runId: 'run-1', files: [{ uri: 'file:///w/a.txt', status: 'unchanged' }] }, folders), 'Tandem: redid run-1 (1 file: 1 unchanged). a.txt: unchanged.');
+    assert.strictEqual(undoSummary('undo', { runId: 'run-2', files: [] }, folders), 'Tandem: undid run-2; it changed no file.');
   });
 });
