@@ -93,7 +93,11 @@ fn finished_thread(data: &Path) -> Option<Vec<serde_json::Value>> {
     let sessions = data.join("tandem/sessions");
     for workspace in std::fs::read_dir(sessions).ok()?.flatten() {
         for thread in std::fs::read_dir(workspace.path()).ok()?.flatten() {
-            let text = std::fs::read_to_string(thread.path()).ok()?;
+            // Threads are `<id>.jsonl`; the runs' checkpoints sit beside them.
+            if thread.path().extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(thread.path()) else { continue };
             let records: Vec<serde_json::Value> = text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
             if records.iter().any(|r| r["type"] == "run") {
                 return Some(records);
