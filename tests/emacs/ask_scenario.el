@@ -12,6 +12,14 @@
 ;; edit's didChange goes out at the user's next keystroke: the test sends
 ;; one, as a user would.
 
+;; No native compilation while the test runs: Emacs 28 compiles the loaded
+;; packages in the background, and when a compilation ends its warnings
+;; pop up a *Warnings* window over the scenario (on a quiet machine, in
+;; the middle of the run).
+(setq native-comp-deferred-compilation nil)
+(setq native-comp-async-report-warnings-errors nil)
+(setq warning-minimum-level :error)
+
 ;; -Q loads no packages: Debian's elpa-eglot and its dependencies (newer
 ;; project and xref) are in the system package directory.
 (dolist (dir (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*"))
