@@ -181,6 +181,11 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
     // by ":" would reach Kakoune as Alt-:.
     session.wait_for("the typing, in normal mode", deadline, |s| s.contains(TYPED) && !s.contains(" insert ") && s.contains(" 1 sel "));
     if via == Via::Command {
+        // The typing reaches the server before the ask does (kak-lsp sends
+        // didChange when idle; this sends it now, ahead of the command).
+        session.keys(&[":"]);
+        session.type_text("lsp-did-change");
+        session.keys(&["Enter"]);
         session.keys(&[":"]);
         session.type_text(r#"lsp-execute-command tandem.ask '[{"prompt":"Capitalise line three","wait":false}]'"#);
         session.keys(&["Enter"]);
