@@ -148,7 +148,9 @@ async fn main() {
     }
     let _ = std::fs::remove_file(&probe);
 
-    let commands = ["true", "ls", "rg -n parse_range_config"];
+    // `--sort path`: rg's parallel walk prints matches in whatever order its
+    // threads finish, and the three ways must print the same text.
+    let commands = ["true", "ls", "rg -n --sort path parse_range_config"];
     println!(
         "Each command is a `run_shell` call through the executor in `{}` (its root), timed from the call to its result: without a sandbox, then in {describe} with the unasked and the approved profile, the three alternating; median (min–max) of {} runs after {} warm-up runs{}. \"Added\" is the sandboxed median minus the unsandboxed one. Target: at most {TARGET_MS} ms added per command.",
         options.label,
