@@ -306,3 +306,154 @@ fn a_follow_up_after_a_restart_edits_an_open_file_the_thread_read_and_is_refused
     assert_eq!(std::fs::read_to_string(f.path("a.txt")).unwrap(), "one\n");
     client.shutdown();
 }
+
+// ---- Two editor windows on one workspace --------------------------------
+//
+// Each VS Code window runs its own extension host and so its own
+// `tandem lsp`: two servers share the workspace's saved threads and
+// checkpoints. These tests start two real servers on one folder (and one
+// data folder, as two windows of one user have).
+
+/// A second server ("window") on the fixture's workspace, with a file open
+/// that `use_script` round trips go through.
+fn window(f: &Fixture, options: Value) -> (LspClient, String) {
+    let mut client = f.start(json!([done()]), json!({}), options);
+    let barrier = client.open(&f.path("barrier.txt"), "barrier\n");
+    (client, barrier)
+}
+
+/// Window A runs thread T; window B continues it (reading b.txt); A, which
+/// still holds T from its own run, continues it again: it reads T from its
+/// file first, so B's run is part of what A's follow-up knows (the read of
+/// b.txt lets it edit b.txt unread), and the thread's file holds every run
+/// in order.
+#[test]
+fn a_thread_continued_in_another_window_is_read_again_before_this_window_continues_it() {
+    let f = Fixture::new(&[("b.txt", "bee\n"), ("barrier.txt", "barrier\n")]);
+    let options = json!({"tandem": {"permissionMode": "acceptEdits"}});
+    let (mut a, a_barrier) = window(&f, options.clone());
+    let (mut b, b_barrier) = window(&f, options);
+
+    use_script(&mut a, &f, "a1.json", json!([done()]), &a_barrier);
+    let first = a.request("workspace/executeCommand", ask("first, in window A", None));
+    assert_eq!(first["result"]["status"], "completed", "{first}");
+    let thread = first["result"]["threadId"].as_str().unwrap().to_string();
+
+    use_script(&mut b, &f, "b1.json", json!([turn(vec![read("b.txt")]), done()]), &b_barrier);
+    let second = b.request("workspace/executeCommand", ask("second, in window B", Some(&thread)));
+    assert_eq!(second["result"]["status"], "completed", "{second}");
+
+    use_script(&mut a, &f, "a2.json", json!([turn(vec![edit("b.txt", "bee", "BEE")]), done()]), &a_barrier);
+    let third = a.request("workspace/executeCommand", ask("third, in window A again", Some(&thread)));
+    assert_eq!(third["result"]["status"], "completed", "{third}");
+    let results = a.tool_results();
+    assert!(!results[0].0, "window A's follow-up did not know window B's read of b.txt: {results:?}");
+    assert_eq!(std::fs::read_to_string(f.path("b.txt")).unwrap(), "BEE\n");
+
+    // Both windows, and a fresh server, see the three runs in order, and
+    // window A's thread list counts them.
+    let prompts = |t: &Value| outline(t).into_iter().filter(|l| l.starts_with("prompt: ")).collect::<Vec<_>>();
+    let expected = ["prompt: first, in window A", "prompt: second, in window B", "prompt: third, in window A again"];
+    assert_eq!(prompts(&transcript(&mut b, &thread)), expected);
+    let listed = a.request("workspace/executeCommand", json!({"command": "tandem.threads", "arguments": []}));
+    let entry = listed["result"]["threads"].as_array().unwrap().iter().find(|t| t["threadId"] == json!(thread)).cloned().unwrap();
+    assert_eq!(entry["runs"], 3, "{listed}");
+    a.shutdown();
+    b.shutdown();
+    let (mut fresh, _) = window(&f, json!({}));
+    assert_eq!(prompts(&transcript(&mut fresh, &thread)), expected);
+    fresh.shutdown();
+}
+
+/// While window A's run of thread T waits for the user, window B is
+/// refused T (a clear error, nothing written) and cannot forget it; a new
+/// thread in B runs. When A's server dies mid-run (the window closed),
+/// its hold on T dies with it and B continues T.
+#[test]
+fn a_thread_running_in_another_window_is_refused_until_that_run_ends_or_its_server_dies() {
+    let f = Fixture::new(&[("barrier.txt", "barrier\n")]);
+    let (mut a, a_barrier) = window(&f, json!({}));
+    let (mut b, b_barrier) = window(&f, json!({}));
+
+    use_script(&mut a, &f, "a1.json", json!([done()]), &a_barrier);
+    let first = a.request("workspace/executeCommand", ask("first", None));
+    let thread = first["result"]["threadId"].as_str().unwrap().to_string();
+    let thread_file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data/tandem/sessions");
+    let saved_bytes = || {
+        std::fs::read_dir(&thread_file)
+            .unwrap()
+            .flatten()
+            .map(|d| d.path().join(format!("{thread}.jsonl")))
+            .find(|p| p.exists())
+            .map(|p| std::fs::read(p).unwrap())
+            .unwrap()
+    };
+
+    // A's follow-up asks before a command and waits for the answer.
+    use_script(&mut a, &f, "a2.json", json!([turn(vec![shell("touch made.txt")]), done()]), &a_barrier);
+    let asked = a.send_request("workspace/executeCommand", ask("run a command", Some(&thread)));
+    let prompt = a.server_request("window/showMessageRequest");
+    let before = saved_bytes();
+
+    use_script(&mut b, &f, "b1.json", json!([done()]), &b_barrier);
+    let refused = b.request("workspace/executeCommand", ask("me too", Some(&thread)));
+    assert_eq!(refused["error"]["code"], -32803, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("this conversation is running in another window"), "{message}");
+    assert!(message.contains("(pid "), "{message}");
+    let forget = b.request("workspace/executeCommand", json!({"command": "tandem.forget", "arguments": [{"threadId": thread}]}));
+    assert!(forget["error"]["message"].as_str().unwrap().contains("running in another window"), "{forget}");
+    assert_eq!(saved_bytes(), before, "window B wrote to the thread window A is running");
+    let other = b.request("workspace/executeCommand", ask("something else", None));
+    assert_eq!(other["result"]["status"], "completed", "{other}");
+
+    // A's run ends (the command denied): B may continue the thread.
+    a.respond(&prompt["id"], json!({"title": "Deny"}));
+    assert_eq!(a.response(asked)["result"]["status"], "completed");
+    let continued = b.request("workspace/executeCommand", ask("now me", Some(&thread)));
+    assert_eq!(continued["result"]["status"], "completed", "{continued}");
+
+    // A runs it again and its server dies mid-run: B continues it.
+    a.send_request("workspace/executeCommand", ask("run it again", Some(&thread)));
+    a.server_request("window/showMessageRequest");
+    let refused = b.request("workspace/executeCommand", ask("me too", Some(&thread)));
+    assert_eq!(refused["error"]["code"], -32803, "{refused}");
+    drop(a);
+    let after_crash = b.request("workspace/executeCommand", ask("after the crash", Some(&thread)));
+    assert_eq!(after_crash["result"]["status"], "completed", "{after_crash}");
+    let prompts: Vec<String> = outline(&transcript(&mut b, &thread)).into_iter().filter(|l| l.starts_with("prompt: ")).collect();
+    // (The run A's crash cut short may or may not have saved its prompt.)
+    assert_eq!(prompts[..3], ["prompt: first", "prompt: run a command", "prompt: now me"]);
+    assert_eq!(prompts.last().map(String::as_str), Some("prompt: after the crash"), "{prompts:?}");
+    b.shutdown();
+}
+
+/// Each window's first run is `run-1`: window A's Undo of its `run-1`
+/// takes back A's edit, not window B's later run of the same name.
+#[test]
+fn undo_of_a_run_id_takes_back_this_window_s_run_not_another_window_s_run_of_the_same_name() {
+    let f = Fixture::new(&[("a.txt", "one\n"), ("c.txt", "x\n"), ("barrier.txt", "barrier\n")]);
+    let options = json!({"tandem": {"permissionMode": "acceptEdits"}});
+    let (mut a, a_barrier) = window(&f, options.clone());
+    let (mut b, b_barrier) = window(&f, options);
+
+    use_script(&mut a, &f, "a1.json", json!([turn(vec![read("a.txt")]), turn(vec![edit("a.txt", "one", "ONE")]), done()]), &a_barrier);
+    let in_a = a.request("workspace/executeCommand", ask("shout a", None));
+    assert_eq!(in_a["result"]["runId"], "run-1", "{in_a}");
+    use_script(&mut b, &f, "b1.json", json!([turn(vec![read("c.txt")]), turn(vec![edit("c.txt", "x", "X")]), done()]), &b_barrier);
+    let in_b = b.request("workspace/executeCommand", ask("shout c", None));
+    assert_eq!(in_b["result"]["runId"], "run-1", "{in_b}");
+    assert_eq!((std::fs::read_to_string(f.path("a.txt")).unwrap(), std::fs::read_to_string(f.path("c.txt")).unwrap()), ("ONE\n".into(), "X\n".into()));
+
+    let undone = a.request("workspace/executeCommand", json!({"command": "tandem.undo", "arguments": [{"runId": "run-1"}]}));
+    let files = undone["result"]["files"].as_array().unwrap_or_else(|| panic!("{undone}"));
+    assert_eq!(files.len(), 1, "{undone}");
+    assert!(files[0]["uri"].as_str().unwrap().ends_with("/a.txt") && files[0]["status"] == "restored", "{undone}");
+    assert_eq!(std::fs::read_to_string(f.path("a.txt")).unwrap(), "one\n");
+    assert_eq!(std::fs::read_to_string(f.path("c.txt")).unwrap(), "X\n", "window B's run was undone from window A");
+    // B's Redo of its run-1 finds nothing undone there.
+    let redo = b.request("workspace/executeCommand", json!({"command": "tandem.redo", "arguments": [{"runId": "run-1"}]}));
+    assert!(redo["error"]["message"].as_str().unwrap_or_default().contains("is not undone"), "{redo}");
+    a.shutdown();
+    b.shutdown();
+}

@@ -76,7 +76,9 @@
 //!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
 //!   parent loop, and the run events every front end consumes.
 //! - [`thread`]: what the loop keeps between runs: a thread
-//!   ([`thread::Thread`]) per follow-up chain, saved as JSON Lines, with context
+//!   ([`thread::Thread`]) per follow-up chain, saved as JSON Lines (a run
+//!   holds its thread's lock, so two processes on one workspace — two
+//!   editor windows — never run one thread at once), with context
 //!   management (stubbing old results, compaction), Anthropic prompt-cache
 //!   breakpoints, loop detection, and token cost.
 //! - [`checkpoint`]: what every run changed, for `tandem undo`/`redo`:

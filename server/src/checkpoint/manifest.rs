@@ -37,6 +37,12 @@ pub struct Manifest {
     pub run_id: String,
     pub thread_id: String,
     pub started_ms: u64,
+    /// The process that recorded it ([`super::this_process`]): an editor's
+    /// run ids start again with each server, and two editor windows on one
+    /// workspace each run a server, so a run id names this process's run
+    /// first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_by: Option<String>,
     /// The process recording it while the run goes on; `None` once it ended.
     #[serde(default)]
     pub running_pid: Option<u32>,

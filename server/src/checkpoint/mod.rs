@@ -100,6 +100,13 @@ pub struct Checkpoints {
 /// Distinguishes checkpoints a process starts in one millisecond.
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
+/// This process among those that ever recorded checkpoints: its pid and
+/// the time it first recorded one (a pid alone is reused).
+pub fn this_process() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| format!("{}-{}", std::process::id(), now_ms()))
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
@@ -132,7 +139,8 @@ impl Checkpoints {
     /// Start recording a run of `thread_id` that the front end calls `run_id`.
     pub fn record(self: &Arc<Self>, thread_id: &str, run_id: &str) -> Arc<RunRecorder> {
         let started_ms = now_ms();
-        let id = format!("{started_ms:013}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        // Padded, so ids sort by time also within a millisecond.
+        let id = format!("{started_ms:013}-{}-{:06}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let path = self.thread_dir(thread_id).join(format!("{id}.json"));
         let manifest = Manifest {
             version: manifest::FORMAT_VERSION,
@@ -140,6 +148,7 @@ impl Checkpoints {
             run_id: run_id.to_string(),
             thread_id: thread_id.to_string(),
             started_ms,
+            recorded_by: Some(this_process().to_string()),
             running_pid: Some(std::process::id()),
             undone_ms: None,
             files: Vec::new(),
@@ -186,11 +195,18 @@ impl Checkpoints {
         };
         let verb = direction.verb();
         let chosen = match run_id {
-            // An editor's run ids (`run-3`) start again with each server:
-            // of the runs so named, the newest one the command applies to
-            // (not undone for an undo, undone for a redo), else the newest.
+            // An editor's run ids (`run-3`) start again with each server,
+            // and two windows on one workspace each run one: of the runs
+            // so named, this process's when it has one (another window's
+            // `run-3` is not ours), and of those the newest one the command
+            // applies to (not undone for an undo, undone for a redo), else
+            // the newest.
             Some(id) => {
-                let named: Vec<(PathBuf, Manifest)> = all.into_iter().rev().filter(|(_, m)| m.run_id == id || m.id == id).collect();
+                let mut named: Vec<(PathBuf, Manifest)> = all.into_iter().rev().filter(|(_, m)| m.run_id == id || m.id == id).collect();
+                let ours = |m: &Manifest| m.recorded_by.as_deref() == Some(this_process());
+                if named.iter().any(|(_, m)| ours(m)) {
+                    named.retain(|(_, m)| ours(m));
+                }
                 let applies = |m: &Manifest| m.undone_ms.is_some() == (direction == Direction::Redo);
                 let first = named.iter().position(|(_, m)| applies(m)).unwrap_or(0);
                 named.into_iter().nth(first)

@@ -144,6 +144,38 @@ async fn a_run_still_going_is_refused() {
     assert_eq!(statuses(&f.undo(None).await.unwrap()), [("a.txt".into(), "restored")]);
 }
 
+/// Two editor windows on one workspace each run a server, and each
+/// server's first run is `run-1`: an undo of `run-1` takes back this
+/// process's run, also when another's of that name is newer; a process
+/// with no run of that name (a restarted server) gets the newest.
+#[tokio::test]
+async fn a_run_id_names_this_process_s_run_before_another_process_s_run_of_that_name() {
+    let f = fixture();
+    f.write("a.txt", b"a0\n");
+    f.write("b.txt", b"b0\n");
+    f.run_writing("run-1", &[("a.txt", b"a1\n")]).await;
+    f.run_writing("run-1", &[("b.txt", b"b1\n")]).await;
+    let (all, _) = f.store.list();
+    let (path, mut theirs) = all.into_iter().find(|(_, m)| m.files.iter().any(|e| e.path.ends_with("b.txt"))).unwrap();
+    theirs.recorded_by = Some("1-1".into());
+    manifest::save(&path, &theirs).unwrap();
+
+    let report = f.undo(Some("run-1")).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "restored")]);
+    assert_eq!((f.read("a.txt").unwrap(), f.read("b.txt").unwrap()), (b"a0\n".to_vec(), b"b1\n".to_vec()));
+    // Ours is undone; the other process's is not ours to redo.
+    let redo = f.redo(Some("run-1")).await.unwrap();
+    assert_eq!(statuses(&redo), [("a.txt".into(), "restored")]);
+
+    // Both another process's: the newest of the name.
+    let (all, _) = f.store.list();
+    for (path, mut manifest) in all {
+        manifest.recorded_by = Some("2-2".into());
+        manifest::save(&path, &manifest).unwrap();
+    }
+    assert_eq!(statuses(&f.undo(Some("run-1")).await.unwrap()), [("b.txt".into(), "restored")]);
+}
+
 #[tokio::test]
 async fn a_change_since_the_run_in_other_lines_is_kept_and_in_the_same_lines_is_a_conflict() {
     let f = fixture();

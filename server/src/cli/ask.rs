@@ -221,6 +221,7 @@ impl Terminal for StdinTerminal {
     async fn choose(&self, question: &str, options: &[&str]) -> Option<String> {
         let question = question.to_string();
         let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+        printed_so_far().await;
         tokio::task::spawn_blocking(move || {
             let _hold = super::printer::hold_spinner();
             let mut stderr = std::io::stderr().lock();
@@ -376,6 +377,8 @@ pub async fn run_printed(
     let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
     let workspace = Arc::clone(&ctx.workspace);
     let (tx, mut rx) = agent::event_channel();
+    let (barrier_tx, mut barriers) = mpsc::unbounded_channel();
+    *printing() = Some(barrier_tx);
     let run = async move {
         match thread {
             Some((conversation, config)) => agent::run_thread(provider, executor, ctx, conversation, config, request, tx).await,
@@ -399,11 +402,19 @@ pub async fn run_printed(
                     }
                     let _ = ack.send(());
                 }
+                Some(ack) = barriers.recv() => {
+                    while let Ok(event) = rx.try_recv() {
+                        emit(&mut printer, &event);
+                    }
+                    let _ = std::io::stdout().flush();
+                    let _ = ack.send(());
+                }
             }
         }
         printer
     };
     let (outcome, printer) = tokio::join!(run, print);
+    *printing() = None;
     ctrl_c.abort();
     if let Some(mut printer) = printer {
         let run = workspace.run_tag().cloned();
@@ -421,6 +432,28 @@ pub async fn run_printed(
         printer.summary(&outcome, written);
     }
     outcome
+}
+
+/// The print loop of the run being printed, for a question to wait on
+/// (see [`printed_so_far`]). One run prints at a time in this process.
+static PRINTING: std::sync::Mutex<Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> = std::sync::Mutex::new(None);
+
+fn printing() -> std::sync::MutexGuard<'static, Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> {
+    PRINTING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Wait until the events the run sent so far are printed, so a question
+/// comes after the tool results and text before it. The run and its print
+/// loop share one task: without this, a question printed from a blocking
+/// thread could overtake the events still in the channel (seen: a shell
+/// question printed before the previous edit's result). Returns at once
+/// when no run is being printed.
+pub async fn printed_so_far() {
+    let (ack, done) = tokio::sync::oneshot::channel();
+    let sent = printing().as_ref().is_some_and(|loop_| loop_.send(ack).is_ok());
+    if sent {
+        let _ = done.await;
+    }
 }
 
 /// A line from the demo harness, and the acknowledgement it waits for.

@@ -152,6 +152,11 @@ impl Thread {
         self.file = Some(file);
     }
 
+    /// Its file's length as this process last read or wrote it (`None`: not saved).
+    pub(crate) fn saved_len(&self) -> Option<u64> {
+        self.file.as_ref().map(ThreadFile::len)
+    }
+
     pub fn is_saved(&self) -> bool {
         self.file.is_some()
     }

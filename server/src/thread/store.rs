@@ -8,6 +8,13 @@
 //! format, or with a broken line before the last, is reported and skipped,
 //! never fatal. Nothing secret is written: records hold the thread,
 //! never the environment or a key.
+//!
+//! Several processes may share a workspace's threads (two editor windows
+//! each run their own `tandem lsp`): a run holds its thread's lock
+//! ([`ThreadStore::lock_run`], an advisory lock on `<thread>.lock` that the
+//! system lets go of when the process ends, however it ends), and a thread
+//! kept in memory is read again from its file when another process wrote
+//! to it since ([`ThreadStore::is_stale`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -25,9 +32,21 @@ const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 /// The append handle of a thread's session file.
 pub struct ThreadFile {
     file: File,
+    /// The file's length after this handle's last write (or when it was
+    /// read): a longer file was written to by another process since.
+    len: u64,
 }
 
 impl ThreadFile {
+    fn new(file: File) -> std::io::Result<Self> {
+        let len = file.metadata()?.len();
+        Ok(ThreadFile { file, len })
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     pub(crate) fn append(&mut self, records: &[Record]) -> std::io::Result<()> {
         if records.is_empty() {
             return Ok(());
@@ -39,8 +58,25 @@ impl ThreadFile {
         }
         self.file.write_all(&out)?;
         self.file.flush()?;
-        self.file.sync_data()
+        self.file.sync_data()?;
+        self.len = self.file.metadata()?.len();
+        Ok(())
     }
+}
+
+/// A thread's run lock (see the module doc): while it is held, no other
+/// process runs the thread. Released when dropped.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+}
+
+/// Why a thread's run lock was not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockError {
+    /// Another process holds it (its pid, when it wrote one).
+    Held { pid: Option<u32> },
+    Io(String),
 }
 
 /// A thread as `tandem sessions` and `tandem.threads` show it.
@@ -127,6 +163,48 @@ impl ThreadStore {
         self.dir.join(format!("{id}.jsonl"))
     }
 
+    fn lock_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.lock"))
+    }
+
+    /// Take the run lock of thread `id`, without waiting: a thread another
+    /// process is running answers [`LockError::Held`].
+    pub fn lock_run(&self, id: &str) -> Result<RunLock, LockError> {
+        if !valid_thread_id(id) {
+            return Err(LockError::Io(format!("\"{id}\" is not a valid thread id")));
+        }
+        let path = self.lock_path(id);
+        let io = |e: std::io::Error| LockError::Io(format!("{}: {e}", path.display()));
+        std::fs::create_dir_all(&self.dir).map_err(io)?;
+        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {
+                // The holder's pid, for the message another process gives.
+                let written = file.set_len(0).and_then(|()| file.write_all(std::process::id().to_string().as_bytes()));
+                if let Err(err) = written {
+                    tracing::debug!(%err, "cannot note this process in the thread's lock file");
+                }
+                Ok(RunLock { _file: file })
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let pid = std::io::Read::read_to_string(&mut file, &mut text).ok().and_then(|_| text.trim().parse().ok());
+                Err(LockError::Held { pid })
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
+        }
+    }
+
+    /// Has another process written to `thread`'s file since this one read
+    /// or wrote it? (A file gone or shorter counts too: it is read again.)
+    pub fn is_stale(&self, thread: &Thread) -> bool {
+        match (thread.saved_len(), std::fs::metadata(self.path(&thread.id))) {
+            (Some(len), Ok(meta)) => meta.len() != len,
+            (Some(_), Err(_)) => true,
+            (None, _) => false,
+        }
+    }
+
     /// Start saving a new thread: create its file and write what it holds.
     pub fn create(&self, thread: &mut Thread) -> std::io::Result<()> {
         if !valid_thread_id(&thread.id) {
@@ -134,7 +212,7 @@ impl ThreadStore {
         }
         std::fs::create_dir_all(&self.dir)?;
         let file = OpenOptions::new().create_new(true).append(true).open(self.path(&thread.id))?;
-        thread.attach(ThreadFile { file });
+        thread.attach(ThreadFile::new(file)?);
         thread.commit();
         Ok(())
     }
@@ -152,7 +230,7 @@ impl ThreadStore {
             OpenOptions::new().write(true).open(&path).and_then(|f| f.set_len(good_bytes)).map_err(io)?;
         }
         let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
-        thread.attach(ThreadFile { file });
+        thread.attach(ThreadFile::new(file).map_err(io)?);
         Ok(thread)
     }
 
@@ -207,6 +285,8 @@ impl ThreadStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
+        // The lock file goes too (a run of it elsewhere was refused before).
+        let _ = std::fs::remove_file(self.lock_path(id));
         match std::fs::remove_file(self.path(id)) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),

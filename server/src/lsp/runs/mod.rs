@@ -166,6 +166,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             env.runs.release(&run_id);
             return Err(match err {
                 ThreadError::Busy { .. } => AskError::Busy(format!("Tandem is already running an agent on this thread: {err}")),
+                ThreadError::Elsewhere { .. } => AskError::Busy(err.to_string()),
                 ThreadError::Unknown(message) => AskError::InvalidParams(message),
             });
         }
@@ -257,6 +258,10 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
                 RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() }
             }
         };
+        // Idle again (and its lock let go) before the answer can go out:
+        // a follow-up sent on the answer, here or in another window,
+        // finds the thread free.
+        drop(conversation);
         let _ = outcome_tx.send(outcome);
     });
 
@@ -364,7 +369,7 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     let run_id = env.runs.claim(cancel.clone());
     let _release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
     let conversation = env.threads.check_out(Some(thread_id), &run_id).map_err(|err| match err {
-        ThreadError::Busy { .. } => AskError::Busy(err.to_string()),
+        ThreadError::Busy { .. } | ThreadError::Elsewhere { .. } => AskError::Busy(err.to_string()),
         ThreadError::Unknown(message) => AskError::InvalidParams(message),
     })?;
     let mut conversation = CheckInOnDrop { threads: Arc::clone(&env.threads), conversation: Some(conversation) };
