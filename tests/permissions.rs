@@ -157,6 +157,14 @@ fn commands_that_would_write_or_run_code_run_nothing_in_default_mode() {
     let run = Run::new(None);
     std::fs::write(run.root.join("notes.txt"), "my uncommitted lines\n").unwrap();
     std::fs::write(run.root.join("list.txt"), "ls\n").unwrap();
+    // A repository whose own files would run code: a `.gitconfig` for
+    // `HOME=$PWD`, and a crate whose build script `cargo check` runs.
+    assert!(Command::new("git").args(["init", "-q"]).current_dir(&run.root).status().is_ok_and(|s| s.success()));
+    std::fs::write(run.root.join(".gitconfig"), "[core]\n\tfsmonitor = \"touch pwned-fsmonitor; false\"\n").unwrap();
+    std::fs::write(run.root.join("Cargo.toml"), "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n").unwrap();
+    std::fs::write(run.root.join("build.rs"), "fn main() { std::fs::write(\"pwned-build\", \"\").unwrap(); }\n").unwrap();
+    std::fs::create_dir_all(run.root.join("src")).unwrap();
+    std::fs::write(run.root.join("src/lib.rs"), "").unwrap();
     let before = files(&run.root);
     let payloads = [
         // Words judged as written, not as bash expands them.
@@ -168,6 +176,9 @@ fn commands_that_would_write_or_run_code_run_nothing_in_default_mode() {
         "x='a[$(touch pwned-arith)]'; echo $((x))",
         "x='a[$(touch pwned-test)]'; [[ $x -eq 0 ]]",
         "x='$(touch pwned-prompt)'; echo ${x@P}",
+        "find . -maxdepth 0 ${u:--fprint} pwned-default",
+        "rg ${u:---pre=./list.txt} x notes.txt",
+        "x=notes.txt; ls -l -- $x; touch pwned-plain",
         // Option spellings.
         "sort -opwned-glued notes.txt",
         "sort -uo pwned-bundled notes.txt",
@@ -177,6 +188,13 @@ fn commands_that_would_write_or_run_code_run_nothing_in_default_mode() {
         "tree -o pwned-tree .",
         "xargs -I ls touch pwned-xargs < list.txt",
         "timeout 5 touch pwned-timeout",
+        "fd -x touch pwned-fd",
+        "fd . -X touch pwned-fd-batch",
+        "git grep -Otouch notes",
+        "git grep --open-files-in-pager=touch notes",
+        "sort -S 1 --compress-program=sh notes.txt",
+        "cargo check",
+        "cargo build --offline",
         // Redirects and tee.
         "echo clobbered > notes.txt",
         "echo clobbered > note[s].txt",
@@ -187,6 +205,10 @@ fn commands_that_would_write_or_run_code_run_nothing_in_default_mode() {
         // Directory tracking.
         "cd {.,} 2>/dev/null; touch pwned-cd",
         "CDPATH=/tmp; cd . && echo x > pwned-cdpath",
+        "pushd src > /dev/null; pushd +1 > /dev/null; touch pwned-pushd",
+        // Environment.
+        "HOME=$PWD; git status",
+        "HOME=$PWD git status",
     ];
     let calls: Vec<Value> = payloads.iter().map(|p| shell(p)).collect();
     let results = run.ask(&calls, &["--permission-mode", "default"]);
@@ -233,6 +255,7 @@ fn read_deny_rules_cover_the_shell_and_symlinks() {
         shell("cat secret.txt"), shell("cat ./sub/../secret.txt"), shell("cat innocent.txt"), shell("head -c 100 < secret.txt"),
         shell("grep -r TOP secret.txt"), json!({"name": "read_file", "input": {"file_path": "secret.txt"}}),
         json!({"name": "read_file", "input": {"file_path": "innocent.txt"}}),
+        json!({"name": "grep_search", "input": {"pattern": "TOP", "path": "innocent.txt"}}),
     ];
     let results = run.ask(&calls, &["--permission-mode", "bypassPermissions"]);
     assert_eq!(results.len(), calls.len());

@@ -51,9 +51,12 @@ fn bwrap_works() -> bool {
 
 struct Run {
     _temp: tempfile::TempDir,
+    _outside: tempfile::TempDir,
     /// The workspace.
     root: PathBuf,
-    /// Beside the workspace: what no command may write.
+    /// Outside the workspace and outside the temp folders (approved
+    /// commands may write `/tmp`), like a user's other files: what no
+    /// command may write. Commands see it as `$OUTSIDE`.
     outside: PathBuf,
     home: PathBuf,
 }
@@ -67,8 +70,10 @@ impl Run {
     fn new(project_settings: Value) -> Self {
         let temp = tempfile::tempdir().unwrap();
         let base = temp.path().canonicalize().unwrap();
-        let (root, outside, home) = (base.join("work"), base.join("outside"), base.join("home"));
-        for dir in [&root, &outside, &home] {
+        let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let outside = outside_dir.path().canonicalize().unwrap();
+        let (root, home) = (base.join("work"), base.join("home"));
+        for dir in [&root, &home] {
             std::fs::create_dir_all(dir).unwrap();
         }
         std::fs::write(root.join("notes.txt"), "my unsaved thoughts\n").unwrap();
@@ -77,7 +82,7 @@ impl Run {
         assert!(git.is_ok_and(|s| s.success()), "git init");
         std::fs::create_dir_all(root.join(".tandem")).unwrap();
         std::fs::write(root.join(".tandem/settings.json"), project_settings.to_string()).unwrap();
-        Run { _temp: temp, root, outside, home }
+        Run { _temp: temp, _outside: outside_dir, root, outside, home }
     }
 
     fn user_settings(&self, settings: Value) {
@@ -91,11 +96,24 @@ impl Run {
 
     /// One `run_shell` call per turn; `env` is added to Tandem's own environment.
     fn ask_with(&self, commands: &[&str], args: &[&str], env: &[(&str, &str)]) -> Output {
+        self.ask_wrapped(&[], commands, args, env)
+    }
+
+    /// The same, with `tandem` started by the program `wrap` names.
+    fn ask_wrapped(&self, wrap: &[&std::ffi::OsStr], commands: &[&str], args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut turns: Vec<Value> = commands.iter().map(|c| json!({"tool_calls": [shell(c)]})).collect();
         turns.push(json!({"text": "Done."}));
         let script = self.home.join("script.json");
         std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+        let tandem = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_tandem"));
+        let mut command = match wrap.split_first() {
+            Some((program, rest)) => {
+                let mut command = Command::new(program);
+                command.args(rest).arg(tandem);
+                command
+            }
+            None => Command::new(tandem),
+        };
         command
             .current_dir(&self.root)
             .env("HOME", &self.home)
@@ -104,6 +122,7 @@ impl Run {
             .env("TANDEM_PROVIDER", "scripted")
             .env("TANDEM_SCRIPT", &script)
             .env("OUTSIDE", &self.outside)
+            .env("TANDEM_SHELL_ENV_ALLOW", "OUTSIDE")
             .stdin(Stdio::null());
         for (name, value) in env {
             command.env(name, value);
@@ -156,6 +175,7 @@ const WRITING_PAYLOADS: &[&str] = &[
     "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> .gi[t]/config",
     "mkdir -p .gi[t]/hooks; printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit",
     "echo planted > {$OUTSIDE/planted.txt,}",
+    "touch {\"$OUTSIDE\"/touched.txt,}",
     "echo planted > \"$OUTSIDE\"/precious.txt",
     "ln -s \"$OUTSIDE/dangling.txt\" link.txt; echo through > link.txt",
     "mkdir -p sub; ln -s \"$OUTSIDE\" sub/out; echo x > sub/out/../../notes.txt; echo y > sub/out/escaped.txt",
@@ -259,6 +279,9 @@ fn masked_paths_cannot_be_read_and_no_other_process_is_visible() {
         "n=secret; cat \"$n.txt\" alias.tx\"$u\"t keys/*.p\"$u\"em ~/.ssh/id_rsa; ls ~/.ssh; echo end",
         "cat /proc/$PPID/environ /proc/1/environ 2>&1 | tr '\\0' '\\n'; for p in /proc/[0-9]*; do cat $p/environ; done 2>/dev/null | tr '\\0' '\\n'; echo end",
         "ls /proc | grep -c '^[0-9]'",
+        // Static, and naming no denied file: the deny rules let it through,
+        // and the masks hide what it finds.
+        "grep -r TOP-SECRET . ~/.ssh; echo end",
     ];
     let out = run.ask_with(&commands, &[], &[("MYSQL_PWD", "TOP-SECRET-ENV"), ("SECRET_KEY_BASE", "TOP-SECRET-ENV")]);
     for (_, content) in &out.results {
@@ -290,7 +313,9 @@ fn network_is_off_unless_settings_allow_it_and_the_failure_says_how() {
     let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
     let out = run.ask(&[&connect], &["--permission-mode", "bypassPermissions"]);
     assert!(out.results[0].0, "{:?}", out.results);
-    assert!(out.results[0].1.contains("The sandbox has no network") && out.results[0].1.contains("\"network\": true"), "{:?}", out.results);
+    // It names the file that can allow it: the user's, not the project's.
+    let text = &out.results[0].1;
+    assert!(text.contains("The sandbox has no network") && text.contains("\"network\": true") && text.contains("~/.tandem/settings.json"), "{text}");
     // A project's file cannot switch it on...
     std::fs::write(run.root.join(".tandem/settings.json"), json!({"sandbox": {"network": true}}).to_string()).unwrap();
     let out = run.ask(&[&connect], &["--permission-mode", "bypassPermissions"]);
@@ -365,6 +390,17 @@ fn no_sandbox_is_said_in_the_first_event() {
     let out = run.ask_with(&["touch other.txt"], &[], &[("PATH", bin.to_str().unwrap())]);
     let first = out.events[0]["message"].as_str().unwrap_or_default();
     assert!(first.contains("bubblewrap (bwrap) is not installed") && first.contains("apt-get install bubblewrap"), "{:?}", out.events[0]);
+
+    // The judgement is then all that stands: in the default mode what is
+    // not judged read-only is asked (refused here: nobody can answer), not
+    // run unconfined, and a plain read still runs.
+    let plain = Run::new(json!({}));
+    let out = plain.ask_with(&["touch made.txt", "cat notes.txt"], &[], &[("PATH", bin.to_str().unwrap())]);
+    let first = out.events[0]["message"].as_str().unwrap_or_default();
+    assert!(first.contains("only commands judged read-only run without a question"), "{:?}", out.events[0]);
+    assert!(out.results[0].0 && out.results[0].1.contains("needs permission"), "{:?}", out.results);
+    assert!(!plain.root.join("made.txt").exists());
+    assert_eq!(out.results[1], (false, "my unsaved thoughts".to_string()));
 
     // `tandem doctor` says the same, and fails; with bwrap it names it.
     let doctor = |path: Option<&Path>| {
@@ -455,4 +491,121 @@ fn a_file_swapped_for_a_link_to_outside_after_the_check_is_not_written_through_i
     assert!(result.contains("Read-only file system"), "{result}");
     let (precious, _) = race(false);
     assert_eq!(precious, "clobbered\n", "without the sandbox the race should win (else this test shows nothing)");
+}
+
+/// `sandbox.allowWrite` in the user's settings opens folders to approved
+/// commands — outside the workspace, or a protected one inside it — and
+/// never to unasked ones; what it does not name stays read-only.
+#[test]
+fn allow_write_opens_folders_to_approved_commands_only() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
+    let cache = run.outside.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::create_dir_all(run.root.join(".vscode")).unwrap();
+    run.user_settings(json!({"sandbox": {"allowWrite": [cache, run.root.join(".vscode")]}}));
+    let settings_before = std::fs::read(run.root.join(".tandem/settings.json")).unwrap();
+    let commands = [
+        "echo cached > \"$OUTSIDE/cache/entry.txt\"",
+        "echo '{}' > .vscode/settings.json",
+        "echo clobbered > \"$OUTSIDE/precious.txt\"",
+        "echo x >> .tandem/settings.json",
+    ];
+    // Unasked (a rule lets them through in the default mode): none of it.
+    let out = run.ask(&commands, &[]);
+    assert!(!cache.join("entry.txt").exists() && !run.root.join(".vscode/settings.json").exists(), "{:?}", out.results);
+    // Approved: what allowWrite names, and nothing else.
+    let out = run.ask(&commands, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(std::fs::read_to_string(cache.join("entry.txt")).unwrap_or_default(), "cached\n", "{:?}", out.results);
+    assert_eq!(std::fs::read_to_string(run.root.join(".vscode/settings.json")).unwrap_or_default(), "{}\n", "{:?}", out.results);
+    assert_eq!(std::fs::read_to_string(run.outside.join("precious.txt")).unwrap(), "keep me\n");
+    assert_eq!(std::fs::read(run.root.join(".tandem/settings.json")).unwrap(), settings_before);
+    assert!(out.results[2].0 && out.results[3].0, "{:?}", out.results);
+}
+
+/// Services that act outside the sandbox on a command's behalf listen on
+/// sockets in the user's runtime folder: the session bus (through it
+/// `systemd-run --user` starts any program unconfined), the keyring, the
+/// gpg and ssh agents. An unasked command neither sees nor reaches them;
+/// an approved one does (`git push` may need the ssh agent).
+#[test]
+fn unasked_commands_cannot_reach_the_services_of_the_runtime_folder() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
+    // Outside /tmp: unasked commands have a /tmp of their own anyway.
+    let runtime = run.outside.join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(runtime.join("bus")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let connect = "ls -A \"$XDG_RUNTIME_DIR\"; python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX); s.connect(os.environ[\"XDG_RUNTIME_DIR\"] + \"/bus\"); print(\"connected\")'";
+    let env = [("XDG_RUNTIME_DIR", runtime.to_str().unwrap())];
+    let out = run.ask_with(&[connect], &[], &env);
+    assert!(!out.results[0].1.contains("bus") && !out.results[0].1.contains("connected"), "{:?}", out.results);
+    assert!(listener.accept().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock), "an unasked command connected");
+    let out = run.ask_with(&[connect], &["--permission-mode", "bypassPermissions"], &env);
+    assert!(!out.results[0].0 && out.results[0].1.starts_with("bus\nconnected"), "{:?}", out.results);
+    assert!(listener.accept().is_ok());
+}
+
+/// A command's children, one in a session of its own too, end with it:
+/// they live in the command's pid namespace. (Without the sandbox a
+/// background process the command started keeps running.)
+#[test]
+fn a_sandboxed_commands_children_end_with_it() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({}));
+    let marker = format!("{}.{}", 800 + std::process::id() % 90, std::process::id());
+    let command = format!("setsid sleep {marker} > /dev/null 2>&1 < /dev/null & sleep {marker} > /dev/null 2>&1 & echo started");
+    let out = run.ask(&[&command], &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(out.results[0], (false, "started".to_string()));
+    common::wait_until("no child of the command is left", || common::processes_running(&format!("sleep {marker}")).is_empty());
+}
+
+/// In the editor, a run whose commands have no sandbox says so in a
+/// message, once per run; the editor's own settings can switch it off.
+#[test]
+fn the_editor_is_told_when_commands_run_without_a_sandbox() {
+    let f = lsp_client::Fixture::new(&[("notes.txt", "my notes\n")]);
+    let home = f.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let turns = json!([
+        {"text": "", "tool_calls": [shell("cat notes.txt")]}, {"text": "Done."},
+        {"text": "", "tool_calls": [shell("cat notes.txt")]}, {"text": "Done."},
+    ]);
+    let home_var = home.to_string_lossy().to_string();
+    let options = json!({"tandem": {"sandbox": {"enabled": false}}});
+    let mut client = f.start_with_env(turns, json!({}), options, &[("HOME", &home_var)]);
+    for _ in 0..2 {
+        let id = client.send_request("workspace/executeCommand", lsp_client::ask_params("read the notes"));
+        let shown = client.wait_for("the sandbox message", |m| m["method"] == "window/showMessage");
+        let message = shown["params"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("without a sandbox") && message.contains("\"enabled\": false"), "{message}");
+        assert_eq!(client.response(id)["result"]["text"], "Done.");
+    }
+    client.shutdown();
+}
+
+/// A workspace on a read-only file system (here a read-only bind mount, made
+/// by a bubblewrap around `tandem ask`): approved commands run, reading
+/// works and writing fails as it would anywhere, though the protected
+/// paths the workspace lacks (`.mcp.json`, `.claude/`, `.vscode/`) cannot
+/// be made mount points there.
+#[test]
+fn a_workspace_on_a_read_only_file_system_still_runs_commands() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({}));
+    let root = run.root.as_os_str();
+    let wrap: Vec<&std::ffi::OsStr> = ["bwrap", "--dev-bind", "/", "/", "--ro-bind"].iter().map(std::ffi::OsStr::new).chain([root, root]).collect();
+    let out = run.ask_wrapped(&wrap, &["cat notes.txt", "echo x > made.txt"], &["--permission-mode", "bypassPermissions"], &[]);
+    assert_eq!(out.results[0], (false, "my unsaved thoughts".to_string()));
+    assert!(out.results[1].0 && out.results[1].1.contains("Read-only file system"), "{:?}", out.results);
+    assert!(!run.root.join("made.txt").exists() && !run.root.join(".mcp.json").exists());
 }

@@ -44,6 +44,17 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".password-store", ".local/share/keyrings",
 ];
 
+/// Sockets of services that act outside the sandbox on a command's
+/// behalf, masked for unasked commands: the system bus, systemd's private
+/// socket and container engines (`docker run -v /:/host` writes anywhere).
+/// The user's runtime folder ([`runtime_dirs`]) holds the session bus and
+/// systemd's user manager (`systemd-run --user` starts any program
+/// unconfined), the keyring and the gpg and ssh agents. An approved
+/// command keeps them: `git push` may need the ssh agent or the keyring,
+/// `docker build` the engine.
+const SERVICE_SOCKETS: &[&str] =
+    &["/run/dbus", "/var/run/dbus", "/run/systemd/private", "/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd"];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entry {
     File,
@@ -133,6 +144,9 @@ impl Bubblewrap {
                         }
                         match placeholders.hold(&path, entry) {
                             Ok(()) => args.pair("--ro-bind", &path, &path),
+                            // On a read-only file system the command cannot
+                            // create it either: nothing to protect.
+                            Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
                             Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
                         }
                     }
@@ -144,17 +158,18 @@ impl Bubblewrap {
             if let Some(home) = &self.home {
                 masked.extend(CREDENTIAL_STORES.iter().map(|store| home.join(store)));
             }
+            // Not a folder that holds the workspace (a checkout on a gvfs
+            // mount lives in the runtime folder).
+            let services = SERVICE_SOCKETS.iter().map(PathBuf::from).chain(runtime_dirs()).filter_map(|path| path.canonicalize().ok());
+            masked.extend(services.filter(|path| !roots.iter().any(|root| root.starts_with(path))));
         }
-        for path in masked {
-            // Masks name what exists; a missing path has nothing to read.
-            let Ok(resolved) = path.canonicalize() else { continue };
-            match std::fs::metadata(&resolved) {
-                Ok(meta) if meta.is_dir() => {
-                    args.one("--tmpfs", &resolved);
-                    args.one("--remount-ro", &resolved);
-                }
-                Ok(_) => args.pair("--ro-bind", "/dev/null", &resolved),
-                Err(_) => {}
+        for (resolved, is_dir) in outermost(masked) {
+            if is_dir {
+                args.one("--tmpfs", &resolved);
+                args.one("--remount-ro", &resolved);
+            } else {
+                // A socket, like a file, is covered by /dev/null.
+                args.pair("--ro-bind", "/dev/null", &resolved);
             }
         }
         args.one("--chdir", &cwd);
@@ -209,6 +224,36 @@ fn temp_dirs() -> Vec<PathBuf> {
     let mut resolved: Vec<PathBuf> = dirs.into_iter().filter_map(|d| d.canonicalize().ok()).collect();
     resolved.dedup();
     resolved
+}
+
+/// The masks to mount, resolved, each once (`/var/run` is a link to
+/// `/run`), with whether each is a folder. Masks name what exists: a
+/// missing path has nothing to read. A path inside a masked folder is
+/// already hidden (and the empty read-only folder has no place to mount
+/// it on).
+fn outermost(paths: Vec<PathBuf>) -> Vec<(PathBuf, bool)> {
+    let mut resolved: Vec<(PathBuf, bool)> =
+        paths.into_iter().filter_map(|path| path.canonicalize().ok()).filter_map(|path| std::fs::metadata(&path).ok().map(|m| (path, m.is_dir()))).collect();
+    // Parents sort before what they hold.
+    resolved.sort();
+    resolved.dedup();
+    let mut kept: Vec<(PathBuf, bool)> = Vec::new();
+    for (path, is_dir) in resolved {
+        if !kept.iter().any(|(folder, folder_is_dir)| *folder_is_dir && path.starts_with(folder)) {
+            kept.push((path, is_dir));
+        }
+    }
+    kept
+}
+
+/// The user's runtime folders: `$XDG_RUNTIME_DIR` and `/run/user/UID`
+/// (usually the same folder).
+fn runtime_dirs() -> Vec<PathBuf> {
+    // SAFETY: getuid(2) always succeeds and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    let mut dirs = vec![PathBuf::from(format!("/run/user/{uid}"))];
+    dirs.extend(crate::environment::var("XDG_RUNTIME_DIR").filter(|dir| dir.starts_with('/')).map(PathBuf::from));
+    dirs
 }
 
 /// The protected paths of one root, existing or not: `.git`'s config and
@@ -347,5 +392,43 @@ fn probe_now() -> Result<Found, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         )),
         Err(err) => Err(format!("bubblewrap ({}) cannot be started: {err}", path.display())),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_are_resolved_once_and_none_lies_inside_a_masked_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("store/inner")).unwrap();
+        std::fs::write(base.join("store/inner/key"), "k").unwrap();
+        std::fs::write(base.join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(base.join("store"), base.join("link")).unwrap();
+        let masks = outermost(vec![
+            base.join("store/inner/key"),
+            base.join("link"),
+            base.join("secret"),
+            base.join("store"),
+            base.join("missing"),
+            base.join("store/inner"),
+        ]);
+        assert_eq!(masks, vec![(base.join("secret"), false), (base.join("store"), true)]);
+    }
+
+    #[test]
+    fn a_workspace_folder_that_cannot_be_resolved_is_a_reason_not_to_run() {
+        let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
+        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), std::sync::Arc::new(Vec::<PathBuf>::new));
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        for profile in [ShellProfile::Unasked, ShellProfile::Approved] {
+            let launch = ShellLaunch { profile, roots: std::slice::from_ref(&gone), argv: &[OsString::from("true")] };
+            let err = sandbox.confine(&launch).err().unwrap();
+            assert!(err.contains("cannot be resolved") && err.contains(&gone.display().to_string()), "{err}");
+        }
     }
 }

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | write | a private `/tmp` only | the workspace roots, `/tmp`, `/var/tmp`, `sandbox.allowWrite` |
 //! | read-only inside the roots | everything | `.git/config`, `.git/hooks`, `.tandem/`, `.claude/`, `.vscode/`, `.mcp.json` (also when missing, so they cannot be created) |
-//! | masked (read as empty) | read-deny paths; the home folder's credential stores | read-deny paths |
+//! | masked (read as empty) | read-deny paths; the home folder's credential stores; the sockets of services that act for it (the runtime folder's session bus, keyring and agents, the system bus, container engines) | read-deny paths |
 //! | network | none | only with `sandbox.network` |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
 //!

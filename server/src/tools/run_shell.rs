@@ -419,7 +419,7 @@ fn sandbox_failure_note(sandbox: SandboxNote, stdout: &str, stderr: &str) -> Str
     if !sandbox.network && said(NETWORK_FAILURES) {
         notes.push(match sandbox.profile {
             ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: ask the user to allow it, and to allow network in the settings (\"sandbox\": {\"network\": true}).".to_string(),
-            ShellProfile::Approved => "The sandbox has no network. To allow it, the user sets \"sandbox\": {\"network\": true} in .tandem/settings.json (or the editor's Tandem settings).".to_string(),
+            ShellProfile::Approved => "The sandbox has no network. To allow it, the user sets \"sandbox\": {\"network\": true} in ~/.tandem/settings.json or the editor's Tandem settings (a project's .tandem/settings.json cannot).".to_string(),
         });
     }
     if said(&["Read-only file system"]) {

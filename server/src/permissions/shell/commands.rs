@@ -598,6 +598,154 @@ mod tests {
         }
     }
 
+    /// Every entry of the table, with a command it lets run unasked and
+    /// one it does not (a flag that writes or runs code where the command
+    /// has one, else a path outside the workspace, an operand that would
+    /// be written, or a flag the entry does not list). `None`: the entry
+    /// takes any word (`echo`). An entry without a row fails the test.
+    const EXAMPLES: &[(&str, &str, Option<&str>)] = &[
+        ("ls", "ls -la --color=never src", Some("ls -la /etc")),
+        ("dir", "dir -R src", Some("dir ../")),
+        ("cat", "cat -n notes.txt", Some("cat /etc/passwd")),
+        ("head", "head -5 notes.txt", Some("head -n1 ../x")),
+        ("tail", "tail -n 3 notes.txt", Some("tail -f notes.txt")),
+        ("wc", "wc -l notes.txt", Some("wc --files0-from=list")),
+        ("grep", "grep -rn -e fn src", Some("grep -r x /")),
+        ("egrep", "egrep -c x notes.txt", Some("egrep x /etc/passwd")),
+        ("fgrep", "fgrep -l x src", Some("fgrep -f /etc/shadow x")),
+        ("rg", "rg -n --hidden -g *.rs fn src", Some("rg --pre=sh x")),
+        ("fd", "fd -e rs . src", Some("fd -x rm")),
+        ("fdfind", "fdfind -t f x", Some("fdfind -X rm")),
+        ("tree", "tree -L 2 src", Some("tree -o notes.txt")),
+        ("find", "find src -name *.rs -type f -print", Some("find . -name x -delete")),
+        ("sort", "sort -u -k2 notes.txt", Some("sort -o notes.txt notes.txt")),
+        ("uniq", "uniq -c notes.txt", Some("uniq notes.txt out.txt")),
+        ("cut", "cut -d: -f1 notes.txt", Some("cut -f1 /etc/passwd")),
+        ("tr", "tr a-z A-Z", Some("tr --bogus a b")),
+        ("stat", "stat -c %s notes.txt", Some("stat /etc/shadow")),
+        ("du", "du -sh src", Some("du -sh /")),
+        ("df", "df -h .", Some("df /")),
+        ("diff", "diff -u notes.txt src/../notes.txt", Some("diff notes.txt /etc/passwd")),
+        ("cmp", "cmp notes.txt notes.txt", Some("cmp notes.txt notes.txt out.txt")),
+        ("realpath", "realpath src", Some("realpath /etc")),
+        ("readlink", "readlink -f src", Some("readlink -f /etc/x")),
+        ("basename", "basename -s .rs src/main.rs", Some("basename --bogus x")),
+        ("dirname", "dirname src/main.rs", Some("dirname --bogus x")),
+        ("pwd", "pwd -P", Some("pwd x")),
+        ("echo", "echo -n -delete {} ;", None),
+        ("true", "true -o x", None),
+        ("false", "false --output x", None),
+        ("sleep", "sleep 1", Some("sleep --bogus 1")),
+        ("which", "which -a rm", Some("which --bogus rm")),
+        ("type", "type -t rm", Some("type --bogus rm")),
+        ("test", "test -f notes.txt", None),
+        ("[", "[ -d src ]", None),
+        ("whoami", "whoami", Some("whoami x")),
+        ("uname", "uname -a", Some("uname x")),
+        ("id", "id -u", Some("id --bogus")),
+        ("groups", "groups", Some("groups --bogus")),
+        ("nproc", "nproc --all", Some("nproc x")),
+        ("arch", "arch", Some("arch x")),
+        ("uptime", "uptime -p", Some("uptime x")),
+        ("hostname", "hostname -f", Some("hostname newname")),
+        ("locale", "locale -a", Some("locale --bogus")),
+        ("date", "date -u +%F", Some("date -s 2020-01-01")),
+        ("seq", "seq -w 1 10", Some("seq --bogus 1")),
+        ("sha256sum", "sha256sum notes.txt", Some("sha256sum -c sums.txt")),
+        ("sha512sum", "sha512sum notes.txt", Some("sha512sum /etc/shadow")),
+        ("sha1sum", "sha1sum notes.txt", Some("sha1sum --check sums.txt")),
+        ("md5sum", "md5sum notes.txt", Some("md5sum /etc/shadow")),
+        ("b2sum", "b2sum notes.txt", Some("b2sum -c sums.txt")),
+        ("cksum", "cksum notes.txt", Some("cksum /etc/shadow")),
+        ("column", "column -t notes.txt", Some("column /etc/passwd")),
+        ("tac", "tac notes.txt", Some("tac /etc/passwd")),
+        ("rev", "rev notes.txt", Some("rev /etc/passwd")),
+        ("comm", "comm -12 notes.txt notes.txt", Some("comm notes.txt /etc/passwd")),
+        ("paste", "paste -s notes.txt", Some("paste /etc/passwd")),
+        ("fold", "fold -w 40 notes.txt", Some("fold /etc/passwd")),
+        ("expand", "expand -t 4 notes.txt", Some("expand /etc/passwd")),
+        ("unexpand", "unexpand -a notes.txt", Some("unexpand /etc/passwd")),
+        ("join", "join notes.txt notes.txt", Some("join notes.txt /etc/passwd")),
+        ("strings", "strings -n 8 notes.txt", Some("strings /etc/shadow")),
+        ("nl", "nl -ba notes.txt", Some("nl /etc/passwd")),
+        ("od", "od -c notes.txt", Some("od /etc/shadow")),
+        ("hexdump", "hexdump -C notes.txt", Some("hexdump /etc/shadow")),
+        ("jq", "jq -r .a notes.txt", Some("jq --args . x")),
+        ("file", "file -b notes.txt", Some("file -C -m magic")),
+        ("nm", "nm -C notes.txt", Some("nm /bin/ls")),
+        ("objdump", "objdump -d notes.txt", Some("objdump -d /bin/ls")),
+        ("readelf", "readelf -h notes.txt", Some("readelf -a /bin/ls")),
+        ("size", "size -A notes.txt", Some("size /bin/ls")),
+        ("ps", "ps aux", None),
+        ("cd", "cd -P src", Some("cd --bogus src")),
+        ("rustc", "rustc --version", Some("rustc main.rs")),
+        ("node", "node -v", Some("node script.js")),
+        ("python", "python --version", Some("python x.py")),
+        ("python3", "python3 -V", Some("python3 -c 1")),
+        ("cargo", "cargo --version", Some("cargo check")),
+        ("cargo version", "cargo version -v", Some("cargo version --bogus")),
+        ("cargo locate-project", "cargo locate-project --workspace", Some("cargo locate-project --manifest-path /etc/Cargo.toml")),
+        ("git", "git --no-pager -P status", Some("git -c core.pager=sh log")),
+        ("git status", "git status -sb src", Some("git status /etc")),
+        ("git diff", "git diff --stat HEAD~1 -- src", Some("git diff --ext-diff")),
+        ("git log", "git log --oneline -5", Some("git log --output=x")),
+        ("git show", "git show --stat HEAD", Some("git show --textconv HEAD")),
+        ("git whatchanged", "git whatchanged -3", Some("git whatchanged --output=x")),
+        ("git rev-list", "git rev-list --count HEAD", Some("git rev-list --bogus")),
+        ("git shortlog", "git shortlog -sn", Some("git shortlog --output=x")),
+        ("git blame", "git blame -L 1,5 notes.txt", Some("git blame --contents /etc/passwd notes.txt")),
+        ("git rev-parse", "git rev-parse --show-toplevel", Some("git rev-parse --bogus")),
+        ("git ls-files", "git ls-files -o src", Some("git ls-files /etc")),
+        ("git ls-tree", "git ls-tree -r HEAD", Some("git ls-tree --bogus")),
+        ("git describe", "git describe --tags", Some("git describe --bogus")),
+        ("git cat-file", "git cat-file -p HEAD", Some("git cat-file --textconv HEAD:x")),
+        ("git grep", "git grep -n -e fn", Some("git grep -O x")),
+        ("git merge-base", "git merge-base main HEAD", Some("git merge-base --bogus")),
+        ("git show-ref", "git show-ref --heads", Some("git show-ref --bogus")),
+        ("git count-objects", "git count-objects -vH", Some("git count-objects x")),
+        ("git branch", "git branch -a", Some("git branch -D main")),
+        ("git tag", "git tag -l", Some("git tag v1")),
+        ("git remote", "git remote -v", Some("git remote add x y")),
+        ("git reflog", "git reflog show -5", Some("git reflog expire --all")),
+        ("git reflog show", "git reflog show HEAD", Some("git reflog show --output=x")),
+        ("git stash", "git stash list", Some("git stash drop")),
+        ("git stash list", "git stash list --oneline", Some("git stash list x")),
+        ("git stash show", "git stash show -p", Some("git stash show --ext-diff")),
+        ("git config", "git config --get user.name", Some("git config user.name x")),
+        ("git help", "git help -a", Some("git help -w log")),
+        ("git version", "git version", Some("git version x")),
+    ];
+
+    fn judge(line: &str, root: &std::path::Path) -> Option<String> {
+        let roots = [root.to_path_buf()];
+        let ctx = super::super::judge::Context { cwd: Some(root), roots: &roots };
+        let words: Vec<String> = line.split(' ').map(String::from).collect();
+        super::super::judge::read_only_problem(&words, ctx)
+    }
+
+    #[test]
+    fn every_entry_runs_what_it_lists_and_asks_what_it_does_not() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir(root.join("src")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("notes.txt"), "x").unwrap_or_else(|e| panic!("{e}"));
+        let entries: Vec<String> = all_specs().into_iter().map(|(name, _)| name).collect();
+        for entry in &entries {
+            assert!(EXAMPLES.iter().any(|(name, _, _)| name == entry), "`{entry}` has no row in EXAMPLES");
+        }
+        for (name, runs, asked) in EXAMPLES {
+            assert!(entries.iter().any(|e| e == name), "EXAMPLES names `{name}`, which the table has not");
+            for line in std::iter::once(runs).chain(asked) {
+                assert!(line == name || line.starts_with(&format!("{name} ")), "`{line}` does not run `{name}`");
+            }
+            assert_eq!(judge(runs, &root), None, "`{runs}` should run unasked");
+            match asked {
+                Some(asked) => assert!(judge(asked, &root).is_some(), "`{asked}` should be asked"),
+                None => assert_eq!(lookup(name).map(|s| s.syntax), Some(Syntax::Any), "`{name}` takes flags: give it an asked example"),
+            }
+        }
+    }
+
     /// The flags the issue found writing or running code are absent.
     #[test]
     fn flags_that_write_or_run_code_are_absent() {

@@ -349,9 +349,12 @@ mod properties {
             .prop_map(String::from)
     }
 
-    /// A command line with one expansion at a position that matters.
+    /// A command line with one expansion at a position that matters: the
+    /// command name, a flag or operand, a redirect target, a test or an
+    /// arithmetic context (they evaluate subscripts), a here-document, the
+    /// value of an assignment to a harmless variable, a `for` list.
     fn command() -> impl Strategy<Value = String> {
-        (prop::collection::vec(plain(), 1..5), expansion(), 0..3usize, any::<prop::sample::Index>()).prop_map(
+        (prop::collection::vec(plain(), 1..5), expansion(), 0..8usize, any::<prop::sample::Index>()).prop_map(
             |(words, expansion, place, index)| match place {
                 // In the command name.
                 0 => format!("{expansion} {}", words.join(" ")),
@@ -363,7 +366,15 @@ mod properties {
                     words.join(" ")
                 }
                 // As a redirect target.
-                _ => format!("{} > {expansion}", words.join(" ")),
+                2 => format!("{} > {expansion}", words.join(" ")),
+                3 => format!("[[ {expansion} -eq 0 ]] && {}", words.join(" ")),
+                // Arithmetic, here-documents and assignment values expand
+                // only `$…` and backticks (no braces, globs or tildes there).
+                4..=6 if !expansion.contains(['$', '`']) || expansion.starts_with("$'") => format!("{expansion} {}", words.join(" ")),
+                4 => format!("(( {expansion} )); {}", words.join(" ")),
+                5 => format!("{} <<EOF\n{expansion}\nEOF", words.join(" ")),
+                6 => format!("LANG={expansion} {}", words.join(" ")),
+                _ => format!("for w in {expansion}; do {}; done", words.join(" ")),
             },
         )
     }
