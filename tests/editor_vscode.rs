@@ -200,6 +200,14 @@ fn partial_review_closed_file_review_and_undo_last_run() {
     run_script("partial_review_closed_file_review_and_undo_last_run", "undo.js");
 }
 
+/// tests/vscode/panel_undo.js: Undo and then Redo on a finished run in the
+/// Tandem panel restore an open buffer and a file on disk, and the button
+/// keeps its state across a webview reload.
+#[test]
+fn undo_and_redo_of_a_run_in_the_panel() {
+    run_script("undo_and_redo_of_a_run_in_the_panel", "panel_undo.js");
+}
+
 /// The screenshots the script took at its checks (the panel streaming, an
 /// ask inline, after the reloads), copied where they outlive the temp dir:
 /// target/test-artifacts/editor_vscode/. A failed run keeps them with the

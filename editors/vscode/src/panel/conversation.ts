@@ -15,6 +15,10 @@ export interface PanelItem extends RunEvent {
   runId?: string;
   /** `edits`: each file's status at the run's end. */
   edits?: { path: string; display: string; status: string }[];
+  /** `edits`: an edit of the run landed, so the panel offers its Undo (`tandem.undo` of `runId`). */
+  undoable?: boolean;
+  /** `edits`: the run is undone now, so the panel offers Redo. */
+  undone?: boolean;
   usage?: Usage;
   cost_usd?: number;
   thread_id?: string;
@@ -55,7 +59,8 @@ export type Change =
   | { op: 'item'; item: PanelItem }
   | { op: 'reset'; snapshot: Snapshot }
   | { op: 'asks'; asks: PendingAsk[] }
-  | { op: 'state'; running: boolean; threadId?: string; title?: string };
+  | { op: 'state'; running: boolean; threadId?: string; title?: string }
+  | { op: 'undo'; runId: string; undone: boolean };
 
 export class Conversation {
   private items: PanelItem[] = [];
@@ -67,6 +72,8 @@ export class Conversation {
   title: string | undefined;
   /** The run whose events came last. */
   private lastRun: string | undefined;
+  /** The current run's `end` event came. */
+  private endSeen = false;
   private listeners: ((change: Change) => void)[] = [];
 
   /** `shownPath`: an absolute path as the panel shows it (relative to the workspace). */
@@ -89,6 +96,7 @@ export class Conversation {
   begin(prompt: string): void {
     this.running = true;
     this.lastRun = undefined;
+    this.endSeen = false;
     this.tools.clear();
     if (this.title === undefined) this.title = titleOf(prompt);
     this.add({ type: 'prompt', text: prompt });
@@ -101,6 +109,7 @@ export class Conversation {
       this.tools.set(event.id, toolLine(event));
     }
     if (event.type === 'tool_result' && event.id !== undefined) this.tools.delete(event.id);
+    if (event.type === 'end' && event.parent === undefined) this.endSeen = true;
     this.lastRun = runId;
     const item: PanelItem = { ...event, runId };
     const kind = item.kind;
@@ -111,13 +120,46 @@ export class Conversation {
     this.add(item);
   }
 
-  /** The run is over; `edits` as `tandem.ask` answered them (URIs turned into paths by the caller). */
-  end(edits: { path: string; display: string; status: string }[], threadId: string | undefined): void {
+  /**
+   * The run is over; `edits` as `tandem.ask` answered them (URIs turned
+   * into paths by the caller), `runId` the answer's (else the run whose
+   * events came last). A run an edit of which landed can be undone.
+   * `failure`: why the ask failed; a run that never got going (the server
+   * refused it: the thread runs in another window, say) shows it as its
+   * end, since no `end` event will.
+   */
+  end(edits: { path: string; display: string; status: string }[], threadId: string | undefined, runId?: string, failure?: string): void {
     this.running = false;
     this.tools.clear();
-    if (edits.length > 0) this.add({ type: 'edits', edits, runId: this.lastRun });
+    const run = runId || this.lastRun;
+    if (failure !== undefined && !this.endSeen) this.add({ type: 'end', status: 'failed', text: failure, runId: run });
+    this.endSeen = false;
+    if (edits.length > 0) {
+      const undoable = run !== undefined && edits.some((e) => e.status === 'applied' || e.status === 'written' || e.status === 'partial');
+      this.add({ type: 'edits', edits, runId: run, undoable, undone: false });
+    }
     if (threadId !== undefined) this.threadId = threadId;
     this.fireState();
+  }
+
+  /**
+   * Run `runId` was undone (`undone`) or redone: its edits line offers
+   * the other now; `note` says what became of each file.
+   */
+  restored(runId: string, undone: boolean, note: string): void {
+    const item = this.items.find((i) => i.type === 'edits' && i.runId === runId && i.undoable);
+    if (item) {
+      item.undone = undone;
+      this.fire({ op: 'undo', runId, undone });
+    }
+    this.note(note);
+  }
+
+  /** An undo or redo of `runId` did not happen: its button is offered again as it was; `note` says why. */
+  restoreFailed(runId: string, note: string): void {
+    const item = this.items.find((i) => i.type === 'edits' && i.runId === runId && i.undoable);
+    if (item) this.fire({ op: 'undo', runId, undone: item.undone === true });
+    this.note(note);
   }
 
   /** A line of the panel's own (a restart, a reload that ended a run). */

@@ -15,6 +15,7 @@ import { Asks } from './asks';
 import { Conversation, PanelItem, titleOf } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
 import { safeUrl } from './markdown';
+import { onDidRestore, undoRun } from '../undo';
 import { TandemStatusBar } from './statusBar';
 
 export const VIEW_ID = 'tandem.panel';
@@ -34,7 +35,8 @@ type FromWebview =
   | { type: 'resume' }
   | { type: 'mentionQuery'; query: string }
   | { type: 'mentioned'; value: string }
-  | { type: 'mentionSelection' };
+  | { type: 'mentionSelection' }
+  | { type: 'undo'; runId: string; direction: 'undo' | 'redo' };
 
 /** The selection an `@selection` mention refers to, taken when it was mentioned. */
 interface Selection {
@@ -66,8 +68,17 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       server.runs.onDidEnd((result) => {
         const folders = workspaceFolders();
         const edits = (result?.edits ?? []).map((e) => ({ path: uriPath(e.uri), display: relativePath(e.uri, folders), status: e.status }));
-        conversation.end(edits, (result as { threadId?: string } | undefined)?.threadId);
+        const failure = result?.status === 'failed' ? result.text : undefined;
+        conversation.end(edits, (result as { threadId?: string } | undefined)?.threadId, result?.runId, failure);
         void context.workspaceState.update(THREAD_KEY, server.runs.thread);
+      }),
+      // An undo or redo from anywhere (the panel, the end notification, the
+      // palette): the run's edits line offers the other, and a note says
+      // what became of each file.
+      onDidRestore((restore) => {
+        if (restore.answer) conversation.restored(restore.answer.runId, restore.direction === 'undo', restore.message);
+        else if (restore.requested) conversation.restoreFailed(restore.requested, restore.message);
+        else conversation.note(restore.message);
       }),
       server.runs.onDidChangeThread((change) => {
         conversation.reset(change.threadId, change.title ?? pastTitle(change.past), pastItems(change.past, change.omitted));
@@ -168,6 +179,12 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       case 'mentioned':
         if (message.value === 'selection') this.selection = currentSelection(this.server);
         break;
+      case 'undo': {
+        // The panel shows what happened (restored), so no notification.
+        const runId = String(message.runId ?? '');
+        if (runId !== '') await undoRun(this.server, message.direction === 'redo' ? 'redo' : 'undo', runId, false);
+        break;
+      }
       case 'mentionSelection': {
         this.selection = currentSelection(this.server);
         if (this.selection) this.post({ op: 'insert', text: '@selection ' });

@@ -56,6 +56,8 @@ interface OpenText {
 const openTexts = new Map<string, OpenText>();
 const cards = new Map<string, HTMLElement>();
 const runEnds = new Map<string, HTMLElement>();
+/** Each undoable run's Undo (or Redo) button, by run id. */
+const undoButtons = new Map<string, HTMLButtonElement>();
 let flushScheduled = false;
 
 function element(tag: string, className?: string, text?: string): HTMLElement {
@@ -227,7 +229,22 @@ function editStatuses(item: PanelItem): void {
     entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status)}`));
     line.append(entry);
   }
+  if (item.undoable && item.runId) {
+    const button = element('button', 'secondary undo') as HTMLButtonElement;
+    button.dataset.undoRun = item.runId;
+    setUndo(button, item.undone === true);
+    line.append(button);
+    undoButtons.set(item.runId, button);
+  }
   log.append(line);
+}
+
+/** A run's button offers Undo, or Redo once the run is undone. */
+function setUndo(button: HTMLButtonElement, undone: boolean): void {
+  button.disabled = false;
+  button.dataset.direction = undone ? 'redo' : 'undo';
+  button.textContent = undone ? 'Redo' : 'Undo';
+  button.title = undone ? "Put this run's changes back" : 'Take back every change this run made';
 }
 
 /** The colour an edit status gets: landed, landed in part, or not. */
@@ -317,6 +334,7 @@ function reset(snapshot: Snapshot): void {
   openTexts.clear();
   cards.clear();
   runEnds.clear();
+  undoButtons.clear();
   byId('usage').textContent = '';
   empty.hidden = snapshot.items.length > 0;
   for (const item of snapshot.items) show(item, true);
@@ -507,6 +525,14 @@ document.addEventListener('click', (event) => {
     }
     return;
   }
+  const undo = target.closest<HTMLButtonElement>('button[data-undo-run]');
+  if (undo?.dataset.undoRun) {
+    // One at a time: the button comes back when the extension says how it went.
+    if (undo.disabled) return;
+    undo.disabled = true;
+    vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction });
+    return;
+  }
   const action = target.closest<HTMLButtonElement>('button[data-action]');
   if (action?.dataset.askId && action.dataset.action) {
     vscode.postMessage({ type: 'answer', id: Number(action.dataset.askId), title: action.dataset.action });
@@ -531,6 +557,11 @@ window.addEventListener('message', (event: MessageEvent<Incoming>) => {
     case 'state':
       setState(message.running, message.title);
       break;
+    case 'undo': {
+      const button = undoButtons.get(message.runId);
+      if (button) setUndo(button, message.undone);
+      break;
+    }
     case 'history':
       history = new History(message.entries);
       break;

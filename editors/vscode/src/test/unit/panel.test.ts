@@ -149,6 +149,37 @@ describe('Conversation', () => {
     assert.strictEqual(conversation.threadId, 'thread-1');
     assert.strictEqual(conversation.snapshot().items.at(-1)?.type, 'edits');
   });
+  it('offers Undo on a run whose edit landed, Redo once it is undone, and keeps both in the snapshot', () => {
+    const conversation = new Conversation();
+    conversation.begin('shout');
+    conversation.event('run-2', { type: 'text', text: 'Editing.' });
+    conversation.end([{ path: '/w/a.txt', display: 'a.txt', status: 'applied' }], 't', 'run-2');
+    conversation.begin('try');
+    conversation.end([{ path: '/w/b.txt', display: 'b.txt', status: 'rejected' }], 't', 'run-3');
+    const edits = () => conversation.snapshot().items.filter((i) => i.type === 'edits').map((i) => [i.runId, i.undoable, i.undone]);
+    assert.deepStrictEqual(edits(), [['run-2', true, false], ['run-3', false, false]]);
+    const live: Change[] = [];
+    conversation.onChange((c) => live.push(c));
+    conversation.restored('run-2', true, 'Tandem: undid run-2 (1 file: 1 restored). a.txt: restored.');
+    assert.deepStrictEqual(edits()[0], ['run-2', true, true]);
+    assert.deepStrictEqual(live[0], { op: 'undo', runId: 'run-2', undone: true });
+    assert.strictEqual(conversation.snapshot().items.at(-1)?.text, 'Tandem: undid run-2 (1 file: 1 restored). a.txt: restored.');
+    conversation.restoreFailed('run-2', 'Tandem: cannot redo: run run-2 is still going');
+    assert.deepStrictEqual(live[2], { op: 'undo', runId: 'run-2', undone: true });
+    conversation.restored('run-2', false, 'redone');
+    assert.deepStrictEqual(edits()[0], ['run-2', true, false]);
+  });
+  it('shows an ask the server refused as a failed end, and a failed run that ended once', () => {
+    const conversation = new Conversation();
+    conversation.begin('continue');
+    conversation.end([], 't', '', 'this conversation is running in another window: thread t has a run going');
+    const ends = () => conversation.snapshot().items.filter((i) => i.type === 'end').map((i) => [i.status, i.text]);
+    assert.deepStrictEqual(ends(), [['failed', 'this conversation is running in another window: thread t has a run going']]);
+    conversation.begin('again');
+    conversation.event('run-4', { type: 'end', status: 'failed', text: 'the provider failed' });
+    conversation.end([], 't', 'run-4', 'the provider failed');
+    assert.strictEqual(ends().length, 2);
+  });
   it('starts over with a resumed thread and its past', () => {
     const conversation = new Conversation();
     conversation.begin('old');
