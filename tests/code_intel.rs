@@ -189,10 +189,12 @@ fn language_server_faults_are_results() {
     expect_test::expect!["Error: line 7 is past the end of main.rs, which has 2 lines."].assert_eq(&results[5]);
 }
 
-/// A language server that answers `initialize`, counts its starts, and
-/// exits with status 3 on the first question.
+/// A language server that answers `initialize`, counts its starts, and on
+/// the first question exits with status 3 (`crash`) or never answers it
+/// (`silent`).
 const CRASHING_SERVER: &str = r#"
 import json, sys
+mode = sys.argv[1]
 open("starts", "a").write("x")
 def read():
     headers = {}
@@ -211,7 +213,7 @@ while True:
         body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {}}}).encode()
         sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         sys.stdout.buffer.flush()
-    elif message.get("method") == "textDocument/definition":
+    elif message.get("method") == "textDocument/definition" and mode == "crash":
         sys.exit(3)
 "#;
 
@@ -224,7 +226,7 @@ fn a_crashing_language_server_is_restarted_a_bounded_number_of_times() {
     let home = root.join(".git/home/.tandem");
     std::fs::create_dir_all(&home).unwrap();
     let server = root.join(".git/server.py");
-    std::fs::write(home.join("settings.json"), json!({"lspServers": {"python": {"command": ["python3", server], "filetypes": ["py"]}}}).to_string()).unwrap();
+    std::fs::write(home.join("settings.json"), json!({"lspServers": {"python": {"command": ["python3", server, "crash"], "filetypes": ["py"]}}}).to_string()).unwrap();
     let ask_definition = |i: usize| json!({"text": format!("Where? (try {i})"), "tool_calls": [{"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}}]});
     let mut turns = vec![load()];
     turns.extend((1..=5).map(ask_definition));
@@ -236,6 +238,34 @@ fn a_crashing_language_server_is_restarted_a_bounded_number_of_times() {
     }
     assert!(results[5].contains("crashed 4 times") && results[5].contains("not started again until Tandem restarts"), "{}", results[5]);
     assert_eq!(std::fs::read_to_string(root.join("starts")).unwrap(), "xxxx", "one start and three restarts");
+}
+
+/// A server that started but never answers a question: each call ends at
+/// `timeouts.codeIntelMs` with a result saying so, and the server, alive,
+/// is not restarted.
+#[test]
+fn a_language_server_that_never_answers_is_a_timeout() {
+    let (_dir, root) = project(json!({}));
+    std::fs::write(root.join(".git/server.py"), CRASHING_SERVER).unwrap();
+    let home = root.join(".git/home/.tandem");
+    std::fs::create_dir_all(&home).unwrap();
+    let server = root.join(".git/server.py");
+    let settings = json!({"timeouts": {"codeIntelMs": 500}, "lspServers": {"python": {"command": ["python3", server, "silent"], "filetypes": ["py"]}}});
+    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    let definition = json!({"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}});
+    let references = json!({"name": "code_intel", "input": {"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "greet"}});
+    let turns = json!([
+        load(),
+        {"text": "Where?", "tool_calls": [definition]},
+        {"text": "Who?", "tool_calls": [references]},
+        {"text": "Done."}
+    ]);
+    let (results, _) = ask(&root, turns, &[]);
+    expect_test::expect!["Error: python3 (lspServers.python) did not answer definition within 0.5 s (timeouts.codeIntelMs). Try again, or use grep_search."]
+        .assert_eq(&results[1]);
+    expect_test::expect!["Error: python3 (lspServers.python) did not answer references within 0.5 s (timeouts.codeIntelMs). Try again, or use grep_search."]
+        .assert_eq(&results[2]);
+    assert_eq!(std::fs::read_to_string(root.join("starts")).unwrap(), "x", "started once");
 }
 
 /// `tandem lsp` for an editor whose plugin does not answer `tandem/codeIntel`
