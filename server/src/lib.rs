@@ -117,7 +117,12 @@
 //!   MCP servers, project hooks), remembered per workspace.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
 //!   `.tandem/settings.json` < `.tandem/settings.local.json` < the editor's
-//!   settings; problems name the file and field and are never fatal.
+//!   settings; problems name the file and field, and only unreadable
+//!   permission rules are fatal. Split by phase: the layers (which files,
+//!   precedence, merging), the key table (one entry per key: how it is
+//!   parsed, validated and merged, the variable it stands for, the docs
+//!   page naming it; a key is known exactly when it is handled), the
+//!   `TANDEM_*` lookups, and the writer ("Always allow in this project").
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
 //!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; carried out by the one

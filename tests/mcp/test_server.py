@@ -11,6 +11,7 @@ grow (adds a tool and sends notifications/tools/list_changed, stdio only).
 Options:
   --greeting TEXT   prefix of echo's answer (over HTTP: the X-Greeting header wins)
   --marker PATH     write the pid to PATH at start-up (proves it started)
+  --starts PATH     add a line with the pid to PATH at each start-up (counts the starts)
   --hang            read requests but never answer initialize
   --start-delay S   answer initialize only after S seconds (a slow start, like npx)
   --http            serve streamable HTTP on 127.0.0.1 (port printed)
@@ -35,6 +36,7 @@ def option(name, default=None):
 
 GREETING = option("--greeting", "echo")
 MARKER = option("--marker")
+STARTS = option("--starts")
 HANG = "--hang" in args
 START_DELAY = float(option("--start-delay", "0"))
 HTTP = "--http" in args
@@ -234,6 +236,10 @@ if MARKER:
     with open(MARKER + ".tmp", "w") as f:
         f.write(str(os.getpid()))
     os.rename(MARKER + ".tmp", MARKER)
+
+if STARTS:
+    with open(STARTS, "a") as f:
+        f.write("%d\n" % os.getpid())
 
 if HTTP:
     serve_http()

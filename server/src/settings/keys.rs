@@ -1,0 +1,508 @@
+//! The key table: every settings key Tandem knows, once — how a layer's
+//! value is parsed, validated and merged into the [`Settings`], the
+//! environment variable it stands for, and the docs page that documents
+//! it. [`resolve`](super::resolve) reads a key only through this table,
+//! so a key is known exactly when it is handled: adding one is adding an
+//! entry (its docs page is checked to name it).
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{Layer, Settings, SettingsProblem, Severity, Timeouts};
+use crate::tools::permission_mode::PermissionMode;
+
+/// One settings key.
+pub(super) struct Key {
+    /// As written in a settings file (`permissionMode`).
+    pub name: &'static str,
+    pub apply: Apply,
+    /// The variables the key stands for in
+    /// [`Settings::lookup`](super::Settings::lookup), where it has any.
+    pub variable: Option<Variable>,
+    /// The page of `docs/` that documents the key (a test checks that it
+    /// names the key).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub docs: &'static str,
+}
+
+/// How a layer's value of a key reaches the settings.
+pub(super) enum Apply {
+    /// Parsed and merged; an error drops the field (the message names why).
+    Field(fn(&mut Settings, &Layer, &Value) -> Result<(), String>),
+    /// Parsed with problems of their own severity: a permission list that
+    /// cannot be read is fatal.
+    Checked(fn(&mut Settings, &Layer, &Value) -> Vec<SettingsProblem>),
+    /// Accepted here and read by another module from the files themselves
+    /// (`crate::mcp::config` reads the MCP approvals and timeouts).
+    ReadElsewhere,
+    /// Accepted and not used.
+    Ignored,
+}
+
+/// The variables a key stands for, and its value as one of them (`None`:
+/// not set, or not for this variable).
+pub(super) struct Variable {
+    pub names: &'static [&'static str],
+    pub value: fn(&Settings, &str) -> Option<String>,
+}
+
+/// Every key, in the order the "unknown setting" problem lists them.
+pub(super) const KEYS: &[Key] = &[
+    Key {
+        name: "provider",
+        apply: Apply::Field(provider),
+        variable: Some(Variable { names: &["TANDEM_PROVIDER"], value: |s, _| s.provider.clone() }),
+        docs: "settings.md",
+    },
+    Key {
+        name: "model",
+        apply: Apply::Field(|s, _, v| {
+            s.model = Some(parse(v)?);
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_MODEL"], value: |s, _| s.model.clone() }),
+        docs: "settings.md",
+    },
+    Key {
+        name: "baseUrl",
+        apply: Apply::Field(|s, _, v| {
+            s.base_url = Some(parse(v)?);
+            Ok(())
+        }),
+        // As the VS Code extension's setting: the provider's own variable.
+        variable: Some(Variable { names: &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"], value: base_url }),
+        docs: "settings.md",
+    },
+    Key {
+        name: "script",
+        apply: Apply::Field(|s, _, v| {
+            s.script = Some(parse(v)?);
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_SCRIPT"], value: |s, _| s.script.clone() }),
+        docs: "settings.md",
+    },
+    Key {
+        name: "permissionMode",
+        apply: Apply::Field(|s, _, v| {
+            let mode: String = parse(v)?;
+            s.permission_mode = Some(mode.parse()?);
+            Ok(())
+        }),
+        variable: None,
+        docs: "settings.md",
+    },
+    Key {
+        name: "maxTurns",
+        apply: Apply::Field(|s, _, v| {
+            s.max_turns = Some(positive(v)?);
+            Ok(())
+        }),
+        variable: None,
+        docs: "settings.md",
+    },
+    Key {
+        name: "maxTokens",
+        apply: Apply::Field(|s, _, v| {
+            s.max_tokens = Some(positive(v)?);
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_MAX_TOKENS"], value: |s, _| s.max_tokens.map(|n| n.to_string()) }),
+        docs: "settings.md",
+    },
+    Key {
+        name: "contextWindow",
+        apply: Apply::Field(context_window),
+        variable: Some(Variable { names: &["TANDEM_CONTEXT_WINDOW"], value: |s, _| s.context_window.map(|n| n.to_string()) }),
+        docs: "sessions.md",
+    },
+    Key {
+        name: "thinkingBudget",
+        apply: Apply::Field(thinking_budget),
+        variable: Some(Variable { names: &["TANDEM_THINKING"], value: |s, _| s.thinking_budget.map(|n| n.to_string()) }),
+        docs: "sessions.md",
+    },
+    Key {
+        name: "prices",
+        apply: Apply::Field(|s, _, v| {
+            crate::thread::pricing::PriceTable::from_json(v)?;
+            s.prices = Some(v.clone());
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_PRICES"], value: |s, _| s.prices.as_ref().map(Value::to_string) }),
+        docs: "sessions.md",
+    },
+    Key {
+        name: "saveDocuments",
+        apply: Apply::Field(|s, _, v| {
+            s.save_documents = parse(v)?;
+            Ok(())
+        }),
+        variable: None,
+        docs: "settings.md",
+    },
+    Key {
+        name: "textInput",
+        apply: Apply::Field(|s, _, v| {
+            s.text_input = parse(v)?;
+            Ok(())
+        }),
+        variable: None,
+        docs: "protocol.md",
+    },
+    Key {
+        name: "codeIntel",
+        apply: Apply::Field(|s, _, v| {
+            s.code_intel = parse(v)?;
+            Ok(())
+        }),
+        variable: None,
+        docs: "settings.md",
+    },
+    Key { name: "lspServers", apply: Apply::Field(lsp_servers), variable: None, docs: "settings.md" },
+    Key { name: "timeouts", apply: Apply::Field(timeouts), variable: None, docs: "settings.md" },
+    Key { name: "env", apply: Apply::Field(env), variable: None, docs: "settings.md" },
+    Key { name: "permissions", apply: Apply::Checked(permissions), variable: None, docs: "settings.md" },
+    Key { name: "sandbox", apply: Apply::Field(sandbox), variable: None, docs: "settings.md" },
+    Key { name: "hooks", apply: Apply::Field(hooks), variable: None, docs: "settings.md" },
+    Key { name: "mcpServers", apply: Apply::Field(mcp_servers), variable: None, docs: "settings.md" },
+    Key { name: "enableAllProjectMcpServers", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
+    Key { name: "enabledMcpjsonServers", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
+    Key { name: "mcpTimeouts", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
+    // The JSON schema an editor validates the file against (Claude Code's
+    // settings files name one).
+    Key { name: "$schema", apply: Apply::Ignored, variable: None, docs: "settings.md" },
+];
+
+/// The key named `name`.
+pub(super) fn find(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|key| key.name == name)
+}
+
+/// The key that stands for the variable `name`.
+pub(super) fn for_variable(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|key| key.variable.as_ref().is_some_and(|v| v.names.contains(&name)))
+}
+
+/// The known keys, for the "unknown setting" problem.
+pub(super) fn names() -> String {
+    KEYS.iter().map(|key| key.name).collect::<Vec<_>>().join(", ")
+}
+
+fn parse<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
+    T::deserialize(value).map_err(|e| e.to_string().replace('`', "\""))
+}
+
+/// A whole number above 0.
+fn positive<T: DeserializeOwned + PartialEq + Default>(value: &Value) -> Result<T, String> {
+    const MESSAGE: &str = "expected a positive whole number";
+    let n: T = parse(value).map_err(|_| MESSAGE.to_string())?;
+    if n == T::default() {
+        return Err(MESSAGE.into());
+    }
+    Ok(n)
+}
+
+fn provider(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+    let provider: String = parse(value)?;
+    match provider.trim().to_ascii_lowercase().as_str() {
+        "anthropic" | "openai" | "openai-compatible" | "scripted" => settings.provider = Some(provider),
+        _ => return Err(format!("\"{provider}\" is not a provider: use anthropic, openai or scripted")),
+    }
+    Ok(())
+}
+
+fn base_url(settings: &Settings, variable: &str) -> Option<String> {
+    let anthropic = settings.provider_is("anthropic");
+    match variable {
+        "ANTHROPIC_BASE_URL" if anthropic => settings.base_url.clone(),
+        "OPENAI_BASE_URL" if !anthropic => settings.base_url.clone(),
+        _ => None,
+    }
+}
+
+fn context_window(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+    let n: u64 = parse(value).map_err(|_| "expected a whole number of tokens".to_string())?;
+    if n < 1000 {
+        return Err("expected a whole number of tokens, at least 1000".into());
+    }
+    settings.context_window = Some(n);
+    Ok(())
+}
+
+fn thinking_budget(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+    let n: u32 = parse(value).map_err(|_| "expected a whole number of tokens (0: off)".to_string())?;
+    if n != 0 && n < crate::agent::config::MIN_THINKING_BUDGET {
+        return Err(format!("expected 0 (off) or at least {} tokens", crate::agent::config::MIN_THINKING_BUDGET));
+    }
+    settings.thinking_budget = Some(n);
+    Ok(())
+}
+
+/// `timeouts`: field by field, so one bad timeout does not discard the others.
+fn timeouts(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+    let Value::Object(fields) = value else { return Err("expected an object".into()) };
+    let mut merged = serde_json::to_value(settings.timeouts).unwrap_or(Value::Null);
+    let mut bad = Vec::new();
+    for (name, v) in fields {
+        let mut candidate = merged.clone();
+        candidate[name.as_str()] = v.clone();
+        match parse::<Timeouts>(&candidate) {
+            Ok(_) => merged = candidate,
+            Err(err) => bad.push(format!("timeouts.{name}: {err}")),
+        }
+    }
+    settings.timeouts = parse(&merged)?;
+    if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
+}
+
+/// `env`: strings, numbers and booleans, each kept as its text.
+fn env(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+    let Value::Object(vars) = value else { return Err("expected an object of NAME: \"value\"".into()) };
+    let mut bad = Vec::new();
+    for (name, v) in vars {
+        let text = match v {
+            Value::Null => continue,
+            Value::String(s) if s.is_empty() => continue,
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => {
+                bad.push(name.clone());
+                continue;
+            }
+        };
+        settings.env.insert(name.clone(), text);
+    }
+    if bad.is_empty() { Ok(()) } else { Err(format!("env.{}: expected a string", bad.join(", env."))) }
+}
+
+/// `hooks`: kept per layer as written (a project's need consent).
+fn hooks(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
+    if !value.is_object() {
+        return Err("expected an object of events: {\"PreToolUse\": [...]}".into());
+    }
+    settings.hooks.push((layer.scope, value.clone()));
+    Ok(())
+}
+
+/// `mcpServers`: merged by server name, handed on as raw JSON.
+fn mcp_servers(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+    let Value::Object(servers) = value else { return Err("expected an object of servers by name".into()) };
+    for (name, server) in servers {
+        settings.mcp_servers.insert(name.clone(), server.clone());
+    }
+    Ok(())
+}
+
+/// `lspServers`: merged by language name, each with the layer it came from.
+fn lsp_servers(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
+    let Value::Object(servers) = value else {
+        return Err("expected an object of languages: {\"python\": {\"command\": [\"pyright-langserver\", \"--stdio\"], \"filetypes\": [\"py\"]}}".into());
+    };
+    for (name, server) in servers {
+        settings.lsp_servers.insert(name.clone(), (layer.scope, server.clone()));
+    }
+    Ok(())
+}
+
+/// `sandbox`: field by field, so one bad field keeps the others; what a
+/// project's file may not loosen is refused by name.
+fn sandbox(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
+    let Value::Object(fields) = value else {
+        return Err("expected {\"enabled\": true, \"network\": false, \"allowWrite\": [\"~/.cache/pip\"]}".into());
+    };
+    let from_project = layer.scope.is_project();
+    let loosen = |field: &str| {
+        format!("sandbox.{field}: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings")
+    };
+    let mut bad = Vec::new();
+    for (name, v) in fields {
+        match (name.as_str(), v) {
+            (_, Value::Null) => {}
+            ("enabled", Value::Bool(false)) if from_project => bad.push(loosen("enabled")),
+            ("enabled", Value::Bool(on)) => settings.sandbox.enabled = *on,
+            ("network", Value::Bool(true)) if from_project => bad.push(loosen("network")),
+            ("network", Value::Bool(on)) => settings.sandbox.network = *on,
+            ("enabled" | "network", _) => bad.push(format!("sandbox.{name}: expected true or false")),
+            ("allowWrite", Value::Array(_)) if from_project => bad.push(loosen("allowWrite")),
+            ("allowWrite", Value::Array(paths)) => {
+                for path in paths {
+                    match path.as_str().map(str::trim) {
+                        Some(p) if p.starts_with('/') || p == "~" || p.starts_with("~/") => settings.sandbox.allow_write.push(p.to_string()),
+                        _ => bad.push(format!("sandbox.allowWrite: {path} is not an absolute path or one starting with ~/")),
+                    }
+                }
+            }
+            ("allowWrite", _) => bad.push("sandbox.allowWrite: expected a list of paths such as \"~/.cache/pip\"".to_string()),
+            (other, _) => bad.push(format!("sandbox.{other}: unknown; use enabled, network or allowWrite")),
+        }
+    }
+    if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
+}
+
+/// The `permissions` object of one layer. A malformed `deny` or `ask` list
+/// (or rule in it) is fatal: running without it would run what the user
+/// meant to stop. A malformed `allow` rule is left out (that only asks more).
+fn permissions(settings: &mut Settings, layer: &Layer, value: &Value) -> Vec<SettingsProblem> {
+    let mut problems = Vec::new();
+    let mut report = |field: String, message: String, severity: Severity| {
+        problems.push(SettingsProblem { source: layer.source.clone(), field, message, severity, position: None });
+    };
+    let Value::Object(lists) = value else {
+        report("permissions".into(), "expected {\"allow\": [...], \"ask\": [...], \"deny\": [...]}".into(), Severity::Fatal);
+        return problems;
+    };
+    for (name, list) in lists {
+        let field = format!("permissions.{name}");
+        let severity = if name == "allow" { Severity::Ignored } else { Severity::Fatal };
+        let target = match name.as_str() {
+            "allow" => &mut settings.permissions.allow,
+            "ask" => &mut settings.permissions.ask,
+            "deny" => &mut settings.permissions.deny,
+            // Claude Code's other permission keys are not used by Tandem.
+            "defaultMode" => {
+                match list.as_str().map(str::parse::<PermissionMode>) {
+                    Some(Ok(mode)) => settings.permission_mode = Some(mode),
+                    _ => report(field, format!("use one of {}", PermissionMode::NAMES.join(", ")), Severity::Ignored),
+                }
+                continue;
+            }
+            "additionalDirectories" | "disableBypassPermissionsMode" => {
+                report(field, "a Claude Code setting Tandem does not use".into(), Severity::Warning);
+                continue;
+            }
+            _ => {
+                report(field, "unknown; use allow, ask or deny".into(), Severity::Ignored);
+                continue;
+            }
+        };
+        let Value::Array(rules) = list else {
+            report(field, "expected a list of rules such as \"run_shell(cargo test:*)\"".into(), severity);
+            continue;
+        };
+        for rule in rules {
+            match rule.as_str() {
+                Some(text) if !text.trim().is_empty() => match crate::permissions::Rule::parse(text) {
+                    Ok(parsed) => {
+                        target.push((layer.scope, text.trim().to_string()));
+                        if let Some(warning) = crate::permissions::rules::unknown_tool(&parsed) {
+                            report(field.clone(), warning, Severity::Warning);
+                        }
+                    }
+                    Err(err) => report(field.clone(), format!("\"{text}\": {err}"), severity),
+                },
+                _ => report(field.clone(), format!("{rule} is not a rule string"), severity),
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::{resolve, test_layer as layer, SandboxSettings, Scope};
+    use super::KEYS;
+    use serde_json::json;
+
+    /// Every key is documented: its page names it (`key` or "key").
+    #[test]
+    fn every_key_is_named_on_its_docs_page() {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+        let missing: Vec<String> = KEYS
+            .iter()
+            .filter(|key| {
+                let page = std::fs::read_to_string(docs.join(key.docs)).unwrap_or_default();
+                !page.contains(&format!("`{}`", key.name)) && !page.contains(&format!("\"{}\"", key.name))
+            })
+            .map(|key| format!("{} (docs/{})", key.name, key.docs))
+            .collect();
+        assert!(missing.is_empty(), "keys their docs page does not name: {missing:?}");
+    }
+
+    /// A key is known (listed) exactly when the table handles it, and
+    /// each is listed once.
+    #[test]
+    fn each_key_is_in_the_table_once_and_only_unknown_keys_are_refused() {
+        let mut names: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), KEYS.len(), "a key is in the table twice");
+        for key in KEYS {
+            let (_, problems) = resolve(&[layer(Scope::User, json!({key.name: 12345}))]);
+            assert!(problems.iter().all(|p| !p.message.starts_with("unknown setting")), "{}: {problems:?}", key.name);
+        }
+        let (_, problems) = resolve(&[layer(Scope::User, json!({"colour": 1}))]);
+        assert!(problems[0].message.starts_with("unknown setting; known: provider, model,"), "{problems:?}");
+    }
+
+    #[test]
+    fn unreadable_deny_and_ask_rules_are_fatal_unknown_tools_a_warning() {
+        let (settings, problems) = resolve(&[layer(
+            Scope::Project,
+            json!({"permissions": {"deny": ["Bash(rm:*)", "run_shell(a && b)", "WebSearch"], "ask": "run_shell", "allow": ["Read(src/**)"]}}),
+        )]);
+        assert_eq!(settings.permissions.deny, vec![(Scope::Project, "Bash(rm:*)".into()), (Scope::Project, "WebSearch".into())]);
+        assert_eq!(settings.permissions.allow, vec![(Scope::Project, "Read(src/**)".into())]);
+        let text: Vec<String> = problems.iter().map(|p| format!("{:?}: {p}", p.severity)).collect();
+        expect_test::expect![[r#"
+            [
+                "Fatal: Project.json: field \"permissions.deny\": \"run_shell(a && b)\": \"a && b\" is not one simple command (write `cargo test:*` or `git status`); its permission rules cannot be read, so nothing runs until the file is fixed",
+                "Warning: Project.json: field \"permissions.deny\": \"WebSearch\" names no tool Tandem knows, so it matches nothing (tools: read_file, write_file, edit_file, list_files, grep_search, run_shell, web_fetch, tool_search, skill, agent, enter_plan_mode, exit_plan_mode; Claude Code's names and mcp__server__tool work too)",
+                "Fatal: Project.json: field \"permissions.ask\": expected a list of rules such as \"run_shell(cargo test:*)\"; its permission rules cannot be read, so nothing runs until the file is fixed",
+            ]
+        "#]].assert_debug_eq(&text);
+        let (_, problems) = resolve(&[layer(Scope::Local, json!({"permissions": ["run_shell"]}))]);
+        assert!(problems.iter().all(|p| p.is_fatal()) && problems.len() == 1, "{problems:?}");
+    }
+
+    #[test]
+    fn settings_problems_name_the_field() {
+        let (settings, problems) = resolve(&[layer(
+            Scope::Project,
+            json!({"timeouts": {"promptMs": "soon", "verifyMs": 3}, "permissions": {"allow": ["run_shell(", "read_file"], "nope": []},
+                   "env": {"OK": "1", "BAD": {"x": 1}}, "colour": "blue", "provider": "gemini"}),
+        )]);
+        assert_eq!(settings.timeouts.verify_ms, 3);
+        assert_eq!(settings.permissions.allow, vec![(Scope::Project, "read_file".to_string())]);
+        assert_eq!(settings.env.get("OK").map(String::as_str), Some("1"));
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        expect_test::expect![[r#"
+            [
+                "Project.json: field \"timeouts\": timeouts.promptMs: invalid type: string \"soon\", expected u64; the field is ignored",
+                "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
+                "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
+                "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
+            ]
+        "#]]
+        .assert_debug_eq(&text);
+    }
+
+    #[test]
+    fn sandbox_settings_merge_and_a_project_cannot_loosen_them() {
+        let (settings, problems) = resolve(&[
+            layer(Scope::User, json!({"sandbox": {"network": true, "allowWrite": ["~/.cache/pip"]}})),
+            layer(Scope::Project, json!({"sandbox": {"enabled": false, "network": true, "allowWrite": ["/"]}})),
+            layer(Scope::Local, json!({"sandbox": {"network": false}})),
+            layer(Scope::Editor, json!({"sandbox": {"allowWrite": ["/opt/cache", "relative/path"], "colour": 1, "enabled": "yes"}})),
+        ]);
+        assert_eq!(
+            settings.sandbox,
+            SandboxSettings { enabled: true, network: false, allow_write: vec!["~/.cache/pip".into(), "/opt/cache".into()] }
+        );
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        expect_test::expect![[r#"
+            [
+                "Project.json: field \"sandbox\": sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Editor.json: field \"sandbox\": sandbox.allowWrite: \"relative/path\" is not an absolute path or one starting with ~/; sandbox.colour: unknown; use enabled, network or allowWrite; sandbox.enabled: expected true or false; the field is ignored",
+            ]
+        "#]]
+        .assert_debug_eq(&text);
+        let (off, problems) = resolve(&[layer(Scope::User, json!({"sandbox": {"enabled": false}}))]);
+        assert!(problems.is_empty());
+        assert!(!off.sandbox.enabled);
+    }
+}

@@ -1,0 +1,76 @@
+//! The writer: what Tandem itself writes to a settings file — the rules
+//! "Always allow in this project" saves to `.tandem/settings.local.json`,
+//! keeping everything else in the file as it was.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::layers::read_file;
+use super::SettingsFiles;
+
+/// "Always allow" saved: add `rules` to `permissions.allow` in the
+/// workspace's `.tandem/settings.local.json`, keeping everything else in
+/// it. A file that is not valid JSON is left alone (the error says so).
+pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String> {
+    let path = SettingsFiles::with_home(root, None).local;
+    // The write happens only if the file still holds what was read here.
+    let expected = std::fs::read(&path).ok().map(|bytes| crate::workspace::fingerprint(&bytes));
+    let mut value = match read_file(&path) {
+        Ok(Some(value)) => value,
+        Ok(None) => Value::Object(Map::new()),
+        Err((err, _)) => return Err(format!("{}: {err}; not changed", path.display())),
+    };
+    let Some(object) = value.as_object_mut() else { return Err(format!("{}: not a JSON object", path.display())) };
+    let permissions = object.entry("permissions").or_insert_with(|| Value::Object(Map::new()));
+    let Some(permissions) = permissions.as_object_mut() else {
+        return Err(format!("{}: \"permissions\" is not an object; not changed", path.display()));
+    };
+    let allow = permissions.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
+    let Some(allow) = allow.as_array_mut() else {
+        return Err(format!("{}: \"permissions.allow\" is not a list; not changed", path.display()));
+    };
+    for rule in rules {
+        if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+            allow.push(Value::String(rule.clone()));
+        }
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+    let dir = path.parent().unwrap_or(root);
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    crate::workspace::atomic_write(&path, format!("{text}\n").as_bytes(), expected)
+        .map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
+    Ok(path)
+}
+
+/// The project's local settings file as the permission layer's place for
+/// "Always allow in this project" rules.
+pub struct LocalAllowRules(pub PathBuf);
+
+impl crate::permissions::ProjectRules for LocalAllowRules {
+    fn save_allow(&self, rules: &[String]) -> Result<PathBuf, String> {
+        save_local_allow(&self.0, rules)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn always_allow_is_saved_to_the_local_settings_keeping_the_rest() {
+        let root = tempfile::tempdir().unwrap();
+        let local = root.path().join(".tandem/settings.local.json");
+        let saved = save_local_allow(root.path(), &["run_shell(git push:*)".into()]).unwrap();
+        assert_eq!(saved, local);
+        std::fs::write(&local, r#"{"model": "m", "permissions": {"allow": ["run_shell(git push:*)"], "deny": ["x"]}}"#).unwrap();
+        save_local_allow(root.path(), &["run_shell(git push:*)".into(), "web_fetch(domain:docs.rs)".into()]).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+        assert_eq!(value, json!({"model": "m", "permissions": {"allow": ["run_shell(git push:*)", "web_fetch(domain:docs.rs)"], "deny": ["x"]}}));
+        std::fs::write(&local, "{broken").unwrap();
+        assert!(save_local_allow(root.path(), &["x".into()]).unwrap_err().contains("not valid JSON"));
+        assert_eq!(std::fs::read_to_string(&local).unwrap(), "{broken");
+    }
+}
