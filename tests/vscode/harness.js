@@ -1,6 +1,7 @@
-// The harness of the code-server end-to-end scripts (e2e.js, chat.js,
-// undo.js, panel_undo.js, two_windows.js): the packaged extension (.vsix)
-// installed into real VS Code (code-server, VS Code 1.139), opened in headless Chromium, with a
+// The harness of the code-server end-to-end scripts (e2e.js, code_intel.js,
+// chat.js, undo.js, panel_undo.js, two_windows.js): the packaged extension
+// (.vsix) installed into real VS Code (code-server, VS Code 1.139), opened
+// in headless Chromium, with a
 // loopback Anthropic API as the model (anthropic_mock.js), and the page
 // helpers that drive the window as a user does. Each script is its own
 // Node process: the state below (the page, the processes) is the script's.

@@ -1,6 +1,7 @@
 //! A session's run: the workspace over the client's files, the settings
 //! of `cwd`, the tools (built-in and MCP: the project's, the user's and
-//! the client's `mcpServers`), the hooks and the permission policy; and
+//! the client's `mcpServers`), the language servers of `lspServers`, the
+//! hooks and the permission policy; and
 //! one prompt at a time run on its thread, its events forwarded as
 //! `session/update`s.
 
@@ -51,6 +52,9 @@ pub struct Session {
     pub workspace: Arc<Workspace>,
     executor: Executor,
     mcp: Arc<McpManager>,
+    /// The servers of `lspServers` (no ACP client answers code
+    /// intelligence questions), shut down with the session.
+    language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
     settings: Settings,
     /// Where each prompt's checkpoint goes (`None`: no data folder).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
@@ -183,17 +187,25 @@ pub fn open(
         Arc::clone(&core),
         offers.read_text_file && offers.write_text_file,
     ));
+    // Code intelligence: no ACP client answers it, so the servers of
+    // lspServers (a project's only once approved with `tandem ask
+    // --lsp-approve`), started when first needed.
+    let (language_servers, problems) = crate::host::language_servers(&root, &settings, Vec::new());
+    for problem in problems {
+        tracing::warn!("{problem}");
+    }
     let executor = crate::host::executor(crate::host::Tools {
         gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
         hooks: Arc::clone(&hooks),
         mcp: Some(Arc::clone(&mcp)),
-        code_intel: None,
+        code_intel: language_servers.clone().map(|servers| servers as Arc<dyn crate::tools::code_intel::CodeIntel>),
     });
     Ok(Arc::new(Session {
         core,
         workspace,
         executor,
         mcp,
+        language_servers,
         settings,
         checkpoints,
         hooks,
@@ -369,6 +381,9 @@ impl Session {
     pub async fn shutdown(&self) {
         self.core.cancel_run();
         self.mcp.shutdown().await;
+        if let Some(servers) = &self.language_servers {
+            servers.shutdown().await;
+        }
     }
 
     /// The thread's title and last activity, for `session/list`.
