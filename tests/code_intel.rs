@@ -5,9 +5,14 @@
 //! `code_intel` — the same answers Neovim's pyright gives in
 //! tests/editor_nvim.rs. And the faults: a project server nobody approved,
 //! a server that cannot start, one that never answers, a file no server
-//! handles.
+//! handles. And `tandem lsp` for an editor without Tandem's plugin (eglot,
+//! Kakoune: no `codeIntel` in its `initializationOptions`): the same
+//! servers answer, and with none configured the tool is not offered.
 
 #![allow(clippy::unwrap_used)]
+
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -184,10 +189,12 @@ fn language_server_faults_are_results() {
     expect_test::expect!["Error: line 7 is past the end of main.rs, which has 2 lines."].assert_eq(&results[5]);
 }
 
-/// A language server that answers `initialize`, counts its starts, and
-/// exits with status 3 on the first question.
+/// A language server that answers `initialize`, counts its starts, and on
+/// the first question exits with status 3 (`crash`) or never answers it
+/// (`silent`).
 const CRASHING_SERVER: &str = r#"
 import json, sys
+mode = sys.argv[1]
 open("starts", "a").write("x")
 def read():
     headers = {}
@@ -206,7 +213,7 @@ while True:
         body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {}}}).encode()
         sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         sys.stdout.buffer.flush()
-    elif message.get("method") == "textDocument/definition":
+    elif message.get("method") == "textDocument/definition" and mode == "crash":
         sys.exit(3)
 "#;
 
@@ -219,7 +226,7 @@ fn a_crashing_language_server_is_restarted_a_bounded_number_of_times() {
     let home = root.join(".git/home/.tandem");
     std::fs::create_dir_all(&home).unwrap();
     let server = root.join(".git/server.py");
-    std::fs::write(home.join("settings.json"), json!({"lspServers": {"python": {"command": ["python3", server], "filetypes": ["py"]}}}).to_string()).unwrap();
+    std::fs::write(home.join("settings.json"), json!({"lspServers": {"python": {"command": ["python3", server, "crash"], "filetypes": ["py"]}}}).to_string()).unwrap();
     let ask_definition = |i: usize| json!({"text": format!("Where? (try {i})"), "tool_calls": [{"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}}]});
     let mut turns = vec![load()];
     turns.extend((1..=5).map(ask_definition));
@@ -231,4 +238,105 @@ fn a_crashing_language_server_is_restarted_a_bounded_number_of_times() {
     }
     assert!(results[5].contains("crashed 4 times") && results[5].contains("not started again until Tandem restarts"), "{}", results[5]);
     assert_eq!(std::fs::read_to_string(root.join("starts")).unwrap(), "xxxx", "one start and three restarts");
+}
+
+/// A server that started but never answers a question: each call ends at
+/// `timeouts.codeIntelMs` with a result saying so, and the server, alive,
+/// is not restarted.
+#[test]
+fn a_language_server_that_never_answers_is_a_timeout() {
+    let (_dir, root) = project(json!({}));
+    std::fs::write(root.join(".git/server.py"), CRASHING_SERVER).unwrap();
+    let home = root.join(".git/home/.tandem");
+    std::fs::create_dir_all(&home).unwrap();
+    let server = root.join(".git/server.py");
+    let settings = json!({"timeouts": {"codeIntelMs": 500}, "lspServers": {"python": {"command": ["python3", server, "silent"], "filetypes": ["py"]}}});
+    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    let definition = json!({"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}});
+    let references = json!({"name": "code_intel", "input": {"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "greet"}});
+    let turns = json!([
+        load(),
+        {"text": "Where?", "tool_calls": [definition]},
+        {"text": "Who?", "tool_calls": [references]},
+        {"text": "Done."}
+    ]);
+    let (results, _) = ask(&root, turns, &[]);
+    expect_test::expect!["Error: python3 (lspServers.python) did not answer definition within 0.5 s (timeouts.codeIntelMs). Try again, or use grep_search."]
+        .assert_eq(&results[1]);
+    expect_test::expect!["Error: python3 (lspServers.python) did not answer references within 0.5 s (timeouts.codeIntelMs). Try again, or use grep_search."]
+        .assert_eq(&results[2]);
+    assert_eq!(std::fs::read_to_string(root.join("starts")).unwrap(), "x", "started once");
+}
+
+/// `tandem lsp` for an editor whose plugin does not answer `tandem/codeIntel`
+/// (eglot, Kakoune): with pyright in the user's `lspServers`, an edit of the
+/// open buffer (applied by the editor) gets pyright's new error, and
+/// `references` is pyright's — the answers of the headless run above.
+#[test]
+fn an_editor_without_code_intel_gets_the_lsp_servers_answers() {
+    let Some(pyright) = pyright("an_editor_without_code_intel_gets_the_lsp_servers_answers") else { return };
+    let f = lsp_client::Fixture::new(&[("lib.py", LIB_PY), ("app.py", APP_PY)]);
+    let home = f.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".tandem")).unwrap();
+    std::fs::write(home.join(".tandem/settings.json"), python(&pyright).to_string()).unwrap();
+    let turns = json!([
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "app.py"}}]},
+        {"text": "Breaking it.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet(\"again\")", "new_string": "greet(42)"}}]},
+        load(),
+        {"text": "Who calls greet?", "tool_calls": [{"name": "code_intel", "input": {"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "greet"}}]},
+        {"text": "Done."}
+    ]);
+    let home = home.to_string_lossy().to_string();
+    let mut client = f.start_with_env(turns, json!({}), json!({"tandem": {"permissionMode": "acceptEdits"}}), &[("HOME", home.as_str())]);
+    let uri = client.open(&f.path("app.py"), APP_PY);
+    let ask = client.send_request("workspace/executeCommand", lsp_client::ask_params("Break app.py"));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    assert_eq!(client.text(&uri), APP_PY.replace("greet(\"again\")", "greet(42)"), "the edit is in the buffer");
+    let results: Vec<String> = client.tool_results().into_iter().map(|(_, text)| text).collect();
+    let edit = &results[1];
+    assert!(edit.contains("Diagnostics after the edit: app.py: 1 error, 0 warnings (1 new)"), "{edit}");
+    assert!(edit.contains("app.py:4:13: error [Pyright reportArgumentType] (new): Argument of type \"Literal[42]\""), "{edit}");
+    let mut references: Vec<&str> = results[3].lines().collect();
+    references.sort();
+    expect_test::expect![[r#"
+        app.py:1:17: from lib import greet
+        app.py:3:7: print(greet("world"))
+        app.py:4:7: print(greet(42))
+        lib.py:1:5: def greet(name: str) -> str:"#]]
+    .assert_eq(&references.join("\n"));
+    client.shutdown();
+}
+
+/// An editor whose plugin predates code intelligence, with no `lspServers`:
+/// `code_intel` is not offered (tool_search does not find it, a call is an
+/// unknown tool) and an edit's result has no diagnostics.
+#[test]
+fn an_editor_without_code_intel_and_no_lsp_servers_is_not_offered_the_tool() {
+    let f = lsp_client::Fixture::new(&[("app.py", APP_PY)]);
+    let home = f.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let home = home.to_string_lossy().to_string();
+    let turns = json!([
+        load(),
+        {"text": "Anyway.", "tool_calls": [{"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}}]},
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "app.py"}}]},
+        {"text": "Breaking it.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet(\"again\")", "new_string": "greet(42)"}}]},
+        {"text": "Done."}
+    ]);
+    let mut client = f.start_with_env(turns, json!({}), json!({"tandem": {"permissionMode": "acceptEdits"}}), &[("HOME", home.as_str())]);
+    client.open(&f.path("app.py"), APP_PY);
+    let ask = client.send_request("workspace/executeCommand", lsp_client::ask_params("Where is greet?"));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let results = client.tool_results();
+    assert_eq!(results[0].1, "No matching deferred tools found.", "{results:?}");
+    assert!(results[1].0 && results[1].1.starts_with("Unknown tool: code_intel."), "{results:?}");
+    assert!(results[3].1.starts_with("Successfully edited app.py"), "{results:?}");
+    assert!(!results[3].1.contains("Diagnostics"), "nobody checks the file: {results:?}");
+    client.shutdown();
 }

@@ -177,6 +177,13 @@ fn the_packaged_extension_in_code_server() {
     run_script("the_packaged_extension_in_code_server", "e2e.js");
 }
 
+/// tests/vscode/code_intel.js: the agent's code_intel tool and the
+/// diagnostics after an edit, answered from VS Code's built-in TypeScript.
+#[test]
+fn code_intel_from_vscode_typescript() {
+    run_script("code_intel_from_vscode_typescript", "code_intel.js");
+}
+
 /// tests/vscode/chat.js: `@tandem hello` in VS Code's Chat view with no
 /// Copilot model (the built-in Copilot Chat signed out) runs the agent and
 /// shows its answer.

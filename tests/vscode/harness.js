@@ -1,4 +1,4 @@
-// The harness of the code-server end-to-end scripts (e2e.js,
+// The harness of the code-server end-to-end scripts (e2e.js, code_intel.js,
 // chat.js, undo.js): the packaged extension (.vsix) installed into real
 // VS Code (code-server, VS Code 1.139), opened in headless Chromium, with a
 // loopback Anthropic API as the model (anthropic_mock.js), and the page

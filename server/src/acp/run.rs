@@ -1,6 +1,7 @@
 //! A session's run: the workspace over the client's files, the settings
 //! of `cwd`, the tools (built-in and MCP: the project's, the user's and
-//! the client's `mcpServers`), the hooks and the permission policy; and
+//! the client's `mcpServers`), the language servers of `lspServers`, the
+//! hooks and the permission policy; and
 //! one prompt at a time run on its thread, its events forwarded as
 //! `session/update`s.
 
@@ -165,15 +166,21 @@ pub fn open(
     ));
     // MCP: the user's and the project's servers (project ones with the
     // consent `tandem lsp` and `tandem ask` need), and the client's.
-    let (host, _) = Host::open(FrontEnd {
+    // Code intelligence: no ACP client answers it, so the servers of
+    // lspServers (a project's only once approved with `tandem ask
+    // --lsp-approve`), started when first needed.
+    let (host, problems) = Host::open(FrontEnd {
         workspace: Arc::clone(&workspace),
         settings: Arc::new(std::sync::RwLock::new(settings)),
         gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
         hooks: crate::hooks::shared(hooks),
         mcp: Some(McpServers { approve: Vec::new(), front_end: client_servers(mcp_servers) }),
-        code_intel: CodeIntelFrom::None,
+        code_intel: CodeIntelFrom::LanguageServers { approved: Vec::new() },
         record: true,
     });
+    for problem in problems {
+        tracing::warn!("{problem}");
+    }
     if let Some(mcp) = host.mcp() {
         mcp.start();
     }
