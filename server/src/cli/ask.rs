@@ -23,6 +23,8 @@ use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::Terminal;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::thread::pricing::format_cost;
+use tandem::thread::store::{LockError, RunLock};
+use tandem::thread::threads::ThreadError;
 use tandem::thread::{Thread, ContextConfig, ThreadStore};
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
@@ -39,6 +41,43 @@ pub struct AskOptions {
     pub thread: ThreadChoice,
     /// Compact the thread before the run.
     pub compact: bool,
+}
+
+/// The thread to run in and its run lock, held for the run: a thread
+/// another process is running (an editor window's server, another `tandem
+/// chat`) is refused, never written to by both.
+fn open_thread(host: &Host, choice: &ThreadChoice) -> anyhow::Result<(Thread, Option<RunLock>)> {
+    let Some(store) = host.store() else {
+        return Ok((host.open_thread(choice).map_err(anyhow::Error::msg)?, None));
+    };
+    let id = match choice {
+        ThreadChoice::New => {
+            let thread = host.open_thread(choice).map_err(anyhow::Error::msg)?;
+            let lock = lock_run(store, &thread.id)?;
+            return Ok((thread, lock));
+        }
+        ThreadChoice::Continue => store
+            .latest()
+            .ok_or_else(|| anyhow::anyhow!("there is no saved conversation in this folder yet: start one with tandem ask PROMPT"))?,
+        ThreadChoice::Resume(id) => id.clone(),
+    };
+    // Locked before it is read: what the other process wrote up to its end is read.
+    let lock = lock_run(store, &id)?;
+    let thread = host.open_thread(&ThreadChoice::Resume(id)).map_err(anyhow::Error::msg)?;
+    Ok((thread, lock))
+}
+
+/// A thread's run lock; one that cannot be taken for another reason than
+/// a holder (a read-only folder) is logged, and the run goes on without it.
+fn lock_run(store: &ThreadStore, id: &str) -> anyhow::Result<Option<RunLock>> {
+    match store.lock_run(id) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(LockError::Held { pid }) => Err(anyhow::anyhow!("{}", ThreadError::Elsewhere { thread_id: id.to_string(), pid })),
+        Err(LockError::Io(err)) => {
+            tracing::warn!(%err, "cannot lock the thread; other processes are not kept from running it");
+            Ok(None)
+        }
+    }
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
@@ -126,7 +165,7 @@ impl Headless {
     /// One run of `prompt` on the thread `choice` names, printed; the
     /// outcome names the thread it ran on.
     pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
-        let mut thread = self.host.open_thread(choice).map_err(anyhow::Error::msg)?;
+        let (mut thread, _lock) = open_thread(&self.host, choice)?;
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
         let parts = RunParts {
