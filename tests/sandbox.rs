@@ -493,6 +493,49 @@ fn a_file_swapped_for_a_link_to_outside_after_the_check_is_not_written_through_i
     assert_eq!(precious, "clobbered\n", "without the sandbox the race should win (else this test shows nothing)");
 }
 
+/// A `run_shell` call that asks for the network (`network: true`) is asked
+/// about in the editor, the question says so, and the user's "Allow once"
+/// lets that one command reach the network: here a listener on the host's
+/// loopback, which a command in its own network namespace cannot see. The
+/// settings allow no network, so without the answer nothing gets through
+/// (the approved profile's test above shows that).
+#[test]
+fn the_users_answer_to_a_call_that_asks_for_the_network_opens_it_for_that_command() {
+    if !bwrap_works() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo hello >&3 && echo connected");
+    let f = lsp_client::Fixture::new(&[("notes.txt", "my notes\n")]);
+    let home = f.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".tandem")).unwrap();
+    std::fs::write(home.join(".tandem/settings.json"), json!({"sandbox": {"enabled": true, "network": false}}).to_string()).unwrap();
+    let call = json!({"name": "run_shell", "input": {"command": connect, "network": true}});
+    let turns = json!([{"text": "", "tool_calls": [call]}, {"text": "Done."}]);
+    let home_var = home.to_string_lossy().to_string();
+    let mut client = f.start_with_env(turns, json!({}), json!({}), &[("HOME", &home_var)]);
+    let id = client.send_request("workspace/executeCommand", lsp_client::ask_params("install the packages"));
+    let prompt = client.server_request("window/showMessageRequest");
+    let message = prompt["params"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains(&connect) && message.contains("It asks for the network"), "{message}");
+    let offered: Vec<&str> = prompt["params"]["actions"].as_array().unwrap().iter().filter_map(|a| a["title"].as_str()).collect();
+    assert!(!offered.iter().any(|title| title.starts_with("Always")), "the network is one answer's, never a rule's: {offered:?}");
+    client.respond(&prompt["id"], json!({"title": "Allow once"}));
+    let answer = client.response(id);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let result = client.tool_results().first().map(|(_, text)| text.clone()).unwrap_or_default();
+    client.shutdown();
+    assert!(result.contains("connected"), "{result}");
+    // The effect: the listener on the host was reached.
+    let (mut stream, _) = listener.accept().expect("the command connected to the host's loopback");
+    stream.set_nonblocking(false).unwrap();
+    let mut got = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut got).unwrap();
+    assert_eq!(got, "hello\n");
+}
+
 /// `sandbox.allowWrite` in the user's settings opens folders to approved
 /// commands — outside the workspace, or a protected one inside it — and
 /// never to unasked ones; what it does not name stays read-only.

@@ -112,6 +112,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         // A sub-agent's commands run in the parent's sandbox.
         sandbox: parent.sandbox.clone(),
         shell_profile: crate::tools::ShellProfile::Unasked,
+        shell_network: false,
         run: Arc::new(RunScope::child_of(&parent.run)),
         call_id: String::new(),
         registry: Default::default(),

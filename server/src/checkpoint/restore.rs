@@ -257,7 +257,7 @@ async fn review(
         hook: crate::tools::PreHook::None,
     };
     match policy.decide(&request).await {
-        PermissionDecision::Allow | PermissionDecision::Approved => Ok(false),
+        PermissionDecision::Allow | PermissionDecision::Approved | PermissionDecision::ApprovedWithNetwork => Ok(false),
         PermissionDecision::ReviewInEditor => Ok(true),
         PermissionDecision::Deny(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
     }

@@ -92,6 +92,9 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
             text.push_str(reason);
         }
     }
+    if request.wants_network() {
+        text.push_str("\n\nIt asks for the network: allowing it lets this one command reach it (shell commands run in a sandbox without network).");
+    }
     if !info.always.is_empty() {
         let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
         text.push_str(&format!("\n\n\"Always allow\" adds: {}", rules.join(", ")));
@@ -145,11 +148,14 @@ impl<P: Prompter> Gate<P> {
             let _one_at_a_time = self.asking.lock().await;
             prompter.ask(request, &question, !info.always.is_empty()).await
         };
+        // The network is this one answer's: "Always allow" is not offered
+        // for it (see `decide`), so every such call is asked.
+        let allowed = if request.wants_network() { PermissionDecision::ApprovedWithNetwork } else { PermissionDecision::Approved };
         match answer {
-            Answer::AllowOnce => PermissionDecision::Approved,
+            Answer::AllowOnce => allowed,
             Answer::AllowAlways => {
                 request.grants.add(info.always.iter().map(ToString::to_string));
-                PermissionDecision::Approved
+                allowed
             }
             Answer::AllowInProject => {
                 self.policy.allow_for_session(&info.always);
@@ -158,7 +164,7 @@ impl<P: Prompter> Gate<P> {
                     tracing::warn!("cannot save the rule: {problem}");
                     prompter.not_saved(&problem).await;
                 }
-                PermissionDecision::Approved
+                allowed
             }
             Answer::Deny(reason) => PermissionDecision::Deny(reason),
             Answer::DenyAlways(reason) => {
@@ -187,7 +193,22 @@ impl<P: Prompter> PermissionGate for Gate<P> {
             return PermissionDecision::Deny(reason);
         }
         let nobody = |info: &AskInfo| PermissionDecision::Deny(headless_denial(call, &request.summary, info));
-        match self.policy.decide_with_hook(call, request.hook.clone()) {
+        let verdict = self.policy.decide_with_hook(call, request.hook.clone());
+        // Only the user's answer opens the network: a command that asks for
+        // it is asked about whatever else would let it run (but a deny still
+        // wins, and `bypassPermissions` asks nothing: it runs without the
+        // network unless the settings allow it). With no one to ask it is
+        // decided as any other call.
+        if let (true, Some(prompter)) = (request.wants_network(), &self.prompter) {
+            let reasons = match verdict {
+                RuleVerdict::Deny(reason) => return PermissionDecision::Deny(reason),
+                _ if self.policy.mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions => return PermissionDecision::Approved,
+                RuleVerdict::Ask(info) => info.reasons,
+                _ => Vec::new(),
+            };
+            return self.ask(prompter, request, &AskInfo { reasons, always: Vec::new() }).await;
+        }
+        match verdict {
             RuleVerdict::Allow => PermissionDecision::Allow,
             RuleVerdict::Approved => PermissionDecision::Approved,
             RuleVerdict::Deny(reason) => PermissionDecision::Deny(reason),
@@ -296,6 +317,50 @@ mod tests {
         // What needs no one is not asked.
         assert_eq!(gate.decide(&shell("git status", &thread)).await, PermissionDecision::Allow);
         assert_eq!(user.asked.lock().unwrap().len(), 2);
+    }
+
+    fn networked(command: &str, grants: &Arc<crate::tools::Grants>) -> PermissionRequest {
+        let mut request = shell(command, grants);
+        request.input = serde_json::json!({"command": command, "network": true});
+        request
+    }
+
+    #[tokio::test]
+    async fn only_the_users_answer_opens_the_network_and_only_for_one_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let thread = Arc::default();
+        let rules = PermissionRules { allow: vec![(Scope::Editor, "run_shell(npm install)".into())], deny: vec![(Scope::Editor, "run_shell(git push:*)".into())], ..PermissionRules::default() };
+        let user = Arc::new(Scripted::answering(vec![Answer::AllowOnce, Answer::AllowOnce, Answer::Deny("the user denied it".into())]));
+        let policy = Policy::new(PermissionMode::Default, &rules, &[dir.path().to_path_buf()]);
+        let gate = Gate::new(policy, Some(Arc::clone(&user)), Arc::new(Saved::default()));
+        // Allowed by a rule, judged read-only, or asked anyway: with the
+        // network asked for, the user is asked, with no "Always" to give.
+        assert_eq!(gate.decide(&networked("npm install", &thread)).await, PermissionDecision::ApprovedWithNetwork);
+        assert_eq!(gate.decide(&networked("git status", &thread)).await, PermissionDecision::ApprovedWithNetwork);
+        assert_eq!(gate.decide(&networked("curl https://example.com", &thread)).await, PermissionDecision::Deny("the user denied it".into()));
+        {
+            let asked = user.asked.lock().unwrap();
+            assert_eq!(asked.len(), 3);
+            assert!(asked.iter().all(|(question, always)| !always && question.contains("It asks for the network")), "{asked:?}");
+            assert!(asked[2].0.contains("Asked because:"), "the other reasons stay: {}", asked[2].0);
+        }
+        // The same calls without the network are decided as ever.
+        assert_eq!(gate.decide(&shell("npm install", &thread)).await, PermissionDecision::Allow);
+        assert_eq!(user.asked.lock().unwrap().len(), 3);
+        // A deny rule still wins, unasked.
+        assert!(matches!(gate.decide(&networked("git push origin", &thread)).await, PermissionDecision::Deny(_)));
+        assert_eq!(user.asked.lock().unwrap().len(), 3);
+        assert!(thread.rules().is_empty(), "no grant for the network");
+
+        // bypassPermissions asks nothing, and so gives no network.
+        let policy = Policy::new(PermissionMode::BypassPermissions, &rules, &[dir.path().to_path_buf()]);
+        let gate = Gate::new(policy, Some(Arc::clone(&user)), Arc::new(Saved::default()));
+        assert_eq!(gate.decide(&networked("curl https://example.com", &thread)).await, PermissionDecision::Approved);
+        // With no one to ask, as any other call.
+        let policy = Policy::new(PermissionMode::Default, &rules, &[dir.path().to_path_buf()]);
+        let gate: Gate<Arc<Scripted>> = Gate::new(policy, None, Arc::new(Saved::default()));
+        assert_eq!(gate.decide(&networked("npm install", &thread)).await, PermissionDecision::Allow);
+        assert_eq!(user.asked.lock().unwrap().len(), 3);
     }
 
     #[tokio::test]

@@ -108,7 +108,7 @@ impl Bubblewrap {
             .map(|root| root.canonicalize().map_err(|e| format!("the workspace folder {} cannot be resolved: {e}", root.display())))
             .collect::<Result<_, _>>()?;
         let Some(cwd) = roots.first().cloned() else { return Err("the run has no workspace folder".into()) };
-        let network = self.network && launch.profile == ShellProfile::Approved;
+        let network = (self.network || launch.network) && launch.profile == ShellProfile::Approved;
         let mut args = Args::default();
         // Run by root, bubblewrap keeps every capability unless told: the
         // command could remount `/` writable and write anywhere.
@@ -195,7 +195,7 @@ impl ShellSandbox for Bubblewrap {
         Ok(Confined {
             program: self.found.path.clone(),
             args,
-            network: self.network && launch.profile == ShellProfile::Approved,
+            network: (self.network || launch.network) && launch.profile == ShellProfile::Approved,
             guard: Box::new(placeholders),
         })
     }
@@ -431,7 +431,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("gone");
         for profile in [ShellProfile::Unasked, ShellProfile::Approved] {
-            let launch = ShellLaunch { profile, roots: std::slice::from_ref(&gone), argv: &[OsString::from("true")] };
+            let launch = ShellLaunch { profile, network: false, roots: std::slice::from_ref(&gone), argv: &[OsString::from("true")] };
             let err = sandbox.confine(&launch).err().unwrap();
             assert!(err.contains("cannot be resolved") && err.contains(&gone.display().to_string()), "{err}");
         }

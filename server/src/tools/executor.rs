@@ -83,6 +83,15 @@ pub struct PermissionRequest {
     pub hook: super::PreHook,
 }
 
+impl PermissionRequest {
+    /// A shell command whose call asks for the network (`run_shell` with
+    /// `network: true`): the gate asks the user even where a rule or the
+    /// judgement would let it run, since only an answer opens the network.
+    pub fn wants_network(&self) -> bool {
+        matches!(self.kind, ToolKind::Execute { .. }) && self.input.get("network").and_then(Value::as_bool) == Some(true)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionDecision {
     /// Allowed without anyone being asked: judged read-only, or covered by
@@ -94,6 +103,10 @@ pub enum PermissionDecision {
     /// allows, `bypassPermissions`). A shell command runs in the
     /// [`ShellProfile::Approved`](super::ShellProfile::Approved) profile.
     Approved,
+    /// Approved by the user, who was asked about a `run_shell` call that
+    /// wants the network ([`PermissionRequest::wants_network`]): it runs in
+    /// the approved profile and may reach the network.
+    ApprovedWithNetwork,
     /// Refused; the string is the reason the model is given.
     Deny(String),
     /// Allowed if the user confirms it in the editor's own review of the
@@ -283,6 +296,10 @@ impl Executor {
         match self.gate.decide(&request).await {
             PermissionDecision::Allow => ctx.shell_profile = super::ShellProfile::Unasked,
             PermissionDecision::Approved => ctx.shell_profile = super::ShellProfile::Approved,
+            PermissionDecision::ApprovedWithNetwork => {
+                ctx.shell_profile = super::ShellProfile::Approved;
+                ctx.shell_network = true;
+            }
             PermissionDecision::ReviewInEditor => {
                 ctx.editor_review = true;
                 ctx.shell_profile = super::ShellProfile::Approved;

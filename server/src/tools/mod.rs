@@ -92,6 +92,9 @@ pub struct ToolContext {
     /// Set by the executor for one call from how it was permitted (see
     /// [`shell_sandbox`]): how much the sandbox lets a command do.
     pub shell_profile: ShellProfile,
+    /// Set by the executor with the profile: the user allowed this one
+    /// command the network ([`PermissionDecision::ApprovedWithNetwork`]).
+    pub shell_network: bool,
     /// The id of the call being run (set by the loop for each call; empty
     /// outside one). Sub-agents name it as their events' `parent`.
     pub call_id: String,
@@ -114,6 +117,7 @@ impl ToolContext {
             child_env: Arc::default(),
             sandbox: None,
             shell_profile: ShellProfile::Unasked,
+            shell_network: false,
             call_id: String::new(),
             registry: ToolRegistry::default(),
             code_intel: None,

@@ -69,6 +69,11 @@ pub struct RunShellArgs {
     /// Timeout in milliseconds. Defaults to 120000 (2 minutes); at most 600000 (10 minutes).
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// Set to true when the command needs the network (installing packages, fetching,
+    /// pushing): commands run in a sandbox without network, and with this set the user is
+    /// asked whether this one command may reach it. Leave it out otherwise.
+    #[serde(default)]
+    pub network: bool,
 }
 
 pub struct RunShell;
@@ -274,7 +279,7 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
     let confined = match &ctx.sandbox {
         Some(sandbox) => {
             let roots = ctx.workspace.roots();
-            let launch = ShellLaunch { profile: ctx.shell_profile, roots, argv: &argv };
+            let launch = ShellLaunch { profile: ctx.shell_profile, network: ctx.shell_network, roots, argv: &argv };
             Some(sandbox.confine(&launch).map_err(|reason| {
                 ToolError::model(format!("Error: the command did not run: the sandbox cannot confine it ({reason})."))
             })?)
@@ -418,8 +423,8 @@ fn sandbox_failure_note(sandbox: SandboxNote, stdout: &str, stderr: &str) -> Str
     }
     if !sandbox.network && said(NETWORK_FAILURES) {
         notes.push(match sandbox.profile {
-            ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: ask the user to allow it, and to allow network in the settings (\"sandbox\": {\"network\": true}).".to_string(),
-            ShellProfile::Approved => "The sandbox has no network. To allow it, the user sets \"sandbox\": {\"network\": true} in ~/.tandem/settings.json or the editor's Tandem settings (a project's .tandem/settings.json cannot).".to_string(),
+            ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: call run_shell again with \"network\": true, and the user is asked to let this command reach it (or the user allows network in the settings: \"sandbox\": {\"network\": true}).".to_string(),
+            ShellProfile::Approved => "The sandbox has no network. Call run_shell again with \"network\": true to ask the user to let this command reach it; to allow it for every approved command, the user sets \"sandbox\": {\"network\": true} in ~/.tandem/settings.json or the editor's Tandem settings (a project's .tandem/settings.json cannot).".to_string(),
         });
     }
     if said(&["Read-only file system"]) {

@@ -10,6 +10,10 @@
 //! | judged read-only, or allowed by a rule or a hook, in `default`/`plan` | [`ShellProfile::Unasked`] |
 //! | asked and allowed by the user | [`ShellProfile::Approved`] |
 //! | allowed by a rule, a grant or a hook in `acceptEdits`; anything in `bypassPermissions` | [`ShellProfile::Approved`] |
+//!
+//! An approved command reaches the network when the settings allow it
+//! (`sandbox.network`), or when the call asked for it (`network: true`) and
+//! the user allowed it when asked: [`super::PermissionDecision::ApprovedWithNetwork`].
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -42,6 +46,9 @@ impl ShellProfile {
 #[derive(Debug, Clone)]
 pub struct ShellLaunch<'a> {
     pub profile: ShellProfile,
+    /// The user allowed this one command the network (a `run_shell` call
+    /// with `network` set, approved when asked); only with `Approved`.
+    pub network: bool,
     /// The workspace roots (absolute); the first is the command's folder.
     pub roots: &'a [PathBuf],
     /// The program and its arguments as they would run unconfined
