@@ -188,6 +188,9 @@ fn commands_that_would_write_or_run_code_run_nothing_in_default_mode() {
         "tree -o pwned-tree .",
         "xargs -I ls touch pwned-xargs < list.txt",
         "timeout 5 touch pwned-timeout",
+        // Reads of what is not the workspace: every process's environment.
+        "ps eww",
+        "ps auxe",
         "fd -x touch pwned-fd",
         "fd . -X touch pwned-fd-batch",
         "git grep -Otouch notes",

@@ -609,3 +609,21 @@ fn a_workspace_on_a_read_only_file_system_still_runs_commands() {
     assert!(out.results[1].0 && out.results[1].1.contains("Read-only file system"), "{:?}", out.results);
     assert!(!run.root.join("made.txt").exists() && !run.root.join(".mcp.json").exists());
 }
+
+/// Run by root (as in CI and many containers), bubblewrap keeps every
+/// capability unless told otherwise: a command could remount `/` writable
+/// and write anywhere. Commands of both profiles run with none.
+#[test]
+fn commands_have_no_capabilities_to_undo_the_sandbox() {
+    if !bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
+    let escape = "grep CapEff /proc/self/status; mount -o remount,rw / 2>/dev/null; mount -o remount,rw \"$OUTSIDE\" 2>/dev/null; touch made.txt; echo escaped > \"$OUTSIDE/precious.txt\"";
+    let out = run.ask(&[escape], &[]);
+    assert!(out.results[0].1.contains("CapEff:\t0000000000000000"), "{:?}", out.results);
+    assert!(!run.root.join("made.txt").exists(), "an unasked command wrote the workspace: {:?}", out.results);
+    let out = run.ask(&[escape], &["--permission-mode", "bypassPermissions"]);
+    assert!(out.results[0].1.contains("CapEff:\t0000000000000000"), "{:?}", out.results);
+    assert_eq!(std::fs::read_to_string(run.outside.join("precious.txt")).unwrap(), "keep me\n", "{:?}", out.results);
+}

@@ -1,6 +1,7 @@
 //! Linux: each command runs under `bwrap` (bubblewrap), started as a
 //! process, in new mount, pid and IPC namespaces (and a new network
-//! namespace unless network is allowed).
+//! namespace unless network is allowed), with no capabilities (also when
+//! Tandem runs as root).
 //!
 //! The view is built from the outside in, later mounts covering earlier
 //! ones: the whole filesystem read-only, a fresh `/dev` and `/proc` (of the
@@ -107,7 +108,9 @@ impl Bubblewrap {
         let Some(cwd) = roots.first().cloned() else { return Err("the run has no workspace folder".into()) };
         let network = self.network && launch.profile == ShellProfile::Approved;
         let mut args = Args::default();
-        args.flags(&["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-cgroup-try"]);
+        // Run by root, bubblewrap keeps every capability unless told: the
+        // command could remount `/` writable and write anywhere.
+        args.flags(&["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-cgroup-try"]);
         if !network {
             args.flags(&["--unshare-net"]);
         }
@@ -379,7 +382,7 @@ fn probe_now() -> Result<Found, String> {
         .unwrap_or_default();
     // The same namespaces and mounts every command uses.
     let trial = std::process::Command::new(&path)
-        .args(["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--ro-bind", "/", "/"])
+        .args(["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--ro-bind", "/", "/"])
         .args(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "/bin/sh", "-c", ":"])
         .env_clear()
         .stdin(std::process::Stdio::null())

@@ -487,6 +487,7 @@ pub const COMMANDS: &[Spec] = &[
     gnu("objdump", &[OBJDUMP, HELP], PATHS),
     gnu("readelf", &[READELF, HELP], PATHS),
     gnu("size", &[SIZE, HELP], PATHS),
+    // Any flag but BSD's `e` (every process's environment: see `judge`).
     spec("ps", Syntax::Any, &[], TEXT),
     gnu("cd", &[CD], TEXT),
     gnu("rustc", &[VERSION_ONLY], NONE),
@@ -676,7 +677,7 @@ mod tests {
         ("objdump", "objdump -d notes.txt", Some("objdump -d /bin/ls")),
         ("readelf", "readelf -h notes.txt", Some("readelf -a /bin/ls")),
         ("size", "size -A notes.txt", Some("size /bin/ls")),
-        ("ps", "ps aux", None),
+        ("ps", "ps aux", Some("ps auxe")),
         ("cd", "cd -P src", Some("cd --bogus src")),
         ("rustc", "rustc --version", Some("rustc main.rs")),
         ("node", "node -v", Some("node script.js")),

@@ -32,6 +32,9 @@ pub fn read_only_problem(words: &[String], ctx: Context<'_>) -> Option<String> {
     let Some(spec) = commands::lookup(name) else {
         return Some(format!("`{shown}` is not known to be read-only"));
     };
+    if let Some(problem) = shows_environments(spec, &words[1..]) {
+        return Some(format!("`{shown}` is not known to be read-only: {problem}"));
+    }
     let Some(cwd) = ctx.cwd else {
         return Some(format!("`{shown}` runs after a `cd` whose folder is only known when it runs"));
     };
@@ -39,6 +42,18 @@ pub fn read_only_problem(words: &[String], ctx: Context<'_>) -> Option<String> {
         return Some(format!("`{shown}` runs in `{}`, outside the workspace", cwd.display()));
     }
     check_spec(spec, &words[1..], ctx).err().map(|why| format!("`{shown}` is not known to be read-only: {why}"))
+}
+
+/// `ps` takes any flag but BSD's `e` (in a word without a dash: `ps
+/// auxe`, `ps eww`), which prints every process's environment: without a
+/// sandbox, the secrets of the user's other programs. A word without a
+/// dash holding an `e` is asked (it may also be a `-o` format list).
+fn shows_environments(spec: &Spec, args: &[String]) -> Option<String> {
+    if spec.name != "ps" {
+        return None;
+    }
+    let word = args.iter().find(|a| !a.starts_with('-') && a.contains('e'))?;
+    Some(format!("`{word}` may ask for the environment of every process (ps e)"))
 }
 
 /// Read-only wrappers: `timeout 5 ls`, `nice ls`, `command ls`,
