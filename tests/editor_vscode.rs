@@ -208,6 +208,15 @@ fn undo_and_redo_of_a_run_in_the_panel() {
     run_script("undo_and_redo_of_a_run_in_the_panel", "panel_undo.js");
 }
 
+/// tests/vscode/two_windows.js: two windows (two code-server tabs, two
+/// extension hosts, two `tandem lsp`) on one workspace: a conversation
+/// running in one is refused in the other's panel, and each window's
+/// follow-up carries what the other added.
+#[test]
+fn two_windows_on_one_workspace() {
+    run_script("two_windows_on_one_workspace", "two_windows.js");
+}
+
 /// The screenshots the script took at its checks (the panel streaming, an
 /// ask inline, after the reloads), copied where they outlive the temp dir:
 /// target/test-artifacts/editor_vscode/. A failed run keeps them with the

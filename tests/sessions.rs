@@ -239,6 +239,37 @@ async fn ask(dir: &std::path::Path, data: &std::path::Path, responses: Vec<MockR
     (mock, stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
 }
 
+/// `tandem ask --resume` of a thread another process is running (an editor
+/// window's server holds its run lock): refused with the reason, nothing
+/// asked of the model, its file untouched; once the lock is let go, it runs.
+#[tokio::test]
+async fn resuming_a_thread_another_process_is_running_is_refused_until_it_lets_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (_, events) = ask(dir.path(), data.path(), vec![text("Noted.")], &["remember the number 7"]).await;
+    let thread_id = events.last().unwrap()["thread_id"].as_str().unwrap().to_string();
+    let session = walk(data.path()).into_iter().find(|p| p.ends_with(format!("{thread_id}.jsonl"))).unwrap();
+    let saved = std::fs::read(&session).unwrap();
+
+    // Held here as the other process holds it (an advisory lock on the
+    // thread's lock file, with the holder's pid in it).
+    let mut held = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(session.with_extension("lock")).unwrap();
+    held.try_lock().unwrap();
+    held.set_len(0).unwrap();
+    std::io::Write::write_all(&mut held, b"4242").unwrap();
+    let mock = MockModel::start(vec![text("Should not run.")]).await;
+    let output = tandem(dir.path(), data.path(), &mock).args(["ask", "--resume", &thread_id, "and now?"]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("this conversation is running in another window") && stderr.contains("(pid 4242)"), "{stderr}");
+    assert!(mock.requests().is_empty(), "the model was asked");
+    assert_eq!(std::fs::read(&session).unwrap(), saved, "the thread's file was written to");
+
+    drop(held);
+    let (mock, _) = ask(dir.path(), data.path(), vec![text("It was 7.")], &["--resume", &thread_id, "which number?"]).await;
+    assert_eq!(roles_and_text(&mock.requests()[0].body).len(), 3);
+}
+
 #[tokio::test]
 async fn continue_and_resume_after_the_process_exited_and_a_torn_last_line() {
     let dir = tempfile::tempdir().unwrap();

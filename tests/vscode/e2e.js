@@ -16,7 +16,8 @@
 //      and the end notification says the run was cancelled;
 //   4. a multi-line shell command: asked inline in the Tandem panel (which
 //      opens for it), every line and why, no modal, the status bar saying
-//      an approval waits; "Deny" there runs nothing;
+//      an approval waits; with the panel closed the status bar still says
+//      so and brings the panel back with the ask; "Deny" there runs nothing;
 //   5. the panel: the status bar item opens it with the focus in its input
 //      box; New empties it; a typed prompt's text streams in (as markdown,
 //      its HTML inert) before the run ends; a shell command is approved
@@ -220,6 +221,15 @@ async function main() {
   await statusBarSays('the status bar says an approval waits', 'waiting for your approval');
   await shot('ask-inline');
   log(`check: the shell command is asked inline in the panel with every line (${JSON.stringify(askLines.slice(1, 1 + commandLines.length))}), no modal; the status bar says it waits`);
+  // The panel closed while the ask waits: the status bar still says so,
+  // and its item brings the panel back with the ask, still answerable.
+  await palette('View: Hide Secondary Side Bar');
+  await until('the secondary side bar closes', () => !document.querySelector('.part.auxiliarybar')?.checkVisibility());
+  await statusBarSays('the status bar still says an approval waits', 'waiting for your approval');
+  await page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].find((i) => (i.id ?? '').endsWith('tandem.status'))?.querySelector('a')?.click());
+  panel = await panelFrame('the status bar item brings the panel back', panel);
+  await inPanel(panel, 'the reopened panel shows the waiting ask', () => !!document.querySelector('#asks .ask button[data-action="Deny"]'));
+  log('check: the panel closed while the ask waits: the status bar says so and brings the panel back with the ask');
   await clickInPanel(panel, '#asks button[data-action="Deny"]');
   await inPanel(panel, 'the ask goes away', () => document.querySelectorAll('#asks .ask').length === 0);
   const denied = await waitForToast('the run with the denied command ends', RUN_ENDED);

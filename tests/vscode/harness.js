@@ -1,6 +1,7 @@
 // The harness of the code-server end-to-end scripts (e2e.js, code_intel.js,
-// chat.js, undo.js): the packaged extension (.vsix) installed into real
-// VS Code (code-server, VS Code 1.139), opened in headless Chromium, with a
+// chat.js, undo.js, panel_undo.js, two_windows.js): the packaged extension
+// (.vsix) installed into real VS Code (code-server, VS Code 1.139), opened
+// in headless Chromium, with a
 // loopback Anthropic API as the model (anthropic_mock.js), and the page
 // helpers that drive the window as a user does. Each script is its own
 // Node process: the state below (the page, the processes) is the script's.
@@ -499,6 +500,28 @@ async function open({ files = {}, settings = {}, deadlineMs = DEADLINE_MS } = {}
   return page;
 }
 
+/**
+ * Another window on the same workspace: a second browser tab, for which
+ * code-server starts an extension host of its own (and so the extension
+ * starts its own tandem lsp), as a second VS Code window does. The page
+ * helpers act on the window `usePage` chose last; this one after it loads.
+ */
+async function openWindow() {
+  const other = await browser.newPage();
+  await other.setViewport({ width: 1400, height: 900 });
+  await other.goto(`${state.url}/?folder=${encodeURIComponent(dirs.workspace)}`, { timeout: STEP_MS });
+  await usePage(other);
+  await until('the other window\'s workbench loads', () => !!document.querySelector('.monaco-workbench .part.editor'));
+  return other;
+}
+
+/** Make `p` the window the page helpers act on, and bring it to the front. */
+async function usePage(p) {
+  page = p;
+  state.page = p;
+  await p.bringToFront();
+}
+
 /** The end of a script that passed. */
 async function passed(what) {
   await cleanup();
@@ -573,6 +596,8 @@ module.exports = {
   state,
   log,
   open,
+  openWindow,
+  usePage,
   run,
   passed,
   windowUri,

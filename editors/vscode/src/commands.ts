@@ -123,7 +123,8 @@ export async function runAsk(
           }
           const result: AskResult = { runId: server.runs.current ?? '', status: 'failed', text: message, edits: [] };
           server.transcript.finish(result, workspaceFolders());
-          void vscode.window.showErrorMessage(`Tandem: ${message}`);
+          // A panel that is showing says it as the run's end.
+          if (options.announce()) void vscode.window.showErrorMessage(`Tandem: ${message}`);
           return result;
         } finally {
           reports.dispose();

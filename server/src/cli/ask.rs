@@ -22,6 +22,8 @@ use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::Terminal;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
 use tandem::thread::pricing::format_cost;
+use tandem::thread::store::{LockError, RunLock};
+use tandem::thread::threads::ThreadError;
 use tandem::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
@@ -48,27 +50,48 @@ pub enum ThreadChoice {
     Resume(String),
 }
 
-/// The thread to run in, saved when there is a data folder.
-fn open_thread(store: Option<&ThreadStore>, choice: &ThreadChoice, root: &std::path::Path) -> anyhow::Result<Thread> {
+/// The thread to run in, saved when there is a data folder, and its run
+/// lock, held for the run: a thread another process is running (an editor
+/// window's server, another `tandem chat`) is refused, never written to by
+/// both.
+fn open_thread(store: Option<&ThreadStore>, choice: &ThreadChoice, root: &std::path::Path) -> anyhow::Result<(Thread, Option<RunLock>)> {
     let Some(store) = store else {
         anyhow::ensure!(matches!(choice, ThreadChoice::New), "cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads");
         tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved");
-        return Ok(Thread::new(new_thread_id(), root.to_path_buf()));
+        return Ok((Thread::new(new_thread_id(), root.to_path_buf()), None));
     };
     let id = match choice {
         ThreadChoice::New => {
             let mut conversation = Thread::new(new_thread_id(), root.to_path_buf());
             if let Err(err) = store.create(&mut conversation) {
                 tracing::warn!(%err, "cannot save this conversation");
+                return Ok((conversation, None));
             }
-            return Ok(conversation);
+            let lock = lock_run(store, &conversation.id)?;
+            return Ok((conversation, lock));
         }
         ThreadChoice::Continue => store
             .latest()
             .ok_or_else(|| anyhow::anyhow!("there is no saved conversation in this folder yet: start one with tandem ask PROMPT"))?,
         ThreadChoice::Resume(id) => id.clone(),
     };
-    store.load(&id).map_err(|e| anyhow::anyhow!("{e}"))
+    // Locked before it is read: what the other process wrote up to its end is read.
+    let lock = lock_run(store, &id)?;
+    let thread = store.load(&id).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((thread, lock))
+}
+
+/// A thread's run lock; one that cannot be taken for another reason than
+/// a holder (a read-only folder) is logged, and the run goes on without it.
+fn lock_run(store: &ThreadStore, id: &str) -> anyhow::Result<Option<RunLock>> {
+    match store.lock_run(id) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(LockError::Held { pid }) => Err(anyhow::anyhow!("{}", ThreadError::Elsewhere { thread_id: id.to_string(), pid })),
+        Err(LockError::Io(err)) => {
+            tracing::warn!(%err, "cannot lock the thread; other processes are not kept from running it");
+            Ok(None)
+        }
+    }
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
@@ -174,7 +197,7 @@ impl Headless {
     pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
         let provider = host::provider(&self.settings)?;
         let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let mut conversation = open_thread(self.store.as_ref(), choice, self.workspace.root())?;
+        let (mut conversation, _lock) = open_thread(self.store.as_ref(), choice, self.workspace.root())?;
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
         let checkpoint = self.checkpoints.clone().map(|checkpoints| (checkpoints, conversation.id.clone(), host::new_run_id()));

@@ -30,8 +30,8 @@ enum Slot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ThreadError {
     Busy { thread_id: String, run_id: String },
-    /// Another process (another editor window's server, a `tandem chat`)
-    /// is running it.
+    /// Another process (another editor window's server, a `tandem chat`,
+    /// a `tandem ask -c`) is running it.
     Elsewhere { thread_id: String, pid: Option<u32> },
     Unknown(String),
 }
@@ -47,7 +47,7 @@ impl std::fmt::Display for ThreadError {
                 let process = pid.map(|pid| format!(" (pid {pid})")).unwrap_or_default();
                 write!(
                     f,
-                    "this conversation is running in another window: thread {thread_id} has a run going in another Tandem process{process} on this workspace; wait for it to end there, or start a new conversation (omit threadId)"
+                    "this conversation is running in another window: thread {thread_id} has a run going in another Tandem process{process} on this workspace; wait for it to end there, or start a new conversation"
                 )
             }
             ThreadError::Unknown(message) => f.write_str(message),
