@@ -1,37 +1,41 @@
-//! The host: settings in, the parts of a ready run out, the same for every
-//! front end. A front end (`lsp/`, `cli/`, `acp/`) passes only what is its
-//! own — how it asks the user (its [`PermissionGate`] over the one
-//! [`Policy`]), who reviews a plan ([`PlanReview`]), where edits go (the
-//! workspace's editor sink), how events are shown — and asks the host for
-//! the rest instead of assembling it by hand.
+//! The host: settings in, a ready run out, the same for every front end.
+//! A front end (`lsp/`, `cli/`, `acp/`) passes only what is its own — how
+//! it asks the user (its [`PermissionGate`] over the one [`Policy`]), who
+//! reviews a plan ([`PlanReview`]), where edits go (the workspace's editor
+//! sink), how events are shown (it drives the run) — and gets the rest:
 //!
 //! ```no_run
-//! # use std::sync::Arc;
+//! # use std::sync::{Arc, RwLock};
 //! # fn front_end(workspace: Arc<tandem::workspace::Workspace>, gate: Arc<dyn tandem::tools::PermissionGate>) -> anyhow::Result<()> {
-//! use tandem::host;
-//! let settings = host::load_settings(workspace.root()).0;
-//! let provider = host::provider(&settings)?;
-//! let modes = host::Modes::new(&settings, None);
+//! use tandem::host::{self, FrontEnd, Host, RunParts, ThreadChoice};
+//! let settings = host::checked_settings(workspace.root()).map_err(anyhow::Error::msg)?.0;
 //! let (hooks, _problems) = host::hooks(&settings, workspace.root(), None);
-//! let hooks = tandem::hooks::shared(hooks);
-//! let mcp = host::mcp(workspace.root(), Vec::new());
-//! // The front end's gate decides with host::policy(&settings, modes, roots).
-//! let executor = host::executor(host::Tools { gate, hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel: None });
-//! let scope = host::run_scope(modes, None, workspace.root());
-//! let request = host::user_request("explain src/main.rs", &hooks);
-//! # let _ = (provider, executor, scope, request); Ok(()) }
+//! // Once per workspace: what its runs share (hooks, MCP, language servers, the executor).
+//! let (host, _problems) = Host::open(FrontEnd {
+//!     workspace,
+//!     settings: Arc::new(RwLock::new(settings)),
+//!     gate, // the front end's, deciding with host::policy(&settings, modes, roots)
+//!     hooks: tandem::hooks::shared(hooks),
+//!     mcp: Some(host::McpServers::default()),
+//!     code_intel: host::CodeIntelFrom::None,
+//!     record: true,
+//! });
+//! // Once per run: the provider, its context, the tool context, the request.
+//! let mut thread = host.open_thread(&ThreadChoice::New).map_err(anyhow::Error::msg)?;
+//! let run = host.run("explain src/main.rs", RunParts::default()).map_err(anyhow::Error::msg)?;
+//! # let _ = (run, &mut thread); Ok(()) }
 //! ```
 //!
-//! The executor is built in one place, [`executor`]: what a run's calls go
-//! through (the MCP servers, code intelligence) is added to [`Tools`] and
-//! wired there, once, for every front end. What one run gets besides —
-//! its scope (plan mode), the sandbox its shell commands run in and the
-//! checkpoint recorder `undo` restores from — is wired in one place too,
-//! [`prepare_run`]: a front end passes its workspace view, plan review and
-//! cancel token, and drives the [`PreparedRun`] it gets back.
+//! [`Host::open`] builds, once per front-end session, what the runs of a
+//! workspace share: the executor (the built-in tools, the MCP servers',
+//! code intelligence, the gate, the tool hooks: wired here, once), the
+//! saved threads and the checkpoints. [`Host::run`] builds each run's
+//! parts: the provider, its context configuration, the run's scope (plan
+//! mode), the sandbox its shell commands run in, the checkpoint recorder
+//! `undo` restores from, and the request with the prompt and stop hooks.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
@@ -40,14 +44,15 @@ use crate::agent::{Provider, RunRequest};
 use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
 use crate::hooks::{Hooks, SharedHooks};
+use crate::language_servers::LanguageServers;
 use crate::mcp::{Approvals, McpManager};
 use crate::permissions::Policy;
 use crate::sandbox::Availability;
-use crate::thread::ThreadStore;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
+use crate::thread::{new_thread_id, ContextConfig, Thread, ThreadStore};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
-use crate::tools::{Executor, PermissionMode, PermissionGate, RunScope, ToolContext, ToolRegistry, ToolSource};
+use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::Workspace;
 
 /// The settings of a workspace: the user's, the project's and the local
@@ -133,71 +138,6 @@ pub fn hooks(settings: &Settings, root: &Path, consent: Option<&ConsentStore>) -
     Hooks::from_layers(&settings.hooks, settings.child_env(), root, consent)
 }
 
-/// The MCP servers of the workspace (the user's, and the project's the
-/// user approved or names in `approve`), not started yet.
-pub fn mcp(root: &Path, approve: Vec<String>) -> Arc<McpManager> {
-    mcp_with(root, approve, Vec::new())
-}
-
-/// The same, with servers the front end brings (an ACP client's
-/// `mcpServers`: the user configured them there, so they need no consent).
-pub fn mcp_with(root: &Path, approve: Vec<String>, front_end: Vec<crate::mcp::config::ServerConfig>) -> Arc<McpManager> {
-    let mut config = crate::mcp::config::McpConfig::load(dirs::home_dir().as_deref(), root);
-    config.servers.extend(front_end);
-    McpManager::new(config, root, Approvals::from_command_line(approve))
-}
-
-/// What a run's tool calls go through, besides the built-in tools.
-pub struct Tools {
-    /// The front end's permission gate (how it asks the user).
-    pub gate: Arc<dyn PermissionGate>,
-    /// The tool hooks, run around every call by the executor.
-    pub hooks: SharedHooks,
-    /// The MCP servers, whose tools join as deferred `mcp__…` tools.
-    pub mcp: Option<Arc<McpManager>>,
-    /// Code intelligence for the `code_intel` tool, where the front end has it.
-    pub code_intel: Option<Arc<dyn CodeIntel>>,
-}
-
-/// The executor every run's calls pass through: the built-in tools (and
-/// the MCP servers'), the gate, the hooks. The one place it is built.
-pub fn executor(tools: Tools) -> Executor {
-    let mut registry = ToolRegistry::builtin();
-    if let Some(mcp) = tools.mcp {
-        registry.add_source(mcp as Arc<dyn ToolSource>);
-    }
-    let mut executor = Executor::new(registry).with_gate(tools.gate).with_hooks(tools.hooks as Arc<dyn crate::tools::ToolHooks>);
-    if let Some(code_intel) = tools.code_intel {
-        executor = executor.with_code_intel(code_intel);
-    }
-    executor
-}
-
-/// The language servers of `lspServers` for a front end whose editor does
-/// not answer code intelligence questions (`None` when none is
-/// configured); `approved` names project servers approved on the command
-/// line. The problems name the unusable entries.
-pub fn language_servers(root: &Path, settings: &Settings, approved: Vec<String>) -> (Option<Arc<crate::language_servers::LanguageServers>>, Vec<String>) {
-    let approvals = crate::language_servers::Approvals { store: crate::consent::ConsentStore::for_user(), command_line: approved };
-    crate::language_servers::LanguageServers::configure(root, &settings.lsp_servers, approvals, settings.timeouts.code_intel(), settings.timeouts.diagnostics())
-}
-
-/// A run's own state, in plan mode from the start when the run's mode is
-/// `plan`; `review` is who answers `exit_plan_mode` (`None`: nobody can).
-pub fn run_scope(modes: Modes, review: Option<Arc<dyn PlanReview>>, root: &Path) -> RunScope {
-    let scope = RunScope::new(modes.policy, review);
-    if modes.run == PermissionMode::Plan {
-        start_in_plan_mode(&scope, root);
-    }
-    scope
-}
-
-/// The request for one of the user's runs: its prompt and stop hooks are
-/// the session's (sub-agents' requests have none).
-pub fn user_request(prompt: impl Into<String>, hooks: &SharedHooks) -> RunRequest {
-    RunRequest { prompt: prompt.into(), hooks: Some(Arc::clone(hooks)), ..RunRequest::default() }
-}
-
 /// The sandbox a run's shell commands run in with these settings
 /// (bubblewrap on Linux), masking the existing paths the read-deny rules
 /// cover; or why there is none ([`Availability::notice`] says it to the
@@ -208,39 +148,304 @@ pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
     crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
 
-/// The checkpoints of a workspace, beside its threads (`None` without a
-/// data folder: then runs are not recorded and cannot be undone). One per
-/// front-end session: its runs share the last look at the tree.
-pub fn checkpoints(store: Option<&ThreadStore>, roots: &[PathBuf]) -> Option<Arc<Checkpoints>> {
-    store.map(|store| Checkpoints::beside(store, roots))
-}
-
 /// A run id for a front end that has none of its own (the terminal, an
 /// ACP prompt): the time it started, to the millisecond.
 pub fn new_run_id() -> String {
     format!("run-{}", chrono::Local::now().format("%Y%m%d-%H%M%S%3f"))
 }
 
-/// What a front end brings to one run.
-pub struct RunParts {
-    /// The workspace as the front end sees it: its editor sink, and its
-    /// run tag where the front end tags runs.
+
+/// Which MCP servers a front end's runs get: the user's, the project's
+/// the user approved (or `approve` names: `NAME` or `all`), and the
+/// servers the front end brings (an ACP client's `mcpServers`: the user
+/// configured them there, so they need no consent).
+#[derive(Default)]
+pub struct McpServers {
+    pub approve: Vec<String>,
+    pub front_end: Vec<crate::mcp::config::ServerConfig>,
+}
+
+/// Where the `code_intel` tool's answers come from.
+pub enum CodeIntelFrom {
+    /// The editor answers from its own language servers.
+    Editor(Arc<dyn CodeIntel>),
+    /// The servers of `lspServers`, started by Tandem when first needed;
+    /// `approved` names project servers approved on the command line.
+    LanguageServers { approved: Vec<String> },
+    /// No `code_intel` tool.
+    None,
+}
+
+/// What a front end brings, once, to the host of its workspace: only
+/// what is its own.
+pub struct FrontEnd {
+    /// The workspace as the front end sees it: its editor sink.
     pub workspace: Arc<Workspace>,
-    pub modes: Modes,
+    /// The settings, kept current by the front end (the editor's change
+    /// while it runs; the others are read once); each run reads them.
+    pub settings: Arc<RwLock<Settings>>,
+    /// How it asks the user: its gate over the one policy ([`policy`]).
+    pub gate: Arc<dyn PermissionGate>,
+    /// The hooks the user consented to ([`hooks`]; the front end asks for
+    /// the consent). Shared: a front end that re-reads the settings swaps them.
+    pub hooks: SharedHooks,
+    /// `None`: no MCP servers (the demo, one `tandem tool` call).
+    pub mcp: Option<McpServers>,
+    pub code_intel: CodeIntelFrom,
+    /// Save threads and checkpoints in the user's data folder (`false`:
+    /// a throwaway run such as the demo's).
+    pub record: bool,
+}
+
+/// What the runs of one workspace share, built once per front-end session
+/// ([`Host::open`]): the settings, the hooks, the MCP and language
+/// servers, the executor every call passes through (wired here, once),
+/// the saved threads and the checkpoints. [`Host::run`] gives each run
+/// the rest, ready to drive.
+pub struct Host {
+    settings: Arc<RwLock<Settings>>,
+    workspace: Arc<Workspace>,
+    hooks: SharedHooks,
+    executor: Executor,
+    mcp: Option<Arc<McpManager>>,
+    language_servers: Option<Arc<LanguageServers>>,
+    store: Option<ThreadStore>,
+    checkpoints: Option<Arc<Checkpoints>>,
+}
+
+/// Which thread a run continues, for a front end that keeps no threads of
+/// its own.
+pub enum ThreadChoice {
+    New,
+    /// The most recent thread of this workspace.
+    Continue,
+    Resume(String),
+}
+
+/// What a front end brings to one run.
+#[derive(Default)]
+pub struct RunParts {
+    /// The workspace view the run's edits go through (the LSP tags each
+    /// run's); `None`: the host's.
+    pub workspace: Option<Arc<Workspace>>,
+    /// The permission mode the front end asks for (a command-line flag,
+    /// an ACP session's mode), over the settings' `permissionMode`.
+    pub mode: Option<PermissionMode>,
     /// Who answers `exit_plan_mode` (`None`: nobody can).
     pub plan_review: Option<Arc<dyn PlanReview>>,
     pub cancel: CancellationToken,
-    /// Where the run's checkpoint goes, and the thread and run it is of.
-    pub checkpoint: Option<(Arc<Checkpoints>, String, String)>,
+    /// The thread and run the run's checkpoint is of (`None`: not
+    /// recorded, so it cannot be undone).
+    pub checkpoint: Option<(String, String)>,
+    /// Another of the provider's models ([`model_choices`]); `None`: the settings'.
+    pub model: Option<String>,
 }
 
-/// A run ready to drive: its tool context (scope, sandbox, the checkpoint
-/// recorder on its workspace, the shell environment) and what ends it.
+/// A run ready to drive: the model, its context configuration, the
+/// executor, the tool context (scope, sandbox, checkpoint recorder, shell
+/// environment), the request (prompt, hooks, turn limit, sandbox notice)
+/// and what ends it. A front end may add to the request what is its own
+/// (the editor's selection, `in_editor`, `--compact`).
+pub struct ReadyRun {
+    pub provider: Box<dyn Provider>,
+    pub config: ContextConfig,
+    pub executor: Executor,
+    pub ctx: ToolContext,
+    pub request: RunRequest,
+    pub end: RunEnd,
+}
+
+/// A run's tool context without a model (the demo brings its own, `tandem
+/// tool` runs one call): see [`Host::prepare`].
 pub struct PreparedRun {
     pub ctx: ToolContext,
     /// Said once per run when shell commands run unconfined.
     pub sandbox_notice: Option<String>,
     pub end: RunEnd,
+}
+
+/// The provider and its context configuration.
+fn model(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig), String> {
+    let provider = provider_with_model(settings, model).map_err(|e| e.to_string())?;
+    let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;
+    Ok((provider, config))
+}
+
+/// The thread a run in `root` continues: a new one (saved when there is
+/// a data folder), the most recent, or the one named.
+pub fn open_thread(store: Option<&ThreadStore>, choice: &ThreadChoice, root: &Path) -> Result<Thread, String> {
+    let Some(store) = store else {
+        if !matches!(choice, ThreadChoice::New) {
+            return Err("cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads".into());
+        }
+        tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved");
+        return Ok(Thread::new(new_thread_id(), root.to_path_buf()));
+    };
+    let id = match choice {
+        ThreadChoice::New => {
+            let mut thread = Thread::new(new_thread_id(), root.to_path_buf());
+            if let Err(err) = store.create(&mut thread) {
+                tracing::warn!(%err, "cannot save this conversation; it is kept in memory only");
+            }
+            return Ok(thread);
+        }
+        ThreadChoice::Continue => store.latest().ok_or("there is no saved conversation in this folder yet: start one with tandem ask PROMPT")?,
+        ThreadChoice::Resume(id) => id.clone(),
+    };
+    store.load(&id).map_err(|e| e.to_string())
+}
+
+impl Host {
+    /// The host of a front end's workspace. The MCP servers are built, not
+    /// started: the front end starts them when it can show their news
+    /// (and ask about project servers). The problems name unusable
+    /// `lspServers` entries; the runs go on without them.
+    pub fn open(front: FrontEnd) -> (Host, Vec<String>) {
+        let settings = front.settings.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let root = front.workspace.root().to_path_buf();
+        let mcp = front.mcp.map(|servers| {
+            let mut config = crate::mcp::config::McpConfig::load(dirs::home_dir().as_deref(), &root);
+            config.servers.extend(servers.front_end);
+            McpManager::new(config, &root, Approvals::from_command_line(servers.approve))
+        });
+        let (code_intel, language_servers, problems) = match front.code_intel {
+            CodeIntelFrom::Editor(code_intel) => (Some(code_intel), None, Vec::new()),
+            CodeIntelFrom::LanguageServers { approved } => {
+                let approvals = crate::language_servers::Approvals { store: ConsentStore::for_user(), command_line: approved };
+                let timeouts = settings.timeouts;
+                let (servers, problems) = LanguageServers::configure(&root, &settings.lsp_servers, approvals, timeouts.code_intel(), timeouts.diagnostics());
+                (servers.clone().map(|s| s as Arc<dyn CodeIntel>), servers, problems)
+            }
+            CodeIntelFrom::None => (None, None, Vec::new()),
+        };
+        let mut registry = ToolRegistry::builtin();
+        if let Some(mcp) = &mcp {
+            registry.add_source(Arc::clone(mcp) as Arc<dyn ToolSource>);
+        }
+        let hooks = Arc::clone(&front.hooks) as Arc<dyn crate::tools::ToolHooks>;
+        let mut executor = Executor::new(registry).with_gate(front.gate).with_hooks(hooks);
+        if let Some(code_intel) = code_intel {
+            executor = executor.with_code_intel(code_intel);
+        }
+        let store = if front.record { ThreadStore::for_workspace(&root) } else { None };
+        // Each run's checkpoint goes beside its thread, for `undo`; the
+        // runs share the last look at the tree.
+        let checkpoints = store.as_ref().map(|store| Checkpoints::beside(store, front.workspace.roots()));
+        let host = Host {
+            settings: front.settings,
+            workspace: front.workspace,
+            hooks: front.hooks,
+            executor,
+            mcp,
+            language_servers,
+            store,
+            checkpoints,
+        };
+        (host, problems)
+    }
+
+    /// The settings as they are now.
+    pub fn settings(&self) -> Settings {
+        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.workspace
+    }
+
+    /// The executor every run's calls pass through.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    pub fn mcp(&self) -> Option<&Arc<McpManager>> {
+        self.mcp.as_ref()
+    }
+
+    /// The saved threads (`None`: no data folder, or a throwaway host).
+    pub fn store(&self) -> Option<&ThreadStore> {
+        self.store.as_ref()
+    }
+
+    /// Where each run's checkpoint goes (`None`: no data folder).
+    pub fn checkpoints(&self) -> Option<&Arc<Checkpoints>> {
+        self.checkpoints.as_ref()
+    }
+
+    /// The thread a run continues ([`open_thread`]).
+    pub fn open_thread(&self, choice: &ThreadChoice) -> Result<Thread, String> {
+        open_thread(self.store.as_ref(), choice, self.workspace.root())
+    }
+
+    /// One of the user's runs of `prompt`, ready to drive: the provider
+    /// the settings name, its context configuration, and [`Host::prepare`]'s
+    /// tool context. `Err`: no model provider is configured (the message
+    /// names what to set).
+    pub fn run(&self, prompt: impl Into<String>, parts: RunParts) -> Result<ReadyRun, String> {
+        let settings = self.settings();
+        let (provider, config) = model(&settings, parts.model.as_deref())?;
+        let prepared = self.prepare_with(&settings, parts);
+        let request = RunRequest {
+            prompt: prompt.into(),
+            max_turns: settings.max_turns,
+            // The prompt and stop hooks are the user's run's (sub-agents' requests have none).
+            hooks: Some(Arc::clone(&self.hooks)),
+            sandbox_notice: prepared.sandbox_notice,
+            ..RunRequest::default()
+        };
+        Ok(ReadyRun { provider, config, executor: self.executor.clone(), ctx: prepared.ctx, request, end: prepared.end })
+    }
+
+    /// The model the settings name (or `model`, another of the provider's)
+    /// and its context configuration, for work on a thread outside a run
+    /// (compacting it).
+    pub fn model(&self, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig), String> {
+        self::model(&self.settings(), model)
+    }
+
+    /// A run's tool context: plan mode from its modes, the sandbox, the
+    /// checkpoint recorder on its workspace, the environment shell
+    /// commands see. The one place it is built.
+    pub fn prepare(&self, parts: RunParts) -> PreparedRun {
+        self.prepare_with(&self.settings(), parts)
+    }
+
+    fn prepare_with(&self, settings: &Settings, parts: RunParts) -> PreparedRun {
+        let workspace = parts.workspace.unwrap_or_else(|| Arc::clone(&self.workspace));
+        let modes = Modes::new(settings, parts.mode);
+        let sandbox = sandbox(settings, workspace.roots());
+        let scope = RunScope::new(modes.policy, parts.plan_review);
+        if modes.run == PermissionMode::Plan {
+            start_in_plan_mode(&scope, workspace.root());
+        }
+        // The run's checkpoint, beside its thread: `undo` takes it back.
+        let recorder = match (&self.checkpoints, parts.checkpoint) {
+            (Some(checkpoints), Some((thread_id, run_id))) => Some(checkpoints.record(&thread_id, &run_id)),
+            _ => None,
+        };
+        let workspace = match &recorder {
+            Some(recorder) => Arc::new(workspace.with_recorder(Checkpoints::recorder_for(recorder))),
+            None => workspace,
+        };
+        let ctx = ToolContext {
+            cancel: parts.cancel,
+            child_env: Arc::new(settings.child_env()),
+            sandbox: sandbox.sandbox(),
+            run: Arc::new(scope),
+            ..ToolContext::new(Arc::clone(&workspace))
+        };
+        PreparedRun { ctx, sandbox_notice: sandbox.notice(), end: RunEnd { recorder, workspace } }
+    }
+
+    /// Stop the servers the host started (MCP, language servers).
+    pub async fn shutdown(&self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.shutdown().await;
+        }
+        if let Some(servers) = &self.language_servers {
+            servers.shutdown().await;
+        }
+    }
 }
 
 /// Ends a run, however it ends: its checkpoint is completed and the temp
@@ -275,26 +480,4 @@ impl Drop for RunEnd {
         }
         self.workspace.clean_interrupted_writes();
     }
-}
-
-/// Everything one run gets from the host besides the executor: plan mode
-/// from its modes, the sandbox, the checkpoint recorder, the environment
-/// shell commands see. The one place a run's tool context is built.
-pub fn prepare_run(settings: &Settings, parts: RunParts) -> PreparedRun {
-    let sandbox = sandbox(settings, parts.workspace.roots());
-    let scope = run_scope(parts.modes, parts.plan_review, parts.workspace.root());
-    // The run's checkpoint, beside its thread: `undo` takes it back.
-    let recorder = parts.checkpoint.map(|(checkpoints, thread_id, run_id)| checkpoints.record(&thread_id, &run_id));
-    let workspace = match &recorder {
-        Some(recorder) => Arc::new(parts.workspace.with_recorder(Checkpoints::recorder_for(recorder))),
-        None => parts.workspace,
-    };
-    let ctx = ToolContext {
-        cancel: parts.cancel,
-        child_env: Arc::new(settings.child_env()),
-        sandbox: sandbox.sandbox(),
-        run: Arc::new(scope),
-        ..ToolContext::new(Arc::clone(&workspace))
-    };
-    PreparedRun { ctx, sandbox_notice: sandbox.notice(), end: RunEnd { recorder, workspace } }
 }

@@ -14,11 +14,14 @@
 //!
 //! ```text
 //! editor ──LSP/stdio──▶ lsp/  ┐ front ends: documents, tandem.ask, applyEdit,
-//! terminal ──▶ cli/ (binary)  ┘   prompts, reviews, how events are shown
+//! ACP client ─stdio──▶ acp/   │   prompts, reviews, how events are shown;
+//! terminal ──▶ cli/ (binary)  ┘   they drive the host's ready run
 //!                   │
 //!                   ▼
-//!            host  settings/      settings in, a run's parts out (provider, modes,
-//!                                   policy, hooks, MCP, the executor), for every front end
+//!            host  settings/      settings in, a ready run out, for every front end:
+//!                                   Host::open once per session (hooks, MCP, executor,
+//!                                   threads, checkpoints), Host::run per run (provider,
+//!                                   scope, sandbox, checkpoint recorder, request)
 //!                   │
 //!                   ▼
 //!                agent/           the loop: provider (Anthropic | OpenAI | scripted)
@@ -101,14 +104,20 @@
 //!   workspace's runs, restarted (bounded) after a crash; it implements
 //!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
 //!   `tandem/codeIntel` request to the editor plugin does.
-//! - [`host`]: the one place a run's parts are built from the settings, for
-//!   every front end: the provider, the permission modes (plan mode is the
-//!   run's own gate, the policy decides as in default), the policy, the
-//!   hooks, the MCP servers, the executor ([`host::executor`]: add what a
-//!   run's calls go through to [`host::Tools`]), and each run's tool
-//!   context ([`host::prepare_run`]: its scope, the sandbox, the
-//!   checkpoint recorder) and request. Front ends pass their prompter,
-//!   plan review and editor.
+//! - [`host`]: settings in, a ready run out, for every front end.
+//!   [`host::Host::open`] builds, once per front-end session, what the
+//!   runs of a workspace share from what the front end brings
+//!   ([`host::FrontEnd`]: its workspace view, its settings, its gate over
+//!   [`host::policy`], the hooks the user consented to): the executor
+//!   (the built-in tools, the MCP servers', code intelligence from the
+//!   editor or `lspServers`, the gate, the tool hooks — wired once), the
+//!   saved threads and the checkpoints. [`host::Host::run`] gives each
+//!   run a [`host::ReadyRun`]: the provider and its context
+//!   configuration, the run's scope (plan mode from the typed
+//!   [`host::Modes`]), the sandbox, the checkpoint recorder and the request
+//!   with the prompt and stop hooks. Front ends drive it and show its
+//!   events; `tandem demo` and `tandem tool` take only the tool context
+//!   ([`host::Host::prepare`]).
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
 //! - [`scope`]: which settings layer a value came from (user, project,

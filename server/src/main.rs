@@ -264,10 +264,19 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     // The user runs this one call themselves: it is approved, as in
     // bypassPermissions, but the settings' deny rules still hold and a
     // shell command runs in the sandbox like every other.
-    let modes = host::Modes { run: PermissionMode::BypassPermissions, policy: PermissionMode::BypassPermissions };
+    let modes = host::Modes::new(&settings, Some(PermissionMode::BypassPermissions));
     let gate = tandem::permissions::headless::gate(host::policy(&settings, modes, workspace.roots()), None, Arc::new(tandem::permissions::NoProjectRules));
-    let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: tandem::hooks::shared(Default::default()), mcp: None, code_intel: None });
-    let run = host::prepare_run(&settings, host::RunParts { workspace, modes, plan_review: None, cancel: Default::default(), checkpoint: None });
+    let (tool_host, _) = host::Host::open(host::FrontEnd {
+        workspace,
+        settings: Arc::new(std::sync::RwLock::new(settings)),
+        gate: Arc::new(gate),
+        hooks: tandem::hooks::shared(Default::default()),
+        mcp: None,
+        code_intel: host::CodeIntelFrom::None,
+        record: false,
+    });
+    let executor = tool_host.executor();
+    let run = tool_host.prepare(host::RunParts { mode: Some(PermissionMode::BypassPermissions), ..Default::default() });
     if let Some(notice) = run.sandbox_notice.as_ref().filter(|_| name == "run_shell") {
         eprintln!("tandem: {notice}");
     }

@@ -21,10 +21,9 @@ use crate::agent::config::ProviderConfig;
 use crate::tools::PermissionMode;
 use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{Origin, ServerConfig, Transport};
-use crate::mcp::McpManager;
-use crate::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
+use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers, RunParts, ThreadChoice};
+use crate::thread::{Thread, ThreadStore};
 use crate::settings::Settings;
-use crate::tools::Executor;
 use crate::workspace::{Editor, Workspace};
 
 /// An embedded resource's text kept as context, in characters.
@@ -50,15 +49,9 @@ pub enum OpenError {
 pub struct Session {
     pub core: Arc<SessionCore>,
     pub workspace: Arc<Workspace>,
-    executor: Executor,
-    mcp: Arc<McpManager>,
-    /// The servers of `lspServers` (no ACP client answers code
-    /// intelligence questions), shut down with the session.
-    language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
-    settings: Settings,
-    /// Where each prompt's checkpoint goes (`None`: no data folder).
-    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
-    hooks: crate::hooks::SharedHooks,
+    /// What the session's prompts share: settings, hooks, MCP servers,
+    /// the executor, the checkpoints.
+    host: Host,
     gate: Arc<AcpGate>,
     /// Taken by the running prompt: a second prompt finds it locked.
     thread: Arc<tokio::sync::Mutex<Thread>>,
@@ -141,23 +134,13 @@ pub fn open(
     let store = ThreadStore::for_workspace(&root);
     let mut history = Vec::new();
     let conversation = match load {
-        None => {
-            let mut conversation = Thread::new(new_thread_id(), root.clone());
-            if let Some(store) = &store {
-                if let Err(err) = store.create(&mut conversation) {
-                    tracing::warn!(%err, "cannot save the new thread; it is kept in memory only");
-                }
-            }
-            conversation
-        }
+        None => crate::host::open_thread(store.as_ref(), &ThreadChoice::New, &root).map_err(OpenError::InvalidParams)?,
         Some(id) => {
-            let store = store.as_ref().ok_or_else(|| OpenError::InvalidParams("cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads".into()))?;
-            let conversation = store.load(id).map_err(|e| OpenError::InvalidParams(e.to_string()))?;
-            history = store.transcript(id).map(|t| t.events.into_iter().collect()).unwrap_or_default();
+            let conversation = crate::host::open_thread(store.as_ref(), &ThreadChoice::Resume(id.to_string()), &root).map_err(OpenError::InvalidParams)?;
+            history = store.as_ref().and_then(|store| store.transcript(id).ok()).map(|t| t.events.into_iter().collect()).unwrap_or_default();
             conversation
         }
     };
-    let checkpoints = crate::host::checkpoints(store.as_ref(), std::slice::from_ref(&root));
     let core = Arc::new(SessionCore::new(conversation.id.clone(), root.clone(), link));
     let runtime = tokio::runtime::Handle::current();
     let editor: Option<Arc<dyn Editor>> =
@@ -168,11 +151,6 @@ pub fn open(
     }
     let workspace = Arc::new(workspace);
 
-    // MCP: the user's and the project's servers (project ones with the
-    // consent `tandem lsp` and `tandem ask` need), and the client's.
-    let mcp = crate::host::mcp_with(&root, Vec::new(), client_servers(mcp_servers));
-    mcp.start();
-
     // Hooks: the project's run only when the user approved them (in
     // `tandem ask` or the editor); the user's always.
     let consent = crate::consent::ConsentStore::for_user();
@@ -180,35 +158,36 @@ pub fn open(
     for problem in problems {
         tracing::warn!("hooks: {problem}");
     }
-    let hooks = crate::hooks::shared(hooks);
     let mode = settings.permission_mode.unwrap_or_default();
     let gate = Arc::new(super::permission::gate(
         crate::host::policy(&settings, crate::host::Modes::new(&settings, None), workspace.roots()),
         Arc::clone(&core),
         offers.read_text_file && offers.write_text_file,
     ));
+    // MCP: the user's and the project's servers (project ones with the
+    // consent `tandem lsp` and `tandem ask` need), and the client's.
     // Code intelligence: no ACP client answers it, so the servers of
     // lspServers (a project's only once approved with `tandem ask
     // --lsp-approve`), started when first needed.
-    let (language_servers, problems) = crate::host::language_servers(&root, &settings, Vec::new());
+    let (host, problems) = Host::open(FrontEnd {
+        workspace: Arc::clone(&workspace),
+        settings: Arc::new(std::sync::RwLock::new(settings)),
+        gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
+        hooks: crate::hooks::shared(hooks),
+        mcp: Some(McpServers { approve: Vec::new(), front_end: client_servers(mcp_servers) }),
+        code_intel: CodeIntelFrom::LanguageServers { approved: Vec::new() },
+        record: true,
+    });
     for problem in problems {
         tracing::warn!("{problem}");
     }
-    let executor = crate::host::executor(crate::host::Tools {
-        gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
-        hooks: Arc::clone(&hooks),
-        mcp: Some(Arc::clone(&mcp)),
-        code_intel: language_servers.clone().map(|servers| servers as Arc<dyn crate::tools::code_intel::CodeIntel>),
-    });
+    if let Some(mcp) = host.mcp() {
+        mcp.start();
+    }
     Ok(Arc::new(Session {
         core,
         workspace,
-        executor,
-        mcp,
-        language_servers,
-        settings,
-        checkpoints,
-        hooks,
+        host,
         gate,
         thread: Arc::new(tokio::sync::Mutex::new(conversation)),
         mode: Mutex::new(mode),
@@ -299,7 +278,7 @@ impl Session {
 
     pub fn set_mode(&self, mode: PermissionMode) {
         *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = mode;
-        self.gate.policy().set_mode(crate::host::Modes::new(&self.settings, Some(mode)).policy);
+        self.gate.policy().set_mode(crate::host::Modes::new(&self.host.settings(), Some(mode)).policy);
     }
 
     pub fn model(&self) -> String {
@@ -327,39 +306,41 @@ impl Session {
         // parsing since the session opened stops the prompt (its deny
         // rules might be the ones that matter).
         load_settings(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
-        let provider = crate::host::provider_with_model(&self.settings, Some(&self.model())).map_err(|e| PromptError::Failed(e.to_string()))?;
-        let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(PromptError::Failed)?;
         let cancel = CancellationToken::new();
+        let thread_id = thread.id.clone();
+        let parts = RunParts {
+            mode: Some(self.mode()),
+            plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
+            cancel: cancel.clone(),
+            checkpoint: Some((thread_id, crate::host::new_run_id())),
+            model: Some(self.model()),
+            ..RunParts::default()
+        };
+        let prompt = std::mem::take(&mut request.prompt);
+        let run = self.host.run(prompt, parts).map_err(PromptError::Failed)?;
+        // The host's request, with what the client sent besides the prompt.
+        let request = RunRequest {
+            context: request.context,
+            max_turns: request.max_turns.or(run.request.max_turns),
+            in_editor: true,
+            ..run.request
+        };
         let (events, events_rx) = agent::event_channel();
         let (forwarded_tx, forwarded_rx) = watch::channel(0);
         self.core.start_run(cancel.clone(), events.clone(), forwarded_rx);
         let _end = EndRun(Arc::clone(&self.core));
         // The servers the first turn may need are awaited (bounded by
         // their start-up timeout); a failed one is left out.
-        tokio::select! {
-            _ = self.mcp.wait_settled(self.mcp.startup_timeout()) => {}
-            _ = cancel.cancelled() => {}
+        if let Some(mcp) = self.host.mcp() {
+            tokio::select! {
+                _ = mcp.wait_settled(mcp.startup_timeout()) => {}
+                _ = cancel.cancelled() => {}
+            }
         }
-        let modes = crate::host::Modes::new(&self.settings, Some(self.mode()));
-        let thread_id = thread.id.clone();
-        let run = crate::host::prepare_run(
-            &self.settings,
-            crate::host::RunParts {
-                workspace: Arc::clone(&self.workspace),
-                modes,
-                plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
-                cancel: cancel.clone(),
-                checkpoint: self.checkpoints.clone().map(|checkpoints| (checkpoints, thread_id, crate::host::new_run_id())),
-            },
-        );
-        request.sandbox_notice = run.sandbox_notice;
-        let ctx = run.ctx;
+        let (ctx, config) = (run.ctx, run.config);
         let workspace = Arc::clone(&ctx.workspace);
-        request.max_turns = request.max_turns.or(self.settings.max_turns);
-        request.in_editor = true;
-        request.hooks = Some(Arc::clone(&self.hooks));
         let forwarder = tokio::spawn(forward(Arc::clone(&self.core), workspace, events_rx, forwarded_tx));
-        let outcome = agent::run_thread(&*provider, &self.executor, ctx, &mut thread, &config, request, events).await;
+        let outcome = agent::run_thread(&*run.provider, &run.executor, ctx, &mut thread, &config, request, events).await;
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;
@@ -380,10 +361,7 @@ impl Session {
 
     pub async fn shutdown(&self) {
         self.core.cancel_run();
-        self.mcp.shutdown().await;
-        if let Some(servers) = &self.language_servers {
-            servers.shutdown().await;
-        }
+        self.host.shutdown().await;
     }
 
     /// The thread's title and last activity, for `session/list`.

@@ -16,7 +16,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tandem::checkpoint::RunRecorder;
-use tandem::host;
+use tandem::host::{self, CodeIntelFrom, FrontEnd, Host, McpServers, RunParts};
+pub use tandem::host::ThreadChoice;
 use tandem::settings::Settings;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::Terminal;
@@ -24,7 +25,7 @@ use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus}
 use tandem::thread::pricing::format_cost;
 use tandem::thread::store::{LockError, RunLock};
 use tandem::thread::threads::ThreadError;
-use tandem::thread::{new_thread_id, Thread, ContextConfig, ThreadStore};
+use tandem::thread::{Thread, ContextConfig, ThreadStore};
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
 use tandem::tools::{Executor, ToolContext};
@@ -42,33 +43,18 @@ pub struct AskOptions {
     pub compact: bool,
 }
 
-/// Which conversation a `tandem ask` continues.
-pub enum ThreadChoice {
-    New,
-    /// The most recent thread of this workspace.
-    Continue,
-    Resume(String),
-}
-
-/// The thread to run in, saved when there is a data folder, and its run
-/// lock, held for the run: a thread another process is running (an editor
-/// window's server, another `tandem chat`) is refused, never written to by
-/// both.
-fn open_thread(store: Option<&ThreadStore>, choice: &ThreadChoice, root: &std::path::Path) -> anyhow::Result<(Thread, Option<RunLock>)> {
-    let Some(store) = store else {
-        anyhow::ensure!(matches!(choice, ThreadChoice::New), "cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads");
-        tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved");
-        return Ok((Thread::new(new_thread_id(), root.to_path_buf()), None));
+/// The thread to run in and its run lock, held for the run: a thread
+/// another process is running (an editor window's server, another `tandem
+/// chat`) is refused, never written to by both.
+fn open_thread(host: &Host, choice: &ThreadChoice) -> anyhow::Result<(Thread, Option<RunLock>)> {
+    let Some(store) = host.store() else {
+        return Ok((host.open_thread(choice).map_err(anyhow::Error::msg)?, None));
     };
     let id = match choice {
         ThreadChoice::New => {
-            let mut conversation = Thread::new(new_thread_id(), root.to_path_buf());
-            if let Err(err) = store.create(&mut conversation) {
-                tracing::warn!(%err, "cannot save this conversation");
-                return Ok((conversation, None));
-            }
-            let lock = lock_run(store, &conversation.id)?;
-            return Ok((conversation, lock));
+            let thread = host.open_thread(choice).map_err(anyhow::Error::msg)?;
+            let lock = lock_run(store, &thread.id)?;
+            return Ok((thread, lock));
         }
         ThreadChoice::Continue => store
             .latest()
@@ -77,7 +63,7 @@ fn open_thread(store: Option<&ThreadStore>, choice: &ThreadChoice, root: &std::p
     };
     // Locked before it is read: what the other process wrote up to its end is read.
     let lock = lock_run(store, &id)?;
-    let thread = store.load(&id).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let thread = host.open_thread(&ThreadChoice::Resume(id)).map_err(anyhow::Error::msg)?;
     Ok((thread, lock))
 }
 
@@ -123,25 +109,16 @@ pub struct SessionOptions {
     pub lsp_approve: Vec<String>,
 }
 
-/// A headless session, built by the host once: the settings, the gate at
-/// this terminal, the hooks, the MCP and language servers and the
-/// executor. `tandem ask` runs one prompt in it; `tandem chat` runs every
-/// message of the chat in the same one (the MCP servers start once,
-/// "Always allow, saved" holds for the later messages). Each run builds
-/// its model provider from the settings, as in `tandem lsp` and `tandem
-/// acp` (a scripted model replays its script from the start).
+/// A headless session: the host of the workspace, built once with this
+/// terminal's gate and hooks. `tandem ask` runs one prompt in it; `tandem
+/// chat` runs every message of the chat in the same one (the MCP servers
+/// start once, "Always allow, saved" holds for the later messages). Each
+/// run gets its model provider from the host, as in `tandem lsp` and
+/// `tandem acp` (a scripted model replays its script from the start).
 pub struct Headless {
     options: SessionOptions,
-    settings: Settings,
-    modes: host::Modes,
-    hooks: tandem::hooks::SharedHooks,
-    executor: Executor,
-    mcp: Arc<tandem::mcp::McpManager>,
-    reporter: tokio::task::JoinHandle<()>,
-    language_servers: Option<Arc<tandem::language_servers::LanguageServers>>,
-    workspace: Arc<Workspace>,
-    store: Option<ThreadStore>,
-    checkpoints: Option<Arc<tandem::checkpoint::Checkpoints>>,
+    host: Host,
+    reporter: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Headless {
@@ -160,54 +137,49 @@ impl Headless {
         };
         let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
         let gate = tandem::permissions::headless::gate(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
-        let workspace = Arc::new(workspace);
-        // MCP servers start in the background; a run's first turn waits
-        // for those still starting (up to their start-up timeout).
-        let mcp = host::mcp(workspace.root(), options.mcp_approve.clone());
-        let reporter = mcp.spawn_reporter(report_to_stderr);
-        mcp.start();
-        // Language servers from lspServers start when first needed.
-        let (language_servers, problems) = host::language_servers(workspace.root(), &settings, options.lsp_approve.clone());
-        report_problems(&problems);
-        let code_intel = language_servers.clone().map(|servers| servers as Arc<dyn tandem::tools::code_intel::CodeIntel>);
-        let executor = host::executor(host::Tools { gate: Arc::new(gate), hooks: Arc::clone(&hooks), mcp: Some(Arc::clone(&mcp)), code_intel });
         if let Err(err) = workspace.start_watcher() {
             // The fingerprint check still catches changes on disk; the watcher only does it sooner.
             tracing::warn!(%err, "cannot watch the workspace for changes");
         }
-        let store = ThreadStore::for_workspace(workspace.root());
-        let checkpoints = host::checkpoints(store.as_ref(), workspace.roots());
-        Ok(Headless {
-            options: options.clone(),
-            settings,
-            modes,
+        let (host, problems) = Host::open(FrontEnd {
+            workspace: Arc::new(workspace),
+            settings: Arc::new(std::sync::RwLock::new(settings)),
+            gate: Arc::new(gate),
             hooks,
-            executor,
-            mcp,
-            reporter,
-            language_servers,
-            workspace,
-            store,
-            checkpoints,
-        })
+            mcp: Some(McpServers { approve: options.mcp_approve.clone(), front_end: Vec::new() }),
+            // Language servers from lspServers start when first needed.
+            code_intel: CodeIntelFrom::LanguageServers { approved: options.lsp_approve.clone() },
+            record: true,
+        });
+        report_problems(&problems);
+        // MCP servers start in the background; a run's first turn waits
+        // for those still starting (up to their start-up timeout).
+        let reporter = host.mcp().map(|mcp| {
+            let reporter = mcp.spawn_reporter(report_to_stderr);
+            mcp.start();
+            reporter
+        });
+        Ok(Headless { options: options.clone(), host, reporter })
     }
 
     /// One run of `prompt` on the thread `choice` names, printed; the
     /// outcome names the thread it ran on.
     pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
-        let provider = host::provider(&self.settings)?;
-        let config = ContextConfig::from_lookup(provider.model(), |name| self.settings.lookup(name)).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let (mut conversation, _lock) = open_thread(self.store.as_ref(), choice, self.workspace.root())?;
+        let (mut thread, _lock) = open_thread(&self.host, choice)?;
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
-        let checkpoint = self.checkpoints.clone().map(|checkpoints| (checkpoints, conversation.id.clone(), host::new_run_id()));
-        let parts = host::RunParts { workspace: Arc::clone(&self.workspace), modes: self.modes, plan_review: review, cancel: Default::default(), checkpoint };
-        let run = host::prepare_run(&self.settings, parts);
-        let max_turns = self.options.max_turns.or(self.settings.max_turns);
-        let request = RunRequest { max_turns, compact, sandbox_notice: run.sandbox_notice, ..host::user_request(prompt, &self.hooks) };
+        let parts = RunParts {
+            mode: self.options.permission_mode,
+            plan_review: review,
+            checkpoint: Some((thread.id.clone(), host::new_run_id())),
+            ..RunParts::default()
+        };
+        let mut run = self.host.run(prompt, parts).map_err(anyhow::Error::msg)?;
+        run.request.compact = compact;
+        run.request.max_turns = self.options.max_turns.or(run.request.max_turns);
         let printer = if self.options.json { None } else { Some(Printer::for_terminal().verbose(self.options.verbose)) };
-        let thread = Some((&mut conversation, &config));
-        let outcome = run_printed(provider.as_ref(), &self.executor, run.ctx, request, thread, printer, None).await;
+        let thread = Some((&mut thread, &run.config));
+        let outcome = run_printed(run.provider.as_ref(), &run.executor, run.ctx, run.request, thread, printer, None).await;
         if let Some(recorder) = run.end.finish() {
             report_checkpoint(&recorder);
         }
@@ -216,11 +188,10 @@ impl Headless {
 
     /// Stop the session's servers.
     pub async fn close(self) {
-        self.reporter.abort();
-        self.mcp.shutdown().await;
-        if let Some(servers) = self.language_servers {
-            servers.shutdown().await;
+        if let Some(reporter) = self.reporter {
+            reporter.abort();
         }
+        self.host.shutdown().await;
     }
 }
 

@@ -159,13 +159,20 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     // without asking (acceptEdits), in a throwaway folder.
     let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
     let gate = tandem::permissions::headless::gate(policy, None, Arc::new(tandem::permissions::NoProjectRules));
-    let executor = tandem::host::executor(tandem::host::Tools { gate: Arc::new(gate), hooks: tandem::hooks::shared(Default::default()), mcp: None, code_intel: None });
-    // The demo's own settings (none of the machine's): the run's context
-    // from the host. Nobody answers plan reviews in the demo:
-    // exit_plan_mode hands the plan back.
-    let modes = tandem::host::Modes { run: PermissionMode::Default, policy: PermissionMode::Default };
-    let parts = tandem::host::RunParts { workspace, modes, plan_review: None, cancel: Default::default(), checkpoint: None };
-    let run = tandem::host::prepare_run(&Default::default(), parts);
+    // The demo's own settings (none of the machine's), no MCP servers, and
+    // nothing saved: the run's context from the host. Nobody answers plan
+    // reviews in the demo: exit_plan_mode hands the plan back.
+    let (host, _) = tandem::host::Host::open(tandem::host::FrontEnd {
+        workspace,
+        settings: Default::default(),
+        gate: Arc::new(gate),
+        hooks: tandem::hooks::shared(Default::default()),
+        mcp: None,
+        code_intel: tandem::host::CodeIntelFrom::None,
+        record: false,
+    });
+    let executor = host.executor().clone();
+    let run = host.prepare(tandem::host::RunParts::default());
     run.ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
     let ctx = run.ctx;
     let check_ctx = ctx.clone();

@@ -24,8 +24,7 @@ use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
 use crate::thread::threads::Threads;
-use crate::mcp::McpManager;
-use crate::tools::Executor;
+use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers};
 use crate::workspace::Workspace;
 
 /// Shown when `permissionMode` is `bypassPermissions`.
@@ -51,20 +50,16 @@ struct Ready {
     /// undo's restoring edits.
     gate: Arc<LspGate>,
     editor: Arc<LspEditor>,
-    executor: Executor,
-    mcp: Arc<McpManager>,
+    /// What the session's runs share: hooks, MCP and language servers,
+    /// the executor, the checkpoints.
+    host: Arc<crate::host::Host>,
     work_done_progress: bool,
     configuration: bool,
     threads: Arc<Threads>,
-    /// Where each run's checkpoint goes (`None`: no data folder).
-    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// Asks the user about the project's hooks.
     hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
     answer_goes_alone: bool,
-    /// The servers of `lspServers`, when the editor does not answer code
-    /// intelligence questions itself; shut down with the connection.
-    language_servers: Option<Arc<crate::language_servers::LanguageServers>>,
     /// Undos and redos one at a time.
     undoing: tokio::sync::Mutex<()>,
 }
@@ -258,18 +253,16 @@ impl Backend {
             data: None,
         })?;
         Ok(RunEnv {
-            hooks: Arc::clone(&self.hooks),
             client: Arc::clone(&self.link),
             documents: Arc::clone(&self.documents),
             workspace: Arc::clone(&ready.workspace),
             editor: Arc::clone(&ready.editor),
-            executor: ready.executor.clone(),
+            host: Arc::clone(&ready.host),
             runs: Arc::clone(&self.runs),
             outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
             work_done_progress: ready.work_done_progress,
             threads: Arc::clone(&ready.threads),
-            checkpoints: ready.checkpoints.clone(),
             answer_goes_alone: ready.answer_goes_alone,
         })
     }
@@ -442,50 +435,46 @@ impl LanguageServer for Backend {
             Arc::clone(&self.outbox),
             workspace.roots(),
         ));
-        // Project servers need an approval: remembered ones start, the others
-        // are asked about once the client is initialized.
-        let mcp = crate::host::mcp(workspace.root(), Vec::new());
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
-        let (code_intel, language_servers) = if self.settings().code_intel {
+        let code_intel = if self.settings().code_intel {
             let provider = super::code_intel::EditorCodeIntel::new(
                 Arc::clone(&self.link),
                 Arc::clone(&self.documents),
                 Arc::clone(&self.settings),
                 canonical_roots.clone(),
             );
-            (Some(Arc::new(provider) as Arc<dyn crate::tools::code_intel::CodeIntel>), None)
+            CodeIntelFrom::Editor(Arc::new(provider))
         } else {
             // An editor that does not answer (eglot, Kakoune): the servers
             // of lspServers, if any, started by Tandem itself.
-            let (servers, problems) = crate::host::language_servers(workspace.root(), &self.settings(), Vec::new());
-            problems.iter().for_each(|p| tracing::warn!("{p}"));
-            (servers.clone().map(|s| s as Arc<dyn crate::tools::code_intel::CodeIntel>), servers)
+            CodeIntelFrom::LanguageServers { approved: Vec::new() }
         };
-        let executor = crate::host::executor(crate::host::Tools {
+        // Project MCP servers need an approval: remembered ones start, the
+        // others are asked about once the client is initialized.
+        let (host, problems) = Host::open(FrontEnd {
+            workspace: Arc::clone(&workspace),
+            settings: Arc::clone(&self.settings),
             gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
             hooks: Arc::clone(&self.hooks),
-            mcp: Some(Arc::clone(&mcp)),
+            mcp: Some(McpServers::default()),
             code_intel,
+            record: true,
         });
-        // Threads are saved under the user's data folder, per workspace root.
-        let store = crate::thread::ThreadStore::for_workspace(workspace.root());
-        // Each run's checkpoint goes beside its thread, for tandem.undo.
-        let checkpoints = crate::host::checkpoints(store.as_ref(), workspace.roots());
-        let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), store));
+        problems.iter().for_each(|p| tracing::warn!("{p}"));
+        // Threads are saved under the user's data folder, per workspace
+        // root; each run's checkpoint goes beside its thread, for tandem.undo.
+        let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), host.store().cloned()));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let ready = Ready {
             gate,
-            checkpoints,
             undoing: tokio::sync::Mutex::new(()),
-            language_servers,
             hook_consent,
             threads,
             workspace,
             editor,
-            executor,
-            mcp,
+            host: Arc::new(host),
             work_done_progress: capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
             configuration: workspace_caps.and_then(|w| w.configuration).unwrap_or(false),
             answer_goes_alone: clients::answer_goes_alone(params.client_info.as_ref()),
@@ -531,7 +520,9 @@ impl LanguageServer for Backend {
         }
         self.pull_configuration().await;
         if let Some(ready) = self.ready.get() {
-            mcp_front::start(&ready.mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+            if let Some(mcp) = ready.host.mcp() {
+                mcp_front::start(mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
+            }
             // Not awaited here: the user may take a while; a run waits for the answer.
             let consent = Arc::clone(&ready.hook_consent);
             tokio::spawn(async move { consent.ask_if_needed().await });
@@ -542,10 +533,7 @@ impl LanguageServer for Backend {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         self.runs.cancel_all();
         if let Some(ready) = self.ready.get() {
-            ready.mcp.shutdown().await;
-            if let Some(servers) = &ready.language_servers {
-                servers.shutdown().await;
-            }
+            ready.host.shutdown().await;
         }
         Ok(())
     }
@@ -601,7 +589,7 @@ impl LanguageServer for Backend {
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
             MCP_STATUS_COMMAND => match self.ready.get() {
-                Some(ready) => Ok(Some(mcp_front::status(&ready.mcp))),
+                Some(ready) => Ok(Some(ready.host.mcp().map_or_else(|| json!({"servers": []}), |mcp| mcp_front::status(mcp)))),
                 None => Err(Error::invalid_request()),
             },
             other => Err(Error::invalid_params(format!("unknown command: {other}"))),

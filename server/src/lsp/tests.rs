@@ -824,14 +824,27 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         documents: Arc::clone(&h.documents),
         workspace: Arc::clone(&h.workspace),
         editor,
-        executor: crate::tools::Executor::new(crate::tools::ToolRegistry::builtin()),
+        host: Arc::new(
+            crate::host::Host::open(crate::host::FrontEnd {
+                workspace: Arc::clone(&h.workspace),
+                settings: Arc::clone(&h.settings),
+                gate: Arc::new(crate::permissions::headless::gate(
+                    crate::permissions::Policy::new(Default::default(), &Default::default(), h.workspace.roots()),
+                    None,
+                    Arc::new(crate::permissions::NoProjectRules),
+                )),
+                hooks: Default::default(),
+                mcp: None,
+                code_intel: crate::host::CodeIntelFrom::None,
+                record: false,
+            })
+            .0,
+        ),
         runs: Arc::new(Runs::default()),
         outbox: Arc::new(RunOutbox::default()),
         settings: Settings::default(),
-        hooks: Default::default(),
         work_done_progress: false,
         threads: Arc::new(crate::thread::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
-        checkpoints: None,
         answer_goes_alone: false,
     };
     let args: AskArgs = serde_json::from_value(json!({

@@ -45,7 +45,7 @@ pub async fn run(
     direction: Direction,
     args: UndoArgs,
 ) -> Result<Value, CheckpointError> {
-    let Some(checkpoints) = env.checkpoints.as_ref() else {
+    let Some(checkpoints) = env.host.checkpoints() else {
         return Err(CheckpointError::Nothing(format!(
             "nothing to {}: runs record no checkpoints without a data folder (set XDG_DATA_HOME or HOME)",
             direction.verb()

@@ -32,11 +32,10 @@ use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::{EditRecord, LspEditor};
-use crate::agent::config::ProviderConfig;
 use crate::thread::threads::{ThreadError, Threads};
-use crate::thread::{Thread, ContextConfig};
-use crate::agent::{self, event_channel, RunEvent, RunOutcome, RunRequest, RunStatus};
-use crate::tools::{Executor, ToolContext};
+use crate::thread::Thread;
+use crate::agent::{self, event_channel, RunEvent, RunOutcome, RunStatus};
+use crate::tools::ToolContext;
 use crate::workspace::{EditStatus, Workspace};
 
 mod forward;
@@ -129,18 +128,16 @@ pub struct RunEnv {
     pub documents: Arc<Documents>,
     pub workspace: Arc<Workspace>,
     pub editor: Arc<LspEditor>,
-    pub executor: Executor,
+    /// What the session's runs share (hooks, MCP, the executor, the
+    /// checkpoints); each run's parts come from it.
+    pub host: Arc<crate::host::Host>,
     pub runs: Arc<Runs>,
     pub outbox: Arc<RunOutbox>,
     pub settings: Settings,
-    /// The session's hooks: the loop runs the prompt and stop ones.
-    pub hooks: crate::hooks::SharedHooks,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
     /// The conversation threads of this session.
     pub threads: Arc<Threads>,
-    /// Where each run's checkpoint goes (`None`: no data folder).
-    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// A `"wait": false` answer must reach this client alone
     /// ([`super::clients::answer_goes_alone`]).
     pub answer_goes_alone: bool,
@@ -178,7 +175,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // `wait: false` has answered already, so nothing is dropped.
     let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
 
-    let modes = crate::host::Modes::new(&env.settings, None);
     let review = super::plan_review::LspPlanReview {
         client: Arc::clone(&env.client),
         outbox: Arc::clone(&env.outbox),
@@ -186,48 +182,42 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         timeout: env.settings.timeouts.prompt(),
         text_input: env.settings.text_input,
     };
-    let run = crate::host::prepare_run(
-        &env.settings,
-        crate::host::RunParts {
-            // Its edits are recorded as this run's: threads run at once, and
-            // each answer lists its own edits.
-            workspace: Arc::new(env.workspace.for_run(&run_id)),
-            modes,
-            plan_review: Some(Arc::new(review)),
-            cancel: cancel.clone(),
-            checkpoint: env.checkpoints.clone().map(|checkpoints| (checkpoints, thread_id.clone(), run_id.clone())),
-        },
-    );
-    if let Some(notice) = &run.sandbox_notice {
+    let parts = crate::host::RunParts {
+        // Its edits are recorded as this run's: threads run at once, and
+        // each answer lists its own edits.
+        workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
+        plan_review: Some(Arc::new(review)),
+        cancel: cancel.clone(),
+        checkpoint: Some((thread_id.clone(), run_id.clone())),
+        ..crate::host::RunParts::default()
+    };
+    // No model configured: the run ends at once, saying what to set.
+    let run = env.host.run(args.prompt.clone(), parts).map(|mut run| {
+        run.request.context = selection_context(&env, &args);
+        run.request.in_editor = true;
+        run
+    });
+    if let Some(notice) = run.as_ref().ok().and_then(|run| run.request.sandbox_notice.as_ref()) {
         // Once per run, where the user looks: the editor's message area.
         env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
     }
-    let request = RunRequest {
-        context: selection_context(&env, &args),
-        max_turns: env.settings.max_turns,
-        in_editor: true,
-        sandbox_notice: run.sandbox_notice.clone(),
-        ..crate::host::user_request(args.prompt.clone(), &env.hooks)
-    };
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
     let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
     env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
-    let (ctx, run_end) = (run.ctx, run.end);
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
+    let recorder = run.as_ref().ok().and_then(|run| run.end.recorder());
     let forwarder = tokio::spawn(forward_events(
         Arc::clone(&env.client),
-        (Arc::clone(&env.editor), Arc::clone(&env.workspace), run_end.recorder()),
+        (Arc::clone(&env.editor), Arc::clone(&env.workspace), recorder),
         (run_id.clone(), thread_id.clone()),
         events_rx,
         progress.clone(),
         forwarded_tx,
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    let executor = env.executor.clone();
-    let settings = env.settings.clone();
     // With `wait: false`, for a client that reads nothing past the answer
     // to its synchronous request in the same read (eglot), the answer goes
     // out alone: the run starts after a pause, or an applyEdit sent right
@@ -236,27 +226,19 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let threads = Arc::clone(&env.threads);
     tokio::spawn(async move {
         let _release = release;
-        // The checkpoint is completed and interrupted writes cleaned up when the run ends.
-        let _end = run_end;
         // The thread is idle again when the run ends, however it ends.
         let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
         if let Some(delay) = answer_first {
             tokio::time::sleep(delay).await;
         }
-        let outcome = match ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(ProviderConfig::build) {
-            Ok(provider) => {
-                let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name));
-                match (config, conversation.get()) {
-                    (Ok(config), Some(thread)) => agent::run_thread(&*provider, &executor, ctx, thread, &config, request, events_tx).await,
-                    (Err(message), _) => failed_outcome(&events_tx, message),
-                    (_, None) => failed_outcome(&events_tx, "the conversation thread is gone".into()),
-                }
+        let outcome = match (run, conversation.get()) {
+            (Ok(run), Some(thread)) => {
+                // The checkpoint is completed and interrupted writes cleaned up when the run ends.
+                let _end = run.end;
+                agent::run_thread(&*run.provider, &run.executor, run.ctx, thread, &run.config, run.request, events_tx).await
             }
-            Err(err) => {
-                let text = err.to_string();
-                let _ = events_tx.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None });
-                RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() }
-            }
+            (Err(message), _) => failed_outcome(&events_tx, message),
+            (_, None) => failed_outcome(&events_tx, "the conversation thread is gone".into()),
         };
         // Idle again (and its lock let go) before the answer can go out:
         // a follow-up sent on the answer, here or in another window,
@@ -373,11 +355,7 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
         ThreadError::Unknown(message) => AskError::InvalidParams(message),
     })?;
     let mut conversation = CheckInOnDrop { threads: Arc::clone(&env.threads), conversation: Some(conversation) };
-    let settings = env.settings.clone();
-    let provider = ProviderConfig::from_lookup(|name| settings.lookup(name))
-        .and_then(ProviderConfig::build)
-        .map_err(|e| AskError::InvalidParams(e.to_string()))?;
-    let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name)).map_err(AskError::InvalidParams)?;
+    let (provider, config) = env.host.model(None).map_err(AskError::InvalidParams)?;
     let ctx = ToolContext { cancel, ..ToolContext::new(Arc::clone(&env.workspace)) };
     let (events, _ignored) = event_channel();
     let Some(thread) = conversation.get() else { return Err(AskError::InvalidParams("the conversation thread is gone".into())) };
