@@ -47,14 +47,16 @@ pub const CREDENTIAL_STORES: &[&str] = &[
 
 /// Sockets of services that act outside the sandbox on a command's
 /// behalf, masked for unasked commands: the system bus, systemd's private
-/// socket and container engines (`docker run -v /:/host` writes anywhere).
-/// The user's runtime folder ([`runtime_dirs`]) holds the session bus and
+/// socket, container engines (`docker run -v /:/host` writes anywhere),
+/// snapd, and every user's runtime folder under `/run/user` (root could
+/// reach them all). The user's runtime folder ([`runtime_dirs`], also
+/// where `$XDG_RUNTIME_DIR` says) holds the session bus and
 /// systemd's user manager (`systemd-run --user` starts any program
 /// unconfined), the keyring and the gpg and ssh agents. An approved
 /// command keeps them: `git push` may need the ssh agent or the keyring,
 /// `docker build` the engine.
 const SERVICE_SOCKETS: &[&str] =
-    &["/run/dbus", "/var/run/dbus", "/run/systemd/private", "/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd"];
+    &["/run/dbus", "/var/run/dbus", "/run/systemd/private", "/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd", "/run/snapd.socket", "/run/snapd-snap.socket", "/run/user"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entry {
