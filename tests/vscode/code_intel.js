@@ -3,16 +3,18 @@
 // TypeScript support (no other extension installed), in code-server:
 //   1. once TypeScript's IntelliSense status names the project's
 //      tsconfig.json, VS Code's own "Go to Definition" (from the command
-//      palette) on a call of `add` in app.ts lands on `add` in lib.ts;
+//      palette) on a call of `add` in app.ts lands on `add` in lib.ts, and
+//      VS Code's "Go to References" there lists add's five places;
 //   2. the agent (the loopback model) edits app.ts, open in the editor,
 //      into a type error: the edit's tool result lists TypeScript's error
 //      (TS2345) as new, and the Problems count in the status bar shows it;
 //   3. the agent's `definition` of the same call gives the place VS Code's
-//      Go to Definition went to; `references` of `add` gives its declaration,
-//      its import and its two calls; `hover` gives its signature;
-//      `document_symbols` lists lib.ts's functions.
-// Screenshots of the window after Go to Definition and after the run go to
-// E2E_DIR/screenshots.
+//      Go to Definition went to; `references` of `add` the places VS Code's
+//      Go to References listed (its declaration, its import, its three
+//      calls); `hover` gives its signature; `document_symbols` lists
+//      lib.ts's functions.
+// Screenshots of the window after Go to Definition, Go to References and
+// the run go to E2E_DIR/screenshots.
 'use strict';
 
 const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, RUN_ENDED, shot, windowUri, toolResult } = require('./harness');
@@ -66,6 +68,34 @@ async function main() {
   log(`check: VS Code's Go to Definition on add in app.ts goes to ${vscodeDefinition}`);
   await shot('code-intel-go-to-definition');
 
+  // VS Code's own Go to References from there (the cursor is on `add` in
+  // lib.ts): its peek lists each file's references, the first file's
+  // group expanded; the others are opened with a click.
+  await palette('Go to References');
+  await until('the references peek lists its files', () => document.querySelectorAll('.reference-zone-widget .monaco-list-row').length > 0);
+  for (;;) {
+    const collapsed = await page.$('.reference-zone-widget .monaco-list-row[aria-expanded="false"]');
+    if (!collapsed) break;
+    const label = await collapsed.evaluate((e) => e.getAttribute('aria-label'));
+    await collapsed.click();
+    await until(
+      `the peek opens "${label}"`,
+      (l) => [...document.querySelectorAll('.reference-zone-widget .monaco-list-row')].some((r) => r.getAttribute('aria-label') === l && r.getAttribute('aria-expanded') === 'true'),
+      label,
+    );
+  }
+  const vscodeReferences = await until('the references peek lists every reference of its files', () => {
+    const labels = [...document.querySelectorAll('.reference-zone-widget .monaco-list-row')].map((r) => r.getAttribute('aria-label') ?? '');
+    // A file's row: "3 symbols in app.ts, full path …"; a reference's: "… in app.ts on line 3 at column 30".
+    const counted = labels.map((l) => /^(\d+) symbols? in /.exec(l)).filter(Boolean).reduce((n, m) => n + Number(m[1]), 0);
+    const places = labels.map((l) => / in (\S+) on line (\d+) at column (\d+)$/.exec(l)).filter(Boolean).map((m) => `${m[1]}:${m[2]}:${m[3]}`);
+    return counted > 0 && places.length === counted ? places.sort() : false;
+  });
+  log(`check: VS Code's Go to References on add lists ${vscodeReferences.join(', ')}`);
+  await shot('code-intel-go-to-references');
+  await page.keyboard.press('Escape');
+  await until('the references peek closes', () => !document.querySelector('.reference-zone-widget .monaco-list-row'));
+
   // 2. The agent introduces a type error in the open app.ts; then asks about add.
   await quickOpen('app.ts');
   model.queue({ text: 'Finding the tool.' }, { tool: { name: 'tool_search', input: { query: 'select:code_intel' } } });
@@ -105,11 +135,14 @@ async function main() {
   log(`definition:\n${definition}\nreferences:\n${references}\nhover:\n${hover}\ndocument_symbols:\n${symbols}`);
   // The agent's definition is the place VS Code's Go to Definition went to.
   assert.strictEqual(definition, `${vscodeDefinition}: export function add(a: number, b: number): number {`);
-  assert.deepStrictEqual(references.split('\n').map((l) => l.split(': ')[0]).sort(), ['app.ts:1:10', 'app.ts:3:30', 'app.ts:4:21', 'lib.ts:1:17', 'lib.ts:6:10']);
+  // The agent's references are the places VS Code's Go to References listed:
+  // add's declaration, its import and its three calls.
+  assert.deepStrictEqual(vscodeReferences, ['app.ts:1:10', 'app.ts:3:30', 'app.ts:4:21', 'lib.ts:1:17', 'lib.ts:6:10'], 'VS Code\'s Go to References listed other places');
+  assert.deepStrictEqual(references.split('\n').map((l) => l.split(': ')[0]).sort(), vscodeReferences);
   assert.match(hover, /function add\(a: number, b: number\): number/);
   assert.match(symbols, /lib\.ts:1:17: function add/);
   assert.match(symbols, /lib\.ts:5:17: function twice/);
-  log('check: definition is where Go to Definition went; references, hover and document symbols are TypeScript\'s');
+  log('check: definition is where Go to Definition went, references are what Go to References listed; hover and document symbols are TypeScript\'s');
   await shot('code-intel');
   await passed('diagnostics after an edit, definition, references, hover and document symbols from VS Code\'s TypeScript');
 }
