@@ -33,6 +33,9 @@ async function main() {
       'lib.ts': LIB,
       'app.ts': APP,
       'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, target: 'es2020', module: 'commonjs' }, include: ['*.ts'] }),
+      // TypeScript's diagnostics after the edit take seconds on a loaded
+      // machine; the wait ends as soon as they settle.
+      '.tandem/settings.json': JSON.stringify({ timeouts: { diagnosticsMs: 30000 } }),
     },
     // The edit lands without a review: this test is about what the agent learns.
     settings: { 'tandem.permissionMode': 'acceptEdits' },
