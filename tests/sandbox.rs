@@ -49,6 +49,27 @@ fn bwrap_works() -> bool {
     works
 }
 
+/// A folder outside every folder approved commands may write (`/tmp`,
+/// `/var/tmp`, `$TMPDIR`), like a user's other files: beside the build, or,
+/// when the build itself is in a temp folder (a clone in `/tmp`), in the
+/// home folder's cache. Without this, a clone in `/tmp` made every "nothing
+/// was written outside" check fail, since approved commands may write there.
+fn outside_dir() -> tempfile::TempDir {
+    let temp_roots: Vec<PathBuf> =
+        [PathBuf::from("/tmp"), PathBuf::from("/var/tmp"), std::env::temp_dir()].iter().filter_map(|t| t.canonicalize().ok()).collect();
+    let under_temp = |path: &Path| temp_roots.iter().any(|t| path.starts_with(t));
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).canonicalize().unwrap();
+    let base = if under_temp(&target) {
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/tandem-tests");
+        std::fs::create_dir_all(&home).unwrap();
+        home.canonicalize().unwrap()
+    } else {
+        target
+    };
+    assert!(!under_temp(&base), "no folder outside the temp folders for the tests: {}", base.display());
+    tempfile::tempdir_in(base).unwrap()
+}
+
 struct Run {
     _temp: tempfile::TempDir,
     _outside: tempfile::TempDir,
@@ -70,7 +91,7 @@ impl Run {
     fn new(project_settings: Value) -> Self {
         let temp = tempfile::tempdir().unwrap();
         let base = temp.path().canonicalize().unwrap();
-        let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let outside_dir = outside_dir();
         let outside = outside_dir.path().canonicalize().unwrap();
         let (root, home) = (base.join("work"), base.join("home"));
         for dir in [&root, &home] {
@@ -462,7 +483,7 @@ fn a_file_swapped_for_a_link_to_outside_after_the_check_is_not_written_through_i
         let base = f.root.parent().unwrap().to_path_buf();
         // Outside the workspace and outside the temp folders (approved
         // commands may write /tmp): beside the build, like a user's files.
-        let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let outside_dir = outside_dir();
         let (outside, home) = (outside_dir.path().to_path_buf(), base.join("home"));
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::create_dir_all(home.join(".tandem")).unwrap();
