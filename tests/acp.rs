@@ -77,6 +77,24 @@ impl Setup {
         path
     }
 
+    /// `acpx exec PROMPT` against `tandem acp` in this workspace, every
+    /// permission approved; the JSON messages it printed (it must succeed).
+    fn acpx_exec(&self, acpx: &Path, node24: &Path, prompt: &str) -> Vec<Value> {
+        let agent = format!("{} acp", env!("CARGO_BIN_EXE_tandem"));
+        let path = format!("{}:{}", node24.display(), std::env::var("PATH").unwrap_or_default());
+        let mut command = Command::new(acpx);
+        command
+            .args(["--agent", &agent, "--cwd"])
+            .arg(self.root())
+            .args(["--approve-all", "--format", "json", "--timeout", "60", "exec", prompt])
+            .env("PATH", path);
+        self.env(&mut command);
+        let output = command.output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "acpx failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
     /// The environment `tandem acp` runs with: the scripted model, no key.
     fn env(&self, command: &mut Command) {
         for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL"] {
@@ -149,19 +167,7 @@ fn acpx_runs_a_prompt_with_streamed_text_a_tool_call_and_an_approved_edit() {
         done(),
     ]);
     let notes = setup.file("notes.txt", "hello\n");
-    let agent = format!("{} acp", env!("CARGO_BIN_EXE_tandem"));
-    let path = format!("{}:{}", node24.display(), std::env::var("PATH").unwrap_or_default());
-    let mut command = Command::new(&acpx);
-    command
-        .args(["--agent", &agent, "--cwd"])
-        .arg(setup.root())
-        .args(["--approve-all", "--format", "json", "--timeout", "60", "exec", "add world to notes.txt"])
-        .env("PATH", path);
-    setup.env(&mut command);
-    let output = command.output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "acpx failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    let messages: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let messages = setup.acpx_exec(&acpx, &node24, "add world to notes.txt");
     let update = |kind: &str| -> Vec<&Value> { messages.iter().filter(|m| m["params"]["update"]["sessionUpdate"] == kind).collect() };
     let chunks: Vec<&str> = update("agent_message_chunk").iter().filter_map(|m| m["params"]["update"]["content"]["text"].as_str()).collect();
     assert_eq!(chunks, ["I'll read it first.", "Done."], "streamed text");
@@ -171,7 +177,7 @@ fn acpx_runs_a_prompt_with_streamed_text_a_tool_call_and_an_approved_edit() {
     assert_eq!(asked, 1, "the edit is reviewed (acpx approves it)");
     let wrote = messages.iter().find(|m| m["method"] == "fs/write_text_file").expect("the edit goes through fs/write_text_file");
     assert_eq!(wrote["params"]["content"], "hello world\n");
-    assert!(messages.iter().any(|m| m["result"]["stopReason"] == "end_turn"), "{stdout}");
+    assert!(messages.iter().any(|m| m["result"]["stopReason"] == "end_turn"), "{messages:#?}");
     assert_eq!(std::fs::read_to_string(notes).unwrap(), "hello world\n", "acpx wrote the file");
 }
 
@@ -586,19 +592,7 @@ fn code_intel_in_an_acp_session_is_answered_by_the_lsp_servers() {
         "lspServers": {"python": {"command": [pyright, "--stdio"], "filetypes": ["py"]}}
     });
     std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
-    let agent = format!("{} acp", env!("CARGO_BIN_EXE_tandem"));
-    let path = format!("{}:{}", node24.display(), std::env::var("PATH").unwrap_or_default());
-    let mut command = Command::new(&acpx);
-    command
-        .args(["--agent", &agent, "--cwd"])
-        .arg(setup.root())
-        .args(["--approve-all", "--format", "json", "--timeout", "60", "exec", "who calls greet?"])
-        .env("PATH", path);
-    setup.env(&mut command);
-    let output = command.output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "acpx failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    let messages: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let messages = setup.acpx_exec(&acpx, &node24, "who calls greet?");
     let texts: Vec<&str> = messages
         .iter()
         .filter(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update")
