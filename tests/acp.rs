@@ -11,7 +11,7 @@
 //! - the raw protocol: malformed JSON, an unknown method, a second prompt
 //!   while one runs, an unknown thread, and a client that dies mid-run.
 //!
-//! `.ci/run` installs the clients under `target/ci-tools/` and sets
+//! `.ci/run` installs the clients in the tools cache (`tests/common/ci_tools.rs`) and sets
 //! `TANDEM_REQUIRE_ACP=1`, so there a missing client fails the test instead
 //! of skipping it.
 #![allow(clippy::unwrap_used)]
@@ -32,9 +32,9 @@ use script::{done, edit, read, shell, turn};
 /// Waits on the client are bounded by this (never a sleep).
 const WAIT: Duration = Duration::from_secs(60);
 
-fn ci_tools() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-tools")
-}
+#[path = "common/ci_tools.rs"]
+mod ci_tools;
+use ci_tools::ci_tools;
 
 /// Skip (or fail, under `TANDEM_REQUIRE_ACP`) when a client is missing.
 fn require(what: &str, path: &Path) -> bool {

@@ -11,7 +11,7 @@
 //! `lsp-show-message-request-next`, which opens a menu of the actions.
 //!
 //! Needs `kak` (Debian's kakoune), `kak-lsp` (crates.io; `.ci/run` installs
-//! it under target/ci-tools/kak-lsp, or set KAK_LSP_BIN) and `tmux`.
+//! it in the tools cache (`tests/common/ci_tools.rs`), or set KAK_LSP_BIN) and `tmux`.
 //! `.ci/run` sets `TANDEM_REQUIRE_KAKOUNE=1`, so CI fails rather than skips
 //! when they are missing.
 
@@ -24,13 +24,15 @@ use std::time::{Duration, Instant};
 mod notes;
 #[path = "common/tmux.rs"]
 mod tmux;
+#[path = "common/ci_tools.rs"]
+mod ci_tools;
 use notes::{read_then_edit, NotesWorkspace, ON_DISK};
 use tmux::{which, Tmux};
 
 fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
     let kak = which("kak")?;
     let tmux = which("tmux")?;
-    let cached = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-tools/kak-lsp/bin/kak-lsp");
+    let cached = ci_tools::ci_tools().join("kak-lsp/bin/kak-lsp");
     let kak_lsp = std::env::var_os("KAK_LSP_BIN").map(PathBuf::from).or_else(|| cached.is_file().then_some(cached)).or_else(|| which("kak-lsp"))?;
     Some((kak, tmux, kak_lsp))
 }

