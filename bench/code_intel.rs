@@ -35,7 +35,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem::language_servers::{Approvals, LanguageServers};
+use tandem::consent::Approvals;
+use tandem::language_servers::LanguageServers;
 use tandem::scope::Scope;
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;

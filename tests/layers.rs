@@ -21,7 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
-    ("leaves", &["model", "environment", "consent", "scope"]),
+    ("leaves", &["model", "environment", "consent", "scope", "sync"]),
 ];
 
 /// One import of a top-level module.
@@ -291,7 +291,7 @@ fn f() {
 fn an_import_up_and_a_circle_are_named_with_their_file() {
     let edge = |from: &str, to: &str, place: &str| ((from.to_string(), to.to_string()), vec![place.to_string()]);
     let edges: BTreeMap<_, _> = [
-        edge("tools", "agent", "server/src/tools/agent.rs:24: use crate::agent::subagent::run_child;"),
+        edge("tools", "agent", "server/src/tools/agent.rs:24: use crate::agent::sub_agent::run_child;"),
         edge("hooks", "thread", "server/src/hooks.rs:3: use crate::thread::X;"),
         edge("thread", "hooks", "server/src/thread/a.rs:9: use crate::hooks::Y;"),
         edge("agent", "tools", "server/src/agent/run.rs:1: use crate::tools::Executor;"),
@@ -299,8 +299,42 @@ fn an_import_up_and_a_circle_are_named_with_their_file() {
     .into_iter()
     .collect();
     let problems = problems(&edges);
-    assert!(problems.iter().any(|p| p.starts_with("server/src/tools/agent.rs:24: use crate::agent::subagent::run_child;") && p.contains("`tools` (the tool contract) imports `agent` (agent)")), "{problems:#?}");
+    assert!(problems.iter().any(|p| p.starts_with("server/src/tools/agent.rs:24: use crate::agent::sub_agent::run_child;") && p.contains("`tools` (the tool contract) imports `agent` (agent)")), "{problems:#?}");
     assert!(problems.iter().any(|p| p.starts_with("a circle: hooks → thread → hooks")), "{problems:#?}");
     assert!(problems.iter().any(|p| p.starts_with("a circle: agent → tools → agent")), "{problems:#?}");
     assert_eq!(problems.len(), 3, "{problems:#?}");
+}
+
+/// The places in `src` that take a `std::sync` lock by hand, recovering a
+/// poisoned one (`.lock().unwrap_or_else(…into_inner)`): `sync.rs` is the
+/// one helper for that.
+fn hand_made_lock_recoveries(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap();
+        if relative == Path::new("sync.rs") {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        for (index, line) in code.lines().enumerate() {
+            let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if squeezed.contains(".into_inner())") || squeezed.contains("PoisonError::into_inner") {
+                found.push(format!("server/src/{}:{}", relative.display(), index + 1));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn locks_are_taken_through_the_one_helper() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let found = hand_made_lock_recoveries(&src);
+    assert!(
+        found.is_empty(),
+        "a lock recovered by hand: use `crate::sync::{{MutexExt, RwLockExt, IntoValue}}` (`.locked()`, `.reading()`, `.writing()`, `.into_value()`):\n{}",
+        found.join("\n")
+    );
 }

@@ -45,10 +45,12 @@ use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
 use crate::hooks::{Hooks, SharedHooks};
 use crate::language_servers::LanguageServers;
-use crate::mcp::{Approvals, McpManager};
+use crate::consent::Approvals;
+use crate::mcp::McpManager;
 use crate::permissions::Policy;
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
+use crate::sync::RwLockExt;
 use crate::thread::{new_thread_id, ContextConfig, Thread, ThreadStore};
 use crate::tools::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
@@ -301,7 +303,7 @@ impl Host {
     /// (and ask about project servers). The problems name unusable
     /// `lspServers` entries; the runs go on without them.
     pub fn open(front: FrontEnd) -> (Host, Vec<String>) {
-        let settings = front.settings.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let settings = front.settings.reading().clone();
         let root = front.workspace.root().to_path_buf();
         let mcp = front.mcp.map(|servers| {
             let mut config = crate::mcp::config::McpConfig::load(dirs::home_dir().as_deref(), &root);
@@ -311,7 +313,7 @@ impl Host {
         let (code_intel, language_servers, problems) = match front.code_intel {
             CodeIntelFrom::Editor(code_intel) => (Some(code_intel), None, Vec::new()),
             CodeIntelFrom::LanguageServers { approved } => {
-                let approvals = crate::language_servers::Approvals { store: ConsentStore::for_user(), command_line: approved };
+                let approvals = Approvals { store: ConsentStore::for_user(), command_line: approved };
                 let timeouts = settings.timeouts;
                 let (servers, problems) = LanguageServers::configure(&root, &settings.lsp_servers, approvals, timeouts.code_intel(), timeouts.diagnostics());
                 (servers.clone().map(|s| s as Arc<dyn CodeIntel>), servers, problems)
@@ -346,7 +348,7 @@ impl Host {
 
     /// The settings as they are now.
     pub fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     pub fn workspace(&self) -> &Arc<Workspace> {

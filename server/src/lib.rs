@@ -40,8 +40,9 @@
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
-//!   model  environment  consent  scope      leaves: messages and usage, the
-//!                                              environment, consent, settings layers
+//!   model  environment  consent  scope  sync   leaves: messages and usage, the
+//!                                                 environment, consent, settings
+//!                                                 layers, locks
 //! ```
 //!
 //! ## Code map
@@ -123,7 +124,12 @@
 //! - [`scope`]: which settings layer a value came from (user, project,
 //!   local, editor).
 //! - [`consent`]: what the user approved that a project would run (project
-//!   MCP servers, project hooks), remembered per workspace.
+//!   MCP servers, project hooks), remembered per workspace; which project
+//!   programs are approved ([`consent::Approvals`]: the store and the
+//!   command line's `--mcp-approve`/`--lsp-approve`).
+//! - [`sync`]: the one way a `std::sync` lock is taken
+//!   ([`sync::MutexExt::locked`], [`sync::RwLockExt::reading`]/`writing`):
+//!   a panicked holder does not take the server down.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
 //!   `.tandem/settings.json` < `.tandem/settings.local.json` < the editor's
 //!   settings; problems name the file and field, and only unreadable
@@ -230,6 +236,7 @@ pub mod permissions;
 pub mod sandbox;
 pub mod scope;
 pub mod settings;
+pub mod sync;
 pub mod thread;
 pub mod tools;
 pub mod workspace;

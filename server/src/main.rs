@@ -47,7 +47,7 @@ enum Command {
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
-        /// Continue the conversation with this thread id (see `tandem sessions`).
+        /// Continue the conversation with this thread id (see `tandem threads`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
         /// Compact the conversation (summarise it) before this run.
@@ -81,7 +81,7 @@ enum Command {
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
-        /// Continue the conversation with this thread id (see `tandem sessions`).
+        /// Continue the conversation with this thread id (see `tandem threads`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
         /// Start this project MCP server (from .mcp.json) without asking; `all` for every one.
@@ -91,8 +91,9 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
-    /// List this folder's saved conversations with their token and cost totals.
-    Sessions,
+    /// List this folder's saved threads (conversations) with their token and cost totals.
+    #[command(alias = "sessions")]
+    Threads,
     /// Undo a run: restore every file it changed (buffers, files it wrote, files its shell commands changed).
     ///
     /// Without RUN_ID, the most recent run in this folder that is not undone.
@@ -206,7 +207,7 @@ fn main() -> ExitCode {
                 let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
             }
-            Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
+            Command::Threads => cli::ask::threads(current_workspace()?.root()),
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,

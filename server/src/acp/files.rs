@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use super::session::SessionCore;
+use crate::sync::MutexExt;
 use crate::workspace::{fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MAX_TEXT_FILE_BYTES};
 
 pub struct ClientFiles {
@@ -42,7 +43,7 @@ impl ClientFiles {
     }
 
     fn seen(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (i32, u64)>> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+        self.seen.locked()
     }
 
     /// The file goes through the client: a regular file on disk, not too large.

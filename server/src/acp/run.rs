@@ -18,6 +18,7 @@ use super::permission::AcpGate;
 use super::session::{call_key, AcpPlanReview, SessionCore};
 use super::updates::UpdateMapper;
 use crate::agent::config::ProviderConfig;
+use crate::sync::MutexExt;
 use crate::tools::PermissionMode;
 use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{Origin, ServerConfig, Transport};
@@ -133,15 +134,15 @@ pub fn open(
     let models = crate::host::provider(&settings).map(|provider| crate::host::model_choices(&*provider)).unwrap_or_default();
     let store = ThreadStore::for_workspace(&root);
     let mut history = Vec::new();
-    let conversation = match load {
+    let thread = match load {
         None => crate::host::open_thread(store.as_ref(), &ThreadChoice::New, &root).map_err(OpenError::InvalidParams)?,
         Some(id) => {
-            let conversation = crate::host::open_thread(store.as_ref(), &ThreadChoice::Resume(id.to_string()), &root).map_err(OpenError::InvalidParams)?;
+            let thread = crate::host::open_thread(store.as_ref(), &ThreadChoice::Resume(id.to_string()), &root).map_err(OpenError::InvalidParams)?;
             history = store.as_ref().and_then(|store| store.transcript(id).ok()).map(|t| t.events.into_iter().collect()).unwrap_or_default();
-            conversation
+            thread
         }
     };
-    let core = Arc::new(SessionCore::new(conversation.id.clone(), root.clone(), link));
+    let core = Arc::new(SessionCore::new(thread.id.clone(), root.clone(), link));
     let runtime = tokio::runtime::Handle::current();
     let editor: Option<Arc<dyn Editor>> =
         offers.read_text_file.then(|| Arc::new(ClientFiles::new(Arc::clone(&core), runtime, offers.write_text_file)) as Arc<dyn Editor>);
@@ -189,7 +190,7 @@ pub fn open(
         workspace,
         host,
         gate,
-        thread: Arc::new(tokio::sync::Mutex::new(conversation)),
+        thread: Arc::new(tokio::sync::Mutex::new(thread)),
         mode: Mutex::new(mode),
         model: Mutex::new(models.first().cloned().unwrap_or_default()),
         models,
@@ -273,16 +274,16 @@ pub enum PromptError {
 
 impl Session {
     pub fn mode(&self) -> PermissionMode {
-        *self.mode.lock().unwrap_or_else(|e| e.into_inner())
+        *self.mode.locked()
     }
 
     pub fn set_mode(&self, mode: PermissionMode) {
-        *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = mode;
+        *self.mode.locked() = mode;
         self.gate.policy().set_mode(crate::host::Modes::new(&self.host.settings(), Some(mode)).policy);
     }
 
     pub fn model(&self) -> String {
-        self.model.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.model.locked().clone()
     }
 
     /// Use `model` for the next prompts: one of [`Session::models`].
@@ -290,7 +291,7 @@ impl Session {
         if !self.models.iter().any(|m| m == model) {
             return Err(format!("no model \"{model}\" here: choose one of {}", self.models.join(", ")));
         }
-        *self.model.lock().unwrap_or_else(|e| e.into_inner()) = model.to_string();
+        *self.model.locked() = model.to_string();
         Ok(())
     }
 

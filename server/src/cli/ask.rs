@@ -5,7 +5,7 @@
 //! Every run belongs to a thread saved under the user's data folder:
 //! `--continue` continues the most recent thread of this workspace,
 //! `--resume ID` a given one, `--compact` compacts it first. `tandem
-//! sessions` lists the threads.
+//! threads` lists them.
 //!
 //! Exit codes: 0 completed, 1 failed, stopped at the turn limit or in a
 //! loop, 2 not started (no provider configured, bad arguments, no such
@@ -19,6 +19,7 @@ use tandem::checkpoint::RunRecorder;
 use tandem::host::{self, CodeIntelFrom, FrontEnd, Host, McpServers, RunParts};
 pub use tandem::host::ThreadChoice;
 use tandem::settings::Settings;
+use tandem::sync::MutexExt;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::headless::Terminal;
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
@@ -269,10 +270,10 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
     hooks
 }
 
-/// `tandem sessions`: this workspace's saved threads, most recent first,
+/// `tandem threads` (or `tandem sessions`): this workspace's saved threads, most recent first,
 /// with their totals.
 #[allow(clippy::print_stdout)]
-pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
+pub fn threads(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
     let store = ThreadStore::for_workspace(workspace).ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME)"))?;
     let (threads, problems) = store.list();
     for problem in &problems {
@@ -375,7 +376,7 @@ pub async fn run_printed(
     *printing() = Some(barrier_tx);
     let run = async move {
         match thread {
-            Some((conversation, config)) => agent::run_thread(provider, executor, ctx, conversation, config, request, tx).await,
+            Some((thread, config)) => agent::run_thread(provider, executor, ctx, thread, config, request, tx).await,
             None => agent::run(provider, executor, ctx, request, tx).await,
         }
     };
@@ -433,7 +434,7 @@ pub async fn run_printed(
 static PRINTING: std::sync::Mutex<Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> = std::sync::Mutex::new(None);
 
 fn printing() -> std::sync::MutexGuard<'static, Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> {
-    PRINTING.lock().unwrap_or_else(|e| e.into_inner())
+    PRINTING.locked()
 }
 
 /// Wait until the events the run sent so far are printed, so a question

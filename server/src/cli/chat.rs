@@ -149,8 +149,8 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
             }
             Input::Resume(None) => list_threads(store.as_ref()),
             Input::Resume(Some(id)) => match store.as_ref().map(|s| s.load(&id)) {
-                Some(Ok(conversation)) => {
-                    println!("Continuing {id} ({}).", conversation.title);
+                Some(Ok(saved)) => {
+                    println!("Continuing {id} ({}).", saved.title);
                     thread = ThreadChoice::Resume(id);
                 }
                 Some(Err(err)) => println!("Cannot continue {id}: {err}"),

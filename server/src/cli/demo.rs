@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
+use tandem::sync::MutexExt;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
@@ -173,7 +174,7 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     });
     let executor = host.executor().clone();
     let run = host.prepare(tandem::host::RunParts::default());
-    run.ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
+    run.ctx.run.plan.locked().file = Some(root.join(DEMO_PLAN_FILE));
     let ctx = run.ctx;
     let check_ctx = ctx.clone();
     let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tandem::mcp::config::McpConfig;
-use tandem::mcp::{Approvals, McpManager, ServerState};
+use tandem::consent::Approvals;
+use tandem::mcp::{McpManager, ServerState};
 
 /// Beyond the longest start-up timeout, how long `list` waits for servers.
 const LIST_MARGIN: Duration = Duration::from_secs(2);

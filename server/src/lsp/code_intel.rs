@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, Documents};
+use crate::sync::RwLockExt;
 use crate::tools::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Settle};
 
 /// Diagnostics are "settled" once none changed for this long after the
@@ -41,7 +42,7 @@ impl EditorCodeIntel {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     fn uri(&self, path: &Path) -> Result<String, CodeIntelError> {

@@ -27,6 +27,7 @@ use super::config::Settings;
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
 use crate::permissions::{Answer, Gate, Policy, Prompter, Review};
+use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;
 
 const ALLOW_ONCE: &str = "Allow once";
@@ -55,7 +56,7 @@ pub type LspGate = Gate<LspPrompter>;
 /// one: "in this project" saves there), deciding by the settings as they
 /// are now (the server sets newer ones on [`Gate::policy`]).
 pub fn gate(client: Arc<dyn ClientLink>, settings: Arc<RwLock<Settings>>, editor: Arc<LspEditor>, outbox: Arc<RunOutbox>, roots: &[PathBuf]) -> LspGate {
-    let current = settings.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let current = settings.reading().clone();
     let policy = Policy::new(crate::host::Modes::new(&current, None).policy, &current.permissions, roots);
     let root = roots.first().cloned().unwrap_or_default();
     let prompter = LspPrompter { client, settings, editor, outbox };
@@ -64,7 +65,7 @@ pub fn gate(client: Arc<dyn ClientLink>, settings: Arc<RwLock<Settings>>, editor
 
 impl LspPrompter {
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     /// Show `message` with `actions`; `Ok(title)` is the chosen action,

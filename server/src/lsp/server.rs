@@ -23,6 +23,7 @@ use super::permission::LspGate;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
+use crate::sync::{MutexExt, RwLockExt};
 use crate::thread::threads::Threads;
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers};
 use crate::workspace::Workspace;
@@ -132,7 +133,7 @@ impl Backend {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     /// Re-read the settings files and overlay the editor's layers. A
@@ -140,19 +141,19 @@ impl Backend {
     /// server; a file whose permission rules cannot be read is shown as an
     /// error and refuses asks until it is fixed.
     fn update_settings(&self, update: impl FnOnce(&mut SettingsLayers)) {
-        let mut layers = self.layers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut layers = self.layers.locked();
         update(&mut layers);
         let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
         drop(layers);
         let (fatal, problems): (Vec<_>, Vec<_>) = problems.into_iter().partition(|p| p.is_fatal());
         let fatal: Vec<String> = fatal.iter().map(ToString::to_string).collect();
-        *self.broken_settings.lock().unwrap_or_else(|e| e.into_inner()) = fatal.clone();
+        *self.broken_settings.locked() = fatal.clone();
         let mut notices: Vec<String> = fatal.iter().map(|f| format!("{ERROR_MARK}{f}")).collect();
         notices.extend(problems.iter().map(ToString::to_string));
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
             let consent = crate::consent::ConsentStore::for_user();
             let (hooks, hook_problems) = crate::host::hooks(&settings, root, consent.as_ref());
-            *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
+            *self.hooks.writing() = Arc::new(hooks);
             notices.extend(hook_problems);
         }
         if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
@@ -163,7 +164,7 @@ impl Backend {
             ready.gate.policy().set_mode(crate::host::Modes::new(&settings, None).policy);
             ready.gate.policy().set_rules(&settings.permissions);
         }
-        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
+        *self.settings.writing() = settings;
         self.report_problems(notices);
     }
 
@@ -173,7 +174,7 @@ impl Backend {
         if !self.client_ready.load(Ordering::SeqCst) {
             return;
         }
-        let mut reported = self.reported_problems.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reported = self.reported_problems.locked();
         if *reported == problems {
             return;
         }
@@ -205,7 +206,7 @@ impl Backend {
 
     /// The error an ask gets while a settings file cannot be read.
     fn broken_settings_error(&self) -> Option<Error> {
-        let broken = self.broken_settings.lock().unwrap_or_else(|e| e.into_inner());
+        let broken = self.broken_settings.locked();
         if broken.is_empty() {
             return None;
         }

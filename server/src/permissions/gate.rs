@@ -31,6 +31,7 @@ use super::policy::{headless_denial, AskInfo, Call, Policy, RuleVerdict};
 use super::rules::{PermissionRules, Rule};
 use super::ProjectRules;
 use crate::scope::Scope;
+use crate::sync::MutexExt;
 use crate::tools::{PermissionDecision, PermissionGate, PermissionRequest, ToolKind};
 
 /// What the user answered to an asked call.
@@ -132,7 +133,7 @@ impl<P: Prompter> Gate<P> {
 
     /// The reason a call is refused by an earlier "reject always", if it is.
     fn refused_before(&self, call: Call<'_>) -> Option<String> {
-        let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let refused = self.refused.locked().clone();
         if refused.is_empty() {
             return None;
         }
@@ -168,7 +169,7 @@ impl<P: Prompter> Gate<P> {
             }
             Answer::Deny(reason) => PermissionDecision::Deny(reason),
             Answer::DenyAlways(reason) => {
-                self.refused.lock().unwrap_or_else(|e| e.into_inner()).extend(info.always.iter().cloned());
+                self.refused.locked().extend(info.always.iter().cloned());
                 PermissionDecision::Deny(reason)
             }
         }

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use super::{ReadDenies, SandboxSettings};
+use crate::sync::MutexExt;
 use crate::tools::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox};
 
 /// Inside each workspace root, what approved commands may not change:
@@ -321,7 +322,7 @@ impl Placeholders {
     /// Make sure `path` exists to be bound read-only, creating an empty
     /// placeholder if it does not.
     fn hold(&mut self, path: &Path, entry: Entry) -> std::io::Result<()> {
-        let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = HELD.get_or_init(Mutex::default).locked();
         if let Some((_, users)) = held.get_mut(path) {
             *users += 1;
             self.held.push(path.to_path_buf());
@@ -349,7 +350,7 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = HELD.get_or_init(Mutex::default).locked();
         for path in self.held.drain(..) {
             let Some((entry, users)) = held.get_mut(&path) else { continue };
             *users -= 1;

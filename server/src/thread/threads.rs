@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
+use crate::sync::MutexExt;
 
 use super::store::{LoadError, LockError, RunLock, ThreadStore, ThreadSummary};
 use super::transcript::Transcript;
@@ -68,7 +69,7 @@ impl Threads {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+        self.slots.locked()
     }
 
     /// Take a thread for a run: the given one (from memory, or from disk

@@ -40,7 +40,7 @@ pub struct AgentDefinition {
     /// Tool names it may use (`None`: every tool but `agent`).
     pub tools: Option<Vec<String>>,
     /// The model it asks for (`inherit`, a family alias `sonnet`/`opus`/
-    /// `haiku`, or a model id; see [`crate::agent::config::subagent_model`]);
+    /// `haiku`, or a model id; see [`crate::agent::config::sub_agent_model`]);
     /// it runs on the parent's provider.
     pub model: Option<String>,
     pub system_prompt: String,

@@ -4,6 +4,7 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use crate::sync::MutexExt;
 
 use super::plan_mode;
 use super::{Tool, ToolContext, ToolError};
@@ -35,7 +36,7 @@ impl Tool for EnterPlanMode {
     }
 
     async fn call(&self, _args: Self::Args, (): (), ctx: &ToolContext) -> Result<String, ToolError> {
-        let mode = *ctx.run.permission_mode.lock().unwrap_or_else(|e| e.into_inner());
+        let mode = *ctx.run.permission_mode.locked();
         let Some(file) = plan_mode::enter(ctx, mode) else {
             return Ok("Already in plan mode.".to_string());
         };

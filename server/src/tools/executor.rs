@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use crate::sync::MutexExt;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -277,7 +278,7 @@ impl Executor {
         if let Some(refusal) = super::plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
-        let accept_edits = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).accept_edits;
+        let accept_edits = ctx.run.plan.locked().accept_edits;
         let mut request = PermissionRequest {
             accept_edits,
             tool: call.name.clone(),

@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use super::walk::{is_hidden_below, search_folder, unsaved_buffers, walker_for, CancelCheck, PathGlob, TopN};
 use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::sync::{IntoValue, MutexExt};
 use crate::workspace::Workspace;
 
 /// At most this many matching lines are shown; the rest are counted.
@@ -182,8 +183,8 @@ fn grep(workspace: &Workspace, spec: &GrepSpec, cancelled: &(dyn Fn() -> bool + 
     drop(builder);
 
     let state = match Arc::try_unwrap(shared) {
-        Ok(mutex) => mutex.into_inner().unwrap_or_else(|e| e.into_inner()),
-        Err(shared) => std::mem::replace(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()), GrepState::new()),
+        Ok(mutex) => mutex.into_value(),
+        Err(shared) => std::mem::replace(&mut *shared.locked(), GrepState::new()),
     };
     GrepMatches { shown: state.top.into_sorted(), total: state.total }
 }
@@ -278,7 +279,7 @@ impl ParallelVisitor for GrepVisitor<'_> {
 impl Drop for GrepVisitor<'_> {
     fn drop(&mut self) {
         let local = std::mem::replace(&mut self.local, GrepState { top: TopN::new(0), total: 0 });
-        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        let mut shared = self.shared.locked();
         shared.total += local.total;
         shared.top.merge(local.top);
     }

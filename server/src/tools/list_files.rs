@@ -28,6 +28,7 @@ use serde::Deserialize;
 
 use super::walk::{is_hidden_below, search_folder, unsaved_buffers, walker_for, CancelCheck, PathGlob, TopN};
 use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::sync::{IntoValue, MutexExt};
 use crate::workspace::Workspace;
 
 /// At most this many paths are listed; the rest are counted.
@@ -172,7 +173,7 @@ impl ParallelVisitor for ListVisitor<'_> {
 impl Drop for ListVisitor<'_> {
     fn drop(&mut self) {
         let local = std::mem::replace(&mut self.local, ListState { top: TopN::new(0), total: 0 });
-        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        let mut shared = self.shared.locked();
         shared.total += local.total;
         shared.top.merge(local.top);
     }
@@ -185,9 +186,9 @@ fn list(workspace: &Workspace, dir: &Path, glob: &PathGlob, cancelled: &(dyn Fn(
     walker_for(dir, glob.names_hidden()).build_parallel().visit(&mut builder);
     drop(builder);
     let mut state = match Arc::try_unwrap(shared) {
-        Ok(mutex) => mutex.into_inner().unwrap_or_else(|e| e.into_inner()),
+        Ok(mutex) => mutex.into_value(),
         Err(shared) => {
-            let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = shared.locked();
             std::mem::replace(&mut *guard, ListState { top: TopN::new(0), total: 0 })
         }
     };

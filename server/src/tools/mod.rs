@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::sync::MutexExt;
 use crate::workspace::Workspace;
 
 pub use executor::{Executor, PermissionDecision, PermissionGate, PermissionRequest, ToolCall, ToolResult};
@@ -141,7 +142,7 @@ const MAX_GRANTS: usize = 256;
 impl Grants {
     /// Add rules (those already held are skipped); true if any was new.
     pub fn add(&self, rules: impl IntoIterator<Item = String>) -> bool {
-        let mut held = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = self.rules.locked();
         let before = held.len();
         for rule in rules {
             if held.len() < MAX_GRANTS && !held.contains(&rule) {
@@ -153,7 +154,7 @@ impl Grants {
 
     /// The rules, in the order they were granted.
     pub fn rules(&self) -> Vec<String> {
-        self.rules.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.rules.locked().clone()
     }
 }
 
@@ -194,8 +195,8 @@ impl RunScope {
     /// nobody to review plans, nothing activated yet.
     pub fn child_of(parent: &RunScope) -> Self {
         RunScope {
-            plan: std::sync::Mutex::new(parent.plan.lock().unwrap_or_else(|e| e.into_inner()).clone()),
-            permission_mode: std::sync::Mutex::new(*parent.permission_mode.lock().unwrap_or_else(|e| e.into_inner())),
+            plan: std::sync::Mutex::new(parent.plan.locked().clone()),
+            permission_mode: std::sync::Mutex::new(*parent.permission_mode.locked()),
             // A sub-agent works for the same conversation.
             grants: Arc::clone(&parent.grants),
             ..RunScope::default()
@@ -206,7 +207,7 @@ impl RunScope {
 impl RunScope {
     /// Activate a deferred tool for the rest of the run; false if it already was.
     pub fn activate(&self, name: &str) -> bool {
-        let mut activated = self.activated.lock().unwrap_or_else(|e| e.into_inner());
+        let mut activated = self.activated.locked();
         if activated.iter().any(|n| n == name) {
             return false;
         }
@@ -215,17 +216,17 @@ impl RunScope {
     }
 
     pub fn is_active(&self, name: &str) -> bool {
-        self.activated.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|n| n == name)
+        self.activated.locked().iter().any(|n| n == name)
     }
 
     /// The activated tools' names, in activation order.
     pub fn activated_names(&self) -> Vec<String> {
-        self.activated.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.activated.locked().clone()
     }
 
     /// Say that the run waits for `what` (nothing when no one listens).
     pub fn notify_waiting(&self, what: &str) {
-        let notice = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let notice = self.waiting.locked().clone();
         if let Some(notice) = notice {
             notice(what);
         }

@@ -5,6 +5,7 @@
 //! as the run lasts. `tools/` never imports the loop.
 
 use async_trait::async_trait;
+use crate::sync::MutexExt;
 
 use super::{DynTool, ToolContext};
 
@@ -61,7 +62,7 @@ pub trait SubAgents: Send + Sync {
 /// Run a child for the call `ctx.call_id` and wait for its final text
 /// (cancelled with the parent). `Err` says why it failed.
 pub async fn run_child(ctx: &ToolContext, spec: ChildSpec) -> Result<String, String> {
-    let runner = ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let runner = ctx.run.children.locked().clone();
     let Some(runner) = runner else {
         return Err("sub-agents run only inside an agent run".to_string());
     };

@@ -18,6 +18,7 @@ mod watcher;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use crate::sync::MutexExt;
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
@@ -202,7 +203,7 @@ struct DiskWrites {
 
 impl DiskWrites {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<DiskWrite>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+        self.entries.locked()
     }
 
     fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) {
@@ -293,7 +294,7 @@ impl Workspace {
     /// The same workspace seen through another read ledger (a conversation
     /// thread's): same roots, editor, file watcher and per-file edit locks.
     pub fn with_ledger(&self, ledger: Arc<ReadLedger>) -> Workspace {
-        if let Some(watcher) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(watcher) = self.watcher.locked().as_ref() {
             watcher.add_ledger(&ledger);
             for path in ledger.paths() {
                 watcher.watch_parent(&path);
@@ -456,7 +457,7 @@ impl Workspace {
     /// Start the file watcher that marks ledger entries changed on disk when their file
     /// changes on disk. Safe to call more than once.
     pub fn start_watcher(&self) -> anyhow::Result<()> {
-        let mut guard = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.watcher.locked();
         if guard.is_none() {
             let watcher = DiskWatcher::start(Arc::clone(&self.ledger))?;
             for path in self.ledger.paths() {
@@ -470,7 +471,7 @@ impl Workspace {
     }
 
     fn watch(&self, path: &Path) {
-        if let Some(watcher) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(watcher) = self.watcher.locked().as_ref() {
             watcher.watch_parent(path);
         }
     }

@@ -157,8 +157,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     }
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
-    let conversation = match env.threads.check_out(args.thread_id.as_deref(), &run_id) {
-        Ok(conversation) => conversation,
+    let thread = match env.threads.check_out(args.thread_id.as_deref(), &run_id) {
+        Ok(thread) => thread,
         Err(err) => {
             env.runs.release(&run_id);
             return Err(match err {
@@ -168,7 +168,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             });
         }
     };
-    let thread_id = conversation.id.clone();
+    let thread_id = thread.id.clone();
     let started_id = run_id.clone();
     let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
     // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
@@ -227,11 +227,11 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     tokio::spawn(async move {
         let _release = release;
         // The thread is idle again when the run ends, however it ends.
-        let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
+        let mut checked_out = CheckInOnDrop { threads, thread: Some(thread) };
         if let Some(delay) = answer_first {
             tokio::time::sleep(delay).await;
         }
-        let outcome = match (run, conversation.get()) {
+        let outcome = match (run, checked_out.get()) {
             (Ok(run), Some(thread)) => {
                 // The checkpoint is completed and interrupted writes cleaned up when the run ends.
                 let _end = run.end;
@@ -243,7 +243,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         // Idle again (and its lock let go) before the answer can go out:
         // a follow-up sent on the answer, here or in another window,
         // finds the thread free.
-        drop(conversation);
+        drop(checked_out);
         let _ = outcome_tx.send(outcome);
     });
 
@@ -306,19 +306,19 @@ fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcom
 /// Gives a thread back to [`Threads`] when its run's task ends.
 struct CheckInOnDrop {
     threads: Arc<Threads>,
-    conversation: Option<Thread>,
+    thread: Option<Thread>,
 }
 
 impl CheckInOnDrop {
     fn get(&mut self) -> Option<&mut Thread> {
-        self.conversation.as_mut()
+        self.thread.as_mut()
     }
 }
 
 impl Drop for CheckInOnDrop {
     fn drop(&mut self) {
-        if let Some(conversation) = self.conversation.take() {
-            self.threads.check_in(conversation);
+        if let Some(thread) = self.thread.take() {
+            self.threads.check_in(thread);
         }
     }
 }
@@ -350,16 +350,16 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
     let _release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    let conversation = env.threads.check_out(Some(thread_id), &run_id).map_err(|err| match err {
+    let thread = env.threads.check_out(Some(thread_id), &run_id).map_err(|err| match err {
         ThreadError::Busy { .. } | ThreadError::Elsewhere { .. } => AskError::Busy(err.to_string()),
         ThreadError::Unknown(message) => AskError::InvalidParams(message),
     })?;
-    let mut conversation = CheckInOnDrop { threads: Arc::clone(&env.threads), conversation: Some(conversation) };
+    let mut checked_out = CheckInOnDrop { threads: Arc::clone(&env.threads), thread: Some(thread) };
     let (provider, config) = env.host.model(None).map_err(AskError::InvalidParams)?;
     let ctx = ToolContext { cancel, ..ToolContext::new(Arc::clone(&env.workspace)) };
     let (events, _ignored) = event_channel();
-    let Some(thread) = conversation.get() else { return Err(AskError::InvalidParams("the conversation thread is gone".into())) };
-    let (before, after) = agent::compact_conversation(&*provider, &ctx, thread, &config, &events)
+    let Some(thread) = checked_out.get() else { return Err(AskError::InvalidParams("the conversation thread is gone".into())) };
+    let (before, after) = agent::compact_thread(&*provider, &ctx, thread, &config, &events)
         .await
         .map_err(|e| AskError::InvalidParams(format!("the compaction failed: {e}")))?;
     Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))

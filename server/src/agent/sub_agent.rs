@@ -4,7 +4,7 @@
 //! request ([`serve`], alive as long as the parent run), because the loop
 //! holds the provider. A child:
 //! - uses the same provider (and its model, unless a custom agent's `model`
-//!   names another: [`subagent_model`]) and the same workspace view (the user's unsaved
+//!   names another: [`sub_agent_model`]) and the same workspace view (the user's unsaved
 //!   buffers, the same edit sinks), with a read ledger of its own
 //!   ([`Workspace::fork_view`](crate::workspace::Workspace::fork_view)) and a
 //!   history of its own;
@@ -19,20 +19,21 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use crate::sync::MutexExt;
 
 use async_trait::async_trait;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
-use super::config::subagent_model;
+use super::config::sub_agent_model;
 use super::provider::Provider;
 use super::{RunOutcome, RunRequest};
 use crate::tools::sub_agent::{ChildSpec, SubAgents};
 use crate::tools::{DynTool, Executor, RunScope, ToolContext};
 
 /// Model turns a sub-agent may take.
-pub const SUBAGENT_MAX_TURNS: usize = 50;
+pub const SUB_AGENT_MAX_TURNS: usize = 50;
 
 /// What a run's sub-agents used, each priced as the model it asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -124,10 +125,10 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         ctx.workspace.root().display(),
         if tool_names.is_empty() { "none" } else { &tool_names },
     );
-    let model = subagent_model(provider.name(), provider.model(), spec.model.as_deref());
+    let model = sub_agent_model(provider.name(), provider.model(), spec.model.as_deref());
     tracing::debug!(label = %spec.label, parent = %parent.call_id, model = model.as_deref().unwrap_or(provider.model()), "sub-agent starts");
     let child_request =
-        RunRequest { prompt: spec.prompt, max_turns: Some(SUBAGENT_MAX_TURNS), system: Some(system), model, ..RunRequest::default() };
+        RunRequest { prompt: spec.prompt, max_turns: Some(SUB_AGENT_MAX_TURNS), system: Some(system), model, ..RunRequest::default() };
     let (tx, mut rx) = event_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
     let parent_call = parent.call_id.clone();
@@ -148,12 +149,12 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     };
     let (outcome, ()) = tokio::join!(run, forward);
     {
-        let mut total = usage.lock().unwrap_or_else(|e| e.into_inner());
+        let mut total = usage.locked();
         total.add(&outcome.usage, outcome.cost_usd);
     }
     let result = match outcome.status {
         RunStatus::Completed => Ok(outcome.text),
-        RunStatus::TurnLimit => Ok(format!("{}\n\n[The sub-agent stopped at its turn limit ({SUBAGENT_MAX_TURNS}).]", outcome.text)),
+        RunStatus::TurnLimit => Ok(format!("{}\n\n[The sub-agent stopped at its turn limit ({SUB_AGENT_MAX_TURNS}).]", outcome.text)),
         RunStatus::Cancelled => Err("cancelled".to_string()),
         RunStatus::Failed | RunStatus::Loop => Err(outcome.text),
     };
