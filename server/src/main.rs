@@ -293,7 +293,7 @@ fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
     let registry = ToolRegistry::builtin();
     let mut definitions = registry.definitions();
     if let Ok(workspace) = current_workspace() {
-        tandem::tools::agent::describe_custom_agents(&mut definitions, &workspace);
+        tandem::tools::builtin::agent::describe_custom_agents(&mut definitions, &workspace);
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&definitions)?);
@@ -312,7 +312,7 @@ fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
+fn print_skipped(skipped: &[tandem::tools::builtin::skill::Skipped]) {
     if skipped.is_empty() {
         return;
     }
@@ -323,14 +323,14 @@ fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
 }
 
 fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
-    let set = tandem::tools::skill::SkillSet::discover(workspace);
+    let set = tandem::tools::builtin::skill::SkillSet::discover(workspace);
     if set.skills.is_empty() {
         println!("No skills found. A skill is a folder holding a SKILL.md in .tandem/skills/ or .claude/skills/ (project or ~).");
     }
     for skill in &set.skills {
         let context = match skill.context {
-            tandem::tools::skill::SkillContext::Inline => "inline",
-            tandem::tools::skill::SkillContext::Fork => "fork",
+            tandem::tools::builtin::skill::SkillContext::Inline => "inline",
+            tandem::tools::builtin::skill::SkillContext::Fork => "fork",
         };
         println!("{} ({}, {context}) {}", skill.name, skill.origin.as_str(), skill.dir.join("SKILL.md").display());
         println!("    {}", skill.description);
@@ -346,7 +346,7 @@ fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
 }
 
 fn print_agents(workspace: &Workspace) -> anyhow::Result<ExitCode> {
-    let set = tandem::tools::agent::AgentSet::discover(workspace);
+    let set = tandem::tools::builtin::agent::AgentSet::discover(workspace);
     println!("explore (built-in) read-only tools: fast search");
     println!("plan (built-in) read-only tools: structured planning");
     println!("general (built-in) every tool but agent");

@@ -296,8 +296,8 @@ impl Session {
     }
 
     /// The skills, as slash commands.
-    pub fn skills(&self) -> Vec<crate::tools::skill::Skill> {
-        crate::tools::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
+    pub fn skills(&self) -> Vec<crate::tools::builtin::skill::Skill> {
+        crate::tools::builtin::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
     }
 
     /// Run one prompt to its end. The session's updates go out as it runs.

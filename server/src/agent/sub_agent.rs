@@ -1,6 +1,6 @@
 //! Sub-agents: a run inside a run, for the `agent` tool and forked skills.
 //!
-//! A tool asks for a child with [`crate::tools::sub_agent::run_child`]; the parent's loop serves the
+//! A tool asks for a child with [`crate::tools::ports::sub_agent::run_child`]; the parent's loop serves the
 //! request ([`serve`], alive as long as the parent run), because the loop
 //! holds the provider. A child:
 //! - uses the same provider (and its model, unless a custom agent's `model`
@@ -29,7 +29,7 @@ use super::events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 use super::config::sub_agent_model;
 use super::provider::Provider;
 use super::{RunOutcome, RunRequest};
-use crate::tools::sub_agent::{ChildSpec, SubAgents};
+use crate::tools::ports::sub_agent::{ChildSpec, SubAgents};
 use crate::tools::{DynTool, Executor, RunScope, ToolContext};
 
 /// Model turns a sub-agent may take.

@@ -555,7 +555,7 @@ async fn one_edit_parses_once_reads_at_most_twice_and_sends_one_apply_edit() {
     let h = harness(accept_edits(), false, "fn main() {\n    run();\n}\n");
     let prepared = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut registry = crate::tools::ToolRegistry::builtin();
-    registry.register(CountingPrepare { tool: Arc::new(crate::tools::edit_file::EditFile), prepared: Arc::clone(&prepared) });
+    registry.register(CountingPrepare { tool: Arc::new(crate::tools::builtin::edit_file::EditFile), prepared: Arc::clone(&prepared) });
     let policy = Arc::new(h.policy());
     let executor = crate::tools::Executor::new(registry).with_gate(policy).with_results_dir(None);
     let ctx = crate::tools::ToolContext::new(Arc::clone(&h.workspace));

@@ -28,7 +28,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::{ReadDenies, SandboxSettings};
 use crate::sync::MutexExt;
-use crate::tools::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox};
+use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox};
 
 /// Inside each workspace root, what approved commands may not change:
 /// what makes git, Tandem, Claude Code, VS Code or an MCP client run code.

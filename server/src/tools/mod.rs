@@ -8,32 +8,13 @@
 //! call read-only, may it run beside others, the tool's own checks, its
 //! permission decision and its result limit. Defaults fail closed.
 
-pub mod agent;
-mod change;
+pub mod builtin;
 pub mod code_intel;
-pub mod edit_file;
-pub mod enter_plan_mode;
-pub mod edit_match;
 pub mod executor;
-pub mod exit_plan_mode;
-pub mod front_matter;
-pub mod grep_search;
-pub mod list_files;
 pub mod permission_mode;
 pub mod plan_mode;
-pub mod read_file;
-pub mod run_shell;
-pub mod shell_sandbox;
-pub mod skill;
-pub mod sub_agent;
-#[cfg(test)]
-mod test_fixture;
-mod text;
-pub mod tool_hooks;
-pub mod tool_search;
-mod walk;
-pub mod web_fetch;
-pub mod write_file;
+pub mod ports;
+pub mod support;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,8 +31,8 @@ use crate::workspace::Workspace;
 
 pub use executor::{Executor, PermissionDecision, PermissionGate, PermissionRequest, ToolCall, ToolResult};
 pub use permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
-pub use shell_sandbox::{ShellProfile, ShellSandbox};
-pub use tool_hooks::{PreHook, ToolHooks};
+pub use ports::shell_sandbox::{ShellProfile, ShellSandbox};
+pub use ports::tool_hooks::{PreHook, ToolHooks};
 
 /// Results longer than this many characters are cut (head and tail kept).
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
@@ -166,7 +147,7 @@ pub struct RunScope {
     pub activated: std::sync::Mutex<Vec<String>>,
     /// Where this run's tools send sub-agent requests (`agent`, forked
     /// skills); set by the loop while the run lasts.
-    pub children: std::sync::Mutex<Option<Arc<dyn sub_agent::SubAgents>>>,
+    pub children: std::sync::Mutex<Option<Arc<dyn ports::sub_agent::SubAgents>>>,
     /// Plan mode: on or off, the plan file, the mode to restore.
     pub plan: std::sync::Mutex<plan_mode::PlanMode>,
     /// The run's permission mode (plan mode enters and restores it), as
@@ -535,18 +516,7 @@ impl ToolRegistry {
     /// The built-in tools.
     pub fn builtin() -> Self {
         let mut registry = ToolRegistry::default();
-        registry.register(read_file::ReadFile);
-        registry.register(write_file::WriteFile);
-        registry.register(edit_file::EditFile);
-        registry.register(list_files::ListFiles);
-        registry.register(grep_search::GrepSearch);
-        registry.register(run_shell::RunShell);
-        registry.register(web_fetch::WebFetch::default());
-        registry.register(tool_search::ToolSearch);
-        registry.register(skill::SkillTool);
-        registry.register(agent::AgentTool);
-        registry.register(enter_plan_mode::EnterPlanMode);
-        registry.register(exit_plan_mode::ExitPlanMode);
+        builtin::register_all(&mut registry);
         registry
     }
 

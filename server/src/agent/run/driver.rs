@@ -34,7 +34,7 @@ impl Driver<'_> {
         self.thread.set_grants(self.ctx.run.grants.rules());
         let registry = executor.registry();
         let mut tools = registry.definitions();
-        crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
+        crate::tools::builtin::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
         tools.extend(registry.activated_definitions(&self.ctx.run));
         tools
     }

@@ -25,10 +25,10 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::change::{fresh_existing, unsaved_note};
-use super::edit_match::{self, FindError, MatchRung};
-use super::text::{render_diff, render_splice_diff};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::support::change::{fresh_existing, unsaved_note};
+use crate::tools::support::edit_match::{self, FindError, MatchRung};
+use crate::tools::support::text::{render_diff, render_splice_diff};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{FileChange, ReadStamp, Splice, Workspace};
 
 /// Replace text in a file: `old_string` becomes `new_string`.

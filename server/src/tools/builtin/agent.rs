@@ -10,7 +10,7 @@
 //!
 //! How a child runs (same provider, workspace view, permission policy;
 //! own history and read ledger; nested events; cancelled with the parent)
-//! is the loop's, behind [`super::sub_agent::SubAgents`].
+//! is the loop's, behind [`crate::tools::ports::sub_agent::SubAgents`].
 
 use std::path::{Path, PathBuf};
 
@@ -18,10 +18,10 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::front_matter::{self, tool_name};
-use super::front_matter::{read_bounded, search_dirs, Origin, Skipped};
-use super::{Tool, ToolContext, ToolDefinition, ToolError};
-use super::sub_agent::{run_child, ChildSpec, ToolChoice};
+use crate::tools::support::front_matter::{self, tool_name};
+use crate::tools::support::front_matter::{read_bounded, search_dirs, Origin, Skipped};
+use crate::tools::{Tool, ToolContext, ToolDefinition, ToolError};
+use crate::tools::ports::sub_agent::{run_child, ChildSpec, ToolChoice};
 use crate::workspace::Workspace;
 
 /// Custom agents read at most.

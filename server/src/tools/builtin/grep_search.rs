@@ -25,8 +25,8 @@ use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::walk::{is_hidden_below, search_folder, unsaved_buffers, walker_for, CancelCheck, PathGlob, TopN};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::support::walk::{is_hidden_below, search_folder, unsaved_buffers, walker_for, CancelCheck, PathGlob, TopN};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 use crate::sync::{IntoValue, MutexExt};
 use crate::workspace::Workspace;
 

@@ -1,13 +1,13 @@
 //! `exit_plan_mode` (deferred): show the plan to the user and leave plan
-//! mode when they approve it (see [`plan_mode`](super::plan_mode) for who
+//! mode when they approve it (see [`plan_mode`](crate::tools::plan_mode) for who
 //! is asked).
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::plan_mode::{self, PlanAnswer};
-use super::{PermissionMode, Tool, ToolContext, ToolError};
+use crate::tools::plan_mode::{self, PlanAnswer};
+use crate::tools::{PermissionMode, Tool, ToolContext, ToolError};
 
 /// Exit plan mode after you have finished writing your plan to the plan file. The user will review and approve the plan before you proceed with implementation.
 #[derive(Debug, Deserialize, JsonSchema)]

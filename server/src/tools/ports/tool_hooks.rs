@@ -2,11 +2,11 @@
 //! `PreToolUse` and `PostToolUse`. The hooks layer implements
 //! [`ToolHooks`]; the executor runs both around every call (the one place
 //! tool hooks run), and hands the `PreToolUse` answer to the permission
-//! policy in [`PermissionRequest::hook`](super::PermissionRequest::hook).
+//! policy in [`PermissionRequest::hook`](crate::tools::PermissionRequest::hook).
 
 use async_trait::async_trait;
 
-use super::{PermissionRequest, ToolResult};
+use crate::tools::{PermissionRequest, ToolResult};
 
 /// What the `PreToolUse` hooks said about a call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,14 +7,14 @@
 use async_trait::async_trait;
 use crate::sync::MutexExt;
 
-use super::{DynTool, ToolContext};
+use crate::tools::{DynTool, ToolContext};
 
 /// Which of the parent's tools a child gets (never `agent`: a child runs
 /// no children of its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolChoice {
     /// The tools whose every call only reads or fetches
-    /// ([`Tool::ONLY_READS`](super::Tool::ONLY_READS)): what `explore` and
+    /// ([`Tool::ONLY_READS`](crate::tools::Tool::ONLY_READS)): what `explore` and
     /// `plan` sub-agents get.
     ReadOnly,
     /// Everything the parent has but `agent`.
@@ -25,7 +25,7 @@ pub enum ToolChoice {
 
 impl ToolChoice {
     pub fn allows(&self, tool: &dyn DynTool) -> bool {
-        if tool.name() == super::agent::AgentTool::NAME_STR {
+        if tool.name() == crate::tools::builtin::agent::AgentTool::NAME_STR {
             return false;
         }
         match self {
@@ -80,7 +80,7 @@ mod tests {
     use serde_json::json;
 
     use super::ToolChoice;
-    use crate::tools::test_fixture::text_fixture;
+    use crate::tools::support::test_fixture::text_fixture;
     use crate::tools::{ToolKind, ToolRegistry};
 
     /// A call of each built-in tool, with the least input it takes.

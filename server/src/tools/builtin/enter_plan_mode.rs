@@ -1,13 +1,13 @@
 //! `enter_plan_mode` (deferred): put the run in plan mode (see
-//! [`plan_mode`](super::plan_mode) for what that allows).
+//! [`plan_mode`](crate::tools::plan_mode) for what that allows).
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use crate::sync::MutexExt;
 
-use super::plan_mode;
-use super::{Tool, ToolContext, ToolError};
+use crate::tools::plan_mode;
+use crate::tools::{Tool, ToolContext, ToolError};
 
 /// Enter plan mode to switch to a read-only planning phase. In plan mode, you can only read files and write to the plan file. Use this when you need to explore the codebase and design an implementation plan before making changes.
 #[derive(Debug, Deserialize, JsonSchema)]

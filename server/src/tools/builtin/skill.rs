@@ -17,9 +17,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::front_matter::{self, read_bounded, search_dirs, tool_name};
-pub use super::front_matter::{Origin, Skipped};
-use super::{Tool, ToolContext, ToolError};
+use crate::tools::support::front_matter::{self, read_bounded, search_dirs, tool_name};
+pub use crate::tools::support::front_matter::{Origin, Skipped};
+use crate::tools::{Tool, ToolContext, ToolError};
 use crate::workspace::Workspace;
 
 /// Skills read at most (the rest are reported as skipped).
@@ -214,15 +214,15 @@ impl Tool for SkillTool {
 /// its allowed tools; its final text comes back.
 async fn fork(skill: &Skill, prompt: String, args: &str, ctx: &ToolContext) -> Result<String, ToolError> {
     let task = if args.trim().is_empty() { format!("Carry out the skill \"{}\".", skill.name) } else { args.to_string() };
-    let spec = super::sub_agent::ChildSpec {
+    let spec = crate::tools::ports::sub_agent::ChildSpec {
         label: format!("skill {}", skill.name),
         system_prompt: prompt,
         prompt: task,
-        tools: super::sub_agent::ToolChoice::Only(skill.allowed_tools.clone()),
+        tools: crate::tools::ports::sub_agent::ToolChoice::Only(skill.allowed_tools.clone()),
         // A skill's front matter names no model: the parent's.
         model: None,
     };
-    match super::sub_agent::run_child(ctx, spec).await {
+    match crate::tools::ports::sub_agent::run_child(ctx, spec).await {
         Ok(text) if text.trim().is_empty() => Ok("(Skill produced no output)".to_string()),
         Ok(text) => Ok(text),
         Err(err) => Err(ToolError::model(format!("Skill fork error: {err}"))),

@@ -13,9 +13,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::change::{fresh_existing, unsaved_note};
-use super::text::{digits, line_ending_of, numbered_line, render_diff, with_line_ending};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::support::change::{fresh_existing, unsaved_note};
+use crate::tools::support::text::{digits, line_ending_of, numbered_line, render_diff, with_line_ending};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{FileChange, ReadStamp, Workspace, WriteOutcome};
 
 /// Lines of the written text shown back to the model.
@@ -132,7 +132,7 @@ fn render_success(display: &str, content: &str, outcome: &WriteOutcome) -> Strin
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use crate::tools::test_fixture::{text_fixture as fixture, Fixture};
+    use crate::tools::support::test_fixture::{text_fixture as fixture, Fixture};
     use expect_test::expect;
 
     async fn run(f: &Fixture, name: &str, input: serde_json::Value) -> String {

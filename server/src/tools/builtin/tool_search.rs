@@ -2,7 +2,7 @@
 //! the run. A deferred tool (plan mode, every MCP tool) is sent to the model
 //! only as a name in the system prompt; its schema costs nothing until the
 //! model asks for it here. Activation lives in the run's
-//! [`RunScope`](super::RunScope): from the next model request on, the
+//! [`RunScope`](crate::tools::RunScope): from the next model request on, the
 //! run's tool list carries the activated schemas, appended after the
 //! resident tools so the prompt prefix stays cacheable.
 
@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{DynTool, Tool, ToolContext, ToolError};
+use crate::tools::{DynTool, Tool, ToolContext, ToolError};
 
 /// The answer when nothing matches.
 pub const NO_MATCH: &str = "No matching deferred tools found.";
@@ -243,7 +243,7 @@ mod tests {
 
     #[tokio::test]
     async fn activation_belongs_to_the_run_and_appends_in_order() {
-        let fixture = crate::tools::test_fixture::fixture(&[]);
+        let fixture = crate::tools::support::test_fixture::fixture(&[]);
         let executor = crate::tools::Executor::new(registry()).with_results_dir(None);
         let call = |input: Value| crate::tools::ToolCall::new("t", "tool_search", input);
         let one_run = fixture.ctx.clone();

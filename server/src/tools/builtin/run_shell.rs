@@ -30,8 +30,8 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
-use super::shell_sandbox::{Confined, ShellLaunch, ShellProfile};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::ToolError;
+use crate::tools::ToolError;
 use crate::workspace::{FileText, ReadError, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
 
 /// What to tell the model when the change reached an editor buffer but not

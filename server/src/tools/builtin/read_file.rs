@@ -25,8 +25,8 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::text::{digits, numbered_line};
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::support::text::{digits, numbered_line};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{ReadError, Workspace, MAX_TEXT_FILE_BYTES};
 
 /// Lines shown when the call gives no `limit`.
@@ -309,7 +309,7 @@ fn stream_page(path: &Path, request: PageRequest) -> Result<PageCollector, ReadE
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::tools::test_fixture::{fixture, Fixture};
+    use crate::tools::support::test_fixture::{fixture, Fixture};
     use expect_test::expect;
 
     async fn run(f: &Fixture, input: serde_json::Value) -> (bool, String) {

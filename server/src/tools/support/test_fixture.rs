@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{Executor, ToolCall, ToolContext, ToolRegistry, ToolResult};
+use crate::tools::{Executor, ToolCall, ToolContext, ToolRegistry, ToolResult};
 use crate::workspace::{MemoryEditor, Workspace};
 
 pub(crate) struct Fixture {

@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::*;
-use crate::tools::test_fixture::fixture;
+use crate::tools::support::test_fixture::fixture;
 use crate::tools::{Executor, ToolCall, ToolRegistry, ToolResult};
 
 enum Reply {

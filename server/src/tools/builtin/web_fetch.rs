@@ -33,7 +33,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use url::Url;
 
-use super::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
 pub use html::html_to_text;
 

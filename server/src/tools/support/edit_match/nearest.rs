@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use crate::tools::text::{digits, numbered_line};
+use crate::tools::support::text::{digits, numbered_line};
 use super::*;
 
 /// The lines of the file most like `old_string`.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
 use unicode_normalization::{is_nfc, is_nfd, UnicodeNormalization};
 
-use crate::tools::text::{line_ending_of, with_line_ending, LineEnding};
+use crate::tools::support::text::{line_ending_of, with_line_ending, LineEnding};
 use super::*;
 use crate::workspace::Splice;
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::WalkBuilder;
 
-use super::ToolError;
+use crate::tools::ToolError;
 use crate::workspace::Workspace;
 
 /// Resolve the optional `path` argument to an existing folder (or file).
@@ -41,7 +41,7 @@ pub(crate) struct PathGlob {
     names_hidden: bool,
     /// `**` or `**/*`: every file matches, so no path is looked at
     /// (`list_files` with `**/*` is the commonest call).
-    pub(super) everything: bool,
+    pub(crate) everything: bool,
 }
 
 impl PathGlob {

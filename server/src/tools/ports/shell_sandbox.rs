@@ -1,9 +1,9 @@
 //! What `run_shell` asks of a sandbox: the contract the `sandbox` module
 //! implements (bubblewrap on Linux) and the host hands to a run through
-//! [`super::ToolContext::sandbox`]. `tools/` never imports the sandbox.
+//! [`crate::tools::ToolContext::sandbox`]. `tools/` never imports the sandbox.
 //!
 //! Which [`ShellProfile`] a command gets is decided by how its call was
-//! permitted (the executor maps the [`super::PermissionDecision`]):
+//! permitted (the executor maps the [`crate::tools::PermissionDecision`]):
 //!
 //! | permitted | profile |
 //! |---|---|
@@ -13,7 +13,7 @@
 //!
 //! An approved command reaches the network when the settings allow it
 //! (`sandbox.network`), or when the call asked for it (`network: true`) and
-//! the user allowed it when asked: [`super::PermissionDecision::ApprovedWithNetwork`].
+//! the user allowed it when asked: [`crate::tools::PermissionDecision::ApprovedWithNetwork`].
 
 use std::ffi::OsString;
 use std::path::PathBuf;
