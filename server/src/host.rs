@@ -52,7 +52,7 @@ use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::RwLockExt;
 use crate::thread::{new_thread_id, ContextConfig, Thread, ThreadStore};
-use crate::tools::code_intel::CodeIntel;
+use crate::tools::ports::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::Workspace;
@@ -327,7 +327,7 @@ impl Host {
         let hooks = Arc::clone(&front.hooks) as Arc<dyn crate::tools::ToolHooks>;
         let mut executor = Executor::new(registry).with_gate(front.gate).with_hooks(hooks);
         if let Some(code_intel) = code_intel {
-            executor = executor.with_code_intel(code_intel);
+            executor = crate::tools::builtin::code_intel::install(executor, code_intel);
         }
         let store = if front.record { ThreadStore::for_workspace(&root) } else { None };
         // Each run's checkpoint goes beside its thread, for `undo`; the

@@ -103,7 +103,7 @@
 //!   (`lspServers`) where no editor answers code intelligence questions:
 //!   an LSP client over each server's stdio, lazily started, shared by the
 //!   workspace's runs, restarted (bounded) after a crash; it implements
-//!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
+//!   the tools' [`tools::ports::code_intel::CodeIntel`], as the LSP front end's
 //!   `tandem/codeIntel` request to the editor plugin does.
 //! - [`host`]: settings in, a ready run out, for every front end.
 //!   [`host::Host::open`] builds, once per front-end session, what the

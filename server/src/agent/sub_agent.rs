@@ -108,16 +108,13 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     let ctx = ToolContext {
         workspace: Arc::new(parent.workspace.fork_view()),
         cancel: parent.cancel.child_token(),
-        editor_review: false,
+        approval: Default::default(),
         child_env: Arc::clone(&parent.child_env),
         // A sub-agent's commands run in the parent's sandbox.
         sandbox: parent.sandbox.clone(),
-        shell_profile: crate::tools::ShellProfile::Unasked,
-        shell_network: false,
         run: Arc::new(RunScope::child_of(&parent.run)),
         call_id: String::new(),
         registry: Default::default(),
-        code_intel: parent.code_intel.clone(),
     };
     let system = format!(
         "{}\n\n# Environment\n- Workspace root: {}\n- You are a sub-agent started by another agent for one task. Your tools: {}.\n- Work on your own: nobody answers questions. Your final message is all the other agent receives: make it complete and self-contained (findings with file paths, or what you changed).\n",

@@ -31,7 +31,7 @@ use serde_json::{json, Value};
 use crate::consent::Approvals;
 use crate::scope::Scope;
 use crate::sync::MutexExt;
-use crate::tools::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Operation, Settle};
+use crate::tools::ports::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Operation, Settle};
 use connection::{Connection, RequestError};
 
 /// A crashed server is started again at most this many times per process.

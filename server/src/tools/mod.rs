@@ -9,8 +9,8 @@
 //! permission decision and its result limit. Defaults fail closed.
 
 pub mod builtin;
-pub mod code_intel;
 pub mod executor;
+pub mod observer;
 pub mod permission_mode;
 pub mod plan_mode;
 pub mod ports;
@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::sync::MutexExt;
 use crate::workspace::Workspace;
 
-pub use executor::{Executor, PermissionDecision, PermissionGate, PermissionRequest, ToolCall, ToolResult};
+pub use executor::{Approval, Executor, PermissionDecision, PermissionGate, PermissionRequest, ToolCall, ToolResult};
 pub use permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
 pub use ports::shell_sandbox::{ShellProfile, ShellSandbox};
 pub use ports::tool_hooks::{PreHook, ToolHooks};
@@ -60,33 +60,23 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The state this run's calls share (activated deferred tools, …).
     pub run: Arc<RunScope>,
-    /// Set by the executor for one call when the permission policy decided
-    /// that the user reviews this edit in the editor's own preview
-    /// ([`executor::PermissionDecision::ReviewInEditor`]); edit tools pass it
-    /// on in their [`crate::workspace::FileChange`].
-    pub editor_review: bool,
+    /// Set by the executor for one call: how the gate permitted it — the
+    /// sandbox profile and network of a shell command, the editor's own
+    /// review of an edit (edit tools pass it on in their
+    /// [`crate::workspace::FileChange`]).
+    pub approval: Approval,
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
     /// The sandbox shell commands run in (`None`: no sandbox, because
     /// settings switched it off or none can start here; the host says so).
     pub sandbox: Option<Arc<dyn ShellSandbox>>,
-    /// Set by the executor for one call from how it was permitted (see
-    /// [`shell_sandbox`]): how much the sandbox lets a command do.
-    pub shell_profile: ShellProfile,
-    /// Set by the executor with the profile: the user allowed this one
-    /// command the network ([`PermissionDecision::ApprovedWithNetwork`]).
-    pub shell_network: bool,
     /// The id of the call being run (set by the loop for each call; empty
     /// outside one). Sub-agents name it as their events' `parent`.
     pub call_id: String,
     /// The tools of the executor running the call (set by the executor), so
     /// `tool_search` can look through the deferred ones.
     pub registry: ToolRegistry,
-    /// Who answers code intelligence questions (set by the executor when
-    /// the front end has a provider: the editor's language servers, or
-    /// servers Tandem starts itself); `None`: nobody.
-    pub code_intel: Option<Arc<dyn code_intel::CodeIntel>>,
 }
 
 impl ToolContext {
@@ -95,14 +85,11 @@ impl ToolContext {
             workspace,
             cancel: CancellationToken::new(),
             run: Arc::default(),
-            editor_review: false,
+            approval: Approval::default(),
             child_env: Arc::default(),
             sandbox: None,
-            shell_profile: ShellProfile::Unasked,
-            shell_network: false,
             call_id: String::new(),
             registry: ToolRegistry::default(),
-            code_intel: None,
         }
     }
 }

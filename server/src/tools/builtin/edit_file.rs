@@ -98,7 +98,7 @@ impl Tool for EditFile {
             new_text: Arc::clone(&plan.new_text),
             base: plan.base,
             label: format!("edit_file {display}"),
-            review: ctx.editor_review,
+            review: ctx.approval.review_in_editor(),
             splices: plan.splices.clone(),
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;

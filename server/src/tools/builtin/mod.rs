@@ -5,6 +5,7 @@
 //! helpers (`crate::tools::support`), never another tool.
 
 pub mod agent;
+pub mod code_intel;
 pub mod edit_file;
 pub mod enter_plan_mode;
 pub mod exit_plan_mode;
@@ -19,7 +20,9 @@ pub mod write_file;
 
 use super::ToolRegistry;
 
-/// Register every built-in tool, in the order the model is shown them.
+/// Register every built-in tool that needs nothing from above, in the
+/// order the model is shown them. (`code_intel` holds its provider:
+/// [`code_intel::install`] adds it where there is one.)
 pub fn register_all(registry: &mut ToolRegistry) {
     registry.register(read_file::ReadFile);
     registry.register(write_file::WriteFile);

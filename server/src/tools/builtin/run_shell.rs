@@ -279,7 +279,7 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
     let confined = match &ctx.sandbox {
         Some(sandbox) => {
             let roots = ctx.workspace.roots();
-            let launch = ShellLaunch { profile: ctx.shell_profile, network: ctx.shell_network, roots, argv: &argv };
+            let launch = ShellLaunch { profile: ctx.approval.shell_profile(), network: ctx.approval.network(), roots, argv: &argv };
             Some(sandbox.confine(&launch).map_err(|reason| {
                 ToolError::model(format!("Error: the command did not run: the sandbox cannot confine it ({reason})."))
             })?)
@@ -331,7 +331,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
     };
 
     let mut run = ShellRun {
-        sandbox: confined.as_ref().map(|c| SandboxNote { profile: ctx.shell_profile, network: c.network }),
+        sandbox: confined.as_ref().map(|c| SandboxNote { profile: ctx.approval.shell_profile(), network: c.network }),
         status: None,
         interrupt: None,
         stdout: BoundedOutput::new(STREAM_KEEP_BYTES),

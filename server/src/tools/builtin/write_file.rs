@@ -75,7 +75,7 @@ impl Tool for WriteFile {
             new_text: plan.new_text,
             base: plan.base,
             label: format!("write_file {display}"),
-            review: ctx.editor_review,
+            review: ctx.approval.review_in_editor(),
             // A whole new text: the editor sink diffs it.
             splices: None,
         };
