@@ -30,7 +30,7 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
-use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile};
+use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -217,10 +217,12 @@ enum Stage {
 }
 
 /// What the sandbox allowed the command, to explain its failures.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 struct SandboxNote {
+    sandbox: std::sync::Arc<dyn ShellSandbox>,
     profile: ShellProfile,
     network: bool,
+    stopping: Stopping,
 }
 
 struct ShellRun {
@@ -331,7 +333,12 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
     };
 
     let mut run = ShellRun {
-        sandbox: confined.as_ref().map(|c| SandboxNote { profile: ctx.approval.shell_profile(), network: c.network }),
+        sandbox: confined.as_ref().zip(ctx.sandbox.as_ref()).map(|(c, sandbox)| SandboxNote {
+            sandbox: std::sync::Arc::clone(sandbox),
+            profile: ctx.approval.shell_profile(),
+            network: c.network,
+            stopping: c.stopping,
+        }),
         status: None,
         interrupt: None,
         stdout: BoundedOutput::new(STREAM_KEEP_BYTES),
@@ -373,13 +380,8 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
                             run.interrupt =
                                 Some(if run.status.is_none() { Interrupt::Timeout } else { Interrupt::OutputHeldOpen });
                         }
-                        // In the sandbox the command runs under bubblewrap's
-                        // init (pid 1 of its namespace), which a SIGTERM from
-                        // outside does not stop: waiting KILL_GRACE for it
-                        // would outlast a front end that exits on cancel
-                        // (ACP's client gone), leaving the command running.
-                        // SIGKILL the sandbox at once; its namespace dies with it.
-                        if run.sandbox.is_some() {
+                        // A sandbox may say its command is killed at once.
+                        if run.sandbox.as_ref().is_some_and(|s| s.stopping == Stopping::AtOnce) {
                             guard.signal(libc::SIGKILL);
                             stage = Stage::Killed;
                         } else {
@@ -415,22 +417,13 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
 
 /// What the sandbox may have had to do with a failure, said in the result
 /// so the model (and the user reading along) knows why and what to change.
-fn sandbox_failure_note(sandbox: SandboxNote, stdout: &str, stderr: &str) -> String {
+fn sandbox_failure_note(sandbox: &SandboxNote, stdout: &str, stderr: &str) -> String {
     let said = |needles: &[&str]| needles.iter().any(|n| stderr.contains(n) || stdout.contains(n));
-    let mut notes = Vec::new();
-    if said(&["bwrap: "]) {
-        notes.push("The sandbox (bubblewrap) could not set up the command: see its message above.".to_string());
-    }
+    let mut notes = sandbox.sandbox.explain_failure(sandbox.profile, &format!("{stdout}\n{stderr}"));
     if !sandbox.network && said(NETWORK_FAILURES) {
         notes.push(match sandbox.profile {
             ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: call run_shell again with \"network\": true, and the user is asked to let this command reach it (or the user allows network in the settings: \"sandbox\": {\"network\": true}).".to_string(),
             ShellProfile::Approved => "The sandbox has no network. Call run_shell again with \"network\": true to ask the user to let this command reach it; to allow it for every approved command, the user sets \"sandbox\": {\"network\": true} in ~/.tandem/settings.json or the editor's Tandem settings (a project's .tandem/settings.json cannot).".to_string(),
-        });
-    }
-    if said(&["Read-only file system"]) {
-        notes.push(match sandbox.profile {
-            ShellProfile::Unasked => "The command ran unasked, in a read-only sandbox (it may write only under $TMPDIR). A command that writes files must be approved by the user: it is asked when it is not judged read-only, or runs in the acceptEdits and bypassPermissions modes.".to_string(),
-            ShellProfile::Approved => "The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}.".to_string(),
         });
     }
     notes.iter().map(|n| format!("\n({n})")).collect()
@@ -538,7 +531,7 @@ fn report(run: ShellRun, timeout_ms: u64) -> Result<String, ToolError> {
         out.push_str(note);
         return Ok(out);
     }
-    let sandbox_note = run.sandbox.map(|sandbox| sandbox_failure_note(sandbox, stdout, stderr)).unwrap_or_default();
+    let sandbox_note = run.sandbox.as_ref().map(|sandbox| sandbox_failure_note(sandbox, stdout, stderr)).unwrap_or_default();
     Err(ToolError::model(format!(
         "Command failed ({}){}{dropped}{note}{sandbox_note}",
         describe_status(run.status),

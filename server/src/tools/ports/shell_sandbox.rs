@@ -1,6 +1,10 @@
 //! What `run_shell` asks of a sandbox: the contract the `sandbox` module
-//! implements (bubblewrap on Linux) and the host hands to a run through
-//! [`crate::tools::ToolContext::sandbox`]. `tools/` never imports the sandbox.
+//! implements (one implementation per platform) and the host hands to a
+//! run through [`crate::tools::ToolContext::sandbox`]. `tools/` never
+//! imports the sandbox, and knows nothing of how a platform confines: how
+//! a confined command is stopped ([`Stopping`]) and what a failure the
+//! sandbox caused looks like ([`ShellSandbox::explain_failure`]) come from
+//! the implementation.
 //!
 //! Which [`ShellProfile`] a command gets is decided by how its call was
 //! permitted (the executor maps the [`crate::tools::PermissionDecision`]):
@@ -64,7 +68,19 @@ pub struct Confined {
     pub args: Vec<OsString>,
     /// The command can reach the network.
     pub network: bool,
+    /// How the command is stopped from outside (a timeout, a cancel).
+    pub stopping: Stopping,
     pub guard: Box<dyn Send + Sync>,
+}
+
+/// How a confined command is stopped from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopping {
+    /// SIGTERM to its process group, SIGKILL after a grace period.
+    Gracefully,
+    /// SIGKILL at once: the sandbox's own first process does not stop on
+    /// a SIGTERM from outside, and everything inside ends with it.
+    AtOnce,
 }
 
 impl std::fmt::Debug for Confined {
@@ -81,4 +97,11 @@ pub trait ShellSandbox: Send + Sync {
     /// Wrap one command. `Err` is a sentence saying why it cannot be
     /// confined; the command then does not run.
     fn confine(&self, launch: &ShellLaunch<'_>) -> Result<Confined, String>;
+
+    /// What this sandbox may have had to do with a confined command that
+    /// failed, in sentences for the model (why, and what to change): its
+    /// own set-up failing, a write it refused. `output` is what the
+    /// command printed (stdout, then stderr); empty when nothing in it
+    /// points at the sandbox.
+    fn explain_failure(&self, profile: ShellProfile, output: &str) -> Vec<String>;
 }
