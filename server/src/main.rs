@@ -291,10 +291,10 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
 
 fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
     let registry = ToolRegistry::builtin();
-    let mut definitions = registry.definitions();
-    if let Ok(workspace) = current_workspace() {
-        tandem::tools::builtin::agent::describe_custom_agents(&mut definitions, &workspace);
-    }
+    let definitions = match current_workspace() {
+        Ok(workspace) => registry.definitions_in(&workspace),
+        Err(_) => registry.definitions(),
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&definitions)?);
         return Ok(ExitCode::SUCCESS);

@@ -236,6 +236,9 @@ pub trait Tool: Send + Sync + 'static {
     /// [`ToolKind::Fetch`] and changes nothing: read-only sub-agents
     /// (`explore`, `plan`) get exactly these tools.
     const ONLY_READS: bool = false;
+    /// The tool exists to start sub-agents (`agent`): sub-agents never get
+    /// it, so a child runs no children of its own.
+    const STARTS_SUB_AGENTS: bool = false;
 
     /// What the call does (see [`ToolKind`]). The default, `Other`, fails
     /// closed: it is not read-only unless [`Tool::is_read_only`] says so.
@@ -269,6 +272,18 @@ pub trait Tool: Send + Sync + 'static {
         String::new()
     }
 
+    /// What this workspace adds to the tool's description (the `agent`
+    /// tool names the custom agents found there); empty: nothing.
+    fn workspace_description(&self, _workspace: &Workspace) -> String {
+        String::new()
+    }
+
+    /// The section this tool adds to a thread's system prompt when the
+    /// thread starts (the `skill` tool lists the skills); empty: none.
+    fn prompt_section(&self, _workspace: &Workspace) -> String {
+        String::new()
+    }
+
     /// The tool's own checks (read-before-edit, unchanged-since-read, …) and
     /// the work that can be done before permission is asked.
     async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Self::Plan, ToolError>;
@@ -296,10 +311,22 @@ pub struct ToolDefinition {
 pub trait DynTool: Send + Sync {
     fn name(&self) -> &str;
     fn definition(&self) -> ToolDefinition;
+    /// The definition as sent in this workspace ([`Tool::workspace_description`]).
+    fn definition_in(&self, _workspace: &Workspace) -> ToolDefinition {
+        self.definition()
+    }
+    /// [`Tool::prompt_section`].
+    fn prompt_section(&self, _workspace: &Workspace) -> String {
+        String::new()
+    }
     fn deferred(&self) -> bool;
     /// Every call only reads or fetches ([`Tool::ONLY_READS`]); tools that
     /// do not say so are not given to read-only sub-agents.
     fn only_reads(&self) -> bool {
+        false
+    }
+    /// [`Tool::STARTS_SUB_AGENTS`].
+    fn starts_sub_agents(&self) -> bool {
         false
     }
     /// Parse the input once into the tool's typed arguments. `Err` holds the
@@ -395,12 +422,26 @@ impl<T: Tool> DynTool for T {
         ToolDefinition { name: T::NAME.to_string(), description, input_schema }
     }
 
+    fn definition_in(&self, workspace: &Workspace) -> ToolDefinition {
+        let mut definition = DynTool::definition(self);
+        definition.description.push_str(&self.workspace_description(workspace));
+        definition
+    }
+
+    fn prompt_section(&self, workspace: &Workspace) -> String {
+        Tool::prompt_section(self, workspace)
+    }
+
     fn deferred(&self) -> bool {
         Tool::deferred(self)
     }
 
     fn only_reads(&self) -> bool {
         T::ONLY_READS
+    }
+
+    fn starts_sub_agents(&self) -> bool {
+        T::STARTS_SUB_AGENTS
     }
 
     fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, String> {
@@ -572,6 +613,17 @@ impl ToolRegistry {
     /// Definitions of every tool that is not deferred.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.all().iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+    }
+
+    /// The same, as sent in `workspace` (see [`Tool::workspace_description`]).
+    pub fn definitions_in(&self, workspace: &Workspace) -> Vec<ToolDefinition> {
+        self.all().iter().filter(|t| !t.deferred()).map(|t| t.definition_in(workspace)).collect()
+    }
+
+    /// The sections the tools add to a new thread's system prompt, in
+    /// the tools' order (see [`Tool::prompt_section`]).
+    pub fn prompt_sections(&self, workspace: &Workspace) -> Vec<String> {
+        self.all().iter().map(|t| t.prompt_section(workspace)).filter(|s| !s.trim().is_empty()).collect()
     }
 
     /// The tool list of one model request in a run: the resident tools,

@@ -55,12 +55,15 @@ pub fn start_in_plan_mode(scope: &super::RunScope, root: &Path) {
     scope.activate("exit_plan_mode");
 }
 
-/// The plan-mode section for the system prompt now (empty outside plan mode).
-pub fn current_prompt_section(ctx: &ToolContext) -> String {
-    let plan = ctx.run.plan.locked().clone();
-    match (plan.active, plan.file) {
-        (true, Some(file)) => prompt_section(&ctx.workspace.display_path(&file)),
-        _ => String::new(),
+impl super::RunScope {
+    /// The run's section for the system prompt of its next turn: plan
+    /// mode's while it is on (it comes and goes within a run), else empty.
+    pub fn prompt_section(&self, workspace: &crate::workspace::Workspace) -> String {
+        let plan = self.plan.locked().clone();
+        match (plan.active, plan.file) {
+            (true, Some(file)) => prompt_section(&workspace.display_path(&file)),
+            _ => String::new(),
+        }
     }
 }
 

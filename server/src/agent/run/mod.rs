@@ -20,7 +20,6 @@ use super::events::{EventSender, RunEvent, RunStatus, Usage};
 use super::instructions;
 use super::sub_agent;
 use crate::sync::MutexExt;
-use crate::tools::builtin::skill::SkillSet;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};

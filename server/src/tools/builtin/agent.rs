@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use crate::tools::support::front_matter::{self, tool_name};
 use crate::tools::support::front_matter::{read_bounded, search_dirs, Origin, Skipped};
-use crate::tools::{Tool, ToolContext, ToolDefinition, ToolError};
+use crate::tools::{Tool, ToolContext, ToolError};
 use crate::tools::ports::sub_agent::{run_child, ChildSpec, ToolChoice};
 use crate::workspace::Workspace;
 
@@ -134,10 +134,6 @@ pub struct AgentArgs {
 
 pub struct AgentTool;
 
-impl AgentTool {
-    pub const NAME_STR: &'static str = "agent";
-}
-
 /// What a call's type resolves to.
 pub struct Resolved {
     system_prompt: String,
@@ -176,7 +172,26 @@ impl Tool for AgentTool {
     /// What the type resolves to: checked before permission is asked.
     type Plan = Resolved;
     const NAME: &'static str = "agent";
+    const STARTS_SUB_AGENTS: bool = true;
 
+    /// The custom agents of the workspace, named with what they do and
+    /// their tools.
+    fn workspace_description(&self, workspace: &Workspace) -> String {
+        let agents = AgentSet::discover(workspace);
+        if agents.agents.is_empty() {
+            return String::new();
+        }
+        let mut description = String::from("\n\nCustom agents (give the name as type):");
+        for agent in &agents.agents {
+            let tools = match &agent.tools {
+                Some(tools) => tools.join(", "),
+                None => "all tools".to_string(),
+            };
+            let about = if agent.description.is_empty() { "(no description)" } else { &agent.description };
+            description.push_str(&format!("\n- {}: {about} (tools: {tools})", agent.name));
+        }
+        description
+    }
 
     async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Resolved, ToolError> {
         resolve(args.agent_type.as_deref(), &ctx.workspace).map_err(ToolError::Model)
@@ -216,21 +231,3 @@ impl Tool for AgentTool {
     }
 }
 
-/// Add the workspace's custom agents to the `agent` tool's description in
-/// `definitions` (as sent for one run).
-pub fn describe_custom_agents(definitions: &mut [ToolDefinition], workspace: &Workspace) {
-    let Some(definition) = definitions.iter_mut().find(|d| d.name == AgentTool::NAME_STR) else { return };
-    let agents = AgentSet::discover(workspace);
-    if agents.agents.is_empty() {
-        return;
-    }
-    definition.description.push_str("\n\nCustom agents (give the name as type):");
-    for agent in &agents.agents {
-        let tools = match &agent.tools {
-            Some(tools) => tools.join(", "),
-            None => "all tools".to_string(),
-        };
-        let description = if agent.description.is_empty() { "(no description)" } else { &agent.description };
-        definition.description.push_str(&format!("\n- {}: {description} (tools: {tools})", agent.name));
-    }
-}

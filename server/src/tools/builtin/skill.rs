@@ -182,6 +182,10 @@ impl Tool for SkillTool {
     type Plan = ();
     const NAME: &'static str = "skill";
 
+    /// The "Available Skills" section: each skill with when to use it.
+    fn prompt_section(&self, workspace: &Workspace) -> String {
+        SkillSet::discover(workspace).prompt_section()
+    }
 
     async fn plan(&self, _args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
         Ok(())

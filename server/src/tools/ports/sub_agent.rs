@@ -25,7 +25,7 @@ pub enum ToolChoice {
 
 impl ToolChoice {
     pub fn allows(&self, tool: &dyn DynTool) -> bool {
-        if tool.name() == crate::tools::builtin::agent::AgentTool::NAME_STR {
+        if tool.starts_sub_agents() {
             return false;
         }
         match self {
