@@ -54,25 +54,37 @@
 //!   fingerprint check). Tools never know which one they talk to. The read
 //!   ledger remembers what the agent saw (buffer version or fingerprint); the
 //!   file watcher marks entries changed on disk.
-//! - [`tools`]: the [`tools::Tool`] contract (typed `…Args` whose `///` docs
-//!   are the model-facing description, a typed `Plan`, and
-//!   [`tools::ToolKind`]: what the call does — read these paths, edit this
-//!   file, run this command, fetch this URL), the registry, and the
-//!   [`tools::Executor`] whose gates every call passes:
-//!   find → prepare (the input parsed once into the typed `Args`) → plan
-//!   (the tool's own checks: read-before-edit, unchanged-since-read; also
-//!   the diff a review shows) → permission (one decision, by the
-//!   [`tools::PermissionGate`], on the call's kind, after the
-//!   `PreToolUse` hooks) → call (consumes the plan) → `PostToolUse` hooks →
-//!   cap. The permission modes ([`tools::PermissionMode`]) are part of the
-//!   contract; sub-agents are asked for through
-//!   [`tools::sub_agent::SubAgents`], hooks through [`tools::ToolHooks`].
-//!   One file per tool; what tools share lives in
-//!   `text.rs` (line endings, numbered lines, the diff), `walk.rs` (the
-//!   ignore-aware parallel walk), `change.rs` (freshness refusals),
-//!   `edit_match/` (edit_file's matching ladder, a file per phase) and `plan_mode.rs` (the
-//!   run's plan mode, its gate and plan review); no tool file imports
-//!   another.
+//! - [`tools`]: three rooms. **The contract** (`tools/` itself): the
+//!   [`tools::Tool`] trait (typed `…Args` whose `///` docs are the
+//!   model-facing description, a typed `Plan`, [`tools::ToolKind`]: what
+//!   the call does — read these paths, edit this file, run this command,
+//!   fetch this URL), the registry, the [`tools::Executor`] whose gates
+//!   every call passes: find → prepare (the input parsed once into the
+//!   typed `Args`) → plan (the tool's own checks: read-before-edit,
+//!   unchanged-since-read; also the diff a review shows) → permission (one
+//!   decision, by the [`tools::PermissionGate`], on the call's kind, after
+//!   the `PreToolUse` hooks; a typed [`tools::Approval`] for the tool: the
+//!   sandbox profile, the network, a review in the editor) → the call
+//!   observers ([`tools::observer`]: the checkpoint's look around an
+//!   approved command, the diagnostics after an edit) → call → `PostToolUse`
+//!   hooks → cap; the permission and plan modes; and the **ports**
+//!   (`tools/ports/`: sub-agents, tool hooks, the shell's sandbox, code
+//!   intelligence), the small traits through which a tool asks the layers
+//!   above for a service. **The built-in tools** (`tools/builtin/`, one
+//!   file or folder per tool, none importing another; each tool's prompt
+//!   text — its description, what a workspace adds to it, its system-prompt
+//!   section — comes from the tool). **Their helpers** (`tools/support/`:
+//!   line endings and diffs, the ignore-aware parallel walk, freshness
+//!   refusals, `edit_file`'s matching ladder, front matter).
+//!
+//!   *To add a tool*: a file in `tools/builtin/` with its `…Args` and its
+//!   `impl Tool`, and one line in `builtin::register_all`. A tool that needs
+//!   a service from above also gets a port in `tools/ports/` (a trait the
+//!   upper layer implements), holds it as a field (as `code_intel` holds
+//!   its provider), and is added where the host builds the executor
+//!   ([`host::Host::open`], with [`tools::Executor::with_tool`], and
+//!   [`tools::Executor::with_observer`] if it also watches other calls);
+//!   a front end that provides the service passes it in [`host::FrontEnd`].
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
 //!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
@@ -154,7 +166,9 @@
 //!   loop detector's `thread::loops::LoopVerdict`, the LSP transport's
 //!   check of one frame (`FrameCheck`).
 //! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
-//!   Linux) behind [`tools::ShellSandbox`]: unasked commands write only a
+//!   Linux) behind [`tools::ShellSandbox`], the only place that knows a
+//!   platform's sandbox (how a confined command is stopped, what its
+//!   refusals look like): unasked commands write only a
 //!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
 //!   editor's config stay read-only); no network unless settings allow it,
 //!   a pid namespace, read-deny paths masked. The front end hands the run
@@ -213,7 +227,7 @@
 //! 9. **Layers.** Imports only go down the layers above, never in a circle;
 //!    `tools/` imports only `workspace/` and the leaves. A lower layer that
 //!    needs something from above owns a small trait the upper one
-//!    implements: [`tools::sub_agent::SubAgents`] (the loop),
+//!    implements: [`tools::ports::sub_agent::SubAgents`] (the loop),
 //!    [`tools::ToolHooks`] (hooks), [`tools::PermissionGate`]
 //!    (permissions), [`permissions::ProjectRules`] (settings).
 //!

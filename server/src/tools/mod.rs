@@ -1,5 +1,10 @@
-//! The tool system: the [`Tool`] contract, the [`ToolRegistry`], the
-//! [`Executor`] pipeline every call passes through, and one file per tool.
+//! The tool system, in three rooms: the contract here (the [`Tool`]
+//! trait, the [`ToolRegistry`], the [`Executor`] pipeline every call
+//! passes through with its [`Approval`] and call [`observer`]s, the
+//! permission and plan modes) and its [`ports`] (the traits through which
+//! tools ask the layers above for a service); the tools themselves
+//! ([`builtin`], one file or folder per tool); and what they share
+//! ([`support`]).
 //!
 //! A tool has two halves. The model's half is a name, a description and a
 //! JSON input schema, generated from the tool's typed `…Args` struct with
