@@ -786,7 +786,7 @@ fn a_second_acp_process_is_refused_the_thread_while_the_first_runs_it() {
 
 /// The saved thread's file.
 fn thread_file(setup: &Setup, id: &str) -> PathBuf {
-    walk(&setup.dir.path().join("data/tandem/sessions")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
+    walk(&setup.dir.path().join("data/tandem/threads")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
 }
 
 /// Two `tandem acp` processes and an editor window's `tandem lsp` try to

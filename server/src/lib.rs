@@ -15,13 +15,14 @@
 //! ```text
 //! editor ──LSP/stdio──▶ lsp/  ┐ front ends: documents, tandem.ask, applyEdit,
 //! ACP client ─stdio──▶ acp/   │   prompts, reviews, how events are shown;
-//! terminal ──▶ cli/ (binary)  ┘   they drive the host's ready run
+//! terminal ──▶ cli/ (binary)  ┘   a Prompter, a PlanReview, an Editor
 //!                   │
 //!                   ▼
-//!            host  settings/      settings in, a ready run out, for every front end:
-//!                                   Host::open once per session (hooks, MCP, executor,
-//!                                   threads, checkpoints), Host::run per run (provider,
-//!                                   scope, sandbox, checkpoint recorder, request)
+//!            host  settings/      settings in, runs out, for every front end:
+//!                                   Host::open once per session (policy and gate,
+//!                                   hooks, MCP, executor, threads, checkpoints),
+//!                                   Host::start per run (the thread checked out with
+//!                                   the one run lock, the loop driven; events out)
 //!                   │
 //!                   ▼
 //!       agent/   completion/      the loop: provider (Anthropic | OpenAI | scripted)
@@ -128,19 +129,25 @@
 //!   workspace's runs, restarted (bounded) after a crash; it implements
 //!   the tools' [`tools::ports::code_intel::CodeIntel`], as the LSP front end's
 //!   `tandem/codeIntel` request to the editor plugin does.
-//! - [`host`]: settings in, a ready run out, for every front end.
+//! - [`host`]: settings in, runs out, for every front end.
 //!   [`host::Host::open`] builds, once per front-end session, what the
 //!   runs of a workspace share from what the front end brings
-//!   ([`host::FrontEnd`]: its workspace view, its settings, its gate over
-//!   [`host::policy`], the hooks the user consented to): the executor
-//!   (the built-in tools, the MCP servers', code intelligence from the
-//!   editor or `lspServers`, the gate, the tool hooks — wired once), the
-//!   saved threads and the checkpoints. [`host::Host::run`] gives each
-//!   run a [`host::ReadyRun`]: the provider and its context
-//!   configuration, the run's scope (plan mode from the typed
-//!   [`host::Modes`]), the sandbox, the checkpoint recorder and the request
-//!   with the prompt and stop hooks. Front ends drive it and show its
-//!   events; `tandem demo` and `tandem tool` take only the tool context
+//!   ([`host::FrontEnd`]: its workspace view, its settings, its
+//!   [`host::Prompter`], its mode, the hooks the user consented to): the
+//!   permission policy and the one gate (the front end's mode changes go
+//!   through [`host::Host::set_mode`], its settings changes through
+//!   [`host::Host::settings_changed`]), the executor (the built-in tools,
+//!   the MCP servers', code intelligence from the editor or `lspServers`,
+//!   the gate, the tool hooks — wired once), the threads and the
+//!   checkpoints. [`host::Host::start`] runs one prompt: it checks the
+//!   thread out with the one cross-process run lock (another window,
+//!   another `tandem acp`, a `tandem chat` on the thread is refused), builds
+//!   the run (the provider and its context configuration, the run's scope
+//!   with plan mode, the sandbox, the checkpoint recorder, the request) and
+//!   drives the loop in its own task; the front end gets a
+//!   [`host::RunHandle`] (the events to show, the ending to await). The
+//!   loop is the host's: no front end calls it. `tandem demo` (its own
+//!   scripted model) and `tandem tool` take only the tool context
 //!   ([`host::Host::prepare`]).
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.

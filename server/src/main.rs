@@ -261,16 +261,16 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
         }
     };
     let workspace = Arc::new(current_workspace()?);
-    let settings = cli::ask::load_settings(workspace.root())?;
+    let settings = cli::ask::read_settings(workspace.root())?;
     // The user runs this one call themselves: it is approved, as in
     // bypassPermissions, but the settings' deny rules still hold and a
     // shell command runs in the sandbox like every other.
-    let modes = host::Modes::new(&settings, Some(PermissionMode::BypassPermissions));
-    let gate = tandem::permissions::headless::gate(host::policy(&settings, modes, workspace.roots()), None, Arc::new(tandem::permissions::NoProjectRules));
     let (tool_host, _) = host::Host::open(host::FrontEnd {
         workspace,
         settings: Arc::new(std::sync::RwLock::new(settings)),
-        gate: Arc::new(gate),
+        prompter: None,
+        mode: Some(PermissionMode::BypassPermissions),
+        rules_in_project: false,
         hooks: tandem::hooks::shared(Default::default()),
         mcp: None,
         code_intel: host::CodeIntelFrom::None,

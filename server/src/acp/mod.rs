@@ -295,7 +295,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
         .on_receive_request(
             async move |_request: AuthenticateRequest, responder, _cx| {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-                match run::load_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
+                match run::read_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
                     Ok(None) => responder.respond(AuthenticateResponse::new()),
                     Ok(Some(problem)) => responder.respond_with_error(error(Error::auth_required(), problem)),
                     Err(broken) => responder.respond_with_error(error(Error::invalid_request(), broken)),

@@ -238,16 +238,12 @@ fn eprintln_exit(message: &str) -> ! {
 
 /// The choice that continues `thread` (a new thread until the first run).
 fn continuing(thread: &ThreadChoice) -> ThreadChoice {
-    match thread {
-        ThreadChoice::New => ThreadChoice::New,
-        ThreadChoice::Continue => ThreadChoice::Continue,
-        ThreadChoice::Resume(id) => ThreadChoice::Resume(id.clone()),
-    }
+    thread.clone()
 }
 
 fn describe(thread: &ThreadChoice, store: Option<&ThreadStore>) -> String {
     match thread {
-        ThreadChoice::New => "a new conversation".to_string(),
+        ThreadChoice::New | ThreadChoice::NewWithId(_) => "a new conversation".to_string(),
         ThreadChoice::Continue => match store.and_then(ThreadStore::latest) {
             Some(id) => format!("continuing {id}"),
             None => "a new conversation (none saved yet)".to_string(),

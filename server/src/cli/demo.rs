@@ -21,7 +21,6 @@ use async_trait::async_trait;
 use serde_json::json;
 use tandem::sync::MutexExt;
 use tandem::tools::permission_mode::PermissionMode;
-use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{RunEvent, RunRequest, RunStatus};
@@ -158,15 +157,15 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     };
     // The demo's model is scripted and its edits are the show: they apply
     // without asking (acceptEdits), in a throwaway folder.
-    let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
-    let gate = tandem::permissions::headless::gate(policy, None, Arc::new(tandem::permissions::NoProjectRules));
     // The demo's own settings (none of the machine's), no MCP servers, and
     // nothing saved: the run's context from the host. Nobody answers plan
     // reviews in the demo: exit_plan_mode hands the plan back.
     let (host, _) = tandem::host::Host::open(tandem::host::FrontEnd {
         workspace,
         settings: Default::default(),
-        gate: Arc::new(gate),
+        prompter: None,
+        mode: Some(PermissionMode::AcceptEdits),
+        rules_in_project: false,
         hooks: tandem::hooks::shared(Default::default()),
         mcp: None,
         code_intel: tandem::host::CodeIntelFrom::None,
@@ -232,7 +231,7 @@ async fn run_and_record(
 ) -> (tandem::agent::RunOutcome, Vec<RunEvent>) {
     let tee = Arc::new(std::sync::Mutex::new(Vec::new()));
     let printer = printer.with_tee(Arc::clone(&tee));
-    let outcome = run_printed(model, executor, ctx, request, None, Some(printer), Some(notes)).await;
+    let outcome = run_printed(model, executor, ctx, request, Some(printer), Some(notes)).await;
     let events = tee.lock().map(|e| e.clone()).unwrap_or_default();
     (outcome, events)
 }

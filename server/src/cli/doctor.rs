@@ -17,7 +17,7 @@ use tandem::sandbox::Availability;
 /// "ready" | "disabled" | "unavailable", "description", "notice"?}}`.
 #[allow(clippy::print_stdout)]
 pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
-    let settings = super::ask::load_settings(root)?;
+    let settings = super::ask::read_settings(root)?;
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
     let inline = &settings.inline_completions;

@@ -19,7 +19,6 @@ use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::hook_consent::HookConsent;
-use super::permission::LspGate;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
@@ -46,17 +45,12 @@ pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
 /// What exists once `initialize` told us the roots and capabilities.
 struct Ready {
     workspace: Arc<Workspace>,
-    /// The session's permission gate: it decides by the settings as they
-    /// change (see [`Backend::update_settings`]), and also reviews an
-    /// undo's restoring edits.
-    gate: Arc<LspGate>,
     editor: Arc<LspEditor>,
     /// What the session's runs share: hooks, MCP and language servers,
     /// the executor, the checkpoints.
     host: Arc<crate::host::Host>,
     work_done_progress: bool,
     configuration: bool,
-    threads: Arc<Threads>,
     /// Asks the user about the project's hooks.
     hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
@@ -161,12 +155,11 @@ impl Backend {
         if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
         }
-        if let Some(ready) = self.ready.get() {
-            // Plan mode is the run's own gate; the policy decides as in default.
-            ready.gate.policy().set_mode(crate::host::Modes::new(&settings, None).policy);
-            ready.gate.policy().set_rules(&settings.permissions);
-        }
         *self.settings.writing() = settings;
+        if let Some(ready) = self.ready.get() {
+            // The permission gate decides by the new rules and mode.
+            ready.host.settings_changed();
+        }
         self.report_problems(notices);
     }
 
@@ -265,7 +258,6 @@ impl Backend {
             outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
             work_done_progress: ready.work_done_progress,
-            threads: Arc::clone(&ready.threads),
             answer_goes_alone: ready.answer_goes_alone,
         })
     }
@@ -279,7 +271,7 @@ impl Backend {
         };
         let env = self.run_env()?;
         let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
-        match undo::run(&env, &*ready.gate, &ready.undoing, direction, args).await {
+        match undo::run(&env, &*ready.host.gate(), &ready.undoing, direction, args).await {
             Ok(answer) => Ok(Some(answer)),
             Err(crate::checkpoint::CheckpointError::Invalid(message)) => Err(Error::invalid_params(message)),
             Err(err) => Err(Error { code: ErrorCode::ServerError(-32803), message: err.to_string().into(), data: None }),
@@ -287,7 +279,7 @@ impl Backend {
     }
 
     fn threads(&self) -> Result<Arc<Threads>> {
-        Ok(Arc::clone(&self.run_env()?.threads))
+        Ok(Arc::clone(self.run_env()?.host.threads()))
     }
 
     async fn thread_command(&self, params: &ExecuteCommandParams) -> Result<Option<Value>> {
@@ -439,13 +431,7 @@ impl LanguageServer for Backend {
         let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
         let workspace = Arc::new(workspace);
-        let gate = Arc::new(super::permission::gate(
-            Arc::clone(&self.link),
-            Arc::clone(&self.settings),
-            Arc::clone(&editor),
-            Arc::clone(&self.outbox),
-            workspace.roots(),
-        ));
+        let prompter = super::permission::prompter(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
         let code_intel = if self.settings().code_intel {
@@ -466,16 +452,15 @@ impl LanguageServer for Backend {
         let (host, problems) = Host::open(FrontEnd {
             workspace: Arc::clone(&workspace),
             settings: Arc::clone(&self.settings),
-            gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
+            prompter: Some(Arc::new(prompter)),
+            mode: None,
+            rules_in_project: true,
             hooks: Arc::clone(&self.hooks),
             mcp: Some(McpServers::default()),
             code_intel,
             record: true,
         });
         problems.iter().for_each(|p| tracing::warn!("{p}"));
-        // Threads are saved under the user's data folder, per workspace
-        // root; each run's checkpoint goes beside its thread, for tandem.undo.
-        let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), host.store().cloned()));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let edits_anywhere = capabilities.experimental.as_ref().and_then(|e| e.get(super::inline::EDITS_ANYWHERE_CAPABILITY)) == Some(&Value::Bool(true));
@@ -499,10 +484,8 @@ impl LanguageServer for Backend {
         let inline_completion_provider = self.settings().inline_completions.enabled.then_some(OneOf::Left(true));
         let ready = Ready {
             inline,
-            gate,
             undoing: tokio::sync::Mutex::new(()),
             hook_consent,
-            threads,
             workspace,
             editor,
             host: Arc::new(host),

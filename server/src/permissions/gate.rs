@@ -78,6 +78,22 @@ pub trait Prompter: Send + Sync {
     }
 }
 
+/// A prompter behind a pointer: the host holds the front end's this way.
+#[async_trait]
+impl Prompter for Arc<dyn Prompter> {
+    async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer {
+        (**self).ask(request, question, always).await
+    }
+
+    async fn review(&self, request: &PermissionRequest, path: &Path) -> Review {
+        (**self).review(request, path).await
+    }
+
+    async fn not_saved(&self, problem: &str) {
+        (**self).not_saved(problem).await
+    }
+}
+
 /// The question for an asked call: the whole command (every line), what
 /// made it asked, and the rule "Always allow" adds.
 pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {

@@ -1,38 +1,47 @@
-//! The host: settings in, a ready run out, the same for every front end.
-//! A front end (`lsp/`, `cli/`, `acp/`) passes only what is its own — how
-//! it asks the user (its [`PermissionGate`] over the one [`Policy`]), who
-//! reviews a plan ([`PlanReview`]), where edits go (the workspace's editor
-//! sink), how events are shown (it drives the run) — and gets the rest:
+//! The host: settings in, runs out, the same for every front end. A front
+//! end (`lsp/`, `cli/`, `acp/`) passes only what is its own — how it asks
+//! the user (its [`Prompter`]), who reviews a plan ([`PlanReview`]),
+//! where edits go (the workspace's editor sink), how events are shown —
+//! and the host does the rest: it builds the permission policy and the
+//! one gate, checks the thread out with the one cross-process run lock,
+//! and drives the loop.
 //!
 //! ```no_run
 //! # use std::sync::{Arc, RwLock};
-//! # fn front_end(workspace: Arc<tandem::workspace::Workspace>, gate: Arc<dyn tandem::tools::PermissionGate>) -> anyhow::Result<()> {
-//! use tandem::host::{self, FrontEnd, Host, RunParts, ThreadChoice};
-//! let settings = host::checked_settings(workspace.root()).map_err(anyhow::Error::msg)?.0;
+//! # async fn front_end(workspace: Arc<tandem::workspace::Workspace>, prompter: Arc<dyn tandem::host::Prompter>) -> anyhow::Result<()> {
+//! use tandem::host::{self, FrontEnd, Host, RunHandle, RunParts, ThreadChoice};
+//! let (settings, _problems) = host::load_settings(workspace.root()).map_err(anyhow::Error::msg)?;
 //! let (hooks, _problems) = host::hooks(&settings, workspace.root(), None);
-//! // Once per workspace: what its runs share (hooks, MCP, language servers, the executor).
+//! // Once per workspace: what its runs share (the gate, hooks, MCP, language servers, the executor, the threads).
 //! let (host, _problems) = Host::open(FrontEnd {
 //!     workspace,
 //!     settings: Arc::new(RwLock::new(settings)),
-//!     gate, // the front end's, deciding with host::policy(&settings, modes, roots)
+//!     prompter: Some(prompter),
+//!     mode: None,
+//!     rules_in_project: true,
 //!     hooks: tandem::hooks::shared(hooks),
 //!     mcp: Some(host::McpServers::default()),
 //!     code_intel: host::CodeIntelFrom::None,
 //!     record: true,
 //! });
-//! // Once per run: the provider, its context, the tool context, the request.
-//! let mut thread = host.open_thread(&ThreadChoice::New).map_err(anyhow::Error::msg)?;
-//! let run = host.run("explain src/main.rs", RunParts::default()).map_err(anyhow::Error::msg)?;
-//! # let _ = (run, &mut thread); Ok(()) }
+//! // Once per run: the thread checked out, the loop started.
+//! let RunHandle { mut events, ending, .. } = host.start(&ThreadChoice::New, "explain src/main.rs", RunParts::default())?;
+//! while let Some(event) = events.recv().await {
+//!     // show it
+//! #   let _ = event;
+//! }
+//! let finished = ending.finished().await;
+//! # let _ = finished; Ok(()) }
 //! ```
 //!
 //! [`Host::open`] builds, once per front-end session, what the runs of a
-//! workspace share: the executor (the built-in tools, the MCP servers',
-//! code intelligence, the gate, the tool hooks: wired here, once), the
-//! saved threads and the checkpoints. [`Host::run`] builds each run's
-//! parts: the provider, its context configuration, the run's scope (plan
-//! mode), the sandbox its shell commands run in, the checkpoint recorder
-//! `undo` restores from, and the request with the prompt and stop hooks.
+//! workspace share: the permission policy and gate, the executor (the
+//! built-in tools, the MCP servers', code intelligence, the gate, the tool
+//! hooks: wired here, once), the threads and the checkpoints.
+//! [`Host::start`] runs one prompt: the thread, the provider, its context
+//! configuration, the run's scope (plan mode), the sandbox its shell
+//! commands run in, the checkpoint recorder `undo` restores from, and the
+//! request with the prompt and stop hooks.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -47,29 +56,29 @@ use crate::hooks::{Hooks, SharedHooks};
 use crate::language_servers::LanguageServers;
 use crate::consent::Approvals;
 use crate::mcp::McpManager;
-use crate::permissions::Policy;
+use crate::permissions::{Gate, NoProjectRules, Policy, ProjectRules};
+pub use crate::permissions::{Answer, Prompter, Review};
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
-use crate::sync::RwLockExt;
-use crate::thread::{new_thread_id, ContextConfig, Thread, ThreadStore};
+use crate::sync::{MutexExt, RwLockExt};
+use crate::thread::threads::Threads;
+use crate::thread::{ContextConfig, Thread, ThreadStore};
 use crate::tools::ports::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::Workspace;
 
-/// The settings of a workspace: the user's, the project's and the local
-/// files, layered; the problems name the file and field (never fatal).
-pub fn load_settings(root: &Path) -> (Settings, Vec<SettingsProblem>) {
-    crate::settings::load(&SettingsFiles::for_workspace(root), &[])
-}
+mod start;
+pub use start::{Finished, RunEnding, RunHandle, StartError};
 
-/// The settings of a workspace, failing closed: a file whose permission
+/// The settings of a workspace (the user's, the project's and the local
+/// files, layered), failing closed: a file whose permission
 /// rules cannot be read (it does not parse) stops the run — `Err` names
 /// each such file with its line and column — so that its deny rules are
 /// never silently dropped. The other problems come back beside the
 /// settings for the front end to show; they never stop a run.
-pub fn checked_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>), String> {
-    let (settings, problems) = load_settings(root);
+pub fn load_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>), String> {
+    let (settings, problems) = crate::settings::load(&SettingsFiles::for_workspace(root), &[]);
     let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(SettingsProblem::is_fatal);
     if fatal.is_empty() {
         return Ok((settings, other));
@@ -184,10 +193,20 @@ pub struct FrontEnd {
     /// The workspace as the front end sees it: its editor sink.
     pub workspace: Arc<Workspace>,
     /// The settings, kept current by the front end (the editor's change
-    /// while it runs; the others are read once); each run reads them.
+    /// while it runs, then [`Host::settings_changed`]; the others are read
+    /// once); each run reads them.
     pub settings: Arc<RwLock<Settings>>,
-    /// How it asks the user: its gate over the one policy ([`policy`]).
-    pub gate: Arc<dyn PermissionGate>,
+    /// How it asks the user about a call (`None`: nobody can answer, so
+    /// an ask is a denial that tells the model how to get the permission).
+    /// The host decides; the prompter only asks.
+    pub prompter: Option<Arc<dyn Prompter>>,
+    /// The permission mode it starts in (a command-line flag), over the
+    /// settings' `permissionMode`; [`Host::set_mode`] changes it.
+    pub mode: Option<PermissionMode>,
+    /// "Always allow in this project" saves the rules in
+    /// `.tandem/settings.local.json` (`false`: the front end offers no
+    /// such answer, or saves nothing).
+    pub rules_in_project: bool,
     /// The hooks the user consented to ([`hooks`]; the front end asks for
     /// the consent). Shared: a front end that re-reads the settings swaps them.
     pub hooks: SharedHooks,
@@ -206,6 +225,14 @@ pub struct FrontEnd {
 /// the rest, ready to drive.
 pub struct Host {
     settings: Arc<RwLock<Settings>>,
+    /// The one permission gate of every run: the policy built from the
+    /// settings and the front end's mode, asking through its prompter.
+    gate: Arc<Gate<Arc<dyn Prompter>>>,
+    /// The front end's permission mode over the settings' ([`Host::set_mode`]).
+    mode: std::sync::Mutex<Option<PermissionMode>>,
+    /// The threads of the workspace's runs, each checked out by one run
+    /// at a time, here and across processes ([`Host::start`]).
+    threads: Arc<Threads>,
     workspace: Arc<Workspace>,
     hooks: SharedHooks,
     executor: Executor,
@@ -215,18 +242,41 @@ pub struct Host {
     checkpoints: Option<Arc<Checkpoints>>,
 }
 
-/// Which thread a run continues, for a front end that keeps no threads of
-/// its own.
+/// Which thread a run continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ThreadChoice {
     New,
+    /// A new thread with this id: for a front end that names the thread
+    /// before the host exists (an ACP session's id is its thread's).
+    NewWithId(String),
     /// The most recent thread of this workspace.
     Continue,
     Resume(String),
 }
 
+/// A new thread id, for [`ThreadChoice::NewWithId`].
+pub fn new_thread_id() -> String {
+    crate::thread::new_thread_id()
+}
+
 /// What a front end brings to one run.
 #[derive(Default)]
 pub struct RunParts {
+    /// The front end's id for the run (the editor's, which tags its
+    /// edits); `None`: a new one ([`new_run_id`]).
+    pub run_id: Option<String>,
+    /// Context placed before the prompt (the editor's selection and
+    /// diagnostics, an ACP client's resources).
+    pub context: Option<String>,
+    /// The run happens inside an editor (said in the system prompt).
+    pub in_editor: bool,
+    /// Compact the thread before the run (`--compact`).
+    pub compact: bool,
+    /// Model turns allowed, over the settings' `maxTurns`.
+    pub max_turns: Option<usize>,
+    /// Wait this long before the run's first event: for a front end that
+    /// must answer its request alone first (eglot, `"wait": false`).
+    pub start_after: Option<std::time::Duration>,
     /// The workspace view the run's edits go through (the LSP tags each
     /// run's); `None`: the host's.
     pub workspace: Option<Arc<Workspace>>,
@@ -236,11 +286,11 @@ pub struct RunParts {
     /// Who answers `exit_plan_mode` (`None`: nobody can).
     pub plan_review: Option<Arc<dyn PlanReview>>,
     pub cancel: CancellationToken,
-    /// The thread and run the run's checkpoint is of (`None`: not
-    /// recorded, so it cannot be undone).
-    pub checkpoint: Option<(String, String)>,
     /// Another of the provider's models ([`model_choices`]); `None`: the settings'.
     pub model: Option<String>,
+    /// The model itself, instead of the one the settings name (the demo's
+    /// scripted model).
+    pub provider: Option<Box<dyn Provider>>,
 }
 
 /// A run ready to drive: the model, its context configuration, the
@@ -273,30 +323,6 @@ fn model(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>,
     Ok((provider, config))
 }
 
-/// The thread a run in `root` continues: a new one (saved when there is
-/// a data folder), the most recent, or the one named.
-pub fn open_thread(store: Option<&ThreadStore>, choice: &ThreadChoice, root: &Path) -> Result<Thread, String> {
-    let Some(store) = store else {
-        if !matches!(choice, ThreadChoice::New) {
-            return Err("cannot find the user's data folder (set XDG_DATA_HOME), so there are no saved threads".into());
-        }
-        tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved");
-        return Ok(Thread::new(new_thread_id(), root.to_path_buf()));
-    };
-    let id = match choice {
-        ThreadChoice::New => {
-            let mut thread = Thread::new(new_thread_id(), root.to_path_buf());
-            if let Err(err) = store.create(&mut thread) {
-                tracing::warn!(%err, "cannot save this conversation; it is kept in memory only");
-            }
-            return Ok(thread);
-        }
-        ThreadChoice::Continue => store.latest().ok_or("there is no saved conversation in this folder yet: start one with tandem ask PROMPT")?,
-        ThreadChoice::Resume(id) => id.clone(),
-    };
-    store.load(&id).map_err(|e| e.to_string())
-}
-
 impl Host {
     /// The host of a front end's workspace. The MCP servers are built, not
     /// started: the front end starts them when it can show their news
@@ -324,8 +350,12 @@ impl Host {
         if let Some(mcp) = &mcp {
             registry.add_source(Arc::clone(mcp) as Arc<dyn ToolSource>);
         }
+        let policy = policy(&settings, Modes::new(&settings, front.mode), front.workspace.roots());
+        let project_rules: Arc<dyn ProjectRules> =
+            if front.rules_in_project { Arc::new(crate::settings::LocalAllowRules(root.clone())) } else { Arc::new(NoProjectRules) };
+        let gate = Arc::new(Gate::new(policy, front.prompter, project_rules));
         let hooks = Arc::clone(&front.hooks) as Arc<dyn crate::tools::ToolHooks>;
-        let mut executor = Executor::new(registry).with_gate(front.gate).with_hooks(hooks);
+        let mut executor = Executor::new(registry).with_gate(Arc::clone(&gate) as Arc<dyn PermissionGate>).with_hooks(hooks);
         if let Some(code_intel) = code_intel {
             executor = crate::tools::builtin::code_intel::install(executor, code_intel);
         }
@@ -333,7 +363,11 @@ impl Host {
         // Each run's checkpoint goes beside its thread, for `undo`; the
         // runs share the last look at the tree.
         let checkpoints = store.as_ref().map(|store| Checkpoints::beside(store, front.workspace.roots()));
+        let threads = Arc::new(Threads::new(root.clone(), store.clone()));
         let host = Host {
+            gate,
+            mode: std::sync::Mutex::new(front.mode),
+            threads,
             settings: front.settings,
             workspace: front.workspace,
             hooks: front.hooks,
@@ -349,6 +383,27 @@ impl Host {
     /// The settings as they are now.
     pub fn settings(&self) -> Settings {
         self.settings.reading().clone()
+    }
+
+    /// The front end changed the settings it shares with the host: the
+    /// permission policy decides by the new rules and mode from now on.
+    pub fn settings_changed(&self) {
+        let settings = self.settings();
+        let mode = *self.mode.locked();
+        self.gate.policy().set_mode(Modes::new(&settings, mode).policy);
+        self.gate.policy().set_rules(&settings.permissions);
+    }
+
+    /// The front end's permission mode changed (an ACP session's mode).
+    pub fn set_mode(&self, mode: Option<PermissionMode>) {
+        *self.mode.locked() = mode;
+        self.gate.policy().set_mode(Modes::new(&self.settings(), mode).policy);
+    }
+
+    /// The gate every call passes, for a front end that has the user
+    /// review what is not a tool call (an undo's restoring edits).
+    pub fn gate(&self) -> Arc<dyn PermissionGate> {
+        Arc::clone(&self.gate) as Arc<dyn PermissionGate>
     }
 
     pub fn workspace(&self) -> &Arc<Workspace> {
@@ -374,22 +429,69 @@ impl Host {
         self.checkpoints.as_ref()
     }
 
-    /// The thread a run continues ([`open_thread`]).
-    pub fn open_thread(&self, choice: &ThreadChoice) -> Result<Thread, String> {
-        open_thread(self.store.as_ref(), choice, self.workspace.root())
+    /// The workspace's threads (listing, transcripts, forgetting; runs
+    /// check them out through [`Host::start`]).
+    pub fn threads(&self) -> &Arc<Threads> {
+        &self.threads
+    }
+
+    /// Open a thread for later runs without running it (an ACP session
+    /// opens on one): a new one (saved when there is a data folder), the
+    /// most recent, or the one named, kept idle. Its id.
+    pub fn open_thread(&self, choice: &ThreadChoice) -> Result<String, String> {
+        let id = match choice {
+            ThreadChoice::New | ThreadChoice::NewWithId(_) => {
+                let id = match choice {
+                    ThreadChoice::NewWithId(id) if crate::thread::valid_thread_id(id) => id.clone(),
+                    ThreadChoice::NewWithId(id) => return Err(format!("\"{id}\" is not a valid thread id")),
+                    _ => new_thread_id(),
+                };
+                let mut thread = Thread::new(id, self.workspace.root().to_path_buf());
+                match &self.store {
+                    Some(store) => {
+                        if let Err(err) = store.create(&mut thread) {
+                            tracing::warn!(%err, "cannot save this conversation; it is kept in memory only");
+                        }
+                    }
+                    None => tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved"),
+                }
+                let id = thread.id.clone();
+                self.threads.check_in(thread);
+                return Ok(id);
+            }
+            ThreadChoice::Continue => self.latest_thread().map_err(|e| e.to_string())?,
+            ThreadChoice::Resume(id) => id.clone(),
+        };
+        // Read once, without its run lock (another process may be running
+        // it: a run checks it out later), so a thread that cannot be read
+        // is said now.
+        match self.threads.transcript(&id) {
+            Ok(_) | Err(crate::thread::threads::ThreadError::Busy { .. }) => Ok(id),
+            Err(err) => Err(err.to_string()),
+        }
     }
 
     /// One of the user's runs of `prompt`, ready to drive: the provider
     /// the settings name, its context configuration, and [`Host::prepare`]'s
     /// tool context. `Err`: no model provider is configured (the message
     /// names what to set).
-    pub fn run(&self, prompt: impl Into<String>, parts: RunParts) -> Result<ReadyRun, String> {
+    fn run(&self, prompt: impl Into<String>, mut parts: RunParts, checkpoint: Option<(String, String)>) -> Result<ReadyRun, String> {
         let settings = self.settings();
-        let (provider, config) = model(&settings, parts.model.as_deref())?;
-        let prepared = self.prepare_with(&settings, parts);
+        let (provider, config) = match parts.provider.take() {
+            Some(provider) => {
+                let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;
+                (provider, config)
+            }
+            None => model(&settings, parts.model.as_deref())?,
+        };
+        let (context, in_editor, compact, max_turns) = (parts.context.clone(), parts.in_editor, parts.compact, parts.max_turns);
+        let prepared = self.prepare_with(&settings, parts, checkpoint);
         let request = RunRequest {
             prompt: prompt.into(),
-            max_turns: settings.max_turns,
+            context,
+            in_editor,
+            compact,
+            max_turns: max_turns.or(settings.max_turns),
             // The prompt and stop hooks are the user's run's (sub-agents' requests have none).
             hooks: Some(Arc::clone(&self.hooks)),
             sandbox_notice: prepared.sandbox_notice,
@@ -409,10 +511,10 @@ impl Host {
     /// checkpoint recorder on its workspace, the environment shell
     /// commands see. The one place it is built.
     pub fn prepare(&self, parts: RunParts) -> PreparedRun {
-        self.prepare_with(&self.settings(), parts)
+        self.prepare_with(&self.settings(), parts, None)
     }
 
-    fn prepare_with(&self, settings: &Settings, parts: RunParts) -> PreparedRun {
+    fn prepare_with(&self, settings: &Settings, parts: RunParts, checkpoint: Option<(String, String)>) -> PreparedRun {
         let workspace = parts.workspace.unwrap_or_else(|| Arc::clone(&self.workspace));
         let modes = Modes::new(settings, parts.mode);
         let sandbox = sandbox(settings, workspace.roots());
@@ -421,7 +523,7 @@ impl Host {
             start_in_plan_mode(&scope, workspace.root());
         }
         // The run's checkpoint, beside its thread: `undo` takes it back.
-        let recorder = match (&self.checkpoints, parts.checkpoint) {
+        let recorder = match (&self.checkpoints, checkpoint) {
             (Some(checkpoints), Some((thread_id, run_id))) => Some(checkpoints.record(&thread_id, &run_id)),
             _ => None,
         };
