@@ -32,12 +32,14 @@
 //!                   ▼
 //!   permissions/  hooks  mcp/  thread/      what the contract asks: the policy,
 //!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
-//!                   │                          each run's checkpoint (undo/redo),
-//!                   │                          the lspServers Tandem starts
+//!   sandbox/        │                          each run's checkpoint (undo/redo),
+//!                   │                          the lspServers Tandem starts, the
+//!                   │                          shell's sandbox (the only place that
+//!                   │                          knows a platform's)
 //!                   ▼
-//!                tools/           the contract: Tool, ToolKind, registry, executor
-//!                   │               pipeline, permission types, the traits tools call
-//!                   │               out through (sub-agents, tool hooks)
+//!                tools/           the contract (Tool, registry, executor, approval,
+//!                   │               call observers, ports), the built-in tools, their
+//!                   │               helpers: three rooms
 //!                   ▼
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks

@@ -271,7 +271,7 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
         prompter: None,
         mode: Some(PermissionMode::BypassPermissions),
         rules_in_project: false,
-        hooks: tandem::hooks::shared(Default::default()),
+        hooks: tandem::host::shared_hooks(Default::default()),
         mcp: None,
         code_intel: host::CodeIntelFrom::None,
         record: false,

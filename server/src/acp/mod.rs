@@ -42,7 +42,7 @@ use agent_client_protocol::{Agent, Client, Error, Stdio};
 
 use crate::sync::MutexExt;
 use crate::tools::PermissionMode;
-use crate::agent::RunRequest;
+use crate::host::RunRequest;
 use client::{ClientLink, SdkLink};
 use run::{ClientOffers, OpenError, PromptError, Session};
 
@@ -262,7 +262,7 @@ fn list_sessions(request: &ListSessionsRequest) -> Result<ListSessionsResponse, 
         None => std::env::current_dir().map_err(|e| error(Error::internal_error(), format!("no cwd given and none of our own: {e}")))?,
     };
     let root = cwd.canonicalize().unwrap_or(cwd);
-    let Some(store) = crate::thread::ThreadStore::for_workspace(&root) else {
+    let Some(store) = crate::host::ThreadStore::for_workspace(&root) else {
         return Ok(ListSessionsResponse::new(Vec::new()));
     };
     let (threads, problems) = store.list();

@@ -21,7 +21,7 @@ use async_trait::async_trait;
 
 use super::files::ClientFiles;
 use super::session::SessionCore;
-use crate::permissions::{Answer, Prompter, Review};
+use crate::host::{Answer, Prompter, Review};
 use crate::tools::PermissionRequest;
 
 pub struct AcpPrompter {

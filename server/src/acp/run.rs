@@ -16,10 +16,9 @@ use super::client::ClientLink;
 use super::files::ClientFiles;
 use super::session::{call_key, AcpPlanReview, SessionCore};
 use super::updates::UpdateMapper;
-use crate::agent::config::ProviderConfig;
 use crate::sync::MutexExt;
 use crate::tools::PermissionMode;
-use crate::agent::{RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::host::{RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{Origin, ServerConfig, Transport};
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers, RunHandle, RunParts, StartError, ThreadChoice};
 use crate::settings::Settings;
@@ -69,7 +68,7 @@ pub struct Session {
 
 /// The message for a missing provider.
 pub fn provider_problem(settings: &Settings) -> Option<String> {
-    ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).err().map(|err| {
+    crate::host::provider(settings).err().map(|err| {
         format!("{err}. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL, or TANDEM_PROVIDER) in the environment the client starts `tandem acp` with, or \"provider\" in ~/.tandem/settings.json")
     })
 }
@@ -175,7 +174,7 @@ pub fn open(
         prompter: Some(Arc::new(prompter)),
         mode: None,
         rules_in_project: false,
-        hooks: crate::hooks::shared(hooks),
+        hooks: crate::host::shared_hooks(hooks),
         mcp: Some(McpServers { approve: Vec::new(), front_end: client_servers(mcp_servers) }),
         code_intel: CodeIntelFrom::LanguageServers { approved: Vec::new() },
         record: true,

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::ClientLink;
 use super::permission::Selected;
 use super::updates::{acp_kind, text_block, WrittenDiff};
-use crate::agent::EventSender;
+use crate::host::EventSender;
 use crate::sync::MutexExt;
 use crate::tools::executor::PermissionRequest;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
@@ -95,7 +95,7 @@ impl SessionCore {
     }
 
     fn call_id(&self, key: &str) -> String {
-        self.calls.locked().get(key).cloned().unwrap_or_else(|| format!("tandem-ask-{}", crate::thread::new_thread_id()))
+        self.calls.locked().get(key).cloned().unwrap_or_else(|| format!("tandem-ask-{}", crate::host::new_thread_id()))
     }
 
     pub fn record_written(&self, path: &Path, old_text: &str, new_text: &str) {

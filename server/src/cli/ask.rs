@@ -22,13 +22,12 @@ use tandem::settings::Settings;
 use tandem::sync::MutexExt;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::host::Prompter;
-use tandem::permissions::headless::{Terminal, TerminalPrompter};
-use tandem::agent::{Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
-use tandem::thread::pricing::format_cost;
-use tandem::thread::ThreadStore;
+use tandem::host::{Terminal, TerminalPrompter};
+use tandem::host::{RunEvent, RunOutcome, RunStatus};
+use tandem::host::format_cost;
+use tandem::host::ThreadStore;
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
-use tandem::tools::{Executor, ToolContext};
 use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
 
@@ -96,7 +95,7 @@ impl Headless {
         } else {
             None
         };
-        let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
+        let hooks = tandem::host::shared_hooks(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
         let prompter = terminal.map(|terminal| Arc::new(TerminalPrompter(terminal)) as Arc<dyn Prompter>);
         if let Err(err) = workspace.start_watcher() {
             // The fingerprint check still catches changes on disk; the watcher only does it sooner.
@@ -212,12 +211,12 @@ impl Terminal for StdinTerminal {
 /// consent: on a terminal it is asked once (and remembered for exactly
 /// these hooks); without one they are left out, with a note on stderr.
 #[allow(clippy::print_stderr)]
-async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::hooks::Hooks {
+async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::host::Hooks {
     use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
-    if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(&settings.hooks), store.as_ref(), terminal) {
+    if let (Some(project), Some(store), Some(terminal)) = (tandem::host::project_hooks(&settings.hooks), store.as_ref(), terminal) {
         if !store.is_approved(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
-            let shown = tandem::hooks::describe_project(&project);
+            let shown = tandem::host::describe_project(&project);
             let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
                 if let Err(err) = store.approve(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
@@ -247,7 +246,7 @@ pub fn threads(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  title", "thread", "last activity", "runs", "turns", "tokens in", "tokens out", "cost");
-    let mut total = tandem::thread::Totals::default();
+    let mut total = tandem::host::Totals::default();
     for thread in &threads {
         let t = &thread.totals;
         let when = chrono::DateTime::from_timestamp_millis(thread.updated_ms as i64)
@@ -317,29 +316,14 @@ pub fn exit_code(status: RunStatus) -> ExitCode {
     }
 }
 
-/// Run the agent, printing events as they come (terminal transcript, or
-/// one JSON object per line when `printer` is `None`), with Ctrl-C wired to
-/// the run's cancel token. `notes` carries lines from the demo harness, each
+/// Print the events as they come (terminal transcript, or one JSON
+/// object per line when `printer` is `None`), with Ctrl-C wired to the
+/// run's cancel token. `notes` carries lines from the demo harness, each
 /// with an acknowledgement the sender waits for: the run is paused while a
 /// note is printed, so it lands exactly between the events sent before it
 /// and those after.
-pub async fn run_printed(
-    provider: &dyn Provider,
-    executor: &Executor,
-    ctx: ToolContext,
-    request: RunRequest,
-    printer: Option<Printer>,
-    notes: Option<mpsc::UnboundedReceiver<Note>>,
-) -> RunOutcome {
-    let (cancel, workspace) = (ctx.cancel.clone(), Arc::clone(&ctx.workspace));
-    let (tx, rx) = tandem::agent::event_channel();
-    let run = tandem::agent::run(provider, executor, ctx, request, tx);
-    print_run(run, cancel, rx, &workspace, printer, notes).await
-}
-
-/// Print a run's events while `run` goes to its outcome (see
-/// [`run_printed`]), with Ctrl-C wired to `cancel`; then the summary of
-/// what it wrote in `workspace`.
+/// While `run` goes to its outcome; then the summary of what it wrote in
+/// `workspace`.
 pub async fn print_run(
     run: impl std::future::Future<Output = RunOutcome>,
     cancel: tokio_util::sync::CancellationToken,

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
 use tandem::checkpoint::Direction;
-use tandem::thread::ThreadStore;
+use tandem::host::ThreadStore;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::workspace::Workspace;
 

@@ -28,7 +28,7 @@ use tandem::tools::{Executor, ToolCall, ToolContext};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
-use super::ask::{run_printed, Note};
+use super::ask::{print_run, Note};
 use super::printer::Printer;
 
 const GREET_RS: &str = "/// The greeting shown on start.\npub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n\n// TODO: localise the greeting\n";
@@ -166,7 +166,7 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
         prompter: None,
         mode: Some(PermissionMode::AcceptEdits),
         rules_in_project: false,
-        hooks: tandem::hooks::shared(Default::default()),
+        hooks: tandem::host::shared_hooks(Default::default()),
         mcp: None,
         code_intel: tandem::host::CodeIntelFrom::None,
         record: false,
@@ -325,4 +325,21 @@ fn verify(root: &Path, executor: &Executor, ctx: &ToolContext, status: RunStatus
         ),
         (status == RunStatus::Completed, format!("the run completed (status: {})", status.as_str())),
     ]
+}
+
+/// The demo's run: its scripted model through the loop, printed (see
+/// [`print_run`]). The demo drives the loop itself: its model is no
+/// provider the settings could name.
+pub async fn run_printed(
+    provider: &dyn Provider,
+    executor: &Executor,
+    ctx: ToolContext,
+    request: RunRequest,
+    printer: Option<Printer>,
+    notes: Option<mpsc::UnboundedReceiver<Note>>,
+) -> tandem::agent::RunOutcome {
+    let (cancel, workspace) = (ctx.cancel.clone(), Arc::clone(&ctx.workspace));
+    let (tx, rx) = tandem::agent::event_channel();
+    let run = tandem::agent::run(provider, executor, ctx, request, tx);
+    print_run(run, cancel, rx, &workspace, printer, notes).await
 }

@@ -11,7 +11,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tandem::agent::{RunEvent, RunOutcome, RunStatus};
+use tandem::host::{RunEvent, RunOutcome, RunStatus};
 use tandem::sync::MutexExt;
 use tandem::tools::ToolKind;
 use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
@@ -280,7 +280,7 @@ impl Printer {
         let cached = if usage.cache_read_input_tokens > 0 { format!(" ({} cached)", thousands(usage.cache_read_input_tokens)) } else { String::new() };
         let mut tokens = format!("{} tokens in{cached}, {} out", thousands(usage.input_tokens), thousands(usage.output_tokens));
         if let Some(cost) = outcome.cost_usd {
-            tokens.push_str(&format!(" · {}", tandem::thread::pricing::format_cost(cost)));
+            tokens.push_str(&format!(" · {}", tandem::host::format_cost(cost)));
         }
         if !self.at_line_start {
             self.out("\n");

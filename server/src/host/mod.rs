@@ -49,10 +49,9 @@ use std::sync::{Arc, RwLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::config::ProviderConfig;
-use crate::agent::{Provider, RunRequest};
+use crate::agent::Provider;
 use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
-use crate::hooks::{Hooks, SharedHooks};
 use crate::language_servers::LanguageServers;
 use crate::consent::Approvals;
 use crate::mcp::McpManager;
@@ -61,8 +60,7 @@ pub use crate::permissions::{Answer, Prompter, Review};
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::{MutexExt, RwLockExt};
-use crate::thread::threads::Threads;
-use crate::thread::{ContextConfig, Thread, ThreadStore};
+use crate::thread::{ContextConfig, Thread};
 use crate::tools::ports::code_intel::CodeIntel;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
@@ -70,6 +68,17 @@ use crate::workspace::Workspace;
 
 mod start;
 pub use start::{Finished, RunEnding, RunHandle, StartError};
+
+// The words a front end speaks that the layers behind the host define: the
+// run's events and outcome, the threads as users list them, the hooks a
+// front end asks consent for, the terminal's prompter. A front end names
+// them here and never reaches past the host (tests/layers.rs checks it).
+pub use crate::agent::{EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
+pub use crate::hooks::{describe_project, project_hooks, shared as shared_hooks, Hooks, SharedHooks};
+pub use crate::permissions::headless::{Terminal, TerminalPrompter};
+pub use crate::thread::pricing::format_cost;
+pub use crate::thread::threads::{ThreadError, Threads};
+pub use crate::thread::{ThreadStore, ThreadSummary, Totals};
 
 /// The settings of a workspace (the user's, the project's and the local
 /// files, layered), failing closed: a file whose permission

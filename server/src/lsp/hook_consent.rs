@@ -18,7 +18,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use crate::consent::{ConsentStore, HOOKS, PROJECT};
-use crate::hooks::{describe_project, project_hooks, SharedHooks};
+use crate::host::{describe_project, project_hooks, SharedHooks};
 use crate::sync::RwLockExt;
 
 pub const RUN_THEM: &str = "Run them";

@@ -26,7 +26,7 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
-use crate::permissions::{Answer, Prompter, Review};
+use crate::host::{Answer, Prompter, Review};
 use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;
 

@@ -23,7 +23,7 @@ use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
 use crate::sync::{MutexExt, RwLockExt};
-use crate::thread::threads::Threads;
+use crate::host::Threads;
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers};
 use crate::workspace::Workspace;
 
@@ -75,7 +75,7 @@ pub struct Backend {
     /// fixed file takes effect at once).
     broken_settings: Mutex<Vec<String>>,
     /// The hooks from the settings, rebuilt when they change.
-    hooks: crate::hooks::SharedHooks,
+    hooks: crate::host::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
     client_ready: std::sync::atomic::AtomicBool,
     ready: OnceLock<Ready>,
@@ -101,7 +101,7 @@ impl Backend {
             settings_files: OnceLock::new(),
             reported_problems: Mutex::new(Vec::new()),
             broken_settings: Mutex::new(Vec::new()),
-            hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
+            hooks: crate::host::shared_hooks(crate::host::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
             ready: OnceLock::new(),
             runs: Arc::new(Runs::default()),
@@ -294,7 +294,7 @@ impl Backend {
                         "events": transcript.events,
                         "omitted": transcript.omitted,
                     }))),
-                    Err(err @ crate::thread::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
+                    Err(err @ crate::host::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
                     Err(err) => Err(Error::invalid_params(err.to_string())),
                 }
             }

@@ -32,9 +32,9 @@ use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::{EditRecord, LspEditor};
-use crate::agent::{RunOutcome, RunStatus};
+use crate::host::{RunOutcome, RunStatus};
 use crate::host::{RunHandle, StartError, ThreadChoice};
-use crate::thread::threads::Threads;
+use crate::host::Threads;
 use crate::workspace::{EditStatus, Workspace};
 
 mod forward;

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use tokio::sync::watch;
 
-use crate::agent::EventSender;
+use crate::host::EventSender;
 use crate::sync::MutexExt;
 
 /// Keeps the server's requests to the client (prompts, applyEdit) behind

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::position::lines;
-use super::{CodeIntelArgs, MAX_HOVER_CHARS, MAX_SHOWN_RESULTS, MAX_SNIPPET_CHARS};
+use super::{truncate_chars, CodeIntelArgs, MAX_HOVER_CHARS, MAX_SHOWN_RESULTS, MAX_SNIPPET_CHARS};
 use crate::tools::ports::code_intel::Operation;
 use crate::workspace::Workspace;
 
@@ -140,13 +140,6 @@ fn hover_text(answer: &Value) -> String {
         other => marked(other).into_iter().collect(),
     };
     parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect::<Vec<_>>().join("\n\n")
-}
-
-pub(super) fn truncate_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
 }
 
 /// Reads the lines of result files (each file once), inside the workspace only.

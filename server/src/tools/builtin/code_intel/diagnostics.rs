@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::answers::{range_start, truncate_chars, Place, Snippets};
-use super::MAX_SHOWN_DIAGNOSTICS;
+use super::answers::{range_start, Place, Snippets};
+use super::{truncate_chars, MAX_SHOWN_DIAGNOSTICS};
 use crate::workspace::Workspace;
 
 /// LSP severity as a word; a missing severity is an error (the spec leaves it

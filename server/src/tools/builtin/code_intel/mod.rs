@@ -53,6 +53,13 @@ pub(super) const MAX_HOVER_CHARS: usize = 4000;
 /// Names listed when a symbol is not on the line.
 pub(super) const MAX_NAMES_LISTED: usize = 30;
 
+pub(super) fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 /// The executor with code intelligence from `provider`: the deferred
 /// `code_intel` tool, and the diagnostics after an edit to a file the
 /// provider follows ([`EditDiagnostics`]). Without it neither exists (an

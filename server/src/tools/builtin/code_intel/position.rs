@@ -3,8 +3,7 @@
 //! units, LSP's default; the providers convert for servers that negotiated
 //! another encoding).
 
-use super::answers::truncate_chars;
-use super::{MAX_NAMES_LISTED, MAX_SNIPPET_CHARS};
+use super::{truncate_chars, MAX_NAMES_LISTED, MAX_SNIPPET_CHARS};
 use crate::tools::ports::code_intel::Position;
 
 /// The lines of a text as LSP counts them (`\n`, `\r\n`; a lone `\r` too).
