@@ -16,6 +16,7 @@ mod code_intel;
 mod edit_ladder_props;
 mod edit_scenarios;
 mod hooks_lsp;
+mod inline_completion;
 mod lsp;
 mod mcp;
 mod permissions;
