@@ -34,23 +34,6 @@ async function text() {
   return (lines ?? []).join('\n');
 }
 
-/** Wait until the editor's text is not `before` (a keystroke shows). */
-function changedFrom(before, what) {
-  return until(
-    what,
-    ({ u, b }) => {
-      const editor = document.querySelector(`.editor-instance .monaco-editor[data-uri="${u}"]`);
-      if (!editor) return false;
-      const lines = [...editor.querySelectorAll('.view-lines .view-line')];
-      lines.sort((x, y) => parseFloat(x.style.top) - parseFloat(y.style.top));
-      const now = lines.map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n');
-      return now !== b ? now : false;
-    },
-    { u: uri, b: before },
-    10_000,
-  );
-}
-
 /** Put the cursor at the start of line `index` (0-based) by clicking it. */
 async function clickLine(index) {
   const at = await page.evaluate(
@@ -74,7 +57,23 @@ async function keys(...names) {
   for (const name of names) await page.keyboard.press(name);
 }
 
-/** One random change by the user; says what it was. */
+/** Wait until the editor's text is `want` (the user's keystrokes all show). */
+function showsText(want, what) {
+  return until(
+    what,
+    ({ u, w }) => {
+      const editor = document.querySelector(`.editor-instance .monaco-editor[data-uri="${u}"]`);
+      if (!editor) return false;
+      const lines = [...editor.querySelectorAll('.view-lines .view-line')];
+      lines.sort((x, y) => parseFloat(x.style.top) - parseFloat(y.style.top));
+      return lines.map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n') === w;
+    },
+    { u: uri, w: want },
+    10_000,
+  );
+}
+
+/** One random change by the user, waited for until it shows; says what it was. */
 let marker = 0;
 async function typeSomething() {
   const before = await text();
@@ -85,6 +84,7 @@ async function typeSomething() {
   const roll = random(100);
   marker++;
   const typed = `<u${marker}>`;
+  const after = lines.slice();
   let what;
   if (roll <= 3) {
     await clickLine(0);
@@ -92,17 +92,20 @@ async function typeSomething() {
     await page.keyboard.press('a');
     await page.keyboard.up('Control');
     await keys('Delete');
+    after.splice(0, after.length, '');
     what = 'deleted everything';
   } else if (roll <= 40) {
     const col = random(line.length + 1) - 1;
     await clickLine(row);
     for (let i = 0; i < col; i++) await keys('ArrowRight');
     await page.keyboard.type(typed);
+    after[row] = line.slice(0, col) + typed + line.slice(col);
     what = `typed ${typed} on line ${row + 1} col ${col}`;
   } else if (roll <= 65) {
     await clickLine(row);
     await page.keyboard.type(`new ${typed}`);
     await keys('Enter');
+    after.splice(row, 0, `new ${typed}`);
     what = `added a line before line ${row + 1}`;
   } else if (roll <= 85 && line.length > 0) {
     const from = random(line.length) - 1;
@@ -110,6 +113,7 @@ async function typeSomething() {
     await clickLine(row);
     for (let i = 0; i < from; i++) await keys('ArrowRight');
     for (let i = 0; i < n; i++) await keys('Delete');
+    after[row] = line.slice(0, from) + line.slice(from + n);
     what = `deleted cols ${from}-${from + n} of line ${row + 1}`;
   } else {
     await clickLine(row);
@@ -118,10 +122,11 @@ async function typeSomething() {
     await page.keyboard.press('k');
     await page.keyboard.up('Shift');
     await page.keyboard.up('Control');
+    after.splice(row, 1);
+    if (after.length === 0) after.push('');
     what = `deleted line ${row + 1}`;
   }
-  // An action that changes nothing (everything deleted twice) is no typing.
-  await changedFrom(before, `the editor shows: ${what}`).catch(() => undefined);
+  await showsText(after.join('\n'), `the editor shows: ${what}`);
   return what;
 }
 
@@ -261,7 +266,7 @@ async function main() {
         await clickLine(0);
         await page.keyboard.type('new <u0>');
         await keys('Enter');
-        await changedFrom(before, 'the line added at the top shows');
+        await showsText(`new <u0>\n${before}`, 'the line added at the top shows');
         review.typed.push('added a line before line 1');
       }
       for (let i = 0; i < actions; i++) review.typed.push(await typeSomething());
