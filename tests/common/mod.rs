@@ -10,6 +10,7 @@ pub mod framing;
 pub mod lsp_client;
 pub mod mock_model;
 pub mod notes;
+pub mod review_fuzz;
 pub mod script;
 pub mod test_tools;
 pub mod tmux;
