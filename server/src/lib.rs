@@ -272,6 +272,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod settings;
 pub mod sync;
+pub mod tasks;
 pub mod thread;
 pub mod tools;
 pub mod workspace;

@@ -207,6 +207,13 @@ impl ShellSandbox for Bubblewrap {
         })
     }
 
+    fn contains_processes(&self) -> bool {
+        // --unshare-pid and --die-with-parent: the command's processes
+        // (double forks and setsid too) are bubblewrap's descendants in
+        // the namespace, and all end when it does.
+        true
+    }
+
     fn explain_failure(&self, profile: ShellProfile, output: &str) -> Vec<String> {
         let mut notes = Vec::new();
         if output.contains("bwrap: ") {

@@ -72,7 +72,10 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
                 out.push(json!({"type": "end", "status": status.as_str(), "text": text}));
                 last_text.clear();
             }
+            // The list as it stood then: a transcript view shows it again.
+            Record::Todos { todos } => out.push(json!({"type": "todo", "todos": todos})),
             Record::Meta { .. }
+            | Record::Tasks { .. }
             | Record::Title { .. }
             | Record::System { .. }
             | Record::Stub { .. }

@@ -31,6 +31,7 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
+use crate::tools::ports::tasks::TaskSpawn;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -58,8 +59,11 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// - Returns stdout, then stderr under `Stderr:`; a non-zero exit is reported with the exit
 ///   code. Very long output keeps its beginning and end.
 /// - The command and everything it started are stopped when the timeout expires.
-/// - A background process must redirect its output (`server > server.log 2>&1 &`);
-///   one that keeps the command's output open is stopped when the command ends.
+/// - For a dev server, a watcher or a long test run, set `background` to true: the call
+///   answers at once with a task_id; read its output with task_output, list tasks with
+///   task_list, stop it (and every process it started) with task_stop. A background task
+///   ends with the session. Do not keep a process running with `&` or nohup: in the
+///   sandbox, everything a command started is stopped when the command ends.
 /// - Prefer the dedicated tools: read_file over cat/head/tail, list_files over find/ls,
 ///   grep_search over grep/rg, edit_file over sed.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -74,6 +78,11 @@ pub struct RunShellArgs {
     /// asked whether this one command may reach it. Leave it out otherwise.
     #[serde(default)]
     pub network: bool,
+    /// Run the command as a background task (dev servers, watchers, long builds): the
+    /// call answers at once with its task_id. No timeout applies; it runs until it exits,
+    /// task_stop ends it, or the session ends.
+    #[serde(default)]
+    pub background: bool,
 }
 
 pub struct RunShell;
@@ -113,6 +122,13 @@ impl Tool for RunShell {
         // The command reads the disk: the agent's edits in editor buffers
         // are saved first where that loses nothing of the user's.
         let unsaved = ctx.workspace.save_for_command().await;
+        if args.background {
+            let started = start_background(&args.command, ctx).await?;
+            return Ok(match unsaved {
+                Some(note) => format!("{started}\n{note}"),
+                None => started,
+            });
+        }
         let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
         let Some(note) = unsaved else { return report(run, timeout_ms) };
         match report(run, timeout_ms) {
@@ -309,6 +325,49 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
         .env_clear()
         .envs(env);
     Ok((cmd, confined))
+}
+
+/// Start `command` as a background task of the session: in the sandbox
+/// (which gives it a pid namespace of its own, so every process it
+/// starts is known and ends with it), its stdout and stderr on one pipe,
+/// handed over to the session's tasks running.
+#[cfg(unix)]
+async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, ToolError> {
+    let Some(tasks) = &ctx.tasks else {
+        return Err(ToolError::model("Error: background tasks are not available here (no session keeps them). Run the command in the foreground, with a timeout."));
+    };
+    let contained = ctx.sandbox.as_ref().is_some_and(|sandbox| sandbox.contains_processes());
+    if !contained {
+        return Err(ToolError::model(
+            "Error: background tasks run only in the sandbox, which lets Tandem know and stop every process a task starts; shell commands run without one here. Run the command in the foreground, with a timeout.",
+        ));
+    }
+    let (mut cmd, confined) = shell_command(command, ctx)?;
+    let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
+    let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
+    cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
+    let child = cmd.spawn().map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
+    // Our copies of the pipe's write end go with the command: the reader
+    // sees the end of the output once the task's processes are gone.
+    drop(cmd);
+    let network = confined.as_ref().is_some_and(|c| c.network);
+    let guard: Box<dyn Send + Sync> = Box::new(confined);
+    let spawn = TaskSpawn { command: command.to_string(), child, output: reader.into(), guard, network, thread: ctx.thread_id.clone() };
+    let task = tasks.start(spawn).map_err(ToolError::model)?;
+    let id = &task.id;
+    let reach = if network {
+        "It may reach the network: a server it starts is reachable from this machine's loopback (127.0.0.1) at the port it listens on."
+    } else {
+        "It has no network: its loopback is its own, so a server it starts is reachable neither from the machine nor from other commands. To test a server from outside, start it with \"network\": true (the user is asked)."
+    };
+    Ok(format!(
+        "task_id: {id}\nThe command runs in the background. Read what it prints with task_output {{\"task_id\": \"{id}\"}} (add \"block\": SECONDS to wait for new output or its end); task_list lists the tasks; task_stop ends it and every process it started. When it ends by itself you are told. It ends when this session ends.\n{reach}"
+    ))
+}
+
+#[cfg(not(unix))]
+async fn start_background(_command: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
+    Err(ToolError::model("Error: background tasks are only available on Linux; run the command in the foreground."))
 }
 
 /// Process groups, signals and `bash` are what make a command stoppable as
