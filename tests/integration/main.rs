@@ -27,6 +27,7 @@ mod sandbox;
 mod search_shell;
 mod sessions;
 mod sessions_lsp;
+mod tasks;
 mod settings;
 mod tool_search;
 mod tool_system;

@@ -58,13 +58,8 @@ pub enum RunEvent {
     /// The model's todo list, whole, each time it changes (`todo_write`).
     Todo { todos: Vec<TodoItem> },
     /// A background task of the run's thread started (`run_shell` with
-    /// `background`): its id, its command, the pids of its processes.
-    TaskStarted {
-        task_id: String,
-        command: String,
-        #[serde(default)]
-        pids: Vec<u32>,
-    },
+    /// `background`): its id and its command.
+    TaskStarted { task_id: String, command: String },
     /// A background task of the run's thread ended: by itself (`exited`,
     /// with its exit code, 128 + the signal when one killed it), or
     /// `stopped` (by `task_stop`, the user, or its session's end).
@@ -112,11 +107,7 @@ impl RunEvent {
     /// A task's start or end as the run's event.
     pub fn from_task_news(news: &TaskNews) -> RunEvent {
         match news {
-            TaskNews::Started(task) => RunEvent::TaskStarted {
-                task_id: task.id.clone(),
-                command: task.command.clone(),
-                pids: task.processes.iter().map(|p| p.pid).collect(),
-            },
+            TaskNews::Started(task) => RunEvent::TaskStarted { task_id: task.id.clone(), command: task.command.clone() },
             TaskNews::Ended(ending) => RunEvent::TaskEnded {
                 task_id: ending.task.id.clone(),
                 command: ending.task.command.clone(),
@@ -188,7 +179,7 @@ mod tests {
             RunEvent::Thinking { text: "hmm".into() },
             RunEvent::Compact { before_tokens: 17000, after_tokens: 900, reason: "context 85% full".into() },
             RunEvent::Todo { todos: vec![TodoItem { id: "1".into(), content: "Run the tests".into(), status: crate::tools::todo::TodoStatus::InProgress }] },
-            RunEvent::TaskStarted { task_id: "1".into(), command: "npm run dev".into(), pids: vec![4242] },
+            RunEvent::TaskStarted { task_id: "1".into(), command: "npm run dev".into() },
             RunEvent::TaskEnded { task_id: "1".into(), command: "npm run dev".into(), status: TaskStatus::Exited, exit_code: Some(1), last_lines: vec!["Error: port 3000 in use".into()] },
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()) },
             RunEvent::Nested {
@@ -206,7 +197,7 @@ mod tests {
             {"type":"thinking","text":"hmm"}
             {"type":"compact","before_tokens":17000,"after_tokens":900,"reason":"context 85% full"}
             {"type":"todo","todos":[{"id":"1","content":"Run the tests","status":"in_progress"}]}
-            {"type":"task_started","task_id":"1","command":"npm run dev","pids":[4242]}
+            {"type":"task_started","task_id":"1","command":"npm run dev"}
             {"type":"task_ended","task_id":"1","command":"npm run dev","status":"exited","exit_code":1,"last_lines":["Error: port 3000 in use"]}
             {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
             {"parent":"toolu_1","type":"tool_result","id":"toolu_2","is_error":false,"content":"ok"}"#]]

@@ -135,18 +135,26 @@ impl Output {
 
 /// Keep the first [`READ_HEAD_BYTES`] and the last of `pieces` up to
 /// [`READ_BYTES`], the rest a gap.
+/// A read that starts inside the dropped middle still starts with its gap.
 fn cut(pieces: Vec<Piece>, length: usize) -> Vec<Piece> {
     let mut all = Vec::with_capacity(length);
+    let mut leading_gap = 0;
     let mut gap_total = 0;
     for piece in pieces {
         match piece {
             Piece::Bytes(b) => all.extend(b),
+            Piece::Gap(n) if all.is_empty() => leading_gap += n,
             Piece::Gap(n) => gap_total += n,
         }
     }
     let tail = READ_BYTES - READ_HEAD_BYTES;
     let left_out = (all.len() - READ_HEAD_BYTES - tail) as u64 + gap_total;
-    vec![Piece::Bytes(all[..READ_HEAD_BYTES].to_vec()), Piece::Gap(left_out), Piece::Bytes(all[all.len() - tail..].to_vec())]
+    let mut cut = Vec::with_capacity(4);
+    if leading_gap > 0 {
+        cut.push(Piece::Gap(leading_gap));
+    }
+    cut.extend([Piece::Bytes(all[..READ_HEAD_BYTES].to_vec()), Piece::Gap(left_out), Piece::Bytes(all[all.len() - tail..].to_vec())]);
+    cut
 }
 
 /// Output as text a model and a terminal can show: invalid UTF-8 and
@@ -225,7 +233,7 @@ mod tests {
 
     #[test]
     fn binary_and_terminal_output_read_as_plain_text() {
-        expect_test::expect![[r#""\u{1b}" "a\u{fffd}b\u{fffd}c\nred\nline1\nline2\ttab""#]]
+        expect_test::expect![[r#""\u{1b}" "a�b�c\nred\nline1\nline2\ttab""#]]
             .assert_eq(&format!("{:?} {:?}", "\u{1b}", printable(b"a\x00b\xffc\r\n\x1b[31mred\x1b[0m\nline1\rline2\ttab")));
     }
 }
