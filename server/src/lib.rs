@@ -32,10 +32,11 @@
 //!                   ▼
 //!   permissions/  hooks  mcp/  thread/      what the contract asks: the policy,
 //!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
-//!   sandbox/        │                          each run's checkpoint (undo/redo),
+//!   sandbox/  tasks/  │                        each run's checkpoint (undo/redo),
 //!                   │                          the lspServers Tandem starts, the
 //!                   │                          shell's sandbox (the only place that
-//!                   │                          knows a platform's)
+//!                   │                          knows a platform's), the session's
+//!                   │                          background tasks
 //!                   ▼
 //!                tools/           the contract (Tool, registry, executor, approval,
 //!                   │               call observers, ports), the built-in tools, their
@@ -119,6 +120,14 @@
 //!   thread, one manifest per run. Undo and redo restore each file whole,
 //!   open documents through the editor, and leave a file changed since in
 //!   the run's lines as it is (`conflict`).
+//! - [`tasks`]: the background tasks of one front-end session (the host
+//!   owns the registry; it implements [`tools::ports::tasks::Tasks`]):
+//!   commands `run_shell` started with `"background": true` in the
+//!   sandbox's pid namespace, their output in a bounded ring (the start and
+//!   the end kept), their processes read from `/proc`, stopped with the
+//!   session. *Architecture Invariant:* a task never outlives its session,
+//!   nor Tandem (`--die-with-parent`, the namespace ends with its first
+//!   process); its status is what the machine says, never a guess.
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run. The manager is a

@@ -395,3 +395,58 @@ fn find_file(dir: &Path, name: &str) -> std::path::PathBuf {
     }
     panic!("no {name} under {}", dir.display());
 }
+
+/// A server a task starts on the loopback: reachable from the machine
+/// when the command has the network, not otherwise (its loopback is its own).
+#[tokio::test]
+async fn a_tasks_server_is_reachable_from_the_machines_loopback_only_with_the_network() {
+    if !bwrap_works() || crate::common::tools::which("python3").is_none() {
+        return;
+    }
+    for network in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(data.path().join(".tandem")).unwrap();
+        std::fs::write(data.path().join(".tandem/settings.json"), json!({"sandbox": {"network": network}}).to_string()).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let turns = vec![
+            background(&format!("exec python3 -u -m http.server {port} --bind 127.0.0.1")),
+            call("task_output", json!({"task_id": "1", "block": 20})),
+            call("run_shell", json!({"command": "while [ ! -e go.flag ]; do sleep 0.05; done"})),
+            done(),
+        ];
+        let mut run = Streaming::start(dir.path(), data.path(), turns);
+        let started = run.result("toolu_script_1_1").await;
+        assert_eq!(started.contains("reachable from this machine's loopback"), network, "{started}");
+        let output = run.result("toolu_script_2_1").await;
+        assert!(output.contains("Serving HTTP"), "{output}");
+        let reached = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok();
+        std::fs::write(dir.path().join("go.flag"), "").unwrap();
+        let (events, status) = run.finish().await;
+        assert!(status.success(), "{events:#?}");
+        assert_eq!(reached, network, "with network {network}, the server was reached: {reached}");
+    }
+}
+
+/// A thread resumed by a new process lists the earlier session's task
+/// as ended with it, and the model is told so once.
+#[tokio::test]
+async fn a_resumed_thread_lists_the_earlier_sessions_task_as_ended() {
+    if !bwrap_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let run = Streaming::start(dir.path(), data.path(), vec![background("sleep 3401"), done()]);
+    let (events, status) = run.finish().await;
+    assert!(status.success(), "{events:#?}");
+    let thread = events.last().unwrap()["thread_id"].as_str().unwrap().to_string();
+    let mut command = scripted(tandem(dir.path(), data.path()), dir.path(), vec![call("task_list", json!({})), done()]);
+    command.args(["ask", "--json", "--resume", &thread, "and now?"]);
+    let events = events_of(command).await;
+    let listing = events.iter().find(|e| e["type"] == "tool_result").unwrap()["content"].as_str().unwrap().to_string();
+    assert!(listing.starts_with("task 1: ended with the Tandem process that ran it"), "{listing}");
+    let saved = find_file(&data.path().join("tandem/threads"), &format!("{thread}.jsonl"));
+    let history = std::fs::read_to_string(saved).unwrap();
+    assert_eq!(history.matches("[Background task 1 (`sleep 3401`) ended with the Tandem session that ran it").count(), 1, "{history}");
+}

@@ -346,10 +346,10 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
     let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
-    let child = cmd.spawn().map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
-    // Our copies of the pipe's write end go with the command: the reader
-    // sees the end of the output once the task's processes are gone.
-    drop(cmd);
+    // Our copies of the pipe's write end go with the command (dropped once
+    // it started): the reader sees the end of the output once the task's
+    // processes are gone.
+    let child = spawn_on_a_lasting_thread(cmd).await.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
     let network = confined.as_ref().is_some_and(|c| c.network);
     let guard: Box<dyn Send + Sync> = Box::new(confined);
     let spawn = TaskSpawn { command: command.to_string(), child, output: reader.into(), guard, network, thread: ctx.thread_id.clone() };
@@ -363,6 +363,34 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
     Ok(format!(
         "task_id: {id}\nThe command runs in the background. Read what it prints with task_output {{\"task_id\": \"{id}\"}} (add \"block\": SECONDS to wait for new output or its end); task_list lists the tasks; task_stop ends it and every process it started. When it ends by itself you are told. It ends when this session ends.\n{reach}"
     ))
+}
+
+/// Start a background task's process from a thread that lives as long as
+/// Tandem. The sandbox's `--die-with-parent` is the kernel's parent-death
+/// signal, and Linux sends it when the *thread* that forked the process
+/// ends, not the process: a runtime worker thread can end while Tandem
+/// runs (after a `block_in_place` it joins the blocking pool, whose idle
+/// threads exit), and a task started from it would be killed minutes into
+/// its life. One thread, started once and never ended, forks every task.
+#[cfg(unix)]
+async fn spawn_on_a_lasting_thread(cmd: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    type Job = (tokio::process::Command, tokio::runtime::Handle, tokio::sync::oneshot::Sender<std::io::Result<tokio::process::Child>>);
+    static SPAWNER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<Job>>> = std::sync::OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, incoming) = std::sync::mpsc::channel::<Job>();
+        let started = std::thread::Builder::new().name("tandem-task-spawner".into()).spawn(move || {
+            for (mut cmd, runtime, reply) in incoming {
+                // The child is registered with the runtime that will wait on it.
+                let _entered = runtime.enter();
+                let _ = reply.send(cmd.spawn());
+            }
+        });
+        started.ok().map(|_| jobs)
+    });
+    let Some(jobs) = spawner else { return Err(std::io::Error::other("cannot start the thread that starts background tasks")) };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    jobs.send((cmd, tokio::runtime::Handle::current(), reply)).map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?;
+    answer.await.map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?
 }
 
 #[cfg(not(unix))]
