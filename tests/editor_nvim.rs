@@ -336,7 +336,7 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         let health = lines(report, "health").join("\n");
         assert!(health.contains("- ✅ OK tandem "), "{health}");
         assert!(health.contains("no run is active"), "{health}");
-        assert!(health.contains("provider scripted (chosen by TANDEM_PROVIDER)"), "{health}");
+        assert!(health.contains("- ✅ OK provider scripted, model script (provider (TANDEM_PROVIDER) is scripted)"), "the server's decision, from tandem doctor: {health}");
         // The sandbox, as `tandem doctor --json` finds it here.
         assert!(health.contains("shell sandbox"), "{health}");
         if std::env::var_os("TANDEM_REQUIRE_BWRAP").is_some() {
