@@ -889,3 +889,16 @@ fn acpx_creates_a_new_file_through_its_fs_write_text_file() {
     assert_eq!(messages.iter().filter(|m| m["method"] == "session/request_permission").count(), 1, "reviewed first");
     assert_eq!(std::fs::read_to_string(made).unwrap(), "made\n", "acpx wrote it");
 }
+
+/// A client that changes its buffer and then answers the write with an
+/// error (its save failed): read again, the buffer shows the edit, so the
+/// model hears it was applied and is not saved, not that it failed.
+#[test]
+fn a_write_answered_with_an_error_after_the_buffer_changed_is_applied_unsaved() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    let Some(report) = setup.sdk_editor(json!({"writes": "buffer_then_fail", "answers": ["allow_once"], "prompts": ["edit it"]})) else { return };
+    let result = sdk_result(&report["first"], "toolu_script_2_1");
+    assert!(result.contains("Successfully edited notes.txt") && result.contains("unsaved"), "{result}");
+    assert_eq!(report["buffers"][notes.display().to_string()], "b\n");
+}

@@ -8,9 +8,10 @@
 //   the user presses C-g at its "Reload?" prompt);
 // - `strip_final_newline`: reads return the text without its final newline
 //   (avante.nvim joins a buffer's lines with "\n");
-// - `writes`: "ok" (the buffer takes the text), "hang" (never answered) or
+// - `writes`: "ok" (the buffer takes the text), "hang" (never answered),
 //   "disk_then_hang" (avante.nvim: the disk is written, the buffer keeps its
-//   text, no answer);
+//   text, no answer) or "buffer_then_fail" (the buffer takes the text, then
+//   an error: its save failed);
 // - `second`: a second `tandem acp` process (avante.nvim starts two per
 //   chat) loads the same session while the first one's prompt waits on its
 //   first permission question, prompts (`while_held`), and prompts again
@@ -62,6 +63,10 @@ class Editor {
       case 'disk_then_hang':
         writeFileSync(path, content);
         return new Promise(() => {});
+      case 'buffer_then_fail':
+        // The buffer took the text, then saving it failed.
+        this.buffers[path] = content;
+        throw new acp.RequestError(-32603, 'cannot save: the disk is full');
       default:
         this.buffers[path] = content;
         return {};
