@@ -902,3 +902,19 @@ fn a_write_answered_with_an_error_after_the_buffer_changed_is_applied_unsaved() 
     assert!(result.contains("Successfully edited notes.txt") && result.contains("unsaved"), "{result}");
     assert_eq!(report["buffers"][notes.display().to_string()], "b\n");
 }
+
+/// A read the client never answers is an error the model reads once the
+/// wait is over (`timeouts.requestMs`); the edit that needed it writes
+/// nothing, and the disk is not read in its place.
+#[test]
+fn a_read_the_client_never_answers_is_an_error_and_nothing_is_written() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    setup.user_settings(json!({"timeouts": {"requestMs": 1500}}));
+    let Some(report) = setup.sdk_editor(json!({"read_hangs": {notes.display().to_string(): 2}, "prompts": ["edit it"]})) else { return };
+    let first = &report["first"];
+    let refused = sdk_result(first, "toolu_script_2_1");
+    assert!(refused.contains("cannot read notes.txt") && refused.contains("did not answer fs/read_text_file within 1500 ms"), "{refused}");
+    assert_eq!((first["writes"].clone(), first["asks"].clone()), (json!([]), json!([])));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\n");
+}

@@ -5,7 +5,8 @@
 //
 // - `read_failures`: {path: from}: the `from`-th read of the file and every
 //   later one fail (agent-shell answers fs/read_text_file with an error when
-//   the user presses C-g at its "Reload?" prompt);
+//   the user presses C-g at its "Reload?" prompt); `read_hangs`: {path:
+//   from}: the same, never answered;
 // - `strip_final_newline`: reads return the text without its final newline
 //   (avante.nvim joins a buffer's lines with "\n");
 // - `writes`: "ok" (the buffer takes the text), "hang" (never answered),
@@ -49,6 +50,8 @@ class Editor {
     if (from !== undefined && this.readCounts[path] >= from) {
       throw new acp.RequestError(-32603, 'the user cancelled the reload of the modified buffer');
     }
+    const hangFrom = scenario.read_hangs?.[path];
+    if (hangFrom !== undefined && this.readCounts[path] >= hangFrom) return new Promise(() => {});
     let text = path in this.buffers ? this.buffers[path] : readFileSync(path, 'utf8');
     if (scenario.strip_final_newline) text = text.replace(/\r?\n$/, '');
     return { content: text };
