@@ -25,6 +25,8 @@ use std::time::Duration;
 
 #[path = "common/ci_tools.rs"]
 mod ci_tools;
+#[path = "common/review_fuzz.rs"]
+mod review_fuzz;
 
 /// A backstop for the script's own 240 s deadline.
 const TIMEOUT: Duration = Duration::from_secs(480);
@@ -113,9 +115,19 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Run `tests/vscode/<script>` against the packaged extension; it passes
 /// when the script exits 0 and says PASSED.
 fn run_script(test: &str, script: &str) {
+    run_script_with(test, script, &[], TIMEOUT);
+}
+
+/// [`run_script`] with more environment for the script and another
+/// backstop; returns the `trials.json` the script left in its state
+/// folder, if any (the fuzzer's).
+fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Duration) -> Option<String> {
     let tools = match tools() {
         Ok(tools) => tools,
-        Err(missing) => return skip(test, &missing),
+        Err(missing) => {
+            skip(test, &missing);
+            return None;
+        }
     };
     assert_vsix_is_current(&tools.vsix);
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -133,6 +145,7 @@ fn run_script(test: &str, script: &str) {
             .env("E2E_DIR", &state)
             .env("NODE_PATH", &tools.node_modules)
             .env("HOME", state.join("home"))
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             // The script writes everything on stderr.
             .stdout(Stdio::null())
@@ -152,7 +165,7 @@ fn run_script(test: &str, script: &str) {
         let _ = done_tx.send(());
         (status, err)
     });
-    if done_rx.recv_timeout(TIMEOUT).is_err() {
+    if done_rx.recv_timeout(timeout).is_err() {
         // The script hung past its own deadline: stop it and what it started
         // (it lists the process groups of code-server and Chromium).
         let groups = std::fs::read_to_string(state.join("groups")).unwrap_or_default();
@@ -171,6 +184,7 @@ fn run_script(test: &str, script: &str) {
     }
     assert!(err.contains("PASSED"), "the script exited 0 without passing:\n{err}");
     keep_screenshots(&state.join("screenshots"));
+    std::fs::read_to_string(state.join("trials.json")).ok()
 }
 
 /// tests/vscode/e2e.js: the missing binary, the review in the Refactor
@@ -218,6 +232,30 @@ fn undo_and_redo_of_a_run_in_the_panel() {
 #[test]
 fn two_windows_on_one_workspace() {
     run_script("two_windows_on_one_workspace", "two_windows.js");
+}
+
+/// Trials of the typing fuzzer in VS Code (`TANDEM_FUZZ_TRIALS` for more).
+const FUZZ_TRIALS: usize = 40;
+
+/// tests/vscode/review_fuzz.js, checked by tests/common/review_fuzz.rs: in
+/// one window, each trial's edit waits in the Refactor Preview while the
+/// user types, adds and deletes at random above, inside and below the
+/// edited lines, then applies all, discards, or applies one hunk of two.
+/// No buffer is corrupted, the end notification's status is the one the
+/// buffer holds (and the model's tool result agrees), and an edit typed
+/// around is offered again, not reported "rejected".
+#[test]
+fn typing_during_refactor_previews_never_corrupts_and_every_status_is_true() {
+    let seed = review_fuzz::seed();
+    let trials = std::env::var("TANDEM_FUZZ_TRIALS").ok().and_then(|n| n.parse().ok()).unwrap_or(FUZZ_TRIALS);
+    let env = [("FUZZ_SEED", seed.to_string()), ("FUZZ_TRIALS", trials.to_string()), ("FUZZ_DEADLINE_MS", (trials as u64 * 12_000 + 120_000).to_string())];
+    let backstop = Duration::from_secs(trials as u64 * 12 + 300);
+    let Some(report) = run_script_with("typing_during_refactor_previews_never_corrupts_and_every_status_is_true", "review_fuzz.js", &env, backstop) else { return };
+    let trials: Vec<serde_json::Value> = serde_json::from_str(&report).expect("trials.json is JSON");
+    let (failures, counts) = review_fuzz::check_trials(&trials);
+    eprintln!("{} trials with seed {seed}: {counts:?}", trials.len());
+    assert!(failures.is_empty(), "{} of {} trials failed (TANDEM_FUZZ_SEED={seed}):\n{}", failures.len(), trials.len(), failures.join("\n"));
+    assert!(counts.get("applied after typing").is_some_and(|n| *n > 0), "no edit was rebased and applied after typing: {counts:?} (seed {seed})");
 }
 
 /// The screenshots the script took at its checks (the panel streaming, an
