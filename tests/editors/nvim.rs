@@ -941,15 +941,12 @@ fn neovim_typing_during_reviews_never_corrupts_and_every_status_is_true() {
     }
 }
 
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
-
 /// Where avante.nvim, plenary.nvim and nui.nvim are (one folder holding
 /// the three): `TANDEM_AVANTE`, else `avante/` in the tools cache. They are
 /// not part of this repository and nothing here fetches them; a missing
 /// one skips the avante tests, saying so.
 fn avante_dir(test: &str) -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("TANDEM_AVANTE").map(std::path::PathBuf::from).unwrap_or_else(|| ci_tools::ci_tools().join("avante"));
+    let dir = std::env::var_os("TANDEM_AVANTE").map(std::path::PathBuf::from).unwrap_or_else(|| crate::common::tools::ci_tools().join("avante"));
     let missing: Vec<&str> = ["avante.nvim/lua/avante/libs/acp_client.lua", "plenary.nvim/lua/plenary", "nui.nvim/lua/nui"]
         .into_iter()
         .filter(|part| !dir.join(part).exists())
