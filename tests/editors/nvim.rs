@@ -975,16 +975,17 @@ struct AvanteRun {
 /// answers permission questions only through its sidebar; file requests
 /// wait 2 s), with the scripted model replaying `turns`.
 fn avante(nvim: &Path, avante: &Path, scenario: &str, turns: serde_json::Value) -> AvanteRun {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
+    let dir = tempfile::tempdir().expect("a temp folder");
+    let base = dir.path().canonicalize().expect("the temp folder's path");
     let (root, home, data) = (base.join("w"), base.join("agent-home"), base.join("agent-data"));
     for folder in [&root, &home.join(".tandem"), &data] {
-        std::fs::create_dir_all(folder).unwrap();
+        std::fs::create_dir_all(folder).expect("make the test's folders");
     }
-    std::fs::write(home.join(".tandem/settings.json"), serde_json::json!({"permissionMode": "bypassPermissions", "timeouts": {"requestMs": 2000}}).to_string()).unwrap();
-    std::fs::write(root.join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    let settings = serde_json::json!({"permissionMode": "bypassPermissions", "timeouts": {"requestMs": 2000}});
+    std::fs::write(home.join(".tandem/settings.json"), settings.to_string()).expect("write the agent's settings");
+    std::fs::write(root.join("notes.txt"), "one\ntwo\nthree\n").expect("write notes.txt");
     let script = base.join("script.json");
-    std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).unwrap();
+    std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).expect("write the script");
     let out = base.join("report.json");
     let status = Command::new(nvim)
         .args(["--headless", "--clean", "-u", "NONE", "-l"])
@@ -1008,10 +1009,15 @@ fn avante(nvim: &Path, avante: &Path, scenario: &str, turns: serde_json::Value) 
     // avante's own errors (the E37 of a reload) go to Neovim's stderr.
     let stderr = String::from_utf8_lossy(&status.stderr);
     assert!(status.status.success(), "nvim exited with {}:\n{stderr}", status.status);
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario's report")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario's report")).expect("the report is JSON");
     assert_eq!(report["errors"], serde_json::json!([]), "{report:#}\n{stderr}");
-    let thread = walk_files(&data).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).map(|p| std::fs::read_to_string(p).unwrap()).collect::<Vec<_>>().join("\n");
-    AvanteRun { report, disk: std::fs::read_to_string(root.join("notes.txt")).unwrap(), thread }
+    let thread = walk_files(&data)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|p| std::fs::read_to_string(p).expect("the saved thread"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    AvanteRun { report, disk: std::fs::read_to_string(root.join("notes.txt")).expect("notes.txt"), thread }
 }
 
 fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
