@@ -48,7 +48,7 @@ use std::sync::{Arc, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::config::ProviderConfig;
+use crate::agent::config::{Endpoint, ProviderConfig};
 use crate::agent::Provider;
 use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
@@ -89,7 +89,13 @@ pub use crate::thread::{ThreadStore, ThreadSummary, Totals};
 /// never silently dropped. The other problems come back beside the
 /// settings for the front end to show; they never stop a run.
 pub fn load_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>), String> {
-    let (settings, problems) = crate::settings::load(&SettingsFiles::for_workspace(root), &[]);
+    load_settings_with(root, &[])
+}
+
+/// [`load_settings`] with an editor's settings over the files (as
+/// `tandem lsp` takes them from its editor).
+pub fn load_settings_with(root: &Path, editor: &[serde_json::Value]) -> Result<(Settings, Vec<SettingsProblem>), String> {
+    let (settings, problems) = crate::settings::load(&SettingsFiles::for_workspace(root), editor);
     let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(SettingsProblem::is_fatal);
     if fatal.is_empty() {
         return Ok((settings, other));
@@ -105,11 +111,25 @@ pub fn provider(settings: &Settings) -> anyhow::Result<Box<dyn Provider>> {
 /// The same provider with another of its models (a front end's model
 /// choice: ACP's `model` session option); `None`: the settings' model.
 pub fn provider_with_model(settings: &Settings, model: Option<&str>) -> anyhow::Result<Box<dyn Provider>> {
+    resolve_provider(settings, model).map(|(provider, _)| provider).map_err(|err| anyhow::anyhow!("{err}"))
+}
+
+/// The endpoint runs with these settings would talk to, and why (the one
+/// decision of [`ProviderConfig::resolve`]); `Err`: why there is none, or
+/// the setting that cannot apply. What `tandem doctor`, `tandem.provider`
+/// and a run's first event show.
+pub fn endpoint(settings: &Settings) -> Result<Endpoint, String> {
+    resolve_provider(settings, None).map(|(_, endpoint)| endpoint)
+}
+
+fn resolve_provider(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, Endpoint), String> {
     let lookup = |name: &str| match (name, model) {
         ("TANDEM_MODEL", Some(model)) => Some(model.to_string()),
         _ => settings.lookup(name),
     };
-    ProviderConfig::from_lookup(lookup).and_then(|config| config.build()).map_err(|err| anyhow::anyhow!("{err}"))
+    let (config, endpoint) = ProviderConfig::resolve(lookup).map_err(|err| err.to_string())?;
+    let provider = config.build().map_err(|err| err.to_string())?;
+    Ok((provider, endpoint))
 }
 
 /// The models a front end may offer to switch between on this provider:
@@ -330,11 +350,11 @@ pub struct PreparedRun {
     pub end: RunEnd,
 }
 
-/// The provider and its context configuration.
-fn model(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig), String> {
-    let provider = provider_with_model(settings, model).map_err(|e| e.to_string())?;
+/// The provider, its context configuration and its endpoint.
+fn model(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig, Endpoint), String> {
+    let (provider, endpoint) = resolve_provider(settings, model)?;
     let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;
-    Ok((provider, config))
+    Ok((provider, config, endpoint))
 }
 
 impl Host {
@@ -492,12 +512,15 @@ impl Host {
     /// names what to set).
     fn run(&self, prompt: impl Into<String>, mut parts: RunParts, checkpoint: Option<(String, String)>) -> Result<ReadyRun, String> {
         let settings = self.settings();
-        let (provider, config) = match parts.provider.take() {
+        let (provider, config, endpoint) = match parts.provider.take() {
             Some(provider) => {
                 let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;
-                (provider, config)
+                (provider, config, None)
             }
-            None => model(&settings, parts.model.as_deref())?,
+            None => {
+                let (provider, config, endpoint) = model(&settings, parts.model.as_deref())?;
+                (provider, config, Some(endpoint))
+            }
         };
         let (context, in_editor, compact, max_turns) = (parts.context.clone(), parts.in_editor, parts.compact, parts.max_turns);
         let mut prepared = self.prepare_with(&settings, parts, checkpoint);
@@ -512,6 +535,7 @@ impl Host {
             // The prompt and stop hooks are the user's run's (sub-agents' requests have none).
             hooks: Some(Arc::clone(&self.hooks)),
             sandbox_notice: prepared.sandbox_notice,
+            endpoint,
             ..RunRequest::default()
         };
         Ok(ReadyRun { provider, config, executor: self.executor.clone(), ctx: prepared.ctx, request, end: prepared.end })
@@ -521,7 +545,7 @@ impl Host {
     /// and its context configuration, for work on a thread outside a run
     /// (compacting it).
     pub fn model(&self, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig), String> {
-        self::model(&self.settings(), model)
+        self::model(&self.settings(), model).map(|(provider, config, _)| (provider, config))
     }
 
     /// A run's tool context: plan mode from its modes, the sandbox, the
