@@ -235,6 +235,11 @@ impl Streaming {
     }
 }
 
+/// A turn that holds the run until the test writes `name` in the workspace.
+fn hold(name: &str) -> Value {
+    call("run_shell", json!({"command": format!("while [ ! -e {name} ]; do sleep 0.05; done")}))
+}
+
 /// The pids a `task_list` line names: `…; 3 processes (pids 1 2 3)`.
 fn listed_pids(listing: &str, task: &str) -> Vec<i32> {
     let line = listing.lines().find(|l| l.starts_with(&format!("task {task}: "))).unwrap_or_else(|| panic!("no task {task} in {listing}"));
@@ -259,6 +264,7 @@ async fn a_background_task_lists_its_real_processes_and_task_stop_ends_every_one
         call("run_shell", json!({"command": "echo started; sleep 3101 & sleep 3102 & wait", "background": true})),
         call("task_output", json!({"task_id": "1", "block": 20})),
         call("task_list", json!({})),
+        hold("listed.flag"),
         call("task_stop", json!({"task_id": "1"})),
         call("task_list", json!({})),
         call("task_output", json!({"task_id": "7"})),
@@ -276,14 +282,15 @@ async fn a_background_task_lists_its_real_processes_and_task_stop_ends_every_one
     assert_eq!(pids.len(), 3, "{listing}");
     assert!(pids.contains(&first) && pids.contains(&second), "{listing}: sleeps {first} {second}");
     assert!(pids.iter().all(|pid| crate::common::process_alive(*pid)), "{listing}");
-    let stopped = run.result("toolu_script_4_1").await;
+    std::fs::write(dir.path().join("listed.flag"), "").unwrap();
+    let stopped = run.result("toolu_script_5_1").await;
     assert!(stopped.starts_with("Stopped task 1"), "{stopped}");
     for pid in &pids {
         assert!(crate::common::wait_until_dead(*pid).await, "process {pid} of the stopped task is still running");
     }
-    let listing = run.result("toolu_script_5_1").await;
+    let listing = run.result("toolu_script_6_1").await;
     assert!(listing.starts_with("task 1: stopped after "), "{listing}");
-    let unknown = run.until("the unknown task's result", |e| e["type"] == "tool_result" && e["id"] == "toolu_script_6_1").await;
+    let unknown = run.until("the unknown task's result", |e| e["type"] == "tool_result" && e["id"] == "toolu_script_7_1").await;
     assert_eq!(unknown["is_error"], true);
     assert!(unknown["content"].as_str().unwrap().contains("there is no task \"7\". The tasks are: 1"), "{unknown}");
     let (events, status) = run.finish().await;
@@ -305,16 +312,28 @@ async fn daemons_and_a_task_that_ignores_sigterm_end_with_task_stop() {
     let data = tempfile::tempdir().unwrap();
     // Ignored signals are inherited: nothing here ends on a SIGTERM.
     let command = "trap '' TERM; setsid sleep 3201 & nohup sleep 3202 >/dev/null 2>&1 & (sleep 3203 &); echo up; while true; do sleep 1; done";
-    let turns = vec![background(command), call("task_output", json!({"task_id": "1", "block": 20})), call("task_list", json!({})), call("task_stop", json!({"task_id": "1"})), done()];
+    let turns = vec![
+        background(command),
+        hold("daemons.flag"),
+        call("task_list", json!({})),
+        hold("listed.flag"),
+        call("task_stop", json!({"task_id": "1"})),
+        done(),
+    ];
     let mut run = Streaming::start(dir.path(), data.path(), turns);
-    run.result("toolu_script_2_1").await;
+    run.until("the hold", |e| e["type"] == "tool_call" && e["id"] == "toolu_script_2_1").await;
+    crate::common::wait_until("the daemons run", || {
+        ["sleep 3201", "sleep 3202", "sleep 3203"].iter().all(|c| crate::common::processes_running(c).len() == 1)
+    });
+    std::fs::write(dir.path().join("daemons.flag"), "").unwrap();
     let listing = run.result("toolu_script_3_1").await;
     let pids = listed_pids(&listing, "1");
     let daemons: Vec<i32> = ["sleep 3201", "sleep 3202", "sleep 3203"].iter().map(|c| only_process(c)).collect();
     for daemon in &daemons {
         assert!(pids.contains(daemon), "the double-forked and setsid daemons are the task's: {listing} {daemons:?}");
     }
-    let stopped = run.result("toolu_script_4_1").await;
+    std::fs::write(dir.path().join("listed.flag"), "").unwrap();
+    let stopped = run.result("toolu_script_5_1").await;
     assert!(stopped.starts_with("Stopped task 1"), "{stopped}");
     for pid in pids.iter().chain(&daemons) {
         assert!(crate::common::wait_until_dead(*pid).await, "process {pid} survived task_stop");
@@ -331,9 +350,10 @@ async fn tasks_end_with_tandem_ask_and_with_a_sigkill_of_tandem() {
     let data = tempfile::tempdir().unwrap();
     // The run ends with the task still running: the session ends it.
     let dir = tempfile::tempdir().unwrap();
-    let mut run = Streaming::start(dir.path(), data.path(), vec![background("sleep 3301"), call("task_list", json!({})), done()]);
+    let mut run = Streaming::start(dir.path(), data.path(), vec![background("sleep 3301"), call("task_list", json!({})), hold("seen.flag"), done()]);
     run.result("toolu_script_2_1").await;
     let sleeper = only_process("sleep 3301");
+    std::fs::write(dir.path().join("seen.flag"), "").unwrap();
     let (_, status) = run.finish().await;
     assert!(status.success());
     assert!(crate::common::wait_until_dead(sleeper).await, "the task outlived `tandem ask`");
@@ -360,26 +380,29 @@ async fn a_task_that_ends_by_itself_is_announced_to_the_model_once() {
     }
     let dir = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let wait = "while [ ! -e ended.flag ]; do sleep 0.05; done";
-    let turns = vec![
-        background("echo one; echo two; touch ended.flag; exit 3"),
-        call("run_shell", json!({"command": wait})),
-        call("run_shell", json!({"command": "true"})),
-        call("run_shell", json!({"command": "true"})),
-        done(),
-    ];
-    let run = Streaming::start(dir.path(), data.path(), turns);
-    let (events, status) = run.finish().await;
-    assert!(status.success(), "{events:#?}");
-    let ended = events.iter().find(|e| e["type"] == "task_ended").unwrap_or_else(|| panic!("{events:#?}"));
+    // The task ends when the test says so, while a foreground command
+    // holds the run; the command ends once Tandem has seen the end, so the
+    // notice goes with that command's result.
+    let task = "echo one; echo two; while [ ! -e first.flag ]; do sleep 0.05; done; exit 3";
+    let turns = vec![background(task), call("run_shell", json!({"command": "while [ ! -e second.flag ]; do sleep 0.05; done"})), done()];
+    let mut run = Streaming::start(dir.path(), data.path(), turns);
+    run.until("the foreground command", |e| e["type"] == "tool_call" && e["id"] == "toolu_script_2_1").await;
+    std::fs::write(dir.path().join("first.flag"), "").unwrap();
+    let ended = run.until("the task's end", |e| e["type"] == "task_ended").await;
     assert_eq!((ended["status"].as_str(), ended["exit_code"].as_i64()), (Some("exited"), Some(3)), "{ended}");
     assert_eq!(ended["last_lines"], json!(["one", "two"]));
-    // What the model read is the thread: the notice is in it once.
+    std::fs::write(dir.path().join("second.flag"), "").unwrap();
+    let (events, status) = run.finish().await;
+    assert!(status.success(), "{events:#?}");
+    // What the model read is the thread: the notice is in it once, after
+    // the foreground command's result.
     let thread = events.last().unwrap()["thread_id"].as_str().unwrap().to_string();
     let saved = find_file(&data.path().join("tandem/threads"), &format!("{thread}.jsonl"));
     let history = std::fs::read_to_string(saved).unwrap();
-    let notice = "[Background task 1 (`echo one; echo two; touch ended.flag; exit 3`) exited with code 3. Its last lines:\\none\\ntwo";
-    assert_eq!(history.matches(notice).count(), 1, "{history}");
+    let notice = format!("[Background task 1 (`{task}`) exited with code 3. Its last lines:\\none\\ntwo");
+    assert_eq!(history.matches(&notice).count(), 1, "{history}");
+    let line = history.lines().find(|l| l.contains(&notice)).unwrap();
+    assert!(line.contains("toolu_script_2_1"), "the notice comes with the next result: {line}");
 }
 
 fn find_file(dir: &Path, name: &str) -> std::path::PathBuf {

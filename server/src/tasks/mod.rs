@@ -229,23 +229,11 @@ impl Tasks for TaskRegistry {
     }
 
     fn list(&self) -> Vec<TaskInfo> {
-        let table = ProcessTable::now();
-        let mut state = self.shared.state.locked();
-        state
-            .tasks
-            .iter_mut()
-            .map(|entry| {
-                let mut info = entry.info.clone();
-                info.output_bytes = entry.output.total();
-                match (info.status, entry.root_pid) {
-                    (TaskStatus::Running, Some(root)) => info.processes = table.under(root),
-                    // The model sees that it ended.
-                    (TaskStatus::Running, None) => {}
-                    _ => entry.announced = true,
-                }
-                info
-            })
-            .collect()
+        self.listed(false)
+    }
+
+    fn list_for_model(&self) -> Vec<TaskInfo> {
+        self.listed(true)
     }
 
     async fn read(&self, id: &str, block: Duration, cancel: &CancellationToken) -> Result<TaskRead, String> {
@@ -344,6 +332,28 @@ impl Tasks for TaskRegistry {
 use crate::tools::ports::tasks::TaskRead;
 
 impl TaskRegistry {
+    /// Every task with its processes now; `seen`: the model reads the list,
+    /// so the endings in it are told.
+    fn listed(&self, seen: bool) -> Vec<TaskInfo> {
+        let table = ProcessTable::now();
+        let mut state = self.shared.state.locked();
+        state
+            .tasks
+            .iter_mut()
+            .map(|entry| {
+                let mut info = entry.info.clone();
+                info.output_bytes = entry.output.total();
+                match (info.status, entry.root_pid) {
+                    (TaskStatus::Running, Some(root)) => info.processes = table.under(root),
+                    (TaskStatus::Running, None) => {}
+                    _ if seen => entry.announced = true,
+                    _ => {}
+                }
+                info
+            })
+            .collect()
+    }
+
     fn processes_of(&self, id: &str) -> Vec<crate::tools::ports::tasks::TaskProcess> {
         let root = self.shared.state.locked().find(id).and_then(|e| e.root_pid);
         root.map(|root| ProcessTable::now().under(root)).unwrap_or_default()
@@ -471,4 +481,63 @@ fn exit_code(status: std::process::ExitStatus) -> Option<i32> {
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+
+    /// Start `script` (no sandbox: the registry does not care) as a task of thread `t`.
+    fn start(registry: &TaskRegistry, script: &str) -> TaskInfo {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::from(writer)).kill_on_drop(true);
+        let child = cmd.spawn().unwrap();
+        drop(cmd);
+        registry.start(TaskSpawn { command: script.into(), child, output: reader.into(), guard: Box::new(()), network: false, thread: "t".into() }).unwrap()
+    }
+
+    /// Wait (bounded) until every task started so far has ended.
+    async fn ended(registry: &TaskRegistry) {
+        let done = Arc::new(Notify::new());
+        let told = Arc::clone(&done);
+        let _watching = registry.watch(Arc::new(move |news: &TaskNews| {
+            if matches!(news, TaskNews::Ended(_)) {
+                told.notify_one();
+            }
+        }));
+        while registry.list().iter().any(|t| t.status == TaskStatus::Running) {
+            let _ = tokio::time::timeout(Duration::from_secs(20), done.notified()).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn looking_at_the_list_keeps_an_ending_news_and_the_models_list_takes_it() {
+        let registry = TaskRegistry::new();
+        start(&registry, "echo bye; exit 3");
+        ended(&registry).await;
+        // The loop saves the list with the thread each turn: that is no telling.
+        assert_eq!(registry.list()[0].describe_status(), "exited with code 3");
+        let endings = registry.take_endings("t");
+        assert_eq!(endings.len(), 1);
+        assert_eq!(endings[0].last_lines, ["bye"]);
+        assert!(registry.take_endings("t").is_empty(), "each ending is told once");
+
+        start(&registry, "exit 4");
+        ended(&registry).await;
+        assert!(registry.take_endings("other thread").is_empty());
+        registry.list_for_model();
+        assert!(registry.take_endings("t").is_empty(), "task_list showed the model its end");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_task_names_the_known_ones() {
+        let registry = TaskRegistry::new();
+        let cancel = CancellationToken::new();
+        assert!(registry.read("1", Duration::ZERO, &cancel).await.unwrap_err().contains("no background task was started"));
+        start(&registry, "exit 0");
+        assert!(registry.stop("9").await.unwrap_err().contains("there is no task \"9\". The tasks are: 1"));
+    }
 }

@@ -37,7 +37,7 @@ impl Tool for TaskList {
 
     async fn call(&self, _args: Self::Args, (): (), ctx: &ToolContext) -> Result<String, ToolError> {
         let Some(tasks) = &ctx.tasks else { return Ok("No background tasks (none can run here).".to_string()) };
-        let list = tasks.list();
+        let list = tasks.list_for_model();
         if list.is_empty() {
             return Ok("No background tasks.".to_string());
         }

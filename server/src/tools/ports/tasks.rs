@@ -158,8 +158,13 @@ pub trait Tasks: Send + Sync {
     fn start(&self, spawn: TaskSpawn) -> Result<TaskInfo, String>;
 
     /// Every task of the session (and those restored from its threads),
-    /// oldest first, each with its processes now.
+    /// oldest first, each with its processes now. Looking is not telling:
+    /// the endings stay news for the model ([`Tasks::take_endings`]).
     fn list(&self) -> Vec<TaskInfo>;
+
+    /// The same, for the model's eyes (`task_list`): the ended tasks it
+    /// lists are no news any more.
+    fn list_for_model(&self) -> Vec<TaskInfo>;
 
     /// What task `id` printed since the last read; with `block`, wait up
     /// to that long for new output or its end first. `Err`: no such task.
