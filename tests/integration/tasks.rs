@@ -473,3 +473,28 @@ async fn a_resumed_thread_lists_the_earlier_sessions_task_as_ended() {
     let history = std::fs::read_to_string(saved).unwrap();
     assert_eq!(history.matches("[Background task 1 (`sleep 3401`) ended with the Tandem session that ran it").count(), 1, "{history}");
 }
+
+/// A compaction keeps the thread's tasks in view: the model's next request
+/// lists them as they stand (here one the earlier session ran).
+#[tokio::test]
+async fn a_compaction_keeps_the_threads_tasks_in_the_models_view() {
+    if !bwrap_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (events, status) = Streaming::start(dir.path(), data.path(), vec![background("sleep 3601"), done()]).finish().await;
+    assert!(status.success(), "{events:#?}");
+    let thread = events.last().unwrap()["thread_id"].as_str().unwrap().to_string();
+    let text = fixture("anthropic/verbatim_basic_text.sse");
+    let mock = MockModel::start(vec![MockResponse::sse(&text), MockResponse::sse(&text)]).await;
+    let mut command = tandem(dir.path(), data.path());
+    command.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &mock.url).env("ANTHROPIC_API_KEY", "test-key");
+    command.args(["ask", "--json", "--resume", &thread, "--compact", "go on"]);
+    events_of(command).await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "the summary and the run");
+    let after = requests[1].body["messages"].to_string();
+    assert!(after.contains("This conversation was compacted"), "{after}");
+    assert!(after.contains("Background tasks of this conversation") && after.contains("- task 1: ended with the Tandem process that ran it: `sleep 3601`"), "{after}");
+}

@@ -533,6 +533,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_session_runs_at_most_32_tasks_at_once_and_a_silent_task_reads_as_nothing_new() {
+        let registry = TaskRegistry::new();
+        for _ in 0..MAX_RUNNING {
+            start(&registry, "exec sleep 600");
+        }
+        let (reader, writer) = std::io::pipe().unwrap();
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.args(["-c", "exec sleep 601"]).stdin(Stdio::null()).stdout(Stdio::from(writer)).kill_on_drop(true);
+        let child = cmd.spawn().unwrap();
+        drop(cmd);
+        let pid = child.id().unwrap();
+        let spawn = TaskSpawn { command: "sleep 601".into(), child, output: reader.into(), guard: Box::new(()), network: false, thread: "t".into() };
+        let refused = registry.start(spawn).unwrap_err();
+        assert!(refused.contains("32 background tasks are running already") && refused.contains("was not started"), "{refused}");
+        // The refused command does not run on.
+        let gone = tokio::time::timeout(Duration::from_secs(20), async {
+            while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z')) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        assert!(gone.await.is_ok(), "the refused command still runs");
+        // A task that prints nothing: a short block answers with nothing new.
+        let read = registry.read("1", Duration::from_millis(50), &CancellationToken::new()).await.unwrap();
+        assert_eq!((read.text.as_str(), read.from, read.to, read.task.status), ("", 0, 0, TaskStatus::Running));
+        registry.stop_all().await;
+        assert!(registry.list().iter().all(|t| t.status == TaskStatus::Stopped));
+        assert!(registry.take_endings("t").is_empty(), "the session's end is no news for the model");
+    }
+
+    #[tokio::test]
     async fn an_unknown_task_names_the_known_ones() {
         let registry = TaskRegistry::new();
         let cancel = CancellationToken::new();
