@@ -221,6 +221,7 @@ pub mod checkpoint;
 pub mod consent;
 pub mod environment;
 pub mod hooks;
+pub mod json_file;
 pub mod language_servers;
 pub mod host;
 pub mod lsp;

@@ -27,8 +27,6 @@ use serde_json::Value;
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Tool-call timeout when the settings give none.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
-/// Config files larger than this are refused (they are hand-written JSON).
-const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Which file a server came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -162,7 +160,8 @@ impl McpConfig {
         let mut merged: BTreeMap<String, ServerConfig> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
         for (origin, path) in files {
-            let json = match read_json(&path) {
+            let inside = matches!(origin, Origin::ProjectMcp | Origin::ProjectSettings | Origin::LocalSettings).then_some(root);
+            let json = match read_json(&path, inside) {
                 Ok(Some(json)) => json,
                 Ok(None) => continue,
                 Err(err) => {
@@ -216,18 +215,12 @@ impl McpConfig {
     }
 }
 
-/// `Ok(None)` when the file does not exist.
-fn read_json(path: &Path) -> Result<Option<Value>, String> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("{}: {err}", path.display())),
-    };
-    if metadata.len() > MAX_CONFIG_BYTES {
-        return Err(format!("{}: larger than {MAX_CONFIG_BYTES} bytes; ignored", path.display()));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
+/// `Ok(None)` when the file does not exist. Read strictly, as the
+/// settings are ([`crate::json_file`]): a FIFO, a device, a file over a
+/// megabyte, a duplicate key or (for the project's files) a symlink out of
+/// the workspace is refused.
+fn read_json(path: &Path, inside: Option<&Path>) -> Result<Option<Value>, String> {
+    crate::json_file::read_object(path, inside).map_err(|err| format!("{}: {err}; ignored", path.display()))
 }
 
 fn parse_transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, String> {

@@ -9,9 +9,6 @@ use serde_json::{Map, Value};
 use super::keys::{self, Apply};
 use super::{Scope, Settings, SettingsProblem, Severity};
 
-/// Settings files larger than this are not read (they are not settings).
-const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
-
 /// One layer of raw settings and where it came from.
 #[derive(Debug, Clone)]
 pub struct Layer {
@@ -24,6 +21,8 @@ pub struct Layer {
 /// The settings files of a workspace.
 #[derive(Debug, Clone)]
 pub struct SettingsFiles {
+    /// The workspace root: the project's files must be inside it.
+    pub root: PathBuf,
     /// `~/.tandem/settings.json` (`None` when there is no home folder).
     pub user: Option<PathBuf>,
     pub project: PathBuf,
@@ -38,6 +37,7 @@ impl SettingsFiles {
 
     pub fn with_home(root: &Path, home: Option<&Path>) -> Self {
         SettingsFiles {
+            root: root.to_path_buf(),
             user: home.map(|h| h.join(".tandem").join("settings.json")),
             project: root.join(".tandem").join("settings.json"),
             local: root.join(".tandem").join("settings.local.json"),
@@ -51,7 +51,10 @@ impl SettingsFiles {
         let files = [(Scope::User, self.user.as_ref()), (Scope::Project, Some(&self.project)), (Scope::Local, Some(&self.local))];
         for (scope, path) in files {
             let Some(path) = path else { continue };
-            match read_file(path) {
+            // A project's file may link only to a file of the project; the
+            // user's may live anywhere (a dotfiles checkout).
+            let inside = scope.is_project().then_some(self.root.as_path());
+            match read_file(path, inside) {
                 Ok(Some(value)) => layers.push(Layer { scope, source: path.display().to_string(), value }),
                 Ok(None) => {}
                 Err((message, position)) => problems.push(SettingsProblem {
@@ -71,30 +74,11 @@ impl SettingsFiles {
 /// JSON does not parse.
 pub(super) type ReadError = (String, Option<(usize, usize)>);
 
-/// A settings file's JSON (`None`: no file, or an empty one).
-pub(super) fn read_file(path: &Path) -> Result<Option<Value>, ReadError> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err((format!("cannot read it: {err}"), None)),
-    };
-    if metadata.len() > MAX_SETTINGS_BYTES {
-        return Err((format!("it is {} bytes; settings files are at most {MAX_SETTINGS_BYTES}", metadata.len()), None));
-    }
-    let text = std::fs::read_to_string(path).map_err(|err| (format!("cannot read it: {err}"), None))?;
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    let value: Value = serde_json::from_str(&text).map_err(|err| {
-        // serde_json's message ends with " at line L column C": the position is kept apart.
-        let message = err.to_string();
-        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
-        (format!("not valid JSON: {message}"), Some((err.line(), err.column())))
-    })?;
-    if !value.is_object() {
-        return Err(("expected a JSON object at the top".into(), None));
-    }
-    Ok(Some(value))
+/// A settings file's JSON (`None`: no file, or an empty one), read
+/// strictly ([`crate::json_file`]): not a regular file, over a megabyte, a
+/// duplicate key or a symlink out of `inside` is an error.
+pub(super) fn read_file(path: &Path, inside: Option<&Path>) -> Result<Option<Value>, ReadError> {
+    crate::json_file::read_object(path, inside).map_err(|err| (err.message, err.position))
 }
 
 /// The `tandem` section of an editor settings object: `{"tandem": {...}}`

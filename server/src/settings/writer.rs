@@ -16,7 +16,7 @@ pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String
     let path = SettingsFiles::with_home(root, None).local;
     // The write happens only if the file still holds what was read here.
     let expected = std::fs::read(&path).ok().map(|bytes| crate::workspace::fingerprint(&bytes));
-    let mut value = match read_file(&path) {
+    let mut value = match read_file(&path, Some(root)) {
         Ok(Some(value)) => value,
         Ok(None) => Value::Object(Map::new()),
         Err((err, _)) => return Err(format!("{}: {err}; not changed", path.display())),
