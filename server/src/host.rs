@@ -75,6 +75,24 @@ pub fn checked_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>),
     Err(fatal.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
 }
 
+/// Trust the files of the folder `root` as they are now, in the user's
+/// store ([`crate::trust`]). The answer is what that lets apply: what the
+/// untrusted files asked for and was left out until now (empty: nothing
+/// needed trust); `Err` says why the trust cannot be kept.
+pub fn trust_folder(root: &Path) -> Result<Vec<SettingsProblem>, String> {
+    let store = crate::trust::TrustStore::for_user().ok_or("cannot find the user's data folder (set XDG_DATA_HOME) to remember the trust in")?;
+    let (_, before) = load_settings(root);
+    store.trust(root).map_err(|err| format!("cannot remember the trust in {}: {err}", store.path().display()))?;
+    Ok(before.into_iter().filter(SettingsProblem::needs_trust).collect())
+}
+
+/// Whether [`trust_folder`]'s answer holds what starts when a session
+/// opens (MCP and language servers): a session open before the trust
+/// starts them only when it is opened again.
+pub fn needs_new_session(applied: &[SettingsProblem]) -> bool {
+    applied.iter().any(|p| matches!(p.field.as_str(), "mcpServers" | "lspServers" | "enableAllProjectMcpServers" | "enabledMcpjsonServers"))
+}
+
 /// The model provider the settings (and the environment under them) name.
 pub fn provider(settings: &Settings) -> anyhow::Result<Box<dyn Provider>> {
     provider_with_model(settings, None)

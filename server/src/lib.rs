@@ -233,4 +233,5 @@ pub mod scope;
 pub mod settings;
 pub mod thread;
 pub mod tools;
+pub mod trust;
 pub mod workspace;

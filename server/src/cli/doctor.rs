@@ -1,7 +1,8 @@
 //! `tandem doctor`: what this machine and this folder's settings give
 //! Tandem, in plain words, for the user to check before a run (and for
-//! `:checkhealth tandem`, which runs `tandem doctor --json`). Today:
-//! whether shell commands run in a sandbox, and why not.
+//! `:checkhealth tandem`, which runs `tandem doctor --json`): whether shell
+//! commands run in a sandbox, and why not; whether the folder's own
+//! settings files are trusted, and what was ignored until they are.
 
 use std::process::ExitCode;
 
@@ -11,12 +12,14 @@ use tandem::sandbox::Availability;
 /// (no sandbox can start), 0 otherwise (a sandbox switched off by the
 /// user's own settings is their choice, said but not a failure). With
 /// `json`, one object: `{"version", "workspace", "sandbox": {"state":
-/// "ready" | "disabled" | "unavailable", "description", "notice"?}}`.
+/// "ready" | "disabled" | "unavailable", "description", "notice"?},
+/// "trust": {"state", "files", "notice"?}}` (see [`trust_report`]).
 #[allow(clippy::print_stdout)]
 pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
-    let settings = super::ask::load_settings(root)?;
+    let (settings, problems) = tandem::host::checked_settings(root).map_err(anyhow::Error::msg)?;
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
+    let trust = trust_report(root, &problems);
     if json {
         let state = match sandbox {
             Availability::Ready(_) => "ready",
@@ -31,6 +34,7 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
         if let Some(notice) = sandbox.notice() {
             report["sandbox"]["notice"] = serde_json::json!(notice);
         }
+        report["trust"] = trust;
         println!("{report}");
         return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
@@ -42,5 +46,52 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
             println!("  {notice}");
         }
     }
+    let files = trust["files"].as_object().cloned().unwrap_or_default();
+    match trust["state"].as_str() {
+        Some("no project files") => println!("trust: this folder has no settings files of its own (nothing to trust)"),
+        Some("trusted") => println!("trust: this folder's settings files are trusted"),
+        _ => println!("trust: WARNING: this folder's settings files are not trusted: they may only tighten"),
+    }
+    for (file, state) in &files {
+        println!("  {file}: {}", state.as_str().unwrap_or_default());
+    }
+    if let Some(notice) = trust["notice"].as_str() {
+        for line in notice.lines() {
+            println!("  {line}");
+        }
+    }
+    for problem in problems.iter().filter(|p| !p.needs_trust()) {
+        println!("settings: {problem}");
+    }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The folder's trust: `{"state": "trusted" | "not trusted" | "no project
+/// files", "files": {".tandem/settings.json": "trusted" | "changed since
+/// trusted" | "not trusted"}, "notice"?: what was ignored and how to trust}`.
+fn trust_report(root: &std::path::Path, problems: &[tandem::settings::SettingsProblem]) -> serde_json::Value {
+    use tandem::trust::{FileTrust, Trust, PROJECT_FILES};
+    let trust = Trust::of(root);
+    let mut files = serde_json::Map::new();
+    for relative in PROJECT_FILES {
+        let Ok(bytes) = std::fs::read(root.join(relative)) else { continue };
+        let state = match trust.file(relative, &bytes) {
+            FileTrust::Trusted => "trusted",
+            FileTrust::Changed => "changed since trusted",
+            FileTrust::NotTrusted => "not trusted",
+        };
+        files.insert(relative.to_string(), serde_json::json!(state));
+    }
+    let state = if files.is_empty() {
+        "no project files"
+    } else if files.values().all(|s| s == "trusted") {
+        "trusted"
+    } else {
+        "not trusted"
+    };
+    let mut report = serde_json::json!({"state": state, "files": files});
+    if let Some(notice) = tandem::settings::trust_notice(problems) {
+        report["notice"] = serde_json::json!(notice);
+    }
+    report
 }
