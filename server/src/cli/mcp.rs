@@ -29,6 +29,11 @@ pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> 
     for warning in manager.warnings() {
         println!("warning: {warning}");
     }
+    // Servers in files of a folder not trusted yet are not listed: say so.
+    let (_, problems) = tandem::host::load_settings(&root);
+    if let Some(notice) = tandem::settings::trust_notice(&problems) {
+        println!("warning: {notice}");
+    }
     if statuses.is_empty() {
         println!("No MCP servers configured (~/.tandem/mcp.json, .mcp.json, mcpServers in .tandem/settings.json).");
         return Ok(ExitCode::SUCCESS);
