@@ -64,16 +64,23 @@ impl Repo {
         turns.push(json!({"text": "Done."}));
         let script = self.home.join("script.json");
         std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
-        let output = self
-            .tandem()
-            .env("TANDEM_PROVIDER", "scripted")
-            .env("TANDEM_SCRIPT", &script)
-            .env("ANTHROPIC_API_KEY", USER_KEY)
-            .args(["ask", "--json"])
-            .args(args)
-            .arg("go")
-            .output()
-            .unwrap();
+        let mut command = self.tandem();
+        command.env("TANDEM_PROVIDER", "scripted").env("TANDEM_SCRIPT", &script).env("ANTHROPIC_API_KEY", USER_KEY);
+        command.args(["ask", "--json"]).args(args).arg("go").stdout(Stdio::piped()).stderr(Stdio::piped());
+        let child = command.spawn().unwrap();
+        let pid = child.id();
+        // A deadline, not a sleep: a run that hangs (a FIFO read) fails the test.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        let output = match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(output) => output.unwrap(),
+            Err(_) => {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+                panic!("tandem ask {args:?} did not end within 120 s");
+            }
+        };
         let results = String::from_utf8_lossy(&output.stdout)
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -288,4 +295,47 @@ fn trust_lets_the_folders_own_mode_rules_and_env_apply() {
     assert!(repo.trust(&["--revoke"]).contains("no longer trusted"));
     repo.ask(&calls, &[]);
     assert!(!repo.exists("shell-ran") && !repo.exists("written.txt"));
+}
+
+/// A settings file that is not plain JSON in a regular file stops the run
+/// before anything happens, naming the file: a FIFO (which would wait for a
+/// writer forever), a device (`/dev/zero` never ends), a file over 1 MB,
+/// a duplicate key (the earlier `deny` list would be lost), a project file
+/// that links out of the workspace. A BOM is fine; a comment is named.
+#[test]
+fn settings_that_are_not_plain_json_in_a_regular_file_stop_the_run_naming_the_file() {
+    let cases: Vec<(&str, Box<dyn Fn(&Repo)>, &str)> = vec![
+        ("fifo", Box::new(|repo: &Repo| {
+            std::fs::create_dir_all(repo.root.join(".tandem")).unwrap();
+            let status = Command::new("mkfifo").arg(repo.root.join(".tandem/settings.json")).status().unwrap();
+            assert!(status.success());
+        }), "not a regular file (a FIFO)"),
+        ("device", Box::new(|repo: &Repo| {
+            std::os::unix::fs::symlink("/dev/zero", repo.home.join(".tandem/settings.json")).unwrap();
+        }), "not a regular file (a device)"),
+        ("huge", Box::new(|repo: &Repo| repo.write(".tandem/settings.local.json", &format!("{{\"model\": \"{}\"}}", "m".repeat(1_100_000)))), "settings files are at most 1048576"),
+        ("duplicate", Box::new(|repo: &Repo| {
+            repo.write(".tandem/settings.json", "{\"permissions\": {\"deny\": [\"run_shell(touch:*)\"]},\n \"permissions\": {\"ask\": []}}")
+        }), "duplicate key \"permissions\""),
+        ("symlink out", Box::new(|repo: &Repo| {
+            std::fs::create_dir_all(repo.root.join(".tandem")).unwrap();
+            std::fs::write(repo.home.join("elsewhere.json"), "{}").unwrap();
+            std::os::unix::fs::symlink(repo.home.join("elsewhere.json"), repo.root.join(".tandem/settings.json")).unwrap();
+        }), "outside"),
+        ("comment", Box::new(|repo: &Repo| repo.write(".tandem/settings.json", "{\n  // no\n  \"model\": \"m\"}")), "comments are not JSON"),
+    ];
+    for (name, plant, says) in cases {
+        let repo = Repo::new();
+        plant(&repo);
+        let ran = repo.ask(&[json!({"name": "run_shell", "input": {"command": "touch ran"}})], &["--permission-mode", "bypassPermissions", "--trust"]);
+        assert_eq!(ran.code, Some(2), "{name}: {}", ran.stderr);
+        assert!(ran.stderr.contains(says) && ran.stderr.contains("settings"), "{name}: {}", ran.stderr);
+        assert!(ran.results.is_empty() && !repo.exists("ran"), "{name}: the run started");
+    }
+    // A BOM (as Windows editors write) is read as the JSON after it.
+    let repo = Repo::new();
+    repo.write(".tandem/settings.json", "\u{feff}{\"permissions\": {\"deny\": [\"run_shell(touch:*)\"]}}");
+    let ran = repo.ask(&[json!({"name": "run_shell", "input": {"command": "touch ran"}})], &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(ran.results[0].1.contains("forbids this call") && !repo.exists("ran"), "{:?}", ran.results);
 }
