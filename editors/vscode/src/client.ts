@@ -26,6 +26,7 @@ import {
   textInputAnswer,
   USER_ONLY_SETTINGS,
   userSetting,
+  usersSection,
 } from './logic';
 import { answerCodeIntel } from './codeIntel';
 import { Runs } from './runs';
@@ -125,6 +126,16 @@ export class TandemServer implements vscode.Disposable {
       // Code actions run `tandem.ask` through us, so they get the same
       // progress, transcript framing and end message as the palette.
       middleware: {
+        // The server's pull of the `tandem` section gets the user's own
+        // values for what a folder's .vscode/settings.json may not set.
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answer = await next(params, token);
+            if (!Array.isArray(answer)) return answer;
+            const tandem = vscode.workspace.getConfiguration('tandem');
+            return answer.map((section, i) => (params.items[i]?.section === 'tandem' ? usersSection(section, (key) => tandem.inspect(key)) : section));
+          },
+        },
         executeCommand: async (command, args, next) => {
           if (command === 'tandem.ask') {
             return vscode.commands.executeCommand('tandem.runAsk', args[0]);

@@ -32,10 +32,13 @@ export interface SettingLayers {
  * comes with the repository (a cloned folder could otherwise name the
  * binary to run, the base URL the API key is sent to, or a looser mode).
  * A project's own choices belong in `.tandem/settings.json`, which applies
- * once the user trusts the folder ("Tandem: Trust Workspace").
+ * once the user trusts the folder ("Tandem: Trust Workspace"). A setting
+ * the user did not set is not sent, so the settings files decide.
  */
 export function userSetting(layers: SettingLayers | undefined): unknown {
-  return layers?.globalValue !== undefined ? layers.globalValue : layers?.defaultValue;
+  // Only what the user set: a default (`permissionMode: "default"`) would
+  // hide the mode of the settings files under it.
+  return layers?.globalValue;
 }
 
 /** The settings a folder's own settings set, which the extension leaves out (said once). */
@@ -49,6 +52,23 @@ export function folderSettingsIgnored(keys: readonly string[], inspect: (key: st
 
 /** The extension's settings that the user alone may set. */
 export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'] as const;
+
+/**
+ * The `tandem` section as the server pulls it (`workspace/configuration`):
+ * VS Code's merged values, with the user-only settings replaced by the
+ * user's own (a folder's `.vscode/settings.json` would otherwise set the
+ * server's mode or model).
+ */
+export function usersSection(section: unknown, inspect: (key: string) => SettingLayers | undefined): unknown {
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) return section;
+  const own: Record<string, unknown> = { ...(section as Record<string, unknown>) };
+  for (const key of USER_ONLY_SETTINGS) {
+    const value = userSetting(inspect(key));
+    if (value === undefined) delete own[key];
+    else own[key] = value;
+  }
+  return own;
+}
 
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;

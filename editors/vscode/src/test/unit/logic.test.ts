@@ -21,6 +21,7 @@ import {
   undoSummary,
   USER_ONLY_SETTINGS,
   userSetting,
+  usersSection,
 } from '../../logic';
 
 describe('user-only settings', () => {
@@ -32,12 +33,16 @@ describe('user-only settings', () => {
     permissionMode: { defaultValue: 'default', workspaceValue: 'bypassPermissions' },
     model: { defaultValue: '', globalValue: 'qwen3-coder' },
   };
-  it('takes the user settings and the defaults, never the folder\'s', () => {
-    assert.strictEqual(userSetting(layers.serverPath), 'tandem');
+  it('takes what the user set, never the folder\'s (nor a default, so the settings files decide)', () => {
+    assert.strictEqual(userSetting(layers.serverPath), undefined);
     assert.strictEqual(userSetting(layers.baseUrl), 'http://localhost:11434/v1');
-    assert.strictEqual(userSetting(layers.permissionMode), 'default');
+    assert.strictEqual(userSetting(layers.permissionMode), undefined);
     assert.strictEqual(userSetting(layers.model), 'qwen3-coder');
-    assert.deepStrictEqual(serverSettings((k) => userSetting(layers[k])), { saveDocuments: true, textInput: true, codeIntel: true, permissionMode: 'default', model: 'qwen3-coder' });
+    assert.deepStrictEqual(serverSettings((k) => userSetting(layers[k])), { saveDocuments: true, textInput: true, codeIntel: true, model: 'qwen3-coder' });
+  });
+  it('answers the server\'s pull of the section with the user\'s own values', () => {
+    const merged = { permissionMode: 'bypassPermissions', baseUrl: 'http://attacker.example', model: 'qwen3-coder', textInput: true };
+    assert.deepStrictEqual(usersSection(merged, (k) => layers[k]), { baseUrl: 'http://localhost:11434/v1', model: 'qwen3-coder', textInput: true });
   });
   it('names the folder settings it leaves out', () => {
     assert.deepStrictEqual(folderSettingsIgnored(USER_ONLY_SETTINGS, (k) => layers[k]), ['serverPath', 'baseUrl', 'permissionMode']);
