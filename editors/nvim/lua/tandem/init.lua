@@ -115,6 +115,15 @@ M.handlers = {
     end
     return { text = text }
   end,
+  -- The server's notices (settings problems, what an untrusted folder's
+  -- settings asked for, a sandbox that is off) through vim.notify, the
+  -- same in every Neovim version (they start with "Tandem: ").
+  ['window/showMessage'] = function(_, params)
+    params = params or {}
+    local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+    vim.notify(params.message or '', levels[params.type] or vim.log.levels.INFO)
+    return vim.NIL
+  end,
   -- Permission asks, hook consent and the plan review: the whole message
   -- in a float, the actions through vim.ui.select (lua/tandem/prompt.lua).
   ['window/showMessageRequest'] = function(err, params, ctx)
