@@ -158,3 +158,106 @@ fn only_a_rule_that_names_a_protected_path_allows_it() {
     assert!(results[1].0 && !repo.root.join(".vscode/settings.json").exists(), "{results:?}");
     assert!(results[2].0 && !repo.root.join(".git/hooks/pre-push").exists(), "{results:?}");
 }
+
+/// bubblewrap, or a skip (a failure under `TANDEM_REQUIRE_BWRAP`).
+fn sandbox_here(test: &str) -> bool {
+    if Command::new("bwrap").arg("--version").output().is_ok() {
+        return true;
+    }
+    assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap is missing");
+    eprintln!("SKIPPED {test}: no bwrap");
+    false
+}
+
+/// `text` as one single-quoted shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+fn shell(command: &str) -> Value {
+    json!({"name": "run_shell", "input": {"command": command}})
+}
+
+/// Approved commands (bypassPermissions, so every one runs) try every way
+/// to make the user's next git command, outside the sandbox, run code: a
+/// `.git` renamed and made again, a `commondir` naming another repository,
+/// the hooks folder `core.hooksPath` names, a nested repository's config
+/// and hooks, a repository in the parent folder. Then the user's `git
+/// commit` and `git status` run nothing. Inside the sandbox too, `git`
+/// runs no repository's fsmonitor, and an embedded bare repository is not
+/// used.
+#[test]
+fn approved_commands_cannot_make_the_users_git_run_code() {
+    if !sandbox_here("approved_commands_cannot_make_the_users_git_run_code") {
+        return;
+    }
+    let repo = Repo::new();
+    // The user's own hooks folder (as husky sets it up).
+    std::fs::create_dir_all(repo.root.join(".githooks")).unwrap();
+    git(&repo.root, &["config", "core.hooksPath", ".githooks"]);
+    // A repository that came in an archive with its own config, and an embedded bare one.
+    std::fs::create_dir_all(repo.root.join("archived")).unwrap();
+    git(&repo.root.join("archived"), &["init", "-q"]);
+    let inside = repo.marker("ran-inside");
+    git(&repo.root.join("archived"), &["config", "core.fsmonitor", &format!("touch {inside}")]);
+    git(&repo.root, &["init", "-q", "--bare", "embedded.git"]);
+    git(&repo.root.join("embedded.git"), &["config", "core.fsmonitor", &format!("touch {inside}")]);
+    let mark = repo.marker("planted-ran");
+    let hook = format!("printf '#!/bin/sh\\ntouch {mark}\\n'");
+    let fsmonitor = format!("printf '[core]\\n\\tfsmonitor = \"touch {mark}\"\\n'");
+    let commands = [
+        format!("mv .git .git-old; mkdir .git; cp -r .git-old/. .git/; {fsmonitor} >> .git/config"),
+        format!("git init -q evil && git -C evil config core.fsmonitor 'touch {mark}' && echo \"$PWD/evil/.git\" > .git/commondir"),
+        format!("{hook} > .githooks/pre-commit; chmod +x .githooks/pre-commit"),
+        format!("{hook} > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit"),
+        format!("{fsmonitor} >> sub/.git/config; {hook} > sub/.git/hooks/post-checkout"),
+        "git -C archived status; cd embedded.git && git log".to_string(),
+    ];
+    // Through `eval`, which the judgement cannot see into: in
+    // bypassPermissions such a command runs, and only the sandbox stands
+    // between it and the files.
+    let calls: Vec<Value> = commands.iter().map(|c| shell(&format!("C={}; eval \"$C\"", shell_quote(c)))).collect();
+    let results = repo.ask(&calls, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(results.len(), commands.len(), "{results:?}");
+    assert!(!Path::new(&inside).exists(), "git in the sandbox ran a repository's fsmonitor: {results:?}");
+    assert!(repo.root.join(".git/HEAD").exists() && !repo.root.join(".git/commondir").exists(), "{results:?}");
+    assert!(!std::fs::read_to_string(repo.root.join(".git/config")).unwrap().contains("fsmonitor"));
+    // The user's own git, outside any sandbox.
+    git(&repo.root, &["commit", "-q", "--allow-empty", "-m", "after the agent"]);
+    git(&repo.root, &["status", "--short"]);
+    git(&repo.root.join("sub"), &["status", "--short"]);
+    git(&repo.root.join("sub"), &["checkout", "-q", "-b", "other"]);
+    assert!(!Path::new(&mark).exists(), "the user's git ran what an approved command planted: {results:#?}");
+}
+
+/// The workspace is a folder of a checkout whose `.git` is in the parent
+/// folder, where approved commands may write (a temp folder): its config
+/// and hooks stay read-only too.
+#[test]
+fn a_repository_in_the_parent_folder_stays_read_only() {
+    if !sandbox_here("a_repository_in_the_parent_folder_stays_read_only") {
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let outer = temp.path().canonicalize().unwrap().join("checkout");
+    let root = outer.join("app");
+    std::fs::create_dir_all(&root).unwrap();
+    git(&outer, &["init", "-q"]);
+    let home = temp.path().canonicalize().unwrap().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let repo = Repo { _temp: temp, root: root.clone(), home };
+    let mark = repo.marker("planted-ran");
+    if !outer.starts_with("/tmp") && !outer.starts_with("/var/tmp") {
+        eprintln!("SKIPPED: the checkout is not under a temp folder approved commands may write");
+        return;
+    }
+    let planted = format!("printf '[core]\\n\\tfsmonitor = \"touch {mark}\"\\n' >> ../.git/config; printf '#!/bin/sh\\ntouch {mark}\\n' > ../.git/hooks/pre-commit; chmod +x ../.git/hooks/pre-commit; mv ../.git ../.git-old");
+    let results = repo.ask(
+        &[shell(&format!("C={}; eval \"$C\"", shell_quote(&planted)))],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    assert!(outer.join(".git/HEAD").exists(), "{results:?}");
+    git(&outer, &["commit", "-q", "--allow-empty", "-m", "after the agent"]);
+    git(&root, &["status", "--short"]);
+    assert!(!Path::new(&mark).exists(), "{results:?}");
+}

@@ -304,7 +304,8 @@ fn trust_lets_the_folders_own_mode_rules_and_env_apply() {
 /// that links out of the workspace. A BOM is fine; a comment is named.
 #[test]
 fn settings_that_are_not_plain_json_in_a_regular_file_stop_the_run_naming_the_file() {
-    let cases: Vec<(&str, Box<dyn Fn(&Repo)>, &str)> = vec![
+    type Plant = Box<dyn Fn(&Repo)>;
+    let cases: Vec<(&str, Plant, &str)> = vec![
         ("fifo", Box::new(|repo: &Repo| {
             std::fs::create_dir_all(repo.root.join(".tandem")).unwrap();
             let status = Command::new("mkfifo").arg(repo.root.join(".tandem/settings.json")).status().unwrap();

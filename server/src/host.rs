@@ -166,6 +166,17 @@ pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
     crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
 }
 
+/// What a run's shell commands get in their environment: the settings'
+/// `env`, and git's code-running keys set to harmless values above every
+/// config file ([`crate::sandbox::git::config_overrides`]), so no `git`
+/// a command runs, in the sandbox or not, runs a repository's fsmonitor,
+/// hooks, pager or editor.
+pub fn shell_env(settings: &Settings) -> crate::environment::ChildEnv {
+    let mut env = settings.child_env();
+    crate::sandbox::git::config_overrides(&mut env.set);
+    env
+}
+
 /// A run id for a front end that has none of its own (the terminal, an
 /// ACP prompt): the time it started, to the millisecond.
 pub fn new_run_id() -> String {
@@ -447,7 +458,7 @@ impl Host {
         };
         let ctx = ToolContext {
             cancel: parts.cancel,
-            child_env: Arc::new(settings.child_env()),
+            child_env: Arc::new(shell_env(settings)),
             sandbox: sandbox.sandbox(),
             run: Arc::new(scope),
             ..ToolContext::new(Arc::clone(&workspace))

@@ -36,7 +36,8 @@ pub const PROTECTED: &[(&str, Entry)] =
 
 /// Inside a `.git` folder, what runs code: its config (`core.fsmonitor`,
 /// aliases, filters) and hooks.
-const GIT_PROTECTED: &[(&str, Entry)] = &[("config", Entry::File), ("config.worktree", Entry::File), ("hooks", Entry::Dir)];
+const GIT_PROTECTED: &[(&str, Entry)] =
+    &[("config", Entry::File), ("config.worktree", Entry::File), ("hooks", Entry::Dir), ("commondir", Entry::File), ("gitdir", Entry::File)];
 
 /// In the home folder, where credentials live: masked for unasked commands
 /// (an approved `git push` may need `~/.ssh`).
@@ -142,18 +143,34 @@ impl Bubblewrap {
                         args.pair("--bind-try", &path, &path);
                     }
                 }
-                for root in &roots {
-                    for (path, entry) in protected_in(root) {
-                        if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
-                            continue;
-                        }
-                        match placeholders.hold(&path, entry) {
-                            Ok(()) => args.pair("--ro-bind", &path, &path),
-                            // On a read-only file system the command cannot
-                            // create it either: nothing to protect.
-                            Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
-                            Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
-                        }
+                // What the command may write: the roots, the temp folders,
+                // allowWrite (resolved as bound above).
+                let temps = temp_dirs();
+                let allowed: Vec<PathBuf> = self.allow_write.iter().filter_map(|p| p.canonicalize().ok()).collect();
+                let writable = |path: &Path| roots.iter().chain(&temps).chain(&allowed).any(|w| path.starts_with(w));
+                let repositories = super::git::repositories(&roots, &writable);
+                // Each `.git` folder pinned in place (a mount point cannot be
+                // renamed or removed), before what stays read-only inside it.
+                for pinned in &repositories.pinned {
+                    args.pair("--bind", pinned, pinned);
+                    placeholders.must_not_appear(pinned.join("commondir"));
+                }
+                let mut protected: Vec<(PathBuf, Entry)> = roots.iter().flat_map(|root| protected_in(root)).collect();
+                for git_dir in &repositories.git_dirs {
+                    git_protected(git_dir, &mut protected, 0);
+                }
+                protected.extend(repositories.hooks_paths.iter().map(|hooks| (hooks.clone(), Entry::Dir)));
+                protected.dedup();
+                for (path, entry) in protected {
+                    if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
+                        continue;
+                    }
+                    match placeholders.hold(&path, entry) {
+                        Ok(()) => args.pair("--ro-bind", &path, &path),
+                        // On a read-only file system the command cannot
+                        // create it either: nothing to protect.
+                        Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
+                        Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
                     }
                 }
             }
@@ -261,14 +278,15 @@ fn runtime_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The protected paths of one root, existing or not: `.git`'s config and
-/// hooks when `.git` is a folder (submodules' too), else `.git` itself.
+/// The protected paths of one root, existing or not: `.git` itself when
+/// it is missing or a file (a folder's config and hooks come from
+/// [`super::git::repositories`], with nested repositories'), and the
+/// editors' and Tandem's folders.
 fn protected_in(root: &Path) -> Vec<(PathBuf, Entry)> {
     let mut out = Vec::new();
     for (name, entry) in PROTECTED {
         let path = root.join(name);
         if *name == ".git" && path.is_dir() {
-            git_protected(&path, &mut out, 0);
             continue;
         }
         // `.git` as a file (a worktree or submodule) says where the
@@ -289,8 +307,10 @@ fn git_protected(git_dir: &Path, out: &mut Vec<(PathBuf, Entry)>, depth: usize) 
     for (name, entry) in GIT_PROTECTED {
         let path = git_dir.join(name);
         // A missing `config.worktree` is only read when the config (itself
-        // protected) enables it.
-        if *name == "config.worktree" && !path.exists() {
+        // protected) enables it; an empty `commondir` or `gitdir` would
+        // break git, so only existing ones are held (a `commondir` created
+        // in a pinned `.git` is removed when the command ends).
+        if matches!(*name, "config.worktree" | "commondir" | "gitdir") && !path.exists() {
             continue;
         }
         out.push((path, *entry));
@@ -315,9 +335,20 @@ static HELD: OnceLock<Mutex<HashMap<PathBuf, (Entry, usize)>>> = OnceLock::new()
 #[derive(Default)]
 struct Placeholders {
     held: Vec<PathBuf>,
+    /// Files that may not appear while the command runs and cannot be
+    /// held empty (git refuses an empty `commondir`): one the command
+    /// created is removed when it ends.
+    absent: Vec<PathBuf>,
 }
 
 impl Placeholders {
+    /// `path` must not exist after the command if it does not now.
+    fn must_not_appear(&mut self, path: PathBuf) {
+        if std::fs::symlink_metadata(&path).is_err() {
+            self.absent.push(path);
+        }
+    }
+
     /// Make sure `path` exists to be bound read-only, creating an empty
     /// placeholder if it does not.
     fn hold(&mut self, path: &Path, entry: Entry) -> std::io::Result<()> {
@@ -349,6 +380,12 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
+        for path in self.absent.drain(..) {
+            if std::fs::symlink_metadata(&path).is_ok() {
+                tracing::warn!(path = %path.display(), "an approved command created a file that makes git read another repository; removed");
+                let _ = std::fs::remove_file(&path);
+            }
+        }
         let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
         for path in self.held.drain(..) {
             let Some((entry, users)) = held.get_mut(&path) else { continue };
