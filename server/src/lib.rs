@@ -42,7 +42,8 @@
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
 //!   model  environment  consent  scope      leaves: messages and usage, the
-//!                                              environment, consent, settings layers
+//!   json_file  trust                           environment, consent, settings layers,
+//!                                              strict JSON files, workspace trust
 //! ```
 //!
 //! ## Code map
@@ -135,6 +136,12 @@
 //!   local, editor).
 //! - [`consent`]: what the user approved that a project would run (project
 //!   MCP servers, project hooks), remembered per workspace.
+//! - [`trust`]: whether the user trusts a folder's own settings files, per
+//!   folder and per content of each file (`tandem trust`); until then the
+//!   settings and MCP loaders take from them only what tightens.
+//! - [`json_file`]: a hand-written JSON file read strictly (a regular file
+//!   only, bounded, no duplicate keys, no link out of its folder), so the
+//!   settings fail closed instead of running with half of what they say.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
 //!   `.tandem/settings.json` < `.tandem/settings.local.json` < the editor's
 //!   settings; problems name the file and field, and only unreadable
@@ -144,7 +151,9 @@
 //!   page naming it; a key is known exactly when it is handled), the
 //!   `TANDEM_*` lookups, and the writer ("Always allow in this project").
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
-//!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
+//!   deny > plan > protected paths ([`permissions::protected`]: a write to
+//!   git's hooks and config, Tandem's or an editor's settings is asked in
+//!   every mode) > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; carried out by the one
 //!   gate ([`permissions::Gate`], every run's [`tools::PermissionGate`]),
 //!   generic over the front end's [`permissions::Prompter`] — the
