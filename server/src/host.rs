@@ -170,10 +170,12 @@ pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
 /// `env`, and git's code-running keys set to harmless values above every
 /// config file ([`crate::sandbox::git::config_overrides`]), so no `git`
 /// a command runs, in the sandbox or not, runs a repository's fsmonitor,
-/// hooks, pager or editor.
-pub fn shell_env(settings: &Settings) -> crate::environment::ChildEnv {
+/// hooks, pager, editor, `!` aliases, filters or drivers.
+pub fn shell_env(settings: &Settings, roots: &[PathBuf]) -> crate::environment::ChildEnv {
     let mut env = settings.child_env();
-    crate::sandbox::git::config_overrides(&mut env.set);
+    // The workspace's own aliases, filters and drivers too (read once per run).
+    let own = crate::sandbox::git::repository_overrides(roots);
+    crate::sandbox::git::config_overrides(&mut env.set, &own);
     env
 }
 
@@ -458,7 +460,7 @@ impl Host {
         };
         let ctx = ToolContext {
             cancel: parts.cancel,
-            child_env: Arc::new(shell_env(settings)),
+            child_env: Arc::new(shell_env(settings, workspace.roots())),
             sandbox: sandbox.sandbox(),
             run: Arc::new(scope),
             ..ToolContext::new(Arc::clone(&workspace))

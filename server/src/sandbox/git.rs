@@ -28,7 +28,6 @@ pub const OVERRIDES: &[(&str, &str)] = &[
     ("sequence.editor", ":"),
     ("core.sshCommand", "ssh"),
     ("core.askPass", ""),
-    ("diff.external", ""),
     ("gpg.program", "gpg"),
     ("gpg.ssh.program", "ssh-keygen"),
     ("gpg.x509.program", "gpgsm"),
@@ -36,18 +35,97 @@ pub const OVERRIDES: &[(&str, &str)] = &[
     ("protocol.ext.allow", "never"),
 ];
 
-/// Add [`OVERRIDES`] to the variables a command gets (`set`), after any
-/// `GIT_CONFIG_n` pairs already there (the user's own settings' `env`).
-pub fn config_overrides(set: &mut Vec<(String, String)>) {
+/// Add [`OVERRIDES`] and `more` (a repository's own, from
+/// [`repository_overrides`]) to the variables a command gets (`set`),
+/// after any `GIT_CONFIG_n` pairs already there (the user's own settings'
+/// `env`).
+pub fn config_overrides(set: &mut Vec<(String, String)>, more: &[(String, String)]) {
     let count = |set: &[(String, String)]| set.iter().find(|(name, _)| name == "GIT_CONFIG_COUNT").and_then(|(_, v)| v.trim().parse::<usize>().ok());
     let first = count(set).unwrap_or(0);
     set.retain(|(name, _)| name != "GIT_CONFIG_COUNT");
-    for (offset, (key, value)) in OVERRIDES.iter().enumerate() {
-        let n = first + offset;
-        set.push((format!("GIT_CONFIG_KEY_{n}"), (*key).to_string()));
-        set.push((format!("GIT_CONFIG_VALUE_{n}"), (*value).to_string()));
+    let all = OVERRIDES.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).chain(more.iter().cloned());
+    let mut n = first;
+    for (key, value) in all {
+        set.push((format!("GIT_CONFIG_KEY_{n}"), key));
+        set.push((format!("GIT_CONFIG_VALUE_{n}"), value));
+        n += 1;
     }
-    set.push(("GIT_CONFIG_COUNT".to_string(), (first + OVERRIDES.len()).to_string()));
+    set.push(("GIT_CONFIG_COUNT".to_string(), n.to_string()));
+}
+
+/// The code-running keys a repository's own config sets (its `local` and
+/// `worktree` scopes, and what they include), each made harmless: aliases
+/// that run a shell command (`!…`) say so and fail, filter drivers fail
+/// (required: a file is not added or checked out unfiltered), diff text
+/// conversions are `cat`, diff commands (`diff.external` too) and merge
+/// drivers fail, its
+/// remotes' upload and receive programs are git's own. (The user's global
+/// and system config are theirs.)
+pub fn repository_overrides(roots: &[PathBuf]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    // The roots' repositories (in a parent folder too) and the nested ones:
+    // an override is for every repository, so each one's keys are taken.
+    let mut worktrees: Vec<PathBuf> = roots.to_vec();
+    for root in roots {
+        worktrees.extend(dot_gits_under(root).iter().filter_map(|dot_git| dot_git.parent().map(Path::to_path_buf)));
+    }
+    worktrees.dedup();
+    for worktree in worktrees {
+        let output = std::process::Command::new("git")
+            .args(["config", "--list", "--show-scope", "--includes", "-z"])
+            .current_dir(&worktree)
+            .env_remove("GIT_CONFIG_COUNT")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        let Ok(output) = output else { continue };
+        if output.status.success() {
+            for pair in overrides_for(&String::from_utf8_lossy(&output.stdout)) {
+                if !out.contains(&pair) {
+                    out.push(pair);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`repository_overrides`] of `git config --list --show-scope -z` output:
+/// `SCOPE NUL KEY LF VALUE NUL`, entry after entry.
+fn overrides_for(listed: &str) -> Vec<(String, String)> {
+    let mut tokens = listed.split('\0');
+    let mut out: Vec<(String, String)> = Vec::new();
+    while let (Some(scope), Some(entry)) = (tokens.next(), tokens.next()) {
+        if !matches!(scope, "local" | "worktree") {
+            continue;
+        }
+        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        let parts: Vec<&str> = key.split('.').collect();
+        let (section, last) = (parts.first().copied().unwrap_or(""), parts.last().copied().unwrap_or(""));
+        let harmless: Option<String> = match (section, last) {
+            ("alias", _) if value.trim_start().starts_with('!') => {
+                let name = &key["alias.".len()..];
+                Some(format!("!echo 'tandem: the alias {name} runs a shell command from this repository'\\''s config; it does not run here' >&2; exit 1"))
+            }
+            // A filter fails loudly rather than changing what is added
+            // or checked out (an LFS pointer must not become the file).
+            ("filter", "clean" | "smudge" | "process") => Some("false".into()),
+            ("diff", "textconv") => Some("cat".into()),
+            ("diff", "command" | "external") | ("merge", "driver") => Some("false".into()),
+            ("remote", "uploadpack") => Some("git-upload-pack".into()),
+            ("remote", "receivepack") => Some("git-receive-pack".into()),
+            _ => None,
+        };
+        if let Some(harmless) = harmless {
+            if section == "filter" {
+                let required = format!("{}.required", &key[..key.len() - last.len() - 1]);
+                out.push((required, "true".into()));
+            }
+            out.push((key.to_string(), harmless));
+        }
+    }
+    out.dedup();
+    out
 }
 
 /// Folders walked below a root looking for nested repositories, at most.
@@ -197,12 +275,29 @@ mod tests {
             ("GIT_CONFIG_KEY_0".to_string(), "user.name".to_string()),
             ("GIT_CONFIG_VALUE_0".to_string(), "me".to_string()),
         ];
-        config_overrides(&mut set);
+        config_overrides(&mut set, &[("alias.st".to_string(), "!false".to_string())]);
         let get = |name: &str| set.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-        assert_eq!(get("GIT_CONFIG_COUNT"), Some((1 + OVERRIDES.len()).to_string()));
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some((2 + OVERRIDES.len()).to_string()));
+        assert_eq!(get(&format!("GIT_CONFIG_KEY_{}", 1 + OVERRIDES.len())).as_deref(), Some("alias.st"));
         assert_eq!(get("GIT_CONFIG_KEY_0").as_deref(), Some("user.name"));
         assert_eq!(get("GIT_CONFIG_KEY_1").as_deref(), Some("core.fsmonitor"));
         assert_eq!(get("GIT_CONFIG_VALUE_1").as_deref(), Some("false"));
+    }
+
+    #[test]
+    fn a_repositorys_own_code_running_keys_are_made_harmless() {
+        let listed = "global\0alias.lg\n!git log --graph\0local\0alias.evil\n!touch /tmp/x\0local\0alias.st\nstatus\0local\0filter.lfs.clean\ngit-lfs clean -- %f\0worktree\0diff.img.textconv\nexiftool\0local\0remote.origin.uploadpack\n/tmp/evil\0local\0core.bare\nfalse\0";
+        let out: Vec<String> = overrides_for(listed).iter().map(|(k, v)| format!("{k}={v}")).collect();
+        expect_test::expect![[r#"
+            [
+                "alias.evil=!echo 'tandem: the alias evil runs a shell command from this repository'\\''s config; it does not run here' >&2; exit 1",
+                "filter.lfs.required=true",
+                "filter.lfs.clean=false",
+                "diff.img.textconv=cat",
+                "remote.origin.uploadpack=git-upload-pack",
+            ]
+        "#]]
+        .assert_debug_eq(&out);
     }
 
     #[test]
