@@ -128,10 +128,13 @@ fn overrides_for(listed: &str) -> Vec<(String, String)> {
     out
 }
 
-/// Folders walked below a root looking for nested repositories, at most.
-const MAX_FOLDERS: usize = 20_000;
-/// Depth of that walk.
-const MAX_DEPTH: usize = 12;
+/// Folders read below a root looking for nested repositories, at most.
+const MAX_FOLDERS: usize = 2_000;
+/// How deep that walk reads folders (the root is 0): a nested repository's
+/// `.git` is found in the root and up to two folders down
+/// (`vendor/lib/.git`). Deeper costs every approved command more than it
+/// finds: a 50,000-file tree has 1,600 folders at depth 3 and 8,000 at 4.
+const MAX_DEPTH: usize = 2;
 
 /// The git directories (and their kinds) that matter to a command
 /// running with `roots` and able to write where `writable` says.
