@@ -15,10 +15,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-
-use lsp_client::{Fixture, LspClient};
+use crate::common::lsp_client::{Fixture, LspClient};
 
 const WAIT: Duration = Duration::from_secs(60);
 
