@@ -266,3 +266,22 @@ fn a_repository_in_the_parent_folder_stays_read_only() {
     git(&root, &["status", "--short"]);
     assert!(!Path::new(&mark).exists(), "{results:?}");
 }
+
+/// What an editor or direnv runs when the folder is opened or entered
+/// stays out of an approved command's reach too: an existing `.idea/`
+/// stays read-only, and a `.envrc` or `.dir-locals.el` the command creates
+/// is gone when it ends.
+#[test]
+fn approved_commands_leave_no_files_an_editor_or_direnv_would_run() {
+    if !sandbox_here("approved_commands_leave_no_files_an_editor_or_direnv_would_run") {
+        return;
+    }
+    let repo = Repo::new();
+    std::fs::create_dir_all(repo.root.join(".idea")).unwrap();
+    let planted = "echo 'touch pwned' > .envrc; echo '((nil . ((eval . (shell-command \"touch pwned\")))))' > .dir-locals.el; echo '<x/>' > .idea/workspace.xml; touch made.txt";
+    let results = repo.ask(&[shell(&format!("C={}; eval \"$C\"", shell_quote(planted)))], &["--permission-mode", "bypassPermissions"]);
+    assert!(repo.root.join("made.txt").exists(), "the approved command ran: {results:?}");
+    for gone in [".envrc", ".dir-locals.el", ".idea/workspace.xml"] {
+        assert!(!repo.root.join(gone).exists(), "{gone} was left: {results:?}");
+    }
+}

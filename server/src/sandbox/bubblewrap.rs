@@ -30,9 +30,19 @@ use super::{ReadDenies, SandboxSettings};
 use crate::tools::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox};
 
 /// Inside each workspace root, what approved commands may not change:
-/// what makes git, Tandem, Claude Code, VS Code or an MCP client run code.
+/// what makes git, Tandem, Claude Code, VS Code or an MCP client run code
+/// (held read-only also when missing, so it cannot be created).
 pub const PROTECTED: &[(&str, Entry)] =
     &[(".git", Entry::Dir), (".tandem", Entry::Dir), (".claude", Entry::Dir), (".vscode", Entry::Dir), (".mcp.json", Entry::File)];
+
+/// More of the protected paths ([`crate::permissions::protected`]) that
+/// run code when the folder is opened or entered: read-only when they
+/// exist; one an approved command creates is removed when it ends (an
+/// empty placeholder `.envrc` would make direnv speak up meanwhile).
+/// `.gitmodules` and `.gitattributes` stay writable: `git submodule add`
+/// and `git lfs track` write them, and git runs nothing from them alone.
+pub const PROTECTED_WHEN_THERE: &[&str] =
+    &[".idea", ".zed", ".helix", ".devcontainer", ".envrc", ".nvim.lua", ".nvimrc", ".exrc", ".dir-locals.el"];
 
 /// Inside a `.git` folder, what runs code: its config (`core.fsmonitor`,
 /// aliases, filters) and hooks.
@@ -156,6 +166,16 @@ impl Bubblewrap {
                     placeholders.must_not_appear(pinned.join("commondir"));
                 }
                 let mut protected: Vec<(PathBuf, Entry)> = roots.iter().flat_map(|root| protected_in(root)).collect();
+                for root in &roots {
+                    for name in PROTECTED_WHEN_THERE {
+                        let path = root.join(name);
+                        match std::fs::symlink_metadata(&path) {
+                            Ok(meta) => protected.push((path, if meta.is_dir() { Entry::Dir } else { Entry::File })),
+                            Err(_) if !self.allow_write.iter().any(|allowed| path.starts_with(allowed)) => placeholders.must_not_appear(path),
+                            Err(_) => {}
+                        }
+                    }
+                }
                 for git_dir in &repositories.git_dirs {
                     git_protected(git_dir, &mut protected, 0);
                 }
@@ -335,9 +355,10 @@ static HELD: OnceLock<Mutex<HashMap<PathBuf, (Entry, usize)>>> = OnceLock::new()
 #[derive(Default)]
 struct Placeholders {
     held: Vec<PathBuf>,
-    /// Files that may not appear while the command runs and cannot be
-    /// held empty (git refuses an empty `commondir`): one the command
-    /// created is removed when it ends.
+    /// Paths that may not appear while the command runs and are not held
+    /// by an empty placeholder (git refuses an empty `commondir`; an empty
+    /// `.envrc` would make direnv speak up): one the command created is
+    /// removed when it ends.
     absent: Vec<PathBuf>,
 }
 
@@ -381,10 +402,9 @@ impl Placeholders {
 impl Drop for Placeholders {
     fn drop(&mut self) {
         for path in self.absent.drain(..) {
-            if std::fs::symlink_metadata(&path).is_ok() {
-                tracing::warn!(path = %path.display(), "an approved command created a file that makes git read another repository; removed");
-                let _ = std::fs::remove_file(&path);
-            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+            tracing::warn!(path = %path.display(), "an approved command created a protected file (it would run code later); removed");
+            let _ = if meta.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
         }
         let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
         for path in self.held.drain(..) {
