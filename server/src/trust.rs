@@ -30,6 +30,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::sync::MutexExt;
+
 /// The files of a folder that can change how Tandem runs in it, relative
 /// to its root. (`.claude/settings*.json` are not read by Tandem at all.)
 pub const PROJECT_FILES: &[&str] = &[".tandem/settings.json", ".tandem/settings.local.json", ".mcp.json"];
@@ -251,7 +253,7 @@ impl TrustStore {
     }
 
     fn update(&self, change: impl FnOnce(&mut BTreeMap<String, TrustRecord>)) -> std::io::Result<()> {
-        let _guard = WRITE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = WRITE_LOCK.locked();
         let mut file = self.read();
         change(&mut file.folders);
         let dir = self.path.parent().unwrap_or(Path::new("."));

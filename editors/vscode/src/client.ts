@@ -111,8 +111,7 @@ export class TandemServer implements vscode.Disposable {
       openai: await this.context.secrets.get(SECRET_KEYS.openai),
     };
     const settings = serverSettings(user);
-    const baseUrl = user('baseUrl');
-    const env = serverEnv(process.env, keys, settings.provider, typeof baseUrl === 'string' ? baseUrl : undefined);
+    const env = serverEnv(process.env, keys);
     if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
       this.failure = startFailureMessage(serverPath, 'ENOENT');
       void this.offerFix(this.failure);

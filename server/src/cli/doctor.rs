@@ -1,11 +1,12 @@
 //! `tandem doctor`: what this machine and this folder's settings give
 //! Tandem, in plain words, for the user to check before a run (and for
-//! `:checkhealth tandem`, which runs `tandem doctor --json`): whether
-//! shell commands run in a sandbox, and why not; whether the folder's own
-//! settings files are trusted, and what was ignored until they are;
-//! whether inline completions are on, with the shown / accepted counts of
-//! the last language-server sessions in this folder (kept locally, for
-//! tuning `debounceMs`).
+//! `:checkhealth tandem`, which runs `tandem doctor --json`): which model
+//! endpoint a run would talk to and why (the one decision every front end
+//! makes, `host::endpoint`); whether shell commands run in a sandbox, and
+//! why not; whether the folder's own settings files are trusted, and what
+//! was ignored until they are; whether inline completions are on, with the
+//! shown / accepted counts of the last language-server sessions in this
+//! folder (kept locally, for tuning `debounceMs`).
 
 use std::process::ExitCode;
 
@@ -13,13 +14,25 @@ use tandem::sandbox::Availability;
 
 /// Print the report; exit 1 when something the user expects is missing
 /// (no sandbox can start), 0 otherwise (a sandbox switched off by the
-/// user's own settings is their choice, said but not a failure). With
-/// `json`, one object: `{"version", "workspace", "sandbox": {"state":
-/// "ready" | "disabled" | "unavailable", "description", "notice"?},
-/// "trust": {"state", "files", "notice"?}}` (see [`trust_report`]).
+/// user's own settings is their choice, said but not a failure; a missing
+/// or conflicting model provider is said as a warning). With `json`, one
+/// object: `{"version", "workspace", "provider": {"provider", "model",
+/// "base_url"?, "reason"} | {"error"}, "sandbox": {"state": "ready" |
+/// "disabled" | "unavailable", "description", "notice"?}, "trust":
+/// {"state", "files", "notice"?}}` (see [`trust_report`]). `editor`: an
+/// editor's settings over the files (`--editor-settings`).
 #[allow(clippy::print_stdout)]
-pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
-    let (settings, problems) = tandem::host::checked_settings(root).map_err(anyhow::Error::msg)?;
+pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyhow::Result<ExitCode> {
+    let editor: Vec<serde_json::Value> = match editor {
+        Some(text) => vec![serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--editor-settings is not a JSON object: {e}"))?],
+        None => Vec::new(),
+    };
+    let (settings, problems) = tandem::host::load_settings_with(root, &editor).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
+    // What needs trust is said in the trust report below, once.
+    for problem in problems.iter().filter(|p| !p.needs_trust()) {
+        eprintln!("tandem: settings: {problem}");
+    }
+    let endpoint = tandem::host::endpoint(&settings);
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
     let trust = trust_report(root, &problems);
@@ -32,9 +45,14 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
             Availability::Disabled => "disabled",
             Availability::Unavailable(_) => "unavailable",
         };
+        let provider = match &endpoint {
+            Ok(endpoint) => serde_json::to_value(endpoint)?,
+            Err(error) => serde_json::json!({"error": error}),
+        };
         let mut report = serde_json::json!({
             "version": env!("CARGO_PKG_VERSION"),
             "workspace": root,
+            "provider": provider,
             "sandbox": {"state": state, "description": sandbox.describe()},
         });
         if let Some(notice) = sandbox.notice() {
@@ -53,6 +71,10 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
     }
     println!("tandem {}", env!("CARGO_PKG_VERSION"));
     println!("workspace: {}", root.display());
+    match &endpoint {
+        Ok(endpoint) => println!("model: {}", endpoint.describe()),
+        Err(error) => println!("model: WARNING: {error}"),
+    }
     println!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
     if matches!(sandbox, Availability::Disabled) {
         if let Some(notice) = sandbox.notice() {
@@ -86,9 +108,6 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
         for line in notice.lines() {
             println!("  {line}");
         }
-    }
-    for problem in problems.iter().filter(|p| !p.needs_trust()) {
-        println!("settings: {problem}");
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -79,8 +79,9 @@ pub(super) const KEYS: &[Key] = &[
             s.base_url = Some(parse(v)?);
             Ok(())
         }),
-        // As the VS Code extension's setting: the provider's own variable.
-        variable: Some(Variable { names: &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"], value: base_url }),
+        // The chosen provider's base URL, whichever it is; with no provider
+        // named it chooses one (agent::config: the one it belongs to).
+        variable: Some(Variable { names: &["TANDEM_BASE_URL"], value: |s, _| s.base_url.clone() }),
         docs: "settings.md",
     },
     Key {
@@ -115,13 +116,13 @@ pub(super) const KEYS: &[Key] = &[
         name: "contextWindow",
         apply: Apply::Field(context_window),
         variable: Some(Variable { names: &["TANDEM_CONTEXT_WINDOW"], value: |s, _| s.context_window.map(|n| n.to_string()) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "thinkingBudget",
         apply: Apply::Field(thinking_budget),
         variable: Some(Variable { names: &["TANDEM_THINKING"], value: |s, _| s.thinking_budget.map(|n| n.to_string()) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "prices",
@@ -131,7 +132,7 @@ pub(super) const KEYS: &[Key] = &[
             Ok(())
         }),
         variable: Some(Variable { names: &["TANDEM_PRICES"], value: |s, _| s.prices.as_ref().map(Value::to_string) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "saveDocuments",
@@ -247,15 +248,6 @@ fn provider(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), Str
         _ => return Err(format!("\"{provider}\" is not a provider: use anthropic, openai or scripted")),
     }
     Ok(())
-}
-
-fn base_url(settings: &Settings, variable: &str) -> Option<String> {
-    let anthropic = settings.provider_is("anthropic");
-    match variable {
-        "ANTHROPIC_BASE_URL" if anthropic => settings.base_url.clone(),
-        "OPENAI_BASE_URL" if !anthropic => settings.base_url.clone(),
-        _ => None,
-    }
 }
 
 fn context_window(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
@@ -468,7 +460,7 @@ fn permissions(settings: &mut Settings, layer: &Layer, value: &Value) -> Vec<Set
         let target = match name.as_str() {
             // Until the folder is trusted, its files allow nothing.
             "allow" if !layer.trusted => {
-                report(field, super::layers::describe(list), Severity::NeedsTrust);
+                report(field, describe(list), Severity::NeedsTrust);
                 continue;
             }
             "allow" => &mut settings.permissions.allow,
@@ -512,6 +504,23 @@ fn permissions(settings: &mut Settings, layer: &Layer, value: &Value) -> Vec<Set
     }
     problems.extend(mode_problem);
     problems
+}
+
+
+/// A value in a few words, for "ignored" notices: a string as written
+/// (cut), an object by its keys, a list by its length.
+pub(super) fn describe(value: &Value) -> String {
+    match value {
+        Value::String(text) => {
+            let cut: String = text.chars().take(80).collect();
+            let more = if cut.len() < text.len() { "…" } else { "" };
+            format!("{:?}", format!("{cut}{more}"))
+        }
+        Value::Object(map) => format!("({})", map.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
+        Value::Array(items) if items.len() == 1 => "(1 entry)".to_string(),
+        Value::Array(items) => format!("({} entries)", items.len()),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -211,23 +211,7 @@ fn is_unset(value: &Value) -> bool {
 
 /// A key an untrusted project file set, left out: what it asked for.
 fn needs_trust(layer: &Layer, key: &str, value: &Value) -> SettingsProblem {
-    SettingsProblem { source: layer.source.clone(), field: key.to_string(), message: describe(value), severity: Severity::NeedsTrust, position: None }
-}
-
-/// A value in a few words, for "ignored" notices: a string as written
-/// (cut), an object by its keys, a list by its length.
-pub(super) fn describe(value: &Value) -> String {
-    match value {
-        Value::String(text) => {
-            let cut: String = text.chars().take(80).collect();
-            let more = if cut.len() < text.len() { "…" } else { "" };
-            format!("{:?}", format!("{cut}{more}"))
-        }
-        Value::Object(map) => format!("({})", map.keys().map(String::as_str).collect::<Vec<_>>().join(", ")),
-        Value::Array(items) if items.len() == 1 => "(1 entry)".to_string(),
-        Value::Array(items) => format!("({} entries)", items.len()),
-        other => other.to_string(),
-    }
+    SettingsProblem { source: layer.source.clone(), field: key.to_string(), message: keys::describe(value), severity: Severity::NeedsTrust, position: None }
 }
 
 fn problem(layer: &Layer, field: &str, message: &str) -> SettingsProblem {
