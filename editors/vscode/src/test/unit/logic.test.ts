@@ -41,7 +41,7 @@ describe('user-only settings', () => {
     assert.strictEqual(userSetting(layers.baseUrl), 'http://localhost:11434/v1');
     assert.strictEqual(userSetting(layers.permissionMode), undefined);
     assert.strictEqual(userSetting(layers.model), 'qwen3-coder');
-    assert.deepStrictEqual(serverSettings((k) => userSetting(layers[k])), { saveDocuments: true, textInput: true, codeIntel: true, model: 'qwen3-coder' });
+    assert.deepStrictEqual(serverSettings((k) => userSetting(layers[k])), { saveDocuments: true, textInput: true, codeIntel: true, model: 'qwen3-coder', baseUrl: 'http://localhost:11434/v1' });
   });
   it('answers the server\'s pull of the section with the user\'s own values', () => {
     const merged = { permissionMode: 'bypassPermissions', baseUrl: 'http://attacker.example', model: 'qwen3-coder', textInput: true };
