@@ -127,6 +127,7 @@ impl Backend {
                 runs.cancel(&id);
             }
         });
+        self.documents.follow(Arc::clone(&lifecycle.sync_order));
         self.lifecycle = lifecycle;
         self
     }
@@ -565,6 +566,7 @@ impl LanguageServer for Backend {
         if let Err(err) = self.documents.open(&document.uri, &document.text, document.version) {
             tracing::info!("{err}");
         }
+        self.documents.synced();
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -573,14 +575,17 @@ impl LanguageServer for Backend {
             Ok(warnings) => warnings.iter().for_each(|w| tracing::warn!("{w}")),
             Err(err) => tracing::warn!("{err}"),
         }
+        self.documents.synced();
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         self.documents.save(&params.text_document.uri, params.text.as_deref());
+        self.documents.synced();
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         self.documents.close(&params.text_document.uri);
+        self.documents.synced();
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
