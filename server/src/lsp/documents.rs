@@ -156,6 +156,11 @@ impl Drop for VerifyGuard<'_> {
     }
 }
 
+/// At most this long [`Documents::caught_up`] waits for the changes queued
+/// behind an answer (they are applied within moments; the rest of the wait
+/// for the edit goes on as before).
+const CATCH_UP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Every open document, by normalized file path.
 #[derive(Debug)]
 pub struct Documents {
@@ -264,9 +269,14 @@ impl Documents {
         let Some(order) = self.order.get() else { return };
         let target = order.read();
         let mut changes = self.subscribe();
+        // Queued changes are applied within moments; a count that does not
+        // catch up is one the server never handled (dropped by the
+        // framework): taken as caught up, so no later edit waits for it.
+        let deadline = deadline.min(tokio::time::Instant::now() + CATCH_UP_LIMIT);
         while self.synced.load(Ordering::SeqCst) < target {
             if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
                 tracing::warn!(target, synced = self.synced.load(Ordering::SeqCst), "the document changes read before the answer were not all applied in time");
+                self.synced.fetch_max(target, Ordering::SeqCst);
                 return;
             }
         }

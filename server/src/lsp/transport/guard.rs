@@ -36,7 +36,11 @@ pub(super) fn check(body: &[u8]) -> FrameCheck {
                 return FrameCheck::Answer(error_response(id, -32601, format!("Method not found: {}", request.method())));
             }
         }
-        return FrameCheck::Pass(if request.id().is_some() { Passed::Other } else { Passed::notification(request.method()) });
+        let passed = match request.id() {
+            Some(_) => Passed::Other,
+            None => Passed::notification(request.method(), request.params()),
+        };
+        return FrameCheck::Pass(passed);
     }
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
@@ -63,7 +67,7 @@ pub(super) fn check(body: &[u8]) -> FrameCheck {
     if serde_json::from_value::<Request>(value.clone()).is_ok() || serde_json::from_value::<Response>(value.clone()).is_ok() {
         let notification = value.get("id").is_none();
         return FrameCheck::Pass(match method {
-            Some(method) if notification => Passed::notification(method),
+            Some(method) if notification => Passed::notification(method, value.get("params")),
             _ => Passed::Other,
         });
     }
@@ -87,12 +91,24 @@ pub(super) enum Passed {
 }
 
 impl Passed {
-    fn notification(method: &str) -> Passed {
-        match method {
-            "exit" => Passed::Exit,
-            "initialized" => Passed::Initialized,
-            "textDocument/didOpen" | "textDocument/didChange" | "textDocument/didSave" | "textDocument/didClose" => Passed::DocumentSync,
-            _ => Passed::Other,
+    /// A notification's kind. A document-sync notification counts only
+    /// when its params are what its handler takes: tower-lsp-server drops
+    /// one it cannot read, and a count that never catches up would make
+    /// every later edit wait.
+    fn notification(method: &str, params: Option<&Value>) -> Passed {
+        use tower_lsp_server::ls_types::{DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams};
+        fn reads<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> bool {
+            params.is_some_and(|params| T::deserialize(params).is_ok())
         }
+        let sync = match method {
+            "exit" => return Passed::Exit,
+            "initialized" => return Passed::Initialized,
+            "textDocument/didOpen" => reads::<DidOpenTextDocumentParams>(params),
+            "textDocument/didChange" => reads::<DidChangeTextDocumentParams>(params),
+            "textDocument/didSave" => reads::<DidSaveTextDocumentParams>(params),
+            "textDocument/didClose" => reads::<DidCloseTextDocumentParams>(params),
+            _ => false,
+        };
+        if sync { Passed::DocumentSync } else { Passed::Other }
     }
 }

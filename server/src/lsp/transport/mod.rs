@@ -287,11 +287,20 @@ mod tests {
 
     /// The document-sync notifications passed on are counted from
     /// `initialized` on (tower-lsp-server may drop those before it), and
-    /// nothing else is: not requests, answers, other notifications, nor
-    /// what the guard answered itself.
+    /// nothing else is: not requests, answers, other notifications, ones
+    /// whose params their handler cannot take, nor what the guard answered
+    /// itself.
     #[test]
     fn document_sync_notifications_are_counted_from_initialized_on() {
-        let notification = |method: &str| json!({"jsonrpc": "2.0", "method": method, "params": {}}).to_string();
+        let document = json!({"uri": "file:///w/a.txt", "languageId": "plaintext", "version": 1, "text": ""});
+        let notification = |method: &str| {
+            let params = match method {
+                "textDocument/didOpen" => json!({"textDocument": document}),
+                "textDocument/didChange" => json!({"textDocument": {"uri": "file:///w/a.txt", "version": 2}, "contentChanges": []}),
+                _ => json!({"textDocument": {"uri": "file:///w/a.txt"}}),
+            };
+            json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()
+        };
         let mut input = Vec::new();
         for body in [
             notification("textDocument/didOpen"),
@@ -306,6 +315,8 @@ mod tests {
             notification("textDocument/didChangeX"),
             json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/didChange", "params": {}}).to_string(),
             notification("workspace/didChangeConfiguration"),
+            // Params its handler cannot take: the framework drops it.
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {}}}).to_string(),
             "{not json".to_string(),
         ] {
             input.extend_from_slice(&framed(&body, body.len()));
