@@ -9,7 +9,8 @@
 //! agent" with unsaved typing, the edit applied in the Refactor Preview, the
 //! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
 //! during the review; the Tandem panel (streaming, inline approval,
-//! follow-up, Stop, webview and window reloads). Their screenshots are kept
+//! follow-up, Stop, webview and window reloads); inline.js: ghost text from
+//! a real local model (tests/common/llama.rs). Their screenshots are kept
 //! in target/test-artifacts/editor_vscode/.
 //!
 //! Needs what `.ci/run` installs in the tools cache (`tests/common/ci_tools.rs`) (Node 24 from the npm
@@ -25,6 +26,8 @@ use std::time::Duration;
 
 #[path = "common/ci_tools.rs"]
 mod ci_tools;
+#[path = "common/llama.rs"]
+mod llama;
 
 /// A backstop for the script's own 240 s deadline.
 const TIMEOUT: Duration = Duration::from_secs(480);
@@ -113,6 +116,11 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Run `tests/vscode/<script>` against the packaged extension; it passes
 /// when the script exits 0 and says PASSED.
 fn run_script(test: &str, script: &str) {
+    run_script_with(test, script, &[]);
+}
+
+/// The same, with more environment for the script.
+fn run_script_with(test: &str, script: &str, env: &[(&str, &str)]) {
     let tools = match tools() {
         Ok(tools) => tools,
         Err(missing) => return skip(test, &missing),
@@ -133,6 +141,7 @@ fn run_script(test: &str, script: &str) {
             .env("E2E_DIR", &state)
             .env("NODE_PATH", &tools.node_modules)
             .env("HOME", state.join("home"))
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             // The script writes everything on stderr.
             .stdout(Stdio::null())
@@ -218,6 +227,20 @@ fn undo_and_redo_of_a_run_in_the_panel() {
 #[test]
 fn two_windows_on_one_workspace() {
     run_script("two_windows_on_one_workspace", "two_windows.js");
+}
+
+/// tests/vscode/inline.js: typing in a Python file shows ghost text from a
+/// real local model (llama.cpp's llama-server with Qwen2.5-Coder-0.5B, on
+/// the CPU), through the extension's inline completion provider and
+/// Tandem's `textDocument/inlineCompletion`; Tab inserts it into the
+/// unsaved buffer.
+#[test]
+fn inline_completion_from_a_real_local_model() {
+    if tools().is_err() {
+        return run_script("inline_completion_from_a_real_local_model", "inline.js");
+    }
+    let Some(model) = llama::llama("inline_completion_from_a_real_local_model") else { return };
+    run_script_with("inline_completion_from_a_real_local_model", "inline.js", &[("LLAMA_URL", &model.url)]);
 }
 
 /// The screenshots the script took at its checks (the panel streaming, an

@@ -16,6 +16,8 @@ export interface ServerSettings {
   model?: string;
   permissionMode?: string;
   maxTurns?: number;
+  /** `tandem.inlineCompletions`, passed on as written (the server checks each field). */
+  inlineCompletions?: Record<string, unknown>;
 }
 
 function text(value: unknown): string | undefined {
@@ -36,6 +38,10 @@ export function serverSettings(get: SettingGetter): ServerSettings {
   if (model) settings.model = model;
   if (permissionMode) settings.permissionMode = permissionMode;
   if (typeof maxTurns === 'number' && Number.isInteger(maxTurns) && maxTurns > 0) settings.maxTurns = maxTurns;
+  const inline = get('inlineCompletions');
+  if (inline && typeof inline === 'object' && !Array.isArray(inline) && Object.keys(inline).length > 0) {
+    settings.inlineCompletions = { ...(inline as Record<string, unknown>) };
+  }
   return settings;
 }
 
@@ -100,7 +106,7 @@ export function textInputAnswer(value: string | undefined): { text: string | nul
 }
 
 /** The settings whose change restarts the server. */
-export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'];
+export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'];
 
 interface LspTextEdit {
   annotationId?: string;

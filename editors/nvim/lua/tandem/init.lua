@@ -28,6 +28,12 @@ M.config = {
   settings = nil, -- any other server settings, merged last (e.g. { timeouts = { promptMs = 60000 } })
   review = { layout = 'float' }, -- 'float': the diff hunk by hunk, answered per hunk; 'split': current and proposed side by side
   flags = nil, -- passed to vim.lsp.start (e.g. { debounce_text_changes = 150 })
+  -- Inline completions (Neovim 0.12's vim.lsp.inline_completion, see
+  -- :help tandem-completions): the server's `inlineCompletions` settings
+  -- (nil: off), e.g. { enabled = true, provider = 'llama.cpp', baseUrl = 'http://127.0.0.1:8012' },
+  -- and the Insert-mode key that accepts a suggestion (false: none).
+  inline_completions = nil,
+  inline_completion_key = '<Tab>',
 }
 
 local function notify(message, level)
@@ -47,6 +53,7 @@ function M.server_settings()
     permissionMode = c.permission_mode,
     maxTurns = c.max_turns,
     script = c.script,
+    inlineCompletions = c.inline_completions,
   }
   return vim.tbl_deep_extend('force', settings, c.settings or {})
 end
@@ -61,7 +68,12 @@ function M.capabilities()
   capabilities.workspace.workspaceEdit.documentChanges = true
   -- vim.lsp hands a server request's handler no id; with this, Tandem puts
   -- it in the params (`tandemRequestId`), so a withdrawn question closes.
-  capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, { tandemRequestIds = true })
+  capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, {
+    tandemRequestIds = true,
+    -- Neovim 0.12 shows an inline completion at its range's start and
+    -- applies ranges over several lines: next edits may lie away from the cursor.
+    inlineCompletionEditsAnywhere = vim.lsp.inline_completion ~= nil,
+  })
   return capabilities
 end
 
@@ -191,8 +203,16 @@ end
 
 local attached_once = false
 
+--- Neovim 0.12's inline completion for Tandem's client, when configured.
+local function enable_inline_completion(client)
+  if M.config.inline_completions and vim.lsp.inline_completion then
+    vim.lsp.inline_completion.enable(true, { client_id = client.id })
+  end
+end
+
 local function on_attach(client)
   with_every_diagnostic(client)
+  enable_inline_completion(client)
   if not attached_once then
     attached_once = true
     notify('attached', vim.log.levels.DEBUG)
@@ -228,9 +248,24 @@ function M.attach(bufnr)
   vim.lsp.start(config, { bufnr = bufnr })
 end
 
+--- The Insert-mode key that accepts the inline completion shown, and
+--- types itself when there is none.
+function M.map_inline_completion_key()
+  local key = M.config.inline_completion_key
+  if not (M.config.inline_completions and key and vim.lsp.inline_completion) then
+    return
+  end
+  vim.keymap.set('i', key, function()
+    if not vim.lsp.inline_completion.get() then
+      return key
+    end
+  end, { expr = true, desc = 'Tandem: accept the inline completion' })
+end
+
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', M.config, opts or {})
   review.options = vim.tbl_extend('force', review.options, M.config.review or {})
+  M.map_inline_completion_key()
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('tandem', { clear = true }),
     callback = function(args)

@@ -36,6 +36,12 @@ describe('serverSettings', () => {
       maxTurns: 7,
     });
   });
+  it('passes tandem.inlineCompletions on as an object, and leaves an empty one out', () => {
+    const inline = { enabled: true, provider: 'llama.cpp', baseUrl: 'http://127.0.0.1:8012' };
+    assert.deepStrictEqual(serverSettings((k) => (k === 'inlineCompletions' ? inline : undefined)).inlineCompletions, inline);
+    assert.strictEqual(serverSettings((k) => (k === 'inlineCompletions' ? {} : undefined)).inlineCompletions, undefined);
+    assert.strictEqual(serverSettings((k) => (k === 'inlineCompletions' ? 'on' : undefined)).inlineCompletions, undefined);
+  });
   it('ignores a maxTurns that is not a positive integer', () => {
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 0 : undefined)).maxTurns, undefined);
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 2.5 : undefined)).maxTurns, undefined);
