@@ -115,7 +115,7 @@ impl Server {
         let mut child = Command::new(tandem)
             .arg("lsp")
             .current_dir(root)
-            .env("TANDEM_LOG", "error")
+            .env("TANDEM_LOG", std::env::var("TANDEM_LOG").unwrap_or_else(|_| "error".into()))
             .env("HOME", root.join(".home"))
             .env("XDG_DATA_HOME", root.join(".data"))
             .env("TANDEM_PROVIDER", "scripted")
@@ -289,22 +289,27 @@ fn end_to_end(tandem: &Path, server_bin: &Path, model: &Path, samples: usize) ->
     let starts = ["def median(values):", "def cube(x):", "def area_of_rectangle(w, h):", "def is_even(n):", "def hypotenuse(a, b):", "def clamp(x, lo, hi):"];
     let mut times = Vec::new();
     let mut with_item = 0;
-    let mut line = PYTHON.lines().count() as u32;
+    let mut text = PYTHON.to_string();
+    // The end of the text as an LSP position (ASCII text).
+    let end = |text: &str| (text.matches('\n').count() as u32, text.rsplit('\n').next().unwrap_or("").len() as u32);
     // One warm-up (llama.cpp loads the model's weights into the page cache).
     for i in 0..samples + 1 {
-        let start = starts[i % starts.len()];
-        let typed = format!("\n{start}\n    ");
-        server.type_char(&uri, line, 0, &typed);
-        line += 2;
+        // A new function's first line and the indentation of its body.
+        let typed = format!("{}\n    ", starts[i % starts.len()]);
+        let (line, character) = end(&text);
+        server.type_char(&uri, line, character, &typed);
+        text.push_str(&typed);
+        let (line, character) = end(&text);
         let asked = Instant::now();
-        let answer = server.complete(&uri, line, 4);
+        let answer = server.complete(&uri, line, character);
         let total = asked.elapsed().as_secs_f64() * 1000.0;
         if i > 0 {
             times.push(total);
             with_item += usize::from(answer["result"]["items"].as_array().is_some_and(|items| !items.is_empty()));
         }
-        // Leave the line as it was typed; the next function goes below it.
-        line += 1;
+        // The user writes the body otherwise; the next function goes below.
+        server.type_char(&uri, line, character, "pass\n\n\n");
+        text.push_str("pass\n\n\n");
     }
     server.stop();
     let _ = llama.kill();
