@@ -241,13 +241,16 @@ fn a_failing_slow_or_flooding_model_gives_an_empty_answer_never_an_error() {
     let uri = client.open(&setup.root.join("a.py"), SOURCE);
     let ask = |client: &mut LspClient| client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
     assert_eq!(items(&ask(&mut client)), Vec::<Value>::new());
-    // 100 KB of text, only whitespace, the suffix again, junk, a body that never ends.
+    // 100 KB of text, only whitespace, the suffix again, junk, a body that
+    // never ends, no answer within timeoutMs.
     for reply in [
         Reply::Json(FimMock::completion(&"x = 1\n".repeat(20_000))),
         Reply::Json(FimMock::completion("  \n\t\n")),
         Reply::Json(FimMock::completion("\n\nprint(add(1, 2))\n")),
         Reply::Status(200, "<html>not json</html>".into()),
         Reply::Endless,
+        // Slower than timeoutMs.
+        Reply::Held(FimMock::completion(" + b")),
     ] {
         mock.push(reply);
     }
@@ -255,13 +258,13 @@ fn a_failing_slow_or_flooding_model_gives_an_empty_answer_never_an_error() {
     let big = items(&ask(&mut client));
     let text = big[0]["insertText"].as_str().unwrap();
     assert!(text.len() < 5000 && text.lines().count() <= 40, "{} bytes", text.len());
-    for n in 0..4 {
+    for n in 0..5 {
         // Another prefix each time, so the cache has nothing for it.
         replace_line(&mut client, &uri, 0, &format!("def add(a, b):  # {n}"));
         let response = ask(&mut client);
         assert_eq!(items(&response), Vec::<Value>::new(), "{response}");
     }
-    mock.wait_for_closed(1);
+    mock.wait_for_closed(2);
     // Nothing listens: still an empty answer.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = closed.local_addr().unwrap();
