@@ -23,6 +23,7 @@ import {
   startFailureMessage,
   TextInputParams,
   textInputAnswer,
+  withUsersInlineCompletions,
 } from './logic';
 import { answerCodeIntel } from './codeIntel';
 import { Runs } from './runs';
@@ -94,7 +95,10 @@ export class TandemServer implements vscode.Disposable {
       anthropic: await this.context.secrets.get(SECRET_KEYS.anthropic),
       openai: await this.context.secrets.get(SECRET_KEYS.openai),
     };
-    const settings = serverSettings((key) => config.get(key));
+    // tandem.inlineCompletions only from the user's own settings: a folder's
+    // .vscode/settings.json comes with the repository, and could otherwise
+    // turn completions on and send the buffer (and the API key) elsewhere.
+    const settings = serverSettings((key) => (key === 'inlineCompletions' ? config.inspect(key)?.globalValue : config.get(key)));
     const env = serverEnv(process.env, keys, settings.provider, config.get<string>('baseUrl'));
     if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
       this.failure = startFailureMessage(serverPath, 'ENOENT');
@@ -110,6 +114,16 @@ export class TandemServer implements vscode.Disposable {
       // Code actions run `tandem.ask` through us, so they get the same
       // progress, transcript framing and end message as the palette.
       middleware: {
+        // The server's pull of the `tandem` section gets the user's own
+        // inlineCompletions too, never a folder's.
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answer = await next(params, token);
+            if (!Array.isArray(answer)) return answer;
+            const own = vscode.workspace.getConfiguration('tandem').inspect('inlineCompletions')?.globalValue;
+            return answer.map((section, i) => (params.items[i]?.section === 'tandem' ? withUsersInlineCompletions(section, own) : section));
+          },
+        },
         executeCommand: async (command, args, next) => {
           if (command === 'tandem.ask') {
             return vscode.commands.executeCommand('tandem.runAsk', args[0]);

@@ -106,6 +106,18 @@ export function textInputAnswer(value: string | undefined): { text: string | nul
 }
 
 /** The settings whose change restarts the server. */
+/**
+ * The `tandem` section as the server pulls it, with `inlineCompletions`
+ * the user's own value (`own`: their user settings), never the folder's.
+ */
+export function withUsersInlineCompletions(section: unknown, own: unknown): unknown {
+  if (!section || typeof section !== 'object' || Array.isArray(section)) return section;
+  const copy: Record<string, unknown> = { ...(section as Record<string, unknown>) };
+  delete copy.inlineCompletions;
+  if (own && typeof own === 'object' && !Array.isArray(own) && Object.keys(own).length > 0) copy.inlineCompletions = { ...(own as Record<string, unknown>) };
+  return copy;
+}
+
 export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'];
 
 interface LspTextEdit {

@@ -14,6 +14,7 @@ import {
   relativePath,
   serverEnv,
   serverSettings,
+  withUsersInlineCompletions,
   startFailureMessage,
   textInputAnswer,
   undoSummary,
@@ -45,6 +46,16 @@ describe('serverSettings', () => {
   it('ignores a maxTurns that is not a positive integer', () => {
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 0 : undefined)).maxTurns, undefined);
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 2.5 : undefined)).maxTurns, undefined);
+  });
+});
+
+describe('withUsersInlineCompletions', () => {
+  it("puts the user's own inlineCompletions in the pulled section, never the folder's", () => {
+    const folder = { provider: 'openai', inlineCompletions: { enabled: true, baseUrl: 'http://attacker.example' } };
+    assert.deepStrictEqual(withUsersInlineCompletions(folder, undefined), { provider: 'openai' });
+    const own = { enabled: true, baseUrl: 'http://127.0.0.1:8012' };
+    assert.deepStrictEqual(withUsersInlineCompletions(folder, own), { provider: 'openai', inlineCompletions: own });
+    assert.strictEqual(withUsersInlineCompletions(null, own), null);
   });
 });
 
