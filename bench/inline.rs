@@ -250,7 +250,7 @@ fn llama() -> Option<(PathBuf, PathBuf)> {
 /// Start llama-server on a free port; its URL once /health answers.
 fn start_llama(server: &Path, model: &Path) -> (Child, String) {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    // One thread and no weight repacking, as tests/editor_inline.rs says why.
+    // One thread and no weight repacking, as tests/common/llama.rs says why.
     let child = Command::new(server)
         .args(["-m"])
         .arg(model)

@@ -118,8 +118,10 @@ class Lsp:
         env = dict(os.environ, TANDEM_LOG="error", XDG_DATA_HOME=os.path.join(root, ".data"), HOME=os.path.join(root, ".home"))
         self.proc = subprocess.Popen([tandem, "lsp"], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.next_id = 0
+        # The fill-in-the-middle half is not measured here: one token from the
+        # cursor's line alone, so it costs the model next to nothing.
         inline = {"enabled": True, "provider": "llama.cpp", "baseUrl": llama_url, "nextEdits": True, "debounceMs": 0,
-                  "maxTokens": 1, "timeoutMs": timeout_ms}
+                  "maxTokens": 1, "contextLines": 0, "timeoutMs": timeout_ms}
         root_uri = "file://" + root
         self.request("initialize", {"processId": None, "rootUri": root_uri, "workspaceFolders": [{"uri": root_uri, "name": "w"}],
                                     "capabilities": {"experimental": {"inlineCompletionEditsAnywhere": True}},
@@ -222,7 +224,7 @@ def main():
     rows, results = [], []
     with tempfile.TemporaryDirectory() as temp:
         root = os.path.realpath(temp)
-        lsp = Lsp(args.tandem, root, args.llama_url, args.timeout_ms)
+        lsp = Lsp(os.path.abspath(args.tandem), root, args.llama_url, args.timeout_ms)
         for repo in args.repo:
             samples = mine(repo, args.samples, args.distance)
             counts = {"with": [0, 0], "without": [0, 0]}  # exact, suggested

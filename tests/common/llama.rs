@@ -3,13 +3,6 @@
 //! `.ci/tools` into the tools cache (`TANDEM_LLAMA_SERVER`,
 //! `TANDEM_LLAMA_MODEL`). Where they are missing the test says so and skips;
 //! with `TANDEM_REQUIRE_LLAMA` set (`.ci/run`) it fails instead.
-//!
-//! Included with `#[path = "common/llama.rs"] mod llama;` (it needs
-//! `common/ci_tools.rs` beside it).
-#![allow(dead_code, clippy::unwrap_used)]
-
-#[path = "ci_tools.rs"]
-mod ci_tools;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -32,7 +25,7 @@ impl Drop for Llama {
 
 /// The local model's server and weights, or why not.
 pub fn llama_files() -> Result<(PathBuf, PathBuf), String> {
-    let tools = ci_tools::ci_tools();
+    let tools = super::tools::ci_tools();
     let server = std::env::var_os("TANDEM_LLAMA_SERVER").map(PathBuf::from).unwrap_or_else(|| tools.join("llama-cpp/bin/llama-server"));
     let model = std::env::var_os("TANDEM_LLAMA_MODEL")
         .map(PathBuf::from)
@@ -51,8 +44,7 @@ pub fn llama(test: &str) -> Option<Llama> {
     let (server, model) = match llama_files() {
         Ok(files) => files,
         Err(missing) => {
-            assert!(std::env::var_os("TANDEM_REQUIRE_LLAMA").is_none(), "TANDEM_REQUIRE_LLAMA is set but these are missing: {missing}");
-            eprintln!("SKIPPED {test}: missing {missing} (bash .ci/run builds and fetches them)");
+            super::tools::skip(test, "TANDEM_REQUIRE_LLAMA", &format!("missing {missing}"));
             return None;
         }
     };

@@ -2,7 +2,7 @@
 // real VS Code (issue 30). The packaged extension with
 // `tandem.inlineCompletions` on, pointed at llama.cpp's llama-server
 // serving Qwen2.5-Coder-0.5B on the CPU (LLAMA_URL, started by
-// tests/editors/inline.rs):
+// tests/common/llama.rs, for tests/editors/vscode.rs):
 //   1. the user opens a Python file, goes to its end and types the start of
 //      a function body; VS Code asks Tandem (vscode-languageclient's
 //      inline completion feature, textDocument/inlineCompletion), Tandem
