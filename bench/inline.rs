@@ -247,18 +247,28 @@ fn llama() -> Option<(PathBuf, PathBuf)> {
     (server.is_file() && model.is_file()).then_some((server, model))
 }
 
+/// A running llama-server; stopped on drop.
+struct Llama(Child);
+
+impl Drop for Llama {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Start llama-server on a free port; its URL once /health answers.
-fn start_llama(server: &Path, model: &Path) -> (Child, String) {
+fn start_llama(server: &Path, model: &Path) -> (Llama, String) {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     // One thread and no weight repacking, as tests/common/llama.rs says why.
-    let child = Command::new(server)
+    let child = Llama(Command::new(server)
         .args(["-m"])
         .arg(model)
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-c", "4096", "-t", "1", "-np", "1", "--no-webui", "--no-repack"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start llama-server");
+        .expect("start llama-server"));
     let url = format!("http://127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
@@ -279,7 +289,7 @@ const PYTHON: &str = "import math\n\n\ndef area_of_circle(radius):\n    return m
 
 /// End to end with the local model: (p50, p95, n) of ms, and how many had an item.
 fn end_to_end(tandem: &Path, server_bin: &Path, model: &Path, samples: usize) -> (f64, f64, usize, usize) {
-    let (mut llama, url) = start_llama(server_bin, model);
+    let (llama, url) = start_llama(server_bin, model);
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("geometry.py"), PYTHON).unwrap();
@@ -312,8 +322,7 @@ fn end_to_end(tandem: &Path, server_bin: &Path, model: &Path, samples: usize) ->
         text.push_str("pass\n\n\n");
     }
     server.stop();
-    let _ = llama.kill();
-    let _ = llama.wait();
+    drop(llama);
     let (p50, p95, _) = percentiles(times);
     (p50, p95, samples, with_item)
 }

@@ -3,6 +3,7 @@
 //! `.ci/tools` into the tools cache (`TANDEM_LLAMA_SERVER`,
 //! `TANDEM_LLAMA_MODEL`). Where they are missing the test says so and skips;
 //! with `TANDEM_REQUIRE_LLAMA` set (`.ci/run`) it fails instead.
+#![allow(clippy::unwrap_used)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

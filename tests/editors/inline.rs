@@ -11,6 +11,8 @@
 //! tests say so and skip; `.ci/run` sets `TANDEM_REQUIRE_LLAMA=1`, so CI
 //! fails instead.
 
+#![allow(clippy::unwrap_used)]
+
 use crate::common::{fim_mock, llama};
 
 use std::io::Write;
