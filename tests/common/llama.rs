@@ -50,7 +50,8 @@ pub fn llama(test: &str) -> Option<Llama> {
         }
     };
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let log = std::fs::File::create(Path::new(env!("CARGO_TARGET_TMPDIR")).join("llama-server.log")).unwrap();
+    let log_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("llama-server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
     // One thread: with two on a busy two-core machine, llama.cpp's threads
     // spin waiting for each other (5 tokens/s with one, 2 with two, seen
     // here). No weight repacking: on this machine's CPU the repacked AMX
@@ -63,7 +64,7 @@ pub fn llama(test: &str) -> Option<Llama> {
         .stderr(log)
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", server.display()));
-    let llama = Llama { child, url: format!("http://127.0.0.1:{port}") };
+    let mut llama = Llama { child, url: format!("http://127.0.0.1:{port}") };
     // Loading the model takes seconds; /health answers 200 once it is ready.
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
@@ -76,7 +77,13 @@ pub fn llama(test: &str) -> Option<Llama> {
         if healthy == Some(true) {
             return Some(llama);
         }
-        assert!(Instant::now() < deadline, "llama-server did not become healthy within 300 s (see target/tmp/llama-server.log)");
+        // Present but not working is a failure, never a skip.
+        if let Some(status) = llama.child.try_wait().unwrap() {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect();
+            panic!("llama-server ({}) exited with {status} before it was ready:\n{}", server.display(), tail.join("\n"));
+        }
+        assert!(Instant::now() < deadline, "llama-server did not become healthy within 300 s (see {})", log_path.display());
         // Polling a server's readiness, bounded by the deadline.
         std::thread::sleep(Duration::from_millis(100));
     }
