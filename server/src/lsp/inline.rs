@@ -119,7 +119,7 @@ impl InlineCompletions {
 
     pub async fn complete(&self, params: InlineCompletionParams) -> Option<InlineCompletionResponse> {
         let settings = self.settings();
-        let config = match settings.inline_completions.resolve(|name| settings.lookup(name)) {
+        let config = match settings.inline_model() {
             Ok(Some(config)) => config,
             Ok(None) => return None,
             Err(problem) => {
