@@ -100,7 +100,7 @@ export class TandemServer implements vscode.Disposable {
     // .vscode/settings.json comes with the repository, and could otherwise
     // turn completions on and send the buffer (and the API key) elsewhere.
     const settings = serverSettings((key) => (key === 'inlineCompletions' ? config.inspect(key)?.globalValue : config.get(key)));
-    const env = serverEnv(process.env, keys, settings.provider, config.get<string>('baseUrl'));
+    const env = serverEnv(process.env, keys);
     if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
       this.failure = startFailureMessage(serverPath, 'ENOENT');
       void this.offerFix(this.failure);

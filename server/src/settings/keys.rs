@@ -69,8 +69,9 @@ pub(super) const KEYS: &[Key] = &[
             s.base_url = Some(parse(v)?);
             Ok(())
         }),
-        // As the VS Code extension's setting: the provider's own variable.
-        variable: Some(Variable { names: &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"], value: base_url }),
+        // The chosen provider's base URL, whichever it is; with no provider
+        // named it chooses one (agent::config: the one it belongs to).
+        variable: Some(Variable { names: &["TANDEM_BASE_URL"], value: |s, _| s.base_url.clone() }),
         docs: "settings.md",
     },
     Key {
@@ -114,13 +115,13 @@ pub(super) const KEYS: &[Key] = &[
         name: "contextWindow",
         apply: Apply::Field(context_window),
         variable: Some(Variable { names: &["TANDEM_CONTEXT_WINDOW"], value: |s, _| s.context_window.map(|n| n.to_string()) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "thinkingBudget",
         apply: Apply::Field(thinking_budget),
         variable: Some(Variable { names: &["TANDEM_THINKING"], value: |s, _| s.thinking_budget.map(|n| n.to_string()) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "prices",
@@ -130,7 +131,7 @@ pub(super) const KEYS: &[Key] = &[
             Ok(())
         }),
         variable: Some(Variable { names: &["TANDEM_PRICES"], value: |s, _| s.prices.as_ref().map(Value::to_string) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "saveDocuments",
@@ -211,15 +212,6 @@ fn provider(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), Str
         _ => return Err(format!("\"{provider}\" is not a provider: use anthropic, openai or scripted")),
     }
     Ok(())
-}
-
-fn base_url(settings: &Settings, variable: &str) -> Option<String> {
-    let anthropic = settings.provider_is("anthropic");
-    match variable {
-        "ANTHROPIC_BASE_URL" if anthropic => settings.base_url.clone(),
-        "OPENAI_BASE_URL" if !anthropic => settings.base_url.clone(),
-        _ => None,
-    }
 }
 
 fn context_window(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
@@ -606,8 +598,8 @@ mod tests {
         let environment = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "ak-process".to_string());
         let model = settings.inline_model_with(environment).unwrap().unwrap();
         assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("https://api.anthropic.com", Some("ak-process")));
-        // The user's own env and baseUrl (and the editor's) do apply.
-        let editor = layer(Scope::Editor, json!({"baseUrl": "http://127.0.0.1:4000/v1"}));
+        // The user's own env (and the editor's) does apply.
+        let editor = layer(Scope::Editor, json!({"env": {"OPENAI_BASE_URL": "http://127.0.0.1:4000/v1"}}));
         let (settings, _) = resolve(&[user, editor]);
         let model = settings.inline_model_with(no_environment).unwrap().unwrap();
         assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("http://127.0.0.1:4000/v1", Some("sk-user")));
