@@ -63,6 +63,12 @@ fn nvim_with_inline_completion(test: &str) -> Option<PathBuf> {
 /// Run tests/nvim/inline_scenario.lua in a headless Neovim on `geometry.py`
 /// (SOURCE) with these `inlineCompletions`; its report.
 fn neovim_scenario(nvim: &Path, inline: Value, typed: &str) -> Value {
+    neovim_scenario_typing(nvim, inline, typed, "")
+}
+
+/// The same, with `typed_after` typed once the ghost text shows, at once
+/// before the accept key.
+fn neovim_scenario_typing(nvim: &Path, inline: Value, typed: &str, typed_after: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("work");
     std::fs::create_dir_all(&root).unwrap();
@@ -78,6 +84,7 @@ fn neovim_scenario(nvim: &Path, inline: Value, typed: &str) -> Value {
         .env("TANDEM_PLUGIN", manifest.join("editors/nvim"))
         .env("SCENARIO_INLINE", inline.to_string())
         .env("SCENARIO_TYPED", typed)
+        .env("SCENARIO_TYPED_AFTER", typed_after)
         .env("SCENARIO_OUT", &out)
         .env("SCENARIO_WAIT_MS", "180000")
         .env("HOME", dir.path().join("home"))
@@ -140,6 +147,37 @@ fn neovim_shows_the_models_ghost_text_and_tab_inserts_it() {
     let last = received.last().unwrap();
     assert_eq!(last.path, "/infill");
     assert!(last.body["input_prefix"].as_str().unwrap().ends_with("def perimeter_of_circle(radius):\n    return "), "{:?}", last.body);
+}
+
+#[test]
+fn typing_the_start_of_the_ghost_text_and_tab_at_once_inserts_it_once() {
+    // The user types the suggestion's first characters and Tab before a
+    // newer suggestion can come (Neovim asks again only 200 ms after the
+    // last keystroke; the model holds every later request): the item shown
+    // is the one made for the line before those characters.
+    let Some(nvim) = nvim_with_inline_completion("typing_the_start_of_the_ghost_text_and_tab_at_once_inserts_it_once") else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mock = FimMock::start(Reply::Held(FimMock::infill("")));
+    mock.push(Reply::Json(FimMock::infill("2 * math.pi * radius")));
+    let report = neovim_scenario_typing(
+        &nvim,
+        json!({"enabled": true, "provider": "llama.cpp", "baseUrl": mock.url, "debounceMs": 0, "timeoutMs": 60000}),
+        "return ",
+        "2 *",
+    );
+    assert_eq!(report["ghost"], "2 * math.pi * radius", "{report:#}");
+    assert_eq!(report["accepted"], true, "{report:#}");
+    assert_eq!(lines(&report, "lines").last().map(String::as_str), Some("    return 2 * math.pi * radius"), "{report:#}");
+    // Something else typed: the old suggestion is not put in after it.
+    let mock = FimMock::start(Reply::Held(FimMock::infill("")));
+    mock.push(Reply::Json(FimMock::infill("2 * math.pi * radius")));
+    let report = neovim_scenario_typing(
+        &nvim,
+        json!({"enabled": true, "provider": "llama.cpp", "baseUrl": mock.url, "debounceMs": 0, "timeoutMs": 60000}),
+        "return ",
+        "3.14",
+    );
+    assert_eq!(lines(&report, "lines").last().map(String::as_str), Some("    return 3.14"), "{report:#}");
 }
 
 #[test]

@@ -97,15 +97,20 @@ end, step(function(advertised)
     report.mode = vim.api.nvim_get_mode().mode
     report.lines_shown = vim.api.nvim_buf_get_lines(0, 0, -1, false)
     local before = buffer_text()
-    -- Accept with the plugin's key, typed.
-    vim.api.nvim_input(tandem.config.inline_completion_key)
+    -- Accept with the plugin's key, typed (after SCENARIO_TYPED_AFTER, typed
+    -- at once, before a newer suggestion can come).
+    vim.api.nvim_input((env.SCENARIO_TYPED_AFTER or '') .. tandem.config.inline_completion_key)
     when(10000, function()
       return buffer_text() ~= before
     end, step(function(accepted)
-      report.accepted = accepted
-      report.lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
-      report.ghost_after = ghost_text()
-      finish()
+      -- The accept key's work is scheduled while the keys are processed:
+      -- look once what was scheduled before has run.
+      vim.schedule(step(function()
+        report.accepted = accepted
+        report.lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+        report.ghost_after = ghost_text()
+        finish()
+      end))
     end))
   end))
 end))

@@ -256,10 +256,55 @@ function M.map_inline_completion_key()
     return
   end
   vim.keymap.set('i', key, function()
-    if not vim.lsp.inline_completion.get() then
+    if not vim.lsp.inline_completion.get({ on_accept = M.accept_inline_completion }) then
       return key
     end
   end, { expr = true, desc = 'Tandem: accept the inline completion' })
+end
+
+--- Insert an inline completion item where the buffer is now. Neovim asks
+--- for a new suggestion only 200 ms after the last keystroke, so the item
+--- shown may be one made before the user typed its first characters (the
+--- ghost text then shows the rest of it); its range ends where the cursor
+--- was, and Neovim's own accept would leave those characters after the
+--- inserted text ("radius2 *"). A completion (from the start of its line
+--- to the cursor) is put in from the range's start to the cursor when what
+--- is there is the start of its text, and not at all when the user typed
+--- something else (its ghost text showed the rest after that).
+function M.accept_inline_completion(item)
+  local text, range = item.insert_text, item.range
+  local buf = vim.api.nvim_get_current_buf()
+  local kind = item.command and item.command.arguments and item.command.arguments[1]
+  if type(text) ~= 'string' then
+    return
+  end
+  if range then
+    local start_row, start_col, end_row, end_col = range.start.row, range.start.col, range.end_.row, range.end_.col
+    local cursor = vim.api.nvim_win_get_cursor(0)
+    local row, col = cursor[1] - 1, cursor[2]
+    if type(kind) == 'table' and kind.kind == 'completion' and start_row == row and end_row == row then
+      local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
+      local there = line:sub(start_col + 1, col)
+      if col < start_col or text:sub(1, #there) ~= there then
+        return
+      end
+      end_col = col
+    end
+    local lines = vim.split(text, '\n', { plain = true })
+    local ok = pcall(vim.api.nvim_buf_set_text, buf, start_row, start_col, end_row, end_col, lines)
+    if not ok then
+      return
+    end
+    vim.api.nvim_win_set_cursor(0, { start_row + #lines, (#lines == 1 and start_col or 0) + #lines[#lines] })
+  else
+    vim.api.nvim_paste(text, false, 0)
+  end
+  if item.command then
+    local client = vim.lsp.get_client_by_id(item.client_id)
+    if client then
+      client:exec_cmd(item.command, { bufnr = buf })
+    end
+  end
 end
 
 function M.setup(opts)
