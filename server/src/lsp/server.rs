@@ -505,6 +505,7 @@ impl LanguageServer for Backend {
         // Advertised only when configured: an editor then shows no
         // suggestions of ours at all.
         let inline_completion_provider = self.settings().inline_completions.enabled.then_some(OneOf::Left(true));
+        tracing::debug!(advertised = inline_completion_provider.is_some(), "inline completions");
         let ready = Ready {
             inline,
             undoing: tokio::sync::Mutex::new(()),
