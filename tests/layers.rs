@@ -21,7 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
-    ("leaves", &["model", "environment", "consent", "scope"]),
+    ("leaves", &["model", "environment", "consent", "scope", "diff"]),
 ];
 
 /// One import of a top-level module.

@@ -41,8 +41,9 @@
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
-//!   model  environment  consent  scope      leaves: messages and usage, the
-//!                                              environment, consent, settings layers
+//!   model  environment  consent  scope  diff   leaves: messages and usage, the
+//!                                              environment, consent, settings layers,
+//!                                              the one bounded diff
 //! ```
 //!
 //! ## Code map
@@ -131,6 +132,11 @@
 //!   ([`host::Host::prepare`]).
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
+//! - [`diff`]: every diff Tandem computes (review hunks, the editor's
+//!   replacements, freshness refusals, previews, merges): the common prefix
+//!   and suffix trimmed in one pass, the middle diffed with a deadline and
+//!   replaced whole by lines past it, so a rewrite of any size costs linear
+//!   time; [`diff::off_runtime`] runs such work off the async runtime.
 //! - [`scope`]: which settings layer a value came from (user, project,
 //!   local, editor).
 //! - [`consent`]: what the user approved that a project would run (project
@@ -231,6 +237,7 @@ pub mod agent;
 pub mod checkpoint;
 pub mod completion;
 pub mod consent;
+pub mod diff;
 pub mod environment;
 pub mod hooks;
 pub mod language_servers;

@@ -180,7 +180,15 @@ fn main() -> ExitCode {
         Command::Tool { .. } | Command::Tools { .. } => {
             tokio::runtime::Builder::new_current_thread().enable_all().build()
         }
-        _ => tokio::runtime::Runtime::new(),
+        _ => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            // Tokio's own variable, read from the environment Tandem holds
+            // (hide_environment took it out of the process's).
+            if let Some(threads) = tandem::environment::var("TOKIO_WORKER_THREADS").and_then(|n| n.trim().parse::<usize>().ok()).filter(|&n| n > 0) {
+                builder.worker_threads(threads);
+            }
+            builder.enable_all().build()
+        }
     };
     let runtime = match runtime {
         Ok(rt) => rt,

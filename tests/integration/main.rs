@@ -17,6 +17,7 @@ mod edit_ladder_props;
 mod edit_scenarios;
 mod hooks_lsp;
 mod inline_completion;
+mod large_edits;
 mod lsp;
 mod mcp;
 mod permissions;

@@ -4,13 +4,15 @@
 //! survive a small edit), and they are the hunks a review shows and the
 //! lines a run reports as changed.
 
-use similar::{DiffOp, TextDiff};
+use crate::diff::{self, DiffOp};
 
 use super::overlay::Splice;
 
 /// The replacements that turn `old` into `new`, in order, non-overlapping:
-/// a line diff of the region between the common prefix and suffix, each
-/// hunk then trimmed to the characters that really differ.
+/// a line diff of the region between the common prefix and suffix (bounded:
+/// [`diff::lines`]), each hunk then trimmed to the characters that really
+/// differ. Linear in the texts' size plus the diff's deadline: run it off
+/// the async runtime for large texts ([`diff::off_runtime`]).
 pub fn replacements(old: &str, new: &str) -> Vec<Splice> {
     if old == new {
         return Vec::new();
@@ -18,16 +20,14 @@ pub fn replacements(old: &str, new: &str) -> Vec<Splice> {
     let (prefix, suffix) = common_affixes(old, new);
     let old_mid = &old[prefix..old.len() - suffix];
     let new_mid = &new[prefix..new.len() - suffix];
-    let diff = TextDiff::from_lines(old_mid, new_mid);
-    let old_tokens = diff.old_slices();
-    let new_tokens = diff.new_slices();
-    let old_offsets = offsets(old_tokens);
-    let new_offsets = offsets(new_tokens);
+    let diff = diff::lines(old_mid, new_mid);
+    let old_offsets = offsets(&diff.old);
+    let new_offsets = offsets(&diff.new);
     let mut hunks: Vec<(usize, usize, usize, usize)> = Vec::new();
     // Walk the ops with our own cursors: the `old_index` similar reports
     // for an insertion is not always where it goes (seen with CR lines).
     let (mut old_at, mut new_at) = (0, 0);
-    for op in diff.ops() {
+    for op in &diff.ops {
         let (old_len, new_len, equal) = match *op {
             DiffOp::Equal { len, .. } => (len, len, true),
             DiffOp::Delete { old_len, .. } => (old_len, 0, false),
