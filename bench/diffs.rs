@@ -57,6 +57,9 @@ fn options() -> Options {
     Options { tandem, runs: runs.max(1), warm, quick }
 }
 
+/// Which lines of a text of n lines change: (line, n).
+type Shape = fn(usize, usize) -> bool;
+
 /// A text of `lines` lines of about 40 bytes.
 fn text(lines: usize, changed: impl Fn(usize) -> bool) -> String {
     (0..lines)
@@ -108,7 +111,7 @@ fn main() {
     println!("| text | change | plain diff (before) | bounded diff (after) | after / before |");
     println!("|---|---|---|---|---|");
     let sizes: &[usize] = if opts.quick { &[2_000, 20_000] } else { &[2_000, 10_000, 40_000, 300_000] };
-    let shapes: [(&str, fn(usize, usize) -> bool); 3] = [
+    let shapes: [(&str, Shape); 3] = [
         ("one line", |i, n| i == n / 2),
         ("every other line", |i, _| i % 2 == 0),
         ("every line", |_, _| true),
@@ -204,7 +207,10 @@ fn tandem_command(opts: &Options, root: &Path, script: &Path, data: &Path) -> Co
     command
 }
 
-fn whole_rewrite(opts: &Options, mb: usize) -> Result<(Vec<f64>, Result<Vec<f64>, String>), String> {
+/// `tandem ask`'s times, and the answers' times of `tandem lsp` (or why none).
+type Rewrite = (Vec<f64>, Result<Vec<f64>, String>);
+
+fn whole_rewrite(opts: &Options, mb: usize) -> Result<Rewrite, String> {
     let (dir, root, script, old, new) = rewrite_fixture(mb);
     let data = dir.path().join("data");
     let runs = if opts.quick { 1 } else { opts.runs.min(5) };
