@@ -106,3 +106,44 @@ fn common_affixes(a: &str, b: &str) -> (usize, usize) {
     }
     (prefix, suffix)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spliced(old: &str, splices: &[Splice]) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for splice in splices {
+            assert!(splice.range.start >= at, "in order, not overlapping: {splice:?}");
+            out.push_str(&old[at..splice.range.start]);
+            out.push_str(&splice.text);
+            at = splice.range.end;
+        }
+        out.push_str(&old[at..]);
+        out
+    }
+
+    /// The issue's bad inputs (issue 31): each ends (bounded) and is exact.
+    #[test]
+    fn large_rewrites_are_exact() {
+        let lines = |n: usize, f: &dyn Fn(usize) -> String| -> String { (0..n).map(f).collect() };
+        let old = lines(30_000, &|i| format!("line {i}\n"));
+        let cases = [
+            ("every line", lines(30_000, &|i| format!("LINE {i}\n"))),
+            ("every other line", lines(30_000, &|i| if i % 2 == 0 { format!("LINE {i}\n") } else { format!("line {i}\n") })),
+            ("CRLF for LF", old.replace('\n', "\r\n")),
+        ];
+        for (what, new) in &cases {
+            let splices = replacements(&old, new);
+            assert!(spliced(&old, &splices) == *new, "{what}: the replacements do not give the new text");
+        }
+        // One 2 MB line with one changed character: the replacement is
+        // that character, not the line.
+        let long = "x".repeat(2_000_000);
+        let mut changed = long.clone();
+        changed.replace_range(1_000_000..1_000_001, "y");
+        let splices = replacements(&long, &changed);
+        assert_eq!(splices, vec![Splice { range: 1_000_000..1_000_001, text: "y".into() }]);
+    }
+}
