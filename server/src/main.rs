@@ -164,10 +164,16 @@ fn main() -> ExitCode {
     // First, while this is the only thread: may start the program again
     // in place, its environment holding only what shell commands may see.
     let hide_warning = tandem::environment::hide_environment();
+    // Then out of reach of its children: not dumpable (no /proc/PID/mem),
+    // no inherited descriptor passed on.
+    let harden_problems = tandem::environment::harden_process();
     let cli = Cli::parse();
     init_logging();
     if let Some(warning) = hide_warning {
         tracing::warn!("{warning}");
+    }
+    for problem in harden_problems {
+        tracing::warn!("{problem}");
     }
     // One tool call or a listing needs no worker threads: a current-thread
     // runtime starts faster and hands work between fewer threads (the
