@@ -149,10 +149,13 @@
 //!   check of one frame (`FrameCheck`).
 //! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
 //!   Linux) behind [`tools::ShellSandbox`]: unasked commands write only a
-//!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
-//!   editor's config stay read-only); no network unless settings allow it,
-//!   a pid namespace, read-deny paths masked. The front end hands the run
-//!   its sandbox and says once when there is none.
+//!   private `/tmp` and see of the home folder only the toolchains,
+//!   approved ones write the workspace (Tandem's, git's and the editor's
+//!   config stay read-only); no network unless settings allow it, a pid
+//!   namespace, read-deny paths masked and edit-deny paths read-only for
+//!   every command (found as it starts: [`permissions::masks`]), Tandem's
+//!   own folders never shown. The front end hands the run its sandbox and
+//!   says once when there is none.
 //! - [`hooks`]: commands in Claude Code's format: `PreToolUse`/`PostToolUse`
 //!   around each call (run by the executor through [`tools::ToolHooks`];
 //!   the `PreToolUse` answer reaches the policy in the permission request),
@@ -168,7 +171,8 @@
 //!   [`tools::ToolKind`] and summary, never by a tool's name or fields.
 //! - [`environment`]: credentials kept in memory, out of the process
 //!   environment (`/proc/PID/environ`) and out of shell commands, whose
-//!   environment is an allow-list.
+//!   environment is an allow-list; the process not dumpable and its
+//!   inherited descriptors kept from its children.
 //! - `server/src/main.rs` and `server/src/cli/` (the binary): argument
 //!   parsing, `tandem ask` with its terminal printer, `tandem demo`,
 //!   `tandem tool(s)`.

@@ -46,7 +46,7 @@ impl Policy {
         match hook {
             PreHook::None => self.decide(call),
             PreHook::Block(reason) => RuleVerdict::Deny(format!("the PreToolUse hook blocked it: {reason}")),
-            PreHook::Allow(_) => match self.deny_reason(call) {
+            PreHook::Allow(_) => match self.deny_reason(call).or_else(|| self.object_read_denial(call)) {
                 Some(reason) => RuleVerdict::Deny(reason),
                 None => self.allowed_verdict(call),
             },
