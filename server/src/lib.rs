@@ -24,9 +24,10 @@
 //!                                   scope, sandbox, checkpoint recorder, request)
 //!                   │
 //!                   ▼
-//!                agent/           the loop: provider (Anthropic | OpenAI | scripted)
+//!       agent/   completion/      the loop: provider (Anthropic | OpenAI | scripted)
 //!                   │               → stream → tool calls → executor → results;
-//!                   │               sub-agents, project instructions
+//!                   │               sub-agents, project instructions; beside it the
+//!                   │               inline-completion engine (FIM and next-edit models)
 //!                   ▼
 //!   permissions/  hooks  mcp/  thread/      what the contract asks: the policy,
 //!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
@@ -78,6 +79,16 @@
 //!   with retries and stream deadlines, the system prompt with project
 //!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
 //!   parent loop, and the run events every front end consumes.
+//! - [`completion`]: inline completions and next-edit suggestions, the
+//!   engine behind `textDocument/inlineCompletion`: the bounded window
+//!   around the cursor, the request bodies (`/completions` with `prompt`
+//!   and `suffix`, llama.cpp's `/infill`, a chat model's FIM prompt), the
+//!   HTTP client bounded in size and time, the cache that serves a prefix
+//!   again and rebases a suggestion the user started typing, each
+//!   document's recent edits and the next-edit prompt, and the local
+//!   shown/accepted counts `tandem doctor` reports. A request is stale
+//!   (and answers nothing) once its document changed or a newer request
+//!   came; the LSP front end only turns positions into items.
 //! - [`thread`]: what the loop keeps between runs: a thread
 //!   ([`thread::Thread`]) per follow-up chain, saved as JSON Lines (a run
 //!   holds its thread's lock, so two processes on one workspace — two
@@ -222,6 +233,7 @@
 pub mod acp;
 pub mod agent;
 pub mod checkpoint;
+pub mod completion;
 pub mod consent;
 pub mod environment;
 pub mod hooks;

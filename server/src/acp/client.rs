@@ -1,7 +1,8 @@
 //! What the agent asks of the ACP client, as a small trait: session
 //! updates, the client's files (`fs/read_text_file`, `fs/write_text_file`)
 //! and permission questions (`session/request_permission`). The real one
-//! is the SDK's connection; every request has a deadline.
+//! is the SDK's connection; every file request has a deadline (the
+//! settings' `timeouts.requestMs`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,16 +14,31 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
 use async_trait::async_trait;
 
-/// How long a file request to the client may take.
-pub const FILE_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Why a file request to the client gave no text: the client answered
+/// with an error, or did not answer in time (then nobody knows whether a
+/// write landed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileError {
+    Failed(String),
+    NoAnswer(String),
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Failed(message) | FileError::NoAnswer(message) => f.write_str(message),
+        }
+    }
+}
 
 #[async_trait]
 pub trait ClientLink: Send + Sync {
     /// Send a `session/update`; false when the client is gone.
     fn notify(&self, session: &str, update: SessionUpdate) -> bool;
-    /// The file's text as the client holds it (an open buffer's unsaved text).
-    async fn read_text_file(&self, session: &str, path: &Path) -> Result<String, String>;
-    async fn write_text_file(&self, session: &str, path: &Path, text: &str) -> Result<(), String>;
+    /// The file's text as the client holds it (an open buffer's unsaved
+    /// text), within `timeout`.
+    async fn read_text_file(&self, session: &str, path: &Path, timeout: Duration) -> Result<String, FileError>;
+    async fn write_text_file(&self, session: &str, path: &Path, text: &str, timeout: Duration) -> Result<(), FileError>;
     /// Ask the user; waits as long as the user takes (the caller bounds it).
     async fn request_permission(&self, request: RequestPermissionRequest) -> Result<RequestPermissionOutcome, String>;
 }
@@ -36,21 +52,21 @@ impl ClientLink for SdkLink {
         self.0.send_notification(SessionNotification::new(session.to_string(), update)).is_ok()
     }
 
-    async fn read_text_file(&self, session: &str, path: &Path) -> Result<String, String> {
+    async fn read_text_file(&self, session: &str, path: &Path, timeout: Duration) -> Result<String, FileError> {
         let request = self.0.send_request(ReadTextFileRequest::new(session.to_string(), path));
-        match tokio::time::timeout(FILE_REQUEST_TIMEOUT, request.block_task()).await {
+        match tokio::time::timeout(timeout, request.block_task()).await {
             Ok(Ok(response)) => Ok(response.content),
-            Ok(Err(err)) => Err(err.to_string()),
-            Err(_) => Err(format!("the client did not answer fs/read_text_file within {} s", FILE_REQUEST_TIMEOUT.as_secs())),
+            Ok(Err(err)) => Err(FileError::Failed(format!("the client answered fs/read_text_file with an error: {err}"))),
+            Err(_) => Err(FileError::NoAnswer(format!("the client did not answer fs/read_text_file within {} ms", timeout.as_millis()))),
         }
     }
 
-    async fn write_text_file(&self, session: &str, path: &Path, text: &str) -> Result<(), String> {
+    async fn write_text_file(&self, session: &str, path: &Path, text: &str, timeout: Duration) -> Result<(), FileError> {
         let request = self.0.send_request(WriteTextFileRequest::new(session.to_string(), path, text));
-        match tokio::time::timeout(FILE_REQUEST_TIMEOUT, request.block_task()).await {
+        match tokio::time::timeout(timeout, request.block_task()).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(err)) => Err(err.to_string()),
-            Err(_) => Err(format!("the client did not answer fs/write_text_file within {} s", FILE_REQUEST_TIMEOUT.as_secs())),
+            Ok(Err(err)) => Err(FileError::Failed(format!("the client's fs/write_text_file failed: {err}"))),
+            Err(_) => Err(FileError::NoAnswer(format!("the client did not answer fs/write_text_file within {} ms", timeout.as_millis()))),
         }
     }
 

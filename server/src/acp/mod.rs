@@ -145,6 +145,7 @@ impl AcpAgent {
                     Error::invalid_request(),
                     "a prompt is already running in this session: wait for it, or send session/cancel",
                 )),
+                Err(PromptError::Elsewhere(message)) => responder.respond_with_error(error(Error::invalid_request(), message)),
                 Err(PromptError::BrokenSettings(message)) => responder.respond_with_error(error(Error::invalid_request(), message)),
                 Err(PromptError::Failed(message)) => responder.respond_with_error(error(Error::internal_error(), message)),
             };

@@ -7,10 +7,12 @@
 //!   domain), as "Always allow" in `tandem lsp`; allowed, they join the
 //!   thread's grants; rejected, the gate refuses them for the rest of the
 //!   session. A call no rule can cover is offered once only.
-//! - An edit to review: for a file the client writes, the review happens
+//! - An edit to review: for a client that offers `fs/write_text_file`,
+//!   every write (new files too) goes through it, and the review happens
 //!   at the sink with the full texts as the call's `diff`
-//!   ([`Review::InEditor`]); a file written to disk is asked here with the
-//!   diff as text. "Always" means this one file, for this session.
+//!   ([`Review::InEditor`]); a file written to disk (a client that does
+//!   not write) is asked here with the diff as text. "Always" means this
+//!   one file, for this session.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -53,7 +55,9 @@ impl Prompter for AcpPrompter {
         match self.core.edit_always(path) {
             Some(true) => Review::Apply,
             Some(false) => Review::Reject("the user rejected every edit to this file for this session".into()),
-            None if self.client_writes && ClientFiles::handles(path) => Review::InEditor,
+            // Every write goes through such a client (new files too), and
+            // its sink asks with the whole texts as the diff.
+            None if self.client_writes && (ClientFiles::handles(path) || !path.exists()) => Review::InEditor,
             None => match self.core.review_edit_text(request).await {
                 Ok(()) => Review::Apply,
                 Err(reason) => Review::Reject(reason),

@@ -22,7 +22,8 @@ use crate::tools::PermissionMode;
 use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{Origin, ServerConfig, Transport};
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers, RunParts, ThreadChoice};
-use crate::thread::{Thread, ThreadStore};
+use crate::thread::threads::{ThreadError, Threads};
+use crate::thread::ThreadStore;
 use crate::settings::Settings;
 use crate::workspace::{Editor, Workspace};
 
@@ -53,8 +54,15 @@ pub struct Session {
     /// the executor, the checkpoints.
     host: Host,
     gate: Arc<AcpGate>,
-    /// Taken by the running prompt: a second prompt finds it locked.
-    thread: Arc<tokio::sync::Mutex<Thread>>,
+    /// The session's thread, checked out by each prompt with the run lock
+    /// every front end takes ([`Threads::check_out`]): a second prompt
+    /// here, another `tandem acp`, an editor window's `tandem lsp` or a
+    /// `tandem chat` on the same thread is refused while one runs, and a
+    /// thread another process continued since is read again first.
+    threads: Threads,
+    thread_id: String,
+    /// A prompt is running (set before the check-out, cleared after the check-in).
+    running: std::sync::atomic::AtomicBool,
     mode: Mutex<PermissionMode>,
     /// The model the session's prompts use, one of `models`.
     model: Mutex<String>,
@@ -143,8 +151,10 @@ pub fn open(
     };
     let core = Arc::new(SessionCore::new(conversation.id.clone(), root.clone(), link));
     let runtime = tokio::runtime::Handle::current();
-    let editor: Option<Arc<dyn Editor>> =
-        offers.read_text_file.then(|| Arc::new(ClientFiles::new(Arc::clone(&core), runtime, offers.write_text_file)) as Arc<dyn Editor>);
+    let timeout = settings.timeouts.request();
+    let editor: Option<Arc<dyn Editor>> = (offers.read_text_file || offers.write_text_file).then(|| {
+        Arc::new(ClientFiles::new(Arc::clone(&core), runtime, offers.read_text_file, offers.write_text_file, timeout)) as Arc<dyn Editor>
+    });
     let workspace = Workspace::with_roots(vec![root.clone()], editor).map_err(|e| OpenError::InvalidParams(format!("cannot open the workspace: {e:#}")))?;
     if let Err(err) = workspace.start_watcher() {
         tracing::warn!(%err, "cannot watch the workspace; disk changes are caught by fingerprints only");
@@ -162,7 +172,7 @@ pub fn open(
     let gate = Arc::new(super::permission::gate(
         crate::host::policy(&settings, crate::host::Modes::new(&settings, None), workspace.roots()),
         Arc::clone(&core),
-        offers.read_text_file && offers.write_text_file,
+        offers.write_text_file,
     ));
     // MCP: the user's and the project's servers (project ones with the
     // consent `tandem lsp` and `tandem ask` need), and the client's.
@@ -184,12 +194,17 @@ pub fn open(
     if let Some(mcp) = host.mcp() {
         mcp.start();
     }
+    let threads = Threads::new(root.clone(), host.store().cloned());
+    let thread_id = conversation.id.clone();
+    threads.check_in(conversation);
     Ok(Arc::new(Session {
         core,
         workspace,
         host,
         gate,
-        thread: Arc::new(tokio::sync::Mutex::new(conversation)),
+        threads,
+        thread_id,
+        running: std::sync::atomic::AtomicBool::new(false),
         mode: Mutex::new(mode),
         model: Mutex::new(models.first().cloned().unwrap_or_default()),
         models,
@@ -266,6 +281,10 @@ fn percent_decode(text: &str) -> String {
 pub enum PromptError {
     /// A prompt is running in this session already.
     Busy,
+    /// Another process (another `tandem acp`, an editor window's `tandem
+    /// lsp`, a `tandem chat`) is running the session's thread: the message
+    /// says so.
+    Elsewhere(String),
     /// A settings file broke since the session opened: nothing runs until it is fixed.
     BrokenSettings(String),
     Failed(String),
@@ -301,18 +320,30 @@ impl Session {
 
     /// Run one prompt to its end. The session's updates go out as it runs.
     pub async fn prompt(self: &Arc<Self>, mut request: RunRequest) -> Result<RunOutcome, PromptError> {
-        let Ok(mut thread) = Arc::clone(&self.thread).try_lock_owned() else { return Err(PromptError::Busy) };
+        if self.running.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Err(PromptError::Busy);
+        }
+        let _running = NotRunning(self);
         // As `tandem lsp` at every ask: a settings file that stopped
         // parsing since the session opened stops the prompt (its deny
         // rules might be the ones that matter).
         load_settings(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
+        let run_id = crate::host::new_run_id();
+        let thread = self.threads.check_out(Some(&self.thread_id), &run_id).map_err(|err| match err {
+            ThreadError::Busy { .. } => PromptError::Busy,
+            ThreadError::Elsewhere { .. } => PromptError::Elsewhere(err.to_string()),
+            ThreadError::Unknown(message) => PromptError::Failed(message),
+        })?;
+        // Checked in (and its lock let go) however the prompt ends.
+        let mut checked_out = CheckIn { threads: &self.threads, thread: Some(thread) };
+        let Some(thread) = checked_out.thread.as_mut() else { return Err(PromptError::Failed("the thread is gone".into())) };
         let cancel = CancellationToken::new();
         let thread_id = thread.id.clone();
         let parts = RunParts {
             mode: Some(self.mode()),
             plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
             cancel: cancel.clone(),
-            checkpoint: Some((thread_id, crate::host::new_run_id())),
+            checkpoint: Some((thread_id, run_id)),
             model: Some(self.model()),
             ..RunParts::default()
         };
@@ -340,12 +371,13 @@ impl Session {
         let (ctx, config) = (run.ctx, run.config);
         let workspace = Arc::clone(&ctx.workspace);
         let forwarder = tokio::spawn(forward(Arc::clone(&self.core), workspace, events_rx, forwarded_tx));
-        let outcome = agent::run_thread(&*run.provider, &run.executor, ctx, &mut thread, &config, request, events).await;
+        let outcome = agent::run_thread(&*run.provider, &run.executor, ctx, thread, &config, request, events).await;
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;
         run.end.finish();
         let used = thread.context_tokens;
+        drop(checked_out);
         let mut usage = UsageUpdate::new(used, config.context_window);
         if let Some(cost) = outcome.cost_usd {
             usage = usage.cost(agent_client_protocol::v1::schema::Cost::new(cost, "USD"));
@@ -364,9 +396,33 @@ impl Session {
         self.host.shutdown().await;
     }
 
-    /// The thread's title and last activity, for `session/list`.
+    /// A prompt is running in this session.
     pub fn is_running(&self) -> bool {
-        self.thread.try_lock().is_err()
+        self.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Clears [`Session::running`] when the prompt ends, however it ends.
+struct NotRunning<'a>(&'a Session);
+
+impl Drop for NotRunning<'_> {
+    fn drop(&mut self) {
+        self.0.running.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Checks the prompt's thread back in (letting go of its run lock) when
+/// dropped.
+struct CheckIn<'a> {
+    threads: &'a Threads,
+    thread: Option<crate::thread::Thread>,
+}
+
+impl Drop for CheckIn<'_> {
+    fn drop(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            self.threads.check_in(thread);
+        }
     }
 }
 

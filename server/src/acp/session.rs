@@ -174,14 +174,19 @@ impl SessionCore {
         self.request(&call_key(&request.tool, &request.kind), fields, options(always, "Allow", "Reject")).await
     }
 
-    /// Review an edit the client will write, its full texts as the diff.
-    pub async fn review_edit(&self, path: &Path, old_text: &str, new_text: &str) -> Result<(), String> {
+    /// Review an edit the client will write, its full texts as the diff
+    /// (no old text: a new file).
+    pub async fn review_edit(&self, path: &Path, old_text: Option<&str>, new_text: &str) -> Result<(), String> {
         match self.edit_always(path) {
             Some(true) => return Ok(()),
             Some(false) => return Err("the user rejected every edit to this file for this session".into()),
             None => {}
         }
-        let diff = ToolCallContent::Diff(Diff::new(path, new_text).old_text(old_text.to_string()));
+        let mut diff = Diff::new(path, new_text);
+        if let Some(old_text) = old_text {
+            diff = diff.old_text(old_text.to_string());
+        }
+        let diff = ToolCallContent::Diff(diff);
         let fields = ToolCallUpdateFields::new().kind(acp_kind(&ToolKind::Edit { path: path.to_path_buf() })).content(vec![diff]);
         let key = call_key("", &ToolKind::Edit { path: path.to_path_buf() });
         let answer = self.request(&key, fields, options(true, "Apply", "Reject")).await;

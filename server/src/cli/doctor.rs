@@ -1,7 +1,10 @@
 //! `tandem doctor`: what this machine and this folder's settings give
 //! Tandem, in plain words, for the user to check before a run (and for
-//! `:checkhealth tandem`, which runs `tandem doctor --json`). Today:
-//! whether shell commands run in a sandbox, and why not.
+//! `:checkhealth tandem`, which runs `tandem doctor --json`): whether
+//! shell commands run in a sandbox, and why not; whether inline
+//! completions are on, with the shown / accepted counts of the last
+//! language-server sessions in this folder (kept locally, for tuning
+//! `debounceMs`).
 
 use std::process::ExitCode;
 
@@ -17,6 +20,9 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
     let settings = super::ask::load_settings(root)?;
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
+    let inline = &settings.inline_completions;
+    let sessions = tandem::completion::telemetry::sessions(root);
+    let model = inline.resolve(|name| settings.lookup(name));
     if json {
         let state = match sandbox {
             Availability::Ready(_) => "ready",
@@ -31,6 +37,13 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
         if let Some(notice) = sandbox.notice() {
             report["sandbox"]["notice"] = serde_json::json!(notice);
         }
+        report["inlineCompletions"] = serde_json::json!({
+            "enabled": inline.enabled,
+            "provider": model.as_ref().ok().and_then(Option::as_ref).map(|m| m.api.name()),
+            "baseUrl": model.as_ref().ok().and_then(Option::as_ref).map(|m| m.base_url.clone()),
+            "problem": model.as_ref().err(),
+            "sessions": sessions,
+        });
         println!("{report}");
         return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
@@ -41,6 +54,20 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
         if let Some(notice) = sandbox.notice() {
             println!("  {notice}");
         }
+    }
+    match &model {
+        Ok(Some(model)) => println!("inline completions: on ({} at {})", model.api.name(), model.base_url),
+        Ok(None) => println!("inline completions: off (see docs/completions.md)"),
+        Err(problem) => println!("inline completions: WARNING: {problem}"),
+    }
+    for session in sessions.iter().take(5) {
+        let started = chrono::DateTime::from_timestamp(i64::try_from(session.started).unwrap_or(0), 0)
+            .map_or_else(|| session.started.to_string(), |t| t.format("%Y-%m-%d %H:%M UTC").to_string());
+        let rate = if session.shown == 0 { String::new() } else { format!(" ({:.0}%)", 100.0 * session.accepted as f64 / session.shown as f64) };
+        println!(
+            "  session {started}: {} requests, {} shown, {} accepted{rate}; {} from the cache, {} dropped as stale, {} model failures",
+            session.requests, session.shown, session.accepted, session.cache_hits, session.stale, session.failures
+        );
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -23,6 +23,7 @@ use tokio::sync::watch;
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, TextEdit, Uri};
 
 use super::position::{byte_to_position, position_to_char, PositionEncoding};
+use crate::completion::EditHistory;
 use crate::workspace::{fingerprint, normalize_lexically, DocumentSnapshot, Splice};
 
 /// States remembered per document for the applyEdit verification.
@@ -46,6 +47,18 @@ struct Document {
     /// (or given with the text of an agent edit that landed): one hash per
     /// version. Cleared with `text`.
     fingerprint: Option<u64>,
+    /// The user's recent edits, for next-edit suggestions.
+    edits: EditHistory,
+}
+
+/// An open document as inline completions need it: its rope (a clone
+/// costs nothing), its version and its recent edits.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub path: PathBuf,
+    pub rope: Rope,
+    pub version: i32,
+    pub edits: Vec<crate::completion::RecentEdit>,
 }
 
 /// What a document must hold once an edit sent as splices has landed: its
@@ -243,6 +256,7 @@ impl Documents {
             expectations: Vec::new(),
             text: None,
             fingerprint: None,
+            edits: EditHistory::default(),
         };
         document.remember(self.is_verifying());
         self.paths.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.as_str().to_string(), path.clone());
@@ -288,8 +302,10 @@ impl Documents {
                             ));
                         }
                         let (start, end) = (start.char_idx.min(end.char_idx), start.char_idx.max(end.char_idx));
+                        let before = EditHistory::before(&document.rope, start, end);
                         document.rope.remove(start..end);
                         document.rope.insert(start, &change.text);
+                        document.edits.record(before, &document.rope, start, change.text.chars().count(), version);
                     }
                 }
             }
@@ -384,6 +400,19 @@ impl Documents {
         }
         document.text = Some(Arc::clone(text));
         document.fingerprint = Some(fp);
+    }
+
+    /// The document as inline completions need it.
+    pub fn current(&self, uri: &Uri) -> Option<Current> {
+        let path = self.path_of(uri)?;
+        let documents = self.lock();
+        let document = documents.get(&path)?;
+        Some(Current { rope: document.rope.clone(), version: document.version, edits: document.edits.edits(), path })
+    }
+
+    /// The version of an open document (`None`: not open).
+    pub fn version_of(&self, path: &Path) -> Option<i32> {
+        self.lock().get(path).map(|d| d.version)
     }
 
     pub fn snapshot_uri(&self, uri: &Uri) -> Option<DocumentSnapshot> {

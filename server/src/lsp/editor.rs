@@ -280,7 +280,9 @@ impl LspEditor {
                 ..EditRecord::new(String::new(), EditStatus::Partial)
             },
             EditOutcome::Rejected(_) => EditRecord::new(uri, EditStatus::Rejected),
-            EditOutcome::NotApplied(_) => EditRecord::new(uri, EditStatus::NotApplied),
+            // This sink never answers Unknown (an applyEdit's answer or the
+            // didChange that follows settles it); the ACP sink does.
+            EditOutcome::NotApplied(_) | EditOutcome::Unknown(_) => EditRecord::new(uri, EditStatus::NotApplied),
             EditOutcome::Superseded(_) => EditRecord::new(uri, EditStatus::Superseded),
         };
         self.push_record(edit.run.clone(), record);

@@ -15,6 +15,8 @@
 //!   (each run recording its checkpoint);
 //! - `undo`: `tandem.undo` / `tandem.redo`, a run taken back from its checkpoint;
 //! - `code_actions`: agent actions on selections and diagnostics;
+//! - `inline`: `textDocument/inlineCompletion` (LSP 3.18), the glue
+//!   around the completion engine (`crate::completion`);
 //! - `config`: `initializationOptions` and `workspace/configuration`;
 //! - `client`: requests to the editor with timeouts, behind a trait;
 //! - `clients`: what each editor does with reviewed edits (the review path
@@ -33,6 +35,7 @@ pub mod documents;
 pub mod editor;
 pub mod edits;
 mod hook_consent;
+mod inline;
 mod mcp;
 mod permission;
 mod plan_review;
@@ -111,6 +114,7 @@ where
     transport::serve_guarded(input, output, gone, |input, output| async move {
         let (service, socket) = LspService::build(move |client| Backend::new(client).with_lifecycle(for_backend))
             .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
+            .custom_method("textDocument/inlineCompletion", Backend::inline_completion)
             .finish();
         Server::new(input, output, socket).concurrency_level(CONCURRENCY).serve(service).await;
     })

@@ -62,6 +62,8 @@ struct Ready {
     answer_goes_alone: bool,
     /// Undos and redos one at a time.
     undoing: tokio::sync::Mutex<()>,
+    /// `textDocument/inlineCompletion`.
+    inline: Arc<super::inline::InlineCompletions>,
 }
 
 pub struct Backend {
@@ -344,6 +346,14 @@ impl Backend {
         }
     }
 
+    /// `textDocument/inlineCompletion`, routed by `mod.rs` (tower-lsp-server
+    /// has no handler for it). Never an error: see `inline.rs`.
+    pub async fn inline_completion(&self, params: InlineCompletionParams) -> Result<Option<InlineCompletionResponse>> {
+        let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
+        let inline = Arc::clone(&ready.inline);
+        Ok(inline.complete(params).await)
+    }
+
     fn cancel(&self, params: &ExecuteCommandParams) -> Result<Option<Value>> {
         let args: CancelArgs = first_argument(&params.arguments)?;
         let cancelled = self.runs.cancel(&args.run_id);
@@ -467,7 +477,27 @@ impl LanguageServer for Backend {
         let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), host.store().cloned()));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
+        let edits_anywhere = capabilities.experimental.as_ref().and_then(|e| e.get(super::inline::EDITS_ANYWHERE_CAPABILITY)) == Some(&Value::Bool(true));
+        let diagnostics = self.settings().code_intel.then(|| {
+            Arc::new(super::code_intel::EditorCodeIntel::new(
+                Arc::clone(&self.link),
+                Arc::clone(&self.documents),
+                Arc::clone(&self.settings),
+                canonical_roots.clone(),
+            ))
+        });
+        let inline = Arc::new(super::inline::InlineCompletions::new(
+            Arc::clone(&self.documents),
+            Arc::clone(&self.settings),
+            diagnostics,
+            edits_anywhere,
+            crate::completion::telemetry::Stats::dir_for(workspace.root()),
+        ));
+        // Advertised only when configured: an editor then shows no
+        // suggestions of ours at all.
+        let inline_completion_provider = self.settings().inline_completions.enabled.then_some(OneOf::Left(true));
         let ready = Ready {
+            inline,
             gate,
             undoing: tokio::sync::Mutex::new(()),
             hook_consent,
@@ -492,10 +522,11 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, super::inline::ACCEPTED_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                inline_completion_provider,
                 workspace: Some(WorkspaceServerCapabilities {
                     workspace_folders: Some(WorkspaceFoldersServerCapabilities {
                         supported: Some(true),
@@ -533,6 +564,7 @@ impl LanguageServer for Backend {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         self.runs.cancel_all();
         if let Some(ready) = self.ready.get() {
+            ready.inline.engine.stats.save(true);
             ready.host.shutdown().await;
         }
         Ok(())
@@ -588,6 +620,12 @@ impl LanguageServer for Backend {
             UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
+            super::inline::ACCEPTED_COMMAND => {
+                if let Some(ready) = self.ready.get() {
+                    ready.inline.engine.accepted();
+                }
+                Ok(None)
+            }
             MCP_STATUS_COMMAND => match self.ready.get() {
                 Some(ready) => Ok(Some(ready.host.mcp().map_or_else(|| json!({"servers": []}), |mcp| mcp_front::status(mcp)))),
                 None => Err(Error::invalid_request()),

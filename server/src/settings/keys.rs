@@ -166,6 +166,7 @@ pub(super) const KEYS: &[Key] = &[
     Key { name: "sandbox", apply: Apply::Field(sandbox), variable: None, docs: "settings.md" },
     Key { name: "hooks", apply: Apply::Field(hooks), variable: None, docs: "settings.md" },
     Key { name: "mcpServers", apply: Apply::Field(mcp_servers), variable: None, docs: "settings.md" },
+    Key { name: "inlineCompletions", apply: Apply::Field(inline_completions), variable: None, docs: "completions.md" },
     Key { name: "enableAllProjectMcpServers", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
     Key { name: "enabledMcpjsonServers", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
     Key { name: "mcpTimeouts", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
@@ -357,6 +358,68 @@ fn sandbox(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), 
     if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
 }
 
+/// `inlineCompletions`: field by field, so one bad field keeps the others.
+/// A project's files may not turn completions on or choose where the
+/// document's text is sent (that needs the user's own settings); they may
+/// turn them off and tune the rest.
+fn inline_completions(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
+    use crate::completion::config::{Api, MAX_MAX_TOKENS};
+    let Value::Object(fields) = value else {
+        return Err("expected {\"enabled\": true, \"provider\": \"llama.cpp\", \"baseUrl\": \"http://127.0.0.1:8012\"}".into());
+    };
+    let from_project = layer.scope.is_project();
+    let not_from_project = |field: &str| {
+        format!("inlineCompletions.{field}: a project's settings cannot turn inline completions on or choose their model; set it in ~/.tandem/settings.json or the editor's settings")
+    };
+    let target = &mut settings.inline_completions;
+    let mut bad = Vec::new();
+    for (name, v) in fields {
+        let field = format!("inlineCompletions.{name}");
+        let number = |max: u64| v.as_u64().filter(|n| *n <= max).ok_or_else(|| format!("{field}: expected a whole number up to {max}"));
+        match (name.as_str(), v) {
+            (_, Value::Null) => {}
+            ("enabled" | "nextEdits", Value::Bool(true)) if from_project => bad.push(not_from_project(name)),
+            ("provider" | "baseUrl" | "model", _) if from_project => bad.push(not_from_project(name)),
+            ("enabled", Value::Bool(on)) => target.enabled = *on,
+            ("nextEdits", Value::Bool(on)) => target.next_edits = *on,
+            ("enabled" | "nextEdits", _) => bad.push(format!("{field}: expected true or false")),
+            ("provider", Value::String(name)) => match Api::parse(name) {
+                Some(api) => target.api = Some(api),
+                None => bad.push(format!("{field}: \"{name}\" is not a completion provider: use {}", Api::NAMES)),
+            },
+            ("baseUrl", Value::String(url)) if url.trim().is_empty() => {}
+            ("baseUrl", Value::String(url)) => match url::Url::parse(url.trim()) {
+                Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => target.base_url = Some(url.trim().to_string()),
+                _ => bad.push(format!("{field}: \"{url}\" is not an http:// or https:// address")),
+            },
+            ("model", Value::String(model)) if model.trim().is_empty() => {}
+            ("model", Value::String(model)) => target.model = Some(model.trim().to_string()),
+            ("provider" | "baseUrl" | "model", _) => bad.push(format!("{field}: expected a string")),
+            ("debounceMs", _) => match number(5_000) {
+                Ok(n) => target.debounce_ms = n,
+                Err(e) => bad.push(e),
+            },
+            ("timeoutMs", _) => match number(600_000).and_then(|n| if n == 0 { Err(format!("{field}: expected at least 1")) } else { Ok(n) }) {
+                Ok(n) => target.timeout_ms = n,
+                Err(e) => bad.push(e),
+            },
+            ("maxTokens", _) => match number(u64::from(MAX_MAX_TOKENS)).and_then(|n| u32::try_from(n).map_err(|e| e.to_string())) {
+                Ok(0) => bad.push(format!("{field}: expected at least 1")),
+                Ok(n) => target.max_tokens = n,
+                Err(e) => bad.push(e),
+            },
+            ("contextLines", _) => match number(2_000).and_then(|n| usize::try_from(n).map_err(|e| e.to_string())) {
+                Ok(n) => target.context_lines = n,
+                Err(e) => bad.push(e),
+            },
+            (other, _) => bad.push(format!(
+                "inlineCompletions.{other}: unknown; use enabled, provider, model, baseUrl, debounceMs, maxTokens, contextLines, nextEdits or timeoutMs"
+            )),
+        }
+    }
+    if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
+}
+
 /// The `permissions` object of one layer. A malformed `deny` or `ask` list
 /// (or rule in it) is fatal: running without it would run what the user
 /// meant to stop. A malformed `allow` rule is left out (that only asks more).
@@ -490,11 +553,52 @@ mod tests {
                 "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
                 "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
             ]
         "#]]
         .assert_debug_eq(&text);
+    }
+
+    #[test]
+    fn inline_completions_merge_by_field_and_a_project_cannot_turn_them_on_or_point_them_elsewhere() {
+        use crate::completion::{Api, InlineSettings};
+        let (settings, problems) = resolve(&[
+            layer(Scope::User, json!({"inlineCompletions": {"enabled": true, "provider": "llama.cpp", "baseUrl": "http://127.0.0.1:8012", "maxTokens": 32}})),
+            layer(Scope::Project, json!({"inlineCompletions": {"baseUrl": "http://attacker.example", "provider": "openai", "model": "x", "nextEdits": true, "debounceMs": 150}})),
+            layer(Scope::Local, json!({"inlineCompletions": {"enabled": true, "contextLines": 10}})),
+            layer(Scope::Editor, json!({"inlineCompletions": {"maxTokens": 0, "colour": 1, "timeoutMs": 2000, "provider": "gemini"}})),
+        ]);
+        assert_eq!(
+            settings.inline_completions,
+            InlineSettings {
+                enabled: true,
+                api: Some(Api::Infill),
+                base_url: Some("http://127.0.0.1:8012".into()),
+                max_tokens: 32,
+                debounce_ms: 150,
+                context_lines: 10,
+                timeout_ms: 2000,
+                ..InlineSettings::default()
+            }
+        );
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        expect_test::expect![[r#"
+            [
+                "Project.json: field \"inlineCompletions\": inlineCompletions.baseUrl: a project's settings cannot turn inline completions on or choose their model; set it in ~/.tandem/settings.json or the editor's settings; inlineCompletions.provider: a project's settings cannot turn inline completions on or choose their model; set it in ~/.tandem/settings.json or the editor's settings; inlineCompletions.model: a project's settings cannot turn inline completions on or choose their model; set it in ~/.tandem/settings.json or the editor's settings; inlineCompletions.nextEdits: a project's settings cannot turn inline completions on or choose their model; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Local.json: field \"inlineCompletions\": inlineCompletions.enabled: a project's settings cannot turn inline completions on or choose their model; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Editor.json: field \"inlineCompletions\": inlineCompletions.maxTokens: expected at least 1; inlineCompletions.colour: unknown; use enabled, provider, model, baseUrl, debounceMs, maxTokens, contextLines, nextEdits or timeoutMs; inlineCompletions.provider: \"gemini\" is not a completion provider: use openai (any OpenAI-compatible /completions: Ollama, vLLM, LM Studio), ollama, llama.cpp, anthropic, openai-chat; the field is ignored",
+            ]
+        "#]]
+        .assert_debug_eq(&text);
+        // A project's file alone never turns them on; it may turn them off.
+        let (alone, _) = resolve(&[layer(Scope::Project, json!({"inlineCompletions": {"enabled": true, "baseUrl": "http://x"}}))]);
+        assert!(!alone.inline_completions.enabled && alone.inline_completions.base_url.is_none());
+        let (off, _) = resolve(&[
+            layer(Scope::User, json!({"inlineCompletions": {"enabled": true}})),
+            layer(Scope::Project, json!({"inlineCompletions": {"enabled": false}})),
+        ]);
+        assert!(!off.inline_completions.enabled);
     }
 
     #[test]

@@ -189,6 +189,8 @@ pub struct Settings {
     /// each came from (a project's need the user's consent to start).
     pub lsp_servers: BTreeMap<String, (Scope, Value)>,
     pub sandbox: SandboxSettings,
+    /// `inlineCompletions`, merged field by field.
+    pub inline_completions: crate::completion::InlineSettings,
 }
 
 impl Settings {

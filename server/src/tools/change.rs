@@ -48,6 +48,6 @@ pub(crate) fn fresh_existing(workspace: &Workspace, path: &Path, verb: &str) -> 
         Err(ReadError::TooLarge { bytes }) => Err(ToolError::model(format!(
             "Error: {display} is {bytes} bytes, over the {MAX_TEXT_FILE_BYTES}-byte limit for edit_file and write_file. Change it with a command through run_shell instead."
         ))),
-        Err(err @ ReadError::Io(_)) => Err(ToolError::model(err.message(&display))),
+        Err(err @ (ReadError::Io(_) | ReadError::Editor(_))) => Err(ToolError::model(err.message(&display))),
     }
 }

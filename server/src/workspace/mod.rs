@@ -58,6 +58,10 @@ pub enum ReadError {
     Binary,
     TooLarge { bytes: u64 },
     Io(std::io::Error),
+    /// The editor holds the file but could not give its text (an ACP
+    /// client's `fs/read_text_file` failed): the disk may not be what the
+    /// user sees, so it is not read instead.
+    Editor(String),
 }
 
 impl ReadError {
@@ -75,6 +79,9 @@ impl ReadError {
                 "Error: {display} is too large ({bytes} bytes; the limit is {MAX_TEXT_FILE_BYTES}). Use read_file with offset/limit to page through it, or grep_search to find the part you need."
             ),
             ReadError::Io(err) => format!("Error: cannot read {display}: {err}"),
+            ReadError::Editor(reason) => format!(
+                "Error: cannot read {display}: the editor could not give its text ({reason}). It may hold unsaved changes, so the file on disk is not read in its place; try again, or ask the user to check the file."
+            ),
         }
     }
 }
@@ -121,6 +128,9 @@ pub enum WriteError {
     /// The editor applied some hunks and the user declined the others; the
     /// string names both, with their lines.
     PartlyApplied(String),
+    /// Whether it landed is not known (the editor never answered); the
+    /// string says what is known, and the file must be read again.
+    Unknown(String),
     /// Disk error.
     Io(String),
 }
@@ -132,6 +142,7 @@ impl WriteError {
             | WriteError::Rejected(m)
             | WriteError::NotApplied(m)
             | WriteError::PartlyApplied(m)
+            | WriteError::Unknown(m)
             | WriteError::Io(m) => m.clone(),
         }
     }
@@ -524,7 +535,11 @@ impl Workspace {
     /// unsaved changes), else the disk. Does not touch the ledger.
     pub fn read(&self, path: &Path) -> Result<FileText, ReadError> {
         self.count_text_read();
-        if let Some(buffer) = self.buffer(path) {
+        let buffer = match &self.editor {
+            Some(editor) => editor.read_document(path).map_err(ReadError::Editor)?,
+            None => None,
+        };
+        if let Some(buffer) = buffer {
             // The editor keeps one fingerprint per version: hashing a big
             // document on every read would cost more than the read.
             let fingerprint = self
@@ -605,7 +620,21 @@ impl Workspace {
         let _file_lock = self.edit_locks.lock(&change.path).await;
         let display = self.display_path(&change.path);
         self.count_text_read();
-        if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), self.buffer(&change.path)) {
+        let buffer = match &self.editor {
+            // Never the disk in place of a file the editor may hold.
+            Some(editor) => editor.read_document(&change.path).map_err(|reason| {
+                WriteError::NotApplied(format!(
+                    "Error: the edit to {display} was not applied: the editor could not give the file's text ({reason}), so nothing was written. Read it again with read_file before retrying."
+                ))
+            })?,
+            None => None,
+        };
+        if let (Some(editor), None) = (&self.editor, &buffer) {
+            if editor.creates_files() && !change.path.exists() {
+                return self.create_through_editor(Arc::clone(editor), change, &display).await;
+            }
+        }
+        if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), buffer) {
             let Some(base) = change.base else {
                 return Err(WriteError::Superseded(format!(
                     "Error: {display} is open in the editor; read it with read_file before writing it."
@@ -678,9 +707,64 @@ impl Workspace {
                 EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!(
                     "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
                 ))),
+                EditOutcome::Unknown(reason) => Err(self.unknown_outcome(&change.path, &display, &reason)),
             };
         }
         self.write_to_disk(&change, &display)
+    }
+
+    /// An edit whose outcome nobody knows: what the agent read of the file
+    /// no longer counts, so its next edit reads the file again first.
+    fn unknown_outcome(&self, path: &Path, display: &str, reason: &str) -> WriteError {
+        self.ledger.forget(path);
+        WriteError::Unknown(format!(
+            "Error: whether the edit to {display} was applied is unknown: {reason}. Read {display} again with read_file before editing it."
+        ))
+    }
+
+    /// A new file, created through an editor that takes every write (an ACP
+    /// client's `fs/write_text_file`), reviewed there when `change.review`.
+    async fn create_through_editor(&self, editor: Arc<dyn Editor>, change: FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
+        if change.base.is_some() {
+            self.ledger.forget(&change.path);
+            return Err(WriteError::Superseded(format!(
+                "Error: {display} was deleted since your last read. Check with list_files before writing it again."
+            )));
+        }
+        if let Some(recorder) = &self.recorder {
+            recorder.before_change(&change.path, &|| None);
+        }
+        let outcome = editor
+            .apply(BufferEdit {
+                path: change.path.clone(),
+                version: 0,
+                old_text: Arc::from(""),
+                new_text: Arc::clone(&change.new_text),
+                splices: None,
+                label: change.label.clone(),
+                review: change.review,
+                run: self.run_tag.clone(),
+            })
+            .await;
+        match outcome {
+            EditOutcome::Applied { version, saved } => {
+                let fingerprint = fingerprint(change.new_text.as_bytes());
+                editor.known_text(&change.path, version, &change.new_text, fingerprint);
+                if let Some(recorder) = &self.recorder {
+                    recorder.after_change(&change.path, change.new_text.as_bytes());
+                }
+                self.ledger.record(&change.path, ReadStamp { version: Some(version), fingerprint }, change.new_text);
+                Ok(WriteOutcome::AppliedToBuffer { saved })
+            }
+            EditOutcome::Rejected(reason) => Err(WriteError::Rejected(format!(
+                "Error: the user rejected creating {display}{}. Nothing was written.",
+                if reason.is_empty() { String::new() } else { format!(": {reason}") }
+            ))),
+            EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!("Error: {display} was not created: {reason}."))),
+            EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!("Error: the editor did not create {display} ({reason})."))),
+            EditOutcome::Partial(partial) => Err(WriteError::PartlyApplied(partial.message(display))),
+            EditOutcome::Unknown(reason) => Err(self.unknown_outcome(&change.path, display, &reason)),
+        }
     }
 
     fn write_to_disk(&self, change: &FileChange, display: &str) -> Result<WriteOutcome, WriteError> {

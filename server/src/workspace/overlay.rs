@@ -68,6 +68,10 @@ pub enum EditOutcome {
     /// The editor applied some of the edit's hunks (the user declined the
     /// others in its review); the buffer holds that at `partial.version`.
     Partial(super::review::PartialEdit),
+    /// Nobody can say whether it landed: the editor did not answer (an ACP
+    /// client's `fs/write_text_file` that timed out), and what it shows
+    /// since does not settle it. The string says what is known.
+    Unknown(String),
 }
 
 /// Open editor buffers, and the way to change them.
@@ -75,6 +79,20 @@ pub enum EditOutcome {
 pub trait Editor: Send + Sync {
     /// The open document at `path`, if any.
     fn document(&self, path: &Path) -> Option<DocumentSnapshot>;
+    /// The same, or why the editor could not give the file's text: an
+    /// editor that may hold a file without being able to show it now (an
+    /// ACP client whose `fs/read_text_file` failed) says so, and the
+    /// workspace then neither reads nor writes the disk in its place.
+    fn read_document(&self, path: &Path) -> Result<Option<DocumentSnapshot>, String> {
+        Ok(self.document(path))
+    }
+    /// Files this editor has no document for that do not exist yet are
+    /// created through it too ([`Editor::apply`] with an empty old text):
+    /// an ACP client that offers `fs/write_text_file`, which every write
+    /// goes through.
+    fn creates_files(&self) -> bool {
+        false
+    }
     /// Every open document's path.
     fn open_documents(&self) -> Vec<PathBuf>;
     /// Apply an edit to an open document; must not overwrite a newer version.

@@ -1,0 +1,154 @@
+// An editor, as an ACP client on the official TypeScript SDK
+// (@agentclientprotocol/sdk on npm, whose zod schemas check every request
+// and notification Tandem sends), for tests/acp.rs. It starts `tandem acp`
+// and plays a client that misbehaves the ways real ones do:
+//
+// - `read_failures`: {path: from}: the `from`-th read of the file and every
+//   later one fail (agent-shell answers fs/read_text_file with an error when
+//   the user presses C-g at its "Reload?" prompt);
+// - `strip_final_newline`: reads return the text without its final newline
+//   (avante.nvim joins a buffer's lines with "\n");
+// - `writes`: "ok" (the buffer takes the text), "hang" (never answered) or
+//   "disk_then_hang" (avante.nvim: the disk is written, the buffer keeps its
+//   text, no answer);
+// - `second`: a second `tandem acp` process (avante.nvim starts two per
+//   chat) loads the same session while the first one's prompt waits on its
+//   first permission question, prompts (`while_held`), and prompts again
+//   once the first prompt is over (`after`).
+//
+// Usage: TANDEM_ACP_SDK=DIR node sdk_client.mjs SCENARIO_JSON — prints one
+// JSON object (the report).
+
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+
+const acp = await import(pathToFileURL(join(process.env.TANDEM_ACP_SDK, 'dist/acp.js')).href);
+const scenario = JSON.parse(process.argv[2]);
+
+/** One client connection to one `tandem acp` process, with what it saw. */
+class Editor {
+  constructor(name) {
+    this.name = name;
+    this.buffers = { ...(scenario.buffers ?? {}) };
+    this.readCounts = {};
+    this.report = { reads: [], writes: [], asks: [], updates: [], stop_reasons: [], errors: [] };
+    this.answers = [...(scenario.answers ?? [])];
+    // Called on the first permission question, before it is answered.
+    this.onFirstQuestion = undefined;
+  }
+
+  async readTextFile(params) {
+    const { path } = params;
+    this.report.reads.push(path);
+    this.readCounts[path] = (this.readCounts[path] ?? 0) + 1;
+    const from = scenario.read_failures?.[path];
+    if (from !== undefined && this.readCounts[path] >= from) {
+      throw new acp.RequestError(-32603, 'the user cancelled the reload of the modified buffer');
+    }
+    let text = path in this.buffers ? this.buffers[path] : readFileSync(path, 'utf8');
+    if (scenario.strip_final_newline) text = text.replace(/\r?\n$/, '');
+    return { content: text };
+  }
+
+  async writeTextFile(params) {
+    const { path, content } = params;
+    this.report.writes.push({ path, content });
+    switch (scenario.writes ?? 'ok') {
+      case 'hang':
+        return new Promise(() => {});
+      case 'disk_then_hang':
+        writeFileSync(path, content);
+        return new Promise(() => {});
+      default:
+        this.buffers[path] = content;
+        return {};
+    }
+  }
+
+  async requestPermission(params) {
+    this.report.asks.push({ tool_call: params.toolCall, options: params.options.map((o) => o.optionId) });
+    if (this.onFirstQuestion) {
+      const run = this.onFirstQuestion;
+      this.onFirstQuestion = undefined;
+      await run();
+    }
+    const optionId = this.answers.length > 0 ? this.answers.shift() : 'allow_once';
+    return { outcome: { outcome: 'selected', optionId } };
+  }
+
+  async sessionUpdate(params) {
+    this.report.updates.push(params.update);
+  }
+}
+
+/** Start `tandem acp` and connect `editor` to it. */
+function start(editor) {
+  const [command, ...args] = scenario.agent;
+  const child = spawn(command, args, { cwd: scenario.cwd, stdio: ['pipe', 'pipe', 'inherit'] });
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const connection = new acp.ClientSideConnection(() => editor, stream);
+  return { child, connection };
+}
+
+async function initialize(connection) {
+  return connection.initialize({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+    clientInfo: { name: 'tandem-test-sdk-editor', version: '1' },
+  });
+}
+
+async function prompt(connection, editor, sessionId, text) {
+  try {
+    const response = await connection.prompt({ sessionId, prompt: [{ type: 'text', text }] });
+    editor.report.stop_reasons.push(response.stopReason);
+  } catch (err) {
+    editor.report.errors.push(String(err?.message ?? err));
+  }
+}
+
+/** End a connection: close the agent's stdin and wait for it to exit. */
+async function stop(child) {
+  child.stdin.end();
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 10000));
+  const code = await Promise.race([exited, timeout]);
+  if (code === 'timeout') child.kill('SIGKILL');
+  return code;
+}
+
+const first = new Editor('first');
+const { child, connection } = start(first);
+const report = { first: first.report };
+try {
+  await initialize(connection);
+  const session = await connection.newSession({ cwd: scenario.cwd, mcpServers: [] });
+  report.session_id = session.sessionId;
+  let second;
+  if (scenario.second) {
+    const editor = new Editor('second');
+    report.second = editor.report;
+    // While the first prompt waits on its question, a second process loads
+    // the session and prompts; then the first goes on.
+    first.onFirstQuestion = async () => {
+      second = { editor, ...start(editor) };
+      await initialize(second.connection);
+      await second.connection.loadSession({ sessionId: session.sessionId, cwd: scenario.cwd, mcpServers: [] });
+      for (const text of scenario.second.while_held ?? []) await prompt(second.connection, editor, session.sessionId, text);
+    };
+  }
+  for (const text of scenario.prompts ?? []) await prompt(connection, first, session.sessionId, text);
+  if (second) {
+    for (const text of scenario.second.after ?? []) await prompt(second.connection, second.editor, session.sessionId, text);
+    report.second_exit_code = await stop(second.child);
+  }
+} catch (err) {
+  first.report.errors.push(String(err?.stack ?? err));
+}
+report.exit_code = await stop(child);
+report.buffers = first.buffers;
+process.stdout.write(JSON.stringify(report) + '\n');
+process.exit(0);
