@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import {
   ApiKeys,
+  changedWhileReviewed,
   editUris,
   findServer,
   inputBoxOptions,
@@ -236,6 +237,11 @@ export class TandemServer implements vscode.Disposable {
       this.transcript.note(message);
       void vscode.window.showWarningMessage(message);
     }
+    // The user typed in the document while the edit was in the preview:
+    // VS Code refused it ("has changed in the meantime"); the server offers
+    // it again, rebased onto the new text, or says why it cannot.
+    const changed = applied ? undefined : changedWhileReviewed(raw, (uri) => vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.version, workspaceFolders());
+    if (changed) return { applied: false, failureReason: changed };
     if (!applied && review) {
       void vscode.window.showWarningMessage(rejectionMessage(paths));
       return { applied: false, failureReason: REJECTED_IN_PREVIEW };

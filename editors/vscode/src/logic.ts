@@ -106,7 +106,7 @@ interface LspTextEdit {
   annotationId?: string;
 }
 interface LspWorkspaceEdit {
-  documentChanges?: { textDocument?: { uri: string }; edits?: LspTextEdit[]; annotationId?: string; uri?: string; kind?: string }[];
+  documentChanges?: { textDocument?: { uri: string; version?: number | null }; edits?: LspTextEdit[]; annotationId?: string; uri?: string; kind?: string }[];
   changeAnnotations?: Record<string, { needsConfirmation?: boolean; label?: string }>;
 }
 
@@ -121,6 +121,29 @@ export function needsConfirmation(edit: LspWorkspaceEdit | undefined): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Why VS Code did not apply `edit`, when a document it edits is now at
+ * another version than the edit's (`versionOf`: a document's version, or
+ * undefined when it is not open): the user typed in it while the edit was
+ * in the Refactor Preview, and VS Code refused it on Apply ("Cannot apply
+ * refactoring because … has changed in the meantime"). Undefined when no
+ * document changed. The words name the version and the change, so the
+ * server rebases the edit and offers it again (docs/protocol.md), instead
+ * of taking it for the user's rejection.
+ */
+export function changedWhileReviewed(edit: LspWorkspaceEdit | undefined, versionOf: (uri: string) => number | undefined, folders: string[]): string | undefined {
+  for (const change of edit?.documentChanges ?? []) {
+    const uri = change.textDocument?.uri;
+    const version = change.textDocument?.version;
+    if (uri === undefined || typeof version !== 'number') continue;
+    const now = versionOf(uri);
+    if (now !== undefined && now !== version) {
+      return `the document changed while the edit was reviewed: ${relativePath(uri, folders)} is at version ${now}, the edit is for version ${version} (VS Code: Cannot apply refactoring because it has changed in the meantime)`;
+    }
+  }
+  return undefined;
 }
 
 /** The URIs an edit touches. */

@@ -28,7 +28,7 @@ use super::manifest::{FileEntry, Manifest};
 use super::{CheckpointError, Checkpoints};
 use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::tools::ToolKind;
-use crate::workspace::{atomic_write, fingerprint, DiskWriteError, FileChange, Workspace};
+use crate::workspace::{atomic_write, fingerprint, merge3, DiskWriteError, FileChange, Workspace};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -261,69 +261,4 @@ async fn review(
         PermissionDecision::ReviewInEditor => Ok(true),
         PermissionDecision::Deny(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
     }
-}
-
-/// Three-way merge by lines: `base` is what both sides started from (what
-/// the run left), `ours` the text now, `theirs` the text to go back to.
-/// `None` when the two sides changed the same or adjacent lines.
-pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
-    let base_lines: Vec<&str> = base.split_inclusive('\n').collect();
-    let ours_hunks = hunks(&base_lines, ours);
-    let theirs_hunks = hunks(&base_lines, theirs);
-    let mut all: Vec<&Hunk> = Vec::with_capacity(ours_hunks.len() + theirs_hunks.len());
-    for hunk in &theirs_hunks {
-        if ours_hunks.contains(hunk) {
-            continue; // the same change on both sides: once.
-        }
-        if ours_hunks.iter().any(|ours| ours.start <= hunk.end && hunk.start <= ours.end) {
-            return None;
-        }
-        all.push(hunk);
-    }
-    all.extend(ours_hunks.iter());
-    all.sort_by_key(|h| (h.start, h.end));
-    let mut out = String::with_capacity(ours.len().max(theirs.len()));
-    let mut at = 0;
-    for hunk in all {
-        for line in &base_lines[at..hunk.start] {
-            out.push_str(line);
-        }
-        for line in &hunk.lines {
-            out.push_str(line);
-        }
-        at = hunk.end;
-    }
-    for line in &base_lines[at..] {
-        out.push_str(line);
-    }
-    Some(out)
-}
-
-/// A change of `base[start..end]` into `lines`.
-#[derive(Debug, PartialEq, Eq)]
-struct Hunk<'a> {
-    start: usize,
-    end: usize,
-    lines: Vec<&'a str>,
-}
-
-fn hunks<'a>(base: &[&str], other: &'a str) -> Vec<Hunk<'a>> {
-    let other_lines: Vec<&str> = other.split_inclusive('\n').collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    let ops = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, base, &other_lines, Some(deadline));
-    let mut out: Vec<Hunk<'a>> = Vec::new();
-    for op in ops {
-        if matches!(op, similar::DiffOp::Equal { .. }) {
-            continue;
-        }
-        let (old, new) = (op.old_range(), op.new_range());
-        match out.last_mut() {
-            Some(last) if last.end == old.start => {
-                last.end = old.end;
-                last.lines.extend(&other_lines[new]);
-            }
-            _ => out.push(Hunk { start: old.start, end: old.end, lines: other_lines[new].to_vec() }),
-        }
-    }
-    out
 }

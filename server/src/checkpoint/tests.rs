@@ -419,18 +419,6 @@ async fn a_restoring_edit_to_an_open_document_is_reviewed_and_a_declined_one_cha
     assert_eq!(f.read("closed.txt").unwrap(), b"a\nb\n");
 }
 
-#[test]
-fn merge3_takes_back_the_run_s_lines_and_keeps_the_others() {
-    use restore::merge3;
-    // base = what the run left, ours = now, theirs = before the run.
-    assert_eq!(merge3("1\nR\n3\n", "1\nR\n3\nU\n", "1\n2\n3\n").as_deref(), Some("1\n2\n3\nU\n"));
-    assert_eq!(merge3("U0\n1\nR\n3\n", "1\nR\n3\n", "U0\n1\n2\n3\n").as_deref(), Some("1\n2\n3\n"));
-    assert_eq!(merge3("1\nR\n3\n", "1\nU\n3\n", "1\n2\n3\n"), None, "the same line");
-    assert_eq!(merge3("1\nR\n3\n", "1\nR\nU\n3\n", "1\n2\n3\n"), None, "right beside the run's line");
-    assert_eq!(merge3("1\nR\n", "1\nR\n", "1\n2\n").as_deref(), Some("1\n2\n"));
-    assert_eq!(merge3("a\nb\nc", "a\nb\nc!", "A\nb\nc").as_deref(), Some("A\nb\nc!"), "no newline at the end");
-}
-
 #[tokio::test]
 async fn forgetting_the_thread_removes_its_checkpoints_and_garbage_collection_its_blobs() {
     let dir = tempfile::tempdir().unwrap();

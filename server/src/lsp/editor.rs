@@ -86,11 +86,22 @@ impl Drop for PendingEdit<'_> {
         if let Some(uri) = self.editor.documents.uri(&self.edit.path) {
             let uri = uri.as_str().to_string();
             tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
-            self.editor.push_record(self.edit.run.clone(), EditRecord::new(uri.clone(), EditStatus::NotApplied));
+            self.editor.push_record_as(self.edit.run.clone(), EditRecord::new(uri.clone(), EditStatus::NotApplied), (false, self.edit.reoffer));
             let ranges = edit_ranges(self.edit);
             self.editor.watch_late_change(self.edit, uri, ranges, self.watch_for);
         }
     }
+}
+
+/// An editor's refusal that says the document changed under the edit:
+/// eglot's "Edits on `a.txt' require version 11, you have 21", VS Code's
+/// "Cannot apply refactoring because … has changed in the meantime" (as
+/// the extension passes it on), the Neovim plugin's "the document changed
+/// while the edit was reviewed: it is at version 12, the edit is for
+/// version 0" (docs/protocol.md). A user's rejection says neither word.
+fn refused_as_changed(reason: &str) -> bool {
+    let reason = reason.to_ascii_lowercase();
+    reason.contains("version") || reason.contains("changed")
 }
 
 /// The change annotation id for edits that need the user's review.
@@ -186,6 +197,10 @@ struct RunEditRecord {
     record: EditRecord,
     /// Counts records in the order they were made (see [`LspEditor::record_since`]).
     seq: u64,
+    /// An edit the editor refused because its document changed: the
+    /// workspace offers it again, rebased, and the next record of the run
+    /// for this document takes its place (one record per edit).
+    rebasing: bool,
 }
 
 /// A buffer a run changed (see [`LspEditor::save_for_command`]).
@@ -260,12 +275,27 @@ impl LspEditor {
     }
 
     fn push_record(&self, run: Option<Arc<str>>, record: EditRecord) {
+        self.push_record_as(run, record, (false, false));
+    }
+
+    /// Keep `record`; `rebasing`: the editor refused the edit because its
+    /// document changed (the workspace may offer it again); `reoffer`: the
+    /// edit is such an edit offered again, so its record replaces the
+    /// refused one's.
+    fn push_record_as(&self, run: Option<Arc<str>>, record: EditRecord, (rebasing, reoffer): (bool, bool)) {
         let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        if reoffer {
+            if let Some(at) = records.iter().rposition(|r| r.run == run && r.record.uri == record.uri) {
+                if records[at].rebasing {
+                    records.remove(at);
+                }
+            }
+        }
         if records.len() >= MAX_EDIT_RECORDS {
             records.remove(0);
         }
         let seq = self.next_record.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        records.push(RunEditRecord { run, record, seq });
+        records.push(RunEditRecord { run, record, seq, rebasing });
     }
 
     fn record(&self, edit: &BufferEdit, uri: &Uri, outcome: &EditOutcome) {
@@ -284,8 +314,11 @@ impl LspEditor {
             // didChange that follows settles it); the ACP sink does.
             EditOutcome::NotApplied(_) | EditOutcome::Unknown(_) => EditRecord::new(uri, EditStatus::NotApplied),
             EditOutcome::Superseded(_) => EditRecord::new(uri, EditStatus::Superseded),
+            // Superseded unless the rebased edit that follows takes its place.
+            EditOutcome::Changed(_) => EditRecord::new(uri, EditStatus::Superseded),
         };
-        self.push_record(edit.run.clone(), record);
+        let rebasing = matches!(outcome, EditOutcome::Changed(_));
+        self.push_record_as(edit.run.clone(), record, (rebasing, edit.reoffer));
     }
 
     /// The last edit recorded for `run` on `uri` after the record `seq`
@@ -369,7 +402,9 @@ impl LspEditor {
         // (shared, not copied): then there is nothing to compare.
         let same_text = Arc::ptr_eq(&document.text, &edit.old_text) || document.text == edit.old_text;
         if document.version != edit.version || !same_text {
-            return Err(EditOutcome::Superseded(format!(
+            // Typed while the run flushed its events (or the edit waited):
+            // the workspace rebases the edit onto this text.
+            return Err(EditOutcome::Changed(format!(
                 "the buffer is at version {} now, not {}: {}",
                 document.version,
                 edit.version,
@@ -537,6 +572,9 @@ impl LspEditor {
             // (eglot: "Edits on `a.txt' require version 11, you have 21").
             Err(ClientError::Failed(message)) => {
                 self.settle(edit, &message, settings.timeouts.verify()).await;
+                if self.changed_since(edit, &message) {
+                    return Err(EditOutcome::Changed(format!("the editor refused the edit: {message}")));
+                }
                 return Err(EditOutcome::NotApplied(format!("the editor refused the edit: {message}")));
             }
         };
@@ -544,10 +582,17 @@ impl LspEditor {
             return Ok(());
         }
         let reason = response.failure_reason.unwrap_or_default();
+        self.settle(edit, &reason, settings.timeouts.verify()).await;
+        if self.documents.state(&edit.path).is_none() {
+            let reason = if reason.is_empty() { String::new() } else { format!(" ({reason})") };
+            return Err(EditOutcome::NotApplied(format!("the document was closed in the editor while the edit waited{reason}")));
+        }
+        if self.changed_since(edit, &reason) {
+            return Err(EditOutcome::Changed(reason));
+        }
         if annotate {
             return Err(EditOutcome::Rejected(if reason.is_empty() { "declined in the editor's review".into() } else { reason }));
         }
-        self.settle(edit, &reason, settings.timeouts.verify()).await;
         Err(EditOutcome::NotApplied(if reason.is_empty() {
             "the editor answered applied: false".into()
         } else {
@@ -567,6 +612,13 @@ impl LspEditor {
         }
     }
 
+    /// The editor refused `edit` because its document changed: its reason
+    /// says so ([`refused_as_changed`]) and the document is at another
+    /// version than the edit's now.
+    fn changed_since(&self, edit: &BufferEdit, reason: &str) -> bool {
+        refused_as_changed(reason) && self.documents.state(&edit.path).is_some_and(|(version, _)| version != edit.version)
+    }
+
     /// After the editor refused an edit for its version (its reason
     /// mentions the version, as eglot's "Edits on `a.txt' require version
     /// 11, you have 21" does), wait (bounded) for the `didChange` it has not
@@ -574,7 +626,7 @@ impl LspEditor {
     /// Returns at once for other refusals, and when the server already
     /// knows a newer version.
     async fn settle(&self, edit: &BufferEdit, reason: &str, timeout: Duration) {
-        if !reason.to_ascii_lowercase().contains("version") {
+        if !refused_as_changed(reason) {
             return;
         }
         let mut changes = self.documents.subscribe();

@@ -46,6 +46,11 @@ enum OnApply {
     /// `didChange`) `after_ms` later, as eglot does at the user's next
     /// idle moment.
     TrueThenApplyLater { after_ms: u64 },
+    /// While the review is open the user replaces the whole text with
+    /// `text` (an empty one: deletes it all), or closes the document
+    /// (`None`); the client then refuses the stale edit, as VS Code does
+    /// after "Apply", with `reason`.
+    UserReplacesFirst { text: Option<&'static str>, reason: &'static str },
     /// Answer with a JSON-RPC error, and send the user's pending typing
     /// `after_ms` later (eglot refusing a stale edit before its didChange
     /// is out).
@@ -162,6 +167,18 @@ impl ClientLink for FakeClient {
                         applied || answer_true
                     }
                     OnApply::TrueWithoutChange => true,
+                    OnApply::UserReplacesFirst { text, reason } => {
+                        let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
+                        match text {
+                            Some(text) => {
+                                let version = self.documents.snapshot_uri(&uri).unwrap().version;
+                                let change = TextDocumentContentChangeEvent { range: None, range_length: None, text: text.to_string() };
+                                self.documents.change(&uri, version + 1, &[change]).unwrap();
+                            }
+                            None => self.documents.close(&uri),
+                        }
+                        return Ok(json!({"applied": false, "failureReason": reason}));
+                    }
                     OnApply::Only(which) => {
                         let mut params = params.clone();
                         let edits = params["edit"]["documentChanges"][0]["edits"].as_array().unwrap().clone();
@@ -323,7 +340,7 @@ async fn an_edit_is_one_versioned_minimal_text_document_edit() {
     let h = harness(accept_edits(), false, "one\r\ntwo 😀 three\r\nfour\r\n");
     let file = h.read();
     let outcome = h.write(&file, |t| t.replace("three", "3")).await;
-    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert_eq!(h.text(), "one\r\ntwo 😀 3\r\nfour\r\n");
     let sent = h.client.requests(methods::APPLY_EDIT);
     let mut sent = sent[0].clone();
@@ -369,7 +386,7 @@ async fn review_by_change_annotation_when_the_client_supports_it() {
     // The policy decides once: the editor's own preview reviews the edit.
     assert_eq!(h.policy().decide(&h.edit_request()).await, PermissionDecision::ReviewInEditor);
     let file = h.read();
-    assert_eq!(h.write_reviewed(&file, true, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write_reviewed(&file, true, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     let sent = &h.client.requests(methods::APPLY_EDIT)[0];
     expect_test::expect![[r#"{"tandem.review":{"label":"Tandem: edit_file a.txt","needsConfirmation":true,"description":"Proposed by the Tandem agent"}}"#]]
         .assert_eq(&sent["edit"]["changeAnnotations"].to_string());
@@ -385,7 +402,7 @@ async fn review_by_change_annotation_when_the_client_supports_it() {
     // the sink sends a plain edit: it never decides on its own.
     h.client.script(OnApply::Apply);
     let file = h.read();
-    assert_eq!(h.write(&file, |t| t.replace('a', "A")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write(&file, |t| t.replace('a', "A")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert!(h.client.requests(methods::APPLY_EDIT)[2]["edit"].get("changeAnnotations").is_none());
 }
 
@@ -477,19 +494,28 @@ async fn applied_true_without_did_change_is_not_applied() {
     assert_eq!(h.text(), "x\n");
 }
 
+/// The user types after the agent's read was checked (while a prompt asks
+/// about the edit, or in the moment before it is sent): in other lines,
+/// the edit is applied around the typing (sent for the new version);
+/// in the edit's own lines or right beside them, it is refused and
+/// nothing is sent.
 #[tokio::test]
 async fn user_typing_between_read_and_edit_is_kept() {
-    let h = harness(accept_edits(), false, "fn a() {}\nfn b() {}\n");
+    let h = harness(accept_edits(), false, "fn a() {}\n\nfn b() {}\n");
     let file = h.read();
     type_text(&h.documents, &h.uri, 0, "// typed by the user\n");
     let outcome = h.write(&file, |t| t.replace("fn b", "fn renamed")).await;
-    expect_test::expect!["Err(Superseded(\"Error: a.txt was modified externally since your last read (the user edited it in the editor: 1 line added after line 0). Read it again with read_file before editing it.\"))"]
-        .assert_eq(&format!("{outcome:?}"));
-    assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
-    // Re-read, edit again: applied, and the typed line is intact.
+    expect_test::expect![[r#"Ok(AppliedToBuffer { saved: false, rebased: Some("1 line added after line 0") })"#]].assert_eq(&format!("{outcome:?}"));
+    assert_eq!(h.text(), "// typed by the user\nfn a() {}\n\nfn renamed() {}\n");
+    assert_eq!(h.client.requests(methods::APPLY_EDIT)[0]["edit"]["documentChanges"][0]["textDocument"]["version"], 2);
+    // Typing on the line the edit changes: refused before anything is sent.
     let file = h.read();
-    assert_eq!(h.write(&file, |t| t.replace("fn b", "fn renamed")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
-    assert_eq!(h.text(), "// typed by the user\nfn a() {}\nfn renamed() {}\n");
+    type_text(&h.documents, &h.uri, 35, "x");
+    let outcome = h.write(&file, |t| t.replace("fn renamed", "fn second")).await;
+    expect_test::expect!["Err(Superseded(\"Error: the edit to a.txt was not applied: the file changed in the editor while the edit waited for its review or to be sent (line 4 changed), in the lines the edit changes or right beside them, so it cannot be applied around that change. Read a.txt again with read_file before editing it.\"))"]
+        .assert_eq(&format!("{outcome:?}"));
+    assert_eq!(h.text(), "// typed by the user\nfn a() {}\n\nfn xrenamed() {}\n");
+    assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 1);
 }
 
 #[tokio::test]
@@ -506,7 +532,7 @@ async fn user_typing_while_the_edit_is_in_flight() {
     // that held the edit; the next edit sees the user's change.
     h.client.script(OnApply::ApplyThenType(0, "?".into()));
     let file = h.read();
-    assert_eq!(h.write(&file, |t| t.replace("hello", "world")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write(&file, |t| t.replace("hello", "world")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert_eq!(h.text(), "?!world\n");
     assert_eq!(h.workspace.ledger().get(&h.path).unwrap().stamp.version, Some(3));
 }
@@ -515,12 +541,12 @@ async fn user_typing_while_the_edit_is_in_flight() {
 async fn clean_buffers_are_saved_when_the_client_can() {
     let h = harness(json!({"permissionMode": "acceptEdits", "saveDocuments": true, "timeouts": {"verifyMs": 50}}), false, "a\n");
     let file = h.read();
-    assert_eq!(h.write(&file, |_| "b\n".into()).await, Ok(WriteOutcome::AppliedToBuffer { saved: true }));
+    assert_eq!(h.write(&file, |_| "b\n".into()).await, Ok(WriteOutcome::AppliedToBuffer { saved: true, rebased: None }));
     assert_eq!(h.client.requests(methods::SAVE_DOCUMENTS).len(), 1);
     // A buffer with the user's unsaved changes is never saved by us.
     type_text(&h.documents, &h.uri, 0, "x");
     let file = h.read();
-    assert_eq!(h.write(&file, |t| format!("{t}c\n")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write(&file, |t| format!("{t}c\n")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert_eq!(h.client.requests(methods::SAVE_DOCUMENTS).len(), 1);
 }
 
@@ -599,7 +625,7 @@ async fn an_edit_given_as_splices_is_sent_as_exactly_those_splices() {
         Splice { range: range_of(&file.text, "two"), text: "twofold".into() },
         Splice { range: range_of(&file.text, "three"), text: "3".into() },
     ];
-    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert_eq!(h.text(), "one\r\ntwofold 😀 3\r\nfour\r\n");
     let sent = h.client.requests(methods::APPLY_EDIT);
     let edits: Vec<String> = sent[0]["edit"]["documentChanges"][0]["edits"]
@@ -627,7 +653,7 @@ async fn a_splice_edit_the_editor_skipped_is_not_applied() {
     // Applied, then the user types at once: applied at the version that held it.
     h.client.script(OnApply::ApplyThenType(0, "?".into()));
     let file = h.read();
-    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert_eq!(h.text(), "?let THREE = 3;\n");
     assert_eq!(h.workspace.ledger().get(&h.path).unwrap().stamp.version, Some(2));
 }
@@ -637,7 +663,7 @@ async fn the_read_after_an_edit_shares_the_edit_s_text_and_fingerprint() {
     let h = harness(accept_edits(), false, "let three = 3;\n");
     let file = h.read();
     let splices = vec![Splice { range: range_of(&file.text, "three"), text: "four".into() }];
-    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(h.write_splices(&file, splices).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     let seen = h.workspace.ledger().get(&h.path).unwrap();
     let again = h.read();
     assert_eq!(&*again.text, "let four = 3;\n");
@@ -656,7 +682,7 @@ async fn splices_that_do_not_fit_the_buffer_fall_back_to_the_whole_text() {
     let mut wrong = file.clone();
     wrong.text = "xxxxx beta\n".into();
     let outcome = h.write_splices(&wrong, splices).await;
-    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false }));
+    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert_eq!(h.text(), "ALPHA beta\n");
 }
 
@@ -888,18 +914,118 @@ async fn a_did_change_after_the_verification_wait_corrects_the_record() {
 }
 
 /// eglot refuses a stale edit with a JSON-RPC error before its own
-/// `didChange` is out: the model is told what the editor said, and the
-/// sink waits for that `didChange`, so the model's re-read sees the
-/// editor's text.
+/// `didChange` is out: the sink waits for that `didChange`; the user's
+/// typing is in another line, so the edit is rebased and sent again (eglot
+/// asks "Proceed?" again); in the edit's line, the model is told the file
+/// changed, with what eglot said.
 #[tokio::test(start_paused = true)]
-async fn an_editor_error_is_reported_in_its_words_after_the_pending_change() {
-    let h = harness(json!({"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 5000}}), false, "alpha\nbeta\n");
-    h.client.script(OnApply::ErrorThenTypeLater { message: "Edits on `a.txt' require version 1, you have 2 (-32603)", after_ms: 500 });
+async fn an_editor_version_refusal_is_rebased_or_reported_in_its_words_after_the_pending_change() {
+    for (text, applied) in [("alpha\n\nbeta\n", true), ("alpha\nbeta\n", false)] {
+        let h = harness(json!({"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 5000}}), false, text);
+        h.client.script(OnApply::ErrorThenTypeLater { message: "Edits on `a.txt' require version 1, you have 2 (-32603)", after_ms: 500 });
+        let file = h.read();
+        let outcome = h.write(&file, |t| t.replace("beta", "BETA")).await;
+        if applied {
+            assert!(matches!(&outcome, Ok(WriteOutcome::AppliedToBuffer { rebased: Some(_), .. })), "{outcome:?}");
+            assert_eq!(h.text(), "typed alpha\n\nBETA\n");
+            assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 2);
+        } else {
+            let Err(WriteError::Superseded(reason)) = &outcome else { panic!("{outcome:?}") };
+            assert!(reason.contains("the editor said: the editor refused the edit: Edits on `a.txt' require version 1, you have 2"), "{reason}");
+            // When the sink returned, the editor's pending change was in.
+            assert_eq!(h.text(), "typed alpha\nbeta\n");
+        }
+    }
+}
+
+/// VS Code's words when the user typed in a document while its edit was
+/// in the Refactor Preview and then pressed Apply, as the extension passes
+/// them on.
+const CHANGED_IN_PREVIEW: &str = "the document changed while the edit was reviewed (VS Code: Cannot apply refactoring because 'a.txt' has changed in the meantime)";
+
+/// The user types a line at the top while the edit of line 3 is in the
+/// editor's review; the editor refuses the stale edit ("has changed in the
+/// meantime"). The edit is rebased onto the new text and offered again,
+/// for the new version and reviewed again; the user's line stays.
+#[tokio::test]
+async fn an_edit_refused_because_the_user_typed_during_its_review_is_rebased_and_offered_again() {
+    let h = harness(accept_edits(), true, "one\ntwo\nthree\nfour\n");
+    h.client.script(OnApply::TypeFirst { at: 0, text: "typed\n".into(), answer_true: false });
     let file = h.read();
-    let outcome = h.write(&file, |t| t.replace("beta", "BETA")).await;
-    let Err(WriteError::NotApplied(reason)) = &outcome else { panic!("{outcome:?}") };
-    assert!(reason.contains("the editor refused the edit: Edits on `a.txt' require version 1, you have 2"), "{reason}");
-    assert!(!reason.contains("did not answer"), "{reason}");
-    // When the sink returned, the editor's pending change was in.
-    assert_eq!(h.text(), "typed alpha\nbeta\n");
+    let outcome = h.write_reviewed(&file, true, |t| t.replace("three", "THREE")).await;
+    expect_test::expect![[r#"Ok(AppliedToBuffer { saved: false, rebased: Some("1 line added after line 0") })"#]].assert_eq(&format!("{outcome:?}"));
+    assert_eq!(h.text(), "typed\none\ntwo\nTHREE\nfour\n");
+    let sent = h.client.requests(methods::APPLY_EDIT);
+    assert_eq!(sent.len(), 2);
+    let again = &sent[1]["edit"];
+    assert_eq!(again["documentChanges"][0]["textDocument"]["version"], 2, "{again}");
+    assert_eq!(again["documentChanges"][0]["edits"][0]["range"]["start"]["line"], 3, "the hunk moved down a line: {again}");
+    assert!(again["changeAnnotations"]["tandem.review"]["needsConfirmation"] == true, "reviewed again: {again}");
+    // One edit, one record.
+    let records = h.editor.take_records(None);
+    assert_eq!(records.iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Applied], "{records:?}");
+    assert_eq!(records[0].ranges, [LineSpan { start: 4, end: 4 }]);
+    // The model may edit again without reading: the ledger has the buffer's text.
+    assert_eq!(&*h.workspace.ledger().get(&h.path).unwrap().seen_text.unwrap(), h.text().as_str());
+}
+
+/// Typing in the reviewed lines themselves, deleting the whole buffer, or
+/// closing it during the review: the edit cannot be rebased. Nothing of it
+/// lands, the user's text stays, and the model reads why: the file changed
+/// while the edit was reviewed, not "rejected".
+#[tokio::test]
+async fn an_edit_whose_lines_the_user_changed_during_its_review_is_refused_saying_why() {
+    for (user, expected) in [
+        (OnApply::TypeFirst { at: 11, text: "X".into(), answer_true: false }, Some("one\ntwo\nthrXee\nfour\n")),
+        (OnApply::UserReplacesFirst { text: Some(""), reason: CHANGED_IN_PREVIEW }, Some("")),
+        (OnApply::UserReplacesFirst { text: None, reason: CHANGED_IN_PREVIEW }, None),
+    ] {
+        let h = harness(accept_edits(), true, "one\ntwo\nthree\nfour\n");
+        h.client.script(user.clone());
+        let file = h.read();
+        let outcome = h.write_reviewed(&file, true, |t| t.replace("three", "THREE")).await;
+        match expected {
+            Some(text) => {
+                let Err(WriteError::Superseded(message)) = &outcome else { panic!("{user:?}: {outcome:?}") };
+                assert!(message.contains("the file changed in the editor while the edit was in the editor's review"), "{message}");
+                assert!(!message.contains("reject"), "{message}");
+                assert_eq!(h.text(), text, "{user:?}");
+                let records = h.editor.take_records(None);
+                assert_eq!(records.iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Superseded], "{records:?}");
+            }
+            None => {
+                let Err(WriteError::NotApplied(message)) = &outcome else { panic!("{user:?}: {outcome:?}") };
+                assert!(message.contains("closed"), "{message}");
+            }
+        }
+        assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 1, "not offered again: {user:?}");
+    }
+}
+
+/// The user keeps typing above the edit at every offer: it is offered at
+/// most `MAX_OFFERS` times, then refused saying so.
+#[tokio::test]
+async fn an_edit_is_offered_at_most_three_times_while_the_user_keeps_typing() {
+    let h = harness(accept_edits(), true, "one\ntwo\nthree\nfour\n");
+    for _ in 0..4 {
+        h.client.script(OnApply::TypeFirst { at: 0, text: "typed\n".into(), answer_true: false });
+    }
+    let file = h.read();
+    let outcome = h.write_reviewed(&file, true, |t| t.replace("four", "FOUR")).await;
+    let Err(WriteError::Superseded(message)) = &outcome else { panic!("{outcome:?}") };
+    assert!(message.contains("kept changing") && message.contains("offered 3 times"), "{message}");
+    assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), crate::workspace::MAX_OFFERS);
+    assert_eq!(h.text(), "typed\ntyped\ntyped\none\ntwo\nthree\nfour\n");
+}
+
+/// A user's rejection is a rejection even when the user also typed: not
+/// offered again.
+#[tokio::test]
+async fn a_rejection_after_typing_is_not_offered_again() {
+    let h = harness(accept_edits(), true, "one\ntwo\nthree\n");
+    h.client.script(OnApply::UserReplacesFirst { text: Some("typed\none\ntwo\nthree\n"), reason: "the user chose Reject in the Tandem review" });
+    let file = h.read();
+    let outcome = h.write_reviewed(&file, true, |t| t.replace("three", "THREE")).await;
+    assert!(matches!(&outcome, Err(WriteError::Rejected(m)) if m.contains("the user chose Reject")), "{outcome:?}");
+    assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 1);
 }

@@ -7,16 +7,25 @@ use std::path::Path;
 use super::ToolError;
 use crate::workspace::{FileText, ReadError, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
 
-/// What to tell the model when the change reached an editor buffer but not
-/// the disk: the next shell command (a build, the tests) still sees the old
-/// file.
-pub(crate) fn unsaved_note(outcome: &WriteOutcome) -> Option<&'static str> {
-    match outcome {
-        WriteOutcome::AppliedToBuffer { saved: false } => Some(
-            "Note: the file is open in the editor; the change is in the editor, unsaved. Commands run with run_shell see the old content on disk until it is saved.",
-        ),
-        WriteOutcome::AppliedToBuffer { saved: true } | WriteOutcome::WrittenToDisk => None,
+/// What to tell the model about where the change went: that it was
+/// applied around the user's change made while it was reviewed (its line
+/// numbers moved), and that it reached an editor buffer but not the disk
+/// (the next shell command, a build or the tests, still sees the old file).
+pub(crate) fn applied_note(outcome: &WriteOutcome) -> Option<String> {
+    let WriteOutcome::AppliedToBuffer { saved, rebased } = outcome else { return None };
+    let mut notes = Vec::new();
+    if let Some(what) = rebased {
+        notes.push(format!(
+            "Note: the file changed in the editor while the edit waited to be applied ({what}); the edit was applied to the new text, around that change, which is kept. Line numbers below are from before it."
+        ));
     }
+    if !saved {
+        notes.push(
+            "Note: the file is open in the editor; the change is in the editor, unsaved. Commands run with run_shell see the old content on disk until it is saved."
+                .to_string(),
+        );
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// The current text of an existing file that the agent has read and that has

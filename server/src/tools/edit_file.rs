@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::change::{fresh_existing, unsaved_note};
+use super::change::{fresh_existing, applied_note};
 use super::edit_match::{self, FindError, MatchRung};
 use super::text::{render_diff, render_splice_diff};
 use super::{Tool, ToolContext, ToolError, ToolKind};
@@ -110,9 +110,9 @@ impl Tool for EditFile {
         if plan.replacements > 1 {
             out.push_str(&format!("\nReplaced {} occurrences.", plan.replacements));
         }
-        if let Some(note) = unsaved_note(&outcome) {
+        if let Some(note) = applied_note(&outcome) {
             out.push('\n');
-            out.push_str(note);
+            out.push_str(&note);
         }
         if !plan.diff.is_empty() {
             out.push('\n');

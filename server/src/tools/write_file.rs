@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::change::{fresh_existing, unsaved_note};
+use super::change::{fresh_existing, applied_note};
 use super::text::{digits, line_ending_of, numbered_line, render_diff, with_line_ending};
 use super::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{FileChange, ReadStamp, Workspace, WriteOutcome};
@@ -110,9 +110,9 @@ fn plan_write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WritePlan, 
 fn render_success(display: &str, content: &str, outcome: &WriteOutcome) -> String {
     let total = content.lines().count();
     let mut out = format!("Successfully wrote to {display} ({total} {})", if total == 1 { "line" } else { "lines" });
-    if let Some(note) = unsaved_note(outcome) {
+    if let Some(note) = applied_note(outcome) {
         out.push('\n');
-        out.push_str(note);
+        out.push_str(&note);
     }
     let width = digits(total.min(PREVIEW_LINES)).max(4);
     for (index, line) in content.lines().take(PREVIEW_LINES).enumerate() {

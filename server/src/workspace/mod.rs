@@ -9,6 +9,7 @@
 mod disk;
 mod edit_locks;
 mod ledger;
+mod merge;
 mod overlay;
 mod paths;
 mod recorder;
@@ -21,6 +22,7 @@ use std::sync::{Arc, Mutex};
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
+pub use merge::merge3;
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::replacements;
@@ -28,6 +30,11 @@ pub use review::{changed_lines, edits_summary, landed_hunks, CommandEffect, Edit
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use recorder::{ChangeRecorder, CommandChange};
 pub use watcher::DiskWatcher;
+
+/// How many times an edit is offered to the editor at most, when the
+/// buffer keeps changing while it waits for its review (each time rebased
+/// onto the new text).
+pub const MAX_OFFERS: usize = 3;
 
 /// Files larger than this are refused for whole-file reads and edits.
 /// `read_file` pages through bigger files without loading them whole.
@@ -110,8 +117,10 @@ pub struct FileChange {
 pub enum WriteOutcome {
     /// Written to disk atomically.
     WrittenToDisk,
-    /// Applied to the open editor buffer; `saved` tells whether it reached disk.
-    AppliedToBuffer { saved: bool },
+    /// Applied to the open editor buffer; `saved` tells whether it reached
+    /// disk; `rebased` what the user changed meanwhile, when the edit was
+    /// applied around that change (see [`Workspace::write`]).
+    AppliedToBuffer { saved: bool, rebased: Option<String> },
 }
 
 /// Why a write did not happen. Every variant is something the model can act on.
@@ -181,6 +190,10 @@ pub struct Workspace {
     recorder: Option<Arc<dyn ChangeRecorder>>,
     /// The files written on disk, with their runs: shared by every view.
     disk_writes: Arc<DiskWrites>,
+    /// Per open document, the version the last edit written through any
+    /// view left it at: a buffer that moved past a read because another
+    /// thread's edit landed is no user's typing to rebase around.
+    edited_versions: Arc<Mutex<std::collections::HashMap<PathBuf, i32>>>,
 }
 
 /// A file written on disk (not open in an editor) by a run.
@@ -298,6 +311,7 @@ impl Workspace {
             run_tag: None,
             recorder: None,
             disk_writes: Arc::default(),
+            edited_versions: Arc::default(),
         })
     }
 
@@ -323,6 +337,7 @@ impl Workspace {
             run_tag: self.run_tag.clone(),
             recorder: self.recorder.clone(),
             disk_writes: Arc::clone(&self.disk_writes),
+            edited_versions: Arc::clone(&self.edited_versions),
         }
     }
 
@@ -635,82 +650,157 @@ impl Workspace {
             }
         }
         if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), buffer) {
-            let Some(base) = change.base else {
-                return Err(WriteError::Superseded(format!(
-                    "Error: {display} is open in the editor; read it with read_file before writing it."
-                )));
-            };
-            // Read from the disk, and opened in the editor since (for the
-            // review) with that very text: the buffer is what was read.
-            let opened_as_read = base.version.is_none() && !buffer.dirty && fingerprint(buffer.text.as_bytes()) == base.fingerprint;
-            if base.version != Some(buffer.version) && !opened_as_read {
-                let what = match self.ledger.get(&change.path) {
-                    Some(LedgerEntry { seen_text: Some(seen), .. }) => ledger::describe_change(&seen, &buffer.text),
-                    _ => "the buffer changed".to_string(),
+            return self.write_to_buffer(editor.as_ref(), buffer, change, &display).await;
+        }
+        self.write_to_disk(&change, &display)
+    }
+
+    /// [`write`](Self::write) to an open document: a versioned edit through
+    /// the editor. When the buffer changed after the agent's text was read
+    /// and checked (the user typed while the edit waited for its review, in
+    /// Tandem's prompt or in the editor's own), the edit is rebased: the
+    /// agent's change and the user's are merged by lines
+    /// ([`merge3`]), and the merged text is offered again (reviewed again
+    /// where the editor reviews it), up to [`MAX_OFFERS`] times; when they
+    /// touch the same lines or lines right beside each other, it is refused,
+    /// saying so. The user's text is never changed by a rebase.
+    async fn write_to_buffer(&self, editor: &dyn Editor, buffer: DocumentSnapshot, change: FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
+        let Some(base) = change.base else {
+            return Err(WriteError::Superseded(format!(
+                "Error: {display} is open in the editor; read it with read_file before writing it."
+            )));
+        };
+        // Read from the disk, and opened in the editor since (for the
+        // review) with that very text: the buffer is what was read.
+        let opened_as_read = base.version.is_none() && !buffer.dirty && fingerprint(buffer.text.as_bytes()) == base.fingerprint;
+        let edited_since = self
+            .edited_versions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&change.path)
+            .is_some_and(|&version| base.version.is_none_or(|read| version > read));
+        // The text the agent's change was computed from.
+        let mut base_text = if base.version == Some(buffer.version) || opened_as_read {
+            Arc::clone(&buffer.text)
+        } else {
+            match self.ledger.get(&change.path) {
+                // The user typed after the read was checked: rebased below.
+                Some(LedgerEntry { seen_text: Some(seen), stamp, .. }) if stamp == base && !edited_since => seen,
+                Some(LedgerEntry { seen_text: Some(seen), .. }) => {
+                    let what = ledger::describe_change(&seen, &buffer.text);
+                    return Err(WriteError::Superseded(format!(
+                        "Error: {display} was modified externally since your last read (the user edited it in the editor: {what}). Read it again with read_file before editing it."
+                    )));
+                }
+                _ => {
+                    return Err(WriteError::Superseded(format!(
+                        "Error: {display} was modified externally since your last read (the user edited it in the editor). Read it again with read_file before editing it."
+                    )))
+                }
+            }
+        };
+        let mut now = buffer;
+        let mut new_text = Arc::clone(&change.new_text);
+        let mut splices = change.splices.clone();
+        // The user's changes the edit was rebased around, in order.
+        let mut rebased: Vec<String> = Vec::new();
+        let mut offers = 0;
+        let waited = if change.review { "while the edit was in the editor's review" } else { "while the edit waited for its review or to be sent" };
+        // Why the editor refused the last offer, when it did.
+        let mut refusal: Option<String> = None;
+        let outcome = loop {
+            if !(Arc::ptr_eq(&now.text, &base_text) || *now.text == *base_text) {
+                let what = ledger::describe_change(&base_text, &now.text);
+                let said = refusal.take().filter(|r| !r.is_empty()).map(|r| format!("; the editor said: {r}")).unwrap_or_default();
+                let Some(merged) = merge3(&base_text, &now.text, &new_text) else {
+                    return Err(WriteError::Superseded(format!(
+                        "Error: the edit to {display} was not applied: the file changed in the editor {waited} ({what}{said}), in the lines the edit changes or right beside them, so it cannot be applied around that change. Read {display} again with read_file before editing it."
+                    )));
                 };
-                return Err(WriteError::Superseded(format!(
-                    "Error: {display} was modified externally since your last read (the user edited it in the editor: {what}). Read it again with read_file before editing it."
-                )));
+                if offers >= MAX_OFFERS {
+                    return Err(WriteError::Superseded(format!(
+                        "Error: the edit to {display} was not applied: the file kept changing in the editor {waited} ({what}); it was offered {offers} times. Read {display} again with read_file before editing it."
+                    )));
+                }
+                rebased.push(what);
+                base_text = Arc::clone(&now.text);
+                new_text = Arc::from(merged);
+                splices = None;
             }
             if let Some(recorder) = &self.recorder {
-                let before = Arc::clone(&buffer.text);
+                let before = Arc::clone(&now.text);
                 recorder.before_change(&change.path, &|| Some(before.as_bytes().to_vec()));
             }
+            offers += 1;
             let outcome = editor
                 .apply(BufferEdit {
                     path: change.path.clone(),
-                    version: buffer.version,
-                    old_text: buffer.text,
-                    new_text: Arc::clone(&change.new_text),
-                    // Computed from the text at base.version, which is this buffer's.
-                    splices: change.splices.clone(),
+                    version: now.version,
+                    old_text: Arc::clone(&now.text),
+                    new_text: Arc::clone(&new_text),
+                    // Computed from the text at `now.version` (dropped once rebased).
+                    splices: splices.clone(),
                     label: change.label.clone(),
                     review: change.review,
                     run: self.run_tag.clone(),
+                    reoffer: offers > 1,
                 })
                 .await;
-            return match outcome {
-                EditOutcome::Applied { version, saved } => {
-                    // The one fingerprint of this version, handed to the
-                    // editor with the text so the next read neither copies
-                    // nor hashes the document again.
-                    let fingerprint = fingerprint(change.new_text.as_bytes());
-                    editor.known_text(&change.path, version, &change.new_text, fingerprint);
+            let EditOutcome::Changed(reason) = outcome else { break outcome };
+            match self.buffer(&change.path) {
+                Some(latest) if latest.version != now.version => {
+                    now = latest;
+                    refusal = Some(reason);
+                }
+                Some(_) => break EditOutcome::NotApplied(reason),
+                None => break EditOutcome::NotApplied(format!("the document was closed in the editor while the edit waited for its review ({reason})")),
+            }
+        };
+        match outcome {
+            EditOutcome::Applied { version, saved } => {
+                // The one fingerprint of this version, handed to the
+                // editor with the text so the next read neither copies
+                // nor hashes the document again.
+                let fingerprint = fingerprint(new_text.as_bytes());
+                editor.known_text(&change.path, version, &new_text, fingerprint);
+                if let Some(recorder) = &self.recorder {
+                    recorder.after_change(&change.path, new_text.as_bytes());
+                }
+                let stamp = ReadStamp { version: Some(version), fingerprint };
+                self.ledger.record(&change.path, stamp, new_text);
+                self.edited_versions.lock().unwrap_or_else(|e| e.into_inner()).insert(change.path.clone(), version);
+                Ok(WriteOutcome::AppliedToBuffer { saved, rebased: (!rebased.is_empty()).then(|| rebased.join("; then ")) })
+            }
+            EditOutcome::Rejected(reason) => Err(WriteError::Rejected(format!(
+                "Error: the user rejected the edit to {display}{}. The file is unchanged.",
+                if reason.is_empty() { String::new() } else { format!(": {reason}") }
+            ))),
+            EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!(
+                "Error: the editor did not apply the edit to {display} ({reason}). Read the file again before retrying."
+            ))),
+            EditOutcome::Partial(partial) => {
+                // The model is told exactly what the buffer holds now
+                // (which hunks, where), so it may edit again without
+                // reading first; the ledger remembers that text.
+                if let Some(now) = self.buffer(&change.path).filter(|d| d.version == partial.version) {
+                    // What landed is the run's change, for its checkpoint.
                     if let Some(recorder) = &self.recorder {
-                        recorder.after_change(&change.path, change.new_text.as_bytes());
+                        recorder.after_change(&change.path, now.text.as_bytes());
                     }
-                    let stamp = ReadStamp { version: Some(version), fingerprint };
-                    self.ledger.record(&change.path, stamp, change.new_text);
-                    Ok(WriteOutcome::AppliedToBuffer { saved })
+                    let stamp = ReadStamp { version: Some(now.version), fingerprint: fingerprint(now.text.as_bytes()) };
+                    self.ledger.record(&change.path, stamp, now.text);
+                    self.edited_versions.lock().unwrap_or_else(|e| e.into_inner()).insert(change.path.clone(), now.version);
                 }
-                EditOutcome::Rejected(reason) => Err(WriteError::Rejected(format!(
-                    "Error: the user rejected the edit to {display}{}. The file is unchanged.",
-                    if reason.is_empty() { String::new() } else { format!(": {reason}") }
-                ))),
-                EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!(
-                    "Error: the editor did not apply the edit to {display} ({reason}). Read the file again before retrying."
-                ))),
-                EditOutcome::Partial(partial) => {
-                    // The model is told exactly what the buffer holds now
-                    // (which hunks, where), so it may edit again without
-                    // reading first; the ledger remembers that text.
-                    if let Some(now) = self.buffer(&change.path).filter(|d| d.version == partial.version) {
-                        // What landed is the run's change, for its checkpoint.
-                        if let Some(recorder) = &self.recorder {
-                            recorder.after_change(&change.path, now.text.as_bytes());
-                        }
-                        let stamp = ReadStamp { version: Some(now.version), fingerprint: fingerprint(now.text.as_bytes()) };
-                        self.ledger.record(&change.path, stamp, now.text);
-                    }
-                    Err(WriteError::PartlyApplied(partial.message(&display)))
-                }
-                EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!(
-                    "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
-                ))),
-                EditOutcome::Unknown(reason) => Err(self.unknown_outcome(&change.path, &display, &reason)),
-            };
+                Err(WriteError::PartlyApplied(partial.message(display)))
+            }
+            EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!(
+                "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
+            ))),
+            EditOutcome::Unknown(reason) => Err(self.unknown_outcome(&change.path, display, &reason)),
+            EditOutcome::Changed(reason) => Err(WriteError::Superseded(format!(
+                "Error: the edit to {display} was not applied: the file changed in the editor {waited} ({reason}). Read {display} again with read_file before editing it."
+            ))),
         }
-        self.write_to_disk(&change, &display)
     }
 
     /// An edit whose outcome nobody knows: what the agent read of the file
@@ -744,6 +834,7 @@ impl Workspace {
                 label: change.label.clone(),
                 review: change.review,
                 run: self.run_tag.clone(),
+                reoffer: false,
             })
             .await;
         match outcome {
@@ -754,7 +845,7 @@ impl Workspace {
                     recorder.after_change(&change.path, change.new_text.as_bytes());
                 }
                 self.ledger.record(&change.path, ReadStamp { version: Some(version), fingerprint }, change.new_text);
-                Ok(WriteOutcome::AppliedToBuffer { saved })
+                Ok(WriteOutcome::AppliedToBuffer { saved, rebased: None })
             }
             EditOutcome::Rejected(reason) => Err(WriteError::Rejected(format!(
                 "Error: the user rejected creating {display}{}. Nothing was written.",
@@ -764,6 +855,7 @@ impl Workspace {
             EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!("Error: the editor did not create {display} ({reason})."))),
             EditOutcome::Partial(partial) => Err(WriteError::PartlyApplied(partial.message(display))),
             EditOutcome::Unknown(reason) => Err(self.unknown_outcome(&change.path, display, &reason)),
+            EditOutcome::Changed(reason) => Err(WriteError::Superseded(format!("Error: {display} was not created: {reason}."))),
         }
     }
 

@@ -51,6 +51,10 @@ pub struct BufferEdit {
     pub review: bool,
     /// The run it is part of (see [`crate::workspace::Workspace::for_run`]).
     pub run: Option<Arc<str>>,
+    /// The same edit as the one before it to this document, offered again
+    /// rebased onto the text the user changed while it was reviewed (the
+    /// editor answered [`EditOutcome::Changed`]): the same edit, not another.
+    pub reoffer: bool,
 }
 
 /// What happened to an edit sent to the editor.
@@ -65,6 +69,13 @@ pub enum EditOutcome {
     NotApplied(String),
     /// The user edited the document first.
     Superseded(String),
+    /// The editor did not apply it because the document changed after the
+    /// edit was computed: while the user reviewed it (VS Code's "has changed
+    /// in the meantime", the Neovim plugin's version check, eglot's version
+    /// refusal) or in the moment before it was sent. The workspace rebases
+    /// the edit onto the new text and offers it again, or refuses it
+    /// ([`crate::workspace::Workspace::write`]).
+    Changed(String),
     /// The editor applied some of the edit's hunks (the user declined the
     /// others in its review); the buffer holds that at `partial.version`.
     Partial(super::review::PartialEdit),

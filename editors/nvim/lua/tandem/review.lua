@@ -387,6 +387,55 @@ end
 
 local await = require('tandem.await')
 
+--- The documents `edit` changes that are open (attached to the client),
+--- by buffer number: their LSP version now.
+function M.open_versions(edit)
+  local out = {}
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local document = change.textDocument
+    if document and document.uri then
+      local bufnr = vim.uri_to_bufnr(document.uri)
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        out[bufnr] = rawget(vim.lsp.util.buf_versions, bufnr)
+      end
+    end
+  end
+  return out
+end
+
+--- Why `edit` must not be applied now: a document it edits is open at
+--- another version than the edit's (the user typed while the review was
+--- open, or before the edit came), or was open (`opened`, from
+--- M.open_versions) and is closed now. Neovim's own check skips version 0
+--- (a buffer never changed since it was opened) and would apply the edit
+--- to the wrong lines. `nil` when the edit may be applied. The reason
+--- names the version and the change, so the server rebases the edit and
+--- offers it again (docs/protocol.md); the buffer's pending `didChange` is
+--- sent first, so the server has the text the user typed.
+function M.stale(edit, client, opened)
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local document = change.textDocument
+    local version = document and document.version
+    if document and document.uri then
+      local bufnr = vim.uri_to_bufnr(document.uri)
+      local path = vim.fn.fnamemodify(vim.uri_to_fname(document.uri), ':~:.')
+      local now = vim.api.nvim_buf_is_loaded(bufnr) and rawget(vim.lsp.util.buf_versions, bufnr) or nil
+      if opened and opened[bufnr] ~= nil and now == nil then
+        return string.format('the user closed %s while the edit was reviewed', path)
+      end
+      if type(version) == 'number' and now ~= nil and now ~= version then
+        if client then
+          pcall(function()
+            require('vim.lsp._changetracking').flush(client, bufnr)
+          end)
+        end
+        return string.format('the document changed while the edit was reviewed or on its way: %s is at version %d, the edit is for version %d', path, now, version)
+      end
+    end
+  end
+  return nil
+end
+
 --- The edit with only the applied hunks' text edits; and whether any is.
 local function only_applied(edit, documents, decisions)
   local plain = strip_annotations(edit)
@@ -414,7 +463,19 @@ function M.apply_edit(_, params, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
   local encoding = client and client.offset_encoding or 'utf-16'
   local edit = params.edit or {}
+  local state = require('tandem.state')
+  -- The run this edit is part of: none when the last run has ended (an
+  -- undo's restoring edit, answered after its run).
   local run = require('tandem.transcript').run_id()
+  if run and state.ended_runs[run] then
+    run = nil
+  end
+  -- Typed before the edit came: its diff would not fit the buffer.
+  local stale_now = M.stale(edit, client)
+  if stale_now then
+    return { applied = false, failureReason = stale_now }
+  end
+  local opened = M.open_versions(edit)
   local ok, changes = pcall(M.changes, edit, encoding)
   if ok then
     for _, change in ipairs(changes) do
@@ -422,7 +483,6 @@ function M.apply_edit(_, params, ctx)
     end
   end
   if needs_confirmation(edit) and not (run and apply_all_run == run) then
-    local state = require('tandem.state')
     local documents = {}
     if ok then
       ok, documents = pcall(function()
@@ -486,9 +546,18 @@ function M.apply_edit(_, params, ctx)
       if not any then
         return { applied = false, failureReason = 'the user chose Reject in the Tandem review' }
       end
+      local changed = M.stale(edit, client, opened)
+      if changed then
+        return { applied = false, failureReason = changed }
+      end
       local applied, err = pcall(vim.lsp.util.apply_workspace_edit, chosen, encoding)
       return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
     end
+  end
+  -- After a review: never on another version, never into a closed buffer.
+  local changed = M.stale(edit, client, opened)
+  if changed then
+    return { applied = false, failureReason = changed }
   end
   local applied, err = pcall(vim.lsp.util.apply_workspace_edit, strip_annotations(edit), encoding)
   return { applied = applied, failureReason = (not applied) and tostring(err) or nil }

@@ -11,6 +11,8 @@ import {
   NOTIFICATION_MAX_CHARS,
   needsConfirmation,
   rejectionMessage,
+  changedWhileReviewed,
+  REJECTED_IN_PREVIEW,
   relativePath,
   serverEnv,
   serverSettings,
@@ -106,6 +108,15 @@ describe('messages', () => {
       'Tandem: run failed: no model provider is configured. Set one of:',
     );
     assert.match(endSummary({ runId: 'run-3', status: 'cancelled', text: '', edits: edits.slice(0, 1) }, folders), /landed before the cancel/);
+  });
+  it('tells a document changed during the review from a rejection', () => {
+    const edit = { documentChanges: [{ textDocument: { uri: 'file:///ws/a.txt', version: 4 }, edits: [] }] };
+    assert.strictEqual(changedWhileReviewed(edit, () => 4, ["file:///ws"]), undefined);
+    assert.strictEqual(changedWhileReviewed(edit, () => undefined, ["file:///ws"]), undefined);
+    const changed = changedWhileReviewed(edit, () => 6, ["file:///ws"]) ?? '';
+    // The server's test of a refusal for a changed document: "version" or "changed".
+    assert.match(changed, /^the document changed while the edit was reviewed: a\.txt is at version 6, the edit is for version 4/);
+    assert.doesNotMatch(REJECTED_IN_PREVIEW, /version|changed/i);
   });
   it('says why an edit was rejected and how to accept one', () => {
     const message = rejectionMessage(['a.txt']);

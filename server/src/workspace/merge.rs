@@ -1,0 +1,96 @@
+//! Three-way merge by lines, for changes made at once to one text: an
+//! undo taking a run's lines back around the user's later changes
+//! (`checkpoint::restore`), and an agent edit rebased onto a buffer the user
+//! typed into while the edit waited for its review ([`super::Workspace::write`]).
+//!
+//! Both sides are diffed against their common base by lines; the result
+//! takes each side's changes where they are apart. Changes to the same
+//! lines, or to lines right beside each other, are a conflict: no guess
+//! at what either side meant there.
+
+/// Three-way merge by lines: `base` is what both sides started from,
+/// `ours` and `theirs` each side's text (for an undo: what the run left,
+/// the text now, the text to go back to; for a rebased edit: the text the
+/// agent read, the buffer now, the agent's new text). `None` when the two
+/// sides changed the same or adjacent lines.
+pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    let base_lines: Vec<&str> = base.split_inclusive('\n').collect();
+    let ours_hunks = hunks(&base_lines, ours);
+    let theirs_hunks = hunks(&base_lines, theirs);
+    let mut all: Vec<&Hunk> = Vec::with_capacity(ours_hunks.len() + theirs_hunks.len());
+    for hunk in &theirs_hunks {
+        if ours_hunks.contains(hunk) {
+            continue; // the same change on both sides: once.
+        }
+        if ours_hunks.iter().any(|ours| ours.start <= hunk.end && hunk.start <= ours.end) {
+            return None;
+        }
+        all.push(hunk);
+    }
+    all.extend(ours_hunks.iter());
+    all.sort_by_key(|h| (h.start, h.end));
+    let mut out = String::with_capacity(ours.len().max(theirs.len()));
+    let mut at = 0;
+    for hunk in all {
+        for line in &base_lines[at..hunk.start] {
+            out.push_str(line);
+        }
+        for line in &hunk.lines {
+            out.push_str(line);
+        }
+        at = hunk.end;
+    }
+    for line in &base_lines[at..] {
+        out.push_str(line);
+    }
+    Some(out)
+}
+
+/// A change of `base[start..end]` into `lines`.
+#[derive(Debug, PartialEq, Eq)]
+struct Hunk<'a> {
+    start: usize,
+    end: usize,
+    lines: Vec<&'a str>,
+}
+
+fn hunks<'a>(base: &[&str], other: &'a str) -> Vec<Hunk<'a>> {
+    let other_lines: Vec<&str> = other.split_inclusive('\n').collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let ops = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, base, &other_lines, Some(deadline));
+    let mut out: Vec<Hunk<'a>> = Vec::new();
+    for op in ops {
+        if matches!(op, similar::DiffOp::Equal { .. }) {
+            continue;
+        }
+        let (old, new) = (op.old_range(), op.new_range());
+        match out.last_mut() {
+            Some(last) if last.end == old.start => {
+                last.end = old.end;
+                last.lines.extend(&other_lines[new]);
+            }
+            _ => out.push(Hunk { start: old.start, end: old.end, lines: other_lines[new].to_vec() }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge3;
+
+    #[test]
+    fn changes_apart_are_merged_and_changes_together_are_a_conflict() {
+        // An undo: base = what the run left, ours = now, theirs = before the run.
+        assert_eq!(merge3("1\nR\n3\n", "1\nR\n3\nU\n", "1\n2\n3\n").as_deref(), Some("1\n2\n3\nU\n"));
+        assert_eq!(merge3("U0\n1\nR\n3\n", "1\nR\n3\n", "U0\n1\n2\n3\n").as_deref(), Some("1\n2\n3\n"));
+        assert_eq!(merge3("1\nR\n3\n", "1\nU\n3\n", "1\n2\n3\n"), None, "the same line");
+        assert_eq!(merge3("1\nR\n3\n", "1\nR\nU\n3\n", "1\n2\n3\n"), None, "right beside the run's line");
+        assert_eq!(merge3("1\nR\n", "1\nR\n", "1\n2\n").as_deref(), Some("1\n2\n"));
+        assert_eq!(merge3("a\nb\nc", "a\nb\nc!", "A\nb\nc").as_deref(), Some("A\nb\nc!"), "no newline at the end");
+        // A rebased edit: the user typed a line at the top while the edit of
+        // line 3 waited; the whole buffer deleted is a conflict.
+        assert_eq!(merge3("a\nb\nc\nd\n", "top\na\nb\nc\nd\n", "a\nb\nC\nd\n").as_deref(), Some("top\na\nb\nC\nd\n"));
+        assert_eq!(merge3("a\nb\nc\nd\n", "", "a\nb\nC\nd\n"), None);
+    }
+}

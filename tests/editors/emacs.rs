@@ -1,0 +1,229 @@
+//! End to end in a real Emacs with eglot: `emacs -nw` runs inside tmux (an
+//! interactive session, so eglot's idle timers and prompts behave as for a
+//! user), loads tests/emacs/ask_scenario.el, types unsaved text and asks
+//! Tandem through eglot; this test answers eglot's own "Server wants to
+//! edit … Proceed?" and Tandem's review prompt with keystrokes.
+//!
+//! Needs `emacs` (28+) with Debian's elpa-eglot and `tmux`. `.ci/run`
+//! installs them and sets `TANDEM_REQUIRE_EMACS=1`, so CI fails rather than
+//! skips when they are missing.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::common::notes;
+use crate::common::tmux;
+use notes::{read_then_edit, NotesWorkspace, ON_DISK};
+use crate::common::tools::which;
+use tmux::Tmux;
+
+fn tools() -> Option<(PathBuf, PathBuf)> {
+    let emacs = which("emacs")?;
+    let tmux = which("tmux")?;
+    let eglot = std::fs::read_dir("/usr/share/emacs/site-lisp/elpa").ok()?.flatten().any(|e| e.file_name().to_string_lossy().starts_with("eglot-"));
+    eglot.then_some((emacs, tmux))
+}
+
+fn skip(name: &str) {
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_EMACS", "emacs with elpa-eglot and tmux are not installed");
+}
+
+
+struct Scenario {
+    mode: &'static str,
+    /// `nil` turns eglot's own confirmation off (SCENARIO_CONFIRM).
+    confirm: &'static str,
+    /// In order: text that shows a prompt on screen, and the keys that
+    /// answer it.
+    answers: Vec<(&'static str, Vec<&'static str>)>,
+    /// `codeaction`: run the server's code action with eglot's synchronous
+    /// `eglot-execute-command` (SCENARIO_VIA); else an asynchronous ask.
+    via: &'static str,
+    /// Emacs is busy this long after sending the code action's command
+    /// (SCENARIO_BUSY_MS; 0: not).
+    busy_ms: u64,
+}
+
+struct Outcome {
+    report: serde_json::Value,
+    disk: String,
+    results: Vec<serde_json::Value>,
+    /// What the screen showed at each prompt.
+    screens: Vec<String>,
+}
+
+fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outcome {
+    let workspace = NotesWorkspace::new();
+    let (root, file) = (&workspace.root, &workspace.file);
+    let script = workspace.write_script(&serde_json::json!({"turns": read_then_edit()}).to_string());
+    let out = root.join(".git/report.json");
+    // Each Emacs gets its own HOME: natively compiled Emacs writes its
+    // eln-cache under ~/.emacs.d, and two Emacs compiling the same file
+    // into one shared cache race on the rename (seen in CI: "Renaming: No
+    // such file or directory … xterm-….eln").
+    let home = tempfile::tempdir().expect("temp home");
+    let scenario_el = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emacs/ask_scenario.el");
+    // Killed (with Emacs in it) however the test ends.
+    let session = Tmux::new(tmux, format!("tandem-test-{}-{name}", std::process::id()));
+    let env = [
+        ("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem").to_string()),
+        ("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data").display().to_string()),
+        ("TANDEM_PROVIDER", "scripted".into()),
+        ("TANDEM_SCRIPT", script.display().to_string()),
+        ("SCENARIO_FILE", file.display().to_string()),
+        ("SCENARIO_TYPED", "typed by the user".into()),
+        ("SCENARIO_MODE", scenario.mode.into()),
+        ("SCENARIO_CONFIRM", scenario.confirm.into()),
+        ("SCENARIO_VIA", scenario.via.into()),
+        ("SCENARIO_BUSY_MS", scenario.busy_ms.to_string()),
+        ("SCENARIO_PROMPT", "Capitalise line three".into()),
+        ("SCENARIO_OUT", out.display().to_string()),
+        ("TERM", "xterm-256color".into()),
+        ("HOME", home.path().display().to_string()),
+    ];
+    session.start(200, 50, root, &env, &format!("'{}' -nw -Q -l '{}'", emacs.display(), scenario_el.display()));
+
+    // Answer each prompt when it is on screen; then wait for the report.
+    // Bounded: 60 s for the whole run.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut answers = scenario.answers.into_iter();
+    let mut next = answers.next();
+    let mut screens = Vec::new();
+    let mut last_screen = String::new();
+    while !out.exists() {
+        assert!(Instant::now() < deadline, "the run did not finish in 60 s; screen:\n{last_screen}");
+        last_screen = session.screen();
+        if let Some((prompt, keys)) = &next {
+            if last_screen.contains(prompt) {
+                screens.push(last_screen.clone());
+                session.keys(keys);
+                next = answers.next();
+                continue;
+            }
+        }
+        // Waiting on the screen: tmux has no event for "the pane changed".
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(next.is_none(), "a prompt never appeared: {next:?}; screen:\n{last_screen}");
+    // Emacs writes the report, then exits.
+    let report: serde_json::Value = loop {
+        if let Ok(text) = std::fs::read_to_string(&out) {
+            if let Ok(report) = serde_json::from_str(&text) {
+                break report;
+            }
+        }
+        assert!(Instant::now() < deadline, "no complete report");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    let results = report["events"].as_array().expect("events").iter().filter(|e| e["type"] == "tool_result").cloned().collect();
+    let disk = workspace.disk();
+    Outcome { report, disk, results, screens }
+}
+
+const EGLOT_CONFIRM: &str = "Proceed? (y or n)";
+
+/// acceptEdits: eglot still asks ("Server wants to edit … Proceed?"); "y"
+/// and the user's next keystroke (eglot sends didChange when idle after
+/// one). The unsaved typing and the agent's edit are both in the buffer,
+/// the disk is untouched, the edit is confirmed.
+#[test]
+fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "confirm",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "ask", busy_ms: 0 },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(report["modified"], true);
+    assert_eq!(outcome.disk, ON_DISK, "Tandem never wrote the open file to disk");
+    assert!(outcome.results[0]["content"].as_str().unwrap_or_default().contains("typed by the user"), "the agent read the unsaved buffer");
+    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+    assert_eq!(report["result"]["edits"][0]["status"], "applied", "{report:#}");
+}
+
+/// "n" at eglot's prompt: eglot answers with a JSON-RPC error; nothing
+/// lands, and the model is told what the editor said.
+#[test]
+fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_refused_edit_is_reported_with_eglots_words") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "refuse",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask", busy_ms: 0 },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], "typed by the user\nline two\nline three\n", "report: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+    assert_eq!(outcome.results[1]["is_error"], true, "{content}");
+    assert!(content.contains("the editor refused the edit: User cancelled server edit"), "{content}");
+}
+
+/// The default mode with `eglot-confirm-server-initiated-edits` nil (the
+/// README's advice): one review, Tandem's own prompt (eglot has no change
+/// annotations) offering "Apply" first, taken with Enter; eglot does not
+/// ask again.
+#[test]
+fn emacs_default_mode_reviews_once_with_confirmation_off() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_default_mode_reviews_once_with_confirmation_off") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "review",
+        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])], via: "ask", busy_ms: 0 },
+    );
+    let report = &outcome.report;
+    assert!(outcome.screens[0].contains("notes.txt"), "the prompt names the file: {}", outcome.screens[0]);
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    assert_eq!(report["result"]["edits"][0]["status"], "applied", "{report:#}");
+}
+
+/// eglot runs code actions with the synchronous `eglot-execute-command`,
+/// which gives up after 10 s and sends no `didChange` while it waits. The
+/// server's code actions ask with `"wait": false`: the command returns at
+/// once with the run id, the edit is confirmed by eglot's `didChange`, and
+/// the run ends with the `end` event.
+#[test]
+fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "codeaction",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 0 },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["result"]["runId"], "run-1", "the command answered at once: {report:#}");
+    assert!(report["result"].get("status").is_none(), "an answer at once, not the run's end: {report:#}");
+    assert_eq!(report["end"]["status"], "completed", "{report:#}");
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+    assert_eq!(outcome.results[1]["is_error"], false, "the edit was confirmed: {:#}", outcome.results[1]);
+}
+
+/// Emacs busy for 500 ms after sending the code action's command (longer
+/// than the server's pause before the run), reading its output in 1 MB
+/// pieces: the answer and the run's messages up to the applyEdit come in
+/// one read, and eglot's jsonrpc handles none after the answer. The log
+/// message the server sends a second after the answer makes it read them.
+#[test]
+fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "busy",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 500 },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["result"]["runId"], "run-1", "{report:#}");
+    assert_eq!(report["end"]["status"], "completed", "{report:#}");
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+}

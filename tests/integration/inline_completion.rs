@@ -1,0 +1,387 @@
+//! `textDocument/inlineCompletion` through the real `tandem lsp`, against a
+//! loopback fill-in-the-middle mock (`common/fim_mock.rs`): the prompt holds
+//! the unsaved buffer around the cursor, stale and cancelled requests give
+//! nothing and close their model request, other requests are answered while
+//! a completion waits, a 1 MB document sends a window, a failing model gives
+//! an empty answer, the cache rebases, next edits replace a range, and a
+//! repository's own settings cannot turn any of it on.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common::fim_mock;
+use crate::common::lsp_client;
+
+use fim_mock::{FimMock, Reply};
+use lsp_client::LspClient;
+use serde_json::{json, Value};
+
+const SOURCE: &str = "def add(a, b):\n    return a\n\nprint(add(1, 2))\n";
+
+struct Setup {
+    _temp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    data: std::path::PathBuf,
+    /// The last `initialize` answer.
+    initialized: std::cell::RefCell<Value>,
+}
+
+impl Setup {
+    fn new(files: &[(&str, &str)]) -> Setup {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap().join("work");
+        let data = temp.path().canonicalize().unwrap().join("data");
+        std::fs::create_dir_all(&root).unwrap();
+        for (name, text) in files {
+            let path = root.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Setup { _temp: temp, root, data, initialized: std::cell::RefCell::new(Value::Null) }
+    }
+
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("HOME", self.root.parent().unwrap().join("home").display().to_string()),
+            ("XDG_DATA_HOME", self.data.display().to_string()),
+            ("TANDEM_PROVIDER", "scripted".into()),
+        ]
+    }
+
+    /// The server with these `inlineCompletions` settings from the editor.
+    fn start(&self, inline: Value) -> LspClient {
+        self.start_with(inline, json!({}))
+    }
+
+    fn start_with(&self, inline: Value, capabilities: Value) -> LspClient {
+        let env = self.env();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut client = LspClient::start(&self.root, &env);
+        let options = if inline.is_null() { json!({}) } else { json!({"tandem": {"inlineCompletions": inline}}) };
+        let response = client.initialize(capabilities, options);
+        assert!(response.get("result").is_some(), "{response}");
+        *self.initialized.borrow_mut() = response;
+        client
+    }
+}
+
+fn settings(mock: &FimMock, extra: Value) -> Value {
+    let mut settings = json!({"enabled": true, "provider": "openai", "baseUrl": format!("{}/v1", mock.url), "debounceMs": 0});
+    for (k, v) in extra.as_object().unwrap() {
+        settings[k] = v.clone();
+    }
+    settings
+}
+
+fn params(uri: &str, line: u32, character: u32, trigger: u32) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}, "context": {"triggerKind": trigger}})
+}
+
+const INVOKED: u32 = 1;
+const AUTOMATIC: u32 = 2;
+
+/// The items of a response (panics on an error or `null`).
+fn items(response: &Value) -> Vec<Value> {
+    assert!(response.get("error").is_none(), "{response}");
+    response["result"]["items"].as_array().unwrap_or_else(|| panic!("no item list: {response}")).clone()
+}
+
+/// The user replaces line `line` of the client's copy with `text`.
+fn replace_line(client: &mut LspClient, uri: &str, line: u32, text: &str) {
+    let (content, version) = client.documents.get(uri).cloned().unwrap();
+    let old = content.lines().nth(line as usize).unwrap().to_string();
+    let range = json!({"start": {"line": line, "character": 0}, "end": {"line": line, "character": old.len()}});
+    let new = lsp_client::apply_edits(&content, &[(range.clone(), text.to_string())]);
+    client.documents.insert(uri.to_string(), (new, version + 1));
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version + 1}, "contentChanges": [{"range": range, "text": text}]}),
+    );
+}
+
+#[test]
+fn the_prompt_holds_the_unsaved_buffer_around_the_cursor_and_the_item_replaces_from_the_line_start() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    let mut client = setup.start(settings(&mock, json!({"model": "qwen-fim"})));
+    assert_eq!(setup.initialized.borrow()["result"]["capabilities"]["inlineCompletionProvider"], json!(true));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    // Unsaved: the disk still has `return a`.
+    replace_line(&mut client, &uri, 1, "    return a  # unsaved");
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    let items = items(&response);
+    assert_eq!(items.len(), 1, "{response}");
+    assert_eq!(items[0]["insertText"], "    return a + b");
+    assert_eq!(items[0]["range"], json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 12}}));
+    assert_eq!(items[0]["command"]["command"], "tandem.inlineCompletionAccepted");
+    let received = mock.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].path, "/v1/completions");
+    let body = &received[0].body;
+    assert_eq!(body["prompt"], "def add(a, b):\n    return a");
+    assert_eq!(body["suffix"], "  # unsaved\n\nprint(add(1, 2))\n");
+    assert_eq!((body["model"].as_str(), body["temperature"].as_i64()), (Some("qwen-fim"), Some(0)));
+    // The suggestion on disk is untouched: nothing but the buffer changed.
+    assert_eq!(std::fs::read_to_string(setup.root.join("a.py")).unwrap(), SOURCE);
+    client.shutdown();
+}
+
+#[test]
+fn off_unless_configured_and_a_repository_cannot_turn_it_on_or_point_it_elsewhere() {
+    let mock = FimMock::start(Reply::Json(FimMock::completion("x")));
+    let project = json!({"inlineCompletions": {"enabled": true, "provider": "openai", "baseUrl": format!("{}/v1", mock.url), "debounceMs": 0}}).to_string();
+    let setup = Setup::new(&[("a.py", SOURCE), (".tandem/settings.json", &project), (".tandem/settings.local.json", &project)]);
+    let mut client = setup.start(Value::Null);
+    let capabilities = setup.initialized.borrow()["result"]["capabilities"].clone();
+    assert!(capabilities.get("inlineCompletionProvider").is_none(), "{capabilities}");
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(response["result"], Value::Null, "{response}");
+    // The user's own settings turn it on; the project's address is still not used.
+    let own = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    let mut client = setup.start(json!({"enabled": true, "baseUrl": format!("{}/v1", own.url), "debounceMs": 0}));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(items(&response)[0]["insertText"], "    return a + b");
+    assert_eq!((mock.received().len(), own.received().len()), (0, 1));
+    client.shutdown();
+}
+
+#[test]
+fn a_request_whose_document_changed_before_the_model_answered_gives_nothing_and_closes_the_model_request() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Held(FimMock::completion(" + b")));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let id = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 12, AUTOMATIC));
+    mock.wait_for_requests(1);
+    replace_line(&mut client, &uri, 1, "    return a +");
+    let response = client.response(id);
+    assert_eq!(response["result"], Value::Null, "stale: {response}");
+    mock.wait_for_closed(1);
+    client.shutdown();
+}
+
+#[test]
+fn cancel_request_aborts_the_model_request_at_once() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Held(FimMock::completion(" + b")));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let id = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    mock.wait_for_requests(1);
+    client.notify("$/cancelRequest", json!({"id": id}));
+    let response = client.response(id);
+    assert_eq!(response["error"]["code"], -32800, "{response}");
+    mock.wait_for_closed(1);
+    client.shutdown();
+}
+
+#[test]
+fn other_requests_are_answered_while_a_completion_waits_for_the_model() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Held(FimMock::completion(" + b")));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let id = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    mock.wait_for_requests(1);
+    // Code actions, document sync and commands go on.
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}}, "context": {"diagnostics": []}}),
+    );
+    assert!(actions["result"].is_array(), "{actions}");
+    let threads = client.request("workspace/executeCommand", json!({"command": "tandem.threads", "arguments": []}));
+    assert!(threads.get("result").is_some(), "{threads}");
+    mock.release();
+    assert_eq!(items(&client.response(id))[0]["insertText"], "    return a + b");
+    client.shutdown();
+}
+
+#[test]
+fn a_newer_request_supersedes_one_in_its_debounce_before_the_model_is_asked() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    // A long debounce, so the second request surely comes within it.
+    let mut client = setup.start(settings(&mock, json!({"debounceMs": 3000})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let first = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 11, AUTOMATIC));
+    let second = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 12, AUTOMATIC));
+    assert_eq!(client.response(first)["result"], Value::Null);
+    assert_eq!(items(&client.response(second))[0]["insertText"], "    return a + b");
+    assert_eq!(mock.received().len(), 1, "the superseded request never reached the model");
+    assert_eq!(mock.received()[0].body["prompt"], "def add(a, b):\n    return a");
+    client.shutdown();
+}
+
+#[test]
+fn a_one_megabyte_document_sends_a_window_around_the_cursor() {
+    let line = "value = compute(value, 12345)  # padding padding padding\n";
+    let big: String = line.repeat((1 << 20) / line.len() + 1);
+    let setup = Setup::new(&[("big.py", &big)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion("1")));
+    let mut client = setup.start(settings(&mock, json!({"contextLines": 100000})));
+    let uri = client.open(&setup.root.join("big.py"), &big);
+    let middle = (big.lines().count() / 2) as u32;
+    let response = client.request("textDocument/inlineCompletion", params(&uri, middle, 8, INVOKED));
+    assert_eq!(items(&response)[0]["insertText"], "value = 1");
+    let body = &mock.received()[0].body;
+    let (prompt, suffix) = (body["prompt"].as_str().unwrap(), body["suffix"].as_str().unwrap());
+    assert!(prompt.len() <= 12 * 1024 && suffix.len() <= 4 * 1024, "{} + {} bytes", prompt.len(), suffix.len());
+    assert!(prompt.ends_with("\nvalue = ") && suffix.starts_with("compute(value"), "{:?} | {:?}", &prompt[prompt.len() - 20..], &suffix[..20]);
+    client.shutdown();
+}
+
+#[test]
+fn a_failing_slow_or_flooding_model_gives_an_empty_answer_never_an_error() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Status(500, "{\"error\": \"overloaded\"}".into()));
+    let mut client = setup.start(settings(&mock, json!({"timeoutMs": 3000})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let ask = |client: &mut LspClient| client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(items(&ask(&mut client)), Vec::<Value>::new());
+    // 100 KB of text, only whitespace, the suffix again, junk, a body that never ends.
+    for reply in [
+        Reply::Json(FimMock::completion(&"x = 1\n".repeat(20_000))),
+        Reply::Json(FimMock::completion("  \n\t\n")),
+        Reply::Json(FimMock::completion("\n\nprint(add(1, 2))\n")),
+        Reply::Status(200, "<html>not json</html>".into()),
+        Reply::Endless,
+    ] {
+        mock.push(reply);
+    }
+    replace_line(&mut client, &uri, 0, "def add(a, b):  # big");
+    let big = items(&ask(&mut client));
+    let text = big[0]["insertText"].as_str().unwrap();
+    assert!(text.len() < 5000 && text.lines().count() <= 40, "{} bytes", text.len());
+    for n in 0..4 {
+        // Another prefix each time, so the cache has nothing for it.
+        replace_line(&mut client, &uri, 0, &format!("def add(a, b):  # {n}"));
+        let response = ask(&mut client);
+        assert_eq!(items(&response), Vec::<Value>::new(), "{response}");
+    }
+    mock.wait_for_closed(1);
+    // Nothing listens: still an empty answer.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = closed.local_addr().unwrap();
+    drop(closed);
+    let mut client = setup.start(json!({"enabled": true, "baseUrl": format!("http://{address}/v1"), "debounceMs": 0}));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(items(&response), Vec::<Value>::new(), "{response}");
+    // Past the end of the document, a document never opened: nothing.
+    let past = client.request("textDocument/inlineCompletion", params(&uri, 99, 0, INVOKED));
+    assert_eq!(past["result"], Value::Null, "{past}");
+    let other = uri.replace("a.py", "b.py");
+    assert_eq!(client.request("textDocument/inlineCompletion", params(&other, 0, 0, INVOKED))["result"], Value::Null);
+    client.shutdown();
+}
+
+#[test]
+fn a_server_that_refuses_the_suffix_is_asked_with_the_prefix_alone_and_llama_cpp_gets_infill() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    mock.push(Reply::Status(400, "{\"error\":{\"code\":400,\"message\":\"Unsupported param: suffix\",\"type\":\"invalid_request_error\"}}".into()));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    for n in 0..2 {
+        replace_line(&mut client, &uri, 0, &format!("def add(a, b):  # {n}"));
+        let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+        assert_eq!(items(&response)[0]["insertText"], "    return a + b");
+    }
+    let paths_and_suffix: Vec<(String, bool)> = mock.received().iter().map(|r| (r.path.clone(), r.body.get("suffix").is_some())).collect();
+    assert_eq!(paths_and_suffix, [("/v1/completions".into(), true), ("/v1/completions".into(), false), ("/v1/completions".into(), false)]);
+    client.shutdown();
+
+    let infill = FimMock::start(Reply::Json(FimMock::infill(" + b")));
+    let mut client = setup.start(json!({"enabled": true, "provider": "llama.cpp", "baseUrl": infill.url, "debounceMs": 0, "maxTokens": 24}));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(items(&response)[0]["insertText"], "    return a + b");
+    let request = &infill.received()[0];
+    assert_eq!(request.path, "/infill");
+    assert_eq!((request.body["input_prefix"].as_str(), request.body["input_suffix"].as_str()), (Some("def add(a, b):\n    return a"), Some("\n\nprint(add(1, 2))\n")));
+    assert_eq!(request.body["n_predict"], 24);
+    client.shutdown();
+}
+
+#[test]
+fn the_same_prefix_is_served_from_the_cache_and_typing_the_start_of_a_suggestion_rebases_it() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b  # the sum")));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let first = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, AUTOMATIC));
+    assert_eq!(items(&first)[0]["insertText"], "    return a + b  # the sum");
+    // The user types " + " (the start of the suggestion).
+    replace_line(&mut client, &uri, 1, "    return a + ");
+    let rebased = client.request("textDocument/inlineCompletion", params(&uri, 1, 15, AUTOMATIC));
+    assert_eq!(items(&rebased)[0]["insertText"], "    return a + b  # the sum");
+    assert_eq!(items(&rebased)[0]["range"]["end"], json!({"line": 1, "character": 15}));
+    // Deleted again: the same prefix as the first time.
+    replace_line(&mut client, &uri, 1, "    return a");
+    let again = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, AUTOMATIC));
+    assert_eq!(items(&again)[0]["insertText"], "    return a + b  # the sum");
+    assert_eq!(mock.received().len(), 1, "the model was asked once");
+    client.shutdown();
+}
+
+#[test]
+fn a_next_edit_follows_the_last_edit_with_a_range_replacing_item() {
+    let text = "def total(items):\n    return sum(items)\n\nprint(total([1]))\nprint(total([2]))\n";
+    let setup = Setup::new(&[("a.py", text)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion("")));
+    let rewrite = "<|editable_region_start|>def total_of(items):\n    return sum(items)\n\nprint(total_of([1]))\nprint(total_of([2]))\n<|editable_region_end|>";
+    let mut client = setup.start_with(settings(&mock, json!({"nextEdits": true})), json!({"experimental": {"inlineCompletionEditsAnywhere": true}}));
+    let uri = client.open(&setup.root.join("a.py"), text);
+    // The user renames the function; its calls still use the old name.
+    replace_line(&mut client, &uri, 0, "def total_of(items):");
+    mock.route("/v1/chat/completions", Reply::Json(FimMock::chat(rewrite)));
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 0, 12, INVOKED));
+    let items = items(&response);
+    assert_eq!(items.len(), 1, "{response}");
+    assert_eq!(items[0]["insertText"], "_of([1]))\nprint(total_of");
+    assert_eq!(items[0]["range"], json!({"start": {"line": 3, "character": 11}, "end": {"line": 4, "character": 11}}));
+    let chat = mock.received().into_iter().find(|r| r.path == "/v1/chat/completions").unwrap();
+    let prompt = chat.body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("-def total(items):\n+def total_of(items):\n"), "{prompt}");
+    assert!(prompt.contains("<|user_cursor_is_here|>"), "{prompt}");
+    // An editor that did not say it shows edits away from the cursor gets none.
+    let mut plain = setup.start(settings(&mock, json!({"nextEdits": true})));
+    let uri = plain.open(&setup.root.join("a.py"), text);
+    replace_line(&mut plain, &uri, 0, "def total_of(items):");
+    let response = plain.request("textDocument/inlineCompletion", params(&uri, 0, 12, INVOKED));
+    assert_eq!(response["result"]["items"], json!([]), "{response}");
+    client.shutdown();
+    plain.shutdown();
+}
+
+#[test]
+fn shown_and_accepted_counts_reach_tandem_doctor() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let item = items(&client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED)))[0].clone();
+    let command = &item["command"];
+    let accepted = client.request("workspace/executeCommand", json!({"command": command["command"], "arguments": command["arguments"]}));
+    assert!(accepted.get("error").is_none(), "{accepted}");
+    client.shutdown();
+    let env = setup.env();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["doctor", "--json"])
+        .current_dir(&setup.root)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)));
+    let session = &report["inlineCompletions"]["sessions"][0];
+    assert_eq!((session["shown"].as_u64(), session["accepted"].as_u64(), session["requests"].as_u64()), (Some(1), Some(1), Some(1)), "{report}");
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("doctor")
+        .current_dir(&setup.root)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("1 shown, 1 accepted"), "{text}");
+}

@@ -1,0 +1,206 @@
+//! `tandem.undo` / `tandem.redo` over LSP (the real `tandem lsp`, the test
+//! client of tests/common, the scripted model): an editor run records its
+//! checkpoint; undo restores the open buffer (a minimal, versioned
+//! `applyEdit`, keeping a line the user typed since) and the closed file;
+//! redo puts both back; a buffer changed in the run's own lines is a
+//! conflict left as it is; a restoring edit the user declines says so; a
+//! run still going is refused and nothing recorded is a clear error.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common::lsp_client;
+use crate::common::script;
+
+use lsp_client::{ask_params, uri, Fixture, LspClient};
+use script::{done, edit, read, shell, turn};
+use serde_json::{json, Value};
+
+const APP: &str = "one\ntwo\nthree\nfour\n";
+const CLOSED: &str = "closed\nfile\n";
+
+fn undo_params(command: &str, run_id: Option<&str>) -> Value {
+    match run_id {
+        Some(id) => json!({"command": command, "arguments": [{"runId": id}]}),
+        None => json!({"command": command, "arguments": []}),
+    }
+}
+
+/// The run: edits the open app.txt's second line and the closed closed.txt.
+fn editing_run() -> Value {
+    json!([
+        turn(vec![read("app.txt"), read("closed.txt")]),
+        turn(vec![edit("app.txt", "two", "TWO"), edit("closed.txt", "file", "FILE")]),
+        done()
+    ])
+}
+
+/// Start the server, open app.txt, run [`editing_run`] to its end
+/// (applying its edit to the buffer); returns the client, the buffer's uri
+/// and the run id.
+fn after_a_run(f: &Fixture, options: Value, capabilities: Value) -> (LspClient, String, String) {
+    let mut client = f.start(editing_run(), capabilities, options);
+    let uri = client.open(&f.path("app.txt"), APP);
+    let ask = client.send_request("workspace/executeCommand", ask_params("shout"));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    assert_eq!(client.text(&uri), "one\nTWO\nthree\nfour\n");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "closed\nFILE\n");
+    let run_id = answer["result"]["runId"].as_str().unwrap().to_string();
+    (client, uri, run_id)
+}
+
+/// The edits of a `workspace/applyEdit` to one document.
+fn edits_of(apply: &Value) -> Vec<Value> {
+    apply["params"]["edit"]["documentChanges"][0]["edits"].as_array().unwrap().clone()
+}
+
+fn statuses(answer: &Value) -> Vec<(String, String)> {
+    answer["result"]["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no files in {answer}"))
+        .iter()
+        .map(|f| (f["uri"].as_str().unwrap().to_string(), f["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn undo_restores_the_buffer_keeping_the_user_s_line_and_the_closed_file_and_redo_puts_them_back() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let (mut client, app, run_id) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), json!({}));
+    let closed = uri(&f.path("closed.txt"));
+    // The user types a line elsewhere in the buffer after the run.
+    client.type_at_line(&app, 3, "mine\n");
+    client.barrier(&app);
+
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let apply = client.server_request("workspace/applyEdit");
+    // Versioned, and only the run's line: the user's line is not rewritten.
+    assert_eq!(apply["params"]["edit"]["documentChanges"][0]["textDocument"], json!({"uri": app, "version": 3}), "{apply}");
+    let edits = edits_of(&apply);
+    assert_eq!(edits.len(), 1, "{apply}");
+    assert_eq!(edits[0]["range"]["start"]["line"], 1, "{apply}");
+    assert!(edits[0]["range"]["end"]["line"].as_u64().unwrap() <= 2, "{apply}");
+    client.apply_edit_request(&apply);
+    let answer = client.response(undo);
+    assert_eq!(answer["result"]["runId"], run_id.as_str(), "{answer}");
+    let mut got = statuses(&answer);
+    got.sort();
+    let mut want = vec![(app.clone(), "restored".to_string()), (closed.clone(), "restored".to_string())];
+    want.sort();
+    assert_eq!(got, want, "{answer}");
+    assert_eq!(client.text(&app), "one\ntwo\nthree\nmine\nfour\n");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), CLOSED);
+
+    // Undoing again: nothing left to undo in this workspace.
+    let again = client.request("workspace/executeCommand", undo_params("tandem.undo", None));
+    assert!(again["error"]["message"].as_str().unwrap().starts_with("nothing to undo"), "{again}");
+
+    let redo = client.send_request("workspace/executeCommand", undo_params("tandem.redo", Some(&run_id)));
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(edits_of(&apply).len(), 1, "{apply}");
+    client.apply_edit_request(&apply);
+    let answer = client.response(redo);
+    let mut got = statuses(&answer);
+    got.sort();
+    assert_eq!(got, want, "{answer}");
+    assert_eq!(client.text(&app), "one\nTWO\nthree\nmine\nfour\n");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "closed\nFILE\n");
+    client.shutdown();
+}
+
+#[test]
+fn a_buffer_changed_in_the_run_s_lines_is_a_conflict_and_keeps_the_user_s_text() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let (mut client, app, _) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), json!({}));
+    // The user rewrites the very line the run changed.
+    client.type_at_line(&app, 1, "user: ");
+    client.barrier(&app);
+    let answer = client.request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let files = answer["result"]["files"].as_array().unwrap();
+    let app_file = files.iter().find(|f| f["uri"] == app.as_str()).unwrap();
+    assert_eq!(app_file["status"], "conflict", "{answer}");
+    assert!(app_file["reason"].as_str().unwrap().contains("in the lines the run changed"), "{answer}");
+    let closed = uri(&f.path("closed.txt"));
+    let closed_file = files.iter().find(|file| file["uri"] == closed.as_str()).unwrap();
+    assert_eq!(closed_file["status"], "restored", "{answer}");
+    // No applyEdit was sent: the user's text stays.
+    assert_eq!(client.seen.iter().filter(|m| m["method"] == "workspace/applyEdit").count(), 1, "an undo edit was sent");
+    assert_eq!(client.text(&app), "one\nuser: TWO\nthree\nfour\n");
+    client.shutdown();
+}
+
+/// In `default` mode the restoring edit is reviewed in the editor's
+/// preview like any edit; the user declining it leaves the buffer as it is
+/// and the answer says why.
+#[test]
+fn a_restoring_edit_the_user_declines_in_the_review_is_reported_and_changes_nothing() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let annotations = json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}});
+    let (mut client, app, run_id) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), annotations);
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"permissionMode": "default"}}}));
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", Some(&run_id)));
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review"]["needsConfirmation"], true, "{apply}");
+    assert_eq!(apply["params"]["label"], format!("Tandem: undo {run_id}"), "{apply}");
+    client.respond(&apply["id"], json!({"applied": false}));
+    let answer = client.response(undo);
+    let files = answer["result"]["files"].as_array().unwrap();
+    let app_file = files.iter().find(|f| f["uri"] == app.as_str()).unwrap();
+    assert_eq!(app_file["status"], "conflict", "{answer}");
+    assert!(app_file["reason"].as_str().unwrap().contains("rejected"), "{answer}");
+    assert_eq!(client.text(&app), "one\nTWO\nthree\nfour\n");
+    client.shutdown();
+}
+
+#[test]
+fn undo_of_a_run_still_going_is_refused_and_nothing_recorded_is_a_clear_error() {
+    let f = Fixture::new(&[("closed.txt", CLOSED)]);
+    let mut client = f.start(
+        json!([turn(vec![read("closed.txt")]), turn(vec![edit("closed.txt", "file", "FILE")]), turn(vec![shell("rm -rf build")]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let nothing = client.request("workspace/executeCommand", undo_params("tandem.undo", None));
+    assert!(nothing["error"]["message"].as_str().unwrap().starts_with("nothing to undo"), "{nothing}");
+    let no_redo = client.request("workspace/executeCommand", undo_params("tandem.redo", None));
+    assert!(no_redo["error"]["message"].as_str().unwrap().starts_with("nothing to redo"), "{no_redo}");
+    let ask = client.send_request("workspace/executeCommand", ask_params("edit, then clean"));
+    // The run waits on the command's prompt, its edit made.
+    let prompt = client.server_request("window/showMessageRequest");
+    let going = client.request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let message = going["error"]["message"].as_str().unwrap_or_else(|| panic!("{going}"));
+    assert!(message.contains("is still going"), "{going}");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "closed\nFILE\n");
+    client.respond(&prompt["id"], json!({"title": "Deny"}));
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let undone = client.request("workspace/executeCommand", undo_params("tandem.undo", None));
+    assert_eq!(statuses(&undone), vec![(uri(&f.path("closed.txt")), "restored".to_string())], "{undone}");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), CLOSED);
+    let unknown = client.request("workspace/executeCommand", undo_params("tandem.undo", Some("run-99")));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    client.shutdown();
+}
+
+/// A closed file deleted since the run is a conflict (nothing recreated);
+/// the open buffer is still restored.
+#[test]
+fn a_file_deleted_since_the_run_is_a_conflict_and_the_rest_is_restored() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let (mut client, app, _) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), json!({}));
+    std::fs::remove_file(f.path("closed.txt")).unwrap();
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(undo);
+    let files = answer["result"]["files"].as_array().unwrap();
+    let closed = uri(&f.path("closed.txt"));
+    let closed_file = files.iter().find(|file| file["uri"] == closed.as_str()).unwrap();
+    assert_eq!(closed_file["status"], "conflict", "{answer}");
+    assert!(closed_file["reason"].as_str().unwrap().contains("deleted or renamed since the run"), "{answer}");
+    assert!(!f.path("closed.txt").exists(), "nothing is recreated");
+    assert_eq!(client.text(&app), APP);
+    client.shutdown();
+}
