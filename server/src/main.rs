@@ -16,6 +16,10 @@ use tandem::workspace::Workspace;
 #[derive(Parser)]
 #[command(name = "tandem", version, about = "A coding agent that lives inside the editor")]
 struct Cli {
+    /// Trust this folder's own settings files for this run only, without
+    /// remembering it (CI, a throwaway container): see `tandem trust`.
+    #[arg(long, global = true)]
+    trust: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -47,7 +51,7 @@ enum Command {
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
-        /// Continue the conversation with this thread id (see `tandem sessions`).
+        /// Continue the conversation with this thread id (see `tandem threads`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
         /// Compact the conversation (summarise it) before this run.
@@ -81,7 +85,7 @@ enum Command {
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
-        /// Continue the conversation with this thread id (see `tandem sessions`).
+        /// Continue the conversation with this thread id (see `tandem threads`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
         /// Start this project MCP server (from .mcp.json) without asking; `all` for every one.
@@ -91,8 +95,9 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
-    /// List this folder's saved conversations with their token and cost totals.
-    Sessions,
+    /// List this folder's saved threads (conversations) with their token and cost totals.
+    #[command(alias = "sessions")]
+    Threads,
     /// Undo a run: restore every file it changed (buffers, files it wrote, files its shell commands changed).
     ///
     /// Without RUN_ID, the most recent run in this folder that is not undone.
@@ -122,6 +127,10 @@ enum Command {
         /// Print the report as one JSON object (what `:checkhealth tandem` reads).
         #[arg(long)]
         json: bool,
+        /// The editor's settings (a JSON object, as its `initializationOptions.tandem`):
+        /// the report is then what that editor's `tandem lsp` would decide.
+        #[arg(long, value_name = "JSON")]
+        editor_settings: Option<String>,
     },
     /// Run one tool once and print exactly the result text the model would get.
     Tool {
@@ -129,6 +138,21 @@ enum Command {
         name: String,
         /// The tool's input as a JSON object.
         input: String,
+    },
+    /// Trust this folder's own settings files (.tandem/settings.json,
+    /// .tandem/settings.local.json, .mcp.json) as they are now.
+    ///
+    /// Until a folder is trusted, the files that came with it may only
+    /// tighten: add deny and ask rules, lower the mode, tighten the sandbox.
+    /// Trust is remembered per folder and per content of each file: when
+    /// one changes, it is ignored again until you trust the folder again.
+    Trust {
+        /// List the trusted folders and whether their files changed since.
+        #[arg(long, conflicts_with = "revoke")]
+        list: bool,
+        /// Forget the trust of this folder.
+        #[arg(long)]
+        revoke: bool,
     },
     /// MCP servers: `tandem mcp list`.
     Mcp {
@@ -169,6 +193,9 @@ fn main() -> ExitCode {
     let harden_problems = tandem::environment::harden_process();
     let cli = Cli::parse();
     init_logging();
+    if cli.trust {
+        tandem::trust::assume_for_this_process();
+    }
     if let Some(warning) = hide_warning {
         tracing::warn!("{warning}");
     }
@@ -212,13 +239,21 @@ fn main() -> ExitCode {
                 let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
             }
-            Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
+            Command::Threads => cli::ask::threads(current_workspace()?.root()),
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
-            Command::Doctor { json } => cli::doctor::doctor(current_workspace()?.root(), json),
+            Command::Doctor { json, editor_settings } => cli::doctor::doctor(current_workspace()?.root(), json, editor_settings.as_deref()),
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
+            Command::Trust { list, revoke } => {
+                let command = match (list, revoke) {
+                    (true, _) => cli::trust::TrustCommand::List,
+                    (_, true) => cli::trust::TrustCommand::Revoke,
+                    _ => cli::trust::TrustCommand::Trust,
+                };
+                cli::trust::trust(current_workspace()?.root(), command)
+            }
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
             Command::Skills => print_skills(&current_workspace()?),
             Command::Agents => print_agents(&current_workspace()?),
@@ -266,17 +301,17 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
         }
     };
     let workspace = Arc::new(current_workspace()?);
-    let settings = cli::ask::load_settings(workspace.root())?;
+    let settings = cli::ask::read_settings(workspace.root())?;
     // The user runs this one call themselves: it is approved, as in
     // bypassPermissions, but the settings' deny rules still hold and a
     // shell command runs in the sandbox like every other.
-    let modes = host::Modes::new(&settings, Some(PermissionMode::BypassPermissions));
-    let gate = tandem::permissions::headless::gate(host::policy(&settings, modes, workspace.roots()), None, Arc::new(tandem::permissions::NoProjectRules));
     let (tool_host, _) = host::Host::open(host::FrontEnd {
         workspace,
         settings: Arc::new(std::sync::RwLock::new(settings)),
-        gate: Arc::new(gate),
-        hooks: tandem::hooks::shared(Default::default()),
+        prompter: None,
+        mode: Some(PermissionMode::BypassPermissions),
+        rules_in_project: false,
+        hooks: tandem::host::shared_hooks(Default::default()),
         mcp: None,
         code_intel: host::CodeIntelFrom::None,
         record: false,
@@ -296,10 +331,10 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
 
 fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
     let registry = ToolRegistry::builtin();
-    let mut definitions = registry.definitions();
-    if let Ok(workspace) = current_workspace() {
-        tandem::tools::agent::describe_custom_agents(&mut definitions, &workspace);
-    }
+    let definitions = match current_workspace() {
+        Ok(workspace) => registry.definitions_in(&workspace),
+        Err(_) => registry.definitions(),
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&definitions)?);
         return Ok(ExitCode::SUCCESS);
@@ -317,7 +352,7 @@ fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
+fn print_skipped(skipped: &[tandem::tools::builtin::skill::Skipped]) {
     if skipped.is_empty() {
         return;
     }
@@ -328,14 +363,14 @@ fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
 }
 
 fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
-    let set = tandem::tools::skill::SkillSet::discover(workspace);
+    let set = tandem::tools::builtin::skill::SkillSet::discover(workspace);
     if set.skills.is_empty() {
         println!("No skills found. A skill is a folder holding a SKILL.md in .tandem/skills/ or .claude/skills/ (project or ~).");
     }
     for skill in &set.skills {
         let context = match skill.context {
-            tandem::tools::skill::SkillContext::Inline => "inline",
-            tandem::tools::skill::SkillContext::Fork => "fork",
+            tandem::tools::builtin::skill::SkillContext::Inline => "inline",
+            tandem::tools::builtin::skill::SkillContext::Fork => "fork",
         };
         println!("{} ({}, {context}) {}", skill.name, skill.origin.as_str(), skill.dir.join("SKILL.md").display());
         println!("    {}", skill.description);
@@ -351,7 +386,7 @@ fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
 }
 
 fn print_agents(workspace: &Workspace) -> anyhow::Result<ExitCode> {
-    let set = tandem::tools::agent::AgentSet::discover(workspace);
+    let set = tandem::tools::builtin::agent::AgentSet::discover(workspace);
     println!("explore (built-in) read-only tools: fast search");
     println!("plan (built-in) read-only tools: structured planning");
     println!("general (built-in) every tool but agent");

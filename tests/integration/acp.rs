@@ -448,7 +448,7 @@ fn a_session_with_a_newer_format_thread_is_refused_with_the_reason() {
     drop(raw.child.stdin.take());
     raw.child.wait().unwrap();
     // Make the saved thread's file claim a newer format.
-    let sessions = setup.dir.path().join("data/tandem/sessions");
+    let sessions = setup.dir.path().join("data/tandem/threads");
     let file = walk(&sessions).into_iter().find(|p| p.to_string_lossy().contains(&session)).expect("the thread was saved");
     let text = std::fs::read_to_string(&file).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
@@ -781,7 +781,7 @@ fn a_second_acp_process_is_refused_the_thread_while_the_first_runs_it() {
 
 /// The saved thread's file.
 fn thread_file(setup: &Setup, id: &str) -> PathBuf {
-    walk(&setup.dir.path().join("data/tandem/sessions")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
+    walk(&setup.dir.path().join("data/tandem/threads")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
 }
 
 /// Two `tandem acp` processes and an editor window's `tandem lsp` try to
@@ -883,4 +883,33 @@ fn acpx_creates_a_new_file_through_its_fs_write_text_file() {
     assert_eq!((wrote[0]["params"]["path"].as_str(), wrote[0]["params"]["content"].as_str()), (made.to_str(), Some("made\n")));
     assert_eq!(messages.iter().filter(|m| m["method"] == "session/request_permission").count(), 1, "reviewed first");
     assert_eq!(std::fs::read_to_string(made).unwrap(), "made\n", "acpx wrote it");
+}
+
+/// A client that changes its buffer and then answers the write with an
+/// error (its save failed): read again, the buffer shows the edit, so the
+/// model hears it was applied and is not saved, not that it failed.
+#[test]
+fn a_write_answered_with_an_error_after_the_buffer_changed_is_applied_unsaved() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    let Some(report) = setup.sdk_editor(json!({"writes": "buffer_then_fail", "answers": ["allow_once"], "prompts": ["edit it"]})) else { return };
+    let result = sdk_result(&report["first"], "toolu_script_2_1");
+    assert!(result.contains("Successfully edited notes.txt") && result.contains("unsaved"), "{result}");
+    assert_eq!(report["buffers"][notes.display().to_string()], "b\n");
+}
+
+/// A read the client never answers is an error the model reads once the
+/// wait is over (`timeouts.requestMs`); the edit that needed it writes
+/// nothing, and the disk is not read in its place.
+#[test]
+fn a_read_the_client_never_answers_is_an_error_and_nothing_is_written() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    setup.user_settings(json!({"timeouts": {"requestMs": 1500}}));
+    let Some(report) = setup.sdk_editor(json!({"read_hangs": {notes.display().to_string(): 2}, "prompts": ["edit it"]})) else { return };
+    let first = &report["first"];
+    let refused = sdk_result(first, "toolu_script_2_1");
+    assert!(refused.contains("cannot read notes.txt") && refused.contains("did not answer fs/read_text_file within 1500 ms"), "{refused}");
+    assert_eq!((first["writes"].clone(), first["asks"].clone()), (json!([]), json!([])));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\n");
 }

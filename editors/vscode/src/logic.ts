@@ -14,8 +14,62 @@ export interface ServerSettings {
   codeIntel: true;
   provider?: string;
   model?: string;
+  /** The chosen provider's base URL; with no provider, the server takes the one it belongs to. */
+  baseUrl?: string;
   permissionMode?: string;
   maxTurns?: number;
+}
+
+/** What `WorkspaceConfiguration.inspect` tells of one setting (the parts we read). */
+export interface SettingLayers {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * The `tandem.*` settings the extension passes on are the user's own:
+ * their user settings, never a folder's `.vscode/settings.json`, which
+ * comes with the repository (a cloned folder could otherwise name the
+ * binary to run, the base URL the API key is sent to, or a looser mode).
+ * A project's own choices belong in `.tandem/settings.json`, which applies
+ * once the user trusts the folder ("Tandem: Trust Workspace"). A setting
+ * the user did not set is not sent, so the settings files decide.
+ */
+export function userSetting(layers: SettingLayers | undefined): unknown {
+  // Only what the user set: a default (`permissionMode: "default"`) would
+  // hide the mode of the settings files under it.
+  return layers?.globalValue;
+}
+
+/** The settings a folder's own settings set, which the extension leaves out (said once). */
+export function folderSettingsIgnored(keys: readonly string[], inspect: (key: string) => SettingLayers | undefined): string[] {
+  return keys.filter((key) => {
+    const layers = inspect(key);
+    const set = (value: unknown) => value !== undefined && value !== '' && value !== null;
+    return set(layers?.workspaceValue) || set(layers?.workspaceFolderValue);
+  });
+}
+
+/** The extension's settings that the user alone may set. */
+export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'] as const;
+
+/**
+ * The `tandem` section as the server pulls it (`workspace/configuration`):
+ * VS Code's merged values, with the user-only settings replaced by the
+ * user's own (a folder's `.vscode/settings.json` would otherwise set the
+ * server's mode or model).
+ */
+export function usersSection(section: unknown, inspect: (key: string) => SettingLayers | undefined): unknown {
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) return section;
+  const own: Record<string, unknown> = { ...(section as Record<string, unknown>) };
+  for (const key of USER_ONLY_SETTINGS) {
+    const value = userSetting(inspect(key));
+    if (value === undefined) delete own[key];
+    else own[key] = value;
+  }
+  return own;
 }
 
 function text(value: unknown): string | undefined {
@@ -30,10 +84,12 @@ export function serverSettings(get: SettingGetter): ServerSettings {
   const settings: ServerSettings = { saveDocuments: true, textInput: true, codeIntel: true };
   const provider = text(get('provider'));
   const model = text(get('model'));
+  const baseUrl = text(get('baseUrl'));
   const permissionMode = text(get('permissionMode'));
   const maxTurns = get('maxTurns');
   if (provider) settings.provider = provider;
   if (model) settings.model = model;
+  if (baseUrl) settings.baseUrl = baseUrl;
   if (permissionMode) settings.permissionMode = permissionMode;
   if (typeof maxTurns === 'number' && Number.isInteger(maxTurns) && maxTurns > 0) settings.maxTurns = maxTurns;
   return settings;
@@ -45,16 +101,14 @@ export interface ApiKeys {
 }
 
 /**
- * The server process's environment: VS Code's own, the API keys from
- * SecretStorage (never from settings files), and the base URL setting for
- * the provider it belongs to. Empty values are not set.
+ * The server process's environment: VS Code's own and the API keys from
+ * SecretStorage (never from settings files). Empty values are not set.
+ * `tandem.baseUrl` is not here: it goes to the server as the `baseUrl`
+ * setting, so the server decides which provider it belongs to (with no
+ * `tandem.provider`, the OpenAI-compatible one) instead of a stored
+ * Anthropic key winning over it.
  */
-export function serverEnv(
-  base: Record<string, string | undefined>,
-  keys: ApiKeys,
-  provider: string | undefined,
-  baseUrl: string | undefined,
-): Record<string, string> {
+export function serverEnv(base: Record<string, string | undefined>, keys: ApiKeys): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined) env[name] = value;
@@ -63,14 +117,18 @@ export function serverEnv(
   const openai = text(keys.openai);
   if (anthropic) env.ANTHROPIC_API_KEY = anthropic;
   if (openai) env.OPENAI_API_KEY = openai;
-  const url = text(baseUrl);
-  if (url) {
-    // The base URL belongs to the chosen provider; without one, to the
-    // OpenAI-compatible provider (Ollama, llama.cpp, vLLM, LM Studio).
-    if ((text(provider) ?? '').toLowerCase() === 'anthropic') env.ANTHROPIC_BASE_URL = url;
-    else env.OPENAI_BASE_URL = url;
-  }
   return env;
+}
+
+/** Ollama's OpenAI-compatible endpoint, the walkthrough's suggestion. */
+export const LOCAL_MODEL_URL = 'http://localhost:11434/v1';
+
+/**
+ * The settings "Use a local model" writes: the provider named with the
+ * URL, so a stored Anthropic key can never send the prompts elsewhere.
+ */
+export function localModelSettings(url: string, model: string): { provider: 'openai'; baseUrl: string; model: string } {
+  return { provider: 'openai', baseUrl: url.trim(), model: model.trim() };
 }
 
 /** The server's `tandem/textInput` request: a line of text from the user. */
@@ -406,4 +464,21 @@ export function undoSummary(direction: 'undo' | 'redo', answer: UndoAnswer, fold
     return f.reason ? `${path}: ${f.status} (${f.reason})` : `${path}: ${f.status}`;
   });
   return `Tandem: ${did} ${answer.runId} (${files.length} file${files.length === 1 ? '' : 's'}: ${counts.join(', ')}). ${each.join('; ')}.`;
+}
+
+/** `tandem.trust`'s answer (docs/protocol.md). */
+export interface TrustAnswer {
+  trusted: string;
+  /** What was ignored until now and applies from now on, one line each. */
+  applied?: string[];
+  /** Project MCP or language servers start only in a new session. */
+  restart?: boolean;
+}
+
+/** What "Tandem: Trust Workspace" tells the user. */
+export function trustSummary(answer: TrustAnswer): string {
+  const applied = answer.applied ?? [];
+  const what = applied.length === 0 ? 'nothing in them needed it' : `now applied: ${applied.join('; ')}`;
+  const restart = answer.restart ? ' The server restarts to start the project\'s servers.' : '';
+  return `Tandem trusts this folder's settings files as they are now (${what}). When one changes, it is ignored again until you trust the folder again.${restart}`;
 }

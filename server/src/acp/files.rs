@@ -42,6 +42,7 @@ use async_trait::async_trait;
 
 use super::client::FileError;
 use super::session::SessionCore;
+use crate::sync::MutexExt;
 use crate::workspace::{fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MAX_TEXT_FILE_BYTES};
 
 pub struct ClientFiles {
@@ -94,7 +95,7 @@ impl ClientFiles {
     }
 
     fn seen(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (i32, u64)>> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+        self.seen.locked()
     }
 
     /// The file goes through the client: a regular file on disk, not too large.
@@ -165,6 +166,22 @@ impl ClientFiles {
             )),
             Err(crate::workspace::DiskWriteError::Exists) => EditOutcome::Superseded(format!("{display} was created by someone else meanwhile")),
             Err(err) => EditOutcome::NotApplied(format!("cannot write {display}: {err:?}")),
+        }
+    }
+
+    /// The client answered the write with an error: look again, since a
+    /// client may fail after changing the buffer (its save failed). It
+    /// shows the edit: applied, not saved; else not applied.
+    async fn after_failed_write(&self, edit: &BufferEdit, err: String) -> EditOutcome {
+        self.seen().remove(&edit.path);
+        match self.client_text(&edit.path).await {
+            Ok(now) if *now == *edit.new_text => {
+                tracing::info!(path = %edit.path.display(), %err, "the client's write failed, but it shows the edit");
+                let (version, _) = self.version_for(&edit.path, &now);
+                self.core.record_written(&edit.path, &edit.old_text, &edit.new_text);
+                EditOutcome::Applied { version, saved: false }
+            }
+            _ => EditOutcome::NotApplied(err),
         }
     }
 
@@ -264,7 +281,7 @@ impl Editor for ClientFiles {
                 // disk is theirs from here.
                 EditOutcome::Applied { version, saved: true }
             }
-            Err(FileError::Failed(err)) => EditOutcome::NotApplied(err),
+            Err(FileError::Failed(err)) => self.after_failed_write(&edit, err).await,
             Err(FileError::NoAnswer(why)) => self.settle(&edit, &display, &why).await,
         }
     }

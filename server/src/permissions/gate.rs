@@ -31,6 +31,7 @@ use super::policy::{headless_denial, AskInfo, Call, Policy, RuleVerdict};
 use super::rules::{PermissionRules, Rule};
 use super::ProjectRules;
 use crate::scope::Scope;
+use crate::sync::MutexExt;
 use crate::tools::{PermissionDecision, PermissionGate, PermissionRequest, ToolKind};
 
 /// What the user answered to an asked call.
@@ -77,6 +78,22 @@ pub trait Prompter: Send + Sync {
     }
 }
 
+/// A prompter behind a pointer: the host holds the front end's this way.
+#[async_trait]
+impl Prompter for Arc<dyn Prompter> {
+    async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer {
+        (**self).ask(request, question, always).await
+    }
+
+    async fn review(&self, request: &PermissionRequest, path: &Path) -> Review {
+        (**self).review(request, path).await
+    }
+
+    async fn not_saved(&self, problem: &str) {
+        (**self).not_saved(problem).await
+    }
+}
+
 /// The question for an asked call: the whole command (every line), what
 /// made it asked, and the rule "Always allow" adds.
 pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
@@ -92,6 +109,11 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
             text.push_str(reason);
         }
     }
+    // A question about an edit (a protected file) shows what would be written.
+    if let (ToolKind::Edit { .. }, Some(preview)) = (&request.kind, request.preview.as_deref().filter(|p| !p.trim().is_empty())) {
+        text.push_str("\n\n");
+        text.push_str(&bounded_preview(preview));
+    }
     if request.wants_network() {
         text.push_str("\n\nIt asks for the network: allowing it lets this one command reach it (shell commands run in a sandbox without network).");
     }
@@ -100,6 +122,18 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
         text.push_str(&format!("\n\n\"Always allow\" adds: {}", rules.join(", ")));
     }
     text
+}
+
+/// A diff for a question: its first lines, and how many more there are.
+fn bounded_preview(preview: &str) -> String {
+    const LINES: usize = 60;
+    let total = preview.lines().count();
+    let mut shown: Vec<&str> = preview.lines().take(LINES).collect();
+    let more = format!("… {} more lines", total.saturating_sub(LINES));
+    if total > LINES {
+        shown.push(&more);
+    }
+    shown.join("\n")
 }
 
 pub struct Gate<P> {
@@ -132,7 +166,7 @@ impl<P: Prompter> Gate<P> {
 
     /// The reason a call is refused by an earlier "reject always", if it is.
     fn refused_before(&self, call: Call<'_>) -> Option<String> {
-        let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let refused = self.refused.locked().clone();
         if refused.is_empty() {
             return None;
         }
@@ -168,7 +202,7 @@ impl<P: Prompter> Gate<P> {
             }
             Answer::Deny(reason) => PermissionDecision::Deny(reason),
             Answer::DenyAlways(reason) => {
-                self.refused.lock().unwrap_or_else(|e| e.into_inner()).extend(info.always.iter().cloned());
+                self.refused.locked().extend(info.always.iter().cloned());
                 PermissionDecision::Deny(reason)
             }
         }
@@ -206,7 +240,7 @@ impl<P: Prompter> PermissionGate for Gate<P> {
                 RuleVerdict::Ask(info) => info.reasons,
                 _ => Vec::new(),
             };
-            return self.ask(prompter, request, &AskInfo { reasons, always: Vec::new() }).await;
+            return self.ask(prompter, request, &AskInfo { reasons, always: Vec::new(), protected: false }).await;
         }
         match verdict {
             RuleVerdict::Allow => PermissionDecision::Allow,
@@ -214,7 +248,7 @@ impl<P: Prompter> PermissionGate for Gate<P> {
             RuleVerdict::Deny(reason) => PermissionDecision::Deny(reason),
             RuleVerdict::Review => match (&request.kind, &self.prompter) {
                 (ToolKind::Edit { path }, Some(prompter)) => self.review(prompter, request, path).await,
-                (ToolKind::Edit { .. }, None) => nobody(&AskInfo { reasons: Vec::new(), always: Vec::new() }),
+                (ToolKind::Edit { .. }, None) => nobody(&AskInfo { reasons: Vec::new(), always: Vec::new(), protected: false }),
                 _ => PermissionDecision::Deny("only edits are reviewed".into()),
             },
             RuleVerdict::Ask(info) => match &self.prompter {

@@ -27,16 +27,28 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use super::{Denies, SandboxSettings};
-use crate::tools::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox};
+use crate::sync::MutexExt;
+use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 
 /// Inside each workspace root, what approved commands may not change:
-/// what makes git, Tandem, Claude Code, VS Code or an MCP client run code.
+/// what makes git, Tandem, Claude Code, VS Code or an MCP client run code
+/// (held read-only also when missing, so it cannot be created).
 pub const PROTECTED: &[(&str, Entry)] =
     &[(".git", Entry::Dir), (".tandem", Entry::Dir), (".claude", Entry::Dir), (".vscode", Entry::Dir), (".mcp.json", Entry::File)];
 
+/// More of the protected paths ([`crate::permissions::protected`]) that
+/// run code when the folder is opened or entered: read-only when they
+/// exist; one an approved command creates is removed when it ends (an
+/// empty placeholder `.envrc` would make direnv speak up meanwhile).
+/// `.gitmodules` and `.gitattributes` stay writable: `git submodule add`
+/// and `git lfs track` write them, and git runs nothing from them alone.
+pub const PROTECTED_WHEN_THERE: &[&str] =
+    &[".idea", ".zed", ".helix", ".devcontainer", ".envrc", ".nvim.lua", ".nvimrc", ".exrc", ".dir-locals.el"];
+
 /// Inside a `.git` folder, what runs code: its config (`core.fsmonitor`,
 /// aliases, filters) and hooks.
-const GIT_PROTECTED: &[(&str, Entry)] = &[("config", Entry::File), ("config.worktree", Entry::File), ("hooks", Entry::Dir)];
+const GIT_PROTECTED: &[(&str, Entry)] =
+    &[("config", Entry::File), ("config.worktree", Entry::File), ("hooks", Entry::Dir), ("commondir", Entry::File), ("gitdir", Entry::File)];
 
 /// In the home folder, where credentials live: masked for unasked commands
 /// (an approved `git push` may need `~/.ssh`).
@@ -190,16 +202,19 @@ impl Bubblewrap {
                         args.pair("--bind-try", &path, &path);
                     }
                 }
+                // What the command may write: the roots, the temp folders,
+                // allowWrite (resolved as bound above).
+                let temps = temp_dirs();
+                let allowed: Vec<PathBuf> = self.allow_write.iter().filter_map(|p| p.canonicalize().ok()).collect();
+                let writable = |path: &Path| roots.iter().chain(&temps).chain(&allowed).any(|w| path.starts_with(w));
                 // What edit-deny rules cover stays as it is: bound read-only
                 // (a file that is a mount point cannot be removed or
                 // renamed either); a literal path that does not exist yet
                 // in the workspace is held as a placeholder, as protected
                 // paths are, so it cannot be created.
-                let temps = temp_dirs();
                 for path in (self.denies.edit)() {
                     let inside = roots.iter().any(|root| path.starts_with(root));
-                    let writable = inside || temps.iter().chain(&self.allow_write).any(|place| path.starts_with(place));
-                    if !writable {
+                    if !inside && !writable(&path) && !self.allow_write.iter().any(|place| path.starts_with(place)) {
                         continue; // read-only for the command anyway
                     }
                     let exists = std::fs::symlink_metadata(&path).is_ok();
@@ -212,18 +227,39 @@ impl Bubblewrap {
                     }
                     edit_denied.push(path);
                 }
+                let repositories = super::git::repositories(&roots, &writable);
+                // Each `.git` folder pinned in place (a mount point cannot be
+                // renamed or removed), before what stays read-only inside it.
+                for pinned in &repositories.pinned {
+                    args.pair("--bind", pinned, pinned);
+                    placeholders.must_not_appear(pinned.join("commondir"));
+                }
+                let mut protected: Vec<(PathBuf, Entry)> = roots.iter().flat_map(|root| protected_in(root)).collect();
                 for root in &roots {
-                    for (path, entry) in protected_in(root) {
-                        if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
-                            continue;
+                    for name in PROTECTED_WHEN_THERE {
+                        let path = root.join(name);
+                        match std::fs::symlink_metadata(&path) {
+                            Ok(meta) => protected.push((path, if meta.is_dir() { Entry::Dir } else { Entry::File })),
+                            Err(_) if !self.allow_write.iter().any(|allowed| path.starts_with(allowed)) => placeholders.must_not_appear(path),
+                            Err(_) => {}
                         }
-                        match placeholders.hold(&path, entry) {
-                            Ok(()) => args.pair("--ro-bind", &path, &path),
-                            // On a read-only file system the command cannot
-                            // create it either: nothing to protect.
-                            Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
-                            Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
-                        }
+                    }
+                }
+                for git_dir in &repositories.git_dirs {
+                    git_protected(git_dir, &mut protected, 0);
+                }
+                protected.extend(repositories.hooks_paths.iter().map(|hooks| (hooks.clone(), Entry::Dir)));
+                protected.dedup();
+                for (path, entry) in protected {
+                    if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
+                        continue;
+                    }
+                    match placeholders.hold(&path, entry) {
+                        Ok(()) => args.pair("--ro-bind", &path, &path),
+                        // On a read-only file system the command cannot
+                        // create it either: nothing to protect.
+                        Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
+                        Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
                     }
                 }
             }
@@ -301,8 +337,48 @@ impl ShellSandbox for Bubblewrap {
             program: self.found.path.clone(),
             args,
             network: (self.network || launch.network) && launch.profile == ShellProfile::Approved,
+            // The command runs under bubblewrap's init (pid 1 of its
+            // namespace), which a SIGTERM from outside does not stop:
+            // waiting a grace period for it would outlast a front end
+            // that exits on cancel (ACP's client gone), leaving the
+            // command running. Killed, its namespace dies with it.
+            stopping: Stopping::AtOnce,
             guard: Box::new(placeholders),
         })
+    }
+
+    fn explain_failure(&self, profile: ShellProfile, output: &str) -> Vec<String> {
+        let mut notes = Vec::new();
+        if output.contains("bwrap: ") {
+            notes.push("The sandbox (bubblewrap) could not set up the command: see its message above.".to_string());
+        }
+        if output.contains("Read-only file system") {
+            notes.push(match profile {
+                ShellProfile::Unasked => "The command ran unasked, in a read-only sandbox (it may write only under $TMPDIR). A command that writes files must be approved by the user: it is asked when it is not judged read-only, or runs in the acceptEdits and bypassPermissions modes.".to_string(),
+                ShellProfile::Approved => format!(
+                    "The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; {} stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {{\"allowWrite\": [...]}}.",
+                    protected_names()
+                ),
+            });
+        }
+        notes
+    }
+}
+
+/// The protected paths as the model is told them: ".git/config,
+/// .git/hooks, .tandem/, … and .mcp.json".
+fn protected_names() -> String {
+    let mut names: Vec<String> = Vec::new();
+    for (name, entry) in PROTECTED {
+        if *name == ".git" {
+            names.extend(GIT_PROTECTED.iter().filter(|(n, _)| *n != "config.worktree").map(|(n, _)| format!(".git/{n}")));
+        } else {
+            names.push(if *entry == Entry::Dir { format!("{name}/") } else { (*name).to_string() });
+        }
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 
@@ -476,14 +552,15 @@ fn runtime_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The protected paths of one root, existing or not: `.git`'s config and
-/// hooks when `.git` is a folder (submodules' too), else `.git` itself.
+/// The protected paths of one root, existing or not: `.git` itself when
+/// it is missing or a file (a folder's config and hooks come from
+/// [`super::git::repositories`], with nested repositories'), and the
+/// editors' and Tandem's folders.
 fn protected_in(root: &Path) -> Vec<(PathBuf, Entry)> {
     let mut out = Vec::new();
     for (name, entry) in PROTECTED {
         let path = root.join(name);
         if *name == ".git" && path.is_dir() {
-            git_protected(&path, &mut out, 0);
             continue;
         }
         // `.git` as a file (a worktree or submodule) says where the
@@ -504,8 +581,10 @@ fn git_protected(git_dir: &Path, out: &mut Vec<(PathBuf, Entry)>, depth: usize) 
     for (name, entry) in GIT_PROTECTED {
         let path = git_dir.join(name);
         // A missing `config.worktree` is only read when the config (itself
-        // protected) enables it.
-        if *name == "config.worktree" && !path.exists() {
+        // protected) enables it; an empty `commondir` or `gitdir` would
+        // break git, so only existing ones are held (a `commondir` created
+        // in a pinned `.git` is removed when the command ends).
+        if matches!(*name, "config.worktree" | "commondir" | "gitdir") && !path.exists() {
             continue;
         }
         out.push((path, *entry));
@@ -530,13 +609,25 @@ static HELD: OnceLock<Mutex<HashMap<PathBuf, (Entry, usize)>>> = OnceLock::new()
 #[derive(Default)]
 struct Placeholders {
     held: Vec<PathBuf>,
+    /// Paths that may not appear while the command runs and are not held
+    /// by an empty placeholder (git refuses an empty `commondir`; an empty
+    /// `.envrc` would make direnv speak up): one the command created is
+    /// removed when it ends.
+    absent: Vec<PathBuf>,
 }
 
 impl Placeholders {
+    /// `path` must not exist after the command if it does not now.
+    fn must_not_appear(&mut self, path: PathBuf) {
+        if std::fs::symlink_metadata(&path).is_err() {
+            self.absent.push(path);
+        }
+    }
+
     /// Make sure `path` exists to be bound read-only, creating an empty
     /// placeholder if it does not.
     fn hold(&mut self, path: &Path, entry: Entry) -> std::io::Result<()> {
-        let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = HELD.get_or_init(Mutex::default).locked();
         if let Some((_, users)) = held.get_mut(path) {
             *users += 1;
             self.held.push(path.to_path_buf());
@@ -564,7 +655,12 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+        for path in self.absent.drain(..) {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+            tracing::warn!(path = %path.display(), "an approved command created a protected file (it would run code later); removed");
+            let _ = if meta.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        }
+        let mut held = HELD.get_or_init(Mutex::default).locked();
         for path in self.held.drain(..) {
             let Some((entry, users)) = held.get_mut(&path) else { continue };
             *users -= 1;
@@ -650,5 +746,18 @@ mod tests {
             let err = sandbox.confine(&launch).err().unwrap();
             assert!(err.contains("cannot be resolved") && err.contains(&gone.display().to_string()), "{err}");
         }
+    }
+
+    #[test]
+    fn failures_the_sandbox_caused_are_explained_by_the_sandbox_and_other_ones_are_not() {
+        let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
+        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), std::sync::Arc::new(Vec::<PathBuf>::new));
+        let refused = "touch: cannot touch '/home/u/x': Read-only file system";
+        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
+            .assert_eq(&format!("{:?}", sandbox.explain_failure(ShellProfile::Approved, refused)));
+        assert!(sandbox.explain_failure(ShellProfile::Unasked, refused)[0].starts_with("The command ran unasked, in a read-only sandbox"));
+        let setup = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted";
+        assert_eq!(sandbox.explain_failure(ShellProfile::Unasked, setup).len(), 1);
+        assert!(sandbox.explain_failure(ShellProfile::Approved, "error[E0308]: mismatched types").is_empty());
     }
 }

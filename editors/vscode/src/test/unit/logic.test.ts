@@ -15,11 +15,52 @@ import {
   REJECTED_IN_PREVIEW,
   relativePath,
   serverEnv,
+  localModelSettings,
   serverSettings,
   startFailureMessage,
   textInputAnswer,
+  folderSettingsIgnored,
+  trustSummary,
   undoSummary,
+  USER_ONLY_SETTINGS,
+  userSetting,
+  usersSection,
 } from '../../logic';
+
+describe('user-only settings', () => {
+  // A cloned folder's .vscode/settings.json must not name the binary, the
+  // base URL the API key goes to, or a looser mode.
+  const layers: Record<string, { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }> = {
+    serverPath: { defaultValue: 'tandem', workspaceValue: './evil' },
+    baseUrl: { defaultValue: '', globalValue: 'http://localhost:11434/v1', workspaceFolderValue: 'http://attacker.example' },
+    permissionMode: { defaultValue: 'default', workspaceValue: 'bypassPermissions' },
+    model: { defaultValue: '', globalValue: 'qwen3-coder' },
+  };
+  it('takes what the user set, never the folder\'s (nor a default, so the settings files decide)', () => {
+    assert.strictEqual(userSetting(layers.serverPath), undefined);
+    assert.strictEqual(userSetting(layers.baseUrl), 'http://localhost:11434/v1');
+    assert.strictEqual(userSetting(layers.permissionMode), undefined);
+    assert.strictEqual(userSetting(layers.model), 'qwen3-coder');
+    assert.deepStrictEqual(serverSettings((k) => userSetting(layers[k])), { saveDocuments: true, textInput: true, codeIntel: true, model: 'qwen3-coder', baseUrl: 'http://localhost:11434/v1' });
+  });
+  it('answers the server\'s pull of the section with the user\'s own values', () => {
+    const merged = { permissionMode: 'bypassPermissions', baseUrl: 'http://attacker.example', model: 'qwen3-coder', textInput: true };
+    assert.deepStrictEqual(usersSection(merged, (k) => layers[k]), { baseUrl: 'http://localhost:11434/v1', model: 'qwen3-coder', textInput: true });
+  });
+  it('names the folder settings it leaves out', () => {
+    assert.deepStrictEqual(folderSettingsIgnored(USER_ONLY_SETTINGS, (k) => layers[k]), ['serverPath', 'baseUrl', 'permissionMode']);
+  });
+});
+
+describe('trustSummary', () => {
+  it('says what now applies and that a change lapses the trust', () => {
+    assert.strictEqual(
+      trustSummary({ trusted: '/w', applied: ['/w/.tandem/settings.json: permissionMode "acceptEdits"'], restart: true }),
+      'Tandem trusts this folder\'s settings files as they are now (now applied: /w/.tandem/settings.json: permissionMode "acceptEdits"). When one changes, it is ignored again until you trust the folder again. The server restarts to start the project\'s servers.',
+    );
+    assert.ok(trustSummary({ trusted: '/w', applied: [] }).includes('nothing in them needed it'));
+  });
+});
 
 describe('serverSettings', () => {
   it('leaves empty settings out so the environment applies', () => {
@@ -46,16 +87,25 @@ describe('serverSettings', () => {
 
 describe('serverEnv', () => {
   it('adds the stored keys and keeps the rest of the environment', () => {
-    const env = serverEnv({ PATH: '/bin', HOME: undefined }, { anthropic: 'sk-ant-1', openai: '' }, undefined, '');
+    const env = serverEnv({ PATH: '/bin', HOME: undefined }, { anthropic: 'sk-ant-1', openai: '' });
     assert.deepStrictEqual(env, { PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant-1' });
   });
-  it('gives the base URL to the chosen provider, OpenAI-compatible by default', () => {
-    assert.strictEqual(serverEnv({}, {}, 'anthropic', 'http://a/').ANTHROPIC_BASE_URL, 'http://a/');
-    assert.strictEqual(serverEnv({}, {}, 'anthropic', 'http://a/').OPENAI_BASE_URL, undefined);
-    assert.strictEqual(serverEnv({}, {}, '', 'http://localhost:11434/v1').OPENAI_BASE_URL, 'http://localhost:11434/v1');
-  });
   it('a stored key wins over the inherited variable', () => {
-    assert.strictEqual(serverEnv({ OPENAI_API_KEY: 'old' }, { openai: 'new' }, 'openai', undefined).OPENAI_API_KEY, 'new');
+    assert.strictEqual(serverEnv({ OPENAI_API_KEY: 'old' }, { openai: 'new' }).OPENAI_API_KEY, 'new');
+  });
+});
+
+describe('the base URL setting (issue 28)', () => {
+  it('"Use a local model" names the provider with the URL and the model', () => {
+    assert.deepStrictEqual(localModelSettings(' http://localhost:11434/v1 ', ' qwen3 '), { provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen3' });
+  });
+  it('goes to the server as the baseUrl setting, never as a provider variable', () => {
+    // With an Anthropic key stored, OPENAI_BASE_URL lost to the key and the
+    // prompt went to the public Anthropic API: the server now decides.
+    const settings = serverSettings((k) => (k === 'baseUrl' ? ' http://localhost:11434/v1 ' : undefined));
+    assert.strictEqual(settings.baseUrl, 'http://localhost:11434/v1');
+    const env = serverEnv({}, { anthropic: 'sk-ant-1' });
+    assert.deepStrictEqual(env, { ANTHROPIC_API_KEY: 'sk-ant-1' });
   });
 });
 
