@@ -29,6 +29,7 @@ use std::time::{Duration, SystemTime};
 use globset::GlobBuilder;
 
 use super::rules::{Family, Pattern, Places, Rule};
+use crate::sync::MutexExt;
 
 /// The existing paths these deny rules cover for reads.
 pub fn read_denied_paths(deny: &[Rule], places: &Places) -> Vec<PathBuf> {
@@ -72,7 +73,7 @@ fn expand(glob: &str, keep_missing: bool, out: &mut Vec<PathBuf>) {
     let Ok(matcher) = GlobBuilder::new(glob).literal_separator(true).build().map(|g| g.compile_matcher()) else { return };
     // The folder before the first component with a wildcard.
     let literal: PathBuf = Path::new(glob).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(is_meta)).collect();
-    let mut cache = CACHE.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = CACHE.get_or_init(Mutex::default).locked();
     // (the path as named, where it really is)
     let mut stack: Vec<(PathBuf, PathBuf)> = vec![(literal.clone(), literal.canonicalize().unwrap_or(literal))];
     let mut visited: HashSet<PathBuf> = HashSet::new();

@@ -181,7 +181,7 @@ impl Policy {
 
     /// The paths edit-deny rules cover, for the sandbox to keep read-only.
     pub fn edit_denied_paths(&self) -> Vec<std::path::PathBuf> {
-        let deny: Vec<Rule> = self.rules.read().unwrap_or_else(|e| e.into_inner()).deny.iter().map(|s| s.rule.clone()).collect();
+        let deny: Vec<Rule> = self.rules.reading().deny.iter().map(|s| s.rule.clone()).collect();
         super::masks::edit_denied_paths(&deny, &self.places)
     }
 
@@ -427,7 +427,7 @@ impl Policy {
     /// from git's objects while a read-deny rule exists.
     pub fn object_read_denial(&self, call: Call<'_>) -> Option<String> {
         let ToolKind::Execute { command } = call.kind else { return None };
-        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let rules = self.rules.reading().clone();
         let analysis = self.analyze_shell(command);
         self.object_read_under_deny(&rules, &analysis).map(|(rule, why)| format!("{} forbids this call: {why}", rule.describe("deny")))
     }

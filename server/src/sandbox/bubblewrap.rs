@@ -751,7 +751,7 @@ mod tests {
     #[test]
     fn failures_the_sandbox_caused_are_explained_by_the_sandbox_and_other_ones_are_not() {
         let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
-        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), std::sync::Arc::new(Vec::<PathBuf>::new));
+        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), Denies::none());
         let refused = "touch: cannot touch '/home/u/x': Read-only file system";
         expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
             .assert_eq(&format!("{:?}", sandbox.explain_failure(ShellProfile::Approved, refused)));
