@@ -753,7 +753,7 @@ mod tests {
         let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
         let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), Denies::none());
         let refused = "touch: cannot touch '/home/u/x': Read-only file system";
-        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
+        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .git/commondir, .git/gitdir, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
             .assert_eq(&format!("{:?}", sandbox.explain_failure(ShellProfile::Approved, refused)));
         assert!(sandbox.explain_failure(ShellProfile::Unasked, refused)[0].starts_with("The command ran unasked, in a read-only sandbox"));
         let setup = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted";
