@@ -953,7 +953,7 @@ mod tests {
         let default = Policy::new(PermissionMode::Default, &deny, roots);
         let lines = [
             (&bypass, "flock /tmp/l rm f"), (&bypass, "env -iS 'rm f'"), (&bypass, "trap 'rm f' EXIT"), (&bypass, "strace -f rm f"),
-            (&bypass, "git -c alias.x='!rm f' x"), (&bypass, "git -C . --no-pager push origin"), (&bypass, "python3 -c 'import os'"),
+            (&bypass, "bwrap --bind / / rm f"), (&bypass, "git -c alias.x='!rm f' x"), (&bypass, "git -C . --no-pager push origin"), (&bypass, "python3 -c 'import os'"),
             (&bypass, "awk 'BEGIN{system(\"x\")}'"), (&bypass, "x='$(rm f)'; echo ${x@P}"), (&bypass, "[[ 'a[$(x)]' -eq 0 ]]"),
             (&bypass, "git show HEAD:secret.txt"), (&bypass, "git log -p"), (&bypass, "git log -p -- notes.txt"), (&bypass, "git grep TOKEN"),
             (&default, "git log -p"), (&default, "git log --oneline"), (&default, "git grep TOKEN -- notes.txt"), (&default, "git status"),
@@ -964,6 +964,7 @@ mod tests {
             BypassPermissions env -iS 'rm f' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions trap 'rm f' EXIT => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions strace -f rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            BypassPermissions bwrap --bind / / rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions git -c alias.x='!rm f' x => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions git -C . --no-pager push origin => deny: the rule `run_shell(git push:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `git push origin`)
             BypassPermissions python3 -c 'import os' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `python3 -c import os` runs code given as text, and a command only known when it runs cannot be checked against deny rules; write the command out

@@ -110,6 +110,12 @@ impl Availability {
 /// when a command starts, so files created since are covered too.
 pub type ReadDenies = Arc<dyn Fn() -> Vec<PathBuf> + Send + Sync>;
 
+/// The programs of a platform's sandbox that run the command they are
+/// given, as a user's command line may name them (`bwrap --bind / / rm -rf
+/// x` runs `rm`): the judgement unwraps them like `nice` or `strace`
+/// ([`crate::permissions`]' wrappers table), so a deny rule still holds.
+pub const COMMAND_WRAPPERS: &[&str] = &["bwrap"];
+
 /// What deny rules on paths cover, for the sandbox to enforce on every
 /// command, approved ones too: `read` is masked, `edit` bound read-only.
 #[derive(Clone)]

@@ -93,7 +93,7 @@ const LOOSE_WRAPPERS: &[&str] = &[
     "flock", "ionice", "strace", "ltrace", "chrt", "taskset", "nsenter", "unshare", "setpriv", "runuser", "su", "sg", "chroot",
     "prlimit", "numactl", "systemd-run", "firejail", "xvfb-run", "valgrind", "catchsegv", "dbus-run-session", "dbus-launch",
     "unbuffer", "faketime", "proxychains", "proxychains4", "torsocks", "cpulimit", "script", "pkexec", "setarch", "linux32",
-    "linux64", "schroot", "fakeroot", "fakechroot", "bwrap", "uv", "poetry", "pipenv", "npx", "pnpx", "bunx", "direnv", "entr",
+    "linux64", "schroot", "fakeroot", "fakechroot", "uv", "poetry", "pipenv", "npx", "pnpx", "bunx", "direnv", "entr",
     "parallel", "perf", "heaptrack", "gtimeout", "caffeinate", "chpst", "s6-setuidgid", "tini", "dumb-init", "sem", "ts", "tsp",
     "nq", "daemonize", "start-stop-daemon",
 ];
@@ -177,7 +177,8 @@ pub fn inner(words: &[String], statics: &[bool]) -> Vec<Inner> {
     match name {
         "busybox" if words.len() > 1 && !is_shell(&words[1]) => vec![Inner::Command(words[1..].to_vec(), statics[1..].to_vec())],
         _ if is_shell(name) => shell_script(words, statics),
-        _ if LOOSE_WRAPPERS.contains(&name) => loose(words, statics),
+        // A platform's sandbox program runs the command it is given, too.
+        _ if LOOSE_WRAPPERS.contains(&name) || crate::sandbox::COMMAND_WRAPPERS.contains(&name) => loose(words, statics),
         "git" => git(words, statics),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(words, statics),
         "sed" | "gsed" => sed(words, statics),
