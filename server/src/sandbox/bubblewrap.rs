@@ -228,6 +228,7 @@ impl Bubblewrap {
                     edit_denied.push(path);
                 }
                 let repositories = super::git::repositories(&roots, &writable);
+                placeholders.repositories = Some(super::git::before(&roots));
                 // Each `.git` folder pinned in place (a mount point cannot be
                 // renamed or removed), before what stays read-only inside it.
                 for pinned in &repositories.pinned {
@@ -614,6 +615,9 @@ struct Placeholders {
     /// `.envrc` would make direnv speak up): one the command created is
     /// removed when it ends.
     absent: Vec<PathBuf>,
+    /// The repositories there when an approved command started: one it
+    /// makes is disarmed when it ends ([`super::git::disarm_new`]).
+    repositories: Option<super::git::Before>,
 }
 
 impl Placeholders {
@@ -655,6 +659,11 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
+        if let Some(before) = self.repositories.take() {
+            for done in super::git::disarm_new(&before) {
+                tracing::warn!("an approved command made a repository whose git would run code later: {done}");
+            }
+        }
         for path in self.absent.drain(..) {
             let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
             tracing::warn!(path = %path.display(), "an approved command created a protected file (it would run code later); removed");
