@@ -44,10 +44,11 @@
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
-//!   model  environment  consent  scope  sync  diff   leaves: messages and usage,
-//!                                                       the environment, consent,
-//!                                                       settings layers, locks,
-//!                                                       the one bounded diff
+//!   model  environment  consent  scope  sync   leaves: messages and usage, the
+//!   json_file  trust  diff                      environment, consent, settings
+//!                                                 layers, locks, strict JSON
+//!                                                 files, workspace trust, the
+//!                                                 one bounded diff
 //! ```
 //!
 //! ## Code map
@@ -165,6 +166,12 @@
 //!   MCP servers, project hooks), remembered per workspace; which project
 //!   programs are approved ([`consent::Approvals`]: the store and the
 //!   command line's `--mcp-approve`/`--lsp-approve`).
+//! - [`trust`]: whether the user trusts a folder's own settings files, per
+//!   folder and per content of each file (`tandem trust`); until then the
+//!   settings and MCP loaders take from them only what tightens.
+//! - [`json_file`]: a hand-written JSON file read strictly (a regular file
+//!   only, bounded, no duplicate keys, no link out of its folder), so the
+//!   settings fail closed instead of running with half of what they say.
 //! - [`sync`]: the one way a `std::sync` lock is taken
 //!   ([`sync::MutexExt::locked`], [`sync::RwLockExt::reading`]/`writing`):
 //!   a panicked holder does not take the server down.
@@ -177,7 +184,9 @@
 //!   page naming it; a key is known exactly when it is handled), the
 //!   `TANDEM_*` lookups, and the writer ("Always allow in this project").
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
-//!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
+//!   deny > plan > protected paths ([`permissions::protected`]: a write to
+//!   git's hooks and config, Tandem's or an editor's settings is asked in
+//!   every mode) > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; carried out by the one
 //!   gate ([`permissions::Gate`], every run's [`tools::PermissionGate`]),
 //!   generic over the front end's [`permissions::Prompter`] — the
@@ -194,11 +203,14 @@
 //! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
 //!   Linux) behind [`tools::ShellSandbox`], the only place that knows a
 //!   platform's sandbox (how a confined command is stopped, what its
-//!   refusals look like): unasked commands write only a
-//!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
-//!   editor's config stay read-only); no network unless settings allow it,
-//!   a pid namespace, read-deny paths masked. The front end hands the run
-//!   its sandbox and says once when there is none.
+//!   refusals look like): unasked commands write only a private `/tmp`
+//!   and see of the home folder only the toolchains, approved ones write
+//!   the workspace (Tandem's, git's and the editor's config stay
+//!   read-only); no network unless settings allow it, a pid namespace,
+//!   read-deny paths masked and edit-deny paths read-only for every
+//!   command (found as it starts: [`permissions::masks`]), Tandem's own
+//!   folders never shown. The front end hands the run its sandbox and
+//!   says once when there is none.
 //! - [`hooks`]: commands in Claude Code's format: `PreToolUse`/`PostToolUse`
 //!   around each call (run by the executor through [`tools::ToolHooks`];
 //!   the `PreToolUse` answer reaches the policy in the permission request),
@@ -214,7 +226,8 @@
 //!   [`tools::ToolKind`] and summary, never by a tool's name or fields.
 //! - [`environment`]: credentials kept in memory, out of the process
 //!   environment (`/proc/PID/environ`) and out of shell commands, whose
-//!   environment is an allow-list.
+//!   environment is an allow-list; the process not dumpable and its
+//!   inherited descriptors kept from its children.
 //! - `server/src/main.rs` and `server/src/cli/` (the binary): argument
 //!   parsing, `tandem ask` with its terminal printer, `tandem demo`,
 //!   `tandem tool(s)`.
@@ -269,6 +282,7 @@ pub mod consent;
 pub mod diff;
 pub mod environment;
 pub mod hooks;
+pub mod json_file;
 pub mod language_servers;
 pub mod host;
 pub mod lsp;
@@ -281,4 +295,5 @@ pub mod settings;
 pub mod sync;
 pub mod thread;
 pub mod tools;
+pub mod trust;
 pub mod workspace;

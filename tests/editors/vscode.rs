@@ -9,7 +9,8 @@
 //! agent" with unsaved typing, the edit applied in the Refactor Preview, the
 //! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
 //! during the review; the Tandem panel (streaming, inline approval,
-//! follow-up, Stop, webview and window reloads). Their screenshots are kept
+//! follow-up, Stop, webview and window reloads); inline.js: ghost text from
+//! a real local model (tests/common/llama.rs). Their screenshots are kept
 //! in target/test-artifacts/editor_vscode/.
 //!
 //! Needs what `.ci/run` installs in the tools cache (`tests/common/tools.rs`) (Node 24 from the npm
@@ -24,6 +25,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::review_fuzz;
+use crate::common::llama;
 use crate::common::tools::{ci_tools, which};
 
 /// A backstop for the script's own 240 s deadline.
@@ -177,6 +179,13 @@ fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Du
     std::fs::read_to_string(state.join("trials.json")).ok()
 }
 
+/// tests/vscode/trust.js: a cloned folder's settings (its .tandem and its
+/// .vscode) change nothing until "Tandem: Trust Workspace" (issue 27).
+#[test]
+fn workspace_trust_in_code_server() {
+    run_script("workspace_trust_in_code_server", "trust.js");
+}
+
 /// tests/vscode/e2e.js: the missing binary, the review in the Refactor
 /// Preview, cancel, and the Tandem panel.
 #[test]
@@ -222,6 +231,21 @@ fn undo_and_redo_of_a_run_in_the_panel() {
 #[test]
 fn two_windows_on_one_workspace() {
     run_script("two_windows_on_one_workspace", "two_windows.js");
+}
+
+/// tests/vscode/inline.js: typing in a Python file shows ghost text from a
+/// real local model (llama.cpp's llama-server with Qwen2.5-Coder-0.5B, on
+/// the CPU, tests/common/llama.rs), through the extension's inline
+/// completion provider and Tandem's `textDocument/inlineCompletion`; Tab
+/// inserts it into the unsaved buffer.
+#[test]
+fn inline_completion_from_a_real_local_model() {
+    const TEST: &str = "inline_completion_from_a_real_local_model";
+    if tools().is_err() {
+        return run_script(TEST, "inline.js");
+    }
+    let Some(model) = llama::llama(TEST) else { return };
+    run_script_with(TEST, "inline.js", &[("LLAMA_URL", model.url.clone())], TIMEOUT);
 }
 
 /// Trials of the typing fuzzer in VS Code (`TANDEM_FUZZ_TRIALS` for more).

@@ -436,6 +436,27 @@ function M.stale(edit, client, opened)
   return nil
 end
 
+--- Send the `didChange` of every buffer the edit touched now, before the
+--- answer: Neovim sends an edit's first change at once and holds the rest
+--- for its debounce, so the answer would overtake them and the server
+--- would judge a buffer holding only some of the hunks.
+function M.send_changes(edit, client)
+  if not client then
+    return
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local document = change.textDocument
+    if document and document.uri then
+      local bufnr = vim.uri_to_bufnr(document.uri)
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        pcall(function()
+          require('vim.lsp._changetracking').flush(client, bufnr)
+        end)
+      end
+    end
+  end
+end
+
 --- The edit with only the applied hunks' text edits; and whether any is.
 local function only_applied(edit, documents, decisions)
   local plain = strip_annotations(edit)
@@ -551,6 +572,7 @@ function M.apply_edit(_, params, ctx)
         return { applied = false, failureReason = changed }
       end
       local applied, err = pcall(vim.lsp.util.apply_workspace_edit, chosen, encoding)
+      M.send_changes(edit, client)
       return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
     end
   end
@@ -560,6 +582,7 @@ function M.apply_edit(_, params, ctx)
     return { applied = false, failureReason = changed }
   end
   local applied, err = pcall(vim.lsp.util.apply_workspace_edit, strip_annotations(edit), encoding)
+  M.send_changes(edit, client)
   return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
 end
 

@@ -14,6 +14,8 @@
 //! - [`wrappers`]: what a command runs (`env rm`, `sh -c 'rm f'`, `find
 //!   -exec`, `find -delete` as `rm`), for deny rules.
 //! - [`paths`]: where a named path lands (after `..` and symlinks).
+//! - [`git`]: what git prints from its object database, where no mask of
+//!   a read-denied file reaches.
 //!
 //! A command is *read-only* — it runs unasked in `default` mode — only when
 //! it parsed, every word of every simple command is static, every simple
@@ -24,6 +26,7 @@
 //! allowed in `acceptEdits`.
 
 pub mod commands;
+pub mod git;
 pub mod judge;
 pub mod paths;
 mod walk;
@@ -75,6 +78,9 @@ pub struct Analysis {
     /// Files inside the workspace the command writes by a redirection or
     /// `tee`: edits.
     pub writes: Vec<Write>,
+    /// Protected files it writes ([`crate::permissions::protected`]):
+    /// each is also a concern, and asked in every mode.
+    pub protected_writes: Vec<Write>,
     /// Every command it runs, wrappers unwrapped (`env rm f` runs `rm f`,
     /// `sh -c 'rm f'` runs `rm f`, `find -delete` is an `rm`), names by
     /// their basename (`/bin/rm` is `rm`): what deny rules are matched on.
