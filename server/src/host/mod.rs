@@ -203,9 +203,15 @@ pub fn hooks(settings: &Settings, root: &Path, consent: Option<&ConsentStore>) -
 /// cover; or why there is none ([`Availability::notice`] says it to the
 /// user once per run).
 pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
-    // The masks depend on the rules only, not on the mode.
-    let denied = Policy::new(PermissionMode::Default, &settings.permissions, roots).read_denied_paths();
-    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
+    // The masks depend on the rules only, not on the mode; they are found
+    // as each command starts, so files made since the last one are covered.
+    let policy = Arc::new(Policy::new(PermissionMode::Default, &settings.permissions, roots));
+    let edits = Arc::clone(&policy);
+    let denies = crate::sandbox::Denies {
+        read: Arc::new(move || policy.read_denied_paths()),
+        edit: Arc::new(move || edits.edit_denied_paths()),
+    };
+    crate::sandbox::for_run(&settings.sandbox, denies)
 }
 
 /// What a run's shell commands get in their environment: the settings'

@@ -373,7 +373,23 @@ fn sandbox_fields(settings: &mut Settings, layer: &Layer, value: &Value) -> Resu
                 }
             }
             ("allowWrite", _) => bad.push("sandbox.allowWrite: expected a list of paths such as \"~/.cache/pip\"".to_string()),
-            (other, _) => bad.push(format!("sandbox.{other}: unknown; use enabled, network or allowWrite")),
+            // What unasked commands see of the home folder: the user's to
+            // widen, never a repository's (trusted or not).
+            ("allowRead", Value::Array(_)) if from_project => bad.push(loosen("allowRead")),
+            ("allowRead", Value::Array(paths)) => {
+                for path in paths {
+                    match path.as_str().map(str::trim) {
+                        Some(p) if p.starts_with("~/") && p.len() > 2 && !p.split('/').any(|part| part == "..") => {
+                            settings.sandbox.allow_read.push(p.to_string());
+                        }
+                        _ => bad.push(format!(
+                            "sandbox.allowRead: {path} is not a path in the home folder such as \"~/.config/mytool\" (outside the home folder, what is not masked is readable already)"
+                        )),
+                    }
+                }
+            }
+            ("allowRead", _) => bad.push("sandbox.allowRead: expected a list of paths such as \"~/.config/mytool\"".to_string()),
+            (other, _) => bad.push(format!("sandbox.{other}: unknown; use enabled, network, allowWrite or allowRead")),
         }
     }
     if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
@@ -773,20 +789,26 @@ mod tests {
     #[test]
     fn sandbox_settings_merge_and_a_project_cannot_loosen_them() {
         let (settings, problems) = resolve(&[
-            layer(Scope::User, json!({"sandbox": {"network": true, "allowWrite": ["~/.cache/pip"]}})),
-            layer(Scope::Project, json!({"sandbox": {"enabled": false, "network": true, "allowWrite": ["/"]}})),
-            layer(Scope::Local, json!({"sandbox": {"network": false}})),
-            layer(Scope::Editor, json!({"sandbox": {"allowWrite": ["/opt/cache", "relative/path"], "colour": 1, "enabled": "yes"}})),
+            layer(Scope::User, json!({"sandbox": {"network": true, "allowWrite": ["~/.cache/pip"], "allowRead": ["~/.config/mytool"]}})),
+            layer(Scope::Project, json!({"sandbox": {"enabled": false, "network": true, "allowWrite": ["/"], "allowRead": ["~/.ssh"]}})),
+            layer(Scope::Local, json!({"sandbox": {"network": false, "allowRead": ["~/.pgpass"]}})),
+            layer(Scope::Editor, json!({"sandbox": {"allowWrite": ["/opt/cache", "relative/path"], "colour": 1, "enabled": "yes", "allowRead": ["~/.gitconfig", "/etc", "~/../x", "~/"]}})),
         ]);
         assert_eq!(
             settings.sandbox,
-            SandboxSettings { enabled: true, network: false, allow_write: vec!["~/.cache/pip".into(), "/opt/cache".into()] }
+            SandboxSettings {
+                enabled: true,
+                network: false,
+                allow_write: vec!["~/.cache/pip".into(), "/opt/cache".into()],
+                allow_read: vec!["~/.config/mytool".into(), "~/.gitconfig".into()],
+            }
         );
         let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
         expect_test::expect![[r#"
             [
-                "Project.json: field \"sandbox\": sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
-                "Editor.json: field \"sandbox\": sandbox.allowWrite: \"relative/path\" is not an absolute path or one starting with ~/; sandbox.colour: unknown; use enabled, network or allowWrite; sandbox.enabled: expected true or false; the field is ignored",
+                "Project.json: field \"sandbox\": sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.allowRead: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Local.json: field \"sandbox\": sandbox.allowRead: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Editor.json: field \"sandbox\": sandbox.allowWrite: \"relative/path\" is not an absolute path or one starting with ~/; sandbox.colour: unknown; use enabled, network, allowWrite or allowRead; sandbox.enabled: expected true or false; sandbox.allowRead: \"/etc\" is not a path in the home folder such as \"~/.config/mytool\" (outside the home folder, what is not masked is readable already); sandbox.allowRead: \"~/../x\" is not a path in the home folder such as \"~/.config/mytool\" (outside the home folder, what is not masked is readable already); sandbox.allowRead: \"~/\" is not a path in the home folder such as \"~/.config/mytool\" (outside the home folder, what is not masked is readable already); the field is ignored",
             ]
         "#]]
         .assert_debug_eq(&text);

@@ -16,7 +16,8 @@
 //!   process whose output is redirected (`cmd > log 2>&1 &`) keeps running.
 //! - The child's environment is an allow-list (PATH, HOME, locale,
 //!   toolchain variables, what settings add) without credentials: see
-//!   [`crate::environment`].
+//!   [`crate::environment`]. No descriptor above 2 reaches it: whatever
+//!   Tandem inherited or opened is closed as the command starts.
 //! - A non-zero exit, a timeout and a cancellation are error results.
 
 #[cfg(unix)]
@@ -324,6 +325,11 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
         .kill_on_drop(true)
         .env_clear()
         .envs(env);
+    // SAFETY: the hook runs in the child between fork and exec and only
+    // makes system calls (no allocation, no lock).
+    unsafe {
+        cmd.pre_exec(crate::environment::close_inherited_fds);
+    }
     Ok((cmd, confined))
 }
 
