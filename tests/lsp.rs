@@ -290,6 +290,10 @@ fn a_command_sees_the_agent_s_edits_or_is_told_which_buffers_it_did_not_see() {
     );
     assert_eq!(std::fs::read_to_string(f.path("notes.txt")).unwrap(), "user\n", "the user's unsaved text is not written");
     assert_eq!(client.text(&notes_uri), "user typed, and the agent's\n");
+    // The save before the command is no second edit of app.py, and no
+    // change of the command's: one entry per edit.
+    let statuses: Vec<(&str, &str)> = answer["result"]["edits"].as_array().unwrap().iter().map(|e| (e["uri"].as_str().unwrap(), e["status"].as_str().unwrap())).collect();
+    assert_eq!(statuses, [(app_uri.as_str(), "partial"), (notes_uri.as_str(), "applied")], "{answer}");
     client.shutdown();
 }
 

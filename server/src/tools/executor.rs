@@ -312,6 +312,12 @@ impl Executor {
         // outside any sandbox). A command nobody was asked about is judged
         // read-only and runs where it can write nothing of the workspace.
         let approved_command = matches!(traits.kind, ToolKind::Execute { .. }) && ctx.shell_profile == super::ShellProfile::Approved;
+        // A command reads the disk: the run's edits in editor buffers are
+        // saved first where that loses nothing of the user's, and the files
+        // it will not see are named in its result. Before the checkpoint's
+        // look, so a save of the agent's own edit is no change of the
+        // command's (it was listed as a second edit of the file).
+        let unsaved = if matches!(traits.kind, ToolKind::Execute { .. }) { ctx.workspace.save_for_command().await } else { None };
         let command_recorder = approved_command.then(|| ctx.workspace.recorder().cloned()).flatten();
         if let Some(recorder) = &command_recorder {
             recorder.before_command().await;
@@ -337,6 +343,10 @@ impl Executor {
             }
             Err(err) => into_result(&call.id, err)?,
         };
+        if let Some(note) = unsaved {
+            result.content.push('\n');
+            result.content.push_str(&note);
+        }
         if let Some(hooks) = &self.hooks {
             if let Some(note) = hooks.post_tool_use(&request, &result).await {
                 result.content.push_str(&note);
