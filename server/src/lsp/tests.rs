@@ -481,14 +481,16 @@ async fn a_partly_accepted_review_is_reported_hunk_by_hunk_without_waiting() {
 }
 
 #[tokio::test]
-async fn applied_true_without_did_change_is_not_applied() {
+async fn applied_true_without_did_change_is_unknown_and_applied_false_is_not_applied() {
     let h = harness(accept_edits(), false, "x\n");
     h.client.script(OnApply::TrueWithoutChange);
     let file = h.read();
     let outcome = h.write(&file, |_| "y\n".into()).await;
-    expect_test::expect!["Err(NotApplied(\"Error: the editor did not apply the edit to a.txt (the editor answered applied: true but the buffer did not change). Read the file again before retrying.\"))"]
+    expect_test::expect!["Err(Unknown(\"Error: whether the edit to a.txt was applied is unknown: the editor answered applied: true but the buffer did not change. Read a.txt again with read_file before editing it.\"))"]
         .assert_eq(&format!("{outcome:?}"));
+    assert_eq!(h.editor.take_records(None).iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Unknown]);
     h.client.script(OnApply::False);
+    let file = h.read();
     let outcome = h.write(&file, |_| "y\n".into()).await;
     assert!(matches!(&outcome, Err(WriteError::NotApplied(m)) if m.contains("applied: false: stale version")), "{outcome:?}");
     assert_eq!(h.text(), "x\n");
@@ -642,14 +644,14 @@ async fn an_edit_given_as_splices_is_sent_as_exactly_those_splices() {
 }
 
 #[tokio::test]
-async fn a_splice_edit_the_editor_skipped_is_not_applied() {
+async fn a_splice_edit_the_editor_skipped_is_unknown() {
     // Same length before and after: only the text at the splice tells.
     let h = harness(accept_edits(), false, "let three = 3;\n");
     h.client.script(OnApply::TrueWithoutChange);
     let file = h.read();
     let splices = vec![Splice { range: range_of(&file.text, "three"), text: "THREE".into() }];
     let outcome = h.write_splices(&file, splices.clone()).await;
-    assert!(matches!(&outcome, Err(WriteError::NotApplied(m)) if m.contains("did not change")), "{outcome:?}");
+    assert!(matches!(&outcome, Err(WriteError::Unknown(m)) if m.contains("did not change")), "{outcome:?}");
     // Applied, then the user types at once: applied at the version that held it.
     h.client.script(OnApply::ApplyThenType(0, "?".into()));
     let file = h.read();
@@ -897,15 +899,16 @@ fn selection_and_diagnostics_become_context_for_the_model() {
 }
 
 /// eglot answers `applied: true` and sends the `didChange` only when the
-/// user is next idle: after the verification wait the edit is reported not
-/// applied, but once the buffer shows it the run's record says `applied`.
+/// user is next idle: after the verification wait the edit is reported
+/// unknown (the model reads the file again), but once the buffer shows it
+/// the run's record says `applied`.
 #[tokio::test(start_paused = true)]
 async fn a_did_change_after_the_verification_wait_corrects_the_record() {
     let h = harness(accept_edits(), false, "alpha\nbeta\n");
     h.client.script(OnApply::TrueThenApplyLater { after_ms: 1_000 });
     let file = h.read();
     let outcome = h.write(&file, |t| t.replace("beta", "BETA")).await;
-    assert!(matches!(&outcome, Err(WriteError::NotApplied(reason)) if reason.contains("did not change")), "{outcome:?}");
+    assert!(matches!(&outcome, Err(WriteError::Unknown(reason)) if reason.contains("did not change")), "{outcome:?}");
     // The user moves on; eglot's idle timer sends the change.
     tokio::time::sleep(std::time::Duration::from_millis(2_000)).await;
     assert_eq!(h.text(), "alpha\nBETA\n");

@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 
 use super::super::client::{methods, ClientLink};
-use super::super::documents::path_to_uri;
+use super::super::documents::{path_to_uri, uri_to_path};
 use super::super::editor::{EditRecord, LspEditor};
 use crate::agent::RunEvent;
 use crate::tools::ToolKind;
-use crate::workspace::{DiskWrite, EditStatus, LineSpan, Workspace};
+use crate::workspace::{CommandEffect, DiskWrite, EditStatus, EditSummaryItem, LineSpan, Workspace};
 
 /// A file written on disk, as an edit record.
 pub(super) fn written_record(path: &std::path::Path, ranges: Vec<LineSpan>) -> Option<EditRecord> {
@@ -27,6 +27,36 @@ pub(super) fn written_record(path: &std::path::Path, ranges: Vec<LineSpan>) -> O
 pub(super) fn disk_write_record(write: &DiskWrite) -> Option<EditRecord> {
     let record = written_record(&write.path, write.ranges.clone())?;
     Some(EditRecord { command: write.command.as_deref().map(String::from), deleted: write.deleted, ..record })
+}
+
+/// What the forwarder learnt that the run's answer needs: the files `Edit`
+/// calls changed, and which tool call made each edit record (by the
+/// record's number) and each disk write (by its number).
+#[derive(Debug, Default)]
+pub(super) struct Forwarded {
+    pub written: Vec<PathBuf>,
+    pub record_calls: BTreeMap<u64, String>,
+    pub disk_write_calls: BTreeMap<u64, String>,
+}
+
+/// An edit of the answer (`edit_json`'s shape) as the end summary counts it.
+pub(super) fn summary_item(workspace: &Workspace, edit: &Value) -> Option<EditSummaryItem> {
+    let uri: tower_lsp_server::ls_types::Uri = edit["uri"].as_str()?.parse().ok()?;
+    let display = uri_to_path(&uri).map(|path| workspace.display_path(&path)).unwrap_or_else(|| uri.as_str().to_string());
+    let status = EditStatus::ALL.into_iter().find(|s| Some(s.as_str()) == edit["status"].as_str())?;
+    let spans = |key: &str| -> Vec<LineSpan> {
+        edit[key]
+            .as_array()
+            .map(|spans| {
+                spans
+                    .iter()
+                    .filter_map(|s| Some(LineSpan { start: s["startLine"].as_u64()? as usize, end: s["endLine"].as_u64()? as usize }))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let by_command = edit.get("command").map(|_| if edit["deleted"] == true { CommandEffect::Deleted } else { CommandEffect::Written });
+    Some(EditSummaryItem { display, status, ranges: spans("ranges"), declined: spans("declined"), by_command })
 }
 
 /// One edit as the answer and the run events show it: `{"uri", "status",
@@ -57,13 +87,13 @@ pub(super) async fn forward_events(
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
     forwarded: watch::Sender<u64>,
-) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
+    learnt: Arc<std::sync::Mutex<Forwarded>>,
+) {
+    let mut forwarder = Forwarder { client, editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), learnt };
     while let Some(event) = events.recv().await {
         forwarder.forward(&event).await;
         forwarded.send_modify(|n| *n += 1);
     }
-    forwarder.written
 }
 
 struct Forwarder {
@@ -85,7 +115,8 @@ struct Forwarder {
     shown_records: BTreeMap<String, u64>,
     /// Per path, the last disk write shown with a tool result.
     shown_disk_writes: BTreeMap<PathBuf, u64>,
-    written: Vec<PathBuf>,
+    /// Read by the run's task once the events are out.
+    learnt: Arc<std::sync::Mutex<Forwarded>>,
 }
 
 impl Forwarder {
@@ -111,18 +142,21 @@ impl Forwarder {
                     // made after the last that an earlier call showed.
                     if let Some(uri) = uri {
                         let seen = self.shown_records.get(&uri).copied().unwrap_or(0);
+                        let mut learnt = self.learnt.lock().unwrap_or_else(|e| e.into_inner());
                         if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
                             self.shown_records.insert(uri, seq);
+                            learnt.record_calls.insert(seq, id.clone());
                             edit = Some(edit_json(&record));
                         }
                         let seen = self.shown_disk_writes.get(&path).copied().unwrap_or(0);
                         if let Some(write) = self.workspace.disk_write_since(Some(&self.run_id), &path, seen) {
                             self.shown_disk_writes.insert(path.clone(), write.seq);
+                            learnt.disk_write_calls.insert(write.seq, id.clone());
                             edit = written_record(&path, write.ranges).map(|record| edit_json(&record));
                         }
                     }
                     if !is_error {
-                        self.written.push(path);
+                        self.learnt.lock().unwrap_or_else(|e| e.into_inner()).written.push(path);
                     }
                 }
             }

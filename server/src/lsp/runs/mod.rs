@@ -19,7 +19,6 @@
 //! `tandem.ask` request: the run's parts from the host, the spawned run,
 //! the answer) and [`forward`] (events to the client).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -36,13 +35,13 @@ use crate::thread::threads::{ThreadError, Threads};
 use crate::thread::Thread;
 use crate::agent::{self, event_channel, RunEvent, RunOutcome, RunStatus};
 use crate::tools::ToolContext;
-use crate::workspace::{EditStatus, Workspace};
+use crate::workspace::{edits_summary, EditStatus, EditSummaryItem, Workspace};
 
 mod forward;
 mod outbox;
 mod registry;
 
-use forward::{disk_write_record, forward_events};
+use forward::{disk_write_record, forward_events, summary_item, Forwarded};
 pub(crate) use forward::edit_json;
 pub use outbox::RunOutbox;
 pub use registry::Runs;
@@ -209,6 +208,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
     let recorder = run.as_ref().ok().and_then(|run| run.end.recorder());
+    let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
     let forwarder = tokio::spawn(forward_events(
         Arc::clone(&env.client),
         (Arc::clone(&env.editor), Arc::clone(&env.workspace), recorder),
@@ -216,6 +216,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         events_rx,
         progress.clone(),
         forwarded_tx,
+        Arc::clone(&learnt),
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     // With `wait: false`, for a client that reads nothing past the answer
@@ -224,6 +225,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // behind the answer could wait for ever. Other clients pay nothing.
     let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
     let threads = Arc::clone(&env.threads);
+    let task_env = env.clone();
+    let task_run = run_id.clone();
     tokio::spawn(async move {
         let _release = release;
         // The thread is idle again when the run ends, however it ends.
@@ -240,26 +243,38 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             (Err(message), _) => failed_outcome(&events_tx, message),
             (_, None) => failed_outcome(&events_tx, "the conversation thread is gone".into()),
         };
+        // The run's edits, once its events (the end too) are out: what
+        // the answer lists, kept in the thread for a transcript that
+        // shows them later (a window reloaded).
+        task_env.outbox.flush().await;
+        let edits = run_edits(&task_env, &task_run, &learnt);
+        if let Some(thread) = conversation.get() {
+            thread.record_edits(edits.clone(), summary(&task_env, &edits));
+            thread.commit();
+        }
         // Idle again (and its lock let go) before the answer can go out:
         // a follow-up sent on the answer, here or in another window,
         // finds the thread free.
         drop(conversation);
-        let _ = outcome_tx.send(outcome);
+        let _ = outcome_tx.send((outcome, edits));
     });
 
     let nudge = answer_first.map(|_| nudge_after_answer(Arc::clone(&env.client), Arc::clone(&env.runs), started_id.clone()));
     let finished_thread = thread_id.clone();
     let finished = async move {
-        let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
-            status: RunStatus::Failed,
-            text: "the agent run ended without an outcome".into(),
-            turns: 0,
-            usage: Default::default(),
-            cost_usd: None,
-            thread_id: String::new(),
+        let (outcome, edits) = outcome_rx.await.unwrap_or_else(|_| {
+            let outcome = RunOutcome {
+                status: RunStatus::Failed,
+                text: "the agent run ended without an outcome".into(),
+                turns: 0,
+                usage: Default::default(),
+                cost_usd: None,
+                thread_id: String::new(),
+            };
+            (outcome, Vec::new())
         });
-        let written = forwarder.await.unwrap_or_default();
-        let mut answer = answer(&env, &run_id, &outcome, written);
+        let _ = forwarder.await;
+        let mut answer = answer(&env, &run_id, &outcome, edits);
         answer["threadId"] = json!(finished_thread);
         if let Some(cost) = outcome.cost_usd {
             answer["costUsd"] = json!(cost);
@@ -365,21 +380,58 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))
 }
 
-/// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`, one
-/// entry per edit in the order they were made.
-fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf>) -> Value {
-    let mut records = env.editor.take_records(Some(run_id));
-    records.extend(env.workspace.take_disk_writes(Some(run_id)).into_iter().filter_map(|write| disk_write_record(&write)));
-    let mut edits: Vec<Value> = records.iter().map(edit_json).collect();
+/// The `tandem.ask` answer: `{"runId", "status", "text", "edits",
+/// "summary"}`, one entry per edit in the order they were made.
+fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, edits: Vec<Value>) -> Value {
+    let summary = summary(env, &edits);
+    let mut answer = json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits});
+    if let Some(summary) = summary {
+        answer["summary"] = json!(summary);
+    }
+    answer
+}
+
+/// The run's edits as the answer lists them, taken from the editor's
+/// records and the workspace's disk writes, each with the `toolCallId` of
+/// the call that made it where the forwarder saw it.
+fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -> Vec<Value> {
+    let learnt = learnt.lock().unwrap_or_else(|e| e.into_inner());
+    let mut edits: Vec<Value> = Vec::new();
+    let mut uris: Vec<String> = Vec::new();
+    for (seq, record) in env.editor.take_records_in_order(Some(run_id)) {
+        let mut edit = edit_json(&record);
+        if let Some(call) = learnt.record_calls.get(&seq) {
+            edit["toolCallId"] = json!(call);
+        }
+        uris.push(record.uri);
+        edits.push(edit);
+    }
+    for write in env.workspace.take_disk_writes(Some(run_id)) {
+        let Some(record) = disk_write_record(&write) else { continue };
+        let mut edit = edit_json(&record);
+        if let Some(call) = learnt.disk_write_calls.get(&write.seq).filter(|_| write.command.is_none()) {
+            edit["toolCallId"] = json!(call);
+        }
+        uris.push(record.uri);
+        edits.push(edit);
+    }
     // A file changed by an edit call that the editor has no record of
     // (written by a view without the editor) still counts.
-    for path in written {
-        let uri = path_to_uri(&path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
-        if !records.iter().any(|r| r.uri == uri) {
-            edits.push(edit_json(&EditRecord::new(uri, EditStatus::Written)));
+    for path in &learnt.written {
+        let uri = path_to_uri(path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
+        if !uris.contains(&uri) {
+            edits.push(edit_json(&EditRecord::new(uri.clone(), EditStatus::Written)));
+            uris.push(uri);
         }
     }
-    json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits})
+    edits
+}
+
+/// The run's edits worded as every front end words them ("2 edits: 1
+/// applied, 1 partly applied. Changed: …"), `None` for none.
+fn summary(env: &RunEnv, edits: &[Value]) -> Option<String> {
+    let items: Vec<EditSummaryItem> = edits.iter().filter_map(|edit| summary_item(&env.workspace, edit)).collect();
+    edits_summary(&items)
 }
 
 /// Begin work-done progress: the client's own token from the request, or
