@@ -234,6 +234,14 @@ fn two_windows_on_one_workspace() {
     run_script("two_windows_on_one_workspace", "two_windows.js");
 }
 
+/// tests/vscode/partial_reload.js: a partly applied edit followed by a
+/// command: its card and the run's end line say "partly applied" (listed
+/// once), after the run and after a window reload; screenshots of both.
+#[test]
+fn a_partial_edit_has_one_status_after_the_run_and_after_a_reload() {
+    run_script("a_partial_edit_has_one_status_after_the_run_and_after_a_reload", "partial_reload.js");
+}
+
 /// Trials of the typing fuzzer in VS Code (`TANDEM_FUZZ_TRIALS` for more).
 const FUZZ_TRIALS: usize = 40;
 

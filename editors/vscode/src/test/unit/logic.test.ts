@@ -12,6 +12,7 @@ import {
   needsConfirmation,
   rejectionMessage,
   changedWhileReviewed,
+  editWords,
   REJECTED_IN_PREVIEW,
   relativePath,
   serverEnv,
@@ -108,6 +109,13 @@ describe('messages', () => {
       'Tandem: run failed: no model provider is configured. Set one of:',
     );
     assert.match(endSummary({ runId: 'run-3', status: 'cancelled', text: '', edits: edits.slice(0, 1) }, folders), /landed before the cancel/);
+  });
+  it('words the edits as the server did when it says', () => {
+    const summary = '2 edits: 1 partly applied, 1 changed by a command. Changed: app.py line 1 (partly applied; declined: 5); out.txt.';
+    const edits = [{ uri: 'file:///home/u/proj/app.py', status: 'partial' }, { uri: 'file:///home/u/proj/out.txt', status: 'written', command: 'make' }];
+    assert.strictEqual(endSummary({ runId: 'run-1', status: 'completed', text: '', edits, summary }, folders), `Tandem: run completed. ${summary}`);
+    assert.strictEqual(editWords(edits[1]), 'changed by a command');
+    assert.strictEqual(editWords({ status: 'unknown' }), 'unknown');
   });
   it('tells a document changed during the review from a rejection', () => {
     const edit = { documentChanges: [{ textDocument: { uri: 'file:///ws/a.txt', version: 4 }, edits: [] }] };
