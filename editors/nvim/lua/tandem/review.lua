@@ -387,6 +387,25 @@ end
 
 local await = require('tandem.await')
 
+--- Send the `didChange` of what was just applied to `edit`'s documents
+--- now, before the answer: Neovim holds it back (debounce_text_changes) and
+--- may send it in pieces, one per hunk, after the answer, so the server
+--- would see a buffer holding some of the hunks and take the edit for
+--- partly accepted.
+function M.send_changes(edit, client)
+  if not client then
+    return
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument and change.textDocument.uri then
+      local bufnr = vim.uri_to_bufnr(change.textDocument.uri)
+      pcall(function()
+        require('vim.lsp._changetracking').flush(client, bufnr)
+      end)
+    end
+  end
+end
+
 --- The documents `edit` changes that are open (attached to the client),
 --- by buffer number: their LSP version now.
 function M.open_versions(edit)
@@ -551,6 +570,7 @@ function M.apply_edit(_, params, ctx)
         return { applied = false, failureReason = changed }
       end
       local applied, err = pcall(vim.lsp.util.apply_workspace_edit, chosen, encoding)
+      M.send_changes(edit, client)
       return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
     end
   end
@@ -560,6 +580,7 @@ function M.apply_edit(_, params, ctx)
     return { applied = false, failureReason = changed }
   end
   local applied, err = pcall(vim.lsp.util.apply_workspace_edit, strip_annotations(edit), encoding)
+  M.send_changes(edit, client)
   return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
 end
 
