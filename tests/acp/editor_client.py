@@ -1,5 +1,5 @@
 """An editor, as an ACP client on the official Python SDK (agent-client-protocol
-on PyPI), for tests/acp.rs. It starts `tandem acp`, holds unsaved buffers
+on PyPI), for tests/integration/acp.rs. It starts `tandem acp`, holds unsaved buffers
 (what fs/read_text_file returns), lets the "user" type between two reads,
 answers permission questions from a list, can cancel a prompt once a shell
 command starts, and can load a saved session instead of starting one.

@@ -1,5 +1,5 @@
 //! Random edit cases for the edit ladder, shared by the property test
-//! (`tests/edit_ladder_props.rs`) and the benchmark
+//! (`tests/integration/edit_ladder_props.rs`) and the benchmark
 //! (`examples/edit_ladder.rs`): a file, a span, the span's text perturbed by
 //! the folds the ladder forgives (sometimes also damaged beyond them), and an
 //! independent, slow statement of what each rung accepts.

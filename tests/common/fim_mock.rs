@@ -5,7 +5,7 @@
 //! to release it and notices when the client closes the connection first
 //! (a dropped or cancelled completion), which the test can wait for.
 //!
-//! Included with `#[path = "common/fim_mock.rs"] mod fim_mock;`.
+//! A module of the shared kit (`crate::common::fim_mock`).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::collections::VecDeque;

@@ -19,9 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-#[path = "framing.rs"]
-mod framing;
-use framing::{frame_text, read_message};
+use super::framing::{frame_text, read_message};
 
 /// The `workspace/executeCommand` parameters of a `tandem.ask` with this prompt.
 pub fn ask_params(prompt: &str) -> Value {

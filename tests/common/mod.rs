@@ -3,11 +3,37 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod edit_cases;
+pub mod files;
+pub mod fim_mock;
+pub mod framing;
+pub mod lsp_client;
 pub mod mock_model;
+pub mod notes;
+pub mod review_fuzz;
+pub mod script;
 pub mod test_tools;
+pub mod tmux;
+pub mod tools;
 pub mod turns;
 
 use std::sync::Arc;
+
+/// The variables that choose a model and where it is, which a test's
+/// `tandem` process must not take from the machine running the tests: each
+/// test sets the ones it means.
+pub const MODEL_VARIABLES: [&str; 10] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "TANDEM_PROVIDER",
+    "TANDEM_MODEL",
+    "TANDEM_SCRIPT",
+    "TANDEM_CONTEXT_WINDOW",
+    "TANDEM_THINKING",
+    "NO_COLOR",
+];
 
 use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest};
 use tandem::tools::{Executor, ToolContext};

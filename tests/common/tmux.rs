@@ -10,11 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// A program's path, looked up in PATH.
-pub fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
-}
-
 /// A tmux server of the test's own (its socket name), killed however the
 /// test ends, with everything running in it.
 pub struct Tmux {

@@ -1,6 +1,6 @@
 ;;; ask_scenario.el --- one Tandem run in a real Emacs with eglot  -*- lexical-binding: t; -*-
 
-;; For tests/editor_emacs.rs, which runs `emacs -nw -Q -l` this file inside
+;; For tests/editors/emacs.rs, which runs `emacs -nw -Q -l` this file inside
 ;; tmux and answers eglot's own prompts with keystrokes.  Environment:
 ;; TANDEM_BIN, SCENARIO_FILE (opened, text-mode), SCENARIO_TYPED (typed on
 ;; line 1 and left unsaved), SCENARIO_MODE (permissionMode), SCENARIO_CONFIRM

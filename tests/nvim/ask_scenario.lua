@@ -1,4 +1,4 @@
--- Drives a real headless Neovim through one Tandem run, for tests/editor_nvim.rs.
+-- Drives a real headless Neovim through one Tandem run, for tests/editors/nvim.rs.
 --
 -- Environment: TANDEM_BIN (the binary), TANDEM_PLUGIN (editors/nvim),
 -- SCENARIO_FILE (the file to open), SCENARIO_TYPED (text the "user" types on

@@ -1,5 +1,5 @@
 -- Drives the chat (:TandemChat) in a real headless Neovim, for
--- tests/editor_nvim.rs: a message with an @file mention typed in the
+-- tests/editors/nvim.rs: a message with an @file mention typed in the
 -- prompt area and sent with <CR>, a follow-up on the same thread, the @
 -- completion, folded tool results, a link opened on an unsaved buffer, and
 -- "fix this error" for a diagnostic published by another source.

@@ -1,6 +1,6 @@
 -- Drives a real headless Neovim with a real language server (pyright,
 -- started by Neovim's own vim.lsp for Python buffers) beside Tandem, for
--- tests/editor_nvim.rs: the agent edits the open file and asks
+-- tests/editors/nvim.rs: the agent edits the open file and asks
 -- `code_intel` questions, which the plugin answers from pyright.
 --
 -- Environment: TANDEM_BIN, TANDEM_PLUGIN, SCENARIO_FILE (the Python file

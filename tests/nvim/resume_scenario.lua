@@ -1,4 +1,4 @@
--- Conversation threads in a real headless Neovim, for tests/editor_nvim.rs:
+-- Conversation threads in a real headless Neovim, for tests/editors/nvim.rs:
 -- ask (:TandemAsk), start a new conversation (:TandemNew), resume the first
 -- one from the picker (:TandemResume), and ask again. The transcript is
 -- captured after each step.

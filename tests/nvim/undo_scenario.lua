@@ -1,5 +1,5 @@
 -- :TandemUndo and :TandemRedo in a real headless Neovim, for
--- tests/editor_nvim.rs: a run (acceptEdits, the scripted model) edits the
+-- tests/editors/nvim.rs: a run (acceptEdits, the scripted model) edits the
 -- open buffer, writes a file that is not open and runs an approved shell
 -- command that makes a file; :TandemUndo takes all three back, :TandemRedo
 -- puts them back. The buffer, the files on disk and the plugin's messages

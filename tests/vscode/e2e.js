@@ -1,6 +1,6 @@
 // End to end: the packaged extension (.vsix) in real VS Code (code-server,
 // VS Code 1.139) in headless Chromium, driven as a user drives it, with
-// a loopback Anthropic API as the model (anthropic_mock.js). tests/editor_vscode.rs runs it; it exits 0 when
+// a loopback Anthropic API as the model (anthropic_mock.js). tests/editors/vscode.rs runs it; it exits 0 when
 // every check passed and prints each check on stderr as it goes.
 //
 // It covers, in one window:

@@ -112,7 +112,7 @@ let page;
 
 /**
  * The process groups this script starts (code-server, Chromium), one a
- * line in E2E_DIR/groups, for tests/editor_vscode.rs to stop should this
+ * line in E2E_DIR/groups, for tests/editors/vscode.rs to stop should this
  * script itself hang.
  */
 function recordGroup(pid) {

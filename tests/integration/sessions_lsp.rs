@@ -9,10 +9,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-#[path = "common/script.rs"]
-mod script;
+use crate::common::lsp_client;
+use crate::common::script;
 
 use lsp_client::{Fixture, LspClient};
 use script::{done, edit, read, shell, turn};

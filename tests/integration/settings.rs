@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
+use crate::common::lsp_client;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -59,7 +58,7 @@ impl Fixture {
     fn ask(&self) -> (Vec<Value>, String, bool) {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
         command.current_dir(&self.root).env("HOME", &self.home).env("XDG_DATA_HOME", self.home.join("data"));
-        for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_PROVIDER", "TANDEM_MODEL", "TANDEM_SCRIPT"] {
+        for var in crate::common::MODEL_VARIABLES {
             command.env_remove(var);
         }
         command.args(["ask", "--json", "hello"]).stdin(Stdio::null());

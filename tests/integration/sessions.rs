@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 
@@ -217,7 +217,7 @@ async fn threads_do_not_share_read_ledgers() {
 fn tandem(dir: &std::path::Path, data: &std::path::Path, mock: &MockModel) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
     command.current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL", "TANDEM_SCRIPT", "TANDEM_CONTEXT_WINDOW", "TANDEM_THINKING"] {
+    for var in crate::common::MODEL_VARIABLES {
         command.env_remove(var);
     }
     command

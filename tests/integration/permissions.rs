@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/script.rs"]
-mod script;
+use crate::common::script;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -16,10 +16,8 @@
 use std::path::Path;
 use std::process::Command;
 
-#[path = "common/notes.rs"]
-mod notes;
-#[path = "common/review_fuzz.rs"]
-mod review_fuzz;
+use crate::common::notes;
+use crate::common::review_fuzz;
 use notes::{read_then_edit, NotesWorkspace, ON_DISK};
 
 /// The Neovims to run each test with: the binaries `TANDEM_NVIMS` names
@@ -68,13 +66,7 @@ fn only_neovim_0_11_or_newer_is_accepted() {
     assert!(!is_supported_nvim("VIM - Vi IMproved 9.0"));
 }
 
-fn which(name: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|dir| Path::new(dir).join(name))
-        .find(|p| p.is_file())
-}
+use crate::common::tools::which;
 
 struct Scenario {
     /// Text the user types on line 1 before asking, left unsaved ("" for none).
@@ -208,7 +200,7 @@ fn assert_race_survived(outcome: &Outcome) -> String {
 /// before sending), between that check and the applyEdit (superseded), or
 /// after Neovim skipped the stale edit while answering `applied: true`
 /// (caught by the check of the buffer). Every way, the user's text survives
-/// and the model is told. (tests/lsp.rs pins each path down with a
+/// and the model is told. (tests/integration/lsp.rs pins each path down with a
 /// scripted client.)
 #[test]
 fn neovim_typing_mid_run_survives_whichever_way_the_race_goes() {
@@ -569,8 +561,7 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
 }
 
 fn skip(name: &str) {
-    assert!(std::env::var_os("TANDEM_REQUIRE_NVIM").is_none(), "TANDEM_REQUIRE_NVIM is set but nvim 0.11+ is not on PATH");
-    eprintln!("SKIPPED {name}: nvim 0.11+ not on PATH");
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_NVIM", "nvim 0.11+ is not on PATH");
 }
 
 /// :TandemAsk, :TandemNew, then :TandemResume picks the first thread back:

@@ -7,8 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/files.rs"]
-mod files;
+use crate::common::files;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

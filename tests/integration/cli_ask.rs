@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 
@@ -17,7 +17,7 @@ use tokio::process::Command;
 fn tandem(dir: &std::path::Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
     command.current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-    for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_PROVIDER", "TANDEM_MODEL", "TANDEM_SCRIPT", "NO_COLOR"] {
+    for var in crate::common::MODEL_VARIABLES {
         command.env_remove(var);
     }
     // Saved conversations go to the test's own data folder, not the user's.

@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/script.rs"]
-mod script;
+use crate::common::script;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -34,7 +33,7 @@ impl Folder {
     fn tandem(&self, args: &[&str]) -> Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
         command.current_dir(&self.root).stdin(Stdio::null());
-        for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL", "NO_COLOR"] {
+        for var in crate::common::MODEL_VARIABLES {
             command.env_remove(var);
         }
         command.env("XDG_DATA_HOME", &self.data).env("TANDEM_PROVIDER", "scripted").env("TANDEM_SCRIPT", &self.script);
@@ -146,8 +145,7 @@ fn tandem_undo_of_an_unknown_run_says_so() {
     assert!(text(&output).1.contains("no checkpoint of run run-nope in this workspace"), "{:?}", text(&output));
 }
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
+use crate::common::lsp_client;
 
 /// The host attaches the checkpoint recorder for every front end: an edit
 /// made by a `tandem lsp` run (a file not open in the editor, written on

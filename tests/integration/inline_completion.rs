@@ -8,10 +8,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/fim_mock.rs"]
-mod fim_mock;
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
+use crate::common::fim_mock;
+use crate::common::lsp_client;
 
 use fim_mock::{FimMock, Reply};
 use lsp_client::LspClient;

@@ -3,7 +3,7 @@
 //! `.ci/run` installs it; `TANDEM_PYRIGHT`), opens the files the agent
 //! reads, adds the new diagnostics to an edit's result and answers
 //! `code_intel` — the same answers Neovim's pyright gives in
-//! tests/editor_nvim.rs. And the faults: a project server nobody approved,
+//! tests/editors/nvim.rs. And the faults: a project server nobody approved,
 //! a server that cannot start, one that never answers, a file no server
 //! handles. And `tandem lsp` for an editor without Tandem's plugin (eglot,
 //! Kakoune: no `codeIntel` in its `initializationOptions`): the same
@@ -11,8 +11,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
+use crate::common::lsp_client;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -242,7 +241,8 @@ fn a_crashing_language_server_is_restarted_a_bounded_number_of_times() {
 
 /// A server that started but never answers a question: each call ends at
 /// `timeouts.codeIntelMs` with a result saying so, and the server, alive,
-/// is not restarted.
+/// is not restarted. (The wait is 3 s, not less: it bounds `initialize`
+/// too, and Python starting on a loaded 2-core machine took over 0.5 s.)
 #[test]
 fn a_language_server_that_never_answers_is_a_timeout() {
     let (_dir, root) = project(json!({}));
@@ -250,7 +250,7 @@ fn a_language_server_that_never_answers_is_a_timeout() {
     let home = root.join(".git/home/.tandem");
     std::fs::create_dir_all(&home).unwrap();
     let server = root.join(".git/server.py");
-    let settings = json!({"timeouts": {"codeIntelMs": 500}, "lspServers": {"python": {"command": ["python3", server, "silent"], "filetypes": ["py"]}}});
+    let settings = json!({"timeouts": {"codeIntelMs": 3000}, "lspServers": {"python": {"command": ["python3", server, "silent"], "filetypes": ["py"]}}});
     std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
     let definition = json!({"name": "code_intel", "input": {"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "greet"}});
     let references = json!({"name": "code_intel", "input": {"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "greet"}});
@@ -261,9 +261,9 @@ fn a_language_server_that_never_answers_is_a_timeout() {
         {"text": "Done."}
     ]);
     let (results, _) = ask(&root, turns, &[]);
-    expect_test::expect!["Error: python3 (lspServers.python) did not answer definition within 0.5 s (timeouts.codeIntelMs). Try again, or use grep_search."]
+    expect_test::expect!["Error: python3 (lspServers.python) did not answer definition within 3 s (timeouts.codeIntelMs). Try again, or use grep_search."]
         .assert_eq(&results[1]);
-    expect_test::expect!["Error: python3 (lspServers.python) did not answer references within 0.5 s (timeouts.codeIntelMs). Try again, or use grep_search."]
+    expect_test::expect!["Error: python3 (lspServers.python) did not answer references within 3 s (timeouts.codeIntelMs). Try again, or use grep_search."]
         .assert_eq(&results[2]);
     assert_eq!(std::fs::read_to_string(root.join("starts")).unwrap(), "x", "started once");
 }

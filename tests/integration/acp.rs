@@ -11,7 +11,7 @@
 //! - the raw protocol: malformed JSON, an unknown method, a second prompt
 //!   while one runs, an unknown thread, and a client that dies mid-run.
 //!
-//! `.ci/run` installs the clients in the tools cache (`tests/common/ci_tools.rs`) and sets
+//! `.ci/run` installs the clients in the tools cache (`tests/common/tools.rs`) and sets
 //! `TANDEM_REQUIRE_ACP=1`, so there a missing client fails the test instead
 //! of skipping it.
 #![allow(clippy::unwrap_used)]
@@ -24,27 +24,22 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-mod common;
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-#[path = "common/script.rs"]
-mod script;
+use crate::common;
+use crate::common::lsp_client;
+use crate::common::script;
 use script::{done, edit, read, shell, turn};
 
 /// Waits on the client are bounded by this (never a sleep).
 const WAIT: Duration = Duration::from_secs(60);
 
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
-use ci_tools::ci_tools;
+use crate::common::tools::ci_tools;
 
 /// Skip (or fail, under `TANDEM_REQUIRE_ACP`) when a client is missing.
 fn require(what: &str, path: &Path) -> bool {
     if path.exists() {
         return true;
     }
-    assert!(std::env::var_os("TANDEM_REQUIRE_ACP").is_none(), "{what} is not installed at {} (.ci/run installs it)", path.display());
-    eprintln!("skipped: {what} is not installed at {} (run .ci/run)", path.display());
+    crate::common::tools::skip("this ACP test", "TANDEM_REQUIRE_ACP", &format!("{what} is not installed at {}", path.display()));
     false
 }
 
@@ -99,7 +94,7 @@ impl Setup {
 
     /// The environment `tandem acp` runs with: the scripted model, no key.
     fn env(&self, command: &mut Command) {
-        for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_MODEL"] {
+        for var in crate::common::MODEL_VARIABLES {
             command.env_remove(var);
         }
         command

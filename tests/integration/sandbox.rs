@@ -22,11 +22,9 @@
 #![allow(clippy::unwrap_used)]
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-#[path = "common/script.rs"]
-mod script;
+use crate::common;
+use crate::common::lsp_client;
+use crate::common::script;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -11,7 +11,7 @@
 //! `lsp-show-message-request-next`, which opens a menu of the actions.
 //!
 //! Needs `kak` (Debian's kakoune), `kak-lsp` (crates.io; `.ci/run` installs
-//! it in the tools cache (`tests/common/ci_tools.rs`), or set KAK_LSP_BIN) and `tmux`.
+//! it in the tools cache (`tests/common/tools.rs`), or set KAK_LSP_BIN) and `tmux`.
 //! `.ci/run` sets `TANDEM_REQUIRE_KAKOUNE=1`, so CI fails rather than skips
 //! when they are missing.
 
@@ -20,26 +20,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[path = "common/notes.rs"]
-mod notes;
-#[path = "common/tmux.rs"]
-mod tmux;
-#[path = "common/ci_tools.rs"]
-mod ci_tools;
+use crate::common::notes;
+use crate::common::tmux;
 use notes::{read_then_edit, NotesWorkspace, ON_DISK};
-use tmux::{which, Tmux};
+use crate::common::tools::{ci_tools, which};
+use tmux::Tmux;
 
 fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
     let kak = which("kak")?;
     let tmux = which("tmux")?;
-    let cached = ci_tools::ci_tools().join("kak-lsp/bin/kak-lsp");
+    let cached = ci_tools().join("kak-lsp/bin/kak-lsp");
     let kak_lsp = std::env::var_os("KAK_LSP_BIN").map(PathBuf::from).or_else(|| cached.is_file().then_some(cached)).or_else(|| which("kak-lsp"))?;
     Some((kak, tmux, kak_lsp))
 }
 
 fn skip(name: &str) {
-    assert!(std::env::var_os("TANDEM_REQUIRE_KAKOUNE").is_none(), "TANDEM_REQUIRE_KAKOUNE is set but kak, kak-lsp or tmux is missing");
-    eprintln!("SKIPPED {name}: kak (kakoune), kak-lsp and tmux are not installed");
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_KAKOUNE", "kak (kakoune), kak-lsp and tmux are not installed");
 }
 
 const TYPED: &str = "typed by the user";

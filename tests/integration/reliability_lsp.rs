@@ -5,11 +5,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-#[path = "common/script.rs"]
-mod script;
+use crate::common;
+use crate::common::lsp_client;
+use crate::common::script;
 
 
 use common::mock_model::{MockModel, MockResponse};

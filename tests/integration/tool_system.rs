@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -353,7 +353,7 @@ async fn plan_mode_refuses_edits_and_shell_but_allows_the_plan_file() {
     let plan_file = s.root.join(".tandem/plans/plan-test.md");
     *s.ctx.run.plan.lock().unwrap() = PlanMode { file: Some(plan_file.clone()), ..PlanMode::default() };
     let plan_path = ".tandem/plans/plan-test.md";
-    // As if tool_search had loaded it (tests/tool_search.rs shows that part);
+    // As if tool_search had loaded it (tests/integration/tool_search.rs shows that part);
     // exit_plan_mode comes with entering plan mode.
     s.ctx.run.activate("enter_plan_mode");
     let mock = MockModel::start(vec![

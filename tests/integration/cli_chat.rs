@@ -9,18 +9,17 @@
 //! Needs tmux; `.ci/run` installs it and sets `TANDEM_REQUIRE_TMUX=1`, so
 //! CI fails rather than skips when it is missing.
 
-#[path = "common/tmux.rs"]
-mod tmux;
+use crate::common::tmux;
 
 use std::time::{Duration, Instant};
 
-use tmux::{which, Tmux};
+use crate::common::tools::which;
+use tmux::Tmux;
 
 fn tmux_or_skip(test: &str) -> Option<std::path::PathBuf> {
     let found = which("tmux");
     if found.is_none() {
-        assert!(std::env::var_os("TANDEM_REQUIRE_TMUX").is_none(), "TANDEM_REQUIRE_TMUX is set but tmux is not on PATH");
-        eprintln!("SKIPPED {test}: tmux is not installed");
+        crate::common::tools::skip(test, "TANDEM_REQUIRE_TMUX", "tmux is not installed");
     }
     found
 }
@@ -130,8 +129,11 @@ fn chat_continues_one_thread_and_ctrl_c_cancels_only_the_answer() {
     tmux.type_text("Check it again");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the second shell question", deadline, |s| s.matches("n (Deny)").count() >= 1 && s.contains("Check it again"));
-    let asked = wait_history(tmux, "the edit refused", deadline, |t| t.contains("Error: old_string not found in notes.txt"));
-    assert!(asked.contains("Copy old_string from the file exactly"), "the refusal's hint is whole:\n{asked}");
+    // The refusal and its hint are printed line by line: wait for the hint,
+    // then check it belongs to the refusal (under load a capture can fall
+    // between the two lines).
+    let asked = wait_history(tmux, "the edit refused, with its hint", deadline, |t| t.contains("Copy old_string from the file exactly"));
+    assert!(asked.contains("Error: old_string not found in notes.txt"), "the refusal's hint is whole:\n{asked}");
     tmux.wait_for("the question", deadline, |s| s.trim_end().ends_with("a (Always allow):") || s.contains("n (Deny):"));
     tmux.keys(&["y", "Enter"]);
     tmux.wait_for("the spinner's elapsed time", deadline, |s| s.contains("run_shell sleep 30 && touch slept.txt · 2s") || s.contains("touch slept.txt · 3s"));

@@ -21,8 +21,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/edit_cases.rs"]
-mod edit_cases;
+use crate::common::edit_cases;
 
 use edit_cases::{justified, random_case, Case};
 use proptest::prelude::*;

@@ -11,12 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-#[path = "common/notes.rs"]
-mod notes;
-#[path = "common/tmux.rs"]
-mod tmux;
+use crate::common::notes;
+use crate::common::tmux;
 use notes::{read_then_edit, NotesWorkspace, ON_DISK};
-use tmux::{which, Tmux};
+use crate::common::tools::which;
+use tmux::Tmux;
 
 fn tools() -> Option<(PathBuf, PathBuf)> {
     let emacs = which("emacs")?;
@@ -26,8 +25,7 @@ fn tools() -> Option<(PathBuf, PathBuf)> {
 }
 
 fn skip(name: &str) {
-    assert!(std::env::var_os("TANDEM_REQUIRE_EMACS").is_none(), "TANDEM_REQUIRE_EMACS is set but emacs, eglot or tmux is missing");
-    eprintln!("SKIPPED {name}: emacs with elpa-eglot and tmux are not installed");
+    crate::common::tools::skip(name, "TANDEM_REQUIRE_EMACS", "emacs with elpa-eglot and tmux are not installed");
 }
 
 

@@ -8,8 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
+use crate::common::lsp_client;
 
 use std::path::PathBuf;
 

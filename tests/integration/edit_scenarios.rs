@@ -15,14 +15,13 @@
 //!   (plus one final newline), and whether it is an error result. The temp
 //!   workspace's absolute path is written `$ROOT`.
 //!
-//! `UPDATE_EXPECT=1 cargo test --test edit_scenarios` rewrites the expected
+//! `UPDATE_EXPECT=1 cargo test --test integration edit_scenarios::` rewrites the expected
 //! files from what the tools do now; review the diff before committing.
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-#[path = "common/files.rs"]
-mod files;
+use crate::common;
+use crate::common::files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

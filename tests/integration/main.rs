@@ -1,0 +1,34 @@
+//! The crate's integration tests, one binary (each file a module): the CLI,
+//! the agent against a loopback model, `tandem lsp` and `tandem acp` over
+//! stdio, the sandbox, threads, undo, MCP. One binary links the crate once
+//! instead of once per file. The real editors are in `tests/editors/`, the
+//! layer rules in `tests/layers.rs`; the shared kit is `tests/common/`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod acp;
+mod agent_loop;
+mod cli_ask;
+mod cli_chat;
+mod cli_tools;
+mod code_intel;
+mod edit_ladder_props;
+mod edit_scenarios;
+mod hooks_lsp;
+mod inline_completion;
+mod lsp;
+mod mcp;
+mod permissions;
+mod plan_mode_lsp;
+mod reliability;
+mod reliability_lsp;
+mod sandbox;
+mod search_shell;
+mod sessions;
+mod sessions_lsp;
+mod settings;
+mod tool_search;
+mod tool_system;
+mod undo;
+mod undo_lsp;
