@@ -33,9 +33,14 @@ use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::{replacements, splices_to_text_edits};
 use super::runs::RunOutbox;
 use crate::workspace::{
-    changed_lines, describe_change, fingerprint, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
+    changed_lines, describe_change, fingerprint, holds_change, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
     Editor, LineSpan, Splice, UnsavedBuffer,
 };
+
+/// Documents up to this size are checked at every change while an edit is
+/// verified for holding it among the user's typing; larger ones once, when
+/// the wait ends.
+const MAX_MERGE_CHECK_BYTES: usize = 256 * 1024;
 
 /// How an `applied: true` with no change seen in the buffer is reported.
 const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not change";
@@ -445,12 +450,15 @@ impl LspEditor {
             if let Some(partial) = self.partly_applied(edit, hunks) {
                 return partial;
             }
+            if let Some(version) = self.landed_with_typing(edit, MAX_MERGE_CHECK_BYTES) {
+                return EditOutcome::Applied { version, saved: false };
+            }
             let Some((version, _)) = self.documents.state(&edit.path) else {
                 return EditOutcome::NotApplied("the document was closed before the edit showed up in it".into());
             };
             let waited = tokio::time::timeout_at(deadline, changes.changed()).await;
             if !matches!(waited, Ok(Ok(()))) {
-                if let Some(version) = landed_at() {
+                if let Some(version) = landed_at().or_else(|| self.landed_with_typing(edit, usize::MAX)) {
                     return EditOutcome::Applied { version, saved: false };
                 }
                 return if version == edit.version {
@@ -466,6 +474,16 @@ impl LspEditor {
                 };
             }
         }
+    }
+
+    /// The buffer after `edit.version` holds the edit's change and the
+    /// user's typing apart from it: the editor applied the edit and the user
+    /// typed before its `didChange` went out, so one `didChange` brought
+    /// both (kak-lsp sends one when idle). Only for a document of at most
+    /// `max_bytes` (this diffs the whole text).
+    fn landed_with_typing(&self, edit: &BufferEdit, max_bytes: usize) -> Option<i32> {
+        let now = self.documents.snapshot(&edit.path).filter(|d| d.version > edit.version && d.text.len() <= max_bytes)?;
+        holds_change(&edit.old_text, &edit.new_text, &now.text).then_some(now.version)
     }
 
     /// The buffer after `edit.version`, when it is the old text with some

@@ -46,6 +46,9 @@ enum OnApply {
     /// `didChange`) `after_ms` later, as eglot does at the user's next
     /// idle moment.
     TrueThenApplyLater { after_ms: u64 },
+    /// Apply, and the user types `text` at the end before the client reports
+    /// anything: one `didChange` brings both (kak-lsp, when idle).
+    ApplyAndTypeInOneChange(&'static str),
     /// While the review is open the user replaces the whole text with
     /// `text` (an empty one: deletes it all), or closes the document
     /// (`None`); the client then refuses the stale edit, as VS Code does
@@ -167,6 +170,14 @@ impl ClientLink for FakeClient {
                         applied || answer_true
                     }
                     OnApply::TrueWithoutChange => true,
+                    OnApply::ApplyAndTypeInOneChange(typed) => {
+                        let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
+                        let document = self.documents.snapshot_uri(&uri).unwrap();
+                        let applied = apply_as_editor(&params, &document.text, document.version, PositionEncoding::Utf16).unwrap();
+                        let change = TextDocumentContentChangeEvent { range: None, range_length: None, text: format!("{}{typed}", applied.text) };
+                        self.documents.change(&uri, document.version + 2, &[change]).unwrap();
+                        true
+                    }
                     OnApply::UserReplacesFirst { text, reason } => {
                         let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
                         match text {
@@ -1031,4 +1042,21 @@ async fn a_rejection_after_typing_is_not_offered_again() {
     let outcome = h.write_reviewed(&file, true, |t| t.replace("three", "THREE")).await;
     assert!(matches!(&outcome, Err(WriteError::Rejected(m)) if m.contains("the user chose Reject")), "{outcome:?}");
     assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 1);
+}
+
+/// The editor applies the edit and the user types a line below before the
+/// client reports either, so one `didChange` brings both (kak-lsp sends it
+/// when idle): the edit is applied, not "superseded" (typing in the edit's
+/// own lines is not taken for it: `workspace::merge`'s tests).
+#[tokio::test]
+async fn an_edit_and_the_user_s_typing_in_one_did_change_is_applied() {
+    let h = harness(json!({"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 100}}), false, "one\ntwo\nthree\n");
+    h.client.script(OnApply::ApplyAndTypeInOneChange("typed after\n"));
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace("three", "THREE")).await;
+    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
+    assert_eq!(h.text(), "one\ntwo\nTHREE\ntyped after\n");
+    // The model's next edit reads the user's line first.
+    let again = h.workspace.read(&h.path).unwrap();
+    assert!(h.workspace.check_fresh(&again, "editing").is_err());
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
-pub use merge::merge3;
+pub use merge::{holds_change, merge3};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::replacements;
