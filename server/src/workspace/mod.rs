@@ -414,11 +414,11 @@ impl Workspace {
         mine
     }
 
-    /// The last disk write of `run` to `path` after the write `seq` (0:
-    /// any), left in place.
+    /// The last disk write of `run` to `path` by an edit tool (not by a
+    /// shell command) after the write `seq` (0: any), left in place.
     pub fn disk_write_since(&self, run: Option<&str>, path: &Path, seq: u64) -> Option<DiskWrite> {
         let entries = self.disk_writes.lock();
-        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path).cloned()
+        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path && w.command.is_none()).cloned()
     }
 
     /// The run this view writes for, if any.
