@@ -39,7 +39,7 @@ use std::sync::{Arc, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::config::ProviderConfig;
+use crate::agent::config::{Endpoint, ProviderConfig};
 use crate::agent::{Provider, RunRequest};
 use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
@@ -67,7 +67,13 @@ pub fn load_settings(root: &Path) -> (Settings, Vec<SettingsProblem>) {
 /// never silently dropped. The other problems come back beside the
 /// settings for the front end to show; they never stop a run.
 pub fn checked_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>), String> {
-    let (settings, problems) = load_settings(root);
+    checked_settings_with(root, &[])
+}
+
+/// [`checked_settings`] with an editor's settings over the files (as
+/// `tandem lsp` takes them from its editor).
+pub fn checked_settings_with(root: &Path, editor: &[serde_json::Value]) -> Result<(Settings, Vec<SettingsProblem>), String> {
+    let (settings, problems) = crate::settings::load(&SettingsFiles::for_workspace(root), editor);
     let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(SettingsProblem::is_fatal);
     if fatal.is_empty() {
         return Ok((settings, other));
@@ -83,11 +89,25 @@ pub fn provider(settings: &Settings) -> anyhow::Result<Box<dyn Provider>> {
 /// The same provider with another of its models (a front end's model
 /// choice: ACP's `model` session option); `None`: the settings' model.
 pub fn provider_with_model(settings: &Settings, model: Option<&str>) -> anyhow::Result<Box<dyn Provider>> {
+    resolve_provider(settings, model).map(|(provider, _)| provider).map_err(|err| anyhow::anyhow!("{err}"))
+}
+
+/// The endpoint runs with these settings would talk to, and why (the one
+/// decision of [`ProviderConfig::resolve`]); `Err`: why there is none, or
+/// the setting that cannot apply. What `tandem doctor`, `tandem.provider`
+/// and a run's first event show.
+pub fn endpoint(settings: &Settings) -> Result<Endpoint, String> {
+    resolve_provider(settings, None).map(|(_, endpoint)| endpoint)
+}
+
+fn resolve_provider(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, Endpoint), String> {
     let lookup = |name: &str| match (name, model) {
         ("TANDEM_MODEL", Some(model)) => Some(model.to_string()),
         _ => settings.lookup(name),
     };
-    ProviderConfig::from_lookup(lookup).and_then(|config| config.build()).map_err(|err| anyhow::anyhow!("{err}"))
+    let (config, endpoint) = ProviderConfig::resolve(lookup).map_err(|err| err.to_string())?;
+    let provider = config.build().map_err(|err| err.to_string())?;
+    Ok((provider, endpoint))
 }
 
 /// The models a front end may offer to switch between on this provider:
@@ -264,11 +284,11 @@ pub struct PreparedRun {
     pub end: RunEnd,
 }
 
-/// The provider and its context configuration.
-fn model(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig), String> {
-    let provider = provider_with_model(settings, model).map_err(|e| e.to_string())?;
+/// The provider, its context configuration and its endpoint.
+fn model(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig, Endpoint), String> {
+    let (provider, endpoint) = resolve_provider(settings, model)?;
     let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;
-    Ok((provider, config))
+    Ok((provider, config, endpoint))
 }
 
 /// The thread a run in `root` continues: a new one (saved when there is
@@ -383,7 +403,7 @@ impl Host {
     /// names what to set).
     pub fn run(&self, prompt: impl Into<String>, parts: RunParts) -> Result<ReadyRun, String> {
         let settings = self.settings();
-        let (provider, config) = model(&settings, parts.model.as_deref())?;
+        let (provider, config, endpoint) = model(&settings, parts.model.as_deref())?;
         let prepared = self.prepare_with(&settings, parts);
         let request = RunRequest {
             prompt: prompt.into(),
@@ -391,6 +411,7 @@ impl Host {
             // The prompt and stop hooks are the user's run's (sub-agents' requests have none).
             hooks: Some(Arc::clone(&self.hooks)),
             sandbox_notice: prepared.sandbox_notice,
+            endpoint: Some(endpoint),
             ..RunRequest::default()
         };
         Ok(ReadyRun { provider, config, executor: self.executor.clone(), ctx: prepared.ctx, request, end: prepared.end })
@@ -400,7 +421,7 @@ impl Host {
     /// and its context configuration, for work on a thread outside a run
     /// (compacting it).
     pub fn model(&self, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig), String> {
-        self::model(&self.settings(), model)
+        self::model(&self.settings(), model).map(|(provider, config, _)| (provider, config))
     }
 
     /// A run's tool context: plan mode from its modes, the sandbox, the

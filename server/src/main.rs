@@ -122,6 +122,10 @@ enum Command {
         /// Print the report as one JSON object (what `:checkhealth tandem` reads).
         #[arg(long)]
         json: bool,
+        /// The editor's settings (a JSON object, as its `initializationOptions.tandem`):
+        /// the report is then what that editor's `tandem lsp` would decide.
+        #[arg(long, value_name = "JSON")]
+        editor_settings: Option<String>,
     },
     /// Run one tool once and print exactly the result text the model would get.
     Tool {
@@ -210,7 +214,7 @@ fn main() -> ExitCode {
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
-            Command::Doctor { json } => cli::doctor::doctor(current_workspace()?.root(), json),
+            Command::Doctor { json, editor_settings } => cli::doctor::doctor(current_workspace()?.root(), json, editor_settings.as_deref()),
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,

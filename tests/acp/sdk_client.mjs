@@ -5,12 +5,14 @@
 //
 // - `read_failures`: {path: from}: the `from`-th read of the file and every
 //   later one fail (agent-shell answers fs/read_text_file with an error when
-//   the user presses C-g at its "Reload?" prompt);
+//   the user presses C-g at its "Reload?" prompt); `read_hangs`: {path:
+//   from}: the same, never answered;
 // - `strip_final_newline`: reads return the text without its final newline
 //   (avante.nvim joins a buffer's lines with "\n");
-// - `writes`: "ok" (the buffer takes the text), "hang" (never answered) or
+// - `writes`: "ok" (the buffer takes the text), "hang" (never answered),
 //   "disk_then_hang" (avante.nvim: the disk is written, the buffer keeps its
-//   text, no answer);
+//   text, no answer) or "buffer_then_fail" (the buffer takes the text, then
+//   an error: its save failed);
 // - `second`: a second `tandem acp` process (avante.nvim starts two per
 //   chat) loads the same session while the first one's prompt waits on its
 //   first permission question, prompts (`while_held`), and prompts again
@@ -48,6 +50,8 @@ class Editor {
     if (from !== undefined && this.readCounts[path] >= from) {
       throw new acp.RequestError(-32603, 'the user cancelled the reload of the modified buffer');
     }
+    const hangFrom = scenario.read_hangs?.[path];
+    if (hangFrom !== undefined && this.readCounts[path] >= hangFrom) return new Promise(() => {});
     let text = path in this.buffers ? this.buffers[path] : readFileSync(path, 'utf8');
     if (scenario.strip_final_newline) text = text.replace(/\r?\n$/, '');
     return { content: text };
@@ -62,6 +66,10 @@ class Editor {
       case 'disk_then_hang':
         writeFileSync(path, content);
         return new Promise(() => {});
+      case 'buffer_then_fail':
+        // The buffer took the text, then saving it failed.
+        this.buffers[path] = content;
+        throw new acp.RequestError(-32603, 'cannot save: the disk is full');
       default:
         this.buffers[path] = content;
         return {};

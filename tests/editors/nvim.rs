@@ -8,6 +8,13 @@
 //! stale; these tests show the server notices, the model re-reads, and the
 //! user's text survives.
 //!
+//! avante.nvim, a second Neovim ACP client, drives `tandem acp` the same
+//! way (tests/nvim/avante_scenario.lua): the final newline its reads drop,
+//! its unanswered write after E37, its second process on a running thread.
+//! It is not part of this repository and nothing here fetches it: the tests
+//! find it (with plenary.nvim and nui.nvim) in `TANDEM_AVANTE` or the tools
+//! cache's `avante/`, and skip, saying so, when it is absent.
+//!
 //! Needs `nvim` 0.11+ on PATH, or the binaries listed in `TANDEM_NVIMS`:
 //! each test runs once per Neovim. `.ci/run` installs 0.11.4 and 0.12-dev,
 //! lists both and sets `TANDEM_REQUIRE_NVIM=1`, so CI fails rather than skips
@@ -335,7 +342,7 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         let health = lines(report, "health").join("\n");
         assert!(health.contains("- ✅ OK tandem "), "{health}");
         assert!(health.contains("no run is active"), "{health}");
-        assert!(health.contains("provider scripted (chosen by TANDEM_PROVIDER)"), "{health}");
+        assert!(health.contains("- ✅ OK provider scripted, model script (provider (TANDEM_PROVIDER) is scripted)"), "the server's decision, from tandem doctor: {health}");
         // The sandbox, as `tandem doctor --json` finds it here.
         assert!(health.contains("shell sandbox"), "{health}");
         if std::env::var_os("TANDEM_REQUIRE_BWRAP").is_some() {
@@ -973,5 +980,169 @@ fn neovim_typing_during_reviews_never_corrupts_and_every_status_is_true() {
         eprintln!("{} trials with seed {seed}: {counts:?}", trials.len());
         assert!(failures.is_empty(), "{} of {} trials failed (TANDEM_FUZZ_SEED={seed}, {}):\n{}", failures.len(), trials.len(), nvim.display(), failures.join("\n"));
         assert!(counts.get("applied after typing").is_some_and(|n| *n > 0), "no edit was rebased and applied after typing: {counts:?} (seed {seed}): {:#}", serde_json::json!(trials.iter().take(2).collect::<Vec<_>>()));
+    }
+}
+
+/// Where avante.nvim, plenary.nvim and nui.nvim are (one folder holding
+/// the three): `TANDEM_AVANTE`, else `avante/` in the tools cache. They are
+/// not part of this repository and nothing here fetches them; a missing
+/// one skips the avante tests, saying so.
+fn avante_dir(test: &str) -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("TANDEM_AVANTE").map(std::path::PathBuf::from).unwrap_or_else(|| crate::common::tools::ci_tools().join("avante"));
+    let missing: Vec<&str> = ["avante.nvim/lua/avante/libs/acp_client.lua", "plenary.nvim/lua/plenary", "nui.nvim/lua/nui"]
+        .into_iter()
+        .filter(|part| !dir.join(part).exists())
+        .collect();
+    if missing.is_empty() {
+        return Some(dir);
+    }
+    eprintln!(
+        "SKIPPED {test}: avante.nvim, plenary.nvim and nui.nvim are not in {} (missing {}); set TANDEM_AVANTE to a folder holding the three",
+        dir.display(),
+        missing.join(", ")
+    );
+    None
+}
+
+/// What one avante scenario left: its report, the file on disk, and the
+/// saved thread's text (the tool results the model got).
+struct AvanteRun {
+    report: serde_json::Value,
+    disk: String,
+    thread: String,
+}
+
+/// Run `tests/nvim/avante_scenario.lua` with `scenario` in a headless
+/// Neovim, avante.nvim driving `tandem acp` (bypassPermissions: avante
+/// answers permission questions only through its sidebar; file requests
+/// wait 2 s), with the scripted model replaying `turns`.
+fn avante(nvim: &Path, avante: &Path, scenario: &str, turns: serde_json::Value) -> AvanteRun {
+    let dir = tempfile::tempdir().expect("a temp folder");
+    let base = dir.path().canonicalize().expect("the temp folder's path");
+    let (root, home, data) = (base.join("w"), base.join("agent-home"), base.join("agent-data"));
+    for folder in [&root, &home.join(".tandem"), &data] {
+        std::fs::create_dir_all(folder).expect("make the test's folders");
+    }
+    let settings = serde_json::json!({"permissionMode": "bypassPermissions", "timeouts": {"requestMs": 2000}});
+    std::fs::write(home.join(".tandem/settings.json"), settings.to_string()).expect("write the agent's settings");
+    std::fs::write(root.join("notes.txt"), "one\ntwo\nthree\n").expect("write notes.txt");
+    let script = base.join("script.json");
+    std::fs::write(&script, serde_json::json!({ "turns": turns }).to_string()).expect("write the script");
+    let out = base.join("report.json");
+    let status = Command::new(nvim)
+        .args(["--headless", "--clean", "-u", "NONE", "-l"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/avante_scenario.lua"))
+        .current_dir(&root)
+        .env("SCENARIO", scenario)
+        .env("SCENARIO_OUT", &out)
+        .env("AVANTE_DIR", avante)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("TANDEM_SCRIPT", &script)
+        .env("AGENT_HOME", &home)
+        .env("AGENT_DATA", &data)
+        // Neovim's (and avante's) own state stays in the test's folder.
+        .env("HOME", base.join("nvim-home"))
+        .env("XDG_DATA_HOME", base.join("nvim-data"))
+        .env("XDG_STATE_HOME", base.join("nvim-state"))
+        .env("XDG_CACHE_HOME", base.join("nvim-cache"))
+        .env("XDG_CONFIG_HOME", base.join("nvim-config"))
+        .output()
+        .expect("run nvim");
+    // avante's own errors (the E37 of a reload) go to Neovim's stderr.
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(status.status.success(), "nvim exited with {}:\n{stderr}", status.status);
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario's report")).expect("the report is JSON");
+    assert_eq!(report["errors"], serde_json::json!([]), "{report:#}\n{stderr}");
+    let thread = walk_files(&data)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|p| std::fs::read_to_string(p).expect("the saved thread"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    AvanteRun { report, disk: std::fs::read_to_string(root.join("notes.txt")).expect("notes.txt"), thread }
+}
+
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk_files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn edit_notes_turns() -> serde_json::Value {
+    serde_json::json!([
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+        {"text": "Shouting.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "two", "new_string": "TWO"}}]},
+        {"text": "Done."}
+    ])
+}
+
+/// avante.nvim, a second Neovim ACP client (issue 28), edits an open,
+/// unmodified buffer: its reads return the buffer's lines without the final
+/// newline, and the file keeps it; avante writes the disk and reloads the
+/// buffer, which shows the edit.
+#[test]
+fn avante_edits_keep_the_final_newline() {
+    let test = "avante_edits_keep_the_final_newline";
+    let Some(dir) = avante_dir(test) else { return };
+    for nvim in nvims(test) {
+        let run = avante(&nvim, &dir, "newline", edit_notes_turns());
+        assert_eq!(run.disk, "one\nTWO\nthree\n", "the final newline is kept: {:#}", run.report);
+        assert_eq!(run.report["buffer"], serde_json::json!(["one", "TWO", "three"]));
+        assert_eq!(run.report["stops"][0]["reason"], "complete", "{:#}", run.report);
+        assert!(run.thread.contains("Successfully edited notes.txt"), "{}", run.thread);
+    }
+}
+
+/// avante.nvim with the user's unsaved line in the buffer: it writes the
+/// disk, its `:edit` fails with E37 and it never answers. The model hears
+/// what is true — the outcome is unknown, the disk holds the edit and the
+/// client's buffer does not — not that the edit was not applied; the
+/// user's unsaved line stands.
+#[test]
+fn avante_unanswered_write_is_reported_as_it_is() {
+    let test = "avante_unanswered_write_is_reported_as_it_is";
+    let Some(dir) = avante_dir(test) else { return };
+    for nvim in nvims(test) {
+        let run = avante(&nvim, &dir, "e37", edit_notes_turns());
+        let messages = run.report["messages"].to_string();
+        assert!(messages.contains("E37"), "avante's reload failed as in the issue: {messages}");
+        assert_eq!(run.disk, "one\nTWO\ntyped, not saved\nthree\n", "avante wrote the disk");
+        assert_eq!(run.report["buffer"], serde_json::json!(["one", "two", "typed, not saved", "three"]), "the user's buffer stands");
+        assert_eq!(run.report["modified"], true);
+        assert!(run.thread.contains("whether the edit to notes.txt was applied is unknown"), "{}", run.thread);
+        assert!(run.thread.contains("the client still shows notes.txt without the edit, and the file on disk holds the edit"), "{}", run.thread);
+        assert!(!run.thread.contains("the editor did not apply the edit"), "never the untrue 'not applied': {}", run.thread);
+    }
+}
+
+/// avante.nvim's second ACP client (a second `tandem acp`, as avante starts
+/// per chat) loads the session while the first one's prompt runs: its
+/// prompt is refused with the clear message, and the first goes on to its
+/// end; nothing of the second reaches the thread.
+#[test]
+fn avante_second_process_is_refused_the_running_thread() {
+    let test = "avante_second_process_is_refused_the_running_thread";
+    let Some(dir) = avante_dir(test) else { return };
+    let turns = serde_json::json!([
+        {"text": "Waiting.", "tool_calls": [{"name": "run_shell", "input": {"command": "touch started; while [ ! -e go ]; do sleep 0.1; done; echo went"}}]},
+        {"text": "Done."}
+    ]);
+    for nvim in nvims(test) {
+        let run = avante(&nvim, &dir, "two", turns.clone());
+        let stops = run.report["stops"].as_array().unwrap();
+        assert_eq!(stops.len(), 2, "{:#}", run.report);
+        assert_eq!((stops[0]["name"].as_str(), stops[0]["reason"].as_str()), (Some("second"), Some("error")), "{:#}", run.report);
+        let message = stops[0]["error"].as_str().unwrap_or_default();
+        assert!(message.contains("has a run going in another Tandem process (pid ") && message.contains("wait for it to end there"), "{message}");
+        assert_eq!((stops[1]["name"].as_str(), stops[1]["reason"].as_str()), (Some("first"), Some("complete")), "{:#}", run.report);
+        assert_eq!(run.report["second_client_distinct"], true, "a second client, a second process");
+        assert!(run.thread.contains("wait for go") && !run.thread.contains("me too"), "{}", run.thread);
     }
 }

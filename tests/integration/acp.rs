@@ -884,3 +884,32 @@ fn acpx_creates_a_new_file_through_its_fs_write_text_file() {
     assert_eq!(messages.iter().filter(|m| m["method"] == "session/request_permission").count(), 1, "reviewed first");
     assert_eq!(std::fs::read_to_string(made).unwrap(), "made\n", "acpx wrote it");
 }
+
+/// A client that changes its buffer and then answers the write with an
+/// error (its save failed): read again, the buffer shows the edit, so the
+/// model hears it was applied and is not saved, not that it failed.
+#[test]
+fn a_write_answered_with_an_error_after_the_buffer_changed_is_applied_unsaved() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    let Some(report) = setup.sdk_editor(json!({"writes": "buffer_then_fail", "answers": ["allow_once"], "prompts": ["edit it"]})) else { return };
+    let result = sdk_result(&report["first"], "toolu_script_2_1");
+    assert!(result.contains("Successfully edited notes.txt") && result.contains("unsaved"), "{result}");
+    assert_eq!(report["buffers"][notes.display().to_string()], "b\n");
+}
+
+/// A read the client never answers is an error the model reads once the
+/// wait is over (`timeouts.requestMs`); the edit that needed it writes
+/// nothing, and the disk is not read in its place.
+#[test]
+fn a_read_the_client_never_answers_is_an_error_and_nothing_is_written() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "a", "b")]), done()]);
+    let notes = setup.file("notes.txt", "a\n");
+    setup.user_settings(json!({"timeouts": {"requestMs": 1500}}));
+    let Some(report) = setup.sdk_editor(json!({"read_hangs": {notes.display().to_string(): 2}, "prompts": ["edit it"]})) else { return };
+    let first = &report["first"];
+    let refused = sdk_result(first, "toolu_script_2_1");
+    assert!(refused.contains("cannot read notes.txt") && refused.contains("did not answer fs/read_text_file within 1500 ms"), "{refused}");
+    assert_eq!((first["writes"].clone(), first["asks"].clone()), (json!([]), json!([])));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\n");
+}

@@ -66,11 +66,14 @@ async fn ask_json_prints_one_event_per_line() {
                 "tool_call" => format!("tool_call {} {} {}", e["id"], e["name"], e["input"]),
                 "tool_result" => format!("tool_result {} is_error={} {:?}", e["id"], e["is_error"], e["content"].as_str().unwrap().lines().next()),
                 "end" => format!("end {} {}", e["status"], e["text"]),
+                // The loopback's port changes with each run.
+                "provider" => format!("provider {} {} {}", e["provider"], e["model"], e["reason"]),
                 _ => e.to_string(),
             }
         })
         .collect();
     expect_test::expect![[r#"
+        provider "anthropic" "claude-sonnet-4-5" "provider (TANDEM_PROVIDER) is anthropic"
         tool_call "toolu_cli" "read_file" {"file_path":"hello.txt"}
         {"type":"status","turn":1,"usage":{"input_tokens":20,"output_tokens":9}}
         tool_result "toolu_cli" is_error=false Some("   1 | hi there")
@@ -359,4 +362,74 @@ async fn json_lines_carry_a_sub_agent_events_parent() {
     assert_eq!(nested, [r#""toolu_parent" "tool_call" "toolu_child""#, r#""toolu_parent" "tool_result" "toolu_child""#, r#""toolu_parent" "text" null"#]);
     let result = events.iter().find(|e| e["type"] == "tool_result" && e["id"] == "toolu_parent" && e.get("parent").is_none()).unwrap();
     assert_eq!(result["content"], "It says alpha.");
+}
+
+/// Issue 28: an Anthropic key is stored, no provider is named, and the
+/// user's settings set `baseUrl` (VS Code's "Use a local model"). The
+/// provider is the one the base URL belongs to, the OpenAI-compatible
+/// server: the run's first event says so and why, the request reaches that
+/// loopback server (and not the Anthropic one the key would have chosen),
+/// and the Anthropic key goes nowhere.
+#[tokio::test]
+async fn the_base_url_chooses_the_provider_and_the_first_event_says_which() {
+    let local = MockModel::start(vec![MockResponse::sse(&fixture("openai/verbatim_text_with_logprobs.sse"))]).await;
+    let anthropic = MockModel::start(vec![MockResponse::sse(&fixture("anthropic/verbatim_basic_text.sse"))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".tandem")).unwrap();
+    std::fs::write(home.join(".tandem/settings.json"), json!({"baseUrl": local.url, "model": "qwen3"}).to_string()).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut command = tandem(&work);
+    command.env("HOME", &home).env("ANTHROPIC_API_KEY", "sk-ant-stored").env("ANTHROPIC_BASE_URL", &anthropic.url);
+    command.args(["ask", "--json", "hello"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let first = &events[0];
+    assert_eq!(
+        (first["type"].as_str(), first["provider"].as_str(), first["model"].as_str(), first["base_url"].as_str()),
+        (Some("provider"), Some("openai"), Some("qwen3"), Some(local.url.as_str())),
+        "{first}"
+    );
+    assert!(first["reason"].as_str().unwrap().contains(&format!("baseUrl is set to {}", local.url)), "{first}");
+    assert_eq!(local.requests().len(), 1, "the request went to the base URL's server");
+    assert_eq!(anthropic.requests().len(), 0, "not to the provider of the key");
+    assert!(!local.requests()[0].raw.contains("sk-ant-stored") && !format!("{:?}", local.requests()[0].headers).contains("sk-ant-stored"), "the Anthropic key stays home");
+}
+
+/// `tandem doctor` (and `--json`, what `:checkhealth tandem` reads) shows
+/// the same decision, with the editor's settings over the files; a setting
+/// that cannot apply to the chosen provider is an error naming it.
+#[tokio::test]
+async fn doctor_shows_the_provider_decision_and_a_setting_that_cannot_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let doctor = |editor: Value, env: &[(&str, &str)], json_output: bool| {
+        let mut command = tandem(dir.path());
+        command.env("HOME", &home).envs(env.iter().copied()).arg("doctor").arg("--editor-settings").arg(editor.to_string());
+        if json_output {
+            command.arg("--json");
+        }
+        command
+    };
+    let key = [("ANTHROPIC_API_KEY", "sk-ant-stored")];
+    let output = doctor(json!({"baseUrl": "http://127.0.0.1:11434/v1"}), &key, true).output().await.unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)));
+    assert_eq!(report["provider"]["provider"], "openai", "{report}");
+    assert_eq!(report["provider"]["base_url"], "http://127.0.0.1:11434/v1", "{report}");
+    assert!(report["provider"]["reason"].as_str().unwrap().contains("baseUrl is set"), "{report}");
+    assert!(!output.stdout.windows(13).any(|w| w == b"sk-ant-stored"), "never a key");
+
+    let output = doctor(json!({}), &key, false).output().await.unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("model: anthropic at https://api.anthropic.com, model claude-sonnet-4-5 (no provider or base URL is set, and ANTHROPIC_API_KEY is)"), "{text}");
+
+    let conflict = [("ANTHROPIC_BASE_URL", "http://127.0.0.1:4000"), ("OPENAI_API_KEY", "sk-o")];
+    let output = doctor(json!({"provider": "openai"}), &conflict, true).output().await.unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let error = report["provider"]["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("ANTHROPIC_BASE_URL (http://127.0.0.1:4000) does not apply to the openai provider"), "{report}");
 }

@@ -733,3 +733,36 @@ fn ask_without_waiting_answers_at_once_and_ends_with_the_end_event() {
     assert_eq!(client.text(&uri), "alpha\nBETA\n");
     client.shutdown();
 }
+
+/// Issue 28, through the editor: an Anthropic key in the environment, no
+/// provider named, and the editor's `baseUrl` setting (what VS Code's
+/// walkthrough sets). `tandem.provider` says the OpenAI-compatible server
+/// at that URL, the run's first event says the same, and the request goes
+/// to that loopback server, not to the Anthropic one.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_editors_base_url_chooses_the_provider_and_tandem_provider_says_so() {
+    let local = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("openai/verbatim_text_with_logprobs.sse"))]).await;
+    let anthropic = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("anthropic/verbatim_basic_text.sse"))]).await;
+    let (local_url, anthropic_url) = (local.url.clone(), anthropic.url.clone());
+    let run = tokio::task::spawn_blocking(move || {
+        let f = Fixture::new(&[]);
+        let home = f.root.parent().unwrap().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let home = home.display().to_string();
+        let env = [("HOME", home.as_str()), ("ANTHROPIC_API_KEY", "sk-ant-stored"), ("ANTHROPIC_BASE_URL", anthropic_url.as_str())];
+        let mut client = LspClient::start(&f.root, &env);
+        let init = client.initialize(json!({}), json!({"tandem": {"baseUrl": local_url}}));
+        assert!(init.get("result").is_some(), "{init}");
+        let provider = client.request("workspace/executeCommand", json!({"command": "tandem.provider", "arguments": []}));
+        let answer = client.request("workspace/executeCommand", ask_params("hello"));
+        let first = client.run_events().into_iter().next();
+        client.shutdown();
+        (provider, answer, first)
+    });
+    let (provider, answer, first) = run.await.unwrap();
+    assert_eq!((provider["result"]["provider"].as_str(), provider["result"]["base_url"].as_str()), (Some("openai"), Some(local.url.as_str())), "{provider}");
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let first = first.unwrap();
+    assert_eq!((first["type"].as_str(), first["provider"].as_str(), first["base_url"].as_str()), (Some("provider"), Some("openai"), Some(local.url.as_str())), "{first}");
+    assert_eq!((local.requests().len(), anthropic.requests().len()), (1, 0), "the request went to the base URL's server");
+}

@@ -149,7 +149,10 @@ impl Run {
         command.args(["ask", "--json"]).args(args).arg("go");
         let output = command.output().unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        let events: Vec<Value> = String::from_utf8_lossy(&output.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        // The run's first event, `provider`, says which model it uses: not
+        // these tests' business.
+        let events: Vec<Value> =
+            String::from_utf8_lossy(&output.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|e| e["type"] != "provider").collect();
         let results = events
             .iter()
             .filter(|e| e["type"] == "tool_result")

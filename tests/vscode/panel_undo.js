@@ -11,6 +11,7 @@
 //      restored, the button says Redo, and no notification comes;
 //   3. the panel's webview reloaded: the run still offers Redo;
 //   4. Redo: both files hold the run's text again, and the button says Undo.
+// Before the run, the panel says which model endpoint runs use, and why.
 // Screenshots of 1, 2 and 4 go to E2E_DIR/screenshots.
 'use strict';
 
@@ -45,6 +46,14 @@ async function main() {
   await quickOpen('app.txt');
   await palette('Tandem: Open Panel');
   let panel = await panelFrame('the panel opens');
+  // Where prompts go, before the first one (tandem.provider): the server's
+  // one decision, here the provider the harness names and its loopback.
+  const shown = await inPanel(panel, 'the panel says which model runs use', () => {
+    const text = document.getElementById('model')?.textContent ?? '';
+    return text.startsWith('Model: ') ? text : null;
+  });
+  assert.match(shown, /^Model: anthropic \S+ at http:\/\/127\.0\.0\.1:\d+ \(provider \(TANDEM_PROVIDER\) is anthropic\)$/, shown);
+  log(`check: the panel shows the model endpoint: ${shown}`);
   model.queue(
     { text: 'Reading.' },
     { tool: { name: 'read_file', input: { file_path: 'app.txt' } } },

@@ -96,7 +96,7 @@ export class TandemServer implements vscode.Disposable {
       openai: await this.context.secrets.get(SECRET_KEYS.openai),
     };
     const settings = serverSettings((key) => config.get(key));
-    const env = serverEnv(process.env, keys, settings.provider, config.get<string>('baseUrl'));
+    const env = serverEnv(process.env, keys);
     if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
       this.failure = startFailureMessage(serverPath, 'ENOENT');
       void this.offerFix(this.failure);

@@ -1,11 +1,11 @@
 // The commands: "Ask agent", "New Conversation", "Resume Conversation",
-// "Cancel run", "Show transcript", "Set API Key", "Set server path",
+// "Cancel run", "Show transcript", "Set API Key", "Use a local model", "Set server path",
 // "Restart server", and the internal
 // `tandem.runAsk` that every run goes through (palette, code actions, chat).
 import * as vscode from 'vscode';
 import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageclient/node';
 import { SECRET_KEYS, TandemServer, workspaceFolders } from './client';
-import { AskResult, editLanded, endSummary, firstLine, relativePath } from './logic';
+import { AskResult, editLanded, endSummary, firstLine, LOCAL_MODEL_URL, localModelSettings, relativePath } from './logic';
 import { RunEvent, RunEventParams } from './runs';
 
 export interface AskArgument {
@@ -273,6 +273,29 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
         await context.secrets.store(SECRET_KEYS[pick.key], value.trim());
         void vscode.window.showInformationMessage(`Tandem: the ${pick.label} key is stored; the server restarts.`);
       }
+    }),
+    // The walkthrough's "Use a local model": the provider is named with the
+    // URL, so no stored API key can send the prompts elsewhere.
+    vscode.commands.registerCommand('tandem.useLocalModel', async () => {
+      const config = vscode.workspace.getConfiguration('tandem');
+      const url = await vscode.window.showInputBox({
+        prompt: 'Base URL of the OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio)',
+        value: config.get<string>('baseUrl') || LOCAL_MODEL_URL,
+        ignoreFocusOut: true,
+        validateInput: (value) => (/^https?:\/\/\S+$/.test(value.trim()) ? undefined : 'a URL such as http://localhost:11434/v1'),
+      });
+      if (url === undefined) return;
+      const model = await vscode.window.showInputBox({
+        prompt: "The model's name on that server (for Ollama, as `ollama list` shows it)",
+        value: config.get<string>('model') ?? '',
+        ignoreFocusOut: true,
+        validateInput: (value) => (value.trim() !== '' ? undefined : 'the server needs a model name'),
+      });
+      if (model === undefined) return;
+      for (const [key, value] of Object.entries(localModelSettings(url, model))) {
+        await config.update(key, value, vscode.ConfigurationTarget.Global);
+      }
+      void vscode.window.showInformationMessage(`Tandem: prompts go to ${url.trim()} (${model.trim()}); the server restarts.`);
     }),
     vscode.commands.registerCommand('tandem.setServerPath', async () => {
       const config = vscode.workspace.getConfiguration('tandem');

@@ -14,6 +14,8 @@ export interface ServerSettings {
   codeIntel: true;
   provider?: string;
   model?: string;
+  /** The chosen provider's base URL; with no provider, the server takes the one it belongs to. */
+  baseUrl?: string;
   permissionMode?: string;
   maxTurns?: number;
 }
@@ -30,10 +32,12 @@ export function serverSettings(get: SettingGetter): ServerSettings {
   const settings: ServerSettings = { saveDocuments: true, textInput: true, codeIntel: true };
   const provider = text(get('provider'));
   const model = text(get('model'));
+  const baseUrl = text(get('baseUrl'));
   const permissionMode = text(get('permissionMode'));
   const maxTurns = get('maxTurns');
   if (provider) settings.provider = provider;
   if (model) settings.model = model;
+  if (baseUrl) settings.baseUrl = baseUrl;
   if (permissionMode) settings.permissionMode = permissionMode;
   if (typeof maxTurns === 'number' && Number.isInteger(maxTurns) && maxTurns > 0) settings.maxTurns = maxTurns;
   return settings;
@@ -45,16 +49,14 @@ export interface ApiKeys {
 }
 
 /**
- * The server process's environment: VS Code's own, the API keys from
- * SecretStorage (never from settings files), and the base URL setting for
- * the provider it belongs to. Empty values are not set.
+ * The server process's environment: VS Code's own and the API keys from
+ * SecretStorage (never from settings files). Empty values are not set.
+ * `tandem.baseUrl` is not here: it goes to the server as the `baseUrl`
+ * setting, so the server decides which provider it belongs to (with no
+ * `tandem.provider`, the OpenAI-compatible one) instead of a stored
+ * Anthropic key winning over it.
  */
-export function serverEnv(
-  base: Record<string, string | undefined>,
-  keys: ApiKeys,
-  provider: string | undefined,
-  baseUrl: string | undefined,
-): Record<string, string> {
+export function serverEnv(base: Record<string, string | undefined>, keys: ApiKeys): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined) env[name] = value;
@@ -63,14 +65,18 @@ export function serverEnv(
   const openai = text(keys.openai);
   if (anthropic) env.ANTHROPIC_API_KEY = anthropic;
   if (openai) env.OPENAI_API_KEY = openai;
-  const url = text(baseUrl);
-  if (url) {
-    // The base URL belongs to the chosen provider; without one, to the
-    // OpenAI-compatible provider (Ollama, llama.cpp, vLLM, LM Studio).
-    if ((text(provider) ?? '').toLowerCase() === 'anthropic') env.ANTHROPIC_BASE_URL = url;
-    else env.OPENAI_BASE_URL = url;
-  }
   return env;
+}
+
+/** Ollama's OpenAI-compatible endpoint, the walkthrough's suggestion. */
+export const LOCAL_MODEL_URL = 'http://localhost:11434/v1';
+
+/**
+ * The settings "Use a local model" writes: the provider named with the
+ * URL, so a stored Anthropic key can never send the prompts elsewhere.
+ */
+export function localModelSettings(url: string, model: string): { provider: 'openai'; baseUrl: string; model: string } {
+  return { provider: 'openai', baseUrl: url.trim(), model: model.trim() };
 }
 
 /** The server's `tandem/textInput` request: a line of text from the user. */

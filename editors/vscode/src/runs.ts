@@ -18,6 +18,10 @@ export interface RunEvent {
   parent?: string;
   attempt?: number;
   reason?: string;
+  /** `provider` (a run's first event): the provider, its model and base URL; `reason` says why. */
+  provider?: string;
+  model?: string;
+  base_url?: string;
   /** On the tool_result of a call that changed a file: what became of the change. */
   edit?: { uri: string; status: string; ranges?: { startLine: number; endLine: number }[]; declined?: { startLine: number; endLine: number }[] };
 }

@@ -168,6 +168,22 @@ impl ClientFiles {
         }
     }
 
+    /// The client answered the write with an error: look again, since a
+    /// client may fail after changing the buffer (its save failed). It
+    /// shows the edit: applied, not saved; else not applied.
+    async fn after_failed_write(&self, edit: &BufferEdit, err: String) -> EditOutcome {
+        self.seen().remove(&edit.path);
+        match self.client_text(&edit.path).await {
+            Ok(now) if *now == *edit.new_text => {
+                tracing::info!(path = %edit.path.display(), %err, "the client's write failed, but it shows the edit");
+                let (version, _) = self.version_for(&edit.path, &now);
+                self.core.record_written(&edit.path, &edit.old_text, &edit.new_text);
+                EditOutcome::Applied { version, saved: false }
+            }
+            _ => EditOutcome::NotApplied(err),
+        }
+    }
+
     /// The client did not answer the write: look again. The client shows
     /// the new text: it landed. Otherwise nobody knows, and the message
     /// says what the client shows and what the disk holds (avante.nvim
@@ -264,7 +280,7 @@ impl Editor for ClientFiles {
                 // disk is theirs from here.
                 EditOutcome::Applied { version, saved: true }
             }
-            Err(FileError::Failed(err)) => EditOutcome::NotApplied(err),
+            Err(FileError::Failed(err)) => self.after_failed_write(&edit, err).await,
             Err(FileError::NoAnswer(why)) => self.settle(&edit, &display, &why).await,
         }
     }

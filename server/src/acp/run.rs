@@ -74,6 +74,11 @@ pub struct Session {
 /// The message for a missing provider.
 pub fn provider_problem(settings: &Settings) -> Option<String> {
     ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).err().map(|err| {
+        let err = err.to_string();
+        if !err.starts_with("no model provider is configured") {
+            // A setting that cannot apply: the message names it.
+            return err;
+        }
         format!("{err}. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL, or TANDEM_PROVIDER) in the environment the client starts `tandem acp` with, or \"provider\" in ~/.tandem/settings.json")
     })
 }

@@ -3,9 +3,22 @@
 //! `ANTHROPIC_*` / `OPENAI_*` variables, `TANDEM_MAX_TOKENS`,
 //! `TANDEM_THINKING`), or through a lookup that puts settings first.
 //!
-//! Without `TANDEM_PROVIDER`: Anthropic when `ANTHROPIC_API_KEY` is set,
-//! else OpenAI-compatible when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set,
-//! else an error that says exactly how to configure one.
+//! Which provider is one decision ([`ProviderConfig::resolve`]), said in
+//! words ([`Endpoint`]: `tandem doctor`, the editors and each run's first
+//! event show it):
+//! 1. the provider named (`provider`, `TANDEM_PROVIDER`);
+//! 2. else the one the set base URL belongs to: the settings' `baseUrl`
+//!    (`TANDEM_BASE_URL`) to the OpenAI-compatible provider (to Anthropic
+//!    when its host is Anthropic's), `ANTHROPIC_BASE_URL` to Anthropic,
+//!    `OPENAI_BASE_URL` to the OpenAI-compatible one (both of these set:
+//!    an error, the choice is not clear);
+//! 3. else the key found: `ANTHROPIC_API_KEY`, then `OPENAI_API_KEY`;
+//! 4. else an error that says exactly how to configure one.
+//!
+//! A setting that cannot apply to the chosen provider is an error naming
+//! it, never ignored: the other provider's base URL where the chosen one
+//! would go to its public API, a `baseUrl` for the scripted model, a
+//! thinking budget for an OpenAI-compatible server.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -103,6 +116,28 @@ impl HttpProviderConfig {
     }
 }
 
+/// The endpoint a run talks to, and why that one: what `tandem doctor`,
+/// the editors and a run's first event (`provider`) show. Never a key.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Endpoint {
+    /// "anthropic", "openai" (any OpenAI-compatible server) or "scripted".
+    pub provider: String,
+    pub model: String,
+    /// The API's base URL; `None` for the scripted model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Why this provider, in words ("baseUrl is set to http://…").
+    pub reason: String,
+}
+
+impl Endpoint {
+    /// One line for people: "openai (http://localhost:11434/v1), model qwen3: baseUrl is set …".
+    pub fn describe(&self) -> String {
+        let at = self.base_url.as_deref().map(|url| format!(" at {url}")).unwrap_or_default();
+        format!("{}{at}, model {} ({})", self.provider, self.model, self.reason)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProviderConfig {
     Anthropic(HttpProviderConfig),
@@ -122,6 +157,86 @@ Or put the same in .tandem/settings.json: {\"provider\": \"openai\", \"model\": 
 (see docs/settings.md).
 To see Tandem work with no key and no network, run `tandem demo`.";
 
+/// The host of a URL, lower-cased ("api.anthropic.com").
+fn url_host(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    host.split(':').next().unwrap_or_default().to_ascii_lowercase()
+}
+
+/// Does a neutral base URL (`baseUrl`) name Anthropic's API?
+fn is_anthropic_url(url: &str) -> bool {
+    let host = url_host(url);
+    host == "anthropic.com" || host.ends_with(".anthropic.com")
+}
+
+/// Which provider, and why (see the module doc): steps 1–4.
+fn choose(get: &dyn Fn(&str) -> Option<String>) -> Result<(ProviderKind, String), ProviderError> {
+    if let Some(named) = get("TANDEM_PROVIDER") {
+        let kind = match named.to_ascii_lowercase().as_str() {
+            "anthropic" => ProviderKind::Anthropic,
+            "openai" | "openai-compatible" => ProviderKind::OpenAi,
+            "scripted" => ProviderKind::Scripted,
+            _ => {
+                return Err(ProviderError::Config(format!(
+                    "TANDEM_PROVIDER={named} is not a provider: use anthropic, openai (any OpenAI-compatible server) or scripted"
+                )))
+            }
+        };
+        return Ok((kind, format!("provider (TANDEM_PROVIDER) is {named}")));
+    }
+    if let Some(url) = get("TANDEM_BASE_URL") {
+        let kind = if is_anthropic_url(&url) { ProviderKind::Anthropic } else { ProviderKind::OpenAi };
+        return Ok((kind, format!("no provider is named and baseUrl is set to {url}")));
+    }
+    match (get("ANTHROPIC_BASE_URL"), get("OPENAI_BASE_URL")) {
+        (Some(anthropic), Some(openai)) => {
+            return Err(ProviderError::Config(format!(
+                "both ANTHROPIC_BASE_URL ({anthropic}) and OPENAI_BASE_URL ({openai}) are set and no provider is named, so which one a run would use is not clear: set provider (TANDEM_PROVIDER) to anthropic or openai, or remove one of them"
+            )))
+        }
+        (Some(url), None) => return Ok((ProviderKind::Anthropic, format!("no provider is named and ANTHROPIC_BASE_URL is set to {url}"))),
+        (None, Some(url)) => return Ok((ProviderKind::OpenAi, format!("no provider is named and OPENAI_BASE_URL is set to {url}"))),
+        (None, None) => {}
+    }
+    if get("ANTHROPIC_API_KEY").is_some() {
+        return Ok((ProviderKind::Anthropic, "no provider or base URL is set, and ANTHROPIC_API_KEY is".into()));
+    }
+    if get("OPENAI_API_KEY").is_some() {
+        return Ok((ProviderKind::OpenAi, "no provider or base URL is set, and OPENAI_API_KEY is".into()));
+    }
+    Err(ProviderError::Config(NOT_CONFIGURED.to_string()))
+}
+
+/// The chosen provider's base URL: `baseUrl`, else its own variable, else
+/// its public API. A setting that cannot apply to it is an error naming it.
+fn base_url(kind: ProviderKind, reason: &str, get: &dyn Fn(&str) -> Option<String>) -> Result<Option<String>, ProviderError> {
+    let (own, other, public, name) = match kind {
+        ProviderKind::Anthropic => ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", anthropic::DEFAULT_BASE_URL, "anthropic"),
+        ProviderKind::OpenAi => ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", openai::DEFAULT_BASE_URL, "openai"),
+        ProviderKind::Scripted => {
+            if let Some(url) = get("TANDEM_BASE_URL") {
+                return Err(ProviderError::Config(format!(
+                    "baseUrl ({url}) does not apply to the scripted provider, which sends nothing anywhere ({reason}): remove baseUrl, or name the provider it is for"
+                )));
+            }
+            return Ok(None);
+        }
+    };
+    if let Some(url) = get("TANDEM_BASE_URL").or_else(|| get(own)) {
+        return Ok(Some(url));
+    }
+    // The other provider's base URL, while this one would go to its public
+    // API: whoever set it meant the requests to go there, not here.
+    if let Some(url) = get(other) {
+        return Err(ProviderError::Config(format!(
+            "{other} ({url}) does not apply to the {name} provider ({reason}), whose requests would go to its public API at {public}: set baseUrl (or {own}) for {name}, set provider to the one {other} is for, or remove {other}"
+        )));
+    }
+    Ok(Some(public.to_string()))
+}
+
 impl ProviderConfig {
     /// Read Tandem's environment (with the credentials held in memory).
     pub fn from_env() -> Result<Self, ProviderError> {
@@ -131,20 +246,15 @@ impl ProviderConfig {
     /// Read settings through `lookup` (the environment, or a test table).
     /// Empty values count as unset.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ProviderError> {
+        Self::resolve(lookup).map(|(config, _)| config)
+    }
+
+    /// The one decision: the provider, its configuration, and the
+    /// [`Endpoint`] that says in words what it is and why.
+    pub fn resolve(lookup: impl Fn(&str) -> Option<String>) -> Result<(Self, Endpoint), ProviderError> {
         let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let kind = match get("TANDEM_PROVIDER").map(|p| p.to_ascii_lowercase()) {
-            Some(p) if p == "anthropic" => ProviderKind::Anthropic,
-            Some(p) if p == "openai" || p == "openai-compatible" => ProviderKind::OpenAi,
-            Some(p) if p == "scripted" => ProviderKind::Scripted,
-            Some(other) => {
-                return Err(ProviderError::Config(format!(
-                    "TANDEM_PROVIDER={other} is not a provider: use anthropic, openai (any OpenAI-compatible server) or scripted"
-                )))
-            }
-            None if get("ANTHROPIC_API_KEY").is_some() => ProviderKind::Anthropic,
-            None if get("OPENAI_API_KEY").is_some() || get("OPENAI_BASE_URL").is_some() => ProviderKind::OpenAi,
-            None => return Err(ProviderError::Config(NOT_CONFIGURED.to_string())),
-        };
+        let (kind, reason) = choose(&get)?;
+        let base_url = base_url(kind, &reason, &get)?;
         let max_tokens = match get("TANDEM_MAX_TOKENS") {
             Some(v) => v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
                 ProviderError::Config(format!("TANDEM_MAX_TOKENS={v} is not a positive whole number"))
@@ -159,6 +269,11 @@ impl ProviderConfig {
                 ProviderError::Config(format!("TANDEM_THINKING={v} is not a thinking budget: use a number of tokens, at least {MIN_THINKING_BUDGET} (or 0 for off)"))
             })?),
         };
+        if let (Some(budget), ProviderKind::OpenAi) = (thinking_budget, kind) {
+            return Err(ProviderError::Config(format!(
+                "thinkingBudget (TANDEM_THINKING={budget}) does not apply to the openai provider ({reason}): extended thinking is Anthropic's; set it to 0 or remove it"
+            )));
+        }
         let millis = |name: &str, default: Duration| -> Result<Duration, ProviderError> {
             match get(name) {
                 Some(v) => v.parse::<u64>().ok().filter(|n| *n > 0).map(Duration::from_millis).ok_or_else(|| {
@@ -171,9 +286,11 @@ impl ProviderConfig {
             idle: millis("TANDEM_STREAM_IDLE_TIMEOUT_MS", super::http::DEFAULT_IDLE_TIMEOUT)?,
             turn: millis("TANDEM_TURN_TIMEOUT_MS", super::http::DEFAULT_TURN_TIMEOUT)?,
         };
-        Ok(match kind {
+        let endpoint = |provider: &str, model: &str| Endpoint { provider: provider.into(), model: model.into(), base_url: base_url.clone(), reason: reason.clone() };
+        let url = base_url.clone().unwrap_or_default();
+        let config = match kind {
             ProviderKind::Anthropic => ProviderConfig::Anthropic(HttpProviderConfig {
-                base_url: get("ANTHROPIC_BASE_URL").unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.to_string()),
+                base_url: url,
                 api_key: get("ANTHROPIC_API_KEY"),
                 model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string()),
                 max_tokens,
@@ -182,7 +299,7 @@ impl ProviderConfig {
                 limits,
             }),
             ProviderKind::OpenAi => ProviderConfig::OpenAi(HttpProviderConfig {
-                base_url: get("OPENAI_BASE_URL").unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string()),
+                base_url: url,
                 api_key: get("OPENAI_API_KEY"),
                 model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_string()),
                 max_tokens,
@@ -196,7 +313,13 @@ impl ProviderConfig {
                     ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see docs/protocol.md, \"Scripted model\")".into())
                 })?,
             },
-        })
+        };
+        let endpoint = match &config {
+            ProviderConfig::Anthropic(http) => endpoint("anthropic", &http.model),
+            ProviderConfig::OpenAi(http) => endpoint("openai", &http.model),
+            ProviderConfig::Scripted { .. } => endpoint("scripted", super::scripted::SCRIPT_MODEL),
+        };
+        Ok((config, endpoint))
     }
 
     /// Build the provider. The Anthropic API needs a key; say so before the
@@ -252,6 +375,49 @@ mod tests {
         assert_eq!((o.api_key, o.model.as_str()), (None, "qwen3"));
         let Ok(ProviderConfig::OpenAi(o)) = config(&[("TANDEM_PROVIDER", "openai"), ("ANTHROPIC_API_KEY", "k")]) else { panic!() };
         assert_eq!(o.base_url, "https://api.openai.com/v1");
+    }
+
+    /// The one decision, as a table: what is set → the provider, where its
+    /// requests go, and why (or the error naming the setting).
+    #[test]
+    fn the_provider_is_one_decision_said_in_words() {
+        let cases: &[&[(&str, &str)]] = &[
+            // The VS Code walkthrough's "Use a local model" with an Anthropic key stored.
+            &[("ANTHROPIC_API_KEY", "k"), ("TANDEM_BASE_URL", "http://localhost:11434/v1")],
+            &[("ANTHROPIC_API_KEY", "k"), ("OPENAI_BASE_URL", "http://localhost:8080/v1")],
+            &[("OPENAI_API_KEY", "o"), ("ANTHROPIC_BASE_URL", "http://proxy:4000")],
+            &[("TANDEM_BASE_URL", "https://api.anthropic.com"), ("ANTHROPIC_API_KEY", "k")],
+            &[("TANDEM_PROVIDER", "anthropic"), ("TANDEM_BASE_URL", "http://localhost:11434"), ("ANTHROPIC_API_KEY", "k")],
+            &[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "o")],
+            &[("OPENAI_API_KEY", "o")],
+            &[("TANDEM_PROVIDER", "openai"), ("ANTHROPIC_BASE_URL", "http://proxy:4000"), ("OPENAI_API_KEY", "o")],
+            &[("TANDEM_PROVIDER", "anthropic"), ("OPENAI_BASE_URL", "http://localhost:11434/v1"), ("OPENAI_BASE_URL", "x")],
+            &[("TANDEM_PROVIDER", "openai"), ("ANTHROPIC_BASE_URL", "http://proxy:4000"), ("OPENAI_BASE_URL", "http://localhost:8080/v1")],
+            &[("ANTHROPIC_BASE_URL", "http://a"), ("OPENAI_BASE_URL", "http://o")],
+            &[("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", "s.json"), ("TANDEM_BASE_URL", "http://localhost:11434/v1")],
+            &[("TANDEM_BASE_URL", "http://localhost:11434/v1"), ("TANDEM_THINKING", "2048")],
+        ];
+        let lines: Vec<String> = cases
+            .iter()
+            .map(|vars| match ProviderConfig::resolve(|name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())) {
+                Ok((_, endpoint)) => endpoint.describe(),
+                Err(err) => format!("error: {err}"),
+            })
+            .collect();
+        expect_test::expect![[r#"
+            openai at http://localhost:11434/v1, model gpt-4.1 (no provider is named and baseUrl is set to http://localhost:11434/v1)
+            openai at http://localhost:8080/v1, model gpt-4.1 (no provider is named and OPENAI_BASE_URL is set to http://localhost:8080/v1)
+            anthropic at http://proxy:4000, model claude-sonnet-4-5 (no provider is named and ANTHROPIC_BASE_URL is set to http://proxy:4000)
+            anthropic at https://api.anthropic.com, model claude-sonnet-4-5 (no provider is named and baseUrl is set to https://api.anthropic.com)
+            anthropic at http://localhost:11434, model claude-sonnet-4-5 (provider (TANDEM_PROVIDER) is anthropic)
+            anthropic at https://api.anthropic.com, model claude-sonnet-4-5 (no provider or base URL is set, and ANTHROPIC_API_KEY is)
+            openai at https://api.openai.com/v1, model gpt-4.1 (no provider or base URL is set, and OPENAI_API_KEY is)
+            error: ANTHROPIC_BASE_URL (http://proxy:4000) does not apply to the openai provider (provider (TANDEM_PROVIDER) is openai), whose requests would go to its public API at https://api.openai.com/v1: set baseUrl (or OPENAI_BASE_URL) for openai, set provider to the one ANTHROPIC_BASE_URL is for, or remove ANTHROPIC_BASE_URL
+            error: OPENAI_BASE_URL (http://localhost:11434/v1) does not apply to the anthropic provider (provider (TANDEM_PROVIDER) is anthropic), whose requests would go to its public API at https://api.anthropic.com: set baseUrl (or ANTHROPIC_BASE_URL) for anthropic, set provider to the one OPENAI_BASE_URL is for, or remove OPENAI_BASE_URL
+            openai at http://localhost:8080/v1, model gpt-4.1 (provider (TANDEM_PROVIDER) is openai)
+            error: both ANTHROPIC_BASE_URL (http://a) and OPENAI_BASE_URL (http://o) are set and no provider is named, so which one a run would use is not clear: set provider (TANDEM_PROVIDER) to anthropic or openai, or remove one of them
+            error: baseUrl (http://localhost:11434/v1) does not apply to the scripted provider, which sends nothing anywhere (provider (TANDEM_PROVIDER) is scripted): remove baseUrl, or name the provider it is for
+            error: thinkingBudget (TANDEM_THINKING=2048) does not apply to the openai provider (no provider is named and baseUrl is set to http://localhost:11434/v1): extended thinking is Anthropic's; set it to 0 or remove it"#]].assert_eq(&lines.join("\n"));
     }
 
     #[test]

@@ -16,6 +16,15 @@ pub use crate::model::{RunStatus, Usage};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RunEvent {
+    /// The run's first event: the model endpoint it talks to, and why that
+    /// one ([`crate::agent::config::Endpoint`]; never a key).
+    Provider {
+        provider: String,
+        model: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base_url: Option<String>,
+        reason: String,
+    },
     /// A piece of the model's answer, as it streams.
     Text { text: String },
     /// The model asked for a tool call. `kind` says what it does (paths,

@@ -57,6 +57,9 @@ pub struct RunRequest {
     /// Said first in the run's events ([`events::RunEvent::Sandbox`]) when
     /// its shell commands run without a sandbox: why, in plain words.
     pub sandbox_notice: Option<String>,
+    /// The endpoint the provider talks to and why, said as the run's first
+    /// event ([`events::RunEvent::Provider`]); `None` for sub-agents.
+    pub endpoint: Option<config::Endpoint>,
 }
 
 /// How a run ended.

@@ -87,7 +87,7 @@ impl ScriptedProvider {
 }
 
 /// The scripted provider's own model name.
-const SCRIPT_MODEL: &str = "script";
+pub const SCRIPT_MODEL: &str = "script";
 
 /// A rough token count (four characters a token), so summaries show
 /// something proportionate for the offline model.

@@ -1,10 +1,11 @@
 //! `tandem doctor`: what this machine and this folder's settings give
 //! Tandem, in plain words, for the user to check before a run (and for
-//! `:checkhealth tandem`, which runs `tandem doctor --json`): whether
-//! shell commands run in a sandbox, and why not; whether inline
-//! completions are on, with the shown / accepted counts of the last
-//! language-server sessions in this folder (kept locally, for tuning
-//! `debounceMs`).
+//! `:checkhealth tandem`, which runs `tandem doctor --json`): which model
+//! endpoint a run would talk to and why (the one decision every front end
+//! makes, `host::endpoint`); whether shell commands run in a sandbox, and
+//! why not; whether inline completions are on, with the shown / accepted
+//! counts of the last language-server sessions in this folder (kept
+//! locally, for tuning `debounceMs`).
 
 use std::process::ExitCode;
 
@@ -12,12 +13,23 @@ use tandem::sandbox::Availability;
 
 /// Print the report; exit 1 when something the user expects is missing
 /// (no sandbox can start), 0 otherwise (a sandbox switched off by the
-/// user's own settings is their choice, said but not a failure). With
-/// `json`, one object: `{"version", "workspace", "sandbox": {"state":
-/// "ready" | "disabled" | "unavailable", "description", "notice"?}}`.
+/// user's own settings is their choice, said but not a failure; a missing
+/// or conflicting model provider is said as a warning). With `json`, one
+/// object: `{"version", "workspace", "provider": {"provider", "model",
+/// "base_url"?, "reason"} | {"error"}, "sandbox": {"state": "ready" |
+/// "disabled" | "unavailable", "description", "notice"?}}`. `editor`: an
+/// editor's settings over the files (`--editor-settings`).
 #[allow(clippy::print_stdout)]
-pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
-    let settings = super::ask::load_settings(root)?;
+pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyhow::Result<ExitCode> {
+    let editor: Vec<serde_json::Value> = match editor {
+        Some(text) => vec![serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--editor-settings is not a JSON object: {e}"))?],
+        None => Vec::new(),
+    };
+    let (settings, problems) = tandem::host::checked_settings_with(root, &editor).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
+    for problem in problems {
+        eprintln!("tandem: settings: {problem}");
+    }
+    let endpoint = tandem::host::endpoint(&settings);
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
     let inline = &settings.inline_completions;
@@ -29,9 +41,14 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
             Availability::Disabled => "disabled",
             Availability::Unavailable(_) => "unavailable",
         };
+        let provider = match &endpoint {
+            Ok(endpoint) => serde_json::to_value(endpoint)?,
+            Err(error) => serde_json::json!({"error": error}),
+        };
         let mut report = serde_json::json!({
             "version": env!("CARGO_PKG_VERSION"),
             "workspace": root,
+            "provider": provider,
             "sandbox": {"state": state, "description": sandbox.describe()},
         });
         if let Some(notice) = sandbox.notice() {
@@ -49,6 +66,10 @@ pub fn doctor(root: &std::path::Path, json: bool) -> anyhow::Result<ExitCode> {
     }
     println!("tandem {}", env!("CARGO_PKG_VERSION"));
     println!("workspace: {}", root.display());
+    match &endpoint {
+        Ok(endpoint) => println!("model: {}", endpoint.describe()),
+        Err(error) => println!("model: WARNING: {error}"),
+    }
     println!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
     if matches!(sandbox, Availability::Disabled) {
         if let Some(notice) = sandbox.notice() {

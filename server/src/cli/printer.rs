@@ -239,6 +239,12 @@ impl Printer {
                 let line = self.style.dim(&format!("{pad}[{name} hook] {message}"));
                 self.line(&line);
             }
+            RunEvent::Provider { provider, model, base_url, reason } => {
+                // Where the prompt goes, before it goes: on stderr, beside
+                // the retries, so the transcript on stdout stays the answer.
+                let at = base_url.as_deref().map(|url| format!(" at {url}")).unwrap_or_default();
+                eprintln!("{}", self.style.dim(&format!("[model: {provider}{at}, {model}; {reason}]")));
+            }
             RunEvent::Sandbox { message } => {
                 let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
                 self.line(&line);

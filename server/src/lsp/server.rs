@@ -41,6 +41,9 @@ pub const THREADS_COMMAND: &str = "tandem.threads";
 pub const FORGET_COMMAND: &str = "tandem.forget";
 pub const COMPACT_COMMAND: &str = "tandem.compact";
 pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
+/// The model endpoint runs would talk to now, and why (`host::endpoint`):
+/// `{"provider", "model", "base_url"?, "reason"}`, or `{"error"}`.
+pub const PROVIDER_COMMAND: &str = "tandem.provider";
 
 /// What exists once `initialize` told us the roots and capabilities.
 struct Ready {
@@ -522,7 +525,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, super::inline::ACCEPTED_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -620,6 +623,10 @@ impl LanguageServer for Backend {
             UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
+            PROVIDER_COMMAND => Ok(Some(match crate::host::endpoint(&self.settings()) {
+                Ok(endpoint) => serde_json::to_value(endpoint).unwrap_or_default(),
+                Err(error) => json!({"error": error}),
+            })),
             super::inline::ACCEPTED_COMMAND => {
                 if let Some(ready) = self.ready.get() {
                     ready.inline.engine.accepted();

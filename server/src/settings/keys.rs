@@ -69,8 +69,9 @@ pub(super) const KEYS: &[Key] = &[
             s.base_url = Some(parse(v)?);
             Ok(())
         }),
-        // As the VS Code extension's setting: the provider's own variable.
-        variable: Some(Variable { names: &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"], value: base_url }),
+        // The chosen provider's base URL, whichever it is; with no provider
+        // named it chooses one (agent::config: the one it belongs to).
+        variable: Some(Variable { names: &["TANDEM_BASE_URL"], value: |s, _| s.base_url.clone() }),
         docs: "settings.md",
     },
     Key {
@@ -211,15 +212,6 @@ fn provider(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), Str
         _ => return Err(format!("\"{provider}\" is not a provider: use anthropic, openai or scripted")),
     }
     Ok(())
-}
-
-fn base_url(settings: &Settings, variable: &str) -> Option<String> {
-    let anthropic = settings.provider_is("anthropic");
-    match variable {
-        "ANTHROPIC_BASE_URL" if anthropic => settings.base_url.clone(),
-        "OPENAI_BASE_URL" if !anthropic => settings.base_url.clone(),
-        _ => None,
-    }
 }
 
 fn context_window(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {

@@ -158,8 +158,8 @@ impl Timeouts {
 pub struct Settings {
     pub provider: Option<String>,
     pub model: Option<String>,
-    /// The provider's base URL: `ANTHROPIC_BASE_URL` when the provider is
-    /// `anthropic`, else `OPENAI_BASE_URL` (as the VS Code extension's setting).
+    /// The chosen provider's base URL (`TANDEM_BASE_URL`): with no provider
+    /// named, it chooses the one it belongs to (see `agent::config`).
     pub base_url: Option<String>,
     /// The scripted provider's script file.
     pub script: Option<String>,

@@ -18,10 +18,6 @@ impl Settings {
         }
     }
 
-    pub(super) fn provider_is(&self, name: &str) -> bool {
-        self.provider.as_deref().is_some_and(|p| p.trim().eq_ignore_ascii_case(name))
-    }
-
     /// A variable lookup for [`crate::agent::config::ProviderConfig::from_lookup`]:
     /// the settings keys first (`provider` → `TANDEM_PROVIDER`, …), then the
     /// settings' `env`, then the process environment.
@@ -83,7 +79,7 @@ mod tests {
         assert_eq!(settings.lookup_with("EMPTY", environment).as_deref(), Some("process"));
         let (editor, problems) = resolve(&[layer(Scope::Editor, json!({"serverPath": "/x/tandem", "baseUrl": "http://b", "provider": "anthropic"}))]);
         assert!(problems.is_empty(), "an editor's own keys are not problems: {problems:?}");
-        assert_eq!(editor.lookup_with("ANTHROPIC_BASE_URL", environment).as_deref(), Some("http://b"));
+        assert_eq!(editor.lookup_with("TANDEM_BASE_URL", environment).as_deref(), Some("http://b"));
         assert_eq!(editor.lookup_with("OPENAI_BASE_URL", environment).as_deref(), Some("http://process"));
     }
 }

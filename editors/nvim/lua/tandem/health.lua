@@ -1,24 +1,29 @@
--- :checkhealth tandem — the binary and its version, Neovim, the provider
--- configuration (never showing keys), the server's state, and whether shell
--- commands run in a sandbox here (`tandem doctor --json`).
+-- :checkhealth tandem — the binary and its version, Neovim, which model
+-- endpoint runs use and why (never showing keys), the server's state, and
+-- whether shell commands run in a sandbox here: `tandem doctor --json`, with
+-- the settings the plugin gives the server.
 local M = {}
 
-local function provider_summary(settings)
-  local env = vim.env
-  local function set(name)
-    return env[name] ~= nil and env[name] ~= ''
+--- `tandem doctor --json` in `root`, with the settings the plugin gives the
+--- server (so the report is that server's decision); the decoded report, or
+--- nil and why not.
+local function doctor(exe, root, settings)
+  local cmd = { exe, 'doctor', '--json' }
+  if next(settings) ~= nil then
+    table.insert(cmd, '--editor-settings')
+    table.insert(cmd, vim.json.encode(settings))
   end
-  local provider = settings.provider or (set('TANDEM_PROVIDER') and env.TANDEM_PROVIDER or nil)
-  if provider then
-    return provider, 'chosen by ' .. (settings.provider and 'setup({provider})' or 'TANDEM_PROVIDER')
+  local ran, result = pcall(function()
+    return vim.system(cmd, { text = true, cwd = root }):wait(10000)
+  end)
+  local decoded, report = false, nil
+  if ran and result.stdout then
+    decoded, report = pcall(vim.json.decode, result.stdout)
   end
-  if set('ANTHROPIC_API_KEY') then
-    return 'anthropic', 'ANTHROPIC_API_KEY is set'
+  if not (decoded and type(report) == 'table' and type(report.sandbox) == 'table') then
+    return nil, ran and vim.trim((result.stderr or '') .. ' ' .. (result.stdout or '')) or tostring(result)
   end
-  if set('OPENAI_API_KEY') or set('OPENAI_BASE_URL') then
-    return 'openai', (set('OPENAI_API_KEY') and 'OPENAI_API_KEY' or 'OPENAI_BASE_URL') .. ' is set'
-  end
-  return nil, nil
+  return report, nil
 end
 
 function M.check()
@@ -52,24 +57,31 @@ function M.check()
     end
   end
 
+  -- Which endpoint runs use, and why: the server's one decision, as
+  -- `tandem doctor` makes it with the settings this plugin passes.
   health.start('model provider')
   local settings = tandem.server_settings()
-  local provider, why = provider_summary(settings)
-  if provider then
-    health.ok(string.format('provider %s (%s); model %s', provider, why, settings.model or vim.env.TANDEM_MODEL or 'the default'))
-    if provider == 'anthropic' and not (vim.env.ANTHROPIC_API_KEY and vim.env.ANTHROPIC_API_KEY ~= '') then
-      health.warn('ANTHROPIC_API_KEY is not set in the environment Neovim passes to the server')
-    end
-  else
-    health.warn('no provider is configured: runs will fail', {
+  local client = tandem.client()
+  local root = (client and client.config and client.config.root_dir) or vim.fn.getcwd()
+  local report, failure = nil, 'the tandem binary is not found (see above)'
+  if exe ~= '' then
+    report, failure = doctor(exe, root, settings)
+  end
+  local provider = report and report.provider
+  if type(provider) == 'table' and provider.provider then
+    local at = provider.base_url and (' at ' .. provider.base_url) or ''
+    health.ok(string.format('provider %s%s, model %s (%s)', provider.provider, at, provider.model or '?', provider.reason or ''))
+  elseif type(provider) == 'table' and provider.error then
+    health.warn('runs will fail: ' .. provider.error, {
       'set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, in the environment',
-      "or require('tandem').setup({ provider = 'openai', model = '…' })",
+      "or require('tandem').setup({ provider = 'openai', model = '…', settings = { baseUrl = '…' } })",
     })
+  else
+    health.warn('not checked: `tandem doctor --json` failed: ' .. tostring(failure), { 'an older tandem binary? `tandem --version` should match the plugin' })
   end
   health.info('permission mode: ' .. (settings.permissionMode or 'default'))
 
   health.start('server')
-  local client = tandem.client()
   if not client then
     health.warn('not running', { "call require('tandem').setup() or vim.lsp.enable('tandem'), then open a file" })
   else
@@ -86,17 +98,8 @@ function M.check()
     health.warn('not checked: the tandem binary is not found (see above)')
     return
   end
-  local root = (client and client.config and client.config.root_dir) or vim.fn.getcwd()
-  local ran, result = pcall(function()
-    return vim.system({ exe, 'doctor', '--json' }, { text = true, cwd = root }):wait(10000)
-  end)
-  local decoded, report = false, nil
-  if ran and result.stdout then
-    decoded, report = pcall(vim.json.decode, result.stdout)
-  end
-  if not (decoded and type(report) == 'table' and type(report.sandbox) == 'table') then
-    local why = ran and vim.trim((result.stderr or '') .. ' ' .. (result.stdout or '')) or tostring(result)
-    health.error('`tandem doctor --json` failed: ' .. why, { 'an older tandem binary? `tandem --version` should match the plugin' })
+  if not report then
+    health.error('`tandem doctor --json` failed: ' .. tostring(failure), { 'an older tandem binary? `tandem --version` should match the plugin' })
     return
   end
   local sandbox = report.sandbox

@@ -62,6 +62,24 @@ export interface Snapshot {
   running: boolean;
   threadId?: string;
   title?: string;
+  /** Which model endpoint runs use, and why (`providerLine`). */
+  provider?: string;
+}
+
+/** What `tandem.provider` answers, and what a run's `provider` event carries. */
+export interface Endpoint {
+  provider?: string;
+  model?: string;
+  base_url?: string;
+  reason?: string;
+  error?: string;
+}
+
+/** The panel's line about the model endpoint: where prompts go, and why. */
+export function providerLine(endpoint: Endpoint): string {
+  if (endpoint.error !== undefined) return `Model: none (${endpoint.error.split('\n')[0]})`;
+  const at = endpoint.base_url ? ` at ${endpoint.base_url}` : '';
+  return `Model: ${endpoint.provider ?? '?'} ${endpoint.model ?? ''}${at} (${endpoint.reason ?? ''})`;
 }
 
 /** What a change sends to a listener (the webview). */
@@ -70,7 +88,8 @@ export type Change =
   | { op: 'reset'; snapshot: Snapshot }
   | { op: 'asks'; asks: PendingAsk[] }
   | { op: 'state'; running: boolean; threadId?: string; title?: string }
-  | { op: 'undo'; runId: string; undone: boolean };
+  | { op: 'undo'; runId: string; undone: boolean }
+  | { op: 'provider'; text: string };
 
 export class Conversation {
   private items: PanelItem[] = [];
@@ -80,6 +99,8 @@ export class Conversation {
   private tools = new Map<string, string>();
   threadId: string | undefined;
   title: string | undefined;
+  /** The model endpoint line (`providerLine`): from `tandem.provider`, then each run's first event. */
+  provider: string | undefined;
   /** The run whose events came last. */
   private lastRun: string | undefined;
   /** The current run's `end` event came. */
@@ -99,7 +120,7 @@ export class Conversation {
   }
 
   snapshot(): Snapshot {
-    return { items: this.items.slice(), asks: this.asks.slice(), running: this.running, threadId: this.threadId, title: this.title };
+    return { items: this.items.slice(), asks: this.asks.slice(), running: this.running, threadId: this.threadId, title: this.title, provider: this.provider };
   }
 
   /** A run starts with this prompt. */
@@ -113,8 +134,18 @@ export class Conversation {
     this.fireState();
   }
 
+  /** Which model endpoint runs use (`tandem.provider`, or a run's `provider` event). */
+  setProvider(endpoint: Endpoint): void {
+    this.provider = providerLine(endpoint);
+    this.fire({ op: 'provider', text: this.provider });
+  }
+
   /** One of the run's events (`tandem/runEvent`). */
   event(runId: string, event: RunEvent): void {
+    if (event.type === 'provider' && event.parent === undefined) {
+      this.setProvider(event);
+      return;
+    }
     if (event.type === 'tool_call' && event.id !== undefined && event.parent === undefined) {
       this.tools.set(event.id, toolLine(event));
     }

@@ -12,7 +12,7 @@ import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands'
 import { EditResult, relativePath } from '../logic';
 import { RunEvent } from '../runs';
 import { Asks } from './asks';
-import { Conversation, EndEdit, PanelItem, titleOf } from './conversation';
+import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
 import { safeUrl } from './markdown';
 import { onDidRestore, undoRun } from '../undo';
@@ -64,6 +64,10 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     this.disposables.push(
       conversation.onChange((change) => this.post(change)),
       server.runs.onDidBegin((prompt) => conversation.begin(prompt)),
+      // Where prompts go, said before the first one: the server's decision.
+      server.onDidStart((started) => {
+        if (started) void showProvider(server, conversation);
+      }),
       server.runs.onEvent((params) => conversation.event(params.runId, params.event)),
       server.runs.onDidEnd((result) => {
         const folders = workspaceFolders();
@@ -369,6 +373,7 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
   <button id="threads" class="icon" title="Resume a conversation" aria-label="Resume a conversation">History</button>
   <button id="new" class="icon" title="New conversation" aria-label="New conversation">New</button>
 </header>
+<div id="model" class="model" aria-label="The model endpoint runs use"></div>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></main>
 <div id="empty" class="empty">Ask Tandem about this workspace. It reads, edits and runs commands with your approval; edits are reviewed in the Refactor Preview.</div>
 <section id="asks" aria-live="assertive" hidden></section>
@@ -385,6 +390,19 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
 <script nonce="${n}" src="${js}"></script>
 </body>
 </html>`;
+}
+
+/** Ask the server which model endpoint runs use, and show it in the panel. */
+async function showProvider(server: TandemServer, conversation: Conversation): Promise<void> {
+  const client = await server.ready();
+  if (!client) return;
+  try {
+    const endpoint = await client.sendRequest<Endpoint | null>('workspace/executeCommand', { command: 'tandem.provider', arguments: [] });
+    if (endpoint) conversation.setProvider(endpoint);
+  } catch (err) {
+    // An older server without the command: each run's first event says it.
+    console.warn('tandem.provider failed', err);
+  }
 }
 
 /** Register the panel, its status bar item and its commands; route the server's questions to it. */

@@ -339,6 +339,7 @@ function reset(snapshot: Snapshot): void {
   runEnds.clear();
   undoButtons.clear();
   byId('usage').textContent = '';
+  byId('model').textContent = snapshot.provider ?? '';
   empty.hidden = snapshot.items.length > 0;
   for (const item of snapshot.items) show(item, true);
   log.scrollTop = log.scrollHeight;
@@ -556,6 +557,9 @@ window.addEventListener('message', (event: MessageEvent<Incoming>) => {
     }
     case 'asks':
       setAsks(message.asks);
+      break;
+    case 'provider':
+      byId('model').textContent = message.text;
       break;
     case 'state':
       setState(message.running, message.title);

@@ -96,6 +96,10 @@ impl Driver<'_> {
     }
 
     pub(super) async fn drive(&mut self, executor: &Executor, request: &RunRequest) -> Result<(RunStatus, String), Stop> {
+        if let Some(endpoint) = &request.endpoint {
+            let endpoint = endpoint.clone();
+            let _ = self.events.send(RunEvent::Provider { provider: endpoint.provider, model: endpoint.model, base_url: endpoint.base_url, reason: endpoint.reason });
+        }
         if let Some(message) = &request.sandbox_notice {
             let _ = self.events.send(RunEvent::Sandbox { message: message.clone() });
         }

@@ -16,6 +16,7 @@ import {
   REJECTED_IN_PREVIEW,
   relativePath,
   serverEnv,
+  localModelSettings,
   serverSettings,
   startFailureMessage,
   textInputAnswer,
@@ -47,16 +48,25 @@ describe('serverSettings', () => {
 
 describe('serverEnv', () => {
   it('adds the stored keys and keeps the rest of the environment', () => {
-    const env = serverEnv({ PATH: '/bin', HOME: undefined }, { anthropic: 'sk-ant-1', openai: '' }, undefined, '');
+    const env = serverEnv({ PATH: '/bin', HOME: undefined }, { anthropic: 'sk-ant-1', openai: '' });
     assert.deepStrictEqual(env, { PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant-1' });
   });
-  it('gives the base URL to the chosen provider, OpenAI-compatible by default', () => {
-    assert.strictEqual(serverEnv({}, {}, 'anthropic', 'http://a/').ANTHROPIC_BASE_URL, 'http://a/');
-    assert.strictEqual(serverEnv({}, {}, 'anthropic', 'http://a/').OPENAI_BASE_URL, undefined);
-    assert.strictEqual(serverEnv({}, {}, '', 'http://localhost:11434/v1').OPENAI_BASE_URL, 'http://localhost:11434/v1');
-  });
   it('a stored key wins over the inherited variable', () => {
-    assert.strictEqual(serverEnv({ OPENAI_API_KEY: 'old' }, { openai: 'new' }, 'openai', undefined).OPENAI_API_KEY, 'new');
+    assert.strictEqual(serverEnv({ OPENAI_API_KEY: 'old' }, { openai: 'new' }).OPENAI_API_KEY, 'new');
+  });
+});
+
+describe('the base URL setting (issue 28)', () => {
+  it('"Use a local model" names the provider with the URL and the model', () => {
+    assert.deepStrictEqual(localModelSettings(' http://localhost:11434/v1 ', ' qwen3 '), { provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen3' });
+  });
+  it('goes to the server as the baseUrl setting, never as a provider variable', () => {
+    // With an Anthropic key stored, OPENAI_BASE_URL lost to the key and the
+    // prompt went to the public Anthropic API: the server now decides.
+    const settings = serverSettings((k) => (k === 'baseUrl' ? ' http://localhost:11434/v1 ' : undefined));
+    assert.strictEqual(settings.baseUrl, 'http://localhost:11434/v1');
+    const env = serverEnv({}, { anthropic: 'sk-ant-1' });
+    assert.deepStrictEqual(env, { ANTHROPIC_API_KEY: 'sk-ant-1' });
   });
 });
 

@@ -1,7 +1,7 @@
 // Unit tests of the Tandem panel's logic (src/panel/*), in plain Node.
 import * as assert from 'assert';
 import { Asks, Cancellation } from '../../panel/asks';
-import { Change, Conversation, editStatusLabel, usageLine } from '../../panel/conversation';
+import { Change, Conversation, editStatusLabel, providerLine, usageLine } from '../../panel/conversation';
 import { applyMention, History, mentionAt, rankFiles } from '../../panel/input';
 import { escapeHtml, MarkdownStream, renderInline, renderMarkdown } from '../../panel/markdown';
 import { statusBarText } from '../../panel/status';
@@ -190,6 +190,27 @@ describe('Conversation', () => {
     assert.strictEqual(live[0].op, 'reset');
     assert.deepStrictEqual(conversation.snapshot().items.map((i) => i.text), ['p', 'ab']);
     assert.strictEqual(conversation.snapshot().title, 'Other thread');
+  });
+});
+
+describe('the model endpoint line (issue 28)', () => {
+  it("says where prompts go and why, from tandem.provider and from each run's first event", () => {
+    const conversation = new Conversation();
+    const changes: Change[] = [];
+    conversation.onChange((change) => changes.push(change));
+    conversation.setProvider({ provider: 'anthropic', model: 'claude-sonnet-4-5', base_url: 'https://api.anthropic.com', reason: 'no provider or base URL is set, and ANTHROPIC_API_KEY is' });
+    conversation.begin('hello');
+    conversation.event('run-1', { type: 'provider', provider: 'openai', model: 'qwen3', base_url: 'http://localhost:11434/v1', reason: 'no provider is named and baseUrl is set to http://localhost:11434/v1' });
+    const lines = changes.filter((c) => c.op === 'provider').map((c) => (c as { text: string }).text);
+    assert.deepStrictEqual(lines, [
+      'Model: anthropic claude-sonnet-4-5 at https://api.anthropic.com (no provider or base URL is set, and ANTHROPIC_API_KEY is)',
+      'Model: openai qwen3 at http://localhost:11434/v1 (no provider is named and baseUrl is set to http://localhost:11434/v1)',
+    ]);
+    assert.strictEqual(conversation.snapshot().provider, lines[1], 'a reloaded webview shows it too');
+    assert.ok(!conversation.snapshot().items.some((item) => item.type === 'provider'), 'a line at the top, not a transcript entry');
+  });
+  it('says why there is none', () => {
+    assert.strictEqual(providerLine({ error: 'no model provider is configured. Set one of:\n  ANTHROPIC_API_KEY' }), 'Model: none (no model provider is configured. Set one of:)');
   });
 });
 
