@@ -430,6 +430,26 @@ fn neovim_split_review_shows_write_file_content() {
     }
 }
 
+/// The user unloads the file's buffer while the review is open, then
+/// applies the review: nothing is applied (the buffer is not loaded again
+/// from the disk to take the edit), and the model is told the document was
+/// closed while the edit waited.
+#[test]
+fn neovim_closing_the_buffer_during_the_review_applies_nothing() {
+    for nvim in nvims("neovim_closing_the_buffer_during_the_review_applies_nothing") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "UnloadFileThenApply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        assert_eq!(report["file_loaded_at_answer"], false, "{report:#}");
+        assert_eq!(report["file_loaded_after"], false, "the edit did not load the buffer again: {report:#}");
+        assert_nothing_landed(&outcome);
+        assert_eq!(report["modified"], false, "{report:#}");
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert_eq!(outcome.results[1]["is_error"], true, "{content}");
+        assert!(content.contains("the document was closed in the editor while the edit waited"), "{content}");
+        assert_eq!(report["result"]["edits"][0]["status"], "not_applied", "{report:#}");
+    }
+}
+
 /// Cancel means no edit lands: the user cancels while the plugin's review
 /// is open and then presses Apply; the run is over, so the plugin applies
 /// nothing and says so.

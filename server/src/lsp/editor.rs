@@ -758,6 +758,9 @@ impl Editor for LspEditor {
         // `unknown` unless the buffer then shows it.
         let mut pending = PendingEdit { editor: self, edit: &edit, watch_for, done: false };
         self.touch(&edit);
+        // Taken now: a document closed while the edit waited has no URI
+        // in `documents` afterwards, and its edit is recorded all the same.
+        let opened_as = self.documents.uri(&edit.path);
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
         match &outcome {
@@ -765,7 +768,7 @@ impl Editor for LspEditor {
             EditOutcome::Partial(partial) => self.touched_at(&edit, partial.version),
             _ => {}
         }
-        if let Some(uri) = self.documents.uri(&edit.path) {
+        if let Some(uri) = self.documents.uri(&edit.path).or(opened_as) {
             self.record(&edit, &uri, &outcome);
             if let EditOutcome::Unknown(reason) = &outcome {
                 if reason.contains(APPLIED_WITHOUT_CHANGE) {
