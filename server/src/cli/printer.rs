@@ -11,7 +11,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tandem::agent::{RunEvent, RunOutcome, RunStatus};
+use tandem::host::{RunEvent, RunOutcome, RunStatus};
+use tandem::sync::MutexExt;
 use tandem::tools::ToolKind;
 use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
 
@@ -129,7 +130,7 @@ impl Printer {
 
     pub fn event(&mut self, event: &RunEvent) {
         if let Some(tee) = &self.tee {
-            tee.lock().unwrap_or_else(|e| e.into_inner()).push(event.clone());
+            tee.locked().push(event.clone());
         }
         self.show(event, 0, None);
     }
@@ -285,7 +286,7 @@ impl Printer {
         let cached = if usage.cache_read_input_tokens > 0 { format!(" ({} cached)", thousands(usage.cache_read_input_tokens)) } else { String::new() };
         let mut tokens = format!("{} tokens in{cached}, {} out", thousands(usage.input_tokens), thousands(usage.output_tokens));
         if let Some(cost) = outcome.cost_usd {
-            tokens.push_str(&format!(" · {}", tandem::thread::pricing::format_cost(cost)));
+            tokens.push_str(&format!(" · {}", tandem::host::format_cost(cost)));
         }
         if !self.at_line_start {
             self.out("\n");
@@ -421,7 +422,7 @@ struct TerminalLine {
 static TERMINAL_LINE: Mutex<TerminalLine> = Mutex::new(TerminalLine { questions: 0, spinner_drawn: false });
 
 fn terminal_line() -> std::sync::MutexGuard<'static, TerminalLine> {
-    TERMINAL_LINE.lock().unwrap_or_else(|e| e.into_inner())
+    TERMINAL_LINE.locked()
 }
 
 /// Clear the spinner's frame, if one is drawn.
@@ -458,7 +459,7 @@ fn spawn_ticker(state: Arc<Mutex<SpinnerState>>) {
         let mut interval = tokio::time::interval(Duration::from_millis(100));
         loop {
             interval.tick().await;
-            let state = state.lock().unwrap_or_else(|e| e.into_inner());
+            let state = state.locked();
             if state.stopped {
                 break;
             }
@@ -495,26 +496,26 @@ impl Spinner {
     }
 
     fn pause(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.locked();
         state.active = false;
         clear_frame(&mut terminal_line());
     }
 
     /// A new activity starts (its elapsed time counts from now).
     fn activity(&self, activity: String) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.locked();
         state.activity = activity;
         state.since = Instant::now();
     }
 
     fn resume(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.locked();
         state.active = !state.stopped;
     }
 
     fn stop(&self) {
         self.pause();
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).stopped = true;
+        self.state.locked().stopped = true;
     }
 }
 

@@ -12,7 +12,8 @@ use tokio::sync::{mpsc, watch};
 use super::super::client::{methods, ClientLink};
 use super::super::documents::{path_to_uri, uri_to_path};
 use super::super::editor::{EditRecord, LspEditor};
-use crate::agent::RunEvent;
+use crate::host::RunEvent;
+use crate::sync::MutexExt;
 use crate::tools::ToolKind;
 use crate::workspace::{CommandEffect, DiskWrite, EditStatus, EditSummaryItem, LineSpan, Workspace};
 
@@ -142,7 +143,7 @@ impl Forwarder {
                     // made after the last that an earlier call showed.
                     if let Some(uri) = uri {
                         let seen = self.shown_records.get(&uri).copied().unwrap_or(0);
-                        let mut learnt = self.learnt.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut learnt = self.learnt.locked();
                         if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
                             self.shown_records.insert(uri, seq);
                             learnt.record_calls.insert(seq, id.clone());
@@ -156,7 +157,7 @@ impl Forwarder {
                         }
                     }
                     if !is_error {
-                        self.learnt.lock().unwrap_or_else(|e| e.into_inner()).written.push(path);
+                        self.learnt.locked().written.push(path);
                     }
                 }
             }

@@ -31,10 +31,10 @@ use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::{EditRecord, LspEditor};
-use crate::thread::threads::{ThreadError, Threads};
-use crate::thread::Thread;
-use crate::agent::{self, event_channel, RunEvent, RunOutcome, RunStatus};
-use crate::tools::ToolContext;
+use crate::host::{AfterRun, RunEdits, RunOutcome, RunStatus};
+use crate::host::{RunHandle, StartError, ThreadChoice};
+use crate::host::Threads;
+use crate::sync::MutexExt;
 use crate::workspace::{edits_summary, EditStatus, EditSummaryItem, Workspace};
 
 mod forward;
@@ -135,8 +135,6 @@ pub struct RunEnv {
     pub settings: Settings,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
-    /// The conversation threads of this session.
-    pub threads: Arc<Threads>,
     /// A `"wait": false` answer must reach this client alone
     /// ([`super::clients::answer_goes_alone`]).
     pub answer_goes_alone: bool,
@@ -156,24 +154,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     }
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
-    let conversation = match env.threads.check_out(args.thread_id.as_deref(), &run_id) {
-        Ok(conversation) => conversation,
-        Err(err) => {
-            env.runs.release(&run_id);
-            return Err(match err {
-                ThreadError::Busy { .. } => AskError::Busy(format!("Tandem is already running an agent on this thread: {err}")),
-                ThreadError::Elsewhere { .. } => AskError::Busy(err.to_string()),
-                ThreadError::Unknown(message) => AskError::InvalidParams(message),
-            });
-        }
-    };
-    let thread_id = conversation.id.clone();
-    let started_id = run_id.clone();
-    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
-    // `wait: false` has answered already, so nothing is dropped.
-    let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
-
     let review = super::plan_review::LspPlanReview {
         client: Arc::clone(&env.client),
         outbox: Arc::clone(&env.outbox),
@@ -181,34 +161,74 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         timeout: env.settings.timeouts.prompt(),
         text_input: env.settings.text_input,
     };
+    // With `wait: false`, for a client that reads nothing past the answer
+    // to its synchronous request in the same read (eglot), the answer goes
+    // out alone: the run starts after a pause, or an applyEdit sent right
+    // behind the answer could wait for ever. Other clients pay nothing.
+    let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
+    // What the forwarder learns of the run's edits (which call made
+    // each); once the run's events are out, the run's edits: what the
+    // answer lists, kept in the thread (before it is checked in) for a
+    // transcript that shows them later (a window reloaded).
+    let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
+    let run_edits_slot: Arc<std::sync::Mutex<Option<Vec<Value>>>> = Arc::default();
+    let after_run: AfterRun = {
+        let (env, run_id, learnt, slot) = (env.clone(), run_id.clone(), Arc::clone(&learnt), Arc::clone(&run_edits_slot));
+        Box::new(move || {
+            Box::pin(async move {
+                env.outbox.flush().await;
+                let edits = run_edits(&env, &run_id, &learnt);
+                let summary = summary(&env, &edits);
+                *slot.locked() = Some(edits.clone());
+                RunEdits { edits, summary }
+            })
+        })
+    };
     let parts = crate::host::RunParts {
+        run_id: Some(run_id.clone()),
+        after_run: Some(after_run),
         // Its edits are recorded as this run's: threads run at once, and
         // each answer lists its own edits.
         workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
         plan_review: Some(Arc::new(review)),
         cancel: cancel.clone(),
-        checkpoint: Some((thread_id.clone(), run_id.clone())),
+        context: selection_context(&env, &args),
+        in_editor: true,
+        start_after: answer_first,
         ..crate::host::RunParts::default()
     };
+    let choice = match &args.thread_id {
+        Some(id) => ThreadChoice::Resume(id.clone()),
+        None => ThreadChoice::New,
+    };
     // No model configured: the run ends at once, saying what to set.
-    let run = env.host.run(args.prompt.clone(), parts).map(|mut run| {
-        run.request.context = selection_context(&env, &args);
-        run.request.in_editor = true;
-        run
-    });
-    if let Some(notice) = run.as_ref().ok().and_then(|run| run.request.sandbox_notice.as_ref()) {
+    let handle = match env.host.start(&choice, args.prompt.clone(), parts) {
+        Ok(handle) => handle,
+        Err(err) => {
+            env.runs.release(&run_id);
+            return Err(match err {
+                StartError::Busy(message) => AskError::Busy(format!("Tandem is already running an agent on this thread: {message}")),
+                StartError::Elsewhere(message) => AskError::Busy(message),
+                StartError::NoThread(message) | StartError::NoModel(message) => AskError::InvalidParams(message),
+            });
+        }
+    };
+    let RunHandle { thread_id, events: events_rx, ending, recorder, sandbox_notice, .. } = handle;
+    let started_id = run_id.clone();
+    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
+    // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
+    // `wait: false` has answered already, so nothing is dropped.
+    let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
+    if let Some(notice) = sandbox_notice {
         // Once per run, where the user looks: the editor's message area.
         env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
     }
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
-    let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
-    env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
+    env.outbox.start(&run_id, ending.sender(), forwarded_rx);
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
-    let recorder = run.as_ref().ok().and_then(|run| run.end.recorder());
-    let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
     let forwarder = tokio::spawn(forward_events(
         Arc::clone(&env.client),
         (Arc::clone(&env.editor), Arc::clone(&env.workspace), recorder),
@@ -219,61 +239,30 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         Arc::clone(&learnt),
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    // With `wait: false`, for a client that reads nothing past the answer
-    // to its synchronous request in the same read (eglot), the answer goes
-    // out alone: the run starts after a pause, or an applyEdit sent right
-    // behind the answer could wait for ever. Other clients pay nothing.
-    let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
-    let threads = Arc::clone(&env.threads);
-    let task_env = env.clone();
-    let task_run = run_id.clone();
     tokio::spawn(async move {
+        // The run slot is freed when the run really ends (the thread is
+        // idle again by then, its lock let go): a follow-up sent on the
+        // answer, here or in another window, finds the thread free.
         let _release = release;
-        // The thread is idle again when the run ends, however it ends.
-        let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
-        if let Some(delay) = answer_first {
-            tokio::time::sleep(delay).await;
-        }
-        let outcome = match (run, conversation.get()) {
-            (Ok(run), Some(thread)) => {
-                // The checkpoint is completed and interrupted writes cleaned up when the run ends.
-                let _end = run.end;
-                agent::run_thread(&*run.provider, &run.executor, run.ctx, thread, &run.config, run.request, events_tx).await
-            }
-            (Err(message), _) => failed_outcome(&events_tx, message),
-            (_, None) => failed_outcome(&events_tx, "the conversation thread is gone".into()),
-        };
-        // The run's edits, once its events (the end too) are out: what
-        // the answer lists, kept in the thread for a transcript that
-        // shows them later (a window reloaded).
-        task_env.outbox.flush().await;
-        let edits = run_edits(&task_env, &task_run, &learnt);
-        if let Some(thread) = conversation.get() {
-            thread.record_edits(edits.clone(), summary(&task_env, &edits));
-            thread.commit();
-        }
-        // Idle again (and its lock let go) before the answer can go out:
-        // a follow-up sent on the answer, here or in another window,
-        // finds the thread free.
-        drop(conversation);
-        let _ = outcome_tx.send((outcome, edits));
+        let _ = outcome_tx.send(ending.finished().await.outcome);
     });
 
     let nudge = answer_first.map(|_| nudge_after_answer(Arc::clone(&env.client), Arc::clone(&env.runs), started_id.clone()));
     let finished_thread = thread_id.clone();
     let finished = async move {
-        let (outcome, edits) = outcome_rx.await.unwrap_or_else(|_| {
-            let outcome = RunOutcome {
-                status: RunStatus::Failed,
-                text: "the agent run ended without an outcome".into(),
-                turns: 0,
-                usage: Default::default(),
-                cost_usd: None,
-                thread_id: String::new(),
-            };
-            (outcome, Vec::new())
+        let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
+            status: RunStatus::Failed,
+            text: "the agent run ended without an outcome".into(),
+            turns: 0,
+            usage: Default::default(),
+            cost_usd: None,
+            thread_id: String::new(),
         });
         let _ = forwarder.await;
+        // Taken before the thread was checked in; a run that never started
+        // (no model) has none yet.
+        let taken = run_edits_slot.locked().take();
+        let edits = taken.unwrap_or_else(|| run_edits(&env, &run_id, &learnt));
         let mut answer = answer(&env, &run_id, &outcome, edits);
         answer["threadId"] = json!(finished_thread);
         if let Some(cost) = outcome.cost_usd {
@@ -313,31 +302,6 @@ async fn nudge_after_answer(client: Arc<dyn ClientLink>, runs: Arc<Runs>, run_id
     }
 }
 
-fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcome {
-    let _ = events.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None });
-    RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() }
-}
-
-/// Gives a thread back to [`Threads`] when its run's task ends.
-struct CheckInOnDrop {
-    threads: Arc<Threads>,
-    conversation: Option<Thread>,
-}
-
-impl CheckInOnDrop {
-    fn get(&mut self) -> Option<&mut Thread> {
-        self.conversation.as_mut()
-    }
-}
-
-impl Drop for CheckInOnDrop {
-    fn drop(&mut self) {
-        if let Some(conversation) = self.conversation.take() {
-            self.threads.check_in(conversation);
-        }
-    }
-}
-
 /// `tandem.threads`: `[{"threadId", "title", "lastActivity", "turns", "tokens", "costUsd"}]`.
 pub fn threads_answer(threads: &Threads) -> Value {
     let list: Vec<Value> = threads
@@ -365,18 +329,10 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
     let _release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    let conversation = env.threads.check_out(Some(thread_id), &run_id).map_err(|err| match err {
-        ThreadError::Busy { .. } | ThreadError::Elsewhere { .. } => AskError::Busy(err.to_string()),
-        ThreadError::Unknown(message) => AskError::InvalidParams(message),
+    let (before, after) = env.host.compact(thread_id, cancel).await.map_err(|err| match err {
+        StartError::Busy(message) | StartError::Elsewhere(message) => AskError::Busy(message),
+        StartError::NoThread(message) | StartError::NoModel(message) => AskError::InvalidParams(message),
     })?;
-    let mut conversation = CheckInOnDrop { threads: Arc::clone(&env.threads), conversation: Some(conversation) };
-    let (provider, config) = env.host.model(None).map_err(AskError::InvalidParams)?;
-    let ctx = ToolContext { cancel, ..ToolContext::new(Arc::clone(&env.workspace)) };
-    let (events, _ignored) = event_channel();
-    let Some(thread) = conversation.get() else { return Err(AskError::InvalidParams("the conversation thread is gone".into())) };
-    let (before, after) = agent::compact_conversation(&*provider, &ctx, thread, &config, &events)
-        .await
-        .map_err(|e| AskError::InvalidParams(format!("the compaction failed: {e}")))?;
     Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))
 }
 
@@ -395,7 +351,7 @@ fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, edits: Vec<Value>) -
 /// records and the workspace's disk writes, each with the `toolCallId` of
 /// the call that made it where the forwarder saw it.
 fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -> Vec<Value> {
-    let learnt = learnt.lock().unwrap_or_else(|e| e.into_inner());
+    let learnt = learnt.locked();
     let mut edits: Vec<Value> = Vec::new();
     let mut uris: Vec<String> = Vec::new();
     for (seq, record) in env.editor.take_records_in_order(Some(run_id)) {
