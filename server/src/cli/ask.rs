@@ -119,6 +119,9 @@ pub struct Headless {
     options: SessionOptions,
     host: Host,
     reporter: Option<tokio::task::JoinHandle<()>>,
+    /// The model endpoint the terminal was told last: a chat says it at
+    /// its first message and again only when it changed.
+    endpoint_shown: std::sync::Mutex<Option<tandem::agent::config::Endpoint>>,
 }
 
 impl Headless {
@@ -159,7 +162,7 @@ impl Headless {
             mcp.start();
             reporter
         });
-        Ok(Headless { options: options.clone(), host, reporter })
+        Ok(Headless { options: options.clone(), host, reporter, endpoint_shown: std::sync::Mutex::new(None) })
     }
 
     /// One run of `prompt` on the thread `choice` names, printed; the
@@ -177,7 +180,13 @@ impl Headless {
         let mut run = self.host.run(prompt, parts).map_err(anyhow::Error::msg)?;
         run.request.compact = compact;
         run.request.max_turns = self.options.max_turns.or(run.request.max_turns);
-        let printer = if self.options.json { None } else { Some(Printer::for_terminal().verbose(self.options.verbose)) };
+        let show_provider = {
+            let mut shown = self.endpoint_shown.lock().unwrap_or_else(|e| e.into_inner());
+            let changed = *shown != run.request.endpoint;
+            shown.clone_from(&run.request.endpoint);
+            changed
+        };
+        let printer = if self.options.json { None } else { Some(Printer::for_terminal().verbose(self.options.verbose).show_provider(show_provider)) };
         let thread = Some((&mut thread, &run.config));
         let outcome = run_printed(run.provider.as_ref(), &run.executor, run.ctx, run.request, thread, printer, None).await;
         if let Some(recorder) = run.end.finish() {

@@ -70,6 +70,8 @@ pub struct Printer {
     tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
     /// Show applied edits' whole diffs.
     verbose: bool,
+    /// Say the run's model endpoint (`tandem chat` says it again only when it changed).
+    show_provider: bool,
 }
 
 impl Printer {
@@ -89,7 +91,14 @@ impl Printer {
             speaker: None,
             tee: None,
             verbose: false,
+            show_provider: true,
         }
+    }
+
+    /// Say (or not) the run's `provider` event.
+    pub fn show_provider(mut self, show: bool) -> Self {
+        self.show_provider = show;
+        self
     }
 
     /// Show every line of an applied edit's diff (`--verbose`).
@@ -239,12 +248,13 @@ impl Printer {
                 let line = self.style.dim(&format!("{pad}[{name} hook] {message}"));
                 self.line(&line);
             }
-            RunEvent::Provider { provider, model, base_url, reason } => {
+            RunEvent::Provider { provider, model, base_url, reason } if self.show_provider => {
                 // Where the prompt goes, before it goes: on stderr, beside
                 // the retries, so the transcript on stdout stays the answer.
                 let at = base_url.as_deref().map(|url| format!(" at {url}")).unwrap_or_default();
                 eprintln!("{}", self.style.dim(&format!("[model: {provider}{at}, {model}; {reason}]")));
             }
+            RunEvent::Provider { .. } => {}
             RunEvent::Sandbox { message } => {
                 let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
                 self.line(&line);
