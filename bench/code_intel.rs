@@ -35,7 +35,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem::language_servers::{Approvals, LanguageServers};
+use tandem::consent::Approvals;
+use tandem::language_servers::LanguageServers;
 use tandem::scope::Scope;
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
@@ -210,7 +211,7 @@ async fn main() {
     let (servers, problems) = LanguageServers::configure(&root, &servers_setting, Approvals::default(), Duration::from_secs(60), Some(Duration::from_secs(60)));
     assert!(problems.is_empty(), "{problems:?}");
     let servers = servers.expect("a configured server");
-    let executor = Executor::new(ToolRegistry::builtin()).with_code_intel(Arc::clone(&servers) as Arc<dyn tandem::tools::code_intel::CodeIntel>);
+    let executor = tandem::tools::builtin::code_intel::install(Executor::new(ToolRegistry::builtin()), Arc::clone(&servers) as Arc<dyn tandem::tools::ports::code_intel::CodeIntel>);
     let ctx = ToolContext::new(Arc::new(Workspace::new(&root).expect("workspace")));
     ctx.run.activate("code_intel");
 

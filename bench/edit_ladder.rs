@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use serde_json::Value;
-use tandem::tools::edit_match::{apply, find, nearest, plan, FindError, MatchRung};
+use tandem::tools::support::edit_match::{apply, find, nearest, plan, FindError, MatchRung};
 
 struct Options {
     runs: usize,

@@ -1,12 +1,25 @@
-//! The layering of `server/src`, checked from the source (as
-//! rust-analyzer's tidy tests check theirs): every `crate::` path in every
-//! file (`use crate::x`, `use crate::{a, b::c}` groups, inline
-//! `crate::x::y` paths; `tandem::x` in the binary's files) is an import of
-//! a top-level module, and imports only go down the layers below, never up,
-//! and never round in a circle between modules of one layer.
+//! The tidy test: the shape of `server/src`, checked from the source (as
+//! rust-analyzer's tidy tests check theirs). Each rule names the file and
+//! line that breaks it; a list of known exceptions may only shrink.
 //!
-//! A new top-level module must be given its layer here (and in the diagram
-//! in `server/src/lib.rs`).
+//! - **Layers**: every `crate::` path in every file (`use crate::x`,
+//!   `use crate::{a, b::c}` groups, inline `crate::x::y` paths;
+//!   `tandem::x` in the binary's files) is an import of a top-level
+//!   module, and imports only go down the layers below, never up, and
+//!   never round in a circle between modules of one layer.
+//! - **No circle between the files of one module** (a child may read what
+//!   its parent declares; today's circles are `KNOWN_FILE_CIRCLES`).
+//! - **No front end imports another**, and **front ends reach the loop,
+//!   the threads, the permission machinery and the hooks only through the
+//!   host** (`host` re-exports the words they speak).
+//! - **LSP types only under `lsp/`** (`language_servers/`, the client of
+//!   the servers Tandem starts, speaks LSP as JSON).
+//! - **No platform sandbox words outside `sandbox/`** in code or strings.
+//! - **`lib.rs`'s diagram names every module**, and each has a layer here.
+//! - **One lock helper**: no lock is recovered from poisoning by hand.
+//!
+//! A new top-level module must be given its layer here (and a place in
+//! the diagram in `server/src/lib.rs`).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,7 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
-    ("leaves", &["model", "environment", "consent", "scope"]),
+    ("leaves", &["model", "environment", "consent", "scope", "sync"]),
 ];
 
 /// One import of a top-level module.
@@ -291,7 +304,7 @@ fn f() {
 fn an_import_up_and_a_circle_are_named_with_their_file() {
     let edge = |from: &str, to: &str, place: &str| ((from.to_string(), to.to_string()), vec![place.to_string()]);
     let edges: BTreeMap<_, _> = [
-        edge("tools", "agent", "server/src/tools/agent.rs:24: use crate::agent::subagent::run_child;"),
+        edge("tools", "agent", "server/src/tools/agent.rs:24: use crate::agent::sub_agent::run_child;"),
         edge("hooks", "thread", "server/src/hooks.rs:3: use crate::thread::X;"),
         edge("thread", "hooks", "server/src/thread/a.rs:9: use crate::hooks::Y;"),
         edge("agent", "tools", "server/src/agent/run.rs:1: use crate::tools::Executor;"),
@@ -299,8 +312,441 @@ fn an_import_up_and_a_circle_are_named_with_their_file() {
     .into_iter()
     .collect();
     let problems = problems(&edges);
-    assert!(problems.iter().any(|p| p.starts_with("server/src/tools/agent.rs:24: use crate::agent::subagent::run_child;") && p.contains("`tools` (the tool contract) imports `agent` (agent)")), "{problems:#?}");
+    assert!(problems.iter().any(|p| p.starts_with("server/src/tools/agent.rs:24: use crate::agent::sub_agent::run_child;") && p.contains("`tools` (the tool contract) imports `agent` (agent)")), "{problems:#?}");
     assert!(problems.iter().any(|p| p.starts_with("a circle: hooks → thread → hooks")), "{problems:#?}");
     assert!(problems.iter().any(|p| p.starts_with("a circle: agent → tools → agent")), "{problems:#?}");
     assert_eq!(problems.len(), 3, "{problems:#?}");
+}
+
+/// The places in `src` that take a `std::sync` lock by hand, recovering a
+/// poisoned one (`.lock().unwrap_or_else(…into_inner)`): `sync.rs` is the
+/// one helper for that.
+fn hand_made_lock_recoveries(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap();
+        if relative == Path::new("sync.rs") {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        for (index, line) in code.lines().enumerate() {
+            let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if squeezed.contains(".into_inner())") || squeezed.contains("PoisonError::into_inner") {
+                found.push(format!("server/src/{}:{}", relative.display(), index + 1));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn locks_are_taken_through_the_one_helper() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let found = hand_made_lock_recoveries(&src);
+    assert!(
+        found.is_empty(),
+        "a lock recovered by hand: use `crate::sync::{{MutexExt, RwLockExt, IntoValue}}` (`.locked()`, `.reading()`, `.writing()`, `.into_value()`):\n{}",
+        found.join("\n")
+    );
+}
+
+// ------------------------------------------------------------------
+// The tidy rules beyond the layers (rust-analyzer's tidy tests in
+// spirit): each reads the source and names the file and line that
+// breaks it. A list of known exceptions may only shrink.
+
+/// Blank out comments only (keeping line breaks): string literals stay,
+/// for the rules about what the code says.
+fn without_comments(source: &str) -> String {
+    let code = code_only(source);
+    // Put the string literals back: `code_only` blanked comments and
+    // strings alike; a blanked run that is a comment in the source starts
+    // with `//` or `/*`.
+    let mut out = String::with_capacity(source.len());
+    let (mut source_chars, mut code_chars) = (source.char_indices().peekable(), code.chars());
+    let mut in_comment = false;
+    let mut block_depth = false;
+    while let (Some((at, c)), Some(k)) = (source_chars.next(), code_chars.next()) {
+        let rest = &source[at..];
+        if !in_comment && k == ' ' && c != ' ' && (rest.starts_with("//") || rest.starts_with("/*")) {
+            in_comment = true;
+            block_depth = rest.starts_with("/*");
+        }
+        if in_comment {
+            out.push(if c == '\n' { '\n' } else { ' ' });
+            if (!block_depth && c == '\n') || (block_depth && rest.starts_with("*/")) {
+                if block_depth {
+                    // The `/` of `*/`.
+                    if let (Some(_), Some(_)) = (source_chars.next(), code_chars.next()) {
+                        out.push(' ');
+                    }
+                }
+                in_comment = false;
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Every Rust file of `src` with its module path (`lsp/runs/mod.rs` →
+/// `["lsp", "runs"]`, `lsp/server.rs` → `["lsp", "server"]`).
+fn module_files(src: &Path) -> Vec<(PathBuf, Vec<String>)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .map(|file| {
+            let relative = file.strip_prefix(src).unwrap().to_path_buf();
+            let mut path: Vec<String> = relative.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+            let last = path.pop().unwrap_or_default();
+            let stem = last.trim_end_matches(".rs");
+            if stem != "mod" && stem != "lib" {
+                path.push(stem.to_string());
+            }
+            (relative, path)
+        })
+        .collect()
+}
+
+/// The module paths a file's code names, resolved (`super::x` from
+/// `lsp/runs/forward.rs` is `lsp::runs::x`), with their lines. Groups
+/// give one path per item (`a::{b, c::d}` → `a::b`, `a::c::d`).
+fn paths_named(code: &str, module: &[String], is_mod_file: bool, in_binary: bool) -> Vec<(Vec<String>, usize)> {
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &code[at..];
+        let start_ok = at == 0 || !(is_ident(bytes[at - 1]) || bytes[at - 1] == b':' || bytes[at - 1] == b'$');
+        let prefix = ["crate::", "super::", "self::", "tandem::"].into_iter().find(|p| start_ok && rest.starts_with(p));
+        let Some(prefix) = prefix else {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        };
+        let line = code[..at].matches('\n').count() + 1;
+        let base: Vec<String> = match prefix {
+            "crate::" if in_binary => {
+                at += prefix.len();
+                continue;
+            }
+            "crate::" | "tandem::" => Vec::new(),
+            "self::" if is_mod_file => module.to_vec(),
+            "self::" => module.to_vec(),
+            // `super` of `a/b.rs` (module a::b) is `a`; of `a/b/mod.rs` (a::b) too.
+            _ => module[..module.len().saturating_sub(1)].to_vec(),
+        };
+        if prefix == "tandem::" && !in_binary {
+            at += prefix.len();
+            continue;
+        }
+        let mut end = at + prefix.len();
+        let mut segments = base.clone();
+        loop {
+            let ident: String = code[end..].bytes().take_while(|b| is_ident(*b)).map(char::from).collect();
+            if ident.is_empty() {
+                break;
+            }
+            end += ident.len();
+            segments.push(ident);
+            if code[end..].starts_with("::") && code[end + 2..].bytes().next().is_some_and(is_ident) {
+                end += 2;
+            } else {
+                break;
+            }
+        }
+        if code[end..].starts_with("::{") {
+            for item in top_level_items(&code[end + 3..]) {
+                if !item.is_empty() && item != "self" {
+                    let mut path = segments.clone();
+                    path.push(item);
+                    found.push((path, line));
+                }
+            }
+        }
+        found.push((segments, line));
+        at = end.max(at + 1);
+    }
+    found
+}
+
+/// The file a resolved path lands in: the longest module path of a file
+/// that starts it.
+fn file_of<'a>(path: &[String], modules: &'a [(PathBuf, Vec<String>)]) -> Option<&'a (PathBuf, Vec<String>)> {
+    modules.iter().filter(|(_, m)| !m.is_empty() && path.starts_with(m)).max_by_key(|(_, m)| m.len())
+}
+
+/// Import edges between files of one top-level module, leaving out those
+/// to a file's own enclosing modules (a child reads what its parent
+/// declares; the parent declares the child: not a circle of design).
+fn file_edges(src: &Path) -> BTreeMap<(String, String), usize> {
+    let modules = module_files(src);
+    let mut edges = BTreeMap::new();
+    for (relative, module) in &modules {
+        let Some(top) = module.first() else { continue };
+        let is_mod_file = relative.file_name().is_some_and(|n| n == "mod.rs");
+        let in_bin = in_binary(top);
+        let code = code_only(&std::fs::read_to_string(src.join(relative)).unwrap());
+        for (path, line) in paths_named(&code, module, is_mod_file, in_bin) {
+            let Some((target, target_module)) = file_of(&path, &modules) else { continue };
+            if target == relative || target_module.first() != Some(top) || module.starts_with(target_module) {
+                continue;
+            }
+            edges.entry((relative.display().to_string(), target.display().to_string())).or_insert(line);
+        }
+    }
+    edges
+}
+
+/// The groups of files of one module that import each other round in a
+/// circle (the strongly connected parts of the import graph with more
+/// than one file), each sorted.
+fn file_circles(edges: &BTreeMap<(String, String), usize>) -> BTreeSet<Vec<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, to) in edges.keys() {
+        graph.entry(from.clone()).or_default().insert(to.clone());
+    }
+    let reach = |start: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![start.to_string()];
+        while let Some(at) = todo.pop() {
+            for next in graph.get(&at).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    todo.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<String, BTreeSet<String>> = graph.keys().map(|k| (k.clone(), reach(k))).collect();
+    let mut groups = BTreeSet::new();
+    for (file, from_here) in &reached {
+        let group: Vec<String> = from_here.iter().filter(|other| reached.get(*other).is_some_and(|r| r.contains(file))).cloned().collect();
+        if group.len() > 1 {
+            groups.insert(group);
+        }
+    }
+    groups
+}
+
+/// One circle inside a group, for the message: each hop with its line.
+fn circle_in(group: &[String], edges: &BTreeMap<(String, String), usize>) -> String {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, to) in edges.keys().filter(|(f, t)| group.contains(f) && group.contains(t)) {
+        graph.entry(from.clone()).or_default().insert(to.clone());
+    }
+    let path = circle(&graph, &group[0]).unwrap_or_default();
+    path.windows(2).map(|w| format!("server/src/{}:{} → {}", w[0], edges[&(w[0].clone(), w[1].clone())], w[1])).collect::<Vec<_>>().join("\n    ")
+}
+
+/// Circles between files inside one module that are known and not yet
+/// taken apart. This list may only shrink: a new circle fails the test,
+/// and a circle that is gone must be taken off the list.
+const KNOWN_FILE_CIRCLES: &[&[&str]] = &[
+    &["acp/files.rs", "acp/permission.rs", "acp/session.rs"],
+    &["agent/anthropic.rs", "agent/config.rs", "agent/http.rs", "agent/openai.rs"],
+    &["agent/run/mod.rs", "agent/sub_agent.rs"],
+    &["cli/ask.rs", "cli/plan_review.rs"],
+    &["lsp/code_actions.rs", "lsp/server.rs"],
+    &["lsp/editor.rs", "lsp/plan_review.rs", "lsp/runs/mod.rs"],
+    &["mcp/server.rs", "mcp/tool.rs"],
+    &["thread/history.rs", "thread/store.rs", "thread/transcript.rs"],
+    &["workspace/overlay.rs", "workspace/review.rs"],
+];
+
+#[test]
+fn no_circle_of_imports_between_the_files_of_one_module() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let edges = file_edges(&src);
+    assert!(edges.len() > 20, "found only {} edges between files: the reader is broken", edges.len());
+    let groups = file_circles(&edges);
+    let known: Vec<BTreeSet<&str>> = KNOWN_FILE_CIRCLES.iter().map(|c| c.iter().copied().collect()).collect();
+    let new: Vec<String> = groups
+        .iter()
+        .filter(|g| !known.iter().any(|k| g.iter().all(|f| k.contains(f.as_str()))))
+        .map(|g| format!("files importing each other round in a circle: {}\n    {}", g.join(", "), circle_in(g, &edges)))
+        .collect();
+    let gone: Vec<String> = KNOWN_FILE_CIRCLES
+        .iter()
+        .filter(|k| !groups.iter().any(|g| g.len() == k.len() && g.iter().all(|f| k.contains(&f.as_str()))))
+        .map(|k| k.join(", "))
+        .collect();
+    assert!(new.is_empty(), "take the circle apart (move what both need into a file of its own, or down to the parent):\n{}", new.join("\n"));
+    assert!(gone.is_empty(), "these circles changed or are gone: put the groups as they are now on KNOWN_FILE_CIRCLES in tests/layers.rs (it may only shrink):\n{}\nnow: {groups:#?}", gone.join("\n"));
+}
+
+/// The front ends: each knows its own protocol, none another's.
+const FRONT_ENDS: &[&str] = &["lsp", "acp", "cli"];
+
+/// A front end that uses another, known and not yet taken apart (may only shrink).
+const KNOWN_FRONT_END_IMPORTS: &[(&str, &str)] = &[
+    // `tandem demo`'s second act runs the editor front end in process.
+    ("cli", "lsp"),
+];
+
+#[test]
+fn no_front_end_imports_another() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let edges = edges(&src);
+    let found: Vec<String> = edges
+        .iter()
+        .filter(|((from, to), _)| FRONT_ENDS.contains(&from.as_str()) && FRONT_ENDS.contains(&to.as_str()))
+        .filter(|((from, to), _)| !KNOWN_FRONT_END_IMPORTS.contains(&(from.as_str(), to.as_str())))
+        .flat_map(|((from, to), places)| places.iter().map(move |p| format!("{p}\n    `{from}` uses the front end `{to}`: share it through the host or a lower layer")))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// What the host stands between: a front end reaches the loop, the
+/// threads, the permission machinery and the hooks only through it.
+const BEHIND_THE_HOST: &[&str] = &["agent", "thread", "permissions", "hooks"];
+
+/// Front-end files that still reach behind the host, each with what it
+/// reaches (may only shrink).
+const KNOWN_REACHING_BEHIND_THE_HOST: &[(&str, &str)] = &[
+    // The demo brings its own scripted model (a Provider) and drives the
+    // loop with it; the editor front end's unit tests build its gate and
+    // run the loop directly.
+    ("cli/demo.rs", "agent"),
+    ("lsp/tests.rs", "agent"),
+    ("lsp/tests.rs", "permissions"),
+];
+
+#[test]
+fn front_ends_reach_the_loop_threads_permissions_and_hooks_only_through_the_host() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = BTreeSet::new();
+    let mut places = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap().display().to_string();
+        let Some(module) = module_of(Path::new(&relative)) else { continue };
+        if !FRONT_ENDS.contains(&module.as_str()) && module != "main" {
+            continue;
+        }
+        let source = std::fs::read_to_string(&file).unwrap();
+        let prefix = if in_binary(&module) { "tandem" } else { "crate" };
+        for import in imports(&source, prefix) {
+            if BEHIND_THE_HOST.contains(&import.module.as_str()) {
+                found.insert((relative.clone(), import.module.clone()));
+                if !KNOWN_REACHING_BEHIND_THE_HOST.contains(&(relative.as_str(), import.module.as_str())) {
+                    places.push(format!("server/src/{relative}:{}: {}\n    a front end reaches `{}` past the host: use what `host` offers", import.line, import.text, import.module));
+                }
+            }
+        }
+    }
+    let gone: Vec<String> =
+        KNOWN_REACHING_BEHIND_THE_HOST.iter().filter(|(f, m)| !found.contains(&(f.to_string(), m.to_string()))).map(|(f, m)| format!("{f} → {m}")).collect();
+    assert!(places.is_empty(), "{}", places.join("\n"));
+    assert!(gone.is_empty(), "no longer reached: take them off KNOWN_REACHING_BEHIND_THE_HOST in tests/layers.rs:\n{}", gone.join("\n"));
+}
+
+/// The crates that carry LSP's types.
+const LSP_TYPE_CRATES: &[&str] = &["tower_lsp_server", "ls_types", "lsp_types"];
+
+#[test]
+fn lsp_types_are_only_under_lsp() {
+    // `language_servers/` (the client of the servers Tandem starts) speaks
+    // LSP as JSON and stays without the types, so one module knows them.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap();
+        if module_of(relative).as_deref() == Some("lsp") {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        for (index, line) in code.lines().enumerate() {
+            for name in LSP_TYPE_CRATES {
+                let named = line.match_indices(name).any(|(at, _)| (at == 0 || !is_ident(line.as_bytes()[at - 1])) && line[at + name.len()..].starts_with("::"));
+                if named {
+                    found.push(format!("server/src/{}:{}: {}", relative.display(), index + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "LSP types outside lsp/ (only the LSP front end knows them):\n{}", found.join("\n"));
+}
+
+/// Words only a platform's sandbox knows: the tools, their flags and
+/// their messages.
+const PLATFORM_WORDS: &[&str] = &["bwrap", "bubblewrap", "seatbelt", "sandbox-exec", "landlock", "seccomp"];
+
+/// Files outside `sandbox/` whose code or strings name a platform's sandbox.
+fn platform_words_outside_the_sandbox(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap();
+        if module_of(relative).as_deref() == Some("sandbox") {
+            continue;
+        }
+        let code = without_comments(&std::fs::read_to_string(&file).unwrap()).to_lowercase();
+        for (index, line) in code.lines().enumerate() {
+            if let Some(word) = PLATFORM_WORDS.iter().find(|w| line.contains(*w)) {
+                found.push(format!("server/src/{}:{}: `{word}`: {}", relative.display(), index + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn platform_sandbox_words_are_only_under_sandbox() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let found = platform_words_outside_the_sandbox(&src);
+    assert!(found.is_empty(), "a platform's sandbox named outside sandbox/ (put it behind the ShellSandbox port):\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_platform_rule_reads_strings_and_skips_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+    std::fs::create_dir_all(dir.path().join("sandbox")).unwrap();
+    std::fs::write(dir.path().join("tools/a.rs"), "// bubblewrap in a comment\n/* bwrap */ let x = 1;\nlet s = \"bwrap: failed\";\n").unwrap();
+    std::fs::write(dir.path().join("sandbox/b.rs"), "let s = \"bwrap: failed\";\n").unwrap();
+    let found = platform_words_outside_the_sandbox(dir.path());
+    assert_eq!(found, ["server/src/tools/a.rs:3: `bwrap`: let s = \"bwrap: failed\";"], "{found:#?}");
+}
+
+#[test]
+fn a_circle_between_files_is_found_and_a_parent_child_pair_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |p: &str, text: &str| {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    at("m/mod.rs", "mod a; mod b; use a::A; use self::b::B;\n");
+    at("m/a.rs", "use super::b::B;\nuse super::Shared;\n");
+    at("m/b.rs", "use crate::m::a::{A, other};\n");
+    at("n.rs", "use crate::m::a::A;\n");
+    let circles = file_circles(&file_edges(dir.path()));
+    assert_eq!(circles.into_iter().collect::<Vec<_>>(), [vec!["m/a.rs".to_string(), "m/b.rs".to_string()]]);
+}
+
+/// The top-level modules `lib.rs` declares.
+fn declared_modules(lib: &str) -> Vec<String> {
+    lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").and_then(|r| r.strip_suffix(';'))).map(String::from).collect()
+}
+
+#[test]
+fn the_diagram_in_lib_rs_names_every_module_and_layers_rs_gives_each_a_layer() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src/lib.rs")).unwrap();
+    let diagram: String = lib.split("```text").nth(1).and_then(|d| d.split("```").next()).unwrap_or_default().to_string();
+    assert!(!diagram.is_empty(), "lib.rs has no ```text diagram");
+    let words: BTreeSet<&str> = diagram.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+    let modules = declared_modules(&lib);
+    assert!(modules.len() > 10, "{modules:?}");
+    let missing: Vec<&String> = modules.iter().filter(|m| !words.contains(m.as_str())).collect();
+    assert!(missing.is_empty(), "lib.rs declares modules its diagram does not name: {missing:?}");
+    let unlayered: Vec<&String> = modules.iter().filter(|m| layer_of(m).is_none()).collect();
+    assert!(unlayered.is_empty(), "modules without a layer in tests/layers.rs (LAYERS): {unlayered:?}");
 }

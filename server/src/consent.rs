@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use crate::sync::MutexExt;
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +58,29 @@ struct StoreFile {
     workspaces: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,
 }
 
+/// Which of a project's programs (MCP servers, language servers) the user
+/// approved: those remembered in the store, and those the command line
+/// names for this process (`--mcp-approve`/`--lsp-approve NAME|all`, which
+/// are remembered too).
+#[derive(Debug, Clone, Default)]
+pub struct Approvals {
+    /// Where approvals are remembered (`None`: nothing is remembered).
+    pub store: Option<ConsentStore>,
+    pub command_line: Vec<String>,
+}
+
+impl Approvals {
+    /// The user's store, plus the command line's approvals.
+    pub fn from_command_line(names: Vec<String>) -> Self {
+        Approvals { store: ConsentStore::for_user(), command_line: names }
+    }
+
+    /// Does the command line approve the program `name` (by name or `all`)?
+    pub fn on_command_line(&self, name: &str) -> bool {
+        self.command_line.iter().any(|n| n == "all" || n == name)
+    }
+}
+
 /// Approvals, per workspace, per kind (`"mcp"`, `"hooks"`), per name.
 #[derive(Debug, Clone)]
 pub struct ConsentStore {
@@ -89,7 +113,7 @@ impl ConsentStore {
 
     /// Remember an approval.
     pub fn approve(&self, workspace: &Path, kind: &str, name: &str, fingerprint: &str) -> std::io::Result<()> {
-        let _guard = WRITE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = WRITE_LOCK.locked();
         let mut file = self.read();
         file.workspaces
             .entry(workspace_key(workspace))

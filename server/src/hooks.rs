@@ -34,6 +34,7 @@ use crate::consent::{self, ConsentStore};
 use async_trait::async_trait;
 
 use crate::scope::Scope;
+use crate::sync::RwLockExt;
 use crate::tools::{PermissionRequest, PreHook, ToolHooks, ToolResult};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -105,7 +106,7 @@ pub fn shared(hooks: Hooks) -> SharedHooks {
 }
 
 pub fn current(shared: &SharedHooks) -> std::sync::Arc<Hooks> {
-    shared.read().unwrap_or_else(|e| e.into_inner()).clone()
+    shared.reading().clone()
 }
 
 impl Hooks {
@@ -179,7 +180,7 @@ impl Hooks {
 #[async_trait]
 impl ToolHooks for std::sync::RwLock<std::sync::Arc<Hooks>> {
     async fn pre_tool_use(&self, request: &PermissionRequest) -> PreHook {
-        let hooks = self.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let hooks = self.reading().clone();
         if hooks.is_empty() {
             return PreHook::None;
         }
@@ -201,7 +202,7 @@ impl ToolHooks for std::sync::RwLock<std::sync::Arc<Hooks>> {
     }
 
     async fn post_tool_use(&self, request: &PermissionRequest, result: &ToolResult) -> Option<String> {
-        let hooks = self.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let hooks = self.reading().clone();
         if hooks.is_empty() {
             return None;
         }

@@ -15,13 +15,14 @@
 //! ```text
 //! editor ──LSP/stdio──▶ lsp/  ┐ front ends: documents, tandem.ask, applyEdit,
 //! ACP client ─stdio──▶ acp/   │   prompts, reviews, how events are shown;
-//! terminal ──▶ cli/ (binary)  ┘   they drive the host's ready run
+//! terminal ──▶ cli/ (binary)  ┘   a Prompter, a PlanReview, an Editor
 //!                   │
 //!                   ▼
-//!            host  settings/      settings in, a ready run out, for every front end:
-//!                                   Host::open once per session (hooks, MCP, executor,
-//!                                   threads, checkpoints), Host::run per run (provider,
-//!                                   scope, sandbox, checkpoint recorder, request)
+//!            host  settings/      settings in, runs out, for every front end:
+//!                                   Host::open once per session (policy and gate,
+//!                                   hooks, MCP, executor, threads, checkpoints),
+//!                                   Host::start per run (the thread checked out with
+//!                                   the one run lock, the loop driven; events out)
 //!                   │
 //!                   ▼
 //!       agent/   completion/      the loop: provider (Anthropic | OpenAI | scripted)
@@ -31,18 +32,21 @@
 //!                   ▼
 //!   permissions/  hooks  mcp/  thread/      what the contract asks: the policy,
 //!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
-//!                   │                          each run's checkpoint (undo/redo),
-//!                   │                          the lspServers Tandem starts
+//!   sandbox/        │                          each run's checkpoint (undo/redo),
+//!                   │                          the lspServers Tandem starts, the
+//!                   │                          shell's sandbox (the only place that
+//!                   │                          knows a platform's)
 //!                   ▼
-//!                tools/           the contract: Tool, ToolKind, registry, executor
-//!                   │               pipeline, permission types, the traits tools call
-//!                   │               out through (sub-agents, tool hooks)
+//!                tools/           the contract (Tool, registry, executor, approval,
+//!                   │               call observers, ports), the built-in tools, their
+//!                   │               helpers: three rooms
 //!                   ▼
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
-//!   model  environment  consent  scope      leaves: messages and usage, the
-//!                                              environment, consent, settings layers
+//!   model  environment  consent  scope  sync   leaves: messages and usage, the
+//!                                                 environment, consent, settings
+//!                                                 layers, locks
 //! ```
 //!
 //! ## Code map
@@ -54,25 +58,37 @@
 //!   fingerprint check). Tools never know which one they talk to. The read
 //!   ledger remembers what the agent saw (buffer version or fingerprint); the
 //!   file watcher marks entries changed on disk.
-//! - [`tools`]: the [`tools::Tool`] contract (typed `…Args` whose `///` docs
-//!   are the model-facing description, a typed `Plan`, and
-//!   [`tools::ToolKind`]: what the call does — read these paths, edit this
-//!   file, run this command, fetch this URL), the registry, and the
-//!   [`tools::Executor`] whose gates every call passes:
-//!   find → prepare (the input parsed once into the typed `Args`) → plan
-//!   (the tool's own checks: read-before-edit, unchanged-since-read; also
-//!   the diff a review shows) → permission (one decision, by the
-//!   [`tools::PermissionGate`], on the call's kind, after the
-//!   `PreToolUse` hooks) → call (consumes the plan) → `PostToolUse` hooks →
-//!   cap. The permission modes ([`tools::PermissionMode`]) are part of the
-//!   contract; sub-agents are asked for through
-//!   [`tools::sub_agent::SubAgents`], hooks through [`tools::ToolHooks`].
-//!   One file per tool; what tools share lives in
-//!   `text.rs` (line endings, numbered lines, the diff), `walk.rs` (the
-//!   ignore-aware parallel walk), `change.rs` (freshness refusals),
-//!   `edit_match/` (edit_file's matching ladder, a file per phase) and `plan_mode.rs` (the
-//!   run's plan mode, its gate and plan review); no tool file imports
-//!   another.
+//! - [`tools`]: three rooms. **The contract** (`tools/` itself): the
+//!   [`tools::Tool`] trait (typed `…Args` whose `///` docs are the
+//!   model-facing description, a typed `Plan`, [`tools::ToolKind`]: what
+//!   the call does — read these paths, edit this file, run this command,
+//!   fetch this URL), the registry, the [`tools::Executor`] whose gates
+//!   every call passes: find → prepare (the input parsed once into the
+//!   typed `Args`) → plan (the tool's own checks: read-before-edit,
+//!   unchanged-since-read; also the diff a review shows) → permission (one
+//!   decision, by the [`tools::PermissionGate`], on the call's kind, after
+//!   the `PreToolUse` hooks; a typed [`tools::Approval`] for the tool: the
+//!   sandbox profile, the network, a review in the editor) → the call
+//!   observers ([`tools::observer`]: the checkpoint's look around an
+//!   approved command, the diagnostics after an edit) → call → `PostToolUse`
+//!   hooks → cap; the permission and plan modes; and the **ports**
+//!   (`tools/ports/`: sub-agents, tool hooks, the shell's sandbox, code
+//!   intelligence), the small traits through which a tool asks the layers
+//!   above for a service. **The built-in tools** (`tools/builtin/`, one
+//!   file or folder per tool, none importing another; each tool's prompt
+//!   text — its description, what a workspace adds to it, its system-prompt
+//!   section — comes from the tool). **Their helpers** (`tools/support/`:
+//!   line endings and diffs, the ignore-aware parallel walk, freshness
+//!   refusals, `edit_file`'s matching ladder, front matter).
+//!
+//!   *To add a tool*: a file in `tools/builtin/` with its `…Args` and its
+//!   `impl Tool`, and one line in `builtin::register_all`. A tool that needs
+//!   a service from above also gets a port in `tools/ports/` (a trait the
+//!   upper layer implements), holds it as a field (as `code_intel` holds
+//!   its provider), and is added where the host builds the executor
+//!   ([`host::Host::open`], with [`tools::Executor::with_tool`], and
+//!   [`tools::Executor::with_observer`] if it also watches other calls);
+//!   a front end that provides the service passes it in [`host::FrontEnd`].
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
 //!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
@@ -113,28 +129,39 @@
 //!   (`lspServers`) where no editor answers code intelligence questions:
 //!   an LSP client over each server's stdio, lazily started, shared by the
 //!   workspace's runs, restarted (bounded) after a crash; it implements
-//!   the tools' [`tools::code_intel::CodeIntel`], as the LSP front end's
+//!   the tools' [`tools::ports::code_intel::CodeIntel`], as the LSP front end's
 //!   `tandem/codeIntel` request to the editor plugin does.
-//! - [`host`]: settings in, a ready run out, for every front end.
+//! - [`host`]: settings in, runs out, for every front end.
 //!   [`host::Host::open`] builds, once per front-end session, what the
 //!   runs of a workspace share from what the front end brings
-//!   ([`host::FrontEnd`]: its workspace view, its settings, its gate over
-//!   [`host::policy`], the hooks the user consented to): the executor
-//!   (the built-in tools, the MCP servers', code intelligence from the
-//!   editor or `lspServers`, the gate, the tool hooks — wired once), the
-//!   saved threads and the checkpoints. [`host::Host::run`] gives each
-//!   run a [`host::ReadyRun`]: the provider and its context
-//!   configuration, the run's scope (plan mode from the typed
-//!   [`host::Modes`]), the sandbox, the checkpoint recorder and the request
-//!   with the prompt and stop hooks. Front ends drive it and show its
-//!   events; `tandem demo` and `tandem tool` take only the tool context
+//!   ([`host::FrontEnd`]: its workspace view, its settings, its
+//!   [`host::Prompter`], its mode, the hooks the user consented to): the
+//!   permission policy and the one gate (the front end's mode changes go
+//!   through [`host::Host::set_mode`], its settings changes through
+//!   [`host::Host::settings_changed`]), the executor (the built-in tools,
+//!   the MCP servers', code intelligence from the editor or `lspServers`,
+//!   the gate, the tool hooks — wired once), the threads and the
+//!   checkpoints. [`host::Host::start`] runs one prompt: it checks the
+//!   thread out with the one cross-process run lock (another window,
+//!   another `tandem acp`, a `tandem chat` on the thread is refused), builds
+//!   the run (the provider and its context configuration, the run's scope
+//!   with plan mode, the sandbox, the checkpoint recorder, the request) and
+//!   drives the loop in its own task; the front end gets a
+//!   [`host::RunHandle`] (the events to show, the ending to await). The
+//!   loop is the host's: no front end calls it. `tandem demo` (its own
+//!   scripted model) and `tandem tool` take only the tool context
 //!   ([`host::Host::prepare`]).
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
 //! - [`scope`]: which settings layer a value came from (user, project,
 //!   local, editor).
 //! - [`consent`]: what the user approved that a project would run (project
-//!   MCP servers, project hooks), remembered per workspace.
+//!   MCP servers, project hooks), remembered per workspace; which project
+//!   programs are approved ([`consent::Approvals`]: the store and the
+//!   command line's `--mcp-approve`/`--lsp-approve`).
+//! - [`sync`]: the one way a `std::sync` lock is taken
+//!   ([`sync::MutexExt::locked`], [`sync::RwLockExt::reading`]/`writing`):
+//!   a panicked holder does not take the server down.
 //! - [`settings`]: one loader for `~/.tandem/settings.json` <
 //!   `.tandem/settings.json` < `.tandem/settings.local.json` < the editor's
 //!   settings; problems name the file and field, and only unreadable
@@ -159,7 +186,9 @@
 //!   loop detector's `thread::loops::LoopVerdict`, the LSP transport's
 //!   check of one frame (`FrameCheck`).
 //! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
-//!   Linux) behind [`tools::ShellSandbox`]: unasked commands write only a
+//!   Linux) behind [`tools::ShellSandbox`], the only place that knows a
+//!   platform's sandbox (how a confined command is stopped, what its
+//!   refusals look like): unasked commands write only a
 //!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
 //!   editor's config stay read-only); no network unless settings allow it,
 //!   a pid namespace, read-deny paths masked. The front end hands the run
@@ -218,7 +247,7 @@
 //! 9. **Layers.** Imports only go down the layers above, never in a circle;
 //!    `tools/` imports only `workspace/` and the leaves. A lower layer that
 //!    needs something from above owns a small trait the upper one
-//!    implements: [`tools::sub_agent::SubAgents`] (the loop),
+//!    implements: [`tools::ports::sub_agent::SubAgents`] (the loop),
 //!    [`tools::ToolHooks`] (hooks), [`tools::PermissionGate`]
 //!    (permissions), [`permissions::ProjectRules`] (settings).
 //!
@@ -242,6 +271,7 @@ pub mod permissions;
 pub mod sandbox;
 pub mod scope;
 pub mod settings;
+pub mod sync;
 pub mod thread;
 pub mod tools;
 pub mod workspace;

@@ -47,7 +47,7 @@ enum Command {
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
-        /// Continue the conversation with this thread id (see `tandem sessions`).
+        /// Continue the conversation with this thread id (see `tandem threads`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
         /// Compact the conversation (summarise it) before this run.
@@ -81,7 +81,7 @@ enum Command {
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
-        /// Continue the conversation with this thread id (see `tandem sessions`).
+        /// Continue the conversation with this thread id (see `tandem threads`).
         #[arg(long, value_name = "ID")]
         resume: Option<String>,
         /// Start this project MCP server (from .mcp.json) without asking; `all` for every one.
@@ -91,8 +91,9 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
-    /// List this folder's saved conversations with their token and cost totals.
-    Sessions,
+    /// List this folder's saved threads (conversations) with their token and cost totals.
+    #[command(alias = "sessions")]
+    Threads,
     /// Undo a run: restore every file it changed (buffers, files it wrote, files its shell commands changed).
     ///
     /// Without RUN_ID, the most recent run in this folder that is not undone.
@@ -210,7 +211,7 @@ fn main() -> ExitCode {
                 let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
             }
-            Command::Sessions => cli::ask::sessions(current_workspace()?.root()),
+            Command::Threads => cli::ask::threads(current_workspace()?.root()),
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
@@ -264,17 +265,17 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
         }
     };
     let workspace = Arc::new(current_workspace()?);
-    let settings = cli::ask::load_settings(workspace.root())?;
+    let settings = cli::ask::read_settings(workspace.root())?;
     // The user runs this one call themselves: it is approved, as in
     // bypassPermissions, but the settings' deny rules still hold and a
     // shell command runs in the sandbox like every other.
-    let modes = host::Modes::new(&settings, Some(PermissionMode::BypassPermissions));
-    let gate = tandem::permissions::headless::gate(host::policy(&settings, modes, workspace.roots()), None, Arc::new(tandem::permissions::NoProjectRules));
     let (tool_host, _) = host::Host::open(host::FrontEnd {
         workspace,
         settings: Arc::new(std::sync::RwLock::new(settings)),
-        gate: Arc::new(gate),
-        hooks: tandem::hooks::shared(Default::default()),
+        prompter: None,
+        mode: Some(PermissionMode::BypassPermissions),
+        rules_in_project: false,
+        hooks: tandem::host::shared_hooks(Default::default()),
         mcp: None,
         code_intel: host::CodeIntelFrom::None,
         record: false,
@@ -294,10 +295,10 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
 
 fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
     let registry = ToolRegistry::builtin();
-    let mut definitions = registry.definitions();
-    if let Ok(workspace) = current_workspace() {
-        tandem::tools::agent::describe_custom_agents(&mut definitions, &workspace);
-    }
+    let definitions = match current_workspace() {
+        Ok(workspace) => registry.definitions_in(&workspace),
+        Err(_) => registry.definitions(),
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&definitions)?);
         return Ok(ExitCode::SUCCESS);
@@ -315,7 +316,7 @@ fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
+fn print_skipped(skipped: &[tandem::tools::builtin::skill::Skipped]) {
     if skipped.is_empty() {
         return;
     }
@@ -326,14 +327,14 @@ fn print_skipped(skipped: &[tandem::tools::skill::Skipped]) {
 }
 
 fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
-    let set = tandem::tools::skill::SkillSet::discover(workspace);
+    let set = tandem::tools::builtin::skill::SkillSet::discover(workspace);
     if set.skills.is_empty() {
         println!("No skills found. A skill is a folder holding a SKILL.md in .tandem/skills/ or .claude/skills/ (project or ~).");
     }
     for skill in &set.skills {
         let context = match skill.context {
-            tandem::tools::skill::SkillContext::Inline => "inline",
-            tandem::tools::skill::SkillContext::Fork => "fork",
+            tandem::tools::builtin::skill::SkillContext::Inline => "inline",
+            tandem::tools::builtin::skill::SkillContext::Fork => "fork",
         };
         println!("{} ({}, {context}) {}", skill.name, skill.origin.as_str(), skill.dir.join("SKILL.md").display());
         println!("    {}", skill.description);
@@ -349,7 +350,7 @@ fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
 }
 
 fn print_agents(workspace: &Workspace) -> anyhow::Result<ExitCode> {
-    let set = tandem::tools::agent::AgentSet::discover(workspace);
+    let set = tandem::tools::builtin::agent::AgentSet::discover(workspace);
     println!("explore (built-in) read-only tools: fast search");
     println!("plan (built-in) read-only tools: structured planning");
     println!("general (built-in) every tool but agent");

@@ -7,7 +7,7 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tandem::tools::edit_match::MatchRung;
+use tandem::tools::support::edit_match::MatchRung;
 use unicode_normalization::UnicodeNormalization;
 
 const WORDS: &[&str] = &[

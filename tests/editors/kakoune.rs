@@ -88,7 +88,7 @@ struct Outcome {
 
 /// The saved thread's records, once the run has ended (its `run` record).
 fn finished_thread(data: &Path) -> Option<Vec<serde_json::Value>> {
-    let sessions = data.join("tandem/sessions");
+    let sessions = data.join("tandem/threads");
     for workspace in std::fs::read_dir(sessions).ok()?.flatten() {
         for thread in std::fs::read_dir(workspace.path()).ok()?.flatten() {
             // Threads are `<id>.jsonl`; the runs' checkpoints sit beside them.

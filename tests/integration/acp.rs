@@ -448,7 +448,7 @@ fn a_session_with_a_newer_format_thread_is_refused_with_the_reason() {
     drop(raw.child.stdin.take());
     raw.child.wait().unwrap();
     // Make the saved thread's file claim a newer format.
-    let sessions = setup.dir.path().join("data/tandem/sessions");
+    let sessions = setup.dir.path().join("data/tandem/threads");
     let file = walk(&sessions).into_iter().find(|p| p.to_string_lossy().contains(&session)).expect("the thread was saved");
     let text = std::fs::read_to_string(&file).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
@@ -781,7 +781,7 @@ fn a_second_acp_process_is_refused_the_thread_while_the_first_runs_it() {
 
 /// The saved thread's file.
 fn thread_file(setup: &Setup, id: &str) -> PathBuf {
-    walk(&setup.dir.path().join("data/tandem/sessions")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
+    walk(&setup.dir.path().join("data/tandem/threads")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
 }
 
 /// Two `tandem acp` processes and an editor window's `tandem lsp` try to

@@ -25,7 +25,7 @@ use crate::common::edit_cases;
 
 use edit_cases::{justified, random_case, Case};
 use proptest::prelude::*;
-use tandem::tools::edit_match::{apply, find, plan, MatchRung};
+use tandem::tools::support::edit_match::{apply, find, plan, MatchRung};
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
     let Ok(found) = find(&case.file, &case.old, false) else { return Ok(()) };

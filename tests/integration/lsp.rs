@@ -663,7 +663,7 @@ fn a_follow_up_on_a_thread_edits_a_file_read_before_and_threads_are_listed_and_f
         "workspace/executeCommand",
         json!({"command": "tandem.ask", "arguments": [{"prompt": "hello?", "threadId": thread_id}]}),
     );
-    assert!(gone["error"]["message"].as_str().unwrap().contains("no thread"), "{gone}");
+    assert!(gone["error"]["message"].as_str().unwrap().contains("no saved thread"), "{gone}");
     client.shutdown();
 }
 

@@ -21,7 +21,8 @@ use tandem::agent::config::HttpProviderConfig;
 use tandem::agent::{RunEvent, RunStatus};
 use tandem::consent::ConsentStore;
 use tandem::mcp::config::McpConfig;
-use tandem::mcp::{Approvals, McpManager, ServerState};
+use tandem::consent::Approvals;
+use tandem::mcp::{McpManager, ServerState};
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 

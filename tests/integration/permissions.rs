@@ -362,7 +362,7 @@ impl Run {
     /// Every message of the saved thread, as JSON (what the model was sent).
     fn saved_messages(&self) -> Vec<Value> {
         let mut files = Vec::new();
-        let mut dirs = vec![self.home.join("data/tandem/sessions")];
+        let mut dirs = vec![self.home.join("data/tandem/threads")];
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();

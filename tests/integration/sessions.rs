@@ -298,9 +298,12 @@ async fn continue_and_resume_after_the_process_exited_and_a_torn_last_line() {
     assert_eq!(roles_and_text(&mock.requests()[0].body).len(), 5);
 
     let mock = MockModel::start(vec![]).await;
-    let output = tandem(dir.path(), data.path(), &mock).arg("sessions").output().await.unwrap();
+    let output = tandem(dir.path(), data.path(), &mock).arg("threads").output().await.unwrap();
     let listing = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success());
+    // `tandem sessions`, its name before, lists the same.
+    let alias = tandem(dir.path(), data.path(), &mock).arg("sessions").output().await.unwrap();
+    assert_eq!(String::from_utf8(alias.stdout).unwrap(), listing);
     let row = listing.lines().find(|l| l.starts_with(&thread_id)).unwrap_or_else(|| panic!("{listing}"));
     assert!(row.contains("remember the number 42"), "{row}");
     assert!(listing.contains("total: 1 threads, 3 runs, 3 turns, 300 tokens in"), "{listing}");
@@ -308,6 +311,29 @@ async fn continue_and_resume_after_the_process_exited_and_a_torn_last_line() {
     let output = tandem(dir.path(), data.path(), &mock).args(["ask", "--resume", "no-such-thread", "hi"]).output().await.unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no saved thread \"no-such-thread\""));
+}
+
+/// Threads an earlier version saved under `…/tandem/sessions` are not
+/// lost: `tandem threads` lists them, `-c` continues them with their
+/// history, and they are in `…/tandem/threads` from then on.
+#[tokio::test]
+async fn threads_saved_in_the_old_sessions_folder_are_listed_and_continued() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (_, events) = ask(dir.path(), data.path(), vec![text("Noted: 7.")], &["remember the number 7"]).await;
+    let thread_id = events.iter().find_map(|e| e["thread_id"].as_str()).unwrap().to_string();
+    let (old, new) = (data.path().join("tandem/sessions"), data.path().join("tandem/threads"));
+    std::fs::rename(&new, &old).unwrap();
+
+    let mock = MockModel::start(vec![]).await;
+    let output = tandem(dir.path(), data.path(), &mock).arg("threads").output().await.unwrap();
+    let listing = String::from_utf8(output.stdout).unwrap();
+    assert!(listing.lines().any(|l| l.starts_with(&thread_id) && l.contains("remember the number 7")), "{listing}");
+    let (mock, _) = ask(dir.path(), data.path(), vec![text("Still 7.")], &["-c", "which number?"]).await;
+    assert!(roles_and_text(&mock.requests()[0].body).iter().any(|m| m.contains("remember the number 7")), "the history was not sent");
+    let saved: Vec<_> = walk(&new).into_iter().filter(|p| p.ends_with(format!("{thread_id}.jsonl"))).collect();
+    assert_eq!(saved.len(), 1, "{:?}", walk(data.path()));
+    assert!(!old.exists() || walk(&old).is_empty(), "{:?}", walk(&old));
 }
 
 /// `tandem ask` reads a.txt ("one\n"); `tandem ask -c`, a new process,

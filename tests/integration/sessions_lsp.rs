@@ -376,7 +376,7 @@ fn a_thread_running_in_another_window_is_refused_until_that_run_ends_or_its_serv
     use_script(&mut a, &f, "a1.json", json!([done()]), &a_barrier);
     let first = a.request("workspace/executeCommand", ask("first", None));
     let thread = first["result"]["threadId"].as_str().unwrap().to_string();
-    let thread_file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data/tandem/sessions");
+    let thread_file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data/tandem/threads");
     let saved_bytes = || {
         std::fs::read_dir(&thread_file)
             .unwrap()

@@ -42,6 +42,7 @@ use async_trait::async_trait;
 
 use super::client::FileError;
 use super::session::SessionCore;
+use crate::sync::MutexExt;
 use crate::workspace::{fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MAX_TEXT_FILE_BYTES};
 
 pub struct ClientFiles {
@@ -94,7 +95,7 @@ impl ClientFiles {
     }
 
     fn seen(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (i32, u64)>> {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+        self.seen.locked()
     }
 
     /// The file goes through the client: a regular file on disk, not too large.

@@ -40,8 +40,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Stdio};
 
+use crate::sync::MutexExt;
 use crate::tools::PermissionMode;
-use crate::agent::RunRequest;
+use crate::host::RunRequest;
 use client::{ClientLink, SdkLink};
 use run::{ClientOffers, OpenError, PromptError, Session};
 
@@ -56,17 +57,13 @@ struct AcpAgent {
     runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn error(code: Error, message: impl Into<String>) -> Error {
     Error::new(code.code, message.into())
 }
 
 impl AcpAgent {
     fn session(&self, id: &str) -> Result<Arc<Session>, Error> {
-        lock(&self.sessions)
+        self.sessions.locked()
             .get(id)
             .cloned()
             .ok_or_else(|| error(Error::invalid_params(), format!("no session \"{id}\" in this connection: open it with session/new or session/load")))
@@ -74,7 +71,7 @@ impl AcpAgent {
 
     fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         let fs = &request.client_capabilities.fs;
-        *lock(&self.offers) = ClientOffers { read_text_file: fs.read_text_file, write_text_file: fs.write_text_file };
+        *self.offers.locked() = ClientOffers { read_text_file: fs.read_text_file, write_text_file: fs.write_text_file };
         tracing::info!(client = ?request.client_info, read = fs.read_text_file, write = fs.write_text_file, "ACP client");
         let capabilities = AgentCapabilities::new()
             .load_session(true)
@@ -99,20 +96,20 @@ impl AcpAgent {
 
     fn open(&self, cx: &ConnectionTo<Client>, cwd: &std::path::Path, servers: &[agent_client_protocol::v1::schema::McpServer], load: Option<&str>) -> Result<Arc<Session>, Error> {
         if let Some(id) = load {
-            if let Some(open) = lock(&self.sessions).get(id) {
+            if let Some(open) = self.sessions.locked().get(id) {
                 if open.is_running() {
                     return Err(error(Error::invalid_request(), format!("session \"{id}\" is running a prompt: cancel it first")));
                 }
             }
         }
         let link: Arc<dyn ClientLink> = Arc::new(SdkLink(cx.clone()));
-        let offers = *lock(&self.offers);
+        let offers = *self.offers.locked();
         let session = run::open(link, offers, cwd, servers, load).map_err(|err| match err {
             OpenError::InvalidParams(message) => error(Error::invalid_params(), message),
             OpenError::AuthRequired(message) => error(Error::auth_required(), message),
             OpenError::BrokenSettings(message) => error(Error::invalid_request(), message),
         })?;
-        if let Some(old) = lock(&self.sessions).insert(session.core.id.clone(), Arc::clone(&session)) {
+        if let Some(old) = self.sessions.locked().insert(session.core.id.clone(), Arc::clone(&session)) {
             tokio::spawn(async move { old.shutdown().await });
         }
         Ok(session)
@@ -153,7 +150,7 @@ impl AcpAgent {
                 tracing::info!(%err, "cannot answer session/prompt (the client is gone?)");
             }
         });
-        let mut runs = lock(&self.runs);
+        let mut runs = self.runs.locked();
         runs.retain(|run| !run.is_finished());
         runs.push(task);
         Ok(())
@@ -161,11 +158,11 @@ impl AcpAgent {
 
     /// The client is gone: cancel every run and give them a moment to stop.
     async fn stop_all(&self) {
-        let sessions: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        let sessions: Vec<Arc<Session>> = self.sessions.locked().drain().map(|(_, s)| s).collect();
         for session in &sessions {
             session.cancel();
         }
-        let runs: Vec<_> = lock(&self.runs).drain(..).collect();
+        let runs: Vec<_> = self.runs.locked().drain(..).collect();
         let _ = tokio::time::timeout(STOP_GRACE, futures::future::join_all(runs)).await;
         for session in sessions {
             let _ = tokio::time::timeout(STOP_GRACE, session.shutdown()).await;
@@ -265,7 +262,7 @@ fn list_sessions(request: &ListSessionsRequest) -> Result<ListSessionsResponse, 
         None => std::env::current_dir().map_err(|e| error(Error::internal_error(), format!("no cwd given and none of our own: {e}")))?,
     };
     let root = cwd.canonicalize().unwrap_or(cwd);
-    let Some(store) = crate::thread::ThreadStore::for_workspace(&root) else {
+    let Some(store) = crate::host::ThreadStore::for_workspace(&root) else {
         return Ok(ListSessionsResponse::new(Vec::new()));
     };
     let (threads, problems) = store.list();
@@ -298,7 +295,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
         .on_receive_request(
             async move |_request: AuthenticateRequest, responder, _cx| {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-                match run::load_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
+                match run::read_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
                     Ok(None) => responder.respond(AuthenticateResponse::new()),
                     Ok(Some(problem)) => responder.respond_with_error(error(Error::auth_required(), problem)),
                     Err(broken) => responder.respond_with_error(error(Error::invalid_request(), broken)),
@@ -370,7 +367,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             {
                 let agent = Arc::clone(&agent);
                 async move |request: CloseSessionRequest, responder, _cx| {
-                    let session = lock(&agent.sessions).remove(&*request.session_id.0);
+                    let session = agent.sessions.locked().remove(&*request.session_id.0);
                     match session {
                         Some(session) => {
                             tokio::spawn(async move { session.shutdown().await });

@@ -21,7 +21,7 @@ use async_trait::async_trait;
 
 use super::files::ClientFiles;
 use super::session::SessionCore;
-use crate::permissions::{Answer, Gate, Policy, Prompter, Review};
+use crate::host::{Answer, Prompter, Review};
 use crate::tools::PermissionRequest;
 
 pub struct AcpPrompter {
@@ -30,13 +30,10 @@ pub struct AcpPrompter {
     pub client_writes: bool,
 }
 
-/// An ACP session's gate.
-pub type AcpGate = Gate<AcpPrompter>;
-
-/// The gate of a session: "always" answers last for the session (there is
-/// no "in this project" option in ACP).
-pub fn gate(policy: Policy, core: Arc<SessionCore>, client_writes: bool) -> AcpGate {
-    Gate::new(policy, Some(AcpPrompter { core, client_writes }), Arc::new(crate::permissions::NoProjectRules))
+/// The prompter of a session: "always" answers last for the session
+/// (there is no "in this project" option in ACP).
+pub fn prompter(core: Arc<SessionCore>, client_writes: bool) -> AcpPrompter {
+    AcpPrompter { core, client_writes }
 }
 
 #[async_trait]

@@ -14,16 +14,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
 use super::files::ClientFiles;
-use super::permission::AcpGate;
 use super::session::{call_key, AcpPlanReview, SessionCore};
 use super::updates::UpdateMapper;
-use crate::agent::config::ProviderConfig;
+use crate::sync::MutexExt;
 use crate::tools::PermissionMode;
-use crate::agent::{self, RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::host::{RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{Origin, ServerConfig, Transport};
-use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers, RunParts, ThreadChoice};
-use crate::thread::threads::{ThreadError, Threads};
-use crate::thread::ThreadStore;
+use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers, RunHandle, RunParts, StartError, ThreadChoice};
 use crate::settings::Settings;
 use crate::workspace::{Editor, Workspace};
 
@@ -53,13 +50,11 @@ pub struct Session {
     /// What the session's prompts share: settings, hooks, MCP servers,
     /// the executor, the checkpoints.
     host: Host,
-    gate: Arc<AcpGate>,
-    /// The session's thread, checked out by each prompt with the run lock
-    /// every front end takes ([`Threads::check_out`]): a second prompt
-    /// here, another `tandem acp`, an editor window's `tandem lsp` or a
-    /// `tandem chat` on the same thread is refused while one runs, and a
-    /// thread another process continued since is read again first.
-    threads: Threads,
+    /// The session's thread, checked out by each prompt through the host
+    /// ([`Host::start`]) with the run lock every front end takes: a second
+    /// prompt here, another `tandem acp`, an editor window's `tandem lsp`
+    /// or a `tandem chat` on the same thread is refused while one runs,
+    /// and a thread another process continued since is read again first.
     thread_id: String,
     /// A prompt is running (set before the check-out, cleared after the check-in).
     running: std::sync::atomic::AtomicBool,
@@ -73,7 +68,7 @@ pub struct Session {
 
 /// The message for a missing provider.
 pub fn provider_problem(settings: &Settings) -> Option<String> {
-    ProviderConfig::from_lookup(|name| settings.lookup(name)).and_then(|c| c.build()).err().map(|err| {
+    crate::host::provider(settings).err().map(|err| {
         let err = err.to_string();
         if !err.starts_with("no model provider is configured") {
             // A setting that cannot apply: the message names it.
@@ -83,12 +78,12 @@ pub fn provider_problem(settings: &Settings) -> Option<String> {
     })
 }
 
-/// The settings of a folder, as `tandem lsp` and `tandem ask` read them:
-/// problems go to the log, and a file whose permission rules cannot be
-/// read refuses the session (`Err`: each such file with its line and
-/// column) until it is fixed.
-pub fn load_settings(root: &Path) -> Result<Settings, String> {
-    let (settings, problems) = crate::host::checked_settings(root).map_err(|fatal| format!("Tandem does not run: {fatal}"))?;
+/// The settings of a folder ([`crate::host::load_settings`]): problems
+/// go to the log, and a file whose permission rules cannot be read
+/// refuses the session (`Err`: each such file with its line and column)
+/// until it is fixed.
+pub fn read_settings(root: &Path) -> Result<Settings, String> {
+    let (settings, problems) = crate::host::load_settings(root).map_err(|fatal| format!("Tandem does not run: {fatal}"))?;
     for problem in problems {
         tracing::warn!("settings: {problem}");
     }
@@ -139,22 +134,20 @@ pub fn open(
     if !root.is_dir() {
         return Err(OpenError::InvalidParams(format!("cwd {} is not a folder", root.display())));
     }
-    let settings = load_settings(&root).map_err(OpenError::BrokenSettings)?;
+    let settings = read_settings(&root).map_err(OpenError::BrokenSettings)?;
     if let Some(problem) = provider_problem(&settings) {
         return Err(OpenError::AuthRequired(problem));
     }
     let models = crate::host::provider(&settings).map(|provider| crate::host::model_choices(&*provider)).unwrap_or_default();
-    let store = ThreadStore::for_workspace(&root);
-    let mut history = Vec::new();
-    let conversation = match load {
-        None => crate::host::open_thread(store.as_ref(), &ThreadChoice::New, &root).map_err(OpenError::InvalidParams)?,
-        Some(id) => {
-            let conversation = crate::host::open_thread(store.as_ref(), &ThreadChoice::Resume(id.to_string()), &root).map_err(OpenError::InvalidParams)?;
-            history = store.as_ref().and_then(|store| store.transcript(id).ok()).map(|t| t.events.into_iter().collect()).unwrap_or_default();
-            conversation
+    // The session's id is its thread's, known before the host is.
+    let (thread_id, choice) = match load {
+        None => {
+            let id = crate::host::new_thread_id();
+            (id.clone(), ThreadChoice::NewWithId(id))
         }
+        Some(id) => (id.to_string(), ThreadChoice::Resume(id.to_string())),
     };
-    let core = Arc::new(SessionCore::new(conversation.id.clone(), root.clone(), link));
+    let core = Arc::new(SessionCore::new(thread_id.clone(), root.clone(), link));
     let runtime = tokio::runtime::Handle::current();
     let timeout = settings.timeouts.request();
     let editor: Option<Arc<dyn Editor>> = (offers.read_text_file || offers.write_text_file).then(|| {
@@ -174,11 +167,7 @@ pub fn open(
         tracing::warn!("hooks: {problem}");
     }
     let mode = settings.permission_mode.unwrap_or_default();
-    let gate = Arc::new(super::permission::gate(
-        crate::host::policy(&settings, crate::host::Modes::new(&settings, None), workspace.roots()),
-        Arc::clone(&core),
-        offers.write_text_file,
-    ));
+    let prompter = super::permission::prompter(Arc::clone(&core), offers.write_text_file);
     // MCP: the user's and the project's servers (project ones with the
     // consent `tandem lsp` and `tandem ask` need), and the client's.
     // Code intelligence: no ACP client answers it, so the servers of
@@ -187,8 +176,10 @@ pub fn open(
     let (host, problems) = Host::open(FrontEnd {
         workspace: Arc::clone(&workspace),
         settings: Arc::new(std::sync::RwLock::new(settings)),
-        gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
-        hooks: crate::hooks::shared(hooks),
+        prompter: Some(Arc::new(prompter)),
+        mode: None,
+        rules_in_project: false,
+        hooks: crate::host::shared_hooks(hooks),
         mcp: Some(McpServers { approve: Vec::new(), front_end: client_servers(mcp_servers) }),
         code_intel: CodeIntelFrom::LanguageServers { approved: Vec::new() },
         record: true,
@@ -196,18 +187,18 @@ pub fn open(
     for problem in problems {
         tracing::warn!("{problem}");
     }
+    host.open_thread(&choice).map_err(OpenError::InvalidParams)?;
+    let history = match load {
+        Some(id) => host.threads().transcript(id).map(|t| t.events.into_iter().collect()).unwrap_or_default(),
+        None => Vec::new(),
+    };
     if let Some(mcp) = host.mcp() {
         mcp.start();
     }
-    let threads = Threads::new(root.clone(), host.store().cloned());
-    let thread_id = conversation.id.clone();
-    threads.check_in(conversation);
     Ok(Arc::new(Session {
         core,
         workspace,
         host,
-        gate,
-        threads,
         thread_id,
         running: std::sync::atomic::AtomicBool::new(false),
         mode: Mutex::new(mode),
@@ -297,16 +288,16 @@ pub enum PromptError {
 
 impl Session {
     pub fn mode(&self) -> PermissionMode {
-        *self.mode.lock().unwrap_or_else(|e| e.into_inner())
+        *self.mode.locked()
     }
 
     pub fn set_mode(&self, mode: PermissionMode) {
-        *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = mode;
-        self.gate.policy().set_mode(crate::host::Modes::new(&self.host.settings(), Some(mode)).policy);
+        *self.mode.locked() = mode;
+        self.host.set_mode(Some(mode));
     }
 
     pub fn model(&self) -> String {
-        self.model.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.model.locked().clone()
     }
 
     /// Use `model` for the next prompts: one of [`Session::models`].
@@ -314,13 +305,13 @@ impl Session {
         if !self.models.iter().any(|m| m == model) {
             return Err(format!("no model \"{model}\" here: choose one of {}", self.models.join(", ")));
         }
-        *self.model.lock().unwrap_or_else(|e| e.into_inner()) = model.to_string();
+        *self.model.locked() = model.to_string();
         Ok(())
     }
 
     /// The skills, as slash commands.
-    pub fn skills(&self) -> Vec<crate::tools::skill::Skill> {
-        crate::tools::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
+    pub fn skills(&self) -> Vec<crate::tools::builtin::skill::Skill> {
+        crate::tools::builtin::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
     }
 
     /// Run one prompt to its end. The session's updates go out as it runs.
@@ -332,63 +323,40 @@ impl Session {
         // As `tandem lsp` at every ask: a settings file that stopped
         // parsing since the session opened stops the prompt (its deny
         // rules might be the ones that matter).
-        load_settings(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
-        let run_id = crate::host::new_run_id();
-        let thread = self.threads.check_out(Some(&self.thread_id), &run_id).map_err(|err| match err {
-            ThreadError::Busy { .. } => PromptError::Busy,
-            ThreadError::Elsewhere { .. } => PromptError::Elsewhere(err.to_string()),
-            ThreadError::Unknown(message) => PromptError::Failed(message),
-        })?;
-        // Checked in (and its lock let go) however the prompt ends.
-        let mut checked_out = CheckIn { threads: &self.threads, thread: Some(thread) };
-        let Some(thread) = checked_out.thread.as_mut() else { return Err(PromptError::Failed("the thread is gone".into())) };
+        read_settings(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
         let cancel = CancellationToken::new();
-        let thread_id = thread.id.clone();
         let parts = RunParts {
             mode: Some(self.mode()),
             plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
             cancel: cancel.clone(),
-            checkpoint: Some((thread_id, run_id)),
             model: Some(self.model()),
+            // What the client sent besides the prompt.
+            context: request.context.take(),
+            max_turns: request.max_turns,
+            in_editor: true,
             ..RunParts::default()
         };
         let prompt = std::mem::take(&mut request.prompt);
-        let run = self.host.run(prompt, parts).map_err(PromptError::Failed)?;
-        // The host's request, with what the client sent besides the prompt.
-        let request = RunRequest {
-            context: request.context,
-            max_turns: request.max_turns.or(run.request.max_turns),
-            in_editor: true,
-            ..run.request
-        };
-        let (events, events_rx) = agent::event_channel();
+        let handle = self.host.start(&ThreadChoice::Resume(self.thread_id.clone()), prompt, parts).map_err(|err| match err {
+            StartError::Busy(_) => PromptError::Busy,
+            StartError::Elsewhere(message) => PromptError::Elsewhere(message),
+            StartError::NoThread(message) | StartError::NoModel(message) => PromptError::Failed(message),
+        })?;
+        let RunHandle { events, ending, context_window, .. } = handle;
         let (forwarded_tx, forwarded_rx) = watch::channel(0);
-        self.core.start_run(cancel.clone(), events.clone(), forwarded_rx);
+        self.core.start_run(cancel.clone(), ending.sender(), forwarded_rx);
         let _end = EndRun(Arc::clone(&self.core));
-        // The servers the first turn may need are awaited (bounded by
-        // their start-up timeout); a failed one is left out.
-        if let Some(mcp) = self.host.mcp() {
-            tokio::select! {
-                _ = mcp.wait_settled(mcp.startup_timeout()) => {}
-                _ = cancel.cancelled() => {}
-            }
-        }
-        let (ctx, config) = (run.ctx, run.config);
-        let workspace = Arc::clone(&ctx.workspace);
-        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), workspace, events_rx, forwarded_tx));
-        let outcome = agent::run_thread(&*run.provider, &run.executor, ctx, thread, &config, request, events).await;
+        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), Arc::clone(&self.workspace), events, forwarded_tx));
+        let finished = ending.finished().await;
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;
-        run.end.finish();
-        let used = thread.context_tokens;
-        drop(checked_out);
-        let mut usage = UsageUpdate::new(used, config.context_window);
-        if let Some(cost) = outcome.cost_usd {
+        let mut usage = UsageUpdate::new(finished.context_tokens, context_window);
+        if let Some(cost) = finished.outcome.cost_usd {
             usage = usage.cost(agent_client_protocol::v1::schema::Cost::new(cost, "USD"));
         }
         self.core.notify(SessionUpdate::UsageUpdate(usage));
-        Ok(outcome)
+        Ok(finished.outcome)
     }
 
     /// Cancel the running prompt (its tools and shell commands stop).
@@ -413,21 +381,6 @@ struct NotRunning<'a>(&'a Session);
 impl Drop for NotRunning<'_> {
     fn drop(&mut self) {
         self.0.running.store(false, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-/// Checks the prompt's thread back in (letting go of its run lock) when
-/// dropped.
-struct CheckIn<'a> {
-    threads: &'a Threads,
-    thread: Option<crate::thread::Thread>,
-}
-
-impl Drop for CheckIn<'_> {
-    fn drop(&mut self) {
-        if let Some(thread) = self.thread.take() {
-            self.threads.check_in(thread);
-        }
     }
 }
 

@@ -22,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 use super::client::ClientLink;
 use super::permission::Selected;
 use super::updates::{acp_kind, text_block, WrittenDiff};
-use crate::agent::EventSender;
+use crate::host::EventSender;
+use crate::sync::MutexExt;
 use crate::tools::executor::PermissionRequest;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 use crate::tools::ToolKind;
@@ -53,10 +54,6 @@ pub struct SessionCore {
     edits_always: Mutex<HashMap<PathBuf, bool>>,
     /// The running prompt's event counter and what the forwarder has sent.
     outbox: Mutex<Option<(EventSender, watch::Receiver<u64>)>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What a question is keyed on to find its tool call: the call's kind and
@@ -94,38 +91,38 @@ impl SessionCore {
     }
 
     pub fn remember_call(&self, key: String, id: &str) {
-        lock(&self.calls).insert(key, id.to_string());
+        self.calls.locked().insert(key, id.to_string());
     }
 
     fn call_id(&self, key: &str) -> String {
-        lock(&self.calls).get(key).cloned().unwrap_or_else(|| format!("tandem-ask-{}", crate::thread::new_thread_id()))
+        self.calls.locked().get(key).cloned().unwrap_or_else(|| format!("tandem-ask-{}", crate::host::new_thread_id()))
     }
 
     pub fn record_written(&self, path: &Path, old_text: &str, new_text: &str) {
-        lock(&self.written).insert(path.to_path_buf(), WrittenDiff { old_text: old_text.to_string(), new_text: new_text.to_string() });
+        self.written.locked().insert(path.to_path_buf(), WrittenDiff { old_text: old_text.to_string(), new_text: new_text.to_string() });
     }
 
     pub fn take_written(&self, path: &Path) -> Option<WrittenDiff> {
-        lock(&self.written).remove(path)
+        self.written.locked().remove(path)
     }
 
     pub fn edit_always(&self, path: &Path) -> Option<bool> {
-        lock(&self.edits_always).get(path).copied()
+        self.edits_always.locked().get(path).copied()
     }
 
     pub fn start_run(&self, cancel: CancellationToken, events: EventSender, forwarded: watch::Receiver<u64>) {
-        *lock(&self.cancel) = Some(cancel);
-        *lock(&self.outbox) = Some((events, forwarded));
+        *self.cancel.locked() = Some(cancel);
+        *self.outbox.locked() = Some((events, forwarded));
     }
 
     pub fn end_run(&self) {
-        *lock(&self.cancel) = None;
-        *lock(&self.outbox) = None;
+        *self.cancel.locked() = None;
+        *self.outbox.locked() = None;
     }
 
     /// Cancel the running prompt; false when none runs.
     pub fn cancel_run(&self) -> bool {
-        match lock(&self.cancel).as_ref() {
+        match self.cancel.locked().as_ref() {
             Some(token) => {
                 token.cancel();
                 true
@@ -137,7 +134,7 @@ impl SessionCore {
     /// Wait (bounded) until the updates sent so far have gone out: the
     /// client must see a call before it is asked about it.
     async fn flush(&self) {
-        let pending = lock(&self.outbox).as_ref().map(|(events, forwarded)| (events.sent(), forwarded.clone()));
+        let pending = self.outbox.locked().as_ref().map(|(events, forwarded)| (events.sent(), forwarded.clone()));
         if let Some((target, mut forwarded)) = pending {
             let _ = tokio::time::timeout(FLUSH_TIMEOUT, forwarded.wait_for(|n| *n >= target)).await;
         }
@@ -147,7 +144,7 @@ impl SessionCore {
     async fn request(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> Selected {
         self.flush().await;
         let request = RequestPermissionRequest::new(self.id.clone(), ToolCallUpdate::new(self.call_id(key), fields), options);
-        let cancel = lock(&self.cancel).clone().unwrap_or_default();
+        let cancel = self.cancel.locked().clone().unwrap_or_default();
         let answer = tokio::select! {
             _ = cancel.cancelled() => return Selected::Unanswered("the run was cancelled".into()),
             answer = tokio::time::timeout(PERMISSION_TIMEOUT, self.link.request_permission(request)) => answer,
@@ -211,12 +208,12 @@ impl SessionCore {
         match answer {
             Selected::AllowOnce => Ok(()),
             Selected::AllowAlways => {
-                lock(&self.edits_always).insert(path.to_path_buf(), true);
+                self.edits_always.locked().insert(path.to_path_buf(), true);
                 Ok(())
             }
             Selected::RejectOnce => Err("the user rejected the edit".into()),
             Selected::RejectAlways => {
-                lock(&self.edits_always).insert(path.to_path_buf(), false);
+                self.edits_always.locked().insert(path.to_path_buf(), false);
                 Err("the user rejected the edit, and every edit to this file for the rest of this session".into())
             }
             Selected::Unanswered(reason) => Err(reason),

@@ -17,7 +17,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
-use crate::agent::RunEvent;
+use crate::host::RunEvent;
 use crate::tools::ToolKind;
 
 /// The longest tool output shown in a `tool_call_update`, in characters;

@@ -47,7 +47,7 @@ pub const ANTHROPIC_FAMILY_MODELS: [(&str, &str); 3] =
 ///
 /// otherwise a family alias is that family's current model, and anything
 /// else is passed through as the provider's model id.
-pub fn subagent_model(provider: &str, session_model: &str, requested: Option<&str>) -> Option<String> {
+pub fn sub_agent_model(provider: &str, session_model: &str, requested: Option<&str>) -> Option<String> {
     let requested = requested.map(str::trim).filter(|m| !m.is_empty())?;
     if requested.eq_ignore_ascii_case("inherit") {
         return None;
@@ -363,7 +363,7 @@ mod tests {
             ("scripted", "script", Some("fast"), Some("fast")),
         ];
         for (provider, session, field, expected) in cases {
-            assert_eq!(subagent_model(provider, session, field).as_deref(), expected, "{provider} {session} {field:?}");
+            assert_eq!(sub_agent_model(provider, session, field).as_deref(), expected, "{provider} {session} {field:?}");
         }
     }
 

@@ -11,7 +11,7 @@
 //! - [`prompt`]: the system prompt; [`instructions`]: the project's and the
 //!   user's `AGENTS.md` files in it.
 //! - [`events`]: the run events every front end consumes.
-//! - [`subagent`]: runs inside a run, for the `agent` tool and forked skills.
+//! - [`sub_agent`]: runs inside a run, for the `agent` tool and forked skills.
 
 pub mod anthropic;
 pub mod config;
@@ -24,11 +24,11 @@ pub mod provider;
 mod run;
 pub mod scripted;
 pub mod sse;
-pub mod subagent;
+pub mod sub_agent;
 
 pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
-pub use run::{compact_conversation, run, run_thread, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, MAX_STOP_CONTINUATIONS, TURN_LIMIT_RESULT};
+pub use run::{compact_thread, run, run_thread, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, MAX_STOP_CONTINUATIONS, TURN_LIMIT_RESULT};
 
 /// One request to run the agent.
 #[derive(Debug, Clone, Default)]

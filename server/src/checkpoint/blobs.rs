@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use crate::sync::MutexExt;
 
 use sha2::{Digest, Sha256};
 
@@ -91,7 +92,7 @@ impl BlobStore {
         if path.is_file() {
             return Ok(id);
         }
-        let mut total = self.total.lock().unwrap_or_else(|e| e.into_inner());
+        let mut total = self.total.locked();
         let held = match *total {
             Some(held) => held,
             None => self.measure(),
@@ -121,7 +122,7 @@ impl BlobStore {
 
     /// Bytes held now.
     pub fn held(&self) -> u64 {
-        let mut total = self.total.lock().unwrap_or_else(|e| e.into_inner());
+        let mut total = self.total.locked();
         let held = total.unwrap_or_else(|| self.measure());
         *total = Some(held);
         held
@@ -148,7 +149,7 @@ impl BlobStore {
 
     /// Remove every blob not in `keep` (and stray temp files); returns the bytes freed.
     pub fn collect_garbage(&self, keep: &HashSet<BlobId>) -> u64 {
-        let mut total = self.total.lock().unwrap_or_else(|e| e.into_inner());
+        let mut total = self.total.locked();
         let mut held = 0;
         let mut freed = 0;
         for (name, path, len) in self.each_blob() {

@@ -112,10 +112,10 @@ fn now_ms() -> u64 {
 }
 
 impl Checkpoints {
-    /// The checkpoints kept beside the threads of `sessions`, for a
+    /// The checkpoints kept beside the threads of `threads`, for a
     /// workspace over `roots`.
-    pub fn beside(sessions: &ThreadStore, roots: &[PathBuf]) -> Arc<Self> {
-        Arc::new(Self::at(sessions.checkpoints_dir(), roots.to_vec(), Limits::default()))
+    pub fn beside(threads: &ThreadStore, roots: &[PathBuf]) -> Arc<Self> {
+        Arc::new(Self::at(threads.checkpoints_dir(), roots.to_vec(), Limits::default()))
     }
 
     pub fn at(dir: PathBuf, roots: Vec<PathBuf>, limits: Limits) -> Self {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use super::manifest::{self, FileEntry, Manifest};
 use super::tree::{self, Snapshot};
 use super::Checkpoints;
+use crate::sync::MutexExt;
 use crate::workspace::{ChangeRecorder, CommandChange};
 
 pub struct RunRecorder {
@@ -67,7 +68,7 @@ impl RunRecorder {
 
 impl Inner {
     fn lock(&self) -> std::sync::MutexGuard<'_, Manifest> {
-        self.manifest.lock().unwrap_or_else(|e| e.into_inner())
+        self.manifest.locked()
     }
 
     /// Save the manifest while the run is recorded (after [`RunRecorder::finish`]: nothing).
@@ -94,14 +95,14 @@ impl Inner {
     fn before_command(&self) {
         let (snapshot, stats) = self.store.tree.snapshot(&self.store.roots, &self.store.blobs);
         tracing::debug!(files = stats.files, hashed = stats.hashed, "checkpoint: workspace before a command");
-        self.before_commands.lock().unwrap_or_else(|e| e.into_inner()).push(snapshot);
+        self.before_commands.locked().push(snapshot);
     }
 
     /// Compare the workspace with its look before the command: what moved
     /// is the command's change (returned, in path order).
     fn after_command(&self) -> Vec<CommandChange> {
         let before = {
-            let mut pending = self.before_commands.lock().unwrap_or_else(|e| e.into_inner());
+            let mut pending = self.before_commands.locked();
             if pending.is_empty() {
                 return Vec::new();
             }

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use crate::sync::{IntoValue, MutexExt};
 
 use serde::{Deserialize, Serialize};
 
@@ -84,21 +85,21 @@ impl TreeIndex {
     /// The blobs the index holds (kept by the garbage collector: the next
     /// snapshot relies on them).
     pub fn blobs(&self) -> Vec<BlobId> {
-        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.entries.locked();
         let entries = guard.get_or_insert_with(|| load(&self.path));
         entries.values().filter_map(|e| e.blob.clone()).collect()
     }
 
     /// Drop the index (when the store is full, its blobs go first).
     pub fn clear(&self) {
-        *self.entries.lock().unwrap_or_else(|e| e.into_inner()) = Some(Snapshot::new());
+        *self.entries.locked() = Some(Snapshot::new());
         let _ = std::fs::remove_file(&self.path);
     }
 
     /// Walk `roots` and bring the index up to date: files whose stat data
     /// moved are read and kept. Returns the snapshot.
     pub fn snapshot(&self, roots: &[PathBuf], blobs: &BlobStore) -> (Snapshot, SnapshotStats) {
-        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.entries.locked();
         let previous = guard.take().unwrap_or_else(|| load(&self.path));
         let mut stats = SnapshotStats::default();
         let mut next = Snapshot::with_capacity(previous.len());
@@ -124,7 +125,7 @@ impl TreeIndex {
 
     /// Record that `path` now holds `entry` (a command changed it).
     pub fn update(&self, path: &Path, entry: Option<TreeEntry>) {
-        let mut guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.entries.locked();
         let entries = guard.get_or_insert_with(|| load(&self.path));
         match entry {
             Some(entry) => entries.insert(path.to_path_buf(), entry),
@@ -134,7 +135,7 @@ impl TreeIndex {
 
     /// Save what [`update`](Self::update) changed.
     pub fn save(&self) {
-        let guard = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = self.entries.locked();
         if let Some(entries) = guard.as_ref() {
             if let Err(err) = save(&self.path, entries) {
                 tracing::warn!(%err, "cannot save the checkpoint index");
@@ -181,14 +182,14 @@ pub fn walk(roots: &[PathBuf]) -> Vec<(PathBuf, Stat)> {
             if let Ok(entry) = entry {
                 if entry.file_type().is_some_and(|t| t.is_file()) {
                     if let Ok(meta) = entry.metadata() {
-                        found.lock().unwrap_or_else(|e| e.into_inner()).push((entry.into_path(), Stat::of(&meta)));
+                        found.locked().push((entry.into_path(), Stat::of(&meta)));
                     }
                 }
             }
             ignore::WalkState::Continue
         })
     });
-    found.into_inner().unwrap_or_else(|e| e.into_inner())
+    found.into_value()
 }
 
 /// One line per file: `[path, entry]`, so a damaged line loses one file's

@@ -5,7 +5,7 @@
 //! Every run belongs to a thread saved under the user's data folder:
 //! `--continue` continues the most recent thread of this workspace,
 //! `--resume ID` a given one, `--compact` compacts it first. `tandem
-//! sessions` lists the threads.
+//! threads` lists them.
 //!
 //! Exit codes: 0 completed, 1 failed, stopped at the turn limit or in a
 //! loop, 2 not started (no provider configured, bad arguments, no such
@@ -16,19 +16,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tandem::checkpoint::RunRecorder;
-use tandem::host::{self, CodeIntelFrom, FrontEnd, Host, McpServers, RunParts};
+use tandem::host::{self, CodeIntelFrom, FrontEnd, Host, McpServers, RunHandle, RunParts};
 pub use tandem::host::ThreadChoice;
 use tandem::settings::Settings;
+use tandem::sync::MutexExt;
 use tandem::tools::permission_mode::PermissionMode;
-use tandem::permissions::headless::Terminal;
-use tandem::agent::{self, Provider, RunEvent, RunOutcome, RunRequest, RunStatus};
-use tandem::thread::pricing::format_cost;
-use tandem::thread::store::{LockError, RunLock};
-use tandem::thread::threads::ThreadError;
-use tandem::thread::{Thread, ContextConfig, ThreadStore};
+use tandem::host::Prompter;
+use tandem::host::{Terminal, TerminalPrompter};
+use tandem::host::{RunEvent, RunOutcome, RunStatus};
+use tandem::host::format_cost;
+use tandem::host::ThreadStore;
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
-use tandem::tools::{Executor, ToolContext};
 use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
 
@@ -41,43 +40,6 @@ pub struct AskOptions {
     pub thread: ThreadChoice,
     /// Compact the thread before the run.
     pub compact: bool,
-}
-
-/// The thread to run in and its run lock, held for the run: a thread
-/// another process is running (an editor window's server, another `tandem
-/// chat`) is refused, never written to by both.
-fn open_thread(host: &Host, choice: &ThreadChoice) -> anyhow::Result<(Thread, Option<RunLock>)> {
-    let Some(store) = host.store() else {
-        return Ok((host.open_thread(choice).map_err(anyhow::Error::msg)?, None));
-    };
-    let id = match choice {
-        ThreadChoice::New => {
-            let thread = host.open_thread(choice).map_err(anyhow::Error::msg)?;
-            let lock = lock_run(store, &thread.id)?;
-            return Ok((thread, lock));
-        }
-        ThreadChoice::Continue => store
-            .latest()
-            .ok_or_else(|| anyhow::anyhow!("there is no saved conversation in this folder yet: start one with tandem ask PROMPT"))?,
-        ThreadChoice::Resume(id) => id.clone(),
-    };
-    // Locked before it is read: what the other process wrote up to its end is read.
-    let lock = lock_run(store, &id)?;
-    let thread = host.open_thread(&ThreadChoice::Resume(id)).map_err(anyhow::Error::msg)?;
-    Ok((thread, lock))
-}
-
-/// A thread's run lock; one that cannot be taken for another reason than
-/// a holder (a read-only folder) is logged, and the run goes on without it.
-fn lock_run(store: &ThreadStore, id: &str) -> anyhow::Result<Option<RunLock>> {
-    match store.lock_run(id) {
-        Ok(lock) => Ok(Some(lock)),
-        Err(LockError::Held { pid }) => Err(anyhow::anyhow!("{}", ThreadError::Elsewhere { thread_id: id.to_string(), pid })),
-        Err(LockError::Io(err)) => {
-            tracing::warn!(%err, "cannot lock the thread; other processes are not kept from running it");
-            Ok(None)
-        }
-    }
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
@@ -119,27 +81,25 @@ pub struct Headless {
     options: SessionOptions,
     host: Host,
     reporter: Option<tokio::task::JoinHandle<()>>,
-    /// The model endpoint the terminal was told last: a chat says it at
+    /// The `[model: …]` line the terminal was told last: a chat says it at
     /// its first message and again only when it changed.
-    endpoint_shown: std::sync::Mutex<Option<tandem::agent::config::Endpoint>>,
+    provider_said: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Headless {
     /// Settings in (fail closed), the session out.
     pub async fn open(options: &SessionOptions, workspace: Workspace) -> anyhow::Result<Self> {
-        let settings = load_settings(workspace.root())?;
+        let settings = read_settings(workspace.root())?;
         // No session without a model: say so before asking about hooks.
         host::provider(&settings)?;
-        let modes = host::Modes::new(&settings, options.permission_mode);
-        let policy = host::policy(&settings, modes, workspace.roots());
         // With no terminal to answer, an ask becomes a denial the model reads.
         let terminal: Option<Arc<dyn Terminal>> = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
             Some(Arc::new(StdinTerminal))
         } else {
             None
         };
-        let hooks = tandem::hooks::shared(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
-        let gate = tandem::permissions::headless::gate(policy, terminal, Arc::new(tandem::settings::LocalAllowRules(workspace.root().to_path_buf())));
+        let hooks = tandem::host::shared_hooks(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
+        let prompter = terminal.map(|terminal| Arc::new(TerminalPrompter(terminal)) as Arc<dyn Prompter>);
         if let Err(err) = workspace.start_watcher() {
             // The fingerprint check still catches changes on disk; the watcher only does it sooner.
             tracing::warn!(%err, "cannot watch the workspace for changes");
@@ -147,7 +107,9 @@ impl Headless {
         let (host, problems) = Host::open(FrontEnd {
             workspace: Arc::new(workspace),
             settings: Arc::new(std::sync::RwLock::new(settings)),
-            gate: Arc::new(gate),
+            prompter,
+            mode: options.permission_mode,
+            rules_in_project: true,
             hooks,
             mcp: Some(McpServers { approve: options.mcp_approve.clone(), front_end: Vec::new() }),
             // Language servers from lspServers start when first needed.
@@ -162,34 +124,33 @@ impl Headless {
             mcp.start();
             reporter
         });
-        Ok(Headless { options: options.clone(), host, reporter, endpoint_shown: std::sync::Mutex::new(None) })
+        Ok(Headless { options: options.clone(), host, reporter, provider_said: Arc::default() })
     }
 
     /// One run of `prompt` on the thread `choice` names, printed; the
     /// outcome names the thread it ran on.
     pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
-        let (mut thread, _lock) = open_thread(&self.host, choice)?;
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
         let parts = RunParts {
             mode: self.options.permission_mode,
             plan_review: review,
-            checkpoint: Some((thread.id.clone(), host::new_run_id())),
+            compact,
+            max_turns: self.options.max_turns,
             ..RunParts::default()
         };
-        let mut run = self.host.run(prompt, parts).map_err(anyhow::Error::msg)?;
-        run.request.compact = compact;
-        run.request.max_turns = self.options.max_turns.or(run.request.max_turns);
-        let show_provider = {
-            let mut shown = self.endpoint_shown.lock().unwrap_or_else(|e| e.into_inner());
-            let changed = *shown != run.request.endpoint;
-            shown.clone_from(&run.request.endpoint);
-            changed
+        // The thread is checked out with its run lock, held for the run: a
+        // thread another process is running (an editor window's server,
+        // another `tandem chat`) is refused, never written to by both.
+        let RunHandle { events, ending, cancel, recorder, .. } = self.host.start(choice, prompt, parts).map_err(|err| anyhow::anyhow!("{err}"))?;
+        let printer = if self.options.json {
+            None
+        } else {
+            Some(Printer::for_terminal().verbose(self.options.verbose).provider_said(Arc::clone(&self.provider_said)))
         };
-        let printer = if self.options.json { None } else { Some(Printer::for_terminal().verbose(self.options.verbose).show_provider(show_provider)) };
-        let thread = Some((&mut thread, &run.config));
-        let outcome = run_printed(run.provider.as_ref(), &run.executor, run.ctx, run.request, thread, printer, None).await;
-        if let Some(recorder) = run.end.finish() {
+        let run = async move { ending.finished().await.outcome };
+        let outcome = print_run(run, cancel, events, self.host.workspace(), printer, None).await;
+        if let Some(recorder) = recorder {
             report_checkpoint(&recorder);
         }
         Ok(outcome)
@@ -257,12 +218,12 @@ impl Terminal for StdinTerminal {
 /// consent: on a terminal it is asked once (and remembered for exactly
 /// these hooks); without one they are left out, with a note on stderr.
 #[allow(clippy::print_stderr)]
-async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::hooks::Hooks {
+async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::host::Hooks {
     use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
-    if let (Some(project), Some(store), Some(terminal)) = (tandem::hooks::project_hooks(&settings.hooks), store.as_ref(), terminal) {
+    if let (Some(project), Some(store), Some(terminal)) = (tandem::host::project_hooks(&settings.hooks), store.as_ref(), terminal) {
         if !store.is_approved(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
-            let shown = tandem::hooks::describe_project(&project);
+            let shown = tandem::host::describe_project(&project);
             let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
                 if let Err(err) = store.approve(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
@@ -278,10 +239,10 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
     hooks
 }
 
-/// `tandem sessions`: this workspace's saved threads, most recent first,
+/// `tandem threads` (or `tandem sessions`): this workspace's saved threads, most recent first,
 /// with their totals.
 #[allow(clippy::print_stdout)]
-pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
+pub fn threads(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
     let store = ThreadStore::for_workspace(workspace).ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME)"))?;
     let (threads, problems) = store.list();
     for problem in &problems {
@@ -292,7 +253,7 @@ pub fn sessions(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  title", "thread", "last activity", "runs", "turns", "tokens in", "tokens out", "cost");
-    let mut total = tandem::thread::Totals::default();
+    let mut total = tandem::host::Totals::default();
     for thread in &threads {
         let t = &thread.totals;
         let when = chrono::DateTime::from_timestamp_millis(thread.updated_ms as i64)
@@ -333,8 +294,8 @@ fn report_problems(problems: &[String]) {
 /// the run goes on without the broken part — unless a file's permission
 /// rules cannot be read: then the run does not start (fail closed).
 #[allow(clippy::print_stderr)]
-pub fn load_settings(root: &std::path::Path) -> anyhow::Result<Settings> {
-    let (settings, problems) = host::checked_settings(root).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
+pub fn read_settings(root: &std::path::Path) -> anyhow::Result<Settings> {
+    let (settings, problems) = host::load_settings(root).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
     for problem in problems {
         eprintln!("tandem: settings: {problem}");
     }
@@ -362,32 +323,25 @@ pub fn exit_code(status: RunStatus) -> ExitCode {
     }
 }
 
-/// Run the agent, printing events as they come (terminal transcript, or
-/// one JSON object per line when `printer` is `None`), with Ctrl-C wired to
-/// the run's cancel token. `notes` carries lines from the demo harness, each
+/// Print the events as they come (terminal transcript, or one JSON
+/// object per line when `printer` is `None`), with Ctrl-C wired to the
+/// run's cancel token. `notes` carries lines from the demo harness, each
 /// with an acknowledgement the sender waits for: the run is paused while a
 /// note is printed, so it lands exactly between the events sent before it
 /// and those after.
-pub async fn run_printed(
-    provider: &dyn Provider,
-    executor: &Executor,
-    ctx: ToolContext,
-    request: RunRequest,
-    thread: Option<(&mut Thread, &ContextConfig)>,
+/// While `run` goes to its outcome; then the summary of what it wrote in
+/// `workspace`.
+pub async fn print_run(
+    run: impl std::future::Future<Output = RunOutcome>,
+    cancel: tokio_util::sync::CancellationToken,
+    mut rx: mpsc::UnboundedReceiver<RunEvent>,
+    workspace: &Workspace,
     mut printer: Option<Printer>,
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
-    let ctrl_c = spawn_interrupt_handler(ctx.cancel.clone());
-    let workspace = Arc::clone(&ctx.workspace);
-    let (tx, mut rx) = agent::event_channel();
+    let ctrl_c = spawn_interrupt_handler(cancel);
     let (barrier_tx, mut barriers) = mpsc::unbounded_channel();
     *printing() = Some(barrier_tx);
-    let run = async move {
-        match thread {
-            Some((conversation, config)) => agent::run_thread(provider, executor, ctx, conversation, config, request, tx).await,
-            None => agent::run(provider, executor, ctx, request, tx).await,
-        }
-    };
     let print = async {
         loop {
             tokio::select! {
@@ -442,7 +396,7 @@ pub async fn run_printed(
 static PRINTING: std::sync::Mutex<Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> = std::sync::Mutex::new(None);
 
 fn printing() -> std::sync::MutexGuard<'static, Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> {
-    PRINTING.lock().unwrap_or_else(|e| e.into_inner())
+    PRINTING.locked()
 }
 
 /// Wait until the events the run sent so far are printed, so a question

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
 use tandem::checkpoint::Direction;
-use tandem::thread::ThreadStore;
+use tandem::host::ThreadStore;
 use tandem::tools::permission_mode::PermissionMode;
 use tandem::workspace::Workspace;
 
@@ -149,8 +149,8 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
             }
             Input::Resume(None) => list_threads(store.as_ref()),
             Input::Resume(Some(id)) => match store.as_ref().map(|s| s.load(&id)) {
-                Some(Ok(conversation)) => {
-                    println!("Continuing {id} ({}).", conversation.title);
+                Some(Ok(saved)) => {
+                    println!("Continuing {id} ({}).", saved.title);
                     thread = ThreadChoice::Resume(id);
                 }
                 Some(Err(err)) => println!("Cannot continue {id}: {err}"),
@@ -238,16 +238,12 @@ fn eprintln_exit(message: &str) -> ! {
 
 /// The choice that continues `thread` (a new thread until the first run).
 fn continuing(thread: &ThreadChoice) -> ThreadChoice {
-    match thread {
-        ThreadChoice::New => ThreadChoice::New,
-        ThreadChoice::Continue => ThreadChoice::Continue,
-        ThreadChoice::Resume(id) => ThreadChoice::Resume(id.clone()),
-    }
+    thread.clone()
 }
 
 fn describe(thread: &ThreadChoice, store: Option<&ThreadStore>) -> String {
     match thread {
-        ThreadChoice::New => "a new conversation".to_string(),
+        ThreadChoice::New | ThreadChoice::NewWithId(_) => "a new conversation".to_string(),
         ThreadChoice::Continue => match store.and_then(ThreadStore::latest) {
             Some(id) => format!("continuing {id}"),
             None => "a new conversation (none saved yet)".to_string(),

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
+use tandem::sync::MutexExt;
 use tandem::tools::permission_mode::PermissionMode;
-use tandem::permissions::Policy;
 use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 use tandem::agent::scripted::ScriptedProvider;
 use tandem::agent::{RunEvent, RunRequest, RunStatus};
@@ -28,7 +28,7 @@ use tandem::tools::{Executor, ToolCall, ToolContext};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
-use super::ask::{run_printed, Note};
+use super::ask::{print_run, Note};
 use super::printer::Printer;
 
 const GREET_RS: &str = "/// The greeting shown on start.\npub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n\n// TODO: localise the greeting\n";
@@ -157,23 +157,23 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     };
     // The demo's model is scripted and its edits are the show: they apply
     // without asking (acceptEdits), in a throwaway folder.
-    let policy = Policy::new(PermissionMode::AcceptEdits, &Default::default(), workspace.roots());
-    let gate = tandem::permissions::headless::gate(policy, None, Arc::new(tandem::permissions::NoProjectRules));
     // The demo's own settings (none of the machine's), no MCP servers, and
     // nothing saved: the run's context from the host. Nobody answers plan
     // reviews in the demo: exit_plan_mode hands the plan back.
     let (host, _) = tandem::host::Host::open(tandem::host::FrontEnd {
         workspace,
         settings: Default::default(),
-        gate: Arc::new(gate),
-        hooks: tandem::hooks::shared(Default::default()),
+        prompter: None,
+        mode: Some(PermissionMode::AcceptEdits),
+        rules_in_project: false,
+        hooks: tandem::host::shared_hooks(Default::default()),
         mcp: None,
         code_intel: tandem::host::CodeIntelFrom::None,
         record: false,
     });
     let executor = host.executor().clone();
     let run = host.prepare(tandem::host::RunParts::default());
-    run.ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).file = Some(root.join(DEMO_PLAN_FILE));
+    run.ctx.run.plan.locked().file = Some(root.join(DEMO_PLAN_FILE));
     let ctx = run.ctx;
     let check_ctx = ctx.clone();
     let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };
@@ -231,7 +231,7 @@ async fn run_and_record(
 ) -> (tandem::agent::RunOutcome, Vec<RunEvent>) {
     let tee = Arc::new(std::sync::Mutex::new(Vec::new()));
     let printer = printer.with_tee(Arc::clone(&tee));
-    let outcome = run_printed(model, executor, ctx, request, None, Some(printer), Some(notes)).await;
+    let outcome = run_printed(model, executor, ctx, request, Some(printer), Some(notes)).await;
     let events = tee.lock().map(|e| e.clone()).unwrap_or_default();
     (outcome, events)
 }
@@ -325,4 +325,21 @@ fn verify(root: &Path, executor: &Executor, ctx: &ToolContext, status: RunStatus
         ),
         (status == RunStatus::Completed, format!("the run completed (status: {})", status.as_str())),
     ]
+}
+
+/// The demo's run: its scripted model through the loop, printed (see
+/// [`print_run`]). The demo drives the loop itself: its model is no
+/// provider the settings could name.
+pub async fn run_printed(
+    provider: &dyn Provider,
+    executor: &Executor,
+    ctx: ToolContext,
+    request: RunRequest,
+    printer: Option<Printer>,
+    notes: Option<mpsc::UnboundedReceiver<Note>>,
+) -> tandem::agent::RunOutcome {
+    let (cancel, workspace) = (ctx.cancel.clone(), Arc::clone(&ctx.workspace));
+    let (tx, rx) = tandem::agent::event_channel();
+    let run = tandem::agent::run(provider, executor, ctx, request, tx);
+    print_run(run, cancel, rx, &workspace, printer, notes).await
 }

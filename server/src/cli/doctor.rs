@@ -25,7 +25,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
         Some(text) => vec![serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--editor-settings is not a JSON object: {e}"))?],
         None => Vec::new(),
     };
-    let (settings, problems) = tandem::host::checked_settings_with(root, &editor).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
+    let (settings, problems) = tandem::host::load_settings_with(root, &editor).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
     for problem in problems {
         eprintln!("tandem: settings: {problem}");
     }

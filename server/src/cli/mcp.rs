@@ -4,20 +4,34 @@
 //! start-up timeout) to list their tools, then stopped.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tandem::mcp::config::McpConfig;
-use tandem::mcp::{Approvals, McpManager, ServerState};
+use tandem::host::{CodeIntelFrom, FrontEnd, Host, McpServers};
+use tandem::mcp::ServerState;
+use tandem::workspace::Workspace;
 
 /// Beyond the longest start-up timeout, how long `list` waits for servers.
 const LIST_MARGIN: Duration = Duration::from_secs(2);
 
 #[allow(clippy::print_stdout)]
 pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> {
-    let root = std::env::current_dir()?;
-    let config = McpConfig::load(dirs::home_dir().as_deref(), &root);
-    let wait = config.startup_timeout + LIST_MARGIN;
-    let manager = McpManager::new(config, &root, Approvals::from_command_line(approve));
+    let workspace = Arc::new(Workspace::new(std::env::current_dir()?)?);
+    let settings = super::ask::read_settings(workspace.root())?;
+    // The servers the host gives a run here, as a run would get them.
+    let (host, _) = Host::open(FrontEnd {
+        workspace,
+        settings: Arc::new(std::sync::RwLock::new(settings)),
+        prompter: None,
+        mode: None,
+        rules_in_project: false,
+        hooks: Default::default(),
+        mcp: Some(McpServers { approve, front_end: Vec::new() }),
+        code_intel: CodeIntelFrom::None,
+        record: false,
+    });
+    let Some(manager) = host.mcp() else { return Ok(ExitCode::SUCCESS) };
+    let wait = manager.startup_timeout() + LIST_MARGIN;
     manager.start();
     manager.wait_settled(wait).await;
     let statuses = manager.statuses();

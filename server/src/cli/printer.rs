@@ -11,7 +11,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tandem::agent::{RunEvent, RunOutcome, RunStatus};
+use tandem::host::{RunEvent, RunOutcome, RunStatus};
+use tandem::sync::MutexExt;
 use tandem::tools::ToolKind;
 use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
 
@@ -70,8 +71,10 @@ pub struct Printer {
     tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
     /// Show applied edits' whole diffs.
     verbose: bool,
-    /// Say the run's model endpoint (`tandem chat` says it again only when it changed).
-    show_provider: bool,
+    /// The `[model: …]` line said last, shared by the printers of one
+    /// `tandem chat`: it says the endpoint at its first message and again
+    /// only when it changed. `None`: every run says it (`tandem ask`).
+    provider_said: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl Printer {
@@ -91,13 +94,14 @@ impl Printer {
             speaker: None,
             tee: None,
             verbose: false,
-            show_provider: true,
+            provider_said: None,
         }
     }
 
-    /// Say (or not) the run's `provider` event.
-    pub fn show_provider(mut self, show: bool) -> Self {
-        self.show_provider = show;
+    /// Say the run's `provider` event only when its line differs from the
+    /// one `said` holds (the previous run's), and keep it there.
+    pub fn provider_said(mut self, said: Arc<Mutex<Option<String>>>) -> Self {
+        self.provider_said = Some(said);
         self
     }
 
@@ -138,7 +142,7 @@ impl Printer {
 
     pub fn event(&mut self, event: &RunEvent) {
         if let Some(tee) = &self.tee {
-            tee.lock().unwrap_or_else(|e| e.into_inner()).push(event.clone());
+            tee.locked().push(event.clone());
         }
         self.show(event, 0, None);
     }
@@ -248,13 +252,21 @@ impl Printer {
                 let line = self.style.dim(&format!("{pad}[{name} hook] {message}"));
                 self.line(&line);
             }
-            RunEvent::Provider { provider, model, base_url, reason } if self.show_provider => {
+            RunEvent::Provider { provider, model, base_url, reason } => {
                 // Where the prompt goes, before it goes: on stderr, beside
                 // the retries, so the transcript on stdout stays the answer.
                 let at = base_url.as_deref().map(|url| format!(" at {url}")).unwrap_or_default();
-                eprintln!("{}", self.style.dim(&format!("[model: {provider}{at}, {model}; {reason}]")));
+                let said = format!("[model: {provider}{at}, {model}; {reason}]");
+                let again = self.provider_said.as_ref().is_some_and(|last| {
+                    let mut last = last.locked();
+                    let same = last.as_deref() == Some(said.as_str());
+                    *last = Some(said.clone());
+                    same
+                });
+                if !again {
+                    eprintln!("{}", self.style.dim(&said));
+                }
             }
-            RunEvent::Provider { .. } => {}
             RunEvent::Sandbox { message } => {
                 let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
                 self.line(&line);
@@ -295,7 +307,7 @@ impl Printer {
         let cached = if usage.cache_read_input_tokens > 0 { format!(" ({} cached)", thousands(usage.cache_read_input_tokens)) } else { String::new() };
         let mut tokens = format!("{} tokens in{cached}, {} out", thousands(usage.input_tokens), thousands(usage.output_tokens));
         if let Some(cost) = outcome.cost_usd {
-            tokens.push_str(&format!(" · {}", tandem::thread::pricing::format_cost(cost)));
+            tokens.push_str(&format!(" · {}", tandem::host::format_cost(cost)));
         }
         if !self.at_line_start {
             self.out("\n");
@@ -431,7 +443,7 @@ struct TerminalLine {
 static TERMINAL_LINE: Mutex<TerminalLine> = Mutex::new(TerminalLine { questions: 0, spinner_drawn: false });
 
 fn terminal_line() -> std::sync::MutexGuard<'static, TerminalLine> {
-    TERMINAL_LINE.lock().unwrap_or_else(|e| e.into_inner())
+    TERMINAL_LINE.locked()
 }
 
 /// Clear the spinner's frame, if one is drawn.
@@ -468,7 +480,7 @@ fn spawn_ticker(state: Arc<Mutex<SpinnerState>>) {
         let mut interval = tokio::time::interval(Duration::from_millis(100));
         loop {
             interval.tick().await;
-            let state = state.lock().unwrap_or_else(|e| e.into_inner());
+            let state = state.locked();
             if state.stopped {
                 break;
             }
@@ -505,26 +517,26 @@ impl Spinner {
     }
 
     fn pause(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.locked();
         state.active = false;
         clear_frame(&mut terminal_line());
     }
 
     /// A new activity starts (its elapsed time counts from now).
     fn activity(&self, activity: String) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.locked();
         state.activity = activity;
         state.since = Instant::now();
     }
 
     fn resume(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.locked();
         state.active = !state.stopped;
     }
 
     fn stop(&self) {
         self.pause();
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).stopped = true;
+        self.state.locked().stopped = true;
     }
 }
 

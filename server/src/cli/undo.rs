@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 
 use tandem::checkpoint::{restore, Checkpoints, Direction, FileStatus};
-use tandem::thread::ThreadStore;
+use tandem::host::ThreadStore;
 use tandem::workspace::Workspace;
 
 #[allow(clippy::print_stdout, clippy::print_stderr)]

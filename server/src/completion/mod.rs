@@ -37,6 +37,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use crate::sync::MutexExt;
 
 use async_trait::async_trait;
 use ropey::Rope;
@@ -146,7 +147,7 @@ impl Engine {
     }
 
     fn is_newest(&self, document: &Path, id: u64) -> bool {
-        self.newest.lock().unwrap_or_else(|e| e.into_inner()).get(document) == Some(&id)
+        self.newest.locked().get(document) == Some(&id)
     }
 
     fn is_stale(&self, request: &Request, id: u64, state: &dyn DocumentState) -> bool {
@@ -171,11 +172,11 @@ impl Engine {
     /// Suggestions for `request` from the model `config` names.
     pub async fn complete(&self, config: &ModelConfig, request: Request, state: &dyn DocumentState) -> Answer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.newest.lock().unwrap_or_else(|e| e.into_inner()).insert(request.document.clone(), id);
+        self.newest.locked().insert(request.document.clone(), id);
         self.requests.send_modify(|n| *n = n.wrapping_add(1));
         self.stats.add(Count::Request);
         let window = Window::around(&request.rope, request.cursor, config.context_lines);
-        let cached = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&request.document, &window);
+        let cached = self.cache.locked().get(&request.document, &window);
         if let Some(text) = cached {
             self.stats.add(Count::CacheHit);
             return self.answer(vec![Suggestion { start: window.cursor, end: window.cursor, text, kind: Kind::Completion }]);
@@ -213,7 +214,7 @@ impl Engine {
             return Answer::Stale;
         };
         if let Some(text) = &completion {
-            self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(&request.document, &window, text);
+            self.cache.locked().insert(&request.document, &window, text);
         }
         if self.is_stale(&request, id, state) {
             self.stats.add(Count::Stale);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use crate::sync::MutexExt;
 
 use serde::{Deserialize, Serialize};
 
@@ -94,7 +95,7 @@ impl Stats {
     pub fn save(&self, now: bool) {
         let Some(file) = &self.file else { return };
         {
-            let mut last = self.last_write.lock().unwrap_or_else(|e| e.into_inner());
+            let mut last = self.last_write.locked();
             if !now && last.is_some_and(|at| at.elapsed() < WRITE_EVERY) {
                 return;
             }

@@ -14,6 +14,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use crate::sync::MutexExt;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -108,7 +109,7 @@ impl Connection {
             let reason = reader.read_loop(BufReader::new(stdout)).await;
             // Its output ended: say how it exited (a process that closed
             // its stdout but lives on is stopped).
-            let child = reader.child.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let child = reader.child.locked().take();
             let status = match child {
                 Some(mut child) => match tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
                     Ok(Ok(status)) => format!(" ({status})"),
@@ -130,14 +131,14 @@ impl Connection {
 
     /// Why the server is gone ("exited with status 1"), once it is.
     pub fn death(&self) -> Option<String> {
-        self.death.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.death.locked().clone()
     }
 
     fn die(&self, reason: String) {
         self.alive.store(false, Ordering::SeqCst);
         tracing::warn!(%reason, "a language server stopped");
-        *self.death.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
-        let pending: Vec<_> = self.pending.lock().unwrap_or_else(|e| e.into_inner()).drain().collect();
+        *self.death.locked() = Some(reason.clone());
+        let pending: Vec<_> = self.pending.locked().drain().collect();
         for (_, reply) in pending {
             let _ = reply.send(Err(RequestError::Gone(reason.clone())));
         }
@@ -167,7 +168,7 @@ impl Connection {
             // An answer to one of ours.
             (None, Some(id)) => {
                 let Some(id) = id.as_i64() else { return };
-                let Some(reply) = self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id) else { return };
+                let Some(reply) = self.pending.locked().remove(&id) else { return };
                 let result = match message.get("error") {
                     Some(error) => Err(RequestError::Server(
                         error.get("message").and_then(Value::as_str).unwrap_or("an error without a message").to_string(),
@@ -198,7 +199,7 @@ impl Connection {
                 let items = params.get("diagnostics").and_then(Value::as_array).cloned().unwrap_or_default();
                 let version = params.get("version").and_then(Value::as_i64);
                 let seq = *self.published.borrow() + 1;
-                self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.to_string(), Published { version, items, seq });
+                self.diagnostics.locked().insert(uri.to_string(), Published { version, items, seq });
                 self.published.send_replace(seq);
             }
             _ => {}
@@ -220,17 +221,17 @@ impl Connection {
         }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id, tx);
+        self.pending.locked().insert(id, tx);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if let Err(err) = self.write(&message).await {
-            self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            self.pending.locked().remove(&id);
             return Err(RequestError::Gone(format!("cannot write to the language server: {err}")));
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(result)) => result,
             Ok(Err(_)) => Err(RequestError::Gone(self.death().unwrap_or_else(|| "the language server exited".into()))),
             Err(_) => {
-                self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                self.pending.locked().remove(&id);
                 // Tell the server to stop working on it.
                 let _ = self.notify("$/cancelRequest", json!({"id": id})).await;
                 Err(RequestError::Timeout)
@@ -244,7 +245,7 @@ impl Connection {
 
     /// The diagnostics last published for `uri`.
     pub fn published(&self, uri: &str) -> Option<Published> {
-        self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()).get(uri).cloned()
+        self.diagnostics.locked().get(uri).cloned()
     }
 
     pub fn subscribe(&self) -> watch::Receiver<u64> {
@@ -257,7 +258,7 @@ impl Connection {
             let _ = self.request("shutdown", Value::Null, Duration::from_secs(2)).await;
             let _ = self.notify("exit", Value::Null).await;
         }
-        let child = self.child.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let child = self.child.locked().take();
         if let Some(mut child) = child {
             if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
                 let _ = child.kill().await;

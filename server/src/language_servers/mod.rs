@@ -28,9 +28,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use crate::consent::ConsentStore;
+use crate::consent::Approvals;
 use crate::scope::Scope;
-use crate::tools::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Operation, Settle};
+use crate::sync::MutexExt;
+use crate::tools::ports::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Operation, Settle};
 use connection::{Connection, RequestError};
 
 /// A crashed server is started again at most this many times per process.
@@ -146,14 +147,6 @@ pub struct LanguageServers {
     me: std::sync::Weak<LanguageServers>,
 }
 
-/// Which project servers the user approved.
-#[derive(Debug, Clone, Default)]
-pub struct Approvals {
-    pub store: Option<ConsentStore>,
-    /// `--lsp-approve NAME|all` for this process (remembered in the store).
-    pub command_line: Vec<String>,
-}
-
 impl LanguageServers {
     pub fn new(root: PathBuf, configs: Vec<ServerConfig>, approvals: Approvals, code_intel_timeout: Duration, diagnostics_timeout: Option<Duration>) -> Arc<Self> {
         let servers = Arc::new_cyclic(|me| {
@@ -183,7 +176,7 @@ impl LanguageServers {
     fn remember_command_line_approvals(&self) {
         let Some(store) = &self.approvals.store else { return };
         for config in self.configs.iter().filter(|c| c.scope.is_project()) {
-            if self.approvals.command_line.iter().any(|n| n == "all" || *n == config.name) {
+            if self.approvals.on_command_line(&config.name) {
                 if let Err(err) = store.approve(&self.root, CONSENT_KIND, &config.name, &config.raw.to_string()) {
                     tracing::warn!(%err, "cannot remember the approval of lspServers.{}", config.name);
                 }
@@ -195,7 +188,7 @@ impl LanguageServers {
         if !config.scope.is_project() {
             return true;
         }
-        if self.approvals.command_line.iter().any(|n| n == "all" || *n == config.name) {
+        if self.approvals.on_command_line(&config.name) {
             return true;
         }
         self.approvals.store.as_ref().is_some_and(|s| s.is_approved(&self.root, CONSENT_KIND, &config.name, &config.raw.to_string()))
@@ -280,7 +273,7 @@ impl LanguageServers {
             };
             format!("{label} failed to start: {why}")
         })?;
-        *connection.capabilities.lock().unwrap_or_else(|e| e.into_inner()) = answer.get("capabilities").cloned().unwrap_or(Value::Null);
+        *connection.capabilities.locked() = answer.get("capabilities").cloned().unwrap_or(Value::Null);
         connection.notify("initialized", json!({})).await.map_err(|err| format!("{label} failed to start: {err}"))?;
         tracing::info!(server = %config.name, "language server started");
         Ok(connection)
@@ -291,7 +284,7 @@ impl LanguageServers {
     async fn sync(&self, index: usize, server: &Server, path: &Path, text: &str) -> Result<(String, i64), CodeIntelError> {
         let uri = url::Url::from_file_path(path).map_err(|()| CodeIntelError::Failed(format!("{} has no file: URI", path.display())))?.to_string();
         let fingerprint = crate::workspace::fingerprint(text.as_bytes());
-        let known = server.documents.lock().unwrap_or_else(|e| e.into_inner()).get(&uri).copied();
+        let known = server.documents.locked().get(&uri).copied();
         let sent = match known {
             Some((version, sent)) if sent == fingerprint => return Ok((uri, version)),
             Some((version, _)) => {
@@ -305,7 +298,7 @@ impl LanguageServers {
             }
         };
         let version = sent.map_err(|err| CodeIntelError::Failed(format!("cannot send {} to {}: {err}", path.display(), self.configs[index].label())))?;
-        server.documents.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.clone(), (version, fingerprint));
+        server.documents.locked().insert(uri.clone(), (version, fingerprint));
         Ok((uri, version))
     }
 

@@ -21,7 +21,8 @@ use serde_json::{json, Value};
 use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, Documents};
-use crate::tools::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Settle};
+use crate::sync::RwLockExt;
+use crate::tools::ports::code_intel::{CodeIntel, CodeIntelError, CodeQuery, FileDiagnostics, Settle};
 
 /// Diagnostics are "settled" once none changed for this long after the
 /// first change the edit caused (VS Code's TypeScript publishes syntax and
@@ -41,7 +42,7 @@ impl EditorCodeIntel {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     fn uri(&self, path: &Path) -> Result<String, CodeIntelError> {
@@ -184,7 +185,7 @@ mod tests {
         std::fs::write(root.join("app.ts"), "export function add(a: number, b: number) { return a + b; }\nconst s = add(1, 2) + add(3, 4);\n").unwrap();
         let plugin = Arc::new(Plugin { answer, requests: Mutex::new(Vec::new()) });
         let provider = EditorCodeIntel::new(plugin.clone(), Arc::new(Documents::default()), Arc::new(RwLock::new(settings)), vec![root.clone()]);
-        let executor = Executor::new(ToolRegistry::builtin()).with_code_intel(Arc::new(provider)).with_results_dir(None);
+        let executor = crate::tools::builtin::code_intel::install(Executor::new(ToolRegistry::builtin()), Arc::new(provider)).with_results_dir(None);
         let ctx = ToolContext::new(Arc::new(Workspace::new(&root).unwrap()));
         let select = ToolCall::new("t0", "tool_search", json!({"query": "select:code_intel"}));
         assert!(!executor.execute(&select, &ctx).await.unwrap().is_error);

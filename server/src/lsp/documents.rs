@@ -24,6 +24,7 @@ use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, TextEdit
 
 use super::position::{byte_to_position, position_to_char, PositionEncoding};
 use crate::completion::EditHistory;
+use crate::sync::MutexExt;
 use crate::workspace::{fingerprint, normalize_lexically, DocumentSnapshot, Splice};
 
 /// States remembered per document for the applyEdit verification.
@@ -223,12 +224,12 @@ impl Documents {
 
     /// The path of an open document's URI (resolved at `didOpen`), else resolved now.
     fn path_of(&self, uri: &Uri) -> Option<PathBuf> {
-        let known = self.paths.lock().unwrap_or_else(|e| e.into_inner()).get(uri.as_str()).cloned();
+        let known = self.paths.locked().get(uri.as_str()).cloned();
         known.or_else(|| uri_to_path(uri))
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Document>> {
-        self.documents.lock().unwrap_or_else(|e| e.into_inner())
+        self.documents.locked()
     }
 
     fn notify(&self) {
@@ -259,7 +260,7 @@ impl Documents {
             edits: EditHistory::default(),
         };
         document.remember(self.is_verifying());
-        self.paths.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.as_str().to_string(), path.clone());
+        self.paths.locked().insert(uri.as_str().to_string(), path.clone());
         self.lock().insert(path, document);
         self.notify();
         Ok(())
@@ -344,7 +345,7 @@ impl Documents {
 
     /// `didClose`: from now on the disk is the truth for this file.
     pub fn close(&self, uri: &Uri) {
-        let known = self.paths.lock().unwrap_or_else(|e| e.into_inner()).remove(uri.as_str());
+        let known = self.paths.locked().remove(uri.as_str());
         let Some(path) = known.or_else(|| uri_to_path(uri)) else { return };
         self.lock().remove(&path);
         self.notify();

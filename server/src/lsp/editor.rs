@@ -32,6 +32,7 @@ use super::config::Settings;
 use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::{replacements, splices_to_text_edits};
 use super::runs::RunOutbox;
+use crate::sync::{MutexExt, RwLockExt};
 use crate::workspace::{
     changed_lines, describe_change, fingerprint, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
     Editor, LineSpan, Splice, UnsavedBuffer,
@@ -60,7 +61,7 @@ impl LateEdit {
     }
 
     fn confirm(&self, records: &Mutex<Vec<RunEditRecord>>) {
-        let mut records = records.lock().unwrap_or_else(|e| e.into_inner());
+        let mut records = records.locked();
         if let Some(entry) =
             records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == EditStatus::NotApplied)
         {
@@ -247,7 +248,7 @@ impl LspEditor {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     /// The edits recorded for `run` (see `Workspace::for_run`; `None`:
@@ -257,7 +258,7 @@ impl LspEditor {
     pub fn take_records(&self, run: Option<&str>) -> Vec<EditRecord> {
         let is_run = |tag: &Option<Arc<str>>| tag.as_deref() == run;
         let late: Vec<LateEdit> = {
-            let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
+            let mut pending = self.late.locked();
             let (mine, others) = std::mem::take(&mut *pending).into_iter().partition(|late| is_run(&late.run));
             *pending = others;
             mine
@@ -267,8 +268,8 @@ impl LspEditor {
                 late.confirm(&self.records);
             }
         }
-        self.touched.lock().unwrap_or_else(|e| e.into_inner()).retain(|t| !is_run(&t.run));
-        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        self.touched.locked().retain(|t| !is_run(&t.run));
+        let mut records = self.records.locked();
         let (mine, others): (Vec<RunEditRecord>, Vec<RunEditRecord>) = std::mem::take(&mut *records).into_iter().partition(|r| is_run(&r.run));
         *records = others;
         mine.into_iter().map(|r| r.record).collect()
@@ -283,7 +284,7 @@ impl LspEditor {
     /// edit is such an edit offered again, so its record replaces the
     /// refused one's.
     fn push_record_as(&self, run: Option<Arc<str>>, record: EditRecord, (rebasing, reoffer): (bool, bool)) {
-        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        let mut records = self.records.locked();
         if reoffer {
             if let Some(at) = records.iter().rposition(|r| r.run == run && r.record.uri == record.uri) {
                 if records[at].rebasing {
@@ -325,7 +326,7 @@ impl LspEditor {
     /// (0: any), with its own seq; left in place (the run events show each
     /// edit's outcome as its tool result goes out).
     pub fn record_since(&self, run: Option<&str>, uri: &str, seq: u64) -> Option<(u64, EditRecord)> {
-        let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        let records = self.records.locked();
         records
             .iter()
             .rev()
@@ -478,7 +479,7 @@ impl LspEditor {
     /// buffer was clean when the run first changed it.
     fn touch(&self, edit: &BufferEdit) {
         let Some((_, dirty)) = self.documents.state(&edit.path) else { return };
-        let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+        let mut touched = self.touched.locked();
         if touched.iter().any(|t| t.run == edit.run && t.path == edit.path) {
             return;
         }
@@ -490,7 +491,7 @@ impl LspEditor {
 
     /// The run's edit left the buffer at `version`.
     fn touched_at(&self, edit: &BufferEdit, version: i32) {
-        let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+        let mut touched = self.touched.locked();
         if let Some(entry) = touched.iter_mut().find(|t| t.run == edit.run && t.path == edit.path) {
             entry.agent_version = Some(version);
         }
@@ -647,7 +648,7 @@ impl LspEditor {
         let late =
             LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: Arc::clone(&edit.new_text), ranges };
         {
-            let mut pending = self.late.lock().unwrap_or_else(|e| e.into_inner());
+            let mut pending = self.late.locked();
             if pending.len() >= MAX_EDIT_RECORDS {
                 pending.remove(0);
             }
@@ -702,7 +703,7 @@ impl Editor for LspEditor {
     async fn save_for_command(&self, run: Option<&str>) -> Vec<UnsavedBuffer> {
         let settings = self.settings();
         let touched: Vec<Touched> =
-            self.touched.lock().unwrap_or_else(|e| e.into_inner()).iter().filter(|t| t.run.as_deref() == run).cloned().collect();
+            self.touched.locked().iter().filter(|t| t.run.as_deref() == run).cloned().collect();
         let mut unsaved = Vec::new();
         for entry in touched {
             // Closed since: the disk is the truth again.

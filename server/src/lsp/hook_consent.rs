@@ -18,7 +18,8 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use crate::consent::{ConsentStore, HOOKS, PROJECT};
-use crate::hooks::{describe_project, project_hooks, SharedHooks};
+use crate::host::{describe_project, project_hooks, SharedHooks};
+use crate::sync::RwLockExt;
 
 pub const RUN_THEM: &str = "Run them";
 pub const NOT_NOW: &str = "Not now";
@@ -41,7 +42,7 @@ impl HookConsent {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     /// Ask about the project's hooks if they are neither approved nor
@@ -70,7 +71,7 @@ impl HookConsent {
         // The settings as they are now: only hooks the store approves load.
         let settings = self.settings();
         let (hooks, _) = crate::host::hooks(&settings, &self.root, Some(store));
-        *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
+        *self.hooks.writing() = Arc::new(hooks);
     }
 
     async fn ask(&self, project: &Value, settings: &Settings) -> bool {

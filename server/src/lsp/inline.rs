@@ -28,7 +28,8 @@ use super::config::Settings;
 use super::documents::Documents;
 use super::position::{char_to_position, position_to_char};
 use crate::completion::{Answer, DocumentState, Engine, Kind, Request, Suggestion, Trigger};
-use crate::tools::code_intel::CodeIntel;
+use crate::sync::{MutexExt, RwLockExt};
+use crate::tools::ports::code_intel::CodeIntel;
 
 /// The command an item runs once the editor inserted it (counted for
 /// `tandem doctor`).
@@ -114,7 +115,7 @@ impl InlineCompletions {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     pub async fn complete(&self, params: InlineCompletionParams) -> Option<InlineCompletionResponse> {
@@ -123,7 +124,7 @@ impl InlineCompletions {
             Ok(Some(config)) => config,
             Ok(None) => return None,
             Err(problem) => {
-                let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+                let mut reported = self.reported.locked();
                 if reported.as_deref() != Some(problem.as_str()) {
                     tracing::warn!("inline completions are off: {problem}");
                     *reported = Some(problem);

@@ -15,7 +15,7 @@
 //!   saves it in `.tandem/settings.local.json`, for every thread. No answer, a dismissed
 //!   prompt or a timeout mean deny.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
@@ -26,7 +26,8 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
-use crate::permissions::{Answer, Gate, Policy, Prompter, Review};
+use crate::host::{Answer, Prompter, Review};
+use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;
 
 const ALLOW_ONCE: &str = "Allow once";
@@ -48,23 +49,15 @@ pub struct LspPrompter {
     outbox: Arc<RunOutbox>,
 }
 
-/// The editor's gate.
-pub type LspGate = Gate<LspPrompter>;
-
-/// The gate of an editor session over `roots` (the first is the primary
-/// one: "in this project" saves there), deciding by the settings as they
-/// are now (the server sets newer ones on [`Gate::policy`]).
-pub fn gate(client: Arc<dyn ClientLink>, settings: Arc<RwLock<Settings>>, editor: Arc<LspEditor>, outbox: Arc<RunOutbox>, roots: &[PathBuf]) -> LspGate {
-    let current = settings.read().unwrap_or_else(|e| e.into_inner()).clone();
-    let policy = Policy::new(crate::host::Modes::new(&current, None).policy, &current.permissions, roots);
-    let root = roots.first().cloned().unwrap_or_default();
-    let prompter = LspPrompter { client, settings, editor, outbox };
-    Gate::new(policy, Some(prompter), Arc::new(crate::settings::LocalAllowRules(root)))
+/// The editor's prompter: the host's gate asks through it, deciding by
+/// the settings as they are now.
+pub fn prompter(client: Arc<dyn ClientLink>, settings: Arc<RwLock<Settings>>, editor: Arc<LspEditor>, outbox: Arc<RunOutbox>) -> LspPrompter {
+    LspPrompter { client, settings, editor, outbox }
 }
 
 impl LspPrompter {
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     /// Show `message` with `actions`; `Ok(title)` is the chosen action,

@@ -19,11 +19,11 @@ use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::hook_consent::HookConsent;
-use super::permission::LspGate;
 use super::position::PositionEncoding;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, RunOutbox, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
-use crate::thread::threads::Threads;
+use crate::sync::{MutexExt, RwLockExt};
+use crate::host::Threads;
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers};
 use crate::workspace::Workspace;
 
@@ -48,17 +48,12 @@ pub const PROVIDER_COMMAND: &str = "tandem.provider";
 /// What exists once `initialize` told us the roots and capabilities.
 struct Ready {
     workspace: Arc<Workspace>,
-    /// The session's permission gate: it decides by the settings as they
-    /// change (see [`Backend::update_settings`]), and also reviews an
-    /// undo's restoring edits.
-    gate: Arc<LspGate>,
     editor: Arc<LspEditor>,
     /// What the session's runs share: hooks, MCP and language servers,
     /// the executor, the checkpoints.
     host: Arc<crate::host::Host>,
     work_done_progress: bool,
     configuration: bool,
-    threads: Arc<Threads>,
     /// Asks the user about the project's hooks.
     hook_consent: Arc<HookConsent>,
     /// See [`clients::answer_goes_alone`].
@@ -83,7 +78,7 @@ pub struct Backend {
     /// fixed file takes effect at once).
     broken_settings: Mutex<Vec<String>>,
     /// The hooks from the settings, rebuilt when they change.
-    hooks: crate::hooks::SharedHooks,
+    hooks: crate::host::SharedHooks,
     /// `initialized` arrived: the client accepts notifications now.
     client_ready: std::sync::atomic::AtomicBool,
     ready: OnceLock<Ready>,
@@ -109,7 +104,7 @@ impl Backend {
             settings_files: OnceLock::new(),
             reported_problems: Mutex::new(Vec::new()),
             broken_settings: Mutex::new(Vec::new()),
-            hooks: crate::hooks::shared(crate::hooks::Hooks::default()),
+            hooks: crate::host::shared_hooks(crate::host::Hooks::default()),
             client_ready: std::sync::atomic::AtomicBool::new(false),
             ready: OnceLock::new(),
             runs: Arc::new(Runs::default()),
@@ -137,7 +132,7 @@ impl Backend {
     }
 
     fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings.reading().clone()
     }
 
     /// Re-read the settings files and overlay the editor's layers. A
@@ -145,30 +140,29 @@ impl Backend {
     /// server; a file whose permission rules cannot be read is shown as an
     /// error and refuses asks until it is fixed.
     fn update_settings(&self, update: impl FnOnce(&mut SettingsLayers)) {
-        let mut layers = self.layers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut layers = self.layers.locked();
         update(&mut layers);
         let (settings, problems) = layers.resolve_with_files(self.settings_files.get());
         drop(layers);
         let (fatal, problems): (Vec<_>, Vec<_>) = problems.into_iter().partition(|p| p.is_fatal());
         let fatal: Vec<String> = fatal.iter().map(ToString::to_string).collect();
-        *self.broken_settings.lock().unwrap_or_else(|e| e.into_inner()) = fatal.clone();
+        *self.broken_settings.locked() = fatal.clone();
         let mut notices: Vec<String> = fatal.iter().map(|f| format!("{ERROR_MARK}{f}")).collect();
         notices.extend(problems.iter().map(ToString::to_string));
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
             let consent = crate::consent::ConsentStore::for_user();
             let (hooks, hook_problems) = crate::host::hooks(&settings, root, consent.as_ref());
-            *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(hooks);
+            *self.hooks.writing() = Arc::new(hooks);
             notices.extend(hook_problems);
         }
         if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
         }
+        *self.settings.writing() = settings;
         if let Some(ready) = self.ready.get() {
-            // Plan mode is the run's own gate; the policy decides as in default.
-            ready.gate.policy().set_mode(crate::host::Modes::new(&settings, None).policy);
-            ready.gate.policy().set_rules(&settings.permissions);
+            // The permission gate decides by the new rules and mode.
+            ready.host.settings_changed();
         }
-        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
         self.report_problems(notices);
     }
 
@@ -178,7 +172,7 @@ impl Backend {
         if !self.client_ready.load(Ordering::SeqCst) {
             return;
         }
-        let mut reported = self.reported_problems.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reported = self.reported_problems.locked();
         if *reported == problems {
             return;
         }
@@ -210,7 +204,7 @@ impl Backend {
 
     /// The error an ask gets while a settings file cannot be read.
     fn broken_settings_error(&self) -> Option<Error> {
-        let broken = self.broken_settings.lock().unwrap_or_else(|e| e.into_inner());
+        let broken = self.broken_settings.locked();
         if broken.is_empty() {
             return None;
         }
@@ -267,7 +261,6 @@ impl Backend {
             outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
             work_done_progress: ready.work_done_progress,
-            threads: Arc::clone(&ready.threads),
             answer_goes_alone: ready.answer_goes_alone,
         })
     }
@@ -281,7 +274,7 @@ impl Backend {
         };
         let env = self.run_env()?;
         let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
-        match undo::run(&env, &*ready.gate, &ready.undoing, direction, args).await {
+        match undo::run(&env, &*ready.host.gate(), &ready.undoing, direction, args).await {
             Ok(answer) => Ok(Some(answer)),
             Err(crate::checkpoint::CheckpointError::Invalid(message)) => Err(Error::invalid_params(message)),
             Err(err) => Err(Error { code: ErrorCode::ServerError(-32803), message: err.to_string().into(), data: None }),
@@ -289,7 +282,7 @@ impl Backend {
     }
 
     fn threads(&self) -> Result<Arc<Threads>> {
-        Ok(Arc::clone(&self.run_env()?.threads))
+        Ok(Arc::clone(self.run_env()?.host.threads()))
     }
 
     async fn thread_command(&self, params: &ExecuteCommandParams) -> Result<Option<Value>> {
@@ -304,7 +297,7 @@ impl Backend {
                         "events": transcript.events,
                         "omitted": transcript.omitted,
                     }))),
-                    Err(err @ crate::thread::threads::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
+                    Err(err @ crate::host::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
                     Err(err) => Err(Error::invalid_params(err.to_string())),
                 }
             }
@@ -441,13 +434,7 @@ impl LanguageServer for Backend {
         let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
         let workspace = Arc::new(workspace);
-        let gate = Arc::new(super::permission::gate(
-            Arc::clone(&self.link),
-            Arc::clone(&self.settings),
-            Arc::clone(&editor),
-            Arc::clone(&self.outbox),
-            workspace.roots(),
-        ));
+        let prompter = super::permission::prompter(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
         let code_intel = if self.settings().code_intel {
@@ -468,16 +455,15 @@ impl LanguageServer for Backend {
         let (host, problems) = Host::open(FrontEnd {
             workspace: Arc::clone(&workspace),
             settings: Arc::clone(&self.settings),
-            gate: Arc::clone(&gate) as Arc<dyn crate::tools::PermissionGate>,
+            prompter: Some(Arc::new(prompter)),
+            mode: None,
+            rules_in_project: true,
             hooks: Arc::clone(&self.hooks),
             mcp: Some(McpServers::default()),
             code_intel,
             record: true,
         });
         problems.iter().for_each(|p| tracing::warn!("{p}"));
-        // Threads are saved under the user's data folder, per workspace
-        // root; each run's checkpoint goes beside its thread, for tandem.undo.
-        let threads = Arc::new(Threads::new(workspace.root().to_path_buf(), host.store().cloned()));
         let hook_consent =
             Arc::new(HookConsent::new(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&self.hooks), workspace.root().to_path_buf()));
         let edits_anywhere = capabilities.experimental.as_ref().and_then(|e| e.get(super::inline::EDITS_ANYWHERE_CAPABILITY)) == Some(&Value::Bool(true));
@@ -501,10 +487,8 @@ impl LanguageServer for Backend {
         let inline_completion_provider = self.settings().inline_completions.enabled.then_some(OneOf::Left(true));
         let ready = Ready {
             inline,
-            gate,
             undoing: tokio::sync::Mutex::new(()),
             hook_consent,
-            threads,
             workspace,
             editor,
             host: Arc::new(host),

@@ -18,7 +18,6 @@ use super::client::{methods, ClientError, ClientLink};
 use super::config::{Settings, SettingsLayers};
 use super::documents::{path_to_uri, Documents};
 use super::editor::{EditCapabilities, EditRecord, LspEditor};
-use super::permission::LspGate;
 use super::edits::apply_as_editor;
 use super::position::{char_to_position, PositionEncoding};
 use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
@@ -314,8 +313,12 @@ impl Harness {
         self.workspace.write(change).await
     }
 
-    fn policy(&self) -> LspGate {
-        super::permission::gate(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default(), self.workspace.roots())
+    /// The editor's prompter behind the one gate, deciding by the settings.
+    fn policy(&self) -> crate::permissions::Gate<super::permission::LspPrompter> {
+        let settings = self.settings.read().unwrap().clone();
+        let policy = crate::permissions::Policy::new(crate::host::Modes::new(&settings, None).policy, &settings.permissions, self.workspace.roots());
+        let prompter = super::permission::prompter(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default());
+        crate::permissions::Gate::new(policy, Some(prompter), Arc::new(crate::settings::LocalAllowRules(self.workspace.root().to_path_buf())))
     }
 
     /// The permission request for an edit of a.txt, with its diff.
@@ -581,7 +584,7 @@ async fn one_edit_parses_once_reads_at_most_twice_and_sends_one_apply_edit() {
     let h = harness(accept_edits(), false, "fn main() {\n    run();\n}\n");
     let prepared = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut registry = crate::tools::ToolRegistry::builtin();
-    registry.register(CountingPrepare { tool: Arc::new(crate::tools::edit_file::EditFile), prepared: Arc::clone(&prepared) });
+    registry.register(CountingPrepare { tool: Arc::new(crate::tools::builtin::edit_file::EditFile), prepared: Arc::clone(&prepared) });
     let policy = Arc::new(h.policy());
     let executor = crate::tools::Executor::new(registry).with_gate(policy).with_results_dir(None);
     let ctx = crate::tools::ToolContext::new(Arc::clone(&h.workspace));
@@ -854,11 +857,9 @@ fn selection_and_diagnostics_become_context_for_the_model() {
             crate::host::Host::open(crate::host::FrontEnd {
                 workspace: Arc::clone(&h.workspace),
                 settings: Arc::clone(&h.settings),
-                gate: Arc::new(crate::permissions::headless::gate(
-                    crate::permissions::Policy::new(Default::default(), &Default::default(), h.workspace.roots()),
-                    None,
-                    Arc::new(crate::permissions::NoProjectRules),
-                )),
+                prompter: None,
+                mode: None,
+                rules_in_project: false,
                 hooks: Default::default(),
                 mcp: None,
                 code_intel: crate::host::CodeIntelFrom::None,
@@ -870,7 +871,6 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         outbox: Arc::new(RunOutbox::default()),
         settings: Settings::default(),
         work_done_progress: false,
-        threads: Arc::new(crate::thread::threads::Threads::new(h.workspace.root().to_path_buf(), None)),
         answer_goes_alone: false,
     };
     let args: AskArgs = serde_json::from_value(json!({

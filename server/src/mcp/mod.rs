@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::watch;
 
-use crate::consent::ConsentStore;
+use crate::consent::Approvals;
 use crate::tools::{DynTool, ToolSource};
 use config::{McpConfig, ServerConfig};
 use server::McpServer;
@@ -33,23 +33,6 @@ pub use server::ServerState;
 
 /// The consent store's kind for MCP servers.
 pub const CONSENT_KIND: &str = "mcp";
-
-/// How the manager decides about project servers.
-#[derive(Debug, Clone, Default)]
-pub struct Approvals {
-    /// Where approvals are remembered (`None`: nothing is remembered).
-    pub store: Option<ConsentStore>,
-    /// Approved for this process by the command line (`--mcp-approve NAME|all`);
-    /// remembered in the store too.
-    pub command_line: Vec<String>,
-}
-
-impl Approvals {
-    /// The user's store, plus the command line's approvals.
-    pub fn from_command_line(names: Vec<String>) -> Self {
-        Approvals { store: ConsentStore::for_user(), command_line: names }
-    }
-}
 
 /// One server as the front ends show it.
 #[derive(Debug, Clone, Serialize)]
@@ -140,7 +123,7 @@ impl McpManager {
         if !config.origin.needs_consent() {
             return true;
         }
-        let by_command_line = self.approvals.command_line.iter().any(|n| n == "all" || *n == config.name);
+        let by_command_line = self.approvals.on_command_line(&config.name);
         if by_command_line {
             self.remember(config);
             return true;

@@ -21,6 +21,7 @@ use tokio::sync::watch;
 
 use super::config::{ServerConfig, Transport};
 use super::tool::{result_text, tool_name, McpTool};
+use crate::sync::MutexExt;
 use crate::tools::{ToolContext, ToolError};
 
 /// Restarts after crashes, at most, per server and process.
@@ -112,7 +113,7 @@ impl McpServer {
     }
 
     fn lock_status(&self) -> std::sync::MutexGuard<'_, Status> {
-        self.status.lock().unwrap_or_else(|e| e.into_inner())
+        self.status.locked()
     }
 
     pub fn state(&self) -> ServerState {
@@ -280,7 +281,7 @@ impl McpServer {
             return Err(format!("the MCP server {} {reason}. Tell the user; do not call its tools again.", self.config.name));
         }
         let backoff = RESTART_BACKOFF * 2u32.saturating_pow(restarts);
-        let since_stop = self.stopped_at.lock().unwrap_or_else(|e| e.into_inner()).map(|t| t.elapsed()).unwrap_or(backoff);
+        let since_stop = self.stopped_at.locked().map(|t| t.elapsed()).unwrap_or(backoff);
         if let Some(wait) = backoff.checked_sub(since_stop) {
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
@@ -304,7 +305,7 @@ impl McpServer {
     }
 
     fn mark_stopped(&self, reason: String) {
-        *self.stopped_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        *self.stopped_at.locked() = Some(Instant::now());
         self.set_state(ServerState::Stopped { reason });
     }
 

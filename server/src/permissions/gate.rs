@@ -31,6 +31,7 @@ use super::policy::{headless_denial, AskInfo, Call, Policy, RuleVerdict};
 use super::rules::{PermissionRules, Rule};
 use super::ProjectRules;
 use crate::scope::Scope;
+use crate::sync::MutexExt;
 use crate::tools::{PermissionDecision, PermissionGate, PermissionRequest, ToolKind};
 
 /// What the user answered to an asked call.
@@ -74,6 +75,22 @@ pub trait Prompter: Send + Sync {
     /// (they hold for this session anyway); `problem` says why.
     async fn not_saved(&self, problem: &str) {
         let _ = problem;
+    }
+}
+
+/// A prompter behind a pointer: the host holds the front end's this way.
+#[async_trait]
+impl Prompter for Arc<dyn Prompter> {
+    async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer {
+        (**self).ask(request, question, always).await
+    }
+
+    async fn review(&self, request: &PermissionRequest, path: &Path) -> Review {
+        (**self).review(request, path).await
+    }
+
+    async fn not_saved(&self, problem: &str) {
+        (**self).not_saved(problem).await
     }
 }
 
@@ -132,7 +149,7 @@ impl<P: Prompter> Gate<P> {
 
     /// The reason a call is refused by an earlier "reject always", if it is.
     fn refused_before(&self, call: Call<'_>) -> Option<String> {
-        let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let refused = self.refused.locked().clone();
         if refused.is_empty() {
             return None;
         }
@@ -168,7 +185,7 @@ impl<P: Prompter> Gate<P> {
             }
             Answer::Deny(reason) => PermissionDecision::Deny(reason),
             Answer::DenyAlways(reason) => {
-                self.refused.lock().unwrap_or_else(|e| e.into_inner()).extend(info.always.iter().cloned());
+                self.refused.locked().extend(info.always.iter().cloned());
                 PermissionDecision::Deny(reason)
             }
         }

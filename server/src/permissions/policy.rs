@@ -21,6 +21,7 @@ use std::sync::RwLock;
 use super::rules::{Family, Pattern, Places, Rule};
 use super::shell::{self, Analysis, ShellEnv, SimpleCommand, Write};
 use super::ToolKind;
+use crate::sync::RwLockExt;
 use crate::tools::permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
 use super::rules::PermissionRules;
 use crate::scope::Scope;
@@ -134,7 +135,7 @@ impl Policy {
         let parse = |list: &[(Scope, String)]| -> Vec<Sourced> {
             list.iter().filter_map(|(scope, text)| Rule::parse(text).ok().map(|rule| Sourced { rule, scope: Some(*scope) })).collect()
         };
-        let mut set = self.rules.write().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.rules.writing();
         let session: Vec<Sourced> = set.allow.iter().filter(|s| s.scope.is_none()).cloned().collect();
         set.allow = parse(&rules.allow);
         set.allow.extend(session);
@@ -143,11 +144,11 @@ impl Policy {
     }
 
     pub fn set_mode(&self, mode: PermissionMode) {
-        *self.mode.write().unwrap_or_else(|e| e.into_inner()) = mode;
+        *self.mode.writing() = mode;
     }
 
     pub fn mode(&self) -> PermissionMode {
-        *self.mode.read().unwrap_or_else(|e| e.into_inner())
+        *self.mode.reading()
     }
 
     /// "Always allow in this project": these rules, just saved to
@@ -155,7 +156,7 @@ impl Policy {
     /// the settings are read again, which brings them from the file).
     /// "Always allow" alone is a thread's grant (`tools::Grants`), not this.
     pub fn allow_for_session(&self, rules: &[Rule]) {
-        let mut set = self.rules.write().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.rules.writing();
         for rule in rules {
             set.allow.push(Sourced { rule: rule.clone(), scope: None });
         }
@@ -168,7 +169,7 @@ impl Policy {
 
     /// The existing paths read-deny rules cover, for the sandbox to mask.
     pub fn read_denied_paths(&self) -> Vec<std::path::PathBuf> {
-        let deny: Vec<Rule> = self.rules.read().unwrap_or_else(|e| e.into_inner()).deny.iter().map(|s| s.rule.clone()).collect();
+        let deny: Vec<Rule> = self.rules.reading().deny.iter().map(|s| s.rule.clone()).collect();
         super::masks::read_denied_paths(&deny, &self.places)
     }
 
@@ -180,7 +181,7 @@ impl Policy {
     /// The deny rule that forbids this call, if any (a hook's "allow"
     /// does not lift deny rules).
     pub fn deny_reason(&self, call: Call<'_>) -> Option<String> {
-        let rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let rules = self.rules.reading().clone();
         let analysis = match call.kind {
             ToolKind::Execute { command } => Some(self.analyze_shell(command)),
             _ => None,
@@ -233,7 +234,7 @@ impl Policy {
 
     pub fn decide(&self, call: Call<'_>) -> RuleVerdict {
         let mode = self.mode();
-        let mut rules = self.rules.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut rules = self.rules.reading().clone();
         // The thread's own grants count as allow rules, for its calls only.
         rules.allow.extend(call.granted.iter().filter_map(|text| Rule::parse(text).ok()).map(|rule| Sourced { rule, scope: None }));
         let analysis = match call.kind {

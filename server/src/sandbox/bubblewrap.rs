@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use super::{ReadDenies, SandboxSettings};
-use crate::tools::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox};
+use crate::sync::MutexExt;
+use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 
 /// Inside each workspace root, what approved commands may not change:
 /// what makes git, Tandem, Claude Code, VS Code or an MCP client run code.
@@ -196,8 +197,48 @@ impl ShellSandbox for Bubblewrap {
             program: self.found.path.clone(),
             args,
             network: (self.network || launch.network) && launch.profile == ShellProfile::Approved,
+            // The command runs under bubblewrap's init (pid 1 of its
+            // namespace), which a SIGTERM from outside does not stop:
+            // waiting a grace period for it would outlast a front end
+            // that exits on cancel (ACP's client gone), leaving the
+            // command running. Killed, its namespace dies with it.
+            stopping: Stopping::AtOnce,
             guard: Box::new(placeholders),
         })
+    }
+
+    fn explain_failure(&self, profile: ShellProfile, output: &str) -> Vec<String> {
+        let mut notes = Vec::new();
+        if output.contains("bwrap: ") {
+            notes.push("The sandbox (bubblewrap) could not set up the command: see its message above.".to_string());
+        }
+        if output.contains("Read-only file system") {
+            notes.push(match profile {
+                ShellProfile::Unasked => "The command ran unasked, in a read-only sandbox (it may write only under $TMPDIR). A command that writes files must be approved by the user: it is asked when it is not judged read-only, or runs in the acceptEdits and bypassPermissions modes.".to_string(),
+                ShellProfile::Approved => format!(
+                    "The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; {} stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {{\"allowWrite\": [...]}}.",
+                    protected_names()
+                ),
+            });
+        }
+        notes
+    }
+}
+
+/// The protected paths as the model is told them: ".git/config,
+/// .git/hooks, .tandem/, … and .mcp.json".
+fn protected_names() -> String {
+    let mut names: Vec<String> = Vec::new();
+    for (name, entry) in PROTECTED {
+        if *name == ".git" {
+            names.extend(GIT_PROTECTED.iter().filter(|(n, _)| *n != "config.worktree").map(|(n, _)| format!(".git/{n}")));
+        } else {
+            names.push(if *entry == Entry::Dir { format!("{name}/") } else { (*name).to_string() });
+        }
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 
@@ -321,7 +362,7 @@ impl Placeholders {
     /// Make sure `path` exists to be bound read-only, creating an empty
     /// placeholder if it does not.
     fn hold(&mut self, path: &Path, entry: Entry) -> std::io::Result<()> {
-        let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = HELD.get_or_init(Mutex::default).locked();
         if let Some((_, users)) = held.get_mut(path) {
             *users += 1;
             self.held.push(path.to_path_buf());
@@ -349,7 +390,7 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        let mut held = HELD.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = HELD.get_or_init(Mutex::default).locked();
         for path in self.held.drain(..) {
             let Some((entry, users)) = held.get_mut(&path) else { continue };
             *users -= 1;
@@ -435,5 +476,18 @@ mod tests {
             let err = sandbox.confine(&launch).err().unwrap();
             assert!(err.contains("cannot be resolved") && err.contains(&gone.display().to_string()), "{err}");
         }
+    }
+
+    #[test]
+    fn failures_the_sandbox_caused_are_explained_by_the_sandbox_and_other_ones_are_not() {
+        let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
+        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), std::sync::Arc::new(Vec::<PathBuf>::new));
+        let refused = "touch: cannot touch '/home/u/x': Read-only file system";
+        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
+            .assert_eq(&format!("{:?}", sandbox.explain_failure(ShellProfile::Approved, refused)));
+        assert!(sandbox.explain_failure(ShellProfile::Unasked, refused)[0].starts_with("The command ran unasked, in a read-only sandbox"));
+        let setup = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted";
+        assert_eq!(sandbox.explain_failure(ShellProfile::Unasked, setup).len(), 1);
+        assert!(sandbox.explain_failure(ShellProfile::Approved, "error[E0308]: mismatched types").is_empty());
     }
 }

@@ -115,13 +115,13 @@ pub(super) const KEYS: &[Key] = &[
         name: "contextWindow",
         apply: Apply::Field(context_window),
         variable: Some(Variable { names: &["TANDEM_CONTEXT_WINDOW"], value: |s, _| s.context_window.map(|n| n.to_string()) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "thinkingBudget",
         apply: Apply::Field(thinking_budget),
         variable: Some(Variable { names: &["TANDEM_THINKING"], value: |s, _| s.thinking_budget.map(|n| n.to_string()) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "prices",
@@ -131,7 +131,7 @@ pub(super) const KEYS: &[Key] = &[
             Ok(())
         }),
         variable: Some(Variable { names: &["TANDEM_PRICES"], value: |s, _| s.prices.as_ref().map(Value::to_string) }),
-        docs: "sessions.md",
+        docs: "threads.md",
     },
     Key {
         name: "saveDocuments",

@@ -1,6 +1,8 @@
 //! Threads on disk: one JSON Lines file per thread under
-//! `$XDG_DATA_HOME/tandem/sessions/<workspace-hash>/<thread>.jsonl`
-//! (without `XDG_DATA_HOME`, the platform's data folder).
+//! `$XDG_DATA_HOME/tandem/threads/<workspace-hash>/<thread>.jsonl`
+//! (without `XDG_DATA_HOME`, the platform's data folder; threads older
+//! Tandems kept in `…/tandem/sessions` are moved there when the
+//! workspace's store is opened).
 //!
 //! Append-only: each record is one line, written at the end of each turn
 //! and flushed, so a crash loses at most the turn in flight. On load, a torn
@@ -79,7 +81,7 @@ pub enum LockError {
     Io(String),
 }
 
-/// A thread as `tandem sessions` and `tandem.threads` show it.
+/// A thread as `tandem threads` and `tandem.threads` show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadSummary {
     pub id: String,
@@ -102,7 +104,7 @@ pub enum LoadError {
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LoadError::NotFound(id) => write!(f, "no saved thread \"{id}\" in this workspace (see `tandem sessions`)"),
+            LoadError::NotFound(id) => write!(f, "no saved thread \"{id}\" in this workspace (see `tandem threads`)"),
             LoadError::NewerFormat { path, version } => write!(
                 f,
                 "{} was written by a newer Tandem (session format {version}; this one reads {FORMAT_VERSION}); skipped",
@@ -121,11 +123,24 @@ pub struct ThreadStore {
     workspace: PathBuf,
 }
 
-/// `$XDG_DATA_HOME/tandem/sessions`, else the platform's data folder.
-pub fn threads_root() -> Option<PathBuf> {
+/// Tandem's folder in `$XDG_DATA_HOME`, else in the platform's data folder.
+fn data_root() -> Option<PathBuf> {
     let data = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(dirs::data_dir)?;
-    Some(data.join("tandem").join("sessions"))
+    Some(data.join("tandem"))
 }
+
+/// `$XDG_DATA_HOME/tandem/threads`, else the platform's data folder.
+pub fn threads_root() -> Option<PathBuf> {
+    Some(data_root()?.join(THREADS_FOLDER))
+}
+
+/// The folder threads are kept in, under Tandem's data folder.
+const THREADS_FOLDER: &str = "threads";
+
+/// Where earlier versions kept them (when `tandem threads` was `tandem
+/// sessions`): a workspace's folder there is moved into [`THREADS_FOLDER`]
+/// when its store is opened.
+const LEGACY_FOLDER: &str = "sessions";
 
 /// A stable name for a workspace folder: FNV-1a of its path, in hex.
 /// (std's hasher may change between Rust releases; file names must not.)
@@ -139,9 +154,57 @@ pub fn workspace_hash(root: &Path) -> String {
 }
 
 impl ThreadStore {
-    /// The store for a workspace root under the user's data folder.
+    /// The store for a workspace root under the user's data folder. The
+    /// workspace's threads from the folder older Tandems used
+    /// (`…/tandem/sessions`) are moved in first.
     pub fn for_workspace(root: &Path) -> Option<Self> {
-        Some(Self::at(&threads_root()?, root))
+        let data = data_root()?;
+        let store = Self::at(&data.join(THREADS_FOLDER), root);
+        store.adopt(&data.join(LEGACY_FOLDER).join(workspace_hash(root)));
+        Some(store)
+    }
+
+    /// Move the threads (and checkpoints) kept in `legacy`, another
+    /// folder of this workspace's, into this store; nothing is ever
+    /// deleted. The whole folder is renamed when this store has none yet
+    /// (one rename on one file system: a process of an older Tandem
+    /// writing a thread there goes on writing the same file, and its run
+    /// locks stay the same files). When both exist (an older Tandem made
+    /// the old folder again), each entry this store lacks is moved, and
+    /// what cannot be is left where it is, logged.
+    fn adopt(&self, legacy: &Path) {
+        if !legacy.is_dir() {
+            return;
+        }
+        if let Some(parent) = self.dir.parent() {
+            if let Err(err) = std::fs::create_dir_all(parent) {
+                tracing::warn!(%err, dir = %parent.display(), "cannot make the threads folder; the saved threads stay in {}", legacy.display());
+                return;
+            }
+        }
+        match std::fs::rename(legacy, &self.dir) {
+            Ok(()) => return,
+            // Another process moved it first: nothing left to do.
+            Err(_) if !legacy.exists() => return,
+            Err(_) if self.dir.is_dir() => {}
+            Err(err) => {
+                tracing::warn!(%err, "cannot move the saved threads from {} to {}", legacy.display(), self.dir.display());
+                return;
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(legacy) else { return };
+        for entry in entries.flatten() {
+            let to = self.dir.join(entry.file_name());
+            if to.exists() {
+                tracing::warn!(from = %entry.path().display(), to = %to.display(), "left in the old folder: the threads folder has an entry of that name");
+                continue;
+            }
+            if let Err(err) = std::fs::rename(entry.path(), &to) {
+                tracing::warn!(%err, from = %entry.path().display(), "cannot move a saved thread into {}", self.dir.display());
+            }
+        }
+        // Gone only when empty: whatever was left stays readable there.
+        let _ = std::fs::remove_dir(legacy);
     }
 
     /// The store for a workspace root under `threads_root`.
@@ -390,6 +453,47 @@ mod tests {
     use super::*;
     use crate::model::Message;
     use crate::model::{RunStatus, Usage};
+
+    /// The folder of one workspace under `data/FOLDER`, with a thread saved in it.
+    fn saved_in(data: &Path, folder: &str, workspace: &Path) -> (ThreadStore, String) {
+        let store = ThreadStore::at(&data.join(folder), workspace);
+        let mut thread = Thread::new(crate::thread::new_thread_id(), workspace.to_path_buf());
+        store.create(&mut thread).unwrap();
+        thread.push(Message::user_text(format!("kept in {folder}")));
+        thread.commit();
+        (store, thread.id)
+    }
+
+    #[test]
+    fn threads_saved_in_the_old_sessions_folder_are_moved_in_and_load() {
+        let data = tempfile::tempdir().unwrap();
+        let workspace = data.path().join("w");
+        let (old, id) = saved_in(data.path(), LEGACY_FOLDER, &workspace);
+        let other = data.path().join(LEGACY_FOLDER).join("another-workspace");
+        std::fs::create_dir_all(&other).unwrap();
+        let store = ThreadStore::at(&data.path().join(THREADS_FOLDER), &workspace);
+        store.adopt(old.dir());
+        assert!(!old.dir().exists());
+        assert_eq!(store.load(&id).unwrap().messages[0].text(), "kept in sessions");
+        assert_eq!(store.latest().as_deref(), Some(id.as_str()));
+        // Another workspace's folder is its own store's to move.
+        assert!(other.is_dir());
+    }
+
+    #[test]
+    fn an_old_folder_made_again_beside_the_new_one_is_merged_and_nothing_is_lost() {
+        let data = tempfile::tempdir().unwrap();
+        let workspace = data.path().join("w");
+        let (new, kept) = saved_in(data.path(), THREADS_FOLDER, &workspace);
+        let (old, moved) = saved_in(data.path(), LEGACY_FOLDER, &workspace);
+        // A name both folders hold stays where it is, readable.
+        std::fs::write(old.dir().join(format!("{kept}.jsonl")), "not moved").unwrap();
+        new.adopt(old.dir());
+        assert_eq!(new.load(&moved).unwrap().messages[0].text(), "kept in sessions");
+        assert_eq!(new.load(&kept).unwrap().messages[0].text(), "kept in threads");
+        assert_eq!(std::fs::read_to_string(old.dir().join(format!("{kept}.jsonl"))).unwrap(), "not moved");
+        new.adopt(&data.path().join("nothing-here"));
+    }
 
     fn store() -> (tempfile::TempDir, ThreadStore) {
         let dir = tempfile::tempdir().unwrap();

@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
+use crate::sync::MutexExt;
 
 use super::store::{LoadError, LockError, RunLock, ThreadStore, ThreadSummary};
 use super::transcript::Transcript;
@@ -68,7 +69,7 @@ impl Threads {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+        self.slots.locked()
     }
 
     /// Take a thread for a run: the given one (from memory, or from disk
@@ -109,7 +110,9 @@ impl Threads {
             None => {
                 let store = self.store.as_ref().ok_or_else(|| ThreadError::Unknown(format!("no thread \"{id}\" in this session")))?;
                 store.load(id).map_err(|e| match e {
-                    LoadError::NotFound(_) => ThreadError::Unknown(format!("no thread \"{id}\" (see tandem.threads)")),
+                    // The same words in every front end: `tandem threads`
+                    // and the editors' thread lists show the same threads.
+                    LoadError::NotFound(_) => ThreadError::Unknown(format!("no saved thread \"{id}\" in this workspace (see `tandem threads`, or tandem.threads in the editor)")),
                     other => ThreadError::Unknown(other.to_string()),
                 })?
             }
@@ -173,7 +176,7 @@ impl Threads {
         match self.lock().get(id) {
             Some(Slot::Idle(thread)) => Ok(super::transcript::from_messages(&thread.messages)),
             Some(Slot::Busy { run_id, .. }) => Err(ThreadError::Busy { thread_id: id.to_string(), run_id: run_id.clone() }),
-            None => Err(ThreadError::Unknown(format!("no thread \"{id}\" (see tandem.threads)"))),
+            None => Err(ThreadError::Unknown(format!("no saved thread \"{id}\" in this workspace (see `tandem threads`, or tandem.threads in the editor)"))),
         }
     }
 

@@ -9,12 +9,14 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use crate::sync::MutexExt;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{PreHook, PreparedCall, ToolContext, ToolError, ToolHooks, ToolKind, ToolRegistry};
+use super::observer::{CallObserver, CommandCheckpoint, ObservedCall};
+use super::{DynTool, PreHook, PreparedCall, ShellProfile, ToolContext, ToolError, ToolHooks, ToolKind, ToolRegistry};
 
 /// Results longer than this (in bytes) are also saved in full on disk, and
 /// the model is told where.
@@ -115,6 +117,60 @@ pub enum PermissionDecision {
     ReviewInEditor,
 }
 
+impl PermissionDecision {
+    /// How a call this decision lets through was permitted (`None`: denied).
+    pub fn approval(&self) -> Option<Approval> {
+        match self {
+            PermissionDecision::Allow => Some(Approval::Unasked),
+            PermissionDecision::Approved => Some(Approval::Approved),
+            PermissionDecision::ApprovedWithNetwork => Some(Approval::ApprovedWithNetwork),
+            PermissionDecision::ReviewInEditor => Some(Approval::ReviewInEditor),
+            PermissionDecision::Deny(_) => None,
+        }
+    }
+}
+
+/// How a permitted call was permitted, as the tool acts on it: set by the
+/// executor for one call from the gate's [`PermissionDecision`], read by
+/// the tools ([`ToolContext::approval`]) and the call observers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Approval {
+    /// Nobody was asked: judged read-only, or covered by a rule or a hook
+    /// (in `default`/`plan`). A shell command runs in the sandbox's
+    /// unasked profile.
+    #[default]
+    Unasked,
+    /// Someone approved it: the user answered, or chose a mode that allows
+    /// it. A shell command runs in the approved profile.
+    Approved,
+    /// Approved by the user, asked about a `run_shell` call that wants the
+    /// network: the approved profile, and the network for this one command.
+    ApprovedWithNetwork,
+    /// An edit the user reviews in the editor's own preview (an applyEdit
+    /// with a `needsConfirmation` annotation) before it is applied.
+    ReviewInEditor,
+}
+
+impl Approval {
+    /// The sandbox profile a shell command permitted this way runs in.
+    pub fn shell_profile(self) -> ShellProfile {
+        match self {
+            Approval::Unasked => ShellProfile::Unasked,
+            Approval::Approved | Approval::ApprovedWithNetwork | Approval::ReviewInEditor => ShellProfile::Approved,
+        }
+    }
+
+    /// The user let this one command reach the network.
+    pub fn network(self) -> bool {
+        self == Approval::ApprovedWithNetwork
+    }
+
+    /// The edit goes to the editor's own review before it is applied.
+    pub fn review_in_editor(self) -> bool {
+        self == Approval::ReviewInEditor
+    }
+}
+
 /// The one place that decides whether a call may run: rules, modes, or
 /// asking the user (`permissions::Gate`, over every front end's prompter).
 /// The edit sinks never decide again.
@@ -147,9 +203,8 @@ pub struct Executor {
     /// The tool hooks, `PreToolUse` before the policy and `PostToolUse`
     /// after the call.
     hooks: Option<Arc<dyn ToolHooks>>,
-    /// Code intelligence for the `code_intel` tool and the diagnostics
-    /// after an edit.
-    code_intel: Option<Arc<dyn super::code_intel::CodeIntel>>,
+    /// Run around every permitted call, in order ([`super::observer`]).
+    observers: Vec<Arc<dyn CallObserver>>,
 }
 
 /// Where large results are saved.
@@ -164,7 +219,8 @@ enum ResultsDir {
 impl Executor {
     /// Large results are saved in the workspace's own results folder.
     pub fn new(registry: ToolRegistry) -> Self {
-        Executor { registry, gate: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None, code_intel: None }
+        let observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(CommandCheckpoint)];
+        Executor { registry, gate: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None, observers }
     }
 
     pub fn with_gate(mut self, gate: Arc<dyn PermissionGate>) -> Self {
@@ -178,14 +234,16 @@ impl Executor {
         self
     }
 
-    /// Answer code intelligence questions from `provider`: the deferred
-    /// `code_intel` tool is offered, and an edit to a file the provider
-    /// follows gets the file's diagnostics once the servers settle.
-    /// Without this call neither exists (an editor plugin from before the
-    /// feature, no `lspServers`).
-    pub fn with_code_intel(mut self, provider: Arc<dyn super::code_intel::CodeIntel>) -> Self {
-        self.registry.register(super::code_intel::CodeIntelTool);
-        self.code_intel = Some(provider);
+    /// Offer one more tool (one that holds a service from above, such as
+    /// `code_intel` its provider); it replaces a tool of the same name.
+    pub fn with_tool(mut self, tool: Arc<dyn DynTool>) -> Self {
+        self.registry.register_arc(tool);
+        self
+    }
+
+    /// Run `observer` around every permitted call, after those added before.
+    pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
+        self.observers.push(observer);
         self
     }
 
@@ -204,7 +262,7 @@ impl Executor {
             gate: Arc::clone(&self.gate),
             results_dir: self.results_dir.clone(),
             hooks: self.hooks.clone(),
-            code_intel: self.code_intel.clone(),
+            observers: self.observers.clone(),
         }
     }
 
@@ -266,9 +324,6 @@ impl Executor {
     pub async fn run_prepared(&self, call: &ToolCall, mut prepared: PreparedCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
         let mut ctx = ctx.clone();
         ctx.registry = self.registry.clone();
-        if self.code_intel.is_some() {
-            ctx.code_intel = self.code_intel.clone();
-        }
         let preview = match prepared.plan(&ctx).await {
             Ok(preview) => preview,
             Err(err) => return into_result(&call.id, err),
@@ -277,7 +332,7 @@ impl Executor {
         if let Some(refusal) = super::plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
-        let accept_edits = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).accept_edits;
+        let accept_edits = ctx.run.plan.locked().accept_edits;
         let mut request = PermissionRequest {
             accept_edits,
             tool: call.name.clone(),
@@ -293,49 +348,33 @@ impl Executor {
         if let Some(hooks) = &self.hooks {
             request.hook = hooks.pre_tool_use(&request).await;
         }
-        match self.gate.decide(&request).await {
-            PermissionDecision::Allow => ctx.shell_profile = super::ShellProfile::Unasked,
-            PermissionDecision::Approved => ctx.shell_profile = super::ShellProfile::Approved,
-            PermissionDecision::ApprovedWithNetwork => {
-                ctx.shell_profile = super::ShellProfile::Approved;
-                ctx.shell_network = true;
-            }
-            PermissionDecision::ReviewInEditor => {
-                ctx.editor_review = true;
-                ctx.shell_profile = super::ShellProfile::Approved;
-            }
-            PermissionDecision::Deny(reason) => return Ok(ToolResult::error(&call.id, denial(&request, &reason))),
-        }
+        let decision = self.gate.decide(&request).await;
+        let Some(approval) = decision.approval() else {
+            let reason = match decision {
+                PermissionDecision::Deny(reason) => reason,
+                _ => String::new(),
+            };
+            return Ok(ToolResult::error(&call.id, denial(&request, &reason)));
+        };
+        ctx.approval = approval;
         let max_result_chars = traits.max_result_chars;
-        // An approved command may change any file: the run's checkpoint
-        // looks at the workspace before it starts and after it ends (here,
-        // outside any sandbox). A command nobody was asked about is judged
-        // read-only and runs where it can write nothing of the workspace.
-        let approved_command = matches!(traits.kind, ToolKind::Execute { .. }) && ctx.shell_profile == super::ShellProfile::Approved;
-        let command_recorder = approved_command.then(|| ctx.workspace.recorder().cloned()).flatten();
-        if let Some(recorder) = &command_recorder {
-            recorder.before_command().await;
+        let observed = ObservedCall { kind: &traits.kind, approval };
+        let mut watching = Vec::new();
+        for observer in &self.observers {
+            watching.extend(observer.before(observed, &ctx).await);
         }
-        let kind = traits.kind.clone();
-        let watch = super::code_intel::EditWatch::before(&ctx, &kind).await;
         let output = prepared.call(&ctx).await;
-        if let Some(recorder) = &command_recorder {
-            // What the command wrote, created or deleted in the workspace
-            // counts among the run's changed files, marked as its doing.
-            let changes = recorder.after_command().await;
-            if let ToolKind::Execute { command } = &kind {
-                ctx.workspace.note_command_changes(command, &changes);
-            }
+        let mut notes = String::new();
+        for watch in watching {
+            notes.push_str(&watch.after(&ctx, output.is_ok()).await);
         }
         let mut result = match output {
-            Ok(mut text) => {
-                if let Some(watch) = watch {
-                    text.push_str(&watch.after(&ctx).await);
-                }
-                super::code_intel::note_reads(&ctx, &kind);
-                ToolResult::ok(&call.id, text)
+            Ok(text) => ToolResult::ok(&call.id, text + &notes),
+            Err(err) => {
+                let mut result = into_result(&call.id, err)?;
+                result.content.push_str(&notes);
+                result
             }
-            Err(err) => into_result(&call.id, err)?,
         };
         if let Some(hooks) = &self.hooks {
             if let Some(note) = hooks.post_tool_use(&request, &result).await {

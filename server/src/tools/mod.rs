@@ -1,5 +1,10 @@
-//! The tool system: the [`Tool`] contract, the [`ToolRegistry`], the
-//! [`Executor`] pipeline every call passes through, and one file per tool.
+//! The tool system, in three rooms: the contract here (the [`Tool`]
+//! trait, the [`ToolRegistry`], the [`Executor`] pipeline every call
+//! passes through with its [`Approval`] and call [`observer`]s, the
+//! permission and plan modes) and its [`ports`] (the traits through which
+//! tools ask the layers above for a service); the tools themselves
+//! ([`builtin`], one file or folder per tool); and what they share
+//! ([`support`]).
 //!
 //! A tool has two halves. The model's half is a name, a description and a
 //! JSON input schema, generated from the tool's typed `…Args` struct with
@@ -8,32 +13,13 @@
 //! call read-only, may it run beside others, the tool's own checks, its
 //! permission decision and its result limit. Defaults fail closed.
 
-pub mod agent;
-mod change;
-pub mod code_intel;
-pub mod edit_file;
-pub mod enter_plan_mode;
-pub mod edit_match;
+pub mod builtin;
 pub mod executor;
-pub mod exit_plan_mode;
-pub mod front_matter;
-pub mod grep_search;
-pub mod list_files;
+pub mod observer;
 pub mod permission_mode;
 pub mod plan_mode;
-pub mod read_file;
-pub mod run_shell;
-pub mod shell_sandbox;
-pub mod skill;
-pub mod sub_agent;
-#[cfg(test)]
-mod test_fixture;
-mod text;
-pub mod tool_hooks;
-pub mod tool_search;
-mod walk;
-pub mod web_fetch;
-pub mod write_file;
+pub mod ports;
+pub mod support;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,12 +31,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::sync::MutexExt;
 use crate::workspace::Workspace;
 
-pub use executor::{Executor, PermissionDecision, PermissionGate, PermissionRequest, ToolCall, ToolResult};
+pub use executor::{Approval, Executor, PermissionDecision, PermissionGate, PermissionRequest, ToolCall, ToolResult};
 pub use permission_mode::{PermissionMode, PLAN_MODE_REFUSAL};
-pub use shell_sandbox::{ShellProfile, ShellSandbox};
-pub use tool_hooks::{PreHook, ToolHooks};
+pub use ports::shell_sandbox::{ShellProfile, ShellSandbox};
+pub use ports::tool_hooks::{PreHook, ToolHooks};
 
 /// Results longer than this many characters are cut (head and tail kept).
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
@@ -78,33 +65,23 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The state this run's calls share (activated deferred tools, …).
     pub run: Arc<RunScope>,
-    /// Set by the executor for one call when the permission policy decided
-    /// that the user reviews this edit in the editor's own preview
-    /// ([`executor::PermissionDecision::ReviewInEditor`]); edit tools pass it
-    /// on in their [`crate::workspace::FileChange`].
-    pub editor_review: bool,
+    /// Set by the executor for one call: how the gate permitted it — the
+    /// sandbox profile and network of a shell command, the editor's own
+    /// review of an edit (edit tools pass it on in their
+    /// [`crate::workspace::FileChange`]).
+    pub approval: Approval,
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
     /// The sandbox shell commands run in (`None`: no sandbox, because
     /// settings switched it off or none can start here; the host says so).
     pub sandbox: Option<Arc<dyn ShellSandbox>>,
-    /// Set by the executor for one call from how it was permitted (see
-    /// [`shell_sandbox`]): how much the sandbox lets a command do.
-    pub shell_profile: ShellProfile,
-    /// Set by the executor with the profile: the user allowed this one
-    /// command the network ([`PermissionDecision::ApprovedWithNetwork`]).
-    pub shell_network: bool,
     /// The id of the call being run (set by the loop for each call; empty
     /// outside one). Sub-agents name it as their events' `parent`.
     pub call_id: String,
     /// The tools of the executor running the call (set by the executor), so
     /// `tool_search` can look through the deferred ones.
     pub registry: ToolRegistry,
-    /// Who answers code intelligence questions (set by the executor when
-    /// the front end has a provider: the editor's language servers, or
-    /// servers Tandem starts itself); `None`: nobody.
-    pub code_intel: Option<Arc<dyn code_intel::CodeIntel>>,
 }
 
 impl ToolContext {
@@ -113,14 +90,11 @@ impl ToolContext {
             workspace,
             cancel: CancellationToken::new(),
             run: Arc::default(),
-            editor_review: false,
+            approval: Approval::default(),
             child_env: Arc::default(),
             sandbox: None,
-            shell_profile: ShellProfile::Unasked,
-            shell_network: false,
             call_id: String::new(),
             registry: ToolRegistry::default(),
-            code_intel: None,
         }
     }
 }
@@ -141,7 +115,7 @@ const MAX_GRANTS: usize = 256;
 impl Grants {
     /// Add rules (those already held are skipped); true if any was new.
     pub fn add(&self, rules: impl IntoIterator<Item = String>) -> bool {
-        let mut held = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = self.rules.locked();
         let before = held.len();
         for rule in rules {
             if held.len() < MAX_GRANTS && !held.contains(&rule) {
@@ -153,7 +127,7 @@ impl Grants {
 
     /// The rules, in the order they were granted.
     pub fn rules(&self) -> Vec<String> {
-        self.rules.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.rules.locked().clone()
     }
 }
 
@@ -165,7 +139,7 @@ pub struct RunScope {
     pub activated: std::sync::Mutex<Vec<String>>,
     /// Where this run's tools send sub-agent requests (`agent`, forked
     /// skills); set by the loop while the run lasts.
-    pub children: std::sync::Mutex<Option<Arc<dyn sub_agent::SubAgents>>>,
+    pub children: std::sync::Mutex<Option<Arc<dyn ports::sub_agent::SubAgents>>>,
     /// Plan mode: on or off, the plan file, the mode to restore.
     pub plan: std::sync::Mutex<plan_mode::PlanMode>,
     /// The run's permission mode (plan mode enters and restores it), as
@@ -194,8 +168,8 @@ impl RunScope {
     /// nobody to review plans, nothing activated yet.
     pub fn child_of(parent: &RunScope) -> Self {
         RunScope {
-            plan: std::sync::Mutex::new(parent.plan.lock().unwrap_or_else(|e| e.into_inner()).clone()),
-            permission_mode: std::sync::Mutex::new(*parent.permission_mode.lock().unwrap_or_else(|e| e.into_inner())),
+            plan: std::sync::Mutex::new(parent.plan.locked().clone()),
+            permission_mode: std::sync::Mutex::new(*parent.permission_mode.locked()),
             // A sub-agent works for the same conversation.
             grants: Arc::clone(&parent.grants),
             ..RunScope::default()
@@ -206,7 +180,7 @@ impl RunScope {
 impl RunScope {
     /// Activate a deferred tool for the rest of the run; false if it already was.
     pub fn activate(&self, name: &str) -> bool {
-        let mut activated = self.activated.lock().unwrap_or_else(|e| e.into_inner());
+        let mut activated = self.activated.locked();
         if activated.iter().any(|n| n == name) {
             return false;
         }
@@ -215,17 +189,17 @@ impl RunScope {
     }
 
     pub fn is_active(&self, name: &str) -> bool {
-        self.activated.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|n| n == name)
+        self.activated.locked().iter().any(|n| n == name)
     }
 
     /// The activated tools' names, in activation order.
     pub fn activated_names(&self) -> Vec<String> {
-        self.activated.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.activated.locked().clone()
     }
 
     /// Say that the run waits for `what` (nothing when no one listens).
     pub fn notify_waiting(&self, what: &str) {
-        let notice = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let notice = self.waiting.locked().clone();
         if let Some(notice) = notice {
             notice(what);
         }
@@ -267,6 +241,9 @@ pub trait Tool: Send + Sync + 'static {
     /// [`ToolKind::Fetch`] and changes nothing: read-only sub-agents
     /// (`explore`, `plan`) get exactly these tools.
     const ONLY_READS: bool = false;
+    /// The tool exists to start sub-agents (`agent`): sub-agents never get
+    /// it, so a child runs no children of its own.
+    const STARTS_SUB_AGENTS: bool = false;
 
     /// What the call does (see [`ToolKind`]). The default, `Other`, fails
     /// closed: it is not read-only unless [`Tool::is_read_only`] says so.
@@ -300,6 +277,18 @@ pub trait Tool: Send + Sync + 'static {
         String::new()
     }
 
+    /// What this workspace adds to the tool's description (the `agent`
+    /// tool names the custom agents found there); empty: nothing.
+    fn workspace_description(&self, _workspace: &Workspace) -> String {
+        String::new()
+    }
+
+    /// The section this tool adds to a thread's system prompt when the
+    /// thread starts (the `skill` tool lists the skills); empty: none.
+    fn prompt_section(&self, _workspace: &Workspace) -> String {
+        String::new()
+    }
+
     /// The tool's own checks (read-before-edit, unchanged-since-read, …) and
     /// the work that can be done before permission is asked.
     async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<Self::Plan, ToolError>;
@@ -327,10 +316,22 @@ pub struct ToolDefinition {
 pub trait DynTool: Send + Sync {
     fn name(&self) -> &str;
     fn definition(&self) -> ToolDefinition;
+    /// The definition as sent in this workspace ([`Tool::workspace_description`]).
+    fn definition_in(&self, _workspace: &Workspace) -> ToolDefinition {
+        self.definition()
+    }
+    /// [`Tool::prompt_section`].
+    fn prompt_section(&self, _workspace: &Workspace) -> String {
+        String::new()
+    }
     fn deferred(&self) -> bool;
     /// Every call only reads or fetches ([`Tool::ONLY_READS`]); tools that
     /// do not say so are not given to read-only sub-agents.
     fn only_reads(&self) -> bool {
+        false
+    }
+    /// [`Tool::STARTS_SUB_AGENTS`].
+    fn starts_sub_agents(&self) -> bool {
         false
     }
     /// Parse the input once into the tool's typed arguments. `Err` holds the
@@ -426,12 +427,26 @@ impl<T: Tool> DynTool for T {
         ToolDefinition { name: T::NAME.to_string(), description, input_schema }
     }
 
+    fn definition_in(&self, workspace: &Workspace) -> ToolDefinition {
+        let mut definition = DynTool::definition(self);
+        definition.description.push_str(&self.workspace_description(workspace));
+        definition
+    }
+
+    fn prompt_section(&self, workspace: &Workspace) -> String {
+        Tool::prompt_section(self, workspace)
+    }
+
     fn deferred(&self) -> bool {
         Tool::deferred(self)
     }
 
     fn only_reads(&self) -> bool {
         T::ONLY_READS
+    }
+
+    fn starts_sub_agents(&self) -> bool {
+        T::STARTS_SUB_AGENTS
     }
 
     fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, String> {
@@ -534,18 +549,7 @@ impl ToolRegistry {
     /// The built-in tools.
     pub fn builtin() -> Self {
         let mut registry = ToolRegistry::default();
-        registry.register(read_file::ReadFile);
-        registry.register(write_file::WriteFile);
-        registry.register(edit_file::EditFile);
-        registry.register(list_files::ListFiles);
-        registry.register(grep_search::GrepSearch);
-        registry.register(run_shell::RunShell);
-        registry.register(web_fetch::WebFetch::default());
-        registry.register(tool_search::ToolSearch);
-        registry.register(skill::SkillTool);
-        registry.register(agent::AgentTool);
-        registry.register(enter_plan_mode::EnterPlanMode);
-        registry.register(exit_plan_mode::ExitPlanMode);
+        builtin::register_all(&mut registry);
         registry
     }
 
@@ -614,6 +618,17 @@ impl ToolRegistry {
     /// Definitions of every tool that is not deferred.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.all().iter().filter(|t| !t.deferred()).map(|t| t.definition()).collect()
+    }
+
+    /// The same, as sent in `workspace` (see [`Tool::workspace_description`]).
+    pub fn definitions_in(&self, workspace: &Workspace) -> Vec<ToolDefinition> {
+        self.all().iter().filter(|t| !t.deferred()).map(|t| t.definition_in(workspace)).collect()
+    }
+
+    /// The sections the tools add to a new thread's system prompt, in
+    /// the tools' order (see [`Tool::prompt_section`]).
+    pub fn prompt_sections(&self, workspace: &Workspace) -> Vec<String> {
+        self.all().iter().map(|t| t.prompt_section(workspace)).filter(|s| !s.trim().is_empty()).collect()
     }
 
     /// The tool list of one model request in a run: the resident tools,

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 
 use super::{PermissionMode, ToolContext, ToolKind};
+use crate::sync::MutexExt;
 use crate::workspace::normalize_lexically;
 
 /// A run's plan mode.
@@ -46,27 +47,30 @@ pub fn new_plan_file(root: &Path) -> PathBuf {
 /// Start a run in plan mode (`--permission-mode plan`, the editor's `plan`
 /// setting); leaving it restores `default`.
 pub fn start_in_plan_mode(scope: &super::RunScope, root: &Path) {
-    let mut plan = scope.plan.lock().unwrap_or_else(|e| e.into_inner());
+    let mut plan = scope.plan.locked();
     let file = plan.file.clone().unwrap_or_else(|| new_plan_file(root));
     *plan = PlanMode { active: true, file: Some(file), restore_mode: PermissionMode::Default, accept_edits: false };
-    *scope.permission_mode.lock().unwrap_or_else(|e| e.into_inner()) = PermissionMode::Default;
+    *scope.permission_mode.locked() = PermissionMode::Default;
     // The way out of plan mode is loaded with it (it is deferred otherwise).
     scope.activate("exit_plan_mode");
 }
 
-/// The plan-mode section for the system prompt now (empty outside plan mode).
-pub fn current_prompt_section(ctx: &ToolContext) -> String {
-    let plan = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    match (plan.active, plan.file) {
-        (true, Some(file)) => prompt_section(&ctx.workspace.display_path(&file)),
-        _ => String::new(),
+impl super::RunScope {
+    /// The run's section for the system prompt of its next turn: plan
+    /// mode's while it is on (it comes and goes within a run), else empty.
+    pub fn prompt_section(&self, workspace: &crate::workspace::Workspace) -> String {
+        let plan = self.plan.locked().clone();
+        match (plan.active, plan.file) {
+            (true, Some(file)) => prompt_section(&workspace.display_path(&file)),
+            _ => String::new(),
+        }
     }
 }
 
 /// Put the run in plan mode (choosing its plan file the first time).
 /// Returns the plan file; `None` when it already was in plan mode.
 pub fn enter(ctx: &ToolContext, restore_mode: PermissionMode) -> Option<PathBuf> {
-    let mut plan = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner());
+    let mut plan = ctx.run.plan.locked();
     if plan.active {
         return None;
     }
@@ -80,7 +84,7 @@ pub fn enter(ctx: &ToolContext, restore_mode: PermissionMode) -> Option<PathBuf>
 /// Why a call may not run in plan mode, or `None` when it may (or the run
 /// is not in plan mode).
 pub fn plan_mode_refusal(ctx: &ToolContext, tool: &str, kind: &ToolKind, read_only: bool) -> Option<String> {
-    let plan = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let plan = ctx.run.plan.locked().clone();
     if !plan.active {
         return None;
     }
@@ -133,7 +137,7 @@ pub const MAX_PLAN_CHARS: usize = 40_000;
 
 /// The run's plan mode now.
 pub fn current(ctx: &ToolContext) -> PlanMode {
-    ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    ctx.run.plan.locked().clone()
 }
 
 /// The plan as the user and the model are shown it: the plan file's text
@@ -151,10 +155,10 @@ pub fn read_plan(ctx: &ToolContext, file: &Path) -> String {
 /// Leave plan mode; `accept_edits` when the approved plan said "Execute
 /// and accept edits" (the run's permission mode becomes `acceptEdits`).
 pub fn leave(ctx: &ToolContext, accept_edits: bool) {
-    let mut plan = ctx.run.plan.lock().unwrap_or_else(|e| e.into_inner());
+    let mut plan = ctx.run.plan.locked();
     plan.active = false;
     plan.accept_edits |= accept_edits;
     if accept_edits {
-        *ctx.run.permission_mode.lock().unwrap_or_else(|e| e.into_inner()) = PermissionMode::AcceptEdits;
+        *ctx.run.permission_mode.locked() = PermissionMode::AcceptEdits;
     }
 }

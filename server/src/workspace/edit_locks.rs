@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use crate::sync::MutexExt;
 
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
@@ -22,7 +23,7 @@ impl EditLocks {
     /// Wait for the file's lock; it is held until the guard drops.
     pub async fn lock(&self, path: &Path) -> OwnedMutexGuard<()> {
         let lock = {
-            let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            let mut files = self.files.locked();
             if files.len() > PRUNE_ABOVE {
                 // Only this map holds an idle file's lock.
                 files.retain(|_, lock| Arc::strong_count(lock) > 1);

@@ -19,6 +19,7 @@ mod watcher;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use crate::sync::MutexExt;
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
@@ -226,7 +227,7 @@ struct DiskWrites {
 
 impl DiskWrites {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<DiskWrite>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+        self.entries.locked()
     }
 
     fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) {
@@ -318,7 +319,7 @@ impl Workspace {
     /// The same workspace seen through another read ledger (a conversation
     /// thread's): same roots, editor, file watcher and per-file edit locks.
     pub fn with_ledger(&self, ledger: Arc<ReadLedger>) -> Workspace {
-        if let Some(watcher) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(watcher) = self.watcher.locked().as_ref() {
             watcher.add_ledger(&ledger);
             for path in ledger.paths() {
                 watcher.watch_parent(&path);
@@ -482,7 +483,7 @@ impl Workspace {
     /// Start the file watcher that marks ledger entries changed on disk when their file
     /// changes on disk. Safe to call more than once.
     pub fn start_watcher(&self) -> anyhow::Result<()> {
-        let mut guard = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.watcher.locked();
         if guard.is_none() {
             let watcher = DiskWatcher::start(Arc::clone(&self.ledger))?;
             for path in self.ledger.paths() {
@@ -496,7 +497,7 @@ impl Workspace {
     }
 
     fn watch(&self, path: &Path) {
-        if let Some(watcher) = self.watcher.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(watcher) = self.watcher.locked().as_ref() {
             watcher.watch_parent(path);
         }
     }
@@ -675,8 +676,7 @@ impl Workspace {
         let opened_as_read = base.version.is_none() && !buffer.dirty && fingerprint(buffer.text.as_bytes()) == base.fingerprint;
         let edited_since = self
             .edited_versions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .locked()
             .get(&change.path)
             .is_some_and(|&version| base.version.is_none_or(|read| version > read));
         // The text the agent's change was computed from.
@@ -768,7 +768,7 @@ impl Workspace {
                 }
                 let stamp = ReadStamp { version: Some(version), fingerprint };
                 self.ledger.record(&change.path, stamp, new_text);
-                self.edited_versions.lock().unwrap_or_else(|e| e.into_inner()).insert(change.path.clone(), version);
+                self.edited_versions.locked().insert(change.path.clone(), version);
                 Ok(WriteOutcome::AppliedToBuffer { saved, rebased: (!rebased.is_empty()).then(|| rebased.join("; then ")) })
             }
             EditOutcome::Rejected(reason) => Err(WriteError::Rejected(format!(
@@ -789,7 +789,7 @@ impl Workspace {
                     }
                     let stamp = ReadStamp { version: Some(now.version), fingerprint: fingerprint(now.text.as_bytes()) };
                     self.ledger.record(&change.path, stamp, now.text);
-                    self.edited_versions.lock().unwrap_or_else(|e| e.into_inner()).insert(change.path.clone(), now.version);
+                    self.edited_versions.locked().insert(change.path.clone(), now.version);
                 }
                 Err(WriteError::PartlyApplied(partial.message(display)))
             }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use crate::sync::MutexExt;
 
 use async_trait::async_trait;
 
@@ -153,7 +154,7 @@ impl MemoryEditor {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, DocumentSnapshot>> {
-        self.documents.lock().unwrap_or_else(|e| e.into_inner())
+        self.documents.locked()
     }
 }
 

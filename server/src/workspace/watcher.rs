@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
+use crate::sync::MutexExt;
 
 use notify::{RecursiveMode, Watcher as _};
 
@@ -33,7 +34,7 @@ impl DiskWatcher {
                 return;
             }
             let live: Vec<Arc<ReadLedger>> = {
-                let mut ledgers = seen_by.lock().unwrap_or_else(|e| e.into_inner());
+                let mut ledgers = seen_by.locked();
                 ledgers.retain(|l| l.strong_count() > 0);
                 ledgers.iter().filter_map(Weak::upgrade).collect()
             };
@@ -55,7 +56,7 @@ impl DiskWatcher {
 
     /// Report changes to this ledger too (a conversation thread's).
     pub fn add_ledger(&self, ledger: &Arc<ReadLedger>) {
-        let mut ledgers = self.ledgers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ledgers = self.ledgers.locked();
         ledgers.retain(|l| l.strong_count() > 0);
         if !ledgers.iter().any(|l| l.as_ptr() == Arc::as_ptr(ledger)) {
             ledgers.push(Arc::downgrade(ledger));
@@ -65,11 +66,11 @@ impl DiskWatcher {
     /// Watch the folder holding `file` (once).
     pub fn watch_parent(&self, file: &Path) {
         let Some(dir) = file.parent() else { return };
-        let mut watched = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+        let mut watched = self.watched.locked();
         if watched.contains(dir) {
             return;
         }
-        let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        let mut watcher = self.watcher.locked();
         match watcher.watch(dir, RecursiveMode::NonRecursive) {
             Ok(()) => {
                 watched.insert(dir.to_path_buf());

@@ -16,7 +16,7 @@ impl Driver<'_> {
             None => {
                 let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, executor.registry().deferred_names());
                 env.sections.push(instructions::prompt_section(&instructions::load(&self.ctx.workspace)));
-                env.sections.push(SkillSet::discover(&self.ctx.workspace).prompt_section());
+                env.sections.extend(executor.registry().prompt_sections(&self.ctx.workspace));
                 system_prompt(&env)
             }
         };
@@ -33,8 +33,7 @@ impl Driver<'_> {
         // Grants given during the last turn's calls are saved at its end.
         self.thread.set_grants(self.ctx.run.grants.rules());
         let registry = executor.registry();
-        let mut tools = registry.definitions();
-        crate::tools::agent::describe_custom_agents(&mut tools, &self.ctx.workspace);
+        let mut tools = registry.definitions_in(&self.ctx.workspace);
         tools.extend(registry.activated_definitions(&self.ctx.run));
         tools
     }
@@ -147,7 +146,7 @@ impl Driver<'_> {
             let mut runner = ToolRunner::new(Arc::clone(&executor), self.ctx.clone(), self.events.clone(), !last_turn);
             let mut compacted_for_length = false;
             // Plan mode comes and goes within a run: its section is added while it is on.
-            let plan_section = crate::tools::plan_mode::current_prompt_section(self.ctx);
+            let plan_section = self.ctx.run.prompt_section(&self.ctx.workspace);
             let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
             let response = loop {
                 let model_request = ModelRequest { model: self.model, system: &system_now, messages: &self.thread.messages, tools: &tools };

@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{EventSender, RunEvent, RunStatus, Usage};
 use super::instructions;
-use super::subagent;
-use crate::tools::skill::SkillSet;
+use super::sub_agent;
+use crate::sync::MutexExt;
 use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
@@ -99,13 +99,13 @@ pub async fn run_thread(
     // Sub-agents (the agent tool, forked skills) run beside the loop, with
     // its provider; they end when the run does.
     let (child_tx, child_rx) = mpsc::unbounded_channel();
-    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(subagent::ChildChannel(child_tx)));
+    *ctx.run.children.locked() = Some(Arc::new(sub_agent::ChildChannel(child_tx)));
     // What the run waits for (a tool source still starting) is an event.
     let waiting = events.clone();
-    *ctx.run.waiting.lock().unwrap_or_else(|e| e.into_inner()) =
+    *ctx.run.waiting.locked() =
         Some(Arc::new(move |what: &str| _ = waiting.send(RunEvent::Waiting { what: what.to_string() })));
     let children_usage = Arc::clone(&state.children_usage);
-    let children = subagent::serve(provider, executor, child_rx, &events, &children_usage);
+    let children = sub_agent::serve(provider, executor, child_rx, &events, &children_usage);
     let driven = {
         let model = request.model.as_deref();
         let mut driver = Driver { provider, model, thread, config, events: &events, state: &mut state, ctx: &ctx };
@@ -114,11 +114,11 @@ pub async fn run_thread(
             () = children => Err(Stop::Fatal(FatalToolError("the sub-agent service stopped".to_string()))),
         }
     };
-    *ctx.run.children.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    *ctx.run.waiting.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *ctx.run.children.locked() = None;
+    *ctx.run.waiting.locked() = None;
     // Sub-agents' turns count in the run's totals, each priced as the
     // model it asked for.
-    let children = *state.children_usage.lock().unwrap_or_else(|e| e.into_inner());
+    let children = *state.children_usage.locked();
     state.add(&children.usage, children.cost_usd);
     let (status, text) = match driven {
         Ok(end) => end,
@@ -139,7 +139,7 @@ pub async fn run_thread(
 
 /// Compact a thread now (`tandem.compact`, `tandem ask --compact`):
 /// returns the estimated context size before and after, in tokens.
-pub async fn compact_conversation(
+pub async fn compact_thread(
     provider: &dyn Provider,
     ctx: &ToolContext,
     thread: &mut Thread,
@@ -161,14 +161,14 @@ struct RunState {
     usage: Usage,
     cost_usd: Option<f64>,
     /// Its sub-agents' turns.
-    children_usage: Arc<std::sync::Mutex<subagent::ChildTotals>>,
+    children_usage: Arc<std::sync::Mutex<sub_agent::ChildTotals>>,
 }
 
 impl RunState {
     /// The usage so far, the sub-agents' included.
     fn total_usage(&self) -> Usage {
         let mut total = self.usage;
-        total.add(&self.children_usage.lock().unwrap_or_else(|e| e.into_inner()).usage);
+        total.add(&self.children_usage.locked().usage);
         total
     }
 

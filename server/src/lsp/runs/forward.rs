@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, watch};
 use super::super::client::{methods, ClientLink};
 use super::super::documents::path_to_uri;
 use super::super::editor::{EditRecord, LspEditor};
-use crate::agent::RunEvent;
+use crate::host::RunEvent;
 use crate::tools::ToolKind;
 use crate::workspace::{DiskWrite, EditStatus, LineSpan, Workspace};
 

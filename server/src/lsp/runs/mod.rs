@@ -32,10 +32,9 @@ use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::{EditRecord, LspEditor};
-use crate::thread::threads::{ThreadError, Threads};
-use crate::thread::Thread;
-use crate::agent::{self, event_channel, RunEvent, RunOutcome, RunStatus};
-use crate::tools::ToolContext;
+use crate::host::{RunOutcome, RunStatus};
+use crate::host::{RunHandle, StartError, ThreadChoice};
+use crate::host::Threads;
 use crate::workspace::{EditStatus, Workspace};
 
 mod forward;
@@ -136,8 +135,6 @@ pub struct RunEnv {
     pub settings: Settings,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
-    /// The conversation threads of this session.
-    pub threads: Arc<Threads>,
     /// A `"wait": false` answer must reach this client alone
     /// ([`super::clients::answer_goes_alone`]).
     pub answer_goes_alone: bool,
@@ -157,24 +154,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     }
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
-    let conversation = match env.threads.check_out(args.thread_id.as_deref(), &run_id) {
-        Ok(conversation) => conversation,
-        Err(err) => {
-            env.runs.release(&run_id);
-            return Err(match err {
-                ThreadError::Busy { .. } => AskError::Busy(format!("Tandem is already running an agent on this thread: {err}")),
-                ThreadError::Elsewhere { .. } => AskError::Busy(err.to_string()),
-                ThreadError::Unknown(message) => AskError::InvalidParams(message),
-            });
-        }
-    };
-    let thread_id = conversation.id.clone();
-    let started_id = run_id.clone();
-    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
-    // `wait: false` has answered already, so nothing is dropped.
-    let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
-
     let review = super::plan_review::LspPlanReview {
         client: Arc::clone(&env.client),
         outbox: Arc::clone(&env.outbox),
@@ -182,33 +161,55 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         timeout: env.settings.timeouts.prompt(),
         text_input: env.settings.text_input,
     };
+    // With `wait: false`, for a client that reads nothing past the answer
+    // to its synchronous request in the same read (eglot), the answer goes
+    // out alone: the run starts after a pause, or an applyEdit sent right
+    // behind the answer could wait for ever. Other clients pay nothing.
+    let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
     let parts = crate::host::RunParts {
+        run_id: Some(run_id.clone()),
         // Its edits are recorded as this run's: threads run at once, and
         // each answer lists its own edits.
         workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
         plan_review: Some(Arc::new(review)),
         cancel: cancel.clone(),
-        checkpoint: Some((thread_id.clone(), run_id.clone())),
+        context: selection_context(&env, &args),
+        in_editor: true,
+        start_after: answer_first,
         ..crate::host::RunParts::default()
     };
+    let choice = match &args.thread_id {
+        Some(id) => ThreadChoice::Resume(id.clone()),
+        None => ThreadChoice::New,
+    };
     // No model configured: the run ends at once, saying what to set.
-    let run = env.host.run(args.prompt.clone(), parts).map(|mut run| {
-        run.request.context = selection_context(&env, &args);
-        run.request.in_editor = true;
-        run
-    });
-    if let Some(notice) = run.as_ref().ok().and_then(|run| run.request.sandbox_notice.as_ref()) {
+    let handle = match env.host.start(&choice, args.prompt.clone(), parts) {
+        Ok(handle) => handle,
+        Err(err) => {
+            env.runs.release(&run_id);
+            return Err(match err {
+                StartError::Busy(message) => AskError::Busy(format!("Tandem is already running an agent on this thread: {message}")),
+                StartError::Elsewhere(message) => AskError::Busy(message),
+                StartError::NoThread(message) | StartError::NoModel(message) => AskError::InvalidParams(message),
+            });
+        }
+    };
+    let RunHandle { thread_id, events: events_rx, ending, recorder, sandbox_notice, .. } = handle;
+    let started_id = run_id.clone();
+    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
+    // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
+    // `wait: false` has answered already, so nothing is dropped.
+    let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
+    if let Some(notice) = sandbox_notice {
         // Once per run, where the user looks: the editor's message area.
         env.client.notify(methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {notice}")})).await;
     }
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
-    let (events_tx, events_rx) = event_channel();
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
-    env.outbox.start(&run_id, events_tx.clone(), forwarded_rx);
+    env.outbox.start(&run_id, ending.sender(), forwarded_rx);
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
-    let recorder = run.as_ref().ok().and_then(|run| run.end.recorder());
     let forwarder = tokio::spawn(forward_events(
         Arc::clone(&env.client),
         (Arc::clone(&env.editor), Arc::clone(&env.workspace), recorder),
@@ -218,33 +219,12 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         forwarded_tx,
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    // With `wait: false`, for a client that reads nothing past the answer
-    // to its synchronous request in the same read (eglot), the answer goes
-    // out alone: the run starts after a pause, or an applyEdit sent right
-    // behind the answer could wait for ever. Other clients pay nothing.
-    let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
-    let threads = Arc::clone(&env.threads);
     tokio::spawn(async move {
+        // The run slot is freed when the run really ends (the thread is
+        // idle again by then, its lock let go): a follow-up sent on the
+        // answer, here or in another window, finds the thread free.
         let _release = release;
-        // The thread is idle again when the run ends, however it ends.
-        let mut conversation = CheckInOnDrop { threads, conversation: Some(conversation) };
-        if let Some(delay) = answer_first {
-            tokio::time::sleep(delay).await;
-        }
-        let outcome = match (run, conversation.get()) {
-            (Ok(run), Some(thread)) => {
-                // The checkpoint is completed and interrupted writes cleaned up when the run ends.
-                let _end = run.end;
-                agent::run_thread(&*run.provider, &run.executor, run.ctx, thread, &run.config, run.request, events_tx).await
-            }
-            (Err(message), _) => failed_outcome(&events_tx, message),
-            (_, None) => failed_outcome(&events_tx, "the conversation thread is gone".into()),
-        };
-        // Idle again (and its lock let go) before the answer can go out:
-        // a follow-up sent on the answer, here or in another window,
-        // finds the thread free.
-        drop(conversation);
-        let _ = outcome_tx.send(outcome);
+        let _ = outcome_tx.send(ending.finished().await.outcome);
     });
 
     let nudge = answer_first.map(|_| nudge_after_answer(Arc::clone(&env.client), Arc::clone(&env.runs), started_id.clone()));
@@ -298,31 +278,6 @@ async fn nudge_after_answer(client: Arc<dyn ClientLink>, runs: Arc<Runs>, run_id
     }
 }
 
-fn failed_outcome(events: &crate::agent::EventSender, text: String) -> RunOutcome {
-    let _ = events.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None });
-    RunOutcome { status: RunStatus::Failed, text, turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() }
-}
-
-/// Gives a thread back to [`Threads`] when its run's task ends.
-struct CheckInOnDrop {
-    threads: Arc<Threads>,
-    conversation: Option<Thread>,
-}
-
-impl CheckInOnDrop {
-    fn get(&mut self) -> Option<&mut Thread> {
-        self.conversation.as_mut()
-    }
-}
-
-impl Drop for CheckInOnDrop {
-    fn drop(&mut self) {
-        if let Some(conversation) = self.conversation.take() {
-            self.threads.check_in(conversation);
-        }
-    }
-}
-
 /// `tandem.threads`: `[{"threadId", "title", "lastActivity", "turns", "tokens", "costUsd"}]`.
 pub fn threads_answer(threads: &Threads) -> Value {
     let list: Vec<Value> = threads
@@ -350,18 +305,10 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
     let _release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
-    let conversation = env.threads.check_out(Some(thread_id), &run_id).map_err(|err| match err {
-        ThreadError::Busy { .. } | ThreadError::Elsewhere { .. } => AskError::Busy(err.to_string()),
-        ThreadError::Unknown(message) => AskError::InvalidParams(message),
+    let (before, after) = env.host.compact(thread_id, cancel).await.map_err(|err| match err {
+        StartError::Busy(message) | StartError::Elsewhere(message) => AskError::Busy(message),
+        StartError::NoThread(message) | StartError::NoModel(message) => AskError::InvalidParams(message),
     })?;
-    let mut conversation = CheckInOnDrop { threads: Arc::clone(&env.threads), conversation: Some(conversation) };
-    let (provider, config) = env.host.model(None).map_err(AskError::InvalidParams)?;
-    let ctx = ToolContext { cancel, ..ToolContext::new(Arc::clone(&env.workspace)) };
-    let (events, _ignored) = event_channel();
-    let Some(thread) = conversation.get() else { return Err(AskError::InvalidParams("the conversation thread is gone".into())) };
-    let (before, after) = agent::compact_conversation(&*provider, &ctx, thread, &config, &events)
-        .await
-        .map_err(|e| AskError::InvalidParams(format!("the compaction failed: {e}")))?;
     Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))
 }
 

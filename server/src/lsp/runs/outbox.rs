@@ -6,7 +6,8 @@ use std::sync::Mutex;
 
 use tokio::sync::watch;
 
-use crate::agent::EventSender;
+use crate::host::EventSender;
+use crate::sync::MutexExt;
 
 /// Keeps the server's requests to the client (prompts, applyEdit) behind
 /// the run events that led to them. Events reach the client through a
@@ -25,7 +26,7 @@ pub struct RunOutbox {
 
 impl RunOutbox {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (EventSender, watch::Receiver<u64>)>> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner())
+        self.current.locked()
     }
 
     pub(super) fn start(&self, run_id: &str, events: EventSender, forwarded: watch::Receiver<u64>) {

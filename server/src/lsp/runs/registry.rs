@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use crate::sync::MutexExt;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -23,7 +24,7 @@ pub struct Runs {
 
 impl Runs {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, ActiveRun>> {
-        self.active.lock().unwrap_or_else(|e| e.into_inner())
+        self.active.locked()
     }
 
     /// A new run id, registered as running.

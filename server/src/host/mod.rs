@@ -1,0 +1,620 @@
+//! The host: settings in, runs out, the same for every front end. A front
+//! end (`lsp/`, `cli/`, `acp/`) passes only what is its own — how it asks
+//! the user (its [`Prompter`]), who reviews a plan ([`PlanReview`]),
+//! where edits go (the workspace's editor sink), how events are shown —
+//! and the host does the rest: it builds the permission policy and the
+//! one gate, checks the thread out with the one cross-process run lock,
+//! and drives the loop.
+//!
+//! ```no_run
+//! # use std::sync::{Arc, RwLock};
+//! # async fn front_end(workspace: Arc<tandem::workspace::Workspace>, prompter: Arc<dyn tandem::host::Prompter>) -> anyhow::Result<()> {
+//! use tandem::host::{self, FrontEnd, Host, RunHandle, RunParts, ThreadChoice};
+//! let (settings, _problems) = host::load_settings(workspace.root()).map_err(anyhow::Error::msg)?;
+//! let (hooks, _problems) = host::hooks(&settings, workspace.root(), None);
+//! // Once per workspace: what its runs share (the gate, hooks, MCP, language servers, the executor, the threads).
+//! let (host, _problems) = Host::open(FrontEnd {
+//!     workspace,
+//!     settings: Arc::new(RwLock::new(settings)),
+//!     prompter: Some(prompter),
+//!     mode: None,
+//!     rules_in_project: true,
+//!     hooks: tandem::hooks::shared(hooks),
+//!     mcp: Some(host::McpServers::default()),
+//!     code_intel: host::CodeIntelFrom::None,
+//!     record: true,
+//! });
+//! // Once per run: the thread checked out, the loop started.
+//! let RunHandle { mut events, ending, .. } = host.start(&ThreadChoice::New, "explain src/main.rs", RunParts::default())?;
+//! while let Some(event) = events.recv().await {
+//!     // show it
+//! #   let _ = event;
+//! }
+//! let finished = ending.finished().await;
+//! # let _ = finished; Ok(()) }
+//! ```
+//!
+//! [`Host::open`] builds, once per front-end session, what the runs of a
+//! workspace share: the permission policy and gate, the executor (the
+//! built-in tools, the MCP servers', code intelligence, the gate, the tool
+//! hooks: wired here, once), the threads and the checkpoints.
+//! [`Host::start`] runs one prompt: the thread, the provider, its context
+//! configuration, the run's scope (plan mode), the sandbox its shell
+//! commands run in, the checkpoint recorder `undo` restores from, and the
+//! request with the prompt and stop hooks.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::config::{Endpoint, ProviderConfig};
+use crate::agent::Provider;
+use crate::checkpoint::{Checkpoints, RunRecorder};
+use crate::consent::ConsentStore;
+use crate::language_servers::LanguageServers;
+use crate::consent::Approvals;
+use crate::mcp::McpManager;
+use crate::permissions::{Gate, NoProjectRules, Policy, ProjectRules};
+pub use crate::permissions::{Answer, Prompter, Review};
+use crate::sandbox::Availability;
+use crate::settings::{Settings, SettingsFiles, SettingsProblem};
+use crate::sync::{MutexExt, RwLockExt};
+use crate::thread::{ContextConfig, Thread};
+use crate::tools::ports::code_intel::CodeIntel;
+use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
+use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
+use crate::workspace::Workspace;
+
+mod start;
+pub use start::{Finished, RunEnding, RunHandle, StartError};
+
+// The words a front end speaks that the layers behind the host define: the
+// run's events and outcome, the threads as users list them, the hooks a
+// front end asks consent for, the terminal's prompter. A front end names
+// them here and never reaches past the host (tests/layers.rs checks it).
+pub use crate::agent::{EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
+pub use crate::hooks::{describe_project, project_hooks, shared as shared_hooks, Hooks, SharedHooks};
+pub use crate::permissions::headless::{Terminal, TerminalPrompter};
+pub use crate::thread::pricing::format_cost;
+pub use crate::thread::threads::{ThreadError, Threads};
+pub use crate::thread::{ThreadStore, ThreadSummary, Totals};
+
+/// The settings of a workspace (the user's, the project's and the local
+/// files, layered), failing closed: a file whose permission
+/// rules cannot be read (it does not parse) stops the run — `Err` names
+/// each such file with its line and column — so that its deny rules are
+/// never silently dropped. The other problems come back beside the
+/// settings for the front end to show; they never stop a run.
+pub fn load_settings(root: &Path) -> Result<(Settings, Vec<SettingsProblem>), String> {
+    load_settings_with(root, &[])
+}
+
+/// [`load_settings`] with an editor's settings over the files (as
+/// `tandem lsp` takes them from its editor).
+pub fn load_settings_with(root: &Path, editor: &[serde_json::Value]) -> Result<(Settings, Vec<SettingsProblem>), String> {
+    let (settings, problems) = crate::settings::load(&SettingsFiles::for_workspace(root), editor);
+    let (fatal, other): (Vec<_>, Vec<_>) = problems.into_iter().partition(SettingsProblem::is_fatal);
+    if fatal.is_empty() {
+        return Ok((settings, other));
+    }
+    Err(fatal.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+}
+
+/// The model provider the settings (and the environment under them) name.
+pub fn provider(settings: &Settings) -> anyhow::Result<Box<dyn Provider>> {
+    provider_with_model(settings, None)
+}
+
+/// The same provider with another of its models (a front end's model
+/// choice: ACP's `model` session option); `None`: the settings' model.
+pub fn provider_with_model(settings: &Settings, model: Option<&str>) -> anyhow::Result<Box<dyn Provider>> {
+    resolve_provider(settings, model).map(|(provider, _)| provider).map_err(|err| anyhow::anyhow!("{err}"))
+}
+
+/// The endpoint runs with these settings would talk to, and why (the one
+/// decision of [`ProviderConfig::resolve`]); `Err`: why there is none, or
+/// the setting that cannot apply. What `tandem doctor`, `tandem.provider`
+/// and a run's first event show.
+pub fn endpoint(settings: &Settings) -> Result<Endpoint, String> {
+    resolve_provider(settings, None).map(|(_, endpoint)| endpoint)
+}
+
+fn resolve_provider(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, Endpoint), String> {
+    let lookup = |name: &str| match (name, model) {
+        ("TANDEM_MODEL", Some(model)) => Some(model.to_string()),
+        _ => settings.lookup(name),
+    };
+    let (config, endpoint) = ProviderConfig::resolve(lookup).map_err(|err| err.to_string())?;
+    let provider = config.build().map_err(|err| err.to_string())?;
+    Ok((provider, endpoint))
+}
+
+/// The models a front end may offer to switch between on this provider:
+/// the one the settings name first, then (on Anthropic) Claude's current
+/// family models. Other providers serve the one model they are set up
+/// with.
+pub fn model_choices(provider: &dyn Provider) -> Vec<String> {
+    let mut models = vec![provider.model().to_string()];
+    if provider.name() == "anthropic" {
+        for (_, model) in crate::agent::config::ANTHROPIC_FAMILY_MODELS {
+            if !models.iter().any(|m| m == model) {
+                models.push(model.to_string());
+            }
+        }
+    }
+    models
+}
+
+/// The permission mode a run starts in, and the one its policy decides in.
+/// Plan mode is the run's own gate (it refuses every change but the plan
+/// file, and ends when the plan is approved): the policy then decides as
+/// in `default`, so there is one plan check, the executor's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Modes {
+    pub run: PermissionMode,
+    pub policy: PermissionMode,
+}
+
+impl Modes {
+    /// `asked` (a command-line flag) over the settings' `permissionMode`.
+    pub fn new(settings: &Settings, asked: Option<PermissionMode>) -> Self {
+        let run = asked.or(settings.permission_mode).unwrap_or_default();
+        let policy = if run == PermissionMode::Plan { PermissionMode::Default } else { run };
+        Modes { run, policy }
+    }
+}
+
+/// The one permission decision for a run in these modes, over the
+/// workspace roots (the first is the primary one).
+pub fn policy(settings: &Settings, modes: Modes, roots: &[PathBuf]) -> Policy {
+    Policy::new(modes.policy, &settings.permissions, roots)
+}
+
+/// The hooks the settings configure. The project's hooks run only when
+/// `consent` holds the user's approval of exactly these hooks; the problems
+/// say what was left out and why.
+pub fn hooks(settings: &Settings, root: &Path, consent: Option<&ConsentStore>) -> (Hooks, Vec<String>) {
+    Hooks::from_layers(&settings.hooks, settings.child_env(), root, consent)
+}
+
+/// The sandbox a run's shell commands run in with these settings
+/// (bubblewrap on Linux), masking the existing paths the read-deny rules
+/// cover; or why there is none ([`Availability::notice`] says it to the
+/// user once per run).
+pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
+    // The masks depend on the rules only, not on the mode.
+    let denied = Policy::new(PermissionMode::Default, &settings.permissions, roots).read_denied_paths();
+    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
+}
+
+/// A run id for a front end that has none of its own (the terminal, an
+/// ACP prompt): the time it started, to the millisecond.
+pub fn new_run_id() -> String {
+    format!("run-{}", chrono::Local::now().format("%Y%m%d-%H%M%S%3f"))
+}
+
+
+/// Which MCP servers a front end's runs get: the user's, the project's
+/// the user approved (or `approve` names: `NAME` or `all`), and the
+/// servers the front end brings (an ACP client's `mcpServers`: the user
+/// configured them there, so they need no consent).
+#[derive(Default)]
+pub struct McpServers {
+    pub approve: Vec<String>,
+    pub front_end: Vec<crate::mcp::config::ServerConfig>,
+}
+
+/// Where the `code_intel` tool's answers come from.
+pub enum CodeIntelFrom {
+    /// The editor answers from its own language servers.
+    Editor(Arc<dyn CodeIntel>),
+    /// The servers of `lspServers`, started by Tandem when first needed;
+    /// `approved` names project servers approved on the command line.
+    LanguageServers { approved: Vec<String> },
+    /// No `code_intel` tool.
+    None,
+}
+
+/// What a front end brings, once, to the host of its workspace: only
+/// what is its own.
+pub struct FrontEnd {
+    /// The workspace as the front end sees it: its editor sink.
+    pub workspace: Arc<Workspace>,
+    /// The settings, kept current by the front end (the editor's change
+    /// while it runs, then [`Host::settings_changed`]; the others are read
+    /// once); each run reads them.
+    pub settings: Arc<RwLock<Settings>>,
+    /// How it asks the user about a call (`None`: nobody can answer, so
+    /// an ask is a denial that tells the model how to get the permission).
+    /// The host decides; the prompter only asks.
+    pub prompter: Option<Arc<dyn Prompter>>,
+    /// The permission mode it starts in (a command-line flag), over the
+    /// settings' `permissionMode`; [`Host::set_mode`] changes it.
+    pub mode: Option<PermissionMode>,
+    /// "Always allow in this project" saves the rules in
+    /// `.tandem/settings.local.json` (`false`: the front end offers no
+    /// such answer, or saves nothing).
+    pub rules_in_project: bool,
+    /// The hooks the user consented to ([`hooks`]; the front end asks for
+    /// the consent). Shared: a front end that re-reads the settings swaps them.
+    pub hooks: SharedHooks,
+    /// `None`: no MCP servers (the demo, one `tandem tool` call).
+    pub mcp: Option<McpServers>,
+    pub code_intel: CodeIntelFrom,
+    /// Save threads and checkpoints in the user's data folder (`false`:
+    /// a throwaway run such as the demo's).
+    pub record: bool,
+}
+
+/// What the runs of one workspace share, built once per front-end session
+/// ([`Host::open`]): the settings, the hooks, the MCP and language
+/// servers, the executor every call passes through (wired here, once),
+/// the saved threads and the checkpoints. [`Host::run`] gives each run
+/// the rest, ready to drive.
+pub struct Host {
+    settings: Arc<RwLock<Settings>>,
+    /// The one permission gate of every run: the policy built from the
+    /// settings and the front end's mode, asking through its prompter.
+    gate: Arc<Gate<Arc<dyn Prompter>>>,
+    /// The front end's permission mode over the settings' ([`Host::set_mode`]).
+    mode: std::sync::Mutex<Option<PermissionMode>>,
+    /// The threads of the workspace's runs, each checked out by one run
+    /// at a time, here and across processes ([`Host::start`]).
+    threads: Arc<Threads>,
+    workspace: Arc<Workspace>,
+    hooks: SharedHooks,
+    executor: Executor,
+    mcp: Option<Arc<McpManager>>,
+    language_servers: Option<Arc<LanguageServers>>,
+    store: Option<ThreadStore>,
+    checkpoints: Option<Arc<Checkpoints>>,
+}
+
+/// Which thread a run continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThreadChoice {
+    New,
+    /// A new thread with this id: for a front end that names the thread
+    /// before the host exists (an ACP session's id is its thread's).
+    NewWithId(String),
+    /// The most recent thread of this workspace.
+    Continue,
+    Resume(String),
+}
+
+/// A new thread id, for [`ThreadChoice::NewWithId`].
+pub fn new_thread_id() -> String {
+    crate::thread::new_thread_id()
+}
+
+/// What a front end brings to one run.
+#[derive(Default)]
+pub struct RunParts {
+    /// The front end's id for the run (the editor's, which tags its
+    /// edits); `None`: a new one ([`new_run_id`]).
+    pub run_id: Option<String>,
+    /// Context placed before the prompt (the editor's selection and
+    /// diagnostics, an ACP client's resources).
+    pub context: Option<String>,
+    /// The run happens inside an editor (said in the system prompt).
+    pub in_editor: bool,
+    /// Compact the thread before the run (`--compact`).
+    pub compact: bool,
+    /// Model turns allowed, over the settings' `maxTurns`.
+    pub max_turns: Option<usize>,
+    /// Wait this long before the run's first event: for a front end that
+    /// must answer its request alone first (eglot, `"wait": false`).
+    pub start_after: Option<std::time::Duration>,
+    /// The workspace view the run's edits go through (the LSP tags each
+    /// run's); `None`: the host's.
+    pub workspace: Option<Arc<Workspace>>,
+    /// The permission mode the front end asks for (a command-line flag,
+    /// an ACP session's mode), over the settings' `permissionMode`.
+    pub mode: Option<PermissionMode>,
+    /// Who answers `exit_plan_mode` (`None`: nobody can).
+    pub plan_review: Option<Arc<dyn PlanReview>>,
+    pub cancel: CancellationToken,
+    /// Another of the provider's models ([`model_choices`]); `None`: the settings'.
+    pub model: Option<String>,
+    /// The model itself, instead of the one the settings name (the demo's
+    /// scripted model).
+    pub provider: Option<Box<dyn Provider>>,
+}
+
+/// A run ready to drive: the model, its context configuration, the
+/// executor, the tool context (scope, sandbox, checkpoint recorder, shell
+/// environment), the request (prompt, hooks, turn limit, sandbox notice)
+/// and what ends it. A front end may add to the request what is its own
+/// (the editor's selection, `in_editor`, `--compact`).
+pub struct ReadyRun {
+    pub provider: Box<dyn Provider>,
+    pub config: ContextConfig,
+    pub executor: Executor,
+    pub ctx: ToolContext,
+    pub request: RunRequest,
+    pub end: RunEnd,
+}
+
+/// A run's tool context without a model (the demo brings its own, `tandem
+/// tool` runs one call): see [`Host::prepare`].
+pub struct PreparedRun {
+    pub ctx: ToolContext,
+    /// Said once per run when shell commands run unconfined.
+    pub sandbox_notice: Option<String>,
+    pub end: RunEnd,
+}
+
+/// The provider, its context configuration and its endpoint.
+fn model(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig, Endpoint), String> {
+    let (provider, endpoint) = resolve_provider(settings, model)?;
+    let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;
+    Ok((provider, config, endpoint))
+}
+
+impl Host {
+    /// The host of a front end's workspace. The MCP servers are built, not
+    /// started: the front end starts them when it can show their news
+    /// (and ask about project servers). The problems name unusable
+    /// `lspServers` entries; the runs go on without them.
+    pub fn open(front: FrontEnd) -> (Host, Vec<String>) {
+        let settings = front.settings.reading().clone();
+        let root = front.workspace.root().to_path_buf();
+        let mcp = front.mcp.map(|servers| {
+            let mut config = crate::mcp::config::McpConfig::load(dirs::home_dir().as_deref(), &root);
+            config.servers.extend(servers.front_end);
+            McpManager::new(config, &root, Approvals::from_command_line(servers.approve))
+        });
+        let (code_intel, language_servers, problems) = match front.code_intel {
+            CodeIntelFrom::Editor(code_intel) => (Some(code_intel), None, Vec::new()),
+            CodeIntelFrom::LanguageServers { approved } => {
+                let approvals = Approvals { store: ConsentStore::for_user(), command_line: approved };
+                let timeouts = settings.timeouts;
+                let (servers, problems) = LanguageServers::configure(&root, &settings.lsp_servers, approvals, timeouts.code_intel(), timeouts.diagnostics());
+                (servers.clone().map(|s| s as Arc<dyn CodeIntel>), servers, problems)
+            }
+            CodeIntelFrom::None => (None, None, Vec::new()),
+        };
+        let mut registry = ToolRegistry::builtin();
+        if let Some(mcp) = &mcp {
+            registry.add_source(Arc::clone(mcp) as Arc<dyn ToolSource>);
+        }
+        let policy = policy(&settings, Modes::new(&settings, front.mode), front.workspace.roots());
+        let project_rules: Arc<dyn ProjectRules> =
+            if front.rules_in_project { Arc::new(crate::settings::LocalAllowRules(root.clone())) } else { Arc::new(NoProjectRules) };
+        let gate = Arc::new(Gate::new(policy, front.prompter, project_rules));
+        let hooks = Arc::clone(&front.hooks) as Arc<dyn crate::tools::ToolHooks>;
+        let mut executor = Executor::new(registry).with_gate(Arc::clone(&gate) as Arc<dyn PermissionGate>).with_hooks(hooks);
+        if let Some(code_intel) = code_intel {
+            executor = crate::tools::builtin::code_intel::install(executor, code_intel);
+        }
+        let store = if front.record { ThreadStore::for_workspace(&root) } else { None };
+        // Each run's checkpoint goes beside its thread, for `undo`; the
+        // runs share the last look at the tree.
+        let checkpoints = store.as_ref().map(|store| Checkpoints::beside(store, front.workspace.roots()));
+        let threads = Arc::new(Threads::new(root.clone(), store.clone()));
+        let host = Host {
+            gate,
+            mode: std::sync::Mutex::new(front.mode),
+            threads,
+            settings: front.settings,
+            workspace: front.workspace,
+            hooks: front.hooks,
+            executor,
+            mcp,
+            language_servers,
+            store,
+            checkpoints,
+        };
+        (host, problems)
+    }
+
+    /// The settings as they are now.
+    pub fn settings(&self) -> Settings {
+        self.settings.reading().clone()
+    }
+
+    /// The front end changed the settings it shares with the host: the
+    /// permission policy decides by the new rules and mode from now on.
+    pub fn settings_changed(&self) {
+        let settings = self.settings();
+        let mode = *self.mode.locked();
+        self.gate.policy().set_mode(Modes::new(&settings, mode).policy);
+        self.gate.policy().set_rules(&settings.permissions);
+    }
+
+    /// The front end's permission mode changed (an ACP session's mode).
+    pub fn set_mode(&self, mode: Option<PermissionMode>) {
+        *self.mode.locked() = mode;
+        self.gate.policy().set_mode(Modes::new(&self.settings(), mode).policy);
+    }
+
+    /// The gate every call passes, for a front end that has the user
+    /// review what is not a tool call (an undo's restoring edits).
+    pub fn gate(&self) -> Arc<dyn PermissionGate> {
+        Arc::clone(&self.gate) as Arc<dyn PermissionGate>
+    }
+
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.workspace
+    }
+
+    /// The executor every run's calls pass through.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    pub fn mcp(&self) -> Option<&Arc<McpManager>> {
+        self.mcp.as_ref()
+    }
+
+    /// The saved threads (`None`: no data folder, or a throwaway host).
+    pub fn store(&self) -> Option<&ThreadStore> {
+        self.store.as_ref()
+    }
+
+    /// Where each run's checkpoint goes (`None`: no data folder).
+    pub fn checkpoints(&self) -> Option<&Arc<Checkpoints>> {
+        self.checkpoints.as_ref()
+    }
+
+    /// The workspace's threads (listing, transcripts, forgetting; runs
+    /// check them out through [`Host::start`]).
+    pub fn threads(&self) -> &Arc<Threads> {
+        &self.threads
+    }
+
+    /// Open a thread for later runs without running it (an ACP session
+    /// opens on one): a new one (saved when there is a data folder), the
+    /// most recent, or the one named, kept idle. Its id.
+    pub fn open_thread(&self, choice: &ThreadChoice) -> Result<String, String> {
+        let id = match choice {
+            ThreadChoice::New | ThreadChoice::NewWithId(_) => {
+                let id = match choice {
+                    ThreadChoice::NewWithId(id) if crate::thread::valid_thread_id(id) => id.clone(),
+                    ThreadChoice::NewWithId(id) => return Err(format!("\"{id}\" is not a valid thread id")),
+                    _ => new_thread_id(),
+                };
+                let mut thread = Thread::new(id, self.workspace.root().to_path_buf());
+                match &self.store {
+                    Some(store) => {
+                        if let Err(err) = store.create(&mut thread) {
+                            tracing::warn!(%err, "cannot save this conversation; it is kept in memory only");
+                        }
+                    }
+                    None => tracing::warn!("no data folder (set XDG_DATA_HOME): this conversation is not saved"),
+                }
+                let id = thread.id.clone();
+                self.threads.check_in(thread);
+                return Ok(id);
+            }
+            ThreadChoice::Continue => self.latest_thread().map_err(|e| e.to_string())?,
+            ThreadChoice::Resume(id) => id.clone(),
+        };
+        // Read once, without its run lock (another process may be running
+        // it: a run checks it out later), so a thread that cannot be read
+        // is said now.
+        match self.threads.transcript(&id) {
+            Ok(_) | Err(crate::thread::threads::ThreadError::Busy { .. }) => Ok(id),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    /// One of the user's runs of `prompt`, ready to drive: the provider
+    /// the settings name, its context configuration, and [`Host::prepare`]'s
+    /// tool context. `Err`: no model provider is configured (the message
+    /// names what to set).
+    fn run(&self, prompt: impl Into<String>, mut parts: RunParts, checkpoint: Option<(String, String)>) -> Result<ReadyRun, String> {
+        let settings = self.settings();
+        let (provider, config, endpoint) = match parts.provider.take() {
+            Some(provider) => {
+                let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;
+                (provider, config, None)
+            }
+            None => {
+                let (provider, config, endpoint) = model(&settings, parts.model.as_deref())?;
+                (provider, config, Some(endpoint))
+            }
+        };
+        let (context, in_editor, compact, max_turns) = (parts.context.clone(), parts.in_editor, parts.compact, parts.max_turns);
+        let prepared = self.prepare_with(&settings, parts, checkpoint);
+        let request = RunRequest {
+            prompt: prompt.into(),
+            context,
+            in_editor,
+            compact,
+            max_turns: max_turns.or(settings.max_turns),
+            // The prompt and stop hooks are the user's run's (sub-agents' requests have none).
+            hooks: Some(Arc::clone(&self.hooks)),
+            sandbox_notice: prepared.sandbox_notice,
+            endpoint,
+            ..RunRequest::default()
+        };
+        Ok(ReadyRun { provider, config, executor: self.executor.clone(), ctx: prepared.ctx, request, end: prepared.end })
+    }
+
+    /// The model the settings name (or `model`, another of the provider's)
+    /// and its context configuration, for work on a thread outside a run
+    /// (compacting it).
+    pub fn model(&self, model: Option<&str>) -> Result<(Box<dyn Provider>, ContextConfig), String> {
+        self::model(&self.settings(), model).map(|(provider, config, _)| (provider, config))
+    }
+
+    /// A run's tool context: plan mode from its modes, the sandbox, the
+    /// checkpoint recorder on its workspace, the environment shell
+    /// commands see. The one place it is built.
+    pub fn prepare(&self, parts: RunParts) -> PreparedRun {
+        self.prepare_with(&self.settings(), parts, None)
+    }
+
+    fn prepare_with(&self, settings: &Settings, parts: RunParts, checkpoint: Option<(String, String)>) -> PreparedRun {
+        let workspace = parts.workspace.unwrap_or_else(|| Arc::clone(&self.workspace));
+        let modes = Modes::new(settings, parts.mode);
+        let sandbox = sandbox(settings, workspace.roots());
+        let scope = RunScope::new(modes.policy, parts.plan_review);
+        if modes.run == PermissionMode::Plan {
+            start_in_plan_mode(&scope, workspace.root());
+        }
+        // The run's checkpoint, beside its thread: `undo` takes it back.
+        let recorder = match (&self.checkpoints, checkpoint) {
+            (Some(checkpoints), Some((thread_id, run_id))) => Some(checkpoints.record(&thread_id, &run_id)),
+            _ => None,
+        };
+        let workspace = match &recorder {
+            Some(recorder) => Arc::new(workspace.with_recorder(Checkpoints::recorder_for(recorder))),
+            None => workspace,
+        };
+        let ctx = ToolContext {
+            cancel: parts.cancel,
+            child_env: Arc::new(settings.child_env()),
+            sandbox: sandbox.sandbox(),
+            run: Arc::new(scope),
+            ..ToolContext::new(Arc::clone(&workspace))
+        };
+        PreparedRun { ctx, sandbox_notice: sandbox.notice(), end: RunEnd { recorder, workspace } }
+    }
+
+    /// Stop the servers the host started (MCP, language servers).
+    pub async fn shutdown(&self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.shutdown().await;
+        }
+        if let Some(servers) = &self.language_servers {
+            servers.shutdown().await;
+        }
+    }
+}
+
+/// Ends a run, however it ends: its checkpoint is completed and the temp
+/// files of interrupted writes are removed.
+pub struct RunEnd {
+    recorder: Option<Arc<RunRecorder>>,
+    workspace: Arc<Workspace>,
+}
+
+impl RunEnd {
+    /// The run's checkpoint recorder, for a front end that completes it
+    /// when the run's `end` event goes out (before the user can act on it;
+    /// [`RunRecorder::finish`] counts once).
+    pub fn recorder(&self) -> Option<Arc<RunRecorder>> {
+        self.recorder.clone()
+    }
+
+    /// End the run now; its completed checkpoint recorder, if it had one.
+    pub fn finish(mut self) -> Option<Arc<RunRecorder>> {
+        let recorder = self.recorder.take();
+        if let Some(recorder) = &recorder {
+            recorder.finish();
+        }
+        recorder
+    }
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        if let Some(recorder) = self.recorder.take() {
+            recorder.finish();
+        }
+        self.workspace.clean_interrupted_writes();
+    }
+}

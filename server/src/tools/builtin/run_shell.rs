@@ -1,0 +1,579 @@
+//! `run_shell`: run a command with `bash -c` (or `sh -c`) in the workspace
+//! root, with no stdin, in its own process group, under a timeout.
+//!
+//! Decisions, in one place:
+//! - `timeout` is in milliseconds: 120,000 by default, at most 600,000
+//!   (larger values are clamped). On timeout, on `ctx.cancel`, or when the
+//!   call's future is dropped, the whole process group is stopped (SIGTERM,
+//!   then SIGKILL after a grace period), so a child that spawned children
+//!   leaves nothing behind; the partial output is returned.
+//! - Output is held in bounded memory however much the command prints: per
+//!   stream the first and the last [`STREAM_KEEP_BYTES`] bytes, and a marker
+//!   saying how many bytes were dropped in between.
+//! - When the shell exits but a background process it started still holds
+//!   the output pipes open, the call would never see end-of-file: after a
+//!   short grace the group is stopped and the result says so. A background
+//!   process whose output is redirected (`cmd > log 2>&1 &`) keeps running.
+//! - The child's environment is an allow-list (PATH, HOME, locale,
+//!   toolchain variables, what settings add) without credentials: see
+//!   [`crate::environment`].
+//! - A non-zero exit, a timeout and a cancellation are error results.
+
+#[cfg(unix)]
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
+
+use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Per stream, this many bytes are kept from the start and as many from the end.
+pub const STREAM_KEEP_BYTES: usize = 512 * 1024;
+
+/// Shell output is long and repetitive; the model rarely needs more than this.
+const MAX_RESULT_CHARS: usize = 30_000;
+
+/// Between SIGTERM and SIGKILL, and after SIGKILL before giving up on pipes
+/// held open by a process outside the group.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// After the shell exits, how long its output may stay open before the
+/// background process holding it is stopped.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Run a shell command (bash) in the workspace root and return its output.
+///
+/// - stdin is empty: interactive commands fail; pass flags such as `--yes` instead.
+/// - Returns stdout, then stderr under `Stderr:`; a non-zero exit is reported with the exit
+///   code. Very long output keeps its beginning and end.
+/// - The command and everything it started are stopped when the timeout expires.
+/// - A background process must redirect its output (`server > server.log 2>&1 &`);
+///   one that keeps the command's output open is stopped when the command ends.
+/// - Prefer the dedicated tools: read_file over cat/head/tail, list_files over find/ls,
+///   grep_search over grep/rg, edit_file over sed.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunShellArgs {
+    /// The command line, run with `bash -c` in the workspace root.
+    pub command: String,
+    /// Timeout in milliseconds. Defaults to 120000 (2 minutes); at most 600000 (10 minutes).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Set to true when the command needs the network (installing packages, fetching,
+    /// pushing): commands run in a sandbox without network, and with this set the user is
+    /// asked whether this one command may reach it. Leave it out otherwise.
+    #[serde(default)]
+    pub network: bool,
+}
+
+pub struct RunShell;
+
+#[async_trait]
+impl Tool for RunShell {
+    type Args = RunShellArgs;
+    type Plan = ();
+    const NAME: &'static str = "run_shell";
+
+    fn kind(&self, args: &Self::Args, _ctx: &ToolContext) -> ToolKind {
+        ToolKind::Execute { command: args.command.clone() }
+    }
+
+    fn max_result_chars(&self) -> usize {
+        MAX_RESULT_CHARS
+    }
+
+    fn summary(&self, args: &Self::Args) -> String {
+        let first_line = args.command.lines().next().unwrap_or_default();
+        let mut summary: String = first_line.chars().take(80).collect();
+        if summary.len() < args.command.trim_end().len() {
+            summary.push('…');
+        }
+        summary
+    }
+
+    async fn plan(&self, args: &Self::Args, _ctx: &ToolContext) -> Result<(), ToolError> {
+        if args.command.trim().is_empty() {
+            return Err(ToolError::model("Error: the command is empty."));
+        }
+        Ok(())
+    }
+
+    async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
+        let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS);
+        // The command reads the disk: the agent's edits in editor buffers
+        // are saved first where that loses nothing of the user's.
+        let unsaved = ctx.workspace.save_for_command().await;
+        let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
+        let Some(note) = unsaved else { return report(run, timeout_ms) };
+        match report(run, timeout_ms) {
+            Ok(out) => Ok(format!("{out}\n{note}")),
+            Err(ToolError::Model(out)) => Err(ToolError::Model(format!("{out}\n{note}"))),
+            Err(fatal) => Err(fatal),
+        }
+    }
+}
+
+/// Output kept within a fixed budget: the first bytes, a ring of the last
+/// bytes, and the count of everything in between.
+#[derive(Debug)]
+pub struct BoundedOutput {
+    keep: usize,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    /// Where the next byte goes in `tail` once it is full.
+    tail_pos: usize,
+    total: u64,
+}
+
+impl BoundedOutput {
+    pub fn new(keep: usize) -> Self {
+        BoundedOutput { keep, head: Vec::new(), tail: Vec::new(), tail_pos: 0, total: 0 }
+    }
+
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        if self.head.len() < self.keep {
+            let take = chunk.len().min(self.keep - self.head.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        if chunk.is_empty() || self.keep == 0 {
+            return;
+        }
+        if chunk.len() >= self.keep {
+            self.tail.clear();
+            self.tail.extend_from_slice(&chunk[chunk.len() - self.keep..]);
+            self.tail_pos = 0;
+            return;
+        }
+        if self.tail.len() < self.keep {
+            let room = self.keep - self.tail.len();
+            let take = chunk.len().min(room);
+            self.tail.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        while !chunk.is_empty() {
+            let take = chunk.len().min(self.keep - self.tail_pos);
+            self.tail[self.tail_pos..self.tail_pos + take].copy_from_slice(&chunk[..take]);
+            self.tail_pos = (self.tail_pos + take) % self.keep;
+            chunk = &chunk[take..];
+        }
+    }
+
+    /// Bytes received but not kept.
+    pub fn dropped(&self) -> u64 {
+        self.total - (self.head.len() + self.tail.len()) as u64
+    }
+
+    /// The kept text; a marker stands where bytes were dropped.
+    pub fn into_text(self) -> String {
+        let dropped = self.dropped();
+        let mut tail = Vec::with_capacity(self.tail.len());
+        tail.extend_from_slice(&self.tail[self.tail_pos..]);
+        tail.extend_from_slice(&self.tail[..self.tail_pos]);
+        if dropped == 0 {
+            let mut all = self.head;
+            all.extend_from_slice(&tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        // Cut points may fall inside a UTF-8 sequence: trim to whole characters.
+        let head_end = match std::str::from_utf8(&self.head) {
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            _ => self.head.len(),
+        };
+        let tail_start = tail.iter().take(3).take_while(|b| (**b & 0b1100_0000) == 0b1000_0000).count();
+        format!(
+            "{}\n[... {dropped} bytes of output dropped ...]\n{}",
+            String::from_utf8_lossy(&self.head[..head_end]),
+            String::from_utf8_lossy(&tail[tail_start..])
+        )
+    }
+}
+
+/// Why the command stopped, when it did not simply exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interrupt {
+    Timeout,
+    Cancelled,
+    /// The shell exited, a background process kept its output open.
+    OutputHeldOpen,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Running,
+    Terminated,
+    Killed,
+}
+
+/// What the sandbox allowed the command, to explain its failures.
+#[derive(Clone)]
+struct SandboxNote {
+    sandbox: std::sync::Arc<dyn ShellSandbox>,
+    profile: ShellProfile,
+    network: bool,
+    stopping: Stopping,
+}
+
+struct ShellRun {
+    /// `None`: the command ran without a sandbox.
+    sandbox: Option<SandboxNote>,
+    status: Option<ExitStatus>,
+    interrupt: Option<Interrupt>,
+    stdout: BoundedOutput,
+    stderr: BoundedOutput,
+}
+
+/// Sends SIGKILL to the process group if the call ends early (its future
+/// dropped, or an error) before the group was dealt with.
+#[cfg(unix)]
+struct GroupGuard {
+    pgid: Option<i32>,
+}
+
+#[cfg(unix)]
+impl GroupGuard {
+    fn signal(&self, signal: libc::c_int) {
+        if let Some(pgid) = self.pgid {
+            // SAFETY: kill(2) with a negative pid signals that process group;
+            // it has no memory effects. ESRCH (group gone) is fine.
+            unsafe {
+                libc::kill(-pgid, signal);
+            }
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+#[cfg(unix)]
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.signal(libc::SIGKILL);
+    }
+}
+
+/// The shell: `bash` where the command's PATH has it, else `sh`.
+fn shell_program(env: &[(std::ffi::OsString, std::ffi::OsString)]) -> &'static str {
+    let path = env.iter().find(|(name, _)| name == "PATH").map(|(_, value)| value.clone()).unwrap_or_default();
+    let has_bash = std::env::split_paths(&path).any(|dir| dir.is_absolute() && dir.join("bash").is_file());
+    if has_bash { "bash" } else { "sh" }
+}
+
+/// The process to start: the shell itself, or the shell inside the run's
+/// sandbox (whose guard lives as long as the command).
+#[cfg(unix)]
+fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Command, Option<Confined>), ToolError> {
+    let env = ctx.child_env.vars();
+    let argv: Vec<std::ffi::OsString> = vec![shell_program(&env).into(), "-c".into(), command.into()];
+    let confined = match &ctx.sandbox {
+        Some(sandbox) => {
+            let roots = ctx.workspace.roots();
+            let launch = ShellLaunch { profile: ctx.approval.shell_profile(), network: ctx.approval.network(), roots, argv: &argv };
+            Some(sandbox.confine(&launch).map_err(|reason| {
+                ToolError::model(format!("Error: the command did not run: the sandbox cannot confine it ({reason})."))
+            })?)
+        }
+        None => None,
+    };
+    let mut cmd = match &confined {
+        Some(confined) => {
+            let mut cmd = tokio::process::Command::new(&confined.program);
+            cmd.args(&confined.args);
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::new(&argv[0]);
+            cmd.args(&argv[1..]);
+            cmd
+        }
+    };
+    cmd.current_dir(ctx.workspace.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .env_clear()
+        .envs(env);
+    Ok((cmd, confined))
+}
+
+/// Process groups, signals and `bash` are what make a command stoppable as
+/// a whole; without them the tool refuses rather than leave strays behind.
+#[cfg(not(unix))]
+async fn run(_command: &str, _ctx: &ToolContext, _timeout: Duration) -> Result<ShellRun, ToolError> {
+    Err(ToolError::model(
+        "Error: run_shell is only available on Unix systems (Linux, macOS); use the other tools on this platform.",
+    ))
+}
+
+#[cfg(unix)]
+async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ShellRun, ToolError> {
+    let (mut cmd, confined) = shell_command(command, ctx)?;
+    let mut child = cmd.spawn().map_err(|e| match &confined {
+        Some(confined) => ToolError::model(format!("Error: cannot start the sandbox ({}): {e}", confined.program.display())),
+        None => ToolError::model(format!("Error: cannot start the shell: {e}")),
+    })?;
+    let mut guard = GroupGuard { pgid: child.id().and_then(|id| i32::try_from(id).ok()) };
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ToolError::model("Error: cannot capture the command's output."));
+    };
+
+    let mut run = ShellRun {
+        sandbox: confined.as_ref().zip(ctx.sandbox.as_ref()).map(|(c, sandbox)| SandboxNote {
+            sandbox: std::sync::Arc::clone(sandbox),
+            profile: ctx.approval.shell_profile(),
+            network: c.network,
+            stopping: c.stopping,
+        }),
+        status: None,
+        interrupt: None,
+        stdout: BoundedOutput::new(STREAM_KEEP_BYTES),
+        stderr: BoundedOutput::new(STREAM_KEEP_BYTES),
+    };
+    let (mut out_open, mut err_open) = (true, true);
+    let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut stage = Stage::Running;
+    let mut next_step = Instant::now() + timeout;
+
+    while run.status.is_none() || out_open || err_open {
+        tokio::select! {
+            read = stdout.read(&mut out_buf), if out_open => match read {
+                Ok(n) if n > 0 => run.stdout.push(&out_buf[..n]),
+                _ => out_open = false,
+            },
+            read = stderr.read(&mut err_buf), if err_open => match read {
+                Ok(n) if n > 0 => run.stderr.push(&err_buf[..n]),
+                _ => err_open = false,
+            },
+            status = child.wait(), if run.status.is_none() => {
+                match status {
+                    Ok(status) => run.status = Some(status),
+                    Err(e) => return Err(ToolError::model(format!("Error: lost track of the command: {e}"))),
+                }
+                if stage == Stage::Running {
+                    next_step = next_step.min(Instant::now() + DRAIN_GRACE);
+                }
+            },
+            () = ctx.cancel.cancelled(), if stage == Stage::Running && run.interrupt.is_none() => {
+                run.interrupt = Some(Interrupt::Cancelled);
+                next_step = Instant::now();
+            },
+            () = tokio::time::sleep_until(next_step) => {
+                match stage {
+                    Stage::Running => {
+                        if run.interrupt.is_none() {
+                            run.interrupt =
+                                Some(if run.status.is_none() { Interrupt::Timeout } else { Interrupt::OutputHeldOpen });
+                        }
+                        // A sandbox may say its command is killed at once.
+                        if run.sandbox.as_ref().is_some_and(|s| s.stopping == Stopping::AtOnce) {
+                            guard.signal(libc::SIGKILL);
+                            stage = Stage::Killed;
+                        } else {
+                            guard.signal(libc::SIGTERM);
+                            stage = Stage::Terminated;
+                        }
+                    }
+                    Stage::Terminated => {
+                        guard.signal(libc::SIGKILL);
+                        stage = Stage::Killed;
+                    }
+                    // Something outside the group (it called setsid) holds
+                    // the pipes: stop waiting for it.
+                    Stage::Killed => break,
+                }
+                next_step = Instant::now() + KILL_GRACE;
+            },
+        }
+    }
+    if stage == Stage::Killed || run.interrupt.is_none() {
+        // Done with the group: a process left in it redirected its output
+        // and may keep running (a deliberately backgrounded server).
+        guard.disarm();
+    }
+    if run.status.is_none() {
+        // The shell itself is still there only if it ignored SIGKILL's
+        // delivery window; take its status if it has one by now.
+        run.status = child.try_wait().ok().flatten();
+    }
+    drop(confined);
+    Ok(run)
+}
+
+/// What the sandbox may have had to do with a failure, said in the result
+/// so the model (and the user reading along) knows why and what to change.
+fn sandbox_failure_note(sandbox: &SandboxNote, stdout: &str, stderr: &str) -> String {
+    let said = |needles: &[&str]| needles.iter().any(|n| stderr.contains(n) || stdout.contains(n));
+    let mut notes = sandbox.sandbox.explain_failure(sandbox.profile, &format!("{stdout}\n{stderr}"));
+    if !sandbox.network && said(NETWORK_FAILURES) {
+        notes.push(match sandbox.profile {
+            ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: call run_shell again with \"network\": true, and the user is asked to let this command reach it (or the user allows network in the settings: \"sandbox\": {\"network\": true}).".to_string(),
+            ShellProfile::Approved => "The sandbox has no network. Call run_shell again with \"network\": true to ask the user to let this command reach it; to allow it for every approved command, the user sets \"sandbox\": {\"network\": true} in ~/.tandem/settings.json or the editor's Tandem settings (a project's .tandem/settings.json cannot).".to_string(),
+        });
+    }
+    notes.iter().map(|n| format!("\n({n})")).collect()
+}
+
+/// What programs print when they cannot reach the network.
+const NETWORK_FAILURES: &[&str] = &[
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Name or service not known",
+    "Network is unreachable",
+    "getaddrinfo",
+    "EAI_AGAIN",
+    "ENOTFOUND",
+    "ENETUNREACH",
+    "failed to lookup address",
+    "Connection refused",
+];
+
+fn describe_status(status: Option<ExitStatus>) -> String {
+    match status {
+        #[cfg(unix)]
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("exit code {}, killed by signal {signal}", 128 + signal),
+            (None, None) => "exit code unknown".to_string(),
+        },
+        #[cfg(not(unix))]
+        Some(s) => s.code().map_or_else(|| "exit code unknown".to_string(), |code| format!("exit code {code}")),
+        None => "exit code unknown".to_string(),
+    }
+}
+
+/// `\nStdout:\n…` and `\nStderr:\n…` for the non-empty streams.
+fn labelled_parts(stdout: &str, stderr: &str) -> String {
+    let mut out = String::new();
+    if !stdout.is_empty() {
+        out.push_str("\nStdout:\n");
+        out.push_str(stdout);
+    }
+    if !stderr.is_empty() {
+        out.push_str("\nStderr:\n");
+        out.push_str(stderr);
+    }
+    out
+}
+
+/// A closing line when output was dropped: the result may be cut again
+/// by the executor, and the end is what survives.
+fn dropped_note(stdout: &BoundedOutput, stderr: &BoundedOutput) -> String {
+    let mut parts = Vec::new();
+    for (name, stream) in [("stdout", stdout), ("stderr", stderr)] {
+        if stream.dropped() > 0 {
+            parts.push(format!("{} of {} {name} bytes", stream.dropped(), stream.total));
+        }
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n(Output too long: dropped the middle {}. Redirect the output to a file and search it with grep_search, or page it with read_file.)",
+        parts.join(" and ")
+    )
+}
+
+fn report(run: ShellRun, timeout_ms: u64) -> Result<String, ToolError> {
+    let dropped = dropped_note(&run.stdout, &run.stderr);
+    let stdout = run.stdout.into_text();
+    let stderr = run.stderr.into_text();
+    let (stdout, stderr) = (stdout.trim_end(), stderr.trim_end());
+    match run.interrupt {
+        Some(Interrupt::Timeout) => {
+            return Err(ToolError::model(format!(
+                "Command timed out after {timeout_ms} ms; it and the processes it started were stopped.{}{dropped}",
+                labelled_parts(stdout, stderr)
+            )));
+        }
+        Some(Interrupt::Cancelled) => {
+            return Err(ToolError::model(format!(
+                "Command cancelled; it and the processes it started were stopped.{}{dropped}",
+                labelled_parts(stdout, stderr)
+            )));
+        }
+        Some(Interrupt::OutputHeldOpen) | None => {}
+    }
+    let note = if run.interrupt == Some(Interrupt::OutputHeldOpen) {
+        "\n(A background process kept the command's output open after the shell exited, so it was stopped. To keep a background process running, redirect its output: `cmd > log 2>&1 &`.)"
+    } else {
+        ""
+    };
+    if run.status.is_some_and(|s| s.success()) {
+        let mut out = String::from(stdout);
+        if !stderr.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("Stderr:\n");
+            out.push_str(stderr);
+        }
+        if out.is_empty() {
+            out.push_str("(no output)");
+        }
+        out.push_str(&dropped);
+        out.push_str(note);
+        return Ok(out);
+    }
+    let sandbox_note = run.sandbox.as_ref().map(|sandbox| sandbox_failure_note(sandbox, stdout, stderr)).unwrap_or_default();
+    Err(ToolError::model(format!(
+        "Command failed ({}){}{dropped}{note}{sandbox_note}",
+        describe_status(run.status),
+        labelled_parts(stdout, stderr)
+    )))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn pushed(keep: usize, chunks: &[&[u8]]) -> BoundedOutput {
+        let mut out = BoundedOutput::new(keep);
+        for chunk in chunks {
+            out.push(chunk);
+        }
+        out
+    }
+
+    #[test]
+    fn bounded_output_keeps_everything_under_the_budget() {
+        let out = pushed(4, &[b"abc", b"def", b"gh"]);
+        assert_eq!(out.dropped(), 0);
+        assert_eq!(out.into_text(), "abcdefgh");
+    }
+
+    #[test]
+    fn bounded_output_keeps_head_and_tail() {
+        let out = pushed(4, &[b"abc", b"def", b"ghi", b"jk", b"l"]);
+        assert_eq!(out.dropped(), 4);
+        assert_eq!(out.into_text(), "abcd\n[... 4 bytes of output dropped ...]\nijkl");
+        let out = pushed(3, &[b"0123456789abcdef"]);
+        assert_eq!(out.into_text(), "012\n[... 10 bytes of output dropped ...]\ndef");
+    }
+
+    #[test]
+    fn bounded_output_cuts_on_characters() {
+        // "é" is two bytes: the head ends inside one, then the tail starts inside one.
+        let out = pushed(3, &["aaé".as_bytes(), b"xxxx", "é".as_bytes()]);
+        assert_eq!(out.into_text(), "aa\n[... 4 bytes of output dropped ...]\nxé");
+        let out = pushed(3, &[b"abc", b"xxxx", "éé".as_bytes()]);
+        assert_eq!(out.into_text(), "abc\n[... 5 bytes of output dropped ...]\né");
+    }
+}

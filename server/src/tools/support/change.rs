@@ -1,0 +1,62 @@
+//! What the tools that change files share: the "existing, read and
+//! unchanged since" check with its refusals, and the note for a change that
+//! reached an editor buffer but not the disk.
+
+use std::path::Path;
+
+use crate::tools::ToolError;
+use crate::workspace::{FileText, ReadError, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
+
+/// What to tell the model about where the change went: that it was
+/// applied around the user's change made while it was reviewed (its line
+/// numbers moved), and that it reached an editor buffer but not the disk
+/// (the next shell command, a build or the tests, still sees the old file).
+pub(crate) fn applied_note(outcome: &WriteOutcome) -> Option<String> {
+    let WriteOutcome::AppliedToBuffer { saved, rebased } = outcome else { return None };
+    let mut notes = Vec::new();
+    if let Some(what) = rebased {
+        notes.push(format!(
+            "Note: the file changed in the editor while the edit waited to be applied ({what}); the edit was applied to the new text, around that change, which is kept. Line numbers below are from before it."
+        ));
+    }
+    if !saved {
+        notes.push(
+            "Note: the file is open in the editor; the change is in the editor, unsaved. Commands run with run_shell see the old content on disk until it is saved."
+                .to_string(),
+        );
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// The current text of an existing file that the agent has read and that has
+/// not changed since; `None` when there is no such file yet. Every other case
+/// is a refusal written for the model. `verb` is "editing" or "writing".
+pub(crate) fn fresh_existing(workspace: &Workspace, path: &Path, verb: &str) -> Result<Option<FileText>, ToolError> {
+    let display = workspace.display_path(path);
+    match workspace.read(path) {
+        Ok(current) => {
+            workspace.check_fresh(&current, verb).map_err(ToolError::Model)?;
+            Ok(Some(current))
+        }
+        // Read in this run, gone now: deleted or renamed behind the agent's
+        // back. Say so once instead of quietly creating it again; a second
+        // call (the agent deleted it itself and means to re-create it) goes on.
+        Err(ReadError::NotFound) if workspace.ledger().get(path).is_some() => {
+            workspace.ledger().forget(path);
+            Err(ToolError::model(format!(
+                "Error: {display} was deleted or renamed after you read it, so it was not changed. Check with list_files where it went, or ask the user; if you mean to create it anew, call write_file again."
+            )))
+        }
+        Err(ReadError::NotFound) => Ok(None),
+        Err(ReadError::IsDirectory) => Err(ToolError::model(format!(
+            "Error: {display} is a directory, not a file. Give the path of a file."
+        ))),
+        Err(ReadError::Binary) => Err(ToolError::model(format!(
+            "Error: {display} is a binary file (or is not UTF-8 text); only text files can be changed with edit_file or write_file."
+        ))),
+        Err(ReadError::TooLarge { bytes }) => Err(ToolError::model(format!(
+            "Error: {display} is {bytes} bytes, over the {MAX_TEXT_FILE_BYTES}-byte limit for edit_file and write_file. Change it with a command through run_shell instead."
+        ))),
+        Err(err @ (ReadError::Io(_) | ReadError::Editor(_))) => Err(ToolError::model(err.message(&display))),
+    }
+}
