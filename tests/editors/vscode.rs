@@ -232,6 +232,16 @@ fn a_partial_edit_has_one_status_after_the_run_and_after_a_reload() {
     run_script("a_partial_edit_has_one_status_after_the_run_and_after_a_reload", "partial_reload.js");
 }
 
+/// tests/vscode/local_model.js (issue 28): with an Anthropic key and no
+/// provider named, the panel says runs go to Anthropic; the walkthrough's
+/// "Use a local model" names an OpenAI-compatible loopback server and a
+/// model, the panel says so, and the next prompt reaches that server while
+/// the Anthropic endpoint gets nothing.
+#[test]
+fn a_local_model_chosen_in_the_walkthrough_gets_the_prompts() {
+    run_script("a_local_model_chosen_in_the_walkthrough_gets_the_prompts", "local_model.js");
+}
+
 /// Trials of the typing fuzzer in VS Code (`TANDEM_FUZZ_TRIALS` for more).
 const FUZZ_TRIALS: usize = 40;
 

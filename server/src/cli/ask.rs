@@ -81,6 +81,9 @@ pub struct Headless {
     options: SessionOptions,
     host: Host,
     reporter: Option<tokio::task::JoinHandle<()>>,
+    /// The `[model: …]` line the terminal was told last: a chat says it at
+    /// its first message and again only when it changed.
+    provider_said: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Headless {
@@ -121,7 +124,7 @@ impl Headless {
             mcp.start();
             reporter
         });
-        Ok(Headless { options: options.clone(), host, reporter })
+        Ok(Headless { options: options.clone(), host, reporter, provider_said: Arc::default() })
     }
 
     /// One run of `prompt` on the thread `choice` names, printed; the
@@ -140,7 +143,11 @@ impl Headless {
         // thread another process is running (an editor window's server,
         // another `tandem chat`) is refused, never written to by both.
         let RunHandle { events, ending, cancel, recorder, .. } = self.host.start(choice, prompt, parts).map_err(|err| anyhow::anyhow!("{err}"))?;
-        let printer = if self.options.json { None } else { Some(Printer::for_terminal().verbose(self.options.verbose)) };
+        let printer = if self.options.json {
+            None
+        } else {
+            Some(Printer::for_terminal().verbose(self.options.verbose).provider_said(Arc::clone(&self.provider_said)))
+        };
         let run = async move { ending.finished().await.outcome };
         let outcome = print_run(run, cancel, events, self.host.workspace(), printer, None).await;
         if let Some(recorder) = recorder {

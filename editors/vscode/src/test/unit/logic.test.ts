@@ -57,6 +57,15 @@ describe('serverEnv', () => {
 });
 
 describe('the base URL setting (issue 28)', () => {
+  it("the walkthrough's \"Use a local model\" runs the command that names the provider", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const manifest = require('../../../package.json') as {
+      contributes: { commands: { command: string }[]; walkthroughs: { steps: { id: string; description: string }[] }[] };
+    };
+    const step = manifest.contributes.walkthroughs[0].steps.find((s) => s.id === 'model');
+    assert.ok(step?.description.includes('[Use a local model](command:tandem.useLocalModel)'), step?.description);
+    assert.ok(manifest.contributes.commands.some((c) => c.command === 'tandem.useLocalModel'));
+  });
   it('"Use a local model" names the provider with the URL and the model', () => {
     assert.deepStrictEqual(localModelSettings(' http://localhost:11434/v1 ', ' qwen3 '), { provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen3' });
   });
