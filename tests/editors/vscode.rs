@@ -232,6 +232,15 @@ fn a_partial_edit_has_one_status_after_the_run_and_after_a_reload() {
     run_script("a_partial_edit_has_one_status_after_the_run_and_after_a_reload", "partial_reload.js");
 }
 
+/// tests/vscode/reload_during_review.js: the window reloads while a
+/// rename waits in the Refactor Preview with one of its two hunks ticked:
+/// nothing lands, and the panel after the reload says the edit was not
+/// applied and the run did not complete.
+#[test]
+fn a_window_reload_during_a_partial_review_lands_nothing_and_says_so() {
+    run_script("a_window_reload_during_a_partial_review_lands_nothing_and_says_so", "reload_during_review.js");
+}
+
 /// tests/vscode/local_model.js (issue 28): with an Anthropic key and no
 /// provider named, the panel says runs go to Anthropic; the walkthrough's
 /// "Use a local model" names an OpenAI-compatible loopback server and a

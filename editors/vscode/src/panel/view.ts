@@ -68,7 +68,15 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       server.onDidStart((started) => {
         if (started) void showProvider(server, conversation);
       }),
-      server.runs.onEvent((params) => conversation.event(params.runId, params.event)),
+      server.runs.onEvent((params) => {
+        conversation.event(params.runId, params.event);
+        // The thread is kept from the run's first event on, not only at its
+        // end: a window reloaded before the run answered (its edit waiting
+        // in the Refactor Preview) comes back to it, not to an empty panel.
+        if (params.threadId && params.threadId !== context.workspaceState.get<string>(THREAD_KEY)) {
+          void context.workspaceState.update(THREAD_KEY, params.threadId);
+        }
+      }),
       server.runs.onDidEnd((result) => {
         const folders = workspaceFolders();
         const edits = endEdits(result?.edits ?? [], folders);
