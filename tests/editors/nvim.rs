@@ -587,6 +587,38 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
     }
 }
 
+/// The model's todo list shows in the transcript as a checklist, each time
+/// it changes.
+#[test]
+fn neovim_shows_the_todo_list_as_a_checklist_in_the_transcript() {
+    for nvim in nvims("neovim_shows_the_todo_list_as_a_checklist_in_the_transcript") {
+        let todo = |items: &[(&str, &str)]| {
+            let todos: Vec<serde_json::Value> = items.iter().map(|(content, status)| serde_json::json!({"content": content, "status": status})).collect();
+            serde_json::json!({"text": "", "tool_calls": [{"name": "todo_write", "input": {"todos": todos}}]})
+        };
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([
+                    todo(&[("Read notes", "in_progress"), ("Answer", "pending")]),
+                    todo(&[("Read notes", "completed"), ("Answer", "in_progress")]),
+                    {"text": "Done."}
+                ]),
+                env: vec![],
+            },
+        );
+        let transcript = lines(&outcome.report, "transcript");
+        let checklist: Vec<&str> = transcript.iter().map(String::as_str).filter(|l| l.starts_with("**Todo") || l.starts_with("- [")).collect();
+        assert_eq!(
+            checklist,
+            ["**Todo (0/2)**", "- [~] Read notes", "- [ ] Answer", "**Todo (1/2)**", "- [x] Read notes", "- [~] Answer"],
+            "{transcript:#?}"
+        );
+    }
+}
+
 fn skip(name: &str) {
     crate::common::tools::skip(name, "TANDEM_REQUIRE_NVIM", "nvim 0.11+ is not on PATH");
 }

@@ -356,6 +356,31 @@ fn a_saved_thread_loads_with_its_history_replayed() {
     assert_eq!(second["stop_reasons"], json!(["end_turn"]));
 }
 
+#[test]
+fn the_todo_list_is_the_sessions_plan_and_a_loaded_session_shows_it_again() {
+    let todo = |items: &[(&str, &str)]| {
+        let todos: Vec<Value> = items.iter().map(|(content, status)| json!({"content": content, "status": status})).collect();
+        json!({"name": "todo_write", "input": {"todos": todos}})
+    };
+    let setup = Setup::new(vec![
+        turn(vec![todo(&[("Read notes", "in_progress"), ("Answer", "pending")])]),
+        turn(vec![todo(&[("Read notes", "completed"), ("Answer", "in_progress")])]),
+        done(),
+    ]);
+    let Some(first) = setup.editor(json!({"prompts": ["plan it"]})) else { return };
+    let plans = |report: &Value| -> Vec<String> {
+        updates(report, "plan")
+            .iter()
+            .map(|u| u["entries"].as_array().unwrap().iter().map(|e| format!("{} {}", e["status"].as_str().unwrap(), e["content"].as_str().unwrap())).collect::<Vec<_>>().join(" | "))
+            .collect()
+    };
+    assert_eq!(plans(&first), ["in_progress Read notes | pending Answer", "completed Read notes | in_progress Answer"]);
+    let id = first["session_id"].as_str().unwrap().to_string();
+    setup.script(vec![json!({"text": "Still here."})]);
+    let second = setup.editor(json!({"load": id, "prompts": ["and now?"]})).unwrap();
+    assert_eq!(plans(&second), ["in_progress Read notes | pending Answer", "completed Read notes | in_progress Answer"], "the plan replayed with the thread");
+}
+
 /// A raw line-level client for the protocol faults.
 struct Raw {
     child: std::process::Child,

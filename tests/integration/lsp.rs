@@ -266,6 +266,52 @@ fn a_partly_accepted_review_is_reported_as_partial_with_both_hunks() {
     client.shutdown();
 }
 
+/// An editor that applies both hunks of an edit as two `didChange`s and
+/// answers at once (Neovim sends the first change of an edit at once, the
+/// rest after its debounce, and its plugin flushes them before answering),
+/// all three read in one go: the server judges the buffer after both
+/// changes — `applied` — not the one between them, which holds only the
+/// first hunk and once made a fully accepted edit `partial`. Run a number
+/// of times, as the answer overtaking a queued change is a race.
+#[test]
+fn an_answer_read_right_after_the_edit_s_changes_is_judged_after_all_of_them() {
+    let text = "def greet(name):\n    return 'hi ' + name\n\n\nprint(greet('you'))\n";
+    let f = Fixture::new(&[("app.py", text)]);
+    let rename = json!({"name": "edit_file", "input": {"file_path": "app.py", "old_string": "greet", "new_string": "welcome", "replace_all": true}});
+    for trial in 0..20 {
+        let mut client = f.start(
+            json!([turn(vec![read("app.py")]), turn(vec![rename.clone()]), done()]),
+            json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}}),
+            json!({"timeouts": {"verifyMs": 60000}}),
+        );
+        let uri = client.open(&f.path("app.py"), text);
+        let ask = client.send_request("workspace/executeCommand", ask_params("rename greet"));
+        let apply = client.server_request("workspace/applyEdit");
+        let document = &apply["params"]["edit"]["documentChanges"][0];
+        let version = document["textDocument"]["version"].as_i64().unwrap();
+        let edits = document["edits"].as_array().unwrap().clone();
+        assert_eq!(edits.len(), 2, "{apply}");
+        // The hunks are on different lines: each applies as it is after the other.
+        let change = |n: usize| {
+            let body = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": version + 1 + n as i64},
+                "contentChanges": [{"range": edits[n]["range"], "text": edits[n]["newText"]}]}});
+            body.to_string()
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": apply["id"], "result": {"applied": true}}).to_string();
+        let mut bytes = Vec::new();
+        for body in [change(0), change(1), answer] {
+            bytes.extend_from_slice(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+        }
+        client.send_bytes(&bytes);
+        let answer = client.response(ask);
+        assert_eq!(answer["result"]["edits"][0]["status"], "applied", "trial {trial}: {answer}");
+        let results = client.tool_results();
+        assert!(!results[1].0, "trial {trial}: {}", results[1].1);
+        client.shutdown();
+    }
+}
+
 /// Before a shell command, the buffers the run changed are saved when
 /// they held no unsaved user changes before the run (here one left
 /// unsaved by a partly applied edit); a buffer that held the user's

@@ -18,6 +18,8 @@ export interface ServerSettings {
   baseUrl?: string;
   permissionMode?: string;
   maxTurns?: number;
+  /** `tandem.inlineCompletions`, passed on as written (the server checks each field). */
+  inlineCompletions?: Record<string, unknown>;
 }
 
 /** What `WorkspaceConfiguration.inspect` tells of one setting (the parts we read). */
@@ -53,7 +55,7 @@ export function folderSettingsIgnored(keys: readonly string[], inspect: (key: st
 }
 
 /** The extension's settings that the user alone may set. */
-export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'] as const;
+export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'] as const;
 
 /**
  * The `tandem` section as the server pulls it (`workspace/configuration`):
@@ -92,6 +94,10 @@ export function serverSettings(get: SettingGetter): ServerSettings {
   if (baseUrl) settings.baseUrl = baseUrl;
   if (permissionMode) settings.permissionMode = permissionMode;
   if (typeof maxTurns === 'number' && Number.isInteger(maxTurns) && maxTurns > 0) settings.maxTurns = maxTurns;
+  const inline = get('inlineCompletions');
+  if (inline && typeof inline === 'object' && !Array.isArray(inline) && Object.keys(inline).length > 0) {
+    settings.inlineCompletions = { ...(inline as Record<string, unknown>) };
+  }
   return settings;
 }
 
@@ -158,7 +164,7 @@ export function textInputAnswer(value: string | undefined): { text: string | nul
 }
 
 /** The settings whose change restarts the server. */
-export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'];
+export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'];
 
 interface LspTextEdit {
   annotationId?: string;

@@ -247,7 +247,7 @@ async fn review(
     let Some(policy) = policy else { return Ok(false) };
     let text = |bytes: Option<&[u8]>| bytes.map(String::from_utf8_lossy).unwrap_or_default().into_owned();
     let (old, new_text) = (text(now), text(new));
-    let preview = similar::TextDiff::from_lines(&old, &new_text).unified_diff().context_radius(3).to_string();
+    let preview = crate::diff::unified(&old, &new_text, 3);
     let request = PermissionRequest {
         tool: format!("tandem.{}", direction.verb()),
         kind: ToolKind::Edit { path: path.to_path_buf() },

@@ -26,6 +26,7 @@ use tandem::host::{Terminal, TerminalPrompter};
 use tandem::host::{RunEvent, RunOutcome, RunStatus};
 use tandem::host::format_cost;
 use tandem::host::ThreadStore;
+use tandem::host::Tasks;
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
 use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
@@ -156,7 +157,26 @@ impl Headless {
         Ok(outcome)
     }
 
-    /// Stop the session's servers.
+    /// The session's background tasks, one a line (`/tasks`).
+    pub fn describe_tasks(&self) -> String {
+        let tasks = self.host.tasks().list();
+        if tasks.is_empty() {
+            return "No background tasks.".to_string();
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        tasks.iter().map(|task| tandem::tools::builtin::task_list::describe(task, now)).collect::<Vec<_>>().join("\n")
+    }
+
+    /// End background task `id` at the user's word (`/stop ID`): what to
+    /// print. The model is told in its next request.
+    pub async fn stop_task(&self, id: &str) -> String {
+        match self.host.tasks().stop_for_user(id.trim()).await {
+            Ok(task) => format!("Task {} ({}): {}.", task.id, task.command.lines().next().unwrap_or_default(), task.describe_status()),
+            Err(err) => err.trim_start_matches("Error: ").to_string(),
+        }
+    }
+
+    /// Stop the session's servers and its background tasks.
     pub async fn close(self) {
         if let Some(reporter) = self.reporter {
             reporter.abort();

@@ -11,7 +11,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tandem::host::{RunEvent, RunOutcome, RunStatus};
+use tandem::host::{RunEvent, RunOutcome, RunStatus, TaskStatus};
+use tandem::tools::todo::TodoStatus;
 use tandem::sync::MutexExt;
 use tandem::tools::ToolKind;
 use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
@@ -273,6 +274,33 @@ impl Printer {
             }
             RunEvent::Waiting { what } => {
                 let line = self.style.dim(&format!("{pad}waiting for {what}…"));
+                self.line(&line);
+            }
+            RunEvent::Todo { todos } => {
+                // The whole list each time, as a checklist.
+                let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+                let head = self.style.dim(&format!("{pad}todo ({done}/{}):", todos.len()));
+                self.line(&head);
+                for todo in todos {
+                    let item = format!("{pad}  {} {}", todo.status.checkbox(), todo.content);
+                    let item = match todo.status {
+                        TodoStatus::Completed => self.style.dim(&item),
+                        TodoStatus::InProgress => self.style.bold(&item),
+                        TodoStatus::Pending => item,
+                    };
+                    self.line(&item);
+                }
+            }
+            RunEvent::TaskStarted { task_id, command, .. } => {
+                let line = self.style.dim(&format!("{pad}[task {task_id} started in the background: {}]", first_line(command)));
+                self.line(&line);
+            }
+            RunEvent::TaskEnded { task_id, command, status, exit_code, .. } => {
+                let how = match (status, exit_code) {
+                    (TaskStatus::Exited, Some(code)) => format!("exited with code {code}"),
+                    (status, _) => status.name().to_string(),
+                };
+                let line = self.style.dim(&format!("{pad}[task {task_id} {how}: {}]", first_line(command)));
                 self.line(&line);
             }
             RunEvent::End { .. } => {

@@ -441,6 +441,9 @@ impl LspEditor {
             Landed::Expected(guard) => self.documents.version_holding(guard),
         };
         let deadline = tokio::time::Instant::now() + timeout;
+        // The changes the client sent before it answered may still be
+        // queued behind its answer: judge the buffer after them.
+        self.documents.caught_up(deadline).await;
         loop {
             if let Some(version) = landed_at() {
                 return EditOutcome::Applied { version, saved: false };
@@ -533,6 +536,7 @@ impl LspEditor {
             return false;
         }
         let deadline = tokio::time::Instant::now() + settings.timeouts.request();
+        self.documents.caught_up(deadline).await;
         loop {
             match self.documents.state(path) {
                 Some((_, false)) => return true,

@@ -89,7 +89,10 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
                 }
                 out.push(event);
             }
+            // The list as it stood then: a transcript view shows it again.
+            Record::Todos { todos } => out.push(json!({"type": "todo", "todos": todos})),
             Record::Meta { .. }
+            | Record::Tasks { .. }
             | Record::Title { .. }
             | Record::System { .. }
             | Record::Stub { .. }

@@ -80,11 +80,12 @@ struct Hunk<'a> {
 
 fn hunks<'a>(base: &[&str], other: &'a str) -> Vec<Hunk<'a>> {
     let other_lines: Vec<&str> = other.split_inclusive('\n').collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    let ops = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, base, &other_lines, Some(deadline));
+    // Bounded like every diff: past the deadline the rest is one hunk, which
+    // may make a conflict of changes that were apart (never a wrong merge).
+    let ops = crate::diff::slices(base, &other_lines);
     let mut out: Vec<Hunk<'a>> = Vec::new();
     for op in ops {
-        if matches!(op, similar::DiffOp::Equal { .. }) {
+        if matches!(op, crate::diff::DiffOp::Equal { .. }) {
             continue;
         }
         let (old, new) = (op.old_range(), op.new_range());

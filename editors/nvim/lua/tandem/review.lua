@@ -460,6 +460,27 @@ function M.stale(edit, client, opened)
   return nil
 end
 
+--- Send the `didChange` of every buffer the edit touched now, before the
+--- answer: Neovim sends an edit's first change at once and holds the rest
+--- for its debounce, so the answer would overtake them and the server
+--- would judge a buffer holding only some of the hunks.
+function M.send_changes(edit, client)
+  if not client then
+    return
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local document = change.textDocument
+    if document and document.uri then
+      local bufnr = vim.uri_to_bufnr(document.uri)
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        pcall(function()
+          require('vim.lsp._changetracking').flush(client, bufnr)
+        end)
+      end
+    end
+  end
+end
+
 --- The edit with only the applied hunks' text edits; and whether any is.
 local function only_applied(edit, documents, decisions)
   local plain = strip_annotations(edit)

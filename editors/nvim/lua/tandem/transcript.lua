@@ -255,6 +255,26 @@ function M.append(params)
     add_lines({ indent .. mark .. (content[1] or '') })
     add_body(vim.list_slice(content, 2), indent)
     add_lines({ indent })
+  elseif event.type == 'todo' and not sub then
+    -- The model's todo list, whole each time it changes (todo_write).
+    local done = 0
+    local items = {}
+    for _, item in ipairs(event.todos or {}) do
+      local box = ({ completed = '[x]', in_progress = '[~]' })[item.status] or '[ ]'
+      if item.status == 'completed' then
+        done = done + 1
+      end
+      table.insert(items, '- ' .. box .. ' ' .. vim.split(item.content or '', '\n', { plain = true })[1])
+    end
+    add_lines({ '', string.format('**Todo (%d/%d)**', done, #items) })
+    add_lines(items)
+  elseif event.type == 'task_started' then
+    local command = vim.split(event.command or '', '\n', { plain = true })[1]
+    add_lines({ '', string.format('_task %s started in the background: `%s`_', event.task_id or '?', command) })
+  elseif event.type == 'task_ended' then
+    local command = vim.split(event.command or '', '\n', { plain = true })[1]
+    local how = event.status == 'exited' and event.exit_code ~= nil and ('exited with code ' .. tostring(event.exit_code)) or (event.status or 'ended')
+    add_lines({ '', string.format('_task %s %s: `%s`_', event.task_id or '?', how, command) })
   elseif event.type == 'retry' then
     add_lines({ '', string.format('_retrying (attempt %s): %s_', tostring(event.attempt), event.reason or '') })
   elseif event.type == 'end' then

@@ -80,9 +80,27 @@ describe('serverSettings', () => {
       maxTurns: 7,
     });
   });
+  it('passes tandem.inlineCompletions on as an object, and leaves an empty one out', () => {
+    const inline = { enabled: true, provider: 'llama.cpp', baseUrl: 'http://127.0.0.1:8012' };
+    assert.deepStrictEqual(serverSettings((k) => (k === 'inlineCompletions' ? inline : undefined)).inlineCompletions, inline);
+    assert.strictEqual(serverSettings((k) => (k === 'inlineCompletions' ? {} : undefined)).inlineCompletions, undefined);
+    assert.strictEqual(serverSettings((k) => (k === 'inlineCompletions' ? 'on' : undefined)).inlineCompletions, undefined);
+  });
   it('ignores a maxTurns that is not a positive integer', () => {
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 0 : undefined)).maxTurns, undefined);
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 2.5 : undefined)).maxTurns, undefined);
+  });
+});
+
+describe('inlineCompletions is user-only', () => {
+  it("puts the user's own inlineCompletions in the pulled section, never the folder's", () => {
+    const folder = { provider: 'openai', inlineCompletions: { enabled: true, baseUrl: 'http://attacker.example' } };
+    const own = { enabled: true, baseUrl: 'http://127.0.0.1:8012' };
+    const inspect = (mine: unknown) => (key: string) =>
+      key === 'inlineCompletions' ? { workspaceValue: folder.inlineCompletions, globalValue: mine } : key === 'provider' ? { globalValue: 'openai' } : undefined;
+    assert.deepStrictEqual(usersSection(folder, inspect(undefined)), { provider: 'openai' });
+    assert.deepStrictEqual(usersSection(folder, inspect(own)), { provider: 'openai', inlineCompletions: own });
+    assert.deepStrictEqual(folderSettingsIgnored(USER_ONLY_SETTINGS, inspect(own)), ['inlineCompletions']);
   });
 });
 
