@@ -176,7 +176,10 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         let (env, run_id, learnt, slot) = (env.clone(), run_id.clone(), Arc::clone(&learnt), Arc::clone(&run_edits_slot));
         Box::new(move || {
             Box::pin(async move {
+                // The events out to the client (bounded: a window reloading
+                // reads nothing), and learnt from (never waits on it).
                 env.outbox.flush().await;
+                env.outbox.learnt(&run_id).await;
                 let edits = run_edits(&env, &run_id, &learnt);
                 let summary = summary(&env, &edits);
                 *slot.locked() = Some(edits.clone());
@@ -226,7 +229,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
-    env.outbox.start(&run_id, ending.sender(), forwarded_rx);
+    let (learnt_tx, learnt_rx) = watch::channel(0);
+    env.outbox.start(&run_id, ending.sender(), (forwarded_rx, learnt_rx));
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
     let forwarder = tokio::spawn(forward_events(
@@ -235,7 +239,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         (run_id.clone(), thread_id.clone()),
         events_rx,
         progress.clone(),
-        forwarded_tx,
+        (forwarded_tx, learnt_tx),
         Arc::clone(&learnt),
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
