@@ -233,6 +233,33 @@ fn two_windows_on_one_workspace() {
     run_script("two_windows_on_one_workspace", "two_windows.js");
 }
 
+/// tests/vscode/partial_reload.js: a partly applied edit followed by a
+/// command: its card and the run's end line say "partly applied" (listed
+/// once), after the run and after a window reload; screenshots of both.
+#[test]
+fn a_partial_edit_has_one_status_after_the_run_and_after_a_reload() {
+    run_script("a_partial_edit_has_one_status_after_the_run_and_after_a_reload", "partial_reload.js");
+}
+
+/// tests/vscode/reload_during_review.js: the window reloads while a
+/// rename waits in the Refactor Preview with one of its two hunks ticked:
+/// nothing lands, and the panel after the reload says the edit was not
+/// applied and the run did not complete.
+#[test]
+fn a_window_reload_during_a_partial_review_lands_nothing_and_says_so() {
+    run_script("a_window_reload_during_a_partial_review_lands_nothing_and_says_so", "reload_during_review.js");
+}
+
+/// tests/vscode/local_model.js (issue 28): with an Anthropic key and no
+/// provider named, the panel says runs go to Anthropic; the walkthrough's
+/// "Use a local model" names an OpenAI-compatible loopback server and a
+/// model, the panel says so, and the next prompt reaches that server while
+/// the Anthropic endpoint gets nothing.
+#[test]
+fn a_local_model_chosen_in_the_walkthrough_gets_the_prompts() {
+    run_script("a_local_model_chosen_in_the_walkthrough_gets_the_prompts", "local_model.js");
+}
+
 /// tests/vscode/inline.js: typing in a Python file shows ghost text from a
 /// real local model (llama.cpp's llama-server with Qwen2.5-Coder-0.5B, on
 /// the CPU, tests/common/llama.rs), through the extension's inline

@@ -141,6 +141,9 @@ fn chat_continues_one_thread_and_ctrl_c_cancels_only_the_answer() {
     let second = wait_history(tmux, "the second answer's end", deadline, |t| t.contains("── cancelled"));
     let ids = threads(&second);
     assert_eq!(ids.len(), 2, "{second}");
+    // Where the prompts go, said at the first message, not again while it
+    // stays the same.
+    assert_eq!(second.matches("[model: scripted, script; provider (TANDEM_PROVIDER) is scripted]").count(), 1, "{second}");
     assert_eq!(ids[0], ids[1], "the follow-up ran on the same thread:\n{second}");
     tmux.wait_for("the prompt after the cancel", deadline, |s| s.trim_end().ends_with("›"));
     assert!(!history(tmux).contains("CHAT-EXITED"), "Ctrl-C did not end the session");

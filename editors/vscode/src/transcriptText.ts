@@ -50,8 +50,8 @@ export class TranscriptText {
       }
       case 'tool_result': {
         const first = (event.content ?? '').split('\n')[0];
-        // A partly applied edit is neither done nor refused.
-        const mark = event.edit?.status === 'partial' ? '◐' : event.is_error ? '✗' : '✓';
+        // A partly applied edit (or one nobody knows landed) is neither done nor refused.
+        const mark = event.edit?.status === 'partial' || event.edit?.status === 'unknown' ? '◐' : event.is_error ? '✗' : '✓';
         return this.line(`  ${mark} ${first}`, depth);
       }
       case 'retry':
@@ -103,7 +103,7 @@ export function ending(status: string, text?: string): string {
 /**
  * A conversation thread's past (the events of `tandem.transcript`) as the
  * live transcript showed it: each run's heading (its `prompt` event), its
- * events, its end marker. The edit lists of the answers are not part of it.
+ * events, its end marker, and what became of its edits (its `edits` event).
  */
 export function threadText(events: RunEvent[], omitted = 0): string {
   const text = new TranscriptText();
@@ -115,6 +115,9 @@ export function threadText(events: RunEvent[], omitted = 0): string {
       out += heading(event.text ?? '');
     } else if (event.type === 'end') {
       out += text.lineBreak() + ending(event.status ?? '?', event.text);
+    } else if (event.type === 'edits') {
+      const summary = (event as { summary?: string }).summary;
+      if (summary) out += text.lineBreak() + `${summary}\n`;
     } else {
       out += text.event(event);
     }

@@ -102,7 +102,12 @@ pub async fn restore(
         let report = restore_file(store, &manifest, entry, direction, &workspace, policy).await;
         files.push(report);
     }
-    store.mark(&path, &mut manifest, direction);
+    // A run none of whose files could be restored stays as it was: the
+    // next undo takes it again (a declined review, the user's own text in
+    // the way), not the run before it.
+    if files.iter().any(|f| f.status != FileStatus::Conflict) {
+        store.mark(&path, &mut manifest, direction);
+    }
     Ok(RestoreReport { run_id: manifest.run_id.clone(), direction, files })
 }
 

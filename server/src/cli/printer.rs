@@ -72,6 +72,10 @@ pub struct Printer {
     tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
     /// Show applied edits' whole diffs.
     verbose: bool,
+    /// The `[model: …]` line said last, shared by the printers of one
+    /// `tandem chat`: it says the endpoint at its first message and again
+    /// only when it changed. `None`: every run says it (`tandem ask`).
+    provider_said: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl Printer {
@@ -91,7 +95,15 @@ impl Printer {
             speaker: None,
             tee: None,
             verbose: false,
+            provider_said: None,
         }
+    }
+
+    /// Say the run's `provider` event only when its line differs from the
+    /// one `said` holds (the previous run's), and keep it there.
+    pub fn provider_said(mut self, said: Arc<Mutex<Option<String>>>) -> Self {
+        self.provider_said = Some(said);
+        self
     }
 
     /// Show every line of an applied edit's diff (`--verbose`).
@@ -245,7 +257,16 @@ impl Printer {
                 // Where the prompt goes, before it goes: on stderr, beside
                 // the retries, so the transcript on stdout stays the answer.
                 let at = base_url.as_deref().map(|url| format!(" at {url}")).unwrap_or_default();
-                eprintln!("{}", self.style.dim(&format!("[model: {provider}{at}, {model}; {reason}]")));
+                let said = format!("[model: {provider}{at}, {model}; {reason}]");
+                let again = self.provider_said.as_ref().is_some_and(|last| {
+                    let mut last = last.locked();
+                    let same = last.as_deref() == Some(said.as_str());
+                    *last = Some(said.clone());
+                    same
+                });
+                if !again {
+                    eprintln!("{}", self.style.dim(&said));
+                }
             }
             RunEvent::Sandbox { message } => {
                 let line = self.style.dim(&format!("{pad}[sandbox] {message}"));

@@ -362,7 +362,23 @@ pub struct RunParts {
     /// The model itself, instead of the one the settings name (the demo's
     /// scripted model).
     pub provider: Option<Box<dyn Provider>>,
+    /// Called once the run's loop has ended, before the thread is checked
+    /// in: what became of the run's edits, kept in the thread (an editor's
+    /// transcript shows them after a window reload).
+    pub after_run: Option<AfterRun>,
 }
+
+/// What became of a run's edits, as its front end learnt it: one JSON
+/// object per edit (docs/protocol.md, the `tandem.ask` answer's `edits`)
+/// and the run's summary line.
+#[derive(Debug, Clone, Default)]
+pub struct RunEdits {
+    pub edits: Vec<serde_json::Value>,
+    pub summary: Option<String>,
+}
+
+/// See [`RunParts::after_run`].
+pub type AfterRun = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, RunEdits> + Send>;
 
 /// A run ready to drive: the model, its context configuration, the
 /// executor, the tool context (scope, sandbox, checkpoint recorder, shell

@@ -59,6 +59,15 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
     },
+    /// What became of the run's edits, as its front end reported them
+    /// (docs/protocol.md's edit objects: `{"uri", "status", "ranges", …,
+    /// "toolCallId"?}`), and their summary: a transcript shows them as the
+    /// run showed them.
+    Edits {
+        edits: Vec<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
 }
 
 /// What a thread has used so far.
@@ -218,6 +227,7 @@ impl Thread {
                 self.totals.runs += 1;
                 self.updated_ms = at_ms;
             }
+            Record::Edits { .. } => {}
         }
     }
 
@@ -313,6 +323,14 @@ impl Thread {
     pub fn end_run(&mut self, status: RunStatus, text: Option<String>) {
         self.totals.runs += 1;
         self.record(Record::Run { status, at_ms: now_ms(), text });
+    }
+
+    /// What became of the run's edits, for the transcript (nothing when
+    /// there were none).
+    pub fn record_edits(&mut self, edits: Vec<serde_json::Value>, summary: Option<String>) {
+        if !edits.is_empty() {
+            self.record(Record::Edits { edits, summary });
+        }
     }
 
     /// Append what happened since the last commit to the session file and

@@ -23,7 +23,7 @@ use crate::sync::MutexExt;
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
-pub use merge::merge3;
+pub use merge::{holds_change, merge3};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::replacements;
@@ -415,11 +415,11 @@ impl Workspace {
         mine
     }
 
-    /// The last disk write of `run` to `path` after the write `seq` (0:
-    /// any), left in place.
+    /// The last disk write of `run` to `path` by an edit tool (not by a
+    /// shell command) after the write `seq` (0: any), left in place.
     pub fn disk_write_since(&self, run: Option<&str>, path: &Path, seq: u64) -> Option<DiskWrite> {
         let entries = self.disk_writes.lock();
-        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path).cloned()
+        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path && w.command.is_none()).cloned()
     }
 
     /// The run this view writes for, if any.

@@ -366,11 +366,11 @@ function M.ask_argument(argument, bufnr)
       return
     end
     transcript.finish(result.status, result.text) -- no-op when the end event framed it
-    transcript.edits(result.edits, review.changed_lines)
+    transcript.edits(result.edits, review.changed_lines, result.summary)
     local level = result.status == 'completed' and vim.log.levels.INFO or vim.log.levels.WARN
     local how = result.status == 'failed' and ('failed: ' .. vim.split(result.text or '', '\n', { plain = true })[1])
       or result.status
-    notify(string.format('run %s. %s', how, edits.summary(result.edits)), level)
+    notify(string.format('run %s. %s', how, edits.summary(result.edits, result.summary)), level)
   end, bufnr)
   return true
 end

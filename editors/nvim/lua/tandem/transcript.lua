@@ -249,7 +249,10 @@ function M.append(params)
     state.in_sub = sub
   elseif event.type == 'tool_result' then
     local content = vim.split(event.content or '', '\n', { plain = true })
-    add_lines({ indent .. (event.is_error and '  ✗ ' or '  ✓ ') .. (content[1] or '') })
+    -- An edit partly applied (or that nobody knows landed) is neither done nor refused.
+    local edit = event.edit and event.edit.status
+    local mark = (edit == 'partial' or edit == 'unknown') and '  ◐ ' or event.is_error and '  ✗ ' or '  ✓ '
+    add_lines({ indent .. mark .. (content[1] or '') })
     add_body(vim.list_slice(content, 2), indent)
     add_lines({ indent })
   elseif event.type == 'todo' and not sub then
@@ -276,6 +279,9 @@ function M.append(params)
     add_lines({ '', string.format('_retrying (attempt %s): %s_', tostring(event.attempt), event.reason or '') })
   elseif event.type == 'end' then
     M.finish(event.status, event.text)
+  elseif event.type == 'edits' then
+    -- A past run's edits (tandem.transcript), as its end showed them.
+    M.edits(event.edits, nil, event.summary)
   end
 end
 
@@ -323,11 +329,11 @@ function M.finish(status, text)
 end
 
 --- The edits a run made, as links to the changed place.
-function M.edits(edits, changed_lines)
+function M.edits(edits, changed_lines, summary)
   if not edits or #edits == 0 then
     return
   end
-  local lines = { '', 'Edits: ' .. require('tandem.edits').summary(edits) }
+  local lines = { '', 'Edits: ' .. require('tandem.edits').summary(edits, summary) }
   for _, edit in ipairs(edits) do
     local path = vim.fn.fnamemodify(vim.uri_to_fname(edit.uri), ':~:.')
     -- One link per changed range; an edit with none (declined, or from a
@@ -340,7 +346,7 @@ function M.edits(edits, changed_lines)
       starts = { changed_lines and changed_lines[edit.uri] or 1 }
     end
     for _, line in ipairs(starts) do
-      table.insert(lines, string.format('- %s: %s:%d', edit.status, path, line))
+      table.insert(lines, string.format('- %s: %s:%d', require('tandem.edits').label(edit), path, line))
     end
     if edit.status == 'partial' and edit.declined and #edit.declined > 0 then
       table.insert(lines, string.format('  declined: %s lines %s', path, require('tandem.edits').lines(edit.declined)))

@@ -13,8 +13,8 @@ export interface PanelItem extends RunEvent {
   /** `prompt` (what the user asked), `edits` (a run's edit statuses), `note`, or a run event's type. */
   type: string;
   runId?: string;
-  /** `edits`: each file's status at the run's end. */
-  edits?: { path: string; display: string; status: string }[];
+  /** `edits`: each edit's status at the run's end. */
+  edits?: EndEdit[];
   /** `edits`: an edit of the run landed, so the panel offers its Undo (`tandem.undo` of `runId`). */
   undoable?: boolean;
   /** `edits`: the run is undone now, so the panel offers Redo. */
@@ -32,6 +32,16 @@ export interface Usage {
   output_tokens?: number;
   cache_read_input_tokens?: number;
   cache_creation_input_tokens?: number;
+}
+
+/** One edit of a run's end line: its file, status, the call that made it, or the command that changed the file. */
+export interface EndEdit {
+  path: string;
+  display: string;
+  status: string;
+  toolCallId?: string;
+  command?: string;
+  deleted?: boolean;
 }
 
 /** A permission (or other) question waiting for the user's answer. */
@@ -159,7 +169,7 @@ export class Conversation {
    * refused it: the thread runs in another window, say) shows it as its
    * end, since no `end` event will.
    */
-  end(edits: { path: string; display: string; status: string }[], threadId: string | undefined, runId?: string, failure?: string): void {
+  end(edits: EndEdit[], threadId: string | undefined, runId?: string, failure?: string): void {
     this.running = false;
     this.tools.clear();
     const run = runId || this.lastRun;
@@ -268,14 +278,15 @@ export function usageLine(usage: Usage | undefined, costUsd: number | undefined)
   return parts.join(' · ');
 }
 
-/** An edit's status as the panel names it. */
-export function editStatusLabel(status: string): string {
+/** An edit's status as the panel names it (the words every front end uses). */
+export function editStatusLabel(status: string, command?: string, deleted?: boolean): string {
+  if (command !== undefined) return deleted ? 'deleted by a command' : 'changed by a command';
   switch (status) {
     case 'applied':
     case 'written':
+      return 'applied';
     case 'partial':
-    case 'superseded':
-      return status;
+      return 'partly applied';
     case 'rejected':
       return 'declined';
     case 'not_applied':

@@ -140,7 +140,7 @@ function flushText(open: OpenText): void {
   open.tail.innerHTML = update.tail;
 }
 
-const STATUS_ICON: Record<string, string> = { running: '…', ok: '✓', error: '✗' };
+const STATUS_ICON: Record<string, string> = { running: '…', ok: '✓', error: '✗', partial: '◐' };
 
 function setCardStatus(card: HTMLElement, status: string, label: string): void {
   card.dataset.status = status;
@@ -222,11 +222,14 @@ function toolResult(item: PanelItem): void {
 function editStatuses(item: PanelItem): void {
   const line = element('div', 'edits');
   for (const edit of item.edits ?? []) {
-    for (const card of cards.values()) {
-      if (card.dataset.path === edit.path && card.dataset.run === (item.runId ?? '')) setCardStatus(card, editClass(edit.status), editStatusLabel(edit.status));
-    }
-    const entry = element('span', `edit ${editClass(edit.status)}`);
-    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status)}`));
+    // The card of the call that made the edit takes its final status (an
+    // edit found applied late); a file a command changed is no card's.
+    const card = edit.toolCallId !== undefined && edit.command === undefined ? cards.get(edit.toolCallId) : undefined;
+    if (card) setCardStatus(card, editClass(edit.status), editStatusLabel(edit.status));
+    const command = edit.command !== undefined;
+    const entry = element('span', `edit ${command ? 'command' : editClass(edit.status)}`);
+    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status, edit.command, edit.deleted)}`));
+    if (command) entry.title = `changed by: ${edit.command}`;
     line.append(entry);
   }
   if (item.undoable && item.runId) {
@@ -247,9 +250,9 @@ function setUndo(button: HTMLButtonElement, undone: boolean): void {
   button.title = undone ? "Put this run's changes back" : 'Take back every change this run made';
 }
 
-/** The colour an edit status gets: landed, landed in part, or not. */
+/** The colour an edit status gets: landed, landed in part (or not known), or not. */
 function editClass(status: string): string {
-  return status === 'applied' || status === 'written' ? 'ok' : status === 'partial' ? 'partial' : 'error';
+  return status === 'applied' || status === 'written' ? 'ok' : status === 'partial' || status === 'unknown' ? 'partial' : 'error';
 }
 
 function usageText(item: PanelItem): string {

@@ -120,23 +120,13 @@ impl Tool for RunShell {
 
     async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS);
-        // The command reads the disk: the agent's edits in editor buffers
-        // are saved first where that loses nothing of the user's.
-        let unsaved = ctx.workspace.save_for_command().await;
+        // The executor saved the run's edits in editor buffers first
+        // (tools::observer::SaveForCommand) and adds the note on what it did not.
         if args.background {
-            let started = start_background(&args.command, ctx).await?;
-            return Ok(match unsaved {
-                Some(note) => format!("{started}\n{note}"),
-                None => started,
-            });
+            return start_background(&args.command, ctx).await;
         }
         let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
-        let Some(note) = unsaved else { return report(run, timeout_ms) };
-        match report(run, timeout_ms) {
-            Ok(out) => Ok(format!("{out}\n{note}")),
-            Err(ToolError::Model(out)) => Err(ToolError::Model(format!("{out}\n{note}"))),
-            Err(fatal) => Err(fatal),
-        }
+        report(run, timeout_ms)
     }
 }
 

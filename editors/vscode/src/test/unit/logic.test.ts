@@ -12,6 +12,7 @@ import {
   needsConfirmation,
   rejectionMessage,
   changedWhileReviewed,
+  editWords,
   REJECTED_IN_PREVIEW,
   relativePath,
   serverEnv,
@@ -114,6 +115,15 @@ describe('serverEnv', () => {
 });
 
 describe('the base URL setting (issue 28)', () => {
+  it("the walkthrough's \"Use a local model\" runs the command that names the provider", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const manifest = require('../../../package.json') as {
+      contributes: { commands: { command: string }[]; walkthroughs: { steps: { id: string; description: string }[] }[] };
+    };
+    const step = manifest.contributes.walkthroughs[0].steps.find((s) => s.id === 'model');
+    assert.ok(step?.description.includes('[Use a local model](command:tandem.useLocalModel)'), step?.description);
+    assert.ok(manifest.contributes.commands.some((c) => c.command === 'tandem.useLocalModel'));
+  });
   it('"Use a local model" names the provider with the URL and the model', () => {
     assert.deepStrictEqual(localModelSettings(' http://localhost:11434/v1 ', ' qwen3 '), { provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen3' });
   });
@@ -176,6 +186,13 @@ describe('messages', () => {
       'Tandem: run failed: no model provider is configured. Set one of:',
     );
     assert.match(endSummary({ runId: 'run-3', status: 'cancelled', text: '', edits: edits.slice(0, 1) }, folders), /landed before the cancel/);
+  });
+  it('words the edits as the server did when it says', () => {
+    const summary = '2 edits: 1 partly applied, 1 changed by a command. Changed: app.py line 1 (partly applied; declined: 5); out.txt.';
+    const edits = [{ uri: 'file:///home/u/proj/app.py', status: 'partial' }, { uri: 'file:///home/u/proj/out.txt', status: 'written', command: 'make' }];
+    assert.strictEqual(endSummary({ runId: 'run-1', status: 'completed', text: '', edits, summary }, folders), `Tandem: run completed. ${summary}`);
+    assert.strictEqual(editWords(edits[1]), 'changed by a command');
+    assert.strictEqual(editWords({ status: 'unknown' }), 'unknown');
   });
   it('tells a document changed during the review from a rejection', () => {
     const edit = { documentChanges: [{ textDocument: { uri: 'file:///ws/a.txt', version: 4 }, edits: [] }] };
