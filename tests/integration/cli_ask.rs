@@ -433,3 +433,41 @@ async fn doctor_shows_the_provider_decision_and_a_setting_that_cannot_apply() {
     let error = report["provider"]["error"].as_str().unwrap_or_default();
     assert!(error.starts_with("ANTHROPIC_BASE_URL (http://127.0.0.1:4000) does not apply to the openai provider"), "{report}");
 }
+
+/// `--json`: the run's `end` event names the run (`tandem undo RUN_ID`
+/// takes it back) and the files it changed, sorted; a run that changed
+/// nothing lists none.
+#[tokio::test]
+async fn json_end_names_the_run_and_its_changed_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "write_file", "input": {"file_path": "b.txt", "content": "new\n"}}]},
+        {"tool_calls": [{"name": "read_file", "input": {"file_path": "a.txt"}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"file_path": "a.txt", "old_string": "two", "new_string": "TWO"}}]},
+        {"text": "Done."}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--json", "--permission-mode", "bypassPermissions", "edit"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    let end: Value = stdout.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|e| e["type"] == "end").expect("an end event");
+    assert_eq!(end["changed_files"], json!(["a.txt", "b.txt"]), "{end}");
+    let run_id = end["run_id"].as_str().expect("a run id").to_string();
+
+    let mut undo = tandem(dir.path());
+    undo.args(["undo", &run_id]);
+    let undone = undo.output().await.unwrap();
+    assert!(undone.status.success(), "{}", String::from_utf8_lossy(&undone.stderr));
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\ntwo\n");
+    assert!(!dir.path().join("b.txt").exists());
+
+    let mut command = scripted(tandem(dir.path()), dir.path(), json!({"turns": [{"text": "Nothing to do."}]}));
+    command.args(["ask", "--json", "question"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let end: Value = stdout.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|e| e["type"] == "end").expect("an end event");
+    assert_eq!(end["changed_files"], json!([]), "{end}");
+    assert!(end["run_id"].is_string(), "{end}");
+}

@@ -150,7 +150,8 @@ impl Headless {
             Some(Printer::for_terminal().verbose(self.options.verbose).provider_said(Arc::clone(&self.provider_said)))
         };
         let run = async move { ending.finished().await.outcome };
-        let outcome = print_run(run, cancel, events, self.host.workspace(), printer, None).await;
+        let json_end = JsonEnd { recorder: recorder.clone() };
+        let outcome = print_run(run, cancel, events, self.host.workspace(), printer.ok_or(json_end), None).await;
         if let Some(recorder) = recorder {
             report_checkpoint(&recorder);
         }
@@ -348,7 +349,7 @@ pub fn exit_code(status: RunStatus) -> ExitCode {
 }
 
 /// Print the events as they come (terminal transcript, or one JSON
-/// object per line when `printer` is `None`), with Ctrl-C wired to the
+/// object per line with what [`JsonEnd`] adds to the end), with Ctrl-C wired to the
 /// run's cancel token. `notes` carries lines from the demo harness, each
 /// with an acknowledgement the sender waits for: the run is paused while a
 /// note is printed, so it lands exactly between the events sent before it
@@ -360,13 +361,17 @@ pub async fn print_run(
     cancel: tokio_util::sync::CancellationToken,
     mut rx: mpsc::UnboundedReceiver<RunEvent>,
     workspace: &Workspace,
-    mut printer: Option<Printer>,
+    output: Result<Printer, JsonEnd>,
     mut notes: Option<mpsc::UnboundedReceiver<Note>>,
 ) -> RunOutcome {
+    let (mut printer, json_end) = match output {
+        Ok(printer) => (Some(printer), None),
+        Err(json_end) => (None, Some(json_end)),
+    };
     let ctrl_c = spawn_interrupt_handler(cancel);
     let (barrier_tx, mut barriers) = mpsc::unbounded_channel();
     *printing() = Some(barrier_tx);
-    let mut edits = JsonEdits { workspace, calls: Default::default(), shown: Default::default() };
+    let mut edits = JsonEdits { workspace, calls: Default::default(), shown: Default::default(), end: json_end.unwrap_or_default() };
     let print = async {
         let mut emit = |printer: &mut Option<Printer>, event: &RunEvent| emit(printer, event, &mut edits);
         loop {
@@ -482,10 +487,20 @@ async fn recv_note(notes: &mut Option<mpsc::UnboundedReceiver<Note>>) -> Option<
     }
 }
 
+/// What `--json` adds to the run's `end` event: the run's id (`tandem undo
+/// RUN_ID`) and the files it changed, from its checkpoint (without one,
+/// the files its tools wrote).
+#[derive(Default)]
+pub struct JsonEnd {
+    pub recorder: Option<Arc<RunRecorder>>,
+}
+
 /// What `--json` adds to an edit call's `tool_result` event: `edit`, its
-/// status (docs/protocol.md's strings), as the editors' events carry it.
+/// status (docs/protocol.md's strings), as the editors' events carry it;
+/// and to the run's `end` ([`JsonEnd`]).
 struct JsonEdits<'a> {
     workspace: &'a Workspace,
+    end: JsonEnd,
     /// Edit calls waiting for their result: the file each changes.
     calls: std::collections::HashMap<String, std::path::PathBuf>,
     /// Per file, the last disk write an event showed.
@@ -493,6 +508,20 @@ struct JsonEdits<'a> {
 }
 
 impl JsonEdits<'_> {
+    /// The run's `end` event's `run_id` and `changed_files` (paths as the
+    /// transcript shows them, sorted).
+    fn end(&self, value: &mut serde_json::Value) {
+        let run_id = self.end.recorder.as_ref().map(|r| r.run_id()).or_else(|| self.workspace.run_tag().map(|tag| tag.to_string()));
+        let mut changed: Vec<String> = match &self.end.recorder {
+            Some(recorder) => recorder.changed_files().iter().map(|path| self.workspace.display_path(path)).collect(),
+            None => self.workspace.take_disk_writes(self.workspace.run_tag().map(|t| &**t)).iter().map(|w| self.workspace.display_path(&w.path)).collect(),
+        };
+        changed.sort();
+        changed.dedup();
+        value["run_id"] = serde_json::json!(run_id);
+        value["changed_files"] = serde_json::json!(changed);
+    }
+
     /// The `edit` of a tool result, for an edit call.
     fn edit(&mut self, event: &RunEvent) -> Option<serde_json::Value> {
         match event.unnest().0 {
@@ -536,6 +565,9 @@ fn emit(printer: &mut Option<Printer>, event: &RunEvent, edits: &mut JsonEdits<'
             if let Ok(mut value) = serde_json::to_value(event) {
                 if let Some(edit) = edit {
                     value["edit"] = edit;
+                }
+                if let RunEvent::End { .. } = event {
+                    edits.end(&mut value);
                 }
                 let mut stdout = std::io::stdout().lock();
                 let _ = writeln!(stdout, "{value}");

@@ -28,7 +28,7 @@ use tandem::tools::{Executor, ToolCall, ToolContext};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
-use super::ask::{print_run, Note};
+use super::ask::{print_run, JsonEnd, Note};
 use super::printer::Printer;
 
 const GREET_RS: &str = "/// The greeting shown on start.\npub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n\n// TODO: localise the greeting\n";
@@ -341,5 +341,5 @@ pub async fn run_printed(
     let (cancel, workspace) = (ctx.cancel.clone(), Arc::clone(&ctx.workspace));
     let (tx, rx) = tandem::agent::event_channel();
     let run = tandem::agent::run(provider, executor, ctx, request, tx);
-    print_run(run, cancel, rx, &workspace, printer, notes).await
+    print_run(run, cancel, rx, &workspace, printer.ok_or_else(JsonEnd::default), notes).await
 }
