@@ -281,7 +281,10 @@ fn init_logging() {
     let filter = tandem::environment::var("TANDEM_LOG")
         .and_then(|directives| tracing_subscriber::EnvFilter::try_new(directives).ok())
         .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    // Colour only for a terminal: an editor shows the server's stderr as
+    // its log, where escape codes are noise.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr()) && tandem::environment::var("NO_COLOR").is_none();
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).with_ansi(colour).init();
 }
 
 /// The thread `-c`/`--resume ID` pick for `tandem ask` and `tandem chat`.

@@ -200,3 +200,25 @@ fn client_that_never_answers_show_message_request_or_apply_edit_gets_a_denial_af
     assert_eq!(client.text(&uri), "one\n");
     client.shutdown();
 }
+
+/// The server's log goes to stderr, which an editor shows as text (VS
+/// Code's "Tandem" output channel): a message that is no JSON-RPC is
+/// logged there in plain words, with no terminal colour codes.
+#[test]
+fn the_server_log_has_no_colour_codes_when_stderr_is_no_terminal() {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("lsp")
+        .env("TANDEM_LOG", "warn")
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"Content-Length: 2\r\n\r\n{}").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(log.contains("WARN") && log.contains("not a JSON-RPC message"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in the log: {log:?}");
+}

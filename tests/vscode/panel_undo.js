@@ -4,7 +4,8 @@
 //   1. a run typed in the panel edits the open app.txt (its buffer, which
 //      the extension then saves, as it had no unsaved typing) and the
 //      closed notes.txt (on disk); its edits line offers Undo, and no
-//      notification comes (the panel shows the run);
+//      notification comes and the Output panel stays closed (the panel
+//      shows the run);
 //   2. Undo there: app.txt's buffer and notes.txt on disk hold their text
 //      from before the run (a restored buffer is left unsaved, as the
 //      agent's edits are), a note in the panel lists each file as
@@ -74,8 +75,12 @@ async function main() {
   await waitForLines('the buffer holds the run\'s edit', appUri, ['ALPHA', 'beta', '']);
   assert.strictEqual(disk('notes.txt'), 'one\nTWO\n', 'the closed notes.txt was not edited on disk');
   await noUndoToast(page);
+  // The panel shows the run: the Output panel (the transcript channel,
+  // the server's log) stays closed.
+  const outputs = await page.evaluate(() => [...document.querySelectorAll('.monaco-editor[data-uri^="output:"]')].filter((e) => e.checkVisibility()).map((e) => e.getAttribute('data-uri')));
+  assert.deepStrictEqual(outputs, [], `an output channel opened during the run: ${JSON.stringify(outputs)}`);
   await shot('panel-run-with-undo');
-  log('check: the run edited the buffer of app.txt and notes.txt on disk; its edits line offers Undo');
+  log('check: the run edited the buffer of app.txt and notes.txt on disk; its edits line offers Undo; no output channel opened');
 
   // 2. Undo in the panel.
   await clickInPanel(panel, '#log .edits button.undo');

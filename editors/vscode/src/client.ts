@@ -3,7 +3,7 @@
 // window reload. The commands stay registered whatever the server's state.
 import * as fs from 'fs';
 import * as vscode from 'vscode';
-import { CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
+import { CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, State } from 'vscode-languageclient/node';
 import {
   ApiKeys,
   changedWhileReviewed,
@@ -57,12 +57,16 @@ export class TandemServer implements vscode.Disposable {
   /** A start ended: true when the server runs. */
   readonly onDidStart = this.startedEmitter.event;
 
+  /** The server's log: its stderr and the language client's own messages. */
+  private readonly serverLog = vscode.window.createOutputChannel('Tandem');
+
   constructor(
     private readonly context: vscode.ExtensionContext,
     readonly transcript: Transcript,
     readonly runs: Runs,
   ) {
     context.subscriptions.push(
+      this.serverLog,
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(`tandem.${key}`))) {
           void this.restart('the Tandem settings changed');
@@ -122,7 +126,10 @@ export class TandemServer implements vscode.Disposable {
       // Every file: the agent reads and edits any document, not one language.
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       initializationOptions: { tandem: settings },
-      outputChannel: this.transcript.log,
+      // The server's log (stderr, the client's own messages): opened only
+      // on an error; the transcript has a channel of its own.
+      outputChannel: this.serverLog,
+      revealOutputChannelOn: RevealOutputChannelOn.Error,
       // Code actions run `tandem.ask` through us, so they get the same
       // progress, transcript framing and end message as the palette.
       middleware: {

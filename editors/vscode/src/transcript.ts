@@ -1,7 +1,10 @@
-// The transcript in the "Tandem" output channel: every run (palette, code
-// action or chat) gets a heading and an end marker; edits are listed as
-// workspace-relative paths; sub-agent events (with `parent`) are nested
-// under the call that started them (transcriptText.ts).
+// The transcript in the "Tandem Transcript" output channel: every run
+// (palette, code action or chat) gets a heading and an end marker; edits are
+// listed as workspace-relative paths; sub-agent events (with `parent`) are
+// nested under the call that started them (transcriptText.ts). The panel
+// shows the runs: the channel opens at a run's start only with
+// `tandem.transcript.reveal`, or by "Tandem: Show transcript". The server's
+// own log is the "Tandem" channel (client.ts), opened only on errors.
 import * as vscode from 'vscode';
 import { AskResult, editsSummary } from './logic';
 import { RunEventParams } from './runs';
@@ -9,7 +12,7 @@ import { RunEvent } from './runs';
 import { TranscriptText, ending, heading, threadText } from './transcriptText';
 
 export class Transcript {
-  readonly log = vscode.window.createOutputChannel('Tandem');
+  readonly log = vscode.window.createOutputChannel('Tandem Transcript');
   private open = false;
   private readonly text = new TranscriptText();
 
@@ -18,7 +21,7 @@ export class Transcript {
     this.text.reset();
     this.log.append(heading(title));
     this.open = true;
-    this.log.show(true);
+    this.reveal();
   }
 
   append(params: RunEventParams): void {
@@ -50,10 +53,15 @@ export class Transcript {
   replay(events: RunEvent[], omitted: number): void {
     this.clear();
     this.log.append(threadText(events, omitted));
-    this.log.show(true);
+    this.reveal();
   }
 
   show(): void {
     this.log.show(true);
+  }
+
+  /** Open the channel when the user asked for it on every run. */
+  private reveal(): void {
+    if (vscode.workspace.getConfiguration('tandem').get<boolean>('transcript.reveal', false)) this.log.show(true);
   }
 }
