@@ -45,8 +45,8 @@
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: messages and usage, the
-//!                                                 environment, consent, settings
-//!                                                 layers, locks
+//!   wire                                          environment, consent, settings
+//!                                                 layers, locks, the LSP framing
 //! ```
 //!
 //! ## Code map
@@ -159,6 +159,10 @@
 //!   MCP servers, project hooks), remembered per workspace; which project
 //!   programs are approved ([`consent::Approvals`]: the store and the
 //!   command line's `--mcp-approve`/`--lsp-approve`).
+//! - [`wire`]: the one `Content-Length` framing of every LSP-style wire
+//!   (the server's guard, the language servers' client, the demo's editor,
+//!   the tests' client): a decoder without I/O that says why a frame is
+//!   bad and finds the next message, and the readers around it.
 //! - [`sync`]: the one way a `std::sync` lock is taken
 //!   ([`sync::MutexExt::locked`], [`sync::RwLockExt::reading`]/`writing`):
 //!   a panicked holder does not take the server down.
@@ -274,4 +278,5 @@ pub mod settings;
 pub mod sync;
 pub mod thread;
 pub mod tools;
+pub mod wire;
 pub mod workspace;
