@@ -173,9 +173,7 @@ impl Decoder {
                         self.buffer.drain(..1);
                         return Some(self.bad(format!("a header line longer than {MAX_HEADER_LINE_BYTES} bytes")));
                     }
-                    let Some(newline) = newline else {
-                        return None;
-                    };
+                    let newline = newline?;
                     let mut line: Vec<u8> = self.buffer.drain(..=newline).collect();
                     line.pop();
                     if line.last() == Some(&b'\r') {
