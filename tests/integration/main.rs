@@ -21,6 +21,7 @@ mod lsp;
 mod mcp;
 mod permissions;
 mod plan_mode_lsp;
+mod protocol;
 mod reliability;
 mod reliability_lsp;
 mod sandbox;

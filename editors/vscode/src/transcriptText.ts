@@ -4,15 +4,16 @@
 // that started it (an `agent` call, or a forked `skill`); they are indented
 // under that call, one level per generation, and its streamed text starts
 // on a line of its own, as the parent's text does when it resumes.
-import type { RunEvent } from './runs';
+import { unhandled } from './events';
+import type { PastEvent, RunEvent, ToolCallEvent } from './events';
 
 /** One level of nesting. */
 const LEVEL = '    │ ';
 
 /** What a tool call is about, on one line. */
-export function callSummary(event: RunEvent): string {
+export function callSummary(event: ToolCallEvent): string {
   if (event.summary) return `${event.name ?? '?'} ${event.summary.split('\n')[0]}`;
-  const input = event.input ?? {};
+  const input = (typeof event.input === 'object' && event.input !== null ? event.input : {}) as Record<string, unknown>;
   const subject = ['file_path', 'command', 'pattern', 'path', 'url'].map((k) => input[k]).find((v) => typeof v === 'string');
   return `${event.name ?? '?'}${subject ? ' ' + String(subject).split('\n')[0] : ''}`;
 }
@@ -56,7 +57,20 @@ export class TranscriptText {
       }
       case 'retry':
         return this.line(`(retrying, attempt ${event.attempt}: ${event.reason})`, 0);
+      // Shown elsewhere (the run's heading and end marker, the status
+      // bar, the panel) or not in the transcript.
+      case 'provider':
+      case 'status':
+      case 'thinking':
+      case 'compact':
+      case 'hook':
+      case 'sandbox':
+      case 'waiting':
+      case 'end':
+        return '';
       default:
+        // A run event type this switch does not name fails to compile.
+        unhandled(event);
         return '';
     }
   }
@@ -105,7 +119,7 @@ export function ending(status: string, text?: string): string {
  * live transcript showed it: each run's heading (its `prompt` event), its
  * events, its end marker. The edit lists of the answers are not part of it.
  */
-export function threadText(events: RunEvent[], omitted = 0): string {
+export function threadText(events: PastEvent[], omitted = 0): string {
   const text = new TranscriptText();
   let out = omitted > 0 ? `(${omitted} earlier events of this conversation are not shown)\n` : '';
   for (const event of events) {

@@ -231,6 +231,59 @@ local function call_summary(event)
   return event.name or '?'
 end
 
+--- How each run event type is shown, by `type`; `false`: not shown in
+--- the transcript (the status line, the health check or the run's end
+--- marker say it). `M.unhandled()` names the types of the generated
+--- protocol table (`tandem.protocol`, from the server's Rust types) this
+--- table does not: the tests fail on any.
+local show = {
+  text = function(event, sub)
+    add_text(event.text or '', sub)
+  end,
+  tool_call = function(event, sub, indent)
+    add_lines({ '', indent .. '→ `' .. call_summary(event) .. '`' })
+    state.in_sub = sub
+  end,
+  tool_result = function(event, _, indent)
+    local content = vim.split(event.content or '', '\n', { plain = true })
+    add_lines({ indent .. (event.is_error and '  ✗ ' or '  ✓ ') .. (content[1] or '') })
+    add_body(vim.list_slice(content, 2), indent)
+    add_lines({ indent })
+  end,
+  retry = function(event)
+    add_lines({ '', string.format('_retrying (attempt %s): %s_', tostring(event.attempt), event.reason or '') })
+  end,
+  ['end'] = function(event)
+    M.finish(event.status, event.text)
+  end,
+  provider = false,
+  status = false,
+  thinking = false,
+  compact = false,
+  hook = false,
+  sandbox = false,
+  waiting = false,
+}
+
+--- The run event types of `tandem.protocol` that `show` does not name,
+--- and the ones it names that the protocol does not have.
+function M.unhandled()
+  local protocol = require('tandem.protocol')
+  local missing, unknown = {}, {}
+  for _, event_type in ipairs(protocol.order) do
+    if show[event_type] == nil then
+      table.insert(missing, event_type)
+    end
+  end
+  for event_type in pairs(show) do
+    if protocol.run_events[event_type] == nil then
+      table.insert(unknown, event_type)
+    end
+  end
+  table.sort(unknown)
+  return missing, unknown
+end
+
 --- One `tandem/runEvent`.
 function M.append(params)
   local event = params.event or {}
@@ -241,21 +294,9 @@ function M.append(params)
     state.run_id = params.runId
   end
   local sub = event.parent ~= nil
-  local indent = sub and SUB or ''
-  if event.type == 'text' then
-    add_text(event.text or '', sub)
-  elseif event.type == 'tool_call' then
-    add_lines({ '', indent .. '→ `' .. call_summary(event) .. '`' })
-    state.in_sub = sub
-  elseif event.type == 'tool_result' then
-    local content = vim.split(event.content or '', '\n', { plain = true })
-    add_lines({ indent .. (event.is_error and '  ✗ ' or '  ✓ ') .. (content[1] or '') })
-    add_body(vim.list_slice(content, 2), indent)
-    add_lines({ indent })
-  elseif event.type == 'retry' then
-    add_lines({ '', string.format('_retrying (attempt %s): %s_', tostring(event.attempt), event.reason or '') })
-  elseif event.type == 'end' then
-    M.finish(event.status, event.text)
+  local shown = show[event.type]
+  if shown then
+    shown(event, sub, sub and SUB or '')
   end
 end
 

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from '../client';
 import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
 import { relativePath } from '../logic';
-import { RunEvent } from '../runs';
+import type { PastEvent } from '../events';
 import { Asks } from './asks';
 import { Conversation, Endpoint, PanelItem, titleOf } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
@@ -262,13 +262,13 @@ function uriPath(uri: string): string {
   }
 }
 
-function pastTitle(past: RunEvent[]): string | undefined {
+function pastTitle(past: PastEvent[]): string | undefined {
   const first = past.find((e) => e.type === 'prompt');
   return first?.text ? titleOf(first.text) : undefined;
 }
 
 /** A resumed thread's past as panel items; a run the saved file has no end for is marked. */
-export function pastItems(past: RunEvent[], omitted: number): PanelItem[] {
+export function pastItems(past: PastEvent[], omitted: number): PanelItem[] {
   const items: PanelItem[] = [];
   if (omitted > 0) items.push({ type: 'note', text: `(${omitted} earlier events are not shown)` });
   let open = false;
@@ -280,7 +280,7 @@ export function pastItems(past: RunEvent[], omitted: number): PanelItem[] {
       run++;
     }
     if (event.type === 'end') open = false;
-    items.push({ ...event, runId: `past-${run}` } as PanelItem);
+    items.push({ ...event, runId: `past-${run}` });
   }
   if (open) items.push({ type: 'note', text: 'This run did not finish (the window reloaded or the server stopped during it).' });
   return items;

@@ -9,6 +9,7 @@ import { MarkdownStream } from '../panel/markdown';
 import { applyMention, History, mentionAt, MentionQuery } from '../panel/input';
 import { editStatusLabel } from '../panel/conversation';
 import type { Change, PanelItem, PendingAsk, Snapshot } from '../panel/conversation';
+import { unhandled } from '../events';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -324,7 +325,15 @@ function show(item: PanelItem, immediate: boolean): void {
     case 'note':
       log.append(element('div', 'note', item.text ?? ''));
       break;
+    // Shown elsewhere: the provider line (its own message), the
+    // sandbox notice and MCP waits (the transcript and the progress).
+    case 'provider':
+    case 'sandbox':
+    case 'waiting':
+      break;
     default:
+      // A type this switch does not name fails to compile.
+      unhandled(item.type);
       break;
   }
 }
