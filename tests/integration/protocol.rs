@@ -8,6 +8,7 @@
 //! ```text
 //! UPDATE_EXPECT=1 cargo test --locked --test integration protocol::
 //! ```
+#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
 use std::path::Path;
