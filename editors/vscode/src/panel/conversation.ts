@@ -102,6 +102,33 @@ export type Change =
   | { op: 'undo'; runId: string; undone: boolean }
   | { op: 'provider'; text: string };
 
+/**
+ * The panel's messages, extension → webview: the conversation's changes
+ * and the view's own. Both sides import this, so a message one sends and
+ * the other does not handle (or a field it spells differently) fails tsc.
+ */
+export type ToWebview =
+  | Change
+  | { op: 'history'; entries: string[] }
+  | { op: 'mentions'; query: string; items: { label: string; value: string; detail?: string }[] }
+  | { op: 'insert'; text: string }
+  | { op: 'focus' };
+
+/** The panel's messages, webview → extension. */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; prompt: string }
+  | { type: 'stop' }
+  | { type: 'answer'; id: number; title: string }
+  | { type: 'open'; path: string }
+  | { type: 'openUrl'; url: string }
+  | { type: 'newThread' }
+  | { type: 'resume' }
+  | { type: 'mentionQuery'; query: string }
+  | { type: 'mentioned'; value: string }
+  | { type: 'mentionSelection' }
+  | { type: 'undo'; runId: string; direction: 'undo' | 'redo' };
+
 export class Conversation {
   private items: PanelItem[] = [];
   private asks: PendingAsk[] = [];

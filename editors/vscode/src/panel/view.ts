@@ -13,6 +13,7 @@ import { relativePath } from '../logic';
 import type { PastEvent } from '../events';
 import { Asks } from './asks';
 import { Conversation, Endpoint, PanelItem, titleOf } from './conversation';
+import type { FromWebview, ToWebview } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
 import { safeUrl } from './markdown';
 import { onDidRestore, undoRun } from '../undo';
@@ -24,19 +25,6 @@ const HISTORY_KEY = 'tandem.panel.history';
 /** The most workspace files offered for `@` mentions. */
 const MENTION_FILES = 5000;
 
-type FromWebview =
-  | { type: 'ready' }
-  | { type: 'send'; prompt: string }
-  | { type: 'stop' }
-  | { type: 'answer'; id: number; title: string }
-  | { type: 'open'; path: string }
-  | { type: 'openUrl'; url: string }
-  | { type: 'newThread' }
-  | { type: 'resume' }
-  | { type: 'mentionQuery'; query: string }
-  | { type: 'mentioned'; value: string }
-  | { type: 'mentionSelection' }
-  | { type: 'undo'; runId: string; direction: 'undo' | 'redo' };
 
 /** The selection an `@selection` mention refers to, taken when it was mentioned. */
 interface Selection {
@@ -142,7 +130,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     return answer;
   }
 
-  private post(message: unknown): void {
+  private post(message: ToWebview): void {
     if (this.view && this.ready) void this.view.webview.postMessage(message);
   }
 

@@ -8,11 +8,11 @@
 import { MarkdownStream } from '../panel/markdown';
 import { applyMention, History, mentionAt, MentionQuery } from '../panel/input';
 import { editStatusLabel } from '../panel/conversation';
-import type { Change, PanelItem, PendingAsk, Snapshot } from '../panel/conversation';
+import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
 import { unhandled } from '../events';
 
 interface VsCodeApi {
-  postMessage(message: unknown): void;
+  postMessage(message: FromWebview): void;
   getState(): unknown;
   setState(state: unknown): void;
 }
@@ -20,12 +20,6 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 
-type Incoming =
-  | Change
-  | { op: 'history'; entries: string[] }
-  | { op: 'mentions'; query: string; items: { label: string; value: string; detail?: string }[] }
-  | { op: 'insert'; text: string }
-  | { op: 'focus' };
 
 function byId<T extends HTMLElement>(id: string): T {
   const element = document.getElementById(id);
@@ -540,7 +534,7 @@ document.addEventListener('click', (event) => {
     // One at a time: the button comes back when the extension says how it went.
     if (undo.disabled) return;
     undo.disabled = true;
-    vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction });
+    vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction === 'redo' ? 'redo' : 'undo' });
     return;
   }
   const action = target.closest<HTMLButtonElement>('button[data-action]');
@@ -549,7 +543,7 @@ document.addEventListener('click', (event) => {
   }
 });
 
-window.addEventListener('message', (event: MessageEvent<Incoming>) => {
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.op) {
     case 'reset':
