@@ -45,8 +45,10 @@
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: messages and usage, the
-//!   wire                                          environment, consent, settings
-//!                                                 layers, locks, the LSP framing
+//!   json_file  trust  wire                      environment, consent, settings
+//!                                                 layers, locks, strict JSON
+//!                                                 files, workspace trust, the
+//!                                                 LSP framing
 //! ```
 //!
 //! ## Code map
@@ -159,6 +161,12 @@
 //!   MCP servers, project hooks), remembered per workspace; which project
 //!   programs are approved ([`consent::Approvals`]: the store and the
 //!   command line's `--mcp-approve`/`--lsp-approve`).
+//! - [`trust`]: whether the user trusts a folder's own settings files, per
+//!   folder and per content of each file (`tandem trust`); until then the
+//!   settings and MCP loaders take from them only what tightens.
+//! - [`json_file`]: a hand-written JSON file read strictly (a regular file
+//!   only, bounded, no duplicate keys, no link out of its folder), so the
+//!   settings fail closed instead of running with half of what they say.
 //! - [`wire`]: the one `Content-Length` framing of every LSP-style wire
 //!   (the server's guard, the language servers' client, the demo's editor,
 //!   the tests' client): a decoder without I/O that says why a frame is
@@ -175,7 +183,9 @@
 //!   page naming it; a key is known exactly when it is handled), the
 //!   `TANDEM_*` lookups, and the writer ("Always allow in this project").
 //! - [`permissions`]: the one permission decision ([`permissions::Policy`]):
-//!   deny > plan > ask > allow rules > mode, on the call's `ToolKind`, shell
+//!   deny > plan > protected paths ([`permissions::protected`]: a write to
+//!   git's hooks and config, Tandem's or an editor's settings is asked in
+//!   every mode) > ask > allow rules > mode, on the call's `ToolKind`, shell
 //!   commands judged by their parsed structure; carried out by the one
 //!   gate ([`permissions::Gate`], every run's [`tools::PermissionGate`]),
 //!   generic over the front end's [`permissions::Prompter`] — the
@@ -266,6 +276,7 @@ pub mod completion;
 pub mod consent;
 pub mod environment;
 pub mod hooks;
+pub mod json_file;
 pub mod language_servers;
 pub mod host;
 pub mod lsp;
@@ -278,5 +289,6 @@ pub mod settings;
 pub mod sync;
 pub mod thread;
 pub mod tools;
+pub mod trust;
 pub mod wire;
 pub mod workspace;

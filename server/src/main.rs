@@ -16,6 +16,10 @@ use tandem::workspace::Workspace;
 #[derive(Parser)]
 #[command(name = "tandem", version, about = "A coding agent that lives inside the editor")]
 struct Cli {
+    /// Trust this folder's own settings files for this run only, without
+    /// remembering it (CI, a throwaway container): see `tandem trust`.
+    #[arg(long, global = true)]
+    trust: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -135,6 +139,21 @@ enum Command {
         /// The tool's input as a JSON object.
         input: String,
     },
+    /// Trust this folder's own settings files (.tandem/settings.json,
+    /// .tandem/settings.local.json, .mcp.json) as they are now.
+    ///
+    /// Until a folder is trusted, the files that came with it may only
+    /// tighten: add deny and ask rules, lower the mode, tighten the sandbox.
+    /// Trust is remembered per folder and per content of each file: when
+    /// one changes, it is ignored again until you trust the folder again.
+    Trust {
+        /// List the trusted folders and whether their files changed since.
+        #[arg(long, conflicts_with = "revoke")]
+        list: bool,
+        /// Forget the trust of this folder.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// MCP servers: `tandem mcp list`.
     Mcp {
         #[command(subcommand)]
@@ -171,6 +190,9 @@ fn main() -> ExitCode {
     let hide_warning = tandem::environment::hide_environment();
     let cli = Cli::parse();
     init_logging();
+    if cli.trust {
+        tandem::trust::assume_for_this_process();
+    }
     if let Some(warning) = hide_warning {
         tracing::warn!("{warning}");
     }
@@ -218,6 +240,14 @@ fn main() -> ExitCode {
             Command::Doctor { json, editor_settings } => cli::doctor::doctor(current_workspace()?.root(), json, editor_settings.as_deref()),
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
+            Command::Trust { list, revoke } => {
+                let command = match (list, revoke) {
+                    (true, _) => cli::trust::TrustCommand::List,
+                    (_, true) => cli::trust::TrustCommand::Revoke,
+                    _ => cli::trust::TrustCommand::Trust,
+                };
+                cli::trust::trust(current_workspace()?.root(), command)
+            }
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
             Command::Skills => print_skills(&current_workspace()?),
             Command::Agents => print_agents(&current_workspace()?),

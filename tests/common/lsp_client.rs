@@ -80,12 +80,21 @@ impl Fixture {
 
     /// The same, with more environment (a test's own `HOME` or data folder).
     pub fn start_with_env(&self, turns: Value, capabilities: Value, options: Value, env: &[(&str, &str)]) -> LspClient {
+        self.start_with_env_args(turns, capabilities, options, env, &[])
+    }
+
+    /// The same, `tandem lsp --trust`: the workspace's own settings apply.
+    pub fn start_trusted(&self, turns: Value, capabilities: Value, options: Value, env: &[(&str, &str)]) -> LspClient {
+        self.start_with_env_args(turns, capabilities, options, env, &["--trust"])
+    }
+
+    fn start_with_env_args(&self, turns: Value, capabilities: Value, options: Value, env: &[(&str, &str)], args: &[&str]) -> LspClient {
         let script = self.root.parent().unwrap().join("script.json");
         std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
         let script = script.to_string_lossy().to_string();
         let mut all = vec![("TANDEM_PROVIDER", "scripted"), ("TANDEM_SCRIPT", script.as_str())];
         all.extend_from_slice(env);
-        let mut client = LspClient::start(&self.root, &all);
+        let mut client = LspClient::start_with_args(&self.root, args, &all);
         let response = client.initialize(capabilities, options);
         assert!(response.get("result").is_some(), "{response}");
         client
@@ -95,9 +104,20 @@ impl Fixture {
 impl LspClient {
     /// Start `tandem lsp` in `root` with extra environment variables.
     pub fn start(root: &Path, env: &[(&str, &str)]) -> Self {
+        Self::start_with_args(root, &[], env)
+    }
+
+    /// Start `tandem lsp --trust`: the workspace's own settings files apply.
+    pub fn start_trusted(root: &Path, env: &[(&str, &str)]) -> Self {
+        Self::start_with_args(root, &["--trust"], env)
+    }
+
+    /// Start `tandem lsp ARGS` in `root` with extra environment variables.
+    pub fn start_with_args(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
         command
             .arg("lsp")
+            .args(args)
             .current_dir(root)
             .env_remove("TANDEM_PROVIDER")
             .env_remove("ANTHROPIC_API_KEY")

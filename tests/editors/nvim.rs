@@ -875,6 +875,30 @@ fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
     }
 }
 
+/// :TandemTrust (issue 27): the folder's own bypassPermissions does not
+/// apply until the folder is trusted — the server says so, a command is
+/// asked (and denied: nothing runs) — and after :TandemTrust the same
+/// command runs unasked.
+#[test]
+fn neovim_tandem_trust_lets_the_folders_settings_apply() {
+    for nvim in nvims("neovim_tandem_trust_lets_the_folders_settings_apply") {
+        let workspace = NotesWorkspace::new();
+        std::fs::create_dir_all(workspace.root.join(".tandem")).unwrap();
+        std::fs::write(workspace.root.join(".tandem/settings.json"), r#"{"permissionMode": "bypassPermissions"}"#).unwrap();
+        let made = workspace.root.join("made.txt");
+        let touch = serde_json::json!({"name": "run_shell", "input": {"command": "touch made.txt"}});
+        let script = serde_json::json!({"turns": [{"text": "", "tool_calls": [touch.clone()]}, {"text": "Done."}, {"text": "", "tool_calls": [touch]}, {"text": "Done."}]});
+        let report = run_scenario(&workspace, &nvim, "trust_scenario.lua", &script.to_string(), [("SCENARIO_MADE", made.as_os_str())]);
+        let notice = report["notice"].as_str().unwrap();
+        assert!(notice.contains("permissionMode \"bypassPermissions\"") && notice.contains(":TandemTrust"), "{report:#}");
+        assert_eq!(report["untrusted_asked"], 1, "untrusted, the command was asked: {report:#}");
+        assert_eq!(report["made_untrusted"], false, "{report:#}");
+        assert!(report["trusted"].as_str().unwrap().contains("permissionMode"), "{report:#}");
+        assert_eq!(report["trusted_asked"], 0, "trusted, nothing was asked: {report:#}");
+        assert_eq!(report["made_trusted"], true, "{report:#}");
+    }
+}
+
 /// Per-hunk answers in the review window: an edit of two hunks, the first
 /// applied with `a`, the second rejected with `r`. The buffer holds only
 /// the first; the run's answer says `partial`, with the declined range,

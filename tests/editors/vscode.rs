@@ -177,6 +177,13 @@ fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Du
     std::fs::read_to_string(state.join("trials.json")).ok()
 }
 
+/// tests/vscode/trust.js: a cloned folder's settings (its .tandem and its
+/// .vscode) change nothing until "Tandem: Trust Workspace" (issue 27).
+#[test]
+fn workspace_trust_in_code_server() {
+    run_script("workspace_trust_in_code_server", "trust.js");
+}
+
 /// tests/vscode/e2e.js: the missing binary, the review in the Refactor
 /// Preview, cancel, and the Tandem panel.
 #[test]

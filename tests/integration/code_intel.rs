@@ -49,7 +49,8 @@ fn ask(root: &Path, turns: Value, args: &[&str]) -> (Vec<String>, String) {
     let data = root.join(".git/data");
     let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
         .current_dir(root)
-        .args(["ask", "--json", "--permission-mode", "acceptEdits"])
+        // The project's settings are the test's own: the folder is trusted.
+        .args(["ask", "--json", "--permission-mode", "acceptEdits", "--trust"])
         .args(args)
         .arg("look around")
         .env("TANDEM_PROVIDER", "scripted")

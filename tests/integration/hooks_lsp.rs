@@ -44,7 +44,8 @@ impl Setup {
 
     fn start(&self, turns: Value, options: Value) -> LspClient {
         let (home, data) = (self.home.to_string_lossy().to_string(), self.data.to_string_lossy().to_string());
-        self.f.start_with_env(turns, json!({}), options, &[("HOME", &home), ("XDG_DATA_HOME", &data)])
+        // The project's hooks are the test's own: the folder is trusted (consent is still asked).
+        self.f.start_trusted(turns, json!({}), options, &[("HOME", &home), ("XDG_DATA_HOME", &data)])
     }
 
     fn exists(&self, name: &str) -> bool {

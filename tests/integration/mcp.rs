@@ -512,7 +512,7 @@ fn in_the_editor_project_servers_are_approved_by_prompt_and_non_read_only_tools_
     )
     .unwrap();
     let data = setup.home.join("data");
-    let mut client = lsp_client::LspClient::start(
+    let mut client = lsp_client::LspClient::start_trusted(
         &setup.root,
         &[
             ("TANDEM_PROVIDER", "scripted"),
@@ -557,7 +557,7 @@ fn in_the_editor_project_servers_are_approved_by_prompt_and_non_read_only_tools_
 
     // The approval is remembered for this workspace: `tandem mcp list` starts it without asking.
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args(["mcp", "list", "--json"])
+        .args(["mcp", "list", "--json", "--trust"])
         .current_dir(&setup.root)
         .env("HOME", &setup.home)
         .env("XDG_DATA_HOME", &data)
@@ -592,7 +592,11 @@ fn a_project_server_that_is_not_approved_does_not_start() {
         assert!(output.status.success());
         String::from_utf8(output.stdout).unwrap()
     };
-    let first = list(&[]);
+    // In a folder not trusted yet, its servers are not even offered.
+    let untrusted = list(&[]);
+    assert!(untrusted.contains(".mcp.json: mcpServers (proj)") && untrusted.contains("tandem trust"), "{untrusted}");
+    assert!(!untrusted.contains("approve with"), "{untrusted}");
+    let first = list(&["--trust"]);
     let first = first.replace(&server_script(), "SCRIPT").replace(&marker_arg, "MARKER");
     expect_test::expect![[r#"
         proj  [.mcp.json]  python3 SCRIPT --marker MARKER --greeting from-env
@@ -603,14 +607,14 @@ fn a_project_server_that_is_not_approved_does_not_start() {
     // `list` waited for every server to settle: the unapproved one never ran.
     assert!(!marker.exists());
 
-    let approved = list(&["--mcp-approve", "all"]);
+    let approved = list(&["--trust", "--mcp-approve", "all"]);
     assert!(approved.contains("  ready\n") && approved.contains("  - mcp__proj__echo\n"), "{approved}");
     assert!(marker.exists());
     // Remembered for this workspace.
-    assert!(list(&[]).contains("  ready\n"));
+    assert!(list(&["--trust"]).contains("  ready\n"));
     // A changed entry needs a new approval.
     std::fs::write(setup.root.join(".mcp.json"), json!({"mcpServers": {"proj": stdio(&["--greeting", "changed"])}}).to_string()).unwrap();
-    assert!(list(&[]).contains("  needs approval\n"));
+    assert!(list(&["--trust"]).contains("  needs approval\n"));
 }
 
 /// `@modelcontextprotocol/server-everything`, installed by `.ci/run`.

@@ -90,17 +90,19 @@ fn settings_rules_allow_and_deny_on_what_the_call_does() {
     }})));
     std::fs::create_dir_all(run.root.join("src")).unwrap();
     std::fs::write(run.root.join(".env"), "TOKEN=x\n").unwrap();
-    let results = run.ask(
-        &[
-            shell("touch made.txt"),
-            shell("touch secret.txt"),
-            json!({"name": "read_file", "input": {"file_path": ".env"}}),
-            // The edit rule covers write_file too: rules match the kind.
-            json!({"name": "write_file", "input": {"file_path": "src/a.rs", "content": "fn a() {}\n"}}),
-            json!({"name": "write_file", "input": {"file_path": "b.rs", "content": "fn b() {}\n"}}),
-        ],
-        &[],
-    );
+    let calls = [
+        shell("touch made.txt"),
+        shell("touch secret.txt"),
+        json!({"name": "read_file", "input": {"file_path": ".env"}}),
+        // The edit rule covers write_file too: rules match the kind.
+        json!({"name": "write_file", "input": {"file_path": "src/a.rs", "content": "fn a() {}\n"}}),
+        json!({"name": "write_file", "input": {"file_path": "b.rs", "content": "fn b() {}\n"}}),
+    ];
+    // Until the folder is trusted its allow rules do nothing; its deny rules hold.
+    let untrusted = run.ask(&calls, &[]);
+    assert!(untrusted[1].1.contains("forbids this call") && untrusted[2].1.contains("forbids this call"), "{untrusted:?}");
+    assert!(untrusted[3].0 && !run.root.join("src/a.rs").exists(), "an untrusted allow rule let a write through: {untrusted:?}");
+    let results = run.ask(&calls, &["--trust"]);
     let summary: Vec<String> = results.iter().map(|(error, text)| format!("{error}: {}", text.lines().next().unwrap_or(""))).collect();
     expect_test::expect![[r#"
         [
@@ -116,7 +118,7 @@ fn settings_rules_allow_and_deny_on_what_the_call_does() {
     // the sandbox's read-only profile, so it wrote nothing.
     assert!(!run.root.join("made.txt").exists() && !run.root.join("secret.txt").exists());
     // In acceptEdits what a rule allows is approved: it may write the workspace.
-    let results = run.ask(&[shell("touch made.txt"), shell("touch secret.txt")], &["--permission-mode", "acceptEdits"]);
+    let results = run.ask(&[shell("touch made.txt"), shell("touch secret.txt")], &["--permission-mode", "acceptEdits", "--trust"]);
     assert!(!results[0].0 && results[1].0, "{results:?}");
     assert!(run.root.join("made.txt").exists() && !run.root.join("secret.txt").exists());
 }
@@ -317,15 +319,19 @@ fn hooks_that_time_out_or_crash_are_reported_and_do_not_block() {
 #[test]
 fn project_hooks_do_not_run_without_consent() {
     let run = Run::new(Some(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch hook-ran"}]}]}})));
-    let results = run.ask(&[shell("ls")], &[]);
+    let results = run.ask(&[shell("ls")], &["--trust"]);
     assert!(!results[0].0, "{results:?}");
     assert!(!run.root.join("hook-ran").exists(), "a project hook ran without consent");
     // Approved (as a terminal run would remember it), the same hooks run.
-    let settings = tandem::settings::load(&tandem::settings::SettingsFiles::with_home(&run.root, Some(&run.home)), &[]).0;
+    let files = tandem::settings::SettingsFiles::with_home(&run.root, Some(&run.home)).with_trust(tandem::trust::TrustSource::Everything);
+    let settings = tandem::settings::load(&files, &[]).0;
     let store = tandem::consent::ConsentStore::at(run.home.join("data/tandem/consent.json"));
     let approved = tandem::consent::fingerprint_of(&tandem::hooks::project_hooks(&settings.hooks).unwrap());
     store.approve(&run.root, tandem::consent::HOOKS, tandem::consent::PROJECT, &approved).unwrap();
+    // Approved but in a folder not trusted: they do not run.
     run.ask(&[shell("ls")], &[]);
+    assert!(!run.root.join("hook-ran").exists(), "a project hook ran in a folder that is not trusted");
+    run.ask(&[shell("ls")], &["--trust"]);
     assert!(run.root.join("hook-ran").exists(), "an approved project hook did not run");
 }
 

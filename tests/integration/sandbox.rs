@@ -146,7 +146,8 @@ impl Run {
         for (name, value) in env {
             command.env(name, value);
         }
-        command.args(["ask", "--json"]).args(args).arg("go");
+        // The test's project settings are the user's own: the folder is trusted.
+        command.args(["ask", "--json", "--trust"]).args(args).arg("go");
         let output = command.output().unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         // The run's first event, `provider`, says which model it uses: not

@@ -61,7 +61,8 @@ impl Fixture {
         for var in crate::common::MODEL_VARIABLES {
             command.env_remove(var);
         }
-        command.args(["ask", "--json", "hello"]).stdin(Stdio::null());
+        // The test's project files are the user's own: the folder is trusted.
+        command.args(["ask", "--json", "--trust", "hello"]).stdin(Stdio::null());
         let output = command.output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
         let events = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
@@ -146,7 +147,7 @@ fn a_settings_file_that_does_not_parse_stops_the_run_before_anything_runs() {
 fn lsp(f: &Fixture) -> LspClient {
     let home = f.home.to_string_lossy().to_string();
     let data = f.home.join("data").to_string_lossy().to_string();
-    LspClient::start(&f.root, &[("HOME", &home), ("XDG_DATA_HOME", &data), ("TANDEM_SCRIPT", ""), ("TANDEM_MODEL", "")])
+    LspClient::start_trusted(&f.root, &[("HOME", &home), ("XDG_DATA_HOME", &data), ("TANDEM_SCRIPT", ""), ("TANDEM_MODEL", "")])
 }
 
 #[test]

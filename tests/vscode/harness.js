@@ -123,7 +123,7 @@ function recordGroup(pid) {
  * `settings` over a quiet default (no tips, no updates, no AI features, the
  * tandem binary under test).
  */
-function setup(files, settings) {
+function setup(files, settings, trusted) {
   fs.mkdirSync(dirs.workspace, { recursive: true });
   fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
   fs.mkdirSync(dirs.extensions, { recursive: true });
@@ -148,6 +148,14 @@ function setup(files, settings) {
     ...settings,
   };
   fs.writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(all, null, 2));
+  // A test's own Tandem settings files are the user's: the folder is
+  // trusted (`tandem trust`, in the data folder the server gets), unless
+  // the test is about an untrusted folder.
+  const projectFiles = ['.tandem/settings.json', '.tandem/settings.local.json', '.mcp.json'];
+  if (trusted && Object.keys(files).some((name) => projectFiles.includes(name))) {
+    const result = spawnSync(TANDEM_BIN, ['trust'], { cwd: dirs.workspace, env: serverEnv(), encoding: 'utf8', timeout: STEP_MS });
+    assert.strictEqual(result.status, 0, `tandem trust failed: ${result.stderr}`);
+  }
 }
 /** code-server's environment: its own HOME, and the loopback model. */
 function serverEnv() {
@@ -466,11 +474,11 @@ const state = { url: undefined, page: undefined };
  * A failure after this ends the script through `fail` (and so does the
  * deadline).
  */
-async function open({ files = {}, settings = {}, deadlineMs = DEADLINE_MS } = {}) {
+async function open({ files = {}, settings = {}, deadlineMs = DEADLINE_MS, trusted = true } = {}) {
   const deadline = setTimeout(() => void fail(new Error(`the test did not finish within ${deadlineMs / 1000} s`)), deadlineMs);
   deadline.unref();
   modelUrl = await model.start();
-  setup(files, settings);
+  setup(files, settings, trusted);
   installExtension();
   log(`installed ${path.basename(VSIX)} with code-server --install-extension`);
   state.url = await startCodeServer();

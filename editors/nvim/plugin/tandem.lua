@@ -54,6 +54,10 @@ vim.api.nvim_create_user_command('TandemUndo', function(opts)
   require('tandem').undo(opts.args)
 end, { nargs = '?', desc = "Undo the last Tandem run (or run {id}): every file it changed goes back" })
 
+vim.api.nvim_create_user_command('TandemTrust', function()
+  require('tandem').trust()
+end, { desc = "Trust this folder's own Tandem settings files as they are now" })
+
 vim.api.nvim_create_user_command('TandemRedo', function(opts)
   require('tandem').redo(opts.args)
 end, { nargs = '?', desc = 'Redo the Tandem run undone last (or run {id})' })

@@ -18,12 +18,16 @@ import {
   REJECTED_IN_PREVIEW,
   rejectionMessage,
   relativePath,
+  folderSettingsIgnored,
   RESTART_SETTINGS,
   serverEnv,
   serverSettings,
   startFailureMessage,
   TextInputParams,
   textInputAnswer,
+  USER_ONLY_SETTINGS,
+  userSetting,
+  usersSection,
 } from './logic';
 import { answerCodeIntel } from './codeIntel';
 import { Runs } from './runs';
@@ -42,6 +46,8 @@ export class TandemServer implements vscode.Disposable {
   client: LanguageClient | undefined;
   /** Why the server is not running, for the commands to say. */
   failure: string | undefined;
+  /** The folder settings left out were said (once per window). */
+  private saidIgnored = false;
   private starting: Promise<void> | undefined;
   /** The run whose edit is waiting in the Refactor Preview. */
   private reviewing: string | undefined;
@@ -90,12 +96,21 @@ export class TandemServer implements vscode.Disposable {
 
   private async startInner(): Promise<void> {
     const config = vscode.workspace.getConfiguration('tandem');
-    const serverPath = (config.get<string>('serverPath') ?? '').trim() || 'tandem';
+    // The user's own settings only: a folder's .vscode/settings.json comes with it.
+    const user = (key: string) => userSetting(config.inspect(key));
+    const ignored = folderSettingsIgnored(USER_ONLY_SETTINGS, (key) => config.inspect(key));
+    if (ignored.length > 0 && !this.saidIgnored) {
+      this.saidIgnored = true;
+      void vscode.window.showWarningMessage(
+        `Tandem ignores ${ignored.map((key) => `tandem.${key}`).join(', ')} from this folder's settings: a folder's own files cannot choose the server, the model, where your API key goes or the mode. Set them in your user settings (or in .tandem/settings.json, which applies once you run "Tandem: Trust Workspace").`,
+      );
+    }
+    const serverPath = (typeof user('serverPath') === 'string' ? (user('serverPath') as string) : '').trim() || 'tandem';
     const keys: ApiKeys = {
       anthropic: await this.context.secrets.get(SECRET_KEYS.anthropic),
       openai: await this.context.secrets.get(SECRET_KEYS.openai),
     };
-    const settings = serverSettings((key) => config.get(key));
+    const settings = serverSettings(user);
     const env = serverEnv(process.env, keys);
     if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
       this.failure = startFailureMessage(serverPath, 'ENOENT');
@@ -111,6 +126,16 @@ export class TandemServer implements vscode.Disposable {
       // Code actions run `tandem.ask` through us, so they get the same
       // progress, transcript framing and end message as the palette.
       middleware: {
+        // The server's pull of the `tandem` section gets the user's own
+        // values for what a folder's .vscode/settings.json may not set.
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answer = await next(params, token);
+            if (!Array.isArray(answer)) return answer;
+            const tandem = vscode.workspace.getConfiguration('tandem');
+            return answer.map((section, i) => (params.items[i]?.section === 'tandem' ? usersSection(section, (key) => tandem.inspect(key)) : section));
+          },
+        },
         executeCommand: async (command, args, next) => {
           if (command === 'tandem.ask') {
             return vscode.commands.executeCommand('tandem.runAsk', args[0]);

@@ -9,6 +9,7 @@ import { registerOnboarding } from './onboarding';
 import { registerPanel } from './panel/view';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
+import { registerTrust } from './trust';
 import { registerUndo } from './undo';
 
 let server: TandemServer | undefined;
@@ -21,6 +22,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(server);
   registerCommands(context, server);
   registerUndo(context, server);
+  registerTrust(context, server);
   registerChat(context, server);
   registerCodeIntel(context);
   const panel = registerPanel(context, server);

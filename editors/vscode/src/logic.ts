@@ -20,6 +20,58 @@ export interface ServerSettings {
   maxTurns?: number;
 }
 
+/** What `WorkspaceConfiguration.inspect` tells of one setting (the parts we read). */
+export interface SettingLayers {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * The `tandem.*` settings the extension passes on are the user's own:
+ * their user settings, never a folder's `.vscode/settings.json`, which
+ * comes with the repository (a cloned folder could otherwise name the
+ * binary to run, the base URL the API key is sent to, or a looser mode).
+ * A project's own choices belong in `.tandem/settings.json`, which applies
+ * once the user trusts the folder ("Tandem: Trust Workspace"). A setting
+ * the user did not set is not sent, so the settings files decide.
+ */
+export function userSetting(layers: SettingLayers | undefined): unknown {
+  // Only what the user set: a default (`permissionMode: "default"`) would
+  // hide the mode of the settings files under it.
+  return layers?.globalValue;
+}
+
+/** The settings a folder's own settings set, which the extension leaves out (said once). */
+export function folderSettingsIgnored(keys: readonly string[], inspect: (key: string) => SettingLayers | undefined): string[] {
+  return keys.filter((key) => {
+    const layers = inspect(key);
+    const set = (value: unknown) => value !== undefined && value !== '' && value !== null;
+    return set(layers?.workspaceValue) || set(layers?.workspaceFolderValue);
+  });
+}
+
+/** The extension's settings that the user alone may set. */
+export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'] as const;
+
+/**
+ * The `tandem` section as the server pulls it (`workspace/configuration`):
+ * VS Code's merged values, with the user-only settings replaced by the
+ * user's own (a folder's `.vscode/settings.json` would otherwise set the
+ * server's mode or model).
+ */
+export function usersSection(section: unknown, inspect: (key: string) => SettingLayers | undefined): unknown {
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) return section;
+  const own: Record<string, unknown> = { ...(section as Record<string, unknown>) };
+  for (const key of USER_ONLY_SETTINGS) {
+    const value = userSetting(inspect(key));
+    if (value === undefined) delete own[key];
+    else own[key] = value;
+  }
+  return own;
+}
+
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
@@ -412,4 +464,21 @@ export function undoSummary(direction: 'undo' | 'redo', answer: UndoAnswer, fold
     return f.reason ? `${path}: ${f.status} (${f.reason})` : `${path}: ${f.status}`;
   });
   return `Tandem: ${did} ${answer.runId} (${files.length} file${files.length === 1 ? '' : 's'}: ${counts.join(', ')}). ${each.join('; ')}.`;
+}
+
+/** `tandem.trust`'s answer (docs/protocol.md). */
+export interface TrustAnswer {
+  trusted: string;
+  /** What was ignored until now and applies from now on, one line each. */
+  applied?: string[];
+  /** Project MCP or language servers start only in a new session. */
+  restart?: boolean;
+}
+
+/** What "Tandem: Trust Workspace" tells the user. */
+export function trustSummary(answer: TrustAnswer): string {
+  const applied = answer.applied ?? [];
+  const what = applied.length === 0 ? 'nothing in them needed it' : `now applied: ${applied.join('; ')}`;
+  const restart = answer.restart ? ' The server restarts to start the project\'s servers.' : '';
+  return `Tandem trusts this folder's settings files as they are now (${what}). When one changes, it is ignored again until you trust the folder again.${restart}`;
 }

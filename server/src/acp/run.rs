@@ -61,6 +61,8 @@ pub struct Session {
     mode: Mutex<PermissionMode>,
     /// The model the session's prompts use, one of `models`.
     model: Mutex<String>,
+    /// The trust notice last shown in this session: each is said once.
+    trust_said: Mutex<Option<String>>,
     /// The models the session may switch between (the settings' first).
     pub models: Vec<String>,
     pub history: Vec<serde_json::Value>,
@@ -83,11 +85,18 @@ pub fn provider_problem(settings: &Settings) -> Option<String> {
 /// refuses the session (`Err`: each such file with its line and column)
 /// until it is fixed.
 pub fn read_settings(root: &Path) -> Result<Settings, String> {
+    read_settings_noticed(root).map(|(settings, _)| settings)
+}
+
+/// [`read_settings`], with the notice of what an untrusted folder's files
+/// asked for and was left out ([`crate::settings::trust_notice`]), for the
+/// client to show.
+pub fn read_settings_noticed(root: &Path) -> Result<(Settings, Option<String>), String> {
     let (settings, problems) = crate::host::load_settings(root).map_err(|fatal| format!("Tandem does not run: {fatal}"))?;
-    for problem in problems {
+    for problem in &problems {
         tracing::warn!("settings: {problem}");
     }
-    Ok(settings)
+    Ok((settings, crate::settings::trust_notice(&problems)))
 }
 
 /// The client's `mcpServers` as Tandem's server entries (they need no
@@ -203,6 +212,7 @@ pub fn open(
         running: std::sync::atomic::AtomicBool::new(false),
         mode: Mutex::new(mode),
         model: Mutex::new(models.first().cloned().unwrap_or_default()),
+        trust_said: Mutex::new(None),
         models,
         history,
     }))
@@ -323,7 +333,8 @@ impl Session {
         // As `tandem lsp` at every ask: a settings file that stopped
         // parsing since the session opened stops the prompt (its deny
         // rules might be the ones that matter).
-        read_settings(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
+        let (_, notice) = read_settings_noticed(self.workspace.root()).map_err(PromptError::BrokenSettings)?;
+        self.say_trust_notice(notice);
         let cancel = CancellationToken::new();
         let parts = RunParts {
             mode: Some(self.mode()),
@@ -357,6 +368,21 @@ impl Session {
         }
         self.core.notify(SessionUpdate::UsageUpdate(usage));
         Ok(finished.outcome)
+    }
+
+    /// What an untrusted folder's files asked for and was left out, as a
+    /// message the client shows before the answer: once, and again only
+    /// when it changes.
+    fn say_trust_notice(&self, notice: Option<String>) {
+        let mut said = self.trust_said.locked();
+        if *said == notice {
+            return;
+        }
+        if let Some(text) = &notice {
+            let chunk = agent_client_protocol::v1::schema::ContentChunk::new(super::updates::text_block(format!("[Tandem] {text}\n\n")));
+            self.core.notify(SessionUpdate::AgentMessageChunk(chunk));
+        }
+        *said = notice;
     }
 
     /// Cancel the running prompt (its tools and shell commands stop).

@@ -289,8 +289,12 @@ fn report_problems(problems: &[String]) {
 #[allow(clippy::print_stderr)]
 pub fn read_settings(root: &std::path::Path) -> anyhow::Result<Settings> {
     let (settings, problems) = host::load_settings(root).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
-    for problem in problems {
+    for problem in problems.iter().filter(|p| !p.needs_trust()) {
         eprintln!("tandem: settings: {problem}");
+    }
+    // What an untrusted folder's files asked for, once, with how to trust it.
+    if let Some(notice) = tandem::settings::trust_notice(&problems) {
+        eprintln!("tandem: {notice}");
     }
     Ok(settings)
 }

@@ -3,9 +3,10 @@
 //! `:checkhealth tandem`, which runs `tandem doctor --json`): which model
 //! endpoint a run would talk to and why (the one decision every front end
 //! makes, `host::endpoint`); whether shell commands run in a sandbox, and
-//! why not; whether inline completions are on, with the shown / accepted
-//! counts of the last language-server sessions in this folder (kept
-//! locally, for tuning `debounceMs`).
+//! why not; whether the folder's own settings files are trusted, and what
+//! was ignored until they are; whether inline completions are on, with the
+//! shown / accepted counts of the last language-server sessions in this
+//! folder (kept locally, for tuning `debounceMs`).
 
 use std::process::ExitCode;
 
@@ -17,7 +18,8 @@ use tandem::sandbox::Availability;
 /// or conflicting model provider is said as a warning). With `json`, one
 /// object: `{"version", "workspace", "provider": {"provider", "model",
 /// "base_url"?, "reason"} | {"error"}, "sandbox": {"state": "ready" |
-/// "disabled" | "unavailable", "description", "notice"?}}`. `editor`: an
+/// "disabled" | "unavailable", "description", "notice"?}, "trust":
+/// {"state", "files", "notice"?}}` (see [`trust_report`]). `editor`: an
 /// editor's settings over the files (`--editor-settings`).
 #[allow(clippy::print_stdout)]
 pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyhow::Result<ExitCode> {
@@ -26,12 +28,14 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
         None => Vec::new(),
     };
     let (settings, problems) = tandem::host::load_settings_with(root, &editor).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
-    for problem in problems {
+    // What needs trust is said in the trust report below, once.
+    for problem in problems.iter().filter(|p| !p.needs_trust()) {
         eprintln!("tandem: settings: {problem}");
     }
     let endpoint = tandem::host::endpoint(&settings);
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
+    let trust = trust_report(root, &problems);
     let inline = &settings.inline_completions;
     let sessions = tandem::completion::telemetry::sessions(root);
     let model = inline.resolve(|name| settings.lookup(name));
@@ -54,6 +58,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
         if let Some(notice) = sandbox.notice() {
             report["sandbox"]["notice"] = serde_json::json!(notice);
         }
+        report["trust"] = trust;
         report["inlineCompletions"] = serde_json::json!({
             "enabled": inline.enabled,
             "provider": model.as_ref().ok().and_then(Option::as_ref).map(|m| m.api.name()),
@@ -90,5 +95,49 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
             session.requests, session.shown, session.accepted, session.cache_hits, session.stale, session.failures
         );
     }
+    let files = trust["files"].as_object().cloned().unwrap_or_default();
+    match trust["state"].as_str() {
+        Some("no project files") => println!("trust: this folder has no settings files of its own (nothing to trust)"),
+        Some("trusted") => println!("trust: this folder's settings files are trusted"),
+        _ => println!("trust: WARNING: this folder's settings files are not trusted: they may only tighten"),
+    }
+    for (file, state) in &files {
+        println!("  {file}: {}", state.as_str().unwrap_or_default());
+    }
+    if let Some(notice) = trust["notice"].as_str() {
+        for line in notice.lines() {
+            println!("  {line}");
+        }
+    }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The folder's trust: `{"state": "trusted" | "not trusted" | "no project
+/// files", "files": {".tandem/settings.json": "trusted" | "changed since
+/// trusted" | "not trusted"}, "notice"?: what was ignored and how to trust}`.
+fn trust_report(root: &std::path::Path, problems: &[tandem::settings::SettingsProblem]) -> serde_json::Value {
+    use tandem::trust::{FileTrust, Trust, PROJECT_FILES};
+    let trust = Trust::of(root);
+    let mut files = serde_json::Map::new();
+    for relative in PROJECT_FILES {
+        let Ok(bytes) = std::fs::read(root.join(relative)) else { continue };
+        let state = match trust.file(relative, &bytes) {
+            FileTrust::Trusted => "trusted",
+            FileTrust::Changed => "changed since trusted",
+            FileTrust::NotTrusted => "not trusted",
+        };
+        files.insert(relative.to_string(), serde_json::json!(state));
+    }
+    let state = if files.is_empty() {
+        "no project files"
+    } else if files.values().all(|s| s == "trusted") {
+        "trusted"
+    } else {
+        "not trusted"
+    };
+    let mut report = serde_json::json!({"state": state, "files": files});
+    if let Some(notice) = tandem::settings::trust_notice(problems) {
+        report["notice"] = serde_json::json!(notice);
+    }
+    report
 }

@@ -14,10 +14,15 @@ use tandem::workspace::Workspace;
 /// Beyond the longest start-up timeout, how long `list` waits for servers.
 const LIST_MARGIN: Duration = Duration::from_secs(2);
 
-#[allow(clippy::print_stdout)]
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> {
     let workspace = Arc::new(Workspace::new(std::env::current_dir()?)?);
-    let settings = super::ask::read_settings(workspace.root())?;
+    // As `tandem ask` reads them, but what an untrusted folder's files
+    // asked for is said below, with the servers.
+    let (settings, problems) = tandem::host::load_settings(workspace.root()).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
+    for problem in problems.iter().filter(|p| !p.needs_trust()) {
+        eprintln!("tandem: settings: {problem}");
+    }
     // The servers the host gives a run here, as a run would get them.
     let (host, _) = Host::open(FrontEnd {
         workspace,
@@ -42,6 +47,10 @@ pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> 
     }
     for warning in manager.warnings() {
         println!("warning: {warning}");
+    }
+    // Servers in files of a folder not trusted yet are not listed: say so.
+    if let Some(notice) = tandem::settings::trust_notice(&problems) {
+        println!("warning: {notice}");
     }
     if statuses.is_empty() {
         println!("No MCP servers configured (~/.tandem/mcp.json, .mcp.json, mcpServers in .tandem/settings.json).");

@@ -10,4 +10,5 @@ pub mod doctor;
 pub mod mcp;
 pub mod plan_review;
 pub mod printer;
+pub mod trust;
 pub mod undo;

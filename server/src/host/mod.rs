@@ -101,6 +101,24 @@ pub fn load_settings_with(root: &Path, editor: &[serde_json::Value]) -> Result<(
     Err(fatal.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
 }
 
+/// Trust the files of the folder `root` as they are now, in the user's
+/// store ([`crate::trust`]). The answer is what that lets apply: what the
+/// untrusted files asked for and was left out until now (empty: nothing
+/// needed trust); `Err` says why the trust cannot be kept.
+pub fn trust_folder(root: &Path) -> Result<Vec<SettingsProblem>, String> {
+    let store = crate::trust::TrustStore::for_user().ok_or("cannot find the user's data folder (set XDG_DATA_HOME) to remember the trust in")?;
+    let (_, before) = crate::settings::load(&SettingsFiles::for_workspace(root), &[]);
+    store.trust(root).map_err(|err| format!("cannot remember the trust in {}: {err}", store.path().display()))?;
+    Ok(before.into_iter().filter(SettingsProblem::needs_trust).collect())
+}
+
+/// Whether [`trust_folder`]'s answer holds what starts when a session
+/// opens (MCP and language servers): a session open before the trust
+/// starts them only when it is opened again.
+pub fn needs_new_session(applied: &[SettingsProblem]) -> bool {
+    applied.iter().any(|p| matches!(p.field.as_str(), "mcpServers" | "lspServers" | "enableAllProjectMcpServers" | "enabledMcpjsonServers"))
+}
+
 /// The model provider the settings (and the environment under them) name.
 pub fn provider(settings: &Settings) -> anyhow::Result<Box<dyn Provider>> {
     provider_with_model(settings, None)
@@ -186,6 +204,19 @@ pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
     // The masks depend on the rules only, not on the mode.
     let denied = Policy::new(PermissionMode::Default, &settings.permissions, roots).read_denied_paths();
     crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
+}
+
+/// What a run's shell commands get in their environment: the settings'
+/// `env`, and git's code-running keys set to harmless values above every
+/// config file ([`crate::sandbox::git::config_overrides`]), so no `git`
+/// a command runs, in the sandbox or not, runs a repository's fsmonitor,
+/// hooks, pager, editor, `!` aliases, filters or drivers.
+pub fn shell_env(settings: &Settings, roots: &[PathBuf]) -> crate::environment::ChildEnv {
+    let mut env = settings.child_env();
+    // The workspace's own aliases, filters and drivers too (read once per run).
+    let own = crate::sandbox::git::repository_overrides(roots);
+    crate::sandbox::git::config_overrides(&mut env.set, &own);
+    env
 }
 
 /// A run id for a front end that has none of its own (the terminal, an
@@ -566,7 +597,7 @@ impl Host {
         };
         let ctx = ToolContext {
             cancel: parts.cancel,
-            child_env: Arc::new(settings.child_env()),
+            child_env: Arc::new(shell_env(settings, workspace.roots())),
             sandbox: sandbox.sandbox(),
             run: Arc::new(scope),
             ..ToolContext::new(Arc::clone(&workspace))

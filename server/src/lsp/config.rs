@@ -50,11 +50,7 @@ impl SettingsLayers {
                 let layers: Vec<crate::settings::Layer> = editor
                     .iter()
                     .filter(|v| !v.is_null())
-                    .map(|v| crate::settings::Layer {
-                        scope: crate::settings::Scope::Editor,
-                        source: "editor settings".into(),
-                        value: crate::settings::editor_section(v),
-                    })
+                    .map(|v| crate::settings::Layer::users(crate::settings::Scope::Editor, "editor settings", crate::settings::editor_section(v)))
                     .collect();
                 crate::settings::resolve(&layers)
             }
@@ -88,7 +84,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join(".tandem")).unwrap();
         std::fs::write(root.path().join(".tandem/settings.json"), r#"{"model": "file", "maxTurns": 3, "permissionMode": "plan"}"#).unwrap();
-        let files = SettingsFiles::with_home(root.path(), None);
+        let files = SettingsFiles::with_home(root.path(), None).with_trust(crate::trust::TrustSource::Everything);
         let layers = SettingsLayers { init: json!({"tandem": {"model": "init"}}), configuration: json!({"permissionMode": ""}) };
         let (settings, problems) = layers.resolve_with_files(Some(&files));
         assert!(problems.is_empty(), "{problems:?}");

@@ -41,6 +41,11 @@ pub const THREADS_COMMAND: &str = "tandem.threads";
 pub const FORGET_COMMAND: &str = "tandem.forget";
 pub const COMPACT_COMMAND: &str = "tandem.compact";
 pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
+/// Trust the workspace's own settings files as they are now (the editor's
+/// "Trust Workspace"): answers `{"trusted": root, "applied": [...],
+/// "restart": bool}` — `restart`: project MCP or language servers start
+/// only in a new session (the plugin restarts the server).
+pub const TRUST_COMMAND: &str = "tandem.trust";
 /// The model endpoint runs would talk to now, and why (`host::endpoint`):
 /// `{"provider", "model", "base_url"?, "reason"}`, or `{"error"}`.
 pub const PROVIDER_COMMAND: &str = "tandem.provider";
@@ -148,7 +153,9 @@ impl Backend {
         let fatal: Vec<String> = fatal.iter().map(ToString::to_string).collect();
         *self.broken_settings.locked() = fatal.clone();
         let mut notices: Vec<String> = fatal.iter().map(|f| format!("{ERROR_MARK}{f}")).collect();
-        notices.extend(problems.iter().map(ToString::to_string));
+        notices.extend(problems.iter().filter(|p| !p.needs_trust()).map(ToString::to_string));
+        // What an untrusted folder's files asked for, in one message with how to trust it.
+        notices.extend(crate::settings::trust_notice(&problems));
         if let Some(root) = self.settings_files.get().and_then(|f| f.project.parent()).and_then(|p| p.parent()) {
             let consent = crate::consent::ConsentStore::for_user();
             let (hooks, hook_problems) = crate::host::hooks(&settings, root, consent.as_ref());
@@ -279,6 +286,18 @@ impl Backend {
             Err(crate::checkpoint::CheckpointError::Invalid(message)) => Err(Error::invalid_params(message)),
             Err(err) => Err(Error { code: ErrorCode::ServerError(-32803), message: err.to_string().into(), data: None }),
         }
+    }
+
+    /// `tandem.trust`: the user trusts the workspace's files as they are
+    /// now; the settings are read again at once (mode, rules, hooks), and
+    /// the answer says what now applies.
+    fn trust(&self) -> Result<Option<Value>> {
+        let Some(root) = self.settings_files.get().map(|files| files.root.clone()) else { return Err(Error::invalid_request()) };
+        let applied = crate::host::trust_folder(&root).map_err(|message| Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None })?;
+        self.update_settings(|_| {});
+        let items: Vec<String> = applied.iter().map(|p| format!("{}: {} {}", p.source, p.field, p.message).trim().to_string()).collect();
+        let restart = crate::host::needs_new_session(&applied);
+        Ok(Some(json!({"trusted": root, "applied": items, "restart": restart})))
     }
 
     fn threads(&self) -> Result<Arc<Threads>> {
@@ -509,7 +528,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, TRUST_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -607,6 +626,7 @@ impl LanguageServer for Backend {
             UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
+            TRUST_COMMAND => self.trust(),
             PROVIDER_COMMAND => Ok(Some(match crate::host::endpoint(&self.settings()) {
                 Ok(endpoint) => serde_json::to_value(endpoint).unwrap_or_default(),
                 Err(error) => json!({"error": error}),

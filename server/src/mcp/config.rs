@@ -10,12 +10,14 @@
 //! `${VAR}` and `${VAR:-default}` are expanded in commands, args, env values,
 //! urls and headers.
 //!
-//! Servers from files a project brings with it (`.mcp.json`,
-//! `.tandem/settings.json`) can start programs, so they need the user's
-//! consent; the approval settings (`enableAllProjectMcpServers`,
-//! `enabledMcpjsonServers`) are read only from the user's own files
-//! (`~/.tandem/settings.json`, `.tandem/settings.local.json`): a project
-//! cannot approve itself.
+//! Servers from files in the workspace (`.mcp.json`,
+//! `.tandem/settings.json`, `.tandem/settings.local.json`: any of them may
+//! have come with it) can start programs: they are read only once the user
+//! trusts the file's content ([`crate::trust`]), and then still need the
+//! user's consent, server by server. The approval settings
+//! (`enableAllProjectMcpServers`, `enabledMcpjsonServers`) are read only
+//! from `~/.tandem/settings.json` and a trusted
+//! `.tandem/settings.local.json`: a project cannot approve itself.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,8 +29,6 @@ use serde_json::Value;
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Tool-call timeout when the settings give none.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
-/// Config files larger than this are refused (they are hand-written JSON).
-const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Which file a server came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -49,9 +49,10 @@ pub enum Origin {
 }
 
 impl Origin {
-    /// Servers from files that come with the project start only with consent.
+    /// Servers from files in the workspace (which may have come with it)
+    /// start only with consent, once the file is trusted too.
     pub fn needs_consent(self) -> bool {
-        matches!(self, Origin::ProjectMcp | Origin::ProjectSettings)
+        matches!(self, Origin::ProjectMcp | Origin::ProjectSettings | Origin::LocalSettings)
     }
 
     pub fn file(self) -> &'static str {
@@ -139,11 +140,19 @@ impl McpConfig {
     pub fn load(home: Option<&Path>, root: &Path) -> McpConfig {
         // Credentials are held in memory, out of the process environment.
         let lookup = |name: &str| crate::environment::var(name);
-        Self::load_with(home, root, &lookup)
+        Self::load_trusting(home, root, &lookup, &crate::trust::Trust::of(root))
     }
 
-    /// [`McpConfig::load`] with a given environment (for tests).
+    /// [`McpConfig::load`] with a given environment, every file trusted (for tests).
     pub fn load_with(home: Option<&Path>, root: &Path, env: &dyn Fn(&str) -> Option<String>) -> McpConfig {
+        Self::load_trusting(home, root, env, &crate::trust::Trust::everything())
+    }
+
+    /// The servers of the files, of a project's files only those of files
+    /// the user trusts ([`crate::trust`]): an untrusted `.mcp.json` or
+    /// settings file starts nothing and approves nothing (the settings
+    /// loader tells the user what was left out).
+    pub fn load_trusting(home: Option<&Path>, root: &Path, env: &dyn Fn(&str) -> Option<String>, trust: &crate::trust::Trust) -> McpConfig {
         let mut config = McpConfig::default();
         let mut files: Vec<(Origin, PathBuf)> = Vec::new();
         if let Some(home) = home {
@@ -162,8 +171,16 @@ impl McpConfig {
         let mut merged: BTreeMap<String, ServerConfig> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
         for (origin, path) in files {
-            let json = match read_json(&path) {
-                Ok(Some(json)) => json,
+            let project = matches!(origin, Origin::ProjectMcp | Origin::ProjectSettings | Origin::LocalSettings);
+            let json = match read_json(&path, project.then_some(root)) {
+                Ok(Some((json, bytes))) => {
+                    let relative = path.strip_prefix(root).map(|p| p.display().to_string()).unwrap_or_default();
+                    if project && !trust.trusts(&relative, &bytes) {
+                        tracing::info!(file = %path.display(), "not trusted: its MCP servers and approvals are left out");
+                        continue;
+                    }
+                    json
+                }
                 Ok(None) => continue,
                 Err(err) => {
                     config.warnings.push(err);
@@ -216,18 +233,16 @@ impl McpConfig {
     }
 }
 
-/// `Ok(None)` when the file does not exist.
-fn read_json(path: &Path) -> Result<Option<Value>, String> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("{}: {err}", path.display())),
-    };
-    if metadata.len() > MAX_CONFIG_BYTES {
-        return Err(format!("{}: larger than {MAX_CONFIG_BYTES} bytes; ignored", path.display()));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))
+/// `Ok(None)` when the file does not exist. Read strictly, as the
+/// settings are ([`crate::json_file`]): a FIFO, a device, a file over a
+/// megabyte, a duplicate key or (for the project's files) a symlink out of
+/// the workspace is refused.
+fn read_json(path: &Path, inside: Option<&Path>) -> Result<Option<(Value, Vec<u8>)>, String> {
+    let read = crate::json_file::read_bytes(path, inside).and_then(|bytes| match bytes {
+        Some(bytes) => crate::json_file::parse_object(&bytes).map(|value| value.map(|v| (v, bytes))),
+        None => Ok(None),
+    });
+    read.map_err(|err| format!("{}: {err}; ignored", path.display()))
 }
 
 fn parse_transport(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Transport, String> {

@@ -109,6 +109,11 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
             text.push_str(reason);
         }
     }
+    // A question about an edit (a protected file) shows what would be written.
+    if let (ToolKind::Edit { .. }, Some(preview)) = (&request.kind, request.preview.as_deref().filter(|p| !p.trim().is_empty())) {
+        text.push_str("\n\n");
+        text.push_str(&bounded_preview(preview));
+    }
     if request.wants_network() {
         text.push_str("\n\nIt asks for the network: allowing it lets this one command reach it (shell commands run in a sandbox without network).");
     }
@@ -117,6 +122,18 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
         text.push_str(&format!("\n\n\"Always allow\" adds: {}", rules.join(", ")));
     }
     text
+}
+
+/// A diff for a question: its first lines, and how many more there are.
+fn bounded_preview(preview: &str) -> String {
+    const LINES: usize = 60;
+    let total = preview.lines().count();
+    let mut shown: Vec<&str> = preview.lines().take(LINES).collect();
+    let more = format!("… {} more lines", total.saturating_sub(LINES));
+    if total > LINES {
+        shown.push(&more);
+    }
+    shown.join("\n")
 }
 
 pub struct Gate<P> {
@@ -223,7 +240,7 @@ impl<P: Prompter> PermissionGate for Gate<P> {
                 RuleVerdict::Ask(info) => info.reasons,
                 _ => Vec::new(),
             };
-            return self.ask(prompter, request, &AskInfo { reasons, always: Vec::new() }).await;
+            return self.ask(prompter, request, &AskInfo { reasons, always: Vec::new(), protected: false }).await;
         }
         match verdict {
             RuleVerdict::Allow => PermissionDecision::Allow,
@@ -231,7 +248,7 @@ impl<P: Prompter> PermissionGate for Gate<P> {
             RuleVerdict::Deny(reason) => PermissionDecision::Deny(reason),
             RuleVerdict::Review => match (&request.kind, &self.prompter) {
                 (ToolKind::Edit { path }, Some(prompter)) => self.review(prompter, request, path).await,
-                (ToolKind::Edit { .. }, None) => nobody(&AskInfo { reasons: Vec::new(), always: Vec::new() }),
+                (ToolKind::Edit { .. }, None) => nobody(&AskInfo { reasons: Vec::new(), always: Vec::new(), protected: false }),
                 _ => PermissionDecision::Deny("only edits are reviewed".into()),
             },
             RuleVerdict::Ask(info) => match &self.prompter {

@@ -15,6 +15,7 @@ pub mod gate;
 pub mod headless;
 pub mod masks;
 pub mod policy;
+pub mod protected;
 pub mod rules;
 pub mod shell;
 
@@ -46,13 +47,14 @@ impl Policy {
         match hook {
             PreHook::None => self.decide(call),
             PreHook::Block(reason) => RuleVerdict::Deny(format!("the PreToolUse hook blocked it: {reason}")),
+            // A hook's "allow" does not open a protected path either.
             PreHook::Allow(_) => match self.deny_reason(call) {
                 Some(reason) => RuleVerdict::Deny(reason),
-                None => self.allowed_verdict(call),
+                None => self.protected_on_its_own(call).unwrap_or_else(|| self.allowed_verdict(call)),
             },
             PreHook::Ask(reason) => match self.deny_reason(call) {
                 Some(reason) => RuleVerdict::Deny(reason),
-                None => RuleVerdict::Ask(AskInfo { reasons: vec![format!("the PreToolUse hook asks: {reason}")], always: Vec::new() }),
+                None => RuleVerdict::Ask(AskInfo { reasons: vec![format!("the PreToolUse hook asks: {reason}")], always: Vec::new(), protected: false }),
             },
         }
     }

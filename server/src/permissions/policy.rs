@@ -18,6 +18,9 @@
 
 use std::sync::RwLock;
 
+use std::path::PathBuf;
+
+use super::protected::{self, Level, Protected};
 use super::rules::{Family, Pattern, Places, Rule};
 use super::shell::{self, Analysis, ShellEnv, SimpleCommand, Write};
 use super::ToolKind;
@@ -55,6 +58,9 @@ pub struct AskInfo {
     /// when no rule can (a redirect outside the workspace, `eval`, …): the
     /// user can then allow it once only.
     pub always: Vec<Rule>,
+    /// It writes a protected path: asked in every mode, and only a rule
+    /// naming the path lets it run unasked.
+    pub protected: bool,
 }
 
 /// One call as the policy sees it.
@@ -251,6 +257,11 @@ impl Policy {
         if mode == PermissionMode::Plan && !read_only {
             return RuleVerdict::Deny(PLAN_MODE_REFUSAL.to_string());
         }
+        // Protected paths: a write there is asked in every mode, unless an
+        // allow rule names the path (bypassPermissions lets the lesser ones go).
+        if let Some(verdict) = self.protected_verdict(call, analysis.as_ref(), &rules.allow) {
+            return verdict;
+        }
         if mode == PermissionMode::BypassPermissions {
             return RuleVerdict::Approved;
         }
@@ -261,6 +272,7 @@ impl Policy {
                 reasons: asked.iter().map(|s| s.describe("ask")).collect(),
                 // An ask rule wins over allow rules: "Always allow" would change nothing.
                 always: Vec::new(),
+                protected: false,
             });
         }
         // 4. Allow rules. A command judged read-only stays unasked; what
@@ -301,7 +313,7 @@ impl Policy {
                 if analysis.concerns.is_empty() {
                     always.extend(writes.iter().map(|w| self.edit_rule(w)));
                 }
-                RuleVerdict::Ask(AskInfo { reasons, always })
+                RuleVerdict::Ask(AskInfo { reasons, always, protected: false })
             }
             ToolKind::Fetch { url } => {
                 let host = super::rules::host_of(url);
@@ -314,14 +326,71 @@ impl Policy {
                         .map(|h| Rule { tool: "web_fetch".into(), pattern: Some(Pattern::Domain(h)) })
                         .into_iter()
                         .collect(),
+                    protected: false,
                 })
             }
             ToolKind::Other if read_only => RuleVerdict::Allow,
             ToolKind::Other => RuleVerdict::Ask(AskInfo {
                 reasons: vec![format!("`{}` is not known to be read-only", call.tool)],
                 always: vec![Rule { tool: call.tool.to_string(), pattern: None }],
+                protected: false,
             }),
         }
+    }
+
+    /// The verdict on a write to a protected path ([`super::protected`]),
+    /// when the call makes one: asked, with the reason, in every mode —
+    /// `bypassPermissions` lets only [`Level::Asked`] paths go — unless an
+    /// allow rule (or a grant) names the path. `None`: no protected path
+    /// is written. A shell command's writes are checked here too; the
+    /// sandbox keeps these paths read-only for it besides.
+    fn protected_verdict(&self, call: Call<'_>, analysis: Option<&Analysis>, allow: &[Sourced]) -> Option<RuleVerdict> {
+        let mode = self.mode();
+        let targets: Vec<(PathBuf, String)> = match (call.kind, analysis) {
+            (ToolKind::Edit { path }, _) => vec![(path.clone(), self.shown(path))],
+            (ToolKind::Execute { .. }, Some(analysis)) => analysis.protected_writes.iter().map(|w| (w.path.clone(), w.shown.clone())).collect(),
+            _ => return None,
+        };
+        let mut reasons = Vec::new();
+        let mut always = Vec::new();
+        for (path, shown) in targets {
+            let Some(found) = protected::protected(&path, &self.shell.roots) else { continue };
+            if mode == PermissionMode::BypassPermissions && found.level == Level::Asked {
+                continue;
+            }
+            let mut granted = allow.to_vec();
+            granted.extend(call.granted.iter().filter_map(|text| Rule::parse(text).ok()).map(|rule| Sourced { rule, scope: None }));
+            if granted.iter().any(|s| names_protected(&s.rule, &found) && s.rule.matches("write_file", &ToolKind::Edit { path: path.clone() }, &self.places)) {
+                continue;
+            }
+            let every_mode = if found.level == Level::Always { "asked in every mode, bypassPermissions too" } else { "asked in every mode" };
+            reasons.push(format!("writes to `{shown}`, a protected path ({}): {every_mode}", found.what));
+            always.push(self.edit_rule(&Write { shown, path }));
+        }
+        if reasons.is_empty() {
+            return None;
+        }
+        // A command with a concern no rule covers can be allowed once only.
+        if analysis.is_some_and(|a| !a.concerns.is_empty()) {
+            always.clear();
+        }
+        Some(RuleVerdict::Ask(AskInfo { reasons, always, protected: true }))
+    }
+
+    /// [`Policy::protected_verdict`] with the rules and the command's
+    /// analysis of its own (after a hook's "allow").
+    pub fn protected_on_its_own(&self, call: Call<'_>) -> Option<RuleVerdict> {
+        let allow = self.rules.reading().allow.clone();
+        let analysis = match call.kind {
+            ToolKind::Execute { command } => Some(self.analyze_shell(command)),
+            _ => None,
+        };
+        self.protected_verdict(call, analysis.as_ref(), &allow)
+    }
+
+    /// A path as the user knows it: relative to the primary root.
+    fn shown(&self, path: &std::path::Path) -> String {
+        path.strip_prefix(&self.places.root).map(|p| p.display().to_string()).unwrap_or_else(|_| path.display().to_string())
     }
 
     /// A call allowed without a question: approved when the user chose
@@ -400,6 +469,15 @@ impl Policy {
     }
 }
 
+/// An allow rule names a protected path when it is an edit rule whose
+/// pattern spells the component that protects it (`edit_file(.vscode/**)`,
+/// `edit_file(./.git/hooks/pre-commit)`): a rule for every file
+/// (`edit_file`, `edit_file(**)`) does not.
+fn names_protected(rule: &Rule, found: &Protected) -> bool {
+    rule.family() == Family::Edit
+        && matches!(&rule.pattern, Some(Pattern::Path(glob)) if glob.to_ascii_lowercase().contains(&found.name.to_ascii_lowercase()))
+}
+
 /// The narrowest useful rule for one simple command: the command and its
 /// subcommand (`git status:*`, `cargo test:*`); the exact command when its
 /// second word is not a subcommand (`rm -rf build`, `make`).
@@ -432,6 +510,15 @@ fn is_read_only(call: Call<'_>, analysis: Option<&Analysis>) -> bool {
 pub fn headless_denial(call: Call<'_>, summary: &str, ask: &AskInfo) -> String {
     let what = if summary.is_empty() { call.tool.to_string() } else { format!("{} {summary}", call.tool) };
     let why = if ask.reasons.is_empty() { String::new() } else { format!(" ({})", ask.reasons.join("; ")) };
+    if ask.protected {
+        let rules: Vec<String> = ask.always.iter().map(|r| format!("\"{r}\"")).collect();
+        let how = if rules.is_empty() {
+            "run it where someone can answer".to_string()
+        } else {
+            format!("to let Tandem write it unasked, add an allow rule that names it to your own settings (~/.tandem/settings.json): \"permissions\": {{\"allow\": [{}]}}", rules.join(", "))
+        };
+        return format!("{what} needs permission{why}; no one can answer in this run, and no mode lets it through: {how}");
+    }
     match (call.kind, ask.always.as_slice()) {
         (ToolKind::Edit { .. }, _) => format!(
             "{what} needs permission{why}; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"
@@ -479,6 +566,85 @@ mod tests {
             RuleVerdict::Ask(ask) => ask.always.iter().map(ToString::to_string).collect(),
             other => panic!("expected an ask, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn protected_paths_are_asked_in_every_mode_unless_a_rule_names_them() {
+        let f = fixture();
+        std::fs::create_dir_all(f.root.join(".git/hooks")).unwrap();
+        let roots = std::slice::from_ref(&f.root);
+        let broad = ["edit_file", "edit_file(**)", "Edit(./*)"];
+        let policies = [
+            ("default", Policy::new(PermissionMode::Default, &PermissionRules::default(), roots)),
+            ("acceptEdits", Policy::new(PermissionMode::AcceptEdits, &PermissionRules::default(), roots)),
+            ("acceptEdits+broad", Policy::new(PermissionMode::AcceptEdits, &rules(&broad, &[], &[]), roots)),
+            ("bypass", Policy::new(PermissionMode::BypassPermissions, &PermissionRules::default(), roots)),
+            ("default+named", Policy::new(PermissionMode::Default, &rules(&["edit_file(.vscode/**)", "Edit(./.git/hooks/pre-commit)"], &[], &[]), roots)),
+        ];
+        let files = [".git/hooks/pre-commit", ".git/config", ".tandem/settings.json", ".vscode/tasks.json", ".envrc", "src/a.rs"];
+        let mut out = String::new();
+        for (name, policy) in &policies {
+            for file in files {
+                let kind = ToolKind::Edit { path: f.root.join(file) };
+                let verdict = policy.decide(Call { tool: "write_file", kind: &kind, read_only: false, accept_edits: false, granted: &[] });
+                out.push_str(&format!("{name}: {file} => {}\n", verdict_line(&verdict)));
+            }
+        }
+        // A thread's grant ("Always allow" on the question) names the file.
+        let kind = ToolKind::Edit { path: f.root.join(".vscode/tasks.json") };
+        let granted = ["edit_file(./.vscode/tasks.json)".to_string()];
+        let verdict = policies[1].1.decide(Call { tool: "write_file", kind: &kind, read_only: false, accept_edits: false, granted: &granted });
+        out.push_str(&format!("acceptEdits, granted: .vscode/tasks.json => {}\n", verdict_line(&verdict)));
+        // A PreToolUse hook's "allow" does not open it.
+        let hooked = policies[3].1.decide_with_hook(
+            Call { tool: "write_file", kind: &ToolKind::Edit { path: f.root.join(".tandem/settings.json") }, read_only: false, accept_edits: false, granted: &[] },
+            crate::tools::PreHook::Allow("ok".into()),
+        );
+        out.push_str(&format!("bypass, hook allows: .tandem/settings.json => {}\n", verdict_line(&hooked)));
+        // Shell writes there too, in bypassPermissions.
+        out.push_str(&format!("bypass: echo x > .git/hooks/pre-push => {}\n", verdict_line(&shell(&policies[3].1, "echo x > .git/hooks/pre-push"))));
+        out.push_str(&format!("bypass: echo x > .vscode/tasks.json => {}\n", verdict_line(&shell(&policies[3].1, "echo x > .vscode/tasks.json"))));
+        expect_test::expect![[r#"
+            default: .git/hooks/pre-commit => ask: writes to `.git/hooks/pre-commit`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/hooks/pre-commit)]
+            default: .git/config => ask: writes to `.git/config`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/config)]
+            default: .tandem/settings.json => ask: writes to `.tandem/settings.json`, a protected path (Tandem's settings: they grant permissions and run hooks): asked in every mode, bypassPermissions too [always: edit_file(./.tandem/settings.json)]
+            default: .vscode/tasks.json => ask: writes to `.vscode/tasks.json`, a protected path (VS Code's settings and tasks: the editor runs them): asked in every mode [always: edit_file(./.vscode/tasks.json)]
+            default: .envrc => ask: writes to `.envrc`, a protected path (direnv runs it when you enter the folder): asked in every mode [always: edit_file(./.envrc)]
+            default: src/a.rs => review
+            acceptEdits: .git/hooks/pre-commit => ask: writes to `.git/hooks/pre-commit`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/hooks/pre-commit)]
+            acceptEdits: .git/config => ask: writes to `.git/config`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/config)]
+            acceptEdits: .tandem/settings.json => ask: writes to `.tandem/settings.json`, a protected path (Tandem's settings: they grant permissions and run hooks): asked in every mode, bypassPermissions too [always: edit_file(./.tandem/settings.json)]
+            acceptEdits: .vscode/tasks.json => ask: writes to `.vscode/tasks.json`, a protected path (VS Code's settings and tasks: the editor runs them): asked in every mode [always: edit_file(./.vscode/tasks.json)]
+            acceptEdits: .envrc => ask: writes to `.envrc`, a protected path (direnv runs it when you enter the folder): asked in every mode [always: edit_file(./.envrc)]
+            acceptEdits: src/a.rs => allow
+            acceptEdits+broad: .git/hooks/pre-commit => ask: writes to `.git/hooks/pre-commit`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/hooks/pre-commit)]
+            acceptEdits+broad: .git/config => ask: writes to `.git/config`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/config)]
+            acceptEdits+broad: .tandem/settings.json => ask: writes to `.tandem/settings.json`, a protected path (Tandem's settings: they grant permissions and run hooks): asked in every mode, bypassPermissions too [always: edit_file(./.tandem/settings.json)]
+            acceptEdits+broad: .vscode/tasks.json => ask: writes to `.vscode/tasks.json`, a protected path (VS Code's settings and tasks: the editor runs them): asked in every mode [always: edit_file(./.vscode/tasks.json)]
+            acceptEdits+broad: .envrc => ask: writes to `.envrc`, a protected path (direnv runs it when you enter the folder): asked in every mode [always: edit_file(./.envrc)]
+            acceptEdits+broad: src/a.rs => approved
+            bypass: .git/hooks/pre-commit => ask: writes to `.git/hooks/pre-commit`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/hooks/pre-commit)]
+            bypass: .git/config => ask: writes to `.git/config`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/config)]
+            bypass: .tandem/settings.json => ask: writes to `.tandem/settings.json`, a protected path (Tandem's settings: they grant permissions and run hooks): asked in every mode, bypassPermissions too [always: edit_file(./.tandem/settings.json)]
+            bypass: .vscode/tasks.json => approved
+            bypass: .envrc => approved
+            bypass: src/a.rs => approved
+            default+named: .git/hooks/pre-commit => allow
+            default+named: .git/config => ask: writes to `.git/config`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: edit_file(./.git/config)]
+            default+named: .tandem/settings.json => ask: writes to `.tandem/settings.json`, a protected path (Tandem's settings: they grant permissions and run hooks): asked in every mode, bypassPermissions too [always: edit_file(./.tandem/settings.json)]
+            default+named: .vscode/tasks.json => allow
+            default+named: .envrc => ask: writes to `.envrc`, a protected path (direnv runs it when you enter the folder): asked in every mode [always: edit_file(./.envrc)]
+            default+named: src/a.rs => review
+            acceptEdits, granted: .vscode/tasks.json => approved
+            bypass, hook allows: .tandem/settings.json => ask: writes to `.tandem/settings.json`, a protected path (Tandem's settings: they grant permissions and run hooks): asked in every mode, bypassPermissions too [always: edit_file(./.tandem/settings.json)]
+            bypass: echo x > .git/hooks/pre-push => ask: writes to `.git/hooks/pre-push`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too [always: ]
+            bypass: echo x > .vscode/tasks.json => approved
+        "#]].assert_eq(&out);
+        // With no one to ask, the model is told why and what would allow it.
+        let kind = ToolKind::Edit { path: f.root.join(".git/hooks/pre-commit") };
+        let call = Call { tool: "write_file", kind: &kind, read_only: false, accept_edits: false, granted: &[] };
+        let RuleVerdict::Ask(ask) = policies[1].1.decide(call) else { panic!() };
+        expect_test::expect![[r#"write_file .git/hooks/pre-commit needs permission (writes to `.git/hooks/pre-commit`, a protected path (git's hooks and config: git runs code from them and they say where the repository is): asked in every mode, bypassPermissions too); no one can answer in this run, and no mode lets it through: to let Tandem write it unasked, add an allow rule that names it to your own settings (~/.tandem/settings.json): "permissions": {"allow": ["edit_file(./.git/hooks/pre-commit)"]}"#]].assert_eq(&headless_denial(call, ".git/hooks/pre-commit", &ask));
     }
 
     #[test]
@@ -658,7 +824,7 @@ mod tests {
             default: ls | tee files.txt => ask: writes to `files.txt`: an edit (allowed in acceptEdits) [always: edit_file(./files.txt)]
             default: ls > /dev/null => allow
             acceptEdits: echo clobbered > notes.txt => approved
-            acceptEdits: echo x > .tandem/settings.json => ask: writes to `.tandem/settings.json` (Tandem's settings: they grant permissions) [always: ]
+            acceptEdits: echo x > .tandem/settings.json => ask: writes to `.tandem/settings.json`, a protected path (Tandem's settings: they grant permissions and run hooks): asked in every mode, bypassPermissions too [always: ]
             acceptEdits: echo x > .tande[m]/settings.json => ask: writes to `.tande[m]/settings.json`, a file only known when it runs [always: ]
             acceptEdits: rm x > notes.txt => ask: `rm x` is not known to be read-only | writes to `notes.txt`: an edit (allowed in acceptEdits) [always: run_shell(rm x), edit_file(./notes.txt)]
             plan: echo x > notes.txt => deny: plan mode allows only read-only tools (read_file, list_files, grep_search). Do not make changes now: investigate with read-only tools, then present your plan to the user

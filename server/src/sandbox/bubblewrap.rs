@@ -31,13 +31,24 @@ use crate::sync::MutexExt;
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 
 /// Inside each workspace root, what approved commands may not change:
-/// what makes git, Tandem, Claude Code, VS Code or an MCP client run code.
+/// what makes git, Tandem, Claude Code, VS Code or an MCP client run code
+/// (held read-only also when missing, so it cannot be created).
 pub const PROTECTED: &[(&str, Entry)] =
     &[(".git", Entry::Dir), (".tandem", Entry::Dir), (".claude", Entry::Dir), (".vscode", Entry::Dir), (".mcp.json", Entry::File)];
 
+/// More of the protected paths ([`crate::permissions::protected`]) that
+/// run code when the folder is opened or entered: read-only when they
+/// exist; one an approved command creates is removed when it ends (an
+/// empty placeholder `.envrc` would make direnv speak up meanwhile).
+/// `.gitmodules` and `.gitattributes` stay writable: `git submodule add`
+/// and `git lfs track` write them, and git runs nothing from them alone.
+pub const PROTECTED_WHEN_THERE: &[&str] =
+    &[".idea", ".zed", ".helix", ".devcontainer", ".envrc", ".nvim.lua", ".nvimrc", ".exrc", ".dir-locals.el"];
+
 /// Inside a `.git` folder, what runs code: its config (`core.fsmonitor`,
 /// aliases, filters) and hooks.
-const GIT_PROTECTED: &[(&str, Entry)] = &[("config", Entry::File), ("config.worktree", Entry::File), ("hooks", Entry::Dir)];
+const GIT_PROTECTED: &[(&str, Entry)] =
+    &[("config", Entry::File), ("config.worktree", Entry::File), ("hooks", Entry::Dir), ("commondir", Entry::File), ("gitdir", Entry::File)];
 
 /// In the home folder, where credentials live: masked for unasked commands
 /// (an approved `git push` may need `~/.ssh`).
@@ -143,18 +154,44 @@ impl Bubblewrap {
                         args.pair("--bind-try", &path, &path);
                     }
                 }
+                // What the command may write: the roots, the temp folders,
+                // allowWrite (resolved as bound above).
+                let temps = temp_dirs();
+                let allowed: Vec<PathBuf> = self.allow_write.iter().filter_map(|p| p.canonicalize().ok()).collect();
+                let writable = |path: &Path| roots.iter().chain(&temps).chain(&allowed).any(|w| path.starts_with(w));
+                let repositories = super::git::repositories(&roots, &writable);
+                // Each `.git` folder pinned in place (a mount point cannot be
+                // renamed or removed), before what stays read-only inside it.
+                for pinned in &repositories.pinned {
+                    args.pair("--bind", pinned, pinned);
+                    placeholders.must_not_appear(pinned.join("commondir"));
+                }
+                let mut protected: Vec<(PathBuf, Entry)> = roots.iter().flat_map(|root| protected_in(root)).collect();
                 for root in &roots {
-                    for (path, entry) in protected_in(root) {
-                        if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
-                            continue;
+                    for name in PROTECTED_WHEN_THERE {
+                        let path = root.join(name);
+                        match std::fs::symlink_metadata(&path) {
+                            Ok(meta) => protected.push((path, if meta.is_dir() { Entry::Dir } else { Entry::File })),
+                            Err(_) if !self.allow_write.iter().any(|allowed| path.starts_with(allowed)) => placeholders.must_not_appear(path),
+                            Err(_) => {}
                         }
-                        match placeholders.hold(&path, entry) {
-                            Ok(()) => args.pair("--ro-bind", &path, &path),
-                            // On a read-only file system the command cannot
-                            // create it either: nothing to protect.
-                            Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
-                            Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
-                        }
+                    }
+                }
+                for git_dir in &repositories.git_dirs {
+                    git_protected(git_dir, &mut protected, 0);
+                }
+                protected.extend(repositories.hooks_paths.iter().map(|hooks| (hooks.clone(), Entry::Dir)));
+                protected.dedup();
+                for (path, entry) in protected {
+                    if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
+                        continue;
+                    }
+                    match placeholders.hold(&path, entry) {
+                        Ok(()) => args.pair("--ro-bind", &path, &path),
+                        // On a read-only file system the command cannot
+                        // create it either: nothing to protect.
+                        Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
+                        Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
                     }
                 }
             }
@@ -302,14 +339,15 @@ fn runtime_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The protected paths of one root, existing or not: `.git`'s config and
-/// hooks when `.git` is a folder (submodules' too), else `.git` itself.
+/// The protected paths of one root, existing or not: `.git` itself when
+/// it is missing or a file (a folder's config and hooks come from
+/// [`super::git::repositories`], with nested repositories'), and the
+/// editors' and Tandem's folders.
 fn protected_in(root: &Path) -> Vec<(PathBuf, Entry)> {
     let mut out = Vec::new();
     for (name, entry) in PROTECTED {
         let path = root.join(name);
         if *name == ".git" && path.is_dir() {
-            git_protected(&path, &mut out, 0);
             continue;
         }
         // `.git` as a file (a worktree or submodule) says where the
@@ -330,8 +368,10 @@ fn git_protected(git_dir: &Path, out: &mut Vec<(PathBuf, Entry)>, depth: usize) 
     for (name, entry) in GIT_PROTECTED {
         let path = git_dir.join(name);
         // A missing `config.worktree` is only read when the config (itself
-        // protected) enables it.
-        if *name == "config.worktree" && !path.exists() {
+        // protected) enables it; an empty `commondir` or `gitdir` would
+        // break git, so only existing ones are held (a `commondir` created
+        // in a pinned `.git` is removed when the command ends).
+        if matches!(*name, "config.worktree" | "commondir" | "gitdir") && !path.exists() {
             continue;
         }
         out.push((path, *entry));
@@ -356,9 +396,21 @@ static HELD: OnceLock<Mutex<HashMap<PathBuf, (Entry, usize)>>> = OnceLock::new()
 #[derive(Default)]
 struct Placeholders {
     held: Vec<PathBuf>,
+    /// Paths that may not appear while the command runs and are not held
+    /// by an empty placeholder (git refuses an empty `commondir`; an empty
+    /// `.envrc` would make direnv speak up): one the command created is
+    /// removed when it ends.
+    absent: Vec<PathBuf>,
 }
 
 impl Placeholders {
+    /// `path` must not exist after the command if it does not now.
+    fn must_not_appear(&mut self, path: PathBuf) {
+        if std::fs::symlink_metadata(&path).is_err() {
+            self.absent.push(path);
+        }
+    }
+
     /// Make sure `path` exists to be bound read-only, creating an empty
     /// placeholder if it does not.
     fn hold(&mut self, path: &Path, entry: Entry) -> std::io::Result<()> {
@@ -390,6 +442,11 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
+        for path in self.absent.drain(..) {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+            tracing::warn!(path = %path.display(), "an approved command created a protected file (it would run code later); removed");
+            let _ = if meta.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        }
         let mut held = HELD.get_or_init(Mutex::default).locked();
         for path in self.held.drain(..) {
             let Some((entry, users)) = held.get_mut(&path) else { continue };
@@ -483,7 +540,7 @@ mod tests {
         let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
         let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), std::sync::Arc::new(Vec::<PathBuf>::new));
         let refused = "touch: cannot touch '/home/u/x': Read-only file system";
-        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
+        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .git/commondir, .git/gitdir, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
             .assert_eq(&format!("{:?}", sandbox.explain_failure(ShellProfile::Approved, refused)));
         assert!(sandbox.explain_failure(ShellProfile::Unasked, refused)[0].starts_with("The command ran unasked, in a read-only sandbox"));
         let setup = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted";

@@ -19,6 +19,7 @@
 //! the last two once per run in plain words ([`Availability::notice`]).
 
 pub mod bubblewrap;
+pub mod git;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -9,9 +9,6 @@ use serde_json::{Map, Value};
 use super::keys::{self, Apply};
 use super::{Scope, Settings, SettingsProblem, Severity};
 
-/// Settings files larger than this are not read (they are not settings).
-const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
-
 /// One layer of raw settings and where it came from.
 #[derive(Debug, Clone)]
 pub struct Layer {
@@ -19,15 +16,30 @@ pub struct Layer {
     /// A path, or "editor settings".
     pub source: String,
     pub value: Value,
+    /// The user trusts what it says ([`crate::trust`]): the user's and the
+    /// editor's layers always; a project file once its folder is trusted
+    /// with this content. An untrusted layer may only tighten.
+    pub trusted: bool,
+}
+
+impl Layer {
+    /// A layer of the user's own (their file, their editor's settings).
+    pub fn users(scope: Scope, source: impl Into<String>, value: Value) -> Self {
+        Layer { scope, source: source.into(), value, trusted: true }
+    }
 }
 
 /// The settings files of a workspace.
 #[derive(Debug, Clone)]
 pub struct SettingsFiles {
+    /// The workspace root: the project's files must be inside it.
+    pub root: PathBuf,
     /// `~/.tandem/settings.json` (`None` when there is no home folder).
     pub user: Option<PathBuf>,
     pub project: PathBuf,
     pub local: PathBuf,
+    /// Where the trust of the project's files is looked up (each read).
+    pub trust: crate::trust::TrustSource,
 }
 
 impl SettingsFiles {
@@ -38,32 +50,95 @@ impl SettingsFiles {
 
     pub fn with_home(root: &Path, home: Option<&Path>) -> Self {
         SettingsFiles {
+            root: root.to_path_buf(),
             user: home.map(|h| h.join(".tandem").join("settings.json")),
             project: root.join(".tandem").join("settings.json"),
             local: root.join(".tandem").join("settings.local.json"),
+            trust: crate::trust::TrustSource::User,
         }
     }
 
-    /// Read the three files: missing files are no layer, broken ones a problem.
+    /// The same files, their trust taken from `trust`.
+    pub fn with_trust(mut self, trust: crate::trust::TrustSource) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    /// Read the three files: missing files are no layer, broken ones a
+    /// problem. A project file is trusted when the bytes read are the ones
+    /// the user trusted (the same bytes are parsed: nothing can change in
+    /// between); an untrusted `.mcp.json` with servers is named too (the
+    /// MCP loader leaves them out).
     pub fn read(&self) -> (Vec<Layer>, Vec<SettingsProblem>) {
         let mut layers = Vec::new();
         let mut problems = Vec::new();
+        let trust = self.trust.trust(&self.root);
         let files = [(Scope::User, self.user.as_ref()), (Scope::Project, Some(&self.project)), (Scope::Local, Some(&self.local))];
         for (scope, path) in files {
             let Some(path) = path else { continue };
-            match read_file(path) {
-                Ok(Some(value)) => layers.push(Layer { scope, source: path.display().to_string(), value }),
+            // A project's file may link only to a file of the project; the
+            // user's may live anywhere (a dotfiles checkout).
+            let inside = scope.is_project().then_some(self.root.as_path());
+            let read = crate::json_file::read_bytes(path, inside).and_then(|bytes| match bytes {
+                Some(bytes) => crate::json_file::parse_object(&bytes).map(|value| value.map(|v| (v, bytes))),
+                None => Ok(None),
+            });
+            match read {
+                Ok(Some((value, bytes))) => {
+                    let trusted = !scope.is_project() || trust.trusts(&self.relative(path), &bytes);
+                    let source = self.source(path, scope, &trust, &bytes);
+                    layers.push(Layer { scope, source, value, trusted });
+                }
                 Ok(None) => {}
-                Err((message, position)) => problems.push(SettingsProblem {
+                Err(err) => problems.push(SettingsProblem {
                     source: path.display().to_string(),
                     field: String::new(),
-                    message,
+                    message: err.message,
                     severity: Severity::Fatal,
-                    position,
+                    position: err.position,
                 }),
             }
         }
+        problems.extend(self.untrusted_mcp_servers(&trust));
         (layers, problems)
+    }
+
+    /// `path` relative to the root, as the trust store names it.
+    fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
+    }
+
+    /// How a layer names its file: the path, and for an untrusted file
+    /// that was trusted before, that it changed since.
+    fn source(&self, path: &Path, scope: Scope, trust: &crate::trust::Trust, bytes: &[u8]) -> String {
+        let shown = path.display().to_string();
+        if scope.is_project() && trust.file(&self.relative(path), bytes) == crate::trust::FileTrust::Changed {
+            return format!("{shown} (changed since you trusted the folder)");
+        }
+        shown
+    }
+
+    /// The servers of an untrusted `.mcp.json`, which do not start.
+    fn untrusted_mcp_servers(&self, trust: &crate::trust::Trust) -> Option<SettingsProblem> {
+        let path = self.root.join(".mcp.json");
+        let bytes = crate::json_file::read_bytes(&path, Some(&self.root)).ok()??;
+        if trust.trusts(".mcp.json", &bytes) {
+            return None;
+        }
+        let value = crate::json_file::parse_object(&bytes).ok()??;
+        let servers = value.get("mcpServers")?.as_object()?;
+        if servers.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+        let source = self.source(&path, Scope::Project, trust, &bytes);
+        Some(SettingsProblem {
+            source,
+            field: "mcpServers".into(),
+            message: format!("({})", names.join(", ")),
+            severity: Severity::NeedsTrust,
+            position: None,
+        })
     }
 }
 
@@ -71,30 +146,11 @@ impl SettingsFiles {
 /// JSON does not parse.
 pub(super) type ReadError = (String, Option<(usize, usize)>);
 
-/// A settings file's JSON (`None`: no file, or an empty one).
-pub(super) fn read_file(path: &Path) -> Result<Option<Value>, ReadError> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err((format!("cannot read it: {err}"), None)),
-    };
-    if metadata.len() > MAX_SETTINGS_BYTES {
-        return Err((format!("it is {} bytes; settings files are at most {MAX_SETTINGS_BYTES}", metadata.len()), None));
-    }
-    let text = std::fs::read_to_string(path).map_err(|err| (format!("cannot read it: {err}"), None))?;
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    let value: Value = serde_json::from_str(&text).map_err(|err| {
-        // serde_json's message ends with " at line L column C": the position is kept apart.
-        let message = err.to_string();
-        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
-        (format!("not valid JSON: {message}"), Some((err.line(), err.column())))
-    })?;
-    if !value.is_object() {
-        return Err(("expected a JSON object at the top".into(), None));
-    }
-    Ok(Some(value))
+/// A settings file's JSON (`None`: no file, or an empty one), read
+/// strictly ([`crate::json_file`]): not a regular file, over a megabyte, a
+/// duplicate key or a symlink out of `inside` is an error.
+pub(super) fn read_file(path: &Path, inside: Option<&Path>) -> Result<Option<Value>, ReadError> {
+    crate::json_file::read_object(path, inside).map_err(|err| (err.message, err.position))
 }
 
 /// The `tandem` section of an editor settings object: `{"tandem": {...}}`
@@ -128,12 +184,15 @@ pub fn resolve(layers: &[Layer]) -> (Settings, Vec<SettingsProblem>) {
                 // are the plugin's own (VS Code's `serverPath`).
                 None if layer.scope == Scope::Editor => tracing::debug!(key, "editor setting not used by the server"),
                 None => problems.push(problem(layer, key, &format!("unknown setting; known: {}", keys::names()))),
+                // Until the folder is trusted, a project file sets only the
+                // keys that tighten (and those only to tighten).
+                Some(Apply::Field(_) | Apply::ReadElsewhere) if !layer.trusted => problems.push(needs_trust(layer, key, value)),
                 Some(Apply::Field(apply)) => {
                     if let Err(message) = apply(&mut settings, layer, value) {
                         problems.push(problem(layer, key, &message));
                     }
                 }
-                Some(Apply::Checked(apply)) => problems.extend(apply(&mut settings, layer, value)),
+                Some(Apply::Tightening(apply)) => problems.extend(apply(&mut settings, layer, value)),
                 Some(Apply::ReadElsewhere | Apply::Ignored) => {}
             }
         }
@@ -148,6 +207,11 @@ fn is_unset(value: &Value) -> bool {
         Value::String(s) => s.trim().is_empty(),
         _ => false,
     }
+}
+
+/// A key an untrusted project file set, left out: what it asked for.
+fn needs_trust(layer: &Layer, key: &str, value: &Value) -> SettingsProblem {
+    SettingsProblem { source: layer.source.clone(), field: key.to_string(), message: keys::describe(value), severity: Severity::NeedsTrust, position: None }
 }
 
 fn problem(layer: &Layer, field: &str, message: &str) -> SettingsProblem {
@@ -168,7 +232,7 @@ pub fn load(files: &SettingsFiles, editor_layers: &[Value]) -> (Settings, Vec<Se
         if value.is_null() {
             continue;
         }
-        layers.push(Layer { scope: Scope::Editor, source: "editor settings".into(), value: editor_section(value) });
+        layers.push(Layer::users(Scope::Editor, "editor settings", editor_section(value)));
     }
     let (settings, more) = resolve(&layers);
     problems.extend(more);
@@ -187,7 +251,7 @@ mod tests {
     fn each_settings_layer_overrides_the_one_below() {
         let home = tempfile::tempdir().unwrap();
         let root = tempfile::tempdir().unwrap();
-        let files = SettingsFiles::with_home(root.path(), Some(home.path()));
+        let files = SettingsFiles::with_home(root.path(), Some(home.path())).with_trust(crate::trust::TrustSource::Everything);
         std::fs::create_dir_all(home.path().join(".tandem")).unwrap();
         std::fs::create_dir_all(root.path().join(".tandem")).unwrap();
         let write = |path: &Path, v: Value| std::fs::write(path, v.to_string()).unwrap();
@@ -215,7 +279,7 @@ mod tests {
     #[test]
     fn a_settings_file_that_does_not_parse_is_fatal_and_named_by_line_and_column() {
         let root = tempfile::tempdir().unwrap();
-        let files = SettingsFiles::with_home(root.path(), None);
+        let files = SettingsFiles::with_home(root.path(), None).with_trust(crate::trust::TrustSource::Everything);
         std::fs::create_dir_all(root.path().join(".tandem")).unwrap();
         std::fs::write(&files.project, "{\"model\": \"x\",, }").unwrap();
         std::fs::write(&files.local, json!({"model": "kept", "permissionMode": "yolo", "maxTurns": -3}).to_string()).unwrap();

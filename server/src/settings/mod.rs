@@ -49,6 +49,7 @@ mod variables;
 mod writer;
 
 pub use layers::{editor_section, load, resolve, Layer, SettingsFiles};
+pub use crate::trust::TrustSource;
 pub use writer::{save_local_allow, LocalAllowRules};
 
 /// One setting that could not be used, and where it was.
@@ -75,6 +76,10 @@ pub enum Severity {
     /// The file's permission rules cannot be read: no run starts until it
     /// is fixed, so that its deny rules are never silently dropped.
     Fatal,
+    /// Left out because the folder's files are not trusted yet
+    /// ([`crate::trust`]): a project file may only tighten until then.
+    /// Front ends say these once, together ([`trust_notice`]).
+    NeedsTrust,
 }
 
 impl SettingsProblem {
@@ -97,6 +102,7 @@ impl std::fmt::Display for SettingsProblem {
                 self.message
             ),
             Severity::Warning => write!(f, "{at}: {field}{}", self.message),
+            Severity::NeedsTrust => write!(f, "{at}: {field}{}: ignored until you trust this folder", self.message),
             Severity::Ignored if self.field.is_empty() => write!(f, "{at}: {}; the file is ignored", self.message),
             Severity::Ignored => write!(f, "{at}: {field}{}; the field is ignored", self.message),
         }
@@ -199,8 +205,50 @@ impl Settings {
     }
 }
 
-/// A layer for tests, named after its scope (`Project.json`).
+impl SettingsProblem {
+    pub fn needs_trust(&self) -> bool {
+        self.severity == Severity::NeedsTrust
+    }
+}
+
+/// What the folder's untrusted files asked for and Tandem left out, in one
+/// message with how to trust the folder (`None`: nothing was left out).
+/// Every front end says it once: the terminal on stderr, the editor with
+/// `window/showMessage`, an ACP client as a message, `tandem doctor`.
+pub fn trust_notice(problems: &[SettingsProblem]) -> Option<String> {
+    let ignored: Vec<&SettingsProblem> = problems.iter().filter(|p| p.needs_trust()).collect();
+    if ignored.is_empty() {
+        return None;
+    }
+    let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
+    for problem in ignored {
+        let what = if problem.field.is_empty() { problem.message.clone() } else { format!("{} {}", problem.field, problem.message).trim().to_string() };
+        match by_file.iter_mut().find(|(file, _)| *file == problem.source) {
+            Some((_, items)) => items.push(what),
+            None => by_file.push((problem.source.clone(), vec![what])),
+        }
+    }
+    let mut text = String::from(
+        "This folder's own settings are not trusted yet (they came with the folder), so Tandem ignored what they would loosen or start:",
+    );
+    for (file, items) in by_file {
+        text.push_str(&format!("\n- {file}: {}", items.join("; ")));
+    }
+    text.push_str(&format!(
+        "\nTheir deny and ask rules, a stricter mode and a stricter sandbox still apply. To let the rest apply: {}.",
+        crate::trust::HOW_TO_TRUST
+    ));
+    Some(text)
+}
+
+/// A layer for tests, named after its scope (`Project.json`), trusted.
 #[cfg(test)]
 fn test_layer(scope: Scope, value: Value) -> Layer {
-    Layer { scope, source: format!("{scope:?}.json"), value }
+    Layer { scope, source: format!("{scope:?}.json"), value, trusted: true }
+}
+
+/// An untrusted project layer for tests.
+#[cfg(test)]
+fn untrusted_layer(scope: Scope, value: Value) -> Layer {
+    Layer { scope, source: format!("{scope:?}.json"), value, trusted: false }
 }

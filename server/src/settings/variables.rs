@@ -43,7 +43,7 @@ mod tests {
     #[test]
     fn session_settings_reach_the_session_config_through_lookup() {
         let root = tempfile::tempdir().unwrap();
-        let files = SettingsFiles::with_home(root.path(), None);
+        let files = SettingsFiles::with_home(root.path(), None).with_trust(crate::trust::TrustSource::Everything);
         let editor = json!({"contextWindow": 20000, "thinkingBudget": 2048, "prices": {"qwen": {"input": 0.5, "output": 1.0}}});
         let (settings, problems) = load(&files, &[editor]);
         assert_eq!(problems, vec![]);

@@ -13,10 +13,16 @@ use super::SettingsFiles;
 /// workspace's `.tandem/settings.local.json`, keeping everything else in
 /// it. A file that is not valid JSON is left alone (the error says so).
 pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String> {
+    save_local_allow_keeping(root, rules, crate::trust::TrustStore::for_user())
+}
+
+/// [`save_local_allow`], keeping the file's trust in `trust` (`None`: in no store).
+fn save_local_allow_keeping(root: &Path, rules: &[String], trust: Option<crate::trust::TrustStore>) -> Result<PathBuf, String> {
     let path = SettingsFiles::with_home(root, None).local;
     // The write happens only if the file still holds what was read here.
-    let expected = std::fs::read(&path).ok().map(|bytes| crate::workspace::fingerprint(&bytes));
-    let mut value = match read_file(&path) {
+    let before = std::fs::read(&path).ok();
+    let expected = before.as_deref().map(crate::workspace::fingerprint);
+    let mut value = match read_file(&path, Some(root)) {
         Ok(Some(value)) => value,
         Ok(None) => Value::Object(Map::new()),
         Err((err, _)) => return Err(format!("{}: {err}; not changed", path.display())),
@@ -38,8 +44,14 @@ pub fn save_local_allow(root: &Path, rules: &[String]) -> Result<PathBuf, String
     let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
     let dir = path.parent().unwrap_or(root);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    crate::workspace::atomic_write(&path, format!("{text}\n").as_bytes(), expected)
-        .map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
+    let after = format!("{text}\n");
+    crate::workspace::atomic_write(&path, after.as_bytes(), expected).map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
+    // The user's own answer keeps the trust the file had (none: it is all Tandem's now).
+    if let Some(store) = trust {
+        if let Err(err) = store.keep_written(root, ".tandem/settings.local.json", before.as_deref(), after.as_bytes()) {
+            tracing::warn!(%err, "cannot keep the folder's trust for the rules just saved; `tandem trust` trusts them");
+        }
+    }
     Ok(path)
 }
 
@@ -63,14 +75,21 @@ mod tests {
     fn always_allow_is_saved_to_the_local_settings_keeping_the_rest() {
         let root = tempfile::tempdir().unwrap();
         let local = root.path().join(".tandem/settings.local.json");
-        let saved = save_local_allow(root.path(), &["run_shell(git push:*)".into()]).unwrap();
+        let trust = crate::trust::TrustStore::at(root.path().join("data/trust.json"));
+        let save = |rules: &[String]| save_local_allow_keeping(root.path(), rules, Some(trust.clone()));
+        let saved = save(&["run_shell(git push:*)".into()]).unwrap();
         assert_eq!(saved, local);
+        // All Tandem's: the new file is trusted.
+        let source = crate::trust::TrustSource::At(trust.path().to_path_buf());
+        assert!(source.trust(root.path()).trusts(".tandem/settings.local.json", &std::fs::read(&local).unwrap()));
         std::fs::write(&local, r#"{"model": "m", "permissions": {"allow": ["run_shell(git push:*)"], "deny": ["x"]}}"#).unwrap();
-        save_local_allow(root.path(), &["run_shell(git push:*)".into(), "web_fetch(domain:docs.rs)".into()]).unwrap();
+        save(&["run_shell(git push:*)".into(), "web_fetch(domain:docs.rs)".into()]).unwrap();
         let value: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
         assert_eq!(value, json!({"model": "m", "permissions": {"allow": ["run_shell(git push:*)", "web_fetch(domain:docs.rs)"], "deny": ["x"]}}));
+        // A file written by someone else is not trusted by Tandem adding to it.
+        assert!(!source.trust(root.path()).trusts(".tandem/settings.local.json", &std::fs::read(&local).unwrap()));
         std::fs::write(&local, "{broken").unwrap();
-        assert!(save_local_allow(root.path(), &["x".into()]).unwrap_err().contains("not valid JSON"));
+        assert!(save(&["x".into()]).unwrap_err().contains("not valid JSON"));
         assert_eq!(std::fs::read_to_string(&local).unwrap(), "{broken");
     }
 }

@@ -115,6 +115,19 @@ function M.check()
       'then check again with :checkhealth tandem or `tandem doctor`',
     })
   end
+  -- Whether the folder's own settings files are trusted (`tandem trust`).
+  local trust = report.trust
+  if type(trust) == 'table' then
+    if trust.state == 'not trusted' then
+      health.warn(trust.notice or "this folder's settings files are not trusted: they may only tighten", {
+        ':TandemTrust (or `tandem trust` in the folder) if you trust them as they are',
+      })
+    elseif trust.state == 'trusted' then
+      health.ok("this folder's settings files are trusted")
+    else
+      health.info('this folder has no Tandem settings files of its own')
+    end
+  end
 end
 
 return M

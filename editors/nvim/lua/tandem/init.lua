@@ -115,6 +115,15 @@ M.handlers = {
     end
     return { text = text }
   end,
+  -- The server's notices (settings problems, what an untrusted folder's
+  -- settings asked for, a sandbox that is off) through vim.notify, the
+  -- same in every Neovim version (they start with "Tandem: ").
+  ['window/showMessage'] = function(_, params)
+    params = params or {}
+    local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+    vim.notify(params.message or '', levels[params.type] or vim.log.levels.INFO)
+    return vim.NIL
+  end,
   -- Permission asks, hook consent and the plan review: the whole message
   -- in a float, the actions through vim.ui.select (lua/tandem/prompt.lua).
   ['window/showMessageRequest'] = function(err, params, ctx)
@@ -216,8 +225,9 @@ function M.lsp_config()
   }
 end
 
---- Start (or attach to) the Tandem server for a buffer.
-function M.attach(bufnr)
+--- Start (or attach to) the Tandem server for a buffer; never to the client
+--- `not_client` (one being stopped, to start a new session).
+function M.attach(bufnr, not_client)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   if vim.bo[bufnr].buftype ~= '' then
     return
@@ -225,7 +235,13 @@ function M.attach(bufnr)
   local config = M.lsp_config()
   config.root_dir = root_dir(bufnr)
   config.root_markers = nil
-  vim.lsp.start(config, { bufnr = bufnr })
+  local opts = { bufnr = bufnr }
+  if not_client then
+    opts.reuse_client = function(client, conf)
+      return client.id ~= not_client and client.name == conf.name and client.root_dir == conf.root_dir
+    end
+  end
+  vim.lsp.start(config, opts)
 end
 
 function M.setup(opts)
@@ -454,6 +470,46 @@ end
 
 function M.redo(run_id)
   restore('redo', run_id)
+end
+
+--- :TandemTrust: trust this folder's own settings files (.tandem/settings.json,
+--- .tandem/settings.local.json, .mcp.json) as they are now (`tandem.trust`);
+--- until then they may only tighten. When what now applies starts with a
+--- session (MCP or language servers), the server is restarted.
+function M.trust()
+  local c = M.client()
+  if not c then
+    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
+    return
+  end
+  c:request('workspace/executeCommand', { command = 'tandem.trust', arguments = {} }, function(err, result)
+    if err then
+      notify('cannot trust this folder: ' .. (err.message or vim.inspect(err)), vim.log.levels.WARN)
+      return
+    end
+    result = result or {}
+    local applied = result.applied or {}
+    local lines = { 'trusts the settings files of ' .. tostring(result.trusted) .. ' as they are now' }
+    if #applied == 0 then
+      table.insert(lines, '  (nothing in them needed it)')
+    end
+    for _, item in ipairs(applied) do
+      table.insert(lines, '  now applied: ' .. item)
+    end
+    table.insert(lines, 'When one changes, it is ignored again until you trust the folder again.')
+    notify(table.concat(lines, '\n'), vim.log.levels.INFO)
+    if result.restart then
+      -- The project's MCP and language servers start with a new session.
+      local buffers = vim.lsp.get_buffers_by_client_id(c.id)
+      local old = c.id
+      c:stop()
+      for _, bufnr in ipairs(buffers) do
+        if vim.api.nvim_buf_is_valid(bufnr) then
+          M.attach(bufnr, old)
+        end
+      end
+    end
+  end)
 end
 
 function M.show_transcript()

@@ -75,6 +75,9 @@ pub struct Analysis {
     /// Files inside the workspace the command writes by a redirection or
     /// `tee`: edits.
     pub writes: Vec<Write>,
+    /// Protected files it writes ([`crate::permissions::protected`]):
+    /// each is also a concern, and asked in every mode.
+    pub protected_writes: Vec<Write>,
     /// Every command it runs, wrappers unwrapped (`env rm f` runs `rm f`,
     /// `sh -c 'rm f'` runs `rm f`, `find -delete` is an `rm`), names by
     /// their basename (`/bin/rm` is `rm`): what deny rules are matched on.

@@ -65,18 +65,15 @@ fn push_components(pending: &mut Vec<OsString>, path: &Path) {
     pending.extend(parts.into_iter().rev());
 }
 
-/// Where a resolved path is, given the canonical workspace roots.
+/// Where a resolved path is, given the canonical workspace roots: a
+/// protected path is one [`crate::permissions::protected`] names.
 pub fn place_of(resolved: &Path, roots: &[PathBuf]) -> Place {
-    let Some(root) = roots.iter().find(|root| resolved.starts_with(root)) else { return Place::Outside };
-    let inside = resolved.strip_prefix(root).unwrap_or(resolved);
-    let first = inside.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
-    match first.as_deref() {
-        Some(".git") => Place::Protected("git's own folder: hooks and config run code"),
-        Some(".tandem") => Place::Protected("Tandem's settings: they grant permissions"),
-        Some(".claude") => Place::Protected("Claude Code's settings: they grant permissions"),
-        Some(".vscode") => Place::Protected("the editor's settings: tasks and settings run code"),
-        Some(".mcp.json") => Place::Protected("the MCP server list: servers are programs that run"),
-        _ => Place::Workspace,
+    if !roots.iter().any(|root| resolved.starts_with(root)) {
+        return Place::Outside;
+    }
+    match crate::permissions::protected::protected(resolved, roots) {
+        Some(found) => Place::Protected(found.what),
+        None => Place::Workspace,
     }
 }
 
@@ -108,8 +105,8 @@ mod tests {
         assert_eq!(place("../ws/x"), Place::Workspace);
         assert_eq!(place("../x"), Place::Outside);
         assert_eq!(place("/etc/passwd"), Place::Outside);
-        assert_eq!(place(".git/config"), Place::Protected("git's own folder: hooks and config run code"));
-        assert_eq!(place("a/../.tandem/settings.json"), Place::Protected("Tandem's settings: they grant permissions"));
+        assert!(matches!(place(".git/config"), Place::Protected(what) if what.starts_with("git's hooks and config")));
+        assert!(matches!(place("a/../.tandem/settings.json"), Place::Protected(what) if what.starts_with("Tandem's settings")));
         std::os::unix::fs::symlink(root.join("loop"), root.join("loop")).unwrap();
         assert_eq!(place("loop/x"), Place::Workspace, "a link loop ends, it does not hang");
     }

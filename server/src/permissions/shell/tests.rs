@@ -145,9 +145,9 @@ fn redirects_and_tee_into_the_workspace_are_edits() {
         echo x > .gi[t]/config => writes to `.gi[t]/config`, a file only known when it runs
         echo '{}' > .tande[m]/settings.json => writes to `.tande[m]/settings.json`, a file only known when it runs
         echo x > {../OUT,} => writes to `{../OUT,}`, a file only known when it runs
-        echo x >> .git/config => writes to `.git/config` (git's own folder: hooks and config run code)
-        echo x > .tandem/settings.json => writes to `.tandem/settings.json` (Tandem's settings: they grant permissions)
-        echo x > .claude/settings.json => writes to `.claude/settings.json` (Claude Code's settings: they grant permissions)
+        echo x >> .git/config => writes to `.git/config` (git's hooks and config: git runs code from them and they say where the repository is)
+        echo x > .tandem/settings.json => writes to `.tandem/settings.json` (Tandem's settings: they grant permissions and run hooks)
+        echo x > .claude/settings.json => writes to `.claude/settings.json` (Claude Code's settings: they grant permissions and run hooks)
         echo x > out/file => writes to `out/file`, outside the workspace
         echo x > out/../escape => writes to `out/../escape`, outside the workspace
         echo x > gone => writes to `gone`, outside the workspace

@@ -499,7 +499,10 @@ impl Walker<'_> {
                     self.analysis.writes.push(write);
                 }
             }
-            Place::Protected(what) => self.concern(format!("writes to `{target}` ({what})")),
+            Place::Protected(what) => {
+                self.concern(format!("writes to `{target}` ({what})"));
+                self.analysis.protected_writes.push(Write { shown: target.to_string(), path });
+            }
             Place::Outside => self.concern(format!("writes to `{target}`, outside the workspace")),
         }
     }

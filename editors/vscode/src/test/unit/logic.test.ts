@@ -19,8 +19,48 @@ import {
   serverSettings,
   startFailureMessage,
   textInputAnswer,
+  folderSettingsIgnored,
+  trustSummary,
   undoSummary,
+  USER_ONLY_SETTINGS,
+  userSetting,
+  usersSection,
 } from '../../logic';
+
+describe('user-only settings', () => {
+  // A cloned folder's .vscode/settings.json must not name the binary, the
+  // base URL the API key goes to, or a looser mode.
+  const layers: Record<string, { defaultValue?: unknown; globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }> = {
+    serverPath: { defaultValue: 'tandem', workspaceValue: './evil' },
+    baseUrl: { defaultValue: '', globalValue: 'http://localhost:11434/v1', workspaceFolderValue: 'http://attacker.example' },
+    permissionMode: { defaultValue: 'default', workspaceValue: 'bypassPermissions' },
+    model: { defaultValue: '', globalValue: 'qwen3-coder' },
+  };
+  it('takes what the user set, never the folder\'s (nor a default, so the settings files decide)', () => {
+    assert.strictEqual(userSetting(layers.serverPath), undefined);
+    assert.strictEqual(userSetting(layers.baseUrl), 'http://localhost:11434/v1');
+    assert.strictEqual(userSetting(layers.permissionMode), undefined);
+    assert.strictEqual(userSetting(layers.model), 'qwen3-coder');
+    assert.deepStrictEqual(serverSettings((k) => userSetting(layers[k])), { saveDocuments: true, textInput: true, codeIntel: true, model: 'qwen3-coder', baseUrl: 'http://localhost:11434/v1' });
+  });
+  it('answers the server\'s pull of the section with the user\'s own values', () => {
+    const merged = { permissionMode: 'bypassPermissions', baseUrl: 'http://attacker.example', model: 'qwen3-coder', textInput: true };
+    assert.deepStrictEqual(usersSection(merged, (k) => layers[k]), { baseUrl: 'http://localhost:11434/v1', model: 'qwen3-coder', textInput: true });
+  });
+  it('names the folder settings it leaves out', () => {
+    assert.deepStrictEqual(folderSettingsIgnored(USER_ONLY_SETTINGS, (k) => layers[k]), ['serverPath', 'baseUrl', 'permissionMode']);
+  });
+});
+
+describe('trustSummary', () => {
+  it('says what now applies and that a change lapses the trust', () => {
+    assert.strictEqual(
+      trustSummary({ trusted: '/w', applied: ['/w/.tandem/settings.json: permissionMode "acceptEdits"'], restart: true }),
+      'Tandem trusts this folder\'s settings files as they are now (now applied: /w/.tandem/settings.json: permissionMode "acceptEdits"). When one changes, it is ignored again until you trust the folder again. The server restarts to start the project\'s servers.',
+    );
+    assert.ok(trustSummary({ trusted: '/w', applied: [] }).includes('nothing in them needed it'));
+  });
+});
 
 describe('serverSettings', () => {
   it('leaves empty settings out so the environment applies', () => {

@@ -1,0 +1,71 @@
+//! `tandem trust`: the user trusts this folder's own files (its
+//! `.tandem/settings.json`, `.tandem/settings.local.json` and `.mcp.json`)
+//! as they are now, so that what they ask for applies; until then they may
+//! only tighten ([`tandem::trust`]). `--list` shows the folders trusted,
+//! `--revoke` forgets this one.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use tandem::trust::{FileTrust, TrustSource, TrustStore, PROJECT_FILES};
+
+/// What `tandem trust` was asked.
+pub enum TrustCommand {
+    Trust,
+    List,
+    Revoke,
+}
+
+#[allow(clippy::print_stdout)]
+pub fn trust(root: &Path, command: TrustCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TrustCommand::Trust => {
+            let applied = tandem::host::trust_folder(root).map_err(anyhow::Error::msg)?;
+            println!("Trusted {}: its settings files apply as they are now.", root.display());
+            if applied.is_empty() {
+                println!("(Nothing in them needed it.)");
+            } else {
+                println!("Now applied, which was ignored until now:");
+                for item in &applied {
+                    let what = format!("{} {}", item.field, item.message);
+                    println!("  {}: {}", item.source.trim_end_matches(" (changed since you trusted the folder)"), what.trim());
+                }
+            }
+            println!("When one of these files changes, Tandem ignores it again until you run `tandem trust` once more.");
+            Ok(ExitCode::SUCCESS)
+        }
+        TrustCommand::List => {
+            let Some(store) = TrustStore::for_user() else { anyhow::bail!("cannot find the user's data folder (set XDG_DATA_HOME)") };
+            let folders = store.list();
+            if folders.is_empty() {
+                println!("No folder is trusted yet: run `tandem trust` in one.");
+            }
+            for (folder, record) in folders {
+                println!("{folder} (trusted {})", record.trusted_at);
+                let trust = TrustSource::User.trust(Path::new(&folder));
+                for relative in PROJECT_FILES {
+                    let state = match std::fs::read(Path::new(&folder).join(relative)) {
+                        Ok(bytes) => match trust.file(relative, &bytes) {
+                            FileTrust::Trusted => "trusted",
+                            FileTrust::Changed => "changed since: ignored until trusted again",
+                            FileTrust::NotTrusted => "new since: ignored until trusted again",
+                        },
+                        Err(_) if record.files.contains_key(*relative) => "gone",
+                        Err(_) => continue,
+                    };
+                    println!("  {relative}: {state}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TrustCommand::Revoke => {
+            let Some(store) = TrustStore::for_user() else { anyhow::bail!("cannot find the user's data folder (set XDG_DATA_HOME)") };
+            if store.revoke(root)? {
+                println!("{} is no longer trusted: its files may only tighten again.", root.display());
+            } else {
+                println!("{} was not trusted.", root.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! What makes git run code, kept from a command's reach (issue 27):
+//!
+//! - [`config_overrides`]: every shell command (in the sandbox or not)
+//!   runs with git's code-running keys set on git's command line, through
+//!   the `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`
+//!   variables git (2.31 and later) reads above every config file: a
+//!   repository's `core.fsmonitor`, `core.hooksPath`, pager, editor, ssh
+//!   command, external diff or signing program is not what `git status`
+//!   runs, and an embedded bare repository is not discovered
+//!   (`safe.bareRepository=explicit`).
+//! - [`repositories`]: the git directories an approved command must not
+//!   change — the workspace's (also when `.git` is a file naming a
+//!   `gitdir:` elsewhere, and its `commondir`), nested repositories', a
+//!   repository's in a parent folder — and `core.hooksPath` when it points
+//!   into a folder the command may write. Bubblewrap keeps their config and
+//!   hooks read-only and pins each `.git` folder in place (a mount point
+//!   cannot be renamed, so `mv .git x && git init` cannot swap in a new
+//!   one).
+
+use std::path::{Path, PathBuf};
+
+/// The code-running keys every command's git gets, and their harmless values.
+pub const OVERRIDES: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("core.sshCommand", "ssh"),
+    ("core.askPass", ""),
+    ("gpg.program", "gpg"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("gpg.x509.program", "gpgsm"),
+    ("safe.bareRepository", "explicit"),
+    ("protocol.ext.allow", "never"),
+];
+
+/// Add [`OVERRIDES`] and `more` (a repository's own, from
+/// [`repository_overrides`]) to the variables a command gets (`set`),
+/// after any `GIT_CONFIG_n` pairs already there (the user's own settings'
+/// `env`).
+pub fn config_overrides(set: &mut Vec<(String, String)>, more: &[(String, String)]) {
+    let count = |set: &[(String, String)]| set.iter().find(|(name, _)| name == "GIT_CONFIG_COUNT").and_then(|(_, v)| v.trim().parse::<usize>().ok());
+    let first = count(set).unwrap_or(0);
+    set.retain(|(name, _)| name != "GIT_CONFIG_COUNT");
+    let all = OVERRIDES.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).chain(more.iter().cloned());
+    let mut n = first;
+    for (key, value) in all {
+        set.push((format!("GIT_CONFIG_KEY_{n}"), key));
+        set.push((format!("GIT_CONFIG_VALUE_{n}"), value));
+        n += 1;
+    }
+    set.push(("GIT_CONFIG_COUNT".to_string(), n.to_string()));
+}
+
+/// The code-running keys a repository's own config sets (its `local` and
+/// `worktree` scopes, and what they include), each made harmless: aliases
+/// that run a shell command (`!…`) say so and fail, filter drivers fail
+/// (required: a file is not added or checked out unfiltered), diff text
+/// conversions are `cat`, diff commands (`diff.external` too) and merge
+/// drivers fail, its
+/// remotes' upload and receive programs are git's own. (The user's global
+/// and system config are theirs.)
+pub fn repository_overrides(roots: &[PathBuf]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    // The roots' repositories (in a parent folder too) and the nested ones:
+    // an override is for every repository, so each one's keys are taken.
+    let mut worktrees: Vec<PathBuf> = roots.to_vec();
+    for root in roots {
+        worktrees.extend(dot_gits_under(root).iter().filter_map(|dot_git| dot_git.parent().map(Path::to_path_buf)));
+    }
+    worktrees.dedup();
+    for worktree in worktrees {
+        let output = std::process::Command::new("git")
+            .args(["config", "--list", "--show-scope", "--includes", "-z"])
+            .current_dir(&worktree)
+            .env_remove("GIT_CONFIG_COUNT")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        let Ok(output) = output else { continue };
+        if output.status.success() {
+            for pair in overrides_for(&String::from_utf8_lossy(&output.stdout)) {
+                if !out.contains(&pair) {
+                    out.push(pair);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`repository_overrides`] of `git config --list --show-scope -z` output:
+/// `SCOPE NUL KEY LF VALUE NUL`, entry after entry.
+fn overrides_for(listed: &str) -> Vec<(String, String)> {
+    let mut tokens = listed.split('\0');
+    let mut out: Vec<(String, String)> = Vec::new();
+    while let (Some(scope), Some(entry)) = (tokens.next(), tokens.next()) {
+        if !matches!(scope, "local" | "worktree") {
+            continue;
+        }
+        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        let parts: Vec<&str> = key.split('.').collect();
+        let (section, last) = (parts.first().copied().unwrap_or(""), parts.last().copied().unwrap_or(""));
+        let harmless: Option<String> = match (section, last) {
+            ("alias", _) if value.trim_start().starts_with('!') => {
+                let name = &key["alias.".len()..];
+                Some(format!("!echo 'tandem: the alias {name} runs a shell command from this repository'\\''s config; it does not run here' >&2; exit 1"))
+            }
+            // A filter fails loudly rather than changing what is added
+            // or checked out (an LFS pointer must not become the file).
+            ("filter", "clean" | "smudge" | "process") => Some("false".into()),
+            ("diff", "textconv") => Some("cat".into()),
+            ("diff", "command" | "external") | ("merge", "driver") => Some("false".into()),
+            ("remote", "uploadpack") => Some("git-upload-pack".into()),
+            ("remote", "receivepack") => Some("git-receive-pack".into()),
+            _ => None,
+        };
+        if let Some(harmless) = harmless {
+            if section == "filter" {
+                let required = format!("{}.required", &key[..key.len() - last.len() - 1]);
+                out.push((required, "true".into()));
+            }
+            out.push((key.to_string(), harmless));
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// Folders read below a root looking for nested repositories, at most.
+const MAX_FOLDERS: usize = 2_000;
+/// How deep that walk reads folders (the root is 0): a nested repository's
+/// `.git` is found in the root and up to two folders down
+/// (`vendor/lib/.git`). Deeper costs every approved command more than it
+/// finds: a 50,000-file tree has 1,600 folders at depth 3 and 8,000 at 4.
+const MAX_DEPTH: usize = 2;
+
+/// The git directories (and their kinds) that matter to a command
+/// running with `roots` and able to write where `writable` says.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Repositories {
+    /// `.git` folders (and git directories named by `gitdir:` or
+    /// `commondir`) the command could write: their config and hooks are
+    /// kept read-only.
+    pub git_dirs: Vec<PathBuf>,
+    /// `.git` folders inside the roots, pinned in place.
+    pub pinned: Vec<PathBuf>,
+    /// `core.hooksPath` folders the command could write.
+    pub hooks_paths: Vec<PathBuf>,
+}
+
+/// The repositories of `roots` (canonical) a command that may write where
+/// `writable` says must not change.
+pub fn repositories(roots: &[PathBuf], writable: &dyn Fn(&Path) -> bool) -> Repositories {
+    let mut found = Repositories::default();
+    for root in roots {
+        // The root's own repository, and nested ones.
+        for dot_git in dot_gits_under(root) {
+            add_dot_git(&dot_git, writable, &mut found);
+        }
+        // A repository in a parent folder (the workspace is a subfolder of
+        // a checkout): git finds it from the root.
+        for parent in root.ancestors().skip(1) {
+            let dot_git = parent.join(".git");
+            if std::fs::symlink_metadata(&dot_git).is_ok() {
+                add_dot_git(&dot_git, writable, &mut found);
+                break;
+            }
+        }
+        if let Some(hooks) = hooks_path(root) {
+            if writable(&hooks) && !found.hooks_paths.contains(&hooks) {
+                found.hooks_paths.push(hooks);
+            }
+        }
+    }
+    found
+}
+
+/// One `.git` entry: a folder (pinned if inside a root, its config and
+/// hooks kept), or a file naming the git directory elsewhere.
+fn add_dot_git(dot_git: &Path, writable: &dyn Fn(&Path) -> bool, found: &mut Repositories) {
+    let Ok(metadata) = std::fs::symlink_metadata(dot_git) else { return };
+    let git_dir = if metadata.is_dir() {
+        if writable(dot_git) && !found.pinned.iter().any(|p| p == dot_git) {
+            found.pinned.push(dot_git.to_path_buf());
+        }
+        dot_git.to_path_buf()
+    } else {
+        match gitdir_of(dot_git) {
+            Some(dir) => dir,
+            None => return,
+        }
+    };
+    let mut add = |dir: PathBuf| {
+        if writable(&dir) && !found.git_dirs.contains(&dir) {
+            found.git_dirs.push(dir);
+        }
+    };
+    if let Some(common) = commondir_of(&git_dir) {
+        add(common);
+    }
+    add(git_dir);
+}
+
+/// The git directory a `.git` file names (`gitdir: PATH`, relative to the
+/// file's folder), resolved.
+fn gitdir_of(dot_git_file: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git_file).ok()?;
+    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let base = dot_git_file.parent()?;
+    base.join(named).canonicalize().ok()
+}
+
+/// The common git directory a linked worktree's git directory names.
+fn commondir_of(git_dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    git_dir.join(text.trim()).canonicalize().ok()
+}
+
+/// Every `.git` entry under `root` (the root's own first), by a walk of
+/// folders only, bounded: a `.git` folder is not walked into.
+fn dot_gits_under(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), 0usize)];
+    let mut walked = 0;
+    while let Some((dir, depth)) = pending.pop() {
+        walked += 1;
+        if walked > MAX_FOLDERS {
+            tracing::debug!(root = %root.display(), "stopped looking for nested repositories after {MAX_FOLDERS} folders");
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            let name = entry.file_name();
+            if name == ".git" {
+                found.push(entry.path());
+            } else if kind.is_dir() && depth < MAX_DEPTH {
+                pending.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    // The root's own repository first.
+    found.sort_by_key(|p| p.components().count());
+    found
+}
+
+/// The repository's `core.hooksPath`, resolved against `root` (git reads
+/// it from every config file; `git config` reads them as git does).
+fn hooks_path(root: &Path) -> Option<PathBuf> {
+    let output = std::process::Command::new("git")
+        .args(["config", "--path", "--get", "core.hooksPath"])
+        .current_dir(root)
+        .env_remove("GIT_CONFIG_COUNT")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let value = String::from_utf8(output.stdout).ok()?;
+    let value = value.trim();
+    if !output.status.success() || value.is_empty() {
+        return None;
+    }
+    let path = root.join(value);
+    Some(path.canonicalize().unwrap_or(path))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_follow_the_users_own_git_config_pairs() {
+        let mut set = vec![
+            ("GIT_CONFIG_COUNT".to_string(), "1".to_string()),
+            ("GIT_CONFIG_KEY_0".to_string(), "user.name".to_string()),
+            ("GIT_CONFIG_VALUE_0".to_string(), "me".to_string()),
+        ];
+        config_overrides(&mut set, &[("alias.st".to_string(), "!false".to_string())]);
+        let get = |name: &str| set.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some((2 + OVERRIDES.len()).to_string()));
+        assert_eq!(get(&format!("GIT_CONFIG_KEY_{}", 1 + OVERRIDES.len())).as_deref(), Some("alias.st"));
+        assert_eq!(get("GIT_CONFIG_KEY_0").as_deref(), Some("user.name"));
+        assert_eq!(get("GIT_CONFIG_KEY_1").as_deref(), Some("core.fsmonitor"));
+        assert_eq!(get("GIT_CONFIG_VALUE_1").as_deref(), Some("false"));
+    }
+
+    #[test]
+    fn a_repositorys_own_code_running_keys_are_made_harmless() {
+        let listed = "global\0alias.lg\n!git log --graph\0local\0alias.evil\n!touch /tmp/x\0local\0alias.st\nstatus\0local\0filter.lfs.clean\ngit-lfs clean -- %f\0worktree\0diff.img.textconv\nexiftool\0local\0remote.origin.uploadpack\n/tmp/evil\0local\0core.bare\nfalse\0";
+        let out: Vec<String> = overrides_for(listed).iter().map(|(k, v)| format!("{k}={v}")).collect();
+        expect_test::expect![[r#"
+            [
+                "alias.evil=!echo 'tandem: the alias evil runs a shell command from this repository'\\''s config; it does not run here' >&2; exit 1",
+                "filter.lfs.required=true",
+                "filter.lfs.clean=false",
+                "diff.img.textconv=cat",
+                "remote.origin.uploadpack=git-upload-pack",
+            ]
+        "#]]
+        .assert_debug_eq(&out);
+    }
+
+    #[test]
+    fn the_repositories_a_command_could_change_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("ws");
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("vendor/lib/.git")).unwrap();
+        // A worktree checkout whose `.git` file names a git directory in the workspace.
+        std::fs::create_dir_all(root.join("store/worktrees/wt")).unwrap();
+        std::fs::write(root.join("store/worktrees/wt/commondir"), "../..\n").unwrap();
+        std::fs::create_dir_all(root.join("wt")).unwrap();
+        std::fs::write(root.join("wt/.git"), "gitdir: ../store/worktrees/wt\n").unwrap();
+        let roots = [root.clone()];
+        let inside = |p: &Path| p.starts_with(&root);
+        let found = repositories(&roots, &inside);
+        assert_eq!(found.pinned, vec![root.join(".git"), root.join("vendor/lib/.git")]);
+        assert!(found.git_dirs.contains(&root.join(".git")) && found.git_dirs.contains(&root.join("vendor/lib/.git")), "{found:?}");
+        assert!(found.git_dirs.contains(&root.join("store/worktrees/wt")) && found.git_dirs.contains(&root.join("store")), "{found:?}");
+        // A repository in the parent folder counts where the command could write it.
+        let sub = root.join("vendor");
+        let in_parent = repositories(std::slice::from_ref(&sub), &inside);
+        assert!(in_parent.git_dirs.contains(&root.join(".git")) && in_parent.pinned.contains(&root.join(".git")), "{in_parent:?}");
+        let nowhere = |_: &Path| false;
+        assert_eq!(repositories(&roots, &nowhere), Repositories::default());
+    }
+}

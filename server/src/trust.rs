@@ -1,0 +1,349 @@
+//! Workspace trust: whether the user trusts the files that came with a
+//! folder — its own settings ([`PROJECT_FILES`]) — to change how Tandem
+//! runs there. Until then the settings loader and the MCP loader take from
+//! such a file only what tightens (deny and ask rules, a stricter mode, a
+//! stricter sandbox); what would loosen anything or start a program (a
+//! higher mode, allow rules, `env`, the provider, model, base URL, hooks,
+//! MCP and language servers) is left out and the user is told.
+//!
+//! Trust is given once (`tandem trust`, the editor's "Trust Workspace")
+//! and remembered outside the folder, in `$XDG_DATA_HOME/tandem/trust.json`
+//! (a folder cannot trust itself), per folder and per *content* of each of
+//! its files: a file whose bytes differ from those trusted — or a new one —
+//! is not trusted until the user trusts the folder again. What Tandem
+//! itself writes for the user ("Always allow, saved" in
+//! `.tandem/settings.local.json`) keeps the trust the file had
+//! ([`TrustStore::keep_written`]). `--trust` trusts for one process only,
+//! without remembering ([`assume_for_this_process`]).
+//!
+//! ```json
+//! {"folders": {"/abs/root": {"trustedAt": "2026-12-01T20:00:00Z",
+//!   "files": {".tandem/settings.json": "<sha-256 of its bytes>"}}}}
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::sync::MutexExt;
+
+/// The files of a folder that can change how Tandem runs in it, relative
+/// to its root. (`.claude/settings*.json` are not read by Tandem at all.)
+pub const PROJECT_FILES: &[&str] = &[".tandem/settings.json", ".tandem/settings.local.json", ".mcp.json"];
+
+/// How to trust a folder, for every message that says something was left out.
+pub const HOW_TO_TRUST: &str = "if you trust this folder's files, run `tandem trust` in it (in VS Code: \"Tandem: Trust Workspace\"; in Neovim: :TandemTrust; for one run, as in CI: --trust)";
+
+/// The store is refused past this size (it only grows by the user's trust).
+const MAX_STORE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Serialises read-modify-write of the store within this process.
+static WRITE_LOCK: Mutex<()> = Mutex::new(());
+
+/// `--trust`: every folder this process opens is trusted, for this process.
+static ASSUMED: AtomicBool = AtomicBool::new(false);
+
+/// Trust every folder this process opens, without remembering it (`--trust`).
+pub fn assume_for_this_process() {
+    ASSUMED.store(true, Ordering::SeqCst);
+}
+
+/// The fingerprint of a file's content: its SHA-256, in hex (a repository
+/// chooses the bytes, so a hash that resists collisions).
+pub fn fingerprint(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// What the user trusted in one folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustRecord {
+    /// When (UTC, RFC 3339), for `tandem trust --list`.
+    #[serde(default)]
+    pub trusted_at: String,
+    /// Each project file trusted, by its path relative to the root, with
+    /// the fingerprint of the content trusted.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StoreFile {
+    #[serde(default)]
+    folders: BTreeMap<String, TrustRecord>,
+}
+
+/// How one project file stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileTrust {
+    Trusted,
+    /// Never trusted (the folder never was, or the file is new).
+    NotTrusted,
+    /// Trusted once with other content: it changed since.
+    Changed,
+}
+
+/// The trust of one folder, as the loaders check it: a file is trusted when
+/// its bytes are the ones trusted.
+#[derive(Debug, Clone)]
+pub struct Trust {
+    record: Option<TrustRecord>,
+    everything: bool,
+}
+
+impl Trust {
+    /// Every file trusted (`--trust`; tests of what a trusted file does).
+    pub fn everything() -> Self {
+        Trust { record: None, everything: true }
+    }
+
+    /// No file trusted (no data folder to remember trust in).
+    pub fn nothing() -> Self {
+        Trust { record: None, everything: false }
+    }
+
+    /// The folder `root` as the user's store (and `--trust`) say.
+    pub fn of(root: &Path) -> Self {
+        TrustSource::User.trust(root)
+    }
+
+    /// How the file `relative` (one of [`PROJECT_FILES`]) with these bytes stands.
+    pub fn file(&self, relative: &str, bytes: &[u8]) -> FileTrust {
+        if self.everything {
+            return FileTrust::Trusted;
+        }
+        match self.record.as_ref().and_then(|record| record.files.get(relative)) {
+            Some(trusted) if *trusted == fingerprint(bytes) => FileTrust::Trusted,
+            Some(_) => FileTrust::Changed,
+            None => FileTrust::NotTrusted,
+        }
+    }
+
+    pub fn trusts(&self, relative: &str, bytes: &[u8]) -> bool {
+        self.file(relative, bytes) == FileTrust::Trusted
+    }
+
+    /// The folder was trusted once (`tandem trust`), whatever changed since.
+    pub fn was_trusted(&self) -> bool {
+        self.everything || self.record.is_some()
+    }
+}
+
+/// Where a loader takes trust from.
+#[derive(Debug, Clone)]
+pub enum TrustSource {
+    /// The user's store (`None` in it when there is no data folder), and `--trust`.
+    User,
+    /// A store at this path (tests), and `--trust`.
+    At(PathBuf),
+    /// Every file trusted.
+    Everything,
+}
+
+impl TrustSource {
+    /// The trust of `root` now (the store is read each time: the user may
+    /// have trusted the folder since).
+    pub fn trust(&self, root: &Path) -> Trust {
+        if ASSUMED.load(Ordering::SeqCst) || matches!(self, TrustSource::Everything) {
+            return Trust::everything();
+        }
+        let store = match self {
+            TrustSource::User => TrustStore::for_user(),
+            TrustSource::At(path) => Some(TrustStore::at(path)),
+            TrustSource::Everything => None,
+        };
+        match store {
+            Some(store) => Trust { record: store.record(root), everything: false },
+            None => Trust::nothing(),
+        }
+    }
+
+    /// The store trust is kept in, when there is one.
+    pub fn store(&self) -> Option<TrustStore> {
+        match self {
+            TrustSource::User => TrustStore::for_user(),
+            TrustSource::At(path) => Some(TrustStore::at(path)),
+            TrustSource::Everything => None,
+        }
+    }
+}
+
+/// The folders the user trusted, kept in the user's data folder.
+#[derive(Debug, Clone)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+impl TrustStore {
+    /// The store in the user's data folder (`None` when there is none).
+    pub fn for_user() -> Option<Self> {
+        dirs::data_dir().map(|dir| TrustStore { path: dir.join("tandem").join("trust.json") })
+    }
+
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        TrustStore { path: path.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the user trusted in `root` (`None`: never trusted).
+    pub fn record(&self, root: &Path) -> Option<TrustRecord> {
+        self.read().folders.remove(&folder_key(root))
+    }
+
+    /// Every folder trusted, by its path.
+    pub fn list(&self) -> BTreeMap<String, TrustRecord> {
+        self.read().folders
+    }
+
+    /// Trust `root`'s project files as they are now; the files trusted
+    /// (relative paths; missing ones are not recorded, so a file added
+    /// later needs trust of its own).
+    pub fn trust(&self, root: &Path) -> std::io::Result<Vec<String>> {
+        let mut files = BTreeMap::new();
+        for relative in PROJECT_FILES {
+            match std::fs::read(root.join(relative)) {
+                Ok(bytes) => {
+                    files.insert(relative.to_string(), fingerprint(&bytes));
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(std::io::Error::new(err.kind(), format!("{}: {err}", root.join(relative).display()))),
+            }
+        }
+        let trusted: Vec<String> = files.keys().cloned().collect();
+        self.update(|folders| {
+            folders.insert(folder_key(root), TrustRecord { trusted_at: now(), files });
+        })?;
+        Ok(trusted)
+    }
+
+    /// Forget `root`; whether it was trusted.
+    pub fn revoke(&self, root: &Path) -> std::io::Result<bool> {
+        let mut was = false;
+        self.update(|folders| was = folders.remove(&folder_key(root)).is_some())?;
+        Ok(was)
+    }
+
+    /// Tandem wrote `after` to the project file `relative` for the user
+    /// (the rules of "Always allow, saved"), over `before` (`None`: there
+    /// was no file). The new content is trusted when the old one was (or
+    /// there was none: every byte is then Tandem's), so the user's own
+    /// answer does not cost them the folder's trust; an untrusted file
+    /// stays untrusted.
+    pub fn keep_written(&self, root: &Path, relative: &str, before: Option<&[u8]>, after: &[u8]) -> std::io::Result<()> {
+        let key = folder_key(root);
+        self.update(|folders| {
+            let trusted_before = match (before, folders.get(&key)) {
+                (None, _) => true,
+                (Some(bytes), Some(record)) => record.files.get(relative).is_some_and(|f| *f == fingerprint(bytes)),
+                (Some(_), None) => false,
+            };
+            if trusted_before {
+                let record = folders.entry(key.clone()).or_default();
+                record.files.insert(relative.to_string(), fingerprint(after));
+            }
+        })
+    }
+
+    fn update(&self, change: impl FnOnce(&mut BTreeMap<String, TrustRecord>)) -> std::io::Result<()> {
+        let _guard = WRITE_LOCK.locked();
+        let mut file = self.read();
+        change(&mut file.folders);
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+        let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+        temp.write_all(text.as_bytes())?;
+        temp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    /// The store's content; a missing, oversized or broken store trusts
+    /// nothing (fail closed), with a log line.
+    fn read(&self) -> StoreFile {
+        match std::fs::metadata(&self.path) {
+            Ok(metadata) if !metadata.is_file() || metadata.len() > MAX_STORE_BYTES => {
+                tracing::warn!(path = %self.path.display(), "the trust store is not a file or too large; ignoring it");
+                return StoreFile::default();
+            }
+            Ok(_) => {}
+            Err(_) => return StoreFile::default(),
+        }
+        match std::fs::read_to_string(&self.path).map(|text| serde_json::from_str(&text)) {
+            Ok(Ok(file)) => file,
+            Ok(Err(err)) => {
+                tracing::warn!(path = %self.path.display(), %err, "the trust store is not valid JSON; ignoring it");
+                StoreFile::default()
+            }
+            Err(err) => {
+                tracing::warn!(path = %self.path.display(), %err, "cannot read the trust store");
+                StoreFile::default()
+            }
+        }
+    }
+}
+
+fn folder_key(root: &Path) -> String {
+    root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).display().to_string()
+}
+
+fn now() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_is_per_folder_and_per_content_and_lapses_when_a_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("data/trust.json"));
+        let source = TrustSource::At(store.path().to_path_buf());
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        for root in [&a, &b] {
+            std::fs::create_dir_all(root.join(".tandem")).unwrap();
+            std::fs::write(root.join(".tandem/settings.json"), "{\"model\": \"m\"}").unwrap();
+        }
+        let settings = |root: &Path| std::fs::read(root.join(".tandem/settings.json")).unwrap();
+        assert_eq!(source.trust(&a).file(".tandem/settings.json", &settings(&a)), FileTrust::NotTrusted);
+        assert_eq!(store.trust(&a).unwrap(), vec![".tandem/settings.json".to_string()]);
+        assert!(source.trust(&a).trusts(".tandem/settings.json", &settings(&a)));
+        assert!(!source.trust(&b).trusts(".tandem/settings.json", &settings(&b)), "another folder");
+        // A file added after the folder was trusted is not trusted.
+        assert_eq!(source.trust(&a).file(".mcp.json", b"{}"), FileTrust::NotTrusted);
+        std::fs::write(a.join(".tandem/settings.json"), "{\"model\": \"other\"}").unwrap();
+        assert_eq!(source.trust(&a).file(".tandem/settings.json", &settings(&a)), FileTrust::Changed);
+        assert!(store.revoke(&a).unwrap());
+        assert!(!source.trust(&a).was_trusted());
+        std::fs::write(store.path(), "{broken").unwrap();
+        assert!(!source.trust(&a).was_trusted(), "a broken store trusts nothing");
+    }
+
+    #[test]
+    fn what_tandem_writes_for_the_user_keeps_the_trust_the_file_had() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("trust.json"));
+        let source = TrustSource::At(store.path().to_path_buf());
+        let root = dir.path().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        let local = ".tandem/settings.local.json";
+        // No file before: every byte is Tandem's.
+        store.keep_written(&root, local, None, b"{\"permissions\": {\"allow\": [\"x\"]}}").unwrap();
+        assert!(source.trust(&root).trusts(local, b"{\"permissions\": {\"allow\": [\"x\"]}}"));
+        // Trusted before: trusted after.
+        store.keep_written(&root, local, Some(b"{\"permissions\": {\"allow\": [\"x\"]}}"), b"{\"y\": 1}").unwrap();
+        assert!(source.trust(&root).trusts(local, b"{\"y\": 1}"));
+        // A file that came with the folder, untrusted, stays untrusted.
+        store.keep_written(&root, local, Some(b"{\"permissionMode\": \"bypassPermissions\"}"), b"{\"z\": 1}").unwrap();
+        assert!(!source.trust(&root).trusts(local, b"{\"z\": 1}"));
+    }
+}
