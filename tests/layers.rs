@@ -31,10 +31,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front ends", &["main", "cli", "lsp", "acp"]),
     ("host", &["host", "settings"]),
     ("agent", &["agent", "completion"]),
-    ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers"]),
+    ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers", "tasks"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
-    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "trust", "wire"]),
+    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "trust", "diff", "wire"]),
 ];
 
 /// One import of a top-level module.

@@ -3,8 +3,11 @@
 //! every other variable the allow-list does not pass) lives in its memory.
 //!
 //! - [`is_secret`] is the one rule for what counts as a credential: a name
-//!   matching `*_KEY`, `*_TOKEN`, `*_SECRET*` or `*PASSWORD*`, or a value
-//!   holding a URL with credentials (`https://user:pass@host`).
+//!   matching `*_KEY`, `*_TOKEN`, `*_SECRET*` or `*PASSWORD*`, a value
+//!   holding a URL with credentials (`https://user:pass@host`), or a proxy
+//!   variable in any spelling whose proxy names a user, with a scheme or
+//!   without (`HTTPS_PROXY=user:pass@host:3128`; `NO_PROXY` is a list of
+//!   hosts and passes).
 //! - [`hide_environment`] runs first thing in `main`: it takes every
 //!   variable a shell command would not get (see [`ChildEnv`]) out of the
 //!   process environment — credentials, but also `MYSQL_PWD`,
@@ -93,10 +96,29 @@ pub fn has_url_credentials(value: &str) -> bool {
     false
 }
 
+/// Is this a proxy variable (`HTTPS_PROXY`, `all_proxy`, `npm_config_proxy`,
+/// in any case)? `NO_PROXY` lists hosts, not a proxy.
+pub fn is_proxy_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.ends_with("PROXY") && !upper.ends_with("NO_PROXY")
+}
+
+/// Does a proxy setting carry credentials? Programs read a proxy without a
+/// scheme as `http://` (`HTTPS_PROXY=user:pass@host:3128`), so the user
+/// part counts with a scheme or without.
+pub fn has_proxy_credentials(value: &str) -> bool {
+    value.split([',', ' ']).map(str::trim).any(|proxy| {
+        let rest = proxy.split_once("://").map_or(proxy, |(_, rest)| rest);
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        rest[..authority_end].contains('@')
+    })
+}
+
 /// Is this variable a credential a child process must not see?
 pub fn is_secret(name: &OsStr, value: &OsStr) -> bool {
-    let name_secret = name.to_str().is_none_or(is_secret_name);
-    name_secret || value.to_str().is_some_and(has_url_credentials)
+    let Some(name) = name.to_str() else { return true };
+    let Some(value) = value.to_str() else { return is_secret_name(name) };
+    is_secret_name(name) || has_url_credentials(value) || (is_proxy_name(name) && has_proxy_credentials(value))
 }
 
 /// A setting from Tandem's environment: a variable taken out of the
@@ -177,6 +199,70 @@ fn on_allow_list(name: &str) -> bool {
 /// keeps only these.
 fn passed_by_default(name: &OsStr, value: &OsStr) -> bool {
     name.to_str().is_some_and(on_allow_list) && !is_secret(name, value)
+}
+
+/// Make Tandem's own process harder to read from its children, once, right
+/// after [`hide_environment`] (an `exec` undoes the first part):
+/// - not dumpable (`prctl(PR_SET_DUMPABLE, 0)`): `/proc/PID/mem`,
+///   `/proc/PID/environ` and ptrace are closed to other processes of the
+///   user, so a command run without the sandbox cannot read the keys held
+///   in memory through its parent. Tandem still reads its own `/proc/self`
+///   (the kernel lets a process read itself), and its children are
+///   dumpable again as they `exec`;
+/// - every descriptor it inherited above 2 (from an editor, a shell, a
+///   job server) is closed when a child starts: nothing Tandem was handed
+///   reaches a command, a hook or a server it runs.
+///
+/// Returns what could not be done, to log.
+pub fn harden_process() -> Vec<String> {
+    let mut problems = Vec::new();
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl(2) with PR_SET_DUMPABLE changes a flag of this
+        // process and reads no memory.
+        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+            problems.push(format!("cannot mark the process non-dumpable: {}", std::io::Error::last_os_error()));
+        }
+    }
+    if let Err(err) = close_on_exec_from(3) {
+        problems.push(format!("cannot keep inherited file descriptors from child processes: {err}"));
+    }
+    problems
+}
+
+/// Mark every descriptor from `first` up close-on-exec. Only system calls,
+/// no allocation: safe between `fork` and `exec` (see [`close_inherited_fds`]).
+fn close_on_exec_from(first: u32) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+        // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only sets a flag
+        // on descriptors; Linux 5.11 and later.
+        if unsafe { libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC) } == 0 {
+            return Ok(());
+        }
+    }
+    // Older kernels and other systems: every descriptor the limit allows.
+    // SAFETY: getrlimit(2) fills the struct; fcntl(2) only sets flags, and
+    // EBADF for a descriptor that is not open is ignored.
+    unsafe {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 { limit.rlim_cur.min(1 << 20) as i32 } else { 4096 };
+        for fd in first as i32..top {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 && libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// In a child process between `fork` and `exec` (a `pre_exec` hook): no
+/// descriptor above 2 survives the `exec` — also one Tandem itself opened
+/// after start-up without close-on-exec (a library's). Async-signal-safe.
+pub fn close_inherited_fds() -> std::io::Result<()> {
+    close_on_exec_from(3)
 }
 
 /// Take every variable a shell command would not get out of the process
@@ -295,6 +381,35 @@ mod tests {
         for value in ["https://github.com/o/r.git", "http://proxy:3128", "user@host", "mailto:a@b", "https://h/p?mail=a@b"] {
             assert!(!has_url_credentials(value), "{value}");
         }
+    }
+
+    #[test]
+    fn proxy_credentials_are_secret_in_every_spelling() {
+        let secret = |name: &str, value: &str| is_secret(OsStr::new(name), OsStr::new(value));
+        for (name, value) in [
+            ("HTTPS_PROXY", "user:pass@proxy.corp:3128"),
+            ("https_proxy", "user:pass@proxy.corp:3128"),
+            ("HTTP_PROXY", "http://user:pass@proxy.corp:3128/"),
+            ("ALL_PROXY", "socks5h://u:p@127.0.0.1:1080"),
+            ("all_proxy", "token@proxy:8080"),
+            ("Https_Proxy", "u:p@h"),
+            ("npm_config_https_proxy", "u:p@h:1"),
+            ("FTP_PROXY", "ftp.corp, u:p@proxy"),
+        ] {
+            assert!(secret(name, value), "{name}={value}");
+        }
+        for (name, value) in [
+            ("HTTPS_PROXY", "proxy.corp:3128"),
+            ("HTTP_PROXY", "http://proxy.corp:3128/path@x"),
+            ("NO_PROXY", "localhost,a@b,.corp"),
+            ("no_proxy", "u@internal"),
+            ("MAILTO", "me@example.com"),
+        ] {
+            assert!(!secret(name, value), "{name}={value}");
+        }
+        let parent = vars(&[("HTTPS_PROXY", "user:pass@proxy:3128"), ("https_proxy", "http://proxy:3128"), ("NO_PROXY", "localhost"), ("ALL_PROXY", "u:p@h")]);
+        let names: Vec<String> = ChildEnv::default().vars_from(parent).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["NO_PROXY", "https_proxy"]);
     }
 
     fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {

@@ -32,10 +32,11 @@
 //!                   ▼
 //!   permissions/  hooks  mcp/  thread/      what the contract asks: the policy,
 //!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
-//!   sandbox/        │                          each run's checkpoint (undo/redo),
+//!   sandbox/  tasks/  │                        each run's checkpoint (undo/redo),
 //!                   │                          the lspServers Tandem starts, the
 //!                   │                          shell's sandbox (the only place that
-//!                   │                          knows a platform's)
+//!                   │                          knows a platform's), the session's
+//!                   │                          background tasks
 //!                   ▼
 //!                tools/           the contract (Tool, registry, executor, approval,
 //!                   │               call observers, ports), the built-in tools, their
@@ -45,10 +46,10 @@
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: messages and usage, the
-//!   json_file  trust  wire                      environment, consent, settings
+//!   json_file  trust  diff  wire                environment, consent, settings
 //!                                                 layers, locks, strict JSON
 //!                                                 files, workspace trust, the
-//!                                                 LSP framing
+//!                                                 one bounded diff, LSP framing
 //! ```
 //!
 //! ## Code map
@@ -121,6 +122,14 @@
 //!   thread, one manifest per run. Undo and redo restore each file whole,
 //!   open documents through the editor, and leave a file changed since in
 //!   the run's lines as it is (`conflict`).
+//! - [`tasks`]: the background tasks of one front-end session (the host
+//!   owns the registry; it implements [`tools::ports::tasks::Tasks`]):
+//!   commands `run_shell` started with `"background": true` in the
+//!   sandbox's pid namespace, their output in a bounded ring (the start and
+//!   the end kept), their processes read from `/proc`, stopped with the
+//!   session. *Architecture Invariant:* a task never outlives its session,
+//!   nor Tandem (`--die-with-parent`, the namespace ends with its first
+//!   process); its status is what the machine says, never a guess.
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run. The manager is a
@@ -155,6 +164,11 @@
 //!   ([`host::Host::prepare`]).
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
+//! - [`diff`]: every diff Tandem computes (review hunks, the editor's
+//!   replacements, freshness refusals, previews, merges): the common prefix
+//!   and suffix trimmed in one pass, the middle diffed with a deadline and
+//!   replaced whole by lines past it, so a rewrite of any size costs linear
+//!   time; [`diff::off_runtime`] runs such work off the async runtime.
 //! - [`scope`]: which settings layer a value came from (user, project,
 //!   local, editor).
 //! - [`consent`]: what the user approved that a project would run (project
@@ -202,11 +216,14 @@
 //! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
 //!   Linux) behind [`tools::ShellSandbox`], the only place that knows a
 //!   platform's sandbox (how a confined command is stopped, what its
-//!   refusals look like): unasked commands write only a
-//!   private `/tmp`, approved ones the workspace (Tandem's, git's and the
-//!   editor's config stay read-only); no network unless settings allow it,
-//!   a pid namespace, read-deny paths masked. The front end hands the run
-//!   its sandbox and says once when there is none.
+//!   refusals look like): unasked commands write only a private `/tmp`
+//!   and see of the home folder only the toolchains, approved ones write
+//!   the workspace (Tandem's, git's and the editor's config stay
+//!   read-only); no network unless settings allow it, a pid namespace,
+//!   read-deny paths masked and edit-deny paths read-only for every
+//!   command (found as it starts: [`permissions::masks`]), Tandem's own
+//!   folders never shown. The front end hands the run its sandbox and
+//!   says once when there is none.
 //! - [`hooks`]: commands in Claude Code's format: `PreToolUse`/`PostToolUse`
 //!   around each call (run by the executor through [`tools::ToolHooks`];
 //!   the `PreToolUse` answer reaches the policy in the permission request),
@@ -222,7 +239,8 @@
 //!   [`tools::ToolKind`] and summary, never by a tool's name or fields.
 //! - [`environment`]: credentials kept in memory, out of the process
 //!   environment (`/proc/PID/environ`) and out of shell commands, whose
-//!   environment is an allow-list.
+//!   environment is an allow-list; the process not dumpable and its
+//!   inherited descriptors kept from its children.
 //! - `server/src/main.rs` and `server/src/cli/` (the binary): argument
 //!   parsing, `tandem ask` with its terminal printer, `tandem demo`,
 //!   `tandem tool(s)`.
@@ -274,6 +292,7 @@ pub mod agent;
 pub mod checkpoint;
 pub mod completion;
 pub mod consent;
+pub mod diff;
 pub mod environment;
 pub mod hooks;
 pub mod json_file;
@@ -287,6 +306,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod settings;
 pub mod sync;
+pub mod tasks;
 pub mod thread;
 pub mod tools;
 pub mod trust;

@@ -188,6 +188,9 @@ fn main() -> ExitCode {
     // First, while this is the only thread: may start the program again
     // in place, its environment holding only what shell commands may see.
     let hide_warning = tandem::environment::hide_environment();
+    // Then out of reach of its children: not dumpable (no /proc/PID/mem),
+    // no inherited descriptor passed on.
+    let harden_problems = tandem::environment::harden_process();
     let cli = Cli::parse();
     init_logging();
     if cli.trust {
@@ -196,6 +199,9 @@ fn main() -> ExitCode {
     if let Some(warning) = hide_warning {
         tracing::warn!("{warning}");
     }
+    for problem in harden_problems {
+        tracing::warn!("{problem}");
+    }
     // One tool call or a listing needs no worker threads: a current-thread
     // runtime starts faster and hands work between fewer threads (the
     // search tools still walk in parallel on their own threads).
@@ -203,7 +209,15 @@ fn main() -> ExitCode {
         Command::Tool { .. } | Command::Tools { .. } => {
             tokio::runtime::Builder::new_current_thread().enable_all().build()
         }
-        _ => tokio::runtime::Runtime::new(),
+        _ => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            // Tokio's own variable, read from the environment Tandem holds
+            // (hide_environment took it out of the process's).
+            if let Some(threads) = tandem::environment::var("TOKIO_WORKER_THREADS").and_then(|n| n.trim().parse::<usize>().ok()).filter(|&n| n > 0) {
+                builder.worker_threads(threads);
+            }
+            builder.enable_all().build()
+        }
     };
     let runtime = match runtime {
         Ok(rt) => rt,

@@ -6,6 +6,7 @@
 pub mod edit_cases;
 pub mod files;
 pub mod fim_mock;
+pub mod llama;
 pub mod lsp_client;
 pub mod mock_model;
 pub mod notes;

@@ -42,6 +42,9 @@ struct Scenario {
     /// Emacs is busy this long after sending the code action's command
     /// (SCENARIO_BUSY_MS; 0: not).
     busy_ms: u64,
+    /// A line the user types at the top while eglot's own confirmation is
+    /// showing, which the scenario then answers y (SCENARIO_TYPE_DURING).
+    type_during: Option<&'static str>,
 }
 
 struct Outcome {
@@ -76,6 +79,7 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
         ("SCENARIO_CONFIRM", scenario.confirm.into()),
         ("SCENARIO_VIA", scenario.via.into()),
         ("SCENARIO_BUSY_MS", scenario.busy_ms.to_string()),
+        ("SCENARIO_TYPE_DURING", scenario.type_during.unwrap_or_default().to_string()),
         ("SCENARIO_PROMPT", "Capitalise line three".into()),
         ("SCENARIO_OUT", out.display().to_string()),
         ("TERM", "xterm-256color".into()),
@@ -134,7 +138,7 @@ fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
         &emacs,
         &tmux,
         "confirm",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "ask", busy_ms: 0 },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "ask", busy_ms: 0, type_during: None },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
@@ -154,7 +158,7 @@ fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
         &emacs,
         &tmux,
         "refuse",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask", busy_ms: 0 },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask", busy_ms: 0, type_during: None },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nline three\n", "report: {report:#}");
@@ -175,7 +179,7 @@ fn emacs_default_mode_reviews_once_with_confirmation_off() {
         &emacs,
         &tmux,
         "review",
-        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])], via: "ask", busy_ms: 0 },
+        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", "C-f"])], via: "ask", busy_ms: 0, type_during: None },
     );
     let report = &outcome.report;
     assert!(outcome.screens[0].contains("notes.txt"), "the prompt names the file: {}", outcome.screens[0]);
@@ -196,7 +200,7 @@ fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
         &emacs,
         &tmux,
         "codeaction",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 0 },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 0, type_during: None },
     );
     let report = &outcome.report;
     assert_eq!(report["result"]["runId"], "run-1", "the command answered at once: {report:#}");
@@ -219,11 +223,38 @@ fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
         &emacs,
         &tmux,
         "busy",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 500 },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["y", "C-f"])], via: "codeaction", busy_ms: 500, type_during: None },
     );
     let report = &outcome.report;
     assert_eq!(report["result"]["runId"], "run-1", "{report:#}");
     assert_eq!(report["end"]["status"], "completed", "{report:#}");
     assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
     assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+}
+
+/// The user types a line at the top of the file while eglot asks "Server
+/// wants to edit … Proceed?", then answers y: eglot refuses the edit, its
+/// version being stale ("Edits on `notes.txt' require version …"); Tandem
+/// rebases the edit onto the new text (the typed line is apart from the
+/// edited one) and sends it again, eglot asks again, and the edit lands
+/// next to both of the user's lines, reported applied. Then the user types
+/// after the edit landed: still applied.
+#[test]
+fn emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "typeduring",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![], via: "ask", busy_ms: 0, type_during: Some("typed during the offer") },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["buffer"], "typed during the offer\ntyped by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.disk, ON_DISK, "Tandem never wrote the open file to disk");
+    assert_eq!(report["confirms"], 2, "eglot asked again for the rebased edit: {report:#}");
+    let (is_error, content) = (&outcome.results[1]["is_error"], outcome.results[1]["content"].as_str().unwrap_or_default());
+    assert_eq!(is_error, false, "{content}");
+    assert!(content.contains("Note: the file changed in the editor while the edit waited to be applied (1 line added after line 0)"), "{content}");
+    assert_eq!(report["result"]["edits"][0]["status"], "applied", "{report:#}");
+    assert_eq!(report["result"]["edits"].as_array().map(Vec::len), Some(1), "one edit, one entry: {report:#}");
 }

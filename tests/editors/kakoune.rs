@@ -86,7 +86,8 @@ struct Outcome {
     prompt_screen: String,
 }
 
-/// The saved thread's records, once the run has ended (its `run` record).
+/// The saved thread's records, once the run has ended (its `run` record,
+/// and its `edits` record when the run made one).
 fn finished_thread(data: &Path) -> Option<Vec<serde_json::Value>> {
     let sessions = data.join("tandem/threads");
     for workspace in std::fs::read_dir(sessions).ok()?.flatten() {
@@ -97,7 +98,8 @@ fn finished_thread(data: &Path) -> Option<Vec<serde_json::Value>> {
             }
             let Ok(text) = std::fs::read_to_string(thread.path()) else { continue };
             let records: Vec<serde_json::Value> = text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
-            if records.iter().any(|r| r["type"] == "run") {
+            let edited = records.iter().any(|r| r["type"] == "message" && r["message"]["content"].as_array().is_some_and(|c| c.iter().any(|p| p["name"] == "edit_file")));
+            if records.iter().any(|r| r["type"] == "run") && (!edited || records.iter().any(|r| r["type"] == "edits")) {
                 return Some(records);
             }
         }
@@ -126,9 +128,17 @@ enum Via {
     CodeAction,
 }
 
+/// What the user types while Tandem's question waits, and after the edit
+/// landed: a line at the top of the buffer, and one at its end.
+#[derive(Clone, Copy, Default)]
+struct Typing {
+    during: Option<&'static str>,
+    after: Option<&'static str>,
+}
+
 /// `answer`: what the user types in kak-lsp's menu of Tandem's actions
 /// before Enter ("" takes the first, Apply).
-fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, answer: &str) -> Outcome {
+fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, answer: &str, typing: Typing) -> Outcome {
     let workspace = NotesWorkspace::new();
     let root = &workspace.root;
     let script = workspace.write_script(&serde_json::json!({"turns": read_then_edit()}).to_string());
@@ -196,6 +206,16 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
     }
     // Tandem's review prompt, queued by kak-lsp.
     session.wait_for("kak-lsp's pending request bell", deadline, |s| s.contains("🔔1"));
+    if let Some(line) = typing.during {
+        // The user goes on typing while the question waits: a new first line.
+        session.keys(&["g", "g", "O"]);
+        session.type_text(line);
+        session.keys(&["Escape"]);
+        session.wait_for("the line typed during the question, in normal mode", deadline, |s| s.contains(line) && !s.contains(" insert "));
+        session.keys(&[":"]);
+        session.type_text("lsp-did-change");
+        session.keys(&["Enter"]);
+    }
     session.keys(&[":"]);
     session.type_text("lsp-show-message-request-next");
     session.keys(&["Enter"]);
@@ -204,6 +224,14 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
         session.type_text(answer);
     }
     session.keys(&["Enter"]);
+    if let Some(line) = typing.after {
+        // Once the edit is in the buffer, the user types a last line.
+        session.wait_for("the edit in the buffer", deadline, |s| s.contains("LINE THREE"));
+        session.keys(&["g", "e", "o"]);
+        session.type_text(line);
+        session.keys(&["Escape"]);
+        session.wait_for("the line typed after the edit, in normal mode", deadline, |s| s.contains(line) && !s.contains(" insert "));
+    }
     let records = loop {
         if let Some(records) = finished_thread(&data) {
             break records;
@@ -236,7 +264,7 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
 #[test]
 fn kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer") };
-    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "apply", Via::Command, "");
+    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "apply", Via::Command, "", Typing::default());
     assert!(outcome.prompt_screen.contains("Tandem: apply edit to notes.txt?"), "Tandem's prompt is on screen: {}", outcome.prompt_screen);
     assert_eq!(outcome.buffer, format!("{TYPED}\nline two\nLINE THREE\n"), "records: {:#?}", outcome.records);
     assert_eq!(outcome.modified, "true");
@@ -252,7 +280,7 @@ fn kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer() {
 #[test]
 fn kakoune_kak_lsp_rejected_edit_changes_nothing() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_rejected_edit_changes_nothing") };
-    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "reject", Via::Command, "Reject");
+    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "reject", Via::Command, "Reject", Typing::default());
     assert_eq!(outcome.buffer, format!("{TYPED}\nline two\nline three\n"), "records: {:#?}", outcome.records);
     assert_eq!(outcome.modified, "true");
     assert_eq!(outcome.disk, ON_DISK);
@@ -268,7 +296,7 @@ fn kakoune_kak_lsp_rejected_edit_changes_nothing() {
 #[test]
 fn kakoune_kak_lsp_code_action_runs_and_its_edit_lands() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_code_action_runs_and_its_edit_lands") };
-    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "codeaction", Via::CodeAction, "");
+    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "codeaction", Via::CodeAction, "", Typing::default());
     let prompt = outcome.records.iter().find(|r| r["type"] == "prompt").map(|r| r["text"].clone());
     assert_eq!(prompt, Some(serde_json::json!("Explain this code.")), "the code action's prompt started the run");
     assert!(outcome.records.iter().any(|r| r["type"] == "run" && r["status"] == "completed"), "{:#?}", outcome.records);
@@ -276,4 +304,27 @@ fn kakoune_kak_lsp_code_action_runs_and_its_edit_lands() {
     assert_eq!(outcome.disk, ON_DISK);
     let results = tool_results(&outcome.records);
     assert_eq!(results[1]["is_error"], false, "{:#}", results[1]);
+}
+
+/// The user types a new first line while Tandem's question waits in
+/// kak-lsp's queue, then chooses Apply, and types a last line once the edit
+/// is in: the edit was computed before the typing, so Tandem rebases it
+/// onto the new text (kak-lsp never checks versions: sent as it was, it
+/// would land on the wrong line) and sends it for the new version; the
+/// buffer holds all three of the user's lines and the edit, and the edit
+/// is reported applied, once.
+#[test]
+fn kakoune_kak_lsp_typing_during_and_after_the_question_keeps_everything() {
+    let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_typing_during_and_after_the_question_keeps_everything") };
+    let typing = Typing { during: Some("typed while asked"), after: Some("typed after the edit") };
+    let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "typing", Via::Command, "", typing);
+    assert_eq!(outcome.buffer, format!("typed while asked\n{TYPED}\nline two\nLINE THREE\ntyped after the edit\n"), "records: {:#?}", outcome.records);
+    assert_eq!(outcome.disk, ON_DISK, "Tandem never wrote the open file to disk");
+    let results = tool_results(&outcome.records);
+    let content = results[1]["content"].as_str().unwrap_or_default();
+    assert_eq!(results[1]["is_error"], false, "{content}");
+    assert!(content.contains("Note: the file changed in the editor while the edit waited to be applied (1 line added after line 0)"), "{content}");
+    let edits = outcome.records.iter().find(|r| r["type"] == "edits").map(|r| r["edits"].clone());
+    let statuses: Vec<serde_json::Value> = edits.as_ref().and_then(|e| e.as_array()).map(|e| e.iter().map(|e| e["status"].clone()).collect()).unwrap_or_default();
+    assert_eq!(statuses, [serde_json::json!("applied")], "records: {:#?}", outcome.records);
 }

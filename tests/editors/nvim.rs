@@ -430,6 +430,26 @@ fn neovim_split_review_shows_write_file_content() {
     }
 }
 
+/// The user unloads the file's buffer while the review is open, then
+/// applies the review: nothing is applied (the buffer is not loaded again
+/// from the disk to take the edit), and the model is told the document was
+/// closed while the edit waited.
+#[test]
+fn neovim_closing_the_buffer_during_the_review_applies_nothing() {
+    for nvim in nvims("neovim_closing_the_buffer_during_the_review_applies_nothing") {
+        let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "UnloadFileThenApply"), ("SCENARIO_VIA", "plugin")]);
+        let report = &outcome.report;
+        assert_eq!(report["file_loaded_at_answer"], false, "{report:#}");
+        assert_eq!(report["file_loaded_after"], false, "the edit did not load the buffer again: {report:#}");
+        assert_nothing_landed(&outcome);
+        assert_eq!(report["modified"], false, "{report:#}");
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert_eq!(outcome.results[1]["is_error"], true, "{content}");
+        assert!(content.contains("the document was closed in the editor while the edit waited"), "{content}");
+        assert_eq!(report["result"]["edits"][0]["status"], "not_applied", "{report:#}");
+    }
+}
+
 /// Cancel means no edit lands: the user cancels while the plugin's review
 /// is open and then presses Apply; the run is over, so the plugin applies
 /// nothing and says so.
@@ -564,6 +584,38 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
             "{report:#}"
         );
         assert!(messages(report).contains(&"Tandem: run completed. No edits.".to_string()), "{report:#}");
+    }
+}
+
+/// The model's todo list shows in the transcript as a checklist, each time
+/// it changes.
+#[test]
+fn neovim_shows_the_todo_list_as_a_checklist_in_the_transcript() {
+    for nvim in nvims("neovim_shows_the_todo_list_as_a_checklist_in_the_transcript") {
+        let todo = |items: &[(&str, &str)]| {
+            let todos: Vec<serde_json::Value> = items.iter().map(|(content, status)| serde_json::json!({"content": content, "status": status})).collect();
+            serde_json::json!({"text": "", "tool_calls": [{"name": "todo_write", "input": {"todos": todos}}]})
+        };
+        let outcome = run_nvim(
+            &nvim,
+            Scenario {
+                typed: "",
+                debounce_ms: 150,
+                turns: serde_json::json!([
+                    todo(&[("Read notes", "in_progress"), ("Answer", "pending")]),
+                    todo(&[("Read notes", "completed"), ("Answer", "in_progress")]),
+                    {"text": "Done."}
+                ]),
+                env: vec![],
+            },
+        );
+        let transcript = lines(&outcome.report, "transcript");
+        let checklist: Vec<&str> = transcript.iter().map(String::as_str).filter(|l| l.starts_with("**Todo") || l.starts_with("- [")).collect();
+        assert_eq!(
+            checklist,
+            ["**Todo (0/2)**", "- [~] Read notes", "- [ ] Answer", "**Todo (1/2)**", "- [x] Read notes", "- [~] Answer"],
+            "{transcript:#?}"
+        );
     }
 }
 
@@ -872,6 +924,48 @@ fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
         assert_eq!(report["after_redo"]["made"], "x\n", "{report:#}");
         assert!(report["undo_again"].as_str().unwrap().starts_with("Tandem: undid run-1: 3 restored"), "{report:#}");
         assert!(report["nothing"].as_str().unwrap().starts_with("Tandem: nothing to undo"), "{report:#}");
+    }
+}
+
+/// `:TandemUndo` in the default mode: the run's edits were reviewed (the
+/// closed file opened for its review), and so is the undo's restoring edit
+/// of each open buffer; answered "A", it restores the buffer, with the line
+/// the user typed at its top since the run kept (a merge, no conflict: the
+/// user's line is apart from the run's). The undo is not taken for a
+/// cancelled run's review, and the run is undone once.
+#[test]
+fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer() {
+    for nvim in nvims("neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer") {
+        let workspace = NotesWorkspace::new();
+        let closed = workspace.root.join("other.txt");
+        std::fs::write(&closed, "other\n").unwrap();
+        let made = workspace.root.join("made.txt");
+        let script = serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}, {"name": "read_file", "input": {"file_path": "other.txt"}}]},
+            {"text": "", "tool_calls": [
+                {"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "line three", "new_string": "LINE THREE"}},
+                {"name": "edit_file", "input": {"file_path": "other.txt", "old_string": "other", "new_string": "OTHER"}}
+            ]},
+            {"text": "", "tool_calls": [{"name": "run_shell", "input": {"command": "sh -c 'echo x > made.txt'"}}]},
+            {"text": "Done."}
+        ]});
+        let env = [
+            ("SCENARIO_CLOSED", closed.as_os_str()),
+            ("SCENARIO_MADE", made.as_os_str()),
+            ("SCENARIO_MODE", "default".as_ref()),
+            ("SCENARIO_TYPE_TOP", "typed after the run".as_ref()),
+        ];
+        let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
+        assert!(report["run"].as_str().unwrap().starts_with("Tandem: run completed."), "{report:#}");
+        assert_eq!(report["reviews_in_run"], 2, "both edits were reviewed: {report:#}");
+        assert_eq!(lines(&report["after_run"], "buffer"), ["line one", "line two", "LINE THREE"], "{report:#}");
+        let undo = report["undo"].as_str().unwrap();
+        assert!(undo.starts_with("Tandem: undid run-1: 3 restored, 0 unchanged, 0 conflicts"), "{undo}\n{report:#}");
+        assert!(!undo.contains("cancelled"), "{undo}");
+        assert_eq!(lines(&report["after_undo"], "buffer"), ["typed after the run", "line one", "line two", "line three"], "{report:#}");
+        // other.txt was opened for its review: its buffer is restored (unsaved).
+        assert_eq!(lines(&report["after_undo"], "closed_buffer"), ["other"], "{report:#}");
+        assert_eq!(report["after_undo"]["made"], serde_json::Value::Null, "{report:#}");
     }
 }
 

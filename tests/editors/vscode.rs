@@ -9,7 +9,8 @@
 //! agent" with unsaved typing, the edit applied in the Refactor Preview, the
 //! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
 //! during the review; the Tandem panel (streaming, inline approval,
-//! follow-up, Stop, webview and window reloads). Their screenshots are kept
+//! follow-up, Stop, webview and window reloads); inline.js: ghost text from
+//! a real local model (tests/common/llama.rs). Their screenshots are kept
 //! in target/test-artifacts/editor_vscode/.
 //!
 //! Needs what `.ci/run` installs in the tools cache (`tests/common/tools.rs`) (Node 24 from the npm
@@ -24,6 +25,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::review_fuzz;
+use crate::common::llama;
 use crate::common::tools::{ci_tools, which};
 
 /// A backstop for the script's own 240 s deadline.
@@ -229,6 +231,48 @@ fn undo_and_redo_of_a_run_in_the_panel() {
 #[test]
 fn two_windows_on_one_workspace() {
     run_script("two_windows_on_one_workspace", "two_windows.js");
+}
+
+/// tests/vscode/partial_reload.js: a partly applied edit followed by a
+/// command: its card and the run's end line say "partly applied" (listed
+/// once), after the run and after a window reload; screenshots of both.
+#[test]
+fn a_partial_edit_has_one_status_after_the_run_and_after_a_reload() {
+    run_script("a_partial_edit_has_one_status_after_the_run_and_after_a_reload", "partial_reload.js");
+}
+
+/// tests/vscode/reload_during_review.js: the window reloads while a
+/// rename waits in the Refactor Preview with one of its two hunks ticked:
+/// nothing lands, and the panel after the reload says the edit was not
+/// applied and the run did not complete.
+#[test]
+fn a_window_reload_during_a_partial_review_lands_nothing_and_says_so() {
+    run_script("a_window_reload_during_a_partial_review_lands_nothing_and_says_so", "reload_during_review.js");
+}
+
+/// tests/vscode/local_model.js (issue 28): with an Anthropic key and no
+/// provider named, the panel says runs go to Anthropic; the walkthrough's
+/// "Use a local model" names an OpenAI-compatible loopback server and a
+/// model, the panel says so, and the next prompt reaches that server while
+/// the Anthropic endpoint gets nothing.
+#[test]
+fn a_local_model_chosen_in_the_walkthrough_gets_the_prompts() {
+    run_script("a_local_model_chosen_in_the_walkthrough_gets_the_prompts", "local_model.js");
+}
+
+/// tests/vscode/inline.js: typing in a Python file shows ghost text from a
+/// real local model (llama.cpp's llama-server with Qwen2.5-Coder-0.5B, on
+/// the CPU, tests/common/llama.rs), through the extension's inline
+/// completion provider and Tandem's `textDocument/inlineCompletion`; Tab
+/// inserts it into the unsaved buffer.
+#[test]
+fn inline_completion_from_a_real_local_model() {
+    const TEST: &str = "inline_completion_from_a_real_local_model";
+    if tools().is_err() {
+        return run_script(TEST, "inline.js");
+    }
+    let Some(model) = llama::llama(TEST) else { return };
+    run_script_with(TEST, "inline.js", &[("LLAMA_URL", model.url.clone())], TIMEOUT);
 }
 
 /// Trials of the typing fuzzer in VS Code (`TANDEM_FUZZ_TRIALS` for more).

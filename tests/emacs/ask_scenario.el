@@ -81,6 +81,33 @@ action: `eglot-execute-command', which waits for the answer (10 s at most)."
       (setf (alist-get 'result scenario-report)
             (eglot-execute-command server (plist-get command :command) (plist-get command :arguments))))))
 
+;; SCENARIO_TYPE_DURING: the user types a line at the top of the file while
+;; eglot's "Server wants to edit … Proceed?" is showing (the text arrives
+;; from elsewhere: a timer here, as an `emacsclient --eval' would), then
+;; answers y; every later such question is answered y too. The typing's
+;; didChange goes out at once, and so does the applied edit's (a timer is
+;; not a keystroke, so eglot's idle timer may not run).
+(defvar scenario-confirms 0)
+(when (not (string-empty-p (or (getenv "SCENARIO_TYPE_DURING") "")))
+  (advice-add
+   'y-or-n-p :around
+   (lambda (orig prompt &rest args)
+     (if (not (string-match-p "Server wants to edit" prompt))
+         (apply orig prompt args)
+       (setq scenario-confirms (1+ scenario-confirms))
+       (setf (alist-get 'confirms scenario-report) scenario-confirms)
+       (let ((buffer (get-file-buffer (getenv "SCENARIO_FILE"))))
+         (with-current-buffer buffer
+           (when (= scenario-confirms 1)
+             (save-excursion
+               (goto-char (point-min))
+               (insert (getenv "SCENARIO_TYPE_DURING") "\n"))
+             (eglot--signal-textDocument/didChange))
+           (run-at-time 0.2 nil (lambda ()
+                                  (with-current-buffer buffer
+                                    (eglot--signal-textDocument/didChange))))))
+       t))))
+
 ;; SCENARIO_CONFIRM=nil: the README's advice for Tandem's default mode,
 ;; so eglot does not ask a second time.
 (when (equal (getenv "SCENARIO_CONFIRM") "nil")

@@ -249,6 +249,31 @@ fn the_agent_reads_the_unsaved_buffer_and_its_reviewed_edit_goes_through_the_cli
     assert_eq!(updates(&report, "usage_update").len(), 1, "usage at the end of the turn");
 }
 
+/// A client that keeps a write in its buffer (this one never saves): a
+/// command after the edit reads the disk, which lacks the edit, and the
+/// model is told which file the command did not see as edited.
+#[test]
+fn a_command_after_an_edit_the_client_has_not_saved_names_the_file() {
+    let setup = Setup::new(vec![
+        turn(vec![read("notes.txt")]),
+        turn(vec![edit("notes.txt", "on disk", "edited")]),
+        turn(vec![shell("cat notes.txt")]),
+        done(),
+    ]);
+    let notes = setup.file("notes.txt", "on disk\n");
+    let Some(report) = setup.editor(json!({"answers": ["allow_once", "allow_once"], "prompts": ["edit, then run"]})) else {
+        return;
+    };
+    assert_eq!(report["writes"], json!([{"path": notes, "content": "edited\n"}]), "the edit went through the client");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "on disk\n", "the client did not save it");
+    let result = result_text(&report, "toolu_script_3_1");
+    assert!(result.contains("on disk"), "the command ran on the disk: {result}");
+    assert!(
+        result.contains("hold unsaved text in the editor that it did not see: notes.txt (the agent's edit went to the ACP client, which has not saved it to the disk)"),
+        "{result}"
+    );
+}
+
 #[test]
 fn a_user_edit_between_the_agents_read_and_its_write_refuses_the_write() {
     // The reads: read_file (1), the edit's plan (2), the workspace's check
@@ -329,6 +354,31 @@ fn a_saved_thread_loads_with_its_history_replayed() {
     assert_eq!(agent, ["Read it.", "Done.", "Still here."]);
     assert_eq!(updates(&second, "tool_call")[0]["toolCallId"], "toolu_script_1_1");
     assert_eq!(second["stop_reasons"], json!(["end_turn"]));
+}
+
+#[test]
+fn the_todo_list_is_the_sessions_plan_and_a_loaded_session_shows_it_again() {
+    let todo = |items: &[(&str, &str)]| {
+        let todos: Vec<Value> = items.iter().map(|(content, status)| json!({"content": content, "status": status})).collect();
+        json!({"name": "todo_write", "input": {"todos": todos}})
+    };
+    let setup = Setup::new(vec![
+        turn(vec![todo(&[("Read notes", "in_progress"), ("Answer", "pending")])]),
+        turn(vec![todo(&[("Read notes", "completed"), ("Answer", "in_progress")])]),
+        done(),
+    ]);
+    let Some(first) = setup.editor(json!({"prompts": ["plan it"]})) else { return };
+    let plans = |report: &Value| -> Vec<String> {
+        updates(report, "plan")
+            .iter()
+            .map(|u| u["entries"].as_array().unwrap().iter().map(|e| format!("{} {}", e["status"].as_str().unwrap(), e["content"].as_str().unwrap())).collect::<Vec<_>>().join(" | "))
+            .collect()
+    };
+    assert_eq!(plans(&first), ["in_progress Read notes | pending Answer", "completed Read notes | in_progress Answer"]);
+    let id = first["session_id"].as_str().unwrap().to_string();
+    setup.script(vec![json!({"text": "Still here."})]);
+    let second = setup.editor(json!({"load": id, "prompts": ["and now?"]})).unwrap();
+    assert_eq!(plans(&second), ["in_progress Read notes | pending Answer", "completed Read notes | in_progress Answer"], "the plan replayed with the thread");
 }
 
 /// A raw line-level client for the protocol faults.

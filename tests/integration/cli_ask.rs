@@ -199,6 +199,35 @@ async fn the_summary_counts_edits_by_status_with_their_lines() {
     );
 }
 
+/// `--json`: an edit call's `tool_result` carries its `edit` status, as the
+/// editors' events do: `written` with its lines, `superseded` when the file
+/// changed on disk after the read, `rejected` when the user said no (here
+/// nobody can answer: the default mode refuses with nobody to ask).
+#[tokio::test]
+async fn json_tool_results_carry_each_edit_s_status() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    let changed_on_disk = format!("printf 'ONE\\ntwo\\n' > {}", dir.path().join("a.txt").display());
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "read_file", "input": {"file_path": "a.txt"}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"file_path": "a.txt", "old_string": "two", "new_string": "TWO"}}]},
+        {"tool_calls": [{"name": "run_shell", "input": {"command": changed_on_disk}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"file_path": "a.txt", "old_string": "TWO", "new_string": "2"}}]},
+        {"text": "Done."}
+    ]});
+    let mut command = scripted(tandem(dir.path()), dir.path(), script);
+    command.args(["ask", "--json", "--permission-mode", "bypassPermissions", "edit"]);
+    let output = command.output().await.unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{stdout}");
+    let edits: Vec<Value> = stdout.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|e| e["type"] == "tool_result" && !e["edit"].is_null()).map(|e| e["edit"].clone()).collect();
+    assert_eq!(
+        edits,
+        [json!({"path": "a.txt", "status": "written", "ranges": [{"startLine": 2, "endLine": 2}]}), json!({"path": "a.txt", "status": "superseded", "ranges": []})],
+        "{stdout}"
+    );
+}
+
 /// A redirect or `tee` into the workspace is an edit: allowed in
 /// acceptEdits, and what it wrote is counted in the end line among the
 /// run's changed files, marked as a command's; so is what a command the

@@ -141,6 +141,9 @@ fn chat_continues_one_thread_and_ctrl_c_cancels_only_the_answer() {
     let second = wait_history(tmux, "the second answer's end", deadline, |t| t.contains("── cancelled"));
     let ids = threads(&second);
     assert_eq!(ids.len(), 2, "{second}");
+    // Where the prompts go, said at the first message, not again while it
+    // stays the same.
+    assert_eq!(second.matches("[model: scripted, script; provider (TANDEM_PROVIDER) is scripted]").count(), 1, "{second}");
     assert_eq!(ids[0], ids[1], "the follow-up ran on the same thread:\n{second}");
     tmux.wait_for("the prompt after the cancel", deadline, |s| s.trim_end().ends_with("›"));
     assert!(!history(tmux).contains("CHAT-EXITED"), "Ctrl-C did not end the session");
@@ -185,6 +188,50 @@ fn chat_starts_its_mcp_servers_once_for_all_its_messages() {
     let answered = text.lines().filter(|l| l.trim().starts_with('✓') && l.split_whitespace().any(|word| word == pids[0])).count();
     assert_eq!(answered, 2, "both messages' calls were answered by the one server process {}:\n{text}", pids[0]);
 
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    let end = wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+    assert!(end.contains("CHAT-EXITED-0"), "{end}");
+}
+
+/// `/tasks` lists the background tasks the agent started and `/stop ID`
+/// ends one: its process is gone, and the chat goes on.
+#[test]
+fn chat_lists_the_background_tasks_and_stops_one() {
+    let Some(tmux_bin) = tmux_or_skip("chat_lists_the_background_tasks_and_stops_one") else { return };
+    let bwrap = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "true"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !bwrap {
+        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap cannot build a sandbox");
+        return;
+    }
+    let script = serde_json::json!({"turns": [
+        {"text": "Starting.", "tool_calls": [{"name": "run_shell", "input": {"command": "sleep 3501", "background": true}}]},
+        {"text": "It runs."}
+    ]});
+    let chat = start_chat(&tmux_bin, "chat-tasks", "bypassPermissions", script, |_, _| {});
+    let (tmux, deadline) = (&chat.tmux, chat.deadline);
+    tmux.type_text("/tasks");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the empty list", deadline, |t| t.contains("No background tasks."));
+    tmux.type_text("start the server");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the answer's end", deadline, |t| t.contains("── completed"));
+    let sleeper = crate::common::processes_running("sleep 3501");
+    assert_eq!(sleeper.len(), 1, "the task runs after its run ended: {sleeper:?}");
+    tmux.type_text("/tasks");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the task listed", deadline, |t| t.contains("task 1: running for") && t.contains("`sleep 3501`"));
+    tmux.type_text("/stop 1");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the stop's report", deadline, |t| t.contains("Task 1 (sleep 3501): stopped."));
+    crate::common::wait_until("the stopped task's process is gone", || !crate::common::process_alive(sleeper[0]));
+    tmux.type_text("/stop 9");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the unknown task", deadline, |t| t.contains("there is no task \"9\""));
     tmux.type_text("/exit");
     tmux.keys(&["Enter"]);
     let end = wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));

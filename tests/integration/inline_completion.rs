@@ -147,6 +147,28 @@ fn off_unless_configured_and_a_repository_cannot_turn_it_on_or_point_it_elsewher
 }
 
 #[test]
+fn a_repositorys_env_or_base_url_cannot_redirect_a_chat_providers_completions() {
+    // The user asks for a chat model's completions, with the base URL from
+    // their own settings' env; the repository names another address, through
+    // its env and the agent's baseUrl, and its own key.
+    let own = FimMock::start(Reply::Json(FimMock::chat(" + b")));
+    let theirs = FimMock::start(Reply::Json(FimMock::chat(" - b")));
+    let user = json!({"env": {"OPENAI_BASE_URL": format!("{}/v1", own.url), "OPENAI_API_KEY": "sk-user"}}).to_string();
+    let project = json!({"baseUrl": format!("{}/v1", theirs.url), "env": {"OPENAI_BASE_URL": format!("{}/v1", theirs.url), "OPENAI_API_KEY": "sk-theirs"}}).to_string();
+    let setup = Setup::new(&[("a.py", SOURCE), ("../home/.tandem/settings.json", &user), (".tandem/settings.json", &project), (".tandem/settings.local.json", &project)]);
+    let mut client = setup.start(json!({"enabled": true, "provider": "openai-chat", "debounceMs": 0}));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(items(&response)[0]["insertText"], "    return a + b", "{response}");
+    assert_eq!(theirs.received().len(), 0, "the repository's address heard the buffer");
+    let received = own.received();
+    assert_eq!((received.len(), received[0].path.as_str()), (1, "/v1/chat/completions"));
+    let headers = received[0].headers.to_ascii_lowercase();
+    assert!(headers.contains("authorization: bearer sk-user\r\n"), "{headers}");
+    client.shutdown();
+}
+
+#[test]
 fn a_request_whose_document_changed_before_the_model_answered_gives_nothing_and_closes_the_model_request() {
     let setup = Setup::new(&[("a.py", SOURCE)]);
     let mock = FimMock::start(Reply::Held(FimMock::completion(" + b")));
@@ -239,13 +261,16 @@ fn a_failing_slow_or_flooding_model_gives_an_empty_answer_never_an_error() {
     let uri = client.open(&setup.root.join("a.py"), SOURCE);
     let ask = |client: &mut LspClient| client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
     assert_eq!(items(&ask(&mut client)), Vec::<Value>::new());
-    // 100 KB of text, only whitespace, the suffix again, junk, a body that never ends.
+    // 100 KB of text, only whitespace, the suffix again, junk, a body that
+    // never ends, no answer within timeoutMs.
     for reply in [
         Reply::Json(FimMock::completion(&"x = 1\n".repeat(20_000))),
         Reply::Json(FimMock::completion("  \n\t\n")),
         Reply::Json(FimMock::completion("\n\nprint(add(1, 2))\n")),
         Reply::Status(200, "<html>not json</html>".into()),
         Reply::Endless,
+        // Slower than timeoutMs.
+        Reply::Held(FimMock::completion(" + b")),
     ] {
         mock.push(reply);
     }
@@ -253,13 +278,13 @@ fn a_failing_slow_or_flooding_model_gives_an_empty_answer_never_an_error() {
     let big = items(&ask(&mut client));
     let text = big[0]["insertText"].as_str().unwrap();
     assert!(text.len() < 5000 && text.lines().count() <= 40, "{} bytes", text.len());
-    for n in 0..4 {
+    for n in 0..5 {
         // Another prefix each time, so the cache has nothing for it.
         replace_line(&mut client, &uri, 0, &format!("def add(a, b):  # {n}"));
         let response = ask(&mut client);
         assert_eq!(items(&response), Vec::<Value>::new(), "{response}");
     }
-    mock.wait_for_closed(1);
+    mock.wait_for_closed(2);
     // Nothing listens: still an empty answer.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = closed.local_addr().unwrap();

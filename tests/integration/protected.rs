@@ -285,3 +285,40 @@ fn approved_commands_leave_no_files_an_editor_or_direnv_would_run() {
         assert!(!repo.root.join(gone).exists(), "{gone} was left: {results:?}");
     }
 }
+
+/// A repository an approved command makes is one the user's git and
+/// editor use later (VS Code runs `git status` in the repositories it
+/// finds): when the command ends, no key of its config runs a program and
+/// no hook of it is executable — a new nested repository, one whose config
+/// includes another file, a `.git` file naming a git directory the command
+/// made. What they hold stays: the hook's text, a clone's remote.
+#[test]
+fn a_repository_an_approved_command_makes_runs_no_code_afterwards() {
+    if !sandbox_here("a_repository_an_approved_command_makes_runs_no_code_afterwards") {
+        return;
+    }
+    let repo = Repo::new();
+    let mark = repo.marker("planted-ran");
+    let hook = format!("printf '#!/bin/sh\\ntouch {mark}\\n'");
+    let commands = [
+        format!(
+            "git init -q made/new && git -C made/new config core.fsmonitor 'touch {mark}' && git -C made/new config alias.st '!touch {mark}' && {hook} > made/new/.git/hooks/pre-commit && chmod +x made/new/.git/hooks/pre-commit"
+        ),
+        format!("git init -q inc && printf '[core]\\n\\tfsmonitor = touch {mark}\\n' > inc.cfg && git -C inc config include.path ../../inc.cfg"),
+        format!("git init -q elsewhere && mv elsewhere/.git store && rm -r elsewhere && git --git-dir=store config core.fsmonitor 'touch {mark}' && mkdir linked && echo 'gitdir: ../store' > linked/.git"),
+        "git clone -q sub cloned".to_string(),
+    ];
+    let calls: Vec<Value> = commands.iter().map(|c| shell(&format!("C={}; eval \"$C\"", shell_quote(c)))).collect();
+    let results = repo.ask(&calls, &["--permission-mode", "bypassPermissions"]);
+    assert!(results.iter().all(|(error, _)| !error), "{results:#?}");
+    // The user's own git, outside any sandbox.
+    for dir in ["made/new", "inc", "linked", "cloned"] {
+        git(&repo.root.join(dir), &["status", "--short"]);
+    }
+    git(&repo.root.join("made/new"), &["commit", "-q", "--allow-empty", "-m", "after the agent"]);
+    let alias = Command::new("git").arg("st").current_dir(repo.root.join("made/new")).output().unwrap();
+    assert!(!alias.status.success(), "the alias is gone");
+    assert!(!Path::new(&mark).exists(), "the user's git ran what an approved command planted in a repository it made: {results:#?}");
+    assert!(std::fs::read_to_string(repo.root.join("made/new/.git/hooks/pre-commit")).unwrap().contains(&mark), "the hook's text stays");
+    assert!(std::fs::read_to_string(repo.root.join("cloned/.git/config")).unwrap().contains("[remote \"origin\"]"), "a clone keeps its remote");
+}

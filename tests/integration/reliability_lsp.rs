@@ -194,7 +194,7 @@ fn client_that_never_answers_show_message_request_or_apply_edit_gets_a_denial_af
     let results = client.tool_results();
     expect_test::expect![[r#"
         (true, "Permission denied for run_shell: the user did not answer within 1 s. Do not retry the same call; ask the user or take another approach.")
-        (true, "Error: the editor did not apply the edit to a.txt (the editor did not answer the applyEdit request: no answer within 0.3 s). Read the file again before retrying.")"#]]
+        (true, "Error: whether the edit to a.txt was applied is unknown: the editor did not answer the applyEdit request: no answer within 0.3 s. Read a.txt again with read_file before editing it.")"#]]
     .assert_eq(&format!("{:?}\n{:?}", results[0], results[2]));
     assert!(!f.path("never.txt").exists());
     assert_eq!(client.text(&uri), "one\n");

@@ -49,8 +49,13 @@ fn edited_uri(apply: &Value) -> (String, i64) {
     (document["uri"].as_str().unwrap().to_string(), document["version"].as_i64().unwrap())
 }
 
+/// The answer's edits, without the `toolCallId` each carries.
 fn edits(answer: &Value) -> Value {
-    answer["result"]["edits"].clone()
+    let mut edits = answer["result"]["edits"].clone();
+    for edit in edits.as_array_mut().into_iter().flatten() {
+        edit.as_object_mut().map(|e| e.remove("toolCallId"));
+    }
+    edits
 }
 
 #[test]

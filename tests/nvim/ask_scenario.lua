@@ -165,6 +165,15 @@ local ok, err = pcall(function()
     end
     if wanted == 'Close' then
       vim.api.nvim_win_close(wins[#wins], true)
+    elseif wanted == 'UnloadFileThenApply' then
+      -- The user unloads the file's buffer (:bunload!) while the review
+      -- is open, then applies the review anyway.
+      local file = vim.fn.bufnr(env.SCENARIO_FILE)
+      vim.api.nvim_buf_delete(file, { force = true, unload = true })
+      report.file_loaded_at_answer = vim.api.nvim_buf_is_loaded(file)
+      vim.api.nvim_set_current_win(wins[1])
+      type_keys('A')
+      report.file_loaded_after = vim.api.nvim_buf_is_loaded(file)
     elseif wanted:find('^keys:') then
       -- One key at a time, the review's state captured after each.
       for key in wanted:sub(6):gmatch('.') do

@@ -35,6 +35,11 @@ local ok, err = xpcall(function()
     vim.opt.rtp:prepend(avante_dir .. '/' .. name)
   end
   vim.o.swapfile = false
+  -- avante's log module fills its level table while iterating it with
+  -- pairs(), which Lua leaves undefined: now and then the numeric default
+  -- level is missing and `require('avante')` fails ("Invalid log level:
+  -- 3"). A level given by name is looked up among the names, always there.
+  vim.g.avante = { log_level = 'warn' }
   require('avante').setup({
     provider = 'tandem',
     acp_providers = {

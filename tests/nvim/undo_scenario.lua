@@ -7,7 +7,11 @@
 --
 -- Environment: TANDEM_BIN, TANDEM_PLUGIN, SCENARIO_FILE, SCENARIO_OUT, as
 -- in ask_scenario.lua; SCENARIO_CLOSED (the file that is not open) and
--- SCENARIO_MADE (the file the command makes).
+-- SCENARIO_MADE (the file the command makes); SCENARIO_MODE (the
+-- permission mode, acceptEdits by default: in `default` every review,
+-- the run's and the undo's, is answered "A" as the user would); and
+-- SCENARIO_TYPE_TOP (a line the user types at the top of the buffer after
+-- the run, before the undo).
 local env = vim.env
 vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
 vim.cmd('runtime plugin/tandem.lua')
@@ -48,7 +52,22 @@ local ok, err = pcall(function()
     on_choice(nil)
   end
   local tandem = require('tandem')
-  tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, permission_mode = 'acceptEdits' })
+  tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, permission_mode = env.SCENARIO_MODE or 'acceptEdits' })
+  -- Every review window that opens is answered "A" (apply all), as the user would.
+  report.reviews = 0
+  local answered = {}
+  local watcher = vim.uv.new_timer()
+  watcher:start(20, 20, vim.schedule_wrap(function()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local buf = vim.api.nvim_win_get_buf(win)
+      if vim.b[buf].tandem_review and not answered[win] then
+        answered[win] = true
+        report.reviews = report.reviews + 1
+        vim.api.nvim_set_current_win(win)
+        vim.api.nvim_feedkeys('A', 'x', false)
+      end
+    end
+  end))
   if not vim.wait(10000, function()
     return #vim.lsp.get_clients({ name = 'tandem', bufnr = 0 }) > 0
   end, 20) then
@@ -75,21 +94,29 @@ local ok, err = pcall(function()
   end
 
   local function capture()
+    -- The closed file, once opened for its review (the default mode), is a buffer too.
+    local closed = vim.fn.bufnr(env.SCENARIO_CLOSED)
     return {
       buffer = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false),
       closed = read(env.SCENARIO_CLOSED),
+      closed_buffer = closed > 0 and vim.api.nvim_buf_is_loaded(closed) and vim.api.nvim_buf_get_lines(closed, 0, -1, false) or vim.NIL,
       made = read(env.SCENARIO_MADE),
     }
   end
 
   report.run = until_message('TandemAsk change things', 'Tandem: run ')
   report.after_run = capture()
+  report.reviews_in_run = report.reviews
+  if env.SCENARIO_TYPE_TOP then
+    vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { env.SCENARIO_TYPE_TOP })
+  end
   report.undo = until_message('TandemUndo', 'Tandem: undid ')
   report.after_undo = capture()
   report.redo = until_message('TandemRedo', 'Tandem: redid ')
   report.after_redo = capture()
   report.undo_again = until_message('TandemUndo', 'Tandem: undid ')
   report.nothing = until_message('TandemUndo', 'Tandem: nothing to undo')
+  watcher:stop()
 end)
 if not ok then
   table.insert(report.errors, tostring(err))

@@ -1,5 +1,5 @@
 // The harness of the code-server end-to-end scripts (e2e.js, code_intel.js,
-// chat.js, undo.js, panel_undo.js, two_windows.js): the packaged extension
+// chat.js, undo.js, panel_undo.js, two_windows.js, local_model.js): the packaged extension
 // (.vsix) installed into real VS Code (code-server, VS Code 1.139), opened
 // in headless Chromium, with a
 // loopback Anthropic API as the model (anthropic_mock.js), and the page
@@ -58,6 +58,8 @@ const dirs = {
 
 /** The loopback model's base URL. */
 let modelUrl;
+/** More environment for code-server (and so the extension and the server); null removes a variable. */
+let extraEnv = {};
 /**
  * The model: a loopback Anthropic API (anthropic_mock.js) whose turns each
  * step queues, and whose stream a step can hold open.
@@ -159,7 +161,7 @@ function setup(files, settings, trusted) {
 }
 /** code-server's environment: its own HOME, and the loopback model. */
 function serverEnv() {
-  return {
+  const env = {
     ...process.env,
     HOME: dirs.home,
     XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
@@ -173,6 +175,11 @@ function serverEnv() {
     ANTHROPIC_API_KEY: 'test-key',
     OPENAI_API_KEY: '',
   };
+  for (const [name, value] of Object.entries(extraEnv)) {
+    if (value === null) delete env[name];
+    else env[name] = value;
+  }
+  return env;
 }
 
 const commonArgs = () => ['--config', path.join(E2E_DIR, 'code-server.yaml'), '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
@@ -474,7 +481,8 @@ const state = { url: undefined, page: undefined };
  * A failure after this ends the script through `fail` (and so does the
  * deadline).
  */
-async function open({ files = {}, settings = {}, deadlineMs = DEADLINE_MS, trusted = true } = {}) {
+async function open({ files = {}, settings = {}, env = {}, deadlineMs = DEADLINE_MS, trusted = true } = {}) {
+  extraEnv = env;
   const deadline = setTimeout(() => void fail(new Error(`the test did not finish within ${deadlineMs / 1000} s`)), deadlineMs);
   deadline.unref();
   modelUrl = await model.start();

@@ -153,6 +153,14 @@ export class TandemServer implements vscode.Disposable {
       },
     };
     const client = new LanguageClient('tandem', 'Tandem', serverOptions, clientOptions);
+    // textDocument/inlineCompletion (LSP 3.18) is a proposed feature of
+    // vscode-languageclient 9: it registers an InlineCompletionItemProvider
+    // that forwards to the server when the server advertises
+    // inlineCompletionProvider (only with tandem.inlineCompletions on), and
+    // cancels the request when VS Code does. Ghost text, Tab, and VS Code's
+    // own partial accepts (Ctrl+Right: the next word) come with it; the
+    // item's command (tandem.inlineCompletionAccepted) runs on a full accept.
+    client.registerProposedFeatures();
     client.onNotification('tandem/runEvent', (params) => this.runs.event(params));
     client.onRequest('tandem/saveDocuments', async (params: { uris: string[] }) => {
       const saved: string[] = [];

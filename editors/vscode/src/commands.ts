@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageclient/node';
 import { SECRET_KEYS, TandemServer, workspaceFolders } from './client';
 import { AskResult, editLanded, endSummary, firstLine, LOCAL_MODEL_URL, localModelSettings, relativePath } from './logic';
+import type { PastEvent } from './events';
 import { RunEvent, RunEventParams } from './runs';
 
 export interface AskArgument {
@@ -178,6 +179,16 @@ interface ThreadSummary {
  * workspace's threads. The transcript shows its whole past
  * (`tandem.transcript`), and the next ask continues it.
  */
+/** How often, and how far apart, a restored panel looks again for the end of a run its window's previous server was ending. */
+const RESTORE_LOOKS = 20;
+const RESTORE_LOOK_MS = 500;
+
+/** The thread's last run has ended (or there is none): its past ends with the run's `end` (and its `edits`). */
+function runEnded(events: PastEvent[]): boolean {
+  const last = events.at(-1);
+  return last === undefined || last.type === 'end' || last.type === 'edits';
+}
+
 export async function resumeConversation(server: TandemServer, threadId?: string, quiet = false): Promise<void> {
   const client = await server.ready();
   if (!client) return;
@@ -208,11 +219,24 @@ export async function resumeConversation(server: TandemServer, threadId?: string
       threadId = pick.threadId;
       title = pick.label;
     }
-    const past = (await client.sendRequest('workspace/executeCommand', {
-      command: 'tandem.transcript',
-      arguments: [{ threadId }],
-    })) as { events?: RunEvent[]; omitted?: number };
+    const transcript = async () =>
+      (await client.sendRequest('workspace/executeCommand', {
+        command: 'tandem.transcript',
+        arguments: [{ threadId }],
+      })) as { events?: PastEvent[]; omitted?: number };
+    let past = await transcript();
     server.runs.setThread({ threadId, title, past: past?.events ?? [], omitted: past?.omitted ?? 0 });
+    // After a window reload the window's previous server may still be
+    // ending the thread's last run (cancelled by the reload: its edit's
+    // status and its end are written as it stops): look again until the
+    // run has ended, a bounded number of times, so the panel does not
+    // keep showing a run that is over as running.
+    for (let look = 0; quiet && look < RESTORE_LOOKS && !runEnded(past?.events ?? []); look++) {
+      await new Promise((resolve) => setTimeout(resolve, RESTORE_LOOK_MS));
+      if (server.runs.current || server.runs.thread !== threadId) break;
+      past = await transcript();
+      if (runEnded(past?.events ?? [])) server.runs.setThread({ threadId, title, past: past?.events ?? [], omitted: past?.omitted ?? 0 });
+    }
     server.transcript.replay(past?.events ?? [], past?.omitted ?? 0);
     if (!quiet) void vscode.window.showInformationMessage('Tandem: resumed the conversation; the next ask continues it.');
   } catch (error) {

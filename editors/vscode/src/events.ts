@@ -7,7 +7,7 @@
 // `vscode` module: the webview and the mocha tests use it too.
 import type * as Wire from './protocol.generated';
 
-export type { RunStatus, ToolKind, Usage, RunEventType } from './protocol.generated';
+export type { RunStatus, ToolKind, Usage, RunEventType, TodoItem } from './protocol.generated';
 export { RUN_EVENT_TYPES } from './protocol.generated';
 
 /** What became of a call's change to a file (the `edits` entry of `tandem.ask`'s answer). */
@@ -32,8 +32,19 @@ export interface PromptEvent {
   text: string;
 }
 
-/** An event of a thread's past: a run event or a run's prompt. */
-export type PastEvent = RunEvent | PromptEvent;
+/**
+ * What became of a past run's edits, as its end line listed them
+ * (`tandem.transcript`, after the run's `end`): the answer's `edits` entries,
+ * each with the call that made it.
+ */
+export interface EditsEvent {
+  type: 'edits';
+  edits: (EditOutcome & { toolCallId?: string; command?: string; deleted?: boolean })[];
+  summary?: string;
+}
+
+/** An event of a thread's past: a run event, a run's prompt, or its edits. */
+export type PastEvent = RunEvent | PromptEvent | EditsEvent;
 
 /** tsc fails here when a switch over a union misses one of its members. */
 export function unhandled(value: never): void {

@@ -18,6 +18,8 @@ export interface ServerSettings {
   baseUrl?: string;
   permissionMode?: string;
   maxTurns?: number;
+  /** `tandem.inlineCompletions`, passed on as written (the server checks each field). */
+  inlineCompletions?: Record<string, unknown>;
 }
 
 /** What `WorkspaceConfiguration.inspect` tells of one setting (the parts we read). */
@@ -53,7 +55,7 @@ export function folderSettingsIgnored(keys: readonly string[], inspect: (key: st
 }
 
 /** The extension's settings that the user alone may set. */
-export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'] as const;
+export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'] as const;
 
 /**
  * The `tandem` section as the server pulls it (`workspace/configuration`):
@@ -92,6 +94,10 @@ export function serverSettings(get: SettingGetter): ServerSettings {
   if (baseUrl) settings.baseUrl = baseUrl;
   if (permissionMode) settings.permissionMode = permissionMode;
   if (typeof maxTurns === 'number' && Number.isInteger(maxTurns) && maxTurns > 0) settings.maxTurns = maxTurns;
+  const inline = get('inlineCompletions');
+  if (inline && typeof inline === 'object' && !Array.isArray(inline) && Object.keys(inline).length > 0) {
+    settings.inlineCompletions = { ...(inline as Record<string, unknown>) };
+  }
   return settings;
 }
 
@@ -158,7 +164,7 @@ export function textInputAnswer(value: string | undefined): { text: string | nul
 }
 
 /** The settings whose change restarts the server. */
-export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns'];
+export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'];
 
 interface LspTextEdit {
   annotationId?: string;
@@ -245,10 +251,15 @@ export interface EditLines {
 /** One edit of a run, as `tandem.ask` answers it (docs/protocol.md). */
 export interface EditResult {
   uri: string;
-  /** applied | partial | rejected | not_applied | superseded | written */
+  /** applied | partial | rejected | not_applied | superseded | unknown | written */
   status: string;
   ranges?: EditLines[];
   declined?: EditLines[];
+  /** The tool call that made it (its card in the panel). */
+  toolCallId?: string;
+  /** A file a shell command changed: the command line. */
+  command?: string;
+  deleted?: boolean;
 }
 
 export interface AskResult {
@@ -256,6 +267,8 @@ export interface AskResult {
   status: string;
   text: string;
   edits: EditResult[];
+  /** The edits worded by the server, as every front end shows them. */
+  summary?: string;
 }
 
 /** The words for an edit status, as the server's messages use them. */
@@ -270,9 +283,17 @@ export function statusWords(status: string): string {
       return 'declined';
     case 'not_applied':
       return 'not applied';
+    case 'unknown':
+      return 'unknown';
     default:
       return status;
   }
+}
+
+/** An edit's status as the user reads it: a command's change is no edit of the agent's. */
+export function editWords(edit: { status: string; command?: string; deleted?: boolean }): string {
+  if (edit.command !== undefined) return edit.deleted ? 'deleted by a command' : 'changed by a command';
+  return statusWords(edit.status);
 }
 
 /** The change is (at least partly) in the file. */
@@ -322,7 +343,8 @@ export function endSummary(result: AskResult, folders: string[]): string {
             ? 'stopped at the turn limit (tandem.maxTurns)'
             : result.status;
   const parts = [/[.:!?]$/.test(how) ? `Tandem: run ${how}` : `Tandem: run ${how}.`];
-  const edits = editsSummary(result.edits, folders);
+  // The server's words when it gave them (the same in every front end).
+  const edits = result.summary ?? editsSummary(result.edits, folders);
   if (edits !== '') parts.push(edits);
   if (result.status === 'cancelled' && result.edits.some(editLanded)) parts.push('Edits that landed before the cancel stay (Undo takes the whole run back).');
   return parts.join(' ');

@@ -18,6 +18,15 @@ export type ToolKind = { type: 'read'; paths: string[] } | { type: 'edit'; path:
  */
 export type Usage = { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
 
+/** One item of the todo list. */
+export type TodoItem = { id?: string; content: string; status: TodoStatus };
+
+/** Where one item of the list stands. */
+export type TodoStatus = 'pending' | 'in_progress' | 'completed';
+
+/** Where a task is in its life. */
+export type TaskStatus = 'running' | 'exited' | 'stopped' | 'lost';
+
 export type RunStatus = 'completed' | 'cancelled' | 'failed' | 'turn_limit' | 'loop';
 
 /**
@@ -149,6 +158,43 @@ export interface WaitingEvent {
   parent?: string;
 }
 
+/** The model's todo list, whole, each time it changes (`todo_write`). */
+export interface TodoEvent {
+  type: 'todo';
+  todos: TodoItem[];
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * A background task of the run's thread started (`run_shell` with
+ * `background`): its id and its command.
+ */
+export interface TaskStartedEvent {
+  type: 'task_started';
+  task_id: string;
+  command: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * A background task of the run's thread ended: by itself (`exited`,
+ * with its exit code, 128 + the signal when one killed it), or
+ * `stopped` (by `task_stop`, the user, or its session's end).
+ */
+export interface TaskEndedEvent {
+  type: 'task_ended';
+  task_id: string;
+  command: string;
+  status: TaskStatus;
+  exit_code?: number | null;
+  /** Its last lines of output. */
+  last_lines?: string[];
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
 /**
  * The run is over. `usage` is the run's total; `cost_usd` the estimate
  * from the price table, when the model's prices are known.
@@ -178,6 +224,9 @@ export type RunEvent =
   | HookEvent
   | SandboxEvent
   | WaitingEvent
+  | TodoEvent
+  | TaskStartedEvent
+  | TaskEndedEvent
   | EndEvent;
 
 export type RunEventType = RunEvent['type'];
@@ -195,5 +244,8 @@ export const RUN_EVENT_TYPES: readonly RunEventType[] = [
   'hook',
   'sandbox',
   'waiting',
+  'todo',
+  'task_started',
+  'task_ended',
   'end',
 ];

@@ -51,12 +51,23 @@ export class TranscriptText {
       }
       case 'tool_result': {
         const first = (event.content ?? '').split('\n')[0];
-        // A partly applied edit is neither done nor refused.
-        const mark = event.edit?.status === 'partial' ? '◐' : event.is_error ? '✗' : '✓';
+        // A partly applied edit (or one nobody knows landed) is neither done nor refused.
+        const mark = event.edit?.status === 'partial' || event.edit?.status === 'unknown' ? '◐' : event.is_error ? '✗' : '✓';
         return this.line(`  ${mark} ${first}`, depth);
       }
       case 'retry':
         return this.line(`(retrying, attempt ${event.attempt}: ${event.reason})`, 0);
+      case 'todo': {
+        // The model's todo list, whole each time it changes (todo_write).
+        if (depth > 0) return '';
+        const done = event.todos.filter((item) => item.status === 'completed').length;
+        const items = event.todos.map((item) => `  ${todoBox(item.status)} ${item.content.split('\n')[0]}`);
+        return this.line(`Todo (${done}/${event.todos.length})`, 0) + items.map((item) => item + '\n').join('');
+      }
+      case 'task_started':
+        return this.line(`(task ${event.task_id} started in the background: ${firstLine(event.command)})`, depth);
+      case 'task_ended':
+        return this.line(`(task ${event.task_id} ${taskEnd(event)}: ${firstLine(event.command)})`, depth);
       // Shown elsewhere (the run's heading and end marker, the status
       // bar, the panel) or not in the transcript.
       case 'provider':
@@ -117,7 +128,7 @@ export function ending(status: string, text?: string): string {
 /**
  * A conversation thread's past (the events of `tandem.transcript`) as the
  * live transcript showed it: each run's heading (its `prompt` event), its
- * events, its end marker. The edit lists of the answers are not part of it.
+ * events, its end marker, and what became of its edits (its `edits` event).
  */
 export function threadText(events: PastEvent[], omitted = 0): string {
   const text = new TranscriptText();
@@ -129,9 +140,25 @@ export function threadText(events: PastEvent[], omitted = 0): string {
       out += heading(event.text ?? '');
     } else if (event.type === 'end') {
       out += text.lineBreak() + ending(event.status ?? '?', event.text);
+    } else if (event.type === 'edits') {
+      if (event.summary) out += text.lineBreak() + `${event.summary}\n`;
     } else {
       out += text.event(event);
     }
   }
   return out + text.lineBreak();
+}
+
+/** A todo item's checkbox, as the terminal and Neovim show it. */
+export function todoBox(status: string): string {
+  return status === 'completed' ? '[x]' : status === 'in_progress' ? '[~]' : '[ ]';
+}
+
+/** How a background task ended: "exited with code 1", "stopped". */
+export function taskEnd(event: { status: string; exit_code?: number | null }): string {
+  return event.status === 'exited' && typeof event.exit_code === 'number' ? `exited with code ${event.exit_code}` : event.status;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0];
 }

@@ -12,7 +12,11 @@
 //! - a write the client does not answer is settled by reading the file
 //!   again through the client (and looking at the disk): the text shows
 //!   the edit, or it is reported as *unknown* with what is known, and the
-//!   workspace makes the agent read the file again before its next edit.
+//!   workspace makes the agent read the file again before its next edit;
+//! - a shell command reads the disk, and ACP cannot ask the client to
+//!   save: a file written through the client whose disk text is not what
+//!   was written is named in the command's result
+//!   ([`Editor::save_for_command`]).
 //!
 //! ACP has no document versions, so this sink makes its own: a file's
 //! version goes up whenever the text the client returns differs from the
@@ -43,7 +47,7 @@ use async_trait::async_trait;
 use super::client::FileError;
 use super::session::SessionCore;
 use crate::sync::MutexExt;
-use crate::workspace::{fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MAX_TEXT_FILE_BYTES};
+use crate::workspace::{fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor, UnsavedBuffer, MAX_TEXT_FILE_BYTES};
 
 pub struct ClientFiles {
     core: Arc<SessionCore>,
@@ -57,6 +61,10 @@ pub struct ClientFiles {
     writes: bool,
     /// How long each file request may take (`timeouts.requestMs`).
     timeout: Duration,
+    /// The text each file was given through `fs/write_text_file`, until
+    /// the disk is seen holding it: a client may keep a write in its buffer
+    /// unsaved, and a shell command reads the disk.
+    written: Mutex<HashMap<PathBuf, Arc<str>>>,
 }
 
 /// The client's text of `path` with the file's final newline: a client
@@ -91,7 +99,7 @@ fn disk_final_newline(path: &Path) -> Option<&'static str> {
 
 impl ClientFiles {
     pub fn new(core: Arc<SessionCore>, runtime: tokio::runtime::Handle, reads: bool, writes: bool, timeout: Duration) -> Self {
-        ClientFiles { core, seen: Mutex::new(HashMap::new()), runtime, reads, writes, timeout }
+        ClientFiles { core, seen: Mutex::new(HashMap::new()), runtime, reads, writes, timeout, written: Mutex::new(HashMap::new()) }
     }
 
     fn seen(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (i32, u64)>> {
@@ -273,17 +281,38 @@ impl Editor for ClientFiles {
         if !self.writes {
             return self.write_disk(&edit, &display);
         }
-        match self.core.link.write_text_file(&self.core.id, &edit.path, &edit.new_text, self.timeout).await {
+        let outcome = match self.core.link.write_text_file(&self.core.id, &edit.path, &edit.new_text, self.timeout).await {
             Ok(()) => {
                 let (version, _) = self.version_for(&edit.path, &edit.new_text);
                 self.core.record_written(&edit.path, &edit.old_text, &edit.new_text);
-                // Clients differ on saving (Zed saves, others may not); the
-                // disk is theirs from here.
+                // Clients differ on saving (Zed saves, others may not): a
+                // command looks at the disk first (save_for_command).
                 EditOutcome::Applied { version, saved: true }
             }
             Err(FileError::Failed(err)) => self.after_failed_write(&edit, err).await,
             Err(FileError::NoAnswer(why)) => self.settle(&edit, &display, &why).await,
+        };
+        if let EditOutcome::Applied { .. } = outcome {
+            self.written.locked().insert(edit.path.clone(), Arc::clone(&edit.new_text));
         }
+        outcome
+    }
+
+    /// ACP cannot ask the client to save. The files written through it
+    /// whose disk text is not what was written are named: the command
+    /// will not see the agent's edit there.
+    async fn save_for_command(&self, _run: Option<&str>) -> Vec<UnsavedBuffer> {
+        let mut written = self.written.locked();
+        written.retain(|path, text| std::fs::read(path).map_or(true, |disk| disk != text.as_bytes()));
+        let mut unsaved: Vec<UnsavedBuffer> = written
+            .keys()
+            .map(|path| UnsavedBuffer {
+                path: path.clone(),
+                reason: "the agent's edit went to the ACP client, which has not saved it to the disk".into(),
+            })
+            .collect();
+        unsaved.sort_by(|a, b| a.path.cmp(&b.path));
+        unsaved
     }
 
     fn known_text(&self, path: &Path, version: i32, _text: &Arc<str>, fingerprint: u64) {

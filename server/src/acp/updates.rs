@@ -12,12 +12,13 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind as AcpKind,
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind as AcpKind,
 };
 use serde_json::Value;
 
 use crate::host::RunEvent;
+use crate::tools::todo::{TodoItem, TodoStatus};
 use crate::tools::ToolKind;
 
 /// The longest tool output shown in a `tool_call_update`, in characters;
@@ -90,6 +91,24 @@ pub fn tool_call(id: &str, name: &str, input: &Value, kind: &ToolKind, summary: 
     call
 }
 
+/// The todo list as an ACP `plan`: the whole list each time (the client
+/// replaces its plan with each update, as `todo_write` replaces the list).
+/// Tandem's items have no priority; each is `medium`.
+pub fn plan(todos: &[TodoItem]) -> SessionUpdate {
+    let entries = todos
+        .iter()
+        .map(|todo| {
+            let status = match todo.status {
+                TodoStatus::Pending => PlanEntryStatus::Pending,
+                TodoStatus::InProgress => PlanEntryStatus::InProgress,
+                TodoStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(todo.content.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    SessionUpdate::Plan(Plan::new(entries))
+}
+
 /// The `tool_call_update` that closes a call: its status and output, or
 /// the diff of the edit the client wrote.
 /// `changed`: the files a shell command wrote, created or deleted, given
@@ -155,6 +174,8 @@ impl UpdateMapper {
                 let note = format!("(The conversation was compacted: about {before_tokens} tokens became {after_tokens}.)");
                 vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(note)))]
             }
+            // A sub-agent's list is its own business, not the session's plan.
+            RunEvent::Todo { todos } if parents.is_empty() => vec![plan(todos)],
             RunEvent::Hook { name, message } if parents.is_empty() => {
                 vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(format!("\n[{name} hook] {message}\n"))))]
             }
@@ -186,6 +207,12 @@ pub fn replay(events: &[Value]) -> Vec<SessionUpdate> {
                 let is_error = event.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                 let content = event.get("content").and_then(Value::as_str).unwrap_or_default();
                 updates.push(SessionUpdate::ToolCallUpdate(tool_result(id, is_error, content, None, Vec::new())));
+            }
+            Some("todo") => {
+                // A list the thread saved in a newer shape than this build reads is left out.
+                if let Ok(todos) = serde_json::from_value::<Vec<TodoItem>>(event.get("todos").cloned().unwrap_or(Value::Null)) {
+                    updates.push(plan(&todos));
+                }
             }
             _ => {}
         }
@@ -225,6 +252,13 @@ mod tests {
             },
             RunEvent::ToolResult { id: "toolu_2".into(), is_error: true, content: "Command failed (exit code 2)".into() },
             RunEvent::Nested { parent: "toolu_3".into(), event: Box::new(RunEvent::Text { text: "inner".into() }) },
+            RunEvent::Todo {
+                todos: vec![
+                    TodoItem { id: "1".into(), content: "Read notes.txt".into(), status: TodoStatus::Completed },
+                    TodoItem { id: "2".into(), content: "Run ls".into(), status: TodoStatus::InProgress },
+                    TodoItem { id: "3".into(), content: "Report".into(), status: TodoStatus::Pending },
+                ],
+            },
         ];
         let mut updates = Vec::new();
         for event in &events {
@@ -240,7 +274,8 @@ mod tests {
             {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"edit_file notes.txt","kind":"edit","status":"in_progress","locations":[{"path":"/w/notes.txt"}],"rawInput":{"file_path":"notes.txt"}}
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"diff","path":"/w/notes.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"Successfully edited notes.txt"}}],"rawOutput":"Successfully edited notes.txt"}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_2","title":"run_shell ls","kind":"execute","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"```sh\nls\n```"}}],"rawInput":{"command":"ls"}}
-            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Command failed (exit code 2)"}}],"locations":[{"path":"/w/out.txt"}],"rawOutput":"Command failed (exit code 2)"}"#]]
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Command failed (exit code 2)"}}],"locations":[{"path":"/w/out.txt"}],"rawOutput":"Command failed (exit code 2)"}
+            {"sessionUpdate":"plan","entries":[{"content":"Read notes.txt","priority":"medium","status":"completed"},{"content":"Run ls","priority":"medium","status":"in_progress"},{"content":"Report","priority":"medium","status":"pending"}]}"#]]
         .assert_eq(&wire(&updates));
     }
 
@@ -251,13 +286,15 @@ mod tests {
             json!({"type": "text", "text": "Done."}),
             json!({"type": "tool_call", "id": "toolu_1", "name": "read_file", "input": {"file_path": "a"}}),
             json!({"type": "tool_result", "id": "toolu_1", "is_error": false, "content": "1 | a"}),
+            json!({"type": "todo", "todos": [{"id": "1", "content": "Read a", "status": "completed"}]}),
             json!({"type": "end", "status": "completed"}),
         ];
         expect_test::expect![[r#"
             {"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"fix it"}}
             {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"read_file","status":"in_progress","rawInput":{"file_path":"a"}}
-            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"1 | a"}}],"rawOutput":"1 | a"}"#]]
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"1 | a"}}],"rawOutput":"1 | a"}
+            {"sessionUpdate":"plan","entries":[{"content":"Read a","priority":"medium","status":"completed"}]}"#]]
         .assert_eq(&wire(&replay(&events)));
     }
 

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use serde_json::Value;
 
+use crate::tools::ports::tasks::{TaskNews, TaskStatus};
+use crate::tools::todo::TodoItem;
 use crate::tools::ToolKind;
 
 pub use crate::model::{RunStatus, Usage};
@@ -64,6 +66,24 @@ pub enum RunEvent {
     /// The run waits for `what` ("MCP server github") to start before it
     /// goes on: before its first model turn, or in a call that needs it.
     Waiting { what: String },
+    /// The model's todo list, whole, each time it changes (`todo_write`).
+    Todo { todos: Vec<TodoItem> },
+    /// A background task of the run's thread started (`run_shell` with
+    /// `background`): its id and its command.
+    TaskStarted { task_id: String, command: String },
+    /// A background task of the run's thread ended: by itself (`exited`,
+    /// with its exit code, 128 + the signal when one killed it), or
+    /// `stopped` (by `task_stop`, the user, or its session's end).
+    TaskEnded {
+        task_id: String,
+        command: String,
+        status: TaskStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// Its last lines of output.
+        #[serde(default)]
+        last_lines: Vec<String>,
+    },
     /// The run is over. `usage` is the run's total; `cost_usd` the estimate
     /// from the price table, when the model's prices are known.
     End {
@@ -97,6 +117,20 @@ fn serialize_inner<S: serde::Serializer>(event: &RunEvent, serializer: S) -> Res
 }
 
 impl RunEvent {
+    /// A task's start or end as the run's event.
+    pub fn from_task_news(news: &TaskNews) -> RunEvent {
+        match news {
+            TaskNews::Started(task) => RunEvent::TaskStarted { task_id: task.id.clone(), command: task.command.clone() },
+            TaskNews::Ended(ending) => RunEvent::TaskEnded {
+                task_id: ending.task.id.clone(),
+                command: ending.task.command.clone(),
+                status: ending.task.status,
+                exit_code: ending.task.exit_code,
+                last_lines: ending.last_lines.clone(),
+            },
+        }
+    }
+
     /// The event itself and the chain of parent calls above it, outermost first.
     pub fn unnest(&self) -> (&RunEvent, Vec<&str>) {
         let mut parents = Vec::new();
@@ -157,6 +191,9 @@ mod tests {
             RunEvent::Status { turn: 3, usage: Usage { cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, ..Usage::new(1234, 56) } },
             RunEvent::Thinking { text: "hmm".into() },
             RunEvent::Compact { before_tokens: 17000, after_tokens: 900, reason: "context 85% full".into() },
+            RunEvent::Todo { todos: vec![TodoItem { id: "1".into(), content: "Run the tests".into(), status: crate::tools::todo::TodoStatus::InProgress }] },
+            RunEvent::TaskStarted { task_id: "1".into(), command: "npm run dev".into() },
+            RunEvent::TaskEnded { task_id: "1".into(), command: "npm run dev".into(), status: TaskStatus::Exited, exit_code: Some(1), last_lines: vec!["Error: port 3000 in use".into()] },
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()) },
             RunEvent::Nested {
                 parent: "toolu_1".into(),
@@ -172,6 +209,9 @@ mod tests {
             {"type":"status","turn":3,"usage":{"input_tokens":1234,"output_tokens":56,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200}}
             {"type":"thinking","text":"hmm"}
             {"type":"compact","before_tokens":17000,"after_tokens":900,"reason":"context 85% full"}
+            {"type":"todo","todos":[{"id":"1","content":"Run the tests","status":"in_progress"}]}
+            {"type":"task_started","task_id":"1","command":"npm run dev"}
+            {"type":"task_ended","task_id":"1","command":"npm run dev","status":"exited","exit_code":1,"last_lines":["Error: port 3000 in use"]}
             {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
             {"parent":"toolu_1","type":"tool_result","id":"toolu_2","is_error":false,"content":"ok"}"#]]
         .assert_eq(&lines.join("\n"));

@@ -115,6 +115,9 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         run: Arc::new(RunScope::child_of(&parent.run)),
         call_id: String::new(),
         registry: Default::default(),
+        // Its background tasks are the session's, announced to the parent's thread.
+        tasks: parent.tasks.clone(),
+        thread_id: parent.thread_id.clone(),
     };
     let system = format!(
         "{}\n\n# Environment\n- Workspace root: {}\n- You are a sub-agent started by another agent for one task. Your tools: {}.\n- Work on your own: nobody answers questions. Your final message is all the other agent receives: make it complete and self-contained (findings with file paths, or what you changed).\n",

@@ -102,7 +102,12 @@ pub async fn restore(
         let report = restore_file(store, &manifest, entry, direction, &workspace, policy).await;
         files.push(report);
     }
-    store.mark(&path, &mut manifest, direction);
+    // A run none of whose files could be restored stays as it was: the
+    // next undo takes it again (a declined review, the user's own text in
+    // the way), not the run before it.
+    if files.iter().any(|f| f.status != FileStatus::Conflict) {
+        store.mark(&path, &mut manifest, direction);
+    }
     Ok(RestoreReport { run_id: manifest.run_id.clone(), direction, files })
 }
 
@@ -242,7 +247,7 @@ async fn review(
     let Some(policy) = policy else { return Ok(false) };
     let text = |bytes: Option<&[u8]>| bytes.map(String::from_utf8_lossy).unwrap_or_default().into_owned();
     let (old, new_text) = (text(now), text(new));
-    let preview = similar::TextDiff::from_lines(&old, &new_text).unified_diff().context_radius(3).to_string();
+    let preview = crate::diff::unified(&old, &new_text, 3);
     let request = PermissionRequest {
         tool: format!("tandem.{}", direction.verb()),
         kind: ToolKind::Edit { path: path.to_path_buf() },

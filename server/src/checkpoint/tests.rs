@@ -419,6 +419,24 @@ async fn a_restoring_edit_to_an_open_document_is_reviewed_and_a_declined_one_cha
     assert_eq!(f.read("closed.txt").unwrap(), b"a\nb\n");
 }
 
+/// An undo none of whose files could be restored (the one restoring edit
+/// declined) leaves the run as it was: the next undo takes the same run,
+/// and, answered, restores it.
+#[tokio::test]
+async fn an_undo_that_restored_nothing_leaves_the_run_to_undo_again() {
+    let f = fixture();
+    f.write("a.txt", b"a\nb\n");
+    f.run_writing("run-1", &[("a.txt", b"a\nB\n")]).await;
+    let editor = Arc::new(MemoryEditor::default());
+    editor.open(&f.path("a.txt"), "a\nB\n", 3);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let declined = restore(&f.store, Direction::Undo, None, &workspace, Some(&Declines), &|_| false).await.unwrap();
+    assert_eq!(statuses(&declined), [("a.txt".into(), "conflict")]);
+    let again = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!((again.run_id.as_str(), statuses(&again)), ("run-1", vec![("a.txt".into(), "restored")]));
+    assert_eq!(&*editor.document(&f.path("a.txt")).unwrap().text, "a\nb\n");
+}
+
 #[tokio::test]
 async fn forgetting_the_thread_removes_its_checkpoints_and_garbage_collection_its_blobs() {
     let dir = tempfile::tempdir().unwrap();

@@ -26,6 +26,7 @@ use tandem::host::{Terminal, TerminalPrompter};
 use tandem::host::{RunEvent, RunOutcome, RunStatus};
 use tandem::host::format_cost;
 use tandem::host::ThreadStore;
+use tandem::host::Tasks;
 use tandem::mcp::Report;
 use tandem::tools::plan_mode::PlanReview;
 use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
@@ -81,6 +82,9 @@ pub struct Headless {
     options: SessionOptions,
     host: Host,
     reporter: Option<tokio::task::JoinHandle<()>>,
+    /// The `[model: …]` line the terminal was told last: a chat says it at
+    /// its first message and again only when it changed.
+    provider_said: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Headless {
@@ -121,7 +125,7 @@ impl Headless {
             mcp.start();
             reporter
         });
-        Ok(Headless { options: options.clone(), host, reporter })
+        Ok(Headless { options: options.clone(), host, reporter, provider_said: Arc::default() })
     }
 
     /// One run of `prompt` on the thread `choice` names, printed; the
@@ -140,7 +144,11 @@ impl Headless {
         // thread another process is running (an editor window's server,
         // another `tandem chat`) is refused, never written to by both.
         let RunHandle { events, ending, cancel, recorder, .. } = self.host.start(choice, prompt, parts).map_err(|err| anyhow::anyhow!("{err}"))?;
-        let printer = if self.options.json { None } else { Some(Printer::for_terminal().verbose(self.options.verbose)) };
+        let printer = if self.options.json {
+            None
+        } else {
+            Some(Printer::for_terminal().verbose(self.options.verbose).provider_said(Arc::clone(&self.provider_said)))
+        };
         let run = async move { ending.finished().await.outcome };
         let outcome = print_run(run, cancel, events, self.host.workspace(), printer, None).await;
         if let Some(recorder) = recorder {
@@ -149,7 +157,26 @@ impl Headless {
         Ok(outcome)
     }
 
-    /// Stop the session's servers.
+    /// The session's background tasks, one a line (`/tasks`).
+    pub fn describe_tasks(&self) -> String {
+        let tasks = self.host.tasks().list();
+        if tasks.is_empty() {
+            return "No background tasks.".to_string();
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        tasks.iter().map(|task| tandem::tools::builtin::task_list::describe(task, now)).collect::<Vec<_>>().join("\n")
+    }
+
+    /// End background task `id` at the user's word (`/stop ID`): what to
+    /// print. The model is told in its next request.
+    pub async fn stop_task(&self, id: &str) -> String {
+        match self.host.tasks().stop_for_user(id.trim()).await {
+            Ok(task) => format!("Task {} ({}): {}.", task.id, task.command.lines().next().unwrap_or_default(), task.describe_status()),
+            Err(err) => err.trim_start_matches("Error: ").to_string(),
+        }
+    }
+
+    /// Stop the session's servers and its background tasks.
     pub async fn close(self) {
         if let Some(reporter) = self.reporter {
             reporter.abort();
@@ -339,7 +366,9 @@ pub async fn print_run(
     let ctrl_c = spawn_interrupt_handler(cancel);
     let (barrier_tx, mut barriers) = mpsc::unbounded_channel();
     *printing() = Some(barrier_tx);
+    let mut edits = JsonEdits { workspace, calls: Default::default(), shown: Default::default() };
     let print = async {
+        let mut emit = |printer: &mut Option<Printer>, event: &RunEvent| emit(printer, event, &mut edits);
         loop {
             tokio::select! {
                 biased;
@@ -453,14 +482,63 @@ async fn recv_note(notes: &mut Option<mpsc::UnboundedReceiver<Note>>) -> Option<
     }
 }
 
+/// What `--json` adds to an edit call's `tool_result` event: `edit`, its
+/// status (docs/protocol.md's strings), as the editors' events carry it.
+struct JsonEdits<'a> {
+    workspace: &'a Workspace,
+    /// Edit calls waiting for their result: the file each changes.
+    calls: std::collections::HashMap<String, std::path::PathBuf>,
+    /// Per file, the last disk write an event showed.
+    shown: std::collections::HashMap<std::path::PathBuf, u64>,
+}
+
+impl JsonEdits<'_> {
+    /// The `edit` of a tool result, for an edit call.
+    fn edit(&mut self, event: &RunEvent) -> Option<serde_json::Value> {
+        match event.unnest().0 {
+            RunEvent::ToolCall { id, kind: tandem::tools::ToolKind::Edit { path }, .. } => {
+                self.calls.insert(id.clone(), path.clone());
+                None
+            }
+            RunEvent::ToolResult { id, is_error, content } => {
+                let path = self.calls.remove(id)?;
+                let run = self.workspace.run_tag().cloned();
+                let seen = self.shown.get(&path).copied().unwrap_or(0);
+                let written = self.workspace.disk_write_since(run.as_deref(), &path, seen);
+                let status = match (&written, *is_error) {
+                    (Some(write), _) => {
+                        self.shown.insert(path.clone(), write.seq);
+                        EditStatus::Written
+                    }
+                    (None, false) => EditStatus::Applied,
+                    // The headless gate's and the workspace's words.
+                    (None, true) if content.contains("the user rejected the change") || content.contains("the user denied it") => EditStatus::Rejected,
+                    (None, true) if content.contains("modified externally") || content.contains("was created by someone else") => EditStatus::Superseded,
+                    (None, true) => EditStatus::NotApplied,
+                };
+                let lines = |spans: &[tandem::workspace::LineSpan]| -> Vec<serde_json::Value> {
+                    spans.iter().map(|s| serde_json::json!({"startLine": s.start, "endLine": s.end})).collect()
+                };
+                let ranges = written.map(|w| lines(&w.ranges)).unwrap_or_default();
+                Some(serde_json::json!({"path": self.workspace.display_path(&path), "status": status.as_str(), "ranges": ranges}))
+            }
+            _ => None,
+        }
+    }
+}
+
 #[allow(clippy::print_stdout)]
-fn emit(printer: &mut Option<Printer>, event: &RunEvent) {
+fn emit(printer: &mut Option<Printer>, event: &RunEvent, edits: &mut JsonEdits<'_>) {
     match printer {
         Some(printer) => printer.event(event),
         None => {
-            if let Ok(line) = serde_json::to_string(event) {
+            let edit = edits.edit(event);
+            if let Ok(mut value) = serde_json::to_value(event) {
+                if let Some(edit) = edit {
+                    value["edit"] = edit;
+                }
                 let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{line}");
+                let _ = writeln!(stdout, "{value}");
                 let _ = stdout.flush();
             }
         }

@@ -6,7 +6,8 @@
 //! Line editing and history come from rustyline (history kept in the data
 //! folder). Ctrl-C during a run cancels the run, not the session; at the
 //! prompt it clears the line. Commands: `/new`, `/resume [ID]`, `/undo
-//! [RUN]`, `/redo [RUN]`, `/help`, `/exit` (or Ctrl-D). A line ending in `\` continues on the next.
+//! [RUN]`, `/redo [RUN]`, `/tasks`, `/stop ID`, `/help`, `/exit` (or
+//! Ctrl-D). A line ending in `\` continues on the next.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -33,6 +34,10 @@ pub enum Input {
     Undo(Option<String>),
     /// `/redo [RUN_ID]`: put back what was undone last (or RUN_ID).
     Redo(Option<String>),
+    /// `/tasks`: the session's background tasks.
+    Tasks,
+    /// `/stop ID`: end background task ID and everything it started.
+    Stop(Option<String>),
     Help,
     Exit,
     /// A `/word` that is no command.
@@ -46,6 +51,7 @@ Type a message and press Enter; the agent's answer streams below, and the next m
   /new            start a new conversation
   /resume [ID]    continue conversation ID (without ID: list the recent ones)
   /undo [RUN]     take back the files the last run (or RUN) changed; /redo [RUN] puts them back
+  /tasks          the background tasks the agent started; /stop ID ends one (the agent is told)
   /help           this list
   /exit           leave (or Ctrl-D)
 A line ending in \\ continues on the next line. Ctrl-C cancels a running answer; at the prompt it clears the line.";
@@ -71,6 +77,8 @@ pub fn parse(line: &str) -> Input {
         "resume" => Input::Resume(argument),
         "undo" => Input::Undo(argument),
         "redo" => Input::Redo(argument),
+        "tasks" => Input::Tasks,
+        "stop" => Input::Stop(argument),
         "help" | "?" => Input::Help,
         "exit" | "quit" | "q" => Input::Exit,
         _ => Input::Unknown(name.to_string()),
@@ -167,6 +175,9 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                     eprintln!("tandem: {err:#}");
                 }
             }
+            Input::Tasks => println!("{}", session.describe_tasks()),
+            Input::Stop(None) => println!("/stop ID ends a background task: /tasks lists them."),
+            Input::Stop(Some(id)) => println!("{}", session.stop_task(&id).await),
             Input::Message(prompt) => {
                 if prompt.trim().is_empty() {
                     continue;
@@ -285,6 +296,8 @@ mod tests {
         assert_eq!(parse("/resume 20261201-0812-ab12cd"), Input::Resume(Some("20261201-0812-ab12cd".into())));
         assert_eq!(parse("/undo"), Input::Undo(None));
         assert_eq!(parse("/redo run-3"), Input::Redo(Some("run-3".into())));
+        assert_eq!(parse("/tasks"), Input::Tasks);
+        assert_eq!(parse("/stop 2"), Input::Stop(Some("2".into())));
         assert_eq!(parse("/exit"), Input::Exit);
         assert_eq!(parse("/quit"), Input::Exit);
         assert_eq!(parse("/help"), Input::Help);

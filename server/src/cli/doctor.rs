@@ -38,7 +38,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
     let trust = trust_report(root, &problems);
     let inline = &settings.inline_completions;
     let sessions = tandem::completion::telemetry::sessions(root);
-    let model = inline.resolve(|name| settings.lookup(name));
+    let model = settings.inline_model();
     if json {
         let state = match sandbox {
             Availability::Ready(_) => "ready",

@@ -11,7 +11,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tandem::host::{RunEvent, RunOutcome, RunStatus};
+use tandem::host::{RunEvent, RunOutcome, RunStatus, TaskStatus};
+use tandem::tools::todo::TodoStatus;
 use tandem::sync::MutexExt;
 use tandem::tools::ToolKind;
 use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
@@ -71,6 +72,10 @@ pub struct Printer {
     tee: Option<Arc<Mutex<Vec<RunEvent>>>>,
     /// Show applied edits' whole diffs.
     verbose: bool,
+    /// The `[model: …]` line said last, shared by the printers of one
+    /// `tandem chat`: it says the endpoint at its first message and again
+    /// only when it changed. `None`: every run says it (`tandem ask`).
+    provider_said: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl Printer {
@@ -90,7 +95,15 @@ impl Printer {
             speaker: None,
             tee: None,
             verbose: false,
+            provider_said: None,
         }
+    }
+
+    /// Say the run's `provider` event only when its line differs from the
+    /// one `said` holds (the previous run's), and keep it there.
+    pub fn provider_said(mut self, said: Arc<Mutex<Option<String>>>) -> Self {
+        self.provider_said = Some(said);
+        self
     }
 
     /// Show every line of an applied edit's diff (`--verbose`).
@@ -244,7 +257,16 @@ impl Printer {
                 // Where the prompt goes, before it goes: on stderr, beside
                 // the retries, so the transcript on stdout stays the answer.
                 let at = base_url.as_deref().map(|url| format!(" at {url}")).unwrap_or_default();
-                eprintln!("{}", self.style.dim(&format!("[model: {provider}{at}, {model}; {reason}]")));
+                let said = format!("[model: {provider}{at}, {model}; {reason}]");
+                let again = self.provider_said.as_ref().is_some_and(|last| {
+                    let mut last = last.locked();
+                    let same = last.as_deref() == Some(said.as_str());
+                    *last = Some(said.clone());
+                    same
+                });
+                if !again {
+                    eprintln!("{}", self.style.dim(&said));
+                }
             }
             RunEvent::Sandbox { message } => {
                 let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
@@ -252,6 +274,33 @@ impl Printer {
             }
             RunEvent::Waiting { what } => {
                 let line = self.style.dim(&format!("{pad}waiting for {what}…"));
+                self.line(&line);
+            }
+            RunEvent::Todo { todos } => {
+                // The whole list each time, as a checklist.
+                let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
+                let head = self.style.dim(&format!("{pad}todo ({done}/{}):", todos.len()));
+                self.line(&head);
+                for todo in todos {
+                    let item = format!("{pad}  {} {}", todo.status.checkbox(), todo.content);
+                    let item = match todo.status {
+                        TodoStatus::Completed => self.style.dim(&item),
+                        TodoStatus::InProgress => self.style.bold(&item),
+                        TodoStatus::Pending => item,
+                    };
+                    self.line(&item);
+                }
+            }
+            RunEvent::TaskStarted { task_id, command, .. } => {
+                let line = self.style.dim(&format!("{pad}[task {task_id} started in the background: {}]", first_line(command)));
+                self.line(&line);
+            }
+            RunEvent::TaskEnded { task_id, command, status, exit_code, .. } => {
+                let how = match (status, exit_code) {
+                    (TaskStatus::Exited, Some(code)) => format!("exited with code {code}"),
+                    (status, _) => status.name().to_string(),
+                };
+                let line = self.style.dim(&format!("{pad}[task {task_id} {how}: {}]", first_line(command)));
                 self.line(&line);
             }
             RunEvent::End { .. } => {

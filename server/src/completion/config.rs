@@ -63,6 +63,10 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// The most tokens a completion may ask for.
 pub const MAX_MAX_TOKENS: u32 = 1024;
 
+/// The variables [`InlineSettings::resolve`] looks up: the key, and the
+/// chat providers' base URL when `baseUrl` is not set.
+pub const VARIABLES: [&str; 4] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"];
+
 /// `inlineCompletions` as the settings layers merged it, field by field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineSettings {
@@ -75,6 +79,10 @@ pub struct InlineSettings {
     pub context_lines: usize,
     pub next_edits: bool,
     pub timeout_ms: u64,
+    /// [`VARIABLES`] as the user's own layers set them (their `env`, the
+    /// agent's `baseUrl`), never a project's: a repository cannot send the
+    /// completions elsewhere, nor under another key, through its `env`.
+    pub users_variables: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for InlineSettings {
@@ -89,6 +97,7 @@ impl Default for InlineSettings {
             context_lines: DEFAULT_CONTEXT_LINES,
             next_edits: false,
             timeout_ms: DEFAULT_TIMEOUT_MS,
+            users_variables: std::collections::BTreeMap::new(),
         }
     }
 }

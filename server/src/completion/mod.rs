@@ -236,8 +236,11 @@ impl Engine {
     }
 
     async fn next_edit(&self, config: &ModelConfig, request: &Request, file_name: &str, state: &dyn DocumentState) -> Option<Suggestion> {
-        // Without an edit of the user's there is nothing to follow up.
-        request.edits.last()?;
+        // Typing without an edit of the user's to follow up: nothing to ask
+        // (asked for, the model may still find one from the diagnostics).
+        if request.edits.is_empty() && request.trigger == Trigger::Automatic {
+            return None;
+        }
         let region = next_edit::Region::around(&request.rope, request.cursor)?;
         let diagnostics = state.diagnostics(region.first_line, region.last_line).await;
         let user = next_edit::prompt(&request.rope, &region, file_name, &request.edits, &diagnostics);

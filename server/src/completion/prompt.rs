@@ -91,6 +91,7 @@ pub fn clean(answer: &str, window: &Window) -> Option<String> {
     }
     text = text.replace(CURSOR_MARK, "");
     let text = bound(&text);
+    let text = to_block_end(text, window);
     let text = trim_suffix_overlap(text, &window.suffix);
     // At the end of a line the suffix has the line break already; spaces
     // before it would be left behind.
@@ -126,6 +127,29 @@ fn bound(text: &str) -> &str {
         end = text[..cut].rfind('\n').map_or(cut, |at| at + 1);
     }
     &text[..end]
+}
+
+/// One unit of code, not the rest of the file: a completion of a line that
+/// has code before the cursor ends at its first blank line, and any
+/// completion ends before a line indented less than the cursor's line (the
+/// block it is in has ended). Small models go on to write the next
+/// function; that is not what the user is typing.
+fn to_block_end<'a>(text: &'a str, window: &Window) -> &'a str {
+    let line_before = window.prefix.rsplit(['\n', '\r']).next().unwrap_or("");
+    let indent = |line: &str| line.len() - line.trim_start_matches([' ', '\t']).len();
+    let cursor_indent = indent(line_before);
+    let mid_line = !line_before.trim().is_empty();
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i > 0 {
+            let blank = line.trim().is_empty();
+            if (blank && mid_line) || (!blank && indent(line) < cursor_indent) {
+                return &text[..offset];
+            }
+        }
+        offset += line.len();
+    }
+    text
 }
 
 /// Cut what the suffix already has: from the first line of the answer that
@@ -187,6 +211,20 @@ mod tests {
         let w = window("print(add(1, |))\n");
         assert_eq!(clean("2))", &w).as_deref(), Some("2"), "the closing parens the line has");
         assert_eq!(clean("))", &w), None, "only what the line has");
+    }
+
+    #[test]
+    fn a_completion_ends_with_its_block() {
+        // What Qwen2.5-Coder-0.5B answered here, through llama.cpp's /infill.
+        let answer = "2 * math.pi * radius\n\n\ndef area_of_rectangle(length, width):\n    return length * width\n";
+        let w = window("def perimeter(radius):\n    return |\n");
+        assert_eq!(clean(answer, &w).as_deref(), Some("2 * math.pi * radius"));
+        // From an empty line inside a block: the block's lines, up to its end.
+        let w = window("def f(xs):\n    |\n");
+        assert_eq!(clean("total = 0\n    for x in xs:\n        total += x\n\n    return total\nprint(f([1]))\n", &w).as_deref(), Some("total = 0\n    for x in xs:\n        total += x\n\n    return total"));
+        // At the top level a blank line does not end it.
+        let w = window("|");
+        assert_eq!(clean("import os\n\nimport sys\n", &w).as_deref(), Some("import os\n\nimport sys"));
     }
 
     #[test]

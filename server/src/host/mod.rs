@@ -76,6 +76,8 @@ pub use start::{Finished, RunEnding, RunHandle, StartError};
 pub use crate::agent::{EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
 pub use crate::hooks::{describe_project, project_hooks, shared as shared_hooks, Hooks, SharedHooks};
 pub use crate::permissions::headless::{Terminal, TerminalPrompter};
+pub use crate::tasks::TaskRegistry;
+pub use crate::tools::ports::tasks::{TaskInfo, TaskNews, TaskStatus, Tasks};
 pub use crate::thread::pricing::format_cost;
 pub use crate::thread::threads::{ThreadError, Threads};
 pub use crate::thread::{ThreadStore, ThreadSummary, Totals};
@@ -201,9 +203,15 @@ pub fn hooks(settings: &Settings, root: &Path, consent: Option<&ConsentStore>) -
 /// cover; or why there is none ([`Availability::notice`] says it to the
 /// user once per run).
 pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
-    // The masks depend on the rules only, not on the mode.
-    let denied = Policy::new(PermissionMode::Default, &settings.permissions, roots).read_denied_paths();
-    crate::sandbox::for_run(&settings.sandbox, Arc::new(move || denied.clone()))
+    // The masks depend on the rules only, not on the mode; they are found
+    // as each command starts, so files made since the last one are covered.
+    let policy = Arc::new(Policy::new(PermissionMode::Default, &settings.permissions, roots));
+    let edits = Arc::clone(&policy);
+    let denies = crate::sandbox::Denies {
+        read: Arc::new(move || policy.read_denied_paths()),
+        edit: Arc::new(move || edits.edit_denied_paths()),
+    };
+    crate::sandbox::for_run(&settings.sandbox, denies)
 }
 
 /// What a run's shell commands get in their environment: the settings'
@@ -300,6 +308,9 @@ pub struct Host {
     language_servers: Option<Arc<LanguageServers>>,
     store: Option<ThreadStore>,
     checkpoints: Option<Arc<Checkpoints>>,
+    /// The session's background tasks: they outlive the run that started
+    /// them and end with the session ([`Host::shutdown`], or the host dropped).
+    tasks: Arc<TaskRegistry>,
 }
 
 /// Which thread a run continues.
@@ -351,7 +362,23 @@ pub struct RunParts {
     /// The model itself, instead of the one the settings name (the demo's
     /// scripted model).
     pub provider: Option<Box<dyn Provider>>,
+    /// Called once the run's loop has ended, before the thread is checked
+    /// in: what became of the run's edits, kept in the thread (an editor's
+    /// transcript shows them after a window reload).
+    pub after_run: Option<AfterRun>,
 }
+
+/// What became of a run's edits, as its front end learnt it: one JSON
+/// object per edit (docs/protocol.md, the `tandem.ask` answer's `edits`)
+/// and the run's summary line.
+#[derive(Debug, Clone, Default)]
+pub struct RunEdits {
+    pub edits: Vec<serde_json::Value>,
+    pub summary: Option<String>,
+}
+
+/// See [`RunParts::after_run`].
+pub type AfterRun = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, RunEdits> + Send>;
 
 /// A run ready to drive: the model, its context configuration, the
 /// executor, the tool context (scope, sandbox, checkpoint recorder, shell
@@ -436,6 +463,7 @@ impl Host {
             language_servers,
             store,
             checkpoints,
+            tasks: Arc::new(TaskRegistry::new()),
         };
         (host, problems)
     }
@@ -548,7 +576,9 @@ impl Host {
             }
         };
         let (context, in_editor, compact, max_turns) = (parts.context.clone(), parts.in_editor, parts.compact, parts.max_turns);
-        let prepared = self.prepare_with(&settings, parts, checkpoint);
+        let mut prepared = self.prepare_with(&settings, parts, checkpoint);
+        // A run's background tasks are the session's.
+        prepared.ctx.tasks = Some(Arc::clone(&self.tasks) as Arc<dyn Tasks>);
         let request = RunRequest {
             prompt: prompt.into(),
             context,
@@ -605,8 +635,16 @@ impl Host {
         PreparedRun { ctx, sandbox_notice: sandbox.notice(), end: RunEnd { recorder, workspace } }
     }
 
-    /// Stop the servers the host started (MCP, language servers).
+    /// The session's background tasks, for a front end that shows them
+    /// and lets the user stop one ([`TaskRegistry::stop_for_user`]).
+    pub fn tasks(&self) -> &Arc<TaskRegistry> {
+        &self.tasks
+    }
+
+    /// End the session: its background tasks (each and every process
+    /// they started), and the servers the host started (MCP, language servers).
     pub async fn shutdown(&self) {
+        self.tasks.stop_all().await;
         if let Some(mcp) = &self.mcp {
             mcp.shutdown().await;
         }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Host, RunParts, ThreadChoice};
+use super::{Host, RunEdits, RunParts, ThreadChoice};
 use crate::agent::{self, EventSender, RunEvent, RunOutcome, RunStatus};
 use crate::checkpoint::RunRecorder;
 use crate::thread::threads::{ThreadError, Threads};
@@ -141,12 +141,13 @@ impl Host {
     /// run ends), build the run of `prompt` with the front end's `parts`,
     /// and start it. The thread is checked in again when the run ends; a
     /// run that cannot start checks it in at once.
-    pub fn start(&self, choice: &ThreadChoice, prompt: impl Into<String>, parts: RunParts) -> Result<RunHandle, StartError> {
+    pub fn start(&self, choice: &ThreadChoice, prompt: impl Into<String>, mut parts: RunParts) -> Result<RunHandle, StartError> {
         let run_id = parts.run_id.clone().unwrap_or_else(super::new_run_id);
         let thread = self.check_out(choice, &run_id)?;
         let thread_id = thread.id.clone();
         let checked_out = CheckIn { threads: Arc::clone(&self.threads), thread: Some(thread) };
         let start_after = parts.start_after;
+        let after_run = parts.after_run.take();
         let cancel = parts.cancel.clone();
         let (sender, events) = agent::event_channel();
         let handle_sender = sender.clone();
@@ -179,6 +180,11 @@ impl Host {
             // and the thread idle again (its lock let go) before the outcome
             // is given.
             drop(run.end);
+            if let Some(after_run) = after_run {
+                let RunEdits { edits, summary } = after_run().await;
+                thread.record_edits(edits, summary);
+                thread.commit();
+            }
             drop(checked_out);
             (outcome, context_tokens)
         });

@@ -22,6 +22,7 @@ use ropey::Rope;
 use tokio::sync::watch;
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, TextEdit, Uri};
 
+use super::transport::SyncOrder;
 use super::position::{byte_to_position, position_to_char, PositionEncoding};
 use crate::completion::EditHistory;
 use crate::sync::MutexExt;
@@ -155,6 +156,11 @@ impl Drop for VerifyGuard<'_> {
     }
 }
 
+/// At most this long [`Documents::caught_up`] waits for the changes queued
+/// behind an answer (they are applied within moments; the rest of the wait
+/// for the edit goes on as before).
+const CATCH_UP_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Every open document, by normalized file path.
 #[derive(Debug)]
 pub struct Documents {
@@ -167,6 +173,11 @@ pub struct Documents {
     /// `didChange` runs per keystroke and must not resolve symlinks (a
     /// syscall per path component) every time.
     paths: Mutex<HashMap<String, PathBuf>>,
+    /// The transport's count of document-sync notifications (none: every
+    /// change is applied where it is read, as in unit tests).
+    order: std::sync::OnceLock<Arc<SyncOrder>>,
+    /// Document-sync notifications handled (applied or refused).
+    synced: AtomicU64,
 }
 
 impl Default for Documents {
@@ -178,6 +189,8 @@ impl Default for Documents {
             verifying: AtomicUsize::new(0),
             next_expectation: AtomicU64::new(0),
             paths: Mutex::new(HashMap::new()),
+            order: std::sync::OnceLock::new(),
+            synced: AtomicU64::new(0),
         }
     }
 }
@@ -234,6 +247,39 @@ impl Documents {
 
     fn notify(&self) {
         self.changed.send_modify(|generation| *generation = generation.wrapping_add(1));
+    }
+
+    /// Count the document-sync notifications the transport passes on
+    /// (see [`SyncOrder`]).
+    pub fn follow(&self, order: Arc<SyncOrder>) {
+        let _ = self.order.set(order);
+    }
+
+    /// One document-sync notification was handled, whatever its outcome.
+    pub fn synced(&self) {
+        self.synced.fetch_add(1, Ordering::SeqCst);
+        self.notify();
+    }
+
+    /// Wait (until `deadline` at most) until every document-sync
+    /// notification the transport has passed on so far is applied: call it
+    /// after the client answered, to judge the buffer the client had when
+    /// it answered, not an older one still queued behind the answer.
+    pub async fn caught_up(&self, deadline: tokio::time::Instant) {
+        let Some(order) = self.order.get() else { return };
+        let target = order.read();
+        let mut changes = self.subscribe();
+        // Queued changes are applied within moments; a count that does not
+        // catch up is one the server never handled (dropped by the
+        // framework): taken as caught up, so no later edit waits for it.
+        let deadline = deadline.min(tokio::time::Instant::now() + CATCH_UP_LIMIT);
+        while self.synced.load(Ordering::SeqCst) < target {
+            if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
+                tracing::warn!(target, synced = self.synced.load(Ordering::SeqCst), "the document changes read before the answer were not all applied in time");
+                self.synced.fetch_max(target, Ordering::SeqCst);
+                return;
+            }
+        }
     }
 
     /// A receiver that wakes after every document change.

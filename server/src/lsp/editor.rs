@@ -34,14 +34,19 @@ use super::edits::{replacements, splices_to_text_edits};
 use super::runs::RunOutbox;
 use crate::sync::{MutexExt, RwLockExt};
 use crate::workspace::{
-    changed_lines, describe_change, fingerprint, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
+    changed_lines, describe_change, fingerprint, holds_change, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
     Editor, LineSpan, Splice, UnsavedBuffer,
 };
+
+/// Documents up to this size are checked at every change while an edit is
+/// verified for holding it among the user's typing; larger ones once, when
+/// the wait ends.
+const MAX_MERGE_CHECK_BYTES: usize = 256 * 1024;
 
 /// How an `applied: true` with no change seen in the buffer is reported.
 const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not change";
 
-/// An edit recorded `not_applied` that may still land (see
+/// An edit recorded `unknown` that may still land (see
 /// [`LspEditor::watch_late_change`]).
 #[derive(Debug, Clone)]
 struct LateEdit {
@@ -63,7 +68,7 @@ impl LateEdit {
     fn confirm(&self, records: &Mutex<Vec<RunEditRecord>>) {
         let mut records = records.locked();
         if let Some(entry) =
-            records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == EditStatus::NotApplied)
+            records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == EditStatus::Unknown)
         {
             entry.record.status = EditStatus::Applied;
             entry.record.ranges = self.ranges.clone();
@@ -87,7 +92,7 @@ impl Drop for PendingEdit<'_> {
         if let Some(uri) = self.editor.documents.uri(&self.edit.path) {
             let uri = uri.as_str().to_string();
             tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
-            self.editor.push_record_as(self.edit.run.clone(), EditRecord::new(uri.clone(), EditStatus::NotApplied), (false, self.edit.reoffer));
+            self.editor.push_record_as(self.edit.run.clone(), EditRecord::new(uri.clone(), EditStatus::Unknown), (false, self.edit.reoffer));
             let ranges = edit_ranges(self.edit);
             self.editor.watch_late_change(self.edit, uri, ranges, self.watch_for);
         }
@@ -228,7 +233,7 @@ pub struct LspEditor {
     roots: Vec<PathBuf>,
     records: Arc<Mutex<Vec<RunEditRecord>>>,
     next_record: std::sync::atomic::AtomicU64,
-    /// Edits recorded `not_applied` that may still land.
+    /// Edits recorded `unknown` that may still land.
     late: Mutex<Vec<LateEdit>>,
     /// The buffers each run changed, until the run takes its records.
     touched: Mutex<Vec<Touched>>,
@@ -256,6 +261,12 @@ impl LspEditor {
     /// An edit that landed late (a `didChange` after the wait) is
     /// `applied` here, whether or not its watcher has run yet.
     pub fn take_records(&self, run: Option<&str>) -> Vec<EditRecord> {
+        self.take_records_in_order(run).into_iter().map(|(_, record)| record).collect()
+    }
+
+    /// [`take_records`](Self::take_records), each with the number it was
+    /// made under (see [`record_since`](Self::record_since)).
+    pub fn take_records_in_order(&self, run: Option<&str>) -> Vec<(u64, EditRecord)> {
         let is_run = |tag: &Option<Arc<str>>| tag.as_deref() == run;
         let late: Vec<LateEdit> = {
             let mut pending = self.late.locked();
@@ -272,7 +283,7 @@ impl LspEditor {
         let mut records = self.records.locked();
         let (mine, others): (Vec<RunEditRecord>, Vec<RunEditRecord>) = std::mem::take(&mut *records).into_iter().partition(|r| is_run(&r.run));
         *records = others;
-        mine.into_iter().map(|r| r.record).collect()
+        mine.into_iter().map(|r| (r.seq, r.record)).collect()
     }
 
     fn push_record(&self, run: Option<Arc<str>>, record: EditRecord) {
@@ -313,7 +324,8 @@ impl LspEditor {
             EditOutcome::Rejected(_) => EditRecord::new(uri, EditStatus::Rejected),
             // This sink never answers Unknown (an applyEdit's answer or the
             // didChange that follows settles it); the ACP sink does.
-            EditOutcome::NotApplied(_) | EditOutcome::Unknown(_) => EditRecord::new(uri, EditStatus::NotApplied),
+            EditOutcome::NotApplied(_) => EditRecord::new(uri, EditStatus::NotApplied),
+            EditOutcome::Unknown(_) => EditRecord::new(uri, EditStatus::Unknown),
             EditOutcome::Superseded(_) => EditRecord::new(uri, EditStatus::Superseded),
             // Superseded unless the rebased edit that follows takes its place.
             EditOutcome::Changed(_) => EditRecord::new(uri, EditStatus::Superseded),
@@ -429,6 +441,9 @@ impl LspEditor {
             Landed::Expected(guard) => self.documents.version_holding(guard),
         };
         let deadline = tokio::time::Instant::now() + timeout;
+        // The changes the client sent before it answered may still be
+        // queued behind its answer: judge the buffer after them.
+        self.documents.caught_up(deadline).await;
         loop {
             if let Some(version) = landed_at() {
                 return EditOutcome::Applied { version, saved: false };
@@ -439,16 +454,21 @@ impl LspEditor {
             if let Some(partial) = self.partly_applied(edit, hunks) {
                 return partial;
             }
+            if let Some(version) = self.landed_with_typing(edit, MAX_MERGE_CHECK_BYTES) {
+                return EditOutcome::Applied { version, saved: false };
+            }
             let Some((version, _)) = self.documents.state(&edit.path) else {
                 return EditOutcome::NotApplied("the document was closed before the edit showed up in it".into());
             };
             let waited = tokio::time::timeout_at(deadline, changes.changed()).await;
             if !matches!(waited, Ok(Ok(()))) {
-                if let Some(version) = landed_at() {
+                if let Some(version) = landed_at().or_else(|| self.landed_with_typing(edit, usize::MAX)) {
                     return EditOutcome::Applied { version, saved: false };
                 }
                 return if version == edit.version {
-                    EditOutcome::NotApplied(format!("the editor answered {APPLIED_WITHOUT_CHANGE}"))
+                    // The change may still come (eglot sends it when the
+                    // user is next idle): watched for, see `apply`.
+                    EditOutcome::Unknown(format!("the editor answered {APPLIED_WITHOUT_CHANGE}"))
                 } else {
                     let now = self.documents.snapshot(&edit.path);
                     let what = now.map(|d| describe_change(&edit.old_text, &d.text)).unwrap_or_default();
@@ -458,6 +478,16 @@ impl LspEditor {
                 };
             }
         }
+    }
+
+    /// The buffer after `edit.version` holds the edit's change and the
+    /// user's typing apart from it: the editor applied the edit and the user
+    /// typed before its `didChange` went out, so one `didChange` brought
+    /// both (kak-lsp sends one when idle). Only for a document of at most
+    /// `max_bytes` (this diffs the whole text).
+    fn landed_with_typing(&self, edit: &BufferEdit, max_bytes: usize) -> Option<i32> {
+        let now = self.documents.snapshot(&edit.path).filter(|d| d.version > edit.version && d.text.len() <= max_bytes)?;
+        holds_change(&edit.old_text, &edit.new_text, &now.text).then_some(now.version)
     }
 
     /// The buffer after `edit.version`, when it is the old text with some
@@ -506,6 +536,7 @@ impl LspEditor {
             return false;
         }
         let deadline = tokio::time::Instant::now() + settings.timeouts.request();
+        self.documents.caught_up(deadline).await;
         loop {
             match self.documents.state(path) {
                 Some((_, false)) => return true,
@@ -565,9 +596,10 @@ impl LspEditor {
         let answer = request_with_timeout(&*self.client, methods::APPLY_EDIT, params, settings.timeouts.apply_edit()).await;
         let response: ApplyWorkspaceEditResponse = match answer.map(serde_json::from_value) {
             Ok(Ok(response)) => response,
-            Ok(Err(err)) => return Err(EditOutcome::NotApplied(format!("the editor's answer to applyEdit was malformed: {err}"))),
+            Ok(Err(err)) => return Err(EditOutcome::Unknown(format!("the editor's answer to applyEdit was malformed: {err}"))),
+            // It may have applied it all the same (a review left open).
             Err(timeout @ ClientError::Timeout(_)) => {
-                return Err(EditOutcome::NotApplied(format!("the editor did not answer the applyEdit request: {timeout}")))
+                return Err(EditOutcome::Unknown(format!("the editor did not answer the applyEdit request: {timeout}")))
             }
             // The editor answered with a JSON-RPC error: say what it said
             // (eglot: "Edits on `a.txt' require version 11, you have 21").
@@ -642,7 +674,7 @@ impl LspEditor {
     /// An edit whose outcome is uncertain — the editor said `applied: true`
     /// but no `didChange` showed it in time (eglot sends it when the user is
     /// next idle), or the run stopped waiting for the answer — is recorded
-    /// `not_applied`; if the buffer then holds the edited text within
+    /// `unknown`; if the buffer then holds the edited text within
     /// `timeout`, the record is corrected to `applied`.
     fn watch_late_change(&self, edit: &BufferEdit, uri: String, ranges: Vec<LineSpan>, timeout: Duration) {
         let late =
@@ -728,9 +760,12 @@ impl Editor for LspEditor {
         let watch_for = self.settings().timeouts.apply_edit();
         // If the run stops waiting (cancelled: this future is dropped, and
         // the client link withdraws the applyEdit), the edit is recorded
-        // `not_applied` unless the buffer then shows it.
+        // `unknown` unless the buffer then shows it.
         let mut pending = PendingEdit { editor: self, edit: &edit, watch_for, done: false };
         self.touch(&edit);
+        // Taken now: a document closed while the edit waited has no URI
+        // in `documents` afterwards, and its edit is recorded all the same.
+        let opened_as = self.documents.uri(&edit.path);
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
         match &outcome {
@@ -738,9 +773,9 @@ impl Editor for LspEditor {
             EditOutcome::Partial(partial) => self.touched_at(&edit, partial.version),
             _ => {}
         }
-        if let Some(uri) = self.documents.uri(&edit.path) {
+        if let Some(uri) = self.documents.uri(&edit.path).or(opened_as) {
             self.record(&edit, &uri, &outcome);
-            if let EditOutcome::NotApplied(reason) = &outcome {
+            if let EditOutcome::Unknown(reason) = &outcome {
                 if reason.contains(APPLIED_WITHOUT_CHANGE) {
                     self.watch_late_change(&edit, uri.as_str().to_string(), edit_ranges(&edit), watch_for);
                 }

@@ -120,7 +120,7 @@ impl InlineCompletions {
 
     pub async fn complete(&self, params: InlineCompletionParams) -> Option<InlineCompletionResponse> {
         let settings = self.settings();
-        let config = match settings.inline_completions.resolve(|name| settings.lookup(name)) {
+        let config = match settings.inline_model() {
             Ok(Some(config)) => config,
             Ok(None) => return None,
             Err(problem) => {
@@ -148,10 +148,15 @@ impl InlineCompletions {
         let rope = current.rope.clone();
         let state = State { documents: Arc::clone(&self.documents), path: current.path.clone(), code_intel: self.code_intel.clone() };
         let request = Request { document: current.path, version: current.version, rope: current.rope, cursor: cursor.char_idx, trigger, edits: current.edits };
+        let position = params.text_document_position.position;
         let suggestions = match self.engine.complete(&config, request, &state).await {
-            Answer::Stale => return None,
+            Answer::Stale => {
+                tracing::debug!(uri = uri.as_str(), line = position.line, character = position.character, "inline completion: stale, answered null");
+                return None;
+            }
             Answer::Suggestions(suggestions) => suggestions,
         };
+        tracing::debug!(uri = uri.as_str(), line = position.line, character = position.character, suggestions = suggestions.len(), "inline completion answered");
         let items = suggestions.iter().filter_map(|s| self.item(&rope, cursor.char_idx, s, encoding)).collect();
         Some(InlineCompletionResponse::List(InlineCompletionList { items }))
     }

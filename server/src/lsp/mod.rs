@@ -111,7 +111,8 @@ where
     let lifecycle = Arc::new(Lifecycle::default());
     let gone = lifecycle.client_gone.clone();
     let for_backend = Arc::clone(&lifecycle);
-    transport::serve_guarded(input, output, gone, |input, output| async move {
+    let order = Arc::clone(&lifecycle.sync_order);
+    transport::serve_guarded(input, output, gone, order, |input, output| async move {
         let (service, socket) = LspService::build(move |client| Backend::new(client).with_lifecycle(for_backend))
             .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
             .custom_method("textDocument/inlineCompletion", Backend::inline_completion)
@@ -129,4 +130,7 @@ pub struct Lifecycle {
     pub client_gone: tokio_util::sync::CancellationToken,
     /// `shutdown` was received.
     pub shutdown_requested: std::sync::atomic::AtomicBool,
+    /// The document-sync notifications the transport passed on, for the
+    /// documents to catch up with after an answer.
+    pub sync_order: Arc<transport::SyncOrder>,
 }

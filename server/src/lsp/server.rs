@@ -132,6 +132,7 @@ impl Backend {
                 runs.cancel(&id);
             }
         });
+        self.documents.follow(Arc::clone(&lifecycle.sync_order));
         self.lifecycle = lifecycle;
         self
     }
@@ -504,6 +505,7 @@ impl LanguageServer for Backend {
         // Advertised only when configured: an editor then shows no
         // suggestions of ours at all.
         let inline_completion_provider = self.settings().inline_completions.enabled.then_some(OneOf::Left(true));
+        tracing::debug!(advertised = inline_completion_provider.is_some(), "inline completions");
         let ready = Ready {
             inline,
             undoing: tokio::sync::Mutex::new(()),
@@ -584,6 +586,7 @@ impl LanguageServer for Backend {
         if let Err(err) = self.documents.open(&document.uri, &document.text, document.version) {
             tracing::info!("{err}");
         }
+        self.documents.synced();
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -592,14 +595,17 @@ impl LanguageServer for Backend {
             Ok(warnings) => warnings.iter().for_each(|w| tracing::warn!("{w}")),
             Err(err) => tracing::warn!("{err}"),
         }
+        self.documents.synced();
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
         self.documents.save(&params.text_document.uri, params.text.as_deref());
+        self.documents.synced();
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         self.documents.close(&params.text_document.uri);
+        self.documents.synced();
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

@@ -45,6 +45,9 @@ enum OnApply {
     /// `didChange`) `after_ms` later, as eglot does at the user's next
     /// idle moment.
     TrueThenApplyLater { after_ms: u64 },
+    /// Apply, and the user types `text` at the end before the client reports
+    /// anything: one `didChange` brings both (kak-lsp, when idle).
+    ApplyAndTypeInOneChange(&'static str),
     /// While the review is open the user replaces the whole text with
     /// `text` (an empty one: deletes it all), or closes the document
     /// (`None`); the client then refuses the stale edit, as VS Code does
@@ -166,6 +169,14 @@ impl ClientLink for FakeClient {
                         applied || answer_true
                     }
                     OnApply::TrueWithoutChange => true,
+                    OnApply::ApplyAndTypeInOneChange(typed) => {
+                        let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
+                        let document = self.documents.snapshot_uri(&uri).unwrap();
+                        let applied = apply_as_editor(&params, &document.text, document.version, PositionEncoding::Utf16).unwrap();
+                        let change = TextDocumentContentChangeEvent { range: None, range_length: None, text: format!("{}{typed}", applied.text) };
+                        self.documents.change(&uri, document.version + 2, &[change]).unwrap();
+                        true
+                    }
                     OnApply::UserReplacesFirst { text, reason } => {
                         let uri = serde_json::from_value(params["edit"]["documentChanges"][0]["textDocument"]["uri"].clone()).unwrap();
                         match text {
@@ -484,14 +495,16 @@ async fn a_partly_accepted_review_is_reported_hunk_by_hunk_without_waiting() {
 }
 
 #[tokio::test]
-async fn applied_true_without_did_change_is_not_applied() {
+async fn applied_true_without_did_change_is_unknown_and_applied_false_is_not_applied() {
     let h = harness(accept_edits(), false, "x\n");
     h.client.script(OnApply::TrueWithoutChange);
     let file = h.read();
     let outcome = h.write(&file, |_| "y\n".into()).await;
-    expect_test::expect!["Err(NotApplied(\"Error: the editor did not apply the edit to a.txt (the editor answered applied: true but the buffer did not change). Read the file again before retrying.\"))"]
+    expect_test::expect!["Err(Unknown(\"Error: whether the edit to a.txt was applied is unknown: the editor answered applied: true but the buffer did not change. Read a.txt again with read_file before editing it.\"))"]
         .assert_eq(&format!("{outcome:?}"));
+    assert_eq!(h.editor.take_records(None).iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Unknown]);
     h.client.script(OnApply::False);
+    let file = h.read();
     let outcome = h.write(&file, |_| "y\n".into()).await;
     assert!(matches!(&outcome, Err(WriteError::NotApplied(m)) if m.contains("applied: false: stale version")), "{outcome:?}");
     assert_eq!(h.text(), "x\n");
@@ -645,14 +658,14 @@ async fn an_edit_given_as_splices_is_sent_as_exactly_those_splices() {
 }
 
 #[tokio::test]
-async fn a_splice_edit_the_editor_skipped_is_not_applied() {
+async fn a_splice_edit_the_editor_skipped_is_unknown() {
     // Same length before and after: only the text at the splice tells.
     let h = harness(accept_edits(), false, "let three = 3;\n");
     h.client.script(OnApply::TrueWithoutChange);
     let file = h.read();
     let splices = vec![Splice { range: range_of(&file.text, "three"), text: "THREE".into() }];
     let outcome = h.write_splices(&file, splices.clone()).await;
-    assert!(matches!(&outcome, Err(WriteError::NotApplied(m)) if m.contains("did not change")), "{outcome:?}");
+    assert!(matches!(&outcome, Err(WriteError::Unknown(m)) if m.contains("did not change")), "{outcome:?}");
     // Applied, then the user types at once: applied at the version that held it.
     h.client.script(OnApply::ApplyThenType(0, "?".into()));
     let file = h.read();
@@ -897,15 +910,16 @@ fn selection_and_diagnostics_become_context_for_the_model() {
 }
 
 /// eglot answers `applied: true` and sends the `didChange` only when the
-/// user is next idle: after the verification wait the edit is reported not
-/// applied, but once the buffer shows it the run's record says `applied`.
+/// user is next idle: after the verification wait the edit is reported
+/// unknown (the model reads the file again), but once the buffer shows it
+/// the run's record says `applied`.
 #[tokio::test(start_paused = true)]
 async fn a_did_change_after_the_verification_wait_corrects_the_record() {
     let h = harness(accept_edits(), false, "alpha\nbeta\n");
     h.client.script(OnApply::TrueThenApplyLater { after_ms: 1_000 });
     let file = h.read();
     let outcome = h.write(&file, |t| t.replace("beta", "BETA")).await;
-    assert!(matches!(&outcome, Err(WriteError::NotApplied(reason)) if reason.contains("did not change")), "{outcome:?}");
+    assert!(matches!(&outcome, Err(WriteError::Unknown(reason)) if reason.contains("did not change")), "{outcome:?}");
     // The user moves on; eglot's idle timer sends the change.
     tokio::time::sleep(std::time::Duration::from_millis(2_000)).await;
     assert_eq!(h.text(), "alpha\nBETA\n");
@@ -1028,4 +1042,21 @@ async fn a_rejection_after_typing_is_not_offered_again() {
     let outcome = h.write_reviewed(&file, true, |t| t.replace("three", "THREE")).await;
     assert!(matches!(&outcome, Err(WriteError::Rejected(m)) if m.contains("the user chose Reject")), "{outcome:?}");
     assert_eq!(h.client.requests(methods::APPLY_EDIT).len(), 1);
+}
+
+/// The editor applies the edit and the user types a line below before the
+/// client reports either, so one `didChange` brings both (kak-lsp sends it
+/// when idle): the edit is applied, not "superseded" (typing in the edit's
+/// own lines is not taken for it: `workspace::merge`'s tests).
+#[tokio::test]
+async fn an_edit_and_the_user_s_typing_in_one_did_change_is_applied() {
+    let h = harness(json!({"permissionMode": "acceptEdits", "timeouts": {"verifyMs": 100}}), false, "one\ntwo\nthree\n");
+    h.client.script(OnApply::ApplyAndTypeInOneChange("typed after\n"));
+    let file = h.read();
+    let outcome = h.write(&file, |t| t.replace("three", "THREE")).await;
+    assert_eq!(outcome, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
+    assert_eq!(h.text(), "one\ntwo\nTHREE\ntyped after\n");
+    // The model's next edit reads the user's line first.
+    let again = h.workspace.read(&h.path).unwrap();
+    assert!(h.workspace.check_fresh(&again, "editing").is_err());
 }

@@ -48,7 +48,7 @@ impl Policy {
             PreHook::None => self.decide(call),
             PreHook::Block(reason) => RuleVerdict::Deny(format!("the PreToolUse hook blocked it: {reason}")),
             // A hook's "allow" does not open a protected path either.
-            PreHook::Allow(_) => match self.deny_reason(call) {
+            PreHook::Allow(_) => match self.deny_reason(call).or_else(|| self.object_read_denial(call)) {
                 Some(reason) => RuleVerdict::Deny(reason),
                 None => self.protected_on_its_own(call).unwrap_or_else(|| self.allowed_verdict(call)),
             },

@@ -179,6 +179,12 @@ impl Policy {
         super::masks::read_denied_paths(&deny, &self.places)
     }
 
+    /// The paths edit-deny rules cover, for the sandbox to keep read-only.
+    pub fn edit_denied_paths(&self) -> Vec<std::path::PathBuf> {
+        let deny: Vec<Rule> = self.rules.reading().deny.iter().map(|s| s.rule.clone()).collect();
+        super::masks::edit_denied_paths(&deny, &self.places)
+    }
+
     /// Analyse a shell command in this workspace.
     pub fn analyze_shell(&self, command: &str) -> Analysis {
         shell::analyze(command, &self.shell)
@@ -251,6 +257,20 @@ impl Policy {
         // 1. Deny rules, in every mode.
         if let Some(reason) = self.denied(&rules, call, analysis.as_ref()) {
             return RuleVerdict::Deny(reason);
+        }
+        // A read-deny rule cannot mask git's objects: a command printing
+        // files from them is asked; where nobody would be asked (the mode
+        // or an allow rule lets it run) the deny rule refuses it.
+        let mut analysis = analysis;
+        if let Some((rule, why)) = analysis.as_ref().and_then(|a| self.object_read_under_deny(&rules, a)) {
+            if let Some(analysis) = analysis.as_mut() {
+                analysis.concerns.push(why.clone());
+            }
+            // Asked from here on, unless the mode or a rule that covers
+            // every command would let it run.
+            if mode == PermissionMode::BypassPermissions || self.allowed(call, analysis.as_ref(), &rules.allow) {
+                return RuleVerdict::Deny(format!("{} forbids this call: {why}", rule.describe("deny")));
+            }
         }
         // 2. Plan mode is read-only, whatever the other rules say.
         let read_only = is_read_only(call, analysis.as_ref());
@@ -401,6 +421,38 @@ impl Policy {
             _ if call.accept_edits => RuleVerdict::Approved,
             _ => RuleVerdict::Allow,
         }
+    }
+
+    /// A call a hook allows without asking: refused when it prints files
+    /// from git's objects while a read-deny rule exists.
+    pub fn object_read_denial(&self, call: Call<'_>) -> Option<String> {
+        let ToolKind::Execute { command } = call.kind else { return None };
+        let rules = self.rules.reading().clone();
+        let analysis = self.analyze_shell(command);
+        self.object_read_under_deny(&rules, &analysis).map(|(rule, why)| format!("{} forbids this call: {why}", rule.describe("deny")))
+    }
+
+    /// The first read-deny rule and why the command is asked, when it
+    /// prints files from git's objects without naming only files that
+    /// exist and the rule does not cover (`git log -p`, `git show HEAD`,
+    /// `git grep x`).
+    fn object_read_under_deny<'r>(&self, rules: &'r RuleSet, analysis: &Analysis) -> Option<(&'r Sourced, String)> {
+        let rule = rules.deny.iter().find(|s| s.rule.family() == Family::Read && s.rule.pattern.is_some())?;
+        for command in &analysis.runs {
+            let Some(read) = shell::git::object_read(command) else { continue };
+            let paths = shell::git::resolved_paths(&read, &self.places.root);
+            let limited = !paths.is_empty() && paths.iter().all(|p| p.is_file());
+            if !limited {
+                return Some((
+                    rule,
+                    format!(
+                        "`{}` may print files from git's objects, where the sandbox cannot hide what a read-deny rule covers; name the files it may show (`-- PATH`)",
+                        read.shown
+                    ),
+                ));
+            }
+        }
+        None
     }
 
     /// For ask rules: does the rule hit any part of the call? (Shell
@@ -884,6 +936,50 @@ mod tests {
         let read = ToolKind::Read { paths: vec![f.root.join("innocent.txt")] };
         let verdict = reads_only.decide(Call { tool: "read_file", kind: &read, read_only: true, accept_edits: false, granted: &[] });
         assert!(matches!(verdict, RuleVerdict::Deny(_)), "{verdict:?}");
+    }
+
+    /// A deny rule on a command holds through every wrapper and every
+    /// construct that runs a name chosen when it runs; a read deny holds
+    /// for git's objects: a command printing them is asked, refused in
+    /// `bypassPermissions`, and refused wherever it names the file.
+    #[test]
+    fn deny_rules_hold_through_run_time_names_and_git_objects() {
+        let f = fixture();
+        std::fs::write(f.root.join("secret.txt"), "s").unwrap();
+        std::fs::write(f.root.join("notes.txt"), "n").unwrap();
+        let roots = std::slice::from_ref(&f.root);
+        let deny = rules(&[], &[], &["Bash(rm:*)", "Bash(git push:*)", "Read(./secret.txt)"]);
+        let bypass = Policy::new(PermissionMode::BypassPermissions, &deny, roots);
+        let default = Policy::new(PermissionMode::Default, &deny, roots);
+        let lines = [
+            (&bypass, "flock /tmp/l rm f"), (&bypass, "env -iS 'rm f'"), (&bypass, "trap 'rm f' EXIT"), (&bypass, "strace -f rm f"),
+            (&bypass, "bwrap --bind / / rm f"), (&bypass, "git -c alias.x='!rm f' x"), (&bypass, "git -C . --no-pager push origin"), (&bypass, "python3 -c 'import os'"),
+            (&bypass, "awk 'BEGIN{system(\"x\")}'"), (&bypass, "x='$(rm f)'; echo ${x@P}"), (&bypass, "[[ 'a[$(x)]' -eq 0 ]]"),
+            (&bypass, "git show HEAD:secret.txt"), (&bypass, "git log -p"), (&bypass, "git log -p -- notes.txt"), (&bypass, "git grep TOKEN"),
+            (&default, "git log -p"), (&default, "git log --oneline"), (&default, "git grep TOKEN -- notes.txt"), (&default, "git status"),
+        ];
+        let out: String = lines.iter().map(|(policy, command)| format!("{:?} {command} => {}\n", policy.mode(), verdict_line(&shell(policy, command)))).collect();
+        expect_test::expect![[r#"
+            BypassPermissions flock /tmp/l rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            BypassPermissions env -iS 'rm f' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            BypassPermissions trap 'rm f' EXIT => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            BypassPermissions strace -f rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            BypassPermissions bwrap --bind / / rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            BypassPermissions git -c alias.x='!rm f' x => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
+            BypassPermissions git -C . --no-pager push origin => deny: the rule `run_shell(git push:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `git push origin`)
+            BypassPermissions python3 -c 'import os' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `python3 -c import os` runs code given as text, and a command only known when it runs cannot be checked against deny rules; write the command out
+            BypassPermissions awk 'BEGIN{system("x")}' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `awk BEGIN{system("x")}` runs commands from its awk program (system, pipes), and a command only known when it runs cannot be checked against deny rules; write the command out
+            BypassPermissions x='$(rm f)'; echo ${x@P} => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `${x@P}` expands the value as a prompt (`@P`), which can run a command, and a command only known when it runs cannot be checked against deny rules; write the command out
+            BypassPermissions [[ 'a[$(x)]' -eq 0 ]] => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `[[ … -eq … ]]` evaluates `a[$(x)]` as arithmetic, which can run a command, and a command only known when it runs cannot be checked against deny rules; write the command out
+            BypassPermissions git show HEAD:secret.txt => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call (the command reads `secret.txt`)
+            BypassPermissions git log -p => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call: `git log -p` may print files from git's objects, where the sandbox cannot hide what a read-deny rule covers; name the files it may show (`-- PATH`)
+            BypassPermissions git log -p -- notes.txt => approved
+            BypassPermissions git grep TOKEN => deny: the rule `read_file(./secret.txt)` in permissions.deny (.tandem/settings.json) forbids this call: `git grep TOKEN` may print files from git's objects, where the sandbox cannot hide what a read-deny rule covers; name the files it may show (`-- PATH`)
+            Default git log -p => ask: `git log -p` may print files from git's objects, where the sandbox cannot hide what a read-deny rule covers; name the files it may show (`-- PATH`) [always: ]
+            Default git log --oneline => allow
+            Default git grep TOKEN -- notes.txt => allow
+            Default git status => allow
+        "#]].assert_eq(&out);
     }
 
     #[test]

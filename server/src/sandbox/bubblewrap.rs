@@ -26,7 +26,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use super::{ReadDenies, SandboxSettings};
+use super::{Denies, SandboxSettings};
 use crate::sync::MutexExt;
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 
@@ -56,6 +56,33 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".kube", ".docker", ".netrc", ".git-credentials",
     ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".password-store", ".local/share/keyrings",
 ];
+
+/// In the home folder, what unasked commands see (read-only): the folders
+/// toolchains run from and the caches they read, no more. The rest of the
+/// home folder is an empty, read-only folder to them: no settings with
+/// keys in them (`~/.tandem`, `~/.claude`), no `~/.pgpass`, no agent
+/// sockets, no credential store whatever its name. `sandbox.allowRead` in
+/// the user's settings adds folders.
+pub const HOME_TOOLCHAINS: &[&str] = &[
+    // Rust.
+    ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup",
+    // Python.
+    ".pyenv", ".local/bin", ".local/lib", ".local/share/uv", ".local/pipx", ".cache/pip", ".cache/uv", ".cache/pypoetry",
+    ".conda", "miniconda3", "miniforge3", "anaconda3",
+    // JavaScript.
+    ".nvm", ".volta", ".bun/bin", ".deno", ".local/share/pnpm", ".npm/_cacache", ".cache/yarn", ".yarn/berry/cache",
+    ".cache/node/corepack",
+    // Go.
+    "go/bin", "go/pkg/mod", ".cache/go-build",
+    // Ruby, JVM, .NET, Haskell, OCaml, Lean, Julia, version managers, Nix.
+    ".rbenv", ".gem", ".sdkman/candidates", ".m2/repository", ".gradle/caches", ".gradle/wrapper", ".dotnet", ".ghcup",
+    ".cabal/bin", ".opam", ".elan", ".juliaup", ".asdf", ".local/share/mise", ".nix-profile",
+];
+
+/// Inside each workspace root, files every command reads as empty: the
+/// local settings, where the docs say to keep keys (`env` with an API key),
+/// and Claude Code's.
+const LOCAL_SETTINGS: &[&str] = &[".tandem/settings.local.json", ".claude/settings.local.json"];
 
 /// Sockets of services that act outside the sandbox on a command's
 /// behalf, masked for unasked commands: the system bus, systemd's private
@@ -87,12 +114,15 @@ pub struct Bubblewrap {
     found: Found,
     network: bool,
     allow_write: Vec<PathBuf>,
-    read_denies: ReadDenies,
+    /// What unasked commands see of the home folder: [`HOME_TOOLCHAINS`]
+    /// and `sandbox.allowRead`, as paths in it.
+    home_shown: Vec<PathBuf>,
+    denies: Denies,
     home: Option<PathBuf>,
 }
 
 impl Bubblewrap {
-    pub fn new(found: Found, settings: &SandboxSettings, read_denies: ReadDenies) -> Self {
+    pub fn new(found: Found, settings: &SandboxSettings, denies: Denies) -> Self {
         let home = dirs::home_dir().and_then(|h| h.canonicalize().ok());
         let allow_write = settings
             .allow_write
@@ -103,7 +133,16 @@ impl Bubblewrap {
                 (None, _) => Some(PathBuf::from(p)),
             })
             .collect();
-        Bubblewrap { found, network: settings.network, allow_write, read_denies, home }
+        let home_shown = match &home {
+            Some(home) => HOME_TOOLCHAINS
+                .iter()
+                .map(|p| p.to_string())
+                .chain(settings.allow_read.iter().filter_map(|p| p.strip_prefix("~/").map(String::from)))
+                .map(|p| home.join(p.trim_start_matches('/')))
+                .collect(),
+            None => Vec::new(),
+        };
+        Bubblewrap { found, network: settings.network, allow_write, home_shown, denies, home }
     }
 
     /// Find `bwrap` and check that it can build a sandbox here (once per
@@ -131,15 +170,24 @@ impl Bubblewrap {
         args.pair("--ro-bind", "/", "/");
         args.one("--dev", "/dev");
         args.one("--proc", "/proc");
+        // Unasked commands: what they see of the home folder (`None`: all
+        // of it, since a workspace root holds it).
+        let mut home_view: Option<HomeView> = None;
+        let mut edit_denied: Vec<PathBuf> = Vec::new();
         match launch.profile {
             ShellProfile::Unasked => {
                 args.one("--tmpfs", "/tmp");
                 args.flags(&["--setenv", "TMPDIR", "/tmp"]);
                 // The private /tmp covers whatever lives under it: the
-                // workspace and the home folder come back, read-only.
-                let under_tmp = roots.iter().chain(self.home.as_ref()).filter(|p| p.starts_with("/tmp") && p.as_path() != Path::new("/tmp"));
+                // workspace comes back, read-only.
+                let under_tmp = roots.iter().filter(|p| p.starts_with("/tmp") && p.as_path() != Path::new("/tmp"));
                 for path in under_tmp {
                     args.pair("--ro-bind-try", path, path);
+                }
+                if let Some(home) = self.home.as_ref().filter(|home| home.as_path() != Path::new("/") && !roots.iter().any(|r| home.starts_with(r))) {
+                    let view = HomeView::new(home, &self.home_shown, &roots, &never_shown(home));
+                    view.mount(&mut args);
+                    home_view = Some(view);
                 }
             }
             ShellProfile::Approved => {
@@ -159,7 +207,28 @@ impl Bubblewrap {
                 let temps = temp_dirs();
                 let allowed: Vec<PathBuf> = self.allow_write.iter().filter_map(|p| p.canonicalize().ok()).collect();
                 let writable = |path: &Path| roots.iter().chain(&temps).chain(&allowed).any(|w| path.starts_with(w));
+                // What edit-deny rules cover stays as it is: bound read-only
+                // (a file that is a mount point cannot be removed or
+                // renamed either); a literal path that does not exist yet
+                // in the workspace is held as a placeholder, as protected
+                // paths are, so it cannot be created.
+                for path in (self.denies.edit)() {
+                    let inside = roots.iter().any(|root| path.starts_with(root));
+                    if !inside && !writable(&path) && !self.allow_write.iter().any(|place| path.starts_with(place)) {
+                        continue; // read-only for the command anyway
+                    }
+                    let exists = std::fs::symlink_metadata(&path).is_ok();
+                    if !exists && inside && path.parent().is_some_and(Path::is_dir) {
+                        match placeholders.hold(&path, Entry::File) {
+                            Ok(()) => {}
+                            Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => continue,
+                            Err(err) => return Err(format!("cannot keep {} from being created: {err}", path.display())),
+                        }
+                    }
+                    edit_denied.push(path);
+                }
                 let repositories = super::git::repositories(&roots, &writable);
+                placeholders.repositories = Some(super::git::before(&roots));
                 // Each `.git` folder pinned in place (a mount point cannot be
                 // renamed or removed), before what stays read-only inside it.
                 for pinned in &repositories.pinned {
@@ -196,17 +265,48 @@ impl Bubblewrap {
                 }
             }
         }
-        let mut masked: Vec<PathBuf> = (self.read_denies)();
+        let mut masked: Vec<PathBuf> = (self.denies.read)();
+        // Tandem's own folders and the local settings, from every command:
+        // no command needs another workspace's conversations, the consent
+        // and trust stores or the keys in the settings (not a folder that
+        // holds the workspace, though).
+        if let Some(home) = &self.home {
+            masked.extend(tandem_folders(home).into_iter().filter(|folder| !roots.iter().any(|root| root.starts_with(folder))));
+        }
+        for root in &roots {
+            masked.extend(LOCAL_SETTINGS.iter().map(|name| root.join(name)));
+        }
         if launch.profile == ShellProfile::Unasked {
             if let Some(home) = &self.home {
+                // Where the home folder is shown (a workspace root holds
+                // it) or bound back in part, the credential stores in it.
                 masked.extend(CREDENTIAL_STORES.iter().map(|store| home.join(store)));
             }
             // Not a folder that holds the workspace (a checkout on a gvfs
             // mount lives in the runtime folder).
             let services = SERVICE_SOCKETS.iter().map(PathBuf::from).chain(runtime_dirs()).filter_map(|path| path.canonicalize().ok());
             masked.extend(services.filter(|path| !roots.iter().any(|root| root.starts_with(path))));
+            // Every socket a server listens on in what is shown of the
+            // home folder or in the workspace: a service acting for the
+            // user (an ssh or password manager's agent, a database) is not
+            // a command's to talk to unasked.
+            let home = self.home.as_deref();
+            masked.extend(bound_sockets().into_iter().filter(|socket| {
+                roots.iter().any(|root| socket.starts_with(root)) || home.is_some_and(|home| socket.starts_with(home))
+            }));
         }
-        for (resolved, is_dir) in outermost(masked) {
+        for (path, _) in outermost(edit_denied) {
+            args.pair("--ro-bind", &path, &path);
+        }
+        let mut masks = outermost(masked);
+        if let Some(view) = &home_view {
+            // Of the home folder only what is bound back is there: masks
+            // elsewhere in it are not needed, and a mask inside a folder
+            // bound from elsewhere (`~/.cargo` a link to `/opt/cargo`) is
+            // also needed where the folder is seen.
+            masks = view.masks_seen(masks);
+        }
+        for (resolved, is_dir) in masks {
             if is_dir {
                 args.one("--tmpfs", &resolved);
                 args.one("--remount-ro", &resolved);
@@ -214,6 +314,10 @@ impl Bubblewrap {
                 // A socket, like a file, is covered by /dev/null.
                 args.pair("--ro-bind", "/dev/null", &resolved);
             }
+        }
+        if let Some(view) = &home_view {
+            // Last: every mount point in the empty home is made by now.
+            args.one("--remount-ro", &view.home);
         }
         args.one("--chdir", &cwd);
         args.flags(&["--"]);
@@ -242,6 +346,13 @@ impl ShellSandbox for Bubblewrap {
             stopping: Stopping::AtOnce,
             guard: Box::new(placeholders),
         })
+    }
+
+    fn contains_processes(&self) -> bool {
+        // --unshare-pid and --die-with-parent: the command's processes
+        // (double forks and setsid too) are bubblewrap's descendants in
+        // the namespace, and all end when it does.
+        true
     }
 
     fn explain_failure(&self, profile: ShellProfile, output: &str) -> Vec<String> {
@@ -295,6 +406,116 @@ impl Args {
         self.0.push(from.as_ref().into());
         self.0.push(to.as_ref().into());
     }
+}
+
+/// What an unasked command sees of the home folder: an empty folder, with
+/// the toolchain folders and the workspace roots in it bound back
+/// read-only.
+struct HomeView {
+    home: PathBuf,
+    /// Bound back: where it is seen (in the home folder), and what is
+    /// bound there (the resolved folder).
+    binds: Vec<(PathBuf, PathBuf)>,
+}
+
+impl HomeView {
+    /// `shown`: paths in the home folder to bind back where they exist;
+    /// none that resolves into a place in `never` (a link from
+    /// `~/.cargo/bin` to `~/.ssh`).
+    fn new(home: &Path, shown: &[PathBuf], roots: &[PathBuf], never: &[PathBuf]) -> HomeView {
+        let never: Vec<PathBuf> = never.iter().filter_map(|p| p.canonicalize().ok()).collect();
+        let mut binds: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut candidates: Vec<&PathBuf> = shown.iter().collect();
+        // Outer folders first: a folder inside one already bound is in it.
+        candidates.sort();
+        for seen in candidates {
+            if !seen.starts_with(home) || binds.iter().any(|(outer, _)| seen.starts_with(outer)) {
+                continue;
+            }
+            let Ok(resolved) = seen.canonicalize() else { continue };
+            if never.iter().any(|n| resolved.starts_with(n)) {
+                tracing::warn!(path = %seen.display(), "not showing it to unasked commands: it leads into a folder they must not see");
+                continue;
+            }
+            binds.push((seen.clone(), resolved));
+        }
+        for root in roots.iter().filter(|root| root.starts_with(home)) {
+            binds.push((root.clone(), root.clone()));
+        }
+        HomeView { home: home.to_path_buf(), binds }
+    }
+
+    fn mount(&self, args: &mut Args) {
+        args.one("--tmpfs", &self.home);
+        for (seen, resolved) in &self.binds {
+            args.pair("--ro-bind-try", resolved, seen);
+        }
+    }
+
+    /// The masks, as the command sees them: those in the home folder only
+    /// where something is bound back, and each inside a bound folder also
+    /// where that folder is seen.
+    fn masks_seen(&self, masks: Vec<(PathBuf, bool)>) -> Vec<(PathBuf, bool)> {
+        let mut out = Vec::new();
+        for (path, is_dir) in masks {
+            for (seen, resolved) in &self.binds {
+                if seen != resolved {
+                    if let Ok(rest) = path.strip_prefix(resolved) {
+                        out.push((seen.join(rest), is_dir));
+                    }
+                }
+            }
+            if !path.starts_with(&self.home) || self.binds.iter().any(|(seen, _)| path.starts_with(seen)) {
+                out.push((path, is_dir));
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// Tandem's own folders: the user's settings (`~/.tandem`), the saved
+/// threads of every workspace with their checkpoints, the consent and
+/// trust stores, the tool results. No command sees them.
+fn tandem_folders(home: &Path) -> Vec<PathBuf> {
+    let mut out = vec![home.join(".tandem")];
+    let data_home = crate::environment::var("XDG_DATA_HOME").filter(|dir| dir.starts_with('/')).map(PathBuf::from);
+    let folders = [data_home, dirs::data_dir(), dirs::data_local_dir(), dirs::cache_dir(), dirs::config_dir(), dirs::state_dir()];
+    out.extend(folders.into_iter().flatten().map(|dir| dir.join("tandem")));
+    out
+}
+
+/// In the home folder, what unasked commands never see, even where a
+/// folder of it is shown: Tandem's folders and the credential stores.
+fn never_shown(home: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = CREDENTIAL_STORES.iter().map(|store| home.join(store)).collect();
+    out.extend(tandem_folders(home));
+    out
+}
+
+/// The paths of every bound unix socket the kernel knows in this network
+/// namespace (`/proc/net/unix`): servers listening, and datagram sockets.
+fn bound_sockets() -> Vec<PathBuf> {
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else { return Vec::new() };
+    let mut out: Vec<PathBuf> = table.lines().skip(1).filter_map(socket_path).map(PathBuf::from).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The path of one `/proc/net/unix` line: what follows its seven fields
+/// (`Num RefCount Protocol Flags Type St Inode`), if it is a path (an
+/// abstract name starts with `@`, an unbound socket has none).
+fn socket_path(line: &str) -> Option<&str> {
+    let mut rest = line;
+    for _ in 0..7 {
+        rest = rest.trim_start();
+        let end = rest.find(' ')?;
+        rest = &rest[end..];
+    }
+    let path = rest.strip_prefix(' ')?.trim_start();
+    path.starts_with('/').then_some(path)
 }
 
 /// The temp folders approved commands may write: `/tmp`, `/var/tmp` and
@@ -401,6 +622,9 @@ struct Placeholders {
     /// `.envrc` would make direnv speak up): one the command created is
     /// removed when it ends.
     absent: Vec<PathBuf>,
+    /// The repositories there when an approved command started: one it
+    /// makes is disarmed when it ends ([`super::git::disarm_new`]).
+    repositories: Option<super::git::Before>,
 }
 
 impl Placeholders {
@@ -442,6 +666,11 @@ impl Placeholders {
 
 impl Drop for Placeholders {
     fn drop(&mut self) {
+        if let Some(before) = self.repositories.take() {
+            for done in super::git::disarm_new(&before) {
+                tracing::warn!("an approved command made a repository whose git would run code later: {done}");
+            }
+        }
         for path in self.absent.drain(..) {
             let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
             tracing::warn!(path = %path.display(), "an approved command created a protected file (it would run code later); removed");
@@ -525,7 +754,7 @@ mod tests {
     #[test]
     fn a_workspace_folder_that_cannot_be_resolved_is_a_reason_not_to_run() {
         let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
-        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), std::sync::Arc::new(Vec::<PathBuf>::new));
+        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), Denies::none());
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("gone");
         for profile in [ShellProfile::Unasked, ShellProfile::Approved] {
@@ -538,7 +767,7 @@ mod tests {
     #[test]
     fn failures_the_sandbox_caused_are_explained_by_the_sandbox_and_other_ones_are_not() {
         let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
-        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), std::sync::Arc::new(Vec::<PathBuf>::new));
+        let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), Denies::none());
         let refused = "touch: cannot touch '/home/u/x': Read-only file system";
         expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .git/commondir, .git/gitdir, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
             .assert_eq(&format!("{:?}", sandbox.explain_failure(ShellProfile::Approved, refused)));

@@ -266,6 +266,203 @@ fn hooks_path(root: &Path) -> Option<PathBuf> {
     Some(path.canonicalize().unwrap_or(path))
 }
 
+/// The git directories a command could make that were not there when it
+/// started: what [`disarm_new`] compares with when it ends.
+#[derive(Debug, Default, Clone)]
+pub struct Before {
+    roots: Vec<PathBuf>,
+    /// Every `.git` entry under the roots, and the git directories they name.
+    seen: Vec<PathBuf>,
+}
+
+/// What is under `roots` now ([`dot_gits_under`], the same bounded walk).
+pub fn before(roots: &[PathBuf]) -> Before {
+    let mut seen = Vec::new();
+    for root in roots {
+        for dot_git in dot_gits_under(root) {
+            if let Some(git_dir) = git_dir_of(&dot_git) {
+                seen.push(git_dir);
+            }
+            seen.push(dot_git);
+        }
+    }
+    Before { roots: roots.to_vec(), seen }
+}
+
+/// After an approved command: a repository it made in the workspace
+/// (`git init`, `git clone`, a `.git` file naming a git directory it made)
+/// is one the user's git and editor would run the code of later — VS Code
+/// runs `git status` in the repositories it finds, the user commits in it.
+/// So its config loses every key that runs a program ([`runs_code`]), and
+/// its hooks their execute bit (a link is renamed aside), except hooks the
+/// same as the user's own templates' (`init.templateDir`). What the
+/// repository holds stays. Answers what was done, one line each.
+pub fn disarm_new(before: &Before) -> Vec<String> {
+    let after = self::before(&before.roots);
+    let mut done = Vec::new();
+    let mut disarmed: Vec<PathBuf> = Vec::new();
+    for dot_git in after.seen.iter().filter(|p| p.file_name().is_some_and(|n| n == ".git")) {
+        let Some(git_dir) = git_dir_of(dot_git) else { continue };
+        // One that was there (a new worktree's `.git` file naming it
+        // included) had its config and hooks read-only for the command.
+        if before.seen.contains(&git_dir) || disarmed.contains(&git_dir) {
+            continue;
+        }
+        if let Some(common) = commondir_of(&git_dir).filter(|c| !before.seen.contains(c) && !disarmed.contains(c)) {
+            done.extend(disarm(&common));
+            disarmed.push(common);
+        }
+        done.extend(disarm(&git_dir));
+        disarmed.push(git_dir);
+    }
+    done
+}
+
+/// The git directory a `.git` entry is (a folder) or names (a file).
+fn git_dir_of(dot_git: &Path) -> Option<PathBuf> {
+    let metadata = std::fs::symlink_metadata(dot_git).ok()?;
+    if metadata.is_dir() {
+        Some(dot_git.to_path_buf())
+    } else if metadata.is_file() {
+        gitdir_of(dot_git)
+    } else {
+        None
+    }
+}
+
+/// Make one git directory's config and hooks run nothing.
+fn disarm(git_dir: &Path) -> Vec<String> {
+    let mut done = Vec::new();
+    for file in ["config", "config.worktree"] {
+        let path = git_dir.join(file);
+        if !path.is_file() {
+            continue;
+        }
+        for key in code_running_keys(&path) {
+            let unset = std::process::Command::new("git")
+                .args(["config", "--file"])
+                .arg(&path)
+                .args(["--unset-all", &key])
+                .env_remove("GIT_CONFIG_COUNT")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+            if unset.is_ok_and(|s| s.success()) {
+                done.push(format!("{}: removed {key}", path.display()));
+            } else {
+                // Git cannot edit it: the file goes, as a planted `.envrc` does.
+                let aside = path.with_extension("tandem-disabled");
+                let _ = std::fs::rename(&path, &aside);
+                done.push(format!("{}: moved to {} (git could not remove {key})", path.display(), aside.display()));
+                break;
+            }
+        }
+    }
+    let hooks = git_dir.join("hooks");
+    let templates = template_hooks();
+    let Ok(entries) = std::fs::read_dir(&hooks) else { return done };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if name.to_string_lossy().ends_with(".sample") || name.to_string_lossy().ends_with(".tandem-disabled") {
+            continue;
+        }
+        let Ok(metadata) = std::fs::symlink_metadata(&path) else { continue };
+        if metadata.is_file() {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = metadata.permissions().mode();
+            if mode & 0o111 == 0 {
+                continue;
+            }
+            let content = std::fs::read(&path).ok();
+            if content.is_some() && templates.iter().any(|dir| std::fs::read(dir.join(&name)).ok() == content) {
+                continue;
+            }
+            if std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & !0o111)).is_ok() {
+                done.push(format!("{}: no longer executable", path.display()));
+            }
+        } else {
+            let aside = hooks.join(format!("{}.tandem-disabled", name.to_string_lossy()));
+            if std::fs::rename(&path, &aside).is_ok() {
+                done.push(format!("{}: moved to {}", path.display(), aside.display()));
+            }
+        }
+    }
+    done
+}
+
+/// The keys of a config file that make git run a program ([`runs_code`]).
+fn code_running_keys(config: &Path) -> Vec<String> {
+    let output = std::process::Command::new("git")
+        .args(["config", "--file"])
+        .arg(config)
+        .args(["--list", "-z"])
+        .env_remove("GIT_CONFIG_COUNT")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(output) = output else { return Vec::new() };
+    let listed = String::from_utf8_lossy(&output.stdout);
+    let mut keys: Vec<String> = Vec::new();
+    for entry in listed.split('\0').filter(|e| !e.is_empty()) {
+        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        if runs_code(key, value) && !keys.iter().any(|k| k == key) {
+            keys.push(key.to_string());
+        }
+    }
+    keys
+}
+
+/// Whether a config key (as `git config --list` spells it: section and
+/// name in lower case) makes git run a program, or reads more config that
+/// could (`include.path`). A repository `git init` or `git clone` makes
+/// sets none of these.
+pub fn runs_code(key: &str, value: &str) -> bool {
+    let parts: Vec<&str> = key.split('.').collect();
+    let (section, name) = (parts.first().copied().unwrap_or(""), parts.last().copied().unwrap_or(""));
+    let shell = value.trim_start().starts_with('!');
+    let names_a_program = ["cmd", "command", "program", "editor", "pager", "helper", "driver", "textconv", "hook"].iter().any(|end| name.ends_with(end));
+    match section {
+        "alias" => shell,
+        "submodule" => name == "update" && shell,
+        "include" | "includeif" => name == "path",
+        "filter" => matches!(name, "clean" | "smudge" | "process"),
+        "pager" | "protocol" => true,
+        "core" => names_a_program || matches!(name, "fsmonitor" | "hookspath" | "askpass" | "gitproxy" | "alternaterefscommand"),
+        "diff" => names_a_program || name == "external",
+        "remote" => matches!(name, "uploadpack" | "receivepack"),
+        "imap" => name == "tunnel",
+        "interactive" => name == "difffilter",
+        "browser" | "man" | "lfs" => names_a_program || matches!(name, "path" | "clean" | "smudge"),
+        _ => names_a_program,
+    }
+}
+
+/// The hooks folders of the user's git templates, whose hooks a new
+/// repository gets from `git init` and `git clone`.
+fn template_hooks() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = crate::environment::var("GIT_TEMPLATE_DIR") {
+        dirs.push(PathBuf::from(dir));
+    }
+    let configured = std::process::Command::new("git")
+        .args(["config", "--path", "--get", "init.templateDir"])
+        .current_dir("/")
+        .env_remove("GIT_CONFIG_COUNT")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    if let Ok(output) = configured {
+        let value = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        if output.status.success() && !value.is_empty() {
+            dirs.push(PathBuf::from(value));
+        }
+    }
+    dirs.extend(["/usr/share/git-core/templates", "/usr/local/share/git-core/templates"].map(PathBuf::from));
+    dirs.into_iter().map(|dir| dir.join("hooks")).collect()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -298,6 +495,43 @@ mod tests {
                 "filter.lfs.clean=false",
                 "diff.img.textconv=cat",
                 "remote.origin.uploadpack=git-upload-pack",
+            ]
+        "#]]
+        .assert_debug_eq(&out);
+    }
+
+    #[test]
+    fn keys_that_run_a_program_are_told_from_the_others() {
+        let keys = [
+            ("core.fsmonitor", "touch x"), ("core.hookspath", "h"), ("core.pager", "less"), ("core.sshcommand", "ssh -x"),
+            ("alias.st", "!touch x"), ("alias.co", "checkout"), ("filter.lfs.smudge", "x"), ("diff.img.textconv", "x"),
+            ("merge.ours.driver", "x"), ("credential.helper", "store"), ("include.path", "x.cfg"), ("includeif.gitdir:/x/.path", "y"),
+            ("pager.log", "x"), ("submodule.s.update", "!x"), ("submodule.s.url", "../s"), ("remote.origin.url", "https://x"),
+            ("remote.origin.uploadpack", "x"), ("core.bare", "false"), ("core.repositoryformatversion", "0"), ("branch.main.remote", "origin"),
+        ];
+        let out: Vec<String> = keys.iter().map(|(k, v)| format!("{k}: {}", runs_code(k, v))).collect();
+        expect_test::expect![[r#"
+            [
+                "core.fsmonitor: true",
+                "core.hookspath: true",
+                "core.pager: true",
+                "core.sshcommand: true",
+                "alias.st: true",
+                "alias.co: false",
+                "filter.lfs.smudge: true",
+                "diff.img.textconv: true",
+                "merge.ours.driver: true",
+                "credential.helper: true",
+                "include.path: true",
+                "includeif.gitdir:/x/.path: true",
+                "pager.log: true",
+                "submodule.s.update: true",
+                "submodule.s.url: false",
+                "remote.origin.url: false",
+                "remote.origin.uploadpack: true",
+                "core.bare: false",
+                "core.repositoryformatversion: false",
+                "branch.main.remote: false",
             ]
         "#]]
         .assert_debug_eq(&out);

@@ -10,7 +10,8 @@
 //! |---|---|---|
 //! | write | a private `/tmp` only | the workspace roots, `/tmp`, `/var/tmp`, `sandbox.allowWrite` |
 //! | read-only inside the roots | everything | `.git/config`, `.git/hooks`, `.tandem/`, `.claude/`, `.vscode/`, `.mcp.json` (also when missing, so they cannot be created) |
-//! | masked (read as empty) | read-deny paths; the home folder's credential stores; the sockets of services that act for it (the runtime folder's session bus, keyring and agents, the system bus, container engines) | read-deny paths |
+//! | the home folder | empty, but for the toolchain folders ([`bubblewrap::HOME_TOOLCHAINS`], `sandbox.allowRead`) and the workspace | as it is |
+//! | masked (read as empty) | read-deny paths; Tandem's own folders and the credential stores wherever the home folder shows; the local settings files; every bound socket in the home folder and the workspace, and those of services that act for the user (the runtime folder's session bus, keyring and agents, the system bus, container engines) | read-deny paths |
 //! | network | none | only with `sandbox.network` |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
 //!
@@ -39,11 +40,15 @@ pub struct SandboxSettings {
     /// More places approved commands may write (`~/` is the home folder),
     /// as written; each layer's list is added to the ones below.
     pub allow_write: Vec<String>,
+    /// More folders of the home folder unasked commands may read
+    /// (`~/.config/mytool`), beside [`bubblewrap::HOME_TOOLCHAINS`]; from
+    /// the user's own layers only.
+    pub allow_read: Vec<String>,
 }
 
 impl Default for SandboxSettings {
     fn default() -> Self {
-        SandboxSettings { enabled: true, network: false, allow_write: Vec::new() }
+        SandboxSettings { enabled: true, network: false, allow_write: Vec::new(), allow_read: Vec::new() }
     }
 }
 
@@ -101,28 +106,48 @@ impl Availability {
     }
 }
 
-/// The paths a run's commands must not read (read-deny rules), resolved
+/// Paths a run's commands must not read or change (deny rules), found
 /// when a command starts, so files created since are covered too.
 pub type ReadDenies = Arc<dyn Fn() -> Vec<PathBuf> + Send + Sync>;
 
-/// The sandbox for a run with these settings. `read_denies` gives the
-/// paths read-deny rules cover, to mask.
-pub fn for_run(settings: &SandboxSettings, read_denies: ReadDenies) -> Availability {
+/// The programs of a platform's sandbox that run the command they are
+/// given, as a user's command line may name them (`bwrap --bind / / rm -rf
+/// x` runs `rm`): the judgement unwraps them like `nice` or `strace`
+/// ([`crate::permissions`]' wrappers table), so a deny rule still holds.
+pub const COMMAND_WRAPPERS: &[&str] = &["bwrap"];
+
+/// What deny rules on paths cover, for the sandbox to enforce on every
+/// command, approved ones too: `read` is masked, `edit` bound read-only.
+#[derive(Clone)]
+pub struct Denies {
+    pub read: ReadDenies,
+    pub edit: ReadDenies,
+}
+
+impl Denies {
+    /// No deny rules.
+    pub fn none() -> Self {
+        Denies { read: Arc::new(Vec::new), edit: Arc::new(Vec::new) }
+    }
+}
+
+/// The sandbox for a run with these settings, enforcing `denies`.
+pub fn for_run(settings: &SandboxSettings, denies: Denies) -> Availability {
     if !settings.enabled {
         return Availability::Disabled;
     }
-    platform(settings, read_denies)
+    platform(settings, denies)
 }
 
 #[cfg(target_os = "linux")]
-fn platform(settings: &SandboxSettings, read_denies: ReadDenies) -> Availability {
+fn platform(settings: &SandboxSettings, denies: Denies) -> Availability {
     match bubblewrap::Bubblewrap::probe() {
-        Ok(found) => Availability::Ready(Arc::new(bubblewrap::Bubblewrap::new(found, settings, read_denies))),
+        Ok(found) => Availability::Ready(Arc::new(bubblewrap::Bubblewrap::new(found, settings, denies))),
         Err(reason) => Availability::Unavailable(reason),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn platform(_settings: &SandboxSettings, _read_denies: ReadDenies) -> Availability {
+fn platform(_settings: &SandboxSettings, _denies: Denies) -> Availability {
     Availability::Unavailable(format!("Tandem has no sandbox for {} yet (bubblewrap is Linux only)", std::env::consts::OS))
 }

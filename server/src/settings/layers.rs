@@ -197,7 +197,25 @@ pub fn resolve(layers: &[Layer]) -> (Settings, Vec<SettingsProblem>) {
             }
         }
     }
+    settings.inline_completions.users_variables = users_variables(layers, &settings);
     (settings, problems)
+}
+
+/// The variables inline completions read, as the layers that are not the
+/// repository's set them (the process environment comes after, at lookup).
+fn users_variables(layers: &[Layer], settings: &Settings) -> std::collections::BTreeMap<String, String> {
+    let users;
+    let from = if layers.iter().any(|layer| layer.scope.is_project()) {
+        let theirs: Vec<Layer> = layers.iter().filter(|layer| !layer.scope.is_project()).cloned().collect();
+        users = resolve(&theirs).0;
+        &users
+    } else {
+        settings
+    };
+    crate::completion::config::VARIABLES
+        .iter()
+        .filter_map(|name| from.lookup_with(name, |_| None).map(|value| ((*name).to_string(), value)))
+        .collect()
 }
 
 /// `null` and `""` mean "not set".

@@ -25,6 +25,18 @@ impl Settings {
         self.lookup_with(name, crate::environment::var)
     }
 
+    /// The model inline completions go to, with its key: `inlineCompletions`
+    /// and the variables of the user's own layers, then the process
+    /// environment (never a project's `env` or `baseUrl`).
+    pub fn inline_model(&self) -> Result<Option<crate::completion::ModelConfig>, String> {
+        self.inline_model_with(crate::environment::var)
+    }
+
+    pub fn inline_model_with(&self, environment: impl Fn(&str) -> Option<String>) -> Result<Option<crate::completion::ModelConfig>, String> {
+        let inline = &self.inline_completions;
+        inline.resolve(|name| inline.users_variables.get(name).cloned().or_else(|| environment(name)))
+    }
+
     pub fn lookup_with(&self, name: &str, environment: impl Fn(&str) -> Option<String>) -> Option<String> {
         let ours = keys::for_variable(name).and_then(|key| key.variable.as_ref()).and_then(|variable| (variable.value)(self, name));
         let not_empty = |v: &String| !v.trim().is_empty();

@@ -230,7 +230,9 @@ fn cut(text: &str, max_chars: usize) -> String {
 
 /// The history after compaction: the summary, the files to read again,
 /// then the latest prompt.
-pub fn compacted_history(summary: &str, reread: &[String], last_prompt: Option<&Message>) -> Vec<Message> {
+/// `kept` are what the summary must not lose, said as they stand now (the
+/// todo list, the background tasks).
+pub fn compacted_history(summary: &str, reread: &[String], kept: &[String], last_prompt: Option<&Message>) -> Vec<Message> {
     let mut text = format!("[This conversation was compacted to save context. Summary of the work so far:]\n\n{}", summary.trim());
     if !reread.is_empty() {
         text.push_str(&format!(
@@ -239,6 +241,7 @@ pub fn compacted_history(summary: &str, reread: &[String], last_prompt: Option<&
         ));
     }
     let mut content = vec![ContentBlock::Text { text }];
+    content.extend(kept.iter().map(|text| ContentBlock::Text { text: text.clone() }));
     if let Some(prompt) = last_prompt {
         content.push(ContentBlock::Text { text: format!("The user's latest request:\n{}", prompt.text()) });
     }

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{ContentBlock, Message, Role};
 use crate::model::{RunStatus, Usage};
+use crate::tools::ports::tasks::TaskInfo;
+use crate::tools::todo::TodoItem;
 use crate::workspace::{fingerprint_scheme, ReadLedger, SavedRead};
 
 use super::store::ThreadFile;
@@ -40,6 +42,10 @@ pub enum Record {
     Tools { activated: Vec<String> },
     /// The thread's "Always allow" rules (their text), all of them.
     Grants { rules: Vec<String> },
+    /// The todo list, all of it (`todo_write` replaces it whole).
+    Todos { todos: Vec<TodoItem> },
+    /// The thread's background tasks as they stand, all of them.
+    Tasks { tasks: Vec<TaskInfo> },
     /// What the thread has read, all of it: each file's fingerprint (never
     /// its text), with the [`fingerprint_scheme`] it was taken with.
     Reads { scheme: u64, files: Vec<SavedRead> },
@@ -52,6 +58,15 @@ pub enum Record {
         at_ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
+    },
+    /// What became of the run's edits, as its front end reported them
+    /// (docs/protocol.md's edit objects: `{"uri", "status", "ranges", …,
+    /// "toolCallId"?}`), and their summary: a transcript shows them as the
+    /// run showed them.
+    Edits {
+        edits: Vec<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
     },
 }
 
@@ -82,6 +97,11 @@ pub struct Thread {
     /// The "Always allow" rules the user gave in this thread (rule text):
     /// its later runs keep them, other threads do not have them.
     pub grants: Vec<String>,
+    /// The model's todo list ([`crate::tools::todo`]).
+    pub todos: Vec<TodoItem>,
+    /// Its background tasks as last saved (without their live processes):
+    /// a resumed thread lists them, those that were running as lost.
+    pub tasks: Vec<TaskInfo>,
     /// What this thread has read, and at which version: a follow-up may edit
     /// a file read earlier if it is unchanged. Saved as fingerprints (file
     /// contents stay out of the session file): a thread continued by another
@@ -135,6 +155,8 @@ impl Thread {
             messages: Vec::new(),
             activated_tools: Vec::new(),
             grants: Vec::new(),
+            todos: Vec::new(),
+            tasks: Vec::new(),
             ledger: Arc::new(ReadLedger::default()),
             saved_reads: Vec::new(),
             totals: Totals::default(),
@@ -183,6 +205,8 @@ impl Thread {
             }
             Record::Tools { activated } => self.activated_tools = activated,
             Record::Grants { rules } => self.grants = rules,
+            Record::Todos { todos } => self.todos = todos,
+            Record::Tasks { tasks } => self.tasks = tasks,
             Record::Reads { scheme, files } => {
                 if scheme == fingerprint_scheme() {
                     self.ledger = Arc::new(ReadLedger::restored(files.clone()));
@@ -203,6 +227,7 @@ impl Thread {
                 self.totals.runs += 1;
                 self.updated_ms = at_ms;
             }
+            Record::Edits { .. } => {}
         }
     }
 
@@ -270,6 +295,23 @@ impl Thread {
         }
     }
 
+    /// The todo list is now `todos` (recorded when it changed).
+    pub fn set_todos(&mut self, todos: Vec<TodoItem>) {
+        if todos != self.todos {
+            self.todos = todos.clone();
+            self.record(Record::Todos { todos });
+        }
+    }
+
+    /// The thread's tasks are now `tasks` (recorded when their saved form changed).
+    pub fn set_tasks(&mut self, tasks: &[TaskInfo]) {
+        let saved: Vec<TaskInfo> = tasks.iter().map(TaskInfo::saved).collect();
+        if saved != self.tasks {
+            self.tasks = saved.clone();
+            self.record(Record::Tasks { tasks: saved });
+        }
+    }
+
     /// A model turn ended with this usage (the turn's own, not a total).
     pub fn end_turn(&mut self, usage: Usage, cost_usd: Option<f64>) {
         self.add_turn_totals(&usage, cost_usd);
@@ -281,6 +323,14 @@ impl Thread {
     pub fn end_run(&mut self, status: RunStatus, text: Option<String>) {
         self.totals.runs += 1;
         self.record(Record::Run { status, at_ms: now_ms(), text });
+    }
+
+    /// What became of the run's edits, for the transcript (nothing when
+    /// there were none).
+    pub fn record_edits(&mut self, edits: Vec<serde_json::Value>, summary: Option<String>) {
+        if !edits.is_empty() {
+            self.record(Record::Edits { edits, summary });
+        }
     }
 
     /// Append what happened since the last commit to the session file and

@@ -5,7 +5,9 @@
 //!
 //! The events are the run events of docs/protocol.md (`text`, `thinking`,
 //! `tool_call`, `tool_result`, `compact`, `end`) plus `prompt`, which opens
-//! each run with what the user asked. Sub-agents' own turns are not part of
+//! each run with what the user asked, and `edits`, which follows a run's
+//! `end` with what became of its edits (an edit's `tool_result` carries its
+//! `edit` as the live event did). Sub-agents' own turns are not part of
 //! the thread (only their parent call and its result are), and tool calls
 //! carry no `kind` or `summary`.
 
@@ -72,7 +74,25 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
                 out.push(json!({"type": "end", "status": status.as_str(), "text": text}));
                 last_text.clear();
             }
+            Record::Edits { edits, summary } => {
+                // Each edit's status on its call's result, as the run's
+                // events showed it, and the run's list after its end.
+                for edit in &edits {
+                    let Some(call) = edit.get("toolCallId").and_then(|c| c.as_str()) else { continue };
+                    if let Some(result) = out.events.iter_mut().rev().find(|e| e["type"] == "tool_result" && e["id"] == call) {
+                        result["edit"] = edit.clone();
+                    }
+                }
+                let mut event = json!({"type": "edits", "edits": edits});
+                if let Some(summary) = summary {
+                    event["summary"] = json!(summary);
+                }
+                out.push(event);
+            }
+            // The list as it stood then: a transcript view shows it again.
+            Record::Todos { todos } => out.push(json!({"type": "todo", "todos": todos})),
             Record::Meta { .. }
+            | Record::Tasks { .. }
             | Record::Title { .. }
             | Record::System { .. }
             | Record::Stub { .. }

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::observer::{CallObserver, CommandCheckpoint, ObservedCall};
+use super::observer::{CallObserver, CommandCheckpoint, ObservedCall, SaveForCommand};
 use super::{DynTool, PreHook, PreparedCall, ShellProfile, ToolContext, ToolError, ToolHooks, ToolKind, ToolRegistry};
 
 /// Results longer than this (in bytes) are also saved in full on disk, and
@@ -219,7 +219,7 @@ enum ResultsDir {
 impl Executor {
     /// Large results are saved in the workspace's own results folder.
     pub fn new(registry: ToolRegistry) -> Self {
-        let observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(CommandCheckpoint)];
+        let observers: Vec<Arc<dyn CallObserver>> = vec![Arc::new(SaveForCommand), Arc::new(CommandCheckpoint)];
         Executor { registry, gate: Arc::new(AllowAll), results_dir: ResultsDir::PerWorkspace, hooks: None, observers }
     }
 

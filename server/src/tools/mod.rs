@@ -20,6 +20,7 @@ pub mod permission_mode;
 pub mod plan_mode;
 pub mod ports;
 pub mod support;
+pub mod todo;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -82,6 +83,12 @@ pub struct ToolContext {
     /// The tools of the executor running the call (set by the executor), so
     /// `tool_search` can look through the deferred ones.
     pub registry: ToolRegistry,
+    /// The session's background tasks (`None`: no session keeps them, as
+    /// in one `tandem tool` call).
+    pub tasks: Option<Arc<dyn ports::tasks::Tasks>>,
+    /// The thread the call's run continues (set by the loop; empty outside
+    /// one): background tasks are announced to their thread.
+    pub thread_id: String,
 }
 
 impl ToolContext {
@@ -95,6 +102,8 @@ impl ToolContext {
             sandbox: None,
             call_id: String::new(),
             registry: ToolRegistry::default(),
+            tasks: None,
+            thread_id: String::new(),
         }
     }
 }
@@ -153,6 +162,11 @@ pub struct RunScope {
     /// Where the run says what it waits for before a call can go on (a
     /// tool source still starting); set by the loop while the run lasts.
     pub waiting: std::sync::Mutex<Option<WaitNotice>>,
+    /// The todo list (`todo_write` replaces it whole; the loop loads it
+    /// from the thread and saves it with it).
+    pub todos: std::sync::Mutex<Vec<todo::TodoItem>>,
+    /// Told of each new todo list; set by the loop while the run lasts.
+    pub todo_notice: std::sync::Mutex<Option<todo::TodoNotice>>,
 }
 
 /// Told what a run waits for, as the user reads it ("MCP server github").
@@ -195,6 +209,15 @@ impl RunScope {
     /// The activated tools' names, in activation order.
     pub fn activated_names(&self) -> Vec<String> {
         self.activated.locked().clone()
+    }
+
+    /// Replace the todo list and tell whoever shows it.
+    pub fn set_todos(&self, todos: Vec<todo::TodoItem>) {
+        *self.todos.locked() = todos.clone();
+        let notice = self.todo_notice.locked().clone();
+        if let Some(notice) = notice {
+            notice(&todos);
+        }
     }
 
     /// Say that the run waits for `what` (nothing when no one listens).

@@ -5,6 +5,7 @@
 //!
 //! | observer | around |
 //! |---|---|
+//! | [`SaveForCommand`] | a shell command: the run's edits in editor buffers are saved first (before the checkpoint's look), the files it will not see named |
 //! | [`CommandCheckpoint`] | an approved shell command: the run's checkpoint looks at the workspace before and after |
 //! | [`EditDiagnostics`](crate::tools::builtin::code_intel::EditDiagnostics) | an edit to a file the code intelligence provider follows: its diagnostics after the edit; a read: the provider hears of it |
 //!
@@ -37,6 +38,32 @@ pub trait AfterCall: Send {
     /// `succeeded`: the call answered a result, not an error. The text is
     /// appended to what the model reads (empty: nothing to add).
     async fn after(self: Box<Self>, ctx: &ToolContext, succeeded: bool) -> String;
+}
+
+/// A command reads the disk: the run's edits in editor buffers are saved
+/// first where that loses nothing of the user's
+/// ([`Workspace::save_for_command`](crate::workspace::Workspace::save_for_command)),
+/// and the files it will not see are named in its result. Installed before
+/// [`CommandCheckpoint`], so a save of the agent's own edit is no change of
+/// the command's (it was listed as a second edit of the file).
+pub struct SaveForCommand;
+
+struct UnsavedNote(String);
+
+#[async_trait]
+impl CallObserver for SaveForCommand {
+    async fn before(&self, call: ObservedCall<'_>, ctx: &ToolContext) -> Option<Box<dyn AfterCall>> {
+        let ToolKind::Execute { .. } = call.kind else { return None };
+        let note = ctx.workspace.save_for_command().await?;
+        Some(Box::new(UnsavedNote(note)))
+    }
+}
+
+#[async_trait]
+impl AfterCall for UnsavedNote {
+    async fn after(self: Box<Self>, _ctx: &ToolContext, _succeeded: bool) -> String {
+        format!("\n{}", self.0)
+    }
 }
 
 /// An approved shell command may change any file: the run's checkpoint

@@ -177,13 +177,13 @@ pub fn change_since_read(entry: &LedgerEntry, current: &ReadStamp, current_text:
 /// A short description of which lines differ between two texts, for the
 /// model: "lines 3-4 changed, 1 line added after line 9".
 pub fn describe_change(old: &str, new: &str) -> String {
-    use similar::{DiffOp, TextDiff};
+    use crate::diff::DiffOp;
     if old == new {
         return "the content is the same but the document version changed".to_string();
     }
-    let diff = TextDiff::from_lines(old, new);
+    let diff = crate::diff::lines(old, new);
     let mut parts = Vec::new();
-    for op in diff.ops() {
+    for op in &diff.ops {
         let part = match *op {
             DiffOp::Equal { .. } => continue,
             DiffOp::Delete { old_index, old_len, .. } => {

@@ -46,6 +46,30 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     Some(out)
 }
 
+/// `now` holds the change from `base` to `changed`, with other changes
+/// around it: the lines `changed` has that `base` has not are all in `now`,
+/// none of them touched (lines added right before or after them are
+/// fine). An editor that applied an edit and let the user type before it
+/// reported the change gives such a text.
+pub fn holds_change(base: &str, changed: &str, now: &str) -> bool {
+    let changed_lines: Vec<&str> = changed.split_inclusive('\n').collect();
+    // The lines of `changed` the change made (ranges in `changed`).
+    let base_lines: Vec<&str> = base.split_inclusive('\n').collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let made: Vec<std::ops::Range<usize>> = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &base_lines, &changed_lines, Some(deadline))
+        .into_iter()
+        .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+        .map(|op| op.new_range())
+        .collect();
+    // What else `now` changed, against `changed`, must stay clear of them.
+    hunks(&changed_lines, now).iter().all(|other| {
+        made.iter().all(|ours| {
+            let inserted_at_edge = other.start == other.end && (other.start <= ours.start || other.start >= ours.end);
+            inserted_at_edge || other.end <= ours.start || other.start >= ours.end
+        })
+    })
+}
+
 /// A change of `base[start..end]` into `lines`.
 #[derive(Debug, PartialEq, Eq)]
 struct Hunk<'a> {
@@ -56,11 +80,12 @@ struct Hunk<'a> {
 
 fn hunks<'a>(base: &[&str], other: &'a str) -> Vec<Hunk<'a>> {
     let other_lines: Vec<&str> = other.split_inclusive('\n').collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    let ops = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, base, &other_lines, Some(deadline));
+    // Bounded like every diff: past the deadline the rest is one hunk, which
+    // may make a conflict of changes that were apart (never a wrong merge).
+    let ops = crate::diff::slices(base, &other_lines);
     let mut out: Vec<Hunk<'a>> = Vec::new();
     for op in ops {
-        if matches!(op, similar::DiffOp::Equal { .. }) {
+        if matches!(op, crate::diff::DiffOp::Equal { .. }) {
             continue;
         }
         let (old, new) = (op.old_range(), op.new_range());
@@ -92,5 +117,19 @@ mod tests {
         // line 3 waited; the whole buffer deleted is a conflict.
         assert_eq!(merge3("a\nb\nc\nd\n", "top\na\nb\nc\nd\n", "a\nb\nC\nd\n").as_deref(), Some("top\na\nb\nC\nd\n"));
         assert_eq!(merge3("a\nb\nc\nd\n", "", "a\nb\nC\nd\n"), None);
+    }
+
+    #[test]
+    fn a_text_holds_a_change_with_other_lines_changed_around_it() {
+        use super::holds_change;
+        let (base, changed) = ("a\nb\nc\n", "a\nB\nc\n");
+        assert!(holds_change(base, changed, changed));
+        assert!(holds_change(base, changed, "a\nB\nc\ntyped after\n"), "a line added after it");
+        assert!(holds_change(base, changed, "a\nB\ntyped right after\nc\n"), "a line added right beside it");
+        assert!(holds_change(base, changed, "typed\na\nB\nc!\n"));
+        assert!(!holds_change(base, changed, base), "not applied");
+        assert!(!holds_change(base, changed, "a\nb\nc\ntyped after\n"), "not applied, typed elsewhere");
+        assert!(!holds_change(base, changed, "a\nBx\nc\n"), "typed into the changed line");
+        assert!(!holds_change(base, changed, ""), "deleted");
     }
 }

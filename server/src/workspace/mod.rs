@@ -23,7 +23,7 @@ use crate::sync::MutexExt;
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
-pub use merge::merge3;
+pub use merge::{holds_change, merge3};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::replacements;
@@ -415,11 +415,11 @@ impl Workspace {
         mine
     }
 
-    /// The last disk write of `run` to `path` after the write `seq` (0:
-    /// any), left in place.
+    /// The last disk write of `run` to `path` by an edit tool (not by a
+    /// shell command) after the write `seq` (0: any), left in place.
     pub fn disk_write_since(&self, run: Option<&str>, path: &Path, seq: u64) -> Option<DiskWrite> {
         let entries = self.disk_writes.lock();
-        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path).cloned()
+        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path && w.command.is_none()).cloned()
     }
 
     /// The run this view writes for, if any.
@@ -653,7 +653,7 @@ impl Workspace {
         if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), buffer) {
             return self.write_to_buffer(editor.as_ref(), buffer, change, &display).await;
         }
-        self.write_to_disk(&change, &display)
+        self.write_to_disk(&change, &display).await
     }
 
     /// [`write`](Self::write) to an open document: a versioned edit through
@@ -727,9 +727,11 @@ impl Workspace {
                 new_text = Arc::from(merged);
                 splices = None;
             }
-            if let Some(recorder) = &self.recorder {
-                let before = Arc::clone(&now.text);
-                recorder.before_change(&change.path, &|| Some(before.as_bytes().to_vec()));
+            if let Some(recorder) = self.recorder.clone() {
+                // The checkpoint copies and hashes the document: off the
+                // runtime (the version check is the editor sink's, later).
+                let (path, before) = (change.path.clone(), Arc::clone(&now.text));
+                crate::diff::off_runtime(move || recorder.before_change(&path, &|| Some(before.as_bytes().to_vec()))).await;
             }
             offers += 1;
             let outcome = editor
@@ -761,11 +763,15 @@ impl Workspace {
                 // The one fingerprint of this version, handed to the
                 // editor with the text so the next read neither copies
                 // nor hashes the document again.
-                let fingerprint = fingerprint(new_text.as_bytes());
+                let (recorder, path, text) = (self.recorder.clone(), change.path.clone(), Arc::clone(&new_text));
+                let fingerprint = crate::diff::off_runtime(move || {
+                    if let Some(recorder) = recorder {
+                        recorder.after_change(&path, text.as_bytes());
+                    }
+                    fingerprint(text.as_bytes())
+                })
+                .await;
                 editor.known_text(&change.path, version, &new_text, fingerprint);
-                if let Some(recorder) = &self.recorder {
-                    recorder.after_change(&change.path, new_text.as_bytes());
-                }
                 let stamp = ReadStamp { version: Some(version), fingerprint };
                 self.ledger.record(&change.path, stamp, new_text);
                 self.edited_versions.locked().insert(change.path.clone(), version);
@@ -859,7 +865,7 @@ impl Workspace {
         }
     }
 
-    fn write_to_disk(&self, change: &FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
+    async fn write_to_disk(&self, change: &FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
         let expected = change.base.map(|base| base.fingerprint);
         let changed_on_disk = self.ledger.get(&change.path).is_some_and(|e| e.changed_on_disk);
         if changed_on_disk && change.base.is_some() {
@@ -871,16 +877,27 @@ impl Workspace {
             (Some(_), Some(LedgerEntry { seen_text: Some(seen), .. })) => seen,
             _ => Arc::from(""),
         };
-        if let Some(recorder) = &self.recorder {
-            recorder.before_change(&change.path, &|| std::fs::read(&change.path).ok());
-        }
-        match atomic_write_journaled(&change.path, change.new_text.as_bytes(), expected, self.journal.as_deref()) {
-            Ok(()) => {
-                if let Some(recorder) = &self.recorder {
-                    recorder.after_change(&change.path, change.new_text.as_bytes());
-                }
-                self.disk_writes.push(self.run_tag.clone(), &change.path, &old_text, &change.new_text);
-                let stamp = ReadStamp { version: None, fingerprint: fingerprint(change.new_text.as_bytes()) };
+        // The checkpoint's copy, the write, the diff of the lines it changed
+        // and the new text's hash cost time in the file's size: off the
+        // async runtime, so the editor's requests are answered meanwhile.
+        let (path, new_text) = (change.path.clone(), Arc::clone(&change.new_text));
+        let (recorder, journal, disk_writes, run) =
+            (self.recorder.clone(), self.journal.clone(), Arc::clone(&self.disk_writes), self.run_tag.clone());
+        let written = crate::diff::off_runtime(move || {
+            if let Some(recorder) = &recorder {
+                recorder.before_change(&path, &|| std::fs::read(&path).ok());
+            }
+            atomic_write_journaled(&path, new_text.as_bytes(), expected, journal.as_deref())?;
+            if let Some(recorder) = &recorder {
+                recorder.after_change(&path, new_text.as_bytes());
+            }
+            disk_writes.push(run, &path, &old_text, &new_text);
+            Ok(fingerprint(new_text.as_bytes()))
+        })
+        .await;
+        match written {
+            Ok(fingerprint) => {
+                let stamp = ReadStamp { version: None, fingerprint };
                 self.ledger.record(&change.path, stamp, Arc::clone(&change.new_text));
                 self.watch(&change.path);
                 Ok(WriteOutcome::WrittenToDisk)

@@ -4,13 +4,15 @@
 //! survive a small edit), and they are the hunks a review shows and the
 //! lines a run reports as changed.
 
-use similar::{DiffOp, TextDiff};
+use crate::diff::{self, DiffOp};
 
 use super::overlay::Splice;
 
 /// The replacements that turn `old` into `new`, in order, non-overlapping:
-/// a line diff of the region between the common prefix and suffix, each
-/// hunk then trimmed to the characters that really differ.
+/// a line diff of the region between the common prefix and suffix (bounded:
+/// [`diff::lines`]), each hunk then trimmed to the characters that really
+/// differ. Linear in the texts' size plus the diff's deadline: run it off
+/// the async runtime for large texts ([`diff::off_runtime`]).
 pub fn replacements(old: &str, new: &str) -> Vec<Splice> {
     if old == new {
         return Vec::new();
@@ -18,16 +20,14 @@ pub fn replacements(old: &str, new: &str) -> Vec<Splice> {
     let (prefix, suffix) = common_affixes(old, new);
     let old_mid = &old[prefix..old.len() - suffix];
     let new_mid = &new[prefix..new.len() - suffix];
-    let diff = TextDiff::from_lines(old_mid, new_mid);
-    let old_tokens = diff.old_slices();
-    let new_tokens = diff.new_slices();
-    let old_offsets = offsets(old_tokens);
-    let new_offsets = offsets(new_tokens);
+    let diff = diff::lines(old_mid, new_mid);
+    let old_offsets = offsets(&diff.old);
+    let new_offsets = offsets(&diff.new);
     let mut hunks: Vec<(usize, usize, usize, usize)> = Vec::new();
     // Walk the ops with our own cursors: the `old_index` similar reports
     // for an insertion is not always where it goes (seen with CR lines).
     let (mut old_at, mut new_at) = (0, 0);
-    for op in diff.ops() {
+    for op in &diff.ops {
         let (old_len, new_len, equal) = match *op {
             DiffOp::Equal { len, .. } => (len, len, true),
             DiffOp::Delete { old_len, .. } => (old_len, 0, false),
@@ -105,4 +105,45 @@ fn common_affixes(a: &str, b: &str) -> (usize, usize) {
         suffix -= 1;
     }
     (prefix, suffix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spliced(old: &str, splices: &[Splice]) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for splice in splices {
+            assert!(splice.range.start >= at, "in order, not overlapping: {splice:?}");
+            out.push_str(&old[at..splice.range.start]);
+            out.push_str(&splice.text);
+            at = splice.range.end;
+        }
+        out.push_str(&old[at..]);
+        out
+    }
+
+    /// The issue's bad inputs (issue 31): each ends (bounded) and is exact.
+    #[test]
+    fn large_rewrites_are_exact() {
+        let lines = |n: usize, f: &dyn Fn(usize) -> String| -> String { (0..n).map(f).collect() };
+        let old = lines(30_000, &|i| format!("line {i}\n"));
+        let cases = [
+            ("every line", lines(30_000, &|i| format!("LINE {i}\n"))),
+            ("every other line", lines(30_000, &|i| if i % 2 == 0 { format!("LINE {i}\n") } else { format!("line {i}\n") })),
+            ("CRLF for LF", old.replace('\n', "\r\n")),
+        ];
+        for (what, new) in &cases {
+            let splices = replacements(&old, new);
+            assert!(spliced(&old, &splices) == *new, "{what}: the replacements do not give the new text");
+        }
+        // One 2 MB line with one changed character: the replacement is
+        // that character, not the line.
+        let long = "x".repeat(2_000_000);
+        let mut changed = long.clone();
+        changed.replace_range(1_000_000..1_000_001, "y");
+        let splices = replacements(&long, &changed);
+        assert_eq!(splices, vec![Splice { range: 1_000_000..1_000_001, text: "y".into() }]);
+    }
 }

@@ -28,15 +28,20 @@ pub enum EditStatus {
     Superseded,
     /// A file that was not open, written on disk.
     Written,
+    /// Nobody knows whether it landed: the editor never answered, or
+    /// answered `applied: true` and the buffer did not show it in time, or
+    /// the run stopped waiting. The agent must read the file again.
+    Unknown,
 }
 
 impl EditStatus {
-    pub const ALL: [EditStatus; 6] = [
+    pub const ALL: [EditStatus; 7] = [
         EditStatus::Applied,
         EditStatus::Partial,
         EditStatus::Rejected,
         EditStatus::NotApplied,
         EditStatus::Superseded,
+        EditStatus::Unknown,
         EditStatus::Written,
     ];
 
@@ -48,6 +53,7 @@ impl EditStatus {
             EditStatus::NotApplied => "not_applied",
             EditStatus::Superseded => "superseded",
             EditStatus::Written => "written",
+            EditStatus::Unknown => "unknown",
         }
     }
 
@@ -60,6 +66,7 @@ impl EditStatus {
             EditStatus::NotApplied => "not applied",
             EditStatus::Superseded => "superseded",
             EditStatus::Written => "written",
+            EditStatus::Unknown => "unknown",
         }
     }
 
@@ -240,6 +247,10 @@ pub enum CommandEffect {
     Deleted,
 }
 
+/// Files one command changed in one folder that are named one by one; more
+/// are folded into the folder's name.
+const MAX_FILES_UNFOLDED: usize = 3;
+
 fn line_list(spans: &[LineSpan]) -> String {
     spans
         .iter()
@@ -272,10 +283,33 @@ pub fn edits_summary(edits: &[EditSummaryItem]) -> Option<String> {
     let counted = counts.iter().map(|(w, n)| format!("{n} {w}")).collect::<Vec<_>>().join(", ");
     let plural = if edits.len() == 1 { "" } else { "s" };
     let mut out = format!("{} edit{plural}: {counted}.", edits.len());
+    // A command's byproducts (a folder of `__pycache__/*.pyc`, build
+    // output) are folded: a folder holding more than a few files commands
+    // changed is named once, with the count.
+    let folder = |display: &str| display.rsplit_once('/').map(|(dir, _)| dir.to_string());
+    let mut by_folder: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for e in edits.iter().filter(|e| e.by_command.is_some()) {
+        if let Some(dir) = folder(&e.display) {
+            *by_folder.entry(dir).or_default() += 1;
+        }
+    }
+    let folded = |e: &EditSummaryItem| e.by_command.is_some() && folder(&e.display).is_some_and(|dir| by_folder.get(&dir).is_some_and(|n| *n > MAX_FILES_UNFOLDED));
+    let mut folded_shown: Vec<String> = Vec::new();
     let changed: Vec<String> = edits
         .iter()
         .filter(|e| e.status.landed())
-        .map(|e| {
+        .filter_map(|e| {
+            if folded(e) {
+                let dir = folder(&e.display).unwrap_or_default();
+                if folded_shown.contains(&dir) {
+                    return None;
+                }
+                let n = by_folder.get(&dir).copied().unwrap_or_default();
+                folded_shown.push(dir.clone());
+                return Some(format!("{dir}/ ({n} files)"));
+            }
+            Some(e)
+                .map(|e| {
             let lines = line_list(&e.ranges);
             let mut place = match (lines.is_empty(), e.ranges.len() == 1 && e.ranges[0].start == e.ranges[0].end) {
                 (true, _) => e.display.clone(),
@@ -291,14 +325,20 @@ pub fn edits_summary(edits: &[EditSummaryItem]) -> Option<String> {
                 Some(CommandEffect::Written) | None => {}
             }
             place
+                })
         })
         .collect();
     if !changed.is_empty() {
         out.push_str(&format!(" Changed: {}.", changed.join("; ")));
     }
-    let other: Vec<String> = edits.iter().filter(|e| !e.status.landed()).map(|e| format!("{} ({})", e.display, words(e.status))).collect();
+    let other: Vec<String> =
+        edits.iter().filter(|e| !e.status.landed() && e.status != EditStatus::Unknown).map(|e| format!("{} ({})", e.display, words(e.status))).collect();
     if !other.is_empty() {
         out.push_str(&format!(" Not applied: {}.", other.join(", ")));
+    }
+    let unknown: Vec<&str> = edits.iter().filter(|e| e.status == EditStatus::Unknown).map(|e| e.display.as_str()).collect();
+    if !unknown.is_empty() {
+        out.push_str(&format!(" Unknown whether applied: {} (look at the file).", unknown.join(", ")));
     }
     Some(out)
 }
@@ -443,6 +483,11 @@ mod tests {
         let by_command = |display: &str, effect| EditSummaryItem { by_command: Some(effect), ..item(display, EditStatus::Written, &[], &[]) };
         let edits = [item("a.txt", EditStatus::Applied, &[(1, 1)], &[]), by_command("out.txt", CommandEffect::Written), by_command("old.log", CommandEffect::Deleted)];
         expect_test::expect!["3 edits: 1 applied, 2 changed by commands. Changed: a.txt line 1; out.txt; old.log (deleted)."]
+            .assert_eq(&edits_summary(&edits).unwrap());
+        // A folder of byproducts is named once.
+        let pyc = ["a", "b", "c", "d"].map(|name| by_command(&format!("src/__pycache__/{name}.pyc"), CommandEffect::Written));
+        let edits: Vec<EditSummaryItem> = [item("src/a.py", EditStatus::Partial, &[(1, 1)], &[(4, 4)]), item("b.txt", EditStatus::Unknown, &[], &[])].into_iter().chain(pyc).collect();
+        expect_test::expect!["6 edits: 1 partly applied, 1 unknown, 4 changed by commands. Changed: src/a.py line 1 (partly applied; declined: 4); src/__pycache__/ (4 files). Unknown whether applied: b.txt (look at the file)."]
             .assert_eq(&edits_summary(&edits).unwrap());
         assert_eq!(edits_summary(&[]), None);
     }

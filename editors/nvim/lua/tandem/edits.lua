@@ -1,8 +1,9 @@
 -- A run's edits as `tandem.ask` answers them (docs/protocol.md): each has a
 -- `status` (applied | partial | rejected | not_applied | superseded |
--- written) and `ranges`, the lines it changed; a partial edit also has
--- `declined`. This module words them for people, the way the server's
--- other front ends do: "3 edits: 2 applied, 1 declined. Changed: …".
+-- unknown | written) and `ranges`, the lines it changed; a partial edit
+-- also has `declined`, a file a shell command changed `command`. The
+-- server words the whole list (`summary`), the same in every front end;
+-- this module words one edit, and the list when a server gives no summary.
 local M = {}
 
 local WORDS = {
@@ -12,13 +13,22 @@ local WORDS = {
   rejected = 'declined',
   not_applied = 'not applied',
   superseded = 'superseded',
+  unknown = 'unknown',
 }
 
-local ORDER = { 'applied', 'partly applied', 'declined', 'not applied', 'superseded' }
+local ORDER = { 'applied', 'partly applied', 'declined', 'not applied', 'superseded', 'unknown' }
 
 --- The words for an edit status.
 function M.words(status)
   return WORDS[status] or tostring(status)
+end
+
+--- The words for one edit: a file a command changed is no edit of the agent's.
+function M.label(edit)
+  if edit.command then
+    return edit.deleted and 'deleted by a command' or 'changed by a command'
+  end
+  return M.words(edit.status)
 end
 
 --- The change is (at least partly) in the file.
@@ -45,15 +55,19 @@ end
 
 --- Edits counted by status, and every changed range:
 --- "2 edits: 1 applied, 1 declined. Changed: a.txt lines 3-4, 10. Not applied: b.txt (declined)."
---- With no edits: "No edits."
-function M.summary(edits)
+--- With no edits: "No edits." `summary`: the server's words for them, used
+--- when given.
+function M.summary(edits, summary)
   edits = edits or {}
   if #edits == 0 then
     return 'No edits.'
   end
+  if type(summary) == 'string' and summary ~= '' then
+    return summary
+  end
   local counts = {}
   for _, edit in ipairs(edits) do
-    local words = M.words(edit.status)
+    local words = M.label(edit)
     counts[words] = (counts[words] or 0) + 1
   end
   local counted = {}

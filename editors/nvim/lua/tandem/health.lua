@@ -128,6 +128,26 @@ function M.check()
       health.info('this folder has no Tandem settings files of its own')
     end
   end
+
+  -- Inline completions: the plugin's settings, and the counts of the last
+  -- sessions that `tandem doctor` keeps (shown / accepted, for debounceMs).
+  health.start('inline completions')
+  local inline = require('tandem').config.inline_completions
+  if not inline or inline.enabled == false then
+    health.info('off (see :help tandem-completions)')
+  elseif not vim.lsp.inline_completion then
+    health.warn('configured, but this Neovim has no vim.lsp.inline_completion', { 'Neovim 0.12 or newer shows them' })
+  else
+    health.ok(('on: %s at %s'):format(inline.provider or 'openai', inline.baseUrl or '(baseUrl not set)'))
+  end
+  local completions = type(report.inlineCompletions) == 'table' and report.inlineCompletions or {}
+  for i, session in ipairs(type(completions.sessions) == 'table' and completions.sessions or {}) do
+    if i > 3 then
+      break
+    end
+    health.info(('session of %s: %d requests, %d shown, %d accepted'):format(
+      os.date('!%Y-%m-%d %H:%M UTC', session.started or 0), session.requests or 0, session.shown or 0, session.accepted or 0))
+  end
 end
 
 return M

@@ -28,6 +28,12 @@ M.config = {
   settings = nil, -- any other server settings, merged last (e.g. { timeouts = { promptMs = 60000 } })
   review = { layout = 'float' }, -- 'float': the diff hunk by hunk, answered per hunk; 'split': current and proposed side by side
   flags = nil, -- passed to vim.lsp.start (e.g. { debounce_text_changes = 150 })
+  -- Inline completions (Neovim 0.12's vim.lsp.inline_completion, see
+  -- :help tandem-completions): the server's `inlineCompletions` settings
+  -- (nil: off), e.g. { enabled = true, provider = 'llama.cpp', baseUrl = 'http://127.0.0.1:8012' },
+  -- and the Insert-mode key that accepts a suggestion (false: none).
+  inline_completions = nil,
+  inline_completion_key = '<Tab>',
 }
 
 local function notify(message, level)
@@ -47,6 +53,7 @@ function M.server_settings()
     permissionMode = c.permission_mode,
     maxTurns = c.max_turns,
     script = c.script,
+    inlineCompletions = c.inline_completions,
   }
   return vim.tbl_deep_extend('force', settings, c.settings or {})
 end
@@ -61,7 +68,12 @@ function M.capabilities()
   capabilities.workspace.workspaceEdit.documentChanges = true
   -- vim.lsp hands a server request's handler no id; with this, Tandem puts
   -- it in the params (`tandemRequestId`), so a withdrawn question closes.
-  capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, { tandemRequestIds = true })
+  capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, {
+    tandemRequestIds = true,
+    -- Neovim 0.12 shows an inline completion at its range's start and
+    -- applies ranges over several lines: next edits may lie away from the cursor.
+    inlineCompletionEditsAnywhere = vim.lsp.inline_completion ~= nil,
+  })
   return capabilities
 end
 
@@ -200,8 +212,16 @@ end
 
 local attached_once = false
 
+--- Neovim 0.12's inline completion for Tandem's client, when configured.
+local function enable_inline_completion(client)
+  if M.config.inline_completions and vim.lsp.inline_completion then
+    vim.lsp.inline_completion.enable(true, { client_id = client.id })
+  end
+end
+
 local function on_attach(client)
   with_every_diagnostic(client)
+  enable_inline_completion(client)
   if not attached_once then
     attached_once = true
     notify('attached', vim.log.levels.DEBUG)
@@ -244,9 +264,69 @@ function M.attach(bufnr, not_client)
   vim.lsp.start(config, opts)
 end
 
+--- The Insert-mode key that accepts the inline completion shown, and
+--- types itself when there is none.
+function M.map_inline_completion_key()
+  local key = M.config.inline_completion_key
+  if not (M.config.inline_completions and key and vim.lsp.inline_completion) then
+    return
+  end
+  vim.keymap.set('i', key, function()
+    if not vim.lsp.inline_completion.get({ on_accept = M.accept_inline_completion }) then
+      return key
+    end
+  end, { expr = true, desc = 'Tandem: accept the inline completion' })
+end
+
+--- Insert an inline completion item where the buffer is now. Neovim asks
+--- for a new suggestion only 200 ms after the last keystroke, so the item
+--- shown may be one made before the user typed its first characters (the
+--- ghost text then shows the rest of it); its range ends where the cursor
+--- was, and Neovim's own accept would leave those characters after the
+--- inserted text ("radius2 *"). A completion (from the start of its line
+--- to the cursor) is put in from the range's start to the cursor when what
+--- is there is the start of its text, and not at all when the user typed
+--- something else (its ghost text showed the rest after that).
+function M.accept_inline_completion(item)
+  local text, range = item.insert_text, item.range
+  local buf = vim.api.nvim_get_current_buf()
+  local kind = item.command and item.command.arguments and item.command.arguments[1]
+  if type(text) ~= 'string' then
+    return
+  end
+  if range then
+    local start_row, start_col, end_row, end_col = range.start.row, range.start.col, range.end_.row, range.end_.col
+    local cursor = vim.api.nvim_win_get_cursor(0)
+    local row, col = cursor[1] - 1, cursor[2]
+    if type(kind) == 'table' and kind.kind == 'completion' and start_row == row and end_row == row then
+      local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, true)[1]
+      local there = line:sub(start_col + 1, col)
+      if col < start_col or text:sub(1, #there) ~= there then
+        return
+      end
+      end_col = col
+    end
+    local lines = vim.split(text, '\n', { plain = true })
+    local ok = pcall(vim.api.nvim_buf_set_text, buf, start_row, start_col, end_row, end_col, lines)
+    if not ok then
+      return
+    end
+    vim.api.nvim_win_set_cursor(0, { start_row + #lines, (#lines == 1 and start_col or 0) + #lines[#lines] })
+  else
+    vim.api.nvim_paste(text, false, 0)
+  end
+  if item.command then
+    local client = vim.lsp.get_client_by_id(item.client_id)
+    if client then
+      client:exec_cmd(item.command, { bufnr = buf })
+    end
+  end
+end
+
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', M.config, opts or {})
   review.options = vim.tbl_extend('force', review.options, M.config.review or {})
+  M.map_inline_completion_key()
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('tandem', { clear = true }),
     callback = function(args)
@@ -286,11 +366,11 @@ function M.ask_argument(argument, bufnr)
       return
     end
     transcript.finish(result.status, result.text) -- no-op when the end event framed it
-    transcript.edits(result.edits, review.changed_lines)
+    transcript.edits(result.edits, review.changed_lines, result.summary)
     local level = result.status == 'completed' and vim.log.levels.INFO or vim.log.levels.WARN
     local how = result.status == 'failed' and ('failed: ' .. vim.split(result.text or '', '\n', { plain = true })[1])
       or result.status
-    notify(string.format('run %s. %s', how, edits.summary(result.edits)), level)
+    notify(string.format('run %s. %s', how, edits.summary(result.edits, result.summary)), level)
   end, bufnr)
   return true
 end

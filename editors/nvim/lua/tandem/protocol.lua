@@ -17,7 +17,10 @@ return {
     ['hook'] = { required = { 'name', 'message' }, optional = {} },
     ['sandbox'] = { required = { 'message' }, optional = {} },
     ['waiting'] = { required = { 'what' }, optional = {} },
+    ['todo'] = { required = { 'todos' }, optional = {} },
+    ['task_started'] = { required = { 'task_id', 'command' }, optional = {} },
+    ['task_ended'] = { required = { 'task_id', 'command', 'status' }, optional = { 'exit_code', 'last_lines' } },
     ['end'] = { required = { 'status', 'text' }, optional = { 'usage', 'cost_usd', 'thread_id' } },
   },
-  order = { 'provider', 'text', 'tool_call', 'tool_result', 'status', 'retry', 'thinking', 'compact', 'hook', 'sandbox', 'waiting', 'end' },
+  order = { 'provider', 'text', 'tool_call', 'tool_result', 'status', 'retry', 'thinking', 'compact', 'hook', 'sandbox', 'waiting', 'todo', 'task_started', 'task_ended', 'end' },
 }

@@ -387,6 +387,25 @@ end
 
 local await = require('tandem.await')
 
+--- Send the `didChange` of what was just applied to `edit`'s documents
+--- now, before the answer: Neovim holds it back (debounce_text_changes) and
+--- may send it in pieces, one per hunk, after the answer, so the server
+--- would see a buffer holding some of the hunks and take the edit for
+--- partly accepted.
+function M.send_changes(edit, client)
+  if not client then
+    return
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument and change.textDocument.uri then
+      local bufnr = vim.uri_to_bufnr(change.textDocument.uri)
+      pcall(function()
+        require('vim.lsp._changetracking').flush(client, bufnr)
+      end)
+    end
+  end
+end
+
 --- The documents `edit` changes that are open (attached to the client),
 --- by buffer number: their LSP version now.
 function M.open_versions(edit)
@@ -396,7 +415,10 @@ function M.open_versions(edit)
     if document and document.uri then
       local bufnr = vim.uri_to_bufnr(document.uri)
       if vim.api.nvim_buf_is_loaded(bufnr) then
-        out[bufnr] = rawget(vim.lsp.util.buf_versions, bufnr)
+        -- Not rawget: a buffer never changed since it was opened has no
+        -- entry (its version is the table's default, 0), and it must
+        -- count as open too.
+        out[bufnr] = vim.lsp.util.buf_versions[bufnr]
       end
     end
   end
@@ -419,9 +441,11 @@ function M.stale(edit, client, opened)
     if document and document.uri then
       local bufnr = vim.uri_to_bufnr(document.uri)
       local path = vim.fn.fnamemodify(vim.uri_to_fname(document.uri), ':~:.')
-      local now = vim.api.nvim_buf_is_loaded(bufnr) and rawget(vim.lsp.util.buf_versions, bufnr) or nil
+      local now = vim.api.nvim_buf_is_loaded(bufnr) and vim.lsp.util.buf_versions[bufnr] or nil
       if opened and opened[bufnr] ~= nil and now == nil then
-        return string.format('the user closed %s while the edit was reviewed', path)
+        -- Worded as a change, so the server waits for the didClose that
+        -- may still be on its way before it reads the outcome.
+        return string.format('the document changed while the edit was reviewed: the user closed %s', path)
       end
       if type(version) == 'number' and now ~= nil and now ~= version then
         if client then
@@ -434,6 +458,27 @@ function M.stale(edit, client, opened)
     end
   end
   return nil
+end
+
+--- Send the `didChange` of every buffer the edit touched now, before the
+--- answer: Neovim sends an edit's first change at once and holds the rest
+--- for its debounce, so the answer would overtake them and the server
+--- would judge a buffer holding only some of the hunks.
+function M.send_changes(edit, client)
+  if not client then
+    return
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local document = change.textDocument
+    if document and document.uri then
+      local bufnr = vim.uri_to_bufnr(document.uri)
+      if vim.api.nvim_buf_is_loaded(bufnr) then
+        pcall(function()
+          require('vim.lsp._changetracking').flush(client, bufnr)
+        end)
+      end
+    end
+  end
 end
 
 --- The edit with only the applied hunks' text edits; and whether any is.
@@ -551,6 +596,7 @@ function M.apply_edit(_, params, ctx)
         return { applied = false, failureReason = changed }
       end
       local applied, err = pcall(vim.lsp.util.apply_workspace_edit, chosen, encoding)
+      M.send_changes(edit, client)
       return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
     end
   end
@@ -560,6 +606,7 @@ function M.apply_edit(_, params, ctx)
     return { applied = false, failureReason = changed }
   end
   local applied, err = pcall(vim.lsp.util.apply_workspace_edit, strip_annotations(edit), encoding)
+  M.send_changes(edit, client)
   return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
 end
 

@@ -246,9 +246,38 @@ local show = {
   end,
   tool_result = function(event, _, indent)
     local content = vim.split(event.content or '', '\n', { plain = true })
-    add_lines({ indent .. (event.is_error and '  ✗ ' or '  ✓ ') .. (content[1] or '') })
+    -- An edit partly applied (or that nobody knows landed) is neither done nor refused.
+    local edit = event.edit and event.edit.status
+    local mark = (edit == 'partial' or edit == 'unknown') and '  ◐ ' or event.is_error and '  ✗ ' or '  ✓ '
+    add_lines({ indent .. mark .. (content[1] or '') })
     add_body(vim.list_slice(content, 2), indent)
     add_lines({ indent })
+  end,
+  todo = function(event, sub)
+    if sub then
+      return
+    end
+    -- The model's todo list, whole each time it changes (todo_write).
+    local done = 0
+    local items = {}
+    for _, item in ipairs(event.todos or {}) do
+      local box = ({ completed = '[x]', in_progress = '[~]' })[item.status] or '[ ]'
+      if item.status == 'completed' then
+        done = done + 1
+      end
+      table.insert(items, '- ' .. box .. ' ' .. vim.split(item.content or '', '\n', { plain = true })[1])
+    end
+    add_lines({ '', string.format('**Todo (%d/%d)**', done, #items) })
+    add_lines(items)
+  end,
+  task_started = function(event)
+    local command = vim.split(event.command or '', '\n', { plain = true })[1]
+    add_lines({ '', string.format('_task %s started in the background: `%s`_', event.task_id or '?', command) })
+  end,
+  task_ended = function(event)
+    local command = vim.split(event.command or '', '\n', { plain = true })[1]
+    local how = event.status == 'exited' and event.exit_code ~= nil and ('exited with code ' .. tostring(event.exit_code)) or (event.status or 'ended')
+    add_lines({ '', string.format('_task %s %s: `%s`_', event.task_id or '?', how, command) })
   end,
   retry = function(event)
     add_lines({ '', string.format('_retrying (attempt %s): %s_', tostring(event.attempt), event.reason or '') })
@@ -294,6 +323,12 @@ function M.append(params)
     state.run_id = params.runId
   end
   local sub = event.parent ~= nil
+  if event.type == 'edits' then
+    -- A past run's edits (tandem.transcript, not a run event), as its end
+    -- showed them.
+    M.edits(event.edits, nil, event.summary)
+    return
+  end
   local shown = show[event.type]
   if shown then
     shown(event, sub, sub and SUB or '')
@@ -344,11 +379,11 @@ function M.finish(status, text)
 end
 
 --- The edits a run made, as links to the changed place.
-function M.edits(edits, changed_lines)
+function M.edits(edits, changed_lines, summary)
   if not edits or #edits == 0 then
     return
   end
-  local lines = { '', 'Edits: ' .. require('tandem.edits').summary(edits) }
+  local lines = { '', 'Edits: ' .. require('tandem.edits').summary(edits, summary) }
   for _, edit in ipairs(edits) do
     local path = vim.fn.fnamemodify(vim.uri_to_fname(edit.uri), ':~:.')
     -- One link per changed range; an edit with none (declined, or from a
@@ -361,7 +396,7 @@ function M.edits(edits, changed_lines)
       starts = { changed_lines and changed_lines[edit.uri] or 1 }
     end
     for _, line in ipairs(starts) do
-      table.insert(lines, string.format('- %s: %s:%d', edit.status, path, line))
+      table.insert(lines, string.format('- %s: %s:%d', require('tandem.edits').label(edit), path, line))
     end
     if edit.status == 'partial' and edit.declined and #edit.declined > 0 then
       table.insert(lines, string.format('  declined: %s lines %s', path, require('tandem.edits').lines(edit.declined)))

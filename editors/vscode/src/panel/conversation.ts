@@ -6,7 +6,7 @@
 // new item, so a webview reloaded mid-run shows what it missed and goes on.
 // Streamed text is kept merged (one item per stretch of text), so a
 // snapshot holds as many items as the transcript has parts, not pieces.
-import type { EditOutcome, RunEvent, RunEventType, ToolCallEvent } from '../events';
+import type { EditOutcome, RunEvent, RunEventType, TodoItem, ToolCallEvent } from '../events';
 
 /**
  * One thing in the panel: a run event (any of its fields), or one of the
@@ -34,8 +34,8 @@ export interface PanelItem {
   base_url?: string | null;
   edit?: EditOutcome;
   runId?: string;
-  /** `edits`: each file's status at the run's end. */
-  edits?: { path: string; display: string; status: string }[];
+  /** `edits`: each edit's status at the run's end. */
+  edits?: EndEdit[];
   /** `edits`: an edit of the run landed, so the panel offers its Undo (`tandem.undo` of `runId`). */
   undoable?: boolean;
   /** `edits`: the run is undone now, so the panel offers Redo. */
@@ -46,6 +46,12 @@ export interface PanelItem {
   kind?: { type: string; path?: string; paths?: string[]; command?: string; url?: string };
   /** A tool call's paths as the user reads them (relative to the workspace), beside `kind`'s absolute ones. */
   shown_paths?: string[];
+  /** `todo`: the model's whole list. */
+  todos?: TodoItem[];
+  /** `task_started`, `task_ended`: the background task and its command. */
+  task_id?: string;
+  command?: string;
+  exit_code?: number | null;
 }
 
 export interface Usage {
@@ -53,6 +59,16 @@ export interface Usage {
   output_tokens?: number;
   cache_read_input_tokens?: number;
   cache_creation_input_tokens?: number;
+}
+
+/** One edit of a run's end line: its file, status, the call that made it, or the command that changed the file. */
+export interface EndEdit {
+  path: string;
+  display: string;
+  status: string;
+  toolCallId?: string;
+  command?: string;
+  deleted?: boolean;
 }
 
 /** A permission (or other) question waiting for the user's answer. */
@@ -207,7 +223,7 @@ export class Conversation {
    * refused it: the thread runs in another window, say) shows it as its
    * end, since no `end` event will.
    */
-  end(edits: { path: string; display: string; status: string }[], threadId: string | undefined, runId?: string, failure?: string): void {
+  end(edits: EndEdit[], threadId: string | undefined, runId?: string, failure?: string): void {
     this.running = false;
     this.tools.clear();
     const run = runId || this.lastRun;
@@ -316,14 +332,15 @@ export function usageLine(usage: Usage | undefined, costUsd: number | undefined)
   return parts.join(' · ');
 }
 
-/** An edit's status as the panel names it. */
-export function editStatusLabel(status: string): string {
+/** An edit's status as the panel names it (the words every front end uses). */
+export function editStatusLabel(status: string, command?: string, deleted?: boolean): string {
+  if (command !== undefined) return deleted ? 'deleted by a command' : 'changed by a command';
   switch (status) {
     case 'applied':
     case 'written':
+      return 'applied';
     case 'partial':
-    case 'superseded':
-      return status;
+      return 'partly applied';
     case 'rejected':
       return 'declined';
     case 'not_applied':

@@ -9,10 +9,10 @@
 import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from '../client';
 import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
-import { relativePath } from '../logic';
+import { EditResult, relativePath } from '../logic';
 import type { PastEvent } from '../events';
 import { Asks } from './asks';
-import { Conversation, Endpoint, PanelItem, titleOf } from './conversation';
+import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
 import type { FromWebview, ToWebview } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
 import { safeUrl } from './markdown';
@@ -56,10 +56,18 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       server.onDidStart((started) => {
         if (started) void showProvider(server, conversation);
       }),
-      server.runs.onEvent((params) => conversation.event(params.runId, params.event)),
+      server.runs.onEvent((params) => {
+        conversation.event(params.runId, params.event);
+        // The thread is kept from the run's first event on, not only at its
+        // end: a window reloaded before the run answered (its edit waiting
+        // in the Refactor Preview) comes back to it, not to an empty panel.
+        if (params.threadId && params.threadId !== context.workspaceState.get<string>(THREAD_KEY)) {
+          void context.workspaceState.update(THREAD_KEY, params.threadId);
+        }
+      }),
       server.runs.onDidEnd((result) => {
         const folders = workspaceFolders();
-        const edits = (result?.edits ?? []).map((e) => ({ path: uriPath(e.uri), display: relativePath(e.uri, folders), status: e.status }));
+        const edits = endEdits(result?.edits ?? [], folders);
         const failure = result?.status === 'failed' ? result.text : undefined;
         conversation.end(edits, (result as { threadId?: string } | undefined)?.threadId, result?.runId, failure);
         void context.workspaceState.update(THREAD_KEY, server.runs.thread);
@@ -73,7 +81,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         else conversation.note(restore.message);
       }),
       server.runs.onDidChangeThread((change) => {
-        conversation.reset(change.threadId, change.title ?? pastTitle(change.past), pastItems(change.past, change.omitted));
+        conversation.reset(change.threadId, change.title ?? pastTitle(change.past), pastItems(change.past, change.omitted, workspaceFolders()));
         void context.workspaceState.update(THREAD_KEY, change.threadId);
       }),
     );
@@ -255,8 +263,13 @@ function pastTitle(past: PastEvent[]): string | undefined {
   return first?.text ? titleOf(first.text) : undefined;
 }
 
+/** A run's edits (the answer's, or a past run's `edits` event) as its end line lists them. */
+function endEdits(edits: EditResult[], folders: string[]): EndEdit[] {
+  return edits.map((e) => ({ path: uriPath(e.uri), display: relativePath(e.uri, folders), status: e.status, toolCallId: e.toolCallId, command: e.command, deleted: e.deleted }));
+}
+
 /** A resumed thread's past as panel items; a run the saved file has no end for is marked. */
-export function pastItems(past: PastEvent[], omitted: number): PanelItem[] {
+export function pastItems(past: PastEvent[], omitted: number, folders: string[] = []): PanelItem[] {
   const items: PanelItem[] = [];
   if (omitted > 0) items.push({ type: 'note', text: `(${omitted} earlier events are not shown)` });
   let open = false;
@@ -268,6 +281,11 @@ export function pastItems(past: PastEvent[], omitted: number): PanelItem[] {
       run++;
     }
     if (event.type === 'end') open = false;
+    if (event.type === 'edits') {
+      // What became of the run's edits, as its end line showed them.
+      items.push({ type: 'edits', edits: endEdits(event.edits, folders), runId: `past-${run}`, undoable: false, undone: false });
+      continue;
+    }
     items.push({ ...event, runId: `past-${run}` });
   }
   if (open) items.push({ type: 'note', text: 'This run did not finish (the window reloaded or the server stopped during it).' });

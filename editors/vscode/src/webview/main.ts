@@ -10,6 +10,7 @@ import { applyMention, History, mentionAt, MentionQuery } from '../panel/input';
 import { editStatusLabel } from '../panel/conversation';
 import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
 import { unhandled } from '../events';
+import { taskEnd, todoBox } from '../transcriptText';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -135,7 +136,7 @@ function flushText(open: OpenText): void {
   open.tail.innerHTML = update.tail;
 }
 
-const STATUS_ICON: Record<string, string> = { running: '…', ok: '✓', error: '✗' };
+const STATUS_ICON: Record<string, string> = { running: '…', ok: '✓', error: '✗', partial: '◐' };
 
 function setCardStatus(card: HTMLElement, status: string, label: string): void {
   card.dataset.status = status;
@@ -217,11 +218,14 @@ function toolResult(item: PanelItem): void {
 function editStatuses(item: PanelItem): void {
   const line = element('div', 'edits');
   for (const edit of item.edits ?? []) {
-    for (const card of cards.values()) {
-      if (card.dataset.path === edit.path && card.dataset.run === (item.runId ?? '')) setCardStatus(card, editClass(edit.status), editStatusLabel(edit.status));
-    }
-    const entry = element('span', `edit ${editClass(edit.status)}`);
-    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status)}`));
+    // The card of the call that made the edit takes its final status (an
+    // edit found applied late); a file a command changed is no card's.
+    const card = edit.toolCallId !== undefined && edit.command === undefined ? cards.get(edit.toolCallId) : undefined;
+    if (card) setCardStatus(card, editClass(edit.status), editStatusLabel(edit.status));
+    const command = edit.command !== undefined;
+    const entry = element('span', `edit ${command ? 'command' : editClass(edit.status)}`);
+    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status, edit.command, edit.deleted)}`));
+    if (command) entry.title = `changed by: ${edit.command}`;
     line.append(entry);
   }
   if (item.undoable && item.runId) {
@@ -242,9 +246,9 @@ function setUndo(button: HTMLButtonElement, undone: boolean): void {
   button.title = undone ? "Put this run's changes back" : 'Take back every change this run made';
 }
 
-/** The colour an edit status gets: landed, landed in part, or not. */
+/** The colour an edit status gets: landed, landed in part (or not known), or not. */
 function editClass(status: string): string {
-  return status === 'applied' || status === 'written' ? 'ok' : status === 'partial' ? 'partial' : 'error';
+  return status === 'applied' || status === 'written' ? 'ok' : status === 'partial' || status === 'unknown' ? 'partial' : 'error';
 }
 
 function usageText(item: PanelItem): string {
@@ -318,6 +322,25 @@ function show(item: PanelItem, immediate: boolean): void {
       break;
     case 'note':
       log.append(element('div', 'note', item.text ?? ''));
+      break;
+    case 'todo': {
+      // The model's todo list, whole each time it changes (todo_write).
+      if (item.parent !== undefined) break;
+      const todos = item.todos ?? [];
+      const done = todos.filter((todo) => todo.status === 'completed').length;
+      const list = element('div', 'todo');
+      list.append(element('div', 'todo-title', `Todo (${done}/${todos.length})`));
+      for (const todo of todos) {
+        list.append(element('div', `todo-item ${todo.status}`, `${todoBox(todo.status)} ${todo.content.split('\n')[0]}`));
+      }
+      container(item).append(list);
+      break;
+    }
+    case 'task_started':
+      container(item).append(element('div', 'note', `Task ${item.task_id ?? '?'} started in the background: ${(item.command ?? '').split('\n')[0]}`));
+      break;
+    case 'task_ended':
+      container(item).append(element('div', 'note', `Task ${item.task_id ?? '?'} ${taskEnd({ status: item.status ?? 'ended', exit_code: item.exit_code })}: ${(item.command ?? '').split('\n')[0]}`));
       break;
     // Shown elsewhere: the provider line (its own message), the
     // sandbox notice and MCP waits (the transcript and the progress).

@@ -55,7 +55,8 @@ impl Driver<'_> {
             self.thread.ledger.most_recent(REREAD_RECENT_FILES).iter().map(|p| self.ctx.workspace.display_path(p)).collect();
         reread.sort();
         self.thread.ledger.clear();
-        let history = compacted_history(&summary, &reread, self.thread.last_prompt());
+        let kept = self.kept_through_compaction();
+        let history = compacted_history(&summary, &reread, &kept, self.thread.last_prompt());
         let system_tokens = self.thread.system.as_deref().map(|s| estimate_tokens(s.len())).unwrap_or(0);
         let after = estimate_messages(&history) + system_tokens;
         self.thread.replace_history(history, before, after);

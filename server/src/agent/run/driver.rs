@@ -30,8 +30,12 @@ impl Driver<'_> {
         for name in self.ctx.run.activated_names() {
             self.thread.activate_tool(&name);
         }
-        // Grants given during the last turn's calls are saved at its end.
+        // Grants given during the last turn's calls are saved at its end,
+        // and so are the todo list and the thread's tasks.
         self.thread.set_grants(self.ctx.run.grants.rules());
+        if self.ctx.thread_id == self.thread.id {
+            save_side_state(self.ctx, self.thread);
+        }
         let registry = executor.registry();
         let mut tools = registry.definitions_in(&self.ctx.workspace);
         tools.extend(registry.activated_definitions(&self.ctx.run));
@@ -125,7 +129,8 @@ impl Driver<'_> {
         self.thread.set_title_from(&request.prompt);
         self.close_dangling_calls();
         self.thread.record_prompt(&request.prompt);
-        let first = first_message(request, &hook_context);
+        let mut first = first_message(request, &hook_context);
+        first.content.extend(self.task_notices());
         self.thread.context_tokens += estimate_messages(std::slice::from_ref(&first));
         self.thread.push(first);
         self.thread.commit();
@@ -198,7 +203,8 @@ impl Driver<'_> {
                 }
                 stop_continuations += 1;
                 self.hook_notice(event, format!("asked the agent to continue: {}", notice(&reason)));
-                let message = stop_hook_message(&reason);
+                let mut message = stop_hook_message(&reason);
+                message.content.extend(self.task_notices());
                 self.thread.context_tokens += estimate_messages(std::slice::from_ref(&message));
                 self.thread.push(message);
                 self.thread.commit();
@@ -247,10 +253,12 @@ impl Driver<'_> {
                 // The model reads this with the result of its repeated call.
                 last.content.push_str(&format!("\n\n[Tandem: {line}]"));
             }
-            let content = results
+            let mut content: Vec<ContentBlock> = results
                 .into_iter()
                 .map(|r| ContentBlock::ToolResult { tool_use_id: r.id, content: r.content, is_error: r.is_error })
                 .collect();
+            // Tasks that ended meanwhile are said after the results.
+            content.extend(self.task_notices());
             let results_message = Message { role: Role::User, content };
             self.thread.context_tokens += estimate_messages(std::slice::from_ref(&results_message));
             self.thread.push(results_message);

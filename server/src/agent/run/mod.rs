@@ -28,6 +28,8 @@ use crate::thread::context::{compacted_history, estimate_messages, estimate_toke
 use crate::thread::loops::{LoopDetector, LoopVerdict};
 use crate::thread::{new_thread_id, Thread, ContextConfig};
 use crate::tools::executor::FatalToolError;
+use crate::tools::ports::tasks::{TaskEnding, TaskInfo, TaskNews, TaskStatus};
+use crate::tools::todo::TodoItem;
 use crate::tools::{Executor, PreparedCall, ToolCall, ToolContext, ToolDefinition, ToolResult};
 
 mod compaction;
@@ -88,7 +90,12 @@ pub async fn run_thread(
 ) -> RunOutcome {
     // Tools see this thread's reads only.
     let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&thread.ledger)));
-    let ctx = ToolContext { workspace, ..ctx };
+    // A sub-agent works for its parent's thread: the background tasks it
+    // starts are announced there, and its todo list is its own.
+    let owner = ctx.thread_id.is_empty() || ctx.thread_id == thread.id;
+    let thread_id = if owner { thread.id.clone() } else { ctx.thread_id.clone() };
+    let ctx = ToolContext { workspace, thread_id, ..ctx };
+    let _watching_tasks = if owner { keep_side_state(&ctx, thread, &events) } else { None };
     // Deferred tools the thread activated stay active in its next runs,
     // and so do the user's "Always allow" answers.
     for name in &thread.activated_tools {
@@ -116,6 +123,10 @@ pub async fn run_thread(
     };
     *ctx.run.children.locked() = None;
     *ctx.run.waiting.locked() = None;
+    *ctx.run.todo_notice.locked() = None;
+    if owner {
+        save_side_state(&ctx, thread);
+    }
     // Sub-agents' turns count in the run's totals, each priced as the
     // model it asked for.
     let children = *state.children_usage.locked();
@@ -135,6 +146,57 @@ pub async fn run_thread(
     let end_thread = (!thread_id.is_empty()).then(|| thread_id.clone());
     let _ = events.send(RunEvent::End { status, text: text.clone(), usage: state.usage, cost_usd: state.cost_usd, thread_id: end_thread });
     RunOutcome { status, text, turns: state.turns, usage: state.usage, cost_usd: state.cost_usd, thread_id }
+}
+
+/// The thread's todo list and background tasks for this run: the list
+/// loaded into the run's scope, each change of it an event, and the
+/// thread's tasks (those of an earlier session too) known to the
+/// session's tasks, their starts and ends events of the run while it lasts.
+fn keep_side_state(ctx: &ToolContext, thread: &Thread, events: &EventSender) -> Option<Box<dyn Send + Sync>> {
+    *ctx.run.todos.locked() = thread.todos.clone();
+    let todo_events = events.clone();
+    *ctx.run.todo_notice.locked() = Some(Arc::new(move |todos: &[TodoItem]| _ = todo_events.send(RunEvent::Todo { todos: todos.to_vec() })));
+    let tasks = ctx.tasks.as_ref()?;
+    tasks.restore(&thread.id, &thread.tasks);
+    let task_events = events.clone();
+    let thread_id = thread.id.clone();
+    Some(tasks.watch(Arc::new(move |news: &TaskNews| {
+        let task = match news {
+            TaskNews::Started(task) => task,
+            TaskNews::Ended(ending) => &ending.task,
+        };
+        if task.thread == thread_id {
+            let _ = task_events.send(RunEvent::from_task_news(news));
+        }
+    })))
+}
+
+/// Keep the run's todo list and the thread's tasks with the thread.
+fn save_side_state(ctx: &ToolContext, thread: &mut Thread) {
+    thread.set_todos(ctx.run.todos.locked().clone());
+    if let Some(tasks) = &ctx.tasks {
+        let mine: Vec<TaskInfo> = tasks.list().into_iter().filter(|t| t.thread == thread.id).collect();
+        thread.set_tasks(&mine);
+    }
+}
+
+/// What the model is told of a background task that ended without its
+/// asking (by itself, stopped by the user, or lost with an earlier session).
+fn ending_notice(ending: &TaskEnding) -> String {
+    let task = &ending.task;
+    let command = task.command.lines().next().unwrap_or_default();
+    let mut text = match task.status {
+        TaskStatus::Lost => format!("[Background task {} (`{command}`) ended with the Tandem session that ran it: it does not run any more. Start it again if it is still needed.", task.id),
+        TaskStatus::Stopped => format!("[The user stopped background task {} (`{command}`); it and its processes have ended.", task.id),
+        _ => format!("[Background task {} (`{command}`) {}.", task.id, task.describe_status()),
+    };
+    if !ending.last_lines.is_empty() {
+        text.push_str(" Its last lines:\n");
+        text.push_str(&ending.last_lines.join("\n"));
+        text.push_str(&format!("\n(task_output {{\"task_id\": \"{}\"}} reads what you have not read yet.)", task.id));
+    }
+    text.push(']');
+    text
 }
 
 /// Compact a thread now (`tandem.compact`, `tandem ask --compact`):
@@ -200,6 +262,40 @@ fn first_message(request: &RunRequest, hook_context: &[String]) -> Message {
         text.push_str(&hook_context.join("\n"));
     }
     Message::user_text(text)
+}
+
+impl Driver<'_> {
+    /// The notices of this thread's background tasks that ended since
+    /// the model last heard, to go with the next message it reads.
+    fn task_notices(&self) -> Vec<ContentBlock> {
+        let Some(tasks) = &self.ctx.tasks else { return Vec::new() };
+        if self.ctx.thread_id != self.thread.id {
+            return Vec::new();
+        }
+        tasks.take_endings(&self.thread.id).iter().map(|ending| ContentBlock::Text { text: ending_notice(ending) }).collect()
+    }
+
+    /// What the model must not lose in a compaction: its todo list and
+    /// the thread's background tasks.
+    fn kept_through_compaction(&self) -> Vec<String> {
+        let mut kept = Vec::new();
+        let todos = self.ctx.run.todos.locked().clone();
+        if !todos.is_empty() {
+            kept.push(format!("Your todo list (kept through the compaction; todo_write replaces it):\n{}", crate::tools::todo::describe(&todos)));
+        }
+        if let Some(tasks) = &self.ctx.tasks {
+            let mine: Vec<String> = tasks
+                .list()
+                .iter()
+                .filter(|t| t.thread == self.thread.id)
+                .map(|t| format!("- task {}: {}: `{}`", t.id, t.describe_status(), t.command.lines().next().unwrap_or_default()))
+                .collect();
+            if !mine.is_empty() {
+                kept.push(format!("Background tasks of this conversation (task_list and task_output tell more):\n{}", mine.join("\n")));
+            }
+        }
+        kept
+    }
 }
 
 /// What the agent reads when a `Stop` hook sends it back to work.

@@ -10,11 +10,12 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, watch};
 
 use super::super::client::{methods, ClientLink};
-use super::super::documents::path_to_uri;
+use super::super::documents::{path_to_uri, uri_to_path};
 use super::super::editor::{EditRecord, LspEditor};
 use crate::host::RunEvent;
+use crate::sync::MutexExt;
 use crate::tools::ToolKind;
-use crate::workspace::{DiskWrite, EditStatus, LineSpan, Workspace};
+use crate::workspace::{CommandEffect, DiskWrite, EditStatus, EditSummaryItem, LineSpan, Workspace};
 
 /// A file written on disk, as an edit record.
 pub(super) fn written_record(path: &std::path::Path, ranges: Vec<LineSpan>) -> Option<EditRecord> {
@@ -27,6 +28,36 @@ pub(super) fn written_record(path: &std::path::Path, ranges: Vec<LineSpan>) -> O
 pub(super) fn disk_write_record(write: &DiskWrite) -> Option<EditRecord> {
     let record = written_record(&write.path, write.ranges.clone())?;
     Some(EditRecord { command: write.command.as_deref().map(String::from), deleted: write.deleted, ..record })
+}
+
+/// What the forwarder learnt that the run's answer needs: the files `Edit`
+/// calls changed, and which tool call made each edit record (by the
+/// record's number) and each disk write (by its number).
+#[derive(Debug, Default)]
+pub(super) struct Forwarded {
+    pub written: Vec<PathBuf>,
+    pub record_calls: BTreeMap<u64, String>,
+    pub disk_write_calls: BTreeMap<u64, String>,
+}
+
+/// An edit of the answer (`edit_json`'s shape) as the end summary counts it.
+pub(super) fn summary_item(workspace: &Workspace, edit: &Value) -> Option<EditSummaryItem> {
+    let uri: tower_lsp_server::ls_types::Uri = edit["uri"].as_str()?.parse().ok()?;
+    let display = uri_to_path(&uri).map(|path| workspace.display_path(&path)).unwrap_or_else(|| uri.as_str().to_string());
+    let status = EditStatus::ALL.into_iter().find(|s| Some(s.as_str()) == edit["status"].as_str())?;
+    let spans = |key: &str| -> Vec<LineSpan> {
+        edit[key]
+            .as_array()
+            .map(|spans| {
+                spans
+                    .iter()
+                    .filter_map(|s| Some(LineSpan { start: s["startLine"].as_u64()? as usize, end: s["endLine"].as_u64()? as usize }))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let by_command = edit.get("command").map(|_| if edit["deleted"] == true { CommandEffect::Deleted } else { CommandEffect::Written });
+    Some(EditSummaryItem { display, status, ranges: spans("ranges"), declined: spans("declined"), by_command })
 }
 
 /// One edit as the answer and the run events show it: `{"uri", "status",
@@ -48,28 +79,45 @@ pub(crate) fn edit_json(record: &EditRecord) -> Value {
 }
 
 /// Send each event as `tandem/runEvent` (and tool calls as progress
-/// reports), counting them in `forwarded` for [`RunOutbox::flush`]. Returns
-/// the paths of files successfully changed by `Edit` calls.
+/// reports), counting them in `forwarded` for [`RunOutbox::flush`].
+///
+/// Two stages: what the answer needs (which call made which edit, the
+/// files `Edit` calls changed) is learnt as each event arrives and counted
+/// in `learnt_count`, never waiting on the client; a second task sends the
+/// notifications in order. A client that stops reading (a window
+/// reloading) slows the second, never the first: the run's edits are
+/// listed with their calls all the same.
 pub(super) async fn forward_events(
     client: Arc<dyn ClientLink>,
     (editor, workspace, checkpoint): (Arc<LspEditor>, Arc<Workspace>, Option<Arc<crate::checkpoint::RunRecorder>>),
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
-    forwarded: watch::Sender<u64>,
-) -> Vec<PathBuf> {
-    let mut forwarder = Forwarder { client, editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), written: Vec::new() };
+    (forwarded, learnt_count): (watch::Sender<u64>, watch::Sender<u64>),
+    learnt: Arc<std::sync::Mutex<Forwarded>>,
+) {
+    let mut forwarder = Forwarder { editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), learnt };
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<(&'static str, Value)>>();
+    let sender = tokio::spawn(async move {
+        while let Some(notifications) = out_rx.recv().await {
+            for (method, params) in notifications {
+                client.notify(method, params).await;
+            }
+            forwarded.send_modify(|n| *n += 1);
+        }
+    });
     while let Some(event) = events.recv().await {
-        forwarder.forward(&event).await;
-        forwarded.send_modify(|n| *n += 1);
+        let notifications = forwarder.forward(&event);
+        learnt_count.send_modify(|n| *n += 1);
+        let _ = out_tx.send(notifications);
     }
-    forwarder.written
+    drop(out_tx);
+    let _ = sender.await;
 }
 
 struct Forwarder {
     /// Sent with every event, so a client knows the thread from the start.
     thread_id: String,
-    client: Arc<dyn ClientLink>,
     /// Where each edit's outcome is recorded, for the edit's tool result.
     editor: Arc<LspEditor>,
     /// Where files written on disk are recorded.
@@ -85,11 +133,15 @@ struct Forwarder {
     shown_records: BTreeMap<String, u64>,
     /// Per path, the last disk write shown with a tool result.
     shown_disk_writes: BTreeMap<PathBuf, u64>,
-    written: Vec<PathBuf>,
+    /// Read by the run's task once the events are out.
+    learnt: Arc<std::sync::Mutex<Forwarded>>,
 }
 
 impl Forwarder {
-    async fn forward(&mut self, event: &RunEvent) {
+    /// Learn what `event` tells of the run's edits; the notifications
+    /// that show it to the client, in order.
+    fn forward(&mut self, event: &RunEvent) -> Vec<(&'static str, Value)> {
+        let mut out = Vec::new();
         // The outcome of an edit call's change (`applied`, `partial`, …),
         // added to its `tool_result` event.
         let mut edit = None;
@@ -101,7 +153,7 @@ impl Forwarder {
                 }
                 if let Some(token) = &self.progress {
                     let report = json!({"token": token, "value": {"kind": "report", "message": format!("{name} {summary}")}});
-                    self.client.notify(methods::PROGRESS, report).await;
+                    out.push((methods::PROGRESS, report));
                 }
             }
             RunEvent::ToolResult { id, is_error, .. } => {
@@ -111,18 +163,21 @@ impl Forwarder {
                     // made after the last that an earlier call showed.
                     if let Some(uri) = uri {
                         let seen = self.shown_records.get(&uri).copied().unwrap_or(0);
+                        let mut learnt = self.learnt.locked();
                         if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
                             self.shown_records.insert(uri, seq);
+                            learnt.record_calls.insert(seq, id.clone());
                             edit = Some(edit_json(&record));
                         }
                         let seen = self.shown_disk_writes.get(&path).copied().unwrap_or(0);
                         if let Some(write) = self.workspace.disk_write_since(Some(&self.run_id), &path, seen) {
                             self.shown_disk_writes.insert(path.clone(), write.seq);
+                            learnt.disk_write_calls.insert(write.seq, id.clone());
                             edit = written_record(&path, write.ranges).map(|record| edit_json(&record));
                         }
                     }
                     if !is_error {
-                        self.written.push(path);
+                        self.learnt.locked().written.push(path);
                     }
                 }
             }
@@ -130,7 +185,7 @@ impl Forwarder {
                 tracing::info!(run = %self.run_id, "waiting for {what}");
                 if let Some(token) = &self.progress {
                     let report = json!({"token": token, "value": {"kind": "report", "message": format!("waiting for {what}…")}});
-                    self.client.notify(methods::PROGRESS, report).await;
+                    out.push((methods::PROGRESS, report));
                 }
             }
             // The progress ends here, in the forwarder, so it ends even when
@@ -138,7 +193,7 @@ impl Forwarder {
             RunEvent::End { status, .. } => {
                 if let Some(token) = &self.progress {
                     let end = json!({"token": token, "value": {"kind": "end", "message": status.as_str()}});
-                    self.client.notify(methods::PROGRESS, end).await;
+                    out.push((methods::PROGRESS, end));
                 }
             }
             _ => {}
@@ -153,9 +208,74 @@ impl Forwarder {
                     event["edit"] = edit;
                 }
                 let params = json!({"runId": self.run_id, "threadId": self.thread_id, "seq": self.seq, "event": event});
-                self.client.notify(methods::RUN_EVENT, params).await;
+                out.push((methods::RUN_EVENT, params));
             }
             Err(err) => tracing::error!(%err, "cannot serialize a run event"),
         }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::RwLock;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::lsp::client::ClientError;
+    use crate::lsp::config::Settings;
+    use crate::lsp::editor::EditCapabilities;
+
+    /// A client that reads nothing: every notification waits for ever.
+    struct Stuck;
+
+    #[async_trait]
+    impl ClientLink for Stuck {
+        async fn request(&self, _method: &'static str, _params: Value) -> Result<Value, ClientError> {
+            std::future::pending().await
+        }
+        async fn notify(&self, _method: &'static str, _params: Value) {
+            std::future::pending().await
+        }
+    }
+
+    /// A window reloading reads no notification: the forwarder learns from
+    /// every event all the same, so the run's answer (and the thread's
+    /// record of its edits) still names each edit's call.
+    #[tokio::test]
+    async fn a_client_that_reads_nothing_does_not_stop_the_learning() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let client: Arc<dyn ClientLink> = Arc::new(Stuck);
+        let editor = Arc::new(LspEditor::new(
+            Arc::default(),
+            Arc::clone(&client),
+            Arc::new(RwLock::new(Settings::default())),
+            EditCapabilities::default(),
+            vec![root.clone()],
+            Arc::default(),
+        ));
+        let workspace = Arc::new(Workspace::new(&root).unwrap());
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (forwarded_tx, forwarded_rx) = watch::channel(0);
+        let (learnt_tx, mut learnt_rx) = watch::channel(0);
+        let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
+        let path = root.join("a.txt");
+        events_tx.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "edit_file".into(), input: json!({}), kind: ToolKind::Edit { path: path.clone() }, summary: "a.txt".into() }).unwrap();
+        events_tx.send(RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into() }).unwrap();
+        let task = tokio::spawn(forward_events(
+            client,
+            (editor, workspace, None),
+            ("run-1".into(), "thread-1".into()),
+            events_rx,
+            Some(json!("token")),
+            (forwarded_tx, learnt_tx),
+            Arc::clone(&learnt),
+        ));
+        tokio::time::timeout(std::time::Duration::from_secs(10), learnt_rx.wait_for(|n| *n >= 2)).await.expect("learnt from both events").unwrap();
+        assert_eq!(learnt.locked().written, vec![path]);
+        assert_eq!(*forwarded_rx.borrow(), 0, "nothing reached the client");
+        task.abort();
     }
 }

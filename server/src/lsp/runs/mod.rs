@@ -19,7 +19,6 @@
 //! `tandem.ask` request: the run's parts from the host, the spawned run,
 //! the answer) and [`forward`] (events to the client).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -32,16 +31,17 @@ use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::{EditRecord, LspEditor};
-use crate::host::{RunOutcome, RunStatus};
+use crate::host::{AfterRun, RunEdits, RunOutcome, RunStatus};
 use crate::host::{RunHandle, StartError, ThreadChoice};
 use crate::host::Threads;
-use crate::workspace::{EditStatus, Workspace};
+use crate::sync::MutexExt;
+use crate::workspace::{edits_summary, EditStatus, EditSummaryItem, Workspace};
 
 mod forward;
 mod outbox;
 mod registry;
 
-use forward::{disk_write_record, forward_events};
+use forward::{disk_write_record, forward_events, summary_item, Forwarded};
 pub(crate) use forward::edit_json;
 pub use outbox::RunOutbox;
 pub use registry::Runs;
@@ -166,8 +166,30 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // out alone: the run starts after a pause, or an applyEdit sent right
     // behind the answer could wait for ever. Other clients pay nothing.
     let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
+    // What the forwarder learns of the run's edits (which call made
+    // each); once the run's events are out, the run's edits: what the
+    // answer lists, kept in the thread (before it is checked in) for a
+    // transcript that shows them later (a window reloaded).
+    let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
+    let run_edits_slot: Arc<std::sync::Mutex<Option<Vec<Value>>>> = Arc::default();
+    let after_run: AfterRun = {
+        let (env, run_id, learnt, slot) = (env.clone(), run_id.clone(), Arc::clone(&learnt), Arc::clone(&run_edits_slot));
+        Box::new(move || {
+            Box::pin(async move {
+                // The events out to the client (bounded: a window reloading
+                // reads nothing), and learnt from (never waits on it).
+                env.outbox.flush().await;
+                env.outbox.learnt(&run_id).await;
+                let edits = run_edits(&env, &run_id, &learnt);
+                let summary = summary(&env, &edits);
+                *slot.locked() = Some(edits.clone());
+                RunEdits { edits, summary }
+            })
+        })
+    };
     let parts = crate::host::RunParts {
         run_id: Some(run_id.clone()),
+        after_run: Some(after_run),
         // Its edits are recorded as this run's: threads run at once, and
         // each answer lists its own edits.
         workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
@@ -207,7 +229,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
-    env.outbox.start(&run_id, ending.sender(), forwarded_rx);
+    let (learnt_tx, learnt_rx) = watch::channel(0);
+    env.outbox.start(&run_id, ending.sender(), (forwarded_rx, learnt_rx));
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
     let forwarder = tokio::spawn(forward_events(
@@ -216,7 +239,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         (run_id.clone(), thread_id.clone()),
         events_rx,
         progress.clone(),
-        forwarded_tx,
+        (forwarded_tx, learnt_tx),
+        Arc::clone(&learnt),
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     tokio::spawn(async move {
@@ -238,8 +262,12 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             cost_usd: None,
             thread_id: String::new(),
         });
-        let written = forwarder.await.unwrap_or_default();
-        let mut answer = answer(&env, &run_id, &outcome, written);
+        let _ = forwarder.await;
+        // Taken before the thread was checked in; a run that never started
+        // (no model) has none yet.
+        let taken = run_edits_slot.locked().take();
+        let edits = taken.unwrap_or_else(|| run_edits(&env, &run_id, &learnt));
+        let mut answer = answer(&env, &run_id, &outcome, edits);
         answer["threadId"] = json!(finished_thread);
         if let Some(cost) = outcome.cost_usd {
             answer["costUsd"] = json!(cost);
@@ -312,21 +340,58 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))
 }
 
-/// The `tandem.ask` answer: `{"runId", "status", "text", "edits"}`, one
-/// entry per edit in the order they were made.
-fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, written: Vec<PathBuf>) -> Value {
-    let mut records = env.editor.take_records(Some(run_id));
-    records.extend(env.workspace.take_disk_writes(Some(run_id)).into_iter().filter_map(|write| disk_write_record(&write)));
-    let mut edits: Vec<Value> = records.iter().map(edit_json).collect();
+/// The `tandem.ask` answer: `{"runId", "status", "text", "edits",
+/// "summary"}`, one entry per edit in the order they were made.
+fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, edits: Vec<Value>) -> Value {
+    let summary = summary(env, &edits);
+    let mut answer = json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits});
+    if let Some(summary) = summary {
+        answer["summary"] = json!(summary);
+    }
+    answer
+}
+
+/// The run's edits as the answer lists them, taken from the editor's
+/// records and the workspace's disk writes, each with the `toolCallId` of
+/// the call that made it where the forwarder saw it.
+fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -> Vec<Value> {
+    let learnt = learnt.locked();
+    let mut edits: Vec<Value> = Vec::new();
+    let mut uris: Vec<String> = Vec::new();
+    for (seq, record) in env.editor.take_records_in_order(Some(run_id)) {
+        let mut edit = edit_json(&record);
+        if let Some(call) = learnt.record_calls.get(&seq) {
+            edit["toolCallId"] = json!(call);
+        }
+        uris.push(record.uri);
+        edits.push(edit);
+    }
+    for write in env.workspace.take_disk_writes(Some(run_id)) {
+        let Some(record) = disk_write_record(&write) else { continue };
+        let mut edit = edit_json(&record);
+        if let Some(call) = learnt.disk_write_calls.get(&write.seq).filter(|_| write.command.is_none()) {
+            edit["toolCallId"] = json!(call);
+        }
+        uris.push(record.uri);
+        edits.push(edit);
+    }
     // A file changed by an edit call that the editor has no record of
     // (written by a view without the editor) still counts.
-    for path in written {
-        let uri = path_to_uri(&path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
-        if !records.iter().any(|r| r.uri == uri) {
-            edits.push(edit_json(&EditRecord::new(uri, EditStatus::Written)));
+    for path in &learnt.written {
+        let uri = path_to_uri(path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
+        if !uris.contains(&uri) {
+            edits.push(edit_json(&EditRecord::new(uri.clone(), EditStatus::Written)));
+            uris.push(uri);
         }
     }
-    json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits})
+    edits
+}
+
+/// The run's edits worded as every front end words them ("2 edits: 1
+/// applied, 1 partly applied. Changed: …"), `None` for none.
+fn summary(env: &RunEnv, edits: &[Value]) -> Option<String> {
+    let items: Vec<EditSummaryItem> = edits.iter().filter_map(|edit| summary_item(&env.workspace, edit)).collect();
+    edits_summary(&items)
 }
 
 /// Begin work-done progress: the client's own token from the request, or

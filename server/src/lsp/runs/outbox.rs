@@ -21,16 +21,33 @@ use crate::sync::MutexExt;
 /// events: a prompt never overtakes any event sent before it.
 #[derive(Default)]
 pub struct RunOutbox {
-    current: Mutex<BTreeMap<String, (EventSender, watch::Receiver<u64>)>>,
+    current: Mutex<BTreeMap<String, Counted>>,
+}
+
+/// A running run's counts: the events its sender sent, those the
+/// forwarder passed on to the client, and those it learnt from.
+struct Counted {
+    events: EventSender,
+    forwarded: watch::Receiver<u64>,
+    learnt: watch::Receiver<u64>,
 }
 
 impl RunOutbox {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (EventSender, watch::Receiver<u64>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Counted>> {
         self.current.locked()
     }
 
-    pub(super) fn start(&self, run_id: &str, events: EventSender, forwarded: watch::Receiver<u64>) {
-        self.lock().insert(run_id.to_string(), (events, forwarded));
+    pub(super) fn start(&self, run_id: &str, events: EventSender, (forwarded, learnt): (watch::Receiver<u64>, watch::Receiver<u64>)) {
+        self.lock().insert(run_id.to_string(), Counted { events, forwarded, learnt });
+    }
+
+    /// Wait until the forwarder has learnt from every event `run_id` sent
+    /// so far (which call made which edit). It never waits on the client,
+    /// so this is quick; bounded all the same.
+    pub(super) async fn learnt(&self, run_id: &str) {
+        let pending = self.lock().get(run_id).map(|c| (c.events.sent(), c.learnt.clone()));
+        let Some((target, mut learnt)) = pending else { return };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), learnt.wait_for(|n| *n >= target)).await;
     }
 
     pub(super) fn finish(&self, run_id: &str) {
@@ -40,7 +57,7 @@ impl RunOutbox {
     /// Wait until the events sent so far have gone out (at most 2 s).
     pub async fn flush(&self) {
         let pending: Vec<(u64, watch::Receiver<u64>)> =
-            self.lock().values().map(|(events, forwarded)| (events.sent(), forwarded.clone())).collect();
+            self.lock().values().map(|c| (c.events.sent(), c.forwarded.clone())).collect();
         let all = futures::future::join_all(pending.into_iter().map(|(target, mut forwarded)| async move {
             let _ = forwarded.wait_for(|n| *n >= target).await;
         }));

@@ -12,9 +12,8 @@ pub(super) fn error_response(id: Value, code: i64, message: String) -> Vec<u8> {
 /// What to do with one body.
 #[derive(Debug)]
 pub(super) enum FrameCheck {
-    /// A JSON-RPC message tower-lsp-server can take; `exit` when it is the
-    /// `exit` notification.
-    Pass { exit: bool },
+    /// A JSON-RPC message tower-lsp-server can take, and what kind.
+    Pass(Passed),
     /// Answer this error (the body was read whole).
     Answer(Vec<u8>),
     /// Answer this parse error; the body was cut wrong, so resynchronise.
@@ -37,7 +36,11 @@ pub(super) fn check(body: &[u8]) -> FrameCheck {
                 return FrameCheck::Answer(error_response(id, -32601, format!("Method not found: {}", request.method())));
             }
         }
-        return FrameCheck::Pass { exit: request.method() == "exit" && request.id().is_none() };
+        let passed = match request.id() {
+            Some(_) => Passed::Other,
+            None => Passed::notification(request.method(), request.params()),
+        };
+        return FrameCheck::Pass(passed);
     }
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
@@ -62,12 +65,50 @@ pub(super) fn check(body: &[u8]) -> FrameCheck {
         }
     }
     if serde_json::from_value::<Request>(value.clone()).is_ok() || serde_json::from_value::<Response>(value.clone()).is_ok() {
-        return FrameCheck::Pass { exit: is_exit(&value) };
+        let notification = value.get("id").is_none();
+        return FrameCheck::Pass(match method {
+            Some(method) if notification => Passed::notification(method, value.get("params")),
+            _ => Passed::Other,
+        });
     }
     tracing::warn!("ignoring JSON that is not a JSON-RPC message");
     FrameCheck::Answer(error_response(request_id(&value), -32600, "Invalid request: not a JSON-RPC 2.0 message".into()))
 }
 
-pub(super) fn is_exit(value: &Value) -> bool {
-    value.get("method").and_then(Value::as_str) == Some("exit") && value.get("id").is_none()
+/// The messages the input filter treats apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Passed {
+    /// The `exit` notification: the session ends.
+    Exit,
+    /// The `initialized` notification: from now on tower-lsp-server
+    /// handles every notification (before it, it may drop them).
+    Initialized,
+    /// `didOpen`, `didChange`, `didSave` or `didClose`: counted (see
+    /// [`SyncOrder`]).
+    DocumentSync,
+    /// Any other request, notification or response.
+    Other,
+}
+
+impl Passed {
+    /// A notification's kind. A document-sync notification counts only
+    /// when its params are what its handler takes: tower-lsp-server drops
+    /// one it cannot read, and a count that never catches up would make
+    /// every later edit wait.
+    fn notification(method: &str, params: Option<&Value>) -> Passed {
+        use tower_lsp_server::ls_types::{DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams};
+        fn reads<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> bool {
+            params.is_some_and(|params| T::deserialize(params).is_ok())
+        }
+        let sync = match method {
+            "exit" => return Passed::Exit,
+            "initialized" => return Passed::Initialized,
+            "textDocument/didOpen" => reads::<DidOpenTextDocumentParams>(params),
+            "textDocument/didChange" => reads::<DidChangeTextDocumentParams>(params),
+            "textDocument/didSave" => reads::<DidSaveTextDocumentParams>(params),
+            "textDocument/didClose" => reads::<DidCloseTextDocumentParams>(params),
+            _ => false,
+        };
+        if sync { Passed::DocumentSync } else { Passed::Other }
+    }
 }

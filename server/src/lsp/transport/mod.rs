@@ -32,6 +32,8 @@
 
 mod guard;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -49,22 +51,57 @@ const PIPE_BYTES: usize = 1024 * 1024;
 /// (runs answer `cancelled`) before the session ends regardless.
 const WIND_DOWN: Duration = Duration::from_secs(2);
 
+/// The order of the client's document changes against its answers.
+///
+/// tower-lsp-server hands the answer to one of our requests (the
+/// `workspace/applyEdit` of an agent edit) to its waiter as soon as it is
+/// read, while a `didChange` the client sent before that answer may still
+/// wait in the service's queue. Judged at that moment, the buffer would be
+/// one the client no longer has (Neovim sends the first hunk of an edit at
+/// once and the rest a moment later: the edit looked partly applied).
+/// The input filter counts the document-sync notifications it passes (from
+/// `initialized` on: before it tower-lsp-server may drop them);
+/// `Documents` counts those it has applied. Whoever has just been answered
+/// waits until the second count reaches the first
+/// (`Documents::caught_up`): the buffer is then at least the one the
+/// client had when it answered.
+#[derive(Debug, Default)]
+pub struct SyncOrder {
+    read: AtomicU64,
+}
+
+impl SyncOrder {
+    /// Document-sync notifications passed to the server so far.
+    pub fn read(&self) -> u64 {
+        self.read.load(Ordering::SeqCst)
+    }
+}
+
 /// Copy valid frames from `input` to `to_server`; send error frames for
 /// the others to `errors`. Fires `client_gone` at the end of input or
-/// after `exit`.
+/// after `exit`. Counts document-sync notifications in `order`.
 async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     input: I,
     mut to_server: W,
     errors: mpsc::UnboundedSender<Vec<u8>>,
     client_gone: CancellationToken,
+    order: Arc<SyncOrder>,
 ) {
     let mut reader = FrameReader::new(input);
+    let mut counting = false;
     loop {
         match reader.next().await {
             Ok(Some(Frame::Body(body))) => match check(&body) {
-                FrameCheck::Pass { exit } => {
+                FrameCheck::Pass(passed) => {
+                    let exit = passed == Passed::Exit;
                     if exit {
                         client_gone.cancel();
+                    }
+                    counting |= passed == Passed::Initialized;
+                    // Counted before it is passed on, so before any answer
+                    // read after it reaches its waiter.
+                    if counting && passed == Passed::DocumentSync {
+                        order.read.fetch_add(1, Ordering::SeqCst);
                     }
                     if to_server.write_all(&frame(&body)).await.is_err() || exit {
                         break;
@@ -137,7 +174,7 @@ async fn merge_output<R: AsyncRead + Unpin, O: AsyncWrite + Unpin>(
 /// Serve `service` over `input`/`output` with the guard in between.
 /// `client_gone` fires when the input ends, after `exit`, or when the
 /// output is closed; the session then ends within [`WIND_DOWN`].
-pub async fn serve_guarded<I, O, F, Fut>(input: I, output: O, client_gone: CancellationToken, serve: F)
+pub async fn serve_guarded<I, O, F, Fut>(input: I, output: O, client_gone: CancellationToken, order: Arc<SyncOrder>, serve: F)
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
@@ -147,7 +184,7 @@ where
     let (server_in, filter_out) = tokio::io::duplex(PIPE_BYTES);
     let (server_out, merge_in) = tokio::io::duplex(PIPE_BYTES);
     let (errors_tx, errors_rx) = mpsc::unbounded_channel();
-    let input_task = tokio::spawn(filter_input(input, filter_out, errors_tx, client_gone.clone()));
+    let input_task = tokio::spawn(filter_input(input, filter_out, errors_tx, client_gone.clone(), order));
     let output_task = tokio::spawn(merge_output(merge_in, output, errors_rx, client_gone.clone()));
     let wound_down = async {
         client_gone.cancelled().await;
@@ -170,8 +207,8 @@ mod tests {
 
     fn rendered(verdict: FrameCheck) -> String {
         let bytes = match verdict {
-            FrameCheck::Pass { exit: false } => return "pass".into(),
-            FrameCheck::Pass { exit: true } => return "pass, exit".into(),
+            FrameCheck::Pass(Passed::Exit) => return "pass, exit".into(),
+            FrameCheck::Pass(_) => return "pass".into(),
             FrameCheck::Answer(bytes) => bytes,
             FrameCheck::Broken(bytes) => bytes,
             FrameCheck::TooLong(bytes, _) => bytes,
@@ -230,13 +267,55 @@ mod tests {
         runtime.block_on(async {
             let (errors_tx, mut errors_rx) = mpsc::unbounded_channel();
             let mut to_server = Vec::new();
-            filter_input(&input[..], &mut to_server, errors_tx, CancellationToken::new()).await;
+            filter_input(&input[..], &mut to_server, errors_tx, CancellationToken::new(), Arc::default()).await;
             let mut errors = Vec::new();
             while let Ok(error) = errors_rx.try_recv() {
                 errors.extend(bodies(&error));
             }
             (bodies(&to_server), errors)
         })
+    }
+
+    /// The document-sync notifications passed on are counted from
+    /// `initialized` on (tower-lsp-server may drop those before it), and
+    /// nothing else is: not requests, answers, other notifications, ones
+    /// whose params their handler cannot take, nor what the guard answered
+    /// itself.
+    #[test]
+    fn document_sync_notifications_are_counted_from_initialized_on() {
+        let document = json!({"uri": "file:///w/a.txt", "languageId": "plaintext", "version": 1, "text": ""});
+        let notification = |method: &str| {
+            let params = match method {
+                "textDocument/didOpen" => json!({"textDocument": document}),
+                "textDocument/didChange" => json!({"textDocument": {"uri": "file:///w/a.txt", "version": 2}, "contentChanges": []}),
+                _ => json!({"textDocument": {"uri": "file:///w/a.txt"}}),
+            };
+            json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()
+        };
+        let mut input = Vec::new();
+        for body in [
+            notification("textDocument/didOpen"),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).to_string(),
+            notification("initialized"),
+            notification("textDocument/didOpen"),
+            notification("textDocument/didChange"),
+            json!({"jsonrpc": "2.0", "id": 7, "result": {"applied": true}}).to_string(),
+            notification("textDocument/didSave"),
+            notification("textDocument/didChange"),
+            notification("textDocument/didClose"),
+            notification("textDocument/didChangeX"),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/didChange", "params": {}}).to_string(),
+            notification("workspace/didChangeConfiguration"),
+            // Params its handler cannot take: the framework drops it.
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {}}}).to_string(),
+            "{not json".to_string(),
+        ] {
+            input.extend_from_slice(&framed(&body, body.len()));
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let order = Arc::new(SyncOrder::default());
+        runtime.block_on(filter_input(&input[..], tokio::io::sink(), mpsc::unbounded_channel().0, CancellationToken::new(), Arc::clone(&order)));
+        assert_eq!(order.read(), 5);
     }
 
     fn framed(body: &str, length: usize) -> Vec<u8> {

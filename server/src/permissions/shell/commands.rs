@@ -508,6 +508,22 @@ pub fn lookup(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|spec| spec.name == name)
 }
 
+/// Commands whose program a file in the project chooses (a rustup proxy
+/// reads `rust-toolchain.toml`, which may name a toolchain in the
+/// repository; pyenv, asdf and mise shims read `.python-version` and
+/// `.tool-versions`; Volta and Corepack read `package.json`): with such a
+/// file in the command's folder or above it, the command runs a program
+/// the repository picked, so it is not read-only.
+pub const TOOLCHAIN_FILES: &[(&[&str], &[&str])] = &[
+    (&["cargo", "rustc", "rustup", "rustdoc", "rustfmt", "cargo-clippy", "clippy-driver"], &["rust-toolchain", "rust-toolchain.toml"]),
+    (&["python", "python3", "pip", "pip3", "pydoc"], &[".python-version", ".tool-versions", "mise.toml", ".mise.toml", "pyvenv.cfg"]),
+    (&["node", "npm", "npx", "pnpm", "yarn", "corepack"], &[".node-version", ".nvmrc", ".tool-versions", "mise.toml", ".mise.toml", "package.json"]),
+];
+
+/// Bash builtins in the table: the shell runs them itself, whatever the
+/// PATH holds.
+pub const BUILTINS: &[&str] = &["cd", "echo", "true", "false", "test", "[", "pwd", "type"];
+
 /// One flag as the table writes it, parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flag<'a> {

@@ -32,6 +32,9 @@ pub fn read_only_problem(words: &[String], ctx: Context<'_>) -> Option<String> {
     let Some(spec) = commands::lookup(name) else {
         return Some(format!("`{shown}` is not known to be read-only"));
     };
+    if let Some(why) = program_chosen_by_workspace(name, ctx) {
+        return Some(format!("`{shown}` is not known to be read-only: {why}"));
+    }
     if let Some(problem) = shows_environments(spec, &words[1..]) {
         return Some(format!("`{shown}` is not known to be read-only: {problem}"));
     }
@@ -42,6 +45,39 @@ pub fn read_only_problem(words: &[String], ctx: Context<'_>) -> Option<String> {
         return Some(format!("`{shown}` runs in `{}`, outside the workspace", cwd.display()));
     }
     check_spec(spec, &words[1..], ctx).err().map(|why| format!("`{shown}` is not known to be read-only: {why}"))
+}
+
+/// Does the workspace choose the program `name` runs? The first match on
+/// the PATH is a file inside a workspace root (`.venv/bin/ls`,
+/// `node_modules/.bin/cat`), or a file in the command's folder or above
+/// it picks the toolchain ([`commands::TOOLCHAIN_FILES`]).
+fn program_chosen_by_workspace(name: &str, ctx: Context<'_>) -> Option<String> {
+    if commands::BUILTINS.contains(&name) {
+        return None;
+    }
+    // After a `cd` whose folder is only known when it runs, the caller says so.
+    let cwd = ctx.cwd?;
+    let path = crate::environment::var("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.is_absolute() { dir } else { cwd.join(dir) };
+        let candidate = dir.join(name);
+        if std::fs::metadata(&candidate).is_ok_and(|m| m.is_file()) {
+            let resolved = candidate.canonicalize().unwrap_or(candidate);
+            if ctx.roots.iter().any(|root| resolved.starts_with(root)) {
+                return Some(format!("`{name}` is `{}`, a program in the workspace", resolved.display()));
+            }
+            break;
+        }
+    }
+    let (_, files) = commands::TOOLCHAIN_FILES.iter().find(|(names, _)| names.contains(&name))?;
+    // Up to the home folder: one there (`~/.tool-versions`) is the user's own.
+    let home = dirs::home_dir().and_then(|h| h.canonicalize().ok());
+    for folder in cwd.ancestors().take_while(|folder| home.as_deref() != Some(*folder)) {
+        if let Some(file) = files.iter().find(|file| folder.join(file).exists()) {
+            return Some(format!("`{}` chooses the toolchain `{name}` runs", folder.join(file).display()));
+        }
+    }
+    None
 }
 
 /// `ps` takes any flag but BSD's `e` (in a word without a dash: `ps

@@ -14,6 +14,8 @@
 //! - [`wrappers`]: what a command runs (`env rm`, `sh -c 'rm f'`, `find
 //!   -exec`, `find -delete` as `rm`), for deny rules.
 //! - [`paths`]: where a named path lands (after `..` and symlinks).
+//! - [`git`]: what git prints from its object database, where no mask of
+//!   a read-denied file reaches.
 //!
 //! A command is *read-only* — it runs unasked in `default` mode — only when
 //! it parsed, every word of every simple command is static, every simple
@@ -24,6 +26,7 @@
 //! allowed in `acceptEdits`.
 
 pub mod commands;
+pub mod git;
 pub mod judge;
 pub mod paths;
 mod walk;

@@ -19,7 +19,7 @@ use super::{base_name, is_interpreter, judge, Analysis, ShellEnv, SimpleCommand,
 const MAX_READS: usize = 4096;
 
 pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
-    let mut walker = Walker { env, analysis: Analysis::default(), cwd: Some(env.cwd.clone()) };
+    let mut walker = Walker { env, analysis: Analysis::default(), probing: 0, cwd: Some(env.cwd.clone()) };
     walker.program(command, 0);
     walker.analysis
 }
@@ -27,9 +27,14 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
 struct Walker<'a> {
     env: &'a ShellEnv,
     analysis: Analysis,
+    /// How many loop probes this walk is inside (see [`Walker::looped`]).
+    probing: usize,
     /// Where relative paths point after the `cd`s seen so far (`None`:
-    /// only known when the command runs). Subshells are not scoped: a
-    /// `cd` inside one is assumed to last, which can only ask more.
+    /// only known when the command runs). A `cd` is followed only where it
+    /// surely takes effect: to an existing folder, not after `||` or `&&`,
+    /// not in a condition, a loop or a branch; a subshell's, a
+    /// substitution's, a background job's and a pipeline part's end with
+    /// them. Anything else makes the folder unknown for what follows.
     cwd: Option<PathBuf>,
 }
 
@@ -94,20 +99,78 @@ impl Walker<'_> {
     }
 
     fn compound_list(&mut self, list: &ast::CompoundList, depth: usize) {
-        for ast::CompoundListItem(and_or, _) in &list.0 {
-            self.pipeline(&and_or.first, depth);
-            for next in &and_or.additional {
-                match next {
-                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p, depth),
-                }
+        for ast::CompoundListItem(and_or, separator) in &list.0 {
+            let before = self.cwd.clone();
+            self.and_or(and_or, depth);
+            // `cd x &` runs in a subshell of its own.
+            if matches!(separator, ast::SeparatorOperator::Async) {
+                self.cwd = before;
             }
         }
     }
 
+    /// `a && b || c`: only the first part surely runs. A `cd` in a later
+    /// part may not have run (or failed, after `||`): from there on, and
+    /// after the list, the folder is unknown.
+    fn and_or(&mut self, and_or: &ast::AndOrList, depth: usize) {
+        let before = self.cwd.clone();
+        self.pipeline(&and_or.first, depth);
+        let mut changed_later = false;
+        for next in &and_or.additional {
+            let at = self.cwd.clone();
+            if matches!(next, ast::AndOr::Or(_)) && at != before {
+                // Runs when what came before failed: maybe its `cd`.
+                self.cwd = None;
+            }
+            let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+            let start = self.cwd.clone();
+            self.pipeline(p, depth);
+            if self.cwd != start {
+                changed_later = true;
+                self.cwd = None;
+            }
+        }
+        if changed_later {
+            self.cwd = None;
+        }
+    }
+
+    /// Walk `f` in a scope of its own (a subshell): its `cd`s end with it.
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        let before = self.cwd.clone();
+        f(self);
+        self.cwd = before;
+    }
+
+    /// Would walking `f` change the folder? (A probe on a copy: nothing of
+    /// it is kept.)
+    fn changes_folder(&self, f: impl FnOnce(&mut Walker<'_>)) -> bool {
+        // Loops inside loops: past a few, assume they do (no exponential walk).
+        if self.probing >= 3 {
+            return true;
+        }
+        let mut probe = Walker { env: self.env, analysis: Analysis::default(), probing: self.probing + 1, cwd: self.cwd.clone() };
+        f(&mut probe);
+        probe.cwd != self.cwd
+    }
+
     fn pipeline(&mut self, pipeline: &ast::Pipeline, depth: usize) {
+        let before = self.cwd.clone();
+        let parts = pipeline.seq.len();
         for (index, command) in pipeline.seq.iter().enumerate() {
             let first = self.analysis.commands.len();
-            self.command(command, depth);
+            if parts > 1 {
+                // Each part of a pipeline runs in a subshell, all from the
+                // same folder; the last may run in this shell (lastpipe).
+                self.cwd = before.clone();
+                self.command(command, depth);
+                if index + 1 < parts || self.cwd != before {
+                    let last_changed = index + 1 == parts && self.cwd != before;
+                    self.cwd = if last_changed { None } else { before.clone() };
+                }
+            } else {
+                self.command(command, depth);
+            }
             if index == 0 {
                 continue;
             }
@@ -152,10 +215,10 @@ impl Walker<'_> {
                 for expr in [&clause.initializer, &clause.condition, &clause.updater].into_iter().flatten() {
                     self.arithmetic(&expr.value);
                 }
-                self.compound_list(&clause.body.0, depth);
+                self.looped(|w| w.compound_list(&clause.body.0, depth));
             }
             ast::CompoundCommand::BraceGroup(group) => self.compound_list(&group.0, depth),
-            ast::CompoundCommand::Subshell(subshell) => self.compound_list(&subshell.0, depth),
+            ast::CompoundCommand::Subshell(subshell) => self.scoped(|w| w.compound_list(&subshell.0, depth)),
             ast::CompoundCommand::ForClause(clause) => {
                 let mut all_static = true;
                 for word in clause.values.iter().flatten() {
@@ -164,37 +227,68 @@ impl Walker<'_> {
                 if !all_static {
                     self.concern(format!("the words of `for {}` are only known when it runs", clause.variable_name));
                 }
-                self.compound_list(&clause.body.0, depth);
+                self.looped(|w| w.compound_list(&clause.body.0, depth));
             }
             ast::CompoundCommand::CaseClause(clause) => {
                 let mut all_static = self.word(&clause.value.value, depth).is_static;
+                let before = self.cwd.clone();
+                let mut changed = false;
                 for item in &clause.cases {
                     for pattern in &item.patterns {
                         all_static &= self.word(&pattern.value, depth).is_static;
                     }
                     if let Some(list) = &item.cmd {
+                        // Each branch starts from the folder before the
+                        // `case`: any of them may be the one that runs
+                        // (`;&` falls through, which only asks more).
+                        self.cwd = before.clone();
                         self.compound_list(list, depth);
+                        changed |= self.cwd != before;
                     }
                 }
+                self.cwd = if changed { None } else { before };
                 if !all_static {
                     self.concern("a `case` whose words are only known when it runs".into());
                 }
             }
             ast::CompoundCommand::IfClause(clause) => {
+                let before = self.cwd.clone();
                 self.compound_list(&clause.condition, depth);
+                // The `else` parts run when the condition failed, maybe
+                // in its `cd`.
+                let otherwise = if self.cwd != before { None } else { before.clone() };
+                let mut changed = self.cwd != before;
+                let start = self.cwd.clone();
                 self.compound_list(&clause.then, depth);
+                changed |= self.cwd != start;
                 for other in clause.elses.iter().flatten() {
+                    self.cwd = otherwise.clone();
                     if let Some(condition) = &other.condition {
                         self.compound_list(condition, depth);
                     }
+                    let start = self.cwd.clone();
                     self.compound_list(&other.body, depth);
+                    changed |= self.cwd != start || self.cwd != otherwise;
                 }
+                self.cwd = if changed { None } else { before };
             }
             ast::CompoundCommand::WhileClause(clause) | ast::CompoundCommand::UntilClause(clause) => {
-                self.compound_list(&clause.0, depth);
-                self.compound_list(&clause.1 .0, depth);
+                self.looped(|w| {
+                    w.compound_list(&clause.0, depth);
+                    w.compound_list(&clause.1 .0, depth);
+                });
             }
         }
+    }
+
+    /// A loop's condition and body run any number of times: if they change
+    /// the folder, every pass but the first runs elsewhere, so they are
+    /// judged with the folder unknown (and so is what follows).
+    fn looped(&mut self, body: impl Fn(&mut Walker<'_>)) {
+        if self.changes_folder(&body) {
+            self.cwd = None;
+        }
+        body(self);
     }
 
     /// Whether every word of the test is static.
@@ -205,29 +299,118 @@ impl Walker<'_> {
                 self.extended_test(b, depth) && a
             }
             ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => self.extended_test(a, depth),
-            ast::ExtendedTestExpr::UnaryTest(_, word) => self.word(&word.value, depth).is_static,
-            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
-                let a = self.word(&a.value, depth).is_static;
-                self.word(&b.value, depth).is_static && a
+            ast::ExtendedTestExpr::UnaryTest(predicate, word) => {
+                let word = self.word(&word.value, depth);
+                if matches!(predicate, ast::UnaryPredicate::ShellVariableIsSetAndAssigned | ast::UnaryPredicate::ShellVariableIsSetAndNameRef) {
+                    // `[[ -v 'a[$(cmd)]' ]]` evaluates the subscript.
+                    self.variable_name(&word.text, "[[ -v … ]]");
+                }
+                word.is_static
+            }
+            ast::ExtendedTestExpr::BinaryTest(predicate, a, b) => {
+                let a = self.word(&a.value, depth);
+                let b = self.word(&b.value, depth);
+                if is_arithmetic_comparison(predicate) {
+                    // Both sides are evaluated as arithmetic, quoted or not:
+                    // `[[ 'a[$(cmd)]' -eq 0 ]]` runs cmd.
+                    for side in [&a, &b] {
+                        if !side.is_static || !is_literal_number(&side.text) {
+                            self.concern(format!("`[[ … {predicate} … ]]` evaluates `{}` as arithmetic when it runs", side.text));
+                            self.unknown(format!("`[[ … {predicate} … ]]` evaluates `{}` as arithmetic, which can run a command", side.text));
+                        }
+                    }
+                }
+                a.is_static && b.is_static
             }
         }
     }
 
     /// Arithmetic evaluates the names in it, and a name's value may hold a
-    /// subscript that runs a command (`a[$(…)]`): only numbers and
-    /// operators are harmless.
+    /// subscript that runs a command (`x='a[$(…)]'; (( x ))`): only
+    /// numbers and operators are harmless; anything else is a concern, and
+    /// a command no deny rule can check.
     fn arithmetic(&mut self, expr: &str) {
         let harmless = expr.chars().all(|c| c.is_ascii_digit() || c.is_whitespace() || "+-*/%<>=!&|^~?:(),".contains(c));
         if !harmless {
             self.concern(format!("the arithmetic `{}` evaluates names when it runs", expr.trim()));
+            self.unknown(format!("the arithmetic `{}` evaluates names, which can run a command", expr.trim()));
         }
-        if expr.contains("$(") || expr.contains('`') {
-            self.unknown(format!("the arithmetic `{}` runs a command substitution", expr.trim()));
+    }
+
+    /// A word a builtin takes as a variable name (`test -v`, `printf -v`,
+    /// `read`, `declare`): a subscript in it is evaluated as arithmetic.
+    fn variable_name(&mut self, word: &str, what: &str) {
+        let name = word.split_once('=').map_or(word, |(name, _)| name);
+        let plain = name.strip_suffix("+").unwrap_or(name);
+        let plain = match plain.split_once('[') {
+            Some((base, subscript)) => is_identifier(base) && subscript.strip_suffix(']').is_some_and(is_literal_number),
+            None => is_identifier(plain) || plain.is_empty(),
+        };
+        if !plain {
+            self.concern(format!("`{what}` evaluates the subscript of `{name}` when it runs"));
+            self.unknown(format!("`{what}` evaluates the subscript of `{name}`, which can run a command"));
         }
+    }
+
+    /// Builtins that evaluate their words as arithmetic or as variable
+    /// names, or run a name chosen when they run.
+    fn evaluating_builtin(&mut self, texts: &[String], statics: &[bool]) {
+        let name = texts[0].as_str();
+        let shown = texts.join(" ");
+        let args = &texts[1..];
+        match name {
+            "let" => args.iter().for_each(|arg| self.arithmetic(arg)),
+            "test" | "[" => {
+                for pair in args.windows(2) {
+                    if matches!(pair[0].as_str(), "-v" | "-R") {
+                        self.variable_name(&pair[1], &format!("{name} {}", pair[0]));
+                    }
+                }
+            }
+            "declare" | "typeset" | "local" | "export" | "readonly" => {
+                let integer = args.iter().any(|a| a.starts_with('-') && a[1..].contains('i'));
+                if integer {
+                    self.concern(format!("`{shown}` makes a variable an integer: what is assigned to it is evaluated as arithmetic"));
+                    self.unknown(format!("`{shown}` evaluates what is assigned as arithmetic, which can run a command"));
+                }
+                for arg in args.iter().filter(|a| !a.starts_with(['-', '+'])) {
+                    self.variable_name(arg, name);
+                }
+            }
+            "unset" | "read" | "mapfile" | "readarray" | "printf" | "wait" => {
+                // Every operand that names a variable: unset's and read's
+                // operands, printf's and wait's -v (mapfile's array).
+                let mut index = 0;
+                while index < args.len() {
+                    let arg = &args[index];
+                    index += 1;
+                    if name == "printf" || name == "wait" {
+                        if arg == "-v" {
+                            if let Some(var) = args.get(index) {
+                                self.variable_name(var, &format!("{name} -v"));
+                            }
+                        }
+                        continue;
+                    }
+                    if !arg.starts_with('-') {
+                        self.variable_name(arg, name);
+                    } else if matches!(name, "mapfile" | "readarray") && arg.starts_with("-C") {
+                        self.concern(format!("`{shown}` runs a callback (-C)"));
+                        self.unknown(format!("`{shown}` runs the callback its -C names"));
+                        index += usize::from(arg == "-C");
+                    } else if matches!(arg.as_str(), "-a" | "-d" | "-n" | "-N" | "-p" | "-t" | "-u" | "-i" | "-O" | "-s" | "-c" | "-C") {
+                        index += 1; // its value
+                    }
+                }
+            }
+            _ => {}
+        }
+        let _ = statics;
     }
 
     fn simple(&mut self, simple: &ast::SimpleCommand, depth: usize) {
         let mut assignments = Vec::new();
+        let mut subscripts: Vec<String> = Vec::new();
         let mut redirects = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let index = self.analysis.commands.len();
@@ -236,11 +419,14 @@ impl Walker<'_> {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
                     let value = self.word(&word.value, depth);
                     assignments.push((assignment_name(assignment), value.is_static));
+                    if let ast::AssignmentName::ArrayElementName(name, subscript) = &assignment.name {
+                        subscripts.push(format!("{name}[{subscript}]"));
+                    }
                 }
                 ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => redirects.push(redirect),
                 ast::CommandPrefixOrSuffixItem::Word(word) => words.push(self.word(&word.value, depth)),
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
-                    self.compound_list(&subshell.0, depth + 1);
+                    self.scoped(|w| w.compound_list(&subshell.0, depth + 1));
                     words.push(Word { text: "<(…)".into(), is_static: false });
                 }
             }
@@ -255,7 +441,7 @@ impl Walker<'_> {
                 }
                 ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => redirects.push(redirect),
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
-                    self.compound_list(&subshell.0, depth + 1);
+                    self.scoped(|w| w.compound_list(&subshell.0, depth + 1));
                     words.push(Word { text: "<(…)".into(), is_static: false });
                 }
             }
@@ -271,6 +457,12 @@ impl Walker<'_> {
             if !is_static {
                 self.concern(format!("`{name}=…` has a value only known when it runs"));
             }
+            if let Some(why) = runs_what_it_holds(name) {
+                self.unknown(format!("setting {name}: {why}"));
+            }
+        }
+        for assignment in &subscripts {
+            self.variable_name(assignment, "an assignment");
         }
         if words.is_empty() {
             // `X=1` alone sets a shell variable for the commands after it.
@@ -294,8 +486,16 @@ impl Walker<'_> {
         }
         self.record_reads(&texts, &statics);
         self.runs(&texts, &statics, depth, 0);
-        if matches!(texts[0].as_str(), "cd" | "pushd" | "popd") {
-            self.change_directory(&texts, &statics);
+        if statics[0] {
+            self.evaluating_builtin(&texts, &statics);
+        }
+        // `builtin cd` and `command cd` are `cd`.
+        let skip = usize::from(matches!(texts[0].as_str(), "builtin" | "command") && texts.len() > 1 && !texts[1].starts_with('-'));
+        match texts[skip].as_str() {
+            "cd" | "pushd" | "popd" => self.change_directory(&texts[skip..], &statics[skip..]),
+            // They run text in this shell, which may change its folder.
+            "eval" | "source" | "." | "trap" | "alias" => self.cwd = None,
+            _ => {}
         }
         let command = SimpleCommand { words: texts, dynamic_name: !statics[0], problem };
         // Substitutions found in the words were pushed while reading them;
@@ -343,6 +543,17 @@ impl Walker<'_> {
             if let Some((_, value)) = text.split_once('=') {
                 candidates.push(value);
             }
+            // `git show REV:PATH`: the path, from the repository's root.
+            if base_name(&texts[0]) == "git" && !text.starts_with('-') {
+                if let Some((_, path)) = text.split_once(':') {
+                    if !path.is_empty() {
+                        let resolved = paths::resolve(&self.env.cwd, path.trim_start_matches("./"));
+                        if !self.analysis.reads.contains(&resolved) {
+                            self.analysis.reads.push(resolved);
+                        }
+                    }
+                }
+            }
             for candidate in candidates.into_iter().filter(|c| !c.is_empty()) {
                 let base = match &self.cwd {
                     Some(cwd) => cwd.clone(),
@@ -388,7 +599,7 @@ impl Walker<'_> {
     /// for deny rules, its redirections for writes; the command that runs it
     /// is asked for its own reasons.
     fn script(&mut self, script: &str, depth: usize) {
-        let mut inner = Walker { env: self.env, analysis: Analysis::default(), cwd: self.cwd.clone() };
+        let mut inner = Walker { env: self.env, analysis: Analysis::default(), probing: self.probing, cwd: self.cwd.clone() };
         inner.program(script, depth);
         let found = inner.analysis;
         self.analysis.runs.extend(found.runs);
@@ -414,7 +625,9 @@ impl Walker<'_> {
             (Some("cd" | "pushd"), Some(dir))
                 if texts.len() == 2 && statics[1] && !dir.starts_with(['-', '+']) && !dir.is_empty() =>
             {
-                self.cwd.as_ref().map(|cwd| paths::resolve(cwd, dir))
+                // `cd nowhere` fails and the shell stays where it was: only
+                // a folder that exists is followed.
+                self.cwd.as_ref().map(|cwd| paths::resolve(cwd, dir)).filter(|target| target.is_dir())
             }
             _ => None,
         };
@@ -444,7 +657,7 @@ impl Walker<'_> {
                         }
                     }
                     ast::IoFileRedirectTarget::Fd(_) => {}
-                    ast::IoFileRedirectTarget::ProcessSubstitution(_, subshell) => self.compound_list(&subshell.0, depth + 1),
+                    ast::IoFileRedirectTarget::ProcessSubstitution(_, subshell) => self.scoped(|w| w.compound_list(&subshell.0, depth + 1)),
                     ast::IoFileRedirectTarget::Duplicate(word) => {
                         let word = self.word(&word.value, depth);
                         let is_fd = word.is_static && word.text.trim_end_matches('-').chars().all(|c| c.is_ascii_digit());
@@ -540,7 +753,14 @@ impl Walker<'_> {
         match brush_parser::word::parse(raw, &parser_options()) {
             Ok(pieces) => {
                 let mut text = String::new();
-                let is_static = self.pieces(raw, &pieces, &mut text, depth, false);
+                let mut is_static = self.pieces(raw, &pieces, &mut text, depth, false);
+                // `$[…]`, the old spelling of `$((…))` (also inside single
+                // quotes here, which only asks more).
+                if let Some(at) = raw.find("$[") {
+                    is_static = false;
+                    let expr = raw[at + 2..].split(']').next().unwrap_or_default();
+                    self.arithmetic(if expr.is_empty() { "$[" } else { expr });
+                }
                 Word { text, is_static }
             }
             Err(_) => {
@@ -560,6 +780,7 @@ impl Walker<'_> {
                     if !quoted && expands_unquoted(s, out) {
                         is_static = false;
                     }
+
                     out.push_str(s);
                 }
                 WordPiece::SingleQuotedText(s) => out.push_str(s),
@@ -584,7 +805,11 @@ impl Walker<'_> {
                 }
                 WordPiece::ParameterExpansion(_) => {
                     is_static = false;
-                    out.push_str(raw.get(*start_index..*end_index).unwrap_or("$…"));
+                    let text = raw.get(*start_index..*end_index).unwrap_or("${…}");
+                    if let Some(why) = expansion_runs_code(text) {
+                        self.unknown(format!("`{text}` {why}"));
+                    }
+                    out.push_str(text);
                 }
                 WordPiece::ArithmeticExpression(expr) => {
                     is_static = false;
@@ -594,12 +819,12 @@ impl Walker<'_> {
                 WordPiece::CommandSubstitution(inner) => {
                     is_static = false;
                     out.push_str(&format!("$({inner})"));
-                    self.program(inner, depth + 1);
+                    self.scoped(|w| w.program(inner, depth + 1));
                 }
                 WordPiece::BackquotedCommandSubstitution(inner) => {
                     is_static = false;
                     out.push_str(&format!("`{inner}`"));
-                    self.program(&unescape_backquoted(inner), depth + 1);
+                    self.scoped(|w| w.program(&unescape_backquoted(inner), depth + 1));
                 }
             }
         }
@@ -689,4 +914,114 @@ fn runs_other_code(words: &[String]) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `[[ a -eq b ]]` and the other arithmetic comparisons.
+fn is_arithmetic_comparison(predicate: &ast::BinaryPredicate) -> bool {
+    matches!(
+        predicate,
+        ast::BinaryPredicate::ArithmeticEqualTo
+            | ast::BinaryPredicate::ArithmeticNotEqualTo
+            | ast::BinaryPredicate::ArithmeticLessThan
+            | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+            | ast::BinaryPredicate::ArithmeticGreaterThan
+            | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+    )
+}
+
+/// `12`, `-3`, `+0`: a number bash evaluates to itself.
+fn is_literal_number(text: &str) -> bool {
+    let digits = text.trim().trim_start_matches(['+', '-']);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+}
+
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Variables whose value the shell runs or reads code from, or that
+/// choose which program a name runs: setting one makes the commands after
+/// it unknown to deny rules.
+fn runs_what_it_holds(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "PS0" | "PS1" | "PS2" | "PS3" | "PS4" => "the prompt is expanded when it is shown (`set -x` shows PS4), running the commands in it",
+        "PROMPT_COMMAND" => "it runs before each prompt",
+        "BASH_ENV" | "ENV" => "every shell started after it runs the file it names",
+        "SHELLOPTS" | "BASHOPTS" => "it sets shell options (xtrace, which shows PS4) for every shell started after it",
+        "PATH" | "BASH_CMDS" | "BASH_ALIASES" | "BASH_LOADABLES_PATH" | "EXECIGNORE" => "it chooses the program a command name runs",
+        _ => return None,
+    })
+}
+
+/// Does a parameter expansion (as written) run code? A subscript, an
+/// offset or length, indirection (`${!x}`) and `@P` evaluate what the
+/// variable holds (`x='a[$(cmd)]'`); a command substitution inside it
+/// (`${u:-$(cmd)}`) runs.
+fn expansion_runs_code(text: &str) -> Option<&'static str> {
+    let Some(inner) = text.strip_prefix("${").and_then(|t| t.strip_suffix('}')) else {
+        return None; // `$x`, `$1`, `$@`
+    };
+    if inner.contains("$(") || inner.contains('`') || inner.contains("$[") {
+        return Some("runs a command substitution inside it");
+    }
+    let body = inner.strip_prefix('#').filter(|b| !b.is_empty()).unwrap_or(inner);
+    if body.starts_with('!') && body.len() > 1 && !body.ends_with(['@', '*']) {
+        return Some("expands a name held in a variable (`${!x}`), evaluating any subscript in it, which can run a command");
+    }
+    if body.contains("@P") {
+        return Some("expands the value as a prompt (`@P`), which can run a command");
+    }
+    let name_len = match body.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(body.len()),
+        Some(c) if c.is_ascii_digit() => body.find(|c: char| !c.is_ascii_digit()).unwrap_or(body.len()),
+        Some(_) => 1,
+        None => 0,
+    };
+    let mut rest = &body[name_len..];
+    if let Some(after_bracket) = rest.strip_prefix('[') {
+        let Some((subscript, after)) = after_bracket.split_once(']') else { return Some("has a subscript that does not close") };
+        if !is_literal_number(subscript) && !matches!(subscript, "@" | "*") {
+            return Some("evaluates a subscript as arithmetic, which can run a command");
+        }
+        rest = after;
+    }
+    if let Some(offsets) = rest.strip_prefix(':') {
+        if !offsets.starts_with(['-', '=', '+', '?']) {
+            // `${x:offset:length}`: both are arithmetic.
+            let literal = |part: &str| {
+                let part = part.trim();
+                part.is_empty() || is_literal_number(part) || part.strip_prefix('(').and_then(|p| p.strip_suffix(')')).is_some_and(is_literal_number)
+            };
+            if !offsets.split(':').all(literal) {
+                return Some("evaluates an offset or length as arithmetic, which can run a command");
+            }
+        }
+    }
+    // Expansions nested in the word after the operator (`${u:-${a[i]}}`).
+    let mut from = 0;
+    while let Some(at) = rest[from..].find("${") {
+        let start = from + at;
+        let mut level = 0;
+        let mut end = None;
+        for (offset, c) in rest[start..].char_indices() {
+            match c {
+                '{' => level += 1,
+                '}' => {
+                    level -= 1;
+                    if level == 0 {
+                        end = Some(start + offset + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { return Some("has an expansion that does not close") };
+        if let Some(why) = expansion_runs_code(&rest[start..end]) {
+            return Some(why);
+        }
+        from = end;
+    }
+    None
 }

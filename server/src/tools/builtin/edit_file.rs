@@ -48,7 +48,7 @@ use crate::workspace::{FileChange, ReadStamp, Splice, Workspace};
 /// literally. An empty `old_string` creates a new file with `new_string` as
 /// its content. If the file is open in the user's editor, the edit is made
 /// in the editor. The result shows a diff of the change with line numbers.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct EditFileArgs {
     /// The file to change, relative to the workspace root.
     pub file_path: String,
@@ -81,8 +81,11 @@ impl Tool for EditFile {
 
     /// Refuse before the permission prompt: no one should approve an edit
     /// that cannot apply.
+    /// Off the async runtime: matching in and diffing a large file is CPU
+    /// work the editor's requests must not wait behind.
     async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
-        plan_edit(&ctx.workspace, args)
+        let (workspace, args) = (Arc::clone(&ctx.workspace), args.clone());
+        crate::diff::off_runtime(move || plan_edit(&workspace, &args)).await
     }
 
     fn preview(&self, _args: &Self::Args, plan: &EditPlan) -> Option<String> {

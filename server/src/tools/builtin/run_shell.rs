@@ -16,7 +16,8 @@
 //!   process whose output is redirected (`cmd > log 2>&1 &`) keeps running.
 //! - The child's environment is an allow-list (PATH, HOME, locale,
 //!   toolchain variables, what settings add) without credentials: see
-//!   [`crate::environment`].
+//!   [`crate::environment`]. No descriptor above 2 reaches it: whatever
+//!   Tandem inherited or opened is closed as the command starts.
 //! - A non-zero exit, a timeout and a cancellation are error results.
 
 #[cfg(unix)]
@@ -31,6 +32,7 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
+use crate::tools::ports::tasks::TaskSpawn;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -58,8 +60,11 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// - Returns stdout, then stderr under `Stderr:`; a non-zero exit is reported with the exit
 ///   code. Very long output keeps its beginning and end.
 /// - The command and everything it started are stopped when the timeout expires.
-/// - A background process must redirect its output (`server > server.log 2>&1 &`);
-///   one that keeps the command's output open is stopped when the command ends.
+/// - For a dev server, a watcher or a long test run, set `background` to true: the call
+///   answers at once with a task_id; read its output with task_output, list tasks with
+///   task_list, stop it (and every process it started) with task_stop. A background task
+///   ends with the session. Do not keep a process running with `&` or nohup: in the
+///   sandbox, everything a command started is stopped when the command ends.
 /// - Prefer the dedicated tools: read_file over cat/head/tail, list_files over find/ls,
 ///   grep_search over grep/rg, edit_file over sed.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -74,6 +79,11 @@ pub struct RunShellArgs {
     /// asked whether this one command may reach it. Leave it out otherwise.
     #[serde(default)]
     pub network: bool,
+    /// Run the command as a background task (dev servers, watchers, long builds): the
+    /// call answers at once with its task_id. No timeout applies; it runs until it exits,
+    /// task_stop ends it, or the session ends.
+    #[serde(default)]
+    pub background: bool,
 }
 
 pub struct RunShell;
@@ -110,16 +120,13 @@ impl Tool for RunShell {
 
     async fn call(&self, args: Self::Args, _plan: (), ctx: &ToolContext) -> Result<String, ToolError> {
         let timeout_ms = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS);
-        // The command reads the disk: the agent's edits in editor buffers
-        // are saved first where that loses nothing of the user's.
-        let unsaved = ctx.workspace.save_for_command().await;
-        let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
-        let Some(note) = unsaved else { return report(run, timeout_ms) };
-        match report(run, timeout_ms) {
-            Ok(out) => Ok(format!("{out}\n{note}")),
-            Err(ToolError::Model(out)) => Err(ToolError::Model(format!("{out}\n{note}"))),
-            Err(fatal) => Err(fatal),
+        // The executor saved the run's edits in editor buffers first
+        // (tools::observer::SaveForCommand) and adds the note on what it did not.
+        if args.background {
+            return start_background(&args.command, ctx).await;
         }
+        let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
+        report(run, timeout_ms)
     }
 }
 
@@ -308,7 +315,83 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
         .kill_on_drop(true)
         .env_clear()
         .envs(env);
+    // SAFETY: the hook runs in the child between fork and exec and only
+    // makes system calls (no allocation, no lock).
+    unsafe {
+        cmd.pre_exec(crate::environment::close_inherited_fds);
+    }
     Ok((cmd, confined))
+}
+
+/// Start `command` as a background task of the session: in the sandbox
+/// (which gives it a pid namespace of its own, so every process it
+/// starts is known and ends with it), its stdout and stderr on one pipe,
+/// handed over to the session's tasks running.
+#[cfg(unix)]
+async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, ToolError> {
+    let Some(tasks) = &ctx.tasks else {
+        return Err(ToolError::model("Error: background tasks are not available here (no session keeps them). Run the command in the foreground, with a timeout."));
+    };
+    let contained = ctx.sandbox.as_ref().is_some_and(|sandbox| sandbox.contains_processes());
+    if !contained {
+        return Err(ToolError::model(
+            "Error: background tasks run only in the sandbox, which lets Tandem know and stop every process a task starts; shell commands run without one here. Run the command in the foreground, with a timeout.",
+        ));
+    }
+    let (mut cmd, confined) = shell_command(command, ctx)?;
+    let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
+    let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
+    cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
+    // Our copies of the pipe's write end go with the command (dropped once
+    // it started): the reader sees the end of the output once the task's
+    // processes are gone.
+    let child = spawn_on_a_lasting_thread(cmd).await.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
+    let network = confined.as_ref().is_some_and(|c| c.network);
+    let guard: Box<dyn Send + Sync> = Box::new(confined);
+    let spawn = TaskSpawn { command: command.to_string(), child, output: reader.into(), guard, network, thread: ctx.thread_id.clone() };
+    let task = tasks.start(spawn).map_err(ToolError::model)?;
+    let id = &task.id;
+    let reach = if network {
+        "It may reach the network: a server it starts is reachable from this machine's loopback (127.0.0.1) at the port it listens on."
+    } else {
+        "It has no network: its loopback is its own, so a server it starts is reachable neither from the machine nor from other commands. To test a server from outside, start it with \"network\": true (the user is asked)."
+    };
+    Ok(format!(
+        "task_id: {id}\nThe command runs in the background. Read what it prints with task_output {{\"task_id\": \"{id}\"}} (add \"block\": SECONDS to wait for new output or its end); task_list lists the tasks; task_stop ends it and every process it started. When it ends by itself you are told. It ends when this session ends.\n{reach}"
+    ))
+}
+
+/// Start a background task's process from a thread that lives as long as
+/// Tandem. The sandbox's `--die-with-parent` is the kernel's parent-death
+/// signal, and Linux sends it when the *thread* that forked the process
+/// ends, not the process: a runtime worker thread can end while Tandem
+/// runs (after a `block_in_place` it joins the blocking pool, whose idle
+/// threads exit), and a task started from it would be killed minutes into
+/// its life. One thread, started once and never ended, forks every task.
+#[cfg(unix)]
+async fn spawn_on_a_lasting_thread(cmd: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    type Job = (tokio::process::Command, tokio::runtime::Handle, tokio::sync::oneshot::Sender<std::io::Result<tokio::process::Child>>);
+    static SPAWNER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<Job>>> = std::sync::OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, incoming) = std::sync::mpsc::channel::<Job>();
+        let started = std::thread::Builder::new().name("tandem-task-spawner".into()).spawn(move || {
+            for (mut cmd, runtime, reply) in incoming {
+                // The child is registered with the runtime that will wait on it.
+                let _entered = runtime.enter();
+                let _ = reply.send(cmd.spawn());
+            }
+        });
+        started.ok().map(|_| jobs)
+    });
+    let Some(jobs) = spawner else { return Err(std::io::Error::other("cannot start the thread that starts background tasks")) };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    jobs.send((cmd, tokio::runtime::Handle::current(), reply)).map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?;
+    answer.await.map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?
+}
+
+#[cfg(not(unix))]
+async fn start_background(_command: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
+    Err(ToolError::model("Error: background tasks are only available on Linux; run the command in the foreground."))
 }
 
 /// Process groups, signals and `bash` are what make a command stoppable as

@@ -9,6 +9,8 @@
 //! fresh" check with its refusals, and line-ending detection (an existing
 //! CRLF file stays CRLF when the model writes `\n`).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -34,7 +36,7 @@ const PREVIEW_LINE_CHARS: usize = 200;
 /// (otherwise read it again). A file that uses CRLF line endings keeps them.
 /// Paths are relative to the workspace root. If the file is open in the
 /// user's editor, the change is made in the editor.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct WriteFileArgs {
     /// The file to write, relative to the workspace root.
     pub file_path: String,
@@ -58,12 +60,15 @@ impl Tool for WriteFile {
         args.file_path.clone()
     }
 
+    /// Off the async runtime: reading, hashing and diffing a large file
+    /// is CPU work the editor's requests must not wait behind.
     async fn plan(&self, args: &Self::Args, ctx: &ToolContext) -> Result<WritePlan, ToolError> {
-        plan_write(&ctx.workspace, args)
+        let (workspace, args) = (Arc::clone(&ctx.workspace), args.clone());
+        crate::diff::off_runtime(move || plan_write(&workspace, &args)).await
     }
 
     fn preview(&self, _args: &Self::Args, plan: &WritePlan) -> Option<String> {
-        Some(render_diff(plan.old_text.as_deref().unwrap_or(""), &plan.new_text))
+        Some(plan.diff.clone())
     }
 
     async fn call(&self, args: Self::Args, plan: WritePlan, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -87,23 +92,24 @@ impl Tool for WriteFile {
 /// What `write_file` will do, computed before permission is asked.
 pub struct WritePlan {
     path: std::path::PathBuf,
-    /// The text being replaced; `None` for a new file.
-    old_text: Option<std::sync::Arc<str>>,
     new_text: std::sync::Arc<str>,
     base: Option<ReadStamp>,
+    /// The diff shown for review, rendered once, with the plan.
+    diff: String,
 }
 
 fn plan_write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WritePlan, ToolError> {
     let path = workspace.resolve(&args.file_path).map_err(|e| ToolError::model(e.message()))?;
     match fresh_existing(workspace, &path, "writing")? {
         Some(current) => {
-            let new_text = match line_ending_of(&current.text) {
+            let new_text: Arc<str> = match line_ending_of(&current.text) {
                 Some(ending) => with_line_ending(&args.content, ending).into(),
                 None => args.content.as_str().into(),
             };
-            Ok(WritePlan { path, new_text, base: Some(current.stamp), old_text: Some(current.text) })
+            let diff = render_diff(&current.text, &new_text);
+            Ok(WritePlan { path, new_text, base: Some(current.stamp), diff })
         }
-        None => Ok(WritePlan { path, old_text: None, new_text: args.content.as_str().into(), base: None }),
+        None => Ok(WritePlan { path, diff: render_diff("", &args.content), new_text: args.content.as_str().into(), base: None }),
     }
 }
 

@@ -1,10 +1,12 @@
 //! The ports: the small traits through which a tool asks for a service
 //! that lives above `tools/` (the layers above implement them, `tools/`
 //! never imports them): the shell's sandbox ([`shell_sandbox`]), the tool
-//! hooks ([`tool_hooks`]), sub-agents ([`sub_agent`]) and code
-//! intelligence ([`code_intel`]: the editor's or Tandem's own language servers).
+//! hooks ([`tool_hooks`]), sub-agents ([`sub_agent`]), code
+//! intelligence ([`code_intel`]: the editor's or Tandem's own language
+//! servers) and the session's background tasks ([`tasks`]).
 
 pub mod code_intel;
 pub mod shell_sandbox;
 pub mod sub_agent;
+pub mod tasks;
 pub mod tool_hooks;

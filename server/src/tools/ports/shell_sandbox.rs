@@ -104,4 +104,12 @@ pub trait ShellSandbox: Send + Sync {
     /// command printed (stdout, then stderr); empty when nothing in it
     /// points at the sandbox.
     fn explain_failure(&self, profile: ShellProfile, output: &str) -> Vec<String>;
+
+    /// Every process a confined command starts stays inside the sandbox
+    /// and ends with its first process (a pid namespace of its own):
+    /// what background tasks need to know and stop all of a task's
+    /// processes, daemons included.
+    fn contains_processes(&self) -> bool {
+        false
+    }
 }

@@ -1,7 +1,6 @@
 //! Text helpers the tools share: line endings, numbered lines, and the
 //! unified diff shown after an edit (and in edit reviews).
 
-use std::time::Duration;
 
 use crate::workspace::Splice;
 
@@ -100,38 +99,43 @@ pub(crate) fn render_splice_diff(old: &str, splices: &[Splice]) -> String {
 
 /// The diff of two windows of texts that agree on their first `skipped` lines.
 fn render_window(old: &str, new: &str, skipped: usize) -> String {
-    use similar::{ChangeTag, TextDiff};
-    // A deadline keeps a pathological diff bounded; similar then falls back
-    // to a coarser (still correct) diff.
-    let diff = TextDiff::configure().timeout(Duration::from_millis(500)).diff_lines(old, new);
-    let groups = diff.grouped_ops(DIFF_CONTEXT);
+    use crate::diff::Row;
+    // Bounded (crate::diff): a pathological diff ends at its deadline with
+    // a coarser (still exact) script.
+    let diff = crate::diff::lines(old, new);
     // (line number, sign and text); no number for a hunk header.
     let mut rows: Vec<(Option<usize>, String)> = Vec::new();
-    for group in &groups {
+    for group in diff.groups(DIFF_CONTEXT) {
+        let changes = diff.rows(&group);
+        // The header counts the rows below it.
+        let old_index = |row: &Row| match *row {
+            Row::Same(o, _, _) | Row::Removed(o, _) => Some(o),
+            Row::Added(..) => None,
+        };
+        let new_index = |row: &Row| match *row {
+            Row::Same(_, n, _) | Row::Added(n, _) => Some(n),
+            Row::Removed(..) => None,
+        };
         let Some(first) = group.first() else { continue };
-        let changes: Vec<_> = group.iter().flat_map(|op| diff.iter_changes(op)).collect();
-        // The header counts the rows below it. (similar's ops may name a
-        // neighbouring index for the side a change does not touch, so the
-        // rows, not the ops, decide.)
-        let old_start = changes.iter().find_map(|c| c.old_index()).unwrap_or(first.old_range().start);
-        let new_start = changes.iter().find_map(|c| c.new_index()).unwrap_or(first.new_range().start);
-        let old_len = changes.iter().filter(|c| c.old_index().is_some()).count();
-        let new_len = changes.iter().filter(|c| c.new_index().is_some()).count();
+        let old_start = changes.iter().find_map(old_index).unwrap_or(first.old_range().start);
+        let new_start = changes.iter().find_map(new_index).unwrap_or(first.new_range().start);
+        let old_len = changes.iter().filter(|c| old_index(c).is_some()).count();
+        let new_len = changes.iter().filter(|c| new_index(c).is_some()).count();
         rows.push((None, format!("@@ -{},{old_len} +{},{new_len} @@", skipped + old_start + 1, skipped + new_start + 1)));
         for change in changes {
-            let (sign, number) = match change.tag() {
-                ChangeTag::Delete => ('-', change.old_index()),
-                ChangeTag::Insert => ('+', change.new_index()),
-                ChangeTag::Equal => (' ', change.new_index()),
+            let (sign, number, value) = match change {
+                Row::Removed(o, value) => ('-', o, value),
+                Row::Added(n, value) => ('+', n, value),
+                Row::Same(_, n, value) => (' ', n, value),
             };
-            let number = number.map_or(0, |n| skipped + n + 1);
-            let text = change.value().trim_end_matches(['\n', '\r']);
+            let number = skipped + number + 1;
+            let text = value.trim_end_matches(['\n', '\r']);
             let mut text = match text.char_indices().nth(MAX_DIFF_LINE_CHARS) {
                 Some((end, _)) => format!("{} [...]", &text[..end]),
                 None => text.to_string(),
             };
             // Else "- b" / "+ b" would look like a change to nothing.
-            if change.tag() != ChangeTag::Equal && !change.value().ends_with('\n') {
+            if sign != ' ' && !value.ends_with('\n') {
                 text.push_str(" [no newline at end of file]");
             }
             rows.push((Some(number), format!("{sign} {text}")));

@@ -12,6 +12,7 @@ import {
   needsConfirmation,
   rejectionMessage,
   changedWhileReviewed,
+  editWords,
   REJECTED_IN_PREVIEW,
   relativePath,
   serverEnv,
@@ -79,9 +80,27 @@ describe('serverSettings', () => {
       maxTurns: 7,
     });
   });
+  it('passes tandem.inlineCompletions on as an object, and leaves an empty one out', () => {
+    const inline = { enabled: true, provider: 'llama.cpp', baseUrl: 'http://127.0.0.1:8012' };
+    assert.deepStrictEqual(serverSettings((k) => (k === 'inlineCompletions' ? inline : undefined)).inlineCompletions, inline);
+    assert.strictEqual(serverSettings((k) => (k === 'inlineCompletions' ? {} : undefined)).inlineCompletions, undefined);
+    assert.strictEqual(serverSettings((k) => (k === 'inlineCompletions' ? 'on' : undefined)).inlineCompletions, undefined);
+  });
   it('ignores a maxTurns that is not a positive integer', () => {
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 0 : undefined)).maxTurns, undefined);
     assert.strictEqual(serverSettings((k) => (k === 'maxTurns' ? 2.5 : undefined)).maxTurns, undefined);
+  });
+});
+
+describe('inlineCompletions is user-only', () => {
+  it("puts the user's own inlineCompletions in the pulled section, never the folder's", () => {
+    const folder = { provider: 'openai', inlineCompletions: { enabled: true, baseUrl: 'http://attacker.example' } };
+    const own = { enabled: true, baseUrl: 'http://127.0.0.1:8012' };
+    const inspect = (mine: unknown) => (key: string) =>
+      key === 'inlineCompletions' ? { workspaceValue: folder.inlineCompletions, globalValue: mine } : key === 'provider' ? { globalValue: 'openai' } : undefined;
+    assert.deepStrictEqual(usersSection(folder, inspect(undefined)), { provider: 'openai' });
+    assert.deepStrictEqual(usersSection(folder, inspect(own)), { provider: 'openai', inlineCompletions: own });
+    assert.deepStrictEqual(folderSettingsIgnored(USER_ONLY_SETTINGS, inspect(own)), ['inlineCompletions']);
   });
 });
 
@@ -96,6 +115,15 @@ describe('serverEnv', () => {
 });
 
 describe('the base URL setting (issue 28)', () => {
+  it("the walkthrough's \"Use a local model\" runs the command that names the provider", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const manifest = require('../../../package.json') as {
+      contributes: { commands: { command: string }[]; walkthroughs: { steps: { id: string; description: string }[] }[] };
+    };
+    const step = manifest.contributes.walkthroughs[0].steps.find((s) => s.id === 'model');
+    assert.ok(step?.description.includes('[Use a local model](command:tandem.useLocalModel)'), step?.description);
+    assert.ok(manifest.contributes.commands.some((c) => c.command === 'tandem.useLocalModel'));
+  });
   it('"Use a local model" names the provider with the URL and the model', () => {
     assert.deepStrictEqual(localModelSettings(' http://localhost:11434/v1 ', ' qwen3 '), { provider: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen3' });
   });
@@ -158,6 +186,13 @@ describe('messages', () => {
       'Tandem: run failed: no model provider is configured. Set one of:',
     );
     assert.match(endSummary({ runId: 'run-3', status: 'cancelled', text: '', edits: edits.slice(0, 1) }, folders), /landed before the cancel/);
+  });
+  it('words the edits as the server did when it says', () => {
+    const summary = '2 edits: 1 partly applied, 1 changed by a command. Changed: app.py line 1 (partly applied; declined: 5); out.txt.';
+    const edits = [{ uri: 'file:///home/u/proj/app.py', status: 'partial' }, { uri: 'file:///home/u/proj/out.txt', status: 'written', command: 'make' }];
+    assert.strictEqual(endSummary({ runId: 'run-1', status: 'completed', text: '', edits, summary }, folders), `Tandem: run completed. ${summary}`);
+    assert.strictEqual(editWords(edits[1]), 'changed by a command');
+    assert.strictEqual(editWords({ status: 'unknown' }), 'unknown');
   });
   it('tells a document changed during the review from a rejection', () => {
     const edit = { documentChanges: [{ textDocument: { uri: 'file:///ws/a.txt', version: 4 }, edits: [] }] };

@@ -221,7 +221,11 @@ describe('usage, edit statuses and the status bar', () => {
     assert.strictEqual(usageLine(undefined, undefined), '');
   });
   it('names edit statuses as the panel shows them', () => {
-    assert.deepStrictEqual(['applied', 'partial', 'rejected', 'superseded', 'not_applied'].map(editStatusLabel), ['applied', 'partial', 'declined', 'superseded', 'not applied']);
+    const labels = ['applied', 'written', 'partial', 'rejected', 'superseded', 'not_applied', 'unknown'].map((s) => editStatusLabel(s));
+    assert.deepStrictEqual(labels, ['applied', 'applied', 'partly applied', 'declined', 'superseded', 'not applied', 'unknown']);
+    // A file a command changed is no edit of the agent's.
+    assert.strictEqual(editStatusLabel('written', 'python -m pytest'), 'changed by a command');
+    assert.strictEqual(editStatusLabel('written', 'rm old.log', true), 'deleted by a command');
   });
   it('says idle, the running tool, or that an approval waits', () => {
     assert.strictEqual(statusBarText({ state: 'idle' }).text, '$(comment-discussion) Tandem');

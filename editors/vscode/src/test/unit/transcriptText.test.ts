@@ -9,6 +9,32 @@ function render(events: RunEvent[]): string {
 }
 
 describe('TranscriptText', () => {
+  it('shows the todo list as a checklist and a background task as it starts and ends', () => {
+    const out = render([
+      { type: 'todo', todos: [
+        { id: '1', content: 'Read the parser', status: 'completed' },
+        { id: '2', content: 'Fix the bug\nwith details', status: 'in_progress' },
+        { id: '3', content: 'Run the tests', status: 'pending' },
+      ] },
+      { type: 'task_started', task_id: '1', command: 'npm run dev' },
+      { type: 'task_ended', task_id: '1', command: 'npm run dev', status: 'exited', exit_code: 1, last_lines: ['Error'] },
+      { type: 'task_ended', task_id: '2', command: 'sleep 100', status: 'stopped', exit_code: null },
+    ]);
+    assert.strictEqual(
+      out,
+      [
+        'Todo (1/3)',
+        '  [x] Read the parser',
+        '  [~] Fix the bug',
+        '  [ ] Run the tests',
+        '(task 1 started in the background: npm run dev)',
+        '(task 1 exited with code 1: npm run dev)',
+        '(task 2 stopped: sleep 100)',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('nests a sub-agent under its agent call, and a forked skill inside it one level deeper', () => {
     const out = render([
       { type: 'text', text: 'Let me ' },

@@ -1,9 +1,8 @@
 //! Planning: `new_string` written in the file's style where it lands.
 
 use std::ops::Range;
-use std::time::{Duration, Instant};
 
-use similar::{capture_diff_slices_deadline, Algorithm, DiffOp};
+use crate::diff::DiffOp;
 use unicode_normalization::{is_nfc, is_nfd, UnicodeNormalization};
 
 use crate::tools::support::text::{line_ending_of, with_line_ending, LineEnding};
@@ -54,10 +53,6 @@ pub fn apply(text: &str, replacements: &[Splice]) -> String {
     out.push_str(&text[copied..]);
     out
 }
-
-/// How long restyling may spend diffing old_string's lines against
-/// new_string's before it settles for a coarser diff.
-pub(super) const RESTYLE_DIFF_DEADLINE: Duration = Duration::from_millis(200);
 
 /// A line-wise match: lines the model kept are written as the file has them;
 /// the others get the file's indentation, characters and line endings.
@@ -121,8 +116,8 @@ pub(super) fn restyle_lines(
 
     let n_refs: Vec<&str> = n_lines.iter().map(String::as_str).collect();
     let r_refs: Vec<&str> = r_lines.iter().map(String::as_str).collect();
-    let deadline = Instant::now().checked_add(RESTYLE_DIFF_DEADLINE);
-    let ops = capture_diff_slices_deadline(Algorithm::Myers, &n_refs, &r_refs, deadline);
+    // Bounded (crate::diff): past its deadline a coarser diff.
+    let ops = crate::diff::slices(&n_refs, &r_refs);
 
     // Each output line with the line break that follows it inside the file.
     let mut out_lines: Vec<(String, Option<&str>)> = Vec::with_capacity(r_lines.len());
@@ -210,8 +205,7 @@ pub(super) fn restyle_chars(old: &str, matched: &str, new: &str, ending: LineEnd
         let piece: String = chars.iter().collect();
         out.push_str(&with_line_ending(&style.apply_chars_only(&piece), ending));
     };
-    let deadline = Instant::now().checked_add(RESTYLE_DIFF_DEADLINE);
-    for op in capture_diff_slices_deadline(Algorithm::Myers, &old_chars, &new_chars, deadline) {
+    for op in crate::diff::slices(&old_chars, &new_chars) {
         match op {
             DiffOp::Equal { old_index, new_index, len } => {
                 let (from, to) = (old_offsets[old_index], old_offsets[old_index + len]);

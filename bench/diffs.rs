@@ -1,0 +1,344 @@
+//! Section of `bench/run` (through `bench/diffs.sh`): what a diff costs
+//! (issue 31, cost follows the edit). In one process, the same pairs of
+//! texts through the plain line diff Tandem ran before (`similar`'s Myers
+//! on the whole texts, no deadline: what `workspace/replacements.rs` did)
+//! and through the bounded one every diff now takes (`tandem::diff`: the
+//! common prefix and suffix trimmed, the middle diffed within a deadline,
+//! replaced whole past it), measured as `replacements` (the editor's
+//! edits, the run's changed lines). Then, as whole processes, `tandem ask`
+//! rewriting every line of a 12 MB file, and how long `tandem lsp` takes
+//! to answer a request while it plans such a rewrite.
+//!
+//! Checks (exit 1 when one fails): the bounded replacements, applied to
+//! the old text, give the new one; the rewrite through `tandem ask` leaves
+//! the new text on disk; the server answered while planning.
+//!
+//! Usage: `diffs --tandem PATH [--runs N] [--warm N] [--quick]`.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "stats.rs"]
+mod stats;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use stats::{cell, ms, stats};
+
+struct Options {
+    tandem: PathBuf,
+    runs: usize,
+    warm: usize,
+    quick: bool,
+}
+
+fn options() -> Options {
+    let (mut tandem, mut runs, mut warm, mut quick) = (None, 10, 2, false);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--tandem" => tandem = args.next().map(PathBuf::from),
+            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs),
+            "--warm" => warm = args.next().and_then(|n| n.parse().ok()).unwrap_or(warm),
+            "--quick" => quick = true,
+            other => {
+                eprintln!("diffs bench: unknown argument {other}");
+                std::process::exit(2);
+            }
+        }
+    }
+    let Some(tandem) = tandem else {
+        eprintln!("diffs bench: --tandem PATH is needed");
+        std::process::exit(2);
+    };
+    Options { tandem, runs: runs.max(1), warm, quick }
+}
+
+/// Which lines of a text of n lines change: (line, n).
+type Shape = fn(usize, usize) -> bool;
+
+/// A text of `lines` lines of about 40 bytes.
+fn text(lines: usize, changed: impl Fn(usize) -> bool) -> String {
+    (0..lines)
+        .map(|i| if changed(i) { format!("LET VALUE_{i:07} = COMPUTE({i}) + OFFSET;\n") } else { format!("let value_{i:07} = compute({i}) + offset;\n") })
+        .collect()
+}
+
+fn time<T>(runs: usize, warm: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, T) {
+    for _ in 0..warm {
+        f();
+    }
+    let mut out = None;
+    let mut ms = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        out = Some(f());
+        ms.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    (ms, out.unwrap())
+}
+
+/// What `replacements` computed before: the plain line diff of the texts.
+fn plain_line_diff(old: &str, new: &str) -> usize {
+    let diff = similar::TextDiff::from_lines(old, new);
+    diff.ops().len()
+}
+
+fn spliced(old: &str, splices: &[tandem::workspace::Splice]) -> String {
+    let mut out = String::with_capacity(old.len());
+    let mut at = 0;
+    for splice in splices {
+        out.push_str(&old[at..splice.range.start]);
+        out.push_str(&splice.text);
+        at = splice.range.end;
+    }
+    out.push_str(&old[at..]);
+    out
+}
+
+fn main() {
+    let opts = options();
+    let mut failed = Vec::new();
+    println!("## Diffs: cost follows the change (issue 31)\n");
+    println!(
+        "One process, the same texts (lines of ~40 bytes) through the plain line diff Tandem ran before (`similar`'s Myers over the whole texts, no deadline) and through the bounded diff every diff takes now (`tandem::diff`: common prefix and suffix trimmed, the middle diffed within {} ms, replaced whole by lines past it), as `workspace::replacements` (the editor's edits, a run's changed lines). Milliseconds, median (min–max) of {} runs; the plain diff of the large rewrites is not run (it grows with lines × changed lines: the issue measured 94 s of CPU for 12 MB).\n",
+        tandem::diff::DEADLINE.as_millis(),
+        opts.runs
+    );
+    println!("| text | change | plain diff (before) | bounded diff (after) | after / before |");
+    println!("|---|---|---|---|---|");
+    let sizes: &[usize] = if opts.quick { &[2_000, 20_000] } else { &[2_000, 10_000, 40_000, 300_000] };
+    let shapes: [(&str, Shape); 3] = [
+        ("one line", |i, n| i == n / 2),
+        ("every other line", |i, _| i % 2 == 0),
+        ("every line", |_, _| true),
+    ];
+    for &lines in sizes {
+        for (shape, changed) in shapes {
+            let old = text(lines, |_| false);
+            let new = text(lines, |i| changed(i, lines));
+            let size = format!("{} lines, {:.1} MB", lines, old.len() as f64 / 1e6);
+            let (after, splices) = time(opts.runs, opts.warm, || tandem::workspace::replacements(&old, &new));
+            if spliced(&old, &splices) != new {
+                failed.push(format!("replacements of {size}, {shape}, do not give the new text"));
+            }
+            // The plain diff only where it ends in reasonable time: a small
+            // change at any size, a large one on small texts.
+            let run_plain = shape == "one line" || lines <= 10_000;
+            let before = run_plain.then(|| time(opts.runs, opts.warm, || plain_line_diff(&old, &new)).0);
+            let after = stats(&after);
+            let (before_cell, ratio) = match before {
+                Some(before) => {
+                    let before = stats(&before);
+                    (cell(before), format!("{:.2}", after.median / before.median.max(0.001)))
+                }
+                None => ("not run".to_string(), "—".to_string()),
+            };
+            println!("| {size} | {shape} | {before_cell} | {} | {ratio} |", cell(after));
+        }
+    }
+    println!();
+    let mb = if opts.quick { 1 } else { 12 };
+    match whole_rewrite(&opts, mb) {
+        Ok((ask_ms, answers)) => {
+            println!("Whole processes, every line of a {mb} MB file rewritten (`write_file`, scripted model):\n");
+            println!("| figure | ms | target |");
+            println!("|---|---|---|");
+            println!("| `tandem ask --json`, acceptEdits: read_file, write_file, done (wall) | {} | ≤ 2000 (issue 31) |", cell(stats(&ask_ms)));
+            match answers {
+                Ok(answers) if !answers.is_empty() => {
+                    let s = stats(&answers);
+                    println!(
+                        "| `tandem lsp`: a request answered while the rewrite is planned ({} requests, one at a time, from the call's event to its prompt) | {} (max {}) | ≤ 50 (issue 31) |",
+                        answers.len(),
+                        ms(s.median),
+                        ms(s.max)
+                    );
+                }
+                Ok(_) => failed.push("tandem lsp: no request was answered while the rewrite was planned".into()),
+                Err(err) => failed.push(format!("tandem lsp: {err}")),
+            }
+        }
+        Err(err) => failed.push(format!("tandem ask rewrite: {err}")),
+    }
+    println!();
+    if !failed.is_empty() {
+        for f in &failed {
+            eprintln!("diffs bench: FAILED: {f}");
+        }
+        std::process::exit(1);
+    }
+}
+
+/// A workspace with a `big.txt` of `mb` MB and a model script that reads
+/// it and rewrites every line.
+fn rewrite_fixture(mb: usize) -> (tempfile::TempDir, PathBuf, PathBuf, String, String) {
+    let lines = mb * 1_000_000 / 41;
+    let old = text(lines, |_| false);
+    let new = text(lines, |_| true);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("work");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("big.txt"), &old).unwrap();
+    let script = dir.path().join("script.json");
+    let turns = json!({"turns": [
+        {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "big.txt"}}]},
+        {"text": "", "tool_calls": [{"name": "write_file", "input": {"file_path": "big.txt", "content": new}}]},
+        // The rewrite fills the scripted context: a compaction takes a turn.
+        {"text": "Done."},
+        {"text": "Done."}
+    ]});
+    std::fs::write(&script, turns.to_string()).unwrap();
+    (dir, root, script, old, new)
+}
+
+fn tandem_command(opts: &Options, root: &Path, script: &Path, data: &Path) -> Command {
+    let mut command = Command::new(&opts.tandem);
+    command
+        .current_dir(root)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", script)
+        .env("TANDEM_LOG", "error")
+        .env("XDG_DATA_HOME", data)
+        .env("XDG_CACHE_HOME", data);
+    command
+}
+
+/// `tandem ask`'s times, and the answers' times of `tandem lsp` (or why none).
+type Rewrite = (Vec<f64>, Result<Vec<f64>, String>);
+
+fn whole_rewrite(opts: &Options, mb: usize) -> Result<Rewrite, String> {
+    let (dir, root, script, old, new) = rewrite_fixture(mb);
+    let data = dir.path().join("data");
+    let runs = if opts.quick { 1 } else { opts.runs.min(5) };
+    let mut ask_ms = Vec::new();
+    for _ in 0..runs {
+        std::fs::write(root.join("big.txt"), &old).unwrap();
+        let start = Instant::now();
+        let out = tandem_command(opts, &root, &script, &data)
+            .args(["ask", "--json", "--permission-mode", "acceptEdits", "rewrite big.txt"])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", opts.tandem.display()))?;
+        ask_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+        if !out.status.success() {
+            return Err(format!("tandem ask failed: {} {}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout).chars().rev().take(400).collect::<String>().chars().rev().collect::<String>()));
+        }
+        if std::fs::read_to_string(root.join("big.txt")).ok().as_deref() != Some(new.as_str()) {
+            return Err("big.txt does not hold the new text after tandem ask".into());
+        }
+    }
+    std::fs::write(root.join("big.txt"), &old).unwrap();
+    let answers = answers_while_planning(opts, &root, &script, &data);
+    Ok((ask_ms, answers))
+}
+
+/// Frame one JSON-RPC message.
+fn send(stdin: &mut impl Write, message: &Value) {
+    let body = message.to_string();
+    let _ = write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len());
+    let _ = stdin.flush();
+}
+
+fn read_frames(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Value> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(n) = line.strip_prefix("Content-Length: ") {
+                    length = n.parse::<usize>().ok();
+                }
+            }
+            let Some(length) = length else { return };
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                return;
+            }
+            let Ok(message) = serde_json::from_slice(&body) else { return };
+            if tx.send(message).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// `tandem lsp` in the default mode: once the write_file call is announced,
+/// requests (`tandem.provider`) one at a time until the edit's prompt comes
+/// (the plan's end); the time each took to be answered.
+fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Path) -> Result<Vec<f64>, String> {
+    let mut child = tandem_command(opts, root, script, data)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start tandem lsp: {e}"))?;
+    let mut stdin = child.stdin.take().unwrap();
+    let incoming = read_frames(child.stdout.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let next = |what: &str| -> Result<Value, String> {
+        incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())).map_err(|_| format!("no message while waiting for {what}"))
+    };
+    let root_uri = format!("file://{}", root.display());
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root_uri, "workspaceFolders": [{"uri": root_uri, "name": "work"}], "capabilities": {}}}));
+    while next("the answer to initialize")?["id"] != json!(1) {}
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": {"command": "tandem.ask", "arguments": [{"prompt": "rewrite big.txt"}]}}));
+    let is_prompt = |m: &Value| m.get("id").is_some() && m["method"] == "window/showMessageRequest";
+    loop {
+        let m = next("the write_file call")?;
+        if m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "tool_call" && m["params"]["event"]["name"] == "write_file" {
+            break;
+        }
+        answer_server_request(&mut stdin, &m);
+    }
+    let mut answers = Vec::new();
+    let mut id = 10;
+    let prompt = 'outer: loop {
+        id += 1;
+        let sent = Instant::now();
+        send(&mut stdin, &json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "tandem.provider"}}));
+        loop {
+            let m = next("an answer")?;
+            if m.get("method").is_none() && m["id"] == json!(id) {
+                answers.push(sent.elapsed().as_secs_f64() * 1000.0);
+                break;
+            }
+            if is_prompt(&m) {
+                break 'outer m;
+            }
+            answer_server_request(&mut stdin, &m);
+        }
+    };
+    // Reject the edit and leave.
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "id": prompt["id"], "result": {"title": "Reject"}}));
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(stdin);
+    let _ = child.wait();
+    Ok(answers)
+}
+
+/// Answer what the server asks along the way (progress tokens, settings).
+fn answer_server_request(stdin: &mut impl Write, m: &Value) {
+    if m.get("id").is_some() && m.get("method").is_some() {
+        let result = if m["method"] == "workspace/configuration" { json!([null]) } else { Value::Null };
+        send(stdin, &json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
+    }
+}

@@ -1,0 +1,88 @@
+// End to end: one status per edit in the Tandem panel (issue 28), in
+// code-server in the default permission mode:
+//   1. a rename in two places asked in the panel, one of its two hunks
+//      ticked in the Refactor Preview, then a shell command approved in
+//      the panel (Tandem saves the edited buffer before it): the edit's card
+//      says "partly applied", the run's end line lists app.py once, partly
+//      applied (the save before the command is no second edit), and the
+//      buffer holds exactly the ticked hunk;
+//   2. a window reload: the panel shows the thread's past with the same
+//      card status and end line (they come from the thread, not from the
+//      window's memory).
+// Screenshots of both go to E2E_DIR/screenshots (partial-after-run,
+// partial-after-reload).
+'use strict';
+
+const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForLines, clickPreviewButton, shot, windowUri, STEP_MS, panelFrame, inPanel, clickInPanel, typeInPanel, endCount, nextEnd } = require('./harness');
+
+const APP = 'def greet(name):\n    return "hi " + name\n\n\nprint(greet("ann"))\n';
+
+/** The panel's view of the run: the edit card's status, the end line's entries. */
+function panelStatuses(panel) {
+  return panel.evaluate(() => {
+    const cards = [...document.querySelectorAll('#log .card')].filter((c) => (c.querySelector('.name')?.textContent ?? '') === 'edit_file');
+    const line = [...document.querySelectorAll('#log .edits')].at(-1);
+    return {
+      cards: cards.map((c) => c.querySelector('.status')?.textContent ?? ''),
+      end: line ? [...line.querySelectorAll('.edit')].map((e) => e.textContent.trim()) : [],
+    };
+  });
+}
+
+async function main() {
+  const page = await open({ files: { 'app.py': APP } });
+  const appUri = windowUri('app.py');
+  await quickOpen('app.py');
+  model.queue({ text: 'Reading.' }, { tool: { name: 'read_file', input: { file_path: 'app.py' } } });
+  model.queue({ text: 'Renaming.' }, { tool: { name: 'edit_file', input: { file_path: 'app.py', old_string: 'greet(', new_string: 'welcome(', replace_all: true } } });
+  model.queue({ text: 'Running it.' }, { tool: { name: 'run_shell', input: { command: 'python3 app.py; cat app.py' } } });
+  model.queue({ text: 'Done.' });
+
+  await palette('Tandem: Open Panel');
+  let panel = await panelFrame('the panel opens');
+  const ends = await endCount(panel);
+  await typeInPanel(panel, 'Rename greet to welcome and run it');
+  await page.keyboard.press('Enter');
+
+  // 1. One of the two hunks ticked, then the command approved.
+  await until('the rename waits in the Refactor Preview as two hunks', () => {
+    const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
+    return !!list && list.checkVisibility() && list.querySelectorAll('.monaco-list-row[aria-level="2"]').length === 2;
+  });
+  await page.evaluate(() => {
+    const rows = [...document.querySelectorAll('.monaco-list[aria-label="Bulk Edit"] .monaco-list-row[aria-level="2"]')];
+    const box = rows[0].querySelector('.edit-checkbox');
+    if (box && box.getAttribute('aria-checked') !== 'true') box.click();
+  });
+  await until('the first hunk is ticked', () => {
+    const rows = [...document.querySelectorAll('.monaco-list[aria-label="Bulk Edit"] .monaco-list-row[aria-level="2"]')];
+    return rows.length === 2 && rows.map((r) => r.querySelector('.edit-checkbox')?.getAttribute('aria-checked') === 'true').join() === 'true,false';
+  });
+  await clickPreviewButton('Apply');
+  await inPanel(panel, 'the command is asked in the panel', () => !!document.querySelector('#asks button[data-action="Allow once"]'));
+  await clickInPanel(panel, '#asks button[data-action="Allow once"]');
+  const ended = await nextEnd(panel, 'the run ends in the panel', ends);
+  assert.ok(ended.startsWith('Completed'), `the run's end: ${ended}`);
+  await waitForLines('the buffer holds the ticked hunk only', appUri, ['def welcome(name):', '    return "hi " + name', '', '', 'print(greet("ann"))', '']);
+  const after = await inPanel(panel, 'the end line lists the edit', () => [...document.querySelectorAll('#log .edits .edit')].length > 0);
+  assert.ok(after);
+  const run = await panelStatuses(panel);
+  log(`after the run: ${JSON.stringify(run)}`);
+  assert.deepStrictEqual(run, { cards: ['◐ partly applied'], end: ['app.py partly applied'] }, 'the card and the end line after the run');
+  await shot('partial-after-run');
+  log('check: the partly applied edit\'s card and end line say "partly applied", app.py listed once');
+
+  // 2. A window reload: the same, from the thread.
+  await page.reload({ timeout: STEP_MS });
+  await until('the workbench loads again', () => !!document.querySelector('.monaco-workbench .part.editor'));
+  panel = await panelFrame('the panel after the window reload');
+  await inPanel(panel, 'the panel shows the thread\'s past with its end line', () => document.getElementById('log').textContent.includes('Rename greet to welcome') && document.querySelectorAll('#log .edits .edit').length > 0);
+  const reloaded = await panelStatuses(panel);
+  log(`after the reload: ${JSON.stringify(reloaded)}`);
+  assert.deepStrictEqual(reloaded, run, 'the card and the end line after a window reload');
+  await shot('partial-after-reload');
+  log('check: after a window reload the card and the end line say "partly applied" as before');
+  await passed('a partly applied edit reported once, the same after a window reload');
+}
+
+run(main);
