@@ -25,11 +25,9 @@
 //! section says so and passes, unless `TANDEM_REQUIRE_PYRIGHT` is set.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/framing.rs"]
-mod framing;
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -41,7 +39,7 @@ use tandem::scope::Scope;
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
 
-use framing::{frame, read_message};
+use tandem::wire::{frame_json as frame, FrameReader};
 
 #[path = "stats.rs"]
 mod stats;
@@ -91,9 +89,9 @@ fn proxy(log: &Path, command: &[String]) -> ! {
     };
     let server_log = Arc::clone(&log);
     let back = std::thread::spawn(move || {
-        let mut reader = BufReader::new(from_server);
+        let mut reader = FrameReader::new(from_server);
         let mut out = std::io::stdout().lock();
-        while let Some(message) = read_message(&mut reader) {
+        while let Ok(Some(message)) = reader.next_json_blocking() {
             // Noted before it is passed on: the line is there when Tandem has it.
             note(&server_log, "s2c", &message);
             if out.write_all(&frame(&message)).and_then(|()| out.flush()).is_err() {
@@ -101,8 +99,8 @@ fn proxy(log: &Path, command: &[String]) -> ! {
             }
         }
     });
-    let mut reader = BufReader::new(std::io::stdin().lock());
-    while let Some(message) = read_message(&mut reader) {
+    let mut reader = FrameReader::new(std::io::stdin().lock());
+    while let Ok(Some(message)) = reader.next_json_blocking() {
         note(&log, "c2s", &message);
         if to_server.write_all(&frame(&message)).and_then(|()| to_server.flush()).is_err() {
             break;

@@ -13,14 +13,12 @@
 //! real binary.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/framing.rs"]
-mod framing;
 #[path = "../tests/common/mock_model.rs"]
 #[allow(dead_code)]
 mod mock_model;
 
 use std::collections::VecDeque;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
@@ -42,7 +40,7 @@ use tandem::lsp::editor::{EditCapabilities, LspEditor};
 use tandem::tools::{Executor, Tool, ToolCall, ToolContext, ToolError, ToolKind, ToolRegistry};
 use tandem::workspace::Workspace;
 
-use framing::{frame, read_message};
+use tandem::wire::{frame_json as frame, FrameReader};
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent};
 
 use mock_model::{MockModel, MockResponse};
@@ -370,8 +368,8 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let (tx, incoming) = channel();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            while let Some(message) = read_message(&mut reader) {
+            let mut reader = FrameReader::new(stdout);
+            while let Ok(Some(message)) = reader.next_json_blocking() {
                 if tx.send(message).is_err() {
                     break;
                 }

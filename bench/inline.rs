@@ -19,18 +19,15 @@
 //! Usage: `inline [--runs N] [--warm N] [--quick]`.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../tests/common/framing.rs"]
-mod framing;
-
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use framing::{frame, read_message};
 use serde_json::{json, Value};
+use tandem::wire::{frame_json as frame, FrameReader};
 
 struct Options {
     runs: usize,
@@ -105,7 +102,7 @@ fn serve_mock(mut stream: TcpStream, record: &Mutex<Vec<Duration>>) {
 struct Server {
     child: Child,
     stdin: ChildStdin,
-    reader: BufReader<std::process::ChildStdout>,
+    reader: FrameReader<std::process::ChildStdout>,
     next_id: i64,
     version: i32,
 }
@@ -125,7 +122,7 @@ impl Server {
             .spawn()
             .expect("start tandem lsp");
         let stdin = child.stdin.take().unwrap();
-        let reader = BufReader::new(child.stdout.take().unwrap());
+        let reader = FrameReader::new(child.stdout.take().unwrap());
         let mut server = Server { child, stdin, reader, next_id: 0, version: 1 };
         let root_uri = format!("file://{}", root.display());
         let init = server.request(
@@ -152,7 +149,7 @@ impl Server {
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let message = read_message(&mut self.reader).expect("tandem lsp answered");
+            let message = self.reader.next_json_blocking().ok().flatten().expect("tandem lsp answered");
             if message.get("method").is_none() && message["id"] == json!(id) {
                 return message;
             }

@@ -46,10 +46,10 @@
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: messages and usage, the
-//!   json_file  trust  diff                      environment, consent, settings
+//!   json_file  trust  diff  wire                environment, consent, settings
 //!                                                 layers, locks, strict JSON
 //!                                                 files, workspace trust, the
-//!                                                 one bounded diff
+//!                                                 one bounded diff, LSP framing
 //! ```
 //!
 //! ## Code map
@@ -181,6 +181,10 @@
 //! - [`json_file`]: a hand-written JSON file read strictly (a regular file
 //!   only, bounded, no duplicate keys, no link out of its folder), so the
 //!   settings fail closed instead of running with half of what they say.
+//! - [`wire`]: the one `Content-Length` framing of every LSP-style wire
+//!   (the server's guard, the language servers' client, the demo's editor,
+//!   the tests' client): a decoder without I/O that says why a frame is
+//!   bad and finds the next message, and the readers around it.
 //! - [`sync`]: the one way a `std::sync` lock is taken
 //!   ([`sync::MutexExt::locked`], [`sync::RwLockExt::reading`]/`writing`):
 //!   a panicked holder does not take the server down.
@@ -306,4 +310,5 @@ pub mod tasks;
 pub mod thread;
 pub mod tools;
 pub mod trust;
+pub mod wire;
 pub mod workspace;

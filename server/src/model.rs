@@ -56,7 +56,7 @@ impl Message {
 /// every input token, cached or not; the two cache fields say how many of
 /// them were read from the prompt cache or written to it (Anthropic), or
 /// read from it (OpenAI's `cached_tokens`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -83,7 +83,7 @@ impl Usage {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Completed,

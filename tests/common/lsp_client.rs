@@ -4,14 +4,15 @@
 //! requests) in a backlog the test waits on, and keeps its own copy of open
 //! documents so it can apply a `workspace/applyEdit` the way an editor does.
 //!
-//! Included with `#[path = "common/lsp_client.rs"] mod lsp_client;`.
+//! The framing is the server's own ([`tandem::wire`]): one codec for
+//! every LSP-style wire; a frame the server got wrong fails the wait.
 //! Waits are on messages with a timeout, never sleeps. The position code
 //! here is written independently of the server's (UTF-16, lines split at
 //! `\n`, `\r\n`, `\r`), so a bug there is not mirrored here.
 #![allow(dead_code)]
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::framing::{frame_text, read_message};
+use tandem::wire::{frame, Frame, FrameReader};
 
 /// The `workspace/executeCommand` parameters of a `tandem.ask` with this prompt.
 pub fn ask_params(prompt: &str) -> Value {
@@ -136,8 +137,21 @@ impl LspClient {
         let stdout = child.stdout.take().unwrap();
         let (tx, incoming) = channel();
         std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            while let Some(message) = read_message(&mut reader) {
+            let mut reader = FrameReader::new(stdout);
+            while let Ok(Some(frame)) = reader.next_blocking() {
+                let message = match frame {
+                    Frame::Body(body) => match serde_json::from_slice(&body) {
+                        Ok(message) => message,
+                        Err(err) => {
+                            eprintln!("tandem lsp wrote a message that is not JSON ({err}): {}", String::from_utf8_lossy(&body));
+                            break;
+                        }
+                    },
+                    Frame::Bad(why, _) => {
+                        eprintln!("tandem lsp wrote a bad frame: {why}");
+                        break;
+                    }
+                };
                 if tx.send(message).is_err() {
                     break;
                 }
@@ -156,7 +170,7 @@ impl LspClient {
     }
 
     pub fn send_raw(&mut self, body: &str) {
-        self.send_bytes(&frame_text(body));
+        self.send_bytes(&frame(body.as_bytes()));
     }
 
     /// Write bytes as they are: broken frames, fuzzed input.

@@ -6,7 +6,6 @@
 pub mod edit_cases;
 pub mod files;
 pub mod fim_mock;
-pub mod framing;
 pub mod llama;
 pub mod lsp_client;
 pub mod mock_model;

@@ -1222,3 +1222,31 @@ fn avante_second_process_is_refused_the_running_thread() {
         assert!(run.thread.contains("wait for go") && !run.thread.contains("me too"), "{}", run.thread);
     }
 }
+
+/// The plugin's transcript names every run event type of the table
+/// generated from the server's Rust types (`editors/nvim/lua/tandem/protocol.lua`,
+/// see tests/integration/protocol.rs), and no type that table lacks: a new
+/// event is shown, or said not to be, on purpose.
+#[test]
+fn neovim_transcript_names_every_run_event_type_of_the_generated_table() {
+    for nvim in nvims("neovim_transcript_names_every_run_event_type_of_the_generated_table") {
+        let check = "vim.opt.rtp:prepend(os.getenv('TANDEM_PLUGIN'))\n\
+            local missing, unknown = require('tandem.transcript').unhandled()\n\
+            io.stdout:write(vim.json.encode({ missing = table.concat(missing, ' '), unknown = table.concat(unknown, ' '), types = #require('tandem.protocol').order }))\n";
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let script = dir.path().join("check.lua");
+        std::fs::write(&script, check).expect("write the check");
+        let output = Command::new(&nvim)
+            .args(["--headless", "--clean", "-u", "NONE", "-l"])
+            .arg(&script)
+            .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .output()
+            .expect("run nvim");
+        assert!(output.status.success(), "nvim: {}", String::from_utf8_lossy(&output.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("the check printed JSON");
+        assert!(report["types"].as_u64().is_some_and(|n| n >= 10), "the generated table lists the run events: {report}");
+        assert_eq!(report["missing"], "", "run event types transcript.lua's `show` does not name: {report}");
+        assert_eq!(report["unknown"], "", "types transcript.lua names that the protocol lacks: {report}");
+    }
+}

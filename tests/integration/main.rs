@@ -23,6 +23,7 @@ mod mcp;
 mod permissions;
 mod plan_mode_lsp;
 mod protected;
+mod protocol;
 mod reliability;
 mod reliability_lsp;
 mod sandbox;

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageclient/node';
 import { SECRET_KEYS, TandemServer, workspaceFolders } from './client';
 import { AskResult, editLanded, endSummary, firstLine, LOCAL_MODEL_URL, localModelSettings, relativePath } from './logic';
+import type { PastEvent } from './events';
 import { RunEvent, RunEventParams } from './runs';
 
 export interface AskArgument {
@@ -183,7 +184,7 @@ const RESTORE_LOOKS = 20;
 const RESTORE_LOOK_MS = 500;
 
 /** The thread's last run has ended (or there is none): its past ends with the run's `end` (and its `edits`). */
-function runEnded(events: RunEvent[]): boolean {
+function runEnded(events: PastEvent[]): boolean {
   const last = events.at(-1);
   return last === undefined || last.type === 'end' || last.type === 'edits';
 }
@@ -222,7 +223,7 @@ export async function resumeConversation(server: TandemServer, threadId?: string
       (await client.sendRequest('workspace/executeCommand', {
         command: 'tandem.transcript',
         arguments: [{ threadId }],
-      })) as { events?: RunEvent[]; omitted?: number };
+      })) as { events?: PastEvent[]; omitted?: number };
     let past = await transcript();
     server.runs.setThread({ threadId, title, past: past?.events ?? [], omitted: past?.omitted ?? 0 });
     // After a window reload the window's previous server may still be

@@ -4,27 +4,9 @@
 import * as vscode from 'vscode';
 import type { AskResult } from './logic';
 
-export interface RunEvent {
-  type: string;
-  /** A tool call's id (sub-agent events name it as their `parent`). */
-  id?: string;
-  text?: string;
-  name?: string;
-  summary?: string;
-  input?: Record<string, unknown>;
-  is_error?: boolean;
-  content?: string;
-  status?: string;
-  parent?: string;
-  attempt?: number;
-  reason?: string;
-  /** `provider` (a run's first event): the provider, its model and base URL; `reason` says why. */
-  provider?: string;
-  model?: string;
-  base_url?: string;
-  /** On the tool_result of a call that changed a file: what became of the change. */
-  edit?: { uri: string; status: string; ranges?: { startLine: number; endLine: number }[]; declined?: { startLine: number; endLine: number }[] };
-}
+import type { PastEvent, RunEvent } from './events';
+
+export type { RunEvent } from './events';
 
 export interface RunEventParams {
   runId: string;
@@ -38,7 +20,7 @@ export interface ThreadChange {
   threadId: string | undefined;
   title?: string;
   /** A resumed thread's past (`tandem.transcript`); empty for a new one. */
-  past: RunEvent[];
+  past: PastEvent[];
   omitted: number;
 }
 

@@ -7,8 +7,8 @@
 // own log is the "Tandem" channel (client.ts), opened only on errors.
 import * as vscode from 'vscode';
 import { AskResult, editsSummary } from './logic';
+import type { PastEvent } from './events';
 import { RunEventParams } from './runs';
-import { RunEvent } from './runs';
 import { TranscriptText, ending, heading, threadText } from './transcriptText';
 
 export class Transcript {
@@ -50,7 +50,7 @@ export class Transcript {
   }
 
   /** Show a conversation thread's whole past in place of what was shown. */
-  replay(events: RunEvent[], omitted: number): void {
+  replay(events: PastEvent[], omitted: number): void {
     this.clear();
     this.log.append(threadText(events, omitted));
     this.reveal();

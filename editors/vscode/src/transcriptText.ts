@@ -4,15 +4,16 @@
 // that started it (an `agent` call, or a forked `skill`); they are indented
 // under that call, one level per generation, and its streamed text starts
 // on a line of its own, as the parent's text does when it resumes.
-import type { RunEvent } from './runs';
+import { unhandled } from './events';
+import type { PastEvent, RunEvent, ToolCallEvent } from './events';
 
 /** One level of nesting. */
 const LEVEL = '    │ ';
 
 /** What a tool call is about, on one line. */
-export function callSummary(event: RunEvent): string {
+export function callSummary(event: ToolCallEvent): string {
   if (event.summary) return `${event.name ?? '?'} ${event.summary.split('\n')[0]}`;
-  const input = event.input ?? {};
+  const input = (typeof event.input === 'object' && event.input !== null ? event.input : {}) as Record<string, unknown>;
   const subject = ['file_path', 'command', 'pattern', 'path', 'url'].map((k) => input[k]).find((v) => typeof v === 'string');
   return `${event.name ?? '?'}${subject ? ' ' + String(subject).split('\n')[0] : ''}`;
 }
@@ -56,7 +57,31 @@ export class TranscriptText {
       }
       case 'retry':
         return this.line(`(retrying, attempt ${event.attempt}: ${event.reason})`, 0);
+      case 'todo': {
+        // The model's todo list, whole each time it changes (todo_write).
+        if (depth > 0) return '';
+        const done = event.todos.filter((item) => item.status === 'completed').length;
+        const items = event.todos.map((item) => `  ${todoBox(item.status)} ${item.content.split('\n')[0]}`);
+        return this.line(`Todo (${done}/${event.todos.length})`, 0) + items.map((item) => item + '\n').join('');
+      }
+      case 'task_started':
+        return this.line(`(task ${event.task_id} started in the background: ${firstLine(event.command)})`, depth);
+      case 'task_ended':
+        return this.line(`(task ${event.task_id} ${taskEnd(event)}: ${firstLine(event.command)})`, depth);
+      // Shown elsewhere (the run's heading and end marker, the status
+      // bar, the panel) or not in the transcript.
+      case 'provider':
+      case 'status':
+      case 'thinking':
+      case 'compact':
+      case 'hook':
+      case 'sandbox':
+      case 'waiting':
+      case 'end':
+        return '';
       default:
+        // A run event type this switch does not name fails to compile.
+        unhandled(event);
         return '';
     }
   }
@@ -105,7 +130,7 @@ export function ending(status: string, text?: string): string {
  * live transcript showed it: each run's heading (its `prompt` event), its
  * events, its end marker, and what became of its edits (its `edits` event).
  */
-export function threadText(events: RunEvent[], omitted = 0): string {
+export function threadText(events: PastEvent[], omitted = 0): string {
   const text = new TranscriptText();
   let out = omitted > 0 ? `(${omitted} earlier events of this conversation are not shown)\n` : '';
   for (const event of events) {
@@ -116,11 +141,24 @@ export function threadText(events: RunEvent[], omitted = 0): string {
     } else if (event.type === 'end') {
       out += text.lineBreak() + ending(event.status ?? '?', event.text);
     } else if (event.type === 'edits') {
-      const summary = (event as { summary?: string }).summary;
-      if (summary) out += text.lineBreak() + `${summary}\n`;
+      if (event.summary) out += text.lineBreak() + `${event.summary}\n`;
     } else {
       out += text.event(event);
     }
   }
   return out + text.lineBreak();
+}
+
+/** A todo item's checkbox, as the terminal and Neovim show it. */
+export function todoBox(status: string): string {
+  return status === 'completed' ? '[x]' : status === 'in_progress' ? '[~]' : '[ ]';
+}
+
+/** How a background task ended: "exited with code 1", "stopped". */
+export function taskEnd(event: { status: string; exit_code?: number | null }): string {
+  return event.status === 'exited' && typeof event.exit_code === 'number' ? `exited with code ${event.exit_code}` : event.status;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0];
 }

@@ -15,7 +15,9 @@ use crate::tools::ToolKind;
 
 pub use crate::model::{RunStatus, Usage};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The JSON Schema (`schemars`) is what the editor plugins' shapes are
+/// generated from (`tests/integration/protocol.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RunEvent {
     /// The run's first event: the model endpoint it talks to, and why that
@@ -98,7 +100,9 @@ pub enum RunEvent {
     /// A sub-agent's event (its text, tool calls and results), nested under
     /// the parent's call `parent`. On the wire it is the inner event with a
     /// `parent` field added: `{"type": "tool_call", …, "parent": "toolu_…"}`.
+    /// Not a type of its own in the schema: every event may carry `parent`.
     #[serde(untagged)]
+    #[schemars(skip)]
     Nested {
         parent: String,
         #[serde(flatten, serialize_with = "serialize_inner")]

@@ -1,11 +1,13 @@
 //! One language server process and Tandem's LSP client side of it: JSON-RPC
-//! over the child's stdin/stdout (`Content-Length` framing), requests with
+//! over the child's stdin/stdout (`Content-Length` framing by
+//! [`crate::wire`]: a broken frame is logged and skipped, the messages
+//! after it still arrive), requests with
 //! ids and timeouts, the server's own requests answered (configuration,
 //! progress, registrations), `textDocument/publishDiagnostics` kept per
 //! document with the version it was published for.
 //!
-//! The reader task ends when the server exits (or writes something that
-//! is not LSP): every pending request then fails at once, and the
+//! The reader task ends when the server exits (or its output cannot be
+//! read): every pending request then fails at once, and the
 //! connection reports itself dead so the next call can restart it.
 
 use std::collections::HashMap;
@@ -15,15 +17,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use crate::sync::MutexExt;
+use crate::wire::{frame_json, FrameReader};
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{oneshot, watch};
-
-/// A message larger than this is refused (and the connection dropped):
-/// no answer Tandem asks for is that large.
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Why a request got no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +30,7 @@ pub enum RequestError {
     Timeout,
     /// The server answered with an error.
     Server(String),
-    /// The server exited (or its output was not LSP).
+    /// The server exited (or its output could not be read).
     Gone(String),
 }
 
@@ -106,7 +105,7 @@ impl Connection {
         });
         let reader = Arc::clone(&connection);
         tokio::spawn(async move {
-            let reason = reader.read_loop(BufReader::new(stdout)).await;
+            let reason = reader.read_loop(FrameReader::new(stdout)).await;
             // Its output ended: say how it exited (a process that closed
             // its stdout but lives on is stopped).
             let child = reader.child.locked().take();
@@ -146,18 +145,15 @@ impl Connection {
         self.published.send_modify(|n| *n += 1);
     }
 
-    async fn read_loop(&self, mut stdout: BufReader<ChildStdout>) -> String {
+    async fn read_loop(&self, mut stdout: FrameReader<ChildStdout>) -> String {
         loop {
-            let body = match read_message(&mut stdout).await {
-                Ok(Some(body)) => body,
+            // Bad frames and bodies that are not JSON are logged and
+            // skipped by the reader; the next message still arrives.
+            match stdout.next_json().await {
+                Ok(Some(message)) => self.dispatch(message).await,
                 Ok(None) => return "the language server exited".into(),
-                Err(err) => return format!("the language server's output is not LSP: {err}"),
-            };
-            let Ok(message) = serde_json::from_slice::<Value>(&body) else {
-                tracing::warn!("a language server sent a message that is not JSON");
-                continue;
-            };
-            self.dispatch(message).await;
+                Err(err) => return format!("cannot read the language server's output: {err}"),
+            }
         }
     }
 
@@ -207,10 +203,8 @@ impl Connection {
     }
 
     async fn write(&self, message: &Value) -> std::io::Result<()> {
-        let body = message.to_string();
         let mut stdin = self.stdin.lock().await;
-        stdin.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes()).await?;
-        stdin.write_all(body.as_bytes()).await?;
+        stdin.write_all(&frame_json(message)).await?;
         stdin.flush().await
     }
 
@@ -265,34 +259,4 @@ impl Connection {
             }
         }
     }
-}
-
-/// One `Content-Length` framed message; `None` at end of input.
-async fn read_message(reader: &mut BufReader<ChildStdout>) -> std::io::Result<Option<Vec<u8>>> {
-    let mut length: Option<usize> = None;
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).await? == 0 {
-            return Ok(None);
-        }
-        let header = line.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().ok();
-            }
-        }
-    }
-    let Some(length) = length else {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "a message without Content-Length"));
-    };
-    if length > MAX_MESSAGE_BYTES {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a message of {length} bytes")));
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).await?;
-    Ok(Some(body))
 }

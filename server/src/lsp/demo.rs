@@ -16,13 +16,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use ropey::Rope;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::TextEdit;
 
 use super::documents::path_to_uri;
 use super::edits::{apply_as_editor, apply_text_edits};
 use super::position::PositionEncoding;
+use crate::wire::{frame_json, FrameReader};
 
 const GREET_RS: &str = "pub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n";
 const FIRST_TYPED: &str = "// TODO(user): say it louder\n";
@@ -54,39 +55,17 @@ struct Editor {
 }
 
 async fn read_frames(reader: ReadHalf<DuplexStream>, out: mpsc::UnboundedSender<Value>) {
-    let mut reader = BufReader::new(reader);
-    loop {
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            match reader.read_line(&mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(value) = line.strip_prefix("Content-Length:") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).await.is_err() {
+    let mut reader = FrameReader::new(reader);
+    while let Ok(Some(message)) = reader.next_json().await {
+        if out.send(message).is_err() {
             return;
-        }
-        if let Ok(message) = serde_json::from_slice(&body) {
-            if out.send(message).is_err() {
-                return;
-            }
         }
     }
 }
 
 impl Editor {
     async fn send(&mut self, message: Value) -> anyhow::Result<()> {
-        let body = message.to_string();
-        self.writer.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await?;
+        self.writer.write_all(&frame_json(&message)).await?;
         Ok(())
     }
 

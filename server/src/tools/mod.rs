@@ -232,7 +232,7 @@ impl RunScope {
 /// What a call does, as every layer above `tools/` sees it: permissions,
 /// reviews, the transcript and `lsp/` use this, never a tool's name or its
 /// input fields. Fail closed: [`ToolKind::Other`] is not read-only.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolKind {
     /// Reads or searches these files or folders (absolute, resolved paths).

@@ -231,23 +231,20 @@ local function call_summary(event)
   return event.name or '?'
 end
 
---- One `tandem/runEvent`.
-function M.append(params)
-  local event = params.event or {}
-  if params.runId and params.runId ~= state.run_id then
-    if not state.header_written then
-      M.header(nil)
-    end
-    state.run_id = params.runId
-  end
-  local sub = event.parent ~= nil
-  local indent = sub and SUB or ''
-  if event.type == 'text' then
+--- How each run event type is shown, by `type`; `false`: not shown in
+--- the transcript (the status line, the health check or the run's end
+--- marker say it). `M.unhandled()` names the types of the generated
+--- protocol table (`tandem.protocol`, from the server's Rust types) this
+--- table does not: the tests fail on any.
+local show = {
+  text = function(event, sub)
     add_text(event.text or '', sub)
-  elseif event.type == 'tool_call' then
+  end,
+  tool_call = function(event, sub, indent)
     add_lines({ '', indent .. '→ `' .. call_summary(event) .. '`' })
     state.in_sub = sub
-  elseif event.type == 'tool_result' then
+  end,
+  tool_result = function(event, _, indent)
     local content = vim.split(event.content or '', '\n', { plain = true })
     -- An edit partly applied (or that nobody knows landed) is neither done nor refused.
     local edit = event.edit and event.edit.status
@@ -255,7 +252,11 @@ function M.append(params)
     add_lines({ indent .. mark .. (content[1] or '') })
     add_body(vim.list_slice(content, 2), indent)
     add_lines({ indent })
-  elseif event.type == 'todo' and not sub then
+  end,
+  todo = function(event, sub)
+    if sub then
+      return
+    end
     -- The model's todo list, whole each time it changes (todo_write).
     local done = 0
     local items = {}
@@ -268,20 +269,69 @@ function M.append(params)
     end
     add_lines({ '', string.format('**Todo (%d/%d)**', done, #items) })
     add_lines(items)
-  elseif event.type == 'task_started' then
+  end,
+  task_started = function(event)
     local command = vim.split(event.command or '', '\n', { plain = true })[1]
     add_lines({ '', string.format('_task %s started in the background: `%s`_', event.task_id or '?', command) })
-  elseif event.type == 'task_ended' then
+  end,
+  task_ended = function(event)
     local command = vim.split(event.command or '', '\n', { plain = true })[1]
     local how = event.status == 'exited' and event.exit_code ~= nil and ('exited with code ' .. tostring(event.exit_code)) or (event.status or 'ended')
     add_lines({ '', string.format('_task %s %s: `%s`_', event.task_id or '?', how, command) })
-  elseif event.type == 'retry' then
+  end,
+  retry = function(event)
     add_lines({ '', string.format('_retrying (attempt %s): %s_', tostring(event.attempt), event.reason or '') })
-  elseif event.type == 'end' then
+  end,
+  ['end'] = function(event)
     M.finish(event.status, event.text)
-  elseif event.type == 'edits' then
-    -- A past run's edits (tandem.transcript), as its end showed them.
+  end,
+  provider = false,
+  status = false,
+  thinking = false,
+  compact = false,
+  hook = false,
+  sandbox = false,
+  waiting = false,
+}
+
+--- The run event types of `tandem.protocol` that `show` does not name,
+--- and the ones it names that the protocol does not have.
+function M.unhandled()
+  local protocol = require('tandem.protocol')
+  local missing, unknown = {}, {}
+  for _, event_type in ipairs(protocol.order) do
+    if show[event_type] == nil then
+      table.insert(missing, event_type)
+    end
+  end
+  for event_type in pairs(show) do
+    if protocol.run_events[event_type] == nil then
+      table.insert(unknown, event_type)
+    end
+  end
+  table.sort(unknown)
+  return missing, unknown
+end
+
+--- One `tandem/runEvent`.
+function M.append(params)
+  local event = params.event or {}
+  if params.runId and params.runId ~= state.run_id then
+    if not state.header_written then
+      M.header(nil)
+    end
+    state.run_id = params.runId
+  end
+  local sub = event.parent ~= nil
+  if event.type == 'edits' then
+    -- A past run's edits (tandem.transcript, not a run event), as its end
+    -- showed them.
     M.edits(event.edits, nil, event.summary)
+    return
+  end
+  local shown = show[event.type]
+  if shown then
+    shown(event, sub, sub and SUB or '')
   end
 end
 

@@ -6,12 +6,33 @@
 // new item, so a webview reloaded mid-run shows what it missed and goes on.
 // Streamed text is kept merged (one item per stretch of text), so a
 // snapshot holds as many items as the transcript has parts, not pieces.
-import type { RunEvent } from '../runs';
+import type { EditOutcome, RunEvent, RunEventType, TodoItem, ToolCallEvent } from '../events';
 
-/** One thing in the panel: a run event, or one of the panel's own. */
-export interface PanelItem extends RunEvent {
-  /** `prompt` (what the user asked), `edits` (a run's edit statuses), `note`, or a run event's type. */
-  type: string;
+/**
+ * One thing in the panel: a run event (any of its fields), or one of the
+ * panel's own: `prompt` (what the user asked), `edits` (a run's edit
+ * statuses), `note`. The webview switches on `type`, so tsc names a type it
+ * does not handle.
+ */
+export interface PanelItem {
+  type: RunEventType | 'prompt' | 'edits' | 'note';
+  /** A tool call's id (sub-agent events name it as their `parent`). */
+  id?: string;
+  text?: string;
+  name?: string;
+  summary?: string;
+  input?: unknown;
+  is_error?: boolean;
+  content?: string;
+  status?: string;
+  parent?: string;
+  attempt?: number;
+  reason?: string;
+  message?: string;
+  provider?: string;
+  model?: string;
+  base_url?: string | null;
+  edit?: EditOutcome;
   runId?: string;
   /** `edits`: each edit's status at the run's end. */
   edits?: EndEdit[];
@@ -20,11 +41,17 @@ export interface PanelItem extends RunEvent {
   /** `edits`: the run is undone now, so the panel offers Redo. */
   undone?: boolean;
   usage?: Usage;
-  cost_usd?: number;
-  thread_id?: string;
+  cost_usd?: number | null;
+  thread_id?: string | null;
   kind?: { type: string; path?: string; paths?: string[]; command?: string; url?: string };
   /** A tool call's paths as the user reads them (relative to the workspace), beside `kind`'s absolute ones. */
   shown_paths?: string[];
+  /** `todo`: the model's whole list. */
+  todos?: TodoItem[];
+  /** `task_started`, `task_ended`: the background task and its command. */
+  task_id?: string;
+  command?: string;
+  exit_code?: number | null;
 }
 
 export interface Usage {
@@ -91,6 +118,33 @@ export type Change =
   | { op: 'undo'; runId: string; undone: boolean }
   | { op: 'provider'; text: string };
 
+/**
+ * The panel's messages, extension → webview: the conversation's changes
+ * and the view's own. Both sides import this, so a message one sends and
+ * the other does not handle (or a field it spells differently) fails tsc.
+ */
+export type ToWebview =
+  | Change
+  | { op: 'history'; entries: string[] }
+  | { op: 'mentions'; query: string; items: { label: string; value: string; detail?: string }[] }
+  | { op: 'insert'; text: string }
+  | { op: 'focus' };
+
+/** The panel's messages, webview → extension. */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; prompt: string }
+  | { type: 'stop' }
+  | { type: 'answer'; id: number; title: string }
+  | { type: 'open'; path: string }
+  | { type: 'openUrl'; url: string }
+  | { type: 'newThread' }
+  | { type: 'resume' }
+  | { type: 'mentionQuery'; query: string }
+  | { type: 'mentioned'; value: string }
+  | { type: 'mentionSelection' }
+  | { type: 'undo'; runId: string; direction: 'undo' | 'redo' };
+
 export class Conversation {
   private items: PanelItem[] = [];
   private asks: PendingAsk[] = [];
@@ -143,7 +197,7 @@ export class Conversation {
   /** One of the run's events (`tandem/runEvent`). */
   event(runId: string, event: RunEvent): void {
     if (event.type === 'provider' && event.parent === undefined) {
-      this.setProvider(event);
+      this.setProvider({ ...event, base_url: event.base_url ?? undefined });
       return;
     }
     if (event.type === 'tool_call' && event.id !== undefined && event.parent === undefined) {
@@ -263,7 +317,7 @@ export function titleOf(prompt: string): string {
 }
 
 /** A tool call on one line: its name and summary. */
-export function toolLine(event: RunEvent): string {
+export function toolLine(event: ToolCallEvent | PanelItem): string {
   const summary = (event.summary ?? '').split('\n')[0];
   return summary ? `${event.name ?? 'tool'} ${summary}` : (event.name ?? 'tool');
 }

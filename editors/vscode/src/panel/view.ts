@@ -10,9 +10,10 @@ import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from '../client';
 import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
 import { EditResult, relativePath } from '../logic';
-import { RunEvent } from '../runs';
+import type { PastEvent } from '../events';
 import { Asks } from './asks';
 import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
+import type { FromWebview, ToWebview } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
 import { safeUrl } from './markdown';
 import { onDidRestore, undoRun } from '../undo';
@@ -24,19 +25,6 @@ const HISTORY_KEY = 'tandem.panel.history';
 /** The most workspace files offered for `@` mentions. */
 const MENTION_FILES = 5000;
 
-type FromWebview =
-  | { type: 'ready' }
-  | { type: 'send'; prompt: string }
-  | { type: 'stop' }
-  | { type: 'answer'; id: number; title: string }
-  | { type: 'open'; path: string }
-  | { type: 'openUrl'; url: string }
-  | { type: 'newThread' }
-  | { type: 'resume' }
-  | { type: 'mentionQuery'; query: string }
-  | { type: 'mentioned'; value: string }
-  | { type: 'mentionSelection' }
-  | { type: 'undo'; runId: string; direction: 'undo' | 'redo' };
 
 /** The selection an `@selection` mention refers to, taken when it was mentioned. */
 interface Selection {
@@ -150,7 +138,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     return answer;
   }
 
-  private post(message: unknown): void {
+  private post(message: ToWebview): void {
     if (this.view && this.ready) void this.view.webview.postMessage(message);
   }
 
@@ -270,7 +258,7 @@ function uriPath(uri: string): string {
   }
 }
 
-function pastTitle(past: RunEvent[]): string | undefined {
+function pastTitle(past: PastEvent[]): string | undefined {
   const first = past.find((e) => e.type === 'prompt');
   return first?.text ? titleOf(first.text) : undefined;
 }
@@ -281,7 +269,7 @@ function endEdits(edits: EditResult[], folders: string[]): EndEdit[] {
 }
 
 /** A resumed thread's past as panel items; a run the saved file has no end for is marked. */
-export function pastItems(past: RunEvent[], omitted: number, folders: string[] = []): PanelItem[] {
+export function pastItems(past: PastEvent[], omitted: number, folders: string[] = []): PanelItem[] {
   const items: PanelItem[] = [];
   if (omitted > 0) items.push({ type: 'note', text: `(${omitted} earlier events are not shown)` });
   let open = false;
@@ -295,11 +283,10 @@ export function pastItems(past: RunEvent[], omitted: number, folders: string[] =
     if (event.type === 'end') open = false;
     if (event.type === 'edits') {
       // What became of the run's edits, as its end line showed them.
-      const edits = endEdits(((event as { edits?: EditResult[] }).edits ?? []), folders);
-      items.push({ type: 'edits', edits, runId: `past-${run}`, undoable: false, undone: false });
+      items.push({ type: 'edits', edits: endEdits(event.edits, folders), runId: `past-${run}`, undoable: false, undone: false });
       continue;
     }
-    items.push({ ...event, runId: `past-${run}` } as PanelItem);
+    items.push({ ...event, runId: `past-${run}` });
   }
   if (open) items.push({ type: 'note', text: 'This run did not finish (the window reloaded or the server stopped during it).' });
   return items;

@@ -8,10 +8,12 @@
 import { MarkdownStream } from '../panel/markdown';
 import { applyMention, History, mentionAt, MentionQuery } from '../panel/input';
 import { editStatusLabel } from '../panel/conversation';
-import type { Change, PanelItem, PendingAsk, Snapshot } from '../panel/conversation';
+import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
+import { unhandled } from '../events';
+import { taskEnd, todoBox } from '../transcriptText';
 
 interface VsCodeApi {
-  postMessage(message: unknown): void;
+  postMessage(message: FromWebview): void;
   getState(): unknown;
   setState(state: unknown): void;
 }
@@ -19,12 +21,6 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 
-type Incoming =
-  | Change
-  | { op: 'history'; entries: string[] }
-  | { op: 'mentions'; query: string; items: { label: string; value: string; detail?: string }[] }
-  | { op: 'insert'; text: string }
-  | { op: 'focus' };
 
 function byId<T extends HTMLElement>(id: string): T {
   const element = document.getElementById(id);
@@ -327,7 +323,34 @@ function show(item: PanelItem, immediate: boolean): void {
     case 'note':
       log.append(element('div', 'note', item.text ?? ''));
       break;
+    case 'todo': {
+      // The model's todo list, whole each time it changes (todo_write).
+      if (item.parent !== undefined) break;
+      const todos = item.todos ?? [];
+      const done = todos.filter((todo) => todo.status === 'completed').length;
+      const list = element('div', 'todo');
+      list.append(element('div', 'todo-title', `Todo (${done}/${todos.length})`));
+      for (const todo of todos) {
+        list.append(element('div', `todo-item ${todo.status}`, `${todoBox(todo.status)} ${todo.content.split('\n')[0]}`));
+      }
+      container(item).append(list);
+      break;
+    }
+    case 'task_started':
+      container(item).append(element('div', 'note', `Task ${item.task_id ?? '?'} started in the background: ${(item.command ?? '').split('\n')[0]}`));
+      break;
+    case 'task_ended':
+      container(item).append(element('div', 'note', `Task ${item.task_id ?? '?'} ${taskEnd({ status: item.status ?? 'ended', exit_code: item.exit_code })}: ${(item.command ?? '').split('\n')[0]}`));
+      break;
+    // Shown elsewhere: the provider line (its own message), the
+    // sandbox notice and MCP waits (the transcript and the progress).
+    case 'provider':
+    case 'sandbox':
+    case 'waiting':
+      break;
     default:
+      // A type this switch does not name fails to compile.
+      unhandled(item.type);
       break;
   }
 }
@@ -534,7 +557,7 @@ document.addEventListener('click', (event) => {
     // One at a time: the button comes back when the extension says how it went.
     if (undo.disabled) return;
     undo.disabled = true;
-    vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction });
+    vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction === 'redo' ? 'redo' : 'undo' });
     return;
   }
   const action = target.closest<HTMLButtonElement>('button[data-action]');
@@ -543,7 +566,7 @@ document.addEventListener('click', (event) => {
   }
 });
 
-window.addEventListener('message', (event: MessageEvent<Incoming>) => {
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.op) {
     case 'reset':

@@ -26,10 +26,10 @@
 //! to their end with no one to answer.
 
 //!
-//! `framing.rs` reads the frames, `guard.rs` judges each body; this file
-//! runs the two tasks between the editor and tower-lsp-server.
+//! [`crate::wire`] reads the frames (the framing every LSP-style wire of
+//! Tandem shares), `guard.rs` judges each body; this file runs the two
+//! tasks between the editor and tower-lsp-server.
 
-mod framing;
 mod guard;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,7 +41,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::{Request, Response};
 
-use framing::*;
+use crate::wire::{frame, request_id, Frame, FrameReader};
 use guard::*;
 
 /// Pipe capacity between us and tower-lsp-server.
@@ -111,12 +111,12 @@ async fn filter_input<I: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
                     let _ = errors.send(error);
                 }
                 FrameCheck::Broken(error) => {
-                    reader.resync = true;
+                    reader.decoder.resync();
                     let _ = errors.send(error);
                 }
                 FrameCheck::TooLong(error, consumed) => {
                     // What followed the message is read again as input.
-                    reader.buffer.splice(0..0, body[consumed..].iter().copied());
+                    reader.decoder.put_back(&body[consumed..]);
                     let _ = errors.send(error);
                 }
             },
@@ -218,16 +218,6 @@ mod tests {
     }
 
     #[test]
-    fn the_content_length_marker_is_found_in_any_case() {
-        let hay = b"cc Content-Length: 1\r\n\r\n{}ccontent-LENGTH:";
-        assert_eq!(find_content_length(hay, 0), Some(3));
-        assert_eq!(find_content_length(hay, 4), Some(hay.len() - CONTENT_LENGTH.len()));
-        assert_eq!(find_content_length(hay, hay.len() - CONTENT_LENGTH.len() + 1), None);
-        assert_eq!(find_content_length(b"content-length", 0), None);
-        assert_eq!(find_content_length(b"", 0), None);
-    }
-
-    #[test]
     fn what_is_let_through() {
         let bodies: [&[u8]; 10] = [
             br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
@@ -257,16 +247,17 @@ mod tests {
         .assert_eq(&out.join("\n"));
     }
 
-    /// Split framed output into bodies.
-    fn bodies(mut bytes: &[u8]) -> Vec<Value> {
-        let mut out = Vec::new();
-        while let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
-            let header = std::str::from_utf8(&bytes[..end]).unwrap();
-            let length: usize = header.trim_start_matches("Content-Length: ").parse().unwrap();
-            out.push(serde_json::from_slice(&bytes[end + 4..end + 4 + length]).unwrap());
-            bytes = &bytes[end + 4 + length..];
-        }
-        out
+    /// Split framed output into bodies (output the server framed: every
+    /// frame is whole).
+    fn bodies(bytes: &[u8]) -> Vec<Value> {
+        let mut decoder = crate::wire::Decoder::new();
+        decoder.push(bytes);
+        std::iter::from_fn(|| decoder.next_frame())
+            .map(|frame| match frame {
+                Frame::Body(body) => serde_json::from_slice(&body).unwrap(),
+                bad => panic!("the output has a bad frame: {bad:?}"),
+            })
+            .collect()
     }
 
     /// Run the input filter over `input`: what reaches the server, and the
@@ -461,7 +452,8 @@ mod tests {
 mod fuzz_params {
     use proptest::prelude::*;
     use serde_json::{json, Value};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
+    use crate::wire::FrameReader;
 
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
@@ -553,24 +545,12 @@ mod fuzz_params {
     }
 
     /// Read frames until the response with `id` (bounded by the caller).
-    async fn response_to(output: &mut tokio::io::DuplexStream, buffer: &mut Vec<u8>, id: i64) -> Value {
+    async fn response_to(output: &mut FrameReader<tokio::io::DuplexStream>, id: i64) -> Value {
         loop {
-            while let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-                let header = String::from_utf8_lossy(&buffer[..end]).to_string();
-                let length: usize = header.trim_start_matches("Content-Length: ").trim().parse().unwrap();
-                if buffer.len() < end + 4 + length {
-                    break;
-                }
-                let body: Value = serde_json::from_slice(&buffer[end + 4..end + 4 + length]).unwrap();
-                buffer.drain(..end + 4 + length);
-                if body["id"] == json!(id) && body.get("method").is_none() {
-                    return body;
-                }
+            let body = output.next_json().await.unwrap().expect("the server closed its output");
+            if body["id"] == json!(id) && body.get("method").is_none() {
+                return body;
             }
-            let mut chunk = [0u8; 8192];
-            let n = output.read(&mut chunk).await.unwrap();
-            assert!(n > 0, "the server closed its output");
-            buffer.extend_from_slice(&chunk[..n]);
         }
     }
 
@@ -585,14 +565,14 @@ mod fuzz_params {
             let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             let answered = runtime.block_on(async {
                 let (mut client_write, server_read) = tokio::io::duplex(1 << 20);
-                let (server_write, mut client_read) = tokio::io::duplex(1 << 20);
+                let (server_write, client_read) = tokio::io::duplex(1 << 20);
+                let mut client_read = FrameReader::new(client_read);
                 let server = tokio::spawn(crate::lsp::serve(server_read, server_write));
                 let root_uri = format!("file://{}", root.path().display());
                 let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": root_uri, "capabilities": {}}});
                 client_write.write_all(&frame(&init)).await.unwrap();
-                let mut buffer = Vec::new();
                 let work = async {
-                    let _ = response_to(&mut client_read, &mut buffer, 1).await;
+                    let _ = response_to(&mut client_read, 1).await;
                     for (i, (method, is_request, params, framing)) in messages.iter().enumerate() {
                         let mut message = json!({"jsonrpc": "2.0", "method": METHODS[*method], "params": params});
                         if *is_request {
@@ -605,7 +585,7 @@ mod fuzz_params {
                         "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
                         "context": {"diagnostics": []}}});
                     client_write.write_all(&frame(&probe)).await.unwrap();
-                    response_to(&mut client_read, &mut buffer, 99).await
+                    response_to(&mut client_read, 99).await
                 };
                 let answer = tokio::time::timeout(std::time::Duration::from_secs(30), work).await;
                 drop(client_write);

@@ -119,7 +119,7 @@ describe('Conversation', () => {
     conversation.begin('Fix the test');
     conversation.event('run-1', { type: 'text', text: 'Rea' });
     conversation.event('run-1', { type: 'text', text: 'ding.' });
-    conversation.event('run-1', { type: 'tool_call', id: 't1', name: 'read_file', summary: 'notes.txt' });
+    conversation.event('run-1', { type: 'tool_call', input: {}, id: 't1', name: 'read_file', summary: 'notes.txt' });
     conversation.event('run-1', { type: 'text', text: 'sub', parent: 't1' });
     conversation.event('run-1', { type: 'text', text: 'more', parent: 't1' });
     conversation.event('run-1', { type: 'text', text: 'After.' });
@@ -137,7 +137,7 @@ describe('Conversation', () => {
     assert.deepStrictEqual(conversation.runState(), { state: 'idle' });
     conversation.begin('go');
     assert.deepStrictEqual(conversation.runState(), { state: 'running', tool: undefined });
-    conversation.event('run-1', { type: 'tool_call', id: 't1', name: 'run_shell', summary: 'cargo test\nmore' });
+    conversation.event('run-1', { type: 'tool_call', input: {}, id: 't1', name: 'run_shell', summary: 'cargo test\nmore' });
     assert.deepStrictEqual(conversation.runState(), { state: 'running', tool: 'run_shell cargo test' });
     conversation.setAsks([{ id: 1, message: 'Tandem wants to run a shell command:\ncargo test', actions: ['Deny'] }]);
     assert.deepStrictEqual(conversation.runState(), { state: 'asking', message: 'Tandem wants to run a shell command:' });

@@ -9,20 +9,46 @@ function render(events: RunEvent[]): string {
 }
 
 describe('TranscriptText', () => {
+  it('shows the todo list as a checklist and a background task as it starts and ends', () => {
+    const out = render([
+      { type: 'todo', todos: [
+        { id: '1', content: 'Read the parser', status: 'completed' },
+        { id: '2', content: 'Fix the bug\nwith details', status: 'in_progress' },
+        { id: '3', content: 'Run the tests', status: 'pending' },
+      ] },
+      { type: 'task_started', task_id: '1', command: 'npm run dev' },
+      { type: 'task_ended', task_id: '1', command: 'npm run dev', status: 'exited', exit_code: 1, last_lines: ['Error'] },
+      { type: 'task_ended', task_id: '2', command: 'sleep 100', status: 'stopped', exit_code: null },
+    ]);
+    assert.strictEqual(
+      out,
+      [
+        'Todo (1/3)',
+        '  [x] Read the parser',
+        '  [~] Fix the bug',
+        '  [ ] Run the tests',
+        '(task 1 started in the background: npm run dev)',
+        '(task 1 exited with code 1: npm run dev)',
+        '(task 2 stopped: sleep 100)',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('nests a sub-agent under its agent call, and a forked skill inside it one level deeper', () => {
     const out = render([
       { type: 'text', text: 'Let me ' },
       { type: 'text', text: 'look around.' },
-      { type: 'tool_call', id: 'c1', name: 'agent', summary: 'explore: find the parser' },
+      { type: 'tool_call', input: {}, id: 'c1', name: 'agent', summary: 'explore: find the parser' },
       { type: 'text', text: 'Searching ', parent: 'c1' },
       { type: 'text', text: 'the code.\nTwo places.', parent: 'c1' },
       { type: 'tool_call', id: 'c2', name: 'grep_search', input: { pattern: 'fn parse' }, parent: 'c1' },
-      { type: 'tool_result', id: 'c2', content: 'src/a.rs:3\nsrc/b.rs:9', parent: 'c1' },
-      { type: 'tool_call', id: 'c3', name: 'skill', summary: 'summarise', parent: 'c1' },
+      { type: 'tool_result', is_error: false, id: 'c2', content: 'src/a.rs:3\nsrc/b.rs:9', parent: 'c1' },
+      { type: 'tool_call', input: {}, id: 'c3', name: 'skill', summary: 'summarise', parent: 'c1' },
       { type: 'text', text: 'Summary: parse is in a.rs.', parent: 'c3' },
-      { type: 'tool_result', id: 'c3', content: 'Summary: parse is in a.rs.', parent: 'c1' },
+      { type: 'tool_result', is_error: false, id: 'c3', content: 'Summary: parse is in a.rs.', parent: 'c1' },
       { type: 'text', text: 'It is in a.rs.', parent: 'c1' },
-      { type: 'tool_result', id: 'c1', content: 'It is in a.rs.' },
+      { type: 'tool_result', is_error: false, id: 'c1', content: 'It is in a.rs.' },
       { type: 'text', text: 'The parser is in a.rs.' },
     ]);
     assert.strictEqual(
@@ -48,14 +74,14 @@ describe('TranscriptText', () => {
   it('keeps a run without sub-agents flat, and an unknown parent one level in', () => {
     const out = render([
       { type: 'text', text: 'Reading.\n' },
-      { type: 'tool_call', id: 'r1', name: 'read_file', summary: 'notes.txt' },
+      { type: 'tool_call', input: {}, id: 'r1', name: 'read_file', summary: 'notes.txt' },
       { type: 'tool_result', id: 'r1', content: '1 | line one', is_error: false },
-      { type: 'tool_call', id: 'e1', name: 'edit_file', summary: 'notes.txt' },
+      { type: 'tool_call', input: {}, id: 'e1', name: 'edit_file', summary: 'notes.txt' },
       { type: 'tool_result', id: 'e1', content: 'refused', is_error: true },
-      { type: 'tool_call', id: 'e2', name: 'edit_file', summary: 'app.py' },
+      { type: 'tool_call', input: {}, id: 'e2', name: 'edit_file', summary: 'app.py' },
       { type: 'tool_result', id: 'e2', content: 'Error: the edit to app.py was only partly applied', is_error: true, edit: { uri: 'file:///app.py', status: 'partial' } },
       { type: 'text', text: 'late', parent: 'gone' },
-      { type: 'retry', attempt: 1, reason: 'overloaded' },
+      { type: 'retry', delay_ms: 1000, attempt: 1, reason: 'overloaded' },
     ]);
     assert.strictEqual(
       out,
@@ -79,7 +105,7 @@ describe('threadText', () => {
   it("shows a thread's past as the live transcript showed its runs", () => {
     const first: RunEvent[] = [
       { type: 'tool_call', id: 't1', name: 'read_file', input: { file_path: 'notes.txt' } },
-      { type: 'tool_result', id: 't1', content: '   1 | line one\n   2 | line two' },
+      { type: 'tool_result', is_error: false, id: 't1', content: '   1 | line one\n   2 | line two' },
       { type: 'text', text: 'It has two lines.' },
     ];
     const second: RunEvent[] = [{ type: 'text', text: 'Sorry.' }];

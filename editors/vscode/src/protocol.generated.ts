@@ -1,0 +1,251 @@
+// Generated from the Rust types (server/src/agent/events.rs and the types it names) by
+// `UPDATE_EXPECT=1 cargo test --locked --test integration protocol::`. Do not edit: the test fails when this
+// file differs from what the types give.
+/* eslint-disable */
+
+/**
+ * What a call does, as every layer above `tools/` sees it: permissions,
+ * reviews, the transcript and `lsp/` use this, never a tool's name or its
+ * input fields. Fail closed: [`ToolKind::Other`] is not read-only.
+ */
+export type ToolKind = { type: 'read'; paths: string[] } | { type: 'edit'; path: string } | { type: 'execute'; command: string } | { type: 'fetch'; url: string } | { type: 'other' };
+
+/**
+ * Token counts, from the provider's own `usage`. `input_tokens` counts
+ * every input token, cached or not; the two cache fields say how many of
+ * them were read from the prompt cache or written to it (Anthropic), or
+ * read from it (OpenAI's `cached_tokens`).
+ */
+export type Usage = { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+
+/** One item of the todo list. */
+export type TodoItem = { id?: string; content: string; status: TodoStatus };
+
+/** Where one item of the list stands. */
+export type TodoStatus = 'pending' | 'in_progress' | 'completed';
+
+/** Where a task is in its life. */
+export type TaskStatus = 'running' | 'exited' | 'stopped' | 'lost';
+
+export type RunStatus = 'completed' | 'cancelled' | 'failed' | 'turn_limit' | 'loop';
+
+/**
+ * The run's first event: the model endpoint it talks to, and why that
+ * one ([`crate::agent::config::Endpoint`]; never a key).
+ */
+export interface ProviderEvent {
+  type: 'provider';
+  provider: string;
+  model: string;
+  base_url?: string | null;
+  reason: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/** A piece of the model's answer, as it streams. */
+export interface TextEvent {
+  type: 'text';
+  text: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * The model asked for a tool call. `kind` says what it does (paths,
+ * command, URL) and `summary` sums it up for people: front ends use
+ * these, never the tool's name or input fields.
+ */
+export interface ToolCallEvent {
+  type: 'tool_call';
+  id: string;
+  name: string;
+  input: unknown;
+  kind?: ToolKind;
+  summary?: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/** What went back to the model for a call. */
+export interface ToolResultEvent {
+  type: 'tool_result';
+  id: string;
+  is_error: boolean;
+  content: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/** After each model turn; `usage` is the run's running total. */
+export interface StatusEvent {
+  type: 'status';
+  turn: number;
+  usage: Usage;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * A model request failed and is sent again after `delay_ms`: what that
+ * attempt streamed (text, tool calls) is void.
+ */
+export interface RetryEvent {
+  type: 'retry';
+  attempt: number;
+  delay_ms: number;
+  reason: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * A thinking block (Anthropic extended thinking), complete; front ends
+ * show it collapsed.
+ */
+export interface ThinkingEvent {
+  type: 'thinking';
+  text: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * The history was compacted into a summary: the estimated context
+ * size before and after, in tokens.
+ */
+export interface CompactEvent {
+  type: 'compact';
+  before_tokens: number;
+  after_tokens: number;
+  reason: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * A `UserPromptSubmit` or `Stop` hook did something the user should
+ * know: blocked the prompt, added context, asked the agent to go on,
+ * or failed. `name` is the hook event's name.
+ */
+export interface HookEvent {
+  type: 'hook';
+  name: string;
+  message: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * The run's shell commands run without a sandbox (switched off in the
+ * settings, or none can start here): the first event of such a run.
+ */
+export interface SandboxEvent {
+  type: 'sandbox';
+  message: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * The run waits for `what` ("MCP server github") to start before it
+ * goes on: before its first model turn, or in a call that needs it.
+ */
+export interface WaitingEvent {
+  type: 'waiting';
+  what: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/** The model's todo list, whole, each time it changes (`todo_write`). */
+export interface TodoEvent {
+  type: 'todo';
+  todos: TodoItem[];
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * A background task of the run's thread started (`run_shell` with
+ * `background`): its id and its command.
+ */
+export interface TaskStartedEvent {
+  type: 'task_started';
+  task_id: string;
+  command: string;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * A background task of the run's thread ended: by itself (`exited`,
+ * with its exit code, 128 + the signal when one killed it), or
+ * `stopped` (by `task_stop`, the user, or its session's end).
+ */
+export interface TaskEndedEvent {
+  type: 'task_ended';
+  task_id: string;
+  command: string;
+  status: TaskStatus;
+  exit_code?: number | null;
+  /** Its last lines of output. */
+  last_lines?: string[];
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * The run is over. `usage` is the run's total; `cost_usd` the estimate
+ * from the price table, when the model's prices are known.
+ */
+export interface EndEvent {
+  type: 'end';
+  status: RunStatus;
+  text: string;
+  usage?: Usage;
+  cost_usd?: number | null;
+  /** The saved thread, to continue it (`tandem ask --resume`). */
+  thread_id?: string | null;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/** A run event (`tandem/runEvent`'s `event`, a line of `tandem ask --json`). */
+export type RunEvent =
+  | ProviderEvent
+  | TextEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | StatusEvent
+  | RetryEvent
+  | ThinkingEvent
+  | CompactEvent
+  | HookEvent
+  | SandboxEvent
+  | WaitingEvent
+  | TodoEvent
+  | TaskStartedEvent
+  | TaskEndedEvent
+  | EndEvent;
+
+export type RunEventType = RunEvent['type'];
+
+/** Every run event's `type`, in the Rust type's order. */
+export const RUN_EVENT_TYPES: readonly RunEventType[] = [
+  'provider',
+  'text',
+  'tool_call',
+  'tool_result',
+  'status',
+  'retry',
+  'thinking',
+  'compact',
+  'hook',
+  'sandbox',
+  'waiting',
+  'todo',
+  'task_started',
+  'task_ended',
+  'end',
+];
