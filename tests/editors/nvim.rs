@@ -996,7 +996,9 @@ fn neovim_tandem_trust_lets_the_folders_settings_apply() {
 /// Per-hunk answers in the review window: an edit of two hunks, the first
 /// applied with `a`, the second rejected with `r`. The buffer holds only
 /// the first; the run's answer says `partial`, with the declined range,
-/// and so does the model's tool result.
+/// and so does the model's tool result. Asked from a window that folds
+/// every line (as the chat's transcript does), the review shows every
+/// hunk unfolded, its key legend on screen (issue 33).
 #[test]
 fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
     for nvim in nvims("neovim_per_hunk_review_applies_only_the_hunks_the_user_applied") {
@@ -1007,10 +1009,11 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
             {"text": "Editing.", "tool_calls": [two_hunks]},
             {"text": "Done."}
         ]);
-        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "keys:ar"), ("SCENARIO_VIA", "plugin")];
+        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "keys:ar"), ("SCENARIO_VIA", "plugin"), ("SCENARIO_FOLDS", "1")];
         let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
         let report = &outcome.report;
         let review = &report["reviews"][0];
+        assert_eq!((&review["preview"][0]["folded"], &review["preview"][0]["topline"]), (&serde_json::json!(0), &serde_json::json!(1)), "the review is folded or its legend scrolled away: {review:#}");
         let shown = lines(&review["preview"][0], "lines");
         assert!(shown.contains(&"> hunk 1/2  notes.txt line 2  [undecided]".to_string()), "{shown:#?}");
         assert!(shown.contains(&"  hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{shown:#?}");

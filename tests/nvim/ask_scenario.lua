@@ -125,6 +125,18 @@ local ok, err = pcall(function()
         focused = win == vim.api.nvim_get_current_win(),
         diff = vim.wo[win].diff,
         lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false),
+        -- What the user sees of it: the first line on screen, and how
+        -- many lines are hidden in closed folds.
+        topline = vim.fn.getwininfo(win)[1].topline,
+        folded = vim.api.nvim_win_call(win, function()
+          local hidden = 0
+          for lnum = 1, vim.api.nvim_buf_line_count(0) do
+            if vim.fn.foldclosed(lnum) ~= -1 then
+              hidden = hidden + 1
+            end
+          end
+          return hidden
+        end),
       })
     end
     return preview
@@ -253,6 +265,15 @@ local ok, err = pcall(function()
   vim.lsp.get_clients({ name = 'tandem' })[1].handlers['tandem/runEvent'] = function(e, params, ctx)
     table.insert(report.events, params.event)
     return original(e, params, ctx)
+  end
+  -- SCENARIO_FOLDS: the window the ask starts from folds every line, as
+  -- the chat's transcript window folds tool output (a new window takes
+  -- the current one's options).
+  if env.SCENARIO_FOLDS == '1' then
+    vim.wo.foldmethod = 'expr'
+    vim.wo.foldexpr = '1'
+    vim.wo.foldlevel = 0
+    vim.wo.foldenable = true
   end
   -- The user types on line 1 and does not save.
   if env.SCENARIO_TYPED and env.SCENARIO_TYPED ~= '' then

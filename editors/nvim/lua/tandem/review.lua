@@ -134,6 +134,7 @@ function M.show_float(title, lines, opts)
     title_pos = 'center',
     zindex = 60,
   })
+  vim.wo[win].foldenable = false
   vim.cmd('redraw')
   return function()
     if vim.api.nvim_win_is_valid(win) then
@@ -235,11 +236,19 @@ local function review_hunks(title, documents, settle)
   local win = open_review_window(bufnr, title, #lines)
   vim.wo[win].cursorline = true
   vim.wo[win].wrap = false
+  -- A new window takes the options of the one it opened from: the chat's
+  -- folds (its tool output) would fold the diff away.
+  vim.wo[win].foldenable = false
   local function focus()
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_set_cursor(win, { header_lines[current], 0 })
       vim.api.nvim_win_call(win, function()
-        vim.cmd('normal! zt')
+        if current == 1 then
+          -- The first hunk under the key legend, both on screen.
+          vim.fn.winrestview({ topline = 1 })
+        else
+          vim.cmd('normal! zt')
+        end
       end)
     end
   end
