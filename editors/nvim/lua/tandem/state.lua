@@ -8,8 +8,9 @@ local M = {
   ended_runs = {}, -- run ids whose end event came
 }
 
+--- Every window's statusline: the chat and the file windows show it.
 local function redraw()
-  pcall(vim.cmd, 'redrawstatus')
+  pcall(vim.cmd, 'redrawstatus!')
 end
 
 function M.set_run(run_id)
