@@ -164,7 +164,7 @@ const unsaved = 'typed, not saved\nline two\nline three\n';
 interface Answer {
   status: string;
   text: string;
-  edits: { uri: string; status: string; ranges: { startLine: number; endLine: number }[] }[];
+  edits: { uri: string; status: string; ranges: { startLine: number; endLine: number }[]; toolCallId?: string }[];
 }
 
 describe('tandem lsp, answered as VS Code answers', function () {
@@ -185,7 +185,7 @@ describe('tandem lsp, answered as VS Code answers', function () {
         arguments: [{ prompt: 'Capitalise line three', textDocument: { uri: s.uri } }],
       })) as Answer;
       assert.strictEqual(answer.status, 'completed', JSON.stringify(answer));
-      assert.deepStrictEqual(answer.edits, [{ uri: s.uri, status: 'applied', ranges: [{ startLine: 3, endLine: 3 }] }]);
+      assert.deepStrictEqual(answer.edits, [{ uri: s.uri, status: 'applied', ranges: [{ startLine: 3, endLine: 3 }], toolCallId: 'toolu_script_2_1' }]);
       assert.strictEqual(s.applyEdits.length, 1);
       assert.ok(needsConfirmation(s.applyEdits[0].edit as never), JSON.stringify(s.applyEdits[0]));
       assert.strictEqual(s.text(), 'typed, not saved\nline two\nLINE THREE\n');
@@ -203,7 +203,7 @@ describe('tandem lsp, answered as VS Code answers', function () {
         command: 'tandem.ask',
         arguments: [{ prompt: 'Capitalise line three' }],
       })) as Answer;
-      assert.deepStrictEqual(answer.edits, [{ uri: s.uri, status: 'rejected', ranges: [] }], JSON.stringify(answer));
+      assert.deepStrictEqual(answer.edits, [{ uri: s.uri, status: 'rejected', ranges: [], toolCallId: 'toolu_script_2_1' }], JSON.stringify(answer));
       assert.strictEqual(s.text(), unsaved);
       const result = s.events.filter((e) => e.type === 'tool_result')[1];
       assert.strictEqual(result.is_error, true);
