@@ -33,6 +33,9 @@ import { answerCodeIntel } from './codeIntel';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
 
+/** How long a restart waits for the rest of a batch of setting changes. */
+const RESTART_SETTLE_MS = 150;
+
 export const SECRET_KEYS: Record<keyof ApiKeys, string> = {
   anthropic: 'tandem.anthropicApiKey',
   openai: 'tandem.openaiApiKey',
@@ -57,6 +60,10 @@ export class TandemServer implements vscode.Disposable {
   /** A start ended: true when the server runs. */
   readonly onDidStart = this.startedEmitter.event;
 
+  /** The restart under way or queued, and the reason of one not begun yet. */
+  private restarting: Promise<void> | undefined;
+  private restartWhy: string | undefined;
+
   /** The server's log: its stderr and the language client's own messages. */
   private readonly serverLog = vscode.window.createOutputChannel('Tandem');
 
@@ -80,8 +87,16 @@ export class TandemServer implements vscode.Disposable {
     );
   }
 
+  /** A line of the extension's own in the server's log ("Tandem" channel). */
+  logLine(text: string): void {
+    this.serverLog.appendLine(`[extension] ${text}`);
+  }
+
   /** The running client, or undefined after telling the user why not. */
   async ready(): Promise<LanguageClient | undefined> {
+    // A restart under way (a setting changed): its new server, not the one
+    // it stops.
+    if (this.restarting) await this.restarting;
     if (this.starting) await this.starting;
     if (this.client && this.client.state === State.Running) return this.client;
     await this.offerFix(this.failure ?? 'Tandem: the server is not running.');
@@ -207,14 +222,37 @@ export class TandemServer implements vscode.Disposable {
     }
   }
 
-  async restart(why: string): Promise<void> {
-    if (this.runs.current) {
-      void vscode.window.showWarningMessage(`Tandem: ${why}; the server restarts after the current run.`);
-      await this.runs.whenIdle();
+  /**
+   * Restart the server. Restarts never overlap: one asked for while another
+   * runs follows it, and those asked for before it begins are one (a
+   * command writing several settings fires a change for each: the server
+   * restarts once, with all of them).
+   */
+  restart(why: string): Promise<void> {
+    if (this.restartWhy !== undefined) {
+      this.restartWhy = why;
+      return this.restarting ?? Promise.resolve();
     }
-    await this.stop();
-    await this.start();
-    if (this.client) this.transcript.note(`(server restarted: ${why})`);
+    this.restartWhy = why;
+    const previous = this.restarting ?? Promise.resolve();
+    const restarting = previous.then(async () => {
+      // The rest of a batch of setting writes arrives meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, RESTART_SETTLE_MS));
+      if (this.runs.current) {
+        void vscode.window.showWarningMessage(`Tandem: ${this.restartWhy}; the server restarts after the current run.`);
+        await this.runs.whenIdle();
+      }
+      const reason = this.restartWhy ?? why;
+      this.restartWhy = undefined;
+      await this.stop();
+      await this.start();
+      if (this.client) this.transcript.note(`(server restarted: ${reason})`);
+    });
+    this.restarting = restarting;
+    void restarting.finally(() => {
+      if (this.restarting === restarting) this.restarting = undefined;
+    });
+    return restarting;
   }
 
   async stop(): Promise<void> {

@@ -242,6 +242,7 @@ export async function resumeConversation(server: TandemServer, threadId?: string
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (!quiet) void vscode.window.showErrorMessage(`Tandem: cannot resume the conversation: ${message}`);
+    else server.logLine(`cannot show the panel's conversation ${threadId ?? ''} again: ${message}`);
   }
 }
 

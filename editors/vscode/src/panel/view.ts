@@ -6,6 +6,8 @@
 // it missed and follows the run on. The current thread is kept in the
 // workspace state, so after a window reload the panel shows that thread's
 // past (`tandem.transcript`) and the next prompt continues it.
+import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from '../client';
 import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
@@ -33,7 +35,52 @@ interface Selection {
   label: string;
 }
 
+/**
+ * The thread the panel shows, kept for the next window of this workspace:
+ * in the workspace state, and in a file of the extension's storage folder,
+ * written at once. A window reloaded right after a run began (its edit
+ * waiting in the Refactor Preview) may find the workspace state without
+ * the last write; the file has it.
+ */
+class PanelThread {
+  constructor(private readonly context: vscode.ExtensionContext) {}
+
+  private file(): string | undefined {
+    const dir = this.context.storageUri?.fsPath;
+    return dir ? path.join(dir, 'panel-thread.json') : undefined;
+  }
+
+  get(): string | undefined {
+    const file = this.file();
+    if (file) {
+      try {
+        const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { threadId?: unknown };
+        if (typeof saved.threadId === 'string' && saved.threadId !== '') return saved.threadId;
+        if (saved.threadId === null) return undefined;
+      } catch {
+        // None yet (or unreadable): the workspace state.
+      }
+    }
+    const kept = this.context.workspaceState.get<string>(THREAD_KEY);
+    return typeof kept === 'string' && kept !== '' ? kept : undefined;
+  }
+
+  set(threadId: string | undefined): void {
+    if (threadId === this.get()) return;
+    void this.context.workspaceState.update(THREAD_KEY, threadId);
+    const file = this.file();
+    if (!file) return;
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify({ threadId: threadId ?? null }));
+    } catch {
+      // The workspace state still has it.
+    }
+  }
+}
+
 export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable {
+  private readonly thread: PanelThread;
   private view: vscode.WebviewView | undefined;
   /** The webview said it is ready for messages. */
   private ready = false;
@@ -49,6 +96,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     readonly conversation: Conversation,
     private readonly asks: Asks,
   ) {
+    this.thread = new PanelThread(context);
     this.disposables.push(
       conversation.onChange((change) => this.post(change)),
       server.runs.onDidBegin((prompt) => conversation.begin(prompt)),
@@ -61,16 +109,14 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         // The thread is kept from the run's first event on, not only at its
         // end: a window reloaded before the run answered (its edit waiting
         // in the Refactor Preview) comes back to it, not to an empty panel.
-        if (params.threadId && params.threadId !== context.workspaceState.get<string>(THREAD_KEY)) {
-          void context.workspaceState.update(THREAD_KEY, params.threadId);
-        }
+        if (params.threadId) this.thread.set(params.threadId);
       }),
       server.runs.onDidEnd((result) => {
         const folders = workspaceFolders();
         const edits = endEdits(result?.edits ?? [], folders);
         const failure = result?.status === 'failed' ? result.text : undefined;
         conversation.end(edits, (result as { threadId?: string } | undefined)?.threadId, result?.runId, failure);
-        void context.workspaceState.update(THREAD_KEY, server.runs.thread);
+        this.thread.set(server.runs.thread);
       }),
       // An undo or redo from anywhere (the panel, the end notification, the
       // palette): the run's edits line offers the other, and a note says
@@ -82,7 +128,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       }),
       server.runs.onDidChangeThread((change) => {
         conversation.reset(change.threadId, change.title ?? pastTitle(change.past), pastItems(change.past, change.omitted, workspaceFolders()));
-        void context.workspaceState.update(THREAD_KEY, change.threadId);
+        this.thread.set(change.threadId);
       }),
     );
   }
@@ -238,8 +284,8 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
 
   /** After activation: show the thread the panel showed before the window reloaded. */
   async restore(): Promise<void> {
-    const threadId = this.context.workspaceState.get<string>(THREAD_KEY);
-    if (typeof threadId === 'string' && threadId !== '' && this.server.runs.thread === undefined) {
+    const threadId = this.thread.get();
+    if (threadId !== undefined && this.server.runs.thread === undefined) {
       await resumeConversation(this.server, threadId, true);
     }
   }
