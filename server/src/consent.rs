@@ -13,7 +13,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use crate::sync::MutexExt;
@@ -121,37 +120,13 @@ impl ConsentStore {
             .entry(kind.to_string())
             .or_default()
             .insert(name.to_string(), fingerprint.to_string());
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-        let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
-        temp.write_all(text.as_bytes())?;
-        temp.persist(&self.path).map_err(|e| e.error)?;
-        Ok(())
+        crate::json_file::write_store(&self.path, &file)
     }
 
     /// The file's content; a missing, oversized or broken file reads as no
     /// approvals (fail closed), with a log line.
     fn read(&self) -> StoreFile {
-        match std::fs::metadata(&self.path) {
-            Ok(metadata) if metadata.len() > MAX_STORE_BYTES => {
-                tracing::warn!(path = %self.path.display(), "consent store too large; ignoring it");
-                return StoreFile::default();
-            }
-            Ok(_) => {}
-            Err(_) => return StoreFile::default(),
-        }
-        match std::fs::read_to_string(&self.path).map(|text| serde_json::from_str(&text)) {
-            Ok(Ok(file)) => file,
-            Ok(Err(err)) => {
-                tracing::warn!(path = %self.path.display(), %err, "consent store is not valid JSON; ignoring it");
-                StoreFile::default()
-            }
-            Err(err) => {
-                tracing::warn!(path = %self.path.display(), %err, "cannot read the consent store");
-                StoreFile::default()
-            }
-        }
+        crate::json_file::read_store(&self.path, MAX_STORE_BYTES, "consent store")
     }
 }
 

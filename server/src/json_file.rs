@@ -49,6 +49,47 @@ impl std::fmt::Display for JsonFileError {
     }
 }
 
+/// A store of the user's data folder that Tandem writes itself (consent,
+/// workspace trust): its content, or `T::default()` when it is missing, not
+/// a regular file, larger than `max_bytes` or not valid JSON — an empty
+/// store, so that a broken one grants nothing (fail closed) — with a log
+/// line naming `what` for all but a missing one.
+pub fn read_store<T: serde::de::DeserializeOwned + Default>(path: &Path, max_bytes: u64, what: &str) -> T {
+    match std::fs::metadata(path) {
+        Ok(metadata) if !metadata.is_file() || metadata.len() > max_bytes => {
+            tracing::warn!(path = %path.display(), "the {what} is not a file or too large; ignoring it");
+            return T::default();
+        }
+        Ok(_) => {}
+        Err(_) => return T::default(),
+    }
+    match std::fs::read_to_string(path).map(|text| serde_json::from_str(&text)) {
+        Ok(Ok(file)) => file,
+        Ok(Err(err)) => {
+            tracing::warn!(path = %path.display(), %err, "the {what} is not valid JSON; ignoring it");
+            T::default()
+        }
+        Err(err) => {
+            tracing::warn!(path = %path.display(), %err, "cannot read the {what}");
+            T::default()
+        }
+    }
+}
+
+/// Write a store ([`read_store`]) whole: pretty JSON in a temporary file
+/// of its folder (made when missing), renamed over the old one, so that a
+/// reader sees the old store or the new, never half of one.
+pub fn write_store<T: serde::Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    temp.write_all(text.as_bytes())?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// The file's bytes: `Ok(None)` when there is no such file. `inside`: the
 /// folder the file (after following symlinks) must be in.
 pub fn read_bytes(path: &Path, inside: Option<&Path>) -> Result<Option<Vec<u8>>, JsonFileError> {
