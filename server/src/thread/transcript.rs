@@ -50,6 +50,8 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
     // the editor's context: the `prompt` event already stands for it.
     let mut prompt_message_next = false;
     let mut last_text = String::new();
+    // The calls of the run so far that have no result yet.
+    let mut open_calls: Vec<String> = Vec::new();
     for record in records {
         match record {
             Record::Prompt { text } => {
@@ -64,12 +66,24 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
                 if message.role == Role::Assistant {
                     last_text = message.text();
                 }
+                for block in &message.content {
+                    match block {
+                        ContentBlock::ToolUse { id, .. } => open_calls.push(id.clone()),
+                        ContentBlock::ToolResult { tool_use_id, .. } => open_calls.retain(|id| id != tool_use_id),
+                        _ => {}
+                    }
+                }
                 push_message(&mut out, &message);
             }
             Record::Compact { before_tokens, after_tokens, .. } => {
                 out.push(json!({"type": "compact", "before_tokens": before_tokens, "after_tokens": after_tokens}));
             }
             Record::Run { status, text, .. } => {
+                // A call the run ended during (cancelled) got no result:
+                // shown as one, so that its card is not left running.
+                for id in open_calls.drain(..) {
+                    out.push(json!({"type": "tool_result", "id": id, "is_error": true, "content": "The run ended before this call finished."}));
+                }
                 let text = text.unwrap_or_else(|| std::mem::take(&mut last_text));
                 out.push(json!({"type": "end", "status": status.as_str(), "text": text}));
                 last_text.clear();
@@ -151,6 +165,24 @@ mod tests {
 
     fn assistant(content: Vec<ContentBlock>) -> Record {
         Record::Message { message: Message { role: Role::Assistant, content } }
+    }
+
+    /// A run cancelled while its edit waited in the editor has the call and
+    /// no result: the transcript shows a result for it (so a card is not
+    /// left "running") carrying what became of the edit.
+    #[test]
+    fn a_call_the_run_ended_during_gets_a_result_with_its_edit() {
+        let edit = json!({"uri": "file:///w/app.py", "status": "not_applied", "ranges": [], "toolCallId": "t2"});
+        let records = vec![
+            Record::Prompt { text: "rename".into() },
+            assistant(vec![ContentBlock::ToolUse { id: "t2".into(), name: "edit_file".into(), input: json!({"file_path": "app.py"}) }]),
+            Record::Run { status: RunStatus::Cancelled, at_ms: 1, text: Some("The run was cancelled.".into()) },
+            Record::Edits { edits: vec![edit.clone()], summary: Some("1 edit: 1 not applied.".into()) },
+        ];
+        let events = from_records(records).events;
+        let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["prompt", "tool_call", "tool_result", "end", "edits"]);
+        assert_eq!((&events[2]["id"], &events[2]["is_error"], &events[2]["edit"]), (&json!("t2"), &json!(true), &edit));
     }
 
     #[test]

@@ -138,6 +138,35 @@ struct Forwarder {
 }
 
 impl Forwarder {
+    /// An edit call's result (or the run's end before it): which record and
+    /// disk write the call made, learnt for the answer; the edit's outcome
+    /// for its `tool_result` event.
+    fn learn_result(&mut self, id: &str, is_error: bool) -> Option<Value> {
+        let path = self.edit_calls.remove(id)?;
+        let mut edit = None;
+        // The record this call made, if it got as far: one made after the
+        // last that an earlier call showed.
+        if let Some(uri) = path_to_uri(&path).map(|uri| uri.as_str().to_string()) {
+            let seen = self.shown_records.get(&uri).copied().unwrap_or(0);
+            let mut learnt = self.learnt.locked();
+            if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
+                self.shown_records.insert(uri, seq);
+                learnt.record_calls.insert(seq, id.to_string());
+                edit = Some(edit_json(&record));
+            }
+            let seen = self.shown_disk_writes.get(&path).copied().unwrap_or(0);
+            if let Some(write) = self.workspace.disk_write_since(Some(&self.run_id), &path, seen) {
+                self.shown_disk_writes.insert(path.clone(), write.seq);
+                learnt.disk_write_calls.insert(write.seq, id.to_string());
+                edit = written_record(&path, write.ranges).map(|record| edit_json(&record));
+            }
+        }
+        if !is_error {
+            self.learnt.locked().written.push(path);
+        }
+        edit
+    }
+
     /// Learn what `event` tells of the run's edits; the notifications
     /// that show it to the client, in order.
     fn forward(&mut self, event: &RunEvent) -> Vec<(&'static str, Value)> {
@@ -156,31 +185,7 @@ impl Forwarder {
                     out.push((methods::PROGRESS, report));
                 }
             }
-            RunEvent::ToolResult { id, is_error, .. } => {
-                if let Some(path) = self.edit_calls.remove(id) {
-                    let uri = path_to_uri(&path).map(|uri| uri.as_str().to_string());
-                    // The record this call made, if it got as far: one
-                    // made after the last that an earlier call showed.
-                    if let Some(uri) = uri {
-                        let seen = self.shown_records.get(&uri).copied().unwrap_or(0);
-                        let mut learnt = self.learnt.locked();
-                        if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
-                            self.shown_records.insert(uri, seq);
-                            learnt.record_calls.insert(seq, id.clone());
-                            edit = Some(edit_json(&record));
-                        }
-                        let seen = self.shown_disk_writes.get(&path).copied().unwrap_or(0);
-                        if let Some(write) = self.workspace.disk_write_since(Some(&self.run_id), &path, seen) {
-                            self.shown_disk_writes.insert(path.clone(), write.seq);
-                            learnt.disk_write_calls.insert(write.seq, id.clone());
-                            edit = written_record(&path, write.ranges).map(|record| edit_json(&record));
-                        }
-                    }
-                    if !is_error {
-                        self.learnt.locked().written.push(path);
-                    }
-                }
-            }
+            RunEvent::ToolResult { id, is_error, .. } => edit = self.learn_result(id, *is_error),
             RunEvent::Waiting { what } => {
                 tracing::info!(run = %self.run_id, "waiting for {what}");
                 if let Some(token) = &self.progress {
@@ -191,6 +196,12 @@ impl Forwarder {
             // The progress ends here, in the forwarder, so it ends even when
             // the ask's handler was dropped by a `$/cancelRequest`.
             RunEvent::End { status, .. } => {
+                // An edit call the run ended during (cancelled while the
+                // editor had its edit) has no result: its record is still
+                // its own, for the answer and the thread.
+                for id in self.edit_calls.keys().cloned().collect::<Vec<_>>() {
+                    self.learn_result(&id, true);
+                }
                 if let Some(token) = &self.progress {
                     let end = json!({"token": token, "value": {"kind": "end", "message": status.as_str()}});
                     out.push((methods::PROGRESS, end));
