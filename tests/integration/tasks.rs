@@ -498,3 +498,32 @@ async fn a_compaction_keeps_the_threads_tasks_in_the_models_view() {
     assert!(after.contains("This conversation was compacted"), "{after}");
     assert!(after.contains("Background tasks of this conversation") && after.contains("- task 1: ended with the Tandem process that ran it: `sleep 3601`"), "{after}");
 }
+
+/// In the editor: `tandem.tasks` lists the session's background tasks, and
+/// `tandem.stopTask` stops one at the user's word (an unknown id is an
+/// error that names the known ones); the list then says it stopped.
+#[test]
+fn the_editor_lists_the_sessions_tasks_and_stops_one() {
+    if !bwrap_works() {
+        return;
+    }
+    let f = Fixture::new(&[]);
+    let turns = json!([background("sleep 3207"), {"text": "Started."}]);
+    let mut client = f.start(turns, json!({}), json!({"permissionMode": "bypassPermissions"}));
+    let answer = client.request("workspace/executeCommand", ask_params("start the server"));
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let listed = client.request("workspace/executeCommand", json!({"command": "tandem.tasks", "arguments": []}));
+    let tasks = listed["result"]["tasks"].as_array().unwrap_or_else(|| panic!("{listed}")).clone();
+    assert_eq!(tasks.len(), 1, "{listed}");
+    assert_eq!((tasks[0]["id"].as_str(), tasks[0]["command"].as_str(), tasks[0]["status"].as_str()), (Some("1"), Some("sleep 3207"), Some("running")), "{listed}");
+    let pid = only_process("sleep 3207");
+
+    let unknown = client.request("workspace/executeCommand", json!({"command": "tandem.stopTask", "arguments": [{"taskId": "7"}]}));
+    assert!(unknown["error"]["message"].as_str().is_some_and(|m| m.contains('7') && m.contains('1')), "{unknown}");
+    let stopped = client.request("workspace/executeCommand", json!({"command": "tandem.stopTask", "arguments": [{"taskId": "1"}]}));
+    assert_eq!(stopped["result"]["task"]["status"], "stopped", "{stopped}");
+    assert!(!crate::common::process_alive(pid), "sleep 3207 still runs");
+    let listed = client.request("workspace/executeCommand", json!({"command": "tandem.tasks", "arguments": []}));
+    assert_eq!(listed["result"]["tasks"][0]["status"], "stopped", "{listed}");
+    client.shutdown();
+}

@@ -49,6 +49,19 @@ pub const TRUST_COMMAND: &str = "tandem.trust";
 /// The model endpoint runs would talk to now, and why (`host::endpoint`):
 /// `{"provider", "model", "base_url"?, "reason"}`, or `{"error"}`.
 pub const PROVIDER_COMMAND: &str = "tandem.provider";
+/// The session's background tasks (`run_shell` with `background`), each as
+/// `task_list` knows it: `{"tasks": [{"id", "command", "status", …}]}`.
+pub const TASKS_COMMAND: &str = "tandem.tasks";
+/// Stop one at the user's word, `[{"taskId"}]`: `{"task": {…}}` once it has
+/// ended; the model is told in its next request.
+pub const STOP_TASK_COMMAND: &str = "tandem.stopTask";
+
+/// The argument object of `tandem.stopTask`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskArgs {
+    task_id: String,
+}
 
 /// What exists once `initialize` told us the roots and capabilities.
 struct Ready {
@@ -530,7 +543,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, TRUST_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, TRUST_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND, TASKS_COMMAND, STOP_TASK_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -642,6 +655,19 @@ impl LanguageServer for Backend {
                     ready.inline.engine.accepted();
                 }
                 Ok(None)
+            }
+            TASKS_COMMAND => match self.ready.get() {
+                Some(ready) => {
+                    let tasks = crate::tools::ports::tasks::Tasks::list(&**ready.host.tasks());
+                    Ok(Some(json!({ "tasks": tasks })))
+                }
+                None => Err(Error::invalid_request()),
+            },
+            STOP_TASK_COMMAND => {
+                let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
+                let args: TaskArgs = first_argument(&params.arguments)?;
+                let task = ready.host.tasks().stop_for_user(args.task_id.trim()).await.map_err(|why| Error::invalid_params(why.trim_start_matches("Error: ").to_string()))?;
+                Ok(Some(json!({"task": task})))
             }
             MCP_STATUS_COMMAND => match self.ready.get() {
                 Some(ready) => Ok(Some(ready.host.mcp().map_or_else(|| json!({"servers": []}), |mcp| mcp_front::status(mcp)))),
