@@ -21,7 +21,7 @@
 //! when one is missing.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::common::notes;
 use crate::common::review_fuzz;
@@ -1030,6 +1030,33 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
         assert_eq!(edit["declined"], serde_json::json!([{"startLine": 3, "endLine": 3}]), "{report:#}");
         let content = outcome.results[1]["content"].as_str().unwrap_or_default();
         assert!(content.contains("only partly applied: the user accepted 1 of its 2 hunks"), "{content}");
+    }
+}
+
+/// :TandemTasks (issue 32): after a run that started a command in the
+/// background, the list shows it running; picking it stops it, and the
+/// plugin says so. Needs bubblewrap (background tasks run only in it).
+#[test]
+fn neovim_tandem_tasks_lists_a_background_task_and_stops_it() {
+    let test = "neovim_tandem_tasks_lists_a_background_task_and_stops_it";
+    let works = Command::new("bwrap").args(["--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--dev", "/dev", "true"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !works {
+        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap cannot build a sandbox");
+        eprintln!("{test}: skipped, bubblewrap cannot build a sandbox here");
+        return;
+    }
+    for nvim in nvims(test) {
+        let turns = serde_json::json!([
+            {"text": "Starting.", "tool_calls": [{"name": "run_shell", "input": {"command": "sleep 3208", "background": true}}]},
+            {"text": "Started."}
+        ]);
+        let env = vec![("SCENARIO_MODE", "bypassPermissions"), ("SCENARIO_VIA", "plugin"), ("SCENARIO_TASKS", "1")];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        assert_eq!(report["task_items"], serde_json::json!(["1  running  sleep 3208"]), "{report:#}");
+        assert_eq!(report["task_stopped"], true, "{report:#}");
+        let messages = report["messages"].to_string();
+        assert!(messages.contains("stopped: 1  stopped  sleep 3208"), "{messages}");
     }
 }
 

@@ -335,6 +335,25 @@ local ok, err = pcall(function()
     error('the run did not finish in 60 s')
   end
   report.transcript = require('tandem.transcript').lines()
+  -- SCENARIO_TASKS: :TandemTasks once the run is over; the user picks the
+  -- first task, which stops it.
+  if env.SCENARIO_TASKS == '1' then
+    local select = vim.ui.select
+    vim.ui.select = function(items, opts, on_choice)
+      report.task_items = vim.tbl_map(opts.format_item or tostring, items)
+      on_choice(items[1], 1)
+    end
+    vim.cmd('TandemTasks')
+    report.task_stopped = vim.wait(15000, function()
+      for _, m in ipairs(report.messages) do
+        if tostring(m.message):find('stopped: ', 1, true) then
+          return true
+        end
+      end
+      return false
+    end, 20)
+    vim.ui.select = select
+  end
   -- Review previews still on screen once the run is over (a withdrawn
   -- review's handler may still be closing its preview: wait, bounded).
   local function previews()

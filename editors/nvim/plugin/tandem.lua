@@ -58,6 +58,10 @@ vim.api.nvim_create_user_command('TandemTrust', function()
   require('tandem').trust()
 end, { desc = "Trust this folder's own Tandem settings files as they are now" })
 
+vim.api.nvim_create_user_command('TandemTasks', function()
+  require('tandem').tasks()
+end, { desc = "The session's background tasks; pick a running one to stop it" })
+
 vim.api.nvim_create_user_command('TandemRedo', function(opts)
   require('tandem').redo(opts.args)
 end, { nargs = '?', desc = 'Redo the Tandem run undone last (or run {id})' })

@@ -592,6 +592,53 @@ function M.trust()
   end)
 end
 
+--- One background task as :TandemTasks lists it: "1  running  npm run dev".
+local function task_line(task)
+  local how = task.status or '?'
+  if how == 'exited' and task.exit_code ~= nil then
+    how = 'exited ' .. tostring(task.exit_code)
+  end
+  local command = vim.split(task.command or '', '\n', { plain = true })[1]
+  return string.format('%s  %s  %s', task.id or '?', how, command)
+end
+
+--- :TandemTasks: the session's background tasks (`tandem.tasks`); picking a
+--- running one stops it (`tandem.stopTask`), and the model is told.
+function M.tasks()
+  local c = M.client()
+  if not c then
+    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
+    return
+  end
+  c:request('workspace/executeCommand', { command = 'tandem.tasks', arguments = {} }, function(err, result)
+    if err then
+      notify('cannot list the background tasks: ' .. (err.message or vim.inspect(err)), vim.log.levels.WARN)
+      return
+    end
+    local tasks = (result or {}).tasks or {}
+    if #tasks == 0 then
+      notify('no background tasks in this session', vim.log.levels.INFO)
+      return
+    end
+    vim.ui.select(tasks, { prompt = 'Tandem background tasks (pick a running one to stop it)', format_item = task_line }, function(task)
+      if not task then
+        return
+      end
+      if task.status ~= 'running' then
+        notify('task ' .. tostring(task.id) .. ' is not running (' .. task_line(task) .. ')', vim.log.levels.INFO)
+        return
+      end
+      c:request('workspace/executeCommand', { command = 'tandem.stopTask', arguments = { { taskId = task.id } } }, function(stop_err, stopped)
+        if stop_err then
+          notify('cannot stop task ' .. tostring(task.id) .. ': ' .. (stop_err.message or vim.inspect(stop_err)), vim.log.levels.WARN)
+          return
+        end
+        notify('stopped: ' .. task_line((stopped or {}).task or task), vim.log.levels.INFO)
+      end)
+    end)
+  end)
+end
+
 function M.show_transcript()
   transcript.show()
 end
