@@ -38,6 +38,10 @@ pub(super) struct Forwarded {
     pub written: Vec<PathBuf>,
     pub record_calls: BTreeMap<u64, String>,
     pub disk_write_calls: BTreeMap<u64, String>,
+    /// Every edit call, in order: its id and the URI of its file. A record
+    /// made where the forwarder could not see it (an edit that may still
+    /// land, taken as the run ends) is matched to its call by file.
+    pub edit_calls: Vec<(String, String)>,
 }
 
 /// An edit of the answer (`edit_json`'s shape) as the end summary counts it.
@@ -179,6 +183,9 @@ impl Forwarder {
             RunEvent::ToolCall { id, name, kind, summary, .. } => {
                 if let ToolKind::Edit { path } = kind {
                     self.edit_calls.insert(id.clone(), path.clone());
+                    if let Some(uri) = path_to_uri(path) {
+                        self.learnt.locked().edit_calls.push((id.clone(), uri.as_str().to_string()));
+                    }
                 }
                 if let Some(token) = &self.progress {
                     let report = json!({"token": token, "value": {"kind": "report", "message": format!("{name} {summary}")}});

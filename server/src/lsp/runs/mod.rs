@@ -358,12 +358,21 @@ fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -
     let learnt = learnt.locked();
     let mut edits: Vec<Value> = Vec::new();
     let mut uris: Vec<String> = Vec::new();
-    for (seq, record) in env.editor.take_records_in_order(Some(run_id)) {
-        let mut edit = edit_json(&record);
-        if let Some(call) = learnt.record_calls.get(&seq) {
+    let records = env.editor.take_records_in_order(Some(run_id));
+    // The calls a record was learnt for; the others are matched by file,
+    // the latest call of the file that no record has.
+    let mut used: Vec<&String> = records.iter().filter_map(|(seq, _)| learnt.record_calls.get(seq)).collect();
+    for (seq, record) in records.iter() {
+        let mut edit = edit_json(record);
+        let call = learnt.record_calls.get(seq).or_else(|| {
+            let call = learnt.edit_calls.iter().rev().find(|(id, uri)| *uri == record.uri && !used.contains(&id)).map(|(id, _)| id)?;
+            used.push(call);
+            Some(call)
+        });
+        if let Some(call) = call {
             edit["toolCallId"] = json!(call);
         }
-        uris.push(record.uri);
+        uris.push(record.uri.clone());
         edits.push(edit);
     }
     for write in env.workspace.take_disk_writes(Some(run_id)) {
