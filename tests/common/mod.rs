@@ -115,6 +115,22 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 
 /// Alive and not a zombie (a zombie has exited; it only waits to be reaped).
 #[cfg(unix)]
+/// Is bubblewrap here and able to build a sandbox (background tasks and
+/// the shell's walls need one)? Skips (or, with `TANDEM_REQUIRE_BWRAP`, as
+/// `.ci/run` sets it, fails) when not.
+pub fn bwrap_works() -> bool {
+    let works = std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "true"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap is missing or cannot build a sandbox");
+        eprintln!("skipping: bubblewrap (bwrap) is missing or cannot build a sandbox here");
+    }
+    works
+}
+
 pub fn process_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),

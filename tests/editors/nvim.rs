@@ -21,7 +21,7 @@
 //! when one is missing.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::common::notes;
 use crate::common::review_fuzz;
@@ -1039,10 +1039,7 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
 #[test]
 fn neovim_tandem_tasks_lists_a_background_task_and_stops_it() {
     let test = "neovim_tandem_tasks_lists_a_background_task_and_stops_it";
-    let works = Command::new("bwrap").args(["--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--dev", "/dev", "true"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-    if !works {
-        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap cannot build a sandbox");
-        eprintln!("{test}: skipped, bubblewrap cannot build a sandbox here");
+    if !crate::common::bwrap_works() {
         return;
     }
     for nvim in nvims(test) {

@@ -32,20 +32,6 @@ use std::process::{Command, Stdio};
 use script::shell;
 use serde_json::{json, Value};
 
-/// Is bubblewrap here and able to build a sandbox? Skips (or, with
-/// `TANDEM_REQUIRE_BWRAP`, fails) when not.
-fn bwrap_works() -> bool {
-    let works = Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "true"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !works {
-        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap is missing or cannot build a sandbox");
-        eprintln!("skipping: bubblewrap (bwrap) is missing or cannot build a sandbox here");
-    }
-    works
-}
 
 /// A folder outside every folder approved commands may write (`/tmp`,
 /// `/var/tmp`, `$TMPDIR`), like a user's other files: beside the build, or,
@@ -215,7 +201,7 @@ const WRITING_PAYLOADS: &[&str] = &[
 
 #[test]
 fn unasked_commands_write_nothing_whatever_they_are() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     // A bare `run_shell` rule lets every command through unasked: the
@@ -238,7 +224,7 @@ fn unasked_commands_write_nothing_whatever_they_are() {
 
 #[test]
 fn approved_commands_write_the_workspace_and_nothing_they_must_not() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({}));
@@ -267,7 +253,7 @@ fn approved_commands_write_the_workspace_and_nothing_they_must_not() {
 
 #[test]
 fn git_config_planted_in_the_workspace_runs_nothing_outside() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     // The workspace ships a .gitconfig whose fsmonitor writes a marker;
@@ -283,7 +269,7 @@ fn git_config_planted_in_the_workspace_runs_nothing_outside() {
 
 #[test]
 fn masked_paths_cannot_be_read_and_no_other_process_is_visible() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({"permissions": {"allow": ["run_shell"], "deny": ["read_file(./secret.txt)", "read_file(*.pem)"]}}));
@@ -327,7 +313,7 @@ fn masked_paths_cannot_be_read_and_no_other_process_is_visible() {
 
 #[test]
 fn network_is_off_unless_settings_allow_it_and_the_failure_says_how() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -356,7 +342,7 @@ fn network_is_off_unless_settings_allow_it_and_the_failure_says_how() {
 
 #[test]
 fn the_timeout_stops_the_whole_tree_inside_the_sandbox() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({}));
@@ -385,7 +371,7 @@ fn the_timeout_stops_the_whole_tree_inside_the_sandbox() {
 
 #[test]
 fn no_sandbox_is_said_in_the_first_event() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     // Switched off by the user.
@@ -477,7 +463,7 @@ fn no_sandbox_is_said_in_the_first_event() {
 /// (the race is real, and the sandbox is what stops it).
 #[test]
 fn a_file_swapped_for_a_link_to_outside_after_the_check_is_not_written_through_it() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let race = |sandbox: bool| -> (String, String) {
@@ -524,7 +510,7 @@ fn a_file_swapped_for_a_link_to_outside_after_the_check_is_not_written_through_i
 /// (the approved profile's test above shows that).
 #[test]
 fn the_users_answer_to_a_call_that_asks_for_the_network_opens_it_for_that_command() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -564,7 +550,7 @@ fn the_users_answer_to_a_call_that_asks_for_the_network_opens_it_for_that_comman
 /// never to unasked ones; what it does not name stays read-only.
 #[test]
 fn allow_write_opens_folders_to_approved_commands_only() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
@@ -598,7 +584,7 @@ fn allow_write_opens_folders_to_approved_commands_only() {
 /// an approved one does (`git push` may need the ssh agent).
 #[test]
 fn unasked_commands_cannot_reach_the_services_of_the_runtime_folder() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));
@@ -622,7 +608,7 @@ fn unasked_commands_cannot_reach_the_services_of_the_runtime_folder() {
 /// background process the command started keeps running.)
 #[test]
 fn a_sandboxed_commands_children_end_with_it() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({}));
@@ -664,7 +650,7 @@ fn the_editor_is_told_when_commands_run_without_a_sandbox() {
 /// be made mount points there.
 #[test]
 fn a_workspace_on_a_read_only_file_system_still_runs_commands() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({}));
@@ -681,7 +667,7 @@ fn a_workspace_on_a_read_only_file_system_still_runs_commands() {
 /// and write anywhere. Commands of both profiles run with none.
 #[test]
 fn commands_have_no_capabilities_to_undo_the_sandbox() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let run = Run::new(json!({"permissions": {"allow": ["run_shell"]}}));

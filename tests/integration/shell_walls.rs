@@ -29,20 +29,6 @@ use std::process::{Command, Stdio};
 use script::shell;
 use serde_json::{json, Value};
 
-/// Is bubblewrap here and able to build a sandbox? Skips (or, with
-/// `TANDEM_REQUIRE_BWRAP`, fails) when not.
-fn bwrap_works() -> bool {
-    let works = Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "true"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !works {
-        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap is missing or cannot build a sandbox");
-        eprintln!("skipping: bubblewrap (bwrap) is missing or cannot build a sandbox here");
-    }
-    works
-}
 
 /// The secret every planted file holds (`TOP-SECRET: what it is`),
 /// spelled in the commands so that no command line contains it with its
@@ -219,7 +205,7 @@ fn assert_nothing_secret(results: &[(bool, String)], what: &str) {
 /// the workspace's local settings, no agent.
 #[test]
 fn unasked_commands_see_no_secret_of_the_home_folder_through_tandem_ask() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -239,7 +225,7 @@ fn unasked_commands_see_no_secret_of_the_home_folder_through_tandem_ask() {
 /// data folder, and finds nothing there.
 #[test]
 fn a_read_only_command_following_links_into_the_home_folder_finds_nothing_in_accept_edits() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -258,7 +244,7 @@ fn a_read_only_command_following_links_into_the_home_folder_finds_nothing_in_acc
 /// settings.
 #[test]
 fn approved_commands_never_see_tandems_own_folders() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -276,7 +262,7 @@ fn approved_commands_never_see_tandems_own_folders() {
 /// the same sandbox.
 #[test]
 fn unasked_commands_see_no_secret_of_the_home_folder_through_tandem_lsp() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -308,7 +294,7 @@ fn unasked_commands_see_no_secret_of_the_home_folder_through_tandem_lsp() {
 /// what is asked) see the home folder but not Tandem's folders.
 #[test]
 fn unasked_commands_see_no_secret_of_the_home_folder_through_tandem_acp() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let acpx = ci_tools().join("acp-clients/node_modules/.bin/acpx");
@@ -540,7 +526,7 @@ fn removed(victims: &[PathBuf]) -> Vec<String> {
 
 #[test]
 fn a_command_deny_rule_holds_against_names_chosen_at_run_time_through_tandem_ask() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -565,7 +551,7 @@ fn a_command_deny_rule_holds_against_names_chosen_at_run_time_through_tandem_ask
 
 #[test]
 fn a_command_deny_rule_holds_against_names_chosen_at_run_time_in_the_editor() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -615,7 +601,7 @@ fn assert_edit_denies_held(home: &Home, what: &str, results: &[(bool, String)]) 
 
 #[test]
 fn edit_and_write_denies_are_held_by_the_sandbox_through_tandem_ask() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -633,7 +619,7 @@ fn edit_and_write_denies_are_held_by_the_sandbox_through_tandem_ask() {
 
 #[test]
 fn edit_and_write_denies_are_held_by_the_sandbox_in_the_editor() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -672,7 +658,7 @@ fn read_deny_workspace(home: &Home) -> Vec<String> {
 
 #[test]
 fn a_read_deny_holds_for_git_objects_and_followed_links_through_tandem_ask() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -693,7 +679,7 @@ fn a_read_deny_holds_for_git_objects_and_followed_links_through_tandem_ask() {
 
 #[test]
 fn a_read_deny_holds_for_git_objects_and_followed_links_in_the_editor() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let home = Home::new();
@@ -715,7 +701,7 @@ fn a_descriptor_tandem_inherited_is_not_a_commands() {
     std::fs::write(&target, "").unwrap();
     let commands = ["echo through-the-descriptor >&7; echo again > /proc/self/fd/7; ls /proc/self/fd"];
     let mut runs = vec![("off", json!({"sandbox": {"enabled": false}}), "bypassPermissions")];
-    if bwrap_works() {
+    if crate::common::bwrap_works() {
         runs.push(("unasked", json!({"permissions": {"allow": ["run_shell"]}}), "default"));
         runs.push(("approved", json!({}), "bypassPermissions"));
     }

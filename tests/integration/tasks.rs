@@ -164,20 +164,6 @@ fn the_todo_list_is_a_run_event_in_the_editor() {
 
 // ---- background tasks -------------------------------------------------
 
-/// Is bubblewrap here and able to build a sandbox? Background tasks run
-/// only in it. Skips (or, with `TANDEM_REQUIRE_BWRAP`, fails) when not.
-fn bwrap_works() -> bool {
-    let works = std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev", "true"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !works {
-        assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap is missing or cannot build a sandbox");
-        eprintln!("skipping: bubblewrap (bwrap) is missing or cannot build a sandbox here");
-    }
-    works
-}
 
 /// A turn that starts `command` in the background.
 fn background(command: &str) -> Value {
@@ -255,7 +241,7 @@ fn only_process(command: &str) -> i32 {
 
 #[tokio::test]
 async fn a_background_task_lists_its_real_processes_and_task_stop_ends_every_one() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -305,7 +291,7 @@ async fn a_background_task_lists_its_real_processes_and_task_stop_ends_every_one
 
 #[tokio::test]
 async fn daemons_and_a_task_that_ignores_sigterm_end_with_task_stop() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -344,7 +330,7 @@ async fn daemons_and_a_task_that_ignores_sigterm_end_with_task_stop() {
 
 #[tokio::test]
 async fn tasks_end_with_tandem_ask_and_with_a_sigkill_of_tandem() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let data = tempfile::tempdir().unwrap();
@@ -375,7 +361,7 @@ async fn tasks_end_with_tandem_ask_and_with_a_sigkill_of_tandem() {
 
 #[tokio::test]
 async fn a_task_that_ends_by_itself_is_announced_to_the_model_once() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -423,7 +409,7 @@ fn find_file(dir: &Path, name: &str) -> std::path::PathBuf {
 /// when the command has the network, not otherwise (its loopback is its own).
 #[tokio::test]
 async fn a_tasks_server_is_reachable_from_the_machines_loopback_only_with_the_network() {
-    if !bwrap_works() || crate::common::tools::which("python3").is_none() {
+    if !crate::common::bwrap_works() || crate::common::tools::which("python3").is_none() {
         return;
     }
     for network in [true, false] {
@@ -455,7 +441,7 @@ async fn a_tasks_server_is_reachable_from_the_machines_loopback_only_with_the_ne
 /// as ended with it, and the model is told so once.
 #[tokio::test]
 async fn a_resumed_thread_lists_the_earlier_sessions_task_as_ended() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -478,7 +464,7 @@ async fn a_resumed_thread_lists_the_earlier_sessions_task_as_ended() {
 /// lists them as they stand (here one the earlier session ran).
 #[tokio::test]
 async fn a_compaction_keeps_the_threads_tasks_in_the_models_view() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -504,7 +490,7 @@ async fn a_compaction_keeps_the_threads_tasks_in_the_models_view() {
 /// error that names the known ones); the list then says it stopped.
 #[test]
 fn the_editor_lists_the_sessions_tasks_and_stops_one() {
-    if !bwrap_works() {
+    if !crate::common::bwrap_works() {
         return;
     }
     let f = Fixture::new(&[]);
