@@ -50,7 +50,15 @@ class PanelThread {
     return dir ? path.join(dir, 'panel-thread.json') : undefined;
   }
 
+  /** What the file (or the workspace state) holds, read once: `set` keeps it. */
+  private known: { threadId: string | undefined } | undefined;
+
   get(): string | undefined {
+    this.known ??= { threadId: this.read() };
+    return this.known.threadId;
+  }
+
+  private read(): string | undefined {
     const file = this.file();
     if (file) {
       try {
@@ -65,8 +73,10 @@ class PanelThread {
     return typeof kept === 'string' && kept !== '' ? kept : undefined;
   }
 
+  /** Keep `threadId`; a run's every event calls this, so only a change writes. */
   set(threadId: string | undefined): void {
     if (threadId === this.get()) return;
+    this.known = { threadId };
     void this.context.workspaceState.update(THREAD_KEY, threadId);
     const file = this.file();
     if (!file) return;
