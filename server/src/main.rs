@@ -409,7 +409,10 @@ fn print_agents(workspace: &Workspace) -> anyhow::Result<ExitCode> {
         let tools = agent.tools.as_ref().map(|t| t.join(", ")).unwrap_or_else(|| "every tool but agent".to_string());
         println!("    tools: {tools}");
         if let Some(model) = &agent.model {
-            println!("    model: {model} (runs use the session's model)");
+            println!("    model: {model}");
+        }
+        if let Some(model) = &agent.model_untrusted {
+            println!("    model: {model} left out, the session's is used: {}", tandem::trust::HOW_TO_TRUST);
         }
     }
     print_skipped(&set.skipped);

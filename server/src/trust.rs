@@ -1,6 +1,6 @@
 //! Workspace trust: whether the user trusts the files that came with a
-//! folder — its own settings ([`PROJECT_FILES`]) — to change how Tandem
-//! runs there. Until then the settings loader and the MCP loader take from
+//! folder — its own settings ([`PROJECT_FILES`]) and the `model` of its
+//! agent files ([`AGENT_DIRS`]) — to change how Tandem runs there. Until then the settings loader and the MCP loader take from
 //! such a file only what tightens (deny and ask rules, a stricter mode, a
 //! stricter sandbox); what would loosen anything or start a program (a
 //! higher mode, allow rules, `env`, the provider, model, base URL, hooks,
@@ -31,9 +31,37 @@ use sha2::{Digest, Sha256};
 
 use crate::sync::MutexExt;
 
-/// The files of a folder that can change how Tandem runs in it, relative
-/// to its root. (`.claude/settings*.json` are not read by Tandem at all.)
+/// The settings files of a folder that can change how Tandem runs in it,
+/// relative to its root (`.claude/settings*.json` are not read by Tandem
+/// at all); [`project_files`] adds the agent files.
 pub const PROJECT_FILES: &[&str] = &[".tandem/settings.json", ".tandem/settings.local.json", ".mcp.json"];
+
+/// The folders whose `*.md` files are project agents: their `model`
+/// field is the only thing in them that trust decides.
+pub const AGENT_DIRS: &[&str] = &[".tandem/agents", ".claude/agents"];
+
+/// Agent files looked at per folder at most (as many as the agent loader
+/// reads).
+const MAX_AGENT_FILES: usize = 100;
+
+/// Every file of `root` whose trust matters, relative to it: the
+/// [`PROJECT_FILES`] (present or not) and the agent files present in
+/// [`AGENT_DIRS`], sorted.
+pub fn project_files(root: &Path) -> Vec<String> {
+    let mut files: Vec<String> = PROJECT_FILES.iter().map(|f| f.to_string()).collect();
+    for dir in AGENT_DIRS {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        let mut agents: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_file())
+            .filter_map(|e| e.file_name().to_str().filter(|n| n.ends_with(".md")).map(|n| format!("{dir}/{n}")))
+            .collect();
+        agents.sort();
+        agents.truncate(MAX_AGENT_FILES);
+        files.extend(agents);
+    }
+    files
+}
 
 /// How to trust a folder, for every message that says something was left out.
 pub const HOW_TO_TRUST: &str = "if you trust this folder's files, run `tandem trust` in it (in VS Code: \"Tandem: Trust Workspace\"; in Neovim: :TandemTrust; for one run, as in CI: --trust)";
@@ -207,13 +235,13 @@ impl TrustStore {
     /// later needs trust of its own).
     pub fn trust(&self, root: &Path) -> std::io::Result<Vec<String>> {
         let mut files = BTreeMap::new();
-        for relative in PROJECT_FILES {
-            match std::fs::read(root.join(relative)) {
+        for relative in project_files(root) {
+            match std::fs::read(root.join(&relative)) {
                 Ok(bytes) => {
-                    files.insert(relative.to_string(), fingerprint(&bytes));
+                    files.insert(relative, fingerprint(&bytes));
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(std::io::Error::new(err.kind(), format!("{}: {err}", root.join(relative).display()))),
+                Err(err) => return Err(std::io::Error::new(err.kind(), format!("{}: {err}", root.join(&relative).display()))),
             }
         }
         let trusted: Vec<String> = files.keys().cloned().collect();

@@ -43,12 +43,24 @@ fn write_all(base: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// The folder's files are trusted (`tandem trust` was run).
 fn setup(project: &[(&str, &str)], user: &[(&str, &str)]) -> Setup {
+    setup_trusting(project, user, true)
+}
+
+/// `trusted`: the user ran `tandem trust` in the folder after writing its
+/// files (a store in the home folder); otherwise nothing of it is trusted.
+fn setup_trusting(project: &[(&str, &str)], user: &[(&str, &str)], trusted: bool) -> Setup {
     let (root_dir, home_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     write_all(root_dir.path(), project);
     write_all(home_dir.path(), user);
     let mut workspace = Workspace::new(root_dir.path()).unwrap();
     workspace.set_home(Some(home_dir.path().to_path_buf()));
+    let store = tandem::trust::TrustStore::at(home_dir.path().join("data/trust.json"));
+    if trusted {
+        store.trust(workspace.root()).unwrap();
+    }
+    workspace.set_trust(tandem::trust::TrustSource::At(store.path().to_path_buf()));
     let root = workspace.root().to_path_buf();
     Setup { _root: root_dir, _home: home_dir, root, ctx: ToolContext::new(Arc::new(workspace)) }
 }
@@ -216,6 +228,48 @@ async fn a_custom_agent_asks_for_its_own_model_and_otherwise_the_sessions() {
         [("You are fast.", "claude-haiku-4-5"), ("You are pinned.", "my-model-2"), ("You are plain.", "claude-test"), ("You are same.", "claude-test")]
     );
     assert_eq!((asked[0].1.as_str(), asked[5].1.as_str()), ("claude-test", "claude-test"));
+}
+
+/// The models a run's requests ask for, when it calls the agents `fast`
+/// and `mine` one after the other.
+async fn asked_models(s: &Setup) -> Vec<String> {
+    let call = |id: &'static str, agent_type: &str| (id, "agent", serde_json::json!({"description": "look", "prompt": "Look.", "type": agent_type}));
+    let mock = MockModel::start(vec![
+        turns::tools("", &[call("toolu_1", "fast"), call("toolu_2", "mine")]),
+        turns::text("fast done"),
+        turns::text("mine done"),
+        turns::text("All done."),
+    ])
+    .await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(), s.ctx.clone(), request("look around")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    mock.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect()
+}
+
+/// A project agent's `model` field is a cloned repository choosing what the
+/// user pays for: until the folder is trusted its sub-agent runs on the
+/// session's model, the trust notice names the field, and the trusted
+/// folder's agent gets its model — until its file changes.
+#[tokio::test]
+async fn an_untrusted_project_agent_runs_on_the_sessions_model_and_the_notice_says_so() {
+    let fast = "---\nname: fast\nmodel: opus\ntools: read_file\n---\nYou are fast.\n";
+    let mine = "---\nname: mine\nmodel: haiku\ntools: read_file\n---\nYou are mine.\n";
+    // The user's own agent (in the home folder) is theirs: its model applies either way.
+    let untrusted = setup_trusting(&[(".tandem/agents/fast.md", fast)], &[(".tandem/agents/mine.md", mine)], false);
+    assert_eq!(asked_models(&untrusted).await, ["claude-test", "claude-test", "claude-haiku-4-5", "claude-test"]);
+    let agents = tandem::tools::builtin::agent::AgentSet::discover(&untrusted.ctx.workspace);
+    assert_eq!(agents.get("fast").unwrap().model_untrusted.as_deref(), Some("opus"));
+    let trust = tandem::settings::TrustSource::At(untrusted._home.path().join("data/trust.json"));
+    let files = tandem::settings::SettingsFiles::with_home(&untrusted.root, None).with_trust(trust);
+    let (_, problems) = tandem::settings::load(&files, &[]);
+    let notice = tandem::settings::trust_notice(&problems).unwrap();
+    assert!(notice.contains("agents/fast.md") && notice.contains("model") && notice.contains("opus"), "{notice}");
+
+    let trusted = setup_trusting(&[(".tandem/agents/fast.md", fast)], &[(".tandem/agents/mine.md", mine)], true);
+    assert_eq!(asked_models(&trusted).await, ["claude-test", "claude-opus-4-5", "claude-haiku-4-5", "claude-test"]);
+    // The file changes after the trust: its model is left out again.
+    std::fs::write(trusted.root.join(".tandem/agents/fast.md"), fast.replace("You are fast.", "You are faster.")).unwrap();
+    assert_eq!(asked_models(&trusted).await, ["claude-test", "claude-test", "claude-haiku-4-5", "claude-test"]);
 }
 
 /// A sub-agent on another model is priced as that model in the run's cost.

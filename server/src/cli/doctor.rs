@@ -116,17 +116,17 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
 /// files", "files": {".tandem/settings.json": "trusted" | "changed since
 /// trusted" | "not trusted"}, "notice"?: what was ignored and how to trust}`.
 fn trust_report(root: &std::path::Path, problems: &[tandem::settings::SettingsProblem]) -> serde_json::Value {
-    use tandem::trust::{FileTrust, Trust, PROJECT_FILES};
+    use tandem::trust::{project_files, FileTrust, Trust};
     let trust = Trust::of(root);
     let mut files = serde_json::Map::new();
-    for relative in PROJECT_FILES {
-        let Ok(bytes) = std::fs::read(root.join(relative)) else { continue };
-        let state = match trust.file(relative, &bytes) {
+    for relative in project_files(root) {
+        let Ok(bytes) = std::fs::read(root.join(&relative)) else { continue };
+        let state = match trust.file(&relative, &bytes) {
             FileTrust::Trusted => "trusted",
             FileTrust::Changed => "changed since trusted",
             FileTrust::NotTrusted => "not trusted",
         };
-        files.insert(relative.to_string(), serde_json::json!(state));
+        files.insert(relative, serde_json::json!(state));
     }
     let state = if files.is_empty() {
         "no project files"

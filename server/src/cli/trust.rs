@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use tandem::trust::{FileTrust, TrustSource, TrustStore, PROJECT_FILES};
+use tandem::trust::{project_files, FileTrust, TrustSource, TrustStore};
 
 /// What `tandem trust` was asked.
 pub enum TrustCommand {
@@ -43,14 +43,16 @@ pub fn trust(root: &Path, command: TrustCommand) -> anyhow::Result<ExitCode> {
             for (folder, record) in folders {
                 println!("{folder} (trusted {})", record.trusted_at);
                 let trust = TrustSource::User.trust(Path::new(&folder));
-                for relative in PROJECT_FILES {
+                let mut relatives = project_files(Path::new(&folder));
+                relatives.extend(record.files.keys().filter(|f| !relatives.contains(f)).cloned().collect::<Vec<_>>());
+                for relative in &relatives {
                     let state = match std::fs::read(Path::new(&folder).join(relative)) {
                         Ok(bytes) => match trust.file(relative, &bytes) {
                             FileTrust::Trusted => "trusted",
                             FileTrust::Changed => "changed since: ignored until trusted again",
                             FileTrust::NotTrusted => "new since: ignored until trusted again",
                         },
-                        Err(_) if record.files.contains_key(*relative) => "gone",
+                        Err(_) if record.files.contains_key(relative) => "gone",
                         Err(_) => continue,
                     };
                     println!("  {relative}: {state}");

@@ -100,6 +100,7 @@ impl SettingsFiles {
             }
         }
         problems.extend(self.untrusted_mcp_servers(&trust));
+        problems.extend(self.untrusted_agent_models(&trust));
         (layers, problems)
     }
 
@@ -116,6 +117,31 @@ impl SettingsFiles {
             return format!("{shown} (changed since you trusted the folder)");
         }
         shown
+    }
+
+    /// The models the folder's untrusted agent files ask for, which their
+    /// sub-agents do not get (they run on the session's model).
+    fn untrusted_agent_models(&self, trust: &crate::trust::Trust) -> Vec<SettingsProblem> {
+        let mut problems = Vec::new();
+        for relative in crate::trust::project_files(&self.root) {
+            if !crate::trust::AGENT_DIRS.iter().any(|dir| relative.starts_with(&format!("{dir}/"))) {
+                continue;
+            }
+            let path = self.root.join(&relative);
+            let Ok(Some(bytes)) = crate::json_file::read_bytes(&path, Some(&self.root)) else { continue };
+            if trust.trusts(&relative, &bytes) {
+                continue;
+            }
+            let Some(model) = crate::tools::builtin::agent::untrusted_model(&bytes) else { continue };
+            problems.push(SettingsProblem {
+                source: self.source(&path, Scope::Project, trust, &bytes),
+                field: "model".into(),
+                message: format!("({model}: the agent runs on the session's model)"),
+                severity: Severity::NeedsTrust,
+                position: None,
+            });
+        }
+        problems
     }
 
     /// The servers of an untrusted `.mcp.json`, which do not start.

@@ -181,6 +181,10 @@ pub struct Workspace {
     /// The user's home folder, where `~/.tandem/` (instructions, skills,
     /// agents) lives; `None` reads no user files.
     home: Option<PathBuf>,
+    /// Where the user's trust of the folder's files is read
+    /// ([`crate::trust`]): the user's store by default, as the settings
+    /// loader's; tests point it elsewhere.
+    trust: crate::trust::TrustSource,
     /// The temp files of writes in progress, for cleaning up after a kill.
     journal: Option<Arc<WriteJournal>>,
     /// The run this view writes for (an editor run's id): its edits to open
@@ -308,6 +312,7 @@ impl Workspace {
             edit_locks: Arc::new(EditLocks::default()),
             text_reads: Default::default(),
             home: dirs::home_dir(),
+            trust: crate::trust::TrustSource::User,
             journal,
             run_tag: None,
             recorder: None,
@@ -333,6 +338,7 @@ impl Workspace {
             watcher: Arc::clone(&self.watcher),
             edit_locks: Arc::clone(&self.edit_locks),
             home: self.home.clone(),
+            trust: self.trust.clone(),
             text_reads: Arc::clone(&self.text_reads),
             journal: self.journal.clone(),
             run_tag: self.run_tag.clone(),
@@ -457,6 +463,16 @@ impl Workspace {
     /// folder by default; tests point it elsewhere, `None` reads none.
     pub fn set_home(&mut self, home: Option<PathBuf>) {
         self.home = home;
+    }
+
+    /// Where the trust of the folder's files is read from (the user's
+    /// store unless a test says otherwise).
+    pub fn set_trust(&mut self, trust: crate::trust::TrustSource) {
+        self.trust = trust;
+    }
+
+    pub fn trust(&self) -> &crate::trust::TrustSource {
+        &self.trust
     }
 
     pub fn home(&self) -> Option<&Path> {

@@ -41,8 +41,14 @@ pub struct AgentDefinition {
     pub tools: Option<Vec<String>>,
     /// The model it asks for (`inherit`, a family alias `sonnet`/`opus`/
     /// `haiku`, or a model id; see [`crate::agent::config::sub_agent_model`]);
-    /// it runs on the parent's provider.
+    /// it runs on the parent's provider. A project agent's is taken only
+    /// when the user trusts the folder's files ([`crate::trust`]): a
+    /// cloned repository does not choose what the user pays for.
     pub model: Option<String>,
+    /// The model a project agent's file asks for and that is left out
+    /// because the file is not trusted (said by the settings' trust
+    /// notice, [`untrusted_model`]).
+    pub model_untrusted: Option<String>,
     pub system_prompt: String,
     pub path: PathBuf,
     pub origin: Origin,
@@ -58,6 +64,7 @@ pub struct AgentSet {
 impl AgentSet {
     pub fn discover(workspace: &Workspace) -> Self {
         let mut set = AgentSet::default();
+        let trust = workspace.trust().trust(workspace.root());
         for (dir, origin) in search_dirs(workspace, "agents") {
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             let mut files: Vec<PathBuf> =
@@ -68,7 +75,7 @@ impl AgentSet {
                     set.skip(file, format!("more than {MAX_AGENTS} agents"));
                     continue;
                 }
-                match load_agent(workspace, &file, origin) {
+                match load_agent(workspace, &file, origin, &trust) {
                     Ok(agent) if set.get(&agent.name).is_some() || BUILT_IN.contains(&agent.name.as_str()) => {
                         let reason = format!("an agent named \"{}\" exists already (built-in, or found first)", agent.name);
                         set.skip(file, reason);
@@ -93,9 +100,17 @@ impl AgentSet {
 
 const BUILT_IN: [&str; 3] = ["explore", "plan", "general"];
 
-fn load_agent(workspace: &Workspace, file: &Path, origin: Origin) -> Result<AgentDefinition, String> {
+fn load_agent(workspace: &Workspace, file: &Path, origin: Origin, trust: &crate::trust::Trust) -> Result<AgentDefinition, String> {
     let text = read_bounded(workspace, file, MAX_AGENT_BYTES)?;
     let doc = front_matter::parse(&text)?;
+    let mut model = doc.text("model")?;
+    let mut model_untrusted = None;
+    if origin == Origin::Project && model.is_some() {
+        let relative = file.strip_prefix(workspace.root()).unwrap_or(file).display().to_string();
+        if !trust.trusts(&relative, text.as_bytes()) {
+            model_untrusted = model.take().filter(|m| asks_for_a_model(m));
+        }
+    }
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let name = doc.text("name")?.unwrap_or(stem);
     if name.is_empty() || name.contains(char::is_whitespace) {
@@ -113,11 +128,28 @@ fn load_agent(workspace: &Workspace, file: &Path, origin: Origin) -> Result<Agen
         name,
         description: doc.text("description")?.unwrap_or_default(),
         tools: tools.map(|names| names.iter().map(|n| tool_name(n)).collect()),
-        model: doc.text("model")?,
+        model,
+        model_untrusted,
         system_prompt,
         path: file.to_path_buf(),
         origin,
     })
+}
+
+/// Whether an agent's `model` field asks for a model other than the
+/// session's (empty and `inherit` do not).
+fn asks_for_a_model(model: &str) -> bool {
+    let model = model.trim();
+    !model.is_empty() && !model.eq_ignore_ascii_case("inherit")
+}
+
+/// The model the project agent file `bytes` asks for, when it asks for one
+/// (see [`asks_for_a_model`]): what an untrusted folder's agent is denied.
+/// For the settings loader's trust notice; a file that does not parse asks
+/// for nothing (the agent loader reports it).
+pub fn untrusted_model(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    front_matter::parse(text).ok()?.text("model").ok()?.filter(|m| asks_for_a_model(m))
 }
 
 /// Launch a sub-agent to handle a task autonomously. Sub-agents have isolated context and return their result. Types: 'explore' (read-only, fast search), 'plan' (read-only, structured planning), 'general' (full tools).
