@@ -370,6 +370,59 @@ fn lsp_run(home: &Home, commands: &[&str], extra_env: &[(&str, &str)], answer: &
     (results, questions)
 }
 
+/// Run the commands through `tandem acp` in `mode`, with the editor on the
+/// ACP Python SDK (`tests/acp/editor_client.py`) answering every permission
+/// question with `answer` (`allow_once`, `reject_once`); the tool results
+/// in call order (failed, text) and the questions asked. `None`: the SDK is
+/// not installed (skipped; `.ci/run` installs it and requires it).
+fn acp_run(home: &Home, commands: &[&str], extra_env: &[(&str, &str)], mode: &str, answer: &str) -> Option<(Vec<(bool, String)>, Vec<Value>)> {
+    let python = ci_tools().join("acp-python");
+    if !python.join("acp").exists() {
+        crate::common::tools::skip("this ACP test", "TANDEM_REQUIRE_ACP", &format!("the ACP Python SDK is not installed at {}", python.display()));
+        return None;
+    }
+    let mut turns: Vec<Value> = commands.iter().map(|c| json!({"text": "", "tool_calls": [shell(c)]})).collect();
+    turns.push(json!({"text": "Done."}));
+    let script = home.home.join("acp-script.json");
+    std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+    let scenario = json!({
+        "agent": [env!("CARGO_BIN_EXE_tandem"), "acp"],
+        "cwd": home.root,
+        "mode": mode,
+        "answers": vec![answer; commands.len()],
+        "prompts": ["go"],
+    });
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/editor_client.py");
+    let mut command = Command::new("python3");
+    command.arg(client).arg(scenario.to_string()).env("PYTHONPATH", &python);
+    for var in crate::common::MODEL_VARIABLES {
+        command.env_remove(var);
+    }
+    for (name, value) in home.env() {
+        command.env(name, value);
+    }
+    command.envs(extra_env.iter().copied()).env("TANDEM_PROVIDER", "scripted").env("TANDEM_SCRIPT", &script);
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the editor client failed:\n{stderr}");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&output.stdout)));
+    assert_eq!(report["invalid"], json!([]), "messages that do not match the ACP schema");
+    assert_eq!(report["stop_reasons"], json!(["end_turn"]), "{report}");
+    let updates = report["updates"].as_array().unwrap();
+    let calls: Vec<&str> = updates.iter().filter(|u| u["sessionUpdate"] == "tool_call").filter_map(|u| u["toolCallId"].as_str()).collect();
+    let results = calls
+        .iter()
+        .map(|id| {
+            let mine: Vec<&Value> = updates.iter().filter(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == *id).collect();
+            let failed = mine.iter().filter_map(|u| u["status"].as_str()).last() == Some("failed");
+            let text: Vec<String> =
+                mine.iter().flat_map(|u| u["content"].as_array().cloned().unwrap_or_default()).filter_map(|c| c["content"]["text"].as_str().map(String::from)).collect();
+            (failed, text.join("\n"))
+        })
+        .collect();
+    Some((results, report["asks"].as_array().unwrap().clone()))
+}
+
 /// A file outside the workspace (beside it, in `~/src`), that a command
 /// wrongly judged read-only would print.
 fn plant_outside(home: &Home) -> PathBuf {
@@ -479,6 +532,26 @@ fn what_bash_evaluates_is_asked_in_the_editor() {
     assert_eq!(ran_markers(&home), Vec::<String>::new(), "a payload ran: {results:?}");
 }
 
+/// And through an ACP client (the Python SDK's): every payload asked in
+/// `default` and `acceptEdits`, rejected, none ran.
+#[test]
+fn what_bash_evaluates_is_asked_through_tandem_acp() {
+    let home = Home::new();
+    home.user_settings(json!({"sandbox": {"enabled": false}}));
+    let env = judgement_workspace(&home);
+    let payloads = judgement_payloads(&home);
+    let commands: Vec<&str> = payloads.iter().map(String::as_str).collect();
+    let extra: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    for mode in ["default", "acceptEdits"] {
+        let Some((results, asks)) = acp_run(&home, &commands, &extra, mode, "reject_once") else { return };
+        assert_eq!(results.len(), commands.len(), "{mode}: {results:?}");
+        assert_eq!(asks.len(), commands.len(), "{mode}: every payload is asked: {asks:#?}\n{results:?}");
+        assert_nothing_secret(&results, mode);
+        assert_eq!(ran_markers(&home), Vec::<String>::new(), "{mode}: a payload ran: {results:?}");
+        assert!(results.iter().all(|(failed, _)| *failed), "{mode}: a rejected payload is a failed call: {results:?}");
+    }
+}
+
 /// Files a `run_shell(rm:*)` deny rule protects, and commands that delete
 /// them through a name chosen when they run: each must be refused before
 /// it runs, whatever the mode.
@@ -565,6 +638,29 @@ fn a_command_deny_rule_holds_against_names_chosen_at_run_time_in_the_editor() {
     assert_eq!(questions, Vec::<String>::new(), "a denied command is never asked");
 }
 
+/// And through an ACP client, in `bypassPermissions` and in `default` with
+/// the user allowing whatever is asked: refused before it runs, never asked.
+#[test]
+fn a_command_deny_rule_holds_against_names_chosen_at_run_time_through_tandem_acp() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let home = Home::new();
+    home.user_settings(json!({"permissions": {"deny": ["Bash(rm:*)"]}}));
+    let payloads = runtime_name_payloads();
+    let commands: Vec<&str> = payloads.iter().map(String::as_str).collect();
+    for mode in ["bypassPermissions", "default"] {
+        let victims = plant_victims(&home);
+        let Some((results, asks)) = acp_run(&home, &commands, &[], mode, "allow_once") else { return };
+        assert_eq!(results.len(), commands.len(), "{mode}: {results:?}");
+        assert_eq!(removed(&victims), Vec::<String>::new(), "{mode}: the deny rule was walked around: {results:#?}");
+        assert_eq!(asks, Vec::<Value>::new(), "{mode}: a denied command is never asked");
+        for (command, (failed, text)) in commands.iter().zip(&results) {
+            assert!(*failed && text.contains("permissions.deny"), "{mode}: `{command}` was not refused: {text}");
+        }
+    }
+}
+
 /// What a command rule cannot promise, a path rule can: `Edit(…)`/`Write(…)`
 /// denies are held by the sandbox for every program an approved command
 /// runs — a file stays as it is, cannot be removed or renamed, and a
@@ -629,6 +725,20 @@ fn edit_and_write_denies_are_held_by_the_sandbox_in_the_editor() {
     assert_edit_denies_held(&home, "default, the user allowed", &results);
 }
 
+#[test]
+fn edit_and_write_denies_are_held_by_the_sandbox_through_tandem_acp() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let home = Home::new();
+    home.user_settings(json!({"permissions": {"deny": ["Edit(./keep.txt)", "Write(*.lock)", "Write(./missing.cfg)"]}}));
+    for mode in ["bypassPermissions", "default"] {
+        plant_edit_denied(&home);
+        let Some((results, _)) = acp_run(&home, &edit_deny_payloads(), &[], mode, "allow_once") else { return };
+        assert_edit_denies_held(&home, mode, &results);
+    }
+}
+
 /// A read deny holds for git's objects (a committed secret's history) and
 /// for commands that follow links out of the workspace.
 fn read_deny_workspace(home: &Home) -> Vec<String> {
@@ -690,6 +800,26 @@ fn a_read_deny_holds_for_git_objects_and_followed_links_in_the_editor() {
     let (results, questions) = lsp_run(&home, &commands, &[], "Allow once");
     assert_nothing_secret(&results, "tandem lsp");
     assert!(questions.iter().any(|q| q.contains("git's objects")), "{questions:#?}");
+}
+
+#[test]
+fn a_read_deny_holds_for_git_objects_and_followed_links_through_tandem_acp() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let home = Home::new();
+    let payloads = read_deny_workspace(&home);
+    let commands: Vec<&str> = payloads.iter().map(String::as_str).collect();
+    home.user_settings(json!({"permissions": {"deny": ["Read(./secret.txt)", "Read(*.pem)"]}}));
+    for mode in ["bypassPermissions", "default"] {
+        let Some((results, asks)) = acp_run(&home, &commands, &[], mode, "allow_once") else { return };
+        assert_eq!(results.len(), commands.len(), "{mode}: {results:?}");
+        assert_nothing_secret(&results, mode);
+        if mode == "default" {
+            let asked = asks.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("\n");
+            assert!(asked.contains("git's objects"), "{asked}");
+        }
+    }
 }
 
 /// Tandem's own environment and process, from a command: a descriptor
