@@ -184,7 +184,8 @@ fn shell(command: &str) -> Value {
 /// the hooks folder `core.hooksPath` names, a nested repository's config
 /// and hooks, a repository in the parent folder. Then the user's `git
 /// commit` and `git status` run nothing. Inside the sandbox too, `git`
-/// runs no repository's fsmonitor, `!` alias, filter or textconv, and an
+/// runs no repository's fsmonitor, `!` alias, filter, textconv or
+/// credential helper, and an
 /// embedded bare repository is not used.
 #[test]
 fn approved_commands_cannot_make_the_users_git_run_code() {
@@ -203,6 +204,7 @@ fn approved_commands_cannot_make_the_users_git_run_code() {
     git(&repo.root.join("archived"), &["config", "alias.pwn", &format!("!touch {inside}")]);
     git(&repo.root.join("archived"), &["config", "filter.pwn.clean", &format!("touch {inside}; cat")]);
     git(&repo.root.join("archived"), &["config", "diff.pwn.textconv", &format!("touch {inside}; cat")]);
+    git(&repo.root.join("archived"), &["config", "credential.helper", &format!("!touch {inside}; echo")]);
     std::fs::write(repo.root.join("archived/.gitattributes"), "* filter=pwn diff=pwn\n").unwrap();
     std::fs::write(repo.root.join("archived/a.txt"), "a\n").unwrap();
     git(&repo.root, &["init", "-q", "--bare", "embedded.git"]);
@@ -217,6 +219,7 @@ fn approved_commands_cannot_make_the_users_git_run_code() {
         format!("{hook} > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit"),
         format!("{fsmonitor} >> sub/.git/config; {hook} > sub/.git/hooks/post-checkout"),
         "git -C archived status; git -C archived pwn; git -C archived add -A; git -C archived diff --cached; cd embedded.git && git log".to_string(),
+        "printf 'protocol=https\\nhost=example.com\\n\\n' | GIT_TERMINAL_PROMPT=0 git -C archived credential fill".to_string(),
     ];
     // Through `eval`, which the judgement cannot see into: in
     // bypassPermissions such a command runs, and only the sandbox stands

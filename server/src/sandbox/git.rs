@@ -58,9 +58,10 @@ pub fn config_overrides(set: &mut Vec<(String, String)>, more: &[(String, String
 /// that run a shell command (`!…`) say so and fail, filter drivers fail
 /// (required: a file is not added or checked out unfiltered), diff text
 /// conversions are `cat`, diff commands (`diff.external` too) and merge
-/// drivers fail, its
-/// remotes' upload and receive programs are git's own. (The user's global
-/// and system config are theirs.)
+/// drivers fail, its remotes' upload and receive programs are git's own,
+/// its credential helpers are dropped (the user's kept), its `gitProxy`
+/// and `alternateRefsCommand` are none. (The user's global and system
+/// config are theirs.)
 pub fn repository_overrides(roots: &[PathBuf]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     // The roots' repositories (in a parent folder too) and the nested ones:
@@ -94,12 +95,32 @@ pub fn repository_overrides(roots: &[PathBuf]) -> Vec<(String, String)> {
 /// `SCOPE NUL KEY LF VALUE NUL`, entry after entry.
 fn overrides_for(listed: &str) -> Vec<(String, String)> {
     let mut tokens = listed.split('\0');
-    let mut out: Vec<(String, String)> = Vec::new();
+    let mut entries: Vec<(&str, &str, &str)> = Vec::new();
     while let (Some(scope), Some(entry)) = (tokens.next(), tokens.next()) {
+        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        entries.push((scope, key, value));
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut helpers_reset: Vec<&str> = Vec::new();
+    for &(scope, key, value) in &entries {
         if !matches!(scope, "local" | "worktree") {
             continue;
         }
-        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        // A credential helper is a program git runs when a remote asks
+        // for a password: the repository's are dropped (an empty helper
+        // empties git's list) and the user's own (system, global) are
+        // named again after it, in their order, so `git push` still finds
+        // its credentials.
+        if key.starts_with("credential.") && key.ends_with(".helper") {
+            if !helpers_reset.contains(&key) {
+                helpers_reset.push(key);
+                out.push((key.to_string(), String::new()));
+                for &(_, _, users) in entries.iter().filter(|(s, k, _)| *k == key && !matches!(*s, "local" | "worktree" | "command")) {
+                    out.push((key.to_string(), users.to_string()));
+                }
+            }
+            continue;
+        }
         let parts: Vec<&str> = key.split('.').collect();
         let (section, last) = (parts.first().copied().unwrap_or(""), parts.last().copied().unwrap_or(""));
         let harmless: Option<String> = match (section, last) {
@@ -114,6 +135,10 @@ fn overrides_for(listed: &str) -> Vec<(String, String)> {
             ("diff", "command" | "external") | ("merge", "driver") => Some("false".into()),
             ("remote", "uploadpack") => Some("git-upload-pack".into()),
             ("remote", "receivepack") => Some("git-receive-pack".into()),
+            // The program git:// connections go through, and the one that
+            // lists an alternate's refs.
+            ("core", "gitproxy") => Some("none".into()),
+            ("core", "alternaterefscommand") => Some("true".into()),
             _ => None,
         };
         if let Some(harmless) = harmless {
@@ -486,7 +511,12 @@ mod tests {
 
     #[test]
     fn a_repositorys_own_code_running_keys_are_made_harmless() {
-        let listed = "global\0alias.lg\n!git log --graph\0local\0alias.evil\n!touch /tmp/x\0local\0alias.st\nstatus\0local\0filter.lfs.clean\ngit-lfs clean -- %f\0worktree\0diff.img.textconv\nexiftool\0local\0remote.origin.uploadpack\n/tmp/evil\0local\0core.bare\nfalse\0";
+        let listed = concat!(
+            "global\0alias.lg\n!git log --graph\0local\0alias.evil\n!touch /tmp/x\0local\0alias.st\nstatus\0local\0filter.lfs.clean\ngit-lfs clean -- %f\0",
+            "worktree\0diff.img.textconv\nexiftool\0local\0remote.origin.uploadpack\n/tmp/evil\0local\0core.bare\nfalse\0",
+            "system\0credential.helper\ncache\0global\0credential.helper\nstore\0local\0credential.helper\n!touch /tmp/x\0local\0credential.helper\nosxkeychain\0",
+            "local\0credential.https://example.com.helper\n!evil\0global\0credential.https://other.com.helper\nmine\0local\0core.gitproxy\nevil-proxy\0",
+        );
         let out: Vec<String> = overrides_for(listed).iter().map(|(k, v)| format!("{k}={v}")).collect();
         expect_test::expect![[r#"
             [
@@ -495,6 +525,11 @@ mod tests {
                 "filter.lfs.clean=false",
                 "diff.img.textconv=cat",
                 "remote.origin.uploadpack=git-upload-pack",
+                "credential.helper=",
+                "credential.helper=cache",
+                "credential.helper=store",
+                "credential.https://example.com.helper=",
+                "core.gitproxy=none",
             ]
         "#]]
         .assert_debug_eq(&out);
