@@ -186,6 +186,15 @@ fn updates<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
     report["updates"].as_array().unwrap().iter().filter(|u| u["sessionUpdate"] == kind).collect()
 }
 
+/// What became of an edit call, as its closing update says
+/// (`_meta.tandem.editStatus`), and the title the client last got for it.
+fn edit_status(report: &Value, id: &str) -> (String, String) {
+    let mine: Vec<&Value> = report["updates"].as_array().unwrap().iter().filter(|u| u["toolCallId"] == id).collect();
+    let status = mine.iter().rev().find_map(|u| u["_meta"]["tandem"]["editStatus"].as_str()).unwrap_or("(none)").to_string();
+    let title = mine.iter().rev().find_map(|u| u["title"].as_str()).unwrap_or_default().to_string();
+    (status, title)
+}
+
 /// The text of a tool call's result (`tool_call_update` content).
 fn result_text(report: &Value, id: &str) -> String {
     updates(report, "tool_call_update")
@@ -278,7 +287,10 @@ fn a_command_after_an_edit_the_client_has_not_saved_names_the_file() {
 fn a_user_edit_between_the_agents_read_and_its_write_refuses_the_write() {
     // The reads: read_file (1), the edit's plan (2), the workspace's check
     // right before writing (3), the sink's last look after the review (4).
-    for (at, answers) in [(3, json!([])), (4, json!(["allow_once"]))] {
+    // Typed before the workspace's check, the edit is offered again on the
+    // new text (and this client rejects it); typed during the review, the
+    // reviewed edit is superseded.
+    for (at, answers, status) in [(3, json!([]), "rejected"), (4, json!(["allow_once"]), "superseded")] {
         let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "one", "ONE")]), done()]);
         let notes = setup.file("notes.txt", "one\ntwo\n");
         let key = notes.display().to_string();
@@ -290,6 +302,7 @@ fn a_user_edit_between_the_agents_read_and_its_write_refuses_the_write() {
         assert!(result.contains("modified externally") || result.contains("changed"), "the model is told: {result}");
         let failed = updates(&report, "tool_call_update").into_iter().find(|u| u["toolCallId"] == "toolu_script_2_1").unwrap();
         assert_eq!(failed["status"], "failed");
+        assert_eq!(edit_status(&report, "toolu_script_2_1").0, status, "typed before read {at}");
     }
 }
 
@@ -312,6 +325,10 @@ fn permission_answers_reject_allow_and_always() {
     // second shell command (always rejected).
     assert_eq!(asked, ["toolu_script_2_1", "toolu_script_3_1", "toolu_script_5_1"]);
     assert!(result_text(&report, "toolu_script_2_1").contains("rejected"));
+    // Each edit's own status, beside ACP's completed/failed.
+    let statuses: Vec<String> = ["toolu_script_2_1", "toolu_script_3_1", "toolu_script_4_1"].iter().map(|id| edit_status(&report, id).0).collect();
+    assert_eq!(statuses, ["rejected", "applied", "applied"]);
+    assert_eq!(edit_status(&report, "toolu_script_2_1").1, "edit_file notes.txt (declined)");
     let written: Vec<&str> = report["writes"].as_array().unwrap().iter().map(|w| w["content"].as_str().unwrap()).collect();
     assert_eq!(written, ["c\n", "d\n"]);
     assert!(result_text(&report, "toolu_script_6_1").contains("rest of this session"), "{}", result_text(&report, "toolu_script_6_1"));
@@ -337,6 +354,7 @@ fn a_failing_client_write_is_told_to_the_model_and_nothing_is_written() {
     let Some(report) = setup.editor(json!({"answers": ["allow_once"], "fail_writes": true, "prompts": ["go"]})) else { return };
     let result = result_text(&report, "toolu_script_2_1");
     assert!(result.contains("fs/write_text_file failed") && result.contains("the disk is full"), "{result}");
+    assert_eq!(edit_status(&report, "toolu_script_2_1").0, "not_applied");
     assert_eq!(std::fs::read_to_string(notes).unwrap(), "a\n");
 }
 
@@ -765,6 +783,7 @@ fn a_write_the_client_never_answers_is_unknown_and_the_file_is_read_again_before
     assert!(unknown.contains("whether the edit to notes.txt was applied is unknown"), "{unknown}");
     assert!(unknown.contains("did not answer fs/write_text_file within 1500 ms") && unknown.contains("still shows notes.txt without the edit"), "{unknown}");
     assert!(unknown.contains("the file on disk does not hold it") && unknown.contains("Read notes.txt again"), "{unknown}");
+    assert_eq!(edit_status(first, "toolu_script_2_1"), ("unknown".into(), "edit_file notes.txt (unknown)".into()));
     let again = sdk_result(first, "toolu_script_3_1");
     assert!(again.contains("You must read this file before editing it"), "the next edit needs a fresh read: {again}");
     assert_eq!(first["writes"].as_array().unwrap().len(), 1, "one write sent, never answered");
@@ -785,6 +804,7 @@ fn a_client_that_writes_the_disk_and_never_answers_is_reported_as_it_is() {
     let unknown = sdk_result(&report["first"], "toolu_script_2_1");
     assert!(unknown.contains("is unknown") && unknown.contains("the file on disk holds the edit"), "{unknown}");
     assert!(unknown.contains("still shows notes.txt without the edit"), "{unknown}");
+    assert_eq!(edit_status(&report["first"], "toolu_script_2_1").0, "unknown");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\ntyped, edited\n");
     assert_eq!(report["buffers"][notes.display().to_string()], unsaved, "the user's buffer stands");
 }

@@ -370,12 +370,15 @@ fn lsp_run(home: &Home, commands: &[&str], extra_env: &[(&str, &str)], answer: &
     (results, questions)
 }
 
+/// The tool results of an ACP run (failed, text) and the questions asked.
+type AcpRun = (Vec<(bool, String)>, Vec<Value>);
+
 /// Run the commands through `tandem acp` in `mode`, with the editor on the
 /// ACP Python SDK (`tests/acp/editor_client.py`) answering every permission
 /// question with `answer` (`allow_once`, `reject_once`); the tool results
 /// in call order (failed, text) and the questions asked. `None`: the SDK is
 /// not installed (skipped; `.ci/run` installs it and requires it).
-fn acp_run(home: &Home, commands: &[&str], extra_env: &[(&str, &str)], mode: &str, answer: &str) -> Option<(Vec<(bool, String)>, Vec<Value>)> {
+fn acp_run(home: &Home, commands: &[&str], extra_env: &[(&str, &str)], mode: &str, answer: &str) -> Option<AcpRun> {
     let python = ci_tools().join("acp-python");
     if !python.join("acp").exists() {
         crate::common::tools::skip("this ACP test", "TANDEM_REQUIRE_ACP", &format!("the ACP Python SDK is not installed at {}", python.display()));
@@ -414,7 +417,7 @@ fn acp_run(home: &Home, commands: &[&str], extra_env: &[(&str, &str)], mode: &st
         .iter()
         .map(|id| {
             let mine: Vec<&Value> = updates.iter().filter(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == *id).collect();
-            let failed = mine.iter().filter_map(|u| u["status"].as_str()).last() == Some("failed");
+            let failed = mine.iter().filter_map(|u| u["status"].as_str()).next_back() == Some("failed");
             let text: Vec<String> =
                 mine.iter().flat_map(|u| u["content"].as_array().cloned().unwrap_or_default()).filter_map(|c| c["content"]["text"].as_str().map(String::from)).collect();
             (failed, text.join("\n"))

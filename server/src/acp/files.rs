@@ -47,7 +47,7 @@ use async_trait::async_trait;
 use super::client::FileError;
 use super::session::SessionCore;
 use crate::sync::MutexExt;
-use crate::workspace::{fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, Editor, UnsavedBuffer, MAX_TEXT_FILE_BYTES};
+use crate::workspace::{fingerprint, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus, Editor, UnsavedBuffer, MAX_TEXT_FILE_BYTES};
 
 pub struct ClientFiles {
     core: Arc<SessionCore>,
@@ -222,37 +222,9 @@ impl ClientFiles {
             Err(err) => EditOutcome::Unknown(format!("{why}; reading {display} again through the client failed too ({err}), and {disk}")),
         }
     }
-}
 
-#[async_trait]
-impl Editor for ClientFiles {
-    fn document(&self, path: &Path) -> Option<DocumentSnapshot> {
-        self.read_document(path).ok().flatten()
-    }
-
-    fn read_document(&self, path: &Path) -> Result<Option<DocumentSnapshot>, String> {
-        if !Self::handles(path) {
-            return Ok(None);
-        }
-        let text = self.client_text_blocking(path)?;
-        let (version, _) = self.version_for(path, &text);
-        Ok(Some(DocumentSnapshot { text: Arc::from(text), version, dirty: false }))
-    }
-
-    fn creates_files(&self) -> bool {
-        self.writes
-    }
-
-    fn open_documents(&self) -> Vec<PathBuf> {
-        // ACP does not say which files the client has open.
-        Vec::new()
-    }
-
-    fn fingerprint(&self, path: &Path, version: i32) -> Option<u64> {
-        self.seen().get(path).filter(|(v, _)| *v == version).map(|(_, print)| *print)
-    }
-
-    async fn apply(&self, edit: BufferEdit) -> EditOutcome {
+    /// [`Editor::apply`]: review, look again, write through the client.
+    async fn apply_edit(&self, edit: BufferEdit) -> EditOutcome {
         let display = self.core.display(&edit.path);
         // A new file (the workspace checked it is not on disk).
         let creating = edit.old_text.is_empty() && !edit.path.exists();
@@ -295,6 +267,53 @@ impl Editor for ClientFiles {
         if let EditOutcome::Applied { .. } = outcome {
             self.written.locked().insert(edit.path.clone(), Arc::clone(&edit.new_text));
         }
+        outcome
+    }
+
+}
+
+#[async_trait]
+impl Editor for ClientFiles {
+    fn document(&self, path: &Path) -> Option<DocumentSnapshot> {
+        self.read_document(path).ok().flatten()
+    }
+
+    fn read_document(&self, path: &Path) -> Result<Option<DocumentSnapshot>, String> {
+        if !Self::handles(path) {
+            return Ok(None);
+        }
+        let text = self.client_text_blocking(path)?;
+        let (version, _) = self.version_for(path, &text);
+        Ok(Some(DocumentSnapshot { text: Arc::from(text), version, dirty: false }))
+    }
+
+    fn creates_files(&self) -> bool {
+        self.writes
+    }
+
+    fn open_documents(&self) -> Vec<PathBuf> {
+        // ACP does not say which files the client has open.
+        Vec::new()
+    }
+
+    fn fingerprint(&self, path: &Path, version: i32) -> Option<u64> {
+        self.seen().get(path).filter(|(v, _)| *v == version).map(|(_, print)| *print)
+    }
+
+    async fn apply(&self, edit: BufferEdit) -> EditOutcome {
+        let path = edit.path.clone();
+        let outcome = self.apply_edit(edit).await;
+        let status = match &outcome {
+            // A client that does not write: Tandem wrote the disk.
+            EditOutcome::Applied { .. } if !self.writes => EditStatus::Written,
+            EditOutcome::Applied { .. } => EditStatus::Applied,
+            EditOutcome::Partial(_) => EditStatus::Partial,
+            EditOutcome::Rejected(_) => EditStatus::Rejected,
+            EditOutcome::NotApplied(_) => EditStatus::NotApplied,
+            EditOutcome::Superseded(_) | EditOutcome::Changed(_) => EditStatus::Superseded,
+            EditOutcome::Unknown(_) => EditStatus::Unknown,
+        };
+        self.core.record_outcome(&path, status);
         outcome
     }
 

@@ -51,7 +51,10 @@ impl Prompter for AcpPrompter {
     async fn review(&self, request: &PermissionRequest, path: &Path) -> Review {
         match self.core.edit_always(path) {
             Some(true) => Review::Apply,
-            Some(false) => Review::Reject("the user rejected every edit to this file for this session".into()),
+            Some(false) => {
+                self.core.record_outcome(path, crate::workspace::EditStatus::Rejected);
+                Review::Reject("the user rejected every edit to this file for this session".into())
+            }
             // Every write goes through such a client (new files too), and
             // its sink asks with the whole texts as the diff.
             None if self.client_writes && (ClientFiles::handles(path) || !path.exists()) => Review::InEditor,

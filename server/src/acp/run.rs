@@ -432,7 +432,7 @@ async fn forward(core: Arc<SessionCore>, workspace: Arc<Workspace>, mut events: 
         if let RunEvent::ToolCall { id, name, kind, .. } = event.unnest().0 {
             core.remember_call(call_key(name, kind), id);
         }
-        for update in mapper.map(&event, |path| core.take_written(path), &changed) {
+        for update in mapper.map(&event, |path| core.take_edit(path), &changed) {
             core.notify(update);
         }
         forwarded.send_modify(|n| *n += 1);

@@ -27,6 +27,7 @@ use crate::sync::MutexExt;
 use crate::tools::executor::PermissionRequest;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 use crate::tools::ToolKind;
+use crate::workspace::EditStatus;
 
 /// How long a permission question waits for the user before it is a denial.
 pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(600);
@@ -50,6 +51,9 @@ pub struct SessionCore {
     calls: Mutex<HashMap<String, String>>,
     /// Edits the client wrote, by path, until their call's result shows them.
     written: Mutex<HashMap<PathBuf, WrittenDiff>>,
+    /// What became of the latest edit of each path (declined, superseded,
+    /// unknown, …), until its call's result names it.
+    outcomes: Mutex<HashMap<PathBuf, EditStatus>>,
     /// "Always" answers about edits, by file: allowed (true) or rejected.
     edits_always: Mutex<HashMap<PathBuf, bool>>,
     /// The running prompt's event counter and what the forwarder has sent.
@@ -77,6 +81,7 @@ impl SessionCore {
             cancel: Mutex::new(None),
             calls: Mutex::default(),
             written: Mutex::default(),
+            outcomes: Mutex::default(),
             edits_always: Mutex::default(),
             outbox: Mutex::new(None),
         }
@@ -102,8 +107,15 @@ impl SessionCore {
         self.written.locked().insert(path.to_path_buf(), WrittenDiff { old_text: old_text.to_string(), new_text: new_text.to_string() });
     }
 
-    pub fn take_written(&self, path: &Path) -> Option<WrittenDiff> {
-        self.written.locked().remove(path)
+    /// What became of the latest edit of `path`, for its call's result.
+    pub fn record_outcome(&self, path: &Path, status: EditStatus) {
+        self.outcomes.locked().insert(path.to_path_buf(), status);
+    }
+
+    /// The diff the client wrote for `path`, and what became of its latest
+    /// edit, taken for the edit call's result.
+    pub fn take_edit(&self, path: &Path) -> (Option<WrittenDiff>, Option<EditStatus>) {
+        (self.written.locked().remove(path), self.outcomes.locked().remove(path))
     }
 
     pub fn edit_always(&self, path: &Path) -> Option<bool> {
@@ -176,7 +188,10 @@ impl SessionCore {
     pub async fn review_edit(&self, path: &Path, old_text: Option<&str>, new_text: &str) -> Result<(), String> {
         match self.edit_always(path) {
             Some(true) => return Ok(()),
-            Some(false) => return Err("the user rejected every edit to this file for this session".into()),
+            Some(false) => {
+                self.record_outcome(path, EditStatus::Rejected);
+                return Err("the user rejected every edit to this file for this session".into());
+            }
             None => {}
         }
         let mut diff = Diff::new(path, new_text);
@@ -205,6 +220,14 @@ impl SessionCore {
     }
 
     fn edit_answer(&self, path: &Path, answer: Selected) -> Result<(), String> {
+        let status = match answer {
+            Selected::AllowOnce | Selected::AllowAlways => None,
+            Selected::RejectOnce | Selected::RejectAlways => Some(EditStatus::Rejected),
+            Selected::Unanswered(_) => Some(EditStatus::NotApplied),
+        };
+        if let Some(status) = status {
+            self.record_outcome(path, status);
+        }
         match answer {
             Selected::AllowOnce => Ok(()),
             Selected::AllowAlways => {

@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::host::RunEvent;
 use crate::tools::todo::{TodoItem, TodoStatus};
 use crate::tools::ToolKind;
+use crate::workspace::EditStatus;
 
 /// The longest tool output shown in a `tool_call_update`, in characters;
 /// the model got the whole (capped) result, the client a readable part.
@@ -114,7 +115,28 @@ pub fn plan(todos: &[TodoItem]) -> SessionUpdate {
 /// `changed`: the files a shell command wrote, created or deleted, given
 /// to the client as the call's locations.
 pub fn tool_result(id: &str, is_error: bool, content: &str, diff: Option<(PathBuf, WrittenDiff)>, changed: Vec<PathBuf>) -> ToolCallUpdate {
-    let status = if is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+    tool_result_of_edit(id, is_error, content, diff, changed, None)
+}
+
+/// [`tool_result`] of an edit call, with what became of the edit: ACP's
+/// statuses are only `completed` and `failed`, so the edit's own status
+/// (docs/protocol.md: applied, rejected, superseded, unknown, …) is in the
+/// update's `_meta` as `{"tandem": {"editStatus": …}}` and, when the edit
+/// did not land, in the title the client shows ("edit_file a.txt
+/// (declined)").
+pub fn tool_result_of_edit(
+    id: &str,
+    is_error: bool,
+    content: &str,
+    diff: Option<(PathBuf, WrittenDiff)>,
+    changed: Vec<PathBuf>,
+    edit: Option<(EditStatus, &str)>,
+) -> ToolCallUpdate {
+    let status = match edit {
+        Some((edit, _)) if !edit.landed() => ToolCallStatus::Failed,
+        _ if is_error => ToolCallStatus::Failed,
+        _ => ToolCallStatus::Completed,
+    };
     let mut shown = Vec::new();
     if let Some((path, diff)) = diff.filter(|_| !is_error) {
         shown.push(ToolCallContent::Diff(Diff::new(path, diff.new_text).old_text(diff.old_text)));
@@ -124,26 +146,37 @@ pub fn tool_result(id: &str, is_error: bool, content: &str, diff: Option<(PathBu
     if !changed.is_empty() {
         fields = fields.locations(changed.into_iter().map(ToolCallLocation::new).collect::<Vec<_>>());
     }
-    ToolCallUpdate::new(id.to_string(), fields)
+    if let Some((edit, title)) = edit.filter(|(edit, _)| !edit.landed()) {
+        fields = fields.title(format!("{title} ({})", edit.words()));
+    }
+    let mut update = ToolCallUpdate::new(id.to_string(), fields);
+    if let Some((edit, _)) = edit {
+        let mut meta = serde_json::Map::new();
+        meta.insert("tandem".into(), serde_json::json!({"editStatus": edit.as_str()}));
+        update.meta = Some(meta);
+    }
+    update
 }
 
 /// Turns one run's events into session updates, remembering which calls
 /// are edits (for their diff).
 #[derive(Default)]
 pub struct UpdateMapper {
-    edits: HashMap<String, PathBuf>,
+    /// The edit calls in flight: their file and title.
+    edits: HashMap<String, (PathBuf, String)>,
     /// The shell calls in flight (their updates name what they changed).
     commands: std::collections::HashSet<String>,
 }
 
 impl UpdateMapper {
-    /// The updates for `event`; `take_diff` hands over the diff of an edit
-    /// the client wrote to this path, if any; `take_changed` the files the
-    /// shell commands that ended changed.
+    /// The updates for `event`; `take_edit` hands over the diff of an edit
+    /// the client wrote to this path, if any, and what became of the
+    /// latest edit of it (`None`: nothing reached the client); `take_changed`
+    /// the files the shell commands that ended changed.
     pub fn map(
         &mut self,
         event: &RunEvent,
-        mut take_diff: impl FnMut(&std::path::Path) -> Option<WrittenDiff>,
+        mut take_edit: impl FnMut(&std::path::Path) -> (Option<WrittenDiff>, Option<EditStatus>),
         mut take_changed: impl FnMut() -> Vec<PathBuf>,
     ) -> Vec<SessionUpdate> {
         // A sub-agent's calls are shown like the parent's (their ids are
@@ -158,7 +191,7 @@ impl UpdateMapper {
             }
             RunEvent::ToolCall { id, name, input, kind, summary } => {
                 if let ToolKind::Edit { path } = kind {
-                    self.edits.insert(id.clone(), path.clone());
+                    self.edits.insert(id.clone(), (path.clone(), title(name, summary)));
                 }
                 if let ToolKind::Execute { .. } = kind {
                     self.commands.insert(id.clone());
@@ -166,9 +199,20 @@ impl UpdateMapper {
                 vec![SessionUpdate::ToolCall(tool_call(id, name, input, kind, summary))]
             }
             RunEvent::ToolResult { id, is_error, content } => {
-                let diff = self.edits.remove(id).and_then(|path| take_diff(&path).map(|diff| (path, diff)));
                 let changed = if self.commands.remove(id) { take_changed() } else { Vec::new() };
-                vec![SessionUpdate::ToolCallUpdate(tool_result(id, *is_error, content, diff, changed))]
+                let Some((path, title)) = self.edits.remove(id) else {
+                    return vec![SessionUpdate::ToolCallUpdate(tool_result(id, *is_error, content, None, changed))];
+                };
+                let (diff, status) = take_edit(&path);
+                // An edit that reached no client sink: written on disk by
+                // the workspace, or refused before it was tried.
+                let status = status.or(match (*is_error, diff.is_some()) {
+                    (false, true) => Some(EditStatus::Applied),
+                    (false, false) => Some(EditStatus::Written),
+                    (true, _) => None,
+                });
+                let diff = diff.map(|diff| (path, diff));
+                vec![SessionUpdate::ToolCallUpdate(tool_result_of_edit(id, *is_error, content, diff, changed, status.map(|s| (s, title.as_str()))))]
             }
             RunEvent::Compact { before_tokens, after_tokens, .. } if parents.is_empty() => {
                 let note = format!("(The conversation was compacted: about {before_tokens} tokens became {after_tokens}.)");
@@ -251,6 +295,14 @@ mod tests {
                 summary: "ls".into(),
             },
             RunEvent::ToolResult { id: "toolu_2".into(), is_error: true, content: "Command failed (exit code 2)".into() },
+            RunEvent::ToolCall {
+                id: "toolu_4".into(),
+                name: "edit_file".into(),
+                input: json!({"file_path": "b.txt"}),
+                kind: ToolKind::Edit { path: "/w/b.txt".into() },
+                summary: "b.txt".into(),
+            },
+            RunEvent::ToolResult { id: "toolu_4".into(), is_error: true, content: "Error: the user rejected the edit".into() },
             RunEvent::Nested { parent: "toolu_3".into(), event: Box::new(RunEvent::Text { text: "inner".into() }) },
             RunEvent::Todo {
                 todos: vec![
@@ -264,7 +316,10 @@ mod tests {
         for event in &events {
             updates.extend(mapper.map(
                 event,
-                |path| (path == std::path::Path::new("/w/notes.txt")).then(|| WrittenDiff { old_text: "a\n".into(), new_text: "b\n".into() }),
+                |path| match path.to_str() {
+                    Some("/w/notes.txt") => (Some(WrittenDiff { old_text: "a\n".into(), new_text: "b\n".into() }), Some(EditStatus::Applied)),
+                    _ => (None, Some(EditStatus::Rejected)),
+                },
                 || vec![PathBuf::from("/w/out.txt")],
             ));
         }
@@ -272,9 +327,11 @@ mod tests {
             {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."}}
             {"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"edit_file notes.txt","kind":"edit","status":"in_progress","locations":[{"path":"/w/notes.txt"}],"rawInput":{"file_path":"notes.txt"}}
-            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"diff","path":"/w/notes.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"Successfully edited notes.txt"}}],"rawOutput":"Successfully edited notes.txt"}
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"diff","path":"/w/notes.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"Successfully edited notes.txt"}}],"rawOutput":"Successfully edited notes.txt","_meta":{"tandem":{"editStatus":"applied"}}}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_2","title":"run_shell ls","kind":"execute","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"```sh\nls\n```"}}],"rawInput":{"command":"ls"}}
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_2","status":"failed","content":[{"type":"content","content":{"type":"text","text":"Command failed (exit code 2)"}}],"locations":[{"path":"/w/out.txt"}],"rawOutput":"Command failed (exit code 2)"}
+            {"sessionUpdate":"tool_call","toolCallId":"toolu_4","title":"edit_file b.txt","kind":"edit","status":"in_progress","locations":[{"path":"/w/b.txt"}],"rawInput":{"file_path":"b.txt"}}
+            {"sessionUpdate":"tool_call_update","toolCallId":"toolu_4","status":"failed","title":"edit_file b.txt (declined)","content":[{"type":"content","content":{"type":"text","text":"Error: the user rejected the edit"}}],"rawOutput":"Error: the user rejected the edit","_meta":{"tandem":{"editStatus":"rejected"}}}
             {"sessionUpdate":"plan","entries":[{"content":"Read notes.txt","priority":"medium","status":"completed"},{"content":"Run ls","priority":"medium","status":"in_progress"},{"content":"Report","priority":"medium","status":"pending"}]}"#]]
         .assert_eq(&wire(&updates));
     }
