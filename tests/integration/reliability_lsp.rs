@@ -171,6 +171,49 @@ fn stdin_closed_mid_run_kills_the_shell_makes_no_further_model_request_and_the_s
     assert_eq!(mock.requests().len(), 1, "no model request after the editor went away");
 }
 
+/// `shutdown` while a run is in flight: the run is cancelled, and the
+/// answer comes once it has wound down — its command killed, its thread's
+/// end written — so the `exit` right behind it loses nothing.
+#[test]
+fn shutdown_mid_run_answers_once_the_cancelled_run_has_wound_down() {
+    let sleeper = format!("sleep 60.{}", std::process::id() + 1);
+    let f = Fixture::new(&[]);
+    let data = tempfile::tempdir().unwrap();
+    let shell = json!({"name": "run_shell", "input": {"command": format!("echo started > shell.pid; exec {sleeper}")}});
+    let options = json!({"tandem": {"permissionMode": "bypassPermissions"}});
+    let mut client = f.start_with_env(json!([turn(vec![shell]), done()]), json!({}), options, &[("XDG_DATA_HOME", data.path().to_str().unwrap())]);
+    let _ask = client.send_request("workspace/executeCommand", ask_params("wait a minute"));
+    let pid_file = f.path("shell.pid");
+    wait_until("the shell started", || std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')));
+    wait_until("the sleeper runs", || common::processes_running(&sleeper).len() == 1);
+    let pid = common::processes_running(&sleeper)[0];
+    let shutdown = client.request("shutdown", Value::Null);
+    assert!(shutdown.get("result").is_some(), "{shutdown}");
+    // Read right after the answer, before `exit`: the run is over.
+    assert!(!process_alive(pid), "the command still runs after shutdown was answered");
+    let threads: Vec<std::path::PathBuf> = walk(&data.path().join("tandem/threads")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !p.components().any(|c| c.as_os_str() == "checkpoints")).collect();
+    assert_eq!(threads.len(), 1, "{threads:?}");
+    let transcript = std::fs::read_to_string(&threads[0]).unwrap();
+    let ends: Vec<Value> = transcript.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|e| e["type"] == "run").collect();
+    assert_eq!(ends.len(), 1, "the run's record is written before shutdown is answered:\n{transcript}");
+    assert_eq!(ends[0]["status"], "cancelled", "{}", ends[0]);
+    client.notify("exit", Value::Null);
+    assert_eq!(client.wait_exit().and_then(|s| s.code()), Some(0));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------- a client that never answers
 
 #[test]

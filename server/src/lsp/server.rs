@@ -36,6 +36,8 @@ pub const ASK_COMMAND: &str = "tandem.ask";
 /// Marks a reported settings problem that is an error (shown with
 /// `MessageType::ERROR`), not a warning.
 const ERROR_MARK: &str = "\u{0}error:";
+/// How long `shutdown` waits for the cancelled runs to wind down.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 pub const CANCEL_COMMAND: &str = "tandem.cancel";
 pub const THREADS_COMMAND: &str = "tandem.threads";
 pub const FORGET_COMMAND: &str = "tandem.forget";
@@ -584,6 +586,12 @@ impl LanguageServer for Backend {
     async fn shutdown(&self) -> Result<()> {
         self.lifecycle.shutdown_requested.store(true, Ordering::SeqCst);
         self.runs.cancel_all();
+        // The answer lets the editor send `exit`: the cancelled runs wind
+        // down first (bounded: a run stuck on an editor that no longer
+        // answers does not hold the editor's shutdown for long).
+        if !self.runs.wait_idle(SHUTDOWN_WAIT).await {
+            tracing::warn!(runs = ?self.runs.active_ids(), "shutdown: runs still winding down after {} s", SHUTDOWN_WAIT.as_secs());
+        }
         if let Some(ready) = self.ready.get() {
             ready.inline.engine.stats.save(true);
             ready.host.shutdown().await;

@@ -20,6 +20,8 @@ struct ActiveRun {
 pub struct Runs {
     active: Mutex<BTreeMap<String, ActiveRun>>,
     next_id: AtomicU64,
+    /// Told when the last run ends (shutdown waits for it).
+    idle: tokio::sync::Notify,
 }
 
 impl Runs {
@@ -35,7 +37,29 @@ impl Runs {
     }
 
     pub(super) fn release(&self, id: &str) {
-        self.lock().remove(id);
+        let mut active = self.lock();
+        active.remove(id);
+        if active.is_empty() {
+            self.idle.notify_waiters();
+        }
+    }
+
+    /// Wait until no run is going on, at most `bound`; whether none is.
+    /// (Shutdown: a cancelled run still finishes the write it is in, its
+    /// checkpoint and its thread's end before the process may exit.)
+    pub async fn wait_idle(&self, bound: std::time::Duration) -> bool {
+        let wait = async {
+            loop {
+                let notified = self.idle.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if self.lock().is_empty() {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(bound, wait).await.is_ok()
     }
 
     pub(super) fn set_progress_token(&self, id: &str, token: Value) {
