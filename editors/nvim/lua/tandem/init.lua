@@ -159,6 +159,16 @@ function M.client()
   return nil
 end
 
+--- The running Tandem client; when there is none, says so (an error) and
+--- gives nil.
+local function running_client()
+  local c = M.client()
+  if not c then
+    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
+  end
+  return c
+end
+
 local function root_dir(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
   local start = name ~= '' and vim.fs.dirname(name) or vim.uv.cwd()
@@ -339,9 +349,8 @@ end
 --- Send `tandem.ask` with `argument` ({prompt, textDocument?, range?,
 --- diagnostics?}); the transcript frames the run and the end is announced.
 function M.ask_argument(argument, bufnr)
-  local c = M.client()
+  local c = running_client()
   if not c then
-    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
     return false
   end
   if state.run_id then
@@ -403,9 +412,8 @@ end
 --- this workspace's threads (`tandem.threads`, most recent first). The
 --- transcript shows its whole history, and :TandemAsk continues it.
 function M.resume(thread_id)
-  local c = M.client()
+  local c = running_client()
   if not c then
-    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
     return
   end
   if state.run_id then
@@ -525,9 +533,8 @@ end
 --- Buffers are restored through the editor (reviewed in the default mode,
 --- undone with `u`), files that are not open on disk.
 local function restore(verb, run_id)
-  local c = M.client()
+  local c = running_client()
   if not c then
-    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
     return
   end
   local arguments = {}
@@ -557,9 +564,8 @@ end
 --- until then they may only tighten. When what now applies starts with a
 --- session (MCP or language servers), the server is restarted.
 function M.trust()
-  local c = M.client()
+  local c = running_client()
   if not c then
-    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
     return
   end
   c:request('workspace/executeCommand', { command = 'tandem.trust', arguments = {} }, function(err, result)
@@ -605,9 +611,8 @@ end
 --- :TandemTasks: the session's background tasks (`tandem.tasks`); picking a
 --- running one stops it (`tandem.stopTask`), and the model is told.
 function M.tasks()
-  local c = M.client()
+  local c = running_client()
   if not c then
-    notify('the language server is not running (call require("tandem").setup(), or see :checkhealth tandem)', vim.log.levels.ERROR)
     return
   end
   c:request('workspace/executeCommand', { command = 'tandem.tasks', arguments = {} }, function(err, result)
