@@ -179,6 +179,14 @@ fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Du
     std::fs::read_to_string(state.join("trials.json")).ok()
 }
 
+/// tests/vscode/tasks.js: a background task the agent started shows in the
+/// status bar after the run; "Tandem: Background Tasks" stops it and every
+/// process it started; the item goes.
+#[test]
+fn a_background_task_in_the_status_bar_and_stopped_from_the_tasks_pick() {
+    run_script("a_background_task_in_the_status_bar_and_stopped_from_the_tasks_pick", "tasks.js");
+}
+
 /// tests/vscode/trust.js: a cloned folder's settings (its .tandem and its
 /// .vscode) change nothing until "Tandem: Trust Workspace" (issue 27).
 #[test]

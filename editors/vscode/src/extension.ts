@@ -8,6 +8,7 @@ import { registerCommands } from './commands';
 import { registerOnboarding } from './onboarding';
 import { registerPanel } from './panel/view';
 import { Runs } from './runs';
+import { registerTasks } from './tasks';
 import { Transcript } from './transcript';
 import { registerTrust } from './trust';
 import { registerUndo } from './undo';
@@ -23,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerCommands(context, server);
   registerUndo(context, server);
   registerTrust(context, server);
+  registerTasks(context, server, runs);
   registerChat(context, server);
   registerCodeIntel(context);
   const panel = registerPanel(context, server);

@@ -504,3 +504,36 @@ export function trustSummary(answer: TrustAnswer): string {
   const restart = answer.restart ? ' The server restarts to start the project\'s servers.' : '';
   return `Tandem trusts this folder's settings files as they are now (${what}). When one changes, it is ignored again until you trust the folder again.${restart}`;
 }
+
+/** A background task as `tandem.tasks` lists it (docs/protocol.md). */
+export interface TaskInfo {
+  id: string;
+  command: string;
+  status: 'running' | 'exited' | 'stopped' | 'lost';
+  exit_code?: number;
+  started_ms: number;
+  ended_ms?: number;
+  output_bytes: number;
+  processes?: { pid: number; command: string }[];
+}
+
+/** "exited 0", "stopped", "running, 3 processes". */
+export function taskState(task: TaskInfo): string {
+  switch (task.status) {
+    case 'running': {
+      const n = task.processes?.length ?? 0;
+      return n > 0 ? `running, ${n} process${n === 1 ? '' : 'es'}` : 'running';
+    }
+    case 'exited':
+      return `exited ${task.exit_code ?? '?'}`;
+    default:
+      return task.status;
+  }
+}
+
+/** The status bar's text for the running tasks (undefined: none runs). */
+export function tasksBarText(tasks: TaskInfo[]): string | undefined {
+  const running = tasks.filter((t) => t.status === 'running').length;
+  if (running === 0) return undefined;
+  return `$(terminal) ${running} task${running === 1 ? '' : 's'}`;
+}

@@ -1,6 +1,8 @@
 // Unit tests of the extension's own decisions (src/logic.ts), in plain Node.
 import * as assert from 'assert';
 import {
+  taskState,
+  tasksBarText,
   editUris,
   findServer,
   endSummary,
@@ -316,5 +318,21 @@ describe('undoSummary', () => {
   it('says a redo, and a run that changed nothing', () => {
     assert.strictEqual(undoSummary('redo', { runId: 'run-1', files: [{ uri: 'file:///w/a.txt', status: 'unchanged' }] }, folders), 'Tandem: redid run-1 (1 file: 1 unchanged). a.txt: unchanged.');
     assert.strictEqual(undoSummary('undo', { runId: 'run-2', files: [] }, folders), 'Tandem: undid run-2; it changed no file.');
+  });
+});
+
+describe('background tasks', () => {
+  const task = (id: string, status: 'running' | 'exited' | 'stopped' | 'lost', more = {}) => ({ id, command: 'npm run dev', status, started_ms: 0, output_bytes: 0, ...more });
+  it('the status bar counts the running tasks and hides with none', () => {
+    assert.strictEqual(tasksBarText([]), undefined);
+    assert.strictEqual(tasksBarText([task('1', 'exited', { exit_code: 0 }), task('2', 'stopped')]), undefined);
+    assert.strictEqual(tasksBarText([task('1', 'running'), task('2', 'exited')]), '$(terminal) 1 task');
+    assert.strictEqual(tasksBarText([task('1', 'running'), task('3', 'running')]), '$(terminal) 2 tasks');
+  });
+  it('a task says how it stands', () => {
+    assert.strictEqual(taskState(task('1', 'running', { processes: [{ pid: 1, command: 'a' }, { pid: 2, command: 'b' }] })), 'running, 2 processes');
+    assert.strictEqual(taskState(task('1', 'running')), 'running');
+    assert.strictEqual(taskState(task('1', 'exited', { exit_code: 3 })), 'exited 3');
+    assert.strictEqual(taskState(task('1', 'lost')), 'lost');
   });
 });
