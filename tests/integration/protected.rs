@@ -287,6 +287,45 @@ fn approved_commands_leave_no_files_an_editor_or_direnv_would_run() {
     for gone in [".envrc", ".dir-locals.el", ".idea/workspace.xml"] {
         assert!(!repo.root.join(gone).exists(), "{gone} was left: {results:?}");
     }
+    // Moved aside, not lost (the user may have made it while the command ran).
+    let moved = moved_aside(&repo.root, ".envrc");
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!(std::fs::read_to_string(&moved[0]).unwrap(), "touch pwned\n");
+}
+
+/// The siblings `name` was moved aside to (`name.tandem-moved-…`).
+fn moved_aside(root: &Path, name: &str) -> Vec<std::path::PathBuf> {
+    let prefix = format!("{name}.tandem-moved-");
+    std::fs::read_dir(root).unwrap().flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix))).collect()
+}
+
+/// What the user makes while an approved command runs — JetBrains writes
+/// `.idea/` when the project opens, the user writes an `.envrc` — is one of
+/// the files the command may not leave; it is moved aside when the command
+/// ends, with all it holds, never deleted.
+#[test]
+fn what_the_user_makes_while_an_approved_command_runs_is_never_lost() {
+    if !sandbox_here("what_the_user_makes_while_an_approved_command_runs_is_never_lost") {
+        return;
+    }
+    let repo = Repo::new();
+    let root = repo.root.clone();
+    let user = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        while !root.join("started").exists() && started.elapsed() < std::time::Duration::from_secs(30) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::create_dir_all(root.join(".idea")).unwrap();
+        std::fs::write(root.join(".idea/workspace.xml"), "<the user's project/>\n").unwrap();
+        std::fs::write(root.join("done"), "").unwrap();
+    });
+    let wait = "touch started; for i in $(seq 300); do [ -e done ] && break; sleep 0.1; done";
+    let results = repo.ask(&[shell(wait)], &["--permission-mode", "bypassPermissions"]);
+    user.join().unwrap();
+    assert!(results.iter().all(|(error, _)| !error), "{results:#?}");
+    let moved = moved_aside(&repo.root, ".idea");
+    assert_eq!(moved.len(), 1, "{moved:?} {results:?}");
+    assert_eq!(std::fs::read_to_string(moved[0].join("workspace.xml")).unwrap(), "<the user's project/>\n");
 }
 
 /// A repository an approved command makes is one the user's git and

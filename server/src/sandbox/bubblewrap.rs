@@ -664,6 +664,22 @@ impl Placeholders {
     }
 }
 
+/// Rename `path` to a sibling no one chose (`.envrc.tandem-moved-<time>-<n>`):
+/// the same folder, so the same file system and an atomic rename.
+fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    for n in 0..100u32 {
+        let to = path.with_file_name(format!("{name}.tandem-moved-{stamp}-{n}"));
+        if std::fs::symlink_metadata(&to).is_ok() {
+            continue;
+        }
+        std::fs::rename(path, &to)?;
+        return Ok(to);
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free name beside it"))
+}
+
 impl Drop for Placeholders {
     fn drop(&mut self) {
         if let Some(before) = self.repositories.take() {
@@ -672,9 +688,20 @@ impl Drop for Placeholders {
             }
         }
         for path in self.absent.drain(..) {
-            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
-            tracing::warn!(path = %path.display(), "an approved command created a protected file (it would run code later); removed");
-            let _ = if meta.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+            if std::fs::symlink_metadata(&path).is_err() {
+                continue;
+            }
+            // Who made it cannot be told: the command, or the user (an
+            // IDE making `.idea` while a long command or a background task
+            // runs). So it is not deleted but moved aside, where nothing
+            // runs it and nothing of it is lost.
+            match move_aside(&path) {
+                Ok(to) => tracing::warn!(
+                    path = %path.display(), moved = %to.display(),
+                    "a protected file appeared while an approved command ran (it would run code later): moved aside"
+                ),
+                Err(err) => tracing::error!(path = %path.display(), %err, "a protected file appeared while an approved command ran and cannot be moved aside"),
+            }
         }
         let mut held = HELD.get_or_init(Mutex::default).locked();
         for path in self.held.drain(..) {
