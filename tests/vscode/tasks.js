@@ -2,17 +2,19 @@
 // it: the agent starts a dev server with run_shell's `background`; the run
 // ends and the status bar says one task runs; "Tandem: Background Tasks"
 // lists it, and picking it stops it and every process it started (checked
-// on the machine); the status bar item goes. A screenshot of the running
+// on the machine); the status bar item goes. Then a run in the panel
+// starts a second task, whose Stop button there ends it. A screenshot of the running
 // task and of the pick go to E2E_DIR/screenshots.
 'use strict';
 
 const { spawnSync } = require('child_process');
-const { assert, model, log, open, run, passed, palette, until, waitForToast, clearNotifications, RUN_ENDED, shot, statusBarSays } = require('./harness');
+const { assert, model, log, open, run, passed, palette, until, waitForToast, clearNotifications, RUN_ENDED, shot, statusBarSays, panelFrame, inPanel, clickInPanel, typeInPanel, endCount, nextEnd } = require('./harness');
 
 const SLEEPER = `sleep 600.${process.pid}`;
+const SECOND = `sleep 601.${process.pid}`;
 
-function running() {
-  return spawnSync('pgrep', ['-f', SLEEPER]).status === 0;
+function running(command = SLEEPER) {
+  return spawnSync('pgrep', ['-f', command]).status === 0;
 }
 
 async function main() {
@@ -47,6 +49,32 @@ async function main() {
     ![...document.querySelectorAll('.statusbar-item')].some((i) => (i.id ?? '').endsWith('tandem.tasks') && i.innerText.includes('task')),
   );
   log(`check: "Tandem: Background Tasks" stopped it: ${stopped}`);
+  await clearNotifications();
+
+  // 2. From the panel: a run there starts another task; its Stop button ends it.
+  await palette('Tandem: Open Panel');
+  const panel = await panelFrame('the panel opens');
+  // The task stopped from the pick shows stopped there too, with no Stop button.
+  const first = await inPanel(panel, 'the panel says task 1 stopped', () => document.querySelector('#log .task-state[data-task="1"]')?.textContent ?? null);
+  assert.strictEqual(first, '(stopped)');
+  model.queue({ text: 'Starting a watcher.' }, { tool: { name: 'run_shell', input: { command: `exec ${SECOND}`, background: true } } });
+  model.queue({ text: 'The watcher runs.' });
+  const ends = await endCount(panel);
+  await typeInPanel(panel, 'start the watcher');
+  await page.keyboard.press('Enter');
+  await nextEnd(panel, 'the run ends in the panel', ends);
+  await inPanel(panel, 'the task shows with a Stop button', () => !!document.querySelector('#log button[data-stop-task="2"]'));
+  assert.ok(running(SECOND), 'the second task is not running on the machine');
+  await shot('a-task-in-the-panel');
+  await clickInPanel(panel, '#log button[data-stop-task="2"]');
+  await waitForToast('the second task is stopped', 'task 2 \\(exec sleep 601');
+  const state = await inPanel(panel, 'the panel says the task stopped', () => document.querySelector('#log .task-state[data-task="2"]')?.textContent ?? null);
+  assert.strictEqual(state, '(stopped)');
+  // The placeholders the sandbox holds while a task runs are no change of the run's.
+  const changed = await panel.evaluate(() => [...document.querySelectorAll('#log .edits')].map((e) => e.textContent).join(' | '));
+  assert.ok(!changed.includes('.mcp.json'), `a placeholder was reported as a change: ${changed}`);
+  assert.ok(!running(SECOND), 'a process of the task stopped from the panel still runs');
+  log(`check: the panel's Stop ended task 2: ${state}`);
   await passed('background tasks in code-server');
 }
 

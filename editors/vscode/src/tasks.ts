@@ -11,6 +11,10 @@ import { TandemServer } from './client';
 import { TaskInfo, taskState, tasksBarText } from './logic';
 import { Runs } from './runs';
 
+/** Every list of the session's tasks read (the panel marks the ended ones). */
+const listed = new vscode.EventEmitter<TaskInfo[]>();
+export const onDidListTasks = listed.event;
+
 /** While a task runs, the list is read again this often. */
 const POLL_MS = 5000;
 
@@ -21,6 +25,21 @@ async function listTasks(server: TandemServer): Promise<TaskInfo[] | undefined> 
     const answer = (await client.sendRequest('workspace/executeCommand', { command: 'tandem.tasks', arguments: [] })) as { tasks?: TaskInfo[] };
     return answer?.tasks ?? [];
   } catch {
+    return undefined;
+  }
+}
+
+/** Stop task `id` at the user's word, saying how it ended; the task as it
+ * ended (undefined: it could not be stopped, and the user was told why). */
+export async function stopTask(server: TandemServer, id: string): Promise<TaskInfo | undefined> {
+  try {
+    const answer = (await server.client?.sendRequest('workspace/executeCommand', { command: 'tandem.stopTask', arguments: [{ taskId: id }] })) as { task?: TaskInfo } | undefined;
+    const stopped = answer?.task;
+    if (!stopped) throw new Error('the language server is not running');
+    void vscode.window.showInformationMessage(`Tandem: task ${stopped.id} (${stopped.command}) ${taskState(stopped)}.`);
+    return stopped;
+  } catch (error) {
+    void vscode.window.showWarningMessage(`Tandem: cannot stop task ${id}: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   }
 }
@@ -37,6 +56,7 @@ export function registerTasks(context: vscode.ExtensionContext, server: TandemSe
     reading = true;
     try {
       const tasks = await listTasks(server);
+      if (tasks) listed.fire(tasks);
       if (timer) clearTimeout(timer);
       timer = undefined;
       const text = tasks && tasksBarText(tasks);
@@ -76,13 +96,7 @@ export function registerTasks(context: vscode.ExtensionContext, server: TandemSe
       void vscode.window.showInformationMessage(`Tandem: task ${picked.task.id} is not running (${taskState(picked.task)}).`);
       return;
     }
-    try {
-      const answer = (await server.client?.sendRequest('workspace/executeCommand', { command: 'tandem.stopTask', arguments: [{ taskId: picked.task.id }] })) as { task?: TaskInfo };
-      const stopped = answer?.task ?? picked.task;
-      void vscode.window.showInformationMessage(`Tandem: task ${stopped.id} (${stopped.command}) ${taskState(stopped)}.`);
-    } catch (error) {
-      void vscode.window.showWarningMessage(`Tandem: cannot stop task ${picked.task.id}: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    await stopTask(server, picked.task.id);
     await refresh();
   };
 

@@ -118,6 +118,9 @@ impl Inner {
             seen.insert(path);
         }
         changed.extend(before.keys().filter(|path| !seen.contains(*path)).map(|path| (path.clone(), None)));
+        // The sandbox's empty placeholders for protected paths (held while
+        // a background task runs, gone when it ends) are no change.
+        changed.retain(|(path, _)| !crate::sandbox::is_placeholder(path));
         if changed.is_empty() {
             return Vec::new();
         }

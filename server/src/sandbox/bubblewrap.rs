@@ -613,6 +613,26 @@ fn git_protected(git_dir: &Path, out: &mut Vec<(PathBuf, Entry)>, depth: usize) 
 /// exist, with how many commands use each; the last one out removes it.
 static HELD: OnceLock<Mutex<HashMap<PathBuf, (Entry, usize)>>> = OnceLock::new();
 
+/// Every path this process ever made a placeholder of (never forgotten:
+/// one removed when its command ended was no change of the command's).
+static EVER_HELD: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
+
+/// `path` is a placeholder of Tandem's own, or was one and is gone again:
+/// a protected path that did not exist, made an empty mount point while an
+/// approved command (a background task, for hours) runs. Its appearing or
+/// going is no change of the command's; once it holds something, it is.
+pub fn is_placeholder(path: &Path) -> bool {
+    if !EVER_HELD.get_or_init(Mutex::default).locked().contains(path) {
+        return false;
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(_) => true,
+        Ok(meta) if meta.is_file() => meta.len() == 0,
+        Ok(meta) if meta.is_dir() => std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none()),
+        Ok(_) => false,
+    }
+}
+
 /// The placeholders one command holds.
 #[derive(Default)]
 struct Placeholders {
@@ -653,6 +673,7 @@ impl Placeholders {
         };
         match created {
             Ok(()) => {
+                EVER_HELD.get_or_init(Mutex::default).locked().insert(path.to_path_buf());
                 held.insert(path.to_path_buf(), (entry, 1));
                 self.held.push(path.to_path_buf());
                 Ok(())

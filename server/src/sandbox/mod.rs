@@ -22,6 +22,8 @@
 pub mod bubblewrap;
 pub mod git;
 
+pub use bubblewrap::is_placeholder;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -128,7 +128,9 @@ export type ToWebview =
   | { op: 'history'; entries: string[] }
   | { op: 'mentions'; query: string; items: { label: string; value: string; detail?: string }[] }
   | { op: 'insert'; text: string }
-  | { op: 'focus' };
+  | { op: 'focus' }
+  /** How a task the user stopped from the panel ended ("stopped"), or that it could not be. */
+  | { op: 'task'; taskId: string; state: string };
 
 /** The panel's messages, webview → extension. */
 export type FromWebview =
@@ -143,7 +145,8 @@ export type FromWebview =
   | { type: 'mentionQuery'; query: string }
   | { type: 'mentioned'; value: string }
   | { type: 'mentionSelection' }
-  | { type: 'undo'; runId: string; direction: 'undo' | 'redo' };
+  | { type: 'undo'; runId: string; direction: 'undo' | 'redo' }
+  | { type: 'stopTask'; taskId: string };
 
 export class Conversation {
   private items: PanelItem[] = [];

@@ -11,7 +11,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from '../client';
 import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
-import { EditResult, relativePath } from '../logic';
+import { EditResult, relativePath, taskState } from '../logic';
 import type { PastEvent } from '../events';
 import { Asks } from './asks';
 import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
@@ -19,6 +19,7 @@ import type { FromWebview, ToWebview } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
 import { safeUrl } from './markdown';
 import { onDidRestore, undoRun } from '../undo';
+import { onDidListTasks, stopTask } from '../tasks';
 import { TandemStatusBar } from './statusBar';
 
 export const VIEW_ID = 'tandem.panel';
@@ -99,6 +100,9 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
   private files: { at: number; paths: string[] } | undefined;
   /** The input box is to get the focus once the webview is ready. */
   private focusPending = false;
+  /** Background tasks seen ended (stopped here, from the tasks pick, or by
+   * themselves), by id, with how: their Stop buttons go. */
+  private readonly endedTasks = new Map<string, string>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -109,6 +113,13 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     this.thread = new PanelThread(context);
     this.disposables.push(
       conversation.onChange((change) => this.post(change)),
+      onDidListTasks((tasks) => {
+        for (const task of tasks) {
+          if (task.status === 'running' || this.endedTasks.has(task.id)) continue;
+          this.endedTasks.set(task.id, taskState(task));
+          this.post({ op: 'task', taskId: task.id, state: taskState(task) });
+        }
+      }),
       server.runs.onDidBegin((prompt) => conversation.begin(prompt)),
       // Where prompts go, said before the first one: the server's decision.
       server.onDidStart((started) => {
@@ -204,6 +215,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         this.ready = true;
         this.post({ op: 'history', entries: this.history() });
         this.post({ op: 'reset', snapshot: this.conversation.snapshot() });
+        for (const [taskId, state] of this.endedTasks) this.post({ op: 'task', taskId, state });
         if (this.focusPending) this.focusInput();
         break;
       case 'send':
@@ -239,6 +251,14 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         // The panel shows what happened (restored), so no notification.
         const runId = String(message.runId ?? '');
         if (runId !== '') await undoRun(this.server, message.direction === 'redo' ? 'redo' : 'undo', runId, false);
+        break;
+      }
+      case 'stopTask': {
+        const taskId = String(message.taskId ?? '');
+        if (taskId === '') break;
+        const stopped = await stopTask(this.server, taskId);
+        if (stopped) this.endedTasks.set(taskId, taskState(stopped));
+        this.post({ op: 'task', taskId, state: stopped ? taskState(stopped) : 'not stopped' });
         break;
       }
       case 'mentionSelection': {

@@ -336,10 +336,21 @@ function show(item: PanelItem, immediate: boolean): void {
       container(item).append(list);
       break;
     }
-    case 'task_started':
-      container(item).append(element('div', 'note', `Task ${item.task_id ?? '?'} started in the background: ${(item.command ?? '').split('\n')[0]}`));
+    case 'task_started': {
+      const note = element('div', 'note task', `Task ${item.task_id ?? '?'} started in the background: ${(item.command ?? '').split('\n')[0]} `);
+      if (item.task_id && !endedTasks.has(item.task_id)) {
+        // Stops it and every process it started (the extension asks the server).
+        const button = element('button', 'task-stop', 'Stop') as HTMLButtonElement;
+        button.dataset.stopTask = item.task_id;
+        button.title = `Stop task ${item.task_id} and every process it started`;
+        note.append(button);
+        taskButtons.set(item.task_id, button);
+      }
+      container(item).append(note);
       break;
+    }
     case 'task_ended':
+      if (item.task_id) taskEnded(item.task_id, taskEnd({ status: item.status ?? 'ended', exit_code: item.exit_code }));
       container(item).append(element('div', 'note', `Task ${item.task_id ?? '?'} ${taskEnd({ status: item.status ?? 'ended', exit_code: item.exit_code })}: ${(item.command ?? '').split('\n')[0]}`));
       break;
     // Shown elsewhere: the provider line (its own message), the
@@ -355,12 +366,28 @@ function show(item: PanelItem, immediate: boolean): void {
   }
 }
 
+/** The Stop buttons of the tasks shown, by task id; the tasks seen to end. */
+const taskButtons = new Map<string, HTMLButtonElement>();
+const endedTasks = new Set<string>();
+
+/** Task `id` ended (`state`: "stopped", "exited 0"): its Stop button says so and goes. */
+function taskEnded(id: string, state: string): void {
+  endedTasks.add(id);
+  const button = taskButtons.get(id);
+  if (!button) return;
+  taskButtons.delete(id);
+  const shown = element('span', 'task-state', `(${state})`);
+  shown.dataset.task = id;
+  button.replaceWith(shown);
+}
+
 function reset(snapshot: Snapshot): void {
   log.replaceChildren();
   openTexts.clear();
   cards.clear();
   runEnds.clear();
   undoButtons.clear();
+  taskButtons.clear();
   byId('usage').textContent = '';
   byId('model').textContent = snapshot.provider ?? '';
   empty.hidden = snapshot.items.length > 0;
@@ -560,6 +587,14 @@ document.addEventListener('click', (event) => {
     vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction === 'redo' ? 'redo' : 'undo' });
     return;
   }
+  const stopTask = target.closest<HTMLButtonElement>('button[data-stop-task]');
+  if (stopTask?.dataset.stopTask) {
+    if (stopTask.disabled) return;
+    stopTask.disabled = true;
+    stopTask.textContent = 'Stopping…';
+    vscode.postMessage({ type: 'stopTask', taskId: stopTask.dataset.stopTask });
+    return;
+  }
   const action = target.closest<HTMLButtonElement>('button[data-action]');
   if (action?.dataset.askId && action.dataset.action) {
     vscode.postMessage({ type: 'answer', id: Number(action.dataset.askId), title: action.dataset.action });
@@ -612,6 +647,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     }
     case 'focus':
       prompt.focus();
+      break;
+    case 'task':
+      taskEnded(message.taskId, message.state);
       break;
   }
 });
