@@ -269,7 +269,6 @@ impl ClientFiles {
         }
         outcome
     }
-
 }
 
 #[async_trait]

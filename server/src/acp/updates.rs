@@ -158,6 +158,18 @@ pub fn tool_result_of_edit(
     update
 }
 
+/// A `task_output` result as the client shows it: its first line (the
+/// task, its state, the bytes read), then what the task printed as a
+/// terminal shows it, in a fenced block long enough for any backticks in it.
+fn task_output_shown(content: &str) -> String {
+    let Some((head, output)) = content.split_once(":\n") else { return content.to_string() };
+    let mut fence = "```".to_string();
+    while output.contains(&fence) {
+        fence.push('`');
+    }
+    format!("{head}:\n{fence}text\n{}\n{fence}", output.trim_end_matches('\n'))
+}
+
 /// Turns one run's events into session updates, remembering which calls
 /// are edits (for their diff).
 #[derive(Default)]
@@ -166,6 +178,9 @@ pub struct UpdateMapper {
     edits: HashMap<String, (PathBuf, String)>,
     /// The shell calls in flight (their updates name what they changed).
     commands: std::collections::HashSet<String>,
+    /// The `task_output` calls in flight: their result shows the task's
+    /// output as a terminal's, in a code block.
+    task_reads: std::collections::HashSet<String>,
 }
 
 impl UpdateMapper {
@@ -196,10 +211,16 @@ impl UpdateMapper {
                 if let ToolKind::Execute { .. } = kind {
                     self.commands.insert(id.clone());
                 }
+                if name == "task_output" {
+                    self.task_reads.insert(id.clone());
+                }
                 vec![SessionUpdate::ToolCall(tool_call(id, name, input, kind, summary))]
             }
             RunEvent::ToolResult { id, is_error, content } => {
                 let changed = if self.commands.remove(id) { take_changed() } else { Vec::new() };
+                if self.task_reads.remove(id) && !*is_error {
+                    return vec![SessionUpdate::ToolCallUpdate(tool_result(id, false, &task_output_shown(content), None, changed))];
+                }
                 let Some((path, title)) = self.edits.remove(id) else {
                     return vec![SessionUpdate::ToolCallUpdate(tool_result(id, *is_error, content, None, changed))];
                 };
@@ -334,6 +355,21 @@ mod tests {
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_4","status":"failed","title":"edit_file b.txt (declined)","content":[{"type":"content","content":{"type":"text","text":"Error: the user rejected the edit"}}],"rawOutput":"Error: the user rejected the edit","_meta":{"tandem":{"editStatus":"rejected"}}}
             {"sessionUpdate":"plan","entries":[{"content":"Read notes.txt","priority":"medium","status":"completed"},{"content":"Run ls","priority":"medium","status":"in_progress"},{"content":"Report","priority":"medium","status":"pending"}]}"#]]
         .assert_eq(&wire(&updates));
+    }
+
+    #[test]
+    fn a_tasks_output_is_shown_as_a_terminals() {
+        let mut mapper = UpdateMapper::default();
+        let call = RunEvent::ToolCall { id: "t1".into(), name: "task_output".into(), input: json!({"task_id": "1"}), kind: ToolKind::Other, summary: "1".into() };
+        let content = "task 1 (`npm run dev`): running, 2 processes; 40 bytes of output in all; bytes 0..40 since your last read:\nready on :3000\n```x```\n";
+        let result = RunEvent::ToolResult { id: "t1".into(), is_error: false, content: content.into() };
+        let mut updates = mapper.map(&call, |_| (None, None), Vec::new);
+        updates.extend(mapper.map(&result, |_| (None, None), Vec::new));
+        let shown = serde_json::to_value(&updates[1]).unwrap()["content"][0]["content"]["text"].as_str().unwrap().to_string();
+        assert_eq!(shown, "task 1 (`npm run dev`): running, 2 processes; 40 bytes of output in all; bytes 0..40 since your last read:\n````text\nready on :3000\n```x```\n````");
+        // Nothing new: no block.
+        let quiet = "task 1 (`npm run dev`): running, 2 processes; 40 bytes of output in all; nothing new since your last read.";
+        assert_eq!(task_output_shown(quiet), quiet);
     }
 
     #[test]
