@@ -82,3 +82,17 @@ pub fn tree_diff(expected: &Tree, actual: &Tree) -> String {
     }
     out
 }
+
+/// Every file below `dir`, folders walked (an absent folder: none).
+pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

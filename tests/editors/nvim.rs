@@ -1156,7 +1156,7 @@ fn avante(nvim: &Path, avante: &Path, scenario: &str, turns: serde_json::Value) 
     assert!(status.status.success(), "nvim exited with {}:\n{stderr}", status.status);
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario's report")).expect("the report is JSON");
     assert_eq!(report["errors"], serde_json::json!([]), "{report:#}\n{stderr}");
-    let thread = walk_files(&data)
+    let thread = crate::common::files::walk(&data)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .map(|p| std::fs::read_to_string(p).expect("the saved thread"))
@@ -1165,18 +1165,6 @@ fn avante(nvim: &Path, avante: &Path, scenario: &str, turns: serde_json::Value) 
     AvanteRun { report, disk: std::fs::read_to_string(root.join("notes.txt")).expect("notes.txt"), thread }
 }
 
-fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk_files(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
 
 fn edit_notes_turns() -> serde_json::Value {
     serde_json::json!([

@@ -517,7 +517,7 @@ fn a_session_with_a_newer_format_thread_is_refused_with_the_reason() {
     raw.child.wait().unwrap();
     // Make the saved thread's file claim a newer format.
     let sessions = setup.dir.path().join("data/tandem/threads");
-    let file = walk(&sessions).into_iter().find(|p| p.to_string_lossy().contains(&session)).expect("the thread was saved");
+    let file = crate::common::files::walk(&sessions).into_iter().find(|p| p.to_string_lossy().contains(&session)).expect("the thread was saved");
     let text = std::fs::read_to_string(&file).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let mut header: Value = serde_json::from_str(&lines[0]).unwrap();
@@ -531,18 +531,6 @@ fn a_session_with_a_newer_format_thread_is_refused_with_the_reason() {
     assert!(answer["error"]["message"].as_str().unwrap_or_default().contains("newer Tandem"), "{answer}");
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
 
 #[test]
 fn a_client_that_dies_mid_run_cancels_the_run_and_its_command() {
@@ -851,7 +839,7 @@ fn a_second_acp_process_is_refused_the_thread_while_the_first_runs_it() {
 
 /// The saved thread's file.
 fn thread_file(setup: &Setup, id: &str) -> PathBuf {
-    walk(&setup.dir.path().join("data/tandem/threads")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
+    crate::common::files::walk(&setup.dir.path().join("data/tandem/threads")).into_iter().find(|p| p.to_string_lossy().ends_with(&format!("{id}.jsonl"))).expect("the thread was saved")
 }
 
 /// Two `tandem acp` processes and an editor window's `tandem lsp` try to

@@ -191,7 +191,7 @@ fn shutdown_mid_run_answers_once_the_cancelled_run_has_wound_down() {
     assert!(shutdown.get("result").is_some(), "{shutdown}");
     // Read right after the answer, before `exit`: the run is over.
     assert!(!process_alive(pid), "the command still runs after shutdown was answered");
-    let threads: Vec<std::path::PathBuf> = walk(&data.path().join("tandem/threads")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !p.components().any(|c| c.as_os_str() == "checkpoints")).collect();
+    let threads: Vec<std::path::PathBuf> = crate::common::files::walk(&data.path().join("tandem/threads")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !p.components().any(|c| c.as_os_str() == "checkpoints")).collect();
     assert_eq!(threads.len(), 1, "{threads:?}");
     let transcript = std::fs::read_to_string(&threads[0]).unwrap();
     let ends: Vec<Value> = transcript.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|e| e["type"] == "run").collect();
@@ -201,18 +201,6 @@ fn shutdown_mid_run_answers_once_the_cancelled_run_has_wound_down() {
     assert_eq!(client.wait_exit().and_then(|s| s.code()), Some(0));
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
 
 // ---------------------------------------------------------------- a client that never answers
 

@@ -248,7 +248,7 @@ async fn resuming_a_thread_another_process_is_running_is_refused_until_it_lets_g
     let data = tempfile::tempdir().unwrap();
     let (_, events) = ask(dir.path(), data.path(), vec![text("Noted.")], &["remember the number 7"]).await;
     let thread_id = events.last().unwrap()["thread_id"].as_str().unwrap().to_string();
-    let session = walk(data.path()).into_iter().find(|p| p.ends_with(format!("{thread_id}.jsonl"))).unwrap();
+    let session = crate::common::files::walk(data.path()).into_iter().find(|p| p.ends_with(format!("{thread_id}.jsonl"))).unwrap();
     let saved = std::fs::read(&session).unwrap();
 
     // Held here as the other process holds it (an advisory lock on the
@@ -287,7 +287,7 @@ async fn continue_and_resume_after_the_process_exited_and_a_torn_last_line() {
     .assert_eq(&roles_and_text(&mock.requests()[0].body).join("\n"));
 
     // A crash mid-write leaves half a line; the thread still loads.
-    let sessions: Vec<_> = walk(data.path()).into_iter().filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    let sessions: Vec<_> = crate::common::files::walk(data.path()).into_iter().filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert!(sessions[0].ends_with(format!("{thread_id}.jsonl")));
     let saved = std::fs::read_to_string(&sessions[0]).unwrap();
@@ -331,9 +331,9 @@ async fn threads_saved_in_the_old_sessions_folder_are_listed_and_continued() {
     assert!(listing.lines().any(|l| l.starts_with(&thread_id) && l.contains("remember the number 7")), "{listing}");
     let (mock, _) = ask(dir.path(), data.path(), vec![text("Still 7.")], &["-c", "which number?"]).await;
     assert!(roles_and_text(&mock.requests()[0].body).iter().any(|m| m.contains("remember the number 7")), "the history was not sent");
-    let saved: Vec<_> = walk(&new).into_iter().filter(|p| p.ends_with(format!("{thread_id}.jsonl"))).collect();
-    assert_eq!(saved.len(), 1, "{:?}", walk(data.path()));
-    assert!(!old.exists() || walk(&old).is_empty(), "{:?}", walk(&old));
+    let saved: Vec<_> = crate::common::files::walk(&new).into_iter().filter(|p| p.ends_with(format!("{thread_id}.jsonl"))).collect();
+    assert_eq!(saved.len(), 1, "{:?}", crate::common::files::walk(data.path()));
+    assert!(!old.exists() || crate::common::files::walk(&old).is_empty(), "{:?}", crate::common::files::walk(&old));
 }
 
 /// `tandem ask` reads a.txt ("one\n"); `tandem ask -c`, a new process,
@@ -348,7 +348,7 @@ async fn read_then_continue_and_edit(between: impl FnOnce(&std::path::Path)) -> 
     let edit = reply(100, &[Block::Tool("toolu_e", "edit_file", json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}))]);
     let (_, events) = ask(dir.path(), data.path(), vec![edit, text("Done.")], &["-c", "--permission-mode", "acceptEdits", "now make it two"]).await;
     let result = events.iter().find(|e| e["type"] == "tool_result" && e["id"] == "toolu_e").unwrap();
-    let sessions: Vec<_> = walk(data.path()).into_iter().filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    let sessions: Vec<_> = crate::common::files::walk(data.path()).into_iter().filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
     let saved = std::fs::read_to_string(&sessions[0]).unwrap();
     (
         (result["is_error"].as_bool().unwrap(), result["content"].as_str().unwrap().to_string()),
@@ -380,18 +380,6 @@ async fn continue_in_a_new_process_refuses_to_edit_a_file_changed_since_the_earl
     assert_eq!(a_txt, "one\nand the user's line\n");
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
 
 // ---------------------------------------------------------------- context management
 
