@@ -51,9 +51,14 @@ async function main() {
   log(`check: "Tandem: Background Tasks" stopped it: ${stopped}`);
   await clearNotifications();
 
-  // 2. From the panel: a run there starts another task; its Stop button ends it.
-  await palette('Tandem: Open Panel');
-  const panel = await panelFrame('the panel opens');
+  // 2. From the panel (opened with its key): a run there starts another task; its Stop button ends it.
+  // Its keybinding (Ctrl+Alt+K) opens the panel.
+  await page.keyboard.down('Control');
+  await page.keyboard.down('Alt');
+  await page.keyboard.press('k');
+  await page.keyboard.up('Alt');
+  await page.keyboard.up('Control');
+  const panel = await panelFrame('the panel opens on Ctrl+Alt+K');
   // The task stopped from the pick shows stopped there too, with no Stop button.
   const first = await inPanel(panel, 'the panel says task 1 stopped', () => document.querySelector('#log .task-state[data-task="1"]')?.textContent ?? null);
   assert.strictEqual(first, '(stopped)');
