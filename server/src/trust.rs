@@ -45,10 +45,17 @@ pub const AGENT_DIRS: &[&str] = &[".tandem/agents", ".claude/agents"];
 const MAX_AGENT_FILES: usize = 100;
 
 /// Every file of `root` whose trust matters, relative to it: the
-/// [`PROJECT_FILES`] (present or not) and the agent files present in
-/// [`AGENT_DIRS`], sorted.
+/// [`PROJECT_FILES`] (present or not), then its [`agent_files`].
 pub fn project_files(root: &Path) -> Vec<String> {
     let mut files: Vec<String> = PROJECT_FILES.iter().map(|f| f.to_string()).collect();
+    files.extend(agent_files(root));
+    files
+}
+
+/// The agent files present in `root`'s [`AGENT_DIRS`], relative to it,
+/// sorted (at most [`MAX_AGENT_FILES`] per folder).
+pub fn agent_files(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
     for dir in AGENT_DIRS {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
         let mut agents: Vec<String> = entries

@@ -123,10 +123,7 @@ impl SettingsFiles {
     /// sub-agents do not get (they run on the session's model).
     fn untrusted_agent_models(&self, trust: &crate::trust::Trust) -> Vec<SettingsProblem> {
         let mut problems = Vec::new();
-        for relative in crate::trust::project_files(&self.root) {
-            if !crate::trust::AGENT_DIRS.iter().any(|dir| relative.starts_with(&format!("{dir}/"))) {
-                continue;
-            }
+        for relative in crate::trust::agent_files(&self.root) {
             let path = self.root.join(&relative);
             let Ok(Some(bytes)) = crate::json_file::read_bytes(&path, Some(&self.root)) else { continue };
             if trust.trusts(&relative, &bytes) {
@@ -136,7 +133,7 @@ impl SettingsFiles {
             problems.push(SettingsProblem {
                 source: self.source(&path, Scope::Project, trust, &bytes),
                 field: "model".into(),
-                message: format!("({model}: the agent runs on the session's model)"),
+                message: format!("({model}; until the folder is trusted the agent runs on the session's model)"),
                 severity: Severity::NeedsTrust,
                 position: None,
             });
