@@ -11,6 +11,7 @@ pub mod lsp_client;
 pub mod mock_model;
 pub mod notes;
 pub mod review_fuzz;
+pub mod screenshot;
 pub mod script;
 pub mod test_tools;
 pub mod tmux;

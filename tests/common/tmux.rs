@@ -48,6 +48,12 @@ impl Tmux {
         String::from_utf8_lossy(&self.run(&["capture-pane", "-p"]).stdout).to_string()
     }
 
+    /// What the pane shows now, with its colours (SGR escapes), for a
+    /// screenshot.
+    pub fn screen_ansi(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-e"]).stdout).to_string()
+    }
+
     /// Waits until `done` holds for the screen, and returns the screen;
     /// fails at `deadline`. Tmux has no event for "the pane changed": this
     /// polls the screen.

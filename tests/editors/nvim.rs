@@ -1265,3 +1265,104 @@ fn neovim_transcript_names_every_run_event_type_of_the_generated_table() {
         assert_eq!(report["unknown"], "", "types transcript.lua names that the protocol lacks: {report}");
     }
 }
+
+/// What a user sees in a real terminal: Neovim (its TUI, in tmux) with the
+/// chat open, a run whose model writes a todo list and starts a background
+/// task. The chat shows the checklist and the task; `:TandemTasks` lists
+/// it as running; picking it stops it and every process it started.
+/// Screenshots of each step are kept in target/test-artifacts/editor_nvim/.
+#[test]
+fn neovim_in_a_terminal_shows_the_todo_list_and_stops_a_running_task() {
+    let Some(tmux_bin) = which("tmux") else {
+        crate::common::tools::skip("neovim_in_a_terminal_shows_the_todo_list_and_stops_a_running_task", "TANDEM_REQUIRE_NVIM", "tmux is not installed");
+        return;
+    };
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    for (n, nvim) in nvims("neovim_in_a_terminal_shows_the_todo_list_and_stops_a_running_task").into_iter().enumerate() {
+        let workspace = NotesWorkspace::new();
+        // A command line of this run's own, so no other test's process matches.
+        let marker = format!("{}{}", 3400 + n, std::process::id() % 1000);
+        let server = format!("sleep {marker}");
+        let todo = |items: &[(&str, &str)]| {
+            let todos: Vec<serde_json::Value> = items.iter().map(|(content, status)| serde_json::json!({"content": content, "status": status})).collect();
+            serde_json::json!({"text": "", "tool_calls": [{"name": "todo_write", "input": {"todos": todos}}]})
+        };
+        let script = serde_json::json!({"turns": [
+            todo(&[("Start the dev server", "in_progress"), ("Check that it answers", "pending"), ("Tell the user", "pending")]),
+            {"text": "Starting it in the background.", "tool_calls": [{"name": "run_shell", "input": {"command": format!("echo serving on port 8000; {server}"), "background": true}}]},
+            todo(&[("Start the dev server", "completed"), ("Check that it answers", "in_progress"), ("Tell the user", "pending")]),
+            {"text": "The dev server runs as background task 1."}
+        ]});
+        let script_path = workspace.write_script(&script.to_string());
+        let init = workspace.root.join(".git/init.lua");
+        std::fs::write(
+            &init,
+            r#"vim.opt.runtimepath:prepend(vim.env.TANDEM_PLUGIN)
+vim.cmd('runtime plugin/tandem.lua')
+vim.opt.swapfile = false
+vim.opt.termguicolors = true
+require('tandem').setup({ cmd = { vim.env.TANDEM_BIN, 'lsp' }, permission_mode = 'bypassPermissions' })
+"#,
+        )
+        .expect("write init.lua");
+        let tmux = crate::common::tmux::Tmux::new(&tmux_bin, format!("tandem-nvim-{}-{n}", std::process::id()));
+        let (width, height) = (110u16, 34u16);
+        let env = [
+            ("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem").to_string()),
+            ("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim").display().to_string()),
+            ("TANDEM_PROVIDER", "scripted".to_string()),
+            ("TANDEM_SCRIPT", script_path.display().to_string()),
+            ("XDG_DATA_HOME", workspace.root.join(".git/data").display().to_string()),
+            ("XDG_STATE_HOME", workspace.root.join(".git/state").display().to_string()),
+            ("HOME", workspace.root.join(".git/home").display().to_string()),
+            ("TERM", "tmux-256color".to_string()),
+        ];
+        tmux.start(width, height, &workspace.root, &env, &format!("{} -u {} notes.txt", nvim.display(), init.display()));
+        let step = || std::time::Instant::now() + std::time::Duration::from_secs(60);
+        tmux.wait_for("notes.txt in Neovim", step(), |s| s.contains("line three"));
+        tmux.type_text(":TandemChat");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the chat", step(), |s| s.contains("Tandem"));
+        tmux.type_text("iStart the dev server and keep it running");
+        tmux.keys(&["Escape"]);
+        // Past Neovim's wait for an Escape sequence, so Enter is its own key.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_for("the end of the run", step(), |s| s.contains("— completed —"));
+        let shot = |name: &str| {
+            let ansi = tmux.screen_ansi();
+            match crate::common::screenshot::keep("editor_nvim", &format!("{name}-{}", if n == 0 { "first" } else { "second" }), &ansi, width, height) {
+                Ok(png) => eprintln!("screenshot: {}", png.display()),
+                Err(why) => eprintln!("no screenshot ({why})"),
+            }
+        };
+        shot("todo-and-task-in-the-chat");
+        for line in ["- [x] Start the dev server", "- [~] Check that it answers", "- [ ] Tell the user"] {
+            assert!(screen.contains(line), "the chat shows `{line}`:\n{screen}");
+        }
+        assert!(screen.contains(&server), "the chat names the task's command:\n{screen}");
+        // Tool results are folded as they stream in (first line shown).
+        assert!(screen.contains("✓ task_id: 1") && !screen.contains("Read what it prints"), "the result's body is folded:\n{screen}");
+        assert!(screen.contains("✓ Todo list updated (1 of 3 completed)") && screen.contains("+--"), "{screen}");
+        crate::common::wait_until("the task's process runs", || crate::common::processes_running(&server).len() == 1);
+        let pid = crate::common::processes_running(&server)[0];
+
+        tmux.keys(&["Escape"]);
+        tmux.type_text(":TandemTasks");
+        tmux.keys(&["Enter"]);
+        let listed = tmux.wait_for("the task list", step(), |s| s.contains("1  running"));
+        shot("tandem-tasks");
+        assert!(listed.contains(&server), "the list names the command:\n{listed}");
+        tmux.type_text("1");
+        tmux.keys(&["Enter"]);
+        let stopped = tmux.wait_for("the stop", step(), |s| s.contains("stopped: 1"));
+        shot("task-stopped");
+        assert!(stopped.contains("stopped: 1  stopped"), "{stopped}");
+        crate::common::wait_until("the task's process ended", || !crate::common::process_alive(pid));
+        tmux.keys(&["Escape"]);
+        tmux.type_text(":qa!");
+        tmux.keys(&["Enter"]);
+    }
+}

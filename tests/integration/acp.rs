@@ -560,6 +560,44 @@ fn a_client_that_dies_mid_run_cancels_the_run_and_its_command() {
     assert!(!setup.dir.path().join("w/too-late").exists());
 }
 
+/// The ACP connection goes (the client closes its end) after a run that
+/// started a background task: the task ends with the session, every
+/// process of it within a second of `tandem acp`'s exit.
+#[test]
+fn a_background_task_ends_when_the_acp_connection_goes() {
+    if !common::bwrap_works() {
+        return;
+    }
+    let marker = format!("{}.{}", 41 + std::process::id() % 50, std::process::id());
+    let task = json!({"name": "run_shell", "input": {"command": format!("sleep {marker} & sleep {marker}1"), "background": true}});
+    let setup = Setup::new(vec![turn(vec![task]), done()]);
+    let mut raw = Raw::start(&setup);
+    raw.initialize();
+    let session = raw.new_session(&setup);
+    let mode = raw.request("session/set_mode", json!({"sessionId": session, "modeId": "bypassPermissions"}));
+    raw.response(mode);
+    let prompt = raw.request("session/prompt", json!({"sessionId": session, "prompt": [{"type": "text", "text": "start it"}]}));
+    assert_eq!(raw.response(prompt)["result"]["stopReason"], "end_turn");
+    let names = [format!("sleep {marker}"), format!("sleep {marker}1")];
+    common::wait_until("the task's processes run", || names.iter().all(|n| common::processes_running(n).len() == 1));
+    let pids: Vec<i32> = names.iter().flat_map(|n| common::processes_running(n)).collect();
+    drop(raw.child.stdin.take());
+    let (tx, exited) = mpsc::channel();
+    let mut child = raw.child;
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = exited.recv_timeout(WAIT).expect("tandem acp exits when the client is gone").unwrap();
+    assert!(status.success());
+    let ended = std::time::Instant::now();
+    for pid in pids {
+        while common::process_alive(pid) {
+            assert!(ended.elapsed() < Duration::from_secs(1), "process {pid} of the task outlived the ACP connection by more than 1 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 /// `tandem acp`'s shell commands run in the same bubblewrap sandbox as
 /// `tandem ask`'s: even with every permission given (bypassPermissions),
 /// a command cannot write the workspace's `.git/config`. (Skipped where

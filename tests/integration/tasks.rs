@@ -513,3 +513,48 @@ fn the_editor_lists_the_sessions_tasks_and_stops_one() {
     assert_eq!(listed["result"]["tasks"][0]["status"], "stopped", "{listed}");
     client.shutdown();
 }
+
+/// How long after Tandem's end the last process of a task may still show
+/// in `/proc` (the kernel ends a pid namespace once its init is gone).
+fn ended_within(pid: i32, limit: std::time::Duration) -> Option<std::time::Duration> {
+    let start = std::time::Instant::now();
+    while crate::common::process_alive(pid) {
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Some(start.elapsed())
+}
+
+/// An editor restart: the editor that goes away closes the server's input
+/// without `shutdown` (a crash or a killed window), or the server itself is
+/// SIGKILLed. Either way the session's background tasks end with it, every
+/// process of them within a second.
+#[test]
+fn an_editor_that_goes_away_ends_the_sessions_tasks() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    for (ending, task) in [("input closed", "sleep 3211 & sleep 3212"), ("SIGKILL", "sleep 3213 & sleep 3214")] {
+        let f = Fixture::new(&[]);
+        let turns = json!([background(task), {"text": "Started."}]);
+        let mut client = f.start(turns, json!({}), json!({"permissionMode": "bypassPermissions"}));
+        let answer = client.request("workspace/executeCommand", ask_params("start the servers"));
+        assert_eq!(answer["result"]["status"], "completed", "{answer}");
+        let names: Vec<String> = task.split(" & ").map(str::to_string).collect();
+        crate::common::wait_until("both processes of the task run", || names.iter().all(|n| crate::common::processes_running(n).len() == 1));
+        let pids: Vec<i32> = names.iter().map(|n| only_process(n)).collect();
+        if ending == "SIGKILL" {
+            drop(client);
+        } else {
+            client.close_input();
+            assert!(client.wait_exit().is_some(), "tandem lsp did not exit when its input closed");
+        }
+        for pid in pids {
+            let took = ended_within(pid, std::time::Duration::from_secs(1));
+            assert!(took.is_some(), "process {pid} of the task outlived tandem lsp ({ending}) by more than 1 s");
+            eprintln!("{ending}: process {pid} of the task ended {took:?} after tandem lsp");
+        }
+    }
+}

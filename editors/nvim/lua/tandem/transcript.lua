@@ -26,6 +26,11 @@ local function buffer()
   state.bufnr = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(state.bufnr, 'tandem://transcript')
   vim.bo[state.bufnr].filetype = 'markdown'
+  -- Markdown's syntax marks an underscore inside a word (`task_id`, a
+  -- path) as an error, in red; the transcript is full of them.
+  vim.api.nvim_buf_call(state.bufnr, function()
+    vim.cmd('silent! syntax clear markdownError')
+  end)
   vim.keymap.set('n', '<CR>', function()
     if not require('tandem.chat').enter() then
       M.open_link(vim.api.nvim_get_current_line())
@@ -95,10 +100,13 @@ local function add_body(lines, indent)
   end
   local bufnr = buffer()
   local first = limit(bufnr) + 1
-  add_lines(shown)
+  -- Marked before the lines go in: Neovim evaluates 'foldexpr' for new
+  -- lines as they are set, so the result is folded as it streams (marked
+  -- after, only a later change would fold it).
   for row = first, first + #shown - 1 do
     state.body_rows[row] = true
   end
+  add_lines(shown)
 end
 
 --- 'foldexpr' for windows showing the transcript: a tool result's lines
