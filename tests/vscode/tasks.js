@@ -3,8 +3,9 @@
 // ends and the status bar says one task runs; "Tandem: Background Tasks"
 // lists it, and picking it stops it and every process it started (checked
 // on the machine); the status bar item goes. Then a run in the panel
-// starts a second task, whose Stop button there ends it. A screenshot of the running
-// task and of the pick go to E2E_DIR/screenshots.
+// writes a todo list and starts a second task, whose Stop button there ends it.
+// Screenshots of the running task, the pick and the panel (the task and the
+// todo checklist) go to E2E_DIR/screenshots.
 'use strict';
 
 const { spawnSync } = require('child_process');
@@ -62,7 +63,13 @@ async function main() {
   // The task stopped from the pick shows stopped there too, with no Stop button.
   const first = await inPanel(panel, 'the panel says task 1 stopped', () => document.querySelector('#log .task-state[data-task="1"]')?.textContent ?? null);
   assert.strictEqual(first, '(stopped)');
+  const todo = (statuses) => ({ tool: { name: 'todo_write', input: { todos: [
+    { content: 'Start the watcher', status: statuses[0] },
+    { content: 'Check its first build', status: statuses[1] },
+  ] } } });
+  model.queue(todo(['in_progress', 'pending']));
   model.queue({ text: 'Starting a watcher.' }, { tool: { name: 'run_shell', input: { command: `exec ${SECOND}`, background: true } } });
+  model.queue(todo(['completed', 'in_progress']));
   model.queue({ text: 'The watcher runs.' });
   const ends = await endCount(panel);
   await typeInPanel(panel, 'start the watcher');
@@ -70,7 +77,11 @@ async function main() {
   await nextEnd(panel, 'the run ends in the panel', ends);
   await inPanel(panel, 'the task shows with a Stop button', () => !!document.querySelector('#log button[data-stop-task="2"]'));
   assert.ok(running(SECOND), 'the second task is not running on the machine');
-  await shot('a-task-in-the-panel');
+  // The model's todo list, as it last wrote it, is a checklist in the panel.
+  const lists = await panel.evaluate(() => [...document.querySelectorAll('#log .todo')].map((l) => l.innerText));
+  assert.strictEqual(lists.length, 2, `two todo lists in the panel: ${JSON.stringify(lists)}`);
+  assert.ok(/Todo \(1\/2\)/.test(lists[1]) && lists[1].includes('Start the watcher') && lists[1].includes('Check its first build'), `the last list: ${lists[1]}`);
+  await shot('a-task-and-the-todo-list-in-the-panel');
   await clickInPanel(panel, '#log button[data-stop-task="2"]');
   await waitForToast('the second task is stopped', 'task 2 \\(exec sleep 601');
   const state = await inPanel(panel, 'the panel says the task stopped', () => document.querySelector('#log .task-state[data-task="2"]')?.textContent ?? null);
