@@ -11,9 +11,11 @@
 //      agent's edits are), a note in the panel lists each file as
 //      restored, the button says Redo, and no notification comes;
 //   3. the panel's webview reloaded: the run still offers Redo;
-//   4. Redo: both files hold the run's text again, and the button says Undo.
+//   4. Redo: both files hold the run's text again, and the button says Undo;
+//   5. a reply with a rust block (highlighted; its Copy button puts the code
+//      on the clipboard), a table and a diff block (its lines coloured).
 // Before the run, the panel says which model endpoint runs use, and why.
-// Screenshots of 1, 2 and 4 go to E2E_DIR/screenshots.
+// Screenshots of 1, 2, 4 and 5 go to E2E_DIR/screenshots.
 'use strict';
 
 const { assert, model, log, open, run, passed, palette, quickOpen, waitForLines, windowUri, disk, notifications, panelFrame, inPanel, clickInPanel, typeInPanel, endCount, nextEnd, shot } = require('./harness');
@@ -110,6 +112,51 @@ async function main() {
   await noUndoToast(page);
   await shot('panel-redone');
   log(`check: Redo in the panel put both edits back; "${redone}"`);
+
+  // 5. A reply with a code block, a table and a diff: highlighted code with
+  // a Copy button that puts the code (not its markup) on the clipboard, a
+  // table, the diff's lines coloured.
+  const CODE = 'fn shout(word: &str) -> String {\n    word.to_uppercase() // loud\n}';
+  model.queue({
+    text: [
+      'Here is the helper:', '', '```rust', CODE, '```', '',
+      '| File | Change |', '|:-----|-------:|', '| `app.txt` | **1** line |', '| `notes.txt` | 1 line |', '',
+      '```diff', '-alpha', '+ALPHA', ' beta', '```',
+    ].join('\n'),
+  });
+  const before = await endCount(panel);
+  await typeInPanel(panel, 'Show me the helper and a summary');
+  await page.keyboard.press('Enter');
+  await nextEnd(panel, 'the reply ends in the panel', before);
+  const reply = await panel.evaluate(() => {
+    const last = [...document.querySelectorAll('#log .msg.assistant')].at(-1);
+    const code = last?.querySelector('.code pre[data-lang="rust"]');
+    return {
+      keywords: [...(code?.querySelectorAll('.hljs-keyword') ?? [])].map((k) => k.textContent),
+      comment: code?.querySelector('.hljs-comment')?.textContent ?? null,
+      copy: !!last?.querySelector('.code button.copy'),
+      table: [...(last?.querySelectorAll('table tr') ?? [])].map((r) => [...r.children].map((c) => c.textContent)),
+      added: [...(last?.querySelectorAll('.hljs-addition') ?? [])].map((a) => a.textContent.trim()),
+      removed: [...(last?.querySelectorAll('.hljs-deletion') ?? [])].map((a) => a.textContent.trim()),
+    };
+  });
+  assert.deepStrictEqual(reply.keywords, ['fn'], JSON.stringify(reply));
+  assert.strictEqual(reply.comment, '// loud', JSON.stringify(reply));
+  assert.ok(reply.copy, 'the code block has no Copy button');
+  assert.deepStrictEqual(reply.table, [['File', 'Change'], ['app.txt', '1 line'], ['notes.txt', '1 line']], JSON.stringify(reply));
+  assert.deepStrictEqual([reply.removed, reply.added], [['-alpha'], ['+ALPHA']], JSON.stringify(reply));
+  await shot('panel-reply-with-code-table-and-diff');
+  await page.browserContext().overridePermissions(new URL(page.url()).origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+  await clickInPanel(panel, '#log .code:has(pre[data-lang="rust"]) button.copy');
+  await inPanel(panel, 'the button says Copied', () => [...document.querySelectorAll('#log .code button.copy')].some((b) => b.textContent === 'Copied'));
+  let copied = '';
+  const deadline = Date.now() + 10_000;
+  while (copied !== CODE && Date.now() < deadline) {
+    copied = await page.evaluate(() => navigator.clipboard.readText()).catch((e) => `(${e.message})`);
+    if (copied !== CODE) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.strictEqual(copied, CODE, 'the clipboard after Copy');
+  log('check: highlighted code with Copy (the clipboard holds the code), a table, a coloured diff');
   await passed('Undo and Redo of a run in the Tandem panel, on a buffer and on disk');
 }
 

@@ -146,7 +146,9 @@ export type FromWebview =
   | { type: 'mentioned'; value: string }
   | { type: 'mentionSelection' }
   | { type: 'undo'; runId: string; direction: 'undo' | 'redo' }
-  | { type: 'stopTask'; taskId: string };
+  | { type: 'stopTask'; taskId: string }
+  /** A code block's Copy button: its text, for the clipboard. */
+  | { type: 'copy'; text: string };
 
 export class Conversation {
   private items: PanelItem[] = [];

@@ -7,10 +7,38 @@
 // targets; a relative path in inline code becomes a file link the panel
 // opens in the editor.
 //
+// Fenced code is highlighted by highlight.js (its core and the languages
+// below, bundled into the webview; it escapes the code itself) and carries
+// a Copy button; a `diff` fence colours its added and removed lines; a
+// GitHub table (a header row, a `|---|` row, body rows) is a <table>.
+//
 // `MarkdownStream` renders streamed text in O(new text): the text is cut
 // into blocks at blank lines outside code fences, a finished block is
 // rendered once and never again, and only the open last block is rendered
 // anew on each piece.
+
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import c from 'highlight.js/lib/languages/c';
+import cpp from 'highlight.js/lib/languages/cpp';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import java from 'highlight.js/lib/languages/java';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import lua from 'highlight.js/lib/languages/lua';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import sql from 'highlight.js/lib/languages/sql';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+import ini from 'highlight.js/lib/languages/ini';
+
+for (const [name, language] of Object.entries({ bash, c, cpp, css, diff, go, java, javascript, json, lua, python, rust, sql, typescript, xml, yaml, ini })) {
+  hljs.registerLanguage(name, language);
+}
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -21,11 +49,8 @@ export function escapeHtml(text: string): string {
 /** A path-looking inline code span: `src/a.ts`, `notes.txt:12`, no spaces or scheme. */
 const FILE_PATH = /^(?![a-z][a-z0-9+.-]*:\/\/)(?:\.{0,2}\/)?[\w.@-]+(?:\/[\w.@-]+)*\.[A-Za-z0-9]{1,8}(?::\d+)?$/;
 
-/** The target a link may keep, or undefined (javascript:, data:, relative…). */
-export function safeUrl(url: string): string | undefined {
-  const trimmed = url.trim();
-  return /^(https?:\/\/|mailto:)/i.test(trimmed) ? trimmed : undefined;
-}
+import { safeUrl } from './links';
+export { safeUrl };
 
 /** Inline markdown of one block's text (already one paragraph, heading or item). */
 export function renderInline(text: string): string {
@@ -146,8 +171,7 @@ export function renderMarkdown(source: string): string {
       const code: string[] = [];
       n++;
       while (n < lines.length && !isFenceClose(lines[n], open.fence)) code.push(lines[n++]);
-      const lang = open.lang ? ` data-lang="${escapeHtml(open.lang)}"` : '';
-      out.push(`<pre${lang}><code>${escapeHtml(code.join('\n'))}</code></pre>`);
+      out.push(codeBlock(code.join('\n'), open.lang));
       continue;
     }
     if (/^\s*$/.test(line)) {
@@ -191,11 +215,82 @@ export function renderMarkdown(source: string): string {
       list.items[last] = list.items[last].replace(/<\/li>$/, ` ${renderInline(line.trim())}</li>`);
       continue;
     }
+    if (line.includes('|') && n + 1 < lines.length && TABLE_RULE.test(lines[n + 1])) {
+      flushAll();
+      const rows = [line];
+      n++;
+      const rule = lines[n];
+      while (n + 1 < lines.length && lines[n + 1].includes('|') && !/^\s*$/.test(lines[n + 1])) rows.push(lines[++n]);
+      out.push(table(rows, rule));
+      continue;
+    }
     flushList();
     paragraph.push(line);
   }
   flushAll();
   return out.join('');
+}
+
+/** The language highlight.js knows a fence's name by (`ts`, `sh`, `rs`…), or undefined. */
+export function languageOf(lang: string): string | undefined {
+  const name = lang.toLowerCase();
+  const aliases: Record<string, string> = { sh: 'bash', shell: 'bash', zsh: 'bash', console: 'bash', rs: 'rust', ts: 'typescript', tsx: 'typescript', js: 'javascript', jsx: 'javascript', py: 'python', html: 'xml', yml: 'yaml', toml: 'ini', patch: 'diff', 'c++': 'cpp', h: 'c', golang: 'go' };
+  const known = aliases[name] ?? name;
+  return hljs.getLanguage(known) ? known : undefined;
+}
+
+/** A fenced code block: its language and a Copy button over the highlighted code. */
+function codeBlock(code: string, lang: string): string {
+  const language = lang ? languageOf(lang) : undefined;
+  const body = language ? hljs.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
+  const label = lang ? `<span class="lang">${escapeHtml(lang)}</span>` : '<span class="lang"></span>';
+  const dataLang = lang ? ` data-lang="${escapeHtml(lang)}"` : '';
+  return `<div class="code">${label}<button class="copy secondary" title="Copy the code">Copy</button><pre${dataLang}><code class="hljs">${body}</code></pre></div>`;
+}
+
+/** The row under a table's header: `|---|:---:|---:|`. */
+const TABLE_RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+/** A table row's cells: split at `|` outside code spans and not escaped, the outer pipes dropped. */
+function cells(row: string): string[] {
+  const out: string[] = [];
+  let cell = '';
+  let ticks = 0;
+  const text = row.trim().replace(/^\|/, '');
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '\\' && text[i + 1] === '|') {
+      cell += '|';
+      i++;
+    } else if (ch === '`') {
+      ticks = ticks === 0 ? 1 : 0;
+      cell += ch;
+    } else if (ch === '|' && ticks === 0) {
+      out.push(cell.trim());
+      cell = '';
+    } else {
+      cell += ch;
+    }
+  }
+  if (cell.trim() !== '' || !text.endsWith('|')) out.push(cell.trim());
+  return out;
+}
+
+function table(rows: string[], rule: string): string {
+  const aligns = cells(rule).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : ''));
+  const width = aligns.length;
+  const row = (line: string, tag: 'th' | 'td') => {
+    const values = cells(line);
+    let html = '<tr>';
+    for (let i = 0; i < width; i++) {
+      // A class, not a style attribute: the panel's CSP allows no inline style.
+      const align = aligns[i] ? ` class="align-${aligns[i]}"` : '';
+      html += `<${tag}${align}>${renderInline(values[i] ?? '')}</${tag}>`;
+    }
+    return `${html}</tr>`;
+  };
+  const [head, ...body] = rows;
+  return `<table><thead>${row(head, 'th')}</thead><tbody>${body.map((line) => row(line, 'td')).join('')}</tbody></table>`;
 }
 
 /** What one piece of streamed text changes: blocks finished now, and the open rest. */

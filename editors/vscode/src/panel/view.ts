@@ -17,7 +17,7 @@ import { Asks } from './asks';
 import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
 import type { FromWebview, ToWebview } from './conversation';
 import { HISTORY_LIMIT, rankFiles } from './input';
-import { safeUrl } from './markdown';
+import { safeUrl } from './links';
 import { onDidRestore, undoRun } from '../undo';
 import { onDidListTasks, stopTask } from '../tasks';
 import { TandemStatusBar } from './statusBar';
@@ -229,6 +229,9 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         break;
       case 'open':
         await openPath(String(message.path ?? ''));
+        break;
+      case 'copy':
+        await vscode.env.clipboard.writeText(String(message.text ?? ''));
         break;
       case 'openUrl': {
         const url = safeUrl(String(message.url ?? ''));

@@ -587,6 +587,15 @@ document.addEventListener('click', (event) => {
     vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction === 'redo' ? 'redo' : 'undo' });
     return;
   }
+  const copy = target.closest<HTMLButtonElement>('.code > button.copy');
+  if (copy) {
+    // The code as the model wrote it (highlighting is only markup around it).
+    const code = copy.parentElement?.querySelector('pre')?.textContent ?? '';
+    vscode.postMessage({ type: 'copy', text: code });
+    copy.textContent = 'Copied';
+    setTimeout(() => (copy.textContent = 'Copy'), 1500);
+    return;
+  }
   const stopTask = target.closest<HTMLButtonElement>('button[data-stop-task]');
   if (stopTask?.dataset.stopTask) {
     if (stopTask.disabled) return;

@@ -12,14 +12,41 @@ function tags(html: string): string[] {
   return [...html.matchAll(/<\/?([a-zA-Z0-9]+)/g)].map((m) => m[1].toLowerCase());
 }
 
-const ALLOWED = new Set(['p', 'br', 'strong', 'em', 'code', 'pre', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'hr']);
+const ALLOWED = new Set(['p', 'br', 'strong', 'em', 'code', 'pre', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'hr', 'div', 'span', 'button', 'table', 'thead', 'tbody', 'tr', 'th', 'td']);
 
 describe('renderMarkdown', () => {
   it('renders the subset models write', () => {
     assert.strictEqual(renderMarkdown('# Title\n\nSome **bold** and *it* and `code`.'), '<h1>Title</h1><p>Some <strong>bold</strong> and <em>it</em> and <code>code</code>.</p>');
     assert.strictEqual(renderMarkdown('- one\n- two\n\n1. first'), '<ul><li>one</li><li>two</li></ul><ol><li>first</li></ol>');
-    assert.strictEqual(renderMarkdown('```rust\nfn main() {}\n```'), '<pre data-lang="rust"><code>fn main() {}</code></pre>');
+    assert.strictEqual(
+      renderMarkdown('```rust\nfn main() {}\n```'),
+      '<div class="code"><span class="lang">rust</span><button class="copy secondary" title="Copy the code">Copy</button><pre data-lang="rust"><code class="hljs"><span class="hljs-keyword">fn</span> <span class="hljs-title function_">main</span>() {}</code></pre></div>',
+    );
     assert.strictEqual(renderMarkdown('> quoted'), '<blockquote><p>quoted</p></blockquote>');
+  });
+  it('highlights known languages by their fence names and escapes the rest', () => {
+    assert.match(renderMarkdown('```ts\nconst a = "x";\n```'), /<span class="hljs-keyword">const<\/span> a = <span class="hljs-string">&quot;x&quot;<\/span>;/);
+    // An unknown language (or none) is escaped text, still with its Copy button.
+    assert.match(renderMarkdown('```nonesuch\n<b>x</b>\n```'), /<code class="hljs">&lt;b&gt;x&lt;\/b&gt;<\/code>/);
+    assert.match(renderMarkdown('```\n<script>alert(1)</script>\n```'), /<span class="lang"><\/span><button class="copy/);
+    // Markup in highlighted code comes out as text too.
+    const html = renderMarkdown('```html\n<img src=x onerror=alert(1)>\n```');
+    assert.ok(!html.includes('<img'), html);
+  });
+  it('colours the lines of a diff fence', () => {
+    const html = renderMarkdown('```diff\n-old line\n+new line\n same\n```');
+    assert.match(html, /<span class="hljs-deletion">-old line\n?<\/span>/);
+    assert.match(html, /<span class="hljs-addition">\+new line\n?<\/span>/);
+  });
+  it('renders a table with its alignments and inline markdown in the cells', () => {
+    assert.strictEqual(
+      renderMarkdown('| Tool | Calls |\n|:-----|------:|\n| `read_file` | **3** |\n| a \\| b | 1 |'),
+      '<table><thead><tr><th class="align-left">Tool</th><th class="align-right">Calls</th></tr></thead>' +
+        '<tbody><tr><td class="align-left"><code>read_file</code></td><td class="align-right"><strong>3</strong></td></tr>' +
+        '<tr><td class="align-left">a | b</td><td class="align-right">1</td></tr></tbody></table>',
+    );
+    // A pipe in a line that no rule follows is text.
+    assert.strictEqual(renderMarkdown('a | b'), '<p>a | b</p>');
   });
   it('leaves snake_case alone', () => {
     assert.strictEqual(renderInline('read_file and edit_file'), 'read_file and edit_file');
@@ -37,6 +64,9 @@ describe('renderMarkdown', () => {
       '<img src=x onerror="alert(1)">',
       '[x](javascript:alert(1))',
       '```\n</code></pre><script>alert(2)</script>\n```',
+      '```html\n</code></pre><script>alert(3)</script><img src=x onerror=alert(4)>\n```',
+      '```js\n"</span><script>alert(5)</script>"\n```',
+      '| <b>h</b> | x |\n|---|---|\n| <script>alert(6)</script> | `</td>` |',
       '`<b onclick=1>`',
       '**<iframe src="https://evil">**',
       '<a href="https://evil" onclick="x()">a</a>',
@@ -48,10 +78,10 @@ describe('renderMarkdown', () => {
     for (const tag of tags(html)) assert.ok(ALLOWED.has(tag), `a <${tag}> came through: ${html}`);
     for (const tag of html.matchAll(/<[a-z0-9]+((?:\s+[a-z-]+="[^"]*")*)\s*>/gi)) {
       for (const attribute of tag[1].matchAll(/\s+([a-z-]+)="[^"]*"/gi)) {
-        assert.ok(['class', 'href', 'data-path', 'data-url', 'data-lang'].includes(attribute[1]), `a ${attribute[1]} attribute came through: ${tag[0]}`);
+        assert.ok(['class', 'href', 'data-path', 'data-url', 'data-lang', 'title'].includes(attribute[1]), `a ${attribute[1]} attribute came through: ${tag[0]}`);
       }
     }
-    assert.ok(!/<[a-z]/i.test(html.replace(/<\/?(p|br|strong|em|code|pre|a|h[1-6]|ul|ol|li|blockquote|hr)(\s+[a-z-]+="[^"]*")*>/g, '')), `a tag the renderer does not write: ${html}`);
+    assert.ok(!/<[a-z]/i.test(html.replace(/<\/?(p|br|strong|em|code|pre|a|h[1-6]|ul|ol|li|blockquote|hr|div|span|button|table|thead|tbody|tr|th|td)(\s+[a-z-]+="[^"]*")*>/g, '')), `a tag the renderer does not write: ${html}`);
     assert.ok(html.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), html);
     // Attribute values hold no raw quote that could end them.
     for (const value of html.matchAll(/="([^"]*)"/g)) assert.ok(!value[1].includes('"'));
