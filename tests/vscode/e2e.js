@@ -11,9 +11,11 @@
 //      file: the edit waits in the Refactor Preview under Tandem's label,
 //      is ticked and applied there, the buffer holds both texts, the disk
 //      is untouched, and the end notification names the changed file;
-//   3. "Tandem: Cancel run" while an edit waits in the Refactor Preview:
-//      the preview is discarded, the buffer and the disk keep their text,
-//      and the end notification says the run was cancelled;
+//   3. while an edit waits in the Refactor Preview the Tandem panel says
+//      so (the files, the card "waiting for review") and its button shows
+//      the preview the user closed; "Tandem: Cancel run" then: the preview
+//      is discarded (and the notice gone), the buffer and the disk keep
+//      their text, and the end notification says the run was cancelled;
 //   4. a multi-line shell command: asked inline in the Tandem panel (which
 //      opens for it), every line and why, no modal, the status bar saying
 //      an approval waits; with the panel closed the status bar still says
@@ -183,7 +185,28 @@ async function main() {
   await page.keyboard.type('Capitalise line two');
   await page.keyboard.press('Enter');
   await waitForPreview('the second edit waits in the Refactor Preview', 'replacing line two with LINE TWO');
-  log('the second edit waits in the Refactor Preview; cancelling the run');
+  log('the second edit waits in the Refactor Preview');
+  // The Tandem panel says an edit waits there (pinned above the input, the
+  // edit's card "waiting for review"), and its button shows the preview
+  // again after the user closed it.
+  await palette('Tandem: Open Panel');
+  const reviewPanel = await panelFrame('the panel opens while the edit waits');
+  const waiting = await inPanel(reviewPanel, 'the panel says an edit waits for review', () => {
+    const box = document.getElementById('review');
+    const card = [...document.querySelectorAll('#log .card[data-kind="edit"]')].at(-1);
+    return box && !box.hidden && card ? { notice: box.innerText, card: card.querySelector('.status').textContent } : null;
+  });
+  assert.ok(waiting.notice.includes('notes.txt') && waiting.notice.includes('Refactor Preview') && waiting.notice.includes('Show Refactor Preview'), JSON.stringify(waiting));
+  assert.strictEqual(waiting.card, '… waiting for review', JSON.stringify(waiting));
+  const previewShown = () => !!document.querySelector('.monaco-list[aria-label="Bulk Edit"]')?.checkVisibility();
+  await palette('View: Hide Panel');
+  await until('the Refactor Preview is out of sight', () => !document.querySelector('.monaco-list[aria-label="Bulk Edit"]')?.checkVisibility());
+  await clickInPanel(reviewPanel, '#review button[data-show-review]');
+  await until('"Show Refactor Preview" brings the preview back', previewShown);
+  await waitForPreview('the preview still holds the edit', 'replacing line two with LINE TWO');
+  await shot('panel-edit-waiting-for-review');
+  log(`check: the panel says "${waiting.notice.split('\n')[0]}", the card says "${waiting.card}"; its button shows the preview again`);
+  log('cancelling the run');
   await palette('Tandem: Cancel run');
   const cancelled = await waitForToast('the cancelled run ends', RUN_ENDED);
   assert.ok(cancelled.includes('Tandem: run cancelled.'), `the run did not end cancelled: ${cancelled}`);
@@ -194,7 +217,8 @@ async function main() {
   });
   assert.deepStrictEqual(await editorLines(windowUri('notes.txt')), bothTexts, 'the cancelled edit changed the buffer');
   assert.strictEqual(disk('notes.txt'), ON_DISK, 'the disk changed');
-  log(`check: "${cancelled}"; the preview is discarded; the buffer and the disk are unchanged`);
+  await inPanel(reviewPanel, 'the review notice goes with the preview', () => document.getElementById('review').hidden);
+  log(`check: "${cancelled}"; the preview is discarded (and the panel's notice gone); the buffer and the disk are unchanged`);
 
   // 4. A multi-line shell command is asked inline in the Tandem panel (which opens for it), every line and why; Deny runs nothing.
   await clearNotifications();

@@ -54,6 +54,11 @@ export class TandemServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   /** The run whose edit is waiting in the Refactor Preview. */
   private reviewing: string | undefined;
+  /** The files of the edit waiting in the Refactor Preview, while one waits. */
+  reviewPaths: string[] | undefined;
+  private readonly reviewEmitter = new vscode.EventEmitter<string[] | undefined>();
+  /** An edit began to wait in the Refactor Preview (its files), or none waits any more. */
+  readonly onDidChangeReview = this.reviewEmitter.event;
   /** Who answers the server's questions (the Tandem panel); unset: dialogs and notifications. */
   asker: ((params: MessageRequestParams, token: vscode.CancellationToken) => Promise<{ title: string } | null>) | undefined;
   private readonly startedEmitter = new vscode.EventEmitter<boolean>();
@@ -300,7 +305,11 @@ export class TandemServer implements vscode.Disposable {
     const review = needsConfirmation(raw);
     const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
     if (!edit) return { applied: false, failureReason: 'the edit was empty' };
-    if (review) this.reviewing = run ?? 'unknown';
+    if (review) {
+      this.reviewing = run ?? 'unknown';
+      this.reviewPaths = paths;
+      this.reviewEmitter.fire(paths);
+    }
     const discard = token.onCancellationRequested(() => void this.discardReview());
     let applied: boolean;
     try {
@@ -308,6 +317,10 @@ export class TandemServer implements vscode.Disposable {
     } finally {
       discard.dispose();
       this.reviewing = undefined;
+      if (review) {
+        this.reviewPaths = undefined;
+        this.reviewEmitter.fire(undefined);
+      }
     }
     const cancelled = token.isCancellationRequested || (run !== undefined && this.runs.wasCancelled(run));
     if (applied && cancelled) {

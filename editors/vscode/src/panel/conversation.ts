@@ -130,7 +130,9 @@ export type ToWebview =
   | { op: 'insert'; text: string }
   | { op: 'focus' }
   /** How a task the user stopped from the panel ended ("stopped"), or that it could not be. */
-  | { op: 'task'; taskId: string; state: string };
+  | { op: 'task'; taskId: string; state: string }
+  /** The files of an edit waiting in the Refactor Preview; null: none waits. */
+  | { op: 'review'; paths: string[] | null };
 
 /** The panel's messages, webview → extension. */
 export type FromWebview =
@@ -148,7 +150,9 @@ export type FromWebview =
   | { type: 'undo'; runId: string; direction: 'undo' | 'redo' }
   | { type: 'stopTask'; taskId: string }
   /** A code block's Copy button: its text, for the clipboard. */
-  | { type: 'copy'; text: string };
+  | { type: 'copy'; text: string }
+  /** The waiting review's button: show the Refactor Preview. */
+  | { type: 'showReview' };
 
 export class Conversation {
   private items: PanelItem[] = [];

@@ -121,6 +121,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         }
       }),
       server.runs.onDidBegin((prompt) => conversation.begin(prompt)),
+      server.onDidChangeReview((paths) => this.post({ op: 'review', paths: paths ?? null })),
       // Where prompts go, said before the first one: the server's decision.
       server.onDidStart((started) => {
         if (started) void showProvider(server, conversation);
@@ -216,6 +217,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         this.post({ op: 'history', entries: this.history() });
         this.post({ op: 'reset', snapshot: this.conversation.snapshot() });
         for (const [taskId, state] of this.endedTasks) this.post({ op: 'task', taskId, state });
+        if (this.server.reviewPaths) this.post({ op: 'review', paths: this.server.reviewPaths });
         if (this.focusPending) this.focusInput();
         break;
       case 'send':
@@ -229,6 +231,10 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         break;
       case 'open':
         await openPath(String(message.path ?? ''));
+        break;
+      case 'showReview':
+        // Every view has a focus command: this one opens the panel area on the preview.
+        await vscode.commands.executeCommand('refactorPreview.focus');
         break;
       case 'copy':
         await vscode.env.clipboard.writeText(String(message.text ?? ''));
@@ -450,6 +456,7 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
 <div id="model" class="model" aria-label="The model endpoint runs use"></div>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></main>
 <div id="empty" class="empty">Ask Tandem about this workspace. It reads, edits and runs commands with your approval; edits are reviewed in the Refactor Preview.</div>
+<section id="review" aria-live="assertive" hidden></section>
 <section id="asks" aria-live="assertive" hidden></section>
 <footer>
   <div id="mentions" role="listbox" aria-label="Mention a file" hidden></div>

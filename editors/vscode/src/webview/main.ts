@@ -160,6 +160,7 @@ function toolCard(item: PanelItem): void {
   card.dataset.id = item.id ?? '';
   card.dataset.kind = item.kind?.type ?? 'other';
   card.dataset.run = item.runId ?? '';
+  card.dataset.status = 'running';
   if (item.kind?.path) card.dataset.path = item.kind.path;
   const header = element('div', 'card-header');
   const toggle = element('button', 'toggle') as HTMLButtonElement;
@@ -408,6 +409,35 @@ function setState(isRunning: boolean, threadTitle: string | undefined): void {
   document.body.classList.toggle('running', running);
 }
 
+// ---- An edit waiting in the Refactor Preview ---------------------------------
+
+const reviewBox = byId<HTMLElement>('review');
+
+/**
+ * While an edit waits in the Refactor Preview: a notice pinned above the
+ * input (which files, where to answer) with a button that shows the
+ * preview, and the edit's card says it waits instead of "running".
+ */
+function setReview(paths: string[] | null): void {
+  reviewBox.replaceChildren();
+  reviewBox.hidden = paths === null;
+  for (const card of document.querySelectorAll<HTMLElement>('#log .card[data-review="waiting"]')) {
+    delete card.dataset.review;
+    if (card.dataset.status === 'running') setCardStatus(card, 'running', 'running');
+  }
+  if (paths === null) return;
+  const what = paths.length === 0 ? 'An edit' : `The edit to ${paths.join(', ')}`;
+  reviewBox.append(element('div', 'review-message', `${what} waits for your review in the Refactor Preview: tick what to keep, then Apply or Discard there.`));
+  const show = element('button', '', 'Show Refactor Preview') as HTMLButtonElement;
+  show.dataset.showReview = 'true';
+  reviewBox.append(show);
+  const card = [...document.querySelectorAll<HTMLElement>('#log .card[data-kind="edit"][data-status="running"]')].at(-1);
+  if (card) {
+    card.dataset.review = 'waiting';
+    setCardStatus(card, 'running', 'waiting for review');
+  }
+}
+
 // ---- Permission asks ---------------------------------------------------------
 
 function setAsks(asks: PendingAsk[]): void {
@@ -587,6 +617,10 @@ document.addEventListener('click', (event) => {
     vscode.postMessage({ type: 'undo', runId: undo.dataset.undoRun, direction: undo.dataset.direction === 'redo' ? 'redo' : 'undo' });
     return;
   }
+  if (target.closest('button[data-show-review]')) {
+    vscode.postMessage({ type: 'showReview' });
+    return;
+  }
   const copy = target.closest<HTMLButtonElement>('.code > button.copy');
   if (copy) {
     // The code as the model wrote it (highlighting is only markup around it).
@@ -659,6 +693,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'task':
       taskEnded(message.taskId, message.state);
+      break;
+    case 'review':
+      setReview(message.paths);
       break;
   }
 });
