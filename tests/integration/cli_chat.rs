@@ -58,6 +58,18 @@ struct Chat {
 /// Start `tandem chat --permission-mode MODE` once `prepare` has set up
 /// the home and the workspace, and wait for its greeting.
 fn start_chat(tmux_bin: &std::path::Path, name: &str, mode: &str, script: serde_json::Value, prepare: impl FnOnce(&std::path::Path, &std::path::Path)) -> Chat {
+    start_chat_in(tmux_bin, name, mode, script, prepare, false)
+}
+
+/// [`start_chat`], in colour when `colour` (else `NO_COLOR` is set).
+fn start_chat_in(
+    tmux_bin: &std::path::Path,
+    name: &str,
+    mode: &str,
+    script: serde_json::Value,
+    prepare: impl FnOnce(&std::path::Path, &std::path::Path),
+    colour: bool,
+) -> Chat {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().canonicalize().expect("canonical");
     let workspace = root.join("work");
@@ -66,13 +78,15 @@ fn start_chat(tmux_bin: &std::path::Path, name: &str, mode: &str, script: serde_
     let script_path = root.join("script.json");
     std::fs::write(&script_path, script.to_string()).expect("script");
     let tmux = Tmux::new(tmux_bin, format!("tandem-{name}-{}", std::process::id()));
-    let env = [
+    let mut env = vec![
         ("TANDEM_PROVIDER", "scripted".to_string()),
         ("TANDEM_SCRIPT", script_path.display().to_string()),
         ("XDG_DATA_HOME", root.join("data").display().to_string()),
         ("HOME", root.display().to_string()),
-        ("NO_COLOR", "1".to_string()),
     ];
+    if !colour {
+        env.push(("NO_COLOR", "1".to_string()));
+    }
     let command = format!("{} chat --permission-mode {mode}; echo CHAT-EXITED-$?; sleep 60", env!("CARGO_BIN_EXE_tandem"));
     tmux.start(160, 50, &workspace, &env, &command);
     // Generous: a loaded machine runs the debug binary slowly.
@@ -149,6 +163,74 @@ fn chat_continues_one_thread_and_ctrl_c_cancels_only_the_answer() {
     assert!(!history(tmux).contains("CHAT-EXITED"), "Ctrl-C did not end the session");
     assert!(!workspace.join("slept.txt").exists(), "the cancelled command was stopped");
 
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    let end = wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+    assert!(end.contains("CHAT-EXITED-0"), "{end}");
+}
+
+/// The edit prompt at the terminal: a change of several hunks is put hunk
+/// by hunk (`y` take it, `n` leave it out, each shown in colour), and only
+/// the taken hunks are written, the model told which were declined; `e`
+/// rejects an edit with the user's words for the model; `A` applies one
+/// and lets the rest of the session's edits through unasked.
+#[test]
+fn the_edit_prompt_takes_hunks_words_and_allow_edits_for_the_session() {
+    let Some(tmux_bin) = tmux_or_skip("the_edit_prompt_takes_hunks_words_and_allow_edits_for_the_session") else { return };
+    let old: String = (1..=30).map(|i| format!("row {i:02}\n")).collect();
+    // Three hunks: row 02 changed, row 15 removed, a row added after 28.
+    let new = old.replace("row 02\n", "ROW 02\n").replace("row 15\n", "").replace("row 28\n", "row 28\nrow 28b\n");
+    let edit = |from: &str, to: &str| serde_json::json!({"name": "edit_file", "input": {"file_path": "rows.txt", "old_string": from, "new_string": to}});
+    let script = serde_json::json!({"turns": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "rows.txt"}}]},
+        {"text": "Rewriting.", "tool_calls": [{"name": "write_file", "input": {"file_path": "rows.txt", "content": new}}]},
+        {"text": "One more.", "tool_calls": [edit("row 05", "ROW 05")]},
+        {"text": "Another.", "tool_calls": [edit("row 07", "ROW 07")]},
+        {"text": "And the last.", "tool_calls": [edit("row 09", "ROW 09")]},
+        {"text": "All done."}
+    ]});
+    let chat = start_chat_in(&tmux_bin, "chat-hunks", "default", script, |_, workspace| {
+        std::fs::write(workspace.join("rows.txt"), &old).expect("rows");
+    }, true);
+    let (tmux, workspace, deadline) = (&chat.tmux, &chat.workspace, chat.deadline);
+    tmux.type_text("Tidy the rows");
+    tmux.keys(&["Enter"]);
+    let first = tmux.wait_for("the first hunk", deadline, |s| s.contains("Hunk 1 of 3") && s.contains("A (Allow edits for this session)"));
+    assert!(first.contains("@@ -1,5 +1,5 @@") && first.contains("2 + ROW 02"), "{first}");
+    // In colour: the added row green, the removed one red.
+    let ansi = tmux.screen_ansi();
+    let row = |text: &str| ansi.lines().find(|l| l.contains(text)).unwrap_or_default().to_string();
+    assert!(row("2 + ROW 02").contains("\x1b[32m") && row("2 - row 02").contains("\x1b[31m"), "the hunk is coloured:\n{ansi}");
+    match crate::common::screenshot::keep("cli_chat", "a-hunk-of-an-edit-at-the-terminal", &ansi, 160, 50) {
+        Ok(png) => eprintln!("screenshot: {}", png.display()),
+        Err(why) => eprintln!("no screenshot ({why})"),
+    }
+    tmux.keys(&["y", "Enter"]);
+    tmux.wait_for("the second hunk", deadline, |s| s.contains("Hunk 2 of 3") && s.contains("15 - row 15"));
+    tmux.keys(&["n", "Enter"]);
+    tmux.wait_for("the third hunk", deadline, |s| s.contains("Hunk 3 of 3") && s.contains("+ row 28b"));
+    tmux.keys(&["y", "Enter"]);
+    // The edit of row 05: e, and what to do instead.
+    tmux.wait_for("the one-hunk review", deadline, |s| s.contains("edit_file rows.txt") && s.contains("5 + ROW 05") && s.contains("y (Apply), n (Reject)"));
+    tmux.keys(&["e", "Enter"]);
+    tmux.wait_for("the question for the words", deadline, |s| s.contains("What should Tandem do instead?"));
+    tmux.type_text("leave row 05 as it is");
+    tmux.keys(&["Enter"]);
+    // The edit of row 07: A; row 09's is not asked about.
+    tmux.wait_for("the next review", deadline, |s| s.contains("7 + ROW 07") && s.trim_end().ends_with("(Tell Tandem what to do instead):"));
+    tmux.keys(&["A", "Enter"]);
+    let end = wait_history(tmux, "the answer's end", deadline, |t| t.contains("── completed"));
+    let expected = old
+        .replace("row 02\n", "ROW 02\n")
+        .replace("row 28\n", "row 28\nrow 28b\n")
+        .replace("row 07\n", "ROW 07\n")
+        .replace("row 09\n", "ROW 09\n");
+    assert_eq!(std::fs::read_to_string(workspace.join("rows.txt")).expect("rows"), expected, "{end}");
+    assert!(end.contains("✓ Wrote part of the change to rows.txt (31 lines): hunks 1 and 3 of 3 applied, hunk 2 declined"), "the transcript says which hunk was left out:\n{end}");
+    assert!(end.contains("instead, the user says: leave row 05 as it is"), "the rejection carries the user's words:\n{end}");
+    // Three hunks, row 05's edit and row 07's: row 09's was not asked about.
+    assert_eq!(end.matches("Choose 1-").count(), 5, "{end}");
+    assert!(end.contains("partly applied"), "the summary says the rewrite landed in part:\n{end}");
     tmux.type_text("/exit");
     tmux.keys(&["Enter"]);
     let end = wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));

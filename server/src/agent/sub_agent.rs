@@ -109,6 +109,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         workspace: Arc::new(parent.workspace.fork_view()),
         cancel: parent.cancel.child_token(),
         approval: Default::default(),
+        chosen_hunks: None,
         child_env: Arc::clone(&parent.child_env),
         // A sub-agent's commands run in the parent's sandbox.
         sandbox: parent.sandbox.clone(),

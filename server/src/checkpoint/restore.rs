@@ -263,6 +263,8 @@ async fn review(
     };
     match policy.decide(&request).await {
         PermissionDecision::Allow | PermissionDecision::Approved | PermissionDecision::ApprovedWithNetwork => Ok(false),
+        // A restore is all or nothing (the terminal offers no hunks for it).
+        PermissionDecision::ApprovedHunks(_) => Err("only part of the restoring edit was chosen; left as it is".into()),
         PermissionDecision::ReviewInEditor => Ok(true),
         PermissionDecision::Deny(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
     }

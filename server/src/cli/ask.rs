@@ -210,7 +210,7 @@ impl Terminal for StdinTerminal {
         tokio::task::spawn_blocking(move || {
             let _hold = super::printer::hold_spinner();
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "\n{question}");
+            let _ = writeln!(stderr, "\n{}", super::printer::coloured_rows(&question));
             for (index, option) in options.iter().enumerate() {
                 let _ = writeln!(stderr, "  {}) {option}", index + 1);
             }
@@ -228,6 +228,21 @@ impl Terminal for StdinTerminal {
                     }
                 }
             }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    async fn line(&self, prompt: &str) -> Option<String> {
+        let prompt = prompt.to_string();
+        tokio::task::spawn_blocking(move || {
+            let _hold = super::printer::hold_spinner();
+            let mut stderr = std::io::stderr().lock();
+            let _ = write!(stderr, "{prompt}");
+            let _ = stderr.flush();
+            let mut line = String::new();
+            (std::io::stdin().lock().read_line(&mut line).ok()? > 0).then_some(line)
         })
         .await
         .ok()
@@ -537,7 +552,8 @@ impl JsonEdits<'_> {
                 let status = match (&written, *is_error) {
                     (Some(write), _) => {
                         self.shown.insert(path.clone(), write.seq);
-                        EditStatus::Written
+                        // Taken in part at the terminal's per-hunk review.
+                        if !*is_error && content.contains(tandem::workspace::DECLINED_HUNKS) { EditStatus::Partial } else { EditStatus::Written }
                     }
                     (None, false) => EditStatus::Applied,
                     // The headless gate's and the workspace's words.

@@ -1,14 +1,19 @@
 //! Answers typed at a numbered terminal question: the number, the option's
 //! text, or a letter — `y` (allow once, apply, yes), `n` (deny, reject,
-//! no) and `a` (always allow). An answer that fits nothing is told so, with
-//! what would fit, instead of the question silently coming back.
+//! skip, no), `a` (always allow, apply all), and at an edit's review `A`
+//! (allow edits for this session) and `e` (tell Tandem what to do
+//! instead). An answer that fits nothing is told so, with what would fit,
+//! instead of the question silently coming back.
 
 /// The option a letter stands for: the first option whose text starts
-/// with one of these words (lowercase).
-const LETTERS: [(&str, &[&str]); 3] = [
+/// with one of these words (lowercase). `A` is matched as typed, before
+/// the others, which are matched in either case.
+const LETTERS: [(&str, &[&str]); 5] = [
     ("y", &["allow once", "apply", "yes", "run them", "execute"]),
-    ("n", &["deny", "reject", "no", "not now", "keep planning"]),
-    ("a", &["always allow"]),
+    ("n", &["deny", "reject", "skip", "no", "not now", "keep planning"]),
+    ("a", &["always allow", "apply all"]),
+    ("A", &["allow edits"]),
+    ("e", &["tell tandem"]),
 ];
 
 /// The index of the option `answer` picks, or what to tell the user.
@@ -23,6 +28,14 @@ pub fn parse(answer: &str, options: &[String]) -> Result<usize, String> {
     if let Some(index) = options.iter().position(|o| o.to_lowercase() == lower) {
         return Ok(index);
     }
+    // `A` and `a` are two answers where both are offered.
+    for (letter, starts) in LETTERS {
+        if letter != letter.to_lowercase() && answer == letter {
+            if let Some(index) = letter_option(options, starts) {
+                return Ok(index);
+            }
+        }
+    }
     let word = match lower.as_str() {
         "yes" => "y",
         "no" => "n",
@@ -30,7 +43,7 @@ pub fn parse(answer: &str, options: &[String]) -> Result<usize, String> {
         other => other,
     };
     for (letter, starts) in LETTERS {
-        if word == letter {
+        if word == letter && letter == letter.to_lowercase() {
             if let Some(index) = letter_option(options, starts) {
                 return Ok(index);
             }
@@ -78,6 +91,24 @@ mod tests {
         let review = options(&["Apply", "Reject"]);
         assert_eq!(parse("y", &review), Ok(0));
         assert_eq!(parse("n", &review), Ok(1));
+    }
+
+    #[test]
+    fn a_hunk_review_takes_y_n_a_capital_a_and_e() {
+        let hunk = options(&["Apply this hunk", "Skip this hunk", "Apply all the rest", "Allow edits for this session", "Tell Tandem what to do instead"]);
+        let picked: Vec<Result<usize, String>> = ["y", "n", "a", "A", "e", "E"].iter().map(|a| parse(a, &hunk)).collect();
+        assert_eq!(picked, [Ok(0), Ok(1), Ok(2), Ok(3), Ok(4), Ok(4)]);
+        assert_eq!(
+            hint(&hunk),
+            "1-5, or y (Apply this hunk), n (Skip this hunk), a (Apply all the rest), A (Allow edits for this session), e (Tell Tandem what to do instead)"
+        );
+        // Where no option is for `a`, it is not `A`.
+        let review = options(&["Apply", "Reject", "Allow edits for this session", "Tell Tandem what to do instead"]);
+        assert!(parse("a", &review).is_err());
+        assert_eq!(parse("A", &review), Ok(2));
+        // And `A` is still "always allow" at a question with no edits to allow.
+        let asked = options(&["Allow once", "Always allow", "Deny"]);
+        assert_eq!(parse("A", &asked), Ok(1));
     }
 
     #[test]

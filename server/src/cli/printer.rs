@@ -63,6 +63,9 @@ pub struct Printer {
     edit_calls: HashMap<String, String>,
     /// Edits the user declined at the terminal's prompt, by the file the call named.
     declined: Vec<String>,
+    /// Edits the user took in part at the terminal's per-hunk review, by
+    /// the file the call named, in order.
+    partial: Vec<String>,
     retries: u32,
     /// Call id → nesting depth (sub-agents' calls are 1 and deeper).
     depths: HashMap<String, usize>,
@@ -90,6 +93,7 @@ impl Printer {
             at_line_start: true,
             edit_calls: HashMap::new(),
             declined: Vec::new(),
+            partial: Vec::new(),
             retries: 0,
             depths: HashMap::new(),
             speaker: None,
@@ -207,6 +211,9 @@ impl Printer {
                     // The headless policy's words when the user says no.
                     if *is_error && (content.contains("the user rejected the change") || content.contains("the user denied it")) {
                         self.declined.push(file.clone());
+                    }
+                    if !*is_error && content.contains(tandem::workspace::DECLINED_HUNKS) {
+                        self.partial.push(file.clone());
                     }
                 }
                 self.speaker = None;
@@ -328,6 +335,12 @@ impl Printer {
             RunStatus::Loop => self.style.red("stopped: the model was repeating itself"),
         };
         let mut edits = written;
+        // A write taken in part is that file's first write not yet marked.
+        for file in self.partial.drain(..) {
+            if let Some(item) = edits.iter_mut().find(|e| e.display == file && e.status == EditStatus::Written) {
+                item.status = EditStatus::Partial;
+            }
+        }
         edits.extend(self.declined.drain(..).map(|display| EditSummaryItem { display, status: EditStatus::Rejected, ranges: Vec::new(), declined: Vec::new(), by_command: None }));
         let files = edits_summary(&edits).unwrap_or_else(|| "no edits".to_string());
         let turns = if outcome.turns == 1 { "1 turn".to_string() } else { format!("{} turns", outcome.turns) };
@@ -387,6 +400,27 @@ fn diff_marker(line: &str) -> Option<char> {
         (Some(' '), Some(marker @ ('-' | '+' | ' '))) => Some(marker),
         _ => None,
     }
+}
+
+/// A question's text for the terminal (stderr): its diff rows coloured as
+/// an applied edit's are, when stderr is a terminal and `NO_COLOR` is unset.
+pub fn coloured_rows(text: &str) -> String {
+    let style = Style { color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() };
+    paint_rows(text, &style)
+}
+
+fn paint_rows(text: &str, style: &Style) -> String {
+    let rows: Vec<String> = text
+        .lines()
+        .map(|line| match diff_marker(line) {
+            Some('-') => style.red(line),
+            Some('+') => style.green(line),
+            Some(_) => style.dim(line),
+            None if line.starts_with("@@ ") => style.cyan(line),
+            None => line.to_string(),
+        })
+        .collect();
+    rows.join("\n")
 }
 
 fn has_diff(content: &str) -> bool {

@@ -53,6 +53,15 @@ pub enum Answer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Review {
     Apply,
+    /// Apply it, and every edit after it in this session without asking:
+    /// the session goes to `acceptEdits` (from `default`; a mode that
+    /// already allows more stays).
+    ApplyAndAcceptEdits,
+    /// Apply only the hunks marked `true`, in the order the preview shows
+    /// them (the terminal's per-hunk review); at least one is marked, and
+    /// one is not. `accept_edits`: and the edits after it as
+    /// [`Review::ApplyAndAcceptEdits`].
+    Hunks { keep: Vec<bool>, accept_edits: bool },
     /// The editor reviews the edit itself when it is sent
     /// ([`PermissionDecision::ReviewInEditor`]).
     InEditor,
@@ -208,10 +217,29 @@ impl<P: Prompter> Gate<P> {
         }
     }
 
+    /// "Allow edits for this session": `default` becomes `acceptEdits`; a
+    /// mode that allows more (or plans) stays.
+    fn accept_edits_from_now(&self) {
+        use crate::tools::permission_mode::PermissionMode;
+        if self.policy.mode() == PermissionMode::Default {
+            self.policy.set_mode(PermissionMode::AcceptEdits);
+        }
+    }
+
     async fn review(&self, prompter: &P, request: &PermissionRequest, path: &Path) -> PermissionDecision {
         let _one_at_a_time = self.asking.lock().await;
         match prompter.review(request, path).await {
             Review::Apply => PermissionDecision::Approved,
+            Review::ApplyAndAcceptEdits => {
+                self.accept_edits_from_now();
+                PermissionDecision::Approved
+            }
+            Review::Hunks { keep, accept_edits } => {
+                if accept_edits {
+                    self.accept_edits_from_now();
+                }
+                PermissionDecision::ApprovedHunks(keep.into())
+            }
             Review::InEditor => PermissionDecision::ReviewInEditor,
             Review::Reject(reason) => PermissionDecision::Deny(reason),
         }

@@ -19,12 +19,23 @@ pub const ALWAYS_ALLOW_SAVE: &str = "Always allow, saved in .tandem/settings.loc
 pub const DENY: &str = "Deny";
 pub const APPLY: &str = "Apply";
 pub const REJECT: &str = "Reject";
+pub const APPLY_HUNK: &str = "Apply this hunk";
+pub const SKIP_HUNK: &str = "Skip this hunk";
+pub const APPLY_REST: &str = "Apply all the rest";
+pub const ALLOW_EDITS: &str = "Allow edits for this session";
+pub const TELL_INSTEAD: &str = "Tell Tandem what to do instead";
 
 /// Someone at a terminal. `choose` shows `question` and returns the chosen
 /// option (`None`: no answer, which is a denial).
 #[async_trait]
 pub trait Terminal: Send + Sync {
     async fn choose(&self, question: &str, options: &[&str]) -> Option<String>;
+
+    /// Ask for a line of text (`None`: no answer).
+    async fn line(&self, prompt: &str) -> Option<String> {
+        let _ = prompt;
+        None
+    }
 }
 
 /// Asks at a terminal.
@@ -56,17 +67,82 @@ impl Prompter for TerminalPrompter {
         }
     }
 
+    /// The edit's diff, then what to do with it: apply, reject, allow
+    /// edits for the session, or say what to do instead. A change of
+    /// several hunks by `edit_file` or `write_file` is put hunk by hunk
+    /// (`y` apply it, `n` skip it, `a` apply it and the rest), when the
+    /// whole diff is shown.
     async fn review(&self, request: &PermissionRequest, _path: &Path) -> Review {
-        let mut question = format!("Tandem: apply this change ({} {})?", request.tool, request.summary);
-        if let Some(preview) = request.preview.as_deref().filter(|p| !p.is_empty()) {
-            question.push_str("\n\n");
-            question.push_str(preview);
+        let title = format!("Tandem: apply this change ({} {})?", request.tool, request.summary);
+        let preview = request.preview.as_deref().unwrap_or("");
+        let hunks = hunks_of(preview);
+        let by_hunk = hunks.len() > 1 && matches!(request.tool.as_str(), "edit_file" | "write_file") && !preview.contains("(diff cut:");
+        if !by_hunk {
+            let question = if preview.is_empty() { title } else { format!("{title}\n\n{preview}") };
+            return match self.0.choose(&question, &[APPLY, REJECT, ALLOW_EDITS, TELL_INSTEAD]).await.as_deref() {
+                Some(APPLY) => Review::Apply,
+                Some(ALLOW_EDITS) => Review::ApplyAndAcceptEdits,
+                Some(TELL_INSTEAD) => self.instead().await,
+                _ => Review::Reject(REJECTED.into()),
+            };
         }
-        match self.0.choose(&question, &[APPLY, REJECT]).await.as_deref() {
-            Some(APPLY) => Review::Apply,
-            _ => Review::Reject("the user rejected the change".into()),
+        let count = hunks.len();
+        let mut keep = Vec::with_capacity(count);
+        let mut accept_edits = false;
+        for (index, hunk) in hunks.iter().enumerate() {
+            let question = format!("{title} Hunk {} of {count}:\n\n{hunk}", index + 1);
+            match self.0.choose(&question, &[APPLY_HUNK, SKIP_HUNK, APPLY_REST, ALLOW_EDITS, TELL_INSTEAD]).await.as_deref() {
+                Some(APPLY_HUNK) => keep.push(true),
+                Some(SKIP_HUNK) => keep.push(false),
+                Some(APPLY_REST) => break,
+                Some(ALLOW_EDITS) => {
+                    accept_edits = true;
+                    break;
+                }
+                Some(TELL_INSTEAD) => return self.instead().await,
+                _ => return Review::Reject(REJECTED.into()),
+            }
+        }
+        // What was not answered hunk by hunk was taken with the rest.
+        keep.resize(count, true);
+        match (keep.iter().all(|k| *k), keep.iter().any(|k| *k)) {
+            (true, _) if accept_edits => Review::ApplyAndAcceptEdits,
+            (true, _) => Review::Apply,
+            (false, false) => Review::Reject(format!("{REJECTED} (every hunk of it)")),
+            (false, true) => Review::Hunks { keep, accept_edits },
         }
     }
+}
+
+/// The reason a rejected edit gives the model (the CLI's edit status
+/// reads it).
+const REJECTED: &str = "the user rejected the change";
+
+impl TerminalPrompter {
+    /// "No, and tell Tandem what to do instead": the user's words go to
+    /// the model with the rejection.
+    async fn instead(&self) -> Review {
+        match self.0.line("What should Tandem do instead? ").await.map(|l| l.trim().to_string()).filter(|l| !l.is_empty()) {
+            Some(said) => Review::Reject(format!("{REJECTED}; instead, the user says: {said}")),
+            None => Review::Reject(REJECTED.into()),
+        }
+    }
+}
+
+/// A preview's hunks: each `@@` header with the rows under it.
+fn hunks_of(preview: &str) -> Vec<String> {
+    let mut hunks: Vec<String> = Vec::new();
+    for line in preview.lines() {
+        match hunks.last_mut() {
+            Some(hunk) if !line.starts_with("@@") => {
+                hunk.push('\n');
+                hunk.push_str(line);
+            }
+            _ if line.starts_with("@@") => hunks.push(line.to_string()),
+            _ => {}
+        }
+    }
+    hunks
 }
 
 #[cfg(test)]
@@ -91,6 +167,108 @@ mod tests {
             let mut answers = self.answers.lock().unwrap();
             if answers.is_empty() { None } else { Some(answers.remove(0).to_string()) }
         }
+
+        async fn line(&self, prompt: &str) -> Option<String> {
+            self.questions.lock().unwrap().push((prompt.to_string(), Vec::new()));
+            let mut answers = self.answers.lock().unwrap();
+            if answers.is_empty() { None } else { Some(answers.remove(0).to_string()) }
+        }
+    }
+
+    fn edit(dir: &std::path::Path, preview: &str) -> PermissionRequest {
+        PermissionRequest {
+            tool: "write_file".into(),
+            kind: ToolKind::Edit { path: dir.join("a.txt") },
+            read_only: false,
+            summary: "a.txt".into(),
+            preview: Some(preview.into()),
+            input: serde_json::json!({}),
+            accept_edits: false,
+            run: None,
+            grants: Default::default(),
+            hook: Default::default(),
+        }
+    }
+
+    const THREE_HUNKS: &str = "@@ -1,2 +1,2 @@\n   1 - a\n   1 + A\n   2   b\n@@ -9,2 +9,1 @@\n   9   i\n  10 - j\n@@ -20,1 +19,2 @@\n  19   t\n  20 + u";
+
+    fn scripted(answers: Vec<&'static str>) -> Arc<Scripted> {
+        Arc::new(Scripted { answers: Mutex::new(answers), questions: Mutex::default() })
+    }
+
+    #[tokio::test]
+    async fn an_edit_of_several_hunks_is_reviewed_hunk_by_hunk() {
+        let dir = tempfile::tempdir().unwrap();
+        // y, n, y: the middle hunk is left out.
+        let terminal = scripted(vec![APPLY_HUNK, SKIP_HUNK, APPLY_HUNK]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::ApprovedHunks(vec![true, false, true].into()));
+        {
+            let questions = terminal.questions.lock().unwrap();
+            assert_eq!(questions.len(), 3);
+            expect_test::expect![[r#"
+                Tandem: apply this change (write_file a.txt)? Hunk 2 of 3:
+
+                @@ -9,2 +9,1 @@
+                   9   i
+                  10 - j
+                options: Apply this hunk | Skip this hunk | Apply all the rest | Allow edits for this session | Tell Tandem what to do instead"#]]
+            .assert_eq(&format!("{}\noptions: {}", questions[1].0, questions[1].1.join(" | ")));
+        }
+        // n, then a: the first is left out, the rest applied unasked.
+        let terminal = scripted(vec![SKIP_HUNK, APPLY_REST]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::ApprovedHunks(vec![false, true, true].into()));
+        assert_eq!(terminal.questions.lock().unwrap().len(), 2);
+        // Every hunk skipped is a rejection; every hunk taken, an approval.
+        let gate = headless(dir.path(), Some(scripted(vec![SKIP_HUNK, SKIP_HUNK, SKIP_HUNK])));
+        assert!(matches!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Deny(r) if r.starts_with("the user rejected the change")));
+        let gate = headless(dir.path(), Some(scripted(vec![APPLY_HUNK, APPLY_REST])));
+        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Approved);
+        // A diff that was cut, or an undo's restore, is all or nothing.
+        let cut = format!("{THREE_HUNKS}\n... (diff cut: 500 more lines; read the file to see the rest)");
+        let terminal = scripted(vec![APPLY]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        assert_eq!(gate.decide(&edit(dir.path(), &cut)).await, PermissionDecision::Approved);
+        assert_eq!(terminal.questions.lock().unwrap()[0].1, [APPLY, REJECT, ALLOW_EDITS, TELL_INSTEAD]);
+        let terminal = scripted(vec![APPLY]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        assert_eq!(gate.decide(&PermissionRequest { tool: "undo".into(), ..edit(dir.path(), THREE_HUNKS) }).await, PermissionDecision::Approved);
+        assert_eq!(terminal.questions.lock().unwrap()[0].1, [APPLY, REJECT, ALLOW_EDITS, TELL_INSTEAD]);
+    }
+
+    #[tokio::test]
+    async fn allow_edits_for_this_session_stops_asking_about_edits_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let terminal = scripted(vec![ALLOW_EDITS, DENY]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        let one_hunk = "@@ -1,1 +1,1 @@\n   1 - a\n   1 + A";
+        assert_eq!(gate.decide(&edit(dir.path(), one_hunk)).await, PermissionDecision::Approved);
+        assert_eq!(gate.policy().mode(), PermissionMode::AcceptEdits);
+        // The next edit is not asked about; a command still is.
+        assert!(matches!(gate.decide(&edit(dir.path(), one_hunk)).await, PermissionDecision::Allow | PermissionDecision::Approved));
+        assert_eq!(terminal.questions.lock().unwrap().len(), 1);
+        assert!(matches!(gate.decide(&shell("touch X")).await, PermissionDecision::Deny(_)));
+        assert_eq!(terminal.questions.lock().unwrap().len(), 2);
+        // At a hunk: the rest of this edit too.
+        let gate = headless(dir.path(), Some(scripted(vec![SKIP_HUNK, ALLOW_EDITS])));
+        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::ApprovedHunks(vec![false, true, true].into()));
+        assert_eq!(gate.policy().mode(), PermissionMode::AcceptEdits);
+    }
+
+    #[tokio::test]
+    async fn tell_tandem_instead_rejects_with_the_users_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let terminal = scripted(vec![APPLY_HUNK, TELL_INSTEAD, "use a constant, not a literal"]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        assert_eq!(
+            gate.decide(&edit(dir.path(), THREE_HUNKS)).await,
+            PermissionDecision::Deny("the user rejected the change; instead, the user says: use a constant, not a literal".into())
+        );
+        assert_eq!(terminal.questions.lock().unwrap()[2].0, "What should Tandem do instead? ");
+        // Nothing typed: a plain rejection.
+        let gate = headless(dir.path(), Some(scripted(vec![TELL_INSTEAD])));
+        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Deny("the user rejected the change".into()));
     }
 
     fn shell(command: &str) -> PermissionRequest {

@@ -115,6 +115,10 @@ pub enum PermissionDecision {
     /// edit (an applyEdit with a `needsConfirmation` change annotation). The
     /// policy's "ask" for an `Edit` where the editor shows the diff itself.
     ReviewInEditor,
+    /// Approved in part: the user took the hunks marked `true` of the
+    /// edit's preview and declined the others (the terminal's per-hunk
+    /// review); the edit tools write only those.
+    ApprovedHunks(Arc<[bool]>),
 }
 
 impl PermissionDecision {
@@ -125,6 +129,7 @@ impl PermissionDecision {
             PermissionDecision::Approved => Some(Approval::Approved),
             PermissionDecision::ApprovedWithNetwork => Some(Approval::ApprovedWithNetwork),
             PermissionDecision::ReviewInEditor => Some(Approval::ReviewInEditor),
+            PermissionDecision::ApprovedHunks(_) => Some(Approval::Approved),
             PermissionDecision::Deny(_) => None,
         }
     }
@@ -357,6 +362,10 @@ impl Executor {
             return Ok(ToolResult::error(&call.id, denial(&request, &reason)));
         };
         ctx.approval = approval;
+        ctx.chosen_hunks = match &decision {
+            PermissionDecision::ApprovedHunks(keep) => Some(Arc::clone(keep)),
+            _ => None,
+        };
         let max_result_chars = traits.max_result_chars;
         let observed = ObservedCall { kind: &traits.kind, approval };
         let mut watching = Vec::new();

@@ -71,6 +71,9 @@ pub struct ToolContext {
     /// review of an edit (edit tools pass it on in their
     /// [`crate::workspace::FileChange`]).
     pub approval: Approval,
+    /// Set by the executor for one edit the user took in part at the
+    /// terminal: the preview's hunks to write (`true`) and to leave out.
+    pub chosen_hunks: Option<Arc<[bool]>>,
     /// What settings add to shell commands' environment (an allow-list
     /// otherwise; see [`crate::environment`]).
     pub child_env: Arc<crate::environment::ChildEnv>,
@@ -98,6 +101,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             run: Arc::default(),
             approval: Approval::default(),
+            chosen_hunks: None,
             child_env: Arc::default(),
             sandbox: None,
             call_id: String::new(),

@@ -76,6 +76,10 @@ impl EditStatus {
     }
 }
 
+/// The words that mark, in an edit tool's result, an edit the user took in
+/// part at the terminal's per-hunk review (the CLI's edit status reads them).
+pub const DECLINED_HUNKS: &str = "the user declined hunk";
+
 /// Lines `start..=end`, 1-based, of a text. A change that removed lines
 /// without putting any in their place spans the one line where they were.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tools::support::change::{fresh_existing, applied_note};
+use crate::tools::support::change::{applied_note, chosen_part, fresh_existing};
 use crate::tools::support::edit_match::{self, FindError, MatchRung};
 use crate::tools::support::text::{render_diff, render_splice_diff};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
@@ -96,13 +96,15 @@ impl Tool for EditFile {
         // The workspace checks again, at the moment of writing, that the
         // file is still what the plan was computed from.
         let display = ctx.workspace.display_path(&plan.path);
+        let old = plan.old_text.as_deref().unwrap_or("");
+        let part = chosen_part(old, &plan.new_text, ctx.chosen_hunks.as_deref(), &display)?;
         let change = FileChange {
             path: plan.path.clone(),
-            new_text: Arc::clone(&plan.new_text),
+            new_text: part.as_ref().map_or_else(|| Arc::clone(&plan.new_text), |part| Arc::clone(&part.text)),
             base: plan.base,
             label: format!("edit_file {display}"),
             review: ctx.approval.review_in_editor(),
-            splices: plan.splices.clone(),
+            splices: if part.is_some() { None } else { plan.splices.clone() },
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
         let mut out = match (plan.created, plan.rung.describe()) {
@@ -110,6 +112,9 @@ impl Tool for EditFile {
             (false, Some(how)) => format!("Successfully edited {display} (matched {how})"),
             (false, None) => format!("Successfully edited {display}"),
         };
+        if let Some(part) = &part {
+            out.push_str(&format!(" in part: {}", part.summary));
+        }
         if plan.replacements > 1 {
             out.push_str(&format!("\nReplaced {} occurrences.", plan.replacements));
         }
@@ -117,9 +122,17 @@ impl Tool for EditFile {
             out.push('\n');
             out.push_str(&note);
         }
-        if !plan.diff.is_empty() {
+        let diff = match &part {
+            Some(part) => {
+                out.push('\n');
+                out.push_str(&part.note);
+                &part.diff
+            }
+            None => &plan.diff,
+        };
+        if !diff.is_empty() {
             out.push('\n');
-            out.push_str(&plan.diff);
+            out.push_str(diff);
         }
         Ok(out)
     }
@@ -131,6 +144,9 @@ pub struct EditPlan {
     /// The file does not exist yet.
     created: bool,
     new_text: Arc<str>,
+    /// The text the change was planned on (`None`: the file is new), for
+    /// writing only the hunks the user chose.
+    old_text: Option<Arc<str>>,
     /// The diff shown for review and in the result, rendered once.
     diff: String,
     base: Option<ReadStamp>,
@@ -156,6 +172,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
                 path,
                 created: true,
                 new_text: Arc::from(args.new_string.as_str()),
+                old_text: None,
                 diff: render_diff("", &args.new_string),
                 base: None,
                 rung: MatchRung::Exact,
@@ -177,6 +194,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
             path,
             created: false,
             new_text: Arc::from(args.new_string.as_str()),
+            old_text: Some(Arc::clone(&current.text)),
             diff: render_diff("", &args.new_string),
             base: Some(current.stamp),
             rung: MatchRung::Exact,
@@ -199,6 +217,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
         path,
         created: false,
         new_text,
+        old_text: Some(Arc::clone(&current.text)),
         diff: render_splice_diff(&current.text, &replacements),
         base: Some(current.stamp),
         rung: found.rung,

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tools::support::change::{fresh_existing, applied_note};
+use crate::tools::support::change::{applied_note, chosen_part, fresh_existing};
 use crate::tools::support::text::{digits, line_ending_of, numbered_line, render_diff, with_line_ending};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{FileChange, ReadStamp, Workspace, WriteOutcome};
@@ -75,9 +75,11 @@ impl Tool for WriteFile {
         // The workspace checks again, at the moment of writing, that the
         // file is still what the plan was computed from.
         let display = ctx.workspace.display_path(&plan.path);
+        let old = plan.old_text.as_deref().unwrap_or("");
+        let part = chosen_part(old, &plan.new_text, ctx.chosen_hunks.as_deref(), &display)?;
         let change = FileChange {
             path: plan.path,
-            new_text: plan.new_text,
+            new_text: part.as_ref().map_or(plan.new_text, |part| Arc::clone(&part.text)),
             base: plan.base,
             label: format!("write_file {display}"),
             review: ctx.approval.review_in_editor(),
@@ -85,7 +87,20 @@ impl Tool for WriteFile {
             splices: None,
         };
         let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
-        Ok(render_success(&display, &args.content, &outcome))
+        match part {
+            // What was written is not the content asked for: say what it is.
+            Some(part) => {
+                let total = part.text.lines().count();
+                let lines = if total == 1 { "line" } else { "lines" };
+                let mut out = format!("Wrote part of the change to {display} ({total} {lines}): {}", part.summary);
+                if let Some(note) = applied_note(&outcome) {
+                    out.push('\n');
+                    out.push_str(&note);
+                }
+                Ok(format!("{out}\n{}\n{}", part.note, part.diff))
+            }
+            None => Ok(render_success(&display, &args.content, &outcome)),
+        }
     }
 }
 
@@ -93,6 +108,8 @@ impl Tool for WriteFile {
 pub struct WritePlan {
     path: std::path::PathBuf,
     new_text: std::sync::Arc<str>,
+    /// The file's text the change was planned on (`None`: a new file).
+    old_text: Option<Arc<str>>,
     base: Option<ReadStamp>,
     /// The diff shown for review, rendered once, with the plan.
     diff: String,
@@ -107,9 +124,9 @@ fn plan_write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WritePlan, 
                 None => args.content.as_str().into(),
             };
             let diff = render_diff(&current.text, &new_text);
-            Ok(WritePlan { path, new_text, base: Some(current.stamp), diff })
+            Ok(WritePlan { path, new_text, old_text: Some(Arc::clone(&current.text)), base: Some(current.stamp), diff })
         }
-        None => Ok(WritePlan { path, diff: render_diff("", &args.content), new_text: args.content.as_str().into(), base: None }),
+        None => Ok(WritePlan { path, diff: render_diff("", &args.content), new_text: args.content.as_str().into(), old_text: None, base: None }),
     }
 }
 
@@ -144,6 +161,58 @@ mod tests {
     async fn run(f: &Fixture, name: &str, input: serde_json::Value) -> String {
         let result = f.call(name, input).await;
         format!("is_error={}\n{}", result.is_error, result.content)
+    }
+
+    /// A user who takes the hunks marked `true` of every edit.
+    struct TakesHunks(Vec<bool>);
+
+    #[async_trait::async_trait]
+    impl crate::tools::PermissionGate for TakesHunks {
+        async fn decide(&self, _request: &crate::tools::PermissionRequest) -> crate::tools::PermissionDecision {
+            crate::tools::PermissionDecision::ApprovedHunks(self.0.clone().into())
+        }
+    }
+
+    async fn run_taking(f: &Fixture, keep: &[bool], name: &str, input: serde_json::Value) -> String {
+        let executor = crate::tools::Executor::new(crate::tools::ToolRegistry::builtin())
+            .with_results_dir(None)
+            .with_gate(std::sync::Arc::new(TakesHunks(keep.to_vec())));
+        let result = executor.execute(&crate::tools::ToolCall::new("t", name, input), &f.ctx).await.unwrap();
+        format!("is_error={}\n{}", result.is_error, result.content)
+    }
+
+    #[tokio::test]
+    async fn only_the_hunks_the_user_took_are_written_and_the_model_is_told() {
+        let old: String = (1..=20).map(|i| format!("row {i:02}\n")).collect();
+        let f = fixture(&[("rows.txt", &old)]);
+        run(&f, "read_file", serde_json::json!({"file_path": "rows.txt"})).await;
+        let new = old.replace("row 02\n", "ROW 02\n").replace("row 18\n", "ROW 18\n");
+        let out = run_taking(&f, &[false, true], "write_file", serde_json::json!({"file_path": "rows.txt", "content": new})).await;
+        assert_eq!(std::fs::read_to_string(f.root.join("rows.txt")).unwrap(), old.replace("row 18\n", "ROW 18\n"));
+        expect![[r#"
+            is_error=false
+            Wrote part of the change to rows.txt (20 lines): hunk 2 of 2 applied, hunk 1 declined
+            Note: the user applied 1 of the 2 hunks; the user declined hunk 1 (@@ -1,5 +1,5 @@) (numbered as in the change shown, with their old and new lines). The file holds only the applied hunks: do not make the declined ones again unless the user asks, and read the file before editing near them.
+            @@ -15,6 +15,6 @@
+              15   row 15
+              16   row 16
+              17   row 17
+              18 - row 18
+              18 + ROW 18
+              19   row 19
+              20   row 20"#]]
+        .assert_eq(&out);
+        // edit_file's replace_all, the same way; the file was written by
+        // the agent, so it is fresh.
+        let out = run_taking(&f, &[true, false], "edit_file", serde_json::json!({"file_path": "rows.txt", "old_string": "0\n", "new_string": "0!\n", "replace_all": true})).await;
+        assert!(out.starts_with("is_error=false\nSuccessfully edited rows.txt in part: hunk 1 of 2 applied, hunk 2 declined"), "{out}");
+        let now = std::fs::read_to_string(f.root.join("rows.txt")).unwrap();
+        assert!(now.contains("row 09\nrow 10!\nrow 11\n") && now.ends_with("row 19\nrow 20\n"), "{now}");
+        // A selection for another number of hunks writes nothing.
+        let before = std::fs::read_to_string(f.root.join("rows.txt")).unwrap();
+        let out = run_taking(&f, &[true, false, true], "write_file", serde_json::json!({"file_path": "rows.txt", "content": "one\n"})).await;
+        assert!(out.contains("is_error=true") && out.contains("nothing was written"), "{out}");
+        assert_eq!(std::fs::read_to_string(f.root.join("rows.txt")).unwrap(), before);
     }
 
     #[tokio::test]

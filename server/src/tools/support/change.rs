@@ -3,9 +3,10 @@
 //! reached an editor buffer but not the disk.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::tools::ToolError;
-use crate::workspace::{FileText, ReadError, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
+use crate::workspace::{DECLINED_HUNKS, FileText, ReadError, Workspace, WriteOutcome, MAX_TEXT_FILE_BYTES};
 
 /// What to tell the model about where the change went: that it was
 /// applied around the user's change made while it was reviewed (its line
@@ -26,6 +27,52 @@ pub(crate) fn applied_note(outcome: &WriteOutcome) -> Option<String> {
         );
     }
     (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// The part of a change the user took at the terminal's per-hunk review.
+pub(crate) struct ChosenPart {
+    /// What to write instead of the whole change.
+    pub text: Arc<str>,
+    /// The diff of what it changes.
+    pub diff: String,
+    /// "hunks 1 and 3 of 3 applied, hunk 2 declined", for the result's
+    /// first line.
+    pub summary: String,
+    /// For the model: the declined hunks with their headers, and what to do.
+    pub note: String,
+}
+
+/// The part of a change from `old` to `new` the user took (`chosen`: the
+/// preview's hunks to write); `Ok(None)` when the whole change was
+/// approved.
+pub(crate) fn chosen_part(old: &str, new: &str, chosen: Option<&[bool]>, display: &str) -> Result<Option<ChosenPart>, ToolError> {
+    let Some(keep) = chosen else { return Ok(None) };
+    let Some(text) = super::text::select_hunks(old, new, keep) else {
+        return Err(ToolError::model(format!(
+            "Error: the edit to {display} was not applied: the hunks the user chose no longer match the change, so nothing was written. Make the change again; the user will review it again."
+        )));
+    };
+    let headers: Vec<String> = super::text::render_diff(old, new).lines().filter(|l| l.starts_with("@@")).map(str::to_string).collect();
+    let numbers = |kept: bool| -> Vec<usize> { keep.iter().enumerate().filter(|(_, k)| **k == kept).map(|(i, _)| i + 1).collect() };
+    let (taken, left) = (numbers(true), numbers(false));
+    let list = |n: &[usize]| {
+        let words: Vec<String> = n.iter().map(ToString::to_string).collect();
+        match words.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("s {} and {last}", rest.join(", ")),
+            _ => format!(" {}", words.join("")),
+        }
+    };
+    let summary = format!("hunk{} of {} applied, hunk{} declined", list(&taken), keep.len(), list(&left));
+    let declined: Vec<String> = left.iter().map(|n| format!("{n} ({})", headers.get(n - 1).map(String::as_str).unwrap_or("?"))).collect();
+    let note = format!(
+        "Note: the user applied {} of the {} hunks; {DECLINED_HUNKS}{} {} (numbered as in the change shown, with their old and new lines). The file holds only the applied hunks: do not make the declined ones again unless the user asks, and read the file before editing near them.",
+        taken.len(),
+        keep.len(),
+        if left.len() == 1 { "" } else { "s" },
+        declined.join(", ")
+    );
+    let diff = super::text::render_diff(old, &text);
+    Ok(Some(ChosenPart { text: Arc::from(text), diff, summary, note }))
 }
 
 /// The current text of an existing file that the agent has read and that has

@@ -158,6 +158,51 @@ fn render_window(old: &str, new: &str, skipped: usize) -> String {
     lines.join("\n")
 }
 
+/// `old` with only the hunks of the change to `new` that `keep` marks
+/// applied, the others left as they were. The hunks are those
+/// [`render_diff`] and [`render_splice_diff`] show (changes with
+/// [`DIFF_CONTEXT`] lines around them, closer ones joined), in order; a
+/// hunk the user reviewed at the terminal is kept or declined by its
+/// place. `None` when the change does not have `keep.len()` hunks.
+pub(crate) fn select_hunks(old: &str, new: &str, keep: &[bool]) -> Option<String> {
+    let window = DiffWindow::new(old, new);
+    let diff = crate::diff::lines(window.old, window.new);
+    let groups = diff.groups(DIFF_CONTEXT);
+    if groups.len() != keep.len() {
+        return None;
+    }
+    // Each change (not its context) belongs to one hunk.
+    let mut taken = std::collections::HashMap::new();
+    for (group, &kept) in groups.iter().zip(keep) {
+        for op in group.iter().filter(|op| !matches!(op, crate::diff::DiffOp::Equal { .. })) {
+            taken.insert((op.old_range().start, op.new_range().start), kept);
+        }
+    }
+    // The window is a slice of `old`: where it starts and ends there.
+    let start = window.old.as_ptr() as usize - old.as_ptr() as usize;
+    let end = start + window.old.len();
+    let mut out = String::with_capacity(old.len().max(new.len()));
+    out.push_str(&old[..start]);
+    for op in &diff.ops {
+        let kept = !matches!(op, crate::diff::DiffOp::Equal { .. })
+            && taken.get(&(op.old_range().start, op.new_range().start)).copied().unwrap_or(false);
+        if kept {
+            op.new_range().for_each(|n| out.push_str(diff.new[n]));
+        } else {
+            op.old_range().for_each(|o| out.push_str(diff.old[o]));
+        }
+    }
+    out.push_str(&old[end..]);
+    Some(out)
+}
+
+/// How many hunks [`render_diff`] shows for the change from `old` to `new`.
+#[cfg(test)]
+pub(crate) fn hunk_count(old: &str, new: &str) -> usize {
+    let window = DiffWindow::new(old, new);
+    crate::diff::lines(window.old, window.new).groups(DIFF_CONTEXT).len()
+}
+
 /// The parts of two texts a diff needs to look at: everything but their
 /// common leading and trailing lines, keeping [`DIFF_CONTEXT`] of each.
 struct DiffWindow<'a> {
@@ -336,5 +381,54 @@ mod tests {
         assert_eq!(line_ending_of("a\r\nb\nc\n"), Some(LineEnding::Lf));
         assert_eq!(with_line_ending("a\nb\r\n", LineEnding::CrLf), "a\r\nb\r\n");
         assert_eq!(with_line_ending("a\r\nb\n", LineEnding::Lf), "a\nb\n");
+    }
+
+    #[test]
+    fn chosen_hunks_apply_and_the_others_stay() {
+        let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 2\n", "LINE 2\n").replace("line 15\n", "").replace("line 28\n", "line 28\nadded\n");
+        let shown = render_diff(&old, &new);
+        assert_eq!(shown.lines().filter(|l| l.starts_with("@@")).count(), 3, "{shown}");
+        assert_eq!(hunk_count(&old, &new), 3);
+        assert_eq!(select_hunks(&old, &new, &[true, true, true]).as_deref(), Some(new.as_str()));
+        assert_eq!(select_hunks(&old, &new, &[false, false, false]).as_deref(), Some(old.as_str()));
+        let middle = old.replace("line 15\n", "");
+        assert_eq!(select_hunks(&old, &new, &[false, true, false]).as_deref(), Some(middle.as_str()));
+        assert_eq!(select_hunks(&old, &new, &[true, false]), None, "a selection for another number of hunks");
+        // The splice diff edit_file shows has the same hunks.
+        let at = old.find("line 2\n").unwrap();
+        let gone = old.find("line 15\n").unwrap();
+        let splices = [
+            Splice { range: at..at + "line 2\n".len(), text: "LINE 2\n".into() },
+            Splice { range: gone..gone + "line 15\n".len(), text: String::new() },
+        ];
+        let spliced_new = spliced(&old, &splices);
+        assert_eq!(render_splice_diff(&old, &splices).lines().filter(|l| l.starts_with("@@")).count(), hunk_count(&old, &spliced_new));
+    }
+
+    proptest! {
+        #[test]
+        fn every_selection_is_the_old_text_with_those_hunks(
+            old in proptest::collection::vec(0u8..4, 0..40),
+            new in proptest::collection::vec(0u8..4, 0..40),
+            picks in proptest::collection::vec(any::<bool>(), 0..16),
+        ) {
+            let text = |v: &[u8]| v.iter().map(|n| format!("l{n}\n")).collect::<String>();
+            let (old, new) = (text(&old), text(&new));
+            let count = hunk_count(&old, &new);
+            let keep: Vec<bool> = (0..count).map(|i| picks.get(i).copied().unwrap_or(true)).collect();
+            let chosen = select_hunks(&old, &new, &keep).unwrap();
+            let all = vec![true; count];
+            let none = vec![false; count];
+            prop_assert_eq!(select_hunks(&old, &new, &all).unwrap(), new.clone());
+            prop_assert_eq!(select_hunks(&old, &new, &none).unwrap(), old.clone());
+            // Each kept hunk adds its lines and takes its old ones away.
+            let diff = crate::diff::lines(&old, &new);
+            let change: isize = diff.groups(DIFF_CONTEXT).iter().zip(&keep).filter(|(_, k)| **k)
+                .flat_map(|(group, _)| group.iter())
+                .map(|op| op.new_range().len() as isize - op.old_range().len() as isize)
+                .sum();
+            prop_assert_eq!(chosen.lines().count() as isize, old.lines().count() as isize + change);
+        }
     }
 }
