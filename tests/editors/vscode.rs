@@ -1,5 +1,6 @@
 //! End to end in real VS Code: the packaged extension (editors/vscode's
-//! `tandem.vsix`) installed with `code-server --install-extension` into
+//! `tandem.vsix`) installed with `code-server --install-extension` (once per
+//! test run, copied for each script; e2e.js installs it itself) into
 //! code-server 4.139 (VS Code 1.139), opened in headless Chromium and driven
 //! as a user drives it by the scripts in tests/vscode/ (puppeteer-core,
 //! through tests/vscode/harness.js), with a loopback Anthropic API as the
@@ -100,6 +101,49 @@ fn assert_vsix_is_current(vsix: &Path) {
     );
 }
 
+/// The packaged extension installed once (`code-server
+/// --install-extension`) for every script but e2e.js, which installs it
+/// itself: the others copy this extensions folder (harness.js), which
+/// saves each a code-server start. Keyed by the .vsix's time and size, so
+/// a new package is installed anew; made in a temporary folder and renamed
+/// into place, so two test processes never see half of it.
+fn installed_once(tools: &Tools) -> PathBuf {
+    static INSTALLED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let meta = std::fs::metadata(&tools.vsix).expect("the .vsix");
+            let stamp = meta.modified().expect("its time").duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_nanos();
+            let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+            let done = root.join(format!("vscode-extension-{stamp}-{}", meta.len()));
+            if !done.join("extensions").is_dir() {
+                let work = tempfile::tempdir_in(root).expect("temp dir");
+                let dir = work.path();
+                std::fs::write(dir.join("code-server.yaml"), "auth: none\n").expect("config");
+                let output = Command::new(&tools.node)
+                    .arg(&tools.code_server)
+                    .arg("--config")
+                    .arg(dir.join("code-server.yaml"))
+                    .arg("--user-data-dir")
+                    .arg(dir.join("user-data"))
+                    .arg("--extensions-dir")
+                    .arg(dir.join("extensions"))
+                    .arg("--install-extension")
+                    .arg(&tools.vsix)
+                    .arg("--force")
+                    .env("HOME", dir.join("home"))
+                    .stdin(Stdio::null())
+                    .output()
+                    .expect("run code-server --install-extension");
+                let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+                assert!(output.status.success() && said.contains("successfully installed"), "code-server --install-extension failed:\n{said}");
+                // Another process may have put it in place meanwhile.
+                let _ = std::fs::rename(work.keep(), &done);
+            }
+            done.join("extensions")
+        })
+        .clone()
+}
+
 /// One code-server at a time: each holds a code-server, a Chromium and a
 /// tandem, and the machine (or CI runner) has few cores.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -123,6 +167,8 @@ fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Du
     };
     assert_vsix_is_current(&tools.vsix);
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // e2e.js checks the install itself.
+    let installed = (script != "e2e.js").then(|| installed_once(&tools));
     let dir = tempfile::tempdir().expect("temp dir");
     let state = dir.path().canonicalize().expect("canonical temp dir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vscode").join(script);
@@ -137,6 +183,7 @@ fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Du
             .env("E2E_DIR", &state)
             .env("NODE_PATH", &tools.node_modules)
             .env("HOME", state.join("home"))
+            .envs(installed.iter().map(|dir| ("INSTALLED_EXTENSIONS", dir)))
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             // The script writes everything on stderr.

@@ -184,17 +184,34 @@ function serverEnv() {
 
 const commonArgs = () => ['--config', path.join(E2E_DIR, 'code-server.yaml'), '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
 
+/**
+ * The packaged extension in this window's extensions folder: installed with
+ * `code-server --install-extension`, or, when the test run installed it once
+ * that way already (INSTALLED_EXTENSIONS, tests/editors/vscode.rs), a copy of
+ * that folder with its index pointed here. Returns which.
+ */
 function installExtension() {
   fs.writeFileSync(path.join(E2E_DIR, 'code-server.yaml'), 'auth: none\n');
-  const result = spawnSync(process.execPath, [CODE_SERVER, ...commonArgs(), '--install-extension', VSIX, '--force'], {
-    env: serverEnv(),
-    encoding: 'utf8',
-    timeout: STEP_MS,
-  });
-  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  assert.strictEqual(result.status, 0, `code-server --install-extension failed (${result.error ?? result.status}):\n${output}`);
-  assert.match(output, /successfully installed/, output);
+  const installed = process.env.INSTALLED_EXTENSIONS;
+  let how;
+  if (installed) {
+    fs.cpSync(installed, dirs.extensions, { recursive: true });
+    const index = path.join(dirs.extensions, 'extensions.json');
+    fs.writeFileSync(index, fs.readFileSync(index, 'utf8').split(installed).join(dirs.extensions));
+    how = `a copy of ${installed}, installed once with code-server --install-extension`;
+  } else {
+    const result = spawnSync(process.execPath, [CODE_SERVER, ...commonArgs(), '--install-extension', VSIX, '--force'], {
+      env: serverEnv(),
+      encoding: 'utf8',
+      timeout: STEP_MS,
+    });
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+    assert.strictEqual(result.status, 0, `code-server --install-extension failed (${result.error ?? result.status}):\n${output}`);
+    assert.match(output, /successfully installed/, output);
+    how = 'code-server --install-extension';
+  }
   assert.ok(fs.readdirSync(dirs.extensions).some((name) => name.startsWith('tandem.tandem-')), 'the extension is not in the extensions dir');
+  return how;
 }
 
 /** Start code-server on a port the OS picks; resolve to its URL. */
@@ -487,8 +504,8 @@ async function open({ files = {}, settings = {}, env = {}, deadlineMs = DEADLINE
   deadline.unref();
   modelUrl = await model.start();
   setup(files, settings, trusted);
-  installExtension();
-  log(`installed ${path.basename(VSIX)} with code-server --install-extension`);
+  const how = installExtension();
+  log(`installed ${path.basename(VSIX)}: ${how}`);
   state.url = await startCodeServer();
   log(`code-server listens on ${state.url}`);
   browser = await puppeteer.launch({
