@@ -299,6 +299,28 @@ fn assert_nothing_landed(outcome: &Outcome) {
     assert_eq!(outcome.disk, ON_DISK);
 }
 
+/// The plugin's help file.
+fn help_text() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim/doc/tandem.txt")).expect("doc/tandem.txt")
+}
+
+/// The keys the legend in `:help tandem-review` names: the indented block
+/// after "the keys at its top:", whose columns (two spaces or more apart)
+/// start with their keys (single characters or `<Name>`), then say what
+/// they do.
+fn help_review_keys(help: &str) -> Vec<String> {
+    let block = help.split_once("the keys at its\ntop:\n").map(|(_, rest)| rest).expect("the review's key legend in the help");
+    let is_key = |token: &str| token.chars().count() == 1 || (token.starts_with('<') && token.ends_with('>'));
+    let mut keys = Vec::new();
+    for line in block.lines().take_while(|l| l.starts_with("    ")) {
+        for column in line.split("  ").map(str::trim).filter(|c| !c.is_empty()) {
+            keys.extend(column.split_whitespace().take_while(|t| is_key(t)).map(str::to_string));
+        }
+    }
+    assert!(keys.len() >= 8, "the legend names the review's keys: {keys:?}");
+    keys
+}
+
 /// The default permission mode through the plugin: the server marks the
 /// edit for review (the plugin advertises change annotations), the plugin
 /// opens its review window (focused, floating, the keys at its top, the
@@ -339,6 +361,18 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         assert_eq!(report["status_after"], "Tandem");
 
         assert_eq!(report["help_ok"], true, ":help tandem-review works without :helptags: {report:#}");
+        // What :help names is what the plugin has, and the other way round.
+        let help = help_text();
+        let mut named: Vec<String> = help.split('*').filter_map(|tag| tag.strip_prefix(':').filter(|c| c.starts_with("Tandem")).map(str::to_string)).collect();
+        let mut defined: Vec<String> = lines(report, "commands").into_iter().filter(|c| c.starts_with("Tandem")).collect();
+        named.sort();
+        named.dedup();
+        defined.sort();
+        assert_eq!(named, defined, ":help tandem's commands (*:Tandem…* tags) and the commands the plugin defines");
+        let keys = lines(preview, "keys");
+        for key in help_review_keys(&help) {
+            assert!(keys.contains(&key), ":help tandem-review names `{key}`, which the review window does not answer ({keys:?})");
+        }
         let health = lines(report, "health").join("\n");
         assert!(health.contains("- ✅ OK tandem "), "{health}");
         assert!(health.contains("no run is active"), "{health}");

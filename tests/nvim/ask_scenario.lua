@@ -125,6 +125,10 @@ local ok, err = pcall(function()
         focused = win == vim.api.nvim_get_current_win(),
         diff = vim.wo[win].diff,
         lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false),
+        -- The keys it answers (its buffer's own normal-mode maps).
+        keys = vim.tbl_map(function(map)
+          return map.lhs
+        end, vim.api.nvim_buf_get_keymap(vim.api.nvim_win_get_buf(win), 'n')),
         -- What the user sees of it: the first line on screen, and how
         -- many lines are hidden in closed folds.
         topline = vim.fn.getwininfo(win)[1].topline,
@@ -382,6 +386,8 @@ local ok, err = pcall(function()
   vim.cmd('TandemCancel')
   -- :help works at once (doc/tags).
   report.help_ok = pcall(vim.cmd, 'help tandem-review')
+  -- The commands the plugin defined, for the test that :help names them.
+  report.commands = vim.tbl_keys(vim.api.nvim_get_commands({}))
   if report.help_ok then
     report.help_line = vim.api.nvim_get_current_line()
     vim.cmd('close')
