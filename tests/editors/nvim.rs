@@ -788,6 +788,25 @@ fn neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing() {
     }
 }
 
+/// The saved thread `id` (its file under the tests' XDG data folder), with
+/// its JSON strings' escapes undone, to read what the model was sent.
+fn thread_file(id: &str) -> String {
+    assert!(!id.is_empty(), "no thread id");
+    let mut stack = vec![Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n.to_string_lossy() == format!("{id}.jsonl")) {
+                let raw = std::fs::read_to_string(&path).expect("the thread file");
+                return raw.replace("\\n", "\n").replace("\\\"", "\"");
+            }
+        }
+    }
+    panic!("no thread file for {id}");
+}
+
 /// The chat (`:TandemChat`): a two-line message with an `@file` mention
 /// typed below the separator and sent with <CR>; a follow-up on the same
 /// thread; `@` completion; tool results folded; <CR> on the edit's link
@@ -824,8 +843,17 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
         let prompts = lines(&report, "saved_prompts");
         assert_eq!(prompts.len(), 2, "{prompts:#?}");
         assert!(prompts[0].starts_with("Capitalise line three in @notes.txt\nplease"), "{prompts:#?}");
-        assert!(prompts[0].contains("(Files the user mentioned with @: notes.txt.)"), "{prompts:#?}");
-        assert_eq!(prompts[1], "And thanks");
+        assert_eq!(prompts[1], "And thanks: #selection and @notes.txt:3, please");
+        // What the model got with each message: the mentioned file's text as
+        // the buffer has it (unsaved), then the selection made before the
+        // chat opened and line three alone.
+        let thread = thread_file(results[0]["threadId"].as_str().unwrap_or_default());
+        assert!(
+            thread.contains("<attached path=\"notes.txt\">\n   1 | typed by the user\n   2 | line two\n   3 | line three\n</attached>"),
+            "the @notes.txt mention attached the buffer's text:\n{thread}"
+        );
+        assert!(thread.contains("Selection (lines 2-2):\n```\nline two\n```"), "#selection is the one made before :TandemChat:\n{thread}");
+        assert!(thread.contains("<attached path=\"notes.txt\" lines=\"3-3\">\n   3 | "), "@notes.txt:3 attached line three:\n{thread}");
 
         assert_eq!(report["link_line"], "- applied: notes.txt:3", "{report:#}");
         assert_eq!(report["link_error"], serde_json::Value::Null, "{report:#}");

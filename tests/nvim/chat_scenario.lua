@@ -58,8 +58,10 @@ local ok, err = pcall(function()
     end
   end
 
-  -- The user has unsaved text in the file.
+  -- The user has unsaved text in the file, and selects line two before
+  -- the chat is open (for #selection).
   vim.api.nvim_buf_set_lines(file_buf, 0, 1, false, { 'typed by the user' })
+  keys('2GV<Esc>gg')
 
   -- The chat opens with the cursor on its prompt line.
   vim.cmd('TandemChat')
@@ -91,7 +93,7 @@ local ok, err = pcall(function()
   -- A follow-up continues the thread.
   vim.api.nvim_set_current_win(chat_win)
   vim.api.nvim_win_set_cursor(chat_win, { vim.api.nvim_buf_line_count(chat_buf), 0 })
-  keys('iAnd thanks<Esc>')
+  keys('iAnd thanks: #selection and @notes.txt:3, please<Esc>')
   keys('<CR>')
   wait_runs(2)
 

@@ -36,9 +36,11 @@ local ok, err = pcall(function()
     error('the tandem server did not attach')
   end
 
-  -- Wait (bounded) for a message that contains `text`, after running `command`.
+  -- Wait (bounded) for a message that contains `text`, after running
+  -- `command` (none: since the start, the server's notice may have come
+  -- while it attached).
   local function until_message(command, text)
-    local seen = #report.messages
+    local seen = command and #report.messages or 0
     if command then
       vim.cmd(command)
     end

@@ -15,6 +15,10 @@ do
   end
 end
 
+-- The chat's #selection and #buffer mean what you did before :TandemChat
+-- too: the last visual selection and file buffer are remembered from now.
+require('tandem.chat').track()
+
 vim.api.nvim_create_user_command('TandemAsk', function(opts)
   local range = nil
   if opts.range > 0 then

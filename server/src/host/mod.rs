@@ -66,6 +66,7 @@ use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::Workspace;
 
+pub mod attachments;
 mod start;
 pub use start::{Finished, RunEnding, RunHandle, StartError};
 
@@ -496,6 +497,12 @@ impl Host {
 
     pub fn workspace(&self) -> &Arc<Workspace> {
         &self.workspace
+    }
+
+    /// The context files the user attached to a prompt give the model
+    /// ([`attachments::context`]), through this host's gate.
+    pub async fn attachments_context(&self, attachments: &[attachments::Attachment]) -> Option<String> {
+        attachments::context(&self.workspace, &*self.gate, attachments).await
     }
 
     /// The executor every run's calls pass through.

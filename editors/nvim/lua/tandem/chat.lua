@@ -1,9 +1,13 @@
 -- The chat (:TandemChat): the transcript buffer with a prompt area at its
 -- end. The thread reads as Markdown above a separator line; what the user
 -- types below it is sent with <CR> in normal mode, continuing the thread.
--- `@path` names a workspace file (completed with the buffer's 'omnifunc',
--- typing `@` opens the menu) and `#selection` sends the last visual
--- selection of a file buffer as context, as :'<,'>TandemAsk does.
+-- Mentions attach context the model sees: `@path` a workspace file's text
+-- (`@path:10-20` those lines; completed with the buffer's 'omnifunc',
+-- typing `@` opens the menu), `#selection` the last visual selection of a
+-- file buffer (as :'<,'>TandemAsk does), `#buffer` the file buffer you
+-- were in, `#diagnostics` that buffer's diagnostics, from every source.
+-- The server reads the files as the editor has them (unsaved text
+-- included) and keeps out what a read-deny rule covers.
 local M = {}
 
 local transcript = require('tandem.transcript')
@@ -14,6 +18,13 @@ local history_index = nil
 
 --- The file buffer and lines of the last visual selection outside the chat.
 local selection = nil
+
+--- The file buffer the user was in last (for #buffer and #diagnostics).
+local last_file = nil
+
+local function is_file_buffer(bufnr)
+  return vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].buftype == '' and vim.api.nvim_buf_get_name(bufnr) ~= ''
+end
 
 --- How many workspace files the @ completion lists at most.
 M.COMPLETION_LIMIT = 2000
@@ -27,10 +38,20 @@ local function in_prompt_area(win)
   return row ~= nil and vim.api.nvim_win_get_cursor(win)[1] > row
 end
 
---- Remember the last visual selection of a file buffer (for #selection).
-local function track_selection()
+--- Remember the last visual selection of a file buffer (for #selection)
+--- and the last file buffer entered (for #buffer and #diagnostics).
+function M.track()
+  local group = vim.api.nvim_create_augroup('tandem_chat_selection', { clear = true })
+  vim.api.nvim_create_autocmd('BufEnter', {
+    group = group,
+    callback = function(args)
+      if is_file_buffer(args.buf) then
+        last_file = args.buf
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd('ModeChanged', {
-    group = vim.api.nvim_create_augroup('tandem_chat_selection', { clear = true }),
+    group = group,
     pattern = { '[vV\x16]*:*' },
     callback = function()
       local bufnr = vim.api.nvim_get_current_buf()
@@ -84,37 +105,134 @@ function M.omnifunc(findstart, base)
   return M.files(base)
 end
 
---- `@path` mentions in `text` that name files.
+--- `@path` and `@path:FIRST-LAST` mentions in `text` that name files:
+--- `{ path, first, last }` (the lines nil for the whole file).
 function M.mentions(text)
-  local paths, seen = {}, {}
-  for path in text:gmatch('@([^%s@`\'"]+)') do
-    path = path:gsub('[%.,;:!?%)]+$', '')
-    if not seen[path] and vim.fn.filereadable(path) == 1 then
-      seen[path] = true
-      table.insert(paths, path)
+  local found, seen = {}, {}
+  for mention in text:gmatch('@([^%s@`\'"]+)') do
+    mention = mention:gsub('[%.,;:!?%)]+$', '')
+    local path, first, last = mention:match('^(.-):(%d+)%-(%d+)$')
+    if not path then
+      path, first = mention:match('^(.-):(%d+)$')
+      last = first
+    end
+    if not path or vim.fn.filereadable(path) ~= 1 then
+      path, first, last = mention, nil, nil
+    end
+    if not seen[mention] and vim.fn.filereadable(path) == 1 then
+      seen[mention] = true
+      table.insert(found, { path = path, first = tonumber(first), last = tonumber(last) })
     end
   end
-  return paths
+  return found
+end
+
+--- The last visual selection of a file buffer: the one seen since the
+--- chat was first opened, else the '< '> marks of a file buffer on screen
+--- (the alternate one first), so a selection made before :TandemChat counts.
+local function last_selection()
+  if selection and vim.api.nvim_buf_is_valid(selection.bufnr) then
+    return selection
+  end
+  local candidates = { vim.fn.bufnr('#') }
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    table.insert(candidates, vim.api.nvim_win_get_buf(win))
+  end
+  for _, bufnr in ipairs(candidates) do
+    if bufnr > 0 and is_file_buffer(bufnr) then
+      local first, last = vim.api.nvim_buf_get_mark(bufnr, '<')[1], vim.api.nvim_buf_get_mark(bufnr, '>')[1]
+      if first > 0 and last >= first then
+        return { bufnr = bufnr, start_line = first, end_line = last }
+      end
+    end
+  end
+  return nil
+end
+
+--- The file buffer #buffer and #diagnostics mean: the last one entered,
+--- else one on screen.
+local function source_buffer()
+  if last_file and is_file_buffer(last_file) then
+    return last_file
+  end
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local bufnr = vim.api.nvim_win_get_buf(win)
+    if is_file_buffer(bufnr) then
+      return bufnr
+    end
+  end
+  return nil
+end
+
+--- A buffer's diagnostics (every source) as LSP Diagnostics.
+local function lsp_diagnostics(bufnr)
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    table.insert(out, {
+      range = {
+        start = { line = d.lnum, character = d.col },
+        ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
+      },
+      severity = d.severity,
+      message = d.message,
+      source = d.source,
+    })
+  end
+  return out
 end
 
 --- The `tandem.ask` argument for a chat message: the text as typed, the
---- mentioned files named for the agent, `#selection` as the document and
---- range. Nil and a reason when it cannot be sent.
+--- `@` mentions and `#buffer` as attachments, `#selection` as the document
+--- and range, `#diagnostics` as its diagnostics. Nil and a reason when it
+--- cannot be sent.
 function M.argument(text)
   local argument = { prompt = text }
-  local mentioned = M.mentions(text)
-  if #mentioned > 0 then
-    argument.prompt = text .. '\n\n(Files the user mentioned with @: ' .. table.concat(mentioned, ', ') .. '.)'
+  local attachments = {}
+  for _, mention in ipairs(M.mentions(text)) do
+    local attachment = { uri = vim.uri_from_fname(vim.fn.fnamemodify(mention.path, ':p')) }
+    if mention.first then
+      attachment.range = {
+        start = { line = mention.first - 1, character = 0 },
+        ['end'] = { line = mention.last - 1, character = 0 },
+      }
+    end
+    table.insert(attachments, attachment)
   end
-  if text:find('#selection', 1, true) then
-    if not selection or not vim.api.nvim_buf_is_valid(selection.bufnr) then
+  local wants = function(word)
+    return text:find('#' .. word, 1, true) ~= nil
+  end
+  if wants('buffer') or wants('diagnostics') then
+    local bufnr = source_buffer()
+    if not bufnr then
+      return nil, '#buffer and #diagnostics: open a file first'
+    end
+    if wants('buffer') then
+      table.insert(attachments, { uri = vim.uri_from_bufnr(bufnr) })
+    end
+    if wants('diagnostics') then
+      argument.textDocument = { uri = vim.uri_from_bufnr(bufnr) }
+      argument.diagnostics = lsp_diagnostics(bufnr)
+    end
+  end
+  if #attachments > 0 then
+    argument.attachments = attachments
+  end
+  if wants('selection') then
+    local chosen = last_selection()
+    if not chosen then
       return nil, '#selection: select lines in a file first (visual mode), then send'
     end
-    local last = vim.api.nvim_buf_get_lines(selection.bufnr, selection.end_line - 1, selection.end_line, false)[1] or ''
-    argument.textDocument = { uri = vim.uri_from_bufnr(selection.bufnr) }
+    local last = vim.api.nvim_buf_get_lines(chosen.bufnr, chosen.end_line - 1, chosen.end_line, false)[1] or ''
+    if argument.textDocument and argument.textDocument.uri ~= vim.uri_from_bufnr(chosen.bufnr) then
+      -- The diagnostics are another file's: that file goes as an attachment.
+      argument.attachments = argument.attachments or {}
+      table.insert(argument.attachments, { uri = argument.textDocument.uri })
+      argument.diagnostics = nil
+    end
+    argument.textDocument = { uri = vim.uri_from_bufnr(chosen.bufnr) }
     argument.range = {
-      start = { line = selection.start_line - 1, character = 0 },
-      ['end'] = { line = selection.end_line - 1, character = #last },
+      start = { line = chosen.start_line - 1, character = 0 },
+      ['end'] = { line = chosen.end_line - 1, character = #last },
     }
   end
   return argument
@@ -205,7 +323,13 @@ function M.open(text)
   local bufnr = transcript.buffer()
   transcript.enable_prompt()
   set_keys(bufnr)
-  track_selection()
+  if vim.fn.exists('#tandem_chat_selection') == 0 then
+    M.track() -- the plugin file was not sourced
+  end
+  local from = vim.api.nvim_get_current_buf()
+  if is_file_buffer(from) then
+    last_file = from
+  end
   local win = vim.fn.win_findbuf(bufnr)[1]
   if not win then
     vim.cmd('botright vsplit')

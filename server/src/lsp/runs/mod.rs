@@ -71,6 +71,18 @@ pub struct AskArgs {
     /// and gives up (eglot waits 10 s, sending no `didChange` meanwhile).
     #[serde(default = "wait_by_default")]
     pub wait: bool,
+    /// Files the user attached (`@path`): their text goes to the model.
+    #[serde(default)]
+    pub attachments: Vec<AttachmentRef>,
+}
+
+/// A file the user attached to `tandem.ask`, whole or a range of it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentRef {
+    pub uri: Uri,
+    #[serde(default)]
+    pub range: Option<Range>,
 }
 
 /// The argument object of `tandem.forget` and `tandem.compact`.
@@ -152,6 +164,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     if args.prompt.trim().is_empty() {
         return Err(AskError::InvalidParams("tandem.ask needs a non-empty \"prompt\"".into()));
     }
+    let context = ask_context(&env, &args).await?;
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
     let review = super::plan_review::LspPlanReview {
@@ -195,7 +208,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
         plan_review: Some(Arc::new(review)),
         cancel: cancel.clone(),
-        context: selection_context(&env, &args),
+        context,
         in_editor: true,
         start_after: answer_first,
         ..crate::host::RunParts::default()
@@ -430,6 +443,20 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
     let begin = json!({"token": token, "value": {"kind": "begin", "title": "Tandem", "message": title, "cancellable": true}});
     env.client.notify(methods::PROGRESS, begin).await;
     Some(token)
+}
+
+/// The selection's context and the attachments', one after the other.
+async fn ask_context(env: &RunEnv, args: &AskArgs) -> Result<Option<String>, AskError> {
+    let mut attachments = Vec::new();
+    for attached in &args.attachments {
+        let Some(path) = uri_to_path(&attached.uri) else {
+            return Err(AskError::InvalidParams(format!("tandem.ask: attachment {} is not a file: URI", attached.uri.as_str())));
+        };
+        let lines = attached.range.map(|r| (r.start.line as usize + 1, r.end.line as usize + 1));
+        attachments.push(crate::host::attachments::Attachment { path, lines });
+    }
+    let parts: Vec<String> = [selection_context(env, args), env.host.attachments_context(&attachments).await].into_iter().flatten().collect();
+    Ok((!parts.is_empty()).then(|| parts.join("\n")))
 }
 
 /// The editor context for the model: the file, the selected text and the
