@@ -3,7 +3,8 @@
 // ends and the status bar says one task runs; "Tandem: Background Tasks"
 // lists it, and picking it stops it and every process it started (checked
 // on the machine); the status bar item goes. Then a run in the panel
-// writes a todo list and starts a second task, whose Stop button there ends it.
+// writes a todo list and starts a second task, whose Stop button there ends
+// it; its message mentions a file (@notes.txt), whose text reaches the model.
 // Screenshots of the running task, the pick and the panel (the task and the
 // todo checklist) go to E2E_DIR/screenshots.
 'use strict';
@@ -72,9 +73,14 @@ async function main() {
   model.queue(todo(['completed', 'in_progress']));
   model.queue({ text: 'The watcher runs.' });
   const ends = await endCount(panel);
-  await typeInPanel(panel, 'start the watcher');
+  const asked = model.requests.length;
+  // The message mentions a file: its text goes to the model with it.
+  await typeInPanel(panel, 'start the watcher for @notes.txt ');
   await page.keyboard.press('Enter');
   await nextEnd(panel, 'the run ends in the panel', ends);
+  const sent = JSON.stringify(model.requests[asked]?.messages ?? []);
+  assert.ok(sent.includes('<attached path=\\"notes.txt\\">\\n   1 | hello'), `the @notes.txt mention did not attach the file's text: ${sent.slice(0, 2000)}`);
+  log('check: @notes.txt attached the file\'s text to the message');
   await inPanel(panel, 'the task shows with a Stop button', () => !!document.querySelector('#log button[data-stop-task="2"]'));
   assert.ok(running(SECOND), 'the second task is not running on the machine');
   // The model's todo list, as it last wrote it, is a checklist in the panel.

@@ -14,6 +14,8 @@ export interface AskArgument {
   textDocument?: { uri: string };
   range?: unknown;
   diagnostics?: unknown[];
+  /** Files the user attached (`@path`): the server sends their text to the model. */
+  attachments?: { uri: string }[];
   wait?: boolean;
   /** The conversation thread to continue (the server answers it). */
   threadId?: string;

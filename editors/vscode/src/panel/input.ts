@@ -70,6 +70,22 @@ export function applyMention(text: string, cursor: number, mention: MentionQuery
   return { text: text.slice(0, mention.start) + inserted + after, cursor: mention.start + inserted.length };
 }
 
+/**
+ * The files a prompt mentions: each `@path` at a word start that is one of
+ * `known` (workspace-relative paths), in order, once each; `@selection` and
+ * words that name no known file are not files. Trailing punctuation is not
+ * part of the path.
+ */
+export function mentionedFiles(prompt: string, known: readonly string[]): string[] {
+  const files = new Set(known);
+  const found: string[] = [];
+  for (const match of prompt.matchAll(/(^|\s)@([^\s@]+)/g)) {
+    const path = match[2].replace(/[.,;:!?)]+$/, '');
+    if (files.has(path) && !found.includes(path)) found.push(path);
+  }
+  return found;
+}
+
 /** Files matching a mention query, best first: the name starts with it, then contains it, then the path does. */
 export function rankFiles(paths: string[], query: string, limit = 20): string[] {
   const q = query.toLowerCase();

@@ -16,7 +16,7 @@ import type { PastEvent } from '../events';
 import { Asks } from './asks';
 import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
 import type { FromWebview, ToWebview } from './conversation';
-import { HISTORY_LIMIT, rankFiles } from './input';
+import { HISTORY_LIMIT, mentionedFiles, rankFiles } from './input';
 import { safeUrl } from './links';
 import { onDidRestore, undoRun } from '../undo';
 import { onDidListTasks, stopTask } from '../tasks';
@@ -298,6 +298,11 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       argument.textDocument = { uri: editor.document.uri.toString() };
     }
     this.selection = undefined;
+    // `@path` mentions attach the files: the server sends their text (the
+    // editor's, unsaved changes included) to the model.
+    const uris = new Map((await this.workspaceFiles()).map((uri) => [relativePath(uri, workspaceFolders()), uri]));
+    const attached = mentionedFiles(prompt, [...uris.keys()]);
+    if (attached.length > 0) argument.attachments = attached.map((path) => ({ uri: uris.get(path) ?? path }));
     await runAsk(this.server, argument, undefined, undefined, { progress: false, announce: () => !this.visible() });
   }
 

@@ -2,7 +2,7 @@
 import * as assert from 'assert';
 import { Asks, Cancellation } from '../../panel/asks';
 import { Change, Conversation, editStatusLabel, providerLine, usageLine } from '../../panel/conversation';
-import { applyMention, History, mentionAt, rankFiles } from '../../panel/input';
+import { applyMention, History, mentionAt, mentionedFiles, rankFiles } from '../../panel/input';
 import { escapeHtml, MarkdownStream, renderInline, renderMarkdown } from '../../panel/markdown';
 import { statusBarText } from '../../panel/status';
 import { providerConfigured } from '../../setup';
@@ -333,6 +333,11 @@ describe('the input box', () => {
   it('finds the @ mention at the cursor and replaces it', () => {
     assert.deepStrictEqual(mentionAt('look at @src/ma', 15), { start: 8, query: 'src/ma' });
     assert.strictEqual(mentionAt('mail me@host', 12), undefined);
+    // What a sent prompt attaches: the known files it mentions, once each.
+    const known = ['src/main.rs', 'README.md', 'selection'];
+    assert.deepStrictEqual(mentionedFiles('fix @src/main.rs, then @README.md and @src/main.rs again', known), ['src/main.rs', 'README.md']);
+    assert.deepStrictEqual(mentionedFiles('mail me@src/main.rs or @nothing.rs', known), []);
+    assert.deepStrictEqual(mentionedFiles('@README.md.', known), ['README.md']);
     assert.strictEqual(mentionAt('@a b', 4), undefined);
     const text = 'fix @no please';
     const applied = applyMention(text, 7, { start: 4, query: 'no' }, 'notes.txt');
