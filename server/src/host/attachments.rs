@@ -65,9 +65,14 @@ pub async fn context(workspace: &Workspace, gate: &dyn crate::tools::PermissionG
             }
         };
         let all: Vec<&str> = text.lines().collect();
+        // Lines past the end are not there: a range is clamped to the file.
+        let end = all.len().max(1);
         let (first, last) = match attachment.lines {
-            Some((first, last)) => (first.max(1), last.max(first).min(all.len().max(1))),
-            None => (1, all.len().max(1)),
+            Some((first, last)) => {
+                let first = first.clamp(1, end);
+                (first, last.clamp(first, end))
+            }
+            None => (1, end),
         };
         let shown_last = last.min(first + MAX_LINES - 1);
         let width = digits(shown_last).max(4);
@@ -142,5 +147,11 @@ mod tests {
         assert!(long.contains("2000 | line 2000\n(cut here: read_file shows the rest, from line 2001)"), "{}", &long[long.len() - 300..]);
         assert!(!long.contains("line 2001\n"));
         assert_eq!(context(&workspace, &gate, &[]).await, None);
+        // A range past the end (or backwards) is clamped to the file.
+        let past = context(&workspace, &gate, &[attach("a.rs", Some((9, 12))), attach("a.rs", Some((3, 1)))]).await.unwrap();
+        assert!(past.contains("<attached path=\"a.rs\" lines=\"3-3\">\n   3 | }\n</attached>"), "{past}");
+        std::fs::write(root.join("empty.txt"), "").unwrap();
+        let empty = context(&workspace, &gate, &[attach("empty.txt", Some((5, 6)))]).await.unwrap();
+        assert!(empty.contains("<attached path=\"empty.txt\" lines=\"1-1\">\n</attached>"), "{empty}");
     }
 }
