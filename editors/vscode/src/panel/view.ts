@@ -300,9 +300,11 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     this.selection = undefined;
     // `@path` mentions attach the files: the server sends their text (the
     // editor's, unsaved changes included) to the model.
-    const uris = new Map((await this.workspaceFiles()).map((uri) => [relativePath(uri, workspaceFolders()), uri]));
-    const attached = mentionedFiles(prompt, [...uris.keys()]);
-    if (attached.length > 0) argument.attachments = attached.map((path) => ({ uri: uris.get(path) ?? path }));
+    if (prompt.includes('@')) {
+      const uris = new Map((await this.workspaceFiles()).map((uri) => [relativePath(uri, workspaceFolders()), uri]));
+      const attached = mentionedFiles(prompt, [...uris.keys()]);
+      if (attached.length > 0) argument.attachments = attached.map((path) => ({ uri: uris.get(path) ?? path }));
+    }
     await runAsk(this.server, argument, undefined, undefined, { progress: false, announce: () => !this.visible() });
   }
 

@@ -76,7 +76,7 @@ impl Tool for WriteFile {
         // file is still what the plan was computed from.
         let display = ctx.workspace.display_path(&plan.path);
         let old = plan.old_text.as_deref().unwrap_or("");
-        let part = chosen_part(old, &plan.new_text, ctx.chosen_hunks.as_deref(), &display)?;
+        let part = chosen_part(old, &plan.new_text, &plan.diff, ctx.chosen_hunks.as_deref(), &display)?;
         let change = FileChange {
             path: plan.path,
             new_text: part.as_ref().map_or(plan.new_text, |part| Arc::clone(&part.text)),

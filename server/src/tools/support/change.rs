@@ -45,14 +45,15 @@ pub(crate) struct ChosenPart {
 /// The part of a change from `old` to `new` the user took (`chosen`: the
 /// preview's hunks to write); `Ok(None)` when the whole change was
 /// approved.
-pub(crate) fn chosen_part(old: &str, new: &str, chosen: Option<&[bool]>, display: &str) -> Result<Option<ChosenPart>, ToolError> {
+/// `shown` is the diff the user reviewed (its `@@` lines name the hunks).
+pub(crate) fn chosen_part(old: &str, new: &str, shown: &str, chosen: Option<&[bool]>, display: &str) -> Result<Option<ChosenPart>, ToolError> {
     let Some(keep) = chosen else { return Ok(None) };
     let Some(text) = super::text::select_hunks(old, new, keep) else {
         return Err(ToolError::model(format!(
             "Error: the edit to {display} was not applied: the hunks the user chose no longer match the change, so nothing was written. Make the change again; the user will review it again."
         )));
     };
-    let headers: Vec<String> = super::text::render_diff(old, new).lines().filter(|l| l.starts_with("@@")).map(str::to_string).collect();
+    let headers: Vec<&str> = shown.lines().filter(|l| l.starts_with("@@")).collect();
     let numbers = |kept: bool| -> Vec<usize> { keep.iter().enumerate().filter(|(_, k)| **k == kept).map(|(i, _)| i + 1).collect() };
     let (taken, left) = (numbers(true), numbers(false));
     let list = |n: &[usize]| {
@@ -63,7 +64,7 @@ pub(crate) fn chosen_part(old: &str, new: &str, chosen: Option<&[bool]>, display
         }
     };
     let summary = format!("hunk{} of {} applied, hunk{} declined", list(&taken), keep.len(), list(&left));
-    let declined: Vec<String> = left.iter().map(|n| format!("{n} ({})", headers.get(n - 1).map(String::as_str).unwrap_or("?"))).collect();
+    let declined: Vec<String> = left.iter().map(|n| format!("{n} ({})", headers.get(n - 1).copied().unwrap_or("?"))).collect();
     let note = format!(
         "Note: the user applied {} of the {} hunks; {DECLINED_HUNKS}{} {} (numbered as in the change shown, with their old and new lines). The file holds only the applied hunks: do not make the declined ones again unless the user asks, and read the file before editing near them.",
         taken.len(),
