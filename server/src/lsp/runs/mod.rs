@@ -303,15 +303,18 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
 /// before the run is not enough when the editor is busy for longer (eglot
 /// then reads the answer and the run's first messages, up to an applyEdit,
 /// in one read, and handles none of them until more output comes). So
-/// while the run goes on, a log message follows at these delays after the
-/// answer: reading it handles what was left. Eglot ignores log messages.
-const NUDGES_AFTER_ANSWER: [std::time::Duration; 2] = [std::time::Duration::from_secs(1), std::time::Duration::from_secs(5)];
+/// while the run goes on, a log message follows 1 s after the answer, then
+/// at doubling intervals up to every 30 s: reading one handles what was
+/// left. Fixed delays were not enough on a loaded machine, where Emacs can
+/// be stalled past a nudge and read it together with the rest (CI stop 38).
+/// Eglot ignores log messages.
+fn nudge_delays() -> impl Iterator<Item = std::time::Duration> {
+    std::iter::successors(Some(1u64), |s| Some((s * 2).min(30))).map(std::time::Duration::from_secs)
+}
 
 async fn nudge_after_answer(client: Arc<dyn ClientLink>, runs: Arc<Runs>, run_id: String) {
-    let mut waited = std::time::Duration::ZERO;
-    for at in NUDGES_AFTER_ANSWER {
-        tokio::time::sleep(at.saturating_sub(waited)).await;
-        waited = at;
+    for delay in nudge_delays() {
+        tokio::time::sleep(delay).await;
         if !runs.is_active(&run_id) {
             return;
         }
@@ -501,4 +504,15 @@ pub(crate) fn selection_context(env: &RunEnv, args: &AskArgs) -> Option<String> 
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nudge_delays;
+
+    #[test]
+    fn nudges_go_on_while_the_run_lasts_at_most_30_s_apart() {
+        let secs: Vec<u64> = nudge_delays().take(8).map(|d| d.as_secs()).collect();
+        assert_eq!(secs, [1, 2, 4, 8, 16, 30, 30, 30]);
+    }
 }
