@@ -237,6 +237,41 @@ fn the_edit_prompt_takes_hunks_words_and_allow_edits_for_the_session() {
     assert!(end.contains("CHAT-EXITED-0"), "{end}");
 }
 
+/// A reply in markdown is shown rendered on a colour terminal: the
+/// heading without its `#`s, list items as bullets, inline code and bold
+/// without their markers, a code block's keywords coloured and a table's
+/// bars drawn. (With `NO_COLOR`, the other tests, it is the model's text.)
+#[test]
+fn chat_renders_a_markdown_reply() {
+    let Some(tmux_bin) = tmux_or_skip("chat_renders_a_markdown_reply") else { return };
+    let reply = "## What I found\n\nThe parser has **two** bugs:\n\n- `parse_line` drops the last field\n- the tests miss it\n\n```rust\nfn fixed(line: &str) -> usize {\n    line.split(\",\").count() // every field\n}\n```\n\n| file | change |\n|---|---|\n| parser.rs | fixed |\n";
+    let script = serde_json::json!({"turns": [{"text": reply}]});
+    let chat = start_chat_in(&tmux_bin, "chat-markdown", "default", script, |_, _| {}, true);
+    let (tmux, deadline) = (&chat.tmux, chat.deadline);
+    tmux.type_text("What is wrong with the parser?");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the reply's end", deadline, |s| s.contains("── completed"));
+    let row = |text: &str| screen.lines().find(|l| l.contains(text)).unwrap_or_default().trim_end().to_string();
+    assert_eq!(row("What I found"), "What I found", "the heading without its #s:\n{screen}");
+    assert_eq!(row("bugs:"), "The parser has two bugs:", "{screen}");
+    assert_eq!(row("parse_line"), "• parse_line drops the last field", "{screen}");
+    assert_eq!(row("parser.rs"), "│ parser.rs │ fixed │", "{screen}");
+    assert_eq!(row("fn fixed"), "fn fixed(line: &str) -> usize {", "code stays as written:\n{screen}");
+    let ansi = tmux.screen_ansi();
+    let row = |text: &str| ansi.lines().find(|l| l.contains(text)).unwrap_or_default().to_string();
+    // tmux writes the colours back as it keeps them (`\x1b[35m\x1b[49mfn`).
+    assert!(row("fixed(line").contains("\x1b[35m"), "the keyword is coloured:\n{ansi}");
+    assert!(row("every field").contains("\x1b[32m"), "the string is coloured:\n{ansi}");
+    assert!(row("bugs:").contains("\x1b[1mtwo"), "bold:\n{ansi}");
+    match crate::common::screenshot::keep("cli_chat", "a-markdown-reply-at-the-terminal", &ansi, 160, 50) {
+        Ok(png) => eprintln!("screenshot: {}", png.display()),
+        Err(why) => eprintln!("no screenshot ({why})"),
+    }
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+}
+
 /// The MCP servers are the chat session's: started once, when the chat
 /// opens, and the same process answers every message's calls (a chat that
 /// built them per message would start the server again for the second).

@@ -7,6 +7,7 @@ pub mod chat;
 pub mod choice;
 pub mod demo;
 pub mod doctor;
+pub mod markdown;
 pub mod mcp;
 pub mod plan_review;
 pub mod printer;

@@ -79,6 +79,8 @@ pub struct Printer {
     /// `tandem chat`: it says the endpoint at its first message and again
     /// only when it changed. `None`: every run says it (`tandem ask`).
     provider_said: Option<Arc<Mutex<Option<String>>>>,
+    /// The run's own answer rendered as markdown (on a colour terminal).
+    markdown: Option<super::markdown::Markdown>,
 }
 
 impl Printer {
@@ -100,6 +102,7 @@ impl Printer {
             tee: None,
             verbose: false,
             provider_said: None,
+            markdown: color.then(super::markdown::Markdown::new),
         }
     }
 
@@ -134,7 +137,16 @@ impl Printer {
         }
     }
 
+    /// Shows what the markdown renderer holds of the answer (a line not
+    /// yet ended): called before anything else is printed.
+    fn flush_markdown(&mut self) {
+        if let Some(held) = self.markdown.as_mut().map(|m| m.flush()).filter(|h| !h.is_empty()) {
+            self.out(&held);
+        }
+    }
+
     fn line(&mut self, text: &str) {
+        self.flush_markdown();
         let prefix = if self.at_line_start { "" } else { "\n" };
         self.out(&format!("{prefix}{text}\n"));
     }
@@ -149,6 +161,9 @@ impl Printer {
         if let Some(tee) = &self.tee {
             tee.locked().push(event.clone());
         }
+        if !matches!(event, RunEvent::Text { .. }) {
+            self.flush_markdown();
+        }
         self.show(event, 0, None);
     }
 
@@ -162,7 +177,13 @@ impl Printer {
             self.speaker = speaker.map(String::from);
         }
         if depth == 0 {
-            self.out(text);
+            let shown = match self.markdown.as_mut() {
+                Some(markdown) => markdown.push(text),
+                None => text.to_string(),
+            };
+            if !shown.is_empty() {
+                self.out(&shown);
+            }
             return;
         }
         let indent = indent(depth);
@@ -350,6 +371,7 @@ impl Printer {
         if let Some(cost) = outcome.cost_usd {
             tokens.push_str(&format!(" · {}", tandem::host::format_cost(cost)));
         }
+        self.flush_markdown();
         if !self.at_line_start {
             self.out("\n");
         }
