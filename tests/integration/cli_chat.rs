@@ -83,6 +83,8 @@ fn start_chat_in(
         ("TANDEM_SCRIPT", script_path.display().to_string()),
         ("XDG_DATA_HOME", root.join("data").display().to_string()),
         ("HOME", root.display().to_string()),
+        // A question taller than the pane goes through the pager.
+        ("PAGER", "less -R".to_string()),
     ];
     if !colour {
         env.push(("NO_COLOR", "1".to_string()));
@@ -270,6 +272,39 @@ fn chat_renders_a_markdown_reply() {
     tmux.type_text("/exit");
     tmux.keys(&["Enter"]);
     wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+}
+
+/// An edit whose diff is taller than the terminal is shown through the
+/// pager (its first lines would scroll away), then the options; `v` shows
+/// it again, and `y` applies it.
+#[test]
+fn a_diff_taller_than_the_terminal_goes_through_the_pager() {
+    let Some(tmux_bin) = tmux_or_skip("a_diff_taller_than_the_terminal_goes_through_the_pager") else { return };
+    if which("less").is_none() {
+        return crate::common::tools::skip("a_diff_taller_than_the_terminal_goes_through_the_pager", "TANDEM_REQUIRE_TMUX", "less is not installed");
+    }
+    let content: String = (1..=80).map(|i| format!("new row {i:02}\n")).collect();
+    let script = serde_json::json!({"turns": [
+        {"text": "Writing.", "tool_calls": [{"name": "write_file", "input": {"file_path": "rows.txt", "content": content}}]},
+        {"text": "Written."}
+    ]});
+    let chat = start_chat_in(&tmux_bin, "chat-pager", "default", script, |_, _| {}, true);
+    let (tmux, workspace, deadline) = (&chat.tmux, &chat.workspace, chat.deadline);
+    tmux.type_text("Write the rows");
+    tmux.keys(&["Enter"]);
+    // less: the diff's first page, its first row at the top.
+    let page = tmux.wait_for("the pager", deadline, |s| s.contains("1 + new row 01") && !s.contains("Choose 1-"));
+    assert!(page.lines().next().unwrap_or_default().contains("Tandem: apply this change (write_file rows.txt)?"), "{page}");
+    tmux.keys(&["q"]);
+    let asked = tmux.wait_for("the options after the pager", deadline, |s| s.contains("or v to see it again:"));
+    assert!(asked.contains("(83 lines, shown in the pager; v shows them again)") && asked.contains("1) Apply"), "{asked}");
+    tmux.keys(&["v", "Enter"]);
+    tmux.wait_for("the pager again", deadline, |s| s.contains("1 + new row 01") && !s.contains("or v to see it again"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the options again", deadline, |s| s.trim_end().ends_with("or v to see it again:"));
+    tmux.keys(&["y", "Enter"]);
+    wait_history(tmux, "the answer's end", deadline, |t| t.contains("── completed"));
+    assert_eq!(std::fs::read_to_string(workspace.join("rows.txt")).expect("rows"), content);
 }
 
 /// The MCP servers are the chat session's: started once, when the chat

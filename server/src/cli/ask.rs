@@ -209,17 +209,32 @@ impl Terminal for StdinTerminal {
         printed_so_far().await;
         tokio::task::spawn_blocking(move || {
             let _hold = super::printer::hold_spinner();
+            let shown = super::printer::coloured_rows(&question);
+            // Taller than the terminal leaves room for (its first lines
+            // would scroll away): the question goes through the pager, and
+            // `v` brings it back.
+            let paged = super::pager::fits(&shown, options.len() + 3) == Some(false) && super::pager::show(&shown);
             let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "\n{}", super::printer::coloured_rows(&question));
+            if paged {
+                let first = question.lines().next().unwrap_or_default();
+                let _ = writeln!(stderr, "\n{first}\n({} lines, shown in the pager; v shows them again)", question.lines().count());
+            } else {
+                let _ = writeln!(stderr, "\n{shown}");
+            }
             for (index, option) in options.iter().enumerate() {
                 let _ = writeln!(stderr, "  {}) {option}", index + 1);
             }
             loop {
-                let _ = write!(stderr, "Choose {}: ", super::choice::hint(&options));
+                let more = if paged { ", or v to see it again" } else { "" };
+                let _ = write!(stderr, "Choose {}{more}: ", super::choice::hint(&options));
                 let _ = stderr.flush();
                 let mut line = String::new();
                 if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
                     return None;
+                }
+                if paged && line.trim() == "v" {
+                    super::pager::show(&shown);
+                    continue;
                 }
                 match super::choice::parse(&line, &options) {
                     Ok(index) => return options.get(index).cloned(),
