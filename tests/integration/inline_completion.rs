@@ -3,8 +3,10 @@
 //! the unsaved buffer around the cursor, stale and cancelled requests give
 //! nothing and close their model request, other requests are answered while
 //! a completion waits, a 1 MB document sends a window, a failing model gives
-//! an empty answer, the cache rebases, next edits replace a range, and a
-//! repository's own settings cannot turn any of it on.
+//! an empty answer, the cache rebases, next edits replace a range, a
+//! repository's own settings cannot turn any of it on, and turning it on or
+//! off in the editor's settings registers or unregisters the provider (or,
+//! for an editor that cannot take a registration, says to restart).
 
 #![allow(clippy::unwrap_used)]
 
@@ -409,4 +411,89 @@ fn shown_and_accepted_counts_reach_tandem_doctor() {
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("1 shown, 1 accepted"), "{text}");
+}
+
+/// The editor's settings change: `workspace/didChangeConfiguration` with
+/// these `inlineCompletions`.
+fn change_settings(client: &mut LspClient, inline: Value) {
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"inlineCompletions": inline}}}));
+}
+
+const DYNAMIC: &str = r#"{"textDocument": {"inlineCompletion": {"dynamicRegistration": true}}}"#;
+
+/// Issue 30: an editor that registers providers dynamically (vscode-languageclient)
+/// gets no static `inlineCompletionProvider`; turning completions on in its
+/// settings registers `textDocument/inlineCompletion`, off unregisters it
+/// (same id), and requests follow at once.
+#[test]
+fn an_editor_with_dynamic_registration_follows_enabled_without_a_restart() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    let mut client = setup.start_with(settings(&mock, json!({"enabled": false})), serde_json::from_str(DYNAMIC).unwrap());
+    let capabilities = setup.initialized.borrow()["result"]["capabilities"].clone();
+    assert!(capabilities.get("inlineCompletionProvider").is_none(), "{capabilities}");
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(response["result"], Value::Null, "off: {response}");
+
+    change_settings(&mut client, settings(&mock, json!({})));
+    let register = client.server_request("client/registerCapability");
+    let registration = &register["params"]["registrations"][0];
+    assert_eq!((registration["method"].as_str(), registration["id"].as_str()), (Some("textDocument/inlineCompletion"), Some("tandem-inline-completion")), "{register}");
+    client.respond(&register["id"], Value::Null);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(items(&response)[0]["insertText"], "    return a + b");
+
+    change_settings(&mut client, settings(&mock, json!({"enabled": false})));
+    let unregister = client.server_request("client/unregisterCapability");
+    let unregistration = &unregister["params"]["unregisterations"][0];
+    assert_eq!((unregistration["method"].as_str(), unregistration["id"].as_str()), (Some("textDocument/inlineCompletion"), Some("tandem-inline-completion")), "{unregister}");
+    client.respond(&unregister["id"], Value::Null);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(response["result"], Value::Null, "off again: {response}");
+    assert_eq!(mock.received().len(), 1);
+    assert!(!client.seen.iter().any(|m| m["method"] == "window/showMessage"), "a restart message for an editor that follows: {:#?}", client.seen);
+    client.shutdown();
+
+    // On from the start: registered once the client is initialized, not advertised.
+    let mut client = setup.start_with(settings(&mock, json!({})), serde_json::from_str(DYNAMIC).unwrap());
+    assert!(setup.initialized.borrow()["result"]["capabilities"].get("inlineCompletionProvider").is_none());
+    let register = client.server_request("client/registerCapability");
+    assert_eq!(register["params"]["registrations"][0]["id"], "tandem-inline-completion");
+    client.respond(&register["id"], Value::Null);
+    client.shutdown();
+}
+
+/// Issue 30: an editor that learns of the provider only at `initialize`
+/// (Neovim 0.12 says `dynamicRegistration = false`) is told, once per
+/// change, that the server must be restarted; requests follow the settings
+/// at once all the same.
+#[test]
+fn an_editor_without_dynamic_registration_is_told_to_restart_the_server() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    let is_restart_message = |m: &Value| m["method"] == "window/showMessage" && m["params"]["message"].as_str().is_some_and(|t| t.contains("Restart the Tandem server"));
+    let mut client = setup.start(settings(&mock, json!({})));
+    assert_eq!(setup.initialized.borrow()["result"]["capabilities"]["inlineCompletionProvider"], json!(true));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    change_settings(&mut client, settings(&mock, json!({"enabled": false})));
+    let message = client.wait_for("the restart message", is_restart_message);
+    assert_eq!(message["params"]["type"], 3, "{message}");
+    assert!(message["params"]["message"].as_str().unwrap().contains("now off"), "{message}");
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(response["result"], Value::Null, "{response}");
+    // The same settings again say nothing more; back as at start neither.
+    change_settings(&mut client, settings(&mock, json!({"enabled": false})));
+    change_settings(&mut client, settings(&mock, json!({})));
+    client.barrier(&uri);
+    assert_eq!(client.seen.iter().filter(|m| is_restart_message(m)).count(), 1, "{:#?}", client.seen);
+    assert!(!client.seen.iter().any(|m| m["method"] == "client/registerCapability"));
+    client.shutdown();
+
+    let mut client = setup.start(settings(&mock, json!({"enabled": false})));
+    assert!(setup.initialized.borrow()["result"]["capabilities"].get("inlineCompletionProvider").is_none());
+    change_settings(&mut client, settings(&mock, json!({})));
+    let message = client.wait_for("the restart message", is_restart_message);
+    assert!(message["params"]["message"].as_str().unwrap().contains("now on"), "{message}");
+    client.shutdown();
 }

@@ -56,6 +56,8 @@ pub mod methods {
     pub const LOG_MESSAGE: &str = "window/logMessage";
     pub const SHOW_MESSAGE: &str = "window/showMessage";
     pub const CANCEL_REQUEST: &str = "$/cancelRequest";
+    pub const REGISTER_CAPABILITY: &str = "client/registerCapability";
+    pub const UNREGISTER_CAPABILITY: &str = "client/unregisterCapability";
 }
 
 /// Requests and notifications to the editor, as raw JSON.
@@ -151,6 +153,8 @@ impl ClientLink for TowerClient {
                 | methods::SAVE_DOCUMENTS
                 | methods::TEXT_INPUT
                 | methods::CODE_INTEL
+                | methods::REGISTER_CAPABILITY
+                | methods::UNREGISTER_CAPABILITY
         ) {
             return Err(ClientError::Failed(format!("the server has no request type for {method}")));
         }

@@ -17,6 +17,9 @@
 //! - `code_actions`: agent actions on selections and diagnostics;
 //! - `inline`: `textDocument/inlineCompletion` (LSP 3.18), the glue
 //!   around the completion engine (`crate::completion`);
+//! - `inline_provider`: whether the editor asks for inline completions,
+//!   registered and unregistered as the settings change (or, for an
+//!   editor that cannot be told later, advertised at start);
 //! - `config`: `initializationOptions` and `workspace/configuration`;
 //! - `client`: requests to the editor with timeouts, behind a trait;
 //! - `clients`: what each editor does with reviewed edits (the review path
@@ -36,6 +39,7 @@ pub mod editor;
 pub mod edits;
 mod hook_consent;
 mod inline;
+mod inline_provider;
 mod mcp;
 mod permission;
 mod plan_review;

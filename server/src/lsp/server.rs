@@ -108,6 +108,9 @@ pub struct Backend {
     /// answer does not overwrite a newer push.
     configuration_generation: AtomicU64,
     lifecycle: Arc<super::Lifecycle>,
+    /// Keeps the editor's idea of whether we serve inline completions in
+    /// step with the settings.
+    inline_provider: super::inline_provider::InlineProvider,
 }
 
 impl Backend {
@@ -117,6 +120,7 @@ impl Backend {
 
     pub fn with_link(link: Arc<dyn ClientLink>) -> Self {
         Backend {
+            inline_provider: super::inline_provider::InlineProvider::new(Arc::clone(&link)),
             link,
             documents: Arc::new(Documents::default()),
             settings: Arc::new(RwLock::new(Settings::default())),
@@ -181,7 +185,9 @@ impl Backend {
         if settings.permission_mode() == crate::tools::permission_mode::PermissionMode::BypassPermissions {
             notices.push(BYPASS_WARNING.to_string());
         }
+        let inline_enabled = settings.inline_completions.enabled;
         *self.settings.writing() = settings;
+        self.inline_provider.settings_changed(inline_enabled, self.client_ready.load(Ordering::SeqCst));
         if let Some(ready) = self.ready.get() {
             // The permission gate decides by the new rules and mode.
             ready.host.settings_changed();
@@ -517,10 +523,9 @@ impl LanguageServer for Backend {
             edits_anywhere,
             crate::completion::telemetry::Stats::dir_for(workspace.root()),
         ));
-        // Advertised only when configured: an editor then shows no
-        // suggestions of ours at all.
-        let inline_completion_provider = self.settings().inline_completions.enabled.then_some(OneOf::Left(true));
-        tracing::debug!(advertised = inline_completion_provider.is_some(), "inline completions");
+        // Advertised only when configured, now or later (see
+        // `inline_provider.rs`): an editor then shows no suggestions of ours at all.
+        let inline_completion_provider = self.inline_provider.advertise(capabilities, self.settings().inline_completions.enabled);
         let ready = Ready {
             inline,
             undoing: tokio::sync::Mutex::new(()),
@@ -573,6 +578,10 @@ impl LanguageServer for Backend {
             }
         }
         self.pull_configuration().await;
+        // After the pull, so that an editor whose configuration differs
+        // from its initialization options is not registered and
+        // unregistered at once.
+        self.inline_provider.start(self.settings().timeouts.request());
         if let Some(ready) = self.ready.get() {
             if let Some(mcp) = ready.host.mcp() {
                 mcp_front::start(mcp, Arc::clone(&self.link), self.settings().timeouts.prompt());
