@@ -69,6 +69,13 @@ fn neovim_scenario(nvim: &Path, inline: Value, typed: &str) -> Value {
 /// The same, with `typed_after` typed once the ghost text shows, at once
 /// before the accept key.
 fn neovim_scenario_typing(nvim: &Path, inline: Value, typed: &str, typed_after: &str) -> Value {
+    neovim_script(nvim, "inline_scenario.lua", inline, &[("SCENARIO_TYPED", typed), ("SCENARIO_TYPED_AFTER", typed_after)])
+}
+
+/// Run a script of tests/nvim in a headless Neovim on `geometry.py`
+/// (SOURCE) with these `inlineCompletions` (`SCENARIO_INLINE`) and more
+/// environment; its report (`SCENARIO_OUT`), which has no errors.
+fn neovim_script(nvim: &Path, script: &str, inline: Value, env: &[(&str, &str)]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("work");
     std::fs::create_dir_all(&root).unwrap();
@@ -77,14 +84,13 @@ fn neovim_scenario_typing(nvim: &Path, inline: Value, typed: &str, typed_after: 
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new(nvim)
         .args(["--headless", "--clean", "-u", "NONE", "-S"])
-        .arg(manifest.join("tests/nvim/inline_scenario.lua"))
+        .arg(manifest.join("tests/nvim").join(script))
         .arg("geometry.py")
         .current_dir(&root)
         .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
         .env("TANDEM_PLUGIN", manifest.join("editors/nvim"))
         .env("SCENARIO_INLINE", inline.to_string())
-        .env("SCENARIO_TYPED", typed)
-        .env("SCENARIO_TYPED_AFTER", typed_after)
+        .envs(env.iter().copied())
         .env("SCENARIO_OUT", &out)
         .env("SCENARIO_WAIT_MS", "180000")
         .env("HOME", dir.path().join("home"))
@@ -189,4 +195,22 @@ fn neovim_inline_completion_from_a_real_local_model() {
     let report = neovim_scenario(&nvim, inline, "return ");
     let ghost = assert_shown_and_accepted(&report, "    return ");
     eprintln!("the model's ghost text in Neovim: {ghost:?}");
+}
+
+/// Issue 30: Neovim 0.12 cannot take a later registration of
+/// `textDocument/inlineCompletion` (it says `dynamicRegistration = false`),
+/// so turning completions on while Tandem runs
+/// (`workspace/didChangeConfiguration`) tells the user, through Neovim's
+/// own `vim.notify`, to restart the Tandem server.
+#[test]
+fn neovim_is_told_to_restart_the_server_when_inline_completions_are_turned_on() {
+    let Some(nvim) = nvim_with_inline_completion("neovim_is_told_to_restart_the_server_when_inline_completions_are_turned_on") else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mock = FimMock::start(Reply::Json(FimMock::infill("2 * math.pi * radius")));
+    let report = neovim_script(&nvim, "inline_restart.lua", json!({"enabled": false, "provider": "llama.cpp", "baseUrl": mock.url, "debounceMs": 0}), &[]);
+    assert_eq!((report["dynamic_registration"].as_bool(), report["advertised_at_start"].as_bool()), (Some(false), Some(false)), "{report:#}");
+    assert_eq!(report["told"], true, "no restart message: {report:#}");
+    let message = &report["message"];
+    assert!(message["text"].as_str().unwrap().contains("inline completions are now on"), "{report:#}");
+    assert_eq!(message["level"], json!(2), "an information message (vim.log.levels.INFO): {report:#}");
 }
