@@ -336,6 +336,24 @@ fn push_styled(out: &mut String, style: &str, text: &str) {
     out.push_str(RESET);
 }
 
+/// `text` with its escape sequences taken out: what the user reads.
+pub fn without_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// How a language writes comments and strings, and its keywords.
 struct Syntax {
     comment: &'static [&'static str],
@@ -472,29 +490,12 @@ fn string_end(text: &str, quote: char) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use super::without_escapes as plain;
 
     fn render(text: &str) -> String {
         let mut md = Markdown::new();
         let mut out = md.push(text);
         out.push_str(&md.flush());
-        out
-    }
-
-    /// The escape sequences taken out: what the user reads.
-    fn plain(text: &str) -> String {
-        let mut out = String::new();
-        let mut chars = text.chars();
-        while let Some(c) = chars.next() {
-            if c == '\x1b' {
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            } else {
-                out.push(c);
-            }
-        }
         out
     }
 

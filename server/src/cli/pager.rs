@@ -49,20 +49,7 @@ fn size() -> Option<(usize, usize)> {
 /// How many columns `line` takes, its escape sequences left out (every
 /// character one column: close enough for diffs of code).
 fn display_width(line: &str) -> usize {
-    let mut width = 0;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            width += 1;
-        }
-    }
-    width
+    super::markdown::without_escapes(line).chars().count()
 }
 
 #[cfg(test)]
