@@ -310,7 +310,16 @@ async fn ctrl_c_cancels_the_run_and_its_shell_command() {
         }
     }
     wait_for_pid(&pid_file).await;
-    let sleepers = common::processes_running(&format!("sleep {marker}"));
+    // `$!` is written as soon as the shell forks: the child may not have
+    // become `sleep` yet (seen in CI under load: none found).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let sleepers = loop {
+        let found = common::processes_running(&format!("sleep {marker}"));
+        if !found.is_empty() || std::time::Instant::now() > deadline {
+            break found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     assert_eq!(sleepers.len(), 1, "{sleepers:?}");
     let sleeper = sleepers[0];
     let tandem_pid = child.id().unwrap() as i32;
