@@ -757,6 +757,22 @@ fn neovim_shows_a_whole_multi_line_command_and_deny_refuses_it() {
     }
 }
 
+/// "Tell Tandem what to do instead" in the plugin's question: the command
+/// does not run, vim.ui.input asks what to do instead, and the model reads
+/// the typed words with the refusal.
+#[test]
+fn neovim_tell_tandem_instead_refuses_the_command_with_the_users_words() {
+    for nvim in nvims("neovim_tell_tandem_instead_refuses_the_command_with_the_users_words") {
+        let (outcome, made) =
+            multi_line_shell_ask(&nvim, "Tell Tandem what to do instead", &[("SCENARIO_TYPED_ANSWER", "only print the plan")]);
+        assert!(!made, "the refused command did not run: {:#}", outcome.report);
+        assert_eq!(outcome.report["inputs"][0]["prompt"], "Tandem: What should Tandem do instead? ", "{:#}", outcome.report);
+        assert_eq!(outcome.results[0]["is_error"], true, "{:#}", outcome.results[0]);
+        let content = outcome.results[0]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("the user denied it; instead, the user says: only print the plan"), "{content}");
+    }
+}
+
 /// "Allow once" in the plugin's question: the whole command runs.
 #[test]
 fn neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it() {

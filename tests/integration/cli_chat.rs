@@ -150,7 +150,7 @@ fn chat_continues_one_thread_and_ctrl_c_cancels_only_the_answer() {
     // between the two lines).
     let asked = wait_history(tmux, "the edit refused, with its hint", deadline, |t| t.contains("Copy old_string from the file exactly"));
     assert!(asked.contains("Error: old_string not found in notes.txt"), "the refusal's hint is whole:\n{asked}");
-    tmux.wait_for("the question", deadline, |s| s.trim_end().ends_with("a (Always allow):") || s.contains("n (Deny):"));
+    tmux.wait_for("the question", deadline, |s| s.trim_end().ends_with("what to do instead):"));
     tmux.keys(&["y", "Enter"]);
     tmux.wait_for("the spinner's elapsed time", deadline, |s| s.contains("run_shell sleep 30 && touch slept.txt · 2s") || s.contains("touch slept.txt · 3s"));
     tmux.keys(&["C-c"]);

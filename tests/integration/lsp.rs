@@ -193,6 +193,57 @@ fn the_user_rejects_the_edit_or_denies_the_command_and_the_model_is_told() {
     client.shutdown();
 }
 
+/// A client that answers `tandem/textInput` is also offered "Tell Tandem
+/// what to do instead", on an edit's review prompt and on a command's ask:
+/// the refusal the model reads carries the line the user typed (none
+/// typed, it is the plain refusal). Other clients are not offered it.
+#[test]
+fn the_user_refuses_and_tells_tandem_what_to_do_instead() {
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let turns = json!([turn(vec![read("a.txt")]), turn(vec![edit("a.txt", "one", "two")]), turn(vec![shell("rm -rf build")]), turn(vec![shell("rm -rf dist")]), done()]);
+    let mut client = f.start(turns.clone(), json!({}), json!({"textInput": true}));
+    let ask = client.send_request("workspace/executeCommand", ask_params("edit"));
+    let review = client.server_request("window/showMessageRequest");
+    let titles = |m: &Value| m["params"]["actions"].as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(titles(&review), ["Apply", "Reject", "Tell Tandem what to do instead"], "{review}");
+    client.respond(&review["id"], json!({"title": "Tell Tandem what to do instead"}));
+    let input = client.server_request("tandem/textInput");
+    assert_eq!(input["params"]["prompt"], "What should Tandem do instead?", "{input}");
+    client.respond(&input["id"], json!({"text": "  append a line instead of replacing one  "}));
+    let prompt = client.server_request("window/showMessageRequest");
+    assert_eq!(titles(&prompt), ["Allow once", "Always allow", "Always allow in this project", "Deny", "Tell Tandem what to do instead"], "{prompt}");
+    client.respond(&prompt["id"], json!({"title": "Tell Tandem what to do instead"}));
+    let input = client.server_request("tandem/textInput");
+    client.respond(&input["id"], json!({"text": "clean with cargo clean"}));
+    // Dismissed: the refusal says only that.
+    let prompt = client.server_request("window/showMessageRequest");
+    client.respond(&prompt["id"], json!({"title": "Tell Tandem what to do instead"}));
+    let input = client.server_request("tandem/textInput");
+    client.respond(&input["id"], json!({"text": null}));
+    assert_eq!(client.response(ask)["result"]["status"], "completed");
+    let results = client.tool_results();
+    expect_test::expect![[r#"
+        (true, "Permission denied for edit_file: the user chose Reject; instead, the user says: append a line instead of replacing one. Do not retry the same call; ask the user or take another approach.")
+        (true, "Permission denied for run_shell: the user denied it; instead, the user says: clean with cargo clean. Do not retry the same call; ask the user or take another approach.")
+        (true, "Permission denied for run_shell: the user denied it. Do not retry the same call; ask the user or take another approach.")"#]]
+    .assert_eq(&format!("{:?}\n{:?}\n{:?}", results[1], results[2], results[3]));
+    assert_eq!(std::fs::read_to_string(f.path("a.txt")).unwrap(), "one\n");
+    client.shutdown();
+
+    let mut client = f.start(turns, json!({}), json!({}));
+    let ask = client.send_request("workspace/executeCommand", ask_params("edit"));
+    let review = client.server_request("window/showMessageRequest");
+    assert_eq!(titles(&review), ["Apply", "Reject"], "{review}");
+    client.respond(&review["id"], json!({"title": "Reject"}));
+    for _ in 0..2 {
+        let prompt = client.server_request("window/showMessageRequest");
+        assert_eq!(titles(&prompt), ["Allow once", "Always allow", "Always allow in this project", "Deny"], "{prompt}");
+        client.respond(&prompt["id"], json!({"title": "Deny"}));
+    }
+    assert_eq!(client.response(ask)["result"]["status"], "completed");
+    client.shutdown();
+}
+
 /// A client that asks for them (`experimental.tandemRequestIds`, as the
 /// Neovim plugin does: its handlers see no ids) finds each request's id in
 /// its params, the id a `$/cancelRequest` would name; other clients' params

@@ -1,8 +1,7 @@
 //! Answers typed at a numbered terminal question: the number, the option's
 //! text, or a letter — `y` (allow once, apply, yes), `n` (deny, reject,
-//! skip, no), `a` (always allow, apply all), and at an edit's review `A`
-//! (allow edits for this session) and `e` (tell Tandem what to do
-//! instead). An answer that fits nothing is told so, with what would fit,
+//! skip, no), `a` (always allow, apply all), `e` (tell Tandem what to do
+//! instead), and at an edit's review `A` (allow edits for this session). An answer that fits nothing is told so, with what would fit,
 //! instead of the question silently coming back.
 
 /// The option a letter stands for: the first option whose text starts

@@ -56,7 +56,7 @@ use crate::language_servers::LanguageServers;
 use crate::consent::Approvals;
 use crate::mcp::McpManager;
 use crate::permissions::{Gate, NoProjectRules, Policy, ProjectRules};
-pub use crate::permissions::{Answer, Prompter, Review};
+pub use crate::permissions::{told_instead, Answer, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::{MutexExt, RwLockExt};

@@ -91,6 +91,20 @@ pub async fn request_with_timeout(
     }
 }
 
+/// A line of text from the user (`tandem/textInput`, only to clients that
+/// set `textInput: true`); `None` when they typed nothing, dismissed it,
+/// did not answer within `timeout`, or the client failed to ask.
+pub async fn text_input(link: &dyn ClientLink, prompt: &str, placeholder: &str, timeout: Duration) -> Option<String> {
+    let params = serde_json::json!({"prompt": prompt, "placeholder": placeholder});
+    match request_with_timeout(link, methods::TEXT_INPUT, params, timeout).await {
+        Ok(answer) => answer.get("text").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty()).map(String::from),
+        Err(err) => {
+            tracing::warn!(%err, prompt, "tandem/textInput failed; taken as no text");
+            None
+        }
+    }
+}
+
 macro_rules! raw_notification {
     ($name:ident, $method:path) => {
         enum $name {}

@@ -14,6 +14,10 @@
 //!   later runs keep it; other threads do not have it); "in this project"
 //!   saves it in `.tandem/settings.local.json`, for every thread. No answer, a dismissed
 //!   prompt or a timeout mean deny.
+//! - A client that answers `tandem/textInput` (`textInput: true`) is also
+//!   offered "Tell Tandem what to do instead", on asks and on edit review
+//!   prompts: a refusal that carries the line the user types next to the
+//!   model, as the terminal's `e` does.
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -22,11 +26,11 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequestParams};
 
-use super::client::{methods, request_with_timeout, ClientError, ClientLink};
+use super::client::{methods, request_with_timeout, text_input, ClientError, ClientLink};
 use super::config::Settings;
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
-use crate::host::{Answer, Prompter, Review};
+use crate::host::{told_instead, Answer, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;
 
@@ -36,6 +40,10 @@ const ALWAYS_ALLOW_PROJECT: &str = "Always allow in this project";
 const DENY: &str = "Deny";
 const APPLY: &str = "Apply";
 const REJECT: &str = "Reject";
+
+/// What the model reads of a denied call and a rejected edit.
+const DENIED: &str = "the user denied it";
+const REJECTED_BY_USER: &str = "the user chose Reject";
 
 /// Lines of a diff shown in a review prompt before the rest is counted.
 const MAX_PROMPT_DIFF_LINES: usize = 60;
@@ -84,6 +92,22 @@ impl LspPrompter {
             Err(ClientError::Failed(m)) => Err(format!("the prompt failed ({m})")),
         }
     }
+
+    /// The refusal after [`TELL_INSTEAD`]: `refusal` with the line the
+    /// user types next (`tandem/textInput`).
+    async fn told_instead(&self, refusal: &str) -> String {
+        let said = text_input(&*self.client, INSTEAD_PROMPT, "e.g. run the unit tests only; leave main.rs alone", self.settings().timeouts.prompt()).await;
+        told_instead(refusal, said.as_deref())
+    }
+
+    /// [`TELL_INSTEAD`] after the other actions, for a client that can
+    /// read the user's words.
+    fn with_instead<'a>(&self, mut actions: Vec<&'a str>) -> Vec<&'a str> {
+        if self.settings().text_input {
+            actions.push(TELL_INSTEAD);
+        }
+        actions
+    }
 }
 
 #[async_trait]
@@ -94,11 +118,13 @@ impl Prompter for LspPrompter {
             actions.extend([ALWAYS_ALLOW, ALWAYS_ALLOW_PROJECT]);
         }
         actions.push(DENY);
+        let actions = self.with_instead(actions);
         match self.prompt(MessageType::WARNING, question.to_string(), &actions).await.as_deref() {
             Ok(ALLOW_ONCE) => Answer::AllowOnce,
             Ok(ALWAYS_ALLOW) => Answer::AllowAlways,
             Ok(ALWAYS_ALLOW_PROJECT) => Answer::AllowInProject,
-            Ok(DENY) => Answer::Deny("the user denied it".into()),
+            Ok(DENY) => Answer::Deny(DENIED.into()),
+            Ok(TELL_INSTEAD) => Answer::Deny(self.told_instead(DENIED).await),
             Ok(_) => Answer::Deny("the user dismissed the prompt".into()),
             Err(reason) => Answer::Deny(reason.to_string()),
         }
@@ -117,9 +143,11 @@ impl Prompter for LspPrompter {
             message.push_str("\n\n");
             message.push_str(&cut_lines(diff, MAX_PROMPT_DIFF_LINES));
         }
-        let review = match self.prompt(MessageType::INFO, message, &[APPLY, REJECT]).await.as_deref() {
+        let actions = self.with_instead(vec![APPLY, REJECT]);
+        let review = match self.prompt(MessageType::INFO, message, &actions).await.as_deref() {
             Ok(APPLY) => Review::Apply,
-            Ok(_) => Review::Reject("the user chose Reject".into()),
+            Ok(TELL_INSTEAD) => Review::Reject(self.told_instead(REJECTED_BY_USER).await),
+            Ok(_) => Review::Reject(REJECTED_BY_USER.into()),
             Err(reason) => Review::Reject(reason.to_string()),
         };
         if review != Review::Apply {

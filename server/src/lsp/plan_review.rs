@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequestParams};
 
-use super::client::{methods, request_with_timeout, ClientLink};
+use super::client::{methods, request_with_timeout, text_input, ClientLink};
 use super::documents::path_to_uri;
 use super::runs::RunOutbox;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
@@ -92,14 +92,7 @@ impl LspPlanReview {
     /// Ask the user what should change (`tandem/textInput`); `None` when
     /// they typed nothing, dismissed it, or the client failed to ask.
     async fn typed_feedback(&self) -> Option<String> {
-        let params = json!({"prompt": FEEDBACK_PROMPT, "placeholder": "e.g. split step 2; keep the public API"});
-        match request_with_timeout(&*self.client, methods::TEXT_INPUT, params, self.timeout).await {
-            Ok(answer) => answer.get("text").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty()).map(String::from),
-            Err(err) => {
-                tracing::warn!(%err, "tandem/textInput failed; the plan feedback is the plan file's changes");
-                None
-            }
-        }
+        text_input(&*self.client, FEEDBACK_PROMPT, "e.g. split step 2; keep the public API", self.timeout).await
     }
 
     /// What the user changed in the plan file while it was shown (`shown`:

@@ -49,6 +49,24 @@ pub enum Answer {
     DenyAlways(String),
 }
 
+/// The option that refuses a call or an edit and lets the user say what
+/// the model should do instead, in every front end that can read a line
+/// of text from the user (the terminal, editors that answer
+/// `tandem/textInput`).
+pub const TELL_INSTEAD: &str = "Tell Tandem what to do instead";
+
+/// The question that follows [`TELL_INSTEAD`].
+pub const INSTEAD_PROMPT: &str = "What should Tandem do instead?";
+
+/// The refusal the model reads after [`TELL_INSTEAD`]: `refusal` ("the
+/// user denied it"), with what the user typed when they typed something.
+pub fn told_instead(refusal: &str, said: Option<&str>) -> String {
+    match said.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(said) => format!("{refusal}; instead, the user says: {said}"),
+        None => refusal.to_string(),
+    }
+}
+
 /// What the user answered to an edit's review.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Review {

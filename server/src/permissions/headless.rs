@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::gate::{Answer, Gate, Prompter, Review};
+use super::gate::{told_instead, Answer, Gate, Prompter, Review, INSTEAD_PROMPT};
+pub use super::gate::TELL_INSTEAD;
 use super::policy::Policy;
 use super::ProjectRules;
 use crate::tools::PermissionRequest;
@@ -23,7 +24,6 @@ pub const APPLY_HUNK: &str = "Apply this hunk";
 pub const SKIP_HUNK: &str = "Skip this hunk";
 pub const APPLY_REST: &str = "Apply all the rest";
 pub const ALLOW_EDITS: &str = "Allow edits for this session";
-pub const TELL_INSTEAD: &str = "Tell Tandem what to do instead";
 
 /// Someone at a terminal. `choose` shows `question` and returns the chosen
 /// option (`None`: no answer, which is a denial).
@@ -57,12 +57,13 @@ impl Prompter for TerminalPrompter {
         if always {
             options.extend([ALWAYS_ALLOW, ALWAYS_ALLOW_SAVE]);
         }
-        options.push(DENY);
+        options.extend([DENY, TELL_INSTEAD]);
         match self.0.choose(question, &options).await.as_deref() {
             Some(ALLOW_ONCE) => Answer::AllowOnce,
             Some(ALWAYS_ALLOW) => Answer::AllowAlways,
             Some(ALWAYS_ALLOW_SAVE) => Answer::AllowInProject,
-            Some(_) => Answer::Deny("the user denied it".into()),
+            Some(TELL_INSTEAD) => Answer::Deny(told_instead(DENIED, self.said().await.as_deref())),
+            Some(_) => Answer::Deny(DENIED.into()),
             None => Answer::Deny("no answer at the terminal".into()),
         }
     }
@@ -118,14 +119,19 @@ impl Prompter for TerminalPrompter {
 /// reads it).
 const REJECTED: &str = "the user rejected the change";
 
+/// The reason a denied call gives the model.
+const DENIED: &str = "the user denied it";
+
 impl TerminalPrompter {
     /// "No, and tell Tandem what to do instead": the user's words go to
     /// the model with the rejection.
     async fn instead(&self) -> Review {
-        match self.0.line("What should Tandem do instead? ").await.map(|l| l.trim().to_string()).filter(|l| !l.is_empty()) {
-            Some(said) => Review::Reject(format!("{REJECTED}; instead, the user says: {said}")),
-            None => Review::Reject(REJECTED.into()),
-        }
+        Review::Reject(told_instead(REJECTED, self.said().await.as_deref()))
+    }
+
+    /// The line the user types after [`TELL_INSTEAD`].
+    async fn said(&self) -> Option<String> {
+        self.0.line(&format!("{INSTEAD_PROMPT} ")).await
     }
 }
 
@@ -271,6 +277,19 @@ mod tests {
         assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Deny("the user rejected the change".into()));
     }
 
+    #[tokio::test]
+    async fn tell_tandem_instead_denies_an_asked_command_with_the_users_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let terminal = scripted(vec![TELL_INSTEAD, "run the unit tests only"]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        assert_eq!(
+            gate.decide(&shell("touch X")).await,
+            PermissionDecision::Deny("the user denied it; instead, the user says: run the unit tests only".into())
+        );
+        assert_eq!(terminal.questions.lock().unwrap()[0].1.last().map(String::as_str), Some(TELL_INSTEAD));
+        assert_eq!(terminal.questions.lock().unwrap()[1].0, "What should Tandem do instead? ");
+    }
+
     fn shell(command: &str) -> PermissionRequest {
         PermissionRequest {
             tool: "run_shell".into(),
@@ -331,7 +350,7 @@ mod tests {
             - `touch X` is not known to be read-only
 
             "Always allow" adds: run_shell(touch X)
-            options: Allow once | Always allow | Always allow, saved in .tandem/settings.local.json | Deny"#]]
+            options: Allow once | Always allow | Always allow, saved in .tandem/settings.local.json | Deny | Tell Tandem what to do instead"#]]
         .assert_eq(&format!("{}\noptions: {}", questions[0].0, questions[0].1.join(" | ")));
     }
 

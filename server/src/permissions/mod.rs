@@ -19,7 +19,7 @@ pub mod protected;
 pub mod rules;
 pub mod shell;
 
-pub use gate::{ask_text, Answer, Gate, Prompter, Review};
+pub use gate::{ask_text, told_instead, Answer, Gate, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
 pub use policy::{AskInfo, Call, Policy, RuleVerdict};
 pub use rules::{PermissionRules, Rule};
 
