@@ -883,6 +883,19 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
         assert_eq!(results[2]["status"], "completed", "{report:#}");
         assert_eq!(report["buffer"], serde_json::json!(["typed by the user", "line two", "LINE THREE"]), "{report:#}");
         assert_eq!(workspace.disk(), ON_DISK, "the open file was never written by Tandem");
+
+        // The chat's commands run, never sent: /new empties the transcript,
+        // /resume ID shows the first thread's past again, /nosuch is said.
+        assert_eq!(report["runs_after_commands"], 3, "no command was sent as a message: {report:#}");
+        assert_eq!(report["thread_after_new"], serde_json::Value::Null, "{report:#}");
+        assert!(!lines(&report, "after_new").iter().any(|l| l.starts_with("## ")), "{report:#}");
+        let resumed = lines(&report, "after_resume");
+        assert!(resumed.contains(&"## Capitalise line three in @notes.txt".to_string()), "{resumed:#?}");
+        assert!(resumed.contains(&"## Fix this error: line two is wrong".to_string()), "{resumed:#?}");
+        assert!(
+            messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /tasks /undo; //nosuch sends it")),
+            "{report:#}"
+        );
     }
 }
 

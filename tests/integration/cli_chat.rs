@@ -274,6 +274,43 @@ fn chat_renders_a_markdown_reply() {
     wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
 }
 
+/// `/resume ID` shows what the conversation said before: its prompt, its
+/// tool calls, its reply and how it ended, then the next message
+/// continues it.
+#[test]
+fn resume_shows_the_conversation_so_far() {
+    let Some(tmux_bin) = tmux_or_skip("resume_shows_the_conversation_so_far") else { return };
+    let script = serde_json::json!({"turns": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+        {"text": "The notes have three lines."}
+    ]});
+    let chat = start_chat(&tmux_bin, "chat-resume", "default", script, |_, workspace| {
+        std::fs::write(workspace.join("notes.txt"), "one\ntwo\nthree\n").expect("notes");
+    });
+    let (tmux, deadline) = (&chat.tmux, chat.deadline);
+    tmux.type_text("How long are the notes?");
+    tmux.keys(&["Enter"]);
+    let first = wait_history(tmux, "the first answer", deadline, |t| t.contains("── completed"));
+    let id = threads(&first).pop().expect("the thread's id");
+    tmux.type_text("/new");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the new conversation", deadline, |s| s.contains("New conversation"));
+    tmux.keys(&["C-l"]);
+    tmux.type_text(&format!("/resume {id}"));
+    tmux.keys(&["Enter"]);
+    let shown = wait_history(tmux, "the recap", deadline, |t| t.contains("your next message continues it"));
+    let recap = &shown[shown.rfind("earlier in this conversation").expect("the recap's title")..];
+    let lines: Vec<&str> = recap.lines().map(str::trim_end).collect();
+    assert_eq!(
+        lines[..7],
+        ["earlier in this conversation ──", "", "› How long are the notes?", "  · read_file notes.txt", "The notes have three lines.", "── completed ──", ""],
+        "{shown}"
+    );
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+}
+
 /// An edit whose diff is taller than the terminal is shown through the
 /// pager (its first lines would scroll away), then the options; `v` shows
 /// it again, and `y` applies it.

@@ -154,6 +154,28 @@ local ok, err = pcall(function()
   end, require('tandem.transcript').lines())
   report.transcript = require('tandem.transcript').lines()
   report.buffer = vim.api.nvim_buf_get_lines(file_buf, 0, -1, false)
+
+  -- The chat's commands: /new starts a new conversation, /resume ID shows
+  -- the first one again and continues it; an unknown command is said, not sent.
+  local function command(text)
+    vim.cmd('TandemChat')
+    local win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(vim.api.nvim_get_current_buf()), 0 })
+    keys('i' .. text .. '<Esc>')
+    keys('<CR>')
+  end
+  command('/new')
+  report.thread_after_new = tandem.thread_id or vim.NIL
+  report.after_new = require('tandem.transcript').lines()
+  command('/nosuch')
+  command('/resume ' .. report.results[1].threadId)
+  if not vim.wait(10000, function()
+    return tandem.thread_id == report.results[1].threadId
+  end, 20) then
+    error('/resume did not resume the thread')
+  end
+  report.after_resume = require('tandem.transcript').lines()
+  report.runs_after_commands = #report.results
 end)
 if not ok then
   table.insert(report.errors, tostring(err))

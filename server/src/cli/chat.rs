@@ -49,7 +49,7 @@ pub enum Input {
 pub const HELP: &str = "\
 Type a message and press Enter; the agent's answer streams below, and the next message continues the conversation.
   /new            start a new conversation
-  /resume [ID]    continue conversation ID (without ID: list the recent ones)
+  /resume [ID]    continue conversation ID, showing what it said (without ID: list the recent ones)
   /undo [RUN]     take back the files the last run (or RUN) changed; /redo [RUN] puts them back
   /tasks          the background tasks the agent started; /stop ID ends one (the agent is told)
   /help           this list
@@ -133,6 +133,15 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
     let session = Headless::open(&session_options, Workspace::new(root.clone())?).await?;
     let mut thread = options.thread;
     println!("Tandem chat in {} — {}. /help lists the commands, /exit leaves.", root.display(), describe(&thread, store.as_ref()));
+    // Continuing a conversation shows what it said before.
+    let continued = match &thread {
+        ThreadChoice::Resume(id) => Some(id.clone()),
+        ThreadChoice::Continue => store.as_ref().and_then(ThreadStore::latest),
+        ThreadChoice::New | ThreadChoice::NewWithId(_) => None,
+    };
+    if let (Some(id), Some(store)) = (continued, store.as_ref()) {
+        println!("{}", super::recap::of_thread(store, &id, colour()));
+    }
     loop {
         let (line, back) = read_message(editor).await;
         editor = back;
@@ -159,6 +168,9 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
             Input::Resume(Some(id)) => match store.as_ref().map(|s| s.load(&id)) {
                 Some(Ok(saved)) => {
                     println!("Continuing {id} ({}).", saved.title);
+                    if let Some(store) = store.as_ref() {
+                        println!("{}", super::recap::of_thread(store, &id, colour()));
+                    }
                     thread = ThreadChoice::Resume(id);
                 }
                 Some(Err(err)) => println!("Cannot continue {id}: {err}"),
@@ -245,6 +257,11 @@ fn panic_free_editor(err: tokio::task::JoinError) -> (Result<String, ReadlineErr
 fn eprintln_exit(message: &str) -> ! {
     eprintln!("{message}");
     std::process::exit(1)
+}
+
+/// Whether the recap is coloured: stdout a terminal, `NO_COLOR` unset.
+fn colour() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
 /// The choice that continues `thread` (a new thread until the first run).

@@ -12,5 +12,6 @@ pub mod mcp;
 pub mod pager;
 pub mod plan_review;
 pub mod printer;
+pub mod recap;
 pub mod trust;
 pub mod undo;

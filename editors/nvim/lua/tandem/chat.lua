@@ -7,7 +7,9 @@
 -- file buffer (as :'<,'>TandemAsk does), `#buffer` the file buffer you
 -- were in, `#diagnostics` that buffer's diagnostics, from every source.
 -- The server reads the files as the editor has them (unsaved text
--- included) and keeps out what a read-deny rule covers.
+-- included) and keeps out what a read-deny rule covers. A message that is
+-- a command (`/new`, `/resume [id]`, `/cancel`, `/undo`, `/redo`,
+-- `/tasks`) runs it instead (M.commands).
 local M = {}
 
 local transcript = require('tandem.transcript')
@@ -238,12 +240,62 @@ function M.argument(text)
   return argument
 end
 
+--- The chat's commands: a message that is one of these runs it instead of
+--- being sent (`//text` sends `/text`). Each takes what follows its name.
+M.commands = {
+  new = function()
+    require('tandem').new_thread()
+  end,
+  resume = function(id)
+    require('tandem').resume(id)
+  end,
+  cancel = function()
+    require('tandem').cancel()
+  end,
+  undo = function(id)
+    require('tandem').undo(id)
+  end,
+  redo = function(id)
+    require('tandem').redo(id)
+  end,
+  tasks = function()
+    require('tandem').tasks()
+  end,
+}
+
+--- Run `text` when it is a chat command: true when it was one (or named
+--- one that does not exist, which is said, not sent).
+local function run_command(text)
+  local name, rest = text:match('^/(%a+)%s*(.-)%s*$')
+  if not name or text:find('\n') then
+    return false
+  end
+  local command = M.commands[name]
+  if not command then
+    local names = vim.tbl_keys(M.commands)
+    table.sort(names)
+    notify(string.format('/%s is not a chat command (%s; //%s sends it as a message)', name, '/' .. table.concat(names, ' /'), name), vim.log.levels.WARN)
+    return true
+  end
+  command(rest ~= '' and rest or nil)
+  return true
+end
+
 --- Send what the prompt area holds. False when nothing was sent.
 function M.send()
   local text = vim.trim(table.concat(transcript.prompt_lines(), '\n'))
   if text == '' then
     notify('type a message below the line first')
     return false
+  end
+  if run_command(text) then
+    table.insert(M.history, text)
+    history_index = nil
+    transcript.clear_prompt()
+    return false
+  end
+  if text:sub(1, 2) == '//' then
+    text = text:sub(2)
   end
   local argument, why = M.argument(text)
   if not argument then
