@@ -110,6 +110,40 @@ fn undo_restores_the_buffer_keeping_the_user_s_line_and_the_closed_file_and_redo
     client.shutdown();
 }
 
+/// A thread's transcript (what a panel shows after a window reload)
+/// names each past run's checkpoint and its usage: `tandem.undo` takes the
+/// checkpoint's id, and the transcript then says the run is undone.
+#[test]
+fn the_transcript_names_the_runs_checkpoint_which_undo_takes_and_its_usage() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let (mut client, app, run_id) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), json!({}));
+    let thread = client.request("workspace/executeCommand", json!({"command": "tandem.threads", "arguments": []}))["result"]["threads"][0]["threadId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let transcript = |client: &mut LspClient| {
+        let answer = client.request("workspace/executeCommand", json!({"command": "tandem.transcript", "arguments": [{"threadId": thread}]}));
+        answer["result"]["events"].as_array().unwrap().clone()
+    };
+    let events = transcript(&mut client);
+    let end = events.iter().find(|e| e["type"] == "end").unwrap();
+    assert!(end["usage"]["input_tokens"].as_u64().is_some(), "the run's usage: {end}");
+    let edits = events.iter().find(|e| e["type"] == "edits").unwrap();
+    let checkpoint = edits["checkpoint"].as_str().unwrap_or_else(|| panic!("no checkpoint in {edits}")).to_string();
+    assert_ne!(checkpoint, run_id, "the checkpoint's own id, not the session's run id");
+    assert_eq!(edits["undone"], false, "{edits}");
+
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", Some(&checkpoint)));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(undo);
+    assert_eq!((answer["result"]["runId"].as_str(), answer["result"]["checkpoint"].as_str()), (Some(run_id.as_str()), Some(checkpoint.as_str())), "{answer}");
+    assert_eq!(client.text(&app), APP);
+    let events = transcript(&mut client);
+    assert_eq!(events.iter().find(|e| e["type"] == "edits").unwrap()["undone"], true);
+    client.shutdown();
+}
+
 #[test]
 fn a_buffer_changed_in_the_run_s_lines_is_a_conflict_and_keeps_the_user_s_text() {
     let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);

@@ -7,8 +7,11 @@
 //      applied (the save before the command is no second edit), and the
 //      buffer holds exactly the ticked hunk;
 //   2. a window reload: the panel shows the thread's past with the same
-//      card status and end line (they come from the thread, not from the
-//      window's memory).
+//      card status, end line, usage and Undo button (they come from the
+//      thread and its checkpoint, not from the window's memory);
+//   3. that Undo, pressed after the reload, takes the run back: its
+//      restoring edit is reviewed in the Refactor Preview, and the buffer
+//      is the text before the run.
 // Screenshots of both go to E2E_DIR/screenshots (partial-after-run,
 // partial-after-reload).
 'use strict';
@@ -22,9 +25,12 @@ function panelStatuses(panel) {
   return panel.evaluate(() => {
     const cards = [...document.querySelectorAll('#log .card')].filter((c) => (c.querySelector('.name')?.textContent ?? '') === 'edit_file');
     const line = [...document.querySelectorAll('#log .edits')].at(-1);
+    const runEnd = [...document.querySelectorAll('#log .run-end')].at(-1);
     return {
       cards: cards.map((c) => c.querySelector('.status')?.textContent ?? ''),
       end: line ? [...line.querySelectorAll('.edit')].map((e) => e.textContent.trim()) : [],
+      undo: line?.querySelector('button.undo')?.textContent ?? null,
+      usage: runEnd?.querySelector('.usage')?.textContent ?? null,
     };
   });
 }
@@ -68,7 +74,8 @@ async function main() {
   assert.ok(after);
   const run = await panelStatuses(panel);
   log(`after the run: ${JSON.stringify(run)}`);
-  assert.deepStrictEqual(run, { cards: ['◐ partly applied'], end: ['app.py partly applied'] }, 'the card and the end line after the run');
+  assert.deepStrictEqual({ ...run, usage: undefined }, { cards: ['◐ partly applied'], end: ['app.py partly applied'], undo: 'Undo', usage: undefined }, 'the card and the end line after the run');
+  assert.ok(/ in · .* out/.test(run.usage ?? ''), `the run's usage on its end line: ${run.usage}`);
   await shot('partial-after-run');
   log('check: the partly applied edit\'s card and end line say "partly applied", app.py listed once');
 
@@ -81,8 +88,29 @@ async function main() {
   log(`after the reload: ${JSON.stringify(reloaded)}`);
   assert.deepStrictEqual(reloaded, run, 'the card and the end line after a window reload');
   await shot('partial-after-reload');
-  log('check: after a window reload the card and the end line say "partly applied" as before');
-  await passed('a partly applied edit reported once, the same after a window reload');
+  log('check: after a window reload the card, the end line, the usage and the Undo button are as before');
+
+  // 3. Undo after the reload: the restoring edit is reviewed (every hunk
+  // ticked), and the buffer is as before the run.
+  await clickInPanel(panel, '#log .edits button.undo');
+  await until('the undo waits in the Refactor Preview', () => {
+    const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
+    return !!list && list.checkVisibility() && list.querySelectorAll('.monaco-list-row[aria-level="2"]').length > 0;
+  });
+  await page.evaluate(() => {
+    for (const row of document.querySelectorAll('.monaco-list[aria-label="Bulk Edit"] .monaco-list-row[aria-level="2"]')) {
+      const box = row.querySelector('.edit-checkbox');
+      if (box && box.getAttribute('aria-checked') !== 'true') box.click();
+    }
+  });
+  await until('every hunk of the undo is ticked', () =>
+    [...document.querySelectorAll('.monaco-list[aria-label="Bulk Edit"] .monaco-list-row[aria-level="2"] .edit-checkbox')].every((b) => b.getAttribute('aria-checked') === 'true'));
+  await clickPreviewButton('Apply');
+  await waitForLines('the undo restored the text before the run', appUri, APP.split('\n'));
+  await inPanel(panel, 'the run\'s button now offers Redo', () => [...document.querySelectorAll('#log .edits button.undo')].at(-1)?.textContent === 'Redo');
+  await shot('undo-after-reload');
+  log('check: the Undo offered after the reload took the run back');
+  await passed('a partly applied edit reported once, the same after a window reload, and undone from the reloaded panel');
 }
 
 run(main);

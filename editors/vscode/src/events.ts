@@ -41,6 +41,10 @@ export interface EditsEvent {
   type: 'edits';
   edits: (EditOutcome & { toolCallId?: string; command?: string; deleted?: boolean })[];
   summary?: string;
+  /** The run's checkpoint, while it is kept: `tandem.undo` takes it as the `runId`. */
+  checkpoint?: string;
+  /** The run is undone now (its checkpoint says so). */
+  undone?: boolean;
 }
 
 /** An event of a thread's past: a run event, a run's prompt, or its edits. */

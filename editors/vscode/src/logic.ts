@@ -462,6 +462,8 @@ export function messageRequestAnswer(
 /** `tandem.undo` / `tandem.redo`'s answer (docs/protocol.md). */
 export interface UndoAnswer {
   runId: string;
+  /** The checkpoint's own id: a past run's Undo in the panel is keyed by it. */
+  checkpoint?: string;
   files: { uri: string; status: string; reason?: string }[];
 }
 

@@ -38,6 +38,13 @@ impl RunRecorder {
         self.inner.lock().run_id.clone()
     }
 
+    /// The id of the checkpoint the run leaves (unique in the workspace:
+    /// `tandem undo ID` takes it), `None` while it changed nothing.
+    pub fn checkpoint_id(&self) -> Option<String> {
+        let manifest = self.inner.lock();
+        manifest.changed_files().next().is_some().then(|| manifest.id.clone())
+    }
+
     /// The files the run changed so far.
     pub fn changed_files(&self) -> Vec<PathBuf> {
         self.inner.lock().changed_files().map(|entry| entry.path.clone()).collect()

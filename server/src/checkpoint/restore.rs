@@ -74,6 +74,8 @@ pub struct FileReport {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestoreReport {
     pub run_id: String,
+    /// The checkpoint's own id (unique in the workspace).
+    pub checkpoint: String,
     pub direction: Direction,
     pub files: Vec<FileReport>,
 }
@@ -108,7 +110,7 @@ pub async fn restore(
     if files.iter().any(|f| f.status != FileStatus::Conflict) {
         store.mark(&path, &mut manifest, direction);
     }
-    Ok(RestoreReport { run_id: manifest.run_id.clone(), direction, files })
+    Ok(RestoreReport { run_id: manifest.run_id.clone(), checkpoint: manifest.id.clone(), direction, files })
 }
 
 /// What a file holds now: its open document's text, else the disk's bytes.

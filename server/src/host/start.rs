@@ -163,6 +163,7 @@ impl Host {
             }
         };
         let recorder = run.end.recorder();
+        let checkpoint = recorder.clone();
         let sandbox_notice = run.request.sandbox_notice.clone();
         let context_window = run.config.context_window;
         let outcome = tokio::spawn(async move {
@@ -182,7 +183,7 @@ impl Host {
             drop(run.end);
             if let Some(after_run) = after_run {
                 let RunEdits { edits, summary } = after_run().await;
-                thread.record_edits(edits, summary);
+                thread.record_edits(edits, summary, checkpoint.as_ref().and_then(|r| r.checkpoint_id()));
                 thread.commit();
             }
             drop(checked_out);

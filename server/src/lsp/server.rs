@@ -333,11 +333,16 @@ impl Backend {
             TRANSCRIPT_COMMAND => {
                 let args: ThreadArgs = first_argument(&params.arguments)?;
                 match self.threads()?.transcript(&args.thread_id) {
-                    Ok(transcript) => Ok(Some(json!({
+                    Ok(mut transcript) => {
+                        if let Some(checkpoints) = self.run_env()?.host.checkpoints() {
+                            super::undo::mark_checkpoints(&mut transcript.events, checkpoints);
+                        }
+                        Ok(Some(json!({
                         "threadId": args.thread_id,
                         "events": transcript.events,
                         "omitted": transcript.omitted,
-                    }))),
+                        })))
+                    }
                     Err(err @ crate::host::ThreadError::Busy { .. }) => Err(busy(err.to_string())),
                     Err(err) => Err(Error::invalid_params(err.to_string())),
                 }

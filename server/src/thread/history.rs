@@ -52,21 +52,32 @@ pub enum Record {
     /// A model turn ended.
     Turn { usage: Usage, #[serde(default, skip_serializing_if = "Option::is_none")] cost_usd: Option<f64>, at_ms: u64 },
     /// A run ended; `text` says why when it did not complete (a completed
-    /// run's answer is its last message).
+    /// run's answer is its last message). `usage` and `cost_usd`: the
+    /// run's own, its sub-agents' included, as its `end` event gave them
+    /// (absent in threads saved before they were kept).
     Run {
         status: RunStatus,
         at_ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
     /// What became of the run's edits, as its front end reported them
     /// (docs/protocol.md's edit objects: `{"uri", "status", "ranges", …,
     /// "toolCallId"?}`), and their summary: a transcript shows them as the
     /// run showed them.
+    /// `checkpoint`: the id of the run's checkpoint when it left one,
+    /// which `tandem undo` / `tandem.undo` take (a transcript view offers
+    /// the run's Undo with it).
     Edits {
         edits: Vec<serde_json::Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         summary: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<String>,
     },
 }
 
@@ -319,17 +330,19 @@ impl Thread {
         self.record(Record::Turn { usage, cost_usd, at_ms: now_ms() });
     }
 
-    /// The run ended; `text` is what the user was told when it did not complete.
-    pub fn end_run(&mut self, status: RunStatus, text: Option<String>) {
+    /// The run ended; `text` is what the user was told when it did not
+    /// complete; `usage` and `cost_usd` the run's (the totals already
+    /// count them, turn by turn).
+    pub fn end_run(&mut self, status: RunStatus, text: Option<String>, usage: Usage, cost_usd: Option<f64>) {
         self.totals.runs += 1;
-        self.record(Record::Run { status, at_ms: now_ms(), text });
+        self.record(Record::Run { status, at_ms: now_ms(), text, usage: Some(usage), cost_usd });
     }
 
     /// What became of the run's edits, for the transcript (nothing when
     /// there were none).
-    pub fn record_edits(&mut self, edits: Vec<serde_json::Value>, summary: Option<String>) {
+    pub fn record_edits(&mut self, edits: Vec<serde_json::Value>, summary: Option<String>, checkpoint: Option<String>) {
         if !edits.is_empty() {
-            self.record(Record::Edits { edits, summary });
+            self.record(Record::Edits { edits, summary, checkpoint });
         }
     }
 

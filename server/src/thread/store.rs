@@ -509,7 +509,7 @@ mod tests {
         c.push(Message::user_text("fix the bug"));
         c.end_turn(Usage::new(100, 10), Some(0.5));
         c.push(Message::user_text("and a test"));
-        c.end_run(RunStatus::Completed, None);
+        c.end_run(RunStatus::Completed, None, Usage::default(), None);
         c.commit();
         c
     }

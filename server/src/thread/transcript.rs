@@ -78,17 +78,24 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
             Record::Compact { before_tokens, after_tokens, .. } => {
                 out.push(json!({"type": "compact", "before_tokens": before_tokens, "after_tokens": after_tokens}));
             }
-            Record::Run { status, text, .. } => {
+            Record::Run { status, text, usage, cost_usd, .. } => {
                 // A call the run ended during (cancelled) got no result:
                 // shown as one, so that its card is not left running.
                 for id in open_calls.drain(..) {
                     out.push(json!({"type": "tool_result", "id": id, "is_error": true, "content": "The run ended before this call finished."}));
                 }
                 let text = text.unwrap_or_else(|| std::mem::take(&mut last_text));
-                out.push(json!({"type": "end", "status": status.as_str(), "text": text}));
+                let mut end = json!({"type": "end", "status": status.as_str(), "text": text});
+                if let Some(usage) = usage {
+                    end["usage"] = json!(usage);
+                }
+                if let Some(cost) = cost_usd {
+                    end["cost_usd"] = json!(cost);
+                }
+                out.push(end);
                 last_text.clear();
             }
-            Record::Edits { edits, summary } => {
+            Record::Edits { edits, summary, checkpoint } => {
                 // Each edit's status on its call's result, as the run's
                 // events showed it, and the run's list after its end.
                 for edit in &edits {
@@ -100,6 +107,9 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
                 let mut event = json!({"type": "edits", "edits": edits});
                 if let Some(summary) = summary {
                     event["summary"] = json!(summary);
+                }
+                if let Some(checkpoint) = checkpoint {
+                    event["checkpoint"] = json!(checkpoint);
                 }
                 out.push(event);
             }
@@ -176,8 +186,8 @@ mod tests {
         let records = vec![
             Record::Prompt { text: "rename".into() },
             assistant(vec![ContentBlock::ToolUse { id: "t2".into(), name: "edit_file".into(), input: json!({"file_path": "app.py"}) }]),
-            Record::Run { status: RunStatus::Cancelled, at_ms: 1, text: Some("The run was cancelled.".into()) },
-            Record::Edits { edits: vec![edit.clone()], summary: Some("1 edit: 1 not applied.".into()) },
+            Record::Run { status: RunStatus::Cancelled, at_ms: 1, text: Some("The run was cancelled.".into()), usage: None, cost_usd: None },
+            Record::Edits { edits: vec![edit.clone()], summary: Some("1 edit: 1 not applied.".into()), checkpoint: None },
         ];
         let events = from_records(records).events;
         let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
@@ -202,11 +212,11 @@ mod tests {
             },
             Record::Stub { tool_use_id: "t1".into(), content: "[cleared]".into() },
             assistant(vec![ContentBlock::Text { text: "It is x.".into() }]),
-            Record::Run { status: RunStatus::Completed, at_ms: 1, text: None },
+            Record::Run { status: RunStatus::Completed, at_ms: 1, text: None, usage: Some(crate::model::Usage::new(120, 7)), cost_usd: Some(0.0012) },
             Record::Prompt { text: "go on".into() },
             Record::Message { message: Message::user_text("go on") },
             Record::Compact { messages: vec![Message::user_text("SUMMARY")], before_tokens: 900, after_tokens: 100 },
-            Record::Run { status: RunStatus::Failed, at_ms: 2, text: Some("the model is overloaded".into()) },
+            Record::Run { status: RunStatus::Failed, at_ms: 2, text: Some("the model is overloaded".into()), usage: None, cost_usd: None },
         ];
         let transcript = from_records(records);
         let shown: Vec<String> = transcript
@@ -226,7 +236,7 @@ mod tests {
             {"type":"tool_call","id":"t1","name":"read_file","input":{"file_path":"a.txt"}}
             {"type":"tool_result","id":"t1","is_error":false,"content":2062}
             {"type":"text","text":"It is x."}
-            {"type":"end","status":"completed","text":"It is x."}
+            {"type":"end","status":"completed","text":"It is x.","usage":{"input_tokens":120,"output_tokens":7},"cost_usd":0.0012}
             {"type":"prompt","text":"go on"}
             {"type":"compact","before_tokens":900,"after_tokens":100}
             {"type":"end","status":"failed","text":"the model is overloaded"}"#]]

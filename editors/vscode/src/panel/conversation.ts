@@ -247,14 +247,20 @@ export class Conversation {
   }
 
   /**
-   * Run `runId` was undone (`undone`) or redone: its edits line offers
-   * the other now; `note` says what became of each file.
+   * A run was undone (`undone`) or redone: its edits line offers the
+   * other now; `note` says what became of each file. `names`: the run's
+   * id as the server answered it, then its checkpoint's id (a past run's
+   * line, restored from the thread, is keyed by that); the checkpoint's
+   * wins, then the latest line of the run id (a restarted server counts
+   * its run ids again).
    */
-  restored(runId: string, undone: boolean, note: string): void {
-    const item = this.items.find((i) => i.type === 'edits' && i.runId === runId && i.undoable);
-    if (item) {
+  restored(names: (string | undefined)[], undone: boolean, note: string): void {
+    const lines = this.items.filter((i) => i.type === 'edits' && i.undoable);
+    const [runId, checkpoint] = names;
+    const item = lines.find((i) => checkpoint !== undefined && i.runId === checkpoint) ?? lines.reverse().find((i) => runId !== undefined && i.runId === runId);
+    if (item?.runId) {
       item.undone = undone;
-      this.fire({ op: 'undo', runId, undone });
+      this.fire({ op: 'undo', runId: item.runId, undone });
     }
     this.note(note);
   }

@@ -144,7 +144,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       // palette): the run's edits line offers the other, and a note says
       // what became of each file.
       onDidRestore((restore) => {
-        if (restore.answer) conversation.restored(restore.answer.runId, restore.direction === 'undo', restore.message);
+        if (restore.answer) conversation.restored([restore.answer.runId, restore.answer.checkpoint], restore.direction === 'undo', restore.message);
         else if (restore.requested) conversation.restoreFailed(restore.requested, restore.message);
         else conversation.note(restore.message);
       }),
@@ -374,8 +374,11 @@ export function pastItems(past: PastEvent[], omitted: number, folders: string[] 
     }
     if (event.type === 'end') open = false;
     if (event.type === 'edits') {
-      // What became of the run's edits, as its end line showed them.
-      items.push({ type: 'edits', edits: endEdits(event.edits, folders), runId: `past-${run}`, undoable: false, undone: false });
+      // What became of the run's edits, as its end line showed them, with
+      // its Undo (or Redo) while the run's checkpoint is kept.
+      const edits = endEdits(event.edits, folders);
+      const undoable = event.checkpoint !== undefined && edits.some((e) => e.status === 'applied' || e.status === 'written' || e.status === 'partial');
+      items.push({ type: 'edits', edits, runId: event.checkpoint ?? `past-${run}`, undoable, undone: event.undone === true });
       continue;
     }
     items.push({ ...event, runId: `past-${run}` });

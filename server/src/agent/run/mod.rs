@@ -139,7 +139,7 @@ pub async fn run_thread(
         Err(Stop::Loop(line)) => (RunStatus::Loop, line),
     };
     thread.set_grants(ctx.run.grants.rules());
-    thread.end_run(status, (status != RunStatus::Completed).then(|| text.clone()));
+    thread.end_run(status, (status != RunStatus::Completed).then(|| text.clone()), state.usage, state.cost_usd);
     thread.commit();
     // Only a saved thread can be named later.
     let thread_id = if thread.is_saved() { thread.id.clone() } else { String::new() };

@@ -190,14 +190,29 @@ describe('Conversation', () => {
     assert.deepStrictEqual(edits(), [['run-2', true, false], ['run-3', false, false]]);
     const live: Change[] = [];
     conversation.onChange((c) => live.push(c));
-    conversation.restored('run-2', true, 'Tandem: undid run-2 (1 file: 1 restored). a.txt: restored.');
+    conversation.restored(['run-2', '20261203-1200-ab'], true, 'Tandem: undid run-2 (1 file: 1 restored). a.txt: restored.');
     assert.deepStrictEqual(edits()[0], ['run-2', true, true]);
     assert.deepStrictEqual(live[0], { op: 'undo', runId: 'run-2', undone: true });
     assert.strictEqual(conversation.snapshot().items.at(-1)?.text, 'Tandem: undid run-2 (1 file: 1 restored). a.txt: restored.');
     conversation.restoreFailed('run-2', 'Tandem: cannot redo: run run-2 is still going');
     assert.deepStrictEqual(live[2], { op: 'undo', runId: 'run-2', undone: true });
-    conversation.restored('run-2', false, 'redone');
+    conversation.restored(['run-2'], false, 'redone');
     assert.deepStrictEqual(edits()[0], ['run-2', true, false]);
+  });
+  it('finds a past run\'s line by its checkpoint, and a run id counted again by its latest line', () => {
+    const conversation = new Conversation();
+    // A past run restored from the thread (keyed by its checkpoint), a live
+    // run of an earlier server, and one of the restarted server, both run-1.
+    conversation.reset('t', 'title', [{ type: 'edits', edits: [{ path: '/w/a.txt', display: 'a.txt', status: 'applied' }], runId: 'ck-old', undoable: true, undone: false }]);
+    for (const path of ['b.txt', 'c.txt']) {
+      conversation.begin('edit');
+      conversation.end([{ path: `/w/${path}`, display: path, status: 'applied' }], 't', 'run-1');
+    }
+    const undone = () => conversation.snapshot().items.filter((i) => i.type === 'edits').map((i) => i.undone);
+    conversation.restored(['run-1', 'ck-old'], true, 'undid the past run');
+    assert.deepStrictEqual(undone(), [true, false, false]);
+    conversation.restored(['run-1', 'ck-new'], true, 'undid the last run-1');
+    assert.deepStrictEqual(undone(), [true, false, true]);
   });
   it('shows an ask the server refused as a failed end, and a failed run that ended once', () => {
     const conversation = new Conversation();
