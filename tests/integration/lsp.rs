@@ -863,3 +863,37 @@ async fn the_editors_base_url_chooses_the_provider_and_tandem_provider_says_so()
     assert_eq!((first["type"].as_str(), first["provider"].as_str(), first["base_url"].as_str()), (Some("provider"), Some("openai"), Some(local.url.as_str())), "{first}");
     assert_eq!((local.requests().len(), anthropic.requests().len()), (1, 0), "the request went to the base URL's server");
 }
+
+/// The VS Code panel's pickers: `tandem.provider` answers the models to
+/// offer and the mode runs start in, and a model and mode the editor's
+/// settings change to (`workspace/didChangeConfiguration`, no restart) are
+/// what it answers next and what the next run uses.
+#[tokio::test(flavor = "multi_thread")]
+async fn tandem_provider_names_the_models_and_the_mode_and_follows_a_settings_change() {
+    let local = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("openai/verbatim_text_with_logprobs.sse"))]).await;
+    let local_url = local.url.clone();
+    let run = tokio::task::spawn_blocking(move || {
+        let f = Fixture::new(&[]);
+        let home = f.root.parent().unwrap().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let home = home.display().to_string();
+        let mut client = LspClient::start(&f.root, &[("HOME", home.as_str())]);
+        let init = client.initialize(json!({}), json!({"tandem": {"provider": "openai", "baseUrl": local_url, "model": "qwen3"}}));
+        assert!(init.get("result").is_some(), "{init}");
+        let before = client.request("workspace/executeCommand", json!({"command": "tandem.provider", "arguments": []}));
+        client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"provider": "openai", "baseUrl": local_url, "model": "qwen3-coder", "permissionMode": "plan"}}}));
+        let after = client.request("workspace/executeCommand", json!({"command": "tandem.provider", "arguments": []}));
+        let answer = client.request("workspace/executeCommand", ask_params("hello"));
+        client.shutdown();
+        (before, after, answer)
+    });
+    let (before, after, answer) = run.await.unwrap();
+    assert_eq!((&before["result"]["model"], &before["result"]["models"], &before["result"]["permissionMode"]), (&json!("qwen3"), &json!(["qwen3"]), &json!("default")), "{before}");
+    assert_eq!((&after["result"]["model"], &after["result"]["models"], &after["result"]["permissionMode"]), (&json!("qwen3-coder"), &json!(["qwen3-coder"]), &json!("plan")), "{after}");
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let requests = local.requests();
+    assert_eq!(requests.len(), 1);
+    let body = &requests[0].body;
+    assert_eq!(body["model"], "qwen3-coder", "the run used the new model");
+    assert!(body.to_string().contains("Plan Mode Active"), "the run was in plan mode: {body}");
+}

@@ -27,6 +27,24 @@ use crate::host::Threads;
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers};
 use crate::workspace::Workspace;
 
+/// `tandem.provider`'s answer: the endpoint a run would use now (or why
+/// there is none), the models a front end may offer to switch to on that
+/// provider, and the permission mode runs start in, as the settings decide
+/// it (a project's file may have made it stricter than the editor's).
+fn provider_answer(settings: &crate::settings::Settings) -> Value {
+    let mut answer = match crate::host::endpoint(settings) {
+        Ok(endpoint) => serde_json::to_value(endpoint).unwrap_or_default(),
+        Err(error) => json!({"error": error}),
+    };
+    if let Some(fields) = answer.as_object_mut() {
+        if let Ok(provider) = crate::host::provider(settings) {
+            fields.insert("models".into(), json!(crate::host::model_choices(&*provider)));
+        }
+        fields.insert("permissionMode".into(), json!(settings.permission_mode().as_str()));
+    }
+    answer
+}
+
 /// Shown when `permissionMode` is `bypassPermissions`.
 pub const BYPASS_WARNING: &str =
     "permissionMode is bypassPermissions: Tandem edits files and runs every command without asking. Deny rules still apply.";
@@ -668,10 +686,7 @@ impl LanguageServer for Backend {
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
             TRUST_COMMAND => self.trust(),
-            PROVIDER_COMMAND => Ok(Some(match crate::host::endpoint(&self.settings()) {
-                Ok(endpoint) => serde_json::to_value(endpoint).unwrap_or_default(),
-                Err(error) => json!({"error": error}),
-            })),
+            PROVIDER_COMMAND => Ok(Some(provider_answer(&self.settings()))),
             super::inline::ACCEPTED_COMMAND => {
                 if let Some(ready) = self.ready.get() {
                     ready.inline.engine.accepted();
