@@ -22,6 +22,7 @@ import {
   RESTART_SETTINGS,
   serverEnv,
   serverSettings,
+  settingsChange,
   startFailureMessage,
   TextInputParams,
   textInputAnswer,
@@ -65,6 +66,15 @@ export class TandemServer implements vscode.Disposable {
   /** A start ended: true when the server runs. */
   readonly onDidStart = this.startedEmitter.event;
 
+  private readonly settingsEmitter = new vscode.EventEmitter<{ pending: boolean }>();
+  /**
+   * A model or mode change (`pushSettings`) waits for the current run to
+   * end (`pending`), or the server has it now.
+   */
+  readonly onDidPushSettings = this.settingsEmitter.event;
+  /** A push waits for the current run to end. */
+  private pushWaiting = false;
+
   /** The restart under way or queued, and the reason of one not begun yet. */
   private restarting: Promise<void> | undefined;
   private restartWhy: string | undefined;
@@ -80,9 +90,11 @@ export class TandemServer implements vscode.Disposable {
     context.subscriptions.push(
       this.serverLog,
       vscode.workspace.onDidChangeConfiguration((event) => {
-        if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(`tandem.${key}`))) {
-          void this.restart('the Tandem settings changed');
-        }
+        const changed = RESTART_SETTINGS.filter((key) => event.affectsConfiguration(`tandem.${key}`));
+        const config = vscode.workspace.getConfiguration('tandem');
+        const change = settingsChange(changed, (key) => userSetting(config.inspect(key)));
+        if (change === 'push') void this.pushSettings();
+        else if (change === 'restart') void this.restart('the Tandem settings changed');
       }),
       context.secrets.onDidChange((event) => {
         if (Object.values(SECRET_KEYS).includes(event.key)) {
@@ -225,6 +237,47 @@ export class TandemServer implements vscode.Disposable {
       }
       void this.offerFix(this.failure);
     }
+  }
+
+  /**
+   * Send the running server the `tandem` section again (the settings only
+   * `LIVE_SETTINGS` changed): as `workspace/configuration` answers it,
+   * with the user's own values of the user-only settings. The server's
+   * next run uses them; a run going on finishes as it started (its edits
+   * and commands are not judged by a mode it did not start in), so the
+   * section goes when it ends, as a restart would wait for it.
+   */
+  async pushSettings(): Promise<void> {
+    if (this.pushWaiting) return;
+    if (this.runs.current) {
+      this.pushWaiting = true;
+      this.settingsEmitter.fire({ pending: true });
+      try {
+        await this.runs.whenIdle();
+      } finally {
+        this.pushWaiting = false;
+      }
+    }
+    // A start or restart under way may have read the settings before this
+    // change: the section goes to the server it starts.
+    await this.restarting?.catch(() => undefined);
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    if (!client || client.state !== State.Running) {
+      this.settingsEmitter.fire({ pending: false });
+      return;
+    }
+    const tandem = vscode.workspace.getConfiguration().get<unknown>('tandem');
+    const config = vscode.workspace.getConfiguration('tandem');
+    const section = usersSection(JSON.parse(JSON.stringify(tandem ?? {})), (key) => config.inspect(key));
+    try {
+      await client.sendNotification('workspace/didChangeConfiguration', { settings: { tandem: section } });
+      this.logLine('the model or permission mode changed: sent the settings to the server (no restart)');
+    } catch (err) {
+      this.logLine(`sending the changed settings failed (${String(err)}): restarting`);
+      void this.restart('the Tandem settings changed');
+    }
+    this.settingsEmitter.fire({ pending: false });
   }
 
   /**

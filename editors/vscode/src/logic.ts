@@ -163,8 +163,30 @@ export function textInputAnswer(value: string | undefined): { text: string | nul
   return { text: value !== undefined && value.trim() !== '' ? value : null };
 }
 
-/** The settings whose change restarts the server. */
+/** The settings whose change reaches the server: by a restart, unless `LIVE_SETTINGS` take it. */
 export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'];
+
+/**
+ * The settings the running server takes without a restart: the extension
+ * sends the `tandem` section again (`workspace/didChangeConfiguration`),
+ * and the server's next run uses the new model and mode (the panel's
+ * pickers change these).
+ */
+export const LIVE_SETTINGS: readonly string[] = ['model', 'permissionMode'];
+
+/**
+ * What a change of the settings `changed` takes: nothing, the section sent
+ * to the running server ("push"), or a restart. A push can set a value but
+ * not take one back: the server keeps the initialization options under
+ * what it is sent, so a user value cleared (`user` gives the user's own
+ * value of a key) restarts the server, as does any other setting.
+ */
+export function settingsChange(changed: readonly string[], user: (key: string) => unknown): 'none' | 'push' | 'restart' {
+  const relevant = changed.filter((key) => RESTART_SETTINGS.includes(key));
+  if (relevant.length === 0) return 'none';
+  const live = relevant.every((key) => LIVE_SETTINGS.includes(key) && text(user(key)) !== undefined);
+  return live ? 'push' : 'restart';
+}
 
 interface LspTextEdit {
   annotationId?: string;

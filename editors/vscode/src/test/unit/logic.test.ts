@@ -20,6 +20,7 @@ import {
   serverEnv,
   localModelSettings,
   serverSettings,
+  settingsChange,
   startFailureMessage,
   textInputAnswer,
   folderSettingsIgnored,
@@ -334,5 +335,23 @@ describe('background tasks', () => {
     assert.strictEqual(taskState(task('1', 'running')), 'running');
     assert.strictEqual(taskState(task('1', 'exited', { exit_code: 3 })), 'exited 3');
     assert.strictEqual(taskState(task('1', 'lost')), 'lost');
+  });
+});
+
+describe('a settings change: pushed to the running server, or a restart', () => {
+  const user = (values: Record<string, unknown>) => (key: string) => values[key];
+  it('sends a model or mode the user set to the server without a restart', () => {
+    assert.strictEqual(settingsChange(['model'], user({ model: 'qwen3-coder' })), 'push');
+    assert.strictEqual(settingsChange(['permissionMode', 'model'], user({ model: 'm', permissionMode: 'plan' })), 'push');
+  });
+  it('restarts for a value taken back (the server keeps its initialization options under a push) and for every other setting', () => {
+    assert.strictEqual(settingsChange(['model'], user({ model: '  ' })), 'restart');
+    assert.strictEqual(settingsChange(['permissionMode'], user({})), 'restart');
+    assert.strictEqual(settingsChange(['model', 'baseUrl'], user({ model: 'm', baseUrl: 'http://x' })), 'restart');
+    assert.strictEqual(settingsChange(['serverPath'], user({ serverPath: '/bin/tandem' })), 'restart');
+  });
+  it('ignores settings the server does not take', () => {
+    assert.strictEqual(settingsChange([], user({})), 'none');
+    assert.strictEqual(settingsChange(['showTranscript'], user({})), 'none');
   });
 });
