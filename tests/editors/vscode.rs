@@ -337,7 +337,11 @@ fn a_window_reload_during_a_partial_review_lands_nothing_and_says_so() {
 /// provider named, the panel says runs go to Anthropic; the walkthrough's
 /// "Use a local model" names an OpenAI-compatible loopback server and a
 /// model, the panel says so, and the next prompt reaches that server while
-/// the Anthropic endpoint gets nothing.
+/// the Anthropic endpoint gets nothing. Then the panel's pickers (issue 33):
+/// the mode typed into settings.json shows in the mode picker; plan and a
+/// model chosen in the panel land in the user settings and the next
+/// request has that model and plan mode; an `@file` attachment shows as a
+/// chip (its × removes it) and in the sent prompt's card.
 #[test]
 fn a_local_model_chosen_in_the_walkthrough_gets_the_prompts() {
     run_script("a_local_model_chosen_in_the_walkthrough_gets_the_prompts", "local_model.js");

@@ -7,11 +7,20 @@
 //      asks for the server's URL and the model; the panel then says runs go
 //      to that OpenAI-compatible server, and why;
 //   3. a prompt typed in the panel reaches that loopback server, and the
-//      Anthropic one (the key's provider) gets nothing.
-// A screenshot of 3 goes to E2E_DIR/screenshots.
+//      Anthropic one (the key's provider) gets nothing;
+//   4. the panel's pickers (issue 33) show the mode and the model; the mode
+//      picker follows a change made in settings.json; plan chosen in the
+//      mode picker and a model typed through the model picker's "Other
+//      model…" are written to the user's settings.json, and the pickers
+//      show the server's answer (it took them without a restart);
+//   5. `@notes` picked from the mention list shows a chip above the input,
+//      whose × removes it and its mention; picked again and sent, the
+//      prompt's card lists it, and the request has the new model, plan
+//      mode's section and the file's text.
+// Screenshots of 3 and of 5 (pickers and a chip) go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, log, open, run, passed, palette, quickOpen, quickInputOpen, quickInputClosed, selectAll, until, model, panelFrame, inPanel, typeInPanel, endCount, nextEnd, shot } = require('./harness');
+const { assert, fs, path, dirs, log, open, run, passed, palette, clearNotifications, quickOpen, quickInputOpen, quickInputClosed, selectAll, until, model, panelFrame, inPanel, typeInPanel, endCount, nextEnd, shot } = require('./harness');
 const { OpenAiMock } = require('./openai_mock');
 
 /** The panel's model line once `want` holds for it. */
@@ -31,11 +40,23 @@ async function answerInputBox(page, prompt, text) {
   await page.keyboard.press('Enter');
 }
 
+/** Wait (bounded) until `check()` holds on disk. */
+async function onDisk(what, check) {
+  const end = Date.now() + 30000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 async function main() {
   const local = new OpenAiMock('Hello from the local model.');
   const localUrl = `${await local.start()}/v1`;
   // No provider named: the harness's TANDEM_PROVIDER is removed.
-  const page = await open({ files: { 'hello.txt': 'hi\n' }, env: { TANDEM_PROVIDER: null } });
+  // Typed into settings.json as written: no closing quotes or suggestions added.
+  // settings.json opens in a tab, not in VS Code 1.139's modal editor.
+  const typing = { 'workbench.editor.useModal': 'off', 'editor.autoClosingQuotes': 'never', 'editor.autoClosingBrackets': 'never', 'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' }, 'editor.suggestOnTriggerCharacters': false };
+  const page = await open({ files: { 'hello.txt': 'hi\n', 'notes.md': 'The secret word is pumpernickel.\n' }, settings: typing, env: { TANDEM_PROVIDER: null } });
 
   // 1. Before: the key decides.
   await quickOpen('hello.txt');
@@ -70,6 +91,85 @@ async function main() {
   assert.strictEqual(model.requests.length, 0, 'the Anthropic endpoint got a request');
   await shot('local-model');
   log('check: the prompt reached the local server; the Anthropic endpoint got nothing');
+
+  // 4. The pickers: what runs use now, changed elsewhere and in the panel.
+  const pickers = (want) => inPanel(panel, `the pickers show ${JSON.stringify(want)}`, (w) => {
+    const mode = document.getElementById('modePicker')?.value;
+    const model = document.getElementById('modelPicker')?.value;
+    return mode === w.mode && model === w.model ? { mode, model, models: [...document.getElementById('modelPicker').options].map((o) => o.textContent) } : null;
+  }, want);
+  const shown = await pickers({ mode: 'default', model: 'qwen3' });
+  assert.deepStrictEqual(shown.models, ['qwen3', 'Other model…'], JSON.stringify(shown.models));
+  const settingsFile = path.join(dirs.userData, 'User', 'settings.json');
+  const userSettings = () => JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
+  // Changed elsewhere: the model by "Use a local model" (above), the mode
+  // typed into the user's settings.json and saved. The pickers follow.
+  await palette('Preferences: Open User Settings (JSON)');
+  await until('settings.json is open, with the focus in it', () => (document.activeElement?.closest('.monaco-editor')?.innerText ?? '').includes('tandem.serverPath'));
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Home');
+  await page.keyboard.up('Control');
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('"tandem.permissionMode": "acceptEdits",');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('s');
+  await page.keyboard.up('Control');
+  await pickers({ mode: 'acceptEdits', model: 'qwen3' });
+  await onDisk('settings.json has the typed mode', () => userSettings()['tandem.permissionMode'] === 'acceptEdits');
+  log('check: the mode picker follows tandem.permissionMode typed into settings.json');
+  // Chosen in the panel.
+  await panel.select('#modePicker', 'plan');
+  await pickers({ mode: 'plan', model: 'qwen3' });
+  await panel.select('#modelPicker', '(other)');
+  await answerInputBox(page, "The model's name", 'qwen3-coder');
+  await quickInputClosed('the model input box closes');
+  await pickers({ mode: 'plan', model: 'qwen3-coder' });
+  await onDisk('settings.json has the picked mode and model', () => userSettings()['tandem.model'] === 'qwen3-coder');
+  const written = userSettings();
+  assert.strictEqual(written['tandem.permissionMode'], 'plan', JSON.stringify(written));
+  assert.strictEqual(written['tandem.model'], 'qwen3-coder', JSON.stringify(written));
+  await modelLine(panel, 'the model line names the new model', `^Model: openai qwen3-coder at ${escaped} `);
+  log('check: plan and qwen3-coder picked in the panel are in the user settings.json, and the server answers them');
+
+  // 5. An attachment chip: shown, removed with its ×, picked again and sent.
+  const chips = () => panel.evaluate(() => [...document.querySelectorAll('#chips .chip')].map((c) => c.textContent));
+  const mentionNotes = async () => {
+    await page.keyboard.type('@notes');
+    await inPanel(panel, 'the mention list offers notes.md', () => !document.getElementById('mentions').hidden && [...document.querySelectorAll('#mentions .option')].some((o) => o.textContent.includes('notes.md')) || null);
+    await page.keyboard.press('Enter');
+    await inPanel(panel, 'a chip shows notes.md', () => [...document.querySelectorAll('#chips .chip')].some((c) => c.textContent.includes('notes.md')) || null);
+  };
+  // ("Use a local model"'s notification would cover the panel's last row in the screenshots.)
+  await clearNotifications();
+  await typeInPanel(panel, 'what does ');
+  await mentionNotes();
+  assert.deepStrictEqual(await chips(), ['notes.md×'], JSON.stringify(await chips()));
+  const remove = await panel.$('#chips button.chip-remove');
+  assert.strictEqual(await remove.evaluate((b) => b.getAttribute('aria-label')), 'Remove notes.md');
+  await remove.click();
+  await inPanel(panel, 'the chip goes', () => document.querySelectorAll('#chips .chip').length === 0 || null);
+  assert.strictEqual(await panel.evaluate(() => document.getElementById('prompt').value), 'what does ');
+  log('check: the chip\'s × removed the attachment and its mention');
+  await panel.focus('#prompt');
+  await mentionNotes();
+  await page.keyboard.type('say?');
+  await shot('pickers-and-chip');
+  const before5 = await endCount(panel);
+  await page.keyboard.press('Enter');
+  const ended5 = await nextEnd(panel, 'the run with the attachment ends', before5);
+  assert.ok(ended5.startsWith('Completed'), `the run's end: ${ended5}`);
+  const sent = await panel.evaluate(() => [...document.querySelectorAll('#log .chips.sent')].map((c) => c.textContent).at(-1));
+  assert.strictEqual(sent, 'Attached:notes.md', JSON.stringify(sent));
+  assert.strictEqual(await chips().then((c) => c.length), 0, 'the chips stay after sending');
+  assert.strictEqual(local.requests.length, 2, `the local server got ${local.requests.length} requests`);
+  const request = local.requests[1].body;
+  assert.strictEqual(request.model, 'qwen3-coder', JSON.stringify(request.model));
+  const body = JSON.stringify(request);
+  assert.ok(body.includes('Plan Mode Active'), 'the run was not in plan mode');
+  assert.ok(body.includes('pumpernickel'), "the request has no text of the attached file");
+  await shot('pickers-sent');
+  log('check: the next run used qwen3-coder in plan mode, with notes.md attached; its card lists it');
   local.close();
   await passed('a local model chosen in the walkthrough gets the prompts, and the panel says so');
 }

@@ -7,6 +7,8 @@
 // Streamed text is kept merged (one item per stretch of text), so a
 // snapshot holds as many items as the transcript has parts, not pieces.
 import type { EditOutcome, RunEvent, RunEventType, TodoItem, ToolCallEvent } from '../events';
+import type { Attachment } from './input';
+import type { PickerState } from './pickers';
 
 /**
  * One thing in the panel: a run event (any of its fields), or one of the
@@ -48,6 +50,8 @@ export interface PanelItem {
   shown_paths?: string[];
   /** `todo`: the model's whole list. */
   todos?: TodoItem[];
+  /** `prompt`: what the prompt attached (`@path`, `@selection`), as its chips showed it. */
+  attachments?: Attachment[];
   /** `task_started`, `task_ended`: the background task and its command. */
   task_id?: string;
   command?: string;
@@ -100,6 +104,10 @@ export interface Endpoint {
   base_url?: string;
   reason?: string;
   error?: string;
+  /** `tandem.provider` only: the models a front end may offer on this provider, the current one first. */
+  models?: string[];
+  /** `tandem.provider` only: the permission mode runs start in now. */
+  permissionMode?: string;
 }
 
 /** The panel's line about the model endpoint: where prompts go, and why. */
@@ -132,7 +140,11 @@ export type ToWebview =
   /** How a task the user stopped from the panel ended ("stopped"), or that it could not be. */
   | { op: 'task'; taskId: string; state: string }
   /** The files of an edit waiting in the Refactor Preview; null: none waits. */
-  | { op: 'review'; paths: string[] | null };
+  | { op: 'review'; paths: string[] | null }
+  /** The model and mode pickers' state. */
+  | { op: 'pickers'; state: PickerState }
+  /** What the draft `prompt` attaches (its chips). */
+  | { op: 'attachments'; prompt: string; items: Attachment[] };
 
 /** The panel's messages, webview → extension. */
 export type FromWebview =
@@ -152,7 +164,13 @@ export type FromWebview =
   /** A code block's Copy button: its text, for the clipboard. */
   | { type: 'copy'; text: string }
   /** The waiting review's button: show the Refactor Preview. */
-  | { type: 'showReview' };
+  | { type: 'showReview' }
+  /** The draft in the input box, which mentions something: what would it attach? */
+  | { type: 'draft'; prompt: string }
+  /** The mode picker: set `tandem.permissionMode`. */
+  | { type: 'pickMode'; mode: string }
+  /** The model picker: set `tandem.model` (`OTHER_MODEL`: ask for its name). */
+  | { type: 'pickModel'; model: string };
 
 export class Conversation {
   private items: PanelItem[] = [];
@@ -186,14 +204,14 @@ export class Conversation {
     return { items: this.items.slice(), asks: this.asks.slice(), running: this.running, threadId: this.threadId, title: this.title, provider: this.provider };
   }
 
-  /** A run starts with this prompt. */
-  begin(prompt: string): void {
+  /** A run starts with this prompt, which attached `attachments`. */
+  begin(prompt: string, attachments: Attachment[] = []): void {
     this.running = true;
     this.lastRun = undefined;
     this.endSeen = false;
     this.tools.clear();
     if (this.title === undefined) this.title = titleOf(prompt);
-    this.add({ type: 'prompt', text: prompt });
+    this.add(attachments.length > 0 ? { type: 'prompt', text: prompt, attachments } : { type: 'prompt', text: prompt });
     this.fireState();
   }
 

@@ -99,3 +99,42 @@ export function rankFiles(paths: string[], query: string, limit = 20): string[] 
   scored.sort((a, b) => a.score - b.score || a.path.length - b.path.length || a.path.localeCompare(b.path));
   return scored.slice(0, limit).map((s) => s.path);
 }
+
+/** What a prompt attaches, as a chip shows it: the mention's value, a short label, the whole name. */
+export interface Attachment {
+  /** What follows the `@` in the prompt (a workspace-relative path, or `selection`). */
+  value: string;
+  label: string;
+  detail: string;
+}
+
+/** The prompt mentions `@selection` (at a word start, trailing punctuation aside). */
+export function mentionsSelection(prompt: string): boolean {
+  return /(^|\s)@selection(?=$|[\s.,;:!?)])/.test(prompt);
+}
+
+/**
+ * What sending `prompt` attaches, in the order the prompt names it: the
+ * editor's selection when it is mentioned and one was taken (`selection`:
+ * its label, e.g. `src/a.ts:3-7`), then each mentioned workspace file
+ * (`known`, as `mentionedFiles`). The panel's chips show this list, and
+ * the sent prompt's card keeps it.
+ */
+export function attachmentsOf(prompt: string, known: readonly string[], selection?: string): Attachment[] {
+  const attached: Attachment[] = [];
+  if (selection !== undefined && mentionsSelection(prompt)) attached.push({ value: 'selection', label: selection, detail: `the selection ${selection}` });
+  for (const path of mentionedFiles(prompt, known)) {
+    attached.push({ value: path, label: path.slice(path.lastIndexOf('/') + 1), detail: path });
+  }
+  return attached;
+}
+
+/**
+ * The prompt without its mentions of `value` (`@value` at a word start,
+ * trailing punctuation kept), each with one space after it, so a chip's ×
+ * removes the attachment and its text together.
+ */
+export function removeMention(prompt: string, value: string): string {
+  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return prompt.replace(new RegExp(`(^|\\s)@${escaped}(?=$|[\\s.,;:!?)])[ \\t]?`, 'g'), '$1');
+}

@@ -11,12 +11,13 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from '../client';
 import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
-import { EditResult, relativePath, taskState } from '../logic';
+import { EditResult, relativePath, taskState, userSetting } from '../logic';
 import type { PastEvent } from '../events';
 import { Asks } from './asks';
 import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
 import type { FromWebview, ToWebview } from './conversation';
-import { HISTORY_LIMIT, mentionedFiles, rankFiles } from './input';
+import { Attachment, attachmentsOf, HISTORY_LIMIT, mentionedFiles, mentionsSelection, rankFiles } from './input';
+import { emptyPickers, OTHER_MODEL, PERMISSION_MODES, PickerState } from './pickers';
 import { safeUrl } from './links';
 import { onDidRestore, undoRun } from '../undo';
 import { onDidListTasks, stopTask } from '../tasks';
@@ -103,6 +104,10 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
   /** Background tasks seen ended (stopped here, from the tasks pick, or by
    * themselves), by id, with how: their Stop buttons go. */
   private readonly endedTasks = new Map<string, string>();
+  /** What the model and mode pickers show. */
+  private pickers: PickerState = emptyPickers();
+  /** What the prompt being sent attaches, for its card (taken when its run begins). */
+  private sending: Attachment[] | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -120,11 +125,24 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
           this.post({ op: 'task', taskId: task.id, state: taskState(task) });
         }
       }),
-      server.runs.onDidBegin((prompt) => conversation.begin(prompt)),
+      server.runs.onDidBegin((prompt) => {
+        conversation.begin(prompt, this.sending ?? []);
+        this.sending = undefined;
+      }),
+      // The pickers follow the settings however they change (the pickers,
+      // the Settings editor, settings.json), and the server's answer once
+      // it has them.
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('tandem.model') || event.affectsConfiguration('tandem.permissionMode')) this.updatePickers({ settling: true });
+      }),
+      server.onDidPushSettings(({ pending }) => {
+        this.updatePickers({ pending });
+        if (!pending && this.server.client) void this.askProvider();
+      }),
       server.onDidChangeReview((paths) => this.post({ op: 'review', paths: paths ?? null })),
       // Where prompts go, said before the first one: the server's decision.
       server.onDidStart((started) => {
-        if (started) void showProvider(server, conversation);
+        if (started) void this.askProvider();
       }),
       server.runs.onEvent((params) => {
         conversation.event(params.runId, params.event);
@@ -218,6 +236,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         this.post({ op: 'reset', snapshot: this.conversation.snapshot() });
         for (const [taskId, state] of this.endedTasks) this.post({ op: 'task', taskId, state });
         if (this.server.reviewPaths) this.post({ op: 'review', paths: this.server.reviewPaths });
+        this.updatePickers({});
         if (this.focusPending) this.focusInput();
         break;
       case 'send':
@@ -270,6 +289,17 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         this.post({ op: 'task', taskId, state: stopped ? taskState(stopped) : 'not stopped' });
         break;
       }
+      case 'draft': {
+        const prompt = String(message.prompt ?? '');
+        this.post({ op: 'attachments', prompt, items: await this.attachments(prompt) });
+        break;
+      }
+      case 'pickMode':
+        await this.pickMode(String(message.mode ?? ''));
+        break;
+      case 'pickModel':
+        await this.pickModel(String(message.model ?? ''));
+        break;
       case 'mentionSelection': {
         this.selection = currentSelection(this.server);
         if (this.selection) this.post({ op: 'insert', text: '@selection ' });
@@ -291,7 +321,8 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     await this.context.workspaceState.update(HISTORY_KEY, history.slice(-HISTORY_LIMIT));
     const argument: AskArgument = { prompt };
     const editor = vscode.window.activeTextEditor;
-    if (prompt.includes('@selection') && this.selection) {
+    const attachments = await this.attachments(prompt);
+    if (mentionsSelection(prompt) && this.selection) {
       argument.textDocument = { uri: this.selection.uri };
       argument.range = this.selection.range;
     } else if (editor) {
@@ -305,7 +336,94 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       const attached = mentionedFiles(prompt, [...uris.keys()]);
       if (attached.length > 0) argument.attachments = attached.map((path) => ({ uri: uris.get(path) ?? path }));
     }
-    await runAsk(this.server, argument, undefined, undefined, { progress: false, announce: () => !this.visible() });
+    this.sending = attachments;
+    try {
+      await runAsk(this.server, argument, undefined, undefined, { progress: false, announce: () => !this.visible() });
+    } finally {
+      this.sending = undefined;
+    }
+  }
+
+  /** What sending `prompt` would attach (the chips), as `send` attaches it. */
+  private async attachments(prompt: string): Promise<Attachment[]> {
+    if (!prompt.includes('@')) return [];
+    const folders = workspaceFolders();
+    const known = (await this.workspaceFiles()).map((uri) => relativePath(uri, folders));
+    return attachmentsOf(prompt, known, this.selection?.label);
+  }
+
+  /** Ask the server which endpoint, models and mode runs use now; the model line and the pickers show it. */
+  private async askProvider(): Promise<void> {
+    const endpoint = await providerOf(this.server);
+    if (!endpoint) return;
+    this.conversation.setProvider(endpoint);
+    this.updatePickers({
+      settling: false,
+      mode: endpoint.permissionMode,
+      model: endpoint.error === undefined ? endpoint.model : undefined,
+      models: endpoint.models ?? [],
+    });
+  }
+
+  /** The pickers with `change`, the settings read again, sent to the webview. */
+  private updatePickers(change: Partial<PickerState>): void {
+    const config = vscode.workspace.getConfiguration('tandem');
+    const own = (key: string) => {
+      const value = userSetting(config.inspect(key));
+      return typeof value === 'string' ? value.trim() : '';
+    };
+    this.pickers = { ...this.pickers, ...change, modeSetting: own('permissionMode'), modelSetting: own('model') };
+    this.post({ op: 'pickers', state: this.pickers });
+  }
+
+  /**
+   * The mode picker: `tandem.permissionMode` in the user's settings (the
+   * extension passes only those on: a folder's .vscode/settings.json may
+   * not choose the mode). bypassPermissions is confirmed first.
+   */
+  private async pickMode(mode: string): Promise<void> {
+    if (!PERMISSION_MODES.some((m) => m.value === mode)) return;
+    if (mode === 'bypassPermissions') {
+      const choice = await vscode.window.showWarningMessage(
+        'Bypass permissions: from the next run on, Tandem edits files and runs every command without asking (deny rules still apply).',
+        { modal: true },
+        'Bypass permissions',
+      );
+      if (choice !== 'Bypass permissions') {
+        this.updatePickers({});
+        return;
+      }
+    }
+    await this.writeSetting('permissionMode', mode);
+  }
+
+  /** The model picker: a listed model, or (`OTHER_MODEL`) one the user names. */
+  private async pickModel(model: string): Promise<void> {
+    let chosen = model;
+    if (model === OTHER_MODEL) {
+      const typed = await vscode.window.showInputBox({
+        title: 'Tandem: model',
+        prompt: "The model's name on the provider runs use (tandem.model in your user settings)",
+        value: this.pickers.modelSetting || this.pickers.model || '',
+        ignoreFocusOut: true,
+      });
+      chosen = typed?.trim() ?? '';
+    }
+    if (chosen === '') {
+      this.updatePickers({});
+      return;
+    }
+    await this.writeSetting('model', chosen);
+  }
+
+  /** Write `tandem.<key>` in the user's settings; a failure is said and the pickers go back. */
+  private async writeSetting(key: 'model' | 'permissionMode', value: string): Promise<void> {
+    try {
+      await vscode.workspace.getConfiguration('tandem').update(key, value, vscode.ConfigurationTarget.Global);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Tandem: could not set tandem.${key}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.updatePickers({});
   }
 
   private async mentionQuery(query: string): Promise<void> {
@@ -470,7 +588,13 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
 <section id="asks" aria-live="assertive" hidden></section>
 <footer>
   <div id="mentions" role="listbox" aria-label="Mention a file" hidden></div>
+  <div id="chips" class="chips" role="list" aria-label="Attached to the prompt" hidden></div>
   <textarea id="prompt" rows="3" aria-label="Ask Tandem" placeholder="Ask Tandem (Enter sends, Shift+Enter for a new line, @ mentions a file, Up for history)"></textarea>
+  <div class="row pickers">
+    <select id="modePicker" title="Permission mode (tandem.permissionMode in your user settings)" aria-label="Permission mode"></select>
+    <select id="modelPicker" title="Model (tandem.model in your user settings)" aria-label="Model"></select>
+  </div>
+  <div id="pickerNote" class="picker-note" role="status" hidden></div>
   <div class="row">
     <button id="selection" class="secondary" title="Mention the editor's selection" aria-label="Mention the editor's selection">@selection</button>
     <span id="usage" class="usage" aria-label="Usage of the last run"></span>
@@ -483,16 +607,16 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
 </html>`;
 }
 
-/** Ask the server which model endpoint runs use, and show it in the panel. */
-async function showProvider(server: TandemServer, conversation: Conversation): Promise<void> {
+/** Ask the server which model endpoint (models, mode) runs use. */
+async function providerOf(server: TandemServer): Promise<Endpoint | undefined> {
   const client = await server.ready();
-  if (!client) return;
+  if (!client) return undefined;
   try {
-    const endpoint = await client.sendRequest<Endpoint | null>('workspace/executeCommand', { command: 'tandem.provider', arguments: [] });
-    if (endpoint) conversation.setProvider(endpoint);
+    return (await client.sendRequest<Endpoint | null>('workspace/executeCommand', { command: 'tandem.provider', arguments: [] })) ?? undefined;
   } catch (err) {
     // An older server without the command: each run's first event says it.
     console.warn('tandem.provider failed', err);
+    return undefined;
   }
 }
 

@@ -6,7 +6,8 @@
 // rendered by panel/markdown.ts, which escapes everything, and only as
 // the extension sends it; the page's CSP allows no inline script at all.
 import { MarkdownStream } from '../panel/markdown';
-import { applyMention, History, mentionAt, MentionQuery } from '../panel/input';
+import { applyMention, Attachment, History, mentionAt, MentionQuery, removeMention } from '../panel/input';
+import { emptyPickers, modelChoices, OTHER_MODEL, PERMISSION_MODES, pickerNote, PickerState, shownMode, shownModel } from '../panel/pickers';
 import { editStatusLabel } from '../panel/conversation';
 import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
 import { unhandled } from '../events';
@@ -36,6 +37,10 @@ const stop = byId<HTMLButtonElement>('stop');
 const title = byId<HTMLElement>('title');
 const mentions = byId<HTMLElement>('mentions');
 const empty = byId<HTMLElement>('empty');
+const chips = byId<HTMLElement>('chips');
+const modePicker = byId<HTMLSelectElement>('modePicker');
+const modelPicker = byId<HTMLSelectElement>('modelPicker');
+const pickerNoteBox = byId<HTMLElement>('pickerNote');
 
 let history = new History();
 let running = false;
@@ -283,6 +288,7 @@ function show(item: PanelItem, immediate: boolean): void {
       for (const open of openTexts.values()) flushText(open);
       openTexts.clear();
       log.append(element('div', 'msg user', item.text ?? ''));
+      if (item.attachments && item.attachments.length > 0) log.append(sentAttachments(item.attachments));
       break;
     case 'text':
       appendText(item, immediate);
@@ -468,6 +474,105 @@ function setAsks(asks: PendingAsk[]): void {
   }
 }
 
+// ---- The model and mode pickers -----------------------------------------------
+
+let pickers: PickerState = emptyPickers();
+
+function option(value: string, label: string, title?: string): HTMLOptionElement {
+  const o = document.createElement('option');
+  o.value = value;
+  o.textContent = label;
+  if (title) o.title = title;
+  return o;
+}
+
+/** Show the pickers' state: the mode and model runs use (or the choice waiting for the run's end), and why they differ from the settings. */
+function setPickers(state: PickerState): void {
+  pickers = state;
+  modePicker.replaceChildren(...PERMISSION_MODES.map((m) => option(m.value, m.label, m.title)));
+  modePicker.value = shownMode(state);
+  const models = modelChoices(state);
+  modelPicker.replaceChildren(
+    ...(models.length === 0 ? [option('', 'Model: provider default')] : models.map((m) => option(m, m))),
+    option(OTHER_MODEL, 'Other model…', 'Type a model name (tandem.model)'),
+  );
+  modelPicker.value = models.length === 0 ? '' : shownModel(state) || models[0];
+  const note = pickerNote(state);
+  pickerNoteBox.textContent = note ?? '';
+  pickerNoteBox.hidden = note === undefined;
+}
+
+modePicker.addEventListener('change', () => {
+  vscode.postMessage({ type: 'pickMode', mode: modePicker.value });
+});
+modelPicker.addEventListener('change', () => {
+  const chosen = modelPicker.value;
+  // The picker shows the current model until the setting (or the server) says otherwise.
+  setPickers(pickers);
+  if (chosen !== '') vscode.postMessage({ type: 'pickModel', model: chosen });
+});
+
+// ---- Attachments: chips while composing, and in the sent prompt's card ---------
+
+let attached: Attachment[] = [];
+let draftTimer: ReturnType<typeof setTimeout> | undefined;
+
+function chip(attachment: Attachment, removable: boolean): HTMLElement {
+  const item = element('span', 'chip');
+  item.setAttribute('role', 'listitem');
+  item.title = attachment.detail;
+  const label = attachment.value === 'selection' ? element('span', 'chip-label', attachment.label) : fileLink(attachment.value, attachment.label);
+  label.classList.add('chip-label');
+  item.append(label);
+  if (removable) {
+    const remove = element('button', 'chip-remove', '×') as HTMLButtonElement;
+    remove.dataset.removeMention = attachment.value;
+    remove.setAttribute('aria-label', `Remove ${attachment.detail}`);
+    remove.title = 'Remove the attachment and its mention';
+    item.append(remove);
+  }
+  return item;
+}
+
+function setChips(items: Attachment[]): void {
+  attached = items;
+  chips.replaceChildren(...items.map((a) => chip(a, true)));
+  chips.hidden = items.length === 0;
+}
+
+/** A sent prompt's attachments, under its card. */
+function sentAttachments(items: Attachment[]): HTMLElement {
+  const line = element('div', 'chips sent');
+  line.setAttribute('role', 'list');
+  line.setAttribute('aria-label', 'Attached to this prompt');
+  line.append(element('span', 'chips-title', 'Attached:'), ...items.map((a) => chip(a, false)));
+  return line;
+}
+
+/** Ask (soon, once per pause in typing) what the draft attaches; no mention: no chips. */
+function draftChanged(): void {
+  if (draftTimer !== undefined) clearTimeout(draftTimer);
+  if (!prompt.value.includes('@')) {
+    draftTimer = undefined;
+    if (attached.length > 0) setChips([]);
+    return;
+  }
+  draftTimer = setTimeout(() => {
+    draftTimer = undefined;
+    vscode.postMessage({ type: 'draft', prompt: prompt.value });
+  }, 150);
+}
+
+chips.addEventListener('click', (event) => {
+  const remove = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-remove-mention]');
+  if (!remove?.dataset.removeMention) return;
+  prompt.value = removeMention(prompt.value, remove.dataset.removeMention);
+  setChips(attached.filter((a) => a.value !== remove.dataset.removeMention));
+  saveDraft();
+  draftChanged();
+  prompt.focus();
+});
+
 // ---- The input box ---------------------------------------------------------
 
 let mention: MentionQuery | undefined;
@@ -505,6 +610,7 @@ function pickMention(index: number): void {
   vscode.postMessage({ type: 'mentioned', value: item.value });
   closeMentions();
   saveDraft();
+  draftChanged();
 }
 
 function saveDraft(): void {
@@ -518,6 +624,7 @@ function submit(): void {
   vscode.postMessage({ type: 'send', prompt: text });
   prompt.value = '';
   saveDraft();
+  draftChanged();
 }
 
 prompt.addEventListener('keydown', (event) => {
@@ -567,6 +674,7 @@ prompt.addEventListener('keydown', (event) => {
 
 prompt.addEventListener('input', () => {
   saveDraft();
+  draftChanged();
   const found = mentionAt(prompt.value, prompt.selectionStart);
   if (!found) {
     closeMentions();
@@ -686,6 +794,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       prompt.setSelectionRange(at + message.text.length, at + message.text.length);
       prompt.focus();
       saveDraft();
+      draftChanged();
       break;
     }
     case 'focus':
@@ -697,9 +806,17 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'review':
       setReview(message.paths);
       break;
+    case 'pickers':
+      setPickers(message.state);
+      break;
+    case 'attachments':
+      if (message.prompt === prompt.value) setChips(message.items);
+      break;
   }
 });
 
 const saved = vscode.getState() as { draft?: string } | undefined;
 if (typeof saved?.draft === 'string') prompt.value = saved.draft;
 vscode.postMessage({ type: 'ready' });
+setPickers(pickers);
+draftChanged();

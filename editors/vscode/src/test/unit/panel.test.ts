@@ -2,7 +2,8 @@
 import * as assert from 'assert';
 import { Asks, Cancellation } from '../../panel/asks';
 import { Change, Conversation, editStatusLabel, providerLine, usageLine } from '../../panel/conversation';
-import { applyMention, History, mentionAt, mentionedFiles, rankFiles } from '../../panel/input';
+import { applyMention, attachmentsOf, History, mentionAt, mentionedFiles, mentionsSelection, rankFiles, removeMention } from '../../panel/input';
+import { emptyPickers, modelChoices, pickerNote, shownMode, shownModel } from '../../panel/pickers';
 import { escapeHtml, MarkdownStream, renderInline, renderMarkdown } from '../../panel/markdown';
 import { statusBarText } from '../../panel/status';
 import { providerConfigured } from '../../setup';
@@ -376,5 +377,71 @@ describe('providerConfigured', () => {
     assert.ok(providerConfigured({ ...none, files: [{ provider: 'anthropic' }] }));
     assert.ok(providerConfigured({ ...none, files: [{ env: { OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1' } }] }));
     assert.ok(!providerConfigured({ ...none, files: [{ env: { OTHER: 'x' } }] }));
+  });
+});
+
+describe('attachment chips', () => {
+  const known = ['src/a.ts', 'README.md', 'docs/guide.md'];
+  it('lists what sending the prompt attaches: the selection when mentioned and taken, then each known file once', () => {
+    assert.deepStrictEqual(attachmentsOf('look at @src/a.ts and @README.md, then @src/a.ts again', known), [
+      { value: 'src/a.ts', label: 'a.ts', detail: 'src/a.ts' },
+      { value: 'README.md', label: 'README.md', detail: 'README.md' },
+    ]);
+    assert.deepStrictEqual(attachmentsOf('explain @selection.', known, 'src/a.ts:3-7'), [{ value: 'selection', label: 'src/a.ts:3-7', detail: 'the selection src/a.ts:3-7' }]);
+    // No selection taken, an unknown file, an address: nothing attached.
+    assert.deepStrictEqual(attachmentsOf('explain @selection and @nope.ts, mail me@example.com', known), []);
+  });
+  it('knows @selection only at a word start', () => {
+    assert.ok(mentionsSelection('@selection'));
+    assert.ok(mentionsSelection('fix (this @selection)'));
+    assert.ok(!mentionsSelection('x@selection'));
+    assert.ok(!mentionsSelection('@selections'));
+  });
+  it("a chip's × takes its mention out of the prompt, every time it is named, and nothing else", () => {
+    assert.strictEqual(removeMention('look at @src/a.ts and @README.md', 'src/a.ts'), 'look at and @README.md');
+    assert.strictEqual(removeMention('@README.md explain @README.md.', 'README.md'), 'explain .');
+    assert.strictEqual(removeMention('see @README.mdx and @README.md', 'README.md'), 'see @README.mdx and ');
+    assert.strictEqual(removeMention('fix @selection', 'selection'), 'fix ');
+  });
+  it("the sent prompt's item keeps what it attached", () => {
+    const c = new Conversation();
+    const attachments = [{ value: 'src/a.ts', label: 'a.ts', detail: 'src/a.ts' }];
+    c.begin('look at @src/a.ts', attachments);
+    c.begin('and again');
+    const items = c.snapshot().items;
+    assert.deepStrictEqual(items[0], { type: 'prompt', text: 'look at @src/a.ts', attachments });
+    assert.deepStrictEqual(items[1], { type: 'prompt', text: 'and again' });
+  });
+});
+
+describe('the model and mode pickers', () => {
+  it("show the server's mode and model, list the one set and the provider's others once each", () => {
+    const state = { ...emptyPickers(), modeSetting: 'acceptEdits', modelSetting: 'claude-sonnet-4-5', mode: 'acceptEdits', model: 'claude-sonnet-4-5', models: ['claude-sonnet-4-5', 'claude-opus-4-5', 'claude-haiku-4-5'] };
+    assert.strictEqual(shownMode(state), 'acceptEdits');
+    assert.strictEqual(shownModel(state), 'claude-sonnet-4-5');
+    assert.deepStrictEqual(modelChoices(state), ['claude-sonnet-4-5', 'claude-opus-4-5', 'claude-haiku-4-5']);
+    assert.strictEqual(pickerNote(state), undefined);
+  });
+  it('before the server answers: the settings, else default and no model', () => {
+    assert.strictEqual(shownMode(emptyPickers()), 'default');
+    assert.strictEqual(shownModel(emptyPickers()), '');
+    assert.deepStrictEqual(modelChoices(emptyPickers()), []);
+    assert.strictEqual(shownMode({ ...emptyPickers(), modeSetting: 'plan' }), 'plan');
+  });
+  it('a choice made during a run shows as chosen and says it applies to the next run', () => {
+    const state = { ...emptyPickers(), modeSetting: 'plan', modelSetting: 'qwen3-coder', mode: 'default', model: 'qwen3', models: ['qwen3'], pending: true };
+    assert.strictEqual(shownMode(state), 'plan');
+    assert.strictEqual(shownModel(state), 'qwen3-coder');
+    assert.deepStrictEqual(modelChoices(state), ['qwen3-coder', 'qwen3']);
+    assert.match(pickerNote(state) ?? '', /applies to the next run/);
+  });
+  it('show a new setting, without a note, until the server answers it', () => {
+    const state = { ...emptyPickers(), modeSetting: 'plan', modelSetting: 'qwen3-coder', mode: 'default', model: 'qwen3', models: ['qwen3'], settling: true };
+    assert.deepStrictEqual([shownMode(state), shownModel(state), pickerNote(state)], ['plan', 'qwen3-coder', undefined]);
+  });
+  it('say so when the server runs with another mode than the one chosen', () => {
+    const state = { ...emptyPickers(), modeSetting: 'acceptEdits', mode: 'plan', model: 'qwen3', models: ['qwen3'] };
+    assert.strictEqual(shownMode(state), 'plan');
+    assert.match(pickerNote(state) ?? '', /tandem\.permissionMode is acceptEdits, but runs start in plan: a settings file decides it/);
   });
 });
