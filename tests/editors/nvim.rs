@@ -496,6 +496,12 @@ fn neovim_cancel_during_review_applies_nothing() {
         assert_eq!(report["result"]["status"], "cancelled", "{report:#}");
         assert_nothing_landed(&outcome);
         assert!(messages(report).contains(&REVIEW_WITHDRAWN.to_string()), "{report:#}");
+        // The statusline through the run: at work, the review, then idle
+        // again once the cancel ended the run.
+        let statuses = lines(report, "statuses");
+        assert!(statuses.iter().any(|s| s == "Tandem: review"), "{statuses:?}");
+        assert_eq!(statuses.last().map(String::as_str), Some("Tandem"), "{statuses:?}");
+        assert_eq!(report["status_after"], "Tandem", "{report:#}");
     }
 }
 

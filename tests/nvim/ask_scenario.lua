@@ -200,8 +200,17 @@ local ok, err = pcall(function()
       type_keys(({ Apply = 'A', Reject = 'R', ['Apply all'] = '!' })[wanted] or wanted)
     end
   end
+  -- What the statusline says through the run, each change once, in order.
+  report.statuses = {}
+  local function note_status()
+    local now = tandem.status()
+    if report.statuses[#report.statuses] ~= now then
+      table.insert(report.statuses, now)
+    end
+  end
   local watcher = vim.uv.new_timer()
   watcher:start(20, 20, vim.schedule_wrap(function()
+    note_status()
     local wins = review_windows()
     if #wins == 0 then
       return
@@ -380,6 +389,7 @@ local ok, err = pcall(function()
       report.prompts_left = report.prompts_left + 1
     end
   end
+  note_status()
   watcher:stop()
   report.status_after = tandem.status()
   -- :TandemCancel with nothing running says so.

@@ -81,15 +81,19 @@ end
 M.handlers = {
   ['tandem/runEvent'] = function(_, params)
     params = params or {}
-    if params.runId and params.runId ~= state.run_id and (params.event or {}).type ~= 'end' then
-      state.set_run(params.runId)
-    end
     local event = params.event or {}
-    if event.type == 'tool_call' then
-      state.set_activity(event.summary or event.name)
-    elseif event.type == 'end' then
-      state.ended(params.runId)
-      state.finish(event.status)
+    -- A run already over (its answer can come before its last events, a
+    -- cancelled one's above all) no longer moves the statusline.
+    if not (params.runId and state.ended_runs[params.runId]) then
+      if params.runId and params.runId ~= state.run_id and event.type ~= 'end' then
+        state.set_run(params.runId)
+      end
+      if event.type == 'tool_call' then
+        state.set_activity(event.summary or event.name)
+      elseif event.type == 'end' then
+        state.ended(params.runId)
+        state.finish(event.status)
+      end
     end
     transcript.append(params)
   end,
@@ -368,6 +372,7 @@ function M.ask_argument(argument, bufnr)
     if result and result.threadId then
       M.thread_id = result.threadId
     end
+    state.ended(result and result.runId)
     state.finish(result and result.status or 'failed')
     if err then
       transcript.finish('failed', err.message or vim.inspect(err))
