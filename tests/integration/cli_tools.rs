@@ -243,3 +243,45 @@ fn tandem_tool_keeps_the_settings_deny_rules_and_fails_closed() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains(".tandem/settings.json:1:"), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+/// A tool that runs no command starts no process: no sandbox probe
+/// (bubblewrap's `--version` and a trial run) and no read of the
+/// repositories' git configuration, which were most of `tandem tool`'s
+/// start-up (issue 31). `bwrap` and `git` first on `PATH` note each start;
+/// run_shell still starts them both.
+#[test]
+fn a_tool_that_runs_no_command_starts_no_process() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = Sandbox::new();
+    sandbox.file("a.txt", "one\n");
+    let bin = sandbox.outer.join("bin");
+    let started = sandbox.outer.join("started.txt");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["bwrap", "git"] {
+        // The probe of a bwrap that fails finds no sandbox; git answers nothing.
+        let code = if name == "bwrap" { 1 } else { 0 };
+        let script = bin.join(name);
+        std::fs::write(&script, format!("#!/bin/sh\necho {name} >> '{}'\nexit {code}\n", started.display())).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |name: &str, input: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(["tool", name, input])
+            .current_dir(&sandbox.root)
+            .env("XDG_CACHE_HOME", &sandbox.cache)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).to_string())
+    };
+    for (name, input) in [("read_file", r#"{"file_path": "a.txt"}"#), ("list_files", r#"{"pattern": "*.txt"}"#), ("grep_search", r#"{"pattern": "one"}"#)] {
+        let (code, out) = run(name, input);
+        assert_eq!(code, Some(0), "{name}: {out}");
+        assert!(!started.exists(), "{name} started {:?}", std::fs::read_to_string(&started));
+    }
+    let (code, out) = run("run_shell", r#"{"command": "cat a.txt"}"#);
+    assert_eq!((code, out.as_str()), (Some(0), "one\n"));
+    let seen = std::fs::read_to_string(&started).unwrap();
+    assert!(seen.contains("bwrap") && seen.contains("git"), "{seen}");
+}

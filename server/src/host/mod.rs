@@ -337,6 +337,11 @@ pub struct RunParts {
     /// The front end's id for the run (the editor's, which tags its
     /// edits); `None`: a new one ([`new_run_id`]).
     pub run_id: Option<String>,
+    /// The run runs no shell command (`tandem tool` of a tool that runs
+    /// none): the sandbox is not probed and the repositories' git
+    /// configuration not read, which is most of such a process's start-up;
+    /// a command it tried anyway would be refused.
+    pub no_shell: bool,
     /// Context placed before the prompt (the editor's selection and
     /// diagnostics, an ACP client's resources).
     pub context: Option<String>,
@@ -618,7 +623,14 @@ impl Host {
     fn prepare_with(&self, settings: &Settings, parts: RunParts, checkpoint: Option<(String, String)>) -> PreparedRun {
         let workspace = parts.workspace.unwrap_or_else(|| Arc::clone(&self.workspace));
         let modes = Modes::new(settings, parts.mode);
-        let sandbox = sandbox(settings, workspace.roots());
+        let sandbox = match parts.no_shell {
+            true => Availability::Ready(Arc::new(crate::sandbox::NoCommands)),
+            false => sandbox(settings, workspace.roots()),
+        };
+        let child_env = match parts.no_shell {
+            true => crate::environment::ChildEnv::default(),
+            false => shell_env(settings, workspace.roots()),
+        };
         let scope = RunScope::new(modes.policy, parts.plan_review);
         if modes.run == PermissionMode::Plan {
             start_in_plan_mode(&scope, workspace.root());
@@ -634,7 +646,7 @@ impl Host {
         };
         let ctx = ToolContext {
             cancel: parts.cancel,
-            child_env: Arc::new(shell_env(settings, workspace.roots())),
+            child_env: Arc::new(child_env),
             sandbox: sandbox.sandbox(),
             run: Arc::new(scope),
             ..ToolContext::new(Arc::clone(&workspace))

@@ -133,6 +133,25 @@ impl Denies {
     }
 }
 
+/// The "sandbox" of a call that runs no shell command (`tandem tool
+/// read_file`): nothing is probed for it, and a command is refused, never
+/// run unconfined.
+pub struct NoCommands;
+
+impl ShellSandbox for NoCommands {
+    fn describe(&self) -> String {
+        "none: this call runs no shell command".to_string()
+    }
+
+    fn confine(&self, _launch: &crate::tools::ports::shell_sandbox::ShellLaunch<'_>) -> Result<crate::tools::ports::shell_sandbox::Confined, String> {
+        Err("this call was set up to run no shell command".to_string())
+    }
+
+    fn explain_failure(&self, _profile: crate::tools::ShellProfile, _output: &str) -> Vec<String> {
+        Vec::new()
+    }
+}
+
 /// The sandbox for a run with these settings, enforcing `denies`.
 pub fn for_run(settings: &SandboxSettings, denies: Denies) -> Availability {
     if !settings.enabled {
