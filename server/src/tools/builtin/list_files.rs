@@ -183,7 +183,8 @@ fn list(workspace: &Workspace, dir: &Path, glob: &PathGlob, cancelled: &(dyn Fn(
     let shared = Arc::new(Mutex::new(ListState { top: TopN::new(MAX_LISTED_FILES), total: 0 }));
     let mut builder =
         ListVisitorBuilder { workspace, dir, glob, cancelled, shared: Arc::clone(&shared) };
-    walker_for(dir, glob.names_hidden()).build_parallel().visit(&mut builder);
+    // A pattern under literal folders (`crates/core/**`) walks only them.
+    walker_for(&glob.walk_root(dir), glob.names_hidden()).build_parallel().visit(&mut builder);
     drop(builder);
     let mut state = match Arc::try_unwrap(shared) {
         Ok(mutex) => mutex.into_value(),
@@ -267,6 +268,39 @@ mod tests {
         assert!(named(".*"));
         assert!(!named("**/*.rs"));
         assert!(!named("./src/*.rs"));
+    }
+
+    /// A pattern under literal folders walks only them, and lists what
+    /// the whole walk lists there: the workspace's ignore rules still
+    /// hold; a linked or hidden folder, or one with a glob in its name, is
+    /// walked from the search folder as before.
+    #[test]
+    fn a_pattern_under_literal_folders_walks_only_them() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap();
+        for file in ["crates/a/x.rs", "crates/a/gen.rs", "crates/a/deep/y.rs", "crates/b/z.rs", ".hidden/a/h.rs"] {
+            std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+            std::fs::write(root.join(file), "x\n").unwrap();
+        }
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".gitignore"), "crates/a/gen.rs\n").unwrap();
+        std::os::unix::fs::symlink(root.join("crates/a"), root.join("linked")).unwrap();
+        let glob = |p: &str| PathGlob::new(p, &root, &root).unwrap();
+        assert_eq!(glob("crates/a/**").walk_root(&root), root.join("crates/a"));
+        assert_eq!(glob("crates/a/deep/*.rs").walk_root(&root), root.join("crates/a/deep"));
+        assert_eq!(glob("crates/*/x.rs").walk_root(&root), root.join("crates"));
+        for walked_from_the_top in ["linked/**", ".hidden/a/**", "*.rs", "**/x.rs", "missing/**"] {
+            assert_eq!(glob(walked_from_the_top).walk_root(&root), root, "{walked_from_the_top}");
+        }
+        let workspace = Workspace::new(root.clone()).unwrap();
+        let listed = |p: &str| {
+            let mut shown = list(&workspace, &root, &glob(p), &|| false).shown;
+            shown.sort();
+            shown
+        };
+        assert_eq!(listed("crates/a/**"), ["crates/a/deep/y.rs", "crates/a/x.rs"]);
+        assert_eq!(listed("crates/a/**"), listed("**").into_iter().filter(|p| p.starts_with("crates/a/")).collect::<Vec<_>>());
+        assert!(listed("linked/**").is_empty(), "a linked folder is not followed");
     }
 
     #[test]

@@ -42,6 +42,10 @@ pub(crate) struct PathGlob {
     /// `**` or `**/*`: every file matches, so no path is looked at
     /// (`list_files` with `**/*` is the commonest call).
     pub(crate) everything: bool,
+    /// The pattern's leading folders with no glob character in them
+    /// (`crates/core` of `crates/core/**/*.rs`): nothing outside them can
+    /// match, so the walk can start there.
+    literal_folders: PathBuf,
 }
 
 impl PathGlob {
@@ -68,7 +72,33 @@ impl PathGlob {
         let matcher = GlobSetBuilder::new().add(glob).build().map_err(invalid)?;
         let names_hidden = relative.split('/').any(|part| part.starts_with('.') && part != "." && part != "..");
         let everything = matches!(relative, "**" | "**/*");
-        Ok(PathGlob { matcher, basename_only: !relative.contains('/'), names_hidden, everything })
+        let mut parts: Vec<&str> = relative.split('/').collect();
+        parts.pop(); // the last part names files
+        let literal_folders: PathBuf = parts
+            .into_iter()
+            .take_while(|part| !part.is_empty() && *part != "." && *part != ".." && !part.contains(['*', '?', '[', ']', '{', '}', '\\']))
+            .collect();
+        Ok(PathGlob { matcher, basename_only: !relative.contains('/'), names_hidden, everything, literal_folders })
+    }
+
+    /// Where a walk of `dir` for this pattern can start: `dir` itself, or
+    /// the pattern's leading literal folders below it when each is a real
+    /// folder (not a link, which the walk would not have followed, and not
+    /// hidden, which it would have skipped). Matching stays relative to
+    /// `dir`, and the ignore rules of the folders above are read as from
+    /// `dir` (the walker reads its parents' ignore files).
+    pub(crate) fn walk_root(&self, dir: &Path) -> PathBuf {
+        let mut root = dir.to_path_buf();
+        for part in self.literal_folders.components() {
+            let std::path::Component::Normal(name) = part else { return dir.to_path_buf() };
+            let next = root.join(name);
+            let is_real_folder = std::fs::symlink_metadata(&next).is_ok_and(|m| m.is_dir());
+            if name.to_string_lossy().starts_with('.') || !is_real_folder {
+                return dir.to_path_buf();
+            }
+            root = next;
+        }
+        root
     }
 
     /// True when the pattern names a hidden file or folder, so hidden
