@@ -6,18 +6,12 @@
 -- the JSON report goes). The model is whatever TANDEM_PROVIDER says (the
 -- tests use the scripted one).
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
--- -u NONE loads no plugin/ scripts: load ours as a plugin manager would.
-vim.cmd('runtime plugin/tandem.lua')
-vim.opt.swapfile = false
+-- -u NONE loads no plugin/ scripts: kit.lua loads ours as a plugin manager would.
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 
 local report = { events = {}, errors = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 local ok, err = pcall(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(env.SCENARIO_FILE))

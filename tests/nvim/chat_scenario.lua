@@ -7,17 +7,12 @@
 -- Environment: TANDEM_BIN, TANDEM_PLUGIN, SCENARIO_FILE, SCENARIO_OUT (as
 -- ask_scenario.lua); the scripted model is set up by the test.
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
-vim.cmd('runtime plugin/tandem.lua')
-vim.opt.swapfile = false
+-- -u NONE loads no plugin/ scripts: kit.lua loads ours as a plugin manager would.
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 
 local report = { errors = {}, messages = {}, results = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 local function keys(text)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(text, true, false, true), 'mx', false)

@@ -7,18 +7,12 @@
 -- to open), SCENARIO_PYRIGHT (pyright-langserver), SCENARIO_OUT (the JSON
 -- report: the run's events and errors).
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
-vim.cmd('runtime plugin/tandem.lua')
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 vim.cmd('filetype on')
-vim.opt.swapfile = false
 
 local report = { events = {}, errors = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 local ok, err = pcall(function()
   local root = vim.fs.dirname(env.SCENARIO_FILE)

@@ -10,17 +10,11 @@
 -- (the inlineCompletions settings at start, JSON), SCENARIO_OUT (the JSON
 -- report).
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
-vim.cmd('runtime plugin/tandem.lua')
-vim.opt.swapfile = false
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 
 local report = { errors = {}, notified = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 -- Every message shown, as Neovim's handler of window/showMessage shows it.
 local notify = vim.notify
@@ -29,32 +23,9 @@ vim.notify = function(message, level, ...)
   return notify(message, level, ...)
 end
 
---- Call `done` once `check()` holds (polled by a timer in the main loop),
---- or with false after `ms`.
-local function when(ms, check, done)
-  local deadline = vim.uv.now() + ms
-  local function poll()
-    local ok, result = pcall(check)
-    if ok and result then
-      done(true)
-    elseif vim.uv.now() > deadline then
-      done(false)
-    else
-      vim.defer_fn(poll, 20)
-    end
-  end
-  poll()
-end
+local when = kit.when
 
-local function step(fn)
-  return function(...)
-    local ok, err = pcall(fn, ...)
-    if not ok then
-      table.insert(report.errors, tostring(err))
-      finish()
-    end
-  end
-end
+local step = kit.stepper(report, finish)
 
 local function restart_message()
   for _, message in ipairs(report.notified) do

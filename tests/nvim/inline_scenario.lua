@@ -12,17 +12,11 @@
 -- types on the new line), SCENARIO_OUT (the JSON report), SCENARIO_WAIT_MS
 -- (how long to wait for the ghost text).
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
-vim.cmd('runtime plugin/tandem.lua')
-vim.opt.swapfile = false
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 
 local report = { errors = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 local namespace = vim.api.nvim_create_namespace('nvim.lsp.inline_completion')
 
@@ -49,32 +43,9 @@ local function buffer_text()
   return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
 end
 
---- Call `done` once `check()` holds (polled by a timer in the main loop),
---- or with false after `ms`.
-local function when(ms, check, done)
-  local deadline = vim.uv.now() + ms
-  local function poll()
-    local ok, result = pcall(check)
-    if ok and result then
-      done(true)
-    elseif vim.uv.now() > deadline then
-      done(false)
-    else
-      vim.defer_fn(poll, 20)
-    end
-  end
-  poll()
-end
+local when = kit.when
 
-local function step(fn)
-  return function(...)
-    local ok, err = pcall(fn, ...)
-    if not ok then
-      table.insert(report.errors, tostring(err))
-      finish()
-    end
-  end
-end
+local step = kit.stepper(report, finish)
 
 local tandem = require('tandem')
 tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, inline_completions = vim.json.decode(env.SCENARIO_INLINE) })

@@ -11,17 +11,11 @@
 -- model reads the file and makes that trial's edit); SCENARIO_SEED and
 -- SCENARIO_TRIALS.
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
-vim.cmd('runtime plugin/tandem.lua')
-vim.opt.swapfile = false
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 
 local report = { trials = {}, errors = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 local function write_file(path, text)
   local file = assert(io.open(path, 'w'))

@@ -7,17 +7,11 @@
 -- Environment: TANDEM_BIN, TANDEM_PLUGIN, SCENARIO_FILE, SCENARIO_OUT, as
 -- in ask_scenario.lua; SCENARIO_MADE, the file the command makes.
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
-vim.cmd('runtime plugin/tandem.lua')
-vim.opt.swapfile = false
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 
 local report = { errors = {}, messages = {}, asked = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 local ok, err = pcall(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(env.SCENARIO_FILE))

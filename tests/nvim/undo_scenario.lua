@@ -13,17 +13,11 @@
 -- SCENARIO_TYPE_TOP (a line the user types at the top of the buffer after
 -- the run, before the undo).
 local env = vim.env
-vim.opt.runtimepath:prepend(env.TANDEM_PLUGIN)
-vim.cmd('runtime plugin/tandem.lua')
-vim.opt.swapfile = false
+local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
+kit.load_plugin()
 
 local report = { errors = {}, messages = {}, asked = {} }
-local function finish()
-  local file = assert(io.open(env.SCENARIO_OUT, 'w'))
-  file:write(vim.json.encode(report))
-  file:close()
-  vim.cmd('qa!')
-end
+local finish = kit.finisher(report)
 
 local function read(path)
   local file = io.open(path, 'r')
