@@ -81,6 +81,11 @@ fn neovim_script(nvim: &Path, script: &str, inline: Value, env: &[(&str, &str)])
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("geometry.py"), SOURCE).unwrap();
     let out = dir.path().join("report.json");
+    // SCENARIO_USER_SETTINGS: the user's ~/.tandem/settings.json.
+    if let Some((_, settings)) = env.iter().find(|(name, _)| *name == "SCENARIO_USER_SETTINGS") {
+        std::fs::create_dir_all(dir.path().join("home/.tandem")).unwrap();
+        std::fs::write(dir.path().join("home/.tandem/settings.json"), settings).unwrap();
+    }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new(nvim)
         .args(["--headless", "--clean", "-u", "NONE", "-S"])
@@ -153,6 +158,25 @@ fn neovim_shows_the_models_ghost_text_and_tab_inserts_it() {
     let last = received.last().unwrap();
     assert_eq!(last.path, "/infill");
     assert!(last.body["input_prefix"].as_str().unwrap().ends_with("def perimeter_of_circle(radius):\n    return "), "{:?}", last.body);
+}
+
+/// Completions turned on in the user's own settings file, not in setup():
+/// the plugin enables Neovim's inline completion and maps the key once the
+/// server says it offers them.
+#[test]
+fn neovim_shows_ghost_text_when_the_users_settings_file_turns_completions_on() {
+    let test = "neovim_shows_ghost_text_when_the_users_settings_file_turns_completions_on";
+    let Some(nvim) = nvim_with_inline_completion(test) else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mock = FimMock::start(Reply::Json(FimMock::infill("2 * math.pi * radius")));
+    let settings = json!({"inlineCompletions": {"enabled": true, "provider": "llama.cpp", "baseUrl": mock.url, "debounceMs": 0}}).to_string();
+    let report = neovim_script(
+        &nvim,
+        "inline_scenario.lua",
+        Value::Null,
+        &[("SCENARIO_TYPED", "return "), ("SCENARIO_TYPED_AFTER", ""), ("SCENARIO_USER_SETTINGS", &settings)],
+    );
+    assert_eq!(assert_shown_and_accepted(&report, "    return "), "2 * math.pi * radius");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 -- key inserts it. The report says what was on screen and in the buffer.
 --
 -- Environment: TANDEM_BIN, TANDEM_PLUGIN (editors/nvim), SCENARIO_INLINE
--- (the inlineCompletions settings, JSON), SCENARIO_TYPED (what the user
+-- (the inlineCompletions settings for setup(), JSON; null for none), SCENARIO_TYPED (what the user
 -- types on the new line), SCENARIO_OUT (the JSON report), SCENARIO_WAIT_MS
 -- (how long to wait for the ghost text).
 local env = vim.env
@@ -48,9 +48,11 @@ local when = kit.when
 local step = kit.stepper(report, finish)
 
 local tandem = require('tandem')
-tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, inline_completions = vim.json.decode(env.SCENARIO_INLINE) })
+-- SCENARIO_INLINE null: setup() names none (they are on in the user's
+-- ~/.tandem/settings.json).
+local inline = vim.json.decode(env.SCENARIO_INLINE)
+tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, inline_completions = inline ~= vim.NIL and inline or nil })
 report.has_inline_completion = vim.lsp.inline_completion ~= nil
-report.mapping = vim.fn.maparg(tandem.config.inline_completion_key or '', 'i', false, true).desc
 local wait_ms = tonumber(env.SCENARIO_WAIT_MS or '') or 120000
 
 when(30000, function()
@@ -58,6 +60,8 @@ when(30000, function()
   return client ~= nil and client.initialized and client.server_capabilities.inlineCompletionProvider ~= nil
 end, step(function(advertised)
   report.advertised = advertised
+  -- The accept key, mapped once Tandem's client attached offering them.
+  report.mapping = vim.fn.maparg(tandem.config.inline_completion_key or '', 'i', false, true).desc
   -- The user opens a new last line and types.
   vim.api.nvim_input('Go' .. env.SCENARIO_TYPED)
   when(wait_ms, function()

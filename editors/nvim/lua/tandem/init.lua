@@ -226,10 +226,16 @@ end
 
 local attached_once = false
 
---- Neovim 0.12's inline completion for Tandem's client, when configured.
+--- Neovim 0.12's inline completion for Tandem's client, when configured:
+--- in setup() (`inline_completions`), or in Tandem's own settings files
+--- (`~/.tandem/settings.json`), which the server's capabilities tell.
+--- The accept key is mapped then, not before: a user who has no
+--- completions keeps their own <Tab>.
 local function enable_inline_completion(client)
-  if M.config.inline_completions and vim.lsp.inline_completion then
+  local offered = (client.server_capabilities or {}).inlineCompletionProvider
+  if vim.lsp.inline_completion and (M.config.inline_completions or offered) then
     vim.lsp.inline_completion.enable(true, { client_id = client.id })
+    M.map_inline_completion_key()
   end
 end
 
@@ -280,11 +286,13 @@ end
 
 --- The Insert-mode key that accepts the inline completion shown, and
 --- types itself when there is none.
+local key_mapped = false
 function M.map_inline_completion_key()
   local key = M.config.inline_completion_key
-  if not (M.config.inline_completions and key and vim.lsp.inline_completion) then
+  if key_mapped or not (key and vim.lsp.inline_completion) then
     return
   end
+  key_mapped = true
   vim.keymap.set('i', key, function()
     if not vim.lsp.inline_completion.get({ on_accept = M.accept_inline_completion }) then
       return key
@@ -340,7 +348,6 @@ end
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', M.config, opts or {})
   review.options = vim.tbl_extend('force', review.options, M.config.review or {})
-  M.map_inline_completion_key()
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('tandem', { clear = true }),
     callback = function(args)
