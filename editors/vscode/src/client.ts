@@ -74,6 +74,8 @@ export class TandemServer implements vscode.Disposable {
   readonly onDidPushSettings = this.settingsEmitter.event;
   /** A push waits for the current run to end. */
   private pushWaiting = false;
+  /** The user values of the settings the server was last given (at start, or by a push). */
+  private sent: Record<string, unknown> = {};
 
   /** The restart under way or queued, and the reason of one not begun yet. */
   private restarting: Promise<void> | undefined;
@@ -92,7 +94,7 @@ export class TandemServer implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((event) => {
         const changed = RESTART_SETTINGS.filter((key) => event.affectsConfiguration(`tandem.${key}`));
         const config = vscode.workspace.getConfiguration('tandem');
-        const change = settingsChange(changed, (key) => userSetting(config.inspect(key)));
+        const change = settingsChange(changed, (key) => userSetting(config.inspect(key)), (key) => this.sent[key]);
         if (change === 'push') void this.pushSettings();
         else if (change === 'restart') void this.restart('the Tandem settings changed');
       }),
@@ -147,6 +149,7 @@ export class TandemServer implements vscode.Disposable {
       openai: await this.context.secrets.get(SECRET_KEYS.openai),
     };
     const settings = serverSettings(user);
+    this.sent = { inlineCompletions: user('inlineCompletions') };
     const env = serverEnv(process.env, keys);
     if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
       this.failure = startFailureMessage(serverPath, 'ENOENT');
@@ -272,7 +275,8 @@ export class TandemServer implements vscode.Disposable {
     const section = usersSection(JSON.parse(JSON.stringify(tandem ?? {})), (key) => config.inspect(key));
     try {
       await client.sendNotification('workspace/didChangeConfiguration', { settings: { tandem: section } });
-      this.logLine('the model or permission mode changed: sent the settings to the server (no restart)');
+      this.sent = { inlineCompletions: userSetting(config.inspect('inlineCompletions')) };
+      this.logLine('the model, the permission mode or the inline completions changed: sent the settings to the server (no restart)');
     } catch (err) {
       this.logLine(`sending the changed settings failed (${String(err)}): restarting`);
       void this.restart('the Tandem settings changed');

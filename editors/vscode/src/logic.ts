@@ -172,19 +172,30 @@ export const RESTART_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', '
  * and the server's next run uses the new model and mode (the panel's
  * pickers change these).
  */
-export const LIVE_SETTINGS: readonly string[] = ['model', 'permissionMode'];
+export const LIVE_SETTINGS: readonly string[] = ['model', 'permissionMode', 'inlineCompletions'];
 
 /**
  * What a change of the settings `changed` takes: nothing, the section sent
  * to the running server ("push"), or a restart. A push can set a value but
  * not take one back: the server keeps the initialization options under
  * what it is sent, so a user value cleared (`user` gives the user's own
- * value of a key) restarts the server, as does any other setting.
+ * value of a key) restarts the server, as does any other setting. The same
+ * holds for a field of `inlineCompletions` (an object the server reads
+ * field by field): the object is pushed while it keeps every field of the
+ * one the server had (`sent`); the server then turns completions on or off
+ * and follows the new fields without a restart.
  */
-export function settingsChange(changed: readonly string[], user: (key: string) => unknown): 'none' | 'push' | 'restart' {
+export function settingsChange(changed: readonly string[], user: (key: string) => unknown, sent: (key: string) => unknown = () => undefined): 'none' | 'push' | 'restart' {
   const relevant = changed.filter((key) => RESTART_SETTINGS.includes(key));
   if (relevant.length === 0) return 'none';
-  const live = relevant.every((key) => LIVE_SETTINGS.includes(key) && text(user(key)) !== undefined);
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const settable = (key: string): boolean => {
+    const now = user(key);
+    if (key !== 'inlineCompletions') return text(now) !== undefined;
+    const before = sent(key);
+    return isObject(now) && (!isObject(before) || Object.keys(before).every((field) => now[field] !== undefined));
+  };
+  const live = relevant.every((key) => LIVE_SETTINGS.includes(key) && settable(key));
   return live ? 'push' : 'restart';
 }
 

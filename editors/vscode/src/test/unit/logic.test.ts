@@ -350,6 +350,14 @@ describe('a settings change: pushed to the running server, or a restart', () => 
     assert.strictEqual(settingsChange(['model', 'baseUrl'], user({ model: 'm', baseUrl: 'http://x' })), 'restart');
     assert.strictEqual(settingsChange(['serverPath'], user({ serverPath: '/bin/tandem' })), 'restart');
   });
+  it('pushes inline completions while they keep every field the server had, and restarts when one is taken back', () => {
+    const sent = user({ inlineCompletions: { enabled: false, provider: 'llama.cpp', baseUrl: 'http://127.0.0.1:8012' } });
+    const on = { enabled: true, provider: 'llama.cpp', baseUrl: 'http://127.0.0.1:8012', nextEdits: true };
+    assert.strictEqual(settingsChange(['inlineCompletions'], user({ inlineCompletions: on }), sent), 'push');
+    assert.strictEqual(settingsChange(['inlineCompletions'], user({ inlineCompletions: { enabled: true } }), user({})), 'push');
+    assert.strictEqual(settingsChange(['inlineCompletions'], user({ inlineCompletions: { enabled: true, provider: 'llama.cpp' } }), sent), 'restart');
+    assert.strictEqual(settingsChange(['inlineCompletions'], user({}), sent), 'restart');
+  });
   it('ignores settings the server does not take', () => {
     assert.strictEqual(settingsChange([], user({})), 'none');
     assert.strictEqual(settingsChange(['showTranscript'], user({})), 'none');
