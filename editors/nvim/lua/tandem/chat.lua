@@ -241,27 +241,9 @@ function M.argument(text)
 end
 
 --- The chat's commands: a message that is one of these runs it instead of
---- being sent (`//text` sends `/text`). Each takes what follows its name.
-M.commands = {
-  new = function()
-    require('tandem').new_thread()
-  end,
-  resume = function(id)
-    require('tandem').resume(id)
-  end,
-  cancel = function()
-    require('tandem').cancel()
-  end,
-  undo = function(id)
-    require('tandem').undo(id)
-  end,
-  redo = function(id)
-    require('tandem').redo(id)
-  end,
-  tasks = function()
-    require('tandem').tasks()
-  end,
-}
+--- being sent (`//text` sends `/text`): the name of the `tandem` function
+--- each runs, given what follows the command (its id, when it takes one).
+M.commands = { new = 'new_thread', resume = 'resume', cancel = 'cancel', undo = 'undo', redo = 'redo', tasks = 'tasks' }
 
 --- Run `text` when it is a chat command: true when it was one (or named
 --- one that does not exist, which is said, not sent).
@@ -277,7 +259,7 @@ local function run_command(text)
     notify(string.format('/%s is not a chat command (%s; //%s sends it as a message)', name, '/' .. table.concat(names, ' /'), name), vim.log.levels.WARN)
     return true
   end
-  command(rest ~= '' and rest or nil)
+  require('tandem')[command](rest ~= '' and rest or nil)
   return true
 end
 
