@@ -27,6 +27,14 @@ fd="${FD:-$(command -v fd || command -v fdfind || true)}"
 
 cd "$tree"
 mismatches=0
+# The regression guard of quick mode (CI): a list_files row whose best run
+# is more than BENCH_LIST_LIMIT times rg's best fails the run (2x the 1.1x
+# target; ratios within one run, the commands alternating, are steadier
+# than timings). Its rows take 3 runs there. grep_search has no guard in
+# quick mode: the debug build's regex engine alone is 2-4x slower than
+# rg's release build, so its ratio would say nothing about a regression.
+list_limit="${BENCH_LIST_LIMIT:-2.2}"
+over_limit=0
 
 # Milliseconds (three decimals) one run of "$@" takes, output piped away.
 time_ms() {
@@ -126,7 +134,16 @@ list_case() {
         names+=(fd)
     fi
     [ "$same" = yes ] || mismatches=$((mismatches + 1))
+    # measure reads `runs`: three for the guarded rows of quick mode.
+    local runs="$runs"
+    [ "$quick" = 1 ] && runs=3
     measure "${names[@]}"
+    local best_ratio
+    best_ratio=$(ratio "$(awk '{ print $2 }' <<<"$STATS_tandem")" "$(awk '{ print $2 }' <<<"$STATS_rg")")
+    if [ "$quick" = 1 ] && awk -v r="$best_ratio" -v l="$list_limit" 'BEGIN { exit !(r + 0 > l + 0) }'; then
+        over_limit=$((over_limit + 1))
+        echo "search.sh: list_files $label: best run $best_ratio x rg's, over the guard's $list_limit x" >&2
+    fi
     if [ -n "$fd" ]; then
         fd_cell=$(cell "$STATS_fd")
         fd_ratio=$(ratio "${STATS_tandem%% *}" "${STATS_fd%% *}")
@@ -168,5 +185,10 @@ if [ "$mismatches" -gt 0 ]; then
     echo "**$mismatches row(s) with different counts: see the \`same\` column.**"
     echo
     [ "$quick" = 1 ] && exit 1
+fi
+if [ "$over_limit" -gt 0 ]; then
+    echo "**$over_limit list_files row(s) slower than ${list_limit}x ripgrep (best runs): a regression.**"
+    echo
+    exit 1
 fi
 exit 0
