@@ -328,8 +328,9 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
         record: false,
     });
     let executor = tool_host.executor();
-    // Only run_shell runs a command: the others need no sandbox probe.
-    let no_shell = name != "run_shell";
+    // Only run_shell runs a command (and the agent and skill tools, whose
+    // sub-runs may call it): the others need no sandbox probe.
+    let no_shell = !matches!(name, "run_shell" | "agent" | "skill");
     let run = tool_host.prepare(host::RunParts { mode: Some(PermissionMode::BypassPermissions), no_shell, ..Default::default() });
     if let Some(notice) = run.sandbox_notice.as_ref().filter(|_| name == "run_shell") {
         eprintln!("tandem: {notice}");
