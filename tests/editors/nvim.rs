@@ -866,6 +866,8 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
         assert_eq!(prompts.len(), 2, "{prompts:#?}");
         assert!(prompts[0].starts_with("Capitalise line three in @notes.txt\nplease"), "{prompts:#?}");
         assert_eq!(prompts[1], "And thanks: #selection and @notes.txt:3, please");
+        // The thread keeps what each message attached, as the user named it.
+        assert_eq!(report["saved_attachments"], serde_json::json!([["notes.txt"], ["notes.txt:3"]]), "{report:#}");
         // What the model got with each message: the mentioned file's text as
         // the buffer has it (unsaved), then the selection made before the
         // chat opened and line three alone.

@@ -97,9 +97,11 @@ local ok, err = pcall(function()
     command = 'tandem.transcript', arguments = { { threadId = report.results[1].threadId } },
   }, 5000, file_buf)
   report.saved_prompts = {}
+  report.saved_attachments = {}
   for _, event in ipairs(((saved or {}).result or {}).events or {}) do
     if event.type == 'prompt' then
       table.insert(report.saved_prompts, event.text)
+      table.insert(report.saved_attachments, event.attachments or {})
     end
   end
 

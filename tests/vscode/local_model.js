@@ -16,11 +16,13 @@
 //   5. `@notes` picked from the mention list shows a chip above the input,
 //      whose × removes it and its mention; picked again and sent, the
 //      prompt's card lists it, and the request has the new model, plan
-//      mode's section and the file's text.
+//      mode's section and the file's text;
+//   6. after a window reload, the prompt's card still lists what it
+//      attached (the thread keeps it).
 // Screenshots of 3 and of 5 (pickers and a chip) go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, fs, path, dirs, log, open, run, passed, palette, clearNotifications, quickOpen, quickInputOpen, quickInputClosed, selectAll, until, model, panelFrame, inPanel, typeInPanel, endCount, nextEnd, shot } = require('./harness');
+const { assert, fs, path, dirs, log, open, run, passed, palette, STEP_MS, clearNotifications, quickOpen, quickInputOpen, quickInputClosed, selectAll, until, model, panelFrame, inPanel, typeInPanel, endCount, nextEnd, shot } = require('./harness');
 const { OpenAiMock } = require('./openai_mock');
 
 /** The panel's model line once `want` holds for it. */
@@ -170,6 +172,16 @@ async function main() {
   assert.ok(body.includes('pumpernickel'), "the request has no text of the attached file");
   await shot('pickers-sent');
   log('check: the next run used qwen3-coder in plan mode, with notes.md attached; its card lists it');
+
+  // 6. A window reload: the card of the prompt comes back from the thread
+  // with what it attached.
+  await page.reload({ timeout: STEP_MS });
+  await until('the workbench loads again', () => !!document.querySelector('.monaco-workbench .part.editor'));
+  const reloaded = await panelFrame('the panel after the window reload');
+  const again = await inPanel(reloaded, 'the reloaded panel lists the prompt\'s attachment', () =>
+    document.getElementById('log').textContent.includes('what does @notes.md say?') ? [...document.querySelectorAll('#log .chips.sent')].map((c) => c.textContent).at(-1) ?? null : null);
+  assert.strictEqual(again, 'Attached:notes.md', JSON.stringify(again));
+  log('check: after a window reload the prompt\'s card still lists notes.md');
   local.close();
   await passed('a local model chosen in the walkthrough gets the prompts, and the panel says so');
 }

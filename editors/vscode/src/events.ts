@@ -30,6 +30,8 @@ export type RunEvent = Exclude<Wire.RunEvent, Wire.ToolResultEvent> | ToolResult
 export interface PromptEvent {
   type: 'prompt';
   text: string;
+  /** What the prompt attached, as the thread kept it (`notes.md`, `src/a.ts:3-9`). */
+  attachments?: string[];
 }
 
 /**

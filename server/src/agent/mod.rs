@@ -38,6 +38,10 @@ pub struct RunRequest {
     /// Extra context placed before the prompt: the editor selection,
     /// diagnostics, the current file.
     pub context: Option<String>,
+    /// What the user attached, as they named it (`notes.md`,
+    /// `src/a.rs:3-9`): kept with the prompt in the thread, so a view
+    /// opened later shows it (the text itself is in `context`).
+    pub attachments: Vec<String>,
     /// Model turns allowed before the run stops with `turn_limit`
     /// (`None`: [`DEFAULT_MAX_TURNS`]).
     pub max_turns: Option<usize>,

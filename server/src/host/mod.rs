@@ -345,6 +345,8 @@ pub struct RunParts {
     /// Context placed before the prompt (the editor's selection and
     /// diagnostics, an ACP client's resources).
     pub context: Option<String>,
+    /// What the user attached, as they named it ([`RunRequest::attachments`]).
+    pub attachments: Vec<String>,
     /// The run happens inside an editor (said in the system prompt).
     pub in_editor: bool,
     /// Compact the thread before the run (`--compact`).
@@ -588,12 +590,14 @@ impl Host {
             }
         };
         let (context, in_editor, compact, max_turns) = (parts.context.clone(), parts.in_editor, parts.compact, parts.max_turns);
+        let attachments = std::mem::take(&mut parts.attachments);
         let mut prepared = self.prepare_with(&settings, parts, checkpoint);
         // A run's background tasks are the session's.
         prepared.ctx.tasks = Some(Arc::clone(&self.tasks) as Arc<dyn Tasks>);
         let request = RunRequest {
             prompt: prompt.into(),
             context,
+            attachments,
             in_editor,
             compact,
             max_turns: max_turns.or(settings.max_turns),

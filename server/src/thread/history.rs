@@ -32,7 +32,12 @@ pub enum Record {
     System { text: String },
     /// A run starts: what the user asked (the next message is this with
     /// the editor's context). For the transcript.
-    Prompt { text: String },
+    /// `attachments`: what the user attached, as they named it.
+    Prompt {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<String>,
+    },
     Message { message: Message },
     /// An old tool result replaced by a one-line stub.
     Stub { tool_use_id: String, content: String },
@@ -265,8 +270,8 @@ impl Thread {
     }
 
     /// A run starts with this prompt (recorded for the transcript).
-    pub fn record_prompt(&mut self, text: &str) {
-        self.record(Record::Prompt { text: text.to_string() });
+    pub fn record_prompt(&mut self, text: &str, attachments: &[String]) {
+        self.record(Record::Prompt { text: text.to_string(), attachments: attachments.to_vec() });
     }
 
     pub fn push(&mut self, message: Message) {

@@ -54,8 +54,12 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
     let mut open_calls: Vec<String> = Vec::new();
     for record in records {
         match record {
-            Record::Prompt { text } => {
-                out.push(json!({"type": "prompt", "text": text}));
+            Record::Prompt { text, attachments } => {
+                let mut prompt = json!({"type": "prompt", "text": text});
+                if !attachments.is_empty() {
+                    prompt["attachments"] = json!(attachments);
+                }
+                out.push(prompt);
                 prompt_message_next = true;
             }
             Record::Message { message } => {
@@ -184,7 +188,7 @@ mod tests {
     fn a_call_the_run_ended_during_gets_a_result_with_its_edit() {
         let edit = json!({"uri": "file:///w/app.py", "status": "not_applied", "ranges": [], "toolCallId": "t2"});
         let records = vec![
-            Record::Prompt { text: "rename".into() },
+            Record::Prompt { text: "rename".into(), attachments: Vec::new() },
             assistant(vec![ContentBlock::ToolUse { id: "t2".into(), name: "edit_file".into(), input: json!({"file_path": "app.py"}) }]),
             Record::Run { status: RunStatus::Cancelled, at_ms: 1, text: Some("The run was cancelled.".into()), usage: None, cost_usd: None },
             Record::Edits { edits: vec![edit.clone()], summary: Some("1 edit: 1 not applied.".into()), checkpoint: None },
@@ -198,7 +202,7 @@ mod tests {
     #[test]
     fn runs_replay_as_prompt_calls_results_and_end_including_turns_a_compaction_replaced() {
         let records = vec![
-            Record::Prompt { text: "read a".into() },
+            Record::Prompt { text: "read a".into(), attachments: vec!["a.txt".into()] },
             Record::Message { message: Message::user_text("The user is looking at a.txt.\n\nread a") },
             assistant(vec![
                 ContentBlock::Text { text: "Reading.".into() },
@@ -213,7 +217,7 @@ mod tests {
             Record::Stub { tool_use_id: "t1".into(), content: "[cleared]".into() },
             assistant(vec![ContentBlock::Text { text: "It is x.".into() }]),
             Record::Run { status: RunStatus::Completed, at_ms: 1, text: None, usage: Some(crate::model::Usage::new(120, 7)), cost_usd: Some(0.0012) },
-            Record::Prompt { text: "go on".into() },
+            Record::Prompt { text: "go on".into(), attachments: Vec::new() },
             Record::Message { message: Message::user_text("go on") },
             Record::Compact { messages: vec![Message::user_text("SUMMARY")], before_tokens: 900, after_tokens: 100 },
             Record::Run { status: RunStatus::Failed, at_ms: 2, text: Some("the model is overloaded".into()), usage: None, cost_usd: None },
@@ -231,7 +235,7 @@ mod tests {
             })
             .collect();
         expect_test::expect![[r#"
-            {"type":"prompt","text":"read a"}
+            {"type":"prompt","text":"read a","attachments":["a.txt"]}
             {"type":"text","text":"Reading."}
             {"type":"tool_call","id":"t1","name":"read_file","input":{"file_path":"a.txt"}}
             {"type":"tool_result","id":"t1","is_error":false,"content":2062}
@@ -246,7 +250,7 @@ mod tests {
 
     #[test]
     fn only_the_most_recent_events_are_kept() {
-        let records = (0..MAX_EVENTS + 3).map(|i| Record::Prompt { text: format!("p{i}") });
+        let records = (0..MAX_EVENTS + 3).map(|i| Record::Prompt { text: format!("p{i}"), attachments: Vec::new() });
         let transcript = from_records(records);
         assert_eq!(transcript.events.len(), MAX_EVENTS);
         assert_eq!(transcript.omitted, 3);

@@ -130,6 +130,18 @@ export function attachmentsOf(prompt: string, known: readonly string[], selectio
 }
 
 /**
+ * A past prompt's attachments as the thread kept them (`tandem.transcript`:
+ * each file's workspace path, `:LINE` or `:FIRST-LAST` after it when lines
+ * were attached), as its card shows them.
+ */
+export function savedAttachments(names: readonly string[]): Attachment[] {
+  return names.map((name) => {
+    const path = name.replace(/:\d+(-\d+)?$/, '');
+    return { value: path, label: name.slice(path.lastIndexOf('/') + 1), detail: name };
+  });
+}
+
+/**
  * The prompt without its mentions of `value` (`@value` at a word start,
  * trailing punctuation kept), each with one space after it, so a chip's ×
  * removes the attachment and its text together.

@@ -16,7 +16,7 @@ import type { PastEvent } from '../events';
 import { Asks } from './asks';
 import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
 import type { FromWebview, ToWebview } from './conversation';
-import { Attachment, attachmentsOf, HISTORY_LIMIT, mentionedFiles, mentionsSelection, rankFiles } from './input';
+import { Attachment, attachmentsOf, HISTORY_LIMIT, mentionedFiles, mentionsSelection, rankFiles, savedAttachments } from './input';
 import { emptyPickers, OTHER_MODEL, PERMISSION_MODES, PickerState } from './pickers';
 import { safeUrl } from './links';
 import { onDidRestore, undoRun } from '../undo';
@@ -497,6 +497,11 @@ export function pastItems(past: PastEvent[], omitted: number, folders: string[] 
       const edits = endEdits(event.edits, folders);
       const undoable = event.checkpoint !== undefined && edits.some((e) => e.status === 'applied' || e.status === 'written' || e.status === 'partial');
       items.push({ type: 'edits', edits, runId: event.checkpoint ?? `past-${run}`, undoable, undone: event.undone === true });
+      continue;
+    }
+    if (event.type === 'prompt') {
+      const attachments = savedAttachments(event.attachments ?? []);
+      items.push(attachments.length > 0 ? { type: 'prompt', text: event.text, attachments, runId: `past-${run}` } : { type: 'prompt', text: event.text, runId: `past-${run}` });
       continue;
     }
     items.push({ ...event, runId: `past-${run}` });

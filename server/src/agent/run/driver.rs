@@ -128,7 +128,7 @@ impl Driver<'_> {
         let executor = Arc::new(executor.clone());
         self.thread.set_title_from(&request.prompt);
         self.close_dangling_calls();
-        self.thread.record_prompt(&request.prompt);
+        self.thread.record_prompt(&request.prompt, &request.attachments);
         let mut first = first_message(request, &hook_context);
         first.content.extend(self.task_notices());
         self.thread.context_tokens += estimate_messages(std::slice::from_ref(&first));

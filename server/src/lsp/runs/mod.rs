@@ -209,6 +209,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         plan_review: Some(Arc::new(review)),
         cancel: cancel.clone(),
         context,
+        attachments: attachment_names(&env, &args),
         in_editor: true,
         start_after: answer_first,
         ..crate::host::RunParts::default()
@@ -446,6 +447,23 @@ async fn start_progress(env: &RunEnv, run_id: &str, prompt: &str, client_token: 
     let begin = json!({"token": token, "value": {"kind": "begin", "title": "Tandem", "message": title, "cancellable": true}});
     env.client.notify(methods::PROGRESS, begin).await;
     Some(token)
+}
+
+/// The attachments as the user named them: the file's path in the
+/// workspace, with its lines when a range was attached.
+fn attachment_names(env: &RunEnv, args: &AskArgs) -> Vec<String> {
+    args.attachments
+        .iter()
+        .filter_map(|attached| {
+            let path = uri_to_path(&attached.uri)?;
+            let name = env.workspace.display_path(&path);
+            Some(match attached.range {
+                Some(r) if r.start.line == r.end.line => format!("{name}:{}", r.start.line + 1),
+                Some(r) => format!("{name}:{}-{}", r.start.line + 1, r.end.line + 1),
+                None => name,
+            })
+        })
+        .collect()
 }
 
 /// The selection's context and the attachments', one after the other.

@@ -2,7 +2,7 @@
 import * as assert from 'assert';
 import { Asks, Cancellation } from '../../panel/asks';
 import { Change, Conversation, editStatusLabel, providerLine, usageLine } from '../../panel/conversation';
-import { applyMention, attachmentsOf, History, mentionAt, mentionedFiles, mentionsSelection, rankFiles, removeMention } from '../../panel/input';
+import { applyMention, attachmentsOf, History, mentionAt, mentionedFiles, mentionsSelection, rankFiles, removeMention, savedAttachments } from '../../panel/input';
 import { emptyPickers, modelChoices, pickerNote, shownMode, shownModel } from '../../panel/pickers';
 import { escapeHtml, MarkdownStream, renderInline, renderMarkdown } from '../../panel/markdown';
 import { statusBarText } from '../../panel/status';
@@ -390,6 +390,13 @@ describe('attachment chips', () => {
     assert.deepStrictEqual(attachmentsOf('explain @selection.', known, 'src/a.ts:3-7'), [{ value: 'selection', label: 'src/a.ts:3-7', detail: 'the selection src/a.ts:3-7' }]);
     // No selection taken, an unknown file, an address: nothing attached.
     assert.deepStrictEqual(attachmentsOf('explain @selection and @nope.ts, mail me@example.com', known), []);
+  });
+  it('shows a past prompt\'s attachments as the thread kept them, lines and all', () => {
+    assert.deepStrictEqual(savedAttachments(['notes.md', 'src/a.ts:3', 'src/deep/b.ts:10-20']), [
+      { value: 'notes.md', label: 'notes.md', detail: 'notes.md' },
+      { value: 'src/a.ts', label: 'a.ts:3', detail: 'src/a.ts:3' },
+      { value: 'src/deep/b.ts', label: 'b.ts:10-20', detail: 'src/deep/b.ts:10-20' },
+    ]);
   });
   it('knows @selection only at a word start', () => {
     assert.ok(mentionsSelection('@selection'));
