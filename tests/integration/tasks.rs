@@ -233,7 +233,11 @@ fn listed_pids(listing: &str, task: &str) -> Vec<i32> {
     pids.trim_start_matches('s').trim_end_matches(')').split_whitespace().map(|p| p.parse().unwrap()).collect()
 }
 
+/// The one process running `command`, waited for (bounded): a task's
+/// shell is listed as soon as it forks, and under load the command it
+/// starts may not be running yet.
 fn only_process(command: &str) -> i32 {
+    crate::common::wait_until(&format!("`{command}` runs"), || !crate::common::processes_running(command).is_empty());
     let found = crate::common::processes_running(command);
     assert_eq!(found.len(), 1, "one `{command}` running: {found:?}");
     found[0]
