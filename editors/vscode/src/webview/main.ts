@@ -457,7 +457,9 @@ function setAsks(asks: PendingAsk[]): void {
     box.append(element('pre', 'ask-message', ask.message));
     const buttons = element('div', 'ask-actions');
     for (const action of ask.actions) {
-      const button = element('button', action === 'Deny' || action === 'Reject' ? 'secondary' : '', action) as HTMLButtonElement;
+      // The refusals look alike: only what lets the call go on is primary.
+      const refusal = action === 'Deny' || action === 'Reject' || action === 'Tell Tandem what to do instead';
+      const button = element('button', refusal ? 'secondary' : '', action) as HTMLButtonElement;
       button.dataset.askId = String(ask.id);
       button.dataset.action = action;
       buttons.append(button);
