@@ -89,7 +89,9 @@ M.handlers = {
         state.set_run(params.runId)
       end
       if event.type == 'tool_call' then
-        state.set_activity(event.summary or event.name)
+        -- The tool and its subject, as the transcript names the call (the
+        -- event's summary alone is the subject: "notes.txt").
+        state.set_activity(transcript.call_summary(event))
       elseif event.type == 'end' then
         state.ended(params.runId)
         state.finish(event.status)
@@ -242,6 +244,8 @@ end
 local function on_attach(client)
   with_every_diagnostic(client)
   enable_inline_completion(client)
+  -- The statusline says "Tandem" from now on, not at the next redraw.
+  pcall(vim.cmd, 'redrawstatus!')
   if not attached_once then
     attached_once = true
     notify('attached', vim.log.levels.DEBUG)
@@ -692,8 +696,10 @@ end
 --- 'Tandem: review'.
 function M.status()
   local ok, clients = pcall(vim.lsp.get_clients, { name = 'tandem', bufnr = 0 })
-  -- The review's own window counts as Tandem's.
-  return state.status((ok and #clients > 0) or vim.b.tandem_review == true)
+  -- The review's own window counts as Tandem's, and so does the chat
+  -- (the transcript) while the server runs: the user watches the run there.
+  local ours = vim.b.tandem_review == true or (vim.b.tandem_transcript == true and M.client() ~= nil)
+  return state.status((ok and #clients > 0) or ours)
 end
 
 return M

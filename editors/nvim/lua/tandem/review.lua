@@ -19,8 +19,9 @@
 -- waiting), the review closes, nothing is applied, and a message says so.
 local M = {}
 
---- The review's keys, as shown at the top of its window.
-M.KEYS = 'a apply hunk  r reject hunk  A apply all  R reject all  n/] next  p/[ previous  ! apply all (rest of run)  q quit (rejects)'
+--- The review's keys, as shown at the top of its window (M.legend lays
+--- them out in as many lines as its width needs).
+M.KEYS = { 'a apply hunk', 'r reject hunk', 'A apply all', 'R reject all', 'n/] next', 'p/[ previous', '! apply all (rest of run)', 'q quit (rejects)' }
 M.SPLIT_KEYS = 'A apply  R reject  ! apply all (rest of run)  q quit (rejects)'
 
 --- Options, set by require('tandem').setup({ review = {...} }).
@@ -179,9 +180,31 @@ function M.hunks(change, position_encoding)
   return groups
 end
 
+--- `items` two spaces apart, in lines of at most `width` columns: the
+--- legend is never cut off at the window's edge (the diff does not wrap).
+function M.legend(items, width)
+  local lines = {}
+  for _, item in ipairs(items) do
+    local joined = lines[#lines] and (lines[#lines] .. '  ' .. item)
+    if joined and vim.fn.strdisplaywidth(joined) <= width then
+      lines[#lines] = joined
+    else
+      table.insert(lines, item)
+    end
+  end
+  return lines
+end
+
+local legend_ns = vim.api.nvim_create_namespace('tandem_review_legend')
+
+--- The review float's width: the editor's, less a margin, within 40..120.
+local function review_width()
+  return math.min(math.max(40, vim.o.columns - 8), 120)
+end
+
 --- Open a focused window on `bufnr`: a float at the top of the editor.
 local function open_review_window(bufnr, title, height)
-  local width = math.min(math.max(40, vim.o.columns - 8), 120)
+  local width = review_width()
   return vim.api.nvim_open_win(bufnr, true, {
     relative = 'editor',
     row = 1,
@@ -216,7 +239,9 @@ local function review_hunks(title, documents, settle)
   vim.b[bufnr].tandem_review = true
   local previous_win = vim.api.nvim_get_current_win()
   local function render()
-    local lines = { M.KEYS, '' }
+    local lines = M.legend(M.KEYS, review_width())
+    local legend_rows = #lines
+    table.insert(lines, '')
     header_lines = {}
     for index, hunk in ipairs(hunks) do
       local state = decisions[index] or 'undecided'
@@ -229,6 +254,12 @@ local function review_hunks(title, documents, settle)
     vim.bo[bufnr].modifiable = true
     vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
     vim.bo[bufnr].modifiable = false
+    -- The legend in one colour: the diff syntax would colour a line of it
+    -- that starts with `!` as a changed line.
+    vim.api.nvim_buf_clear_namespace(bufnr, legend_ns, 0, -1)
+    for row = 0, legend_rows - 1 do
+      vim.api.nvim_buf_set_extmark(bufnr, legend_ns, row, 0, { end_row = row, end_col = #lines[row + 1], hl_group = 'Comment', priority = 200 })
+    end
     return lines
   end
   local lines = render()

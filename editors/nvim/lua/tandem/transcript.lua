@@ -26,6 +26,8 @@ local function buffer()
   state.bufnr = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(state.bufnr, 'tandem://transcript')
   vim.bo[state.bufnr].filetype = 'markdown'
+  -- Its statusline shows the run's (require('tandem').status()).
+  vim.b[state.bufnr].tandem_transcript = true
   -- Markdown's syntax marks an underscore inside a word (`task_id`, a
   -- path) as an error, in red; the transcript is full of them.
   vim.api.nvim_buf_call(state.bufnr, function()
@@ -225,7 +227,8 @@ function M.run_id()
   return state.run_id
 end
 
---- What a tool call is about, for one line.
+--- What a tool call is about, for one line: its tool and subject
+--- ("edit_file notes.txt"); the statusline shows it too.
 local function call_summary(event)
   if type(event.summary) == 'string' and event.summary ~= '' then
     local first = vim.split(event.summary, '\n', { plain = true })[1]
@@ -238,6 +241,8 @@ local function call_summary(event)
   end
   return event.name or '?'
 end
+
+M.call_summary = call_summary
 
 --- How each run event type is shown, by `type`; `false`: not shown in
 --- the transcript (the status line, the health check or the run's end
