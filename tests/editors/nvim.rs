@@ -321,6 +321,55 @@ fn help_review_keys(help: &str) -> Vec<String> {
     keys
 }
 
+/// The keys `:help tandem-chat` names for the prompt area: the `<Name>`
+/// words of the first column of the indented block after "In the prompt
+/// area:" (its other entries, `@path`, `#buffer`…, are mentions).
+fn help_chat_keys(help: &str) -> Vec<String> {
+    let block = help.split_once("In the prompt area:\n").map(|(_, rest)| rest).expect("the chat's keys in the help");
+    let mut keys = Vec::new();
+    for line in block.lines().take_while(|l| l.starts_with("    ")).filter(|l| !l.starts_with("     ")) {
+        let column = line.trim_start().split("  ").next().unwrap_or_default();
+        keys.extend(column.split_whitespace().filter(|t| t.starts_with('<') && t.ends_with('>')).map(str::to_string));
+    }
+    assert!(keys.len() >= 4, "the help names the chat's keys: {keys:?}");
+    keys
+}
+
+/// The `/` commands `:help tandem-chat` lists (`new`, `resume`, …).
+fn help_chat_commands(help: &str) -> Vec<String> {
+    let block = help.split_once("(`//text` sends `/text`):\n").map(|(_, rest)| rest).expect("the chat's commands in the help");
+    let commands: Vec<String> = block
+        .lines()
+        .take_while(|l| l.starts_with("    "))
+        .filter_map(|l| l.trim_start().strip_prefix('/')?.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(commands.len() >= 5, "the help lists the chat's commands: {commands:?}");
+    commands
+}
+
+/// The keys `:help tandem-review` names for the side-by-side review: "the
+/// keys (A, R, !, q, shown in the winbar)".
+fn help_split_review_keys(help: &str) -> Vec<String> {
+    let list = help
+        .split_once("the keys (")
+        .and_then(|(_, rest)| rest.split_once(", shown in the winbar)"))
+        .map(|(list, _)| list)
+        .expect("the split review's keys in the help");
+    list.split(',').map(|k| k.trim().to_string()).collect()
+}
+
+/// `named` (the help's) and `answered` (a buffer's normal-mode maps, whose
+/// `lhs` Neovim spells `<C-C>`) are the same keys.
+fn assert_same_keys(what: &str, named: &[String], answered: &[String]) {
+    let norm = |keys: &[String]| {
+        let mut keys: Vec<String> = keys.iter().map(|k| if k.starts_with('<') { k.to_uppercase() } else { k.clone() }).collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    assert_eq!(norm(named), norm(answered), "{what}: the keys :help names (left) and the keys the buffer answers (right)");
+}
+
 /// The default permission mode through the plugin: the server marks the
 /// edit for review (the plugin advertises change annotations), the plugin
 /// opens its review window (focused, floating, the keys at its top, the
@@ -369,10 +418,7 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         named.dedup();
         defined.sort();
         assert_eq!(named, defined, ":help tandem's commands (*:Tandem…* tags) and the commands the plugin defines");
-        let keys = lines(preview, "keys");
-        for key in help_review_keys(&help) {
-            assert!(keys.contains(&key), ":help tandem-review names `{key}`, which the review window does not answer ({keys:?})");
-        }
+        assert_same_keys("the review window", &help_review_keys(&help), &lines(preview, "keys"));
         let health = lines(report, "health").join("\n");
         assert!(health.contains("- ✅ OK tandem "), "{health}");
         assert!(health.contains("no run is active"), "{health}");
@@ -460,6 +506,10 @@ fn neovim_split_review_shows_write_file_content() {
         assert!(preview.iter().all(|pane| pane["diff"] == true && pane["floating"] == false), "{preview:#?}");
         assert_eq!(lines(&preview[0], "lines"), ["line one", "line two", "line three"]);
         assert_eq!(lines(&preview[1], "lines"), ["brand new", "content"]);
+        // Each pane answers the keys :help tandem-review names for it.
+        for pane in &preview {
+            assert_same_keys("a pane of the split review", &help_split_review_keys(&help_text()), &lines(pane, "keys"));
+        }
         assert_eq!(report["buffer"], serde_json::json!(["brand new", "content"]), "{report:#}");
     }
 }
@@ -502,6 +552,26 @@ fn neovim_cancel_during_review_applies_nothing() {
         assert!(statuses.iter().any(|s| s == "Tandem: review"), "{statuses:?}");
         assert_eq!(statuses.last().map(String::as_str), Some("Tandem"), "{statuses:?}");
         assert_eq!(report["status_after"], "Tandem", "{report:#}");
+        // The statusline as drawn (the 'statusline' :help tandem-status
+        // sets, evaluated for the file's window) after each run event: at
+        // work before the first tool, then each tool with its file, the
+        // review, and idle from the run's end on.
+        let drawn: Vec<(String, String)> = report["statuslines"]
+            .as_array()
+            .expect("statuslines")
+            .iter()
+            .map(|e| (e["event"].as_str().unwrap_or_default().to_string(), e["statusline"].as_str().unwrap_or_default().to_string()))
+            .collect();
+        let first_call = drawn.iter().position(|(event, _)| event == "tool_call").unwrap_or_else(|| panic!("{drawn:#?}"));
+        assert!(drawn[..first_call].iter().any(|(_, line)| line.ends_with("Tandem: working")), "at work before the first tool: {drawn:#?}");
+        assert!(drawn[first_call].1.ends_with("Tandem: read_file notes.txt"), "{drawn:#?}");
+        assert!(drawn.iter().any(|(event, line)| event == "tool_call" && line.ends_with("Tandem: edit_file notes.txt")), "{drawn:#?}");
+        assert!(report["reviews"][0]["statusline"].as_str().unwrap_or_default().ends_with("Tandem: review"), "{report:#}");
+        let end = drawn.iter().position(|(event, _)| event == "end").unwrap_or_else(|| panic!("{drawn:#?}"));
+        assert!(drawn[end..].iter().all(|(_, line)| line.ends_with("Tandem") && !line.contains("Tandem:")), "idle once the run ended: {drawn:#?}");
+        for key in ["statusline_idle", "statusline_after"] {
+            assert!(report[key].as_str().is_some_and(|line| line.ends_with("Tandem") && !line.contains("Tandem:")), "{key}: {report:#}");
+        }
     }
 }
 
@@ -831,9 +901,12 @@ fn thread_file(id: &str) -> String {
 
 /// The chat (`:TandemChat`): a two-line message with an `@file` mention
 /// typed below the separator and sent with <CR>; a follow-up on the same
-/// thread; `@` completion; tool results folded; <CR> on the edit's link
-/// opens the unsaved buffer (no E37); "fix this error" offered for a
-/// diagnostic another source published, and `:TandemFix` asking about it.
+/// thread; `@` completion; tool results folded as they stream; <CR> on the
+/// edit's link opens the unsaved buffer (no E37); "fix this error" offered
+/// for a diagnostic another source published, and `:TandemFix` asking
+/// about it; `#buffer` and `#diagnostics` reaching the model with their
+/// content; `/resume` from the picker and by id; `:help tandem-chat`
+/// naming the chat's keys and commands, and no others.
 #[test]
 fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
     for nvim in nvims("neovim_chat_round_trip_with_a_follow_up_and_a_mention") {
@@ -860,14 +933,15 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
         assert!(!lines(&report, "folded").is_empty(), "the read_file result's lines are folded: {report:#}");
 
         let results = report["results"].as_array().expect("results");
-        assert_eq!(results.len(), 3, "{report:#}");
+        assert_eq!(results.len(), 4, "{report:#}");
         assert_eq!(results[0]["threadId"], results[1]["threadId"], "the follow-up continues the thread: {report:#}");
         let prompts = lines(&report, "saved_prompts");
-        assert_eq!(prompts.len(), 2, "{prompts:#?}");
+        assert_eq!(prompts.len(), 4, "{prompts:#?}");
         assert!(prompts[0].starts_with("Capitalise line three in @notes.txt\nplease"), "{prompts:#?}");
         assert_eq!(prompts[1], "And thanks: #selection and @notes.txt:3, please");
+        assert_eq!(prompts[3], "Check #buffer against #diagnostics");
         // The thread keeps what each message attached, as the user named it.
-        assert_eq!(report["saved_attachments"], serde_json::json!([["notes.txt"], ["notes.txt:3"]]), "{report:#}");
+        assert_eq!(report["saved_attachments"], serde_json::json!([["notes.txt"], ["notes.txt:3"], [], ["notes.txt"]]), "{report:#}");
         // What the model got with each message: the mentioned file's text as
         // the buffer has it (unsaved), then the selection made before the
         // chat opened and line three alone.
@@ -878,6 +952,17 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
         );
         assert!(thread.contains("Selection (lines 2-2):\n```\nline two\n```"), "#selection is the one made before :TandemChat:\n{thread}");
         assert!(thread.contains("<attached path=\"notes.txt\" lines=\"3-3\">\n   3 | "), "@notes.txt:3 attached line three:\n{thread}");
+        // #buffer: the file as its buffer had it then (the user's line, the
+        // agent's edit); #diagnostics: every one of the buffer's (the fix
+        // sent only the one on its line).
+        assert!(
+            thread.contains("<attached path=\"notes.txt\">\n   1 | typed by the user\n   2 | line two\n   3 | LINE THREE\n</attached>"),
+            "#buffer attached the buffer's text:\n{thread}"
+        );
+        assert!(
+            thread.contains("Diagnostics:\n- line 2: error [lint]: line two is wrong\n- line 3: warning [lint]: line three shouts"),
+            "#diagnostics sent the buffer's diagnostics:\n{thread}"
+        );
 
         assert_eq!(report["link_line"], "- applied: notes.txt:3", "{report:#}");
         assert_eq!(report["link_error"], serde_json::Value::Null, "{report:#}");
@@ -893,17 +978,34 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
         assert_eq!(workspace.disk(), ON_DISK, "the open file was never written by Tandem");
 
         // The chat's commands run, never sent: /new empties the transcript,
-        // /resume ID shows the first thread's past again, /nosuch is said.
-        assert_eq!(report["runs_after_commands"], 3, "no command was sent as a message: {report:#}");
+        // /resume offers the thread in a picker and shows its past again, so
+        // does /resume ID, and /nosuch is said.
+        assert_eq!(report["runs_after_commands"], 4, "no command was sent as a message: {report:#}");
         assert_eq!(report["thread_after_new"], serde_json::Value::Null, "{report:#}");
         assert!(!lines(&report, "after_new").iter().any(|l| l.starts_with("## ")), "{report:#}");
-        let resumed = lines(&report, "after_resume");
-        assert!(resumed.contains(&"## Capitalise line three in @notes.txt".to_string()), "{resumed:#?}");
-        assert!(resumed.contains(&"## Fix this error: line two is wrong".to_string()), "{resumed:#?}");
+        let picker = lines(&report, "picker");
+        assert_eq!(picker.len(), 1, "the workspace's one thread: {picker:#?}");
+        assert!(picker[0].contains("Capitalise line three in @notes.txt") && picker[0].ends_with("(4 runs)"), "{picker:#?}");
+        for key in ["after_picked", "after_resume"] {
+            let resumed = lines(&report, key);
+            for heading in ["## Capitalise line three in @notes.txt", "## Fix this error: line two is wrong", "## Check #buffer against #diagnostics"] {
+                assert!(resumed.contains(&heading.to_string()), "{key}: {resumed:#?}");
+            }
+        }
         assert!(
             messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /tasks /undo; //nosuch sends it")),
             "{report:#}"
         );
+
+        // :help tandem-chat names the keys the chat answers and its
+        // commands, and the chat has no others.
+        let help = help_text();
+        assert_same_keys("the chat", &help_chat_keys(&help), &lines(&report, "chat_keys"));
+        let mut commands = lines(&report, "chat_commands");
+        commands.sort();
+        let mut named = help_chat_commands(&help);
+        named.sort();
+        assert_eq!(named, commands, ":help tandem-chat's / commands (left) and chat.lua's command table (right)");
     }
 }
 
@@ -1460,6 +1562,125 @@ require('tandem').setup({ cmd = { vim.env.TANDEM_BIN, 'lsp' }, permission_mode =
         shot("task-stopped");
         assert!(stopped.contains("stopped: 1  stopped"), "{stopped}");
         crate::common::wait_until("the task's process ended", || !crate::common::process_alive(pid));
+        tmux.keys(&["Escape"]);
+        tmux.type_text(":qa!");
+        tmux.keys(&["Enter"]);
+    }
+}
+
+/// The review as a user meets it (issue 33): Neovim's TUI in tmux, the
+/// chat open (its tool output folded), a message sent from it; the edit
+/// has three hunks far apart in the file. The review that opens over the
+/// chat shows its whole key legend and every hunk, on screen. The
+/// statusline of the file and of the chat (as `:help tandem-status`
+/// sets it) says "Tandem: review", then the tool at work once the review
+/// is answered, and "Tandem" again after <C-c> in the chat cancels the
+/// run (which stops its command). Screenshots in
+/// target/test-artifacts/editor_nvim/.
+#[test]
+fn neovim_in_a_terminal_reviews_from_the_chat_and_shows_the_run_in_the_statusline() {
+    let test = "neovim_in_a_terminal_reviews_from_the_chat_and_shows_the_run_in_the_statusline";
+    let Some(tmux_bin) = which("tmux") else {
+        crate::common::tools::skip(test, "TANDEM_REQUIRE_NVIM", "tmux is not installed");
+        return;
+    };
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    for (n, nvim) in nvims(test).into_iter().enumerate() {
+        let workspace = NotesWorkspace::new();
+        // 24 lines; "todo" on lines 3, 12 and 21: three hunks, each with
+        // its own context.
+        let text: String = (1..=24).map(|i| if i % 9 == 3 { format!("line {i} todo\n") } else { format!("line {i}\n") }).collect();
+        std::fs::write(&workspace.file, &text).expect("write notes.txt");
+        // A command line of this run's own, so no other test's process matches.
+        let command = format!("sleep {}{}", 3600 + n, std::process::id() % 1000);
+        let script = serde_json::json!({"turns": [
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "todo", "new_string": "DONE", "replace_all": true}}]},
+            {"text": "Waiting.", "tool_calls": [{"name": "run_shell", "input": {"command": command}}]},
+            {"text": "Done."}
+        ]});
+        let script_path = workspace.write_script(&script.to_string());
+        let init = workspace.root.join(".git/init.lua");
+        std::fs::write(
+            &init,
+            r#"vim.opt.runtimepath:prepend(vim.env.TANDEM_PLUGIN)
+vim.cmd('runtime plugin/tandem.lua')
+vim.opt.swapfile = false
+vim.opt.termguicolors = true
+vim.o.statusline = "%{v:lua.require'tandem'.status()}%=%f"
+require('tandem').setup({
+  cmd = { vim.env.TANDEM_BIN, 'lsp' },
+  permission_mode = 'default',
+  settings = { permissions = { allow = { 'run_shell(sleep:*)' } } },
+})
+"#,
+        )
+        .expect("write init.lua");
+        let tmux = crate::common::tmux::Tmux::new(&tmux_bin, format!("tandem-nvim-review-{}-{n}", std::process::id()));
+        let (width, height) = (110u16, 34u16);
+        let env = [
+            ("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem").to_string()),
+            ("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim").display().to_string()),
+            ("TANDEM_PROVIDER", "scripted".to_string()),
+            ("TANDEM_SCRIPT", script_path.display().to_string()),
+            ("XDG_DATA_HOME", workspace.root.join(".git/data").display().to_string()),
+            ("XDG_STATE_HOME", workspace.root.join(".git/state").display().to_string()),
+            ("HOME", workspace.root.join(".git/home").display().to_string()),
+            ("TERM", "tmux-256color".to_string()),
+        ];
+        tmux.start(width, height, &workspace.root, &env, &format!("{} -u {} notes.txt", nvim.display(), init.display()));
+        let step = || std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let shot = |name: &str| {
+            let ansi = tmux.screen_ansi();
+            match crate::common::screenshot::keep("editor_nvim", &format!("{name}-{}", if n == 0 { "first" } else { "second" }), &ansi, width, height) {
+                Ok(png) => eprintln!("screenshot: {}", png.display()),
+                Err(why) => eprintln!("no screenshot ({why})"),
+            }
+        };
+        // The statuslines' row: the file's and the chat's, side by side.
+        let statuslines = |screen: &str| screen.lines().find(|l| l.contains("tandem://transcript")).unwrap_or_default().to_string();
+        // The statusline says Tandem once the server attached.
+        tmux.wait_for("notes.txt in Neovim, Tandem attached", step(), |s| s.lines().any(|l| l.starts_with("Tandem ") && l.ends_with("notes.txt")));
+        tmux.type_text(":TandemChat");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the chat", step(), |s| s.contains("───── message ─────"));
+        tmux.type_text("iMark the todos done, then wait");
+        tmux.keys(&["Escape"]);
+        // Past Neovim's wait for an Escape sequence, so Enter is its own key.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        tmux.keys(&["Enter"]);
+
+        let review = tmux.wait_for("the review", step(), |s| s.contains("hunk 3/3"));
+        shot("review-from-the-chat");
+        for item in ["a apply hunk", "r reject hunk", "A apply all", "R reject all", "n/] next", "p/[ previous", "! apply all (rest of run)", "q quit (rejects)"] {
+            assert!(review.contains(item), "the review's legend shows `{item}`:\n{review}");
+        }
+        for (index, line) in [(1, 3), (2, 12), (3, 21)] {
+            let mark = if index == 1 { '>' } else { ' ' };
+            let header = format!("{mark} hunk {index}/3  notes.txt line {line}  [undecided]");
+            assert!(review.contains(&header), "`{header}` is on screen:\n{review}");
+            for diff in [format!("-line {line} todo"), format!("+line {line} DONE")] {
+                assert!(review.contains(&diff), "hunk {index}'s `{diff}` is on screen:\n{review}");
+            }
+        }
+        assert_eq!(statuslines(&review).matches("Tandem: review").count(), 2, "the file's and the chat's statusline say so:\n{review}");
+
+        tmux.keys(&["A"]);
+        let running = tmux.wait_for("the command at work", step(), |s| statuslines(s).contains(&format!("Tandem: run_shell {command}")));
+        shot("running-in-the-statusline");
+        assert_eq!(statuslines(&running).matches(&format!("Tandem: run_shell {command}")).count(), 2, "{running}");
+        assert!(running.contains("line 12 DONE"), "the edit landed in the buffer:\n{running}");
+        crate::common::wait_until("the command runs", || crate::common::processes_running(&command).len() == 1);
+        let pid = crate::common::processes_running(&command)[0];
+
+        // <C-c> in the chat (the focus came back to it from the review).
+        tmux.keys(&["C-c"]);
+        let cancelled = tmux.wait_for("the cancel", step(), |s| s.contains("— cancelled —") && !statuslines(s).contains("Tandem:"));
+        shot("cancelled-in-the-statusline");
+        assert_eq!(statuslines(&cancelled).matches("Tandem ").count(), 2, "both statuslines are back to idle:\n{cancelled}");
+        crate::common::wait_until("the cancelled command ended", || !crate::common::process_alive(pid));
         tmux.keys(&["Escape"]);
         tmux.type_text(":qa!");
         tmux.keys(&["Enter"]);

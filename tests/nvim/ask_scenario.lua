@@ -15,6 +15,15 @@ local finish = kit.finisher(report)
 
 local ok, err = pcall(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(env.SCENARIO_FILE))
+  -- The statusline as :help tandem-status shows it, evaluated for the
+  -- file's window as Neovim draws it (the current one once a scenario
+  -- closed that).
+  vim.cmd([[set statusline+=%{v:lua.require'tandem'.status()}]])
+  local file_win = vim.api.nvim_get_current_win()
+  local function drawn_status()
+    local win = vim.api.nvim_win_is_valid(file_win) and file_win or vim.api.nvim_get_current_win()
+    return vim.trim(vim.api.nvim_eval_statusline(vim.o.statusline, { winid = win }).str)
+  end
   -- The address (SCENARIO_NVIM_ADDR, also written into the model's script)
   -- lets the scripted model's shell step "type" into this editor mid-run,
   -- as a user would.
@@ -144,7 +153,7 @@ local ok, err = pcall(function()
   end
   local handled = {}
   local function answer_review(wins)
-    local review = { preview = preview_of(wins), status = tandem.status(), after = {} }
+    local review = { preview = preview_of(wins), status = tandem.status(), statusline = drawn_status(), after = {} }
     table.insert(report.reviews, review)
     local wanted = env.SCENARIO_REVIEW or 'Apply'
     if wanted == 'CancelThenApply' then
@@ -267,11 +276,15 @@ local ok, err = pcall(function()
   if not attached then
     error('the tandem server did not attach')
   end
-  -- Capture the live transcript as it arrives.
+  -- Capture the live transcript as it arrives, and the statusline drawn
+  -- once the plugin has handled each event.
+  report.statuslines = {}
   local original = tandem.handlers['tandem/runEvent']
   vim.lsp.get_clients({ name = 'tandem' })[1].handlers['tandem/runEvent'] = function(e, params, ctx)
     table.insert(report.events, params.event)
-    return original(e, params, ctx)
+    local ret = original(e, params, ctx)
+    table.insert(report.statuslines, { event = (params.event or {}).type, statusline = drawn_status() })
+    return ret
   end
   -- SCENARIO_FOLDS: the window the ask starts from folds every line, as
   -- the chat's transcript window folds tool output (a new window takes
@@ -290,6 +303,7 @@ local ok, err = pcall(function()
   local done = false
   local bufnr = vim.api.nvim_get_current_buf()
   report.status_idle = tandem.status()
+  report.statusline_idle = drawn_status()
   local via = env.SCENARIO_VIA or 'request'
   if via == 'request' then
     client:request('workspace/executeCommand', {
@@ -386,6 +400,7 @@ local ok, err = pcall(function()
   note_status()
   watcher:stop()
   report.status_after = tandem.status()
+  report.statusline_after = drawn_status()
   -- :TandemCancel with nothing running says so.
   vim.cmd('TandemCancel')
   -- :help works at once (doc/tags).

@@ -1,8 +1,10 @@
 -- Drives the chat (:TandemChat) in a real headless Neovim, for
 -- tests/editors/nvim.rs: a message with an @file mention typed in the
 -- prompt area and sent with <CR>, a follow-up on the same thread, the @
--- completion, folded tool results, a link opened on an unsaved buffer, and
--- "fix this error" for a diagnostic published by another source.
+-- completion, tool results folded as they stream, a link opened on an
+-- unsaved buffer, "fix this error" for a diagnostic published by another
+-- source, a message with #buffer and #diagnostics, and the chat's /
+-- commands (/resume from the picker and by id).
 --
 -- Environment: TANDEM_BIN, TANDEM_PLUGIN, SCENARIO_FILE, SCENARIO_OUT (as
 -- ask_scenario.lua); the scripted model is set up by the test.
@@ -74,10 +76,10 @@ local ok, err = pcall(function()
   wait_runs(1)
   report.after_first = vim.api.nvim_buf_get_lines(chat_buf, 0, -1, false)
   report.prompt_after_send = require('tandem.transcript').prompt_lines()
-  -- Tool results are folded in the chat window.
+  -- Tool results are folded in the chat window as they stream in: nothing
+  -- here recomputes the folds (no zx), the window shows what it got.
   report.folded = {}
   vim.api.nvim_win_call(chat_win, function()
-    vim.cmd('normal! zx') -- folds are computed at the next redraw; headless has none
     for row = 1, vim.api.nvim_buf_line_count(chat_buf) do
       if vim.fn.foldclosed(row) == row then
         table.insert(report.folded, vim.api.nvim_buf_get_lines(chat_buf, row - 1, row, false)[1])
@@ -92,18 +94,6 @@ local ok, err = pcall(function()
   keys('<CR>')
   wait_runs(2)
 
-  -- The thread as the server saved it: both prompts, the mention named.
-  local saved = client:request_sync('workspace/executeCommand', {
-    command = 'tandem.transcript', arguments = { { threadId = report.results[1].threadId } },
-  }, 5000, file_buf)
-  report.saved_prompts = {}
-  report.saved_attachments = {}
-  for _, event in ipairs(((saved or {}).result or {}).events or {}) do
-    if event.type == 'prompt' then
-      table.insert(report.saved_prompts, event.text)
-      table.insert(report.saved_attachments, event.attachments or {})
-    end
-  end
 
   -- <CR> on the edit's link opens the unsaved buffer there (no E37).
   vim.api.nvim_set_current_win(chat_win)
@@ -123,12 +113,13 @@ local ok, err = pcall(function()
     report.link_modified = vim.bo.modified
   end
 
-  -- A diagnostic from another source (not a language server): the code
-  -- action and :TandemFix both see it.
+  -- Diagnostics from another source (not a language server): the code
+  -- action and :TandemFix see the one on the cursor's line.
   vim.api.nvim_set_current_buf(file_buf)
   local ns = vim.api.nvim_create_namespace('chat_scenario_lint')
   vim.diagnostic.set(ns, file_buf, {
     { lnum = 1, col = 0, end_lnum = 1, end_col = 4, message = 'line two is wrong', severity = vim.diagnostic.severity.ERROR, source = 'lint' },
+    { lnum = 2, col = 0, end_lnum = 2, end_col = 4, message = 'line three shouts', severity = vim.diagnostic.severity.WARN, source = 'lint' },
   })
   vim.api.nvim_win_set_cursor(0, { 2, 0 })
   report.actions = {}
@@ -152,6 +143,39 @@ local ok, err = pcall(function()
   report.transcript = require('tandem.transcript').lines()
   report.buffer = vim.api.nvim_buf_get_lines(file_buf, 0, -1, false)
 
+  -- From the file, back to the chat: #buffer attaches the file as the
+  -- buffer has it, #diagnostics sends all of its diagnostics.
+  vim.cmd('TandemChat')
+  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(chat_buf), 0 })
+  keys('iCheck #buffer against #diagnostics<Esc>')
+  keys('<CR>')
+  wait_runs(4)
+
+  -- The thread as the server saved it: every prompt, the mentions named.
+  local saved = client:request_sync('workspace/executeCommand', {
+    command = 'tandem.transcript', arguments = { { threadId = report.results[1].threadId } },
+  }, 5000, file_buf)
+  report.saved_prompts = {}
+  report.saved_attachments = {}
+  for _, event in ipairs(((saved or {}).result or {}).events or {}) do
+    if event.type == 'prompt' then
+      table.insert(report.saved_prompts, event.text)
+      table.insert(report.saved_attachments, event.attachments or {})
+    end
+  end
+
+  -- For the test that :help tandem-chat names what the chat has: the
+  -- keys the plugin maps in its buffer in normal mode (the markdown
+  -- filetype plugin's own, `]]` and the like, are Neovim's), and its /
+  -- commands.
+  report.chat_keys = {}
+  for _, map in ipairs(vim.api.nvim_buf_get_keymap(chat_buf, 'n')) do
+    if (map.desc or ''):find('^Tandem') then
+      table.insert(report.chat_keys, map.lhs)
+    end
+  end
+  report.chat_commands = vim.tbl_keys(require('tandem.chat').commands)
+
   -- The chat's commands: /new starts a new conversation, /resume ID shows
   -- the first one again and continues it; an unknown command is said, not sent.
   local function command(text)
@@ -165,6 +189,19 @@ local ok, err = pcall(function()
   report.thread_after_new = tandem.thread_id or vim.NIL
   report.after_new = require('tandem.transcript').lines()
   command('/nosuch')
+  -- /resume alone offers the workspace's threads; the user picks the first.
+  vim.ui.select = function(items, opts, on_choice)
+    report.picker = vim.tbl_map(opts.format_item or tostring, items)
+    on_choice(items[1])
+  end
+  command('/resume')
+  if not vim.wait(10000, function()
+    return tandem.thread_id == report.results[1].threadId
+  end, 20) then
+    error('/resume did not resume the thread picked')
+  end
+  report.after_picked = require('tandem.transcript').lines()
+  command('/new')
   command('/resume ' .. report.results[1].threadId)
   if not vim.wait(10000, function()
     return tandem.thread_id == report.results[1].threadId
