@@ -3,7 +3,10 @@
 //! the unsaved buffer around the cursor, stale and cancelled requests give
 //! nothing and close their model request, other requests are answered while
 //! a completion waits, a 1 MB document sends a window, a failing model gives
-//! an empty answer, the cache rebases, next edits replace a range, a
+//! an empty answer, the cache rebases, next edits replace a range and are
+//! given the editor's diagnostics, a multi-MB paste keeps every prompt a
+//! window, llama.cpp's refusal to fill in the middle falls back to the
+//! prefix, Anthropic's Messages API is spoken for a chat model, a
 //! repository's own settings cannot turn any of it on, and turning it on or
 //! off in the editor's settings registers or unregisters the provider (or,
 //! for an editor that cannot take a registration, says to restart).
@@ -495,5 +498,196 @@ fn an_editor_without_dynamic_registration_is_told_to_restart_the_server() {
     change_settings(&mut client, settings(&mock, json!({})));
     let message = client.wait_for("the restart message", is_restart_message);
     assert!(message["params"]["message"].as_str().unwrap().contains("now on"), "{message}");
+    client.shutdown();
+}
+
+/// The user pastes `text` at (line, character) of the client's copy: one
+/// `didChange`, however large.
+fn paste(client: &mut LspClient, uri: &str, line: u32, character: u32, text: &str) {
+    let (content, version) = client.documents.get(uri).cloned().unwrap();
+    let at = json!({"line": line, "character": character});
+    let range = json!({"start": at, "end": at});
+    let new = lsp_client::apply_edits(&content, &[(range.clone(), text.to_string())]);
+    client.documents.insert(uri.to_string(), (new, version + 1));
+    client.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version + 1}, "contentChanges": [{"range": range, "text": text}]}));
+}
+
+/// Issue 30 (faults): a completion waiting for the model when a multi-MB
+/// paste arrives goes stale (its model request closed); one asked right
+/// after the paste, with the `didChange` still being taken in, is answered
+/// for the pasted text, and every prompt is a window: the fill-in-the-middle
+/// one, and the next-edit one whose recent edit is the paste ("too large to
+/// show"). A paste of one 2 MB line gives an insertion at the cursor and no
+/// next-edit request (the region would be the whole line).
+#[test]
+fn a_completion_during_and_right_after_a_huge_paste_is_answered_for_the_pasted_text_with_bounded_prompts() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion("row_1")));
+    mock.push(Reply::Held(FimMock::completion(" + b")));
+    mock.route("/v1/chat/completions", Reply::Json(FimMock::chat("no markers: no next edit")));
+    let mut client = setup.start_with(settings(&mock, json!({"nextEdits": true})), json!({"experimental": {"inlineCompletionEditsAnywhere": true}}));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    // Typing, no edit yet: only the fill-in-the-middle request, held.
+    let waiting = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 12, AUTOMATIC));
+    mock.wait_for_requests(1);
+    // About 4 MB of lines pasted on the empty line 2, ending mid-line.
+    let rows: String = (0..160_000).map(|i| format!("row_{i} = compute({i})\n")).collect();
+    let pasted = format!("{rows}total = row_0 + ");
+    assert!(pasted.len() > 4_000_000);
+    paste(&mut client, &uri, 2, 0, &pasted);
+    let (line, character) = (2 + 160_000, "total = row_0 + ".len() as u32);
+    let after = client.send_request("textDocument/inlineCompletion", params(&uri, line, character, AUTOMATIC));
+    let stale = client.response(waiting);
+    assert_eq!(stale["result"], Value::Null, "the request from before the paste: {stale}");
+    mock.wait_for_closed(1);
+    let response = client.response(after);
+    let items = items(&response);
+    assert_eq!(items.len(), 1, "{response}");
+    assert_eq!(items[0]["insertText"], "total = row_0 + row_1");
+    assert_eq!(items[0]["range"], json!({"start": {"line": line, "character": 0}, "end": {"line": line, "character": character}}));
+    let received = mock.received();
+    let fim: Vec<_> = received.iter().filter(|r| r.path == "/v1/completions").collect();
+    assert_eq!(fim.len(), 2, "{received:?}");
+    let (prompt, suffix) = (fim[1].body["prompt"].as_str().unwrap(), fim[1].body["suffix"].as_str().unwrap());
+    assert!(prompt.len() <= 12 * 1024 && prompt.ends_with("row_159999 = compute(159999)\ntotal = row_0 + "), "{} bytes", prompt.len());
+    assert_eq!(suffix, "\nprint(add(1, 2))\n");
+    let chats: Vec<_> = received.iter().filter(|r| r.path == "/v1/chat/completions").collect();
+    assert_eq!(chats.len(), 1, "one next-edit request, after the paste: {received:?}");
+    let chat = chats[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(chat.len() <= 32 * 1024, "a next-edit prompt of {} bytes", chat.len());
+    assert!(chat.contains("--- a.py line 3\n-(too large to show)\n+(too large to show)\n"), "{}", &chat[..chat.len().min(400)]);
+    assert!(chat.contains("row_159998 = compute(159998)\n") && !chat.contains("row_1000 = compute(1000)\n"), "the excerpt is the cursor's neighbourhood");
+
+    // One line of 2 MB (minified code), the cursor at its end.
+    let line_text = "x=1;".repeat(1 << 19);
+    paste(&mut client, &uri, line + 1, 0, &line_text);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, line + 1, line_text.len() as u32, INVOKED));
+    let items = self::items(&response);
+    assert_eq!(items.len(), 1, "{response}");
+    let cursor = json!({"line": line + 1, "character": line_text.len()});
+    assert_eq!((&items[0]["insertText"], &items[0]["range"]), (&json!("row_1"), &json!({"start": cursor, "end": cursor})), "a plain insertion");
+    let received = mock.received();
+    let last = received.iter().rev().find(|r| r.path == "/v1/completions").unwrap();
+    // Pasted at the start of the last line: what was there follows the cursor.
+    assert_eq!((last.body["prompt"].as_str().unwrap().len(), last.body["suffix"].as_str()), (12 * 1024, Some("print(add(1, 2))\n")));
+    assert_eq!(received.iter().filter(|r| r.path == "/v1/chat/completions").count(), 1, "no next-edit request for a 2 MB line");
+    client.shutdown();
+}
+
+/// Issue 30 (faults): llama.cpp's `/infill` answering 501 "Infill is not
+/// supported by this model" (a model without fill-in-the-middle tokens, as
+/// llama.cpp's server says it) gives a completion from the prefix alone
+/// through the same server's `/v1/completions`, and later requests of the
+/// session go there at once.
+#[test]
+fn llama_cpp_saying_its_model_cannot_fill_in_the_middle_falls_back_to_the_prefix_alone() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    // llama.cpp's server (tools/server) for a model without FIM tokens.
+    let refusal = json!({"error": {"code": 501, "message": "Infill is not supported by this model: prefix token is missing. suffix token is missing. middle token is missing. ", "type": "not_supported_error"}});
+    mock.push(Reply::Status(501, refusal.to_string()));
+    let mut client = setup.start(json!({"enabled": true, "provider": "llama.cpp", "baseUrl": mock.url, "debounceMs": 0, "maxTokens": 24}));
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    for n in 0..2 {
+        replace_line(&mut client, &uri, 0, &format!("def add(a, b):  # {n}"));
+        let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+        assert_eq!(items(&response)[0]["insertText"], "    return a + b", "{response}");
+    }
+    let received = mock.received();
+    let paths: Vec<&str> = received.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/infill", "/v1/completions", "/v1/completions"]);
+    for (request, n) in received[1..].iter().zip(0..) {
+        assert_eq!(request.body["prompt"], format!("def add(a, b):  # {n}\n    return a"));
+        assert!(request.body.get("suffix").is_none(), "{}", request.body);
+        assert_eq!(request.body["max_tokens"], 24);
+    }
+    client.shutdown();
+}
+
+/// Issue 30: a chat model's fill-in-the-middle prompt through Anthropic's
+/// Messages API: `POST /v1/messages` with the key in `x-api-key` (never a
+/// bearer token) and `anthropic-version`, the file with the cursor marked,
+/// the answer read from `content[0].text` and cleaned of a code fence.
+#[test]
+fn an_anthropic_chat_model_fills_in_the_middle_through_the_messages_api() {
+    let setup = Setup::new(&[("a.py", SOURCE)]);
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                        "content": [{"type": "text", "text": "```python\n + b\n```"}], "stop_reason": "end_turn",
+                        "usage": {"input_tokens": 40, "output_tokens": 6}});
+    let mock = FimMock::start(Reply::Json(answer));
+    let env = setup.env();
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.push(("ANTHROPIC_API_KEY", "sk-ant-test-key"));
+    let mut client = LspClient::start(&setup.root, &env);
+    let inline = json!({"enabled": true, "provider": "anthropic", "baseUrl": mock.url, "debounceMs": 0, "maxTokens": 40});
+    let response = client.initialize(json!({}), json!({"tandem": {"inlineCompletions": inline}}));
+    assert_eq!(response["result"]["capabilities"]["inlineCompletionProvider"], json!(true), "{response}");
+    let uri = client.open(&setup.root.join("a.py"), SOURCE);
+    let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    assert_eq!(items(&response)[0]["insertText"], "    return a + b", "{response}");
+    let received = mock.received();
+    assert_eq!((received.len(), received[0].path.as_str()), (1, "/v1/messages"));
+    let headers = received[0].headers.to_ascii_lowercase();
+    assert!(headers.contains("x-api-key: sk-ant-test-key\r\n") && headers.contains("anthropic-version: 2023-06-01\r\n"), "{headers}");
+    assert!(!headers.contains("authorization:"), "{headers}");
+    let body = &received[0].body;
+    assert_eq!((body["model"].as_str(), body["max_tokens"].as_u64()), (Some("claude-haiku-4-5"), Some(40)));
+    assert!(body["system"].as_str().unwrap().contains("<CURSOR>"), "{body}");
+    let user = body["messages"][0]["content"].as_str().unwrap();
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert!(user.contains("File: a.py\n") && user.contains("def add(a, b):\n    return a<CURSOR>\n\nprint(add(1, 2))\n"), "{user}");
+    client.shutdown();
+}
+
+/// Issue 30: next edits are fed the diagnostics the editor has. With
+/// `codeIntel` on (the editor plugins say so), the server asks the editor
+/// for the file's diagnostics (`tandem/codeIntel`, operation
+/// `diagnostics`, which the plugins answer from `vim.diagnostic.get` and
+/// `vscode.languages.getDiagnostics`); those near the region are in the
+/// model's prompt, one line each, and the far ones are not.
+#[test]
+fn a_next_edit_prompt_holds_the_editors_diagnostics_of_the_region() {
+    let text = "def total(items):\n    return sum(items)\n\nprint(total([1]))\nprint(total([2]))\n";
+    let far = "x = 0\n".repeat(60);
+    let text = format!("{text}{far}");
+    let setup = Setup::new(&[("a.py", &text)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion("")));
+    mock.route("/v1/chat/completions", Reply::Json(FimMock::chat("<|editable_region_start|>def total_of(items):\n<|editable_region_end|>")));
+    let env = setup.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut client = LspClient::start(&setup.root, &env);
+    let options = json!({"tandem": {"codeIntel": true, "inlineCompletions": settings(&mock, json!({"nextEdits": true}))}});
+    client.initialize(json!({"experimental": {"inlineCompletionEditsAnywhere": true}}), options);
+    let uri = client.open(&setup.root.join("a.py"), &text);
+    replace_line(&mut client, &uri, 0, "def total_of(items):");
+    let id = client.send_request("textDocument/inlineCompletion", params(&uri, 0, 12, INVOKED));
+    let diagnostic = |line: u32, severity: u32, message: &str| {
+        json!({"range": {"start": {"line": line, "character": 6}, "end": {"line": line, "character": 11}}, "severity": severity, "source": "Pyright", "message": message})
+    };
+    let mut asked = 0;
+    let response = loop {
+        let message = client.next_request_or_response(id);
+        if message.get("method").is_none() {
+            break message;
+        }
+        if message["method"] == "tandem/codeIntel" {
+            assert_eq!((message["params"]["operation"].as_str(), message["params"]["uri"].as_str()), (Some("diagnostics"), Some(uri.as_str())), "{message}");
+            asked += 1;
+            let diagnostics = json!([
+                diagnostic(3, 1, "\"total\" is not defined\n  (reportUndefinedVariable)"),
+                diagnostic(4, 2, "\"total\" is possibly unbound"),
+                diagnostic(50, 1, "far from the region"),
+            ]);
+            client.respond(&message["id"], json!({"diagnostics": diagnostics, "settled": true}));
+        } else {
+            client.respond(&message["id"], Value::Null);
+        }
+    };
+    assert_eq!(asked, 1, "{response}");
+    assert!(response.get("error").is_none(), "{response}");
+    let chat = mock.received().into_iter().find(|r| r.path == "/v1/chat/completions").unwrap();
+    let prompt = chat.body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("\nDiagnostics:\nline 4: error: \"total\" is not defined\nline 5: warning: \"total\" is possibly unbound\n\n"), "{prompt}");
+    assert!(!prompt.contains("far from the region"), "{prompt}");
     client.shutdown();
 }
