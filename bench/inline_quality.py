@@ -2,11 +2,12 @@
 """Offline quality check of Tandem's next-edit suggestions (issue 30).
 
 Mines edits from the history of git repositories: in one commit, two
-changes (hunks) of one file where the second lies within 20 lines of the
-first. The first is the user's "last edit"; the second is the next edit a
-perfect model would suggest. For each, the real `tandem lsp` is asked for
-`textDocument/inlineCompletion` (with `"nextEdits": true`) at the end of the
-first change, twice:
+changes (hunks) of one Python file where the second starts within
+`--distance` (20) lines of the end of the first, both small (1 to 6 lines
+added, at most 6 removed). The first is the user's "last edit"; the second
+is the next edit a perfect model would suggest. For each, the real
+`tandem lsp` is asked for `textDocument/inlineCompletion` (with
+`"nextEdits": true`, invoked) at the end of the first change, twice:
 
 - with edit history: the file is opened as it was before the commit and the
   first change arrives as a `didChange`, as typing would send it;
@@ -14,23 +15,44 @@ first change, twice:
   `didChange`, so the prompt's "Recent edits" is empty).
 
 A suggestion is an exact match when applying it gives the file with the
-second change made, byte for byte. Prints a Markdown table (and JSON with
---json). Offline: the model is a local llama.cpp server (`--llama-url`), the
-repositories are local git folders (`--repo`, repeatable), nothing is fetched.
+second change made, byte for byte. The model rewrites a region from 5 lines
+above to 10 below the cursor, so a second change past it cannot match: the
+table says how many of the edits lie inside the region.
+
+The repositories: `--repos FILE` (default bench/inline_quality.repos, one
+`owner/name commit` a line, the history read back from that commit) and
+`--repo GIT_DIR` (any local repository, from its HEAD). Each listed one is
+looked for under `--mirrors DIR` (or $TANDEM_QUALITY_MIRRORS) as
+DIR/owner+name/repo, DIR/owner+name, DIR/owner/name(.git) or
+DIR/name(.git), else cloned bare from https://github.com/owner/name into
+`--cache` (default ~/.cache/tandem-bench/repos). The model: a llama.cpp
+server at `--llama-url`, or one started here from $TANDEM_LLAMA_SERVER and
+$TANDEM_LLAMA_MODEL (`.ci/tools` installs llama.cpp and
+Qwen2.5-Coder-0.5B), with the tests' flags (one thread, 4096 context).
+
+Prints a Markdown section (`## ...` and a table); `--out FILE` also writes
+it there (bench/run appends bench/inline_quality.md to BENCHMARKS.md), and
+`--json FILE` writes each edit's outcome.
 
 Usage:
-  bench/inline_quality.py --tandem target/release/tandem --llama-url http://127.0.0.1:8012 \
-      --repo /path/to/repo.git [--repo ...] [--samples 20] [--distance 20]
+  source .ci/tools && cargo build --release --locked
+  bench/inline_quality.py --tandem target/release/tandem --samples 30 --out bench/inline_quality.md
 """
 
 import argparse
+import datetime
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import http.server
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.request
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -73,22 +95,23 @@ def apply(lines, hunk, shift=0):
     return lines[:start] + hunk["new"] + lines[start + hunk["old_count"]:]
 
 
-def mine(repo, samples, distance, max_commits=2000):
+def mine(repo, label, commit, samples, distance, max_commits=3000):
+    """Up to `samples` edit pairs of `repo`'s history back from `commit`, newest first (one per file and commit)."""
     found = []
-    commits = git(repo, "log", "--no-merges", "--format=%H", "-n", str(max_commits), "--", "*.py").split()
-    for commit in commits:
+    commits = git(repo, "log", "--no-merges", "--format=%H", "-n", str(max_commits), commit, "--", "*.py").split()
+    for sha in commits:
         try:
-            diff = git(repo, "show", "--format=", "-U0", "--no-color", "--no-renames", commit, "--", "*.py")
+            diff = git(repo, "show", "--format=", "-U0", "--no-color", "--no-renames", sha, "--", "*.py")
         except subprocess.CalledProcessError:
             continue
         for path, hunks in hunks_of(diff).items():
             for first, second in zip(hunks, hunks[1:]):
                 gap = second["old_start"] - (first["old_start"] + first["old_count"])
                 small = all(1 <= len(h["new"]) <= 6 and len(h["old"]) <= 6 for h in (first, second))
-                if gap > distance or not small or not first["old"] and not first["new"]:
+                if gap > distance or not small:
                     continue
                 try:
-                    before = git(repo, "show", f"{commit}^:{path}")
+                    before = git(repo, "show", f"{sha}^:{path}")
                 except subprocess.CalledProcessError:
                     continue
                 if len(before) > 200_000 or "\r" in before:
@@ -102,15 +125,143 @@ def mine(repo, samples, distance, max_commits=2000):
                 if after_second is None:
                     continue
                 found.append({
-                    "repo": os.path.basename(os.path.dirname(repo.rstrip("/"))) or repo,
-                    "commit": commit[:12], "path": path,
+                    "repo": label, "commit": sha[:12], "path": path,
                     "before": "\n".join(lines), "after_first": "\n".join(after_first), "after_second": "\n".join(after_second),
-                    "first": first,
+                    "first": first, "second": second, "shift": shift,
                 })
                 break
             if len(found) >= samples:
                 return found
     return found
+
+
+def in_region(sample):
+    """Does the second change lie in the region the model may rewrite (5 lines above the cursor's line to 10 below)?"""
+    first, second = sample["first"], sample["second"]
+    cursor_line = first["old_start"] - 1 + (1 if first["old_count"] == 0 else 0) + max(len(first["new"]) - 1, 0)
+    start = second["old_start"] - 1 + sample["shift"] + (1 if second["old_count"] == 0 else 0)
+    last = start + max(second["old_count"], 1) - 1
+    return cursor_line - 5 <= start and last <= cursor_line + 10
+
+
+def load_repos(path):
+    """[(owner/name, commit)] of a repos file."""
+    repos = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            if len(parts) != 2 or parts[0].count("/") != 1 or not re.fullmatch(r"[0-9a-f]{7,40}", parts[1]):
+                sys.exit(f"{path}:{number}: expected 'owner/name commit', got {line!r}")
+            repos.append((parts[0], parts[1]))
+    return repos
+
+
+def has_commit(git_dir, commit):
+    return subprocess.run(["git", "--git-dir", git_dir, "cat-file", "-e", commit + "^{commit}"], capture_output=True).returncode == 0
+
+
+def obtain(name, commit, mirrors, cache):
+    """A git dir holding `commit` of `name`: a local mirror, else a bare clone from GitHub."""
+    owner, short = name.split("/")
+    for base in mirrors:
+        for candidate in (f"{owner}+{short}/repo", f"{owner}+{short}", f"{owner}/{short}.git", f"{owner}/{short}", f"{short}.git", short):
+            path = os.path.join(base, candidate)
+            dot_git = os.path.join(path, ".git")
+            git_dir = dot_git if os.path.isdir(dot_git) else path
+            if os.path.isdir(git_dir) and has_commit(git_dir, commit):
+                return git_dir
+    clone = os.path.join(cache, f"{owner}+{short}.git")
+    url = f"https://github.com/{name}.git"
+    if not os.path.isdir(clone):
+        print(f"inline_quality: cloning {url} into {clone}", file=sys.stderr)
+        subprocess.run(["git", "clone", "--quiet", "--bare", url, clone], check=True)
+    if not has_commit(clone, commit):
+        subprocess.run(["git", "--git-dir", clone, "fetch", "--quiet", "origin", commit], check=True)
+    return clone
+
+
+class Recorder:
+    """A loopback pass-through between Tandem and the model that notes, for
+    each next-edit (chat) answer, whether it kept the asked format (the
+    region between its two markers) and whether it hit the token limit: an
+    answer without the markers gives no suggestion, whatever its text."""
+
+    def __init__(self, upstream):
+        self.answers = []
+        recorder = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def forward(self, body):
+                request = urllib.request.Request(upstream + self.path, data=body, method=self.command,
+                                                 headers={"content-type": "application/json"})
+                try:
+                    with urllib.request.urlopen(request, timeout=600) as answer:
+                        status, data = answer.status, answer.read()
+                except urllib.error.HTTPError as err:
+                    status, data = err.code, err.read()
+                if self.path.endswith("/chat/completions"):
+                    try:
+                        choice = json.loads(data)["choices"][0]
+                        text = choice["message"]["content"]
+                        recorder.answers.append({"markers": "<|editable_region_start|>" in text and "<|editable_region_end|>" in text,
+                                                 "cut": choice.get("finish_reason") == "length"})
+                    except (ValueError, KeyError, IndexError, TypeError):
+                        recorder.answers.append({"markers": False, "cut": False, "error": status})
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                self.forward(self.rfile.read(int(self.headers.get("content-length") or 0)))
+
+            def do_GET(self):
+                self.forward(None)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+class Llama:
+    """llama.cpp's server on a free port, as tests/common/llama.rs starts it."""
+
+    def __init__(self, server, model):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen([server, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-c", "4096", "-t", "1", "-np", "1",
+                                      "--no-webui", "--no-repack"], stdout=subprocess.DEVNULL, stderr=self.log)
+        self.url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=5) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                sys.exit(f"llama-server exited with {self.proc.returncode} before it was ready; see {self.log.name}")
+            if time.monotonic() > deadline:
+                self.close()
+                sys.exit(f"llama-server did not answer /health within 300 s; see {self.log.name}")
+            time.sleep(0.5)
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
 
 
 class Lsp:
@@ -212,49 +363,124 @@ def ask(lsp, uri, text, edit_first, sample, version_box):
 
 
 def main():
+    here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tandem", required=True)
-    parser.add_argument("--llama-url", required=True)
-    parser.add_argument("--repo", action="append", required=True, help="a git directory (bare or .git)")
+    parser.add_argument("--tandem", required=True, help="the tandem binary (a release build)")
+    parser.add_argument("--repos", help="a file of 'owner/name commit' lines (default bench/inline_quality.repos unless --repo is given)")
+    parser.add_argument("--repo", action="append", default=[], help="a local git directory (bare or .git), mined from its HEAD; repeatable")
+    parser.add_argument("--mirrors", action="append", default=[], help="a folder of local copies of the listed repositories; repeatable")
+    parser.add_argument("--cache", default=os.path.expanduser("~/.cache/tandem-bench/repos"), help="where repositories are cloned to")
+    parser.add_argument("--llama-url", help="a running llama.cpp server (default: start one from $TANDEM_LLAMA_SERVER and $TANDEM_LLAMA_MODEL)")
     parser.add_argument("--samples", type=int, default=20, help="edits per repository")
     parser.add_argument("--distance", type=int, default=20, help="lines between the two changes, at most")
     parser.add_argument("--timeout-ms", type=int, default=180000)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", help="also write the Markdown section to this file")
+    parser.add_argument("--json", help="write each edit's outcome to this file")
     args = parser.parse_args()
-    rows, results = [], []
-    with tempfile.TemporaryDirectory() as temp:
-        root = os.path.realpath(temp)
-        lsp = Lsp(os.path.abspath(args.tandem), root, args.llama_url, args.timeout_ms)
-        for repo in args.repo:
-            samples = mine(repo, args.samples, args.distance)
-            counts = {"with": [0, 0], "without": [0, 0]}  # exact, suggested
-            times = []
-            for i, sample in enumerate(samples):
-                path = os.path.join(root, f"s{len(results)}_" + os.path.basename(sample["path"]))
-                with open(path, "w") as f:
-                    f.write(sample["after_first"])
-                uri = "file://" + path
-                outcome = {"repo": sample["repo"], "commit": sample["commit"], "path": sample["path"]}
-                for name, edit_first in (("with", True), ("without", False)):
-                    got, elapsed = ask(lsp, uri, sample["after_first"], edit_first, sample, None)
-                    times.append(elapsed)
-                    exact = got is not None and got == sample["after_second"]
-                    counts[name][0] += exact
-                    counts[name][1] += got is not None
-                    outcome[name] = {"exact": exact, "suggested": got is not None, "seconds": round(elapsed, 2)}
-                results.append(outcome)
-                print(f"{sample['repo']} {i + 1}/{len(samples)} {sample['commit']} {sample['path']}: with {outcome['with']} without {outcome['without']}", file=sys.stderr)
-            n = len(samples)
-            rows.append((repo, n, counts, sorted(times)))
-        lsp.close()
+    if not os.access(args.tandem, os.X_OK):
+        sys.exit(f"--tandem {args.tandem} is not an executable (cargo build --release --locked)")
+    listed = load_repos(args.repos or os.path.join(here, "inline_quality.repos")) if args.repos or not args.repo else []
+    mirrors = args.mirrors + [m for m in os.environ.get("TANDEM_QUALITY_MIRRORS", "").split(":") if m]
+    sources = []  # (label, git dir, commit)
+    for name, commit in listed:
+        sources.append((name, obtain(name, commit, mirrors, args.cache), commit))
+    for path in args.repo:
+        if not os.path.isdir(path):
+            sys.exit(f"--repo {path} is not a folder")
+        commit = git(path, "rev-parse", "HEAD").strip()
+        sources.append((os.path.basename(os.path.abspath(path).removesuffix("/.git").removesuffix(".git")), path, commit))
+
+    llama = None
+    model = "the model at " + (args.llama_url or "")
+    if args.llama_url:
+        url = args.llama_url
+    else:
+        server, weights = os.environ.get("TANDEM_LLAMA_SERVER"), os.environ.get("TANDEM_LLAMA_MODEL")
+        if not (server and weights and os.path.isfile(server) and os.path.isfile(weights)):
+            sys.exit("no model: give --llama-url, or set TANDEM_LLAMA_SERVER and TANDEM_LLAMA_MODEL (source .ci/tools)")
+        version = subprocess.run([server, "--version"], capture_output=True, text=True)
+        version = next((l for l in (version.stdout + version.stderr).splitlines() if "version" in l), "").strip()
+        model = f"{os.path.basename(weights)} in llama.cpp's llama-server ({version}; one CPU thread, 4096-token context)"
+        llama = Llama(server, weights)
+        url = llama.url
+
+    recorder = Recorder(url)
+    results = []  # one per edit
+    started = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory() as temp:
+            root = os.path.realpath(temp)
+            lsp = Lsp(os.path.abspath(args.tandem), root, recorder.url, args.timeout_ms)
+            for label, git_dir, commit in sources:
+                samples = mine(git_dir, label, commit, args.samples, args.distance)
+                for i, sample in enumerate(samples):
+                    path = os.path.join(root, f"s{len(results)}_" + os.path.basename(sample["path"]))
+                    with open(path, "w") as f:
+                        f.write(sample["after_first"])
+                    uri = "file://" + path
+                    outcome = {"repo": label, "pinned": commit, "commit": sample["commit"], "path": sample["path"], "in_region": in_region(sample)}
+                    for name, edit_first in (("with", True), ("without", False)):
+                        asked = len(recorder.answers)
+                        got, elapsed = ask(lsp, uri, sample["after_first"], edit_first, sample, None)
+                        answer = recorder.answers[asked] if len(recorder.answers) > asked else {"markers": False, "cut": False, "error": "no answer"}
+                        outcome[name] = {"exact": got is not None and got == sample["after_second"], "suggested": got is not None,
+                                         "markers": answer["markers"], "cut": answer["cut"], "seconds": round(elapsed, 2)}
+                    os.remove(path)
+                    results.append(outcome)
+                    print(f"{label} {i + 1}/{len(samples)} {sample['commit']} {sample['path']}: in region {outcome['in_region']}, "
+                          f"with {outcome['with']} without {outcome['without']}", file=sys.stderr, flush=True)
+            lsp.close()
+    finally:
+        recorder.close()
+        if llama:
+            llama.close()
+    minutes = (time.monotonic() - started) / 60
     if args.json:
-        print(json.dumps(results, indent=1))
-    print("| repository | edits | exact match with edit history | without | a suggestion with / without | median time per request |")
-    print("|---|---|---|---|---|---|")
-    for repo, n, counts, times in rows:
-        pct = lambda k: f"{counts[k][0]}/{n} ({100 * counts[k][0] / n:.0f} %)" if n else "–"
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+    def row(title, outcomes):
+        n = len(outcomes)
+        count = lambda cond, key: sum(o[cond][key] for o in outcomes)
+        rate = lambda k: f"{k}/{n} ({100 * k / n:.1f} %)" if n else "–"
+        times = sorted(o[c]["seconds"] for o in outcomes for c in ("with", "without"))
         median = f"{times[len(times) // 2]:.1f} s" if times else "–"
-        print(f"| {repo} | {n} | {pct('with')} | {pct('without')} | {counts['with'][1]} / {counts['without'][1]} | {median} |")
+        return (f"| {title} | {n} | {sum(o['in_region'] for o in outcomes)} | {rate(count('with', 'exact'))} | {rate(count('without', 'exact'))} "
+                f"| {count('with', 'suggested')} / {count('without', 'suggested')} | {count('with', 'markers')} / {count('without', 'markers')} "
+                f"| {count('with', 'cut')} / {count('without', 'cut')} | {median} |")
+
+    tandem_commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+    load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "?"
+    n = len(results)
+    lines = [
+        "## Inline completions: next-edit quality (offline, recorded)",
+        "",
+        "Written by `bench/inline_quality.py` (see [docs/benchmarks.md](docs/benchmarks.md)), not by `bench/run`: it takes hours on a CPU, "
+        "so its last result is kept in `bench/inline_quality.md` and appended here as is.",
+        "",
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; Tandem commit {tandem_commit}; "
+        f"model: {model}; {os.cpu_count()} cores, load average at the end {load}; {n} edits, {2 * n} requests, {minutes:.0f} minutes.",
+        f"- Edits: two changes of one `*.py` file in one commit, the second starting at most {args.distance} lines after the first, "
+        f"each 1–6 lines added and at most 6 removed; the newest such pair of each file and commit, walking back from the pinned commit, "
+        f"{args.samples} per repository at most. Each edit is asked twice (`textDocument/inlineCompletion`, invoked, `nextEdits` on): "
+        "with the first change sent as a `didChange` (edit history in the prompt) and without (the file opened with it made). "
+        "Exact: the suggestion applied gives the file with the second change, byte for byte.",
+        "- In the region: the second change lies where the model may rewrite (5 lines above the cursor to 10 below); the others cannot match. "
+        "In the asked format: the model's answer held the region between its two markers (any other answer gives no suggestion). "
+        "Cut: the answer stopped at the token limit (the region's length / 3 + 64).",
+        "",
+        "| repository (pinned commit) | edits | in the region | exact match, with edit history | exact match, without | a suggestion, with / without "
+        "| in the asked format, with / without | cut, with / without | median time per request |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, _, commit in sources:
+        lines.append(row(f"{label} ({commit[:12]})", [o for o in results if o["repo"] == label and o["pinned"] == commit]))
+    lines.append(row("**all**", results))
+    section = "\n".join(lines) + "\n"
+    print(section)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(section)
 
 
 if __name__ == "__main__":
