@@ -404,6 +404,8 @@ def main():
         llama = Llama(server, weights)
         url = llama.url
 
+    # Read now: the checkout may move while this runs.
+    tandem_commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
     recorder = Recorder(url)
     results = []  # one per edit
     started = time.monotonic()
@@ -449,7 +451,6 @@ def main():
                 f"| {count('with', 'suggested')} / {count('without', 'suggested')} | {count('with', 'markers')} / {count('without', 'markers')} "
                 f"| {count('with', 'cut')} / {count('without', 'cut')} | {median} |")
 
-    tandem_commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
     load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "?"
     n = len(results)
     lines = [
