@@ -17,6 +17,8 @@
 //! - **No platform sandbox words outside `sandbox/`** in code or strings.
 //! - **`lib.rs`'s diagram names every module**, and each has a layer here.
 //! - **One lock helper**: no lock is recovered from poisoning by hand.
+//! - **No `#[test]` in `tests/editors`**: its own harness runs what each
+//!   module lists.
 //!
 //! A new top-level module must be given its layer here (and a place in
 //! the diagram in `server/src/lib.rs`).
@@ -749,4 +751,25 @@ fn the_diagram_in_lib_rs_names_every_module_and_layers_rs_gives_each_a_layer() {
     assert!(missing.is_empty(), "lib.rs declares modules its diagram does not name: {missing:?}");
     let unlayered: Vec<&String> = modules.iter().filter(|m| layer_of(m).is_none()).collect();
     assert!(unlayered.is_empty(), "modules without a layer in tests/layers.rs (LAYERS): {unlayered:?}");
+}
+
+/// `tests/editors` has its own harness (libtest-mimic, see its main.rs),
+/// which runs what the modules' `trials()` list: a `#[test]` there would
+/// be compiled out and never run, so it is refused here.
+#[test]
+fn the_editor_tests_are_listed_for_their_harness_not_marked_test() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/editors");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with("#[test]") {
+                    found.push(format!("{}:{}", path.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "a #[test] in tests/editors is never run by its harness: list the function in its module's trials() instead\n{}", found.join("\n"));
 }

@@ -162,7 +162,6 @@ const EDIT_SHOWN: &str = "LINE THREE";
 /// and the user's next keystroke (eglot sends didChange when idle after
 /// one). The unsaved typing and the agent's edit are both in the buffer,
 /// the disk is untouched, the edit is confirmed.
-#[test]
 fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
     let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer") };
     let outcome = run_emacs(
@@ -182,7 +181,6 @@ fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
 
 /// "n" at eglot's prompt: eglot answers with a JSON-RPC error; nothing
 /// lands, and the model is told what the editor said.
-#[test]
 fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
     let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_refused_edit_is_reported_with_eglots_words") };
     let outcome = run_emacs(
@@ -203,7 +201,6 @@ fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
 /// README's advice): one review, Tandem's own prompt (eglot has no change
 /// annotations) offering "Apply" first, taken with Enter; eglot does not
 /// ask again.
-#[test]
 fn emacs_default_mode_reviews_once_with_confirmation_off() {
     let Some((emacs, tmux)) = tools() else { return skip("emacs_default_mode_reviews_once_with_confirmation_off") };
     let outcome = run_emacs(
@@ -224,7 +221,6 @@ fn emacs_default_mode_reviews_once_with_confirmation_off() {
 /// server's code actions ask with `"wait": false`: the command returns at
 /// once with the run id, the edit is confirmed by eglot's `didChange`, and
 /// the run ends with the `end` event.
-#[test]
 fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
     let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed") };
     let outcome = run_emacs(
@@ -247,7 +243,6 @@ fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
 /// pieces: the answer and the run's messages up to the applyEdit come in
 /// one read, and eglot's jsonrpc handles none after the answer. The log
 /// message the server sends a second after the answer makes it read them.
-#[test]
 fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
     let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit") };
     let outcome = run_emacs(
@@ -270,7 +265,6 @@ fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
 /// edited one) and sends it again, eglot asks again, and the edit lands
 /// next to both of the user's lines, reported applied. Then the user types
 /// after the edit landed: still applied.
-#[test]
 fn emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands() {
     let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands") };
     let outcome = run_emacs(
@@ -288,4 +282,17 @@ fn emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands() {
     assert!(content.contains("Note: the file changed in the editor while the edit waited to be applied (1 line added after line 0)"), "{content}");
     assert_eq!(report["result"]["edits"][0]["status"], "applied", "{report:#}");
     assert_eq!(report["result"]["edits"].as_array().map(Vec::len), Some(1), "one edit, one entry: {report:#}");
+}
+
+/// This module's tests, in the order they start (see main.rs).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    crate::trials!(
+        "emacs":
+        emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer,
+        emacs_eglot_refused_edit_is_reported_with_eglots_words,
+        emacs_default_mode_reviews_once_with_confirmation_off,
+        emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed,
+        emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit,
+        emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands,
+    )
 }

@@ -145,7 +145,6 @@ fn assert_shown_and_accepted(report: &Value, typed_line: &str) -> String {
     ghost
 }
 
-#[test]
 fn neovim_shows_the_models_ghost_text_and_tab_inserts_it() {
     let Some(nvim) = nvim_with_inline_completion("neovim_shows_the_models_ghost_text_and_tab_inserts_it") else { return };
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -163,7 +162,6 @@ fn neovim_shows_the_models_ghost_text_and_tab_inserts_it() {
 /// Completions turned on in the user's own settings file, not in setup():
 /// the plugin enables Neovim's inline completion and maps the key once the
 /// server says it offers them.
-#[test]
 fn neovim_shows_ghost_text_when_the_users_settings_file_turns_completions_on() {
     let test = "neovim_shows_ghost_text_when_the_users_settings_file_turns_completions_on";
     let Some(nvim) = nvim_with_inline_completion(test) else { return };
@@ -179,7 +177,6 @@ fn neovim_shows_ghost_text_when_the_users_settings_file_turns_completions_on() {
     assert_eq!(assert_shown_and_accepted(&report, "    return "), "2 * math.pi * radius");
 }
 
-#[test]
 fn typing_the_start_of_the_ghost_text_and_tab_at_once_inserts_it_once() {
     // The user types the suggestion's first characters and Tab before a
     // newer suggestion can come (Neovim asks again only 200 ms after the
@@ -210,7 +207,6 @@ fn typing_the_start_of_the_ghost_text_and_tab_at_once_inserts_it_once() {
     assert_eq!(lines(&report, "lines").last().map(String::as_str), Some("    return 3.14"), "{report:#}");
 }
 
-#[test]
 fn neovim_inline_completion_from_a_real_local_model() {
     let Some(nvim) = nvim_with_inline_completion("neovim_inline_completion_from_a_real_local_model") else { return };
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -226,7 +222,6 @@ fn neovim_inline_completion_from_a_real_local_model() {
 /// so turning completions on while Tandem runs
 /// (`workspace/didChangeConfiguration`) tells the user, through Neovim's
 /// own `vim.notify`, to restart the Tandem server.
-#[test]
 fn neovim_is_told_to_restart_the_server_when_inline_completions_are_turned_on() {
     let Some(nvim) = nvim_with_inline_completion("neovim_is_told_to_restart_the_server_when_inline_completions_are_turned_on") else { return };
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -237,4 +232,16 @@ fn neovim_is_told_to_restart_the_server_when_inline_completions_are_turned_on() 
     let message = &report["message"];
     assert!(message["text"].as_str().unwrap().contains("inline completions are now on"), "{report:#}");
     assert_eq!(message["level"], json!(2), "an information message (vim.log.levels.INFO): {report:#}");
+}
+
+/// This module's tests, in the order they start (see main.rs).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    crate::trials!(
+        "inline":
+        neovim_shows_the_models_ghost_text_and_tab_inserts_it,
+        neovim_shows_ghost_text_when_the_users_settings_file_turns_completions_on,
+        typing_the_start_of_the_ghost_text_and_tab_at_once_inserts_it_once,
+        neovim_inline_completion_from_a_real_local_model,
+        neovim_is_told_to_restart_the_server_when_inline_completions_are_turned_on,
+    )
 }

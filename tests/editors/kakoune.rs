@@ -261,7 +261,6 @@ fn run_kakoune(kak: &Path, tmux: &Path, kak_lsp: &Path, name: &str, via: Via, an
 /// without asking). "Apply": the agent read the unsaved buffer, its edit is
 /// in the buffer next to the user's typing, the buffer is still modified,
 /// the disk is untouched, and the edit is confirmed by kak-lsp's didChange.
-#[test]
 fn kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer") };
     let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "apply", Via::Command, "", Typing::default());
@@ -277,7 +276,6 @@ fn kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer() {
 
 /// "Reject" in the menu: nothing lands, the disk is untouched, and the
 /// model is told the user refused.
-#[test]
 fn kakoune_kak_lsp_rejected_edit_changes_nothing() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_rejected_edit_changes_nothing") };
     let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "reject", Via::Command, "Reject", Typing::default());
@@ -293,7 +291,6 @@ fn kakoune_kak_lsp_rejected_edit_changes_nothing() {
 /// `lsp-execute-command` with the action's arguments, `"wait": false`):
 /// the run starts with the action's prompt, and its edit is reviewed and
 /// lands as above.
-#[test]
 fn kakoune_kak_lsp_code_action_runs_and_its_edit_lands() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_code_action_runs_and_its_edit_lands") };
     let outcome = run_kakoune(&kak, &tmux, &kak_lsp, "codeaction", Via::CodeAction, "", Typing::default());
@@ -313,7 +310,6 @@ fn kakoune_kak_lsp_code_action_runs_and_its_edit_lands() {
 /// would land on the wrong line) and sends it for the new version; the
 /// buffer holds all three of the user's lines and the edit, and the edit
 /// is reported applied, once.
-#[test]
 fn kakoune_kak_lsp_typing_during_and_after_the_question_keeps_everything() {
     let Some((kak, tmux, kak_lsp)) = tools() else { return skip("kakoune_kak_lsp_typing_during_and_after_the_question_keeps_everything") };
     let typing = Typing { during: Some("typed while asked"), after: Some("typed after the edit") };
@@ -327,4 +323,15 @@ fn kakoune_kak_lsp_typing_during_and_after_the_question_keeps_everything() {
     let edits = outcome.records.iter().find(|r| r["type"] == "edits").map(|r| r["edits"].clone());
     let statuses: Vec<serde_json::Value> = edits.as_ref().and_then(|e| e.as_array()).map(|e| e.iter().map(|e| e["status"].clone()).collect()).unwrap_or_default();
     assert_eq!(statuses, [serde_json::json!("applied")], "records: {:#?}", outcome.records);
+}
+
+/// This module's tests, in the order they start (see main.rs).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    crate::trials!(
+        "kakoune":
+        kakoune_kak_lsp_applied_edit_lands_in_the_unsaved_buffer,
+        kakoune_kak_lsp_rejected_edit_changes_nothing,
+        kakoune_kak_lsp_code_action_runs_and_its_edit_lands,
+        kakoune_kak_lsp_typing_during_and_after_the_question_keeps_everything,
+    )
 }

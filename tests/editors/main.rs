@@ -4,12 +4,61 @@
 //! inline completions in Neovim 0.12 from a mock and a real local model. Each
 //! test skips with a message when its editor is missing, and fails instead
 //! under the `TANDEM_REQUIRE_*` variables `.ci/run` sets.
+//!
+//! The binary has its own harness (libtest-mimic: the same arguments and
+//! output as `cargo test`'s), for two things the built-in one cannot do:
+//! run more tests at once than the machine has cores — a real editor test
+//! spends most of its time waiting on the editor (a code-server script
+//! uses about a third of a core) — and start the longest first, so the
+//! short ones fill in at the end. Each module lists its tests in
+//! `trials()`; a test function missing from that list is dead code, which
+//! the modules deny, and `tests/layers.rs` refuses a `#[test]` here (this
+//! harness would never run it).
+
+use std::process::ExitCode;
 
 #[path = "../common/mod.rs"]
 mod common;
 
+#[deny(dead_code)]
 mod emacs;
+#[deny(dead_code)]
 mod inline;
+#[deny(dead_code)]
 mod kakoune;
+#[deny(dead_code)]
 mod nvim;
+#[deny(dead_code)]
 mod vscode;
+
+/// Tests run at once unless `--test-threads` or `RUST_TEST_THREADS` says
+/// otherwise (measured on 2 cores: the editors wait far more than they
+/// compute; `vscode::AT_ONCE` bounds the code-servers among them).
+const THREADS: usize = 4;
+
+/// `module: test, test, …` as trials named `module::test`, as the built-in
+/// harness names them (filters and `--exact` work the same).
+#[macro_export]
+macro_rules! trials {
+    ($module:literal: $($name:ident),* $(,)?) => {
+        vec![$(libtest_mimic::Trial::test(concat!($module, "::", stringify!($name)), || {
+            $name();
+            Ok(())
+        })),*]
+    };
+}
+
+fn main() -> ExitCode {
+    let mut args = libtest_mimic::Arguments::from_args();
+    if args.test_threads.is_none() {
+        args.test_threads = Some(std::env::var("RUST_TEST_THREADS").ok().and_then(|n| n.parse().ok()).unwrap_or(THREADS));
+    }
+    // The code-server scripts take 20–100 s each, the rest mostly a few
+    // seconds: they start first, longest first (each module's list is in
+    // that order), and the short tests fill the threads they free.
+    let mut trials = vscode::trials();
+    for more in [nvim::trials(), inline::trials(), emacs::trials(), kakoune::trials()] {
+        trials.extend(more);
+    }
+    libtest_mimic::run(&args, trials).exit_code()
+}

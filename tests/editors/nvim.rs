@@ -63,7 +63,6 @@ fn is_supported_nvim(version: &str) -> bool {
     (major, minor) >= (0, 11)
 }
 
-#[test]
 fn only_neovim_0_11_or_newer_is_accepted() {
     assert!(is_supported_nvim("NVIM v0.11.4\nBuild type: Release"));
     assert!(is_supported_nvim("NVIM v0.12.0-dev-1234+gabc"));
@@ -209,7 +208,6 @@ fn assert_race_survived(outcome: &Outcome) -> String {
 /// (caught by the check of the buffer). Every way, the user's text survives
 /// and the model is told. (tests/integration/lsp.rs pins each path down with a
 /// scripted client.)
-#[test]
 fn neovim_typing_mid_run_survives_whichever_way_the_race_goes() {
     for nvim in nvims("neovim_typing_mid_run_survives_whichever_way_the_race_goes") {
         let stale = assert_race_survived(&run_nvim(&nvim, typing_race(150)));
@@ -231,7 +229,6 @@ fn neovim_typing_mid_run_survives_whichever_way_the_race_goes() {
 /// plugin checks the buffer's version first, sends its pending didChange and
 /// refuses, naming both versions; the user's change is on the line beside
 /// the edit's, so it is not rebased, and the model is told why.
-#[test]
 fn neovim_plugin_refuses_a_stale_edit_and_the_model_is_told_why() {
     for nvim in nvims("neovim_plugin_refuses_a_stale_edit_and_the_model_is_told_why") {
         let stale = assert_race_survived(&run_nvim(&nvim, typing_race(3000)));
@@ -242,7 +239,6 @@ fn neovim_plugin_refuses_a_stale_edit_and_the_model_is_told_why() {
 /// A buffer without unsaved user changes: after the agent's edit the server
 /// asks the plugin to save it (`tandem/saveDocuments`), so the next shell
 /// command sees the change on disk.
-#[test]
 fn neovim_saves_a_clean_buffer_after_the_agent_edits_it() {
     for nvim in nvims("neovim_saves_a_clean_buffer_after_the_agent_edits_it") {
         let outcome = run_nvim(
@@ -376,7 +372,6 @@ fn assert_same_keys(what: &str, named: &[String], answered: &[String]) {
 /// diff hunk by hunk); "A" (apply all) applies it. Around it: the statusline, the framed transcript with a link
 /// to the changed line, the end message, "no run is active", `:help` with
 /// no `:helptags` and `:checkhealth tandem`.
-#[test]
 fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
     for nvim in nvims("neovim_reviews_an_edit_with_its_diff_before_applying_it") {
         let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "Apply"), ("SCENARIO_VIA", "plugin")]);
@@ -433,7 +428,6 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
 
 /// "Reject" in the plugin's review: nothing lands, and the model is told
 /// the user rejected it.
-#[test]
 fn neovim_review_reject_leaves_the_buffer_and_tells_the_model() {
     for nvim in nvims("neovim_review_reject_leaves_the_buffer_and_tells_the_model") {
         let outcome = run_nvim(
@@ -459,7 +453,6 @@ fn neovim_review_reject_leaves_the_buffer_and_tells_the_model() {
 /// Closing the plugin's review without an answer rejects the edit, and
 /// says so: a warning at once, the model told, and the end message counts
 /// the edit as declined (it said "run completed (1 edit)" before).
-#[test]
 fn neovim_closing_the_review_rejects_the_edit_and_says_so() {
     for nvim in nvims("neovim_closing_the_review_rejects_the_edit_and_says_so") {
         let outcome = run_nvim(
@@ -484,7 +477,6 @@ fn neovim_closing_the_review_rejects_the_edit_and_says_so() {
 
 /// `write_file` over an open buffer, reviewed side by side (`diffthis`):
 /// the proposed pane holds the whole new content.
-#[test]
 fn neovim_split_review_shows_write_file_content() {
     for nvim in nvims("neovim_split_review_shows_write_file_content") {
         let outcome = run_nvim(
@@ -518,7 +510,6 @@ fn neovim_split_review_shows_write_file_content() {
 /// applies the review: nothing is applied (the buffer is not loaded again
 /// from the disk to take the edit), and the model is told the document was
 /// closed while the edit waited.
-#[test]
 fn neovim_closing_the_buffer_during_the_review_applies_nothing() {
     for nvim in nvims("neovim_closing_the_buffer_during_the_review_applies_nothing") {
         let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "UnloadFileThenApply"), ("SCENARIO_VIA", "plugin")]);
@@ -537,7 +528,6 @@ fn neovim_closing_the_buffer_during_the_review_applies_nothing() {
 /// Cancel means no edit lands: the user cancels while the plugin's review
 /// is open and then presses Apply; the run is over, so the plugin applies
 /// nothing and says so.
-#[test]
 fn neovim_cancel_during_review_applies_nothing() {
     for nvim in nvims("neovim_cancel_during_review_applies_nothing") {
         let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenApply"), ("SCENARIO_VIA", "plugin")]);
@@ -579,7 +569,6 @@ fn neovim_cancel_during_review_applies_nothing() {
 /// cancelled while a picker plugin's window is open: the plugin closes the
 /// picker and the preview, applies nothing (the user's late Apply is
 /// ignored) and says so.
-#[test]
 fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
     for nvim in nvims("neovim_withdrawn_review_closes_the_picker_and_applies_nothing") {
         let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "CancelThenLateApply"), ("SCENARIO_VIA", "plugin")]);
@@ -596,7 +585,6 @@ fn neovim_withdrawn_review_closes_the_picker_and_applies_nothing() {
 /// withdraws it; the run goes on. The plugin closes the picker, and the
 /// user's Apply that comes after it applies nothing: the model was already
 /// told the editor did not answer.
-#[test]
 fn neovim_review_timed_out_by_the_server_is_not_applied_late() {
     for nvim in nvims("neovim_review_timed_out_by_the_server_is_not_applied_late") {
         let outcome = reviewed_edit(&nvim, &[("SCENARIO_REVIEW", "LateApply"), ("SCENARIO_APPLY_EDIT_MS", "1000")]);
@@ -627,7 +615,6 @@ fn planned_run(nvim: &Path, env: &[(&'static str, &'static str)]) -> Outcome {
 /// Plan mode's review in Neovim: "Keep planning", then the plugin asks
 /// what should change (`tandem/textInput`, answered through vim.ui.input);
 /// the typed text reaches the model as the user's feedback.
-#[test]
 fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
     for nvim in nvims("neovim_keep_planning_sends_the_typed_feedback_to_the_model") {
         let outcome = planned_run(&nvim, &[("SCENARIO_PLAN_ANSWER", "Keep planning"), ("SCENARIO_TYPED_ANSWER", "Split step 2 into two steps.")]);
@@ -649,7 +636,6 @@ fn neovim_keep_planning_sends_the_typed_feedback_to_the_model() {
 /// The run is cancelled while the plugin asks what should change in the
 /// plan: the server withdraws `tandem/textInput` and the plugin closes an
 /// input plugin's box and says so.
-#[test]
 fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
     for nvim in nvims("neovim_cancel_while_asking_for_plan_feedback_closes_the_input") {
         let outcome = planned_run(
@@ -674,7 +660,6 @@ fn neovim_cancel_while_asking_for_plan_feedback_closes_the_input() {
 
 /// A code action ("Tandem: explain this code") runs through the plugin: its
 /// run has a heading and an end marker in the transcript and an end message.
-#[test]
 fn neovim_code_action_runs_are_framed_in_the_transcript() {
     for nvim in nvims("neovim_code_action_runs_are_framed_in_the_transcript") {
         let outcome = run_nvim(
@@ -699,7 +684,6 @@ fn neovim_code_action_runs_are_framed_in_the_transcript() {
 
 /// The model's todo list shows in the transcript as a checklist, each time
 /// it changes.
-#[test]
 fn neovim_shows_the_todo_list_as_a_checklist_in_the_transcript() {
     for nvim in nvims("neovim_shows_the_todo_list_as_a_checklist_in_the_transcript") {
         let todo = |items: &[(&str, &str)]| {
@@ -736,7 +720,6 @@ fn skip(name: &str) {
 /// :TandemAsk, :TandemNew, then :TandemResume picks the first thread back:
 /// the transcript shows its whole past (as it was shown live) and the next
 /// :TandemAsk continues it.
-#[test]
 fn neovim_resume_shows_the_whole_thread_and_continues_it() {
     for nvim in nvims("neovim_resume_shows_the_whole_thread_and_continues_it") {
         let script = serde_json::json!({"turns": [
@@ -824,7 +807,6 @@ fn multi_line_shell_ask(nvim: &Path, answer: &'static str, env: &[(&'static str,
 }
 
 /// "Deny" in the plugin's question: the command does not run.
-#[test]
 fn neovim_shows_a_whole_multi_line_command_and_deny_refuses_it() {
     for nvim in nvims("neovim_shows_a_whole_multi_line_command_and_deny_refuses_it") {
         let (outcome, made) = multi_line_shell_ask(&nvim, "Deny", &[]);
@@ -836,7 +818,6 @@ fn neovim_shows_a_whole_multi_line_command_and_deny_refuses_it() {
 /// "Tell Tandem what to do instead" in the plugin's question: the command
 /// does not run, vim.ui.input asks what to do instead, and the model reads
 /// the typed words with the refusal.
-#[test]
 fn neovim_tell_tandem_instead_refuses_the_command_with_the_users_words() {
     for nvim in nvims("neovim_tell_tandem_instead_refuses_the_command_with_the_users_words") {
         let (outcome, made) =
@@ -850,7 +831,6 @@ fn neovim_tell_tandem_instead_refuses_the_command_with_the_users_words() {
 }
 
 /// "Allow once" in the plugin's question: the whole command runs.
-#[test]
 fn neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it() {
     for nvim in nvims("neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it") {
         let (outcome, made) = multi_line_shell_ask(&nvim, "Allow once", &[]);
@@ -865,7 +845,6 @@ fn neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it() {
 /// withdraws the question: the plugin closes the picker and the float, the
 /// user's "Allow once" that comes after it is ignored, and the command does
 /// not run.
-#[test]
 fn neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing() {
     for nvim in nvims("neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing") {
         let (outcome, made) = multi_line_shell_ask(&nvim, "LateAllow", &[("SCENARIO_PROMPT_MS", "1000")]);
@@ -907,7 +886,6 @@ fn thread_file(id: &str) -> String {
 /// about it; `#buffer` and `#diagnostics` reaching the model with their
 /// content; `/resume` from the picker and by id; `:help tandem-chat`
 /// naming the chat's keys and commands, and no others.
-#[test]
 fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
     for nvim in nvims("neovim_chat_round_trip_with_a_follow_up_and_a_mention") {
         let workspace = NotesWorkspace::new();
@@ -1031,7 +1009,6 @@ pub const APP_PY: &str = "from lib import greet\n\nprint(greet(\"world\"))\nprin
 /// `code_intel` references and definition are answered by pyright through
 /// the plugin (for lib.py, which is not open: the plugin loads it and
 /// waits for pyright to attach).
-#[test]
 fn neovim_answers_code_intel_from_pyright() {
     let Some(pyright) = pyright("neovim_answers_code_intel_from_pyright") else { return };
     for nvim in nvims("neovim_answers_code_intel_from_pyright") {
@@ -1083,7 +1060,6 @@ fn sorted_like_pyright(text: &str) -> String {
 /// buffer, the closed file and the made file all go back, and the message
 /// lists each file restored; `:TandemRedo` puts them back; undoing twice
 /// more goes back once, then says there is nothing to undo.
-#[test]
 fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
     for nvim in nvims("neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back") {
         let workspace = NotesWorkspace::new();
@@ -1134,7 +1110,6 @@ fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
 /// the user typed at its top since the run kept (a merge, no conflict: the
 /// user's line is apart from the run's). The undo is not taken for a
 /// cancelled run's review, and the run is undone once.
-#[test]
 fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer() {
     for nvim in nvims("neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer") {
         let workspace = NotesWorkspace::new();
@@ -1174,7 +1149,6 @@ fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buf
 /// apply until the folder is trusted — the server says so, a command is
 /// asked (and denied: nothing runs) — and after :TandemTrust the same
 /// command runs unasked.
-#[test]
 fn neovim_tandem_trust_lets_the_folders_settings_apply() {
     for nvim in nvims("neovim_tandem_trust_lets_the_folders_settings_apply") {
         let workspace = NotesWorkspace::new();
@@ -1200,7 +1174,6 @@ fn neovim_tandem_trust_lets_the_folders_settings_apply() {
 /// and so does the model's tool result. Asked from a window that folds
 /// every line (as the chat's transcript does), the review shows every
 /// hunk unfolded, its key legend on screen (issue 33).
-#[test]
 fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
     for nvim in nvims("neovim_per_hunk_review_applies_only_the_hunks_the_user_applied") {
         let two_hunks = serde_json::json!({"name": "edit_file", "input": {
@@ -1237,7 +1210,6 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
 /// :TandemTasks (issue 32): after a run that started a command in the
 /// background, the list shows it running; picking it stops it, and the
 /// plugin says so. Needs bubblewrap (background tasks run only in it).
-#[test]
 fn neovim_tandem_tasks_lists_a_background_task_and_stops_it() {
     let test = "neovim_tandem_tasks_lists_a_background_task_and_stops_it";
     if !crate::common::bwrap_works() {
@@ -1270,7 +1242,6 @@ const FUZZ_TRIALS: usize = 100;
 /// the whole buffer), then applies, rejects or answers hunk by hunk. No
 /// buffer is ever corrupted, the status reported is the one the buffer
 /// holds, and an edit typed around is offered again, not lost.
-#[test]
 fn neovim_typing_during_reviews_never_corrupts_and_every_status_is_true() {
     for nvim in nvims("neovim_typing_during_reviews_never_corrupts_and_every_status_is_true") {
         let seed = review_fuzz::seed();
@@ -1379,7 +1350,6 @@ fn edit_notes_turns() -> serde_json::Value {
 /// unmodified buffer: its reads return the buffer's lines without the final
 /// newline, and the file keeps it; avante writes the disk and reloads the
 /// buffer, which shows the edit.
-#[test]
 fn avante_edits_keep_the_final_newline() {
     let test = "avante_edits_keep_the_final_newline";
     let Some(dir) = avante_dir(test) else { return };
@@ -1397,7 +1367,6 @@ fn avante_edits_keep_the_final_newline() {
 /// what is true — the outcome is unknown, the disk holds the edit and the
 /// client's buffer does not — not that the edit was not applied; the
 /// user's unsaved line stands.
-#[test]
 fn avante_unanswered_write_is_reported_as_it_is() {
     let test = "avante_unanswered_write_is_reported_as_it_is";
     let Some(dir) = avante_dir(test) else { return };
@@ -1418,7 +1387,6 @@ fn avante_unanswered_write_is_reported_as_it_is() {
 /// per chat) loads the session while the first one's prompt runs: its
 /// prompt is refused with the clear message, and the first goes on to its
 /// end; nothing of the second reaches the thread.
-#[test]
 fn avante_second_process_is_refused_the_running_thread() {
     let test = "avante_second_process_is_refused_the_running_thread";
     let Some(dir) = avante_dir(test) else { return };
@@ -1443,7 +1411,6 @@ fn avante_second_process_is_refused_the_running_thread() {
 /// generated from the server's Rust types (`editors/nvim/lua/tandem/protocol.lua`,
 /// see tests/integration/protocol.rs), and no type that table lacks: a new
 /// event is shown, or said not to be, on purpose.
-#[test]
 fn neovim_transcript_names_every_run_event_type_of_the_generated_table() {
     for nvim in nvims("neovim_transcript_names_every_run_event_type_of_the_generated_table") {
         let check = "vim.opt.rtp:prepend(os.getenv('TANDEM_PLUGIN'))\n\
@@ -1472,7 +1439,6 @@ fn neovim_transcript_names_every_run_event_type_of_the_generated_table() {
 /// task. The chat shows the checklist and the task; `:TandemTasks` lists
 /// it as running; picking it stops it and every process it started.
 /// Screenshots of each step are kept in target/test-artifacts/editor_nvim/.
-#[test]
 fn neovim_in_a_terminal_shows_the_todo_list_and_stops_a_running_task() {
     let Some(tmux_bin) = which("tmux") else {
         crate::common::tools::skip("neovim_in_a_terminal_shows_the_todo_list_and_stops_a_running_task", "TANDEM_REQUIRE_NVIM", "tmux is not installed");
@@ -1577,7 +1543,6 @@ require('tandem').setup({ cmd = { vim.env.TANDEM_BIN, 'lsp' }, permission_mode =
 /// is answered, and "Tandem" again after <C-c> in the chat cancels the
 /// run (which stops its command). Screenshots in
 /// target/test-artifacts/editor_nvim/.
-#[test]
 fn neovim_in_a_terminal_reviews_from_the_chat_and_shows_the_run_in_the_statusline() {
     let test = "neovim_in_a_terminal_reviews_from_the_chat_and_shows_the_run_in_the_statusline";
     let Some(tmux_bin) = which("tmux") else {
@@ -1685,4 +1650,47 @@ require('tandem').setup({
         tmux.type_text(":qa!");
         tmux.keys(&["Enter"]);
     }
+}
+
+/// This module's tests, in the order they start: the two longest first
+/// (see main.rs).
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    crate::trials!(
+        "nvim":
+        neovim_answers_code_intel_from_pyright,
+        neovim_typing_during_reviews_never_corrupts_and_every_status_is_true,
+        only_neovim_0_11_or_newer_is_accepted,
+        neovim_typing_mid_run_survives_whichever_way_the_race_goes,
+        neovim_plugin_refuses_a_stale_edit_and_the_model_is_told_why,
+        neovim_saves_a_clean_buffer_after_the_agent_edits_it,
+        neovim_reviews_an_edit_with_its_diff_before_applying_it,
+        neovim_review_reject_leaves_the_buffer_and_tells_the_model,
+        neovim_closing_the_review_rejects_the_edit_and_says_so,
+        neovim_split_review_shows_write_file_content,
+        neovim_closing_the_buffer_during_the_review_applies_nothing,
+        neovim_cancel_during_review_applies_nothing,
+        neovim_withdrawn_review_closes_the_picker_and_applies_nothing,
+        neovim_review_timed_out_by_the_server_is_not_applied_late,
+        neovim_keep_planning_sends_the_typed_feedback_to_the_model,
+        neovim_cancel_while_asking_for_plan_feedback_closes_the_input,
+        neovim_code_action_runs_are_framed_in_the_transcript,
+        neovim_shows_the_todo_list_as_a_checklist_in_the_transcript,
+        neovim_resume_shows_the_whole_thread_and_continues_it,
+        neovim_shows_a_whole_multi_line_command_and_deny_refuses_it,
+        neovim_tell_tandem_instead_refuses_the_command_with_the_users_words,
+        neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it,
+        neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing,
+        neovim_chat_round_trip_with_a_follow_up_and_a_mention,
+        neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back,
+        neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer,
+        neovim_tandem_trust_lets_the_folders_settings_apply,
+        neovim_per_hunk_review_applies_only_the_hunks_the_user_applied,
+        neovim_tandem_tasks_lists_a_background_task_and_stops_it,
+        avante_edits_keep_the_final_newline,
+        avante_unanswered_write_is_reported_as_it_is,
+        avante_second_process_is_refused_the_running_thread,
+        neovim_transcript_names_every_run_event_type_of_the_generated_table,
+        neovim_in_a_terminal_shows_the_todo_list_and_stops_a_running_task,
+        neovim_in_a_terminal_reviews_from_the_chat_and_shows_the_run_in_the_statusline,
+    )
 }
