@@ -19,16 +19,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tandem::sync::MutexExt;
 use tandem::tools::permission_mode::PermissionMode;
-use tandem::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
-use tandem::agent::scripted::ScriptedProvider;
-use tandem::agent::{RunEvent, RunRequest, RunStatus};
+use tandem::host::{ModelRequest, ModelResponse, Provider, ProviderError, RunEvent, RunHandle, RunOutcome, RunParts, RunStatus, ScriptedProvider, StreamEvent, ThreadChoice};
 use tandem::tools::{Executor, ToolCall, ToolContext};
 use tandem::workspace::Workspace;
 use tokio::sync::mpsc;
 
-use super::ask::{print_run, JsonEnd, Note};
+use super::ask::{print_run, Note};
 use super::printer::Printer;
 
 const GREET_RS: &str = "/// The greeting shown on start.\npub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n\n// TODO: localise the greeting\n";
@@ -172,14 +169,14 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
         record: false,
     });
     let executor = host.executor().clone();
-    let run = host.prepare(tandem::host::RunParts::default());
-    run.ctx.run.plan.locked().file = Some(root.join(DEMO_PLAN_FILE));
-    let ctx = run.ctx;
-    let check_ctx = ctx.clone();
-    let request = RunRequest { prompt: "Show me around the tool system.".into(), ..RunRequest::default() };
+    // The host drives the run with the demo's model; a context of the
+    // same workspace serves the checks (which calls were concurrency-safe).
+    let check_ctx = host.prepare(RunParts::default()).ctx;
+    let parts = RunParts { provider: Some(Box::new(model)), plan_file: Some(root.join(DEMO_PLAN_FILE)), ..RunParts::default() };
+    let handle = host.start(&ThreadChoice::New, "Show me around the tool system.", parts).map_err(|err| anyhow::anyhow!("{err}"))?;
 
     let printer = Printer::for_terminal();
-    let (outcome, events) = run_and_record(&model, &executor, ctx, request, printer, notes_rx).await;
+    let (outcome, events) = run_and_record(handle, host.workspace(), printer, notes_rx).await;
 
     println!();
     let mut checks = verify(&root, &executor, &check_ctx, outcome.status, &events);
@@ -220,18 +217,13 @@ async fn editor_act() -> Vec<(bool, String)> {
     }
 }
 
-/// Run with the printer, and keep a copy of every event for the checks.
-async fn run_and_record(
-    model: &DemoModel,
-    executor: &Executor,
-    ctx: ToolContext,
-    request: RunRequest,
-    printer: Printer,
-    notes: mpsc::UnboundedReceiver<Note>,
-) -> (tandem::agent::RunOutcome, Vec<RunEvent>) {
+/// Print the run, and keep a copy of every event for the checks.
+async fn run_and_record(handle: RunHandle, workspace: &Workspace, printer: Printer, notes: mpsc::UnboundedReceiver<Note>) -> (RunOutcome, Vec<RunEvent>) {
     let tee = Arc::new(std::sync::Mutex::new(Vec::new()));
     let printer = printer.with_tee(Arc::clone(&tee));
-    let outcome = run_printed(model, executor, ctx, request, Some(printer), Some(notes)).await;
+    let RunHandle { events, ending, cancel, .. } = handle;
+    let run = async move { ending.finished().await.outcome };
+    let outcome = print_run(run, cancel, events, workspace, Ok(printer), Some(notes)).await;
     let events = tee.lock().map(|e| e.clone()).unwrap_or_default();
     (outcome, events)
 }
@@ -325,21 +317,4 @@ fn verify(root: &Path, executor: &Executor, ctx: &ToolContext, status: RunStatus
         ),
         (status == RunStatus::Completed, format!("the run completed (status: {})", status.as_str())),
     ]
-}
-
-/// The demo's run: its scripted model through the loop, printed (see
-/// [`print_run`]). The demo drives the loop itself: its model is no
-/// provider the settings could name.
-pub async fn run_printed(
-    provider: &dyn Provider,
-    executor: &Executor,
-    ctx: ToolContext,
-    request: RunRequest,
-    printer: Option<Printer>,
-    notes: Option<mpsc::UnboundedReceiver<Note>>,
-) -> tandem::agent::RunOutcome {
-    let (cancel, workspace) = (ctx.cancel.clone(), Arc::clone(&ctx.workspace));
-    let (tx, rx) = tandem::agent::event_channel();
-    let run = tandem::agent::run(provider, executor, ctx, request, tx);
-    print_run(run, cancel, rx, &workspace, printer.ok_or_else(JsonEnd::default), notes).await
 }

@@ -49,14 +49,13 @@ use std::sync::{Arc, RwLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::config::{Endpoint, ProviderConfig};
-use crate::agent::Provider;
 use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
 use crate::language_servers::LanguageServers;
 use crate::consent::Approvals;
 use crate::mcp::McpManager;
-use crate::permissions::{Gate, NoProjectRules, Policy, ProjectRules};
-pub use crate::permissions::{told_instead, Answer, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
+use crate::permissions::{NoProjectRules, Policy, ProjectRules};
+pub use crate::permissions::{told_instead, Answer, Gate, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::{MutexExt, RwLockExt};
@@ -75,6 +74,9 @@ pub use start::{Finished, RunEnding, RunHandle, StartError};
 // front end asks consent for, the terminal's prompter. A front end names
 // them here and never reaches past the host (tests/layers.rs checks it).
 pub use crate::agent::{EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
+// And the model's, for a front end that brings its own (the demo's scripted one).
+pub use crate::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
+pub use crate::agent::scripted::ScriptedProvider;
 pub use crate::hooks::{describe_project, project_hooks, shared as shared_hooks, Hooks, SharedHooks};
 pub use crate::permissions::headless::{Terminal, TerminalPrompter};
 pub use crate::tasks::TaskRegistry;
@@ -190,6 +192,16 @@ impl Modes {
 /// workspace roots (the first is the primary one).
 pub fn policy(settings: &Settings, modes: Modes, roots: &[PathBuf]) -> Policy {
     Policy::new(modes.policy, &settings.permissions, roots)
+}
+
+/// The one gate a front end's runs go through: the settings' policy in
+/// `mode` over the workspace's roots, asking `prompter`, with the
+/// project's local allow rules only when `rules_in_project`.
+pub fn gate<P: Prompter>(settings: &Settings, mode: Option<PermissionMode>, workspace: &Workspace, prompter: Option<P>, rules_in_project: bool) -> Gate<P> {
+    let policy = policy(settings, Modes::new(settings, mode), workspace.roots());
+    let project_rules: Arc<dyn ProjectRules> =
+        if rules_in_project { Arc::new(crate::settings::LocalAllowRules(workspace.root().to_path_buf())) } else { Arc::new(NoProjectRules) };
+    Gate::new(policy, prompter, project_rules)
 }
 
 /// The hooks the settings configure. The project's hooks run only when
@@ -370,6 +382,9 @@ pub struct RunParts {
     /// The model itself, instead of the one the settings name (the demo's
     /// scripted model).
     pub provider: Option<Box<dyn Provider>>,
+    /// The run's plan file, chosen ahead (the demo's script names it);
+    /// `None`: plan mode makes one when it starts.
+    pub plan_file: Option<PathBuf>,
     /// Called once the run's loop has ended, before the thread is checked
     /// in: what became of the run's edits, kept in the thread (an editor's
     /// transcript shows them after a window reload).
@@ -445,10 +460,7 @@ impl Host {
         if let Some(mcp) = &mcp {
             registry.add_source(Arc::clone(mcp) as Arc<dyn ToolSource>);
         }
-        let policy = policy(&settings, Modes::new(&settings, front.mode), front.workspace.roots());
-        let project_rules: Arc<dyn ProjectRules> =
-            if front.rules_in_project { Arc::new(crate::settings::LocalAllowRules(root.clone())) } else { Arc::new(NoProjectRules) };
-        let gate = Arc::new(Gate::new(policy, front.prompter, project_rules));
+        let gate = Arc::new(gate(&settings, front.mode, &front.workspace, front.prompter, front.rules_in_project));
         let hooks = Arc::clone(&front.hooks) as Arc<dyn crate::tools::ToolHooks>;
         let mut executor = Executor::new(registry).with_gate(Arc::clone(&gate) as Arc<dyn PermissionGate>).with_hooks(hooks);
         if let Some(code_intel) = code_intel {
@@ -636,6 +648,9 @@ impl Host {
             false => shell_env(settings, workspace.roots()),
         };
         let scope = RunScope::new(modes.policy, parts.plan_review);
+        if let Some(file) = parts.plan_file {
+            scope.plan.locked().file = Some(file);
+        }
         if modes.run == PermissionMode::Plan {
             start_in_plan_mode(&scope, workspace.root());
         }

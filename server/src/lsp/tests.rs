@@ -325,11 +325,10 @@ impl Harness {
     }
 
     /// The editor's prompter behind the one gate, deciding by the settings.
-    fn policy(&self) -> crate::permissions::Gate<super::permission::LspPrompter> {
+    fn policy(&self) -> crate::host::Gate<super::permission::LspPrompter> {
         let settings = self.settings.read().unwrap().clone();
-        let policy = crate::permissions::Policy::new(crate::host::Modes::new(&settings, None).policy, &settings.permissions, self.workspace.roots());
         let prompter = super::permission::prompter(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default());
-        crate::permissions::Gate::new(policy, Some(prompter), Arc::new(crate::settings::LocalAllowRules(self.workspace.root().to_path_buf())))
+        crate::host::gate(&settings, None, &self.workspace, Some(prompter), true)
     }
 
     /// The permission request for an edit of a.txt, with its diff.
