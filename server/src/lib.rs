@@ -159,9 +159,9 @@
 //!   with plan mode, the sandbox, the checkpoint recorder, the request) and
 //!   drives the loop in its own task; the front end gets a
 //!   [`host::RunHandle`] (the events to show, the ending to await). The
-//!   loop is the host's: no front end calls it. `tandem demo` (its own
-//!   scripted model) and `tandem tool` take only the tool context
-//!   ([`host::Host::prepare`]).
+//!   loop is the host's: no front end calls it. `tandem demo` hands its
+//!   own scripted model to the host ([`host::RunParts::provider`]);
+//!   `tandem tool` takes only the tool context ([`host::Host::prepare`]).
 //! - [`model`]: the conversation's data every layer shares: messages,
 //!   content blocks, token usage, how a run ended.
 //! - [`diff`]: every diff Tandem computes (review hunks, the editor's
