@@ -190,7 +190,8 @@ class Recorder:
     answer without the markers gives no suggestion, whatever its text."""
 
     def __init__(self, upstream):
-        self.answers = []
+        # (file name, with edit history) -> what the model answered.
+        self.answers = {}
         recorder = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -206,18 +207,24 @@ class Recorder:
                 except urllib.error.HTTPError as err:
                     status, data = err.code, err.read()
                 if self.path.endswith("/chat/completions"):
+                    prompt = json.loads(body)["messages"][-1]["content"]
+                    name = re.search(r"\nThe excerpt of (\S+):\n", prompt)
+                    key = (name.group(1) if name else None, not prompt.startswith("Recent edits, oldest first:\n(none)\n"))
                     try:
                         choice = json.loads(data)["choices"][0]
                         text = choice["message"]["content"]
-                        recorder.answers.append({"markers": "<|editable_region_start|>" in text and "<|editable_region_end|>" in text,
-                                                 "cut": choice.get("finish_reason") == "length"})
+                        recorder.answers[key] = {"markers": "<|editable_region_start|>" in text and "<|editable_region_end|>" in text,
+                                                 "cut": choice.get("finish_reason") == "length"}
                     except (ValueError, KeyError, IndexError, TypeError):
-                        recorder.answers.append({"markers": False, "cut": False, "error": status})
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                        recorder.answers[key] = {"markers": False, "cut": False, "error": status}
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # Tandem gave up (timeoutMs): the answer is counted as not had
 
             def do_POST(self):
                 self.forward(self.rfile.read(int(self.headers.get("content-length") or 0)))
@@ -266,7 +273,7 @@ class Llama:
 
 class Lsp:
     def __init__(self, tandem, root, llama_url, timeout_ms):
-        env = dict(os.environ, TANDEM_LOG="error", XDG_DATA_HOME=os.path.join(root, ".data"), HOME=os.path.join(root, ".home"))
+        env = dict(os.environ, TANDEM_LOG=os.environ.get("TANDEM_LOG", "error"), XDG_DATA_HOME=os.path.join(root, ".data"), HOME=os.path.join(root, ".home"))
         self.proc = subprocess.Popen([tandem, "lsp"], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.next_id = 0
         # The fill-in-the-middle half is not measured here: one token from the
@@ -373,10 +380,12 @@ def main():
     parser.add_argument("--llama-url", help="a running llama.cpp server (default: start one from $TANDEM_LLAMA_SERVER and $TANDEM_LLAMA_MODEL)")
     parser.add_argument("--samples", type=int, default=20, help="edits per repository")
     parser.add_argument("--distance", type=int, default=20, help="lines between the two changes, at most")
-    parser.add_argument("--timeout-ms", type=int, default=180000)
+    parser.add_argument("--timeout-ms", type=int, default=600000, help="Tandem's timeoutMs (at most 600000, which it takes): long, so a slow CPU still gets its answers")
     parser.add_argument("--out", help="also write the Markdown section to this file")
     parser.add_argument("--json", help="write each edit's outcome to this file")
     args = parser.parse_args()
+    if not 1 <= args.timeout_ms <= 600000:
+        sys.exit("--timeout-ms: Tandem takes 1 to 600000 ms")
     if not os.access(args.tandem, os.X_OK):
         sys.exit(f"--tandem {args.tandem} is not an executable (cargo build --release --locked)")
     listed = load_repos(args.repos or os.path.join(here, "inline_quality.repos")) if args.repos or not args.repo else []
@@ -413,33 +422,36 @@ def main():
         with tempfile.TemporaryDirectory() as temp:
             root = os.path.realpath(temp)
             lsp = Lsp(os.path.abspath(args.tandem), root, recorder.url, args.timeout_ms)
-            for label, git_dir, commit in sources:
-                samples = mine(git_dir, label, commit, args.samples, args.distance)
-                for i, sample in enumerate(samples):
-                    path = os.path.join(root, f"s{len(results)}_" + os.path.basename(sample["path"]))
-                    with open(path, "w") as f:
-                        f.write(sample["after_first"])
-                    uri = "file://" + path
-                    outcome = {"repo": label, "pinned": commit, "commit": sample["commit"], "path": sample["path"], "in_region": in_region(sample)}
-                    for name, edit_first in (("with", True), ("without", False)):
-                        asked = len(recorder.answers)
-                        got, elapsed = ask(lsp, uri, sample["after_first"], edit_first, sample, None)
-                        answer = recorder.answers[asked] if len(recorder.answers) > asked else {"markers": False, "cut": False, "error": "no answer"}
-                        outcome[name] = {"exact": got is not None and got == sample["after_second"], "suggested": got is not None,
-                                         "markers": answer["markers"], "cut": answer["cut"], "seconds": round(elapsed, 2)}
-                    os.remove(path)
-                    results.append(outcome)
-                    print(f"{label} {i + 1}/{len(samples)} {sample['commit']} {sample['path']}: in region {outcome['in_region']}, "
-                          f"with {outcome['with']} without {outcome['without']}", file=sys.stderr, flush=True)
+            # Round robin over the repositories, so a run stopped early has some of each.
+            mined = [mine(git_dir, label, commit, args.samples, args.distance) for label, git_dir, commit in sources]
+            queue = [(sample, commit) for turn in range(max(map(len, mined), default=0))
+                     for (label, _, commit), samples in zip(sources, mined) if turn < len(samples) for sample in [samples[turn]]]
+            for i, (sample, commit) in enumerate(queue):
+                name = f"s{i}_" + os.path.basename(sample["path"])
+                path = os.path.join(root, name)
+                with open(path, "w") as f:
+                    f.write(sample["after_first"])
+                uri = "file://" + path
+                outcome = {"repo": sample["repo"], "pinned": commit, "commit": sample["commit"], "path": sample["path"], "in_region": in_region(sample)}
+                for condition, edit_first in (("with", True), ("without", False)):
+                    got, elapsed = ask(lsp, uri, sample["after_first"], edit_first, sample, None)
+                    answer = recorder.answers.get((name, edit_first), {"markers": False, "cut": False, "error": "no answer within timeoutMs"})
+                    outcome[condition] = {"exact": got is not None and got == sample["after_second"], "suggested": got is not None,
+                                          "markers": answer["markers"], "cut": answer["cut"], "answered": "error" not in answer,
+                                          "seconds": round(elapsed, 2)}
+                os.remove(path)
+                results.append(outcome)
+                if args.json:
+                    with open(args.json, "w") as f:
+                        json.dump(results, f, indent=1)
+                print(f"{i + 1}/{len(queue)} {sample['repo']} {sample['commit']} {sample['path']}: in region {outcome['in_region']}, "
+                      f"with {outcome['with']} without {outcome['without']}", file=sys.stderr, flush=True)
             lsp.close()
     finally:
         recorder.close()
         if llama:
             llama.close()
     minutes = (time.monotonic() - started) / 60
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
 
     def row(title, outcomes):
         n = len(outcomes)
@@ -453,6 +465,7 @@ def main():
 
     load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "?"
     n = len(results)
+    unanswered = sum(not o[c]["answered"] for o in results for c in ("with", "without"))
     lines = [
         "## Inline completions: next-edit quality (offline, recorded)",
         "",
@@ -468,7 +481,8 @@ def main():
         "Exact: the suggestion applied gives the file with the second change, byte for byte.",
         "- In the region: the second change lies where the model may rewrite (5 lines above the cursor to 10 below); the others cannot match. "
         "In the asked format: the model's answer held the region between its two markers (any other answer gives no suggestion). "
-        "Cut: the answer stopped at the token limit (the region's length / 3 + 64).",
+        "Cut: the answer stopped at the token limit (the region's length / 3 + 64)."
+        + (f" {unanswered} of the {2 * n} requests had no answer within `timeoutMs` ({args.timeout_ms} ms)." if unanswered else ""),
         "",
         "| repository (pinned commit) | edits | in the region | exact match, with edit history | exact match, without | a suggestion, with / without "
         "| in the asked format, with / without | cut, with / without | median time per request |",
