@@ -16,6 +16,12 @@
 //!   each request at another place of a small Python file. Without them the
 //!   row says so (and fails only when `TANDEM_REQUIRE_LLAMA` is set).
 //!
+//! - **Quick mode** (`bench/run --quick`, CI): the debug build, 20
+//!   requests per document after 3 warm-up ones; fails when a document's
+//!   median is over [`QUICK_MEDIAN_LIMIT_MS`] twice in a row (a gross
+//!   regression, such as the whole document sent), never on the 5 ms
+//!   target.
+//!
 //! Usage: `inline [--runs N] [--warm N] [--quick]`.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
@@ -92,10 +98,13 @@ fn serve_mock(mut stream: TcpStream, record: &Mutex<Vec<Duration>>) {
         data.drain(..header_end + length);
         let body = json!({"choices": [{"index": 0, "text": "value + 1", "finish_reason": "stop"}]}).to_string();
         let answer = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+        // Noted before the answer goes: once written, Tandem may answer the
+        // editor, and the bench read `held`, before this thread runs again.
+        // The write itself counts as added (the figure errs high).
+        record.lock().unwrap().push(arrived.elapsed());
         if stream.write_all(answer.as_bytes()).is_err() {
             return;
         }
-        record.lock().unwrap().push(arrived.elapsed());
     }
 }
 
@@ -324,6 +333,15 @@ fn end_to_end(tandem: &Path, server_bin: &Path, model: &Path, samples: usize, wa
     (p50, p95, samples, with_item)
 }
 
+/// Quick mode (CI: the debug build, one run, a shared machine) fails on a
+/// gross regression only: a median over this, measured twice. Not the p99
+/// and not the 5 ms target: the debug build's p99 moved between 2 and
+/// 205 ms from run to run on a loaded two-core machine with nothing
+/// changed, and its median between 1.3 and 15 ms; sending the whole 1 MB
+/// document instead of a window made the median 58-155 ms. (A copy of
+/// the whole document per request, under 2 ms in debug, is not seen.)
+const QUICK_MEDIAN_LIMIT_MS: f64 = 30.0;
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
 }
@@ -332,7 +350,10 @@ fn main() {
     let options = options();
     let tandem = tandem_binary(options.quick);
     assert!(tandem.is_file(), "{} is not built (bench/run builds it)", tandem.display());
-    let samples = if options.quick { 5 } else { options.runs * 20 };
+    let samples = if options.quick { 20 } else { options.runs * 20 };
+    // Quick mode's first requests would time the server taking in the
+    // document (didOpen), not a completion.
+    let warm = if options.quick { options.warm.max(3) } else { options.warm };
     println!("## Inline completions: what the server adds, and a local model end to end");
     println!();
     println!("`textDocument/inlineCompletion` through the real `tandem lsp` over stdio ({}), a keystroke (`didChange`) before each request so the cache never answers (bench/inline.rs). Load average at the start: {}.", if options.quick { "debug build" } else { "release build" }, load_average());
@@ -340,8 +361,17 @@ fn main() {
     println!("| what | requests | p50 ms | p95 ms | p99 ms |");
     println!("|---|---|---|---|---|");
     let mut failures = Vec::new();
+    let mut regressed = false;
     for (name, bytes) in [("10 KB document, the model answering at once: added by Tandem", 10 * 1024), ("1 MB document, the model answering at once: added by Tandem", 1 << 20)] {
-        let (p50, p95, p99, n) = own_cost(&tandem, bytes, samples, options.warm);
+        let (mut p50, mut p95, mut p99, n) = own_cost(&tandem, bytes, samples, warm);
+        if options.quick && p50 > QUICK_MEDIAN_LIMIT_MS {
+            eprintln!("inline bench: {name}: median {p50:.1} ms, over {QUICK_MEDIAN_LIMIT_MS} ms; measuring again");
+            (p50, p95, p99, _) = own_cost(&tandem, bytes, samples, warm);
+            if p50 > QUICK_MEDIAN_LIMIT_MS {
+                regressed = true;
+                failures.push(format!("{name}: median {p50:.1} ms twice over {QUICK_MEDIAN_LIMIT_MS} ms in the debug build: a regression (a bounded window costs 1-15 ms here)"));
+            }
+        }
         println!("| {name} | {n} | {} | {} | {} |", fmt(p50), fmt(p95), fmt(p99));
         if !options.quick && p99 > 5.0 {
             failures.push(format!("{name}: p99 {p99:.2} ms is over the 5 ms target"));
@@ -366,8 +396,9 @@ fn main() {
     for failure in &failures {
         eprintln!("inline bench: {failure}");
     }
-    // The target is reported, not enforced: a loaded machine is not a defect of the server.
-    if failures.iter().any(|f| f.contains("TANDEM_REQUIRE_LLAMA")) {
+    // The release target is reported, not enforced: a loaded machine is not
+    // a defect of the server. Quick mode's gross limit is.
+    if regressed || failures.iter().any(|f| f.contains("TANDEM_REQUIRE_LLAMA")) {
         std::process::exit(1);
     }
 }
