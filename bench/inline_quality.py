@@ -428,18 +428,21 @@ def main():
                      for (label, _, commit), samples in zip(sources, mined) if turn < len(samples) for sample in [samples[turn]]]
             for i, (sample, commit) in enumerate(queue):
                 name = f"s{i}_" + os.path.basename(sample["path"])
-                path = os.path.join(root, name)
-                with open(path, "w") as f:
-                    f.write(sample["after_first"])
-                uri = "file://" + path
                 outcome = {"repo": sample["repo"], "pinned": commit, "commit": sample["commit"], "path": sample["path"], "in_region": in_region(sample)}
                 for condition, edit_first in (("with", True), ("without", False)):
-                    got, elapsed = ask(lsp, uri, sample["after_first"], edit_first, sample, None)
-                    answer = recorder.answers.get((name, edit_first), {"markers": False, "cut": False, "error": "no answer within timeoutMs"})
+                    # One document per condition (same name, so the same
+                    # prompt): on one, the second request would find the
+                    # first one's completion in Tandem's cache.
+                    path = os.path.join(root, condition, name)
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "w") as f:
+                        f.write(sample["after_first"])
+                    got, elapsed = ask(lsp, "file://" + path, sample["after_first"], edit_first, sample, None)
+                    os.remove(path)
+                    answer = recorder.answers.get((name, edit_first), {"markers": False, "cut": False, "error": "no next-edit answer"})
                     outcome[condition] = {"exact": got is not None and got == sample["after_second"], "suggested": got is not None,
                                           "markers": answer["markers"], "cut": answer["cut"], "answered": "error" not in answer,
                                           "seconds": round(elapsed, 2)}
-                os.remove(path)
                 results.append(outcome)
                 if args.json:
                     with open(args.json, "w") as f:
@@ -482,7 +485,7 @@ def main():
         "- In the region: the second change lies where the model may rewrite (5 lines above the cursor to 10 below); the others cannot match. "
         "In the asked format: the model's answer held the region between its two markers (any other answer gives no suggestion). "
         "Cut: the answer stopped at the token limit (the region's length / 3 + 64)."
-        + (f" {unanswered} of the {2 * n} requests had no answer within `timeoutMs` ({args.timeout_ms} ms)." if unanswered else ""),
+        + (f" {unanswered} of the {2 * n} requests got no next-edit answer from the model (none asked, or none within `timeoutMs`, {args.timeout_ms} ms)." if unanswered else ""),
         "",
         "| repository (pinned commit) | edits | in the region | exact match, with edit history | exact match, without | a suggestion, with / without "
         "| in the asked format, with / without | cut, with / without | median time per request |",
