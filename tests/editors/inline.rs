@@ -1,7 +1,8 @@
 //! Inline completions in real editors (issue 30): headless Neovim 0.12
 //! (its own `vim.lsp.inline_completion`, set up by the plugin) and the
 //! packaged VS Code extension in code-server, typing in a Python file, the
-//! ghost text shown, and the accept key inserting it.
+//! ghost text shown, and the accept key inserting it; in Neovim, next edits
+//! given the diagnostics another source published on the buffer.
 //!
 //! The model is a loopback fill-in-the-middle mock (deterministic, so the
 //! exact text is checked), and a **real local model**: llama.cpp's
@@ -207,6 +208,40 @@ fn typing_the_start_of_the_ghost_text_and_tab_at_once_inserts_it_once() {
     assert_eq!(lines(&report, "lines").last().map(String::as_str), Some("    return 3.14"), "{report:#}");
 }
 
+/// Issue 30: next edits are given the diagnostics Neovim has for the
+/// buffer. Another source (a linter, as a language server would) publishes
+/// an error on the buffer; with `nextEdits` on, the user's typing makes a
+/// next-edit request, for which Tandem asks the editor (`tandem/codeIntel`,
+/// answered by the plugin from `vim.diagnostic.get`), and the model's
+/// prompt holds the error.
+fn neovim_gives_next_edits_the_buffers_diagnostics() {
+    let Some(nvim) = nvim_with_inline_completion("neovim_gives_next_edits_the_buffers_diagnostics") else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mock = FimMock::start(Reply::Json(FimMock::infill("2 * math.pi * radius")));
+    // No rewrite in the asked format: no next-edit item, the ghost text is the completion.
+    mock.route("/v1/chat/completions", Reply::Json(FimMock::chat("nothing to change")));
+    let diagnostics = json!([{"lnum": 4, "col": 11, "end_lnum": 4, "end_col": 15, "severity": 1, "source": "linter", "message": "\"math\" is possibly unbound"}]);
+    let report = neovim_script(
+        &nvim,
+        "inline_scenario.lua",
+        json!({"enabled": true, "provider": "llama.cpp", "baseUrl": mock.url, "debounceMs": 0, "nextEdits": true}),
+        &[("SCENARIO_TYPED", "return "), ("SCENARIO_TYPED_AFTER", ""), ("SCENARIO_DIAGNOSTICS", &diagnostics.to_string())],
+    );
+    assert_eq!(assert_shown_and_accepted(&report, "    return "), "2 * math.pi * radius");
+    let prompts: Vec<String> = mock
+        .received()
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .map(|r| r.body["messages"][1]["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(!prompts.is_empty(), "no next-edit request: {:?}", mock.received().iter().map(|r| r.path.clone()).collect::<Vec<_>>());
+    assert!(
+        prompts.iter().any(|p| p.contains("\nDiagnostics:\nline 5: error: \"math\" is possibly unbound\n")),
+        "the buffer's diagnostic is in no next-edit prompt:\n{}",
+        prompts.join("\n-----\n")
+    );
+}
+
 fn neovim_inline_completion_from_a_real_local_model() {
     let Some(nvim) = nvim_with_inline_completion("neovim_inline_completion_from_a_real_local_model") else { return };
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -241,6 +276,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_shows_the_models_ghost_text_and_tab_inserts_it,
         neovim_shows_ghost_text_when_the_users_settings_file_turns_completions_on,
         typing_the_start_of_the_ghost_text_and_tab_at_once_inserts_it_once,
+        neovim_gives_next_edits_the_buffers_diagnostics,
         neovim_inline_completion_from_a_real_local_model,
         neovim_is_told_to_restart_the_server_when_inline_completions_are_turned_on,
     )

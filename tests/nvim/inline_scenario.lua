@@ -10,7 +10,9 @@
 -- Environment: TANDEM_BIN, TANDEM_PLUGIN (editors/nvim), SCENARIO_INLINE
 -- (the inlineCompletions settings for setup(), JSON; null for none), SCENARIO_TYPED (what the user
 -- types on the new line), SCENARIO_OUT (the JSON report), SCENARIO_WAIT_MS
--- (how long to wait for the ghost text).
+-- (how long to wait for the ghost text), SCENARIO_DIAGNOSTICS (optional: a
+-- JSON list of vim.diagnostic items another source publishes on the buffer
+-- before the user types, as a language server would).
 local env = vim.env
 local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
 kit.load_plugin()
@@ -62,6 +64,9 @@ end, step(function(advertised)
   report.advertised = advertised
   -- The accept key, mapped once Tandem's client attached offering them.
   report.mapping = vim.fn.maparg(tandem.config.inline_completion_key or '', 'i', false, true).desc
+  if env.SCENARIO_DIAGNOSTICS and env.SCENARIO_DIAGNOSTICS ~= '' then
+    vim.diagnostic.set(vim.api.nvim_create_namespace('scenario-linter'), 0, vim.json.decode(env.SCENARIO_DIAGNOSTICS))
+  end
   -- The user opens a new last line and types.
   vim.api.nvim_input('Go' .. env.SCENARIO_TYPED)
   when(wait_ms, function()
