@@ -310,7 +310,9 @@ fn two_windows_on_one_workspace() {
 
 /// tests/vscode/partial_reload.js: a partly applied edit followed by a
 /// command: its card and the run's end line say "partly applied" (listed
-/// once), after the run and after a window reload; screenshots of both.
+/// once), after the run and after a window reload, where the whole log
+/// (its text, and its links: the calls' files, a URL) is as it was and one
+/// Tandem item is in the status bar; screenshots of both.
 fn a_partial_edit_has_one_status_after_the_run_and_after_a_reload() {
     run_script("a_partial_edit_has_one_status_after_the_run_and_after_a_reload", "partial_reload.js");
 }

@@ -256,6 +256,11 @@ fn a_threads_transcript_replays_every_run_of_it_also_after_a_restart() {
     assert_eq!(outline(&live), expected, "{live:#}");
     // The call ids tie each result to its call, as in the live events.
     assert_eq!(live["events"][1]["id"], live["events"][2]["id"]);
+    // And a call says what it does as its live event did (its files, its
+    // summary), so a view reopened on the thread shows them.
+    let call = &live["events"][1];
+    let a_path = f.root.join("a.txt").canonicalize().unwrap();
+    assert_eq!((&call["kind"], &call["summary"]), (&json!({"type": "read", "paths": [a_path]}), &json!("a.txt")), "{call:#}");
     client.shutdown();
 
     let mut client = f.start(script, json!({}), json!({}));

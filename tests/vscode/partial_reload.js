@@ -8,7 +8,11 @@
 //      buffer holds exactly the ticked hunk;
 //   2. a window reload: the panel shows the thread's past with the same
 //      card status, end line, usage and Undo button (they come from the
-//      thread and its checkpoint, not from the window's memory);
+//      thread and its checkpoint, not from the window's memory), and the
+//      whole log the same: its text, and its links (a file named in the
+//      model's text, a URL, the edited file on the card) to the same
+//      places; one Tandem item in the status bar, before and after (no
+//      background task runs);
 //   3. that Undo, pressed after the reload, takes the run back: its
 //      restoring edit is reviewed in the Refactor Preview, and the buffer
 //      is the text before the run.
@@ -35,12 +39,29 @@ function panelStatuses(panel) {
   });
 }
 
+/** The panel's whole log as the user reads it: its text, and where each link goes. */
+function panelLog(panel) {
+  return panel.evaluate(() => ({
+    text: document.getElementById('log').innerText.replace(/[ \t]+\n/g, '\n').trim(),
+    links: [...document.querySelectorAll('#log a')].map((a) => ({ text: a.textContent, path: a.dataset.path ?? null, url: a.dataset.url ?? null })),
+  }));
+}
+
+/** The status bar items of the extension (`tandem.tandem`) on screen, by id and text. */
+function tandemStatusItems(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.statusbar-item')]
+      .filter((i) => (i.id ?? '').toLowerCase().startsWith('tandem.tandem.') && i.checkVisibility())
+      .map((i) => `${i.id}: ${i.innerText.replace(/\s+/g, ' ').trim()}`),
+  );
+}
+
 async function main() {
   const page = await open({ files: { 'app.py': APP } });
   const appUri = windowUri('app.py');
   await quickOpen('app.py');
   model.queue({ text: 'Reading.' }, { tool: { name: 'read_file', input: { file_path: 'app.py' } } });
-  model.queue({ text: 'Renaming.' }, { tool: { name: 'edit_file', input: { file_path: 'app.py', old_string: 'greet(', new_string: 'welcome(', replace_all: true } } });
+  model.queue({ text: 'Renaming `greet` in `app.py`, as [the rename guide](https://example.com/rename) says.' }, { tool: { name: 'edit_file', input: { file_path: 'app.py', old_string: 'greet(', new_string: 'welcome(', replace_all: true } } });
   model.queue({ text: 'Running it.' }, { tool: { name: 'run_shell', input: { command: 'python3 app.py; cat app.py' } } });
   model.queue({ text: 'Done.' });
 
@@ -76,6 +97,10 @@ async function main() {
   log(`after the run: ${JSON.stringify(run)}`);
   assert.deepStrictEqual({ ...run, usage: undefined }, { cards: ['◐ partly applied'], end: ['app.py partly applied'], undo: 'Undo', usage: undefined }, 'the card and the end line after the run');
   assert.ok(/ in · .* out/.test(run.usage ?? ''), `the run's usage on its end line: ${run.usage}`);
+  const logAfterRun = await panelLog(panel);
+  assert.ok(logAfterRun.links.some((l) => l.path === 'app.py') && logAfterRun.links.some((l) => l.url === 'https://example.com/rename'), `the log's links: ${JSON.stringify(logAfterRun.links)}`);
+  const items = await tandemStatusItems(page);
+  assert.strictEqual(items.length, 1, `Tandem's status bar items with no background task: ${JSON.stringify(items)}`);
   await shot('partial-after-run');
   log('check: the partly applied edit\'s card and end line say "partly applied", app.py listed once');
 
@@ -87,8 +112,11 @@ async function main() {
   const reloaded = await panelStatuses(panel);
   log(`after the reload: ${JSON.stringify(reloaded)}`);
   assert.deepStrictEqual(reloaded, run, 'the card and the end line after a window reload');
+  const logAfterReload = await panelLog(panel);
+  assert.deepStrictEqual(logAfterReload, logAfterRun, 'the whole log (text and links) after a window reload');
+  assert.deepStrictEqual(await tandemStatusItems(page), items, "Tandem's status bar items after the reload");
   await shot('partial-after-reload');
-  log('check: after a window reload the card, the end line, the usage and the Undo button are as before');
+  log(`check: after a window reload the card, the end line, the usage, the Undo button and the whole log (${logAfterRun.text.split('\n').length} lines, ${logAfterRun.links.length} links) are as before; one status bar item (${items[0]})`);
 
   // 3. Undo after the reload: the restoring edit is reviewed (every hunk
   // ticked), and the buffer is as before the run.

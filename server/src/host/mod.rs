@@ -524,6 +524,32 @@ impl Host {
         attachments::context(&self.workspace, &*self.gate, attachments).await
     }
 
+    /// Give the `tool_call` events of a thread's past (`thread::transcript`,
+    /// which keeps only each call's input) the `kind` and `summary` their
+    /// live events had, so a view reopened on the thread shows a call's
+    /// files and command as it did while the run went on. Worked out again
+    /// by this host's tools from the input the thread kept; a call they
+    /// cannot prepare now (a tool gone or not loaded, an input cut short)
+    /// stays as it was.
+    pub fn describe_past_calls<'a>(&self, events: impl IntoIterator<Item = &'a mut serde_json::Value>) {
+        let ctx = ToolContext::new(Arc::clone(&self.workspace));
+        for event in events {
+            if event["type"] != "tool_call" || event.get("kind").is_some() {
+                continue;
+            }
+            let call = crate::tools::ToolCall {
+                id: event["id"].as_str().unwrap_or_default().to_string(),
+                name: event["name"].as_str().unwrap_or_default().to_string(),
+                input: event["input"].clone(),
+                input_error: None,
+            };
+            let Ok(prepared) = self.executor.prepare(&call, &ctx) else { continue };
+            let Ok(kind) = serde_json::to_value(&prepared.traits.kind) else { continue };
+            event["kind"] = kind;
+            event["summary"] = serde_json::Value::String(prepared.traits.summary.clone());
+        }
+    }
+
     /// The executor every run's calls pass through.
     pub fn executor(&self) -> &Executor {
         &self.executor

@@ -352,9 +352,11 @@ impl Backend {
                 let args: ThreadArgs = first_argument(&params.arguments)?;
                 match self.threads()?.transcript(&args.thread_id) {
                     Ok(mut transcript) => {
-                        if let Some(checkpoints) = self.run_env()?.host.checkpoints() {
+                        let host = &self.run_env()?.host;
+                        if let Some(checkpoints) = host.checkpoints() {
                             super::undo::mark_checkpoints(&mut transcript.events, checkpoints);
                         }
+                        host.describe_past_calls(transcript.events.iter_mut());
                         Ok(Some(json!({
                         "threadId": args.thread_id,
                         "events": transcript.events,

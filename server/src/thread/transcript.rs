@@ -9,7 +9,8 @@
 //! `end` with what became of its edits (an edit's `tool_result` carries its
 //! `edit` as the live event did). Sub-agents' own turns are not part of
 //! the thread (only their parent call and its result are), and tool calls
-//! carry no `kind` or `summary`.
+//! carry no `kind` or `summary` (the thread keeps only their input: the
+//! host works them out again, `Host::describe_past_calls`).
 
 use std::collections::VecDeque;
 

@@ -233,13 +233,15 @@ export class Conversation {
     if (event.type === 'tool_result' && event.id !== undefined) this.tools.delete(event.id);
     if (event.type === 'end' && event.parent === undefined) this.endSeen = true;
     this.lastRun = runId;
-    const item: PanelItem = { ...event, runId };
+    this.add(this.withShownPaths({ ...event, runId }));
+  }
+
+  /** A tool call's item with its files as the panel shows them (relative to the workspace). */
+  private withShownPaths(item: PanelItem): PanelItem {
     const kind = item.kind;
-    if (event.type === 'tool_call' && kind) {
-      const paths = kind.path ? [kind.path] : (kind.paths ?? []);
-      if (paths.length > 0) item.shown_paths = paths.map(this.shownPath);
-    }
-    this.add(item);
+    if (item.type !== 'tool_call' || !kind) return item;
+    const paths = kind.path ? [kind.path] : (kind.paths ?? []);
+    return paths.length > 0 ? { ...item, shown_paths: paths.map(this.shownPath) } : item;
   }
 
   /**
@@ -298,7 +300,9 @@ export class Conversation {
   /** Start over: a new thread (`threadId` undefined) or a resumed one with its past. */
   reset(threadId: string | undefined, title: string | undefined, past: PanelItem[]): void {
     this.items = [];
-    for (const item of past) this.store(item);
+    // A past call shows its files as the live one did (the server gives
+    // it its kind again: `tandem.transcript`).
+    for (const item of past) this.store(this.withShownPaths(item));
     this.threadId = threadId;
     this.title = title;
     this.fire({ op: 'reset', snapshot: this.snapshot() });

@@ -237,6 +237,16 @@ describe('Conversation', () => {
     assert.deepStrictEqual(conversation.snapshot().items.map((i) => i.text), ['p', 'ab']);
     assert.strictEqual(conversation.snapshot().title, 'Other thread');
   });
+  it("shows a past call's files as the live call showed them", () => {
+    const conversation = new Conversation((path) => path.replace('/w/', ''));
+    const call = { type: 'tool_call' as const, id: 'c1', name: 'edit_file', input: {}, kind: { type: 'edit' as const, path: '/w/src/a.ts' }, summary: 'src/a.ts' };
+    conversation.event('run-1', call);
+    const live = conversation.snapshot().items[0];
+    conversation.reset('t', 'title', [{ ...call, runId: 'past-1' }]);
+    const past = conversation.snapshot().items[0];
+    assert.deepStrictEqual(past.shown_paths, ['src/a.ts']);
+    assert.deepStrictEqual(past.shown_paths, live.shown_paths);
+  });
 });
 
 describe('the model endpoint line (issue 28)', () => {
