@@ -30,9 +30,14 @@
 //   7. Stop cancels a run mid-stream;
 //   8. "Developer: Reload Webviews" mid-run: the panel shows the run so
 //      far and follows it to its end;
-//   9. a window reload mid-run: the panel comes back on the same thread
+//   9. a two-line command asked after a long answer: every button of the
+//      ask is within the panel's view (not scrolled away nor covered);
+//      "Tell Tandem what to do instead" asks what in an input box, the
+//      command does not run, and the model reads the words with the
+//      refusal;
+//  10. a window reload mid-run: the panel comes back on the same thread
 //      with its past, and the next prompt continues it.
-// Screenshots of 4, 5, 8 and 9 go to E2E_DIR/screenshots. The harness
+// Screenshots of 4, 5, 8, 9 and 10 go to E2E_DIR/screenshots. The harness
 // (harness.js) says what the environment must give.
 'use strict';
 
@@ -78,6 +83,7 @@ const {
   statusBarSays,
   statusBarText,
   shot,
+  toolResult,
 } = require('./harness');
 
 const missingBinary = path.join(E2E_DIR, 'not-installed', 'tandem');
@@ -373,7 +379,53 @@ async function main() {
   await shot('webview-reloaded');
   log('check: the reloaded webview showed the run so far and followed it to its end');
 
-  // 9. The window reloads mid-run: the panel comes back on the same thread with its past, and the next prompt continues it.
+  // 9. A two-line command asked after a long answer: every button of the
+  // ask is within the panel's view, not scrolled away; "Tell Tandem what to
+  // do instead" asks what, and the model reads it with the refusal.
+  const plan = Array.from({ length: 60 }, (_, i) => `- step ${i + 1} of a long plan`).join('\n');
+  const instead = path.join(dirs.workspace, 'made-instead.txt');
+  const reason = 'only list the files, create none';
+  model.queue({ text: `The plan:\n\n${plan}\n\nNow the file.` }, { tool: { name: 'run_shell', input: { command: 'echo making it\ntouch made-instead.txt' } } });
+  model.queue({ text: 'Understood: I only list them.' });
+  ends = await endCount(panel);
+  const planned = model.requests.length;
+  await typeInPanel(panel, 'Plan it, then make the file');
+  await page.keyboard.press('Enter');
+  const TELL = 'Tell Tandem what to do instead';
+  await inPanel(panel, 'the two-line command is asked after the long answer', (t) => !!document.querySelector(`#asks .ask button[data-action="${t}"]`), TELL);
+  const placed = await panel.evaluate(() => {
+    const logBox = document.getElementById('log');
+    const message = document.querySelector('#asks .ask .ask-message').textContent;
+    const buttons = [...document.querySelectorAll('#asks .ask button')].map((b) => {
+      const r = b.getBoundingClientRect();
+      const inView = r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
+      // Not covered either: the button is what a click at its middle reaches.
+      const reached = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2) === b;
+      return { title: b.textContent, inView, reached, box: [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)] };
+    });
+    return { scrolls: logBox.scrollHeight > logBox.clientHeight * 2, view: [window.innerWidth, window.innerHeight], message, buttons };
+  });
+  assert.ok(placed.scrolls, `the log is not long enough to push the ask away: ${JSON.stringify(placed)}`);
+  assert.deepStrictEqual(placed.message.split('\n').slice(1, 3), ['echo making it', 'touch made-instead.txt'], `the ask: ${placed.message}`);
+  assert.deepStrictEqual(placed.buttons.map((b) => b.title), ['Allow once', 'Always allow', 'Always allow in this project', 'Deny', TELL], JSON.stringify(placed.buttons));
+  assert.ok(placed.buttons.every((b) => b.inView && b.reached), `a button of the ask is out of the panel's view or covered (view ${placed.view}): ${JSON.stringify(placed.buttons)}`);
+  await shot('ask-after-long-log');
+  log(`check: after a long answer every button of the two-line ask is in the panel's view (${placed.view.join('×')}): ${placed.buttons.map((b) => `${b.title} ${b.box}`).join('; ')}`);
+  await clickInPanel(panel, `#asks button[data-action="${TELL}"]`);
+  await until('an input box asks what to do instead', () => {
+    const widget = document.querySelector('.quick-input-widget');
+    return !!widget && widget.style.display !== 'none' && document.activeElement === widget.querySelector('input') && widget.innerText.includes('What should Tandem do instead?');
+  });
+  await page.keyboard.type(reason);
+  await page.keyboard.press('Enter');
+  const toldEnd = await nextEnd(panel, 'the run told what to do instead ends', ends);
+  assert.ok(toldEnd.startsWith('Completed'), `the run's end: ${toldEnd}`);
+  const told = toolResult(await model.request(planned + 2), `toolu_mock_${planned + 1}_1`);
+  assert.ok(told.includes(`instead, the user says: ${reason}`), `the model did not read the reason: ${told}`);
+  assert.ok(!fs.existsSync(instead), 'the refused command ran');
+  log(`check: "${TELL}" asked what, and the model read it with the refusal: ${told}`);
+
+  // 10. The window reloads mid-run: the panel comes back on the same thread with its past, and the next prompt continues it.
   const lost = gate();
   model.queue({ text: 'Interrupted ' }, { gate: lost.promise });
   await typeInPanel(panel, 'A run the reload ends');
