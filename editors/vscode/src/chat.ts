@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from './client';
 import { runAsk } from './commands';
-import { relativePath } from './logic';
+import { editLanded, relativePath } from './logic';
 
 export function registerChat(context: vscode.ExtensionContext, server: TandemServer): void {
   const chat = (vscode as { chat?: typeof vscode.chat }).chat;
@@ -22,6 +22,10 @@ export function registerChat(context: vscode.ExtensionContext, server: TandemSer
         if (event.type === 'tool_call') stream.progress(event.summary ?? event.name ?? 'working');
       },
       token,
+      // The chat shows the run's progress, its end and its files itself: no
+      // notification over its input, but for a run that changed files,
+      // whose end notification offers Undo.
+      { progress: false, announce: (result) => result.edits.some(editLanded) },
     );
     if (!result) {
       stream.markdown('Tandem could not start the run (see the notification).');

@@ -27,8 +27,8 @@ let progressTokens = 0;
 export interface AskOptions {
   /** A progress notification with Cancel (the panel has its own Stop). */
   progress: boolean;
-  /** The end-of-run notification (the panel shows the end when it is visible). */
-  announce: () => boolean;
+  /** The end-of-run notification of this result (the panel shows the end when it is visible). */
+  announce: (result: AskResult) => boolean;
 }
 
 const NOTIFY: AskOptions = { progress: true, announce: () => true };
@@ -91,7 +91,7 @@ export async function runAsk(
   const starting = new CancellationTokenSource();
   server.runs.cancelStarting = starting;
   const announce = (result: AskResult) => {
-    if (options.announce()) void announceEnd(result);
+    if (options.announce(result)) void announceEnd(result);
   };
   let outcome: (AskResult & { threadId?: string }) | undefined;
   const location = options.progress ? vscode.ProgressLocation.Notification : vscode.ProgressLocation.Window;
@@ -127,7 +127,7 @@ export async function runAsk(
           const result: AskResult = { runId: server.runs.current ?? '', status: 'failed', text: message, edits: [] };
           server.transcript.finish(result, workspaceFolders());
           // A panel that is showing says it as the run's end.
-          if (options.announce()) void vscode.window.showErrorMessage(`Tandem: ${message}`);
+          if (options.announce(result)) void vscode.window.showErrorMessage(`Tandem: ${message}`);
           return result;
         } finally {
           reports.dispose();
