@@ -84,6 +84,7 @@ const {
   statusBarText,
   shot,
   toolResult,
+  serverPids,
 } = require('./harness');
 
 const missingBinary = path.join(E2E_DIR, 'not-installed', 'tandem');
@@ -137,6 +138,32 @@ async function main() {
     () => [...document.querySelectorAll('.monaco-editor[data-uri^="output:"] .view-line')].some((l) => l.textContent.replace(/\u00a0/g, ' ').includes('(server restarted:')),
   );
   log('check: "Set tandem.serverPath" started the server without a reload; "Tandem: Show transcript" works');
+
+  // The server stops by itself (killed): its log, the "Tandem" output
+  // channel, opens, and the error's "Restart server" brings it back.
+  const servers = serverPids();
+  assert.strictEqual(servers.length, 1, `the tandem lsp processes: ${JSON.stringify(servers)}`);
+  process.kill(servers[0], 'SIGKILL');
+  const died = await waitForToast('the error says the server stopped', 'the server stopped');
+  assert.ok(died.includes('Restart server'), `the error offers no "Restart server": ${died}`);
+  const serverLog = await until('the Output panel shows the "Tandem" channel, the server\'s log', () => {
+    const picker = [...document.querySelectorAll('.part.panel select')].find((x) => x.getAttribute('aria-label') === 'Switch Output' && x.checkVisibility());
+    const editor = [...document.querySelectorAll('.monaco-editor[data-uri^="output:"]')].find((e) => e.checkVisibility());
+    if (picker?.options[picker.selectedIndex]?.text !== 'Tandem' || !editor || !/-Tandem$/.test(editor.getAttribute('data-uri'))) return false;
+    const text = [...editor.querySelectorAll('.view-line')].map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n');
+    return text.includes('Connection to server got closed') ? text : false;
+  });
+  await shot('server-stopped');
+  log(`check: the server killed: "${died}"; the "Tandem" channel opened on its log (${serverLog.split('\n').length} lines shown)`);
+  await clickToastButton('the server stopped', 'Restart server');
+  await clearNotifications();
+  await palette('Tandem: Show transcript');
+  await until(
+    'the transcript says the server restarted on request',
+    () => [...document.querySelectorAll('.monaco-editor[data-uri^="output:"] .view-line')].some((l) => l.textContent.replace(/\u00a0/g, ' ').includes('(server restarted: restart requested)')),
+  );
+  assert.strictEqual(serverPids().length, 1, 'the restarted server does not run');
+  log('check: "Restart server" on the error started the server again');
 
   // 2. Ask from the palette with unsaved typing; apply the edit in the Refactor Preview.
   await quickOpen('notes.txt');

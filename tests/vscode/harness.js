@@ -555,6 +555,35 @@ async function usePage(p) {
   await p.bringToFront();
 }
 
+/**
+ * The `tandem lsp` processes of this test's windows (descendants of its
+ * code-server: an extension host each), by pid.
+ */
+function serverPids() {
+  const children = new Map();
+  const argvs = new Map();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+      argvs.set(Number(entry), fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0'));
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  const found = [];
+  const queue = [codeServer.pid];
+  while (queue.length > 0) {
+    const pid = queue.pop();
+    const argv = argvs.get(pid) ?? [];
+    if (argv[0] === TANDEM_BIN && argv[1] === 'lsp') found.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return found;
+}
+
 /** The end of a script that passed. */
 async function passed(what) {
   await cleanup();
@@ -662,4 +691,5 @@ module.exports = {
   statusBarSays,
   statusBarText,
   shot,
+  serverPids,
 };

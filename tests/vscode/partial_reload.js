@@ -99,6 +99,8 @@ async function main() {
   assert.ok(/ in · .* out/.test(run.usage ?? ''), `the run's usage on its end line: ${run.usage}`);
   const logAfterRun = await panelLog(panel);
   assert.ok(logAfterRun.links.some((l) => l.path === 'app.py') && logAfterRun.links.some((l) => l.url === 'https://example.com/rename'), `the log's links: ${JSON.stringify(logAfterRun.links)}`);
+  // tandem.transcript.reveal is off: no output channel opened for the run.
+  assert.ok(!(await page.evaluate(() => [...document.querySelectorAll('.monaco-editor[data-uri^="output:"]')].some((e) => e.checkVisibility()))), 'an output channel opened for the run');
   const items = await tandemStatusItems(page);
   assert.strictEqual(items.length, 1, `Tandem's status bar items with no background task: ${JSON.stringify(items)}`);
   await shot('partial-after-run');

@@ -1,6 +1,7 @@
 // End to end: a background task in code-server (issue 32), as a user meets
 // it: the agent starts a dev server with run_shell's `background`; the run
-// ends and the status bar says one task runs; "Tandem: Background Tasks"
+// (with tandem.transcript.reveal on) opens the "Tandem Transcript" output
+// channel as it starts; it ends and the status bar says one task runs; "Tandem: Background Tasks"
 // lists it, and picking it stops it and every process it started (checked
 // on the machine); the status bar item goes. Then a run in the panel
 // writes a todo list and starts a second task, whose Stop button there ends
@@ -20,7 +21,7 @@ function running(command = SLEEPER) {
 }
 
 async function main() {
-  const page = await open({ files: { 'notes.txt': 'hello\n' }, settings: { 'tandem.permissionMode': 'bypassPermissions' } });
+  const page = await open({ files: { 'notes.txt': 'hello\n' }, settings: { 'tandem.permissionMode': 'bypassPermissions', 'tandem.transcript.reveal': true } });
   // The extension is up (its status bar item), so the palette knows its commands.
   await statusBarSays('the extension is up', 'Tandem');
   model.queue({ text: 'Starting the server.' }, { tool: { name: 'run_shell', input: { command: `exec ${SLEEPER}`, background: true } } });
@@ -29,6 +30,13 @@ async function main() {
   await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
   await page.keyboard.type('start the dev server');
   await page.keyboard.press('Enter');
+  // tandem.transcript.reveal: the run's start opens the "Tandem Transcript"
+  // output channel on its heading.
+  await until('the Output panel shows the "Tandem Transcript" channel with the run', () => {
+    const editor = [...document.querySelectorAll('.monaco-editor[data-uri^="output:"]')].find((e) => e.checkVisibility());
+    return !!editor && /-Tandem%20Transcript$/.test(editor.getAttribute('data-uri')) && editor.innerText.replace(/\u00a0/g, ' ').includes('## start the dev server');
+  });
+  log('check: with tandem.transcript.reveal the run opened the "Tandem Transcript" channel');
   await waitForToast('the run ends', RUN_ENDED);
   await until('the status bar says one task runs', () =>
     [...document.querySelectorAll('.statusbar-item')].some((i) => (i.id ?? '').endsWith('tandem.tasks') && i.innerText.includes('1 task')),

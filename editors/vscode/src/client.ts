@@ -161,8 +161,10 @@ export class TandemServer implements vscode.Disposable {
       // Every file: the agent reads and edits any document, not one language.
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       initializationOptions: { tandem: settings },
-      // The server's log (stderr, the client's own messages): opened only
-      // on an error; the transcript has a channel of its own.
+      // The server's log (stderr, the client's own messages): opened by
+      // itself only when the server stops (closed, below); the client's
+      // other errors offer it ("Go to output"); the transcript has a
+      // channel of its own.
       outputChannel: this.serverLog,
       revealOutputChannelOn: RevealOutputChannelOn.Error,
       // Code actions run `tandem.ask` through us, so they get the same
@@ -188,9 +190,15 @@ export class TandemServer implements vscode.Disposable {
       initializationFailedHandler: () => false,
       errorHandler: {
         error: () => ({ action: ErrorAction.Shutdown }),
+        // The server went away without being asked to (it crashed, or was
+        // killed): its log says why, so it opens, and the error offers a
+        // restart (the client's own error, "Connection to server got
+        // closed", is written to the log only).
         closed: () => {
           this.failure = 'Tandem: the server stopped. Run "Tandem: Restart server", or check tandem.serverPath.';
-          return { action: CloseAction.DoNotRestart };
+          this.serverLog.show(true);
+          void this.offerRestart();
+          return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
     };
@@ -330,6 +338,12 @@ export class TandemServer implements vscode.Disposable {
   }
 
   /** The error, with a button that sets tandem.serverPath. */
+  private async offerRestart(): Promise<void> {
+    const RESTART = 'Restart server';
+    const choice = await vscode.window.showErrorMessage('Tandem: the server stopped. Its log is in the Output panel ("Tandem").', RESTART);
+    if (choice === RESTART) await vscode.commands.executeCommand('tandem.restartServer');
+  }
+
   private async offerFix(message: string): Promise<void> {
     const SET = 'Set tandem.serverPath';
     const choice = await vscode.window.showErrorMessage(message, SET);
