@@ -3,11 +3,14 @@
 // stored key is; the harness's loopback Anthropic API stands in for the
 // public one) and tandem.provider empty, as a new user would:
 //   1. the panel says runs go to Anthropic, and why (the key);
-//   2. the walkthrough's "Use a local model" (Tandem: Use a Local Model)
-//      asks for the server's URL and the model; the panel then says runs go
-//      to that OpenAI-compatible server, and why;
+//   2. the walkthrough ("Tandem: Configure (walkthrough)") shows its three
+//      steps, the first two ticked off (the server runs, a key is set);
+//      its "Use a local model" (Tandem: Use a Local Model) asks for the
+//      server's URL and the model; the panel then says runs go to that
+//      OpenAI-compatible server, and why;
 //   3. a prompt typed in the panel reaches that loopback server, and the
-//      Anthropic one (the key's provider) gets nothing;
+//      Anthropic one (the key's provider) gets nothing; the walkthrough
+//      ticks its last step ("Ask your first question") off;
 //   4. the panel's pickers (issue 33) show the mode and the model; the mode
 //      picker follows a change made in settings.json; plan chosen in the
 //      mode picker and a model typed through the model picker's "Other
@@ -69,8 +72,26 @@ async function main() {
   assert.match(before, /\(no provider is named and ANTHROPIC_BASE_URL is set to http:\/\/127\.0\.0\.1:\d+\)$/, before);
   log(`check: before, the panel says: ${before}`);
 
-  // 2. The walkthrough's "Use a local model".
-  await palette('Tandem: Use a Local Model');
+  // 2. The walkthrough ("Tandem: Configure (walkthrough)"): its first two
+  // steps ticked off (the server runs, a key is set), and its model
+  // step's "Use a local model".
+  await palette('Tandem: Configure (walkthrough)');
+  const walkthrough = await until('the walkthrough shows its steps, the server and the model ticked off', () => {
+    const page = document.querySelector('.gettingStartedContainer');
+    const steps = [...(page?.querySelectorAll('button.getting-started-step[data-step-id^="tandem.tandem#setup#"]') ?? [])];
+    const shown = steps.map((s) => `${s.querySelector('.step-title')?.textContent}: ${s.getAttribute('aria-checked') === 'true' ? 'done' : 'to do'}`);
+    return shown.length === 3 && shown[0].endsWith(': done') && shown[1].endsWith(': done') ? { title: steps[0].closest('.gettingStartedSlide')?.querySelector('.category-title')?.textContent, shown } : false;
+  });
+  assert.deepStrictEqual(walkthrough, {
+    title: 'Get started with Tandem',
+    shown: ['Install the tandem binary: done', 'Choose a model: an API key or a local model: done', 'Ask your first question: to do'],
+  });
+  await shot('walkthrough');
+  log(`check: the walkthrough "${walkthrough.title}" shows ${JSON.stringify(walkthrough.shown)}`);
+  await page.evaluate(() => document.querySelector('.gettingStartedContainer button.getting-started-step[data-step-id="tandem.tandem#setup#model"]').click());
+  const BUTTONS = '.gettingStartedContainer button.getting-started-step.expanded a.monaco-button';
+  await until('the model step shows its "Use a local model" button', (sel) => [...document.querySelectorAll(sel)].some((a) => a.innerText.trim() === 'Use a local model'), BUTTONS);
+  await page.evaluate((sel) => [...document.querySelectorAll(sel)].find((a) => a.innerText.trim() === 'Use a local model').click(), BUTTONS);
   await answerInputBox(page, 'Base URL of the OpenAI-compatible server', localUrl);
   await answerInputBox(page, "The model's name on that server", 'qwen3');
   await quickInputClosed('the input boxes close');
@@ -93,6 +114,8 @@ async function main() {
   assert.strictEqual(model.requests.length, 0, 'the Anthropic endpoint got a request');
   await shot('local-model');
   log('check: the prompt reached the local server; the Anthropic endpoint got nothing');
+  await until('the walkthrough ticks its last step off', () => document.querySelector('.gettingStartedContainer button.getting-started-step[data-step-id="tandem.tandem#setup#ask"]')?.getAttribute('aria-checked') === 'true');
+  log('check: the walkthrough ticked "Ask your first question" off');
 
   // 4. The pickers: what runs use now, changed elsewhere and in the panel.
   const pickers = (want) => inPanel(panel, `the pickers show ${JSON.stringify(want)}`, (w) => {

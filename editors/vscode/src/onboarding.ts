@@ -37,11 +37,27 @@ async function configured(context: vscode.ExtensionContext): Promise<boolean> {
   return providerConfigured({ env, provider: config.get<string>('provider'), baseUrl: config.get<string>('baseUrl'), files: settingsFiles() });
 }
 
+/**
+ * Tick a step of the walkthrough off. Its completion event (`onContext:`
+ * in package.json) is not enough alone: VS Code's walkthrough service is
+ * made only when a walkthrough or the Welcome page first shows (not at
+ * startup when the Welcome page does not open), and a context key that is
+ * already true then counts as seen, so the step never ticks (seen in VS
+ * Code 1.139). `welcome.markStepComplete` is VS Code's own command for
+ * it, not API: an editor without it leaves the step to its event.
+ */
+function tick(step: 'binary' | 'model' | 'ask'): void {
+  void Promise.resolve(vscode.commands.executeCommand('welcome.markStepComplete', `${WALKTHROUGH}#${step}`)).catch(() => undefined);
+}
+
 export function registerOnboarding(context: vscode.ExtensionContext, server: TandemServer): { check(): Promise<void> } {
   const update = async () => {
     const ok = await configured(context);
+    const running = server.client !== undefined && server.failure === undefined;
     await vscode.commands.executeCommand('setContext', 'tandem.providerConfigured', ok);
-    await vscode.commands.executeCommand('setContext', 'tandem.serverRunning', server.client !== undefined && server.failure === undefined);
+    await vscode.commands.executeCommand('setContext', 'tandem.serverRunning', running);
+    if (ok) tick('model');
+    if (running) tick('binary');
     return ok;
   };
   context.subscriptions.push(
@@ -51,7 +67,10 @@ export function registerOnboarding(context: vscode.ExtensionContext, server: Tan
     }),
     context.secrets.onDidChange(() => void update()),
     server.onDidStart(() => void update()),
-    server.runs.onDidBegin(() => void vscode.commands.executeCommand('setContext', 'tandem.asked', true)),
+    server.runs.onDidBegin(() => {
+      void vscode.commands.executeCommand('setContext', 'tandem.asked', true);
+      tick('ask');
+    }),
   );
   return {
     async check() {
