@@ -6,7 +6,8 @@
 //! through tests/vscode/harness.js), with a loopback Anthropic API as the
 //! model (tests/vscode/anthropic_mock.js, whose stream the scripts pace).
 //! Each test runs one script, which lists what it covers; e2e.js: a
-//! missing binary and its fix through `tandem.serverPath`; "Tandem: Ask
+//! missing binary and its fix through `tandem.serverPath`; a killed server
+//! (its log opens, "Restart server" brings it back); "Tandem: Ask
 //! agent" with unsaved typing, the edit applied in the Refactor Preview, the
 //! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
 //! during the review; the Tandem panel (streaming, inline approval, an
@@ -255,9 +256,10 @@ fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Du
     std::fs::read_to_string(state.join("trials.json")).ok()
 }
 
-/// tests/vscode/tasks.js: a background task the agent started shows in the
-/// status bar after the run; "Tandem: Background Tasks" stops it and every
-/// process it started; the item goes.
+/// tests/vscode/tasks.js: with `tandem.transcript.reveal` a run opens the
+/// "Tandem Transcript" output channel as it starts; a background task the
+/// agent started shows in the status bar after the run; "Tandem: Background
+/// Tasks" stops it and every process it started; the item goes.
 fn a_background_task_in_the_status_bar_and_stopped_from_the_tasks_pick() {
     run_script("a_background_task_in_the_status_bar_and_stopped_from_the_tasks_pick", "tasks.js");
 }
@@ -282,7 +284,10 @@ fn code_intel_from_vscode_typescript() {
 
 /// tests/vscode/chat.js: `@tandem hello` in VS Code's Chat view with no
 /// Copilot model (the built-in Copilot Chat signed out) runs the agent and
-/// shows its answer.
+/// shows its answer; the next question, typed without `@tandem`, goes to
+/// Tandem too, with no notification over the chat; a new chat's question
+/// naming no participant goes to VS Code's Copilot sign-in (a FIXME: only
+/// Copilot may be VS Code's default chat participant).
 fn tandem_in_the_chat_view_without_copilot() {
     run_script("tandem_in_the_chat_view_without_copilot", "chat.js");
 }

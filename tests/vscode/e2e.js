@@ -6,7 +6,9 @@
 // It covers, in one window:
 //   1. a missing binary: the error names the path and offers
 //      "Set tandem.serverPath"; setting it there starts the server without
-//      a reload, and the commands work ("Tandem: Show transcript");
+//      a reload, and the commands work ("Tandem: Show transcript"); the
+//      server killed: the "Tandem" output channel opens on its log, and
+//      the error's "Restart server" starts it again;
 //   2. "Tandem: Ask agent" from the palette, with unsaved typing in the
 //      file: the edit waits in the Refactor Preview under Tandem's label,
 //      is ticked and applied there, the buffer holds both texts, the disk
@@ -37,7 +39,8 @@
 //      refusal;
 //  10. a window reload mid-run: the panel comes back on the same thread
 //      with its past, and the next prompt continues it.
-// Screenshots of 4, 5, 8, 9 and 10 go to E2E_DIR/screenshots. The harness
+// Screenshots of 1 (the server stopped), 4, 5, 8, 9 and 10 go to
+// E2E_DIR/screenshots. The harness
 // (harness.js) says what the environment must give.
 'use strict';
 
