@@ -18,6 +18,9 @@
 //      the preview the user closed; "Tandem: Cancel run" then: the preview
 //      is discarded (and the notice gone), the buffer and the disk keep
 //      their text, and the end notification says the run was cancelled;
+//      the notice's "Reject: tell Tandem what to do instead" on the next
+//      waiting edit asks what, discards the preview, and the model reads
+//      the words with the rejection;
 //   4. a multi-line shell command: asked inline in the Tandem panel (which
 //      opens for it), every line and why, no modal, the status bar saying
 //      an approval waits; with the panel closed the status bar still says
@@ -255,6 +258,36 @@ async function main() {
   assert.strictEqual(disk('notes.txt'), ON_DISK, 'the disk changed');
   await inPanel(reviewPanel, 'the review notice goes with the preview', () => document.getElementById('review').hidden);
   log(`check: "${cancelled}"; the preview is discarded (and the panel's notice gone); the buffer and the disk are unchanged`);
+
+  // The panel's "Reject: tell Tandem what to do instead" on an edit waiting
+  // in the Refactor Preview (out of sight): it asks what, the preview is
+  // discarded, and the model reads the words with the rejection.
+  await clearNotifications();
+  queueEdit('line one', 'LINE ONE');
+  const reviewing = model.requests.length;
+  await palette('Tandem: Ask agent');
+  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
+  await page.keyboard.type('Capitalise line one');
+  await page.keyboard.press('Enter');
+  await waitForPreview('the third edit waits in the Refactor Preview', 'replacing line one with LINE ONE');
+  await palette('View: Hide Panel');
+  await until('the Refactor Preview is out of sight', () => !document.querySelector('.monaco-list[aria-label="Bulk Edit"]')?.checkVisibility());
+  await inPanel(reviewPanel, 'the panel offers to reject the waiting edit with words', () => !document.getElementById('review').hidden && !!document.querySelector('#review button[data-reject-review]'));
+  await clickInPanel(reviewPanel, '#review button[data-reject-review]');
+  await until('an input box asks what to do instead', () => {
+    const widget = document.querySelector('.quick-input-widget');
+    return !!widget && widget.style.display !== 'none' && document.activeElement === widget.querySelector('input') && widget.innerText.includes('What should Tandem do instead?');
+  });
+  const words = 'keep line one as it is and add a line four';
+  await page.keyboard.type(words);
+  await page.keyboard.press('Enter');
+  const rejectedEnd = await waitForToast('the run whose edit was rejected ends', RUN_ENDED);
+  const rejectedResult = toolResult(await model.request(reviewing + 3), `toolu_mock_${reviewing + 2}_1`);
+  assert.ok(rejectedResult.includes('the user rejected the edit to notes.txt') && rejectedResult.includes(`instead, the user says: ${words}`), `the model did not read the words: ${rejectedResult}`);
+  assert.deepStrictEqual(await editorLines(windowUri('notes.txt')), bothTexts, 'the rejected edit changed the buffer');
+  assert.strictEqual(disk('notes.txt'), ON_DISK, 'the disk changed');
+  await inPanel(reviewPanel, 'the review notice goes', () => document.getElementById('review').hidden);
+  log(`check: "Reject: tell Tandem what to do instead" in the panel discarded the waiting edit ("${rejectedEnd}"); the model read: ${rejectedResult}`);
 
   // 4. A multi-line shell command is asked inline in the Tandem panel (which opens for it), every line and why; Deny runs nothing.
   await clearNotifications();

@@ -15,7 +15,9 @@ import {
   messageRequestAnswer,
   messageRequestView,
   needsConfirmation,
+  INSTEAD_PROMPT,
   REJECTED_IN_PREVIEW,
+  rejectedWithWords,
   rejectionMessage,
   relativePath,
   folderSettingsIgnored,
@@ -57,6 +59,8 @@ export class TandemServer implements vscode.Disposable {
   private reviewing: string | undefined;
   /** The files of the edit waiting in the Refactor Preview, while one waits. */
   reviewPaths: string[] | undefined;
+  /** What the user said to do instead of the edit they are rejecting from the panel. */
+  private rejectedWith: string | undefined;
   private readonly reviewEmitter = new vscode.EventEmitter<string[] | undefined>();
   /** An edit began to wait in the Refactor Preview (its files), or none waits any more. */
   readonly onDidChangeReview = this.reviewEmitter.event;
@@ -383,10 +387,13 @@ export class TandemServer implements vscode.Disposable {
     }
     const discard = token.onCancellationRequested(() => void this.discardReview());
     let applied: boolean;
+    let rejectedWith: string | undefined;
     try {
       applied = await vscode.workspace.applyEdit(edit);
     } finally {
       discard.dispose();
+      rejectedWith = this.rejectedWith;
+      this.rejectedWith = undefined;
       this.reviewing = undefined;
       if (review) {
         this.reviewPaths = undefined;
@@ -404,11 +411,26 @@ export class TandemServer implements vscode.Disposable {
     // it again, rebased onto the new text, or says why it cannot.
     const changed = applied ? undefined : changedWhileReviewed(raw, (uri) => vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.version, workspaceFolders());
     if (changed) return { applied: false, failureReason: changed };
+    if (!applied && review && rejectedWith !== undefined) return { applied: false, failureReason: rejectedWithWords(rejectedWith) };
     if (!applied && review) {
       void vscode.window.showWarningMessage(rejectionMessage(paths));
       return { applied: false, failureReason: REJECTED_IN_PREVIEW };
     }
     return applied ? { applied } : { applied, failureReason: 'VS Code did not apply the edit' };
+  }
+
+  /**
+   * The panel's "Reject: tell Tandem what to do instead" on the edit
+   * waiting in the Refactor Preview: ask what, then discard the preview;
+   * the edit's answer carries the words to the model. Dismissed, the
+   * review goes on.
+   */
+  async rejectReview(): Promise<void> {
+    if (!this.reviewing) return;
+    const words = await vscode.window.showInputBox({ ...inputBoxOptions({ prompt: INSTEAD_PROMPT }), placeHolder: 'The edit is rejected; Tandem reads this with it' });
+    if (!words?.trim() || !this.reviewing) return;
+    this.rejectedWith = words.trim();
+    await this.discardReview();
   }
 
   /** Close an open Refactor Preview of the run being cancelled. */

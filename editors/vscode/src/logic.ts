@@ -395,6 +395,18 @@ export function rejectionMessage(paths: string[]): string {
 /** The failure reason the server (and so the model) gets for that rejection. */
 export const REJECTED_IN_PREVIEW = 'the user did not apply it in the VS Code Refactor Preview (discarded, or nothing ticked)';
 
+/** The question the panel's "Reject: tell Tandem what to do instead" asks (the server's own words for it). */
+export const INSTEAD_PROMPT = 'What should Tandem do instead?';
+
+/**
+ * The failure reason for an edit the user rejected from the panel with
+ * words for the model (the server passes it on: "the user rejected the
+ * edit to a.txt: …").
+ */
+export function rejectedWithWords(words: string): string {
+  return `from the Tandem panel, while it waited in the VS Code Refactor Preview; instead, the user says: ${words.trim()}`;
+}
+
 /** What the user is told when an edit landed after the run was cancelled. */
 export function lateEditMessage(paths: string[]): string {
   return `Tandem: an edit to ${paths.join(', ')} was applied after the run was cancelled. It is in the buffer, unsaved; undo it with Ctrl+Z if you do not want it.`;

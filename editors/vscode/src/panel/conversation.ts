@@ -165,6 +165,8 @@ export type FromWebview =
   | { type: 'copy'; text: string }
   /** The waiting review's button: show the Refactor Preview. */
   | { type: 'showReview' }
+  /** The waiting review's other button: reject the edit, and say what to do instead. */
+  | { type: 'rejectReview' }
   /** The draft in the input box, which mentions something: what would it attach? */
   | { type: 'draft'; prompt: string }
   /** The mode picker: set `tandem.permissionMode`. */

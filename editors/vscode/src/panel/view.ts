@@ -255,6 +255,9 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         // Every view has a focus command: this one opens the panel area on the preview.
         await vscode.commands.executeCommand('refactorPreview.focus');
         break;
+      case 'rejectReview':
+        await this.server.rejectReview();
+        break;
       case 'copy':
         await vscode.env.clipboard.writeText(String(message.text ?? ''));
         break;

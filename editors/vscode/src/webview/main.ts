@@ -436,7 +436,10 @@ function setReview(paths: string[] | null): void {
   reviewBox.append(element('div', 'review-message', `${what} waits for your review in the Refactor Preview: tick what to keep, then Apply or Discard there.`));
   const show = element('button', '', 'Show Refactor Preview') as HTMLButtonElement;
   show.dataset.showReview = 'true';
-  reviewBox.append(show);
+  // A refusal, drawn as the asks draw theirs.
+  const reject = element('button', 'secondary', 'Reject: tell Tandem what to do instead') as HTMLButtonElement;
+  reject.dataset.rejectReview = 'true';
+  reviewBox.append(show, reject);
   const card = [...document.querySelectorAll<HTMLElement>('#log .card[data-kind="edit"][data-status="running"]')].at(-1);
   if (card) {
     card.dataset.review = 'waiting';
@@ -729,6 +732,10 @@ document.addEventListener('click', (event) => {
   }
   if (target.closest('button[data-show-review]')) {
     vscode.postMessage({ type: 'showReview' });
+    return;
+  }
+  if (target.closest('button[data-reject-review]')) {
+    vscode.postMessage({ type: 'rejectReview' });
     return;
   }
   const copy = target.closest<HTMLButtonElement>('.code > button.copy');

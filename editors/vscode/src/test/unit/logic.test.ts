@@ -16,6 +16,7 @@ import {
   changedWhileReviewed,
   editWords,
   REJECTED_IN_PREVIEW,
+  rejectedWithWords,
   relativePath,
   serverEnv,
   localModelSettings,
@@ -205,6 +206,9 @@ describe('messages', () => {
     // The server's test of a refusal for a changed document: "version" or "changed".
     assert.match(changed, /^the document changed while the edit was reviewed: a\.txt is at version 6, the edit is for version 4/);
     assert.doesNotMatch(REJECTED_IN_PREVIEW, /version|changed/i);
+    // A rejection from the panel with the user's words: theirs only may say it.
+    assert.doesNotMatch(rejectedWithWords('x'), /version|changed/i);
+    assert.match(rejectedWithWords('  add a line four '), /; instead, the user says: add a line four$/);
   });
   it('says why an edit was rejected and how to accept one', () => {
     const message = rejectionMessage(['a.txt']);
