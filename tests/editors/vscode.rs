@@ -10,7 +10,8 @@
 //! (its log opens, "Restart server" brings it back); "Tandem: Ask
 //! agent" with unsaved typing, the edit applied in the Refactor Preview, the
 //! buffer holding both texts and the disk untouched; "Tandem: Cancel run"
-//! during the review; the Tandem panel (streaming, inline approval, an
+//! during the review; a waiting edit rejected from the panel with words for
+//! the model; the Tandem panel (streaming, inline approval, an
 //! ask's buttons in view after a long answer, "Tell Tandem what to do
 //! instead", follow-up, Stop, webview and window reloads); inline.js: ghost text from
 //! a real local model (tests/common/llama.rs). Their screenshots are kept
