@@ -333,12 +333,11 @@ fn a_window_reload_during_a_partial_review_lands_nothing_and_says_so() {
 }
 
 /// tests/vscode/local_model.js (issue 28): with an Anthropic key and no
-/// provider named, the panel says runs go to Anthropic; the walkthrough
-/// ("Tandem: Configure (walkthrough)") has its server and model steps
-/// ticked off, and its "Use a local model" names an OpenAI-compatible
-/// loopback server and a model, the panel says so, and the next prompt
-/// reaches that server while the Anthropic endpoint gets nothing (and the
-/// walkthrough ticks its last step off). Then the panel's pickers (issue 33):
+/// provider named, the panel says runs go to Anthropic; the walkthrough's
+/// "Use a local model" names an OpenAI-compatible loopback server and a
+/// model, the panel says so, and the next prompt reaches that server while
+/// the Anthropic endpoint gets nothing. At the end the walkthrough
+/// ("Tandem: Configure (walkthrough)") has its three steps ticked off. Then the panel's pickers (issue 33):
 /// the mode typed into settings.json shows in the mode picker; plan and a
 /// model chosen in the panel land in the user settings and the next
 /// request has that model and plan mode; an `@file` attachment shows as a
