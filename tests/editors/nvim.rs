@@ -1491,11 +1491,12 @@ require('tandem').setup({ cmd = { vim.env.TANDEM_BIN, 'lsp' }, permission_mode =
         tmux.wait_for("notes.txt in Neovim", step(), |s| s.contains("line three"));
         tmux.type_text(":TandemChat");
         tmux.keys(&["Enter"]);
-        tmux.wait_for("the chat", step(), |s| s.contains("Tandem"));
+        tmux.wait_for("the chat", step(), |s| s.contains("───── message ─────"));
         tmux.type_text("iStart the dev server and keep it running");
         tmux.keys(&["Escape"]);
-        // Past Neovim's wait for an Escape sequence, so Enter is its own key.
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Enter only once Neovim has taken the Escape alone (the mode shown
+        // is gone): an Escape and an Enter read together are Alt-Enter.
+        tmux.wait_for("normal mode", step(), |s| !s.contains("-- INSERT --"));
         tmux.keys(&["Enter"]);
         let screen = tmux.wait_for("the end of the run", step(), |s| s.contains("— completed —"));
         let shot = |name: &str| {
@@ -1613,8 +1614,9 @@ require('tandem').setup({
         tmux.wait_for("the chat", step(), |s| s.contains("───── message ─────"));
         tmux.type_text("iMark the todos done, then wait");
         tmux.keys(&["Escape"]);
-        // Past Neovim's wait for an Escape sequence, so Enter is its own key.
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Enter only once Neovim has taken the Escape alone (the mode shown
+        // is gone): an Escape and an Enter read together are Alt-Enter.
+        tmux.wait_for("normal mode", step(), |s| !s.contains("-- INSERT --"));
         tmux.keys(&["Enter"]);
 
         let review = tmux.wait_for("the review", step(), |s| s.contains("hunk 3/3"));
