@@ -116,9 +116,10 @@
 //!   breakpoints, loop detection, and token cost.
 //! - [`checkpoint`]: what every run changed, for `tandem undo`/`redo`:
 //!   the run's recorder hears of each write from the workspace
-//!   ([`workspace::ChangeRecorder`]) and looks at the whole tree around
-//!   each shell command (stat data against the last look, only what moved
-//!   is hashed); contents go to a content-addressed store beside the
+//!   ([`workspace::ChangeRecorder`]) and looks at the tree around each
+//!   shell command (only what its inotify watcher named since the last
+//!   look; the whole tree when events were lost or there is no watcher;
+//!   only what moved is hashed); contents go to a content-addressed store beside the
 //!   thread, one manifest per run. Undo and redo restore each file whole,
 //!   open documents through the editor, and leave a file changed since in
 //!   the run's lines as it is (`conflict`).

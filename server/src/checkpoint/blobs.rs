@@ -171,8 +171,10 @@ impl BlobStore {
 /// crash is found by [`BlobStore::get`]'s check of the content against its
 /// name (`Damaged`/`Missing`, reported, never restored), while a sync per
 /// blob made the first look at a 50k-file tree take minutes (one `fsync`
-/// per file). Manifests and the tree index, which name the blobs, are
-/// synced ([`write_atomically`]).
+/// per file). Manifests, which name the blobs, are synced
+/// ([`write_atomically`]), as is the tree index when it is rewritten whole
+/// (the lines a look appends to it are not: a lost one costs hashing one
+/// file again).
 fn write_blob(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let parent = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
     std::fs::create_dir_all(parent)?;

@@ -6,10 +6,12 @@
 //! seen in two places: every write passes [`Workspace::write`] (buffer
 //! edits and files written to disk), which tells the run's
 //! [`ChangeRecorder`]; and before and after each shell command the executor
-//! lets the recorder look at the whole workspace ([`tree`]: stat data
-//! compared with the last look, only what moved is read and hashed), so a
-//! file a command wrote, made or deleted is in the checkpoint too. The
-//! look happens in Tandem's process, outside any sandbox the command runs in.
+//! lets the recorder look at the workspace ([`tree`]: the paths the file
+//! watcher named since the last look, their stat data compared with it,
+//! only what moved read and hashed; the whole tree when the watcher lost
+//! events or there is none), so a file a command wrote, made or deleted is
+//! in the checkpoint too. The look happens in Tandem's process, outside any
+//! sandbox the command runs in.
 //!
 //! Where: beside the thread, in Tandem's own store, never the user's git:
 //! `<sessions>/<workspace-hash>/checkpoints/` holds `blobs/` (contents by
@@ -33,6 +35,7 @@ pub mod manifest;
 mod recorder;
 pub mod restore;
 pub mod tree;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,7 +94,6 @@ impl std::fmt::Display for CheckpointError {
 /// The checkpoints of one workspace, shared by its runs in this process.
 pub struct Checkpoints {
     dir: PathBuf,
-    roots: Vec<PathBuf>,
     blobs: BlobStore,
     tree: TreeIndex,
     limits: Limits,
@@ -121,15 +123,20 @@ impl Checkpoints {
     pub fn at(dir: PathBuf, roots: Vec<PathBuf>, limits: Limits) -> Self {
         Checkpoints {
             blobs: BlobStore::new(dir.join("blobs"), limits),
-            tree: TreeIndex::new(dir.join("tree-index.jsonl")),
+            tree: TreeIndex::new(dir.join("tree-index.jsonl"), roots),
             dir,
-            roots,
             limits,
         }
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The looks at the workspace around shell commands so far: how many
+    /// walked the whole tree and why, and the file watcher's state.
+    pub fn looks(&self) -> tree::LookCounts {
+        self.tree.counts()
     }
 
     fn thread_dir(&self, thread_id: &str) -> PathBuf {

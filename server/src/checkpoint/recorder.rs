@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::manifest::{self, FileEntry, Manifest};
-use super::tree::{self, Snapshot};
+use super::tree::{LookId, TreeChange};
 use super::Checkpoints;
 use crate::sync::MutexExt;
 use crate::workspace::{ChangeRecorder, CommandChange};
@@ -19,9 +19,9 @@ struct Inner {
     store: Arc<Checkpoints>,
     path: PathBuf,
     manifest: Mutex<Manifest>,
-    /// The workspace before each command in flight (sub-agents may run
+    /// The look opened before each command in flight (sub-agents may run
     /// commands at once; each after-look pairs with the oldest before-look).
-    before_commands: Mutex<Vec<Snapshot>>,
+    before_commands: Mutex<Vec<LookId>>,
     /// [`RunRecorder::finish`] ran: the manifest on disk is the store's
     /// now (an undo marks it), this recorder no longer writes it.
     finished: std::sync::atomic::AtomicBool,
@@ -100,61 +100,63 @@ impl Inner {
     }
 
     fn before_command(&self) {
-        let (snapshot, stats) = self.store.tree.snapshot(&self.store.roots, &self.store.blobs);
-        tracing::debug!(files = stats.files, hashed = stats.hashed, "checkpoint: workspace before a command");
-        self.before_commands.locked().push(snapshot);
+        let (look, stats) = self.store.tree.begin(&self.store.blobs);
+        tracing::debug!(full = ?stats.full, folders = stats.folders, files = stats.files, hashed = stats.hashed, "checkpoint: the workspace before a command");
+        self.before_commands.locked().push(look);
     }
 
     /// Compare the workspace with its look before the command: what moved
     /// is the command's change (returned, in path order).
     fn after_command(&self) -> Vec<CommandChange> {
-        let before = {
+        let look = {
             let mut pending = self.before_commands.locked();
             if pending.is_empty() {
                 return Vec::new();
             }
             pending.remove(0)
         };
-        let now = tree::walk(&self.store.roots);
-        let mut seen = std::collections::HashSet::with_capacity(now.len());
-        let mut changed: Vec<(PathBuf, Option<tree::Stat>)> = Vec::new();
-        for (path, stat) in now {
-            if before.get(&path).is_none_or(|entry| entry.stat != stat) {
-                changed.push((path.clone(), Some(stat)));
-            }
-            seen.insert(path);
-        }
-        changed.extend(before.keys().filter(|path| !seen.contains(*path)).map(|path| (path.clone(), None)));
+        let (mut changed, stats) = self.store.tree.end(look, &self.store.blobs);
+        tracing::debug!(full = ?stats.full, folders = stats.folders, files = stats.files, hashed = stats.hashed, changed = changed.len(), "checkpoint: the workspace after a command");
         // The sandbox's empty placeholders for protected paths (held while
         // a background task runs, gone when it ends) are no change.
-        changed.retain(|(path, _)| !crate::sandbox::is_placeholder(path));
+        changed.retain(|change| !crate::sandbox::is_placeholder(&change.path));
         if changed.is_empty() {
             return Vec::new();
         }
-        changed.sort_by(|a, b| a.0.cmp(&b.0));
-        let changes = changed.iter().map(|(path, stat)| CommandChange { path: path.clone(), deleted: stat.is_none() }).collect();
+        let changes = changed.iter().map(|change| CommandChange { path: change.path.clone(), deleted: change.after.is_none() }).collect();
         let mut manifest = self.lock();
-        for (path, stat) in changed {
-            let after = stat.map(|stat| tree::keep(&path, stat, &self.store.blobs));
-            if manifest.entry_mut(&path).is_none() {
-                let (before_blob, not_kept) = match before.get(&path) {
+        // By path: a command may change thousands of files.
+        let mut known: std::collections::HashMap<PathBuf, usize> =
+            manifest.files.iter().enumerate().map(|(at, entry)| (entry.path.clone(), at)).collect();
+        for TreeChange { path, before, after } in changed {
+            let at = *known.entry(path.clone()).or_insert_with(|| {
+                let (before_blob, not_kept) = match before {
                     None => (None, None),
-                    Some(entry) => (entry.blob.clone(), entry.not_kept.clone()),
+                    Some(entry) => (entry.blob, entry.not_kept),
                 };
-                manifest.files.push(FileEntry { path: path.clone(), before: before_blob, after: None, not_kept });
-            }
-            if let Some(entry) = manifest.entry_mut(&path) {
+                manifest.files.push(FileEntry { path, before: before_blob, after: None, not_kept });
+                manifest.files.len() - 1
+            });
+            if let Some(entry) = manifest.files.get_mut(at) {
                 entry.after = after.as_ref().and_then(|a| a.blob.clone());
-                if let Some(reason) = after.as_ref().and_then(|a| a.not_kept.clone()) {
+                if let Some(reason) = after.and_then(|a| a.not_kept) {
                     entry.not_kept.get_or_insert(reason);
                 }
             }
-            self.store.tree.update(&path, after);
         }
         self.save(&manifest);
-        drop(manifest);
-        self.store.tree.save();
         changes
+    }
+}
+
+impl Drop for Inner {
+    /// A command whose end was never seen (its call was dropped): its look
+    /// is closed, so the index stops keeping what it needed.
+    fn drop(&mut self) {
+        let looks = std::mem::take(&mut *self.before_commands.locked());
+        for look in looks {
+            self.store.tree.abandon(look);
+        }
     }
 }
 

@@ -312,11 +312,11 @@ async fn a_shell_command_s_changes_are_recorded_and_only_changed_files_are_hashe
     changed.sort();
     assert_eq!(changed, [f.path("f3.txt"), f.path("f7.txt"), f.path("made.txt")]);
     // The next look reads only what moved since the last one.
-    let (_, stats) = f.store.tree.snapshot(std::slice::from_ref(&f.root), &f.store.blobs);
-    assert_eq!((stats.files, stats.hashed), (51, 0));
+    let stats = f.store.tree.look(&f.store.blobs);
+    assert_eq!(stats.hashed, 0);
     f.write("f9.txt", b"touched\n");
-    let (_, stats) = f.store.tree.snapshot(std::slice::from_ref(&f.root), &f.store.blobs);
-    assert_eq!((stats.files, stats.hashed), (51, 1));
+    let stats = f.store.tree.look(&f.store.blobs);
+    assert_eq!(stats.hashed, 1);
 
     let report = f.undo(None).await.unwrap();
     assert_eq!(report.count(FileStatus::Restored), 3, "{report:?}");
@@ -324,6 +324,219 @@ async fn a_shell_command_s_changes_are_recorded_and_only_changed_files_are_hashe
     assert_eq!(f.read("f7.txt").unwrap(), b"file 7\n");
     assert_eq!(f.read("made.txt"), None);
     assert_eq!(f.read("f9.txt").unwrap(), b"touched\n", "not the run's change");
+}
+
+impl Fixture {
+    /// `folders` folders of `files` files each: `dN/fM.txt` holding `file dN/fM`.
+    fn tree(&self, folders: usize, files: usize) {
+        for d in 0..folders {
+            std::fs::create_dir_all(self.path(&format!("d{d}"))).unwrap();
+            for i in 0..files {
+                self.write(&format!("d{d}/f{i}.txt"), format!("file d{d}/f{i}\n").as_bytes());
+            }
+        }
+    }
+}
+
+/// What the looks read between two counts: (full looks, folders, files).
+fn read_between(before: &tree::LookCounts, after: &tree::LookCounts) -> (usize, usize, usize) {
+    (after.full - before.full, after.folders - before.folders, after.files - before.files)
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_command_s_changes_are_read_from_the_watcher_s_events_without_walking_the_tree() {
+    let f = fixture();
+    f.tree(10, 20);
+    std::fs::write(f.root.join(".gitignore"), "ignored/\n*.log\n").unwrap();
+    std::fs::create_dir_all(f.root.join("ignored")).unwrap();
+    let recorder = f.store.record("thread-1", "run-1");
+    // The first look walks the tree and watches its folders (not the ignored one).
+    recorder.before_command().await;
+    recorder.after_command().await;
+    let counts = f.store.looks();
+    assert_eq!((counts.full, counts.watched, counts.no_watcher.as_deref()), (1, 11, None), "{counts:?}");
+
+    // A command changes a file, makes one deep in new folders, deletes
+    // one and writes two the ignore rules leave out.
+    recorder.before_command().await;
+    f.write("d3/f5.txt", b"changed by the command\n");
+    std::fs::create_dir_all(f.path("new/deep")).unwrap();
+    f.write("new/deep/x.txt", b"new\n");
+    std::fs::remove_file(f.path("d7/f0.txt")).unwrap();
+    f.write("ignored/build.o", b"ignored\n");
+    f.write("d2/trace.log", b"ignored\n");
+    let changes = recorder.after_command().await;
+    let after = f.store.looks();
+    let paths: Vec<PathBuf> = changes.iter().map(|c| c.path.clone()).collect();
+    assert_eq!(paths, [f.path("d3/f5.txt"), f.path("d7/f0.txt"), f.path("new/deep/x.txt")]);
+    // No walk of the tree's 201 files: the look after the command listed
+    // the folders holding what changed (d2, d3, d7 and the root) and
+    // walked the two new ones, and read the stat data of the two files.
+    assert_eq!(read_between(&counts, &after), (0, 6, 2), "{after:?}");
+    assert_eq!(after.watched, 13);
+
+    // A renamed folder: its files are gone under the old name and new
+    // under the new one, and its watch follows it.
+    recorder.before_command().await;
+    std::fs::rename(f.path("d9"), f.path("d9-renamed")).unwrap();
+    let changes = recorder.after_command().await;
+    assert_eq!(changes.len(), 40, "{changes:?}");
+    assert_eq!(changes.iter().filter(|c| c.deleted).count(), 20);
+    let counts = f.store.looks();
+    recorder.before_command().await;
+    f.write("d9-renamed/f3.txt", b"changed in the renamed folder\n");
+    let changes = recorder.after_command().await;
+    let paths: Vec<PathBuf> = changes.iter().map(|c| c.path.clone()).collect();
+    assert_eq!(paths, [f.path("d9-renamed/f3.txt")]);
+    assert_eq!(read_between(&counts, &f.store.looks()), (0, 1, 1));
+
+    // Ignore rules changed in a folder: it is walked again (the root
+    // listed, d4 listed and walked), as the whole walk would have applied
+    // them (its new .tmp file is left out).
+    let counts = f.store.looks();
+    recorder.before_command().await;
+    f.write("d4/.gitignore", b"*.tmp\n");
+    f.write("d4/x.tmp", b"scratch\n");
+    let changes = recorder.after_command().await;
+    let paths: Vec<PathBuf> = changes.iter().map(|c| c.path.clone()).collect();
+    assert_eq!(paths, [f.path("d4/.gitignore")]);
+    assert_eq!(read_between(&counts, &f.store.looks()), (0, 3, 21));
+    recorder.finish();
+
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(report.count(FileStatus::Restored), 44, "{report:?}");
+    assert_eq!(f.read("d3/f5.txt").unwrap(), b"file d3/f5\n");
+    assert_eq!(f.read("d7/f0.txt").unwrap(), b"file d7/f0\n");
+    assert_eq!(f.read("new/deep/x.txt"), None);
+    assert_eq!(f.read("d9/f3.txt").unwrap(), b"file d9/f3\n");
+    assert_eq!(f.read("d9-renamed/f3.txt"), None);
+    assert_eq!(f.read("d4/.gitignore"), None);
+}
+
+#[test]
+fn a_new_process_s_first_look_hashes_only_what_moved_since_the_index_was_saved() {
+    let f = fixture();
+    f.tree(3, 10);
+    assert_eq!(f.store.tree.look(&f.store.blobs).hashed, 30);
+    std::fs::remove_file(f.path("d0/f0.txt")).unwrap();
+    f.write("d1/f1.txt", b"changed\n");
+    assert_eq!(f.store.tree.look(&f.store.blobs).hashed, 1);
+    // Saved as 30 lines, then the two that moved appended (one removal).
+    let index = std::fs::read_to_string(f.store.dir().join("tree-index.jsonl")).unwrap();
+    assert_eq!(index.lines().count(), 32);
+    assert_eq!(index.lines().filter(|line| line.ends_with(",null]")).count(), 1, "{index}");
+    // Changed while no Tandem ran: the next process walks the tree and
+    // hashes that one file only.
+    f.write("d2/f2.txt", b"changed meanwhile\n");
+    let again = Checkpoints::at(f.store.dir().to_path_buf(), vec![f.root.clone()], Limits::default());
+    let stats = again.tree.look(&again.blobs);
+    assert!(stats.full.is_some());
+    assert_eq!((stats.files, stats.hashed), (29, 1));
+}
+
+/// Everything logged (at debug and above) on this thread while `run` runs.
+fn logged<T>(run: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Logs {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.locked().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    use crate::sync::MutexExt as _;
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber =
+        tracing_subscriber::fmt().with_max_level(tracing::Level::DEBUG).with_ansi(false).with_writer(move || writer.clone()).finish();
+    let value = tracing::subscriber::with_default(subscriber, run);
+    let text = String::from_utf8_lossy(&logs.0.locked()).into_owned();
+    (value, text)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_overflowing_watcher_queue_makes_the_look_walk_the_whole_tree_and_says_so_in_the_log() {
+    let f = fixture();
+    f.tree(2, 5);
+    std::fs::create_dir_all(f.path("flood")).unwrap();
+    let (first, _) = f.store.tree.begin(&f.store.blobs);
+    f.store.tree.end(first, &f.store.blobs);
+    let watch = f.store.tree.watcher().expect("a file watcher");
+    watch.pause_draining(true);
+    let (look, stats) = f.store.tree.begin(&f.store.blobs);
+    assert_eq!(stats.full, None);
+    // More events than the kernel queues (each new file: created, closed
+    // after writing), while nothing reads them.
+    let queued: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events").unwrap().trim().parse().unwrap();
+    let made = if queued <= 1 << 17 {
+        queued / 2 + 100
+    } else {
+        // A machine that queues more than it is sensible to make here: the
+        // kernel's overflow event is fed as it would arrive.
+        watch.inject(inotify::EventMask::Q_OVERFLOW);
+        100
+    };
+    for i in 0..made {
+        std::fs::File::create(f.path(&format!("flood/{i}"))).unwrap();
+    }
+    f.write("d1/f2.txt", b"changed while the queue was full\n");
+    let ((changes, stats), log) = logged(|| f.store.tree.end(look, &f.store.blobs));
+    watch.pause_draining(false);
+    let why = stats.full.unwrap_or_default();
+    assert!(why.contains("overflowed"), "{why}");
+    assert!(log.contains("a full look at the workspace") && log.contains("overflowed"), "{log}");
+    // Nothing was missed: every new file and the changed one.
+    assert_eq!(changes.len(), made + 1);
+    assert!(changes.iter().any(|c| c.path == f.path("d1/f2.txt") && c.before.is_some() && c.after.is_some()));
+    // Then the watcher is trusted again.
+    f.write("d0/f0.txt", b"changed\n");
+    let stats = f.store.tree.look(&f.store.blobs);
+    assert_eq!((stats.full, stats.files), (None, 1));
+}
+
+#[tokio::test]
+async fn a_command_that_changes_2000_of_4000_files_names_them_all_and_its_undo_restores_them() {
+    let f = fixture();
+    f.tree(40, 100);
+    // The first look (the whole tree, hashed) is not the command's.
+    f.store.tree.look(&f.store.blobs);
+    let recorder = f.store.record("thread-1", "run-1");
+    recorder.before_command().await;
+    let mut expected = Vec::new();
+    for d in 0..40 {
+        for i in (1..99).step_by(2) {
+            let name = format!("d{d}/f{i}.txt");
+            let mut content = f.read(&name).unwrap();
+            content.extend_from_slice(b"appended by the command\n");
+            f.write(&name, &content);
+            expected.push(f.path(&name));
+        }
+        f.write(&format!("d{d}/made.txt"), b"new\n");
+        expected.push(f.path(&format!("d{d}/made.txt")));
+    }
+    let changes = recorder.after_command().await;
+    recorder.finish();
+    expected.sort();
+    assert_eq!(expected.len(), 2000);
+    let named: Vec<PathBuf> = changes.iter().map(|c| c.path.clone()).collect();
+    assert_eq!(named, expected);
+    let mut changed = recorder.changed_files();
+    changed.sort();
+    assert_eq!(changed, expected);
+
+    let report = f.undo(None).await.unwrap();
+    assert_eq!(report.count(FileStatus::Restored), 2000);
+    for d in 0..40 {
+        for i in 0..100 {
+            assert_eq!(f.read(&format!("d{d}/f{i}.txt")).unwrap(), format!("file d{d}/f{i}\n").into_bytes());
+        }
+        assert_eq!(f.read(&format!("d{d}/made.txt")), None);
+    }
 }
 
 /// An editor that refuses every edit, as a user rejecting the review does.
