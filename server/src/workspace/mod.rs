@@ -239,13 +239,22 @@ impl DiskWrites {
         self.push_entry(DiskWrite { run, path: path.to_path_buf(), ranges, seq: 0, command: None, deleted: false });
     }
 
-    fn push_entry(&self, mut write: DiskWrite) {
-        write.seq = self.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    fn push_entry(&self, write: DiskWrite) {
+        self.push_entries(std::iter::once(write));
+    }
+
+    /// Several at once, the oldest dropped in one go past the bound (a
+    /// command may change thousands of files: one shift, not one each).
+    fn push_entries(&self, writes: impl IntoIterator<Item = DiskWrite>) {
         let mut entries = self.lock();
-        if entries.len() >= MAX_DISK_WRITES {
-            entries.remove(0);
+        for mut write in writes {
+            write.seq = self.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            entries.push(write);
         }
-        entries.push(write);
+        let over = entries.len().saturating_sub(MAX_DISK_WRITES);
+        if over > 0 {
+            entries.drain(..over);
+        }
     }
 }
 
@@ -390,16 +399,14 @@ impl Workspace {
     /// they count among the run's disk writes, marked with the command.
     pub fn note_command_changes(&self, command: &str, changes: &[CommandChange]) {
         let command: Arc<str> = Arc::from(command);
-        for change in changes {
-            self.disk_writes.push_entry(DiskWrite {
-                run: self.run_tag.clone(),
-                path: change.path.clone(),
-                ranges: Vec::new(),
-                seq: 0,
-                command: Some(Arc::clone(&command)),
-                deleted: change.deleted,
-            });
-        }
+        self.disk_writes.push_entries(changes.iter().map(|change| DiskWrite {
+            run: self.run_tag.clone(),
+            path: change.path.clone(),
+            ranges: Vec::new(),
+            seq: 0,
+            command: Some(Arc::clone(&command)),
+            deleted: change.deleted,
+        }));
     }
 
     /// The files shell commands of `run` changed, in order, taken (edit
