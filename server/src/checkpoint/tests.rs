@@ -435,6 +435,101 @@ fn a_new_process_s_first_look_hashes_only_what_moved_since_the_index_was_saved()
     assert_eq!((stats.files, stats.hashed), (29, 1));
 }
 
+/// The index after a look fed by the watcher, against a walk of the tree.
+fn assert_index_is_the_tree(f: &Fixture, step: &str) {
+    let walked: std::collections::BTreeMap<PathBuf, tree::Stat> = tree::walk(std::slice::from_ref(&f.root)).into_iter().collect();
+    let index = f.store.tree.files();
+    let missing: Vec<&PathBuf> = walked.keys().filter(|path| !index.contains_key(*path)).collect();
+    let extra: Vec<&PathBuf> = index.keys().filter(|path| !walked.contains_key(*path)).collect();
+    let stale: Vec<&PathBuf> = walked.iter().filter(|(path, stat)| index.get(*path).is_some_and(|s| s != *stat)).map(|(path, _)| path).collect();
+    assert!(missing.is_empty() && extra.is_empty() && stale.is_empty(), "{step}: missing {missing:?}, extra {extra:?}, stale {stale:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn after_renames_moves_in_and_out_and_files_turned_folders_the_watched_index_is_what_a_walk_finds() {
+    let f = fixture();
+    f.tree(8, 5);
+    let outside = f._dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("brought/inner")).unwrap();
+    std::fs::write(outside.join("brought/a.txt"), b"a\n").unwrap();
+    std::fs::write(outside.join("brought/inner/b.txt"), b"b\n").unwrap();
+    f.write("d6/.gitignore", b"sub/\n");
+    std::fs::create_dir_all(f.path("d6/sub")).unwrap();
+    f.write("d6/sub/hidden.txt", b"ignored until the rule goes\n");
+    f.store.tree.look(&f.store.blobs);
+    assert_index_is_the_tree(&f, "the first look");
+    let first = f.store.looks();
+    assert_eq!(first.full, 1, "{first:?}");
+
+    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+        (
+            "files renamed in their folder and into another",
+            Box::new(|| {
+                std::fs::rename(f.path("d0/f1.txt"), f.path("d0/g1.txt")).unwrap();
+                std::fs::rename(f.path("d1/f1.txt"), f.path("d2/from-d1.txt")).unwrap();
+            }),
+        ),
+        (
+            "a folder moved out of the workspace, then written to there",
+            Box::new(|| {
+                std::fs::rename(f.path("d3"), outside.join("d3")).unwrap();
+                std::fs::write(outside.join("d3/f0.txt"), b"changed outside\n").unwrap();
+                std::fs::write(outside.join("d3/new.txt"), b"made outside\n").unwrap();
+            }),
+        ),
+        (
+            "a folder with a subfolder moved in, then a file in it changed",
+            Box::new(|| {
+                std::fs::rename(outside.join("brought"), f.path("d2/brought")).unwrap();
+                f.write("d2/brought/inner/b.txt", b"changed once in\n");
+            }),
+        ),
+        (
+            "a file turned into a folder, a folder into a file",
+            Box::new(|| {
+                std::fs::remove_file(f.path("d4/f0.txt")).unwrap();
+                std::fs::create_dir(f.path("d4/f0.txt")).unwrap();
+                f.write("d4/f0.txt/in.txt", b"in\n");
+                std::fs::remove_dir_all(f.path("d5")).unwrap();
+                f.write("d5", b"a file now\n");
+            }),
+        ),
+        (
+            "a folder made, filled and removed, and a link made",
+            Box::new(|| {
+                std::fs::create_dir_all(f.path("d7/tmp/deep")).unwrap();
+                f.write("d7/tmp/deep/x", b"x\n");
+                std::fs::remove_dir_all(f.path("d7/tmp")).unwrap();
+                std::os::unix::fs::symlink(f.path("d7/f1.txt"), f.path("d7/link.txt")).unwrap();
+            }),
+        ),
+        (
+            "a folder's ignore rule removed",
+            Box::new(|| {
+                std::fs::remove_file(f.path("d6/.gitignore")).unwrap();
+            }),
+        ),
+        (
+            "a file under the new folder changed and the moved-out folder brought back",
+            Box::new(|| {
+                f.write("d6/sub/hidden.txt", b"seen now\n");
+                std::fs::rename(outside.join("d3"), f.path("d3")).unwrap();
+            }),
+        ),
+    ];
+    for (step, change) in steps {
+        change();
+        let stats = f.store.tree.look(&f.store.blobs);
+        assert_eq!(stats.full, None, "{step}");
+        assert_index_is_the_tree(&f, step);
+    }
+    let index = f.store.tree.files();
+    assert!(index.contains_key(&f.path("d6/sub/hidden.txt")) && index.contains_key(&f.path("d3/new.txt")));
+    assert!(!index.contains_key(&f.path("d7/link.txt")) && index.contains_key(&f.path("d5")));
+    assert_eq!(f.store.looks().full, 1);
+}
+
 /// Everything logged (at debug and above) on this thread while `run` runs.
 fn logged<T>(run: impl FnOnce() -> T) -> (T, String) {
     #[derive(Clone, Default)]

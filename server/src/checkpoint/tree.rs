@@ -191,6 +191,12 @@ impl TreeIndex {
         self.state.locked().watch()
     }
 
+    /// Each file the index holds, with its stat data.
+    #[cfg(test)]
+    pub(super) fn files(&self) -> BTreeMap<PathBuf, Stat> {
+        self.state.locked().entries.iter().map(|(path, entry)| (path.clone(), entry.stat)).collect()
+    }
+
     /// Bring the index up to date and open a look (before a command).
     pub fn begin(&self, blobs: &BlobStore) -> (LookId, LookStats) {
         let mut state = self.state.locked();
