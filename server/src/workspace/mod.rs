@@ -1008,6 +1008,26 @@ mod tests {
         assert_eq!(editor.document(&path).unwrap().version, 2, "{text}");
     }
 
+    /// A command that changes more files than the log holds: the newest
+    /// stay, in order, and the run takes them.
+    #[test]
+    fn a_command_changing_more_files_than_the_disk_write_log_holds_keeps_the_newest_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::with_roots(vec![dir.path().to_path_buf()], None).unwrap().for_run("run-1");
+        workspace.note_command_changes("first", &[CommandChange { path: dir.path().join("early"), deleted: false }]);
+        let changes: Vec<CommandChange> =
+            (0..MAX_DISK_WRITES + 100).map(|i| CommandChange { path: dir.path().join(format!("f{i}")), deleted: i % 2 == 0 }).collect();
+        workspace.note_command_changes("big", &changes);
+        let taken = workspace.take_command_changes(Some("run-1"));
+        assert_eq!(taken.len(), MAX_DISK_WRITES);
+        let paths: Vec<PathBuf> = taken.iter().map(|w| w.path.clone()).collect();
+        let newest: Vec<PathBuf> = changes[100..].iter().map(|c| c.path.clone()).collect();
+        assert_eq!(paths, newest);
+        assert!(taken.windows(2).all(|w| w[0].seq < w[1].seq));
+        assert!(taken.iter().all(|w| w.command.as_deref() == Some("big") && w.deleted == w.path.to_string_lossy().ends_with(['0', '2', '4', '6', '8'])));
+        assert!(workspace.take_command_changes(Some("run-1")).is_empty());
+    }
+
     /// A path shown to the model must resolve back to the same file.
     #[test]
     fn displayed_paths_resolve_back_in_every_root() {
