@@ -42,7 +42,10 @@ const THREADS: usize = 4;
 macro_rules! trials {
     ($module:literal: $($name:ident),* $(,)?) => {
         vec![$(libtest_mimic::Trial::test(concat!($module, "::", stringify!($name)), || {
+            let started = std::time::Instant::now();
             $name();
+            // Each test's wall time, for ordering the trials (longest first).
+            eprintln!("[editors] {}::{} took {:.1} s", $module, stringify!($name), started.elapsed().as_secs_f64());
             Ok(())
         })),*]
     };
