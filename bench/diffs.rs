@@ -9,11 +9,16 @@
 //! rewriting every line of a 12 MB file, and how long `tandem lsp` takes
 //! to answer a request while it plans such a rewrite.
 //!
+//! Last, an `edit_file` on a document open in `tandem lsp` (10 KB and 10 MB),
+//! from the run's `tool_call` event to the `workspace/applyEdit` request,
+//! both as the client reads them off the wire.
+//!
 //! Checks (exit 1 when one fails): the bounded replacements, applied to
 //! the old text, give the new one; the rewrite through `tandem ask` leaves
-//! the new text on disk; the server answered while planning.
+//! the new text on disk; the server answered while planning; each edit on
+//! the open document is one small `TextEdit` and its result says it landed.
 //!
-//! Usage: `diffs --tandem PATH [--runs N] [--warm N] [--quick]`.
+//! Usage: `diffs --tandem PATH [--runs N] [--warm N] [--quick] [--only diff|rewrite|edit]`.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "stats.rs"]
@@ -33,10 +38,18 @@ struct Options {
     runs: usize,
     warm: usize,
     quick: bool,
+    /// Only this part (diff, rewrite, edit); `None`: all.
+    only: Option<String>,
+}
+
+impl Options {
+    fn wants(&self, part: &str) -> bool {
+        self.only.as_deref().is_none_or(|only| only == part)
+    }
 }
 
 fn options() -> Options {
-    let (mut tandem, mut runs, mut warm, mut quick) = (None, 10, 2, false);
+    let (mut tandem, mut runs, mut warm, mut quick, mut only) = (None, 10, 2, false, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -44,6 +57,13 @@ fn options() -> Options {
             "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(runs),
             "--warm" => warm = args.next().and_then(|n| n.parse().ok()).unwrap_or(warm),
             "--quick" => quick = true,
+            "--only" => match args.next() {
+                Some(part) if ["diff", "rewrite", "edit"].contains(&part.as_str()) => only = Some(part),
+                other => {
+                    eprintln!("diffs bench: --only takes diff, rewrite or edit, not {other:?}");
+                    std::process::exit(2);
+                }
+            },
             other => {
                 eprintln!("diffs bench: unknown argument {other}");
                 std::process::exit(2);
@@ -54,7 +74,7 @@ fn options() -> Options {
         eprintln!("diffs bench: --tandem PATH is needed");
         std::process::exit(2);
     };
-    Options { tandem, runs: runs.max(1), warm, quick }
+    Options { tandem, runs: runs.max(1), warm, quick, only }
 }
 
 /// Which lines of a text of n lines change: (line, n).
@@ -103,6 +123,24 @@ fn main() {
     let opts = options();
     let mut failed = Vec::new();
     println!("## Diffs: cost follows the change (issue 31)\n");
+    if opts.wants("diff") {
+        diff_table(&opts, &mut failed);
+    }
+    if opts.wants("rewrite") {
+        rewrite_table(&opts, &mut failed);
+    }
+    if opts.wants("edit") {
+        edit_table(&opts, &mut failed);
+    }
+    if !failed.is_empty() {
+        for f in &failed {
+            eprintln!("diffs bench: FAILED: {f}");
+        }
+        std::process::exit(1);
+    }
+}
+
+fn diff_table(opts: &Options, failed: &mut Vec<String>) {
     println!(
         "One process, the same texts (lines of ~40 bytes) through the plain line diff Tandem ran before (`similar`'s Myers over the whole texts, no deadline) and through the bounded diff every diff takes now (`tandem::diff`: common prefix and suffix trimmed, the middle diffed within {} ms, replaced whole by lines past it), as `workspace::replacements` (the editor's edits, a run's changed lines). Milliseconds, median (min–max) of {} runs; the plain diff of the large rewrites is not run (it grows with lines × changed lines: the issue measured 94 s of CPU for 12 MB).\n",
         tandem::diff::DEADLINE.as_millis(),
@@ -141,8 +179,11 @@ fn main() {
         }
     }
     println!();
+}
+
+fn rewrite_table(opts: &Options, failed: &mut Vec<String>) {
     let mb = if opts.quick { 1 } else { 12 };
-    match whole_rewrite(&opts, mb) {
+    match whole_rewrite(opts, mb) {
         Ok((ask_ms, answers)) => {
             println!("Whole processes, every line of a {mb} MB file rewritten (`write_file`, scripted model):\n");
             println!("| figure | ms | target |");
@@ -165,12 +206,6 @@ fn main() {
         Err(err) => failed.push(format!("tandem ask rewrite: {err}")),
     }
     println!();
-    if !failed.is_empty() {
-        for f in &failed {
-            eprintln!("diffs bench: FAILED: {f}");
-        }
-        std::process::exit(1);
-    }
 }
 
 /// A workspace with a `big.txt` of `mb` MB and a model script that reads
@@ -245,7 +280,8 @@ fn send(stdin: &mut impl Write, message: &Value) {
     let _ = stdin.flush();
 }
 
-fn read_frames(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Value> {
+/// The messages the server writes, each with the moment it was read.
+fn read_frames(stdout: impl Read + Send + 'static) -> mpsc::Receiver<(Instant, Value)> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
@@ -269,8 +305,9 @@ fn read_frames(stdout: impl Read + Send + 'static) -> mpsc::Receiver<Value> {
             if reader.read_exact(&mut body).is_err() {
                 return;
             }
+            let read = Instant::now();
             let Ok(message) = serde_json::from_slice(&body) else { return };
-            if tx.send(message).is_err() {
+            if tx.send((read, message)).is_err() {
                 return;
             }
         }
@@ -293,7 +330,10 @@ fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Pat
     let incoming = read_frames(child.stdout.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(120);
     let next = |what: &str| -> Result<Value, String> {
-        incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())).map_err(|_| format!("no message while waiting for {what}"))
+        incoming
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .map(|(_, message)| message)
+            .map_err(|_| format!("no message while waiting for {what}"))
     };
     let root_uri = format!("file://{}", root.display());
     send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root_uri, "workspaceFolders": [{"uri": root_uri, "name": "work"}], "capabilities": {}}}));
@@ -341,4 +381,124 @@ fn answer_server_request(stdin: &mut impl Write, m: &Value) {
         let result = if m["method"] == "workspace/configuration" { json!([null]) } else { Value::Null };
         send(stdin, &json!({"jsonrpc": "2.0", "id": m["id"], "result": result}));
     }
+}
+
+/// An `edit_file` on a document open in `tandem lsp`, 10 KB and 10 MB
+/// (1 MB in quick mode): from the run's `tool_call` event to the
+/// `workspace/applyEdit` request, as the client reads them off the wire.
+fn edit_table(opts: &Options, failed: &mut Vec<String>) {
+    let big = if opts.quick { ("1 MB", 1_000_000) } else { ("10 MB", 10_000_000) };
+    let mut rows = Vec::new();
+    for (label, bytes) in [("10 KB", 10_000), big] {
+        match edit_on_open_document(opts, bytes) {
+            Ok(ms) => rows.push((label, stats(&ms))),
+            Err(err) => failed.push(format!("edit on an open {label} document: {err}")),
+        }
+    }
+    println!(
+        "An `edit_file` on a document open in `tandem lsp` (the release binary over stdio, scripted model, acceptEdits, the run's checkpoint recorded as always): each run reads three lines of it and changes one line in its middle. The clock runs from the run's `tool_call` event of the edit to the `workspace/applyEdit` request, both as the client reads them off the server's stdout; the client applies the edit (a `didChange`) and answers `applied: true`. Milliseconds, median (min–max) of {} runs after {} warm-up runs, one server per document. Checked: each `applyEdit` is one `TextEdit` of under 64 bytes, and the edit's result says it was made.\n",
+        opts.runs, opts.warm
+    );
+    println!("| open document | `tool_call` → `applyEdit` ms |");
+    println!("|---|---|");
+    for (label, s) in &rows {
+        println!("| {label} | {} |", cell(*s));
+    }
+    if let [(_, small), (label, large)] = rows.as_slice() {
+        let ratio = large.median / small.median.max(2.0);
+        let meets = if ratio <= 3.0 { "yes" } else { "**no**" };
+        println!("\n{label} / 10 KB (the 10 KB case floored at 2 ms): {ratio:.2}×; target (issue 31): ≤ 3×; meets: {meets}.");
+    }
+    println!();
+}
+
+/// The times of `opts.runs` edits (after `opts.warm` more) on one document
+/// of about `bytes` bytes open in one `tandem lsp`.
+fn edit_on_open_document(opts: &Options, bytes: usize) -> Result<Vec<f64>, String> {
+    let lines = (bytes / 41).max(20);
+    let text = text(lines, |_| false);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("work");
+    std::fs::create_dir(&root).unwrap();
+    let path = root.join("doc.rs");
+    std::fs::write(&path, &text).unwrap();
+    let (script, data) = (dir.path().join("script.json"), dir.path().join("data"));
+    let mut child = tandem_command(opts, &root, &script, &data)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start tandem lsp: {e}"))?;
+    let mut stdin = child.stdin.take().unwrap();
+    let incoming = read_frames(child.stdout.take().unwrap());
+    let next = |what: &str| -> Result<(Instant, Value), String> {
+        incoming.recv_timeout(Duration::from_secs(120)).map_err(|_| format!("no message while waiting for {what}"))
+    };
+    let root_uri = format!("file://{}", root.display());
+    let doc = format!("file://{}", path.display());
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root_uri,
+        "workspaceFolders": [{"uri": root_uri, "name": "work"}], "capabilities": {}, "initializationOptions": {"permissionMode": "acceptEdits"}}}));
+    while next("the answer to initialize")?.1["id"] != json!(1) {}
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": doc, "languageId": "rust", "version": 1, "text": text}}}));
+    drop(text);
+    let mut times = Vec::new();
+    for run in 0..opts.warm + opts.runs {
+        let line = (lines / 2 + run) % lines;
+        let old = format!("value_{line:07} = compute({line})");
+        let turns = json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "doc.rs", "offset": line + 1, "limit": 3}}]},
+            {"text": "", "tool_calls": [{"name": "edit_file", "input": {"file_path": "doc.rs", "old_string": old, "new_string": format!("{old} + 1")}}]},
+            {"text": "Done."}
+        ]});
+        std::fs::write(&script, turns.to_string()).unwrap();
+        let ask = 100 + run as i64;
+        send(&mut stdin, &json!({"jsonrpc": "2.0", "id": ask, "method": "workspace/executeCommand", "params": {"command": "tandem.ask", "arguments": [{"prompt": "edit doc.rs"}]}}));
+        let (mut called, mut sent, mut result) = (None, None, None);
+        loop {
+            let (at, m) = next("the run's end")?;
+            if m["id"] == json!(ask) && m.get("error").is_some() {
+                return Err(format!("tandem.ask failed: {m}"));
+            }
+            let event = &m["params"]["event"];
+            if m["method"] == "tandem/runEvent" && event["type"] == "tool_call" && event["name"] == "edit_file" {
+                called = Some(at);
+            } else if m["method"] == "tandem/runEvent" && event["type"] == "tool_result" && called.is_some() {
+                result = Some(event["content"].as_str().unwrap_or_default().to_string());
+            } else if m["method"] == "tandem/runEvent" && event["type"] == "end" {
+                break;
+            } else if m["method"] == "workspace/applyEdit" {
+                sent = Some(at);
+                let change = &m["params"]["edit"]["documentChanges"][0];
+                let mut edits = change["edits"].as_array().cloned().unwrap_or_default();
+                let small = edits.len() == 1 && edits[0]["newText"].as_str().is_some_and(|t| t.len() < 64);
+                if !small {
+                    return Err(format!("the applyEdit is not one small TextEdit: {}", change["edits"]));
+                }
+                // Applied as an editor would: the edits, last first, as the next version.
+                edits.sort_by_key(|e| std::cmp::Reverse((e["range"]["start"]["line"].as_u64(), e["range"]["start"]["character"].as_u64())));
+                let changes: Vec<Value> = edits.iter().map(|e| json!({"range": e["range"], "text": e["newText"]})).collect();
+                let version = change["textDocument"]["version"].as_i64().unwrap_or_default() + 1;
+                send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": doc, "version": version}, "contentChanges": changes}}));
+                send(&mut stdin, &json!({"jsonrpc": "2.0", "id": m["id"], "result": {"applied": true}}));
+            } else {
+                answer_server_request(&mut stdin, &m);
+            }
+        }
+        let (Some(called), Some(sent)) = (called, sent) else {
+            return Err(format!("run {run}: no edit_file call, or no applyEdit for it (result: {result:?})"));
+        };
+        if !result.as_deref().is_some_and(|r| r.starts_with("Successfully edited")) {
+            return Err(format!("run {run}: the edit did not land: {result:?}"));
+        }
+        if run >= opts.warm {
+            times.push(sent.duration_since(called).as_secs_f64() * 1000.0);
+        }
+    }
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+    send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(stdin);
+    let _ = child.wait();
+    Ok(times)
 }
