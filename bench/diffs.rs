@@ -74,6 +74,11 @@ fn options() -> Options {
         eprintln!("diffs bench: --tandem PATH is needed");
         std::process::exit(2);
     };
+    // The processes run in temporary folders: a relative path would not resolve there.
+    let tandem = tandem.canonicalize().unwrap_or_else(|e| {
+        eprintln!("diffs bench: {}: {e}", tandem.display());
+        std::process::exit(2);
+    });
     Options { tandem, runs: runs.max(1), warm, quick, only }
 }
 
