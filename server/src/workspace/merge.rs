@@ -55,10 +55,12 @@ pub fn holds_change(base: &str, changed: &str, now: &str) -> bool {
     let changed_lines: Vec<&str> = changed.split_inclusive('\n').collect();
     // The lines of `changed` the change made (ranges in `changed`).
     let base_lines: Vec<&str> = base.split_inclusive('\n').collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    let made: Vec<std::ops::Range<usize>> = similar::capture_diff_slices_deadline(similar::Algorithm::Myers, &base_lines, &changed_lines, Some(deadline))
+    // Bounded like every diff: past the deadline the rest of the middle
+    // counts as made, which may refuse typing that was apart (never accept
+    // typing into the change).
+    let made: Vec<std::ops::Range<usize>> = crate::diff::slices(&base_lines, &changed_lines)
         .into_iter()
-        .filter(|op| !matches!(op, similar::DiffOp::Equal { .. }))
+        .filter(|op| !matches!(op, crate::diff::DiffOp::Equal { .. }))
         .map(|op| op.new_range())
         .collect();
     // What else `now` changed, against `changed`, must stay clear of them.
