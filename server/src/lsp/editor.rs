@@ -569,23 +569,33 @@ impl LspEditor {
                 return self.save_after(outcome, &prepared.uri, &edit.path, !prepared.dirty, &settings).await;
             }
         }
+        // The diff and the hash of the new text are CPU work on texts of
+        // any size: off the runtime, so the editor's other requests are
+        // answered meanwhile, and before the version check, which must be
+        // the last thing before sending.
+        let (old_text, new_text) = (Arc::clone(&edit.old_text), Arc::clone(&edit.new_text));
+        let diffed = crate::diff::off_runtime(move || {
+            if Arc::ptr_eq(&old_text, &new_text) || old_text == new_text {
+                return None;
+            }
+            Some((replacements(&old_text, &new_text), fingerprint(new_text.as_bytes())))
+        })
+        .await;
         // The one version check of the sink, at the moment of sending.
         let (uri, document) = match self.check_current(edit) {
             Ok(current) => current,
             Err(outcome) => return outcome,
         };
-        if Arc::ptr_eq(&edit.old_text, &edit.new_text) || edit.old_text == edit.new_text {
+        let Some((hunks, expected)) = diffed else {
             return EditOutcome::Applied { version: document.version, saved: !document.dirty };
-        }
+        };
         let changes = self.documents.subscribe();
         let _recording = self.documents.verifying();
-        let hunks = replacements(&edit.old_text, &edit.new_text);
         let text_edits = splices_to_text_edits(&edit.old_text, &hunks, self.documents.encoding());
         let params = workspace_edit_params(&uri, edit, text_edits, annotate);
         if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
             return outcome;
         }
-        let expected = fingerprint(edit.new_text.as_bytes());
         let outcome = self.verify(edit, (Landed::Fingerprint(expected), &hunks), changes, settings.timeouts.verify()).await;
         self.save_after(outcome, &uri, &edit.path, !document.dirty, &settings).await
     }
