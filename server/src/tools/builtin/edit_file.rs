@@ -212,7 +212,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
             "Error: this edit would leave {display} unchanged: new_string differs from the matched text only in ways the edit writes as the file has them (line endings, quotes, dashes, spacing, indentation or line-number prefixes)."
         )));
     }
-    let new_text = Arc::from(edit_match::apply(&current.text, &replacements));
+    let new_text = crate::workspace::spliced(&current.text, &replacements);
     Ok(EditPlan {
         path,
         created: false,
