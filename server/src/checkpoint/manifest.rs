@@ -1,16 +1,23 @@
 //! A run's checkpoint on disk: one JSON file per run,
 //! `checkpoints/<thread>/<checkpoint id>.json`, naming for every file the
-//! run changed the blob it held before and the blob the run left.
-//! Rewritten atomically after each change, so a crash keeps what was
-//! recorded up to it.
+//! run changed the blob it held before and the blob the run left (or, for
+//! the run's edits to an open document, the edits themselves:
+//! [`EditChain`]). Rewritten atomically after each change, so a crash keeps
+//! what was recorded up to it.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::blobs::{write_atomically, BlobId};
+use super::edits::EditChain;
 
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest format this build reads. Version 2 added `edits`; a manifest
+/// without them is written as [`PLAIN_VERSION`], which older builds read.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The format of a manifest without `edits`.
+pub const PLAIN_VERSION: u32 = 1;
 
 /// What one file held around the run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -50,6 +57,11 @@ pub struct Manifest {
     #[serde(default)]
     pub undone_ms: Option<u64>,
     pub files: Vec<FileEntry>,
+    /// The run's edits to open documents, per file, where they are kept as
+    /// edits: the file's entry names the content before (as `before` and
+    /// `after` alike) and its chain the edits made on it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<EditChain>,
 }
 
 impl Manifest {
@@ -64,8 +76,33 @@ impl Manifest {
 
     /// Its changes: files whose content the run really changed, or could not keep.
     pub fn changed_files(&self) -> impl Iterator<Item = &FileEntry> {
-        self.files.iter().filter(|entry| entry.not_kept.is_some() || entry.before != entry.after)
+        self.files.iter().filter(|entry| changed(entry, &self.edits))
     }
+
+    /// The edits that say what the run left in `entry`'s file, when they
+    /// still do: made by this build, and no change recorded otherwise since
+    /// (which moves the entry's `after`).
+    pub fn live_edits(&self, entry: &FileEntry) -> Option<&EditChain> {
+        live_edits(entry, &self.edits)
+    }
+
+    /// Keep only the changed files, and the edits still live for them.
+    pub fn keep_changed(&mut self) {
+        let Manifest { files, edits, .. } = self;
+        files.retain(|entry| changed(entry, edits));
+        let live: Vec<EditChain> = files.iter().filter_map(|entry| live_edits(entry, edits).cloned()).collect();
+        *edits = live;
+        // Older builds read a manifest without edits.
+        self.version = if self.edits.is_empty() { PLAIN_VERSION } else { FORMAT_VERSION };
+    }
+}
+
+fn live_edits<'a>(entry: &FileEntry, edits: &'a [EditChain]) -> Option<&'a EditChain> {
+    edits.iter().find(|chain| chain.path == entry.path && chain.base == entry.after && chain.comparable())
+}
+
+fn changed(entry: &FileEntry, edits: &[EditChain]) -> bool {
+    entry.not_kept.is_some() || entry.before != entry.after || live_edits(entry, edits).is_some_and(|chain| chain.before != chain.after)
 }
 
 pub fn save(path: &Path, manifest: &Manifest) -> std::io::Result<()> {

@@ -13,6 +13,12 @@
 //! in the checkpoint too. The look happens in Tandem's process, outside any
 //! sandbox the command runs in.
 //!
+//! An edit of an open document given as splices (`edit_file`'s) is kept as
+//! the edit ([`edits`]): the text it replaced and what replaced it, with
+//! the fingerprints of the text before and after. The document's content
+//! before the run is still kept once, at its first change, for an undo
+//! after the text changed since; no copy is made after each edit.
+//!
 //! Where: beside the thread, in Tandem's own store, never the user's git:
 //! `<sessions>/<workspace-hash>/checkpoints/` holds `blobs/` (contents by
 //! SHA-256, shared by all runs), `tree-index.jsonl` (the last look), and
@@ -31,6 +37,7 @@
 //! documents through the editor, as any edit).
 
 pub mod blobs;
+pub mod edits;
 pub mod manifest;
 mod recorder;
 pub mod restore;
@@ -150,7 +157,7 @@ impl Checkpoints {
         let id = format!("{started_ms:013}-{}-{:06}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let path = self.thread_dir(thread_id).join(format!("{id}.json"));
         let manifest = Manifest {
-            version: manifest::FORMAT_VERSION,
+            version: manifest::PLAIN_VERSION,
             id,
             run_id: run_id.to_string(),
             thread_id: thread_id.to_string(),
@@ -159,6 +166,7 @@ impl Checkpoints {
             running_pid: Some(std::process::id()),
             undone_ms: None,
             files: Vec::new(),
+            edits: Vec::new(),
         };
         Arc::new(RunRecorder::new(Arc::clone(self), path, manifest))
     }

@@ -5,11 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::edits::EditChain;
 use super::manifest::{self, FileEntry, Manifest};
 use super::tree::{LookId, TreeChange};
 use super::Checkpoints;
 use crate::sync::MutexExt;
-use crate::workspace::{ChangeRecorder, CommandChange};
+use crate::workspace::{fingerprint_scheme, ChangeRecorder, CommandChange, SplicedEdit};
 
 pub struct RunRecorder {
     inner: Arc<Inner>,
@@ -62,7 +63,7 @@ impl RunRecorder {
                 return;
             }
             manifest.running_pid = None;
-            manifest.files.retain(|entry| entry.not_kept.is_some() || entry.before != entry.after);
+            manifest.keep_changed();
             if manifest.files.is_empty() {
                 let _ = std::fs::remove_file(&inner.path);
             } else {
@@ -125,6 +126,12 @@ impl Inner {
         }
         let changes = changed.iter().map(|change| CommandChange { path: change.path.clone(), deleted: change.after.is_none() }).collect();
         let mut manifest = self.lock();
+        // The command's result is kept whole: edits kept so far no longer
+        // say what the run left in a file it changed (even when it put
+        // back the very content they were made on).
+        if !manifest.edits.is_empty() {
+            manifest.edits.retain(|chain| !changed.iter().any(|change| change.path == chain.path));
+        }
         // By path: a command may change thousands of files.
         let mut known: std::collections::HashMap<PathBuf, usize> =
             manifest.files.iter().enumerate().map(|(at, entry)| (entry.path.clone(), at)).collect();
@@ -179,6 +186,9 @@ impl ChangeRecorder for RunRecorder {
         let inner = &self.inner;
         let (after, not_kept) = inner.keep(Some(content));
         let mut manifest = inner.lock();
+        // The content is kept whole now: edits kept so far no longer say
+        // what the run left.
+        manifest.edits.retain(|chain| chain.path != path);
         match manifest.entry_mut(path) {
             Some(entry) => {
                 entry.after = after;
@@ -194,6 +204,54 @@ impl ChangeRecorder for RunRecorder {
             }),
         }
         inner.save(&manifest);
+    }
+
+    /// Kept as the edit, O(edit), when the file's first change in the run
+    /// is this edit or the edits before it were kept so and left the text
+    /// this one was made on; else as any change (a copy of the text after).
+    /// The text before the run is kept once, at the first change.
+    fn buffer_edit(&self, edit: &SplicedEdit<'_>) {
+        let inner = &self.inner;
+        let Some(step) = EditChain::step(edit.before, edit.splices) else {
+            self.before_change(edit.path, &|| Some(edit.before.as_bytes().to_vec()));
+            return self.after_change(edit.path, edit.after.as_bytes());
+        };
+        let mut manifest = inner.lock();
+        let after = match manifest.entry_mut(edit.path) {
+            Some(entry) => entry.after.clone(),
+            None => {
+                let (before, not_kept) = inner.keep(Some(edit.before.as_bytes()));
+                manifest.files.push(FileEntry { path: edit.path.to_path_buf(), before: before.clone(), after: before.clone(), not_kept });
+                manifest.edits.retain(|chain| chain.path != edit.path);
+                manifest.edits.push(EditChain {
+                    path: edit.path.to_path_buf(),
+                    base: before,
+                    scheme: fingerprint_scheme(),
+                    before: edit.before_fingerprint,
+                    after: edit.before_fingerprint,
+                    steps: Vec::new(),
+                });
+                manifest.version = manifest::FORMAT_VERSION;
+                manifest.entry_mut(edit.path).and_then(|entry| entry.after.clone())
+            }
+        };
+        let chain = manifest
+            .edits
+            .iter_mut()
+            .find(|chain| chain.path == edit.path && chain.base == after && chain.comparable() && chain.after == edit.before_fingerprint);
+        match chain {
+            Some(chain) => {
+                chain.steps.push(step);
+                chain.after = edit.after_fingerprint;
+                inner.save(&manifest);
+            }
+            None => {
+                // The edits so far do not lead to this one's text (the user
+                // typed between them, or the file changed otherwise).
+                drop(manifest);
+                self.after_change(edit.path, edit.after.as_bytes());
+            }
+        }
     }
 
     async fn before_command(&self) {

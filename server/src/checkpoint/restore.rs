@@ -4,6 +4,8 @@
 //! Per file, the content now is compared with what the run left (for a
 //! redo: what it held before):
 //!
+//! - kept as edits (an open document's, [`super::edits`]) and holding what
+//!   they left: the edits taken back (for a redo: made again) on it;
 //! - already the target: `unchanged`;
 //! - as the run left it: written back whole;
 //! - changed since, in other lines: merged (the user's lines stay, the
@@ -24,6 +26,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::edits::EditChain;
 use super::manifest::{FileEntry, Manifest};
 use super::{CheckpointError, Checkpoints};
 use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
@@ -141,20 +144,6 @@ async fn restore_file(
     policy: Option<&dyn PermissionGate>,
 ) -> FileReport {
     let path = entry.path.as_path();
-    if let Some(reason) = &entry.not_kept {
-        return conflict(path, reason.clone());
-    }
-    let (target, left) = match direction {
-        Direction::Undo => (&entry.before, &entry.after),
-        Direction::Redo => (&entry.after, &entry.before),
-    };
-    let load = |id: &Option<String>| -> Result<Option<Vec<u8>>, String> {
-        id.as_deref().map(|id| store.blobs.get(id).map_err(|e| e.to_string())).transpose()
-    };
-    let (target, left) = match (load(target), load(left)) {
-        (Ok(target), Ok(left)) => (target, left),
-        (Err(reason), _) | (_, Err(reason)) => return conflict(path, reason),
-    };
     let current = match workspace.buffer(path) {
         Some(_) => match workspace.read(path) {
             Ok(file) => Current::Document { text: file.text, stamp: file.stamp },
@@ -166,26 +155,23 @@ async fn restore_file(
             Err(e) => return conflict(path, format!("cannot read it: {e}")),
         },
     };
-    if current.bytes() == target.as_deref() {
-        return FileReport { path: path.to_path_buf(), status: FileStatus::Unchanged, reason: None };
-    }
-    let (new, merged) = if current.bytes() == left.as_deref() {
-        (target, false)
-    } else {
-        match (current.bytes(), &left, &target) {
-            (None, Some(_), _) => return conflict(path, "deleted or renamed since the run; left as it is"),
-            (Some(now), Some(left), Some(target)) => {
-                let texts = (std::str::from_utf8(now), std::str::from_utf8(left), std::str::from_utf8(target));
-                let (Ok(now), Ok(left), Ok(target)) = texts else {
-                    return conflict(path, "changed since the run (a binary file); left as it is");
-                };
-                match merge3(left, now, target) {
-                    Some(merged) => (Some(merged.into_bytes()), true),
-                    None => return conflict(path, "changed since the run in the lines the run changed; your text is left as it is"),
-                }
-            }
-            _ => return conflict(path, "changed since the run; left as it is"),
+    let edits = manifest.live_edits(entry);
+    // Kept as edits, and the file holds what they left (for a redo: what
+    // they were made on): taken back (or made again) on it, no copy read.
+    let by_edits = edits.and_then(|edits| {
+        let now = std::str::from_utf8(current.bytes()?).ok()?;
+        match direction {
+            Direction::Undo => edits.undo(now),
+            Direction::Redo => edits.redo(now),
         }
+    });
+    let (new, merged) = match by_edits {
+        Some(text) => (Some(text.into_bytes()), false),
+        None => match from_copies(store, entry, edits, direction, &current) {
+            Ok(Some(found)) => found,
+            Ok(None) => return FileReport { path: path.to_path_buf(), status: FileStatus::Unchanged, reason: None },
+            Err(reason) => return conflict(path, reason),
+        },
     };
     let label = format!("{} {}", direction.verb(), manifest.run_id);
     let written = match (&current, new) {
@@ -211,6 +197,60 @@ async fn restore_file(
     match written {
         Ok(()) => FileReport { path: path.to_path_buf(), status: FileStatus::Restored, reason: merged.then(|| "merged with changes made since the run".to_string()) },
         Err(reason) => conflict(path, reason),
+    }
+}
+
+/// What the file gets back from the kept copies: the target content (and
+/// whether it was merged with changes made since), `None` when it holds it
+/// already, `Err` why it is left as it is. A file kept as edits has one
+/// copy, from before the run; what the run left is the edits made on it.
+fn from_copies(
+    store: &Checkpoints,
+    entry: &FileEntry,
+    edits: Option<&EditChain>,
+    direction: Direction,
+    current: &Current,
+) -> Result<Option<(Option<Vec<u8>>, bool)>, String> {
+    if let Some(reason) = &entry.not_kept {
+        return Err(reason.clone());
+    }
+    let load = |id: &Option<String>| -> Result<Option<Vec<u8>>, String> {
+        id.as_deref().map(|id| store.blobs.get(id).map_err(|e| e.to_string())).transpose()
+    };
+    let before = load(&entry.before)?;
+    let after = match edits {
+        None => load(&entry.after)?,
+        Some(edits) => {
+            let made = before.as_deref().and_then(|b| std::str::from_utf8(b).ok()).and_then(|b| edits.redo(b));
+            let Some(made) = made else {
+                return Err("the checkpoint's edits do not apply to its copy of the file; left as it is".into());
+            };
+            Some(made.into_bytes())
+        }
+    };
+    let (target, left) = match direction {
+        Direction::Undo => (before, after),
+        Direction::Redo => (after, before),
+    };
+    if current.bytes() == target.as_deref() {
+        return Ok(None);
+    }
+    if current.bytes() == left.as_deref() {
+        return Ok(Some((target, false)));
+    }
+    match (current.bytes(), &left, &target) {
+        (None, Some(_), _) => Err("deleted or renamed since the run; left as it is".into()),
+        (Some(now), Some(left), Some(target)) => {
+            let texts = (std::str::from_utf8(now), std::str::from_utf8(left), std::str::from_utf8(target));
+            let (Ok(now), Ok(left), Ok(target)) = texts else {
+                return Err("changed since the run (a binary file); left as it is".into());
+            };
+            match merge3(left, now, target) {
+                Some(merged) => Ok(Some((Some(merged.into_bytes()), true))),
+                None => Err("changed since the run in the lines the run changed; your text is left as it is".into()),
+            }
+        }
+        _ => Err("changed since the run; left as it is".into()),
     }
 }
 

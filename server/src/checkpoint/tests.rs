@@ -681,6 +681,226 @@ async fn an_open_document_is_restored_through_the_editor_keeping_the_user_s_line
     assert_eq!(f.read("open.txt").unwrap(), b"a\nb\nc\n", "the disk is not written for an open document");
 }
 
+/// Edits `path`, open in `workspace`'s editor, with splices of the text
+/// each edit reads, as edit_file does: each a byte range and its new text.
+async fn edit_with_splices(workspace: &Workspace, path: &Path, edits: &[(std::ops::Range<usize>, &str)]) {
+    for (range, text) in edits {
+        let file = workspace.read(path).unwrap();
+        workspace.record_read(&file);
+        let splices = vec![crate::workspace::Splice { range: range.clone(), text: (*text).into() }];
+        let change = crate::workspace::FileChange {
+            path: path.to_path_buf(),
+            new_text: crate::workspace::spliced(&file.text, &splices),
+            base: Some(file.stamp),
+            label: "edit".into(),
+            review: false,
+            splices: Some(splices),
+        };
+        workspace.write(change).await.unwrap();
+    }
+}
+
+/// A run that edits the open document `open.txt` twice with splices, as
+/// edit_file does: "a\nb\nc\n" becomes "a\nB\nc\n", then "a\nB\nC!\n".
+async fn run_editing_open_document(f: &Fixture) -> (Arc<MemoryEditor>, Workspace, PathBuf) {
+    let editor = Arc::new(MemoryEditor::default());
+    let path = f.path("open.txt");
+    f.write("open.txt", b"a\nb\nc\n");
+    editor.open(&path, "a\nb\nc\n", 1);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let recorder = f.store.record("thread-1", "run-1");
+    let run_view = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
+    edit_with_splices(&run_view, &path, &[(2..3, "B"), (4..5, "C!")]).await;
+    recorder.finish();
+    assert_eq!(&*editor.document(&path).unwrap().text, "a\nB\nC!\n");
+    let (all, _) = f.store.list();
+    assert!(all.iter().all(|(_, manifest)| manifest.edits.len() == 1), "kept as edits: {all:?}");
+    (editor, workspace, path)
+}
+
+/// The checkpoint of an open document's edits keeps the edits, not a copy
+/// of the document after each (only the content before the run is
+/// copied, once); the undo takes them back on the text the run left,
+/// byte for byte, without the copy (removed here), and the redo makes
+/// them again.
+#[tokio::test]
+async fn an_open_document_s_edits_are_kept_as_edits_and_undone_and_redone_exactly_from_them() {
+    let f = fixture();
+    let (editor, workspace, path) = run_editing_open_document(&f).await;
+    let (all, _) = f.store.list();
+    let [(_, manifest)] = all.as_slice() else { panic!("one checkpoint: {all:?}") };
+    assert_eq!(manifest.edits[0].steps.len(), 2, "{manifest:?}");
+    assert_eq!(manifest.version, manifest::FORMAT_VERSION);
+    assert_eq!(f.store.blobs.held(), "a\nb\nc\n".len() as u64, "one copy: the text before the run");
+    assert_eq!(manifest.changed_files().count(), 1);
+
+    std::fs::remove_dir_all(f.store.dir().join("blobs")).unwrap();
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "restored")]);
+    assert_eq!(report.files[0].reason, None);
+    assert_eq!(&*editor.document(&path).unwrap().text, "a\nb\nc\n");
+    let report = restore(&f.store, Direction::Redo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "restored")]);
+    assert_eq!(&*editor.document(&path).unwrap().text, "a\nB\nC!\n");
+}
+
+/// The document changed since the run: the edits do not apply to it, and
+/// the undo takes the copies as for any file (the run's text rebuilt from
+/// the copy before it and the edits): the user's line kept, the run's
+/// lines taken back; the user's typing in the run's line, a conflict.
+#[tokio::test]
+async fn an_open_document_changed_since_its_kept_edits_is_merged_from_the_copy() {
+    let f = fixture();
+    let (editor, workspace, path) = run_editing_open_document(&f).await;
+    editor.open(&path, "mine\na\nB\nC!\n", 7);
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "restored")]);
+    assert_eq!(report.files[0].reason.as_deref(), Some("merged with changes made since the run"));
+    assert_eq!(&*editor.document(&path).unwrap().text, "mine\na\nb\nc\n");
+
+    let f = fixture();
+    let (editor, workspace, path) = run_editing_open_document(&f).await;
+    editor.open(&path, "a\nB, mine\nC!\n", 7);
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "conflict")]);
+    assert_eq!(&*editor.document(&path).unwrap().text, "a\nB, mine\nC!\n");
+}
+
+/// The user typed between two of the run's edits: the second is not made
+/// on the text the first left, so the file is kept as copies from then on
+/// (no edits), and the undo restores what was before the run's first
+/// change, as for any file the run left so.
+#[tokio::test]
+async fn edits_not_made_on_the_text_the_last_one_left_are_kept_as_copies() {
+    let f = fixture();
+    let editor = Arc::new(MemoryEditor::default());
+    let path = f.path("open.txt");
+    editor.open(&path, "a\nb\nc\n", 1);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let recorder = f.store.record("thread-1", "run-1");
+    let run_view = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
+    for (range, text, typed) in [(2..3, "B", Some("a\nB\nc\nmine\n")), (0..1, "A", None)] {
+        let file = run_view.read(&path).unwrap();
+        run_view.record_read(&file);
+        let splices = vec![crate::workspace::Splice { range, text: text.into() }];
+        let change = crate::workspace::FileChange {
+            path: path.clone(),
+            new_text: crate::workspace::spliced(&file.text, &splices),
+            base: Some(file.stamp),
+            label: "edit".into(),
+            review: false,
+            splices: Some(splices),
+        };
+        run_view.write(change).await.unwrap();
+        if let Some(typed) = typed {
+            editor.open(&path, typed, 5);
+        }
+    }
+    recorder.finish();
+    let (all, _) = f.store.list();
+    assert!(all[0].1.edits.is_empty(), "{:?}", all[0].1);
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "restored")]);
+    assert_eq!(&*editor.document(&path).unwrap().text, "a\nb\nc\n");
+}
+
+/// An unsaved buffer with CRLF line ends, edited twice by a run (an edit
+/// across a line end, then one at the end of the text the first left):
+/// kept as edits on one copy of the buffer, and the undo and the redo give
+/// the buffer back byte for byte, line ends included; the disk (another
+/// text, the buffer is unsaved) is never written.
+#[tokio::test]
+async fn an_unsaved_crlf_buffer_edited_twice_comes_back_byte_for_byte_and_the_disk_is_left_alone() {
+    let f = fixture();
+    let editor = Arc::new(MemoryEditor::default());
+    let path = f.path("crlf.txt");
+    f.write("crlf.txt", b"on disk\r\n");
+    let buffer = "one\r\ntwo\r\nthree\r\n";
+    editor.open(&path, buffer, 3);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let recorder = f.store.record("thread-1", "run-1");
+    let run_view = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
+    // "e\r\ntw" becomes "O\r\n\r\nTW"; then a line is added at the end.
+    edit_with_splices(&run_view, &path, &[(2..7, "O\r\n\r\nTW"), (19..19, "four\r\n")]).await;
+    recorder.finish();
+    let after = "onO\r\n\r\nTWo\r\nthree\r\nfour\r\n";
+    assert_eq!(&*editor.document(&path).unwrap().text, after);
+    let (all, _) = f.store.list();
+    let [(_, manifest)] = all.as_slice() else { panic!("one checkpoint: {all:?}") };
+    assert_eq!(manifest.edits.len(), 1, "{manifest:?}");
+    assert_eq!(manifest.edits[0].steps.len(), 2, "{manifest:?}");
+    assert_eq!(f.store.blobs.held(), buffer.len() as u64, "one copy: the buffer before the run");
+
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("crlf.txt".into(), "restored")]);
+    assert_eq!(&*editor.document(&path).unwrap().text, buffer);
+    let report = restore(&f.store, Direction::Redo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("crlf.txt".into(), "restored")]);
+    assert_eq!(&*editor.document(&path).unwrap().text, after);
+    assert_eq!(f.read("crlf.txt").unwrap(), b"on disk\r\n");
+}
+
+/// The run's edits were saved and the document closed; later the file
+/// changed on disk. Holding what the run left, it is undone from the edits
+/// alone (the copies removed here); changed in other lines, merged from
+/// the copy; changed in the run's lines, a conflict, left as it is.
+#[tokio::test]
+async fn an_edited_document_closed_then_changed_on_disk_is_undone_from_its_edits_or_merged() {
+    let f = fixture();
+    let (editor, workspace, path) = run_editing_open_document(&f).await;
+    f.write("open.txt", b"a\nB\nC!\n");
+    editor.close(&path);
+    std::fs::remove_dir_all(f.store.dir().join("blobs")).unwrap();
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "restored")]);
+    assert_eq!(report.files[0].reason, None);
+    assert_eq!(f.read("open.txt").unwrap(), b"a\nb\nc\n");
+
+    let f = fixture();
+    let (editor, workspace, path) = run_editing_open_document(&f).await;
+    editor.close(&path);
+    f.write("open.txt", b"mine\na\nB\nC!\n");
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "restored")]);
+    assert_eq!(report.files[0].reason.as_deref(), Some("merged with changes made since the run"));
+    assert_eq!(f.read("open.txt").unwrap(), b"mine\na\nb\nc\n");
+
+    let f = fixture();
+    let (editor, workspace, path) = run_editing_open_document(&f).await;
+    editor.close(&path);
+    f.write("open.txt", b"a\nB\nC!?\n");
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("open.txt".into(), "conflict")]);
+    assert_eq!(f.read("open.txt").unwrap(), b"a\nB\nC!?\n");
+}
+
+/// A shell command that changes a file the run edited as a buffer ends its
+/// kept edits: the command's result is what the run left. Here the run
+/// saved its edits, then a command put the file back as it was before the
+/// run: the run leaves no change, so no checkpoint.
+#[tokio::test]
+async fn a_command_that_changes_a_file_after_its_buffer_edits_ends_the_kept_edits() {
+    let f = fixture();
+    let editor = Arc::new(MemoryEditor::default());
+    let path = f.path("open.txt");
+    f.write("open.txt", b"a\nb\nc\n");
+    editor.open(&path, "a\nb\nc\n", 1);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let recorder = f.store.record("thread-1", "run-1");
+    let run_view = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
+    edit_with_splices(&run_view, &path, &[(2..3, "B")]).await;
+    assert_eq!(recorder.changed_files(), [path.clone()]);
+    f.write("open.txt", b"a\nB\nc\n");
+    recorder.before_command().await;
+    f.write("open.txt", b"a\nb\nc\n");
+    recorder.after_command().await;
+    editor.open(&path, "a\nb\nc\n", 4);
+    assert_eq!(recorder.changed_files(), Vec::<PathBuf>::new());
+    recorder.finish();
+    let (all, _) = f.store.list();
+    assert!(all.is_empty(), "{all:?}");
+}
+
 #[tokio::test]
 async fn the_editor_refusing_the_restoring_edit_leaves_the_document_as_it_was() {
     let f = fixture();

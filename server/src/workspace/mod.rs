@@ -29,7 +29,7 @@ pub use overlay::{len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome,
 pub use replacements::replacements;
 pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
-pub use recorder::{ChangeRecorder, CommandChange};
+pub use recorder::{ChangeRecorder, CommandChange, SplicedEdit};
 pub use watcher::DiskWatcher;
 
 /// How many times an edit is offered to the editor at most, when the
@@ -750,12 +750,6 @@ impl Workspace {
                 new_text = Arc::from(merged);
                 splices = None;
             }
-            if let Some(recorder) = self.recorder.clone() {
-                // The checkpoint copies and hashes the document: off the
-                // runtime (the version check is the editor sink's, later).
-                let (path, before) = (change.path.clone(), Arc::clone(&now.text));
-                crate::diff::off_runtime(move || recorder.before_change(&path, &|| Some(before.as_bytes().to_vec()))).await;
-            }
             offers += 1;
             let outcome = editor
                 .apply(BufferEdit {
@@ -781,17 +775,38 @@ impl Workspace {
                 None => break EditOutcome::NotApplied(format!("the document was closed in the editor while the edit waited for its review ({reason})")),
             }
         };
+        // The text the last offer was made on: what the checkpoint keeps as
+        // the file's before (the user's typing during a review included),
+        // recorded once the edit landed, so nothing of it stands between
+        // the tool call and the edit sent.
+        let before = Arc::clone(&now.text);
         match outcome {
             EditOutcome::Applied { version, saved } => {
                 // The one fingerprint of this version, handed to the
                 // editor with the text so the next read neither copies
                 // nor hashes the document again.
                 let (recorder, path, text) = (self.recorder.clone(), change.path.clone(), Arc::clone(&new_text));
+                // Splices left (no rebase): made on the text the stamp
+                // was taken of, so its fingerprint is the text before's.
+                let (splices, before_fingerprint) = (splices, base.fingerprint);
                 let fingerprint = crate::diff::off_runtime(move || {
-                    if let Some(recorder) = recorder {
-                        recorder.after_change(&path, text.as_bytes());
+                    let fingerprint = fingerprint(text.as_bytes());
+                    match (recorder, splices) {
+                        (Some(recorder), Some(splices)) => recorder.buffer_edit(&SplicedEdit {
+                            path: &path,
+                            before: &before,
+                            before_fingerprint,
+                            splices: &splices,
+                            after: &text,
+                            after_fingerprint: fingerprint,
+                        }),
+                        (Some(recorder), None) => {
+                            recorder.before_change(&path, &|| Some(before.as_bytes().to_vec()));
+                            recorder.after_change(&path, text.as_bytes());
+                        }
+                        (None, _) => {}
                     }
-                    fingerprint(text.as_bytes())
+                    fingerprint
                 })
                 .await;
                 editor.known_text(&change.path, version, &new_text, fingerprint);
@@ -812,11 +827,18 @@ impl Workspace {
                 // (which hunks, where), so it may edit again without
                 // reading first; the ledger remembers that text.
                 if let Some(now) = self.buffer(&change.path).filter(|d| d.version == partial.version) {
-                    // What landed is the run's change, for its checkpoint.
-                    if let Some(recorder) = &self.recorder {
-                        recorder.after_change(&change.path, now.text.as_bytes());
-                    }
-                    let stamp = ReadStamp { version: Some(now.version), fingerprint: fingerprint(now.text.as_bytes()) };
+                    // What landed is the run's change, for its checkpoint;
+                    // copies and hashes of the document, off the runtime.
+                    let (recorder, path, text) = (self.recorder.clone(), change.path.clone(), Arc::clone(&now.text));
+                    let fingerprint = crate::diff::off_runtime(move || {
+                        if let Some(recorder) = recorder {
+                            recorder.before_change(&path, &|| Some(before.as_bytes().to_vec()));
+                            recorder.after_change(&path, text.as_bytes());
+                        }
+                        fingerprint(text.as_bytes())
+                    })
+                    .await;
+                    let stamp = ReadStamp { version: Some(now.version), fingerprint };
                     self.ledger.record(&change.path, stamp, now.text);
                     self.edited_versions.locked().insert(change.path.clone(), now.version);
                 }

@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Splice;
+
 /// A file a shell command changed (created, changed or deleted), as the
 /// recorder's look before and after the command saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +17,20 @@ pub struct CommandChange {
     pub path: PathBuf,
     /// The command removed it.
     pub deleted: bool,
+}
+
+/// An edit of an open document, given as splices of the text it was made
+/// on, once it landed.
+pub struct SplicedEdit<'a> {
+    pub path: &'a Path,
+    /// The text the splices were made on, and its [`fingerprint`](super::fingerprint).
+    pub before: &'a str,
+    pub before_fingerprint: u64,
+    /// In order, not overlapping: byte ranges of `before`.
+    pub splices: &'a [Splice],
+    /// The text they made, and its fingerprint.
+    pub after: &'a str,
+    pub after_fingerprint: u64,
 }
 
 /// Told about the changes one run makes. Calls never fail: a recorder that
@@ -27,6 +43,13 @@ pub trait ChangeRecorder: Send + Sync {
     fn before_change(&self, path: &Path, current: &dyn Fn() -> Option<Vec<u8>>);
     /// The change landed: `path` now holds `content`.
     fn after_change(&self, path: &Path, content: &[u8]);
+    /// An edit of an open document given as splices landed. A recorder may
+    /// keep the edit itself rather than copies of the document; by default
+    /// it is recorded as any change.
+    fn buffer_edit(&self, edit: &SplicedEdit<'_>) {
+        self.before_change(edit.path, &|| Some(edit.before.as_bytes().to_vec()));
+        self.after_change(edit.path, edit.after.as_bytes());
+    }
     /// A shell command is about to run in the workspace.
     async fn before_command(&self);
     /// The shell command has ended (however it ended): the files that
