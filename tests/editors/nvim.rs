@@ -1434,6 +1434,23 @@ fn neovim_transcript_names_every_run_event_type_of_the_generated_table() {
     }
 }
 
+/// Types `message` into the chat's message buffer of a Neovim in tmux and
+/// sends it (Enter in normal mode), one step at a time, each seen on the
+/// screen before the next: insert mode shown, the text shown, the mode gone.
+/// Keys sent before Neovim read the earlier ones arrive together, and an
+/// Escape read with the Enter after it is Alt-Enter (insert mode stays); a
+/// screen polled before Neovim drew insert mode also shows no mode at all.
+fn send_in_the_chat(tmux: &crate::common::tmux::Tmux, message: &str) {
+    let step = || std::time::Instant::now() + std::time::Duration::from_secs(60);
+    tmux.type_text("i");
+    tmux.wait_for("insert mode", step(), |s| s.contains("-- INSERT --"));
+    tmux.type_text(message);
+    tmux.wait_for("the message typed", step(), |s| s.contains(message));
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("normal mode", step(), |s| !s.contains("-- INSERT --"));
+    tmux.keys(&["Enter"]);
+}
+
 /// What a user sees in a real terminal: Neovim (its TUI, in tmux) with the
 /// chat open, a run whose model writes a todo list and starts a background
 /// task. The chat shows the checklist and the task; `:TandemTasks` lists
@@ -1492,12 +1509,7 @@ require('tandem').setup({ cmd = { vim.env.TANDEM_BIN, 'lsp' }, permission_mode =
         tmux.type_text(":TandemChat");
         tmux.keys(&["Enter"]);
         tmux.wait_for("the chat", step(), |s| s.contains("───── message ─────"));
-        tmux.type_text("iStart the dev server and keep it running");
-        tmux.keys(&["Escape"]);
-        // Enter only once Neovim has taken the Escape alone (the mode shown
-        // is gone): an Escape and an Enter read together are Alt-Enter.
-        tmux.wait_for("normal mode", step(), |s| !s.contains("-- INSERT --"));
-        tmux.keys(&["Enter"]);
+        send_in_the_chat(&tmux, "Start the dev server and keep it running");
         let screen = tmux.wait_for("the end of the run", step(), |s| s.contains("— completed —"));
         let shot = |name: &str| {
             let ansi = tmux.screen_ansi();
@@ -1612,12 +1624,7 @@ require('tandem').setup({
         tmux.type_text(":TandemChat");
         tmux.keys(&["Enter"]);
         tmux.wait_for("the chat", step(), |s| s.contains("───── message ─────"));
-        tmux.type_text("iMark the todos done, then wait");
-        tmux.keys(&["Escape"]);
-        // Enter only once Neovim has taken the Escape alone (the mode shown
-        // is gone): an Escape and an Enter read together are Alt-Enter.
-        tmux.wait_for("normal mode", step(), |s| !s.contains("-- INSERT --"));
-        tmux.keys(&["Enter"]);
+        send_in_the_chat(&tmux, "Mark the todos done, then wait");
 
         let review = tmux.wait_for("the review", step(), |s| s.contains("hunk 3/3"));
         shot("review-from-the-chat");
