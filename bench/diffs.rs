@@ -195,11 +195,18 @@ fn rewrite_table(opts: &Options, failed: &mut Vec<String>) {
             println!("|---|---|---|");
             println!("| `tandem ask --json`, acceptEdits: read_file, write_file, done (wall) | {} | ≤ 2000 (issue 31) |", cell(stats(&ask_ms)));
             match answers {
-                Ok(answers) if !answers.is_empty() => {
+                Ok((answers, idle)) if !answers.is_empty() && !idle.is_empty() => {
                     let s = stats(&answers);
                     println!(
-                        "| `tandem lsp`: a request answered while the rewrite is planned ({} requests, one at a time, from the call's event to its prompt) | {} (max {}) | ≤ 50 (issue 31) |",
+                        "| `tandem lsp`: a request (`tandem.provider`) answered while the rewrite is planned ({} requests, one at a time, from the call's event to its prompt) | {} (max {}) | ≤ 50 (issue 31) |",
                         answers.len(),
+                        ms(s.median),
+                        ms(s.max)
+                    );
+                    let s = stats(&idle);
+                    println!(
+                        "| `tandem lsp`: the same request on the idle server, after the run ({} requests; what the request costs itself) | {} (max {}) | — |",
+                        idle.len(),
                         ms(s.median),
                         ms(s.max)
                     );
@@ -249,8 +256,9 @@ fn tandem_command(opts: &Options, root: &Path, script: &Path, data: &Path) -> Co
     command
 }
 
-/// `tandem ask`'s times, and the answers' times of `tandem lsp` (or why none).
-type Rewrite = (Vec<f64>, Result<Vec<f64>, String>);
+/// `tandem ask`'s times, and the answers' times of `tandem lsp` (or why
+/// none): while the rewrite is planned, and on the idle server before.
+type Rewrite = (Vec<f64>, Result<(Vec<f64>, Vec<f64>), String>);
 
 fn whole_rewrite(opts: &Options, mb: usize) -> Result<Rewrite, String> {
     let (dir, root, script, old, new) = rewrite_fixture(mb);
@@ -322,8 +330,10 @@ fn read_frames(stdout: impl Read + Send + 'static) -> mpsc::Receiver<(Instant, V
 
 /// `tandem lsp` in the default mode: once the write_file call is announced,
 /// requests (`tandem.provider`) one at a time until the edit's prompt comes
-/// (the plan's end); the time each took to be answered.
-fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Path) -> Result<Vec<f64>, String> {
+/// (the plan's end); the time each took to be answered. Then, once the
+/// edit is rejected and the run has ended, the baseline: `IDLE_REQUESTS`
+/// of the same on the idle server.
+fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Path) -> Result<(Vec<f64>, Vec<f64>), String> {
     let mut child = tandem_command(opts, root, script, data)
         .arg("lsp")
         .stdin(Stdio::piped())
@@ -371,14 +381,37 @@ fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Pat
             answer_server_request(&mut stdin, &m);
         }
     };
-    // Reject the edit and leave.
+    // Reject the edit; once the run has ended, the baseline.
     send(&mut stdin, &json!({"jsonrpc": "2.0", "id": prompt["id"], "result": {"title": "Reject"}}));
+    loop {
+        let m = next("the run's end")?;
+        if m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "end" {
+            break;
+        }
+        answer_server_request(&mut stdin, &m);
+    }
+    let mut idle = Vec::new();
+    for id in 1_000_000..1_000_000 + IDLE_REQUESTS {
+        let sent = Instant::now();
+        send(&mut stdin, &json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "tandem.provider"}}));
+        loop {
+            let m = next("an answer on the idle server")?;
+            if m.get("method").is_none() && m["id"] == json!(id) {
+                idle.push(sent.elapsed().as_secs_f64() * 1000.0);
+                break;
+            }
+            answer_server_request(&mut stdin, &m);
+        }
+    }
     send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
     send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "exit"}));
     drop(stdin);
     let _ = child.wait();
-    Ok(answers)
+    Ok((answers, idle))
 }
+
+/// How many requests the idle baseline of [`answers_while_planning`] sends.
+const IDLE_REQUESTS: u64 = 10;
 
 /// Answer what the server asks along the way (progress tokens, settings).
 fn answer_server_request(stdin: &mut impl Write, m: &Value) {

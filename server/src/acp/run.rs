@@ -70,14 +70,16 @@ pub struct Session {
 
 /// The message for a missing provider.
 pub fn provider_problem(settings: &Settings) -> Option<String> {
-    crate::host::provider(settings).err().map(|err| {
-        let err = err.to_string();
-        if !err.starts_with("no model provider is configured") {
-            // A setting that cannot apply: the message names it.
-            return err;
-        }
-        format!("{err}. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL, or TANDEM_PROVIDER) in the environment the client starts `tandem acp` with, or \"provider\" in ~/.tandem/settings.json")
-    })
+    crate::host::endpoint(settings).err().map(explain_provider_problem)
+}
+
+/// What to do about `err` (`host::endpoint`'s), for an ACP client's user.
+fn explain_provider_problem(err: String) -> String {
+    if !err.starts_with("no model provider is configured") {
+        // A setting that cannot apply: the message names it.
+        return err;
+    }
+    format!("{err}. Set ANTHROPIC_API_KEY (or OPENAI_API_KEY with OPENAI_BASE_URL, or TANDEM_PROVIDER) in the environment the client starts `tandem acp` with, or \"provider\" in ~/.tandem/settings.json")
 }
 
 /// The settings of a folder ([`crate::host::load_settings`]): problems
@@ -144,10 +146,10 @@ pub fn open(
         return Err(OpenError::InvalidParams(format!("cwd {} is not a folder", root.display())));
     }
     let settings = read_settings(&root).map_err(OpenError::BrokenSettings)?;
-    if let Some(problem) = provider_problem(&settings) {
-        return Err(OpenError::AuthRequired(problem));
-    }
-    let models = crate::host::provider(&settings).map(|provider| crate::host::model_choices(&*provider)).unwrap_or_default();
+    let models = match crate::host::endpoint(&settings) {
+        Ok(endpoint) => crate::host::model_choices(&endpoint),
+        Err(err) => return Err(OpenError::AuthRequired(explain_provider_problem(err))),
+    };
     // The session's id is its thread's, known before the host is.
     let (thread_id, choice) = match load {
         None => {

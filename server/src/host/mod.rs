@@ -156,10 +156,11 @@ fn resolve_provider(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn
 /// The models a front end may offer to switch between on this provider:
 /// the one the settings name first, then (on Anthropic) Claude's current
 /// family models. Other providers serve the one model they are set up
-/// with.
-pub fn model_choices(provider: &dyn Provider) -> Vec<String> {
-    let mut models = vec![provider.model().to_string()];
-    if provider.name() == "anthropic" {
+/// with. From the [`Endpoint`] (its provider and model), so offering them
+/// builds no second provider.
+pub fn model_choices(endpoint: &Endpoint) -> Vec<String> {
+    let mut models = vec![endpoint.model.clone()];
+    if endpoint.provider == "anthropic" {
         for (_, model) in crate::agent::config::ANTHROPIC_FAMILY_MODELS {
             if !models.iter().any(|m| m == model) {
                 models.push(model.to_string());

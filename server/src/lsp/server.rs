@@ -30,16 +30,21 @@ use crate::workspace::Workspace;
 /// `tandem.provider`'s answer: the endpoint a run would use now (or why
 /// there is none), the models a front end may offer to switch to on that
 /// provider, and the permission mode runs start in, as the settings decide
-/// it (a project's file may have made it stricter than the editor's).
+/// it (a project's file may have made it stricter than the editor's). The
+/// provider is built once, to know it can be (the panel asks often).
 fn provider_answer(settings: &crate::settings::Settings) -> Value {
     let mut answer = match crate::host::endpoint(settings) {
-        Ok(endpoint) => serde_json::to_value(endpoint).unwrap_or_default(),
+        Ok(endpoint) => {
+            let models = crate::host::model_choices(&endpoint);
+            let mut answer = serde_json::to_value(endpoint).unwrap_or_default();
+            if let Some(fields) = answer.as_object_mut() {
+                fields.insert("models".into(), json!(models));
+            }
+            answer
+        }
         Err(error) => json!({"error": error}),
     };
     if let Some(fields) = answer.as_object_mut() {
-        if let Ok(provider) = crate::host::provider(settings) {
-            fields.insert("models".into(), json!(crate::host::model_choices(&*provider)));
-        }
         fields.insert("permissionMode".into(), json!(settings.permission_mode().as_str()));
     }
     answer
