@@ -450,7 +450,7 @@ impl<T: Tool> DynTool for T {
     }
 
     fn definition(&self) -> ToolDefinition {
-        let (description, input_schema) = schema_for::<T::Args>();
+        let (description, input_schema) = cached_schema::<T::Args>();
         ToolDefinition { name: T::NAME.to_string(), description, input_schema }
     }
 
@@ -521,6 +521,14 @@ pub fn schema_for<A: JsonSchema>() -> (String, Value) {
     }
     strip_formats(&mut schema);
     (description, schema)
+}
+
+/// [`schema_for`], made once per `Args` type in a process: the schemas are
+/// fixed, and a run sends every tool's definition with each model turn.
+fn cached_schema<A: JsonSchema + 'static>() -> (String, Value) {
+    static SCHEMAS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<std::any::TypeId, (String, Value)>>> = std::sync::OnceLock::new();
+    let mut schemas = SCHEMAS.get_or_init(Default::default).locked();
+    schemas.entry(std::any::TypeId::of::<A>()).or_insert_with(schema_for::<A>).clone()
 }
 
 fn strip_formats(value: &mut Value) {
@@ -691,5 +699,22 @@ impl ToolRegistry {
     /// The deferred tools themselves (for `tool_search`).
     pub fn deferred(&self) -> Vec<Arc<dyn DynTool>> {
         self.all().into_iter().filter(|t| t.deferred()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use builtin::edit_file::EditFileArgs;
+    use builtin::read_file::ReadFileArgs;
+
+    #[test]
+    fn a_cached_schema_is_the_one_made_for_its_own_type() {
+        // Asked in turn, twice each: every answer is its own type's.
+        for _ in 0..2 {
+            assert_eq!(cached_schema::<ReadFileArgs>(), schema_for::<ReadFileArgs>());
+            assert_eq!(cached_schema::<EditFileArgs>(), schema_for::<EditFileArgs>());
+        }
+        assert_ne!(cached_schema::<ReadFileArgs>(), cached_schema::<EditFileArgs>());
     }
 }
