@@ -752,7 +752,7 @@ fn neovim_resume_shows_the_whole_thread_and_continues_it() {
         assert_eq!(lines(&report, "after_new"), [""], "{report:#}");
         // The picker lists the saved thread by its title.
         let picker = report["picker"].as_array().expect("the picker was shown");
-        assert!(picker[0].as_str().unwrap().contains("first question  (1 runs)"), "{report:#}");
+        assert!(picker[0].as_str().unwrap_or_default().contains("first question  (1 runs)"), "{report:#}");
         // Resumed: the transcript shows the thread's past as it was shown live.
         assert_eq!(lines(&report, "after_resume"), first_run, "{report:#}");
         // The next ask continues that thread, below its past.
@@ -1064,7 +1064,7 @@ fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
     for nvim in nvims("neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back") {
         let workspace = NotesWorkspace::new();
         let closed = workspace.root.join("other.txt");
-        std::fs::write(&closed, "other\n").unwrap();
+        std::fs::write(&closed, "other\n").expect("write the closed file");
         let made = workspace.root.join("made.txt");
         let script = serde_json::json!({"turns": [
             {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}, {"name": "read_file", "input": {"file_path": "other.txt"}}]},
@@ -1079,7 +1079,7 @@ fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
         let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
         let edited = ["line one", "line two", "LINE THREE"];
         let original = ["line one", "line two", "line three"];
-        assert!(report["run"].as_str().unwrap().starts_with("Tandem: run completed."), "{report:#}");
+        assert!(report["run"].as_str().unwrap_or_default().starts_with("Tandem: run completed."), "{report:#}");
         assert_eq!(report["asked"].as_array().map(Vec::len), Some(1), "the command was asked about: {report:#}");
         assert_eq!(lines(&report["after_run"], "buffer"), edited, "{report:#}");
         assert_eq!(report["after_run"]["closed"], "OTHER\n", "{report:#}");
@@ -1088,19 +1088,19 @@ fn neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back() {
         assert_eq!(lines(&report["after_undo"], "buffer"), original, "{report:#}");
         assert_eq!(report["after_undo"]["closed"], "other\n", "{report:#}");
         assert_eq!(report["after_undo"]["made"], serde_json::Value::Null, "made.txt is removed: {report:#}");
-        let undo = report["undo"].as_str().unwrap();
+        let undo = report["undo"].as_str().unwrap_or_default();
         let undo_lines: Vec<&str> = undo.lines().collect();
         assert!(undo_lines[0].starts_with("Tandem: undid run-1: 3 restored, 0 unchanged, 0 conflicts"), "{undo}");
         let mut files: Vec<&str> = undo_lines[1..].iter().map(|l| l.trim()).collect();
         files.sort();
         assert_eq!(files, ["restored  made.txt", "restored  notes.txt", "restored  other.txt"], "{undo}");
 
-        assert!(report["redo"].as_str().unwrap().starts_with("Tandem: redid run-1: 3 restored"), "{report:#}");
+        assert!(report["redo"].as_str().unwrap_or_default().starts_with("Tandem: redid run-1: 3 restored"), "{report:#}");
         assert_eq!(lines(&report["after_redo"], "buffer"), edited, "{report:#}");
         assert_eq!(report["after_redo"]["closed"], "OTHER\n", "{report:#}");
         assert_eq!(report["after_redo"]["made"], "x\n", "{report:#}");
-        assert!(report["undo_again"].as_str().unwrap().starts_with("Tandem: undid run-1: 3 restored"), "{report:#}");
-        assert!(report["nothing"].as_str().unwrap().starts_with("Tandem: nothing to undo"), "{report:#}");
+        assert!(report["undo_again"].as_str().unwrap_or_default().starts_with("Tandem: undid run-1: 3 restored"), "{report:#}");
+        assert!(report["nothing"].as_str().unwrap_or_default().starts_with("Tandem: nothing to undo"), "{report:#}");
     }
 }
 
@@ -1114,7 +1114,7 @@ fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buf
     for nvim in nvims("neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer") {
         let workspace = NotesWorkspace::new();
         let closed = workspace.root.join("other.txt");
-        std::fs::write(&closed, "other\n").unwrap();
+        std::fs::write(&closed, "other\n").expect("write the closed file");
         let made = workspace.root.join("made.txt");
         let script = serde_json::json!({"turns": [
             {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}, {"name": "read_file", "input": {"file_path": "other.txt"}}]},
@@ -1132,10 +1132,10 @@ fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buf
             ("SCENARIO_TYPE_TOP", "typed after the run".as_ref()),
         ];
         let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
-        assert!(report["run"].as_str().unwrap().starts_with("Tandem: run completed."), "{report:#}");
+        assert!(report["run"].as_str().unwrap_or_default().starts_with("Tandem: run completed."), "{report:#}");
         assert_eq!(report["reviews_in_run"], 2, "both edits were reviewed: {report:#}");
         assert_eq!(lines(&report["after_run"], "buffer"), ["line one", "line two", "LINE THREE"], "{report:#}");
-        let undo = report["undo"].as_str().unwrap();
+        let undo = report["undo"].as_str().unwrap_or_default();
         assert!(undo.starts_with("Tandem: undid run-1: 3 restored, 0 unchanged, 0 conflicts"), "{undo}\n{report:#}");
         assert!(!undo.contains("cancelled"), "{undo}");
         assert_eq!(lines(&report["after_undo"], "buffer"), ["typed after the run", "line one", "line two", "line three"], "{report:#}");
@@ -1152,17 +1152,17 @@ fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buf
 fn neovim_tandem_trust_lets_the_folders_settings_apply() {
     for nvim in nvims("neovim_tandem_trust_lets_the_folders_settings_apply") {
         let workspace = NotesWorkspace::new();
-        std::fs::create_dir_all(workspace.root.join(".tandem")).unwrap();
-        std::fs::write(workspace.root.join(".tandem/settings.json"), r#"{"permissionMode": "bypassPermissions"}"#).unwrap();
+        std::fs::create_dir_all(workspace.root.join(".tandem")).expect("make .tandem");
+        std::fs::write(workspace.root.join(".tandem/settings.json"), r#"{"permissionMode": "bypassPermissions"}"#).expect("write .tandem/settings.json");
         let made = workspace.root.join("made.txt");
         let touch = serde_json::json!({"name": "run_shell", "input": {"command": "touch made.txt"}});
         let script = serde_json::json!({"turns": [{"text": "", "tool_calls": [touch.clone()]}, {"text": "Done."}, {"text": "", "tool_calls": [touch]}, {"text": "Done."}]});
         let report = run_scenario(&workspace, &nvim, "trust_scenario.lua", &script.to_string(), [("SCENARIO_MADE", made.as_os_str())]);
-        let notice = report["notice"].as_str().unwrap();
+        let notice = report["notice"].as_str().unwrap_or_default();
         assert!(notice.contains("permissionMode \"bypassPermissions\"") && notice.contains(":TandemTrust"), "{report:#}");
         assert_eq!(report["untrusted_asked"], 1, "untrusted, the command was asked: {report:#}");
         assert_eq!(report["made_untrusted"], false, "{report:#}");
-        assert!(report["trusted"].as_str().unwrap().contains("permissionMode"), "{report:#}");
+        assert!(report["trusted"].as_str().unwrap_or_default().contains("permissionMode"), "{report:#}");
         assert_eq!(report["trusted_asked"], 0, "trusted, nothing was asked: {report:#}");
         assert_eq!(report["made_trusted"], true, "{report:#}");
     }
@@ -1396,7 +1396,7 @@ fn avante_second_process_is_refused_the_running_thread() {
     ]);
     for nvim in nvims(test) {
         let run = avante(&nvim, &dir, "two", turns.clone());
-        let stops = run.report["stops"].as_array().unwrap();
+        let stops = run.report["stops"].as_array().expect("the report lists the stops");
         assert_eq!(stops.len(), 2, "{:#}", run.report);
         assert_eq!((stops[0]["name"].as_str(), stops[0]["reason"].as_str()), (Some("second"), Some("error")), "{:#}", run.report);
         let message = stops[0]["error"].as_str().unwrap_or_default();

@@ -200,6 +200,10 @@ async fn restore_file(
     }
 }
 
+/// The content a file gets back (`None`: the file is removed) and whether
+/// it was merged with changes made since.
+type Restored = (Option<Vec<u8>>, bool);
+
 /// What the file gets back from the kept copies: the target content (and
 /// whether it was merged with changes made since), `None` when it holds it
 /// already, `Err` why it is left as it is. A file kept as edits has one
@@ -210,7 +214,7 @@ fn from_copies(
     edits: Option<&EditChain>,
     direction: Direction,
     current: &Current,
-) -> Result<Option<(Option<Vec<u8>>, bool)>, String> {
+) -> Result<Option<Restored>, String> {
     if let Some(reason) = &entry.not_kept {
         return Err(reason.clone());
     }

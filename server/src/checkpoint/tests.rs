@@ -462,7 +462,8 @@ fn after_renames_moves_in_and_out_and_files_turned_folders_the_watched_index_is_
     let first = f.store.looks();
     assert_eq!(first.full, 1, "{first:?}");
 
-    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step> = vec![
         (
             "files renamed in their folder and into another",
             Box::new(|| {
@@ -889,7 +890,7 @@ async fn a_command_that_changes_a_file_after_its_buffer_edits_ends_the_kept_edit
     let recorder = f.store.record("thread-1", "run-1");
     let run_view = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
     edit_with_splices(&run_view, &path, &[(2..3, "B")]).await;
-    assert_eq!(recorder.changed_files(), [path.clone()]);
+    assert_eq!(recorder.changed_files(), std::slice::from_ref(&path));
     f.write("open.txt", b"a\nB\nc\n");
     recorder.before_command().await;
     f.write("open.txt", b"a\nb\nc\n");
