@@ -267,7 +267,7 @@ fn tandem_command(opts: &Options, root: &Path, script: &Path, data: &Path) -> Co
 }
 
 /// `tandem ask`'s times, and the answers' times of `tandem lsp` (or why
-/// none): while the rewrite is planned, and on the idle server before.
+/// none): while the rewrite is planned, and on the idle server after it.
 type Rewrite = (Vec<f64>, Result<(Vec<f64>, Vec<f64>), String>);
 
 fn whole_rewrite(opts: &Options, mb: usize) -> Result<Rewrite, String> {
@@ -375,20 +375,11 @@ fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Pat
     }
     let mut answers = Vec::new();
     let mut id = 10;
-    let prompt = 'outer: loop {
+    let prompt = loop {
         id += 1;
-        let sent = Instant::now();
-        send(&mut stdin, &json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "tandem.provider"}}));
-        loop {
-            let m = next("an answer")?;
-            if m.get("method").is_none() && m["id"] == json!(id) {
-                answers.push(sent.elapsed().as_secs_f64() * 1000.0);
-                break;
-            }
-            if is_prompt(&m) {
-                break 'outer m;
-            }
-            answer_server_request(&mut stdin, &m);
+        match provider_request(&mut stdin, &next, id, is_prompt)? {
+            Waited::Answered(ms) => answers.push(ms),
+            Waited::Stopped(prompt) => break prompt,
         }
     };
     // Reject the edit; once the run has ended, the baseline.
@@ -402,15 +393,8 @@ fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Pat
     }
     let mut idle = Vec::new();
     for id in 1_000_000..1_000_000 + IDLE_REQUESTS {
-        let sent = Instant::now();
-        send(&mut stdin, &json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "tandem.provider"}}));
-        loop {
-            let m = next("an answer on the idle server")?;
-            if m.get("method").is_none() && m["id"] == json!(id) {
-                idle.push(sent.elapsed().as_secs_f64() * 1000.0);
-                break;
-            }
-            answer_server_request(&mut stdin, &m);
+        if let Waited::Answered(ms) = provider_request(&mut stdin, &next, id, |_| false)? {
+            idle.push(ms);
         }
     }
     send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
@@ -422,6 +406,31 @@ fn answers_while_planning(opts: &Options, root: &Path, script: &Path, data: &Pat
 
 /// How many requests the idle baseline of [`answers_while_planning`] sends.
 const IDLE_REQUESTS: u64 = 10;
+
+/// How the wait for one request's answer ended.
+enum Waited {
+    /// Answered, after this many milliseconds.
+    Answered(f64),
+    /// A message `stop` picked came first.
+    Stopped(Value),
+}
+
+/// Sends `tandem.provider` as request `id` and reads messages (answering
+/// what the server asks) until its answer, or until one that `stop` picks.
+fn provider_request(stdin: &mut impl Write, next: &dyn Fn(&str) -> Result<Value, String>, id: u64, stop: impl Fn(&Value) -> bool) -> Result<Waited, String> {
+    let sent = Instant::now();
+    send(stdin, &json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "tandem.provider"}}));
+    loop {
+        let m = next("an answer")?;
+        if m.get("method").is_none() && m["id"] == json!(id) {
+            return Ok(Waited::Answered(sent.elapsed().as_secs_f64() * 1000.0));
+        }
+        if stop(&m) {
+            return Ok(Waited::Stopped(m));
+        }
+        answer_server_request(stdin, &m);
+    }
+}
 
 /// Answer what the server asks along the way (progress tokens, settings).
 fn answer_server_request(stdin: &mut impl Write, m: &Value) {
