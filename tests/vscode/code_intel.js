@@ -17,7 +17,7 @@
 // the run go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, RUN_ENDED, shot, windowUri, toolResult } = require('./harness');
+const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, RUN_ENDED, shot, windowUri, toolResult, askAgent } = require('./harness');
 
 const LIB = 'export function add(a: number, b: number): number {\n  return a + b;\n}\n\nexport function twice(n: number): number {\n  return add(n, n);\n}\n';
 const APP = "import { add } from './lib';\n\nexport const total: number = add(1, 2);\nexport const more = add(total, 3);\n";
@@ -119,10 +119,7 @@ async function main() {
   );
   model.queue({ text: 'Done.' });
   const asked = model.requests.length;
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type('Break app.ts, then look at add');
-  await page.keyboard.press('Enter');
+  await askAgent('Break app.ts, then look at add');
   const ended = await waitForToast('the run ends', RUN_ENDED);
   assert.ok(ended.includes('Tandem: run completed.'), `the run did not complete: ${ended}`);
 

@@ -91,6 +91,8 @@ const {
   shot,
   toolResult,
   serverPids,
+  askAgent,
+  insertText,
 } = require('./harness');
 
 const missingBinary = path.join(E2E_DIR, 'not-installed', 'tandem');
@@ -134,7 +136,7 @@ async function main() {
   const shown = await page.$eval('.quick-input-widget input', (input) => input.value);
   assert.strictEqual(shown, missingBinary, 'the input box does not start from the current tandem.serverPath');
   await selectAll();
-  await page.keyboard.type(TANDEM_BIN);
+  await insertText(TANDEM_BIN);
   await page.keyboard.press('Enter');
   await quickInputClosed('the server path input box closes');
   await clearNotifications();
@@ -183,10 +185,7 @@ async function main() {
   assert.strictEqual(disk('notes.txt'), ON_DISK);
   log('check: unsaved typing is in the buffer, not on disk');
 
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type('Capitalise line three');
-  await page.keyboard.press('Enter');
+  await askAgent('Capitalise line three');
   await waitForPreview('the edit waits in the Refactor Preview', 'replacing line three with LINE THREE');
   const rows = await previewRows();
   assert.ok(rows.some((r) => r.title.includes('Tandem: edit_file notes.txt')), `the preview does not show Tandem's label: ${JSON.stringify(rows)}`);
@@ -219,10 +218,7 @@ async function main() {
   // 3. Cancel while the edit waits in the Refactor Preview: nothing lands.
   await clearNotifications();
   queueEdit('line two', 'LINE TWO');
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type('Capitalise line two');
-  await page.keyboard.press('Enter');
+  await askAgent('Capitalise line two');
   await waitForPreview('the second edit waits in the Refactor Preview', 'replacing line two with LINE TWO');
   log('the second edit waits in the Refactor Preview');
   // The Tandem panel says an edit waits there (pinned above the input, the
@@ -265,10 +261,7 @@ async function main() {
   await clearNotifications();
   queueEdit('line one', 'LINE ONE');
   const reviewing = model.requests.length;
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type('Capitalise line one');
-  await page.keyboard.press('Enter');
+  await askAgent('Capitalise line one');
   await waitForPreview('the third edit waits in the Refactor Preview', 'replacing line one with LINE ONE');
   await palette('View: Hide Panel');
   await until('the Refactor Preview is out of sight', () => !document.querySelector('.monaco-list[aria-label="Bulk Edit"]')?.checkVisibility());
@@ -279,7 +272,7 @@ async function main() {
     return !!widget && widget.style.display !== 'none' && document.activeElement === widget.querySelector('input') && widget.innerText.includes('What should Tandem do instead?');
   });
   const words = 'keep line one as it is and add a line four';
-  await page.keyboard.type(words);
+  await insertText(words);
   await page.keyboard.press('Enter');
   const rejectedEnd = await waitForToast('the run whose edit was rejected ends', RUN_ENDED);
   const rejectedResult = toolResult(await model.request(reviewing + 3), `toolu_mock_${reviewing + 2}_1`);
@@ -294,10 +287,7 @@ async function main() {
   const made = path.join(dirs.workspace, 'made-by-agent.txt');
   const commandLines = ['echo first step', 'touch made-by-agent.txt', 'echo third step'];
   queueShell(commandLines.join('\n'));
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type('Make a file');
-  await page.keyboard.press('Enter');
+  await askAgent('Make a file');
   let panel = await panelFrame('the panel opens for the question');
   const ask = await inPanel(panel, 'the shell command is asked in the panel', () => {
     const box = document.querySelector('#asks .ask');
@@ -479,7 +469,7 @@ async function main() {
     const widget = document.querySelector('.quick-input-widget');
     return !!widget && widget.style.display !== 'none' && document.activeElement === widget.querySelector('input') && widget.innerText.includes('What should Tandem do instead?');
   });
-  await page.keyboard.type(reason);
+  await insertText(reason);
   await page.keyboard.press('Enter');
   const toldEnd = await nextEnd(panel, 'the run told what to do instead ends', ends);
   assert.ok(toldEnd.startsWith('Completed'), `the run's end: ${toldEnd}`);

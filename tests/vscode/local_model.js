@@ -25,7 +25,7 @@
 // Screenshots of 3 and of 5 (pickers and a chip) go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, fs, path, dirs, log, open, run, passed, palette, STEP_MS, clearNotifications, quickOpen, quickInputOpen, quickInputClosed, selectAll, until, model, panelFrame, inPanel, typeInPanel, endCount, nextEnd, shot } = require('./harness');
+const { assert, fs, path, dirs, log, open, run, passed, palette, STEP_MS, clearNotifications, quickOpen, quickInputOpen, quickInputClosed, selectAll, insertText, until, model, panelFrame, inPanel, typeInPanel, endCount, nextEnd, shot } = require('./harness');
 const { OpenAiMock } = require('./openai_mock');
 
 /** The panel's model line once `want` holds for it. */
@@ -41,7 +41,7 @@ async function answerInputBox(page, prompt, text) {
   await quickInputOpen(`the input box "${prompt}" opens`);
   await until(`the input box asks "${prompt}"`, (p) => (document.querySelector('.quick-input-widget')?.innerText ?? '').includes(p), prompt);
   await selectAll();
-  await page.keyboard.type(text);
+  await insertText(text);
   await page.keyboard.press('Enter');
 }
 

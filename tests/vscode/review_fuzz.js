@@ -12,7 +12,7 @@
 // (tests/common/review_fuzz.rs). FUZZ_SEED and FUZZ_TRIALS set the run.
 'use strict';
 
-const { assert, fs, path, E2E_DIR, dirs, model, log, open, run, passed, palette, quickOpen, until, clearNotifications, clickPreviewButton, RUN_ENDED, windowUri, editorLines, toolResult } = require('./harness');
+const { assert, fs, path, E2E_DIR, dirs, model, log, open, run, passed, palette, quickOpen, until, clearNotifications, clickPreviewButton, RUN_ENDED, windowUri, editorLines, toolResult, askAgent } = require('./harness');
 
 let state = Number(process.env.FUZZ_SEED ?? '1') || 1;
 /** 1..n, from a seeded generator (the same as the Neovim fuzzer's). */
@@ -250,10 +250,7 @@ async function main() {
     // after typing either is offered again (tests/common/review_fuzz.rs).
     const trial = { n, hunks, reviews: [], before: await text(), discard_after_typing_offers_again: true };
     trial.user_text = trial.before;
-    await palette('Tandem: Ask agent');
-    await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-    await page.keyboard.type('Edit it');
-    await page.keyboard.press('Enter');
+    await askAgent('Edit it');
     let outcome = await previewOpen(`trial ${n}: the edit waits in the Refactor Preview`).then((p) => ({ review: p }));
     while (outcome.review) {
       const shown = await previewOpen('the preview shows the edit');

@@ -11,7 +11,7 @@
 'use strict';
 
 const { spawnSync } = require('child_process');
-const { assert, model, log, open, run, passed, palette, until, waitForToast, clearNotifications, RUN_ENDED, shot, statusBarSays, panelFrame, inPanel, clickInPanel, typeInPanel, endCount, nextEnd } = require('./harness');
+const { assert, model, log, open, run, passed, palette, until, waitForToast, clearNotifications, RUN_ENDED, shot, statusBarSays, panelFrame, inPanel, clickInPanel, typeInPanel, endCount, nextEnd, askAgent } = require('./harness');
 
 const SLEEPER = `sleep 600.${process.pid}`;
 const SECOND = `sleep 601.${process.pid}`;
@@ -26,10 +26,7 @@ async function main() {
   await statusBarSays('the extension is up', 'Tandem');
   model.queue({ text: 'Starting the server.' }, { tool: { name: 'run_shell', input: { command: `exec ${SLEEPER}`, background: true } } });
   model.queue({ text: 'It runs in the background.' });
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type('start the dev server');
-  await page.keyboard.press('Enter');
+  await askAgent('start the dev server');
   // tandem.transcript.reveal: the run's start opens the "Tandem Transcript"
   // output channel on its heading.
   await until('the Output panel shows the "Tandem Transcript" channel with the run', () => {

@@ -13,16 +13,9 @@
 // Screenshots of 1 and 3 go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, model, log, open, run, passed, palette, until, waitForToast, clearNotifications, clickPreviewButton, RUN_ENDED, shot, disk } = require('./harness');
+const { assert, model, log, open, run, passed, palette, until, waitForToast, clearNotifications, clickPreviewButton, RUN_ENDED, shot, disk, askAgent } = require('./harness');
 
 const NOTES = 'one\ntwo\n';
-
-async function ask(page, prompt) {
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type(prompt);
-  await page.keyboard.press('Enter');
-}
 
 function queueEdit() {
   model.queue({ text: 'Reading.' }, { tool: { name: 'read_file', input: { file_path: 'notes.txt' } } });
@@ -52,7 +45,7 @@ async function main() {
   // 2. The default mode: the edit waits for review; discarded, nothing lands.
   const before = model.requests.length;
   queueEdit();
-  await ask(page, 'Shout two');
+  await askAgent('Shout two');
   await until('the edit waits in the Refactor Preview', () => {
     const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
     return !!list && list.checkVisibility() && [...list.querySelectorAll('.monaco-list-row')].some((r) => (r.getAttribute('aria-label') ?? '').includes('notes.txt'));
@@ -70,7 +63,7 @@ async function main() {
   assert.ok(trusted.includes('permissionMode'), `the trust notification: ${trusted}`);
   await clearNotifications();
   queueEdit();
-  await ask(page, 'Shout two again');
+  await askAgent('Shout two again');
   const ended = await waitForToast('the trusted run ends', RUN_ENDED);
   assert.ok(ended.includes('applied'), `the trusted run: ${ended}`);
   assert.strictEqual(disk('notes.txt'), 'one\nTWO\n', 'trusted, the folder\'s acceptEdits did not apply');

@@ -17,7 +17,7 @@
 // Screenshots of 1, 2 and 3 go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, waitForLines, clearNotifications, clickPreviewButton, RUN_ENDED, shot, windowUri, disk, toolResult } = require('./harness');
+const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, waitForLines, clearNotifications, clickPreviewButton, RUN_ENDED, shot, windowUri, disk, toolResult, askAgent } = require('./harness');
 
 const APP = 'def greet(name):\n    return "hi " + name\n\n\nprint(greet("ann"))\n';
 const LIB = 'alpha\nbeta\ngamma\ndelta\nalpha\n';
@@ -78,13 +78,6 @@ async function applyAll(page) {
   await clickPreviewButton('Apply');
 }
 
-async function ask(page, prompt) {
-  await palette('Tandem: Ask agent');
-  await until('the ask input box opens', () => document.querySelector('.quick-input-widget input')?.getAttribute('placeholder') === 'What should the agent do?');
-  await page.keyboard.type(prompt);
-  await page.keyboard.press('Enter');
-}
-
 async function main() {
   const page = await open({ files: { 'app.py': APP, 'lib.txt': LIB } });
   const appUri = windowUri('app.py');
@@ -96,7 +89,7 @@ async function main() {
   model.queue({ text: 'Renaming.' }, { tool: { name: 'edit_file', input: { file_path: 'app.py', old_string: 'greet(', new_string: 'welcome(', replace_all: true } } });
   model.queue({ text: 'Done.' });
   const before = model.requests.length;
-  await ask(page, 'Rename greet to welcome');
+  await askAgent('Rename greet to welcome');
   const hunks = await previewHunks(page, 'the rename waits in the Refactor Preview as two hunks', 'app.py', 2);
   log(`the preview's hunks: ${JSON.stringify(hunks)}`);
   await tickHunks(page, [0]);
@@ -125,7 +118,7 @@ async function main() {
   model.queue({ text: 'Greeting.' }, { tool: { name: 'edit_file', input: { file_path: 'app.py', old_string: '"hi "', new_string: '"hello "' } } });
   model.queue({ text: 'Done.' });
   assert.ok(!(await page.$(`.editor-instance .monaco-editor[data-uri="${libUri}"]`)), 'lib.txt is open before the run');
-  await ask(page, 'Shout alpha, greet with hello');
+  await askAgent('Shout alpha, greet with hello');
   const libHunks = await previewHunks(page, 'the closed file\'s edit waits in the Refactor Preview as two hunks', 'lib.txt', 2);
   assert.ok(libHunks.every((h) => !h.checked), `hunks ticked before the user ticked them: ${JSON.stringify(libHunks)}`);
   assert.strictEqual(disk('lib.txt'), LIB, 'the closed file was written before its review');
