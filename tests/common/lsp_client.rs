@@ -254,6 +254,19 @@ impl LspClient {
         }
     }
 
+    /// Every message that arrives within `window` from now, in order (also
+    /// kept for later waits).
+    pub fn arriving_within(&mut self, window: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + window;
+        let mut arrived = Vec::new();
+        while let Ok(message) = self.incoming.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            self.seen.push(message.clone());
+            self.backlog.push_back(message.clone());
+            arrived.push(message);
+        }
+        arrived
+    }
+
     /// The next server → client request of `method`.
     pub fn server_request(&mut self, method: &str) -> Value {
         self.wait_for(method, |m| m["method"] == method && m.get("id").is_some())

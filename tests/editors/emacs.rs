@@ -45,6 +45,8 @@ struct Scenario {
     /// A line the user types at the top while eglot's own confirmation is
     /// showing, which the scenario then answers y (SCENARIO_TYPE_DURING).
     type_during: Option<&'static str>,
+    /// How long the user reads eglot's "Proceed?" before answering it.
+    think: Duration,
 }
 
 struct Outcome {
@@ -88,11 +90,10 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
     session.start(200, 50, root, &env, &format!("'{}' -nw -Q -l '{}'", emacs.display(), scenario_el.display()));
 
     // Answer each prompt when it is on screen; then wait for the report.
-    // Bounded: 120 s for the whole run. The server's nudges to a client
-    // that stopped reading come 1 s after its answer and then doubling up
-    // to every 30 s (1, 3, 7, 15, 31, 61 s): an Emacs that missed the early
-    // ones beside four code-servers (seen in CI, the edit on screen, the
-    // run not ended at 60 s) still gets two more before this gives up.
+    // Bounded: 120 s for the whole run, which takes a few seconds even
+    // beside four code-servers. (A run once seen not ended at 60 s, the
+    // edit on screen, was not slow: eglot had lost its place in the
+    // server's output; see the busy tests below.)
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut answers = scenario.answers.into_iter();
     let mut next = answers.next();
@@ -106,6 +107,9 @@ fn run_emacs(emacs: &Path, tmux: &Path, name: &str, scenario: Scenario) -> Outco
         if let Some((prompt, keys)) = &next {
             if last_screen.contains(prompt) {
                 screens.push(last_screen.clone());
+                if *prompt == EGLOT_CONFIRM {
+                    std::thread::sleep(scenario.think);
+                }
                 session.keys(keys);
                 if keys.contains(&KEYSTROKE) {
                     keystroke = Some((vec![KEYSTROKE], Instant::now()));
@@ -172,7 +176,7 @@ fn emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer() {
         &emacs,
         &tmux,
         "confirm",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "ask", busy_ms: 0, type_during: None },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "ask", busy_ms: 0, type_during: None, think: Duration::ZERO },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
@@ -191,7 +195,7 @@ fn emacs_eglot_refused_edit_is_reported_with_eglots_words() {
         &emacs,
         &tmux,
         "refuse",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask", busy_ms: 0, type_during: None },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![(EGLOT_CONFIRM, vec!["n"])], via: "ask", busy_ms: 0, type_during: None, think: Duration::ZERO },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed by the user\nline two\nline three\n", "report: {report:#}");
@@ -211,7 +215,7 @@ fn emacs_default_mode_reviews_once_with_confirmation_off() {
         &emacs,
         &tmux,
         "review",
-        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", KEYSTROKE])], via: "ask", busy_ms: 0, type_during: None },
+        Scenario { mode: "default", confirm: "nil", answers: vec![("Choose an option: Apply", vec!["Enter", KEYSTROKE])], via: "ask", busy_ms: 0, type_during: None, think: Duration::ZERO },
     );
     let report = &outcome.report;
     assert!(outcome.screens[0].contains("notes.txt"), "the prompt names the file: {}", outcome.screens[0]);
@@ -231,7 +235,7 @@ fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
         &emacs,
         &tmux,
         "codeaction",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 0, type_during: None },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 0, type_during: None, think: Duration::ZERO },
     );
     let report = &outcome.report;
     assert_eq!(report["result"]["runId"], "run-1", "the command answered at once: {report:#}");
@@ -243,17 +247,44 @@ fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
 }
 
 /// Emacs busy for 500 ms after sending the code action's command (longer
-/// than the server's pause before the run), reading its output in 1 MB
-/// pieces: the answer and the run's messages up to the applyEdit come in
-/// one read, and eglot's jsonrpc handles none after the answer. The log
-/// message the server sends a second after the answer makes it read them.
+/// than the server's pause after its answer), reading its output in 1 MB
+/// pieces: the answer and the server's `workspace/configuration` behind it
+/// come in one read, and eglot's jsonrpc handles nothing after the answer.
+/// The log message the server sends a second later makes it read on; the
+/// run starts once the request is answered.
 fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
     let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit") };
     let outcome = run_emacs(
         &emacs,
         &tmux,
         "busy",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 500, type_during: None },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 500, type_during: None, think: Duration::ZERO },
+    );
+    let report = &outcome.report;
+    assert_eq!(report["result"]["runId"], "run-1", "{report:#}");
+    assert_eq!(report["end"]["status"], "completed", "{report:#}");
+    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
+    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+}
+
+/// As above, and the user reads eglot's "Proceed?" for 3 s before the
+/// "y". eglot asks inside its process filter, and Emacs 28's jsonrpc runs
+/// the filter again for output that arrives while it asks, inserting it
+/// where the edit's message ends, ahead of bytes already waiting: the log
+/// messages the server used to send while the run lasted (one a second
+/// after the answer, then 2 s later) came then, and when the first had
+/// been read as its header alone (written apart from its body), eglot
+/// never found a message start again and the run's `end` went unread. 2 of
+/// 4 runs failed so on a quiet machine; the whole busy test above failed
+/// so, rarely, beside four code-servers. Now nothing unasked follows the
+/// run's start and every frame goes in one write.
+fn emacs_eglot_busy_after_a_code_action_and_slow_to_answer_still_reads_the_runs_end() {
+    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_busy_after_a_code_action_and_slow_to_answer_still_reads_the_runs_end") };
+    let outcome = run_emacs(
+        &emacs,
+        &tmux,
+        "slowanswer",
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 500, type_during: None, think: Duration::from_secs(3) },
     );
     let report = &outcome.report;
     assert_eq!(report["result"]["runId"], "run-1", "{report:#}");
@@ -275,7 +306,7 @@ fn emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands() {
         &emacs,
         &tmux,
         "typeduring",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![], via: "ask", busy_ms: 0, type_during: Some("typed during the offer") },
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: vec![], via: "ask", busy_ms: 0, type_during: Some("typed during the offer"), think: Duration::ZERO },
     );
     let report = &outcome.report;
     assert_eq!(report["buffer"], "typed during the offer\ntyped by the user\nline two\nLINE THREE\n", "report: {report:#}");
@@ -292,6 +323,7 @@ fn emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands() {
 pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
     crate::trials!(
         "emacs":
+        emacs_eglot_busy_after_a_code_action_and_slow_to_answer_still_reads_the_runs_end,
         emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer,
         emacs_eglot_refused_edit_is_reported_with_eglots_words,
         emacs_default_mode_reviews_once_with_confirmation_off,

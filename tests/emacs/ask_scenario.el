@@ -70,7 +70,8 @@ action: `eglot-execute-command', which waits for the answer (10 s at most)."
            (command (plist-get action :command)))
       ;; SCENARIO_BUSY_MS: Emacs is busy (a timer that runs while the
       ;; command waits) for that long after sending it, so the answer and
-      ;; the run's first messages arrive in one read, as on a loaded machine.
+      ;; what the server sends next arrive in one read, as on a loaded
+      ;; machine.
       (let ((busy (string-to-number (or (getenv "SCENARIO_BUSY_MS") "0"))))
         (when (> busy 0)
           ;; Read output in big pieces, as eglot's manual advises.

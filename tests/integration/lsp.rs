@@ -831,6 +831,49 @@ fn ask_without_waiting_answers_at_once_and_ends_with_the_end_event() {
     client.shutdown();
 }
 
+/// `"wait": false` to eglot 1.9 (no `clientInfo`, `workspace/configuration`
+/// taken), which reads nothing past the answer to its synchronous request
+/// in the same read: after the answer comes a `workspace/configuration`,
+/// and while it is unanswered only log messages (the cue to read on); the
+/// run starts once it is answered. Then nothing unasked comes while the
+/// applyEdit waits for the user: eglot asks "Proceed?" inside its process
+/// filter, and Emacs 28's jsonrpc lost its place in the stream when output
+/// came meanwhile (a log message that went on while the run lasted), so
+/// the run's `end` was never read.
+#[test]
+fn ask_without_waiting_to_eglot_starts_once_the_answer_is_read_and_sends_nothing_while_the_edit_is_asked() {
+    let f = Fixture::new(&[("notes.txt", "alpha\nbeta\n")]);
+    let mut client = f.start(
+        json!([turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "beta", "BETA")]), done()]),
+        json!({"workspace": {"configuration": true}}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let pulled = client.server_request("workspace/configuration");
+    client.respond(&pulled["id"], json!([null]));
+    let uri = client.open(&f.path("notes.txt"), "alpha\nbeta\n");
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "context": {"diagnostics": []}}),
+    );
+    let ask = client.send_request("workspace/executeCommand", actions["result"][0]["command"].clone());
+    assert_eq!(client.response(ask)["result"]["runId"], "run-1");
+    // An editor that has not read past the answer yet.
+    let probe = client.server_request("workspace/configuration");
+    let meanwhile = client.arriving_within(std::time::Duration::from_millis(2500));
+    assert!(!meanwhile.is_empty() && meanwhile.iter().all(|m| m["method"] == "window/logMessage"), "only log messages: {meanwhile:#?}");
+    assert!(client.run_events().is_empty(), "the run waited: {:#?}", client.run_events());
+    client.respond(&probe["id"], json!([null]));
+    let apply = client.server_request("workspace/applyEdit");
+    // The user reads eglot's "Proceed?" for a while.
+    let during = client.arriving_within(std::time::Duration::from_millis(2500));
+    assert!(during.is_empty(), "nothing while the edit is asked: {during:#?}");
+    client.apply_edit_request(&apply);
+    let end = client.wait_for("the end event", |m| m["method"] == "tandem/runEvent" && m["params"]["event"]["type"] == "end");
+    assert_eq!(end["params"]["event"]["status"], "completed", "{end}");
+    assert_eq!(client.text(&uri), "alpha\nBETA\n");
+    client.shutdown();
+}
+
 /// Issue 28, through the editor: an Anthropic key in the environment, no
 /// provider named, and the editor's `baseUrl` setting (what VS Code's
 /// walkthrough sets). `tandem.provider` says the OpenAI-compatible server

@@ -89,6 +89,67 @@ fn content_length_too_long_on_the_last_message_is_answered_when_the_input_pauses
     client.shutdown();
 }
 
+/// Every frame goes to the editor in one `write`. An editor can read a
+/// header whose body is written apart from it on its own, and the body a
+/// moment later; Emacs 28's jsonrpc, reading while eglot's "Proceed?"
+/// showed, put such a late body ahead of its header and found no message
+/// again. The server's standard output is a datagram socket here, so each
+/// read is one write.
+#[test]
+fn each_frame_goes_to_the_editor_in_one_write() {
+    use std::io::Write as _;
+    use std::os::unix::net::UnixDatagram;
+    let f = Fixture::new(&[]);
+    let (ours, theirs) = UnixDatagram::pair().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("lsp")
+        .current_dir(&f.root)
+        .env("TANDEM_LOG", "error")
+        .env("XDG_DATA_HOME", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .spawn()
+        .unwrap();
+    let framed = |message: Value| {
+        let body = message.to_string();
+        format!("Content-Length: {}\r\n\r\n{body}", body.len())
+    };
+    let root = lsp_client::uri(&f.root);
+    let mut input = child.stdin.take().unwrap();
+    ours.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    let mut buffer = vec![0; 1 << 20];
+    // The next answer, checking that every read until it is one whole frame.
+    let mut answer = |id: u64| loop {
+        let n = ours.recv(&mut buffer).expect("the server's next write");
+        let read = String::from_utf8_lossy(&buffer[..n]).to_string();
+        let (header, body) = read.split_once("\r\n\r\n").unwrap_or_else(|| panic!("a read without a whole header: {read:?}"));
+        let length: usize = header.strip_prefix("Content-Length: ").and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("{header:?}"));
+        assert_eq!(body.len(), length, "one read, one whole frame: {read:?}");
+        let message: Value = serde_json::from_str(body).unwrap();
+        if message.get("method").is_none() {
+            assert_eq!(message["id"], id, "{message}");
+            assert!(message.get("error").is_none(), "{message}");
+            break;
+        }
+    };
+    let mut send = |message: Value| {
+        input.write_all(framed(message).as_bytes()).unwrap();
+        input.flush().unwrap();
+    };
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": root, "capabilities": {}}}));
+    answer(1);
+    send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let zero = json!({"line": 0, "character": 0});
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/codeAction", "params": {"textDocument": {"uri": "file:///a.rs"}, "range": {"start": zero, "end": zero}, "context": {"diagnostics": []}}}));
+    answer(2);
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    answer(3);
+    send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    drop(input);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
 #[test]
 fn unknown_dollar_request_gets_method_not_found() {
     let f = Fixture::new(&[]);

@@ -366,9 +366,10 @@ pub struct RunParts {
     pub compact: bool,
     /// Model turns allowed, over the settings' `maxTurns`.
     pub max_turns: Option<usize>,
-    /// Wait this long before the run's first event: for a front end that
-    /// must answer its request alone first (eglot, `"wait": false`).
-    pub start_after: Option<std::time::Duration>,
+    /// The run's loop starts once this is done (or the run is cancelled):
+    /// for a front end that must see its answer read by the client before
+    /// the run sends anything (eglot, `"wait": false`).
+    pub start_after: Option<StartGate>,
     /// The workspace view the run's edits go through (the LSP tags each
     /// run's); `None`: the host's.
     pub workspace: Option<Arc<Workspace>>,
@@ -403,6 +404,9 @@ pub struct RunEdits {
 
 /// See [`RunParts::after_run`].
 pub type AfterRun = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, RunEdits> + Send>;
+
+/// What a run waits for before its loop starts ([`RunParts::start_after`]).
+pub type StartGate = futures::future::BoxFuture<'static, ()>;
 
 /// A run ready to drive: the model, its context configuration, the
 /// executor, the tool context (scope, sandbox, checkpoint recorder, shell

@@ -146,7 +146,7 @@ impl Host {
         let thread = self.check_out(choice, &run_id)?;
         let thread_id = thread.id.clone();
         let checked_out = CheckIn { threads: Arc::clone(&self.threads), thread: Some(thread) };
-        let start_after = parts.start_after;
+        let start_after = parts.start_after.take();
         let after_run = parts.after_run.take();
         let cancel = parts.cancel.clone();
         let (sender, events) = agent::event_channel();
@@ -166,10 +166,15 @@ impl Host {
         let checkpoint = recorder.clone();
         let sandbox_notice = run.request.sandbox_notice.clone();
         let context_window = run.config.context_window;
+        let gate_cancel = cancel.clone();
         let outcome = tokio::spawn(async move {
             let mut checked_out = checked_out;
-            if let Some(pause) = start_after {
-                tokio::time::sleep(pause).await;
+            if let Some(gate) = start_after {
+                // A run cancelled meanwhile starts at once, and ends.
+                tokio::select! {
+                    () = gate => {}
+                    () = gate_cancel.cancelled() => {}
+                }
             }
             let Some(thread) = checked_out.thread.as_mut() else {
                 unreachable_outcome(&sender);

@@ -100,7 +100,22 @@ pub async fn serve_stdio() -> anyhow::Result<bool> {
             }
         }
     });
-    Ok(serve(reader, tokio::io::stdout()).await)
+    Ok(serve(reader, frame_writer()?).await)
+}
+
+/// Standard output without the line buffering of `std::io::stdout`, which
+/// `tokio::io::stdout` writes through: that sends a frame's header line
+/// with one `write` and its body, which has no newline, with another when
+/// flushed, so an editor can read a header alone and the body later. Emacs
+/// 28's jsonrpc, reading while eglot's "Proceed?" shows, put such a late
+/// body ahead of its header and never found a message start again. Here
+/// each frame goes in one `write` (the guard writes a whole frame, then
+/// flushes). A duplicate of the descriptor, closed on exec like every
+/// descriptor Tandem opens.
+fn frame_writer() -> std::io::Result<tokio::fs::File> {
+    use std::os::fd::AsFd as _;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned()?;
+    Ok(tokio::fs::File::from_std(std::fs::File::from(fd)))
 }
 
 /// Serve LSP over any byte streams (stdio, or an in-process pipe for the

@@ -314,6 +314,7 @@ impl Backend {
             settings: self.settings(),
             work_done_progress: ready.work_done_progress,
             answer_goes_alone: ready.answer_goes_alone,
+            configuration: ready.configuration,
         })
     }
 

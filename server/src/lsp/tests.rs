@@ -884,6 +884,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         settings: Settings::default(),
         work_done_progress: false,
         answer_goes_alone: false,
+        configuration: false,
     };
     let args: AskArgs = serde_json::from_value(json!({
         "prompt": "Fix this error",

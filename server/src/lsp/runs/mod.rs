@@ -47,7 +47,7 @@ pub use outbox::RunOutbox;
 pub use registry::Runs;
 
 /// How long a run waits after its `"wait": false` answer, for a client
-/// that must get that answer in a read of its own.
+/// that must get that answer in a read of its own ([`answer_read`]).
 const ANSWER_ALONE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The argument object of `tandem.ask`.
@@ -150,6 +150,8 @@ pub struct RunEnv {
     /// A `"wait": false` answer must reach this client alone
     /// ([`super::clients::answer_goes_alone`]).
     pub answer_goes_alone: bool,
+    /// The client answers `workspace/configuration` (its capability).
+    pub configuration: bool,
 }
 
 /// Why `tandem.ask` did not start.
@@ -175,10 +177,13 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         text_input: env.settings.text_input,
     };
     // With `wait: false`, for a client that reads nothing past the answer
-    // to its synchronous request in the same read (eglot), the answer goes
-    // out alone: the run starts after a pause, or an applyEdit sent right
-    // behind the answer could wait for ever. Other clients pay nothing.
-    let answer_first = (!args.wait && env.answer_goes_alone).then_some(ANSWER_ALONE_PAUSE);
+    // to its synchronous request in the same read (eglot), the run starts
+    // once the client has read the answer and what came with it, or an
+    // applyEdit sent right behind the answer could wait for ever. Other
+    // clients pay nothing.
+    let answer_first = (!args.wait && env.answer_goes_alone).then(|| -> crate::host::StartGate {
+        Box::pin(answer_read(Arc::clone(&env.client), run_id.clone(), env.configuration, env.settings.timeouts.request()))
+    });
     // What the forwarder learns of the run's edits (which call made
     // each); once the run's events are out, the run's edits: what the
     // answer lists, kept in the thread (before it is checked in) for a
@@ -265,7 +270,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         let _ = outcome_tx.send(ending.finished().await.outcome);
     });
 
-    let nudge = answer_first.map(|_| nudge_after_answer(Arc::clone(&env.client), Arc::clone(&env.runs), started_id.clone()));
     let finished_thread = thread_id.clone();
     let finished = async move {
         let outcome = outcome_rx.await.unwrap_or_else(|_| RunOutcome {
@@ -290,9 +294,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         answer
     };
     if !args.wait {
-        if let Some(nudge) = nudge {
-            tokio::spawn(nudge);
-        }
         let answer = json!({"runId": started_id, "threadId": thread_id});
         tokio::spawn(finished);
         return Ok(answer);
@@ -300,27 +301,55 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     Ok(finished.await)
 }
 
-/// For a client that must get a `"wait": false` answer alone: the pause
-/// before the run is not enough when the editor is busy for longer (eglot
-/// then reads the answer and the run's first messages, up to an applyEdit,
-/// in one read, and handles none of them until more output comes). So
-/// while the run goes on, a log message follows 1 s after the answer, then
-/// at doubling intervals up to every 30 s: reading one handles what was
-/// left. Fixed delays were not enough on a loaded machine, where Emacs can
-/// be stalled past a nudge and read it together with the rest (CI stop 38).
-/// Eglot ignores log messages.
-fn nudge_delays() -> impl Iterator<Item = std::time::Duration> {
-    std::iter::successors(Some(1u64), |s| Some((s * 2).min(30))).map(std::time::Duration::from_secs)
+/// For a client that must get a `"wait": false` answer alone (eglot 1.9,
+/// [`super::clients::answer_goes_alone`]): done once the client has surely
+/// read the answer and handled what came with it; the run starts then.
+///
+/// A pause first, so that the answer usually comes in a read of its own.
+/// An editor busy for longer reads the answer and what follows in one
+/// piece, and handles nothing after the answer until more output arrives.
+/// So a `workspace/configuration` request follows the pause, and while it
+/// is unanswered a log message (eglot ignores them) 1 s later, then at
+/// doubling intervals up to every 30 s, makes the client read on: one read
+/// together with the rest on a stalled machine is followed by another.
+/// The answer says the client handled everything sent before the request.
+/// A client that does not take the request gets the pause alone; one that
+/// does not answer within `timeout`, the run anyway.
+///
+/// Nothing unasked goes to the client once the run has started. eglot asks
+/// "Proceed?" about an applyEdit inside its process filter, and Emacs 28's
+/// jsonrpc (1.0.14) runs that filter again for output that arrives while
+/// the question shows, inserting it where the message being handled ends,
+/// ahead of any bytes already waiting. Log messages that went on while the
+/// run lasted arrived during the question: when half of the one before was
+/// already waiting, the reader never found a message start again, and the
+/// run's `end` (and all after) went unread.
+async fn answer_read(client: Arc<dyn ClientLink>, run_id: String, probe: bool, timeout: std::time::Duration) {
+    tokio::time::sleep(ANSWER_ALONE_PAUSE).await;
+    if !probe {
+        return;
+    }
+    let nudges = async {
+        for delay in nudge_delays() {
+            tokio::time::sleep(delay).await;
+            client.notify(methods::LOG_MESSAGE, json!({"type": 4, "message": format!("Tandem: {run_id} is starting")})).await;
+        }
+    };
+    let read = request_with_timeout(&*client, methods::CONFIGURATION, json!({"items": [{"section": "tandem"}]}), timeout);
+    tokio::select! {
+        answer = read => match answer {
+            // An error answer is an answer: the request was read.
+            Ok(_) | Err(super::client::ClientError::Failed(_)) => {}
+            Err(err) => tracing::warn!(%err, run_id, "the editor did not answer after the run's answer; the run starts anyway"),
+        },
+        () = nudges => {}
+    }
 }
 
-async fn nudge_after_answer(client: Arc<dyn ClientLink>, runs: Arc<Runs>, run_id: String) {
-    for delay in nudge_delays() {
-        tokio::time::sleep(delay).await;
-        if !runs.is_active(&run_id) {
-            return;
-        }
-        client.notify(methods::LOG_MESSAGE, json!({"type": 4, "message": format!("Tandem: {run_id} is running")})).await;
-    }
+/// When the log messages of [`answer_read`] go: 1 s, then doubling, at
+/// most 30 s apart.
+fn nudge_delays() -> impl Iterator<Item = std::time::Duration> {
+    std::iter::successors(Some(1u64), |s| Some((s * 2).min(30))).map(std::time::Duration::from_secs)
 }
 
 /// `tandem.threads`: `[{"threadId", "title", "lastActivity", "turns", "tokens", "costUsd"}]`.
@@ -529,7 +558,7 @@ mod tests {
     use super::nudge_delays;
 
     #[test]
-    fn nudges_go_on_while_the_run_lasts_at_most_30_s_apart() {
+    fn nudges_go_on_until_the_answer_at_most_30_s_apart() {
         let secs: Vec<u64> = nudge_delays().take(8).map(|d| d.as_secs()).collect();
         assert_eq!(secs, [1, 2, 4, 8, 16, 30, 30, 30]);
     }

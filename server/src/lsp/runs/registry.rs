@@ -97,11 +97,6 @@ impl Runs {
         }
     }
 
-    /// Is the run `id` still going?
-    pub fn is_active(&self, id: &str) -> bool {
-        self.lock().contains_key(id)
-    }
-
     pub fn active_ids(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
     }
