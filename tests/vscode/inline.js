@@ -61,9 +61,26 @@ async function main() {
   await clearNotifications();
   await until('the focus is back in geometry.py', (u) => !!document.querySelector(`.editor-instance .monaco-editor[data-uri="${u}"]`)?.contains(document.activeElement), uri);
   // To the end of the file (the empty last line), and type as a user does.
-  await page.keyboard.down('Control');
-  await page.keyboard.press('End');
-  await page.keyboard.up('Control');
+  // Once the status bar shows the cursor there: on a loaded machine a
+  // Ctrl+End the editor had not taken yet left the typing on line 1 (seen
+  // with four code-servers running).
+  const lastLine = SOURCE.split('\n').length;
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.down('Control');
+    await page.keyboard.press('End');
+    await page.keyboard.up('Control');
+    const there = await until(
+      `the cursor is on line ${lastLine}`,
+      (n) => [...document.querySelectorAll('.statusbar-item')].some((i) => (i.id ?? '').includes('status.editor.selection') && i.innerText.trim().startsWith(`Ln ${n},`)),
+      lastLine,
+      5000,
+    ).then(() => true, (error) => {
+      if (attempt === 3) throw error;
+      return false;
+    });
+    if (there) break;
+    log(`Ctrl+End did not reach line ${lastLine} (attempt ${attempt}); again`);
+  }
   await page.keyboard.type('    return 2 * ', { delay: 30 });
   log('typed "    return 2 * " in geometry.py');
   // Monaco renders ghost text as spans with the class ghost-text-decoration
