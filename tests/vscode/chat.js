@@ -58,6 +58,32 @@ async function typeUntilHeld(text, whole) {
   }
 }
 
+/**
+ * Send `text` (the input then holding `whole`) with Enter; resolves to the
+ * model's request number `n`. Once, under four code-servers, VS Code took
+ * the question (the input went back to "@tandem") but showed no request
+ * and never called the participant: Tandem got nothing, and the script
+ * waited for the model until its deadline. So the wait is bounded, and a
+ * question lost that way is asked once more, as a user would, from an
+ * empty input; a second loss fails the test.
+ */
+async function send(text, whole, n) {
+  const page = state.page;
+  for (let attempt = 1; ; attempt++) {
+    await typeUntilHeld(attempt === 1 ? text : whole, whole);
+    await page.keyboard.press('Enter');
+    const request = await Promise.race([model.request(n), new Promise((resolve) => setTimeout(() => resolve(null), 30_000))]);
+    if (request) return request;
+    const shown = await page.evaluate(() => (document.querySelector('.interactive-session')?.innerText ?? '').replace(/\s+/g, ' ').trim());
+    if (attempt === 2) throw new Error(`Tandem got no request for "${whole}" in 30 s, twice; the chat shows: ${shown.slice(0, 300)}`);
+    log(`Tandem got no request for "${whole}" in 30 s (the chat shows: ${shown.slice(0, 200)}); asking again`);
+    await page.keyboard.down('Control');
+    await page.keyboard.press('a');
+    await page.keyboard.up('Control');
+    await page.keyboard.press('Backspace');
+  }
+}
+
 async function main() {
   const page = await open({ files: { 'notes.txt': 'hello\n' }, settings: { 'chat.disableAIFeatures': false } });
   assert.ok(!fs.readdirSync(dirs.extensions).some((name) => name.toLowerCase().includes('copilot')), 'a Copilot extension is installed besides the built-in one');
@@ -72,9 +98,7 @@ async function main() {
   model.queue({ text: 'Hello from Tandem, in the chat.' });
   const asked = model.requests.length;
   await until('the chat input has the focus', () => !!document.activeElement?.closest('.interactive-input-part'));
-  await typeUntilHeld('@tandem hello', '@tandem hello');
-  await page.keyboard.press('Enter');
-  const request = await model.request(asked + 1);
+  const request = await send('@tandem hello', '@tandem hello', asked + 1);
   assert.ok(JSON.stringify(request.messages).includes('hello'), `the run did not get the prompt: ${JSON.stringify(request.messages).slice(0, 300)}`);
   const answer = await until('the answer shows in the chat', () => {
     const text = document.querySelector('.interactive-session')?.innerText ?? '';
@@ -88,9 +112,7 @@ async function main() {
   await until('the chat input keeps @tandem for the next question', () => (document.querySelector('.interactive-input-part .view-lines')?.innerText ?? '').replace(/\s+/g, ' ').trim() === '@tandem');
   model.queue({ text: 'notes.txt says hello.' });
   const before = model.requests.length;
-  await typeUntilHeld('what is in notes.txt', '@tandem what is in notes.txt');
-  await page.keyboard.press('Enter');
-  const followUp = await model.request(before + 1);
+  const followUp = await send('what is in notes.txt', '@tandem what is in notes.txt', before + 1);
   assert.ok(JSON.stringify(followUp.messages).includes('what is in notes.txt'), `the follow-up did not reach Tandem: ${JSON.stringify(followUp.messages).slice(0, 300)}`);
   await until('the follow-up\'s answer shows in the chat', () => (document.querySelector('.interactive-session')?.innerText ?? '').includes('notes.txt says hello.'));
   assert.deepStrictEqual(await signIn(), [], 'a Copilot sign-in showed for a question to @tandem');
