@@ -253,18 +253,7 @@ fn emacs_eglot_code_action_returns_at_once_and_the_edit_is_confirmed() {
 /// The log message the server sends a second later makes it read on; the
 /// run starts once the request is answered.
 fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
-    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit") };
-    let outcome = run_emacs(
-        &emacs,
-        &tmux,
-        "busy",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 500, type_during: None, think: Duration::ZERO },
-    );
-    let report = &outcome.report;
-    assert_eq!(report["result"]["runId"], "run-1", "{report:#}");
-    assert_eq!(report["end"]["status"], "completed", "{report:#}");
-    assert_eq!(report["buffer"], "typed by the user\nline two\nLINE THREE\n", "report: {report:#}");
-    assert_eq!(outcome.results[1]["is_error"], false, "{:#}", outcome.results[1]);
+    busy_code_action("emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit", "busy", Duration::ZERO);
 }
 
 /// As above, and the user reads eglot's "Proceed?" for 3 s before the
@@ -279,12 +268,18 @@ fn emacs_eglot_busy_after_a_code_action_still_gets_the_runs_edit() {
 /// so, rarely, beside four code-servers. Now nothing unasked follows the
 /// run's start and every frame goes in one write.
 fn emacs_eglot_busy_after_a_code_action_and_slow_to_answer_still_reads_the_runs_end() {
-    let Some((emacs, tmux)) = tools() else { return skip("emacs_eglot_busy_after_a_code_action_and_slow_to_answer_still_reads_the_runs_end") };
+    busy_code_action("emacs_eglot_busy_after_a_code_action_and_slow_to_answer_still_reads_the_runs_end", "slowanswer", Duration::from_secs(3));
+}
+
+/// Emacs busy for 500 ms after the code action's command, the user taking
+/// `think` at eglot's "Proceed?": the run ends completed, its edit applied.
+fn busy_code_action(test: &str, name: &str, think: Duration) {
+    let Some((emacs, tmux)) = tools() else { return skip(test) };
     let outcome = run_emacs(
         &emacs,
         &tmux,
-        "slowanswer",
-        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 500, type_during: None, think: Duration::from_secs(3) },
+        name,
+        Scenario { mode: "acceptEdits", confirm: "confirm", answers: yes_then_a_keystroke(), via: "codeaction", busy_ms: 500, type_during: None, think },
     );
     let report = &outcome.report;
     assert_eq!(report["result"]["runId"], "run-1", "{report:#}");
