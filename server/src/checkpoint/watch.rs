@@ -82,6 +82,9 @@ mod imp {
         /// Tests stop the draining thread to overflow the queue.
         #[cfg(test)]
         paused: std::sync::atomic::AtomicBool,
+        /// The draining thread has seen `paused` and reads nothing more.
+        #[cfg(test)]
+        idle: std::sync::atomic::AtomicBool,
     }
 
     struct Inner {
@@ -119,6 +122,8 @@ mod imp {
                 inner: Mutex::new(inner),
                 #[cfg(test)]
                 paused: Default::default(),
+                #[cfg(test)]
+                idle: Default::default(),
             });
             let weak = Arc::downgrade(&shared);
             std::thread::Builder::new()
@@ -187,10 +192,20 @@ mod imp {
         }
 
         /// Stop (or restart) the draining thread, so a test can overflow
-        /// the kernel's queue.
+        /// the kernel's queue. A pause returns once the thread has stopped
+        /// reading: it may be waiting in `poll` or draining when asked.
         #[cfg(test)]
         pub fn pause_draining(&self, paused: bool) {
-            self.shared.paused.store(paused, std::sync::atomic::Ordering::SeqCst);
+            use std::sync::atomic::Ordering::SeqCst;
+            self.shared.paused.store(paused, SeqCst);
+            if !paused {
+                return;
+            }
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while !self.shared.idle.load(SeqCst) {
+                assert!(std::time::Instant::now() < deadline, "the watcher's thread did not pause");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
         }
     }
 
@@ -258,8 +273,13 @@ mod imp {
     fn drain_in_background(shared: Weak<Shared>) {
         loop {
             let Some(shared) = shared.upgrade() else { return };
+            // Not idle, then the pause looked at: a pause that reads `idle`
+            // true after setting `paused` is sure this thread saw it.
+            #[cfg(test)]
+            shared.idle.store(false, std::sync::atomic::Ordering::SeqCst);
             #[cfg(test)]
             if shared.paused.load(std::sync::atomic::Ordering::SeqCst) {
+                shared.idle.store(true, std::sync::atomic::Ordering::SeqCst);
                 drop(shared);
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 continue;
