@@ -54,12 +54,31 @@ fn layer_of(module: &str) -> Option<usize> {
 /// Blank out comments and string literals (keeping line breaks), so doc
 /// links and strings are not taken for imports.
 fn code_only(source: &str) -> String {
+    blank_out(source, false)
+}
+
+/// Blank out comments only: the code and its string literals stay.
+fn without_comments(source: &str) -> String {
+    blank_out(source, true)
+}
+
+/// One pass over the source that tells comments from strings (a `/*` or
+/// `//` inside a string starts no comment), blanking comments and, unless
+/// `keep_strings`, string and char literals.
+fn blank_out(source: &str, keep_strings: bool) -> String {
     let bytes = source.as_bytes();
     let mut out = String::with_capacity(source.len());
     let mut i = 0;
     let blank = |out: &mut String, text: &str| {
         for c in text.chars() {
             out.push(if c == '\n' { '\n' } else { ' ' });
+        }
+    };
+    let literal = |out: &mut String, text: &str| {
+        if keep_strings {
+            out.push_str(text);
+        } else {
+            blank(out, text);
         }
     };
     while i < bytes.len() {
@@ -76,7 +95,7 @@ fn code_only(source: &str) -> String {
             let close = format!("\"{}", "#".repeat(hashes));
             let open_len = 2 + hashes;
             let end = rest[open_len..].find(&close).map_or(rest.len(), |e| open_len + e + close.len());
-            blank(&mut out, &rest[..end]);
+            literal(&mut out, &rest[..end]);
             i += end;
         } else if rest.starts_with('"') {
             let mut end = 1;
@@ -85,12 +104,10 @@ fn code_only(source: &str) -> String {
                 end += if body[end] == b'\\' { 2 } else { 1 };
             }
             let end = (end + 1).min(rest.len());
-            blank(&mut out, &rest[..end]);
+            literal(&mut out, &rest[..end]);
             i += end;
-        } else if rest.starts_with('\'') && rest.len() > 2 && (rest.as_bytes()[2] == b'\'' || rest.as_bytes()[1] == b'\\') {
-            // A char literal ('"', '\n'); lifetimes ('a) are left alone.
-            let end = rest[1..].find('\'').map_or(1, |e| e + 2);
-            blank(&mut out, &rest[..end]);
+        } else if let Some(end) = char_literal_len(rest) {
+            literal(&mut out, &rest[..end]);
             i += end;
         } else {
             let c = rest.chars().next().unwrap();
@@ -99,6 +116,21 @@ fn code_only(source: &str) -> String {
         }
     }
     out
+}
+
+/// The length of the char literal starting here (`'"'`, `'é'`, `'\''`,
+/// `'\u{1F600}'`), or `None` for a lifetime (`'a`) or no quote.
+fn char_literal_len(rest: &str) -> Option<usize> {
+    let mut chars = rest.strip_prefix('\'')?.char_indices();
+    let (_, first) = chars.next()?;
+    if first == '\\' {
+        // Past the escaped character, so `'\''` ends at its last quote.
+        let (escaped, c) = chars.next()?;
+        let from = 1 + escaped + c.len_utf8();
+        return rest[from..].find('\'').map(|e| from + e + 1);
+    }
+    let (at, second) = chars.next()?;
+    (second == '\'').then_some(1 + at + 1)
 }
 
 /// `r"`, `r#"`, `br##"` …: the number of `#`s of a raw string starting here.
@@ -358,41 +390,6 @@ fn locks_are_taken_through_the_one_helper() {
 // The tidy rules beyond the layers (rust-analyzer's tidy tests in
 // spirit): each reads the source and names the file and line that
 // breaks it. A list of known exceptions may only shrink.
-
-/// Blank out comments only (keeping line breaks): string literals stay,
-/// for the rules about what the code says.
-fn without_comments(source: &str) -> String {
-    let code = code_only(source);
-    // Put the string literals back: `code_only` blanked comments and
-    // strings alike; a blanked run that is a comment in the source starts
-    // with `//` or `/*`.
-    let mut out = String::with_capacity(source.len());
-    let (mut source_chars, mut code_chars) = (source.char_indices().peekable(), code.chars());
-    let mut in_comment = false;
-    let mut block_depth = false;
-    while let (Some((at, c)), Some(k)) = (source_chars.next(), code_chars.next()) {
-        let rest = &source[at..];
-        if !in_comment && k == ' ' && c != ' ' && (rest.starts_with("//") || rest.starts_with("/*")) {
-            in_comment = true;
-            block_depth = rest.starts_with("/*");
-        }
-        if in_comment {
-            out.push(if c == '\n' { '\n' } else { ' ' });
-            if (!block_depth && c == '\n') || (block_depth && rest.starts_with("*/")) {
-                if block_depth {
-                    // The `/` of `*/`.
-                    if let (Some(_), Some(_)) = (source_chars.next(), code_chars.next()) {
-                        out.push(' ');
-                    }
-                }
-                in_comment = false;
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// Every Rust file of `src` with its module path (`lsp/runs/mod.rs` →
 /// `["lsp", "runs"]`, `lsp/server.rs` → `["lsp", "server"]`).
@@ -711,10 +708,16 @@ fn the_platform_rule_reads_strings_and_skips_comments() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("tools")).unwrap();
     std::fs::create_dir_all(dir.path().join("sandbox")).unwrap();
-    std::fs::write(dir.path().join("tools/a.rs"), "// bubblewrap in a comment\n/* bwrap */ let x = 1;\nlet s = \"bwrap: failed\";\n").unwrap();
+    // A `/*` or `//` inside a string or a char starts no comment: the
+    // lines after it are still read.
+    std::fs::write(
+        dir.path().join("tools/a.rs"),
+        "// bubblewrap in a comment\n/* bwrap */ let x = 1;\nlet g = \"Edit(./*)\"; let u = \"https://x\"; let q = '\\''; let p = '/';\nlet s = \"bwrap: failed\";\n",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("sandbox/b.rs"), "let s = \"bwrap: failed\";\n").unwrap();
     let found = platform_words_outside_the_sandbox(dir.path());
-    assert_eq!(found, ["server/src/tools/a.rs:3: `bwrap`: let s = \"bwrap: failed\";"], "{found:#?}");
+    assert_eq!(found, ["server/src/tools/a.rs:4: `bwrap`: let s = \"bwrap: failed\";"], "{found:#?}");
 }
 
 #[test]

@@ -953,7 +953,7 @@ mod tests {
         let default = Policy::new(PermissionMode::Default, &deny, roots);
         let lines = [
             (&bypass, "flock /tmp/l rm f"), (&bypass, "env -iS 'rm f'"), (&bypass, "trap 'rm f' EXIT"), (&bypass, "strace -f rm f"),
-            (&bypass, "bwrap --bind / / rm f"), (&bypass, "git -c alias.x='!rm f' x"), (&bypass, "git -C . --no-pager push origin"), (&bypass, "python3 -c 'import os'"),
+            (&bypass, "git -c alias.x='!rm f' x"), (&bypass, "git -C . --no-pager push origin"), (&bypass, "python3 -c 'import os'"),
             (&bypass, "awk 'BEGIN{system(\"x\")}'"), (&bypass, "x='$(rm f)'; echo ${x@P}"), (&bypass, "[[ 'a[$(x)]' -eq 0 ]]"),
             (&bypass, "git show HEAD:secret.txt"), (&bypass, "git log -p"), (&bypass, "git log -p -- notes.txt"), (&bypass, "git grep TOKEN"),
             (&default, "git log -p"), (&default, "git log --oneline"), (&default, "git grep TOKEN -- notes.txt"), (&default, "git status"),
@@ -964,7 +964,6 @@ mod tests {
             BypassPermissions env -iS 'rm f' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions trap 'rm f' EXIT => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions strace -f rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
-            BypassPermissions bwrap --bind / / rm f => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions git -c alias.x='!rm f' x => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)
             BypassPermissions git -C . --no-pager push origin => deny: the rule `run_shell(git push:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `git push origin`)
             BypassPermissions python3 -c 'import os' => deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call: `python3 -c import os` runs code given as text, and a command only known when it runs cannot be checked against deny rules; write the command out
@@ -980,6 +979,24 @@ mod tests {
             Default git grep TOKEN -- notes.txt => allow
             Default git status => allow
         "#]].assert_eq(&out);
+    }
+
+    #[test]
+    fn a_sandbox_command_is_unwrapped_so_a_deny_rule_holds_through_it() {
+        // The platform's sandbox commands are named only under sandbox/;
+        // a shell line may still run one around a denied command.
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        let bypass = Policy::new(PermissionMode::BypassPermissions, &rules(&[], &[], &["Bash(rm:*)"]), roots);
+        assert!(!crate::sandbox::COMMAND_WRAPPERS.is_empty());
+        for wrapper in crate::sandbox::COMMAND_WRAPPERS {
+            let line = format!("{wrapper} --bind / / rm f");
+            assert_eq!(
+                verdict_line(&shell(&bypass, &line)),
+                "deny: the rule `run_shell(rm:*)` in permissions.deny (.tandem/settings.json) forbids this call (the command runs `rm f`)",
+                "{line}"
+            );
+        }
     }
 
     #[test]
