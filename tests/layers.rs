@@ -737,8 +737,26 @@ fn a_circle_between_files_is_found_and_a_parent_child_pair_is_not() {
 }
 
 /// The top-level modules `lib.rs` declares.
+/// The modules `lib.rs` declares, whatever their visibility (`mod x;`,
+/// `pub mod x;`, `pub(crate) mod x;`).
 fn declared_modules(lib: &str) -> Vec<String> {
-    lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").and_then(|r| r.strip_suffix(';'))).map(String::from).collect()
+    lib.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = match l.strip_prefix("pub") {
+                Some(rest) if rest.starts_with('(') => rest.split_once(')')?.1.trim_start(),
+                Some(rest) => rest.trim_start(),
+                None => l,
+            };
+            l.strip_prefix("mod ")?.strip_suffix(';').map(|m| m.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_module_is_declared_whatever_its_visibility() {
+    let lib = "//! mod nothing;\npub mod a;\nmod b;\npub(crate) mod c;\n  pub(super) mod d;\nmod e {\n}\npub use a::x;\n";
+    assert_eq!(declared_modules(lib), ["a", "b", "c", "d"]);
 }
 
 #[test]
