@@ -736,9 +736,8 @@ fn a_circle_between_files_is_found_and_a_parent_child_pair_is_not() {
     assert_eq!(circles.into_iter().collect::<Vec<_>>(), [vec!["m/a.rs".to_string(), "m/b.rs".to_string()]]);
 }
 
-/// The top-level modules `lib.rs` declares.
-/// The modules `lib.rs` declares, whatever their visibility (`mod x;`,
-/// `pub mod x;`, `pub(crate) mod x;`).
+/// The top-level modules `lib.rs` declares, whatever their visibility
+/// (`mod x;`, `pub mod x;`, `pub(crate) mod x;`).
 fn declared_modules(lib: &str) -> Vec<String> {
     lib.lines()
         .filter_map(|l| {
