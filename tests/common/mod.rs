@@ -141,6 +141,14 @@ pub fn process_alive(pid: i32) -> bool {
 }
 
 
+/// `sleep N…`, unique to this test process: a test that finds its processes
+/// by command line ([`processes_running`]) then sees only its own, even when
+/// two copies of the suite run at once (two worktrees). `n` tells a test's
+/// sleeps apart; the process id follows it.
+pub fn sleeper(n: u32) -> String {
+    format!("sleep {n}{:07}", std::process::id())
+}
+
 /// The pids (as this test sees them) of live processes whose command line
 /// is `command` (arguments joined by spaces): how a test finds a process that runs in a sandbox's pid
 /// namespace, where the pid it prints is not ours.

@@ -397,8 +397,9 @@ fn chat_lists_the_background_tasks_and_stops_one() {
         assert!(std::env::var_os("TANDEM_REQUIRE_BWRAP").is_none(), "TANDEM_REQUIRE_BWRAP is set but bwrap cannot build a sandbox");
         return;
     }
+    let sleep = crate::common::sleeper(3501);
     let script = serde_json::json!({"turns": [
-        {"text": "Starting.", "tool_calls": [{"name": "run_shell", "input": {"command": "sleep 3501", "background": true}}]},
+        {"text": "Starting.", "tool_calls": [{"name": "run_shell", "input": {"command": sleep, "background": true}}]},
         {"text": "It runs."}
     ]});
     let chat = start_chat(&tmux_bin, "chat-tasks", "bypassPermissions", script, |_, _| {});
@@ -409,14 +410,17 @@ fn chat_lists_the_background_tasks_and_stops_one() {
     tmux.type_text("start the server");
     tmux.keys(&["Enter"]);
     wait_history(tmux, "the answer's end", deadline, |t| t.contains("── completed"));
-    let sleeper = crate::common::processes_running("sleep 3501");
+    // The task's shell forks in its sandbox: under load its `sleep` may
+    // start a moment after the run's end is drawn.
+    crate::common::wait_until("the task's process runs after its run ended", || !crate::common::processes_running(&sleep).is_empty());
+    let sleeper = crate::common::processes_running(&sleep);
     assert_eq!(sleeper.len(), 1, "the task runs after its run ended: {sleeper:?}");
     tmux.type_text("/tasks");
     tmux.keys(&["Enter"]);
-    wait_history(tmux, "the task listed", deadline, |t| t.contains("task 1: running for") && t.contains("`sleep 3501`"));
+    wait_history(tmux, "the task listed", deadline, |t| t.contains("task 1: running for") && t.contains(&format!("`{sleep}`")));
     tmux.type_text("/stop 1");
     tmux.keys(&["Enter"]);
-    wait_history(tmux, "the stop's report", deadline, |t| t.contains("Task 1 (sleep 3501): stopped."));
+    wait_history(tmux, "the stop's report", deadline, |t| t.contains(&format!("Task 1 ({sleep}): stopped.")));
     crate::common::wait_until("the stopped task's process is gone", || !crate::common::process_alive(sleeper[0]));
     tmux.type_text("/stop 9");
     tmux.keys(&["Enter"]);

@@ -19,7 +19,7 @@ use std::process::Stdio;
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-use crate::common::fixture;
+use crate::common::{fixture, sleeper};
 use crate::common::lsp_client::{ask_params, Fixture};
 use crate::common::mock_model::{MockModel, MockResponse};
 use crate::common::script::done;
@@ -251,7 +251,7 @@ async fn a_background_task_lists_its_real_processes_and_task_stop_ends_every_one
     let dir = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let turns = vec![
-        call("run_shell", json!({"command": "echo started; sleep 3101 & sleep 3102 & wait", "background": true})),
+        call("run_shell", json!({"command": format!("echo started; {} & {} & wait", sleeper(3101), sleeper(3102)), "background": true})),
         call("task_output", json!({"task_id": "1", "block": 20})),
         call("task_list", json!({})),
         hold("listed.flag"),
@@ -268,7 +268,7 @@ async fn a_background_task_lists_its_real_processes_and_task_stop_ends_every_one
     let listing = run.result("toolu_script_3_1").await;
     // The list is the machine's truth: the shell and both sleeps, each alive.
     let pids = listed_pids(&listing, "1");
-    let (first, second) = (only_process("sleep 3101"), only_process("sleep 3102"));
+    let (first, second) = (only_process(&sleeper(3101)), only_process(&sleeper(3102)));
     assert_eq!(pids.len(), 3, "{listing}");
     assert!(pids.contains(&first) && pids.contains(&second), "{listing}: sleeps {first} {second}");
     assert!(pids.iter().all(|pid| crate::common::process_alive(*pid)), "{listing}");
@@ -301,9 +301,10 @@ async fn daemons_and_a_task_that_ignores_sigterm_end_with_task_stop() {
     let dir = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     // Ignored signals are inherited: nothing here ends on a SIGTERM.
-    let command = "trap '' TERM; setsid sleep 3201 & nohup sleep 3202 >/dev/null 2>&1 & (sleep 3203 &); echo up; while true; do sleep 1; done";
+    let names = [sleeper(3201), sleeper(3202), sleeper(3203)];
+    let command = format!("trap '' TERM; setsid {} & nohup {} >/dev/null 2>&1 & ({} &); echo up; while true; do sleep 1; done", names[0], names[1], names[2]);
     let turns = vec![
-        background(command),
+        background(&command),
         hold("daemons.flag"),
         call("task_list", json!({})),
         hold("listed.flag"),
@@ -313,12 +314,12 @@ async fn daemons_and_a_task_that_ignores_sigterm_end_with_task_stop() {
     let mut run = Streaming::start(dir.path(), data.path(), turns);
     run.until("the hold", |e| e["type"] == "tool_call" && e["id"] == "toolu_script_2_1").await;
     crate::common::wait_until("the daemons run", || {
-        ["sleep 3201", "sleep 3202", "sleep 3203"].iter().all(|c| crate::common::processes_running(c).len() == 1)
+        names.iter().all(|c| crate::common::processes_running(c).len() == 1)
     });
     std::fs::write(dir.path().join("daemons.flag"), "").unwrap();
     let listing = run.result("toolu_script_3_1").await;
     let pids = listed_pids(&listing, "1");
-    let daemons: Vec<i32> = ["sleep 3201", "sleep 3202", "sleep 3203"].iter().map(|c| only_process(c)).collect();
+    let daemons: Vec<i32> = names.iter().map(|c| only_process(c)).collect();
     for daemon in &daemons {
         assert!(pids.contains(daemon), "the double-forked and setsid daemons are the task's: {listing} {daemons:?}");
     }
@@ -340,22 +341,22 @@ async fn tasks_end_with_tandem_ask_and_with_a_sigkill_of_tandem() {
     let data = tempfile::tempdir().unwrap();
     // The run ends with the task still running: the session ends it.
     let dir = tempfile::tempdir().unwrap();
-    let mut run = Streaming::start(dir.path(), data.path(), vec![background("sleep 3301"), call("task_list", json!({})), hold("seen.flag"), done()]);
+    let mut run = Streaming::start(dir.path(), data.path(), vec![background(&sleeper(3301)), call("task_list", json!({})), hold("seen.flag"), done()]);
     run.result("toolu_script_2_1").await;
-    let sleeper = only_process("sleep 3301");
+    let sleeping = only_process(&sleeper(3301));
     std::fs::write(dir.path().join("seen.flag"), "").unwrap();
     let (_, status) = run.finish().await;
     assert!(status.success());
-    assert!(crate::common::wait_until_dead(sleeper).await, "the task outlived `tandem ask`");
+    assert!(crate::common::wait_until_dead(sleeping).await, "the task outlived `tandem ask`");
 
     // Tandem is killed while a task (and a foreground command) runs.
     let dir = tempfile::tempdir().unwrap();
-    let turns = vec![background("sleep 3302 & sleep 3303"), call("task_list", json!({})), call("run_shell", json!({"command": "sleep 3304"})), done()];
+    let turns = vec![background(&format!("{} & {}", sleeper(3302), sleeper(3303))), call("task_list", json!({})), call("run_shell", json!({"command": sleeper(3304)})), done()];
     let mut run = Streaming::start(dir.path(), data.path(), turns);
     run.result("toolu_script_2_1").await;
     run.until("the foreground command", |e| e["type"] == "tool_call" && e["id"] == "toolu_script_3_1").await;
-    crate::common::wait_until("the foreground command runs", || crate::common::processes_running("sleep 3304").len() == 1);
-    let task = [only_process("sleep 3302"), only_process("sleep 3303"), only_process("sleep 3304")];
+    crate::common::wait_until("the foreground command runs", || crate::common::processes_running(&sleeper(3304)).len() == 1);
+    let task = [only_process(&sleeper(3302)), only_process(&sleeper(3303)), only_process(&sleeper(3304))];
     run.child.start_kill().unwrap();
     run.child.wait().await.unwrap();
     for pid in task {
@@ -498,21 +499,22 @@ fn the_editor_lists_the_sessions_tasks_and_stops_one() {
         return;
     }
     let f = Fixture::new(&[]);
-    let turns = json!([background("sleep 3207"), {"text": "Started."}]);
+    let sleep = sleeper(3207);
+    let turns = json!([background(&sleep), {"text": "Started."}]);
     let mut client = f.start(turns, json!({}), json!({"permissionMode": "bypassPermissions"}));
     let answer = client.request("workspace/executeCommand", ask_params("start the server"));
     assert_eq!(answer["result"]["status"], "completed", "{answer}");
     let listed = client.request("workspace/executeCommand", json!({"command": "tandem.tasks", "arguments": []}));
     let tasks = listed["result"]["tasks"].as_array().unwrap_or_else(|| panic!("{listed}")).clone();
     assert_eq!(tasks.len(), 1, "{listed}");
-    assert_eq!((tasks[0]["id"].as_str(), tasks[0]["command"].as_str(), tasks[0]["status"].as_str()), (Some("1"), Some("sleep 3207"), Some("running")), "{listed}");
-    let pid = only_process("sleep 3207");
+    assert_eq!((tasks[0]["id"].as_str(), tasks[0]["command"].as_str(), tasks[0]["status"].as_str()), (Some("1"), Some(sleep.as_str()), Some("running")), "{listed}");
+    let pid = only_process(&sleep);
 
     let unknown = client.request("workspace/executeCommand", json!({"command": "tandem.stopTask", "arguments": [{"taskId": "7"}]}));
     assert!(unknown["error"]["message"].as_str().is_some_and(|m| m.contains('7') && m.contains('1')), "{unknown}");
     let stopped = client.request("workspace/executeCommand", json!({"command": "tandem.stopTask", "arguments": [{"taskId": "1"}]}));
     assert_eq!(stopped["result"]["task"]["status"], "stopped", "{stopped}");
-    assert!(!crate::common::process_alive(pid), "sleep 3207 still runs");
+    assert!(!crate::common::process_alive(pid), "{sleep} still runs");
     let listed = client.request("workspace/executeCommand", json!({"command": "tandem.tasks", "arguments": []}));
     assert_eq!(listed["result"]["tasks"][0]["status"], "stopped", "{listed}");
     client.shutdown();
@@ -540,9 +542,9 @@ fn an_editor_that_goes_away_ends_the_sessions_tasks() {
     if !crate::common::bwrap_works() {
         return;
     }
-    for (ending, task) in [("input closed", "sleep 3211 & sleep 3212"), ("SIGKILL", "sleep 3213 & sleep 3214")] {
+    for (ending, task) in [("input closed", format!("{} & {}", sleeper(3211), sleeper(3212))), ("SIGKILL", format!("{} & {}", sleeper(3213), sleeper(3214)))] {
         let f = Fixture::new(&[]);
-        let turns = json!([background(task), {"text": "Started."}]);
+        let turns = json!([background(&task), {"text": "Started."}]);
         let mut client = f.start(turns, json!({}), json!({"permissionMode": "bypassPermissions"}));
         let answer = client.request("workspace/executeCommand", ask_params("start the servers"));
         assert_eq!(answer["result"]["status"], "completed", "{answer}");
