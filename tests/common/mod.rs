@@ -165,6 +165,17 @@ pub fn processes_running(command: &str) -> Vec<i32> {
         .collect()
 }
 
+/// The one process running `command`, waited for (bounded): a task's
+/// shell is listed as soon as it forks, and under load the command it
+/// starts may not be running yet.
+#[cfg(target_os = "linux")]
+pub fn only_process(command: &str) -> i32 {
+    wait_until(&format!("`{command}` runs"), || !processes_running(command).is_empty());
+    let found = processes_running(command);
+    assert_eq!(found.len(), 1, "one `{command}` running: {found:?}");
+    found[0]
+}
+
 /// Wait (bounded) for a process to be gone. A killed process closes its
 /// pipes before the kernel marks it a zombie, so the tool that saw EOF can
 /// return a moment before `/proc` shows it dead.

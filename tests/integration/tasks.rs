@@ -19,7 +19,7 @@ use std::process::Stdio;
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-use crate::common::{fixture, sleeper};
+use crate::common::{fixture, only_process, sleeper};
 use crate::common::lsp_client::{ask_params, Fixture};
 use crate::common::mock_model::{MockModel, MockResponse};
 use crate::common::script::done;
@@ -231,16 +231,6 @@ fn listed_pids(listing: &str, task: &str) -> Vec<i32> {
     let line = listing.lines().find(|l| l.starts_with(&format!("task {task}: "))).unwrap_or_else(|| panic!("no task {task} in {listing}"));
     let Some((_, pids)) = line.rsplit_once("(pid") else { return Vec::new() };
     pids.trim_start_matches('s').trim_end_matches(')').split_whitespace().map(|p| p.parse().unwrap()).collect()
-}
-
-/// The one process running `command`, waited for (bounded): a task's
-/// shell is listed as soon as it forks, and under load the command it
-/// starts may not be running yet.
-fn only_process(command: &str) -> i32 {
-    crate::common::wait_until(&format!("`{command}` runs"), || !crate::common::processes_running(command).is_empty());
-    let found = crate::common::processes_running(command);
-    assert_eq!(found.len(), 1, "one `{command}` running: {found:?}");
-    found[0]
 }
 
 #[tokio::test]
