@@ -3,12 +3,9 @@
 //! error naming why, so that a caller can fail closed instead of running
 //! with part of what the file says.
 //!
-//! - Only a regular file is read. It is opened without blocking and
-//!   checked on the open descriptor, so a FIFO (which would wait for a
-//!   writer forever) or a device (`/dev/zero`, which never ends) swapped in
-//!   between a look and the read is refused too.
-//! - At most [`MAX_BYTES`]; a larger file is refused, and the read itself
-//!   stops there (a file that grows while it is read is refused as well).
+//! - It is read as every file a folder brings is ([`crate::confined_file`]):
+//!   only a regular file (a FIFO or `/dev/zero` is refused, also when
+//!   swapped in between a look and the read), at most [`MAX_BYTES`].
 //! - A duplicate key at any depth is an error, with its line and column:
 //!   serde_json keeps the last value, so a second `"permissions"` would
 //!   silently drop the first one's deny rules.
@@ -17,7 +14,6 @@
 //! - A file that must stay inside a folder (a project's settings, inside
 //!   the workspace) may be a symlink only to a file in that folder.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -91,45 +87,16 @@ pub fn write_store<T: serde::Serialize>(path: &Path, value: &T) -> std::io::Resu
 }
 
 /// The file's bytes: `Ok(None)` when there is no such file. `inside`: the
-/// folder the file (after following symlinks) must be in.
+/// folder the file (after following symlinks) must be in. Read the one
+/// way every loader reads ([`crate::confined_file`]).
 pub fn read_bytes(path: &Path, inside: Option<&Path>) -> Result<Option<Vec<u8>>, JsonFileError> {
-    let link = match std::fs::symlink_metadata(path) {
-        Ok(metadata) => metadata,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(JsonFileError::new(format!("cannot read it: {err}"))),
-    };
-    if let Some(folder) = inside {
-        // The file or a folder on its way (`.tandem` itself) may be a link.
-        let target = path.canonicalize().map_err(|err| match err.kind() {
-            std::io::ErrorKind::NotFound if link.file_type().is_symlink() => JsonFileError::new("it is a symlink to nothing"),
-            _ => JsonFileError::new(format!("cannot read it: {err}")),
-        })?;
-        let folder = folder.canonicalize().unwrap_or_else(|_| folder.to_path_buf());
-        if !target.starts_with(&folder) {
-            return Err(JsonFileError::new(format!(
-                "it is a symlink to {}, outside {}: a project's settings must be its own files",
-                target.display(),
-                folder.display()
-            )));
-        }
-    }
-    let file = open_without_blocking(path).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => JsonFileError::new("it is a symlink to nothing"),
-        _ => JsonFileError::new(format!("cannot read it: {err}")),
-    })?;
-    let metadata = file.metadata().map_err(|err| JsonFileError::new(format!("cannot read it: {err}")))?;
-    if !metadata.is_file() {
-        return Err(JsonFileError::new(format!("it is not a regular file ({})", kind_of(&metadata))));
-    }
-    if metadata.len() > MAX_BYTES {
-        return Err(JsonFileError::new(format!("it is {} bytes; settings files are at most {MAX_BYTES}", metadata.len())));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|err| JsonFileError::new(format!("cannot read it: {err}")))?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(JsonFileError::new(format!("it grew past {MAX_BYTES} bytes while it was read")));
-    }
-    Ok(Some(bytes))
+    use crate::confined_file::Refusal;
+    let folders = inside.map(|folder| vec![folder.to_path_buf()]);
+    crate::confined_file::read(path, folders.as_deref(), MAX_BYTES).map_err(|refusal| match refusal {
+        Refusal::Outside { .. } => JsonFileError::new(format!("{refusal}: a project's settings must be its own files")),
+        Refusal::TooLarge { bytes, .. } => JsonFileError::new(format!("it is {bytes} bytes; settings files are at most {MAX_BYTES}")),
+        refusal => JsonFileError::new(refusal.to_string()),
+    })
 }
 
 /// The file's JSON object: `Ok(None)` when there is no file, or it holds
@@ -175,36 +142,6 @@ pub fn parse_strict(text: &str) -> Result<Value, JsonFileError> {
         };
         JsonFileError { message, position }
     })
-}
-
-/// The file type, in words, for the refusal.
-fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = metadata.file_type();
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "a device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if metadata.is_dir() { "a folder" } else { "not a file" }
-}
-
-#[cfg(unix)]
-fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
-}
-
-#[cfg(not(unix))]
-fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
 }
 
 /// A [`Value`] whose objects have no key twice.

@@ -46,9 +46,10 @@
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: messages and usage, the
-//!   json_file  trust  diff  wire                environment, consent, settings
+//!   json_file  confined_file  trust  diff  wire  environment, consent, settings
 //!                                                 layers, locks, strict JSON
-//!                                                 files, workspace trust, the
+//!                                                 files, a folder's files read
+//!                                                 confined, workspace trust, the
 //!                                                 one bounded diff, LSP framing
 //! ```
 //!
@@ -182,6 +183,13 @@
 //! - [`json_file`]: a hand-written JSON file read strictly (a regular file
 //!   only, bounded, no duplicate keys, no link out of its folder), so the
 //!   settings fail closed instead of running with half of what they say.
+//! - [`confined_file`]: the one way Tandem reads a file for itself that a
+//!   folder may have brought (settings, instructions, skills, agents, what
+//!   trust fingerprints): a regular file only, opened without blocking,
+//!   bounded, and — for a project's own file — only when it resolves
+//!   inside the workspace after symlinks. *Architecture Invariant:*
+//!   nothing outside the workspace reaches the model because of a file
+//!   the repository contains.
 //! - [`wire`]: the one `Content-Length` framing of every LSP-style wire
 //!   (the server's guard, the language servers' client, the demo's editor,
 //!   the tests' client): a decoder without I/O that says why a frame is
@@ -292,6 +300,7 @@ pub mod acp;
 pub mod agent;
 pub mod checkpoint;
 pub mod completion;
+pub mod confined_file;
 pub mod consent;
 pub mod diff;
 pub mod environment;

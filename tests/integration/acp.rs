@@ -400,10 +400,12 @@ fn the_todo_list_is_the_sessions_plan_and_a_loaded_session_shows_it_again() {
 }
 
 /// A raw line-level client for the protocol faults.
-struct Raw {
-    child: std::process::Child,
+pub(crate) struct Raw {
+    pub(crate) child: std::process::Child,
     lines: mpsc::Receiver<Value>,
     next_id: u64,
+    /// The paths the agent asked this client to read (`fs/read_text_file`).
+    pub(crate) paths_read: Vec<String>,
 }
 
 impl Raw {
@@ -411,6 +413,11 @@ impl Raw {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
         command.arg("acp").current_dir(setup.root()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         setup.env(&mut command);
+        Raw::spawn(command)
+    }
+
+    /// A client of this `tandem acp` command (stdin and stdout piped).
+    pub(crate) fn spawn(mut command: Command) -> Raw {
         let mut child = command.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -423,7 +430,7 @@ impl Raw {
                 }
             }
         });
-        Raw { child, lines, next_id: 0 }
+        Raw { child, lines, next_id: 0, paths_read: Vec::new() }
     }
 
     fn send_line(&mut self, line: &str) {
@@ -432,7 +439,7 @@ impl Raw {
         stdin.flush().unwrap();
     }
 
-    fn request(&mut self, method: &str, params: Value) -> u64 {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         self.send_line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
@@ -455,7 +462,9 @@ impl Raw {
                     self.send_line(&answer.to_string());
                 }
                 Some("fs/read_text_file") => {
-                    let text = std::fs::read_to_string(message["params"]["path"].as_str().unwrap()).unwrap_or_default();
+                    let path = message["params"]["path"].as_str().unwrap();
+                    self.paths_read.push(path.to_string());
+                    let text = std::fs::read_to_string(path).unwrap_or_default();
                     self.send_line(&json!({"jsonrpc": "2.0", "id": message["id"], "result": {"content": text}}).to_string());
                 }
                 _ => {}
@@ -463,11 +472,11 @@ impl Raw {
         }
     }
 
-    fn response(&mut self, id: u64) -> Value {
+    pub(crate) fn response(&mut self, id: u64) -> Value {
         self.until(&format!("answer to request {id}"), |m| m["id"] == id && m.get("method").is_none())
     }
 
-    fn initialize(&mut self) {
+    pub(crate) fn initialize(&mut self) {
         let id = self.request("initialize", json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}}));
         assert_eq!(self.response(id)["result"]["protocolVersion"], 1);
     }

@@ -46,6 +46,7 @@ mod protected;
 mod protocol;
 mod reliability;
 mod reliability_lsp;
+mod repository_files;
 mod sandbox;
 mod search_shell;
 mod sessions;

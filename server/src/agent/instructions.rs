@@ -2,15 +2,21 @@
 //! the workspace root, and the user's own `~/.tandem/AGENTS.md`, go into the
 //! system prompt, each under a heading that names the file.
 //!
-//! - They are read through [`Workspace::read`], so in the editor an open
-//!   buffer's text counts, unsaved changes included.
+//! - They are read through [`Workspace::read_confined`], so in the editor
+//!   an open buffer's text counts, unsaved changes included, and only a
+//!   regular file is read. A project's file is read only when it resolves
+//!   inside the workspace after symlinks, like its includes: a repository's
+//!   `CLAUDE.md` that links to `~/.aws/credentials` is skipped (with a
+//!   warning in the log), never put in the prompt. The user's own
+//!   `~/.tandem/AGENTS.md` may link anywhere: it is theirs.
 //! - A line holding only `@relative/path` is replaced by that file (relative
 //!   to the file that names it). Includes nest at most
 //!   [`MAX_INCLUDE_DEPTH`] levels, must resolve inside the workspace (for the
 //!   user's file: inside `~/.tandem/`), and never repeat a file already being
 //!   included. Lines inside code fences are left alone. An include that
 //!   cannot be followed stays as it is, with a warning in the log.
-//! - Sizes are bounded: [`MAX_FILE_CHARS`] per file, [`MAX_TOTAL_CHARS`] in all.
+//! - Sizes are bounded: a file over [`MAX_FILE_BYTES`] is not read,
+//!   [`MAX_FILE_CHARS`] are kept per file, [`MAX_TOTAL_CHARS`] in all.
 //! - `CLAUDE.md` that is a link to `AGENTS.md` is read once.
 
 use std::path::{Path, PathBuf};
@@ -21,6 +27,8 @@ use crate::workspace::{resolve_confined, Workspace};
 pub const PROJECT_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".tandem/AGENTS.md"];
 /// How deep `@path` includes may nest.
 pub const MAX_INCLUDE_DEPTH: usize = 5;
+/// A file larger than this is not read at all.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Characters kept from one file.
 pub const MAX_FILE_CHARS: usize = 20_000;
 /// Characters of instructions in all.
@@ -42,19 +50,14 @@ pub fn load(workspace: &Workspace) -> Vec<InstructionFile> {
     if let Some(home) = workspace.home() {
         let dir = home.join(".tandem");
         let path = dir.join("AGENTS.md");
-        if path.is_file() || workspace.buffer(&path).is_some() {
-            let confine = vec![dir.canonicalize().unwrap_or(dir)];
-            if let Some(text) = expander.top(&path, &confine) {
-                files.push(InstructionFile { name: "~/.tandem/AGENTS.md".to_string(), text });
-            }
+        let confine = vec![dir.canonicalize().unwrap_or(dir)];
+        if let Some(text) = expander.top(&path, None, &confine) {
+            files.push(InstructionFile { name: "~/.tandem/AGENTS.md".to_string(), text });
         }
     }
     for name in PROJECT_FILES {
         let path = workspace.root().join(name);
-        if !path.is_file() && workspace.buffer(&path).is_none() {
-            continue;
-        }
-        if let Some(text) = expander.top(&path, workspace.roots()) {
+        if let Some(text) = expander.top(&path, Some(workspace.roots()), workspace.roots()) {
             files.push(InstructionFile { name: name.to_string(), text });
         }
     }
@@ -84,35 +87,42 @@ struct Expander<'a> {
 }
 
 impl Expander<'_> {
-    fn top(&mut self, path: &Path, confine: &[PathBuf]) -> Option<String> {
+    /// A top-level file: `inside`, the folders it must resolve into
+    /// (`None`: the user's own); `confine`, those of its includes.
+    fn top(&mut self, path: &Path, inside: Option<&[PathBuf]>, confine: &[PathBuf]) -> Option<String> {
         let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if self.seen_top.contains(&real) {
             return None;
         }
-        self.seen_top.push(real);
         if self.remaining == 0 {
             tracing::warn!(path = %path.display(), "instructions skipped: the instructions are over {MAX_TOTAL_CHARS} characters");
             return None;
         }
         let mut chain = Vec::new();
-        match self.expand(path, confine, 0, &mut chain) {
-            Ok(text) if !text.trim().is_empty() => Some(text),
-            Ok(_) => None,
+        match self.expand(path, inside, confine, 0, &mut chain) {
+            Ok(Some(text)) => {
+                self.seen_top.push(real);
+                Some(text).filter(|text| !text.trim().is_empty())
+            }
+            Ok(None) => None,
             Err(err) => {
-                tracing::warn!(path = %path.display(), %err, "cannot read instructions");
+                tracing::warn!(path = %path.display(), %err, "instructions skipped");
                 None
             }
         }
     }
 
-    /// The file's text with its includes expanded. `chain` holds the files
-    /// being expanded (a file that includes itself, directly or not, stops).
-    fn expand(&mut self, path: &Path, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> Result<String, String> {
+    /// The file's text with its includes expanded (`None`: no such file).
+    /// `chain` holds the files being expanded (a file that includes
+    /// itself, directly or not, stops).
+    fn expand(&mut self, path: &Path, inside: Option<&[PathBuf]>, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> Result<Option<String>, String> {
         let shown = self.workspace.display_path(path);
-        let file = self.workspace.read(path).map_err(|e| e.message(&shown))?;
-        let text = match file.text.char_indices().nth(MAX_FILE_CHARS) {
-            Some((end, _)) => format!("{}\n[... {shown} cut at {MAX_FILE_CHARS} characters]", &file.text[..end]),
-            None => file.text.to_string(),
+        let Some(file_text) = self.workspace.read_confined(path, inside, MAX_FILE_BYTES).map_err(|reason| format!("{shown}: {reason}"))? else {
+            return Ok(None);
+        };
+        let text = match file_text.char_indices().nth(MAX_FILE_CHARS) {
+            Some((end, _)) => format!("{}\n[... {shown} cut at {MAX_FILE_CHARS} characters]", &file_text[..end]),
+            None => file_text.to_string(),
         };
         chain.push(path.to_path_buf());
         let mut out = String::with_capacity(text.len());
@@ -147,7 +157,7 @@ impl Expander<'_> {
             out.push('\n');
         }
         chain.pop();
-        Ok(out)
+        Ok(Some(out))
     }
 
     fn include(&mut self, from: &Path, target: &str, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> Result<String, String> {
@@ -160,7 +170,10 @@ impl Expander<'_> {
         if chain.contains(&resolved) {
             return Err("the file is already being included (a cycle)".to_string());
         }
-        self.expand(&resolved, confine, depth + 1, chain)
+        match self.expand(&resolved, Some(confine), confine, depth + 1, chain)? {
+            Some(text) => Ok(text),
+            None => Err("no such file".to_string()),
+        }
     }
 }
 
@@ -278,6 +291,41 @@ mod tests {
         s.editor.open(&s.root.join("AGENTS.md"), "unsaved in the editor\n", 3);
         let files = s.load();
         assert_eq!(files, vec![InstructionFile { name: "AGENTS.md".into(), text: "unsaved in the editor\n".into() }]);
+    }
+
+    /// Issue 49: a repository's instruction files linking out of it went
+    /// into the system prompt. They are skipped, the editor is not asked
+    /// for them (it would follow the link), and the user's own file still
+    /// may link anywhere.
+    #[cfg(unix)]
+    #[test]
+    fn project_files_linking_out_of_the_workspace_are_skipped_the_users_own_are_not() {
+        let s = setup(&[("shared.md", "In the workspace.\n")], &[(".aws/credentials", "AWS-SECRET\n"), ("dotfiles/AGENTS.md", "Mine.\n"), ("ssh/id", "SSH-SECRET\n")]);
+        let link = |target: &Path, at: &Path| std::os::unix::fs::symlink(target, at).unwrap();
+        link(&s.home.join(".aws/credentials"), &s.root.join("CLAUDE.md"));
+        link(&s.home.join("ssh"), &s.root.join(".tandem"));
+        std::fs::rename(s.home.join("ssh/id"), s.home.join("ssh/AGENTS.md")).unwrap();
+        link(&s.root.join("shared.md"), &s.root.join("AGENTS.md"));
+        std::fs::create_dir_all(s.home.join(".tandem")).unwrap();
+        link(&s.home.join("dotfiles/AGENTS.md"), &s.home.join(".tandem/AGENTS.md"));
+        // An editor holding the linked file open is not asked for it.
+        s.editor.open(&s.root.join("CLAUDE.md"), "AWS-SECRET in a buffer\n", 1);
+        let section = prompt_section(&s.load());
+        assert!(!section.contains("SECRET"), "{section}");
+        assert!(section.contains("## ~/.tandem/AGENTS.md\nMine.") && section.contains("## AGENTS.md\nIn the workspace."), "{section}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_device_is_not_read() {
+        let s = setup(&[("AGENTS.md", "Fine.\n")], &[]);
+        std::os::unix::fs::symlink("/dev/zero", s.home.join("zero")).unwrap();
+        std::fs::create_dir_all(s.home.join(".tandem")).unwrap();
+        std::os::unix::fs::symlink(s.home.join("zero"), s.home.join(".tandem/AGENTS.md")).unwrap();
+        let fifo = std::ffi::CString::new(s.root.join("CLAUDE.md").display().to_string()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert_eq!(s.load(), vec![InstructionFile { name: "AGENTS.md".into(), text: "Fine.\n".into() }]);
     }
 
     #[test]

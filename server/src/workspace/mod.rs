@@ -613,6 +613,37 @@ impl Workspace {
         Ok(FileText { path: path.to_path_buf(), text: Arc::from(text), stamp })
     }
 
+    /// A file Tandem reads for itself that the folder may have brought
+    /// (project instructions, a skill, an agent): its text as the agent
+    /// would see it (an open buffer counts), only when the file on disk is
+    /// a regular file of at most `max_bytes` and, `inside` given, resolves
+    /// into those folders after every symlink ([`crate::confined_file`]).
+    /// The disk is looked at first, so an editor or ACP client is never
+    /// asked for a file that links out (it would follow the link).
+    /// `Ok(None)`: no such file; `Err`: why it was not read.
+    pub fn read_confined(&self, path: &Path, inside: Option<&[PathBuf]>, max_bytes: u64) -> Result<Option<Arc<str>>, String> {
+        let on_disk = crate::confined_file::check(path, inside, max_bytes).map_err(|refusal| refusal.to_string())?;
+        if !on_disk {
+            // Only an unsaved buffer: its name, with the links of the
+            // folders on its way followed, must be inside too.
+            if let Some(folders) = inside {
+                resolve_confined(folders, &[], &path.to_string_lossy()).map_err(|err| err.message())?;
+            }
+            return self.buffer(path).map(|buffer| bounded_text(buffer.text, max_bytes)).transpose();
+        }
+        self.count_text_read();
+        let buffer = match &self.editor {
+            Some(editor) => editor.read_document(path).map_err(|reason| format!("the editor could not give its text ({reason})"))?,
+            None => None,
+        };
+        if let Some(buffer) = buffer {
+            return bounded_text(buffer.text, max_bytes).map(Some);
+        }
+        let Some(bytes) = crate::confined_file::read(path, inside, max_bytes).map_err(|refusal| refusal.to_string())? else { return Ok(None) };
+        let text = bytes_to_text(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
+        Ok(Some(Arc::from(text)))
+    }
+
     /// Remember that the agent has seen `file` as it is now.
     pub fn record_read(&self, file: &FileText) {
         self.ledger.record(&file.path, file.stamp, Arc::clone(&file.text));
@@ -955,6 +986,14 @@ impl Workspace {
             ))),
             Err(DiskWriteError::Io(err)) => Err(WriteError::Io(format!("Error: cannot write {display}: {err}"))),
         }
+    }
+}
+
+/// An editor's text for [`Workspace::read_confined`], held to its limit.
+fn bounded_text(text: Arc<str>, max_bytes: u64) -> Result<Arc<str>, String> {
+    match text.len() as u64 {
+        bytes if bytes > max_bytes => Err(format!("it is {bytes} bytes; the limit is {max_bytes}")),
+        _ => Ok(text),
     }
 }
 

@@ -101,7 +101,7 @@ impl AgentSet {
 const BUILT_IN: [&str; 3] = ["explore", "plan", "general"];
 
 fn load_agent(workspace: &Workspace, file: &Path, origin: Origin, trust: &crate::trust::Trust) -> Result<AgentDefinition, String> {
-    let text = read_bounded(workspace, file, MAX_AGENT_BYTES)?;
+    let text = read_bounded(workspace, file, origin, MAX_AGENT_BYTES)?;
     let doc = front_matter::parse(&text)?;
     let mut model = doc.text("model")?;
     let mut model_untrusted = None;

@@ -133,7 +133,7 @@ fn one_line(text: &str) -> String {
 }
 
 fn load_skill(workspace: &Workspace, folder: &Path, file: &Path, origin: Origin) -> Result<Skill, String> {
-    let text = read_bounded(workspace, file, MAX_SKILL_BYTES)?;
+    let text = read_bounded(workspace, file, origin, MAX_SKILL_BYTES)?;
     let doc = front_matter::parse(&text)?;
     let folder_name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let name = doc.text("name")?.unwrap_or(folder_name);

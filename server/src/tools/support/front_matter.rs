@@ -175,14 +175,19 @@ pub struct Skipped {
 }
 
 /// A file's text through the workspace (an open buffer counts), refused
-/// past `max_bytes`.
-pub(crate) fn read_bounded(workspace: &Workspace, file: &Path, max_bytes: u64) -> Result<String, String> {
-    if let Ok(meta) = std::fs::metadata(file) {
-        if meta.len() > max_bytes {
-            return Err(format!("the file is larger than {} KB", max_bytes / 1024));
-        }
+/// past `max_bytes`, when it is not a regular file, or — for a project's
+/// file — when it resolves outside the workspace after symlinks (a
+/// repository's `SKILL.md` linking to `~/.npmrc` is skipped, never read);
+/// the user's own may link anywhere ([`Workspace::read_confined`]).
+pub(crate) fn read_bounded(workspace: &Workspace, file: &Path, origin: Origin, max_bytes: u64) -> Result<String, String> {
+    let inside = match origin {
+        Origin::Project => Some(workspace.roots()),
+        Origin::User => None,
+    };
+    match workspace.read_confined(file, inside, max_bytes)? {
+        Some(text) => Ok(text.to_string()),
+        None => Err("the file is gone".to_string()),
     }
-    workspace.read(file).map(|f| f.text.to_string()).map_err(|e| e.message(&file.display().to_string()))
 }
 
 #[cfg(test)]
