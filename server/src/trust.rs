@@ -70,6 +70,26 @@ pub fn agent_files(root: &Path) -> Vec<String> {
     files
 }
 
+/// A project file is read at most this large to be trusted (the loaders
+/// read none larger: settings are at most this, agent files less).
+pub const MAX_FILE_BYTES: u64 = crate::json_file::MAX_BYTES;
+
+/// A project file of `root` (relative to it) as the loaders read it
+/// ([`crate::confined_file`]): a regular file inside `root`, bounded;
+/// `Ok(None)` when there is none.
+pub fn read_project_file(root: &Path, relative: &str) -> Result<Option<Vec<u8>>, crate::confined_file::Refusal> {
+    crate::confined_file::read(&root.join(relative), Some(&[root.to_path_buf()]), MAX_FILE_BYTES)
+}
+
+/// What [`TrustStore::trust_files`] trusted, and what it did not read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trusted {
+    /// The files trusted, relative to the folder.
+    pub files: Vec<String>,
+    /// The files not read (so not trusted), with why: `(relative, reason)`.
+    pub skipped: Vec<(String, String)>,
+}
+
 /// How to trust a folder, for every message that says something was left out.
 pub const HOW_TO_TRUST: &str = "if you trust this folder's files, run `tandem trust` in it (in VS Code: \"Tandem: Trust Workspace\"; in Neovim: :TandemTrust; for one run, as in CI: --trust)";
 
@@ -241,21 +261,30 @@ impl TrustStore {
     /// (relative paths; missing ones are not recorded, so a file added
     /// later needs trust of its own).
     pub fn trust(&self, root: &Path) -> std::io::Result<Vec<String>> {
+        self.trust_files(root).map(|trusted| trusted.files)
+    }
+
+    /// [`TrustStore::trust`], saying also which files were not read and
+    /// why (they stay untrusted): each is read as the loaders read it
+    /// ([`read_project_file`]), so a FIFO or a link to `/dev/zero` is
+    /// skipped instead of hanging or filling the memory.
+    pub fn trust_files(&self, root: &Path) -> std::io::Result<Trusted> {
         let mut files = BTreeMap::new();
+        let mut skipped = Vec::new();
         for relative in project_files(root) {
-            match std::fs::read(root.join(&relative)) {
-                Ok(bytes) => {
+            match read_project_file(root, &relative) {
+                Ok(Some(bytes)) => {
                     files.insert(relative, fingerprint(&bytes));
                 }
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(std::io::Error::new(err.kind(), format!("{}: {err}", root.join(&relative).display()))),
+                Ok(None) => {}
+                Err(refusal) => skipped.push((relative, refusal.to_string())),
             }
         }
         let trusted: Vec<String> = files.keys().cloned().collect();
         self.update(|folders| {
             folders.insert(folder_key(root), TrustRecord { trusted_at: now(), files });
         })?;
-        Ok(trusted)
+        Ok(Trusted { files: trusted, skipped })
     }
 
     /// Forget `root`; whether it was trusted.
@@ -336,6 +365,36 @@ mod tests {
         assert!(!source.trust(&a).was_trusted());
         std::fs::write(store.path(), "{broken").unwrap();
         assert!(!source.trust(&a).was_trusted(), "a broken store trusts nothing");
+    }
+
+    /// Issue 49: `tandem trust` read the folder's files unguarded, so a
+    /// FIFO `.mcp.json` hung it and a settings link to `/dev/zero` filled
+    /// the memory. Each is skipped, said, and left untrusted.
+    #[cfg(unix)]
+    #[test]
+    fn trusting_reads_files_as_the_loaders_do_and_says_what_it_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(dir.path().join("data/trust.json"));
+        let root = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(root.join(".tandem/agents")).unwrap();
+        std::fs::write(root.join(".tandem/settings.json"), "{}").unwrap();
+        let fifo = std::ffi::CString::new(root.join(".mcp.json").display().to_string()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", root.join(".tandem/settings.local.json")).unwrap();
+        std::fs::write(dir.path().join("outside.md"), "---\nmodel: opus\n---\nTheirs.").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside.md"), root.join(".tandem/agents/out.md")).unwrap();
+        let trusted = store.trust_files(&root).unwrap();
+        assert_eq!(trusted.files, [".tandem/settings.json"]);
+        let skipped: Vec<String> = trusted.skipped.iter().map(|(file, why)| format!("{file}: {}", why.split(',').next().unwrap())).collect();
+        expect_test::expect![[r#"
+            [
+                ".tandem/settings.local.json: it is a symlink to /dev/zero",
+                ".mcp.json: it is not a regular file (a FIFO)",
+                ".tandem/agents/out.md: it is a symlink to BASE/outside.md",
+            ]
+        "#]]
+        .assert_debug_eq(&skipped.iter().map(|s| s.replace(&dir.path().canonicalize().unwrap().display().to_string(), "BASE")).collect::<Vec<_>>());
     }
 
     #[test]

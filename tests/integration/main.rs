@@ -58,5 +58,6 @@ mod tool_search;
 mod tool_system;
 mod trust;
 mod trust_editors;
+mod trust_reads;
 mod undo;
 mod undo_lsp;

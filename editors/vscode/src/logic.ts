@@ -540,6 +540,8 @@ export interface TrustAnswer {
   trusted: string;
   /** What was ignored until now and applies from now on, one line each. */
   applied?: string[];
+  /** Files not read (a FIFO, a device, too large, linking out), so not trusted, one line each. */
+  skipped?: string[];
   /** Project MCP or language servers start only in a new session. */
   restart?: boolean;
 }
@@ -549,7 +551,9 @@ export function trustSummary(answer: TrustAnswer): string {
   const applied = answer.applied ?? [];
   const what = applied.length === 0 ? 'nothing in them needed it' : `now applied: ${applied.join('; ')}`;
   const restart = answer.restart ? ' The server restarts to start the project\'s servers.' : '';
-  return `Tandem trusts this folder's settings files as they are now (${what}). When one changes, it is ignored again until you trust the folder again.${restart}`;
+  const skipped = answer.skipped ?? [];
+  const notRead = skipped.length === 0 ? '' : ` Not read, so not trusted: ${skipped.join('; ')}.`;
+  return `Tandem trusts this folder's settings files as they are now (${what}). When one changes, it is ignored again until you trust the folder again.${notRead}${restart}`;
 }
 
 /** A background task as `tandem.tasks` lists it (docs/protocol.md). */

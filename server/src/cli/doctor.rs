@@ -116,11 +116,19 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
 /// files", "files": {".tandem/settings.json": "trusted" | "changed since
 /// trusted" | "not trusted"}, "notice"?: what was ignored and how to trust}`.
 fn trust_report(root: &std::path::Path, problems: &[tandem::settings::SettingsProblem]) -> serde_json::Value {
-    use tandem::trust::{project_files, FileTrust, Trust};
+    use tandem::trust::{project_files, read_project_file, FileTrust, Trust};
     let trust = Trust::of(root);
     let mut files = serde_json::Map::new();
     for relative in project_files(root) {
-        let Ok(bytes) = std::fs::read(root.join(&relative)) else { continue };
+        // Read as the loaders read: a FIFO `.mcp.json` must not hang doctor.
+        let bytes = match read_project_file(root, &relative) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => continue,
+            Err(refusal) => {
+                files.insert(relative, serde_json::json!(format!("not read: {refusal}")));
+                continue;
+            }
+        };
         let state = match trust.file(&relative, &bytes) {
             FileTrust::Trusted => "trusted",
             FileTrust::Changed => "changed since trusted",

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use tandem::trust::{project_files, FileTrust, TrustSource, TrustStore};
+use tandem::trust::{project_files, read_project_file, FileTrust, TrustSource, TrustStore};
 
 /// What `tandem trust` was asked.
 pub enum TrustCommand {
@@ -20,8 +20,15 @@ pub enum TrustCommand {
 pub fn trust(root: &Path, command: TrustCommand) -> anyhow::Result<ExitCode> {
     match command {
         TrustCommand::Trust => {
-            let applied = tandem::host::trust_folder(root).map_err(anyhow::Error::msg)?;
+            let trusted = tandem::host::trust_folder(root).map_err(anyhow::Error::msg)?;
+            let applied = trusted.applied;
             println!("Trusted {}: its settings files apply as they are now.", root.display());
+            if !trusted.skipped.is_empty() {
+                println!("Not read, so not trusted (Tandem does not load them either):");
+                for line in &trusted.skipped {
+                    println!("  {line}");
+                }
+            }
             if applied.is_empty() {
                 println!("(Nothing in them needed it.)");
             } else {
@@ -46,14 +53,16 @@ pub fn trust(root: &Path, command: TrustCommand) -> anyhow::Result<ExitCode> {
                 let mut relatives = project_files(Path::new(&folder));
                 relatives.extend(record.files.keys().filter(|f| !relatives.contains(f)).cloned().collect::<Vec<_>>());
                 for relative in &relatives {
-                    let state = match std::fs::read(Path::new(&folder).join(relative)) {
-                        Ok(bytes) => match trust.file(relative, &bytes) {
-                            FileTrust::Trusted => "trusted",
-                            FileTrust::Changed => "changed since: ignored until trusted again",
-                            FileTrust::NotTrusted => "new since: ignored until trusted again",
+                    // Read as the loaders read: a FIFO here must not hang the list.
+                    let state = match read_project_file(Path::new(&folder), relative) {
+                        Ok(Some(bytes)) => match trust.file(relative, &bytes) {
+                            FileTrust::Trusted => "trusted".to_string(),
+                            FileTrust::Changed => "changed since: ignored until trusted again".to_string(),
+                            FileTrust::NotTrusted => "new since: ignored until trusted again".to_string(),
                         },
-                        Err(_) if record.files.contains_key(relative) => "gone",
-                        Err(_) => continue,
+                        Ok(None) if record.files.contains_key(relative) => "gone".to_string(),
+                        Ok(None) => continue,
+                        Err(refusal) => format!("not read: {refusal}"),
                     };
                     println!("  {relative}: {state}");
                 }

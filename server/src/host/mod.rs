@@ -106,15 +106,30 @@ pub fn load_settings_with(root: &Path, editor: &[serde_json::Value]) -> Result<(
     Err(fatal.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
 }
 
+/// What trusting a folder did ([`trust_folder`]).
+#[derive(Debug, Clone, Default)]
+pub struct FolderTrusted {
+    /// What the untrusted files asked for and was left out until now
+    /// (empty: nothing needed trust).
+    pub applied: Vec<SettingsProblem>,
+    /// The files not read, so not trusted, one line each: `.mcp.json: it
+    /// is not a regular file (a FIFO)`.
+    pub skipped: Vec<String>,
+}
+
 /// Trust the files of the folder `root` as they are now, in the user's
-/// store ([`crate::trust`]). The answer is what that lets apply: what the
-/// untrusted files asked for and was left out until now (empty: nothing
-/// needed trust); `Err` says why the trust cannot be kept.
-pub fn trust_folder(root: &Path) -> Result<Vec<SettingsProblem>, String> {
+/// store ([`crate::trust`]), each read as the loaders read it (a FIFO, a
+/// device, a file too large or linking out of the folder is skipped and
+/// said). It reads files: a front end with a request loop calls it off
+/// that loop. `Err` says why the trust cannot be kept.
+pub fn trust_folder(root: &Path) -> Result<FolderTrusted, String> {
     let store = crate::trust::TrustStore::for_user().ok_or("cannot find the user's data folder (set XDG_DATA_HOME) to remember the trust in")?;
     let (_, before) = crate::settings::load(&SettingsFiles::for_workspace(root), &[]);
-    store.trust(root).map_err(|err| format!("cannot remember the trust in {}: {err}", store.path().display()))?;
-    Ok(before.into_iter().filter(SettingsProblem::needs_trust).collect())
+    let trusted = store.trust_files(root).map_err(|err| format!("cannot remember the trust in {}: {err}", store.path().display()))?;
+    Ok(FolderTrusted {
+        applied: before.into_iter().filter(SettingsProblem::needs_trust).collect(),
+        skipped: trusted.skipped.iter().map(|(file, reason)| format!("{file}: {reason}; not trusted")).collect(),
+    })
 }
 
 /// Whether [`trust_folder`]'s answer holds what starts when a session

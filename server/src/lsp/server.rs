@@ -336,14 +336,21 @@ impl Backend {
 
     /// `tandem.trust`: the user trusts the workspace's files as they are
     /// now; the settings are read again at once (mode, rules, hooks), and
-    /// the answer says what now applies.
-    fn trust(&self) -> Result<Option<Value>> {
+    /// the answer says what now applies and which files were not read.
+    /// The files are read on the blocking pool: the server answers other
+    /// requests meanwhile.
+    async fn trust(&self) -> Result<Option<Value>> {
         let Some(root) = self.settings_files.get().map(|files| files.root.clone()) else { return Err(Error::invalid_request()) };
-        let applied = crate::host::trust_folder(&root).map_err(|message| Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None })?;
+        let failed = |message: String| Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None };
+        let folder = root.clone();
+        let trusted = tokio::task::spawn_blocking(move || crate::host::trust_folder(&folder))
+            .await
+            .map_err(|err| failed(format!("trusting the folder stopped: {err}")))?
+            .map_err(failed)?;
         self.update_settings(|_| {});
-        let items: Vec<String> = applied.iter().map(|p| format!("{}: {} {}", p.source, p.field, p.message).trim().to_string()).collect();
-        let restart = crate::host::needs_new_session(&applied);
-        Ok(Some(json!({"trusted": root, "applied": items, "restart": restart})))
+        let items: Vec<String> = trusted.applied.iter().map(|p| format!("{}: {} {}", p.source, p.field, p.message).trim().to_string()).collect();
+        let restart = crate::host::needs_new_session(&trusted.applied);
+        Ok(Some(json!({"trusted": root, "applied": items, "skipped": trusted.skipped, "restart": restart})))
     }
 
     fn threads(&self) -> Result<Arc<Threads>> {
@@ -693,7 +700,7 @@ impl LanguageServer for Backend {
             UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
             THREADS_COMMAND | FORGET_COMMAND | COMPACT_COMMAND | TRANSCRIPT_COMMAND => self.thread_command(&params).await,
-            TRUST_COMMAND => self.trust(),
+            TRUST_COMMAND => self.trust().await,
             PROVIDER_COMMAND => Ok(Some(provider_answer(&self.settings()))),
             super::inline::ACCEPTED_COMMAND => {
                 if let Some(ready) = self.ready.get() {

@@ -598,6 +598,9 @@ function M.trust()
     for _, item in ipairs(applied) do
       table.insert(lines, '  now applied: ' .. item)
     end
+    for _, item in ipairs(result.skipped or {}) do
+      table.insert(lines, '  not read, so not trusted: ' .. item)
+    end
     table.insert(lines, 'When one changes, it is ignored again until you trust the folder again.')
     notify(table.concat(lines, '\n'), vim.log.levels.INFO)
     if result.restart then

@@ -65,6 +65,10 @@ describe('trustSummary', () => {
     );
     assert.ok(trustSummary({ trusted: '/w', applied: [] }).includes('nothing in them needed it'));
   });
+  it('names the files it did not read', () => {
+    const summary = trustSummary({ trusted: '/w', applied: [], skipped: ['.mcp.json: it is not a regular file (a FIFO); not trusted'] });
+    assert.ok(summary.includes('Not read, so not trusted: .mcp.json: it is not a regular file (a FIFO); not trusted.'), summary);
+  });
 });
 
 describe('serverSettings', () => {
