@@ -248,6 +248,30 @@ fn deny_rules_hold_through_wrappers_and_spellings() {
     assert!(run.root.join("keep.txt").exists(), "keep.txt was removed");
 }
 
+/// Issue 49: `env - rm victim.txt` (env's lone `-`, which is `-i`) walked
+/// past a deny rule for `rm`. Every form env takes a command in is seen
+/// through, in `bypassPermissions` (nothing is asked: only the rule stands).
+#[test]
+fn deny_rules_see_through_env_in_every_form() {
+    let run = Run::new(Some(json!({"permissions": {"deny": ["Bash(rm:*)"]}})));
+    std::fs::write(run.root.join("victim.txt"), "x").unwrap();
+    let payloads = [
+        "env - rm victim.txt", "env - A=1 rm victim.txt", "env -i - rm victim.txt", "env -- - rm victim.txt", "env -i rm victim.txt",
+        "env -u HOME rm victim.txt", "env -uHOME rm victim.txt", "env --unset=HOME rm victim.txt", "env -C . rm victim.txt",
+        "env --chdir . rm victim.txt", "env -- rm victim.txt", "env A=1 B=2 rm victim.txt", "env -i -- A=1 rm victim.txt",
+        "env -iv -u X -C . -- A=1 rm victim.txt", "env -S 'rm victim.txt'", "env -S'rm victim.txt'", "env -iS 'rm victim.txt'",
+        "env -u X -S 'A=1 rm victim.txt'", "env --split-string='rm victim.txt'", "env - env -i env rm victim.txt",
+        "env - sh -c 'rm victim.txt'", "env --ignore rm victim.txt",
+    ];
+    let calls: Vec<Value> = payloads.iter().map(|p| shell(p)).collect();
+    let results = run.ask(&calls, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(results.len(), payloads.len());
+    for (payload, (is_error, text)) in payloads.iter().zip(&results) {
+        assert!(*is_error && text.contains("run_shell(rm:*)"), "{payload}: {text}");
+    }
+    assert!(run.root.join("victim.txt").exists(), "victim.txt was removed");
+}
+
 /// A read deny rule (in Claude Code's spelling) stops every tool that
 /// reads: the shell too, and through a symlink.
 #[test]

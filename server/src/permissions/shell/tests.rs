@@ -420,6 +420,55 @@ fn deny_rules_see_through_wrappers() {
     .assert_eq(&out);
 }
 
+/// `env` in every form it takes a command in: each shows `rm f` to deny
+/// rules (`env -` is `env -i`: issue 49 walked a deny rule past with it).
+#[test]
+fn deny_rules_see_through_env_in_every_form() {
+    let commands = [
+        "env - rm f", "env - A=1 rm f", "env -i - rm f", "env -- - rm f", "env -i rm f", "env -i A=1 B=2 rm f", "env -u X rm f",
+        "env -uX rm f", "env --unset X rm f", "env --unset=X rm f", "env -C /tmp rm f", "env --chdir=/tmp rm f", "env -- rm f",
+        "env -i -- A=1 rm f", "env -0 rm f", "env -v rm f", "env -iv -u X -C /tmp -- A=1 rm f", "env A=1 rm f", "env -S 'rm f'",
+        "env -S'rm f'", "env -iS 'rm f'", "env -u X -S 'rm f'", "env -C /tmp -S 'A=1 rm f'", "env --split-string='rm f'",
+        "env - env -i env rm f", "env -i sh -c 'rm f'", "env --ignore rm f", "env -Z rm f", "env - $X f",
+        "env PATH=. ls", "env BASH_ENV=x.sh bash -c true",
+    ];
+    let out: String = commands.iter().map(|c| runs(c)).collect();
+    expect_test::expect![[r#"
+        env - rm f => runs [env - rm f; rm f] unknown []
+        env - A=1 rm f => runs [env - A=1 rm f; rm f] unknown []
+        env -i - rm f => runs [env -i - rm f; rm f] unknown []
+        env -- - rm f => runs [env -- - rm f; rm f] unknown []
+        env -i rm f => runs [env -i rm f; rm f] unknown []
+        env -i A=1 B=2 rm f => runs [env -i A=1 B=2 rm f; rm f] unknown []
+        env -u X rm f => runs [env -u X rm f; rm f] unknown []
+        env -uX rm f => runs [env -uX rm f; rm f] unknown []
+        env --unset X rm f => runs [env --unset X rm f; rm f] unknown []
+        env --unset=X rm f => runs [env --unset=X rm f; rm f] unknown []
+        env -C /tmp rm f => runs [env -C /tmp rm f; rm f] unknown []
+        env --chdir=/tmp rm f => runs [env --chdir=/tmp rm f; rm f] unknown []
+        env -- rm f => runs [env -- rm f; rm f] unknown []
+        env -i -- A=1 rm f => runs [env -i -- A=1 rm f; rm f] unknown []
+        env -0 rm f => runs [env -0 rm f; rm f] unknown []
+        env -v rm f => runs [env -v rm f; rm f] unknown []
+        env -iv -u X -C /tmp -- A=1 rm f => runs [env -iv -u X -C /tmp -- A=1 rm f; rm f] unknown []
+        env A=1 rm f => runs [env A=1 rm f; rm f] unknown []
+        env -S 'rm f' => runs [env -S rm f; rm f] unknown []
+        env -S'rm f' => runs [env -Srm f; rm f] unknown []
+        env -iS 'rm f' => runs [env -iS rm f; rm f] unknown []
+        env -u X -S 'rm f' => runs [env -u X -S rm f; rm f] unknown []
+        env -C /tmp -S 'A=1 rm f' => runs [env -C /tmp -S A=1 rm f; rm f] unknown []
+        env --split-string='rm f' => runs [env --split-string=rm f; rm f] unknown []
+        env - env -i env rm f => runs [env - env -i env rm f; env -i env rm f; env rm f; rm f] unknown []
+        env -i sh -c 'rm f' => runs [env -i sh -c rm f; sh -c rm f; rm f] unknown []
+        env --ignore rm f => runs [env --ignore rm f; --ignore rm f; rm f; f] unknown []
+        env -Z rm f => runs [env -Z rm f; -Z rm f; rm f; f] unknown []
+        env - $X f => runs [env - $X f; - $X f; f] unknown [the command name in `$X f` is only known when it runs]
+        env PATH=. ls => runs [env PATH=. ls; ls] unknown [`env PATH=. ls` sets PATH: it chooses the program a command name runs]
+        env BASH_ENV=x.sh bash -c true => runs [env BASH_ENV=x.sh bash -c true; bash -c true; true] unknown [`env BASH_ENV=x.sh bash -c true` sets BASH_ENV: every shell started after it runs the file it names]
+    "#]]
+    .assert_eq(&out);
+}
+
 /// Constructs that run a name chosen when they run, or text as commands:
 /// each either shows `rm` to deny rules or is unknown to them (and so is
 /// refused while a `run_shell` deny rule exists).

@@ -12,7 +12,7 @@ use brush_parser::ast;
 use brush_parser::word::{WordPiece, WordPieceWithSource};
 
 use super::paths::{self, Place};
-use super::wrappers::{self, Inner};
+use super::wrappers::{self, runs_what_it_holds, Inner};
 use super::{base_name, is_interpreter, judge, Analysis, ShellEnv, SimpleCommand, Write, MAX_COMMAND_CHARS, MAX_DEPTH};
 
 /// At most this many paths are kept for read deny rules per command.
@@ -938,20 +938,6 @@ fn is_literal_number(text: &str) -> bool {
 fn is_identifier(text: &str) -> bool {
     let mut chars = text.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// Variables whose value the shell runs or reads code from, or that
-/// choose which program a name runs: setting one makes the commands after
-/// it unknown to deny rules.
-fn runs_what_it_holds(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "PS0" | "PS1" | "PS2" | "PS3" | "PS4" => "the prompt is expanded when it is shown (`set -x` shows PS4), running the commands in it",
-        "PROMPT_COMMAND" => "it runs before each prompt",
-        "BASH_ENV" | "ENV" => "every shell started after it runs the file it names",
-        "SHELLOPTS" | "BASHOPTS" => "it sets shell options (xtrace, which shows PS4) for every shell started after it",
-        "PATH" | "BASH_CMDS" | "BASH_ALIASES" | "BASH_LOADABLES_PATH" | "EXECIGNORE" => "it chooses the program a command name runs",
-        _ => return None,
-    })
 }
 
 /// Does a parameter expansion (as written) run code? A subscript, an

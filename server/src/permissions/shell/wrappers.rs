@@ -236,7 +236,23 @@ fn wrapped(wrapper: &Wrapper, words: &[String], statics: &[bool]) -> Vec<Inner> 
     if (name == "command" || name == "builtin") && words.iter().skip(1).any(|w| w == "-v" || w == "-V") {
         return Vec::new(); // `command -v rm` looks a name up.
     }
-    match skip_flags(words, statics, wrapper.flags, wrapper.leading, wrapper.assignments) {
+    let start = match name {
+        "env" => skip_flags(words, statics, wrapper.flags, 0, false).and_then(|start| env_operands(words, statics, start)),
+        _ => skip_flags(words, statics, wrapper.flags, wrapper.leading, wrapper.assignments),
+    };
+    let mut out = Vec::new();
+    if wrapper.assignments {
+        // `env PATH=. ls` runs `./ls`, as `PATH=. ls` would: the walk
+        // judges a shell's own assignments, these are env's (and sudo's).
+        let operands = start.unwrap_or(words.len()).min(words.len());
+        for word in words[1..operands].iter().zip(&statics[1..operands]).filter(|(w, s)| **s && is_assignment(w)).map(|(w, _)| w) {
+            let variable = word.split_once('=').map_or(word.as_str(), |(n, _)| n);
+            if let Some(why) = runs_what_it_holds(variable) {
+                out.push(Inner::Unknown(format!("`{}` sets {variable}: {why}", words.join(" "))));
+            }
+        }
+    }
+    out.extend(match start {
         Some(start) if name == "xargs" && start < words.len() && xargs_names_from_input(words, &words[start]) => {
             vec![Inner::Unknown(format!("`{}` runs names it reads as commands", words.join(" ")))]
         }
@@ -245,7 +261,26 @@ fn wrapped(wrapper: &Wrapper, words: &[String], statics: &[bool]) -> Vec<Inner> 
         Some(_) => Vec::new(),
         // A flag the table does not know: any later word may start the command.
         None => (1..words.len()).map(|start| Inner::Command(words[start..].to_vec(), statics[start..].to_vec())).collect(),
+    });
+    out
+}
+
+/// Where `env`'s command starts, from `start` (past its options): a
+/// lone `-` there is `-i` (GNU and BSD env read it once, after the
+/// options: `env - rm f` runs `rm f`), then the `NAME=VALUE` assignments.
+/// `None`: the command is only known when it runs.
+fn env_operands(words: &[String], statics: &[bool], start: usize) -> Option<usize> {
+    let mut index = start;
+    if words.get(index).is_some_and(|word| word == "-") {
+        index += 1;
     }
+    while index < words.len() && statics[index] && is_assignment(&words[index]) {
+        index += 1;
+    }
+    if index < words.len() && !statics[index] {
+        return None;
+    }
+    Some(index)
 }
 
 /// `env -S STRING`/`--split-string=STRING` (any spelling getopt_long
@@ -673,6 +708,20 @@ fn xargs_names_from_input(words: &[String], command: &str) -> bool {
         .chain(words.iter().filter(|w| w.starts_with("-i") || w.starts_with("--replace")).map(|_| "{}".to_string()))
         .collect();
     replace.iter().any(|r| !r.is_empty() && command.contains(r.as_str()))
+}
+
+/// Variables whose value the shell runs or reads code from, or that
+/// choose which program a name runs: setting one makes the commands after
+/// it unknown to deny rules.
+pub(super) fn runs_what_it_holds(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "PS0" | "PS1" | "PS2" | "PS3" | "PS4" => "the prompt is expanded when it is shown (`set -x` shows PS4), running the commands in it",
+        "PROMPT_COMMAND" => "it runs before each prompt",
+        "BASH_ENV" | "ENV" => "every shell started after it runs the file it names",
+        "SHELLOPTS" | "BASHOPTS" => "it sets shell options (xtrace, which shows PS4) for every shell started after it",
+        "PATH" | "BASH_CMDS" | "BASH_ALIASES" | "BASH_LOADABLES_PATH" | "EXECIGNORE" => "it chooses the program a command name runs",
+        _ => return None,
+    })
 }
 
 fn is_assignment(word: &str) -> bool {
