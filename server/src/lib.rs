@@ -46,10 +46,11 @@
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: messages and usage, the
-//!   json_file  trust  diff  wire                environment, consent, settings
+//!   json_file  trust  diff  wire  platform      environment, consent, settings
 //!                                                 layers, locks, strict JSON
 //!                                                 files, workspace trust, the
-//!                                                 one bounded diff, LSP framing
+//!                                                 one bounded diff, LSP framing,
+//!                                                 what differs between systems
 //! ```
 //!
 //! ## Code map
@@ -303,6 +304,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod model;
 pub mod permissions;
+pub mod platform;
 pub mod sandbox;
 pub mod scope;
 pub mod settings;
