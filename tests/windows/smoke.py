@@ -125,6 +125,43 @@ def check_run_shell_without_git_bash():
     assert "Git for Windows" in text, text
 
 
+def with_git_bash(env):
+    """Git Bash (the suite's stand-in, fake_bash.c) on the Windows PATH."""
+    env = dict(env)
+    env["WINEPATH"] = windows_path(os.environ["TANDEM_FAKE_BASH_DIR"])
+    return env
+
+
+def bash_processes_with(marker):
+    """The stand-in bash's processes whose command line has `marker`."""
+    out = subprocess.run(["pgrep", "-f", f"bash\\.exe .*{marker}"], capture_output=True)
+    return out.stdout.split()
+
+
+def check_run_shell_runs_git_bash():
+    w = Workspace()
+    out = tandem(["tool", "run_shell", json.dumps({"command": "echo from bash"})], w.root, with_git_bash(w.env))
+    assert out.returncode == 0, out
+    assert out.stdout.decode().strip() == "from bash", out
+
+
+def check_a_timeout_ends_the_whole_process_tree():
+    w = Workspace()
+    marker = f"tree-{os.getpid()}-{time.time_ns()}"
+    # The shell starts a child, which starts a grandchild; all sleep.
+    call = subprocess.Popen([WINE, EXE, "tool", "run_shell", json.dumps({"command": f"tree {marker}", "timeout": 6000})],
+                            cwd=w.root, env=with_git_bash(w.env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 30
+    while len(bash_processes_with(marker)) < 3 and time.time() < deadline:
+        time.sleep(0.2)
+    assert len(bash_processes_with(marker)) == 3, "the shell, its child and its grandchild never all ran"
+    out, _ = call.communicate(timeout=TIMEOUT)
+    assert call.returncode == 1, out
+    assert b"timed out" in out, out
+    time.sleep(1)
+    assert bash_processes_with(marker) == [], "processes of the tree outlived the timeout"
+
+
 class Stdio:
     """A JSON-RPC peer over the program's stdio: LSP frames or ACP lines."""
 
@@ -272,6 +309,8 @@ CHECKS = [
     check_ask_edits_a_crlf_file,
     check_doctor_says_no_sandbox,
     check_run_shell_without_git_bash,
+    check_run_shell_runs_git_bash,
+    check_a_timeout_ends_the_whole_process_tree,
     check_lsp_applies_an_edit_to_a_vscode_uri,
     check_acp_prompt_turn,
 ]
