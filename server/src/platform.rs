@@ -16,6 +16,64 @@
 
 use std::path::{Path, PathBuf};
 
+/// Whether file names on this system's usual disks ignore ASCII case:
+/// Windows' NTFS, and macOS's APFS as it is formatted by default.
+pub const NAMES_IGNORE_CASE: bool = cfg!(any(windows, target_os = "macos"));
+
+/// The name the file system opens for `name`: on this system
+/// ([`name_as_opened_on`] for another).
+pub fn name_as_opened(name: &str) -> String {
+    name_as_opened_on(name, NAMES_IGNORE_CASE, cfg!(windows))
+}
+
+/// The name a file system opens for `name`: ASCII case folded where names
+/// ignore case (`HOOKS` is `hooks`), and on Windows without the trailing
+/// dots and spaces its path parsing drops (`.git. ` is `.git`).
+pub fn name_as_opened_on(name: &str, ignore_case: bool, windows: bool) -> String {
+    // `.` and `..` stay themselves.
+    let name = if windows && name != "." && name != ".." { name.trim_end_matches(['.', ' ']) } else { name };
+    if ignore_case { name.to_ascii_lowercase() } else { name.to_string() }
+}
+
+/// Why Windows would not keep `name` (one path component) as written, if
+/// it would not: a reserved device name (`CON`, `NUL`, `COM1`… with any
+/// extension: `aux.txt` is the device AUX), a trailing dot or space (dropped
+/// by Win32, kept by a `\\?\` path, which makes a file other programs
+/// cannot open), or a character Windows forbids in names. Pure: tested on
+/// every system; [`path_name_problem`] applies it on Windows.
+pub fn windows_name_problem(name: &str) -> Option<String> {
+    if name == "." || name == ".." {
+        return None;
+    }
+    if name.ends_with('.') || name.ends_with(' ') {
+        return Some(format!("`{name}` ends with a dot or a space, which Windows drops from names"));
+    }
+    if let Some(c) = name.chars().find(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') || (*c as u32) < 32) {
+        return Some(format!("`{name}` holds {c:?}, which Windows does not allow in names"));
+    }
+    // The device is the part before the first dot, trailing spaces dropped.
+    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ').to_ascii_uppercase();
+    let numbered = |prefix: &str| {
+        stem.strip_prefix(prefix).is_some_and(|n| matches!(n, "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "\u{b9}" | "\u{b2}" | "\u{b3}"))
+    };
+    if matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$") || numbered("COM") || numbered("LPT") {
+        return Some(format!("`{name}` is a device name on Windows ({stem})"));
+    }
+    None
+}
+
+/// Why a path's file names cannot be used as written on this system
+/// (Windows' rules, [`windows_name_problem`]; none elsewhere).
+pub fn path_name_problem(path: &Path) -> Option<String> {
+    if !cfg!(windows) {
+        return None;
+    }
+    path.components().find_map(|c| match c {
+        std::path::Component::Normal(name) => windows_name_problem(&name.to_string_lossy()),
+        _ => None,
+    })
+}
+
 /// Open (create) a file only its owner may read and write: mode 0600 on
 /// Unix; on Windows a new file takes its folder's ACL.
 pub fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
@@ -394,6 +452,26 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         assert!(!process_exists(pid));
+    }
+
+    #[test]
+    fn windows_refuses_device_names_trailing_dots_and_forbidden_characters() {
+        for bad in ["CON", "nul", "Aux.txt", "com1", "LPT9.log", "NUL ", "con .txt", "COM\u{b9}", "CONIN$", "a.", "b ", ".git.", "x:y", "a*b", "tab\tname"] {
+            assert!(windows_name_problem(bad).is_some(), "{bad:?} passed");
+        }
+        for good in ["console.log", "nully.rs", "auxiliary", "com10", "LPT", ".git", "..", ".", "a.b.c", "COM0x", "con-fig"] {
+            assert_eq!(windows_name_problem(good), None, "{good:?} refused");
+        }
+    }
+
+    #[test]
+    fn a_name_as_windows_and_macos_open_it() {
+        assert_eq!(name_as_opened_on(".GIT. ", true, true), ".git");
+        assert_eq!(name_as_opened_on("HOOKS", true, false), "hooks");
+        assert_eq!(name_as_opened_on("..", true, true), "..");
+        // Linux keeps names as they are.
+        assert_eq!(name_as_opened_on(".GIT. ", false, false), ".GIT. ");
+        assert_eq!(name_as_opened("HOOKS"), if cfg!(target_os = "linux") { "HOOKS" } else { "hooks" });
     }
 
     #[test]
