@@ -125,6 +125,36 @@ def check_run_shell_without_git_bash():
     assert "Git for Windows" in text, text
 
 
+def check_device_names_and_trailing_dots_are_refused():
+    w = Workspace()
+    for name in ["NUL", "aux.txt", "notes.txt.", "sub\\COM1.log", "folder \\x.txt"]:
+        out = tandem(["tool", "write_file", json.dumps({"file_path": name, "content": "x"})], w.root, w.env)
+        assert out.returncode == 1, (name, out)
+        assert b"Windows" in out.stdout, (name, out.stdout)
+    assert os.listdir(w.root) == [], os.listdir(w.root)
+    out = tandem(["tool", "write_file", json.dumps({"file_path": "console.log", "content": "x"})], w.root, w.env)
+    assert out.returncode == 0 and w.read("console.log") == b"x", out
+
+
+def check_git_hooks_are_protected_in_every_spelling():
+    w = Workspace()
+    os.makedirs(os.path.join(w.root, ".git"))
+    # No hooks folder yet: nothing on disk tells `HOOKS` is `hooks`.
+    spellings = [".GIT\\HOOKS\\pre-commit", ".git.\\hooks\\pre-commit", ".Git /Hooks/pre-commit", windows_path(w.root) + "\\.GIT\\hooks\\pre-commit"]
+    w.script([{"text": "", "tool_calls": [{"name": "write_file", "input": {"file_path": s, "content": "#!/bin/sh\necho pwned\n"}} for s in spellings]},
+              {"text": "Done."}])
+    # bypassPermissions lets every write through but git's hooks and config.
+    out = tandem(["ask", "--permission-mode", "bypassPermissions", "add a hook"], w.root, w.env)
+    # Nothing written anywhere (a `\\\\?\\` path would have made `.git.` and
+    # `.Git ` folders of their own).
+    written = [os.path.join(d, f) for d, _, files in os.walk(w.root) for f in files]
+    assert written == [], (written, out.stdout.decode())
+    assert os.listdir(w.root) == [".git"], os.listdir(w.root)
+    # Each refused: asked (and no one can answer here), or its name refused.
+    said = out.stdout.decode()
+    assert said.count("needs permission") + said.count("which Windows drops from names") == len(spellings), said
+
+
 def with_git_bash(env):
     """Git Bash (the suite's stand-in, fake_bash.c) on the Windows PATH."""
     env = dict(env)
@@ -309,6 +339,8 @@ CHECKS = [
     check_ask_edits_a_crlf_file,
     check_doctor_says_no_sandbox,
     check_run_shell_without_git_bash,
+    check_device_names_and_trailing_dots_are_refused,
+    check_git_hooks_are_protected_in_every_spelling,
     check_run_shell_runs_git_bash,
     check_a_timeout_ends_the_whole_process_tree,
     check_lsp_applies_an_edit_to_a_vscode_uri,
