@@ -243,6 +243,10 @@
 //!   environment (`/proc/PID/environ`) and out of shell commands, whose
 //!   environment is an allow-list; the process not dumpable and its
 //!   inherited descriptors kept from its children.
+//! - [`platform`]: what differs between Linux, Windows and macOS, behind
+//!   one call each: file modes, whether a pid runs, the shell (Git for
+//!   Windows' `bash.exe` there), the process tree a command runs in (a
+//!   process group, a Windows Job Object), Windows' file-name rules.
 //! - `server/src/main.rs` and `server/src/cli/` (the binary): argument
 //!   parsing, `tandem ask` with its terminal printer, `tandem demo`,
 //!   `tandem tool(s)`.
