@@ -131,49 +131,22 @@ fn resolve_inside(path: &Path, is_link: bool, folders: &[PathBuf]) -> Result<Pat
 
 /// On Linux the kernel names the file an open descriptor is: a folder on
 /// the way swapped for a link after [`resolve_inside`] looked shows here.
-#[cfg(target_os = "linux")]
+/// Without that name (another system, a bare chroot without /proc) the
+/// check before the open stands.
 fn opened_is(file: &std::fs::File, target: &Path) -> Result<(), Refusal> {
-    use std::os::fd::AsRawFd;
-    match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-        Ok(opened) if opened != target => Err(Refusal::Outside { target: opened, folder: target.to_path_buf() }),
-        // Without /proc (a bare chroot) the check before the open stands.
+    match crate::platform::opened_path(file) {
+        Some(opened) if opened != target => Err(Refusal::Outside { target: opened, folder: target.to_path_buf() }),
         _ => Ok(()),
     }
 }
 
-#[cfg(not(target_os = "linux"))]
-fn opened_is(_file: &std::fs::File, _target: &Path) -> Result<(), Refusal> {
-    Ok(())
-}
-
 /// The file type, in words, for the refusal.
 fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = metadata.file_type();
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "a device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if metadata.is_dir() { "a folder" } else { "not a file" }
+    crate::platform::special_file_kind(metadata).unwrap_or(if metadata.is_dir() { "a folder" } else { "not a file" })
 }
 
-#[cfg(unix)]
 fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
-}
-
-#[cfg(not(unix))]
-fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
+    crate::platform::open_without_blocking(path)
 }
 
 #[cfg(test)]

@@ -65,10 +65,12 @@ pub const ALLOW_VAR: &str = "TANDEM_SHELL_ENV_ALLOW";
 
 /// The variable through which Tandem hands the hidden variables to itself
 /// across the re-start (a file descriptor number).
+#[cfg(unix)]
 const HANDOVER_VAR: &str = "TANDEM_CREDENTIALS_FD";
 
 /// A pipe holds at least this much without a reader; larger hand-overs
 /// fall back to removing the variables in place.
+#[cfg(unix)]
 const HANDOVER_MAX_BYTES: usize = 60 * 1024;
 
 /// The variables taken out of the process environment at start-up.
@@ -215,6 +217,7 @@ fn passed_by_default(name: &OsStr, value: &OsStr) -> bool {
 ///
 /// Returns what could not be done, to log.
 pub fn harden_process() -> Vec<String> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut problems = Vec::new();
     #[cfg(target_os = "linux")]
     {
@@ -224,6 +227,7 @@ pub fn harden_process() -> Vec<String> {
             problems.push(format!("cannot mark the process non-dumpable: {}", std::io::Error::last_os_error()));
         }
     }
+    #[cfg(unix)]
     if let Err(err) = close_on_exec_from(3) {
         problems.push(format!("cannot keep inherited file descriptors from child processes: {err}"));
     }
@@ -232,6 +236,7 @@ pub fn harden_process() -> Vec<String> {
 
 /// Mark every descriptor from `first` up close-on-exec. Only system calls,
 /// no allocation: safe between `fork` and `exec` (see [`close_inherited_fds`]).
+#[cfg(unix)]
 fn close_on_exec_from(first: u32) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
@@ -261,6 +266,7 @@ fn close_on_exec_from(first: u32) -> std::io::Result<()> {
 /// In a child process between `fork` and `exec` (a `pre_exec` hook): no
 /// descriptor above 2 survives the `exec` — also one Tandem itself opened
 /// after start-up without close-on-exec (a library's). Async-signal-safe.
+#[cfg(unix)]
 pub fn close_inherited_fds() -> std::io::Result<()> {
     close_on_exec_from(3)
 }
@@ -273,6 +279,7 @@ pub fn close_inherited_fds() -> std::io::Result<()> {
 /// `/proc/PID/environ` no longer holds them. Returns a warning to log when
 /// that restart was not possible (logging is not set up yet when this runs).
 pub fn hide_environment() -> Option<String> {
+    #[cfg(unix)]
     if let Some(fd) = std::env::var(HANDOVER_VAR).ok().and_then(|v| v.parse::<i32>().ok()) {
         let held = receive(fd);
         // SAFETY: called at the start of main, before any other thread
@@ -300,11 +307,20 @@ pub fn hide_environment() -> Option<String> {
         unsafe { std::env::remove_var(name) };
     }
     let _ = HELD.set(held);
+    // Windows keeps one environment block per process, which removal
+    // changes in place: nothing is left to warn of.
+    #[cfg(not(unix))]
+    return {
+        let _ = err;
+        None
+    };
+    #[cfg(unix)]
     Some(format!("cannot restart without the hidden variables in the environment ({err}); they were removed in place, but /proc/PID/environ may still show them"))
 }
 
 /// Start this program again in place without the variables `names`,
 /// handing `held` over through a pipe. Returns only on failure.
+#[cfg(unix)]
 fn restart_without(names: &[&OsStr], held: &BTreeMap<String, String>) -> std::io::Result<std::convert::Infallible> {
     use std::io::Write as _;
     use std::os::fd::{FromRawFd as _, OwnedFd};
@@ -340,7 +356,16 @@ fn restart_without(names: &[&OsStr], held: &BTreeMap<String, String>) -> std::io
     Err(err)
 }
 
+/// Windows cannot start a program again in place (it has no `exec`), nor
+/// does it show a process's start-up environment the way
+/// `/proc/PID/environ` does: the variables are removed in place.
+#[cfg(not(unix))]
+fn restart_without(_names: &[&OsStr], _held: &BTreeMap<String, String>) -> std::io::Result<std::convert::Infallible> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "this system has no exec"))
+}
+
 /// Read the variables handed over through `fd`, then close it.
+#[cfg(unix)]
 fn receive(fd: i32) -> BTreeMap<String, String> {
     use std::io::Read as _;
     use std::os::fd::FromRawFd as _;

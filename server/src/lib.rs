@@ -47,10 +47,11 @@
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: messages and usage, the
 //!   json_file  confined_file  trust  diff  wire  environment, consent, settings
-//!                                                 layers, locks, strict JSON
+//!   platform                                      layers, locks, strict JSON
 //!                                                 files, a folder's files read
 //!                                                 confined, workspace trust, the
-//!                                                 one bounded diff, LSP framing
+//!                                                 one bounded diff, LSP framing,
+//!                                                 what differs between systems
 //! ```
 //!
 //! ## Code map
@@ -250,6 +251,10 @@
 //!   environment (`/proc/PID/environ`) and out of shell commands, whose
 //!   environment is an allow-list; the process not dumpable and its
 //!   inherited descriptors kept from its children.
+//! - [`platform`]: what differs between Linux, Windows and macOS, behind
+//!   one call each: file modes, whether a pid runs, the shell (Git for
+//!   Windows' `bash.exe` there), the process tree a command runs in (a
+//!   process group, a Windows Job Object), Windows' file-name rules.
 //! - `server/src/main.rs` and `server/src/cli/` (the binary): argument
 //!   parsing, `tandem ask` with its terminal printer, `tandem demo`,
 //!   `tandem tool(s)`.
@@ -312,6 +317,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod model;
 pub mod permissions;
+pub mod platform;
 pub mod sandbox;
 pub mod scope;
 pub mod settings;

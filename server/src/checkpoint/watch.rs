@@ -27,6 +27,7 @@ use std::path::PathBuf;
 
 /// What may have changed since the last [`TreeWatch::take`].
 #[derive(Debug)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub enum Pending {
     /// These paths (files or folders; named, not necessarily changed).
     Paths(HashSet<PathBuf>),
@@ -36,6 +37,7 @@ pub enum Pending {
 
 /// More changed paths than this between two looks: a walk of the tree is
 /// as cheap as the list, and the list is not kept.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const MAX_PENDING: usize = 100_000;
 
 pub use imp::TreeWatch;

@@ -39,11 +39,7 @@ pub fn show(text: &str) -> bool {
 
 /// The terminal's rows and columns, from stderr (where questions go).
 fn size() -> Option<(usize, usize)> {
-    // SAFETY: TIOCGWINSZ writes a `winsize` into the struct it is given,
-    // which lives for the call; fd 2 is only read.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut size) } == 0;
-    (ok && size.ws_row > 0 && size.ws_col > 0).then_some((size.ws_row as usize, size.ws_col as usize))
+    tandem::platform::stderr_terminal_size()
 }
 
 /// How many columns `line` takes, its escape sequences left out (every

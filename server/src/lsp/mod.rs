@@ -113,9 +113,7 @@ pub async fn serve_stdio() -> anyhow::Result<bool> {
 /// flushes). A duplicate of the descriptor, closed on exec like every
 /// descriptor Tandem opens.
 fn frame_writer() -> std::io::Result<tokio::fs::File> {
-    use std::os::fd::AsFd as _;
-    let fd = std::io::stdout().as_fd().try_clone_to_owned()?;
-    Ok(tokio::fs::File::from_std(std::fs::File::from(fd)))
+    Ok(tokio::fs::File::from_std(crate::platform::stdout_file()?))
 }
 
 /// Serve LSP over any byte streams (stdio, or an in-process pipe for the

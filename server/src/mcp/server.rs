@@ -219,7 +219,7 @@ impl McpServer {
         cmd.envs(env);
         let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
         // Its own process group, so stopping it stops whatever it started.
-        wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+        crate::platform::own_process_tree(&mut wrapped);
         let (child, stderr) = TokioChildProcess::builder(wrapped)
             .stderr(Stdio::piped())
             .spawn()

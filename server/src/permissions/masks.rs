@@ -21,7 +21,6 @@
 //! would not move its change time).
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
@@ -146,7 +145,7 @@ impl Cache {
             self.listings.remove(dir);
             return Vec::new();
         };
-        let identity = (meta.dev(), meta.ino(), meta.mtime(), meta.mtime_nsec());
+        let identity = crate::platform::folder_identity(&meta);
         if let Some(listing) = self.listings.get(dir) {
             if listing.settled && listing.identity == identity {
                 return listing.entries.clone();

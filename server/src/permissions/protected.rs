@@ -100,7 +100,8 @@ fn classify(path: &Path, roots: &[PathBuf]) -> Option<Protected> {
         folder.push(name);
         // A folder that is a git directory by git's test, whatever its name.
         if !rest.is_empty() && is_git_dir(&folder, path) {
-            return Some(in_git_dir(name, rest));
+            let rest: Vec<String> = rest.iter().map(|part| crate::platform::name_as_opened(part)).collect();
+            return Some(in_git_dir(name, &rest));
         }
     }
     None
@@ -108,14 +109,25 @@ fn classify(path: &Path, roots: &[PathBuf]) -> Option<Protected> {
 
 /// The protection a component gives, with the components after it.
 fn by_name(name: &str, rest: &[String]) -> Option<Protected> {
-    let lower = name.to_ascii_lowercase();
+    by_name_on(name, rest, crate::platform::NAMES_IGNORE_CASE, cfg!(windows))
+}
+
+/// [`by_name`] for a file system that ignores case or not, and that is
+/// Windows' or not (whose names drop trailing dots and spaces): `.GIT. `
+/// is `.git` there, and `.git/HOOKS` its hooks where case is ignored.
+fn by_name_on(name: &str, rest: &[String], ignore_case: bool, windows: bool) -> Option<Protected> {
+    // The names are compared without case on every system: a stricter
+    // question costs little where the disk tells `.GIT` from `.git`.
+    let lower = crate::platform::name_as_opened_on(name, true, windows);
     let (known, what, level) = NAMES.iter().find(|(known, _, _)| *known == lower)?;
     if *known == ".git" {
         // `.git` itself (as a file it says where the repository is) and
         // what in it runs code are kept in every mode.
-        return Some(in_git_dir(name, rest));
+        let rest: Vec<String> = rest.iter().map(|part| crate::platform::name_as_opened_on(part, ignore_case, windows)).collect();
+        return Some(in_git_dir(name, &rest));
     }
-    if *known == ".tandem" && rest.first().is_some_and(|first| first == TANDEM_PLANS) && rest.len() > 1 {
+    let first = rest.first().map(|part| crate::platform::name_as_opened_on(part, ignore_case, windows));
+    if *known == ".tandem" && first.is_some_and(|first| first == TANDEM_PLANS) && rest.len() > 1 {
         return None;
     }
     Some(Protected { name: name.to_string(), what, level: *level })
@@ -234,5 +246,20 @@ mod tests {
         "#]]
         .assert_eq(&out);
         assert_eq!(protected(Path::new("/elsewhere/.git/config"), &roots), None, "outside the roots the tools refuse it anyway");
+    }
+
+    #[test]
+    fn every_windows_spelling_of_git_hooks_is_git_hooks() {
+        let rest = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        // `C:\Repo\.GIT\HOOKS\pre-commit`, `.git.\hooks\…`, `.git \Config`.
+        for (name, parts) in [(".GIT", &["HOOKS", "pre-commit"][..]), (".git.", &["hooks", "pre-commit"][..]), (".git ", &["Config"][..]), (".Git", &["Modules", "sub", "HOOKS", "x"][..])] {
+            let found = by_name_on(name, &rest(parts), true, true).unwrap_or_else(|| panic!("{name}/{parts:?} is not protected"));
+            assert_eq!(found.level, Level::Always, "{name}/{parts:?}");
+        }
+        // macOS ignores case but keeps trailing dots.
+        assert_eq!(by_name_on(".git", &rest(&["HOOKS", "pre-commit"]), true, false).map(|p| p.level), Some(Level::Always));
+        // Linux tells `HOOKS` from `hooks` (the folder git runs is `hooks`) and keeps `.git.` a name of its own.
+        assert_eq!(by_name_on(".git", &rest(&["HOOKS", "pre-commit"]), false, false).map(|p| p.level), Some(Level::Asked));
+        assert_eq!(by_name_on(".git.", &rest(&["hooks", "pre-commit"]), false, false), None);
     }
 }

@@ -553,9 +553,7 @@ fn outermost(paths: Vec<PathBuf>) -> Vec<(PathBuf, bool)> {
 /// The user's runtime folders: `$XDG_RUNTIME_DIR` and `/run/user/UID`
 /// (usually the same folder).
 fn runtime_dirs() -> Vec<PathBuf> {
-    // SAFETY: getuid(2) always succeeds and touches no memory.
-    let uid = unsafe { libc::getuid() };
-    let mut dirs = vec![PathBuf::from(format!("/run/user/{uid}"))];
+    let mut dirs: Vec<PathBuf> = crate::platform::user_id().map(|uid| PathBuf::from(format!("/run/user/{uid}"))).into_iter().collect();
     dirs.extend(crate::environment::var("XDG_RUNTIME_DIR").filter(|dir| dir.starts_with('/')).map(PathBuf::from));
     dirs
 }

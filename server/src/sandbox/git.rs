@@ -394,9 +394,9 @@ fn disarm(git_dir: &Path) -> Vec<String> {
             continue;
         }
         let Ok(metadata) = std::fs::symlink_metadata(&path) else { continue };
-        if metadata.is_file() {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = metadata.permissions().mode();
+        // Where files have no mode (Windows, whose Git runs any hook file),
+        // a hook is moved aside like a link is.
+        if let Some(mode) = crate::platform::mode(&metadata).filter(|_| metadata.is_file()) {
             if mode & 0o111 == 0 {
                 continue;
             }
@@ -404,7 +404,7 @@ fn disarm(git_dir: &Path) -> Vec<String> {
             if content.is_some() && templates.iter().any(|dir| std::fs::read(dir.join(&name)).ok() == content) {
                 continue;
             }
-            if std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & !0o111)).is_ok() {
+            if crate::platform::set_mode(&path, mode & !0o111).is_ok() {
                 done.push(format!("{}: no longer executable", path.display()));
             }
         } else {

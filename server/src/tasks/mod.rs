@@ -179,7 +179,7 @@ fn new_entry(info: TaskInfo, root_pid: Option<u32>) -> Entry {
 impl Tasks for TaskRegistry {
     fn start(&self, spawn: TaskSpawn) -> Result<TaskInfo, String> {
         let TaskSpawn { command, mut child, output, guard, network, thread } = spawn;
-        let reader = match tokio::net::unix::pipe::Receiver::from_owned_fd(output) {
+        let reader = match crate::platform::async_pipe(output) {
             Ok(reader) => reader,
             Err(err) => {
                 let _ = child.start_kill();
@@ -394,7 +394,7 @@ struct Ended {
 /// Read the task's output until it ends, stopping it when asked: its
 /// processes get a SIGTERM, and the sandbox is killed after
 /// [`STOP_GRACE`] (everything in its namespace ends with it).
-async fn drive(shared: &Shared, id: &str, mut child: tokio::process::Child, mut reader: tokio::net::unix::pipe::Receiver, stop: &Notify) -> Ended {
+async fn drive(shared: &Shared, id: &str, mut child: tokio::process::Child, mut reader: crate::platform::AsyncPipe, stop: &Notify) -> Ended {
     let mut buf = vec![0u8; 64 * 1024];
     let mut status: Option<std::process::ExitStatus> = None;
     let mut open = true;
@@ -423,8 +423,8 @@ async fn drive(shared: &Shared, id: &str, mut child: tokio::process::Child, mut 
             },
             () = stop.notified(), if status.is_none() && !stopped => {
                 stopped = true;
+                #[cfg(unix)]
                 if let Some(root) = child.id() {
-                    #[cfg(unix)]
                     processes::signal_all(&ProcessTable::now().under(root), libc::SIGTERM);
                 }
                 kill_at = Some(tokio::time::Instant::now() + STOP_GRACE);
@@ -496,7 +496,7 @@ mod tests {
         cmd.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::from(writer)).kill_on_drop(true);
         let child = cmd.spawn().unwrap();
         drop(cmd);
-        registry.start(TaskSpawn { command: script.into(), child, output: reader.into(), guard: Box::new(()), network: false, thread: "t".into() }).unwrap()
+        registry.start(TaskSpawn { command: script.into(), child, output: reader, guard: Box::new(()), network: false, thread: "t".into() }).unwrap()
     }
 
     /// Wait (bounded) until every task started so far has ended.
@@ -544,7 +544,7 @@ mod tests {
         let child = cmd.spawn().unwrap();
         drop(cmd);
         let pid = child.id().unwrap();
-        let spawn = TaskSpawn { command: "sleep 601".into(), child, output: reader.into(), guard: Box::new(()), network: false, thread: "t".into() };
+        let spawn = TaskSpawn { command: "sleep 601".into(), child, output: reader, guard: Box::new(()), network: false, thread: "t".into() };
         let refused = registry.start(spawn).unwrap_err();
         assert!(refused.contains("32 background tasks are running already") && refused.contains("was not started"), "{refused}");
         // The refused command does not run on.

@@ -445,11 +445,8 @@ pub fn cap_result(content: &str, max_chars: usize, results_dir: Option<&std::pat
 
 fn persist(content: &str, results_dir: Option<&std::path::Path>, id: &str) -> Option<PathBuf> {
     let dir = results_dir?;
-    {
-        // Private to the user: results can hold anything a tool printed.
-        use std::os::unix::fs::DirBuilderExt as _;
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).ok()?;
-    }
+    // Private to the user: results can hold anything a tool printed.
+    crate::platform::private_dir(std::fs::DirBuilder::new().recursive(true)).create(dir).ok()?;
     let safe_id: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect();
     let name = if safe_id.is_empty() { format!("result-{}.txt", std::process::id()) } else { format!("{safe_id}.txt") };
     let path = dir.join(name);

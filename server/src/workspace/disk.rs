@@ -51,9 +51,8 @@ impl WriteJournal {
     }
 
     fn record(&self, temp: &Path) -> std::io::Result<()> {
-        use std::os::unix::fs::OpenOptionsExt as _;
         std::fs::create_dir_all(&self.dir)?;
-        let mut journal = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(self.own_file())?;
+        let mut journal = crate::platform::private_file(std::fs::OpenOptions::new().create(true).append(true)).open(self.own_file())?;
         let mut line = temp.as_os_str().as_encoded_bytes().to_vec();
         line.push(b'\n');
         journal.write_all(&line)
@@ -72,7 +71,7 @@ impl WriteJournal {
             if mine && self.in_flight.load(Ordering::SeqCst) > 0 {
                 continue;
             }
-            if !mine && process_exists(pid) {
+            if !mine && crate::platform::process_exists(pid) {
                 continue;
             }
             let journal = entry.path();
@@ -90,14 +89,6 @@ impl WriteJournal {
         }
         removed
     }
-}
-
-/// Is a process with this pid running (as far as we may know)?
-fn process_exists(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else { return false };
-    // SAFETY: signal 0 only checks that the process exists.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Removes the temp file unless the write went through.
@@ -163,10 +154,7 @@ pub fn atomic_write_journaled(path: &Path, bytes: &[u8], expected: Option<u64>, 
             tracing::warn!(%err, "cannot record a temp file in the write journal");
         }
     }
-    let mut file = {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp.path).map_err(DiskWriteError::Io)?
-    };
+    let mut file = crate::platform::private_file(std::fs::OpenOptions::new().write(true).create_new(true)).open(&temp.path).map_err(DiskWriteError::Io)?;
     file.write_all(bytes).map_err(DiskWriteError::Io)?;
     file.sync_all().map_err(DiskWriteError::Io)?;
     drop(file);
@@ -175,8 +163,7 @@ pub fn atomic_write_journaled(path: &Path, bytes: &[u8], expected: Option<u64>, 
     } else {
         // A new file gets the usual mode (0666 less the umask), not the
         // temp file's private 0600.
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&temp.path, std::fs::Permissions::from_mode(0o666 & !current_umask())).map_err(DiskWriteError::Io)?;
+        crate::platform::set_mode(&temp.path, 0o666 & !current_umask()).map_err(DiskWriteError::Io)?;
     }
     // Check again right before the rename to keep the window for a lost
     // concurrent write as small as the filesystem allows.

@@ -7,6 +7,9 @@ use std::path::{Component, Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
     Empty,
+    /// A file name this system would not keep as written (Windows' device
+    /// names, trailing dots and spaces): the reason.
+    BadName(String),
     Outside { requested: String, resolved: PathBuf },
 }
 
@@ -14,6 +17,7 @@ impl PathError {
     pub fn message(&self) -> String {
         match self {
             PathError::Empty => "Error: the path is empty. Give a path relative to the workspace root.".to_string(),
+            PathError::BadName(reason) => format!("Error: {reason}; choose another name."),
             PathError::Outside { requested, resolved } => format!(
                 "Error: {requested} resolves to {}, which is outside the workspace. Only files inside the workspace can be accessed.",
                 resolved.display()
@@ -92,6 +96,11 @@ pub fn resolve_confined(roots: &[PathBuf], extra: &[PathBuf], user_path: &str) -
     };
     let joined = if expanded.is_absolute() { expanded } else { roots[0].join(expanded) };
     let lexical = normalize_lexically(&joined);
+    // Before anything is resolved: a `\\?\` path (what Windows'
+    // canonicalize returns) would make `NUL` or `a.` a real file.
+    if let Some(reason) = crate::platform::path_name_problem(&lexical) {
+        return Err(PathError::BadName(reason));
+    }
     let real = resolve_symlinks(&lexical);
     if roots.iter().chain(extra).any(|root| real.starts_with(root)) {
         // Keep the lexical path when it is itself inside a root: it is what

@@ -32,6 +32,7 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
+#[cfg(unix)]
 use crate::tools::ports::tasks::TaskSpawn;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
@@ -241,50 +242,19 @@ struct ShellRun {
     stderr: BoundedOutput,
 }
 
-/// Sends SIGKILL to the process group if the call ends early (its future
-/// dropped, or an error) before the group was dealt with.
-#[cfg(unix)]
-struct GroupGuard {
-    pgid: Option<i32>,
-}
-
-#[cfg(unix)]
-impl GroupGuard {
-    fn signal(&self, signal: libc::c_int) {
-        if let Some(pgid) = self.pgid {
-            // SAFETY: kill(2) with a negative pid signals that process group;
-            // it has no memory effects. ESRCH (group gone) is fine.
-            unsafe {
-                libc::kill(-pgid, signal);
-            }
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-#[cfg(unix)]
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.signal(libc::SIGKILL);
-    }
-}
-
-/// The shell: `bash` where the command's PATH has it, else `sh`.
-fn shell_program(env: &[(std::ffi::OsString, std::ffi::OsString)]) -> &'static str {
+/// The shell for a command with this environment (`bash` where its PATH
+/// has it, else `sh`; Git for Windows' `bash.exe` on Windows), or the one
+/// line that says what to install.
+fn shell_program(env: &[(std::ffi::OsString, std::ffi::OsString)]) -> Result<std::path::PathBuf, ToolError> {
     let path = env.iter().find(|(name, _)| name == "PATH").map(|(_, value)| value.clone()).unwrap_or_default();
-    let has_bash = std::env::split_paths(&path).any(|dir| dir.is_absolute() && dir.join("bash").is_file());
-    if has_bash { "bash" } else { "sh" }
+    crate::platform::shell(&path).map_err(ToolError::model)
 }
 
 /// The process to start: the shell itself, or the shell inside the run's
 /// sandbox (whose guard lives as long as the command).
-#[cfg(unix)]
 fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Command, Option<Confined>), ToolError> {
     let env = ctx.child_env.vars();
-    let argv: Vec<std::ffi::OsString> = vec![shell_program(&env).into(), "-c".into(), command.into()];
+    let argv: Vec<std::ffi::OsString> = vec![shell_program(&env)?.into(), "-c".into(), command.into()];
     let confined = match &ctx.sandbox {
         Some(sandbox) => {
             let roots = ctx.workspace.roots();
@@ -311,15 +281,8 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
         .env_clear()
         .envs(env);
-    // SAFETY: the hook runs in the child between fork and exec and only
-    // makes system calls (no allocation, no lock).
-    unsafe {
-        cmd.pre_exec(crate::environment::close_inherited_fds);
-    }
     Ok((cmd, confined))
 }
 
@@ -339,6 +302,7 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
         ));
     }
     let (mut cmd, confined) = shell_command(command, ctx)?;
+    crate::platform::own_process_group(&mut cmd);
     let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
@@ -348,7 +312,7 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
     let child = spawn_on_a_lasting_thread(cmd).await.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
     let network = confined.as_ref().is_some_and(|c| c.network);
     let guard: Box<dyn Send + Sync> = Box::new(confined);
-    let spawn = TaskSpawn { command: command.to_string(), child, output: reader.into(), guard, network, thread: ctx.thread_id.clone() };
+    let spawn = TaskSpawn { command: command.to_string(), child, output: reader, guard, network, thread: ctx.thread_id.clone() };
     let task = tasks.start(spawn).map_err(ToolError::model)?;
     let id = &task.id;
     let reach = if network {
@@ -394,24 +358,16 @@ async fn start_background(_command: &str, _ctx: &ToolContext) -> Result<String, 
     Err(ToolError::model("Error: background tasks are only available on Linux; run the command in the foreground."))
 }
 
-/// Process groups, signals and `bash` are what make a command stoppable as
-/// a whole; without them the tool refuses rather than leave strays behind.
-#[cfg(not(unix))]
-async fn run(_command: &str, _ctx: &ToolContext, _timeout: Duration) -> Result<ShellRun, ToolError> {
-    Err(ToolError::model(
-        "Error: run_shell is only available on Unix systems (Linux, macOS); use the other tools on this platform.",
-    ))
-}
-
-#[cfg(unix)]
+/// Run the command in a process tree of its own
+/// ([`crate::platform::ProcessTree`]: a process group, or a Windows Job
+/// Object), so a timeout or a cancellation stops all of it.
 async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ShellRun, ToolError> {
-    let (mut cmd, confined) = shell_command(command, ctx)?;
-    let mut child = cmd.spawn().map_err(|e| match &confined {
+    let (cmd, confined) = shell_command(command, ctx)?;
+    let mut child = crate::platform::ProcessTree::spawn(cmd).map_err(|e| match &confined {
         Some(confined) => ToolError::model(format!("Error: cannot start the sandbox ({}): {e}", confined.program.display())),
         None => ToolError::model(format!("Error: cannot start the shell: {e}")),
     })?;
-    let mut guard = GroupGuard { pgid: child.id().and_then(|id| i32::try_from(id).ok()) };
-    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+    let Some((mut stdout, mut stderr)) = child.take_output() else {
         return Err(ToolError::model("Error: cannot capture the command's output."));
     };
 
@@ -463,17 +419,19 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
                             run.interrupt =
                                 Some(if run.status.is_none() { Interrupt::Timeout } else { Interrupt::OutputHeldOpen });
                         }
-                        // A sandbox may say its command is killed at once.
+                        // A sandbox may say its command is killed at once;
+                        // a system without signals kills it at once too.
                         if run.sandbox.as_ref().is_some_and(|s| s.stopping == Stopping::AtOnce) {
-                            guard.signal(libc::SIGKILL);
+                            child.kill();
                             stage = Stage::Killed;
-                        } else {
-                            guard.signal(libc::SIGTERM);
+                        } else if child.terminate() {
                             stage = Stage::Terminated;
+                        } else {
+                            stage = Stage::Killed;
                         }
                     }
                     Stage::Terminated => {
-                        guard.signal(libc::SIGKILL);
+                        child.kill();
                         stage = Stage::Killed;
                     }
                     // Something outside the group (it called setsid) holds
@@ -487,12 +445,12 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
     if stage == Stage::Killed || run.interrupt.is_none() {
         // Done with the group: a process left in it redirected its output
         // and may keep running (a deliberately backgrounded server).
-        guard.disarm();
+        child.disarm();
     }
     if run.status.is_none() {
         // The shell itself is still there only if it ignored SIGKILL's
         // delivery window; take its status if it has one by now.
-        run.status = child.try_wait().ok().flatten();
+        run.status = child.try_wait();
     }
     drop(confined);
     Ok(run)

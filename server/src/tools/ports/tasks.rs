@@ -22,7 +22,7 @@ pub struct TaskSpawn {
     pub child: tokio::process::Child,
     /// The read end of the one pipe the command's stdout and stderr both
     /// write to, so their lines stay in the order they were printed.
-    pub output: std::os::fd::OwnedFd,
+    pub output: std::io::PipeReader,
     /// What the sandbox set up for the command, kept until it has ended.
     pub guard: Box<dyn Send + Sync>,
     /// The command may reach the network (and a server it starts is
