@@ -45,7 +45,8 @@
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
-//!   model  environment  consent  scope  sync   leaves: messages and usage, the
+//!   model  environment  consent  scope  sync   leaves: messages and usage (and
+//!                                                 the model table), the
 //!   json_file  trust  diff  wire                environment, consent, settings
 //!                                                 layers, locks, strict JSON
 //!                                                 files, workspace trust, the
@@ -94,7 +95,8 @@
 //!   a front end that provides the service passes it in [`host::FrontEnd`].
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
-//!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
+//!   providers (Anthropic, OpenAI-compatible chat completions, OpenAI's
+//!   Responses API, scripted) over one SSE decoder
 //!   with retries and stream deadlines, the system prompt with project
 //!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
 //!   parent loop, and the run events every front end consumes.

@@ -443,3 +443,46 @@ async fn a_responses_stream_without_completed_is_an_error() {
     assert!(end.contains("the stream ended without response.completed"), "{end}");
     assert_eq!(mock.requests().len(), 5, "cut off is worth a retry, four times");
 }
+
+// ---- the same settings through the editor (`tandem lsp`) ----
+
+/// The editor's settings carry `effort`, `models` and `customHeaders` (the
+/// editor's layer is the user's own); a change without a restart applies to
+/// the next run; the folder's own file may not add headers.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_editors_effort_and_headers_reach_the_request_and_follow_a_change() {
+    use common::lsp_client::{ask_params, Fixture, LspClient};
+    let mock = MockModel::start_with_rules(vec![text("one"), text("two")], vec![anthropic_thinking_rules]).await;
+    let url = mock.url.clone();
+    let answers = tokio::task::spawn_blocking(move || {
+        let f = Fixture::new(&[]);
+        std::fs::create_dir_all(f.root.join(".tandem")).unwrap();
+        std::fs::write(f.root.join(".tandem/settings.json"), r#"{"customHeaders": {"x-project": "1"}}"#).unwrap();
+        let home = f.root.parent().unwrap().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let home = home.display().to_string();
+        let env = [("HOME", home.as_str()), ("ANTHROPIC_API_KEY", "sk-ant-test")];
+        let mut client = LspClient::start_trusted(&f.root, &env);
+        let settings = |effort: &str| {
+            json!({"tandem": {"provider": "anthropic", "baseUrl": url, "model": "gateway-opus", "effort": effort,
+                "models": {"gateway-opus": {"thinking": "adaptive", "contextWindow": 1000000}}, "customHeaders": {"x-gateway-key": "gk-editor"}}})
+        };
+        let init = client.initialize(json!({}), settings("low"));
+        assert!(init.get("result").is_some(), "{init}");
+        let first = client.request("workspace/executeCommand", ask_params("one"));
+        client.notify("workspace/didChangeConfiguration", json!({"settings": settings("max")}));
+        let second = client.request("workspace/executeCommand", ask_params("two"));
+        client.shutdown();
+        (first, second)
+    })
+    .await
+    .unwrap();
+    let (first, second) = answers;
+    assert_eq!((first["result"]["status"].as_str(), second["result"]["status"].as_str()), (Some("completed"), Some("completed")), "{first} {second}");
+    let requests = mock.requests();
+    let sent: Vec<(Value, Value, Option<&str>, Option<&str>)> = requests
+        .iter()
+        .map(|r| (r.body["thinking"]["type"].clone(), r.body["output_config"]["effort"].clone(), r.header("x-gateway-key"), r.header("x-project")))
+        .collect();
+    assert_eq!(sent, [(json!("adaptive"), json!("low"), Some("gk-editor"), None), (json!("adaptive"), json!("max"), Some("gk-editor"), None)]);
+}

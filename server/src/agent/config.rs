@@ -297,7 +297,7 @@ impl ProviderConfig {
                 effort.as_str()
             )));
         }
-        let models = ModelTable::from_lookup(&get).map_err(ProviderError::Config)?;
+        let models = ModelTable::from_lookup(get).map_err(ProviderError::Config)?;
         let headers = match get("TANDEM_CUSTOM_HEADERS") {
             Some(text) => parse_headers(&text).map_err(ProviderError::Config)?,
             None => Vec::new(),
