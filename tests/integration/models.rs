@@ -415,6 +415,8 @@ async fn a_responses_tool_loop_replays_its_reasoning() {
         assert!(request.body["prompt_cache_key"].as_str().unwrap().starts_with("tandem-"));
     }
     assert_eq!(requests[0].body["prompt_cache_key"], requests[1].body["prompt_cache_key"]);
+    // A reasoning model is asked for the summaries that are shown.
+    assert_eq!(requests[0].body["reasoning"], json!({"summary": "auto"}));
     assert!(requests[0].body["tools"].as_array().unwrap().iter().any(|t| t["type"] == "function" && t["name"] == "read_file"));
     let input = requests[1].body["input"].as_array().unwrap();
     let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();

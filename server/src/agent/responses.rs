@@ -74,7 +74,12 @@ impl Provider for ResponsesProvider {
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
-        let body = request_body(model, self.config.max_tokens, request);
+        let mut body = request_body(model, self.config.max_tokens, request);
+        // Without asking, a reasoning model's items come with no summary
+        // to show; other models refuse the field.
+        if self.config.info(model).reasoning_summaries {
+            body["reasoning"] = json!({"summary": "auto"});
+        }
         let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
         with_retries(&self.config.retry, endpoint.deadline, events, || self.attempt(&body, &endpoint, events)).await
     }

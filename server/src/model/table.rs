@@ -123,6 +123,9 @@ pub struct ModelInfo {
     /// It caches prompt prefixes (Anthropic's `cache_control`, OpenAI's
     /// automatic caching).
     pub caching: bool,
+    /// An OpenAI reasoning model (GPT-5, the o-series): on the Responses
+    /// API it is asked for reasoning summaries, which other models refuse.
+    pub reasoning_summaries: bool,
     pub price: Option<Price>,
     /// What was assumed rather than known, in words ("a 32768-token
     /// window"); empty for a known model.
@@ -310,6 +313,7 @@ fn from_row(row: &Row) -> ModelInfo {
         efforts: row.efforts.to_vec(),
         images: row.images,
         caching: true,
+        reasoning_summaries: ["gpt-5", "o1", "o3", "o4"].iter().any(|family| row.name.starts_with(family)),
         price: Some(row.price),
         assumed: Vec::new(),
     }
@@ -393,6 +397,7 @@ impl ModelTable {
                     efforts: Vec::new(),
                     images: false,
                     caching: claude,
+                    reasoning_summaries: false,
                     price: None,
                     assumed: Vec::new(),
                 }
@@ -540,5 +545,8 @@ mod tests {
             assert!(ModelTable::default().info(model).assumed.is_empty(), "{model}");
         }
         assert_eq!(prices().len(), CLAUDE.len() + OPENAI.len());
+        let table = ModelTable::default();
+        assert!(table.info("gpt-5.5").reasoning_summaries && table.info("o4-mini").reasoning_summaries);
+        assert!(!table.info("gpt-4.1").reasoning_summaries && !table.info("qwen3").reasoning_summaries);
     }
 }
