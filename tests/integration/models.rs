@@ -119,6 +119,8 @@ async fn effort_on_an_adaptive_model_sends_adaptive_thinking_and_the_signed_bloc
     for request in &requests {
         assert_eq!(request.body["thinking"], json!({"type": "adaptive", "display": "summarized"}));
         assert_eq!(request.body["output_config"], json!({"effort": "xhigh"}));
+        // The thinking counts against the limit: room for it and the answer.
+        assert_eq!(request.body["max_tokens"], 32_000);
     }
     assert_eq!(ran.of("thinking")[0]["text"], "The user wants hello.txt; read it first.");
     // The assistant turn goes back with its thinking block first, exactly as signed.

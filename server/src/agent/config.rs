@@ -63,6 +63,9 @@ pub fn sub_agent_model(provider: &str, session_model: &str, requested: Option<&s
     }
 }
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+/// The output limit when adaptive thinking is on (its thinking counts
+/// against it): room to think and still answer.
+pub const ADAPTIVE_MAX_TOKENS: u32 = 32_000;
 /// The smallest thinking budget Anthropic's API accepts.
 pub const MIN_THINKING_BUDGET: u32 = 1024;
 
@@ -330,8 +333,17 @@ impl ProviderConfig {
         if kind == ProviderKind::Anthropic {
             notes.extend(check_thinking(&info, effort, thinking_budget)?);
         }
-        // The model's own limit, unless the user set one.
-        let max_tokens = if get("TANDEM_MAX_TOKENS").is_some() { max_tokens } else { max_tokens.min(info.max_output) };
+        // Unless the user set one: with adaptive thinking on, the thinking
+        // counts against the limit too, so it is larger; never past the
+        // model's own limit.
+        let adaptive_on = kind == ProviderKind::Anthropic
+            && info.thinking.takes_adaptive()
+            && (effort.is_some() || info.thinking == Thinking::Adaptive { always_on: true } || (thinking_budget.is_some() && !info.thinking.takes_budget()));
+        let max_tokens = match get("TANDEM_MAX_TOKENS") {
+            Some(_) => max_tokens,
+            None if adaptive_on => ADAPTIVE_MAX_TOKENS.min(info.max_output),
+            None => max_tokens.min(info.max_output),
+        };
         let endpoint = |provider: &str, model: &str| {
             let mut reason = reason.clone();
             for note in &notes {
