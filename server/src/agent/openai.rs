@@ -184,22 +184,31 @@ struct CompletionStream<'a> {
     builder: ResponseBuilder,
     calls: BTreeMap<u64, PartialCall>,
     /// Reasoning streamed since the last text or tool call, and the field
-    /// it came in (the first of [`REASONING_FIELDS`] the server used: a
-    /// server that sends both sends the same text twice).
+    /// it came in (one of [`REASONING_FIELDS`]).
     reasoning: String,
     reasoning_field: Option<&'static str>,
+    /// The field came since the last flush, empty or not: a turn that
+    /// thought nothing still carries it back (DeepSeek wants it).
+    reasoning_pending: bool,
     events: &'a mpsc::UnboundedSender<StreamEvent>,
 }
 
 impl<'a> CompletionStream<'a> {
     fn new(events: &'a mpsc::UnboundedSender<StreamEvent>) -> Self {
-        CompletionStream { builder: ResponseBuilder::default(), calls: BTreeMap::new(), reasoning: String::new(), reasoning_field: None, events }
+        CompletionStream {
+            builder: ResponseBuilder::default(),
+            calls: BTreeMap::new(),
+            reasoning: String::new(),
+            reasoning_field: None,
+            reasoning_pending: false,
+            events,
+        }
     }
 
     /// The reasoning so far becomes a block (and a thinking event), before
     /// the text or call that follows it.
     fn flush_reasoning(&mut self) {
-        let (Some(field), false) = (self.reasoning_field, self.reasoning.is_empty()) else { return };
+        let (Some(field), true) = (self.reasoning_field, std::mem::take(&mut self.reasoning_pending)) else { return };
         let text = std::mem::take(&mut self.reasoning);
         self.builder.push_block(ContentBlock::Reasoning { text, field: field.to_string() }, self.events);
     }
@@ -245,12 +254,22 @@ impl<'a> CompletionStream<'a> {
         // Tandem asks for one choice; others, if a server sends them, are ignored.
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else { return Ok(false) };
         if let Some(delta) = choice.get("delta") {
-            let fields = match self.reasoning_field {
-                Some(field) => vec![field],
-                None => REASONING_FIELDS.to_vec(),
-            };
-            if let Some((field, piece)) = fields.into_iter().find_map(|f| delta.get(f).and_then(Value::as_str).filter(|p| !p.is_empty()).map(|p| (f, p))) {
+            // The field with text (the one in use when both have it: a
+            // server that sends both sends the same text twice), else the
+            // one present at all (a turn that thinks nothing still names it).
+            let present: Vec<(&'static str, &str)> =
+                REASONING_FIELDS.iter().filter_map(|f| delta.get(*f).and_then(Value::as_str).map(|p| (*f, p))).collect();
+            let in_use = |(f, _): &&(&'static str, &str)| Some(*f) == self.reasoning_field;
+            let pick = present
+                .iter()
+                .filter(|(_, p)| !p.is_empty())
+                .find(in_use)
+                .or_else(|| present.iter().find(|(_, p)| !p.is_empty()))
+                .or_else(|| present.iter().find(in_use))
+                .or(present.first());
+            if let Some(&(field, piece)) = pick {
                 self.reasoning_field = Some(field);
+                self.reasoning_pending = true;
                 self.reasoning.push_str(piece);
             }
             if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
@@ -391,13 +410,31 @@ mod tests {
         assert!(body["messages"][2].get("reasoning").is_none());
     }
 
+    /// DeepSeek's tool turn that thought nothing (the field sent empty)
+    /// still carries the field back, empty.
+    #[test]
+    fn an_empty_reasoning_field_still_goes_back_on_a_tool_turn() {
+        let sse = chunk(json!({"role": "assistant", "content": null, "reasoning_content": ""}), None)
+            + &chunk(json!({"reasoning_content": "", "reasoning": null}), None)
+            + &chunk(json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read_file", "arguments": "{}"}}]}), Some("tool_calls"))
+            + "data: [DONE]\n\n";
+        let (events, _, response) = decode(&sse);
+        assert!(!events.iter().any(|e| matches!(e, StreamEvent::Thinking(_))), "nothing to show: {events:?}");
+        let messages = vec![Message::user_text("go"), response.message];
+        let body = request_body("m", 10, "http://x", &ModelRequest { model: None, system: "s", messages: &messages, tools: &[] });
+        assert_eq!(body["messages"][2]["reasoning_content"], "", "{body}");
+    }
+
     /// All reasoning and no answer: the reasoning is the answer. Cut off
     /// by the token limit: it stays reasoning.
     #[test]
     fn an_answer_all_in_reasoning_is_the_answer_unless_cut_off() {
-        let sse = chunk(json!({"reasoning": "It is 4."}), None) + &chunk(json!({}), Some("stop")) + "data: [DONE]\n\n";
+        let sse = chunk(json!({"reasoning_content": "", "reasoning": "It is 4."}), None) + &chunk(json!({}), Some("stop")) + "data: [DONE]\n\n";
         let (_, _, response) = decode(&sse);
         assert_eq!(response.message.text(), "It is 4.");
+        // An empty field first, the text in the other one after: the text is kept.
+        let sse = chunk(json!({"reasoning_content": ""}), None) + &chunk(json!({"reasoning": "Hi."}), None) + &chunk(json!({}), Some("stop")) + "data: [DONE]\n\n";
+        assert_eq!(decode(&sse).2.message.text(), "Hi.");
         let sse = chunk(json!({"reasoning": "Let me think"}), None) + &chunk(json!({}), Some("length")) + "data: [DONE]\n\n";
         let (events, _, response) = decode(&sse);
         assert_eq!(response.message.text(), "");
