@@ -82,7 +82,8 @@ impl Provider for CachingModel {
         "claude-sonnet-4-5"
     }
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
-        let body = request_body(&BodyOptions { model: "claude-sonnet-4-5", max_tokens: 1024, thinking_budget: None }, request);
+        let info = tandem::model::table::ModelTable::default().info("claude-sonnet-4-5");
+        let body = request_body(&BodyOptions { model: "claude-sonnet-4-5", max_tokens: 1024, thinking_budget: None, effort: None, info: &info }, request);
         let (text, breakpoints) = prefix_text(&body);
         let mut state = self.state.lock().unwrap();
         state.requests += 1;

@@ -45,13 +45,14 @@
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
-//!   model  environment  consent  scope  sync   leaves: messages and usage, the
-//!   json_file  confined_file  trust  diff  wire  environment, consent, settings
-//!   platform                                      layers, locks, strict JSON
-//!                                                 files, a folder's files read
-//!                                                 confined, workspace trust, the
-//!                                                 one bounded diff, LSP framing,
-//!                                                 what differs between systems
+//!   model  environment  consent  scope  sync   leaves: messages and usage (and
+//!   json_file  confined_file  trust  diff  wire  the model table), environment,
+//!   platform                                      consent, settings layers, locks,
+//!                                                 strict JSON files, a folder's
+//!                                                 files read confined, workspace
+//!                                                 trust, the one bounded diff, LSP
+//!                                                 framing, what differs between
+//!                                                 systems
 //! ```
 //!
 //! ## Code map
@@ -96,7 +97,8 @@
 //!   a front end that provides the service passes it in [`host::FrontEnd`].
 //! - [`agent`]: the loop ([`agent::run()`]: early start, safe calls
 //!   together, results in call order, turn limit, cancellation), the
-//!   providers (Anthropic, OpenAI-compatible, scripted) over one SSE decoder
+//!   providers (Anthropic, OpenAI-compatible chat completions, OpenAI's
+//!   Responses API, scripted) over one SSE decoder
 //!   with retries and stream deadlines, the system prompt with project
 //!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
 //!   parent loop, and the run events every front end consumes.

@@ -48,6 +48,11 @@ enum Command {
         /// Without it: `permissionMode` from the settings files, else default.
         #[arg(long)]
         permission_mode: Option<tandem::tools::permission_mode::PermissionMode>,
+        /// How hard the model works: low | medium | high | xhigh | max (Anthropic's
+        /// effort, with adaptive thinking on the models that take it). Without it:
+        /// `effort` from the settings.
+        #[arg(long, value_parser = ["low", "medium", "high", "xhigh", "max"])]
+        effort: Option<String>,
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
@@ -82,6 +87,11 @@ enum Command {
         /// default | acceptEdits | bypassPermissions | plan. Without it: the settings', else default.
         #[arg(long)]
         permission_mode: Option<tandem::tools::permission_mode::PermissionMode>,
+        /// How hard the model works: low | medium | high | xhigh | max (Anthropic's
+        /// effort, with adaptive thinking on the models that take it). Without it:
+        /// `effort` from the settings.
+        #[arg(long, value_parser = ["low", "medium", "high", "xhigh", "max"])]
+        effort: Option<String>,
         /// Continue the most recent conversation of this folder.
         #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
         continue_thread: bool,
@@ -230,21 +240,21 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, effort, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, prompt } => {
                 let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let Some(prompt) = prompt else {
-                    let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
+                    let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, effort, thread };
                     return cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await;
                 };
-                let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve };
+                let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve, effort };
                 let options = cli::ask::AskOptions { prompt, session, thread, compact };
                 cli::ask::ask(options, current_workspace()?).await
             }
-            Command::Chat { max_turns, permission_mode, continue_thread, resume, mcp_approve, verbose } => {
+            Command::Chat { max_turns, permission_mode, effort, continue_thread, resume, mcp_approve, verbose } => {
                 let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-                let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, thread };
+                let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, effort, thread };
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
             }
             Command::Threads => cli::ask::threads(current_workspace()?.root()),

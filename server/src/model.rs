@@ -2,9 +2,14 @@
 //! blocks, token usage, and how a run ended. A leaf: it imports nothing
 //! from the crate, so the thread store (`session/`), the loop (`agent/`)
 //! and the front ends share these types without reaching up.
+//!
+//! [`table`]: what Tandem knows of each model (window, output, thinking,
+//! images, caching, prices), read by the providers and the thread alike.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub mod table;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -26,6 +31,15 @@ pub enum ContentBlock {
     Thinking { thinking: String, signature: String },
     /// Thinking the API encrypted; sent back as is.
     RedactedThinking { data: String },
+    /// Reasoning an OpenAI-compatible server streamed beside the answer, in
+    /// `field`: `reasoning_content` (DeepSeek, llama.cpp) or `reasoning`
+    /// (vLLM, OpenRouter, Ollama). Sent back on the assistant message in
+    /// the same field (DeepSeek refuses a tool call's turn without it);
+    /// never sent to Anthropic.
+    Reasoning { text: String, field: String },
+    /// An item of OpenAI's Responses API kept to replay as received (a
+    /// reasoning item with its `encrypted_content`); only that API reads it.
+    ResponsesItem { item: Value },
 }
 
 /// One message of the conversation history.

@@ -96,9 +96,15 @@ impl RecordedRequest {
     }
 }
 
+/// The API's own checks on a request, before any scripted answer: `Some`
+/// is the error the real API answers for a body it refuses (a thinking
+/// shape the model does not take, reasoning not sent back).
+pub type Rule = fn(&RecordedRequest) -> Option<MockResponse>;
+
 #[derive(Default)]
 struct State {
     responses: VecDeque<MockResponse>,
+    rules: Vec<Rule>,
     requests: Vec<RecordedRequest>,
     /// Tells `WaitForRequests` parts that a request arrived.
     arrived: Arc<tokio::sync::Notify>,
@@ -143,6 +149,15 @@ impl MockModel {
         MockModel { url, state, log, task }
     }
 
+    /// A mock that answers like the real API: each request first passes
+    /// `rules` (the first that refuses it answers), then gets the next
+    /// scripted response.
+    pub async fn start_with_rules(responses: Vec<MockResponse>, rules: Vec<Rule>) -> Self {
+        let mock = Self::start(responses).await;
+        mock.state.lock().unwrap().rules = rules;
+        mock
+    }
+
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.lock().unwrap().requests.clone()
     }
@@ -156,11 +171,12 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<V
     let Some(request) = read_request(&mut socket).await? else { return Ok(()) };
     let response = {
         let mut state = state.lock().unwrap();
+        let refused = state.rules.iter().find_map(|rule| rule(&request));
         state.requests.push(request);
         let n = state.requests.len();
-        log.lock().unwrap().push(format!("mock: request {n}"));
+        log.lock().unwrap().push(format!("mock: request {n}{}", if refused.is_some() { " refused" } else { "" }));
         state.arrived.notify_waiters();
-        state.responses.pop_front()
+        refused.or_else(|| state.responses.pop_front())
     };
     let response = response.unwrap_or_else(|| MockResponse::error(500, r#"{"error": {"message": "mock: no response scripted"}}"#));
     if matches!(response.parts.first(), Some(Part::Close)) {

@@ -23,8 +23,13 @@ use std::sync::Arc;
 /// The variables that choose a model and where it is, which a test's
 /// `tandem` process must not take from the machine running the tests: each
 /// test sets the ones it means.
-pub const MODEL_VARIABLES: [&str; 10] = [
+pub const MODEL_VARIABLES: [&str; 15] = [
     "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "TANDEM_EFFORT",
+    "TANDEM_MODELS",
+    "TANDEM_CUSTOM_HEADERS",
+    "TANDEM_MAX_TOKENS",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",

@@ -680,7 +680,7 @@ fn a_settings_file_that_does_not_parse_refuses_the_session_and_the_prompt() {
 async fn the_model_is_a_session_option_the_next_prompt_uses() {
     let mock = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("anthropic/verbatim_basic_text.sse"))]).await;
     let setup = Setup::new(vec![done()]);
-    let scenario = json!({"config": [["model", "claude-opus-4-5"], ["model", "gpt-nonsense"]], "prompts": ["hello"]});
+    let scenario = json!({"config": [["model", "claude-opus-5-5"], ["model", "gpt-nonsense"]], "prompts": ["hello"]});
     let url = mock.url.clone();
     let run = move || {
         let env = [("TANDEM_PROVIDER", "anthropic"), ("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "test-key"), ("TANDEM_MODEL", "claude-sonnet-4-5")];
@@ -692,17 +692,17 @@ async fn the_model_is_a_session_option_the_next_prompt_uses() {
     assert_eq!(offered["category"], "model", "{offered}");
     assert_eq!(offered["currentValue"], "claude-sonnet-4-5", "{offered}");
     let values: Vec<&str> = offered["options"].as_array().unwrap().iter().map(|o| o["value"].as_str().unwrap()).collect();
-    assert_eq!(values, ["claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5"]);
+    assert_eq!(values, ["claude-sonnet-4-5", "claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"]);
     let mode = report["config_options"].as_array().unwrap().iter().find(|o| o["id"] == "mode").cloned().unwrap();
     assert_eq!((mode["category"].as_str(), mode["currentValue"].as_str()), (Some("mode"), Some("default")), "{mode}");
     // The switch is answered with the options as they are now; a model not on offer is refused.
-    assert_eq!(model_option(&report["set_config"][0])["currentValue"], "claude-opus-4-5");
+    assert_eq!(model_option(&report["set_config"][0])["currentValue"], "claude-opus-5-5");
     let refused = report["set_config"][1].as_str().unwrap_or_default();
     assert!(refused.contains("no model \"gpt-nonsense\" here"), "{refused}");
     assert_eq!(report["stop_reasons"], json!(["end_turn"]), "{report}");
     let requests = mock.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].body["model"], "claude-opus-4-5");
+    assert_eq!(requests[0].body["model"], "claude-opus-5-5");
 }
 
 /// No ACP client answers code intelligence questions: the servers of the

@@ -73,7 +73,7 @@ async fn ask_json_prints_one_event_per_line() {
         })
         .collect();
     expect_test::expect![[r#"
-        provider "anthropic" "claude-sonnet-4-5" "provider (TANDEM_PROVIDER) is anthropic"
+        provider "anthropic" "claude-sonnet-5-5" "provider (TANDEM_PROVIDER) is anthropic"
         tool_call "toolu_cli" "read_file" {"file_path":"hello.txt"}
         {"type":"status","turn":1,"usage":{"input_tokens":20,"output_tokens":9}}
         tool_result "toolu_cli" is_error=false Some("   1 | hi there")
@@ -105,7 +105,7 @@ async fn ask_prints_a_plain_transcript_when_not_on_a_terminal() {
           ✓    1 | hi there
         Hello there!
 
-        ── completed · 2 turns · 31 tokens in, 15 out · $0.0003 · no edits · thread ID
+        ── completed · 2 turns · 31 tokens in, 15 out · $0.0002 · no edits · thread ID
     "#]]
     .assert_eq(&hide_thread_id(&stdout));
 }
@@ -434,7 +434,7 @@ async fn doctor_shows_the_provider_decision_and_a_setting_that_cannot_apply() {
 
     let output = doctor(json!({}), &key, false).output().await.unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("model: anthropic at https://api.anthropic.com, model claude-sonnet-4-5 (no provider or base URL is set, and ANTHROPIC_API_KEY is)"), "{text}");
+    assert!(text.contains("model: anthropic at https://api.anthropic.com, model claude-sonnet-5-5 (no provider or base URL is set, and ANTHROPIC_API_KEY is)"), "{text}");
 
     let conflict = [("ANTHROPIC_BASE_URL", "http://127.0.0.1:4000"), ("OPENAI_API_KEY", "sk-o")];
     let output = doctor(json!({"provider": "openai"}), &conflict, true).output().await.unwrap();

@@ -40,6 +40,7 @@ mod inline_completion;
 mod large_edits;
 mod lsp;
 mod mcp;
+mod models;
 mod permissions;
 mod plan_mode_lsp;
 mod protected;

@@ -225,7 +225,7 @@ async fn a_custom_agent_asks_for_its_own_model_and_otherwise_the_sessions() {
     let children: Vec<(&str, &str)> = asked[1..5].iter().map(|(system, model)| (system.as_str(), model.as_str())).collect();
     assert_eq!(
         children,
-        [("You are fast.", "claude-haiku-4-5"), ("You are pinned.", "my-model-2"), ("You are plain.", "claude-test"), ("You are same.", "claude-test")]
+        [("You are fast.", "claude-haiku-5-5"), ("You are pinned.", "my-model-2"), ("You are plain.", "claude-test"), ("You are same.", "claude-test")]
     );
     assert_eq!((asked[0].1.as_str(), asked[5].1.as_str()), ("claude-test", "claude-test"));
 }
@@ -256,7 +256,7 @@ async fn an_untrusted_project_agent_runs_on_the_sessions_model_and_the_notice_sa
     let mine = "---\nname: mine\nmodel: haiku\ntools: read_file\n---\nYou are mine.\n";
     // The user's own agent (in the home folder) is theirs: its model applies either way.
     let untrusted = setup_trusting(&[(".tandem/agents/fast.md", fast)], &[(".tandem/agents/mine.md", mine)], false);
-    assert_eq!(asked_models(&untrusted).await, ["claude-test", "claude-test", "claude-haiku-4-5", "claude-test"]);
+    assert_eq!(asked_models(&untrusted).await, ["claude-test", "claude-test", "claude-haiku-5-5", "claude-test"]);
     let agents = tandem::tools::builtin::agent::AgentSet::discover(&untrusted.ctx.workspace);
     assert_eq!(agents.get("fast").unwrap().model_untrusted.as_deref(), Some("opus"));
     let trust = tandem::settings::TrustSource::At(untrusted._home.path().join("data/trust.json"));
@@ -266,10 +266,10 @@ async fn an_untrusted_project_agent_runs_on_the_sessions_model_and_the_notice_sa
     assert!(notice.contains("agents/fast.md") && notice.contains("model") && notice.contains("opus"), "{notice}");
 
     let trusted = setup_trusting(&[(".tandem/agents/fast.md", fast)], &[(".tandem/agents/mine.md", mine)], true);
-    assert_eq!(asked_models(&trusted).await, ["claude-test", "claude-opus-4-5", "claude-haiku-4-5", "claude-test"]);
+    assert_eq!(asked_models(&trusted).await, ["claude-test", "claude-opus-5-5", "claude-haiku-5-5", "claude-test"]);
     // The file changes after the trust: its model is left out again.
     std::fs::write(trusted.root.join(".tandem/agents/fast.md"), fast.replace("You are fast.", "You are faster.")).unwrap();
-    assert_eq!(asked_models(&trusted).await, ["claude-test", "claude-test", "claude-haiku-4-5", "claude-test"]);
+    assert_eq!(asked_models(&trusted).await, ["claude-test", "claude-test", "claude-haiku-5-5", "claude-test"]);
 }
 
 /// A sub-agent on another model is priced as that model in the run's cost.
@@ -288,11 +288,11 @@ async fn a_sub_agent_on_another_model_is_priced_as_that_model() {
     let (outcome, _) = run_agent(&provider, &executor(), s.ctx.clone(), request("look around")).await;
     assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
     let models: Vec<String> = mock.requests().iter().map(|r| r.body["model"].as_str().unwrap().to_string()).collect();
-    assert_eq!(models, ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]);
+    assert_eq!(models, ["claude-sonnet-4-5", "claude-haiku-5-5", "claude-sonnet-4-5"]);
     // Each request of the mock reports 10 input and 5 output tokens.
     let (parent, child) = (Usage::new(20, 10), Usage::new(10, 5));
     let prices = PriceTable::default();
-    let expected = prices.cost("claude-sonnet-4-5", &parent).unwrap() + prices.cost("claude-haiku-4-5", &child).unwrap();
+    let expected = prices.cost("claude-sonnet-4-5", &parent).unwrap() + prices.cost("claude-haiku-5-5", &child).unwrap();
     let all_sonnet = prices.cost("claude-sonnet-4-5", &Usage::new(30, 15)).unwrap();
     assert!((expected - all_sonnet).abs() > 1e-9, "the two models' prices differ");
     let cost = outcome.cost_usd.unwrap();

@@ -15,13 +15,13 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::config::HttpProviderConfig;
-use super::http::{self, Api, Endpoint};
+use super::http::{self, Api, Endpoint, HttpProviderConfig};
 use super::provider::{
     parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
     StopReason, StreamEvent, ToolCall,
 };
 use super::sse::SseEvent;
+use crate::model::table::{Effort, ModelInfo, Thinking};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const API_VERSION: &str = "2023-06-01";
@@ -52,6 +52,14 @@ impl AnthropicProvider {
         if let Some(key) = &self.config.api_key {
             request = request.header("x-api-key", key);
         }
+        // Gateways (LiteLLM, Bedrock API keys behind a proxy) take a bearer
+        // token instead of, or beside, the key.
+        if let Some(token) = &self.config.auth_token {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in &self.config.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
         let mut stream = MessageStream::new(events);
         http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())
@@ -70,7 +78,12 @@ impl Provider for AnthropicProvider {
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
-        let options = BodyOptions { model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget };
+        let info = self.config.info(model);
+        if let (Some(effort), true) = (self.config.effort, info.assumed.is_empty()) {
+            // A sub-agent's model may take other efforts than the session's.
+            info.check_effort(effort).map_err(|e| ProviderError::Config(format!("{e} (setting effort, TANDEM_EFFORT or --effort)")))?;
+        }
+        let options = BodyOptions { model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget, effort: self.config.effort, info: &info };
         let body = request_body(&options, request);
         let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
         with_retries(&self.config.retry, endpoint.deadline, events, || self.attempt(&body, &endpoint, events)).await
@@ -86,8 +99,19 @@ const ANSWER_TOKENS_BESIDE_THINKING: u32 = 4096;
 pub struct BodyOptions<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
-    /// Extended thinking with this many tokens, when set.
+    /// Extended thinking with this many tokens, when set (and the model
+    /// takes a budget).
     pub thinking_budget: Option<u32>,
+    /// `output_config.effort`, with adaptive thinking where the model takes it.
+    pub effort: Option<Effort>,
+    /// What the table knows of the model: its thinking shape.
+    pub info: &'a ModelInfo,
+}
+
+/// Adaptive thinking, asking for the thinking text: the newest models
+/// send it only when asked (`display`), and every front end shows it.
+fn adaptive() -> Value {
+    json!({"type": "adaptive", "display": "summarized"})
 }
 
 /// The prompt-cache breakpoint Anthropic's API takes on a block.
@@ -125,18 +149,42 @@ pub fn request_body(options: &BodyOptions<'_>, request: &ModelRequest<'_>) -> Va
         }
         body["tools"] = tools;
     }
-    if let Some(budget) = options.thinking_budget {
+    // The shape the model takes (see `crate::model::table::Thinking`); a
+    // model the table does not know gets what the settings ask for.
+    let thinking = options.info.thinking;
+    let unknown = !options.info.assumed.is_empty();
+    let adaptive_thinking = match (options.effort, options.thinking_budget) {
+        (Some(_), _) => thinking.takes_adaptive() || unknown,
+        // A budget on a model that thinks adaptively only.
+        (None, Some(_)) => matches!(thinking, Thinking::Adaptive { .. }),
+        // It thinks whatever the request says: ask to see it.
+        (None, None) => thinking == Thinking::Adaptive { always_on: true },
+    };
+    if adaptive_thinking {
+        body["thinking"] = adaptive();
+    } else if let Some(budget) = options.thinking_budget.filter(|_| thinking.takes_budget() || unknown) {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         body["max_tokens"] = json!(options.max_tokens.max(budget.saturating_add(ANSWER_TOKENS_BESIDE_THINKING)));
+    }
+    if let Some(effort) = options.effort {
+        body["output_config"] = json!({"effort": effort.as_str()});
     }
     body
 }
 
 fn message_json(message: &Message) -> Value {
     // The API rejects empty text blocks; the neutral types can hold one when
-    // a response had no text.
-    let content: Vec<&ContentBlock> =
-        message.content.iter().filter(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty())).collect();
+    // a response had no text. Another API's reasoning (a thread that
+    // changed provider) is not Anthropic's to read.
+    let content: Vec<&ContentBlock> = message
+        .content
+        .iter()
+        .filter(|b| match b {
+            ContentBlock::Text { text } => !text.is_empty(),
+            ContentBlock::Reasoning { .. } | ContentBlock::ResponsesItem { .. } => false,
+            _ => true,
+        })
+        .collect();
     json!({ "role": message.role, "content": content })
 }
 
@@ -350,6 +398,59 @@ mod tests {
             response.message.content.last(),
             Some(&ContentBlock::ToolUse { id: call.id.clone(), name: "make_file".into(), input: json!({}) })
         );
+    }
+
+    /// The thinking shape each kind of model gets, for each setting.
+    #[test]
+    fn the_thinking_shape_follows_the_model() {
+        let table = crate::model::table::ModelTable::default();
+        let messages = [Message::user_text("hi")];
+        let request = ModelRequest { model: None, system: "s", messages: &messages, tools: &[] };
+        let mut lines = Vec::new();
+        for (model, effort, budget) in [
+            ("claude-opus-4-7", Some(Effort::High), None),
+            ("claude-opus-4-7", None, Some(2048)),
+            ("claude-opus-4-7", None, None),
+            ("claude-opus-5-5", None, None),
+            ("claude-sonnet-4-6", Some(Effort::Max), Some(2048)),
+            ("claude-sonnet-4-6", None, Some(2048)),
+            ("claude-opus-4-5", Some(Effort::Low), Some(2048)),
+            ("claude-sonnet-4-5", None, Some(2048)),
+            ("claude-3-5-haiku", None, Some(2048)),
+            ("gateway-model", Some(Effort::Medium), None),
+            ("gateway-model", None, Some(2048)),
+        ] {
+            let info = table.info(model);
+            let body = request_body(&BodyOptions { model, max_tokens: 1000, thinking_budget: budget, effort, info: &info }, &request);
+            lines.push(format!("{model} {effort:?} {budget:?} → thinking {} output_config {} max_tokens {}", body["thinking"], body["output_config"], body["max_tokens"]));
+        }
+        expect_test::expect![[r#"
+            claude-opus-4-7 Some(High) None → thinking {"type":"adaptive","display":"summarized"} output_config {"effort":"high"} max_tokens 1000
+            claude-opus-4-7 None Some(2048) → thinking {"type":"adaptive","display":"summarized"} output_config null max_tokens 1000
+            claude-opus-4-7 None None → thinking null output_config null max_tokens 1000
+            claude-opus-5-5 None None → thinking {"type":"adaptive","display":"summarized"} output_config null max_tokens 1000
+            claude-sonnet-4-6 Some(Max) Some(2048) → thinking {"type":"adaptive","display":"summarized"} output_config {"effort":"max"} max_tokens 1000
+            claude-sonnet-4-6 None Some(2048) → thinking {"type":"enabled","budget_tokens":2048} output_config null max_tokens 6144
+            claude-opus-4-5 Some(Low) Some(2048) → thinking {"type":"enabled","budget_tokens":2048} output_config {"effort":"low"} max_tokens 6144
+            claude-sonnet-4-5 None Some(2048) → thinking {"type":"enabled","budget_tokens":2048} output_config null max_tokens 6144
+            claude-3-5-haiku None Some(2048) → thinking null output_config null max_tokens 1000
+            gateway-model Some(Medium) None → thinking {"type":"adaptive","display":"summarized"} output_config {"effort":"medium"} max_tokens 1000
+            gateway-model None Some(2048) → thinking {"type":"enabled","budget_tokens":2048} output_config null max_tokens 6144"#]]
+        .assert_eq(&lines.join("\n"));
+    }
+
+    /// An OpenAI-compatible server's reasoning (a thread that changed
+    /// provider) never reaches Anthropic.
+    #[test]
+    fn reasoning_blocks_are_not_sent() {
+        let messages = [Message {
+            role: crate::model::Role::Assistant,
+            content: vec![ContentBlock::Reasoning { text: "hmm".into(), field: "reasoning_content".into() }, ContentBlock::Text { text: "hi".into() }],
+        }];
+        let request = ModelRequest { model: None, system: "s", messages: &messages, tools: &[] };
+        let info = crate::model::table::ModelTable::default().info("claude-sonnet-4-5");
+        let body = request_body(&BodyOptions { model: "m", max_tokens: 10, thinking_budget: None, effort: None, info: &info }, &request);
+        assert_eq!(body["messages"][0]["content"].as_array().unwrap().len(), 1, "{body}");
     }
 
     #[test]

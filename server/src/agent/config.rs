@@ -28,14 +28,15 @@ use super::http::StreamLimits;
 use super::openai::{self, OpenAiProvider};
 use super::provider::{Provider, ProviderError, RetryPolicy};
 use super::scripted::ScriptedProvider;
+use crate::model::table::{Effort, ModelInfo, ModelTable, Thinking};
 
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+/// The current Sonnet: the `sonnet` alias's model.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-5-5";
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-5.5";
 
 /// The model each family alias of an agent's `model` field names on
-/// Anthropic (Claude Code's aliases).
-pub const ANTHROPIC_FAMILY_MODELS: [(&str, &str); 3] =
-    [("sonnet", DEFAULT_ANTHROPIC_MODEL), ("opus", "claude-opus-4-5"), ("haiku", "claude-haiku-4-5")];
+/// Anthropic (Claude Code's aliases): the model table's current ones.
+pub const ANTHROPIC_FAMILY_MODELS: [(&str, &str); 3] = crate::model::table::CLAUDE_FAMILIES;
 
 /// The model a sub-agent asks for, from its `model` field, on the
 /// provider `provider` (its [`Provider::name`]) whose own model is
@@ -62,6 +63,9 @@ pub fn sub_agent_model(provider: &str, session_model: &str, requested: Option<&s
     }
 }
 pub const DEFAULT_MAX_TOKENS: u32 = 16_384;
+/// The output limit when adaptive thinking is on (its thinking counts
+/// against it): room to think and still answer.
+pub const ADAPTIVE_MAX_TOKENS: u32 = 32_000;
 /// The smallest thinking budget Anthropic's API accepts.
 pub const MIN_THINKING_BUDGET: u32 = 1024;
 
@@ -69,50 +73,54 @@ pub const MIN_THINKING_BUDGET: u32 = 1024;
 pub enum ProviderKind {
     Anthropic,
     OpenAi,
+    /// OpenAI's Responses API (`openai-responses`), on the OpenAI variables.
+    OpenAiResponses,
     Scripted,
 }
 
-/// Settings of an HTTP provider.
-#[derive(Clone, PartialEq, Eq)]
-pub struct HttpProviderConfig {
-    pub base_url: String,
-    pub api_key: Option<String>,
-    pub model: String,
-    pub max_tokens: u32,
-    pub retry: RetryPolicy,
-    /// Anthropic extended thinking budget (`TANDEM_THINKING`); ignored by
-    /// OpenAI-compatible providers.
-    pub thinking_budget: Option<u32>,
-    pub limits: StreamLimits,
-}
+pub use super::http::HttpProviderConfig;
 
-/// Never prints the key.
-impl std::fmt::Debug for HttpProviderConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpProviderConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
-            .field("model", &self.model)
-            .field("max_tokens", &self.max_tokens)
-            .field("retry", &self.retry)
-            .field("limits", &self.limits)
-            .field("thinking_budget", &self.thinking_budget)
-            .finish()
-    }
-}
-
-impl HttpProviderConfig {
-    /// A config for a test server at `base_url`, retrying without real waits.
-    pub fn for_tests(base_url: impl Into<String>, model: &str) -> Self {
-        HttpProviderConfig {
-            base_url: base_url.into(),
-            api_key: Some("test-key".into()),
-            model: model.into(),
-            max_tokens: 1024,
-            retry: RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(20) },
-            thinking_budget: None,
-            limits: StreamLimits::default(),
+/// Headers from `customHeaders` (`TANDEM_CUSTOM_HEADERS`, a JSON object of
+/// header names to string values).
+pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("customHeaders (TANDEM_CUSTOM_HEADERS) is not JSON: {e}"))?;
+    let serde_json::Value::Object(map) = value else {
+        return Err("customHeaders must be an object of header names to values: {\"x-gateway-key\": \"…\"}".into());
+    };
+    let mut headers = Vec::new();
+    for (name, value) in map {
+        let Some(text) = value.as_str() else { return Err(format!("customHeaders.{name}: expected a string")) };
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("customHeaders: \"{name}\" is not a header name"));
         }
+        if reqwest::header::HeaderValue::from_str(text).is_err() {
+            return Err(format!("customHeaders.{name}: the value is not a valid header value (no line breaks or control characters)"));
+        }
+        headers.push((name, text.to_string()));
+    }
+    Ok(headers)
+}
+
+/// What the configured thinking settings do on `info`'s model, checked
+/// before any request: an effort it does not take is an error; a budget
+/// on a model that thinks only adaptively becomes adaptive thinking, said
+/// in the returned note. Unknown models get what was asked (the API
+/// answers for them).
+fn check_thinking(info: &ModelInfo, effort: Option<Effort>, budget: Option<u32>) -> Result<Option<String>, ProviderError> {
+    if let Some(effort) = effort {
+        if info.assumed.is_empty() {
+            info.check_effort(effort).map_err(|e| ProviderError::Config(format!("{e} (setting effort, TANDEM_EFFORT or --effort)")))?;
+        }
+    }
+    match (budget, info.thinking) {
+        (Some(budget), Thinking::Adaptive { .. }) if effort.is_none() && info.assumed.is_empty() => Ok(Some(format!(
+            "thinkingBudget {budget} does not apply to {}, which thinks adaptively only: it thinks adaptively, and effort sets how hard",
+            info.name
+        ))),
+        (Some(budget), Thinking::None) if info.assumed.is_empty() => {
+            Ok(Some(format!("thinkingBudget {budget} does not apply to {}, which does not think: it is not sent", info.name)))
+        }
+        _ => Ok(None),
     }
 }
 
@@ -142,6 +150,7 @@ impl Endpoint {
 pub enum ProviderConfig {
     Anthropic(HttpProviderConfig),
     OpenAi(HttpProviderConfig),
+    OpenAiResponses(HttpProviderConfig),
     Scripted { script: PathBuf },
 }
 
@@ -152,7 +161,8 @@ pub const NOT_CONFIGURED: &str = "no model provider is configured. Set one of:
   OPENAI_BASE_URL=http://localhost:11434/v1  any OpenAI-compatible server: Ollama, llama.cpp, vLLM,
                                              LM Studio (set TANDEM_MODEL to the model's name)
   TANDEM_PROVIDER=scripted TANDEM_SCRIPT=FILE  replay a scripted model, offline
-TANDEM_PROVIDER=anthropic|openai|scripted picks one explicitly.
+TANDEM_PROVIDER=anthropic|openai|openai-responses|scripted picks one explicitly
+(openai-responses: OpenAI's Responses API, on the OPENAI_* variables).
 Or put the same in .tandem/settings.json: {\"provider\": \"openai\", \"model\": \"…\", \"env\": {\"OPENAI_BASE_URL\": \"…\"}}
 (see docs/settings.md).
 To see Tandem work with no key and no network, run `tandem demo`.";
@@ -177,10 +187,11 @@ fn choose(get: &dyn Fn(&str) -> Option<String>) -> Result<(ProviderKind, String)
         let kind = match named.to_ascii_lowercase().as_str() {
             "anthropic" => ProviderKind::Anthropic,
             "openai" | "openai-compatible" => ProviderKind::OpenAi,
+            "openai-responses" => ProviderKind::OpenAiResponses,
             "scripted" => ProviderKind::Scripted,
             _ => {
                 return Err(ProviderError::Config(format!(
-                    "TANDEM_PROVIDER={named} is not a provider: use anthropic, openai (any OpenAI-compatible server) or scripted"
+                    "TANDEM_PROVIDER={named} is not a provider: use anthropic, openai (any OpenAI-compatible server), openai-responses (OpenAI's Responses API) or scripted"
                 )))
             }
         };
@@ -215,6 +226,7 @@ fn base_url(kind: ProviderKind, reason: &str, get: &dyn Fn(&str) -> Option<Strin
     let (own, other, public, name) = match kind {
         ProviderKind::Anthropic => ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", anthropic::DEFAULT_BASE_URL, "anthropic"),
         ProviderKind::OpenAi => ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", openai::DEFAULT_BASE_URL, "openai"),
+        ProviderKind::OpenAiResponses => ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", openai::DEFAULT_BASE_URL, "openai-responses"),
         ProviderKind::Scripted => {
             if let Some(url) = get("TANDEM_BASE_URL") {
                 return Err(ProviderError::Config(format!(
@@ -269,11 +281,30 @@ impl ProviderConfig {
                 ProviderError::Config(format!("TANDEM_THINKING={v} is not a thinking budget: use a number of tokens, at least {MIN_THINKING_BUDGET} (or 0 for off)"))
             })?),
         };
-        if let (Some(budget), ProviderKind::OpenAi) = (thinking_budget, kind) {
+        let name = match kind {
+            ProviderKind::OpenAiResponses => "openai-responses",
+            _ => "openai",
+        };
+        if let (Some(budget), ProviderKind::OpenAi | ProviderKind::OpenAiResponses) = (thinking_budget, kind) {
             return Err(ProviderError::Config(format!(
-                "thinkingBudget (TANDEM_THINKING={budget}) does not apply to the openai provider ({reason}): extended thinking is Anthropic's; set it to 0 or remove it"
+                "thinkingBudget (TANDEM_THINKING={budget}) does not apply to the {name} provider ({reason}): extended thinking is Anthropic's; set it to 0 or remove it"
             )));
         }
+        let effort = match get("TANDEM_EFFORT") {
+            None => None,
+            Some(v) => Some(Effort::parse(&v).ok_or_else(|| ProviderError::Config(format!("effort (TANDEM_EFFORT) \"{v}\" is not an effort: use {}", Effort::NAMES)))?),
+        };
+        if let (Some(effort), ProviderKind::OpenAi | ProviderKind::OpenAiResponses) = (effort, kind) {
+            return Err(ProviderError::Config(format!(
+                "effort ({}) does not apply to the {name} provider ({reason}): it is Anthropic's output_config.effort; remove it",
+                effort.as_str()
+            )));
+        }
+        let models = ModelTable::from_lookup(get).map_err(ProviderError::Config)?;
+        let headers = match get("TANDEM_CUSTOM_HEADERS") {
+            Some(text) => parse_headers(&text).map_err(ProviderError::Config)?,
+            None => Vec::new(),
+        };
         let millis = |name: &str, default: Duration| -> Result<Duration, ProviderError> {
             match get(name) {
                 Some(v) => v.parse::<u64>().ok().filter(|n| *n > 0).map(Duration::from_millis).ok_or_else(|| {
@@ -286,28 +317,72 @@ impl ProviderConfig {
             idle: millis("TANDEM_STREAM_IDLE_TIMEOUT_MS", super::http::DEFAULT_IDLE_TIMEOUT)?,
             turn: millis("TANDEM_TURN_TIMEOUT_MS", super::http::DEFAULT_TURN_TIMEOUT)?,
         };
-        let endpoint = |provider: &str, model: &str| Endpoint { provider: provider.into(), model: model.into(), base_url: base_url.clone(), reason: reason.clone() };
+        let mut notes = Vec::new();
         let url = base_url.clone().unwrap_or_default();
+        let model_name = match (model, kind) {
+            // `opus`, `sonnet`, `haiku` name the current model of the family.
+            (Some(model), ProviderKind::Anthropic) => crate::model::table::family_model(&model).map_or(model, str::to_string),
+            (Some(model), _) => model,
+            (None, ProviderKind::OpenAi | ProviderKind::OpenAiResponses) => DEFAULT_OPENAI_MODEL.to_string(),
+            (None, _) => DEFAULT_ANTHROPIC_MODEL.to_string(),
+        };
+        let info = models.info(&model_name);
+        if kind != ProviderKind::Scripted {
+            notes.extend(info.assumption_note());
+        }
+        if kind == ProviderKind::Anthropic {
+            notes.extend(check_thinking(&info, effort, thinking_budget)?);
+        }
+        // Unless the user set one: with adaptive thinking on, the thinking
+        // counts against the limit too, so it is larger; never past the
+        // model's own limit.
+        let adaptive_on = kind == ProviderKind::Anthropic
+            && info.thinking.takes_adaptive()
+            && (effort.is_some() || info.thinking == Thinking::Adaptive { always_on: true } || (thinking_budget.is_some() && !info.thinking.takes_budget()));
+        let max_tokens = match get("TANDEM_MAX_TOKENS") {
+            Some(_) => max_tokens,
+            None if adaptive_on => ADAPTIVE_MAX_TOKENS.min(info.max_output),
+            None => max_tokens.min(info.max_output),
+        };
+        let endpoint = |provider: &str, model: &str| {
+            let mut reason = reason.clone();
+            for note in &notes {
+                reason.push_str("; ");
+                reason.push_str(note);
+            }
+            Endpoint { provider: provider.into(), model: model.into(), base_url: base_url.clone(), reason }
+        };
         let config = match kind {
             ProviderKind::Anthropic => ProviderConfig::Anthropic(HttpProviderConfig {
                 base_url: url,
                 api_key: get("ANTHROPIC_API_KEY"),
-                model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_string()),
+                model: model_name.clone(),
                 max_tokens,
                 retry: RetryPolicy::default(),
                 thinking_budget,
+                effort,
+                models: models.clone(),
+                auth_token: get("ANTHROPIC_AUTH_TOKEN"),
+                headers: headers.clone(),
                 limits,
             }),
-            ProviderKind::OpenAi => ProviderConfig::OpenAi(HttpProviderConfig {
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+                let http = HttpProviderConfig {
                 base_url: url,
                 api_key: get("OPENAI_API_KEY"),
-                model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_string()),
+                model: model_name.clone(),
                 max_tokens,
                 retry: RetryPolicy::default(),
                 // Thinking blocks are Anthropic's; never sent elsewhere.
                 thinking_budget: None,
+                effort: None,
+                models: models.clone(),
+                auth_token: None,
+                headers: headers.clone(),
                 limits,
-            }),
+                };
+                if kind == ProviderKind::OpenAi { ProviderConfig::OpenAi(http) } else { ProviderConfig::OpenAiResponses(http) }
+            }
             ProviderKind::Scripted => ProviderConfig::Scripted {
                 script: get("TANDEM_SCRIPT").map(PathBuf::from).ok_or_else(|| {
                     ProviderError::Config("TANDEM_PROVIDER=scripted needs TANDEM_SCRIPT=FILE, a JSON script of model turns (see docs/protocol.md, \"Scripted model\")".into())
@@ -317,6 +392,7 @@ impl ProviderConfig {
         let endpoint = match &config {
             ProviderConfig::Anthropic(http) => endpoint("anthropic", &http.model),
             ProviderConfig::OpenAi(http) => endpoint("openai", &http.model),
+            ProviderConfig::OpenAiResponses(http) => endpoint("openai-responses", &http.model),
             ProviderConfig::Scripted { .. } => endpoint("scripted", super::scripted::SCRIPT_MODEL),
         };
         Ok((config, endpoint))
@@ -327,12 +403,13 @@ impl ProviderConfig {
     pub fn build(self) -> Result<Box<dyn Provider>, ProviderError> {
         match self {
             ProviderConfig::Anthropic(config) => {
-                if config.api_key.is_none() && config.base_url.trim_end_matches('/') == anthropic::DEFAULT_BASE_URL {
-                    return Err(ProviderError::Config("TANDEM_PROVIDER=anthropic needs ANTHROPIC_API_KEY.".into()));
+                if config.api_key.is_none() && config.auth_token.is_none() && config.base_url.trim_end_matches('/') == anthropic::DEFAULT_BASE_URL {
+                    return Err(ProviderError::Config("TANDEM_PROVIDER=anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN).".into()));
                 }
                 Ok(Box::new(AnthropicProvider::new(config)?))
             }
             ProviderConfig::OpenAi(config) => Ok(Box::new(OpenAiProvider::new(config)?)),
+            ProviderConfig::OpenAiResponses(config) => Ok(Box::new(super::responses::ResponsesProvider::new(config)?)),
             ProviderConfig::Scripted { script } => Ok(Box::new(ScriptedProvider::from_file(&script)?)),
         }
     }
@@ -353,10 +430,10 @@ mod tests {
             ("anthropic", "claude-sonnet-4-5", None, None),
             ("anthropic", "claude-sonnet-4-5", Some("  "), None),
             ("anthropic", "claude-sonnet-4-5", Some("inherit"), None),
-            ("anthropic", "claude-sonnet-4-5", Some("haiku"), Some("claude-haiku-4-5")),
-            ("anthropic", "claude-sonnet-4-5", Some("Opus"), Some("claude-opus-4-5")),
+            ("anthropic", "claude-sonnet-4-5", Some("haiku"), Some("claude-haiku-5-5")),
+            ("anthropic", "claude-sonnet-4-5", Some("Opus"), Some("claude-opus-5-5")),
             ("anthropic", "claude-sonnet-4-20250514", Some("sonnet"), None),
-            ("anthropic", "claude-opus-4-5", Some("sonnet"), Some("claude-sonnet-4-5")),
+            ("anthropic", "claude-opus-4-5", Some("sonnet"), Some("claude-sonnet-5-5")),
             ("openai", "qwen3-coder", Some("haiku"), None),
             ("openai", "qwen3-coder", Some("qwen3:0.6b"), Some("qwen3:0.6b")),
             ("anthropic", "claude-sonnet-4-5", Some("claude-3-5-haiku-latest"), Some("claude-3-5-haiku-latest")),
@@ -405,16 +482,16 @@ mod tests {
             })
             .collect();
         expect_test::expect![[r#"
-            openai at http://localhost:11434/v1, model gpt-4.1 (no provider is named and baseUrl is set to http://localhost:11434/v1)
-            openai at http://localhost:8080/v1, model gpt-4.1 (no provider is named and OPENAI_BASE_URL is set to http://localhost:8080/v1)
-            anthropic at http://proxy:4000, model claude-sonnet-4-5 (no provider is named and ANTHROPIC_BASE_URL is set to http://proxy:4000)
-            anthropic at https://api.anthropic.com, model claude-sonnet-4-5 (no provider is named and baseUrl is set to https://api.anthropic.com)
-            anthropic at http://localhost:11434, model claude-sonnet-4-5 (provider (TANDEM_PROVIDER) is anthropic)
-            anthropic at https://api.anthropic.com, model claude-sonnet-4-5 (no provider or base URL is set, and ANTHROPIC_API_KEY is)
-            openai at https://api.openai.com/v1, model gpt-4.1 (no provider or base URL is set, and OPENAI_API_KEY is)
+            openai at http://localhost:11434/v1, model gpt-5.5 (no provider is named and baseUrl is set to http://localhost:11434/v1)
+            openai at http://localhost:8080/v1, model gpt-5.5 (no provider is named and OPENAI_BASE_URL is set to http://localhost:8080/v1)
+            anthropic at http://proxy:4000, model claude-sonnet-5-5 (no provider is named and ANTHROPIC_BASE_URL is set to http://proxy:4000)
+            anthropic at https://api.anthropic.com, model claude-sonnet-5-5 (no provider is named and baseUrl is set to https://api.anthropic.com)
+            anthropic at http://localhost:11434, model claude-sonnet-5-5 (provider (TANDEM_PROVIDER) is anthropic)
+            anthropic at https://api.anthropic.com, model claude-sonnet-5-5 (no provider or base URL is set, and ANTHROPIC_API_KEY is)
+            openai at https://api.openai.com/v1, model gpt-5.5 (no provider or base URL is set, and OPENAI_API_KEY is)
             error: ANTHROPIC_BASE_URL (http://proxy:4000) does not apply to the openai provider (provider (TANDEM_PROVIDER) is openai), whose requests would go to its public API at https://api.openai.com/v1: set baseUrl (or OPENAI_BASE_URL) for openai, set provider to the one ANTHROPIC_BASE_URL is for, or remove ANTHROPIC_BASE_URL
             error: OPENAI_BASE_URL (http://localhost:11434/v1) does not apply to the anthropic provider (provider (TANDEM_PROVIDER) is anthropic), whose requests would go to its public API at https://api.anthropic.com: set baseUrl (or ANTHROPIC_BASE_URL) for anthropic, set provider to the one OPENAI_BASE_URL is for, or remove OPENAI_BASE_URL
-            openai at http://localhost:8080/v1, model gpt-4.1 (provider (TANDEM_PROVIDER) is openai)
+            openai at http://localhost:8080/v1, model gpt-5.5 (provider (TANDEM_PROVIDER) is openai)
             error: both ANTHROPIC_BASE_URL (http://a) and OPENAI_BASE_URL (http://o) are set and no provider is named, so which one a run would use is not clear: set provider (TANDEM_PROVIDER) to anthropic or openai, or remove one of them
             error: baseUrl (http://localhost:11434/v1) does not apply to the scripted provider, which sends nothing anywhere (provider (TANDEM_PROVIDER) is scripted): remove baseUrl, or name the provider it is for
             error: thinkingBudget (TANDEM_THINKING=2048) does not apply to the openai provider (no provider is named and baseUrl is set to http://localhost:11434/v1): extended thinking is Anthropic's; set it to 0 or remove it"#]].assert_eq(&lines.join("\n"));
@@ -430,7 +507,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        expect_test::expect!["TANDEM_PROVIDER=gemini is not a provider: use anthropic, openai (any OpenAI-compatible server) or scripted"]
+        expect_test::expect!["TANDEM_PROVIDER=gemini is not a provider: use anthropic, openai (any OpenAI-compatible server), openai-responses (OpenAI's Responses API) or scripted"]
             .assert_eq(&config(&[("TANDEM_PROVIDER", "gemini")]).unwrap_err().to_string());
         assert!(config(&[("TANDEM_PROVIDER", "scripted")]).unwrap_err().to_string().contains("TANDEM_SCRIPT"));
         assert!(config(&[("ANTHROPIC_API_KEY", "k"), ("TANDEM_MAX_TOKENS", "lots")]).unwrap_err().to_string().contains("TANDEM_MAX_TOKENS"));

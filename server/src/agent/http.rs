@@ -1,4 +1,5 @@
-//! What the two HTTP providers share: the reqwest client, sending a JSON
+//! What the HTTP providers share: their settings ([`HttpProviderConfig`]),
+//! the reqwest client, sending a JSON
 //! request and turning an error status into a [`ProviderError`], and reading
 //! a streamed body as server-sent events under two clocks: an idle timeout
 //! (no content event for a while; pings do not count) and the turn's
@@ -9,9 +10,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::config::HttpProviderConfig;
-use super::provider::{http_error, parse_retry_after, ProviderError};
+use super::provider::{http_error, parse_retry_after, ProviderError, RetryPolicy};
 use super::sse::{SseDecoder, SseEvent};
+use crate::model::table::{ModelInfo, ModelTable};
 
 /// Without a content event for this long, a stream counts as stalled.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -38,6 +39,73 @@ pub struct StreamLimits {
 impl Default for StreamLimits {
     fn default() -> Self {
         StreamLimits { idle: DEFAULT_IDLE_TIMEOUT, turn: DEFAULT_TURN_TIMEOUT }
+    }
+}
+
+/// Settings of an HTTP provider.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpProviderConfig {
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub max_tokens: u32,
+    pub retry: RetryPolicy,
+    /// Anthropic extended thinking budget (`TANDEM_THINKING`); ignored by
+    /// OpenAI-compatible providers.
+    pub thinking_budget: Option<u32>,
+    /// How hard the model works (`effort`, `TANDEM_EFFORT`): Anthropic's
+    /// `output_config.effort`, with adaptive thinking where the model takes it.
+    pub effort: Option<crate::model::table::Effort>,
+    /// The model table with the user's `models` over it.
+    pub models: ModelTable,
+    /// A bearer token for `Authorization` (`ANTHROPIC_AUTH_TOKEN`: gateways
+    /// that take one instead of `x-api-key`).
+    pub auth_token: Option<String>,
+    /// Headers sent with every request (`customHeaders`), for gateways.
+    pub headers: Vec<(String, String)>,
+    pub limits: StreamLimits,
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for HttpProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpProviderConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("retry", &self.retry)
+            .field("limits", &self.limits)
+            .field("thinking_budget", &self.thinking_budget)
+            .field("effort", &self.effort)
+            .field("auth_token", &self.auth_token.as_ref().map(|_| "[redacted]"))
+            // Header values may be credentials too.
+            .field("headers", &self.headers.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl HttpProviderConfig {
+    /// A config for a test server at `base_url`, retrying without real waits.
+    pub fn for_tests(base_url: impl Into<String>, model: &str) -> Self {
+        HttpProviderConfig {
+            base_url: base_url.into(),
+            api_key: Some("test-key".into()),
+            model: model.into(),
+            max_tokens: 1024,
+            retry: RetryPolicy { max_retries: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(20) },
+            thinking_budget: None,
+            effort: None,
+            models: ModelTable::default(),
+            auth_token: None,
+            headers: Vec::new(),
+            limits: StreamLimits::default(),
+        }
+    }
+
+    /// What the table (and the user's `models`) knows of `model`.
+    pub fn info(&self, model: &str) -> ModelInfo {
+        self.models.info(model)
     }
 }
 

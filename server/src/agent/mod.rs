@@ -4,7 +4,8 @@
 //! without tool calls.
 //!
 //! - [`provider`]: the provider contract, neutral messages, errors, retries.
-//! - [`anthropic`], [`openai`], [`scripted`]: the providers; [`sse`] and
+//! - [`anthropic`], [`openai`] (chat completions), [`responses`] (OpenAI's
+//!   Responses API), [`scripted`]: the providers; [`sse`] and
 //!   `http` the wire underneath; [`config`] picks one from the environment.
 //! - [`run()`]: the loop and the tool-call scheduling (early start, safe
 //!   calls together, results in order).
@@ -21,6 +22,7 @@ pub mod instructions;
 pub mod openai;
 pub mod prompt;
 pub mod provider;
+pub mod responses;
 mod run;
 pub mod scripted;
 pub mod sse;

@@ -13,8 +13,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::config::HttpProviderConfig;
-use super::http::{self, Api, Endpoint};
+use super::http::{self, Api, Endpoint, HttpProviderConfig};
 use super::provider::{
     parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
     Role, StopReason, StreamEvent, ToolCall,
@@ -50,6 +49,9 @@ impl OpenAiProvider {
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key);
         }
+        for (name, value) in &self.config.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
         let mut stream = CompletionStream::new(events);
         http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())
@@ -74,11 +76,22 @@ impl Provider for OpenAiProvider {
     }
 }
 
+/// The fields a server streams its reasoning in, in the order they are
+/// looked for.
+const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
+
 /// The JSON body of a streaming chat completion request.
 pub fn request_body(model: &str, max_tokens: u32, base_url: &str, request: &ModelRequest<'_>) -> Value {
     let mut messages = vec![json!({"role": "system", "content": request.system})];
+    // The field this server streamed its reasoning in, if it ever did: a
+    // turn with tool calls carries it back even when it thought nothing
+    // (DeepSeek's thinking mode refuses the request otherwise).
+    let reasoning_field = request.messages.iter().flat_map(|m| &m.content).find_map(|b| match b {
+        ContentBlock::Reasoning { field, .. } => Some(field.as_str()),
+        _ => None,
+    });
     for message in request.messages {
-        messages.extend(message_json(message));
+        messages.extend(message_json(message, reasoning_field));
     }
     let mut body = json!({
         "model": model,
@@ -104,7 +117,7 @@ pub fn request_body(model: &str, max_tokens: u32, base_url: &str, request: &Mode
 /// One neutral message becomes one or more chat messages: tool results are
 /// separate `tool` messages, placed before any text of the same user turn
 /// because they must directly follow the assistant's `tool_calls`.
-fn message_json(message: &Message) -> Vec<Value> {
+fn message_json(message: &Message, reasoning_field: Option<&str>) -> Vec<Value> {
     let text = message.text();
     match message.role {
         Role::Assistant => {
@@ -121,6 +134,18 @@ fn message_json(message: &Message) -> Vec<Value> {
                 })
                 .collect();
             let mut out = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            // The reasoning goes back in the field the server used.
+            let mut reasoning: Option<(&str, String)> = None;
+            for block in &message.content {
+                if let ContentBlock::Reasoning { text, field } = block {
+                    reasoning.get_or_insert_with(|| (field.as_str(), String::new())).1.push_str(text);
+                }
+            }
+            match (reasoning, reasoning_field) {
+                (Some((field, text)), _) => out[field] = json!(text),
+                (None, Some(field)) if !calls.is_empty() => out[field] = json!(""),
+                (None, _) => {}
+            }
             if !calls.is_empty() {
                 out["tool_calls"] = json!(calls);
             }
@@ -158,18 +183,57 @@ struct PartialCall {
 struct CompletionStream<'a> {
     builder: ResponseBuilder,
     calls: BTreeMap<u64, PartialCall>,
+    /// Reasoning streamed since the last text or tool call, and the field
+    /// it came in (one of [`REASONING_FIELDS`]).
+    reasoning: String,
+    reasoning_field: Option<&'static str>,
+    /// The field came since the last flush, empty or not: a turn that
+    /// thought nothing still carries it back (DeepSeek wants it).
+    reasoning_pending: bool,
     events: &'a mpsc::UnboundedSender<StreamEvent>,
 }
 
 impl<'a> CompletionStream<'a> {
     fn new(events: &'a mpsc::UnboundedSender<StreamEvent>) -> Self {
-        CompletionStream { builder: ResponseBuilder::default(), calls: BTreeMap::new(), events }
+        CompletionStream {
+            builder: ResponseBuilder::default(),
+            calls: BTreeMap::new(),
+            reasoning: String::new(),
+            reasoning_field: None,
+            reasoning_pending: false,
+            events,
+        }
+    }
+
+    /// The reasoning so far becomes a block (and a thinking event), before
+    /// the text or call that follows it.
+    fn flush_reasoning(&mut self) {
+        let (Some(field), true) = (self.reasoning_field, std::mem::take(&mut self.reasoning_pending)) else { return };
+        let text = std::mem::take(&mut self.reasoning);
+        self.builder.push_block(ContentBlock::Reasoning { text, field: field.to_string() }, self.events);
+    }
+
+    /// At the end: reasoning with no answer after it, from a server whose
+    /// reasoning parser took the whole answer (vLLM can), is the answer —
+    /// shown, not lost. Reasoning cut off by the token limit stays reasoning.
+    fn finish_reasoning(&mut self) {
+        let all_reasoning = !self.builder.has_answer() && self.calls.is_empty() && self.builder.stop_reason != Some(StopReason::MaxTokens);
+        if all_reasoning && !self.reasoning.trim().is_empty() {
+            let text = std::mem::take(&mut self.reasoning);
+            self.builder.push_text(text.trim_start(), self.events);
+        } else {
+            self.flush_reasoning();
+        }
     }
 
     /// Handle one event; `Ok(true)` at `[DONE]`.
     fn on_event(&mut self, event: SseEvent) -> Result<bool, ProviderError> {
         if event.data.trim() == "[DONE]" {
+            if !self.calls.is_empty() {
+                self.flush_reasoning();
+            }
             self.close_calls_below(u64::MAX);
+            self.finish_reasoning();
             return Ok(true);
         }
         let chunk: Value =
@@ -190,10 +254,30 @@ impl<'a> CompletionStream<'a> {
         // Tandem asks for one choice; others, if a server sends them, are ignored.
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else { return Ok(false) };
         if let Some(delta) = choice.get("delta") {
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            // The field with text (the one in use when both have it: a
+            // server that sends both sends the same text twice), else the
+            // one present at all (a turn that thinks nothing still names it).
+            let present: Vec<(&'static str, &str)> =
+                REASONING_FIELDS.iter().filter_map(|f| delta.get(*f).and_then(Value::as_str).map(|p| (*f, p))).collect();
+            let in_use = |(f, _): &&(&'static str, &str)| Some(*f) == self.reasoning_field;
+            let pick = present
+                .iter()
+                .filter(|(_, p)| !p.is_empty())
+                .find(in_use)
+                .or_else(|| present.iter().find(|(_, p)| !p.is_empty()))
+                .or_else(|| present.iter().find(in_use))
+                .or(present.first());
+            if let Some(&(field, piece)) = pick {
+                self.reasoning_field = Some(field);
+                self.reasoning_pending = true;
+                self.reasoning.push_str(piece);
+            }
+            if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                self.flush_reasoning();
                 self.builder.push_text(text, self.events);
             }
             for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                self.flush_reasoning();
                 self.call_delta(call);
             }
         }
@@ -295,6 +379,70 @@ mod tests {
             }
         }
         panic!("the second call never started");
+    }
+
+    fn chunk(delta: serde_json::Value, finish: Option<&str>) -> String {
+        format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+    }
+
+    /// Reasoning before a tool call is a block before the call (and a
+    /// thinking event); it goes back in the field it came in; a later tool
+    /// turn with no reasoning still carries the field, empty.
+    #[test]
+    fn reasoning_is_read_shown_and_sent_back_in_its_field() {
+        let sse = chunk(json!({"reasoning_content": "Look "}), None)
+            + &chunk(json!({"reasoning_content": "first.", "reasoning": "Look first."}), None)
+            + &chunk(json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read_file", "arguments": "{}"}}]}), Some("tool_calls"))
+            + "data: [DONE]\n\n";
+        let (events, finished, response) = decode(&sse);
+        assert!(finished);
+        assert!(matches!(&events[0], StreamEvent::Thinking(t) if t == "Look first."), "{events:?}");
+        assert!(matches!(&events[1], StreamEvent::ToolUse(_)), "{events:?}");
+        assert_eq!(response.message.content[0], ContentBlock::Reasoning { text: "Look first.".into(), field: "reasoning_content".into() });
+        let silent_call = Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse { id: "c2".into(), name: "read_file".into(), input: json!({}) }],
+        };
+        let messages = vec![Message::user_text("go"), response.message, silent_call];
+        let body = request_body("m", 10, "http://x", &ModelRequest { model: None, system: "s", messages: &messages, tools: &[] });
+        assert_eq!(body["messages"][2]["reasoning_content"], "Look first.");
+        assert_eq!(body["messages"][3]["reasoning_content"], "", "{body}");
+        assert!(body["messages"][2].get("reasoning").is_none());
+    }
+
+    /// DeepSeek's tool turn that thought nothing (the field sent empty)
+    /// still carries the field back, empty.
+    #[test]
+    fn an_empty_reasoning_field_still_goes_back_on_a_tool_turn() {
+        let sse = chunk(json!({"role": "assistant", "content": null, "reasoning_content": ""}), None)
+            + &chunk(json!({"reasoning_content": "", "reasoning": null}), None)
+            + &chunk(json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read_file", "arguments": "{}"}}]}), Some("tool_calls"))
+            + "data: [DONE]\n\n";
+        let (events, _, response) = decode(&sse);
+        assert!(!events.iter().any(|e| matches!(e, StreamEvent::Thinking(_))), "nothing to show: {events:?}");
+        let messages = vec![Message::user_text("go"), response.message];
+        let body = request_body("m", 10, "http://x", &ModelRequest { model: None, system: "s", messages: &messages, tools: &[] });
+        assert_eq!(body["messages"][2]["reasoning_content"], "", "{body}");
+    }
+
+    /// All reasoning and no answer: the reasoning is the answer. Cut off
+    /// by the token limit: it stays reasoning.
+    #[test]
+    fn an_answer_all_in_reasoning_is_the_answer_unless_cut_off() {
+        let sse = chunk(json!({"reasoning_content": "", "reasoning": "It is 4."}), None) + &chunk(json!({}), Some("stop")) + "data: [DONE]\n\n";
+        let (_, _, response) = decode(&sse);
+        assert_eq!(response.message.text(), "It is 4.");
+        // An empty field first, the text in the other one after: the text is kept.
+        let sse = chunk(json!({"reasoning_content": ""}), None) + &chunk(json!({"reasoning": "Hi."}), None) + &chunk(json!({}), Some("stop")) + "data: [DONE]\n\n";
+        assert_eq!(decode(&sse).2.message.text(), "Hi.");
+        let sse = chunk(json!({"reasoning": "Let me think"}), None) + &chunk(json!({}), Some("length")) + "data: [DONE]\n\n";
+        let (events, _, response) = decode(&sse);
+        assert_eq!(response.message.text(), "");
+        assert_eq!(events, vec![StreamEvent::Thinking("Let me think".into())]);
+        // A server that never reasons: nothing added.
+        let plain = vec![Message::user_text("go"), Message { role: Role::Assistant, content: vec![ContentBlock::ToolUse { id: "c".into(), name: "t".into(), input: json!({}) }] }];
+        let body = request_body("m", 10, "http://x", &ModelRequest { model: None, system: "s", messages: &plain, tools: &[] });
+        assert!(body["messages"][2].get("reasoning_content").is_none(), "{body}");
     }
 
     #[test]

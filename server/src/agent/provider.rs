@@ -205,7 +205,7 @@ pub fn http_error(provider: &str, status: u16, api_message: &str, key_var: &str,
         401 => format!("{provider} rejected the API key (401 Unauthorized). Check {key_var}.{detail}"),
         403 => format!("{provider} refused the request (403 Forbidden): the key may lack access to model \"{model}\". Check {key_var} and TANDEM_MODEL.{detail}"),
         404 => format!("{provider} answered 404 Not Found: unknown model \"{model}\" or a wrong base URL. Check TANDEM_MODEL and the base URL.{detail}"),
-        400 => format!("{provider} rejected the request (400 Bad Request).{detail}"),
+        400 => format!("{provider} rejected the request (400 Bad Request).{detail}{}", fix_for_bad_request(api_message)),
         413 => format!("{provider} rejected the request as too large (413).{detail}"),
         429 => format!("{provider} is rate limiting requests (429).{detail}"),
         529 => format!("{provider} is overloaded (529).{detail}"),
@@ -213,6 +213,25 @@ pub fn http_error(provider: &str, status: u16, api_message: &str, key_var: &str,
         s => format!("{provider} answered HTTP {s}.{detail}"),
     };
     ProviderError::Http { status, message, retry_after }
+}
+
+/// The setting that would fix a 400, from the API's own words: a thinking
+/// shape the model does not take, an effort it does not take, reasoning a
+/// server wants back. Empty when the message names none of these.
+fn fix_for_bad_request(api_message: &str) -> String {
+    let message = api_message.to_ascii_lowercase();
+    let hint = if message.contains("thinking.type.enabled") {
+        "This model takes adaptive thinking only: remove thinkingBudget (TANDEM_THINKING) and set effort (low, medium, high, xhigh or max) instead, or describe the model in the models setting with \"thinking\": \"adaptive\"."
+    } else if message.contains("adaptive") && message.contains("thinking") {
+        "This model does not take adaptive thinking: remove effort (TANDEM_EFFORT, --effort) and use thinkingBudget, or describe the model in the models setting with \"thinking\": \"budget\"."
+    } else if message.contains("effort") {
+        "Remove effort (TANDEM_EFFORT, --effort) or choose a level this model takes; the models setting can list the efforts it takes."
+    } else if message.contains("reasoning_content") {
+        "The server wants the model's reasoning sent back; this is a bug in Tandem's round trip, please report it."
+    } else {
+        return String::new();
+    };
+    format!(" {hint}")
 }
 
 /// Parse a `retry-after` (seconds, possibly fractional) or `retry-after-ms` header.
@@ -311,10 +330,13 @@ impl ResponseBuilder {
         }
     }
 
-    /// A complete thinking block, kept byte for byte.
+    /// A complete thinking block, kept byte for byte (one whose text the
+    /// API left out, signature only, is kept and not shown).
     pub fn push_block(&mut self, block: ContentBlock, events: &mpsc::UnboundedSender<StreamEvent>) {
-        if let ContentBlock::Thinking { thinking, .. } = &block {
-            let _ = events.send(StreamEvent::Thinking(thinking.clone()));
+        if let ContentBlock::Thinking { thinking: text, .. } | ContentBlock::Reasoning { text, .. } = &block {
+            if !text.trim().is_empty() {
+                let _ = events.send(StreamEvent::Thinking(text.clone()));
+            }
         }
         self.content.push(block);
     }
@@ -327,6 +349,11 @@ impl ResponseBuilder {
         let input = if call.input_error.is_some() || !call.input.is_object() { Value::Object(Default::default()) } else { call.input.clone() };
         self.content.push(ContentBlock::ToolUse { id: call.id.clone(), name: call.name.clone(), input });
         self.tool_calls.push(call);
+    }
+
+    /// Text or tool calls came (the answer is not all reasoning).
+    pub fn has_answer(&self) -> bool {
+        !self.tool_calls.is_empty() || self.content.iter().any(|b| matches!(b, ContentBlock::Text { text } if !text.trim().is_empty()))
     }
 
     pub fn finish(self) -> ModelResponse {
@@ -399,6 +426,17 @@ mod tests {
         assert!(http(400, "the request exceeds the available context size, try increasing it").is_context_length());
         assert!(!http(400, "messages: text content blocks must be non-empty").is_context_length());
         assert!(!http(500, "prompt is too long").is_context_length());
+    }
+
+    /// A 400 names the setting that would fix it, where the API's words say which.
+    #[test]
+    fn a_bad_request_names_the_setting_that_fixes_it() {
+        let message = |api: &str| http_error("Anthropic", 400, api, "ANTHROPIC_API_KEY", "m", None).to_string();
+        let adaptive_only = message("\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior.");
+        assert!(adaptive_only.contains("The server said: \"thinking.type.enabled\" is not supported") && adaptive_only.contains("remove thinkingBudget"), "{adaptive_only}");
+        assert!(message("adaptive thinking is not supported on this model").contains("remove effort"));
+        assert!(message("output_config.effort: \"xhigh\" is not supported").contains("choose a level this model takes"));
+        assert_eq!(message("messages: text content blocks must be non-empty"), "Anthropic rejected the request (400 Bad Request). The server said: messages: text content blocks must be non-empty");
     }
 
     #[test]

@@ -95,6 +95,8 @@ pub struct ChatOptions {
     pub permission_mode: Option<PermissionMode>,
     pub mcp_approve: Vec<String>,
     pub verbose: bool,
+    /// `--effort`: over the settings' `effort`.
+    pub effort: Option<String>,
     /// The thread the first message continues.
     pub thread: ThreadChoice,
 }
@@ -129,6 +131,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
         mcp_approve: options.mcp_approve.clone(),
         // Approved earlier with `tandem ask --lsp-approve` (remembered).
         lsp_approve: Vec::new(),
+        effort: options.effort.clone(),
     };
     let session = Headless::open(&session_options, Workspace::new(root.clone())?).await?;
     let mut thread = options.thread;

@@ -41,6 +41,11 @@ pub(super) enum Apply {
     /// [`Severity::NeedsTrust`]. Its problems have their own severity: a
     /// permission list that cannot be read is fatal.
     Tightening(fn(&mut Settings, &Layer, &Value) -> Vec<SettingsProblem>),
+    /// A key only the user's own layers may set (their file, the editor's
+    /// settings): a project's file — trusted or not — is refused by name.
+    /// Where a request goes and what it carries (a gateway's headers) is
+    /// the user's to say, never a repository's.
+    UserOnly(fn(&mut Settings, &Layer, &Value) -> Result<(), String>),
     /// Accepted here and read by another module from the files themselves
     /// (`crate::mcp::config` reads the MCP approvals and timeouts, which it
     /// too takes only from trusted files). Needs trust in a project file.
@@ -123,6 +128,45 @@ pub(super) const KEYS: &[Key] = &[
         apply: Apply::Field(thinking_budget),
         variable: Some(Variable { names: &["TANDEM_THINKING"], value: |s, _| s.thinking_budget.map(|n| n.to_string()) }),
         docs: "threads.md",
+    },
+    Key {
+        name: "effort",
+        apply: Apply::Field(|s, _, v| {
+            let text: String = parse(v)?;
+            let effort = crate::model::table::Effort::parse(&text)
+                .ok_or_else(|| format!("\"{text}\" is not an effort: use {}", crate::model::table::Effort::NAMES))?;
+            s.effort = Some(effort.as_str().to_string());
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_EFFORT"], value: |s, _| s.effort.clone() }),
+        docs: "settings.md",
+    },
+    Key {
+        name: "models",
+        apply: Apply::Field(|s, _, v| {
+            crate::model::table::ModelTable::from_json(v)?;
+            // Merged by model name, a later layer's description winning.
+            let merged = s.models.get_or_insert_with(|| Value::Object(Default::default()));
+            if let (Value::Object(into), Value::Object(from)) = (merged, v) {
+                into.extend(from.clone());
+            }
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_MODELS"], value: |s, _| s.models.as_ref().map(Value::to_string) }),
+        docs: "settings.md",
+    },
+    Key {
+        name: "customHeaders",
+        apply: Apply::UserOnly(|s, _, v| {
+            crate::agent::config::parse_headers(&v.to_string())?;
+            let merged = s.custom_headers.get_or_insert_with(|| Value::Object(Default::default()));
+            if let (Value::Object(into), Value::Object(from)) = (merged, v) {
+                into.extend(from.clone());
+            }
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_CUSTOM_HEADERS"], value: |s, _| s.custom_headers.as_ref().map(Value::to_string) }),
+        docs: "settings.md",
     },
     Key {
         name: "prices",
@@ -244,8 +288,8 @@ fn strictness(mode: PermissionMode) -> u8 {
 fn provider(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
     let provider: String = parse(value)?;
     match provider.trim().to_ascii_lowercase().as_str() {
-        "anthropic" | "openai" | "openai-compatible" | "scripted" => settings.provider = Some(provider),
-        _ => return Err(format!("\"{provider}\" is not a provider: use anthropic, openai or scripted")),
+        "anthropic" | "openai" | "openai-compatible" | "openai-responses" | "scripted" => settings.provider = Some(provider),
+        _ => return Err(format!("\"{provider}\" is not a provider: use anthropic, openai, openai-responses or scripted")),
     }
     Ok(())
 }
@@ -285,11 +329,21 @@ fn timeouts(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), Str
     if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
 }
 
+/// Variables a project's `env` may not set: what a request to the model
+/// carries besides the prompt (a gateway's bearer token, its headers) is
+/// the user's to say.
+pub(super) const USER_ONLY_VARIABLES: &[&str] = &["ANTHROPIC_AUTH_TOKEN", "TANDEM_CUSTOM_HEADERS"];
+
 /// `env`: strings, numbers and booleans, each kept as its text.
-fn env(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+fn env(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), String> {
     let Value::Object(vars) = value else { return Err("expected an object of NAME: \"value\"".into()) };
     let mut bad = Vec::new();
+    let mut refused = Vec::new();
     for (name, v) in vars {
+        if layer.scope.is_project() && USER_ONLY_VARIABLES.contains(&name.as_str()) {
+            refused.push(format!("env.{name}: a project's settings cannot set it; set it in ~/.tandem/settings.json, the editor's settings or the environment"));
+            continue;
+        }
         let text = match v {
             Value::Null => continue,
             Value::String(s) if s.is_empty() => continue,
@@ -303,7 +357,10 @@ fn env(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> 
         };
         settings.env.insert(name.clone(), text);
     }
-    if bad.is_empty() { Ok(()) } else { Err(format!("env.{}: expected a string", bad.join(", env."))) }
+    if !bad.is_empty() {
+        refused.push(format!("env.{}: expected a string", bad.join(", env.")));
+    }
+    if refused.is_empty() { Ok(()) } else { Err(refused.join("; ")) }
 }
 
 /// `hooks`: kept per layer as written (a project's need consent).
@@ -589,9 +646,48 @@ mod tests {
                     assert!(problems.iter().any(|p| p.needs_trust() && p.field == key.name), "{}: {problems:?}", key.name);
                     assert_eq!(format!("{settings:?}"), format!("{:?}", super::super::Settings::default()), "{} changed the settings", key.name);
                 }
+                // Refused from a project's file, trusted or not (below).
+                Apply::UserOnly(_) => {
+                    assert!(problems.iter().any(|p| !p.needs_trust() && p.field == key.name), "{}: {problems:?}", key.name);
+                    assert_eq!(format!("{settings:?}"), format!("{:?}", super::super::Settings::default()), "{} changed the settings", key.name);
+                }
                 Apply::Tightening(_) | Apply::Ignored => {}
             }
         }
+    }
+
+    /// A gateway's headers and bearer token go with every request to the
+    /// model: only the user's own layers say them, never a project's file,
+    /// trusted or not, directly or through its `env`.
+    #[test]
+    fn custom_headers_and_the_auth_token_come_from_the_users_layers_only() {
+        let project = json!({"customHeaders": {"x-exfil": "1"}, "env": {"ANTHROPIC_AUTH_TOKEN": "tok-project", "TANDEM_CUSTOM_HEADERS": "{\"x-exfil\": \"2\"}", "OK": "1"}});
+        for scope in [Scope::Project, Scope::Local] {
+            let (settings, problems) = resolve(&[layer(scope, project.clone())]);
+            assert_eq!(settings.custom_headers, None);
+            assert_eq!(settings.lookup_with("ANTHROPIC_AUTH_TOKEN", |_| None), None);
+            assert_eq!(settings.lookup_with("TANDEM_CUSTOM_HEADERS", |_| None), None);
+            assert_eq!(settings.env.get("OK").map(String::as_str), Some("1"));
+            let text: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+            expect_test::expect![[r#"
+                [
+                    "customHeaders: a project's settings cannot set it; set it in ~/.tandem/settings.json or the editor's settings",
+                    "env: env.ANTHROPIC_AUTH_TOKEN: a project's settings cannot set it; set it in ~/.tandem/settings.json, the editor's settings or the environment; env.TANDEM_CUSTOM_HEADERS: a project's settings cannot set it; set it in ~/.tandem/settings.json, the editor's settings or the environment",
+                ]
+            "#]]
+            .assert_debug_eq(&text);
+        }
+        let (settings, problems) = resolve(&[
+            layer(Scope::User, json!({"customHeaders": {"x-gateway-key": "k1"}, "env": {"ANTHROPIC_AUTH_TOKEN": "tok-user"}})),
+            layer(Scope::Editor, json!({"customHeaders": {"x-team": "t"}})),
+        ]);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(settings.lookup_with("ANTHROPIC_AUTH_TOKEN", |_| None).as_deref(), Some("tok-user"));
+        let headers: serde_json::Value = serde_json::from_str(&settings.lookup_with("TANDEM_CUSTOM_HEADERS", |_| None).unwrap()).unwrap();
+        assert_eq!(headers, json!({"x-gateway-key": "k1", "x-team": "t"}));
+        let (_, problems) = resolve(&[layer(Scope::User, json!({"customHeaders": {"bad header": "x"}, "effort": "extreme", "models": {"m": {"thinking": "deep"}}}))]);
+        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["customHeaders", "effort", "models"], "{problems:?}");
     }
 
     #[test]
@@ -710,8 +806,8 @@ mod tests {
                 "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
                 "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
-                "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai or scripted; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai, openai-responses or scripted; the field is ignored",
             ]
         "#]]
         .assert_debug_eq(&text);

@@ -216,6 +216,16 @@ pub fn resolve(layers: &[Layer]) -> (Settings, Vec<SettingsProblem>) {
                     }
                 }
                 Some(Apply::Tightening(apply)) => problems.extend(apply(&mut settings, layer, value)),
+                Some(Apply::UserOnly(_)) if layer.scope.is_project() => problems.push(problem(
+                    layer,
+                    key,
+                    "a project's settings cannot set it; set it in ~/.tandem/settings.json or the editor's settings",
+                )),
+                Some(Apply::UserOnly(apply)) => {
+                    if let Err(message) = apply(&mut settings, layer, value) {
+                        problems.push(problem(layer, key, &message));
+                    }
+                }
                 Some(Apply::ReadElsewhere | Apply::Ignored) => {}
             }
         }

@@ -10,7 +10,7 @@
 //!
 //! Every layer has the keys of the editor's `tandem` section (`provider`,
 //! `model`, `script`, `permissionMode`, `maxTurns`, `maxTokens`,
-//! `contextWindow`, `thinkingBudget`, `prices`, `saveDocuments`, `textInput`, `timeouts`) plus `env`, `permissions`, `sandbox`, `hooks` and
+//! `contextWindow`, `thinkingBudget`, `effort`, `models`, `prices`, `saveDocuments`, `textInput`, `timeouts`) plus `env`, `permissions`, `sandbox`, `hooks` and
 //! `mcpServers`. Objects merge key by key; the `permissions` lists are
 //! concatenated; `hooks` are kept per layer (project hooks need consent, see
 //! [`crate::consent`]); `mcpServers` merge by server name and are handed on as raw
@@ -176,6 +176,12 @@ pub struct Settings {
     pub context_window: Option<u64>,
     /// Anthropic extended thinking budget in tokens (0: off).
     pub thinking_budget: Option<u32>,
+    /// `effort` (`low` … `max`), as its name.
+    pub effort: Option<String>,
+    /// `models`: descriptions of models the table lacks, merged by name, as raw JSON.
+    pub models: Option<Value>,
+    /// `customHeaders`, from the user's own layers only, as raw JSON.
+    pub custom_headers: Option<Value>,
     /// Price overrides per model (`session::pricing`), as raw JSON.
     pub prices: Option<Value>,
     pub save_documents: bool,

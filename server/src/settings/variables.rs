@@ -56,7 +56,8 @@ mod tests {
     fn session_settings_reach_the_session_config_through_lookup() {
         let root = tempfile::tempdir().unwrap();
         let files = SettingsFiles::with_home(root.path(), None).with_trust(crate::trust::TrustSource::Everything);
-        let editor = json!({"contextWindow": 20000, "thinkingBudget": 2048, "prices": {"qwen": {"input": 0.5, "output": 1.0}}});
+        let editor = json!({"contextWindow": 20000, "thinkingBudget": 2048, "prices": {"qwen": {"input": 0.5, "output": 1.0}}, "effort": "xhigh",
+            "models": {"qwen2.5": {"maxOutputTokens": 4096}}, "customHeaders": {"x-gateway-key": "gk"}});
         let (settings, problems) = load(&files, &[editor]);
         assert_eq!(problems, vec![]);
         let lookup = |name: &str| settings.lookup_with(name, |_| None);
@@ -69,6 +70,10 @@ mod tests {
             panic!("anthropic expected")
         };
         assert_eq!(http.thinking_budget, Some(2048));
+        // The editor's `effort`, `models` and `customHeaders` reach the provider as the files' do.
+        assert_eq!(http.effort, Some(crate::model::table::Effort::XHigh));
+        assert_eq!(http.headers, vec![("x-gateway-key".to_string(), "gk".to_string())]);
+        assert_eq!(http.info("qwen2.5").max_output, 4096);
         let (_, problems) = load(&files, &[json!({"contextWindow": 10, "thinkingBudget": 5, "prices": {"m": {"input": "x"}}})]);
         assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["contextWindow", "thinkingBudget", "prices"]);
     }

@@ -1,7 +1,8 @@
 //! Keeping a thread inside the model's context window.
 //!
-//! The window comes from a table of known models, `TANDEM_CONTEXT_WINDOW`
-//! (setting `contextWindow`) for others, or a safe default. The context
+//! The window comes from the model table ([`crate::model::table`], with
+//! the `models` setting over it), `TANDEM_CONTEXT_WINDOW` (setting
+//! `contextWindow`, for any model), or a safe default. The context
 //! size is the provider's own count: the last response's input plus output
 //! tokens. Past [`STUB_AT`] of the window, old tool results the model has
 //! already acted on become one-line stubs (the most recent
@@ -33,25 +34,12 @@ pub const REREAD_RECENT_FILES: usize = 10;
 /// Results shorter than this stay: a stub would save nothing.
 const STUB_MIN_CHARS: usize = 400;
 /// For models not in the table: small enough for most local servers' default.
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
+pub use crate::model::table::DEFAULT_CONTEXT_WINDOW;
 
-/// Context windows of the known models (longest matching prefix wins).
-const WINDOWS: &[(&str, u64)] = &[
-    ("claude-", 200_000),
-    ("gpt-5", 400_000),
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("gpt-4", 8_192),
-    ("gpt-3.5-turbo", 16_385),
-    ("o1", 200_000),
-    ("o3", 200_000),
-    ("o4-mini", 200_000),
-];
-
-/// The window of a known model.
-pub fn known_window(model: &str) -> Option<u64> {
-    WINDOWS.iter().filter(|(prefix, _)| model.starts_with(prefix)).max_by_key(|(p, _)| p.len()).map(|(_, w)| *w)
+/// The window of `model`: the model table's (with the `models` setting,
+/// `TANDEM_MODELS`, read through `lookup`), or the default.
+fn window(model: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<u64, String> {
+    Ok(crate::model::table::ModelTable::from_lookup(lookup)?.info(model).context_window)
 }
 
 /// What the session layer needs to know besides the thread.
@@ -68,7 +56,7 @@ impl ContextConfig {
     pub fn for_model(model: &str) -> Self {
         ContextConfig {
             model: model.to_string(),
-            context_window: known_window(model).unwrap_or(DEFAULT_CONTEXT_WINDOW),
+            context_window: crate::model::table::ModelTable::default().info(model).context_window,
             prices: PriceTable::default(),
             loop_threshold: DEFAULT_LOOP_THRESHOLD,
         }
@@ -80,6 +68,7 @@ impl ContextConfig {
     pub fn from_lookup(model: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let mut config = Self::for_model(model);
+        config.context_window = window(model, &get)?;
         if let Some(window) = get("TANDEM_CONTEXT_WINDOW") {
             config.context_window = window
                 .parse::<u64>()
@@ -288,6 +277,10 @@ mod tests {
     #[test]
     fn windows_and_overrides() {
         assert_eq!(ContextConfig::for_model("claude-sonnet-4-5").context_window, 200_000);
+        // A 1M-window model is not compacted at 160k.
+        assert_eq!(ContextConfig::for_model("anthropic/claude-opus-4-7").compact_threshold(), 800_000);
+        let described = |n: &str| (n == "TANDEM_MODELS").then(|| r#"{"qwen2.5-coder": {"contextWindow": 65536}}"#.to_string());
+        assert_eq!(ContextConfig::from_lookup("qwen2.5-coder", described).unwrap().context_window, 65_536);
         assert_eq!(ContextConfig::for_model("gpt-4o-mini").context_window, 128_000);
         assert_eq!(ContextConfig::for_model("qwen2.5-coder").context_window, DEFAULT_CONTEXT_WINDOW);
         let config = ContextConfig::from_lookup("qwen", |n| (n == "TANDEM_CONTEXT_WINDOW").then(|| "20000".to_string())).unwrap();

@@ -146,6 +146,8 @@ fn push_message(out: &mut Transcript, message: &Message) {
             ContentBlock::Text { text } => out.push(json!({"type": "text", "text": text})),
             ContentBlock::Thinking { thinking, .. } => out.push(json!({"type": "thinking", "text": thinking})),
             ContentBlock::RedactedThinking { .. } => {}
+            ContentBlock::Reasoning { text, .. } if !text.trim().is_empty() => out.push(json!({"type": "thinking", "text": text})),
+            ContentBlock::Reasoning { .. } | ContentBlock::ResponsesItem { .. } => {}
             ContentBlock::ToolUse { id, name, input } => {
                 out.push(json!({"type": "tool_call", "id": id, "name": name, "input": cut_strings(input)}))
             }
