@@ -1,8 +1,9 @@
 //! The `tandem` command line: parse, set up logging (never to stdout: in
 //! `lsp` mode stdout is the protocol channel), dispatch.
-#![allow(clippy::print_stdout)]
 
 mod cli;
+
+use cli::terminal::{errln, outln};
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -232,7 +233,7 @@ fn main() -> ExitCode {
     let runtime = match runtime {
         Ok(rt) => rt,
         Err(err) => {
-            eprintln!("tandem: cannot start the async runtime: {err}");
+            errln!("tandem: cannot start the async runtime: {err}");
             return ExitCode::from(2);
         }
     };
@@ -280,7 +281,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("tandem: {err:#}");
+            errln!("tandem: {err:#}");
             ExitCode::from(2)
         }
     }
@@ -317,7 +318,7 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     let input: serde_json::Value = match serde_json::from_str(input) {
         Ok(value) => value,
         Err(err) => {
-            println!("Invalid input for {name}: not valid JSON: {err}");
+            outln!("Invalid input for {name}: not valid JSON: {err}");
             return Ok(ExitCode::from(1));
         }
     };
@@ -343,13 +344,13 @@ async fn run_tool(name: &str, input: &str) -> anyhow::Result<ExitCode> {
     let no_shell = !matches!(name, "run_shell" | "agent" | "skill");
     let run = tool_host.prepare(host::RunParts { mode: Some(PermissionMode::BypassPermissions), no_shell, ..Default::default() });
     if let Some(notice) = run.sandbox_notice.as_ref().filter(|_| name == "run_shell") {
-        eprintln!("tandem: {notice}");
+        errln!("tandem: {notice}");
     }
     // Naming a deferred tool here is asking for it: no tool_search needed.
     run.ctx.run.activate(name);
     let call = ToolCall::new("toolu_cli", name, input);
     let result = executor.execute(&call, &run.ctx).await.map_err(|e| anyhow::anyhow!(e.0))?;
-    println!("{}", result.content);
+    outln!("{}", result.content);
     Ok(if result.is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -360,18 +361,18 @@ fn print_tools(json: bool) -> anyhow::Result<ExitCode> {
         Err(_) => registry.definitions(),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&definitions)?);
+        cli::terminal::out_json_pretty(&serde_json::to_value(&definitions)?);
         return Ok(ExitCode::SUCCESS);
     }
     for d in definitions {
         let first_line = d.description.lines().next().unwrap_or_default();
-        println!("{:<16} {first_line}", d.name);
+        outln!("{:<16} {first_line}", d.name);
     }
     for name in registry.deferred_names() {
         let Some(tool) = registry.get(&name) else { continue };
         let description = tool.definition().description;
         let first_line = description.lines().next().unwrap_or_default();
-        println!("{name:<16} (deferred: load it with tool_search) {first_line}");
+        outln!("{name:<16} (deferred: load it with tool_search) {first_line}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -380,29 +381,29 @@ fn print_skipped(skipped: &[tandem::tools::builtin::skill::Skipped]) {
     if skipped.is_empty() {
         return;
     }
-    println!("\nSkipped:");
+    outln!("\nSkipped:");
     for s in skipped {
-        println!("  {}: {}", s.path.display(), s.reason);
+        outln!("  {}: {}", s.path.display(), s.reason);
     }
 }
 
 fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
     let set = tandem::tools::builtin::skill::SkillSet::discover(workspace);
     if set.skills.is_empty() {
-        println!("No skills found. A skill is a folder holding a SKILL.md in .tandem/skills/ or .claude/skills/ (project or ~).");
+        outln!("No skills found. A skill is a folder holding a SKILL.md in .tandem/skills/ or .claude/skills/ (project or ~).");
     }
     for skill in &set.skills {
         let context = match skill.context {
             tandem::tools::builtin::skill::SkillContext::Inline => "inline",
             tandem::tools::builtin::skill::SkillContext::Fork => "fork",
         };
-        println!("{} ({}, {context}) {}", skill.name, skill.origin.as_str(), skill.dir.join("SKILL.md").display());
-        println!("    {}", skill.description);
+        outln!("{} ({}, {context}) {}", skill.name, skill.origin.as_str(), skill.dir.join("SKILL.md").display());
+        outln!("    {}", skill.description);
         if let Some(when) = &skill.when_to_use {
-            println!("    when to use: {when}");
+            outln!("    when to use: {when}");
         }
         if let Some(tools) = &skill.allowed_tools {
-            println!("    allowed tools: {}", tools.join(", "));
+            outln!("    allowed tools: {}", tools.join(", "));
         }
     }
     print_skipped(&set.skipped);
@@ -411,21 +412,21 @@ fn print_skills(workspace: &Workspace) -> anyhow::Result<ExitCode> {
 
 fn print_agents(workspace: &Workspace) -> anyhow::Result<ExitCode> {
     let set = tandem::tools::builtin::agent::AgentSet::discover(workspace);
-    println!("explore (built-in) read-only tools: fast search");
-    println!("plan (built-in) read-only tools: structured planning");
-    println!("general (built-in) every tool but agent");
+    outln!("explore (built-in) read-only tools: fast search");
+    outln!("plan (built-in) read-only tools: structured planning");
+    outln!("general (built-in) every tool but agent");
     for agent in &set.agents {
-        println!("{} ({}) {}", agent.name, agent.origin.as_str(), agent.path.display());
+        outln!("{} ({}) {}", agent.name, agent.origin.as_str(), agent.path.display());
         if !agent.description.is_empty() {
-            println!("    {}", agent.description);
+            outln!("    {}", agent.description);
         }
         let tools = agent.tools.as_ref().map(|t| t.join(", ")).unwrap_or_else(|| "every tool but agent".to_string());
-        println!("    tools: {tools}");
+        outln!("    tools: {tools}");
         if let Some(model) = &agent.model {
-            println!("    model: {model}");
+            outln!("    model: {model}");
         }
         if let Some(model) = &agent.model_untrusted {
-            println!("    model: {model} left out, the session's is used: {}", tandem::trust::HOW_TO_TRUST);
+            outln!("    model: {model} left out, the session's is used: {}", tandem::trust::HOW_TO_TRUST);
         }
     }
     print_skipped(&set.skipped);

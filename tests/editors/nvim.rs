@@ -1661,6 +1661,38 @@ require('tandem').setup({
     }
 }
 
+/// A notice and a question from the server, drawn in Neovim's message area
+/// and picker, show their control, bidi and zero-width characters visibly
+/// (issue 49): without it the notice's carriage return drew "trusted,
+/// nothing to review" over "bypassPermissions".
+fn neovim_shows_what_a_notice_or_a_question_would_hide() {
+    for nvim in nvims("neovim_shows_what_a_notice_or_a_question_would_hide") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("report.json");
+        let status = Command::new(&nvim)
+            // `-c luafile`, not `-l`: the screen is drawn only once startup is done.
+            .args(["--headless", "--clean", "-u", "NONE", "-c"])
+            .arg(format!("luafile {}", Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/visible_scenario.lua").display()))
+            .current_dir(dir.path())
+            .env("TANDEM_PLUGIN", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+            .env("SCENARIO_OUT", &out)
+            .status()
+            .expect("run nvim");
+        assert!(status.success(), "nvim exited with {status}");
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the report")).expect("JSON");
+        assert_eq!(report["errors"], serde_json::json!([]), "{report:#}");
+        let notice = report["notice_row"].as_str().expect("the notice's row");
+        assert!(notice.contains(r"defaultMode bypassPermissions\r\x1b[2Ktrusted, nothing to review"), "the screen shows: {notice}");
+        assert_eq!(report["prompt"], r"Tandem wants to run: rm victim.txt '\x1b[2K\rls -la' \u{202e}txt.exe");
+        assert_eq!(report["items"], serde_json::json!([r"Allow once \u{200b}", "Deny"]));
+        assert_eq!(report["chosen"], "Allow once \u{200b}", "the action is answered as the server sent it");
+        assert_eq!(report["samples"]["osc52"], r"\x1b]52;c;eA==\x07");
+        assert_eq!(report["samples"]["c1"], r"\u{9b}2K");
+        assert_eq!(report["samples"]["kept"], "naïve 日本語 🦀\ttab\nline");
+        assert_eq!(report["samples"]["crlf"], "one\ntwo");
+    }
+}
+
 /// This module's tests, in the order they start: the two longest first
 /// (see main.rs).
 pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
@@ -1669,6 +1701,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_answers_code_intel_from_pyright,
         neovim_typing_during_reviews_never_corrupts_and_every_status_is_true,
         only_neovim_0_11_or_newer_is_accepted,
+        neovim_shows_what_a_notice_or_a_question_would_hide,
         neovim_typing_mid_run_survives_whichever_way_the_race_goes,
         neovim_plugin_refuses_a_stale_edit_and_the_model_is_told_why,
         neovim_saves_a_clean_buffer_after_the_agent_edits_it,

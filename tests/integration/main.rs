@@ -53,6 +53,7 @@ mod search_shell;
 mod sessions;
 mod sessions_lsp;
 mod tasks;
+mod terminal_escapes;
 mod settings;
 mod shell_walls;
 mod tool_search;

@@ -11,7 +11,7 @@
 //! loop, 2 not started (no provider configured, bad arguments, no such
 //! thread), 130 cancelled.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -34,6 +34,7 @@ use tokio::sync::mpsc;
 
 use super::plan_review::TerminalPlanReview;
 use super::printer::Printer;
+use super::terminal::{self, errln, outln, Shown};
 
 pub struct AskOptions {
     pub prompt: String,
@@ -193,17 +194,19 @@ impl Headless {
 
 /// After a run that changed files: how to take it back (on stderr, so
 /// `--json` output stays clean).
-#[allow(clippy::print_stderr)]
 fn report_checkpoint(recorder: &RunRecorder) {
     let changed = recorder.changed_files().len();
     if changed > 0 {
         let them = if changed == 1 { "it" } else { "them" };
-        eprintln!("tandem: {} changed {changed} file(s); `tandem undo` restores {them}", recorder.run_id());
+        errln!("tandem: {} changed {changed} file(s); `tandem undo` restores {them}", recorder.run_id());
     }
 }
 
 /// The terminal the user runs `tandem ask` in: questions on stderr (stdout
 /// may be JSON Lines), the answer from stdin. End of input is no answer.
+/// The question and its options are content (a command, a path, a diff,
+/// a hook's command line, a rule): they are shown visibly, so what the
+/// user answers is what runs.
 struct StdinTerminal;
 
 #[async_trait::async_trait]
@@ -219,20 +222,18 @@ impl Terminal for StdinTerminal {
             // would scroll away): the question goes through the pager, and
             // `v` brings it back.
             let paged = super::pager::fits(&shown, options.len() + 3) == Some(false) && super::pager::show(&shown);
-            let mut stderr = std::io::stderr().lock();
             if paged {
                 let first = question.lines().next().unwrap_or_default();
-                let _ = writeln!(stderr, "\n{first}\n({} lines, shown in the pager; v shows them again)", question.lines().count());
+                errln!("\n{first}\n({} lines, shown in the pager; v shows them again)", question.lines().count());
             } else {
-                let _ = writeln!(stderr, "\n{shown}");
+                terminal::err_line(&(Shown::from("\n") + &shown));
             }
             for (index, option) in options.iter().enumerate() {
-                let _ = writeln!(stderr, "  {}) {option}", index + 1);
+                errln!("  {}) {option}", index + 1);
             }
             loop {
                 let more = if paged { ", or v to see it again" } else { "" };
-                let _ = write!(stderr, "Choose {}{more}: ", super::choice::hint(&options));
-                let _ = stderr.flush();
+                terminal::err(&Shown::from(format!("Choose {}{more}: ", super::choice::hint(&options))));
                 let mut line = String::new();
                 if std::io::stdin().lock().read_line(&mut line).ok()? == 0 {
                     return None;
@@ -243,9 +244,7 @@ impl Terminal for StdinTerminal {
                 }
                 match super::choice::parse(&line, &options) {
                     Ok(index) => return options.get(index).cloned(),
-                    Err(why) => {
-                        let _ = writeln!(stderr, "{why}");
-                    }
+                    Err(why) => errln!("{why}"),
                 }
             }
         })
@@ -258,9 +257,7 @@ impl Terminal for StdinTerminal {
         let prompt = prompt.to_string();
         tokio::task::spawn_blocking(move || {
             let _hold = super::printer::hold_spinner();
-            let mut stderr = std::io::stderr().lock();
-            let _ = write!(stderr, "{prompt}");
-            let _ = stderr.flush();
+            terminal::err(&Shown::from(prompt));
             let mut line = String::new();
             (std::io::stdin().lock().read_line(&mut line).ok()? > 0).then_some(line)
         })
@@ -273,7 +270,6 @@ impl Terminal for StdinTerminal {
 /// The hooks from the settings. The project's hooks need the user's
 /// consent: on a terminal it is asked once (and remembered for exactly
 /// these hooks); without one they are left out, with a note on stderr.
-#[allow(clippy::print_stderr)]
 async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Option<&dyn Terminal>) -> tandem::host::Hooks {
     use tandem::consent::{ConsentStore, HOOKS, PROJECT};
     let store = ConsentStore::for_user();
@@ -283,32 +279,31 @@ async fn load_hooks(settings: &Settings, root: &std::path::Path, terminal: Optio
             let question = format!("This project's settings want to run these hooks on your machine (each with `sh -c` in the workspace):\n{shown}");
             if terminal.choose(&question, &["Run them", "Not now"]).await.as_deref() == Some("Run them") {
                 if let Err(err) = store.approve(root, HOOKS, PROJECT, &tandem::consent::fingerprint_of(&project)) {
-                    eprintln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
+                    errln!("tandem: cannot remember the approval in {}: {err}", store.path().display());
                 }
             }
         }
     }
     let (hooks, problems) = host::hooks(settings, root, store.as_ref());
     for problem in problems {
-        eprintln!("tandem: hooks: {problem}");
+        errln!("tandem: hooks: {problem}");
     }
     hooks
 }
 
 /// `tandem threads` (or `tandem sessions`): this workspace's saved threads, most recent first,
 /// with their totals.
-#[allow(clippy::print_stdout)]
 pub fn threads(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
     let store = ThreadStore::for_workspace(workspace).ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME)"))?;
     let (threads, problems) = store.list();
     for problem in &problems {
-        eprintln!("tandem: {problem}");
+        errln!("tandem: {problem}");
     }
     if threads.is_empty() {
-        println!("No saved conversations in this folder yet: start one with tandem ask PROMPT.");
+        outln!("No saved conversations in this folder yet: start one with tandem ask PROMPT.");
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  title", "thread", "last activity", "runs", "turns", "tokens in", "tokens out", "cost");
+    outln!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  title", "thread", "last activity", "runs", "turns", "tokens in", "tokens out", "cost");
     let mut total = tandem::host::Totals::default();
     for thread in &threads {
         let t = &thread.totals;
@@ -316,7 +311,7 @@ pub fn threads(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
             .map(|d| d.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
             .unwrap_or_default();
         let cost = t.cost_usd.map(format_cost).unwrap_or_else(|| "-".into());
-        println!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  {}", thread.id, when, t.runs, t.turns, t.usage.input_tokens, t.usage.output_tokens, cost, thread.title);
+        outln!("{:<22} {:<16} {:>4} {:>6} {:>12} {:>10} {:>9}  {}", thread.id, when, t.runs, t.turns, t.usage.input_tokens, t.usage.output_tokens, cost, thread.title);
         total.runs += t.runs;
         total.turns += t.turns;
         total.usage.add(&t.usage);
@@ -325,7 +320,7 @@ pub fn threads(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
         }
     }
     let cost = total.cost_usd.map(format_cost).unwrap_or_else(|| "-".into());
-    println!(
+    outln!(
         "total: {} threads, {} runs, {} turns, {} tokens in ({} cached), {} out, {cost}",
         threads.len(),
         total.runs,
@@ -339,38 +334,35 @@ pub fn threads(workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
 
 /// Settings problems found after loading (an unusable `lspServers`
 /// entry), on stderr; the run goes on without the broken part.
-#[allow(clippy::print_stderr)]
 fn report_problems(problems: &[String]) {
     for problem in problems {
-        eprintln!("tandem: settings: {problem}");
+        errln!("tandem: settings: {problem}");
     }
 }
 
 /// The workspace's settings files; each problem is printed to stderr and
 /// the run goes on without the broken part — unless a file's permission
 /// rules cannot be read: then the run does not start (fail closed).
-#[allow(clippy::print_stderr)]
 pub fn read_settings(root: &std::path::Path) -> anyhow::Result<Settings> {
     let (settings, problems) = host::load_settings(root).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
     for problem in problems.iter().filter(|p| !p.needs_trust()) {
-        eprintln!("tandem: settings: {problem}");
+        errln!("tandem: settings: {problem}");
     }
     // What an untrusted folder's files asked for, once, with how to trust it.
     if let Some(notice) = tandem::settings::trust_notice(&problems) {
-        eprintln!("tandem: {notice}");
+        errln!("tandem: {notice}");
     }
     Ok(settings)
 }
 
 /// MCP news for the terminal: failures and servers waiting for approval
 /// (on stderr, so `--json` output stays clean).
-#[allow(clippy::print_stderr)]
 pub fn report_to_stderr(report: Report) {
     match &report {
         Report::Ready { .. } => tracing::info!("{}", report.message()),
-        Report::Failed { .. } => eprintln!("tandem: {}", report.message()),
+        Report::Failed { .. } => errln!("tandem: {}", report.message()),
         Report::NeedsApproval { name, .. } => {
-            eprintln!("tandem: {}: run with --mcp-approve {name} (or --mcp-approve all)", report.message())
+            errln!("tandem: {}: run with --mcp-approve {name} (or --mcp-approve all)", report.message())
         }
     }
 }
@@ -429,7 +421,7 @@ pub async fn print_run(
                     while let Ok(event) = rx.try_recv() {
                         emit(&mut printer, &event);
                     }
-                    let _ = std::io::stdout().flush();
+                    terminal::out(&Shown::new());
                     let _ = ack.send(());
                 }
             }
@@ -592,7 +584,6 @@ impl JsonEdits<'_> {
     }
 }
 
-#[allow(clippy::print_stdout)]
 fn emit(printer: &mut Option<Printer>, event: &RunEvent, edits: &mut JsonEdits<'_>) {
     match printer {
         Some(printer) => printer.event(event),
@@ -605,9 +596,7 @@ fn emit(printer: &mut Option<Printer>, event: &RunEvent, edits: &mut JsonEdits<'
                 if let RunEvent::End { .. } = event {
                     edits.end(&mut value);
                 }
-                let mut stdout = std::io::stdout().lock();
-                let _ = writeln!(stdout, "{value}");
-                let _ = stdout.flush();
+                terminal::out_json(&value);
             }
         }
     }

@@ -20,6 +20,7 @@ use tandem::tools::permission_mode::PermissionMode;
 use tandem::workspace::Workspace;
 
 use super::ask::{Headless, SessionOptions, ThreadChoice};
+use super::terminal::{self, errln, outln};
 
 /// What a line typed at the chat prompt asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -107,7 +108,6 @@ const PROMPT: &str = "› ";
 /// How many threads `/resume` without an id lists.
 const RECENT_THREADS: usize = 10;
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
 pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
@@ -135,7 +135,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
     };
     let session = Headless::open(&session_options, Workspace::new(root.clone())?).await?;
     let mut thread = options.thread;
-    println!("Tandem chat in {} — {}. /help lists the commands, /exit leaves.", root.display(), describe(&thread, store.as_ref()));
+    outln!("Tandem chat in {} — {}. /help lists the commands, /exit leaves.", root.display(), describe(&thread, store.as_ref()));
     // Continuing a conversation shows what it said before.
     let continued = match &thread {
         ThreadChoice::Resume(id) => Some(id.clone()),
@@ -143,7 +143,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
         ThreadChoice::New | ThreadChoice::NewWithId(_) => None,
     };
     if let (Some(id), Some(store)) = (continued, store.as_ref()) {
-        println!("{}", super::recap::of_thread(store, &id, colour()));
+        terminal::out_line(&super::recap::of_thread(store, &id, colour()));
     }
     loop {
         let (line, back) = read_message(editor).await;
@@ -161,38 +161,38 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
         match input {
             Input::Empty => {}
             Input::Exit => break,
-            Input::Help => println!("{HELP}"),
-            Input::Unknown(name) => println!("/{name} is not a command: /help lists them (//{name} sends it as a message)"),
+            Input::Help => outln!("{HELP}"),
+            Input::Unknown(name) => outln!("/{name} is not a command: /help lists them (//{name} sends it as a message)"),
             Input::New => {
                 thread = ThreadChoice::New;
-                println!("New conversation: the next message starts it.");
+                outln!("New conversation: the next message starts it.");
             }
             Input::Resume(None) => list_threads(store.as_ref()),
             Input::Resume(Some(id)) => match store.as_ref().map(|s| s.load(&id)) {
                 Some(Ok(saved)) => {
-                    println!("Continuing {id} ({}).", saved.title);
+                    outln!("Continuing {id} ({}).", saved.title);
                     if let Some(store) = store.as_ref() {
-                        println!("{}", super::recap::of_thread(store, &id, colour()));
+                        terminal::out_line(&super::recap::of_thread(store, &id, colour()));
                     }
                     thread = ThreadChoice::Resume(id);
                 }
-                Some(Err(err)) => println!("Cannot continue {id}: {err}"),
-                None => println!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME)."),
+                Some(Err(err)) => outln!("Cannot continue {id}: {err}"),
+                None => outln!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME)."),
             },
             Input::Undo(run) => {
                 // Its report (or why there is nothing to undo) is printed; the chat goes on.
                 if let Err(err) = super::undo::undo(Workspace::new(root.clone())?, Direction::Undo, run, false).await {
-                    eprintln!("tandem: {err:#}");
+                    errln!("tandem: {err:#}");
                 }
             }
             Input::Redo(run) => {
                 if let Err(err) = super::undo::undo(Workspace::new(root.clone())?, Direction::Redo, run, false).await {
-                    eprintln!("tandem: {err:#}");
+                    errln!("tandem: {err:#}");
                 }
             }
-            Input::Tasks => println!("{}", session.describe_tasks()),
-            Input::Stop(None) => println!("/stop ID ends a background task: /tasks lists them."),
-            Input::Stop(Some(id)) => println!("{}", session.stop_task(&id).await),
+            Input::Tasks => outln!("{}", session.describe_tasks()),
+            Input::Stop(None) => outln!("/stop ID ends a background task: /tasks lists them."),
+            Input::Stop(Some(id)) => outln!("{}", session.stop_task(&id).await),
             Input::Message(prompt) => {
                 if prompt.trim().is_empty() {
                     continue;
@@ -200,7 +200,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                 match session.run(prompt, &continuing(&thread), false).await {
                     Ok(outcome) if !outcome.thread_id.is_empty() => thread = ThreadChoice::Resume(outcome.thread_id),
                     Ok(_) => {}
-                    Err(err) => eprintln!("tandem: {err:#}"),
+                    Err(err) => errln!("tandem: {err:#}"),
                 }
             }
         }
@@ -256,9 +256,8 @@ fn panic_free_editor(err: tokio::task::JoinError) -> (Result<String, ReadlineErr
     }
 }
 
-#[allow(clippy::print_stderr)]
 fn eprintln_exit(message: &str) -> ! {
-    eprintln!("{message}");
+    errln!("{message}");
     std::process::exit(1)
 }
 
@@ -283,23 +282,22 @@ fn describe(thread: &ThreadChoice, store: Option<&ThreadStore>) -> String {
     }
 }
 
-#[allow(clippy::print_stdout)]
 fn list_threads(store: Option<&ThreadStore>) {
     let Some(store) = store else {
-        println!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME).");
+        outln!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME).");
         return;
     };
     let (threads, _) = store.list();
     if threads.is_empty() {
-        println!("No saved conversations in this folder yet.");
+        outln!("No saved conversations in this folder yet.");
         return;
     }
-    println!("Recent conversations (/resume ID continues one):");
+    outln!("Recent conversations (/resume ID continues one):");
     for thread in threads.iter().take(RECENT_THREADS) {
         let when = chrono::DateTime::from_timestamp_millis(thread.updated_ms as i64)
             .map(|d| d.with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M").to_string())
             .unwrap_or_default();
-        println!("  {}  {when}  {}", thread.id, thread.title);
+        outln!("  {}  {when}  {}", thread.id, thread.title);
     }
 }
 

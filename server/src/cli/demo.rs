@@ -27,6 +27,7 @@ use tokio::sync::mpsc;
 
 use super::ask::{print_run, Note};
 use super::printer::Printer;
+use super::terminal::outln;
 
 const GREET_RS: &str = "/// The greeting shown on start.\npub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n\n// TODO: localise the greeting\n";
 const LIB_RS: &str = "//! A tiny crate for the demo.\npub mod greet;\n\n// TODO: add a farewell\n";
@@ -136,14 +137,13 @@ fn build_workspace(root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-#[allow(clippy::print_stdout)]
 pub async fn demo() -> anyhow::Result<ExitCode> {
     let dir = tempfile::Builder::new().prefix("tandem-demo-").tempdir()?;
     build_workspace(dir.path())?;
     let workspace = Arc::new(Workspace::new(dir.path())?);
     let _ = workspace.start_watcher();
     let root = workspace.root().to_path_buf();
-    println!("Tandem demo: a scripted model works in a throwaway workspace at {}\n", root.display());
+    outln!("Tandem demo: a scripted model works in a throwaway workspace at {}\n", root.display());
 
     let (notes_tx, notes_rx) = mpsc::unbounded_channel();
     let model = DemoModel {
@@ -178,25 +178,25 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
     let printer = Printer::for_terminal();
     let (outcome, events) = run_and_record(handle, host.workspace(), printer, notes_rx).await;
 
-    println!();
+    outln!("");
     let mut checks = verify(&root, &executor, &check_ctx, outcome.status, &events);
     checks.extend(editor_act().await);
-    println!();
+    outln!("");
     let mut failed = 0;
     for (ok, text) in &checks {
         if *ok {
-            println!("✓ verified: {text}");
+            outln!("✓ verified: {text}");
         } else {
             failed += 1;
-            println!("✗ FAILED: {text}");
+            outln!("✗ FAILED: {text}");
         }
     }
-    println!();
+    outln!("");
     if failed == 0 {
-        println!("All {} checks passed.", checks.len());
+        outln!("All {} checks passed.", checks.len());
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("{failed} of {} checks failed.", checks.len());
+        outln!("{failed} of {} checks failed.", checks.len());
         Ok(ExitCode::from(1))
     }
 }
@@ -204,14 +204,13 @@ pub async fn demo() -> anyhow::Result<ExitCode> {
 /// The second act: the same agent inside an editor. An in-process LSP
 /// client opens a file, types an unsaved change, and the agent's stale edit
 /// is refused, re-read and applied without losing the typed text.
-#[allow(clippy::print_stdout)]
 async fn editor_act() -> Vec<(bool, String)> {
-    println!("── Act 2: in the editor (tandem lsp with an in-process editor)\n");
+    outln!("── Act 2: in the editor (tandem lsp with an in-process editor)\n");
     let dir = match tempfile::Builder::new().prefix("tandem-demo-editor-").tempdir() {
         Ok(dir) => dir,
         Err(err) => return vec![(false, format!("the editor act could not make its workspace: {err}"))],
     };
-    match tandem::lsp::demo::editor_act(dir.path(), |line| println!("{line}")).await {
+    match tandem::lsp::demo::editor_act(dir.path(), |line| outln!("{line}")).await {
         Ok(checks) => checks,
         Err(err) => vec![(false, format!("the editor act stopped: {err:#}"))],
     }

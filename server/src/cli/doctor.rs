@@ -12,6 +12,8 @@ use std::process::ExitCode;
 
 use tandem::sandbox::Availability;
 
+use super::terminal::{self, errln, outln};
+
 /// Print the report; exit 1 when something the user expects is missing
 /// (no sandbox can start), 0 otherwise (a sandbox switched off by the
 /// user's own settings is their choice, said but not a failure; a missing
@@ -21,7 +23,6 @@ use tandem::sandbox::Availability;
 /// "disabled" | "unavailable", "description", "notice"?}, "trust":
 /// {"state", "files", "notice"?}}` (see [`trust_report`]). `editor`: an
 /// editor's settings over the files (`--editor-settings`).
-#[allow(clippy::print_stdout)]
 pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyhow::Result<ExitCode> {
     let editor: Vec<serde_json::Value> = match editor {
         Some(text) => vec![serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--editor-settings is not a JSON object: {e}"))?],
@@ -30,7 +31,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
     let (settings, problems) = tandem::host::load_settings_with(root, &editor).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
     // What needs trust is said in the trust report below, once.
     for problem in problems.iter().filter(|p| !p.needs_trust()) {
-        eprintln!("tandem: settings: {problem}");
+        errln!("tandem: settings: {problem}");
     }
     let endpoint = tandem::host::endpoint(&settings);
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
@@ -66,47 +67,47 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
             "problem": model.as_ref().err(),
             "sessions": sessions,
         });
-        println!("{report}");
+        terminal::out_json_pretty(&report);
         return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
-    println!("tandem {}", env!("CARGO_PKG_VERSION"));
-    println!("workspace: {}", root.display());
+    outln!("tandem {}", env!("CARGO_PKG_VERSION"));
+    outln!("workspace: {}", root.display());
     match &endpoint {
-        Ok(endpoint) => println!("model: {}", endpoint.describe()),
-        Err(error) => println!("model: WARNING: {error}"),
+        Ok(endpoint) => outln!("model: {}", endpoint.describe()),
+        Err(error) => outln!("model: WARNING: {error}"),
     }
-    println!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
+    outln!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
     if matches!(sandbox, Availability::Disabled) {
         if let Some(notice) = sandbox.notice() {
-            println!("  {notice}");
+            outln!("  {notice}");
         }
     }
     match &model {
-        Ok(Some(model)) => println!("inline completions: on ({} at {})", model.api.name(), model.base_url),
-        Ok(None) => println!("inline completions: off (see docs/completions.md)"),
-        Err(problem) => println!("inline completions: WARNING: {problem}"),
+        Ok(Some(model)) => outln!("inline completions: on ({} at {})", model.api.name(), model.base_url),
+        Ok(None) => outln!("inline completions: off (see docs/completions.md)"),
+        Err(problem) => outln!("inline completions: WARNING: {problem}"),
     }
     for session in sessions.iter().take(5) {
         let started = chrono::DateTime::from_timestamp(i64::try_from(session.started).unwrap_or(0), 0)
             .map_or_else(|| session.started.to_string(), |t| t.format("%Y-%m-%d %H:%M UTC").to_string());
         let rate = if session.shown == 0 { String::new() } else { format!(" ({:.0}%)", 100.0 * session.accepted as f64 / session.shown as f64) };
-        println!(
+        outln!(
             "  session {started}: {} requests, {} shown, {} accepted{rate}; {} from the cache, {} dropped as stale, {} model failures",
             session.requests, session.shown, session.accepted, session.cache_hits, session.stale, session.failures
         );
     }
     let files = trust["files"].as_object().cloned().unwrap_or_default();
     match trust["state"].as_str() {
-        Some("no project files") => println!("trust: this folder has no settings files of its own (nothing to trust)"),
-        Some("trusted") => println!("trust: this folder's settings files are trusted"),
-        _ => println!("trust: WARNING: this folder's settings files are not trusted: they may only tighten"),
+        Some("no project files") => outln!("trust: this folder has no settings files of its own (nothing to trust)"),
+        Some("trusted") => outln!("trust: this folder's settings files are trusted"),
+        _ => outln!("trust: WARNING: this folder's settings files are not trusted: they may only tighten"),
     }
     for (file, state) in &files {
-        println!("  {file}: {}", state.as_str().unwrap_or_default());
+        outln!("  {file}: {}", state.as_str().unwrap_or_default());
     }
     if let Some(notice) = trust["notice"].as_str() {
         for line in notice.lines() {
-            println!("  {line}");
+            outln!("  {line}");
         }
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })

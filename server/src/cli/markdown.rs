@@ -18,6 +18,11 @@
 //! added and removed lines green and red). Emphasis with one `*` or `_`
 //! stays as written: in prose about code (`snake_case`, `a * b`) it is
 //! wrong more often than right.
+//!
+//! The renderer sees the answer only once its controls are made visible
+//! ([`Markdown::show`]): the escapes in what it returns are its own.
+
+use super::terminal::{Kind, Shown};
 
 const RESET: &str = "\x1b[0m";
 const DIM: &str = "\x1b[2m";
@@ -75,9 +80,20 @@ impl Markdown {
         Markdown::default()
     }
 
-    /// Renders `text`, the next piece of the answer: what can be shown of
-    /// it now.
-    pub fn push(&mut self, text: &str) -> String {
+    /// Renders `text`, the next piece of the answer, its controls made
+    /// visible first: what can be shown of it now.
+    pub fn show(&mut self, text: &str) -> Shown {
+        Shown::render(text, Kind::Prose, |visible| self.push(visible))
+    }
+
+    /// [`Markdown::flush`], for the terminal: what it holds was made
+    /// visible when it was shown.
+    pub fn show_held(&mut self) -> Shown {
+        Shown::render("", Kind::Prose, |_| self.flush())
+    }
+
+    /// Renders `text` (controls already made visible).
+    fn push(&mut self, text: &str) -> String {
         let mut out = String::new();
         for c in text.chars() {
             self.char(c, &mut out);
@@ -88,7 +104,7 @@ impl Markdown {
     /// The answer stops here for now (a tool call, the run's end): shows
     /// what is held and closes every style, as if the line ended — but
     /// without its newline. A code block is left too.
-    pub fn flush(&mut self) -> String {
+    fn flush(&mut self) -> String {
         let mut out = String::new();
         match self.line {
             None | Some(Line::Whole) => {

@@ -11,17 +11,18 @@ use tandem::host::{CodeIntelFrom, FrontEnd, Host, McpServers};
 use tandem::mcp::ServerState;
 use tandem::workspace::Workspace;
 
+use super::terminal::{self, errln, outln};
+
 /// Beyond the longest start-up timeout, how long `list` waits for servers.
 const LIST_MARGIN: Duration = Duration::from_secs(2);
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
 pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> {
     let workspace = Arc::new(Workspace::new(std::env::current_dir()?)?);
     // As `tandem ask` reads them, but what an untrusted folder's files
     // asked for is said below, with the servers.
     let (settings, problems) = tandem::host::load_settings(workspace.root()).map_err(|fatal| anyhow::anyhow!("{fatal}"))?;
     for problem in problems.iter().filter(|p| !p.needs_trust()) {
-        eprintln!("tandem: settings: {problem}");
+        errln!("tandem: settings: {problem}");
     }
     // The servers the host gives a run here, as a run would get them.
     let (host, _) = Host::open(FrontEnd {
@@ -42,28 +43,28 @@ pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> 
     let statuses = manager.statuses();
     manager.shutdown().await;
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"servers": statuses}))?);
+        terminal::out_json_pretty(&serde_json::json!({"servers": statuses}));
         return Ok(ExitCode::SUCCESS);
     }
     for warning in manager.warnings() {
-        println!("warning: {warning}");
+        outln!("warning: {warning}");
     }
     // Servers in files of a folder not trusted yet are not listed: say so.
     if let Some(notice) = tandem::settings::trust_notice(&problems) {
-        println!("warning: {notice}");
+        outln!("warning: {notice}");
     }
     if statuses.is_empty() {
-        println!("No MCP servers configured (~/.tandem/mcp.json, .mcp.json, mcpServers in .tandem/settings.json).");
+        outln!("No MCP servers configured (~/.tandem/mcp.json, .mcp.json, mcpServers in .tandem/settings.json).");
         return Ok(ExitCode::SUCCESS);
     }
     for status in &statuses {
-        println!("{}  [{}]  {}", status.name, status.source, status.target);
-        println!("  {}", status.state.label());
+        outln!("{}  [{}]  {}", status.name, status.source, status.target);
+        outln!("  {}", status.state.label());
         if status.state == ServerState::NeedsApproval {
-            println!("  approve with: tandem ask --mcp-approve {} …  (or in the editor's prompt)", status.name);
+            outln!("  approve with: tandem ask --mcp-approve {} …  (or in the editor's prompt)", status.name);
         }
         for tool in &status.tools {
-            println!("  - {tool}");
+            outln!("  - {tool}");
         }
     }
     Ok(ExitCode::SUCCESS)

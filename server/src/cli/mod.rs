@@ -13,5 +13,6 @@ pub mod pager;
 pub mod plan_review;
 pub mod printer;
 pub mod recap;
+pub mod terminal;
 pub mod trust;
 pub mod undo;

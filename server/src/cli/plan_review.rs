@@ -3,22 +3,25 @@
 //! planning, the feedback) from stdin. Used only when stdin and stderr are
 //! a terminal and the output is not `--json`.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::Path;
 
 use async_trait::async_trait;
 use tandem::tools::plan_mode::{PlanAnswer, PlanReview};
+
+use super::terminal::{self, Shown};
 
 pub struct TerminalPlanReview;
 
 #[async_trait]
 impl PlanReview for TerminalPlanReview {
     async fn review(&self, plan_file: &Path, plan: &str) -> Option<PlanAnswer> {
-        let shown = format!(
+        // The plan is the model's text, the file's path the workspace's.
+        let shown = Shown::from(format!(
             "\n── Plan ({}) ──\n{}\n──\nExecute this plan?\n  1) Execute\n  2) Execute and accept edits\n  3) Keep planning\n> ",
             plan_file.display(),
             plan.trim_end()
-        );
+        ));
         super::ask::printed_so_far().await;
         tokio::task::spawn_blocking(move || {
             let _hold = super::printer::hold_spinner();
@@ -30,10 +33,8 @@ impl PlanReview for TerminalPlanReview {
     }
 }
 
-fn read_line(prompt: &str) -> Option<String> {
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(prompt.as_bytes());
-    let _ = stderr.flush();
+fn read_line(prompt: &Shown) -> Option<String> {
+    terminal::err(prompt);
     let mut line = String::new();
     match std::io::stdin().lock().read_line(&mut line) {
         Ok(0) | Err(_) => None,
@@ -41,18 +42,18 @@ fn read_line(prompt: &str) -> Option<String> {
     }
 }
 
-fn ask(shown: &str) -> Option<PlanAnswer> {
-    let mut prompt = shown.to_string();
+fn ask(shown: &Shown) -> Option<PlanAnswer> {
+    let mut prompt = shown.clone();
     loop {
         let answer = read_line(&prompt)?;
         match answer.to_ascii_lowercase().as_str() {
             "1" | "execute" | "y" | "yes" => return Some(PlanAnswer::Execute),
             "2" | "accept" => return Some(PlanAnswer::ExecuteAcceptEdits),
             "3" | "keep" | "keep planning" | "n" | "no" => {
-                let feedback = read_line("What should change in the plan? ").unwrap_or_default();
+                let feedback = read_line(&Shown::from("What should change in the plan? ")).unwrap_or_default();
                 return Some(PlanAnswer::KeepPlanning { feedback });
             }
-            _ => prompt = "Answer 1, 2 or 3: ".to_string(),
+            _ => prompt = Shown::from("Answer 1, 2 or 3: "),
         }
     }
 }

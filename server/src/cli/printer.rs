@@ -5,9 +5,13 @@
 //! names the running tool and its elapsed time, and a closing summary.
 //! Colour only when stdout is a terminal and `NO_COLOR` is unset. `--json`
 //! bypasses all of this: one event per line.
+//!
+//! Everything an event carries is content: it reaches the terminal only as
+//! a [`Shown`] (its controls made visible), and the colours are added to
+//! that.
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,6 +20,8 @@ use tandem::tools::todo::TodoStatus;
 use tandem::sync::MutexExt;
 use tandem::tools::ToolKind;
 use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
+
+use super::terminal::{self, errln, Shown};
 
 /// Result lines longer than this are cut in the transcript (a successful
 /// result's first line; errors are shown whole).
@@ -33,22 +39,22 @@ struct Style {
 }
 
 impl Style {
-    fn paint(&self, code: &str, text: &str) -> String {
-        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    fn paint(&self, code: &str, text: impl Into<Shown>) -> Shown {
+        if self.color { Shown::styled(code, text) } else { text.into() }
     }
-    fn dim(&self, text: &str) -> String {
+    fn dim(&self, text: impl Into<Shown>) -> Shown {
         self.paint("2", text)
     }
-    fn bold(&self, text: &str) -> String {
+    fn bold(&self, text: impl Into<Shown>) -> Shown {
         self.paint("1", text)
     }
-    fn green(&self, text: &str) -> String {
+    fn green(&self, text: impl Into<Shown>) -> Shown {
         self.paint("32", text)
     }
-    fn red(&self, text: &str) -> String {
+    fn red(&self, text: impl Into<Shown>) -> Shown {
         self.paint("31", text)
     }
-    fn cyan(&self, text: &str) -> String {
+    fn cyan(&self, text: impl Into<Shown>) -> Shown {
         self.paint("36", text)
     }
 }
@@ -125,14 +131,12 @@ impl Printer {
         self
     }
 
-    fn out(&mut self, text: &str) {
+    fn out(&mut self, text: &Shown) {
         if let Some(spinner) = &self.spinner {
             spinner.pause();
         }
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(text.as_bytes());
-        let _ = stdout.flush();
-        if let Some(last) = text.chars().last() {
+        terminal::out(text);
+        if let Some(last) = text.as_str().chars().last() {
             self.at_line_start = last == '\n';
         }
     }
@@ -140,15 +144,15 @@ impl Printer {
     /// Shows what the markdown renderer holds of the answer (a line not
     /// yet ended): called before anything else is printed.
     fn flush_markdown(&mut self) {
-        if let Some(held) = self.markdown.as_mut().map(|m| m.flush()).filter(|h| !h.is_empty()) {
+        if let Some(held) = self.markdown.as_mut().map(|m| m.show_held()).filter(|h| !h.is_empty()) {
             self.out(&held);
         }
     }
 
-    fn line(&mut self, text: &str) {
+    fn line(&mut self, text: &Shown) {
         self.flush_markdown();
         let prefix = if self.at_line_start { "" } else { "\n" };
-        self.out(&format!("{prefix}{text}\n"));
+        self.out(&(Shown::from(prefix) + text + "\n"));
     }
 
     /// A line from the demo harness, set apart from the transcript.
@@ -172,14 +176,14 @@ impl Printer {
     fn text_at(&mut self, text: &str, depth: usize, speaker: Option<&str>) {
         if self.speaker.as_deref() != speaker {
             if !self.at_line_start {
-                self.out("\n");
+                self.out(&Shown::from("\n"));
             }
             self.speaker = speaker.map(String::from);
         }
         if depth == 0 {
             let shown = match self.markdown.as_mut() {
-                Some(markdown) => markdown.push(text),
-                None => text.to_string(),
+                Some(markdown) => markdown.show(text),
+                None => Shown::prose(text),
             };
             if !shown.is_empty() {
                 self.out(&shown);
@@ -196,7 +200,7 @@ impl Printer {
             out.push(c);
             at_start = c == '\n';
         }
-        let out = self.style.dim(&out);
+        let out = self.style.dim(Shown::prose(&out));
         self.out(&out);
     }
 
@@ -217,7 +221,7 @@ impl Printer {
                 let arrow = self.style.cyan("→");
                 let plain = if summary.is_empty() { name.to_string() } else { format!("{name} {summary}") };
                 let name = self.style.bold(name);
-                let line = if summary.is_empty() { format!("{pad}{arrow} {name}") } else { format!("{pad}{arrow} {name} {summary}") };
+                let line = if summary.is_empty() { Shown::from(pad) + arrow + " " + name } else { Shown::from(pad) + arrow + " " + name + " " + summary };
                 self.line(&line);
                 // The spinner runs while the tool does, naming it (a question
                 // the call asks holds it off: `hold_spinner`).
@@ -243,7 +247,7 @@ impl Printer {
                 } else if edited.is_some() && has_diff(content) {
                     diff_lines(content, &pad, &self.style, if self.verbose { usize::MAX } else { DIFF_PREVIEW_LINES })
                 } else {
-                    vec![format!("{pad}  {} {}", self.style.green("✓"), self.style.dim(&preview(content)))]
+                    vec![Shown::from(format!("{pad}  ")) + self.style.green("✓") + " " + self.style.dim(preview(content))]
                 };
                 for line in lines {
                     self.line(&line);
@@ -257,11 +261,11 @@ impl Printer {
             RunEvent::Thinking { text } => {
                 // Collapsed: one dim line, the first words of the thought.
                 let first: String = text.split_whitespace().take(12).collect::<Vec<_>>().join(" ");
-                let line = self.style.dim(&format!("· thinking: {first}…"));
+                let line = self.style.dim(Shown::prose(&format!("· thinking: {first}…")));
                 self.line(&line);
             }
             RunEvent::Compact { before_tokens, after_tokens, reason } => {
-                let line = self.style.dim(&format!(
+                let line = self.style.dim(format!(
                     "[conversation compacted ({reason}): ~{} → ~{} tokens]",
                     thousands(*before_tokens),
                     thousands(*after_tokens)
@@ -270,15 +274,15 @@ impl Printer {
             }
             RunEvent::Retry { attempt, delay_ms, reason } => {
                 self.retries += 1;
-                let line = self.style.dim(&format!("[{reason}; retrying (attempt {attempt}) in {:.1}s]", *delay_ms as f64 / 1000.0));
+                let line = self.style.dim(format!("[{reason}; retrying (attempt {attempt}) in {:.1}s]", *delay_ms as f64 / 1000.0));
                 if let Some(spinner) = &self.spinner {
                     spinner.pause();
                 }
-                eprintln!("{line}");
+                terminal::err_line(&line);
                 self.resume_spinner();
             }
             RunEvent::Hook { name, message } => {
-                let line = self.style.dim(&format!("{pad}[{name} hook] {message}"));
+                let line = self.style.dim(format!("{pad}[{name} hook] {message}"));
                 self.line(&line);
             }
             RunEvent::Provider { provider, model, base_url, reason } => {
@@ -293,34 +297,34 @@ impl Printer {
                     same
                 });
                 if !again {
-                    eprintln!("{}", self.style.dim(&said));
+                    terminal::err_line(&self.style.dim(said));
                 }
             }
             RunEvent::Sandbox { message } => {
-                let line = self.style.dim(&format!("{pad}[sandbox] {message}"));
+                let line = self.style.dim(format!("{pad}[sandbox] {message}"));
                 self.line(&line);
             }
             RunEvent::Waiting { what } => {
-                let line = self.style.dim(&format!("{pad}waiting for {what}…"));
+                let line = self.style.dim(format!("{pad}waiting for {what}…"));
                 self.line(&line);
             }
             RunEvent::Todo { todos } => {
                 // The whole list each time, as a checklist.
                 let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
-                let head = self.style.dim(&format!("{pad}todo ({done}/{}):", todos.len()));
+                let head = self.style.dim(format!("{pad}todo ({done}/{}):", todos.len()));
                 self.line(&head);
                 for todo in todos {
                     let item = format!("{pad}  {} {}", todo.status.checkbox(), todo.content);
                     let item = match todo.status {
-                        TodoStatus::Completed => self.style.dim(&item),
-                        TodoStatus::InProgress => self.style.bold(&item),
-                        TodoStatus::Pending => item,
+                        TodoStatus::Completed => self.style.dim(item),
+                        TodoStatus::InProgress => self.style.bold(item),
+                        TodoStatus::Pending => Shown::from(item),
                     };
                     self.line(&item);
                 }
             }
             RunEvent::TaskStarted { task_id, command, .. } => {
-                let line = self.style.dim(&format!("{pad}[task {task_id} started in the background: {}]", first_line(command)));
+                let line = self.style.dim(format!("{pad}[task {task_id} started in the background: {}]", first_line(command)));
                 self.line(&line);
             }
             RunEvent::TaskEnded { task_id, command, status, exit_code, .. } => {
@@ -328,7 +332,7 @@ impl Printer {
                     (TaskStatus::Exited, Some(code)) => format!("exited with code {code}"),
                     (status, _) => status.name().to_string(),
                 };
-                let line = self.style.dim(&format!("{pad}[task {task_id} {how}: {}]", first_line(command)));
+                let line = self.style.dim(format!("{pad}[task {task_id} {how}: {}]", first_line(command)));
                 self.line(&line);
             }
             RunEvent::End { .. } => {
@@ -373,13 +377,13 @@ impl Printer {
         }
         self.flush_markdown();
         if !self.at_line_start {
-            self.out("\n");
+            self.out(&Shown::from("\n"));
         }
         let thread = if outcome.thread_id.is_empty() { String::new() } else { format!(" · thread {}", outcome.thread_id) };
-        let line = self.style.dim(&format!("── {status} · {turns} · {tokens} · {files}{thread}"));
-        self.line(&format!("\n{line}"));
+        let line = self.style.dim(Shown::from("── ") + status + format!(" · {turns} · {tokens} · {files}{thread}"));
+        self.line(&(Shown::from("\n") + line));
         if outcome.status == RunStatus::Failed {
-            eprintln!("tandem: {}", outcome.text);
+            errln!("tandem: {}", outcome.text);
         }
     }
 }
@@ -395,16 +399,16 @@ fn first_line(text: &str) -> String {
 
 /// A refusal or failure, whole: its first line marked, every other line
 /// under it (up to [`ERROR_LINES`]), none cut.
-fn error_lines(content: &str, pad: &str, style: &Style) -> Vec<String> {
+fn error_lines(content: &str, pad: &str, style: &Style) -> Vec<Shown> {
     let mut lines = content.lines().filter(|l| !l.trim().is_empty());
     let first = lines.next().unwrap_or("(empty)");
-    let mut out = vec![format!("{pad}  {} {}", style.red("✗"), style.red(first))];
+    let mut out = vec![Shown::from(format!("{pad}  ")) + style.red("✗") + " " + style.red(first)];
     let rest: Vec<&str> = lines.collect();
     for line in rest.iter().take(ERROR_LINES) {
-        out.push(format!("{pad}    {line}"));
+        out.push(Shown::from(format!("{pad}    {line}")));
     }
     if rest.len() > ERROR_LINES {
-        out.push(format!("{pad}    {}", style.dim(&format!("… {} more lines", rest.len() - ERROR_LINES))));
+        out.push(Shown::from(format!("{pad}    ")) + style.dim(format!("… {} more lines", rest.len() - ERROR_LINES)));
     }
     out
 }
@@ -426,23 +430,20 @@ fn diff_marker(line: &str) -> Option<char> {
 
 /// A question's text for the terminal (stderr): its diff rows coloured as
 /// an applied edit's are, when stderr is a terminal and `NO_COLOR` is unset.
-pub fn coloured_rows(text: &str) -> String {
+pub fn coloured_rows(text: &str) -> Shown {
     let style = Style { color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none() };
     paint_rows(text, &style)
 }
 
-fn paint_rows(text: &str, style: &Style) -> String {
-    let rows: Vec<String> = text
-        .lines()
-        .map(|line| match diff_marker(line) {
-            Some('-') => style.red(line),
-            Some('+') => style.green(line),
-            Some(_) => style.dim(line),
-            None if line.starts_with("@@ ") => style.cyan(line),
-            None => line.to_string(),
-        })
-        .collect();
-    rows.join("\n")
+fn paint_rows(text: &str, style: &Style) -> Shown {
+    let rows = text.lines().map(|line| match diff_marker(line) {
+        Some('-') => style.red(line),
+        Some('+') => style.green(line),
+        Some(_) => style.dim(line),
+        None if line.starts_with("@@ ") => style.cyan(line),
+        None => Shown::from(line),
+    });
+    Shown::join(rows, "\n")
 }
 
 fn has_diff(content: &str) -> bool {
@@ -451,22 +452,22 @@ fn has_diff(content: &str) -> bool {
 
 /// An applied edit: its first line, then its diff in colour, `-` lines red
 /// and `+` lines green, cut after `limit` lines with a count.
-fn diff_lines(content: &str, pad: &str, style: &Style, limit: usize) -> Vec<String> {
+fn diff_lines(content: &str, pad: &str, style: &Style, limit: usize) -> Vec<Shown> {
     let mut lines = content.lines();
     let first = lines.next().unwrap_or_default();
-    let mut out = vec![format!("{pad}  {} {}", style.green("✓"), first)];
+    let mut out = vec![Shown::from(format!("{pad}  ")) + style.green("✓") + " " + first];
     let body: Vec<&str> = lines.skip_while(|l| !l.starts_with("@@ ")).collect();
     for line in body.iter().take(limit) {
         let shown = match diff_marker(line) {
-            Some('-') => style.red(line),
-            Some('+') => style.green(line),
-            _ if line.starts_with("@@ ") => style.cyan(line),
-            _ => style.dim(line),
+            Some('-') => style.red(*line),
+            Some('+') => style.green(*line),
+            _ if line.starts_with("@@ ") => style.cyan(*line),
+            _ => style.dim(*line),
         };
-        out.push(format!("{pad}    {shown}"));
+        out.push(Shown::from(format!("{pad}    ")) + shown);
     }
     if body.len() > limit {
-        out.push(format!("{pad}    {}", style.dim(&format!("… {} more diff lines (--verbose shows them all)", body.len() - limit))));
+        out.push(Shown::from(format!("{pad}    ")) + style.dim(format!("… {} more diff lines (--verbose shows them all)", body.len() - limit)));
     }
     out
 }
@@ -533,7 +534,7 @@ fn terminal_line() -> std::sync::MutexGuard<'static, TerminalLine> {
 /// Clear the spinner's frame, if one is drawn.
 fn clear_frame(line: &mut TerminalLine) {
     if line.spinner_drawn {
-        eprint!("\r\x1b[2K");
+        terminal::clear_line();
         line.spinner_drawn = false;
     }
 }
@@ -570,7 +571,8 @@ fn spawn_ticker(state: Arc<Mutex<SpinnerState>>) {
             }
             let mut line = terminal_line();
             if state.active && line.questions == 0 {
-                eprint!("\r\x1b[2K{}", spinner_line(FRAMES[frame % FRAMES.len()], &state.activity, state.since.elapsed()));
+                terminal::clear_line();
+                terminal::err(&spinner_line(FRAMES[frame % FRAMES.len()], &state.activity, state.since.elapsed()));
                 line.spinner_drawn = true;
                 frame += 1;
             }
@@ -583,9 +585,9 @@ const SHOW_ELAPSED_AFTER: Duration = Duration::from_secs(2);
 
 /// The spinner's line: the frame, the activity cut to fit a narrow
 /// terminal, and the elapsed time once it is long.
-fn spinner_line(frame: &str, activity: &str, elapsed: Duration) -> String {
+fn spinner_line(frame: &str, activity: &str, elapsed: Duration) -> Shown {
     let activity: String = if activity.chars().count() > 60 { activity.chars().take(59).chain(['…']).collect() } else { activity.to_string() };
-    if elapsed >= SHOW_ELAPSED_AFTER { format!("{frame} {activity} · {}s", elapsed.as_secs()) } else { format!("{frame} {activity}") }
+    Shown::from(if elapsed >= SHOW_ELAPSED_AFTER { format!("{frame} {activity} · {}s", elapsed.as_secs()) } else { format!("{frame} {activity}") })
 }
 
 impl Spinner {
@@ -636,12 +638,16 @@ mod tests {
 
     const PLAIN: Style = Style { color: false };
 
+    fn shown(lines: Vec<Shown>) -> Vec<String> {
+        lines.iter().map(|l| l.as_str().to_string()).collect()
+    }
+
     const EDITED: &str = "Successfully edited app.py\n@@ -1,3 +1,3 @@\n   1   def main():\n   2 -     print(\"hello\")\n   2 +     print(\"hello, world\")\n   3   main()";
 
     #[test]
     fn an_applied_edit_shows_its_diff_coloured_and_bounded() {
         assert_eq!(
-            diff_lines(EDITED, "", &PLAIN, 12),
+            shown(diff_lines(EDITED, "", &PLAIN, 12)),
             [
                 "  ✓ Successfully edited app.py",
                 "    @@ -1,3 +1,3 @@",
@@ -651,8 +657,8 @@ mod tests {
                 "       3   main()",
             ]
         );
-        assert_eq!(diff_lines(EDITED, "", &PLAIN, 2)[3], "    … 3 more diff lines (--verbose shows them all)");
-        let coloured = diff_lines(EDITED, "", &Style { color: true }, 12);
+        assert_eq!(shown(diff_lines(EDITED, "", &PLAIN, 2))[3], "    … 3 more diff lines (--verbose shows them all)");
+        let coloured = shown(diff_lines(EDITED, "", &Style { color: true }, 12));
         assert_eq!(coloured[3], "    \x1b[31m   2 -     print(\"hello\")\x1b[0m", "a removed line is red");
         assert_eq!(coloured[4], "    \x1b[32m   2 +     print(\"hello, world\")\x1b[0m", "an added line is green");
         assert_eq!(coloured[2], "    \x1b[2m   1   def main():\x1b[0m", "context is dim");
@@ -661,14 +667,28 @@ mod tests {
     #[test]
     fn a_refusal_is_shown_whole() {
         let hint = format!("Permission denied for run_shell: {} — allow it in .tandem/settings.json", "x".repeat(300));
-        let lines = error_lines(&format!("{hint}\nsecond line of the hint"), "", &PLAIN);
+        let lines = shown(error_lines(&format!("{hint}\nsecond line of the hint"), "", &PLAIN));
         assert_eq!(lines, [format!("  ✗ {hint}"), "    second line of the hint".to_string()], "nothing is cut");
     }
 
     #[test]
+    fn what_an_event_carries_is_shown_visibly_under_tandems_colours() {
+        let style = Style { color: true };
+        // A diff row that erases itself and writes another in its place.
+        let edited = "Successfully edited a.py\n@@ -1 +1 @@\n   1 - x = 1\n   1 + x = 2\x1b[2K\r   1 + x = 1";
+        let rows = shown(diff_lines(edited, "", &style, 12));
+        assert_eq!(rows[3], "    \x1b[32m   1 + x = 2\\x1b[2K\\r   1 + x = 1\x1b[0m");
+        let question = paint_rows("Allow run_shell: rm victim.txt '\x1b[2K\rls -la'?\n   3 + \u{202e}evil", &style);
+        assert_eq!(question.as_str(), "Allow run_shell: rm victim.txt '\\x1b[2K\\rls -la'?\n\x1b[32m   3 + \\u{202e}evil\x1b[0m");
+        let refused = shown(error_lines("denied: rm x\u{9b}2K", "", &PLAIN));
+        assert_eq!(refused[0], "  ✗ denied: rm x\\u{9b}2K");
+    }
+
+    #[test]
     fn the_spinner_names_the_tool_and_its_time_once_it_is_long() {
-        assert_eq!(spinner_line("⠋", "run_shell cargo test", Duration::from_millis(500)), "⠋ run_shell cargo test");
-        assert_eq!(spinner_line("⠋", "run_shell cargo test", Duration::from_secs(12)), "⠋ run_shell cargo test · 12s");
-        assert_eq!(spinner_line("⠋", &"y".repeat(80), Duration::ZERO).chars().count(), 62, "cut to fit a narrow terminal");
+        assert_eq!(spinner_line("⠋", "run_shell cargo test", Duration::from_millis(500)).as_str(), "⠋ run_shell cargo test");
+        assert_eq!(spinner_line("⠋", "run_shell cargo test", Duration::from_secs(12)).as_str(), "⠋ run_shell cargo test · 12s");
+        assert_eq!(spinner_line("⠋", &"y".repeat(80), Duration::ZERO).as_str().chars().count(), 62, "cut to fit a narrow terminal");
+        assert_eq!(spinner_line("⠋", "run_shell rm x\x1b]52;c;eA==\x07", Duration::ZERO).as_str(), "⠋ run_shell rm x\\x1b]52;c;eA==\\x07");
     }
 }

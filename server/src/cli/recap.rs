@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use tandem::host::ThreadStore;
 
+use super::terminal::Shown;
+
 /// The most recent runs shown; older ones are counted.
 pub const RUNS_SHOWN: usize = 5;
 
@@ -17,10 +19,10 @@ pub const RUNS_SHOWN: usize = 5;
 pub const REPLY_LINES: usize = 20;
 
 /// The recap of thread `id` in `store`, or why there is none.
-pub fn of_thread(store: &ThreadStore, id: &str, colour: bool) -> String {
+pub fn of_thread(store: &ThreadStore, id: &str, colour: bool) -> Shown {
     match store.transcript(id) {
         Ok(transcript) => recap(transcript.events.iter(), transcript.omitted > 0, colour),
-        Err(err) => format!("(cannot show the earlier conversation: {err})"),
+        Err(err) => Shown::from(format!("(cannot show the earlier conversation: {err})")),
     }
 }
 
@@ -35,8 +37,8 @@ struct Run {
 }
 
 /// The recap of a transcript's events; `cut`: older events were left out
-/// of it.
-pub fn recap<'a>(events: impl Iterator<Item = &'a Value>, cut: bool, colour: bool) -> String {
+/// of it. Everything in it is the thread's content, shown visibly.
+pub fn recap<'a>(events: impl Iterator<Item = &'a Value>, cut: bool, colour: bool) -> Shown {
     let mut runs: Vec<Run> = Vec::new();
     for event in events {
         let text = || event["text"].as_str().unwrap_or_default().to_string();
@@ -75,7 +77,7 @@ pub fn recap<'a>(events: impl Iterator<Item = &'a Value>, cut: bool, colour: boo
         }
     }
     let older = runs.len().saturating_sub(RUNS_SHOWN);
-    let paint = |code: &str, text: &str| if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() };
+    let paint = |code: &str, text: &str| if colour { Shown::styled(code, text) } else { Shown::from(text) };
     let count = match (older, cut) {
         (0, false) => String::new(),
         (0, true) => " (older ones not shown)".to_string(),
@@ -83,11 +85,11 @@ pub fn recap<'a>(events: impl Iterator<Item = &'a Value>, cut: bool, colour: boo
     };
     let mut out = vec![paint("2", &format!("── earlier in this conversation{count} ──"))];
     for run in runs.iter().skip(older) {
-        out.push(String::new());
+        out.push(Shown::new());
         out.push(paint("1", &format!("› {}", run.prompt.trim())));
         for (id, line) in &run.calls {
-            let mark = if run.failed.contains(id) { paint("31", " ✗") } else { String::new() };
-            out.push(paint("2", &format!("  · {line}")) + &mark);
+            let mark = if run.failed.contains(id) { paint("31", " ✗") } else { Shown::new() };
+            out.push(paint("2", &format!("  · {line}")) + mark);
         }
         let reply = reply_lines(&run.reply, colour);
         if !reply.is_empty() {
@@ -98,9 +100,9 @@ pub fn recap<'a>(events: impl Iterator<Item = &'a Value>, cut: bool, colour: boo
             out.push(paint(colour_code, &format!("── {status} ──")));
         }
     }
-    out.push(String::new());
+    out.push(Shown::new());
     out.push(paint("2", "── your next message continues it ──"));
-    out.join("\n")
+    Shown::join(out, "\n")
 }
 
 /// A tool call in one line: its name and its main argument.
@@ -118,22 +120,20 @@ fn call_line(name: &str, input: &Value) -> String {
 
 /// The reply, cut after [`REPLY_LINES`] lines, rendered as markdown on a
 /// colour terminal.
-fn reply_lines(reply: &str, colour: bool) -> String {
+fn reply_lines(reply: &str, colour: bool) -> Shown {
     let lines: Vec<&str> = reply.trim_end().lines().collect();
     if lines.is_empty() {
-        return String::new();
+        return Shown::new();
     }
-    let mut shown = lines[..lines.len().min(REPLY_LINES)].join("\n");
-    shown.push('\n');
-    if colour {
+    let shown = lines[..lines.len().min(REPLY_LINES)].join("\n");
+    let mut out = if colour {
         let mut markdown = super::markdown::Markdown::new();
-        let mut rendered = markdown.push(&shown);
-        rendered.push_str(&markdown.flush());
-        shown = rendered;
-    }
-    let mut out = shown.trim_end().to_string();
+        (markdown.show(&format!("{shown}\n")) + markdown.show_held()).trim_end()
+    } else {
+        Shown::prose(&shown)
+    };
     if lines.len() > REPLY_LINES {
-        out.push_str(&format!("\n… ({} more lines)", lines.len() - REPLY_LINES));
+        out.push(format!("\n… ({} more lines)", lines.len() - REPLY_LINES));
     }
     out
 }
@@ -169,7 +169,7 @@ mod tests {
             ── completed ──
 
             ── your next message continues it ──"#]]
-        .assert_eq(&recap(events.iter(), false, false));
+        .assert_eq(recap(events.iter(), false, false).as_str());
     }
 
     #[test]
@@ -179,19 +179,19 @@ mod tests {
         for n in 1..=7 {
             events.extend(run(&format!("question {n}"), if n == 7 { &long } else { "ok" }));
         }
-        let shown = recap(events.iter(), false, false);
+        let shown = recap(events.iter(), false, false).as_str().to_string();
         assert!(shown.starts_with("── earlier in this conversation (the last 5; 2 older not shown) ──"), "{shown}");
         assert!(!shown.contains("question 2\n") && shown.contains("› question 3") && shown.contains("› question 7"), "{shown}");
         assert!(shown.contains("line 20\n… (10 more lines)") && !shown.contains("line 21"), "{shown}");
         // A cancelled run's end without text keeps the last text it said.
         let events = [json!({"type": "prompt", "text": "go"}), json!({"type": "text", "text": "Halfway."}), json!({"type": "end", "status": "cancelled", "text": ""})];
-        assert!(recap(events.iter(), true, false).contains("Halfway.\n── cancelled ──"));
+        assert!(recap(events.iter(), true, false).as_str().contains("Halfway.\n── cancelled ──"));
     }
 
     #[test]
     fn colour_renders_the_reply_as_markdown() {
         let events = run("q", "# Done\n- one");
-        let shown = recap(events.iter(), false, true);
+        let shown = recap(events.iter(), false, true).as_str().to_string();
         assert!(!shown.contains("# Done") && shown.contains("Done") && shown.contains('\x1b'), "{shown:?}");
     }
 }

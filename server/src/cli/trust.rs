@@ -9,6 +9,8 @@ use std::process::ExitCode;
 
 use tandem::trust::{project_files, read_project_file, FileTrust, TrustSource, TrustStore};
 
+use super::terminal::outln;
+
 /// What `tandem trust` was asked.
 pub enum TrustCommand {
     Trust,
@@ -16,39 +18,38 @@ pub enum TrustCommand {
     Revoke,
 }
 
-#[allow(clippy::print_stdout)]
 pub fn trust(root: &Path, command: TrustCommand) -> anyhow::Result<ExitCode> {
     match command {
         TrustCommand::Trust => {
             let trusted = tandem::host::trust_folder(root).map_err(anyhow::Error::msg)?;
             let applied = trusted.applied;
-            println!("Trusted {}: its settings files apply as they are now.", root.display());
+            outln!("Trusted {}: its settings files apply as they are now.", root.display());
             if !trusted.skipped.is_empty() {
-                println!("Not read, so not trusted (Tandem does not load them either):");
+                outln!("Not read, so not trusted (Tandem does not load them either):");
                 for line in &trusted.skipped {
-                    println!("  {line}");
+                    outln!("  {line}");
                 }
             }
             if applied.is_empty() {
-                println!("(Nothing in them needed it.)");
+                outln!("(Nothing in them needed it.)");
             } else {
-                println!("Now applied, which was ignored until now:");
+                outln!("Now applied, which was ignored until now:");
                 for item in &applied {
                     let what = format!("{} {}", item.field, item.message);
-                    println!("  {}: {}", item.source.trim_end_matches(" (changed since you trusted the folder)"), what.trim());
+                    outln!("  {}: {}", item.source.trim_end_matches(" (changed since you trusted the folder)"), what.trim());
                 }
             }
-            println!("When one of these files changes, Tandem ignores it again until you run `tandem trust` once more.");
+            outln!("When one of these files changes, Tandem ignores it again until you run `tandem trust` once more.");
             Ok(ExitCode::SUCCESS)
         }
         TrustCommand::List => {
             let Some(store) = TrustStore::for_user() else { anyhow::bail!("cannot find the user's data folder (set XDG_DATA_HOME)") };
             let folders = store.list();
             if folders.is_empty() {
-                println!("No folder is trusted yet: run `tandem trust` in one.");
+                outln!("No folder is trusted yet: run `tandem trust` in one.");
             }
             for (folder, record) in folders {
-                println!("{folder} (trusted {})", record.trusted_at);
+                outln!("{folder} (trusted {})", record.trusted_at);
                 let trust = TrustSource::User.trust(Path::new(&folder));
                 let mut relatives = project_files(Path::new(&folder));
                 relatives.extend(record.files.keys().filter(|f| !relatives.contains(f)).cloned().collect::<Vec<_>>());
@@ -64,7 +65,7 @@ pub fn trust(root: &Path, command: TrustCommand) -> anyhow::Result<ExitCode> {
                         Ok(None) => continue,
                         Err(refusal) => format!("not read: {refusal}"),
                     };
-                    println!("  {relative}: {state}");
+                    outln!("  {relative}: {state}");
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -72,9 +73,9 @@ pub fn trust(root: &Path, command: TrustCommand) -> anyhow::Result<ExitCode> {
         TrustCommand::Revoke => {
             let Some(store) = TrustStore::for_user() else { anyhow::bail!("cannot find the user's data folder (set XDG_DATA_HOME)") };
             if store.revoke(root)? {
-                println!("{} is no longer trusted: its files may only tighten again.", root.display());
+                outln!("{} is no longer trusted: its files may only tighten again.", root.display());
             } else {
-                println!("{} was not trusted.", root.display());
+                outln!("{} was not trusted.", root.display());
             }
             Ok(ExitCode::SUCCESS)
         }

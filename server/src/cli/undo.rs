@@ -14,7 +14,8 @@ use tandem::checkpoint::{restore, Checkpoints, Direction, FileStatus};
 use tandem::host::ThreadStore;
 use tandem::workspace::Workspace;
 
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+use super::terminal::{self, errln, outln};
+
 pub async fn undo(workspace: Workspace, direction: Direction, run_id: Option<String>, json: bool) -> anyhow::Result<ExitCode> {
     let store = ThreadStore::for_workspace(workspace.root())
         .ok_or_else(|| anyhow::anyhow!("cannot find the user's data folder (set XDG_DATA_HOME), so there are no checkpoints"))?;
@@ -23,7 +24,7 @@ pub async fn undo(workspace: Workspace, direction: Direction, run_id: Option<Str
     let report = match restore(&checkpoints, direction, run_id.as_deref(), &workspace, None, &|_| false).await {
         Ok(report) => report,
         Err(err) => {
-            eprintln!("tandem: {err}");
+            errln!("tandem: {err}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -33,17 +34,17 @@ pub async fn undo(workspace: Workspace, direction: Direction, run_id: Option<Str
             .iter()
             .map(|f| serde_json::json!({"path": f.path, "status": f.status.as_str(), "reason": f.reason}))
             .collect();
-        println!("{}", serde_json::json!({"runId": report.run_id, "files": files}));
+        terminal::out_json(&serde_json::json!({"runId": report.run_id, "files": files}));
     } else {
         for file in &report.files {
             let reason = file.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
-            println!("{:<9} {}{reason}", file.status.as_str(), workspace.display_path(&file.path));
+            outln!("{:<9} {}{reason}", file.status.as_str(), workspace.display_path(&file.path));
         }
         let done = match direction {
             Direction::Undo => "undone",
             Direction::Redo => "redone",
         };
-        println!(
+        outln!(
             "{} {done}: {} restored, {} unchanged, {} conflict(s)",
             report.run_id,
             report.count(FileStatus::Restored),

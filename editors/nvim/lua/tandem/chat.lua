@@ -32,7 +32,7 @@ end
 M.COMPLETION_LIMIT = 2000
 
 local function notify(message, level)
-  vim.notify('Tandem: ' .. message, level or vim.log.levels.INFO)
+  vim.notify('Tandem: ' .. require('tandem.visible').text(message), level or vim.log.levels.INFO)
 end
 
 local function in_prompt_area(win)

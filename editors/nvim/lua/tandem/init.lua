@@ -37,7 +37,7 @@ M.config = {
 }
 
 local function notify(message, level)
-  vim.notify('Tandem: ' .. message, level or vim.log.levels.INFO)
+  vim.notify('Tandem: ' .. require('tandem.visible').text(message), level or vim.log.levels.INFO)
 end
 
 --- The server settings `setup()` maps to (`initializationOptions.tandem`
@@ -139,7 +139,7 @@ M.handlers = {
   ['window/showMessage'] = function(_, params)
     params = params or {}
     local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
-    vim.notify(params.message or '', levels[params.type] or vim.log.levels.INFO)
+    vim.notify(require('tandem.visible').text(params.message or ''), levels[params.type] or vim.log.levels.INFO)
     return vim.NIL
   end,
   -- Permission asks, hook consent and the plan review: the whole message

@@ -11,6 +11,7 @@ local M = {}
 
 local await = require('tandem.await')
 local review = require('tandem.review')
+local visible = require('tandem.visible')
 
 --- The `window/showMessageRequest` handler of the Tandem client: the chosen
 --- action, or vim.NIL when dismissed or withdrawn.
@@ -24,12 +25,14 @@ function M.show_message_request(_, params)
     table.insert(titles, action.title)
   end
   if #titles == 0 then
-    vim.notify(message, params.type == 1 and vim.log.levels.ERROR or vim.log.levels.WARN)
+    vim.notify(visible.text(message), params.type == 1 and vim.log.levels.ERROR or vim.log.levels.WARN)
     return vim.NIL
   end
   local close = review.show_float('Tandem asks', lines, { filetype = 'markdown', mark = 'tandem_prompt' })
   local choice = await.answer(function(settle)
-    vim.ui.select(titles, { prompt = lines[1], kind = 'tandem_prompt' }, settle)
+    -- The picker's prompt and items are drawn in the message area, where a
+    -- control character acts: shown visibly (the float's buffer shows them itself).
+    vim.ui.select(titles, { prompt = visible.text(lines[1]), kind = 'tandem_prompt', format_item = visible.text }, settle)
   end, await.request_id(params))
   close()
   if choice == await.WITHDRAWN then

@@ -617,7 +617,7 @@ function M.apply_edit(_, params, ctx)
         table.insert(paths, change.path)
       end
       vim.notify(
-        string.format('Tandem: review closed, so the edit to %s was rejected (not applied)', table.concat(paths, ', ')),
+        require('tandem.visible').text(string.format('Tandem: review closed, so the edit to %s was rejected (not applied)', table.concat(paths, ', '))),
         vim.log.levels.WARN
       )
       return { applied = false, failureReason = 'the user closed the Tandem review without choosing, which rejects the edit' }

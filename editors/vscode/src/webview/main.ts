@@ -5,7 +5,7 @@
 // input box: reloaded, it asks for the snapshot again. The model's text is
 // rendered by panel/markdown.ts, which escapes everything, and only as
 // the extension sends it; the page's CSP allows no inline script at all.
-import { MarkdownStream } from '../panel/markdown';
+import { MarkdownStream, visibleControls } from '../panel/markdown';
 import { applyMention, Attachment, History, mentionAt, MentionQuery, removeMention } from '../panel/input';
 import { emptyPickers, modelChoices, OTHER_MODEL, PERMISSION_MODES, pickerNote, PickerState, shownMode, shownModel } from '../panel/pickers';
 import { editStatusLabel } from '../panel/conversation';
@@ -61,10 +61,16 @@ const runEnds = new Map<string, HTMLElement>();
 const undoButtons = new Map<string, HTMLButtonElement>();
 let flushScheduled = false;
 
+/**
+ * Every text the transcript shows goes in through here (or through the
+ * markdown renderer's escaping): a command, a path, a tool's output or the
+ * model's text shows its control, bidi and zero-width characters as
+ * visible escapes, so what the panel shows is what runs.
+ */
 function element(tag: string, className?: string, text?: string): HTMLElement {
   const e = document.createElement(tag);
   if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
+  if (text !== undefined) e.textContent = visibleControls(text);
   return e;
 }
 
@@ -410,7 +416,7 @@ function setState(isRunning: boolean, threadTitle: string | undefined): void {
   running = isRunning;
   send.hidden = running;
   stop.hidden = !running;
-  title.textContent = threadTitle ?? 'New conversation';
+  title.textContent = visibleControls(threadTitle ?? 'New conversation');
   title.title = threadTitle ?? '';
   document.body.classList.toggle('running', running);
 }

@@ -4,7 +4,10 @@ import { Asks, Cancellation } from '../../panel/asks';
 import { Change, Conversation, editStatusLabel, providerLine, usageLine } from '../../panel/conversation';
 import { applyMention, attachmentsOf, History, mentionAt, mentionedFiles, mentionsSelection, rankFiles, removeMention, savedAttachments } from '../../panel/input';
 import { emptyPickers, modelChoices, pickerNote, shownMode, shownModel } from '../../panel/pickers';
-import { escapeHtml, MarkdownStream, renderInline, renderMarkdown } from '../../panel/markdown';
+import { escapeHtml, MarkdownStream, renderInline, renderMarkdown, visibleControls } from '../../panel/markdown';
+
+/** A character the panel must never put in its page raw. */
+const INVISIBLE_IN_HTML = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u202a-\u202e\u2066-\u2069\ufeff]/;
 import { statusBarText } from '../../panel/status';
 import { providerConfigured } from '../../setup';
 
@@ -89,6 +92,24 @@ describe('renderMarkdown', () => {
   });
   it('escapes the five HTML characters', () => {
     assert.strictEqual(escapeHtml(`<a href="x" class='y'>&`), '&lt;a href=&quot;x&quot; class=&#39;y&#39;&gt;&amp;');
+  });
+  it('shows controls, bidi overrides and zero-width characters as visible escapes (issue 49)', () => {
+    const table: [string, string][] = [
+      ["rm victim.txt '\x1b[2K\rls -la'", "rm victim.txt '\\x1b[2K\\rls -la'"],
+      ['\x1b]52;c;eA==\x07', '\\x1b]52;c;eA==\\x07'],
+      ['\u009b2K\u007f\b', '\\u{9b}2K\\x7f\\x08'],
+      ['rm \u202etxt.exe \u2066a\u2069', 'rm \\u{202e}txt.exe \\u{2066}a\\u{2069}'],
+      ['r\u200bm \ufeffx\u2060', 'r\\u{200b}m \\u{feff}x\\u{2060}'],
+      ['tag \u{e0041}', 'tag \\u{e0041}'],
+      ['one\n\ttwo\r\nthree', 'one\n\ttwo\r\nthree'],
+      ['naïve 日本語 🦀 👨\u200d👩\u200d👧', 'naïve 日本語 🦀 👨\u200d👩\u200d👧'],
+    ];
+    for (const [input, shown] of table) assert.strictEqual(visibleControls(input), shown, JSON.stringify(input));
+    assert.strictEqual(escapeHtml('<b>\u202e</b>'), '&lt;b&gt;\\u{202e}&lt;/b&gt;');
+    const html = renderMarkdown('Done \u202eexe.txt\n\n```sh\nrm \x1b[2K\rls\n```\n\n`a\u200bb.ts`');
+    assert.ok(!INVISIBLE_IN_HTML.test(html), JSON.stringify(html));
+    // (The renderer ends a line at a lone CR, as a page would show it.)
+    assert.ok(html.includes('\\u{202e}exe.txt') && html.includes('rm</span> \\x1b[2K') && html.includes('a\\u{200b}b.ts'), html);
   });
 });
 
