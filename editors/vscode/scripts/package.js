@@ -60,8 +60,9 @@ fs.chmodSync(path.join(server, name), 0o755);
 fs.writeFileSync(path.join(server, 'carried.json'), `${JSON.stringify({ target, version })}\n`);
 const out = given.out ?? `tandem-${target}-${version}.vsix`;
 try {
-  const vsce = path.join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'vsce.cmd' : 'vsce');
-  execFileSync(vsce, ['package', '--target', target, '--out', out], { cwd: root, stdio: 'inherit' });
+  // vsce's own script, run by this Node (a .cmd shim needs a shell on Windows).
+  const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
+  execFileSync(process.execPath, [vsce, 'package', '--target', target, '--out', out], { cwd: root, stdio: 'inherit' });
 } finally {
   // A later package for another platform must not pick this one up.
   fs.rmSync(server, { recursive: true, force: true });
