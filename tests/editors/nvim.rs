@@ -416,6 +416,10 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         assert_same_keys("the review window", &help_review_keys(&help), &lines(preview, "keys"));
         let health = lines(report, "health").join("\n");
         assert!(health.contains("- ✅ OK tandem "), "{health}");
+        // The binary's version against the plugin's (issue 54).
+        assert!(health.contains(&format!("- ✅ OK tandem {} (", env!("CARGO_PKG_VERSION"))) && health.contains(", the plugin's version"), "{health}");
+        let other = lines(report, "health_other_version").join("\n");
+        assert!(other.contains(&format!("WARNING tandem {} (", env!("CARGO_PKG_VERSION"))) && other.contains("and the plugin is 0.0.1-test"), "a plugin of another version: {other}");
         assert!(health.contains("no run is active"), "{health}");
         assert!(health.contains("- ✅ OK provider scripted, model script (provider (TANDEM_PROVIDER) is scripted)"), "the server's decision, from tandem doctor: {health}");
         // The sandbox, as `tandem doctor --json` finds it here.
