@@ -4,8 +4,9 @@
 //   node scripts/package.js [--target linux-x64] [--binary PATH] [--out FILE]
 //
 // --target is a `vsce package --target` (default: this machine's);
-// --binary the `tandem` built for it (default: $TANDEM_BIN, else
-// `cargo build --release --locked` in this tree, for this machine only).
+// --binary the `tandem` built for it (default: $TANDEM_PACKAGE_BIN, else
+// $TANDEM_BIN, else `cargo build --release --locked` in this tree, for
+// this machine only).
 // The binary goes to server/tandem[.exe] with server/carried.json (its
 // platform and version), which the extension reads (src/carried.ts). A
 // binary this machine can run must say the extension's version; one built
@@ -39,7 +40,7 @@ const here = `${process.platform}-${process.arch}`;
 const target = given.target ?? here;
 if (!TARGETS.includes(target)) fail(`no package for ${target}; the targets are ${TARGETS.join(', ')}`);
 const version = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version;
-let binary = given.binary ?? process.env.TANDEM_BIN;
+let binary = given.binary ?? process.env.TANDEM_PACKAGE_BIN ?? process.env.TANDEM_BIN;
 if (binary === undefined) {
   if (target !== here) fail(`--binary is needed for ${target} (this machine is ${here})`);
   execFileSync('cargo', ['build', '--release', '--locked', '--bin', 'tandem'], { cwd: repo, stdio: 'inherit' });
