@@ -39,7 +39,7 @@ function M.check()
   end
 
   health.start('tandem binary')
-  local cmd = tandem.config.cmd or {}
+  local cmd = tandem.cmd() or {}
   local exe = cmd[1] and vim.fn.exepath(cmd[1]) or ''
   if exe == '' then
     health.error(string.format('%q is not executable or not on PATH', tostring(cmd[1])), {
