@@ -70,6 +70,8 @@ pub struct SessionOptions {
     pub mcp_approve: Vec<String>,
     /// Project language servers approved on the command line (`NAME` or `all`).
     pub lsp_approve: Vec<String>,
+    /// `--model`: over `TANDEM_MODEL` and the settings' `model`.
+    pub model: Option<String>,
 }
 
 /// A headless session: the host of the workspace, built once with this
@@ -90,7 +92,12 @@ pub struct Headless {
 impl Headless {
     /// Settings in (fail closed), the session out.
     pub async fn open(options: &SessionOptions, workspace: Workspace) -> anyhow::Result<Self> {
-        let settings = read_settings(workspace.root())?;
+        let mut settings = read_settings(workspace.root())?;
+        // `--model` is the settings' `model` for this session (the settings
+        // key wins over TANDEM_MODEL in the provider's lookup).
+        if let Some(model) = options.model.as_ref().filter(|m| !m.trim().is_empty()) {
+            settings.model = Some(model.clone());
+        }
         // No session without a model: say so before asking about hooks.
         host::provider(&settings)?;
         // With no terminal to answer, an ask becomes a denial the model reads.

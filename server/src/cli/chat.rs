@@ -97,6 +97,8 @@ pub struct ChatOptions {
     pub verbose: bool,
     /// The thread the first message continues.
     pub thread: ThreadChoice,
+    /// `--model`: over `TANDEM_MODEL` and the settings' `model`.
+    pub model: Option<String>,
 }
 
 /// The prompt; the line editor shows it before each message.
@@ -129,6 +131,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
         mcp_approve: options.mcp_approve.clone(),
         // Approved earlier with `tandem ask --lsp-approve` (remembered).
         lsp_approve: Vec::new(),
+        model: options.model.clone(),
     };
     let session = Headless::open(&session_options, Workspace::new(root.clone())?).await?;
     let mut thread = options.thread;
