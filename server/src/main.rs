@@ -36,7 +36,8 @@ enum Command {
     /// The provider comes from the settings files (~/.tandem/settings.json,
     /// .tandem/settings.json, .tandem/settings.local.json) and the
     /// environment: ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL, or
-    /// TANDEM_PROVIDER=scripted with TANDEM_SCRIPT; TANDEM_MODEL picks the model. Exit 0 when the run
+    /// TANDEM_PROVIDER=scripted with TANDEM_SCRIPT. The model: --model, else `model` in the
+    /// settings, else TANDEM_MODEL, else the provider's default. Exit 0 when the run
     /// completed, 1 when it failed or hit the turn limit, 130 when cancelled.
     Ask {
         /// Print one JSON run event per line instead of the transcript.
@@ -75,6 +76,9 @@ enum Command {
         /// Show applied edits' whole diffs (otherwise their first lines).
         #[arg(long)]
         verbose: bool,
+        /// The model's name, over TANDEM_MODEL and the settings' `model`.
+        #[arg(long)]
+        model: Option<String>,
         /// What to ask. Without it, on a terminal, `tandem chat` starts.
         prompt: Option<String>,
     },
@@ -105,6 +109,9 @@ enum Command {
         /// Show applied edits' whole diffs.
         #[arg(long)]
         verbose: bool,
+        /// The model's name, over TANDEM_MODEL and the settings' `model`.
+        #[arg(long)]
+        model: Option<String>,
     },
     /// List this folder's saved threads (conversations) with their token and cost totals.
     #[command(alias = "sessions")]
@@ -241,21 +248,21 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, effort, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, effort, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, model, prompt } => {
                 let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let Some(prompt) = prompt else {
-                    let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, effort, thread };
+                    let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, effort, thread, model };
                     return cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await;
                 };
-                let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve, effort };
+                let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve, effort, model };
                 let options = cli::ask::AskOptions { prompt, session, thread, compact };
                 cli::ask::ask(options, current_workspace()?).await
             }
-            Command::Chat { max_turns, permission_mode, effort, continue_thread, resume, mcp_approve, verbose } => {
+            Command::Chat { max_turns, permission_mode, effort, continue_thread, resume, mcp_approve, verbose, model } => {
                 let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-                let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, effort, thread };
+                let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, effort, thread, model };
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
             }
             Command::Threads => cli::ask::threads(current_workspace()?.root()),

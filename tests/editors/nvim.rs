@@ -416,6 +416,10 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         assert_same_keys("the review window", &help_review_keys(&help), &lines(preview, "keys"));
         let health = lines(report, "health").join("\n");
         assert!(health.contains("- ✅ OK tandem "), "{health}");
+        // The binary's version against the plugin's (issue 54).
+        assert!(health.contains(&format!("- ✅ OK tandem {} (", env!("CARGO_PKG_VERSION"))) && health.contains(", the plugin's version"), "{health}");
+        let other = lines(report, "health_other_version").join("\n");
+        assert!(other.contains(&format!("WARNING tandem {} (", env!("CARGO_PKG_VERSION"))) && other.contains("and the plugin is 0.0.1-test"), "a plugin of another version: {other}");
         assert!(health.contains("no run is active"), "{health}");
         assert!(health.contains("- ✅ OK provider scripted, model script (provider (TANDEM_PROVIDER) is scripted)"), "the server's decision, from tandem doctor: {health}");
         // The sandbox, as `tandem doctor --json` finds it here.
@@ -423,6 +427,65 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
         if std::env::var_os("TANDEM_REQUIRE_BWRAP").is_some() {
             assert!(health.contains("- ✅ OK shell commands run in a sandbox (bubblewrap"), "{health}");
         }
+    }
+}
+
+/// The plugin's installer (lua/tandem/install.lua, a lazy.nvim `build`
+/// step) from a local folder standing in for the release: the archive's
+/// checksum checked against SHA256SUMS, the binary put under
+/// stdpath('data') and used by `require('tandem').cmd()` when `tandem` is
+/// not on PATH; a checksum that does not match is refused with nothing
+/// installed; a folder that cannot be made is named (issue 54). The
+/// archive holds a stand-in binary that says the plugin's version.
+fn neovim_installs_the_release_binary_and_refuses_a_bad_checksum() {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return;
+    }
+    for nvim in nvims("neovim_installs_the_release_binary_and_refuses_a_bad_checksum") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let version = env!("CARGO_PKG_VERSION");
+        let stem = format!("tandem-{version}-linux-x64");
+        let archive = format!("{stem}.tar.gz");
+        let good = dir.path().join("good");
+        let bad = dir.path().join("bad");
+        std::fs::create_dir_all(good.join(&stem)).expect("release folder");
+        std::fs::create_dir_all(&bad).expect("bad release folder");
+        let exe = good.join(&stem).join("tandem");
+        std::fs::write(&exe, format!("#!/bin/sh\necho 'tandem {version}'\n")).expect("stand-in binary");
+        Command::new("chmod").arg("755").arg(&exe).status().expect("chmod");
+        let tar = Command::new("tar").arg("czf").arg(good.join(&archive)).arg("-C").arg(&good).arg(&stem).status().expect("tar");
+        assert!(tar.success());
+        let sum = Command::new("sha256sum").arg(good.join(&archive)).output().expect("sha256sum");
+        let sum = String::from_utf8_lossy(&sum.stdout).split_whitespace().next().expect("a sum").to_string();
+        std::fs::write(good.join("SHA256SUMS"), format!("{sum}  {archive}\n")).expect("sums");
+        std::fs::copy(good.join(&archive), bad.join(&archive)).expect("copy");
+        std::fs::write(bad.join("SHA256SUMS"), format!("{}  {archive}\n", "0".repeat(64))).expect("bad sums");
+        std::fs::write(dir.path().join("a-file"), "").expect("a file");
+        let out = dir.path().join("out.json");
+        let status = Command::new(&nvim)
+            .args(["--headless", "-u", "NONE", "-i", "NONE", "-l"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/install.lua"))
+            .env("PLUGIN_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("INSTALL_SOURCE", &good)
+            .env("INSTALL_BAD_SOURCE", &bad)
+            .env("INSTALL_BAD_DIR", dir.path().join("bad-bin"))
+            .env("INSTALL_FILE", dir.path().join("a-file"))
+            .env("INSTALL_OUT", &out)
+            .status()
+            .expect("run nvim");
+        assert!(status.success(), "nvim -l tests/nvim/install.lua failed");
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the report")).expect("JSON");
+        let installed = dir.path().join("data/nvim/tandem/bin/tandem");
+        assert_eq!(report["path"], installed.to_string_lossy().as_ref(), "{report:#}");
+        let said = Command::new(&installed).arg("--version").output().expect("run the installed binary");
+        assert_eq!(String::from_utf8_lossy(&said.stdout).trim(), format!("tandem {version}"));
+        assert_eq!(report["cmd"], serde_json::json!([installed.to_string_lossy(), "lsp"]), "setup's command is the installed binary: {report:#}");
+        let refused = report["bad_err"].as_str().unwrap_or_default();
+        assert!(report["bad_path"].is_null() && refused.contains("does not match SHA256SUMS") && refused.contains("refused, nothing installed"), "{report:#}");
+        assert!(!dir.path().join("bad-bin").exists(), "a refused install made its folder");
+        let nodir = report["nodir_err"].as_str().unwrap_or_default();
+        assert!(report["nodir_path"].is_null() && nodir.contains("cannot create the folder") && nodir.contains("a-file/bin"), "{report:#}");
     }
 }
 
@@ -1699,6 +1762,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
     crate::trials!(
         "nvim":
         neovim_answers_code_intel_from_pyright,
+        neovim_installs_the_release_binary_and_refuses_a_bad_checksum,
         neovim_typing_during_reviews_never_corrupts_and_every_status_is_true,
         only_neovim_0_11_or_newer_is_accepted,
         neovim_shows_what_a_notice_or_a_question_would_hide,

@@ -105,8 +105,8 @@ fn assert_vsix_is_current(vsix: &Path) {
 }
 
 /// The packaged extension installed once (`code-server
-/// --install-extension`) for every script but e2e.js, which installs it
-/// itself: the others copy this extensions folder (harness.js), which
+/// --install-extension`) for every script but e2e.js and carried.js, which install it
+/// themselves: the others copy this extensions folder (harness.js), which
 /// saves each a code-server start. Keyed by the .vsix's time and size, so
 /// a new package is installed anew; made in a temporary folder and renamed
 /// into place, so two test processes never see half of it.
@@ -199,8 +199,8 @@ fn run_script_with(test: &str, script: &str, env: &[(&str, String)], timeout: Du
     };
     assert_vsix_is_current(&tools.vsix);
     let _slot = Slot::take();
-    // e2e.js checks the install itself.
-    let installed = (script != "e2e.js").then(|| installed_once(&tools));
+    // e2e.js and carried.js check the install itself.
+    let installed = (script != "e2e.js" && script != "carried.js").then(|| installed_once(&tools));
     let dir = tempfile::tempdir().expect("temp dir");
     let state = dir.path().canonicalize().expect("canonical temp dir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vscode").join(script);
@@ -275,6 +275,14 @@ fn workspace_trust_in_code_server() {
 /// Preview, cancel, and the Tandem panel.
 fn the_packaged_extension_in_code_server() {
     run_script("the_packaged_extension_in_code_server", "e2e.js");
+}
+
+/// tests/vscode/carried.js: the linux-x64 .vsix installed from the file,
+/// with no `tandem` and no Rust toolchain on PATH and no
+/// `tandem.serverPath`, starts the server it carries, and a run in the panel
+/// edits a file (issue 54).
+fn the_platform_package_runs_the_server_it_carries() {
+    run_script("the_platform_package_runs_the_server_it_carries", "carried.js");
 }
 
 /// tests/vscode/code_intel.js: the agent's code_intel tool and the
@@ -422,5 +430,6 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         a_window_reload_during_a_partial_review_lands_nothing_and_says_so,
         a_background_task_in_the_status_bar_and_stopped_from_the_tasks_pick,
         undo_and_redo_of_a_run_in_the_panel,
+        the_platform_package_runs_the_server_it_carries,
     )
 }

@@ -408,6 +408,38 @@ async fn the_base_url_chooses_the_provider_and_the_first_event_says_which() {
     assert!(!local.requests()[0].raw.contains("sk-ant-stored") && !format!("{:?}", local.requests()[0].headers).contains("sk-ant-stored"), "the Anthropic key stays home");
 }
 
+/// `--model` (issue 54): over the settings' `model`, which is over
+/// TANDEM_MODEL, as `tandem ask --help` says; the request and the run's
+/// first event carry the model chosen.
+#[tokio::test]
+async fn the_model_flag_wins_over_the_settings_which_win_over_tandem_model() {
+    let sse = fixture("openai/verbatim_text_with_logprobs.sse");
+    let local = MockModel::start(vec![MockResponse::sse(&sse), MockResponse::sse(&sse)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".tandem")).unwrap();
+    std::fs::write(home.join(".tandem/settings.json"), json!({"baseUrl": local.url, "model": "from-settings"}).to_string()).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut models = Vec::new();
+    for flag in [None, Some("from-flag")] {
+        let mut command = tandem(&work);
+        command.env("HOME", &home).env("TANDEM_MODEL", "from-env").args(["ask", "--json"]);
+        if let Some(model) = flag {
+            command.args(["--model", model]);
+        }
+        command.arg("hello");
+        let output = command.output().await.unwrap();
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        let first: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+        models.push(first["model"].as_str().unwrap_or_default().to_string());
+    }
+    let sent: Vec<Value> = local.requests().iter().map(|r| r.body["model"].clone()).collect();
+    assert_eq!(models, ["from-settings", "from-flag"]);
+    assert_eq!(sent, [json!("from-settings"), json!("from-flag")]);
+}
+
 /// `tandem doctor` (and `--json`, what `:checkhealth tandem` reads) shows
 /// the same decision, with the editor's settings over the files; a setting
 /// that cannot apply to the chosen provider is an error naming it.

@@ -415,6 +415,13 @@ local ok, err = pcall(function()
   local health_ok, health_err = pcall(vim.cmd, 'checkhealth tandem')
   report.health = health_ok and vim.api.nvim_buf_get_lines(0, 0, -1, false) or { tostring(health_err) }
   vim.cmd('silent! tabclose')
+  -- Again with a plugin of another version than the binary's.
+  vim.cmd('silent! tabclose')
+  package.loaded['tandem.version'] = '0.0.1-test'
+  health_ok, health_err = pcall(vim.cmd, 'checkhealth tandem')
+  report.health_other_version = health_ok and vim.api.nvim_buf_get_lines(0, 0, -1, false) or { tostring(health_err) }
+  package.loaded['tandem.version'] = nil
+  vim.cmd('silent! tabclose')
   -- Back in the scenario's buffer for the report below.
   vim.api.nvim_set_current_buf(bufnr)
   report.buffer = vim.api.nvim_buf_get_lines(0, 0, -1, false)

@@ -1,14 +1,15 @@
 // The language client for `tandem lsp`, owned by one `TandemServer` that
 // can start, fail, and restart (a changed setting or API key) without a
 // window reload. The commands stay registered whatever the server's state.
+import { execFile } from 'child_process';
 import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, State } from 'vscode-languageclient/node';
 import {
   ApiKeys,
   changedWhileReviewed,
   editUris,
-  findServer,
   inputBoxOptions,
   lateEditMessage,
   MessageRequestParams,
@@ -32,6 +33,7 @@ import {
   userSetting,
   usersSection,
 } from './logic';
+import { chooseServer, versionMessage } from './carried';
 import { answerCodeIntel } from './codeIntel';
 import { Runs } from './runs';
 import { Transcript } from './transcript';
@@ -54,6 +56,8 @@ export class TandemServer implements vscode.Disposable {
   failure: string | undefined;
   /** The folder settings left out were said (once per window). */
   private saidIgnored = false;
+  /** The servers (path and `--version`) whose version differs that were said. */
+  private readonly versionSaid = new Set<string>();
   private starting: Promise<void> | undefined;
   /** The run whose edit is waiting in the Refactor Preview. */
   private reviewing: string | undefined;
@@ -147,7 +151,7 @@ export class TandemServer implements vscode.Disposable {
         `Tandem ignores ${ignored.map((key) => `tandem.${key}`).join(', ')} from this folder's settings: a folder's own files cannot choose the server, the model, where your API key goes or the mode. Set them in your user settings (or in .tandem/settings.json, which applies once you run "Tandem: Trust Workspace").`,
       );
     }
-    const serverPath = (typeof user('serverPath') === 'string' ? (user('serverPath') as string) : '').trim() || 'tandem';
+    const setting = (typeof user('serverPath') === 'string' ? (user('serverPath') as string) : '').trim();
     const keys: ApiKeys = {
       anthropic: await this.context.secrets.get(SECRET_KEYS.anthropic),
       openai: await this.context.secrets.get(SECRET_KEYS.openai),
@@ -155,11 +159,25 @@ export class TandemServer implements vscode.Disposable {
     const settings = serverSettings(user);
     this.sent = { inlineCompletions: user('inlineCompletions') };
     const env = serverEnv(process.env, keys);
-    if (findServer(serverPath, env.PATH, isExecutable) === undefined) {
-      this.failure = startFailureMessage(serverPath, 'ENOENT');
+    // The user's tandem.serverPath, else the binary this package carries
+    // (else, in a package without one, `tandem` on PATH).
+    const choice = chooseServer({
+      setting,
+      extensionPath: this.context.extensionPath,
+      manifest: readManifest(this.context.extensionPath),
+      platform: process.platform,
+      arch: process.arch,
+      pathVar: env.PATH,
+      exists: fs.existsSync,
+      isExecutable,
+    });
+    if ('error' in choice) {
+      this.failure = choice.error;
       void this.offerFix(this.failure);
       return;
     }
+    const serverPath = choice.command;
+    void this.checkVersion(serverPath, env);
     const serverOptions: ServerOptions = { command: serverPath, args: ['lsp'], options: { env } };
     const clientOptions: LanguageClientOptions = {
       // Every file: the agent reads and edits any document, not one language.
@@ -341,6 +359,26 @@ export class TandemServer implements vscode.Disposable {
     }
   }
 
+  /**
+   * `SERVER --version` against the extension's own version: a server of
+   * another version is started all the same (it may work), and the user is
+   * told once per server and version.
+   */
+  private async checkVersion(server: string, env: NodeJS.ProcessEnv): Promise<void> {
+    // A server that cannot run at all: the start says so, not this.
+    const output = await new Promise<string | undefined>((resolve) => {
+      execFile(server, ['--version'], { env, timeout: 10_000 }, (error, stdout) => resolve(error ? undefined : String(stdout)));
+    });
+    if (output === undefined) return;
+    const mine = String(this.context.extension.packageJSON.version ?? '');
+    const message = versionMessage(server, output, mine);
+    const key = `${server}\n${output}`;
+    if (message === undefined || this.versionSaid.has(key)) return;
+    this.versionSaid.add(key);
+    this.serverLog.appendLine(message);
+    void vscode.window.showWarningMessage(message);
+  }
+
   /** The error, with a button that sets tandem.serverPath. */
   private async offerRestart(): Promise<void> {
     const RESTART = 'Restart server';
@@ -469,6 +507,21 @@ async function showMessageRequest(
     return token.isCancellationRequested ? null : messageRequestAnswer(params, chosen);
   } finally {
     cancelled?.dispose();
+  }
+}
+
+/** server/carried.json of a platform package, `undefined` when there is none (or `null` when unreadable JSON). */
+function readManifest(extensionPath: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(extensionPath, 'server', 'carried.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }
 

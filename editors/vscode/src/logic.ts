@@ -444,7 +444,7 @@ function isAbsolute(path: string): boolean {
 export function startFailureMessage(serverPath: string, error: string): string {
   const missing = /ENOENT|not found|no such file/i.test(error);
   return missing
-    ? `Tandem: the server binary "${serverPath}" was not found. Install it (cargo install --path . in the Tandem repository) or set tandem.serverPath to its full path.`
+    ? `Tandem: the server binary "${serverPath}" was not found. Install it (cargo install tandem-agent --locked) or set tandem.serverPath to its full path.`
     : `Tandem: the server "${serverPath}" did not start: ${firstLine(error)}. Check tandem.serverPath.`;
 }
 

@@ -163,8 +163,8 @@ pub const NOT_CONFIGURED: &str = "no model provider is configured. Set one of:
   TANDEM_PROVIDER=scripted TANDEM_SCRIPT=FILE  replay a scripted model, offline
 TANDEM_PROVIDER=anthropic|openai|openai-responses|scripted picks one explicitly
 (openai-responses: OpenAI's Responses API, on the OPENAI_* variables).
-Or put the same in .tandem/settings.json: {\"provider\": \"openai\", \"model\": \"…\", \"env\": {\"OPENAI_BASE_URL\": \"…\"}}
-(see docs/settings.md).
+Or put the same in your own ~/.tandem/settings.json: {\"provider\": \"openai\", \"model\": \"…\", \"env\": {\"OPENAI_BASE_URL\": \"…\"}}
+(a folder's .tandem/settings.json applies only after `tandem trust`; see docs/settings.md).
 To see Tandem work with no key and no network, run `tandem demo`.";
 
 /// The host of a URL, lower-cased ("api.anthropic.com").
@@ -421,6 +421,17 @@ mod tests {
 
     fn config(vars: &[(&str, &str)]) -> Result<ProviderConfig, ProviderError> {
         ProviderConfig::from_lookup(|name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()))
+    }
+
+    /// The advice names the user's own settings file: a folder's
+    /// `.tandem/settings.json` is ignored until trusted, so pointing a new
+    /// user there gave the same advice again (issue 54).
+    #[test]
+    fn the_no_provider_advice_names_the_users_own_settings() {
+        assert!(NOT_CONFIGURED.contains("your own ~/.tandem/settings.json"), "{NOT_CONFIGURED}");
+        for line in NOT_CONFIGURED.lines().filter(|l| l.contains(".tandem/settings.json")) {
+            assert!(line.contains("~/.tandem/settings.json") || line.contains("only after `tandem trust`"), "a line points at the folder's file alone: {line}");
+        }
     }
 
     #[test]

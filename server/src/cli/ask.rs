@@ -73,6 +73,8 @@ pub struct SessionOptions {
     pub lsp_approve: Vec<String>,
     /// `--effort`: over the settings' `effort`.
     pub effort: Option<String>,
+    /// `--model`: over `TANDEM_MODEL` and the settings' `model`.
+    pub model: Option<String>,
 }
 
 /// A headless session: the host of the workspace, built once with this
@@ -96,6 +98,11 @@ impl Headless {
         let mut settings = read_settings(workspace.root())?;
         if let Some(effort) = &options.effort {
             settings.effort = Some(effort.clone());
+        }
+        // `--model` is the settings' `model` for this session (the settings
+        // key wins over TANDEM_MODEL in the provider's lookup).
+        if let Some(model) = options.model.as_ref().filter(|m| !m.trim().is_empty()) {
+            settings.model = Some(model.clone());
         }
         // No session without a model: say so before asking about hooks.
         host::provider(&settings)?;

@@ -100,6 +100,8 @@ pub struct ChatOptions {
     pub effort: Option<String>,
     /// The thread the first message continues.
     pub thread: ThreadChoice,
+    /// `--model`: over `TANDEM_MODEL` and the settings' `model`.
+    pub model: Option<String>,
 }
 
 /// The prompt; the line editor shows it before each message.
@@ -132,6 +134,7 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
         // Approved earlier with `tandem ask --lsp-approve` (remembered).
         lsp_approve: Vec::new(),
         effort: options.effort.clone(),
+        model: options.model.clone(),
     };
     let session = Headless::open(&session_options, Workspace::new(root.clone())?).await?;
     let mut thread = options.thread;

@@ -39,11 +39,11 @@ function M.check()
   end
 
   health.start('tandem binary')
-  local cmd = tandem.config.cmd or {}
+  local cmd = tandem.cmd() or {}
   local exe = cmd[1] and vim.fn.exepath(cmd[1]) or ''
   if exe == '' then
     health.error(string.format('%q is not executable or not on PATH', tostring(cmd[1])), {
-      'cargo install --path . in the Tandem repository puts `tandem` on PATH',
+      'cargo install tandem-agent --locked puts `tandem` on PATH (or a release archive)',
       "or set the path: require('tandem').setup({ cmd = { '/path/to/tandem', 'lsp' } })",
     })
   else
@@ -51,7 +51,16 @@ function M.check()
       return vim.system({ exe, '--version' }, { text = true }):wait(5000)
     end)
     if ok and result.code == 0 then
-      health.ok(string.format('%s (%s)', vim.trim(result.stdout or ''), exe))
+      local said = vim.trim(result.stdout or '')
+      local plugin = require('tandem.version')
+      if said == 'tandem ' .. plugin then
+        health.ok(string.format('%s (%s), the plugin\'s version', said, exe))
+      else
+        health.warn(string.format('%s (%s), and the plugin is %s: they may not understand each other', said, exe, plugin), {
+          'install the binary of the plugin\'s version (its release archive, or cargo install tandem-agent --locked --version ' .. plugin .. ')',
+          'or update the plugin to the binary\'s version',
+        })
+      end
     else
       health.error(exe .. ' --version failed: ' .. (ok and (result.stderr or '') or tostring(result)))
     end

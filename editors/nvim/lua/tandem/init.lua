@@ -252,12 +252,25 @@ local function on_attach(client)
   end
 end
 
+--- The server's command: `config.cmd`, but for `tandem` not on PATH, the
+--- binary `require('tandem.install').install()` put in its folder.
+function M.cmd()
+  local cmd = M.config.cmd
+  if cmd[1] == 'tandem' and vim.fn.executable('tandem') == 0 then
+    local installed = vim.fs.joinpath(require('tandem.install').dir(), vim.fn.has('win32') == 1 and 'tandem.exe' or 'tandem')
+    if vim.fn.executable(installed) == 1 then
+      return vim.list_extend({ installed }, vim.list_slice(cmd, 2))
+    end
+  end
+  return cmd
+end
+
 --- The `vim.lsp.start` / `vim.lsp.config` table for Tandem.
 function M.lsp_config()
   local settings = M.server_settings()
   return {
     name = 'tandem',
-    cmd = M.config.cmd,
+    cmd = M.cmd(),
     root_markers = M.config.root_markers,
     init_options = { tandem = settings },
     settings = { tandem = settings },
