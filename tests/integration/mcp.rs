@@ -679,3 +679,34 @@ async fn tandem_ask_uses_the_reference_server_from_its_first_turn() {
     let (is_error, echoed) = result_of(&events, "toolu_e");
     assert!(!is_error && echoed.contains("first turn"), "{echoed}");
 }
+
+/// A server that starts a program with `setsid` (out of its process group
+/// and session, as a daemon does) before it serves: the program is gone
+/// once `tandem ask` has exited, not left running for good.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn what_a_server_starts_with_setsid_is_gone_after_tandem_ask_exits() {
+    let setup = Setup::new();
+    let pid_file = setup.home.join("detached.pid");
+    let sleep = crate::common::sleeper(4401);
+    let start = format!(
+        "setsid sh -c 'echo $$ > {}; exec {sleep}' </dev/null >/dev/null 2>&1 & exec python3 {}",
+        pid_file.display(),
+        server_script()
+    );
+    setup.user_servers(json!({"calc": {"command": "sh", "args": ["-c", start]}}));
+    let (events, _) = ask_with_servers(
+        &setup,
+        json!([
+            {"tool_calls": [{"id": "toolu_s", "name": "tool_search", "input": {"query": "select:mcp__calc__add"}}]},
+            {"tool_calls": [{"id": "toolu_a", "name": "mcp__calc__add", "input": {"a": 1, "b": 2}}]},
+            {"text": "3"}
+        ]),
+    )
+    .await;
+    assert_eq!(result_of(&events, "toolu_a"), (false, "3"));
+    // It ran while the server did.
+    let detached = wait_for_marker(&pid_file).await;
+    wait_dead(detached).await;
+    assert!(crate::common::processes_running(&sleep).is_empty(), "`{sleep}` outlived tandem ask");
+}
