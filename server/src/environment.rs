@@ -155,9 +155,12 @@ pub struct ChildEnv {
     pub per_child: Option<PerChild>,
 }
 
+/// Changes the variables a child is given (name, value).
+pub type EditVars = dyn Fn(&mut Vec<(String, String)>) + Send + Sync;
+
 /// A change to [`ChildEnv::set`] made as each child starts.
 #[derive(Clone)]
-pub struct PerChild(pub std::sync::Arc<dyn Fn(&mut Vec<(String, String)>) + Send + Sync>);
+pub struct PerChild(pub std::sync::Arc<EditVars>);
 
 impl std::fmt::Debug for PerChild {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
