@@ -710,3 +710,44 @@ async fn what_a_server_starts_with_setsid_is_gone_after_tandem_ask_exits() {
     wait_dead(detached).await;
     assert!(crate::common::processes_running(&sleep).is_empty(), "`{sleep}` outlived tandem ask");
 }
+
+/// `tandem lsp` killed outright (SIGKILL: no shutdown, no cleanup of its
+/// own): the server it started and what the server detached with
+/// `setsid` are gone all the same.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_killed_tandem_lsp_leaves_no_server_nor_what_it_detached() {
+    let setup = Setup::new();
+    let pid_file = setup.home.join("detached.pid");
+    let server_pid = setup.home.join("server.pid");
+    let sleep = crate::common::sleeper(4402);
+    let start = format!(
+        "setsid sh -c 'echo $$ > {}; exec {sleep}' </dev/null >/dev/null 2>&1 & exec python3 {} --marker {}",
+        pid_file.display(),
+        server_script(),
+        server_pid.display()
+    );
+    setup.user_servers(json!({"calc": {"command": "sh", "args": ["-c", start]}}));
+    let data = setup.home.join("data");
+    let script = setup.home.join("script.json");
+    std::fs::write(&script, json!({"turns": [{"text": "Done."}]}).to_string()).unwrap();
+    let mut client = lsp_client::LspClient::start_trusted(
+        &setup.root,
+        &[
+            ("TANDEM_PROVIDER", "scripted"),
+            ("TANDEM_SCRIPT", &script.display().to_string()),
+            ("HOME", &setup.home.display().to_string()),
+            ("XDG_DATA_HOME", &data.display().to_string()),
+        ],
+    );
+    let response = client.initialize(json!({}), json!({}));
+    assert!(response.get("result").is_some(), "{response}");
+    client.wait_for("calc ready", |m| log_text(m).contains("MCP server calc is ready"));
+    let (detached, server) = (wait_for_marker(&pid_file).await, wait_for_marker(&server_pid).await);
+    assert!(common::process_alive(detached) && common::process_alive(server));
+    // Dropping the client kills `tandem lsp` with SIGKILL.
+    drop(client);
+    wait_dead(server).await;
+    wait_dead(detached).await;
+    assert!(crate::common::processes_running(&sleep).is_empty(), "`{sleep}` outlived tandem lsp");
+}
