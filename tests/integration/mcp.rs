@@ -712,17 +712,19 @@ async fn what_a_server_starts_with_setsid_is_gone_after_tandem_ask_exits() {
 }
 
 /// `tandem lsp` killed outright (SIGKILL: no shutdown, no cleanup of its
-/// own): the server it started and what the server detached with
-/// `setsid` are gone all the same.
+/// own) while its server runs something that does not end at the end of
+/// its input (the server's command goes on to sleep once the server
+/// exits): that and what the server detached with `setsid` are gone all
+/// the same.
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_killed_tandem_lsp_leaves_no_server_nor_what_it_detached() {
     let setup = Setup::new();
     let pid_file = setup.home.join("detached.pid");
     let server_pid = setup.home.join("server.pid");
-    let sleep = crate::common::sleeper(4402);
+    let (sleep, after) = (crate::common::sleeper(4402), crate::common::sleeper(4403));
     let start = format!(
-        "setsid sh -c 'echo $$ > {}; exec {sleep}' </dev/null >/dev/null 2>&1 & exec python3 {} --marker {}",
+        "setsid sh -c 'echo $$ > {}; exec {sleep}' </dev/null >/dev/null 2>&1 & python3 {} --marker {}; exec {after}",
         pid_file.display(),
         server_script(),
         server_pid.display()
@@ -749,5 +751,6 @@ async fn a_killed_tandem_lsp_leaves_no_server_nor_what_it_detached() {
     drop(client);
     wait_dead(server).await;
     wait_dead(detached).await;
+    common::wait_until("what the server's command runs after it is gone", || common::processes_running(&after).is_empty());
     assert!(crate::common::processes_running(&sleep).is_empty(), "`{sleep}` outlived tandem lsp");
 }
