@@ -15,6 +15,10 @@
 //! | network | none | only with `sandbox.network` |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
 //!
+//! [`contain`] keeps the lifetime, not the reach, of the programs that run
+//! outside the sandbox on the user's word (MCP servers, hooks): nothing
+//! they start outlives them or Tandem.
+//!
 //! [`for_run`] turns the settings into what a run gets: a sandbox, "off by
 //! settings", or "none can start here" with the reason; the host reports
 //! the last two once per run in plain words ([`Availability::notice`]).
