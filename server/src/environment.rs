@@ -151,7 +151,32 @@ pub struct ChildEnv {
     /// Variables set for every command (settings' `env`). A credential
     /// among them is still removed unless it is also in `allow`.
     pub set: Vec<(String, String)>,
+    /// What is worked out anew for each child as it starts, after `set`
+    /// (git's overrides of the repository's code-running keys: the config
+    /// may have changed since the run started).
+    pub per_child: Option<PerChild>,
 }
+
+/// Changes the variables a child is given (name, value).
+pub type EditVars = dyn Fn(&mut Vec<(String, String)>) + Send + Sync;
+
+/// A change to [`ChildEnv::set`] made as each child starts.
+#[derive(Clone)]
+pub struct PerChild(pub std::sync::Arc<EditVars>);
+
+impl std::fmt::Debug for PerChild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PerChild")
+    }
+}
+
+impl PartialEq for PerChild {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for PerChild {}
 
 impl ChildEnv {
     /// The complete environment for a child process.
@@ -160,8 +185,11 @@ impl ChildEnv {
     }
 
     fn vars_from(&self, parent: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
-        let listed = self
-            .set
+        let mut set = self.set.clone();
+        if let Some(per_child) = &self.per_child {
+            (per_child.0)(&mut set);
+        }
+        let listed = set
             .iter()
             .find(|(name, _)| name == ALLOW_VAR)
             .map(|(_, value)| value.clone())
@@ -177,7 +205,7 @@ impl ChildEnv {
                 out.insert(name, value);
             }
         }
-        for (name, value) in self.set.iter().filter(|(name, _)| name != ALLOW_VAR) {
+        for (name, value) in set.iter().filter(|(name, _)| name != ALLOW_VAR) {
             let (name, value) = (OsString::from(name), OsString::from(value));
             if allowed_by_name(&name) || !is_secret(&name, &value) {
                 out.insert(name, value);
@@ -462,6 +490,7 @@ mod tests {
         let settings = ChildEnv {
             allow: vec!["GITHUB_TOKEN".into(), "SOME_RANDOM_VAR".into()],
             set: vec![("RUST_LOG".into(), "info".into()), ("NPM_TOKEN".into(), "npm-secret".into())],
+            per_child: None,
         };
         let child = settings.vars_from(parent.clone());
         let names: Vec<String> = child.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
@@ -472,7 +501,7 @@ mod tests {
         with_list.push((ALLOW_VAR.into(), "GITHUB_TOKEN, HTTPS_PROXY".into()));
         let names: Vec<String> = ChildEnv::default().vars_from(with_list).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["CARGO_HOME", "GITHUB_TOKEN", "HOME", "HTTPS_PROXY", "HTTP_PROXY", "LC_ALL", "PATH"]);
-        let from_settings = ChildEnv { allow: Vec::new(), set: vec![(ALLOW_VAR.into(), "NPM_TOKEN".into()), ("NPM_TOKEN".into(), "npm".into())] };
+        let from_settings = ChildEnv { allow: Vec::new(), set: vec![(ALLOW_VAR.into(), "NPM_TOKEN".into()), ("NPM_TOKEN".into(), "npm".into())], per_child: None };
         let names: Vec<String> = from_settings.vars_from(parent).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["CARGO_HOME", "HOME", "HTTP_PROXY", "LC_ALL", "NPM_TOKEN", "PATH"]);
     }

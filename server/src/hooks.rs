@@ -330,6 +330,9 @@ async fn run_one(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // What the hook starts (a `setsid` daemon too) ends with it, and when
+    // it times out (the kill on drop) or Tandem ends.
+    crate::sandbox::contain::contain(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {

@@ -181,3 +181,40 @@ fn declined_project_hooks_never_run_and_are_not_asked_about_again_in_the_session
     assert_eq!(prompts(&client), 1, "asked again in the same session");
     client.shutdown();
 }
+
+/// A hook that starts a program with `setsid` (out of its process group
+/// and session) and one that does so and then outlasts its timeout: what
+/// they started does not outlive them — nor `tandem lsp` — though the
+/// first hook ended at once and the second one was killed.
+#[cfg(target_os = "linux")]
+#[test]
+fn what_a_hook_starts_with_setsid_does_not_outlive_it() {
+    let s = Setup::new();
+    let detach = |name: &str, n: u32| {
+        let pid_file = s.home.join(format!("{name}.pid"));
+        let start = format!(
+            "setsid sh -c 'echo $$ > {pid}; exec {sleep}' </dev/null >/dev/null 2>&1 & while [ ! -s {pid} ]; do sleep 0.05; done",
+            pid = pid_file.display(),
+            sleep = crate::common::sleeper(n)
+        );
+        (pid_file, start)
+    };
+    let (quick_pid, quick) = detach("quick", 4501);
+    let (slow_pid, slow) = detach("slow", 4502);
+    s.user_settings(json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": quick},
+        {"type": "command", "command": format!("{slow}; sleep 600"), "timeout": 2}
+    ]}]}}));
+    let mut client = s.start(json!([text("Done.")]), json!({}));
+    let answer = ask(&mut client, "hello");
+    assert_eq!(answer["status"], "completed", "{answer}");
+    let pid = |file: &PathBuf| std::fs::read_to_string(file).unwrap().trim().parse::<i32>().unwrap();
+    let (quick_pid, slow_pid) = (pid(&quick_pid), pid(&slow_pid));
+    // The hook that timed out: what it started is gone while the server runs.
+    crate::common::wait_until("the timed-out hook's program is gone", || !crate::common::process_alive(slow_pid));
+    client.shutdown();
+    crate::common::wait_until("the first hook's program is gone", || !crate::common::process_alive(quick_pid));
+    for n in [4501, 4502] {
+        assert!(crate::common::processes_running(&crate::common::sleeper(n)).is_empty(), "{} outlived tandem lsp", crate::common::sleeper(n));
+    }
+}

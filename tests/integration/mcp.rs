@@ -679,3 +679,78 @@ async fn tandem_ask_uses_the_reference_server_from_its_first_turn() {
     let (is_error, echoed) = result_of(&events, "toolu_e");
     assert!(!is_error && echoed.contains("first turn"), "{echoed}");
 }
+
+/// A server that starts a program with `setsid` (out of its process group
+/// and session, as a daemon does) before it serves: the program is gone
+/// once `tandem ask` has exited, not left running for good.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn what_a_server_starts_with_setsid_is_gone_after_tandem_ask_exits() {
+    let setup = Setup::new();
+    let pid_file = setup.home.join("detached.pid");
+    let sleep = crate::common::sleeper(4401);
+    let start = format!(
+        "setsid sh -c 'echo $$ > {}; exec {sleep}' </dev/null >/dev/null 2>&1 & exec python3 {}",
+        pid_file.display(),
+        server_script()
+    );
+    setup.user_servers(json!({"calc": {"command": "sh", "args": ["-c", start]}}));
+    let (events, _) = ask_with_servers(
+        &setup,
+        json!([
+            {"tool_calls": [{"id": "toolu_s", "name": "tool_search", "input": {"query": "select:mcp__calc__add"}}]},
+            {"tool_calls": [{"id": "toolu_a", "name": "mcp__calc__add", "input": {"a": 1, "b": 2}}]},
+            {"text": "3"}
+        ]),
+    )
+    .await;
+    assert_eq!(result_of(&events, "toolu_a"), (false, "3"));
+    // It ran while the server did.
+    let detached = wait_for_marker(&pid_file).await;
+    wait_dead(detached).await;
+    assert!(crate::common::processes_running(&sleep).is_empty(), "`{sleep}` outlived tandem ask");
+}
+
+/// `tandem lsp` killed outright (SIGKILL: no shutdown, no cleanup of its
+/// own) while its server runs something that does not end at the end of
+/// its input (the server's command goes on to sleep once the server
+/// exits): that and what the server detached with `setsid` are gone all
+/// the same.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_killed_tandem_lsp_leaves_no_server_nor_what_it_detached() {
+    let setup = Setup::new();
+    let pid_file = setup.home.join("detached.pid");
+    let server_pid = setup.home.join("server.pid");
+    let (sleep, after) = (crate::common::sleeper(4402), crate::common::sleeper(4403));
+    let start = format!(
+        "setsid sh -c 'echo $$ > {}; exec {sleep}' </dev/null >/dev/null 2>&1 & python3 {} --marker {}; exec {after}",
+        pid_file.display(),
+        server_script(),
+        server_pid.display()
+    );
+    setup.user_servers(json!({"calc": {"command": "sh", "args": ["-c", start]}}));
+    let data = setup.home.join("data");
+    let script = setup.home.join("script.json");
+    std::fs::write(&script, json!({"turns": [{"text": "Done."}]}).to_string()).unwrap();
+    let mut client = lsp_client::LspClient::start_trusted(
+        &setup.root,
+        &[
+            ("TANDEM_PROVIDER", "scripted"),
+            ("TANDEM_SCRIPT", &script.display().to_string()),
+            ("HOME", &setup.home.display().to_string()),
+            ("XDG_DATA_HOME", &data.display().to_string()),
+        ],
+    );
+    let response = client.initialize(json!({}), json!({}));
+    assert!(response.get("result").is_some(), "{response}");
+    client.wait_for("calc ready", |m| log_text(m).contains("MCP server calc is ready"));
+    let (detached, server) = (wait_for_marker(&pid_file).await, wait_for_marker(&server_pid).await);
+    assert!(common::process_alive(detached) && common::process_alive(server));
+    // Dropping the client kills `tandem lsp` with SIGKILL.
+    drop(client);
+    wait_dead(server).await;
+    wait_dead(detached).await;
+    common::wait_until("what the server's command runs after it is gone", || common::processes_running(&after).is_empty());
+    assert!(crate::common::processes_running(&sleep).is_empty(), "`{sleep}` outlived tandem lsp");
+}

@@ -364,3 +364,116 @@ fn a_repository_an_approved_command_makes_runs_no_code_afterwards() {
     assert!(std::fs::read_to_string(repo.root.join("made/new/.git/hooks/pre-commit")).unwrap().contains(&mark), "the hook's text stays");
     assert!(std::fs::read_to_string(repo.root.join("cloned/.git/config")).unwrap().contains("[remote \"origin\"]"), "a clone keeps its remote");
 }
+
+/// A repository whose config includes files of the workspace, as teams
+/// share aliases: `tools/gitconfig` always, `tools/branch.gitconfig` on
+/// the branch `feature` (missing until someone makes it). `tracked.txt`
+/// is changed, so `git diff` has something to show.
+fn with_included_config(repo: &Repo) {
+    std::fs::create_dir_all(repo.root.join("tools")).unwrap();
+    std::fs::write(repo.root.join("tools/gitconfig"), "[alias]\n\tst = status\n").unwrap();
+    git(&repo.root, &["config", "include.path", "../tools/gitconfig"]);
+    git(&repo.root, &["config", "includeIf.onbranch:feature.path", "../tools/branch.gitconfig"]);
+    std::fs::write(repo.root.join("tracked.txt"), "a\n").unwrap();
+    git(&repo.root, &["add", "tracked.txt"]);
+    git(&repo.root, &["commit", "-q", "-m", "tracked"]);
+    std::fs::write(repo.root.join("tracked.txt"), "b\n").unwrap();
+}
+
+/// The user's git after the run, on the branch the conditional include
+/// is for too: nothing planted runs.
+fn users_git_runs_nothing_included(repo: &Repo, mark: &str, results: &[(bool, String)]) {
+    git(&repo.root, &["status", "--short"]);
+    git(&repo.root, &["checkout", "-q", "-b", "feature"]);
+    git(&repo.root, &["status", "--short"]);
+    git(&repo.root, &["diff"]);
+    assert!(!Path::new(mark).exists(), "the user's git ran what was planted in an included config file: {results:#?}");
+    assert_eq!(std::fs::read_to_string(repo.root.join("tools/gitconfig")).unwrap(), "[alias]\n\tst = status\n", "{results:#?}");
+    assert!(!repo.root.join("tools/branch.gitconfig").exists(), "{results:#?}");
+}
+
+/// `write_file` and `edit_file` in `acceptEdits` (and `bypassPermissions`)
+/// never write a file git reads its config from: the included one, and
+/// the conditional one that is not there yet.
+#[test]
+fn write_tools_never_write_a_file_the_git_config_includes() {
+    for mode in ["acceptEdits", "bypassPermissions"] {
+        let repo = Repo::new();
+        with_included_config(&repo);
+        let mark = repo.marker("fsmonitor-ran");
+        let fsmonitor = format!("[core]\n\tfsmonitor = \"touch {mark}\"\n");
+        let calls = [
+            json!({"name": "read_file", "input": {"file_path": "tools/gitconfig"}}),
+            write("tools/gitconfig", &fsmonitor),
+            json!({"name": "edit_file", "input": {"file_path": "tools/gitconfig", "old_string": "[alias]", "new_string": format!("{fsmonitor}[alias]")}}),
+            write("tools/branch.gitconfig", &fsmonitor),
+            write("tools/other.txt", "not git's\n"),
+        ];
+        let results = repo.ask(&calls, &["--permission-mode", mode]);
+        assert_eq!(results.len(), calls.len(), "{mode}: {results:?}");
+        for (index, result) in results.iter().enumerate().skip(1).take(3) {
+            assert!(result.0 && result.1.contains("a protected path") && result.1.contains("git reads its config from"), "{mode}: call {index}: {result:?}");
+        }
+        assert!(!results[4].0, "{mode}: an ordinary file is written: {:?}", results[4]);
+        users_git_runs_nothing_included(&repo, &mark, &results);
+    }
+}
+
+/// Approved commands (bypassPermissions; through `eval`, which the
+/// judgement cannot see into, so only the sandbox stands in the way) cannot
+/// append to, replace or create a file the git config includes; the same
+/// command written plainly is refused before it runs.
+#[test]
+fn approved_commands_cannot_write_a_file_the_git_config_includes() {
+    if !sandbox_here("approved_commands_cannot_write_a_file_the_git_config_includes") {
+        return;
+    }
+    let repo = Repo::new();
+    with_included_config(&repo);
+    let mark = repo.marker("planted-ran");
+    let fsmonitor = format!("printf '[core]\\n\\tfsmonitor = \"touch {mark}\"\\n'");
+    let commands = [
+        format!("{fsmonitor} >> tools/gitconfig"),
+        format!("rm -f tools/gitconfig; {fsmonitor} > tools/gitconfig"),
+        format!("mv tools tools-old; mkdir tools; {fsmonitor} > tools/gitconfig"),
+        format!("{fsmonitor} > tools/branch.gitconfig"),
+    ];
+    let mut calls: Vec<Value> = commands.iter().map(|c| shell(&format!("C={}; eval \"$C\"", shell_quote(c)))).collect();
+    calls.push(shell(&format!("{fsmonitor} >> tools/gitconfig")));
+    let results = repo.ask(&calls, &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(results.len(), calls.len(), "{results:?}");
+    let plain = &results[commands.len()];
+    assert!(plain.0 && plain.1.contains("a protected path"), "{plain:?}");
+    users_git_runs_nothing_included(&repo, &mark, &results);
+}
+
+/// Git config that the run changed — here a `diff.external` the user let
+/// it add (an allow rule names `.git/config`) — runs nothing in a later
+/// command Tandem runs unasked (`git diff`, judged read-only): the
+/// repository's code-running keys are read again as each command starts.
+/// With the sandbox (the program's output would show in the result) and
+/// without one (it would leave its marker).
+#[test]
+fn git_config_the_run_changed_runs_nothing_in_a_later_unasked_command() {
+    for sandbox in [true, false] {
+        let repo = Repo::new();
+        with_included_config(&repo);
+        std::fs::write(
+            repo.home.join(".tandem/settings.json"),
+            json!({"permissions": {"allow": ["edit_file(./.git/config)"]}, "sandbox": {"enabled": sandbox}}).to_string(),
+        )
+        .unwrap();
+        let mark = repo.marker("external-ran");
+        let external = format!("[diff]\n\texternal = \"echo EXTERNAL-RAN; touch {mark}\"\n[core]");
+        let calls = [
+            json!({"name": "read_file", "input": {"file_path": ".git/config"}}),
+            json!({"name": "edit_file", "input": {"file_path": ".git/config", "old_string": "[core]", "new_string": external}}),
+            shell("git diff"),
+        ];
+        let results = repo.ask(&calls, &[]);
+        assert_eq!(results.len(), calls.len(), "{results:?}");
+        assert!(!results[1].0 && std::fs::read_to_string(repo.root.join(".git/config")).unwrap().contains("EXTERNAL-RAN"), "sandbox {sandbox}: the edit was allowed: {results:?}");
+        assert!(!results[2].1.contains("EXTERNAL-RAN") && !Path::new(&mark).exists(), "sandbox {sandbox}: git diff ran the diff.external the run added: {results:?}");
+        assert!(!results[2].1.contains("needs permission"), "sandbox {sandbox}: git diff ran unasked: {results:?}");
+    }
+}

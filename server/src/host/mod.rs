@@ -250,9 +250,15 @@ pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
 /// hooks, pager, editor, `!` aliases, filters or drivers.
 pub fn shell_env(settings: &Settings, roots: &[PathBuf]) -> crate::environment::ChildEnv {
     let mut env = settings.child_env();
-    // The workspace's own aliases, filters and drivers too (read once per run).
-    let own = crate::sandbox::git::repository_overrides(roots);
-    crate::sandbox::git::config_overrides(&mut env.set, &own);
+    // The workspace's own aliases, filters and drivers too, read again as
+    // each command starts: what an earlier command or edit of the run
+    // added to a config file (one the user let it write, or any, without
+    // a sandbox) is as harmless to the next one.
+    let roots = roots.to_vec();
+    env.per_child = Some(crate::environment::PerChild(Arc::new(move |set: &mut Vec<(String, String)>| {
+        let own = crate::sandbox::git::repository_overrides(&roots);
+        crate::sandbox::git::config_overrides(set, &own);
+    })));
     env
 }
 

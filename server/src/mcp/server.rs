@@ -217,6 +217,9 @@ impl McpServer {
         cmd.env_clear();
         cmd.envs(crate::environment::ChildEnv::default().vars());
         cmd.envs(env);
+        // What it starts ends with it and with Tandem, also what leaves
+        // its process group (`setsid`).
+        crate::sandbox::contain::contain(&mut cmd);
         let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
         // Its own process group, so stopping it stops whatever it started.
         crate::platform::own_process_tree(&mut wrapped);

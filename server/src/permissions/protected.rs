@@ -15,7 +15,10 @@
 //! bare repository, the folder a `.git` file's `gitdir:` names, a
 //! `commondir`), counting the file being written, so the write that would
 //! complete such a folder is asked too. Symlinks are followed: a link to
-//! `.git` is `.git`.
+//! `.git` is `.git`. And every file git reads configuration from, as git
+//! reports it (what the repository's config includes, conditionally or
+//! not, existing or not), wherever it lies in the workspace, is kept like
+//! `.git/config` ([`crate::sandbox::git::config_files`]).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -68,16 +71,32 @@ const GIT_CODE: &[&str] = &["hooks", "config", "config.worktree", "commondir", "
 /// which nothing runs (plan mode writes them).
 const TANDEM_PLANS: &str = "plans";
 
+/// What a file git reads its configuration from is, for the question.
+pub const GIT_CONFIG_WHAT: &str = "a file git reads its config from (the repository's config includes it): git runs the programs it names";
+
 /// Why `path` (absolute) is protected, if it is, inside one of `roots`
 /// (canonical). The path need not exist.
 pub fn protected(path: &Path, roots: &[PathBuf]) -> Option<Protected> {
     let lexical = classify(path, roots);
     let resolved = resolve_existing(path);
     let real = if resolved != path { classify(&resolved, roots) } else { None };
-    match (lexical, real) {
+    let found = match (lexical, real) {
         (Some(a), Some(b)) => Some(if b.level > a.level { b } else { a }),
         (a, b) => a.or(b),
+    };
+    if found.as_ref().is_some_and(|f| f.level == Level::Always) || !roots.iter().any(|root| path.starts_with(root) || resolved.starts_with(root)) {
+        return found;
     }
+    // A file git reads config from wherever it is in the workspace (a
+    // shared `tools/gitconfig` the repository's config includes), as git
+    // itself says now: its `core.fsmonitor` runs at the user's next
+    // `git status`.
+    let config_files = crate::sandbox::git::config_files(roots);
+    if config_files.iter().any(|file| file == path || *file == resolved) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        return Some(Protected { name, what: GIT_CONFIG_WHAT, level: Level::Always });
+    }
+    found
 }
 
 fn classify(path: &Path, roots: &[PathBuf]) -> Option<Protected> {
@@ -261,5 +280,22 @@ mod tests {
         // Linux tells `HOOKS` from `hooks` (the folder git runs is `hooks`) and keeps `.git.` a name of its own.
         assert_eq!(by_name_on(".git", &rest(&["HOOKS", "pre-commit"]), false, false).map(|p| p.level), Some(Level::Asked));
         assert_eq!(by_name_on(".git.", &rest(&["hooks", "pre-commit"]), false, false), None);
+    }
+
+    #[test]
+    fn a_file_the_repositorys_git_config_includes_is_kept_like_git_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        let roots = [root.clone()];
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        std::fs::write(root.join("tools/gitconfig"), "").unwrap();
+        assert_eq!(protected(&root.join("tools/gitconfig"), &roots), None, "not included yet");
+        crate::sandbox::git::tests::repository_with_includes(&root);
+        for file in ["tools/gitconfig", "tools/nested.cfg", "branch.cfg", "./tools/../tools/gitconfig"] {
+            let found = protected(&root.join(file), &roots).unwrap_or_else(|| panic!("{file} is not protected"));
+            assert_eq!((found.level, found.what), (Level::Always, GIT_CONFIG_WHAT), "{file}");
+        }
+        assert_eq!(protected(&root.join("tools/other.txt"), &roots), None);
     }
 }

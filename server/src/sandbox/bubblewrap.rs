@@ -229,6 +229,44 @@ impl Bubblewrap {
                 }
                 let repositories = super::git::repositories(&roots, &writable);
                 placeholders.repositories = Some(super::git::before(&roots));
+                // Every file git reads config from that the command could
+                // write — what a repository's config includes (a shared
+                // `tools/gitconfig`), conditionally or not — is held like
+                // `.git/config` (below); one that is missing, too, where its
+                // folder is there (else it must not appear). The folders
+                // between it and the writable place it is in are pinned,
+                // as `.git` is: `mv tools old && mkdir tools` would put a
+                // new file where git looks. Before the `.git` folders are
+                // pinned: a folder bound later would cover their mounts.
+                let bases: Vec<&PathBuf> = roots.iter().chain(&temps).chain(&allowed).collect();
+                let mut config_files: Vec<PathBuf> = Vec::new();
+                let mut pinned_folders: Vec<PathBuf> = Vec::new();
+                for file in super::git::config_files(&roots) {
+                    if !writable(&file) || config_files.contains(&file) {
+                        continue;
+                    }
+                    if std::fs::symlink_metadata(&file).is_err() && !file.parent().is_some_and(Path::is_dir) {
+                        placeholders.must_not_appear(file);
+                        continue;
+                    }
+                    let Some(base) = bases.iter().filter(|base| file.starts_with(base)).max_by_key(|base| base.as_os_str().len()) else { continue };
+                    // Not a folder that holds a writable place (its bind
+                    // would cover that one's).
+                    let mut folders: Vec<&Path> = file
+                        .ancestors()
+                        .skip(1)
+                        .take_while(|folder| folder != base)
+                        .filter(|folder| !bases.iter().any(|place| place.starts_with(folder)))
+                        .collect();
+                    folders.reverse();
+                    for folder in folders {
+                        if !pinned_folders.iter().any(|p| p == folder) {
+                            args.pair("--bind", folder, folder);
+                            pinned_folders.push(folder.to_path_buf());
+                        }
+                    }
+                    config_files.push(file);
+                }
                 // Each `.git` folder pinned in place (a mount point cannot be
                 // renamed or removed), before what stays read-only inside it.
                 for pinned in &repositories.pinned {
@@ -251,15 +289,25 @@ impl Bubblewrap {
                 }
                 protected.extend(repositories.hooks_paths.iter().map(|hooks| (hooks.clone(), Entry::Dir)));
                 protected.dedup();
-                for (path, entry) in protected {
+                config_files.retain(|file| !protected.iter().any(|(path, _)| path == file));
+                let count = protected.len();
+                protected.extend(config_files.into_iter().map(|file| (file, Entry::File)));
+                for (index, (path, entry)) in protected.into_iter().enumerate() {
                     if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
                         continue;
                     }
+                    let entry = match std::fs::symlink_metadata(&path) {
+                        Ok(meta) if index >= count && meta.is_dir() => Entry::Dir,
+                        _ => entry,
+                    };
                     match placeholders.hold(&path, entry) {
                         Ok(()) => args.pair("--ro-bind", &path, &path),
                         // On a read-only file system the command cannot
                         // create it either: nothing to protect.
                         Err(err) if err.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {}
+                        // Nor in a folder Tandem may not write: an include
+                        // git names there.
+                        Err(err) if index >= count && err.kind() == std::io::ErrorKind::PermissionDenied => {}
                         Err(err) => return Err(format!("cannot protect {}: {err}", path.display())),
                     }
                 }
@@ -364,7 +412,7 @@ impl ShellSandbox for Bubblewrap {
             notes.push(match profile {
                 ShellProfile::Unasked => "The command ran unasked, in a read-only sandbox (it may write only under $TMPDIR). A command that writes files must be approved by the user: it is asked when it is not judged read-only, or runs in the acceptEdits and bypassPermissions modes.".to_string(),
                 ShellProfile::Approved => format!(
-                    "The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; {} stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {{\"allowWrite\": [...]}}.",
+                    "The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; {} (and every file git reads config from, such as one .git/config includes) stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {{\"allowWrite\": [...]}}.",
                     protected_names()
                 ),
             });
@@ -815,7 +863,7 @@ mod tests {
         let found = Found { path: PathBuf::from("/usr/bin/bwrap"), version: "test".into() };
         let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), Denies::none());
         let refused = "touch: cannot touch '/home/u/x': Read-only file system";
-        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .git/commondir, .git/gitdir, .tandem/, .claude/, .vscode/ and .mcp.json stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
+        expect_test::expect![[r#"["The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; .git/config, .git/hooks, .git/commondir, .git/gitdir, .tandem/, .claude/, .vscode/ and .mcp.json (and every file git reads config from, such as one .git/config includes) stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {\"allowWrite\": [...]}."]"#]]
             .assert_eq(&format!("{:?}", sandbox.explain_failure(ShellProfile::Approved, refused)));
         assert!(sandbox.explain_failure(ShellProfile::Unasked, refused)[0].starts_with("The command ran unasked, in a read-only sandbox"));
         let setup = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted";

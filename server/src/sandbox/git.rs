@@ -8,6 +8,14 @@
 //!   command, external diff or signing program is not what `git status`
 //!   runs, and an embedded bare repository is not discovered
 //!   (`safe.bareRepository=explicit`).
+//!   The repository's own keys ([`repository_overrides`]) are read again
+//!   as each command starts: a config an earlier step of the run changed
+//!   (one the user let it write; any, without the sandbox) is no more
+//!   able to run code in the next command than at the start.
+//! - [`config_files`]: every file git reads configuration from (what a
+//!   repository's config includes, conditionally or not, missing or not),
+//!   by asking git: protected like `.git/config` by the permission layer
+//!   and held read-only for approved commands.
 //! - [`repositories`]: the git directories an approved command must not
 //!   change — the workspace's (also when `.git` is a file naming a
 //!   `gitdir:` elsewhere, and its `commondir`), nested repositories', a
@@ -151,6 +159,136 @@ fn overrides_for(listed: &str) -> Vec<(String, String)> {
     }
     out.dedup();
     out
+}
+
+/// Files read at most when following includes git did not follow
+/// (a false `includeIf`), beyond those git reports.
+const MAX_INCLUDED: usize = 64;
+
+/// Every file git reads configuration from for the repositories of
+/// `roots` (the roots', one in a parent folder, the nested ones), found by
+/// asking git (`git config --list --show-origin --includes`): the config
+/// files of each scope and what they include. Also what an include names
+/// that git does not read now — a missing file (it could be created), an
+/// `includeIf` whose condition is false today (`onbranch:` holds after a
+/// checkout) — and what those include in turn. Resolved (absolute, links
+/// followed where they exist); missing ones included.
+pub fn config_files(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut worktrees: Vec<PathBuf> = roots.to_vec();
+    for root in roots {
+        worktrees.extend(dot_gits_under(root).iter().filter_map(|dot_git| dot_git.parent().map(Path::to_path_buf)));
+    }
+    worktrees.sort();
+    worktrees.dedup();
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut pending: Vec<PathBuf> = Vec::new();
+    for worktree in &worktrees {
+        list_config(worktree, None, &mut found, &mut pending);
+    }
+    // Includes git did not follow: ask git about each file on its own.
+    let mut asked: Vec<PathBuf> = Vec::new();
+    while let Some(file) = pending.pop() {
+        if asked.len() >= MAX_INCLUDED {
+            tracing::debug!("stopped following git config includes after {MAX_INCLUDED} files");
+            break;
+        }
+        if asked.contains(&file) || !file.is_file() {
+            continue;
+        }
+        asked.push(file.clone());
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+        list_config(&dir, Some(&file), &mut found, &mut pending);
+    }
+    found
+}
+
+/// One `git config --list --show-origin --includes -z` (of `file` only,
+/// or of every scope as git reads them in `dir`): the files it read go in
+/// `found`, what their includes name in `found` and, when git did not read
+/// it, in `pending`.
+fn list_config(dir: &Path, file: Option<&Path>, found: &mut Vec<PathBuf>, pending: &mut Vec<PathBuf>) {
+    let mut command = std::process::Command::new("git");
+    command.arg("config");
+    if let Some(file) = file {
+        command.arg("--file").arg(file);
+    }
+    let output = command
+        .args(["--list", "--show-origin", "--includes", "-z"])
+        .current_dir(dir)
+        .env_remove("GIT_CONFIG_COUNT")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(output) = output else { return };
+    let listed = String::from_utf8_lossy(&output.stdout);
+    let mut read: Vec<PathBuf> = Vec::new();
+    let mut includes: Vec<PathBuf> = Vec::new();
+    let mut tokens = listed.split('\0');
+    while let (Some(origin), Some(entry)) = (tokens.next(), tokens.next()) {
+        let Some(origin) = origin.strip_prefix("file:") else { continue };
+        let origin = resolved(&dir.join(origin));
+        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        if key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path")) {
+            if let Some(target) = include_target(value, &origin) {
+                includes.push(target);
+            }
+        }
+        if !read.contains(&origin) {
+            read.push(origin);
+        }
+    }
+    for include in includes {
+        if !read.contains(&include) {
+            pending.push(include.clone());
+        }
+        if !found.contains(&include) {
+            found.push(include);
+        }
+    }
+    for file in read {
+        if !found.contains(&file) {
+            found.push(file);
+        }
+    }
+}
+
+/// The file an include names, as git resolves it: `~/` in the home
+/// folder, a relative path beside the file that includes it.
+fn include_target(value: &str, including: &Path) -> Option<PathBuf> {
+    let value = value.trim();
+    if value.is_empty() || value.starts_with("%(prefix)") {
+        return None;
+    }
+    let path = match value.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir()?.join(rest),
+        None => including.parent()?.join(value),
+    };
+    Some(resolved(&path))
+}
+
+/// `path` with `.` and `..` taken out and its links followed, as far as it
+/// exists (a missing file's folder is resolved, and the name kept).
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    match (lexical.parent().and_then(|p| p.canonicalize().ok()), lexical.file_name()) {
+        (Some(parent), Some(name)) => parent.join(name),
+        _ => lexical,
+    }
 }
 
 /// Folders read below a root looking for nested repositories, at most.
@@ -490,7 +628,7 @@ fn template_hooks() -> Vec<PathBuf> {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -570,6 +708,35 @@ mod tests {
             ]
         "#]]
         .assert_debug_eq(&out);
+    }
+
+    /// A repository in `root` whose config includes `tools/gitconfig`, which
+    /// includes `nested.cfg`, and (on a branch not checked out) `branch.cfg`,
+    /// which is missing.
+    pub(crate) fn repository_with_includes(root: &Path) {
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git").args(args).current_dir(root).stdout(std::process::Stdio::null()).status().unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        git(&["init", "-q"]);
+        git(&["config", "include.path", "../tools/gitconfig"]);
+        git(&["config", "includeIf.onbranch:other.path", "../branch.cfg"]);
+        std::fs::write(root.join("tools/gitconfig"), "[alias]\n\tst = status\n[include]\n\tpath = nested.cfg\n").unwrap();
+        std::fs::write(root.join("tools/nested.cfg"), "[user]\n\tname = x\n").unwrap();
+    }
+
+    #[test]
+    fn git_says_which_files_it_reads_config_from_includes_and_missing_ones_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        repository_with_includes(&root);
+        let files = config_files(std::slice::from_ref(&root));
+        for expected in [root.join(".git/config"), root.join("tools/gitconfig"), root.join("tools/nested.cfg"), root.join("branch.cfg")] {
+            assert!(files.contains(&expected), "{} not in {files:?}", expected.display());
+        }
+        assert!(!files.iter().any(|f| f.ends_with("README.md")), "{files:?}");
     }
 
     #[test]

@@ -9,17 +9,22 @@
 //! | | unasked | approved |
 //! |---|---|---|
 //! | write | a private `/tmp` only | the workspace roots, `/tmp`, `/var/tmp`, `sandbox.allowWrite` |
-//! | read-only inside the roots | everything | `.git/config`, `.git/hooks`, `.tandem/`, `.claude/`, `.vscode/`, `.mcp.json` (also when missing, so they cannot be created) |
+//! | read-only inside the roots | everything | `.git/config`, `.git/hooks`, every file git reads config from (what `.git/config` includes), `.tandem/`, `.claude/`, `.vscode/`, `.mcp.json` (also when missing, so they cannot be created) |
 //! | the home folder | empty, but for the toolchain folders ([`bubblewrap::HOME_TOOLCHAINS`], `sandbox.allowRead`) and the workspace | as it is |
 //! | masked (read as empty) | read-deny paths; Tandem's own folders and the credential stores wherever the home folder shows; the local settings files; every bound socket in the home folder and the workspace, and those of services that act for the user (the runtime folder's session bus, keyring and agents, the system bus, container engines) | read-deny paths |
 //! | network | none | only with `sandbox.network` |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
+//!
+//! [`contain`] keeps the lifetime, not the reach, of the programs that run
+//! outside the sandbox on the user's word (MCP servers, hooks): nothing
+//! they start outlives them or Tandem.
 //!
 //! [`for_run`] turns the settings into what a run gets: a sandbox, "off by
 //! settings", or "none can start here" with the reason; the host reports
 //! the last two once per run in plain words ([`Availability::notice`]).
 
 pub mod bubblewrap;
+pub mod contain;
 pub mod git;
 
 pub use bubblewrap::is_placeholder;

@@ -15,6 +15,7 @@ impl Settings {
         crate::environment::ChildEnv {
             allow: Vec::new(),
             set: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            per_child: None,
         }
     }
 
