@@ -1207,6 +1207,44 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
     }
 }
 
+/// Issue 53: an old_string covering the whole file that changes its first
+/// and last line reaches the review as two hunks, not one: the float
+/// counts two, `n` moves to the second, `a` applies it and `r` declines
+/// the first. The buffer holds the second alone, every line whole, and the
+/// answer names the changed and the declined line.
+fn neovim_review_shows_the_hunks_of_a_large_old_string() {
+    for nvim in nvims("neovim_review_shows_the_hunks_of_a_large_old_string") {
+        let whole = serde_json::json!({"name": "edit_file", "input": {
+            "file_path": "notes.txt", "old_string": "line one\nline two\nline three", "new_string": "LINE ONE\nline two\nline three!"}});
+        let turns = serde_json::json!([
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [whole]},
+            {"text": "Done."}
+        ]);
+        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "keys:nar"), ("SCENARIO_VIA", "plugin")];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        let review = &report["reviews"][0];
+        let shown = lines(&review["preview"][0], "lines");
+        assert!(shown.contains(&"> hunk 1/2  notes.txt line 1  [undecided]".to_string()), "{shown:#?}");
+        assert!(shown.contains(&"  hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{shown:#?}");
+        // `n` moves to the second hunk.
+        let after_n = lines(&review["after"][0][0], "lines");
+        assert!(after_n.contains(&"  hunk 1/2  notes.txt line 1  [undecided]".to_string()), "{after_n:#?}");
+        assert!(after_n.contains(&"> hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{after_n:#?}");
+        // `a` applies it and goes back to the first, still undecided.
+        let after_a = lines(&review["after"][1][0], "lines");
+        assert!(after_a.contains(&"> hunk 1/2  notes.txt line 1  [undecided]".to_string()), "{after_a:#?}");
+        assert!(after_a.contains(&"  hunk 2/2  notes.txt line 3  [apply]".to_string()), "{after_a:#?}");
+        assert_eq!(review["after"][2], serde_json::json!([]), "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three!"]), "{report:#}");
+        let edit = &report["result"]["edits"][0];
+        assert_eq!(edit["status"], "partial", "{report:#}");
+        assert_eq!(edit["ranges"], serde_json::json!([{"startLine": 3, "endLine": 3}]), "{report:#}");
+        assert_eq!(edit["declined"], serde_json::json!([{"startLine": 1, "endLine": 1}]), "{report:#}");
+    }
+}
+
 /// :TandemTasks (issue 32): after a run that started a command in the
 /// background, the list shows it running; picking it stops it, and the
 /// plugin says so. Needs bubblewrap (background tasks run only in it).
@@ -1694,6 +1732,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer,
         neovim_tandem_trust_lets_the_folders_settings_apply,
         neovim_per_hunk_review_applies_only_the_hunks_the_user_applied,
+        neovim_review_shows_the_hunks_of_a_large_old_string,
         neovim_tandem_tasks_lists_a_background_task_and_stops_it,
         avante_edits_keep_the_final_newline,
         avante_unanswered_write_is_reported_as_it_is,
