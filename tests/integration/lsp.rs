@@ -359,7 +359,7 @@ fn a_partly_accepted_review_is_reported_as_partial_with_both_hunks() {
     let results = client.tool_results();
     let (is_error, content) = &results[1];
     assert!(is_error, "{content}");
-    assert!(content.contains("only partly applied: the user accepted 1 of its 2 hunks"), "{content}");
+    assert!(content.contains("Partly applied: the user accepted 1 of the 2 hunks of the edit to app.py"), "{content}");
     assert!(content.contains("Applied 1: now at line 1 of app.py."), "{content}");
     assert!(content.contains("Declined 1 (at line 5 of app.py): kept\n    greet\n  instead of\n    welcome"), "{content}");
     assert!(content.contains("may now be inconsistent"), "{content}");

@@ -136,8 +136,9 @@ pub enum WriteError {
     /// The editor did not apply it (or applied something else).
     NotApplied(String),
     /// The editor applied some hunks and the user declined the others; the
-    /// string names both, with their lines.
-    PartlyApplied(String),
+    /// string names both, with their lines, for the model; the hunks
+    /// themselves, for words to the user.
+    PartlyApplied(String, Box<PartialEdit>),
     /// Whether it landed is not known (the editor never answered); the
     /// string says what is known, and the file must be read again.
     Unknown(String),
@@ -151,7 +152,7 @@ impl WriteError {
             WriteError::Superseded(m)
             | WriteError::Rejected(m)
             | WriteError::NotApplied(m)
-            | WriteError::PartlyApplied(m)
+            | WriteError::PartlyApplied(m, _)
             | WriteError::Unknown(m)
             | WriteError::Io(m) => m.clone(),
         }
@@ -842,7 +843,7 @@ impl Workspace {
                     self.ledger.record(&change.path, stamp, now.text);
                     self.edited_versions.locked().insert(change.path.clone(), now.version);
                 }
-                Err(WriteError::PartlyApplied(partial.message(display)))
+                Err(WriteError::PartlyApplied(partial.message(display), Box::new(partial)))
             }
             EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!(
                 "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
@@ -904,7 +905,7 @@ impl Workspace {
             ))),
             EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!("Error: {display} was not created: {reason}."))),
             EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!("Error: the editor did not create {display} ({reason})."))),
-            EditOutcome::Partial(partial) => Err(WriteError::PartlyApplied(partial.message(display))),
+            EditOutcome::Partial(partial) => Err(WriteError::PartlyApplied(partial.message(display), Box::new(partial))),
             EditOutcome::Unknown(reason) => Err(self.unknown_outcome(&change.path, display, &reason)),
             EditOutcome::Changed(reason) => Err(WriteError::Superseded(format!("Error: {display} was not created: {reason}."))),
         }
