@@ -1208,6 +1208,40 @@ fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buf
     }
 }
 
+/// Issue 53: undoing a run that changed the first and last line of the
+/// open buffer is reviewed as two hunks, each whole (one changed line
+/// each). Applying the first and rejecting the second leaves a file the
+/// hunks allow — the first line restored, the last as the run left it,
+/// never a line joined or lost — and the plugin says so in words for the
+/// user, not the model's.
+fn neovim_undo_reviewed_hunk_by_hunk_keeps_every_line() {
+    for nvim in nvims("neovim_undo_reviewed_hunk_by_hunk_keeps_every_line") {
+        let workspace = NotesWorkspace::new();
+        let closed = workspace.root.join("other.txt");
+        let made = workspace.root.join("made.txt");
+        let script = serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "", "tool_calls": [{"name": "edit_file", "input": {
+                "file_path": "notes.txt", "old_string": "line one\nline two\nline three", "new_string": "LINE ONE\nline two\nline three!"}}]},
+            {"text": "Done."}
+        ]});
+        let env = [
+            ("SCENARIO_CLOSED", closed.as_os_str()),
+            ("SCENARIO_MADE", made.as_os_str()),
+            ("SCENARIO_MODE", "default".as_ref()),
+            ("SCENARIO_UNDO_KEYS", "ar".as_ref()),
+        ];
+        let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
+        assert_eq!(lines(&report["after_run"], "buffer"), ["LINE ONE", "line two", "line three!"], "{report:#}");
+        assert_eq!(lines(&report, "undo_review"), ["> hunk 1/2  notes.txt line 1  [undecided]", "  hunk 2/2  notes.txt line 3  [undecided]"], "{report:#}");
+        assert_eq!(lines(&report["after_undo"], "buffer"), ["line one", "line two", "line three!"], "{report:#}");
+        let undo = report["undo"].as_str().unwrap_or_default();
+        assert!(undo.starts_with("Tandem: undid run-1: 1 restored, 0 unchanged, 0 conflicts"), "{undo}");
+        assert!(undo.contains("restored  notes.txt: undid 1 of its 2 changes; kept line 3 as it was (declined in the review)"), "{undo}");
+        assert!(!undo.contains("Do not redo"), "the model's words are not the user's: {undo}");
+    }
+}
+
 /// :TandemTrust (issue 27): the folder's own bypassPermissions does not
 /// apply until the folder is trusted — the server says so, a command is
 /// asked (and denied: nothing runs) — and after :TandemTrust the same
@@ -1266,7 +1300,45 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
         assert_eq!(edit["ranges"], serde_json::json!([{"startLine": 2, "endLine": 2}]), "{report:#}");
         assert_eq!(edit["declined"], serde_json::json!([{"startLine": 3, "endLine": 3}]), "{report:#}");
         let content = outcome.results[1]["content"].as_str().unwrap_or_default();
-        assert!(content.contains("only partly applied: the user accepted 1 of its 2 hunks"), "{content}");
+        assert!(content.contains("Partly applied: the user accepted 1 of the 2 hunks of the edit to notes.txt"), "{content}");
+    }
+}
+
+/// Issue 53: an old_string covering the whole file that changes its first
+/// and last line reaches the review as two hunks, not one: the float
+/// counts two, `n` moves to the second, `a` applies it and `r` declines
+/// the first. The buffer holds the second alone, every line whole, and the
+/// answer names the changed and the declined line.
+fn neovim_review_shows_the_hunks_of_a_large_old_string() {
+    for nvim in nvims("neovim_review_shows_the_hunks_of_a_large_old_string") {
+        let whole = serde_json::json!({"name": "edit_file", "input": {
+            "file_path": "notes.txt", "old_string": "line one\nline two\nline three", "new_string": "LINE ONE\nline two\nline three!"}});
+        let turns = serde_json::json!([
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [whole]},
+            {"text": "Done."}
+        ]);
+        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_REVIEW", "keys:nar"), ("SCENARIO_VIA", "plugin")];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        let review = &report["reviews"][0];
+        let shown = lines(&review["preview"][0], "lines");
+        assert!(shown.contains(&"> hunk 1/2  notes.txt line 1  [undecided]".to_string()), "{shown:#?}");
+        assert!(shown.contains(&"  hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{shown:#?}");
+        // `n` moves to the second hunk.
+        let after_n = lines(&review["after"][0][0], "lines");
+        assert!(after_n.contains(&"  hunk 1/2  notes.txt line 1  [undecided]".to_string()), "{after_n:#?}");
+        assert!(after_n.contains(&"> hunk 2/2  notes.txt line 3  [undecided]".to_string()), "{after_n:#?}");
+        // `a` applies it and goes back to the first, still undecided.
+        let after_a = lines(&review["after"][1][0], "lines");
+        assert!(after_a.contains(&"> hunk 1/2  notes.txt line 1  [undecided]".to_string()), "{after_a:#?}");
+        assert!(after_a.contains(&"  hunk 2/2  notes.txt line 3  [apply]".to_string()), "{after_a:#?}");
+        assert_eq!(review["after"][2], serde_json::json!([]), "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "line two", "line three!"]), "{report:#}");
+        let edit = &report["result"]["edits"][0];
+        assert_eq!(edit["status"], "partial", "{report:#}");
+        assert_eq!(edit["ranges"], serde_json::json!([{"startLine": 3, "endLine": 3}]), "{report:#}");
+        assert_eq!(edit["declined"], serde_json::json!([{"startLine": 1, "endLine": 1}]), "{report:#}");
     }
 }
 
@@ -1791,6 +1863,8 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer,
         neovim_tandem_trust_lets_the_folders_settings_apply,
         neovim_per_hunk_review_applies_only_the_hunks_the_user_applied,
+        neovim_review_shows_the_hunks_of_a_large_old_string,
+        neovim_undo_reviewed_hunk_by_hunk_keeps_every_line,
         neovim_tandem_tasks_lists_a_background_task_and_stops_it,
         avante_edits_keep_the_final_newline,
         avante_unanswered_write_is_reported_as_it_is,

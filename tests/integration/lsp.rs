@@ -96,6 +96,73 @@ fn an_edit_arrives_as_a_versioned_minimal_text_document_edit() {
     client.shutdown();
 }
 
+/// Issue 53: the model's old_string covers lines 1-21 of app.py and
+/// changes lines 1 and 21. The editor gets two TextEdits, one per hunk of
+/// the change, each within its line (not one over the whole old_string),
+/// and the answer names the two changed lines, not the call's range. A
+/// review that declines the second keeps every line whole.
+#[test]
+fn a_large_old_string_reaches_the_editor_as_the_change_s_hunks() {
+    let text: String = (1..=21).map(|i| format!("line_{i} = {i}\n")).collect();
+    let changed = text.replace("line_1 = 1\n", "line_1 = 100\n").replace("line_21 = 21\n", "line_21 = 2100\n");
+    let f = Fixture::new(&[("app.py", &text)]);
+    let mut client = f.start(
+        json!([turn(vec![read("app.py")]), turn(vec![edit("app.py", text.trim_end(), changed.trim_end())]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let uri = client.open(&f.path("app.py"), &text);
+    let ask = client.send_request("workspace/executeCommand", ask_params("Change the first and last values"));
+    let apply = client.server_request("workspace/applyEdit");
+    let edits = &apply["params"]["edit"]["documentChanges"][0]["edits"];
+    expect_test::expect![[r#"[{"range":{"start":{"line":0,"character":10},"end":{"line":0,"character":10}},"newText":"00"},{"range":{"start":{"line":20,"character":12},"end":{"line":20,"character":12}},"newText":"00"}]"#]]
+        .assert_eq(&edits.to_string());
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(client.text(&uri), changed);
+    assert_eq!(answer["result"]["edits"][0]["ranges"], json!([{"startLine": 1, "endLine": 1}, {"startLine": 21, "endLine": 21}]), "{answer}");
+    assert_eq!(answer["result"]["summary"], "1 edit: 1 applied. Changed: app.py lines 1, 21.", "{answer}");
+    client.shutdown();
+}
+
+/// The version an applyEdit request's first document edit is for.
+fn edits_version(apply: &Value) -> i64 {
+    apply["params"]["edit"]["documentChanges"][0]["textDocument"]["version"].as_i64().unwrap()
+}
+
+/// An old_string whose new text drops a line and adds another further
+/// down: whole-line hunks, so declining either alone never joins lines.
+#[test]
+fn hunks_that_add_or_remove_lines_are_whole_lines() {
+    let text = "def f():\n    a = 1\n    b = 2\n    return a\n";
+    let changed = "def f():\n    b = 2\n    return a\n    # done\n";
+    let f = Fixture::new(&[("app.py", text)]);
+    let mut client = f.start(
+        json!([turn(vec![read("app.py")]), turn(vec![edit("app.py", text, changed)]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let uri = client.open(&f.path("app.py"), text);
+    let ask = client.send_request("workspace/executeCommand", ask_params("Tidy f"));
+    let apply = client.server_request("workspace/applyEdit");
+    let edits = &apply["params"]["edit"]["documentChanges"][0]["edits"];
+    expect_test::expect![[r#"[{"range":{"start":{"line":1,"character":0},"end":{"line":2,"character":0}},"newText":""},{"range":{"start":{"line":4,"character":0},"end":{"line":4,"character":0}},"newText":"    # done\n"}]"#]]
+        .assert_eq(&edits.to_string());
+    // Each hunk alone leaves whole lines.
+    for (i, alone) in [(0, "def f():\n    b = 2\n    return a\n"), (1, "def f():\n    a = 1\n    b = 2\n    return a\n    # done\n")] {
+        let mut one = apply.clone();
+        one["params"]["edit"]["documentChanges"][0]["edits"] = json!([edits[i].clone()]);
+        let version = i32::try_from(edits_version(&apply)).unwrap();
+        let applied = tandem::lsp::edits::apply_as_editor(&one["params"], text, version, tandem::lsp::position::PositionEncoding::Utf16).unwrap();
+        assert_eq!(applied.text, alone);
+    }
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(client.text(&uri), changed);
+    assert_eq!(answer["result"]["summary"], "1 edit: 1 applied. Changed: app.py lines 2, 4.", "{answer}");
+    client.shutdown();
+}
+
 #[test]
 fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact() {
     let f = Fixture::new(&[("app.txt", "fn main() {\n    run();\n}\n")]);
@@ -292,7 +359,7 @@ fn a_partly_accepted_review_is_reported_as_partial_with_both_hunks() {
     let results = client.tool_results();
     let (is_error, content) = &results[1];
     assert!(is_error, "{content}");
-    assert!(content.contains("only partly applied: the user accepted 1 of its 2 hunks"), "{content}");
+    assert!(content.contains("Partly applied: the user accepted 1 of the 2 hunks of the edit to app.py"), "{content}");
     assert!(content.contains("Applied 1: now at line 1 of app.py."), "{content}");
     assert!(content.contains("Declined 1 (at line 5 of app.py): kept\n    greet\n  instead of\n    welcome"), "{content}");
     assert!(content.contains("may now be inconsistent"), "{content}");

@@ -238,3 +238,62 @@ fn a_file_deleted_since_the_run_is_a_conflict_and_the_rest_is_restored() {
     assert_eq!(client.text(&app), APP);
     client.shutdown();
 }
+
+/// The saved thread `id`'s file (under the tests' data folder), its JSON
+/// strings' escapes undone: what the model was sent is in it.
+fn thread_file(id: &str) -> String {
+    let mut stack = vec![std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n.to_string_lossy() == format!("{id}.jsonl")) {
+                return std::fs::read_to_string(&path).unwrap().replace("\\n", "\n").replace("\\\"", "\"");
+            }
+        }
+    }
+    panic!("no thread file for {id}");
+}
+
+/// Issue 53: after `tandem.undo`, the thread's next request tells the
+/// model which run was taken back, its files, and to read them again; after
+/// `tandem.redo`, that the run is back; each once, not again in the
+/// request after.
+#[test]
+fn the_model_is_told_of_an_undo_and_a_redo_in_its_next_request() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let (mut client, _app, run_id) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), json!({}));
+    let threads = client.request("workspace/executeCommand", json!({"command": "tandem.threads", "arguments": []}));
+    let thread_id = threads["result"]["threads"][0]["threadId"].as_str().unwrap().to_string();
+    let script = f.root.parent().unwrap().join("script.json");
+    let follow_up = |client: &mut LspClient, prompt: &str| {
+        std::fs::write(&script, json!({"turns": [done()]}).to_string()).unwrap();
+        let answer = client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": prompt, "threadId": thread_id}]}));
+        assert_eq!(answer["result"]["status"], "completed", "{answer}");
+        let saved = thread_file(&thread_id);
+        let at = saved.rfind(prompt).unwrap_or_else(|| panic!("{prompt} is not in the thread:\n{saved}"));
+        // The user message that carries the prompt, with what came before it.
+        let start = saved[..at].rfind("{\"type\":\"message\"").unwrap_or(0);
+        saved[start..at].to_string()
+    };
+
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    assert_eq!(client.response(undo)["result"]["runId"], run_id.as_str());
+    let told = follow_up(&mut client, "what did you change?");
+    assert!(told.contains(&format!("The user undid an earlier run of yours ({run_id}): its changes to ")), "{told}");
+    assert!(told.contains("app.txt") && told.contains("closed.txt") && told.contains("read those files again"), "{told}");
+
+    let again = follow_up(&mut client, "and now?");
+    assert!(!again.contains("The user undid") && !again.contains("The user redid"), "said once: {again}");
+
+    let redo = client.send_request("workspace/executeCommand", undo_params("tandem.redo", Some(&run_id)));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    client.response(redo);
+    let told = follow_up(&mut client, "and after the redo?");
+    assert!(told.contains(&format!("The user redid an earlier run of yours ({run_id}) they had undone: its changes to ")), "{told}");
+    client.shutdown();
+}

@@ -11,7 +11,9 @@
 -- permission mode, acceptEdits by default: in `default` every review,
 -- the run's and the undo's, is answered "A" as the user would); and
 -- SCENARIO_TYPE_TOP (a line the user types at the top of the buffer after
--- the run, before the undo).
+-- the run, before the undo); SCENARIO_UNDO_KEYS (the keys, one at a time,
+-- that answer the undo's review instead of "A"; the scenario then ends
+-- after the undo, the review's hunk headers in the report).
 local env = vim.env
 local kit = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/kit.lua')
 kit.load_plugin()
@@ -47,8 +49,11 @@ local ok, err = pcall(function()
   end
   local tandem = require('tandem')
   tandem.setup({ cmd = { env.TANDEM_BIN, 'lsp' }, permission_mode = env.SCENARIO_MODE or 'acceptEdits' })
-  -- Every review window that opens is answered "A" (apply all), as the user would.
+  -- Every review window that opens is answered "A" (apply all), as the user
+  -- would, or the undo's with SCENARIO_UNDO_KEYS.
   report.reviews = 0
+  report.undo_review = {}
+  local undoing = false
   local answered = {}
   local watcher = vim.uv.new_timer()
   watcher:start(20, 20, vim.schedule_wrap(function()
@@ -58,7 +63,16 @@ local ok, err = pcall(function()
         answered[win] = true
         report.reviews = report.reviews + 1
         vim.api.nvim_set_current_win(win)
-        vim.api.nvim_feedkeys('A', 'x', false)
+        if undoing and env.SCENARIO_UNDO_KEYS then
+          report.undo_review = vim.tbl_filter(function(line)
+            return line:find('hunk %d+/%d+') ~= nil
+          end, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+          for key in env.SCENARIO_UNDO_KEYS:gmatch('.') do
+            vim.api.nvim_feedkeys(key, 'x', false)
+          end
+        else
+          vim.api.nvim_feedkeys('A', 'x', false)
+        end
       end
     end
   end))
@@ -104,8 +118,14 @@ local ok, err = pcall(function()
   if env.SCENARIO_TYPE_TOP then
     vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { env.SCENARIO_TYPE_TOP })
   end
+  undoing = true
   report.undo = until_message('TandemUndo', 'Tandem: undid ')
   report.after_undo = capture()
+  undoing = false
+  if env.SCENARIO_UNDO_KEYS then
+    watcher:stop()
+    return
+  end
   report.redo = until_message('TandemRedo', 'Tandem: redid ')
   report.after_redo = capture()
   report.undo_again = until_message('TandemUndo', 'Tandem: undid ')

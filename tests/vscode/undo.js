@@ -101,7 +101,7 @@ async function main() {
   await waitForLines('the buffer holds the ticked hunk only', appUri, ['def welcome(name):', '    return "hi " + name', '', '', 'print(greet("ann"))', '']);
   const told = toolResult(await model.request(before + 3), `toolu_mock_${before + 2}_1`);
   log(`the model was told:\n${told}`);
-  assert.match(told, /only partly applied: the user accepted 1 of its 2 hunks/);
+  assert.match(told, /Partly applied: the user accepted 1 of the 2 hunks of the edit to app\.py/);
   assert.match(told, /Applied 1: now at line 1 of app\.py\./);
   assert.match(told, /Declined 1 \(at line 5 of app\.py\): kept\n\s+greet\(\n\s+instead of\n\s+welcome\(/);
   log(`check: one of two hunks ticked: the model is told which landed and which was declined; "${partial}"`);

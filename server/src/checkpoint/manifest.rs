@@ -56,6 +56,12 @@ pub struct Manifest {
     /// When it was last undone; `None`: its changes are in place.
     #[serde(default)]
     pub undone_ms: Option<u64>,
+    /// The model of its thread was last told that it is undone (`false`:
+    /// it knows the run's changes as in place, as it made them); an undo or
+    /// redo it was not told of yet is said in its thread's next request
+    /// ([`super::Checkpoints::restores_untold`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub told_undone: bool,
     pub files: Vec<FileEntry>,
     /// The run's edits to open documents, per file, where they are kept as
     /// edits: the file's entry names the content before (as `before` and

@@ -165,6 +165,7 @@ impl Checkpoints {
             recorded_by: Some(this_process().to_string()),
             running_pid: Some(std::process::id()),
             undone_ms: None,
+            told_undone: false,
             files: Vec::new(),
             edits: Vec::new(),
         };
@@ -275,6 +276,50 @@ impl Checkpoints {
         if let Err(err) = manifest::save(path, manifest) {
             tracing::warn!(%err, "cannot save the checkpoint's state");
         }
+    }
+
+    /// What the model of `thread_id` was not told yet of its runs undone
+    /// or redone (from any front end, by any process), for the thread's
+    /// next request: one line per run naming its files (`display` words a
+    /// path), and what to do. Each run is then recorded as told, so it is
+    /// said once. `None` when there is nothing new.
+    pub fn restores_untold(&self, thread_id: &str, display: &dyn Fn(&Path) -> String) -> Option<String> {
+        let mut lines = Vec::new();
+        // The thread's own folder only: a run start reads no other thread's.
+        let mut found: Vec<(PathBuf, Manifest)> = std::fs::read_dir(self.thread_dir(thread_id))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "json"))
+            .filter_map(|path| manifest::load(&path).ok().map(|manifest| (path, manifest)))
+            .filter(|(_, manifest)| manifest.thread_id == thread_id)
+            .collect();
+        found.sort_by(|a, b| a.1.id.cmp(&b.1.id));
+        for (path, mut manifest) in found {
+            // A run still going cannot be undone: its state is its own.
+            let undone = manifest.undone_ms.is_some();
+            if manifest.told_undone == undone {
+                continue;
+            }
+            let files: Vec<String> = manifest.changed_files().map(|entry| display(&entry.path)).collect();
+            let files = if files.is_empty() { "no file".to_string() } else { files.join(", ") };
+            lines.push(if undone {
+                format!("- The user undid an earlier run of yours ({}): its changes to {files} were taken back, wholly or in part.", manifest.run_id)
+            } else {
+                format!("- The user redid an earlier run of yours ({}) they had undone: its changes to {files} are back.", manifest.run_id)
+            });
+            manifest.told_undone = undone;
+            if let Err(err) = manifest::save(&path, &manifest) {
+                tracing::warn!(%err, "cannot save the checkpoint's state");
+            }
+        }
+        (!lines.is_empty()).then(|| {
+            format!(
+                "[Tandem: since your last turn in this conversation:\n{}\nWhat you said or did about those changes may no longer hold: read those files again before you rely on them or edit them.]",
+                lines.join("\n")
+            )
+        })
     }
 
     /// Keep the store within its [`Limits`]: each thread's oldest

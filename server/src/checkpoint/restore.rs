@@ -17,7 +17,11 @@
 //! after checking its content is still what was compared; an open document
 //! changes only through the editor's `workspace/applyEdit` (through
 //! [`Workspace::write`], versioned), after the same permission decision as
-//! any edit. The editor refusing it leaves the document as it was. (A
+//! any edit. The editor refusing it leaves the document as it was. Its
+//! review applies the whole restore unless the user decides hunk by hunk;
+//! a restore taken in part holds whole lines either way (each hunk is
+//! whole lines or within one line), and the report says which lines were
+//! kept, in words for the user. (A
 //! closed file is not opened for a review: the undo is the user's own
 //! command, and a file to remove or bring back has no buffer to review in.)
 
@@ -31,7 +35,7 @@ use super::manifest::{FileEntry, Manifest};
 use super::{CheckpointError, Checkpoints};
 use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::tools::ToolKind;
-use crate::workspace::{atomic_write, fingerprint, merge3, DiskWriteError, FileChange, Workspace};
+use crate::workspace::{atomic_write, fingerprint, merge3, DiskWriteError, FileChange, Workspace, WriteError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -44,6 +48,14 @@ impl Direction {
         match self {
             Direction::Undo => "undo",
             Direction::Redo => "redo",
+        }
+    }
+
+    /// The verb in the past tense ("undid 1 of its 2 changes").
+    pub fn done(self) -> &'static str {
+        match self {
+            Direction::Undo => "undid",
+            Direction::Redo => "redid",
         }
     }
 }
@@ -186,16 +198,28 @@ async fn restore_file(
                     Err(reason) => return conflict(path, reason),
                 };
                 let change = FileChange { path: path.to_path_buf(), new_text: Arc::from(new), base: Some(*stamp), label, review, splices: None };
-                workspace.write(change).await.map(|_| ()).map_err(|e| e.message())
+                match workspace.write(change).await {
+                    Ok(_) => Ok(None),
+                    // The user took some of its hunks in the editor's
+                    // review: each is whole lines or within one line, so
+                    // the file holds whole lines either way. Said in words
+                    // for the user, not the model's.
+                    Err(WriteError::PartlyApplied(_, partial)) => Ok(Some(partial.restore_words(direction.done()))),
+                    Err(e) => Err(e.message()),
+                }
             }
         },
         (Current::Disk(now), Some(new)) => {
-            atomic_write(path, &new, now.as_deref().map(fingerprint)).map_err(|e| disk_error(&e))
+            atomic_write(path, &new, now.as_deref().map(fingerprint)).map(|()| None).map_err(|e| disk_error(&e))
         }
-        (Current::Disk(now), None) => remove_checked(path, now.as_deref()),
+        (Current::Disk(now), None) => remove_checked(path, now.as_deref()).map(|()| None),
     };
     match written {
-        Ok(()) => FileReport { path: path.to_path_buf(), status: FileStatus::Restored, reason: merged.then(|| "merged with changes made since the run".to_string()) },
+        Ok(partly) => FileReport {
+            path: path.to_path_buf(),
+            status: FileStatus::Restored,
+            reason: partly.or_else(|| merged.then(|| "merged with changes made since the run".to_string())),
+        },
         Err(reason) => conflict(path, reason),
     }
 }

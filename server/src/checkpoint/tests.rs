@@ -917,6 +917,48 @@ async fn the_editor_refusing_the_restoring_edit_leaves_the_document_as_it_was() 
     assert_eq!(&*editor.document(&path).unwrap().text, "a\nB\n");
 }
 
+/// An editor whose user takes only the first hunk of each edit in its
+/// review, as the Neovim plugin's `a` then `r` does: the buffer gets that
+/// hunk, and the answer says which landed.
+#[derive(Default)]
+struct FirstHunkEditor(MemoryEditor);
+
+#[async_trait::async_trait]
+impl Editor for FirstHunkEditor {
+    fn document(&self, path: &Path) -> Option<crate::workspace::DocumentSnapshot> {
+        self.0.document(path)
+    }
+    fn open_documents(&self) -> Vec<PathBuf> {
+        self.0.open_documents()
+    }
+    async fn apply(&self, edit: crate::workspace::BufferEdit) -> crate::workspace::EditOutcome {
+        let hunks = crate::workspace::replacements(&edit.old_text, &edit.new_text);
+        let landed: Vec<bool> = (0..hunks.len()).map(|i| i == 0).collect();
+        let text = crate::workspace::spliced(&edit.old_text, &hunks[..1]);
+        let version = edit.version + 1;
+        self.0.open(&edit.path, &text, version);
+        crate::workspace::EditOutcome::Partial(crate::workspace::place_hunks(&edit.old_text, &hunks, &landed, &text, version))
+    }
+}
+
+/// Issue 53: an undo the user took in part in the editor's review (a run
+/// that changed lines 1 and 4; the first hunk taken, the second declined)
+/// leaves whole lines, is reported restored in words for the user (which
+/// lines were kept), and not in the model's.
+#[tokio::test]
+async fn a_restore_taken_in_part_in_the_review_is_said_in_words_for_the_user() {
+    let f = fixture();
+    f.write("a.txt", b"a\nb\nc\nd\n");
+    f.run_writing("run-1", &[("a.txt", b"A\nb\nc\nD\n")]).await;
+    let editor = Arc::new(FirstHunkEditor::default());
+    editor.0.open(&f.path("a.txt"), "A\nb\nc\nD\n", 3);
+    let workspace = Workspace::with_roots(vec![f.root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let report = restore(&f.store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(statuses(&report), [("a.txt".into(), "restored")]);
+    assert_eq!(report.files[0].reason.as_deref(), Some("undid 1 of its 2 changes; kept line 4 as it was (declined in the review)"));
+    assert_eq!(&*editor.document(&f.path("a.txt")).unwrap().text, "a\nb\nc\nD\n");
+}
+
 /// A policy that declines every edit.
 struct Declines;
 

@@ -653,7 +653,19 @@ impl Host {
                 (provider, config, Some(endpoint))
             }
         };
-        let (context, in_editor, compact, max_turns) = (parts.context.clone(), parts.in_editor, parts.compact, parts.max_turns);
+        let (mut context, in_editor, compact, max_turns) = (parts.context.clone(), parts.in_editor, parts.compact, parts.max_turns);
+        // The thread's runs undone or redone since the model last heard
+        // (from any front end, by any process): said before the prompt,
+        // so the model reads the files again instead of trusting its
+        // history, and kept in the thread with the message.
+        if let (Some(checkpoints), Some((thread_id, _))) = (&self.checkpoints, &checkpoint) {
+            if let Some(news) = checkpoints.restores_untold(thread_id, &|path: &Path| self.workspace.display_path(path)) {
+                context = Some(match context {
+                    Some(context) => format!("{news}\n\n{context}"),
+                    None => news,
+                });
+            }
+        }
         let attachments = std::mem::take(&mut parts.attachments);
         let mut prepared = self.prepare_with(&settings, parts, checkpoint);
         // A run's background tasks are the session's.

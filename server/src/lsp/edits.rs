@@ -123,9 +123,13 @@ mod tests {
     fn distant_changes_are_separate_edits_against_the_original() {
         let old = "a\nb\nc\nd\ne\nf\n";
         let new = "A\nb\nc\nd\nf\nF\n";
+        // e then f becomes f then F: e removed and F added, each whole
+        // lines (not "e\nf" becoming "f\nF", which declined alone next to
+        // another hunk would join lines).
         expect_test::expect![[r#"
             0:0-0:1 "A"
-            4:0-5:1 "f\nF""#]]
+            4:0-5:0 ""
+            6:0-6:0 "F\n""#]]
         .assert_eq(&render(old, new));
     }
 
@@ -150,14 +154,18 @@ mod tests {
                 let mut rope = Rope::from_str(&old);
                 apply_text_edits(&mut rope, &edits, encoding);
                 prop_assert_eq!(rope.to_string(), new.clone());
-                // Minimal: every edit stays inside the differing middle, the
-                // common prefix and suffix counted here independently (one
-                // byte of slack for a `\r\n` pair, which is never split).
+                // Minimal: every edit stays inside the lines of the differing
+                // middle, the common prefix and suffix counted here
+                // independently (edits are whole lines or within one line,
+                // and a `\r\n` pair is never split).
                 let prefix: usize = old.chars().zip(new.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a.len_utf8()).sum();
                 let suffix: usize = old[prefix..].chars().rev().zip(new[prefix..].chars().rev()).take_while(|(a, b)| a == b).map(|(a, _)| a.len_utf8()).sum();
+                let first_line = old[..prefix].trim_end_matches('\r').rfind(['\n', '\r']).map_or(0, |i| i + 1);
+                let suffix_at = old.len() - suffix;
+                let last_line_end = old[suffix_at..].find(['\n', '\r']).map_or(old.len(), |i| (suffix_at + i + 2).min(old.len()));
                 for r in replacements(&old, &new) {
-                    prop_assert!(r.range.start + 1 >= prefix, "{r:?} starts inside the common prefix of {prefix} bytes");
-                    prop_assert!(r.range.end <= old.len() - suffix + 1, "{r:?} ends inside the common suffix of {suffix} bytes");
+                    prop_assert!(r.range.start >= first_line, "{r:?} starts before the line where the texts first differ ({first_line})");
+                    prop_assert!(r.range.end <= last_line_end, "{r:?} ends after the line where they last differ ({last_line_end})");
                 }
             }
         }

@@ -460,13 +460,13 @@ async fn a_partly_accepted_review_is_reported_hunk_by_hunk_without_waiting() {
             }
         };
         let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), write).await.expect("a known outcome is not waited for");
-        let Err(WriteError::PartlyApplied(message)) = &outcome else { panic!("{outcome:?}") };
+        let Err(WriteError::PartlyApplied(message, _)) = &outcome else { panic!("{outcome:?}") };
         let records = h.editor.take_records(None);
         assert_eq!(records.len(), 1, "{records:?}");
         assert_eq!(records[0].status, EditStatus::Partial);
         if which[0] {
             expect_test::expect![[r#"
-                Error: the edit to a.txt was only partly applied: the user accepted 1 of its 2 hunks in the editor's review and declined the rest.
+                Partly applied: the user accepted 1 of the 2 hunks of the edit to a.txt in the editor's review and declined the rest.
                 Applied 1: now at line 1 of a.txt.
                 Declined 1 (at line 5 of a.txt): kept
                     greet

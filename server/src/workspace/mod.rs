@@ -26,7 +26,7 @@ pub use edit_locks::EditLocks;
 pub use merge::{holds_change, merge3};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
-pub use replacements::replacements;
+pub use replacements::{minimal_splices, replacements};
 pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use recorder::{ChangeRecorder, CommandChange, SplicedEdit};
@@ -136,8 +136,9 @@ pub enum WriteError {
     /// The editor did not apply it (or applied something else).
     NotApplied(String),
     /// The editor applied some hunks and the user declined the others; the
-    /// string names both, with their lines.
-    PartlyApplied(String),
+    /// string names both, with their lines, for the model; the hunks
+    /// themselves, for words to the user.
+    PartlyApplied(String, Box<PartialEdit>),
     /// Whether it landed is not known (the editor never answered); the
     /// string says what is known, and the file must be read again.
     Unknown(String),
@@ -151,7 +152,7 @@ impl WriteError {
             WriteError::Superseded(m)
             | WriteError::Rejected(m)
             | WriteError::NotApplied(m)
-            | WriteError::PartlyApplied(m)
+            | WriteError::PartlyApplied(m, _)
             | WriteError::Unknown(m)
             | WriteError::Io(m) => m.clone(),
         }
@@ -873,7 +874,7 @@ impl Workspace {
                     self.ledger.record(&change.path, stamp, now.text);
                     self.edited_versions.locked().insert(change.path.clone(), now.version);
                 }
-                Err(WriteError::PartlyApplied(partial.message(display)))
+                Err(WriteError::PartlyApplied(partial.message(display), Box::new(partial)))
             }
             EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!(
                 "Error: the edit to {display} was superseded by a user edit ({reason}). Read the file again before retrying."
@@ -935,7 +936,7 @@ impl Workspace {
             ))),
             EditOutcome::Superseded(reason) => Err(WriteError::Superseded(format!("Error: {display} was not created: {reason}."))),
             EditOutcome::NotApplied(reason) => Err(WriteError::NotApplied(format!("Error: the editor did not create {display} ({reason})."))),
-            EditOutcome::Partial(partial) => Err(WriteError::PartlyApplied(partial.message(display))),
+            EditOutcome::Partial(partial) => Err(WriteError::PartlyApplied(partial.message(display), Box::new(partial))),
             EditOutcome::Unknown(reason) => Err(self.unknown_outcome(&change.path, display, &reason)),
             EditOutcome::Changed(reason) => Err(WriteError::Superseded(format!("Error: {display} was not created: {reason}."))),
         }

@@ -363,12 +363,26 @@ fn quote(text: &str) -> String {
 }
 
 impl PartialEdit {
+    /// What the user is told of a restore (`did`: "undid", "redid") they
+    /// took in part in the editor's review: "undid 1 of its 2 changes;
+    /// kept line 3 as it was (declined in the review)".
+    pub fn restore_words(&self, did: &str) -> String {
+        let total = self.landed.len() + self.declined.len();
+        let kept: Vec<LineSpan> = self.declined.iter().map(|h| h.lines).collect();
+        let lines = match kept.as_slice() {
+            [one] => one.to_string(),
+            _ => format!("lines {}", line_list(&kept)),
+        };
+        let were = if matches!(kept.as_slice(), [one] if one.start == one.end) { "it was" } else { "they were" };
+        format!("{did} {} of its {total} changes; kept {lines} as {were} (declined in the review)", self.landed.len())
+    }
+
     /// What the model is told: which hunks landed, which were declined and
     /// where they are now, and that the file may be inconsistent.
     pub fn message(&self, display: &str) -> String {
         let total = self.landed.len() + self.declined.len();
         let mut out = format!(
-            "Error: the edit to {display} was only partly applied: the user accepted {} of its {total} hunks in the editor's review and declined the rest.",
+            "Partly applied: the user accepted {} of the {total} hunks of the edit to {display} in the editor's review and declined the rest.",
             self.landed.len()
         );
         for (n, hunk) in self.landed.iter().enumerate() {
@@ -449,7 +463,7 @@ mod tests {
         let landed = landed_hunks(APP, &hunks, &current).unwrap();
         let partial = place_hunks(APP, &hunks, &landed, &current, 7);
         expect_test::expect![[r#"
-            Error: the edit to app.py was only partly applied: the user accepted 1 of its 2 hunks in the editor's review and declined the rest.
+            Partly applied: the user accepted 1 of the 2 hunks of the edit to app.py in the editor's review and declined the rest.
             Applied 1: now at line 1 of app.py.
             Declined 1 (at line 5 of app.py): kept
                 greet

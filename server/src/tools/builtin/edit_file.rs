@@ -152,8 +152,9 @@ pub struct EditPlan {
     base: Option<ReadStamp>,
     rung: MatchRung,
     replacements: usize,
-    /// The replacements as byte ranges of `old_text`, so an open document
-    /// gets exactly these edits (no diff of the whole text).
+    /// The change's hunks as byte ranges of `old_text` (whole lines or
+    /// within one line, see [`crate::workspace::minimal_splices`]), so an
+    /// open document gets exactly these edits (no diff of the whole text).
     splices: Option<Vec<Splice>>,
 }
 
@@ -213,6 +214,9 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
         )));
     }
     let new_text = crate::workspace::spliced(&current.text, &replacements);
+    // The editor gets the change's hunks, not the matched range: an
+    // old_string of twenty lines that changes two is two hunks to review.
+    let hunks = crate::workspace::minimal_splices(&current.text, &replacements);
     Ok(EditPlan {
         path,
         created: false,
@@ -222,7 +226,7 @@ fn plan_edit(workspace: &Workspace, args: &EditFileArgs) -> Result<EditPlan, Too
         base: Some(current.stamp),
         rung: found.rung,
         replacements: replacements.len(),
-        splices: Some(replacements),
+        splices: Some(hunks),
     })
 }
 

@@ -79,7 +79,7 @@ describe('TranscriptText', () => {
       { type: 'tool_call', input: {}, id: 'e1', name: 'edit_file', summary: 'notes.txt' },
       { type: 'tool_result', id: 'e1', content: 'refused', is_error: true },
       { type: 'tool_call', input: {}, id: 'e2', name: 'edit_file', summary: 'app.py' },
-      { type: 'tool_result', id: 'e2', content: 'Error: the edit to app.py was only partly applied', is_error: true, edit: { uri: 'file:///app.py', status: 'partial' } },
+      { type: 'tool_result', id: 'e2', content: 'Partly applied: the user accepted 1 of the 2 hunks of the edit to app.py', is_error: true, edit: { uri: 'file:///app.py', status: 'partial' } },
       { type: 'text', text: 'late', parent: 'gone' },
       { type: 'retry', delay_ms: 1000, attempt: 1, reason: 'overloaded' },
     ]);
@@ -92,7 +92,7 @@ describe('TranscriptText', () => {
         '→ edit_file notes.txt',
         '  ✗ refused',
         '→ edit_file app.py',
-        '  ◐ Error: the edit to app.py was only partly applied',
+        '  ◐ Partly applied: the user accepted 1 of the 2 hunks of the edit to app.py',
         '    │ late',
         '(retrying, attempt 1: overloaded)',
         '',
