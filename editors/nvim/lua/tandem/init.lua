@@ -40,14 +40,9 @@ local function notify(message, level)
   vim.notify('Tandem: ' .. message, level or vim.log.levels.INFO)
 end
 
---- The server settings `setup()` maps to (`initializationOptions.tandem`
---- and the answer to `workspace/configuration`).
-function M.server_settings()
-  local c = M.config
+--- The server settings of one setup() configuration (`c`).
+local function settings_of(c)
   local settings = {
-    saveDocuments = true,
-    textInput = true,
-    codeIntel = true,
     provider = c.provider,
     model = c.model,
     permissionMode = c.permission_mode,
@@ -56,6 +51,50 @@ function M.server_settings()
     inlineCompletions = c.inline_completions,
   }
   return vim.tbl_deep_extend('force', settings, c.settings or {})
+end
+
+--- What a folder's own file (an exrc: .nvim.lua, .nvimrc, .exrc, or any
+--- file of the working directory outside your config) passed to setup():
+--- its server settings go to the server as the folder's, which may only
+--- tighten (docs/protocol.md, "Editor settings"); the rest (cmd, flags…)
+--- is not used.
+M.folder_config = {}
+
+--- The server settings setup() accepts from a folder's file.
+local FOLDER_KEYS = { provider = true, model = true, permission_mode = true, max_turns = true, script = true, settings = true, inline_completions = true }
+
+--- Whether the function `level` frames up the stack was defined in a
+--- folder's own file rather than in the user's configuration.
+function M.called_from_folder(level)
+  local info = debug.getinfo(level + 1, 'S')
+  local source = info and info.source or ''
+  if source:sub(1, 1) ~= '@' then
+    return false
+  end
+  local path = vim.fs.normalize(vim.fn.fnamemodify(source:sub(2), ':p'))
+  local name = vim.fs.basename(path)
+  if name == '.nvim.lua' or name == '.nvimrc' or name == '.exrc' then
+    return true
+  end
+  local inside = function(dir)
+    dir = vim.fs.normalize(dir)
+    return path:sub(1, #dir + 1) == dir .. '/'
+  end
+  return inside(vim.fn.getcwd()) and not inside(vim.fn.stdpath('config'))
+end
+
+--- The server settings `setup()` maps to (`initializationOptions.tandem`
+--- and the answer to `workspace/configuration`), each with who set it:
+--- `layers.user` your own setup() (and the plugin's promises: it saves
+--- buffers, answers text input and code intelligence), `layers.folder`
+--- what a folder's exrc passed, which the server lets only tighten.
+function M.server_settings()
+  local user = settings_of(M.config)
+  user.saveDocuments = true
+  user.textInput = true
+  user.codeIntel = true
+  local folder = settings_of(M.folder_config)
+  return { layers = { user = user, folder = next(folder) and folder or vim.empty_dict() } }
 end
 
 --- The client capabilities: Neovim's own, plus change annotations, so the
@@ -350,7 +389,22 @@ function M.accept_inline_completion(item)
 end
 
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  if M.called_from_folder(2) then
+    -- An exrc's options are the folder's, not yours: its server settings
+    -- may only tighten, and it cannot choose the binary (cmd) or the rest.
+    local theirs = {}
+    for key, value in pairs(opts or {}) do
+      if FOLDER_KEYS[key] then
+        theirs[key] = value
+      else
+        notify('ignored "' .. key .. '" from a folder\'s own file (set it in your own configuration)', vim.log.levels.WARN)
+      end
+    end
+    M.folder_config = vim.tbl_deep_extend('force', M.folder_config, theirs)
+    opts = {}
+  else
+    M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  end
   review.options = vim.tbl_extend('force', review.options, M.config.review or {})
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('tandem', { clear = true }),
