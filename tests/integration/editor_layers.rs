@@ -97,8 +97,12 @@ fn a_folders_values_in_a_configuration_answer_cannot_loosen() {
     asked_and_denied(&mut client, &f);
     assert!(!marker.exists(), "the folder's hook ran");
     not_hit(&listener);
-    // A push the same way changes nothing either.
-    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": section}}));
-    asked_and_denied(&mut client, &f);
+    // The same mode pushed as the user's own applies: rm runs unasked.
+    let mine = json!({"layers": {"user": {"permissionMode": "bypassPermissions"}, "folder": {"permissionMode": "bypassPermissions"}}});
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": mine}}));
+    let ask = client.send_request("workspace/executeCommand", ask_params("clean up"));
+    let answer = client.next_request_or_response(ask);
+    assert!(answer.get("method").is_none(), "the user's mode asks nothing: {answer}");
+    assert!(!f.path("victim.txt").exists(), "{:?}", client.tool_results());
     client.shutdown();
 }
