@@ -68,6 +68,11 @@ local FOLDER_KEYS = { provider = true, model = true, permission_mode = true, max
 function M.called_from_folder(level)
   local info = debug.getinfo(level + 1, 'S')
   local source = info and info.source or ''
+  -- Neovim 0.11 runs a `.nvim.lua` exrc as a string named "<nvim>" (as
+  -- it runs nvim_exec_lua's); 0.12 names it by its path.
+  if source == '<nvim>' then
+    return true
+  end
   if source:sub(1, 1) ~= '@' then
     return false
   end
@@ -401,10 +406,10 @@ function M.setup(opts)
       end
     end
     M.folder_config = vim.tbl_deep_extend('force', M.folder_config, theirs)
-    opts = {}
-  else
-    M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+    -- Nor does it start anything: your own setup() (or a restart) sends it.
+    return
   end
+  M.config = vim.tbl_deep_extend('force', M.config, opts or {})
   review.options = vim.tbl_extend('force', review.options, M.config.review or {})
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('tandem', { clear = true }),
