@@ -77,6 +77,13 @@ function M.called_from_folder(level)
     return false
   end
   local path = vim.fs.normalize(vim.fn.fnamemodify(source:sub(2), ':p'))
+  -- The init file you named with `nvim -u FILE` is yours, wherever it is.
+  local argv = vim.v.argv or {}
+  for i = 1, #argv - 1 do
+    if argv[i] == '-u' and vim.fs.normalize(vim.fn.fnamemodify(argv[i + 1], ':p')) == path then
+      return false
+    end
+  end
   local name = vim.fs.basename(path)
   if name == '.nvim.lua' or name == '.nvimrc' or name == '.exrc' then
     return true
