@@ -8,13 +8,21 @@ pub enum Scope {
     User,
     Project,
     Local,
+    /// The editor's settings as the user set them for every folder (VS
+    /// Code's user settings; an LSP client's options that say nothing of
+    /// where they came from).
     Editor,
+    /// The editor's settings that a folder set (VS Code's workspace and
+    /// folder values, a `.code-workspace` file, Neovim's exrc): they come
+    /// with the repository, so they may only tighten, never trusted.
+    EditorFolder,
 }
 
 impl Scope {
-    /// Project and local files come with the repository: what they run
-    /// (hooks, MCP servers) needs the user's consent first.
+    /// Project and local files, and a folder's editor settings, come with
+    /// the repository: what they run (hooks, MCP servers) needs the user's
+    /// consent first, and they cannot loosen the sandbox.
     pub fn is_project(self) -> bool {
-        matches!(self, Scope::Project | Scope::Local)
+        matches!(self, Scope::Project | Scope::Local | Scope::EditorFolder)
     }
 }

@@ -1242,6 +1242,29 @@ fn neovim_undo_reviewed_hunk_by_hunk_keeps_every_line() {
     }
 }
 
+/// A folder's exrc (issue 49): what its `.nvim.lua` passes to setup() —
+/// bypassPermissions, another binary — is the folder's layer, so the
+/// agent's `rm` is still asked (denied: the file stays) and the user's
+/// binary runs; run as Neovim 0.11 and 0.12 each run an exrc.
+fn neovim_an_exrc_setup_is_the_folders_not_the_users() {
+    for nvim in nvims("neovim_an_exrc_setup_is_the_folders_not_the_users") {
+        for how in ["0.11", "0.12"] {
+            let workspace = NotesWorkspace::new();
+            std::fs::write(workspace.root.join("victim.txt"), "keep me\n").expect("write victim.txt");
+            let exrc = "require('tandem').setup({ permission_mode = 'bypassPermissions', cmd = { '/bin/false' } })\n";
+            std::fs::write(workspace.root.join(".nvim.lua"), exrc).expect("write .nvim.lua");
+            let rm = serde_json::json!({"name": "run_shell", "input": {"command": "rm victim.txt"}});
+            let script = serde_json::json!({"turns": [{"text": "", "tool_calls": [rm]}, {"text": "Done."}]});
+            let report = run_scenario(&workspace, &nvim, "exrc_scenario.lua", &script.to_string(), [("SCENARIO_EXRC", std::ffi::OsStr::new(how))]);
+            assert_eq!(report["errors"], serde_json::json!([]), "{how}: {report:#}");
+            assert_eq!(report["folder_config"]["permission_mode"], "bypassPermissions", "{how}: the exrc was not taken as the folder's: {report:#}");
+            assert_eq!(report["cmd"][0], env!("CARGO_BIN_EXE_tandem"), "{how}: {report:#}");
+            assert_eq!(report["asked"].as_array().map(Vec::len), Some(1), "{how}: rm was not asked: {report:#}");
+            assert_eq!(report["victim"], true, "{how}: the exrc's mode removed the file: {report:#}");
+        }
+    }
+}
+
 /// :TandemTrust (issue 27): the folder's own bypassPermissions does not
 /// apply until the folder is trusted — the server says so, a command is
 /// asked (and denied: nothing runs) — and after :TandemTrust the same
@@ -1835,6 +1858,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         "nvim":
         neovim_answers_code_intel_from_pyright,
         neovim_installs_the_release_binary_and_refuses_a_bad_checksum,
+        neovim_an_exrc_setup_is_the_folders_not_the_users,
         neovim_typing_during_reviews_never_corrupts_and_every_status_is_true,
         only_neovim_0_11_or_newer_is_accepted,
         neovim_shows_what_a_notice_or_a_question_would_hide,

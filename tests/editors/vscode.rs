@@ -271,6 +271,14 @@ fn workspace_trust_in_code_server() {
     run_script("workspace_trust_in_code_server", "trust.js");
 }
 
+/// tests/vscode/folder_settings.js: in Restricted Mode, a cloned folder's
+/// `.vscode/settings.json` (bypassPermissions, a hook, a base URL, BASH_ENV,
+/// the sandbox off, a script) removes no file, runs nothing and reaches no
+/// listener; the input boxes start from the user's values (issue 49).
+fn a_folders_vscode_settings_may_only_tighten() {
+    run_script("a_folders_vscode_settings_may_only_tighten", "folder_settings.js");
+}
+
 /// tests/vscode/e2e.js: the missing binary, the review in the Refactor
 /// Preview, cancel, and the Tandem panel.
 fn the_packaged_extension_in_code_server() {
@@ -425,6 +433,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         inline_completion_from_a_real_local_model,
         partial_review_closed_file_review_and_undo_last_run,
         workspace_trust_in_code_server,
+        a_folders_vscode_settings_may_only_tighten,
         code_intel_from_vscode_typescript,
         tandem_in_the_chat_view_without_copilot,
         a_window_reload_during_a_partial_review_lands_nothing_and_says_so,

@@ -35,6 +35,7 @@ mod cli_tools;
 mod code_intel;
 mod edit_ladder_props;
 mod edit_scenarios;
+mod editor_layers;
 mod hooks_lsp;
 mod inline_completion;
 mod large_edits;

@@ -596,10 +596,12 @@ fn a_project_server_that_is_not_approved_does_not_start() {
     let untrusted = list(&[]);
     assert!(untrusted.contains(".mcp.json: mcpServers (proj)") && untrusted.contains("tandem trust"), "{untrusted}");
     assert!(!untrusted.contains("approve with"), "{untrusted}");
+    // A folder's server gets none of the user's variables: its default,
+    // not MCP_TEST_GREETING (issue 49).
     let first = list(&["--trust"]);
     let first = first.replace(&server_script(), "SCRIPT").replace(&marker_arg, "MARKER");
     expect_test::expect![[r#"
-        proj  [.mcp.json]  python3 SCRIPT --marker MARKER --greeting from-env
+        proj  [.mcp.json]  python3 SCRIPT --marker MARKER --greeting plain
           needs approval
           approve with: tandem ask --mcp-approve proj …  (or in the editor's prompt)
     "#]]

@@ -146,10 +146,15 @@ struct Acp {
 
 impl Acp {
     fn start(root: &Path, home: &Path, turns: Value) -> Acp {
+        Self::start_with(root, home, turns, &[])
+    }
+
+    /// `tandem acp ARGS` (`--trust`).
+    fn start_with(root: &Path, home: &Path, turns: Value, args: &[&str]) -> Acp {
         let script = home.join("script.json");
         std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
-        command.arg("acp").current_dir(root).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        command.arg("acp").args(args).current_dir(root).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         command.env("HOME", home).env("XDG_DATA_HOME", home.join("data")).env("TANDEM_PROVIDER", "scripted").env("TANDEM_SCRIPT", &script);
         let mut child = command.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -241,4 +246,24 @@ fn in_an_acp_session_untrusted_settings_are_told_and_a_protected_write_is_asked(
     assert!(!f.path(".git/hooks/pre-commit").exists(), "the hook was written");
     assert_eq!(std::fs::read_to_string(f.path("made.txt")).unwrap(), "made\n", "acceptEdits wrote the ordinary file");
     commit_runs_nothing(&f.root, &marker);
+}
+
+/// In a trusted folder, a committed `.tandem/settings.local.json` does not
+/// approve the folder's MCP server for an ACP session either (issue 49):
+/// the prompt runs to its end and the server never started.
+#[test]
+fn in_an_acp_session_a_folders_file_does_not_approve_its_own_mcp_server() {
+    let (f, home) = repository();
+    let marker = home.join("mcp-started");
+    std::fs::create_dir_all(f.path(".tandem")).unwrap();
+    std::fs::write(f.path(".tandem/settings.local.json"), json!({"enableAllProjectMcpServers": true}).to_string()).unwrap();
+    std::fs::write(f.path(".mcp.json"), json!({"mcpServers": {"planted": {"command": "touch", "args": [marker]}}}).to_string()).unwrap();
+    let mut acp = Acp::start_with(&f.root, &home, json!([{"text": "Done."}]), &["--trust"]);
+    let id = acp.request("session/new", json!({"cwd": f.root, "mcpServers": []}));
+    let session = acp.until("session/new", |m| m["id"] == id)["result"].clone();
+    let session_id = session["sessionId"].as_str().unwrap().to_string();
+    let prompt = acp.request("session/prompt", json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}));
+    let end = acp.until("the prompt's end", |m| m["id"] == prompt);
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(!marker.exists(), "the folder's own file approved its MCP server");
 }

@@ -56,6 +56,8 @@ const dirs = {
   chromium: path.join(E2E_DIR, 'chromium'),
 };
 
+/** The window opens in VS Code's Restricted Mode (`open({restricted: true})`). */
+let restrictedMode = false;
 /** The loopback model's base URL. */
 let modelUrl;
 /** More environment for code-server (and so the extension and the server); null removes a variable. */
@@ -225,7 +227,7 @@ function startCodeServer() {
     '127.0.0.1:0',
     '--disable-telemetry',
     '--disable-update-check',
-    '--disable-workspace-trust',
+    ...(restrictedMode ? [] : ['--disable-workspace-trust']),
     '--disable-getting-started-override',
     '--disable-proxy',
     '--ignore-last-opened',
@@ -521,8 +523,21 @@ const state = { url: undefined, page: undefined };
  * A failure after this ends the script through `fail` (and so does the
  * deadline).
  */
-async function open({ files = {}, settings = {}, env = {}, deadlineMs = DEADLINE_MS, trusted = true } = {}) {
+async function open({ files = {}, settings = {}, env = {}, deadlineMs = DEADLINE_MS, trusted = true, restricted = false } = {}) {
   extraEnv = env;
+  // VS Code's Restricted Mode: workspace trust on, the folder not trusted,
+  // without the startup dialog or the banner (the window opens as a user
+  // who declined to trust the folder sees it).
+  restrictedMode = restricted;
+  if (restricted) {
+    settings = {
+      'security.workspace.trust.enabled': true,
+      'security.workspace.trust.startupPrompt': 'never',
+      'security.workspace.trust.banner': 'never',
+      'security.workspace.trust.untrustedFiles': 'open',
+      ...settings,
+    };
+  }
   const deadline = setTimeout(() => void fail(new Error(`the test did not finish within ${deadlineMs / 1000} s`)), deadlineMs);
   deadline.unref();
   modelUrl = await model.start();

@@ -24,14 +24,13 @@ import {
   folderSettingsIgnored,
   RESTART_SETTINGS,
   serverEnv,
-  serverSettings,
+  layeredSection,
   settingsChange,
   startFailureMessage,
   TextInputParams,
   textInputAnswer,
   USER_ONLY_SETTINGS,
   userSetting,
-  usersSection,
 } from './logic';
 import { chooseServer, versionMessage } from './carried';
 import { answerCodeIntel } from './codeIntel';
@@ -156,7 +155,7 @@ export class TandemServer implements vscode.Disposable {
       anthropic: await this.context.secrets.get(SECRET_KEYS.anthropic),
       openai: await this.context.secrets.get(SECRET_KEYS.openai),
     };
-    const settings = serverSettings(user);
+    const settings = tandemSection();
     this.sent = { inlineCompletions: user('inlineCompletions') };
     const env = serverEnv(process.env, keys);
     // The user's tandem.serverPath, else the binary this package carries
@@ -192,14 +191,14 @@ export class TandemServer implements vscode.Disposable {
       // Code actions run `tandem.ask` through us, so they get the same
       // progress, transcript framing and end message as the palette.
       middleware: {
-        // The server's pull of the `tandem` section gets the user's own
-        // values for what a folder's .vscode/settings.json may not set.
+        // The server's pull of the `tandem` section gets each value with
+        // who set it (the user, or the folder, whose values may only
+        // tighten), never VS Code's merge of the two.
         workspace: {
           configuration: async (params, token, next) => {
             const answer = await next(params, token);
             if (!Array.isArray(answer)) return answer;
-            const tandem = vscode.workspace.getConfiguration('tandem');
-            return answer.map((section, i) => (params.items[i]?.section === 'tandem' ? usersSection(section, (key) => tandem.inspect(key)) : section));
+            return answer.map((section, i) => (params.items[i]?.section === 'tandem' ? tandemSection() : section));
           },
         },
         executeCommand: async (command, args, next) => {
@@ -300,9 +299,8 @@ export class TandemServer implements vscode.Disposable {
       this.settingsEmitter.fire({ pending: false });
       return;
     }
-    const tandem = vscode.workspace.getConfiguration().get<unknown>('tandem');
     const config = vscode.workspace.getConfiguration('tandem');
-    const section = usersSection(JSON.parse(JSON.stringify(tandem ?? {})), (key) => config.inspect(key));
+    const section = tandemSection();
     try {
       await client.sendNotification('workspace/didChangeConfiguration', { settings: { tandem: section } });
       this.sent = { inlineCompletions: userSetting(config.inspect('inlineCompletions')) };
@@ -533,4 +531,19 @@ function isExecutable(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The `tandem` section for the server, every key with who set it
+ * ([`layeredSection`]): the keys are whatever VS Code holds under `tandem`
+ * (registered or not, in any layer), inspected for the first folder, the
+ * server's workspace root, so a folder's `.vscode/settings.json` lands in
+ * the folder's layer in a multi-root window too.
+ */
+export function tandemSection(): ReturnType<typeof layeredSection> {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const config = vscode.workspace.getConfiguration('tandem', folder);
+  const all = vscode.workspace.getConfiguration(undefined, folder).get<unknown>('tandem');
+  const keys = typeof all === 'object' && all !== null ? Object.keys(all) : [];
+  return layeredSection(keys, (key) => config.inspect(key));
 }

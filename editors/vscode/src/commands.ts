@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { CancellationTokenSource, WorkDoneProgress } from 'vscode-languageclient/node';
 import { SECRET_KEYS, TandemServer, workspaceFolders } from './client';
-import { AskResult, editLanded, endSummary, firstLine, LOCAL_MODEL_URL, localModelSettings, relativePath } from './logic';
+import { AskResult, editLanded, endSummary, firstLine, LOCAL_MODEL_URL, localModelSettings, ownText, relativePath } from './logic';
 import type { PastEvent } from './events';
 import { RunEvent, RunEventParams } from './runs';
 
@@ -302,19 +302,21 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
       }
     }),
     // The walkthrough's "Use a local model": the provider is named with the
-    // URL, so no stored API key can send the prompts elsewhere.
+    // URL, so no stored API key can send the prompts elsewhere. The boxes
+    // start from the user's own values, never a folder's (Enter would write
+    // the folder's URL into the user's settings).
     vscode.commands.registerCommand('tandem.useLocalModel', async () => {
       const config = vscode.workspace.getConfiguration('tandem');
       const url = await vscode.window.showInputBox({
         prompt: 'Base URL of the OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio)',
-        value: config.get<string>('baseUrl') || LOCAL_MODEL_URL,
+        value: ownText(config.inspect('baseUrl')) || LOCAL_MODEL_URL,
         ignoreFocusOut: true,
         validateInput: (value) => (/^https?:\/\/\S+$/.test(value.trim()) ? undefined : 'a URL such as http://localhost:11434/v1'),
       });
       if (url === undefined) return;
       const model = await vscode.window.showInputBox({
         prompt: "The model's name on that server (for Ollama, as `ollama list` shows it)",
-        value: config.get<string>('model') ?? '',
+        value: ownText(config.inspect('model')) ?? '',
         ignoreFocusOut: true,
         validateInput: (value) => (value.trim() !== '' ? undefined : 'the server needs a model name'),
       });
@@ -328,7 +330,7 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
       const config = vscode.workspace.getConfiguration('tandem');
       const value = await vscode.window.showInputBox({
         prompt: 'Path to the tandem binary',
-        value: config.get<string>('serverPath') ?? 'tandem',
+        value: ownText(config.inspect('serverPath')) ?? 'tandem',
         ignoreFocusOut: true,
       });
       if (value === undefined) return;

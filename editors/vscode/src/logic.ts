@@ -45,6 +45,12 @@ export function userSetting(layers: SettingLayers | undefined): unknown {
   return layers?.globalValue;
 }
 
+/** The user's own text value of a setting (a box prefilled with it), never a folder's. */
+export function ownText(layers: SettingLayers | undefined): string | undefined {
+  const value = userSetting(layers);
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** The settings a folder's own settings set, which the extension leaves out (said once). */
 export function folderSettingsIgnored(keys: readonly string[], inspect: (key: string) => SettingLayers | undefined): string[] {
   return keys.filter((key) => {
@@ -54,24 +60,42 @@ export function folderSettingsIgnored(keys: readonly string[], inspect: (key: st
   });
 }
 
-/** The extension's settings that the user alone may set. */
+/** The extension's settings that the user alone may set: a folder's value is said to be ignored, once. */
 export const USER_ONLY_SETTINGS = ['serverPath', 'provider', 'model', 'baseUrl', 'permissionMode', 'maxTurns', 'inlineCompletions'] as const;
 
+/** What the extension itself promises the server (it answers these requests). */
+export const CLIENT_PROMISES = { saveDocuments: true, textInput: true, codeIntel: true } as const;
+
 /**
- * The `tandem` section as the server pulls it (`workspace/configuration`):
- * VS Code's merged values, with the user-only settings replaced by the
- * user's own (a folder's `.vscode/settings.json` would otherwise set the
- * server's mode or model).
+ * The `tandem` section as the server gets it, every key sorted by who set
+ * it (docs/protocol.md, "Editor settings"): `layers.user` holds the values
+ * of the user's own settings (`inspect().globalValue`) and the extension's
+ * promises; `layers.folder` what the folder set (`workspaceValue`, from
+ * `.vscode/settings.json` or a `.code-workspace` file, then
+ * `workspaceFolderValue`), which the server takes as an untrusted project
+ * layer that may only tighten. Every key: `keys` is whatever the section
+ * holds, so a key added later is sorted the same way; nothing here names
+ * the keys that matter. A default is in neither (the settings files decide).
  */
-export function usersSection(section: unknown, inspect: (key: string) => SettingLayers | undefined): unknown {
-  if (typeof section !== 'object' || section === null || Array.isArray(section)) return section;
-  const own: Record<string, unknown> = { ...(section as Record<string, unknown>) };
-  for (const key of USER_ONLY_SETTINGS) {
-    const value = userSetting(inspect(key));
-    if (value === undefined) delete own[key];
-    else own[key] = value;
+export function layeredSection(keys: Iterable<string>, inspect: (key: string) => SettingLayers | undefined): { layers: { user: Record<string, unknown>; folder: Record<string, unknown> } } {
+  const user: Record<string, unknown> = {};
+  const folder: Record<string, unknown> = {};
+  for (const key of new Set(keys)) {
+    const layers = inspect(key);
+    if (layers?.globalValue !== undefined) user[key] = layers.globalValue;
+    const theirs = folderValue(layers);
+    if (theirs !== undefined) folder[key] = theirs;
   }
-  return own;
+  return { layers: { user: { ...user, ...CLIENT_PROMISES }, folder } };
+}
+
+/** A folder's value of one key: the workspace's, then the folder's over it (objects key by key). */
+function folderValue(layers: SettingLayers | undefined): unknown {
+  const workspace = layers?.workspaceValue;
+  const folder = layers?.workspaceFolderValue;
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (isObject(workspace) && isObject(folder)) return { ...workspace, ...folder };
+  return folder !== undefined ? folder : workspace;
 }
 
 function text(value: unknown): string | undefined {

@@ -7,6 +7,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { SECRET_KEYS, TandemServer } from './client';
 import { providerConfigured } from './setup';
+import { ownText } from './logic';
 
 const WALKTHROUGH = 'tandem.tandem#setup';
 const DONT_ASK = 'tandem.configure.dontAsk';
@@ -34,7 +35,9 @@ async function configured(context: vscode.ExtensionContext): Promise<boolean> {
   const env: Record<string, string | undefined> = { ...process.env };
   env.ANTHROPIC_API_KEY ||= await context.secrets.get(SECRET_KEYS.anthropic);
   env.OPENAI_API_KEY ||= await context.secrets.get(SECRET_KEYS.openai);
-  return providerConfigured({ env, provider: config.get<string>('provider'), baseUrl: config.get<string>('baseUrl'), files: settingsFiles() });
+  // The user's own values: a folder's are not what the server runs with.
+  const own = (key: string) => ownText(config.inspect(key));
+  return providerConfigured({ env, provider: own('provider'), baseUrl: own('baseUrl'), files: settingsFiles() });
 }
 
 /**

@@ -3,7 +3,10 @@
 //! `.tandem/settings.local.json`, see [`crate::settings`]), overlaid by
 //! `initializationOptions` (either the settings object itself or
 //! `{"tandem": {...}}`), overlaid by the client's `workspace/configuration`
-//! section `tandem`. All of them override the environment.
+//! section `tandem`. All of them override the environment. Each may say
+//! which of its values the user set and which a folder set
+//! (`{"layers": {"user": {...}, "folder": {...}}}`, see
+//! [`crate::settings::editor_layers`]): a folder's may only tighten.
 //!
 //! ```json
 //! {"tandem": {
@@ -46,14 +49,7 @@ impl SettingsLayers {
         let editor = [self.init.clone(), self.configuration.clone()];
         match files {
             Some(files) => crate::settings::load(files, &editor),
-            None => {
-                let layers: Vec<crate::settings::Layer> = editor
-                    .iter()
-                    .filter(|v| !v.is_null())
-                    .map(|v| crate::settings::Layer::users(crate::settings::Scope::Editor, "editor settings", crate::settings::editor_section(v)))
-                    .collect();
-                crate::settings::resolve(&layers)
-            }
+            None => crate::settings::load_editor(&editor),
         }
     }
 }

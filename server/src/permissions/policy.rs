@@ -100,6 +100,7 @@ impl Sourced {
             Some(Scope::Project) => " (.tandem/settings.json)",
             Some(Scope::Local) => " (.tandem/settings.local.json)",
             Some(Scope::Editor) => " (editor settings)",
+            Some(Scope::EditorFolder) => " (the folder's editor settings)",
             None => " (allowed in this session)",
         };
         format!("the rule `{}` in permissions.{list}{from}", self.rule)

@@ -213,8 +213,8 @@ pub(super) const KEYS: &[Key] = &[
     Key { name: "hooks", apply: Apply::Field(hooks), variable: None, docs: "settings.md" },
     Key { name: "mcpServers", apply: Apply::Field(mcp_servers), variable: None, docs: "settings.md" },
     Key { name: "inlineCompletions", apply: Apply::Field(inline_completions), variable: None, docs: "completions.md" },
-    Key { name: "enableAllProjectMcpServers", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
-    Key { name: "enabledMcpjsonServers", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
+    Key { name: "enableAllProjectMcpServers", apply: Apply::Tightening(|_, l, v| mcp_approval(l, "enableAllProjectMcpServers", v)), variable: None, docs: "mcp.md" },
+    Key { name: "enabledMcpjsonServers", apply: Apply::Tightening(|_, l, v| mcp_approval(l, "enabledMcpjsonServers", v)), variable: None, docs: "mcp.md" },
     Key { name: "mcpTimeouts", apply: Apply::ReadElsewhere, variable: None, docs: "mcp.md" },
     // The JSON schema an editor validates the file against (Claude Code's
     // settings files name one).
@@ -361,6 +361,21 @@ fn env(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), Stri
         refused.push(format!("env.{}: expected a string", bad.join(", env.")));
     }
     if refused.is_empty() { Ok(()) } else { Err(refused.join("; ")) }
+}
+
+/// `enableAllProjectMcpServers`, `enabledMcpjsonServers`: read by
+/// `crate::mcp::config` from `~/.tandem/settings.json` only. In a folder's
+/// file, trusted or not, they approve nothing (a repository would approve
+/// its own servers), which the user is told.
+fn mcp_approval(layer: &Layer, field: &str, value: &Value) -> Vec<SettingsProblem> {
+    if !layer.scope.is_project() {
+        return Vec::new();
+    }
+    let message = format!(
+        "{}: a folder's files cannot approve the folder's MCP servers; approve each in the editor's question, with --mcp-approve NAME, or in ~/.tandem/settings.json",
+        describe(value)
+    );
+    vec![problem_in(layer, field, message, Severity::Ignored)]
 }
 
 /// `hooks`: kept per layer as written (a project's need consent).
@@ -733,7 +748,7 @@ mod tests {
                         "NeedsTrust: Project.json: field \"mcpServers\": (evil): ignored until you trust this folder",
                         "NeedsTrust: Project.json: field \"lspServers\": (python): ignored until you trust this folder",
                         "Ignored: Project.json: field \"sandbox\": sandbox.enabled: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.allowWrite: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
-                        "NeedsTrust: Project.json: field \"enableAllProjectMcpServers\": true: ignored until you trust this folder",
+                        "Ignored: Project.json: field \"enableAllProjectMcpServers\": true: a folder's files cannot approve the folder's MCP servers; approve each in the editor's question, with --mcp-approve NAME, or in ~/.tandem/settings.json; the field is ignored",
                         "NeedsTrust: Project.json: field \"maxTurns\": 100000: ignored until you trust this folder",
                         "NeedsTrust: Project.json: field \"saveDocuments\": true: ignored until you trust this folder",
                         "NeedsTrust: Project.json: field \"codeIntel\": true: ignored until you trust this folder",
@@ -742,7 +757,7 @@ mod tests {
                 "#]].assert_debug_eq(&text);
                 expect_test::expect![[r#"
                     This folder's own settings are not trusted yet (they came with the folder), so Tandem ignored what they would loosen or start:
-                    - Project.json: permissionMode "bypassPermissions" (looser than "default"); permissions.allow (2 entries); permissions.defaultMode "acceptEdits" (looser than "default"); env (BASH_ENV, PATH, GIT_CONFIG_COUNT, TANDEM_SHELL_ENV_ALLOW); provider "openai"; baseUrl "http://127.0.0.1:9/v1"; model "evil"; script "/tmp/script.json"; maxTokens 100000; hooks (PreToolUse); mcpServers (evil); lspServers (python); enableAllProjectMcpServers true; maxTurns 100000; saveDocuments true; codeIntel true; timeouts (promptMs)
+                    - Project.json: permissionMode "bypassPermissions" (looser than "default"); permissions.allow (2 entries); permissions.defaultMode "acceptEdits" (looser than "default"); env (BASH_ENV, PATH, GIT_CONFIG_COUNT, TANDEM_SHELL_ENV_ALLOW); provider "openai"; baseUrl "http://127.0.0.1:9/v1"; model "evil"; script "/tmp/script.json"; maxTokens 100000; hooks (PreToolUse); mcpServers (evil); lspServers (python); maxTurns 100000; saveDocuments true; codeIntel true; timeouts (promptMs)
                     Their deny and ask rules, a stricter mode and a stricter sandbox still apply. To let the rest apply: if you trust this folder's files, run `tandem trust` in it (in VS Code: "Tandem: Trust Workspace"; in Neovim: :TandemTrust; for one run, as in CI: --trust)."#]].assert_eq(&super::super::trust_notice(&problems).unwrap());
             }
         }

@@ -6,7 +6,7 @@
 //! | user | `~/.tandem/settings.json` | the user, for every project |
 //! | project | `.tandem/settings.json` | the project, committed |
 //! | local | `.tandem/settings.local.json` | the user, for this project (git-ignored) |
-//! | editor | `initializationOptions`, then `workspace/configuration` section `tandem` | the editor |
+//! | editor | `initializationOptions`, then `workspace/configuration` section `tandem` | the editor: `layers.user` (or an untagged section) is the user's, `layers.folder` a folder's, which may only tighten ([`editor_layers`]) |
 //!
 //! Every layer has the keys of the editor's `tandem` section (`provider`,
 //! `model`, `script`, `permissionMode`, `maxTurns`, `maxTokens`,
@@ -48,7 +48,7 @@ mod layers;
 mod variables;
 mod writer;
 
-pub use layers::{editor_section, load, resolve, Layer, SettingsFiles};
+pub use layers::{editor_layers, editor_section, load, load_editor, resolve, Layer, SettingsFiles, EDITOR_FOLDER_SOURCE};
 pub use crate::trust::TrustSource;
 pub use writer::{save_local_allow, LocalAllowRules};
 

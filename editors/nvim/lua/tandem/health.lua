@@ -88,7 +88,7 @@ function M.check()
   else
     health.warn('not checked: `tandem doctor --json` failed: ' .. tostring(failure), { 'an older tandem binary? `tandem --version` should match the plugin' })
   end
-  health.info('permission mode: ' .. (settings.permissionMode or 'default'))
+  health.info('permission mode: ' .. (settings.layers.user.permissionMode or 'default'))
 
   health.start('server')
   if not client then

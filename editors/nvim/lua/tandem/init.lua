@@ -40,14 +40,9 @@ local function notify(message, level)
   vim.notify('Tandem: ' .. require('tandem.visible').text(message), level or vim.log.levels.INFO)
 end
 
---- The server settings `setup()` maps to (`initializationOptions.tandem`
---- and the answer to `workspace/configuration`).
-function M.server_settings()
-  local c = M.config
+--- The server settings of one setup() configuration (`c`).
+local function settings_of(c)
   local settings = {
-    saveDocuments = true,
-    textInput = true,
-    codeIntel = true,
     provider = c.provider,
     model = c.model,
     permissionMode = c.permission_mode,
@@ -56,6 +51,62 @@ function M.server_settings()
     inlineCompletions = c.inline_completions,
   }
   return vim.tbl_deep_extend('force', settings, c.settings or {})
+end
+
+--- What a folder's own file (an exrc: .nvim.lua, .nvimrc, .exrc, or any
+--- file of the working directory outside your config) passed to setup():
+--- its server settings go to the server as the folder's, which may only
+--- tighten (docs/protocol.md, "Editor settings"); the rest (cmd, flags…)
+--- is not used.
+M.folder_config = {}
+
+--- The server settings setup() accepts from a folder's file.
+local FOLDER_KEYS = { provider = true, model = true, permission_mode = true, max_turns = true, script = true, settings = true, inline_completions = true }
+
+--- Whether the function `level` frames up the stack was defined in a
+--- folder's own file rather than in the user's configuration.
+function M.called_from_folder(level)
+  local info = debug.getinfo(level + 1, 'S')
+  local source = info and info.source or ''
+  -- Neovim 0.11 runs a `.nvim.lua` exrc as a string named "<nvim>" (as
+  -- it runs nvim_exec_lua's); 0.12 names it by its path.
+  if source == '<nvim>' then
+    return true
+  end
+  if source:sub(1, 1) ~= '@' then
+    return false
+  end
+  local path = vim.fs.normalize(vim.fn.fnamemodify(source:sub(2), ':p'))
+  -- The init file you named with `nvim -u FILE` is yours, wherever it is.
+  local argv = vim.v.argv or {}
+  for i = 1, #argv - 1 do
+    if argv[i] == '-u' and vim.fs.normalize(vim.fn.fnamemodify(argv[i + 1], ':p')) == path then
+      return false
+    end
+  end
+  local name = vim.fs.basename(path)
+  if name == '.nvim.lua' or name == '.nvimrc' or name == '.exrc' then
+    return true
+  end
+  local inside = function(dir)
+    dir = vim.fs.normalize(dir)
+    return path:sub(1, #dir + 1) == dir .. '/'
+  end
+  return inside(vim.fn.getcwd()) and not inside(vim.fn.stdpath('config'))
+end
+
+--- The server settings `setup()` maps to (`initializationOptions.tandem`
+--- and the answer to `workspace/configuration`), each with who set it:
+--- `layers.user` your own setup() (and the plugin's promises: it saves
+--- buffers, answers text input and code intelligence), `layers.folder`
+--- what a folder's exrc passed, which the server lets only tighten.
+function M.server_settings()
+  local user = settings_of(M.config)
+  user.saveDocuments = true
+  user.textInput = true
+  user.codeIntel = true
+  local folder = settings_of(M.folder_config)
+  return { layers = { user = user, folder = next(folder) and folder or vim.empty_dict() } }
 end
 
 --- The client capabilities: Neovim's own, plus change annotations, so the
@@ -363,6 +414,21 @@ function M.accept_inline_completion(item)
 end
 
 function M.setup(opts)
+  if M.called_from_folder(2) then
+    -- An exrc's options are the folder's, not yours: its server settings
+    -- may only tighten, and it cannot choose the binary (cmd) or the rest.
+    local theirs = {}
+    for key, value in pairs(opts or {}) do
+      if FOLDER_KEYS[key] then
+        theirs[key] = value
+      else
+        notify('ignored "' .. key .. '" from a folder\'s own file (set it in your own configuration)', vim.log.levels.WARN)
+      end
+    end
+    M.folder_config = vim.tbl_deep_extend('force', M.folder_config, theirs)
+    -- Nor does it start anything: your own setup() (or a restart) sends it.
+    return
+  end
   M.config = vim.tbl_deep_extend('force', M.config, opts or {})
   review.options = vim.tbl_extend('force', review.options, M.config.review or {})
   vim.api.nvim_create_autocmd('BufEnter', {
