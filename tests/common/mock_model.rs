@@ -254,7 +254,7 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, log: Arc<Mutex<V
     socket.shutdown().await
 }
 
-async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<RecordedRequest>> {
+pub async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<RecordedRequest>> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     let head_end = loop {

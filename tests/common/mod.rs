@@ -9,6 +9,7 @@ pub mod fim_mock;
 pub mod llama;
 pub mod lsp_client;
 pub mod mock_model;
+pub mod mock_responses;
 pub mod notes;
 pub mod review_fuzz;
 pub mod screenshot;

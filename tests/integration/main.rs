@@ -48,6 +48,7 @@ mod protected;
 mod protocol;
 mod reliability;
 mod reliability_lsp;
+mod responses;
 mod repository_files;
 mod sandbox;
 mod search_shell;
