@@ -3,6 +3,8 @@
 // server process gets, whether an edit needs review, and what the user is
 // told when a run ends or an edit is rejected.
 
+import { visibleControls } from './visible';
+
 /** What `tandem.*` settings look like to us (a `WorkspaceConfiguration.get`). */
 export type SettingGetter = (key: string) => unknown;
 
@@ -505,12 +507,16 @@ export const NOTIFICATION_MAX_CHARS = 160;
  * A short one-line message stays a notification; a multi-line or long one
  * (a shell command with a here-doc, a hook's command) becomes a modal with
  * its first line as the title and every other line, uncut, as the detail.
+ * What would act instead of showing is shown as an escape ({@link visibleControls}).
  */
 export function messageRequestView(params: MessageRequestParams | undefined): MessageRequestView {
   const type = params?.type;
   const severity = type === 1 ? 'error' : type === 2 ? 'warning' : 'info';
   const titles = (params?.actions ?? []).map((action) => action?.title).filter((t): t is string => typeof t === 'string');
-  const whole = (params?.message ?? '').replace(/\r\n?/g, '\n').replace(/\n+$/, '');
+  // Made visible first (a lone CR, an ESC sequence, a bidi override or a
+  // zero-width space would hide part of the command in the dialog), then
+  // CRLF line ends read as lines.
+  const whole = visibleControls(params?.message ?? '').replace(/\r\n/g, '\n').replace(/\n+$/, '');
   const newline = whole.indexOf('\n');
   if (newline < 0 && whole.length <= NOTIFICATION_MAX_CHARS) {
     return { severity, modal: false, message: whole, titles };

@@ -324,6 +324,14 @@ describe('window/showMessageRequest', () => {
     assert.strictEqual(messageRequestView({ type: 2, message: 'Run hook?\r\n./check.sh --all' }).detail, './check.sh --all');
     assert.strictEqual(messageRequestView({ type: 2, message: 'Allow this?\n' }).modal, false);
   });
+  it('shows what a command would hide from the dialog as visible escapes (issue 49)', () => {
+    // `rm victim.txt 'ESC[2K CR ls -la'`: on a terminal only `ls -la` would show;
+    // a right-to-left override would reorder what follows it in the dialog.
+    const message = "Tandem wants to run a shell command:\nrm victim.txt '\u001b[2K\rls -la' \u202etxt.exe";
+    const view = messageRequestView({ type: 2, message, actions: ACTIONS });
+    assert.strictEqual(view.detail, "rm victim.txt '\\x1b[2K\\rls -la' \\u{202e}txt.exe");
+    assert.ok(!/[\u0000-\u0008\u000b-\u001f\u202a-\u202e]/.test(`${view.message}${view.detail}`));
+  });
   it('maps the message type to a severity, log and unknown types to info', () => {
     assert.strictEqual(messageRequestView({ type: 1, message: 'x' }).severity, 'error');
     assert.strictEqual(messageRequestView({ type: 4, message: 'x' }).severity, 'info');
