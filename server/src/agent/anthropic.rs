@@ -57,9 +57,7 @@ impl AnthropicProvider {
         if let Some(token) = &self.config.auth_token {
             request = request.bearer_auth(token);
         }
-        for (name, value) in &self.config.headers {
-            request = request.header(name.as_str(), value.as_str());
-        }
+        let request = self.config.with_custom_headers(request);
         let mut stream = MessageStream::new(events);
         http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())

@@ -66,6 +66,26 @@ pub struct HttpProviderConfig {
     pub limits: StreamLimits,
 }
 
+impl HttpProviderConfig {
+    /// `customHeaders` on a request: every provider sends them.
+    pub fn with_custom_headers(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        for (name, value) in &self.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        request
+    }
+
+    /// A JSON POST as OpenAI's APIs take it: the key, if any, as a bearer
+    /// token (local servers usually need none), and the custom headers.
+    pub fn bearer_post(&self, client: &reqwest::Client, url: String, body: &serde_json::Value) -> reqwest::RequestBuilder {
+        let mut request = client.post(url).json(body);
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        self.with_custom_headers(request)
+    }
+}
+
 /// Never prints the key.
 impl std::fmt::Debug for HttpProviderConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

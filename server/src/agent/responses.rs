@@ -49,13 +49,7 @@ impl ResponsesProvider {
     }
 
     async fn attempt(&self, body: &Value, endpoint: &Endpoint<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
-        let mut request = self.client.post(self.url()).json(body);
-        if let Some(key) = &self.config.api_key {
-            request = request.bearer_auth(key);
-        }
-        for (name, value) in &self.config.headers {
-            request = request.header(name.as_str(), value.as_str());
-        }
+        let request = self.config.bearer_post(&self.client, self.url(), body);
         let mut stream = ResponseStream::new(events);
         http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())
