@@ -5,11 +5,15 @@
 //!
 //! [`table`]: what Tandem knows of each model (window, output, thinking,
 //! images, caching, prices), read by the providers and the thread alike.
+//! [`image`]: images the model sees, checked and carried as base64.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod image;
 pub mod table;
+
+pub use image::Image;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -23,8 +27,18 @@ pub enum Role {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     Text { text: String },
+    /// An image of the user's prompt (a pasted screenshot, `--image`).
+    Image(Image),
     ToolUse { id: String, name: String, input: Value },
-    ToolResult { tool_use_id: String, content: String, is_error: bool },
+    /// `images`: what the tool gave the model to see beside its text
+    /// (`read_file` of a PNG, an MCP tool's image content).
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
+    },
     /// Anthropic extended thinking, kept exactly as received: the API
     /// checks the signature when the block is sent back during tool use.
     /// Never sent to an OpenAI-compatible provider.

@@ -37,6 +37,7 @@ mod edit_ladder_props;
 mod edit_scenarios;
 mod editor_layers;
 mod hooks_lsp;
+mod images;
 mod inline_completion;
 mod large_edits;
 mod lsp;

@@ -652,8 +652,12 @@ async fn interoperates_with_the_reference_server_everything() {
     assert!(!is_error && echoed.contains("interop"), "{echoed}");
     let (is_error, sum) = call(&executor, &ctx, "mcp__everything__get-sum", json!({"a": 2, "b": 3})).await;
     assert!(!is_error && sum.contains('5'), "{sum}");
-    let (is_error, image) = call(&executor, &ctx, "mcp__everything__get-tiny-image", json!({})).await;
-    assert!(!is_error && image.contains("[image image/png"), "{image}");
+    // Its image is passed through for the model to see, named in the text.
+    ctx.run.activate("mcp__everything__get-tiny-image");
+    let image = executor.execute(&ToolCall::new("c", "mcp__everything__get-tiny-image", json!({})), &ctx).await.unwrap();
+    assert!(!image.is_error && image.content.contains("[image 1 image/png: attached]"), "{}", image.content);
+    assert_eq!(image.images.len(), 1);
+    assert_eq!(image.images[0].media_type, "image/png");
     // A schema the server wrote passes through unchanged.
     let echo = executor.registry().get("mcp__everything__echo").unwrap().definition();
     assert!(echo.input_schema["properties"]["message"].is_object(), "{}", echo.input_schema);

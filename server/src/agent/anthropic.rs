@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::http::{self, Api, Endpoint, HttpProviderConfig};
 use super::provider::{
-    parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
+    images_for_model, parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
     StopReason, StreamEvent, ToolCall,
 };
 use super::sse::SseEvent;
@@ -82,7 +82,8 @@ impl Provider for AnthropicProvider {
             info.check_effort(effort).map_err(|e| ProviderError::Config(format!("{e} (setting effort, TANDEM_EFFORT or --effort)")))?;
         }
         let options = BodyOptions { model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget, effort: self.config.effort, info: &info };
-        let body = request_body(&options, request);
+        let messages = images_for_model(request.messages, &info);
+        let body = request_body(&options, &ModelRequest { messages: &messages, ..request.clone() });
         let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
         with_retries(&self.config.retry, endpoint.deadline, events, || self.attempt(&body, &endpoint, events)).await
     }
@@ -183,7 +184,32 @@ fn message_json(message: &Message) -> Value {
             _ => true,
         })
         .collect();
+    let content: Vec<Value> = content.into_iter().map(block_json).collect();
     json!({ "role": message.role, "content": content })
+}
+
+/// One block as the Messages API takes it: an image as a base64 `image`
+/// block, a tool result with images as a `tool_result` whose content is
+/// its text then its `image` blocks; every other block as the neutral
+/// type spells it (the same names).
+fn block_json(block: &ContentBlock) -> Value {
+    match block {
+        ContentBlock::Image(image) => image_json(image),
+        ContentBlock::ToolResult { tool_use_id, content, is_error, images } if !images.is_empty() => {
+            let mut parts = Vec::with_capacity(images.len() + 1);
+            // Text blocks may not be empty.
+            if !content.is_empty() {
+                parts.push(json!({"type": "text", "text": content}));
+            }
+            parts.extend(images.iter().map(image_json));
+            json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": parts, "is_error": is_error})
+        }
+        other => json!(other),
+    }
+}
+
+fn image_json(image: &crate::model::Image) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}})
 }
 
 /// A content block still streaming.

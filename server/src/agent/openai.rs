@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::http::{self, Api, Endpoint, HttpProviderConfig};
 use super::provider::{
-    parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
+    images_for_model, parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
     Role, StopReason, StreamEvent, ToolCall,
 };
 use super::sse::SseEvent;
@@ -63,7 +63,8 @@ impl Provider for OpenAiProvider {
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
-        let body = request_body(model, self.config.max_tokens, &self.config.base_url, request);
+        let messages = images_for_model(request.messages, &self.config.info(model));
+        let body = request_body(model, self.config.max_tokens, &self.config.base_url, &ModelRequest { messages: &messages, ..request.clone() });
         let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
         with_retries(&self.config.retry, endpoint.deadline, events, || self.attempt(&body, &endpoint, events)).await
     }
@@ -109,7 +110,10 @@ pub fn request_body(model: &str, max_tokens: u32, base_url: &str, request: &Mode
 
 /// One neutral message becomes one or more chat messages: tool results are
 /// separate `tool` messages, placed before any text of the same user turn
-/// because they must directly follow the assistant's `tool_calls`.
+/// because they must directly follow the assistant's `tool_calls`. A tool
+/// message carries text only, so the images of the results (`read_file` of
+/// a PNG) go in one user message right after the tool messages, each
+/// labelled with its call, beside the turn's own text and images.
 fn message_json(message: &Message, reasoning_field: Option<&str>) -> Vec<Value> {
     let text = message.text();
     match message.role {
@@ -149,7 +153,7 @@ fn message_json(message: &Message, reasoning_field: Option<&str>) -> Vec<Value> 
                 .content
                 .iter()
                 .filter_map(|b| match b {
-                    ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                    ContentBlock::ToolResult { tool_use_id, content, is_error, .. } => {
                         // The format has no error flag: say it in the text.
                         let content = if *is_error && !content.starts_with("Error") { format!("Error: {content}") } else { content.clone() };
                         Some(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}))
@@ -157,12 +161,33 @@ fn message_json(message: &Message, reasoning_field: Option<&str>) -> Vec<Value> 
                     _ => None,
                 })
                 .collect();
-            if !text.is_empty() {
+            let mut parts: Vec<Value> = Vec::new();
+            for block in &message.content {
+                match block {
+                    ContentBlock::Text { text } if !text.is_empty() => parts.push(json!({"type": "text", "text": text})),
+                    ContentBlock::Image(image) => parts.push(image_url_part(image)),
+                    ContentBlock::ToolResult { tool_use_id, images, .. } if !images.is_empty() => {
+                        let label = if images.len() == 1 { "The image" } else { "The images" };
+                        parts.push(json!({"type": "text", "text": format!("{label} from tool call {tool_use_id}:")}));
+                        parts.extend(images.iter().map(image_url_part));
+                    }
+                    _ => {}
+                }
+            }
+            let has_image = parts.iter().any(|p| p["type"] == "image_url");
+            if has_image {
+                out.push(json!({"role": "user", "content": parts}));
+            } else if !text.is_empty() {
+                // Plain text stays a string: every server takes that.
                 out.push(json!({"role": "user", "content": text}));
             }
             out
         }
     }
+}
+
+fn image_url_part(image: &crate::model::Image) -> Value {
+    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
 }
 
 #[derive(Default)]
@@ -451,7 +476,7 @@ mod tests {
             },
             Message {
                 role: Role::User,
-                content: vec![ContentBlock::ToolResult { tool_use_id: "call_1".into(), content: "file not found".into(), is_error: true }],
+                content: vec![ContentBlock::ToolResult { tool_use_id: "call_1".into(), content: "file not found".into(), is_error: true, images: Vec::new() }],
             },
         ];
         let request = ModelRequest { model: None, system: "sys", messages: &messages, tools: &[] };

@@ -6,6 +6,7 @@
 //! The agent loop only speaks these types; `anthropic.rs`, `openai.rs` and
 //! `scripted.rs` translate them to and from each wire format.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 pub use crate::model::{ContentBlock, Message, Role, Usage};
+use crate::model::table::ModelInfo;
 use crate::tools::ToolDefinition;
 
 /// A tool call as the model sent it: one type from the stream to the
@@ -367,6 +369,36 @@ impl ResponseBuilder {
     }
 }
 
+/// The history as a model that sees no images ([`ModelInfo::images`]) is
+/// sent it: each image replaced by a line saying it was not sent and why,
+/// so the model can tell the user instead of guessing. Unchanged (and not
+/// copied) for a model that sees images, or a history without any.
+pub fn images_for_model<'m>(messages: &'m [Message], info: &ModelInfo) -> Cow<'m, [Message]> {
+    let has_images = |m: &Message| {
+        m.content.iter().any(|b| matches!(b, ContentBlock::Image(_)) || matches!(b, ContentBlock::ToolResult { images, .. } if !images.is_empty()))
+    };
+    if info.images || !messages.iter().any(has_images) {
+        return Cow::Borrowed(messages);
+    }
+    let because = format!(
+        "not sent, because the model {} does not take image input (if it does, say so in the models setting: {{\"{}\": {{\"images\": true}}}})",
+        info.name, info.name
+    );
+    let blind = |block: &ContentBlock| match block {
+        ContentBlock::Image(image) => ContentBlock::Text { text: image.placeholder(&because) },
+        ContentBlock::ToolResult { tool_use_id, content, is_error, images } if !images.is_empty() => {
+            let mut content = content.clone();
+            for image in images {
+                content.push('\n');
+                content.push_str(&image.placeholder(&because));
+            }
+            ContentBlock::ToolResult { tool_use_id: tool_use_id.clone(), content, is_error: *is_error, images: Vec::new() }
+        }
+        other => other.clone(),
+    };
+    Cow::Owned(messages.iter().map(|m| Message { role: m.role, content: m.content.iter().map(blind).collect() }).collect())
+}
+
 /// Parse a tool call's assembled argument text. Empty means no arguments.
 /// `max_tokens_hit` turns a parse failure into the "cut off" explanation.
 pub fn parse_tool_input(name: &str, raw: &str, max_tokens_hit: bool) -> (Value, Option<String>) {
@@ -437,6 +469,26 @@ mod tests {
         assert!(message("adaptive thinking is not supported on this model").contains("remove effort"));
         assert!(message("output_config.effort: \"xhigh\" is not supported").contains("choose a level this model takes"));
         assert_eq!(message("messages: text content blocks must be non-empty"), "Anthropic rejected the request (400 Bad Request). The server said: messages: text content blocks must be non-empty");
+    }
+
+    /// A model that sees no images gets a line for each instead; one that
+    /// sees them gets the history as it is.
+    #[test]
+    fn a_model_without_image_input_is_told_what_was_not_sent() {
+        let image = crate::model::Image { media_type: "image/png".into(), data: "AAAA".into() };
+        let messages = vec![
+            Message { role: Role::User, content: vec![ContentBlock::Text { text: "look".into() }, ContentBlock::Image(image.clone())] },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult { tool_use_id: "t".into(), content: "shot.png is a PNG image".into(), is_error: false, images: vec![image] }],
+            },
+        ];
+        let table = crate::model::table::ModelTable::default();
+        assert!(matches!(images_for_model(&messages, &table.info("claude-sonnet-4-5")), Cow::Borrowed(_)));
+        let blind = images_for_model(&messages, &table.info("claude-3-5-haiku"));
+        expect_test::expect![[r#"
+            [{"role":"user","content":[{"type":"text","text":"look"},{"type":"text","text":"[image image/png, 1 KB: not sent, because the model claude-3-5-haiku does not take image input (if it does, say so in the models setting: {\"claude-3-5-haiku\": {\"images\": true}})]"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"shot.png is a PNG image\n[image image/png, 1 KB: not sent, because the model claude-3-5-haiku does not take image input (if it does, say so in the models setting: {\"claude-3-5-haiku\": {\"images\": true}})]","is_error":false}]}]"#]]
+        .assert_eq(&serde_json::to_string(&*blind).unwrap());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use super::http::{self, Api, Endpoint, HttpProviderConfig};
 use super::provider::{
-    parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
+    images_for_model, parse_tool_input, with_retries, ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, ResponseBuilder,
     Role, StopReason, StreamEvent, ToolCall,
 };
 use super::sse::SseEvent;
@@ -68,10 +68,12 @@ impl Provider for ResponsesProvider {
 
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
-        let mut body = request_body(model, self.config.max_tokens, request);
+        let info = self.config.info(model);
+        let messages = images_for_model(request.messages, &info);
+        let mut body = request_body(model, self.config.max_tokens, &ModelRequest { messages: &messages, ..request.clone() });
         // Without asking, a reasoning model's items come with no summary
         // to show; other models refuse the field.
-        if self.config.info(model).reasoning_summaries {
+        if info.reasoning_summaries {
             body["reasoning"] = json!({"summary": "auto"});
         }
         let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
@@ -111,46 +113,69 @@ pub fn request_body(model: &str, max_tokens: u32, request: &ModelRequest<'_>) ->
     body
 }
 
-/// One neutral message as input items, in its order: a user's text and the
-/// results of calls; an assistant's reasoning items (replayed as received),
-/// text and calls.
+/// One neutral message as input items, in its order: a user's text and
+/// images and the results of calls (a result with images as an output of
+/// `input_text` and `input_image` parts, as the Open Responses
+/// specification has it); an assistant's reasoning items (replayed as
+/// received), text and calls.
 fn input_items(message: &Message) -> Vec<Value> {
     let mut items = Vec::new();
     let mut text = String::new();
-    let flush = |items: &mut Vec<Value>, text: &mut String, role: Role| {
-        if text.is_empty() {
-            return;
+    // The message's parts so far: its text, and a user's images.
+    let mut parts: Vec<Value> = Vec::new();
+    let flush = |items: &mut Vec<Value>, text: &mut String, parts: &mut Vec<Value>, role: Role| {
+        if !text.is_empty() {
+            parts.push(match role {
+                Role::User => json!({"type": "input_text", "text": text}),
+                Role::Assistant => json!({"type": "output_text", "text": text}),
+            });
+            text.clear();
         }
-        let part = match role {
-            Role::User => json!({"type": "input_text", "text": text}),
-            Role::Assistant => json!({"type": "output_text", "text": text}),
-        };
-        items.push(json!({"type": "message", "role": role, "content": [part]}));
-        text.clear();
+        if !parts.is_empty() {
+            items.push(json!({"type": "message", "role": role, "content": std::mem::take(parts)}));
+        }
     };
     for block in &message.content {
         match block {
             ContentBlock::Text { text: piece } => text.push_str(piece),
-            ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                flush(&mut items, &mut text, message.role);
+            ContentBlock::Image(image) => {
+                if !text.is_empty() {
+                    parts.push(json!({"type": "input_text", "text": std::mem::take(&mut text)}));
+                }
+                parts.push(input_image(image));
+            }
+            ContentBlock::ToolResult { tool_use_id, content, is_error, images } => {
+                flush(&mut items, &mut text, &mut parts, message.role);
                 // The format has no error flag: say it in the text.
                 let output = if *is_error && !content.starts_with("Error") { format!("Error: {content}") } else { content.clone() };
+                let output = if images.is_empty() {
+                    json!(output)
+                } else {
+                    let mut output = vec![json!({"type": "input_text", "text": output})];
+                    output.extend(images.iter().map(input_image));
+                    json!(output)
+                };
                 items.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": output}));
             }
             ContentBlock::ToolUse { id, name, input } => {
-                flush(&mut items, &mut text, message.role);
+                flush(&mut items, &mut text, &mut parts, message.role);
                 items.push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": input.to_string()}));
             }
             ContentBlock::ResponsesItem { item } => {
-                flush(&mut items, &mut text, message.role);
+                flush(&mut items, &mut text, &mut parts, message.role);
                 items.push(item.clone());
             }
             // Another provider's thinking is not this API's to read.
             ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } | ContentBlock::Reasoning { .. } => {}
         }
     }
-    flush(&mut items, &mut text, message.role);
+    flush(&mut items, &mut text, &mut parts, message.role);
     items
+}
+
+/// An image as an input part: a data URL, the API choosing the detail.
+fn input_image(image: &crate::model::Image) -> Value {
+    json!({"type": "input_image", "image_url": image.data_url(), "detail": "auto"})
 }
 
 /// A function call still streaming its arguments.
@@ -325,7 +350,7 @@ mod tests {
         assert_eq!((response.usage.input_tokens, response.usage.output_tokens, response.usage.cache_read_input_tokens), (100, 20, 64));
         let messages = vec![Message::user_text("go"), response.message, Message {
             role: Role::User,
-            content: vec![ContentBlock::ToolResult { tool_use_id: "call_1".into(), content: "hi".into(), is_error: false }],
+            content: vec![ContentBlock::ToolResult { tool_use_id: "call_1".into(), content: "hi".into(), is_error: false, images: Vec::new() }],
         }];
         let body = request_body("gpt-5.5", 1000, &ModelRequest { model: None, system: "sys", messages: &messages, tools: &[] });
         expect_test::expect![[r#"[{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]},{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Read it."}],"encrypted_content":"gAAAA-enc"},{"type":"function_call","call_id":"call_1","name":"read_file","arguments":"{\"file_path\":\"a.txt\"}"},{"type":"function_call_output","call_id":"call_1","output":"hi"}]"#]]

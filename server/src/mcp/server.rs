@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::config::{ServerConfig, Transport};
-use super::tool::{result_text, tool_name, McpTool};
+use super::tool::{result_output, tool_name, McpTool};
 use crate::sync::MutexExt;
 use crate::tools::{ToolContext, ToolError};
 
@@ -319,7 +319,7 @@ impl McpServer {
         remote_name: &str,
         arguments: serde_json::Map<String, Value>,
         ctx: &ToolContext,
-    ) -> Result<String, ToolError> {
+    ) -> Result<crate::tools::ToolOutput, ToolError> {
         let server = &self.config.name;
         let peer = self.peer(ctx).await.map_err(|e| ToolError::model(format!("Error: {e}")))?;
         let mut params = CallToolRequestParams::new(remote_name.to_string());
@@ -335,7 +335,7 @@ impl McpServer {
             ))),
             Ok(Ok(result)) => {
                 let json = serde_json::to_value(&result).map_err(|e| ToolError::model(format!("Error: unreadable MCP result: {e}")))?;
-                result_text(&json).map_err(ToolError::Model)
+                result_output(&json).map_err(ToolError::Model)
             }
             Ok(Err(err)) if peer.is_transport_closed() || matches!(err, ServiceError::TransportClosed) => {
                 let mut connection = self.connection.lock().await;

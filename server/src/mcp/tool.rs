@@ -1,6 +1,6 @@
 //! One MCP tool as a Tandem tool: `mcp__SERVER__TOOL`, deferred, its
 //! description and input schema passed through unchanged, its result turned
-//! into text. Neither read-only nor concurrency-safe unless the server
+//! into text and the images the model sees. Neither read-only nor concurrency-safe unless the server
 //! annotates it `readOnlyHint: true`; otherwise asked about like a shell
 //! command.
 
@@ -10,8 +10,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::server::McpServer;
+use crate::model::Image;
 use crate::tools::{
-    CallBody, CallTraits, DynTool, PreparedCall, ToolContext, ToolDefinition, ToolError, ToolKind, DEFAULT_MAX_RESULT_CHARS,
+    CallBody, CallTraits, DynTool, PreparedCall, ToolContext, ToolDefinition, ToolError, ToolKind, ToolOutput, DEFAULT_MAX_RESULT_CHARS,
 };
 
 /// The providers' limit on tool names (Anthropic and OpenAI: 64, `[a-zA-Z0-9_-]`).
@@ -85,7 +86,7 @@ impl CallBody for McpCall {
         Ok(None)
     }
 
-    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let Some(server) = self.tool.server.upgrade() else {
             return Err(ToolError::model(format!("Error: the MCP server {} is no longer configured.", self.tool.server_name)));
         };
@@ -129,17 +130,27 @@ fn short_json(value: &Value, max_chars: usize) -> String {
     format!("{cut}…")
 }
 
-/// The text the model reads for a `tools/call` result: text content as
-/// is, images, audio and resources as a one-line description, structured
-/// content as JSON when there is nothing else. `Err` when the server set
-/// `isError`.
-pub fn result_text(result: &Value) -> Result<String, String> {
+/// What the model gets for a `tools/call` result: text content as is,
+/// images passed through for it to see (each one also named in the text,
+/// where it stands; one that is not a whole PNG, JPEG, GIF or WebP within
+/// the size limits is said instead), audio and resources as a one-line
+/// description, structured content as JSON when there is nothing else.
+/// `Err` (the text) when the server set `isError`.
+pub fn result_output(result: &Value) -> Result<ToolOutput, String> {
     let mut parts: Vec<String> = Vec::new();
+    let mut images = Vec::new();
     for block in result.get("content").and_then(Value::as_array).into_iter().flatten() {
         let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or("");
         let part = match field("type") {
             "text" => field("text").to_string(),
-            "image" => format!("[image {}, {} not shown]", or_unknown(field("mimeType")), approx_size(field("data"))),
+            "image" => match mcp_image(field("data")) {
+                Ok(image) => {
+                    let line = format!("[image {} {}: attached]", images.len() + 1, image.media_type);
+                    images.push(image);
+                    line
+                }
+                Err(why) => format!("[image {}, {} not shown: {why}]", or_unknown(field("mimeType")), approx_size(field("data"))),
+            },
             "audio" => format!("[audio {}, {} not shown]", or_unknown(field("mimeType")), approx_size(field("data"))),
             "resource" => {
                 let resource = block.get("resource").unwrap_or(&Value::Null);
@@ -171,8 +182,20 @@ pub fn result_text(result: &Value) -> Result<String, String> {
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         Err(text)
     } else {
-        Ok(text)
+        Ok(ToolOutput { text, images })
     }
+}
+
+/// An MCP image's base64, checked as a file's bytes are (its `mimeType`
+/// is the server's word; the bytes say what it is).
+fn mcp_image(data: &str) -> Result<Image, String> {
+    use base64::Engine as _;
+    // The base64 of an image over the limit is refused before decoding it.
+    if data.len() as u64 > crate::model::image::MAX_IMAGE_BYTES / 3 * 4 + 4 {
+        return Err(format!("over the {}-byte limit for an image sent to the model", crate::model::image::MAX_IMAGE_BYTES));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim()).map_err(|e| format!("its data is not base64 ({e})"))?;
+    Image::from_bytes(&bytes, "the image").map_err(|why| why.trim_end_matches('.').to_string())
 }
 
 fn or_unknown(text: &str) -> &str {
@@ -213,13 +236,38 @@ mod tests {
         ]});
         expect_test::expect![[r#"
             sum: 5
-            [image image/png, 3 KB not shown]
+            [image image/png, 3 KB not shown: the image is not a PNG, JPEG, GIF or WebP image (the only image formats sent to the model)]
             [embedded resource file:///a.txt (text/plain), 5 characters of text, not shown]
             [resource link file:///b (b)]
             [audio audio/wav, 3 bytes not shown]"#]]
-        .assert_eq(&result_text(&result).unwrap());
-        assert_eq!(result_text(&json!({"content": [{"type": "text", "text": "bad"}], "isError": true})), Err("bad".into()));
-        assert_eq!(result_text(&json!({"content": [], "structuredContent": {"a": 1}})), Ok(r#"{"a":1}"#.into()));
-        assert_eq!(result_text(&json!({"content": []})), Ok("(no output)".into()));
+        .assert_eq(&result_output(&result).unwrap().text);
+        let text = |result: Value| result_output(&result).map(|output| output.text);
+        assert_eq!(text(json!({"content": [{"type": "text", "text": "bad"}], "isError": true})), Err("bad".into()));
+        assert_eq!(text(json!({"content": [], "structuredContent": {"a": 1}})), Ok(r#"{"a":1}"#.into()));
+        assert_eq!(text(json!({"content": []})), Ok("(no output)".into()));
+    }
+
+    /// An image the server returns reaches the model as an image; one that
+    /// is not a whole image is said in the text.
+    #[test]
+    fn image_content_is_passed_through() {
+        use base64::Engine as _;
+        let png = base64::engine::general_purpose::STANDARD.encode(crate::model::image::samples::png(4, 4));
+        let cut = base64::engine::general_purpose::STANDARD.encode(&crate::model::image::samples::png(4, 4)[..40]);
+        let result = json!({"content": [
+            {"type": "text", "text": "the chart:"},
+            {"type": "image", "data": png, "mimeType": "image/png"},
+            {"type": "image", "data": cut, "mimeType": "image/png"},
+            {"type": "image", "data": "%%%", "mimeType": "image/png"}
+        ]});
+        let output = result_output(&result).unwrap();
+        expect_test::expect![[r#"
+            the chart:
+            [image 1 image/png: attached]
+            [image image/png, 42 bytes not shown: the image is a PNG image whose data is cut off or damaged (it ends before the IEND chunk), so it cannot be shown]
+            [image image/png, 0 bytes not shown: its data is not base64 (Invalid symbol 37, offset 0.)]"#]]
+        .assert_eq(&output.text);
+        assert_eq!(output.images.len(), 1);
+        assert_eq!(output.images[0].data, png);
     }
 }

@@ -97,8 +97,23 @@ pub fn estimate_tokens(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4)
 }
 
+/// An image counts as what the model is billed for it
+/// ([`IMAGE_TOKENS`](crate::model::image::IMAGE_TOKENS)), not as its base64:
+/// a screenshot's megabytes would otherwise look like a full window.
 pub fn estimate_messages(messages: &[Message]) -> u64 {
-    estimate_tokens(serde_json::to_string(messages).map(|s| s.len()).unwrap_or(0))
+    let mut image_bytes = 0;
+    let mut images = 0;
+    for block in messages.iter().flat_map(|m| &m.content) {
+        let found: &[crate::model::Image] = match block {
+            ContentBlock::Image(image) => std::slice::from_ref(image),
+            ContentBlock::ToolResult { images, .. } => images,
+            _ => &[],
+        };
+        images += found.len() as u64;
+        image_bytes += found.iter().map(|i| i.data.len()).sum::<usize>();
+    }
+    let bytes = serde_json::to_string(messages).map(|s| s.len()).unwrap_or(0);
+    estimate_tokens(bytes.saturating_sub(image_bytes)) + images * crate::model::image::IMAGE_TOKENS
 }
 
 /// `[result of read_file src/x.rs cleared to save context; call again if needed]`
@@ -184,7 +199,7 @@ pub fn summary_request(messages: &[Message], max_chars: usize) -> Vec<Message> {
                     names.insert(id.as_str(), name.as_str());
                     format!("Assistant called {name} {input}")
                 }
-                (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
+                (_, ContentBlock::ToolResult { tool_use_id, content, is_error, .. }) => {
                     let name = names.get(tool_use_id.as_str()).copied().unwrap_or("tool");
                     let kind = if *is_error { "error" } else { "result" };
                     format!("{name} {kind}: {}", cut(content, TRANSCRIPT_RESULT_CHARS))
@@ -247,7 +262,7 @@ mod tests {
     }
 
     fn result(id: &str, content: &str) -> Message {
-        Message { role: Role::User, content: vec![ContentBlock::ToolResult { tool_use_id: id.into(), content: content.into(), is_error: false }] }
+        Message { role: Role::User, content: vec![ContentBlock::ToolResult { tool_use_id: id.into(), content: content.into(), is_error: false, images: Vec::new() }] }
     }
 
     #[test]

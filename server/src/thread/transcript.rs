@@ -145,13 +145,14 @@ fn push_message(out: &mut Transcript, message: &Message) {
             ContentBlock::Text { text } if message.role == Role::User => out.push(json!({"type": "prompt", "text": text})),
             ContentBlock::Text { text } => out.push(json!({"type": "text", "text": text})),
             ContentBlock::Thinking { thinking, .. } => out.push(json!({"type": "thinking", "text": thinking})),
-            ContentBlock::RedactedThinking { .. } => {}
+            // The prompt's attachments name its images; a transcript carries no pixels.
+            ContentBlock::RedactedThinking { .. } | ContentBlock::Image(_) => {}
             ContentBlock::Reasoning { text, .. } if !text.trim().is_empty() => out.push(json!({"type": "thinking", "text": text})),
             ContentBlock::Reasoning { .. } | ContentBlock::ResponsesItem { .. } => {}
             ContentBlock::ToolUse { id, name, input } => {
                 out.push(json!({"type": "tool_call", "id": id, "name": name, "input": cut_strings(input)}))
             }
-            ContentBlock::ToolResult { tool_use_id, content, is_error } => out.push(json!({
+            ContentBlock::ToolResult { tool_use_id, content, is_error, .. } => out.push(json!({
                 "type": "tool_result", "id": tool_use_id, "is_error": is_error, "content": cut(content)
             })),
         }
@@ -214,7 +215,7 @@ mod tests {
             Record::Message {
                 message: Message {
                     role: Role::User,
-                    content: vec![ContentBlock::ToolResult { tool_use_id: "t1".into(), content: "x".repeat(MAX_CONTENT_CHARS + 5), is_error: false }],
+                    content: vec![ContentBlock::ToolResult { tool_use_id: "t1".into(), content: "x".repeat(MAX_CONTENT_CHARS + 5), is_error: false, images: Vec::new() }],
                 },
             },
             Record::Stub { tool_use_id: "t1".into(), content: "[cleared]".into() },

@@ -46,15 +46,18 @@ pub struct ToolResult {
     pub id: String,
     pub content: String,
     pub is_error: bool,
+    /// Images for the model to see beside `content` (`read_file` of a PNG).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::model::Image>,
 }
 
 impl ToolResult {
     pub fn ok(id: &str, content: impl Into<String>) -> Self {
-        ToolResult { id: id.to_string(), content: content.into(), is_error: false }
+        ToolResult { id: id.to_string(), content: content.into(), is_error: false, images: Vec::new() }
     }
 
     pub fn error(id: &str, content: impl Into<String>) -> Self {
-        ToolResult { id: id.to_string(), content: content.into(), is_error: true }
+        ToolResult { id: id.to_string(), content: content.into(), is_error: true, images: Vec::new() }
     }
 }
 
@@ -378,7 +381,7 @@ impl Executor {
             notes.push_str(&watch.after(&ctx, output.is_ok()).await);
         }
         let mut result = match output {
-            Ok(text) => ToolResult::ok(&call.id, text + &notes),
+            Ok(output) => ToolResult { images: output.images, ..ToolResult::ok(&call.id, output.text + &notes) },
             Err(err) => {
                 let mut result = into_result(&call.id, err)?;
                 result.content.push_str(&notes);

@@ -327,6 +327,26 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Do the work. The returned text is what the model reads.
     async fn call(&self, args: Self::Args, plan: Self::Plan, ctx: &ToolContext) -> Result<String, ToolError>;
+
+    /// [`call`](Tool::call) for a tool whose result may carry images for the
+    /// model to see (`read_file` of a PNG); by default `call`'s text alone.
+    /// The executor calls this one.
+    async fn call_output(&self, args: Self::Args, plan: Self::Plan, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.call(args, plan, ctx).await.map(ToolOutput::from)
+    }
+}
+
+/// What a call gives the model: its text, and the images it sees beside it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub images: Vec<crate::model::Image>,
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        ToolOutput { text, images: Vec::new() }
+    }
 }
 
 /// A tool definition exactly as sent in the Anthropic `tools` parameter.
@@ -371,7 +391,7 @@ pub trait DynTool: Send + Sync {
 pub trait CallBody: Send + Sync {
     /// The tool's own checks; returns what the user reviews, if anything.
     async fn plan(&mut self, ctx: &ToolContext) -> Result<Option<String>, ToolError>;
-    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<String, ToolError>;
+    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
 /// How a prepared call describes itself to the gates.
@@ -406,7 +426,7 @@ impl PreparedCall {
         self.body.plan(ctx).await
     }
 
-    pub async fn call(self, ctx: &ToolContext) -> Result<String, ToolError> {
+    pub async fn call(self, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         self.body.call(ctx).await
     }
 }
@@ -426,13 +446,13 @@ impl<T: Tool> CallBody for TypedBody<T> {
         Ok(preview)
     }
 
-    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let TypedBody { tool, args, plan } = *self;
         let plan = match plan {
             Some(plan) => plan,
             None => tool.plan(&args, ctx).await?,
         };
-        tool.call(args, plan, ctx).await
+        tool.call_output(args, plan, ctx).await
     }
 }
 

@@ -53,7 +53,7 @@ impl Driver<'_> {
             .iter()
             .filter_map(|b| match b {
                 ContentBlock::ToolUse { id, .. } => {
-                    Some(ContentBlock::ToolResult { tool_use_id: id.clone(), content: NOT_RUN_RESULT.to_string(), is_error: true })
+                    Some(ContentBlock::ToolResult { tool_use_id: id.clone(), content: NOT_RUN_RESULT.to_string(), is_error: true, images: Vec::new() })
                 }
                 _ => None,
             })
@@ -214,7 +214,7 @@ impl Driver<'_> {
                 let mut content = Vec::new();
                 for call in &tool_calls {
                     let _ = self.events.send(RunEvent::ToolResult { id: call.id.clone(), is_error: true, content: TURN_LIMIT_RESULT.to_string() });
-                    content.push(ContentBlock::ToolResult { tool_use_id: call.id.clone(), content: TURN_LIMIT_RESULT.to_string(), is_error: true });
+                    content.push(ContentBlock::ToolResult { tool_use_id: call.id.clone(), content: TURN_LIMIT_RESULT.to_string(), is_error: true, images: Vec::new() });
                 }
                 self.thread.push(Message { role: Role::User, content });
                 self.thread.commit();
@@ -255,7 +255,7 @@ impl Driver<'_> {
             }
             let mut content: Vec<ContentBlock> = results
                 .into_iter()
-                .map(|r| ContentBlock::ToolResult { tool_use_id: r.id, content: r.content, is_error: r.is_error })
+                .map(|r| ContentBlock::ToolResult { tool_use_id: r.id, content: r.content, is_error: r.is_error, images: r.images })
                 .collect();
             // Tasks that ended meanwhile are said after the results.
             content.extend(self.task_notices());

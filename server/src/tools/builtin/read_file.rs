@@ -11,6 +11,13 @@
 //! executor never cuts a page in the middle and the continuation line ("Call
 //! read_file with offset=…") is always true.
 //!
+//! An image (a PNG, JPEG, GIF or WebP by its first bytes, whatever its
+//! name) is given to the model to see, with one line of text about it;
+//! past [`MAX_IMAGE_BYTES`] it is refused unread, and a cut-off or damaged
+//! one is refused with what is wrong ([`Image::from_bytes`]). Whether the
+//! model sees images is the provider's to say: a model that does not gets
+//! a line saying the image was not sent. An SVG is text, read as text.
+//!
 //! Files over [`MAX_TEXT_FILE_BYTES`] are never loaded whole: they are paged
 //! by streaming lines with a bounded buffer per line. No read stamp is
 //! recorded for them (the ledger keeps the text it saw, and a stamp would need
@@ -25,8 +32,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::model::image::{too_large, Format, Image, MAX_IMAGE_BYTES};
 use crate::tools::support::text::{digits, numbered_line};
-use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
+use crate::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use crate::workspace::{ReadError, Workspace, MAX_TEXT_FILE_BYTES};
 
 /// Lines shown when the call gives no `limit`.
@@ -53,8 +61,10 @@ const MIN_NUMBER_WIDTH: usize = 4;
 /// Paths are relative to the workspace root (absolute paths inside the
 /// workspace also work). By default up to 2000 lines are shown, fewer when
 /// the lines are long; when more remain, the last line says which `offset`
-/// continues. Lines longer than 2000 characters are cut, and say so. Binary
-/// files and folders are refused (use list_files for folders). Prefer reading
+/// continues. Lines longer than 2000 characters are cut, and say so. A PNG,
+/// JPEG, GIF or WebP image is shown to you as an image (offset and limit do
+/// not apply). Other binary files and folders are refused (use list_files
+/// for folders). Prefer reading
 /// the whole file over many small pages; use `offset`/`limit` for big files or
 /// to page through a saved tool result.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -106,12 +116,53 @@ impl Tool for ReadFile {
     }
 
     async fn call(&self, args: Self::Args, request: PageRequest, ctx: &ToolContext) -> Result<String, ToolError> {
+        self.call_output(args, request, ctx).await.map(|output| output.text)
+    }
+
+    async fn call_output(&self, args: Self::Args, request: PageRequest, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let workspace = Arc::clone(&ctx.workspace);
         // A big file streams for a while; keep it off the async workers.
-        tokio::task::spawn_blocking(move || read_page(&workspace, &args.file_path, request))
+        tokio::task::spawn_blocking(move || read_file(&workspace, &args.file_path, request))
             .await
             .map_err(|err| ToolError::model(format!("Error: the read was interrupted ({err}). Try again.")))?
     }
+}
+
+/// An image, or a page of text.
+fn read_file(workspace: &Workspace, user_path: &str, request: PageRequest) -> Result<ToolOutput, ToolError> {
+    let path = workspace.resolve_for_read(user_path).map_err(|e| ToolError::model(e.message()))?;
+    match image_format(&path) {
+        Some(format) => read_image(&path, &workspace.display_path(&path), format),
+        None => read_page(workspace, user_path, request).map(ToolOutput::from),
+    }
+}
+
+/// The image format of a regular file's first bytes, if it is an image.
+fn image_format(path: &Path) -> Option<Format> {
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut head = Vec::with_capacity(12);
+    std::fs::File::open(path).ok()?.take(12).read_to_end(&mut head).ok()?;
+    Format::sniff(&head)
+}
+
+/// The image for the model to see, and a line saying what it is. Refused
+/// (as text, with what to do) past the size limit, or cut off or damaged.
+fn read_image(path: &Path, display: &str, format: Format) -> Result<ToolOutput, ToolError> {
+    let unreadable = |e: std::io::Error| ToolError::model(format!("Error: cannot read {display}: {e}"));
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let bytes = file.metadata().map_err(unreadable)?.len();
+    // Refused before it is read: a 40 MB photo is never loaded.
+    if bytes > MAX_IMAGE_BYTES {
+        return Err(ToolError::model(format!("Error: {}", too_large(display, format, bytes))));
+    }
+    let mut data = Vec::with_capacity(bytes as usize);
+    file.take(MAX_IMAGE_BYTES + 1).read_to_end(&mut data).map_err(unreadable)?;
+    let image = Image::from_bytes(&data, display).map_err(|why| ToolError::model(format!("Error: {why}")))?;
+    let size = crate::model::image::pixel_size(&data).map(|(w, h)| format!("{w}x{h} pixels, ")).unwrap_or_default();
+    let text = format!("{display} is a {} image ({size}{} bytes); it is attached for you to see.", format.name(), data.len());
+    Ok(ToolOutput { text, images: vec![image] })
 }
 
 /// Which lines the call asked for.
@@ -317,6 +368,61 @@ mod tests {
         (result.is_error, result.content)
     }
 
+    /// A PNG, JPEG, GIF or WebP (known by its bytes, whatever its name)
+    /// comes back as an image with a line about it; a cut-off PNG, a
+    /// file over the limit and an SVG come back as text, never as an image.
+    #[tokio::test]
+    async fn an_image_is_given_to_see_and_a_bad_one_is_said() {
+        use crate::model::image::samples;
+        let png = samples::png(3, 2);
+        let cut = &png[..png.len() - 20];
+        let mut big = samples::png(10, 10);
+        big.resize(MAX_IMAGE_BYTES as usize + 100, 0);
+        let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"/>\n";
+        let f = fixture(&[
+            ("shot.png", png.as_slice()),
+            ("named-wrong.txt", samples::jpeg().as_slice()),
+            ("a.gif", samples::gif().as_slice()),
+            ("a.webp", samples::webp().as_slice()),
+            ("cut.png", cut),
+            ("huge.png", big.as_slice()),
+            ("logo.svg", svg.as_slice()),
+        ]);
+        let mut out = String::new();
+        for name in ["shot.png", "named-wrong.txt", "a.gif", "a.webp", "cut.png", "huge.png", "logo.svg"] {
+            let result = f.call("read_file", serde_json::json!({"file_path": name})).await;
+            let images: Vec<&str> = result.images.iter().map(|i| i.media_type.as_str()).collect();
+            out.push_str(&format!("{name} -> is_error={} images={images:?}\n{}\n\n", result.is_error, result.content));
+        }
+        expect![[r#"
+            shot.png -> is_error=false images=["image/png"]
+            shot.png is a PNG image (3x2 pixels, 67 bytes); it is attached for you to see.
+
+            named-wrong.txt -> is_error=false images=["image/jpeg"]
+            named-wrong.txt is a JPEG image (64x32 pixels, 47 bytes); it is attached for you to see.
+
+            a.gif -> is_error=false images=["image/gif"]
+            a.gif is a GIF image (2x3 pixels, 29 bytes); it is attached for you to see.
+
+            a.webp -> is_error=false images=["image/webp"]
+            a.webp is a WebP image (100x50 pixels, 30 bytes); it is attached for you to see.
+
+            cut.png -> is_error=true images=[]
+            Error: cut.png is a PNG image whose data is cut off or damaged (it ends inside a chunk), so it cannot be shown.
+
+            huge.png -> is_error=true images=[]
+            Error: huge.png is a 3750100-byte PNG image, over the 3750000-byte limit for an image sent to the model. Make a smaller copy (for example `magick huge.png -resize 1568x1568 smaller.png`, or save it as JPEG) and use that.
+
+            logo.svg -> is_error=false images=[]
+               1 | <svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>
+
+        "#]]
+        .assert_eq(&out);
+        let result = f.call("read_file", serde_json::json!({"file_path": "shot.png"})).await;
+        use base64::Engine as _;
+        assert_eq!(base64::engine::general_purpose::STANDARD.decode(&result.images[0].data).unwrap(), png);
+    }
+
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
     }
@@ -427,7 +533,7 @@ mod tests {
         }
         expect![[r#"
             {"file_path":"img.png"} -> is_error=true
-            Error: img.png appears to be a binary file (or is not UTF-8 text) and cannot be shown as text.
+            Error: img.png is a PNG image whose data is cut off or damaged (the header is cut off), so it cannot be shown.
 
             {"file_path":"dir"} -> is_error=true
             Error: dir is a directory, not a file. Use list_files to see what it contains.

@@ -188,8 +188,8 @@ mod tests {
         async fn plan(&mut self, _ctx: &ToolContext) -> Result<Option<String>, ToolError> {
             Ok(None)
         }
-        async fn call(self: Box<Self>, _ctx: &ToolContext) -> Result<String, ToolError> {
-            Ok(format!("{} ran", self.0))
+        async fn call(self: Box<Self>, _ctx: &ToolContext) -> Result<crate::tools::ToolOutput, ToolError> {
+            Ok(format!("{} ran", self.0).into())
         }
     }
 

@@ -1,0 +1,260 @@
+//! Images end to end through `tandem ask`, against loopback mocks of each
+//! API that check the wire shape the way the real ones do: `read_file` of
+//! a PNG reaches Anthropic as an `image` block inside the `tool_result`,
+//! the Responses API as an `input_image` in the `function_call_output`,
+//! and chat completions (whose tool messages carry no image) as a user
+//! message right after the tool message; a model the table says sees no
+//! images gets a line of text instead, and a cut-off PNG an error result.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Stdio;
+
+use crate::common;
+use common::mock_model::{MockModel, MockResponse, RecordedRequest};
+use common::turns::{message_end, message_start, text, tool_block};
+use serde_json::{json, Value};
+use tokio::process::Command;
+
+/// A whole 2x2 PNG (red), as base64.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
+
+fn png() -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(PNG).unwrap()
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shot.png"), png()).unwrap();
+    dir
+}
+
+fn tandem(dir: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    command.current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    for var in common::MODEL_VARIABLES {
+        command.env_remove(var);
+    }
+    command.env("XDG_DATA_HOME", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"));
+    command.env("HOME", dir.join(".home"));
+    command
+}
+
+async fn ask(mut command: Command) -> (Option<i32>, Vec<Value>, String) {
+    let output = command.output().await.unwrap();
+    let events = String::from_utf8(output.stdout).unwrap().lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    (output.status.code(), events, String::from_utf8(output.stderr).unwrap())
+}
+
+// ---- Anthropic ----
+
+/// The Messages API's check on image blocks: a base64 source with one of
+/// the four media types and data that decodes, else a 400 naming the block.
+fn anthropic_image_rules(request: &RecordedRequest) -> Option<MockResponse> {
+    let bad = |message: &str| {
+        Some(MockResponse::error(400, &json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}).to_string()))
+    };
+    for message in request.body["messages"].as_array()? {
+        for block in message["content"].as_array().into_iter().flatten() {
+            let inner: Vec<&Value> = match block["content"].as_array() {
+                Some(parts) => parts.iter().collect(),
+                None => vec![block],
+            };
+            for part in inner.into_iter().filter(|p| p["type"] == "image") {
+                let source = &part["source"];
+                if source["type"] != "base64" || !["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&source["media_type"].as_str().unwrap_or("")) {
+                    return bad("messages: image source must be base64 with a supported media_type");
+                }
+                use base64::Engine as _;
+                if base64::engine::general_purpose::STANDARD.decode(source["data"].as_str().unwrap_or("!")).is_err() {
+                    return bad("messages: image data is not valid base64");
+                }
+            }
+            if block.get("images").is_some() {
+                return bad("messages: Extra inputs are not permitted");
+            }
+        }
+    }
+    None
+}
+
+fn read_shot(path: &str) -> MockResponse {
+    MockResponse::sse(&(message_start() + &tool_block(0, "toolu_1", "read_file", &json!({"file_path": path})) + &message_end("tool_use")))
+}
+
+fn ask_anthropic(dir: &std::path::Path, mock: &MockModel, model: &str) -> Command {
+    let mut command = tandem(dir);
+    command.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &mock.url).env("ANTHROPIC_API_KEY", "k").env("TANDEM_MODEL", model);
+    command.args(["ask", "--json", "what is in shot.png?"]);
+    command
+}
+
+#[tokio::test]
+async fn a_png_read_reaches_anthropic_as_an_image_block_in_the_tool_result() {
+    let mock = MockModel::start_with_rules(vec![read_shot("shot.png"), text("A red square.")], vec![anthropic_image_rules]).await;
+    let dir = workspace();
+    let (code, events, stderr) = ask(ask_anthropic(dir.path(), &mock, "claude-sonnet-4-5")).await;
+    assert_eq!(code, Some(0), "{stderr}\n{events:?}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{:?}", mock.log());
+    let result = &requests[1].body["messages"][2]["content"][0];
+    assert_eq!(
+        result,
+        &json!({
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [
+                {"type": "text", "text": "shot.png is a PNG image (2x2 pixels, 73 bytes); it is attached for you to see."},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+            ],
+            "is_error": false,
+            "cache_control": {"type": "ephemeral"}
+        })
+    );
+    // What the front ends show is the text: the run event carries no pixels.
+    let shown = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(shown["content"], "shot.png is a PNG image (2x2 pixels, 73 bytes); it is attached for you to see.");
+}
+
+/// A model the table says sees no images gets a line saying so; a cut-off
+/// PNG is an error result; neither reaches the API as an image.
+#[tokio::test]
+async fn a_text_only_model_and_a_cut_png_get_plain_text() {
+    let mock = MockModel::start_with_rules(vec![read_shot("shot.png"), text("I cannot see it.")], vec![anthropic_image_rules]).await;
+    let dir = workspace();
+    let (code, _, stderr) = ask(ask_anthropic(dir.path(), &mock, "claude-3-5-haiku")).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let result = &mock.requests()[1].body["messages"][2]["content"][0];
+    assert_eq!(
+        result["content"],
+        "shot.png is a PNG image (2x2 pixels, 73 bytes); it is attached for you to see.\n[image image/png, 1 KB: not sent, because the model claude-3-5-haiku does not take image input (if it does, say so in the models setting: {\"claude-3-5-haiku\": {\"images\": true}})]"
+    );
+
+    let mock = MockModel::start_with_rules(vec![read_shot("cut.png"), text("It is damaged.")], vec![anthropic_image_rules]).await;
+    let whole = png();
+    std::fs::write(dir.path().join("cut.png"), &whole[..whole.len() - 15]).unwrap();
+    let (code, _, stderr) = ask(ask_anthropic(dir.path(), &mock, "claude-sonnet-4-5")).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let result = &mock.requests()[1].body["messages"][2]["content"][0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["content"], "Error: cut.png is a PNG image whose data is cut off or damaged (it ends inside a chunk), so it cannot be shown.");
+}
+
+// ---- Chat completions ----
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    format!("data: {}\n\n", json!({"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+}
+
+/// OpenAI's check: a `tool` message's content is a string (or text parts),
+/// and every tool call is answered by the tool messages right after it.
+fn chat_rules(request: &RecordedRequest) -> Option<MockResponse> {
+    let messages = request.body["messages"].as_array()?;
+    for (i, message) in messages.iter().enumerate() {
+        if message["role"] == "tool" && message["content"].as_array().is_some_and(|parts| parts.iter().any(|p| p["type"] != "text")) {
+            return Some(MockResponse::error(400, r#"{"error":{"message":"Invalid 'messages': a tool message may only carry text.","type":"invalid_request_error"}}"#));
+        }
+        if let Some(calls) = message["tool_calls"].as_array() {
+            let answered = messages[i + 1..].iter().take(calls.len()).all(|m| m["role"] == "tool");
+            if !answered {
+                return Some(MockResponse::error(400, r#"{"error":{"message":"An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.","type":"invalid_request_error"}}"#));
+            }
+        }
+    }
+    None
+}
+
+#[tokio::test]
+async fn a_png_read_reaches_chat_completions_in_a_user_message_after_the_tool_message() {
+    let call = chunk(json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function", "function": {"name": "read_file", "arguments": "{\"file_path\":\"shot.png\"}"}}]}), Some("tool_calls")) + "data: [DONE]\n\n";
+    let answer = chunk(json!({"content": "A red square."}), Some("stop")) + "data: [DONE]\n\n";
+    let mock = MockModel::start_with_rules(vec![MockResponse::sse(&call), MockResponse::sse(&answer)], vec![chat_rules]).await;
+    let dir = workspace();
+    let mut command = tandem(dir.path());
+    command.env("OPENAI_BASE_URL", &mock.url).env("TANDEM_MODEL", "gpt-4.1").args(["ask", "--json", "what is in shot.png?"]);
+    let (code, events, stderr) = ask(command).await;
+    assert_eq!(code, Some(0), "{stderr}\n{events:?}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{:?}", mock.log());
+    let messages = &requests[1].body["messages"];
+    assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": "call_0", "content": "shot.png is a PNG image (2x2 pixels, 73 bytes); it is attached for you to see."}));
+    assert_eq!(
+        messages[4],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "The image from tool call call_0:"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}}
+        ]})
+    );
+    assert_eq!(messages.as_array().unwrap().len(), 5);
+}
+
+// ---- Responses ----
+
+fn responses_event(n: &mut u64, mut data: Value) -> String {
+    data["sequence_number"] = json!(*n);
+    *n += 1;
+    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
+}
+
+fn responses_turn(call: Option<&Value>, text: Option<&str>) -> String {
+    let mut n = 0;
+    let mut body = responses_event(&mut n, json!({"type": "response.created", "response": {"id": "r", "status": "in_progress", "output": []}}));
+    if let Some(call) = call {
+        body += &responses_event(&mut n, json!({"type": "response.output_item.done", "output_index": 0, "item": call}));
+    }
+    if let Some(text) = text {
+        body += &responses_event(&mut n, json!({"type": "response.output_text.delta", "item_id": "m", "output_index": 0, "content_index": 0, "delta": text}));
+    }
+    body + &responses_event(&mut n, json!({"type": "response.completed", "response": {"id": "r", "status": "completed", "usage": {"input_tokens": 10, "output_tokens": 5}}}))
+}
+
+/// The Open Responses check on a `function_call_output`: a string, or a
+/// list of `input_text`, `input_image` and `input_file` parts.
+fn responses_rules(request: &RecordedRequest) -> Option<MockResponse> {
+    for item in request.body["input"].as_array()?.iter().filter(|i| i["type"] == "function_call_output") {
+        let ok = match &item["output"] {
+            Value::String(_) => true,
+            Value::Array(parts) => parts.iter().all(|p| match p["type"].as_str() {
+                Some("input_text") => p["text"].is_string(),
+                Some("input_image") => p["image_url"].as_str().is_some_and(|u| u.starts_with("data:image/")),
+                _ => false,
+            }),
+            _ => false,
+        };
+        if !ok {
+            return Some(MockResponse::error(400, r#"{"error":{"message":"Invalid value for 'input[].output'.","type":"invalid_request_error","param":"input","code":"invalid_value"}}"#));
+        }
+    }
+    None
+}
+
+#[tokio::test]
+async fn a_png_read_reaches_the_responses_api_as_an_input_image_in_the_call_output() {
+    let call = json!({"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1", "name": "read_file", "arguments": "{\"file_path\":\"shot.png\"}"});
+    let mock = MockModel::start_with_rules(
+        vec![MockResponse::sse(&responses_turn(Some(&call), None)), MockResponse::sse(&responses_turn(None, Some("A red square.")))],
+        vec![responses_rules],
+    )
+    .await;
+    let dir = workspace();
+    let mut command = tandem(dir.path());
+    command
+        .env("TANDEM_PROVIDER", "openai-responses")
+        .env("OPENAI_BASE_URL", &mock.url)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("TANDEM_MODEL", "gpt-5.5")
+        .args(["ask", "--json", "what is in shot.png?"]);
+    let (code, events, stderr) = ask(command).await;
+    assert_eq!(code, Some(0), "{stderr}\n{events:?}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{:?}", mock.log());
+    let output = requests[1].body["input"].as_array().unwrap().iter().find(|i| i["type"] == "function_call_output").unwrap().clone();
+    assert_eq!(
+        output,
+        json!({"type": "function_call_output", "call_id": "call_1", "output": [
+            {"type": "input_text", "text": "shot.png is a PNG image (2x2 pixels, 73 bytes); it is attached for you to see."},
+            {"type": "input_image", "image_url": format!("data:image/png;base64,{PNG}"), "detail": "auto"}
+        ]})
+    );
+}
