@@ -258,3 +258,56 @@ async fn a_png_read_reaches_the_responses_api_as_an_input_image_in_the_call_outp
         ]})
     );
 }
+
+// ---- A long thread ----
+
+/// Six images read over two runs of one thread (the second `--continue`d
+/// from the saved thread): each request carries the last four, the older
+/// ones as a line of text; compacting it sends none to the summary.
+#[tokio::test]
+async fn a_resumed_thread_sends_only_its_last_four_images_and_compaction_none() {
+    let dir = workspace();
+    for n in 1..=6 {
+        std::fs::write(dir.path().join(format!("shot{n}.png")), png()).unwrap();
+    }
+    let reads: Vec<MockResponse> = (1..=5)
+        .map(|n| MockResponse::sse(&(message_start() + &tool_block(0, &format!("toolu_{n}"), "read_file", &json!({"file_path": format!("shot{n}.png")})) + &message_end("tool_use"))))
+        .chain([text("Five squares.")])
+        .collect();
+    let mock = MockModel::start_with_rules(reads, vec![anthropic_image_rules]).await;
+    let images_in = |body: &Value| -> (usize, usize) {
+        let text = body["messages"].to_string();
+        (text.matches("\"type\":\"image\"").count(), text.matches("left out to save context").count())
+    };
+    let (code, _, stderr) = ask(ask_anthropic(dir.path(), &mock, "claude-sonnet-4-5")).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let counts: Vec<(usize, usize)> = mock.requests().iter().map(|r| images_in(&r.body)).collect();
+    assert_eq!(counts, [(0, 0), (1, 0), (2, 0), (3, 0), (4, 0), (4, 1)]);
+
+    let mock = MockModel::start_with_rules(
+        vec![MockResponse::sse(&(message_start() + &tool_block(0, "toolu_6", "read_file", &json!({"file_path": "shot6.png"})) + &message_end("tool_use"))), text("Six.")],
+        vec![anthropic_image_rules],
+    )
+    .await;
+    let mut command = tandem(dir.path());
+    command.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &mock.url).env("ANTHROPIC_API_KEY", "k").env("TANDEM_MODEL", "claude-sonnet-4-5");
+    command.args(["ask", "--json", "--continue", "and shot6.png?"]);
+    let (code, _, stderr) = ask(command).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let requests = mock.requests();
+    assert_eq!(requests.iter().map(|r| images_in(&r.body)).collect::<Vec<_>>(), [(4, 1), (4, 2)]);
+    // The newest image is the one sent last; the oldest went first.
+    let last = requests[1].body["messages"].to_string();
+    assert!(last.contains("shot6.png is a PNG image") && last.find("left out to save context").unwrap() < last.find("shot3.png is a PNG").unwrap());
+
+    let mock = MockModel::start(vec![text("Summary: six red squares were read."), text("Done.")]).await;
+    let mut command = tandem(dir.path());
+    command.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &mock.url).env("ANTHROPIC_API_KEY", "k").env("TANDEM_MODEL", "claude-sonnet-4-5");
+    command.args(["ask", "--json", "--continue", "--compact", "go on"]);
+    let (code, events, stderr) = ask(command).await;
+    assert_eq!(code, Some(0), "{stderr}\n{events:?}");
+    let summary = &mock.requests()[0].body;
+    assert_eq!(images_in(summary).0, 0, "{summary}");
+    assert!(!summary.to_string().contains(PNG));
+    assert!(summary.to_string().contains("image(s) shown to the assistant, not included here"));
+}

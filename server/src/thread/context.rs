@@ -9,7 +9,13 @@
 //! [`KEEP_RECENT_RESULTS`] stay); past [`COMPACT_AT`], the loop asks the
 //! model, in a separate request without tools, for a summary and replaces
 //! the history with it plus the latest prompt.
+//!
+//! Images stay in the thread (saved, resumed) as they came, but a request
+//! carries only the most recent [`KEEP_RECENT_IMAGES`]; older ones go as a
+//! one-line placeholder ([`keep_recent_images`]). The summary request is
+//! text: an image is named in it, never sent.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -31,6 +37,12 @@ pub const KEEP_RECENT_RESULTS: usize = 4;
 /// to read back, into the context just freed, files it has finished with.
 /// Every file must be read again before an edit either way.
 pub const REREAD_RECENT_FILES: usize = 10;
+/// Images sent in one request, at most: the most recent ones. Four at
+/// Anthropic's 5 MB of base64 each stay under its 32 MB request limit
+/// with room for the text, and cost about 6,400 tokens; a screenshot the
+/// model saw four images ago is rarely what it works from now (it can
+/// read the file again).
+pub const KEEP_RECENT_IMAGES: usize = 4;
 /// Results shorter than this stay: a stub would save nothing.
 const STUB_MIN_CHARS: usize = 400;
 /// For models not in the table: small enough for most local servers' default.
@@ -116,6 +128,44 @@ pub fn estimate_messages(messages: &[Message]) -> u64 {
     estimate_tokens(bytes.saturating_sub(image_bytes)) + images * crate::model::image::IMAGE_TOKENS
 }
 
+/// The history as a request sends it: every image but the most recent
+/// `keep` replaced by a line saying it was left out (a prompt image by a
+/// text block, a tool result's image by a line of its text). Unchanged,
+/// and not copied, when there are no more than `keep`.
+pub fn keep_recent_images(messages: &[Message], keep: usize) -> Cow<'_, [Message]> {
+    let count = |block: &ContentBlock| match block {
+        ContentBlock::Image(_) => 1,
+        ContentBlock::ToolResult { images, .. } => images.len(),
+        _ => 0,
+    };
+    let total: usize = messages.iter().flat_map(|m| &m.content).map(count).sum();
+    let Some(mut to_drop) = total.checked_sub(keep).filter(|n| *n > 0) else { return Cow::Borrowed(messages) };
+    const LEFT_OUT: &str = "an earlier image, left out to save context (read the file again to see it)";
+    let mut out = messages.to_vec();
+    // Oldest first.
+    for block in out.iter_mut().flat_map(|m| m.content.iter_mut()) {
+        if to_drop == 0 {
+            break;
+        }
+        match block {
+            ContentBlock::Image(image) => {
+                *block = ContentBlock::Text { text: image.placeholder(LEFT_OUT) };
+                to_drop -= 1;
+            }
+            ContentBlock::ToolResult { content, images, .. } => {
+                let dropped = images.len().min(to_drop);
+                for image in images.drain(..dropped) {
+                    content.push('\n');
+                    content.push_str(&image.placeholder(LEFT_OUT));
+                }
+                to_drop -= dropped;
+            }
+            _ => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `[result of read_file src/x.rs cleared to save context; call again if needed]`
 pub fn stub_text(name: &str, input: &Value) -> String {
     match call_target(input) {
@@ -194,15 +244,18 @@ pub fn summary_request(messages: &[Message], max_chars: usize) -> Vec<Message> {
         for block in &message.content {
             let part = match (message.role, block) {
                 (Role::User, ContentBlock::Text { text }) => format!("User: {text}"),
+                // Pixels do not go to the summary; that there was an image does.
+                (_, ContentBlock::Image(image)) => format!("User attached an image ({})", image.media_type),
                 (Role::Assistant, ContentBlock::Text { text }) if !text.trim().is_empty() => format!("Assistant: {text}"),
                 (_, ContentBlock::ToolUse { id, name, input }) => {
                     names.insert(id.as_str(), name.as_str());
                     format!("Assistant called {name} {input}")
                 }
-                (_, ContentBlock::ToolResult { tool_use_id, content, is_error, .. }) => {
+                (_, ContentBlock::ToolResult { tool_use_id, content, is_error, images }) => {
                     let name = names.get(tool_use_id.as_str()).copied().unwrap_or("tool");
                     let kind = if *is_error { "error" } else { "result" };
-                    format!("{name} {kind}: {}", cut(content, TRANSCRIPT_RESULT_CHARS))
+                    let shown = if images.is_empty() { String::new() } else { format!(" [{} image(s) shown to the assistant, not included here]", images.len()) };
+                    format!("{name} {kind}: {}{shown}", cut(content, TRANSCRIPT_RESULT_CHARS))
                 }
                 _ => continue,
             };
@@ -287,6 +340,56 @@ mod tests {
         assert_eq!(stub_text("run_shell", &json!({"command": "cargo\n test"})), "[result of run_shell cargo test cleared to save context; call again if needed]");
         // Already stubbed results are left alone.
         assert!(plan_stubs(&[call("a", "read_file", json!({})), result("a", &stub_text("read_file", &json!({}))), result("b", "x")], 0).is_empty());
+    }
+
+    fn image(n: u8) -> crate::model::Image {
+        crate::model::Image { media_type: "image/png".into(), data: format!("QUJD{n}A==") }
+    }
+
+    /// Six images in a thread: the request carries the last four, the two
+    /// oldest as placeholders (a prompt image and a result's); the thread
+    /// itself keeps them all; the summary request carries none.
+    #[test]
+    fn a_long_thread_sends_its_last_images_and_summarises_none() {
+        let shot = |id: &str, n: u8| Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult { tool_use_id: id.into(), content: format!("shot{n}.png is a PNG image"), is_error: false, images: vec![image(n)] }],
+        };
+        let mut messages = vec![Message { role: Role::User, content: vec![ContentBlock::Text { text: "compare these".into() }, ContentBlock::Image(image(0))] }];
+        for n in 1..=5u8 {
+            let id = format!("t{n}");
+            messages.push(call(&id, "read_file", json!({"file_path": format!("shot{n}.png")})));
+            messages.push(shot(&id, n));
+        }
+        let sent = keep_recent_images(&messages, KEEP_RECENT_IMAGES);
+        let kept: Vec<String> = sent
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|b| match b {
+                ContentBlock::Image(i) => Some(format!("prompt image {}", i.data)),
+                ContentBlock::ToolResult { content, images, .. } => Some(format!("{content} | {} image(s)", images.len())),
+                ContentBlock::Text { text } if text.starts_with("[image") => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        expect_test::expect![[r#"
+            [image image/png, 1 KB: an earlier image, left out to save context (read the file again to see it)]
+            shot1.png is a PNG image
+            [image image/png, 1 KB: an earlier image, left out to save context (read the file again to see it)] | 0 image(s)
+            shot2.png is a PNG image | 1 image(s)
+            shot3.png is a PNG image | 1 image(s)
+            shot4.png is a PNG image | 1 image(s)
+            shot5.png is a PNG image | 1 image(s)"#]]
+        .assert_eq(&kept.join("\n"));
+        assert!(matches!(keep_recent_images(&messages, 6), Cow::Borrowed(_)));
+        // The thread is not changed.
+        assert!(matches!(&messages[0].content[1], ContentBlock::Image(_)));
+        let summary = summary_request(&messages, 100_000)[0].text();
+        assert!(!summary.contains("QUJD"), "{summary}");
+        assert!(summary.contains("User attached an image (image/png)") && summary.contains("read_file result: shot5.png is a PNG image [1 image(s) shown to the assistant, not included here]"), "{summary}");
+        // An image counts as its tokens, not its base64.
+        let big = Message { role: Role::User, content: vec![ContentBlock::Image(crate::model::Image { media_type: "image/png".into(), data: "A".repeat(4_000_000) })] };
+        assert!(estimate_messages(&[big]) < 2_000);
     }
 
     #[test]

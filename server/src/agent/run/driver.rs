@@ -154,7 +154,9 @@ impl Driver<'_> {
             let plan_section = self.ctx.run.prompt_section(&self.ctx.workspace);
             let system_now = if plan_section.is_empty() { std::borrow::Cow::Borrowed(&system) } else { std::borrow::Cow::Owned(format!("{system}\n{plan_section}")) };
             let response = loop {
-                let model_request = ModelRequest { model: self.model, system: &system_now, messages: &self.thread.messages, tools: &tools };
+                // The thread keeps every image; a request only the last few.
+                let messages = keep_recent_images(&self.thread.messages, KEEP_RECENT_IMAGES);
+                let model_request = ModelRequest { model: self.model, system: &system_now, messages: &messages, tools: &tools };
                 match stream_turn(self.provider, &model_request, self.events, &mut runner, &cancel).await {
                     Ok(response) => break response,
                     // Too long for the model after all: compact once and retry,

@@ -24,7 +24,10 @@ use super::prompt::{system_prompt, PromptEnv};
 use super::provider::{ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StreamEvent};
 use super::{RunOutcome, RunRequest};
 use crate::hooks::{HookEvent, HookOutcome, Hooks};
-use crate::thread::context::{compacted_history, estimate_messages, estimate_tokens, plan_stubs, summary_request, KEEP_RECENT_RESULTS, REREAD_RECENT_FILES, SUMMARY_SYSTEM};
+use crate::thread::context::{
+    compacted_history, estimate_messages, estimate_tokens, keep_recent_images, plan_stubs, summary_request, KEEP_RECENT_IMAGES, KEEP_RECENT_RESULTS,
+    REREAD_RECENT_FILES, SUMMARY_SYSTEM,
+};
 use crate::thread::loops::{LoopDetector, LoopVerdict};
 use crate::thread::{new_thread_id, Thread, ContextConfig};
 use crate::tools::executor::FatalToolError;
