@@ -79,6 +79,10 @@ enum Command {
         /// The model's name, over TANDEM_MODEL and the settings' `model`.
         #[arg(long)]
         model: Option<String>,
+        /// An image (PNG, JPEG, GIF or WebP) sent with the prompt for the model
+        /// to see. Repeatable.
+        #[arg(long = "image", value_name = "FILE")]
+        images: Vec<std::path::PathBuf>,
         /// What to ask. Without it, on a terminal, `tandem chat` starts.
         prompt: Option<String>,
     },
@@ -248,7 +252,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, effort, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, model, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, effort, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, model, images, prompt } => {
                 let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let Some(prompt) = prompt else {
@@ -256,7 +260,7 @@ fn main() -> ExitCode {
                     return cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await;
                 };
                 let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve, effort, model };
-                let options = cli::ask::AskOptions { prompt, session, thread, compact };
+                let options = cli::ask::AskOptions { prompt, session, thread, compact, images };
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Chat { max_turns, permission_mode, effort, continue_thread, resume, mcp_approve, verbose, model } => {

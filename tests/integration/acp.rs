@@ -1018,3 +1018,57 @@ fn a_read_the_client_never_answers_is_an_error_and_nothing_is_written() {
     assert_eq!((first["writes"].clone(), first["asks"].clone()), (json!([]), json!([])));
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "a\n");
 }
+
+/// ACP prompt images: `promptCapabilities.image` is offered; an image block
+/// in `session/prompt` reaches the model after the prompt's text; a
+/// text-only model fails the turn with a clear error and nothing is sent;
+/// a cut-off image is refused as invalid params.
+#[tokio::test]
+async fn a_prompt_image_reaches_the_model_and_a_text_only_model_fails_the_turn_clearly() {
+    use base64::Engine as _;
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
+    let cut = base64::engine::general_purpose::STANDARD.encode(&base64::engine::general_purpose::STANDARD.decode(PNG).unwrap()[..50]);
+    let mock = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("anthropic/verbatim_basic_text.sse"))]).await;
+    let setup = Setup::new(vec![done()]);
+    let url = mock.url.clone();
+    let root = setup.root();
+    let run = move || {
+        let session_with = |model: &str| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_tandem"));
+            command.arg("acp").current_dir(&root).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+            setup.env(&mut command);
+            command.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &url).env("ANTHROPIC_API_KEY", "k").env("TANDEM_MODEL", model);
+            let mut raw = Raw::spawn(command);
+            let id = raw.request("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}}));
+            let capabilities = raw.response(id)["result"]["agentCapabilities"]["promptCapabilities"].clone();
+            let session = raw.new_session(&setup);
+            (raw, session, capabilities)
+        };
+        let prompt = |data: &str| json!([{"type": "text", "text": "what is this?"}, {"type": "image", "mimeType": "image/png", "data": data}]);
+        let (mut raw, session, capabilities) = session_with("claude-sonnet-4-5");
+        let seen = raw.request("session/prompt", json!({"sessionId": session, "prompt": prompt(PNG)}));
+        let seen = raw.response(seen);
+        let bad = raw.request("session/prompt", json!({"sessionId": session, "prompt": prompt(&cut)}));
+        let bad = raw.response(bad);
+        let (mut blind_raw, blind_session, _) = session_with("claude-3-5-haiku");
+        let blind = blind_raw.request("session/prompt", json!({"sessionId": blind_session, "prompt": prompt(PNG)}));
+        let blind = blind_raw.response(blind);
+        (capabilities, seen, bad, blind)
+    };
+    let (capabilities, seen, bad, blind) = tokio::task::spawn_blocking(run).await.unwrap();
+    assert_eq!(capabilities["image"], true, "{capabilities}");
+    assert_eq!(seen["result"]["stopReason"], "end_turn", "{seen}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "only the first prompt reached the model");
+    assert_eq!(
+        requests[0].body["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "what is this?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}, "cache_control": {"type": "ephemeral"}}
+        ])
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(bad["error"]["message"].as_str().unwrap().contains("is a PNG image whose data is cut off or damaged"), "{bad}");
+    let message = blind["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("The model claude-3-5-haiku does not take image input, so the prompt (with its image) was not sent."), "{blind}");
+}

@@ -311,3 +311,59 @@ async fn a_resumed_thread_sends_only_its_last_four_images_and_compaction_none() 
     assert!(!summary.to_string().contains(PNG));
     assert!(summary.to_string().contains("image(s) shown to the assistant, not included here"));
 }
+
+// ---- Prompt images ----
+
+/// `tandem ask --image`: each image after the prompt's text, named among
+/// the prompt's attachments; a text-only model fails the run before any
+/// request; a cut-off image is refused before the session starts.
+#[tokio::test]
+async fn ask_with_image_sends_it_after_the_prompt_and_refuses_what_cannot_go() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("b.png"), png()).unwrap();
+    let mock = MockModel::start_with_rules(vec![text("Two red squares.")], vec![anthropic_image_rules]).await;
+    let mut command = ask_anthropic_with(dir.path(), &mock, "claude-sonnet-4-5");
+    command.args(["--image", "shot.png", "--image", "b.png", "compare them"]);
+    let (code, events, stderr) = ask(command).await;
+    assert_eq!(code, Some(0), "{stderr}\n{events:?}");
+    let requests = mock.requests();
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}});
+    let mut last = image.clone();
+    last["cache_control"] = json!({"type": "ephemeral"});
+    assert_eq!(requests[0].body["messages"][0]["content"], json!([{"type": "text", "text": "compare them"}, image, last]));
+
+    let mock = MockModel::start(vec![text("never asked")]).await;
+    let mut command = ask_anthropic_with(dir.path(), &mock, "claude-3-5-haiku");
+    command.args(["--image", "shot.png", "what is it?"]);
+    let (code, events, _) = ask(command).await;
+    assert_eq!(code, Some(1));
+    assert!(mock.requests().is_empty());
+    let end = events.iter().find(|e| e["type"] == "end").unwrap();
+    assert_eq!(end["status"], "failed");
+    assert_eq!(
+        end["text"],
+        "The model claude-3-5-haiku does not take image input, so the prompt (with its image) was not sent. Choose a model that sees images, or, if this one does, say so in the models setting: {\"claude-3-5-haiku\": {\"images\": true}}."
+    );
+
+    let whole = png();
+    std::fs::write(dir.path().join("cut.png"), &whole[..40]).unwrap();
+    std::fs::write(dir.path().join("logo.svg"), "<svg xmlns=\"http://www.w3.org/2000/svg\"/>").unwrap();
+    for (file, says) in [
+        ("cut.png", "--image: cut.png is a PNG image whose data is cut off or damaged (it ends before the IEND chunk), so it cannot be shown."),
+        ("logo.svg", "--image: logo.svg is not a PNG, JPEG, GIF or WebP image (the only image formats sent to the model)."),
+    ] {
+        let mut command = ask_anthropic_with(dir.path(), &mock, "claude-sonnet-4-5");
+        command.args(["--image", file, "what is it?"]);
+        let (code, _, stderr) = ask(command).await;
+        assert_ne!(code, Some(0));
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    assert!(mock.requests().is_empty());
+}
+
+fn ask_anthropic_with(dir: &std::path::Path, mock: &MockModel, model: &str) -> Command {
+    let mut command = tandem(dir);
+    command.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &mock.url).env("ANTHROPIC_API_KEY", "k").env("TANDEM_MODEL", model);
+    command.args(["ask", "--json"]);
+    command
+}

@@ -75,7 +75,7 @@ impl AcpAgent {
         tracing::info!(client = ?request.client_info, read = fs.read_text_file, write = fs.write_text_file, "ACP client");
         let capabilities = AgentCapabilities::new()
             .load_session(true)
-            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
             .mcp_capabilities(McpCapabilities::new().http(true))
             .session_capabilities(
                 SessionCapabilities::new()
@@ -127,12 +127,16 @@ impl AcpAgent {
             ));
         }
         let (prompt, context) = run::prompt_parts(&request.prompt, session.workspace.root());
+        let images = match run::prompt_images(&request.prompt) {
+            Ok(images) => images,
+            Err(why) => return responder.respond_with_error(error(Error::invalid_params(), why)),
+        };
         let prompt = slash_command(&prompt, &session);
-        if prompt.trim().is_empty() && context.is_none() {
+        if prompt.trim().is_empty() && context.is_none() && images.is_empty() {
             return responder.respond_with_error(error(Error::invalid_params(), "the prompt is empty: say what to do"));
         }
         let task = tokio::spawn(async move {
-            let run_request = RunRequest { prompt, context, ..RunRequest::default() };
+            let run_request = RunRequest { prompt, context, images, ..RunRequest::default() };
             let answer = match session.prompt(run_request).await {
                 Ok(outcome) => match run::stop_reason(&outcome) {
                     Ok(reason) => responder.respond(PromptResponse::new(reason)),

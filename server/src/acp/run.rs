@@ -249,10 +249,34 @@ pub fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Option<Str
                 }
                 _ => {}
             },
-            _ => context.push_str("(The user attached an image or audio, which this agent cannot read.)\n"),
+            // Sent as images ([`prompt_images`]).
+            ContentBlock::Image(_) => {}
+            _ => context.push_str("(The user attached audio, which this agent cannot read.)\n"),
         }
     }
     (prompt, (!context.is_empty()).then_some(context))
+}
+
+/// The prompt's image blocks, checked as a file's bytes are (the
+/// `mimeType` is the client's word; the bytes say what it is). `Err`: the
+/// sentence saying which one cannot be sent and why.
+pub fn prompt_images(blocks: &[ContentBlock]) -> Result<Vec<crate::model::Image>, String> {
+    use base64::Engine as _;
+    let mut images = Vec::new();
+    for block in blocks {
+        let ContentBlock::Image(image) = block else { continue };
+        let name = image.uri.clone().unwrap_or_else(|| format!("image {} of the prompt", images.len() + 1));
+        // Its base64 over the limit is refused before it is decoded.
+        let limit = crate::model::image::MAX_IMAGE_BYTES;
+        if image.data.len() as u64 > limit / 3 * 4 + 4 {
+            return Err(format!("{name} is over the {limit}-byte limit for an image sent to the model: attach a smaller copy"));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(image.data.trim())
+            .map_err(|e| format!("{name}: its data is not base64 ({e})"))?;
+        images.push(crate::model::Image::from_bytes(&bytes, &name)?);
+    }
+    Ok(images)
 }
 
 /// A `file://` URI as a path relative to the root, anything else as written.
@@ -345,6 +369,7 @@ impl Session {
             model: Some(self.model()),
             // What the client sent besides the prompt.
             context: request.context.take(),
+            images: std::mem::take(&mut request.images),
             max_turns: request.max_turns,
             in_editor: true,
             ..RunParts::default()

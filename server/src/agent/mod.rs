@@ -44,6 +44,11 @@ pub struct RunRequest {
     /// `src/a.rs:3-9`): kept with the prompt in the thread, so a view
     /// opened later shows it (the text itself is in `context`).
     pub attachments: Vec<String>,
+    /// The prompt's images (pasted in the editor, `--image`, an ACP image
+    /// block), checked ([`crate::model::Image::from_bytes`]): sent after
+    /// its text. A model the table says sees no images fails the run
+    /// before anything is sent.
+    pub images: Vec<crate::model::Image>,
     /// Model turns allowed before the run stops with `turn_limit`
     /// (`None`: [`DEFAULT_MAX_TURNS`]).
     pub max_turns: Option<usize>,

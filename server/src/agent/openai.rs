@@ -61,6 +61,10 @@ impl Provider for OpenAiProvider {
         &self.config.model
     }
 
+    fn model_info(&self, model: &str) -> Option<crate::model::table::ModelInfo> {
+        Some(self.config.info(model))
+    }
+
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
         let messages = images_for_model(request.messages, &self.config.info(model));

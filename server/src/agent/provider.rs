@@ -90,6 +90,11 @@ pub trait Provider: Send + Sync {
     /// "anthropic", "openai", "scripted".
     fn name(&self) -> &str;
     fn model(&self) -> &str;
+    /// What the model table (with the `models` setting) knows of `model`;
+    /// `None`: the provider has no table (the scripted model).
+    fn model_info(&self, _model: &str) -> Option<ModelInfo> {
+        None
+    }
     /// Send one request (retrying where that is safe) and stream the
     /// response. Events go to `events` as they arrive; the full response is
     /// returned at the end. Dropping the future cancels the request.

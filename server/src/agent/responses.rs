@@ -66,6 +66,10 @@ impl Provider for ResponsesProvider {
         &self.config.model
     }
 
+    fn model_info(&self, model: &str) -> Option<crate::model::table::ModelInfo> {
+        Some(self.config.info(model))
+    }
+
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
         let info = self.config.info(model);

@@ -28,6 +28,7 @@ use tandem::host::format_cost;
 use tandem::host::ThreadStore;
 use tandem::host::Tasks;
 use tandem::mcp::Report;
+use tandem::model::Image;
 use tandem::tools::plan_mode::PlanReview;
 use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
 use tokio::sync::mpsc;
@@ -42,6 +43,8 @@ pub struct AskOptions {
     pub thread: ThreadChoice,
     /// Compact the thread before the run.
     pub compact: bool,
+    /// `--image FILE`: images sent with the prompt.
+    pub images: Vec<std::path::PathBuf>,
 }
 
 pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<ExitCode> {
@@ -51,10 +54,28 @@ pub async fn ask(options: AskOptions, workspace: Workspace) -> anyhow::Result<Ex
 /// One run, as `tandem ask` makes it; the outcome names the thread it ran on.
 pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::Result<RunOutcome> {
     anyhow::ensure!(!options.prompt.trim().is_empty(), "the prompt is empty: say what to do, e.g. tandem ask \"explain src/main.rs\"");
+    // A bad image is said before any session starts: nothing is sent.
+    let images = options.images.iter().map(|path| load_image(path)).collect::<anyhow::Result<Vec<_>>>()?;
     let session = Headless::open(&options.session, workspace).await?;
-    let outcome = session.run(options.prompt, &options.thread, options.compact).await;
+    let outcome = session.run_with_images(options.prompt, &options.thread, options.compact, images).await;
     session.close().await;
     outcome
+}
+
+/// An image file for the prompt, as the user named it, checked
+/// ([`Image::from_bytes`]); over the size limit it is refused unread.
+pub fn load_image(path: &std::path::Path) -> anyhow::Result<(String, Image)> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("--image {name}: {e}"))?;
+    let bytes = file.metadata().map_err(|e| anyhow::anyhow!("--image {name}: {e}"))?.len();
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, tandem::model::image::MAX_IMAGE_BYTES + 1), &mut data)
+        .map_err(|e| anyhow::anyhow!("--image {name}: {e}"))?;
+    let image = match tandem::model::image::Format::sniff(&data) {
+        Some(format) if bytes > tandem::model::image::MAX_IMAGE_BYTES => Err(tandem::model::image::too_large(&name, format, bytes)),
+        _ => Image::from_bytes(&data, &name),
+    };
+    image.map(|image| (name, image)).map_err(|why| anyhow::anyhow!("--image: {why}"))
 }
 
 /// What `tandem ask` and `tandem chat` choose for their session.
@@ -144,6 +165,12 @@ impl Headless {
     /// One run of `prompt` on the thread `choice` names, printed; the
     /// outcome names the thread it ran on.
     pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
+        self.run_with_images(prompt, choice, compact, Vec::new()).await
+    }
+
+    /// [`run`](Self::run) with images sent after the prompt, each named
+    /// (as the user named it) among the run's attachments.
+    pub async fn run_with_images(&self, prompt: String, choice: &ThreadChoice, compact: bool, images: Vec<(String, Image)>) -> anyhow::Result<RunOutcome> {
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
         let parts = RunParts {
@@ -151,6 +178,8 @@ impl Headless {
             plan_review: review,
             compact,
             max_turns: self.options.max_turns,
+            attachments: images.iter().map(|(name, _)| name.clone()).collect(),
+            images: images.into_iter().map(|(_, image)| image).collect(),
             ..RunParts::default()
         };
         // The thread is checked out with its run lock, held for the run: a

@@ -381,6 +381,8 @@ pub struct RunParts {
     pub context: Option<String>,
     /// What the user attached, as they named it ([`RunRequest::attachments`]).
     pub attachments: Vec<String>,
+    /// The prompt's images ([`RunRequest::images`]).
+    pub images: Vec<crate::model::Image>,
     /// The run happens inside an editor (said in the system prompt).
     pub in_editor: bool,
     /// Compact the thread before the run (`--compact`).
@@ -667,6 +669,7 @@ impl Host {
             }
         }
         let attachments = std::mem::take(&mut parts.attachments);
+        let images = std::mem::take(&mut parts.images);
         let mut prepared = self.prepare_with(&settings, parts, checkpoint);
         // A run's background tasks are the session's.
         prepared.ctx.tasks = Some(Arc::clone(&self.tasks) as Arc<dyn Tasks>);
@@ -674,6 +677,7 @@ impl Host {
             prompt: prompt.into(),
             context,
             attachments,
+            images,
             in_editor,
             compact,
             max_turns: max_turns.or(settings.max_turns),

@@ -63,6 +63,24 @@ impl Driver<'_> {
         }
     }
 
+    /// Why the prompt's images cannot go to this model: the table says it
+    /// sees none. Said before anything is sent or kept in the thread.
+    fn images_refused(&self, request: &RunRequest) -> Option<String> {
+        if request.images.is_empty() {
+            return None;
+        }
+        let model = self.model.unwrap_or(self.provider.model());
+        let info = self.provider.model_info(model).filter(|info| !info.images)?;
+        let count = match request.images.len() {
+            1 => "image".to_string(),
+            n => format!("{n} images"),
+        };
+        Some(format!(
+            "The model {} does not take image input, so the prompt (with its {count}) was not sent. Choose a model that sees images, or, if this one does, say so in the models setting: {{\"{}\": {{\"images\": true}}}}.",
+            info.name, info.name
+        ))
+    }
+
     /// Run the `UserPromptSubmit` or `Stop` hooks; cancelling the run
     /// stops them. A hook that fails or times out is shown to the user and
     /// does not block.
@@ -105,6 +123,9 @@ impl Driver<'_> {
         }
         if let Some(message) = &request.sandbox_notice {
             let _ = self.events.send(RunEvent::Sandbox { message: message.clone() });
+        }
+        if let Some(refusal) = self.images_refused(request) {
+            return Ok((RunStatus::Failed, refusal));
         }
         // The user's own runs go through the prompt and stop hooks; sub-agents' do not.
         let hooks = request.hooks.as_ref().map(crate::hooks::current).filter(|hooks| !hooks.is_empty());

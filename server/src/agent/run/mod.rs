@@ -264,7 +264,9 @@ fn first_message(request: &RunRequest, hook_context: &[String]) -> Message {
         text.push_str("\n\n[Context added by the user's UserPromptSubmit hook]\n");
         text.push_str(&hook_context.join("\n"));
     }
-    Message::user_text(text)
+    let mut message = Message::user_text(text);
+    message.content.extend(request.images.iter().cloned().map(ContentBlock::Image));
+    message
 }
 
 impl Driver<'_> {
