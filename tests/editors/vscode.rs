@@ -362,6 +362,14 @@ fn a_local_model_chosen_in_the_walkthrough_gets_the_prompts() {
     run_script("a_local_model_chosen_in_the_walkthrough_gets_the_prompts", "local_model.js");
 }
 
+/// tests/vscode/panel_image.js (issue 50): a PNG pasted into the panel's
+/// input is a chip with its thumbnail, a dropped one a second chip (its ×
+/// removes it), and the prompt sent carries the pasted image to the model
+/// as an `image` block, byte for byte.
+fn a_pasted_screenshot_reaches_the_model() {
+    run_script("a_pasted_screenshot_reaches_the_model", "panel_image.js");
+}
+
 /// tests/vscode/inline.js: typing in a Python file shows ghost text from a
 /// real local model (llama.cpp's llama-server with Qwen2.5-Coder-0.5B, on
 /// the CPU, tests/common/llama.rs), through the extension's inline
@@ -429,6 +437,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         typing_during_refactor_previews_never_corrupts_and_every_status_is_true,
         a_local_model_chosen_in_the_walkthrough_gets_the_prompts,
         two_windows_on_one_workspace,
+        a_pasted_screenshot_reaches_the_model,
         a_partial_edit_has_one_status_after_the_run_and_after_a_reload,
         inline_completion_from_a_real_local_model,
         partial_review_closed_file_review_and_undo_last_run,

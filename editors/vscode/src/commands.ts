@@ -19,6 +19,22 @@ export interface AskArgument {
   wait?: boolean;
   /** The conversation thread to continue (the server answers it). */
   threadId?: string;
+  /** Images sent with the prompt (pasted or dropped in the panel): base64, the server checks them. */
+  images?: AskImage[];
+}
+
+/** An image of `tandem.ask` (docs/protocol.md): its bytes as base64, and its name for messages. */
+export interface AskImage {
+  data: string;
+  name?: string;
+}
+
+/** The images a webview message carries, as `tandem.ask` takes them (anything else dropped). */
+export function pastedImages(value: unknown): AskImage[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((i): i is { data: string; name?: unknown } => typeof i === 'object' && i !== null && typeof (i as { data?: unknown }).data === 'string')
+    .map((i) => (typeof i.name === 'string' ? { data: i.data, name: i.name } : { data: i.data }));
 }
 
 let progressTokens = 0;

@@ -261,20 +261,11 @@ pub fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Option<Str
 /// `mimeType` is the client's word; the bytes say what it is). `Err`: the
 /// sentence saying which one cannot be sent and why.
 pub fn prompt_images(blocks: &[ContentBlock]) -> Result<Vec<crate::model::Image>, String> {
-    use base64::Engine as _;
     let mut images = Vec::new();
     for block in blocks {
         let ContentBlock::Image(image) = block else { continue };
         let name = image.uri.clone().unwrap_or_else(|| format!("image {} of the prompt", images.len() + 1));
-        // Its base64 over the limit is refused before it is decoded.
-        let limit = crate::model::image::MAX_IMAGE_BYTES;
-        if image.data.len() as u64 > limit / 3 * 4 + 4 {
-            return Err(format!("{name} is over the {limit}-byte limit for an image sent to the model: attach a smaller copy"));
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(image.data.trim())
-            .map_err(|e| format!("{name}: its data is not base64 ({e})"))?;
-        images.push(crate::model::Image::from_bytes(&bytes, &name)?);
+        images.push(crate::model::Image::from_base64(&image.data, &name)?);
     }
     Ok(images)
 }

@@ -104,6 +104,17 @@ impl Image {
         Ok(Image { media_type: format.media_type().to_string(), data: base64::engine::general_purpose::STANDARD.encode(bytes) })
     }
 
+    /// An image a client sent as base64 (an ACP image block, the editor's
+    /// pasted screenshot), checked as a file's bytes are; one over the
+    /// limit is refused before it is decoded.
+    pub fn from_base64(data: &str, name: &str) -> Result<Image, String> {
+        if data.len() as u64 > MAX_IMAGE_BYTES / 3 * 4 + 4 {
+            return Err(format!("{name} is over the {MAX_IMAGE_BYTES}-byte limit for an image sent to the model: attach a smaller copy."));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim()).map_err(|e| format!("{name}: its data is not base64 ({e})."))?;
+        Image::from_bytes(&bytes, name)
+    }
+
     /// `data:image/png;base64,…`, as the OpenAI APIs take an image.
     pub fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.media_type, self.data)

@@ -149,7 +149,7 @@ export type ToWebview =
 /** The panel's messages, webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; prompt: string }
+  | { type: 'send'; prompt: string; images?: { name: string; data: string }[] }
   | { type: 'stop' }
   | { type: 'answer'; id: number; title: string }
   | { type: 'open'; path: string }

@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from '../client';
-import { cancelRun, resumeConversation, runAsk, AskArgument } from '../commands';
+import { cancelRun, resumeConversation, runAsk, AskArgument, AskImage, pastedImages } from '../commands';
 import { EditResult, relativePath, taskState, userSetting } from '../logic';
 import type { PastEvent } from '../events';
 import { Asks } from './asks';
@@ -240,7 +240,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         if (this.focusPending) this.focusInput();
         break;
       case 'send':
-        await this.send(String(message.prompt ?? ''));
+        await this.send(String(message.prompt ?? ''), pastedImages(message.images));
         break;
       case 'stop':
         await cancelRun(this.server, true);
@@ -317,7 +317,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     return Array.isArray(saved) ? saved.filter((e): e is string => typeof e === 'string') : [];
   }
 
-  private async send(prompt: string): Promise<void> {
+  private async send(prompt: string, images: AskImage[] = []): Promise<void> {
     if (prompt.trim() === '') return;
     const history = this.history().filter((e) => e !== prompt);
     history.push(prompt);
@@ -339,6 +339,8 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       const attached = mentionedFiles(prompt, [...uris.keys()]);
       if (attached.length > 0) argument.attachments = attached.map((path) => ({ uri: uris.get(path) ?? path }));
     }
+    // Pasted or dropped images: the server checks them and sends them after the prompt.
+    if (images.length > 0) argument.images = images;
     this.sending = attachments;
     try {
       await runAsk(this.server, argument, undefined, undefined, { progress: false, announce: () => !this.visible() });
@@ -597,6 +599,7 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
 <footer>
   <div id="mentions" role="listbox" aria-label="Mention a file" hidden></div>
   <div id="chips" class="chips" role="list" aria-label="Attached to the prompt" hidden></div>
+  <div id="images" class="chips" role="list" aria-label="Images sent with the prompt" hidden></div>
   <textarea id="prompt" rows="3" aria-label="Ask Tandem" placeholder="Ask Tandem (Enter sends, Shift+Enter for a new line, @ mentions a file, Up for history)"></textarea>
   <div class="row pickers">
     <select id="modePicker" title="Permission mode (tandem.permissionMode in your user settings)" aria-label="Permission mode"></select>

@@ -38,6 +38,7 @@ const title = byId<HTMLElement>('title');
 const mentions = byId<HTMLElement>('mentions');
 const empty = byId<HTMLElement>('empty');
 const chips = byId<HTMLElement>('chips');
+const imageChips = byId<HTMLElement>('images');
 const modePicker = byId<HTMLSelectElement>('modePicker');
 const modelPicker = byId<HTMLSelectElement>('modelPicker');
 const pickerNoteBox = byId<HTMLElement>('pickerNote');
@@ -584,6 +585,80 @@ chips.addEventListener('click', (event) => {
   prompt.focus();
 });
 
+// ---- Images: pasted or dropped into the input, sent with the prompt --------
+
+/** An image waiting to be sent: its name, media type and base64 bytes. */
+interface Pasted {
+  name: string;
+  mediaType: string;
+  data: string;
+}
+
+let pasted: Pasted[] = [];
+
+function setImageChips(): void {
+  imageChips.replaceChildren(
+    ...pasted.map((image, index) => {
+      const item = element('span', 'chip image-chip');
+      item.setAttribute('role', 'listitem');
+      item.title = image.name;
+      const thumbnail = document.createElement('img');
+      thumbnail.className = 'thumbnail';
+      thumbnail.alt = image.name;
+      thumbnail.src = `data:${image.mediaType};base64,${image.data}`;
+      const remove = element('button', 'chip-remove', '×') as HTMLButtonElement;
+      remove.dataset.removeImage = String(index);
+      remove.setAttribute('aria-label', `Remove ${image.name}`);
+      remove.title = 'Remove the image';
+      item.append(thumbnail, element('span', 'chip-label', image.name), remove);
+      return item;
+    }),
+  );
+  imageChips.hidden = pasted.length === 0;
+}
+
+/** Read image files (a paste's, a drop's) as base64 and show them as chips. */
+function addImages(files: File[]): void {
+  for (const file of files.filter((f) => f.type.startsWith('image/'))) {
+    const reader = new FileReader();
+    reader.onload = () => {
+      const url = String(reader.result ?? '');
+      const comma = url.indexOf(',');
+      if (comma < 0) return;
+      pasted.push({ name: file.name || `pasted image ${pasted.length + 1}`, mediaType: file.type, data: url.slice(comma + 1) });
+      setImageChips();
+    };
+    reader.readAsDataURL(file);
+  }
+}
+
+prompt.addEventListener('paste', (event) => {
+  const files = [...(event.clipboardData?.files ?? [])].filter((f) => f.type.startsWith('image/'));
+  if (files.length === 0) return;
+  // The image is attached, not pasted as text.
+  event.preventDefault();
+  addImages(files);
+});
+
+prompt.addEventListener('dragover', (event) => {
+  if ([...(event.dataTransfer?.items ?? [])].some((i) => i.kind === 'file')) event.preventDefault();
+});
+
+prompt.addEventListener('drop', (event) => {
+  const files = [...(event.dataTransfer?.files ?? [])].filter((f) => f.type.startsWith('image/'));
+  if (files.length === 0) return;
+  event.preventDefault();
+  addImages(files);
+});
+
+imageChips.addEventListener('click', (event) => {
+  const remove = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-remove-image]');
+  if (!remove?.dataset.removeImage) return;
+  pasted = pasted.filter((_, index) => String(index) !== remove.dataset.removeImage);
+  setImageChips();
+  prompt.focus();
+});
+
 // ---- The input box ---------------------------------------------------------
 
 let mention: MentionQuery | undefined;
@@ -632,7 +707,9 @@ function submit(): void {
   const text = prompt.value;
   if (text.trim() === '' || running) return;
   history.add(text);
-  vscode.postMessage({ type: 'send', prompt: text });
+  vscode.postMessage({ type: 'send', prompt: text, images: pasted.map(({ name, data }) => ({ name, data })) });
+  pasted = [];
+  setImageChips();
   prompt.value = '';
   saveDraft();
   draftChanged();

@@ -74,6 +74,31 @@ pub struct AskArgs {
     /// Files the user attached (`@path`): their text goes to the model.
     #[serde(default)]
     pub attachments: Vec<AttachmentRef>,
+    /// Images sent with the prompt (the panel's pasted or dropped
+    /// screenshots): `{"data": base64, "name"?}`, the format known by the
+    /// bytes (the name only says which one a refusal is about).
+    #[serde(default)]
+    pub images: Vec<ImageArg>,
+}
+
+/// An image of `tandem.ask`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageArg {
+    pub data: String,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// The ask's images, checked; `Err` says which one cannot go and why.
+fn ask_images(args: &AskArgs) -> Result<Vec<crate::model::Image>, AskError> {
+    let name = |i: usize, image: &ImageArg| image.name.clone().unwrap_or_else(|| format!("image {}", i + 1));
+    args.images
+        .iter()
+        .enumerate()
+        .map(|(i, image)| crate::model::Image::from_base64(&image.data, &name(i, image)))
+        .collect::<Result<_, _>>()
+        .map_err(|why| AskError::InvalidParams(format!("tandem.ask: {why}")))
 }
 
 /// A file the user attached to `tandem.ask`, whole or a range of it.
@@ -166,6 +191,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     if args.prompt.trim().is_empty() {
         return Err(AskError::InvalidParams("tandem.ask needs a non-empty \"prompt\"".into()));
     }
+    let images = ask_images(&args)?;
     let context = ask_context(&env, &args).await?;
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
@@ -214,7 +240,10 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         plan_review: Some(Arc::new(review)),
         cancel: cancel.clone(),
         context,
-        attachments: attachment_names(&env, &args),
+        attachments: attachment_names(&env, &args).into_iter().chain(args.images.iter().enumerate().map(|(i, image)| {
+            image.name.clone().unwrap_or_else(|| format!("image {}", i + 1))
+        })).collect(),
+        images,
         in_editor: true,
         start_after: answer_first,
         ..crate::host::RunParts::default()
