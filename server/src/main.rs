@@ -143,12 +143,17 @@ enum Command {
     },
     /// Offline end-to-end demo with the scripted model: no key, no network.
     Demo,
-    /// Check what Tandem gets here: whether shell commands run in a sandbox
-    /// (bubblewrap), and why not. Exit 1 when no sandbox can start.
+    /// Check what Tandem gets here: the model and whether its server answers
+    /// with the key, whether shell commands run in a sandbox (bubblewrap),
+    /// the folder's trust, the other installed copies and their versions;
+    /// then what is missing, each with its fix. Exit 1 when no sandbox can start.
     Doctor {
         /// Print the report as one JSON object (what `:checkhealth tandem` reads).
         #[arg(long)]
         json: bool,
+        /// Do not ask the model's server whether it answers.
+        #[arg(long)]
+        offline: bool,
         /// The editor's settings (a JSON object, as its `initializationOptions.tandem`):
         /// the report is then what that editor's `tandem lsp` would decide.
         #[arg(long, value_name = "JSON")]
@@ -273,7 +278,7 @@ fn main() -> ExitCode {
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,
-            Command::Doctor { json, editor_settings } => cli::doctor::doctor(current_workspace()?.root(), json, editor_settings.as_deref()),
+            Command::Doctor { json, offline, editor_settings } => cli::doctor::doctor(current_workspace()?.root(), json, offline, editor_settings.as_deref()).await,
             Command::Tool { name, input } => run_tool(&name, &input).await,
             Command::Tools { json } => print_tools(json),
             Command::Trust { list, revoke } => {

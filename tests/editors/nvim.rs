@@ -13,7 +13,9 @@
 //! its unanswered write after E37, its second process on a running thread.
 //! It is not part of this repository and nothing here fetches it: the tests
 //! find it (with plenary.nvim and nui.nvim) in `TANDEM_AVANTE` or the tools
-//! cache's `avante/`, and skip, saying so, when it is absent.
+//! cache's `avante/`, and skip, saying so, when it is absent. So with
+//! lazy.nvim (`TANDEM_LAZY_NVIM` or the cache's `lazy.nvim/`), for the test
+//! of the install lines `:help tandem-install` gives.
 //!
 //! Needs `nvim` 0.11+ on PATH, or the binaries listed in `TANDEM_NVIMS`:
 //! each test runs once per Neovim. `.ci/run` installs 0.11.4 and 0.12-dev,
@@ -487,6 +489,194 @@ fn neovim_installs_the_release_binary_and_refuses_a_bad_checksum() {
         let nodir = report["nodir_err"].as_str().unwrap_or_default();
         assert!(report["nodir_path"].is_null() && nodir.contains("cannot create the folder") && nodir.contains("a-file/bin"), "{report:#}");
     }
+}
+
+/// The lazy.nvim spec and the vim.pack lines of `:help tandem-install`,
+/// as written there, in a fresh Neovim with an empty config and nothing
+/// named tandem on PATH: each clones the plugin (a local git repository
+/// standing in for GitHub), its build step fetches the release archive
+/// and SHA256SUMS over loopback HTTP ($TANDEM_RELEASES standing in for
+/// GitHub's releases) and installs the binary, the plugin's commands are
+/// there, setup() runs the installed binary and `:checkhealth tandem` has
+/// no error and says the binary is the plugin's version (issue 54).
+/// lazy.nvim runs with both Neovims, vim.pack with 0.12 (0.11 has none).
+/// lazy.nvim comes only from GitHub, so it is looked for like avante.nvim:
+/// `TANDEM_LAZY_NVIM` or the tools cache's `lazy.nvim/`.
+fn neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary() {
+    let test = "neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary";
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return;
+    }
+    let lazy = std::env::var_os("TANDEM_LAZY_NVIM").map(std::path::PathBuf::from).unwrap_or_else(|| crate::common::tools::ci_tools().join("lazy.nvim"));
+    let lazy = if lazy.join("lua/lazy/init.lua").is_file() {
+        Some(lazy)
+    } else {
+        eprintln!("SKIPPED {test} (lazy.nvim part): lazy.nvim is not in {}; set TANDEM_LAZY_NVIM to a checkout of it", lazy.display());
+        None
+    };
+    let help = help_text();
+    // The README shows the same lines (what the test runs is what it says).
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).expect("README.md");
+    let readme: String = readme.lines().map(|line| line.strip_prefix("  ").unwrap_or(line)).collect::<Vec<_>>().join("\n");
+    for tag in ["*tandem-lazy.nvim*", "*tandem-vim.pack*"] {
+        let block: String = help_block(&help, tag).lines().map(|line| line.strip_prefix("    ").unwrap_or(line)).collect::<Vec<_>>().join("\n");
+        assert!(readme.contains(&format!("```lua\n{block}\n```")), "README.md has {tag}'s block of doc/tandem.txt:\n{block}");
+    }
+    for nvim in nvims(test) {
+        let version = Command::new(&nvim).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
+        let has_pack = !version.starts_with("NVIM v0.11");
+        let mut managers = Vec::new();
+        if let Some(lazy) = &lazy {
+            let spec = help_block(&help, "*tandem-lazy.nvim*");
+            managers.push((
+                "lazy.nvim",
+                format!(
+                    "vim.opt.rtp:prepend({:?})\nrequire('lazy').setup({{\n{spec}\n}}, {{ git = {{ url_format = vim.env.REPOS .. '/%s' }}, rocks = {{ enabled = false }} }})\n",
+                    lazy.display().to_string()
+                ),
+                "lazy/tandem",
+            ));
+        }
+        if has_pack {
+            let lines = help_block(&help, "*tandem-vim.pack*");
+            assert!(lines.contains("'https://github.com/tandem-agent/tandem'"), "{lines}");
+            let lines = lines.replace("'https://github.com/tandem-agent/tandem'", "vim.env.REPOS .. '/tandem-agent/tandem'");
+            managers.push(("vim.pack", lines, "site/pack/core/opt/tandem"));
+        }
+        for (manager, init, plugin_dir) in managers {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let repos = dir.path().join("repos");
+            plugin_repository(&repos.join("tandem-agent/tandem"));
+            let release = dir.path().join("release");
+            release_folder(&release.join(format!("v{}", env!("CARGO_PKG_VERSION"))));
+            let (base_url, served) = serve_files(release);
+            std::fs::create_dir_all(dir.path().join("config/nvim")).expect("config folder");
+            let init_file = dir.path().join("config/nvim/init.lua");
+            std::fs::write(&init_file, &init).expect("init.lua");
+            std::fs::write(dir.path().join("notes.txt"), "a note\n").expect("a file");
+            let script = dir.path().join("script.json");
+            std::fs::write(&script, r#"{"turns": []}"#).expect("script");
+            let out = dir.path().join("out.json");
+            let output = Command::new(&nvim)
+                .args(["--headless", "-i", "NONE", "-c"])
+                .arg(format!("luafile {}", Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/plugin_manager_check.lua").display()))
+                .current_dir(dir.path())
+                .env("PATH", path_without_tandem())
+                .env("XDG_CONFIG_HOME", dir.path().join("config"))
+                .env("XDG_DATA_HOME", dir.path().join("data"))
+                .env("XDG_STATE_HOME", dir.path().join("state"))
+                .env("XDG_CACHE_HOME", dir.path().join("cache"))
+                .env("REPOS", &repos)
+                .env("TANDEM_RELEASES", &base_url)
+                .env("TANDEM_PROVIDER", "scripted")
+                .env("TANDEM_SCRIPT", &script)
+                .env("CHECK_OUT", &out)
+                .output()
+                .expect("run nvim");
+            let said = format!("{manager}: nvim said: {}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+            let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap_or_default()).unwrap_or_else(|_| panic!("no report; {said}"));
+            let data = dir.path().join("data/nvim");
+            assert!(data.join(plugin_dir).join("editors/nvim/lua/tandem/init.lua").is_file(), "{manager} cloned the plugin: {report:#} {said}");
+            let installed = data.join("tandem/bin/tandem");
+            let version = Command::new(&installed).arg("--version").output().unwrap_or_else(|e| panic!("{manager}: run {}: {e}; {report:#} {said}", installed.display()));
+            assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), format!("tandem {}", env!("CARGO_PKG_VERSION")));
+            let archive = format!("/v{0}/tandem-{0}-linux-x64.tar.gz", env!("CARGO_PKG_VERSION"));
+            let served = served.lock().expect("served").clone();
+            // Once: vim.pack announces a fresh install as an update and an
+            // install, and the second finds the binary already there.
+            assert_eq!(served, vec![format!("/v{}/SHA256SUMS", env!("CARGO_PKG_VERSION")), archive], "{manager}: what the build step fetched");
+            assert_eq!(report["loaded"], true, "{manager}: {report:#}");
+            assert_eq!(report["command"], true, "{manager}: the plugin's commands (plugin/tandem.lua): {report:#}");
+            assert_eq!(report["cmd"], serde_json::json!([installed.to_string_lossy(), "lsp"]), "{manager}: setup() runs the installed binary: {report:#}");
+            let health = lines(&report, "health").join("\n");
+            assert!(health.contains(&format!("- ✅ OK tandem {} (", env!("CARGO_PKG_VERSION"))) && health.contains(", the plugin's version"), "{manager}: {health}");
+            assert_eq!(report["attached"], true, "{manager}: the server started for a file: {report:#}");
+            assert!(health.contains("- ✅ OK running (tandem "), "{manager}: {health}");
+            assert!(!health.contains("ERROR") && !health.contains("WARNING"), "{manager}: :checkhealth tandem is not clean: {health}");
+        }
+    }
+}
+
+/// The `>lua` … `<` block that follows `tag` in the help text.
+fn help_block(help: &str, tag: &str) -> String {
+    let after = &help[help.find(tag).unwrap_or_else(|| panic!("{tag} in doc/tandem.txt"))..];
+    let start = after.find(">lua\n").expect("a >lua block") + ">lua\n".len();
+    let end = after[start..].find("\n<").expect("the block's end") + start;
+    after[start..end].to_string()
+}
+
+/// A git repository at `at` holding the plugin where the real one does
+/// (editors/nvim), from this checkout's files.
+fn plugin_repository(at: &Path) {
+    std::fs::create_dir_all(at.join("editors")).expect("repository folder");
+    let copied = Command::new("cp").arg("-r").arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim")).arg(at.join("editors")).status().expect("cp");
+    assert!(copied.success());
+    for args in [&["init", "-q", "-b", "main"][..], &["add", "-A"], &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "plugin"]] {
+        let status = Command::new("git").args(args).current_dir(at).status().expect("git");
+        assert!(status.success(), "git {args:?}");
+    }
+}
+
+/// A release folder as the release workflow makes it: the linux-x64
+/// archive (its binary a script running this build's `tandem`) and
+/// SHA256SUMS.
+fn release_folder(at: &Path) {
+    let version = env!("CARGO_PKG_VERSION");
+    let stem = format!("tandem-{version}-linux-x64");
+    std::fs::create_dir_all(at.join(&stem)).expect("release folder");
+    let exe = at.join(&stem).join("tandem");
+    std::fs::write(&exe, format!("#!/bin/sh\nexec '{}' \"$@\"\n", env!("CARGO_BIN_EXE_tandem"))).expect("binary");
+    Command::new("chmod").arg("755").arg(&exe).status().expect("chmod");
+    let archive = format!("{stem}.tar.gz");
+    assert!(Command::new("tar").arg("czf").arg(at.join(&archive)).arg("-C").arg(at).arg(&stem).status().expect("tar").success());
+    std::fs::remove_dir_all(at.join(&stem)).expect("clean up");
+    let sum = Command::new("sha256sum").arg(at.join(&archive)).output().expect("sha256sum");
+    let sum = String::from_utf8_lossy(&sum.stdout).split_whitespace().next().expect("a sum").to_string();
+    std::fs::write(at.join("SHA256SUMS"), format!("{sum}  {archive}\n")).expect("sums");
+}
+
+/// Serves the files under `root` over loopback HTTP (GET, one request per
+/// connection) until the test ends; the base URL and the paths asked for.
+fn serve_files(root: std::path::PathBuf) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let served = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = served.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = std::io::BufReader::new(&stream);
+            let mut request = String::new();
+            if reader.read_line(&mut request).is_err() {
+                continue;
+            }
+            let mut header = String::new();
+            while reader.read_line(&mut header).map(|n| n > 0).unwrap_or(false) && header != "\r\n" {
+                header.clear();
+            }
+            let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let file = root.join(path.trim_start_matches('/'));
+            let mut stream = &stream;
+            match std::fs::read(&file) {
+                Ok(body) if !path.contains("..") => {
+                    log.lock().expect("log").push(path);
+                    let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                    let _ = stream.write_all(&body);
+                }
+                _ => {
+                    let _ = write!(stream, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                }
+            }
+        }
+    });
+    (base, served)
+}
+
+/// PATH without the folders that hold a `tandem` (a developer's
+/// ~/.cargo/bin): the plugin must run the binary it installed.
+fn path_without_tandem() -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    path.split(':').filter(|dir| !dir.is_empty() && !Path::new(dir).join("tandem").exists()).collect::<Vec<_>>().join(":")
 }
 
 /// "Reject" in the plugin's review: nothing lands, and the model is told
@@ -1858,6 +2048,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         "nvim":
         neovim_answers_code_intel_from_pyright,
         neovim_installs_the_release_binary_and_refuses_a_bad_checksum,
+        neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary,
         neovim_an_exrc_setup_is_the_folders_not_the_users,
         neovim_typing_during_reviews_never_corrupts_and_every_status_is_true,
         only_neovim_0_11_or_newer_is_accepted,

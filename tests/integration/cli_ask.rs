@@ -450,7 +450,8 @@ async fn doctor_shows_the_provider_decision_and_a_setting_that_cannot_apply() {
     std::fs::create_dir_all(&home).unwrap();
     let doctor = |editor: Value, env: &[(&str, &str)], json_output: bool| {
         let mut command = tandem(dir.path());
-        command.env("HOME", &home).envs(env.iter().copied()).arg("doctor").arg("--editor-settings").arg(editor.to_string());
+        // --offline: the public APIs are not asked (no network in tests).
+        command.env("HOME", &home).envs(env.iter().copied()).args(["doctor", "--offline"]).arg("--editor-settings").arg(editor.to_string());
         if json_output {
             command.arg("--json");
         }

@@ -77,15 +77,23 @@ fn start_chat_in(
     prepare(&root, &workspace);
     let script_path = root.join("script.json");
     std::fs::write(&script_path, script.to_string()).expect("script");
+    let model = vec![("TANDEM_PROVIDER", "scripted".to_string()), ("TANDEM_SCRIPT", script_path.display().to_string())];
+    start_chat_on(tmux_bin, name, mode, dir, model, colour)
+}
+
+/// [`start_chat_in`] in the folder `dir` already prepared, with the model
+/// that `model`'s variables name.
+fn start_chat_on(tmux_bin: &std::path::Path, name: &str, mode: &str, dir: tempfile::TempDir, model: Vec<(&'static str, String)>, colour: bool) -> Chat {
+    let root = dir.path().canonicalize().expect("canonical");
+    let workspace = root.join("work");
     let tmux = Tmux::new(tmux_bin, format!("tandem-{name}-{}", std::process::id()));
-    let mut env = vec![
-        ("TANDEM_PROVIDER", "scripted".to_string()),
-        ("TANDEM_SCRIPT", script_path.display().to_string()),
+    let mut env = model;
+    env.extend([
         ("XDG_DATA_HOME", root.join("data").display().to_string()),
         ("HOME", root.display().to_string()),
         // A question taller than the pane goes through the pager.
         ("PAGER", "less -R".to_string()),
-    ];
+    ]);
     if !colour {
         env.push(("NO_COLOR", "1".to_string()));
     }
@@ -423,6 +431,48 @@ fn chat_lists_the_background_tasks_and_stops_one() {
     tmux.type_text("/stop 9");
     tmux.keys(&["Enter"]);
     wait_history(tmux, "the unknown task", deadline, |t| t.contains("there is no task \"9\""));
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    let end = wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+    assert!(end.contains("CHAT-EXITED-0"), "{end}");
+}
+
+/// `/model` names the model answering and the ones to switch to; `/model
+/// NAME` sends the next message to NAME on the same provider (issue 54):
+/// the loopback Anthropic API sees the first request ask for the session's
+/// model and the second for the chosen one.
+#[test]
+fn chat_model_lists_the_models_and_switches_the_next_message() {
+    let Some(tmux_bin) = tmux_or_skip("chat_model_lists_the_models_and_switches_the_next_message") else { return };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let mock = runtime.block_on(crate::common::mock_model::MockModel::start(vec![crate::common::turns::text("First."), crate::common::turns::text("Second.")]));
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("work/.git")).expect("workspace");
+    let model = vec![
+        ("TANDEM_PROVIDER", "anthropic".to_string()),
+        ("TANDEM_MODEL", "claude-sonnet-5-5".to_string()),
+        ("ANTHROPIC_BASE_URL", mock.url.clone()),
+        ("ANTHROPIC_API_KEY", "test-key".to_string()),
+    ];
+    let chat = start_chat_on(&tmux_bin, "chat-model", "default", dir, model, false);
+    let (tmux, deadline) = (&chat.tmux, chat.deadline);
+    tmux.type_text("/model");
+    tmux.keys(&["Enter"]);
+    let listed = wait_history(tmux, "the models", deadline, |t| t.contains("claude-haiku-5-5"));
+    assert!(listed.contains(&format!("Model: anthropic at {}, model claude-sonnet-5-5 (", mock.url)), "{listed}");
+    assert!(listed.contains("* claude-sonnet-5-5") && listed.contains("  claude-opus-5-5"), "{listed}");
+    tmux.type_text("hello");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the first answer", deadline, |t| t.contains("First.") && t.contains("── completed"));
+    tmux.type_text("/model claude-opus-5-5");
+    tmux.keys(&["Enter"]);
+    let switched = wait_history(tmux, "the switch", deadline, |t| t.contains("The next messages use it."));
+    assert!(switched.contains("model claude-opus-5-5 ("), "{switched}");
+    tmux.type_text("again");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the second answer", deadline, |t| t.contains("Second.") && t.matches("── completed").count() == 2);
+    let models: Vec<String> = mock.requests().iter().map(|r| r.body["model"].as_str().unwrap_or_default().to_string()).collect();
+    assert_eq!(models, ["claude-sonnet-5-5", "claude-opus-5-5"], "the models asked for");
     tmux.type_text("/exit");
     tmux.keys(&["Enter"]);
     let end = wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));

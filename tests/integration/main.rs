@@ -31,6 +31,7 @@ mod acp;
 mod agent_loop;
 mod cli_ask;
 mod cli_chat;
+mod cli_doctor;
 mod cli_tools;
 mod code_intel;
 mod edit_ladder_props;

@@ -5,13 +5,14 @@
 //      folder holds server/tandem, executable, and server/carried.json;
 //   2. the `tandem lsp` that starts is that carried binary, in an
 //      environment whose PATH has neither tandem nor cargo/rustc/rustup;
-//   3. a run typed in the Tandem panel edits app.txt (its open buffer) and
+//   3. the Tandem icon is in the activity bar and opens the panel;
+//      a run typed in the Tandem panel edits app.txt (its open buffer) and
 //      notes.txt (closed, on disk), and no version warning shows (the
 //      carried server says the extension's version).
 // The screenshot of 3 goes to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, fs, path, dirs, model, log, open, run, passed, palette, quickOpen, waitForLines, windowUri, disk, notifications, panelFrame, typeInPanel, endCount, nextEnd, shot } = require('./harness');
+const { assert, fs, path, dirs, model, log, open, run, passed, until, quickOpen, waitForLines, windowUri, disk, notifications, panelFrame, typeInPanel, endCount, nextEnd, shot } = require('./harness');
 
 const APP = 'alpha\nbeta\n';
 const NOTES = 'one\ntwo\n';
@@ -66,8 +67,25 @@ async function main() {
 
   // 2. and 3. A run from the panel, served by the carried binary.
   await quickOpen('app.txt');
-  await palette('Tandem: Open Panel');
-  const panel = await panelFrame('the panel opens');
+  // The Tandem icon is in the activity bar at first launch (not behind
+  // "Additional Views" in the secondary side bar), and a click opens the
+  // panel in the side bar.
+  const icon = await until('the Tandem icon is in the activity bar', () => {
+    const item = [...document.querySelectorAll('.part.activitybar .action-item')].find((i) => i.querySelector('.action-label')?.getAttribute('aria-label')?.startsWith('Tandem'));
+    return item && item.checkVisibility() ? item.querySelector('.action-label').getAttribute('aria-label') : null;
+  });
+  await shot('activity-bar-icon');
+  const label = await page.evaluateHandle(() =>
+    [...document.querySelectorAll('.part.activitybar .action-item .action-label')].find((l) => l.getAttribute('aria-label')?.startsWith('Tandem')),
+  );
+  await label.asElement().click();
+  const panel = await panelFrame('the icon opens the panel');
+  const title = await until('the side bar shows the Tandem view', () => {
+    const bar = document.querySelector('.part.sidebar');
+    const text = bar?.querySelector('.title-label')?.textContent ?? '';
+    return bar?.checkVisibility() && /tandem/i.test(text) ? text : null;
+  });
+  log(`check: the activity bar has the Tandem icon ("${icon}") at first launch; a click opens the panel in the side bar ("${title}")`);
   model.queue(
     { text: 'Reading.' },
     { tool: { name: 'read_file', input: { file_path: 'app.txt' } } },

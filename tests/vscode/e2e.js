@@ -306,8 +306,8 @@ async function main() {
   log(`check: the shell command is asked inline in the panel with every line (${JSON.stringify(askLines.slice(1, 1 + commandLines.length))}), no modal; the status bar says it waits`);
   // The panel closed while the ask waits: the status bar still says so,
   // and its item brings the panel back with the ask, still answerable.
-  await palette('View: Hide Secondary Side Bar');
-  await until('the secondary side bar closes', () => !document.querySelector('.part.auxiliarybar')?.checkVisibility());
+  await palette('View: Close Primary Side Bar');
+  await until('the side bar closes', () => !document.querySelector('.part.sidebar')?.checkVisibility());
   await statusBarSays('the status bar still says an approval waits', 'waiting for your approval');
   await page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].find((i) => (i.id ?? '').endsWith('tandem.status'))?.querySelector('a')?.click());
   panel = await panelFrame('the status bar item brings the panel back', panel);
@@ -334,8 +334,8 @@ async function main() {
   );
   model.queue({ text: 'Made it.' });
   // The status bar item opens the closed panel with the focus in its input box: type straight away.
-  await palette('View: Hide Secondary Side Bar');
-  await until('the secondary side bar closes', () => !document.querySelector('.part.auxiliarybar')?.checkVisibility());
+  await palette('View: Close Primary Side Bar');
+  await until('the side bar closes', () => !document.querySelector('.part.sidebar')?.checkVisibility());
   const idle = await statusBarText();
   assert.ok(idle.endsWith('Tandem'), `the idle status bar item: ${idle}`);
   await page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].find((i) => (i.id ?? '').endsWith('tandem.status'))?.querySelector('a')?.click());

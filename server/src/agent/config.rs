@@ -415,6 +415,51 @@ impl ProviderConfig {
     }
 }
 
+/// Whether a provider's API answers, as `tandem doctor` asks: a `GET` of
+/// its model list with the run's credentials and headers, bounded by
+/// `timeout`. `Ok(what)` when the server answers (the key accepted, or no
+/// model list there); `Err(why)` when it cannot be reached or refuses the
+/// key. The scripted model is always there.
+pub async fn probe(config: &ProviderConfig, timeout: Duration) -> Result<String, String> {
+    let (http, url) = match config {
+        ProviderConfig::Scripted { .. } => return Ok("the scripted model needs no server".to_string()),
+        ProviderConfig::Anthropic(http) => (http, format!("{}/v1/models", http.base_url.trim_end_matches('/'))),
+        ProviderConfig::OpenAi(http) | ProviderConfig::OpenAiResponses(http) => (http, format!("{}/models", http.base_url.trim_end_matches('/'))),
+    };
+    let client = reqwest::Client::builder()
+        .timeout(timeout)
+        .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let mut request = client.get(&url);
+    request = match config {
+        ProviderConfig::Anthropic(http) => {
+            let mut request = request.header("anthropic-version", anthropic::API_VERSION);
+            if let Some(key) = &http.api_key {
+                request = request.header("x-api-key", key);
+            }
+            if let Some(token) = &http.auth_token {
+                request = request.bearer_auth(token);
+            }
+            request
+        }
+        _ => match &http.api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        },
+    };
+    let response = http.with_custom_headers(request).send().await.map_err(|e| format!("{} is not reachable: {}", http.base_url, super::http::error_chain(&e)))?;
+    let status = response.status();
+    if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+        return Err(format!("{} answers, but refuses the key (HTTP {} to GET {url})", http.base_url, status.as_u16()));
+    }
+    if status.is_success() {
+        return Ok(format!("{} answers (GET {url}: HTTP {})", http.base_url, status.as_u16()));
+    }
+    // A server without a model list (some local servers) still answers.
+    Ok(format!("{} answers (GET {url}: HTTP {}, no model list there)", http.base_url, status.as_u16()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

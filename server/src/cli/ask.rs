@@ -111,6 +111,9 @@ pub struct Headless {
     /// The `[model: …]` line the terminal was told last: a chat says it at
     /// its first message and again only when it changed.
     provider_said: Arc<std::sync::Mutex<Option<String>>>,
+    /// The model chosen with the chat's `/model NAME`, over the settings'
+    /// (and `--model`) for the runs after it.
+    model: std::sync::Mutex<Option<String>>,
 }
 
 impl Headless {
@@ -159,7 +162,7 @@ impl Headless {
             mcp.start();
             reporter
         });
-        Ok(Headless { options: options.clone(), host, reporter, provider_said: Arc::default() })
+        Ok(Headless { options: options.clone(), host, reporter, provider_said: Arc::default(), model: std::sync::Mutex::new(None) })
     }
 
     /// One run of `prompt` on the thread `choice` names, printed; the
@@ -180,6 +183,7 @@ impl Headless {
             max_turns: self.options.max_turns,
             attachments: images.iter().map(|(name, _)| name.clone()).collect(),
             images: images.into_iter().map(|(_, image)| image).collect(),
+            model: self.model.locked().clone(),
             ..RunParts::default()
         };
         // The thread is checked out with its run lock, held for the run: a
@@ -198,6 +202,37 @@ impl Headless {
             report_checkpoint(&recorder);
         }
         Ok(outcome)
+    }
+
+    /// `/model`: the endpoint the next run talks to (with the model chosen
+    /// in the chat) and the models this provider offers to switch to, the
+    /// current one first; `Err`: why there is no model.
+    pub fn models(&self) -> Result<(String, Vec<String>), String> {
+        let endpoint = host::endpoint(&self.settings_with(self.model.locked().clone()))?;
+        Ok((endpoint.describe(), host::model_choices(&endpoint)))
+    }
+
+    /// `/model NAME`: the runs after it ask for NAME on the same provider;
+    /// the endpoint it makes, or why NAME cannot be used (nothing changes).
+    pub fn set_model(&self, name: &str) -> Result<String, String> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err("/model NAME needs a model name".to_string());
+        }
+        let endpoint = host::endpoint(&self.settings_with(Some(name.to_string())))?;
+        *self.model.locked() = Some(name.to_string());
+        Ok(endpoint.describe())
+    }
+
+    /// The session's settings with `model` (when given) as their `model`:
+    /// the key wins over TANDEM_MODEL in the provider's lookup, as a run's
+    /// own model does.
+    fn settings_with(&self, model: Option<String>) -> Settings {
+        let mut settings = self.host.settings();
+        if let Some(model) = model {
+            settings.model = Some(model);
+        }
+        settings
     }
 
     /// The session's background tasks, one a line (`/tasks`).

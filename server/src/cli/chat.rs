@@ -6,8 +6,8 @@
 //! Line editing and history come from rustyline (history kept in the data
 //! folder). Ctrl-C during a run cancels the run, not the session; at the
 //! prompt it clears the line. Commands: `/new`, `/resume [ID]`, `/undo
-//! [RUN]`, `/redo [RUN]`, `/tasks`, `/stop ID`, `/help`, `/exit` (or
-//! Ctrl-D). A line ending in `\` continues on the next.
+//! [RUN]`, `/redo [RUN]`, `/tasks`, `/stop ID`, `/model [NAME]`, `/help`,
+//! `/exit` (or Ctrl-D). A line ending in `\` continues on the next.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -39,6 +39,9 @@ pub enum Input {
     Tasks,
     /// `/stop ID`: end background task ID and everything it started.
     Stop(Option<String>),
+    /// `/model [NAME]`: the model answering and the others to choose, or
+    /// switch to NAME for the next messages.
+    Model(Option<String>),
     Help,
     Exit,
     /// A `/word` that is no command.
@@ -53,6 +56,7 @@ Type a message and press Enter; the agent's answer streams below, and the next m
   /resume [ID]    continue conversation ID, showing what it said (without ID: list the recent ones)
   /undo [RUN]     take back the files the last run (or RUN) changed; /redo [RUN] puts them back
   /tasks          the background tasks the agent started; /stop ID ends one (the agent is told)
+  /model [NAME]   the model answering and the ones to switch to; with NAME, the next messages use it
   /help           this list
   /exit           leave (or Ctrl-D)
 A line ending in \\ continues on the next line. Ctrl-C cancels a running answer; at the prompt it clears the line.";
@@ -80,6 +84,7 @@ pub fn parse(line: &str) -> Input {
         "redo" => Input::Redo(argument),
         "tasks" => Input::Tasks,
         "stop" => Input::Stop(argument),
+        "model" => Input::Model(argument),
         "help" | "?" => Input::Help,
         "exit" | "quit" | "q" => Input::Exit,
         _ => Input::Unknown(name.to_string()),
@@ -196,6 +201,11 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
             Input::Tasks => outln!("{}", session.describe_tasks()),
             Input::Stop(None) => outln!("/stop ID ends a background task: /tasks lists them."),
             Input::Stop(Some(id)) => outln!("{}", session.stop_task(&id).await),
+            Input::Model(None) => show_models(&session),
+            Input::Model(Some(name)) => match session.set_model(&name) {
+                Ok(endpoint) => outln!("Model: {endpoint}. The next messages use it."),
+                Err(err) => outln!("Cannot use the model {name}: {err}"),
+            },
             Input::Message(prompt) => {
                 if prompt.trim().is_empty() {
                     continue;
@@ -285,6 +295,24 @@ fn describe(thread: &ThreadChoice, store: Option<&ThreadStore>) -> String {
     }
 }
 
+/// `/model`: the model the next message goes to, and the ones to switch to.
+fn show_models(session: &Headless) {
+    match session.models() {
+        Ok((endpoint, choices)) => {
+            outln!("Model: {endpoint}.");
+            if choices.len() > 1 {
+                outln!("/model NAME switches to another:");
+                for (index, model) in choices.iter().enumerate() {
+                    outln!("  {} {model}", if index == 0 { "*" } else { " " });
+                }
+            } else {
+                outln!("/model NAME asks this provider for another model by its name.");
+            }
+        }
+        Err(err) => outln!("No model: {err}"),
+    }
+}
+
 fn list_threads(store: Option<&ThreadStore>) {
     let Some(store) = store else {
         outln!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME).");
@@ -313,6 +341,8 @@ mod tests {
         assert_eq!(parse("fix the bug in app.py"), Input::Message("fix the bug in app.py".into()));
         assert_eq!(parse("  "), Input::Empty);
         assert_eq!(parse("/new"), Input::New);
+        assert_eq!(parse("/model"), Input::Model(None));
+        assert_eq!(parse("/model claude-opus-5-5"), Input::Model(Some("claude-opus-5-5".into())));
         assert_eq!(parse("/resume"), Input::Resume(None));
         assert_eq!(parse("/resume 20261201-0812-ab12cd"), Input::Resume(Some("20261201-0812-ab12cd".into())));
         assert_eq!(parse("/undo"), Input::Undo(None));

@@ -48,7 +48,8 @@ use std::sync::{Arc, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::config::{Endpoint, ProviderConfig};
+use crate::agent::config::ProviderConfig;
+pub use crate::agent::config::Endpoint;
 use crate::checkpoint::{Checkpoints, RunRecorder};
 use crate::consent::ConsentStore;
 use crate::language_servers::LanguageServers;
@@ -156,6 +157,13 @@ pub fn provider_with_model(settings: &Settings, model: Option<&str>) -> anyhow::
 /// and a run's first event show.
 pub fn endpoint(settings: &Settings) -> Result<Endpoint, String> {
     resolve_provider(settings, None).map(|(_, endpoint)| endpoint)
+}
+
+/// Whether the model API the settings name answers, with their key
+/// (`tandem doctor`): what it said, or why it cannot be used.
+pub async fn probe_model(settings: &Settings, timeout: std::time::Duration) -> Result<String, String> {
+    let (config, _) = ProviderConfig::resolve(|name| settings.lookup(name)).map_err(|err| err.to_string())?;
+    crate::agent::config::probe(&config, timeout).await
 }
 
 fn resolve_provider(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, Endpoint), String> {

@@ -3,10 +3,18 @@
 -- from a local folder, the archive's checksum checked (a mismatch is
 -- refused and nothing is installed), unpacked, and the binary put in
 -- `dir` (default: stdpath('data')/tandem/bin) once it says the plugin's
--- version. A lazy.nvim `build` step calls it (see :help tandem-install).
+-- version; a binary of that version already there is kept as it is. A lazy.nvim `build` step calls it (see :help tandem-install).
 local M = {}
 
-M.RELEASES = 'https://github.com/tandem-agent/tandem/releases/download'
+--- Where releases are: GitHub's, or $TANDEM_RELEASES (a mirror, a local
+--- folder) holding one folder per release, `v<version>`.
+function M.releases()
+  local mirror = vim.env.TANDEM_RELEASES
+  if mirror and mirror ~= '' then
+    return mirror
+  end
+  return 'https://github.com/tandem-agent/tandem/releases/download'
+end
 
 --- This machine's release target (`linux-x64`, `darwin-arm64`, `win32-x64`…), or nil and why.
 function M.target()
@@ -56,7 +64,7 @@ end
 
 --- Install the binary; returns its path, or nil and what went wrong.
 --- opts.source: where the release's files are (default: the release of
---- the plugin's version); opts.dir: where the binary goes.
+--- the plugin's version, under M.releases()); opts.dir: where the binary goes.
 function M.install(opts)
   opts = opts or {}
   local version = require('tandem.version')
@@ -64,9 +72,15 @@ function M.install(opts)
   if not target then
     return nil, why
   end
-  local source = opts.source or (M.RELEASES .. '/v' .. version)
+  local source = opts.source or (M.releases() .. '/v' .. version)
   local dir = opts.dir or M.dir()
   local exe = target == 'win32-x64' and 'tandem.exe' or 'tandem'
+  -- Already there in the plugin's version: nothing to fetch. (vim.pack
+  -- announces a fresh install twice, as an update and as an install.)
+  local present = vim.fs.joinpath(dir, exe)
+  if vim.fn.executable(present) == 1 and vim.trim(run({ present, '--version' }) or '') == 'tandem ' .. version then
+    return present
+  end
   local stem = string.format('tandem-%s-%s', version, target)
   local archive = stem .. (target == 'win32-x64' and '.zip' or '.tar.gz')
   local work = vim.fn.tempname()
