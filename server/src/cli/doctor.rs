@@ -20,7 +20,8 @@ use super::terminal::{self, errln, outln};
 /// or conflicting model provider is said as a warning). With `json`, one
 /// object: `{"version", "workspace", "provider": {"provider", "model",
 /// "base_url"?, "reason"} | {"error"}, "sandbox": {"state": "ready" |
-/// "disabled" | "unavailable", "description", "notice"?}, "trust":
+/// "disabled" | "unavailable", "description", "notice"?, "network":
+/// {"description", "allow", "deny", "allowLocal"}}, "trust":
 /// {"state", "files", "notice"?}}` (see [`trust_report`]). `editor`: an
 /// editor's settings over the files (`--editor-settings`).
 pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyhow::Result<ExitCode> {
@@ -36,6 +37,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
     let endpoint = tandem::host::endpoint(&settings);
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
+    let network = &settings.sandbox.network;
     let trust = trust_report(root, &problems);
     let inline = &settings.inline_completions;
     let sessions = tandem::completion::telemetry::sessions(root);
@@ -54,7 +56,10 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
             "version": env!("CARGO_PKG_VERSION"),
             "workspace": root,
             "provider": provider,
-            "sandbox": {"state": state, "description": sandbox.describe()},
+            "sandbox": {"state": state, "description": sandbox.describe(), "network": {
+                "description": network.describe(),
+                "allow": network.allow, "deny": network.deny, "allowLocal": network.allow_local,
+            }},
         });
         if let Some(notice) = sandbox.notice() {
             report["sandbox"]["notice"] = serde_json::json!(notice);
@@ -77,6 +82,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
         Err(error) => outln!("model: WARNING: {error}"),
     }
     outln!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
+    outln!("network: {}", network.describe());
     if matches!(sandbox, Availability::Disabled) {
         if let Some(notice) = sandbox.notice() {
             outln!("  {notice}");

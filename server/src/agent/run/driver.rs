@@ -106,6 +106,13 @@ impl Driver<'_> {
         if let Some(message) = &request.sandbox_notice {
             let _ = self.events.send(RunEvent::Sandbox { message: message.clone() });
         }
+        // Each host the network lists refuse (to a command through the
+        // sandbox's proxy, or to web_fetch) is told the user once, when it
+        // happens; a sub-agent's run keeps its parent's listener.
+        let events = self.events.clone();
+        self.ctx.network.on_refusal(Box::new(move |message| {
+            let _ = events.send(RunEvent::Sandbox { message });
+        }));
         // The user's own runs go through the prompt and stop hooks; sub-agents' do not.
         let hooks = request.hooks.as_ref().map(crate::hooks::current).filter(|hooks| !hooks.is_empty());
         let hook_context = match &hooks {
