@@ -13,7 +13,8 @@
 //!   out but the proxy;
 //! - an IP address is refused unless listed, a local one without
 //!   `allowLocal`; a project's settings add `deny` but never `allow`;
-//! - each refused host is told the user once per run, as a `sandbox` event.
+//! - each refused host is told the user once per run, as a `sandbox` event;
+//! - `web_fetch` obeys the same lists.
 //!
 //! Without bubblewrap the shell tests skip, unless `TANDEM_REQUIRE_BWRAP`
 //! is set.
@@ -211,6 +212,34 @@ fn local_addresses_need_allow_local_and_a_project_may_deny_but_not_allow() {
     assert!(out[1].contains("denied.localhost is denied by sandbox.network.deny"), "{out:?}");
     assert!(out[2].contains("REACHED"), "{out:?}");
     assert_eq!(server.connections(), 1);
+}
+
+#[test]
+fn web_fetch_obeys_the_same_lists() {
+    let allowed = Server::start("ALLOWED-REACHED");
+    let other = Server::start("OTHER-REACHED");
+    let fetch = |host: &str, port: u16| json!({"name": "web_fetch", "input": {"url": format!("http://{host}:{port}/")}});
+    let run = Run::new(json!({"sandbox": {"network": {"allow": ["allowed.localhost"], "allowLocal": true}}}), json!({"sandbox": {"network": {"deny": ["denied.localhost"]}}}));
+    let events = run.ask(vec![
+        fetch("allowed.localhost", allowed.port),
+        fetch("other.localhost", other.port),
+        fetch("127.0.0.1", other.port),
+        fetch("denied.localhost", other.port),
+        fetch("other.localhost", other.port),
+    ]);
+    let out = results(&events);
+    assert_eq!(out[0], "ALLOWED-REACHED");
+    assert!(out[1].contains("refuse this URL: other.localhost is not in sandbox.network.allow"), "{out:?}");
+    assert!(out[2].contains("127.0.0.1 is an IP address"), "{out:?}");
+    assert!(out[3].contains("denied.localhost is denied by sandbox.network.deny"), "{out:?}");
+    assert_eq!((allowed.connections(), other.connections()), (1, 0));
+    let told = notices(&events);
+    assert_eq!(told.iter().filter(|m| m.contains("refused other.localhost")).count(), 1, "{told:#?}");
+    // Without allowLocal, a listed host on loopback is refused too.
+    let run = Run::new(json!({"sandbox": {"network": {"allow": ["allowed.localhost"]}}}), json!({}));
+    let out = results(&run.ask(vec![fetch("allowed.localhost", allowed.port)]));
+    assert!(out[0].contains("resolves to a local address"), "{out:?}");
+    assert_eq!(allowed.connections(), 1);
 }
 
 #[test]
