@@ -155,6 +155,8 @@ fn listed_hosts_are_reached_through_the_proxy_and_nothing_else_is() {
         format!("curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:{o}/"),
         raw_direct(o),
         raw_direct(a),
+        format!("curl -sS -g http://[::1]:{o}/"),
+        format!("curl -sS -g --noproxy '*' --max-time 5 http://[::1]:{a}/"),
     ];
     let events = run.ask(commands.iter().map(|c| shell(c)).collect());
     let out = results(&events);
@@ -179,6 +181,10 @@ fn listed_hosts_are_reached_through_the_proxy_and_nothing_else_is() {
         assert!(!text.contains("REACHED") && !text.contains("DIRECT-CONNECTED"), "{text}");
     }
     assert!(out[10].contains("ConnectionRefusedError") || out[10].contains("Network is unreachable"), "{}", out[10]);
+    // IPv6: a literal through the proxy is refused like any address, and a
+    // direct dial reaches nothing.
+    assert!(out[12].contains("::1 is an IP address"), "{}", out[12]);
+    assert!(out[13].contains("curl: (7)") && !out[13].contains("REACHED"), "{}", out[13]);
     assert_eq!(other.connections(), 0, "the unlisted server was reached: {out:#?}");
     assert_eq!(allowed.connections(), 4, "the listed server was reached directly: {out:#?}");
     // The user hears of the refused hosts once each, however often refused.

@@ -21,7 +21,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +33,9 @@ const MAX_HEAD: usize = 64 * 1024;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one address is tried.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Connections served at once; past it a new one is closed (a thread
+/// each: a command opening thousands must not exhaust Tandem's).
+const MAX_CONNECTIONS: usize = 512;
 
 /// A running proxy; it stops, and its socket goes, when dropped.
 pub struct Proxy {
@@ -52,14 +55,24 @@ impl Proxy {
         let listener = UnixListener::bind(&socket)?;
         let stopped = Arc::new(AtomicBool::new(false));
         let stop = Arc::clone(&stopped);
+        let open = Arc::new(AtomicUsize::new(0));
         std::thread::Builder::new().name("tandem-network-proxy".into()).spawn(move || {
             for client in listener.incoming() {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
                 let Ok(client) = client else { continue };
+                if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    open.fetch_sub(1, Ordering::SeqCst);
+                    tracing::warn!("the network proxy has {MAX_CONNECTIONS} connections open: one more is closed");
+                    continue;
+                }
                 let network = Arc::clone(&network);
-                let spawned = std::thread::Builder::new().name("tandem-network-connection".into()).spawn(move || serve(client, &network));
+                let served = Arc::clone(&open);
+                let spawned = std::thread::Builder::new().name("tandem-network-connection".into()).spawn(move || {
+                    serve(client, &network);
+                    served.fetch_sub(1, Ordering::SeqCst);
+                });
                 if let Err(err) = spawned {
                     tracing::warn!(%err, "the network proxy cannot start a thread for a connection");
                 }
@@ -186,8 +199,10 @@ fn socks_reply(code: u8) -> [u8; 10] {
 }
 
 /// HTTP: `CONNECT host:port` opens a tunnel; a request with an absolute
-/// `http://` URL is sent on to its host in origin form, with
-/// `Connection: close` so the next request comes through here again.
+/// `http://` URL is sent on to its host in origin form, with the URL's
+/// host as `Host` (not another site on the same server, named in a header
+/// of the client's) and `Connection: close`, so the next request comes
+/// through here again.
 fn http(client: &mut UnixStream, first: u8, network: &Network) -> Option<TcpStream> {
     let mut head = vec![first];
     let mut byte = [0u8; 1];
@@ -247,12 +262,14 @@ fn http(client: &mut UnixStream, first: u8, network: &Network) -> Option<TcpStre
             let mut forwarded = format!("{method} {path} {version}\r\n");
             for line in lines.filter(|line| !line.is_empty()) {
                 let name = line.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
-                if !matches!(name.as_str(), "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive") {
+                if !matches!(name.as_str(), "host" | "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive") {
                     forwarded.push_str(line);
                     forwarded.push_str("\r\n");
                 }
             }
-            forwarded.push_str("Connection: close\r\n\r\n");
+            let authority = if host.contains(':') { format!("[{host}]") } else { host.clone() };
+            let authority = if port == 80 { authority } else { format!("{authority}:{port}") };
+            forwarded.push_str(&format!("Host: {authority}\r\nConnection: close\r\n\r\n"));
             upstream.write_all(forwarded.as_bytes()).ok()?;
         }
     }
@@ -363,10 +380,12 @@ mod tests {
             String::from_utf8_lossy(&buf[..n]).into_owned()
         });
         let proxy = Proxy::start(listed(&["allowed.localhost"])).unwrap();
-        let request = format!("GET http://allowed.localhost:{port}/simple/ HTTP/1.1\r\nHost: allowed.localhost\r\nProxy-Connection: keep-alive\r\n\r\n");
+        // The Host header the client sent (another site on the same server)
+        // is not passed on: the URL's host is.
+        let request = format!("GET http://allowed.localhost:{port}/simple/ HTTP/1.1\r\nHost: other.example\r\nAccept: */*\r\nProxy-Connection: keep-alive\r\n\r\n");
         let answer = exchange(&proxy, request.as_bytes());
         assert!(String::from_utf8_lossy(&answer).ends_with("\r\n\r\nok"));
-        assert_eq!(seen.join().unwrap(), "GET /simple/ HTTP/1.1\r\nHost: allowed.localhost\r\nConnection: close\r\n\r\n");
+        assert_eq!(seen.join().unwrap(), format!("GET /simple/ HTTP/1.1\r\nAccept: */*\r\nHost: allowed.localhost:{port}\r\nConnection: close\r\n\r\n"));
 
         let port = server("pong");
         let name = b"allowed.localhost";
