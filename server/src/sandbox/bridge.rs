@@ -76,16 +76,7 @@ fn forward(client: TcpStream, socket: &Path) {
         let _ = client.shutdown(Shutdown::Both);
         return;
     };
-    let (Ok(client_reader), Ok(proxy_writer)) = (client.try_clone(), proxy.try_clone()) else { return };
-    let up = std::thread::spawn(move || {
-        let (mut from, mut to) = (client_reader, proxy_writer);
-        let _ = std::io::copy(&mut from, &mut to);
-        let _ = to.shutdown(Shutdown::Write);
-    });
-    let (mut from, mut to) = (proxy, client);
-    let _ = std::io::copy(&mut from, &mut to);
-    let _ = to.shutdown(Shutdown::Write);
-    let _ = up.join();
+    super::proxy::pump(client, proxy);
 }
 
 #[cfg(test)]
