@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::common::lsp_client;
 use crate::common::script::shell;
 
 /// An HTTP server on loopback answering every request with `body`, and
@@ -268,4 +269,35 @@ fn doctor_shows_the_lists() {
     assert_eq!(report["sandbox"]["network"]["allow"], json!(["pypi.org", "*.npmjs.org"]));
     assert_eq!(report["sandbox"]["network"]["deny"], json!(["ads.example"]));
     assert_eq!(report["sandbox"]["network"]["allowLocal"], json!(true));
+}
+
+/// In the editor, a refused host is a message (as the run's first notice
+/// is), once per run however often it is refused.
+#[test]
+fn the_editor_is_told_of_a_refused_host_once_per_run() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let server = Server::start("REACHED");
+    let f = lsp_client::Fixture::new(&[("notes.txt", "my notes\n")]);
+    let home = f.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let curl = shell(&format!("curl -sS http://other.localhost:{}/", server.port));
+    let turns = json!([{"text": "", "tool_calls": [curl.clone()]}, {"text": "", "tool_calls": [curl]}, {"text": "Done."}]);
+    let home_var = home.to_string_lossy().to_string();
+    let options = json!({"tandem": {"permissionMode": "bypassPermissions", "sandbox": {"network": {"allow": ["allowed.localhost"], "allowLocal": true}}}});
+    let mut client = f.start_with_env(turns, json!({}), options, &[("HOME", &home_var)]);
+    let id = client.send_request("workspace/executeCommand", lsp_client::ask_params("fetch it"));
+    let refusal = |m: &Value| m["method"] == "window/showMessage" && m["params"]["message"].as_str().unwrap_or_default().contains("refused");
+    let shown = client.wait_for("the refusal message", refusal);
+    let message = shown["params"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Tandem: The sandbox's network refused other.localhost: other.localhost is not in sandbox.network.allow"), "{message}");
+    assert_eq!(client.response(id)["result"]["text"], "Done.");
+    let results = client.tool_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results.iter().all(|(_, text)| text.contains("Tandem's sandbox refused other.localhost")), "{results:?}");
+    let messages = client.seen.iter().filter(|m| refusal(m)).count();
+    assert_eq!(messages, 1, "{:#?}", client.seen);
+    assert_eq!(server.connections(), 0);
+    client.shutdown();
 }
