@@ -269,6 +269,10 @@ fn doctor_shows_the_lists() {
     assert_eq!(report["sandbox"]["network"]["allow"], json!(["pypi.org", "*.npmjs.org"]));
     assert_eq!(report["sandbox"]["network"]["deny"], json!(["ads.example"]));
     assert_eq!(report["sandbox"]["network"]["allowLocal"], json!(true));
+    // With the sandbox off, nothing holds shell commands to the lists: said so.
+    std::fs::write(run.home.join(".tandem/settings.json"), json!({"sandbox": {"enabled": false, "network": {"allow": ["pypi.org"]}}}).to_string()).unwrap();
+    let text = doctor(false);
+    assert!(text.contains("network: shell commands reach the whole network: without a sandbox, sandbox.network's lists do not hold for them (web_fetch still obeys them)\n"), "{text}");
 }
 
 /// In the editor, a refused host is a message (as the run's first notice

@@ -57,7 +57,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
             "workspace": root,
             "provider": provider,
             "sandbox": {"state": state, "description": sandbox.describe(), "network": {
-                "description": network.describe(),
+                "description": network_line(&sandbox, network),
                 "allow": network.allow, "deny": network.deny, "allowLocal": network.allow_local,
             }},
         });
@@ -82,7 +82,7 @@ pub fn doctor(root: &std::path::Path, json: bool, editor: Option<&str>) -> anyho
         Err(error) => outln!("model: WARNING: {error}"),
     }
     outln!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
-    outln!("network: {}", network.describe());
+    outln!("network: {}", network_line(&sandbox, network));
     if matches!(sandbox, Availability::Disabled) {
         if let Some(notice) = sandbox.notice() {
             outln!("  {notice}");
@@ -155,4 +155,16 @@ fn trust_report(root: &std::path::Path, problems: &[tandem::settings::SettingsPr
         report["notice"] = serde_json::json!(notice);
     }
     report
+}
+
+/// What shell commands reach of the network: the lists, when a sandbox
+/// holds commands to them.
+fn network_line(sandbox: &Availability, network: &tandem::tools::ports::network::NetworkPolicy) -> String {
+    match sandbox {
+        Availability::Ready(_) => network.describe(),
+        _ if network.enforced() => {
+            "shell commands reach the whole network: without a sandbox, sandbox.network's lists do not hold for them (web_fetch still obeys them)".to_string()
+        }
+        _ => "shell commands reach the whole network: they run without a sandbox".to_string(),
+    }
 }
