@@ -182,6 +182,8 @@ fn listed_hosts_are_reached_through_the_proxy_and_nothing_else_is() {
         assert!(!text.contains("REACHED") && !text.contains("DIRECT-CONNECTED"), "{text}");
     }
     assert!(out[10].contains("ConnectionRefusedError") || out[10].contains("Network is unreachable"), "{}", out[10]);
+    // The model is told why, and that the proxy is the way out.
+    assert!(out[10].contains("a program that ignores those variables, or looks names up itself, reaches nothing"), "{}", out[10]);
     // IPv6: a literal through the proxy is refused like any address, and a
     // direct dial reaches nothing.
     assert!(out[12].contains("::1 is an IP address"), "{}", out[12]);
@@ -214,11 +216,13 @@ fn local_addresses_need_allow_local_and_a_project_may_deny_but_not_allow() {
         json!({"sandbox": {"network": {"allow": ["allowed.localhost", "denied.localhost"], "allowLocal": true}}}),
         json!({"sandbox": {"network": {"allow": ["other.localhost"], "deny": ["denied.localhost"]}}}),
     );
-    let out = results(&run.ask(vec![fetch("other.localhost"), fetch("denied.localhost"), fetch("allowed.localhost")]));
+    let background = json!({"name": "run_shell", "input": {"command": format!("curl -sS http://allowed.localhost:{port}/"), "background": true}});
+    let out = results(&run.ask(vec![fetch("other.localhost"), fetch("denied.localhost"), fetch("allowed.localhost"), background]));
     assert!(out[0].contains("other.localhost is not in sandbox.network.allow"), "{out:?}");
     assert!(out[1].contains("denied.localhost is denied by sandbox.network.deny"), "{out:?}");
     assert!(out[2].contains("REACHED"), "{out:?}");
-    assert_eq!(server.connections(), 1);
+    // A background task through the proxy is told its loopback is its own.
+    assert!(out[3].contains("It reaches the hosts the settings' sandbox.network lists, through Tandem's proxy; its loopback is its own"), "{out:?}");
 }
 
 #[test]

@@ -27,9 +27,7 @@ pub const PORT: u16 = 3128;
 pub fn main(args: &[OsString]) -> i32 {
     let Some((socket, rest)) = args.split_first() else { return usage() };
     let Some((separator, command)) = rest.split_first() else { return usage() };
-    if separator != "--" || command.is_empty() {
-        return usage();
-    }
+    let Some((program, program_args)) = command.split_first().filter(|_| separator == "--") else { return usage() };
     let socket = PathBuf::from(socket);
     let mut listening = 0;
     for listener in [TcpListener::bind((Ipv4Addr::LOCALHOST, PORT)), TcpListener::bind((Ipv6Addr::LOCALHOST, PORT))].into_iter().flatten() {
@@ -41,10 +39,10 @@ pub fn main(args: &[OsString]) -> i32 {
         eprintln!("tandem: the sandbox's network bridge cannot listen on loopback port {PORT}");
         return 125;
     }
-    match std::process::Command::new(&command[0]).args(&command[1..]).status() {
+    match std::process::Command::new(program).args(program_args).status() {
         Ok(status) => exit_code(status),
         Err(err) => {
-            eprintln!("tandem: cannot start {}: {err}", command[0].to_string_lossy());
+            eprintln!("tandem: cannot start {}: {err}", program.to_string_lossy());
             127
         }
     }

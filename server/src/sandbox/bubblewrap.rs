@@ -452,7 +452,10 @@ impl ShellSandbox for Bubblewrap {
         Ok(Confined {
             program: self.found.path.clone(),
             args,
-            network: route != Route::None,
+            // What the machine's network is to it (a server it starts
+            // is reachable from the machine): not so through the proxy,
+            // whose namespace is its own.
+            network: route == Route::Direct,
             // The command runs under bubblewrap's init (pid 1 of its
             // namespace), which a SIGTERM from outside does not stop:
             // waiting a grace period for it would outlast a front end

@@ -64,9 +64,11 @@ impl NetworkPolicy {
     /// allowed this one command the network when asked.
     pub fn route(&self, asked: bool) -> Route {
         match self.mode {
+            // The user's answer for this one command is the whole network,
+            // as the question says (minus the deny list).
+            _ if asked => self.unlisted_route(),
             NetworkMode::Listed => Route::Proxied,
             NetworkMode::On => self.unlisted_route(),
-            NetworkMode::Off if asked => self.unlisted_route(),
             NetworkMode::Off => Route::None,
         }
     }
@@ -332,6 +334,8 @@ mod tests {
         assert_eq!(policy.route(false), Route::Proxied);
         assert!(policy.check_host("example.com").is_ok() && policy.check_host("ads.example").is_err());
         assert_eq!(listed(&[], &[], false).route(false), Route::Proxied);
+        assert_eq!(listed(&[], &[], false).route(true), Route::Direct);
+        assert_eq!(listed(&[], &["ads.example"], false).route(true), Route::Proxied);
     }
 
     #[test]
