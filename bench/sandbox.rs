@@ -113,7 +113,7 @@ async fn main() {
     let options = options();
     println!("## Sandbox: cost per shell command");
     println!();
-    let sandbox = tandem::sandbox::for_run(&SandboxSettings::default(), tandem::sandbox::Denies::none());
+    let sandbox = tandem::sandbox::for_run(&SandboxSettings::default(), tandem::sandbox::Denies::none(), Arc::default());
     let Availability::Ready(ready) = &sandbox else {
         println!("Not measured: {}.", sandbox.describe());
         println!();

@@ -231,7 +231,9 @@
 //!   refusals look like): unasked commands write only a private `/tmp`
 //!   and see of the home folder only the toolchains, approved ones write
 //!   the workspace (Tandem's, git's and the editor's config stay
-//!   read-only); no network unless settings allow it, a pid namespace,
+//!   read-only); no network unless settings allow it (all of it, or the
+//!   listed hosts through Tandem's proxy, whose lists `web_fetch` obeys
+//!   too: [`tools::ports::network`]), a pid namespace,
 //!   read-deny paths masked and edit-deny paths read-only for every
 //!   command (found as it starts: [`permissions::masks`]), Tandem's own
 //!   folders never shown. The front end hands the run its sandbox and

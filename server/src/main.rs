@@ -212,6 +212,13 @@ enum McpCommand {
 }
 
 fn main() -> ExitCode {
+    // Inside a sandbox whose network goes through Tandem's proxy, this
+    // program is first run as its bridge: nothing else of Tandem runs there.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|arg| arg == tandem::sandbox::bridge::SUBCOMMAND) {
+        let code = tandem::sandbox::bridge::main(&args[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     // First, while this is the only thread: may start the program again
     // in place, its environment holding only what shell commands may see.
     let hide_warning = tandem::environment::hide_environment();

@@ -43,6 +43,7 @@ mod inline_completion;
 mod large_edits;
 mod lsp;
 mod mcp;
+mod network;
 mod models;
 mod permissions;
 mod plan_mode_lsp;

@@ -113,6 +113,8 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         child_env: Arc::clone(&parent.child_env),
         // A sub-agent's commands run in the parent's sandbox.
         sandbox: parent.sandbox.clone(),
+        // And its fetches obey the parent's network lists.
+        network: Arc::clone(&parent.network),
         run: Arc::new(RunScope::child_of(&parent.run)),
         call_id: String::new(),
         registry: Default::default(),

@@ -24,7 +24,8 @@ use super::terminal::{self, errln, outln};
 /// or conflicting model provider is said as a warning). With `json`, one
 /// object: `{"version", "workspace", "provider": {"provider", "model",
 /// "base_url"?, "reason"} | {"error"}, "sandbox": {"state": "ready" |
-/// "disabled" | "unavailable", "description", "notice"?}, "trust":
+/// "disabled" | "unavailable", "description", "notice"?, "network":
+/// {"description", "allow", "deny", "allowLocal"}}, "trust":
 /// {"state", "files", "notice"?}, "modelServer"?: {"ok", "message"},
 /// "installed": [{"what", "path", "version"}], "missing": [{"what",
 /// "fix"}]}` (see [`trust_report`]). `offline`: the model's server is not
@@ -42,6 +43,7 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
     let endpoint = tandem::host::endpoint(&settings);
     let sandbox = tandem::host::sandbox(&settings, &[root.to_path_buf()]);
     let ok = !matches!(sandbox, Availability::Unavailable(_));
+    let network = &settings.sandbox.network;
     let trust = trust_report(root, &problems);
     let inline = &settings.inline_completions;
     let sessions = tandem::completion::telemetry::sessions(root);
@@ -68,7 +70,10 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
             "version": env!("CARGO_PKG_VERSION"),
             "workspace": root,
             "provider": provider,
-            "sandbox": {"state": state, "description": sandbox.describe()},
+            "sandbox": {"state": state, "description": sandbox.describe(), "network": {
+                "description": network_line(&sandbox, network),
+                "allow": network.allow, "deny": network.deny, "allowLocal": network.allow_local,
+            }},
         });
         if let Some(notice) = sandbox.notice() {
             report["sandbox"]["notice"] = serde_json::json!(notice);
@@ -107,6 +112,7 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
         None => {}
     }
     outln!("sandbox: {}{}", if ok { "" } else { "WARNING: " }, sandbox.describe());
+    outln!("network: {}", network_line(&sandbox, network));
     if matches!(sandbox, Availability::Disabled) {
         if let Some(notice) = sandbox.notice() {
             outln!("  {notice}");
@@ -326,4 +332,16 @@ fn trust_report(root: &std::path::Path, problems: &[tandem::settings::SettingsPr
         report["notice"] = serde_json::json!(notice);
     }
     report
+}
+
+/// What shell commands reach of the network: the lists, when a sandbox
+/// holds commands to them.
+fn network_line(sandbox: &Availability, network: &tandem::tools::ports::network::NetworkPolicy) -> String {
+    match sandbox {
+        Availability::Ready(_) => network.describe(),
+        _ if network.enforced() => {
+            "shell commands reach the whole network: without a sandbox, sandbox.network's lists do not hold for them (web_fetch still obeys them)".to_string()
+        }
+        _ => "shell commands reach the whole network: they run without a sandbox".to_string(),
+    }
 }

@@ -62,6 +62,7 @@ use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::{MutexExt, RwLockExt};
 use crate::thread::{ContextConfig, Thread};
 use crate::tools::ports::code_intel::CodeIntel;
+use crate::tools::ports::network::Network;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
 use crate::workspace::Workspace;
@@ -240,6 +241,11 @@ pub fn hooks(settings: &Settings, root: &Path, consent: Option<&ConsentStore>) -
 /// cover; or why there is none ([`Availability::notice`] says it to the
 /// user once per run).
 pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
+    sandbox_with(settings, roots, Arc::new(Network::new(settings.sandbox.network.clone())))
+}
+
+/// [`sandbox`], with the run's network lists (which `web_fetch` shares).
+fn sandbox_with(settings: &Settings, roots: &[PathBuf], network: Arc<Network>) -> Availability {
     // The masks depend on the rules only, not on the mode; they are found
     // as each command starts, so files made since the last one are covered.
     let policy = Arc::new(Policy::new(PermissionMode::Default, &settings.permissions, roots));
@@ -248,7 +254,7 @@ pub fn sandbox(settings: &Settings, roots: &[PathBuf]) -> Availability {
         read: Arc::new(move || policy.read_denied_paths()),
         edit: Arc::new(move || edits.edit_denied_paths()),
     };
-    crate::sandbox::for_run(&settings.sandbox, denies)
+    crate::sandbox::for_run(&settings.sandbox, denies, network)
 }
 
 /// What a run's shell commands get in their environment: the settings'
@@ -715,9 +721,10 @@ impl Host {
     fn prepare_with(&self, settings: &Settings, parts: RunParts, checkpoint: Option<(String, String)>) -> PreparedRun {
         let workspace = parts.workspace.unwrap_or_else(|| Arc::clone(&self.workspace));
         let modes = Modes::new(settings, parts.mode);
+        let network = Arc::new(Network::new(settings.sandbox.network.clone()));
         let sandbox = match parts.no_shell {
             true => Availability::Ready(Arc::new(crate::sandbox::NoCommands)),
-            false => sandbox(settings, workspace.roots()),
+            false => sandbox_with(settings, workspace.roots(), Arc::clone(&network)),
         };
         let child_env = match parts.no_shell {
             true => crate::environment::ChildEnv::default(),
@@ -743,6 +750,7 @@ impl Host {
             cancel: parts.cancel,
             child_env: Arc::new(child_env),
             sandbox: sandbox.sandbox(),
+            network,
             run: Arc::new(scope),
             ..ToolContext::new(Arc::clone(&workspace))
         };

@@ -24,10 +24,11 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Denies, SandboxSettings};
 use crate::sync::MutexExt;
+use crate::tools::ports::network::{Network, Route};
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 
 /// Inside each workspace root, what approved commands may not change:
@@ -97,6 +98,10 @@ const LOCAL_SETTINGS: &[&str] = &[".tandem/settings.local.json", ".claude/settin
 const SERVICE_SOCKETS: &[&str] =
     &["/run/dbus", "/var/run/dbus", "/run/systemd/private", "/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/run/containerd", "/run/snapd.socket", "/run/snapd-snap.socket", "/run/user"];
 
+/// Where the proxy's socket and the bridge are seen inside the sandbox.
+const PROXY_SOCKET: &str = "/dev/tandem-network.sock";
+const BRIDGE_PROGRAM: &str = "/dev/tandem-network-bridge";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entry {
     File,
@@ -112,7 +117,11 @@ pub struct Found {
 
 pub struct Bubblewrap {
     found: Found,
-    network: bool,
+    /// The run's network lists, and the proxy that applies them, started
+    /// for the first command that needs it and kept while a command (or a
+    /// background task) holds it.
+    network: Arc<Network>,
+    proxy: OnceLock<Result<Arc<super::proxy::Proxy>, String>>,
     allow_write: Vec<PathBuf>,
     /// What unasked commands see of the home folder: [`HOME_TOOLCHAINS`]
     /// and `sandbox.allowRead`, as paths in it.
@@ -142,7 +151,49 @@ impl Bubblewrap {
                 .collect(),
             None => Vec::new(),
         };
-        Bubblewrap { found, network: settings.network, allow_write, home_shown, denies, home }
+        let network = Arc::new(Network::new(settings.network.clone()));
+        Bubblewrap { found, network, proxy: OnceLock::new(), allow_write, home_shown, denies, home }
+    }
+
+    /// The same, sharing the run's network lists (and their record of
+    /// refused hosts) with the run's other tools.
+    pub fn with_network(self, network: Arc<Network>) -> Self {
+        Bubblewrap { network, proxy: OnceLock::new(), ..self }
+    }
+
+    /// How `launch` reaches the network: unasked commands never do.
+    fn route(&self, launch: &ShellLaunch<'_>) -> Route {
+        match launch.profile {
+            ShellProfile::Unasked => Route::None,
+            ShellProfile::Approved => self.network.policy.route(launch.network),
+        }
+    }
+
+    /// The proxy, started on first use.
+    fn proxy(&self) -> Result<Arc<super::proxy::Proxy>, String> {
+        self.proxy
+            .get_or_init(|| {
+                super::proxy::Proxy::start(Arc::clone(&self.network)).map(Arc::new).map_err(|e| format!("the sandbox's network proxy cannot start: {e}"))
+            })
+            .clone()
+    }
+
+    /// Route a command through the proxy: its socket and the bridge bound
+    /// into `/dev` (a fresh folder of the sandbox's own, which the command
+    /// cannot change), the proxy variables set, and the bridge run first.
+    fn proxied(&self, args: &mut Args, proxy: &super::proxy::Proxy) -> Result<Vec<OsString>, String> {
+        let bridge = std::env::current_exe().map_err(|e| format!("the sandbox's network bridge (Tandem's own program) cannot be found: {e}"))?;
+        args.pair("--ro-bind", proxy.socket(), PROXY_SOCKET);
+        args.pair("--ro-bind", &bridge, BRIDGE_PROGRAM);
+        let http = format!("http://127.0.0.1:{}", super::bridge::PORT);
+        let socks = format!("socks5h://127.0.0.1:{}", super::bridge::PORT);
+        for (name, value) in [("HTTP_PROXY", &http), ("HTTPS_PROXY", &http), ("ALL_PROXY", &socks)] {
+            args.flags(&["--setenv", name, value, "--setenv", &name.to_ascii_lowercase(), value]);
+        }
+        // A host the user's environment lets bypass a proxy has no other
+        // way out here: it would only fail.
+        args.flags(&["--unsetenv", "NO_PROXY", "--unsetenv", "no_proxy"]);
+        Ok([BRIDGE_PROGRAM, super::bridge::SUBCOMMAND, PROXY_SOCKET, "--"].iter().map(OsString::from).collect())
     }
 
     /// Find `bwrap` and check that it can build a sandbox here (once per
@@ -159,12 +210,16 @@ impl Bubblewrap {
             .map(|root| root.canonicalize().map_err(|e| format!("the workspace folder {} cannot be resolved: {e}", root.display())))
             .collect::<Result<_, _>>()?;
         let Some(cwd) = roots.first().cloned() else { return Err("the run has no workspace folder".into()) };
-        let network = (self.network || launch.network) && launch.profile == ShellProfile::Approved;
+        let route = self.route(launch);
+        let proxy = match route {
+            Route::Proxied => Some(self.proxy()?),
+            _ => None,
+        };
         let mut args = Args::default();
         // Run by root, bubblewrap keeps every capability unless told: the
         // command could remount `/` writable and write anywhere.
         args.flags(&["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-cgroup-try"]);
-        if !network {
+        if route != Route::Direct {
             args.flags(&["--unshare-net"]);
         }
         args.pair("--ro-bind", "/", "/");
@@ -367,8 +422,13 @@ impl Bubblewrap {
             // Last: every mount point in the empty home is made by now.
             args.one("--remount-ro", &view.home);
         }
+        let bridge = match &proxy {
+            Some(proxy) => self.proxied(&mut args, proxy)?,
+            None => Vec::new(),
+        };
         args.one("--chdir", &cwd);
         args.flags(&["--"]);
+        args.0.extend(bridge);
         args.0.extend(launch.argv.iter().cloned());
         Ok(args.0)
     }
@@ -382,17 +442,27 @@ impl ShellSandbox for Bubblewrap {
     fn confine(&self, launch: &ShellLaunch<'_>) -> Result<Confined, String> {
         let mut placeholders = Placeholders::default();
         let args = self.arguments(launch, &mut placeholders)?;
+        let route = self.route(launch);
+        // The proxy lives as long as a command routed through it, a
+        // background task too.
+        let proxy = match route {
+            Route::Proxied => self.proxy.get().and_then(|started| started.clone().ok()),
+            _ => None,
+        };
         Ok(Confined {
             program: self.found.path.clone(),
             args,
-            network: (self.network || launch.network) && launch.profile == ShellProfile::Approved,
+            // What the machine's network is to it (a server it starts
+            // is reachable from the machine): not so through the proxy,
+            // whose namespace is its own.
+            network: route == Route::Direct,
             // The command runs under bubblewrap's init (pid 1 of its
             // namespace), which a SIGTERM from outside does not stop:
             // waiting a grace period for it would outlast a front end
             // that exits on cancel (ACP's client gone), leaving the
             // command running. Killed, its namespace dies with it.
             stopping: Stopping::AtOnce,
-            guard: Box::new(placeholders),
+            guard: Box::new((placeholders, proxy)),
         })
     }
 
@@ -407,6 +477,16 @@ impl ShellSandbox for Bubblewrap {
         let mut notes = Vec::new();
         if output.contains("bwrap: ") {
             notes.push("The sandbox (bubblewrap) could not set up the command: see its message above.".to_string());
+        }
+        // A host the proxy refused: curl says only "CONNECT tunnel failed,
+        // response 403", so the hosts refused so far are named.
+        let refused = self.network.refused_hosts();
+        let mentioned = refused.iter().any(|host| output.contains(host.as_str())) || output.contains("403") || output.contains("SOCKS5");
+        if profile == ShellProfile::Approved && !refused.is_empty() && mentioned {
+            notes.push(format!(
+                "The sandbox lets approved commands reach only the hosts the settings' sandbox.network lists, through Tandem's proxy; in this run it refused: {}. Only the user can let a host through (\"sandbox\": {{\"network\": {{\"allow\": [...]}}}} in ~/.tandem/settings.json): tell them which host the task needs, or do without it.",
+                refused.join(", ")
+            ));
         }
         if output.contains("Read-only file system") {
             notes.push(match profile {

@@ -12,7 +12,7 @@
 //! | read-only inside the roots | everything | `.git/config`, `.git/hooks`, every file git reads config from (what `.git/config` includes), `.tandem/`, `.claude/`, `.vscode/`, `.mcp.json` (also when missing, so they cannot be created) |
 //! | the home folder | empty, but for the toolchain folders ([`bubblewrap::HOME_TOOLCHAINS`], `sandbox.allowRead`) and the workspace | as it is |
 //! | masked (read as empty) | read-deny paths; Tandem's own folders and the credential stores wherever the home folder shows; the local settings files; every bound socket in the home folder and the workspace, and those of services that act for the user (the runtime folder's session bus, keyring and agents, the system bus, container engines) | read-deny paths |
-//! | network | none | only with `sandbox.network` |
+//! | network | none | with `sandbox.network`: all of it, or the listed hosts only, through Tandem's proxy ([`proxy`], [`bridge`]) |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
 //!
 //! [`contain`] keeps the lifetime, not the reach, of the programs that run
@@ -23,15 +23,18 @@
 //! settings", or "none can start here" with the reason; the host reports
 //! the last two once per run in plain words ([`Availability::notice`]).
 
+pub mod bridge;
 pub mod bubblewrap;
 pub mod contain;
 pub mod git;
+pub mod proxy;
 
 pub use bubblewrap::is_placeholder;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::tools::ports::network::{Network, NetworkPolicy};
 use crate::tools::ShellSandbox;
 
 /// `sandbox` in the settings: how shell commands are confined. The
@@ -42,8 +45,10 @@ use crate::tools::ShellSandbox;
 pub struct SandboxSettings {
     /// Run shell commands in the sandbox (on by default).
     pub enabled: bool,
-    /// Approved commands may use the network (unasked ones never do).
-    pub network: bool,
+    /// What approved commands may reach of the network (unasked ones
+    /// never reach it): nothing, all of it, or the listed hosts through
+    /// Tandem's proxy ([`proxy`]).
+    pub network: NetworkPolicy,
     /// More places approved commands may write (`~/` is the home folder),
     /// as written; each layer's list is added to the ones below.
     pub allow_write: Vec<String>,
@@ -55,7 +60,7 @@ pub struct SandboxSettings {
 
 impl Default for SandboxSettings {
     fn default() -> Self {
-        SandboxSettings { enabled: true, network: false, allow_write: Vec::new(), allow_read: Vec::new() }
+        SandboxSettings { enabled: true, network: NetworkPolicy::default(), allow_write: Vec::new(), allow_read: Vec::new() }
     }
 }
 
@@ -157,23 +162,24 @@ impl ShellSandbox for NoCommands {
     }
 }
 
-/// The sandbox for a run with these settings, enforcing `denies`.
-pub fn for_run(settings: &SandboxSettings, denies: Denies) -> Availability {
+/// The sandbox for a run with these settings, enforcing `denies` and the
+/// run's `network` lists.
+pub fn for_run(settings: &SandboxSettings, denies: Denies, network: Arc<Network>) -> Availability {
     if !settings.enabled {
         return Availability::Disabled;
     }
-    platform(settings, denies)
+    platform(settings, denies, network)
 }
 
 #[cfg(target_os = "linux")]
-fn platform(settings: &SandboxSettings, denies: Denies) -> Availability {
+fn platform(settings: &SandboxSettings, denies: Denies, network: Arc<Network>) -> Availability {
     match bubblewrap::Bubblewrap::probe() {
-        Ok(found) => Availability::Ready(Arc::new(bubblewrap::Bubblewrap::new(found, settings, denies))),
+        Ok(found) => Availability::Ready(Arc::new(bubblewrap::Bubblewrap::new(found, settings, denies).with_network(network))),
         Err(reason) => Availability::Unavailable(reason),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn platform(_settings: &SandboxSettings, _denies: Denies) -> Availability {
+fn platform(_settings: &SandboxSettings, _denies: Denies, _network: Arc<Network>) -> Availability {
     Availability::Unavailable(format!("Tandem has no sandbox for {} yet (bubblewrap is Linux only)", std::env::consts::OS))
 }

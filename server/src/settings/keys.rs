@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{Layer, Settings, SettingsProblem, Severity, Timeouts};
 use crate::tools::permission_mode::PermissionMode;
+use crate::tools::ports::network::{check_entry, NetworkMode, NetworkPolicy};
 
 /// One settings key.
 pub(super) struct Key {
@@ -433,8 +434,10 @@ fn sandbox_fields(settings: &mut Settings, layer: &Layer, value: &Value) -> Resu
             ("enabled", Value::Bool(false)) if from_project => bad.push(loosen("enabled")),
             ("enabled", Value::Bool(on)) => settings.sandbox.enabled = *on,
             ("network", Value::Bool(true)) if from_project => bad.push(loosen("network")),
-            ("network", Value::Bool(on)) => settings.sandbox.network = *on,
-            ("enabled" | "network", _) => bad.push(format!("sandbox.{name}: expected true or false")),
+            ("network", Value::Bool(on)) => settings.sandbox.network.mode = if *on { NetworkMode::On } else { NetworkMode::Off },
+            ("network", Value::Object(lists)) => network_lists(&mut settings.sandbox.network, lists, from_project, &loosen, &mut bad),
+            ("network", _) => bad.push(NETWORK_SHAPE.to_string()),
+            ("enabled", _) => bad.push(format!("sandbox.{name}: expected true or false")),
             ("allowWrite", Value::Array(_)) if from_project => bad.push(loosen("allowWrite")),
             ("allowWrite", Value::Array(paths)) => {
                 for path in paths {
@@ -465,6 +468,54 @@ fn sandbox_fields(settings: &mut Settings, layer: &Layer, value: &Value) -> Resu
         }
     }
     if bad.is_empty() { Ok(()) } else { Err(bad.join("; ")) }
+}
+
+const NETWORK_SHAPE: &str = "sandbox.network: expected true, false or {\"allow\": [\"pypi.org\", \"*.npmjs.org\"], \"deny\": [...], \"allowLocal\": false}";
+
+/// `sandbox.network` as lists: a user's layer lists what approved commands
+/// may reach (each layer's entries added to the ones below); a project's
+/// may only add to `deny` (an empty `allow` or `"allowLocal": false` is no
+/// loosening either).
+fn network_lists(
+    network: &mut NetworkPolicy,
+    lists: &serde_json::Map<String, Value>,
+    from_project: bool,
+    loosen: &dyn Fn(&str) -> String,
+    bad: &mut Vec<String>,
+) {
+    let hosts = |field: &str, value: &Value, bad: &mut Vec<String>| -> Vec<String> {
+        let Value::Array(entries) = value else {
+            bad.push(format!("sandbox.network.{field}: expected a list of hosts such as [\"pypi.org\", \"*.npmjs.org\"]"));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            match entry.as_str().map(str::trim) {
+                Some(host) => match check_entry(host) {
+                    Ok(()) => out.push(host.to_ascii_lowercase()),
+                    Err(why) => bad.push(format!("sandbox.network.{field}: {why}")),
+                },
+                None => bad.push(format!("sandbox.network.{field}: {entry} is not a host name")),
+            }
+        }
+        out
+    };
+    for (name, value) in lists {
+        match (name.as_str(), value) {
+            (_, Value::Null) => {}
+            ("deny", _) => network.deny.extend(hosts("deny", value, bad)),
+            ("allow", Value::Array(entries)) if from_project && !entries.is_empty() => bad.push(loosen("network.allow")),
+            ("allow", _) if from_project => {}
+            ("allow", _) => {
+                network.allow.extend(hosts("allow", value, bad));
+                network.mode = NetworkMode::Listed;
+            }
+            ("allowLocal", Value::Bool(true)) if from_project => bad.push(loosen("network.allowLocal")),
+            ("allowLocal", Value::Bool(on)) => network.allow_local = *on,
+            ("allowLocal", _) => bad.push("sandbox.network.allowLocal: expected true or false".to_string()),
+            (other, _) => bad.push(format!("sandbox.network.{other}: unknown; use allow, deny or allowLocal")),
+        }
+    }
 }
 
 /// `inlineCompletions`: field by field, so one bad field keeps the others.
@@ -615,6 +666,7 @@ pub(super) fn describe(value: &Value) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::{resolve, test_layer as layer, untrusted_layer, SandboxSettings, Scope};
+    use crate::tools::ports::network::{NetworkMode, NetworkPolicy};
     use super::{Apply, KEYS};
     use serde_json::json;
 
@@ -909,7 +961,7 @@ mod tests {
             settings.sandbox,
             SandboxSettings {
                 enabled: true,
-                network: false,
+                network: NetworkPolicy::default(),
                 allow_write: vec!["~/.cache/pip".into(), "/opt/cache".into()],
                 allow_read: vec!["~/.config/mytool".into(), "~/.gitconfig".into()],
             }
@@ -926,5 +978,45 @@ mod tests {
         let (off, problems) = resolve(&[layer(Scope::User, json!({"sandbox": {"enabled": false}}))]);
         assert!(problems.is_empty());
         assert!(!off.sandbox.enabled);
+    }
+
+    #[test]
+    fn network_lists_add_up_across_layers_and_a_project_may_only_deny() {
+        let (settings, problems) = resolve(&[
+            layer(Scope::User, json!({"sandbox": {"network": {"allow": ["pypi.org", "*.NPMjs.org"], "deny": ["ads.example"]}}})),
+            layer(Scope::Project, json!({"sandbox": {"network": {"allow": ["evil.example"], "deny": ["files.pypi.org"], "allowLocal": true}}})),
+            untrusted_layer(Scope::Project, json!({"sandbox": {"network": {"allow": [], "deny": ["tracker.example"], "allowLocal": false}}})),
+            layer(Scope::Editor, json!({"sandbox": {"network": {"allow": ["crates.io", "https://x.org", "a.org:443", 7], "allowLocal": true, "proxy": 1}}})),
+        ]);
+        assert_eq!(
+            settings.sandbox.network,
+            NetworkPolicy {
+                mode: NetworkMode::Listed,
+                allow: vec!["pypi.org".into(), "*.npmjs.org".into(), "crates.io".into()],
+                deny: vec!["ads.example".into(), "files.pypi.org".into(), "tracker.example".into()],
+                allow_local: true,
+            }
+        );
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        expect_test::expect![[r#"
+            [
+                "Project.json: field \"sandbox\": sandbox.network.allow: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; sandbox.network.allowLocal: a project's settings cannot loosen the sandbox; set it in ~/.tandem/settings.json or the editor's settings; the field is ignored",
+                "Editor.json: field \"sandbox\": sandbox.network.allow: \"https://x.org\" is not a host name such as \"pypi.org\" or \"*.npmjs.org\", nor an IP address (no scheme, port or path); sandbox.network.allow: \"a.org:443\" is not a host name such as \"pypi.org\" or \"*.npmjs.org\", nor an IP address (no scheme, port or path); sandbox.network.allow: 7 is not a host name; sandbox.network.proxy: unknown; use allow, deny or allowLocal; the field is ignored",
+            ]
+        "#]]
+        .assert_debug_eq(&text);
+        // A project's `true` is refused, its `false` switches the lists off.
+        let (settings, problems) = resolve(&[
+            layer(Scope::User, json!({"sandbox": {"network": {"allow": ["pypi.org"]}}})),
+            untrusted_layer(Scope::Project, json!({"sandbox": {"network": true}})),
+        ]);
+        assert_eq!((settings.sandbox.network.mode, problems.len()), (NetworkMode::Listed, 1));
+        let (settings, _) = resolve(&[
+            layer(Scope::User, json!({"sandbox": {"network": {"allow": ["pypi.org"]}}})),
+            untrusted_layer(Scope::Project, json!({"sandbox": {"network": false}})),
+        ]);
+        assert_eq!(settings.sandbox.network.mode, NetworkMode::Off);
+        let (_, problems) = resolve(&[layer(Scope::User, json!({"sandbox": {"network": "pypi.org"}}))]);
+        assert!(problems[0].to_string().contains("expected true, false or {"), "{problems:?}");
     }
 }

@@ -466,7 +466,7 @@ mod tests {
         assert!(settings.permissions.allow.is_empty());
         assert_eq!(settings.permissions.deny, vec![(Scope::EditorFolder, "run_shell(curl:*)".to_string())]);
         assert!(settings.env.is_empty() && settings.hooks.is_empty() && settings.mcp_servers.is_empty() && settings.lsp_servers.is_empty());
-        assert!(settings.sandbox.enabled && !settings.sandbox.network);
+        assert!(settings.sandbox.enabled && settings.sandbox.network.mode == crate::tools::ports::network::NetworkMode::Off);
         assert_eq!((settings.script.as_deref(), settings.provider.as_deref(), settings.base_url.as_deref()), (None, None, None));
         assert_eq!((settings.model.as_deref(), settings.max_turns), (Some("mine"), Some(5)));
         // Trusting the folder covers its files, not its editor settings:

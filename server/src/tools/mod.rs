@@ -80,6 +80,9 @@ pub struct ToolContext {
     /// The sandbox shell commands run in (`None`: no sandbox, because
     /// settings switched it off or none can start here; the host says so).
     pub sandbox: Option<Arc<dyn ShellSandbox>>,
+    /// The run's network lists (`sandbox.network`), which `web_fetch` obeys
+    /// as the sandbox's proxy does, and the hosts refused so far.
+    pub network: Arc<ports::network::Network>,
     /// The id of the call being run (set by the loop for each call; empty
     /// outside one). Sub-agents name it as their events' `parent`.
     pub call_id: String,
@@ -104,6 +107,7 @@ impl ToolContext {
             chosen_hunks: None,
             child_env: Arc::default(),
             sandbox: None,
+            network: Arc::default(),
             call_id: String::new(),
             registry: ToolRegistry::default(),
             tasks: None,

@@ -124,6 +124,13 @@ impl Driver<'_> {
         if let Some(message) = &request.sandbox_notice {
             let _ = self.events.send(RunEvent::Sandbox { message: message.clone() });
         }
+        // Each host the network lists refuse (to a command through the
+        // sandbox's proxy, or to web_fetch) is told the user once, when it
+        // happens; a sub-agent's run keeps its parent's listener.
+        let events = self.events.clone();
+        self.ctx.network.on_refusal(Box::new(move |message| {
+            let _ = events.send(RunEvent::Sandbox { message });
+        }));
         if let Some(refusal) = self.images_refused(request) {
             return Ok((RunStatus::Failed, refusal));
         }

@@ -100,7 +100,7 @@ pub(super) async fn forward_events(
     (forwarded, learnt_count): (watch::Sender<u64>, watch::Sender<u64>),
     learnt: Arc<std::sync::Mutex<Forwarded>>,
 ) {
-    let mut forwarder = Forwarder { editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), learnt };
+    let mut forwarder = Forwarder { editor, workspace, checkpoint, run_id, thread_id, progress, seq: 0, tools_called: false, edit_calls: BTreeMap::new(), shown_records: BTreeMap::new(), shown_disk_writes: BTreeMap::new(), learnt };
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<(&'static str, Value)>>();
     let sender = tokio::spawn(async move {
         while let Some(notifications) = out_rx.recv().await {
@@ -131,6 +131,10 @@ struct Forwarder {
     run_id: String,
     progress: Option<Value>,
     seq: u64,
+    /// A tool was called in this run: a `sandbox` event from now on is news
+    /// of the run (a host the network lists refused), not the notice the
+    /// run starts with, which the ask's handler shows itself.
+    tools_called: bool,
     /// Edit calls waiting for their result, by call id.
     edit_calls: BTreeMap<String, PathBuf>,
     /// Per URI, the last edit record shown with a tool result.
@@ -181,6 +185,7 @@ impl Forwarder {
         // A sub-agent's calls count too: its edits are the run's edits.
         match event.unnest().0 {
             RunEvent::ToolCall { id, name, kind, summary, .. } => {
+                self.tools_called = true;
                 if let ToolKind::Edit { path } = kind {
                     self.edit_calls.insert(id.clone(), path.clone());
                     if let Some(uri) = path_to_uri(path) {
@@ -193,6 +198,10 @@ impl Forwarder {
                 }
             }
             RunEvent::ToolResult { id, is_error, .. } => edit = self.learn_result(id, *is_error),
+            // Where the user looks, as the run's first notice is shown.
+            RunEvent::Sandbox { message } if self.tools_called => {
+                out.push((methods::SHOW_MESSAGE, json!({"type": 2, "message": format!("Tandem: {message}")})));
+            }
             RunEvent::Waiting { what } => {
                 tracing::info!(run = %self.run_id, "waiting for {what}");
                 if let Some(token) = &self.progress {

@@ -224,12 +224,20 @@ enum Stage {
     Killed,
 }
 
+/// The call's command reaches the network only through the proxy of
+/// `sandbox.network`'s lists (when it runs in the sandbox).
+fn proxied(ctx: &ToolContext) -> bool {
+    ctx.approval.shell_profile() == ShellProfile::Approved && ctx.network.policy.route(ctx.approval.network()) == crate::tools::ports::network::Route::Proxied
+}
+
 /// What the sandbox allowed the command, to explain its failures.
 #[derive(Clone)]
 struct SandboxNote {
     sandbox: std::sync::Arc<dyn ShellSandbox>,
     profile: ShellProfile,
     network: bool,
+    /// Its network went through the proxy of `sandbox.network`'s lists.
+    proxied: bool,
     stopping: Stopping,
 }
 
@@ -311,12 +319,15 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
     // processes are gone.
     let child = spawn_on_a_lasting_thread(cmd).await.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
     let network = confined.as_ref().is_some_and(|c| c.network);
+    let proxied = confined.is_some() && proxied(ctx);
     let guard: Box<dyn Send + Sync> = Box::new(confined);
     let spawn = TaskSpawn { command: command.to_string(), child, output: reader, guard, network, thread: ctx.thread_id.clone() };
     let task = tasks.start(spawn).map_err(ToolError::model)?;
     let id = &task.id;
     let reach = if network {
         "It may reach the network: a server it starts is reachable from this machine's loopback (127.0.0.1) at the port it listens on."
+    } else if proxied {
+        "It reaches the hosts the settings' sandbox.network lists, through Tandem's proxy; its loopback is its own, so a server it starts is reachable neither from the machine nor from other commands. To test a server from outside, start it with \"network\": true (the user is asked)."
     } else {
         "It has no network: its loopback is its own, so a server it starts is reachable neither from the machine nor from other commands. To test a server from outside, start it with \"network\": true (the user is asked)."
     };
@@ -376,6 +387,7 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
             sandbox: std::sync::Arc::clone(sandbox),
             profile: ctx.approval.shell_profile(),
             network: c.network,
+            proxied: proxied(ctx),
             stopping: c.stopping,
         }),
         status: None,
@@ -461,7 +473,9 @@ async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<Shel
 fn sandbox_failure_note(sandbox: &SandboxNote, stdout: &str, stderr: &str) -> String {
     let said = |needles: &[&str]| needles.iter().any(|n| stderr.contains(n) || stdout.contains(n));
     let mut notes = sandbox.sandbox.explain_failure(sandbox.profile, &format!("{stdout}\n{stderr}"));
-    if !sandbox.network && said(NETWORK_FAILURES) {
+    if sandbox.proxied && said(NETWORK_FAILURES) {
+        notes.push("The sandbox lets this command reach only the hosts the settings' sandbox.network lists, through Tandem's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at it): a program that ignores those variables, or looks names up itself, reaches nothing. Use the proxy (curl, pip, npm and git over https do), or call run_shell again with \"network\": true to ask the user to let this one command reach the whole network.".to_string());
+    } else if !sandbox.network && said(NETWORK_FAILURES) {
         notes.push(match sandbox.profile {
             ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: call run_shell again with \"network\": true, and the user is asked to let this command reach it (or the user allows network in the settings: \"sandbox\": {\"network\": true}).".to_string(),
             ShellProfile::Approved => "The sandbox has no network. Call run_shell again with \"network\": true to ask the user to let this command reach it; to allow it for every approved command, the user sets \"sandbox\": {\"network\": true} in ~/.tandem/settings.json or the editor's Tandem settings (a project's .tandem/settings.json cannot).".to_string(),

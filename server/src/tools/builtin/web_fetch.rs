@@ -21,10 +21,14 @@
 //! - Past `max_length` characters the text is cut and says so.
 //! - Read-only and concurrency-safe; the permission subject is the URL (its
 //!   host is what a rule matches).
+//! - The sandbox's network lists (`sandbox.network`: `allow`, `deny`,
+//!   `allowLocal`) hold here as for shell commands: a host they refuse is
+//!   not fetched, and one they let through is reached at the addresses
+//!   they checked ([`WebFetch::client_for`]).
 
 mod html;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -33,6 +37,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use url::Url;
 
+use crate::tools::ports::network::Network;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
 pub use html::html_to_text;
@@ -81,15 +86,43 @@ impl WebFetch {
         if let Some(client) = self.client.get() {
             return Ok(client);
         }
-        let mut builder = reqwest::Client::builder()
-            .redirect(redirect_policy())
-            .user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION"), " (web_fetch)"));
+        let mut builder = builder();
         if !self.use_system_proxy {
             builder = builder.no_proxy();
         }
         let client = builder.build().map_err(|e| ToolError::model(format!("Error fetching URL: cannot build the HTTP client: {e}")))?;
         Ok(self.client.get_or_init(|| client))
     }
+
+    /// The client for `url` under the run's network lists: the shared one
+    /// when the settings list nothing; else one that connects only to the
+    /// addresses the lists let through for the URL's host (no proxy, no
+    /// second lookup, so a DNS answer cannot change between the check and
+    /// the connection). Redirects stay on that host ([`redirect_policy`]).
+    async fn client_for(&self, url: &Url, network: &Arc<Network>) -> Result<reqwest::Client, ToolError> {
+        if !network.policy.enforced() {
+            return self.client().cloned();
+        }
+        let host = url.host_str().unwrap_or_default().to_string();
+        let port = url.port_or_known_default().unwrap_or(443);
+        let lists = Arc::clone(network);
+        let checked = host.clone();
+        let addresses = tokio::task::spawn_blocking(move || lists.resolve(&checked, port))
+            .await
+            .map_err(|e| ToolError::model(format!("Error fetching URL: the host check failed: {e}")))?
+            .map_err(|reason| ToolError::model(format!("Error: the sandbox's network lists refuse this URL: {reason}.")))?;
+        let name = host.trim_start_matches('[').trim_end_matches(']');
+        builder()
+            .no_proxy()
+            .resolve_to_addrs(name, &addresses)
+            .build()
+            .map_err(|e| ToolError::model(format!("Error fetching URL: cannot build the HTTP client: {e}")))
+    }
+}
+
+/// What every web_fetch client has: the redirect rules and the agent name.
+fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().redirect(redirect_policy()).user_agent(concat!("tandem/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
 }
 
 #[async_trait]
@@ -126,10 +159,10 @@ impl Tool for WebFetch {
 
     async fn call(&self, args: Self::Args, url: reqwest::Url, ctx: &ToolContext) -> Result<String, ToolError> {
         let max_chars = args.max_length.unwrap_or(DEFAULT_MAX_LENGTH).clamp(1, MAX_LENGTH_LIMIT);
-        let client = self.client()?;
+        let client = self.client_for(&url, &ctx.network).await?;
         tokio::select! {
             _ = ctx.cancel.cancelled() => Err(ToolError::model("Error: the fetch was cancelled.")),
-            result = tokio::time::timeout(self.timeout, fetch(client, url, max_chars)) => match result {
+            result = tokio::time::timeout(self.timeout, fetch(&client, url, max_chars)) => match result {
                 Ok(result) => result.map_err(ToolError::Model),
                 Err(_) => Err(ToolError::model(format!("Error: Request timed out ({})", seconds(self.timeout)))),
             },
