@@ -367,3 +367,54 @@ fn ask_anthropic_with(dir: &std::path::Path, mock: &MockModel, model: &str) -> C
     command.args(["ask", "--json"]);
     command
 }
+
+// ---- tandem chat ----
+
+/// `tandem chat` in tmux: `@shot.png` in a message attaches the image
+/// (sent after the message's text; `@notes.md` stays text); a mentioned
+/// image that is cut off is said and the message is not sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_attaches_an_image_mentioned_with_at() {
+    let Some(tmux_bin) = common::tools::which("tmux") else {
+        common::tools::skip("chat_attaches_an_image_mentioned_with_at", "TANDEM_REQUIRE_TMUX", "tmux is not installed");
+        return;
+    };
+    let mock = MockModel::start_with_rules(vec![text("A red square.")], vec![anthropic_image_rules]).await;
+    let dir = workspace();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("notes.md"), "notes\n").unwrap();
+    std::fs::write(root.join("cut.png"), &png()[..40]).unwrap();
+    let url = mock.url.clone();
+    let requests = tokio::task::spawn_blocking(move || {
+        let tmux = common::tmux::Tmux::new(&tmux_bin, format!("tandem-chat-image-{}", std::process::id()));
+        let env = [
+            ("TANDEM_PROVIDER", "anthropic".to_string()),
+            ("ANTHROPIC_BASE_URL", url),
+            ("ANTHROPIC_API_KEY", "k".to_string()),
+            ("TANDEM_MODEL", "claude-sonnet-4-5".to_string()),
+            ("XDG_DATA_HOME", root.join(".data").display().to_string()),
+            ("HOME", root.join(".home").display().to_string()),
+            ("NO_COLOR", "1".to_string()),
+        ];
+        let command = format!("{} chat; echo CHAT-EXITED-$?; sleep 60", env!("CARGO_BIN_EXE_tandem"));
+        tmux.start(160, 50, &root, &env, &command);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        tmux.wait_for("the chat's greeting", deadline, |s| s.contains("Tandem chat in") && s.contains("›"));
+        tmux.type_text("what is @shot.png? see @notes.md");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the answer", deadline, |s| s.contains("A red square."));
+        tmux.type_text("and @cut.png?");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the refusal", deadline, |s| s.contains("tandem: not sent: cut.png is a PNG image whose data is cut off or damaged"));
+        tmux.keys(&["C-d"]);
+        tmux.wait_for("the chat to end", deadline, |s| s.contains("CHAT-EXITED-0"));
+    });
+    requests.await.unwrap();
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "the cut image's message was not sent: {:?}", mock.log());
+    let content = &requests[0].body["messages"][0]["content"];
+    assert_eq!(content[0], json!({"type": "text", "text": "what is @shot.png? see @notes.md"}));
+    assert_eq!(content[1]["source"], json!({"type": "base64", "media_type": "image/png", "data": PNG}));
+    assert_eq!(content.as_array().unwrap().len(), 2, "{content}");
+}
