@@ -241,9 +241,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         plan_review: Some(Arc::new(review)),
         cancel: cancel.clone(),
         context,
-        attachments: attachment_names(&env, &args).into_iter().chain(args.images.iter().enumerate().map(|(i, image)| {
-            image.name.clone().unwrap_or_else(|| format!("image {}", i + 1))
-        })).collect(),
+        // A pasted image's name is no file: the thread lists files only.
+        attachments: attachment_names(&env, &args),
         images,
         in_editor: true,
         start_after: answer_first,
