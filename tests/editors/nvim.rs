@@ -1131,6 +1131,31 @@ fn thread_file(id: &str) -> String {
     panic!("no thread file for {id}");
 }
 
+/// The chat (`:TandemChat`, issue 50): `@shot.png` in a message sends the
+/// image: the chat passes the mention as an attachment, the server finds a
+/// PNG by its bytes and sends it as an image after the message's text (the
+/// saved thread's first message holds it, byte for byte), not as text.
+fn neovim_chat_sends_an_image_mentioned_with_at() {
+    for nvim in nvims("neovim_chat_sends_an_image_mentioned_with_at") {
+        let workspace = NotesWorkspace::new();
+        const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
+        use base64::Engine as _;
+        std::fs::write(workspace.root.join("shot.png"), base64::engine::general_purpose::STANDARD.decode(PNG).expect("base64")).expect("shot.png");
+        let script = serde_json::json!({"turns": [{"text": "A red square."}]});
+        let report = run_scenario(&workspace, &nvim, "chat_image_scenario.lua", &script.to_string(), []);
+        let attachments = report["argument"]["attachments"].as_array().cloned().unwrap_or_default();
+        assert_eq!(attachments.len(), 1, "the mention went as an attachment: {report:#}");
+        assert!(attachments[0]["uri"].as_str().is_some_and(|u| u.ends_with("/shot.png")), "{report:#}");
+        assert_eq!(report["results"][0]["status"], "completed", "{report:#}");
+        assert!(lines(&report, "chat").iter().any(|l| l == "A red square."), "{report:#}");
+        let thread_id = report["results"][0]["threadId"].as_str().unwrap_or_default().to_string();
+        let thread = thread_file(&thread_id);
+        let first = thread.lines().find(|l| l.contains("\"type\":\"message\"")).unwrap_or_default();
+        assert!(first.contains(&format!("{{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"{PNG}\"}}")), "the first message holds the image:\n{first}");
+        assert!(!first.contains("attached path=\"shot.png\""), "the image went as text too:\n{first}");
+    }
+}
+
 /// The chat (`:TandemChat`): a two-line message with an `@file` mention
 /// typed below the separator and sent with <CR>; a follow-up on the same
 /// thread; `@` completion; tool results folded as they stream; <CR> on the
@@ -2074,6 +2099,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it,
         neovim_withdrawn_shell_question_closes_the_picker_and_runs_nothing,
         neovim_chat_round_trip_with_a_follow_up_and_a_mention,
+        neovim_chat_sends_an_image_mentioned_with_at,
         neovim_undo_and_redo_take_a_whole_run_back_and_put_it_back,
         neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buffer,
         neovim_tandem_trust_lets_the_folders_settings_apply,

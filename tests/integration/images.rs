@@ -367,3 +367,107 @@ fn ask_anthropic_with(dir: &std::path::Path, mock: &MockModel, model: &str) -> C
     command.args(["ask", "--json"]);
     command
 }
+
+// ---- tandem chat ----
+
+/// `tandem chat` in tmux: `@shot.png` in a message attaches the image
+/// (sent after the message's text; `@notes.md` stays text); a mentioned
+/// image that is cut off is said and the message is not sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_attaches_an_image_mentioned_with_at() {
+    let Some(tmux_bin) = common::tools::which("tmux") else {
+        common::tools::skip("chat_attaches_an_image_mentioned_with_at", "TANDEM_REQUIRE_TMUX", "tmux is not installed");
+        return;
+    };
+    let mock = MockModel::start_with_rules(vec![text("A red square.")], vec![anthropic_image_rules]).await;
+    let dir = workspace();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("notes.md"), "notes\n").unwrap();
+    std::fs::write(root.join("cut.png"), &png()[..40]).unwrap();
+    let url = mock.url.clone();
+    let requests = tokio::task::spawn_blocking(move || {
+        let tmux = common::tmux::Tmux::new(&tmux_bin, format!("tandem-chat-image-{}", std::process::id()));
+        let env = [
+            ("TANDEM_PROVIDER", "anthropic".to_string()),
+            ("ANTHROPIC_BASE_URL", url),
+            ("ANTHROPIC_API_KEY", "k".to_string()),
+            ("TANDEM_MODEL", "claude-sonnet-4-5".to_string()),
+            ("XDG_DATA_HOME", root.join(".data").display().to_string()),
+            ("HOME", root.join(".home").display().to_string()),
+            ("NO_COLOR", "1".to_string()),
+        ];
+        let command = format!("{} chat; echo CHAT-EXITED-$?; sleep 60", env!("CARGO_BIN_EXE_tandem"));
+        tmux.start(160, 50, &root, &env, &command);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        tmux.wait_for("the chat's greeting", deadline, |s| s.contains("Tandem chat in") && s.contains("›"));
+        tmux.type_text("what is @shot.png? see @notes.md");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the answer", deadline, |s| s.contains("A red square."));
+        tmux.type_text("and @cut.png?");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the refusal", deadline, |s| s.contains("tandem: not sent: cut.png is a PNG image whose data is cut off or damaged"));
+        tmux.keys(&["C-d"]);
+        tmux.wait_for("the chat to end", deadline, |s| s.contains("CHAT-EXITED-0"));
+    });
+    requests.await.unwrap();
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "the cut image's message was not sent: {:?}", mock.log());
+    let content = &requests[0].body["messages"][0]["content"];
+    assert_eq!(content[0], json!({"type": "text", "text": "what is @shot.png? see @notes.md"}));
+    assert_eq!(content[1]["source"], json!({"type": "base64", "media_type": "image/png", "data": PNG}));
+    assert_eq!(content.as_array().unwrap().len(), 2, "{content}");
+}
+
+// ---- tandem lsp ----
+
+/// `tandem.ask` over LSP: its `images` (the VS Code panel's pasted ones)
+/// and an attached image file (the Neovim chat's `@shot.png`, sent as an
+/// attachment) reach the model as images after the prompt's text, a text
+/// attachment stays text; a cut-off pasted image is an InvalidParams
+/// error naming it, and nothing runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn lsp_ask_sends_pasted_and_attached_images() {
+    use common::lsp_client::{uri, LspClient};
+    let mock = MockModel::start_with_rules(vec![text("Two squares.")], vec![anthropic_image_rules]).await;
+    let dir = workspace();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.md"), "the notes\n").unwrap();
+    let url = mock.url.clone();
+    let (answer, refused) = tokio::task::spawn_blocking(move || {
+        let home = root.join(".home").display().to_string();
+        let data = root.join(".data").display().to_string();
+        let env = [("HOME", home.as_str()), ("XDG_DATA_HOME", data.as_str()), ("TANDEM_PROVIDER", "anthropic"), ("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "k"), ("TANDEM_MODEL", "claude-sonnet-4-5")];
+        let mut client = LspClient::start(&root, &env);
+        let init = client.initialize(json!({}), json!({}));
+        assert!(init.get("result").is_some(), "{init}");
+        let ask = json!({"command": "tandem.ask", "arguments": [{
+            "prompt": "compare @shot.png with the pasted one; see @notes.md",
+            "attachments": [{"uri": uri(&root.join("shot.png"))}, {"uri": uri(&root.join("notes.md"))}],
+            "images": [{"data": PNG, "name": "pasted.png"}]
+        }]});
+        let answer = client.request("workspace/executeCommand", ask);
+        let whole = png();
+        use base64::Engine as _;
+        let cut = base64::engine::general_purpose::STANDARD.encode(&whole[..whole.len() - 15]);
+        let refused = client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "and this?", "images": [{"data": cut, "name": "pasted.png"}]}]}));
+        client.shutdown();
+        (answer, refused)
+    })
+    .await
+    .unwrap();
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "the refused ask sent nothing: {:?}", mock.log());
+    let content = requests[0].body["messages"][0]["content"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = content.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["text", "image", "image"], "{content:?}");
+    let text = content[0]["text"].as_str().unwrap();
+    assert!(text.contains("<attached path=\"notes.md\">\n   1 | the notes\n</attached>"), "{text}");
+    assert!(!text.contains("attached path=\"shot.png\""), "the image went as text too: {text}");
+    for image in &content[1..] {
+        assert_eq!(image["source"], json!({"type": "base64", "media_type": "image/png", "data": PNG}));
+    }
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["message"], "tandem.ask: pasted.png is a PNG image whose data is cut off or damaged (it ends inside a chunk), so it cannot be shown.");
+}

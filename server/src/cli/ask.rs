@@ -65,17 +65,23 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
 /// An image file for the prompt, as the user named it, checked
 /// ([`Image::from_bytes`]); over the size limit it is refused unread.
 pub fn load_image(path: &std::path::Path) -> anyhow::Result<(String, Image)> {
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("--image {name}: {e}"))?;
-    let bytes = file.metadata().map_err(|e| anyhow::anyhow!("--image {name}: {e}"))?.len();
+    load_image_named(path, &path.display().to_string()).map_err(|why| anyhow::anyhow!("--image: {why}"))
+}
+
+/// [`load_image`], the image called `name` in messages; `Err` is the
+/// sentence saying why it cannot be sent.
+pub fn load_image_named(path: &std::path::Path, name: &str) -> Result<(String, Image), String> {
+    let name = name.to_string();
+    let file = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    let bytes = file.metadata().map_err(|e| format!("{name}: {e}"))?.len();
     let mut data = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(file, tandem::model::image::MAX_IMAGE_BYTES + 1), &mut data)
-        .map_err(|e| anyhow::anyhow!("--image {name}: {e}"))?;
+        .map_err(|e| format!("{name}: {e}"))?;
     let image = match tandem::model::image::Format::sniff(&data) {
         Some(format) if bytes > tandem::model::image::MAX_IMAGE_BYTES => Err(tandem::model::image::too_large(&name, format, bytes)),
         _ => Image::from_bytes(&data, &name),
     };
-    image.map(|image| (name, image)).map_err(|why| anyhow::anyhow!("--image: {why}"))
+    image.map(|image| (name, image))
 }
 
 /// What `tandem ask` and `tandem chat` choose for their session.

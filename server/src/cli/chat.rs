@@ -57,6 +57,7 @@ Type a message and press Enter; the agent's answer streams below, and the next m
   /undo [RUN]     take back the files the last run (or RUN) changed; /redo [RUN] puts them back
   /tasks          the background tasks the agent started; /stop ID ends one (the agent is told)
   /model [NAME]   the model answering and the ones to switch to; with NAME, the next messages use it
+  @shot.png       in a message attaches that image (PNG, JPEG, GIF or WebP) for the model to see
   /help           this list
   /exit           leave (or Ctrl-D)
 A line ending in \\ continues on the next line. Ctrl-C cancels a running answer; at the prompt it clears the line.";
@@ -210,7 +211,19 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                 if prompt.trim().is_empty() {
                     continue;
                 }
-                match session.run(prompt, &continuing(&thread), false).await {
+                let images = match mentioned_images(&prompt, &root) {
+                    Ok(images) => images,
+                    Err(why) => {
+                        // Nothing is sent: the user fixes the mention and sends again.
+                        errln!("tandem: not sent: {why}");
+                        continue;
+                    }
+                };
+                let ran = match images.is_empty() {
+                    true => session.run(prompt, &continuing(&thread), false).await,
+                    false => session.run_with_images(prompt, &continuing(&thread), false, images).await,
+                };
+                match ran {
                     Ok(outcome) if !outcome.thread_id.is_empty() => thread = ThreadChoice::Resume(outcome.thread_id),
                     Ok(_) => {}
                     Err(err) => errln!("tandem: {err:#}"),
@@ -225,6 +238,31 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
     }
     session.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The images a message names with `@path` (relative to the workspace
+/// root): each file whose first bytes say PNG, JPEG, GIF or WebP, checked
+/// ([`super::ask::load_image_named`]). Other mentions stay text. `Err`:
+/// why a mentioned image cannot be sent.
+pub fn mentioned_images(message: &str, root: &std::path::Path) -> Result<Vec<(String, tandem::model::Image)>, String> {
+    let mut images = Vec::new();
+    for word in message.split_whitespace() {
+        let Some(name) = word.strip_prefix('@') else { continue };
+        // Punctuation after the mention ("look at @shot.png, then…").
+        let name = name.trim_end_matches([',', ';', ':', '?', '!', ')', '"', '\'']);
+        let name = name.strip_suffix('.').unwrap_or(name);
+        let path = root.join(name);
+        if images.iter().any(|(seen, _)| seen == name) || !path.is_file() {
+            continue;
+        }
+        let mut head = Vec::with_capacity(12);
+        let Ok(file) = std::fs::File::open(&path) else { continue };
+        if std::io::Read::read_to_end(&mut std::io::Read::take(file, 12), &mut head).is_err() || tandem::model::image::Format::sniff(&head).is_none() {
+            continue;
+        }
+        images.push(super::ask::load_image_named(&path, name)?);
+    }
+    Ok(images)
 }
 
 /// Read a message (joining `\` continuations) off the async runtime: the

@@ -26,6 +26,49 @@ pub struct Attachment {
     pub lines: Option<(usize, usize)>,
 }
 
+/// The attached images (`@shot.png` in the Neovim chat), taken out of
+/// `attachments`: each file whose first bytes say PNG, JPEG, GIF or WebP
+/// and that the gate lets `read_file` read goes to the model as an image
+/// (a denied one stays, for [`context`] to say why it was not attached).
+/// `Err`: the sentence saying why an attached image cannot be sent.
+pub async fn take_images(
+    workspace: &Workspace,
+    gate: &dyn crate::tools::PermissionGate,
+    attachments: &mut Vec<Attachment>,
+) -> Result<Vec<crate::model::Image>, String> {
+    let mut images = Vec::new();
+    let mut kept = Vec::with_capacity(attachments.len());
+    for attachment in attachments.drain(..) {
+        let display = workspace.display_path(&attachment.path);
+        let image = match crate::model::image::read_file(&attachment.path, &display)? {
+            Some(image) if !matches!(gate.decide(&read_request(&attachment, &display)).await, PermissionDecision::Deny(_)) => image,
+            _ => {
+                kept.push(attachment);
+                continue;
+            }
+        };
+        images.push(image);
+    }
+    *attachments = kept;
+    Ok(images)
+}
+
+/// The gate's question for reading an attachment, as `read_file` asks it.
+fn read_request(attachment: &Attachment, display: &str) -> PermissionRequest {
+    PermissionRequest {
+        tool: "read_file".into(),
+        kind: ToolKind::Read { paths: vec![attachment.path.clone()] },
+        read_only: true,
+        summary: display.to_string(),
+        preview: None,
+        input: serde_json::json!({"file_path": attachment.path}),
+        accept_edits: false,
+        run: None,
+        grants: Default::default(),
+        hook: PreHook::None,
+    }
+}
+
 /// The context the attachments give the model; `None` for none.
 pub async fn context(workspace: &Workspace, gate: &dyn crate::tools::PermissionGate, attachments: &[Attachment]) -> Option<String> {
     if attachments.is_empty() {
@@ -41,19 +84,7 @@ pub async fn context(workspace: &Workspace, gate: &dyn crate::tools::PermissionG
             out.push_str(&format!("({} more attachments left out: at most {MAX_FILES} per message.)\n", attachments.len() - MAX_FILES));
             break;
         }
-        let request = PermissionRequest {
-            tool: "read_file".into(),
-            kind: ToolKind::Read { paths: vec![attachment.path.clone()] },
-            read_only: true,
-            summary: display.clone(),
-            preview: None,
-            input: serde_json::json!({"file_path": attachment.path}),
-            accept_edits: false,
-            run: None,
-            grants: Default::default(),
-            hook: PreHook::None,
-        };
-        if let PermissionDecision::Deny(reason) = gate.decide(&request).await {
+        if let PermissionDecision::Deny(reason) = gate.decide(&read_request(attachment, &display)).await {
             out.push_str(&format!("<attached path=\"{display}\">\n(not attached: {reason})\n</attached>\n"));
             continue;
         }

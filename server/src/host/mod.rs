@@ -566,6 +566,12 @@ impl Host {
         attachments::context(&self.workspace, &*self.gate, attachments).await
     }
 
+    /// The attached images, taken out of `attachments`
+    /// ([`attachments::take_images`]), through this host's gate.
+    pub async fn attached_images(&self, attachments: &mut Vec<attachments::Attachment>) -> Result<Vec<crate::model::Image>, String> {
+        attachments::take_images(&self.workspace, &*self.gate, attachments).await
+    }
+
     /// Give the `tool_call` events of a thread's past (`thread::transcript`,
     /// which keeps only each call's input) the `kind` and `summary` their
     /// live events had, so a view reopened on the thread shows a call's

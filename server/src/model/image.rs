@@ -132,6 +132,30 @@ impl Image {
     }
 }
 
+/// The image in the regular file at `path` (called `name` in messages),
+/// when its first bytes say it is one: `Ok(None)` for any other file,
+/// `Err` the sentence saying why an image cannot be sent. One over
+/// [`MAX_IMAGE_BYTES`] is refused before it is read.
+pub fn read_file(path: &std::path::Path, name: &str) -> Result<Option<Image>, String> {
+    use std::io::Read as _;
+    let Ok(file) = std::fs::File::open(path) else { return Ok(None) };
+    let Ok(meta) = file.metadata() else { return Ok(None) };
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let mut data = Vec::with_capacity(12);
+    let mut file = file;
+    if (&mut file).take(12).read_to_end(&mut data).is_err() {
+        return Ok(None);
+    }
+    let Some(format) = Format::sniff(&data) else { return Ok(None) };
+    if meta.len() > MAX_IMAGE_BYTES {
+        return Err(too_large(name, format, meta.len()));
+    }
+    file.take(MAX_IMAGE_BYTES).read_to_end(&mut data).map_err(|e| format!("cannot read {name}: {e}"))?;
+    Image::from_bytes(&data, name).map(Some)
+}
+
 /// The size in pixels of the image in `bytes`, when it is a whole one.
 pub fn pixel_size(bytes: &[u8]) -> Option<(u32, u32)> {
     dimensions(Format::sniff(bytes)?, bytes).ok()

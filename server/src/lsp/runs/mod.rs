@@ -191,8 +191,9 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     if args.prompt.trim().is_empty() {
         return Err(AskError::InvalidParams("tandem.ask needs a non-empty \"prompt\"".into()));
     }
-    let images = ask_images(&args)?;
-    let context = ask_context(&env, &args).await?;
+    let mut images = ask_images(&args)?;
+    let (context, attached) = ask_context(&env, &args).await?;
+    images.extend(attached);
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
     let review = super::plan_review::LspPlanReview {
@@ -240,9 +241,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         plan_review: Some(Arc::new(review)),
         cancel: cancel.clone(),
         context,
-        attachments: attachment_names(&env, &args).into_iter().chain(args.images.iter().enumerate().map(|(i, image)| {
-            image.name.clone().unwrap_or_else(|| format!("image {}", i + 1))
-        })).collect(),
+        // A pasted image's name is no file: the thread lists files only.
+        attachments: attachment_names(&env, &args),
         images,
         in_editor: true,
         start_after: answer_first,
@@ -524,8 +524,9 @@ fn attachment_names(env: &RunEnv, args: &AskArgs) -> Vec<String> {
         .collect()
 }
 
-/// The selection's context and the attachments', one after the other.
-async fn ask_context(env: &RunEnv, args: &AskArgs) -> Result<Option<String>, AskError> {
+/// The selection's context and the attachments', one after the other;
+/// the attached images (`@shot.png`) apart, to go as images.
+async fn ask_context(env: &RunEnv, args: &AskArgs) -> Result<(Option<String>, Vec<crate::model::Image>), AskError> {
     let mut attachments = Vec::new();
     for attached in &args.attachments {
         let Some(path) = uri_to_path(&attached.uri) else {
@@ -534,8 +535,9 @@ async fn ask_context(env: &RunEnv, args: &AskArgs) -> Result<Option<String>, Ask
         let lines = attached.range.map(|r| (r.start.line as usize + 1, r.end.line as usize + 1));
         attachments.push(crate::host::attachments::Attachment { path, lines });
     }
+    let images = env.host.attached_images(&mut attachments).await.map_err(|why| AskError::InvalidParams(format!("tandem.ask: {why}")))?;
     let parts: Vec<String> = [selection_context(env, args), env.host.attachments_context(&attachments).await].into_iter().flatten().collect();
-    Ok((!parts.is_empty()).then(|| parts.join("\n")))
+    Ok(((!parts.is_empty()).then(|| parts.join("\n")), images))
 }
 
 /// The editor context for the model: the file, the selected text and the
