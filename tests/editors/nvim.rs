@@ -547,7 +547,7 @@ fn neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary() {
     let lazy = if lazy.join("lua/lazy/init.lua").is_file() {
         Some(lazy)
     } else {
-        eprintln!("SKIPPED {test} (lazy.nvim part): lazy.nvim is not in {}; set TANDEM_LAZY_NVIM to a checkout of it", lazy.display());
+        crate::common::tools::skipped(format!("{test} (lazy.nvim part): lazy.nvim is not in {}; set TANDEM_LAZY_NVIM to a checkout of it", lazy.display()));
         None
     };
     let help = help_text();
@@ -1659,11 +1659,11 @@ fn avante_dir(test: &str) -> Option<std::path::PathBuf> {
     if missing.is_empty() {
         return Some(dir);
     }
-    eprintln!(
-        "SKIPPED {test}: avante.nvim, plenary.nvim and nui.nvim are not in {} (missing {}); set TANDEM_AVANTE to a folder holding the three",
+    crate::common::tools::skipped(format!(
+        "{test}: avante.nvim, plenary.nvim and nui.nvim are not in {} (missing {}); set TANDEM_AVANTE to a folder holding the three",
         dir.display(),
         missing.join(", ")
-    );
+    ));
     None
 }
 

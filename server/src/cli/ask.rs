@@ -92,7 +92,7 @@ pub fn mentions(root: &std::path::Path, prompt: &str) -> Vec<Mention> {
     for word in prompt.split_whitespace() {
         let Some(named) = word.strip_prefix('@') else { continue };
         // A mention at the end of a sentence: "look at @notes.txt."
-        let named = named.trim_end_matches([',', '.', ';', '?', '!', ')', '"', '\'']);
+        let named = named.trim_end_matches([',', '.', ';', ':', '?', '!', ')', '"', '\'']);
         let (path, lines) = match named.rsplit_once(':') {
             Some((path, range)) => match parse_lines(range) {
                 Some(lines) => (path, Some(lines)),
