@@ -25,5 +25,20 @@ pub fn which(name: &str) -> Option<PathBuf> {
 /// `require` (a `TANDEM_REQUIRE_*` variable) is set.
 pub fn skip(test: &str, require: &str, missing: &str) {
     assert!(std::env::var_os(require).is_none(), "{require} is set but {missing} (bash .ci/run installs it)");
-    eprintln!("SKIPPED {test}: {missing} (bash .ci/run installs it)");
+    skipped(format!("{test}: {missing} (bash .ci/run installs it)"));
+}
+
+/// What this test binary skipped, for the summary a harness prints at its
+/// end (the line a test prints scrolls away among the others).
+static SKIPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Say that `what` (a test, and why) is skipped, and keep it for the summary.
+pub fn skipped(what: String) {
+    eprintln!("SKIPPED {what}");
+    SKIPPED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(what);
+}
+
+/// Everything skipped so far, in the order it was.
+pub fn skipped_so_far() -> Vec<String> {
+    SKIPPED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
 }

@@ -64,5 +64,15 @@ fn main() -> ExitCode {
     for more in [nvim::trials(), inline::trials(), emacs::trials(), kakoune::trials()] {
         trials.extend(more);
     }
-    libtest_mimic::run(&args, trials).exit_code()
+    let conclusion = libtest_mimic::run(&args, trials);
+    // What was skipped, together at the end: a passing run that skipped an
+    // editor has not shown that editor working.
+    let skipped = common::tools::skipped_so_far();
+    if !skipped.is_empty() {
+        eprintln!("\n[editors] skipped ({}), each for a tool that is missing here:", skipped.len());
+        for what in &skipped {
+            eprintln!("  {what}");
+        }
+    }
+    conclusion.exit_code()
 }

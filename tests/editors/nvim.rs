@@ -491,6 +491,42 @@ fn neovim_installs_the_release_binary_and_refuses_a_bad_checksum() {
     }
 }
 
+/// With no model configured anywhere, :TandemAsk says so in one line that
+/// names `:help tandem-model` (issue 54: the advice took many lines of the
+/// message area), and the tag is there.
+fn neovim_without_a_model_says_it_in_one_line_with_a_help_tag() {
+    for nvim in nvims("neovim_without_a_model_says_it_in_one_line_with_a_help_tag") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join(".git")).expect("workspace");
+        std::fs::write(dir.path().join("notes.txt"), "a note\n").expect("a file");
+        let out = dir.path().join("out.json");
+        let mut command = Command::new(&nvim);
+        for var in crate::common::MODEL_VARIABLES {
+            command.env_remove(var);
+        }
+        let status = command
+            .args(["--headless", "-u", "NONE", "-i", "NONE", "-l"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/no_model.lua"))
+            .current_dir(dir.path())
+            .env("PLUGIN_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+            .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+            .env("HOME", dir.path())
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("NO_MODEL_OUT", &out)
+            .status()
+            .expect("run nvim");
+        assert!(status.success(), "nvim -l tests/nvim/no_model.lua failed");
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the report")).expect("JSON");
+        assert_eq!(report["attached"], true, "{report:#}");
+        let messages = lines(&report, "messages");
+        let said: Vec<&String> = messages.iter().filter(|m| m.contains("no model") || m.contains("did not start")).collect();
+        assert_eq!(said, ["Tandem: no model is configured: give Tandem a key or a local model, see :help tandem-model"], "{report:#}");
+        assert_eq!(report["help"], true, ":help tandem-model: {report:#}");
+        assert!(report["help_line"].as_str().unwrap_or_default().contains("*tandem-model*"), "{report:#}");
+    }
+}
+
 /// The lazy.nvim spec and the vim.pack lines of `:help tandem-install`,
 /// as written there, in a fresh Neovim with an empty config and nothing
 /// named tandem on PATH: each clones the plugin (a local git repository
@@ -511,7 +547,7 @@ fn neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary() {
     let lazy = if lazy.join("lua/lazy/init.lua").is_file() {
         Some(lazy)
     } else {
-        eprintln!("SKIPPED {test} (lazy.nvim part): lazy.nvim is not in {}; set TANDEM_LAZY_NVIM to a checkout of it", lazy.display());
+        crate::common::tools::skipped(format!("{test} (lazy.nvim part): lazy.nvim is not in {}; set TANDEM_LAZY_NVIM to a checkout of it", lazy.display()));
         None
     };
     let help = help_text();
@@ -593,6 +629,10 @@ fn neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary() {
             assert_eq!(report["attached"], true, "{manager}: the server started for a file: {report:#}");
             assert!(health.contains("- ✅ OK running (tandem "), "{manager}: {health}");
             assert!(!health.contains("ERROR") && !health.contains("WARNING"), "{manager}: :checkhealth tandem is not clean: {health}");
+            // tandem doctor finds the plugin where the manager put it.
+            let copy = format!("- ✅ OK Neovim plugin ({manager}) {} ({})", env!("CARGO_PKG_VERSION"), data.join(plugin_dir).display());
+            assert!(health.contains(&copy), "{manager}: {copy} in {health}");
+            assert!(health.contains("- ✅ OK model server: the scripted model needs no server"), "{manager}: {health}");
         }
     }
 }
@@ -1644,11 +1684,11 @@ fn avante_dir(test: &str) -> Option<std::path::PathBuf> {
     if missing.is_empty() {
         return Some(dir);
     }
-    eprintln!(
-        "SKIPPED {test}: avante.nvim, plenary.nvim and nui.nvim are not in {} (missing {}); set TANDEM_AVANTE to a folder holding the three",
+    crate::common::tools::skipped(format!(
+        "{test}: avante.nvim, plenary.nvim and nui.nvim are not in {} (missing {}); set TANDEM_AVANTE to a folder holding the three",
         dir.display(),
         missing.join(", ")
-    );
+    ));
     None
 }
 
@@ -2074,6 +2114,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_answers_code_intel_from_pyright,
         neovim_installs_the_release_binary_and_refuses_a_bad_checksum,
         neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary,
+        neovim_without_a_model_says_it_in_one_line_with_a_help_tag,
         neovim_an_exrc_setup_is_the_folders_not_the_users,
         neovim_typing_during_reviews_never_corrupts_and_every_status_is_true,
         only_neovim_0_11_or_newer_is_accepted,

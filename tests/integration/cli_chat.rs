@@ -478,3 +478,62 @@ fn chat_model_lists_the_models_and_switches_the_next_message() {
     let end = wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
     assert!(end.contains("CHAT-EXITED-0"), "{end}");
 }
+
+/// `@path` in a message attaches the file's text as the editors' chats do
+/// (issue 54): the request to the model carries it, the chat says what it
+/// attached, and an `@word` that is no file stays text.
+#[test]
+fn chat_at_file_attaches_the_files_text() {
+    let Some(tmux_bin) = tmux_or_skip("chat_at_file_attaches_the_files_text") else { return };
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let mock = runtime.block_on(crate::common::mock_model::MockModel::start(vec![crate::common::turns::text("It has the word.")]));
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("work/.git")).expect("workspace");
+    std::fs::write(dir.path().join("work/notes.txt"), "first line\nthe word is pumpernickel\n").expect("notes");
+    let model = vec![
+        ("TANDEM_PROVIDER", "anthropic".to_string()),
+        ("ANTHROPIC_BASE_URL", mock.url.clone()),
+        ("ANTHROPIC_API_KEY", "test-key".to_string()),
+    ];
+    let chat = start_chat_on(&tmux_bin, "chat-attach", "default", dir, model, false);
+    let (tmux, deadline) = (&chat.tmux, chat.deadline);
+    tmux.type_text("What does @notes.txt say, @someone?");
+    tmux.keys(&["Enter"]);
+    let shown = wait_history(tmux, "the answer", deadline, |t| t.contains("It has the word.") && t.contains("── completed"));
+    assert!(shown.contains("Attached: notes.txt\n"), "{shown}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = &requests[0].raw;
+    assert!(sent.contains("The user attached these files") && sent.contains("the word is pumpernickel"), "the file's text reaches the model: {sent}");
+    assert!(sent.contains("What does @notes.txt say, @someone?"), "the message as typed: {sent}");
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+}
+
+/// `/resume` takes the first characters of an id when they name one
+/// conversation, and says so when they name none (issue 54).
+#[test]
+fn resume_takes_a_unique_prefix_of_the_id() {
+    let Some(tmux_bin) = tmux_or_skip("resume_takes_a_unique_prefix_of_the_id") else { return };
+    let script = serde_json::json!({"turns": [{"text": "Noted."}]});
+    let chat = start_chat(&tmux_bin, "chat-resume-prefix", "default", script, |_, _| {});
+    let (tmux, deadline) = (&chat.tmux, chat.deadline);
+    tmux.type_text("Remember this.");
+    tmux.keys(&["Enter"]);
+    let first = wait_history(tmux, "the first answer", deadline, |t| t.contains("── completed"));
+    let id = threads(&first).pop().expect("the thread's id");
+    tmux.type_text("/new");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the new conversation", deadline, |s| s.contains("New conversation"));
+    tmux.type_text("/resume zz");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "no match", deadline, |t| t.contains("No saved conversation here starts with zz"));
+    let prefix = &id[..id.len() - 3];
+    tmux.type_text(&format!("/resume {prefix}"));
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the conversation continued", deadline, |t| t.contains(&format!("Continuing {id} (")));
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+}

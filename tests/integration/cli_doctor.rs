@@ -137,3 +137,40 @@ async fn doctor_lists_the_installed_copies_and_one_of_another_version() {
     assert!(text.contains("missing:\n  - the same version: the tandem on PATH"), "{text}");
     assert!(text.contains(&format!("    fix: one version for all: replace {}/tandem", bin.display())), "{text}");
 }
+
+/// A setting that stops the model names where its value was set: the
+/// user's settings file (its "provider", a variable of its "env"), or the
+/// environment variable; never TANDEM_PROVIDER for a value from a file
+/// (issue 54). A base URL that is no URL is refused where it was set.
+#[tokio::test]
+async fn a_bad_value_is_named_where_it_was_set() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".tandem")).expect("home");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(work.join(".git")).expect("workspace");
+    let file = home.join(".tandem/settings.json");
+    let error = |report: &Value| report["provider"]["error"].as_str().unwrap_or_default().to_string();
+
+    std::fs::write(&file, r#"{"provider": "anthropic"}"#).expect("settings");
+    let report = doctor(&work, &home, "/usr/bin:/bin", &[]).await;
+    let said = error(&report);
+    assert!(said.starts_with("the anthropic provider needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"), "{said}");
+    assert!(said.ends_with(&format!("(provider is anthropic (\"provider\" in {}))", file.display())), "{said}");
+    assert!(!said.contains("TANDEM_PROVIDER"), "the value came from the file: {said}");
+
+    std::fs::write(&file, r#"{"provider": "openai", "env": {"OPENAI_BASE_URL": "localhost:11434/v1"}}"#).expect("settings");
+    let said = error(&doctor(&work, &home, "/usr/bin:/bin", &[]).await);
+    assert_eq!(said, format!("\"localhost:11434/v1\" (OPENAI_BASE_URL in the \"env\" of {}) is not a base URL: use http://HOST[:PORT][/PATH] or https://…", file.display()));
+
+    std::fs::write(&file, r#"{"env": {"TANDEM_PROVIDER": "gemini"}}"#).expect("settings");
+    let said = error(&doctor(&work, &home, "/usr/bin:/bin", &[]).await);
+    assert!(said.starts_with(&format!("\"gemini\" (TANDEM_PROVIDER in the \"env\" of {}) is not a provider", file.display())), "{said}");
+
+    // The same from the environment names the variable.
+    std::fs::remove_file(&file).expect("no settings");
+    let said = error(&doctor(&work, &home, "/usr/bin:/bin", &[("OPENAI_BASE_URL", "localhost:11434/v1")]).await);
+    assert!(said.starts_with("OPENAI_BASE_URL=localhost:11434/v1 is not a base URL"), "{said}");
+    let said = error(&doctor(&work, &home, "/usr/bin:/bin", &[("TANDEM_PROVIDER", "anthropic")]).await);
+    assert!(said.ends_with("(provider (TANDEM_PROVIDER) is anthropic)"), "{said}");
+}

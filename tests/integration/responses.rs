@@ -69,7 +69,8 @@ async fn a_tool_loop_replays_its_reasoning_statelessly() {
     let outline: Vec<String> = events(&output.stdout)
         .iter()
         .map(|e| match e["type"].as_str().unwrap() {
-            "provider" => format!("provider {} {} {}", e["provider"], e["model"], e["reason"]),
+            // The reason names the settings file, under the run's directory.
+            "provider" => format!("provider {} {} {}", e["provider"], e["model"], e["reason"].as_str().unwrap_or_default().replace(&dir.path().display().to_string(), "DIR")),
             // The read's absolute path changes with each run's directory.
             "tool_call" => format!("tool_call {} {} {}", e["id"], e["name"], e["input"]),
             "tool_result" => format!("tool_result {} is_error={}", e["id"], e["is_error"]),
@@ -78,7 +79,7 @@ async fn a_tool_loop_replays_its_reasoning_statelessly() {
         })
         .collect();
     expect_test::expect![[r#"
-        provider "openai-responses" "gpt-5.5" "provider (TANDEM_PROVIDER) is openai-responses"
+        provider "openai-responses" "gpt-5.5" provider is openai-responses ("provider" in DIR/home/.tandem/settings.json)
         {"type":"thinking","text":"**Reading the file**\n\nThe user wants hello.txt; read it first."}
         tool_call "call_synth_read" "read_file" {"file_path":"hello.txt"}
         {"type":"status","turn":1,"usage":{"input_tokens":812,"output_tokens":74,"cache_read_input_tokens":768}}

@@ -80,7 +80,7 @@ async function main() {
   const escaped = localUrl.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const after = await modelLine(panel, 'the panel names the local endpoint', `^Model: openai qwen3 at ${escaped} `);
   // qwen3 is not in the model table: the line says what was assumed for it.
-  assert.match(after, /\(provider \(TANDEM_PROVIDER\) is openai; qwen3 is not in Tandem's model table, so it assumed a \d+-token context window, .*\)$/, after);
+  assert.match(after, /\(provider is openai \("provider" in the editor's settings\); qwen3 is not in Tandem's model table, so it assumed a \d+-token context window, .*\)$/, after);
   log(`check: after "Use a local model", the panel says: ${after}`);
 
   // 3. A prompt goes to the local server, not to Anthropic.

@@ -181,6 +181,21 @@ fn is_anthropic_url(url: &str) -> bool {
     host == "anthropic.com" || host.ends_with(".anthropic.com")
 }
 
+/// A lookup of `ORIGIN` + a variable's name answers where the settings set
+/// its value (`"provider" in ~/.tandem/settings.json`), or nothing when it
+/// is the environment's: messages name a value where it was set, never as
+/// an environment variable it did not come from.
+pub const ORIGIN: &str = "origin:";
+
+/// A value in a message: `NAME=value` from the environment, else the value
+/// and where it was set.
+fn set_as(get: &dyn Fn(&str) -> Option<String>, variable: &str, value: &str) -> String {
+    match get(&format!("{ORIGIN}{variable}")) {
+        Some(origin) => format!("\"{value}\" ({origin})"),
+        None => format!("{variable}={value}"),
+    }
+}
+
 /// Which provider, and why (see the module doc): steps 1–4.
 fn choose(get: &dyn Fn(&str) -> Option<String>) -> Result<(ProviderKind, String), ProviderError> {
     if let Some(named) = get("TANDEM_PROVIDER") {
@@ -191,11 +206,15 @@ fn choose(get: &dyn Fn(&str) -> Option<String>) -> Result<(ProviderKind, String)
             "scripted" => ProviderKind::Scripted,
             _ => {
                 return Err(ProviderError::Config(format!(
-                    "TANDEM_PROVIDER={named} is not a provider: use anthropic, openai (any OpenAI-compatible server), openai-responses (OpenAI's Responses API) or scripted"
+                    "{} is not a provider: use anthropic, openai (any OpenAI-compatible server), openai-responses (OpenAI's Responses API) or scripted",
+                    set_as(get, "TANDEM_PROVIDER", &named)
                 )))
             }
         };
-        return Ok((kind, format!("provider (TANDEM_PROVIDER) is {named}")));
+        return Ok((kind, match get(&format!("{ORIGIN}TANDEM_PROVIDER")) {
+            Some(origin) => format!("provider is {named} ({origin})"),
+            None => format!("provider (TANDEM_PROVIDER) is {named}"),
+        }));
     }
     if let Some(url) = get("TANDEM_BASE_URL") {
         let kind = if is_anthropic_url(&url) { ProviderKind::Anthropic } else { ProviderKind::OpenAi };
@@ -236,7 +255,16 @@ fn base_url(kind: ProviderKind, reason: &str, get: &dyn Fn(&str) -> Option<Strin
             return Ok(None);
         }
     };
-    if let Some(url) = get("TANDEM_BASE_URL").or_else(|| get(own)) {
+    let set = get("TANDEM_BASE_URL").map(|url| ("TANDEM_BASE_URL", url)).or_else(|| get(own).map(|url| (own, url)));
+    if let Some((variable, url)) = set {
+        // A value that is no URL would fail each request with a message
+        // about the request; say it here, where it was set.
+        if !(url.starts_with("http://") || url.starts_with("https://")) || url_host(&url).is_empty() {
+            return Err(ProviderError::Config(format!(
+                "{} is not a base URL: use http://HOST[:PORT][/PATH] or https://…",
+                set_as(get, variable, &url)
+            )));
+        }
         return Ok(Some(url));
     }
     // The other provider's base URL, while this one would go to its public
@@ -269,7 +297,7 @@ impl ProviderConfig {
         let base_url = base_url(kind, &reason, &get)?;
         let max_tokens = match get("TANDEM_MAX_TOKENS") {
             Some(v) => v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                ProviderError::Config(format!("TANDEM_MAX_TOKENS={v} is not a positive whole number"))
+                ProviderError::Config(format!("{} is not a positive whole number", set_as(&get, "TANDEM_MAX_TOKENS", &v)))
             })?,
             None => DEFAULT_MAX_TOKENS,
         };
@@ -278,7 +306,7 @@ impl ProviderConfig {
             None => None,
             Some(v) if matches!(v.as_str(), "0" | "off" | "false") => None,
             Some(v) => Some(v.parse::<u32>().ok().filter(|n| *n >= MIN_THINKING_BUDGET).ok_or_else(|| {
-                ProviderError::Config(format!("TANDEM_THINKING={v} is not a thinking budget: use a number of tokens, at least {MIN_THINKING_BUDGET} (or 0 for off)"))
+                ProviderError::Config(format!("{} is not a thinking budget: use a number of tokens, at least {MIN_THINKING_BUDGET} (or 0 for off)", set_as(&get, "TANDEM_THINKING", &v)))
             })?),
         };
         let name = match kind {
@@ -404,7 +432,9 @@ impl ProviderConfig {
         match self {
             ProviderConfig::Anthropic(config) => {
                 if config.api_key.is_none() && config.auth_token.is_none() && config.base_url.trim_end_matches('/') == anthropic::DEFAULT_BASE_URL {
-                    return Err(ProviderError::Config("TANDEM_PROVIDER=anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN).".into()));
+                    return Err(ProviderError::Config(
+                        "the anthropic provider needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), in the environment or in the \"env\" of ~/.tandem/settings.json".into(),
+                    ));
                 }
                 Ok(Box::new(AnthropicProvider::new(config)?))
             }

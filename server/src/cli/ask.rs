@@ -57,7 +57,7 @@ pub async fn ask_outcome(options: AskOptions, workspace: Workspace) -> anyhow::R
     // A bad image is said before any session starts: nothing is sent.
     let images = options.images.iter().map(|path| load_image(path)).collect::<anyhow::Result<Vec<_>>>()?;
     let session = Headless::open(&options.session, workspace).await?;
-    let outcome = session.run_with_images(options.prompt, &options.thread, options.compact, images).await;
+    let outcome = session.run_attached(options.prompt, &options.thread, options.compact, &[], images).await;
     session.close().await;
     outcome
 }
@@ -104,6 +104,48 @@ pub struct SessionOptions {
     pub model: Option<String>,
 }
 
+/// A file named in a chat message with `@path` (or `@path:N`,
+/// `@path:N-M`), as typed and as the host attaches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    pub name: String,
+    pub attachment: host::attachments::Attachment,
+}
+
+/// The `@path` mentions in `prompt` that name files of the workspace at
+/// `root` (an `@word` that is no file stays text: a handle, a decorator).
+pub fn mentions(root: &std::path::Path, prompt: &str) -> Vec<Mention> {
+    let mut found: Vec<Mention> = Vec::new();
+    for word in prompt.split_whitespace() {
+        let Some(named) = word.strip_prefix('@') else { continue };
+        // A mention at the end of a sentence: "look at @notes.txt."
+        let named = named.trim_end_matches([',', '.', ';', ':', '?', '!', ')', '"', '\'']);
+        let (path, lines) = match named.rsplit_once(':') {
+            Some((path, range)) => match parse_lines(range) {
+                Some(lines) => (path, Some(lines)),
+                None => (named, None),
+            },
+            None => (named, None),
+        };
+        if path.is_empty() {
+            continue;
+        }
+        let full = root.join(path);
+        if !full.is_file() || found.iter().any(|m| m.name == named) {
+            continue;
+        }
+        found.push(Mention { name: named.to_string(), attachment: host::attachments::Attachment { path: full, lines } });
+    }
+    found
+}
+
+/// `N` or `N-M` (1-based lines, N ≤ M).
+fn parse_lines(range: &str) -> Option<(usize, usize)> {
+    let (first, last) = range.split_once('-').unwrap_or((range, range));
+    let (first, last) = (first.parse::<usize>().ok()?, last.parse::<usize>().ok()?);
+    (first >= 1 && first <= last).then_some((first, last))
+}
+
 /// A headless session: the host of the workspace, built once with this
 /// terminal's gate and hooks. `tandem ask` runs one prompt in it; `tandem
 /// chat` runs every message of the chat in the same one (the MCP servers
@@ -133,6 +175,7 @@ impl Headless {
         // key wins over TANDEM_MODEL in the provider's lookup).
         if let Some(model) = options.model.as_ref().filter(|m| !m.trim().is_empty()) {
             settings.model = Some(model.clone());
+            settings.origins.insert("model".to_string(), "--model".to_string());
         }
         // No session without a model: say so before asking about hooks.
         host::provider(&settings)?;
@@ -174,12 +217,16 @@ impl Headless {
     /// One run of `prompt` on the thread `choice` names, printed; the
     /// outcome names the thread it ran on.
     pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
-        self.run_with_images(prompt, choice, compact, Vec::new()).await
+        self.run_attached(prompt, choice, compact, &[], Vec::new()).await
     }
 
-    /// [`run`](Self::run) with images sent after the prompt, each named
-    /// (as the user named it) among the run's attachments.
-    pub async fn run_with_images(&self, prompt: String, choice: &ThreadChoice, compact: bool, images: Vec<(String, Image)>) -> anyhow::Result<RunOutcome> {
+    /// [`Headless::run`] with what the user attached: files (`@path` in the
+    /// chat), whose text goes to the model as context, through the gate as
+    /// a read (`host::attachments`), and images sent after the prompt, each
+    /// named (as the user named it) among the run's attachments.
+    pub async fn run_attached(&self, prompt: String, choice: &ThreadChoice, compact: bool, attached: &[Mention], images: Vec<(String, Image)>) -> anyhow::Result<RunOutcome> {
+        let attachments: Vec<host::attachments::Attachment> = attached.iter().map(|m| m.attachment.clone()).collect();
+        let context = self.host.attachments_context(&attachments).await;
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
         let parts = RunParts {
@@ -187,9 +234,10 @@ impl Headless {
             plan_review: review,
             compact,
             max_turns: self.options.max_turns,
-            attachments: images.iter().map(|(name, _)| name.clone()).collect(),
+            attachments: attached.iter().map(|m| m.name.clone()).chain(images.iter().map(|(name, _)| name.clone())).collect(),
             images: images.into_iter().map(|(_, image)| image).collect(),
             model: self.model.locked().clone(),
+            context,
             ..RunParts::default()
         };
         // The thread is checked out with its run lock, held for the run: a

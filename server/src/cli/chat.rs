@@ -53,9 +53,10 @@ pub enum Input {
 pub const HELP: &str = "\
 Type a message and press Enter; the agent's answer streams below, and the next message continues the conversation.
   /new            start a new conversation
-  /resume [ID]    continue conversation ID, showing what it said (without ID: list the recent ones)
+  /resume [ID]    continue conversation ID (or the one its first characters name), showing what it said (without ID: list the recent ones)
   /undo [RUN]     take back the files the last run (or RUN) changed; /redo [RUN] puts them back
   /tasks          the background tasks the agent started; /stop ID ends one (the agent is told)
+  @path           in a message: attach the file's text (@path:10-20 for those lines)
   /model [NAME]   the model answering and the ones to switch to; with NAME, the next messages use it
   @shot.png       in a message attaches that image (PNG, JPEG, GIF or WebP) for the model to see
   /help           this list
@@ -177,15 +178,16 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                 outln!("New conversation: the next message starts it.");
             }
             Input::Resume(None) => list_threads(store.as_ref()),
-            Input::Resume(Some(id)) => match store.as_ref().map(|s| s.load(&id)) {
-                Some(Ok(saved)) => {
-                    outln!("Continuing {id} ({}).", saved.title);
-                    if let Some(store) = store.as_ref() {
+            Input::Resume(Some(prefix)) => match store.as_ref().map(|s| (unique_thread(s, &prefix), s)) {
+                Some((Err(choices), _)) => outln!("{choices}"),
+                Some((Ok(id), store)) => match store.load(&id) {
+                    Ok(saved) => {
+                        outln!("Continuing {id} ({}).", saved.title);
                         terminal::out_line(&super::recap::of_thread(store, &id, colour()));
+                        thread = ThreadChoice::Resume(id);
                     }
-                    thread = ThreadChoice::Resume(id);
-                }
-                Some(Err(err)) => outln!("Cannot continue {id}: {err}"),
+                    Err(err) => outln!("Cannot continue {id}: {err}"),
+                },
                 None => outln!("There are no saved conversations: the user's data folder is unknown (set XDG_DATA_HOME)."),
             },
             Input::Undo(run) => {
@@ -219,11 +221,13 @@ pub async fn chat(options: ChatOptions, root: PathBuf) -> anyhow::Result<ExitCod
                         continue;
                     }
                 };
-                let ran = match images.is_empty() {
-                    true => session.run(prompt, &continuing(&thread), false).await,
-                    false => session.run_with_images(prompt, &continuing(&thread), false, images).await,
-                };
-                match ran {
+                // `@path` attaches the file's text, as the editors' chats do;
+                // an image mentioned so goes as the image, not as its bytes.
+                let attached: Vec<_> = super::ask::mentions(&root, &prompt).into_iter().filter(|m| !images.iter().any(|(name, _)| *name == m.name)).collect();
+                if !attached.is_empty() {
+                    outln!("Attached: {}", attached.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", "));
+                }
+                match session.run_attached(prompt, &continuing(&thread), false, &attached, images).await {
                     Ok(outcome) if !outcome.thread_id.is_empty() => thread = ThreadChoice::Resume(outcome.thread_id),
                     Ok(_) => {}
                     Err(err) => errln!("tandem: {err:#}"),
@@ -348,6 +352,28 @@ fn show_models(session: &Headless) {
             }
         }
         Err(err) => outln!("No model: {err}"),
+    }
+}
+
+/// The saved conversation `/resume PREFIX` means: the one whose id is
+/// PREFIX, else the only one whose id starts with it; `Err`: what to say
+/// (none, or the ones it could be).
+fn unique_thread(store: &ThreadStore, prefix: &str) -> Result<String, String> {
+    let (threads, _) = store.list();
+    if threads.iter().any(|t| t.id == prefix) {
+        return Ok(prefix.to_string());
+    }
+    let matching: Vec<_> = threads.iter().filter(|t| t.id.starts_with(prefix)).collect();
+    match matching.as_slice() {
+        [] => Err(format!("No saved conversation here starts with {prefix}: /resume lists them.")),
+        [one] => Ok(one.id.clone()),
+        several => {
+            let mut text = format!("{prefix} starts {} conversations; type more of the id:", several.len());
+            for thread in several.iter().take(RECENT_THREADS) {
+                text.push_str(&format!("\n  {}  {}", thread.id, thread.title));
+            }
+            Err(text)
+        }
     }
 }
 

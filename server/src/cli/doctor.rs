@@ -275,7 +275,8 @@ fn missing(
     if let Availability::Unavailable(_) = sandbox {
         missing.push((
             format!("a sandbox for shell commands: {}", sandbox.describe()),
-            sandbox.notice().unwrap_or_else(|| "install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)".to_string()),
+            // What the platform's sandbox needs is the sandbox's to say (sandbox/).
+            sandbox.notice().unwrap_or_else(|| "what the sandbox line above says it needs".to_string()),
         ));
     }
     if trust["state"] == "not trusted" {

@@ -163,17 +163,26 @@ pub fn endpoint(settings: &Settings) -> Result<Endpoint, String> {
 /// Whether the model API the settings name answers, with their key
 /// (`tandem doctor`): what it said, or why it cannot be used.
 pub async fn probe_model(settings: &Settings, timeout: std::time::Duration) -> Result<String, String> {
-    let (config, _) = ProviderConfig::resolve(|name| settings.lookup(name)).map_err(|err| err.to_string())?;
+    let lookup = |name: &str| match name.strip_prefix(crate::agent::config::ORIGIN) {
+        Some(variable) => settings.origin_of(variable),
+        None => settings.lookup(name),
+    };
+    let (config, _) = ProviderConfig::resolve(lookup).map_err(|err| err.to_string())?;
     crate::agent::config::probe(&config, timeout).await
 }
 
 fn resolve_provider(settings: &Settings, model: Option<&str>) -> Result<(Box<dyn Provider>, Endpoint), String> {
     let lookup = |name: &str| match (name, model) {
         ("TANDEM_MODEL", Some(model)) => Some(model.to_string()),
-        _ => settings.lookup(name),
+        // Where a value was set, for the messages that name it (agent::config's ORIGIN).
+        _ => match name.strip_prefix(crate::agent::config::ORIGIN) {
+            Some(variable) => settings.origin_of(variable),
+            None => settings.lookup(name),
+        },
     };
     let (config, endpoint) = ProviderConfig::resolve(lookup).map_err(|err| err.to_string())?;
-    let provider = config.build().map_err(|err| err.to_string())?;
+    // The provider's own checks (a key) say why this provider.
+    let provider = config.build().map_err(|err| format!("{err} ({})", endpoint.reason))?;
     Ok((provider, endpoint))
 }
 

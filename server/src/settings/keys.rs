@@ -357,6 +357,7 @@ fn env(settings: &mut Settings, layer: &Layer, value: &Value) -> Result<(), Stri
             }
         };
         settings.env.insert(name.clone(), text);
+        settings.origins.insert(format!("env.{name}"), layer.source.clone());
     }
     if !bad.is_empty() {
         refused.push(format!("env.{}: expected a string", bad.join(", env.")));

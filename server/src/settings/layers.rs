@@ -285,11 +285,13 @@ pub fn resolve(layers: &[Layer]) -> (Settings, Vec<SettingsProblem>) {
                 // Until the folder is trusted, a project file sets only the
                 // keys that tighten (and those only to tighten).
                 Some(Apply::Field(_) | Apply::ReadElsewhere) if !layer.trusted => problems.push(needs_trust(layer, key, value)),
-                Some(Apply::Field(apply)) => {
-                    if let Err(message) = apply(&mut settings, layer, value) {
-                        problems.push(problem(layer, key, &message));
+                Some(Apply::Field(apply)) => match apply(&mut settings, layer, value) {
+                    // Where the value came from, for the errors that name it.
+                    Ok(()) => {
+                        settings.origins.insert(key.clone(), layer.source.clone());
                     }
-                }
+                    Err(message) => problems.push(problem(layer, key, &message)),
+                },
                 Some(Apply::Tightening(apply)) => problems.extend(apply(&mut settings, layer, value)),
                 Some(Apply::UserOnly(_)) if layer.scope.is_project() => problems.push(problem(
                     layer,

@@ -203,6 +203,10 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// `inlineCompletions`, merged field by field.
     pub inline_completions: crate::completion::InlineSettings,
+    /// Where each key's value came from (the layer's source: a file's
+    /// path, "editor settings", or a command-line flag), and `env.NAME`
+    /// for each variable of `env`: what errors name ([`Settings::origin_of`]).
+    pub origins: BTreeMap<String, String>,
 }
 
 impl Settings {

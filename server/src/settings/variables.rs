@@ -38,6 +38,29 @@ impl Settings {
         inline.resolve(|name| inline.users_variables.get(name).cloned().or_else(|| environment(name)))
     }
 
+    /// Where the value [`Settings::lookup`] finds for the variable `name`
+    /// was set, in words (`"provider" in ~/.tandem/settings.json`,
+    /// `OPENAI_BASE_URL in the "env" of …`); `None` when it is the process
+    /// environment's, or unset: the message then names the variable.
+    pub fn origin_of(&self, name: &str) -> Option<String> {
+        let not_empty = |v: &String| !v.trim().is_empty();
+        let place = |source: &String| if source == "editor settings" { "the editor's settings".to_string() } else { source.clone() };
+        if let Some(key) = keys::for_variable(name) {
+            let ours = key.variable.as_ref().and_then(|variable| (variable.value)(self, name)).filter(not_empty);
+            if ours.is_some() {
+                return self.origins.get(key.name).map(|source| match source.starts_with("--") {
+                    // A command-line flag is named as it was typed.
+                    true => source.clone(),
+                    false => format!("\"{}\" in {}", key.name, place(source)),
+                });
+            }
+        }
+        if self.env.get(name).is_some_and(not_empty) {
+            return self.origins.get(&format!("env.{name}")).map(|source| format!("{name} in the \"env\" of {}", place(source)));
+        }
+        None
+    }
+
     pub fn lookup_with(&self, name: &str, environment: impl Fn(&str) -> Option<String>) -> Option<String> {
         let ours = keys::for_variable(name).and_then(|key| key.variable.as_ref()).and_then(|variable| (variable.value)(self, name));
         let not_empty = |v: &String| !v.trim().is_empty();

@@ -1,7 +1,8 @@
 -- :checkhealth tandem — the binary and its version, Neovim, which model
--- endpoint runs use and why (never showing keys), the server's state, and
--- whether shell commands run in a sandbox here: `tandem doctor --json`, with
--- the settings the plugin gives the server.
+-- endpoint runs use and why (never showing keys) and whether its server
+-- answers, the server's state, whether shell commands run in a sandbox
+-- here, and the other installed copies of Tandem: `tandem doctor --json`,
+-- with the settings the plugin gives the server.
 local M = {}
 
 --- `tandem doctor --json` in `root`, with the settings the plugin gives the
@@ -88,6 +89,18 @@ function M.check()
   else
     health.warn('not checked: `tandem doctor --json` failed: ' .. tostring(failure), { 'an older tandem binary? `tandem --version` should match the plugin' })
   end
+  -- Whether that server answers with the key (doctor asks it).
+  local server = report and report.modelServer
+  if type(server) == 'table' then
+    if server.ok then
+      health.ok('model server: ' .. tostring(server.message))
+    else
+      health.warn('model server: ' .. tostring(server.message), {
+        'start the server, or set baseUrl (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) to where it listens',
+        'a refused key: check ANTHROPIC_API_KEY / OPENAI_API_KEY in the environment Neovim gives the server',
+      })
+    end
+  end
   health.info('permission mode: ' .. (settings.layers.user.permissionMode or 'default'))
 
   health.start('server')
@@ -135,6 +148,23 @@ function M.check()
       health.ok("this folder's settings files are trusted")
     else
       health.info('this folder has no Tandem settings files of its own')
+    end
+  end
+
+  -- The other copies of Tandem doctor found (a tandem on PATH, this
+  -- plugin as a plugin manager cloned it, the VS Code extension), and
+  -- whether each is the plugin's version.
+  local installed = type(report.installed) == 'table' and report.installed or {}
+  if #installed > 0 then
+    health.start('installed copies')
+    local plugin = require('tandem.version')
+    for _, copy in ipairs(installed) do
+      local line = ('%s %s (%s)'):format(tostring(copy.what), tostring(copy.version or 'of an unknown version'), tostring(copy.path))
+      if copy.version == plugin then
+        health.ok(line)
+      else
+        health.warn(line .. ', not the plugin\'s ' .. plugin, { 'one version for all: `tandem doctor` says how to update each' })
+      end
     end
   end
 

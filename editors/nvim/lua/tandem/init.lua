@@ -471,6 +471,11 @@ function M.ask_argument(argument, bufnr)
     end
     transcript.finish(result.status, result.text) -- no-op when the end event framed it
     transcript.edits(result.edits, review.changed_lines, result.summary)
+    if result.status == 'failed' and (result.text or ''):match('^no model provider is configured') then
+      -- The whole advice is in the transcript; the message area gets one line.
+      notify('no model is configured: give Tandem a key or a local model, see :help tandem-model', vim.log.levels.ERROR)
+      return
+    end
     local level = result.status == 'completed' and vim.log.levels.INFO or vim.log.levels.WARN
     local how = result.status == 'failed' and ('failed: ' .. vim.split(result.text or '', '\n', { plain = true })[1])
       or result.status
