@@ -215,12 +215,7 @@ impl Headless {
     }
 
     /// One run of `prompt` on the thread `choice` names, printed; the
-    /// outcome names the thread it ran on.
-    pub async fn run(&self, prompt: String, choice: &ThreadChoice, compact: bool) -> anyhow::Result<RunOutcome> {
-        self.run_attached(prompt, choice, compact, &[], Vec::new()).await
-    }
-
-    /// [`Headless::run`] with what the user attached: files (`@path` in the
+    /// outcome names the thread it ran on. With what the user attached: files (`@path` in the
     /// chat), whose text goes to the model as context, through the gate as
     /// a read (`host::attachments`), and images sent after the prompt, each
     /// named (as the user named it) among the run's attachments.
