@@ -12,6 +12,8 @@
 //! - **No front end imports another**, and **front ends reach the loop,
 //!   the threads, the permission machinery and the hooks only through the
 //!   host** (`host` re-exports the words they speak).
+//! - **The protocol stands alone**: `protocol` imports nothing from the
+//!   crate.
 //! - **LSP types only under `lsp/`** (`language_servers/`, the client of
 //!   the servers Tandem starts, speaks LSP as JSON).
 //! - **No platform sandbox words outside `sandbox/`** in code or strings.
@@ -36,7 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers", "tasks"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
-    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "confined_file", "trust", "diff", "wire", "platform"]),
+    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "confined_file", "trust", "diff", "wire", "platform", "protocol"]),
 ];
 
 /// One import of a top-level module.
@@ -311,6 +313,22 @@ fn imports_only_go_down_the_layers_and_make_no_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
     let problems = problems(&edges(&src));
     assert!(problems.is_empty(), "the layers of server/src (see server/src/lib.rs):\n{}", problems.join("\n"));
+}
+
+/// Leaves that import no module of the crate at all: the protocol the
+/// front ends and the editor plugins speak is plain data, the first crate
+/// of a later split.
+const SELF_CONTAINED: &[&str] = &["protocol"];
+
+#[test]
+fn the_protocol_imports_nothing_from_the_crate() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let found: Vec<String> = edges(&src)
+        .iter()
+        .filter(|((from, _), _)| SELF_CONTAINED.contains(&from.as_str()))
+        .flat_map(|((from, to), places)| places.iter().map(move |p| format!("{p}\n    `{from}` imports `{to}`: it stands alone")))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]

@@ -563,7 +563,7 @@ impl JsonEdits<'_> {
                 self.calls.insert(id.clone(), path.clone());
                 None
             }
-            RunEvent::ToolResult { id, is_error, content } => {
+            RunEvent::ToolResult { id, is_error, content, .. } => {
                 let path = self.calls.remove(id)?;
                 let run = self.workspace.run_tag().cloned();
                 let seen = self.shown.get(&path).copied().unwrap_or(0);

@@ -230,7 +230,7 @@ impl Printer {
                 }
                 self.resume_spinner();
             }
-            RunEvent::ToolResult { id, is_error, content } => {
+            RunEvent::ToolResult { id, is_error, content, .. } => {
                 let edited = self.edit_calls.remove(id);
                 if let Some(file) = &edited {
                     // The headless policy's words when the user says no.
