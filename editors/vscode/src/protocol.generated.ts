@@ -11,11 +11,10 @@
 export type ToolKind = { type: 'read'; paths: string[] } | { type: 'edit'; path: string } | { type: 'execute'; command: string } | { type: 'fetch'; url: string } | { type: 'other' };
 
 /**
- * One edit of a run as the editor's front end reports it: an entry of
- * `tandem.ask`'s `edits`, the `edit` of the `tool_result` of the call that
- * made it, and what a thread keeps of its run's edits.
+ * What one call did to one file: an edit tool's change (reviewed in the
+ * editor or written on disk) or a shell command's.
  */
-export type RunEdit = { uri: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[] | null; command?: string | null; deleted?: boolean; toolCallId?: string | null };
+export type FileEffect = { path: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[]; by_command?: string | null; deleted?: boolean };
 
 /**
  * An edit's outcome as `tandem.ask`'s answer (`edits[].status`), the run
@@ -29,6 +28,13 @@ export type EditStatus = 'applied' | 'partial' | 'rejected' | 'not_applied' | 's
  * without putting any in their place spans the one line where they were.
  */
 export type LineSpan = { startLine: number; endLine: number };
+
+/**
+ * One edit of a run as the editor's front end reports it: an entry of
+ * `tandem.ask`'s `edits`, the `edit` of the `tool_result` of the call that
+ * made it, and what a thread keeps of its run's edits.
+ */
+export type RunEdit = { uri: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[] | null; command?: string | null; deleted?: boolean; toolCallId?: string | null };
 
 /**
  * Token counts, from the provider's own `usage`. `input_tokens` counts
@@ -57,12 +63,6 @@ export type AskAnswer = { runId: string; status: RunStatus; text: string; edits:
  * comes as its `end` event.
  */
 export type AskStarted = { runId: string; threadId: string };
-
-/**
- * What one call did to one file: an edit tool's change (reviewed in the
- * editor or written on disk) or a shell command's.
- */
-export type FileEffect = { path: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[]; by_command?: string | null; deleted?: boolean };
 
 /** The edit statuses whose change is (at least partly) in the file. */
 export const LANDED_EDIT_STATUSES: readonly EditStatus[] = ['applied', 'partial', 'written'];
@@ -122,6 +122,11 @@ export interface ToolResultEvent {
   id: string;
   is_error: boolean;
   content: string;
+  /**
+   * What the call did to files (an edit tool's change, whatever
+   * became of it; the files a shell command changed), in order.
+   */
+  effects?: FileEffect[];
   /**
    * What became of the call's change to a file, as the editor's
    * front end reports it (`tandem/runEvent`, `tandem.transcript`).

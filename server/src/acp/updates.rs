@@ -307,7 +307,7 @@ mod tests {
                 kind: ToolKind::Edit { path: "/w/notes.txt".into() },
                 summary: "notes.txt".into(),
             },
-            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "Successfully edited notes.txt".into(), edit: None },
+            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "Successfully edited notes.txt".into(), effects: Vec::new(), edit: None },
             RunEvent::ToolCall {
                 id: "toolu_2".into(),
                 name: "run_shell".into(),
@@ -315,7 +315,7 @@ mod tests {
                 kind: ToolKind::Execute { command: "ls".into() },
                 summary: "ls".into(),
             },
-            RunEvent::ToolResult { id: "toolu_2".into(), is_error: true, content: "Command failed (exit code 2)".into(), edit: None },
+            RunEvent::ToolResult { id: "toolu_2".into(), is_error: true, content: "Command failed (exit code 2)".into(), effects: Vec::new(), edit: None },
             RunEvent::ToolCall {
                 id: "toolu_4".into(),
                 name: "edit_file".into(),
@@ -323,7 +323,7 @@ mod tests {
                 kind: ToolKind::Edit { path: "/w/b.txt".into() },
                 summary: "b.txt".into(),
             },
-            RunEvent::ToolResult { id: "toolu_4".into(), is_error: true, content: "Error: the user rejected the edit".into(), edit: None },
+            RunEvent::ToolResult { id: "toolu_4".into(), is_error: true, content: "Error: the user rejected the edit".into(), effects: Vec::new(), edit: None },
             RunEvent::Nested { parent: "toolu_3".into(), event: Box::new(RunEvent::Text { text: "inner".into() }) },
             RunEvent::Todo {
                 todos: vec![
@@ -362,7 +362,7 @@ mod tests {
         let mut mapper = UpdateMapper::default();
         let call = RunEvent::ToolCall { id: "t1".into(), name: "task_output".into(), input: json!({"task_id": "1"}), kind: ToolKind::Other, summary: "1".into() };
         let content = "task 1 (`npm run dev`): running, 2 processes; 40 bytes of output in all; bytes 0..40 since your last read:\nready on :3000\n```x```\n";
-        let result = RunEvent::ToolResult { id: "t1".into(), is_error: false, content: content.into(), edit: None };
+        let result = RunEvent::ToolResult { id: "t1".into(), is_error: false, content: content.into(), effects: Vec::new(), edit: None };
         let mut updates = mapper.map(&call, |_| (None, None), Vec::new);
         updates.extend(mapper.map(&result, |_| (None, None), Vec::new));
         let shown = serde_json::to_value(&updates[1]).unwrap()["content"][0]["content"]["text"].as_str().unwrap().to_string();

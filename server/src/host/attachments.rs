@@ -53,7 +53,7 @@ pub async fn context(workspace: &Workspace, gate: &dyn crate::tools::PermissionG
             grants: Default::default(),
             hook: PreHook::None,
         };
-        if let PermissionDecision::Deny(reason) = gate.decide(&request).await {
+        if let PermissionDecision::Deny(reason) | PermissionDecision::Declined(reason) = gate.decide(&request).await {
             out.push_str(&format!("<attached path=\"{display}\">\n(not attached: {reason})\n</attached>\n"));
             continue;
         }

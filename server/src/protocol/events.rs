@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::edits::RunEdit;
+use super::edits::{FileEffect, RunEdit};
 use super::run::{RunStatus, TaskStatus, TodoItem, ToolKind, Usage};
 
 /// The JSON Schema (`schemars`) is what the editor plugins' shapes are
@@ -41,6 +41,10 @@ pub enum RunEvent {
         id: String,
         is_error: bool,
         content: String,
+        /// What the call did to files (an edit tool's change, whatever
+        /// became of it; the files a shell command changed), in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        effects: Vec<FileEffect>,
         /// What became of the call's change to a file, as the editor's
         /// front end reports it (`tandem/runEvent`, `tandem.transcript`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,7 +149,7 @@ mod tests {
                 kind: ToolKind::Edit { path: "/w/a.rs".into() },
                 summary: "a.rs".into(),
             },
-            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into(), edit: None },
+            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into(), effects: Vec::new(), edit: None },
             RunEvent::Status { turn: 2, usage: Usage::new(1234, 56) },
             RunEvent::Status { turn: 3, usage: Usage { cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, ..Usage::new(1234, 56) } },
             RunEvent::Thinking { text: "hmm".into() },
@@ -156,7 +160,7 @@ mod tests {
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()) },
             RunEvent::Nested {
                 parent: "toolu_1".into(),
-                event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into(), edit: None }),
+                event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into(), effects: Vec::new(), edit: None }),
             },
         ];
         let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();

@@ -12,6 +12,7 @@
 use super::overlay::Splice;
 
 pub use crate::protocol::{EditStatus, LineSpan};
+use crate::protocol::FileEffect;
 
 /// The words that mark, in an edit tool's result, an edit the user took in
 /// part at the terminal's per-hunk review (the CLI's edit status reads them).
@@ -149,6 +150,19 @@ pub struct EditSummaryItem {
     /// A file a shell command changed rather than an edit tool: whether it
     /// deleted it (`None`: an edit tool's change).
     pub by_command: Option<CommandEffect>,
+}
+
+impl EditSummaryItem {
+    /// `effect` in the summary, its file shown as `display`.
+    pub fn of_effect(effect: &FileEffect, display: String) -> Self {
+        EditSummaryItem {
+            display,
+            status: effect.status,
+            ranges: effect.ranges.clone(),
+            declined: effect.declined.clone(),
+            by_command: effect.by_command.as_ref().map(|_| if effect.deleted { CommandEffect::Deleted } else { CommandEffect::Written }),
+        }
+    }
 }
 
 /// What a shell command did to a file it changed.

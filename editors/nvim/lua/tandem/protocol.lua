@@ -9,7 +9,7 @@ return {
     ['provider'] = { required = { 'provider', 'model', 'reason' }, optional = { 'base_url' } },
     ['text'] = { required = { 'text' }, optional = {} },
     ['tool_call'] = { required = { 'id', 'name', 'input' }, optional = { 'kind', 'summary' } },
-    ['tool_result'] = { required = { 'id', 'is_error', 'content' }, optional = { 'edit' } },
+    ['tool_result'] = { required = { 'id', 'is_error', 'content' }, optional = { 'effects', 'edit' } },
     ['status'] = { required = { 'turn', 'usage' }, optional = {} },
     ['retry'] = { required = { 'attempt', 'delay_ms', 'reason' }, optional = {} },
     ['thinking'] = { required = { 'text' }, optional = {} },

@@ -69,7 +69,9 @@ pub(crate) fn run_edit(record: &EditRecord) -> RunEdit {
 /// `event` with `edit` on its `tool_result` (the inner event of a nested one).
 fn with_edit(event: &RunEvent, edit: RunEdit) -> RunEvent {
     match event {
-        RunEvent::ToolResult { id, is_error, content, .. } => RunEvent::ToolResult { id: id.clone(), is_error: *is_error, content: content.clone(), edit: Some(edit) },
+        RunEvent::ToolResult { id, is_error, content, effects, .. } => {
+            RunEvent::ToolResult { id: id.clone(), is_error: *is_error, content: content.clone(), effects: effects.clone(), edit: Some(edit) }
+        }
         RunEvent::Nested { parent, event } => RunEvent::Nested { parent: parent.clone(), event: Box::new(with_edit(event, edit)) },
         other => other.clone(),
     }
@@ -275,7 +277,7 @@ mod tests {
         let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
         let path = root.join("a.txt");
         events_tx.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "edit_file".into(), input: json!({}), kind: ToolKind::Edit { path: path.clone() }, summary: "a.txt".into() }).unwrap();
-        events_tx.send(RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into(), edit: None }).unwrap();
+        events_tx.send(RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into(), effects: Vec::new(), edit: None }).unwrap();
         let task = tokio::spawn(forward_events(
             client,
             (editor, workspace, None),
