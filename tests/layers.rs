@@ -622,10 +622,10 @@ fn no_front_end_imports_another() {
 /// The workspace's side tables of what runs wrote: a front end learns what
 /// a call did to files from the call's result (its `effects`), not from
 /// these.
-const WORKSPACE_SIDE_TABLES: &[&str] = &["take_disk_writes", "take_command_changes", "disk_write_since", "take_call_effects"];
+const WORKSPACE_SIDE_TABLES: &[&str] = &["take_disk_writes", "disk_write_since", "take_call_effects"];
 
 /// Front-end files that still read a side table (may only shrink).
-const KNOWN_SIDE_TABLE_READERS: &[&str] = &["lsp/runs/mod.rs", "lsp/runs/forward.rs", "acp/run.rs"];
+const KNOWN_SIDE_TABLE_READERS: &[&str] = &["lsp/runs/mod.rs", "lsp/runs/forward.rs"];
 
 /// `(file, line, text)` of each front-end line (comments and test modules
 /// left out) that matches `found`.

@@ -468,16 +468,6 @@ impl Workspace {
         }));
     }
 
-    /// The files shell commands of `run` changed, in order, taken (edit
-    /// tools' disk writes stay).
-    pub fn take_command_changes(&self, run: Option<&str>) -> Vec<DiskWrite> {
-        let mut entries = self.disk_writes.lock();
-        let (mine, others): (Vec<DiskWrite>, Vec<DiskWrite>) =
-            std::mem::take(&mut *entries).into_iter().partition(|w| w.command.is_some() && w.run.as_deref() == run);
-        *entries = others;
-        mine
-    }
-
     /// The files written on disk for `run` (`None`: by views of no run),
     /// in order, taken: another run's stay.
     pub fn take_disk_writes(&self, run: Option<&str>) -> Vec<DiskWrite> {
@@ -1169,14 +1159,14 @@ mod tests {
         let changes: Vec<CommandChange> =
             (0..MAX_DISK_WRITES + 100).map(|i| CommandChange { path: dir.path().join(format!("f{i}")), deleted: i % 2 == 0 }).collect();
         workspace.note_command_changes("big", &changes);
-        let taken = workspace.take_command_changes(Some("run-1"));
+        let taken = workspace.take_disk_writes(Some("run-1"));
         assert_eq!(taken.len(), MAX_DISK_WRITES);
         let paths: Vec<PathBuf> = taken.iter().map(|w| w.path.clone()).collect();
         let newest: Vec<PathBuf> = changes[100..].iter().map(|c| c.path.clone()).collect();
         assert_eq!(paths, newest);
         assert!(taken.windows(2).all(|w| w[0].seq < w[1].seq));
         assert!(taken.iter().all(|w| w.command.as_deref() == Some("big") && w.deleted == w.path.to_string_lossy().ends_with(['0', '2', '4', '6', '8'])));
-        assert!(workspace.take_command_changes(Some("run-1")).is_empty());
+        assert!(workspace.take_disk_writes(Some("run-1")).is_empty());
     }
 
     /// Each call's effects are recorded under it and taken with its
