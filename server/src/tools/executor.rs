@@ -354,12 +354,12 @@ impl Executor {
     /// [`run_prepared`](Self::run_prepared) in the call's own context.
     async fn run_gated(&self, call: &ToolCall, mut prepared: PreparedCall, ctx: &mut ToolContext) -> Result<ToolResult, FatalToolError> {
         ctx.registry = self.registry.clone();
-        let preview = match prepared.plan(&ctx).await {
+        let preview = match prepared.plan(ctx).await {
             Ok(preview) => preview,
             Err(err) => return into_result(&call.id, err),
         };
         let traits = &prepared.traits;
-        if let Some(refusal) = super::plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
+        if let Some(refusal) = super::plan_mode::plan_mode_refusal(ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
         let accept_edits = ctx.run.plan.locked().accept_edits;
@@ -401,12 +401,12 @@ impl Executor {
         let observed = ObservedCall { kind: &traits.kind, approval };
         let mut watching = Vec::new();
         for observer in &self.observers {
-            watching.extend(observer.before(observed, &ctx).await);
+            watching.extend(observer.before(observed, ctx).await);
         }
-        let output = prepared.call(&ctx).await;
+        let output = prepared.call(ctx).await;
         let mut notes = String::new();
         for watch in watching {
-            notes.push_str(&watch.after(&ctx, output.is_ok()).await);
+            notes.push_str(&watch.after(ctx, output.is_ok()).await);
         }
         let mut result = match output {
             Ok(text) => ToolResult::ok(&call.id, text + &notes),
@@ -421,7 +421,7 @@ impl Executor {
                 result.content.push_str(&note);
             }
         }
-        let content = cap_result(&result.content, max_result_chars, self.results_dir(&ctx).as_deref(), &call.id);
+        let content = cap_result(&result.content, max_result_chars, self.results_dir(ctx).as_deref(), &call.id);
         Ok(ToolResult { content, ..result })
     }
 }
