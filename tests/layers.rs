@@ -12,6 +12,11 @@
 //! - **No front end imports another**, and **front ends reach the loop,
 //!   the threads, the permission machinery and the hooks only through the
 //!   host** (`host` re-exports the words they speak).
+//! - **The protocol stands alone**: `protocol` imports nothing from the
+//!   crate.
+//! - **Front ends learn what a call changed from its result**: no front
+//!   end reads the workspace's side tables of writes or matches a tool
+//!   result's text.
 //! - **LSP types only under `lsp/`** (`language_servers/`, the client of
 //!   the servers Tandem starts, speaks LSP as JSON).
 //! - **No platform sandbox words outside `sandbox/`** in code or strings.
@@ -36,7 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers", "tasks"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
-    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "confined_file", "trust", "diff", "wire", "platform"]),
+    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "confined_file", "trust", "diff", "wire", "platform", "protocol"]),
 ];
 
 /// One import of a top-level module.
@@ -311,6 +316,22 @@ fn imports_only_go_down_the_layers_and_make_no_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
     let problems = problems(&edges(&src));
     assert!(problems.is_empty(), "the layers of server/src (see server/src/lib.rs):\n{}", problems.join("\n"));
+}
+
+/// Leaves that import no module of the crate at all: the protocol the
+/// front ends and the editor plugins speak is plain data, the first crate
+/// of a later split.
+const SELF_CONTAINED: &[&str] = &["protocol"];
+
+#[test]
+fn the_protocol_imports_nothing_from_the_crate() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let found: Vec<String> = edges(&src)
+        .iter()
+        .filter(|((from, _), _)| SELF_CONTAINED.contains(&from.as_str()))
+        .flat_map(|((from, to), places)| places.iter().map(move |p| format!("{p}\n    `{from}` imports `{to}`: it stands alone")))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]
@@ -594,6 +615,58 @@ fn no_front_end_imports_another() {
         .filter(|((from, to), _)| FRONT_ENDS.contains(&from.as_str()) && FRONT_ENDS.contains(&to.as_str()))
         .filter(|((from, to), _)| !KNOWN_FRONT_END_IMPORTS.contains(&(from.as_str(), to.as_str())))
         .flat_map(|((from, to), places)| places.iter().map(move |p| format!("{p}\n    `{from}` uses the front end `{to}`: share it through the host or a lower layer")))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The workspace's side tables of what runs wrote: a front end learns what
+/// a call did to files from the call's result (its `effects`), not from
+/// these.
+const WORKSPACE_SIDE_TABLES: &[&str] = &["take_disk_writes", "disk_write_since", "take_call_effects"];
+
+/// Front-end files that still read a side table (may only shrink).
+const KNOWN_SIDE_TABLE_READERS: &[&str] = &["lsp/runs/mod.rs", "lsp/runs/forward.rs"];
+
+/// `(file, line, text)` of each front-end line (comments and test modules
+/// left out) that matches `found`.
+fn front_end_lines(src: &Path, found: impl Fn(&str) -> bool) -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    for front_end in FRONT_ENDS {
+        let mut files = Vec::new();
+        rust_files(&src.join(front_end), &mut files);
+        for file in files {
+            let relative = file.strip_prefix(src).unwrap().display().to_string();
+            let source = std::fs::read_to_string(&file).unwrap();
+            let code = without_comments(source.split("#[cfg(test)]").next().unwrap_or_default());
+            for (n, line) in code.lines().enumerate() {
+                if found(line) {
+                    out.push((relative.clone(), n + 1, line.trim().to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn front_ends_learn_what_a_call_changed_from_its_result_not_from_the_workspace() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let calls = |line: &str| WORKSPACE_SIDE_TABLES.iter().any(|name| line.contains(&format!(".{name}(")));
+    let found: Vec<String> = front_end_lines(&src, calls)
+        .into_iter()
+        .filter(|(file, _, _)| !KNOWN_SIDE_TABLE_READERS.contains(&file.as_str()))
+        .map(|(file, line, text)| format!("server/src/{file}:{line}: {text}\n    a front end reads what the workspace wrote: use the tool result's `effects`"))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn front_ends_never_read_a_tool_results_text_for_what_happened() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let reads = |line: &str| ["content.contains(", "content.starts_with(", "content.ends_with("].iter().any(|p| line.contains(p));
+    let found: Vec<String> = front_end_lines(&src, reads)
+        .into_iter()
+        .map(|(file, line, text)| format!("server/src/{file}:{line}: {text}\n    the model's words are no fact: use the result's `effects` or `is_error`"))
         .collect();
     assert!(found.is_empty(), "{}", found.join("\n"));
 }

@@ -45,9 +45,10 @@
 //!              workspace/         open buffers overlaid on disk, the read ledger,
 //!                   │               path confinement, editor and disk edit sinks
 //!                   ▼
-//!   model  environment  consent  scope  sync   leaves: messages and usage (and
-//!   json_file  confined_file  trust  diff  wire  the model table), environment,
-//!   platform                                      consent, settings layers, locks,
+//!   model  environment  consent  scope  sync   leaves: the run's events and what
+//!   json_file  confined_file  trust  diff  wire  became of its edits, messages
+//!   platform  protocol                            (and the model table), environment,
+//!                                                 consent, settings layers, locks,
 //!                                                 strict JSON files, a folder's
 //!                                                 files read confined, workspace
 //!                                                 trust, the one bounded diff, LSP
@@ -167,8 +168,16 @@
 //!   loop is the host's: no front end calls it. `tandem demo` hands its
 //!   own scripted model to the host ([`host::RunParts::provider`]);
 //!   `tandem tool` takes only the tool context ([`host::Host::prepare`]).
+//! - [`protocol`]: the run as every front end sees it, plain data with its
+//!   JSON shape: the run events, how a run ended, token usage, what a call
+//!   does ([`protocol::ToolKind`]), the todo list and the tasks, what one
+//!   call did to one file ([`protocol::FileEffect`]) and each edit's
+//!   [`protocol::EditStatus`] (whether it landed is the status's, not each
+//!   front end's guess), the `tandem.ask` answer. *Architecture Invariant:*
+//!   it imports nothing from the crate; the editor plugins' TypeScript and
+//!   Lua types are generated from it.
 //! - [`model`]: the conversation's data every layer shares: messages,
-//!   content blocks, token usage, how a run ended.
+//!   content blocks, the model table.
 //! - [`diff`]: every diff Tandem computes (review hunks, the editor's
 //!   replacements, freshness refusals, previews, merges): the common prefix
 //!   and suffix trimmed in one pass, the middle diffed with a deadline and
@@ -322,6 +331,7 @@ pub mod mcp;
 pub mod model;
 pub mod permissions;
 pub mod platform;
+pub mod protocol;
 pub mod sandbox;
 pub mod scope;
 pub mod settings;

@@ -80,58 +80,5 @@ impl Message {
     }
 }
 
-/// Token counts, from the provider's own `usage`. `input_tokens` counts
-/// every input token, cached or not; the two cache fields say how many of
-/// them were read from the prompt cache or written to it (Anthropic), or
-/// read from it (OpenAI's `cached_tokens`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cache_read_input_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub cache_creation_input_tokens: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl Usage {
-    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
-        Usage { input_tokens, output_tokens, ..Usage::default() }
-    }
-
-    pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_input_tokens += other.cache_read_input_tokens;
-        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    Completed,
-    Cancelled,
-    Failed,
-    TurnLimit,
-    /// The model repeated itself (the same call with the same result, or
-    /// the same text) past the nudge.
-    Loop,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Completed => "completed",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Failed => "failed",
-            RunStatus::TurnLimit => "turn_limit",
-            RunStatus::Loop => "loop",
-        }
-    }
-}
+pub use crate::protocol::{RunStatus, Usage};
 

@@ -451,7 +451,7 @@ async fn max_turns_answers_calls_past_the_limit_without_running_them() {
     let last_result = events.iter().rev().find(|e| matches!(e, RunEvent::ToolResult { .. })).unwrap();
     assert_eq!(
         *last_result,
-        RunEvent::ToolResult { id: "toolu_script_2_1".into(), is_error: true, content: "Tool call not executed: turn limit reached".into() }
+        RunEvent::ToolResult { id: "toolu_script_2_1".into(), is_error: true, content: "Tool call not executed: turn limit reached".into(), effects: Vec::new(), edit: None }
     );
     assert!(matches!(events.last(), Some(RunEvent::End { status: RunStatus::TurnLimit, .. })));
 }
@@ -672,5 +672,5 @@ async fn scripted_model_past_its_end_is_a_provider_error() {
     let (outcome, events) = run_agent(&provider, &executor(ToolRegistry::default()), ctx, request("go")).await;
     assert_eq!(outcome.status, RunStatus::Failed);
     assert!(outcome.text.contains("no turn left"), "{}", outcome.text);
-    assert!(events.contains(&RunEvent::ToolResult { id: "toolu_script_1_1".into(), is_error: true, content: "Unknown tool: nope. Available tools: ".into() }));
+    assert!(events.contains(&RunEvent::ToolResult { id: "toolu_script_1_1".into(), is_error: true, content: "Unknown tool: nope. Available tools: ".into(), effects: Vec::new(), edit: None }));
 }

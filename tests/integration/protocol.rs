@@ -1,6 +1,9 @@
-//! One schema: the run events' TypeScript and Lua shapes are generated from
-//! the Rust types (their JSON Schema, from the same derives serde uses), and
-//! `docs/protocol.md` names every event and every `tandem/*` method.
+//! One schema: the run events' TypeScript and Lua shapes, what became of
+//! each edit (`EditStatus`, whether it landed, its words; `RunEdit`,
+//! `FileEffect`) and the `tandem.ask` answer are generated from the Rust
+//! types of `server/src/protocol/` (their JSON Schema, from the same
+//! derives serde uses), and `docs/protocol.md` names every event and every
+//! `tandem/*` method.
 //!
 //! The generated files are checked in; when a Rust type changes, these
 //! tests fail until they are regenerated:
@@ -16,8 +19,9 @@ use std::path::Path;
 use schemars::schema_for;
 use serde_json::{Map, Value};
 use tandem::host::RunEvent;
+use tandem::protocol::{AskAnswer, AskStarted, EditStatus, FileEffect};
 
-const HEADER: &str = "Generated from the Rust types (server/src/agent/events.rs and the types it names) by\n\
+const HEADER: &str = "Generated from the Rust types (server/src/protocol/) by\n\
      `UPDATE_EXPECT=1 cargo test --locked --test integration protocol::`. Do not edit: the test fails when this\n\
      file differs from what the types give.";
 
@@ -42,6 +46,29 @@ fn schema() -> Value {
 
 fn defs(schema: &Value) -> Map<String, Value> {
     schema.get("$defs").and_then(Value::as_object).cloned().unwrap_or_default()
+}
+
+/// The types the clients name beside the events, each a root of its own.
+fn other_roots() -> Vec<Value> {
+    [schema_for!(AskAnswer), schema_for!(AskStarted), schema_for!(FileEffect)].into_iter().map(|s| serde_json::to_value(s).unwrap()).collect()
+}
+
+/// Every named type: the events' definitions, then each other root's and
+/// the root itself (by its title).
+fn named_types(schema: &Value) -> Map<String, Value> {
+    let mut named = defs(schema);
+    for root in other_roots() {
+        for (name, def) in defs(&root) {
+            named.entry(name).or_insert(def);
+        }
+        let title = root["title"].as_str().unwrap().to_string();
+        let mut def = root.as_object().unwrap().clone();
+        for key in ["$schema", "$defs", "title"] {
+            def.remove(key);
+        }
+        named.insert(title, Value::Object(def));
+    }
+    named
 }
 
 fn description(schema: &Value) -> Option<String> {
@@ -152,12 +179,23 @@ fn typescript() -> String {
         out.push_str(&format!("// {}\n", line.trim()));
     }
     out.push_str("/* eslint-disable */\n\n");
-    for (name, def) in defs(&schema) {
+    for (name, def) in named_types(&schema) {
         if let Some(text) = description(&def) {
             out.push_str(&doc_comment(&text, ""));
         }
         out.push_str(&format!("export type {name} = {};\n\n", ts_type(&def)));
     }
+    let quoted = |s: &EditStatus| format!("'{}'", s.as_str());
+    let landed: Vec<String> = EditStatus::ALL.iter().filter(|s| s.landed()).map(quoted).collect();
+    out.push_str(&format!(
+        "/** The edit statuses whose change is (at least partly) in the file. */\nexport const LANDED_EDIT_STATUSES: readonly EditStatus[] = [{}];\n\n",
+        landed.join(", ")
+    ));
+    out.push_str("/** Each edit status as a run's summary counts it (`written` is `applied` to the user). */\nexport const EDIT_STATUS_WORDS: Readonly<Record<EditStatus, string>> = {\n");
+    for status in EditStatus::ALL {
+        out.push_str(&format!("  {}: '{}',\n", status.as_str(), status.label()));
+    }
+    out.push_str("};\n\n");
     let variants = tagged_variants(&schema);
     for variant in &variants {
         if let Some(text) = &variant.description {
@@ -203,8 +241,29 @@ fn lua() -> String {
     out.push_str("  },\n  order = {");
     let tags: Vec<String> = tagged_variants(&schema).iter().map(|v| format!(" '{}'", v.tag)).collect();
     out.push_str(&tags.join(","));
-    out.push_str(" },\n}\n");
+    out.push_str(" },\n");
+    out.push_str("  -- each edit status: whether its change is (at least partly) in the file, and the words a\n  -- run's summary counts it under; edit_status_order: the order of the counts.\n  edit_statuses = {\n");
+    for status in EditStatus::ALL {
+        out.push_str(&format!("    ['{}'] = {{ landed = {}, words = '{}' }},\n", status.as_str(), status.landed(), status.label()));
+    }
+    out.push_str("  },\n  edit_status_order = {");
+    let statuses: Vec<String> = EditStatus::ALL.iter().map(|s| format!(" '{}'", s.as_str())).collect();
+    out.push_str(&statuses.join(","));
+    out.push_str(" },\n  -- the fields of the other shapes (required ones first): the tandem.ask answer, an edit of\n  -- the run (the answer's edits, a tool_result's edit), what one call did to one file.\n  shapes = {\n");
+    let named = named_types(&schema);
+    for name in ["AskAnswer", "AskStarted", "RunEdit", "FileEffect"] {
+        out.push_str(&lua_shape(name, &named[name]));
+    }
+    out.push_str("  },\n}\n");
     out.replace("{  }", "{}")
+}
+
+/// One object's fields as a line of the Lua table, required ones first.
+fn lua_shape(name: &str, def: &Value) -> String {
+    let required: BTreeSet<&str> = def["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let (first, rest): (Vec<&String>, Vec<&String>) = def["properties"].as_object().unwrap().keys().partition(|name| required.contains(name.as_str()));
+    let quoted = |names: Vec<&String>| names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    format!("    ['{name}'] = {{ required = {{ {} }}, optional = {{ {} }} }},\n", quoted(first), quoted(rest))
 }
 
 #[test]

@@ -160,7 +160,7 @@ fn edit_result(events: &[RunEvent]) -> (bool, String) {
     events
         .iter()
         .find_map(|e| match e {
-            RunEvent::ToolResult { id, is_error, content } if id == "toolu_e" => Some((*is_error, content.clone())),
+            RunEvent::ToolResult { id, is_error, content, .. } if id == "toolu_e" => Some((*is_error, content.clone())),
             _ => None,
         })
         .unwrap()

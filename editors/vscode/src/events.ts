@@ -1,30 +1,64 @@
 // The run events as the extension and the panel get them: the union
 // generated from the server's Rust types (protocol.generated.ts; regenerate
 // it with `UPDATE_EXPECT=1 cargo test --locked --test integration protocol::`),
-// plus what the LSP server adds on the way: the `edit` outcome on the
-// `tool_result` of a call that changed a file, and the `prompt` event that
-// opens each run in a thread's past (`tandem.transcript`). Free of the
+// with what became of each edit (`RunEdit`, its `EditStatus`: whether it
+// landed and its words come from the server's types too), plus the `prompt`
+// and `edits` events of a thread's past (`tandem.transcript`). Free of the
 // `vscode` module: the webview and the mocha tests use it too.
 import type * as Wire from './protocol.generated';
+import { EDIT_STATUS_WORDS, LANDED_EDIT_STATUSES } from './protocol.generated';
 
-export type { RunStatus, ToolKind, Usage, RunEventType, TodoItem } from './protocol.generated';
+export type { AskAnswer, EditStatus, LineSpan, RunEdit, RunStatus, ToolKind, Usage, RunEventType, TodoItem } from './protocol.generated';
 export { RUN_EVENT_TYPES } from './protocol.generated';
 
-/** What became of a call's change to a file (the `edits` entry of `tandem.ask`'s answer). */
-export interface EditOutcome {
-  uri: string;
-  status: string;
-  ranges?: { startLine: number; endLine: number }[];
-  declined?: { startLine: number; endLine: number }[];
-}
-
-export type ToolResultEvent = Wire.ToolResultEvent & { edit?: EditOutcome };
+export type ToolResultEvent = Wire.ToolResultEvent;
 export type ToolCallEvent = Wire.ToolCallEvent;
 export type ProviderEvent = Wire.ProviderEvent;
 export type EndEvent = Wire.EndEvent;
 
 /** A run event (`tandem/runEvent`'s `event`): a union discriminated by `type`. */
-export type RunEvent = Exclude<Wire.RunEvent, Wire.ToolResultEvent> | ToolResultEvent;
+export type RunEvent = Wire.RunEvent;
+
+/** The status is one the server's types name (a newer server may send another). */
+function isEditStatus(status: string): status is Wire.EditStatus {
+  return Object.prototype.hasOwnProperty.call(EDIT_STATUS_WORDS, status);
+}
+
+/** The edit's change is (at least partly) in the file, as its status says. */
+export function statusLanded(status: string): boolean {
+  return isEditStatus(status) && LANDED_EDIT_STATUSES.includes(status);
+}
+
+/** The words for an edit status, as the server's messages use them. */
+export function statusWords(status: string): string {
+  return isEditStatus(status) ? EDIT_STATUS_WORDS[status] : status;
+}
+
+/** The order a run's summary counts edits in, by their words. */
+export const STATUS_WORDS_ORDER: readonly string[] = [...new Set(Object.values(EDIT_STATUS_WORDS))];
+
+/**
+ * How an edit's status is coloured: landed, landed in part (or not known),
+ * or not. tsc fails here when the server's types gain a status.
+ */
+export function statusTone(status: string): 'ok' | 'partial' | 'error' {
+  if (!isEditStatus(status)) return 'error';
+  switch (status) {
+    case 'applied':
+    case 'written':
+      return 'ok';
+    case 'partial':
+    case 'unknown':
+      return 'partial';
+    case 'rejected':
+    case 'not_applied':
+    case 'superseded':
+      return 'error';
+    default:
+      unhandled(status);
+      return 'error';
+  }
+}
 
 /** The event that opens each run in a thread's past (`tandem.transcript`). */
 export interface PromptEvent {
@@ -41,7 +75,7 @@ export interface PromptEvent {
  */
 export interface EditsEvent {
   type: 'edits';
-  edits: (EditOutcome & { toolCallId?: string; command?: string; deleted?: boolean })[];
+  edits: Wire.RunEdit[];
   summary?: string;
   /** The run's checkpoint, while it is kept: `tandem.undo` takes it as the `runId`. */
   checkpoint?: string;

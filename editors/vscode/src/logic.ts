@@ -4,6 +4,8 @@
 // told when a run ends or an edit is rejected.
 
 import { visibleControls } from './visible';
+import { STATUS_WORDS_ORDER, statusLanded, statusWords } from './events';
+import type { AskAnswer, LineSpan, RunEdit } from './events';
 
 /** What `tandem.*` settings look like to us (a `WorkspaceConfiguration.get`). */
 export type SettingGetter = (key: string) => unknown;
@@ -302,65 +304,28 @@ export function relativePath(uri: string, folders: string[]): string {
 }
 
 /** Lines `startLine..endLine` (1-based) of a file after an edit. */
-export interface EditLines {
-  startLine: number;
-  endLine: number;
-}
+export type EditLines = LineSpan;
 
 /** One edit of a run, as `tandem.ask` answers it (docs/protocol.md). */
-export interface EditResult {
-  uri: string;
-  /** applied | partial | rejected | not_applied | superseded | unknown | written */
-  status: string;
-  ranges?: EditLines[];
-  declined?: EditLines[];
-  /** The tool call that made it (its card in the panel). */
-  toolCallId?: string;
-  /** A file a shell command changed: the command line. */
-  command?: string;
-  deleted?: boolean;
-}
+export type EditResult = RunEdit;
 
-export interface AskResult {
-  runId: string;
-  status: string;
-  text: string;
-  edits: EditResult[];
-  /** The edits worded by the server, as every front end shows them. */
-  summary?: string;
-}
+/** What a run's end says: the answer's, or one made up for a run that never started. */
+export type AskResult = Pick<AskAnswer, 'runId' | 'status' | 'text' | 'edits' | 'summary'>;
 
-/** The words for an edit status, as the server's messages use them. */
-export function statusWords(status: string): string {
-  switch (status) {
-    case 'applied':
-    case 'written':
-      return 'applied';
-    case 'partial':
-      return 'partly applied';
-    case 'rejected':
-      return 'declined';
-    case 'not_applied':
-      return 'not applied';
-    case 'unknown':
-      return 'unknown';
-    default:
-      return status;
-  }
-}
+export { statusWords };
 
 /** An edit's status as the user reads it: a command's change is no edit of the agent's. */
-export function editWords(edit: { status: string; command?: string; deleted?: boolean }): string {
-  if (edit.command !== undefined) return edit.deleted ? 'deleted by a command' : 'changed by a command';
+export function editWords(edit: { status: string; command?: string | null; deleted?: boolean }): string {
+  if (edit.command !== undefined && edit.command !== null) return edit.deleted ? 'deleted by a command' : 'changed by a command';
   return statusWords(edit.status);
 }
 
 /** The change is (at least partly) in the file. */
-export function editLanded(edit: EditResult): boolean {
-  return edit.status === 'applied' || edit.status === 'written' || edit.status === 'partial';
+export function editLanded(edit: { status: string }): boolean {
+  return statusLanded(edit.status);
 }
 
-function lines(spans: EditLines[] | undefined): string {
+function lines(spans: EditLines[] | null | undefined): string {
   return (spans ?? []).map((s) => (s.startLine === s.endLine ? `${s.startLine}` : `${s.startLine}-${s.endLine}`)).join(', ');
 }
 
@@ -370,7 +335,7 @@ function lines(spans: EditLines[] | undefined): string {
  */
 export function editsSummary(edits: EditResult[], folders: string[]): string {
   if (edits.length === 0) return '';
-  const order = ['applied', 'partly applied', 'declined', 'not applied', 'superseded'];
+  const order = STATUS_WORDS_ORDER;
   const counts = new Map<string, number>();
   for (const edit of edits) counts.set(statusWords(edit.status), (counts.get(statusWords(edit.status)) ?? 0) + 1);
   const counted = [...counts.entries()].sort((a, b) => {

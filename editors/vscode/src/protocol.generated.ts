@@ -1,4 +1,4 @@
-// Generated from the Rust types (server/src/agent/events.rs and the types it names) by
+// Generated from the Rust types (server/src/protocol/) by
 // `UPDATE_EXPECT=1 cargo test --locked --test integration protocol::`. Do not edit: the test fails when this
 // file differs from what the types give.
 /* eslint-disable */
@@ -9,6 +9,32 @@
  * input fields. Fail closed: [`ToolKind::Other`] is not read-only.
  */
 export type ToolKind = { type: 'read'; paths: string[] } | { type: 'edit'; path: string } | { type: 'execute'; command: string } | { type: 'fetch'; url: string } | { type: 'other' };
+
+/**
+ * What one call did to one file: an edit tool's change (reviewed in the
+ * editor or written on disk) or a shell command's.
+ */
+export type FileEffect = { path: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[]; by_command?: string | null; deleted?: boolean };
+
+/**
+ * An edit's outcome as `tandem.ask`'s answer (`edits[].status`), the run
+ * events and the editors' messages name it. These strings are a contract
+ * (docs/protocol.md); this is the one place that spells them.
+ */
+export type EditStatus = 'applied' | 'partial' | 'rejected' | 'not_applied' | 'superseded' | 'written' | 'unknown';
+
+/**
+ * Lines `start..=end`, 1-based, of a text. A change that removed lines
+ * without putting any in their place spans the one line where they were.
+ */
+export type LineSpan = { startLine: number; endLine: number };
+
+/**
+ * One edit of a run as the editor's front end reports it: an entry of
+ * `tandem.ask`'s `edits`, the `edit` of the `tool_result` of the call that
+ * made it, and what a thread keeps of its run's edits.
+ */
+export type RunEdit = { uri: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[] | null; command?: string | null; deleted?: boolean; toolCallId?: string | null };
 
 /**
  * Token counts, from the provider's own `usage`. `input_tokens` counts
@@ -29,9 +55,32 @@ export type TaskStatus = 'running' | 'exited' | 'stopped' | 'lost';
 
 export type RunStatus = 'completed' | 'cancelled' | 'failed' | 'turn_limit' | 'loop';
 
+/** The answer to `tandem.ask` once its run ended. */
+export type AskAnswer = { runId: string; status: RunStatus; text: string; edits: RunEdit[]; summary?: string | null; threadId: string; costUsd?: number | null; usage?: Usage };
+
+/**
+ * The answer to `tandem.ask` with `"wait": false`, at once: the run's end
+ * comes as its `end` event.
+ */
+export type AskStarted = { runId: string; threadId: string };
+
+/** The edit statuses whose change is (at least partly) in the file. */
+export const LANDED_EDIT_STATUSES: readonly EditStatus[] = ['applied', 'partial', 'written'];
+
+/** Each edit status as a run's summary counts it (`written` is `applied` to the user). */
+export const EDIT_STATUS_WORDS: Readonly<Record<EditStatus, string>> = {
+  applied: 'applied',
+  partial: 'partly applied',
+  rejected: 'declined',
+  not_applied: 'not applied',
+  superseded: 'superseded',
+  unknown: 'unknown',
+  written: 'applied',
+};
+
 /**
  * The run's first event: the model endpoint it talks to, and why that
- * one ([`crate::agent::config::Endpoint`]; never a key).
+ * one (never a key).
  */
 export interface ProviderEvent {
   type: 'provider';
@@ -73,6 +122,16 @@ export interface ToolResultEvent {
   id: string;
   is_error: boolean;
   content: string;
+  /**
+   * What the call did to files (an edit tool's change, whatever
+   * became of it; the files a shell command changed), in order.
+   */
+  effects?: FileEffect[];
+  /**
+   * What became of the call's change to a file, as the editor's
+   * front end reports it (`tandem/runEvent`, `tandem.transcript`).
+   */
+  edit?: RunEdit | null;
   /** A sub-agent's event: the id of the parent's call it is nested under. */
   parent?: string;
 }

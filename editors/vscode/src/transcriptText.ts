@@ -4,7 +4,7 @@
 // that started it (an `agent` call, or a forked `skill`); they are indented
 // under that call, one level per generation, and its streamed text starts
 // on a line of its own, as the parent's text does when it resumes.
-import { unhandled } from './events';
+import { statusTone, unhandled } from './events';
 import type { PastEvent, RunEvent, ToolCallEvent } from './events';
 
 /** One level of nesting. */
@@ -52,7 +52,8 @@ export class TranscriptText {
       case 'tool_result': {
         const first = (event.content ?? '').split('\n')[0];
         // A partly applied edit (or one nobody knows landed) is neither done nor refused.
-        const mark = event.edit?.status === 'partial' || event.edit?.status === 'unknown' ? '◐' : event.is_error ? '✗' : '✓';
+        const edit = event.edit?.status;
+        const mark = edit !== undefined && statusTone(edit) === 'partial' ? '◐' : event.is_error ? '✗' : '✓';
         return this.line(`  ${mark} ${first}`, depth);
       }
       case 'retry':

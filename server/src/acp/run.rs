@@ -375,7 +375,7 @@ impl Session {
         let (forwarded_tx, forwarded_rx) = watch::channel(0);
         self.core.start_run(cancel.clone(), ending.sender(), forwarded_rx);
         let _end = EndRun(Arc::clone(&self.core));
-        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), Arc::clone(&self.workspace), events, forwarded_tx));
+        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events, forwarded_tx));
         let finished = ending.finished().await;
         // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
@@ -438,19 +438,13 @@ impl Drop for EndRun {
 
 /// Send each event as session updates, counting them for the flush that
 /// keeps a question behind the call it is about.
-async fn forward(core: Arc<SessionCore>, workspace: Arc<Workspace>, mut events: mpsc::UnboundedReceiver<RunEvent>, forwarded: watch::Sender<u64>) {
+async fn forward(core: Arc<SessionCore>, mut events: mpsc::UnboundedReceiver<RunEvent>, forwarded: watch::Sender<u64>) {
     let mut mapper = UpdateMapper::default();
-    // What shell commands changed, taken as each command's result comes
-    // (the executor records it before the result is sent).
-    let changed = || {
-        let run = workspace.run_tag().map(|tag| tag.to_string());
-        workspace.take_command_changes(run.as_deref()).into_iter().map(|write| write.path).collect()
-    };
     while let Some(event) = events.recv().await {
         if let RunEvent::ToolCall { id, name, kind, .. } = event.unnest().0 {
             core.remember_call(call_key(name, kind), id);
         }
-        for update in mapper.map(&event, |path| core.take_edit(path), &changed) {
+        for update in mapper.map(&event, |path| core.take_edit(path)) {
             core.notify(update);
         }
         forwarded.send_modify(|n| *n += 1);

@@ -186,13 +186,12 @@ pub struct UpdateMapper {
 impl UpdateMapper {
     /// The updates for `event`; `take_edit` hands over the diff of an edit
     /// the client wrote to this path, if any, and what became of the
-    /// latest edit of it (`None`: nothing reached the client); `take_changed`
-    /// the files the shell commands that ended changed.
+    /// latest edit of it (`None`: nothing reached the client). The files a
+    /// shell command changed are its result's `effects`.
     pub fn map(
         &mut self,
         event: &RunEvent,
         mut take_edit: impl FnMut(&std::path::Path) -> (Option<WrittenDiff>, Option<EditStatus>),
-        mut take_changed: impl FnMut() -> Vec<PathBuf>,
     ) -> Vec<SessionUpdate> {
         // A sub-agent's calls are shown like the parent's (their ids are
         // unique); its text is the parent call's business, not the chat's.
@@ -216,8 +215,9 @@ impl UpdateMapper {
                 }
                 vec![SessionUpdate::ToolCall(tool_call(id, name, input, kind, summary))]
             }
-            RunEvent::ToolResult { id, is_error, content } => {
-                let changed = if self.commands.remove(id) { take_changed() } else { Vec::new() };
+            RunEvent::ToolResult { id, is_error, content, effects, .. } => {
+                let changed: Vec<PathBuf> =
+                    if self.commands.remove(id) { effects.iter().filter(|e| e.by_command.is_some()).map(|e| e.path.clone()).collect() } else { Vec::new() };
                 if self.task_reads.remove(id) && !*is_error {
                     return vec![SessionUpdate::ToolCallUpdate(tool_result(id, false, &task_output_shown(content), None, changed))];
                 }
@@ -307,7 +307,7 @@ mod tests {
                 kind: ToolKind::Edit { path: "/w/notes.txt".into() },
                 summary: "notes.txt".into(),
             },
-            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "Successfully edited notes.txt".into() },
+            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "Successfully edited notes.txt".into(), effects: Vec::new(), edit: None },
             RunEvent::ToolCall {
                 id: "toolu_2".into(),
                 name: "run_shell".into(),
@@ -315,7 +315,13 @@ mod tests {
                 kind: ToolKind::Execute { command: "ls".into() },
                 summary: "ls".into(),
             },
-            RunEvent::ToolResult { id: "toolu_2".into(), is_error: true, content: "Command failed (exit code 2)".into() },
+            RunEvent::ToolResult {
+                id: "toolu_2".into(),
+                is_error: true,
+                content: "Command failed (exit code 2)".into(),
+                effects: vec![crate::protocol::FileEffect { by_command: Some("ls".into()), ..crate::protocol::FileEffect::new("/w/out.txt".into(), EditStatus::Written) }],
+                edit: None,
+            },
             RunEvent::ToolCall {
                 id: "toolu_4".into(),
                 name: "edit_file".into(),
@@ -323,7 +329,7 @@ mod tests {
                 kind: ToolKind::Edit { path: "/w/b.txt".into() },
                 summary: "b.txt".into(),
             },
-            RunEvent::ToolResult { id: "toolu_4".into(), is_error: true, content: "Error: the user rejected the edit".into() },
+            RunEvent::ToolResult { id: "toolu_4".into(), is_error: true, content: "Error: the user rejected the edit".into(), effects: Vec::new(), edit: None },
             RunEvent::Nested { parent: "toolu_3".into(), event: Box::new(RunEvent::Text { text: "inner".into() }) },
             RunEvent::Todo {
                 todos: vec![
@@ -341,7 +347,6 @@ mod tests {
                     Some("/w/notes.txt") => (Some(WrittenDiff { old_text: "a\n".into(), new_text: "b\n".into() }), Some(EditStatus::Applied)),
                     _ => (None, Some(EditStatus::Rejected)),
                 },
-                || vec![PathBuf::from("/w/out.txt")],
             ));
         }
         expect_test::expect![[r#"
@@ -362,9 +367,9 @@ mod tests {
         let mut mapper = UpdateMapper::default();
         let call = RunEvent::ToolCall { id: "t1".into(), name: "task_output".into(), input: json!({"task_id": "1"}), kind: ToolKind::Other, summary: "1".into() };
         let content = "task 1 (`npm run dev`): running, 2 processes; 40 bytes of output in all; bytes 0..40 since your last read:\nready on :3000\n```x```\n";
-        let result = RunEvent::ToolResult { id: "t1".into(), is_error: false, content: content.into() };
-        let mut updates = mapper.map(&call, |_| (None, None), Vec::new);
-        updates.extend(mapper.map(&result, |_| (None, None), Vec::new));
+        let result = RunEvent::ToolResult { id: "t1".into(), is_error: false, content: content.into(), effects: Vec::new(), edit: None };
+        let mut updates = mapper.map(&call, |_| (None, None));
+        updates.extend(mapper.map(&result, |_| (None, None)));
         let shown = serde_json::to_value(&updates[1]).unwrap()["content"][0]["content"]["text"].as_str().unwrap().to_string();
         assert_eq!(shown, "task 1 (`npm run dev`): running, 2 processes; 40 bytes of output in all; bytes 0..40 since your last read:\n````text\nready on :3000\n```x```\n````");
         // Nothing new: no block.

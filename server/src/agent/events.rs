@@ -1,145 +1,27 @@
-//! Run events: one stream for the terminal printer, `tandem ask --json` (one
-//! object per line) and the editor's `tandem/runEvent`. The JSON shape is a
-//! contract (docs/protocol.md, "Run events"): fields may be added, never renamed.
+//! The channel of a run's events (the events themselves are
+//! [`crate::protocol::RunEvent`]): one stream for the terminal printer,
+//! `tandem ask --json` and the editor's `tandem/runEvent`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
-use serde_json::Value;
 
-use crate::tools::ports::tasks::{TaskNews, TaskStatus};
-use crate::tools::todo::TodoItem;
-use crate::tools::ToolKind;
+use crate::tools::ports::tasks::TaskNews;
 
-pub use crate::model::{RunStatus, Usage};
+pub use crate::protocol::{RunEvent, RunStatus, Usage};
 
-/// The JSON Schema (`schemars`) is what the editor plugins' shapes are
-/// generated from (`tests/integration/protocol.rs`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum RunEvent {
-    /// The run's first event: the model endpoint it talks to, and why that
-    /// one ([`crate::agent::config::Endpoint`]; never a key).
-    Provider {
-        provider: String,
-        model: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        base_url: Option<String>,
-        reason: String,
-    },
-    /// A piece of the model's answer, as it streams.
-    Text { text: String },
-    /// The model asked for a tool call. `kind` says what it does (paths,
-    /// command, URL) and `summary` sums it up for people: front ends use
-    /// these, never the tool's name or input fields.
-    ToolCall {
-        id: String,
-        name: String,
-        input: Value,
-        #[serde(default)]
-        kind: ToolKind,
-        #[serde(default)]
-        summary: String,
-    },
-    /// What went back to the model for a call.
-    ToolResult { id: String, is_error: bool, content: String },
-    /// After each model turn; `usage` is the run's running total.
-    Status { turn: usize, usage: Usage },
-    /// A model request failed and is sent again after `delay_ms`: what that
-    /// attempt streamed (text, tool calls) is void.
-    Retry { attempt: u32, delay_ms: u64, reason: String },
-    /// A thinking block (Anthropic extended thinking), complete; front ends
-    /// show it collapsed.
-    Thinking { text: String },
-    /// The history was compacted into a summary: the estimated context
-    /// size before and after, in tokens.
-    Compact { before_tokens: u64, after_tokens: u64, reason: String },
-    /// A `UserPromptSubmit` or `Stop` hook did something the user should
-    /// know: blocked the prompt, added context, asked the agent to go on,
-    /// or failed. `name` is the hook event's name.
-    Hook { name: String, message: String },
-    /// The run's shell commands run without a sandbox (switched off in the
-    /// settings, or none can start here): the first event of such a run.
-    Sandbox { message: String },
-    /// The run waits for `what` ("MCP server github") to start before it
-    /// goes on: before its first model turn, or in a call that needs it.
-    Waiting { what: String },
-    /// The model's todo list, whole, each time it changes (`todo_write`).
-    Todo { todos: Vec<TodoItem> },
-    /// A background task of the run's thread started (`run_shell` with
-    /// `background`): its id and its command.
-    TaskStarted { task_id: String, command: String },
-    /// A background task of the run's thread ended: by itself (`exited`,
-    /// with its exit code, 128 + the signal when one killed it), or
-    /// `stopped` (by `task_stop`, the user, or its session's end).
-    TaskEnded {
-        task_id: String,
-        command: String,
-        status: TaskStatus,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        exit_code: Option<i32>,
-        /// Its last lines of output.
-        #[serde(default)]
-        last_lines: Vec<String>,
-    },
-    /// The run is over. `usage` is the run's total; `cost_usd` the estimate
-    /// from the price table, when the model's prices are known.
-    End {
-        status: RunStatus,
-        text: String,
-        #[serde(default)]
-        usage: Usage,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cost_usd: Option<f64>,
-        /// The saved thread, to continue it (`tandem ask --resume`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        thread_id: Option<String>,
-    },
-    /// A sub-agent's event (its text, tool calls and results), nested under
-    /// the parent's call `parent`. On the wire it is the inner event with a
-    /// `parent` field added: `{"type": "tool_call", …, "parent": "toolu_…"}`.
-    /// Not a type of its own in the schema: every event may carry `parent`.
-    #[serde(untagged)]
-    #[schemars(skip)]
-    Nested {
-        parent: String,
-        #[serde(flatten, serialize_with = "serialize_inner")]
-        event: Box<RunEvent>,
-    },
-}
-
-/// The inner event as a JSON value first: serializing it straight into the
-/// flattened map would instantiate the serializer for ever deeper nesting.
-fn serialize_inner<S: serde::Serializer>(event: &RunEvent, serializer: S) -> Result<S::Ok, S::Error> {
-    serde_json::to_value(event).map_err(serde::ser::Error::custom)?.serialize(serializer)
-}
-
-impl RunEvent {
-    /// A task's start or end as the run's event.
-    pub fn from_task_news(news: &TaskNews) -> RunEvent {
-        match news {
-            TaskNews::Started(task) => RunEvent::TaskStarted { task_id: task.id.clone(), command: task.command.clone() },
-            TaskNews::Ended(ending) => RunEvent::TaskEnded {
-                task_id: ending.task.id.clone(),
-                command: ending.task.command.clone(),
-                status: ending.task.status,
-                exit_code: ending.task.exit_code,
-                last_lines: ending.last_lines.clone(),
-            },
-        }
-    }
-
-    /// The event itself and the chain of parent calls above it, outermost first.
-    pub fn unnest(&self) -> (&RunEvent, Vec<&str>) {
-        let mut parents = Vec::new();
-        let mut event = self;
-        while let RunEvent::Nested { parent, event: inner } = event {
-            parents.push(parent.as_str());
-            event = inner;
-        }
-        (event, parents)
+/// A task's start or end as the run's event.
+pub fn task_event(news: &TaskNews) -> RunEvent {
+    match news {
+        TaskNews::Started(task) => RunEvent::TaskStarted { task_id: task.id.clone(), command: task.command.clone() },
+        TaskNews::Ended(ending) => RunEvent::TaskEnded {
+            task_id: ending.task.id.clone(),
+            command: ending.task.command.clone(),
+            status: ending.task.status,
+            exit_code: ending.task.exit_code,
+            last_lines: ending.last_lines.clone(),
+        },
     }
 }
 
@@ -168,52 +50,5 @@ impl EventSender {
     /// How many events were sent so far.
     pub fn sent(&self) -> u64 {
         self.sent.load(Ordering::SeqCst)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_shape_matches_the_contract() {
-        let events = [
-            RunEvent::Text { text: "hi".into() },
-            RunEvent::ToolCall {
-                id: "toolu_1".into(),
-                name: "edit_file".into(),
-                input: serde_json::json!({"a": 1}),
-                kind: ToolKind::Edit { path: "/w/a.rs".into() },
-                summary: "a.rs".into(),
-            },
-            RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into() },
-            RunEvent::Status { turn: 2, usage: Usage::new(1234, 56) },
-            RunEvent::Status { turn: 3, usage: Usage { cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, ..Usage::new(1234, 56) } },
-            RunEvent::Thinking { text: "hmm".into() },
-            RunEvent::Compact { before_tokens: 17000, after_tokens: 900, reason: "context 85% full".into() },
-            RunEvent::Todo { todos: vec![TodoItem { id: "1".into(), content: "Run the tests".into(), status: crate::tools::todo::TodoStatus::InProgress }] },
-            RunEvent::TaskStarted { task_id: "1".into(), command: "npm run dev".into() },
-            RunEvent::TaskEnded { task_id: "1".into(), command: "npm run dev".into(), status: TaskStatus::Exited, exit_code: Some(1), last_lines: vec!["Error: port 3000 in use".into()] },
-            RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()) },
-            RunEvent::Nested {
-                parent: "toolu_1".into(),
-                event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into() }),
-            },
-        ];
-        let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
-        expect_test::expect![[r#"
-            {"type":"text","text":"hi"}
-            {"type":"tool_call","id":"toolu_1","name":"edit_file","input":{"a":1},"kind":{"type":"edit","path":"/w/a.rs"},"summary":"a.rs"}
-            {"type":"tool_result","id":"toolu_1","is_error":false,"content":"ok"}
-            {"type":"status","turn":2,"usage":{"input_tokens":1234,"output_tokens":56}}
-            {"type":"status","turn":3,"usage":{"input_tokens":1234,"output_tokens":56,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200}}
-            {"type":"thinking","text":"hmm"}
-            {"type":"compact","before_tokens":17000,"after_tokens":900,"reason":"context 85% full"}
-            {"type":"todo","todos":[{"id":"1","content":"Run the tests","status":"in_progress"}]}
-            {"type":"task_started","task_id":"1","command":"npm run dev"}
-            {"type":"task_ended","task_id":"1","command":"npm run dev","status":"exited","exit_code":1,"last_lines":["Error: port 3000 in use"]}
-            {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
-            {"parent":"toolu_1","type":"tool_result","id":"toolu_2","is_error":false,"content":"ok"}"#]]
-        .assert_eq(&lines.join("\n"));
     }
 }

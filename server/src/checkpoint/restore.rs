@@ -336,6 +336,6 @@ async fn review(
         // A restore is all or nothing (the terminal offers no hunks for it).
         PermissionDecision::ApprovedHunks(_) => Err("only part of the restoring edit was chosen; left as it is".into()),
         PermissionDecision::ReviewInEditor => Ok(true),
-        PermissionDecision::Deny(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
+        PermissionDecision::Deny(reason) | PermissionDecision::Declined(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
     }
 }

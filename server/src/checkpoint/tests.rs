@@ -967,7 +967,7 @@ impl PermissionGate for Declines {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         assert!(matches!(request.kind, crate::tools::ToolKind::Edit { .. }));
         assert!(request.preview.as_deref().unwrap().contains("-B\n+b"), "{:?}", request.preview);
-        PermissionDecision::Deny("the user chose Reject".into())
+        PermissionDecision::Declined("the user chose Reject".into())
     }
 }
 

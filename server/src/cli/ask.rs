@@ -30,7 +30,7 @@ use tandem::host::Tasks;
 use tandem::mcp::Report;
 use tandem::model::Image;
 use tandem::tools::plan_mode::PlanReview;
-use tandem::workspace::{CommandEffect, EditStatus, EditSummaryItem, Workspace};
+use tandem::workspace::{EditStatus, Workspace};
 use tokio::sync::mpsc;
 
 use super::plan_review::TerminalPlanReview;
@@ -518,7 +518,7 @@ pub async fn print_run(
     let ctrl_c = spawn_interrupt_handler(cancel);
     let (barrier_tx, mut barriers) = mpsc::unbounded_channel();
     *printing() = Some(barrier_tx);
-    let mut edits = JsonEdits { workspace, calls: Default::default(), shown: Default::default(), end: json_end.unwrap_or_default() };
+    let mut edits = JsonEdits { workspace, calls: Default::default(), changed: Vec::new(), end: json_end.unwrap_or_default() };
     let print = async {
         let mut emit = |printer: &mut Option<Printer>, event: &RunEvent| emit(printer, event, &mut edits);
         loop {
@@ -552,19 +552,7 @@ pub async fn print_run(
     *printing() = None;
     ctrl_c.abort();
     if let Some(mut printer) = printer {
-        let run = workspace.run_tag().cloned();
-        let written = workspace
-            .take_disk_writes(run.as_deref())
-            .into_iter()
-            .map(|write| EditSummaryItem {
-                display: workspace.display_path(&write.path),
-                status: EditStatus::Written,
-                ranges: write.ranges,
-                declined: Vec::new(),
-                by_command: write.command.is_some().then_some(if write.deleted { CommandEffect::Deleted } else { CommandEffect::Written }),
-            })
-            .collect();
-        printer.summary(&outcome, written);
+        printer.summary(&outcome, |path| workspace.display_path(path));
     }
     outcome
 }
@@ -650,8 +638,8 @@ struct JsonEdits<'a> {
     end: JsonEnd,
     /// Edit calls waiting for their result: the file each changes.
     calls: std::collections::HashMap<String, std::path::PathBuf>,
-    /// Per file, the last disk write an event showed.
-    shown: std::collections::HashMap<std::path::PathBuf, u64>,
+    /// The files the run's calls changed, as their results said.
+    changed: Vec<std::path::PathBuf>,
 }
 
 impl JsonEdits<'_> {
@@ -661,7 +649,7 @@ impl JsonEdits<'_> {
         let run_id = self.end.recorder.as_ref().map(|r| r.run_id()).or_else(|| self.workspace.run_tag().map(|tag| tag.to_string()));
         let mut changed: Vec<String> = match &self.end.recorder {
             Some(recorder) => recorder.changed_files().iter().map(|path| self.workspace.display_path(path)).collect(),
-            None => self.workspace.take_disk_writes(self.workspace.run_tag().map(|t| &**t)).iter().map(|w| self.workspace.display_path(&w.path)).collect(),
+            None => self.changed.iter().map(|path| self.workspace.display_path(path)).collect(),
         };
         changed.sort();
         changed.dedup();
@@ -676,27 +664,17 @@ impl JsonEdits<'_> {
                 self.calls.insert(id.clone(), path.clone());
                 None
             }
-            RunEvent::ToolResult { id, is_error, content } => {
+            RunEvent::ToolResult { id, is_error, effects, .. } => {
+                self.changed.extend(effects.iter().filter(|e| e.status.landed()).map(|e| e.path.clone()));
                 let path = self.calls.remove(id)?;
-                let run = self.workspace.run_tag().cloned();
-                let seen = self.shown.get(&path).copied().unwrap_or(0);
-                let written = self.workspace.disk_write_since(run.as_deref(), &path, seen);
-                let status = match (&written, *is_error) {
-                    (Some(write), _) => {
-                        self.shown.insert(path.clone(), write.seq);
-                        // Taken in part at the terminal's per-hunk review.
-                        if !*is_error && content.contains(tandem::workspace::DECLINED_HUNKS) { EditStatus::Partial } else { EditStatus::Written }
-                    }
-                    (None, false) => EditStatus::Applied,
-                    // The headless gate's and the workspace's words.
-                    (None, true) if content.contains("the user rejected the change") || content.contains("the user denied it") => EditStatus::Rejected,
-                    (None, true) if content.contains("modified externally") || content.contains("was created by someone else") => EditStatus::Superseded,
-                    (None, true) => EditStatus::NotApplied,
+                // What the call did to its file, as the executor recorded it.
+                let effect = effects.iter().rev().find(|e| e.path == path && e.by_command.is_none());
+                let status = match effect {
+                    Some(effect) => effect.status,
+                    None if *is_error => EditStatus::NotApplied,
+                    None => EditStatus::Applied,
                 };
-                let lines = |spans: &[tandem::workspace::LineSpan]| -> Vec<serde_json::Value> {
-                    spans.iter().map(|s| serde_json::json!({"startLine": s.start, "endLine": s.end})).collect()
-                };
-                let ranges = written.map(|w| lines(&w.ranges)).unwrap_or_default();
+                let ranges = effect.map(|e| e.ranges.clone()).unwrap_or_default();
                 Some(serde_json::json!({"path": self.workspace.display_path(&path), "status": status.as_str(), "ranges": ranges}))
             }
             _ => None,

@@ -232,7 +232,7 @@ fn verify(root: &Path, executor: &Executor, ctx: &ToolContext, status: RunStatus
     let results: HashMap<&str, (bool, &str)> = events
         .iter()
         .filter_map(|e| match e {
-            RunEvent::ToolResult { id, is_error, content } => Some((id.as_str(), (*is_error, content.as_str()))),
+            RunEvent::ToolResult { id, is_error, content, .. } => Some((id.as_str(), (*is_error, content.as_str()))),
             _ => None,
         })
         .collect();

@@ -19,6 +19,7 @@ use tandem::host::{RunEvent, RunOutcome, RunStatus, TaskStatus};
 use tandem::tools::todo::TodoStatus;
 use tandem::sync::MutexExt;
 use tandem::tools::ToolKind;
+use tandem::protocol::FileEffect;
 use tandem::workspace::{edits_summary, EditStatus, EditSummaryItem};
 
 use super::terminal::{self, errln, Shown};
@@ -67,11 +68,8 @@ pub struct Printer {
     /// Edit calls waiting for their result: call id → the file as the call
     /// named it, for the closing summary.
     edit_calls: HashMap<String, String>,
-    /// Edits the user declined at the terminal's prompt, by the file the call named.
-    declined: Vec<String>,
-    /// Edits the user took in part at the terminal's per-hunk review, by
-    /// the file the call named, in order.
-    partial: Vec<String>,
+    /// What the run's calls did to files, in order, as their results said.
+    effects: Vec<FileEffect>,
     retries: u32,
     /// Call id → nesting depth (sub-agents' calls are 1 and deeper).
     depths: HashMap<String, usize>,
@@ -100,8 +98,7 @@ impl Printer {
             spinner,
             at_line_start: true,
             edit_calls: HashMap::new(),
-            declined: Vec::new(),
-            partial: Vec::new(),
+            effects: Vec::new(),
             retries: 0,
             depths: HashMap::new(),
             speaker: None,
@@ -230,17 +227,9 @@ impl Printer {
                 }
                 self.resume_spinner();
             }
-            RunEvent::ToolResult { id, is_error, content } => {
+            RunEvent::ToolResult { id, is_error, content, effects, .. } => {
                 let edited = self.edit_calls.remove(id);
-                if let Some(file) = &edited {
-                    // The headless policy's words when the user says no.
-                    if *is_error && (content.contains("the user rejected the change") || content.contains("the user denied it")) {
-                        self.declined.push(file.clone());
-                    }
-                    if !*is_error && content.contains(tandem::workspace::DECLINED_HUNKS) {
-                        self.partial.push(file.clone());
-                    }
-                }
+                self.effects.extend(effects.iter().cloned());
                 self.speaker = None;
                 let lines = if *is_error {
                     error_lines(content, &pad, &self.style)
@@ -350,8 +339,9 @@ impl Printer {
     }
 
     /// The closing summary: status, turns, tokens, and the run's edits by
-    /// status with every changed range (`written`: the files it wrote).
-    pub fn summary(&mut self, outcome: &RunOutcome, written: Vec<EditSummaryItem>) {
+    /// status with every changed range (`display`: a file as the user
+    /// reads it).
+    pub fn summary(&mut self, outcome: &RunOutcome, display: impl Fn(&std::path::Path) -> String) {
         let status = match outcome.status {
             RunStatus::Completed => self.style.green("completed"),
             RunStatus::Cancelled => self.style.red("cancelled"),
@@ -359,14 +349,14 @@ impl Printer {
             RunStatus::TurnLimit => self.style.red("stopped at the turn limit"),
             RunStatus::Loop => self.style.red("stopped: the model was repeating itself"),
         };
-        let mut edits = written;
-        // A write taken in part is that file's first write not yet marked.
-        for file in self.partial.drain(..) {
-            if let Some(item) = edits.iter_mut().find(|e| e.display == file && e.status == EditStatus::Written) {
-                item.status = EditStatus::Partial;
-            }
-        }
-        edits.extend(self.declined.drain(..).map(|display| EditSummaryItem { display, status: EditStatus::Rejected, ranges: Vec::new(), declined: Vec::new(), by_command: None }));
+        // What landed, and the edits the user declined; an edit refused
+        // for another reason is the model's to retry, told in its result.
+        let edits: Vec<EditSummaryItem> = self
+            .effects
+            .drain(..)
+            .filter(|e| e.status.landed() || e.status == EditStatus::Rejected)
+            .map(|e| EditSummaryItem::of_effect(&e, display(&e.path)))
+            .collect();
         let files = edits_summary(&edits).unwrap_or_else(|| "no edits".to_string());
         let turns = if outcome.turns == 1 { "1 turn".to_string() } else { format!("{} turns", outcome.turns) };
         let usage = &outcome.usage;

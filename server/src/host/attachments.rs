@@ -41,7 +41,7 @@ pub async fn take_images(
     for attachment in attachments.drain(..) {
         let display = workspace.display_path(&attachment.path);
         let image = match crate::model::image::read_file(&attachment.path, &display)? {
-            Some(image) if !matches!(gate.decide(&read_request(&attachment, &display)).await, PermissionDecision::Deny(_)) => image,
+            Some(image) if !matches!(gate.decide(&read_request(&attachment, &display)).await, PermissionDecision::Deny(_) | PermissionDecision::Declined(_)) => image,
             _ => {
                 kept.push(attachment);
                 continue;
@@ -84,7 +84,7 @@ pub async fn context(workspace: &Workspace, gate: &dyn crate::tools::PermissionG
             out.push_str(&format!("({} more attachments left out: at most {MAX_FILES} per message.)\n", attachments.len() - MAX_FILES));
             break;
         }
-        if let PermissionDecision::Deny(reason) = gate.decide(&read_request(attachment, &display)).await {
+        if let PermissionDecision::Deny(reason) | PermissionDecision::Declined(reason) = gate.decide(&read_request(attachment, &display)).await {
             out.push_str(&format!("<attached path=\"{display}\">\n(not attached: {reason})\n</attached>\n"));
             continue;
         }

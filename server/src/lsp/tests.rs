@@ -424,14 +424,14 @@ async fn review_by_prompt_with_the_diff_without_annotation_support() {
     let h = harness(json!({"timeouts": {"verifyMs": 50, "promptMs": 100}}), false, "a\nb\n");
     let policy = h.policy();
     h.client.answer_prompt(Some("Reject"));
-    assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny("the user chose Reject".into()));
+    assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Declined("the user chose Reject".into()));
     let prompt = &h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0];
     expect_test::expect![[r#"{"type":3,"message":"Tandem: apply edit to a.txt?\n\n   2 - b\n   2 + B","actions":[{"title":"Apply"},{"title":"Reject"}]}"#]]
         .assert_eq(&prompt.to_string());
     assert_eq!(h.editor.take_records(None), vec![EditRecord::new(h.uri.as_str().to_string(), EditStatus::Rejected)]);
     // No answer at all is a rejection too.
     h.client.answer_prompt(None);
-    assert!(matches!(policy.decide(&h.edit_request()).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
+    assert!(matches!(policy.decide(&h.edit_request()).await, PermissionDecision::Declined(m) if m.contains("did not answer")));
     h.client.answer_prompt(Some("Apply"));
     assert_eq!(policy.decide(&h.edit_request()).await, PermissionDecision::Approved);
     assert!(h.client.requests(methods::APPLY_EDIT).is_empty());
@@ -716,9 +716,9 @@ async fn permission_prompts() {
         ..permission_request("run_shell", ToolKind::Execute { command: "echo building the project\ntouch X".into() })
     };
     h.client.answer_prompt(Some("Deny"));
-    assert_eq!(policy.decide(&shell).await, PermissionDecision::Deny("the user denied it".into()));
+    assert_eq!(policy.decide(&shell).await, PermissionDecision::Declined("the user denied it".into()));
     h.client.answer_prompt(None);
-    assert!(matches!(policy.decide(&shell).await, PermissionDecision::Deny(m) if m.contains("did not answer")));
+    assert!(matches!(policy.decide(&shell).await, PermissionDecision::Declined(m) if m.contains("did not answer")));
     h.client.answer_prompt(Some("Allow once"));
     assert_eq!(policy.decide(&shell).await, PermissionDecision::Approved);
     h.client.answer_prompt(Some("Always allow"));
@@ -731,14 +731,14 @@ async fn permission_prompts() {
     // Another thread's call is asked again: the grant is the thread's.
     h.client.answer_prompt(Some("Deny"));
     let elsewhere = PermissionRequest { grants: Arc::default(), ..shell.clone() };
-    assert_eq!(policy.decide(&elsewhere).await, PermissionDecision::Deny("the user denied it".into()));
+    assert_eq!(policy.decide(&elsewhere).await, PermissionDecision::Declined("the user denied it".into()));
     // "Always allow" stays narrow: another command is asked again.
     let other = PermissionRequest {
         grants: Arc::clone(&thread),
         ..permission_request("run_shell", ToolKind::Execute { command: "touch X && rm -rf build".into() })
     };
     h.client.answer_prompt(Some("Deny"));
-    assert_eq!(policy.decide(&other).await, PermissionDecision::Deny("the user denied it".into()));
+    assert_eq!(policy.decide(&other).await, PermissionDecision::Declined("the user denied it".into()));
     let last = h.client.requests(methods::SHOW_MESSAGE_REQUEST).last().unwrap().to_string();
     assert!(last.contains("rm -rf build") && !last.contains("`touch X` is not"), "{last}");
     let asked = h.client.requests(methods::SHOW_MESSAGE_REQUEST).len();

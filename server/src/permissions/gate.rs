@@ -227,7 +227,7 @@ impl<P: Prompter> Gate<P> {
                 }
                 allowed
             }
-            Answer::Deny(reason) => PermissionDecision::Deny(reason),
+            Answer::Deny(reason) => PermissionDecision::Declined(reason),
             Answer::DenyAlways(reason) => {
                 self.refused.locked().extend(info.always.iter().cloned());
                 PermissionDecision::Deny(reason)
@@ -259,7 +259,7 @@ impl<P: Prompter> Gate<P> {
                 PermissionDecision::ApprovedHunks(keep.into())
             }
             Review::InEditor => PermissionDecision::ReviewInEditor,
-            Review::Reject(reason) => PermissionDecision::Deny(reason),
+            Review::Reject(reason) => PermissionDecision::Declined(reason),
         }
     }
 }
@@ -391,7 +391,7 @@ mod tests {
         let gate = gate(dir.path(), Some(Arc::clone(&user)), Arc::default());
         let thread = Arc::default();
         assert_eq!(gate.decide(&shell("git push", &thread)).await, PermissionDecision::Approved);
-        assert_eq!(gate.decide(&shell("git push", &thread)).await, PermissionDecision::Deny("the user denied it".into()));
+        assert_eq!(gate.decide(&shell("git push", &thread)).await, PermissionDecision::Declined("the user denied it".into()));
         assert_eq!(user.asked.lock().unwrap().len(), 2);
         assert!(thread.rules().is_empty());
         // What needs no one is not asked.
@@ -417,7 +417,7 @@ mod tests {
         // network asked for, the user is asked, with no "Always" to give.
         assert_eq!(gate.decide(&networked("npm install", &thread)).await, PermissionDecision::ApprovedWithNetwork);
         assert_eq!(gate.decide(&networked("git status", &thread)).await, PermissionDecision::ApprovedWithNetwork);
-        assert_eq!(gate.decide(&networked("curl https://example.com", &thread)).await, PermissionDecision::Deny("the user denied it".into()));
+        assert_eq!(gate.decide(&networked("curl https://example.com", &thread)).await, PermissionDecision::Declined("the user denied it".into()));
         {
             let asked = user.asked.lock().unwrap();
             assert_eq!(asked.len(), 3);
@@ -464,8 +464,8 @@ mod tests {
         // The same subcommand runs unasked in this thread...
         assert_eq!(gate.decide(&shell("git push origin other", &thread)).await, PermissionDecision::Allow);
         // ...not another command, and not in another thread.
-        assert!(matches!(gate.decide(&shell("git reset --hard", &thread)).await, PermissionDecision::Deny(_)));
-        assert!(matches!(gate.decide(&shell("git push origin main", &Arc::default())).await, PermissionDecision::Deny(_)));
+        assert!(matches!(gate.decide(&shell("git reset --hard", &thread)).await, PermissionDecision::Declined(_)));
+        assert!(matches!(gate.decide(&shell("git push origin main", &Arc::default())).await, PermissionDecision::Declined(_)));
         assert_eq!(user.asked.lock().unwrap().len(), 3);
     }
 
@@ -479,7 +479,7 @@ mod tests {
         assert_eq!(*saved.0.lock().unwrap(), [vec!["run_shell(git push:*)".to_string()]]);
         // Another thread has it at once; another command is still asked.
         assert_eq!(gate.decide(&shell("git push origin other", &Arc::default())).await, PermissionDecision::Allow);
-        assert!(matches!(gate.decide(&shell("git reset --hard", &Arc::default())).await, PermissionDecision::Deny(_)));
+        assert!(matches!(gate.decide(&shell("git reset --hard", &Arc::default())).await, PermissionDecision::Declined(_)));
         assert!(user.not_saved.lock().unwrap().is_empty());
 
         // A rule that cannot be saved holds for the session, and the user is told.
@@ -506,7 +506,7 @@ mod tests {
         );
         assert_eq!(user.asked.lock().unwrap().len(), 1);
         // A call the rule does not cover is still asked.
-        assert!(matches!(gate.decide(&shell("touch X", &thread)).await, PermissionDecision::Deny(r) if r == "no answer"));
+        assert!(matches!(gate.decide(&shell("touch X", &thread)).await, PermissionDecision::Declined(r) if r == "no answer"));
         assert_eq!(user.asked.lock().unwrap().len(), 2);
     }
 
@@ -520,7 +520,7 @@ mod tests {
         let edit = request("edit_file", ToolKind::Edit { path: path.clone() }, &Arc::default());
         assert_eq!(gate.decide(&edit).await, PermissionDecision::Approved);
         assert_eq!(gate.decide(&edit).await, PermissionDecision::ReviewInEditor);
-        assert_eq!(gate.decide(&edit).await, PermissionDecision::Deny("the user chose Reject".into()));
+        assert_eq!(gate.decide(&edit).await, PermissionDecision::Declined("the user chose Reject".into()));
         assert_eq!(*user.reviewed.lock().unwrap(), [path.clone(), path.clone(), path]);
         assert!(user.asked.lock().unwrap().is_empty());
         // In acceptEdits (or after "Execute and accept edits") nothing is reviewed.

@@ -228,7 +228,7 @@ mod tests {
         assert_eq!(terminal.questions.lock().unwrap().len(), 2);
         // Every hunk skipped is a rejection; every hunk taken, an approval.
         let gate = headless(dir.path(), Some(scripted(vec![SKIP_HUNK, SKIP_HUNK, SKIP_HUNK])));
-        assert!(matches!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Deny(r) if r.starts_with("the user rejected the change")));
+        assert!(matches!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Declined(r) if r.starts_with("the user rejected the change")));
         let gate = headless(dir.path(), Some(scripted(vec![APPLY_HUNK, APPLY_REST])));
         assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Approved);
         // A diff that was cut, or an undo's restore, is all or nothing.
@@ -254,7 +254,7 @@ mod tests {
         // The next edit is not asked about; a command still is.
         assert!(matches!(gate.decide(&edit(dir.path(), one_hunk)).await, PermissionDecision::Allow | PermissionDecision::Approved));
         assert_eq!(terminal.questions.lock().unwrap().len(), 1);
-        assert!(matches!(gate.decide(&shell("touch X")).await, PermissionDecision::Deny(_)));
+        assert!(matches!(gate.decide(&shell("touch X")).await, PermissionDecision::Declined(_)));
         assert_eq!(terminal.questions.lock().unwrap().len(), 2);
         // At a hunk: the rest of this edit too.
         let gate = headless(dir.path(), Some(scripted(vec![SKIP_HUNK, ALLOW_EDITS])));
@@ -269,12 +269,12 @@ mod tests {
         let gate = headless(dir.path(), Some(terminal.clone()));
         assert_eq!(
             gate.decide(&edit(dir.path(), THREE_HUNKS)).await,
-            PermissionDecision::Deny("the user rejected the change; instead, the user says: use a constant, not a literal".into())
+            PermissionDecision::Declined("the user rejected the change; instead, the user says: use a constant, not a literal".into())
         );
         assert_eq!(terminal.questions.lock().unwrap()[2].0, "What should Tandem do instead? ");
         // Nothing typed: a plain rejection.
         let gate = headless(dir.path(), Some(scripted(vec![TELL_INSTEAD])));
-        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Deny("the user rejected the change".into()));
+        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Declined("the user rejected the change".into()));
     }
 
     #[tokio::test]
@@ -284,7 +284,7 @@ mod tests {
         let gate = headless(dir.path(), Some(terminal.clone()));
         assert_eq!(
             gate.decide(&shell("touch X")).await,
-            PermissionDecision::Deny("the user denied it; instead, the user says: run the unit tests only".into())
+            PermissionDecision::Declined("the user denied it; instead, the user says: run the unit tests only".into())
         );
         assert_eq!(terminal.questions.lock().unwrap()[0].1.last().map(String::as_str), Some(TELL_INSTEAD));
         assert_eq!(terminal.questions.lock().unwrap()[1].0, "What should Tandem do instead? ");
@@ -339,7 +339,7 @@ mod tests {
         let terminal = Arc::new(Scripted { answers: Mutex::new(vec![DENY]), questions: Mutex::default() });
         let policy = headless(dir.path(), Some(terminal.clone()));
         let decision = policy.decide(&shell("echo building the project\ntouch X")).await;
-        assert_eq!(decision, PermissionDecision::Deny("the user denied it".into()));
+        assert_eq!(decision, PermissionDecision::Declined("the user denied it".into()));
         let questions = terminal.questions.lock().unwrap();
         expect_test::expect![[r#"
             Tandem wants to run a shell command:
@@ -365,7 +365,7 @@ mod tests {
         // The rule covers the same subcommand without asking again...
         assert_eq!(policy.decide(&shell("git push origin other")).await, PermissionDecision::Allow);
         // ...and nothing else.
-        assert!(matches!(policy.decide(&shell("git reset --hard")).await, PermissionDecision::Deny(_)));
+        assert!(matches!(policy.decide(&shell("git reset --hard")).await, PermissionDecision::Declined(_)));
         assert_eq!(terminal.questions.lock().unwrap().len(), 2);
         // The project's rules got the narrow rule (the settings layer writes it
         // to .tandem/settings.local.json: its own tests).

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::observer::{CallObserver, CommandCheckpoint, ObservedCall, SaveForCommand};
+use crate::protocol::{EditStatus, FileEffect};
 use super::{DynTool, PreHook, PreparedCall, ShellProfile, ToolContext, ToolError, ToolHooks, ToolKind, ToolRegistry};
 
 /// Results longer than this (in bytes) are also saved in full on disk, and
@@ -40,7 +41,8 @@ impl ToolCall {
     }
 }
 
-/// What goes back to the model for one call.
+/// What goes back to the model for one call, and what the call did to
+/// files (for the front ends; the model reads `content`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolResult {
     pub id: String,
@@ -49,15 +51,18 @@ pub struct ToolResult {
     /// Images for the model to see beside `content` (`read_file` of a PNG).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::model::Image>,
+    /// What the call did to files, for the front ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<FileEffect>,
 }
 
 impl ToolResult {
     pub fn ok(id: &str, content: impl Into<String>) -> Self {
-        ToolResult { id: id.to_string(), content: content.into(), is_error: false, images: Vec::new() }
+        ToolResult { id: id.to_string(), content: content.into(), is_error: false, images: Vec::new(), effects: Vec::new() }
     }
 
     pub fn error(id: &str, content: impl Into<String>) -> Self {
-        ToolResult { id: id.to_string(), content: content.into(), is_error: true, images: Vec::new() }
+        ToolResult { id: id.to_string(), content: content.into(), is_error: true, images: Vec::new(), effects: Vec::new() }
     }
 }
 
@@ -114,6 +119,11 @@ pub enum PermissionDecision {
     ApprovedWithNetwork,
     /// Refused; the string is the reason the model is given.
     Deny(String),
+    /// Refused at the front end's question: the user said no (to the call,
+    /// or to the change in its review), or gave no answer in time; the
+    /// string is the reason the model is given. An edit refused so is
+    /// `rejected` (see [`crate::protocol::EditStatus`]).
+    Declined(String),
     /// Allowed if the user confirms it in the editor's own review of the
     /// edit (an applyEdit with a `needsConfirmation` change annotation). The
     /// policy's "ask" for an `Edit` where the editor shows the diff itself.
@@ -133,7 +143,7 @@ impl PermissionDecision {
             PermissionDecision::ApprovedWithNetwork => Some(Approval::ApprovedWithNetwork),
             PermissionDecision::ReviewInEditor => Some(Approval::ReviewInEditor),
             PermissionDecision::ApprovedHunks(_) => Some(Approval::Approved),
-            PermissionDecision::Deny(_) => None,
+            PermissionDecision::Deny(_) | PermissionDecision::Declined(_) => None,
         }
     }
 }
@@ -329,15 +339,31 @@ impl Executor {
     }
 
     /// The gates after [`prepare`](Self::prepare): plan → permission → run → cap.
-    pub async fn run_prepared(&self, call: &ToolCall, mut prepared: PreparedCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
+    pub async fn run_prepared(&self, call: &ToolCall, prepared: PreparedCall, ctx: &ToolContext) -> Result<ToolResult, FatalToolError> {
         let mut ctx = ctx.clone();
+        // The call's own view: what it does to files is recorded as its effects.
+        ctx.workspace = Arc::new(ctx.workspace.for_call(&call.id));
+        let mut result = self.run_gated(call, prepared, &mut ctx).await?;
+        result.effects = ctx.workspace.take_call_effects();
+        // Taken in part at the terminal's per-hunk review: what was written
+        // is the part the user took.
+        if ctx.chosen_hunks.as_ref().is_some_and(|keep| keep.iter().any(|k| !k)) {
+            for effect in result.effects.iter_mut().filter(|e| e.status == EditStatus::Written && e.by_command.is_none()) {
+                effect.status = EditStatus::Partial;
+            }
+        }
+        Ok(result)
+    }
+
+    /// [`run_prepared`](Self::run_prepared) in the call's own context.
+    async fn run_gated(&self, call: &ToolCall, mut prepared: PreparedCall, ctx: &mut ToolContext) -> Result<ToolResult, FatalToolError> {
         ctx.registry = self.registry.clone();
-        let preview = match prepared.plan(&ctx).await {
+        let preview = match prepared.plan(ctx).await {
             Ok(preview) => preview,
             Err(err) => return into_result(&call.id, err),
         };
         let traits = &prepared.traits;
-        if let Some(refusal) = super::plan_mode::plan_mode_refusal(&ctx, &call.name, &traits.kind, traits.read_only) {
+        if let Some(refusal) = super::plan_mode::plan_mode_refusal(ctx, &call.name, &traits.kind, traits.read_only) {
             return Ok(ToolResult::error(&call.id, refusal));
         }
         let accept_edits = ctx.run.plan.locked().accept_edits;
@@ -359,6 +385,12 @@ impl Executor {
         let decision = self.gate.decide(&request).await;
         let Some(approval) = decision.approval() else {
             let reason = match decision {
+                PermissionDecision::Declined(reason) => {
+                    if let ToolKind::Edit { path } = &traits.kind {
+                        ctx.workspace.record_effects([FileEffect::new(path.clone(), EditStatus::Rejected)]);
+                    }
+                    reason
+                }
                 PermissionDecision::Deny(reason) => reason,
                 _ => String::new(),
             };
@@ -373,12 +405,12 @@ impl Executor {
         let observed = ObservedCall { kind: &traits.kind, approval };
         let mut watching = Vec::new();
         for observer in &self.observers {
-            watching.extend(observer.before(observed, &ctx).await);
+            watching.extend(observer.before(observed, ctx).await);
         }
-        let output = prepared.call(&ctx).await;
+        let output = prepared.call(ctx).await;
         let mut notes = String::new();
         for watch in watching {
-            notes.push_str(&watch.after(&ctx, output.is_ok()).await);
+            notes.push_str(&watch.after(ctx, output.is_ok()).await);
         }
         let mut result = match output {
             Ok(output) => ToolResult { images: output.images, ..ToolResult::ok(&call.id, output.text + &notes) },
@@ -393,7 +425,7 @@ impl Executor {
                 result.content.push_str(&note);
             }
         }
-        let content = cap_result(&result.content, max_result_chars, self.results_dir(&ctx).as_deref(), &call.id);
+        let content = cap_result(&result.content, max_result_chars, self.results_dir(ctx).as_deref(), &call.id);
         Ok(ToolResult { content, ..result })
     }
 }
@@ -473,6 +505,42 @@ fn persist(content: &str, results_dir: Option<&std::path::Path>, id: &str) -> Op
 mod tests {
     use super::*;
     use expect_test::expect;
+
+    /// A gate that gives every call one decision.
+    struct Decides(PermissionDecision);
+
+    #[async_trait]
+    impl PermissionGate for Decides {
+        async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
+            self.0.clone()
+        }
+    }
+
+    /// An edit the user said no to is `rejected` in its result's effects; one
+    /// a rule refused changed nothing and says nothing of it; one written
+    /// says so with its lines, under its own call.
+    #[tokio::test]
+    async fn a_call_s_result_carries_what_it_did_to_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let path = root.join("a.txt");
+        std::fs::write(&path, "one\ntwo\n").unwrap();
+        let ctx = ToolContext::new(Arc::new(crate::workspace::Workspace::new(&root).unwrap()));
+        let read = ToolCall::new("toolu_1", "read_file", serde_json::json!({"file_path": "a.txt"}));
+        let edit = |id: &str| ToolCall::new(id, "edit_file", serde_json::json!({"file_path": "a.txt", "old_string": "two", "new_string": "TWO"}));
+        let run = |decision: PermissionDecision, call: ToolCall| {
+            let ctx = ctx.clone();
+            async move { Executor::new(ToolRegistry::builtin()).with_results_dir(None).with_gate(Arc::new(Decides(decision))).execute(&call, &ctx).await.unwrap() }
+        };
+        let read = run(PermissionDecision::Allow, read).await;
+        assert!(!read.is_error && read.effects.is_empty(), "{read:?}");
+        let declined = run(PermissionDecision::Declined("the user rejected the change".into()), edit("toolu_2")).await;
+        assert_eq!(declined.effects, vec![FileEffect::new(path.clone(), EditStatus::Rejected)]);
+        let denied = run(PermissionDecision::Deny("a deny rule".into()), edit("toolu_3")).await;
+        assert!(denied.is_error && denied.effects.is_empty(), "{denied:?}");
+        let written = run(PermissionDecision::Approved, edit("toolu_4")).await;
+        assert_eq!(written.effects, vec![FileEffect { ranges: vec![crate::protocol::LineSpan { start: 2, end: 2 }], ..FileEffect::new(path.clone(), EditStatus::Written) }], "{written:?}");
+    }
 
     #[test]
     fn short_results_pass_unchanged() {

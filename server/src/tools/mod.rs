@@ -22,13 +22,12 @@ pub mod ports;
 pub mod support;
 pub mod todo;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -237,24 +236,7 @@ impl RunScope {
     }
 }
 
-/// What a call does, as every layer above `tools/` sees it: permissions,
-/// reviews, the transcript and `lsp/` use this, never a tool's name or its
-/// input fields. Fail closed: [`ToolKind::Other`] is not read-only.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ToolKind {
-    /// Reads or searches these files or folders (absolute, resolved paths).
-    Read { paths: Vec<PathBuf> },
-    /// Changes this one file (absolute, resolved path).
-    Edit { path: PathBuf },
-    /// Runs this shell command (the whole text, every line).
-    Execute { command: String },
-    /// Fetches this URL.
-    Fetch { url: String },
-    /// Anything else.
-    #[default]
-    Other,
-}
+pub use crate::protocol::ToolKind;
 
 /// The contract every tool implements. `Args` is the input: its `///` docs
 /// and field docs are the description and schema the model sees.

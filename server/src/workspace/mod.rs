@@ -8,6 +8,7 @@
 
 mod disk;
 mod edit_locks;
+mod effects;
 mod ledger;
 mod merge;
 mod overlay;
@@ -20,6 +21,7 @@ mod watcher;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use crate::sync::MutexExt;
+use crate::protocol::FileEffect;
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
@@ -196,6 +198,11 @@ pub struct Workspace {
     recorder: Option<Arc<dyn ChangeRecorder>>,
     /// The files written on disk, with their runs: shared by every view.
     disk_writes: Arc<DiskWrites>,
+    /// What each call did to files: shared by every view.
+    effects: Arc<effects::EffectLog>,
+    /// The call this view writes for ([`Workspace::for_call`]): what its
+    /// writes do is recorded under it.
+    call: Option<Arc<str>>,
     /// Per open document, the version the last edit written through any
     /// view left it at: a buffer that moved past a read because another
     /// thread's edit landed is no user's typing to rebase around.
@@ -235,9 +242,11 @@ impl DiskWrites {
         self.entries.locked()
     }
 
-    fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) {
+    /// Record a write; the lines it changed.
+    fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) -> Vec<LineSpan> {
         let ranges = changed_lines(&replacements(old, new), new);
-        self.push_entry(DiskWrite { run, path: path.to_path_buf(), ranges, seq: 0, command: None, deleted: false });
+        self.push_entry(DiskWrite { run, path: path.to_path_buf(), ranges: ranges.clone(), seq: 0, command: None, deleted: false });
+        ranges
     }
 
     fn push_entry(&self, write: DiskWrite) {
@@ -327,6 +336,8 @@ impl Workspace {
             run_tag: None,
             recorder: None,
             disk_writes: Arc::default(),
+            effects: Arc::default(),
+            call: None,
             edited_versions: Arc::default(),
         })
     }
@@ -354,7 +365,49 @@ impl Workspace {
             run_tag: self.run_tag.clone(),
             recorder: self.recorder.clone(),
             disk_writes: Arc::clone(&self.disk_writes),
+            effects: Arc::clone(&self.effects),
+            call: self.call.clone(),
             edited_versions: Arc::clone(&self.edited_versions),
+        }
+    }
+
+    /// The same view writing for the call `id` of its run: what the call's
+    /// writes, checks and commands do to files is recorded as the call's
+    /// effects, for [`take_call_effects`](Self::take_call_effects). The
+    /// executor gives each call its own.
+    pub fn for_call(&self, id: &str) -> Workspace {
+        Workspace {
+            roots: self.roots.clone(),
+            editor: self.editor.clone(),
+            ledger: Arc::clone(&self.ledger),
+            readable_extra: self.readable_extra.clone(),
+            watcher: Arc::clone(&self.watcher),
+            edit_locks: Arc::clone(&self.edit_locks),
+            home: self.home.clone(),
+            trust: self.trust.clone(),
+            text_reads: Arc::clone(&self.text_reads),
+            journal: self.journal.clone(),
+            run_tag: self.run_tag.clone(),
+            recorder: self.recorder.clone(),
+            disk_writes: Arc::clone(&self.disk_writes),
+            effects: Arc::clone(&self.effects),
+            call: Some(Arc::from(id)),
+            edited_versions: Arc::clone(&self.edited_versions),
+        }
+    }
+
+    /// What this view's call did to files so far, in order, taken.
+    pub fn take_call_effects(&self) -> Vec<FileEffect> {
+        match &self.call {
+            Some(call) => self.effects.take(self.run_tag.as_deref(), call),
+            None => Vec::new(),
+        }
+    }
+
+    /// Record what this view's call did to files (nothing outside a call).
+    pub fn record_effects(&self, effects: impl IntoIterator<Item = FileEffect>) {
+        if let Some(call) = &self.call {
+            self.effects.record(self.run_tag.clone(), Arc::clone(call), effects);
         }
     }
 
@@ -399,6 +452,11 @@ impl Workspace {
     /// A shell command of this view's run changed these files on disk:
     /// they count among the run's disk writes, marked with the command.
     pub fn note_command_changes(&self, command: &str, changes: &[CommandChange]) {
+        self.record_effects(changes.iter().map(|change| FileEffect {
+            by_command: Some(command.to_string()),
+            deleted: change.deleted,
+            ..FileEffect::new(change.path.clone(), EditStatus::Written)
+        }));
         let command: Arc<str> = Arc::from(command);
         self.disk_writes.push_entries(changes.iter().map(|change| DiskWrite {
             run: self.run_tag.clone(),
@@ -408,16 +466,6 @@ impl Workspace {
             command: Some(Arc::clone(&command)),
             deleted: change.deleted,
         }));
-    }
-
-    /// The files shell commands of `run` changed, in order, taken (edit
-    /// tools' disk writes stay).
-    pub fn take_command_changes(&self, run: Option<&str>) -> Vec<DiskWrite> {
-        let mut entries = self.disk_writes.lock();
-        let (mine, others): (Vec<DiskWrite>, Vec<DiskWrite>) =
-            std::mem::take(&mut *entries).into_iter().partition(|w| w.command.is_some() && w.run.as_deref() == run);
-        *entries = others;
-        mine
     }
 
     /// The files written on disk for `run` (`None`: by views of no run),
@@ -666,6 +714,7 @@ impl Workspace {
             ));
         };
         if let Some(what) = ledger::change_since_read(&entry, &current.stamp, &current.text) {
+            self.record_effects([FileEffect::new(current.path.clone(), EditStatus::Superseded)]);
             return Err(format!(
                 "Error: {display} was modified externally since your last read ({what}). Read it again with read_file before {verb} it."
             ));
@@ -688,6 +737,17 @@ impl Workspace {
     /// happen under the file's lock, so a second writer computed from the
     /// same old text finds the file changed instead of overwriting the first.
     pub async fn write(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
+        let path = change.path.clone();
+        let result = self.write_unrecorded(change).await;
+        // A disk write records itself, with the lines it changed.
+        if !matches!(result, Ok(WriteOutcome::WrittenToDisk)) {
+            self.record_effects([write_effect(path, &result)]);
+        }
+        result
+    }
+
+    /// [`write`](Self::write) but for recording its effect.
+    async fn write_unrecorded(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
         let _file_lock = self.edit_locks.lock(&change.path).await;
         let display = self.display_path(&change.path);
         self.count_text_read();
@@ -968,12 +1028,13 @@ impl Workspace {
             if let Some(recorder) = &recorder {
                 recorder.after_change(&path, new_text.as_bytes());
             }
-            disk_writes.push(run, &path, &old_text, &new_text);
-            Ok(fingerprint(new_text.as_bytes()))
+            let ranges = disk_writes.push(run, &path, &old_text, &new_text);
+            Ok((fingerprint(new_text.as_bytes()), ranges))
         })
         .await;
         match written {
-            Ok(fingerprint) => {
+            Ok((fingerprint, ranges)) => {
+                self.record_effects([FileEffect { ranges, ..FileEffect::new(change.path.clone(), EditStatus::Written) }]);
                 let stamp = ReadStamp { version: None, fingerprint };
                 self.ledger.record(&change.path, stamp, Arc::clone(&change.new_text));
                 self.watch(&change.path);
@@ -988,6 +1049,24 @@ impl Workspace {
             Err(DiskWriteError::Io(err)) => Err(WriteError::Io(format!("Error: cannot write {display}: {err}"))),
         }
     }
+}
+
+/// What a write that did not go to the disk did to its file: its outcome
+/// through the editor, or why it was refused.
+fn write_effect(path: PathBuf, result: &Result<WriteOutcome, WriteError>) -> FileEffect {
+    let status = match result {
+        Ok(WriteOutcome::WrittenToDisk) => EditStatus::Written,
+        Ok(WriteOutcome::AppliedToBuffer { .. }) => EditStatus::Applied,
+        Err(WriteError::Superseded(_)) => EditStatus::Superseded,
+        Err(WriteError::Rejected(_)) => EditStatus::Rejected,
+        Err(WriteError::NotApplied(_) | WriteError::Io(_)) => EditStatus::NotApplied,
+        Err(WriteError::Unknown(_)) => EditStatus::Unknown,
+        Err(WriteError::PartlyApplied(_, partial)) => {
+            let lines = |hunks: &[HunkInBuffer]| hunks.iter().map(|h| h.lines).collect();
+            return FileEffect { ranges: lines(&partial.landed), declined: lines(&partial.declined), ..FileEffect::new(path, EditStatus::Partial) };
+        }
+    };
+    FileEffect::new(path, status)
 }
 
 /// An editor's text for [`Workspace::read_confined`], held to its limit.
@@ -1080,14 +1159,49 @@ mod tests {
         let changes: Vec<CommandChange> =
             (0..MAX_DISK_WRITES + 100).map(|i| CommandChange { path: dir.path().join(format!("f{i}")), deleted: i % 2 == 0 }).collect();
         workspace.note_command_changes("big", &changes);
-        let taken = workspace.take_command_changes(Some("run-1"));
+        let taken = workspace.take_disk_writes(Some("run-1"));
         assert_eq!(taken.len(), MAX_DISK_WRITES);
         let paths: Vec<PathBuf> = taken.iter().map(|w| w.path.clone()).collect();
         let newest: Vec<PathBuf> = changes[100..].iter().map(|c| c.path.clone()).collect();
         assert_eq!(paths, newest);
         assert!(taken.windows(2).all(|w| w[0].seq < w[1].seq));
         assert!(taken.iter().all(|w| w.command.as_deref() == Some("big") && w.deleted == w.path.to_string_lossy().ends_with(['0', '2', '4', '6', '8'])));
-        assert!(workspace.take_command_changes(Some("run-1")).is_empty());
+        assert!(workspace.take_disk_writes(Some("run-1")).is_empty());
+    }
+
+    /// Each call's effects are recorded under it and taken with its
+    /// result: a disk write with the lines it changed, a refusal because
+    /// the file changed since the read, the files a command changed. Another
+    /// call, and a view of no call, see nothing of them.
+    #[tokio::test]
+    async fn each_call_records_what_it_did_to_files_under_its_own_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let path = root.join("a.txt");
+        std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
+        let run = Workspace::with_roots(vec![root.clone()], None).unwrap().for_run("run-1");
+        let (first, second) = (run.for_call("toolu_1"), run.for_call("toolu_2"));
+        let file = first.read(&path).unwrap();
+        first.record_read(&file);
+        let change = FileChange { path: path.clone(), new_text: "one\nTWO\nthree\n".into(), base: Some(file.stamp), label: "edit".into(), review: false, splices: None };
+        assert_eq!(first.write(change).await, Ok(WriteOutcome::WrittenToDisk));
+        // The file changes behind the agent's back: the next check refuses.
+        std::fs::write(&path, "changed\n").unwrap();
+        let now = second.read(&path).unwrap();
+        assert!(second.check_fresh(&now, "editing").is_err());
+        second.note_command_changes("make clean", &[CommandChange { path: root.join("out.o"), deleted: true }]);
+        run.note_command_changes("unseen", &[CommandChange { path: root.join("x"), deleted: false }]);
+
+        assert_eq!(first.take_call_effects(), vec![FileEffect { ranges: vec![LineSpan { start: 2, end: 2 }], ..FileEffect::new(path.clone(), EditStatus::Written) }]);
+        assert_eq!(
+            second.take_call_effects(),
+            vec![
+                FileEffect::new(path.clone(), EditStatus::Superseded),
+                FileEffect { by_command: Some("make clean".into()), deleted: true, ..FileEffect::new(root.join("out.o"), EditStatus::Written) },
+            ]
+        );
+        assert!(first.take_call_effects().is_empty(), "taken once");
+        assert!(run.take_call_effects().is_empty(), "a view of no call records nothing");
     }
 
     /// A path shown to the model must resolve back to the same file.

@@ -11,104 +11,12 @@
 
 use super::overlay::Splice;
 
-/// An edit's outcome as `tandem.ask`'s answer (`edits[].status`), the run
-/// events and the editors' messages name it. These strings are a contract
-/// (docs/protocol.md); this is the one place that spells them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum EditStatus {
-    /// Every hunk is in the editor's buffer.
-    Applied,
-    /// Some hunks landed, the others were declined in the review.
-    Partial,
-    /// The user declined the whole edit.
-    Rejected,
-    /// The editor did not apply it.
-    NotApplied,
-    /// The user changed the text first.
-    Superseded,
-    /// A file that was not open, written on disk.
-    Written,
-    /// Nobody knows whether it landed: the editor never answered, or
-    /// answered `applied: true` and the buffer did not show it in time, or
-    /// the run stopped waiting. The agent must read the file again.
-    Unknown,
-}
-
-impl EditStatus {
-    pub const ALL: [EditStatus; 7] = [
-        EditStatus::Applied,
-        EditStatus::Partial,
-        EditStatus::Rejected,
-        EditStatus::NotApplied,
-        EditStatus::Superseded,
-        EditStatus::Unknown,
-        EditStatus::Written,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EditStatus::Applied => "applied",
-            EditStatus::Partial => "partial",
-            EditStatus::Rejected => "rejected",
-            EditStatus::NotApplied => "not_applied",
-            EditStatus::Superseded => "superseded",
-            EditStatus::Written => "written",
-            EditStatus::Unknown => "unknown",
-        }
-    }
-
-    /// The words for people ("2 applied, 1 declined").
-    pub fn words(self) -> &'static str {
-        match self {
-            EditStatus::Applied => "applied",
-            EditStatus::Partial => "partly applied",
-            EditStatus::Rejected => "declined",
-            EditStatus::NotApplied => "not applied",
-            EditStatus::Superseded => "superseded",
-            EditStatus::Written => "written",
-            EditStatus::Unknown => "unknown",
-        }
-    }
-
-    /// The change is (at least partly) in the file.
-    pub fn landed(self) -> bool {
-        matches!(self, EditStatus::Applied | EditStatus::Partial | EditStatus::Written)
-    }
-}
+pub use crate::protocol::{EditStatus, LineSpan};
+use crate::protocol::FileEffect;
 
 /// The words that mark, in an edit tool's result, an edit the user took in
 /// part at the terminal's per-hunk review (the CLI's edit status reads them).
 pub const DECLINED_HUNKS: &str = "the user declined hunk";
-
-/// Lines `start..=end`, 1-based, of a text. A change that removed lines
-/// without putting any in their place spans the one line where they were.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineSpan {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl LineSpan {
-    /// The lines the bytes `start..end` of `text` cover.
-    pub fn of(text: &str, start: usize, end: usize) -> LineSpan {
-        let line_at = |offset: usize| text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1;
-        let first = line_at(start);
-        // The last byte of the range, not the one after it: a hunk that
-        // ends with its newline ends on its own line.
-        let last = if end > start { line_at(end - 1) } else { first };
-        LineSpan { start: first, end: last }
-    }
-}
-
-impl std::fmt::Display for LineSpan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.start == self.end {
-            write!(f, "line {}", self.start)
-        } else {
-            write!(f, "lines {}-{}", self.start, self.end)
-        }
-    }
-}
 
 /// One hunk of an edit as it stands in the buffer now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,6 +152,19 @@ pub struct EditSummaryItem {
     pub by_command: Option<CommandEffect>,
 }
 
+impl EditSummaryItem {
+    /// `effect` in the summary, its file shown as `display`.
+    pub fn of_effect(effect: &FileEffect, display: String) -> Self {
+        EditSummaryItem {
+            display,
+            status: effect.status,
+            ranges: effect.ranges.clone(),
+            declined: effect.declined.clone(),
+            by_command: effect.by_command.as_ref().map(|_| if effect.deleted { CommandEffect::Deleted } else { CommandEffect::Written }),
+        }
+    }
+}
+
 /// What a shell command did to a file it changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandEffect {
@@ -271,7 +192,7 @@ pub fn edits_summary(edits: &[EditSummaryItem]) -> Option<String> {
         return None;
     }
     // `written` is `applied` to the user: the file has the change.
-    let words = |status: EditStatus| if status == EditStatus::Written { EditStatus::Applied.words() } else { status.words() };
+    let words = EditStatus::label;
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for status in EditStatus::ALL {
         let n = edits.iter().filter(|e| e.by_command.is_none() && words(e.status) == words(status)).count();

@@ -4,23 +4,25 @@
 -- also has `declined`, a file a shell command changed `command`. The
 -- server words the whole list (`summary`), the same in every front end;
 -- this module words one edit, and the list when a server gives no summary.
+-- Each status's words and whether it landed come from the server's types
+-- (`tandem.protocol`'s `edit_statuses`).
 local M = {}
 
-local WORDS = {
-  applied = 'applied',
-  written = 'applied',
-  partial = 'partly applied',
-  rejected = 'declined',
-  not_applied = 'not applied',
-  superseded = 'superseded',
-  unknown = 'unknown',
-}
+local protocol = require('tandem.protocol')
 
-local ORDER = { 'applied', 'partly applied', 'declined', 'not applied', 'superseded', 'unknown' }
+-- The words, in the order a summary counts them.
+local ORDER = {}
+for _, status in ipairs(protocol.edit_status_order) do
+  local words = protocol.edit_statuses[status].words
+  if not vim.tbl_contains(ORDER, words) then
+    table.insert(ORDER, words)
+  end
+end
 
 --- The words for an edit status.
 function M.words(status)
-  return WORDS[status] or tostring(status)
+  local known = protocol.edit_statuses[status]
+  return known and known.words or tostring(status)
 end
 
 --- The words for one edit: a file a command changed is no edit of the agent's.
@@ -33,7 +35,8 @@ end
 
 --- The change is (at least partly) in the file.
 function M.landed(edit)
-  return edit.status == 'applied' or edit.status == 'written' or edit.status == 'partial'
+  local known = protocol.edit_statuses[edit.status]
+  return known ~= nil and known.landed
 end
 
 --- "3-4, 10" for a list of `{startLine, endLine}`.

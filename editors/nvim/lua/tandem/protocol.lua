@@ -1,4 +1,4 @@
--- Generated from the Rust types (server/src/agent/events.rs and the types it names) by
+-- Generated from the Rust types (server/src/protocol/) by
 -- `UPDATE_EXPECT=1 cargo test --locked --test integration protocol::`. Do not edit: the test fails when this
 -- file differs from what the types give.
 --
@@ -9,7 +9,7 @@ return {
     ['provider'] = { required = { 'provider', 'model', 'reason' }, optional = { 'base_url' } },
     ['text'] = { required = { 'text' }, optional = {} },
     ['tool_call'] = { required = { 'id', 'name', 'input' }, optional = { 'kind', 'summary' } },
-    ['tool_result'] = { required = { 'id', 'is_error', 'content' }, optional = {} },
+    ['tool_result'] = { required = { 'id', 'is_error', 'content' }, optional = { 'effects', 'edit' } },
     ['status'] = { required = { 'turn', 'usage' }, optional = {} },
     ['retry'] = { required = { 'attempt', 'delay_ms', 'reason' }, optional = {} },
     ['thinking'] = { required = { 'text' }, optional = {} },
@@ -23,4 +23,24 @@ return {
     ['end'] = { required = { 'status', 'text' }, optional = { 'usage', 'cost_usd', 'thread_id' } },
   },
   order = { 'provider', 'text', 'tool_call', 'tool_result', 'status', 'retry', 'thinking', 'compact', 'hook', 'sandbox', 'waiting', 'todo', 'task_started', 'task_ended', 'end' },
+  -- each edit status: whether its change is (at least partly) in the file, and the words a
+  -- run's summary counts it under; edit_status_order: the order of the counts.
+  edit_statuses = {
+    ['applied'] = { landed = true, words = 'applied' },
+    ['partial'] = { landed = true, words = 'partly applied' },
+    ['rejected'] = { landed = false, words = 'declined' },
+    ['not_applied'] = { landed = false, words = 'not applied' },
+    ['superseded'] = { landed = false, words = 'superseded' },
+    ['unknown'] = { landed = false, words = 'unknown' },
+    ['written'] = { landed = true, words = 'applied' },
+  },
+  edit_status_order = { 'applied', 'partial', 'rejected', 'not_applied', 'superseded', 'unknown', 'written' },
+  -- the fields of the other shapes (required ones first): the tandem.ask answer, an edit of
+  -- the run (the answer's edits, a tool_result's edit), what one call did to one file.
+  shapes = {
+    ['AskAnswer'] = { required = { 'runId', 'status', 'text', 'edits', 'threadId' }, optional = { 'summary', 'costUsd', 'usage' } },
+    ['AskStarted'] = { required = { 'runId', 'threadId' }, optional = {} },
+    ['RunEdit'] = { required = { 'uri', 'status' }, optional = { 'ranges', 'declined', 'command', 'deleted', 'toolCallId' } },
+    ['FileEffect'] = { required = { 'path', 'status' }, optional = { 'ranges', 'declined', 'by_command', 'deleted' } },
+  },
 }

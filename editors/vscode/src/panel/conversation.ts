@@ -6,7 +6,8 @@
 // new item, so a webview reloaded mid-run shows what it missed and goes on.
 // Streamed text is kept merged (one item per stretch of text), so a
 // snapshot holds as many items as the transcript has parts, not pieces.
-import type { EditOutcome, RunEvent, RunEventType, TodoItem, ToolCallEvent } from '../events';
+import type { RunEdit, RunEvent, RunEventType, TodoItem, ToolCallEvent } from '../events';
+import { statusLanded, statusWords } from '../events';
 import type { Attachment } from './input';
 import type { PickerState } from './pickers';
 
@@ -34,7 +35,7 @@ export interface PanelItem {
   provider?: string;
   model?: string;
   base_url?: string | null;
-  edit?: EditOutcome;
+  edit?: RunEdit | null;
   runId?: string;
   /** `edits`: each edit's status at the run's end. */
   edits?: EndEdit[];
@@ -261,7 +262,7 @@ export class Conversation {
     if (failure !== undefined && !this.endSeen) this.add({ type: 'end', status: 'failed', text: failure, runId: run });
     this.endSeen = false;
     if (edits.length > 0) {
-      const undoable = run !== undefined && edits.some((e) => e.status === 'applied' || e.status === 'written' || e.status === 'partial');
+      const undoable = run !== undefined && edits.some((e) => statusLanded(e.status));
       this.add({ type: 'edits', edits, runId: run, undoable, undone: false });
     }
     if (threadId !== undefined) this.threadId = threadId;
@@ -372,19 +373,7 @@ export function usageLine(usage: Usage | undefined, costUsd: number | undefined)
 }
 
 /** An edit's status as the panel names it (the words every front end uses). */
-export function editStatusLabel(status: string, command?: string, deleted?: boolean): string {
-  if (command !== undefined) return deleted ? 'deleted by a command' : 'changed by a command';
-  switch (status) {
-    case 'applied':
-    case 'written':
-      return 'applied';
-    case 'partial':
-      return 'partly applied';
-    case 'rejected':
-      return 'declined';
-    case 'not_applied':
-      return 'not applied';
-    default:
-      return status;
-  }
+export function editStatusLabel(status: string, command?: string | null, deleted?: boolean): string {
+  if (command !== undefined && command !== null) return deleted ? 'deleted by a command' : 'changed by a command';
+  return statusWords(status);
 }

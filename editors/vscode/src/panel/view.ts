@@ -13,6 +13,7 @@ import { TandemServer, workspaceFolders } from '../client';
 import { cancelRun, resumeConversation, runAsk, AskArgument, AskImage, pastedImages } from '../commands';
 import { EditResult, relativePath, taskState, userSetting } from '../logic';
 import type { PastEvent } from '../events';
+import { statusLanded } from '../events';
 import { Asks } from './asks';
 import { Conversation, EndEdit, Endpoint, PanelItem, titleOf } from './conversation';
 import type { FromWebview, ToWebview } from './conversation';
@@ -480,7 +481,7 @@ function pastTitle(past: PastEvent[]): string | undefined {
 
 /** A run's edits (the answer's, or a past run's `edits` event) as its end line lists them. */
 function endEdits(edits: EditResult[], folders: string[]): EndEdit[] {
-  return edits.map((e) => ({ path: uriPath(e.uri), display: relativePath(e.uri, folders), status: e.status, toolCallId: e.toolCallId, command: e.command, deleted: e.deleted }));
+  return edits.map((e) => ({ path: uriPath(e.uri), display: relativePath(e.uri, folders), status: e.status, toolCallId: e.toolCallId ?? undefined, command: e.command ?? undefined, deleted: e.deleted }));
 }
 
 /** A resumed thread's past as panel items; a run the saved file has no end for is marked. */
@@ -500,7 +501,7 @@ export function pastItems(past: PastEvent[], omitted: number, folders: string[] 
       // What became of the run's edits, as its end line showed them, with
       // its Undo (or Redo) while the run's checkpoint is kept.
       const edits = endEdits(event.edits, folders);
-      const undoable = event.checkpoint !== undefined && edits.some((e) => e.status === 'applied' || e.status === 'written' || e.status === 'partial');
+      const undoable = event.checkpoint !== undefined && edits.some((e) => statusLanded(e.status));
       items.push({ type: 'edits', edits, runId: event.checkpoint ?? `past-${run}`, undoable, undone: event.undone === true });
       continue;
     }

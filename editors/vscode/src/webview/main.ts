@@ -9,6 +9,7 @@ import { MarkdownStream, visibleControls } from '../panel/markdown';
 import { applyMention, Attachment, History, mentionAt, MentionQuery, removeMention } from '../panel/input';
 import { emptyPickers, modelChoices, OTHER_MODEL, PERMISSION_MODES, pickerNote, PickerState, shownMode, shownModel } from '../panel/pickers';
 import { editStatusLabel } from '../panel/conversation';
+import { statusTone } from '../events';
 import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
 import { unhandled } from '../events';
 import { taskEnd, todoBox } from '../transcriptText';
@@ -261,7 +262,7 @@ function setUndo(button: HTMLButtonElement, undone: boolean): void {
 
 /** The colour an edit status gets: landed, landed in part (or not known), or not. */
 function editClass(status: string): string {
-  return status === 'applied' || status === 'written' ? 'ok' : status === 'partial' || status === 'unknown' ? 'partial' : 'error';
+  return statusTone(status);
 }
 
 function usageText(item: PanelItem): string {

@@ -243,7 +243,7 @@ impl Driver<'_> {
             if last_turn {
                 let mut content = Vec::new();
                 for call in &tool_calls {
-                    let _ = self.events.send(RunEvent::ToolResult { id: call.id.clone(), is_error: true, content: TURN_LIMIT_RESULT.to_string() });
+                    let _ = self.events.send(RunEvent::ToolResult { id: call.id.clone(), is_error: true, content: TURN_LIMIT_RESULT.to_string(), effects: Vec::new(), edit: None });
                     content.push(ContentBlock::ToolResult { tool_use_id: call.id.clone(), content: TURN_LIMIT_RESULT.to_string(), is_error: true, images: Vec::new() });
                 }
                 self.thread.push(Message { role: Role::User, content });

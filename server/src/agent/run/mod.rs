@@ -169,7 +169,7 @@ fn keep_side_state(ctx: &ToolContext, thread: &Thread, events: &EventSender) -> 
             TaskNews::Ended(ending) => &ending.task,
         };
         if task.thread == thread_id {
-            let _ = task_events.send(RunEvent::from_task_news(news));
+            let _ = task_events.send(super::events::task_event(news));
         }
     })))
 }

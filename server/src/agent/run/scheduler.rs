@@ -165,7 +165,7 @@ impl ToolRunner {
             let Slot::Running(mut task) = slot else { continue };
             match tokio::time::timeout(grace, &mut task).await {
                 Ok(Ok(Ok(result))) => {
-                    let _ = self.events.send(RunEvent::ToolResult { id: result.id, is_error: result.is_error, content: result.content });
+                    let _ = self.events.send(RunEvent::ToolResult { id: result.id, is_error: result.is_error, content: result.content, effects: result.effects, edit: None });
                 }
                 Ok(_) => {}
                 Err(_) => {
@@ -204,7 +204,7 @@ impl ToolRunner {
             // Past this point the task is consumed: never poll it again.
             self.slots[i] = Slot::Taken;
             let result = joined?;
-            let _ = self.events.send(RunEvent::ToolResult { id: result.id.clone(), is_error: result.is_error, content: result.content.clone() });
+            let _ = self.events.send(RunEvent::ToolResult { id: result.id.clone(), is_error: result.is_error, content: result.content.clone(), effects: result.effects.clone(), edit: None });
             results.push(result);
         }
         self.slots.clear();

@@ -13,6 +13,7 @@ use super::super::client::{methods, ClientLink};
 use super::super::documents::{path_to_uri, uri_to_path};
 use super::super::editor::{EditRecord, LspEditor};
 use crate::host::RunEvent;
+use crate::protocol::RunEdit;
 use crate::sync::MutexExt;
 use crate::tools::ToolKind;
 use crate::workspace::{CommandEffect, DiskWrite, EditStatus, EditSummaryItem, LineSpan, Workspace};
@@ -44,42 +45,36 @@ pub(super) struct Forwarded {
     pub edit_calls: Vec<(String, String)>,
 }
 
-/// An edit of the answer (`edit_json`'s shape) as the end summary counts it.
-pub(super) fn summary_item(workspace: &Workspace, edit: &Value) -> Option<EditSummaryItem> {
-    let uri: tower_lsp_server::ls_types::Uri = edit["uri"].as_str()?.parse().ok()?;
+/// An edit of the answer as the end summary counts it.
+pub(super) fn summary_item(workspace: &Workspace, edit: &RunEdit) -> Option<EditSummaryItem> {
+    let uri: tower_lsp_server::ls_types::Uri = edit.uri.parse().ok()?;
     let display = uri_to_path(&uri).map(|path| workspace.display_path(&path)).unwrap_or_else(|| uri.as_str().to_string());
-    let status = EditStatus::ALL.into_iter().find(|s| Some(s.as_str()) == edit["status"].as_str())?;
-    let spans = |key: &str| -> Vec<LineSpan> {
-        edit[key]
-            .as_array()
-            .map(|spans| {
-                spans
-                    .iter()
-                    .filter_map(|s| Some(LineSpan { start: s["startLine"].as_u64()? as usize, end: s["endLine"].as_u64()? as usize }))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let by_command = edit.get("command").map(|_| if edit["deleted"] == true { CommandEffect::Deleted } else { CommandEffect::Written });
-    Some(EditSummaryItem { display, status, ranges: spans("ranges"), declined: spans("declined"), by_command })
+    let by_command = edit.command.as_ref().map(|_| if edit.deleted { CommandEffect::Deleted } else { CommandEffect::Written });
+    Some(EditSummaryItem { display, status: edit.status, ranges: edit.ranges.clone(), declined: edit.declined.clone().unwrap_or_default(), by_command })
 }
 
-/// One edit as the answer and the run events show it: `{"uri", "status",
-/// "ranges": [{"startLine", "endLine"}]}` (1-based lines of the text after
-/// it), and a partial edit's `"declined"` ranges.
-pub(crate) fn edit_json(record: &EditRecord) -> Value {
-    let lines = |spans: &[LineSpan]| -> Vec<Value> { spans.iter().map(|s| json!({"startLine": s.start, "endLine": s.end})).collect() };
-    let mut out = json!({"uri": record.uri, "status": record.status.as_str(), "ranges": lines(&record.ranges)});
-    if record.status == EditStatus::Partial {
-        out["declined"] = json!(lines(&record.declined));
+/// One edit as the answer and the run events show it.
+pub(crate) fn run_edit(record: &EditRecord) -> RunEdit {
+    RunEdit {
+        uri: record.uri.clone(),
+        status: record.status,
+        ranges: record.ranges.clone(),
+        declined: (record.status == EditStatus::Partial).then(|| record.declined.clone()),
+        command: record.command.clone(),
+        deleted: record.command.is_some() && record.deleted,
+        tool_call_id: None,
     }
-    if let Some(command) = &record.command {
-        out["command"] = json!(command);
-        if record.deleted {
-            out["deleted"] = json!(true);
+}
+
+/// `event` with `edit` on its `tool_result` (the inner event of a nested one).
+fn with_edit(event: &RunEvent, edit: RunEdit) -> RunEvent {
+    match event {
+        RunEvent::ToolResult { id, is_error, content, effects, .. } => {
+            RunEvent::ToolResult { id: id.clone(), is_error: *is_error, content: content.clone(), effects: effects.clone(), edit: Some(edit) }
         }
+        RunEvent::Nested { parent, event } => RunEvent::Nested { parent: parent.clone(), event: Box::new(with_edit(event, edit)) },
+        other => other.clone(),
     }
-    out
 }
 
 /// Send each event as `tandem/runEvent` (and tool calls as progress
@@ -149,7 +144,7 @@ impl Forwarder {
     /// An edit call's result (or the run's end before it): which record and
     /// disk write the call made, learnt for the answer; the edit's outcome
     /// for its `tool_result` event.
-    fn learn_result(&mut self, id: &str, is_error: bool) -> Option<Value> {
+    fn learn_result(&mut self, id: &str, is_error: bool) -> Option<RunEdit> {
         let path = self.edit_calls.remove(id)?;
         let mut edit = None;
         // The record this call made, if it got as far: one made after the
@@ -160,13 +155,13 @@ impl Forwarder {
             if let Some((seq, record)) = self.editor.record_since(Some(&self.run_id), &uri, seen) {
                 self.shown_records.insert(uri, seq);
                 learnt.record_calls.insert(seq, id.to_string());
-                edit = Some(edit_json(&record));
+                edit = Some(run_edit(&record));
             }
             let seen = self.shown_disk_writes.get(&path).copied().unwrap_or(0);
             if let Some(write) = self.workspace.disk_write_since(Some(&self.run_id), &path, seen) {
                 self.shown_disk_writes.insert(path.clone(), write.seq);
                 learnt.disk_write_calls.insert(write.seq, id.to_string());
-                edit = written_record(&path, write.ranges).map(|record| edit_json(&record));
+                edit = written_record(&path, write.ranges).map(|record| run_edit(&record));
             }
         }
         if !is_error {
@@ -229,11 +224,12 @@ impl Forwarder {
             checkpoint.finish();
         }
         self.seq += 1;
-        match serde_json::to_value(event) {
-            Ok(mut event) => {
-                if let Some(edit) = edit {
-                    event["edit"] = edit;
-                }
+        let event = match edit {
+            Some(edit) => with_edit(event, edit),
+            None => event.clone(),
+        };
+        match serde_json::to_value(&event) {
+            Ok(event) => {
                 let params = json!({"runId": self.run_id, "threadId": self.thread_id, "seq": self.seq, "event": event});
                 out.push((methods::RUN_EVENT, params));
             }
@@ -290,7 +286,7 @@ mod tests {
         let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
         let path = root.join("a.txt");
         events_tx.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "edit_file".into(), input: json!({}), kind: ToolKind::Edit { path: path.clone() }, summary: "a.txt".into() }).unwrap();
-        events_tx.send(RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into() }).unwrap();
+        events_tx.send(RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into(), effects: Vec::new(), edit: None }).unwrap();
         let task = tokio::spawn(forward_events(
             client,
             (editor, workspace, None),

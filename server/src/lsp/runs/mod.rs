@@ -32,6 +32,7 @@ use super::config::Settings;
 use super::documents::{path_to_uri, uri_to_path, Documents};
 use super::editor::{EditRecord, LspEditor};
 use crate::host::{AfterRun, RunEdits, RunOutcome, RunStatus};
+use crate::protocol::{AskAnswer, AskStarted, RunEdit};
 use crate::host::{RunHandle, StartError, ThreadChoice};
 use crate::host::Threads;
 use crate::sync::MutexExt;
@@ -41,8 +42,7 @@ mod forward;
 mod outbox;
 mod registry;
 
-use forward::{disk_write_record, forward_events, summary_item, Forwarded};
-pub(crate) use forward::edit_json;
+use forward::{disk_write_record, forward_events, run_edit, summary_item, Forwarded};
 pub use outbox::RunOutbox;
 pub use registry::Runs;
 
@@ -216,7 +216,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     // answer lists, kept in the thread (before it is checked in) for a
     // transcript that shows them later (a window reloaded).
     let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
-    let run_edits_slot: Arc<std::sync::Mutex<Option<Vec<Value>>>> = Arc::default();
+    let run_edits_slot: Arc<std::sync::Mutex<Option<Vec<RunEdit>>>> = Arc::default();
     let after_run: AfterRun = {
         let (env, run_id, learnt, slot) = (env.clone(), run_id.clone(), Arc::clone(&learnt), Arc::clone(&run_edits_slot));
         Box::new(move || {
@@ -227,8 +227,9 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
                 env.outbox.learnt(&run_id).await;
                 let edits = run_edits(&env, &run_id, &learnt);
                 let summary = summary(&env, &edits);
-                *slot.locked() = Some(edits.clone());
-                RunEdits { edits, summary }
+                let kept = edits.iter().filter_map(|edit| serde_json::to_value(edit).ok()).collect();
+                *slot.locked() = Some(edits);
+                RunEdits { edits: kept, summary }
             })
         })
     };
@@ -314,20 +315,13 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         // (no model) has none yet.
         let taken = run_edits_slot.locked().take();
         let edits = taken.unwrap_or_else(|| run_edits(&env, &run_id, &learnt));
-        let mut answer = answer(&env, &run_id, &outcome, edits);
-        answer["threadId"] = json!(finished_thread);
-        if let Some(cost) = outcome.cost_usd {
-            answer["costUsd"] = json!(cost);
-        }
-        answer["usage"] = serde_json::to_value(outcome.usage).unwrap_or(Value::Null);
-        answer
+        answer(&env, (run_id, finished_thread), &outcome, edits)
     };
     if !args.wait {
-        let answer = json!({"runId": started_id, "threadId": thread_id});
         tokio::spawn(finished);
-        return Ok(answer);
+        return Ok(to_json(&AskStarted { run_id: started_id, thread_id }));
     }
-    Ok(finished.await)
+    Ok(to_json(&finished.await))
 }
 
 /// For a client that must get a `"wait": false` answer alone (eglot 1.9,
@@ -415,56 +409,57 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     Ok(json!({"threadId": thread_id, "beforeTokens": before, "afterTokens": after}))
 }
 
-/// The `tandem.ask` answer: `{"runId", "status", "text", "edits",
-/// "summary"}`, one entry per edit in the order they were made.
-fn answer(env: &RunEnv, run_id: &str, outcome: &RunOutcome, edits: Vec<Value>) -> Value {
-    let summary = summary(env, &edits);
-    let mut answer = json!({"runId": run_id, "status": outcome.status.as_str(), "text": outcome.text, "edits": edits});
-    if let Some(summary) = summary {
-        answer["summary"] = json!(summary);
+/// The `tandem.ask` answer, one entry per edit in the order they were made.
+fn answer(env: &RunEnv, (run_id, thread_id): (String, String), outcome: &RunOutcome, edits: Vec<RunEdit>) -> AskAnswer {
+    AskAnswer {
+        summary: summary(env, &edits),
+        run_id,
+        thread_id,
+        status: outcome.status,
+        text: outcome.text.clone(),
+        edits,
+        cost_usd: outcome.cost_usd,
+        usage: outcome.usage,
     }
-    answer
+}
+
+/// An answer as the client gets it.
+fn to_json<T: serde::Serialize>(answer: &T) -> Value {
+    serde_json::to_value(answer).unwrap_or_else(|err| json!({"error": format!("cannot serialize the answer: {err}")}))
 }
 
 /// The run's edits as the answer lists them, taken from the editor's
 /// records and the workspace's disk writes, each with the `toolCallId` of
 /// the call that made it where the forwarder saw it.
-fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -> Vec<Value> {
+fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -> Vec<RunEdit> {
     let learnt = learnt.locked();
-    let mut edits: Vec<Value> = Vec::new();
+    let mut edits: Vec<RunEdit> = Vec::new();
     let mut uris: Vec<String> = Vec::new();
     let records = env.editor.take_records_in_order(Some(run_id));
     // The calls a record was learnt for; the others are matched by file,
     // the latest call of the file that no record has.
     let mut used: Vec<&String> = records.iter().filter_map(|(seq, _)| learnt.record_calls.get(seq)).collect();
     for (seq, record) in records.iter() {
-        let mut edit = edit_json(record);
         let call = learnt.record_calls.get(seq).or_else(|| {
             let call = learnt.edit_calls.iter().rev().find(|(id, uri)| *uri == record.uri && !used.contains(&id)).map(|(id, _)| id)?;
             used.push(call);
             Some(call)
         });
-        if let Some(call) = call {
-            edit["toolCallId"] = json!(call);
-        }
         uris.push(record.uri.clone());
-        edits.push(edit);
+        edits.push(RunEdit { tool_call_id: call.cloned(), ..run_edit(record) });
     }
     for write in env.workspace.take_disk_writes(Some(run_id)) {
         let Some(record) = disk_write_record(&write) else { continue };
-        let mut edit = edit_json(&record);
-        if let Some(call) = learnt.disk_write_calls.get(&write.seq).filter(|_| write.command.is_none()) {
-            edit["toolCallId"] = json!(call);
-        }
-        uris.push(record.uri);
-        edits.push(edit);
+        let call = learnt.disk_write_calls.get(&write.seq).filter(|_| write.command.is_none());
+        uris.push(record.uri.clone());
+        edits.push(RunEdit { tool_call_id: call.cloned(), ..run_edit(&record) });
     }
     // A file changed by an edit call that the editor has no record of
     // (written by a view without the editor) still counts.
     for path in &learnt.written {
         let uri = path_to_uri(path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
         if !uris.contains(&uri) {
-            edits.push(edit_json(&EditRecord::new(uri.clone(), EditStatus::Written)));
+            edits.push(run_edit(&EditRecord::new(uri.clone(), EditStatus::Written)));
             uris.push(uri);
         }
     }
@@ -473,7 +468,7 @@ fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -
 
 /// The run's edits worded as every front end words them ("2 edits: 1
 /// applied, 1 partly applied. Changed: …"), `None` for none.
-fn summary(env: &RunEnv, edits: &[Value]) -> Option<String> {
+fn summary(env: &RunEnv, edits: &[RunEdit]) -> Option<String> {
     let items: Vec<EditSummaryItem> = edits.iter().filter_map(|edit| summary_item(&env.workspace, edit)).collect();
     edits_summary(&items)
 }

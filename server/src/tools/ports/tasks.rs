@@ -32,30 +32,7 @@ pub struct TaskSpawn {
     pub thread: String,
 }
 
-/// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Running,
-    /// It ended by itself (`exit_code` says how).
-    Exited,
-    /// Stopped by `task_stop`, by the user, or when its session ended.
-    Stopped,
-    /// Started by a Tandem process that has ended since (a resumed
-    /// thread's task): nothing of it runs any more.
-    Lost,
-}
-
-impl TaskStatus {
-    pub fn name(self) -> &'static str {
-        match self {
-            TaskStatus::Running => "running",
-            TaskStatus::Exited => "exited",
-            TaskStatus::Stopped => "stopped",
-            TaskStatus::Lost => "lost",
-        }
-    }
-}
+pub use crate::protocol::TaskStatus;
 
 /// One process of a running task, as the machine sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

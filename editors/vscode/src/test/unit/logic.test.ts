@@ -1,5 +1,6 @@
 // Unit tests of the extension's own decisions (src/logic.ts), in plain Node.
 import * as assert from 'assert';
+import type { EditResult } from '../../logic';
 import {
   taskState,
   tasksBarText,
@@ -203,7 +204,7 @@ describe('messages', () => {
     assert.strictEqual(relativePath('file:///home/u/projection/z.txt', folders), '/home/u/projection/z.txt');
   });
   it('says how a run ended, with relative paths', () => {
-    const edits = [
+    const edits: EditResult[] = [
       { uri: 'file:///home/u/proj/a.txt', status: 'applied', ranges: [{ startLine: 3, endLine: 4 }, { startLine: 10, endLine: 10 }] },
       { uri: 'file:///home/u/proj/b.txt', status: 'rejected', ranges: [] },
     ];
@@ -211,7 +212,7 @@ describe('messages', () => {
       endSummary({ runId: 'run-1', status: 'completed', text: 'Done.', edits }, folders),
       'Tandem: run completed. 2 edits: 1 applied, 1 declined. Changed: a.txt lines 3-4, 10. Not applied: b.txt (declined).',
     );
-    const partial = [
+    const partial: EditResult[] = [
       { uri: 'file:///home/u/proj/app.py', status: 'partial', ranges: [{ startLine: 1, endLine: 1 }], declined: [{ startLine: 5, endLine: 5 }] },
       { uri: 'file:///home/u/proj/c.txt', status: 'written', ranges: [{ startLine: 2, endLine: 2 }] },
       { uri: 'file:///home/u/proj/a.txt', status: 'superseded', ranges: [] },
@@ -228,7 +229,7 @@ describe('messages', () => {
   });
   it('words the edits as the server did when it says', () => {
     const summary = '2 edits: 1 partly applied, 1 changed by a command. Changed: app.py line 1 (partly applied; declined: 5); out.txt.';
-    const edits = [{ uri: 'file:///home/u/proj/app.py', status: 'partial' }, { uri: 'file:///home/u/proj/out.txt', status: 'written', command: 'make' }];
+    const edits: EditResult[] = [{ uri: 'file:///home/u/proj/app.py', status: 'partial' }, { uri: 'file:///home/u/proj/out.txt', status: 'written', command: 'make' }];
     assert.strictEqual(endSummary({ runId: 'run-1', status: 'completed', text: '', edits, summary }, folders), `Tandem: run completed. ${summary}`);
     assert.strictEqual(editWords(edits[1]), 'changed by a command');
     assert.strictEqual(editWords({ status: 'unknown' }), 'unknown');

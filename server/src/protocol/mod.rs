@@ -1,0 +1,19 @@
+//! The run as every front end sees it: the events of a run, how it ended,
+//! what each call does, the todo list and the background tasks, what became
+//! of each edit, and the `tandem.ask` answer. Plain data with its JSON
+//! shape, the contract of docs/protocol.md: fields may be added, never
+//! renamed.
+//!
+//! *Architecture Invariant:* a leaf. It imports nothing from the crate, so
+//! it can become a crate of its own, and the editor plugins' types are
+//! generated from it: the JSON Schema of these types (`schemars`, from the
+//! derives serde uses) gives `editors/vscode/src/protocol.generated.ts` and
+//! `editors/nvim/lua/tandem/protocol.lua` (`tests/integration/protocol.rs`).
+
+mod edits;
+mod events;
+mod run;
+
+pub use edits::{AskAnswer, AskStarted, EditStatus, FileEffect, LineSpan, RunEdit};
+pub use events::RunEvent;
+pub use run::{RunStatus, TaskStatus, TodoItem, TodoStatus, ToolKind, Usage};
