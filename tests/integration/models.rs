@@ -150,6 +150,53 @@ async fn the_effort_setting_applies_and_the_command_line_wins() {
     assert_eq!(sent, [(json!("claude-opus-5-5"), json!("low")), (json!("claude-opus-5-5"), json!("max"))]);
 }
 
+/// `smallModel` (issue 50, a model per job): the built-in `explore`
+/// sub-agent and a compaction summary run on it, the run itself and the
+/// `general` sub-agent on the main model. The small model here takes no
+/// effort (the mock refuses one on Haiku 4.5), so its requests leave the
+/// session's effort out.
+#[tokio::test]
+async fn sub_agents_that_name_no_model_and_compaction_run_on_the_small_model() {
+    let explore = common::turns::tools("", &[("toolu_explore", "agent", json!({"description": "look", "prompt": "What is in hello.txt?", "type": "explore"}))]);
+    let general = common::turns::tools("", &[("toolu_general", "agent", json!({"description": "look", "prompt": "What is in hello.txt?", "type": "general"}))]);
+    let mock = MockModel::start_with_rules(
+        vec![explore, text("It says hi there."), general, text("Hi there, again."), text("hello.txt says hi there."), text("SUMMARY: read hello.txt."), text("Nothing else.")],
+        vec![anthropic_thinking_rules],
+    )
+    .await;
+    let dir = workspace();
+    std::fs::create_dir_all(dir.path().join(".home/.tandem")).unwrap();
+    std::fs::write(dir.path().join(".home/.tandem/settings.json"), json!({"smallModel": "claude-haiku-4-5", "effort": "high"}).to_string()).unwrap();
+    let ran = run(ask_anthropic(dir.path(), &mock, "claude-opus-4-7", &["--permission-mode", "bypassPermissions", "what is in hello.txt?"])).await;
+    assert_eq!(ran.code, Some(0), "{}\n{:?}", ran.stderr, ran.events);
+    let results: Vec<&Value> = ran.of("tool_result").into_iter().filter(|r| r.get("parent").is_none()).map(|r| &r["content"]).collect();
+    assert_eq!(results, [&json!("It says hi there."), &json!("Hi there, again.")]);
+    let ran = run(ask_anthropic(dir.path(), &mock, "claude-opus-4-7", &["--continue", "--compact", "anything else?"])).await;
+    assert_eq!(ran.code, Some(0), "{}\n{:?}", ran.stderr, ran.events);
+    assert_eq!(ran.of("compact").len(), 1, "{:?}", ran.events);
+    let sent: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| {
+            let system = r.body["system"].to_string();
+            let job = if system.contains("sub-agent") { "sub-agent" } else if r.body.get("tools").is_none() { "summary" } else { "run" };
+            format!("{job} {} {}", r.body["model"].as_str().unwrap(), r.body["output_config"]["effort"])
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "run claude-opus-4-7 \"high\"",
+            "sub-agent claude-haiku-4-5 null",
+            "run claude-opus-4-7 \"high\"",
+            "sub-agent claude-opus-4-7 \"high\"",
+            "run claude-opus-4-7 \"high\"",
+            "summary claude-haiku-4-5 null",
+            "run claude-opus-4-7 \"high\"",
+        ]
+    );
+}
+
 /// A budget on a model that takes one: `type: enabled` with `budget_tokens`,
 /// no effort; `max_tokens` above the budget.
 #[tokio::test]

@@ -74,14 +74,31 @@ impl Provider for AnthropicProvider {
         &self.config.model
     }
 
+    fn small_model(&self) -> Option<&str> {
+        self.config.small_model.as_deref()
+    }
+
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
         let info = self.config.info(model);
-        if let (Some(effort), true) = (self.config.effort, info.assumed.is_empty()) {
-            // A sub-agent's model may take other efforts than the session's.
-            info.check_effort(effort).map_err(|e| ProviderError::Config(format!("{e} (setting effort, TANDEM_EFFORT or --effort)")))?;
+        let mut effort = self.config.effort;
+        let mut max_tokens = self.config.max_tokens;
+        // The small jobs' model runs them without an effort it does not
+        // take, and within its own output limit: the effort and the limit
+        // were chosen for the main model.
+        let small_job = model != self.config.model && self.config.small_model.as_deref() == Some(model);
+        if small_job {
+            max_tokens = max_tokens.min(info.max_output);
         }
-        let options = BodyOptions { model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget, effort: self.config.effort, info: &info };
+        if let (Some(asked), true) = (effort, info.assumed.is_empty()) {
+            match info.check_effort(asked) {
+                Ok(()) => {}
+                Err(_) if small_job => effort = None,
+                // A sub-agent's model may take other efforts than the session's.
+                Err(e) => return Err(ProviderError::Config(format!("{e} (setting effort, TANDEM_EFFORT or --effort)"))),
+            }
+        }
+        let options = BodyOptions { model, max_tokens, thinking_budget: self.config.thinking_budget, effort, info: &info };
         let body = request_body(&options, request);
         let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);
         with_retries(&self.config.retry, endpoint.deadline, events, || self.attempt(&body, &endpoint, events)).await

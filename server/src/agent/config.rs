@@ -274,6 +274,11 @@ impl ProviderConfig {
             None => DEFAULT_MAX_TOKENS,
         };
         let model = get("TANDEM_MODEL");
+        // An alias names the family's current model on Anthropic, as `model` does.
+        let small_model = get("TANDEM_SMALL_MODEL").map(|small| match kind {
+            ProviderKind::Anthropic => crate::model::table::family_model(&small).map_or(small, str::to_string),
+            _ => small,
+        });
         let thinking_budget = match get("TANDEM_THINKING") {
             None => None,
             Some(v) if matches!(v.as_str(), "0" | "off" | "false") => None,
@@ -365,6 +370,7 @@ impl ProviderConfig {
                 auth_token: get("ANTHROPIC_AUTH_TOKEN"),
                 headers: headers.clone(),
                 limits,
+                small_model: small_model.clone(),
             }),
             ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
                 let http = HttpProviderConfig {
@@ -380,6 +386,7 @@ impl ProviderConfig {
                 auth_token: None,
                 headers: headers.clone(),
                 limits,
+                small_model: small_model.clone(),
                 };
                 if kind == ProviderKind::OpenAi { ProviderConfig::OpenAi(http) } else { ProviderConfig::OpenAiResponses(http) }
             }

@@ -66,6 +66,10 @@ impl Provider for ResponsesProvider {
         &self.config.model
     }
 
+    fn small_model(&self) -> Option<&str> {
+        self.config.small_model.as_deref()
+    }
+
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
         let mut body = request_body(model, self.config.max_tokens, request);

@@ -79,6 +79,15 @@ pub(super) const KEYS: &[Key] = &[
         docs: "settings.md",
     },
     Key {
+        name: "smallModel",
+        apply: Apply::Field(|s, _, v| {
+            s.small_model = Some(parse(v)?);
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_SMALL_MODEL"], value: |s, _| s.small_model.clone() }),
+        docs: "settings.md",
+    },
+    Key {
         name: "baseUrl",
         apply: Apply::Field(|s, _, v| {
             s.base_url = Some(parse(v)?);
@@ -821,7 +830,7 @@ mod tests {
                 "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
                 "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, smallModel, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai, openai-responses or scripted; the field is ignored",
             ]
         "#]]
