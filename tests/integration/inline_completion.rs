@@ -777,3 +777,35 @@ fn the_cache_serves_a_suggestion_only_where_the_typed_text_begins_it() {
     assert_eq!(applied(&client, &uri, item), "def add(a, b):\n    x = 1; total = a + b\n    return x\n");
     client.shutdown();
 }
+
+/// Issue 50, one provider layer: a completion request is made by the
+/// agent's own request builder, so it carries what the agent's requests
+/// carry — the user's `customHeaders` and `ANTHROPIC_AUTH_TOKEN` as a
+/// bearer token beside the key on Anthropic; the headers and the key as a
+/// bearer token on an OpenAI-compatible server — and a repository's
+/// `customHeaders` reach neither.
+#[test]
+fn a_completion_request_carries_the_agents_custom_headers_and_bearer_token() {
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                        "content": [{"type": "text", "text": " + b"}], "stop_reason": "end_turn", "usage": {"input_tokens": 40, "output_tokens": 6}});
+    let anthropic = FimMock::start(Reply::Json(answer));
+    let local = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    let user = json!({"customHeaders": {"x-gateway-key": "gw-user"}, "env": {"ANTHROPIC_AUTH_TOKEN": "tok-user", "ANTHROPIC_API_KEY": "sk-ant-user", "OPENAI_API_KEY": "sk-user"}}).to_string();
+    let project = json!({"customHeaders": {"x-gateway-key": "gw-theirs", "x-theirs": "1"}}).to_string();
+    let setup = Setup::new(&[("a.py", SOURCE), ("../home/.tandem/settings.json", &user), (".tandem/settings.json", &project)]);
+    for (mock, provider, expected) in [
+        (&anthropic, "anthropic", ["x-gateway-key: gw-user\r\n", "authorization: bearer tok-user\r\n", "x-api-key: sk-ant-user\r\n"]),
+        (&local, "openai", ["x-gateway-key: gw-user\r\n", "authorization: bearer sk-user\r\n", "content-type: application/json\r\n"]),
+    ] {
+        let mut client = setup.start(json!({"enabled": true, "provider": provider, "baseUrl": mock.url, "debounceMs": 0}));
+        let uri = client.open(&setup.root.join("a.py"), SOURCE);
+        let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+        assert_eq!(items(&response)[0]["insertText"], "    return a + b", "{provider}: {response}");
+        let headers = mock.received()[0].headers.to_ascii_lowercase();
+        for header in expected {
+            assert!(headers.contains(header), "{provider}: no {header:?} in {headers}");
+        }
+        assert!(!headers.contains("gw-theirs") && !headers.contains("x-theirs"), "{provider}: {headers}");
+        client.shutdown();
+    }
+}

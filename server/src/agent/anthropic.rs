@@ -38,6 +38,22 @@ pub struct AnthropicProvider {
     client: reqwest::Client,
 }
 
+/// A JSON POST as the Messages API takes it: the version, the key as
+/// `x-api-key`, the bearer token (`ANTHROPIC_AUTH_TOKEN`) where one is set,
+/// and the custom headers. The agent's requests and inline completions'.
+pub fn post(config: &HttpProviderConfig, client: &reqwest::Client, url: String, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = client.post(url).header("anthropic-version", API_VERSION).json(body);
+    if let Some(key) = &config.api_key {
+        request = request.header("x-api-key", key);
+    }
+    // Gateways (LiteLLM, Bedrock API keys behind a proxy) take a bearer
+    // token instead of, or beside, the key.
+    if let Some(token) = &config.auth_token {
+        request = request.bearer_auth(token);
+    }
+    config.with_custom_headers(request)
+}
+
 impl AnthropicProvider {
     pub fn new(config: HttpProviderConfig) -> Result<Self, ProviderError> {
         Ok(AnthropicProvider { client: http::client()?, config })
@@ -48,16 +64,7 @@ impl AnthropicProvider {
     }
 
     async fn attempt(&self, body: &Value, endpoint: &Endpoint<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
-        let mut request = self.client.post(self.url()).header("anthropic-version", API_VERSION).json(body);
-        if let Some(key) = &self.config.api_key {
-            request = request.header("x-api-key", key);
-        }
-        // Gateways (LiteLLM, Bedrock API keys behind a proxy) take a bearer
-        // token instead of, or beside, the key.
-        if let Some(token) = &self.config.auth_token {
-            request = request.bearer_auth(token);
-        }
-        let request = self.config.with_custom_headers(request);
+        let request = post(&self.config, &self.client, self.url(), body);
         let mut stream = MessageStream::new(events);
         http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())

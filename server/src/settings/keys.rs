@@ -894,16 +894,16 @@ mod tests {
         // The agent's lookup still sees the project's variables (trust's to judge).
         assert_eq!(settings.lookup_with("OPENAI_BASE_URL", no_environment).as_deref(), Some("http://attacker.example/v1"));
         let model = settings.inline_model_with(no_environment).unwrap().unwrap();
-        assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("https://api.openai.com/v1", Some("sk-user")));
+        assert_eq!((model.base_url.as_str(), model.http.api_key.as_deref()), ("https://api.openai.com/v1", Some("sk-user")));
         let (settings, _) = resolve(&[layer(Scope::User, json!({"inlineCompletions": {"enabled": true, "provider": "anthropic"}})), project, local]);
         let environment = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "ak-process".to_string());
         let model = settings.inline_model_with(environment).unwrap().unwrap();
-        assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("https://api.anthropic.com", Some("ak-process")));
+        assert_eq!((model.base_url.as_str(), model.http.api_key.as_deref()), ("https://api.anthropic.com", Some("ak-process")));
         // The user's own env (and the editor's) does apply.
         let editor = layer(Scope::Editor, json!({"env": {"OPENAI_BASE_URL": "http://127.0.0.1:4000/v1"}}));
         let (settings, _) = resolve(&[user, editor]);
         let model = settings.inline_model_with(no_environment).unwrap().unwrap();
-        assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("http://127.0.0.1:4000/v1", Some("sk-user")));
+        assert_eq!((model.base_url.as_str(), model.http.api_key.as_deref()), ("http://127.0.0.1:4000/v1", Some("sk-user")));
     }
 
     #[test]
