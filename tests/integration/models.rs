@@ -383,6 +383,34 @@ async fn an_answer_that_is_all_reasoning_is_shown_not_lost() {
     assert!(ran.of("provider")[0]["reason"].as_str().unwrap().contains("qwen3-32b is not in Tandem's model table"));
 }
 
+/// Reasoning that runs to the token limit (issue 50's faults): all the
+/// output went to thinking and no answer came. The run fails with what to
+/// change, on an OpenAI-compatible server (`finish_reason: length`) and on
+/// Anthropic (a thinking block, `stop_reason: max_tokens`), instead of
+/// ending "completed" with nothing to show; the thinking is still shown.
+#[tokio::test]
+async fn reasoning_that_runs_to_the_token_limit_fails_with_what_to_change() {
+    let body = chunk(json!({"role": "assistant", "reasoning_content": "Let me think about "}), None) + &chunk(json!({"reasoning_content": "hello.txt at length"}), None) + &chunk(json!({}), Some("length")) + &done();
+    let mock = MockModel::start(vec![MockResponse::sse(&body)]).await;
+    let dir = workspace();
+    let ran = run(ask_openai(dir.path(), &mock, "deepseek-reasoner")).await;
+    assert_eq!(ran.code, Some(1), "{}\n{:?}", ran.stderr, ran.events);
+    assert_eq!(ran.of("thinking")[0]["text"], "Let me think about hello.txt at length");
+    let end = ran.of("end")[0];
+    assert_eq!(end["status"], "failed", "{end}");
+    assert!(end["text"].as_str().unwrap().contains("maxTokens"), "{end}");
+
+    let thinking = event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+        + &event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Thinking on and on"}}))
+        + &event("content_block_stop", json!({"type": "content_block_stop", "index": 0}));
+    let mock = MockModel::start(vec![MockResponse::sse(&(message_start() + &thinking + &message_end("max_tokens")))]).await;
+    let ran = run(ask_anthropic(dir.path(), &mock, "claude-opus-4-7", &["--effort", "max", "hi"])).await;
+    assert_eq!(ran.code, Some(1), "{}\n{:?}", ran.stderr, ran.events);
+    let end = ran.of("end")[0];
+    assert_eq!(end["status"], "failed", "{end}");
+    assert!(end["text"].as_str().unwrap().contains("maxTokens") && end["text"].as_str().unwrap().contains("effort"), "{end}");
+}
+
 // ---- OpenAI's Responses API ----
 
 /// A Responses stream event, in the shape of openai-python's recorded
