@@ -383,6 +383,20 @@ async fn an_answer_that_is_all_reasoning_is_shown_not_lost() {
     assert!(ran.of("provider")[0]["reason"].as_str().unwrap().contains("qwen3-32b is not in Tandem's model table"));
 }
 
+/// A model named with a provider prefix, as a gateway (LiteLLM,
+/// OpenRouter) names it, is the table's model (issue 50's faults): adaptive
+/// thinking with the effort, its own output limit, nothing assumed.
+#[tokio::test]
+async fn a_provider_prefixed_model_name_is_the_tables_model() {
+    let mock = MockModel::start(vec![text("ok")]).await;
+    let dir = workspace();
+    let ran = run(ask_anthropic(dir.path(), &mock, "anthropic/claude-opus-4-7", &["--effort", "high", "hi"])).await;
+    assert_eq!(ran.code, Some(0), "{}\n{:?}", ran.stderr, ran.events);
+    let body = &mock.requests()[0].body;
+    assert_eq!((&body["model"], &body["thinking"]["type"], &body["output_config"]), (&json!("anthropic/claude-opus-4-7"), &json!("adaptive"), &json!({"effort": "high"})));
+    assert_eq!(ran.of("provider")[0]["reason"], "provider (TANDEM_PROVIDER) is anthropic", "nothing assumed");
+}
+
 /// Reasoning that runs to the token limit (issue 50's faults): all the
 /// output went to thinking and no answer came. The run fails with what to
 /// change, on an OpenAI-compatible server (`finish_reason: length`) and on
