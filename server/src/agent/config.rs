@@ -463,6 +463,16 @@ mod tests {
     }
 
     #[test]
+    fn a_small_model_alias_names_the_current_model_on_anthropic_only() {
+        let Ok(ProviderConfig::Anthropic(a)) = config(&[("ANTHROPIC_API_KEY", "k"), ("TANDEM_SMALL_MODEL", "haiku")]) else { panic!() };
+        assert_eq!(a.small_model.as_deref(), crate::model::table::family_model("haiku"));
+        let Ok(ProviderConfig::OpenAi(o)) = config(&[("OPENAI_API_KEY", "o"), ("TANDEM_SMALL_MODEL", "haiku")]) else { panic!() };
+        assert_eq!(o.small_model.as_deref(), Some("haiku"));
+        let Ok(ProviderConfig::Anthropic(unset)) = config(&[("ANTHROPIC_API_KEY", "k")]) else { panic!() };
+        assert_eq!(unset.small_model, None);
+    }
+
+    #[test]
     fn defaults_follow_which_keys_are_set() {
         let Ok(ProviderConfig::Anthropic(a)) = config(&[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "o")]) else { panic!() };
         assert_eq!((a.base_url.as_str(), a.model.as_str()), ("https://api.anthropic.com", DEFAULT_ANTHROPIC_MODEL));
