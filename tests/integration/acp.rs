@@ -705,6 +705,38 @@ async fn the_model_is_a_session_option_the_next_prompt_uses() {
     assert_eq!(requests[0].body["model"], "claude-opus-5-5");
 }
 
+/// The effort is a session option too (issue 50), offered only for a
+/// model the table says takes one, with the efforts it takes: a choice
+/// reaches the next prompt's request as `output_config.effort`, one the
+/// model does not take is refused, and a model without efforts
+/// (Sonnet 4.5) is offered no effort option.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_effort_is_a_session_option_for_models_that_take_one() {
+    let mock = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("anthropic/verbatim_basic_text.sse"))]).await;
+    let setup = Setup::new(vec![done()]);
+    let scenario = json!({"config": [["effort", "max"], ["effort", "turbo"]], "prompts": ["hello"]});
+    let url = mock.url.clone();
+    let run = move |model: &'static str, scenario: Value| {
+        let env = [("TANDEM_PROVIDER", "anthropic"), ("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "test-key"), ("TANDEM_MODEL", model)];
+        setup.editor_with(scenario, &env)
+    };
+    let (report, plain) = tokio::task::spawn_blocking(move || (run("claude-opus-4-7", scenario), run("claude-sonnet-4-5", json!({"prompts": []})))).await.unwrap();
+    let (Some(report), Some(plain)) = (report, plain) else { return };
+    let effort_option = |options: &Value| options.as_array().unwrap().iter().find(|o| o["id"] == "effort").cloned();
+    let offered = effort_option(&report["config_options"]).unwrap();
+    assert_eq!((offered["category"].as_str(), offered["currentValue"].as_str()), (Some("thought_level"), Some("default")), "{offered}");
+    let values: Vec<&str> = offered["options"].as_array().unwrap().iter().map(|o| o["value"].as_str().unwrap()).collect();
+    assert_eq!(values, ["default", "low", "medium", "high", "xhigh", "max"]);
+    assert_eq!(effort_option(&report["set_config"][0]).unwrap()["currentValue"], "max");
+    let refused = report["set_config"][1].as_str().unwrap_or_default();
+    assert!(refused.contains("no effort \"turbo\" for model claude-opus-4-7"), "{refused}");
+    assert_eq!(report["stop_reasons"], json!(["end_turn"]), "{report}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!((requests[0].body["model"].as_str(), &requests[0].body["output_config"]), (Some("claude-opus-4-7"), &json!({"effort": "max"})));
+    assert_eq!(effort_option(&plain["config_options"]), None, "{}", plain["config_options"]);
+}
+
 /// No ACP client answers code intelligence questions: the servers of the
 /// user's `lspServers` do (real pyright, `TANDEM_PYRIGHT`), driven by acpx:
 /// the edit's result lists pyright's new error, `references` is pyright's.

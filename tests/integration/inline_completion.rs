@@ -691,3 +691,121 @@ fn a_next_edit_prompt_holds_the_editors_diagnostics_of_the_region() {
     assert!(!prompt.contains("far from the region"), "{prompt}");
     client.shutdown();
 }
+
+const STALE_SOURCE: &str = "def add(a, b):\n    x = 1; \n    return x\n";
+
+/// The user types `text` at (line, character) of the client's copy; the
+/// `didChange` is sent at once.
+fn type_at(client: &mut LspClient, uri: &str, line: u32, character: u32, text: &str) {
+    paste(client, uri, line, character, text);
+}
+
+/// What the client's copy of `uri` becomes with `item` applied.
+fn applied(client: &LspClient, uri: &str, item: &Value) -> String {
+    let (content, _) = client.documents.get(uri).cloned().unwrap();
+    lsp_client::apply_edits(&content, &[(item["range"].clone(), item["insertText"].as_str().unwrap().to_string())])
+}
+
+/// Issue 50, the first case: asked at `    x = 1; ` with the model slow, the
+/// user types `y`; the model's `total = a + b` was for the text before the
+/// `y` and must not be offered for the text after it (it would make
+/// `total = a + by`). Sent right behind the request, as a fast typist's
+/// keystroke is, and after the model was asked.
+#[test]
+fn an_answer_for_text_the_user_has_typed_past_is_not_offered() {
+    let setup = Setup::new(&[("a.py", STALE_SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion("total = a + b")));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), STALE_SOURCE);
+    // The keystroke right behind the request, many times over. An answer
+    // may cross the keystroke on the wire (the editor drops it: its request
+    // was for the text before); what must not happen is an answer for the
+    // old position in the new text, so each item must be for the text the
+    // request was sent at, and the model is never asked with the `y` after
+    // the cursor.
+    for n in 0..20u32 {
+        let before = client.documents.get(&uri).unwrap().0.clone();
+        let id = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 11 + n, AUTOMATIC));
+        type_at(&mut client, &uri, 1, 11 + n, "y");
+        let response = client.response(id);
+        for item in response["result"]["items"].as_array().into_iter().flatten() {
+            let text = lsp_client::apply_edits(&before, &[(item["range"].clone(), item["insertText"].as_str().unwrap().to_string())]);
+            let line = format!("    x = 1; {}total = a + b", "y".repeat(n as usize));
+            assert_eq!(text.lines().nth(1), Some(line.as_str()), "keystroke {n}: {response}");
+        }
+    }
+    for request in mock.received() {
+        assert_eq!(request.body["suffix"], "\n    return x\n", "the model was asked at the old position in the new text: {:?}", request.body);
+    }
+    // The keystroke while the model answers.
+    mock.set_default(Reply::Held(FimMock::completion("total = a + b")));
+    let asked = mock.received().len();
+    let id = client.send_request("textDocument/inlineCompletion", params(&uri, 1, 31, AUTOMATIC));
+    mock.wait_for_requests(asked + 1);
+    type_at(&mut client, &uri, 1, 31, "z");
+    let response = client.response(id);
+    assert_eq!(response["result"], Value::Null, "an answer for the text before `z`: {response}");
+    mock.wait_for_closed(1);
+    client.shutdown();
+}
+
+/// Issue 50, the second case: the model answered `total = a + b` at
+/// `    x = 1; `; the user typed `y`, which does not begin it, and asks again
+/// with the model failing: the cache has nothing for `    x = 1; y` (it
+/// would give `ytotal = a + b`); typing `t`, which does begin it, is served
+/// the rest.
+#[test]
+fn the_cache_serves_a_suggestion_only_where_the_typed_text_begins_it() {
+    let setup = Setup::new(&[("a.py", STALE_SOURCE)]);
+    let mock = FimMock::start(Reply::Json(FimMock::completion("total = a + b")));
+    let mut client = setup.start(settings(&mock, json!({})));
+    let uri = client.open(&setup.root.join("a.py"), STALE_SOURCE);
+    let first = client.request("textDocument/inlineCompletion", params(&uri, 1, 11, INVOKED));
+    assert_eq!(items(&first)[0]["insertText"], "    x = 1; total = a + b");
+    mock.set_default(Reply::Status(500, "{\"error\": \"overloaded\"}".into()));
+    type_at(&mut client, &uri, 1, 11, "y");
+    let after_y = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    for item in items(&after_y) {
+        let text = applied(&client, &uri, &item);
+        assert!(!text.contains("ytotal"), "a cached suggestion the typed `y` does not begin: {after_y}");
+    }
+    assert_eq!(mock.received().len(), 2, "the model was asked for `y`");
+    // Back to the first text, then `t` typed: the rest of the suggestion.
+    replace_line(&mut client, &uri, 1, "    x = 1; t");
+    let after_t = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+    let item = &items(&after_t)[0];
+    assert_eq!(applied(&client, &uri, item), "def add(a, b):\n    x = 1; total = a + b\n    return x\n");
+    client.shutdown();
+}
+
+/// Issue 50, one provider layer: a completion request is made by the
+/// agent's own request builder, so it carries what the agent's requests
+/// carry — the user's `customHeaders` and `ANTHROPIC_AUTH_TOKEN` as a
+/// bearer token beside the key on Anthropic; the headers and the key as a
+/// bearer token on an OpenAI-compatible server — and a repository's
+/// `customHeaders` reach neither.
+#[test]
+fn a_completion_request_carries_the_agents_custom_headers_and_bearer_token() {
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                        "content": [{"type": "text", "text": " + b"}], "stop_reason": "end_turn", "usage": {"input_tokens": 40, "output_tokens": 6}});
+    let anthropic = FimMock::start(Reply::Json(answer));
+    let local = FimMock::start(Reply::Json(FimMock::completion(" + b")));
+    let user = json!({"customHeaders": {"x-gateway-key": "gw-user"}, "env": {"ANTHROPIC_AUTH_TOKEN": "tok-user", "ANTHROPIC_API_KEY": "sk-ant-user", "OPENAI_API_KEY": "sk-user"}}).to_string();
+    let project = json!({"customHeaders": {"x-gateway-key": "gw-theirs", "x-theirs": "1"}}).to_string();
+    let setup = Setup::new(&[("a.py", SOURCE), ("../home/.tandem/settings.json", &user), (".tandem/settings.json", &project)]);
+    for (mock, provider, expected) in [
+        (&anthropic, "anthropic", ["x-gateway-key: gw-user\r\n", "authorization: bearer tok-user\r\n", "x-api-key: sk-ant-user\r\n"]),
+        (&local, "openai", ["x-gateway-key: gw-user\r\n", "authorization: bearer sk-user\r\n", "content-type: application/json\r\n"]),
+    ] {
+        let mut client = setup.start(json!({"enabled": true, "provider": provider, "baseUrl": mock.url, "debounceMs": 0}));
+        let uri = client.open(&setup.root.join("a.py"), SOURCE);
+        let response = client.request("textDocument/inlineCompletion", params(&uri, 1, 12, INVOKED));
+        assert_eq!(items(&response)[0]["insertText"], "    return a + b", "{provider}: {response}");
+        let headers = mock.received()[0].headers.to_ascii_lowercase();
+        for header in expected {
+            assert!(headers.contains(header), "{provider}: no {header:?} in {headers}");
+        }
+        assert!(!headers.contains("gw-theirs") && !headers.contains("x-theirs"), "{provider}: {headers}");
+        client.shutdown();
+    }
+}

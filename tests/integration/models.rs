@@ -150,6 +150,53 @@ async fn the_effort_setting_applies_and_the_command_line_wins() {
     assert_eq!(sent, [(json!("claude-opus-5-5"), json!("low")), (json!("claude-opus-5-5"), json!("max"))]);
 }
 
+/// `smallModel` (issue 50, a model per job): the built-in `explore`
+/// sub-agent and a compaction summary run on it, the run itself and the
+/// `general` sub-agent on the main model. The small model here takes no
+/// effort (the mock refuses one on Haiku 4.5), so its requests leave the
+/// session's effort out.
+#[tokio::test]
+async fn sub_agents_that_name_no_model_and_compaction_run_on_the_small_model() {
+    let explore = common::turns::tools("", &[("toolu_explore", "agent", json!({"description": "look", "prompt": "What is in hello.txt?", "type": "explore"}))]);
+    let general = common::turns::tools("", &[("toolu_general", "agent", json!({"description": "look", "prompt": "What is in hello.txt?", "type": "general"}))]);
+    let mock = MockModel::start_with_rules(
+        vec![explore, text("It says hi there."), general, text("Hi there, again."), text("hello.txt says hi there."), text("SUMMARY: read hello.txt."), text("Nothing else.")],
+        vec![anthropic_thinking_rules],
+    )
+    .await;
+    let dir = workspace();
+    std::fs::create_dir_all(dir.path().join(".home/.tandem")).unwrap();
+    std::fs::write(dir.path().join(".home/.tandem/settings.json"), json!({"smallModel": "claude-haiku-4-5", "effort": "high"}).to_string()).unwrap();
+    let ran = run(ask_anthropic(dir.path(), &mock, "claude-opus-4-7", &["--permission-mode", "bypassPermissions", "what is in hello.txt?"])).await;
+    assert_eq!(ran.code, Some(0), "{}\n{:?}", ran.stderr, ran.events);
+    let results: Vec<&Value> = ran.of("tool_result").into_iter().filter(|r| r.get("parent").is_none()).map(|r| &r["content"]).collect();
+    assert_eq!(results, [&json!("It says hi there."), &json!("Hi there, again.")]);
+    let ran = run(ask_anthropic(dir.path(), &mock, "claude-opus-4-7", &["--continue", "--compact", "anything else?"])).await;
+    assert_eq!(ran.code, Some(0), "{}\n{:?}", ran.stderr, ran.events);
+    assert_eq!(ran.of("compact").len(), 1, "{:?}", ran.events);
+    let sent: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| {
+            let system = r.body["system"].to_string();
+            let job = if system.contains("sub-agent") { "sub-agent" } else if r.body.get("tools").is_none() { "summary" } else { "run" };
+            format!("{job} {} {}", r.body["model"].as_str().unwrap(), r.body["output_config"]["effort"])
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "run claude-opus-4-7 \"high\"",
+            "sub-agent claude-haiku-4-5 null",
+            "run claude-opus-4-7 \"high\"",
+            "sub-agent claude-opus-4-7 \"high\"",
+            "run claude-opus-4-7 \"high\"",
+            "summary claude-haiku-4-5 null",
+            "run claude-opus-4-7 \"high\"",
+        ]
+    );
+}
+
 /// A budget on a model that takes one: `type: enabled` with `budget_tokens`,
 /// no effort; `max_tokens` above the budget.
 #[tokio::test]
@@ -334,6 +381,48 @@ async fn an_answer_that_is_all_reasoning_is_shown_not_lost() {
     assert_eq!(ran.of("end")[0]["text"], "The file says hi there.");
     // An unknown local model: what was assumed is said.
     assert!(ran.of("provider")[0]["reason"].as_str().unwrap().contains("qwen3-32b is not in Tandem's model table"));
+}
+
+/// A model named with a provider prefix, as a gateway (LiteLLM,
+/// OpenRouter) names it, is the table's model (issue 50's faults): adaptive
+/// thinking with the effort, its own output limit, nothing assumed.
+#[tokio::test]
+async fn a_provider_prefixed_model_name_is_the_tables_model() {
+    let mock = MockModel::start(vec![text("ok")]).await;
+    let dir = workspace();
+    let ran = run(ask_anthropic(dir.path(), &mock, "anthropic/claude-opus-4-7", &["--effort", "high", "hi"])).await;
+    assert_eq!(ran.code, Some(0), "{}\n{:?}", ran.stderr, ran.events);
+    let body = &mock.requests()[0].body;
+    assert_eq!((&body["model"], &body["thinking"]["type"], &body["output_config"]), (&json!("anthropic/claude-opus-4-7"), &json!("adaptive"), &json!({"effort": "high"})));
+    assert_eq!(ran.of("provider")[0]["reason"], "provider (TANDEM_PROVIDER) is anthropic", "nothing assumed");
+}
+
+/// Reasoning that runs to the token limit (issue 50's faults): all the
+/// output went to thinking and no answer came. The run fails with what to
+/// change, on an OpenAI-compatible server (`finish_reason: length`) and on
+/// Anthropic (a thinking block, `stop_reason: max_tokens`), instead of
+/// ending "completed" with nothing to show; the thinking is still shown.
+#[tokio::test]
+async fn reasoning_that_runs_to_the_token_limit_fails_with_what_to_change() {
+    let body = chunk(json!({"role": "assistant", "reasoning_content": "Let me think about "}), None) + &chunk(json!({"reasoning_content": "hello.txt at length"}), None) + &chunk(json!({}), Some("length")) + &done();
+    let mock = MockModel::start(vec![MockResponse::sse(&body)]).await;
+    let dir = workspace();
+    let ran = run(ask_openai(dir.path(), &mock, "deepseek-reasoner")).await;
+    assert_eq!(ran.code, Some(1), "{}\n{:?}", ran.stderr, ran.events);
+    assert_eq!(ran.of("thinking")[0]["text"], "Let me think about hello.txt at length");
+    let end = ran.of("end")[0];
+    assert_eq!(end["status"], "failed", "{end}");
+    assert!(end["text"].as_str().unwrap().contains("maxTokens"), "{end}");
+
+    let thinking = event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+        + &event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Thinking on and on"}}))
+        + &event("content_block_stop", json!({"type": "content_block_stop", "index": 0}));
+    let mock = MockModel::start(vec![MockResponse::sse(&(message_start() + &thinking + &message_end("max_tokens")))]).await;
+    let ran = run(ask_anthropic(dir.path(), &mock, "claude-opus-4-7", &["--effort", "max", "hi"])).await;
+    assert_eq!(ran.code, Some(1), "{}\n{:?}", ran.stderr, ran.events);
+    let end = ran.of("end")[0];
+    assert_eq!(end["status"], "failed", "{end}");
+    assert!(end["text"].as_str().unwrap().contains("maxTokens") && end["text"].as_str().unwrap().contains("effort"), "{end}");
 }
 
 // ---- OpenAI's Responses API ----

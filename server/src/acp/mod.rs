@@ -208,6 +208,8 @@ fn modes(current: PermissionMode) -> SessionModeState {
 const MODE_OPTION: &str = "mode";
 /// The id of the model session option.
 const MODEL_OPTION: &str = "model";
+/// The id of the effort session option (only for a model that takes one).
+const EFFORT_OPTION: &str = "effort";
 
 /// The session's options (ACP session config options, stable in v1): the
 /// permission mode, the same choice as the session modes (a client that
@@ -220,13 +222,26 @@ fn config_options(session: &Session) -> Vec<SessionConfigOption> {
         .map(|mode| SessionConfigSelectOption::new(mode.id.0.to_string(), mode.name.clone()).description(mode.description.clone()))
         .collect();
     let model_choices: Vec<SessionConfigSelectOption> = session.models.iter().map(|model| SessionConfigSelectOption::new(model.clone(), model.clone())).collect();
-    vec![
+    let mut options = vec![
         SessionConfigOption::select(MODE_OPTION, "Permission mode", modes.current_mode_id.0.to_string(), mode_choices)
             .category(SessionConfigOptionCategory::Mode),
         SessionConfigOption::select(MODEL_OPTION, "Model", session.model(), model_choices)
             .description("The model Tandem's next prompts use".to_string())
             .category(SessionConfigOptionCategory::Model),
-    ]
+    ];
+    // Only for a model the table says takes an effort.
+    let efforts = session.efforts();
+    if !efforts.is_empty() {
+        let mut choices = vec![SessionConfigSelectOption::new(run::DEFAULT_EFFORT, "Default").description("The effort setting's, or the model's own".to_string())];
+        choices.extend(efforts.iter().map(|e| SessionConfigSelectOption::new(e.as_str(), e.as_str())));
+        let current = session.effort().map_or(run::DEFAULT_EFFORT, |e| e.as_str());
+        options.push(
+            SessionConfigOption::select(EFFORT_OPTION, "Effort", current.to_string(), choices)
+                .description("How hard the model works on the next prompts".to_string())
+                .category(SessionConfigOptionCategory::ThoughtLevel),
+        );
+    }
+    options
 }
 
 /// `session/set_config_option`: the mode or the model.
@@ -242,7 +257,8 @@ fn set_config_option(session: &Session, request: &SetSessionConfigOptionRequest)
             Ok(())
         }
         MODEL_OPTION => session.set_model(&value.0).map_err(|message| error(Error::invalid_params(), message)),
-        other => Err(error(Error::invalid_params(), format!("no session option \"{other}\": the options are \"{MODE_OPTION}\" and \"{MODEL_OPTION}\""))),
+        EFFORT_OPTION => session.set_effort(&value.0).map_err(|message| error(Error::invalid_params(), message)),
+        other => Err(error(Error::invalid_params(), format!("no session option \"{other}\": the options are \"{MODE_OPTION}\", \"{MODEL_OPTION}\" and \"{EFFORT_OPTION}\""))),
     }
 }
 

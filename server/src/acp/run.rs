@@ -5,6 +5,10 @@
 //! one prompt at a time run on its thread, its events forwarded as
 //! `session/update`s.
 
+use crate::model::table::{Effort, ModelTable};
+
+/// The effort option's value for "the settings' effort".
+pub const DEFAULT_EFFORT: &str = "default";
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -61,6 +65,9 @@ pub struct Session {
     mode: Mutex<PermissionMode>,
     /// The model the session's prompts use, one of `models`.
     model: Mutex<String>,
+    /// The effort the session's prompts ask for, over the settings'
+    /// `effort` (`None`: the settings').
+    effort: Mutex<Option<Effort>>,
     /// The trust notice last shown in this session: each is said once.
     trust_said: Mutex<Option<String>>,
     /// The models the session may switch between (the settings' first).
@@ -214,6 +221,7 @@ pub fn open(
         running: std::sync::atomic::AtomicBool::new(false),
         mode: Mutex::new(mode),
         model: Mutex::new(models.first().cloned().unwrap_or_default()),
+        effort: Mutex::new(None),
         trust_said: Mutex::new(None),
         models,
         history,
@@ -333,7 +341,47 @@ impl Session {
             return Err(format!("no model \"{model}\" here: choose one of {}", self.models.join(", ")));
         }
         *self.model.locked() = model.to_string();
+        // An effort the new model does not take goes back to the settings'.
+        let mut effort = self.effort.locked();
+        if effort.is_some_and(|e| !self.efforts().contains(&e)) {
+            *effort = None;
+        }
         Ok(())
+    }
+
+    /// The efforts the session's model takes, as the model table (with the
+    /// settings' `models`) says: none off Anthropic, whose API has no effort.
+    pub fn efforts(&self) -> Vec<Effort> {
+        let settings = self.host.settings();
+        if crate::host::endpoint(&settings).map_or(true, |endpoint| endpoint.provider != "anthropic") {
+            return Vec::new();
+        }
+        let table = ModelTable::from_lookup(|name| settings.lookup(name)).unwrap_or_default();
+        table.info(&self.model()).efforts
+    }
+
+    /// The session's effort, or `None` for the settings'.
+    pub fn effort(&self) -> Option<Effort> {
+        *self.effort.locked()
+    }
+
+    /// Ask for `effort` in the next prompts ([`DEFAULT_EFFORT`]: the settings').
+    pub fn set_effort(&self, effort: &str) -> Result<(), String> {
+        if effort == DEFAULT_EFFORT {
+            *self.effort.locked() = None;
+            return Ok(());
+        }
+        let takes = self.efforts();
+        match Effort::parse(effort).filter(|e| takes.contains(e)) {
+            Some(effort) => {
+                *self.effort.locked() = Some(effort);
+                Ok(())
+            }
+            None => {
+                let names: Vec<&str> = std::iter::once(DEFAULT_EFFORT).chain(takes.iter().map(|e| e.as_str())).collect();
+                Err(format!("no effort \"{effort}\" for model {}: choose one of {}", self.model(), names.join(", ")))
+            }
+        }
     }
 
     /// The skills, as slash commands.
@@ -358,6 +406,7 @@ impl Session {
             plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
             cancel: cancel.clone(),
             model: Some(self.model()),
+            effort: self.effort().map(|e| e.as_str().to_string()),
             // What the client sent besides the prompt.
             context: request.context.take(),
             images: std::mem::take(&mut request.images),

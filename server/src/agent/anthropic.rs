@@ -38,6 +38,22 @@ pub struct AnthropicProvider {
     client: reqwest::Client,
 }
 
+/// A JSON POST as the Messages API takes it: the version, the key as
+/// `x-api-key`, the bearer token (`ANTHROPIC_AUTH_TOKEN`) where one is set,
+/// and the custom headers. The agent's requests and inline completions'.
+pub fn post(config: &HttpProviderConfig, client: &reqwest::Client, url: String, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = client.post(url).header("anthropic-version", API_VERSION).json(body);
+    if let Some(key) = &config.api_key {
+        request = request.header("x-api-key", key);
+    }
+    // Gateways (LiteLLM, Bedrock API keys behind a proxy) take a bearer
+    // token instead of, or beside, the key.
+    if let Some(token) = &config.auth_token {
+        request = request.bearer_auth(token);
+    }
+    config.with_custom_headers(request)
+}
+
 impl AnthropicProvider {
     pub fn new(config: HttpProviderConfig) -> Result<Self, ProviderError> {
         Ok(AnthropicProvider { client: http::client()?, config })
@@ -48,16 +64,7 @@ impl AnthropicProvider {
     }
 
     async fn attempt(&self, body: &Value, endpoint: &Endpoint<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
-        let mut request = self.client.post(self.url()).header("anthropic-version", API_VERSION).json(body);
-        if let Some(key) = &self.config.api_key {
-            request = request.header("x-api-key", key);
-        }
-        // Gateways (LiteLLM, Bedrock API keys behind a proxy) take a bearer
-        // token instead of, or beside, the key.
-        if let Some(token) = &self.config.auth_token {
-            request = request.bearer_auth(token);
-        }
-        let request = self.config.with_custom_headers(request);
+        let request = post(&self.config, &self.client, self.url(), body);
         let mut stream = MessageStream::new(events);
         http::stream_answer(request, endpoint, |event| stream.on_event(event)).await?;
         Ok(stream.builder.finish())
@@ -78,14 +85,31 @@ impl Provider for AnthropicProvider {
         Some(self.config.info(model))
     }
 
+    fn small_model(&self) -> Option<&str> {
+        self.config.small_model.as_deref()
+    }
+
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
         let info = self.config.info(model);
-        if let (Some(effort), true) = (self.config.effort, info.assumed.is_empty()) {
-            // A sub-agent's model may take other efforts than the session's.
-            info.check_effort(effort).map_err(|e| ProviderError::Config(format!("{e} (setting effort, TANDEM_EFFORT or --effort)")))?;
+        let mut effort = self.config.effort;
+        let mut max_tokens = self.config.max_tokens;
+        // The small jobs' model runs them without an effort it does not
+        // take, and within its own output limit: the effort and the limit
+        // were chosen for the main model.
+        let small_job = model != self.config.model && self.config.small_model.as_deref() == Some(model);
+        if small_job {
+            max_tokens = max_tokens.min(info.max_output);
         }
-        let options = BodyOptions { model, max_tokens: self.config.max_tokens, thinking_budget: self.config.thinking_budget, effort: self.config.effort, info: &info };
+        if let (Some(asked), true) = (effort, info.assumed.is_empty()) {
+            match info.check_effort(asked) {
+                Ok(()) => {}
+                Err(_) if small_job => effort = None,
+                // A sub-agent's model may take other efforts than the session's.
+                Err(e) => return Err(ProviderError::Config(format!("{e} (setting effort, TANDEM_EFFORT or --effort)"))),
+            }
+        }
+        let options = BodyOptions { model, max_tokens, thinking_budget: self.config.thinking_budget, effort, info: &info };
         let messages = images_for_model(request.messages, &info);
         let body = request_body(&options, &ModelRequest { messages: &messages, ..request.clone() });
         let endpoint = Endpoint::new(&API, &self.config, model, tokio::time::Instant::now() + self.config.limits.turn);

@@ -302,6 +302,11 @@ impl ProviderConfig {
             None => DEFAULT_MAX_TOKENS,
         };
         let model = get("TANDEM_MODEL");
+        // An alias names the family's current model on Anthropic, as `model` does.
+        let small_model = get("TANDEM_SMALL_MODEL").map(|small| match kind {
+            ProviderKind::Anthropic => crate::model::table::family_model(&small).map_or(small, str::to_string),
+            _ => small,
+        });
         let thinking_budget = match get("TANDEM_THINKING") {
             None => None,
             Some(v) if matches!(v.as_str(), "0" | "off" | "false") => None,
@@ -393,6 +398,7 @@ impl ProviderConfig {
                 auth_token: get("ANTHROPIC_AUTH_TOKEN"),
                 headers: headers.clone(),
                 limits,
+                small_model: small_model.clone(),
             }),
             ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
                 let http = HttpProviderConfig {
@@ -408,6 +414,7 @@ impl ProviderConfig {
                 auth_token: None,
                 headers: headers.clone(),
                 limits,
+                small_model: small_model.clone(),
                 };
                 if kind == ProviderKind::OpenAi { ProviderConfig::OpenAi(http) } else { ProviderConfig::OpenAiResponses(http) }
             }
@@ -528,6 +535,16 @@ mod tests {
         for (provider, session, field, expected) in cases {
             assert_eq!(sub_agent_model(provider, session, field).as_deref(), expected, "{provider} {session} {field:?}");
         }
+    }
+
+    #[test]
+    fn a_small_model_alias_names_the_current_model_on_anthropic_only() {
+        let Ok(ProviderConfig::Anthropic(a)) = config(&[("ANTHROPIC_API_KEY", "k"), ("TANDEM_SMALL_MODEL", "haiku")]) else { panic!() };
+        assert_eq!(a.small_model.as_deref(), crate::model::table::family_model("haiku"));
+        let Ok(ProviderConfig::OpenAi(o)) = config(&[("OPENAI_API_KEY", "o"), ("TANDEM_SMALL_MODEL", "haiku")]) else { panic!() };
+        assert_eq!(o.small_model.as_deref(), Some("haiku"));
+        let Ok(ProviderConfig::Anthropic(unset)) = config(&[("ANTHROPIC_API_KEY", "k")]) else { panic!() };
+        assert_eq!(unset.small_model, None);
     }
 
     #[test]

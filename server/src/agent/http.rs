@@ -64,6 +64,10 @@ pub struct HttpProviderConfig {
     /// Headers sent with every request (`customHeaders`), for gateways.
     pub headers: Vec<(String, String)>,
     pub limits: StreamLimits,
+    /// The model for the small jobs (`smallModel`, `TANDEM_SMALL_MODEL`):
+    /// compaction summaries and sub-agents that name no model. `None`: the
+    /// main model.
+    pub small_model: Option<String>,
 }
 
 impl HttpProviderConfig {
@@ -98,6 +102,7 @@ impl std::fmt::Debug for HttpProviderConfig {
             .field("limits", &self.limits)
             .field("thinking_budget", &self.thinking_budget)
             .field("effort", &self.effort)
+            .field("small_model", &self.small_model)
             .field("auth_token", &self.auth_token.as_ref().map(|_| "[redacted]"))
             // Header values may be credentials too.
             .field("headers", &self.headers.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>())
@@ -120,6 +125,7 @@ impl HttpProviderConfig {
             auth_token: None,
             headers: Vec::new(),
             limits: StreamLimits::default(),
+            small_model: None,
         }
     }
 

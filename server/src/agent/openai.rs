@@ -65,6 +65,10 @@ impl Provider for OpenAiProvider {
         Some(self.config.info(model))
     }
 
+    fn small_model(&self) -> Option<&str> {
+        self.config.small_model.as_deref()
+    }
+
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
         let messages = images_for_model(request.messages, &self.config.info(model));

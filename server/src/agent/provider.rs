@@ -95,6 +95,11 @@ pub trait Provider: Send + Sync {
     fn model_info(&self, _model: &str) -> Option<ModelInfo> {
         None
     }
+    /// The model for the small jobs (`smallModel`): compaction summaries
+    /// and sub-agents that name no model. `None`: [`Provider::model`].
+    fn small_model(&self) -> Option<&str> {
+        None
+    }
     /// Send one request (retrying where that is safe) and stream the
     /// response. Events go to `events` as they arrive; the full response is
     /// returned at the end. Dropping the future cancels the request.

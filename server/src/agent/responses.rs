@@ -70,6 +70,10 @@ impl Provider for ResponsesProvider {
         Some(self.config.info(model))
     }
 
+    fn small_model(&self) -> Option<&str> {
+        self.config.small_model.as_deref()
+    }
+
     async fn stream(&self, request: &ModelRequest<'_>, events: &mpsc::UnboundedSender<StreamEvent>) -> Result<ModelResponse, ProviderError> {
         let model = request.model.unwrap_or(&self.config.model);
         let info = self.config.info(model);

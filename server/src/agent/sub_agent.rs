@@ -128,7 +128,12 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
         ctx.workspace.root().display(),
         if tool_names.is_empty() { "none" } else { &tool_names },
     );
-    let model = sub_agent_model(provider.name(), provider.model(), spec.model.as_deref());
+    let model = sub_agent_model(provider.name(), provider.model(), spec.model.as_deref()).or_else(|| {
+        // An agent that names no model runs on the small one (`inherit`
+        // asks for the session's own).
+        let named = spec.model.as_deref().is_some_and(|m| !m.trim().is_empty());
+        provider.small_model().filter(|_| !named).map(str::to_string)
+    });
     tracing::debug!(label = %spec.label, parent = %parent.call_id, model = model.as_deref().unwrap_or(provider.model()), "sub-agent starts");
     let child_request =
         RunRequest { prompt: spec.prompt, max_turns: Some(SUB_AGENT_MAX_TURNS), system: Some(system), model, ..RunRequest::default() };

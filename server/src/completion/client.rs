@@ -21,7 +21,6 @@ use super::window::Window;
 
 /// The most bytes of an answer read.
 pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
-const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Why the model gave nothing. Logged, never shown to the user as an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,12 +165,10 @@ impl ModelClient {
     async fn post(&self, config: &ModelConfig, url: &str, body: &Value, deadline: Instant) -> Result<Value, ModelError> {
         let timeout = config.timeout;
         let exchange = async {
-            let mut request = self.http.post(url).json(body);
-            request = match (config.api, &config.api_key) {
-                (Api::AnthropicChat, Some(key)) => request.header("x-api-key", key).header("anthropic-version", ANTHROPIC_VERSION),
-                (Api::AnthropicChat, None) => request.header("anthropic-version", ANTHROPIC_VERSION),
-                (_, Some(key)) => request.bearer_auth(key),
-                (_, None) => request,
+            // The agent's requests, headers and all: one provider layer.
+            let request = match config.api {
+                Api::AnthropicChat => crate::agent::anthropic::post(&config.http, &self.http, url.to_string(), body),
+                _ => config.http.bearer_post(&self.http, url.to_string(), body),
             };
             let mut response = request.send().await.map_err(|e| ModelError::Unreachable(redact(&e.to_string(), config)))?;
             let status = response.status().as_u16();
@@ -194,10 +191,14 @@ impl ModelClient {
 }
 
 fn redact(text: &str, config: &ModelConfig) -> String {
-    match &config.api_key {
-        Some(key) if key.len() >= 4 => text.replace(key.as_str(), "[redacted]"),
-        _ => text.to_string(),
+    let mut text = text.to_string();
+    let secrets = [config.http.api_key.as_ref(), config.http.auth_token.as_ref()];
+    for secret in secrets.into_iter().flatten().chain(config.http.headers.iter().map(|(_, value)| value)) {
+        if secret.len() >= 4 {
+            text = text.replace(secret.as_str(), "[redacted]");
+        }
     }
+    text
 }
 
 /// The string at `path` (object keys and array indices) in `answer`.

@@ -6,11 +6,15 @@
 //!                       "nextEdits": false, "timeoutMs": 10000}
 //! ```
 //!
-//! Off unless `enabled` is true. The key comes from the same places as the
-//! agent's (`OPENAI_API_KEY` / `ANTHROPIC_API_KEY` through the settings'
-//! lookup: a settings `env`, then Tandem's environment).
+//! Off unless `enabled` is true. The endpoint, key, bearer token and
+//! `customHeaders` are resolved by the agent's own provider layer
+//! ([`ProviderConfig::resolve`]), from the variables of the user's layers
+//! and Tandem's environment; only the API, the base URL and the model are
+//! the completions' own settings.
 
 use std::time::Duration;
+
+use crate::agent::config::{HttpProviderConfig, ProviderConfig};
 
 /// Which API serves the completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,10 +52,12 @@ impl Api {
         }
     }
 
-    fn key_variable(self) -> &'static str {
+    /// The agent's provider whose endpoint and credentials this API's
+    /// requests use, and the variables of it that apply.
+    fn provider(self) -> (&'static str, &'static [&'static str]) {
         match self {
-            Api::AnthropicChat => "ANTHROPIC_API_KEY",
-            _ => "OPENAI_API_KEY",
+            Api::AnthropicChat => ("anthropic", &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "TANDEM_CUSTOM_HEADERS"]),
+            _ => ("openai", &["OPENAI_API_KEY", "OPENAI_BASE_URL", "TANDEM_CUSTOM_HEADERS"]),
         }
     }
 }
@@ -63,9 +69,10 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 /// The most tokens a completion may ask for.
 pub const MAX_MAX_TOKENS: u32 = 1024;
 
-/// The variables [`InlineSettings::resolve`] looks up: the key, and the
-/// chat providers' base URL when `baseUrl` is not set.
-pub const VARIABLES: [&str; 4] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"];
+/// The variables [`InlineSettings::resolve`] looks up: the key or bearer
+/// token, the chat providers' base URL when `baseUrl` is not set, and
+/// `customHeaders`.
+pub const VARIABLES: [&str; 6] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "TANDEM_CUSTOM_HEADERS"];
 
 /// `inlineCompletions` as the settings layers merged it, field by field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +115,9 @@ pub struct ModelConfig {
     pub api: Api,
     /// Without a trailing `/`.
     pub base_url: String,
-    pub api_key: Option<String>,
+    /// The endpoint, key, bearer token and custom headers, as the agent's
+    /// provider layer resolved them.
+    pub http: HttpProviderConfig,
     pub model: Option<String>,
     pub max_tokens: u32,
     pub context_lines: usize,
@@ -123,7 +132,7 @@ impl std::fmt::Debug for ModelConfig {
         f.debug_struct("ModelConfig")
             .field("api", &self.api)
             .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("http", &self.http)
             .field("model", &self.model)
             .finish_non_exhaustive()
     }
@@ -136,28 +145,38 @@ impl InlineSettings {
         if !self.enabled {
             return Ok(None);
         }
-        let get = |name: &str| lookup(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let api = self.api.unwrap_or(Api::Completions);
-        let base_url = match (&self.base_url, api) {
-            (Some(url), _) => url.clone(),
-            (None, Api::AnthropicChat) => get("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into()),
-            (None, Api::OpenAiChat) => get("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
-            (None, _) => {
-                return Err(format!(
-                    "inlineCompletions.baseUrl is needed for provider {}: the address of the server, such as http://127.0.0.1:8012",
-                    api.name()
-                ))
-            }
-        };
+        if self.base_url.is_none() && matches!(api, Api::Completions | Api::Infill) {
+            return Err(format!(
+                "inlineCompletions.baseUrl is needed for provider {}: the address of the server, such as http://127.0.0.1:8012",
+                api.name()
+            ));
+        }
         let model = self.model.clone().or_else(|| match api {
             Api::AnthropicChat => Some("claude-haiku-4-5".into()),
             Api::OpenAiChat => Some("gpt-4.1-mini".into()),
             _ => None,
         });
+        // The agent's resolution, given only what applies to completions:
+        // their provider, base URL and model, and that provider's own
+        // credentials and headers (no effort, budget or token limit of the
+        // agent's, no other provider's base URL).
+        let (provider, variables) = api.provider();
+        let agent_lookup = |name: &str| match name {
+            "TANDEM_PROVIDER" => Some(provider.to_string()),
+            "TANDEM_MODEL" => model.clone(),
+            "TANDEM_BASE_URL" => self.base_url.clone(),
+            _ if variables.contains(&name) => lookup(name),
+            _ => None,
+        };
+        let http = match ProviderConfig::resolve(agent_lookup).map_err(|e| format!("inline completions: {e}"))?.0 {
+            ProviderConfig::Anthropic(http) | ProviderConfig::OpenAi(http) => http,
+            other => return Err(format!("inline completions: the {provider} provider resolved to another: {other:?}")),
+        };
         Ok(Some(ModelConfig {
             api,
-            base_url: base_url.trim_end_matches('/').to_string(),
-            api_key: get(api.key_variable()),
+            base_url: http.base_url.trim_end_matches('/').to_string(),
+            http,
             model,
             max_tokens: self.max_tokens,
             context_lines: self.context_lines,
@@ -181,10 +200,10 @@ mod tests {
         assert!(on.resolve(lookup).unwrap_err().contains("baseUrl"));
         let local = InlineSettings { base_url: Some("http://127.0.0.1:8012/".into()), api: Some(Api::Infill), ..on.clone() };
         let config = local.resolve(lookup).unwrap().unwrap();
-        assert_eq!((config.base_url.as_str(), config.api_key.as_deref(), config.model.as_deref()), ("http://127.0.0.1:8012", Some("sk-test"), None));
+        assert_eq!((config.base_url.as_str(), config.http.api_key.as_deref(), config.model.as_deref()), ("http://127.0.0.1:8012", Some("sk-test"), None));
         assert!(!format!("{config:?}").contains("sk-test"));
         let anthropic = InlineSettings { api: Some(Api::AnthropicChat), ..on };
         let config = anthropic.resolve(|name| (name == "ANTHROPIC_API_KEY").then(|| "ak".to_string())).unwrap().unwrap();
-        assert_eq!((config.base_url.as_str(), config.api_key.as_deref()), ("https://api.anthropic.com", Some("ak")));
+        assert_eq!((config.base_url.as_str(), config.http.api_key.as_deref()), ("https://api.anthropic.com", Some("ak")));
     }
 }

@@ -427,6 +427,9 @@ pub struct RunParts {
     pub cancel: CancellationToken,
     /// Another of the provider's models ([`model_choices`]); `None`: the settings'.
     pub model: Option<String>,
+    /// The effort the front end asks for (an ACP session's option), over
+    /// the settings' `effort`.
+    pub effort: Option<String>,
     /// The model itself, instead of the one the settings name (the demo's
     /// scripted model).
     pub provider: Option<Box<dyn Provider>>,
@@ -673,7 +676,10 @@ impl Host {
     /// tool context. `Err`: no model provider is configured (the message
     /// names what to set).
     fn run(&self, prompt: impl Into<String>, mut parts: RunParts, checkpoint: Option<(String, String)>) -> Result<ReadyRun, String> {
-        let settings = self.settings();
+        let mut settings = self.settings();
+        if let Some(effort) = parts.effort.take() {
+            settings.effort = Some(effort);
+        }
         let (provider, config, endpoint) = match parts.provider.take() {
             Some(provider) => {
                 let config = ContextConfig::from_lookup(provider.model(), |name| settings.lookup(name))?;

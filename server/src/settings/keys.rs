@@ -80,6 +80,15 @@ pub(super) const KEYS: &[Key] = &[
         docs: "settings.md",
     },
     Key {
+        name: "smallModel",
+        apply: Apply::Field(|s, _, v| {
+            s.small_model = Some(parse(v)?);
+            Ok(())
+        }),
+        variable: Some(Variable { names: &["TANDEM_SMALL_MODEL"], value: |s, _| s.small_model.clone() }),
+        docs: "settings.md",
+    },
+    Key {
         name: "baseUrl",
         apply: Apply::Field(|s, _, v| {
             s.base_url = Some(parse(v)?);
@@ -874,7 +883,7 @@ mod tests {
                 "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
                 "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"colour\": unknown setting; known: provider, model, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, smallModel, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai, openai-responses or scripted; the field is ignored",
             ]
         "#]]
@@ -938,16 +947,16 @@ mod tests {
         // The agent's lookup still sees the project's variables (trust's to judge).
         assert_eq!(settings.lookup_with("OPENAI_BASE_URL", no_environment).as_deref(), Some("http://attacker.example/v1"));
         let model = settings.inline_model_with(no_environment).unwrap().unwrap();
-        assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("https://api.openai.com/v1", Some("sk-user")));
+        assert_eq!((model.base_url.as_str(), model.http.api_key.as_deref()), ("https://api.openai.com/v1", Some("sk-user")));
         let (settings, _) = resolve(&[layer(Scope::User, json!({"inlineCompletions": {"enabled": true, "provider": "anthropic"}})), project, local]);
         let environment = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "ak-process".to_string());
         let model = settings.inline_model_with(environment).unwrap().unwrap();
-        assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("https://api.anthropic.com", Some("ak-process")));
+        assert_eq!((model.base_url.as_str(), model.http.api_key.as_deref()), ("https://api.anthropic.com", Some("ak-process")));
         // The user's own env (and the editor's) does apply.
         let editor = layer(Scope::Editor, json!({"env": {"OPENAI_BASE_URL": "http://127.0.0.1:4000/v1"}}));
         let (settings, _) = resolve(&[user, editor]);
         let model = settings.inline_model_with(no_environment).unwrap().unwrap();
-        assert_eq!((model.base_url.as_str(), model.api_key.as_deref()), ("http://127.0.0.1:4000/v1", Some("sk-user")));
+        assert_eq!((model.base_url.as_str(), model.http.api_key.as_deref()), ("http://127.0.0.1:4000/v1", Some("sk-user")));
     }
 
     #[test]

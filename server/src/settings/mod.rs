@@ -164,6 +164,9 @@ impl Timeouts {
 pub struct Settings {
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// `smallModel`: the model for compaction summaries and sub-agents
+    /// that name none (unset: `model`).
+    pub small_model: Option<String>,
     /// The chosen provider's base URL (`TANDEM_BASE_URL`): with no provider
     /// named, it chooses the one it belongs to (see `agent::config`).
     pub base_url: Option<String>,

@@ -38,7 +38,9 @@ impl Driver<'_> {
         // Half the window for the transcript leaves room for the summary.
         let max_chars = usize::try_from(self.config.context_window).unwrap_or(usize::MAX).saturating_mul(2);
         let messages = summary_request(&self.thread.messages, max_chars);
-        let request = ModelRequest { model: self.model, system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
+        // A summary is a small job: the small model's, when one is set.
+        let model = self.provider.small_model().or(self.model);
+        let request = ModelRequest { model, system: SUMMARY_SYSTEM, messages: &messages, tools: &[] };
         // The summary is not part of the transcript the user watches.
         let (quiet, _ignored) = mpsc::unbounded_channel();
         let response = tokio::select! {
@@ -46,7 +48,7 @@ impl Driver<'_> {
             _ = self.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
             response = self.provider.stream(&request, &quiet) => response.map_err(Stop::Provider)?,
         };
-        let cost = self.config.prices.cost(&self.config.model, &response.usage);
+        let cost = self.config.prices.cost(model.unwrap_or(&self.config.model), &response.usage);
         self.state.add(&response.usage, cost);
         self.thread.end_turn(response.usage, cost);
         let summary = response.message.text();

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The end of a run whose model spent its whole output limit thinking.
+const NO_ROOM_TO_ANSWER: &str = "The model used its whole output limit thinking and gave no answer. Raise maxTokens (TANDEM_MAX_TOKENS), or ask for less thinking: a lower effort (effort, --effort) or a smaller thinkingBudget.";
+
 impl Driver<'_> {
     /// The system prompt: the thread's own, fixed by its first run so the
     /// cached prefix stays byte-stable across turns and runs.
@@ -206,11 +209,17 @@ impl Driver<'_> {
             self.state.add(&response.usage, cost);
             self.thread.end_turn(response.usage, cost);
             let _ = self.events.send(RunEvent::Status { turn: self.state.turns, usage: self.state.total_usage() });
-            let ModelResponse { message, tool_calls, .. } = response;
+            let ModelResponse { message, tool_calls, stop_reason, .. } = response;
             let text = message.text();
             self.thread.push(message);
             if tool_calls.is_empty() {
                 self.thread.commit();
+                // The whole output limit went to thinking (a reasoning model,
+                // a high effort): no answer came, and "completed" with
+                // nothing to show would hide why.
+                if stop_reason == super::super::provider::StopReason::MaxTokens && text.trim().is_empty() {
+                    return Ok((RunStatus::Failed, NO_ROOM_TO_ANSWER.to_string()));
+                }
                 let Some(hooks) = &hooks else { return Ok((RunStatus::Completed, text)) };
                 let event = HookEvent::Stop;
                 let payload = serde_json::json!({

@@ -170,7 +170,7 @@ pub struct AgentTool;
 pub struct Resolved {
     system_prompt: String,
     tools: ToolChoice,
-    /// A custom agent's `model` field.
+    /// A custom agent's `model` field (`inherit` for the built-in general agent).
     model: Option<String>,
 }
 
@@ -179,7 +179,9 @@ fn resolve(agent_type: Option<&str>, workspace: &Workspace) -> Result<Resolved, 
     match name {
         "explore" => Ok(Resolved { system_prompt: EXPLORE_PROMPT.to_string(), tools: ToolChoice::ReadOnly, model: None }),
         "plan" => Ok(Resolved { system_prompt: PLAN_PROMPT.to_string(), tools: ToolChoice::ReadOnly, model: None }),
-        "general" => Ok(Resolved { system_prompt: GENERAL_PROMPT.to_string(), tools: ToolChoice::General, model: None }),
+        // The general agent edits and runs commands: the session's model,
+        // not the small one the read-only agents run on (`smallModel`).
+        "general" => Ok(Resolved { system_prompt: GENERAL_PROMPT.to_string(), tools: ToolChoice::General, model: Some("inherit".into()) }),
         custom => {
             let agents = AgentSet::discover(workspace);
             match agents.get(custom) {
