@@ -15,6 +15,14 @@
 //! | network | none | only with `sandbox.network` |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
 //!
+//! A third profile, **contained** (a command that runs without a question
+//! because the sandbox contains it: `acceptEdits`, `autoAllowSandboxed`, a
+//! shape allowed for the session), writes as an approved command does but
+//! only the workspace roots and a private `/tmp` (not `/var/tmp`,
+//! `$TMPDIR` or `allowWrite`), and reads, masks and reaches as an unasked
+//! one does: the home folder's toolchains only, no service socket, no
+//! network.
+//!
 //! [`contain`] keeps the lifetime, not the reach, of the programs that run
 //! outside the sandbox on the user's word (MCP servers, hooks): nothing
 //! they start outlives them or Tandem.
@@ -155,6 +163,23 @@ impl ShellSandbox for NoCommands {
     fn explain_failure(&self, _profile: crate::tools::ShellProfile, _output: &str) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// A sandbox will confine the shell commands of a run with these
+/// settings (the platform's probe runs once per process): what lets the
+/// policy allow a command the sandbox contains without a question.
+pub fn confines(settings: &SandboxSettings) -> bool {
+    settings.enabled && probe_ok()
+}
+
+#[cfg(target_os = "linux")]
+fn probe_ok() -> bool {
+    bubblewrap::Bubblewrap::probe().is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_ok() -> bool {
+    false
 }
 
 /// The sandbox for a run with these settings, enforcing `denies`.

@@ -109,6 +109,10 @@ pub enum PermissionDecision {
     /// wants the network ([`PermissionRequest::wants_network`]): it runs in
     /// the approved profile and may reach the network.
     ApprovedWithNetwork,
+    /// Allowed without a question because the sandbox contains it
+    /// (`acceptEdits`, `autoAllowSandboxed`, a shape allowed for the
+    /// session): the [`ShellProfile::Contained`](super::ShellProfile::Contained) profile.
+    Contained,
     /// Refused; the string is the reason the model is given.
     Deny(String),
     /// Allowed if the user confirms it in the editor's own review of the
@@ -128,6 +132,7 @@ impl PermissionDecision {
             PermissionDecision::Allow => Some(Approval::Unasked),
             PermissionDecision::Approved => Some(Approval::Approved),
             PermissionDecision::ApprovedWithNetwork => Some(Approval::ApprovedWithNetwork),
+            PermissionDecision::Contained => Some(Approval::Contained),
             PermissionDecision::ReviewInEditor => Some(Approval::ReviewInEditor),
             PermissionDecision::ApprovedHunks(_) => Some(Approval::Approved),
             PermissionDecision::Deny(_) => None,
@@ -151,6 +156,9 @@ pub enum Approval {
     /// Approved by the user, asked about a `run_shell` call that wants the
     /// network: the approved profile, and the network for this one command.
     ApprovedWithNetwork,
+    /// Nobody was asked, because the sandbox contains it: the contained
+    /// profile (it may write the workspace, nothing else).
+    Contained,
     /// An edit the user reviews in the editor's own preview (an applyEdit
     /// with a `needsConfirmation` annotation) before it is applied.
     ReviewInEditor,
@@ -161,6 +169,7 @@ impl Approval {
     pub fn shell_profile(self) -> ShellProfile {
         match self {
             Approval::Unasked => ShellProfile::Unasked,
+            Approval::Contained => ShellProfile::Contained,
             Approval::Approved | Approval::ApprovedWithNetwork | Approval::ReviewInEditor => ShellProfile::Approved,
         }
     }
