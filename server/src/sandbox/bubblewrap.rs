@@ -392,8 +392,9 @@ impl ShellSandbox for Bubblewrap {
     fn confine(&self, launch: &ShellLaunch<'_>) -> Result<Confined, String> {
         let mut placeholders = Placeholders::default();
         let args = self.arguments(launch, &mut placeholders)?;
+        let (program, args) = with_seccomp(&self.found.path, args)?;
         Ok(Confined {
-            program: self.found.path.clone(),
+            program,
             args,
             network: (self.network || launch.network) && launch.profile == ShellProfile::Approved,
             // The command runs under bubblewrap's init (pid 1 of its
@@ -430,6 +431,21 @@ impl ShellSandbox for Bubblewrap {
         }
         notes
     }
+}
+
+/// bubblewrap with the seccomp filter ([`super::seccomp`]) where there is
+/// one for this machine.
+#[cfg(target_os = "linux")]
+fn with_seccomp(bwrap: &Path, args: Vec<OsString>) -> Result<(PathBuf, Vec<OsString>), String> {
+    match super::seccomp::file()? {
+        Some(filter) => Ok(super::seccomp::wrap(&filter, bwrap, args)),
+        None => Ok((bwrap.to_path_buf(), args)),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn with_seccomp(bwrap: &Path, args: Vec<OsString>) -> Result<(PathBuf, Vec<OsString>), String> {
+    Ok((bwrap.to_path_buf(), args))
 }
 
 /// The protected paths as the model is told them: ".git/config,

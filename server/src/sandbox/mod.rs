@@ -14,6 +14,7 @@
 //! | masked (read as empty) | read-deny paths; Tandem's own folders and the credential stores wherever the home folder shows; the local settings files; every bound socket in the home folder and the workspace, and those of services that act for the user (the runtime folder's session bus, keyring and agents, the system bus, container engines) | read-deny paths |
 //! | network | none | only with `sandbox.network` |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
+//! | system calls | a seccomp filter ([`seccomp`]): no ptrace, keyrings, perf, bpf, io_uring, new user namespaces, mounts | the same |
 //!
 //! A third profile, **contained** (a command that runs without a question
 //! because the sandbox contains it: `acceptEdits`, `autoAllowSandboxed`, a
@@ -34,6 +35,8 @@
 pub mod bubblewrap;
 pub mod contain;
 pub mod git;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
 
 pub use bubblewrap::is_placeholder;
 
