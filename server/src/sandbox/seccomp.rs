@@ -179,9 +179,14 @@ mod tests {
         assert_eq!(bytes.len() % 8, 0);
         let ops = bytes.len() / 8;
         for (index, op) in bytes.chunks(8).enumerate() {
-            let (jt, jf) = (op[2] as usize, op[3] as usize);
-            assert!(index + 1 + jt.max(jf) < ops, "op {index} jumps out");
+            let code = u16::from_ne_bytes([op[0], op[1]]);
+            if code & 0x07 == 0x05 {
+                let (jt, jf) = (op[2] as usize, op[3] as usize);
+                assert!(index + 1 + jt.max(jf) < ops, "op {index} jumps out");
+            }
         }
+        // Nothing falls off the end: the last op returns.
+        assert_eq!(u16::from_ne_bytes([bytes[ops * 8 - 8], bytes[ops * 8 - 7]]), BPF_RET_K);
         // The last two: allow, then the one EPERM the list jumps to.
         let k = |op: &[u8]| u32::from_ne_bytes([op[4], op[5], op[6], op[7]]);
         assert_eq!(k(&bytes[bytes.len() - 16..]), RET_ALLOW);
