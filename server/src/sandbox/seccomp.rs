@@ -151,7 +151,13 @@ fn write() -> Result<Option<PathBuf>, String> {
         .ok_or("there is no cache folder for the sandbox's seccomp filter (set XDG_CACHE_HOME)")?;
     std::fs::create_dir_all(&folder).map_err(|e| format!("cannot make {}: {e}", folder.display()))?;
     let bytes = program();
-    let path = folder.join(format!("seccomp-{}-{}.bpf", std::process::id(), bytes.len()));
+    // Named by its content: every Tandem process with this program uses
+    // one file, and none is left behind per process.
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+    let path = folder.join(format!("seccomp-{hash:016x}.bpf"));
+    if std::fs::read(&path).is_ok_and(|there| there == bytes) {
+        return Ok(Some(path));
+    }
     // Written beside, then renamed: bubblewrap never reads half a program.
     let partial = folder.join(format!(".seccomp-{}.partial", std::process::id()));
     std::fs::write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &path)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
