@@ -89,12 +89,13 @@ fn stmt(code: u16, k: u32) -> Op {
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn program() -> Vec<u8> {
     let denied = denied();
-    let mut ops: Vec<Op> = Vec::new();
-    // Another ABI: refused whole.
-    ops.push(stmt(BPF_LD_W_ABS, ARCH));
-    ops.push(Op { code: BPF_JMP_JEQ_K, jt: 1, jf: 0, k: AUDIT_ARCH });
-    ops.push(stmt(BPF_RET_K, RET_ERRNO | libc::EPERM as u32));
-    ops.push(stmt(BPF_LD_W_ABS, NR));
+    let mut ops: Vec<Op> = vec![
+        // Another ABI: refused whole.
+        stmt(BPF_LD_W_ABS, ARCH),
+        Op { code: BPF_JMP_JEQ_K, jt: 1, jf: 0, k: AUDIT_ARCH },
+        stmt(BPF_RET_K, RET_ERRNO | libc::EPERM as u32),
+        stmt(BPF_LD_W_ABS, NR),
+    ];
     #[cfg(target_arch = "x86_64")]
     {
         ops.push(Op { code: BPF_JMP_JGE_K, jt: 0, jf: 1, k: X32_BIT });
