@@ -77,20 +77,33 @@ impl PermissionGate for ApproveAll {
     }
 }
 
+/// Every call runs because the sandbox contains it (`acceptEdits`,
+/// `autoAllowSandboxed`): the contained profile.
+struct ContainAll;
+
+#[async_trait]
+impl PermissionGate for ContainAll {
+    async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
+        PermissionDecision::Contained
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Way {
     Unsandboxed,
     Unasked,
+    Contained,
     Approved,
 }
 
-const WAYS: [Way; 3] = [Way::Unsandboxed, Way::Unasked, Way::Approved];
+const WAYS: [Way; 4] = [Way::Unsandboxed, Way::Unasked, Way::Contained, Way::Approved];
 
 struct Bench {
     workspace: Arc<Workspace>,
     sandbox: Availability,
     allow: Executor,
     approve: Executor,
+    contain: Executor,
 }
 
 impl Bench {
@@ -100,7 +113,11 @@ impl Bench {
         if way != Way::Unsandboxed {
             ctx.sandbox = self.sandbox.sandbox();
         }
-        let executor = if way == Way::Approved { &self.approve } else { &self.allow };
+        let executor = match way {
+            Way::Approved => &self.approve,
+            Way::Contained => &self.contain,
+            Way::Unsandboxed | Way::Unasked => &self.allow,
+        };
         let call = ToolCall::new("toolu_bench", "run_shell", json!({"command": command}));
         let start = Instant::now();
         let result = executor.execute(&call, &ctx).await.expect("run_shell");
@@ -130,6 +147,7 @@ async fn main() {
         sandbox: sandbox.clone(),
         allow: Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(AllowAll)),
         approve: Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(ApproveAll)),
+        contain: Executor::new(ToolRegistry::builtin()).with_gate(Arc::new(ContainAll)),
     };
     let mut failures: Vec<String> = Vec::new();
 
@@ -142,6 +160,11 @@ async fn main() {
     if probe.exists() {
         failures.push("an unasked command wrote into the workspace through the sandbox".into());
     }
+    bench.run(Way::Contained, &touch).await;
+    if !probe.exists() {
+        failures.push("a contained command could not write into the workspace".into());
+    }
+    let _ = std::fs::remove_file(&probe);
     bench.run(Way::Approved, &touch).await;
     if !probe.exists() {
         failures.push("an approved command could not write into the workspace".into());
@@ -152,18 +175,18 @@ async fn main() {
     // threads finish, and the three ways must print the same text.
     let commands = ["true", "ls", "rg -n --sort path parse_range_config"];
     println!(
-        "Each command is a `run_shell` call through the executor in `{}` (its root), timed from the call to its result: without a sandbox, then in {describe} with the unasked and the approved profile, the three alternating; median (min–max) of {} runs after {} warm-up runs{}. \"Added\" is the median over the rounds of the sandboxed run minus the unsandboxed run of the same round. Target: at most {TARGET_MS} ms added per command.",
+        "Each command is a `run_shell` call through the executor in `{}` (its root), timed from the call to its result: without a sandbox, then in {describe} with the unasked, the contained and the approved profile, the four alternating; median (min–max) of {} runs after {} warm-up runs{}. \"Added\" is the median over the rounds of the sandboxed run minus the unsandboxed run of the same round. Target: at most {TARGET_MS} ms added per command.",
         options.label,
         options.runs,
         options.warm,
         if options.quick { "; quick mode: timings not meaningful" } else { "" }
     );
     println!();
-    println!("| command | unsandboxed ms | unasked ms | approved ms | added: unasked | added: approved | same output | meets |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| command | unsandboxed ms | unasked ms | contained ms | approved ms | added: unasked | added: contained | added: approved | same output | meets |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for command in commands {
-        let mut times: [Vec<Duration>; 3] = Default::default();
-        let mut outputs: [Option<(String, bool)>; 3] = Default::default();
+        let mut times: [Vec<Duration>; 4] = Default::default();
+        let mut outputs: [Option<(String, bool)>; 4] = Default::default();
         for round in 0..options.warm + options.runs {
             for (i, way) in WAYS.iter().enumerate() {
                 let (text, is_error, took) = bench.run(*way, command).await;
@@ -174,8 +197,8 @@ async fn main() {
             }
         }
         let in_ms = |samples: &[Duration]| samples.iter().map(|d| d.as_secs_f64() * 1000.0).collect::<Vec<f64>>();
-        let [plain, unasked, approved] = [stats(&in_ms(&times[0])), stats(&in_ms(&times[1])), stats(&in_ms(&times[2]))];
-        let same = outputs[1] == outputs[0] && outputs[2] == outputs[0];
+        let [plain, unasked, contained, approved] = [0, 1, 2, 3].map(|way| stats(&in_ms(&times[way])));
+        let same = outputs.iter().all(|output| *output == outputs[0]);
         // rg finds nothing in a small tree (exit 1): the same in all three.
         let failed = !command.starts_with("rg") && outputs.iter().flatten().any(|(_, is_error)| *is_error);
         if !same || failed {
@@ -190,20 +213,22 @@ async fn main() {
             let differences: Vec<f64> = in_ms(&times[way]).iter().zip(in_ms(&times[0])).map(|(sandboxed, plain)| sandboxed - plain).collect();
             stats(&differences).median
         };
-        let (added_unasked, added_approved) = (paired(1), paired(2));
+        let (added_unasked, added_contained, added_approved) = (paired(1), paired(2), paired(3));
         let meets = if options.quick {
             "—"
-        } else if added_unasked.max(added_approved) <= TARGET_MS {
+        } else if added_unasked.max(added_contained).max(added_approved) <= TARGET_MS {
             "yes"
         } else {
             "**no**"
         };
         println!(
-            "| `{command}` | {} | {} | {} | {} | {} | {} | {meets} |",
+            "| `{command}` | {} | {} | {} | {} | {} | {} | {} | {} | {meets} |",
             cell(plain),
             cell(unasked),
+            cell(contained),
             cell(approved),
             ms(added_unasked),
+            ms(added_contained),
             ms(added_approved),
             if same { "yes" } else { "**no**" },
         );

@@ -340,6 +340,24 @@ fn permission_answers_reject_allow_and_always() {
 }
 
 #[test]
+fn allow_commands_like_this_is_an_acp_option_and_each_shape_is_asked_once() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let mut turns: Vec<Value> = (0..8).map(|i| turn(vec![shell(&if i % 2 == 0 { format!("touch made{i}.txt") } else { format!("mkdir folder{i}") })])).collect();
+    turns.push(done());
+    let setup = Setup::new(turns);
+    let Some(report) = setup.editor(json!({"answers": ["allow_like_this", "allow_like_this"], "prompts": ["go"]})) else { return };
+    let asks = report["asks"].as_array().unwrap();
+    assert_eq!(asks.len(), 2, "{asks:#?}");
+    assert_eq!(asks[0]["options"], json!(["allow_once", "allow_always", "allow_like_this", "reject_once", "reject_always"]));
+    for i in 0..8 {
+        let made = if i % 2 == 0 { setup.root().join(format!("made{i}.txt")) } else { setup.root().join(format!("folder{i}")) };
+        assert!(made.exists(), "{} is missing", made.display());
+    }
+}
+
+#[test]
 fn cancel_stops_the_run_and_its_shell_command() {
     let setup = Setup::new(vec![turn(vec![shell("sleep 30 && touch too-late")]), done()]);
     let Some(report) = setup.editor(json!({"answers": ["allow_once"], "cancel_on_execute": true, "prompts": ["wait"]})) else { return };

@@ -28,6 +28,7 @@ static FOUR_TESTS_AT_ONCE: extern "C" fn() = {
 };
 
 mod acp;
+mod asks;
 mod agent_loop;
 mod cli_ask;
 mod cli_chat;

@@ -679,3 +679,82 @@ fn commands_have_no_capabilities_to_undo_the_sandbox() {
     assert!(out.results[0].1.contains("CapEff:\t0000000000000000"), "{:?}", out.results);
     assert_eq!(std::fs::read_to_string(run.outside.join("precious.txt")).unwrap(), "keep me\n", "{:?}", out.results);
 }
+
+/// A program that makes each call the seccomp filter denies (issue 57) and
+/// prints its answer: `NAME ok` or `NAME ERRNO`. Arguments are harmless
+/// (a keyring id query, a zero-sized perf or io_uring setup), so outside
+/// the sandbox each call gets the kernel's own answer.
+const SECCOMP_PROBE: &str = r#"
+import ctypes, errno, os, platform, socket
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {"x86_64": dict(ptrace=101, keyctl=250, add_key=248, request_key=249, perf_event_open=298, bpf=321, io_uring_setup=425, unshare=272, process_vm_readv=310, getpid=39),
+      "aarch64": dict(ptrace=117, keyctl=219, add_key=217, request_key=218, perf_event_open=241, bpf=280, io_uring_setup=425, unshare=97, process_vm_readv=270, getpid=172)}[platform.machine()]
+def call(name, *args):
+    result = libc.syscall(NR[name.split(":")[0]], *[ctypes.c_long(a) for a in args])
+    err = ctypes.get_errno()
+    print(name, "ok" if result >= 0 else errno.errorcode.get(err, err), flush=True)
+text = lambda b: ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p).value
+call("getpid")
+call("keyctl", 0, -3)
+call("add_key", text(b"user"), text(b"tandem"), text(b"x"), 1, -3)
+call("request_key", text(b"user"), text(b"tandem"), 0, 0)
+call("perf_event_open", 0, 0, -1, -1, 0)
+call("bpf", 0, 0, 0)
+call("io_uring_setup", 1, 0)
+call("unshare", 0x10000000)
+# Another process: a child of its own (the only kind its pid namespace shows).
+child = os.fork()
+if child == 0:
+    import time; time.sleep(5); os._exit(0)
+call("ptrace:attach", 16, child, 0, 0)
+buf = ctypes.create_string_buffer(8)
+local = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 8)
+remote = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 8)
+call("process_vm_readv", child, ctypes.addressof(local), 1, ctypes.addressof(remote), 1, 0)
+os.kill(child, 9)
+# An abstract unix socket the machine listens on (its name in abstract.txt).
+try:
+    s = socket.socket(socket.AF_UNIX); s.connect("\0" + open("abstract.txt").read()); print("abstract ok")
+except OSError as err:
+    print("abstract", errno.errorcode.get(err.errno, err.errno))
+"#;
+
+#[test]
+fn seccomp_denies_keyrings_ptrace_perf_bpf_io_uring_and_new_user_namespaces_by_effect() {
+    if !common::bwrap_works() {
+        return;
+    }
+    let run = Run::new(json!({}));
+    std::fs::write(run.root.join("probe.py"), SECCOMP_PROBE).unwrap();
+    // An abstract socket outside: in another network namespace, so out of
+    // reach of a command without network.
+    let name = format!("tandem-seccomp-test-{}", std::process::id());
+    let addr = <std::os::unix::net::SocketAddr as std::os::linux::net::SocketAddrExt>::from_abstract_name(name.as_bytes()).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    std::fs::write(run.root.join("abstract.txt"), &name).unwrap();
+    let parse = |text: &str| -> std::collections::BTreeMap<String, String> {
+        text.lines().filter_map(|l| l.split_once(' ')).map(|(a, b)| (a.to_string(), b.trim().to_string())).collect()
+    };
+    let outside = Command::new("python3").arg("probe.py").current_dir(&run.root).output().unwrap();
+    let outside = parse(&String::from_utf8_lossy(&outside.stdout));
+    assert_eq!(outside.get("getpid").map(String::as_str), Some("ok"), "{outside:?}");
+    assert_eq!(outside.get("abstract").map(String::as_str), Some("ok"), "{outside:?}");
+    let denied = ["keyctl", "add_key", "request_key", "perf_event_open", "bpf", "io_uring_setup", "unshare", "ptrace:attach", "process_vm_readv"];
+    // Each profile: approved (bypassPermissions), contained (acceptEdits).
+    for mode in ["bypassPermissions", "acceptEdits"] {
+        let out = run.ask(&["python3 probe.py"], &["--permission-mode", mode]);
+        let text = &out.results[0].1;
+        let inside = parse(text);
+        assert_eq!(inside.get("getpid").map(String::as_str), Some("ok"), "{mode}: {text}");
+        for call in denied {
+            assert_eq!(inside.get(call).map(String::as_str), Some("EPERM"), "{mode}: {call}: {text}");
+            // The filter made the difference where the machine allows it.
+            if outside.get(call).map(String::as_str) != Some("EPERM") {
+                assert_ne!(inside.get(call), outside.get(call), "{call}");
+            }
+        }
+        // Abstract sockets belong to the network namespace: the machine's
+        // are out of reach of a command without network.
+        assert_ne!(inside.get("abstract").map(String::as_str), Some("ok"), "{mode}: {text}");
+    }
+}

@@ -460,7 +460,8 @@ async function main() {
   });
   assert.ok(placed.scrolls, `the log is not long enough to push the ask away: ${JSON.stringify(placed)}`);
   assert.deepStrictEqual(placed.message.split('\n').slice(1, 3), ['echo making it', 'touch made-instead.txt'], `the ask: ${placed.message}`);
-  assert.deepStrictEqual(placed.buttons.map((b) => b.title), ['Allow once', 'Always allow', 'Always allow in this project', 'Deny', TELL], JSON.stringify(placed.buttons));
+  // The sandbox contains `touch made-instead.txt`: its shape may be allowed for the session (issue 57).
+  assert.deepStrictEqual(placed.buttons.map((b) => b.title), ['Allow once', 'Allow commands like this for this session', 'Always allow', 'Always allow in this project', 'Deny', TELL], JSON.stringify(placed.buttons));
   assert.ok(placed.buttons.every((b) => b.inView && b.reached), `a button of the ask is out of the panel's view or covered (view ${placed.view}): ${JSON.stringify(placed.buttons)}`);
   await shot('ask-after-long-log');
   log(`check: after a long answer every button of the two-line ask is in the panel's view (${placed.view.join('×')}): ${placed.buttons.map((b) => `${b.title} ${b.box}`).join('; ')}`);

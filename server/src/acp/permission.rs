@@ -21,7 +21,7 @@ use async_trait::async_trait;
 
 use super::files::ClientFiles;
 use super::session::SessionCore;
-use crate::host::{Answer, Prompter, Review};
+use crate::host::{Answer, Offers, Prompter, Review};
 use crate::tools::PermissionRequest;
 
 pub struct AcpPrompter {
@@ -38,10 +38,11 @@ pub fn prompter(core: Arc<SessionCore>, client_writes: bool) -> AcpPrompter {
 
 #[async_trait]
 impl Prompter for AcpPrompter {
-    async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer {
-        match self.core.ask(request, question, always).await {
+    async fn ask(&self, request: &PermissionRequest, question: &str, offers: Offers) -> Answer {
+        match self.core.ask(request, question, offers).await {
             Selected::AllowOnce => Answer::AllowOnce,
             Selected::AllowAlways => Answer::AllowAlways,
+            Selected::AllowLikeThis => Answer::AllowLikeThis,
             Selected::RejectOnce => Answer::Deny("the user rejected it".into()),
             Selected::RejectAlways => Answer::DenyAlways("the user rejected it, and calls like it for the rest of this session".into()),
             Selected::Unanswered(reason) => Answer::Deny(reason),
@@ -71,6 +72,8 @@ impl Prompter for AcpPrompter {
 pub enum Selected {
     AllowOnce,
     AllowAlways,
+    /// "Allow commands like this for this session".
+    AllowLikeThis,
     RejectOnce,
     RejectAlways,
     /// Cancelled, the client failed, or the run was cancelled: a denial.

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::ClientLink;
 use super::permission::Selected;
 use super::updates::{acp_kind, text_block, WrittenDiff};
-use crate::host::EventSender;
+use crate::host::{EventSender, Offers};
 use crate::sync::MutexExt;
 use crate::tools::executor::PermissionRequest;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
@@ -39,6 +39,8 @@ pub const ALLOW_ONCE: &str = "allow_once";
 pub const ALLOW_ALWAYS: &str = "allow_always";
 pub const REJECT_ONCE: &str = "reject_once";
 pub const REJECT_ALWAYS: &str = "reject_always";
+/// "Allow commands like this for this session": the command's shapes.
+pub const ALLOW_LIKE_THIS: &str = "allow_like_this";
 
 pub struct SessionCore {
     pub id: String,
@@ -155,6 +157,7 @@ impl SessionCore {
     /// Put a question to the user about the tool call `key`.
     async fn request(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> Selected {
         self.flush().await;
+        let offered: Vec<String> = options.iter().map(|o| o.option_id.0.to_string()).collect();
         let request = RequestPermissionRequest::new(self.id.clone(), ToolCallUpdate::new(self.call_id(key), fields), options);
         let cancel = self.cancel.locked().clone().unwrap_or_default();
         let answer = tokio::select! {
@@ -165,9 +168,14 @@ impl SessionCore {
             Err(_) => Selected::Unanswered(format!("the user did not answer within {} s", PERMISSION_TIMEOUT.as_secs())),
             Ok(Err(err)) => Selected::Unanswered(format!("the client could not ask the user ({err})")),
             Ok(Ok(RequestPermissionOutcome::Cancelled)) => Selected::Unanswered("the question was cancelled".into()),
+            // An option this question did not offer is no answer to it.
+            Ok(Ok(RequestPermissionOutcome::Selected(selected))) if !offered.iter().any(|o| **o == *selected.option_id.0) => {
+                Selected::Unanswered(format!("the client answered with an option it was not offered \"{}\"", selected.option_id.0))
+            }
             Ok(Ok(RequestPermissionOutcome::Selected(selected))) => match &*selected.option_id.0 {
                 ALLOW_ONCE => Selected::AllowOnce,
                 ALLOW_ALWAYS => Selected::AllowAlways,
+                ALLOW_LIKE_THIS => Selected::AllowLikeThis,
                 REJECT_ONCE => Selected::RejectOnce,
                 REJECT_ALWAYS => Selected::RejectAlways,
                 other => Selected::Unanswered(format!("the client answered with an unknown option \"{other}\"")),
@@ -177,10 +185,18 @@ impl SessionCore {
     }
 
     /// An asked call (a shell command, a fetch, …): `question` says what
-    /// and why; `always` offers the "always" options.
-    pub async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Selected {
+    /// and why; `offers.always` offers the "always" options,
+    /// `offers.like_this` "Allow commands like this for this session".
+    pub async fn ask(&self, request: &PermissionRequest, question: &str, offers: Offers) -> Selected {
         let fields = ToolCallUpdateFields::new().kind(acp_kind(&request.kind)).content(vec![ToolCallContent::from(text_block(question))]);
-        self.request(&call_key(&request.tool, &request.kind), fields, options(always, "Allow", "Reject")).await
+        let mut options = options(offers.always, "Allow", "Reject");
+        if offers.like_this {
+            // After "Allow once" and "Always allow": an "allow always" kind
+            // to the client, for the session's commands of the same shapes.
+            let at = options.iter().position(|o| o.kind == PermissionOptionKind::RejectOnce).unwrap_or(options.len());
+            options.insert(at, PermissionOption::new(PermissionOptionId::new(ALLOW_LIKE_THIS), crate::host::ALLOW_LIKE_THIS, PermissionOptionKind::AllowAlways));
+        }
+        self.request(&call_key(&request.tool, &request.kind), fields, options).await
     }
 
     /// Review an edit the client will write, its full texts as the diff
@@ -222,6 +238,7 @@ impl SessionCore {
     fn edit_answer(&self, path: &Path, answer: Selected) -> Result<(), String> {
         let status = match answer {
             Selected::AllowOnce | Selected::AllowAlways => None,
+            Selected::AllowLikeThis => Some(EditStatus::NotApplied),
             Selected::RejectOnce | Selected::RejectAlways => Some(EditStatus::Rejected),
             Selected::Unanswered(_) => Some(EditStatus::NotApplied),
         };
@@ -230,6 +247,8 @@ impl SessionCore {
         }
         match answer {
             Selected::AllowOnce => Ok(()),
+            // Not offered for an edit (`request` refuses what was not).
+            Selected::AllowLikeThis => Err("the client answered with an option it was not offered".into()),
             Selected::AllowAlways => {
                 self.edits_always.locked().insert(path.to_path_buf(), true);
                 Ok(())
@@ -296,7 +315,7 @@ impl PlanReview for AcpPlanReview {
             Selected::AllowOnce => Some(PlanAnswer::Execute),
             Selected::AllowAlways => Some(PlanAnswer::ExecuteAcceptEdits),
             Selected::RejectOnce | Selected::RejectAlways => Some(PlanAnswer::KeepPlanning { feedback: String::new() }),
-            Selected::Unanswered(_) => None,
+            Selected::Unanswered(_) | Selected::AllowLikeThis => None,
         }
     }
 }

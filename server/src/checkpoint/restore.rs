@@ -332,7 +332,7 @@ async fn review(
         hook: crate::tools::PreHook::None,
     };
     match policy.decide(&request).await {
-        PermissionDecision::Allow | PermissionDecision::Approved | PermissionDecision::ApprovedWithNetwork => Ok(false),
+        PermissionDecision::Allow | PermissionDecision::Approved | PermissionDecision::ApprovedWithNetwork | PermissionDecision::Contained => Ok(false),
         // A restore is all or nothing (the terminal offers no hunks for it).
         PermissionDecision::ApprovedHunks(_) => Err("only part of the restoring edit was chosen; left as it is".into()),
         PermissionDecision::ReviewInEditor => Ok(true),

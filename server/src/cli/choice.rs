@@ -1,17 +1,18 @@
 //! Answers typed at a numbered terminal question: the number, the option's
 //! text, or a letter — `y` (allow once, apply, yes), `n` (deny, reject,
-//! skip, no), `a` (always allow, apply all), `e` (tell Tandem what to do
-//! instead), and at an edit's review `A` (allow edits for this session). An answer that fits nothing is told so, with what would fit,
+//! skip, no), `a` (always allow, apply all), `s` (allow commands like this
+//! for the session), `e` (tell Tandem what to do instead), and at an edit's review `A` (allow edits for this session). An answer that fits nothing is told so, with what would fit,
 //! instead of the question silently coming back.
 
 /// The option a letter stands for: the first option whose text starts
 /// with one of these words (lowercase). `A` is matched as typed, before
 /// the others, which are matched in either case.
-const LETTERS: [(&str, &[&str]); 5] = [
+const LETTERS: [(&str, &[&str]); 6] = [
     ("y", &["allow once", "apply", "yes", "run them", "execute"]),
     ("n", &["deny", "reject", "skip", "no", "not now", "keep planning"]),
     ("a", &["always allow", "apply all"]),
     ("A", &["allow edits"]),
+    ("s", &["allow commands like this"]),
     ("e", &["tell tandem"]),
 ];
 
@@ -87,6 +88,10 @@ mod tests {
         assert_eq!(parse("n", &asked), Ok(3));
         assert_eq!(parse("a", &asked), Ok(1), "a is the thread's grant, the narrowest always");
         assert_eq!(parse("deny", &asked), Ok(3));
+        let shaped = options(&["Allow once", "Allow commands like this for this session", "Always allow", "Deny"]);
+        assert_eq!(parse("s", &shaped), Ok(1));
+        assert_eq!(parse("a", &shaped), Ok(2));
+        assert!(parse("s", &asked).is_err(), "s where the shapes are not offered");
         let review = options(&["Apply", "Reject"]);
         assert_eq!(parse("y", &review), Ok(0));
         assert_eq!(parse("n", &review), Ok(1));

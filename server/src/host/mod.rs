@@ -55,8 +55,8 @@ use crate::consent::ConsentStore;
 use crate::language_servers::LanguageServers;
 use crate::consent::Approvals;
 use crate::mcp::McpManager;
-use crate::permissions::{NoProjectRules, Policy, ProjectRules};
-pub use crate::permissions::{told_instead, Answer, Gate, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
+use crate::permissions::{Containment, NoProjectRules, Policy, ProjectRules};
+pub use crate::permissions::{told_instead, Answer, Gate, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::{MutexExt, RwLockExt};
@@ -225,7 +225,15 @@ impl Modes {
 /// The one permission decision for a run in these modes, over the
 /// workspace roots (the first is the primary one).
 pub fn policy(settings: &Settings, modes: Modes, roots: &[PathBuf]) -> Policy {
-    Policy::new(modes.policy, &settings.permissions, roots)
+    let policy = Policy::new(modes.policy, &settings.permissions, roots);
+    policy.set_containment(containment(settings));
+    policy
+}
+
+/// What the run's sandbox lets the policy allow unasked: whether one
+/// confines its commands, and the user's `autoAllowSandboxed`.
+fn containment(settings: &Settings) -> Containment {
+    Containment { sandboxed: crate::sandbox::confines(&settings.sandbox), auto_allow_in_default: settings.auto_allow_sandboxed }
 }
 
 /// The one gate a front end's runs go through: the settings' policy in
@@ -554,6 +562,7 @@ impl Host {
         let mode = *self.mode.locked();
         self.gate.policy().set_mode(Modes::new(&settings, mode).policy);
         self.gate.policy().set_rules(&settings.permissions);
+        self.gate.policy().set_containment(containment(&settings));
     }
 
     /// The front end's permission mode changed (an ACP session's mode).

@@ -8,8 +8,9 @@
 //!   document ([`PermissionDecision::ReviewInEditor`]: VS Code's refactor
 //!   preview), else to a "Tandem: apply edit to PATH?" prompt with the diff.
 //! - An ask is `window/showMessageRequest` showing the whole command (every
-//!   line) and what made it asked: "Allow once" / "Always allow" / "Always
-//!   allow in this project" / "Deny". "Always allow" adds the narrowest
+//!   line) and what made it asked: "Allow once" / "Allow commands like
+//!   this for this session" (where the sandbox contains the command) /
+//!   "Always allow" / "Always allow in this project" / "Deny". "Always allow" adds the narrowest
 //!   rule, named in the prompt, to the conversation thread's grants (its
 //!   later runs keep it; other threads do not have it); "in this project"
 //!   saves it in `.tandem/settings.local.json`, for every thread. No answer, a dismissed
@@ -30,7 +31,7 @@ use super::client::{methods, request_with_timeout, text_input, ClientError, Clie
 use super::config::Settings;
 use super::editor::LspEditor;
 use super::runs::RunOutbox;
-use crate::host::{told_instead, Answer, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
+use crate::host::{told_instead, Answer, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;
 
@@ -112,9 +113,12 @@ impl LspPrompter {
 
 #[async_trait]
 impl Prompter for LspPrompter {
-    async fn ask(&self, _request: &PermissionRequest, question: &str, always: bool) -> Answer {
+    async fn ask(&self, _request: &PermissionRequest, question: &str, offers: Offers) -> Answer {
         let mut actions = vec![ALLOW_ONCE];
-        if always {
+        if offers.like_this {
+            actions.push(ALLOW_LIKE_THIS);
+        }
+        if offers.always {
             actions.extend([ALWAYS_ALLOW, ALWAYS_ALLOW_PROJECT]);
         }
         actions.push(DENY);
@@ -122,6 +126,7 @@ impl Prompter for LspPrompter {
         match self.prompt(MessageType::WARNING, question.to_string(), &actions).await.as_deref() {
             Ok(ALLOW_ONCE) => Answer::AllowOnce,
             Ok(ALWAYS_ALLOW) => Answer::AllowAlways,
+            Ok(ALLOW_LIKE_THIS) => Answer::AllowLikeThis,
             Ok(ALWAYS_ALLOW_PROJECT) => Answer::AllowInProject,
             Ok(DENY) => Answer::Deny(DENIED.into()),
             Ok(TELL_INSTEAD) => Answer::Deny(self.told_instead(DENIED).await),

@@ -707,7 +707,9 @@ fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
 
 #[tokio::test]
 async fn permission_prompts() {
-    let h = harness(json!({"timeouts": {"promptMs": 100}}), false, "a\n");
+    // Without a sandbox, as on a machine with none: "Allow commands like
+    // this" is not offered (tests/integration/asks.rs has it with one).
+    let h = harness(json!({"timeouts": {"promptMs": 100}, "sandbox": {"enabled": false}}), false, "a\n");
     let policy = h.policy();
     // The calls of one conversation thread share its grants.
     let thread = Arc::new(crate::tools::Grants::default());

@@ -9,6 +9,13 @@
 //! - "Always allow in this project" ([`Answer::AllowInProject`]): saved
 //!   through [`ProjectRules`] (`.tandem/settings.local.json`) and held at
 //!   once for every thread;
+//! - "Allow commands like this for this session"
+//!   ([`Answer::AllowLikeThis`]): the command's shapes (`cargo test`, `git
+//!   commit`: program and subcommand, one per simple command) join the
+//!   policy's session shapes; a later command whose every shape is allowed
+//!   runs unasked, in the sandbox's contained profile, when the sandbox
+//!   contains it (else it is asked as before). Offered only where a
+//!   sandbox confines the command and nothing in it reaches past it;
 //! - "Reject always" ([`Answer::DenyAlways`]): calls the rules cover are
 //!   refused for the rest of the gate's life (one ACP session).
 //!
@@ -42,6 +49,9 @@ pub enum Answer {
     AllowAlways,
     /// For every thread: the narrow rules are saved in the project.
     AllowInProject,
+    /// For the rest of the session: commands of the same shapes that the
+    /// sandbox contains.
+    AllowLikeThis,
     /// Refused, or no answer; the reason is for the model, in the front
     /// end's words ("the user denied it", "the user did not answer…").
     Deny(String),
@@ -87,13 +97,28 @@ pub enum Review {
     Reject(String),
 }
 
+/// The answer "Allow commands like this for this session", in every
+/// front end's list.
+pub const ALLOW_LIKE_THIS: &str = "Allow commands like this for this session";
+
+/// What a question may offer beside "Allow once" and the refusals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offers {
+    /// Narrow rules exist: "Always allow" (and "in this project").
+    pub always: bool,
+    /// The command's shapes can be allowed for the session
+    /// ([`ALLOW_LIKE_THIS`]).
+    pub like_this: bool,
+}
+
 /// How a front end asks the user. Only the asking: the gate decides.
 #[async_trait]
 pub trait Prompter: Send + Sync {
     /// Put an asked call to the user. `question` says what and why (see
-    /// [`ask_text`]); `always`: narrow rules exist, so "always" answers may
-    /// be offered (else the call can be allowed once only).
-    async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer;
+    /// [`ask_text`]); `offers.always`: narrow rules exist, so "always"
+    /// answers may be offered (else the call can be allowed once only);
+    /// `offers.like_this`: [`ALLOW_LIKE_THIS`] may be offered.
+    async fn ask(&self, request: &PermissionRequest, question: &str, offers: Offers) -> Answer;
 
     /// Review an edit of `path`; the diff is the request's `preview`.
     async fn review(&self, request: &PermissionRequest, path: &Path) -> Review;
@@ -108,8 +133,8 @@ pub trait Prompter: Send + Sync {
 /// A prompter behind a pointer: the host holds the front end's this way.
 #[async_trait]
 impl Prompter for Arc<dyn Prompter> {
-    async fn ask(&self, request: &PermissionRequest, question: &str, always: bool) -> Answer {
-        (**self).ask(request, question, always).await
+    async fn ask(&self, request: &PermissionRequest, question: &str, offers: Offers) -> Answer {
+        (**self).ask(request, question, offers).await
     }
 
     async fn review(&self, request: &PermissionRequest, path: &Path) -> Review {
@@ -148,7 +173,21 @@ pub fn ask_text(request: &PermissionRequest, info: &AskInfo) -> String {
         let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
         text.push_str(&format!("\n\n\"Always allow\" adds: {}", rules.join(", ")));
     }
+    if offers_like_this(request, info) {
+        text.push_str(if info.always.is_empty() { "\n\n" } else { "\n" });
+        text.push_str(&format!(
+            "\"Allow commands like this\" allows for this session, in the sandbox (writes inside the workspace only, no network): {}",
+            info.shapes.join(", ")
+        ));
+    }
     text
+}
+
+/// [`ALLOW_LIKE_THIS`] is offered: the command has shapes to allow, and
+/// nothing in it is the user's to open one call at a time (the network,
+/// a protected path).
+fn offers_like_this(request: &PermissionRequest, info: &AskInfo) -> bool {
+    !info.shapes.is_empty() && !info.protected && !request.wants_network()
 }
 
 /// A diff for a question: its first lines, and how many more there are.
@@ -205,9 +244,16 @@ impl<P: Prompter> Gate<P> {
 
     async fn ask(&self, prompter: &P, request: &PermissionRequest, info: &AskInfo) -> PermissionDecision {
         let question = ask_text(request, info);
+        let offers = Offers { always: !info.always.is_empty(), like_this: offers_like_this(request, info) };
         let answer = {
             let _one_at_a_time = self.asking.lock().await;
-            prompter.ask(request, &question, !info.always.is_empty()).await
+            // Asked while another question allowed its shapes (calls run
+            // side by side): the answer is given already.
+            let allowed = self.policy.allowed_shapes();
+            if offers.like_this && info.shapes.iter().all(|s| allowed.contains(s)) {
+                return PermissionDecision::Contained;
+            }
+            prompter.ask(request, &question, offers).await
         };
         // The network is this one answer's: "Always allow" is not offered
         // for it (see `decide`), so every such call is asked.
@@ -218,6 +264,12 @@ impl<P: Prompter> Gate<P> {
                 request.grants.add(info.always.iter().map(ToString::to_string));
                 allowed
             }
+            Answer::AllowLikeThis if offers.like_this => {
+                self.policy.allow_shapes(&info.shapes);
+                allowed
+            }
+            // Not offered: what a front end may not give is once only.
+            Answer::AllowLikeThis => allowed,
             Answer::AllowInProject => {
                 self.policy.allow_for_session(&info.always);
                 let rules: Vec<String> = info.always.iter().map(ToString::to_string).collect();
@@ -286,15 +338,16 @@ impl<P: Prompter> PermissionGate for Gate<P> {
                 RuleVerdict::Ask(info) => info.reasons,
                 _ => Vec::new(),
             };
-            return self.ask(prompter, request, &AskInfo { reasons, always: Vec::new(), protected: false }).await;
+            return self.ask(prompter, request, &AskInfo { reasons, ..AskInfo::default() }).await;
         }
         match verdict {
             RuleVerdict::Allow => PermissionDecision::Allow,
             RuleVerdict::Approved => PermissionDecision::Approved,
+            RuleVerdict::Contained => PermissionDecision::Contained,
             RuleVerdict::Deny(reason) => PermissionDecision::Deny(reason),
             RuleVerdict::Review => match (&request.kind, &self.prompter) {
                 (ToolKind::Edit { path }, Some(prompter)) => self.review(prompter, request, path).await,
-                (ToolKind::Edit { .. }, None) => nobody(&AskInfo { reasons: Vec::new(), always: Vec::new(), protected: false }),
+                (ToolKind::Edit { .. }, None) => nobody(&AskInfo::default()),
                 _ => PermissionDecision::Deny("only edits are reviewed".into()),
             },
             RuleVerdict::Ask(info) => match &self.prompter {
@@ -319,6 +372,7 @@ mod tests {
         asked: Mutex<Vec<(String, bool)>>,
         reviewed: Mutex<Vec<std::path::PathBuf>>,
         not_saved: Mutex<Vec<String>>,
+        offered_like_this: Mutex<Vec<bool>>,
     }
 
     impl Scripted {
@@ -329,8 +383,10 @@ mod tests {
 
     #[async_trait]
     impl Prompter for Arc<Scripted> {
-        async fn ask(&self, _request: &PermissionRequest, question: &str, always: bool) -> Answer {
+        async fn ask(&self, _request: &PermissionRequest, question: &str, offers: Offers) -> Answer {
+            let always = offers.always;
             self.asked.lock().unwrap().push((question.to_string(), always));
+            self.offered_like_this.lock().unwrap().push(offers.like_this);
             let mut answers = self.answers.lock().unwrap();
             if answers.is_empty() { Answer::Deny("no answer".into()) } else { answers.remove(0) }
         }
@@ -397,6 +453,45 @@ mod tests {
         // What needs no one is not asked.
         assert_eq!(gate.decide(&shell("git status", &thread)).await, PermissionDecision::Allow);
         assert_eq!(user.asked.lock().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_shape_allowed_for_the_session_is_asked_once_however_often_it_comes() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = Arc::new(Scripted::answering(vec![Answer::AllowLikeThis; 4]));
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.path().to_path_buf()]);
+        policy.set_containment(crate::permissions::Containment { sandboxed: true, auto_allow_in_default: false });
+        let gate = Arc::new(Gate::new(policy, Some(Arc::clone(&user)), Arc::new(Saved::default())));
+        let thread: Arc<crate::tools::Grants> = Arc::default();
+        let shapes = ["cargo test --lib n{}", "touch f{}.txt", "npm install pkg{}", "git commit -m c{} && cargo test"];
+        // 40 commands of 4 shapes, ten at a time side by side.
+        let mut decisions = Vec::new();
+        for round in 0..4 {
+            let calls = (0..10).map(|i| {
+                let (gate, thread) = (Arc::clone(&gate), Arc::clone(&thread));
+                let command = shapes[(round * 10 + i) % 4].replace("{}", &i.to_string());
+                tokio::spawn(async move { gate.decide(&shell(&command, &thread)).await })
+            });
+            for call in calls.collect::<Vec<_>>() {
+                decisions.push(call.await.unwrap());
+            }
+        }
+        assert_eq!(user.asked.lock().unwrap().len(), 4, "{:#?}", user.asked.lock().unwrap());
+        assert!(decisions.iter().all(|d| matches!(d, PermissionDecision::Approved | PermissionDecision::Contained)), "{decisions:?}");
+        assert_eq!(decisions.iter().filter(|d| **d == PermissionDecision::Approved).count(), 4);
+        assert!(thread.rules().is_empty(), "a session's shapes are not the thread's grants");
+        // The question named what the answer allows.
+        let first = user.asked.lock().unwrap()[0].0.clone();
+        assert!(first.contains("\"Allow commands like this\" allows for this session, in the sandbox"), "{first}");
+        // A command leaving the walls is asked, and not offered the shape.
+        user.answers.lock().unwrap().push(Answer::Deny("no".into()));
+        assert!(matches!(gate.decide(&shell("touch /etc/x", &thread)).await, PermissionDecision::Deny(_)));
+        assert_eq!(user.offered_like_this.lock().unwrap().last(), Some(&false));
+        // Nor is a call that asks for the network.
+        user.answers.lock().unwrap().push(Answer::AllowLikeThis);
+        assert_eq!(gate.decide(&networked("npm install x", &thread)).await, PermissionDecision::ApprovedWithNetwork);
+        assert_eq!(user.offered_like_this.lock().unwrap().last(), Some(&false));
+        assert_eq!(user.asked.lock().unwrap().len(), 6);
     }
 
     fn networked(command: &str, grants: &Arc<crate::tools::Grants>) -> PermissionRequest {

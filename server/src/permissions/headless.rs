@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::gate::{told_instead, Answer, Gate, Prompter, Review, INSTEAD_PROMPT};
+use super::gate::{told_instead, Answer, Gate, Offers, Prompter, Review, INSTEAD_PROMPT};
+pub use super::gate::ALLOW_LIKE_THIS;
 pub use super::gate::TELL_INSTEAD;
 use super::policy::Policy;
 use super::ProjectRules;
@@ -52,15 +53,19 @@ pub fn gate(policy: Policy, terminal: Option<Arc<dyn Terminal>>, project_rules: 
 
 #[async_trait]
 impl Prompter for TerminalPrompter {
-    async fn ask(&self, _request: &PermissionRequest, question: &str, always: bool) -> Answer {
+    async fn ask(&self, _request: &PermissionRequest, question: &str, offers: Offers) -> Answer {
         let mut options = vec![ALLOW_ONCE];
-        if always {
+        if offers.like_this {
+            options.push(ALLOW_LIKE_THIS);
+        }
+        if offers.always {
             options.extend([ALWAYS_ALLOW, ALWAYS_ALLOW_SAVE]);
         }
         options.extend([DENY, TELL_INSTEAD]);
         match self.0.choose(question, &options).await.as_deref() {
             Some(ALLOW_ONCE) => Answer::AllowOnce,
             Some(ALWAYS_ALLOW) => Answer::AllowAlways,
+            Some(ALLOW_LIKE_THIS) => Answer::AllowLikeThis,
             Some(ALWAYS_ALLOW_SAVE) => Answer::AllowInProject,
             Some(TELL_INSTEAD) => Answer::Deny(told_instead(DENIED, self.said().await.as_deref())),
             Some(_) => Answer::Deny(DENIED.into()),

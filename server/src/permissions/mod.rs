@@ -19,8 +19,8 @@ pub mod protected;
 pub mod rules;
 pub mod shell;
 
-pub use gate::{ask_text, told_instead, Answer, Gate, Prompter, Review, INSTEAD_PROMPT, TELL_INSTEAD};
-pub use policy::{AskInfo, Call, Policy, RuleVerdict};
+pub use gate::{ask_text, told_instead, Answer, Gate, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
+pub use policy::{AskInfo, Call, Containment, Policy, RuleVerdict};
 pub use rules::{PermissionRules, Rule};
 
 pub use crate::tools::{PreHook, ToolKind};
@@ -54,7 +54,7 @@ impl Policy {
             },
             PreHook::Ask(reason) => match self.deny_reason(call) {
                 Some(reason) => RuleVerdict::Deny(reason),
-                None => RuleVerdict::Ask(AskInfo { reasons: vec![format!("the PreToolUse hook asks: {reason}")], always: Vec::new(), protected: false }),
+                None => RuleVerdict::Ask(AskInfo { reasons: vec![format!("the PreToolUse hook asks: {reason}")], ..AskInfo::default() }),
             },
         }
     }

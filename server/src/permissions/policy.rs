@@ -39,6 +39,12 @@ pub enum RuleVerdict {
     /// in `acceptEdits`, what a rule allows): a shell command gets the
     /// sandbox's approved profile.
     Approved,
+    /// Runs without a question because the sandbox contains it: writes
+    /// only inside the workspace, no network, no service socket, the home
+    /// folder as unasked commands see it (`acceptEdits`,
+    /// `autoAllowSandboxed`, or a shape the user allowed for the
+    /// session). A shell command gets the sandbox's contained profile.
+    Contained,
     /// Refused; the reason is for the model.
     Deny(String),
     /// An edit the user reviews (default mode): in the editor's own
@@ -49,7 +55,7 @@ pub enum RuleVerdict {
 }
 
 /// Why a call is asked, and what "Always allow" would add.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AskInfo {
     /// What made it asked, each naming the part: "`rm -rf build` is not
     /// known to be read-only", "the rule `run_shell(git push:*)` in permissions.ask".
@@ -61,6 +67,22 @@ pub struct AskInfo {
     /// It writes a protected path: asked in every mode, and only a rule
     /// naming the path lets it run unasked.
     pub protected: bool,
+    /// The shapes "Allow commands like this for this session" would allow
+    /// (`cargo test`, `git commit`), one per command of it that needs
+    /// one: empty when it cannot be offered (no sandbox, a concern, a
+    /// path outside the workspace, a command whose shape is any command).
+    pub shapes: Vec<String>,
+}
+
+/// What the run's sandbox lets the policy allow without a question: set
+/// by the host from the sandbox it found and the user's settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Containment {
+    /// A sandbox confines this run's shell commands.
+    pub sandboxed: bool,
+    /// `"autoAllowSandboxed": true` in the user's own settings: in
+    /// `default` too, a command the sandbox contains runs unasked.
+    pub auto_allow_in_default: bool,
 }
 
 /// One call as the policy sees it.
@@ -120,6 +142,10 @@ pub struct Policy {
     rules: RwLock<RuleSet>,
     places: Places,
     shell: ShellEnv,
+    containment: RwLock<Containment>,
+    /// The command shapes the user allowed for this session ("Allow
+    /// commands like this for this session").
+    shapes: RwLock<Vec<String>>,
 }
 
 impl Policy {
@@ -132,6 +158,8 @@ impl Policy {
             rules: RwLock::new(RuleSet::default()),
             places: Places { root: root.clone(), home: dirs::home_dir() },
             shell: ShellEnv { cwd: root, roots },
+            containment: RwLock::new(Containment::default()),
+            shapes: RwLock::new(Vec::new()),
         };
         policy.set_rules(rules);
         policy
@@ -156,6 +184,74 @@ impl Policy {
 
     pub fn mode(&self) -> PermissionMode {
         *self.mode.reading()
+    }
+
+    /// What the run's sandbox contains (the host sets it when the run's
+    /// sandbox and settings are known, and again when the settings change).
+    pub fn set_containment(&self, containment: Containment) {
+        *self.containment.writing() = containment;
+    }
+
+    /// "Allow commands like this for this session": commands of these
+    /// shapes that the sandbox contains run unasked from now on.
+    pub fn allow_shapes(&self, shapes: &[String]) {
+        let mut allowed = self.shapes.writing();
+        for shape in shapes {
+            if !allowed.contains(shape) {
+                allowed.push(shape.clone());
+            }
+        }
+    }
+
+    /// The command shapes allowed for this session.
+    pub fn allowed_shapes(&self) -> Vec<String> {
+        self.shapes.reading().clone()
+    }
+
+    /// The sandbox contains this command: it runs in one, and nothing in
+    /// it reaches past the walls as far as its structure tells — no
+    /// concern (a write outside the workspace, a name only known when it
+    /// runs, `eval`), no protected path written or named, every path it
+    /// names inside the workspace.
+    fn contained(&self, analysis: &Analysis) -> bool {
+        self.containment.reading().sandboxed
+            && analysis.concerns.is_empty()
+            && analysis.protected_writes.is_empty()
+            && analysis.unknown.is_empty()
+            && analysis.commands.iter().all(|c| !c.dynamic_name && c.words.iter().all(|w| stays_inside(w)))
+            && analysis.reads.iter().all(|path| self.shell.roots.iter().any(|root| path.starts_with(root)))
+            // A protected path named as an operand (`touch .git/hooks/x`):
+            // the sandbox holds it read-only, and the question says why.
+            && analysis.reads.iter().all(|path| protected::protected(path, &self.shell.roots).is_none())
+            && analysis.writes.iter().all(|w| self.shell.roots.iter().any(|root| w.path.starts_with(root)))
+    }
+
+    /// The mode lets a contained command run unasked: `acceptEdits` (or a
+    /// plan approved with "Execute and accept edits"), or `default` with
+    /// `autoAllowSandboxed`.
+    fn contained_runs_unasked(&self, call: Call<'_>) -> bool {
+        match self.mode() {
+            PermissionMode::AcceptEdits => true,
+            PermissionMode::Default => call.accept_edits || self.containment.reading().auto_allow_in_default,
+            _ => false,
+        }
+    }
+
+    /// The shapes of the commands in `uncovered` (those neither read-only
+    /// nor allowed by a rule), when the command is contained and each has
+    /// a shape; `None` otherwise.
+    fn contained_shapes(&self, analysis: &Analysis, uncovered: &[&SimpleCommand]) -> Option<Vec<String>> {
+        if !self.contained(analysis) {
+            return None;
+        }
+        let mut shapes: Vec<String> = Vec::new();
+        for command in uncovered {
+            let shape = shape(command)?;
+            if !shapes.contains(&shape) {
+                shapes.push(shape);
+            }
+        }
+        Some(shapes)
     }
 
     /// "Always allow in this project": these rules, just saved to
@@ -292,8 +388,7 @@ impl Policy {
             return RuleVerdict::Ask(AskInfo {
                 reasons: asked.iter().map(|s| s.describe("ask")).collect(),
                 // An ask rule wins over allow rules: "Always allow" would change nothing.
-                always: Vec::new(),
-                protected: false,
+                ..AskInfo::default()
             });
         }
         // 4. Allow rules. A command judged read-only stays unasked; what
@@ -306,7 +401,17 @@ impl Policy {
             let writes_allowed = analysis
                 .as_ref()
                 .is_some_and(|a| !a.writes.is_empty() && a.writes.iter().all(|w| self.edit_allowed(w, &rules.allow)));
-            return if read_only { RuleVerdict::Allow } else if writes_allowed { RuleVerdict::Approved } else { self.allowed_verdict(call) };
+            if read_only {
+                return RuleVerdict::Allow;
+            }
+            if writes_allowed {
+                return RuleVerdict::Approved;
+            }
+            // Where contained commands run unasked, one a rule allows is
+            // not held to the read-only sandbox either.
+            let verdict = self.allowed_verdict(call);
+            let contained = analysis.as_ref().is_some_and(|a| self.contained(a));
+            return if verdict == RuleVerdict::Allow && contained && self.contained_runs_unasked(call) { RuleVerdict::Contained } else { verdict };
         }
         // 5. The mode.
         match call.kind {
@@ -326,6 +431,17 @@ impl Policy {
                 if analysis.concerns.is_empty() && uncovered.is_empty() && (mode == PermissionMode::AcceptEdits || call.accept_edits) {
                     return RuleVerdict::Approved;
                 }
+                // What the sandbox contains runs unasked where the mode
+                // says so, or where the user allowed each of its shapes
+                // for the session.
+                let shapes = self.contained_shapes(&analysis, &uncovered);
+                if let Some(shapes) = &shapes {
+                    let allowed = self.shapes.reading();
+                    let granted = !shapes.is_empty() && shapes.iter().all(|s| allowed.contains(s));
+                    if granted || self.contained_runs_unasked(call) {
+                        return RuleVerdict::Contained;
+                    }
+                }
                 let mut reasons = analysis.concerns.clone();
                 reasons.extend(uncovered.iter().filter_map(|c| c.problem.clone()));
                 let writes: Vec<&Write> = analysis.writes.iter().filter(|w| !self.edit_allowed(w, &rules.allow)).collect();
@@ -334,7 +450,7 @@ impl Policy {
                 if analysis.concerns.is_empty() {
                     always.extend(writes.iter().map(|w| self.edit_rule(w)));
                 }
-                RuleVerdict::Ask(AskInfo { reasons, always, protected: false })
+                RuleVerdict::Ask(AskInfo { reasons, always, protected: false, shapes: shapes.unwrap_or_default() })
             }
             ToolKind::Fetch { url } => {
                 let host = super::rules::host_of(url);
@@ -347,14 +463,14 @@ impl Policy {
                         .map(|h| Rule { tool: "web_fetch".into(), pattern: Some(Pattern::Domain(h)) })
                         .into_iter()
                         .collect(),
-                    protected: false,
+                    ..AskInfo::default()
                 })
             }
             ToolKind::Other if read_only => RuleVerdict::Allow,
             ToolKind::Other => RuleVerdict::Ask(AskInfo {
                 reasons: vec![format!("`{}` is not known to be read-only", call.tool)],
                 always: vec![Rule { tool: call.tool.to_string(), pattern: None }],
-                protected: false,
+                ..AskInfo::default()
             }),
         }
     }
@@ -395,7 +511,7 @@ impl Policy {
         if analysis.is_some_and(|a| !a.concerns.is_empty()) {
             always.clear();
         }
-        Some(RuleVerdict::Ask(AskInfo { reasons, always, protected: true }))
+        Some(RuleVerdict::Ask(AskInfo { reasons, always, protected: true, shapes: Vec::new() }))
     }
 
     /// [`Policy::protected_verdict`] with the rules and the command's
@@ -547,6 +663,56 @@ pub fn narrowest_rule(command: &SimpleCommand) -> Option<Rule> {
         _ => (command.words.clone(), false),
     };
     Some(Rule { tool: "run_shell".into(), pattern: Some(Pattern::Command { words, prefix }) })
+}
+
+/// A word of a command cannot name a place outside the workspace that
+/// the judgement did not see: no expansion (`$HOME`, `$(…)`, a leading
+/// `~`), and a glob only below the command's folder (`*.rs`, not
+/// `../*` or `/etc/*`). Words keep their raw text when they are not
+/// static, so a quoted `'$x'` is refused too (fail closed).
+fn stays_inside(word: &str) -> bool {
+    if word.contains('$') || word.contains('`') || word.starts_with('~') || word.contains("=~") {
+        return false;
+    }
+    let glob = word.contains(['*', '?', '[', '{']);
+    !glob || (!word.starts_with('/') && !word.contains(".."))
+}
+
+/// Programs whose second word is a subcommand that says what they do
+/// (`cargo test` and `cargo publish` are different questions); for any
+/// other program the shape is its name alone.
+const SUBCOMMAND_PROGRAMS: &[&str] = &[
+    "git", "cargo", "rustup", "npm", "pnpm", "yarn", "bun", "deno", "go", "pip", "pip3", "uv", "poetry", "pipenv", "conda",
+    "docker", "podman", "kubectl", "helm", "terraform", "gh", "make", "just", "mvn", "gradle", "dotnet", "swift", "mix", "stack",
+    "cabal", "dune", "opam", "bundle", "gem", "rake", "composer", "apt", "apt-get", "brew", "nix", "systemctl", "tandem",
+];
+
+/// A command's shape, for "Allow commands like this for this session":
+/// its program's name and, for a program that has subcommands
+/// ([`SUBCOMMAND_PROGRAMS`]) whose second word reads as one (letters,
+/// digits, `-`, `_`, starting with a letter), that word — `cargo test`,
+/// `git status`, `npm install`, `make`; `touch` for `touch a.txt`, `rm`
+/// for `rm -rf build`. A compound command (`a && b`, `a | b`) has a
+/// shape per simple command, each allowed on its own. None for a name
+/// only known when it runs, an assignment, and a program that runs
+/// another command (`timeout`, `env`, `xargs`, `sh`, `find`): its shape
+/// would be every command.
+pub fn shape(command: &SimpleCommand) -> Option<String> {
+    if command.dynamic_name {
+        return None;
+    }
+    let program = command.words.first()?;
+    let name = shell::base_name(program);
+    if name.is_empty() || name.contains('=') || shell::wrappers::runs_another(name) {
+        return None;
+    }
+    let is_subcommand = |w: &str| {
+        w.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    Some(match command.words.get(1) {
+        Some(sub) if SUBCOMMAND_PROGRAMS.contains(&name) && is_subcommand(sub) => format!("{name} {sub}"),
+        _ => name.to_string(),
+    })
 }
 
 fn is_read_only(call: Call<'_>, analysis: Option<&Analysis>) -> bool {
@@ -734,6 +900,7 @@ mod tests {
                 let short = |v: RuleVerdict| match v {
                     RuleVerdict::Allow => "allow",
                     RuleVerdict::Approved => "approved",
+                    RuleVerdict::Contained => "contained",
                     RuleVerdict::Deny(_) => "deny",
                     RuleVerdict::Review => "review",
                     RuleVerdict::Ask(_) => "ask",
@@ -792,6 +959,125 @@ mod tests {
         assert_eq!(default.decide(Call { accept_edits: true, kind: &ToolKind::Execute { command: "make x".into() }, ..call }), RuleVerdict::Approved);
     }
 
+    fn shapes(verdict: &RuleVerdict) -> Vec<String> {
+        match verdict {
+            RuleVerdict::Ask(ask) => ask.shapes.clone(),
+            other => panic!("expected an ask, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_the_sandbox_contains_runs_unasked_where_the_mode_says_and_nothing_that_leaves_it_does() {
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        std::fs::create_dir_all(f.root.join("src")).unwrap();
+        let sandboxed = Containment { sandboxed: true, auto_allow_in_default: false };
+        let policy = |mode: PermissionMode, containment: Containment| {
+            let policy = Policy::new(mode, &PermissionRules::default(), roots);
+            policy.set_containment(containment);
+            policy
+        };
+        let contained = [
+            "touch made.txt",
+            "cargo test --lib && git commit -m wip",
+            "npm install | tee install.log",
+            "rm -rf src/build",
+            "mkdir out && cp notes.txt out/",
+        ];
+        // Nothing of these may be auto-allowed: a path outside the walls, a
+        // protected path, a write outside, a name only known when it runs.
+        let outside = format!("cp notes.txt {}", std::env::temp_dir().join("elsewhere-tandem").display());
+        let leaving = [
+            "touch /etc/tandem-test",
+            outside.as_str(),
+            "echo x > /tmp/out.txt",
+            "touch .git/hooks/pre-commit",
+            "mkdir -p .tandem && echo '{}' > .tandem/settings.json",
+            "eval \"$X\"",
+            "$CMD build",
+            "sh -c 'touch x'",
+            "cat ~/.ssh/id_rsa > key.txt",
+        ];
+        // acceptEdits with a sandbox: contained commands run unasked.
+        let accept = policy(PermissionMode::AcceptEdits, sandboxed);
+        for command in contained {
+            assert_eq!(shell(&accept, command), RuleVerdict::Contained, "{command}");
+        }
+        for command in leaving {
+            assert!(matches!(shell(&accept, command), RuleVerdict::Ask(_)), "{command}: {:?}", shell(&accept, command));
+        }
+        // A redirect alone is an edit, which acceptEdits approves (as before).
+        assert_eq!(shell(&accept, "echo hi > notes.txt"), RuleVerdict::Approved);
+        // Without a sandbox nothing is contained: asked as before.
+        let unsandboxed = policy(PermissionMode::AcceptEdits, Containment::default());
+        assert!(matches!(shell(&unsandboxed, "touch made.txt"), RuleVerdict::Ask(_)));
+        // `default` asks, unless the user set autoAllowSandboxed.
+        let default = policy(PermissionMode::Default, sandboxed);
+        assert!(matches!(shell(&default, "touch made.txt"), RuleVerdict::Ask(_)));
+        let auto = policy(PermissionMode::Default, Containment { sandboxed: true, auto_allow_in_default: true });
+        for command in contained {
+            assert_eq!(shell(&auto, command), RuleVerdict::Contained, "{command}");
+        }
+        for command in leaving {
+            assert!(matches!(shell(&auto, command), RuleVerdict::Ask(_)), "{command}");
+        }
+        // A rule that allows the command no longer holds it read-only there.
+        let ruled = Policy::new(PermissionMode::Default, &rules(&["run_shell(make:*)"], &[], &[]), roots);
+        ruled.set_containment(Containment { sandboxed: true, auto_allow_in_default: true });
+        assert_eq!(shell(&ruled, "make build"), RuleVerdict::Contained);
+        // Plan mode refuses; bypass approves; read-only stays unasked.
+        assert!(matches!(shell(&policy(PermissionMode::Plan, sandboxed), "touch x"), RuleVerdict::Deny(_)));
+        assert_eq!(shell(&policy(PermissionMode::BypassPermissions, sandboxed), "touch x"), RuleVerdict::Approved);
+        assert_eq!(shell(&auto, "ls"), RuleVerdict::Allow);
+        // An ask rule and a deny rule still win.
+        let ruled = Policy::new(PermissionMode::AcceptEdits, &rules(&[], &["run_shell(git push:*)"], &["run_shell(rm:*)"]), roots);
+        ruled.set_containment(sandboxed);
+        assert!(matches!(shell(&ruled, "git push origin"), RuleVerdict::Ask(_)));
+        assert!(matches!(shell(&ruled, "rm -rf src"), RuleVerdict::Deny(_)));
+    }
+
+    #[test]
+    fn commands_of_a_shape_allowed_for_the_session_run_contained_and_only_those() {
+        let f = fixture();
+        let roots = std::slice::from_ref(&f.root);
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), roots);
+        policy.set_containment(Containment { sandboxed: true, auto_allow_in_default: false });
+        // The shapes: program and subcommand, one per command that needs
+        // asking (read-only ones need none); none for a wrapper.
+        expect_test::expect![[r#"[["cargo test"], ["cargo test", "git commit"], ["touch"], ["rm"], ["npm install"], ["make"], [], []]"#]]
+        .assert_eq(&format!(
+            "{:?}",
+            [
+                "cargo test --lib x",
+                "cargo test && git status && git commit -m x",
+                "touch a.txt | cat",
+                "rm -rf build",
+                "ls && npm install",
+                "make -j4",
+                "timeout 10 cargo test",
+                "env A=1 touch x",
+            ]
+            .map(|c| shapes(&shell(&policy, c)))
+        ));
+        // Not offered where the command leaves the sandbox, or without one.
+        assert!(shapes(&shell(&policy, "touch /etc/x")).is_empty());
+        let unsandboxed = Policy::new(PermissionMode::Default, &PermissionRules::default(), roots);
+        assert!(shapes(&shell(&unsandboxed, "touch a.txt")).is_empty());
+        policy.allow_shapes(&["cargo test".to_string(), "touch".to_string()]);
+        assert_eq!(shell(&policy, "cargo test --release"), RuleVerdict::Contained);
+        assert_eq!(shell(&policy, "touch b.txt && cargo test"), RuleVerdict::Contained);
+        // Each shape must be allowed: `git commit` is not.
+        assert!(matches!(shell(&policy, "cargo test && git commit -m x"), RuleVerdict::Ask(_)));
+        assert!(matches!(shell(&policy, "cargo build"), RuleVerdict::Ask(_)));
+        // An allowed shape does not carry a command past the walls.
+        assert!(matches!(shell(&policy, "touch /etc/x"), RuleVerdict::Ask(_)));
+        assert!(matches!(shell(&policy, "touch .git/hooks/pre-commit"), RuleVerdict::Ask(_)));
+        assert!(matches!(shell(&policy, "cargo test > /tmp/log"), RuleVerdict::Ask(_)));
+        // Without the sandbox, no shape holds.
+        policy.set_containment(Containment::default());
+        assert!(matches!(shell(&policy, "touch c.txt"), RuleVerdict::Ask(_)));
+    }
+
     #[test]
     fn always_allow_stays_narrow() {
         let f = fixture();
@@ -842,6 +1128,7 @@ mod tests {
         match verdict {
             RuleVerdict::Allow => "allow".into(),
             RuleVerdict::Approved => "approved".into(),
+            RuleVerdict::Contained => "contained".into(),
             RuleVerdict::Deny(reason) => format!("deny: {reason}"),
             RuleVerdict::Review => "review".into(),
             RuleVerdict::Ask(ask) => format!("ask: {} [always: {}]", ask.reasons.join(" | "), ask.always.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),

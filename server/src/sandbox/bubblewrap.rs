@@ -164,7 +164,9 @@ impl Bubblewrap {
     /// How `launch` reaches the network: unasked commands never do.
     fn route(&self, launch: &ShellLaunch<'_>) -> Route {
         match launch.profile {
-            ShellProfile::Unasked => Route::None,
+            // A contained command runs unasked: it reaches no network,
+            // the lists' hosts included.
+            ShellProfile::Unasked | ShellProfile::Contained => Route::None,
             ShellProfile::Approved => self.network.policy.route(launch.network),
         }
     }
@@ -229,8 +231,11 @@ impl Bubblewrap {
         // of it, since a workspace root holds it).
         let mut home_view: Option<HomeView> = None;
         let mut edit_denied: Vec<PathBuf> = Vec::new();
+        // Contained commands see the home folder and the services as
+        // unasked ones do, and write the workspace as approved ones do.
+        let contained = launch.profile == ShellProfile::Contained;
         match launch.profile {
-            ShellProfile::Unasked => {
+            ShellProfile::Unasked | ShellProfile::Contained => {
                 args.one("--tmpfs", "/tmp");
                 args.flags(&["--setenv", "TMPDIR", "/tmp"]);
                 // The private /tmp covers whatever lives under it: the
@@ -245,22 +250,29 @@ impl Bubblewrap {
                     home_view = Some(view);
                 }
             }
-            ShellProfile::Approved => {
+            ShellProfile::Approved => {}
+        }
+        match launch.profile {
+            ShellProfile::Unasked => {}
+            ShellProfile::Approved | ShellProfile::Contained => {
+                // A contained command writes the workspace only: its /tmp
+                // is the private one above, `allowWrite` is not bound.
+                let allow_write: &[PathBuf] = if contained { &[] } else { &self.allow_write };
+                let temps = if contained { Vec::new() } else { temp_dirs() };
                 for root in &roots {
                     args.pair("--bind", root, root);
                 }
-                for temp in temp_dirs() {
-                    args.pair("--bind-try", &temp, &temp);
+                for temp in &temps {
+                    args.pair("--bind-try", temp, temp);
                 }
-                for path in &self.allow_write {
+                for path in allow_write {
                     if let Ok(path) = path.canonicalize() {
                         args.pair("--bind-try", &path, &path);
                     }
                 }
                 // What the command may write: the roots, the temp folders,
                 // allowWrite (resolved as bound above).
-                let temps = temp_dirs();
-                let allowed: Vec<PathBuf> = self.allow_write.iter().filter_map(|p| p.canonicalize().ok()).collect();
+                let allowed: Vec<PathBuf> = allow_write.iter().filter_map(|p| p.canonicalize().ok()).collect();
                 let writable = |path: &Path| roots.iter().chain(&temps).chain(&allowed).any(|w| path.starts_with(w));
                 // What edit-deny rules cover stays as it is: bound read-only
                 // (a file that is a mount point cannot be removed or
@@ -269,7 +281,7 @@ impl Bubblewrap {
                 // paths are, so it cannot be created.
                 for path in (self.denies.edit)() {
                     let inside = roots.iter().any(|root| path.starts_with(root));
-                    if !inside && !writable(&path) && !self.allow_write.iter().any(|place| path.starts_with(place)) {
+                    if !inside && !writable(&path) && !allow_write.iter().any(|place| path.starts_with(place)) {
                         continue; // read-only for the command anyway
                     }
                     let exists = std::fs::symlink_metadata(&path).is_ok();
@@ -334,7 +346,7 @@ impl Bubblewrap {
                         let path = root.join(name);
                         match std::fs::symlink_metadata(&path) {
                             Ok(meta) => protected.push((path, if meta.is_dir() { Entry::Dir } else { Entry::File })),
-                            Err(_) if !self.allow_write.iter().any(|allowed| path.starts_with(allowed)) => placeholders.must_not_appear(path),
+                            Err(_) if !allow_write.iter().any(|allowed| path.starts_with(allowed)) => placeholders.must_not_appear(path),
                             Err(_) => {}
                         }
                     }
@@ -348,7 +360,7 @@ impl Bubblewrap {
                 let count = protected.len();
                 protected.extend(config_files.into_iter().map(|file| (file, Entry::File)));
                 for (index, (path, entry)) in protected.into_iter().enumerate() {
-                    if self.allow_write.iter().any(|allowed| path.starts_with(allowed)) {
+                    if allow_write.iter().any(|allowed| path.starts_with(allowed)) {
                         continue;
                     }
                     let entry = match std::fs::symlink_metadata(&path) {
@@ -379,7 +391,7 @@ impl Bubblewrap {
         for root in &roots {
             masked.extend(LOCAL_SETTINGS.iter().map(|name| root.join(name)));
         }
-        if launch.profile == ShellProfile::Unasked {
+        if launch.profile != ShellProfile::Approved {
             if let Some(home) = &self.home {
                 // Where the home folder is shown (a workspace root holds
                 // it) or bound back in part, the credential stores in it.
@@ -449,8 +461,9 @@ impl ShellSandbox for Bubblewrap {
             Route::Proxied => self.proxy.get().and_then(|started| started.clone().ok()),
             _ => None,
         };
+        let (program, args) = with_seccomp(&self.found.path, args)?;
         Ok(Confined {
-            program: self.found.path.clone(),
+            program,
             args,
             // What the machine's network is to it (a server it starts
             // is reachable from the machine): not so through the proxy,
@@ -491,6 +504,7 @@ impl ShellSandbox for Bubblewrap {
         if output.contains("Read-only file system") {
             notes.push(match profile {
                 ShellProfile::Unasked => "The command ran unasked, in a read-only sandbox (it may write only under $TMPDIR). A command that writes files must be approved by the user: it is asked when it is not judged read-only, or runs in the acceptEdits and bypassPermissions modes.".to_string(),
+                ShellProfile::Contained => "The command ran without a question because the sandbox contains it: it may write only inside the workspace (and a private $TMPDIR), and sees of the home folder only the toolchains. If it must write or read elsewhere, tell the user what and where.".to_string(),
                 ShellProfile::Approved => format!(
                     "The sandbox lets commands write only inside the workspace, temp folders and the settings' sandbox.allowWrite; {} (and every file git reads config from, such as one .git/config includes) stay read-only. To let it write elsewhere, the user adds the folder to \"sandbox\": {{\"allowWrite\": [...]}}.",
                     protected_names()
@@ -499,6 +513,21 @@ impl ShellSandbox for Bubblewrap {
         }
         notes
     }
+}
+
+/// bubblewrap with the seccomp filter ([`super::seccomp`]) where there is
+/// one for this machine.
+#[cfg(target_os = "linux")]
+fn with_seccomp(bwrap: &Path, args: Vec<OsString>) -> Result<(PathBuf, Vec<OsString>), String> {
+    match super::seccomp::file()? {
+        Some(filter) => Ok(super::seccomp::wrap(&filter, bwrap, args)),
+        None => Ok((bwrap.to_path_buf(), args)),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn with_seccomp(bwrap: &Path, args: Vec<OsString>) -> Result<(PathBuf, Vec<OsString>), String> {
+    Ok((bwrap.to_path_buf(), args))
 }
 
 /// The protected paths as the model is told them: ".git/config,
@@ -931,7 +960,7 @@ mod tests {
         let sandbox = Bubblewrap::new(found, &SandboxSettings::default(), Denies::none());
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("gone");
-        for profile in [ShellProfile::Unasked, ShellProfile::Approved] {
+        for profile in [ShellProfile::Unasked, ShellProfile::Approved, ShellProfile::Contained] {
             let launch = ShellLaunch { profile, network: false, roots: std::slice::from_ref(&gone), argv: &[OsString::from("true")] };
             let err = sandbox.confine(&launch).err().unwrap();
             assert!(err.contains("cannot be resolved") && err.contains(&gone.display().to_string()), "{err}");

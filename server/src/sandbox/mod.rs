@@ -14,6 +14,15 @@
 //! | masked (read as empty) | read-deny paths; Tandem's own folders and the credential stores wherever the home folder shows; the local settings files; every bound socket in the home folder and the workspace, and those of services that act for the user (the runtime folder's session bus, keyring and agents, the system bus, container engines) | read-deny paths |
 //! | network | none | with `sandbox.network`: all of it, or the listed hosts only, through Tandem's proxy ([`proxy`], [`bridge`]) |
 //! | processes | its own pid namespace: no other process, no `/proc/$PPID/environ` | the same |
+//! | system calls | a seccomp filter ([`seccomp`]): no ptrace, keyrings, perf, bpf, io_uring, new user namespaces, mounts | the same |
+//!
+//! A third profile, **contained** (a command that runs without a question
+//! because the sandbox contains it: `acceptEdits`, `autoAllowSandboxed`, a
+//! shape allowed for the session), writes as an approved command does but
+//! only the workspace roots and a private `/tmp` (not `/var/tmp`,
+//! `$TMPDIR` or `allowWrite`), and reads, masks and reaches as an unasked
+//! one does: the home folder's toolchains only, no service socket, no
+//! network.
 //!
 //! [`contain`] keeps the lifetime, not the reach, of the programs that run
 //! outside the sandbox on the user's word (MCP servers, hooks): nothing
@@ -28,6 +37,8 @@ pub mod bubblewrap;
 pub mod contain;
 pub mod git;
 pub mod proxy;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
 
 pub use bubblewrap::is_placeholder;
 
@@ -160,6 +171,23 @@ impl ShellSandbox for NoCommands {
     fn explain_failure(&self, _profile: crate::tools::ShellProfile, _output: &str) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// A sandbox will confine the shell commands of a run with these
+/// settings (the platform's probe runs once per process): what lets the
+/// policy allow a command the sandbox contains without a question.
+pub fn confines(settings: &SandboxSettings) -> bool {
+    settings.enabled && probe_ok()
+}
+
+#[cfg(target_os = "linux")]
+fn probe_ok() -> bool {
+    bubblewrap::Bubblewrap::probe().is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_ok() -> bool {
+    false
 }
 
 /// The sandbox for a run with these settings, enforcing `denies` and the

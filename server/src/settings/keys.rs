@@ -220,6 +220,16 @@ pub(super) const KEYS: &[Key] = &[
     Key { name: "env", apply: Apply::Field(env), variable: None, docs: "settings.md" },
     Key { name: "permissions", apply: Apply::Tightening(permissions), variable: None, docs: "settings.md" },
     Key { name: "sandbox", apply: Apply::Tightening(sandbox), variable: None, docs: "settings.md" },
+    // A project's file would turn questions off for its own commands.
+    Key {
+        name: "autoAllowSandboxed",
+        apply: Apply::UserOnly(|s, _, v| {
+            s.auto_allow_sandboxed = parse(v)?;
+            Ok(())
+        }),
+        variable: None,
+        docs: "permissions.md",
+    },
     Key { name: "hooks", apply: Apply::Field(hooks), variable: None, docs: "settings.md" },
     Key { name: "mcpServers", apply: Apply::Field(mcp_servers), variable: None, docs: "settings.md" },
     Key { name: "inlineCompletions", apply: Apply::Field(inline_completions), variable: None, docs: "completions.md" },
@@ -883,7 +893,7 @@ mod tests {
                 "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
                 "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"colour\": unknown setting; known: provider, model, smallModel, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, smallModel, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, autoAllowSandboxed, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai, openai-responses or scripted; the field is ignored",
             ]
         "#]]

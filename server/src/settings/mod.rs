@@ -204,6 +204,10 @@ pub struct Settings {
     /// each came from (a project's need the user's consent to start).
     pub lsp_servers: BTreeMap<String, (Scope, Value)>,
     pub sandbox: SandboxSettings,
+    /// `autoAllowSandboxed`, from the user's own layers only: in the
+    /// `default` mode, a shell command the sandbox contains runs without
+    /// a question (as in `acceptEdits`).
+    pub auto_allow_sandboxed: bool,
     /// `inlineCompletions`, merged field by field.
     pub inline_completions: crate::completion::InlineSettings,
     /// Where each key's value came from (the layer's source: a file's

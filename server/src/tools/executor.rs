@@ -117,6 +117,10 @@ pub enum PermissionDecision {
     /// wants the network ([`PermissionRequest::wants_network`]): it runs in
     /// the approved profile and may reach the network.
     ApprovedWithNetwork,
+    /// Allowed without a question because the sandbox contains it
+    /// (`acceptEdits`, `autoAllowSandboxed`, a shape allowed for the
+    /// session): the [`ShellProfile::Contained`](super::ShellProfile::Contained) profile.
+    Contained,
     /// Refused; the string is the reason the model is given.
     Deny(String),
     /// Refused at the front end's question: the user said no (to the call,
@@ -141,6 +145,7 @@ impl PermissionDecision {
             PermissionDecision::Allow => Some(Approval::Unasked),
             PermissionDecision::Approved => Some(Approval::Approved),
             PermissionDecision::ApprovedWithNetwork => Some(Approval::ApprovedWithNetwork),
+            PermissionDecision::Contained => Some(Approval::Contained),
             PermissionDecision::ReviewInEditor => Some(Approval::ReviewInEditor),
             PermissionDecision::ApprovedHunks(_) => Some(Approval::Approved),
             PermissionDecision::Deny(_) | PermissionDecision::Declined(_) => None,
@@ -164,6 +169,9 @@ pub enum Approval {
     /// Approved by the user, asked about a `run_shell` call that wants the
     /// network: the approved profile, and the network for this one command.
     ApprovedWithNetwork,
+    /// Nobody was asked, because the sandbox contains it: the contained
+    /// profile (it may write the workspace, nothing else).
+    Contained,
     /// An edit the user reviews in the editor's own preview (an applyEdit
     /// with a `needsConfirmation` annotation) before it is applied.
     ReviewInEditor,
@@ -174,6 +182,7 @@ impl Approval {
     pub fn shell_profile(self) -> ShellProfile {
         match self {
             Approval::Unasked => ShellProfile::Unasked,
+            Approval::Contained => ShellProfile::Contained,
             Approval::Approved | Approval::ApprovedWithNetwork | Approval::ReviewInEditor => ShellProfile::Approved,
         }
     }

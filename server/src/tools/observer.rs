@@ -83,7 +83,7 @@ struct CommandLooked {
 impl CallObserver for CommandCheckpoint {
     async fn before(&self, call: ObservedCall<'_>, ctx: &ToolContext) -> Option<Box<dyn AfterCall>> {
         let ToolKind::Execute { command } = call.kind else { return None };
-        if call.approval.shell_profile() != super::ShellProfile::Approved {
+        if call.approval.shell_profile() == super::ShellProfile::Unasked {
             return None;
         }
         let recorder = ctx.workspace.recorder().cloned()?;

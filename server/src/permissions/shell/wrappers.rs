@@ -164,6 +164,18 @@ fn git_key_runs(key: &str) -> bool {
 /// Shell options that take a value (`-o pipefail`, `-O extglob`).
 const SHELL_VALUE_FLAGS: &[char] = &['o', 'O'];
 
+/// `name` (a basename) runs a command its operands name or a script it
+/// is given: a wrapper, a loose wrapper, a shell, `eval`, `exec`,
+/// `source`. What it runs has no shape of its own ("`timeout` allowed"
+/// would allow every command), so no "commands like this" covers it.
+pub fn runs_another(name: &str) -> bool {
+    WRAPPERS.iter().any(|w| w.names.contains(&name))
+        || LOOSE_WRAPPERS.contains(&name)
+        || crate::sandbox::COMMAND_WRAPPERS.contains(&name)
+        || is_shell(name)
+        || matches!(name, "eval" | "exec" | "source" | "." | "watch" | "find" | "xargs")
+}
+
 /// What `words` runs besides itself (nothing for most commands).
 pub fn inner(words: &[String], statics: &[bool]) -> Vec<Inner> {
     let Some(name) = words.first() else { return Vec::new() };

@@ -478,6 +478,7 @@ fn sandbox_failure_note(sandbox: &SandboxNote, stdout: &str, stderr: &str) -> St
     } else if !sandbox.network && said(NETWORK_FAILURES) {
         notes.push(match sandbox.profile {
             ShellProfile::Unasked => "The command ran unasked, in a sandbox without network. A command that needs the network must be approved: call run_shell again with \"network\": true, and the user is asked to let this command reach it (or the user allows network in the settings: \"sandbox\": {\"network\": true}).".to_string(),
+            ShellProfile::Contained => "The command ran without a question, in a sandbox without network. A command that needs the network must be approved: call run_shell again with \"network\": true, and the user is asked to let this command reach it.".to_string(),
             ShellProfile::Approved => "The sandbox has no network. Call run_shell again with \"network\": true to ask the user to let this command reach it; to allow it for every approved command, the user sets \"sandbox\": {\"network\": true} in ~/.tandem/settings.json or the editor's Tandem settings (a project's .tandem/settings.json cannot).".to_string(),
         });
     }

@@ -14,6 +14,7 @@
 //! | judged read-only, or allowed by a rule or a hook, in `default`/`plan` | [`ShellProfile::Unasked`] |
 //! | asked and allowed by the user | [`ShellProfile::Approved`] |
 //! | allowed by a rule, a grant or a hook in `acceptEdits`; anything in `bypassPermissions` | [`ShellProfile::Approved`] |
+//! | contained, not asked: `acceptEdits`, `autoAllowSandboxed`, a shape allowed for the session | [`ShellProfile::Contained`] |
 //!
 //! An approved command reaches the network when the settings allow it
 //! (`sandbox.network`), or when the call asked for it (`network: true`) and
@@ -35,6 +36,11 @@ pub enum ShellProfile {
     /// `allowWrite`; Tandem's and the editor's config stay read-only;
     /// network only if settings allow it.
     Approved,
+    /// Nobody was asked, because the sandbox contains it: it may write
+    /// inside the workspace roots and a private temp folder only, sees of
+    /// the home folder and the services what an unasked command sees (no
+    /// credential store, no agent or engine socket), and has no network.
+    Contained,
 }
 
 impl ShellProfile {
@@ -42,6 +48,7 @@ impl ShellProfile {
         match self {
             ShellProfile::Unasked => "unasked",
             ShellProfile::Approved => "approved",
+            ShellProfile::Contained => "contained",
         }
     }
 }
