@@ -176,7 +176,7 @@ fn a_restoring_edit_the_user_declines_in_the_review_is_reported_and_changes_noth
     client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"permissionMode": "default"}}}));
     let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", Some(&run_id)));
     let apply = client.server_request("workspace/applyEdit");
-    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review"]["needsConfirmation"], true, "{apply}");
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review/1"]["needsConfirmation"], true, "{apply}");
     assert_eq!(apply["params"]["label"], format!("Tandem: undo {run_id}"), "{apply}");
     client.respond(&apply["id"], json!({"applied": false}));
     let answer = client.response(undo);
