@@ -1464,11 +1464,12 @@ fn neovim_undo_in_the_default_mode_reviews_the_restore_and_restores_the_open_buf
 }
 
 /// Issue 53: undoing a run that changed the first and last line of the
-/// open buffer is reviewed as two hunks, each whole (one changed line
-/// each). Applying the first and rejecting the second leaves a file the
-/// hunks allow — the first line restored, the last as the run left it,
-/// never a line joined or lost — and the plugin says so in words for the
-/// user, not the model's.
+/// open buffer, hunk by hunk as asked (`:TandemUndo!`), is reviewed as two
+/// hunks, each whole (one changed line each). Applying the first and
+/// rejecting the second leaves a file the hunks allow — the first line
+/// restored, the last as the run left it, never a line joined or lost —
+/// and the plugin says so in words for the user, not the model's. A plain
+/// `:TandemUndo` reviews the file whole: one hunk, all or nothing.
 fn neovim_undo_reviewed_hunk_by_hunk_keeps_every_line() {
     for nvim in nvims("neovim_undo_reviewed_hunk_by_hunk_keeps_every_line") {
         let workspace = NotesWorkspace::new();
@@ -1485,6 +1486,7 @@ fn neovim_undo_reviewed_hunk_by_hunk_keeps_every_line() {
             ("SCENARIO_MADE", made.as_os_str()),
             ("SCENARIO_MODE", "default".as_ref()),
             ("SCENARIO_UNDO_KEYS", "ar".as_ref()),
+            ("SCENARIO_UNDO_COMMAND", "TandemUndo!".as_ref()),
         ];
         let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
         assert_eq!(lines(&report["after_run"], "buffer"), ["LINE ONE", "line two", "line three!"], "{report:#}");
@@ -1494,6 +1496,18 @@ fn neovim_undo_reviewed_hunk_by_hunk_keeps_every_line() {
         assert!(undo.starts_with("Tandem: undid run-1: 1 restored, 0 unchanged, 0 conflicts"), "{undo}");
         assert!(undo.contains("restored  notes.txt: undid 1 of its 2 changes; kept line 3 as it was (declined in the review)"), "{undo}");
         assert!(!undo.contains("Do not redo"), "the model's words are not the user's: {undo}");
+        // The same undo asked plainly: the file whole, one hunk.
+        let workspace = NotesWorkspace::new();
+        let (closed, made) = (workspace.root.join("other.txt"), workspace.root.join("made.txt"));
+        let env = [
+            ("SCENARIO_CLOSED", closed.as_os_str()),
+            ("SCENARIO_MADE", made.as_os_str()),
+            ("SCENARIO_MODE", "default".as_ref()),
+            ("SCENARIO_UNDO_KEYS", "a".as_ref()),
+        ];
+        let report = run_scenario(&workspace, &nvim, "undo_scenario.lua", &script.to_string(), env);
+        assert_eq!(lines(&report, "undo_review"), ["> hunk 1/1  notes.txt line 1  [undecided]"], "one hunk: {report:#}");
+        assert_eq!(lines(&report["after_undo"], "buffer"), ["line one", "line two", "line three"], "{report:#}");
     }
 }
 

@@ -316,6 +316,15 @@ fn partial_review_closed_file_review_and_undo_last_run() {
     run_script("partial_review_closed_file_review_and_undo_last_run", "undo.js");
 }
 
+/// tests/vscode/review.js (issue 53): an edit_file whose old_string is the
+/// whole file and changes its first and last lines waits in the Refactor
+/// Preview as two entries, each labelled with its line and what it does,
+/// both ticked, so the diff shows the change; after Apply the file's tab
+/// is still open, the edit is saved and the model is told nothing unsaved.
+fn each_hunk_labelled_and_ticked_in_the_refactor_preview_and_the_tab_kept() {
+    run_script("each_hunk_labelled_and_ticked_in_the_refactor_preview_and_the_tab_kept", "review.js");
+}
+
 /// tests/vscode/panel_undo.js: Undo and then Redo on a finished run in the
 /// Tandem panel restore an open buffer and a file on disk, and the button
 /// keeps its state across a webview reload.
@@ -441,6 +450,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         a_partial_edit_has_one_status_after_the_run_and_after_a_reload,
         inline_completion_from_a_real_local_model,
         partial_review_closed_file_review_and_undo_last_run,
+        each_hunk_labelled_and_ticked_in_the_refactor_preview_and_the_tab_kept,
         workspace_trust_in_code_server,
         a_folders_vscode_settings_may_only_tighten,
         code_intel_from_vscode_typescript,

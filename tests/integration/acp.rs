@@ -258,6 +258,61 @@ fn the_agent_reads_the_unsaved_buffer_and_its_reviewed_edit_goes_through_the_cli
     assert_eq!(updates(&report, "usage_update").len(), 1, "usage at the end of the turn");
 }
 
+/// Issue 53: an edit whose old_string is the whole file and changes its
+/// first and last lines reaches the client as two diffs, in the question
+/// and in the call's result, each the file with only its hunk applied and
+/// labelled in `_meta.tandem`, so the client shows (and the user reviews)
+/// each on its own; the messages match the ACP schema (the SDK checks).
+#[test]
+fn an_edit_is_reviewed_as_one_diff_per_hunk() {
+    let text = "def greet(name):\n    return name\n\n\nprint(greet('ann'))\n";
+    let changed = text.replace("greet", "welcome");
+    let setup = Setup::new(vec![turn(vec![read("app.py")]), turn(vec![edit("app.py", text, &changed)]), done()]);
+    let app = setup.file("app.py", text);
+    let Some(report) = setup.editor(json!({"answers": ["allow_once"], "prompts": ["rename greet"]})) else { return };
+    assert_eq!(report["writes"], json!([{"path": app, "content": changed}]));
+    let only = |hunk: usize| if hunk == 1 { text.replace("def greet", "def welcome") } else { text.replace("print(greet", "print(welcome") };
+    let check = |content: &Value, what: &str| {
+        let diffs: Vec<&Value> = content.as_array().unwrap().iter().filter(|c| c["type"] == "diff").collect();
+        assert_eq!(diffs.len(), 2, "{what}: one diff per hunk: {content:#}");
+        for (n, diff) in diffs.iter().enumerate() {
+            assert_eq!(diff["oldText"], text, "{what}");
+            assert_eq!(diff["newText"].as_str(), Some(only(n + 1).as_str()), "{what}: diff {} holds only its hunk", n + 1);
+            assert_eq!((diff["_meta"]["tandem"]["hunk"].as_u64(), diff["_meta"]["tandem"]["hunks"].as_u64()), (Some(n as u64 + 1), Some(2)), "{what}");
+        }
+        assert_eq!(diffs[0]["_meta"]["tandem"]["label"], "line 1: \"def greet(name):\" → \"def welcome(name):\"", "{what}");
+        assert_eq!(diffs[1]["_meta"]["tandem"]["label"], "line 5: \"print(greet('ann'))\" → \"print(welcome('ann'))\"", "{what}");
+    };
+    check(&report["asks"][0]["tool_call"]["content"], "the question");
+    let done = updates(&report, "tool_call_update").into_iter().find(|u| u["toolCallId"] == "toolu_script_2_1").unwrap();
+    assert_eq!(done["status"], "completed");
+    check(&done["content"], "the call's result");
+}
+
+/// The same through the TypeScript SDK's client (its own schema checks):
+/// the question holds two diffs, each with only its hunk.
+#[test]
+fn the_typescript_sdk_takes_one_diff_per_hunk() {
+    let text = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n";
+    let changed = "a = 10\nb = 2\nc = 3\nd = 4\n";
+    let setup = Setup::new(vec![turn(vec![read("v.py")]), turn(vec![edit("v.py", text, changed)]), done()]);
+    let file = setup.file("v.py", text);
+    let Some(report) = setup.sdk_editor(json!({"prompts": ["change a, drop e"]})) else { return };
+    let first = &report["first"];
+    assert_eq!(first["writes"], json!([{"path": file, "content": changed}]));
+    let diffs: Vec<(&str, &str)> = first["asks"][0]["tool_call"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["newText"].as_str().unwrap_or_default(), d["_meta"]["tandem"]["label"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        diffs,
+        [("a = 10\nb = 2\nc = 3\nd = 4\ne = 5\n", "line 1: \"a = 1\" → \"a = 10\""), ("a = 1\nb = 2\nc = 3\nd = 4\n", "line 5 deleted (\"e = 5\")")],
+        "{first:#}"
+    );
+}
+
 /// A client that keeps a write in its buffer (this one never saves): a
 /// command after the edit reads the disk, which lacks the edit, and the
 /// model is told which file the command did not see as edited.

@@ -125,6 +125,48 @@ fn a_large_old_string_reaches_the_editor_as_the_change_s_hunks() {
     client.shutdown();
 }
 
+/// Issue 53, reviewed in the editor: each hunk of the edit carries its
+/// own change annotation, whose label says where it is and what it does
+/// (VS Code's Refactor Preview lists it with the hunk's entry), all of
+/// them needing confirmation.
+#[test]
+fn each_hunk_of_a_reviewed_edit_has_its_own_label() {
+    let text: String = (1..=21).map(|i| format!("line_{i} = {i}\n")).collect();
+    let changed = text.replace("line_1 = 1\n", "line_1 = 100\n").replace("line_20 = 20\nline_21 = 21\n", "");
+    let f = Fixture::new(&[("app.py", &text)]);
+    let mut client = f.start(
+        json!([turn(vec![read("app.py")]), turn(vec![edit("app.py", text.trim_end(), changed.trim_end())]), done()]),
+        json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}}),
+        json!({}),
+    );
+    let uri = client.open(&f.path("app.py"), &text);
+    let ask = client.send_request("workspace/executeCommand", ask_params("Change the first value, drop the last two"));
+    let apply = client.server_request("workspace/applyEdit");
+    let edit = &apply["params"]["edit"];
+    let ids: Vec<&str> = edit["documentChanges"][0]["edits"].as_array().unwrap().iter().map(|e| e["annotationId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["tandem.review/1", "tandem.review/2"], "{apply}");
+    expect_test::expect![[r#"
+        {
+          "tandem.review/1": {
+            "label": "Tandem: app.py line 1: \"line_1 = 1\" → \"line_1 = 100\"",
+            "needsConfirmation": true,
+            "description": "change 1 of 2 of edit_file app.py, proposed by the Tandem agent"
+          },
+          "tandem.review/2": {
+            "label": "Tandem: app.py lines 20-21 deleted (\"line_20 = 20\")",
+            "needsConfirmation": true,
+            "description": "change 2 of 2 of edit_file app.py, proposed by the Tandem agent"
+          }
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&edit["changeAnnotations"]).unwrap());
+    assert_eq!(apply["params"]["label"], "Tandem: edit_file app.py");
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(client.text(&uri), changed);
+    assert_eq!(answer["result"]["summary"], "1 edit: 1 applied. Changed: app.py lines 1, 20.", "{answer}");
+    client.shutdown();
+}
+
 /// The version an applyEdit request's first document edit is for.
 fn edits_version(apply: &Value) -> i64 {
     apply["params"]["edit"]["documentChanges"][0]["textDocument"]["version"].as_i64().unwrap()
@@ -245,7 +287,7 @@ fn the_user_rejects_the_edit_or_denies_the_command_and_the_model_is_told() {
     let uri = client.open(&f.path("a.txt"), "one\n");
     let ask = client.send_request("workspace/executeCommand", ask_params("edit"));
     let apply = client.server_request("workspace/applyEdit");
-    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review"]["needsConfirmation"], true);
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review/1"]["needsConfirmation"], true);
     client.respond(&apply["id"], json!({"applied": false}));
     let prompt = client.server_request("window/showMessageRequest");
     client.respond(&prompt["id"], json!({"title": "Deny"}));
@@ -506,7 +548,7 @@ fn an_edit_to_a_closed_file_is_opened_and_reviewed_like_an_open_one() {
     client.respond(&show["id"], json!({"success": true}));
     let apply = client.server_request("workspace/applyEdit");
     assert_eq!(apply["params"]["edit"]["documentChanges"][0]["textDocument"], json!({"uri": uri, "version": 1}), "{apply}");
-    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review"]["needsConfirmation"], true, "{apply}");
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review/1"]["needsConfirmation"], true, "{apply}");
     client.apply_edit_request(&apply);
     let answer = client.response(ask);
     assert_eq!(listed(&answer), json!([{"uri": uri, "status": "applied", "ranges": [{"startLine": 2, "endLine": 2}]}]), "{answer}");

@@ -176,7 +176,7 @@ fn a_restoring_edit_the_user_declines_in_the_review_is_reported_and_changes_noth
     client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"permissionMode": "default"}}}));
     let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", Some(&run_id)));
     let apply = client.server_request("workspace/applyEdit");
-    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review"]["needsConfirmation"], true, "{apply}");
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review/1"]["needsConfirmation"], true, "{apply}");
     assert_eq!(apply["params"]["label"], format!("Tandem: undo {run_id}"), "{apply}");
     client.respond(&apply["id"], json!({"applied": false}));
     let answer = client.response(undo);
@@ -185,6 +185,48 @@ fn a_restoring_edit_the_user_declines_in_the_review_is_reported_and_changes_noth
     assert_eq!(app_file["status"], "conflict", "{answer}");
     assert!(app_file["reason"].as_str().unwrap().contains("rejected"), "{answer}");
     assert_eq!(client.text(&app), "one\nTWO\nthree\nfour\n");
+    client.shutdown();
+}
+
+/// Issue 53: an undo is all or nothing per file by default: the restoring
+/// edit of a run that changed two distant lines reaches the editor's review
+/// as one change, which it takes or declines whole; per hunk only when
+/// asked (`perHunk`), here for the redo: one change per hunk.
+#[test]
+fn an_undo_is_reviewed_whole_per_file_unless_asked_hunk_by_hunk() {
+    let f = Fixture::new(&[("app.txt", APP)]);
+    let changed = "ONE\ntwo\nthree\nFOUR\n";
+    let annotations = json!({"workspace": {"workspaceEdit": {"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}}}});
+    let mut client = f.start(
+        json!([turn(vec![read("app.txt")]), turn(vec![edit("app.txt", APP, changed)]), done()]),
+        annotations,
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let app = client.open(&f.path("app.txt"), APP);
+    let ask = client.send_request("workspace/executeCommand", ask_params("shout the ends"));
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(edits_of(&apply).len(), 2, "the run's edit is two hunks: {apply}");
+    client.apply_edit_request(&apply);
+    let run_id = client.response(ask)["result"]["runId"].as_str().unwrap().to_string();
+    client.notify("workspace/didChangeConfiguration", json!({"settings": {"tandem": {"permissionMode": "default"}}}));
+    // Undo, as asked by default: one change, reviewed whole.
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", Some(&run_id)));
+    let apply = client.server_request("workspace/applyEdit");
+    let whole = edits_of(&apply);
+    assert_eq!(whole.len(), 1, "one change for the whole file: {apply}");
+    assert_eq!((whole[0]["range"]["start"]["line"].as_u64(), whole[0]["range"]["end"]["line"].as_u64()), (Some(0), Some(3)), "{apply}");
+    assert_eq!(apply["params"]["edit"]["changeAnnotations"]["tandem.review/1"]["needsConfirmation"], true, "reviewed: {apply}");
+    client.apply_edit_request(&apply);
+    assert_eq!(statuses(&client.response(undo)), vec![(app.clone(), "restored".to_string())]);
+    assert_eq!(client.text(&app), APP);
+    // Redo hunk by hunk, as asked.
+    let params = json!({"command": "tandem.redo", "arguments": [{"runId": run_id, "perHunk": true}]});
+    let redo = client.send_request("workspace/executeCommand", params);
+    let apply = client.server_request("workspace/applyEdit");
+    assert_eq!(edits_of(&apply).len(), 2, "one change per hunk: {apply}");
+    client.apply_edit_request(&apply);
+    assert_eq!(statuses(&client.response(redo)), vec![(app.clone(), "restored".to_string())]);
+    assert_eq!(client.text(&app), changed);
     client.shutdown();
 }
 

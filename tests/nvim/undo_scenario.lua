@@ -119,7 +119,7 @@ local ok, err = pcall(function()
     vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { env.SCENARIO_TYPE_TOP })
   end
   undoing = true
-  report.undo = until_message('TandemUndo', 'Tandem: undid ')
+  report.undo = until_message(env.SCENARIO_UNDO_COMMAND or 'TandemUndo', 'Tandem: undid ')
   report.after_undo = capture()
   undoing = false
   if env.SCENARIO_UNDO_KEYS then

@@ -188,7 +188,7 @@ async function main() {
   await askAgent('Capitalise line three');
   await waitForPreview('the edit waits in the Refactor Preview', 'replacing line three with LINE THREE');
   const rows = await previewRows();
-  assert.ok(rows.some((r) => r.title.includes('Tandem: edit_file notes.txt')), `the preview does not show Tandem's label: ${JSON.stringify(rows)}`);
+  assert.ok(rows.some((r) => r.title.includes('Tandem: notes.txt line') && r.title.includes('edit_file notes.txt')), `the preview does not show Tandem's label: ${JSON.stringify(rows)}`);
   assert.deepStrictEqual(await editorLines(windowUri('notes.txt')), typedLines, 'the edit landed before it was applied in the preview');
   await until('the progress notification offers Cancel', () =>
     [...document.querySelectorAll('.notification-toast')].some(

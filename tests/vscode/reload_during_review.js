@@ -45,9 +45,12 @@ async function main() {
     return !!list && list.checkVisibility() && list.querySelectorAll('.monaco-list-row[aria-level="2"]').length === 2;
   });
   await page.evaluate(() => {
+    // The preview opens with both ticked: the second is unticked.
     const rows = [...document.querySelectorAll('.monaco-list[aria-label="Bulk Edit"] .monaco-list-row[aria-level="2"]')];
-    const box = rows[0].querySelector('.edit-checkbox');
-    if (box && box.getAttribute('aria-checked') !== 'true') box.click();
+    rows.forEach((row, i) => {
+      const box = row.querySelector('.edit-checkbox');
+      if (box && (box.getAttribute('aria-checked') === 'true') !== (i === 0)) box.click();
+    });
   });
   await until('the first hunk is ticked', () => {
     const rows = [...document.querySelectorAll('.monaco-list[aria-label="Bulk Edit"] .monaco-list-row[aria-level="2"]')];

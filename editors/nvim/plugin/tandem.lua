@@ -55,8 +55,8 @@ vim.api.nvim_create_user_command('TandemFix', function()
 end, { desc = 'Ask Tandem to fix the diagnostics on the cursor line (every source)' })
 
 vim.api.nvim_create_user_command('TandemUndo', function(opts)
-  require('tandem').undo(opts.args)
-end, { nargs = '?', desc = "Undo the last Tandem run (or run {id}): every file it changed goes back" })
+  require('tandem').undo(opts.args, opts.bang)
+end, { nargs = '?', bang = true, desc = "Undo the last Tandem run (or run {id}): every file it changed goes back (with !: reviewed hunk by hunk)" })
 
 vim.api.nvim_create_user_command('TandemTrust', function()
   require('tandem').trust()

@@ -16,6 +16,7 @@ import {
   messageRequestAnswer,
   messageRequestView,
   needsConfirmation,
+  previewEntries,
   INSTEAD_PROMPT,
   REJECTED_IN_PREVIEW,
   rejectedWithWords,
@@ -416,6 +417,9 @@ export class TandemServer implements vscode.Disposable {
     const review = needsConfirmation(raw);
     const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
     if (!edit) return { applied: false, failureReason: 'the edit was empty' };
+    // The review shows the edit ticked, and keeps the files' tabs open.
+    const shown = review ? ((await tickedPreview(client, raw)) ?? edit) : edit;
+    const tabs = review ? tabsShowing(uris) : [];
     if (review) {
       this.reviewing = run ?? 'unknown';
       this.reviewPaths = paths;
@@ -425,7 +429,8 @@ export class TandemServer implements vscode.Disposable {
     let applied: boolean;
     let rejectedWith: string | undefined;
     try {
-      applied = await vscode.workspace.applyEdit(edit);
+      applied = await vscode.workspace.applyEdit(shown);
+      await reopenTabs(tabs);
     } finally {
       discard.dispose();
       rejectedWith = this.rejectedWith;
@@ -481,6 +486,76 @@ export class TandemServer implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+  }
+}
+
+/**
+ * A reviewed edit as the Refactor Preview should open it: one entry per
+ * hunk, labelled with the server's words for it, and ticked, so the
+ * preview's diff shows the change rather than the unchanged file. VS Code
+ * ticks an entry only when it does not need confirmation, and opens the
+ * preview only when some entry does: that one is a createFile of the
+ * (existing) file with ignoreIfExists, which the preview lists nowhere
+ * (there is nothing to create) and never applies (it stays unticked).
+ * Undefined (the edit is previewed as it came, unticked) for anything but
+ * text edits, or a file that is not on disk.
+ */
+async function tickedPreview(client: LanguageClient, raw: Parameters<typeof previewEntries>[0]): Promise<vscode.WorkspaceEdit | undefined> {
+  const entries = previewEntries(raw);
+  if (!entries) return undefined;
+  const out = new vscode.WorkspaceEdit();
+  const uris: vscode.Uri[] = [];
+  for (const entry of entries) {
+    const uri = client.protocol2CodeConverter.asUri(entry.uri);
+    if (!uris.some((u) => u.toString() === uri.toString())) uris.push(uri);
+    const range = client.protocol2CodeConverter.asRange(entry.range);
+    out.replace(uri, range, entry.newText, { needsConfirmation: false, label: entry.label, description: entry.description });
+  }
+  for (const uri of uris) {
+    try {
+      if ((await vscode.workspace.fs.stat(uri)).type !== vscode.FileType.File) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  out.createFile(uris[0], { ignoreIfExists: true }, { needsConfirmation: true, label: 'Tandem: review' });
+  return out;
+}
+
+/** Where a tab showing a file was when a review began. */
+interface TabPlace {
+  uri: vscode.Uri;
+  column: vscode.ViewColumn;
+  active: boolean;
+}
+
+/** The tabs showing `uris` now. */
+function tabsShowing(uris: string[]): TabPlace[] {
+  const places: TabPlace[] = [];
+  for (const group of vscode.window.tabGroups.all) {
+    for (const tab of group.tabs) {
+      if (tab.input instanceof vscode.TabInputText && uris.includes(tab.input.uri.toString())) {
+        places.push({ uri: tab.input.uri, column: group.viewColumn, active: tab.isActive && group.isActive });
+      }
+    }
+  }
+  return places;
+}
+
+/**
+ * Open again the files whose tabs the review closed: the Refactor Preview's
+ * diff opens in the preview tab, which is often the file's own (opened
+ * with a single click or Quick Open), and closes after Apply, taking it along.
+ */
+async function reopenTabs(places: TabPlace[]): Promise<void> {
+  const open = tabsShowing(places.map((p) => p.uri.toString()));
+  for (const place of places) {
+    if (open.some((o) => o.uri.toString() === place.uri.toString() && o.column === place.column)) continue;
+    try {
+      await vscode.window.showTextDocument(place.uri, { viewColumn: place.column, preview: false, preserveFocus: !place.active });
+    } catch {
+      // Deleted meanwhile, or the group is gone: nothing to keep open.
+    }
   }
 }
 

@@ -227,12 +227,51 @@ export function settingsChange(changed: readonly string[], user: (key: string) =
   return live ? 'push' : 'restart';
 }
 
+interface LspPosition {
+  line: number;
+  character: number;
+}
 interface LspTextEdit {
   annotationId?: string;
+  range?: { start: LspPosition; end: LspPosition };
+  newText?: string;
 }
 interface LspWorkspaceEdit {
   documentChanges?: { textDocument?: { uri: string; version?: number | null }; edits?: LspTextEdit[]; annotationId?: string; uri?: string; kind?: string }[];
-  changeAnnotations?: Record<string, { needsConfirmation?: boolean; label?: string }>;
+  changeAnnotations?: Record<string, { needsConfirmation?: boolean; label?: string; description?: string }>;
+}
+
+/** One hunk of an edit as the Refactor Preview lists it. */
+export interface PreviewEntry {
+  uri: string;
+  range: { start: LspPosition; end: LspPosition };
+  newText: string;
+  /** The server's words for the hunk (where it is, what it does), shown with its entry. */
+  label: string;
+  description?: string;
+}
+
+/**
+ * The hunks of a reviewed edit, each with its own label (the server gives
+ * each hunk its change annotation), for a Refactor Preview that opens with
+ * them ticked: VS Code ticks only what does not need confirmation, and a
+ * preview whose entries start unticked first shows the unchanged file.
+ * Undefined when the edit holds anything but text edits (a file created,
+ * renamed or deleted), which is previewed as it came.
+ */
+export function previewEntries(edit: LspWorkspaceEdit | undefined): PreviewEntry[] | undefined {
+  const annotations = edit?.changeAnnotations ?? {};
+  const entries: PreviewEntry[] = [];
+  for (const change of edit?.documentChanges ?? []) {
+    const uri = change.textDocument?.uri;
+    if (change.kind !== undefined || uri === undefined || !Array.isArray(change.edits)) return undefined;
+    for (const textEdit of change.edits) {
+      if (!textEdit.range || typeof textEdit.newText !== 'string') return undefined;
+      const annotation = annotations[textEdit.annotationId ?? change.annotationId ?? ''];
+      entries.push({ uri, range: textEdit.range, newText: textEdit.newText, label: annotation?.label ?? 'Tandem', description: annotation?.description });
+    }
+  }
+  return entries.length > 0 ? entries : undefined;
 }
 
 /** True when the edit asks for the user's confirmation (a review). */

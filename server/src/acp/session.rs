@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    Diff, PermissionOption, PermissionOptionId, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    PermissionOption, PermissionOptionId, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
 };
 use async_trait::async_trait;
@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
 use super::permission::Selected;
-use super::updates::{acp_kind, text_block, WrittenDiff};
+use super::updates::{acp_kind, edit_diffs, text_block, WrittenDiff};
 use crate::host::{EventSender, Offers};
 use crate::sync::MutexExt;
 use crate::tools::executor::PermissionRequest;
@@ -210,12 +210,8 @@ impl SessionCore {
             }
             None => {}
         }
-        let mut diff = Diff::new(path, new_text);
-        if let Some(old_text) = old_text {
-            diff = diff.old_text(old_text.to_string());
-        }
-        let diff = ToolCallContent::Diff(diff);
-        let fields = ToolCallUpdateFields::new().kind(acp_kind(&ToolKind::Edit { path: path.to_path_buf() })).content(vec![diff]);
+        let diffs = edit_diffs(path, old_text, new_text);
+        let fields = ToolCallUpdateFields::new().kind(acp_kind(&ToolKind::Edit { path: path.to_path_buf() })).content(diffs);
         let key = call_key("", &ToolKind::Edit { path: path.to_path_buf() });
         let answer = self.request(&key, fields, options(true, "Apply", "Reject")).await;
         self.edit_answer(path, answer)

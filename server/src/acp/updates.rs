@@ -9,7 +9,7 @@
 //! name or its input fields.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::host::RunEvent;
 use crate::tools::todo::{TodoItem, TodoStatus};
 use crate::tools::ToolKind;
-use crate::workspace::EditStatus;
+use crate::workspace::{hunk_labels, replacements, EditStatus};
 
 /// The longest tool output shown in a `tool_call_update`, in characters;
 /// the model got the whole (capped) result, the client a readable part.
@@ -32,6 +32,46 @@ pub const MAX_SHOWN_OUTPUT_CHARS: usize = 20_000;
 pub struct WrittenDiff {
     pub old_text: String,
     pub new_text: String,
+}
+
+/// Most bytes of text the per-hunk diffs of one edit carry together (each
+/// holds the whole file twice): past it, the edit is one diff.
+const MAX_HUNK_DIFFS_BYTES: usize = 4 * 1024 * 1024;
+
+/// An edit of `path` as ACP diffs, one per hunk of the change (the hunks
+/// the editors review: whole lines, or a change within one line), so a
+/// client shows each on its own and the user reviews it hunk by hunk. Each
+/// diff is the old text and the old text with only that hunk applied, so
+/// the client places it at its lines among their context; its
+/// `_meta.tandem` numbers it and says what it does (`{"hunk": 1, "hunks":
+/// 2, "label": "line 1: \"a\" → \"b\""}`). One diff of the whole change
+/// for a new file (`old_text` none), a change of one hunk, or a file too
+/// large for the copies.
+pub fn edit_diffs(path: &Path, old_text: Option<&str>, new_text: &str) -> Vec<ToolCallContent> {
+    let whole = || vec![ToolCallContent::Diff(Diff::new(path, new_text).old_text(old_text.map(str::to_string)))];
+    let Some(old) = old_text else { return whole() };
+    if old.len().max(new_text.len()).saturating_mul(4) > MAX_HUNK_DIFFS_BYTES {
+        return whole();
+    }
+    let hunks = replacements(old, new_text);
+    let copies = hunks.len().saturating_mul(2 * old.len() + new_text.len());
+    if hunks.len() < 2 || copies > MAX_HUNK_DIFFS_BYTES {
+        return whole();
+    }
+    let count = hunks.len();
+    hunks
+        .iter()
+        .zip(hunk_labels(old, &hunks))
+        .enumerate()
+        .map(|(n, (hunk, label))| {
+            // The replacements are of `old`'s own ranges, in order.
+            let (Some(before), Some(after)) = (old.get(..hunk.range.start), old.get(hunk.range.end..)) else { return whole().remove(0) };
+            let one = format!("{before}{}{after}", hunk.text);
+            let mut meta = serde_json::Map::new();
+            meta.insert("tandem".into(), serde_json::json!({"hunk": n + 1, "hunks": count, "label": label}));
+            ToolCallContent::Diff(Diff::new(path, one).old_text(old.to_string()).meta(meta))
+        })
+        .collect()
 }
 
 /// The ACP kind of a Tandem call.
@@ -139,7 +179,7 @@ pub fn tool_result_of_edit(
     };
     let mut shown = Vec::new();
     if let Some((path, diff)) = diff.filter(|_| !is_error) {
-        shown.push(ToolCallContent::Diff(Diff::new(path, diff.new_text).old_text(diff.old_text)));
+        shown.extend(edit_diffs(&path, Some(&diff.old_text), &diff.new_text));
     }
     shown.push(text_content(shown_output(content)));
     let mut fields = ToolCallUpdateFields::new().status(status).content(shown).raw_output(Value::String(content.to_string()));
@@ -292,6 +332,26 @@ mod tests {
 
     fn wire(updates: &[SessionUpdate]) -> String {
         updates.iter().map(|u| serde_json::to_string(u).unwrap()).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Issue 53: an edit of two distant lines is two diffs, each the file
+    /// with only its hunk, numbered and labelled, so a client reviews them
+    /// one by one; one hunk, a new file or a file too large is one diff.
+    #[test]
+    fn an_edit_is_one_diff_per_hunk() {
+        let old = "def greet(name):\n    return name\n\n\nprint(greet('ann'))\n";
+        let new = old.replace("greet", "welcome");
+        let diffs: Vec<String> = edit_diffs(Path::new("/w/app.py"), Some(old), &new).iter().map(|d| serde_json::to_string(d).unwrap()).collect();
+        expect_test::expect![[r#"
+            {"type":"diff","path":"/w/app.py","oldText":"def greet(name):\n    return name\n\n\nprint(greet('ann'))\n","newText":"def welcome(name):\n    return name\n\n\nprint(greet('ann'))\n","_meta":{"tandem":{"hunk":1,"hunks":2,"label":"line 1: \"def greet(name):\" → \"def welcome(name):\""}}}
+            {"type":"diff","path":"/w/app.py","oldText":"def greet(name):\n    return name\n\n\nprint(greet('ann'))\n","newText":"def greet(name):\n    return name\n\n\nprint(welcome('ann'))\n","_meta":{"tandem":{"hunk":2,"hunks":2,"label":"line 5: \"print(greet('ann'))\" → \"print(welcome('ann'))\""}}}"#]]
+        .assert_eq(&diffs.join("\n"));
+        let one = |old: Option<&str>, new: &str| edit_diffs(Path::new("/w/a"), old, new);
+        assert_eq!(one(Some("a\nb\n"), "a\nB\n"), vec![ToolCallContent::Diff(Diff::new("/w/a", "a\nB\n").old_text("a\nb\n".to_string()))]);
+        assert_eq!(one(None, "new\n"), vec![ToolCallContent::Diff(Diff::new("/w/a", "new\n"))]);
+        let big = "x\n".repeat(MAX_HUNK_DIFFS_BYTES / 4);
+        let changed = format!("y{}y", &big[1..big.len() - 1]);
+        assert_eq!(one(Some(&big), &changed).len(), 1, "a large file's hunks are one diff");
     }
 
     #[test]

@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use recorder::RunRecorder;
-pub use restore::{restore, Direction, FileReport, FileStatus, RestoreReport};
+pub use restore::{restore, restore_reviewed, Direction, FileReport, FileStatus, RestoreReport, RestoreReview};
 
 use blobs::BlobStore;
 use manifest::Manifest;

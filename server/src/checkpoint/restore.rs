@@ -101,12 +101,41 @@ impl RestoreReport {
     }
 }
 
+/// How much of a file's restore the editor's review may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RestoreReview {
+    /// All or nothing per file (the default, as other agents' rewind and
+    /// restore are): an open document's restoring edit reaches the editor
+    /// as one change from its first changed line to its last, which the
+    /// review takes or declines whole.
+    #[default]
+    WholeFile,
+    /// Hunk by hunk, as the user explicitly asked: the editor's review
+    /// offers each hunk (whole lines, or a change within one line), and a
+    /// file restored in part says which lines were kept.
+    PerHunk,
+}
+
 /// Undo (or redo) the run `run_id` (default: see [`Checkpoints::pick`]) in
 /// `workspace`. `policy` reviews each restoring edit as it would any edit
-/// (`None`: the user asked for it from a terminal, nothing to review).
+/// (`None`: the user asked for it from a terminal, nothing to review),
+/// each file whole.
 pub async fn restore(
     store: &Checkpoints,
     direction: Direction,
+    run_id: Option<&str>,
+    workspace: &Workspace,
+    policy: Option<&dyn PermissionGate>,
+    is_active: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<RestoreReport, CheckpointError> {
+    restore_reviewed(store, (direction, RestoreReview::WholeFile), run_id, workspace, policy, is_active).await
+}
+
+/// [`restore`], the review of open documents taking each file whole or
+/// hunk by hunk (`review`).
+pub async fn restore_reviewed(
+    store: &Checkpoints,
+    (direction, review): (Direction, RestoreReview),
     run_id: Option<&str>,
     workspace: &Workspace,
     policy: Option<&dyn PermissionGate>,
@@ -116,7 +145,7 @@ pub async fn restore(
     let workspace = workspace.fork_view();
     let mut files = Vec::new();
     for entry in manifest.changed_files() {
-        let report = restore_file(store, &manifest, entry, direction, &workspace, policy).await;
+        let report = restore_file(store, &manifest, (entry, review), direction, &workspace, policy).await;
         files.push(report);
     }
     // A run none of whose files could be restored stays as it was: the
@@ -150,7 +179,7 @@ fn conflict(path: &Path, reason: impl Into<String>) -> FileReport {
 async fn restore_file(
     store: &Checkpoints,
     manifest: &Manifest,
-    entry: &FileEntry,
+    (entry, whole): (&FileEntry, RestoreReview),
     direction: Direction,
     workspace: &Workspace,
     policy: Option<&dyn PermissionGate>,
@@ -197,7 +226,8 @@ async fn restore_file(
                     Ok(review) => review,
                     Err(reason) => return conflict(path, reason),
                 };
-                let change = FileChange { path: path.to_path_buf(), new_text: Arc::from(new), base: Some(*stamp), label, review, splices: None };
+                let splices = (whole == RestoreReview::WholeFile).then(|| one_change(&current, &new)).flatten();
+                let change = FileChange { path: path.to_path_buf(), new_text: Arc::from(new), base: Some(*stamp), label, review, splices };
                 match workspace.write(change).await {
                     Ok(_) => Ok(None),
                     // The user took some of its hunks in the editor's
@@ -222,6 +252,21 @@ async fn restore_file(
         },
         Err(reason) => conflict(path, reason),
     }
+}
+
+/// The restore of an open document as one change, from the first line its
+/// hunks change to the last (`None`: fewer than two hunks, nothing to
+/// join): the editor's review then takes or declines the file whole.
+fn one_change(current: &Current, new: &str) -> Option<Vec<crate::workspace::Splice>> {
+    let now = std::str::from_utf8(current.bytes()?).ok()?;
+    let hunks = crate::workspace::replacements(now, new);
+    let (first, last) = (hunks.first()?, hunks.last()?);
+    if hunks.len() < 2 {
+        return None;
+    }
+    let kept_tail = now.len() - last.range.end;
+    let text = new.get(first.range.start..new.len().checked_sub(kept_tail)?)?;
+    Some(vec![crate::workspace::Splice { range: first.range.start..last.range.end, text: text.to_string() }])
 }
 
 /// The content a file gets back (`None`: the file is removed) and whether

@@ -34,7 +34,7 @@ use super::edits::{replacements, splices_to_text_edits};
 use super::runs::RunOutbox;
 use crate::sync::{MutexExt, RwLockExt};
 use crate::workspace::{
-    changed_lines, describe_change, fingerprint, holds_change, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
+    changed_lines, describe_change, fingerprint, holds_change, hunk_labels, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
     Editor, LineSpan, Splice, UnsavedBuffer,
 };
 
@@ -110,20 +110,37 @@ fn refused_as_changed(reason: &str) -> bool {
     reason.contains("version") || reason.contains("changed")
 }
 
-/// The change annotation id for edits that need the user's review.
+/// The change annotation ids of an edit's hunks in review: this, `/`, and
+/// the hunk's number from 1 (`tandem.review/2`), each with its own label.
 const REVIEW_ANNOTATION: &str = "tandem.review";
 
-/// The `workspace/applyEdit` parameters: `edits` against `uri` at the
-/// edit's version, annotated for review when `review`.
-fn workspace_edit_params(uri: &Uri, edit: &BufferEdit, edits: Vec<TextEdit>, review: bool) -> Value {
+/// The `workspace/applyEdit` parameters: `edits` (one per hunk of `hunks`,
+/// in order) against `uri` at the edit's version, annotated for review when
+/// `review`: each hunk its own change annotation, whose label says where it
+/// is and what it does (VS Code's Refactor Preview shows it with the hunk's
+/// entry; the request's label names the call).
+fn workspace_edit_params(uri: &Uri, edit: &BufferEdit, (edits, hunks): (Vec<TextEdit>, &[Splice]), display: &str, review: bool) -> Value {
+    let count = edits.len();
+    let labels = if review { hunk_labels(&edit.old_text, hunks) } else { Vec::new() };
+    let mut annotations = serde_json::Map::new();
     let edits: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = edits
         .into_iter()
-        .map(|text_edit| {
-            if review {
-                OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: REVIEW_ANNOTATION.to_string() })
-            } else {
-                OneOf::Left(text_edit)
+        .enumerate()
+        .map(|(n, text_edit)| {
+            if !review {
+                return OneOf::Left(text_edit);
             }
+            let id = format!("{REVIEW_ANNOTATION}/{}", n + 1);
+            let what = labels.get(n).cloned().unwrap_or_else(|| format!("hunk {}", n + 1));
+            annotations.insert(
+                id.clone(),
+                json!({
+                    "label": format!("Tandem: {display} {what}"),
+                    "needsConfirmation": true,
+                    "description": format!("change {} of {count} of {}, proposed by the Tandem agent", n + 1, edit.label),
+                }),
+            );
+            OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: id })
         })
         .collect();
     let mut workspace_edit = json!({
@@ -133,15 +150,15 @@ fn workspace_edit_params(uri: &Uri, edit: &BufferEdit, edits: Vec<TextEdit>, rev
         }],
     });
     if review {
-        workspace_edit["changeAnnotations"] = json!({
-            REVIEW_ANNOTATION: {
-                "label": format!("Tandem: {}", edit.label),
-                "needsConfirmation": true,
-                "description": "Proposed by the Tandem agent",
-            }
-        });
+        workspace_edit["changeAnnotations"] = Value::Object(annotations);
     }
     json!({"label": format!("Tandem: {}", edit.label), "edit": workspace_edit})
+}
+
+/// The file at `path` holds `text` on disk.
+async fn disk_holds(path: &Path, text: Option<&str>) -> bool {
+    let Some(text) = text else { return false };
+    tokio::fs::read(path).await.is_ok_and(|bytes| bytes == text.as_bytes())
 }
 
 /// The edit's hunks: replacements of byte ranges of its old text.
@@ -527,9 +544,14 @@ impl LspEditor {
         }
     }
 
-    /// Ask the client to save, and wait (bounded) for the `didSave`.
+    /// Ask the client to save, and wait (bounded) for the `didSave`. When
+    /// none comes (the document was closed meanwhile: VS Code's Refactor
+    /// Preview took its tab, or the user closed it), the disk says: saved
+    /// when it holds the buffer's text, so what the model is told of
+    /// saved or unsaved is what a command run next sees.
     async fn save(&self, uri: &Uri, path: &Path, settings: &Settings) -> bool {
         let mut changes = self.documents.subscribe();
+        let text = self.documents.snapshot(path).map(|d| d.text);
         let params = json!({"uris": [uri.as_str()]});
         if let Err(err) = request_with_timeout(&*self.client, methods::SAVE_DOCUMENTS, params, settings.timeouts.request()).await {
             tracing::warn!(%err, uri = uri.as_str(), "tandem/saveDocuments failed");
@@ -540,11 +562,11 @@ impl LspEditor {
         loop {
             match self.documents.state(path) {
                 Some((_, false)) => return true,
-                None => return false,
+                None => return disk_holds(path, text.as_deref()).await,
                 Some((_, true)) => {}
             }
             if !matches!(tokio::time::timeout_at(deadline, changes.changed()).await, Ok(Ok(()))) {
-                return false;
+                return disk_holds(path, text.as_deref()).await;
             }
         }
     }
@@ -561,7 +583,7 @@ impl LspEditor {
             if let Some(prepared) = self.documents.splice_edits(&edit.path, edit.version, &edit.old_text, splices) {
                 let changes = self.documents.subscribe();
                 let expected = self.documents.expect(&edit.path, edit.version, Expectation::after(edit.old_text.len(), splices));
-                let params = workspace_edit_params(&prepared.uri, edit, prepared.edits, annotate);
+                let params = workspace_edit_params(&prepared.uri, edit, (prepared.edits, splices), &self.display(&edit.path), annotate);
                 if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
                     return outcome;
                 }
@@ -592,7 +614,7 @@ impl LspEditor {
         let changes = self.documents.subscribe();
         let _recording = self.documents.verifying();
         let text_edits = splices_to_text_edits(&edit.old_text, &hunks, self.documents.encoding());
-        let params = workspace_edit_params(&uri, edit, text_edits, annotate);
+        let params = workspace_edit_params(&uri, edit, (text_edits, &hunks), &self.display(&edit.path), annotate);
         if let Err(outcome) = self.send(edit, params, annotate, &settings).await {
             return outcome;
         }

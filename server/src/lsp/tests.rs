@@ -66,6 +66,10 @@ struct FakeClient {
     /// never answer (the request times out).
     prompt_answers: Mutex<VecDeque<Option<&'static str>>>,
     requests: Mutex<Vec<(String, Value)>>,
+    /// `tandem/saveDocuments` writes the text to disk and then closes the
+    /// document, no `didSave` (VS Code, when the Refactor Preview had taken
+    /// the file's tab); `Some(false)`: closes it without writing.
+    save_closes: Mutex<Option<bool>>,
 }
 
 impl FakeClient {
@@ -75,6 +79,7 @@ impl FakeClient {
             on_apply: Mutex::new(VecDeque::new()),
             prompt_answers: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
+            save_closes: Mutex::new(None),
         }
     }
 
@@ -227,8 +232,19 @@ impl ClientLink for FakeClient {
                 }
             }
             methods::SAVE_DOCUMENTS => {
+                let closes = *self.save_closes.lock().unwrap();
                 for uri in params["uris"].as_array().unwrap() {
-                    self.documents.save(&serde_json::from_value(uri.clone()).unwrap(), None);
+                    let uri = serde_json::from_value(uri.clone()).unwrap();
+                    match closes {
+                        None => self.documents.save(&uri, None),
+                        Some(write) => {
+                            let document = self.documents.snapshot_uri(&uri).unwrap();
+                            if write {
+                                std::fs::write(crate::lsp::documents::uri_to_path(&uri).unwrap(), document.text.as_bytes()).unwrap();
+                            }
+                            self.documents.close(&uri);
+                        }
+                    }
                 }
                 Ok(Value::Null)
             }
@@ -401,9 +417,9 @@ async fn review_by_change_annotation_when_the_client_supports_it() {
     let file = h.read();
     assert_eq!(h.write_reviewed(&file, true, |t| t.replace('b', "B")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     let sent = &h.client.requests(methods::APPLY_EDIT)[0];
-    expect_test::expect![[r#"{"tandem.review":{"label":"Tandem: edit_file a.txt","needsConfirmation":true,"description":"Proposed by the Tandem agent"}}"#]]
+    expect_test::expect![[r#"{"tandem.review/1":{"label":"Tandem: a.txt line 2: \"b\" → \"B\"","needsConfirmation":true,"description":"change 1 of 1 of edit_file a.txt, proposed by the Tandem agent"}}"#]]
         .assert_eq(&sent["edit"]["changeAnnotations"].to_string());
-    assert_eq!(sent["edit"]["documentChanges"][0]["edits"][0]["annotationId"], "tandem.review");
+    assert_eq!(sent["edit"]["documentChanges"][0]["edits"][0]["annotationId"], "tandem.review/1");
     assert!(h.client.requests(methods::SHOW_MESSAGE_REQUEST).is_empty());
     // Declined in the refactor preview: the model is told it was rejected.
     h.client.script(OnApply::False);
@@ -563,6 +579,25 @@ async fn clean_buffers_are_saved_when_the_client_can() {
     let file = h.read();
     assert_eq!(h.write(&file, |t| format!("{t}c\n")).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
     assert_eq!(h.client.requests(methods::SAVE_DOCUMENTS).len(), 1);
+}
+
+/// Issue 53: VS Code saved the reviewed file, but the document was closed
+/// before any `didSave` (the Refactor Preview had taken its tab): the model
+/// was told "the change is in the editor, unsaved" while the disk held it.
+/// The disk decides now, both ways.
+#[tokio::test]
+async fn a_save_is_judged_by_the_disk_when_the_document_closes_first() {
+    let h = harness(json!({"permissionMode": "acceptEdits", "saveDocuments": true, "timeouts": {"verifyMs": 50, "requestMs": 500}}), false, "a\n");
+    *h.client.save_closes.lock().unwrap() = Some(true);
+    let file = h.read();
+    assert_eq!(h.write(&file, |_| "b\n".into()).await, Ok(WriteOutcome::AppliedToBuffer { saved: true, rebased: None }));
+    assert_eq!(std::fs::read_to_string(&h.path).unwrap(), "b\n");
+    // Closed without being written: unsaved, as the disk says.
+    h.documents.open(&h.uri, "b\n", 5).unwrap();
+    *h.client.save_closes.lock().unwrap() = Some(false);
+    let file = h.read();
+    assert_eq!(h.write(&file, |_| "c\n".into()).await, Ok(WriteOutcome::AppliedToBuffer { saved: false, rebased: None }));
+    assert_eq!(std::fs::read_to_string(&h.path).unwrap(), "b\n");
 }
 
 /// Counts how often a tool's input is parsed: `prepare` is the one place
@@ -976,7 +1011,7 @@ async fn an_edit_refused_because_the_user_typed_during_its_review_is_rebased_and
     let again = &sent[1]["edit"];
     assert_eq!(again["documentChanges"][0]["textDocument"]["version"], 2, "{again}");
     assert_eq!(again["documentChanges"][0]["edits"][0]["range"]["start"]["line"], 3, "the hunk moved down a line: {again}");
-    assert!(again["changeAnnotations"]["tandem.review"]["needsConfirmation"] == true, "reviewed again: {again}");
+    assert!(again["changeAnnotations"]["tandem.review/1"]["needsConfirmation"] == true, "reviewed again: {again}");
     // One edit, one record.
     let records = h.editor.take_records(None);
     assert_eq!(records.iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Applied], "{records:?}");

@@ -1,4 +1,4 @@
-//! `tandem.undo` / `tandem.redo` `[{"runId"?: string}]`: take a run's
+//! `tandem.undo` / `tandem.redo` `[{"runId"?: string, "perHunk"?: bool}]`: take a run's
 //! changes back (or put them back) from its checkpoint, answering
 //! `{"runId", "checkpoint", "files": [{"uri", "status", "reason"?}]}` (the
 //! run id as its front end named it, the checkpoint's own id) with each file
@@ -8,7 +8,9 @@
 //! undone last). The restore itself is [`crate::checkpoint::restore`]:
 //! an open document changes only through a versioned `workspace/applyEdit`,
 //! reviewed by the session's permission policy as any edit (in `default`
-//! mode the editor's own preview, or an "apply edit?" prompt); a file that
+//! mode the editor's own preview, or an "apply edit?" prompt), each file
+//! whole (one change from its first changed line to its last) unless
+//! `perHunk` asks for the review hunk by hunk; a file that
 //! is not open is written whole and atomically on disk. A file the user
 //! changed since in the run's lines, one deleted or renamed, one whose
 //! content was not kept, or a restoring edit the editor refused or the
@@ -23,7 +25,7 @@ use serde_json::{json, Value};
 
 use super::documents::path_to_uri;
 use super::runs::RunEnv;
-use crate::checkpoint::{restore, CheckpointError, Direction, RestoreReport};
+use crate::checkpoint::{restore_reviewed, CheckpointError, Direction, RestoreReport, RestoreReview};
 use crate::tools::PermissionGate;
 
 pub const UNDO_COMMAND: &str = "tandem.undo";
@@ -35,6 +37,10 @@ pub const REDO_COMMAND: &str = "tandem.redo";
 pub struct UndoArgs {
     #[serde(default)]
     pub run_id: Option<String>,
+    /// The editor's review offers each hunk of a file's restore, not the
+    /// file whole.
+    #[serde(default)]
+    pub per_hunk: bool,
 }
 
 /// Undo (or redo) a run in the session's workspace. `policy` reviews each
@@ -59,7 +65,8 @@ pub async fn run(
     let workspace = env.workspace.for_run(&tag);
     let runs = Arc::clone(&env.runs);
     let is_active = move |run_id: &str| runs.active_ids().iter().any(|id| id == run_id);
-    let report = restore(checkpoints, direction, args.run_id.as_deref(), &workspace, Some(policy), &is_active).await;
+    let review = if args.per_hunk { RestoreReview::PerHunk } else { RestoreReview::WholeFile };
+    let report = restore_reviewed(checkpoints, (direction, review), args.run_id.as_deref(), &workspace, Some(policy), &is_active).await;
     let _ = env.editor.take_records(Some(&tag));
     report.map(|report| answer(&report))
 }

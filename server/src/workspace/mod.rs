@@ -29,7 +29,7 @@ pub use merge::{holds_change, merge3};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::{minimal_splices, replacements};
-pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
+pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, hunk_labels, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
 pub use recorder::{ChangeRecorder, CommandChange, SplicedEdit};
 pub use watcher::DiskWatcher;

@@ -268,6 +268,121 @@ pub fn edits_summary(edits: &[EditSummaryItem]) -> Option<String> {
     Some(out)
 }
 
+/// Characters of a line a hunk's label quotes, at most.
+const MAX_LABEL_QUOTE: usize = 60;
+
+/// A line of a hunk quoted in its label: the first non-blank line of
+/// `text`, trimmed, cut to [`MAX_LABEL_QUOTE`] characters, with control,
+/// bidi and zero-width characters written as escapes (a label is one line
+/// of an editor's list, and a right-to-left override in the file must not
+/// reorder it).
+fn label_quote(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let mut out = String::new();
+    for (n, c) in line.chars().enumerate() {
+        if n == MAX_LABEL_QUOTE {
+            out.push('…');
+            break;
+        }
+        let hidden = c.is_control() || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}');
+        if hidden {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    format!("\"{out}\"")
+}
+
+/// Each of `hunks` (replacements of byte ranges of `old`, in order) in a
+/// few words, for the entry a review lists it as (VS Code's Refactor
+/// Preview shows it with the entry): where it is in `old`, the text the
+/// editor shows while it is reviewed, and what it does there: `line 1:
+/// "greet" → "welcome"`, `lines 3-4 replaced by 3 lines ("x = 1")`, `line 7
+/// deleted ("pass")`, `2 lines added after line 4 ("y = 2")`. One pass over
+/// `old` up to the last hunk. A hunk that does not fit `old` is named by its
+/// byte range (never a panic).
+pub fn hunk_labels(old: &str, hunks: &[Splice]) -> Vec<String> {
+    let (mut line, mut counted) = (1, 0);
+    hunks
+        .iter()
+        .map(|hunk| {
+            let (Some(removed), Some(before)) = (old.get(hunk.range.clone()), old.get(counted.min(hunk.range.start)..hunk.range.start)) else {
+                return format!("bytes {}-{}", hunk.range.start, hunk.range.end);
+            };
+            line += before.matches('\n').count();
+            counted = hunk.range.start;
+            let line_start = hunk.range.start == 0 || old[..hunk.range.start].ends_with(['\n', '\r']);
+            // A change within a short line reads best as the whole line
+            // before and after it.
+            if let Some((head, tail)) = short_line_around(old, hunk.range.clone()).filter(|_| !removed.contains(['\n', '\r']) && !hunk.text.contains(['\n', '\r'])) {
+                return format!("line {line}: {} → {}", label_quote(&format!("{head}{removed}{tail}")), label_quote(&format!("{head}{}{tail}", hunk.text)));
+            }
+            hunk_words(line, line_start, removed, &hunk.text)
+        })
+        .collect()
+}
+
+/// The rest of the line around `range` of `old` (before it, after it),
+/// when that line is at most [`MAX_LABEL_QUOTE`] bytes long: looks no
+/// further, so a hunk in a long line costs no more than a short one.
+fn short_line_around(old: &str, range: std::ops::Range<usize>) -> Option<(&str, &str)> {
+    let mut from = range.start.saturating_sub(MAX_LABEL_QUOTE);
+    while !old.is_char_boundary(from) {
+        from += 1;
+    }
+    let mut to = range.end.saturating_add(MAX_LABEL_QUOTE).min(old.len());
+    while !old.is_char_boundary(to) {
+        to -= 1;
+    }
+    let (before, after) = (old.get(from..range.start)?, old.get(range.end..to)?);
+    let head = match before.rfind(['\n', '\r']) {
+        Some(i) => &before[i + 1..],
+        None if from == 0 => before,
+        None => return None,
+    };
+    let tail = match after.find(['\n', '\r']) {
+        Some(i) => &after[..i],
+        None if to == old.len() => after,
+        None => return None,
+    };
+    (head.len() + range.len() + tail.len() <= MAX_LABEL_QUOTE).then_some((head, tail))
+}
+
+/// [`hunk_labels`] of one hunk replacing `removed` with `added`, starting
+/// on line `at` (at a line's start when `line_start`).
+fn hunk_words(at: usize, line_start: bool, removed: &str, added: &str) -> String {
+    let plural = |n: usize| if n == 1 { "line" } else { "lines" };
+    if !removed.contains(['\n', '\r']) && !added.contains(['\n', '\r']) {
+        return match (removed.is_empty(), added.is_empty()) {
+            (true, _) => format!("line {at}: {} inserted", label_quote(added)),
+            (_, true) => format!("line {at}: {} deleted", label_quote(removed)),
+            _ => format!("line {at}: {} → {}", label_quote(removed), label_quote(added)),
+        };
+    }
+    if removed.is_empty() {
+        // Lines put in at a line's start ("b\n") or at the end of a last
+        // line without its break ("\nb"): one line per break, and the
+        // text after the last break is a line of its own at a line start.
+        let breaks = added.matches('\n').count() + added.matches('\r').count() - added.matches("\r\n").count();
+        let new = breaks + usize::from(line_start && !added.ends_with(['\n', '\r']));
+        return match (line_start, at) {
+            (true, 1) => format!("{new} {} added at the top ({})", plural(new), label_quote(added)),
+            (true, _) => format!("{new} {} added after line {} ({})", plural(new), at - 1, label_quote(added)),
+            (false, _) => format!("{new} {} added after line {at} ({})", plural(new), label_quote(added)),
+        };
+    }
+    // The last byte of the range, not the one after it: lines that end
+    // with their break end on their own line.
+    let last = at + removed[..removed.len() - 1].matches('\n').count();
+    let lines = LineSpan { start: at, end: last };
+    if added.is_empty() {
+        return format!("{lines} deleted ({})", label_quote(removed));
+    }
+    let new = added.lines().count();
+    format!("{lines} replaced by {new} {} ({})", plural(new), label_quote(added))
+}
+
 /// Lines of a declined hunk's text quoted for the model, at most.
 const MAX_QUOTED_LINES: usize = 12;
 
@@ -435,5 +550,39 @@ mod tests {
     fn status_strings_are_distinct() {
         let names: std::collections::HashSet<&str> = EditStatus::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(names.len(), EditStatus::ALL.len());
+    }
+
+    #[test]
+    fn each_hunk_is_named_by_its_lines_and_what_it_does_there() {
+        let words = |old: &str, new: &str| {
+            hunk_labels(old, &crate::workspace::replacements(old, new)).join("\n")
+        };
+        // A within-line change, at both ends of the file: two hunks.
+        expect_test::expect![[r#"
+            line 1: "def greet(name):" → "def welcome(name):"
+            line 5: "print(greet('you'))" → "print(welcome('you'))""#]]
+        .assert_eq(&words(APP, &APP.replace("greet", "welcome")));
+        expect_test::expect![[r#"
+            1 line added at the top ("top")
+            lines 2-3 replaced by 1 line ("b = 2")
+            line 5 deleted ("e")
+            2 lines added after line 6 ("g")"#]]
+        .assert_eq(&{
+            let old = "a\nb\nc\nd\ne\nf\n";
+            let mut hunks = crate::workspace::replacements(old, "a\nb = 2\nd\nf\ng\nh\n");
+            hunks.insert(0, Splice { range: 0..0, text: "top\n".into() });
+            hunk_labels(old, &hunks).join("\n")
+        });
+        // A line added at the end of a last line without its break, CRLF, a
+        // long line cut, hidden characters shown, a hunk that does not fit.
+        expect_test::expect![[r#"line 1 replaced by 2 lines ("a")"#]].assert_eq(&words("a", "a\nb"));
+        expect_test::expect![[r#"1 line added after line 1 ("b")"#]].assert_eq(&hunk_labels("a", &[Splice { range: 1..1, text: "\nb".into() }]).join(""));
+        expect_test::expect![[r#"line 2: "y = 1" → "y = 2""#]].assert_eq(&words("x\r\ny = 1\r\n", "x\r\ny = 2\r\n"));
+        // In a long line, only what changes, cut.
+        let long = "x".repeat(70);
+        expect_test::expect![[r#"line 1: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…" deleted"#]].assert_eq(&words(&format!("{long}!"), "!"));
+        expect_test::expect![[r#"line 1: "é" → "e""#]].assert_eq(&words(&format!("{long}é{long}"), &format!("{long}e{long}")));
+        expect_test::expect![[r#"line 1: "(é)" → "(a\u{202e}b)""#]].assert_eq(&words("(é)", "(a\u{202e}b)"));
+        assert_eq!(hunk_labels("ab", &[Splice { range: 1..9, text: String::new() }]), ["bytes 1-9"]);
     }
 }

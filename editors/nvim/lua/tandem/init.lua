@@ -631,16 +631,21 @@ end
 --- :TandemUndo [{run}] / :TandemRedo [{run}]: take the last run (or {run})
 --- back from its checkpoint, or put it back (`tandem.undo`, `tandem.redo`).
 --- Buffers are restored through the editor (reviewed in the default mode,
---- undone with `u`), files that are not open on disk.
-local function restore(verb, run_id)
+--- each file whole unless `per_hunk`, :TandemUndo!; undone with `u`), files
+--- that are not open on disk.
+local function restore(verb, run_id, per_hunk)
   local c = running_client()
   if not c then
     return
   end
-  local arguments = {}
+  local args = {}
   if run_id and run_id ~= '' then
-    arguments = { { runId = run_id } }
+    args.runId = run_id
   end
+  if per_hunk then
+    args.perHunk = true
+  end
+  local arguments = next(args) and { args } or {}
   c:request('workspace/executeCommand', { command = 'tandem.' .. verb, arguments = arguments }, function(err, result)
     if err then
       notify(err.message or vim.inspect(err), vim.log.levels.WARN)
@@ -651,8 +656,8 @@ local function restore(verb, run_id)
   end)
 end
 
-function M.undo(run_id)
-  restore('undo', run_id)
+function M.undo(run_id, per_hunk)
+  restore('undo', run_id, per_hunk)
 end
 
 function M.redo(run_id)

@@ -13,6 +13,7 @@ import {
   messageRequestView,
   NOTIFICATION_MAX_CHARS,
   needsConfirmation,
+  previewEntries,
   rejectionMessage,
   changedWhileReviewed,
   editWords,
@@ -192,6 +193,37 @@ describe('needsConfirmation', () => {
   it('lists the URIs an edit touches once each', () => {
     const twice = { documentChanges: [...edit(true).documentChanges, ...edit(true).documentChanges] };
     assert.deepStrictEqual(editUris(twice), ['file:///w/a.txt']);
+  });
+});
+
+describe('previewEntries', () => {
+  const range = (line: number) => ({ start: { line, character: 0 }, end: { line, character: 5 } });
+  it('gives each hunk of a reviewed edit its own label', () => {
+    const edit = {
+      documentChanges: [
+        {
+          textDocument: { uri: 'file:///w/app.py', version: 3 },
+          edits: [
+            { range: range(0), newText: 'def welcome', annotationId: 'tandem.review/1' },
+            { range: range(4), newText: 'print(welcome', annotationId: 'tandem.review/2' },
+          ],
+        },
+      ],
+      changeAnnotations: {
+        'tandem.review/1': { label: 'Tandem: app.py line 1: "def greet" → "def welcome"', needsConfirmation: true, description: 'change 1 of 2' },
+        'tandem.review/2': { label: 'Tandem: app.py line 5: "print(greet" → "print(welcome"', needsConfirmation: true },
+      },
+    };
+    assert.deepStrictEqual(previewEntries(edit), [
+      { uri: 'file:///w/app.py', range: range(0), newText: 'def welcome', label: 'Tandem: app.py line 1: "def greet" → "def welcome"', description: 'change 1 of 2' },
+      { uri: 'file:///w/app.py', range: range(4), newText: 'print(welcome', label: 'Tandem: app.py line 5: "print(greet" → "print(welcome"', description: undefined },
+    ]);
+  });
+  it('leaves an edit with a file operation, or a malformed one, as it came', () => {
+    assert.strictEqual(previewEntries({ documentChanges: [{ kind: 'create', uri: 'file:///w/new.txt' }] }), undefined);
+    assert.strictEqual(previewEntries({ documentChanges: [{ textDocument: { uri: 'file:///w/a' }, edits: [{ annotationId: 'x' }] }] }), undefined);
+    assert.strictEqual(previewEntries({ documentChanges: [] }), undefined);
+    assert.strictEqual(previewEntries(undefined), undefined);
   });
 });
 
