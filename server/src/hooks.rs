@@ -448,6 +448,8 @@ mod tests {
         json!({"tool_name": "run_shell", "tool_input": {"command": "rm -rf /"}, "tool_kind": {"type": "execute", "command": "rm -rf /"}})
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn hook_that_exits_2_blocks_with_its_stderr() {
         let dir = tempfile::tempdir().unwrap();
@@ -463,6 +465,8 @@ mod tests {
         assert_eq!(h.run(HookEvent::PreToolUse, Some("read_file"), call()).await, HookOutcome::default());
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn hook_json_answers_allow_deny_ask() {
         let dir = tempfile::tempdir().unwrap();
@@ -477,6 +481,8 @@ mod tests {
         assert_eq!(ask.decision, Some(("ask".into(), "policy says ask".into())));
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn hook_that_times_out_or_crashes_is_reported_not_blocking() {
         let dir = tempfile::tempdir().unwrap();
@@ -490,6 +496,8 @@ mod tests {
         assert_eq!(killed.failures.len(), 1);
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn project_hooks_run_only_after_consent() {
         let dir = tempfile::tempdir().unwrap();

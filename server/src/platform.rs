@@ -417,6 +417,17 @@ impl Drop for ProcessTree {
     }
 }
 
+/// Make a symbolic link, for tests: on Windows a file or a folder link
+/// by what `target` is now (a link to nothing is a file link), which needs
+/// Developer Mode on Windows (Wine makes them).
+#[cfg(test)]
+pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(target, link);
+    #[cfg(windows)]
+    return if target.as_ref().is_dir() { std::os::windows::fs::symlink_dir(target, link) } else { std::os::windows::fs::symlink_file(target, link) };
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -800,6 +800,8 @@ mod tests {
         assert_eq!(approved.pinned_folders(), vec![PathBuf::from("/ws/sub"), PathBuf::from("/ws/sub/.git")]);
     }
 
+    // Unix only: Seatbelt is macOS's: its paths are Unix paths, and it runs git, which the Wine prefix here does not have.
+    #[cfg(unix)]
     #[test]
     fn a_repositorys_protected_paths_are_read_only_for_approved_commands_and_nothing_is_writable_unasked() {
         let dir = tempfile::tempdir().unwrap();

@@ -137,7 +137,7 @@ mod tests {
         assert!(matches!(resolve_confined(&roots, &[], ""), Err(PathError::Empty)));
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink("/etc", root.join("escape")).unwrap();
+            crate::platform::symlink("/etc", root.join("escape")).unwrap();
             assert!(matches!(resolve_confined(&roots, &[], "escape/passwd"), Err(PathError::Outside { .. })));
             assert!(matches!(resolve_confined(&roots, &[], "escape/newfile"), Err(PathError::Outside { .. })));
         }
