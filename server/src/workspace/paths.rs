@@ -62,7 +62,7 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 
 /// Resolve symlinks in the longest existing prefix of `path`, then append the
 /// part that does not exist yet (a file about to be created).
-fn resolve_symlinks(path: &Path) -> PathBuf {
+pub fn resolve_symlinks(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {
