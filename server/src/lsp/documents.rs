@@ -613,6 +613,20 @@ mod tests {
     }
 
     #[test]
+    fn a_new_files_uri_names_the_path_the_workspace_gives_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap().join("real");
+        std::fs::create_dir(&real).unwrap();
+        // A resolved path (`\\?\C:\…` on Windows) makes a URI editors send
+        // (not `file://///%3F/…`), which names that path again.
+        let uri = path_to_uri(&real.join("new.txt")).unwrap();
+        assert!(!uri.as_str().contains("%3F") && !uri.as_str().starts_with("file:////"), "{}", uri.as_str());
+        assert_eq!(uri_to_path(&uri), Some(real.join("new.txt")));
+    }
+
+    // Unix only: Wine's canonicalize does not follow a folder link.
+    #[cfg(unix)]
+    #[test]
     fn a_new_files_uri_names_it_in_its_folders_resolved_path() {
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().canonicalize().unwrap().join("real");
@@ -621,7 +635,6 @@ mod tests {
         let uri = path_to_uri(&dir.path().join("link").join("new.txt")).unwrap();
         // As an existing file's would be: the same path the workspace gives it.
         assert_eq!(uri_to_path(&uri), Some(real.join("new.txt")));
-        assert_eq!(path_to_uri(&real.join("new.txt")).and_then(|uri| uri_to_path(&uri)), Some(real.join("new.txt")));
     }
 
     #[test]
