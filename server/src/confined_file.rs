@@ -170,7 +170,7 @@ mod tests {
             Ok(bytes) => format!("{name}: {:?}", bytes.map(|b| String::from_utf8(b).unwrap())),
             Err(refusal) => format!("{name}: {}", refusal.to_string().replace(&base.display().to_string(), "BASE")),
         };
-        let link = |target: &Path, name: &str| std::os::unix::fs::symlink(target, workspace.join(name)).unwrap();
+        let link = |target: &Path, name: &str| crate::platform::symlink(target, workspace.join(name)).unwrap();
         link(&outside.join("secret"), "CLAUDE.md");
         link(&workspace.join("docs/AGENTS.md"), "AGENTS.md");
         link(&outside, "linked-folder");

@@ -308,6 +308,18 @@ fn parse_into(value: &Value, entries: &mut Vec<Entry>, problems: &mut Vec<String
     }
 }
 
+/// The shell a hook's command runs with: `sh` on Unix, as Claude Code
+/// runs its hooks; on Windows, which has no `sh`, Git for Windows' bash
+/// (where `run_shell` finds it), or why there is none.
+fn hook_shell(env: &crate::environment::ChildEnv) -> Result<PathBuf, String> {
+    if cfg!(windows) {
+        let path = env.vars().into_iter().find(|(name, _)| name.eq_ignore_ascii_case("PATH")).map(|(_, value)| value).unwrap_or_default();
+        crate::platform::shell(&path)
+    } else {
+        Ok(PathBuf::from("sh"))
+    }
+}
+
 async fn run_one(
     hook: &HookCommand,
     cwd: &Path,
@@ -317,7 +329,14 @@ async fn run_one(
     outcome: &mut HookOutcome,
 ) {
     let name = event.name();
-    let mut command = tokio::process::Command::new("sh");
+    let shell = match hook_shell(env) {
+        Ok(shell) => shell,
+        Err(reason) => {
+            outcome.failures.push(format!("{name} hook `{}` could not start: {reason}", hook.command));
+            return;
+        }
+    };
+    let mut command = tokio::process::Command::new(shell);
     command
         .arg("-c")
         .arg(&hook.command)
@@ -448,6 +467,19 @@ mod tests {
         json!({"tool_name": "run_shell", "tool_input": {"command": "rm -rf /"}, "tool_kind": {"type": "execute", "command": "rm -rf /"}})
     }
 
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn without_git_bash_a_windows_hook_says_what_to_install_and_blocks_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = hooks(dir.path(), pre("exit 2", None));
+        let outcome = h.run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!(outcome.block, None);
+        assert_eq!(outcome.failures.len(), 1, "{:?}", outcome.failures);
+        assert!(outcome.failures[0].starts_with("PreToolUse hook `exit 2` could not start: Error: run_shell needs Git for Windows' bash.exe"), "{:?}", outcome.failures);
+    }
+
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn hook_that_exits_2_blocks_with_its_stderr() {
         let dir = tempfile::tempdir().unwrap();
@@ -463,6 +495,8 @@ mod tests {
         assert_eq!(h.run(HookEvent::PreToolUse, Some("read_file"), call()).await, HookOutcome::default());
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn hook_json_answers_allow_deny_ask() {
         let dir = tempfile::tempdir().unwrap();
@@ -477,6 +511,8 @@ mod tests {
         assert_eq!(ask.decision, Some(("ask".into(), "policy says ask".into())));
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn hook_that_times_out_or_crashes_is_reported_not_blocking() {
         let dir = tempfile::tempdir().unwrap();
@@ -490,6 +526,8 @@ mod tests {
         assert_eq!(killed.failures.len(), 1);
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn project_hooks_run_only_after_consent() {
         let dir = tempfile::tempdir().unwrap();

@@ -273,19 +273,19 @@ mod tests {
         std::fs::write(outside.join("s.json"), "{\"model\": \"theirs\"}").unwrap();
         std::fs::write(workspace.join("shared.json"), "{\"model\": \"ours\"}").unwrap();
         let link = workspace.join(".tandem/settings.json");
-        std::os::unix::fs::symlink(outside.join("s.json"), &link).unwrap();
+        crate::platform::symlink(outside.join("s.json"), &link).unwrap();
         let err = read_object(&link, Some(&workspace)).unwrap_err().message;
         assert!(err.starts_with("it is a symlink to ") && err.contains("outside"), "{err}");
         // Without a folder to stay in (the user's own file), a link is followed.
         assert_eq!(read_object(&link, None).unwrap().unwrap()["model"], "theirs");
         std::fs::remove_file(&link).unwrap();
-        std::os::unix::fs::symlink("../shared.json", &link).unwrap();
+        crate::platform::symlink("../shared.json", &link).unwrap();
         assert_eq!(read_object(&link, Some(&workspace)).unwrap().unwrap()["model"], "ours");
         std::fs::remove_file(&link).unwrap();
-        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        crate::platform::symlink("/dev/zero", &link).unwrap();
         assert!(read_object(&link, None).unwrap_err().message.contains("not a regular file"));
         std::fs::remove_file(&link).unwrap();
-        std::os::unix::fs::symlink(base.join("nothing"), &link).unwrap();
+        crate::platform::symlink(base.join("nothing"), &link).unwrap();
         assert_eq!(read_object(&link, None).unwrap_err().message, "it is a symlink to nothing");
     }
 }

@@ -235,7 +235,7 @@
 //!   loop detector's `thread::loops::LoopVerdict`, the LSP transport's
 //!   check of one frame (`FrameCheck`).
 //! - [`sandbox`]: every `run_shell` command runs confined (bubblewrap on
-//!   Linux) behind [`tools::ShellSandbox`], the only place that knows a
+//!   Linux, a self-checked Seatbelt profile on macOS) behind [`tools::ShellSandbox`], the only place that knows a
 //!   platform's sandbox (how a confined command is stopped, what its
 //!   refusals look like): unasked commands write only a private `/tmp`
 //!   and see of the home folder only the toolchains, approved ones write

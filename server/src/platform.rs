@@ -74,6 +74,34 @@ pub fn path_name_problem(path: &Path) -> Option<String> {
     })
 }
 
+/// `path` as Windows users and editors spell it: without the `\\?\`
+/// prefix Windows' `canonicalize` adds (`\\?\C:\x` is `C:\x`,
+/// `\\?\UNC\srv\share\x` is `\\srv\share\x`), which would otherwise
+/// reach a `file:` URI as `file://///%3F/C%3A/…`, a URI no editor sends.
+/// Unchanged elsewhere, and for a `\\?\` path with no drive or share.
+pub fn plain_path(path: &Path) -> std::borrow::Cow<'_, Path> {
+    if !cfg!(windows) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    match path.to_str().and_then(without_verbatim_prefix) {
+        Some(plain) => std::borrow::Cow::Owned(PathBuf::from(plain)),
+        None => std::borrow::Cow::Borrowed(path),
+    }
+}
+
+/// The Win32 spelling of a `\\?\` path, when it has one: a drive
+/// (`\\?\C:\x`) or a share (`\\?\UNC\srv\share`). Pure: tested on
+/// every system; [`plain_path`] applies it on Windows.
+pub fn without_verbatim_prefix(text: &str) -> Option<String> {
+    let rest = text.strip_prefix(r"\\?\")?;
+    if let Some(share) = rest.strip_prefix(r"UNC\") {
+        return Some(format!(r"\\{share}"));
+    }
+    let bytes = rest.as_bytes();
+    let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && (bytes.len() == 2 || bytes[2] == b'\\');
+    drive.then(|| rest.to_string())
+}
+
 /// Open (create) a file only its owner may read and write: mode 0600 on
 /// Unix; on Windows a new file takes its folder's ACL.
 pub fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
@@ -417,6 +445,17 @@ impl Drop for ProcessTree {
     }
 }
 
+/// Make a symbolic link, for tests: on Windows a file or a folder link
+/// by what `target` is now (a link to nothing is a file link), which needs
+/// Developer Mode on Windows (Wine makes them).
+#[cfg(test)]
+pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(target, link);
+    #[cfg(windows)]
+    return if target.as_ref().is_dir() { std::os::windows::fs::symlink_dir(target, link) } else { std::os::windows::fs::symlink_file(target, link) };
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -472,6 +511,18 @@ mod tests {
         // Linux keeps names as they are.
         assert_eq!(name_as_opened_on(".GIT. ", false, false), ".GIT. ");
         assert_eq!(name_as_opened("HOOKS"), if cfg!(target_os = "linux") { "HOOKS" } else { "hooks" });
+    }
+
+    #[test]
+    fn a_verbatim_path_is_spelled_as_win32_spells_it() {
+        assert_eq!(without_verbatim_prefix(r"\\?\C:\Users\me\repo").as_deref(), Some(r"C:\Users\me\repo"));
+        assert_eq!(without_verbatim_prefix(r"\\?\z:").as_deref(), Some("z:"));
+        assert_eq!(without_verbatim_prefix(r"\\?\UNC\server\share\a.txt").as_deref(), Some(r"\\server\share\a.txt"));
+        // Not a verbatim path, or one with no Win32 spelling: kept.
+        for kept in [r"C:\Users\me", r"\\server\share", r"\\?\Volume{0f}\x", r"\\?\C_\x", "/tmp/x"] {
+            assert_eq!(without_verbatim_prefix(kept), None, "{kept}");
+        }
+        assert_eq!(plain_path(Path::new(r"\\?\C:\x")).as_os_str(), if cfg!(windows) { r"C:\x" } else { r"\\?\C:\x" });
     }
 
     #[test]

@@ -381,9 +381,9 @@ mod tests {
         let fifo = std::ffi::CString::new(root.join(".mcp.json").display().to_string()).unwrap();
         // SAFETY: a valid, NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        std::os::unix::fs::symlink("/dev/zero", root.join(".tandem/settings.local.json")).unwrap();
+        crate::platform::symlink("/dev/zero", root.join(".tandem/settings.local.json")).unwrap();
         std::fs::write(dir.path().join("outside.md"), "---\nmodel: opus\n---\nTheirs.").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("outside.md"), root.join(".tandem/agents/out.md")).unwrap();
+        crate::platform::symlink(dir.path().join("outside.md"), root.join(".tandem/agents/out.md")).unwrap();
         let trusted = store.trust_files(&root).unwrap();
         assert_eq!(trusted.files, [".tandem/settings.json"]);
         let skipped: Vec<String> = trusted.skipped.iter().map(|(file, why)| format!("{file}: {}", why.split(',').next().unwrap())).collect();

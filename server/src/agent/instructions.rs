@@ -287,7 +287,7 @@ mod tests {
     fn the_open_buffer_counts_and_a_linked_claude_md_is_read_once() {
         let s = setup(&[("AGENTS.md", "on disk\n")], &[]);
         #[cfg(unix)]
-        std::os::unix::fs::symlink(s.root.join("AGENTS.md"), s.root.join("CLAUDE.md")).unwrap();
+        crate::platform::symlink(s.root.join("AGENTS.md"), s.root.join("CLAUDE.md")).unwrap();
         s.editor.open(&s.root.join("AGENTS.md"), "unsaved in the editor\n", 3);
         let files = s.load();
         assert_eq!(files, vec![InstructionFile { name: "AGENTS.md".into(), text: "unsaved in the editor\n".into() }]);
@@ -301,7 +301,7 @@ mod tests {
     #[test]
     fn project_files_linking_out_of_the_workspace_are_skipped_the_users_own_are_not() {
         let s = setup(&[("shared.md", "In the workspace.\n")], &[(".aws/credentials", "AWS-SECRET\n"), ("dotfiles/AGENTS.md", "Mine.\n"), ("ssh/id", "SSH-SECRET\n")]);
-        let link = |target: &Path, at: &Path| std::os::unix::fs::symlink(target, at).unwrap();
+        let link = |target: &Path, at: &Path| crate::platform::symlink(target, at).unwrap();
         link(&s.home.join(".aws/credentials"), &s.root.join("CLAUDE.md"));
         link(&s.home.join("ssh"), &s.root.join(".tandem"));
         std::fs::rename(s.home.join("ssh/id"), s.home.join("ssh/AGENTS.md")).unwrap();
@@ -319,9 +319,9 @@ mod tests {
     #[test]
     fn a_fifo_or_a_device_is_not_read() {
         let s = setup(&[("AGENTS.md", "Fine.\n")], &[]);
-        std::os::unix::fs::symlink("/dev/zero", s.home.join("zero")).unwrap();
+        crate::platform::symlink("/dev/zero", s.home.join("zero")).unwrap();
         std::fs::create_dir_all(s.home.join(".tandem")).unwrap();
-        std::os::unix::fs::symlink(s.home.join("zero"), s.home.join(".tandem/AGENTS.md")).unwrap();
+        crate::platform::symlink(s.home.join("zero"), s.home.join(".tandem/AGENTS.md")).unwrap();
         let fifo = std::ffi::CString::new(s.root.join("CLAUDE.md").display().to_string()).unwrap();
         // SAFETY: a valid, NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);

@@ -176,7 +176,8 @@ mod tests {
     fn workspace_dir() -> (tempfile::TempDir, PathBuf, String) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let uri = url::Url::from_file_path(root.join("app.ts")).unwrap().to_string();
+        // As Tandem names it to the editor (`file:///C%3A/…` on Windows).
+        let uri = crate::lsp::documents::path_to_uri(&root.join("app.ts")).unwrap().to_string();
         (dir, root, uri)
     }
 

@@ -26,7 +26,7 @@ use super::transport::SyncOrder;
 use super::position::{byte_to_position, position_to_char, PositionEncoding};
 use crate::completion::EditHistory;
 use crate::sync::MutexExt;
-use crate::workspace::{fingerprint, normalize_lexically, DocumentSnapshot, Splice};
+use crate::workspace::{fingerprint, normalize_lexically, resolve_symlinks, DocumentSnapshot, Splice};
 
 /// States remembered per document for the applyEdit verification.
 const HISTORY_LEN: usize = 64;
@@ -204,8 +204,11 @@ fn encoding_to_u8(encoding: PositionEncoding) -> u8 {
 }
 
 /// The file path a document URI names, normalized the way workspace paths
-/// are (`..` folded; symlinks resolved when the file exists). `None` for
-/// non-file URIs (`untitled:`, `git:`): the agent cannot address them.
+/// are (`..` folded; symlinks resolved as far as the path exists). `None`
+/// for non-file URIs (`untitled:`, `git:`): the agent cannot address them.
+/// A file that does not exist yet (a new buffer) gets its folder resolved
+/// too: on Windows that is what gives it the `\\?\C:\…` spelling of the
+/// workspace's other paths, so an edit for it finds the open document.
 pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
         return None;
@@ -214,12 +217,13 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     if !path.is_absolute() {
         return None;
     }
-    Some(path.canonicalize().unwrap_or_else(|_| normalize_lexically(&path)))
+    Some(path.canonicalize().unwrap_or_else(|_| resolve_symlinks(&normalize_lexically(&path))))
 }
 
-/// The `file:` URI of a path.
+/// The `file:` URI of a path, as editors spell it (`file:///C:/…` for a
+/// `\\?\C:\…` path on Windows).
 pub fn path_to_uri(path: &Path) -> Option<Uri> {
-    Uri::from_file_path(path)
+    Uri::from_file_path(crate::platform::plain_path(path))
 }
 
 impl Documents {
@@ -606,6 +610,31 @@ mod tests {
         assert!(!documents.snapshot(&path).unwrap().dirty);
         documents.close(&uri);
         assert!(documents.snapshot(&path).is_none());
+    }
+
+    #[test]
+    fn a_new_files_uri_names_the_path_the_workspace_gives_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap().join("real");
+        std::fs::create_dir(&real).unwrap();
+        // A resolved path (`\\?\C:\…` on Windows) makes a URI editors send
+        // (not `file://///%3F/…`), which names that path again.
+        let uri = path_to_uri(&real.join("new.txt")).unwrap();
+        assert!(!uri.as_str().contains("%3F") && !uri.as_str().starts_with("file:////"), "{}", uri.as_str());
+        assert_eq!(uri_to_path(&uri), Some(real.join("new.txt")));
+    }
+
+    // Unix only: Wine's canonicalize does not follow a folder link.
+    #[cfg(unix)]
+    #[test]
+    fn a_new_files_uri_names_it_in_its_folders_resolved_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap().join("real");
+        std::fs::create_dir(&real).unwrap();
+        crate::platform::symlink(&real, dir.path().join("link")).unwrap();
+        let uri = path_to_uri(&dir.path().join("link").join("new.txt")).unwrap();
+        // As an existing file's would be: the same path the workspace gives it.
+        assert_eq!(uri_to_path(&uri), Some(real.join("new.txt")));
     }
 
     #[test]

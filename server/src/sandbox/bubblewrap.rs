@@ -48,7 +48,7 @@ pub const PROTECTED_WHEN_THERE: &[&str] =
 
 /// Inside a `.git` folder, what runs code: its config (`core.fsmonitor`,
 /// aliases, filters) and hooks.
-const GIT_PROTECTED: &[(&str, Entry)] =
+pub(super) const GIT_PROTECTED: &[(&str, Entry)] =
     &[("config", Entry::File), ("config.worktree", Entry::File), ("hooks", Entry::Dir), ("commondir", Entry::File), ("gitdir", Entry::File)];
 
 /// In the home folder, where credentials live: masked for unasked commands
@@ -83,7 +83,7 @@ pub const HOME_TOOLCHAINS: &[&str] = &[
 /// Inside each workspace root, files every command reads as empty: the
 /// local settings, where the docs say to keep keys (`env` with an API key),
 /// and Claude Code's.
-const LOCAL_SETTINGS: &[&str] = &[".tandem/settings.local.json", ".claude/settings.local.json"];
+pub(super) const LOCAL_SETTINGS: &[&str] = &[".tandem/settings.local.json", ".claude/settings.local.json"];
 
 /// Sockets of services that act outside the sandbox on a command's
 /// behalf, masked for unasked commands: the system bus, systemd's private
@@ -532,7 +532,7 @@ fn with_seccomp(bwrap: &Path, args: Vec<OsString>) -> Result<(PathBuf, Vec<OsStr
 
 /// The protected paths as the model is told them: ".git/config,
 /// .git/hooks, .tandem/, … and .mcp.json".
-fn protected_names() -> String {
+pub(super) fn protected_names() -> String {
     let mut names: Vec<String> = Vec::new();
     for (name, entry) in PROTECTED {
         if *name == ".git" {
@@ -635,7 +635,7 @@ impl HomeView {
 /// Tandem's own folders: the user's settings (`~/.tandem`), the saved
 /// threads of every workspace with their checkpoints, the consent and
 /// trust stores, the tool results. No command sees them.
-fn tandem_folders(home: &Path) -> Vec<PathBuf> {
+pub(super) fn tandem_folders(home: &Path) -> Vec<PathBuf> {
     let mut out = vec![home.join(".tandem")];
     let data_home = crate::environment::var("XDG_DATA_HOME").filter(|dir| dir.starts_with('/')).map(PathBuf::from);
     let folders = [data_home, dirs::data_dir(), dirs::data_local_dir(), dirs::cache_dir(), dirs::config_dir(), dirs::state_dir()];
@@ -677,7 +677,7 @@ fn socket_path(line: &str) -> Option<&str> {
 
 /// The temp folders approved commands may write: `/tmp`, `/var/tmp` and
 /// `$TMPDIR`, resolved.
-fn temp_dirs() -> Vec<PathBuf> {
+pub(super) fn temp_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = ["/tmp", "/var/tmp"].iter().map(PathBuf::from).collect();
     if let Some(tmp) = crate::environment::var("TMPDIR").filter(|t| t.starts_with('/')) {
         dirs.push(PathBuf::from(tmp));
@@ -719,7 +719,7 @@ fn runtime_dirs() -> Vec<PathBuf> {
 /// it is missing or a file (a folder's config and hooks come from
 /// [`super::git::repositories`], with nested repositories'), and the
 /// editors' and Tandem's folders.
-fn protected_in(root: &Path) -> Vec<(PathBuf, Entry)> {
+pub(super) fn protected_in(root: &Path) -> Vec<(PathBuf, Entry)> {
     let mut out = Vec::new();
     for (name, entry) in PROTECTED {
         let path = root.join(name);
@@ -740,7 +740,7 @@ fn protected_in(root: &Path) -> Vec<(PathBuf, Entry)> {
 
 /// A `.git` folder's config and hooks, and those of the submodules kept
 /// in `.git/modules` (nested ones too, a few levels deep).
-fn git_protected(git_dir: &Path, out: &mut Vec<(PathBuf, Entry)>, depth: usize) {
+pub(super) fn git_protected(git_dir: &Path, out: &mut Vec<(PathBuf, Entry)>, depth: usize) {
     for (name, entry) in GIT_PROTECTED {
         let path = git_dir.join(name);
         // A missing `config.worktree` is only read when the config (itself
@@ -942,7 +942,7 @@ mod tests {
         std::fs::create_dir_all(base.join("store/inner")).unwrap();
         std::fs::write(base.join("store/inner/key"), "k").unwrap();
         std::fs::write(base.join("secret"), "s").unwrap();
-        std::os::unix::fs::symlink(base.join("store"), base.join("link")).unwrap();
+        crate::platform::symlink(base.join("store"), base.join("link")).unwrap();
         let masks = outermost(vec![
             base.join("store/inner/key"),
             base.join("link"),

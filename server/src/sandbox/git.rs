@@ -726,6 +726,8 @@ pub(crate) mod tests {
         std::fs::write(root.join("tools/nested.cfg"), "[user]\n\tname = x\n").unwrap();
     }
 
+    // Unix only: it runs git, which the Wine prefix here does not have.
+    #[cfg(unix)]
     #[test]
     fn git_says_which_files_it_reads_config_from_includes_and_missing_ones_too() {
         let dir = tempfile::tempdir().unwrap();

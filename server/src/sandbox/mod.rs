@@ -1,8 +1,9 @@
 //! The sandbox every `run_shell` command runs in: one interface
 //! ([`crate::tools::ShellSandbox`], owned by `tools/`), one implementation
 //! per platform. Linux runs Debian's `bubblewrap` (`bwrap`) as a process
-//! ([`bubblewrap`]); other systems have none yet and say so (a macOS
-//! Seatbelt profile can follow behind the same interface).
+//! ([`bubblewrap`]); macOS runs `sandbox-exec` with a Seatbelt profile
+//! written for each command from the same inputs ([`seatbelt`]), once it
+//! has checked itself; Windows has none yet and says so.
 //!
 //! What the two profiles allow ([`crate::tools::ShellProfile`]):
 //!
@@ -39,6 +40,7 @@ pub mod git;
 pub mod proxy;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+pub mod seatbelt;
 
 pub use bubblewrap::is_placeholder;
 
@@ -137,7 +139,7 @@ pub type ReadDenies = Arc<dyn Fn() -> Vec<PathBuf> + Send + Sync>;
 /// given, as a user's command line may name them (`bwrap --bind / / rm -rf
 /// x` runs `rm`): the judgement unwraps them like `nice` or `strace`
 /// ([`crate::permissions`]' wrappers table), so a deny rule still holds.
-pub const COMMAND_WRAPPERS: &[&str] = &["bwrap"];
+pub const COMMAND_WRAPPERS: &[&str] = &["bwrap", "sandbox-exec"];
 
 /// What deny rules on paths cover, for the sandbox to enforce on every
 /// command, approved ones too: `read` is masked, `edit` bound read-only.
@@ -207,7 +209,15 @@ fn platform(settings: &SandboxSettings, denies: Denies, network: Arc<Network>) -
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+fn platform(settings: &SandboxSettings, denies: Denies, _network: Arc<Network>) -> Availability {
+    match seatbelt::probe() {
+        Ok(found) => Availability::Ready(Arc::new(seatbelt::Seatbelt::new(found, settings, denies))),
+        Err(reason) => Availability::Unavailable(reason),
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn platform(_settings: &SandboxSettings, _denies: Denies, _network: Arc<Network>) -> Availability {
-    Availability::Unavailable(format!("Tandem has no sandbox for {} yet (bubblewrap is Linux only)", std::env::consts::OS))
+    Availability::Unavailable(format!("Tandem has no sandbox for {} yet (bubblewrap is Linux only, Seatbelt macOS only)", std::env::consts::OS))
 }

@@ -418,6 +418,8 @@ mod tests {
         assert_eq!(settings.permissions.deny, vec![(Scope::Project, "read_file(./.env)".to_string())]);
     }
 
+    // Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke).
+    #[cfg(unix)]
     #[test]
     fn a_settings_file_that_does_not_parse_is_fatal_and_named_by_line_and_column() {
         let root = tempfile::tempdir().unwrap();

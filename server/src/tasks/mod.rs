@@ -513,6 +513,8 @@ mod tests {
         }
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn looking_at_the_list_keeps_an_ending_news_and_the_models_list_takes_it() {
         let registry = TaskRegistry::new();
@@ -532,6 +534,8 @@ mod tests {
         assert!(registry.take_endings("t").is_empty(), "task_list showed the model its end");
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_session_runs_at_most_32_tasks_at_once_and_a_silent_task_reads_as_nothing_new() {
         let registry = TaskRegistry::new();
@@ -562,6 +566,8 @@ mod tests {
         assert!(registry.take_endings("t").is_empty(), "the session's end is no news for the model");
     }
 
+    // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).
+    #[cfg(unix)]
     #[tokio::test]
     async fn an_unknown_task_names_the_known_ones() {
         let registry = TaskRegistry::new();

@@ -215,7 +215,7 @@ mod tests {
         #[cfg(unix)]
         {
             std::fs::write(dir.path().join("real.txt"), "real").unwrap();
-            std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
+            crate::platform::symlink("real.txt", dir.path().join("link.txt")).unwrap();
             atomic_write(&dir.path().join("link.txt"), b"via link", Some(fingerprint(b"real"))).unwrap();
             assert!(std::fs::symlink_metadata(dir.path().join("link.txt")).unwrap().file_type().is_symlink());
             assert_eq!(std::fs::read_to_string(dir.path().join("real.txt")).unwrap(), "via link");
@@ -224,6 +224,9 @@ mod tests {
         assert!(leftovers.is_empty());
     }
 
+    // Unix only: the live writer is this process's parent, whose pid std
+    // gives on Unix alone.
+    #[cfg(unix)]
     #[test]
     fn debris_of_a_dead_writer_is_removed_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
@@ -250,6 +253,8 @@ mod tests {
         assert!(!dir.path().join("journal/4194999").exists());
     }
 
+    // Unix only: Windows files have no mode.
+    #[cfg(unix)]
     #[test]
     fn a_finished_write_clears_its_journal_and_gives_a_new_file_the_usual_mode() {
         let dir = tempfile::tempdir().unwrap();

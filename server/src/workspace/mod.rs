@@ -30,7 +30,7 @@ pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, 
 pub use overlay::{len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::{minimal_splices, replacements};
 pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, hunk_labels, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
-pub use paths::{display_relative, normalize_lexically, resolve_confined, PathError};
+pub use paths::{display_relative, normalize_lexically, resolve_confined, resolve_symlinks, PathError};
 pub use recorder::{ChangeRecorder, CommandChange, SplicedEdit};
 pub use watcher::DiskWatcher;
 

@@ -62,7 +62,7 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 
 /// Resolve symlinks in the longest existing prefix of `path`, then append the
 /// part that does not exist yet (a file about to be created).
-fn resolve_symlinks(path: &Path) -> PathBuf {
+pub fn resolve_symlinks(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest = Vec::new();
     loop {
@@ -137,7 +137,7 @@ mod tests {
         assert!(matches!(resolve_confined(&roots, &[], ""), Err(PathError::Empty)));
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink("/etc", root.join("escape")).unwrap();
+            crate::platform::symlink("/etc", root.join("escape")).unwrap();
             assert!(matches!(resolve_confined(&roots, &[], "escape/passwd"), Err(PathError::Outside { .. })));
             assert!(matches!(resolve_confined(&roots, &[], "escape/newfile"), Err(PathError::Outside { .. })));
         }

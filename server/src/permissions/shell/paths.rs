@@ -82,6 +82,8 @@ pub fn place_of(resolved: &Path, roots: &[PathBuf]) -> Place {
 mod tests {
     use super::*;
 
+    // Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke) and links resolved as Linux resolves relative ones.
+    #[cfg(unix)]
     #[test]
     fn paths_resolve_as_the_kernel_resolves_them() {
         let dir = tempfile::tempdir().unwrap();
@@ -90,9 +92,9 @@ mod tests {
         let outside = base.join("outside");
         std::fs::create_dir_all(root.join("a/b")).unwrap();
         std::fs::create_dir_all(outside.join("deep")).unwrap();
-        std::os::unix::fs::symlink(outside.join("deep"), root.join("link")).unwrap();
-        std::os::unix::fs::symlink(outside.join("missing"), root.join("dangling")).unwrap();
-        std::os::unix::fs::symlink("a/b", root.join("rel")).unwrap();
+        crate::platform::symlink(outside.join("deep"), root.join("link")).unwrap();
+        crate::platform::symlink(outside.join("missing"), root.join("dangling")).unwrap();
+        crate::platform::symlink("a/b", root.join("rel")).unwrap();
         let roots = [root.clone()];
         let place = |p: &str| place_of(&resolve(&root, p), &roots);
         assert_eq!(place("a/b/../x"), Place::Workspace);
@@ -107,7 +109,7 @@ mod tests {
         assert_eq!(place("/etc/passwd"), Place::Outside);
         assert!(matches!(place(".git/config"), Place::Protected(what) if what.starts_with("git's hooks and config")));
         assert!(matches!(place("a/../.tandem/settings.json"), Place::Protected(what) if what.starts_with("Tandem's settings")));
-        std::os::unix::fs::symlink(root.join("loop"), root.join("loop")).unwrap();
+        crate::platform::symlink(root.join("loop"), root.join("loop")).unwrap();
         assert_eq!(place("loop/x"), Place::Workspace, "a link loop ends, it does not hang");
     }
 }

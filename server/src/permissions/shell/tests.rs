@@ -18,8 +18,8 @@ fn workspace() -> Workspace {
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::create_dir_all(base.join("outside")).unwrap();
     std::fs::write(root.join("notes.txt"), "x").unwrap();
-    std::os::unix::fs::symlink(base.join("outside"), root.join("out")).unwrap();
-    std::os::unix::fs::symlink(base.join("outside/new"), root.join("gone")).unwrap();
+    crate::platform::symlink(base.join("outside"), root.join("out")).unwrap();
+    crate::platform::symlink(base.join("outside/new"), root.join("gone")).unwrap();
     Workspace { _dir: dir, env: ShellEnv { cwd: root.clone(), roots: vec![root] } }
 }
 
@@ -135,6 +135,8 @@ fn words_are_judged_as_bash_expands_them() {
     ));
 }
 
+// Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke).
+#[cfg(unix)]
 #[test]
 fn redirects_and_tee_into_the_workspace_are_edits() {
     expect_test::expect![[r#"
@@ -187,6 +189,8 @@ fn redirects_and_tee_into_the_workspace_are_edits() {
     ));
 }
 
+// Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke).
+#[cfg(unix)]
 #[test]
 fn directory_changes_are_followed_only_when_known() {
     expect_test::expect![[r#"
@@ -227,6 +231,8 @@ fn directory_changes_are_followed_only_when_known() {
 /// substitution, a pipeline or a background job, comes after `&&`/`||`,
 /// in a branch or a loop — is not followed: what comes after it either
 /// runs where it was (outside, here) or in a folder only known when it runs.
+// Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke).
+#[cfg(unix)]
 #[test]
 fn a_cd_that_may_not_take_effect_is_not_followed() {
     expect_test::expect![[r#"
@@ -323,6 +329,8 @@ fn arithmetic_contexts_are_read_only_only_with_numbers() {
 /// A toolchain the repository chooses runs the repository's program: not
 /// read-only, even for `--version`. So is a command the PATH finds in the
 /// workspace.
+// Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke).
+#[cfg(unix)]
 #[test]
 fn commands_whose_program_the_workspace_chooses_are_not_read_only() {
     let ws = workspace();

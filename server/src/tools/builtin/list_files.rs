@@ -284,7 +284,7 @@ mod tests {
         }
         std::fs::create_dir(root.join(".git")).unwrap();
         std::fs::write(root.join(".gitignore"), "crates/a/gen.rs\n").unwrap();
-        std::os::unix::fs::symlink(root.join("crates/a"), root.join("linked")).unwrap();
+        crate::platform::symlink(root.join("crates/a"), root.join("linked")).unwrap();
         let glob = |p: &str| PathGlob::new(p, &root, &root).unwrap();
         assert_eq!(glob("crates/a/**").walk_root(&root), root.join("crates/a"));
         assert_eq!(glob("crates/a/deep/*.rs").walk_root(&root), root.join("crates/a/deep"));
