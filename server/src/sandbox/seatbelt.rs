@@ -639,7 +639,7 @@ fn run_probe(program: &Path) -> std::io::Result<ProbeReport> {
             report.refusal = stderr.lines().take(3).collect::<Vec<_>>().join(" ");
         }
         match profile {
-            ShellProfile::Unasked => report.unasked_ran = ran,
+            ShellProfile::Unasked | ShellProfile::Contained => report.unasked_ran = ran,
             ShellProfile::Approved => report.approved_ran = ran,
         }
         report.wrote_outside |= said.contains(&"wrote-outside");
