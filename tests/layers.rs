@@ -573,7 +573,6 @@ const KNOWN_FILE_CIRCLES: &[&[&str]] = &[
     &["lsp/editor.rs", "lsp/plan_review.rs", "lsp/runs/mod.rs"],
     &["mcp/server.rs", "mcp/tool.rs"],
     &["thread/history.rs", "thread/store.rs", "thread/transcript.rs"],
-    &["workspace/overlay.rs", "workspace/review.rs"],
 ];
 
 #[test]

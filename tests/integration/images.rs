@@ -414,7 +414,12 @@ async fn chat_attaches_an_image_mentioned_with_at() {
     let requests = mock.requests();
     assert_eq!(requests.len(), 1, "the cut image's message was not sent: {:?}", mock.log());
     let content = &requests[0].body["messages"][0]["content"];
-    assert_eq!(content[0], json!({"type": "text", "text": "what is @shot.png? see @notes.md"}));
+    // notes.md is attached as its text (`@path`), shot.png as the image
+    // only: never as text of its bytes.
+    let text = content[0]["text"].as_str().unwrap_or_default();
+    assert!(text.ends_with("what is @shot.png? see @notes.md"), "{content}");
+    assert!(text.contains("<attached path=\"notes.md\">\n   1 | notes\n</attached>"), "{content}");
+    assert!(!text.contains("shot.png\""), "the image is not attached as text: {content}");
     assert_eq!(content[1]["source"], json!({"type": "base64", "media_type": "image/png", "data": PNG}));
     assert_eq!(content.as_array().unwrap().len(), 2, "{content}");
 }

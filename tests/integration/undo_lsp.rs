@@ -234,7 +234,9 @@ fn an_undo_is_reviewed_whole_per_file_unless_asked_hunk_by_hunk() {
 fn undo_of_a_run_still_going_is_refused_and_nothing_recorded_is_a_clear_error() {
     let f = Fixture::new(&[("closed.txt", CLOSED)]);
     let mut client = f.start(
-        json!([turn(vec![read("closed.txt")]), turn(vec![edit("closed.txt", "file", "FILE")]), turn(vec![shell("rm -rf build")]), done()]),
+        // A command the sandbox would not contain (a name known only when
+        // it runs), so that acceptEdits still asks and the run waits.
+        json!([turn(vec![read("closed.txt")]), turn(vec![edit("closed.txt", "file", "FILE")]), turn(vec![shell("rm -rf \"$BUILD_DIR\"")]), done()]),
         json!({}),
         json!({"tandem": {"permissionMode": "acceptEdits"}}),
     );

@@ -233,7 +233,7 @@ pub fn policy(settings: &Settings, modes: Modes, roots: &[PathBuf]) -> Policy {
 /// What the run's sandbox lets the policy allow unasked: whether one
 /// confines its commands, and the user's `autoAllowSandboxed`.
 fn containment(settings: &Settings) -> Containment {
-    Containment { sandboxed: crate::sandbox::confines(&settings.sandbox), auto_allow_in_default: settings.auto_allow_sandboxed }
+    Containment { sandboxed: settings.sandbox.enabled, probe: Some(crate::sandbox::can_start), auto_allow_in_default: settings.auto_allow_sandboxed }
 }
 
 /// The one gate a front end's runs go through: the settings' policy in

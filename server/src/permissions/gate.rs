@@ -460,7 +460,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let user = Arc::new(Scripted::answering(vec![Answer::AllowLikeThis; 4]));
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), &[dir.path().to_path_buf()]);
-        policy.set_containment(crate::permissions::Containment { sandboxed: true, auto_allow_in_default: false });
+        policy.set_containment(crate::permissions::Containment { sandboxed: true, probe: None, auto_allow_in_default: false });
         let gate = Arc::new(Gate::new(policy, Some(Arc::clone(&user)), Arc::new(Saved::default())));
         let thread: Arc<crate::tools::Grants> = Arc::default();
         let shapes = ["cargo test --lib n{}", "touch f{}.txt", "npm install pkg{}", "git commit -m c{} && cargo test"];
@@ -485,7 +485,7 @@ mod tests {
         assert!(first.contains("\"Allow commands like this\" allows for this session, in the sandbox"), "{first}");
         // A command leaving the walls is asked, and not offered the shape.
         user.answers.lock().unwrap().push(Answer::Deny("no".into()));
-        assert!(matches!(gate.decide(&shell("touch /etc/x", &thread)).await, PermissionDecision::Deny(_)));
+        assert!(matches!(gate.decide(&shell("touch /etc/x", &thread)).await, PermissionDecision::Declined(_)));
         assert_eq!(user.offered_like_this.lock().unwrap().last(), Some(&false));
         // Nor is a call that asks for the network.
         user.answers.lock().unwrap().push(Answer::AllowLikeThis);

@@ -78,8 +78,13 @@ pub struct AskInfo {
 /// by the host from the sandbox it found and the user's settings.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Containment {
-    /// A sandbox confines this run's shell commands.
+    /// A sandbox confines this run's shell commands (the settings switch
+    /// one on)...
     pub sandboxed: bool,
+    /// ...and, when set, this says the platform's sandbox can start here:
+    /// asked only when a command's containment is judged, so a run with
+    /// no shell command starts no probe process.
+    pub probe: Option<fn() -> bool>,
     /// `"autoAllowSandboxed": true` in the user's own settings: in
     /// `default` too, a command the sandbox contains runs unasked.
     pub auto_allow_in_default: bool,
@@ -214,7 +219,9 @@ impl Policy {
     /// runs, `eval`), no protected path written or named, every path it
     /// names inside the workspace.
     fn contained(&self, analysis: &Analysis) -> bool {
-        self.containment.reading().sandboxed
+        let containment = *self.containment.reading();
+        containment.sandboxed
+            && containment.probe.is_none_or(|probe| probe())
             && analysis.concerns.is_empty()
             && analysis.protected_writes.is_empty()
             && analysis.unknown.is_empty()
@@ -973,7 +980,7 @@ mod tests {
         let f = fixture();
         let roots = std::slice::from_ref(&f.root);
         std::fs::create_dir_all(f.root.join("src")).unwrap();
-        let sandboxed = Containment { sandboxed: true, auto_allow_in_default: false };
+        let sandboxed = Containment { sandboxed: true, probe: None, auto_allow_in_default: false };
         let policy = |mode: PermissionMode, containment: Containment| {
             let policy = Policy::new(mode, &PermissionRules::default(), roots);
             policy.set_containment(containment);
@@ -1016,7 +1023,7 @@ mod tests {
         // `default` asks, unless the user set autoAllowSandboxed.
         let default = policy(PermissionMode::Default, sandboxed);
         assert!(matches!(shell(&default, "touch made.txt"), RuleVerdict::Ask(_)));
-        let auto = policy(PermissionMode::Default, Containment { sandboxed: true, auto_allow_in_default: true });
+        let auto = policy(PermissionMode::Default, Containment { sandboxed: true, probe: None, auto_allow_in_default: true });
         for command in contained {
             assert_eq!(shell(&auto, command), RuleVerdict::Contained, "{command}");
         }
@@ -1025,7 +1032,7 @@ mod tests {
         }
         // A rule that allows the command no longer holds it read-only there.
         let ruled = Policy::new(PermissionMode::Default, &rules(&["run_shell(make:*)"], &[], &[]), roots);
-        ruled.set_containment(Containment { sandboxed: true, auto_allow_in_default: true });
+        ruled.set_containment(Containment { sandboxed: true, probe: None, auto_allow_in_default: true });
         assert_eq!(shell(&ruled, "make build"), RuleVerdict::Contained);
         // Plan mode refuses; bypass approves; read-only stays unasked.
         assert!(matches!(shell(&policy(PermissionMode::Plan, sandboxed), "touch x"), RuleVerdict::Deny(_)));
@@ -1043,7 +1050,7 @@ mod tests {
         let f = fixture();
         let roots = std::slice::from_ref(&f.root);
         let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), roots);
-        policy.set_containment(Containment { sandboxed: true, auto_allow_in_default: false });
+        policy.set_containment(Containment { sandboxed: true, probe: None, auto_allow_in_default: false });
         // The shapes: program and subcommand, one per command that needs
         // asking (read-only ones need none); none for a wrapper.
         expect_test::expect![[r#"[["cargo test"], ["cargo test", "git commit"], ["touch"], ["rm"], ["npm install"], ["make"], [], []]"#]]

@@ -175,20 +175,18 @@ impl ShellSandbox for NoCommands {
     }
 }
 
-/// A sandbox will confine the shell commands of a run with these
-/// settings (the platform's probe runs once per process): what lets the
-/// policy allow a command the sandbox contains without a question.
-pub fn confines(settings: &SandboxSettings) -> bool {
-    settings.enabled && probe_ok()
-}
-
+/// The platform's sandbox can start here (its probe runs once per
+/// process): what, with `sandbox.enabled`, lets the policy allow a command
+/// the sandbox contains without a question.
 #[cfg(target_os = "linux")]
-fn probe_ok() -> bool {
+pub fn can_start() -> bool {
     bubblewrap::Bubblewrap::probe().is_ok()
 }
 
+/// No sandbox contains a command unasked off Linux (the contained profile
+/// is bubblewrap's).
 #[cfg(not(target_os = "linux"))]
-fn probe_ok() -> bool {
+pub fn can_start() -> bool {
     false
 }
 

@@ -376,7 +376,7 @@ impl Seatbelt {
             limit_services: launch.profile != ShellProfile::Approved,
         };
         match launch.profile {
-            // `sandbox::confines` is false off Linux, so no command runs
+            // `sandbox::can_start` is false off Linux, so no command runs
             // contained here; were one to, it gets the unasked walls.
             ShellProfile::Unasked | ShellProfile::Contained => {
                 let private_temp = resolved(private_temp);

@@ -27,9 +27,9 @@ pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJourna
 pub use edit_locks::EditLocks;
 pub use merge::{holds_change, merge3};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
-pub use overlay::{len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
+pub use overlay::{HunkInBuffer, PartialEdit, len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::{minimal_splices, replacements};
-pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, hunk_labels, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, HunkInBuffer, LineSpan, PartialEdit};
+pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, hunk_labels, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, LineSpan};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, resolve_symlinks, PathError};
 pub use recorder::{ChangeRecorder, CommandChange, SplicedEdit};
 pub use watcher::DiskWatcher;

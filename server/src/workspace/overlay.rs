@@ -113,7 +113,7 @@ pub enum EditOutcome {
     Changed(String),
     /// The editor applied some of the edit's hunks (the user declined the
     /// others in its review); the buffer holds that at `partial.version`.
-    Partial(super::review::PartialEdit),
+    Partial(PartialEdit),
     /// Nobody can say whether it landed: the editor did not answer (an ACP
     /// client's `fs/write_text_file` that timed out), and what it shows
     /// since does not settle it. The string says what is known.
@@ -214,6 +214,27 @@ impl Editor for MemoryEditor {
         doc.text = edit.new_text;
         EditOutcome::Applied { version: doc.version, saved: false }
     }
+}
+
+/// One hunk of an edit as it stands in the buffer now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HunkInBuffer {
+    /// Where it is in the buffer's current text: the new text of a landed
+    /// hunk, the old text still there for a declined one.
+    pub lines: crate::protocol::LineSpan,
+    /// The text it replaced (landed) or would have replaced (declined).
+    pub old: String,
+    /// The text it put there (landed) or would have put there (declined).
+    pub new: String,
+}
+
+/// An edit the editor applied only in part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartialEdit {
+    /// The buffer's version that holds it.
+    pub version: i32,
+    pub landed: Vec<HunkInBuffer>,
+    pub declined: Vec<HunkInBuffer>,
 }
 
 #[cfg(test)]

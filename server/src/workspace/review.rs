@@ -9,7 +9,7 @@
 //! "the old text with some of the hunks applied" and says which, or that it
 //! is something else (a user edit in between).
 
-use super::overlay::Splice;
+use super::overlay::{HunkInBuffer, PartialEdit, Splice};
 
 pub use crate::protocol::{EditStatus, LineSpan};
 use crate::protocol::FileEffect;
@@ -17,27 +17,6 @@ use crate::protocol::FileEffect;
 /// The words that mark, in an edit tool's result, an edit the user took in
 /// part at the terminal's per-hunk review (the CLI's edit status reads them).
 pub const DECLINED_HUNKS: &str = "the user declined hunk";
-
-/// One hunk of an edit as it stands in the buffer now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HunkInBuffer {
-    /// Where it is in the buffer's current text: the new text of a landed
-    /// hunk, the old text still there for a declined one.
-    pub lines: LineSpan,
-    /// The text it replaced (landed) or would have replaced (declined).
-    pub old: String,
-    /// The text it put there (landed) or would have put there (declined).
-    pub new: String,
-}
-
-/// An edit the editor applied only in part.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartialEdit {
-    /// The buffer's version that holds it.
-    pub version: i32,
-    pub landed: Vec<HunkInBuffer>,
-    pub declined: Vec<HunkInBuffer>,
-}
 
 /// States [`landed_hunks`] looks at before giving up: each costs at most
 /// one comparison of a stretch of text, and ambiguous hunks (one's new text
