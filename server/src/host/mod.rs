@@ -203,6 +203,33 @@ pub fn model_choices(endpoint: &Endpoint) -> Vec<String> {
     models
 }
 
+/// The efforts `model` takes on `endpoint`'s provider, as the model table
+/// (with the settings' `models`) says: none off Anthropic, whose API has
+/// no effort. What a front end offers beside its model picker.
+pub fn model_efforts(settings: &Settings, endpoint: &Endpoint, model: &str) -> Vec<crate::model::table::Effort> {
+    if endpoint.provider != "anthropic" {
+        return Vec::new();
+    }
+    let table = crate::model::table::ModelTable::from_lookup(|name| settings.lookup(name)).unwrap_or_default();
+    table.info(model).efforts
+}
+
+/// An effort a front end asks for one run (`tandem.ask`'s `effort`),
+/// checked against the model the settings' run would use: `Err` says what
+/// that model takes instead.
+pub fn check_asked_effort(settings: &Settings, asked: &str) -> Result<crate::model::table::Effort, String> {
+    let endpoint = endpoint(settings)?;
+    let takes = model_efforts(settings, &endpoint, &endpoint.model);
+    match crate::model::table::Effort::parse(asked).filter(|e| takes.contains(e)) {
+        Some(effort) => Ok(effort),
+        None if takes.is_empty() => Err(format!("no effort \"{asked}\" for model {}: it takes no effort setting", endpoint.model)),
+        None => {
+            let names: Vec<&str> = takes.iter().map(|e| e.as_str()).collect();
+            Err(format!("no effort \"{asked}\" for model {}: choose one of {}", endpoint.model, names.join(", ")))
+        }
+    }
+}
+
 /// The permission mode a run starts in, and the one its policy decides in.
 /// Plan mode is the run's own gate (it refuses every change but the plan
 /// file, and ends when the plan is approved): the policy then decides as

@@ -29,16 +29,26 @@ use crate::workspace::Workspace;
 
 /// `tandem.provider`'s answer: the endpoint a run would use now (or why
 /// there is none), the models a front end may offer to switch to on that
-/// provider, and the permission mode runs start in, as the settings decide
+/// provider and the efforts each takes, and the permission mode runs start in, as the settings decide
 /// it (a project's file may have made it stricter than the editor's). The
 /// provider is built once, to know it can be (the panel asks often).
 fn provider_answer(settings: &crate::settings::Settings) -> Value {
     let mut answer = match crate::host::endpoint(settings) {
         Ok(endpoint) => {
             let models = crate::host::model_choices(&endpoint);
+            // Per offered model, the efforts it takes (none: left out), so
+            // the panel's effort picker follows its model picker.
+            let efforts: serde_json::Map<String, Value> = models
+                .iter()
+                .filter_map(|model| {
+                    let takes = crate::host::model_efforts(settings, &endpoint, model);
+                    (!takes.is_empty()).then(|| (model.clone(), json!(takes.iter().map(|e| e.as_str()).collect::<Vec<_>>())))
+                })
+                .collect();
             let mut answer = serde_json::to_value(endpoint).unwrap_or_default();
             if let Some(fields) = answer.as_object_mut() {
                 fields.insert("models".into(), json!(models));
+                fields.insert("efforts".into(), Value::Object(efforts));
             }
             answer
         }

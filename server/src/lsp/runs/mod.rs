@@ -79,6 +79,10 @@ pub struct AskArgs {
     /// bytes (the name only says which one a refusal is about).
     #[serde(default)]
     pub images: Vec<ImageArg>,
+    /// The effort this run asks for (the panel's effort picker), over the
+    /// settings' `effort`; one the model does not take is refused.
+    #[serde(default)]
+    pub effort: Option<String>,
 }
 
 /// An image of `tandem.ask`.
@@ -192,6 +196,10 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         return Err(AskError::InvalidParams("tandem.ask needs a non-empty \"prompt\"".into()));
     }
     let mut images = ask_images(&args)?;
+    let effort = match &args.effort {
+        Some(asked) => Some(crate::host::check_asked_effort(&env.host.settings(), asked).map_err(|why| AskError::InvalidParams(format!("tandem.ask: {why}")))?),
+        None => None,
+    };
     let (context, attached) = ask_context(&env, &args).await?;
     images.extend(attached);
     let cancel = CancellationToken::new();
@@ -245,6 +253,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         // A pasted image's name is no file: the thread lists files only.
         attachments: attachment_names(&env, &args),
         images,
+        effort: effort.map(|e| e.as_str().to_string()),
         in_editor: true,
         start_after: answer_first,
         ..crate::host::RunParts::default()
