@@ -150,6 +150,55 @@ async fn the_effort_setting_applies_and_the_command_line_wins() {
     assert_eq!(sent, [(json!("claude-opus-5-5"), json!("low")), (json!("claude-opus-5-5"), json!("max"))]);
 }
 
+/// `tandem.ask`'s `effort` (the VS Code panel's effort picker) over LSP:
+/// `tandem.provider` lists the efforts each offered model takes, an asked
+/// effort wins over the settings' for that run only, and one the model
+/// does not take (or no effort at all) is an InvalidParams error naming
+/// what it takes, with nothing sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn lsp_ask_takes_an_effort_over_the_settings_and_refuses_a_bad_one() {
+    use common::lsp_client::LspClient;
+    let mock = MockModel::start_with_rules(vec![text("a"), text("b")], vec![anthropic_thinking_rules]).await;
+    let dir = workspace();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".home/.tandem")).unwrap();
+    std::fs::write(root.join(".home/.tandem/settings.json"), json!({"effort": "low"}).to_string()).unwrap();
+    let url = mock.url.clone();
+    let (provider, answers) = tokio::task::spawn_blocking(move || {
+        let home = root.join(".home").display().to_string();
+        let data = root.join(".data").display().to_string();
+        let env = [("HOME", home.as_str()), ("XDG_DATA_HOME", data.as_str()), ("TANDEM_PROVIDER", "anthropic"), ("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "k"), ("TANDEM_MODEL", "claude-opus-4-6")];
+        let mut client = LspClient::start(&root, &env);
+        let init = client.initialize(json!({}), json!({}));
+        assert!(init.get("result").is_some(), "{init}");
+        let provider = client.request("workspace/executeCommand", json!({"command": "tandem.provider", "arguments": []}));
+        let mut answers = Vec::new();
+        for effort in [json!("max"), json!("xhigh"), json!("turbo"), Value::Null] {
+            let mut ask = json!({"prompt": "hi"});
+            if !effort.is_null() {
+                ask["effort"] = effort;
+            }
+            answers.push(client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [ask]})));
+        }
+        client.shutdown();
+        (provider, answers)
+    })
+    .await
+    .unwrap();
+    let efforts = &provider["result"]["efforts"];
+    assert_eq!(efforts["claude-opus-4-6"], json!(["low", "medium", "high", "max"]), "{provider}");
+    assert_eq!(efforts["claude-opus-5-5"], json!(["low", "medium", "high", "xhigh", "max"]), "{provider}");
+    assert_eq!(answers[0]["result"]["status"], "completed", "{}", answers[0]);
+    for refused in &answers[1..3] {
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    }
+    assert_eq!(answers[1]["error"]["message"], "tandem.ask: no effort \"xhigh\" for model claude-opus-4-6: choose one of low, medium, high, max");
+    assert_eq!(answers[2]["error"]["message"], "tandem.ask: no effort \"turbo\" for model claude-opus-4-6: choose one of low, medium, high, max");
+    assert_eq!(answers[3]["result"]["status"], "completed", "{}", answers[3]);
+    let sent: Vec<Value> = mock.requests().iter().map(|r| r.body["output_config"].clone()).collect();
+    assert_eq!(sent, [json!({"effort": "max"}), json!({"effort": "low"})], "the refused asks sent nothing; the last one the settings' effort");
+}
+
 /// `smallModel` (issue 50, a model per job): the built-in `explore`
 /// sub-agent and a compaction summary run on it, the run itself and the
 /// `general` sub-agent on the main model. The small model here takes no
