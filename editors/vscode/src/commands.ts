@@ -21,6 +21,8 @@ export interface AskArgument {
   threadId?: string;
   /** Images sent with the prompt (pasted or dropped in the panel): base64, the server checks them. */
   images?: AskImage[];
+  /** This run's effort (the panel's effort picker), over the effort setting; the server refuses one the model does not take. */
+  effort?: string;
 }
 
 /** An image of `tandem.ask` (docs/protocol.md): its bytes as base64, and its name for messages. */

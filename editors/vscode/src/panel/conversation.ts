@@ -107,6 +107,8 @@ export interface Endpoint {
   error?: string;
   /** `tandem.provider` only: the models a front end may offer on this provider, the current one first. */
   models?: string[];
+  /** `tandem.provider` only: the efforts each of `models` takes (a model taking none is absent). */
+  efforts?: Record<string, string[]>;
   /** `tandem.provider` only: the permission mode runs start in now. */
   permissionMode?: string;
 }
@@ -150,7 +152,7 @@ export type ToWebview =
 /** The panel's messages, webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; prompt: string; images?: { name: string; data: string }[] }
+  | { type: 'send'; prompt: string; images?: { name: string; data: string }[]; effort?: string }
   | { type: 'stop' }
   | { type: 'answer'; id: number; title: string }
   | { type: 'open'; path: string }

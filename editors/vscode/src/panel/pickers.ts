@@ -33,6 +33,8 @@ export interface PickerState {
   model?: string;
   /** The models the server offers on its provider (`tandem.provider`'s `models`). */
   models: string[];
+  /** The efforts each offered model takes (`tandem.provider`'s `efforts`; a model taking none is absent). */
+  efforts: Record<string, string[]>;
   /** A change made during a run, which the server gets when the run ends. */
   pending: boolean;
   /** The settings changed and the server has not answered since: the settings are shown, without a note. */
@@ -40,7 +42,7 @@ export interface PickerState {
 }
 
 export function emptyPickers(): PickerState {
-  return { modeSetting: '', modelSetting: '', models: [], pending: false, settling: false };
+  return { modeSetting: '', modelSetting: '', models: [], efforts: {}, pending: false, settling: false };
 }
 
 /** The mode the picker shows: the chosen one while it waits for the run's end, else the server's. */
@@ -62,6 +64,20 @@ export function modelChoices(state: PickerState): string[] {
     if (model.trim() !== '' && !choices.includes(model)) choices.push(model);
   }
   return choices;
+}
+
+/** The efforts the model shown takes: the effort picker offers these (none: it is hidden). */
+export function effortChoices(state: PickerState): string[] {
+  const efforts = Object.prototype.hasOwnProperty.call(state.efforts, shownModel(state)) ? state.efforts[shownModel(state)] : undefined;
+  return Array.isArray(efforts) ? efforts.filter((e) => typeof e === 'string') : [];
+}
+
+/**
+ * The effort the next ask carries: the one chosen in the effort picker
+ * while the model shown takes it; otherwise none (the settings' effort).
+ */
+export function askedEffort(state: PickerState, chosen: string): string | undefined {
+  return chosen !== '' && effortChoices(state).includes(chosen) ? chosen : undefined;
 }
 
 /**

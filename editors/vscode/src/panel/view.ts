@@ -241,7 +241,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         if (this.focusPending) this.focusInput();
         break;
       case 'send':
-        await this.send(String(message.prompt ?? ''), pastedImages(message.images));
+        await this.send(String(message.prompt ?? ''), pastedImages(message.images), typeof message.effort === 'string' ? message.effort : undefined);
         break;
       case 'stop':
         await cancelRun(this.server, true);
@@ -318,7 +318,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     return Array.isArray(saved) ? saved.filter((e): e is string => typeof e === 'string') : [];
   }
 
-  private async send(prompt: string, images: AskImage[] = []): Promise<void> {
+  private async send(prompt: string, images: AskImage[] = [], effort?: string): Promise<void> {
     if (prompt.trim() === '') return;
     const history = this.history().filter((e) => e !== prompt);
     history.push(prompt);
@@ -342,6 +342,8 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
     }
     // Pasted or dropped images: the server checks them and sends them after the prompt.
     if (images.length > 0) argument.images = images;
+    // The effort picker's choice, for this run only; the server checks it against the model.
+    if (effort !== undefined && effort !== '') argument.effort = effort;
     this.sending = attachments;
     try {
       await runAsk(this.server, argument, undefined, undefined, { progress: false, announce: () => !this.visible() });
@@ -368,6 +370,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       mode: endpoint.permissionMode,
       model: endpoint.error === undefined ? endpoint.model : undefined,
       models: endpoint.models ?? [],
+      efforts: endpoint.efforts ?? {},
     });
   }
 
@@ -605,6 +608,7 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
   <div class="row pickers">
     <select id="modePicker" title="Permission mode (tandem.permissionMode in your user settings)" aria-label="Permission mode"></select>
     <select id="modelPicker" title="Model (tandem.model in your user settings)" aria-label="Model"></select>
+    <select id="effortPicker" title="Effort for the next runs (over the effort setting)" aria-label="Effort" hidden></select>
   </div>
   <div id="pickerNote" class="picker-note" role="status" hidden></div>
   <div class="row">

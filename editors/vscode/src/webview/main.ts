@@ -7,7 +7,7 @@
 // the extension sends it; the page's CSP allows no inline script at all.
 import { MarkdownStream, visibleControls } from '../panel/markdown';
 import { applyMention, Attachment, History, mentionAt, MentionQuery, removeMention } from '../panel/input';
-import { emptyPickers, modelChoices, OTHER_MODEL, PERMISSION_MODES, pickerNote, PickerState, shownMode, shownModel } from '../panel/pickers';
+import { askedEffort, effortChoices, emptyPickers, modelChoices, OTHER_MODEL, PERMISSION_MODES, pickerNote, PickerState, shownMode, shownModel } from '../panel/pickers';
 import { editStatusLabel } from '../panel/conversation';
 import { statusTone } from '../events';
 import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
@@ -42,6 +42,7 @@ const chips = byId<HTMLElement>('chips');
 const imageChips = byId<HTMLElement>('images');
 const modePicker = byId<HTMLSelectElement>('modePicker');
 const modelPicker = byId<HTMLSelectElement>('modelPicker');
+const effortPicker = byId<HTMLSelectElement>('effortPicker');
 const pickerNoteBox = byId<HTMLElement>('pickerNote');
 
 let history = new History();
@@ -490,6 +491,8 @@ function setAsks(asks: PendingAsk[]): void {
 // ---- The model and mode pickers -----------------------------------------------
 
 let pickers: PickerState = emptyPickers();
+/** The effort picker's choice ('' for the settings' effort): it goes with each ask while the model takes it. */
+let chosenEffort = '';
 
 function option(value: string, label: string, title?: string): HTMLOptionElement {
   const o = document.createElement('option');
@@ -510,6 +513,13 @@ function setPickers(state: PickerState): void {
     option(OTHER_MODEL, 'Other model…', 'Type a model name (tandem.model)'),
   );
   modelPicker.value = models.length === 0 ? '' : shownModel(state) || models[0];
+  // The effort picker: only for a model that takes one; a choice the
+  // model shown does not take goes back to the settings' effort.
+  const efforts = effortChoices(state);
+  effortPicker.replaceChildren(option('', 'Effort: default', 'The effort setting, or the model’s own'), ...efforts.map((e) => option(e, `Effort: ${e}`)));
+  chosenEffort = askedEffort(state, chosenEffort) ?? '';
+  effortPicker.value = chosenEffort;
+  effortPicker.hidden = efforts.length === 0;
   const note = pickerNote(state);
   pickerNoteBox.textContent = note ?? '';
   pickerNoteBox.hidden = note === undefined;
@@ -517,6 +527,9 @@ function setPickers(state: PickerState): void {
 
 modePicker.addEventListener('change', () => {
   vscode.postMessage({ type: 'pickMode', mode: modePicker.value });
+});
+effortPicker.addEventListener('change', () => {
+  chosenEffort = effortPicker.value;
 });
 modelPicker.addEventListener('change', () => {
   const chosen = modelPicker.value;
@@ -708,7 +721,7 @@ function submit(): void {
   const text = prompt.value;
   if (text.trim() === '' || running) return;
   history.add(text);
-  vscode.postMessage({ type: 'send', prompt: text, images: pasted.map(({ name, data }) => ({ name, data })) });
+  vscode.postMessage({ type: 'send', prompt: text, images: pasted.map(({ name, data }) => ({ name, data })), effort: askedEffort(pickers, chosenEffort) });
   pasted = [];
   setImageChips();
   prompt.value = '';

@@ -3,7 +3,7 @@ import * as assert from 'assert';
 import { Asks, Cancellation } from '../../panel/asks';
 import { Change, Conversation, editStatusLabel, providerLine, usageLine } from '../../panel/conversation';
 import { applyMention, attachmentsOf, History, mentionAt, mentionedFiles, mentionsSelection, rankFiles, removeMention, savedAttachments } from '../../panel/input';
-import { emptyPickers, modelChoices, pickerNote, shownMode, shownModel } from '../../panel/pickers';
+import { askedEffort, effortChoices, emptyPickers, modelChoices, pickerNote, shownMode, shownModel } from '../../panel/pickers';
 import { escapeHtml, MarkdownStream, renderInline, renderMarkdown, visibleControls } from '../../panel/markdown';
 
 /** A character the panel must never put in its page raw. */
@@ -459,6 +459,20 @@ describe('the model and mode pickers', () => {
     assert.strictEqual(shownModel(state), 'claude-sonnet-4-5');
     assert.deepStrictEqual(modelChoices(state), ['claude-sonnet-4-5', 'claude-opus-4-5', 'claude-haiku-4-5']);
     assert.strictEqual(pickerNote(state), undefined);
+  });
+  it('offer the efforts of the model shown, and send a chosen one only while that model takes it', () => {
+    const efforts = { 'claude-opus-4-6': ['low', 'medium', 'high', 'max'], 'claude-opus-5-5': ['low', 'medium', 'high', 'xhigh', 'max'] };
+    const state = { ...emptyPickers(), model: 'claude-opus-5-5', models: ['claude-opus-5-5', 'claude-opus-4-6', 'claude-haiku-4-5'], efforts };
+    assert.deepStrictEqual(effortChoices(state), ['low', 'medium', 'high', 'xhigh', 'max']);
+    assert.strictEqual(askedEffort(state, 'xhigh'), 'xhigh');
+    assert.strictEqual(askedEffort(state, ''), undefined);
+    const older = { ...state, modelSetting: 'claude-opus-4-6', settling: true };
+    assert.strictEqual(askedEffort(older, 'xhigh'), undefined);
+    assert.strictEqual(askedEffort(older, 'max'), 'max');
+    const none = { ...state, model: 'claude-haiku-4-5' };
+    assert.deepStrictEqual(effortChoices(none), []);
+    assert.strictEqual(askedEffort(none, 'max'), undefined);
+    assert.deepStrictEqual(effortChoices({ ...state, model: 'constructor' }), []);
   });
   it('before the server answers: the settings, else default and no model', () => {
     assert.strictEqual(shownMode(emptyPickers()), 'default');
