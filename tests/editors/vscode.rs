@@ -379,6 +379,14 @@ fn a_pasted_screenshot_reaches_the_model() {
     run_script("a_pasted_screenshot_reaches_the_model", "panel_image.js");
 }
 
+/// tests/vscode/panel_effort.js (issue 50): the panel's effort picker is
+/// hidden for a model that takes no effort and shows the server's efforts
+/// for one that does; "max" picked goes with the next prompt as the
+/// request's `output_config.effort`, and "default" sends none.
+fn an_effort_picked_in_the_panel_reaches_the_model() {
+    run_script("an_effort_picked_in_the_panel_reaches_the_model", "panel_effort.js");
+}
+
 /// tests/vscode/inline.js: typing in a Python file shows ghost text from a
 /// real local model (llama.cpp's llama-server with Qwen2.5-Coder-0.5B, on
 /// the CPU, tests/common/llama.rs), through the extension's inline
@@ -447,6 +455,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         a_local_model_chosen_in_the_walkthrough_gets_the_prompts,
         two_windows_on_one_workspace,
         a_pasted_screenshot_reaches_the_model,
+        an_effort_picked_in_the_panel_reaches_the_model,
         a_partial_edit_has_one_status_after_the_run_and_after_a_reload,
         inline_completion_from_a_real_local_model,
         partial_review_closed_file_review_and_undo_last_run,
