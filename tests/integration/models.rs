@@ -153,8 +153,8 @@ async fn the_effort_setting_applies_and_the_command_line_wins() {
 /// `tandem.ask`'s `effort` (the VS Code panel's effort picker) over LSP:
 /// `tandem.provider` lists the efforts each offered model takes, an asked
 /// effort wins over the settings' for that run only, and one the model
-/// does not take (or no effort at all) is an InvalidParams error naming
-/// what it takes, with nothing sent.
+/// does not take (or on a model that takes none, any) is an InvalidParams
+/// error naming what it takes, with nothing sent.
 #[tokio::test(flavor = "multi_thread")]
 async fn lsp_ask_takes_an_effort_over_the_settings_and_refuses_a_bad_one() {
     use common::lsp_client::LspClient;
@@ -181,6 +181,16 @@ async fn lsp_ask_takes_an_effort_over_the_settings_and_refuses_a_bad_one() {
             answers.push(client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [ask]})));
         }
         client.shutdown();
+        // A model that takes no effort (and no effort in the settings, which
+        // would stop every run on it): any effort asked is refused.
+        std::fs::write(root.join(".home/.tandem/settings.json"), "{}").unwrap();
+        let budget = env.map(|(k, v)| (k, if k == "TANDEM_MODEL" { "claude-sonnet-4-5" } else { v }));
+        let mut client = LspClient::start(&root, &budget);
+        client.initialize(json!({}), json!({}));
+        let none = client.request("workspace/executeCommand", json!({"command": "tandem.provider", "arguments": []}));
+        answers.push(none["result"]["efforts"].clone());
+        answers.push(client.request("workspace/executeCommand", json!({"command": "tandem.ask", "arguments": [{"prompt": "hi", "effort": "high"}]})));
+        client.shutdown();
         (provider, answers)
     })
     .await
@@ -195,6 +205,8 @@ async fn lsp_ask_takes_an_effort_over_the_settings_and_refuses_a_bad_one() {
     assert_eq!(answers[1]["error"]["message"], "tandem.ask: no effort \"xhigh\" for model claude-opus-4-6: choose one of low, medium, high, max");
     assert_eq!(answers[2]["error"]["message"], "tandem.ask: no effort \"turbo\" for model claude-opus-4-6: choose one of low, medium, high, max");
     assert_eq!(answers[3]["result"]["status"], "completed", "{}", answers[3]);
+    assert_eq!(answers[4].get("claude-sonnet-4-5"), None, "a model that takes no effort is left out: {}", answers[4]);
+    assert_eq!(answers[5]["error"]["message"], "tandem.ask: no effort \"high\" for model claude-sonnet-4-5: it takes no effort setting", "{}", answers[5]);
     let sent: Vec<Value> = mock.requests().iter().map(|r| r.body["output_config"].clone()).collect();
     assert_eq!(sent, [json!({"effort": "max"}), json!({"effort": "low"})], "the refused asks sent nothing; the last one the settings' effort");
 }
