@@ -76,7 +76,7 @@ pub struct AskInfo {
 
 /// What the run's sandbox lets the policy allow without a question: set
 /// by the host from the sandbox it found and the user's settings.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Containment {
     /// A sandbox confines this run's shell commands (the settings switch
     /// one on)...

@@ -33,11 +33,52 @@
 //! settings", or "none can start here" with the reason; the host reports
 //! the last two once per run in plain words ([`Availability::notice`]).
 
+#[cfg(unix)]
 pub mod bridge;
 pub mod bubblewrap;
 pub mod contain;
 pub mod git;
+#[cfg(unix)]
 pub mod proxy;
+
+/// Off Unix no sandbox starts (bubblewrap's probe finds no `bwrap`), so no
+/// command is routed through the proxy; what bubblewrap's code names of it
+/// says so if it is ever asked.
+#[cfg(not(unix))]
+pub mod proxy {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::tools::ports::network::Network;
+
+    /// The proxy: none off Unix (it listens on a Unix socket).
+    pub struct Proxy;
+
+    impl Proxy {
+        pub fn start(_network: Arc<Network>) -> std::io::Result<Proxy> {
+            Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "the sandbox's network proxy needs Unix sockets"))
+        }
+
+        pub fn socket(&self) -> &Path {
+            Path::new("")
+        }
+    }
+}
+
+/// Off Unix there is no sandbox to bridge out of (see [`proxy`]).
+#[cfg(not(unix))]
+pub mod bridge {
+    /// The hidden subcommand that runs the bridge.
+    pub const SUBCOMMAND: &str = "__network-bridge";
+    /// The loopback port the bridge listens on.
+    pub const PORT: u16 = 3128;
+
+    /// The bridge cannot run here: the exit code to end with.
+    pub fn main(_args: &[std::ffi::OsString]) -> i32 {
+        eprintln!("tandem: {SUBCOMMAND} runs only inside Tandem's Linux sandbox");
+        2
+    }
+}
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 pub mod seatbelt;
