@@ -319,6 +319,49 @@ fn resume_shows_the_conversation_so_far() {
     wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
 }
 
+/// Issue 53: a run undone from another process (`tandem undo` in another
+/// terminal) is shown undone when the conversation is resumed, not as
+/// changes in place.
+#[test]
+fn resume_shows_a_run_undone_from_another_process_as_undone() {
+    let Some(tmux_bin) = tmux_or_skip("resume_shows_a_run_undone_from_another_process_as_undone") else { return };
+    let script = serde_json::json!({"turns": [
+        {"tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+        {"tool_calls": [{"name": "edit_file", "input": {"file_path": "notes.txt", "old_string": "two", "new_string": "TWO"}}]},
+        {"text": "Capitalised."}
+    ]});
+    let chat = start_chat(&tmux_bin, "chat-resume-undone", "bypassPermissions", script, |_, workspace| {
+        std::fs::write(workspace.join("notes.txt"), "one\ntwo\n").expect("notes");
+    });
+    let (tmux, deadline) = (&chat.tmux, chat.deadline);
+    tmux.type_text("Capitalise two");
+    tmux.keys(&["Enter"]);
+    let first = wait_history(tmux, "the first answer", deadline, |t| t.contains("── completed"));
+    assert_eq!(std::fs::read_to_string(chat.workspace.join("notes.txt")).expect("notes"), "one\nTWO\n", "{first}");
+    let id = threads(&first).pop().expect("the thread's id");
+    let undo = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("undo")
+        .current_dir(&chat.workspace)
+        .env("XDG_DATA_HOME", chat.root.join("data"))
+        .env("HOME", &chat.root)
+        .output()
+        .expect("tandem undo");
+    assert!(undo.status.success(), "{}{}", String::from_utf8_lossy(&undo.stdout), String::from_utf8_lossy(&undo.stderr));
+    assert_eq!(std::fs::read_to_string(chat.workspace.join("notes.txt")).expect("notes"), "one\ntwo\n");
+    tmux.type_text("/new");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the new conversation", deadline, |s| s.contains("New conversation"));
+    tmux.keys(&["C-l"]);
+    tmux.type_text(&format!("/resume {id}"));
+    tmux.keys(&["Enter"]);
+    let shown = wait_history(tmux, "the recap", deadline, |t| t.contains("your next message continues it"));
+    let recap = &shown[shown.rfind("earlier in this conversation").expect("the recap's title")..];
+    assert!(recap.contains("── completed ──\n  ↶ its changes were undone since (/redo puts them back)"), "{shown}");
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+}
+
 /// An edit whose diff is taller than the terminal is shown through the
 /// pager (its first lines would scroll away), then the options; `v` shows
 /// it again, and `y` applies it.

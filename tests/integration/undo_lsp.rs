@@ -144,6 +144,37 @@ fn the_transcript_names_the_runs_checkpoint_which_undo_takes_and_its_usage() {
     client.shutdown();
 }
 
+/// Issue 53: a run undone from another process (`tandem undo` in a
+/// terminal, on the same workspace) is shown undone in the thread's
+/// transcript, which a panel replays after a reload.
+#[test]
+fn the_transcript_shows_a_run_undone_from_the_terminal_as_undone() {
+    let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);
+    let (mut client, _app, _run_id) = after_a_run(&f, json!({"tandem": {"permissionMode": "acceptEdits"}}), json!({}));
+    let thread = client.request("workspace/executeCommand", json!({"command": "tandem.threads", "arguments": []}))["result"]["threads"][0]["threadId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let edits_event = |client: &mut LspClient| {
+        let answer = client.request("workspace/executeCommand", json!({"command": "tandem.transcript", "arguments": [{"threadId": thread}]}));
+        answer["result"]["events"].as_array().unwrap().iter().find(|e| e["type"] == "edits").cloned().unwrap_or_else(|| panic!("no edits event in {answer}"))
+    };
+    assert_eq!(edits_event(&mut client)["undone"], false);
+
+    let undo = std::process::Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .arg("undo")
+        .current_dir(&f.root)
+        .env("XDG_DATA_HOME", std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+        .output()
+        .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&undo.stdout), String::from_utf8_lossy(&undo.stderr));
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), CLOSED, "{said}");
+    let edits = edits_event(&mut client);
+    assert_eq!(edits["undone"], true, "{edits}\n{said}");
+    assert!(edits["checkpoint"].is_string(), "Redo still offered: {edits}");
+    client.shutdown();
+}
+
 #[test]
 fn a_buffer_changed_in_the_run_s_lines_is_a_conflict_and_keeps_the_user_s_text() {
     let f = Fixture::new(&[("app.txt", APP), ("closed.txt", CLOSED)]);

@@ -322,6 +322,30 @@ impl Checkpoints {
         })
     }
 
+    /// Mark a thread's past (its transcript's events) with what became of
+    /// each run's checkpoint since: an `edits` event naming a checkpoint is
+    /// said `undone` when the run is undone now (from any front end or
+    /// process: a resumed thread shows it, a view offers Redo), and loses
+    /// its `checkpoint` when that is gone (the store's limits removed it),
+    /// since an Undo of it could not work.
+    pub fn mark_transcript(&self, events: &mut std::collections::VecDeque<serde_json::Value>) {
+        if !events.iter().any(|e| e.get("checkpoint").is_some()) {
+            return;
+        }
+        let (all, _) = self.list();
+        for event in events.iter_mut().filter(|e| e["type"] == "edits") {
+            let Some(id) = event.get("checkpoint").and_then(serde_json::Value::as_str).map(String::from) else { continue };
+            match all.iter().find(|(_, manifest)| manifest.id == id) {
+                Some((_, manifest)) => event["undone"] = serde_json::Value::Bool(manifest.undone_ms.is_some()),
+                None => {
+                    if let Some(fields) = event.as_object_mut() {
+                        fields.remove("checkpoint");
+                    }
+                }
+            }
+        }
+    }
+
     /// Keep the store within its [`Limits`]: each thread's oldest
     /// checkpoints past the count, then, while the blobs hold too much, the
     /// oldest checkpoints of any thread and at last the tree index.

@@ -3,11 +3,14 @@
 //! runs before the next message, so the user sees what they are
 //! continuing. Each run is its prompt, its tool calls one a line (a failed
 //! one marked), the model's reply (markdown rendered on a colour
-//! terminal, long replies cut) and how it ended. Built from the thread's
-//! transcript, the events an editor's transcript view replays.
+//! terminal, long replies cut) and how it ended, and whether its changes
+//! were undone since (by any front end or process: the run's checkpoint
+//! says so). Built from the thread's transcript, the events an editor's
+//! transcript view replays.
 
 use serde_json::Value;
 
+use tandem::checkpoint::Checkpoints;
 use tandem::host::ThreadStore;
 
 use super::terminal::Shown;
@@ -21,7 +24,11 @@ pub const REPLY_LINES: usize = 20;
 /// The recap of thread `id` in `store`, or why there is none.
 pub fn of_thread(store: &ThreadStore, id: &str, colour: bool) -> Shown {
     match store.transcript(id) {
-        Ok(transcript) => recap(transcript.events.iter(), transcript.omitted > 0, colour),
+        Ok(mut transcript) => {
+            // Only the checkpoints' manifests are read: no workspace root is needed.
+            Checkpoints::beside(store, &[]).mark_transcript(&mut transcript.events);
+            recap(transcript.events.iter(), transcript.omitted > 0, colour)
+        }
         Err(err) => Shown::from(format!("(cannot show the earlier conversation: {err})")),
     }
 }
@@ -34,6 +41,8 @@ struct Run {
     failed: Vec<String>,
     reply: String,
     status: Option<String>,
+    /// Its changes were undone since (its `edits` event says so).
+    undone: bool,
 }
 
 /// The recap of a transcript's events; `cut`: older events were left out
@@ -73,6 +82,11 @@ pub fn recap<'a>(events: impl Iterator<Item = &'a Value>, cut: bool, colour: boo
                     run.status = event["status"].as_str().map(String::from);
                 }
             }
+            "edits" if event["undone"] == true => {
+                if let Some(run) = runs.last_mut() {
+                    run.undone = true;
+                }
+            }
             _ => {}
         }
     }
@@ -98,6 +112,9 @@ pub fn recap<'a>(events: impl Iterator<Item = &'a Value>, cut: bool, colour: boo
         if let Some(status) = &run.status {
             let colour_code = if status == "completed" { "2" } else { "33" };
             out.push(paint(colour_code, &format!("── {status} ──")));
+        }
+        if run.undone {
+            out.push(paint("33", "  ↶ its changes were undone since (/redo puts them back)"));
         }
     }
     out.push(Shown::new());
@@ -186,6 +203,19 @@ mod tests {
         // A cancelled run's end without text keeps the last text it said.
         let events = [json!({"type": "prompt", "text": "go"}), json!({"type": "text", "text": "Halfway."}), json!({"type": "end", "status": "cancelled", "text": ""})];
         assert!(recap(events.iter(), true, false).as_str().contains("Halfway.\n── cancelled ──"));
+    }
+
+    /// Issue 53: a run undone since (its `edits` event says so, from the
+    /// run's checkpoint) is shown undone, not as the changes in place.
+    #[test]
+    fn a_run_undone_since_is_shown_undone() {
+        let mut events = run("rename", "Renamed.");
+        events.push(json!({"type": "edits", "edits": [{"uri": "file:///w/a.rs", "status": "applied"}], "checkpoint": "c1", "undone": true}));
+        events.extend(run("again", "Done."));
+        events.push(json!({"type": "edits", "edits": [{"uri": "file:///w/a.rs", "status": "applied"}], "checkpoint": "c2", "undone": false}));
+        let shown = recap(events.iter(), false, false).as_str().to_string();
+        assert!(shown.contains("Renamed.\n── completed ──\n  ↶ its changes were undone since (/redo puts them back)\n\n› again"), "{shown}");
+        assert_eq!(shown.matches("undone since").count(), 1, "{shown}");
     }
 
     #[test]

@@ -190,6 +190,12 @@ impl Host {
                 let RunEdits { edits, summary } = after_run().await;
                 thread.record_edits(edits, summary, checkpoint.as_ref().and_then(|r| r.checkpoint_id()));
                 thread.commit();
+            } else if let Some(id) = checkpoint.as_ref().and_then(|r| r.checkpoint_id()) {
+                // A front end that lists no edits (the terminal, ACP):
+                // the run's checkpoint alone, so that a resumed thread can
+                // say the run was undone since, by whichever process.
+                thread.record_checkpoint(id);
+                thread.commit();
             }
             drop(checked_out);
             (outcome, context_tokens)

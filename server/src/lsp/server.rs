@@ -377,7 +377,7 @@ impl Backend {
                     Ok(mut transcript) => {
                         let host = &self.run_env()?.host;
                         if let Some(checkpoints) = host.checkpoints() {
-                            super::undo::mark_checkpoints(&mut transcript.events, checkpoints);
+                            checkpoints.mark_transcript(&mut transcript.events);
                         }
                         host.describe_past_calls(transcript.events.iter_mut());
                         Ok(Some(json!({

@@ -87,26 +87,3 @@ pub fn answer(report: &RestoreReport) -> Value {
         .collect();
     json!({"runId": report.run_id, "checkpoint": report.checkpoint, "files": files})
 }
-
-/// A past run's `edits` event (`tandem.transcript`) names the run's
-/// checkpoint, which `tandem.undo` takes as its `runId`: said `undone`
-/// when the run is undone now (a view offers Redo), and left out when the
-/// checkpoint is gone (the store's limits removed it), since an Undo
-/// could not work.
-pub fn mark_checkpoints(events: &mut std::collections::VecDeque<Value>, checkpoints: &crate::checkpoint::Checkpoints) {
-    if !events.iter().any(|e| e.get("checkpoint").is_some()) {
-        return;
-    }
-    let (all, _) = checkpoints.list();
-    for event in events.iter_mut().filter(|e| e["type"] == "edits") {
-        let Some(id) = event.get("checkpoint").and_then(Value::as_str).map(String::from) else { continue };
-        match all.iter().find(|(_, manifest)| manifest.id == id) {
-            Some((_, manifest)) => event["undone"] = json!(manifest.undone_ms.is_some()),
-            None => {
-                if let Some(fields) = event.as_object_mut() {
-                    fields.remove("checkpoint");
-                }
-            }
-        }
-    }
-}

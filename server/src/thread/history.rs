@@ -351,6 +351,13 @@ impl Thread {
         }
     }
 
+    /// A run's checkpoint, for a front end that lists no edits (the
+    /// terminal, ACP): a resumed thread then says whether the run was
+    /// undone since.
+    pub fn record_checkpoint(&mut self, checkpoint: String) {
+        self.record(Record::Edits { edits: Vec::new(), summary: None, checkpoint: Some(checkpoint) });
+    }
+
     /// Append what happened since the last commit to the session file and
     /// flush it. A failure is logged, never fatal: the run goes on unsaved.
     pub fn commit(&mut self) {
