@@ -538,6 +538,19 @@ export function messageRequestAnswer(
   return (params?.actions ?? []).find((action) => action?.title === chosen) ?? null;
 }
 
+/**
+ * `tandem.undo` / `tandem.redo`'s arguments: the run (none: the last one),
+ * and `perHunk` when the user asked to review the restore hunk by hunk
+ * (by default each file is restored whole).
+ */
+export function undoArguments(runId?: string, perHunk = false): { runId?: string; perHunk?: boolean }[] {
+  if (!runId && !perHunk) return [];
+  const argument: { runId?: string; perHunk?: boolean } = {};
+  if (runId) argument.runId = runId;
+  if (perHunk) argument.perHunk = true;
+  return [argument];
+}
+
 /** `tandem.undo` / `tandem.redo`'s answer (docs/protocol.md). */
 export interface UndoAnswer {
   runId: string;

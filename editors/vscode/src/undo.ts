@@ -1,4 +1,5 @@
-// "Tandem: Undo Last Run" and "Tandem: Redo": the server's `tandem.undo` /
+// "Tandem: Undo Last Run", "Tandem: Undo Hunk by Hunk" (its review hunk
+// by hunk) and "Tandem: Redo": the server's `tandem.undo` /
 // `tandem.redo` (docs/protocol.md), which restore every file a run changed
 // (open documents through a reviewed workspace/applyEdit, closed files on
 // disk) and say what became of each; the end-of-run notification's Undo
@@ -6,7 +7,7 @@
 // edits in the Tandem panel, which hears of every undo and redo.
 import * as vscode from 'vscode';
 import { TandemServer, workspaceFolders } from './client';
-import { UndoAnswer, undoSummary } from './logic';
+import { UndoAnswer, undoArguments, undoSummary } from './logic';
 
 /** An undo or redo that was asked for: `requested` the run named (none: the last run), and the answer, or why there is none. */
 export interface Restore {
@@ -25,8 +26,9 @@ export const onDidRestore = restores.event;
  * Undo (or redo) `runId`, else the last run (the last undone run for a
  * redo), and say what became of each file: in a notification offering the
  * opposite command, unless `notify` is false (the panel shows it itself).
+ * `perHunk`: the restore is reviewed hunk by hunk (else each file whole).
  */
-export async function undoRun(server: TandemServer, direction: 'undo' | 'redo', runId?: string, notify = true): Promise<UndoAnswer | undefined> {
+export async function undoRun(server: TandemServer, direction: 'undo' | 'redo', runId?: string, notify = true, perHunk = false): Promise<UndoAnswer | undefined> {
   const fail = (why: string): undefined => {
     const message = `Tandem: cannot ${direction}: ${why}`;
     restores.fire({ direction, requested: runId, message });
@@ -39,7 +41,7 @@ export async function undoRun(server: TandemServer, direction: 'undo' | 'redo', 
   try {
     answer = (await client.sendRequest('workspace/executeCommand', {
       command: direction === 'undo' ? 'tandem.undo' : 'tandem.redo',
-      arguments: runId ? [{ runId }] : [],
+      arguments: undoArguments(runId, perHunk),
     })) as UndoAnswer;
   } catch (error) {
     // Nothing to undo, a run still going, an unknown run: the server says which.
@@ -62,6 +64,7 @@ export function registerUndo(context: vscode.ExtensionContext, server: TandemSer
   context.subscriptions.push(
     restores,
     vscode.commands.registerCommand('tandem.undoRun', (runId?: string) => undoRun(server, 'undo', typeof runId === 'string' ? runId : undefined)),
+    vscode.commands.registerCommand('tandem.undoRunPerHunk', (runId?: string) => undoRun(server, 'undo', typeof runId === 'string' ? runId : undefined, true, true)),
     vscode.commands.registerCommand('tandem.redoRun', (runId?: string) => undoRun(server, 'redo', typeof runId === 'string' ? runId : undefined)),
   );
 }

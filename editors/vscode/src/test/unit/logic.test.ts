@@ -28,6 +28,7 @@ import {
   textInputAnswer,
   folderSettingsIgnored,
   trustSummary,
+  undoArguments,
   undoSummary,
   USER_ONLY_SETTINGS,
   userSetting,
@@ -376,6 +377,15 @@ describe('window/showMessageRequest', () => {
     assert.deepStrictEqual(messageRequestAnswer(params, 'Always allow'), { title: 'Always allow' });
     assert.strictEqual(messageRequestAnswer(params, undefined), null);
     assert.strictEqual(messageRequestAnswer(params, 'Cancel'), null);
+  });
+});
+
+describe('undoArguments', () => {
+  it('asks for the last run whole by default, and names the run and perHunk only when given', () => {
+    assert.deepStrictEqual(undoArguments(), []);
+    assert.deepStrictEqual(undoArguments('run-2'), [{ runId: 'run-2' }]);
+    assert.deepStrictEqual(undoArguments(undefined, true), [{ perHunk: true }]);
+    assert.deepStrictEqual(undoArguments('run-2', true), [{ runId: 'run-2', perHunk: true }]);
   });
 });
 

@@ -44,4 +44,11 @@ describe('the packaged extension', () => {
     assert.ok(files.length > 10, `the walk from ${manifest.main} found only ${files.join(', ')}`);
     assert.deepStrictEqual(found, []);
   });
+  it('registers every command it contributes (a palette entry that runs nothing is caught here)', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const code = loaded(path.join(root, manifest.main)).map((file) => fs.readFileSync(file, 'utf8')).join('\n');
+    const ids: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command);
+    assert.ok(ids.includes('tandem.undoRunPerHunk'), ids.join(', '));
+    assert.deepStrictEqual(ids.filter((id) => !code.includes(`registerCommand('${id}'`) && !code.includes(`registerCommand("${id}"`)), []);
+  });
 });
