@@ -372,3 +372,100 @@ fn the_model_is_told_of_an_undo_and_a_redo_in_its_next_request() {
     assert!(told.contains(&format!("The user redid an earlier run of yours ({run_id}) they had undone: its changes to ")), "{told}");
     client.shutdown();
 }
+
+const SIX: &str = "a\nb\nc\nd\ne\nf\n";
+
+/// A run that changes lines 2 and 6 of the open six.txt (two hunks) and
+/// the closed closed.txt, applied; returns the client and six.txt's uri.
+fn after_a_two_hunk_run(f: &Fixture, closed: &str, closed_edit: (&str, &str)) -> (LspClient, String) {
+    let turns = json!([
+        turn(vec![read("six.txt"), read("closed.txt")]),
+        turn(vec![edit("six.txt", "b\nc\nd\ne\nf", "B\nc\nd\ne\nF"), edit("closed.txt", closed_edit.0, closed_edit.1)]),
+        done()
+    ]);
+    let mut client = f.start(turns, json!({}), json!({"tandem": {"permissionMode": "acceptEdits"}}));
+    let six = client.open(&f.path("six.txt"), SIX);
+    let ask = client.send_request("workspace/executeCommand", ask_params("shout"));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    assert_eq!(client.text(&six), "a\nB\nc\nd\ne\nF\n");
+    assert_ne!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), closed);
+    (client, six)
+}
+
+/// Issue 53, bad input: the user changed one of the run's two hunks in
+/// the buffer since. By default a file is undone all or nothing, so it is
+/// a conflict left as it is (the closed file is still restored); asked
+/// hunk by hunk, the untouched hunk is taken back, the user's is kept,
+/// and the answer says which.
+#[test]
+fn undo_after_the_user_edited_one_of_the_run_s_hunks_keeps_that_hunk_and_says_so() {
+    let f = Fixture::new(&[("six.txt", SIX), ("closed.txt", CLOSED)]);
+    let (mut client, six) = after_a_two_hunk_run(&f, CLOSED, ("file", "FILE"));
+    client.type_at_line(&six, 5, "user: ");
+    client.barrier(&six);
+    let answer = client.request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let files = answer["result"]["files"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    let six_file = files.iter().find(|f| f["uri"] == six.as_str()).unwrap();
+    assert_eq!(six_file["status"], "conflict", "{answer}");
+    assert!(six_file["reason"].as_str().unwrap().contains("your text is left as it is"), "{answer}");
+    assert_eq!(client.text(&six), "a\nB\nc\nd\ne\nuser: F\n");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), CLOSED);
+    client.shutdown();
+
+    let f = Fixture::new(&[("six.txt", SIX), ("closed.txt", CLOSED)]);
+    let (mut client, six) = after_a_two_hunk_run(&f, CLOSED, ("file", "FILE"));
+    client.type_at_line(&six, 5, "user: ");
+    client.barrier(&six);
+    let undo = client.send_request("workspace/executeCommand", json!({"command": "tandem.undo", "arguments": [{"perHunk": true}]}));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(undo);
+    let files = answer["result"]["files"].as_array().unwrap_or_else(|| panic!("{answer}"));
+    let six_file = files.iter().find(|f| f["uri"] == six.as_str()).unwrap();
+    assert_eq!(six_file["status"], "restored", "{answer}");
+    assert_eq!(six_file["reason"], "undid 1 of its 2 changes; kept 1 where you changed the lines since", "{answer}");
+    assert_eq!(client.text(&six), "a\nb\nc\nd\ne\nuser: F\n", "the untouched hunk taken back, the user's line kept");
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), CLOSED);
+    client.shutdown();
+}
+
+/// Issue 53, bad input: a file the run changed was deleted since. The
+/// undo restores the rest and reports that file clearly; nothing is lost.
+#[test]
+fn undo_of_a_run_whose_file_was_deleted_since_restores_the_rest_and_says_which() {
+    let f = Fixture::new(&[("six.txt", SIX), ("closed.txt", CLOSED)]);
+    let (mut client, six) = after_a_two_hunk_run(&f, CLOSED, ("file", "FILE"));
+    std::fs::remove_file(f.path("closed.txt")).unwrap();
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(undo);
+    assert_eq!(
+        statuses(&answer),
+        vec![(six.clone(), "restored".to_string()), (uri(&f.path("closed.txt")), "conflict".to_string())],
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["files"][1]["reason"], "deleted or renamed since the run; left as it is", "{answer}");
+    assert_eq!(client.text(&six), SIX);
+    assert!(!f.path("closed.txt").exists(), "a deleted file is not made again");
+    client.shutdown();
+}
+
+/// Issue 53, bad input: a CRLF file comes back byte for byte.
+#[test]
+fn undo_restores_a_crlf_file_byte_for_byte() {
+    let crlf = "closed\r\nfile\r\nend\r\n";
+    let f = Fixture::new(&[("six.txt", SIX), ("closed.txt", crlf)]);
+    let (mut client, _six) = after_a_two_hunk_run(&f, crlf, ("file", "FILE"));
+    assert_eq!(std::fs::read_to_string(f.path("closed.txt")).unwrap(), "closed\r\nFILE\r\nend\r\n");
+    let undo = client.send_request("workspace/executeCommand", undo_params("tandem.undo", None));
+    let apply = client.server_request("workspace/applyEdit");
+    client.apply_edit_request(&apply);
+    let answer = client.response(undo);
+    assert!(statuses(&answer).iter().all(|(_, status)| status == "restored"), "{answer}");
+    assert_eq!(std::fs::read(f.path("closed.txt")).unwrap(), crlf.as_bytes());
+    client.shutdown();
+}

@@ -35,7 +35,7 @@ use super::manifest::{FileEntry, Manifest};
 use super::{CheckpointError, Checkpoints};
 use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::tools::ToolKind;
-use crate::workspace::{atomic_write, fingerprint, merge3, DiskWriteError, FileChange, Workspace, WriteError};
+use crate::workspace::{atomic_write, fingerprint, merge3, merge3_keeping_ours, DiskWriteError, FileChange, Workspace, WriteError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -207,8 +207,8 @@ async fn restore_file(
         }
     });
     let (new, merged) = match by_edits {
-        Some(text) => (Some(text.into_bytes()), false),
-        None => match from_copies(store, entry, edits, direction, &current) {
+        Some(text) => (Some(text.into_bytes()), None),
+        None => match from_copies(store, entry, edits, direction, &current, whole) {
             Ok(Some(found)) => found,
             Ok(None) => return FileReport { path: path.to_path_buf(), status: FileStatus::Unchanged, reason: None },
             Err(reason) => return conflict(path, reason),
@@ -248,7 +248,7 @@ async fn restore_file(
         Ok(partly) => FileReport {
             path: path.to_path_buf(),
             status: FileStatus::Restored,
-            reason: partly.or_else(|| merged.then(|| "merged with changes made since the run".to_string())),
+            reason: partly.or(merged),
         },
         Err(reason) => conflict(path, reason),
     }
@@ -269,9 +269,9 @@ fn one_change(current: &Current, new: &str) -> Option<Vec<crate::workspace::Spli
     Some(vec![crate::workspace::Splice { range: first.range.start..last.range.end, text: text.to_string() }])
 }
 
-/// The content a file gets back (`None`: the file is removed) and whether
-/// it was merged with changes made since.
-type Restored = (Option<Vec<u8>>, bool);
+/// The content a file gets back (`None`: the file is removed) and, when
+/// it was merged with changes made since, words saying so.
+type Restored = (Option<Vec<u8>>, Option<String>);
 
 /// What the file gets back from the kept copies: the target content (and
 /// whether it was merged with changes made since), `None` when it holds it
@@ -283,6 +283,7 @@ fn from_copies(
     edits: Option<&EditChain>,
     direction: Direction,
     current: &Current,
+    whole: RestoreReview,
 ) -> Result<Option<Restored>, String> {
     if let Some(reason) = &entry.not_kept {
         return Err(reason.clone());
@@ -309,7 +310,7 @@ fn from_copies(
         return Ok(None);
     }
     if current.bytes() == left.as_deref() {
-        return Ok(Some((target, false)));
+        return Ok(Some((target, None)));
     }
     match (current.bytes(), &left, &target) {
         (None, Some(_), _) => Err("deleted or renamed since the run; left as it is".into()),
@@ -319,7 +320,18 @@ fn from_copies(
                 return Err("changed since the run (a binary file); left as it is".into());
             };
             match merge3(left, now, target) {
-                Some(merged) => Ok(Some((Some(merged.into_bytes()), true))),
+                Some(merged) => Ok(Some((Some(merged.into_bytes()), Some("merged with changes made since the run".to_string())))),
+                // Asked hunk by hunk: the run's changes the user has not
+                // touched since go back, the ones they have are kept.
+                None if whole != RestoreReview::WholeFile => {
+                    let (merged, taken, kept) = merge3_keeping_ours(left, now, target);
+                    if taken == 0 {
+                        return Err("changed since the run in the lines the run changed; your text is left as it is".into());
+                    }
+                    let verb = direction.done();
+                    let words = format!("{verb} {taken} of its {} changes; kept {kept} where you changed the lines since", taken + kept);
+                    Ok(Some((Some(merged.into_bytes()), Some(words))))
+                }
                 None => Err("changed since the run in the lines the run changed; your text is left as it is".into()),
             }
         }

@@ -14,17 +14,31 @@
 /// agent read, the buffer now, the agent's new text). `None` when the two
 /// sides changed the same or adjacent lines.
 pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    let (merged, _, left_out) = merge3_keeping_ours(base, ours, theirs);
+    (left_out == 0).then_some(merged)
+}
+
+/// [`merge3`], keeping `ours` where the sides meet: each of `theirs`'
+/// changes that touches (or is beside) a change of `ours` is left out.
+/// Returns the text, how many of `theirs`' changes went in and how many
+/// were left out. For an undo asked hunk by hunk: the run's changes the
+/// user has not touched since are taken back, the others are kept.
+pub fn merge3_keeping_ours(base: &str, ours: &str, theirs: &str) -> (String, usize, usize) {
     let base_lines: Vec<&str> = base.split_inclusive('\n').collect();
     let ours_hunks = hunks(&base_lines, ours);
     let theirs_hunks = hunks(&base_lines, theirs);
+    let (mut taken, mut left_out) = (0, 0);
     let mut all: Vec<&Hunk> = Vec::with_capacity(ours_hunks.len() + theirs_hunks.len());
     for hunk in &theirs_hunks {
         if ours_hunks.contains(hunk) {
+            taken += 1;
             continue; // the same change on both sides: once.
         }
         if ours_hunks.iter().any(|ours| ours.start <= hunk.end && hunk.start <= ours.end) {
-            return None;
+            left_out += 1;
+            continue;
         }
+        taken += 1;
         all.push(hunk);
     }
     all.extend(ours_hunks.iter());
@@ -43,7 +57,7 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     for line in &base_lines[at..] {
         out.push_str(line);
     }
-    Some(out)
+    (out, taken, left_out)
 }
 
 /// `now` holds the change from `base` to `changed`, with other changes

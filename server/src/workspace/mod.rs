@@ -25,7 +25,7 @@ use crate::protocol::FileEffect;
 
 pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJournal};
 pub use edit_locks::EditLocks;
-pub use merge::{holds_change, merge3};
+pub use merge::{holds_change, merge3, merge3_keeping_ours};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
 pub use overlay::{HunkInBuffer, PartialEdit, len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::{minimal_splices, replacements};
