@@ -1010,6 +1010,22 @@ fn skip(name: &str) {
     crate::common::tools::skip(name, "TANDEM_REQUIRE_NVIM", "nvim 0.11+ is not on PATH");
 }
 
+/// Issue 53: a resumed thread's run undone since (its `edits` event from
+/// tandem.transcript says `undone`) is shown undone in the transcript; a
+/// run not undone is not.
+fn neovim_replay_shows_a_run_undone_since_as_undone() {
+    for nvim in nvims("neovim_replay_shows_a_run_undone_since_as_undone") {
+        let report = run_scenario(&NotesWorkspace::new(), &nvim, "replay_undone.lua", "{}", []);
+        let shown = lines(&report, "lines");
+        let first = shown.iter().position(|l| l == "## first").unwrap_or_else(|| panic!("{report:#}"));
+        let second = shown.iter().position(|l| l == "## second").unwrap_or_else(|| panic!("{report:#}"));
+        let undone = |rows: &[String]| rows.iter().filter(|l| l.contains("undone since")).count();
+        assert_eq!(undone(&shown[first..second]), 1, "{report:#}");
+        assert_eq!(undone(&shown[second..]), 0, "{report:#}");
+        assert!(shown.iter().any(|l| l == "_↶ undone since (:TandemRedo puts it back)_"), "{report:#}");
+    }
+}
+
 /// :TandemAsk, :TandemNew, then :TandemResume picks the first thread back:
 /// the transcript shows its whole past (as it was shown live) and the next
 /// :TandemAsk continues it.
@@ -2149,6 +2165,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_code_action_runs_are_framed_in_the_transcript,
         neovim_shows_the_todo_list_as_a_checklist_in_the_transcript,
         neovim_resume_shows_the_whole_thread_and_continues_it,
+        neovim_replay_shows_a_run_undone_since_as_undone,
         neovim_shows_a_whole_multi_line_command_and_deny_refuses_it,
         neovim_tell_tandem_instead_refuses_the_command_with_the_users_words,
         neovim_shows_a_whole_multi_line_command_and_allow_once_runs_it,

@@ -340,6 +340,11 @@ function M.append(params)
     -- A past run's edits (tandem.transcript, not a run event), as its end
     -- showed them.
     M.edits(event.edits, nil, event.summary)
+    if event.undone then
+      -- Undone since, by any front end or process (the run's checkpoint
+      -- says so): its changes are not in place.
+      add_lines({ '', '_↶ undone since (:TandemRedo puts it back)_' })
+    end
     return
   end
   local shown = show[event.type]
