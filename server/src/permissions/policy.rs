@@ -975,6 +975,8 @@ mod tests {
         }
     }
 
+    // Unix only: the commands name Unix paths (`/etc`, `/tmp`), and a command runs contained only in bubblewrap's profile (Linux).
+    #[cfg(unix)]
     #[test]
     fn what_the_sandbox_contains_runs_unasked_where_the_mode_says_and_nothing_that_leaves_it_does() {
         let f = fixture();
@@ -1045,6 +1047,8 @@ mod tests {
         assert!(matches!(shell(&ruled, "rm -rf src"), RuleVerdict::Deny(_)));
     }
 
+    // Unix only: the commands name Unix paths (`/etc`, `/tmp`), and a command runs contained only in bubblewrap's profile (Linux).
+    #[cfg(unix)]
     #[test]
     fn commands_of_a_shape_allowed_for_the_session_run_contained_and_only_those() {
         let f = fixture();
