@@ -19,6 +19,9 @@ impl Driver<'_> {
             None => {
                 let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, executor.registry().deferred_names());
                 env.sections.push(instructions::prompt_section(&instructions::load(&self.ctx.workspace)));
+                if let Some(home) = self.ctx.workspace.home() {
+                    env.sections.push(crate::workspace::memory::Memory::at(home, self.ctx.workspace.root()).prompt_section());
+                }
                 env.sections.extend(executor.registry().prompt_sections(&self.ctx.workspace));
                 system_prompt(&env)
             }
