@@ -54,16 +54,26 @@ impl Repo {
         Repo { _temp: temp, root, home }
     }
 
-    async fn ask(&self, mock: &MockModel, args: &[&str]) -> Vec<Value> {
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tandem"));
         command.current_dir(&self.root).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         for var in common::MODEL_VARIABLES {
             command.env_remove(var);
         }
+        command.env("HOME", &self.home).env("XDG_DATA_HOME", self.home.join("data")).env("XDG_CACHE_HOME", self.home.join("cache")).args(args);
         command
-            .env("HOME", &self.home)
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            .env("XDG_CACHE_HOME", self.home.join("cache"))
+    }
+
+    /// `tandem ARGS`: whether it succeeded, and its stdout and stderr.
+    async fn run(&self, args: &[&str]) -> (bool, String) {
+        let output = self.command(args).output().await.unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        (output.status.success(), text.replace(&self.home.display().to_string(), "HOME"))
+    }
+
+    async fn ask(&self, mock: &MockModel, args: &[&str]) -> Vec<Value> {
+        let mut command = self.command(&[]);
+        command
             .env("TANDEM_PROVIDER", "anthropic")
             .env("ANTHROPIC_BASE_URL", &mock.url)
             .env("ANTHROPIC_API_KEY", "test-key")
@@ -149,4 +159,35 @@ async fn each_request_holds_the_files_of_the_folders_touched_so_far_in_order() {
     for request in &requests[1..] {
         assert_eq!(request.body["system"], requests[0].body["system"]);
     }
+}
+
+/// The user's memory of the project: written and listed by `tandem memory`,
+/// in the system prompt of the next run, gone from it once removed.
+#[tokio::test]
+async fn tandem_memory_entries_reach_the_system_prompt_and_the_cli_manages_them() {
+    let repo = Repo::new();
+    let (ok, out) = repo.run(&["memory"]).await;
+    assert!(ok && out.starts_with("No memory for this project yet (HOME/.tandem/memory/repo-"), "{out}");
+    let (ok, out) = repo.run(&["memory", "add", "testing", "Run", "MEMORY-MAKE-CHECK", "before", "committing."]).await;
+    assert!(ok && out.starts_with("Saved HOME/.tandem/memory/repo-") && out.trim_end().ends_with("/testing.md."), "{out}");
+    let (ok, out) = repo.run(&["memory", "list"]).await;
+    assert!(ok && out.contains("\n  testing: Run MEMORY-MAKE-CHECK before committing.\n"), "{out}");
+    let (ok, out) = repo.run(&["memory", "show", "testing"]).await;
+    assert!(ok, "{out}");
+    assert_eq!(out, "Run MEMORY-MAKE-CHECK before committing.\n");
+    // Bad input: a clear error, nothing written or lost.
+    let (ok, out) = repo.run(&["memory", "show", "../../etc/passwd"]).await;
+    assert!(!ok && out.contains("is not an entry name"), "{out}");
+    let (ok, out) = repo.run(&["memory", "remove", "nothing"]).await;
+    assert!(!ok && out.contains("no memory entry \"nothing\""), "{out}");
+
+    let mock = MockModel::start(vec![turns::text("ok"), turns::text("ok")]).await;
+    repo.ask(&mock, &["hello"]).await;
+    let (ok, out) = repo.run(&["memory", "remove", "testing"]).await;
+    assert!(ok && out.starts_with("Removed "), "{out}");
+    repo.ask(&mock, &["hello"]).await;
+    let requests = mock.requests();
+    let with = requests[0].body["system"].to_string();
+    assert!(with.contains("# Memory") && with.contains("## testing\\nRun MEMORY-MAKE-CHECK before committing."), "{with}");
+    assert!(!requests[1].body["system"].to_string().contains("MEMORY-MAKE-CHECK"), "a new conversation after the removal");
 }
