@@ -191,3 +191,30 @@ async fn tandem_memory_entries_reach_the_system_prompt_and_the_cli_manages_them(
     assert!(with.contains("# Memory") && with.contains("## testing\\nRun MEMORY-MAKE-CHECK before committing."), "{with}");
     assert!(!requests[1].body["system"].to_string().contains("MEMORY-MAKE-CHECK"), "a new conversation after the removal");
 }
+
+/// A 2 MB `AGENTS.md` and a rule whose glob does not compile: the model is
+/// told the file was not read (and none of it is sent), `tandem doctor`
+/// tells the user both, and the rules with paths are listed there.
+#[tokio::test]
+async fn a_2_mb_agents_md_is_said_to_the_model_and_in_doctor() {
+    let repo = Repo::new();
+    let mut huge = "HUGE-INSTRUCTIONS ".repeat(2 * 1024 * 1024 / 18 + 1);
+    huge.truncate(2 * 1024 * 1024);
+    write(&repo.root.join("AGENTS.md"), &huge);
+    write(&repo.root.join(".claude/rules/broken.md"), "---\npaths: \"src/[\"\n---\nNever.\n");
+    let mock = MockModel::start(vec![turns::text("ok")]).await;
+    repo.ask(&mock, &["hello"]).await;
+    let system = mock.requests()[0].body["system"].to_string();
+    assert!(system.contains("## AGENTS.md\\n[AGENTS.md was not read: it is 2097152 bytes, over the limit of 1048576 bytes (1 MB)"), "{}", &system[..system.len().min(3000)]);
+    assert!(!system.contains("HUGE-INSTRUCTIONS"));
+    let (_, doctor) = repo.run(&["doctor", "--offline"]).await;
+    for line in [
+        "  AGENTS.md: WARNING: AGENTS.md was not read: it is 2097152 bytes, over the limit of 1048576 bytes (1 MB) for an instruction file\n",
+        "  .tandem/rules/style.md: 13 characters\n",
+        "  .tandem/rules/api.md (for src/api/**)\n",
+        "  WARNING: .claude/rules/broken.md: the glob `src/[` does not compile",
+        "  memory: 0 entries in HOME/.tandem/memory/repo-",
+    ] {
+        assert!(doctor.contains(line), "{line:?} is not in:\n{doctor}");
+    }
+}

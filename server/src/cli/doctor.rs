@@ -56,6 +56,7 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
     };
     let copies = installed_copies().await;
     let missing = missing(&endpoint, server.as_ref(), &sandbox, &trust, &copies);
+    let instructions = instructions_report(root);
     if json {
         let state = match sandbox {
             Availability::Ready(_) => "ready",
@@ -79,6 +80,7 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
             report["sandbox"]["notice"] = serde_json::json!(notice);
         }
         report["trust"] = trust;
+        report["instructions"] = instructions;
         if let Some(server) = &server {
             report["modelServer"] = match server {
                 Ok(said) => serde_json::json!({"ok": true, "message": said}),
@@ -146,6 +148,21 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
             outln!("  {line}");
         }
     }
+    outln!("instructions (the system prompt's; each folder's AGENTS.md and the rules with paths load when the agent first works there):");
+    for file in instructions["files"].as_array().into_iter().flatten() {
+        let name = file["name"].as_str().unwrap_or_default();
+        match file["notice"].as_str() {
+            Some(notice) => outln!("  {name}: WARNING: {notice}"),
+            None => outln!("  {name}: {} characters", file["chars"]),
+        }
+    }
+    for rule in instructions["scopedRules"].as_array().into_iter().flatten() {
+        outln!("  {} (for {})", rule["name"].as_str().unwrap_or_default(), rule["paths"].as_str().unwrap_or_default());
+    }
+    for skipped in instructions["skipped"].as_array().into_iter().flatten() {
+        outln!("  WARNING: {}", skipped.as_str().unwrap_or_default());
+    }
+    outln!("  memory: {} entries in {}", instructions["memory"]["entries"], instructions["memory"]["folder"].as_str().unwrap_or("(no home folder)"));
     outln!("installed:");
     outln!("  this tandem: {} ({})", env!("CARGO_PKG_VERSION"), std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default());
     for copy in &copies {
@@ -163,6 +180,30 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
         }
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The instruction files the system prompt of a new conversation here
+/// would hold (with what a bound left out), the rules scoped to paths, the
+/// rule files skipped, and the user's memory of the project.
+fn instructions_report(root: &std::path::Path) -> serde_json::Value {
+    use tandem::agent::instructions;
+    let Ok(workspace) = tandem::workspace::Workspace::new(root) else { return serde_json::json!({"files": []}) };
+    let files: Vec<serde_json::Value> = instructions::load(&workspace)
+        .iter()
+        .map(|file| serde_json::json!({"name": file.name, "chars": file.text.chars().count(), "notice": file.notice}))
+        .collect();
+    let rules = instructions::rules::load(&workspace);
+    let scoped: Vec<serde_json::Value> =
+        rules.rules.iter().filter_map(|rule| rule.paths.as_ref().map(|paths| serde_json::json!({"name": rule.name, "paths": paths.join(", ")}))).collect();
+    let skipped: Vec<String> = rules.skipped.iter().map(|(name, reason)| format!("{name}: {reason}; skipped")).collect();
+    let memory = workspace.home().map(|home| tandem::workspace::memory::Memory::at(home, workspace.root()));
+    let entries = memory.as_ref().map_or(0, |memory| memory.entries().0.len());
+    serde_json::json!({
+        "files": files,
+        "scopedRules": scoped,
+        "skipped": skipped,
+        "memory": {"folder": memory.as_ref().map(|m| m.dir().display().to_string()), "entries": entries},
+    })
 }
 
 /// How long `tandem doctor` waits for the model's server (and for another
