@@ -175,6 +175,12 @@ async fn tandem_memory_entries_reach_the_system_prompt_and_the_cli_manages_them(
     let (ok, out) = repo.run(&["memory", "show", "testing"]).await;
     assert!(ok, "{out}");
     assert_eq!(out, "Run MEMORY-MAKE-CHECK before committing.\n");
+    // Edited in the user's editor (here one that rewrites the file).
+    let mut edit = repo.command(&["memory", "edit", "testing"]);
+    edit.env("VISUAL", "sed -i s/MEMORY-MAKE-CHECK/MEMORY-EDITED/");
+    let edited = edit.output().await.unwrap();
+    assert!(edited.status.success(), "{}", String::from_utf8_lossy(&edited.stderr));
+    assert_eq!(repo.run(&["memory", "show", "testing"]).await.1, "Run MEMORY-EDITED before committing.\n");
     // Bad input: a clear error, nothing written or lost.
     let (ok, out) = repo.run(&["memory", "show", "../../etc/passwd"]).await;
     assert!(!ok && out.contains("is not an entry name"), "{out}");
@@ -188,8 +194,8 @@ async fn tandem_memory_entries_reach_the_system_prompt_and_the_cli_manages_them(
     repo.ask(&mock, &["hello"]).await;
     let requests = mock.requests();
     let with = requests[0].body["system"].to_string();
-    assert!(with.contains("# Memory") && with.contains("## testing\\nRun MEMORY-MAKE-CHECK before committing."), "{with}");
-    assert!(!requests[1].body["system"].to_string().contains("MEMORY-MAKE-CHECK"), "a new conversation after the removal");
+    assert!(with.contains("# Memory") && with.contains("## testing\\nRun MEMORY-EDITED before committing."), "{with}");
+    assert!(!requests[1].body["system"].to_string().contains("MEMORY-EDITED"), "a new conversation after the removal");
 }
 
 /// A 2 MB `AGENTS.md` and a rule whose glob does not compile: the model is

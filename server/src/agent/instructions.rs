@@ -440,6 +440,13 @@ mod tests {
     }
 
     #[test]
+    fn the_roots_override_replaces_its_agents_and_claude_md() {
+        let s = setup(&[("AGENTS.md", "shared"), ("CLAUDE.md", "claude"), ("AGENTS.override.md", "mine here"), (".tandem/AGENTS.md", "tandem")], &[]);
+        let names: Vec<String> = s.load().into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["AGENTS.override.md", ".tandem/AGENTS.md"]);
+    }
+
+    #[test]
     fn no_files_no_section() {
         let s = setup(&[], &[]);
         assert_eq!(prompt_section(&s.load()), "");
