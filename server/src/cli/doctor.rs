@@ -56,7 +56,7 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
     };
     let copies = installed_copies().await;
     let missing = missing(&endpoint, server.as_ref(), &sandbox, &trust, &copies);
-    let instructions = instructions_report(root);
+    let instructions = tandem::host::instructions::report(root);
     if json {
         let state = match sandbox {
             Availability::Ready(_) => "ready",
@@ -180,30 +180,6 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
         }
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// The instruction files the system prompt of a new conversation here
-/// would hold (with what a bound left out), the rules scoped to paths, the
-/// rule files skipped, and the user's memory of the project.
-fn instructions_report(root: &std::path::Path) -> serde_json::Value {
-    use tandem::agent::instructions;
-    let Ok(workspace) = tandem::workspace::Workspace::new(root) else { return serde_json::json!({"files": []}) };
-    let files: Vec<serde_json::Value> = instructions::load(&workspace)
-        .iter()
-        .map(|file| serde_json::json!({"name": file.name, "chars": file.text.chars().count(), "notice": file.notice}))
-        .collect();
-    let rules = instructions::rules::load(&workspace);
-    let scoped: Vec<serde_json::Value> =
-        rules.rules.iter().filter_map(|rule| rule.paths.as_ref().map(|paths| serde_json::json!({"name": rule.name, "paths": paths.join(", ")}))).collect();
-    let skipped: Vec<String> = rules.skipped.iter().map(|(name, reason)| format!("{name}: {reason}; skipped")).collect();
-    let memory = workspace.home().map(|home| tandem::workspace::memory::Memory::at(home, workspace.root()));
-    let entries = memory.as_ref().map_or(0, |memory| memory.entries().0.len());
-    serde_json::json!({
-        "files": files,
-        "scopedRules": scoped,
-        "skipped": skipped,
-        "memory": {"folder": memory.as_ref().map(|m| m.dir().display().to_string()), "entries": entries},
-    })
 }
 
 /// How long `tandem doctor` waits for the model's server (and for another

@@ -297,7 +297,7 @@ impl Driver<'_> {
             }
             // The folders' instruction files and the rules the calls
             // reached for the first time follow their results.
-            let touched = touched_paths(&executor, &tool_calls, &results, &self.ctx);
+            let touched = touched_paths(&executor, &tool_calls, &results, self.ctx);
             let scoped = instructions::scoped::for_touched(&self.ctx.workspace, &touched, &self.thread.messages);
             let mut content: Vec<ContentBlock> = results
                 .into_iter()
