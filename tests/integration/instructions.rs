@@ -209,7 +209,13 @@ async fn a_2_mb_agents_md_is_said_to_the_model_and_in_doctor() {
     write(&repo.root.join("AGENTS.md"), &huge);
     write(&repo.root.join(".claude/rules/broken.md"), "---\npaths: \"src/[\"\n---\nNever.\n");
     let mock = MockModel::start(vec![turns::text("ok")]).await;
-    repo.ask(&mock, &["hello"]).await;
+    let mut ask = repo.command(&["ask", "hello"]);
+    ask.env("TANDEM_PROVIDER", "anthropic").env("ANTHROPIC_BASE_URL", &mock.url).env("ANTHROPIC_API_KEY", "test-key");
+    let output = ask.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // The user at the terminal is told too (the log's warnings go to stderr).
+    assert!(stderr.contains("AGENTS.md was not read: it is 2097152 bytes, over the limit of 1048576 bytes (1 MB) for an instruction file"), "{stderr}");
     let system = mock.requests()[0].body["system"].to_string();
     assert!(system.contains("## AGENTS.md\\n[AGENTS.md was not read: it is 2097152 bytes, over the limit of 1048576 bytes (1 MB)"), "{}", &system[..system.len().min(3000)]);
     assert!(!system.contains("HUGE-INSTRUCTIONS"));

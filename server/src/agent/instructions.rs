@@ -94,6 +94,10 @@ pub fn load(workspace: &Workspace) -> Vec<InstructionFile> {
     for rule in rules::load(workspace).rules.iter().filter(|rule| rule.paths.is_none()) {
         files.extend(expander.rule(rule));
     }
+    // The user is told in the log; the model, in the file's place.
+    for notice in files.iter().filter_map(|file| file.notice.as_deref()) {
+        tracing::warn!("{notice}");
+    }
     files
 }
 
@@ -182,7 +186,6 @@ impl<'a> Expander<'a> {
         let bytes = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len()).unwrap_or(0);
         if bytes > MAX_FILE_BYTES {
             let said = format!("{name} was not read: it is {bytes} bytes, over the limit of {MAX_FILE_BYTES} bytes (1 MB) for an instruction file");
-            tracing::warn!("{said}");
             return Some(InstructionFile { name: name.to_string(), text: format!("[{said}. Read the parts you need with read_file.]"), notice: Some(said) });
         }
         if self.remaining == 0 && std::fs::symlink_metadata(path).is_ok() {
@@ -193,7 +196,6 @@ impl<'a> Expander<'a> {
 
     fn over_budget(&self, name: &str) -> InstructionFile {
         let said = format!("{name} was not read: the instructions reached their limit of {} characters", self.limit);
-        tracing::warn!("{said}");
         InstructionFile { name: name.to_string(), text: format!("[{said}. Read it with read_file if you need it.]"), notice: Some(said) }
     }
 
