@@ -181,6 +181,12 @@ async fn tandem_memory_entries_reach_the_system_prompt_and_the_cli_manages_them(
     let edited = edit.output().await.unwrap();
     assert!(edited.status.success(), "{}", String::from_utf8_lossy(&edited.stderr));
     assert_eq!(repo.run(&["memory", "show", "testing"]).await.1, "Run MEMORY-EDITED before committing.\n");
+    // An editor that fails leaves no new entry behind.
+    let mut edit = repo.command(&["memory", "edit", "fresh"]);
+    edit.env("VISUAL", "false");
+    let failed = edit.output().await.unwrap();
+    assert!(!failed.status.success() && String::from_utf8_lossy(&failed.stderr).contains("no entry was made"), "{failed:?}");
+    assert!(repo.run(&["memory", "show", "fresh"]).await.1.contains("no memory entry \"fresh\""));
     // Bad input: a clear error, nothing written or lost.
     let (ok, out) = repo.run(&["memory", "show", "../../etc/passwd"]).await;
     assert!(!ok && out.contains("is not an entry name"), "{out}");

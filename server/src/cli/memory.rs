@@ -53,15 +53,26 @@ pub fn memory(workspace: &Workspace, command: MemoryCommand) -> anyhow::Result<E
             let Some(editor) = tandem::environment::var("VISUAL").or_else(|| tandem::environment::var("EDITOR")).filter(|e| !e.trim().is_empty()) else {
                 anyhow::bail!("set VISUAL or EDITOR to edit {} (or use `tandem memory add {name} TEXT`)", path.display());
             };
-            if !path.exists() {
+            let new = !path.exists();
+            if new {
                 // The editor opens the folder's new file; the folder must be there.
                 memory.save(&name, "(new entry)").map_err(anyhow::Error::msg)?;
             }
             let mut words = editor.split_whitespace();
             let program = words.next().unwrap_or_default();
-            let status = std::process::Command::new(program).args(words).arg(&path).status().map_err(|err| anyhow::anyhow!("cannot start {program}: {err}"))?;
-            if !status.success() {
-                anyhow::bail!("{program} ended with {status}; {} is as it was left", path.display());
+            let status = std::process::Command::new(program).args(words).arg(&path).status();
+            let failed = match status {
+                Ok(status) if status.success() => None,
+                Ok(status) => Some(format!("{program} ended with {status}")),
+                Err(err) => Some(format!("cannot start {program}: {err}")),
+            };
+            if let Some(failed) = failed {
+                // A new entry the editor never wrote is not left behind.
+                if new {
+                    let _ = memory.remove(&name);
+                    anyhow::bail!("{failed}; no entry was made");
+                }
+                anyhow::bail!("{failed}; {} is as it was left", path.display());
             }
             outln!("Saved {}.", path.display());
         }
