@@ -101,8 +101,11 @@
 //!   providers (Anthropic, OpenAI-compatible chat completions, OpenAI's
 //!   Responses API, scripted) over one SSE decoder
 //!   with retries and stream deadlines, the system prompt with project
-//!   instructions (`AGENTS.md`, `CLAUDE.md`), sub-agents served beside the
-//!   parent loop, and the run events every front end consumes.
+//!   instructions (the root's `AGENTS.md`, `CLAUDE.md`, rules; each deeper
+//!   folder's and the path-scoped rules follow the tool results that first
+//!   touch them, so the cached prefix never changes) and the user's memory,
+//!   sub-agents served beside the parent loop, and the run events every
+//!   front end consumes.
 //! - [`completion`]: inline completions and next-edit suggestions, the
 //!   engine behind `textDocument/inlineCompletion`: the bounded window
 //!   around the cursor, the request bodies (`/completions` with `prompt`

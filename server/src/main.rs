@@ -196,6 +196,30 @@ enum Command {
     Skills,
     /// List the sub-agent types: built-in, and custom ones from .tandem/agents, .claude/agents (project, then user).
     Agents,
+    /// Your notes for this project (in ~/.tandem/memory/), which every run's system prompt holds.
+    Memory {
+        #[command(subcommand)]
+        command: Option<MemoryCommand>,
+    },
+}
+
+#[derive(Subcommand)]
+enum MemoryCommand {
+    /// Each entry's name and first line (the default).
+    List,
+    /// Print an entry.
+    Show { name: String },
+    /// Write an entry (replacing one of that name).
+    Add {
+        name: String,
+        /// The entry's text.
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Open an entry in $VISUAL or $EDITOR (a new one is created).
+    Edit { name: String },
+    /// Delete an entry.
+    Remove { name: String },
 }
 
 #[derive(Subcommand)]
@@ -299,6 +323,16 @@ fn main() -> ExitCode {
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
             Command::Skills => print_skills(&current_workspace()?),
             Command::Agents => print_agents(&current_workspace()?),
+            Command::Memory { command } => {
+                let command = match command.unwrap_or(MemoryCommand::List) {
+                    MemoryCommand::List => cli::memory::MemoryCommand::List,
+                    MemoryCommand::Show { name } => cli::memory::MemoryCommand::Show(name),
+                    MemoryCommand::Add { name, text } => cli::memory::MemoryCommand::Add(name, text.join(" ")),
+                    MemoryCommand::Edit { name } => cli::memory::MemoryCommand::Edit(name),
+                    MemoryCommand::Remove { name } => cli::memory::MemoryCommand::Remove(name),
+                };
+                cli::memory::memory(&current_workspace()?, command)
+            }
         }
     });
     match result {

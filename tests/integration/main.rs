@@ -40,6 +40,7 @@ mod edit_scenarios;
 mod editor_layers;
 mod hooks_lsp;
 mod images;
+mod instructions;
 mod inline_completion;
 mod large_edits;
 mod lsp;

@@ -43,7 +43,7 @@ async fn tool_search_makes_enter_plan_mode_appear_in_the_next_request() {
     assert!(!first.iter().any(|n| n.ends_with("_plan_mode")), "{first:?}");
     let system = requests[0].body["system"][0]["text"].as_str().unwrap();
     assert!(
-        system.contains("The following deferred tools are available via tool_search: enter_plan_mode, exit_plan_mode. Use tool_search to fetch their full schemas when needed."),
+        system.contains("The following deferred tools are available via tool_search: enter_plan_mode, exit_plan_mode, remember. Use tool_search to fetch their full schemas when needed."),
         "{system}"
     );
 

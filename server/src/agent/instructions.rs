@@ -1,6 +1,9 @@
 //! Project instructions: `AGENTS.md`, `CLAUDE.md` and `.tandem/AGENTS.md` at
-//! the workspace root, and the user's own `~/.tandem/AGENTS.md`, go into the
-//! system prompt, each under a heading that names the file.
+//! the workspace root, the rules without `paths:` (see [`rules`]), and the
+//! user's own `~/.tandem/AGENTS.md`, go into the system prompt, each under a
+//! heading that names the file. The files of the folders below the root,
+//! and the rules scoped to paths, come later, when the run first touches
+//! a file there ([`scoped`]).
 //!
 //! - They are read through [`Workspace::read_confined`], so in the editor
 //!   an open buffer's text counts, unsaved changes included, and only a
@@ -9,6 +12,8 @@
 //!   `CLAUDE.md` that links to `~/.aws/credentials` is skipped (with a
 //!   warning in the log), never put in the prompt. The user's own
 //!   `~/.tandem/AGENTS.md` may link anywhere: it is theirs.
+//! - In a folder holding `AGENTS.override.md`, that file is read instead of
+//!   the folder's `AGENTS.md` and `CLAUDE.md`.
 //! - A line holding only `@relative/path` is replaced by that file (relative
 //!   to the file that names it). Includes nest at most
 //!   [`MAX_INCLUDE_DEPTH`] levels, must resolve inside the workspace (for the
@@ -16,22 +21,30 @@
 //!   included. Lines inside code fences are left alone. An include that
 //!   cannot be followed stays as it is, with a warning in the log.
 //! - Sizes are bounded: a file over [`MAX_FILE_BYTES`] is not read,
-//!   [`MAX_FILE_CHARS`] are kept per file, [`MAX_TOTAL_CHARS`] in all.
+//!   [`MAX_FILE_CHARS`] are kept per file, [`MAX_TOTAL_CHARS`] in all. What
+//!   a bound left out is said where the file would have been (so the model
+//!   knows) and in the file's `notice` (`tandem doctor` shows it).
 //! - `CLAUDE.md` that is a link to `AGENTS.md` is read once.
+//!
+//! Instructions only add words to the prompt: nothing in them changes a
+//! permission, so a folder's files need no trust (unlike its settings).
+
+pub mod rules;
+pub mod scoped;
 
 use std::path::{Path, PathBuf};
 
 use crate::workspace::{resolve_confined, Workspace};
 
-/// The project's files, relative to the primary root, in prompt order.
-pub const PROJECT_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".tandem/AGENTS.md"];
+/// The file read instead of a folder's `AGENTS.md` and `CLAUDE.md`.
+pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
 /// How deep `@path` includes may nest.
 pub const MAX_INCLUDE_DEPTH: usize = 5;
 /// A file larger than this is not read at all.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Characters kept from one file.
 pub const MAX_FILE_CHARS: usize = 20_000;
-/// Characters of instructions in all.
+/// Characters of instructions in the system prompt in all.
 pub const MAX_TOTAL_CHARS: usize = 60_000;
 
 /// One instruction file with its includes expanded.
@@ -40,26 +53,50 @@ pub struct InstructionFile {
     /// How the heading names it: `AGENTS.md`, `~/.tandem/AGENTS.md`.
     pub name: String,
     pub text: String,
+    /// What a bound left out of it, for the user (`None`: nothing).
+    pub notice: Option<String>,
 }
 
-/// Every instruction file that exists: the user's first (the most general),
-/// then the project's.
+#[cfg(test)]
+impl InstructionFile {
+    fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        InstructionFile { name: name.into(), text: text.into(), notice: None }
+    }
+}
+
+/// A folder's own files, in prompt order: `AGENTS.override.md` alone when
+/// the folder has one (it wins there), else `AGENTS.md` then `CLAUDE.md`.
+pub fn folder_files(dir: &Path) -> &'static [&'static str] {
+    if std::fs::symlink_metadata(dir.join(OVERRIDE_FILE)).is_ok() {
+        &[OVERRIDE_FILE]
+    } else {
+        &["AGENTS.md", "CLAUDE.md"]
+    }
+}
+
+/// Every instruction file of the system prompt that exists: the user's
+/// first (the most general), then the root folder's, then
+/// `.tandem/AGENTS.md`, then the rules that name no paths.
 pub fn load(workspace: &Workspace) -> Vec<InstructionFile> {
     let mut files = Vec::new();
-    let mut expander = Expander { workspace, remaining: MAX_TOTAL_CHARS, seen_top: Vec::new() };
+    let mut expander = Expander::new(workspace, MAX_TOTAL_CHARS, MAX_TOTAL_CHARS);
     if let Some(home) = workspace.home() {
         let dir = home.join(".tandem");
         let path = dir.join("AGENTS.md");
         let confine = vec![dir.canonicalize().unwrap_or(dir)];
-        if let Some(text) = expander.top(&path, None, &confine) {
-            files.push(InstructionFile { name: "~/.tandem/AGENTS.md".to_string(), text });
-        }
+        files.extend(expander.top(&path, "~/.tandem/AGENTS.md", None, &confine));
     }
-    for name in PROJECT_FILES {
-        let path = workspace.root().join(name);
-        if let Some(text) = expander.top(&path, Some(workspace.roots()), workspace.roots()) {
-            files.push(InstructionFile { name: name.to_string(), text });
-        }
+    let root = workspace.root();
+    let names = folder_files(root).iter().copied().chain([".tandem/AGENTS.md"]);
+    for name in names {
+        files.extend(expander.top(&root.join(name), name, Some(workspace.roots()), workspace.roots()));
+    }
+    for rule in rules::load(workspace).rules.iter().filter(|rule| rule.paths.is_none()) {
+        files.extend(expander.rule(rule));
+    }
+    // The user is told in the log; the model, in the file's place.
+    for notice in files.iter().filter_map(|file| file.notice.as_deref()) {
+        tracing::warn!("{notice}");
     }
     files
 }
@@ -78,60 +115,107 @@ pub fn prompt_section(files: &[InstructionFile]) -> String {
     out
 }
 
-struct Expander<'a> {
+/// Reads top-level files and their includes within one budget.
+pub(crate) struct Expander<'a> {
     workspace: &'a Workspace,
+    /// The limit the budget comes from, to name in a notice.
+    limit: usize,
     /// Characters still allowed in all.
     remaining: usize,
     /// Top-level files read so far (resolved), so a link is read once.
     seen_top: Vec<PathBuf>,
+    /// What the file being read lost to a bound.
+    cuts: Vec<String>,
 }
 
-impl Expander<'_> {
-    /// A top-level file: `inside`, the folders it must resolve into
-    /// (`None`: the user's own); `confine`, those of its includes.
-    fn top(&mut self, path: &Path, inside: Option<&[PathBuf]>, confine: &[PathBuf]) -> Option<String> {
+impl<'a> Expander<'a> {
+    /// `remaining` of `limit` characters may still be added.
+    pub(crate) fn new(workspace: &'a Workspace, limit: usize, remaining: usize) -> Self {
+        Expander { workspace, limit, remaining: remaining.min(limit), seen_top: Vec::new(), cuts: Vec::new() }
+    }
+
+    /// A top-level file named `name`: `inside`, the folders it must resolve
+    /// into (`None`: the user's own); `confine`, those of its includes.
+    /// `None`: no such file, an empty one, or one refused (logged); a file
+    /// a bound keeps out is said in its place.
+    pub(crate) fn top(&mut self, path: &Path, name: &str, inside: Option<&[PathBuf]>, confine: &[PathBuf]) -> Option<InstructionFile> {
         let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if self.seen_top.contains(&real) {
             return None;
         }
-        if self.remaining == 0 {
-            tracing::warn!(path = %path.display(), "instructions skipped: the instructions are over {MAX_TOTAL_CHARS} characters");
-            return None;
+        if let Some(left_out) = self.left_out(path, name) {
+            self.seen_top.push(real);
+            return Some(left_out);
         }
         let mut chain = Vec::new();
-        match self.expand(path, inside, confine, 0, &mut chain) {
-            Ok(Some(text)) => {
-                self.seen_top.push(real);
-                Some(text).filter(|text| !text.trim().is_empty())
-            }
-            Ok(None) => None,
+        let read = self.workspace.read_confined(path, inside, MAX_FILE_BYTES).map_err(|reason| format!("{}: {reason}", self.workspace.display_path(path)));
+        let text = match read {
+            Ok(Some(text)) => self.expand(path, &text, confine, 0, &mut chain),
+            Ok(None) => return None,
             Err(err) => {
                 tracing::warn!(path = %path.display(), %err, "instructions skipped");
-                None
+                return None;
             }
-        }
+        };
+        self.seen_top.push(real);
+        self.finish(name, text)
     }
 
-    /// The file's text with its includes expanded (`None`: no such file).
+    /// A rule's body, its includes expanded, under the rule file's name.
+    pub(crate) fn rule(&mut self, rule: &rules::Rule) -> Option<InstructionFile> {
+        if self.remaining == 0 {
+            return Some(self.over_budget(&rule.name));
+        }
+        let mut chain = Vec::new();
+        let text = self.expand(&rule.path, &rule.body, self.workspace.roots(), 0, &mut chain);
+        self.finish(&rule.name, text)
+    }
+
+    fn finish(&mut self, name: &str, text: String) -> Option<InstructionFile> {
+        let notice = (!self.cuts.is_empty()).then(|| std::mem::take(&mut self.cuts).join("; "));
+        if text.trim().is_empty() {
+            return None;
+        }
+        Some(InstructionFile { name: name.to_string(), text, notice })
+    }
+
+    /// The file in place of one a bound keeps out whole: too large, or
+    /// the budget is spent.
+    fn left_out(&self, path: &Path, name: &str) -> Option<InstructionFile> {
+        // The link's own size says nothing; a link is measured when read.
+        let bytes = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len()).unwrap_or(0);
+        if bytes > MAX_FILE_BYTES {
+            let said = format!("{name} was not read: it is {bytes} bytes, over the limit of {MAX_FILE_BYTES} bytes (1 MB) for an instruction file");
+            return Some(InstructionFile { name: name.to_string(), text: format!("[{said}. Read the parts you need with read_file.]"), notice: Some(said) });
+        }
+        if self.remaining == 0 && std::fs::symlink_metadata(path).is_ok() {
+            return Some(self.over_budget(name));
+        }
+        None
+    }
+
+    fn over_budget(&self, name: &str) -> InstructionFile {
+        let said = format!("{name} was not read: the instructions reached their limit of {} characters", self.limit);
+        InstructionFile { name: name.to_string(), text: format!("[{said}. Read it with read_file if you need it.]"), notice: Some(said) }
+    }
+
+    /// `file_text` (of the file at `path`) with its includes expanded.
     /// `chain` holds the files being expanded (a file that includes
     /// itself, directly or not, stops).
-    fn expand(&mut self, path: &Path, inside: Option<&[PathBuf]>, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> Result<Option<String>, String> {
+    fn expand(&mut self, path: &Path, file_text: &str, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> String {
         let shown = self.workspace.display_path(path);
-        let Some(file_text) = self.workspace.read_confined(path, inside, MAX_FILE_BYTES).map_err(|reason| format!("{shown}: {reason}"))? else {
-            return Ok(None);
-        };
         let text = match file_text.char_indices().nth(MAX_FILE_CHARS) {
-            Some((end, _)) => format!("{}\n[... {shown} cut at {MAX_FILE_CHARS} characters]", &file_text[..end]),
+            Some((end, _)) => {
+                self.cuts.push(format!("{shown} was cut at {MAX_FILE_CHARS} characters"));
+                format!("{}\n[... {shown} cut at {MAX_FILE_CHARS} characters]", &file_text[..end])
+            }
             None => file_text.to_string(),
         };
         chain.push(path.to_path_buf());
         let mut out = String::with_capacity(text.len());
         let mut fence: Option<&str> = None;
-        for line in text.lines() {
-            if self.remaining == 0 {
-                out.push_str(&format!("[... instructions cut: over {MAX_TOTAL_CHARS} characters in all]\n"));
-                break;
-            }
+        let mut lines = text.lines().peekable();
+        while let Some(line) = lines.next() {
             let trimmed = line.trim_start();
             let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
             match (fence, marker) {
@@ -152,12 +236,19 @@ impl Expander<'_> {
                 }
             }
             let kept: String = line.chars().take(self.remaining).collect();
+            let whole = kept.len() == line.len();
             self.remaining = self.remaining.saturating_sub(kept.chars().count() + 1);
             out.push_str(&kept);
             out.push('\n');
+            // Said where the text stops, so the model knows it is not all.
+            if !whole || (self.remaining == 0 && lines.peek().is_some()) {
+                self.cuts.push(format!("{shown} was cut: the instructions reached their limit of {} characters", self.limit));
+                out.push_str(&format!("[... instructions cut: over {} characters in all]\n", self.limit));
+                break;
+            }
         }
         chain.pop();
-        Ok(Some(out))
+        out
     }
 
     fn include(&mut self, from: &Path, target: &str, confine: &[PathBuf], depth: usize, chain: &mut Vec<PathBuf>) -> Result<String, String> {
@@ -170,8 +261,9 @@ impl Expander<'_> {
         if chain.contains(&resolved) {
             return Err("the file is already being included (a cycle)".to_string());
         }
-        match self.expand(&resolved, Some(confine), confine, depth + 1, chain)? {
-            Some(text) => Ok(text),
+        let shown = self.workspace.display_path(&resolved);
+        match self.workspace.read_confined(&resolved, Some(confine), MAX_FILE_BYTES).map_err(|reason| format!("{shown}: {reason}"))? {
+            Some(text) => Ok(self.expand(&resolved, &text, confine, depth + 1, chain)),
             None => Err("no such file".to_string()),
         }
     }
@@ -256,7 +348,7 @@ mod tests {
             &[],
         );
         let files = s.load();
-        assert_eq!(files, vec![InstructionFile { name: "AGENTS.md".into(), text: "Intro.\nStyle rules.\nCommon rule.\nOutro.\n".into() }]);
+        assert_eq!(files, vec![InstructionFile::new("AGENTS.md", "Intro.\nStyle rules.\nCommon rule.\nOutro.\n")]);
     }
 
     #[test]
@@ -290,7 +382,7 @@ mod tests {
         crate::platform::symlink(s.root.join("AGENTS.md"), s.root.join("CLAUDE.md")).unwrap();
         s.editor.open(&s.root.join("AGENTS.md"), "unsaved in the editor\n", 3);
         let files = s.load();
-        assert_eq!(files, vec![InstructionFile { name: "AGENTS.md".into(), text: "unsaved in the editor\n".into() }]);
+        assert_eq!(files, vec![InstructionFile::new("AGENTS.md", "unsaved in the editor\n")]);
     }
 
     /// Issue 49: a repository's instruction files linking out of it went
@@ -325,7 +417,7 @@ mod tests {
         let fifo = std::ffi::CString::new(s.root.join("CLAUDE.md").display().to_string()).unwrap();
         // SAFETY: a valid, NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        assert_eq!(s.load(), vec![InstructionFile { name: "AGENTS.md".into(), text: "Fine.\n".into() }]);
+        assert_eq!(s.load(), vec![InstructionFile::new("AGENTS.md", "Fine.\n")]);
     }
 
     #[test]
@@ -343,7 +435,17 @@ mod tests {
         assert!(files[0].text.contains("cut at 20000 characters"), "{}", &files[0].text[MAX_FILE_CHARS - 10..]);
         let total: usize = files.iter().map(|f| f.text.chars().count()).sum();
         assert!(total <= MAX_TOTAL_CHARS + 500, "{total}");
-        assert!(files.len() < 4, "the last file does not fit");
+        // The last file does not fit: said in its place, and to the user.
+        assert_eq!(files.len(), 4);
+        assert!(files[3].text.contains(".tandem/AGENTS.md was not read: the instructions reached their limit of 60000 characters"), "{}", files[3].text);
+        assert!(files[0].notice.as_deref().unwrap().contains("cut at 20000 characters"), "{:?}", files[0].notice);
+    }
+
+    #[test]
+    fn the_roots_override_replaces_its_agents_and_claude_md() {
+        let s = setup(&[("AGENTS.md", "shared"), ("CLAUDE.md", "claude"), ("AGENTS.override.md", "mine here"), (".tandem/AGENTS.md", "tandem")], &[]);
+        let names: Vec<String> = s.load().into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["AGENTS.override.md", ".tandem/AGENTS.md"]);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! - [`run()`]: the loop and the tool-call scheduling (early start, safe
 //!   calls together, results in order).
 //! - [`prompt`]: the system prompt; [`instructions`]: the project's and the
-//!   user's `AGENTS.md` files in it.
+//!   user's `AGENTS.md` files in it, and those of deeper folders and the
+//!   path-scoped rules, loaded into the conversation as the run touches them.
 //! - [`events`]: the run events every front end consumes.
 //! - [`sub_agent`]: runs inside a run, for the `agent` tool and forked skills.
 

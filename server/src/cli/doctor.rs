@@ -56,6 +56,7 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
     };
     let copies = installed_copies().await;
     let missing = missing(&endpoint, server.as_ref(), &sandbox, &trust, &copies);
+    let instructions = tandem::host::instructions::report(root);
     if json {
         let state = match sandbox {
             Availability::Ready(_) => "ready",
@@ -79,6 +80,7 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
             report["sandbox"]["notice"] = serde_json::json!(notice);
         }
         report["trust"] = trust;
+        report["instructions"] = instructions;
         if let Some(server) = &server {
             report["modelServer"] = match server {
                 Ok(said) => serde_json::json!({"ok": true, "message": said}),
@@ -146,6 +148,21 @@ pub async fn doctor(root: &std::path::Path, json: bool, offline: bool, editor: O
             outln!("  {line}");
         }
     }
+    outln!("instructions (the system prompt's; each folder's AGENTS.md and the rules with paths load when the agent first works there):");
+    for file in instructions["files"].as_array().into_iter().flatten() {
+        let name = file["name"].as_str().unwrap_or_default();
+        match file["notice"].as_str() {
+            Some(notice) => outln!("  {name}: WARNING: {notice}"),
+            None => outln!("  {name}: {} characters", file["chars"]),
+        }
+    }
+    for rule in instructions["scopedRules"].as_array().into_iter().flatten() {
+        outln!("  {} (for {})", rule["name"].as_str().unwrap_or_default(), rule["paths"].as_str().unwrap_or_default());
+    }
+    for skipped in instructions["skipped"].as_array().into_iter().flatten() {
+        outln!("  WARNING: {}", skipped.as_str().unwrap_or_default());
+    }
+    outln!("  memory: {} entries in {}", instructions["memory"]["entries"], instructions["memory"]["folder"].as_str().unwrap_or("(no home folder)"));
     outln!("installed:");
     outln!("  this tandem: {} ({})", env!("CARGO_PKG_VERSION"), std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default());
     for copy in &copies {

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod doctor;
 pub mod markdown;
 pub mod mcp;
+pub mod memory;
 pub mod pager;
 pub mod plan_review;
 pub mod printer;

@@ -68,6 +68,7 @@ use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolConte
 use crate::workspace::Workspace;
 
 pub mod attachments;
+pub mod instructions;
 mod start;
 pub use start::{Finished, RunEnding, RunHandle, StartError};
 

@@ -387,4 +387,43 @@ mod tests {
             Ok(".tandem/settings.local.json".into())
         }
     }
+
+    /// Issue 58: the agent's proposed memory note reaches the user whole,
+    /// through the same question as any call, and is saved only when the
+    /// user allows it; a declined one leaves the memory as it was.
+    #[tokio::test]
+    async fn a_memory_note_the_agent_proposes_is_asked_whole_and_saved_only_when_allowed() {
+        use crate::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+        use crate::workspace::memory::Memory;
+        let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut workspace = crate::workspace::Workspace::new(dir.path()).unwrap();
+        workspace.set_home(Some(home.path().to_path_buf()));
+        let memory = Memory::at(home.path(), workspace.root());
+        let ctx = ToolContext::new(Arc::new(workspace));
+        ctx.run.activate("remember");
+        let call = ToolCall::new("t1", "remember", serde_json::json!({"name": "testing", "text": "Run `make check`.\nNot cargo test alone."}));
+        for (answer, saved) in [(DENY, false), (ALLOW_ONCE, true)] {
+            let terminal = scripted(vec![answer]);
+            let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None).with_gate(Arc::new(headless(dir.path(), Some(terminal.clone()))));
+            let result = executor.execute(&call, &ctx).await.unwrap();
+            let questions = terminal.questions.lock().unwrap().clone();
+            assert_eq!(questions.len(), 1, "{questions:?}");
+            assert!(
+                questions[0].0.starts_with("Tandem wants to remember this note in your memory of the project, as \"testing\": Run `make check`. / Not cargo test alone."),
+                "{}",
+                questions[0].0
+            );
+            assert_eq!(result.is_error, !saved, "{}", result.content);
+            assert_eq!(memory.read("testing").is_ok(), saved, "{}", result.content);
+        }
+        assert_eq!(memory.read("testing").unwrap().text, "Run `make check`.\nNot cargo test alone.\n");
+        // A name that would leave the folder is refused before anyone is asked.
+        let terminal = scripted(vec![ALLOW_ONCE]);
+        let executor = Executor::new(ToolRegistry::builtin()).with_results_dir(None).with_gate(Arc::new(headless(dir.path(), Some(terminal.clone()))));
+        let bad = ToolCall::new("t2", "remember", serde_json::json!({"name": "../../escape", "text": "x"}));
+        let result = executor.execute(&bad, &ctx).await.unwrap();
+        assert!(result.is_error && result.content.contains("is not an entry name"), "{}", result.content);
+        assert!(terminal.questions.lock().unwrap().is_empty());
+    }
+
 }

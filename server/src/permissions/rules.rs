@@ -58,7 +58,7 @@ pub enum Family {
 /// Tandem's built-in tools (kept equal to the registry by a test).
 pub const KNOWN_TOOLS: &[&str] = &[
     "read_file", "write_file", "edit_file", "list_files", "grep_search", "run_shell", "web_fetch", "tool_search", "skill", "agent",
-    "enter_plan_mode", "exit_plan_mode", "todo_write", "task_list", "task_output", "task_stop",
+    "enter_plan_mode", "exit_plan_mode", "todo_write", "task_list", "task_output", "task_stop", "remember",
 ];
 
 /// Claude Code's name for a tool, as Tandem's.

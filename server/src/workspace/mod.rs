@@ -10,6 +10,7 @@ mod disk;
 mod edit_locks;
 mod effects;
 mod ledger;
+pub mod memory;
 mod merge;
 mod overlay;
 mod paths;
@@ -278,12 +279,19 @@ pub fn state_dir(root: &Path) -> Option<PathBuf> {
 
 /// [`state_dir`] under a given cache folder.
 pub fn state_dir_in(cache: &Path, root: &Path) -> PathBuf {
+    cache.join("tandem").join("workspaces").join(project_dir_name(root))
+}
+
+/// How a per-user folder of the workspace at `root` is named: the
+/// folder's name (for people) and a hash of its whole path (so two
+/// folders of one name differ), `app-1a2b…`.
+pub fn project_dir_name(root: &Path) -> String {
     let name: String = root
         .file_name()
         .map(|n| n.to_string_lossy().chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.')).take(40).collect())
         .unwrap_or_default();
     let hash = fingerprint(root.as_os_str().as_encoded_bytes());
-    cache.join("tandem").join("workspaces").join(format!("{name}-{hash:016x}"))
+    format!("{name}-{hash:016x}")
 }
 
 /// Where one workspace's large tool results are saved.

@@ -19,6 +19,9 @@ impl Driver<'_> {
             None => {
                 let mut env = PromptEnv::current(self.ctx.workspace.root(), request.in_editor, executor.registry().deferred_names());
                 env.sections.push(instructions::prompt_section(&instructions::load(&self.ctx.workspace)));
+                if let Some(home) = self.ctx.workspace.home() {
+                    env.sections.push(crate::workspace::memory::Memory::at(home, self.ctx.workspace.root()).prompt_section());
+                }
                 env.sections.extend(executor.registry().prompt_sections(&self.ctx.workspace));
                 system_prompt(&env)
             }
@@ -292,10 +295,15 @@ impl Driver<'_> {
                 // The model reads this with the result of its repeated call.
                 last.content.push_str(&format!("\n\n[Tandem: {line}]"));
             }
+            // The folders' instruction files and the rules the calls
+            // reached for the first time follow their results.
+            let touched = touched_paths(&executor, &tool_calls, &results, self.ctx);
+            let scoped = instructions::scoped::for_touched(&self.ctx.workspace, &touched, &self.thread.messages);
             let mut content: Vec<ContentBlock> = results
                 .into_iter()
                 .map(|r| ContentBlock::ToolResult { tool_use_id: r.id, content: r.content, is_error: r.is_error, images: r.images })
                 .collect();
+            content.extend(scoped);
             // Tasks that ended meanwhile are said after the results.
             content.extend(self.task_notices());
             let results_message = Message { role: Role::User, content };
@@ -307,4 +315,19 @@ impl Driver<'_> {
             }
         }
     }
+}
+
+/// The files and folders the calls that succeeded read or changed: what
+/// each call's kind names, and the files a command changed.
+fn touched_paths(executor: &Executor, calls: &[ToolCall], results: &[ToolResult], ctx: &ToolContext) -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    for (call, result) in calls.iter().zip(results).filter(|(_, result)| !result.is_error) {
+        match executor.prepare(call, ctx).map(|prepared| prepared.traits.kind) {
+            Ok(crate::tools::ToolKind::Read { paths: read }) => paths.extend(read),
+            Ok(crate::tools::ToolKind::Edit { path }) => paths.push(path),
+            _ => {}
+        }
+        paths.extend(result.effects.iter().map(|effect| effect.path.clone()));
+    }
+    paths
 }

@@ -12,6 +12,7 @@ pub mod exit_plan_mode;
 pub mod grep_search;
 pub mod list_files;
 pub mod read_file;
+pub mod remember;
 pub mod run_shell;
 pub mod skill;
 pub mod task_list;
@@ -44,4 +45,5 @@ pub fn register_all(registry: &mut ToolRegistry) {
     registry.register(agent::AgentTool);
     registry.register(enter_plan_mode::EnterPlanMode);
     registry.register(exit_plan_mode::ExitPlanMode);
+    registry.register(remember::Remember);
 }

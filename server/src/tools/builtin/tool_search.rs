@@ -221,7 +221,7 @@ mod tests {
         let deferred = registry().deferred();
         expect_test::expect![[r#"["mcp__github__create_issue", "mcp__github__list_issues"]"#]]
             .assert_eq(&format!("{:?}", names(&search(&deferred, "github issue", 5))));
-        expect_test::expect![[r#"["mcp__github__create_issue", "mcp__db__query", "mcp__github__list_issues"]"#]]
+        expect_test::expect![[r#"["mcp__github__create_issue", "mcp__db__query", "remember", "mcp__github__list_issues"]"#]]
             .assert_eq(&format!("{:?}", names(&search(&deferred, "create repository query", 5))));
         // "read-only" is in two descriptions; the name match on "plan" wins.
         expect_test::expect![[r#"["enter_plan_mode", "mcp__notes__plan_outline", "exit_plan_mode", "mcp__db__query"]"#]]
