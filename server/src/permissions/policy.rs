@@ -386,6 +386,17 @@ impl Policy {
         if let Some(verdict) = self.protected_verdict(call, analysis.as_ref(), &rules.allow) {
             return verdict;
         }
+        // A note for the user's memory outlives the run: every later
+        // conversation in this project starts with it. Asked in every mode,
+        // so text the model read (a repository's instructions, a fetched
+        // page) cannot plant a lasting instruction unseen; only an allow
+        // rule naming `remember` lets it go unasked.
+        if call.tool == "remember" && !self.allowed(call, analysis.as_ref(), &rules.allow) {
+            return RuleVerdict::Ask(AskInfo {
+                reasons: vec!["a note for your memory of this project: later conversations here start with it (asked in every mode)".to_string()],
+                ..AskInfo::default()
+            });
+        }
         if mode == PermissionMode::BypassPermissions {
             return RuleVerdict::Approved;
         }
@@ -893,6 +904,21 @@ mod tests {
         assert_eq!(policy.decide(Call { tool: "edit_file", kind: &edit("README.md"), read_only: false, accept_edits: false, granted: &[] }), RuleVerdict::Review);
         // An allow rule covers a compound command only if it covers every part.
         assert!(matches!(shell(&policy, "git status && rm -rf build"), RuleVerdict::Ask(_)));
+    }
+
+    /// A memory note outlives the run, so `bypassPermissions` does not let
+    /// it go unasked; an allow rule naming the tool does.
+    #[test]
+    fn a_memory_note_is_asked_in_every_mode_unless_a_rule_allows_it() {
+        let f = fixture();
+        let call = Call { tool: "remember", kind: &ToolKind::Other, read_only: false, accept_edits: false, granted: &[] };
+        for mode in [PermissionMode::Default, PermissionMode::AcceptEdits, PermissionMode::BypassPermissions] {
+            let policy = Policy::new(mode, &PermissionRules::default(), std::slice::from_ref(&f.root));
+            let RuleVerdict::Ask(ask) = policy.decide(call) else { panic!("{mode:?} let a memory note through unasked") };
+            assert!(ask.reasons[0].contains("asked in every mode"), "{:?}", ask.reasons);
+        }
+        let policy = Policy::new(PermissionMode::Default, &rules(&["remember"], &[], &[]), std::slice::from_ref(&f.root));
+        assert_eq!(policy.decide(call), RuleVerdict::Allow);
     }
 
     #[test]
