@@ -34,6 +34,9 @@ const WAIT: Duration = Duration::from_secs(60);
 
 use crate::common::tools::ci_tools;
 
+/// ACP v1's newer methods, checked against the protocol's schema.
+mod v1;
+
 /// Skip (or fail, under `TANDEM_REQUIRE_ACP`) when a client is missing.
 fn require(what: &str, path: &Path) -> bool {
     if path.exists() {

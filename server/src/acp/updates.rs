@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
+    ContentBlock, ContentChunk, Diff, MessageId, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind as AcpKind,
 };
 use serde_json::Value;
@@ -221,6 +221,10 @@ pub struct UpdateMapper {
     /// The `task_output` calls in flight: their result shows the task's
     /// output as a terminal's, in a code block.
     task_reads: std::collections::HashSet<String>,
+    /// The message the text (or thinking: true) chunks go to now, by its
+    /// id (ACP's `messageId`): a call or another kind of chunk between
+    /// two chunks starts a new message.
+    message: Option<(bool, String)>,
 }
 
 impl UpdateMapper {
@@ -236,12 +240,16 @@ impl UpdateMapper {
         // A sub-agent's calls are shown like the parent's (their ids are
         // unique); its text is the parent call's business, not the chat's.
         let (event, parents) = event.unnest();
+        let chunk = matches!(event, RunEvent::Text { .. } | RunEvent::Thinking { .. } | RunEvent::Compact { .. } | RunEvent::Hook { .. }) && parents.is_empty();
+        if !chunk && !matches!(event, RunEvent::Todo { .. }) {
+            self.message = None;
+        }
         match event {
             RunEvent::Text { text } if parents.is_empty() && !text.is_empty() => {
-                vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text.clone())))]
+                vec![SessionUpdate::AgentMessageChunk(self.chunk(false, text.clone()))]
             }
             RunEvent::Thinking { text } if parents.is_empty() => {
-                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text.clone())))]
+                vec![SessionUpdate::AgentThoughtChunk(self.chunk(true, text.clone()))]
             }
             RunEvent::ToolCall { id, name, input, kind, summary } => {
                 if let ToolKind::Edit { path } = kind {
@@ -277,16 +285,35 @@ impl UpdateMapper {
             }
             RunEvent::Compact { before_tokens, after_tokens, .. } if parents.is_empty() => {
                 let note = format!("(The conversation was compacted: about {before_tokens} tokens became {after_tokens}.)");
-                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(note)))]
+                vec![SessionUpdate::AgentThoughtChunk(self.chunk(true, note))]
             }
             // A sub-agent's list is its own business, not the session's plan.
             RunEvent::Todo { todos } if parents.is_empty() => vec![plan(todos)],
             RunEvent::Hook { name, message } if parents.is_empty() => {
-                vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(format!("\n[{name} hook] {message}\n"))))]
+                vec![SessionUpdate::AgentMessageChunk(self.chunk(false, format!("\n[{name} hook] {message}\n")))]
             }
             _ => Vec::new(),
         }
     }
+
+    /// A chunk of the current message of its kind, or of a new one.
+    fn chunk(&mut self, thought: bool, text: String) -> ContentChunk {
+        let id = match &self.message {
+            Some((kind, id)) if *kind == thought => id.clone(),
+            _ => {
+                let id = format!("msg-{}", fresh_id());
+                self.message = Some((thought, id.clone()));
+                id
+            }
+        };
+        ContentChunk::new(text_block(text)).message_id(MessageId::new(id))
+    }
+}
+
+/// A fresh id, unique across sessions and processes: the time and 64
+/// random bits.
+fn fresh_id() -> String {
+    format!("{:x}-{:016x}", chrono::Utc::now().timestamp_millis(), rand::random::<u64>())
 }
 
 /// A saved thread's past (its transcript events, docs/protocol.md) as the
