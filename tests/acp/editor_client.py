@@ -16,13 +16,24 @@ import asyncio
 import json
 import sys
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 import acp
 from acp import schema
 
 # What each message Tandem may send must look like, by method.
+class Union:
+    """A union of SDK models, checked as one."""
+
+    def __init__(self, union):
+        self.adapter = TypeAdapter(union)
+
+    def model_validate(self, value):
+        return self.adapter.validate_python(value)
+
+
 AGENT_REQUESTS = {
+    "elicitation/create": Union(schema.CreateElicitationRequest),
     "session/request_permission": schema.RequestPermissionRequest,
     "fs/read_text_file": schema.ReadTextFileRequest,
     "fs/write_text_file": schema.WriteTextFileRequest,
@@ -172,6 +183,8 @@ class Editor(acp.Client):
         self.answers = list(scenario.get("answers", []))
         self.cancel_on_execute = scenario.get("cancel_on_execute", False)
         self.fail_writes = scenario.get("fail_writes", False)
+        self.form_answers = list(scenario.get("form_answers", []))
+        self.forms = []
         self.reads = []
         self.writes = []
         self.asks = []
@@ -209,6 +222,13 @@ class Editor(acp.Client):
         answer = self.answers.pop(0) if self.answers else "reject_once"
         return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=answer, outcome="selected"))
 
+    async def create_elicitation(self, message, mode, **kwargs):
+        self.forms.append({"message": message, "mode": mode.model_dump(by_alias=True, exclude_none=True, mode="json")})
+        answer = self.form_answers.pop(0) if self.form_answers else {"action": "cancel"}
+        if answer == "fail":
+            raise acp.RequestError(-32603, "the form cannot be shown")
+        return TypeAdapter(schema.CreateElicitationResponse).validate_python(answer)
+
     async def session_update(self, session_id, update, **kwargs):
         dumped = update.model_dump(by_alias=True, exclude_none=True, mode="json")
         self.updates.append(dumped)
@@ -230,12 +250,17 @@ async def main(scenario):
     relay = Relay(process, SpecSchema(scenario["schema"]) if scenario.get("schema") else None)
     pump = asyncio.get_running_loop().create_task(relay.pump())
     editor = Editor(scenario)
-    conn = acp.connect_to_agent(editor, relay.writer, relay.reader)
+    # This SDK (0.12.1) predates elicitation's stabilisation in ACP v1 and
+    # routes elicitation/create only with its unstable flag.
+    conn = acp.connect_to_agent(editor, relay.writer, relay.reader, use_unstable_protocol=bool(scenario.get("forms")))
     report = {"stop_reasons": [], "errors": []}
     try:
         init = await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=schema.ClientCapabilities(fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)),
+            client_capabilities=schema.ClientCapabilities(
+                fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities()) if scenario.get("forms") else None,
+            ),
             client_info=schema.Implementation(name="tandem-test-editor", version="1"),
         )
         report["load_session"] = init.agent_capabilities.load_session
@@ -286,6 +311,7 @@ async def main(scenario):
         reads=editor.reads,
         writes=editor.writes,
         asks=editor.asks,
+        forms=editor.forms,
         updates=editor.updates,
         buffers=editor.buffers,
         invalid=relay.invalid,

@@ -150,3 +150,46 @@ fn the_typescript_sdk_cancels_a_request_deletes_a_session_and_logs_out() {
     assert_eq!(steps["authenticate"], json!({"result": {}}), "{steps}");
     assert!(steps["new_again"]["result"]["sessionId"].is_string(), "{steps}");
 }
+
+/// Elicitation (stable in ACP v1): a client that offers forms gets plan
+/// mode's review as one — the decision and, beside it, what to change —
+/// instead of a permission question, and "Keep planning" carries the
+/// user's words to the model; a client that fails the form is asked the
+/// permission question instead.
+#[test]
+fn plan_review_is_a_form_for_a_client_that_offers_elicitation() {
+    let turns = || {
+        vec![
+            turn(vec![json!({"name": "tool_search", "input": {"query": "select:exit_plan_mode"}})]),
+            turn(vec![json!({"name": "exit_plan_mode", "input": {}})]),
+            done(),
+        ]
+    };
+    let setup = Setup::new(turns());
+    let keep = json!({"action": "accept", "content": {"decision": "keep_planning", "feedback": "use a queue"}});
+    let scenario = json!({"schema": schema_dir(), "forms": true, "mode": "plan", "form_answers": [keep], "prompts": ["plan the cache"]});
+    let Some(report) = setup.editor(scenario) else { return };
+    assert_eq!(report["spec_invalid"], json!([]), "messages that do not match the ACP schema");
+    assert_eq!(report["stop_reasons"], json!(["end_turn"]), "{report}");
+    assert_eq!(report["asks"], json!([]), "no permission question when the form is answered: {}", report["forms"]);
+    let forms = report["forms"].as_array().unwrap();
+    assert_eq!(forms.len(), 1, "{forms:?}");
+    assert!(forms[0]["message"].as_str().unwrap().starts_with("Tandem's plan ("), "{}", forms[0]);
+    let schema = &forms[0]["mode"]["requestedSchema"];
+    let decisions: Vec<&str> = schema["properties"]["decision"]["oneOf"].as_array().unwrap().iter().map(|o| o["const"].as_str().unwrap_or_default()).collect();
+    assert_eq!(decisions, ["execute", "execute_accept_edits", "keep_planning"], "{schema}");
+    assert_eq!(schema["required"], json!(["decision"]), "{schema}");
+    let call = updates(&report, "tool_call").last().unwrap()["toolCallId"].as_str().unwrap().to_string();
+    let result = result_text(&report, &call);
+    assert!(result.contains("User rejected the plan and wants to keep planning.\n\nUser feedback: use a queue"), "{result}");
+
+    // A client whose form fails: the permission question, as before.
+    setup.script(turns());
+    let scenario = json!({"forms": true, "mode": "plan", "form_answers": ["fail"], "answers": ["allow_once"], "prompts": ["plan the cache"]});
+    let Some(report) = setup.editor(scenario) else { return };
+    assert_eq!(report["forms"].as_array().unwrap().len(), 1);
+    let options = &report["asks"][0]["options"];
+    assert_eq!(options, &json!(["allow_once", "allow_always", "reject_once"]), "{}", report["asks"]);
+    let call = updates(&report, "tool_call").last().unwrap()["toolCallId"].as_str().unwrap().to_string();
+    assert!(result_text(&report, &call).contains("User approved the plan."), "{}", result_text(&report, &call));
+}
