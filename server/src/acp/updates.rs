@@ -357,8 +357,47 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The updates as JSON lines, each message id as `m1`, `m2`, … in the
+    /// order they first appear (they are random).
     fn wire(updates: &[SessionUpdate]) -> String {
-        updates.iter().map(|u| serde_json::to_string(u).unwrap()).collect::<Vec<_>>().join("\n")
+        const KEY: &str = "\"messageId\":\"";
+        let mut ids: Vec<String> = Vec::new();
+        let mut lines = Vec::new();
+        for update in updates {
+            let mut line = serde_json::to_string(update).unwrap();
+            if let Some(at) = line.find(KEY) {
+                let from = at + KEY.len();
+                let to = from + line[from..].find('"').unwrap();
+                let id = line[from..to].to_string();
+                assert!(id.starts_with("msg-"), "{id}");
+                let n = ids.iter().position(|seen| *seen == id).unwrap_or_else(|| {
+                    ids.push(id);
+                    ids.len() - 1
+                });
+                line.replace_range(from..to, &format!("m{}", n + 1));
+            }
+            lines.push(line);
+        }
+        lines.join("\n")
+    }
+
+    /// Chunks of one message share its id; a call, or a chunk of the other
+    /// kind, in between starts a new message.
+    #[test]
+    fn a_messages_chunks_share_its_id() {
+        let mut mapper = UpdateMapper::default();
+        let text = |t: &str| RunEvent::Text { text: t.into() };
+        let call = RunEvent::ToolCall { id: "t1".into(), name: "read_file".into(), input: json!({}), kind: ToolKind::Other, summary: String::new() };
+        let events = [text("a"), text("b"), RunEvent::Thinking { text: "hm".into() }, text("c"), call, text("d"), text("e")];
+        let mut updates = Vec::new();
+        for event in &events {
+            updates.extend(mapper.map(event, |_| (None, None)));
+        }
+        let ids: Vec<String> = wire(&updates)
+            .lines()
+            .filter_map(|l| l.split("\"messageId\":\"").nth(1).map(|rest| rest.trim_end_matches("\"}").to_string()))
+            .collect();
+        assert_eq!(ids, ["m1", "m1", "m2", "m3", "m4", "m4"]);
     }
 
     /// Issue 53: an edit of two distant lines is two diffs, each the file
@@ -437,8 +476,8 @@ mod tests {
             ));
         }
         expect_test::expect![[r#"
-            {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."}}
-            {"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}
+            {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."},"messageId":"m1"}
+            {"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"},"messageId":"m2"}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"edit_file notes.txt","kind":"edit","status":"in_progress","locations":[{"path":"/w/notes.txt"}],"rawInput":{"file_path":"notes.txt"}}
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"diff","path":"/w/notes.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"Successfully edited notes.txt"}}],"rawOutput":"Successfully edited notes.txt","_meta":{"tandem":{"editStatus":"applied"}}}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_2","title":"run_shell ls","kind":"execute","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"```sh\nls\n```"}}],"rawInput":{"command":"ls"}}
