@@ -242,7 +242,8 @@ pub fn open(
 /// as the main one is (reads, writes, the sandbox and the protected paths
 /// of every root). Each must be an absolute path to an existing folder
 /// inside the user's `home` but not the home itself (that would open every
-/// project and dotfile), nor a protected path (`.git`, `.tandem`, …): `Err`
+/// project and dotfile), nor a protected path (`.git`, `.tandem`, …, as
+/// [`crate::host::protected_path`] says): `Err`
 /// names the first that is not, and why. One that is the main root, or
 /// given twice, counts once.
 pub fn extra_roots(dirs: &[PathBuf], root: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
@@ -264,7 +265,7 @@ pub fn extra_roots(dirs: &[PathBuf], root: &Path, home: Option<&Path>) -> Result
             return Err(refused(format!("only a folder inside your home folder ({}) can be added", home.display())));
         }
         for path in [dir, &real] {
-            if let Some(found) = crate::permissions::protected::protected(path, std::slice::from_ref(home)) {
+            if let Some(found) = crate::host::protected_path(path, std::slice::from_ref(home)) {
                 return Err(refused(format!("it is a protected path ({}: {})", found.name, found.what)));
             }
         }
