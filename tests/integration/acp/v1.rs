@@ -77,7 +77,6 @@ fn additional_directories_message_ids_and_the_title_through_the_python_sdk() {
     std::fs::write(&note, "buy milk\n").unwrap();
     setup.script(vec![json!({"text": "Reading the note.", "tool_calls": [read(note.to_str().unwrap())]}), done()]);
     let scenario = json!({
-        "schema": schema_dir(),
         "refused_directories": [[outside], [home], [extra.join(".git")], [home.join(".tandem")], ["relative/notes"]],
         "additional_directories": [extra],
         "prompts": ["what is on my list?"],
@@ -167,7 +166,7 @@ fn plan_review_is_a_form_for_a_client_that_offers_elicitation() {
     };
     let setup = Setup::new(turns());
     let keep = json!({"action": "accept", "content": {"decision": "keep_planning", "feedback": "use a queue"}});
-    let scenario = json!({"schema": schema_dir(), "forms": true, "mode": "plan", "form_answers": [keep], "prompts": ["plan the cache"]});
+    let scenario = json!({"forms": true, "mode": "plan", "form_answers": [keep], "prompts": ["plan the cache"]});
     let Some(report) = setup.editor(scenario) else { return };
     assert_eq!(report["spec_invalid"], json!([]), "messages that do not match the ACP schema");
     assert_eq!(report["stop_reasons"], json!(["end_turn"]), "{report}");
