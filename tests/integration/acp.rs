@@ -127,7 +127,10 @@ impl Setup {
         scenario["schema"] = json!(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/schema"));
         let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/editor_client.py");
         let mut command = Command::new("python3");
-        command.arg(client).arg(scenario.to_string()).env("PYTHONPATH", &python);
+        // jsonschema (for the protocol's schema) from its own folder of the
+        // tools cache when `.ci/tools` put it there, else Python's own.
+        let path = std::env::join_paths([python.clone(), ci_tools().join("acp-jsonschema")]).unwrap();
+        command.arg(client).arg(scenario.to_string()).env("PYTHONPATH", &path);
         self.env(&mut command);
         command.envs(env.iter().copied());
         let output = command.output().unwrap();
