@@ -274,7 +274,7 @@ async def main(scenario):
             except acp.RequestError as err:
                 report["refused_sessions"].append(str(err))
         if scenario.get("load"):
-            await conn.load_session(cwd=scenario["cwd"], session_id=scenario["load"], mcp_servers=[])
+            await conn.load_session(cwd=scenario["cwd"], session_id=scenario["load"], mcp_servers=[], additional_directories=scenario.get("additional_directories"))
             session_id = scenario["load"]
         else:
             session = await conn.new_session(cwd=scenario["cwd"], additional_directories=scenario.get("additional_directories"), mcp_servers=[])

@@ -174,7 +174,11 @@ impl AcpAgent {
         let watched = Arc::clone(&session);
         let watcher = tokio::spawn(async move {
             cancellation.cancelled().await;
-            watched.cancel();
+            // Until the run has its cancel token (a request withdrawn as
+            // it starts); this task ends with the prompt.
+            while !watched.cancel() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
         });
         let task = tokio::spawn(async move {
             let run_request = RunRequest { prompt, context, images, ..RunRequest::default() };

@@ -493,7 +493,10 @@ impl Session {
     /// is new or changed: named after its first prompt, so after the first
     /// prompt of a new session, and at once for a loaded one.
     pub fn say_title(&self) {
-        let Some(held) = self.host.threads().held(&self.thread_id) else { return };
+        // A loaded thread is read when its first prompt runs: till then
+        // its saved summary says.
+        let threads = self.host.threads();
+        let Some(held) = threads.held(&self.thread_id).or_else(|| threads.list().into_iter().find(|t| t.id == self.thread_id)) else { return };
         if held.title.is_empty() {
             return;
         }

@@ -115,6 +115,11 @@ fn additional_directories_message_ids_and_the_title_through_the_python_sdk() {
     assert_eq!(titles.len(), 1, "{titles:?}");
     assert_eq!(titles[0]["title"], "what is on my list?");
     assert!(titles[0]["updatedAt"].as_str().is_some_and(|t| t.contains('T')), "{}", titles[0]);
+
+    // Loaded again, the session says its title at once.
+    let Some(loaded) = setup.editor(json!({"load": report["session_id"], "additional_directories": [extra]})) else { return };
+    let titles: Vec<&Value> = updates(&loaded, "session_info_update");
+    assert_eq!(titles.iter().map(|t| t["title"].as_str().unwrap_or_default()).collect::<Vec<_>>(), ["what is on my list?"], "{titles:?}");
 }
 
 /// Through the TypeScript SDK: a prompt withdrawn with `$/cancel_request`
