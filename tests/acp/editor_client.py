@@ -294,7 +294,11 @@ async def main(scenario):
                 report["set_config"].append(str(err))
         for prompt in scenario.get("prompts", []):
             try:
-                response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[acp.text_block(prompt)]), 60)
+                blocks = [acp.text_block(prompt)]
+                # `image`: {"data": base64, "mimeType": ...}, after each prompt's text.
+                if scenario.get("image"):
+                    blocks.append(acp.image_block(scenario["image"]["data"], scenario["image"]["mimeType"]))
+                response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=blocks), 60)
                 report["stop_reasons"].append(response.stop_reason)
             except acp.RequestError as err:
                 report["errors"].append(str(err))

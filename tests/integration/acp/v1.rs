@@ -197,3 +197,28 @@ fn plan_review_is_a_form_for_a_client_that_offers_elicitation() {
     let call = updates(&report, "tool_call").last().unwrap()["toolCallId"].as_str().unwrap().to_string();
     assert!(result_text(&report, &call).contains("User approved the plan."), "{}", result_text(&report, &call));
 }
+
+/// Prompt images through the Python SDK: the capability is advertised, an
+/// image block reaches the model after the prompt's text, and on a
+/// text-only model the turn fails with an error that says so (nothing is
+/// sent to the model).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_sends_an_image_and_a_text_only_model_refuses_it_clearly() {
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==";
+    let mock = common::mock_model::MockModel::start(vec![common::mock_model::MockResponse::sse(&common::fixture("anthropic/verbatim_basic_text.sse"))]).await;
+    let setup = Setup::new(vec![done()]);
+    let url = mock.url.clone();
+    let run = move |model: &'static str| {
+        let env = [("TANDEM_PROVIDER", "anthropic"), ("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "test-key"), ("TANDEM_MODEL", model)];
+        setup.editor_with(json!({"prompts": ["what is this?"], "image": {"data": PNG, "mimeType": "image/png"}}), &env)
+    };
+    let (seen, blind) = tokio::task::spawn_blocking(move || (run("claude-sonnet-4-5"), run("claude-3-5-haiku"))).await.unwrap();
+    let (Some(seen), Some(blind)) = (seen, blind) else { return };
+    assert_eq!(seen["agent_capabilities"]["promptCapabilities"]["image"], true, "{}", seen["agent_capabilities"]);
+    assert_eq!(seen["stop_reasons"], json!(["end_turn"]), "{seen}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "only the model that sees images was asked");
+    assert_eq!(requests[0].body["messages"][0]["content"][1]["source"], json!({"type": "base64", "media_type": "image/png", "data": PNG}));
+    let error = blind["errors"][0].as_str().unwrap_or_default();
+    assert!(error.contains("The model claude-3-5-haiku does not take image input, so the prompt (with its image) was not sent."), "{blind}");
+}
