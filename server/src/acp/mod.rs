@@ -470,9 +470,11 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
                             for update in updates::replay(&session.history) {
                                 session.core.notify(update);
                             }
+                            // The title too, before the answer: a client may stop
+                            // listening once it has the answer.
+                            session.say_title();
                             responder.respond(LoadSessionResponse::new().modes(modes(session.mode())).config_options(config_options(&session)))?;
                             announce_commands(&session);
-                            session.say_title();
                             Ok(())
                         }
                         Err(err) => responder.respond_with_error(err),
@@ -487,9 +489,9 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
                 async move |request: ResumeSessionRequest, responder, cx| {
                     match agent.open(&cx, &request.cwd, &request.additional_directories, &request.mcp_servers, Some(&request.session_id.0)) {
                         Ok(session) => {
+                            session.say_title();
                             responder.respond(ResumeSessionResponse::new().modes(modes(session.mode())).config_options(config_options(&session)))?;
                             announce_commands(&session);
-                            session.say_title();
                             Ok(())
                         }
                         Err(err) => responder.respond_with_error(err),
