@@ -593,6 +593,30 @@ mod tests {
     use super::*;
     use agent_client_protocol::v1::schema::{EmbeddedResource, ResourceLink, TextResourceContents};
 
+    /// An extra root is the real folder: a link inside the home to a
+    /// folder outside it is refused, and the main root or a folder given
+    /// twice counts once.
+    #[cfg(unix)]
+    #[test]
+    fn extra_roots_are_real_folders_inside_the_home() {
+        let temp = tempfile::tempdir().unwrap();
+        let base = temp.path().canonicalize().unwrap();
+        let (home, outside) = (base.join("home"), base.join("outside"));
+        for dir in [home.join("a"), home.join("w"), outside.clone()] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, home.join("link")).unwrap();
+        let root = home.join("w");
+        let got = extra_roots(&[home.join("a"), root.clone(), home.join("a")], &root, Some(&home)).unwrap();
+        assert_eq!(got, [home.join("a")]);
+        let err = extra_roots(&[home.join("link")], &root, Some(&home)).unwrap_err();
+        assert!(err.contains("only a folder inside your home folder"), "{err}");
+        let err = extra_roots(&[home.join("a")], &root, None).unwrap_err();
+        assert!(err.contains("no home folder"), "{err}");
+        let err = extra_roots(&[home.join("missing")], &root, Some(&home)).unwrap_err();
+        assert!(err.contains("cannot open it"), "{err}");
+    }
+
     #[test]
     fn prompt_blocks_become_the_prompt_and_its_context() {
         let blocks = vec![
