@@ -5,7 +5,9 @@ answers permission questions from a list, can cancel a prompt once a shell
 command starts, and can load a saved session instead of starting one.
 
 Every line Tandem writes is validated against the SDK's schema models before
-the SDK sees it; problems are reported, not raised.
+the SDK sees it, and against the vendored ACP JSON Schema (tests/acp/schema,
+with the `jsonschema` package) when the scenario names it (`schema`);
+problems are reported, not raised.
 
 Usage: editor_client.py SCENARIO_JSON -- prints one JSON object (the report).
 """
@@ -14,13 +16,24 @@ import asyncio
 import json
 import sys
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 import acp
 from acp import schema
 
 # What each message Tandem may send must look like, by method.
+class Union:
+    """A union of SDK models, checked as one."""
+
+    def __init__(self, union):
+        self.adapter = TypeAdapter(union)
+
+    def model_validate(self, value):
+        return self.adapter.validate_python(value)
+
+
 AGENT_REQUESTS = {
+    "elicitation/create": Union(schema.CreateElicitationRequest),
     "session/request_permission": schema.RequestPermissionRequest,
     "fs/read_text_file": schema.ReadTextFileRequest,
     "fs/write_text_file": schema.WriteTextFileRequest,
@@ -34,6 +47,36 @@ RESPONSES = {
     "session/set_mode": schema.SetSessionModeResponse,
     "session/list": schema.ListSessionsResponse,
 }
+
+
+class SpecSchema:
+    """The protocol's own JSON Schema (tests/acp/schema/schema.json): each
+    message's params or result against the definition its method names
+    (`x-method`, and `x-side`: who serves it)."""
+
+    def __init__(self, folder):
+        import jsonschema
+
+        with open(f"{folder}/schema.json", encoding="utf-8") as file:
+            self.document = json.load(file)
+        self.jsonschema = jsonschema
+        self.checked = 0
+
+    def definition(self, side, method, suffix):
+        for name, definition in self.document["$defs"].items():
+            if definition.get("x-side") == side and definition.get("x-method") == method and name.endswith(suffix):
+                return name
+        return None
+
+    def check(self, side, method, suffix, value):
+        """A list of problems (empty: valid)."""
+        name = self.definition(side, method, suffix)
+        if name is None:
+            return [f"{method}: no {suffix} of it in the ACP schema"]
+        schema = {"$ref": f"#/$defs/{name}", "$defs": self.document["$defs"]}
+        validator = self.jsonschema.Draft202012Validator(schema)
+        self.checked += 1
+        return [f"{method} ({name}): {error.message} at {list(error.absolute_path)}" for error in validator.iter_errors(value)]
 
 
 class RecordingWriter(asyncio.StreamWriter):
@@ -57,8 +100,10 @@ class RecordingWriter(asyncio.StreamWriter):
 class Relay:
     """Sits between the agent's stdout and the SDK, validating what the agent sends."""
 
-    def __init__(self, process):
+    def __init__(self, process, spec=None):
         self.process = process
+        self.spec = spec
+        self.spec_invalid = []
         self.reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
         self.sent_methods = {}
         self.writer = RecordingWriter(process.stdin, self.sent_methods)
@@ -75,6 +120,8 @@ class Relay:
         if message.get("jsonrpc") != "2.0":
             self.invalid.append(f"not JSON-RPC 2.0: {line[:200]}")
         method = message.get("method")
+        if self.spec is not None:
+            self.check_spec(message, method)
         try:
             if method is not None and "id" in message:
                 model = AGENT_REQUESTS.get(method)
@@ -107,6 +154,18 @@ class Relay:
         except ValidationError as err:
             self.invalid.append(f"{method or 'response to ' + str(self.sent_methods.get(message.get('id')))}: {err}")
 
+    def check_spec(self, message, method):
+        if method is not None and "id" in message:
+            self.spec_invalid += self.spec.check("client", method, "Request", message.get("params"))
+        elif method == "$/cancel_request":
+            self.spec_invalid += self.spec.check("protocol", method, "Notification", message.get("params"))
+        elif method is not None:
+            self.spec_invalid += self.spec.check("client", method, "Notification", message.get("params"))
+        elif "result" in message:
+            sent = self.sent_methods.get(message.get("id"))
+            if sent is not None:
+                self.spec_invalid += self.spec.check("agent", sent, "Response", message.get("result"))
+
     async def pump(self):
         while True:
             line = await self.process.stdout.readline()
@@ -124,6 +183,8 @@ class Editor(acp.Client):
         self.answers = list(scenario.get("answers", []))
         self.cancel_on_execute = scenario.get("cancel_on_execute", False)
         self.fail_writes = scenario.get("fail_writes", False)
+        self.form_answers = list(scenario.get("form_answers", []))
+        self.forms = []
         self.reads = []
         self.writes = []
         self.asks = []
@@ -161,6 +222,13 @@ class Editor(acp.Client):
         answer = self.answers.pop(0) if self.answers else "reject_once"
         return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=answer, outcome="selected"))
 
+    async def create_elicitation(self, message, mode, **kwargs):
+        self.forms.append({"message": message, "mode": mode.model_dump(by_alias=True, exclude_none=True, mode="json")})
+        answer = self.form_answers.pop(0) if self.form_answers else {"action": "cancel"}
+        if answer == "fail":
+            raise acp.RequestError(-32603, "the form cannot be shown")
+        return TypeAdapter(schema.CreateElicitationResponse).validate_python(answer)
+
     async def session_update(self, session_id, update, **kwargs):
         dumped = update.model_dump(by_alias=True, exclude_none=True, mode="json")
         self.updates.append(dumped)
@@ -179,23 +247,37 @@ async def main(scenario):
     process = await asyncio.create_subprocess_exec(
         *scenario["agent"], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=scenario["cwd"]
     )
-    relay = Relay(process)
+    relay = Relay(process, SpecSchema(scenario["schema"]) if scenario.get("schema") else None)
     pump = asyncio.get_running_loop().create_task(relay.pump())
     editor = Editor(scenario)
-    conn = acp.connect_to_agent(editor, relay.writer, relay.reader)
+    # This SDK (0.12.1) predates elicitation's stabilisation in ACP v1 and
+    # routes elicitation/create only with its unstable flag.
+    conn = acp.connect_to_agent(editor, relay.writer, relay.reader, use_unstable_protocol=bool(scenario.get("forms")))
     report = {"stop_reasons": [], "errors": []}
     try:
         init = await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=schema.ClientCapabilities(fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)),
+            client_capabilities=schema.ClientCapabilities(
+                fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities()) if scenario.get("forms") else None,
+            ),
             client_info=schema.Implementation(name="tandem-test-editor", version="1"),
         )
         report["load_session"] = init.agent_capabilities.load_session
+        report["agent_capabilities"] = init.agent_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+        # Sessions the agent must refuse (their additionalDirectories): each error, in order.
+        report["refused_sessions"] = []
+        for directories in scenario.get("refused_directories", []):
+            try:
+                await conn.new_session(cwd=scenario["cwd"], additional_directories=directories, mcp_servers=[])
+                report["refused_sessions"].append(None)
+            except acp.RequestError as err:
+                report["refused_sessions"].append(str(err))
         if scenario.get("load"):
-            await conn.load_session(cwd=scenario["cwd"], session_id=scenario["load"], mcp_servers=[])
+            await conn.load_session(cwd=scenario["cwd"], session_id=scenario["load"], mcp_servers=[], additional_directories=scenario.get("additional_directories"))
             session_id = scenario["load"]
         else:
-            session = await conn.new_session(cwd=scenario["cwd"], mcp_servers=[])
+            session = await conn.new_session(cwd=scenario["cwd"], additional_directories=scenario.get("additional_directories"), mcp_servers=[])
             session_id = session.session_id
             report["modes"] = [m.id for m in session.modes.available_modes] if session.modes else []
             report["config_options"] = [option.model_dump(by_alias=True, exclude_none=True) for option in session.config_options or []]
@@ -212,7 +294,11 @@ async def main(scenario):
                 report["set_config"].append(str(err))
         for prompt in scenario.get("prompts", []):
             try:
-                response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[acp.text_block(prompt)]), 60)
+                blocks = [acp.text_block(prompt)]
+                # `image`: {"data": base64, "mimeType": ...}, after each prompt's text.
+                if scenario.get("image"):
+                    blocks.append(acp.image_block(scenario["image"]["data"], scenario["image"]["mimeType"]))
+                response = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=blocks), 60)
                 report["stop_reasons"].append(response.stop_reason)
             except acp.RequestError as err:
                 report["errors"].append(str(err))
@@ -229,10 +315,13 @@ async def main(scenario):
         reads=editor.reads,
         writes=editor.writes,
         asks=editor.asks,
+        forms=editor.forms,
         updates=editor.updates,
         buffers=editor.buffers,
         invalid=relay.invalid,
         messages_validated=relay.seen,
+        spec_invalid=relay.spec_invalid,
+        spec_checked=relay.spec.checked if relay.spec else 0,
         exit_code=process.returncode,
     )
     print(json.dumps(report))

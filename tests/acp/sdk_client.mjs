@@ -16,7 +16,14 @@
 // - `second`: a second `tandem acp` process (avante.nvim starts two per
 //   chat) loads the same session while the first one's prompt waits on its
 //   first permission question, prompts (`while_held`), and prompts again
-//   once the first prompt is over (`after`).
+//   once the first prompt is over (`after`);
+// - `cancel_request_on_execute`: the first prompt is withdrawn with
+//   `$/cancel_request` (the SDK's cancellationSignal) once a shell command
+//   starts;
+// - `lifecycle`: after the prompts, the session's life as ACP v1 has it:
+//   `session/list`, `session/delete` (twice), `logout`, a `session/new`
+//   and a prompt refused while logged out, `authenticate`, a `session/new`
+//   again (each outcome in `report.lifecycle`).
 //
 // Usage: TANDEM_ACP_SDK=DIR node sdk_client.mjs SCENARIO_JSON — prints one
 // JSON object (the report).
@@ -89,6 +96,12 @@ class Editor {
 
   async sessionUpdate(params) {
     this.report.updates.push(params.update);
+    const update = params.update;
+    if (this.onExecute && update.sessionUpdate === 'tool_call' && update.kind === 'execute') {
+      const run = this.onExecute;
+      this.onExecute = undefined;
+      run();
+    }
   }
 }
 
@@ -109,9 +122,11 @@ async function initialize(connection) {
   });
 }
 
-async function prompt(connection, editor, sessionId, text) {
+async function prompt(connection, editor, sessionId, text, options) {
   try {
-    const response = await connection.prompt({ sessionId, prompt: [{ type: 'text', text }] });
+    // prompt() takes no options; request() does (the cancellation signal).
+    const params = { sessionId, prompt: [{ type: 'text', text }] };
+    const response = options ? await connection.request('session/prompt', params, options) : await connection.prompt(params);
     editor.report.stop_reasons.push(response.stopReason);
   } catch (err) {
     editor.report.errors.push(String(err?.message ?? err));
@@ -126,6 +141,30 @@ async function stop(child) {
   const code = await Promise.race([exited, timeout]);
   if (code === 'timeout') child.kill('SIGKILL');
   return code;
+}
+
+/** What each step of `lifecycle` answered: its result, or its error. */
+async function lifecycle(connection, sessionId) {
+  const outcome = async (call) => {
+    try {
+      return { result: (await call()) ?? {} };
+    } catch (err) {
+      return { error: { code: err?.code, message: String(err?.message ?? err), data: err?.data } };
+    }
+  };
+  const listed = async () => (await connection.listSessions({ cwd: scenario.cwd })).sessions.map((s) => s.sessionId);
+  const steps = {};
+  steps.listed_before = await listed();
+  steps.delete = await outcome(() => connection.deleteSession({ sessionId }));
+  steps.delete_again = await outcome(() => connection.deleteSession({ sessionId }));
+  steps.listed_after = await listed();
+  const other = await connection.newSession({ cwd: scenario.cwd, mcpServers: [] });
+  steps.logout = await outcome(() => connection.logout({}));
+  steps.new_logged_out = await outcome(() => connection.newSession({ cwd: scenario.cwd, mcpServers: [] }));
+  steps.prompt_logged_out = await outcome(() => connection.prompt({ sessionId: other.sessionId, prompt: [{ type: 'text', text: 'hello' }] }));
+  steps.authenticate = await outcome(() => connection.authenticate({ methodId: 'environment' }));
+  steps.new_again = await outcome(() => connection.newSession({ cwd: scenario.cwd, mcpServers: [] }));
+  return steps;
 }
 
 const first = new Editor('first');
@@ -148,7 +187,16 @@ try {
       for (const text of scenario.second.while_held ?? []) await prompt(second.connection, editor, session.sessionId, text);
     };
   }
-  for (const text of scenario.prompts ?? []) await prompt(connection, first, session.sessionId, text);
+  for (const [index, text] of (scenario.prompts ?? []).entries()) {
+    let options;
+    if (index === 0 && scenario.cancel_request_on_execute) {
+      const controller = new AbortController();
+      first.onExecute = () => controller.abort();
+      options = { cancellationSignal: controller.signal };
+    }
+    await prompt(connection, first, session.sessionId, text, options);
+  }
+  if (scenario.lifecycle) report.lifecycle = await lifecycle(connection, session.sessionId);
   if (second) {
     for (const text of scenario.second.after ?? []) await prompt(second.connection, second.editor, session.sessionId, text);
     report.second_exit_code = await stop(second.child);

@@ -7,7 +7,8 @@
 //!   the unsaved text, a user edit between the agent's read and its write
 //!   refuses the write, permission answers (allow / reject / always), cancel,
 //!   a failing `fs/write_text_file`, and the load of a saved thread. Every
-//!   message Tandem sends is validated against the SDK's schema models;
+//!   message Tandem sends is validated against the SDK's schema models and
+//!   against the protocol's JSON Schema (`tests/acp/schema`, see `v1`);
 //! - the raw protocol: malformed JSON, an unknown method, a second prompt
 //!   while one runs, an unknown thread, and a client that dies mid-run.
 //!
@@ -33,6 +34,9 @@ use script::{done, edit, read, shell, turn};
 const WAIT: Duration = Duration::from_secs(60);
 
 use crate::common::tools::ci_tools;
+
+/// ACP v1's newer methods, checked against the protocol's schema.
+mod v1;
 
 /// Skip (or fail, under `TANDEM_REQUIRE_ACP`) when a client is missing.
 fn require(what: &str, path: &Path) -> bool {
@@ -119,9 +123,14 @@ impl Setup {
         let mut scenario = scenario;
         scenario["agent"] = json!([env!("CARGO_BIN_EXE_tandem"), "acp"]);
         scenario["cwd"] = json!(self.root());
+        // Every message is checked against the protocol's own schema too.
+        scenario["schema"] = json!(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/schema"));
         let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/editor_client.py");
         let mut command = Command::new("python3");
-        command.arg(client).arg(scenario.to_string()).env("PYTHONPATH", &python);
+        // jsonschema (for the protocol's schema) from its own folder of the
+        // tools cache when `.ci/tools` put it there, else Python's own.
+        let path = std::env::join_paths([python.clone(), ci_tools().join("acp-jsonschema")]).unwrap();
+        command.arg(client).arg(scenario.to_string()).env("PYTHONPATH", &path);
         self.env(&mut command);
         command.envs(env.iter().copied());
         let output = command.output().unwrap();
@@ -129,6 +138,7 @@ impl Setup {
         assert!(output.status.success(), "the editor client failed:\n{stderr}");
         let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&output.stdout)));
         assert_eq!(report["invalid"], json!([]), "messages that do not match the ACP schema");
+        assert_eq!(report["spec_invalid"], json!([]), "messages that do not match the protocol's schema (tests/acp/schema)");
         assert!(report["messages_validated"].as_u64().unwrap() > 0);
         assert_eq!(report["exit_code"], json!(0), "{stderr}");
         Some(report)

@@ -1,6 +1,7 @@
 //! What the agent asks of the ACP client, as a small trait: session
-//! updates, the client's files (`fs/read_text_file`, `fs/write_text_file`)
-//! and permission questions (`session/request_permission`). The real one
+//! updates, the client's files (`fs/read_text_file`, `fs/write_text_file`),
+//! permission questions (`session/request_permission`) and forms
+//! (`elicitation/create`). The real one
 //! is the SDK's connection; every file request has a deadline (the
 //! settings' `timeouts.requestMs`).
 
@@ -8,7 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate, WriteTextFileRequest,
+    CreateElicitationRequest, ElicitationAction, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    SessionUpdate, WriteTextFileRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::Client;
@@ -41,6 +43,9 @@ pub trait ClientLink: Send + Sync {
     async fn write_text_file(&self, session: &str, path: &Path, text: &str, timeout: Duration) -> Result<(), FileError>;
     /// Ask the user; waits as long as the user takes (the caller bounds it).
     async fn request_permission(&self, request: RequestPermissionRequest) -> Result<RequestPermissionOutcome, String>;
+    /// Ask the user to fill in a form; waits as long as the user takes
+    /// (the caller bounds it).
+    async fn elicit(&self, request: CreateElicitationRequest) -> Result<ElicitationAction, String>;
 }
 
 /// The SDK's connection to the client.
@@ -73,6 +78,13 @@ impl ClientLink for SdkLink {
     async fn request_permission(&self, request: RequestPermissionRequest) -> Result<RequestPermissionOutcome, String> {
         match self.0.send_request(request).block_task().await {
             Ok(response) => Ok(response.outcome),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    async fn elicit(&self, request: CreateElicitationRequest) -> Result<ElicitationAction, String> {
+        match self.0.send_request(request).block_task().await {
+            Ok(response) => Ok(response.action),
             Err(err) => Err(err.to_string()),
         }
     }

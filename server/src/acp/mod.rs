@@ -15,6 +15,7 @@
 //! the loop goes on serving `session/cancel` and the client's answers.
 
 mod client;
+mod elicit;
 mod files;
 mod permission;
 mod run;
@@ -35,7 +36,8 @@ use agent_client_protocol::v1::schema::{
     ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionInfo, SessionListCapabilities, SessionMode,
     SessionModeId, SessionModeState, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
     UnstructuredCommandInput, ConfigOptionUpdate, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, AgentAuthCapabilities, DeleteSessionRequest, DeleteSessionResponse,
+    LogoutCapabilities, LogoutRequest, LogoutResponse, SessionAdditionalDirectoriesCapabilities, SessionDeleteCapabilities,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -55,7 +57,16 @@ struct AcpAgent {
     offers: Mutex<ClientOffers>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The folder of each session `session/list` listed, for a
+    /// `session/delete` (which names the session only).
+    listed: Mutex<HashMap<String, PathBuf>>,
+    /// The client sent `logout`: nothing opens or runs until it
+    /// authenticates again.
+    logged_out: std::sync::atomic::AtomicBool,
 }
+
+/// What a logged-out connection is answered.
+const LOGGED_OUT: &str = "logged out: send authenticate (method \"environment\") before opening or prompting a session";
 
 fn error(code: Error, message: impl Into<String>) -> Error {
     Error::new(code.code, message.into())
@@ -71,8 +82,9 @@ impl AcpAgent {
 
     fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         let fs = &request.client_capabilities.fs;
-        *self.offers.locked() = ClientOffers { read_text_file: fs.read_text_file, write_text_file: fs.write_text_file };
-        tracing::info!(client = ?request.client_info, read = fs.read_text_file, write = fs.write_text_file, "ACP client");
+        let forms = request.client_capabilities.elicitation.as_ref().is_some_and(|e| e.form.is_some());
+        *self.offers.locked() = ClientOffers { read_text_file: fs.read_text_file, write_text_file: fs.write_text_file, elicitation_form: forms };
+        tracing::info!(client = ?request.client_info, read = fs.read_text_file, write = fs.write_text_file, forms, "ACP client");
         let capabilities = AgentCapabilities::new()
             .load_session(true)
             .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
@@ -81,8 +93,11 @@ impl AcpAgent {
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())
                     .resume(SessionResumeCapabilities::new())
-                    .close(SessionCloseCapabilities::new()),
-            );
+                    .close(SessionCloseCapabilities::new())
+                    .delete(SessionDeleteCapabilities::new())
+                    .additional_directories(SessionAdditionalDirectoriesCapabilities::new()),
+            )
+            .auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()));
         let key = AuthMethodAgent::new("environment", "API key in the environment").description(
             "Tandem reads ANTHROPIC_API_KEY (or OPENAI_API_KEY and OPENAI_BASE_URL, or TANDEM_PROVIDER) from the environment the client starts it with, or \"provider\" in ~/.tandem/settings.json".to_string(),
         );
@@ -94,7 +109,21 @@ impl AcpAgent {
             .agent_info(Implementation::new("tandem", env!("CARGO_PKG_VERSION")).title("Tandem".to_string()))
     }
 
-    fn open(&self, cx: &ConnectionTo<Client>, cwd: &std::path::Path, servers: &[agent_client_protocol::v1::schema::McpServer], load: Option<&str>) -> Result<Arc<Session>, Error> {
+    fn logged_out(&self) -> bool {
+        self.logged_out.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn open(
+        &self,
+        cx: &ConnectionTo<Client>,
+        cwd: &std::path::Path,
+        additional: &[PathBuf],
+        servers: &[agent_client_protocol::v1::schema::McpServer],
+        load: Option<&str>,
+    ) -> Result<Arc<Session>, Error> {
+        if self.logged_out() {
+            return Err(error(Error::auth_required(), LOGGED_OUT));
+        }
         if let Some(id) = load {
             if let Some(open) = self.sessions.locked().get(id) {
                 if open.is_running() {
@@ -104,7 +133,7 @@ impl AcpAgent {
         }
         let link: Arc<dyn ClientLink> = Arc::new(SdkLink(cx.clone()));
         let offers = *self.offers.locked();
-        let session = run::open(link, offers, cwd, servers, load).map_err(|err| match err {
+        let session = run::open(link, offers, cwd, additional, servers, load).map_err(|err| match err {
             OpenError::InvalidParams(message) => error(Error::invalid_params(), message),
             OpenError::AuthRequired(message) => error(Error::auth_required(), message),
             OpenError::BrokenSettings(message) => error(Error::invalid_request(), message),
@@ -116,6 +145,9 @@ impl AcpAgent {
     }
 
     fn start_prompt(self: &Arc<Self>, request: PromptRequest, responder: agent_client_protocol::v1::Responder<PromptResponse>) -> Result<(), Error> {
+        if self.logged_out() {
+            return responder.respond_with_error(error(Error::auth_required(), LOGGED_OUT));
+        }
         let session = match self.session(&request.session_id.0) {
             Ok(session) => session,
             Err(err) => return responder.respond_with_error(err),
@@ -135,9 +167,24 @@ impl AcpAgent {
         if prompt.trim().is_empty() && context.is_none() && images.is_empty() {
             return responder.respond_with_error(error(Error::invalid_params(), "the prompt is empty: say what to do"));
         }
+        // `$/cancel_request` for this prompt cancels its run as
+        // `session/cancel` does: the answer is the run's, stopReason
+        // "cancelled" (ACP's cancellation marker), after its updates.
+        let cancellation = responder.cancellation();
+        let watched = Arc::clone(&session);
+        let watcher = tokio::spawn(async move {
+            cancellation.cancelled().await;
+            // Until the run has its cancel token (a request withdrawn as
+            // it starts); this task ends with the prompt.
+            while !watched.cancel() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
         let task = tokio::spawn(async move {
             let run_request = RunRequest { prompt, context, images, ..RunRequest::default() };
-            let answer = match session.prompt(run_request).await {
+            let outcome = session.prompt(run_request).await;
+            watcher.abort();
+            let answer = match outcome {
                 Ok(outcome) => match run::stop_reason(&outcome) {
                     Ok(reason) => responder.respond(PromptResponse::new(reason)),
                     Err(message) => responder.respond_with_error(error(Error::internal_error(), format!("the run failed: {message}"))),
@@ -158,6 +205,53 @@ impl AcpAgent {
         runs.retain(|run| !run.is_finished());
         runs.push(task);
         Ok(())
+    }
+
+    /// `session/delete`: the saved thread goes (its file and checkpoints),
+    /// open in this connection or not; refused while it runs, here or in
+    /// another process. Its folder is the open session's, or the one
+    /// `session/list` listed it in, or this process's.
+    fn delete(&self, id: &str) -> Result<(), Error> {
+        let open = self.sessions.locked().get(id).cloned();
+        let root = match &open {
+            Some(session) if session.is_running() => {
+                return Err(error(Error::invalid_request(), format!("session \"{id}\" is running a prompt: cancel it first")));
+            }
+            Some(session) => session.workspace.root().to_path_buf(),
+            None => match self.listed.locked().get(id).cloned() {
+                Some(root) => root,
+                None => std::env::current_dir().map_err(|e| error(Error::internal_error(), format!("no folder to look for session \"{id}\" in: {e}")))?,
+            },
+        };
+        let threads = crate::host::Threads::new(root.clone(), crate::host::ThreadStore::for_workspace(&root));
+        match threads.forget(id) {
+            Ok(true) => {}
+            Ok(false) if open.is_some() => {}
+            Ok(false) => {
+                return Err(error(
+                    Error::invalid_params(),
+                    format!("no saved session \"{id}\" in {}: session/list names the sessions of a folder", root.display()),
+                ))
+            }
+            Err(err) => return Err(error(Error::invalid_request(), err.to_string())),
+        }
+        self.listed.locked().remove(id);
+        if let Some(session) = self.sessions.locked().remove(id) {
+            tokio::spawn(async move { session.shutdown().await });
+        }
+        Ok(())
+    }
+
+    /// `logout`: the connection's sessions end (their runs are cancelled)
+    /// and nothing opens or runs until the client authenticates again.
+    /// Tandem's key stays where the user put it (the environment or the
+    /// settings): logging out does not delete it.
+    fn logout(&self) {
+        self.logged_out.store(true, std::sync::atomic::Ordering::SeqCst);
+        let sessions: Vec<Arc<Session>> = self.sessions.locked().drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            tokio::spawn(async move { session.shutdown().await });
+        }
     }
 
     /// The client is gone: cancel every run and give them a moment to stop.
@@ -313,12 +407,38 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_request: AuthenticateRequest, responder, _cx| {
-                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-                match run::read_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
-                    Ok(None) => responder.respond(AuthenticateResponse::new()),
-                    Ok(Some(problem)) => responder.respond_with_error(error(Error::auth_required(), problem)),
-                    Err(broken) => responder.respond_with_error(error(Error::invalid_request(), broken)),
+            {
+                let agent = Arc::clone(&agent);
+                async move |_request: AuthenticateRequest, responder, _cx| {
+                    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+                    match run::read_settings(&cwd).map(|settings| run::provider_problem(&settings)) {
+                        Ok(None) => {
+                            agent.logged_out.store(false, std::sync::atomic::Ordering::SeqCst);
+                            responder.respond(AuthenticateResponse::new())
+                        }
+                        Ok(Some(problem)) => responder.respond_with_error(error(Error::auth_required(), problem)),
+                        Err(broken) => responder.respond_with_error(error(Error::invalid_request(), broken)),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |_request: LogoutRequest, responder, _cx| {
+                    agent.logout();
+                    responder.respond(LogoutResponse::new())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: DeleteSessionRequest, responder, _cx| match agent.delete(&request.session_id.0) {
+                    Ok(()) => responder.respond(DeleteSessionResponse::new()),
+                    Err(err) => responder.respond_with_error(err),
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -327,7 +447,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             {
                 let agent = Arc::clone(&agent);
                 async move |request: NewSessionRequest, responder, cx| {
-                    match agent.open(&cx, &request.cwd, &request.mcp_servers, None) {
+                    match agent.open(&cx, &request.cwd, &request.additional_directories, &request.mcp_servers, None) {
                         Ok(session) => {
                             let response = NewSessionResponse::new(session.core.id.clone()).modes(modes(session.mode())).config_options(config_options(&session));
                             responder.respond(response)?;
@@ -344,12 +464,15 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             {
                 let agent = Arc::clone(&agent);
                 async move |request: LoadSessionRequest, responder, cx| {
-                    match agent.open(&cx, &request.cwd, &request.mcp_servers, Some(&request.session_id.0)) {
+                    match agent.open(&cx, &request.cwd, &request.additional_directories, &request.mcp_servers, Some(&request.session_id.0)) {
                         Ok(session) => {
                             // The history first, then the answer (the spec's order).
                             for update in updates::replay(&session.history) {
                                 session.core.notify(update);
                             }
+                            // The title too, before the answer: a client may stop
+                            // listening once it has the answer.
+                            session.say_title();
                             responder.respond(LoadSessionResponse::new().modes(modes(session.mode())).config_options(config_options(&session)))?;
                             announce_commands(&session);
                             Ok(())
@@ -364,8 +487,9 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             {
                 let agent = Arc::clone(&agent);
                 async move |request: ResumeSessionRequest, responder, cx| {
-                    match agent.open(&cx, &request.cwd, &request.mcp_servers, Some(&request.session_id.0)) {
+                    match agent.open(&cx, &request.cwd, &request.additional_directories, &request.mcp_servers, Some(&request.session_id.0)) {
                         Ok(session) => {
+                            session.say_title();
                             responder.respond(ResumeSessionResponse::new().modes(modes(session.mode())).config_options(config_options(&session)))?;
                             announce_commands(&session);
                             Ok(())
@@ -377,9 +501,15 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ListSessionsRequest, responder, _cx| match list_sessions(&request) {
-                Ok(response) => responder.respond(response),
-                Err(err) => responder.respond_with_error(err),
+            {
+                let agent = Arc::clone(&agent);
+                async move |request: ListSessionsRequest, responder, _cx| match list_sessions(&request) {
+                    Ok(response) => {
+                        agent.listed.locked().extend(response.sessions.iter().map(|s| (s.session_id.0.to_string(), s.cwd.clone())));
+                        responder.respond(response)
+                    }
+                    Err(err) => responder.respond_with_error(err),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -5,7 +5,7 @@
 //! one prompt at a time run on its thread, its events forwarded as
 //! `session/update`s.
 
-use crate::model::table::{Effort, ModelTable};
+use crate::model::table::Effort;
 
 /// The effort option's value for "the settings' effort".
 pub const DEFAULT_EFFORT: &str = "default";
@@ -36,6 +36,8 @@ const MAX_RESOURCE_CHARS: usize = 100_000;
 pub struct ClientOffers {
     pub read_text_file: bool,
     pub write_text_file: bool,
+    /// `elicitation.form`: choices are asked as forms ([`super::elicit`]).
+    pub elicitation_form: bool,
 }
 
 /// Why a session did not open; each names what to do.
@@ -70,6 +72,10 @@ pub struct Session {
     effort: Mutex<Option<Effort>>,
     /// The trust notice last shown in this session: each is said once.
     trust_said: Mutex<Option<String>>,
+    /// The title last told to the client (`session_info_update`).
+    title_said: Mutex<Option<String>>,
+    /// The client fills in forms: plan mode's review is one.
+    forms: bool,
     /// The models the session may switch between (the settings' first).
     pub models: Vec<String>,
     pub history: Vec<serde_json::Value>,
@@ -142,6 +148,7 @@ pub fn open(
     link: Arc<dyn ClientLink>,
     offers: ClientOffers,
     cwd: &Path,
+    additional: &[PathBuf],
     mcp_servers: &[AcpMcpServer],
     load: Option<&str>,
 ) -> Result<Arc<Session>, OpenError> {
@@ -152,6 +159,7 @@ pub fn open(
     if !root.is_dir() {
         return Err(OpenError::InvalidParams(format!("cwd {} is not a folder", root.display())));
     }
+    let extra = extra_roots(additional, &root, dirs::home_dir().as_deref()).map_err(OpenError::InvalidParams)?;
     let settings = read_settings(&root).map_err(OpenError::BrokenSettings)?;
     let models = match crate::host::endpoint(&settings) {
         Ok(endpoint) => crate::host::model_choices(&endpoint),
@@ -171,7 +179,7 @@ pub fn open(
     let editor: Option<Arc<dyn Editor>> = (offers.read_text_file || offers.write_text_file).then(|| {
         Arc::new(ClientFiles::new(Arc::clone(&core), runtime, offers.read_text_file, offers.write_text_file, timeout)) as Arc<dyn Editor>
     });
-    let workspace = Workspace::with_roots(vec![root.clone()], editor).map_err(|e| OpenError::InvalidParams(format!("cannot open the workspace: {e:#}")))?;
+    let workspace = Workspace::with_roots(std::iter::once(root.clone()).chain(extra).collect(), editor).map_err(|e| OpenError::InvalidParams(format!("cannot open the workspace: {e:#}")))?;
     if let Err(err) = workspace.start_watcher() {
         tracing::warn!(%err, "cannot watch the workspace; disk changes are caught by fingerprints only");
     }
@@ -223,9 +231,49 @@ pub fn open(
         model: Mutex::new(models.first().cloned().unwrap_or_default()),
         effort: Mutex::new(None),
         trust_said: Mutex::new(None),
+        title_said: Mutex::new(None),
+        forms: offers.elicitation_form,
         models,
         history,
     }))
+}
+
+/// The session's `additionalDirectories` as extra workspace roots, confined
+/// as the main one is (reads, writes, the sandbox and the protected paths
+/// of every root). Each must be an absolute path to an existing folder
+/// inside the user's `home` but not the home itself (that would open every
+/// project and dotfile), nor a protected path (`.git`, `.tandem`, …, as
+/// [`crate::host::protected_path`] says): `Err`
+/// names the first that is not, and why. One that is the main root, or
+/// given twice, counts once.
+pub fn extra_roots(dirs: &[PathBuf], root: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+    let home = home.and_then(|h| h.canonicalize().ok());
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        let refused = |why: String| format!("additional directory {}: {why}", dir.display());
+        if !dir.is_absolute() {
+            return Err(refused("it must be an absolute path".into()));
+        }
+        let real = dir.canonicalize().map_err(|e| refused(format!("cannot open it ({e})")))?;
+        if !real.is_dir() {
+            return Err(refused("it is not a folder".into()));
+        }
+        let Some(home) = &home else {
+            return Err(refused("this user has no home folder to hold it".into()));
+        };
+        if real == *home || !real.starts_with(home) {
+            return Err(refused(format!("only a folder inside your home folder ({}) can be added", home.display())));
+        }
+        for path in [dir, &real] {
+            if let Some(found) = crate::host::protected_path(path, std::slice::from_ref(home)) {
+                return Err(refused(format!("it is a protected path ({}: {})", found.name, found.what)));
+            }
+        }
+        if real != root && !roots.contains(&real) {
+            roots.push(real);
+        }
+    }
+    Ok(roots)
 }
 
 /// What a prompt's content blocks say: the prompt text, and the context
@@ -353,11 +401,10 @@ impl Session {
     /// settings' `models`) says: none off Anthropic, whose API has no effort.
     pub fn efforts(&self) -> Vec<Effort> {
         let settings = self.host.settings();
-        if crate::host::endpoint(&settings).map_or(true, |endpoint| endpoint.provider != "anthropic") {
-            return Vec::new();
+        match crate::host::endpoint(&settings) {
+            Ok(endpoint) => crate::host::model_efforts(&settings, &endpoint, &self.model()),
+            Err(_) => Vec::new(),
         }
-        let table = ModelTable::from_lookup(|name| settings.lookup(name)).unwrap_or_default();
-        table.info(&self.model()).efforts
     }
 
     /// The session's effort, or `None` for the settings'.
@@ -403,7 +450,11 @@ impl Session {
         let cancel = CancellationToken::new();
         let parts = RunParts {
             mode: Some(self.mode()),
-            plan_review: Some(Arc::new(AcpPlanReview(Arc::clone(&self.core)))),
+            plan_review: Some(if self.forms {
+                Arc::new(super::elicit::FormPlanReview(Arc::clone(&self.core))) as Arc<dyn crate::tools::plan_mode::PlanReview>
+            } else {
+                Arc::new(AcpPlanReview(Arc::clone(&self.core)))
+            }),
             cancel: cancel.clone(),
             model: Some(self.model()),
             effort: self.effort().map(|e| e.as_str().to_string()),
@@ -434,7 +485,33 @@ impl Session {
             usage = usage.cost(agent_client_protocol::v1::schema::Cost::new(cost, "USD"));
         }
         self.core.notify(SessionUpdate::UsageUpdate(usage));
+        self.say_title();
         Ok(finished.outcome)
+    }
+
+    /// Tell the client the thread's title (`session_info_update`) when it
+    /// is new or changed: named after its first prompt, so after the first
+    /// prompt of a new session, and at once for a loaded one.
+    pub fn say_title(&self) {
+        // A loaded thread is read when its first prompt runs: till then
+        // its saved summary says.
+        let threads = self.host.threads();
+        let Some(held) = threads.held(&self.thread_id).or_else(|| threads.list().into_iter().find(|t| t.id == self.thread_id)) else { return };
+        if held.title.is_empty() {
+            return;
+        }
+        let mut said = self.title_said.locked();
+        if said.as_deref() == Some(held.title.as_str()) {
+            return;
+        }
+        let updated = chrono::DateTime::from_timestamp_millis(held.updated_ms as i64).map(|d| d.to_rfc3339());
+        let mut info = agent_client_protocol::v1::schema::SessionInfoUpdate::new().title(held.title.clone());
+        if let Some(updated) = updated {
+            info = info.updated_at(updated);
+        }
+        if self.core.notify(SessionUpdate::SessionInfoUpdate(info)) {
+            *said = Some(held.title);
+        }
     }
 
     /// What an untrusted folder's files asked for and was left out, as a
@@ -515,6 +592,30 @@ pub fn stop_reason(outcome: &RunOutcome) -> Result<agent_client_protocol::v1::sc
 mod tests {
     use super::*;
     use agent_client_protocol::v1::schema::{EmbeddedResource, ResourceLink, TextResourceContents};
+
+    /// An extra root is the real folder: a link inside the home to a
+    /// folder outside it is refused, and the main root or a folder given
+    /// twice counts once.
+    #[cfg(unix)]
+    #[test]
+    fn extra_roots_are_real_folders_inside_the_home() {
+        let temp = tempfile::tempdir().unwrap();
+        let base = temp.path().canonicalize().unwrap();
+        let (home, outside) = (base.join("home"), base.join("outside"));
+        for dir in [home.join("a"), home.join("w"), outside.clone()] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, home.join("link")).unwrap();
+        let root = home.join("w");
+        let got = extra_roots(&[home.join("a"), root.clone(), home.join("a")], &root, Some(&home)).unwrap();
+        assert_eq!(got, [home.join("a")]);
+        let err = extra_roots(&[home.join("link")], &root, Some(&home)).unwrap_err();
+        assert!(err.contains("only a folder inside your home folder"), "{err}");
+        let err = extra_roots(&[home.join("a")], &root, None).unwrap_err();
+        assert!(err.contains("no home folder"), "{err}");
+        let err = extra_roots(&[home.join("missing")], &root, Some(&home)).unwrap_err();
+        assert!(err.contains("cannot open it"), "{err}");
+    }
 
     #[test]
     fn prompt_blocks_become_the_prompt_and_its_context() {

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
+    ContentBlock, ContentChunk, Diff, MessageId, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
     ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind as AcpKind,
 };
 use serde_json::Value;
@@ -221,6 +221,10 @@ pub struct UpdateMapper {
     /// The `task_output` calls in flight: their result shows the task's
     /// output as a terminal's, in a code block.
     task_reads: std::collections::HashSet<String>,
+    /// The message the text (or thinking: true) chunks go to now, by its
+    /// id (ACP's `messageId`): a call or another kind of chunk between
+    /// two chunks starts a new message.
+    message: Option<(bool, String)>,
 }
 
 impl UpdateMapper {
@@ -236,12 +240,16 @@ impl UpdateMapper {
         // A sub-agent's calls are shown like the parent's (their ids are
         // unique); its text is the parent call's business, not the chat's.
         let (event, parents) = event.unnest();
+        let chunk = matches!(event, RunEvent::Text { .. } | RunEvent::Thinking { .. } | RunEvent::Compact { .. } | RunEvent::Hook { .. }) && parents.is_empty();
+        if !chunk && !matches!(event, RunEvent::Todo { .. }) {
+            self.message = None;
+        }
         match event {
             RunEvent::Text { text } if parents.is_empty() && !text.is_empty() => {
-                vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text.clone())))]
+                vec![SessionUpdate::AgentMessageChunk(self.chunk(false, text.clone()))]
             }
             RunEvent::Thinking { text } if parents.is_empty() => {
-                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text.clone())))]
+                vec![SessionUpdate::AgentThoughtChunk(self.chunk(true, text.clone()))]
             }
             RunEvent::ToolCall { id, name, input, kind, summary } => {
                 if let ToolKind::Edit { path } = kind {
@@ -277,16 +285,35 @@ impl UpdateMapper {
             }
             RunEvent::Compact { before_tokens, after_tokens, .. } if parents.is_empty() => {
                 let note = format!("(The conversation was compacted: about {before_tokens} tokens became {after_tokens}.)");
-                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(note)))]
+                vec![SessionUpdate::AgentThoughtChunk(self.chunk(true, note))]
             }
             // A sub-agent's list is its own business, not the session's plan.
             RunEvent::Todo { todos } if parents.is_empty() => vec![plan(todos)],
             RunEvent::Hook { name, message } if parents.is_empty() => {
-                vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(format!("\n[{name} hook] {message}\n"))))]
+                vec![SessionUpdate::AgentMessageChunk(self.chunk(false, format!("\n[{name} hook] {message}\n")))]
             }
             _ => Vec::new(),
         }
     }
+
+    /// A chunk of the current message of its kind, or of a new one.
+    fn chunk(&mut self, thought: bool, text: String) -> ContentChunk {
+        let id = match &self.message {
+            Some((kind, id)) if *kind == thought => id.clone(),
+            _ => {
+                let id = format!("msg-{}", fresh_id());
+                self.message = Some((thought, id.clone()));
+                id
+            }
+        };
+        ContentChunk::new(text_block(text)).message_id(MessageId::new(id))
+    }
+}
+
+/// A fresh id, unique across sessions and processes: the time and 64
+/// random bits.
+fn fresh_id() -> String {
+    format!("{:x}-{:016x}", chrono::Utc::now().timestamp_millis(), rand::random::<u64>())
 }
 
 /// A saved thread's past (its transcript events, docs/protocol.md) as the
@@ -330,8 +357,47 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The updates as JSON lines, each message id as `m1`, `m2`, … in the
+    /// order they first appear (they are random).
     fn wire(updates: &[SessionUpdate]) -> String {
-        updates.iter().map(|u| serde_json::to_string(u).unwrap()).collect::<Vec<_>>().join("\n")
+        const KEY: &str = "\"messageId\":\"";
+        let mut ids: Vec<String> = Vec::new();
+        let mut lines = Vec::new();
+        for update in updates {
+            let mut line = serde_json::to_string(update).unwrap();
+            if let Some(at) = line.find(KEY) {
+                let from = at + KEY.len();
+                let to = from + line[from..].find('"').unwrap();
+                let id = line[from..to].to_string();
+                assert!(id.starts_with("msg-"), "{id}");
+                let n = ids.iter().position(|seen| *seen == id).unwrap_or_else(|| {
+                    ids.push(id);
+                    ids.len() - 1
+                });
+                line.replace_range(from..to, &format!("m{}", n + 1));
+            }
+            lines.push(line);
+        }
+        lines.join("\n")
+    }
+
+    /// Chunks of one message share its id; a call, or a chunk of the other
+    /// kind, in between starts a new message.
+    #[test]
+    fn a_messages_chunks_share_its_id() {
+        let mut mapper = UpdateMapper::default();
+        let text = |t: &str| RunEvent::Text { text: t.into() };
+        let call = RunEvent::ToolCall { id: "t1".into(), name: "read_file".into(), input: json!({}), kind: ToolKind::Other, summary: String::new() };
+        let events = [text("a"), text("b"), RunEvent::Thinking { text: "hm".into() }, text("c"), call, text("d"), text("e")];
+        let mut updates = Vec::new();
+        for event in &events {
+            updates.extend(mapper.map(event, |_| (None, None)));
+        }
+        let ids: Vec<String> = wire(&updates)
+            .lines()
+            .filter_map(|l| l.split("\"messageId\":\"").nth(1).map(|rest| rest.trim_end_matches("\"}").to_string()))
+            .collect();
+        assert_eq!(ids, ["m1", "m1", "m2", "m3", "m4", "m4"]);
     }
 
     /// Issue 53: an edit of two distant lines is two diffs, each the file
@@ -410,8 +476,8 @@ mod tests {
             ));
         }
         expect_test::expect![[r#"
-            {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."}}
-            {"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}
+            {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Reading."},"messageId":"m1"}
+            {"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"},"messageId":"m2"}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"edit_file notes.txt","kind":"edit","status":"in_progress","locations":[{"path":"/w/notes.txt"}],"rawInput":{"file_path":"notes.txt"}}
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"diff","path":"/w/notes.txt","oldText":"a\n","newText":"b\n"},{"type":"content","content":{"type":"text","text":"Successfully edited notes.txt"}}],"rawOutput":"Successfully edited notes.txt","_meta":{"tandem":{"editStatus":"applied"}}}
             {"sessionUpdate":"tool_call","toolCallId":"toolu_2","title":"run_shell ls","kind":"execute","status":"in_progress","content":[{"type":"content","content":{"type":"text","text":"```sh\nls\n```"}}],"rawInput":{"command":"ls"}}

@@ -57,6 +57,7 @@ use crate::consent::Approvals;
 use crate::mcp::McpManager;
 use crate::permissions::{Containment, NoProjectRules, Policy, ProjectRules};
 pub use crate::permissions::{told_instead, Answer, Gate, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
+pub use crate::permissions::protected::protected as protected_path;
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::{MutexExt, RwLockExt};

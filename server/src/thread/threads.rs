@@ -140,6 +140,15 @@ impl Threads {
         self.lock().insert(thread.id.clone(), Slot::Idle(Box::new(thread)));
     }
 
+    /// An idle thread this process holds: its title and last activity
+    /// (`None` while it runs, or when it is not held here).
+    pub fn held(&self, id: &str) -> Option<ThreadSummary> {
+        match self.lock().get(id) {
+            Some(Slot::Idle(c)) => Some(ThreadSummary { id: id.to_string(), title: c.title.clone(), updated_ms: c.updated_ms, totals: c.totals }),
+            _ => None,
+        }
+    }
+
     /// Every thread: this session's and the saved ones, most recent first.
     pub fn list(&self) -> Vec<ThreadSummary> {
         let mut by_id: HashMap<String, ThreadSummary> = HashMap::new();
