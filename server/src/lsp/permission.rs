@@ -155,9 +155,6 @@ impl Prompter for LspPrompter {
             Ok(_) => Review::Reject(REJECTED_BY_USER.into()),
             Err(reason) => Review::Reject(reason.to_string()),
         };
-        if review != Review::Apply {
-            self.editor.record_rejected(path, request.run.clone());
-        }
         review
     }
 
