@@ -570,7 +570,6 @@ const KNOWN_FILE_CIRCLES: &[&[&str]] = &[
     &["agent/run/mod.rs", "agent/sub_agent.rs"],
     &["cli/ask.rs", "cli/plan_review.rs"],
     &["lsp/code_actions.rs", "lsp/server.rs"],
-    &["lsp/editor.rs", "lsp/plan_review.rs", "lsp/runs/mod.rs"],
     &["mcp/server.rs", "mcp/tool.rs"],
     &["thread/history.rs", "thread/store.rs", "thread/transcript.rs"],
 ];

@@ -29,7 +29,7 @@ pub fn task_event(news: &TaskNews) -> RunEvent {
 
 /// The sending end of a run's events. It counts what it has sent, so that a
 /// front end can wait until every event sent so far has gone out before it
-/// asks the user something about them (see `lsp::runs::RunOutbox`).
+/// asks the user something about them (see `lsp::outbox::RunOutbox`).
 #[derive(Debug, Clone)]
 pub struct EventSender {
     tx: mpsc::UnboundedSender<RunEvent>,

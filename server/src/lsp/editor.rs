@@ -32,7 +32,7 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::{replacements, splices_to_text_edits};
-use super::runs::RunOutbox;
+use super::outbox::RunOutbox;
 use crate::protocol::FileEffect;
 use crate::sync::{MutexExt, RwLockExt};
 use crate::workspace::{

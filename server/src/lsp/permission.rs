@@ -30,7 +30,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, text_input, ClientError, ClientLink};
 use super::config::Settings;
 use super::editor::LspEditor;
-use super::runs::RunOutbox;
+use super::outbox::RunOutbox;
 use crate::host::{told_instead, Answer, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;

@@ -894,7 +894,8 @@ proptest! {
 
 #[test]
 fn selection_and_diagnostics_become_context_for_the_model() {
-    use super::runs::{selection_context, AskArgs, RunEnv, RunOutbox, Runs};
+    use super::outbox::RunOutbox;
+    use super::runs::{selection_context, AskArgs, RunEnv, Runs};
     let h = harness(accept_edits(), false, "fn main() {\n    let x = 1;\n    println!(\"{y}\");\n}\n");
     let editor = Arc::new(LspEditor::new(
         Arc::clone(&h.documents),

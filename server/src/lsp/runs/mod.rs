@@ -14,8 +14,9 @@
 //! `{"runId", "seq", "event"}` notifications, `event` being the
 //! [`RunEvent`] JSON of docs/protocol.md.
 //!
-//! Split by phase: [`registry`] (the runs going on), [`outbox`] (requests
-//! to the client wait behind the events before them), this file (the
+//! Split by phase: [`registry`] (the runs going on), the session's
+//! [`RunOutbox`] (requests to the client wait behind the events before
+//! them, `lsp/outbox.rs`), this file (the
 //! `tandem.ask` request: the run's parts from the host, the spawned run,
 //! the answer) and [`forward`] (events to the client).
 
@@ -31,6 +32,7 @@ use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{uri_to_path, Documents};
 use super::editor::LspEditor;
+use super::outbox::RunOutbox;
 use crate::host::{RunOutcome, RunStatus};
 use crate::protocol::{AskAnswer, AskStarted, ChangedFile};
 use crate::host::{RunHandle, StartError, ThreadChoice};
@@ -39,11 +41,9 @@ use crate::sync::MutexExt;
 use crate::workspace::Workspace;
 
 mod forward;
-mod outbox;
 mod registry;
 
 use forward::{file_uri, forward_events, Changed};
-pub use outbox::RunOutbox;
 pub use registry::Runs;
 
 /// How long a run waits after its `"wait": false` answer, for a client

@@ -1,5 +1,6 @@
 //! The outbox: the server's requests to the client wait behind the run
-//! events sent before them.
+//! events sent before them. Beside the runs, not inside them: the editor
+//! sink, the prompter and the plan review use it, and the runs use them.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
