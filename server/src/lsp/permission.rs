@@ -149,13 +149,13 @@ impl Prompter for LspPrompter {
             message.push_str(&cut_lines(diff, MAX_PROMPT_DIFF_LINES));
         }
         let actions = self.with_instead(vec![APPLY, REJECT]);
-        let review = match self.prompt(MessageType::INFO, message, &actions).await.as_deref() {
+        // A refusal is the call's `rejected` effect, recorded by the executor.
+        match self.prompt(MessageType::INFO, message, &actions).await.as_deref() {
             Ok(APPLY) => Review::Apply,
             Ok(TELL_INSTEAD) => Review::Reject(self.told_instead(REJECTED_BY_USER).await),
             Ok(_) => Review::Reject(REJECTED_BY_USER.into()),
             Err(reason) => Review::Reject(reason.to_string()),
-        };
-        review
+        }
     }
 
     async fn not_saved(&self, problem: &str) {
