@@ -14,7 +14,7 @@ export type ToolKind = { type: 'read'; paths: string[] } | { type: 'edit'; path:
  * What one call did to one file: an edit tool's change (reviewed in the
  * editor or written on disk) or a shell command's.
  */
-export type FileEffect = { path: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[]; by_command?: string | null; deleted?: boolean };
+export type FileEffect = { path: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[]; by_command?: string | null; deleted?: boolean; untried?: boolean };
 
 /**
  * An edit's outcome as `tandem.ask`'s answer (`edits[].status`), the run
@@ -54,6 +54,9 @@ export type TodoStatus = 'pending' | 'in_progress' | 'completed';
 export type TaskStatus = 'running' | 'exited' | 'stopped' | 'lost';
 
 export type RunStatus = 'completed' | 'cancelled' | 'failed' | 'turn_limit' | 'loop';
+
+/** What one call of a run did to one file, as the run's end lists it. */
+export type ChangedFile = { call_id: string; path: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[]; by_command?: string | null; deleted?: boolean; untried?: boolean };
 
 /** The answer to `tandem.ask` once its run ended. */
 export type AskAnswer = { runId: string; status: RunStatus; text: string; edits: RunEdit[]; summary?: string | null; threadId: string; costUsd?: number | null; usage?: Usage };
@@ -132,6 +135,20 @@ export interface ToolResultEvent {
    * front end reports it (`tandem/runEvent`, `tandem.transcript`).
    */
   edit?: RunEdit | null;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * What a call did to a file changed after its result went out: an
+ * edit whose outcome was `unknown` (the editor said `applied: true`
+ * and its buffer showed nothing in time, or the run stopped waiting)
+ * landed after all. `effect` replaces the call's effect on that file.
+ */
+export interface EffectChangedEvent {
+  type: 'effect_changed';
+  call_id: string;
+  effect: FileEffect;
   /** A sub-agent's event: the id of the parent's call it is nested under. */
   parent?: string;
 }
@@ -266,6 +283,19 @@ export interface EndEvent {
   cost_usd?: number | null;
   /** The saved thread, to continue it (`tandem ask --resume`). */
   thread_id?: string | null;
+  /** The run's id, when its front end named it (an editor's run). */
+  run_id?: string | null;
+  /**
+   * The files the run changed (an edit landed, at least in part, or
+   * a command changed it), as the workspace shows them, sorted.
+   */
+  changed_files?: string[];
+  /**
+   * What the run's calls did to files, in the order they did it,
+   * each with its call (a sub-agent's calls included), as the
+   * calls' results and the `effect_changed` events left them.
+   */
+  effects?: ChangedFile[];
   /** A sub-agent's event: the id of the parent's call it is nested under. */
   parent?: string;
 }
@@ -276,6 +306,7 @@ export type RunEvent =
   | TextEvent
   | ToolCallEvent
   | ToolResultEvent
+  | EffectChangedEvent
   | StatusEvent
   | RetryEvent
   | ThinkingEvent
@@ -296,6 +327,7 @@ export const RUN_EVENT_TYPES: readonly RunEventType[] = [
   'text',
   'tool_call',
   'tool_result',
+  'effect_changed',
   'status',
   'retry',
   'thinking',

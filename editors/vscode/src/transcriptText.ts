@@ -78,6 +78,7 @@ export class TranscriptText {
       case 'hook':
       case 'sandbox':
       case 'waiting':
+      case 'effect_changed':
       case 'end':
         return '';
       default:

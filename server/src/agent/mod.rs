@@ -72,6 +72,8 @@ pub struct RunRequest {
     /// The endpoint the provider talks to and why, said as the run's first
     /// event ([`events::RunEvent::Provider`]); `None` for sub-agents.
     pub endpoint: Option<config::Endpoint>,
+    /// The run's id, said in its end event (an editor's run).
+    pub run_id: Option<String>,
 }
 
 /// How a run ended.

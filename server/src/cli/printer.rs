@@ -297,6 +297,9 @@ impl Printer {
                 let line = self.style.dim(format!("{pad}waiting for {what}…"));
                 self.line(&line);
             }
+            // Only an editor confirms an edit late; the end's summary
+            // counts what it became.
+            RunEvent::EffectChanged { .. } => {}
             RunEvent::Todo { todos } => {
                 // The whole list each time, as a checklist.
                 let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();

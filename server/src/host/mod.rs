@@ -66,7 +66,8 @@ use crate::tools::ports::code_intel::CodeIntel;
 use crate::tools::ports::network::Network;
 use crate::tools::plan_mode::{start_in_plan_mode, PlanReview};
 use crate::tools::{Executor, PermissionGate, PermissionMode, RunScope, ToolContext, ToolRegistry, ToolSource};
-use crate::workspace::Workspace;
+use crate::protocol::{ChangedFile, RunEdit};
+use crate::workspace::{edits_summary, EditSummaryItem, Workspace};
 
 pub mod attachments;
 pub mod instructions;
@@ -473,23 +474,33 @@ pub struct RunParts {
     /// The run's plan file, chosen ahead (the demo's script names it);
     /// `None`: plan mode makes one when it starts.
     pub plan_file: Option<PathBuf>,
-    /// Called once the run's loop has ended, before the thread is checked
-    /// in: what became of the run's edits, kept in the thread (an editor's
-    /// transcript shows them after a window reload).
-    pub after_run: Option<AfterRun>,
+    /// How the front end names a file in the edits it lists (an editor's
+    /// URI): given, the thread keeps the run's edits so named, with their
+    /// summary (an editor's transcript shows them after a window reload);
+    /// `None`: the thread keeps the run's checkpoint alone.
+    pub file_names: Option<FileNames>,
 }
 
-/// What became of a run's edits, as its front end learnt it: one JSON
-/// object per edit (docs/protocol.md, the `tandem.ask` answer's `edits`)
-/// and the run's summary line.
-#[derive(Debug, Clone, Default)]
-pub struct RunEdits {
-    pub edits: Vec<serde_json::Value>,
-    pub summary: Option<String>,
+/// See [`Host::edits_summary`].
+fn summary_of(workspace: &Workspace, changed: &[ChangedFile]) -> Option<String> {
+    let items: Vec<EditSummaryItem> = changed.iter().filter(|c| !c.effect.untried).map(|c| EditSummaryItem::of_effect(&c.effect, workspace.display_path(&c.effect.path))).collect();
+    edits_summary(&items)
 }
 
-/// See [`RunParts::after_run`].
-pub type AfterRun = Box<dyn FnOnce() -> futures::future::BoxFuture<'static, RunEdits> + Send>;
+/// See [`RunParts::file_names`].
+pub type FileNames = Arc<dyn Fn(&Path) -> String + Send + Sync>;
+
+/// The run's edits as a front end lists them (the `tandem.ask` answer's
+/// `edits`): each file named by `name`, in the order the calls changed
+/// them, each with its call unless a command changed it; a change refused
+/// before it was tried (`untried`) is none of them.
+pub fn run_edits(changed: &[ChangedFile], name: &dyn Fn(&Path) -> String) -> Vec<RunEdit> {
+    changed
+        .iter()
+        .filter(|c| !c.effect.untried)
+        .map(|c| RunEdit { tool_call_id: c.effect.by_command.is_none().then(|| c.call_id.clone()), ..RunEdit::new(name(&c.effect.path), &c.effect) })
+        .collect()
+}
 
 /// What a run waits for before its loop starts ([`RunParts::start_after`]).
 pub type StartGate = futures::future::BoxFuture<'static, ()>;
@@ -604,6 +615,12 @@ impl Host {
     /// review what is not a tool call (an undo's restoring edits).
     pub fn gate(&self) -> Arc<dyn PermissionGate> {
         Arc::clone(&self.gate) as Arc<dyn PermissionGate>
+    }
+
+    /// The run's changed files worded as every front end words them ("2
+    /// edits: 1 applied, 1 partly applied. Changed: …"), `None` for none.
+    pub fn edits_summary(&self, changed: &[ChangedFile]) -> Option<String> {
+        summary_of(&self.workspace, changed)
     }
 
     pub fn workspace(&self) -> &Arc<Workspace> {
@@ -743,6 +760,7 @@ impl Host {
         }
         let attachments = std::mem::take(&mut parts.attachments);
         let images = std::mem::take(&mut parts.images);
+        let checkpoint_ids = checkpoint.clone();
         let mut prepared = self.prepare_with(&settings, parts, checkpoint);
         // A run's background tasks are the session's.
         prepared.ctx.tasks = Some(Arc::clone(&self.tasks) as Arc<dyn Tasks>);
@@ -758,6 +776,7 @@ impl Host {
             hooks: Some(Arc::clone(&self.hooks)),
             sandbox_notice: prepared.sandbox_notice,
             endpoint,
+            run_id: checkpoint_ids.map(|(_, run_id)| run_id),
             ..RunRequest::default()
         };
         Ok(ReadyRun { provider, config, executor: self.executor.clone(), ctx: prepared.ctx, request, end: prepared.end })

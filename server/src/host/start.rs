@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Host, RunEdits, RunParts, ThreadChoice};
+use super::{Host, RunParts, ThreadChoice};
 use crate::agent::{self, EventSender, RunEvent, RunOutcome, RunStatus};
 use crate::checkpoint::RunRecorder;
 use crate::thread::threads::{ThreadError, Threads};
@@ -147,7 +147,9 @@ impl Host {
         let thread_id = thread.id.clone();
         let checked_out = CheckIn { threads: Arc::clone(&self.threads), thread: Some(thread) };
         let start_after = parts.start_after.take();
-        let after_run = parts.after_run.take();
+        let file_names = parts.file_names.take();
+        let workspace = Arc::clone(&self.workspace);
+        let summarise = move |changed: &[crate::protocol::ChangedFile]| super::summary_of(&workspace, changed);
         let cancel = parts.cancel.clone();
         let (sender, events) = agent::event_channel();
         let handle_sender = sender.clone();
@@ -156,7 +158,7 @@ impl Host {
             // No model configured: the run ends at once, saying what to set.
             Err(text) => {
                 drop(checked_out);
-                let _ = sender.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None });
+                let _ = sender.send(RunEvent::End { status: RunStatus::Failed, text: text.clone(), usage: Default::default(), cost_usd: None, thread_id: None, run_id: Some(run_id.clone()), changed_files: Vec::new(), effects: Vec::new() });
                 let outcome = tokio::spawn(async move { (failed(&text), 0) });
                 let ending = RunEnding { sender: handle_sender, outcome };
                 return Ok(RunHandle { run_id, thread_id, events, cancel, sandbox_notice: None, recorder: None, context_window: 0, ending });
@@ -180,15 +182,18 @@ impl Host {
                 unreachable_outcome(&sender);
                 return (failed("the thread is gone"), 0);
             };
+            let changed = sender.clone();
             let outcome = agent::run_thread(&*run.provider, &run.executor, run.ctx, thread, &run.config, run.request, sender).await;
             let context_tokens = thread.context_tokens;
             // The checkpoint is completed, interrupted writes cleaned up,
             // and the thread idle again (its lock let go) before the outcome
             // is given.
             drop(run.end);
-            if let Some(after_run) = after_run {
-                let RunEdits { edits, summary } = after_run().await;
-                thread.record_edits(edits, summary, checkpoint.as_ref().and_then(|r| r.checkpoint_id()));
+            if let Some(name) = file_names {
+                // What the run changed, as its end listed it.
+                let changed = changed.changed_files();
+                let edits = super::run_edits(&changed, &*name).iter().filter_map(|edit| serde_json::to_value(edit).ok()).collect();
+                thread.record_edits(edits, summarise(&changed), checkpoint.as_ref().and_then(|r| r.checkpoint_id()));
                 thread.commit();
             } else if let Some(id) = checkpoint.as_ref().and_then(|r| r.checkpoint_id()) {
                 // A front end that lists no edits (the terminal, ACP):
@@ -240,5 +245,5 @@ fn failed(text: &str) -> RunOutcome {
 }
 
 fn unreachable_outcome(events: &EventSender) {
-    let _ = events.send(RunEvent::End { status: RunStatus::Failed, text: "the thread is gone".into(), usage: Default::default(), cost_usd: None, thread_id: None });
+    let _ = events.send(RunEvent::End { status: RunStatus::Failed, text: "the thread is gone".into(), usage: Default::default(), cost_usd: None, thread_id: None, run_id: None, changed_files: Vec::new(), effects: Vec::new() });
 }

@@ -20,6 +20,7 @@
 //!    user changes before the edit, ask it to save (`tandem/saveDocuments`).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -31,11 +32,12 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::{replacements, splices_to_text_edits};
-use super::runs::RunOutbox;
+use super::outbox::RunOutbox;
+use crate::protocol::FileEffect;
 use crate::sync::{MutexExt, RwLockExt};
 use crate::workspace::{
     changed_lines, describe_change, fingerprint, holds_change, hunk_labels, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
-    Editor, LineSpan, Splice, UnsavedBuffer,
+    Editor, LateLanding, LineSpan, Splice, UnsavedBuffer,
 };
 
 /// Documents up to this size are checked at every change while an edit is
@@ -46,17 +48,20 @@ const MAX_MERGE_CHECK_BYTES: usize = 256 * 1024;
 /// How an `applied: true` with no change seen in the buffer is reported.
 const APPLIED_WITHOUT_CHANGE: &str = "applied: true but the buffer did not change";
 
-/// An edit recorded `unknown` that may still land (see
+/// An edit whose outcome is `unknown` that may still land (see
 /// [`LspEditor::watch_late_change`]).
 #[derive(Debug, Clone)]
 struct LateEdit {
     run: Option<Arc<str>>,
-    uri: String,
     path: PathBuf,
     base: i32,
     expected: Arc<str>,
     /// The lines it changes once it has landed.
     ranges: Vec<LineSpan>,
+    /// Where its call hears that it landed.
+    told: Option<LateLanding>,
+    /// Told already, or no longer watched (its run ended): said at most once.
+    done: Arc<AtomicBool>,
 }
 
 impl LateEdit {
@@ -65,18 +70,19 @@ impl LateEdit {
         documents.snapshot(&self.path).is_some_and(|d| d.version > self.base && *d.text == *self.expected)
     }
 
-    fn confirm(&self, records: &Mutex<Vec<RunEditRecord>>) {
-        let mut records = records.locked();
-        if let Some(entry) =
-            records.iter_mut().rev().find(|r| r.run == self.run && r.record.uri == self.uri && r.record.status == EditStatus::Unknown)
-        {
-            entry.record.status = EditStatus::Applied;
-            entry.record.ranges = self.ranges.clone();
+    /// Its call hears that it landed (once).
+    fn confirm(&self) {
+        if self.done.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(told) = &self.told {
+            (told.0)(FileEffect { ranges: self.ranges.clone(), ..FileEffect::new(self.path.clone(), EditStatus::Applied) });
         }
     }
 }
 
-/// Records an edit whose `apply` future was dropped before it finished.
+/// Tells an edit's call that its outcome is unknown when the `apply`
+/// future was dropped before it finished (the run stopped waiting).
 struct PendingEdit<'a> {
     editor: &'a LspEditor,
     edit: &'a BufferEdit,
@@ -89,12 +95,12 @@ impl Drop for PendingEdit<'_> {
         if self.done {
             return;
         }
-        if let Some(uri) = self.editor.documents.uri(&self.edit.path) {
-            let uri = uri.as_str().to_string();
-            tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
-            self.editor.push_record_as(self.edit.run.clone(), EditRecord::new(uri.clone(), EditStatus::Unknown), (false, self.edit.reoffer));
-            let ranges = edit_ranges(self.edit);
-            self.editor.watch_late_change(self.edit, uri, ranges, self.watch_for);
+        tracing::info!(path = %self.edit.path.display(), "the run stopped waiting for an agent edit");
+        if let Some(told) = &self.edit.landed_late {
+            (told.0)(FileEffect::new(self.edit.path.clone(), EditStatus::Unknown));
+        }
+        if self.editor.documents.uri(&self.edit.path).is_some() {
+            self.editor.watch_late_change(self.edit, edit_ranges(self.edit), self.watch_for);
         }
     }
 }
@@ -190,42 +196,6 @@ pub struct EditCapabilities {
     pub change_annotations: bool,
 }
 
-/// One edit the agent made during a run, for the `tandem.ask` answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditRecord {
-    pub uri: String,
-    pub status: EditStatus,
-    /// The lines the edit changed, in the buffer's text after it: every
-    /// hunk of an applied edit, the landed ones of a partial edit.
-    pub ranges: Vec<LineSpan>,
-    /// The lines of a partial edit's declined hunks (the old text kept).
-    pub declined: Vec<LineSpan>,
-    /// A file a shell command changed on disk (`written`): the command line.
-    pub command: Option<String>,
-    /// The command deleted the file.
-    pub deleted: bool,
-}
-
-impl EditRecord {
-    pub fn new(uri: String, status: EditStatus) -> Self {
-        EditRecord { uri, status, ranges: Vec::new(), declined: Vec::new(), command: None, deleted: false }
-    }
-}
-
-/// An [`EditRecord`] and the run it belongs to: runs of several threads
-/// go on at once, and each reports only its own edits.
-#[derive(Debug, Clone)]
-struct RunEditRecord {
-    run: Option<Arc<str>>,
-    record: EditRecord,
-    /// Counts records in the order they were made (see [`LspEditor::record_since`]).
-    seq: u64,
-    /// An edit the editor refused because its document changed: the
-    /// workspace offers it again, rebased, and the next record of the run
-    /// for this document takes its place (one record per edit).
-    rebasing: bool,
-}
-
 /// A buffer a run changed (see [`LspEditor::save_for_command`]).
 #[derive(Debug, Clone)]
 struct Touched {
@@ -237,9 +207,8 @@ struct Touched {
     agent_version: Option<i32>,
 }
 
-/// Records kept at most; the oldest go first. A run takes its own when it
-/// ends, so only records of no run (or of a run that never asked for them)
-/// could pile up.
+/// Buffers and late edits kept at most; the oldest go first. A run's go
+/// when it ends ([`Editor::settle_late`]).
 const MAX_EDIT_RECORDS: usize = 4096;
 
 pub struct LspEditor {
@@ -248,11 +217,9 @@ pub struct LspEditor {
     settings: Arc<RwLock<Settings>>,
     capabilities: EditCapabilities,
     roots: Vec<PathBuf>,
-    records: Arc<Mutex<Vec<RunEditRecord>>>,
-    next_record: std::sync::atomic::AtomicU64,
-    /// Edits recorded `unknown` that may still land.
+    /// Edits whose outcome is `unknown` that may still land.
     late: Mutex<Vec<LateEdit>>,
-    /// The buffers each run changed, until the run takes its records.
+    /// The buffers each run changed, until the run ends.
     touched: Mutex<Vec<Touched>>,
     outbox: Arc<RunOutbox>,
 }
@@ -266,111 +233,11 @@ impl LspEditor {
         roots: Vec<PathBuf>,
         outbox: Arc<RunOutbox>,
     ) -> Self {
-        LspEditor { documents, client, settings, capabilities, roots, records: Arc::new(Mutex::new(Vec::new())), next_record: Default::default(), late: Mutex::new(Vec::new()), touched: Mutex::new(Vec::new()), outbox }
+        LspEditor { documents, client, settings, capabilities, roots, late: Mutex::new(Vec::new()), touched: Mutex::new(Vec::new()), outbox }
     }
 
     fn settings(&self) -> Settings {
         self.settings.reading().clone()
-    }
-
-    /// The edits recorded for `run` (see `Workspace::for_run`; `None`:
-    /// edits made outside any run), taken: another run's stay.
-    /// An edit that landed late (a `didChange` after the wait) is
-    /// `applied` here, whether or not its watcher has run yet.
-    pub fn take_records(&self, run: Option<&str>) -> Vec<EditRecord> {
-        self.take_records_in_order(run).into_iter().map(|(_, record)| record).collect()
-    }
-
-    /// [`take_records`](Self::take_records), each with the number it was
-    /// made under (see [`record_since`](Self::record_since)).
-    pub fn take_records_in_order(&self, run: Option<&str>) -> Vec<(u64, EditRecord)> {
-        let is_run = |tag: &Option<Arc<str>>| tag.as_deref() == run;
-        let late: Vec<LateEdit> = {
-            let mut pending = self.late.locked();
-            let (mine, others) = std::mem::take(&mut *pending).into_iter().partition(|late| is_run(&late.run));
-            *pending = others;
-            mine
-        };
-        for late in late {
-            if late.landed(&self.documents) {
-                late.confirm(&self.records);
-            }
-        }
-        self.touched.locked().retain(|t| !is_run(&t.run));
-        let mut records = self.records.locked();
-        let (mine, others): (Vec<RunEditRecord>, Vec<RunEditRecord>) = std::mem::take(&mut *records).into_iter().partition(|r| is_run(&r.run));
-        *records = others;
-        mine.into_iter().map(|r| (r.seq, r.record)).collect()
-    }
-
-    fn push_record(&self, run: Option<Arc<str>>, record: EditRecord) {
-        self.push_record_as(run, record, (false, false));
-    }
-
-    /// Keep `record`; `rebasing`: the editor refused the edit because its
-    /// document changed (the workspace may offer it again); `reoffer`: the
-    /// edit is such an edit offered again, so its record replaces the
-    /// refused one's.
-    fn push_record_as(&self, run: Option<Arc<str>>, record: EditRecord, (rebasing, reoffer): (bool, bool)) {
-        let mut records = self.records.locked();
-        if reoffer {
-            if let Some(at) = records.iter().rposition(|r| r.run == run && r.record.uri == record.uri) {
-                if records[at].rebasing {
-                    records.remove(at);
-                }
-            }
-        }
-        if records.len() >= MAX_EDIT_RECORDS {
-            records.remove(0);
-        }
-        let seq = self.next_record.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        records.push(RunEditRecord { run, record, seq, rebasing });
-    }
-
-    fn record(&self, edit: &BufferEdit, uri: &Uri, outcome: &EditOutcome) {
-        let uri = uri.as_str().to_string();
-        let record = match outcome {
-            EditOutcome::Applied { .. } => EditRecord { ranges: edit_ranges(edit), ..EditRecord::new(uri, EditStatus::Applied) },
-            EditOutcome::Partial(partial) => EditRecord {
-                uri,
-                status: EditStatus::Partial,
-                ranges: partial.landed.iter().map(|h| h.lines).collect(),
-                declined: partial.declined.iter().map(|h| h.lines).collect(),
-                ..EditRecord::new(String::new(), EditStatus::Partial)
-            },
-            EditOutcome::Rejected(_) => EditRecord::new(uri, EditStatus::Rejected),
-            // This sink never answers Unknown (an applyEdit's answer or the
-            // didChange that follows settles it); the ACP sink does.
-            EditOutcome::NotApplied(_) => EditRecord::new(uri, EditStatus::NotApplied),
-            EditOutcome::Unknown(_) => EditRecord::new(uri, EditStatus::Unknown),
-            EditOutcome::Superseded(_) => EditRecord::new(uri, EditStatus::Superseded),
-            // Superseded unless the rebased edit that follows takes its place.
-            EditOutcome::Changed(_) => EditRecord::new(uri, EditStatus::Superseded),
-        };
-        let rebasing = matches!(outcome, EditOutcome::Changed(_));
-        self.push_record_as(edit.run.clone(), record, (rebasing, edit.reoffer));
-    }
-
-    /// The last edit recorded for `run` on `uri` after the record `seq`
-    /// (0: any), with its own seq; left in place (the run events show each
-    /// edit's outcome as its tool result goes out).
-    pub fn record_since(&self, run: Option<&str>, uri: &str, seq: u64) -> Option<(u64, EditRecord)> {
-        let records = self.records.locked();
-        records
-            .iter()
-            .rev()
-            .take_while(|r| r.seq > seq)
-            .find(|r| r.run.as_deref() == run && r.record.uri == uri)
-            .map(|r| (r.seq, r.record.clone()))
-    }
-
-    /// Record an edit of `run` the user refused in the review before it was sent.
-    pub fn record_rejected(&self, path: &Path, run: Option<Arc<str>>) {
-        let uri = match self.documents.uri(path) {
-            Some(uri) => uri.as_str().to_string(),
-            None => path_to_uri(path).map(|u| u.as_str().to_string()).unwrap_or_else(|| path.display().to_string()),
-        };
-        self.push_record(run, EditRecord::new(uri, EditStatus::Rejected));
     }
 
     /// True when an edit to `path` can be reviewed in the editor's own
@@ -705,12 +572,19 @@ impl LspEditor {
 
     /// An edit whose outcome is uncertain — the editor said `applied: true`
     /// but no `didChange` showed it in time (eglot sends it when the user is
-    /// next idle), or the run stopped waiting for the answer — is recorded
-    /// `unknown`; if the buffer then holds the edited text within
-    /// `timeout`, the record is corrected to `applied`.
-    fn watch_late_change(&self, edit: &BufferEdit, uri: String, ranges: Vec<LineSpan>, timeout: Duration) {
-        let late =
-            LateEdit { run: edit.run.clone(), uri, path: edit.path.clone(), base: edit.version, expected: Arc::clone(&edit.new_text), ranges };
+    /// next idle), or the run stopped waiting for the answer — is `unknown`;
+    /// if the buffer then holds the edited text within `timeout` (or when
+    /// its run ends, [`Editor::settle_late`]), its call hears it landed.
+    fn watch_late_change(&self, edit: &BufferEdit, ranges: Vec<LineSpan>, timeout: Duration) {
+        let late = LateEdit {
+            run: edit.run.clone(),
+            path: edit.path.clone(),
+            base: edit.version,
+            expected: Arc::clone(&edit.new_text),
+            ranges,
+            told: edit.landed_late.clone(),
+            done: Arc::default(),
+        };
         {
             let mut pending = self.late.locked();
             if pending.len() >= MAX_EDIT_RECORDS {
@@ -720,16 +594,15 @@ impl LspEditor {
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let documents = Arc::clone(&self.documents);
-        let records = Arc::clone(&self.records);
         runtime.spawn(async move {
             let mut changes = documents.subscribe();
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
-                if documents.snapshot(&late.path).is_none() {
+                if late.done.load(Ordering::SeqCst) || documents.snapshot(&late.path).is_none() {
                     return;
                 }
                 if late.landed(&documents) {
-                    late.confirm(&records);
+                    late.confirm();
                     tracing::info!(path = %late.path.display(), "a late didChange confirmed an agent edit");
                     return;
                 }
@@ -739,7 +612,6 @@ impl LspEditor {
             }
         });
     }
-
 }
 
 #[async_trait]
@@ -795,9 +667,6 @@ impl Editor for LspEditor {
         // `unknown` unless the buffer then shows it.
         let mut pending = PendingEdit { editor: self, edit: &edit, watch_for, done: false };
         self.touch(&edit);
-        // Taken now: a document closed while the edit waited has no URI
-        // in `documents` afterwards, and its edit is recorded all the same.
-        let opened_as = self.documents.uri(&edit.path);
         let outcome = self.apply_inner(&edit).await;
         pending.done = true;
         match &outcome {
@@ -805,15 +674,31 @@ impl Editor for LspEditor {
             EditOutcome::Partial(partial) => self.touched_at(&edit, partial.version),
             _ => {}
         }
-        if let Some(uri) = self.documents.uri(&edit.path).or(opened_as) {
-            self.record(&edit, &uri, &outcome);
-            if let EditOutcome::Unknown(reason) = &outcome {
-                if reason.contains(APPLIED_WITHOUT_CHANGE) {
-                    self.watch_late_change(&edit, uri.as_str().to_string(), edit_ranges(&edit), watch_for);
-                }
+        if let EditOutcome::Unknown(reason) = &outcome {
+            if reason.contains(APPLIED_WITHOUT_CHANGE) && self.documents.uri(&edit.path).is_some() {
+                self.watch_late_change(&edit, edit_ranges(&edit), watch_for);
             }
         }
         tracing::info!(path = %edit.path.display(), ?outcome, "agent edit");
         outcome
+    }
+
+    /// The run's late edits that the buffer shows now are told landed; none
+    /// is watched for after, and the run's buffers are forgotten.
+    fn settle_late(&self, run: Option<&str>) {
+        let is_run = |tag: &Option<Arc<str>>| tag.as_deref() == run;
+        let late: Vec<LateEdit> = {
+            let mut pending = self.late.locked();
+            let (mine, others) = std::mem::take(&mut *pending).into_iter().partition(|late| is_run(&late.run));
+            *pending = others;
+            mine
+        };
+        for late in late {
+            if late.landed(&self.documents) {
+                late.confirm();
+            }
+            late.done.store(true, Ordering::SeqCst);
+        }
+        self.touched.locked().retain(|t| !is_run(&t.run));
     }
 }

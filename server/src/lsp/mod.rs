@@ -41,6 +41,7 @@ mod hook_consent;
 mod inline;
 mod inline_provider;
 mod mcp;
+mod outbox;
 mod permission;
 mod plan_review;
 pub mod position;

@@ -30,7 +30,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, text_input, ClientError, ClientLink};
 use super::config::Settings;
 use super::editor::LspEditor;
-use super::runs::RunOutbox;
+use super::outbox::RunOutbox;
 use crate::host::{told_instead, Answer, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;
@@ -149,16 +149,13 @@ impl Prompter for LspPrompter {
             message.push_str(&cut_lines(diff, MAX_PROMPT_DIFF_LINES));
         }
         let actions = self.with_instead(vec![APPLY, REJECT]);
-        let review = match self.prompt(MessageType::INFO, message, &actions).await.as_deref() {
+        // A refusal is the call's `rejected` effect, recorded by the executor.
+        match self.prompt(MessageType::INFO, message, &actions).await.as_deref() {
             Ok(APPLY) => Review::Apply,
             Ok(TELL_INSTEAD) => Review::Reject(self.told_instead(REJECTED_BY_USER).await),
             Ok(_) => Review::Reject(REJECTED_BY_USER.into()),
             Err(reason) => Review::Reject(reason.to_string()),
-        };
-        if review != Review::Apply {
-            self.editor.record_rejected(path, request.run.clone());
         }
-        review
     }
 
     async fn not_saved(&self, problem: &str) {

@@ -18,7 +18,7 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 
 use super::client::{methods, request_with_timeout, text_input, ClientLink};
 use super::documents::path_to_uri;
-use super::runs::RunOutbox;
+use super::outbox::RunOutbox;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 use crate::workspace::Workspace;
 

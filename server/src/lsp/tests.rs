@@ -17,11 +17,12 @@ use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent
 use super::client::{methods, ClientError, ClientLink};
 use super::config::{Settings, SettingsLayers};
 use super::documents::{path_to_uri, Documents};
-use super::editor::{EditCapabilities, EditRecord, LspEditor};
+use super::editor::{EditCapabilities, LspEditor};
 use super::edits::apply_as_editor;
 use super::position::{char_to_position, PositionEncoding};
 use crate::tools::executor::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::tools::ToolKind;
+use crate::protocol::FileEffect;
 use crate::workspace::{EditStatus, FileChange, LineSpan, Splice, WriteError, WriteOutcome, Workspace};
 
 /// What the fake client does with the next `workspace/applyEdit`.
@@ -265,7 +266,10 @@ struct Harness {
     client: Arc<FakeClient>,
     settings: Arc<RwLock<Settings>>,
     editor: Arc<LspEditor>,
+    /// Writes for the call `toolu_1` of the run `run-1`.
     workspace: Arc<Workspace>,
+    /// What the call's effects became after its result (`EffectChanged`).
+    changes: Arc<Mutex<Vec<(String, FileEffect)>>>,
 }
 
 fn harness(init: Value, annotations: bool, text: &str) -> Harness {
@@ -285,10 +289,14 @@ fn harness(init: Value, annotations: bool, text: &str) -> Harness {
         vec![root.clone()],
         Arc::default(),
     ));
-    let workspace = Arc::new(Workspace::with_roots(vec![root], Some(editor.clone())).unwrap());
+    let changes: Arc<Mutex<Vec<(String, FileEffect)>>> = Arc::default();
+    let heard = Arc::clone(&changes);
+    let report: crate::workspace::EffectChanges = Arc::new(move |call: &str, effect| heard.lock().unwrap().push((call.to_string(), effect)));
+    let workspace = Workspace::with_roots(vec![root], Some(editor.clone())).unwrap().for_run("run-1").reporting_changes(report).for_call("toolu_1");
+    let workspace = Arc::new(workspace);
     let uri = path_to_uri(&path).unwrap();
     documents.open(&uri, text, 1).unwrap();
-    Harness { _dir: dir, path, uri, documents, client, settings, editor, workspace }
+    Harness { _dir: dir, path, uri, documents, client, settings, editor, workspace, changes }
 }
 
 fn accept_edits() -> Value {
@@ -444,7 +452,6 @@ async fn review_by_prompt_with_the_diff_without_annotation_support() {
     let prompt = &h.client.requests(methods::SHOW_MESSAGE_REQUEST)[0];
     expect_test::expect![[r#"{"type":3,"message":"Tandem: apply edit to a.txt?\n\n   2 - b\n   2 + B","actions":[{"title":"Apply"},{"title":"Reject"}]}"#]]
         .assert_eq(&prompt.to_string());
-    assert_eq!(h.editor.take_records(None), vec![EditRecord::new(h.uri.as_str().to_string(), EditStatus::Rejected)]);
     // No answer at all is a rejection too.
     h.client.answer_prompt(None);
     assert!(matches!(policy.decide(&h.edit_request()).await, PermissionDecision::Declined(m) if m.contains("did not answer")));
@@ -477,7 +484,7 @@ async fn a_partly_accepted_review_is_reported_hunk_by_hunk_without_waiting() {
         };
         let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), write).await.expect("a known outcome is not waited for");
         let Err(WriteError::PartlyApplied(message, _)) = &outcome else { panic!("{outcome:?}") };
-        let records = h.editor.take_records(None);
+        let records = h.workspace.take_call_effects();
         assert_eq!(records.len(), 1, "{records:?}");
         assert_eq!(records[0].status, EditStatus::Partial);
         if which[0] {
@@ -505,7 +512,7 @@ async fn a_partly_accepted_review_is_reported_hunk_by_hunk_without_waiting() {
         let file = h.read();
         h.client.script(OnApply::Apply);
         h.write(&file, |_| text.to_string()).await.unwrap();
-        h.editor.take_records(None);
+        h.workspace.take_call_effects();
     }
 }
 
@@ -517,7 +524,7 @@ async fn applied_true_without_did_change_is_unknown_and_applied_false_is_not_app
     let outcome = h.write(&file, |_| "y\n".into()).await;
     expect_test::expect!["Err(Unknown(\"Error: whether the edit to a.txt was applied is unknown: the editor answered applied: true but the buffer did not change. Read a.txt again with read_file before editing it.\"))"]
         .assert_eq(&format!("{outcome:?}"));
-    assert_eq!(h.editor.take_records(None).iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Unknown]);
+    assert_eq!(h.workspace.take_call_effects().iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Unknown]);
     h.client.script(OnApply::False);
     let file = h.read();
     let outcome = h.write(&file, |_| "y\n".into()).await;
@@ -887,7 +894,8 @@ proptest! {
 
 #[test]
 fn selection_and_diagnostics_become_context_for_the_model() {
-    use super::runs::{selection_context, AskArgs, RunEnv, RunOutbox, Runs};
+    use super::outbox::RunOutbox;
+    use super::runs::{selection_context, AskArgs, RunEnv, Runs};
     let h = harness(accept_edits(), false, "fn main() {\n    let x = 1;\n    println!(\"{y}\");\n}\n");
     let editor = Arc::new(LspEditor::new(
         Arc::clone(&h.documents),
@@ -949,7 +957,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
 /// eglot answers `applied: true` and sends the `didChange` only when the
 /// user is next idle: after the verification wait the edit is reported
 /// unknown (the model reads the file again), but once the buffer shows it
-/// the run's record says `applied`.
+/// the call hears it was `applied` (an `effect_changed` event of the run).
 #[tokio::test(start_paused = true)]
 async fn a_did_change_after_the_verification_wait_corrects_the_record() {
     let h = harness(accept_edits(), false, "alpha\nbeta\n");
@@ -960,8 +968,9 @@ async fn a_did_change_after_the_verification_wait_corrects_the_record() {
     // The user moves on; eglot's idle timer sends the change.
     tokio::time::sleep(std::time::Duration::from_millis(2_000)).await;
     assert_eq!(h.text(), "alpha\nBETA\n");
-    let applied = EditRecord { ranges: vec![LineSpan { start: 2, end: 2 }], ..EditRecord::new(h.uri.as_str().to_string(), EditStatus::Applied) };
-    assert_eq!(h.editor.take_records(None), vec![applied]);
+    assert_eq!(h.workspace.take_call_effects().iter().map(|e| e.status).collect::<Vec<_>>(), [EditStatus::Unknown]);
+    let applied = FileEffect { ranges: vec![LineSpan { start: 2, end: 2 }], ..FileEffect::new(h.path.clone(), EditStatus::Applied) };
+    assert_eq!(*h.changes.lock().unwrap(), vec![("toolu_1".to_string(), applied)]);
 }
 
 /// eglot refuses a stale edit with a JSON-RPC error before its own
@@ -1012,8 +1021,8 @@ async fn an_edit_refused_because_the_user_typed_during_its_review_is_rebased_and
     assert_eq!(again["documentChanges"][0]["textDocument"]["version"], 2, "{again}");
     assert_eq!(again["documentChanges"][0]["edits"][0]["range"]["start"]["line"], 3, "the hunk moved down a line: {again}");
     assert!(again["changeAnnotations"]["tandem.review/1"]["needsConfirmation"] == true, "reviewed again: {again}");
-    // One edit, one record.
-    let records = h.editor.take_records(None);
+    // One edit, one effect.
+    let records = h.workspace.take_call_effects();
     assert_eq!(records.iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Applied], "{records:?}");
     assert_eq!(records[0].ranges, [LineSpan { start: 4, end: 4 }]);
     // The model may edit again without reading: the ledger has the buffer's text.
@@ -1041,7 +1050,7 @@ async fn an_edit_whose_lines_the_user_changed_during_its_review_is_refused_sayin
                 assert!(message.contains("the file changed in the editor while the edit was in the editor's review"), "{message}");
                 assert!(!message.contains("reject"), "{message}");
                 assert_eq!(h.text(), text, "{user:?}");
-                let records = h.editor.take_records(None);
+                let records = h.workspace.take_call_effects();
                 assert_eq!(records.iter().map(|r| r.status).collect::<Vec<_>>(), [EditStatus::Superseded], "{records:?}");
             }
             None => {

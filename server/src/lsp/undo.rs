@@ -59,15 +59,15 @@ pub async fn run(
         )));
     };
     let _one_at_a_time = lock.lock().await;
-    // The restoring edits carry their own tag, so the editor's records of
-    // them are not mistaken for any run's edits (and are dropped after).
+    // The restoring edits carry their own tag, so the editor's notes of
+    // them are not mistaken for any run's (and are dropped after).
     let tag = format!("tandem.{}", direction.verb());
     let workspace = env.workspace.for_run(&tag);
     let runs = Arc::clone(&env.runs);
     let is_active = move |run_id: &str| runs.active_ids().iter().any(|id| id == run_id);
     let review = if args.per_hunk { RestoreReview::PerHunk } else { RestoreReview::WholeFile };
     let report = restore_reviewed(checkpoints, (direction, review), args.run_id.as_deref(), &workspace, Some(policy), &is_active).await;
-    let _ = env.editor.take_records(Some(&tag));
+    workspace.settle_late_edits();
     report.map(|report| answer(&report))
 }
 

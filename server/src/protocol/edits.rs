@@ -140,13 +140,27 @@ pub struct FileEffect {
     /// The command deleted the file.
     #[serde(default, skip_serializing_if = "is_false")]
     pub deleted: bool,
+    /// Refused before anything was written or offered to the editor (the
+    /// file changed since it was read, or could not be read): no file was
+    /// touched. An editor's list of the run's edits leaves it out.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub untried: bool,
 }
 
 impl FileEffect {
     /// An edit tool's change with `status` and no lines known yet.
     pub fn new(path: PathBuf, status: EditStatus) -> Self {
-        FileEffect { path, status, ranges: Vec::new(), declined: Vec::new(), by_command: None, deleted: false }
+        FileEffect { path, status, ranges: Vec::new(), declined: Vec::new(), by_command: None, deleted: false, untried: false }
     }
+}
+
+/// What one call of a run did to one file, as the run's end lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangedFile {
+    /// The call that did it.
+    pub call_id: String,
+    #[serde(flatten)]
+    pub effect: FileEffect,
 }
 
 /// One edit of a run as the editor's front end reports it: an entry of

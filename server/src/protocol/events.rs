@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::edits::{FileEffect, RunEdit};
+use super::edits::{ChangedFile, FileEffect, RunEdit};
 use super::run::{RunStatus, TaskStatus, TodoItem, ToolKind, Usage};
 
 /// The JSON Schema (`schemars`) is what the editor plugins' shapes are
@@ -50,6 +50,11 @@ pub enum RunEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         edit: Option<RunEdit>,
     },
+    /// What a call did to a file changed after its result went out: an
+    /// edit whose outcome was `unknown` (the editor said `applied: true`
+    /// and its buffer showed nothing in time, or the run stopped waiting)
+    /// landed after all. `effect` replaces the call's effect on that file.
+    EffectChanged { call_id: String, effect: FileEffect },
     /// After each model turn; `usage` is the run's running total.
     Status { turn: usize, usage: Usage },
     /// A model request failed and is sent again after `delay_ms`: what that
@@ -101,6 +106,18 @@ pub enum RunEvent {
         /// The saved thread, to continue it (`tandem ask --resume`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thread_id: Option<String>,
+        /// The run's id, when its front end named it (an editor's run).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<String>,
+        /// The files the run changed (an edit landed, at least in part, or
+        /// a command changed it), as the workspace shows them, sorted.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed_files: Vec<String>,
+        /// What the run's calls did to files, in the order they did it,
+        /// each with its call (a sub-agent's calls included), as the
+        /// calls' results and the `effect_changed` events left them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        effects: Vec<ChangedFile>,
     },
     /// A sub-agent's event (its text, tool calls and results), nested under
     /// the parent's call `parent`. On the wire it is the inner event with a
@@ -157,7 +174,18 @@ mod tests {
             RunEvent::Todo { todos: vec![TodoItem { id: "1".into(), content: "Run the tests".into(), status: super::super::run::TodoStatus::InProgress }] },
             RunEvent::TaskStarted { task_id: "1".into(), command: "npm run dev".into() },
             RunEvent::TaskEnded { task_id: "1".into(), command: "npm run dev".into(), status: TaskStatus::Exited, exit_code: Some(1), last_lines: vec!["Error: port 3000 in use".into()] },
-            RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()) },
+            RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()), run_id: None, changed_files: Vec::new(), effects: Vec::new() },
+            RunEvent::EffectChanged { call_id: "toolu_1".into(), effect: FileEffect { ranges: vec![super::super::edits::LineSpan { start: 2, end: 2 }], ..FileEffect::new("/w/a.rs".into(), super::super::edits::EditStatus::Applied) } },
+            RunEvent::End {
+                status: RunStatus::Completed,
+                text: "done".into(),
+                usage: Usage::new(1, 2),
+                cost_usd: None,
+                thread_id: None,
+                run_id: Some("run-1".into()),
+                changed_files: vec!["a.rs".into()],
+                effects: vec![ChangedFile { call_id: "toolu_1".into(), effect: FileEffect::new("/w/a.rs".into(), super::super::edits::EditStatus::Rejected) }],
+            },
             RunEvent::Nested {
                 parent: "toolu_1".into(),
                 event: Box::new(RunEvent::ToolResult { id: "toolu_2".into(), is_error: false, content: "ok".into(), effects: Vec::new(), edit: None }),
@@ -176,6 +204,8 @@ mod tests {
             {"type":"task_started","task_id":"1","command":"npm run dev"}
             {"type":"task_ended","task_id":"1","command":"npm run dev","status":"exited","exit_code":1,"last_lines":["Error: port 3000 in use"]}
             {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
+            {"type":"effect_changed","call_id":"toolu_1","effect":{"path":"/w/a.rs","status":"applied","ranges":[{"startLine":2,"endLine":2}]}}
+            {"type":"end","status":"completed","text":"done","usage":{"input_tokens":1,"output_tokens":2},"run_id":"run-1","changed_files":["a.rs"],"effects":[{"call_id":"toolu_1","path":"/w/a.rs","status":"rejected"}]}
             {"parent":"toolu_1","type":"tool_result","id":"toolu_2","is_error":false,"content":"ok"}"#]]
         .assert_eq(&lines.join("\n"));
     }

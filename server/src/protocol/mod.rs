@@ -14,6 +14,6 @@ mod edits;
 mod events;
 mod run;
 
-pub use edits::{AskAnswer, AskStarted, EditStatus, FileEffect, LineSpan, RunEdit};
+pub use edits::{AskAnswer, AskStarted, ChangedFile, EditStatus, FileEffect, LineSpan, RunEdit};
 pub use events::RunEvent;
 pub use run::{RunStatus, TaskStatus, TodoItem, TodoStatus, ToolKind, Usage};

@@ -11,7 +11,7 @@ use crate::sync::MutexExt;
 
 /// Effects kept at most; the oldest go first. The executor takes each
 /// call's when it ends, so only calls still running hold any.
-const MAX_EFFECTS: usize = 4096;
+pub(super) const MAX_EFFECTS: usize = 4096;
 
 struct Entry {
     run: Option<Arc<str>>,

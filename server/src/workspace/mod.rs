@@ -28,7 +28,7 @@ pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJourna
 pub use edit_locks::EditLocks;
 pub use merge::{holds_change, merge3, merge3_keeping_ours};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
-pub use overlay::{HunkInBuffer, PartialEdit, len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
+pub use overlay::{HunkInBuffer, LateLanding, PartialEdit, len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::{minimal_splices, replacements};
 pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, hunk_labels, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, LineSpan};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, resolve_symlinks, PathError};
@@ -197,77 +197,23 @@ pub struct Workspace {
     /// The run's checkpoint: told before and after every change this view
     /// (and the views made from it) writes.
     recorder: Option<Arc<dyn ChangeRecorder>>,
-    /// The files written on disk, with their runs: shared by every view.
-    disk_writes: Arc<DiskWrites>,
     /// What each call did to files: shared by every view.
     effects: Arc<effects::EffectLog>,
     /// The call this view writes for ([`Workspace::for_call`]): what its
     /// writes do is recorded under it.
     call: Option<Arc<str>>,
+    /// Where a change of a call's effect after its result is said (the
+    /// run's events): an edit the editor confirms late.
+    effect_changes: Option<EffectChanges>,
     /// Per open document, the version the last edit written through any
     /// view left it at: a buffer that moved past a read because another
     /// thread's edit landed is no user's typing to rebase around.
     edited_versions: Arc<Mutex<std::collections::HashMap<PathBuf, i32>>>,
 }
 
-/// A file written on disk (not open in an editor) by a run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiskWrite {
-    /// The run it was written for (see [`Workspace::for_run`]).
-    pub run: Option<Arc<str>>,
-    pub path: PathBuf,
-    /// The lines of the new text each hunk changed (empty for a file a
-    /// shell command changed: Tandem did not make the change itself).
-    pub ranges: Vec<LineSpan>,
-    /// Counts disk writes in the order they were made.
-    pub seq: u64,
-    /// The shell command that changed the file (its command line), when a
-    /// command did rather than an edit tool.
-    pub command: Option<Arc<str>>,
-    /// The command deleted the file.
-    pub deleted: bool,
-}
-
-/// Disk writes kept at most; the oldest go first. Each run takes its own
-/// when it ends.
-const MAX_DISK_WRITES: usize = 4096;
-
-#[derive(Debug, Default)]
-struct DiskWrites {
-    entries: Mutex<Vec<DiskWrite>>,
-    next_seq: std::sync::atomic::AtomicU64,
-}
-
-impl DiskWrites {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<DiskWrite>> {
-        self.entries.locked()
-    }
-
-    /// Record a write; the lines it changed.
-    fn push(&self, run: Option<Arc<str>>, path: &Path, old: &str, new: &str) -> Vec<LineSpan> {
-        let ranges = changed_lines(&replacements(old, new), new);
-        self.push_entry(DiskWrite { run, path: path.to_path_buf(), ranges: ranges.clone(), seq: 0, command: None, deleted: false });
-        ranges
-    }
-
-    fn push_entry(&self, write: DiskWrite) {
-        self.push_entries(std::iter::once(write));
-    }
-
-    /// Several at once, the oldest dropped in one go past the bound (a
-    /// command may change thousands of files: one shift, not one each).
-    fn push_entries(&self, writes: impl IntoIterator<Item = DiskWrite>) {
-        let mut entries = self.lock();
-        for mut write in writes {
-            write.seq = self.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            entries.push(write);
-        }
-        let over = entries.len().saturating_sub(MAX_DISK_WRITES);
-        if over > 0 {
-            entries.drain(..over);
-        }
-    }
-}
+/// Told when what a call did to a file changes after the call's result
+/// went out: the call's id and the effect now ([`Workspace::reporting_changes`]).
+pub type EffectChanges = Arc<dyn Fn(&str, FileEffect) + Send + Sync>;
 
 /// Tandem's own folder for one workspace, outside it:
 /// `<cache>/tandem/workspaces/<folder name>-<hash of its path>`. Large tool
@@ -343,9 +289,9 @@ impl Workspace {
             journal,
             run_tag: None,
             recorder: None,
-            disk_writes: Arc::default(),
             effects: Arc::default(),
             call: None,
+            effect_changes: None,
             edited_versions: Arc::default(),
         })
     }
@@ -372,9 +318,9 @@ impl Workspace {
             journal: self.journal.clone(),
             run_tag: self.run_tag.clone(),
             recorder: self.recorder.clone(),
-            disk_writes: Arc::clone(&self.disk_writes),
             effects: Arc::clone(&self.effects),
             call: self.call.clone(),
+            effect_changes: self.effect_changes.clone(),
             edited_versions: Arc::clone(&self.edited_versions),
         }
     }
@@ -397,9 +343,9 @@ impl Workspace {
             journal: self.journal.clone(),
             run_tag: self.run_tag.clone(),
             recorder: self.recorder.clone(),
-            disk_writes: Arc::clone(&self.disk_writes),
             effects: Arc::clone(&self.effects),
             call: Some(Arc::from(id)),
+            effect_changes: self.effect_changes.clone(),
             edited_versions: Arc::clone(&self.edited_versions),
         }
     }
@@ -416,6 +362,29 @@ impl Workspace {
     pub fn record_effects(&self, effects: impl IntoIterator<Item = FileEffect>) {
         if let Some(call) = &self.call {
             self.effects.record(self.run_tag.clone(), Arc::clone(call), effects);
+        }
+    }
+
+    /// The same workspace (and ledger), saying through `changes` what a
+    /// call's effect became after its result went out (views made from it
+    /// keep it).
+    pub fn reporting_changes(&self, changes: EffectChanges) -> Workspace {
+        Workspace { effect_changes: Some(changes), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// Where this view's call hears that its edit of `path`, whose outcome
+    /// was unknown, landed after all (`None`: outside a call, or nobody
+    /// listens).
+    fn late_landing(&self) -> Option<LateLanding> {
+        let (call, changes) = (self.call.clone()?, self.effect_changes.clone()?);
+        Some(LateLanding(Arc::new(move |effect: FileEffect| changes(&call, effect))))
+    }
+
+    /// The run is ending: an edit of its whose outcome was unknown and that
+    /// the editor shows now is said at once (see [`Editor::settle_late`]).
+    pub fn settle_late_edits(&self) {
+        if let Some(editor) = &self.editor {
+            editor.settle_late(self.run_tag.as_deref());
         }
     }
 
@@ -457,39 +426,14 @@ impl Workspace {
         ))
     }
 
-    /// A shell command of this view's run changed these files on disk:
-    /// they count among the run's disk writes, marked with the command.
+    /// A shell command of this view's call changed these files on disk:
+    /// they are the call's effects, marked with the command.
     pub fn note_command_changes(&self, command: &str, changes: &[CommandChange]) {
         self.record_effects(changes.iter().map(|change| FileEffect {
             by_command: Some(command.to_string()),
             deleted: change.deleted,
             ..FileEffect::new(change.path.clone(), EditStatus::Written)
         }));
-        let command: Arc<str> = Arc::from(command);
-        self.disk_writes.push_entries(changes.iter().map(|change| DiskWrite {
-            run: self.run_tag.clone(),
-            path: change.path.clone(),
-            ranges: Vec::new(),
-            seq: 0,
-            command: Some(Arc::clone(&command)),
-            deleted: change.deleted,
-        }));
-    }
-
-    /// The files written on disk for `run` (`None`: by views of no run),
-    /// in order, taken: another run's stay.
-    pub fn take_disk_writes(&self, run: Option<&str>) -> Vec<DiskWrite> {
-        let mut entries = self.disk_writes.lock();
-        let (mine, others): (Vec<DiskWrite>, Vec<DiskWrite>) = std::mem::take(&mut *entries).into_iter().partition(|w| w.run.as_deref() == run);
-        *entries = others;
-        mine
-    }
-
-    /// The last disk write of `run` to `path` by an edit tool (not by a
-    /// shell command) after the write `seq` (0: any), left in place.
-    pub fn disk_write_since(&self, run: Option<&str>, path: &Path, seq: u64) -> Option<DiskWrite> {
-        let entries = self.disk_writes.lock();
-        entries.iter().rev().take_while(|w| w.seq > seq).find(|w| w.run.as_deref() == run && w.path == path && w.command.is_none()).cloned()
     }
 
     /// The run this view writes for, if any.
@@ -722,7 +666,7 @@ impl Workspace {
             ));
         };
         if let Some(what) = ledger::change_since_read(&entry, &current.stamp, &current.text) {
-            self.record_effects([FileEffect::new(current.path.clone(), EditStatus::Superseded)]);
+            self.record_effects([FileEffect { untried: true, ..FileEffect::new(current.path.clone(), EditStatus::Superseded) }]);
             return Err(format!(
                 "Error: {display} was modified externally since your last read ({what}). Read it again with read_file before {verb} it."
             ));
@@ -746,16 +690,24 @@ impl Workspace {
     /// same old text finds the file changed instead of overwriting the first.
     pub async fn write(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
         let path = change.path.clone();
-        let result = self.write_unrecorded(change).await;
-        // A disk write records itself, with the lines it changed.
-        if !matches!(result, Ok(WriteOutcome::WrittenToDisk)) {
-            self.record_effects([write_effect(path, &result)]);
+        // Set once the change is offered to the editor.
+        let offered = std::sync::atomic::AtomicBool::new(false);
+        let result = self.write_unrecorded(change, &offered).await;
+        match &result {
+            // A disk write records itself with the lines it changed, an
+            // edit that landed in a buffer with the lines it changed there.
+            Ok(_) => {}
+            Err(_) => {
+                // Refused before the editor saw it, or nothing written to disk.
+                let untried = !offered.load(std::sync::atomic::Ordering::SeqCst);
+                self.record_effects([FileEffect { untried, ..write_effect(path, &result) }]);
+            }
         }
         result
     }
 
     /// [`write`](Self::write) but for recording its effect.
-    async fn write_unrecorded(&self, change: FileChange) -> Result<WriteOutcome, WriteError> {
+    async fn write_unrecorded(&self, change: FileChange, offered: &std::sync::atomic::AtomicBool) -> Result<WriteOutcome, WriteError> {
         let _file_lock = self.edit_locks.lock(&change.path).await;
         let display = self.display_path(&change.path);
         self.count_text_read();
@@ -770,11 +722,11 @@ impl Workspace {
         };
         if let (Some(editor), None) = (&self.editor, &buffer) {
             if editor.creates_files() && !change.path.exists() {
-                return self.create_through_editor(Arc::clone(editor), change, &display).await;
+                return self.create_through_editor(Arc::clone(editor), change, &display, offered).await;
             }
         }
         if let (Some(editor), Some(buffer)) = (self.editor.as_ref(), buffer) {
-            return self.write_to_buffer(editor.as_ref(), buffer, change, &display).await;
+            return self.write_to_buffer(editor.as_ref(), buffer, change, &display, offered).await;
         }
         self.write_to_disk(&change, &display).await
     }
@@ -788,7 +740,7 @@ impl Workspace {
     /// where the editor reviews it), up to [`MAX_OFFERS`] times; when they
     /// touch the same lines or lines right beside each other, it is refused,
     /// saying so. The user's text is never changed by a rebase.
-    async fn write_to_buffer(&self, editor: &dyn Editor, buffer: DocumentSnapshot, change: FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
+    async fn write_to_buffer(&self, editor: &dyn Editor, buffer: DocumentSnapshot, change: FileChange, display: &str, offered: &std::sync::atomic::AtomicBool) -> Result<WriteOutcome, WriteError> {
         let Some(base) = change.base else {
             return Err(WriteError::Superseded(format!(
                 "Error: {display} is open in the editor; read it with read_file before writing it."
@@ -851,6 +803,7 @@ impl Workspace {
                 splices = None;
             }
             offers += 1;
+            offered.store(true, std::sync::atomic::Ordering::SeqCst);
             let outcome = editor
                 .apply(BufferEdit {
                     path: change.path.clone(),
@@ -863,6 +816,7 @@ impl Workspace {
                     review: change.review,
                     run: self.run_tag.clone(),
                     reoffer: offers > 1,
+                    landed_late: self.late_landing(),
                 })
                 .await;
             let EditOutcome::Changed(reason) = outcome else { break outcome };
@@ -889,8 +843,13 @@ impl Workspace {
                 // Splices left (no rebase): made on the text the stamp
                 // was taken of, so its fingerprint is the text before's.
                 let (splices, before_fingerprint) = (splices, base.fingerprint);
-                let fingerprint = crate::diff::off_runtime(move || {
+                let (fingerprint, ranges) = crate::diff::off_runtime(move || {
                     let fingerprint = fingerprint(text.as_bytes());
+                    // The lines it changed, as the hunks the editor was sent.
+                    let hunks = match &splices {
+                        Some(splices) => changed_lines(splices, &text),
+                        None => changed_lines(&replacements(&before, &text), &text),
+                    };
                     match (recorder, splices) {
                         (Some(recorder), Some(splices)) => recorder.buffer_edit(&SplicedEdit {
                             path: &path,
@@ -906,9 +865,10 @@ impl Workspace {
                         }
                         (None, _) => {}
                     }
-                    fingerprint
+                    (fingerprint, hunks)
                 })
                 .await;
+                self.record_effects([FileEffect { ranges, ..FileEffect::new(change.path.clone(), EditStatus::Applied) }]);
                 editor.known_text(&change.path, version, &new_text, fingerprint);
                 let stamp = ReadStamp { version: Some(version), fingerprint };
                 self.ledger.record(&change.path, stamp, new_text);
@@ -965,7 +925,7 @@ impl Workspace {
 
     /// A new file, created through an editor that takes every write (an ACP
     /// client's `fs/write_text_file`), reviewed there when `change.review`.
-    async fn create_through_editor(&self, editor: Arc<dyn Editor>, change: FileChange, display: &str) -> Result<WriteOutcome, WriteError> {
+    async fn create_through_editor(&self, editor: Arc<dyn Editor>, change: FileChange, display: &str, offered: &std::sync::atomic::AtomicBool) -> Result<WriteOutcome, WriteError> {
         if change.base.is_some() {
             self.ledger.forget(&change.path);
             return Err(WriteError::Superseded(format!(
@@ -975,6 +935,7 @@ impl Workspace {
         if let Some(recorder) = &self.recorder {
             recorder.before_change(&change.path, &|| None);
         }
+        offered.store(true, std::sync::atomic::Ordering::SeqCst);
         let outcome = editor
             .apply(BufferEdit {
                 path: change.path.clone(),
@@ -986,6 +947,7 @@ impl Workspace {
                 review: change.review,
                 run: self.run_tag.clone(),
                 reoffer: false,
+                landed_late: self.late_landing(),
             })
             .await;
         match outcome {
@@ -995,6 +957,8 @@ impl Workspace {
                 if let Some(recorder) = &self.recorder {
                     recorder.after_change(&change.path, change.new_text.as_bytes());
                 }
+                let ranges = changed_lines(&replacements("", &change.new_text), &change.new_text);
+                self.record_effects([FileEffect { ranges, ..FileEffect::new(change.path.clone(), EditStatus::Applied) }]);
                 self.ledger.record(&change.path, ReadStamp { version: Some(version), fingerprint }, change.new_text);
                 Ok(WriteOutcome::AppliedToBuffer { saved, rebased: None })
             }
@@ -1026,8 +990,7 @@ impl Workspace {
         // and the new text's hash cost time in the file's size: off the
         // async runtime, so the editor's requests are answered meanwhile.
         let (path, new_text) = (change.path.clone(), Arc::clone(&change.new_text));
-        let (recorder, journal, disk_writes, run) =
-            (self.recorder.clone(), self.journal.clone(), Arc::clone(&self.disk_writes), self.run_tag.clone());
+        let (recorder, journal) = (self.recorder.clone(), self.journal.clone());
         let written = crate::diff::off_runtime(move || {
             if let Some(recorder) = &recorder {
                 recorder.before_change(&path, &|| std::fs::read(&path).ok());
@@ -1036,7 +999,7 @@ impl Workspace {
             if let Some(recorder) = &recorder {
                 recorder.after_change(&path, new_text.as_bytes());
             }
-            let ranges = disk_writes.push(run, &path, &old_text, &new_text);
+            let ranges = changed_lines(&replacements(&old_text, &new_text), &new_text);
             Ok((fingerprint(new_text.as_bytes()), ranges))
         })
         .await;
@@ -1157,24 +1120,23 @@ mod tests {
         assert_eq!(editor.document(&path).unwrap().version, 2, "{text}");
     }
 
-    /// A command that changes more files than the log holds: the newest
-    /// stay, in order, and the run takes them.
+    /// A command that changes more files than the effect log holds: the
+    /// newest stay, in order, and the call takes them.
     #[test]
-    fn a_command_changing_more_files_than_the_disk_write_log_holds_keeps_the_newest_in_order() {
+    fn a_command_changing_more_files_than_the_effect_log_holds_keeps_the_newest_in_order() {
         let dir = tempfile::tempdir().unwrap();
-        let workspace = Workspace::with_roots(vec![dir.path().to_path_buf()], None).unwrap().for_run("run-1");
+        let workspace = Workspace::with_roots(vec![dir.path().to_path_buf()], None).unwrap().for_run("run-1").for_call("toolu_1");
         workspace.note_command_changes("first", &[CommandChange { path: dir.path().join("early"), deleted: false }]);
         let changes: Vec<CommandChange> =
-            (0..MAX_DISK_WRITES + 100).map(|i| CommandChange { path: dir.path().join(format!("f{i}")), deleted: i % 2 == 0 }).collect();
+            (0..effects::MAX_EFFECTS + 100).map(|i| CommandChange { path: dir.path().join(format!("f{i}")), deleted: i % 2 == 0 }).collect();
         workspace.note_command_changes("big", &changes);
-        let taken = workspace.take_disk_writes(Some("run-1"));
-        assert_eq!(taken.len(), MAX_DISK_WRITES);
+        let taken = workspace.take_call_effects();
+        assert_eq!(taken.len(), effects::MAX_EFFECTS);
         let paths: Vec<PathBuf> = taken.iter().map(|w| w.path.clone()).collect();
         let newest: Vec<PathBuf> = changes[100..].iter().map(|c| c.path.clone()).collect();
         assert_eq!(paths, newest);
-        assert!(taken.windows(2).all(|w| w[0].seq < w[1].seq));
-        assert!(taken.iter().all(|w| w.command.as_deref() == Some("big") && w.deleted == w.path.to_string_lossy().ends_with(['0', '2', '4', '6', '8'])));
-        assert!(workspace.take_disk_writes(Some("run-1")).is_empty());
+        assert!(taken.iter().all(|w| w.by_command.as_deref() == Some("big") && w.deleted == w.path.to_string_lossy().ends_with(['0', '2', '4', '6', '8'])));
+        assert!(workspace.take_call_effects().is_empty());
     }
 
     /// Each call's effects are recorded under it and taken with its
@@ -1204,7 +1166,7 @@ mod tests {
         assert_eq!(
             second.take_call_effects(),
             vec![
-                FileEffect::new(path.clone(), EditStatus::Superseded),
+                FileEffect { untried: true, ..FileEffect::new(path.clone(), EditStatus::Superseded) },
                 FileEffect { by_command: Some("make clean".into()), deleted: true, ..FileEffect::new(root.join("out.o"), EditStatus::Written) },
             ]
         );

@@ -90,6 +90,20 @@ pub struct BufferEdit {
     /// rebased onto the text the user changed while it was reviewed (the
     /// editor answered [`EditOutcome::Changed`]): the same edit, not another.
     pub reoffer: bool,
+    /// Told when an edit the editor answered [`EditOutcome::Unknown`] for
+    /// is seen to have landed after all (a late `didChange`): what the
+    /// edit did then, said as the call's changed effect.
+    pub landed_late: Option<LateLanding>,
+}
+
+/// See [`BufferEdit::landed_late`].
+#[derive(Clone)]
+pub struct LateLanding(pub Arc<dyn Fn(crate::protocol::FileEffect) + Send + Sync>);
+
+impl std::fmt::Debug for LateLanding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LateLanding")
+    }
 }
 
 /// What happened to an edit sent to the editor.
@@ -160,6 +174,10 @@ pub trait Editor: Send + Sync {
     async fn save_for_command(&self, _run: Option<&str>) -> Vec<UnsavedBuffer> {
         Vec::new()
     }
+    /// The run `run` is ending: an edit of it whose outcome was unknown and
+    /// that the buffer shows now is told to its [`BufferEdit::landed_late`]
+    /// at once; none of the run's is watched for after.
+    fn settle_late(&self, _run: Option<&str>) {}
 }
 
 /// A buffer the agent changed whose text is not on disk when a command runs.

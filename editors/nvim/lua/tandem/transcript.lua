@@ -305,6 +305,8 @@ local show = {
   hook = false,
   sandbox = false,
   waiting = false,
+  -- An edit confirmed late: the run's edits at its end say what it became.
+  effect_changed = false,
 }
 
 --- The run event types of `tandem.protocol` that `show` does not name,

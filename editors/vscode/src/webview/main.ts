@@ -370,10 +370,12 @@ function show(item: PanelItem, immediate: boolean): void {
       container(item).append(element('div', 'note', `Task ${item.task_id ?? '?'} ${taskEnd({ status: item.status ?? 'ended', exit_code: item.exit_code })}: ${(item.command ?? '').split('\n')[0]}`));
       break;
     // Shown elsewhere: the provider line (its own message), the
-    // sandbox notice and MCP waits (the transcript and the progress).
+    // sandbox notice and MCP waits (the transcript and the progress); an
+    // edit confirmed late, by the run's edits at its end.
     case 'provider':
     case 'sandbox':
     case 'waiting':
+    case 'effect_changed':
       break;
     default:
       // A type this switch does not name fails to compile.

@@ -92,7 +92,15 @@ pub async fn run_thread(
     events: EventSender,
 ) -> RunOutcome {
     // Tools see this thread's reads only.
-    let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&thread.ledger)));
+    // An edit the editor confirms late is said as the run's event, while
+    // the run's stream is open (a late edit's watch may outlive the run).
+    let late = events.downgrade();
+    let effect_changes: crate::workspace::EffectChanges = Arc::new(move |call_id: &str, effect| {
+        if let Some(events) = late.upgrade() {
+            events.send(RunEvent::EffectChanged { call_id: call_id.to_string(), effect });
+        }
+    });
+    let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&thread.ledger)).reporting_changes(effect_changes));
     // A sub-agent works for its parent's thread: the background tasks it
     // starts are announced there, and its todo list is its own.
     let owner = ctx.thread_id.is_empty() || ctx.thread_id == thread.id;
@@ -147,8 +155,31 @@ pub async fn run_thread(
     // Only a saved thread can be named later.
     let thread_id = if thread.is_saved() { thread.id.clone() } else { String::new() };
     let end_thread = (!thread_id.is_empty()).then(|| thread_id.clone());
-    let _ = events.send(RunEvent::End { status, text: text.clone(), usage: state.usage, cost_usd: state.cost_usd, thread_id: end_thread });
+    // An edit whose outcome was unknown and that has landed since is said
+    // now, before the end lists what the run changed.
+    if owner {
+        ctx.workspace.settle_late_edits();
+    }
+    let effects = events.changed_files();
+    let _ = events.send(RunEvent::End {
+        status,
+        text: text.clone(),
+        usage: state.usage,
+        cost_usd: state.cost_usd,
+        thread_id: end_thread,
+        run_id: request.run_id.clone(),
+        changed_files: changed_files(&ctx.workspace, &effects),
+        effects,
+    });
     RunOutcome { status, text, turns: state.turns, usage: state.usage, cost_usd: state.cost_usd, thread_id }
+}
+
+/// The files `effects` changed (an edit that landed, a command's change),
+/// as the workspace shows them, sorted, once each.
+fn changed_files(workspace: &crate::workspace::Workspace, effects: &[crate::protocol::ChangedFile]) -> Vec<String> {
+    let changed: std::collections::BTreeSet<String> =
+        effects.iter().filter(|c| c.effect.status.landed()).map(|c| workspace.display_path(&c.effect.path)).collect();
+    changed.into_iter().collect()
 }
 
 /// The thread's todo list and background tasks for this run: the list

@@ -14,8 +14,9 @@
 //! `{"runId", "seq", "event"}` notifications, `event` being the
 //! [`RunEvent`] JSON of docs/protocol.md.
 //!
-//! Split by phase: [`registry`] (the runs going on), [`outbox`] (requests
-//! to the client wait behind the events before them), this file (the
+//! Split by phase: [`registry`] (the runs going on), the session's
+//! [`RunOutbox`] (requests to the client wait behind the events before
+//! them, `lsp/outbox.rs`), this file (the
 //! `tandem.ask` request: the run's parts from the host, the spawned run,
 //! the answer) and [`forward`] (events to the client).
 
@@ -29,21 +30,20 @@ use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Range, Uri};
 
 use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
-use super::documents::{path_to_uri, uri_to_path, Documents};
-use super::editor::{EditRecord, LspEditor};
-use crate::host::{AfterRun, RunEdits, RunOutcome, RunStatus};
-use crate::protocol::{AskAnswer, AskStarted, RunEdit};
+use super::documents::{uri_to_path, Documents};
+use super::editor::LspEditor;
+use super::outbox::RunOutbox;
+use crate::host::{RunOutcome, RunStatus};
+use crate::protocol::{AskAnswer, AskStarted, ChangedFile};
 use crate::host::{RunHandle, StartError, ThreadChoice};
 use crate::host::Threads;
 use crate::sync::MutexExt;
-use crate::workspace::{edits_summary, EditStatus, EditSummaryItem, Workspace};
+use crate::workspace::Workspace;
 
 mod forward;
-mod outbox;
 mod registry;
 
-use forward::{disk_write_record, forward_events, run_edit, summary_item, Forwarded};
-pub use outbox::RunOutbox;
+use forward::{file_uri, forward_events, Changed};
 pub use registry::Runs;
 
 /// How long a run waits after its `"wait": false` answer, for a client
@@ -219,31 +219,12 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let answer_first = (!args.wait && env.answer_goes_alone).then(|| -> crate::host::StartGate {
         Box::pin(answer_read(Arc::clone(&env.client), run_id.clone(), env.configuration, env.settings.timeouts.request()))
     });
-    // What the forwarder learns of the run's edits (which call made
-    // each); once the run's events are out, the run's edits: what the
-    // answer lists, kept in the thread (before it is checked in) for a
-    // transcript that shows them later (a window reloaded).
-    let learnt = Arc::new(std::sync::Mutex::new(Forwarded::default()));
-    let run_edits_slot: Arc<std::sync::Mutex<Option<Vec<RunEdit>>>> = Arc::default();
-    let after_run: AfterRun = {
-        let (env, run_id, learnt, slot) = (env.clone(), run_id.clone(), Arc::clone(&learnt), Arc::clone(&run_edits_slot));
-        Box::new(move || {
-            Box::pin(async move {
-                // The events out to the client (bounded: a window reloading
-                // reads nothing), and learnt from (never waits on it).
-                env.outbox.flush().await;
-                env.outbox.learnt(&run_id).await;
-                let edits = run_edits(&env, &run_id, &learnt);
-                let summary = summary(&env, &edits);
-                let kept = edits.iter().filter_map(|edit| serde_json::to_value(edit).ok()).collect();
-                *slot.locked() = Some(edits);
-                RunEdits { edits: kept, summary }
-            })
-        })
-    };
+    // What the run changed, as its end event lists it: the answer's edits.
+    let changed: Changed = Arc::default();
     let parts = crate::host::RunParts {
         run_id: Some(run_id.clone()),
-        after_run: Some(after_run),
+        // The thread keeps the run's edits as the answer lists them.
+        file_names: Some(Arc::new(file_uri)),
         // Its edits are recorded as this run's: threads run at once, and
         // each answer lists its own edits.
         workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
@@ -287,18 +268,17 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
-    let (learnt_tx, learnt_rx) = watch::channel(0);
-    env.outbox.start(&run_id, ending.sender(), (forwarded_rx, learnt_rx));
+    env.outbox.start(&run_id, ending.sender(), forwarded_rx);
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
     let forwarder = tokio::spawn(forward_events(
         Arc::clone(&env.client),
-        (Arc::clone(&env.editor), Arc::clone(&env.workspace), recorder),
+        recorder,
         (run_id.clone(), thread_id.clone()),
         events_rx,
         progress.clone(),
-        (forwarded_tx, learnt_tx),
-        Arc::clone(&learnt),
+        forwarded_tx,
+        Arc::clone(&changed),
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     tokio::spawn(async move {
@@ -320,11 +300,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             thread_id: String::new(),
         });
         let _ = forwarder.await;
-        // Taken before the thread was checked in; a run that never started
-        // (no model) has none yet.
-        let taken = run_edits_slot.locked().take();
-        let edits = taken.unwrap_or_else(|| run_edits(&env, &run_id, &learnt));
-        answer(&env, (run_id, finished_thread), &outcome, edits)
+        let changed = changed.locked().take().unwrap_or_default();
+        answer(&env, (run_id, finished_thread), &outcome, &changed)
     };
     if !args.wait {
         tokio::spawn(finished);
@@ -419,14 +396,14 @@ pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
 }
 
 /// The `tandem.ask` answer, one entry per edit in the order they were made.
-fn answer(env: &RunEnv, (run_id, thread_id): (String, String), outcome: &RunOutcome, edits: Vec<RunEdit>) -> AskAnswer {
+fn answer(env: &RunEnv, (run_id, thread_id): (String, String), outcome: &RunOutcome, changed: &[ChangedFile]) -> AskAnswer {
     AskAnswer {
-        summary: summary(env, &edits),
+        summary: env.host.edits_summary(changed),
         run_id,
         thread_id,
         status: outcome.status,
         text: outcome.text.clone(),
-        edits,
+        edits: crate::host::run_edits(changed, &file_uri),
         cost_usd: outcome.cost_usd,
         usage: outcome.usage,
     }
@@ -435,51 +412,6 @@ fn answer(env: &RunEnv, (run_id, thread_id): (String, String), outcome: &RunOutc
 /// An answer as the client gets it.
 fn to_json<T: serde::Serialize>(answer: &T) -> Value {
     serde_json::to_value(answer).unwrap_or_else(|err| json!({"error": format!("cannot serialize the answer: {err}")}))
-}
-
-/// The run's edits as the answer lists them, taken from the editor's
-/// records and the workspace's disk writes, each with the `toolCallId` of
-/// the call that made it where the forwarder saw it.
-fn run_edits(env: &RunEnv, run_id: &str, learnt: &std::sync::Mutex<Forwarded>) -> Vec<RunEdit> {
-    let learnt = learnt.locked();
-    let mut edits: Vec<RunEdit> = Vec::new();
-    let mut uris: Vec<String> = Vec::new();
-    let records = env.editor.take_records_in_order(Some(run_id));
-    // The calls a record was learnt for; the others are matched by file,
-    // the latest call of the file that no record has.
-    let mut used: Vec<&String> = records.iter().filter_map(|(seq, _)| learnt.record_calls.get(seq)).collect();
-    for (seq, record) in records.iter() {
-        let call = learnt.record_calls.get(seq).or_else(|| {
-            let call = learnt.edit_calls.iter().rev().find(|(id, uri)| *uri == record.uri && !used.contains(&id)).map(|(id, _)| id)?;
-            used.push(call);
-            Some(call)
-        });
-        uris.push(record.uri.clone());
-        edits.push(RunEdit { tool_call_id: call.cloned(), ..run_edit(record) });
-    }
-    for write in env.workspace.take_disk_writes(Some(run_id)) {
-        let Some(record) = disk_write_record(&write) else { continue };
-        let call = learnt.disk_write_calls.get(&write.seq).filter(|_| write.command.is_none());
-        uris.push(record.uri.clone());
-        edits.push(RunEdit { tool_call_id: call.cloned(), ..run_edit(&record) });
-    }
-    // A file changed by an edit call that the editor has no record of
-    // (written by a view without the editor) still counts.
-    for path in &learnt.written {
-        let uri = path_to_uri(path).map(|uri| uri.as_str().to_string()).unwrap_or_else(|| path.display().to_string());
-        if !uris.contains(&uri) {
-            edits.push(run_edit(&EditRecord::new(uri.clone(), EditStatus::Written)));
-            uris.push(uri);
-        }
-    }
-    edits
-}
-
-/// The run's edits worded as every front end words them ("2 edits: 1
-/// applied, 1 partly applied. Changed: …"), `None` for none.
-fn summary(env: &RunEnv, edits: &[RunEdit]) -> Option<String> {
-    let items: Vec<EditSummaryItem> = edits.iter().filter_map(|edit| summary_item(&env.workspace, edit)).collect();
-    edits_summary(&items)
 }
 
 /// Begin work-done progress: the client's own token from the request, or

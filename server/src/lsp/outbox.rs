@@ -1,5 +1,6 @@
 //! The outbox: the server's requests to the client wait behind the run
-//! events sent before them.
+//! events sent before them. Beside the runs, not inside them: the editor
+//! sink, the prompter and the plan review use it, and the runs use them.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -24,12 +25,11 @@ pub struct RunOutbox {
     current: Mutex<BTreeMap<String, Counted>>,
 }
 
-/// A running run's counts: the events its sender sent, those the
-/// forwarder passed on to the client, and those it learnt from.
+/// A running run's counts: the events its sender sent, and those the
+/// forwarder passed on to the client.
 struct Counted {
     events: EventSender,
     forwarded: watch::Receiver<u64>,
-    learnt: watch::Receiver<u64>,
 }
 
 impl RunOutbox {
@@ -37,17 +37,8 @@ impl RunOutbox {
         self.current.locked()
     }
 
-    pub(super) fn start(&self, run_id: &str, events: EventSender, (forwarded, learnt): (watch::Receiver<u64>, watch::Receiver<u64>)) {
-        self.lock().insert(run_id.to_string(), Counted { events, forwarded, learnt });
-    }
-
-    /// Wait until the forwarder has learnt from every event `run_id` sent
-    /// so far (which call made which edit). It never waits on the client,
-    /// so this is quick; bounded all the same.
-    pub(super) async fn learnt(&self, run_id: &str) {
-        let pending = self.lock().get(run_id).map(|c| (c.events.sent(), c.learnt.clone()));
-        let Some((target, mut learnt)) = pending else { return };
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), learnt.wait_for(|n| *n >= target)).await;
+    pub(super) fn start(&self, run_id: &str, events: EventSender, forwarded: watch::Receiver<u64>) {
+        self.lock().insert(run_id.to_string(), Counted { events, forwarded });
     }
 
     pub(super) fn finish(&self, run_id: &str) {
