@@ -297,7 +297,7 @@ impl Driver<'_> {
             }
             // The folders' instruction files and the rules the calls
             // reached for the first time follow their results.
-            let touched = touched_paths(&executor, &tool_calls, &results, self.ctx);
+            let touched = touched_paths(runner.kinds(), &results);
             let scoped = instructions::scoped::for_touched(&self.ctx.workspace, &touched, &self.thread.messages);
             let mut content: Vec<ContentBlock> = results
                 .into_iter()
@@ -318,13 +318,14 @@ impl Driver<'_> {
 }
 
 /// The files and folders the calls that succeeded read or changed: what
-/// each call's kind names, and the files a command changed.
-fn touched_paths(executor: &Executor, calls: &[ToolCall], results: &[ToolResult], ctx: &ToolContext) -> Vec<std::path::PathBuf> {
+/// each call's kind names (as prepared once, by the runner), and the files
+/// a command changed.
+fn touched_paths(kinds: &[crate::tools::ToolKind], results: &[ToolResult]) -> Vec<std::path::PathBuf> {
     let mut paths = Vec::new();
-    for (call, result) in calls.iter().zip(results).filter(|(_, result)| !result.is_error) {
-        match executor.prepare(call, ctx).map(|prepared| prepared.traits.kind) {
-            Ok(crate::tools::ToolKind::Read { paths: read }) => paths.extend(read),
-            Ok(crate::tools::ToolKind::Edit { path }) => paths.push(path),
+    for (kind, result) in kinds.iter().zip(results).filter(|(_, result)| !result.is_error) {
+        match kind {
+            crate::tools::ToolKind::Read { paths: read } => paths.extend(read.iter().cloned()),
+            crate::tools::ToolKind::Edit { path } => paths.push(path.clone()),
             _ => {}
         }
         paths.extend(result.effects.iter().map(|effect| effect.path.clone()));

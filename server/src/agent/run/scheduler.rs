@@ -75,6 +75,9 @@ pub(super) struct ToolRunner {
     early_start: bool,
     calls: Vec<ToolCall>,
     safe: Vec<bool>,
+    /// What each call does, from its one preparation: the driver reads
+    /// the paths the calls touched from these, not by parsing again.
+    kinds: Vec<crate::tools::ToolKind>,
     slots: Vec<Slot>,
     /// Every call so far is safe and started: the next safe one may start too.
     head_is_safe: bool,
@@ -82,7 +85,7 @@ pub(super) struct ToolRunner {
 
 impl ToolRunner {
     pub(super) fn new(executor: Arc<Executor>, ctx: ToolContext, events: EventSender, early_start: bool) -> Self {
-        ToolRunner { executor, ctx, events, early_start, calls: Vec::new(), safe: Vec::new(), slots: Vec::new(), head_is_safe: true }
+        ToolRunner { executor, ctx, events, early_start, calls: Vec::new(), safe: Vec::new(), kinds: Vec::new(), slots: Vec::new(), head_is_safe: true }
     }
 
     pub(super) fn running(&self) -> usize {
@@ -97,6 +100,7 @@ impl ToolRunner {
             Ok(p) => (p.traits.kind.clone(), p.traits.summary.clone()),
             Err(_) => (Default::default(), String::new()),
         };
+        self.kinds.push(kind.clone());
         let _ = self.events.send(RunEvent::ToolCall { id: call.id.clone(), name: call.name.clone(), input: call.input.clone(), kind, summary });
         let safe = prepared.as_ref().is_ok_and(|p| p.traits.concurrency_safe);
         let slot = match prepared {
@@ -151,6 +155,7 @@ impl ToolRunner {
         }
         self.calls.clear();
         self.safe.clear();
+        self.kinds.clear();
         self.head_is_safe = true;
     }
 
@@ -174,6 +179,12 @@ impl ToolRunner {
                 }
             }
         }
+    }
+
+    /// What each call of the response does, in call order (a call prepared
+    /// only when its turn came reads as [`crate::tools::ToolKind::Other`]).
+    pub(super) fn kinds(&self) -> &[crate::tools::ToolKind] {
+        &self.kinds
     }
 
     /// Run what has not run, and collect every result in call order.
