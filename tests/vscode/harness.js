@@ -690,6 +690,7 @@ module.exports = {
   fs,
   path,
   TANDEM_BIN,
+  serverEnv,
   E2E_DIR,
   STEP_MS,
   dirs,
