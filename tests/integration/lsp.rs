@@ -377,6 +377,35 @@ fn the_user_rejects_the_edit_or_denies_the_command_and_the_model_is_told() {
     client.shutdown();
 }
 
+/// A command from the repository with escape sequences, a carriage return
+/// and a bidi override: the question `tandem lsp` sends
+/// (`window/showMessageRequest`, which VS Code's notifications, Emacs and
+/// Kakoune show raw) and the `$/progress` reports carry them written
+/// visibly, so the `rm` the user is asked about is the one on screen; the
+/// actions are the server's words, as sent.
+#[test]
+fn a_question_an_editor_shows_raw_carries_no_terminal_escapes() {
+    let command = "rm victim.txt '\x1b[2K\rls -la' \u{202e}txt.exe";
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let mut client = f.start(json!([turn(vec![shell(command)]), done()]), json!({"window": {"workDoneProgress": true}}), json!({}));
+    let ask = client.send_request("workspace/executeCommand", ask_params("clean up"));
+    let create = client.server_request("window/workDoneProgress/create");
+    client.respond(&create["id"], Value::Null);
+    let prompt = client.server_request("window/showMessageRequest");
+    let message = prompt["params"]["message"].as_str().unwrap();
+    assert!(message.contains(r"rm victim.txt '\x1b[2K\rls -la' \u{202e}txt.exe"), "{message}");
+    let raw = |text: &str| text.chars().any(|c| c == '\x1b' || c == '\r' || c == '\u{202e}');
+    assert!(!raw(message), "{message:?}");
+    assert!(prompt["params"]["actions"].as_array().unwrap().iter().any(|a| a["title"] == "Deny"), "{prompt}");
+    client.respond(&prompt["id"], json!({"title": "Deny"}));
+    client.response(ask);
+    // Nothing else the editor shows as it is carries them either.
+    for seen in client.seen.iter().filter(|m| matches!(m["method"].as_str(), Some("window/showMessage" | "window/logMessage" | "$/progress"))) {
+        assert!(!raw(&seen["params"].to_string()) && !raw(seen["params"]["value"]["message"].as_str().unwrap_or_default()), "{seen}");
+    }
+    client.shutdown();
+}
+
 /// A client that answers `tandem/textInput` is also offered "Tell Tandem
 /// what to do instead", on an edit's review prompt and on a command's ask:
 /// the refusal the model reads carries the line the user typed (none
