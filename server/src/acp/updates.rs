@@ -321,6 +321,7 @@ pub fn replay(events: &[Value], run_texts: impl Fn(&str) -> Vec<RunText>) -> Vec
                 let input = event.get("input").cloned().unwrap_or(Value::Null);
                 // The kind the server worked out again from the kept input;
                 // none when the tool is gone or the input was cut short.
+                edits.remove(id);
                 let call = match past_kind(event) {
                     Some(kind) => {
                         let summary = event.get("summary").and_then(Value::as_str).unwrap_or_default();
@@ -387,13 +388,18 @@ fn past_runs(events: &[Value], run_texts: &impl Fn(&str) -> Vec<RunText>) -> Has
         let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
         match event.get("type").and_then(Value::as_str) {
             Some("prompt") => run += 1,
-            Some("tool_call") => {
-                if let Some(ToolKind::Edit { path }) = past_kind(event) {
+            Some("tool_call") => match past_kind(event) {
+                Some(ToolKind::Edit { path }) => {
                     calls.insert(id, path);
                 }
-            }
-            Some("tool_result") if event.get("is_error").and_then(Value::as_bool) != Some(true) => {
-                if let Some(path) = calls.remove(id) {
+                // An id used again (a scripted model's) is this call's now.
+                _ => {
+                    calls.remove(id);
+                }
+            },
+            Some("tool_result") => {
+                let failed = event.get("is_error").and_then(Value::as_bool) == Some(true);
+                if let Some(path) = calls.remove(id).filter(|_| !failed) {
                     last_edits.entry(run).or_default().insert(path, id.to_string());
                 }
             }
@@ -565,6 +571,47 @@ mod tests {
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"1 | a"}}],"rawOutput":"1 | a"}
             {"sessionUpdate":"plan","entries":[{"content":"Read a","priority":"medium","status":"completed"}]}"#]]
         .assert_eq(&wire(&replay(&events, |_| Vec::new())));
+    }
+
+    /// Issue 53: a replayed edit has its kind and file, its status, and the
+    /// run's change to the file as its diff (on the run's last call that
+    /// edited it without failing); a run undone since says so on each
+    /// edit that landed; a failed edit and a call reusing an id get no diff.
+    #[test]
+    fn a_replayed_edit_has_its_diff_and_an_undone_run_says_so() {
+        let edit = |id: &str| json!({"type": "tool_call", "id": id, "name": "edit_file", "input": {}, "kind": {"type": "edit", "path": "/w/a.txt"}, "summary": "a.txt"});
+        let result = |id: &str, is_error: bool| json!({"type": "tool_result", "id": id, "is_error": is_error, "content": if is_error { "Error: no match" } else { "Successfully edited a.txt" }});
+        let events = [
+            json!({"type": "prompt", "text": "first"}),
+            edit("e1"),
+            result("e1", false),
+            edit("e2"),
+            result("e2", true),
+            json!({"type": "end", "status": "completed"}),
+            json!({"type": "edits", "edits": [], "checkpoint": "c1", "undone": true}),
+            json!({"type": "prompt", "text": "second"}),
+            json!({"type": "tool_call", "id": "e2", "name": "read_file", "input": {}}),
+            json!({"type": "tool_result", "id": "e2", "is_error": false, "content": "1 | a"}),
+            json!({"type": "end", "status": "completed"}),
+            json!({"type": "edits", "edits": [], "checkpoint": "c2", "undone": false}),
+        ];
+        let texts = |id: &str| match id {
+            "c1" | "c2" => vec![RunText { path: "/w/a.txt".into(), before: Some("a\n".into()), after: Some("A\n".into()) }],
+            _ => Vec::new(),
+        };
+        let updates: Vec<Value> = replay(&events, texts).iter().map(|u| serde_json::to_value(u).unwrap()).collect();
+        let results: Vec<&Value> = updates.iter().filter(|u| u["sessionUpdate"] == "tool_call_update").collect();
+        assert_eq!(results.len(), 3, "{updates:#?}");
+        let (landed, failed, read) = (results[0], results[1], results[2]);
+        assert_eq!(updates[1]["kind"], "edit");
+        assert_eq!(landed["status"], "completed");
+        assert_eq!(landed["title"], "edit_file a.txt (undone since)");
+        assert_eq!(landed["_meta"]["tandem"], json!({"editStatus": "applied", "undone": true}));
+        assert_eq!(landed["content"][0], json!({"type": "diff", "path": "/w/a.txt", "oldText": "a\n", "newText": "A\n"}));
+        assert!(landed["content"].as_array().unwrap().iter().any(|c| c["content"]["text"].as_str().is_some_and(|t| t.starts_with("↶ Undone since"))));
+        assert_eq!(failed["status"], "failed");
+        assert!(failed.get("_meta").is_none() && !failed["content"].as_array().unwrap().iter().any(|c| c["type"] == "diff"), "{failed}");
+        assert_eq!(read["content"], json!([{"type": "content", "content": {"type": "text", "text": "1 | a"}}]), "{read}");
     }
 
     #[test]
