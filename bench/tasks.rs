@@ -38,7 +38,7 @@ fn start(registry: &TaskRegistry, script: &str) -> String {
     cmd.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::from(writer.try_clone().unwrap())).stderr(Stdio::from(writer)).kill_on_drop(true);
     let child = cmd.spawn().unwrap();
     drop(cmd);
-    let spawn = TaskSpawn { command: script.into(), child, output: reader.into(), guard: Box::new(()), network: false, thread: "bench".into() };
+    let spawn = TaskSpawn { command: script.into(), child, output: reader, guard: Box::new(()), network: false, thread: "bench".into() };
     registry.start(spawn).unwrap().id
 }
 

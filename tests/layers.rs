@@ -41,7 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers", "tasks"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
-    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "confined_file", "trust", "diff", "wire", "platform", "protocol"]),
+    ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "confined_file", "trust", "diff", "wire", "platform", "protocol", "visible"]),
 ];
 
 /// One import of a top-level module.

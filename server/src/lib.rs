@@ -47,7 +47,7 @@
 //!                   ▼
 //!   model  environment  consent  scope  sync   leaves: the run's events and what
 //!   json_file  confined_file  trust  diff  wire  became of its edits, messages
-//!   platform  protocol                            (and the model table), environment,
+//!   platform  protocol  visible                   (and the model table), environment,
 //!                                                 consent, settings layers, locks,
 //!                                                 strict JSON files, a folder's
 //!                                                 files read confined, workspace
@@ -209,6 +209,10 @@
 //!   (the server's guard, the language servers' client, the demo's editor,
 //!   the tests' client): a decoder without I/O that says why a frame is
 //!   bad and finds the next message, and the readers around it.
+//! - [`visible`]: text from outside Tandem with every character that acts
+//!   instead of showing (escapes, carriage returns, bidi overrides,
+//!   zero-width characters) written visibly, for the terminal and for the
+//!   messages an editor shows as they are.
 //! - [`sync`]: the one way a `std::sync` lock is taken
 //!   ([`sync::MutexExt::locked`], [`sync::RwLockExt::reading`]/`writing`):
 //!   a panicked holder does not take the server down.
@@ -343,5 +347,6 @@ pub mod tasks;
 pub mod thread;
 pub mod tools;
 pub mod trust;
+pub mod visible;
 pub mod wire;
 pub mod workspace;

@@ -456,6 +456,55 @@ pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Res
     return if target.as_ref().is_dir() { std::os::windows::fs::symlink_dir(target, link) } else { std::os::windows::fs::symlink_file(target, link) };
 }
 
+/// The path an open file really is, where the system names it (Linux's
+/// `/proc/self/fd`); `None` where it does not.
+#[cfg(target_os = "linux")]
+pub fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn opened_path(_file: &std::fs::File) -> Option<PathBuf> {
+    None
+}
+
+/// A FIFO, a device or a socket, in words; `None` for a file, a folder or
+/// where the system has no such kinds.
+pub fn special_file_kind(metadata: &std::fs::Metadata) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = metadata.file_type();
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return Some("a device");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = metadata;
+    None
+}
+
+/// Opens a file for reading without waiting on it: a FIFO with no writer
+/// or a terminal must not hang the reader (Unix's `O_NONBLOCK`,
+/// `O_NOCTTY`); elsewhere a plain open.
+#[cfg(unix)]
+pub fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
+}
+
+#[cfg(not(unix))]
+pub fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -532,53 +581,4 @@ mod tests {
         assert!(is_windows_system_dir(Path::new("C:/Windows/SysWOW64")));
         assert!(!is_windows_system_dir(Path::new(r"C:\Program Files\Git\bin")));
     }
-}
-
-/// The path an open file really is, where the system names it (Linux's
-/// `/proc/self/fd`); `None` where it does not.
-#[cfg(target_os = "linux")]
-pub fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
-    use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn opened_path(_file: &std::fs::File) -> Option<PathBuf> {
-    None
-}
-
-/// A FIFO, a device or a socket, in words; `None` for a file, a folder or
-/// where the system has no such kinds.
-pub fn special_file_kind(metadata: &std::fs::Metadata) -> Option<&'static str> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = metadata.file_type();
-        if kind.is_fifo() {
-            return Some("a FIFO");
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return Some("a device");
-        }
-        if kind.is_socket() {
-            return Some("a socket");
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = metadata;
-    None
-}
-
-/// Opens a file for reading without waiting on it: a FIFO with no writer
-/// or a terminal must not hang the reader (Unix's `O_NONBLOCK`,
-/// `O_NOCTTY`); elsewhere a plain open.
-#[cfg(unix)]
-pub fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
-}
-
-#[cfg(not(unix))]
-pub fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
 }

@@ -332,6 +332,15 @@ fn undo_and_redo_of_a_run_in_the_panel() {
     run_script("undo_and_redo_of_a_run_in_the_panel", "panel_undo.js");
 }
 
+/// tests/vscode/panel_replay_undone.js (issue 53): a run undone by
+/// `tandem undo` in another process reads as undone (each entry of its
+/// edits line, a line saying so, its edit's card) when the panel replays
+/// the thread after a window reload, and offers Redo, which puts it back
+/// and makes it read "applied" again; the run not undone reads "applied".
+fn a_run_undone_from_another_process_reads_undone_in_the_replayed_panel() {
+    run_script("a_run_undone_from_another_process_reads_undone_in_the_replayed_panel", "panel_replay_undone.js");
+}
+
 /// tests/vscode/two_windows.js: two windows (two code-server tabs, two
 /// extension hosts, two `tandem lsp`) on one workspace: a conversation
 /// running in one is refused in the other's panel, and each window's
@@ -467,6 +476,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         a_window_reload_during_a_partial_review_lands_nothing_and_says_so,
         a_background_task_in_the_status_bar_and_stopped_from_the_tasks_pick,
         undo_and_redo_of_a_run_in_the_panel,
+        a_run_undone_from_another_process_reads_undone_in_the_replayed_panel,
         the_platform_package_runs_the_server_it_carries,
     )
 }

@@ -457,6 +457,63 @@ fn a_saved_thread_loads_with_its_history_replayed() {
     assert_eq!(second["stop_reasons"], json!(["end_turn"]));
 }
 
+/// Issue 53: a loaded session replays its runs' edits as they were shown
+/// live (each edit call with its kind, file, status and the run's change
+/// as its diff), and a run undone since by another process (`tandem undo`
+/// in a terminal) shows its edit undone (title, content, `_meta`), while
+/// the run not undone still reads applied.
+#[test]
+fn a_loaded_session_replays_its_edits_and_shows_a_run_undone_since_as_undone() {
+    let setup = Setup::new(vec![turn(vec![read("notes.txt")]), turn(vec![edit("notes.txt", "two", "TWO")]), done()]);
+    let notes = setup.file("notes.txt", "one\ntwo\n");
+    let other = setup.file("other.txt", "red\ngreen\n");
+    let Some(first) = setup.editor(json!({"answers": ["allow_once"], "prompts": ["capitalise two"]})) else { return };
+    let id = first["session_id"].as_str().unwrap().to_string();
+    // The client kept the write in its buffer; the user saves it.
+    std::fs::write(&notes, "one\nTWO\n").unwrap();
+    setup.script(vec![turn(vec![read("other.txt")]), turn(vec![edit("other.txt", "green", "GREEN")]), done()]);
+    let second = setup.editor(json!({"load": id, "answers": ["allow_once"], "prompts": ["capitalise green"]})).unwrap();
+    assert_eq!(second["writes"], json!([{"path": other, "content": "red\nGREEN\n"}]));
+    std::fs::write(&other, "red\nGREEN\n").unwrap();
+    // `tandem undo` in a terminal: the last run (other.txt) goes back.
+    let mut undo = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    undo.arg("undo").current_dir(setup.root());
+    setup.env(&mut undo);
+    let undone = undo.output().unwrap();
+    assert!(undone.status.success(), "{}{}", String::from_utf8_lossy(&undone.stdout), String::from_utf8_lossy(&undone.stderr));
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "red\ngreen\n");
+    // Loaded again: the replay.
+    setup.script(vec![done()]);
+    let third = setup.editor(json!({"load": id, "prompts": []})).unwrap();
+    // Both runs' edit calls are `toolu_script_2_1` (each run's script
+    // starts again): in order, the first run's, then the second's.
+    let of = |kind: &str| -> Vec<Value> { updates(&third, kind).into_iter().filter(|u| u["toolCallId"] == "toolu_script_2_1").cloned().collect() };
+    let (calls, results) = (of("tool_call"), of("tool_call_update"));
+    assert_eq!((calls.len(), results.len()), (2, 2), "{third:#}");
+    let texts = |update: &Value| -> Vec<String> { update["content"].as_array().unwrap().iter().filter_map(|c| c["content"]["text"].as_str().map(String::from)).collect() };
+    let diffs = |update: &Value| -> Vec<(String, String, String)> {
+        let content = update["content"].as_array().unwrap();
+        content.iter().filter(|c| c["type"] == "diff").map(|d| (d["path"].as_str().unwrap().to_string(), d["oldText"].as_str().unwrap().to_string(), d["newText"].as_str().unwrap().to_string())).collect()
+    };
+    for ((call, path), (old, new)) in calls.iter().zip([&notes, &other]).zip([("one\ntwo\n", "one\nTWO\n"), ("red\ngreen\n", "red\nGREEN\n")]) {
+        let path = path.to_str().unwrap();
+        assert_eq!((call["kind"].as_str(), call["locations"][0]["path"].as_str()), (Some("edit"), Some(path)), "{call:#}");
+        let result = &results[if path == notes.to_str().unwrap() { 0 } else { 1 }];
+        assert_eq!(result["status"], "completed", "{result:#}");
+        assert_eq!(diffs(result), [(path.to_string(), old.to_string(), new.to_string())], "the run's change as the call's diff: {result:#}");
+    }
+    // The run not undone: its edit as it was shown live.
+    let kept = &results[0];
+    assert_eq!(kept["_meta"]["tandem"], json!({"editStatus": "applied"}), "{kept:#}");
+    assert!(!texts(kept).iter().any(|t| t.contains("Undone")), "{kept:#}");
+    assert!(kept.get("title").is_none(), "{kept:#}");
+    // The run undone since: its edit says so.
+    let gone = &results[1];
+    assert_eq!(gone["_meta"]["tandem"], json!({"editStatus": "applied", "undone": true}), "{gone:#}");
+    assert_eq!(gone["title"], "edit_file other.txt (undone since)", "{gone:#}");
+    assert!(texts(gone).iter().any(|t| t.starts_with("↶ Undone since")), "{gone:#}");
+}
+
 #[test]
 fn the_todo_list_is_the_sessions_plan_and_a_loaded_session_shows_it_again() {
     let todo = |items: &[(&str, &str)]| {

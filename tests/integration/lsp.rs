@@ -205,6 +205,81 @@ fn hunks_that_add_or_remove_lines_are_whole_lines() {
     client.shutdown();
 }
 
+/// One edit_file through `tandem lsp` (edits applied directly): the
+/// applyEdit's TextEdits as JSON, and the answer's summary; the buffer
+/// ends as the edit's text.
+fn sent_hunks(name: &str, text: &str, old: &str, new: &str) -> (Value, String) {
+    let f = Fixture::new(&[(name, text)]);
+    let mut client = f.start(
+        json!([turn(vec![read(name)]), turn(vec![edit(name, old, new)]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let uri = client.open(&f.path(name), text);
+    let ask = client.send_request("workspace/executeCommand", ask_params("Edit it"));
+    let apply = client.server_request("workspace/applyEdit");
+    let edits = apply["params"]["edit"]["documentChanges"][0]["edits"].clone();
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(client.text(&uri), text.replacen(old, new, 1), "{answer}");
+    client.shutdown();
+    (edits, answer["result"]["summary"].as_str().unwrap_or_default().to_string())
+}
+
+/// Issue 53, bad input: an edit whose new text only adds lines (its
+/// old_string kept at the start and end) is one insertion of whole lines
+/// at a line start; one that only deletes lines removes whole lines. The
+/// summary names the changed lines.
+#[test]
+fn an_edit_that_only_adds_or_only_deletes_lines_is_whole_lines() {
+    let text = "def f():\n    a = 1\n    return a\n";
+    let (added, summary) = sent_hunks("app.py", text, "    a = 1\n    return a", "    a = 1\n    b = 2\n    c = 3\n    return a");
+    expect_test::expect![[r#"[{"range":{"start":{"line":2,"character":0},"end":{"line":2,"character":0}},"newText":"    b = 2\n    c = 3\n"}]"#]].assert_eq(&added.to_string());
+    assert_eq!(summary, "1 edit: 1 applied. Changed: app.py lines 3-4.");
+    let text = "one\ntwo\nthree\nfour\nfive\n";
+    let (deleted, summary) = sent_hunks("list.txt", text, "one\ntwo\nthree\nfour\nfive", "one\nfive");
+    expect_test::expect![[r#"[{"range":{"start":{"line":1,"character":0},"end":{"line":4,"character":0}},"newText":""}]"#]].assert_eq(&deleted.to_string());
+    assert_eq!(summary, "1 edit: 1 applied. Changed: list.txt line 2.");
+}
+
+/// Issue 53, bad input: a change inside one long line (minified, 4000
+/// characters) is one TextEdit of the changed characters within that
+/// line, not the line or the old_string's range.
+#[test]
+fn a_change_inside_one_long_line_is_one_edit_within_it() {
+    let long: String = (0..500).map(|i| format!("v{i:03}=1;")).collect();
+    let text = format!("// head\n{long}\n// tail\n");
+    let changed = long.replace("v250=1;", "v250=2;");
+    let (edits, summary) = sent_hunks("app.min.js", &text, &long, &changed);
+    let at = long.find("v250=1;").unwrap() + "v250=".len();
+    assert_eq!(edits, json!([{"range": {"start": {"line": 1, "character": at}, "end": {"line": 1, "character": at + 1}}, "newText": "2"}]));
+    assert_eq!(summary, "1 edit: 1 applied. Changed: app.min.js line 2.");
+}
+
+/// Issue 53, bad input: a CRLF file edited with an old_string written with
+/// plain line breaks (as models write them): the hunks keep the file's
+/// CRLF, each within its line, and no line ending changes.
+#[test]
+fn a_crlf_file_keeps_its_line_endings_in_each_hunk() {
+    let text = "a = 1\r\nb = 2\r\nc = 3\r\nd = 4\r\n";
+    let f = Fixture::new(&[("v.py", text)]);
+    let mut client = f.start(
+        json!([turn(vec![read("v.py")]), turn(vec![edit("v.py", "a = 1\nb = 2\nc = 3\nd = 4", "a = 10\nb = 2\nc = 3\nd = 40")]), done()]),
+        json!({}),
+        json!({"tandem": {"permissionMode": "acceptEdits"}}),
+    );
+    let uri = client.open(&f.path("v.py"), text);
+    let ask = client.send_request("workspace/executeCommand", ask_params("Multiply a and d"));
+    let apply = client.server_request("workspace/applyEdit");
+    let edits = &apply["params"]["edit"]["documentChanges"][0]["edits"];
+    expect_test::expect![[r#"[{"range":{"start":{"line":0,"character":5},"end":{"line":0,"character":5}},"newText":"0"},{"range":{"start":{"line":3,"character":5},"end":{"line":3,"character":5}},"newText":"0"}]"#]]
+        .assert_eq(&edits.to_string());
+    client.apply_edit_request(&apply);
+    let answer = client.response(ask);
+    assert_eq!(client.text(&uri), "a = 10\r\nb = 2\r\nc = 3\r\nd = 40\r\n", "{answer}");
+    client.shutdown();
+}
+
 #[test]
 fn the_user_types_between_read_and_edit_refused_reread_applied_typed_text_intact() {
     let f = Fixture::new(&[("app.txt", "fn main() {\n    run();\n}\n")]);
@@ -299,6 +374,35 @@ fn the_user_rejects_the_edit_or_denies_the_command_and_the_model_is_told() {
     .assert_eq(&format!("{:?}\n{:?}", results[1], results[2]));
     assert_eq!(listed(&answer), json!([{"uri": uri, "status": "rejected", "ranges": []}]));
     assert_eq!(client.text(&uri), "one\n");
+    client.shutdown();
+}
+
+/// A command from the repository with escape sequences, a carriage return
+/// and a bidi override: the question `tandem lsp` sends
+/// (`window/showMessageRequest`, which VS Code's notifications, Emacs and
+/// Kakoune show raw) and the `$/progress` reports carry them written
+/// visibly, so the `rm` the user is asked about is the one on screen; the
+/// actions are the server's words, as sent.
+#[test]
+fn a_question_an_editor_shows_raw_carries_no_terminal_escapes() {
+    let command = "rm victim.txt '\x1b[2K\rls -la' \u{202e}txt.exe";
+    let f = Fixture::new(&[("a.txt", "one\n")]);
+    let mut client = f.start(json!([turn(vec![shell(command)]), done()]), json!({"window": {"workDoneProgress": true}}), json!({}));
+    let ask = client.send_request("workspace/executeCommand", ask_params("clean up"));
+    let create = client.server_request("window/workDoneProgress/create");
+    client.respond(&create["id"], Value::Null);
+    let prompt = client.server_request("window/showMessageRequest");
+    let message = prompt["params"]["message"].as_str().unwrap();
+    assert!(message.contains(r"rm victim.txt '\x1b[2K\rls -la' \u{202e}txt.exe"), "{message}");
+    let raw = |text: &str| text.chars().any(|c| c == '\x1b' || c == '\r' || c == '\u{202e}');
+    assert!(!raw(message), "{message:?}");
+    assert!(prompt["params"]["actions"].as_array().unwrap().iter().any(|a| a["title"] == "Deny"), "{prompt}");
+    client.respond(&prompt["id"], json!({"title": "Deny"}));
+    client.response(ask);
+    // Nothing else the editor shows as it is carries them either.
+    for seen in client.seen.iter().filter(|m| matches!(m["method"].as_str(), Some("window/showMessage" | "window/logMessage" | "$/progress"))) {
+        assert!(!raw(&seen["params"].to_string()) && !raw(seen["params"]["value"]["message"].as_str().unwrap_or_default()), "{seen}");
+    }
     client.shutdown();
 }
 

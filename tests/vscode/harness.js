@@ -385,6 +385,35 @@ function previewRows() {
   });
 }
 
+/**
+ * The Refactor Preview's entries (one per hunk) under the file `name`, once
+ * it lists `count` of them: the label VS Code reads out, the title (the
+ * change annotation's label), ticked.
+ */
+function previewHunks(what, name, count) {
+  return until(
+    what,
+    ({ n, c }) => {
+      const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
+      if (!list || !list.checkVisibility()) return false;
+      const rows = [...list.querySelectorAll('.monaco-list-row')];
+      const file = rows.findIndex((r) => r.getAttribute('aria-level') === '1' && (r.getAttribute('aria-label') ?? '').includes(n));
+      if (file < 0) return false;
+      const hunks = [];
+      for (const row of rows.slice(file + 1)) {
+        if (row.getAttribute('aria-level') !== '2') break;
+        hunks.push({
+          label: row.getAttribute('aria-label') ?? '',
+          title: [...row.querySelectorAll('[title]')].map((e) => e.getAttribute('title')).join(' '),
+          checked: row.querySelector('.edit-checkbox')?.getAttribute('aria-checked') === 'true',
+        });
+      }
+      return hunks.length === c ? hunks : false;
+    },
+    { n: name, c: count },
+  );
+}
+
 async function waitForPreview(what, edit) {
   await until(
     what,
@@ -690,6 +719,7 @@ module.exports = {
   fs,
   path,
   TANDEM_BIN,
+  serverEnv,
   E2E_DIR,
   STEP_MS,
   dirs,
@@ -717,6 +747,7 @@ module.exports = {
   editorLines,
   waitForLines,
   previewRows,
+  previewHunks,
   waitForPreview,
   clickPreviewButton,
   waitForToast,

@@ -15,35 +15,10 @@
 // E2E_DIR/screenshots.
 'use strict';
 
-const { assert, model, log, open, run, passed, until, waitForToast, waitForLines, clickPreviewButton, RUN_ENDED, shot, windowUri, disk, toolResult, askAgent } = require('./harness');
+const { assert, model, log, open, run, passed, until, waitForToast, waitForLines, clickPreviewButton, RUN_ENDED, shot, windowUri, disk, toolResult, askAgent, previewHunks } = require('./harness');
 
 const APP = 'def greet(name):\n    return "hi " + name\n\n\nprint(greet("ann"))\n';
 const NEW = 'def welcome(name):\n    return "hi " + name\n\n\nprint(welcome("ann"))\n';
-
-/** The Refactor Preview's rows under `name`: the label VS Code reads out, the title (the change annotation's label), ticked. */
-function hunkRows(page, what, name, count) {
-  return until(
-    what,
-    ({ n, c }) => {
-      const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
-      if (!list || !list.checkVisibility()) return false;
-      const rows = [...list.querySelectorAll('.monaco-list-row')];
-      const file = rows.findIndex((r) => r.getAttribute('aria-level') === '1' && (r.getAttribute('aria-label') ?? '').includes(n));
-      if (file < 0) return false;
-      const hunks = [];
-      for (const row of rows.slice(file + 1)) {
-        if (row.getAttribute('aria-level') !== '2') break;
-        hunks.push({
-          label: row.getAttribute('aria-label') ?? '',
-          title: [...row.querySelectorAll('[title]')].map((e) => e.getAttribute('title')).join(' '),
-          checked: row.querySelector('.edit-checkbox')?.getAttribute('aria-checked') === 'true',
-        });
-      }
-      return hunks.length === c ? hunks : false;
-    },
-    { n: name, c: count },
-  );
-}
 
 /** The lines of the modified side of the Refactor Preview's diff, once it shows `line`. */
 function previewShows(what, line) {
@@ -96,7 +71,7 @@ async function main() {
   await askAgent('Rename greet to welcome');
 
   // 1. Two entries, each labelled with what it changes.
-  const hunks = await hunkRows(page, 'the edit waits in the Refactor Preview as two entries', 'app.py', 2);
+  const hunks = await previewHunks('the edit waits in the Refactor Preview as two entries', 'app.py', 2);
   log(`the preview's entries: ${JSON.stringify(hunks)}`);
   assert.match(hunks[0].title, /line 1\b/, `the first entry's label names no line 1: ${hunks[0].title}`);
   assert.match(hunks[0].title, /greet/, `the first entry's label says nothing of what it changes: ${hunks[0].title}`);

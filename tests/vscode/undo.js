@@ -17,31 +17,10 @@
 // Screenshots of 1, 2 and 3 go to E2E_DIR/screenshots.
 'use strict';
 
-const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, waitForLines, clearNotifications, clickPreviewButton, RUN_ENDED, shot, windowUri, disk, toolResult, askAgent } = require('./harness');
+const { assert, model, log, open, run, passed, palette, quickOpen, until, waitForToast, waitForLines, clearNotifications, clickPreviewButton, RUN_ENDED, shot, windowUri, disk, toolResult, askAgent, previewHunks } = require('./harness');
 
 const APP = 'def greet(name):\n    return "hi " + name\n\n\nprint(greet("ann"))\n';
 const LIB = 'alpha\nbeta\ngamma\ndelta\nalpha\n';
-
-/** The Refactor Preview's edit rows (one per hunk) of the file `name`, once it shows `count` of them. */
-function previewHunks(page, what, name, count) {
-  return until(
-    what,
-    ({ n, c }) => {
-      const list = document.querySelector('.monaco-list[aria-label="Bulk Edit"]');
-      if (!list || !list.checkVisibility()) return false;
-      const rows = [...list.querySelectorAll('.monaco-list-row')];
-      const file = rows.findIndex((r) => r.getAttribute('aria-level') === '1' && (r.getAttribute('aria-label') ?? '').includes(n));
-      if (file < 0) return false;
-      const hunks = [];
-      for (const row of rows.slice(file + 1)) {
-        if (row.getAttribute('aria-level') !== '2') break;
-        hunks.push({ label: row.getAttribute('aria-label') ?? '', checked: row.querySelector('.edit-checkbox')?.getAttribute('aria-checked') === 'true' });
-      }
-      return hunks.length === c ? hunks : false;
-    },
-    { n: name, c: count },
-  );
-}
 
 /** Tick the hunk rows numbered in `which` (0-based, among all level-2 rows) and only those. */
 async function tickHunks(page, which) {
@@ -90,7 +69,7 @@ async function main() {
   model.queue({ text: 'Done.' });
   const before = model.requests.length;
   await askAgent('Rename greet to welcome');
-  const hunks = await previewHunks(page, 'the rename waits in the Refactor Preview as two hunks', 'app.py', 2);
+  const hunks = await previewHunks('the rename waits in the Refactor Preview as two hunks', 'app.py', 2);
   log(`the preview's hunks: ${JSON.stringify(hunks)}`);
   await tickHunks(page, [0]);
   await shot('partial-ticked');
@@ -120,14 +99,14 @@ async function main() {
   model.queue({ text: 'Done.' });
   assert.ok(!(await page.$(`.editor-instance .monaco-editor[data-uri="${libUri}"]`)), 'lib.txt is open before the run');
   await askAgent('Shout alpha, greet with hello');
-  const libHunks = await previewHunks(page, 'the closed file\'s edit waits in the Refactor Preview as two hunks', 'lib.txt', 2);
+  const libHunks = await previewHunks('the closed file\'s edit waits in the Refactor Preview as two hunks', 'lib.txt', 2);
   // Ticked as it opens, so the preview's diff shows the change (issue 53).
   assert.ok(libHunks.every((h) => h.checked), `hunks unticked as the preview opened: ${JSON.stringify(libHunks)}`);
   assert.strictEqual(disk('lib.txt'), LIB, 'the closed file was written before its review');
   await shot('closed-file-review');
   log(`check: the closed lib.txt is reviewed per hunk in the Refactor Preview (${JSON.stringify(libHunks.map((h) => h.label))})`);
   await applyAll(page);
-  await previewHunks(page, 'the edit to app.py waits in the Refactor Preview', 'app.py', 1);
+  await previewHunks('the edit to app.py waits in the Refactor Preview', 'app.py', 1);
   await applyAll(page);
   const second = await waitForToast('the second run ends', RUN_ENDED);
   assert.ok(second.includes('2 edits: 2 applied'), `the second run: ${second}`);

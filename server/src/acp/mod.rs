@@ -467,7 +467,7 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
                     match agent.open(&cx, &request.cwd, &request.additional_directories, &request.mcp_servers, Some(&request.session_id.0)) {
                         Ok(session) => {
                             // The history first, then the answer (the spec's order).
-                            for update in updates::replay(&session.history) {
+                            for update in updates::replay(&session.history, |id| session.run_texts(id)) {
                                 session.core.notify(update);
                             }
                             // The title too, before the answer: a client may stop

@@ -81,6 +81,14 @@ pub struct Session {
     pub history: Vec<serde_json::Value>,
 }
 
+impl Session {
+    /// What the run of checkpoint `id` changed, as text, for the replay
+    /// of a loaded session (none without checkpoints).
+    pub fn run_texts(&self, id: &str) -> Vec<crate::checkpoint::RunText> {
+        self.host.checkpoints().map(|checkpoints| checkpoints.run_texts(id)).unwrap_or_default()
+    }
+}
+
 /// The message for a missing provider.
 pub fn provider_problem(settings: &Settings) -> Option<String> {
     crate::host::endpoint(settings).err().map(explain_provider_problem)
@@ -215,7 +223,18 @@ pub fn open(
     }
     host.open_thread(&choice).map_err(OpenError::InvalidParams)?;
     let history = match load {
-        Some(id) => host.threads().transcript(id).map(|t| t.events.into_iter().collect()).unwrap_or_default(),
+        Some(id) => match host.threads().transcript(id) {
+            Ok(mut transcript) => {
+                // What became of each run since (undone by any front end
+                // or process) and what each call did, for the replay.
+                if let Some(checkpoints) = host.checkpoints() {
+                    checkpoints.mark_transcript(&mut transcript.events);
+                }
+                host.describe_past_calls(transcript.events.iter_mut());
+                transcript.events.into_iter().collect()
+            }
+            Err(_) => Vec::new(),
+        },
         None => Vec::new(),
     };
     if let Some(mcp) = host.mcp() {

@@ -17,6 +17,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
+use crate::checkpoint::RunText;
 use crate::host::RunEvent;
 use crate::tools::todo::{TodoItem, TodoStatus};
 use crate::tools::ToolKind;
@@ -316,29 +317,68 @@ fn fresh_id() -> String {
     format!("{:x}-{:016x}", chrono::Utc::now().timestamp_millis(), rand::random::<u64>())
 }
 
-/// A saved thread's past (its transcript events, docs/protocol.md) as the
+/// A saved thread's past (its transcript events, docs/protocol.md, marked
+/// with what became of each run's checkpoint and each call's kind) as the
 /// updates `session/load` replays: the user's prompts, the answers, the
-/// thinking, each call and its result.
-pub fn replay(events: &[Value]) -> Vec<SessionUpdate> {
+/// thinking, each call and its result. An edit call's result says what
+/// became of the edit, as the live one did, and the last call that edited
+/// a file in a run carries the run's change to it as diffs (`run_texts`:
+/// the files a run's checkpoint changed, as text). A run undone since (by
+/// any front end or process) shows each of its edits undone: the title
+/// says so, a line of the content says how to put it back, and `_meta`
+/// holds `{"tandem": {"editStatus": …, "undone": true}}`.
+pub fn replay(events: &[Value], run_texts: impl Fn(&str) -> Vec<RunText>) -> Vec<SessionUpdate> {
+    let runs = past_runs(events, &run_texts);
     let mut updates = Vec::new();
+    let mut run = 0;
+    // The edit calls seen: their file and title.
+    let mut edits: HashMap<&str, (PathBuf, String)> = HashMap::new();
     for event in events {
         let text = || event.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+        let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
         match event.get("type").and_then(Value::as_str) {
-            Some("prompt") => updates.push(SessionUpdate::UserMessageChunk(ContentChunk::new(text_block(text())))),
+            Some("prompt") => {
+                run += 1;
+                updates.push(SessionUpdate::UserMessageChunk(ContentChunk::new(text_block(text()))));
+            }
             Some("text") => updates.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(text_block(text())))),
             Some("thinking") => updates.push(SessionUpdate::AgentThoughtChunk(ContentChunk::new(text_block(text())))),
             Some("tool_call") => {
-                let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
                 let name = event.get("name").and_then(Value::as_str).unwrap_or_default();
                 let input = event.get("input").cloned().unwrap_or(Value::Null);
-                let call = ToolCall::new(id.to_string(), name.to_string()).status(ToolCallStatus::InProgress).raw_input(input);
+                // The kind the server worked out again from the kept input;
+                // none when the tool is gone or the input was cut short.
+                edits.remove(id);
+                let call = match past_kind(event) {
+                    Some(kind) => {
+                        let summary = event.get("summary").and_then(Value::as_str).unwrap_or_default();
+                        if let ToolKind::Edit { path } = &kind {
+                            edits.insert(id, (path.clone(), title(name, summary)));
+                        }
+                        tool_call(id, name, &input, &kind, summary)
+                    }
+                    None => ToolCall::new(id.to_string(), name.to_string()).status(ToolCallStatus::InProgress).raw_input(input),
+                };
                 updates.push(SessionUpdate::ToolCall(call));
             }
             Some("tool_result") => {
-                let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
                 let is_error = event.get("is_error").and_then(Value::as_bool).unwrap_or(false);
                 let content = event.get("content").and_then(Value::as_str).unwrap_or_default();
-                updates.push(SessionUpdate::ToolCallUpdate(tool_result(id, is_error, content, None, Vec::new())));
+                let Some((path, title)) = edits.remove(id) else {
+                    updates.push(SessionUpdate::ToolCallUpdate(tool_result(id, is_error, content, None, Vec::new())));
+                    continue;
+                };
+                let past = runs.get(&run);
+                // What became of the edit, as its live result said (kept
+                // by an editor's run), else as the call's result says.
+                let status = event.get("edit").and_then(|e| serde_json::from_value::<EditStatus>(e["status"].clone()).ok());
+                let status = status.or((!is_error).then_some(EditStatus::Applied));
+                let diff = past.and_then(|p| p.diffs.get(id)).map(|(before, after)| (path.clone(), WrittenDiff { old_text: before.clone(), new_text: after.clone() }));
+                let mut update = tool_result_of_edit(id, is_error, content, diff, Vec::new(), status.map(|s| (s, title.as_str())));
+                if past.is_some_and(|p| p.undone) && status.is_some_and(EditStatus::landed) {
+                    mark_undone(&mut update, &title);
+                }
+                updates.push(SessionUpdate::ToolCallUpdate(update));
             }
             Some("todo") => {
                 // A list the thread saved in a newer shape than this build reads is left out.
@@ -350,6 +390,83 @@ pub fn replay(events: &[Value]) -> Vec<SessionUpdate> {
         }
     }
     updates
+}
+
+/// What a past run's edits are shown with: whether it is undone now, and
+/// the diff (before, after) each of its edit calls carries.
+#[derive(Default)]
+struct PastRun {
+    undone: bool,
+    diffs: HashMap<String, (String, String)>,
+}
+
+/// Each run of `events` (numbered from 1, as its `prompt` comes) that
+/// left a checkpoint: whether it is undone, and the run's change to each
+/// file it edited, given to the last call that edited the file without
+/// an error. A file a run created or deleted is shown from or to nothing.
+fn past_runs(events: &[Value], run_texts: &impl Fn(&str) -> Vec<RunText>) -> HashMap<usize, PastRun> {
+    let mut runs: HashMap<usize, PastRun> = HashMap::new();
+    // Per run: the call that last edited each file, and the checkpoint.
+    let mut last_edits: HashMap<usize, HashMap<PathBuf, String>> = HashMap::new();
+    let mut calls: HashMap<&str, PathBuf> = HashMap::new();
+    let mut checkpoints: Vec<(usize, String)> = Vec::new();
+    let mut run = 0;
+    for event in events {
+        let id = event.get("id").and_then(Value::as_str).unwrap_or_default();
+        match event.get("type").and_then(Value::as_str) {
+            Some("prompt") => run += 1,
+            Some("tool_call") => match past_kind(event) {
+                Some(ToolKind::Edit { path }) => {
+                    calls.insert(id, path);
+                }
+                // An id used again (a scripted model's) is this call's now.
+                _ => {
+                    calls.remove(id);
+                }
+            },
+            Some("tool_result") => {
+                let failed = event.get("is_error").and_then(Value::as_bool) == Some(true);
+                if let Some(path) = calls.remove(id).filter(|_| !failed) {
+                    last_edits.entry(run).or_default().insert(path, id.to_string());
+                }
+            }
+            Some("edits") => {
+                if event.get("undone").and_then(Value::as_bool) == Some(true) {
+                    runs.entry(run).or_default().undone = true;
+                }
+                if let Some(checkpoint) = event.get("checkpoint").and_then(Value::as_str) {
+                    checkpoints.push((run, checkpoint.to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (run, checkpoint) in checkpoints {
+        let Some(last) = last_edits.get(&run) else { continue };
+        for file in run_texts(&checkpoint) {
+            if let Some(id) = last.get(&file.path) {
+                let shown = (file.before.unwrap_or_default(), file.after.unwrap_or_default());
+                runs.entry(run).or_default().diffs.insert(id.clone(), shown);
+            }
+        }
+    }
+    runs
+}
+
+/// A past call's kind, as the transcript gives it (none: not worked out again).
+fn past_kind(event: &Value) -> Option<ToolKind> {
+    event.get("kind").and_then(|kind| serde_json::from_value(kind.clone()).ok())
+}
+
+/// An edit's result shown undone: its run was undone since.
+fn mark_undone(update: &mut ToolCallUpdate, title: &str) {
+    update.fields.title = Some(format!("{title} (undone since)"));
+    let note = text_content("↶ Undone since (by `tandem undo` or an editor's undo): this change is no longer in the file; `tandem redo` puts it back.");
+    update.fields.content.get_or_insert_with(Vec::new).push(note);
+    let meta = update.meta.get_or_insert_with(serde_json::Map::new);
+    if let Some(tandem) = meta.get_mut("tandem").and_then(Value::as_object_mut) {
+        tandem.insert("undone".into(), Value::Bool(true));
+    }
 }
 
 #[cfg(test)]
@@ -519,7 +636,48 @@ mod tests {
             {"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"read_file","status":"in_progress","rawInput":{"file_path":"a"}}
             {"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"1 | a"}}],"rawOutput":"1 | a"}
             {"sessionUpdate":"plan","entries":[{"content":"Read a","priority":"medium","status":"completed"}]}"#]]
-        .assert_eq(&wire(&replay(&events)));
+        .assert_eq(&wire(&replay(&events, |_| Vec::new())));
+    }
+
+    /// Issue 53: a replayed edit has its kind and file, its status, and the
+    /// run's change to the file as its diff (on the run's last call that
+    /// edited it without failing); a run undone since says so on each
+    /// edit that landed; a failed edit and a call reusing an id get no diff.
+    #[test]
+    fn a_replayed_edit_has_its_diff_and_an_undone_run_says_so() {
+        let edit = |id: &str| json!({"type": "tool_call", "id": id, "name": "edit_file", "input": {}, "kind": {"type": "edit", "path": "/w/a.txt"}, "summary": "a.txt"});
+        let result = |id: &str, is_error: bool| json!({"type": "tool_result", "id": id, "is_error": is_error, "content": if is_error { "Error: no match" } else { "Successfully edited a.txt" }});
+        let events = [
+            json!({"type": "prompt", "text": "first"}),
+            edit("e1"),
+            result("e1", false),
+            edit("e2"),
+            result("e2", true),
+            json!({"type": "end", "status": "completed"}),
+            json!({"type": "edits", "edits": [], "checkpoint": "c1", "undone": true}),
+            json!({"type": "prompt", "text": "second"}),
+            json!({"type": "tool_call", "id": "e2", "name": "read_file", "input": {}}),
+            json!({"type": "tool_result", "id": "e2", "is_error": false, "content": "1 | a"}),
+            json!({"type": "end", "status": "completed"}),
+            json!({"type": "edits", "edits": [], "checkpoint": "c2", "undone": false}),
+        ];
+        let texts = |id: &str| match id {
+            "c1" | "c2" => vec![RunText { path: "/w/a.txt".into(), before: Some("a\n".into()), after: Some("A\n".into()) }],
+            _ => Vec::new(),
+        };
+        let updates: Vec<Value> = replay(&events, texts).iter().map(|u| serde_json::to_value(u).unwrap()).collect();
+        let results: Vec<&Value> = updates.iter().filter(|u| u["sessionUpdate"] == "tool_call_update").collect();
+        assert_eq!(results.len(), 3, "{updates:#?}");
+        let (landed, failed, read) = (results[0], results[1], results[2]);
+        assert_eq!(updates[1]["kind"], "edit");
+        assert_eq!(landed["status"], "completed");
+        assert_eq!(landed["title"], "edit_file a.txt (undone since)");
+        assert_eq!(landed["_meta"]["tandem"], json!({"editStatus": "applied", "undone": true}));
+        assert_eq!(landed["content"][0], json!({"type": "diff", "path": "/w/a.txt", "oldText": "a\n", "newText": "A\n"}));
+        assert!(landed["content"].as_array().unwrap().iter().any(|c| c["content"]["text"].as_str().is_some_and(|t| t.starts_with("↶ Undone since"))));
+        assert_eq!(failed["status"], "failed");
+        assert!(failed.get("_meta").is_none() && !failed["content"].as_array().unwrap().iter().any(|c| c["type"] == "diff"), "{failed}");
+        assert_eq!(read["content"], json!([{"type": "content", "content": {"type": "text", "text": "1 | a"}}]), "{read}");
     }
 
     #[test]

@@ -98,6 +98,16 @@ impl std::fmt::Display for CheckpointError {
     }
 }
 
+/// One file a past run changed, as text ([`Checkpoints::run_texts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunText {
+    pub path: PathBuf,
+    /// Its content before the run (`None`: the run created it).
+    pub before: Option<String>,
+    /// What the run left (`None`: the run deleted it).
+    pub after: Option<String>,
+}
+
 /// The checkpoints of one workspace, shared by its runs in this process.
 pub struct Checkpoints {
     dir: PathBuf,
@@ -344,6 +354,40 @@ impl Checkpoints {
                 }
             }
         }
+    }
+
+    /// What the run of checkpoint `id` changed, file by file, as text: the
+    /// content before its first change and what it left (`None`: no file),
+    /// for a view that shows a past run's changes again (ACP's
+    /// `session/load`). A file not kept, not text, or whose kept edits no
+    /// longer apply to its copy is left out; an unknown id has none.
+    pub fn run_texts(&self, id: &str) -> Vec<RunText> {
+        let (all, _) = self.list();
+        let Some((_, manifest)) = all.into_iter().find(|(_, manifest)| manifest.id == id) else { return Vec::new() };
+        let text = |blob: &Option<String>| -> Result<Option<String>, ()> {
+            match blob {
+                None => Ok(None),
+                Some(blob) => self.blobs.get(blob).ok().and_then(|bytes| String::from_utf8(bytes).ok()).map(Some).ok_or(()),
+            }
+        };
+        let mut texts = Vec::new();
+        for entry in manifest.changed_files().filter(|entry| entry.not_kept.is_none()) {
+            let Ok(before) = text(&entry.before) else { continue };
+            let after = match manifest.live_edits(entry) {
+                Some(chain) => match before.as_deref().and_then(|before| chain.redo(before)) {
+                    Some(after) => Some(after),
+                    None => continue,
+                },
+                None => match text(&entry.after) {
+                    Ok(after) => after,
+                    Err(()) => continue,
+                },
+            };
+            if before != after {
+                texts.push(RunText { path: entry.path.clone(), before, after });
+            }
+        }
+        texts
     }
 
     /// Keep the store within its [`Limits`]: each thread's oldest

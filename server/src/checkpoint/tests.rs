@@ -750,6 +750,32 @@ async fn an_open_document_s_edits_are_kept_as_edits_and_undone_and_redone_exactl
     assert_eq!(&*editor.document(&path).unwrap().text, "a\nB\nC!\n");
 }
 
+/// What a past run changed, as text, for a replay (ACP's `session/load`):
+/// a file written whole from its copies, a created file from nothing, an
+/// open document's kept edits made again on its copy from before the
+/// run; a binary file and an unknown checkpoint give nothing.
+#[tokio::test]
+async fn a_run_s_changes_are_given_back_as_text_from_copies_or_kept_edits() {
+    let f = fixture();
+    f.write("a.txt", b"one\n");
+    f.write("bin", &[0xff, 0xfe]);
+    f.run_writing("run-1", &[("a.txt", b"ONE\n"), ("new.txt", b"new\n"), ("bin", &[0xff, 0x00])]).await;
+    let (all, _) = f.store.list();
+    let id = all[0].1.id.clone();
+    let texts = f.store.run_texts(&id);
+    let shown: Vec<(String, Option<&str>, Option<&str>)> =
+        texts.iter().map(|t| (t.path.file_name().unwrap().to_string_lossy().into_owned(), t.before.as_deref(), t.after.as_deref())).collect();
+    assert_eq!(shown, [("a.txt".into(), Some("one\n"), Some("ONE\n")), ("new.txt".into(), None, Some("new\n"))]);
+    assert_eq!(f.store.run_texts("no-such-checkpoint"), []);
+
+    let f = fixture();
+    let _ = run_editing_open_document(&f).await;
+    let (all, _) = f.store.list();
+    let texts = f.store.run_texts(&all[0].1.id);
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert_eq!((texts[0].before.as_deref(), texts[0].after.as_deref()), (Some("a\nb\nc\n"), Some("a\nB\nC!\n")));
+}
+
 /// The document changed since the run: the edits do not apply to it, and
 /// the undo takes the copies as for any file (the run's text rebuilt from
 /// the copy before it and the edits): the user's line kept, the run's

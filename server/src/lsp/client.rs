@@ -121,6 +121,37 @@ raw_notification!(LogMessage, methods::LOG_MESSAGE);
 raw_notification!(ShowMessage, methods::SHOW_MESSAGE);
 raw_notification!(CancelRequest, methods::CANCEL_REQUEST);
 
+/// `params` of `method` with the text an editor shows as it is made
+/// visible: the `message` of `window/showMessage`, `window/logMessage` and
+/// `window/showMessageRequest` (VS Code's notifications, Emacs's echo
+/// area, Kakoune's info box show it raw) may carry a file name, a command
+/// or its output from the repository, whose escape sequences, carriage
+/// returns or bidi overrides would make the message read otherwise
+/// ([`crate::visible`]); so may a `$/progress` report's `title` and
+/// `message` (a call's summary: the command it runs), which status bars
+/// show. The actions' titles are the server's own words and are answered
+/// back as sent, so they are left as they are.
+fn shown_as_it_is(method: &str, mut params: Value) -> Value {
+    let visible = |field: Option<&mut Value>| {
+        if let Some(field) = field {
+            if let Some(shown) = field.as_str().map(|text| crate::visible::visible(text, crate::visible::Kind::Exact).into_owned()) {
+                *field = Value::String(shown);
+            }
+        }
+    };
+    match method {
+        methods::SHOW_MESSAGE | methods::LOG_MESSAGE | methods::SHOW_MESSAGE_REQUEST => visible(params.get_mut("message")),
+        methods::PROGRESS => {
+            if let Some(value) = params.get_mut("value") {
+                visible(value.get_mut("title"));
+                visible(value.get_mut("message"));
+            }
+        }
+        _ => {}
+    }
+    params
+}
+
 /// The real client: tower-lsp-server's [`Client`].
 pub struct TowerClient {
     client: Client,
@@ -173,7 +204,7 @@ impl ClientLink for TowerClient {
             return Err(ClientError::Failed(format!("the server has no request type for {method}")));
         }
         let id = self.client.next_request_id();
-        let mut params = params;
+        let mut params = shown_as_it_is(method, params);
         if self.tag_requests.load(std::sync::atomic::Ordering::Relaxed) {
             if let (Value::Object(fields), Ok(tag)) = (&mut params, serde_json::to_value(&id)) {
                 fields.insert(REQUEST_ID_FIELD.to_string(), tag);
@@ -194,6 +225,7 @@ impl ClientLink for TowerClient {
 
     async fn notify(&self, method: &'static str, params: Value) {
         let client = &self.client;
+        let params = shown_as_it_is(method, params);
         match method {
             methods::PROGRESS => client.send_notification::<Progress>(params).await,
             methods::RUN_EVENT => client.send_notification::<RunEvent>(params).await,
@@ -205,5 +237,27 @@ impl ClientLink for TowerClient {
 
     fn tag_requests(&self) {
         self.tag_requests.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an editor shows as it is carries no control, bidi or zero-width
+    /// character from the repository: each is written visibly; the rest of
+    /// the params, and other methods' params, are as they were.
+    #[test]
+    fn messages_an_editor_shows_raw_are_made_visible() {
+        let tainted = "rm a '\x1b[2K\rls' \u{202e}txt.exe\nnext line";
+        let shown = r"rm a '\x1b[2K\rls' \u{202e}txt.exe".to_string() + "\nnext line";
+        for method in [methods::SHOW_MESSAGE, methods::LOG_MESSAGE, methods::SHOW_MESSAGE_REQUEST] {
+            let params = json!({"type": 2, "message": tainted, "actions": [{"title": "Allow once"}]});
+            assert_eq!(shown_as_it_is(method, params), json!({"type": 2, "message": shown, "actions": [{"title": "Allow once"}]}), "{method}");
+        }
+        let progress = json!({"token": "t", "value": {"kind": "report", "message": tainted}});
+        assert_eq!(shown_as_it_is(methods::PROGRESS, progress)["value"]["message"], shown);
+        let event = json!({"event": {"text": tainted}});
+        assert_eq!(shown_as_it_is(methods::RUN_EVENT, event.clone()), event, "run events are the editor's to show");
     }
 }

@@ -1029,6 +1029,28 @@ async fn an_edit_refused_because_the_user_typed_during_its_review_is_rebased_and
     assert_eq!(&*h.workspace.ledger().get(&h.path).unwrap().seen_text.unwrap(), h.text().as_str());
 }
 
+/// Issue 53, bad input: the user types a line between the two hunks of an
+/// edit while it is in the editor's review; the editor refuses the stale
+/// edit. It is rebased and offered again as two hunks, the second moved
+/// down a line, and both land around the user's line.
+#[tokio::test]
+async fn typing_between_the_hunks_of_a_reviewed_edit_rebases_both_hunks() {
+    let h = harness(accept_edits(), true, "one\ntwo\nthree\nfour\nfive\n");
+    h.client.script(OnApply::TypeFirst { at: 8, text: "typed\n".into(), answer_true: false });
+    let file = h.read();
+    let outcome = h.write_reviewed(&file, true, |t| t.replace("one", "ONE").replace("five", "FIVE")).await;
+    assert!(matches!(&outcome, Ok(WriteOutcome::AppliedToBuffer { rebased: Some(_), .. })), "{outcome:?}");
+    assert_eq!(h.text(), "ONE\ntwo\ntyped\nthree\nfour\nFIVE\n");
+    let sent = h.client.requests(methods::APPLY_EDIT);
+    assert_eq!(sent.len(), 2);
+    let lines = |edit: &serde_json::Value| -> Vec<u64> {
+        edit["documentChanges"][0]["edits"].as_array().unwrap().iter().map(|e| e["range"]["start"]["line"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(lines(&sent[0]["edit"]), [0, 4], "{}", sent[0]);
+    assert_eq!(lines(&sent[1]["edit"]), [0, 5], "offered again as two hunks, the second a line down: {}", sent[1]);
+    assert_eq!(sent[1]["edit"]["documentChanges"][0]["textDocument"]["version"], 2);
+}
+
 /// Typing in the reviewed lines themselves, deleting the whole buffer, or
 /// closing it during the review: the edit cannot be rebased. Nothing of it
 /// lands, the user's text stays, and the model reads why: the file changed

@@ -9,7 +9,7 @@ import { MarkdownStream, visibleControls } from '../panel/markdown';
 import { applyMention, Attachment, History, mentionAt, MentionQuery, removeMention } from '../panel/input';
 import { askedEffort, effortChoices, emptyPickers, modelChoices, OTHER_MODEL, PERMISSION_MODES, pickerNote, PickerState, shownMode, shownModel } from '../panel/pickers';
 import { editStatusLabel } from '../panel/conversation';
-import { statusTone } from '../events';
+import { statusLanded, statusTone } from '../events';
 import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
 import { unhandled } from '../events';
 import { taskEnd, todoBox } from '../transcriptText';
@@ -62,6 +62,15 @@ const cards = new Map<string, HTMLElement>();
 const runEnds = new Map<string, HTMLElement>();
 /** Each undoable run's Undo (or Redo) button, by run id. */
 const undoButtons = new Map<string, HTMLButtonElement>();
+/** What an undone run changes on its edits line and cards, by run id. */
+interface UndoneView {
+  line: HTMLElement;
+  /** Each entry whose edit landed, with the words and tone it has while the run's changes are in place. */
+  entries: { entry: HTMLElement; words: Text; label: string; tone: string }[];
+  /** The cards of the calls that made them, likewise. */
+  cards: { card: HTMLElement; label: string; tone: string }[];
+}
+const undoneViews = new Map<string, UndoneView>();
 let flushScheduled = false;
 
 /**
@@ -150,7 +159,7 @@ function flushText(open: OpenText): void {
   open.tail.innerHTML = update.tail;
 }
 
-const STATUS_ICON: Record<string, string> = { running: '…', ok: '✓', error: '✗', partial: '◐' };
+const STATUS_ICON: Record<string, string> = { running: '…', ok: '✓', error: '✗', partial: '◐', undone: '↶' };
 
 function setCardStatus(card: HTMLElement, status: string, label: string): void {
   card.dataset.status = status;
@@ -232,25 +241,55 @@ function toolResult(item: PanelItem): void {
 
 function editStatuses(item: PanelItem): void {
   const line = element('div', 'edits');
+  const view: UndoneView = { line, entries: [], cards: [] };
   for (const edit of item.edits ?? []) {
     // The card of the call that made the edit takes its final status (an
     // edit found applied late); a file a command changed is no card's.
     const card = edit.toolCallId !== undefined && edit.command === undefined ? cards.get(edit.toolCallId) : undefined;
     if (card) setCardStatus(card, editClass(edit.status), editStatusLabel(edit.status));
     const command = edit.command !== undefined;
-    const entry = element('span', `edit ${command ? 'command' : editClass(edit.status)}`);
-    entry.append(fileLink(edit.path, edit.display), document.createTextNode(` ${editStatusLabel(edit.status, edit.command, edit.deleted)}`));
+    const tone = command ? 'command' : editClass(edit.status);
+    const label = editStatusLabel(edit.status, edit.command, edit.deleted);
+    const entry = element('span', `edit ${tone}`);
+    const words = document.createTextNode(` ${label}`);
+    entry.append(fileLink(edit.path, edit.display), words);
     if (command) entry.title = `changed by: ${edit.command}`;
     line.append(entry);
+    // What an undo takes back: the changes that landed.
+    if (statusLanded(edit.status)) {
+      view.entries.push({ entry, words, label, tone });
+      if (card) view.cards.push({ card, label: editStatusLabel(edit.status), tone: editClass(edit.status) });
+    }
   }
   if (item.undoable && item.runId) {
     const button = element('button', 'secondary undo') as HTMLButtonElement;
     button.dataset.undoRun = item.runId;
-    setUndo(button, item.undone === true);
     line.append(button);
     undoButtons.set(item.runId, button);
+    undoneViews.set(item.runId, view);
+    setUndo(button, item.undone === true);
+    showUndone(item.runId, item.undone === true);
   }
   log.append(line);
+}
+
+/**
+ * A run's edits line and cards read as the run is now: undone (by this
+ * panel, another front end or another process; a replayed thread knows it
+ * from the run's checkpoint), each landed entry and card says "undone" and
+ * a line says how to put it back; redone, they read as the run left them.
+ */
+function showUndone(runId: string, undone: boolean): void {
+  const view = undoneViews.get(runId);
+  if (!view) return;
+  for (const { entry, words, label, tone } of view.entries) {
+    entry.className = `edit ${undone ? 'undone' : tone}`;
+    words.textContent = ` ${undone ? 'undone' : label}`;
+  }
+  for (const { card, label, tone } of view.cards) setCardStatus(card, undone ? 'undone' : tone, undone ? 'undone' : label);
+  const since = view.line.querySelector(':scope > .undone-since');
+  if (undone && !since) view.line.querySelector(':scope > button.undo')?.before(element('span', 'undone-since', '↶ undone since (Redo puts it back)'));
+  if (!undone) since?.remove();
 }
 
 /** A run's button offers Undo, or Redo once the run is undone. */
@@ -405,6 +444,7 @@ function reset(snapshot: Snapshot): void {
   cards.clear();
   runEnds.clear();
   undoButtons.clear();
+  undoneViews.clear();
   taskButtons.clear();
   byId('usage').textContent = '';
   byId('model').textContent = snapshot.provider ?? '';
@@ -884,6 +924,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'undo': {
       const button = undoButtons.get(message.runId);
       if (button) setUndo(button, message.undone);
+      showUndone(message.runId, message.undone);
       break;
     }
     case 'history':
