@@ -155,6 +155,9 @@ pub struct ChildEnv {
     /// (git's overrides of the repository's code-running keys: the config
     /// may have changed since the run started).
     pub per_child: Option<PerChild>,
+    /// The `shell` setting: the bash commands and hooks run with on
+    /// Windows ([`crate::platform::shell`]).
+    pub shell: Option<std::path::PathBuf>,
 }
 
 /// Changes the variables a child is given (name, value).
@@ -182,6 +185,15 @@ impl ChildEnv {
     /// The complete environment for a child process.
     pub fn vars(&self) -> Vec<(OsString, OsString)> {
         self.vars_from(all_vars())
+    }
+
+    /// The shell for a child given `vars` ([`ChildEnv::vars`]): looked up
+    /// on their `PATH` (`Path` as Windows often spells it), or the
+    /// `shell` setting's; `Err` says in one line what to install or fix.
+    pub fn shell(&self, vars: &[(OsString, OsString)]) -> Result<std::path::PathBuf, String> {
+        let is_path = |name: &OsStr| if cfg!(windows) { name.eq_ignore_ascii_case("PATH") } else { name == "PATH" };
+        let path = vars.iter().find(|(name, _)| is_path(name)).map(|(_, value)| value.clone()).unwrap_or_default();
+        crate::platform::shell(&path, self.shell.as_deref())
     }
 
     fn vars_from(&self, parent: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
@@ -491,6 +503,7 @@ mod tests {
             allow: vec!["GITHUB_TOKEN".into(), "SOME_RANDOM_VAR".into()],
             set: vec![("RUST_LOG".into(), "info".into()), ("NPM_TOKEN".into(), "npm-secret".into())],
             per_child: None,
+            shell: None,
         };
         let child = settings.vars_from(parent.clone());
         let names: Vec<String> = child.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
@@ -501,7 +514,7 @@ mod tests {
         with_list.push((ALLOW_VAR.into(), "GITHUB_TOKEN, HTTPS_PROXY".into()));
         let names: Vec<String> = ChildEnv::default().vars_from(with_list).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["CARGO_HOME", "GITHUB_TOKEN", "HOME", "HTTPS_PROXY", "HTTP_PROXY", "LC_ALL", "PATH"]);
-        let from_settings = ChildEnv { allow: Vec::new(), set: vec![(ALLOW_VAR.into(), "NPM_TOKEN".into()), ("NPM_TOKEN".into(), "npm".into())], per_child: None };
+        let from_settings = ChildEnv { allow: Vec::new(), set: vec![(ALLOW_VAR.into(), "NPM_TOKEN".into()), ("NPM_TOKEN".into(), "npm".into())], per_child: None, shell: None };
         let names: Vec<String> = from_settings.vars_from(parent).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["CARGO_HOME", "HOME", "HTTP_PROXY", "LC_ALL", "NPM_TOKEN", "PATH"]);
     }

@@ -309,15 +309,10 @@ fn parse_into(value: &Value, entries: &mut Vec<Entry>, problems: &mut Vec<String
 }
 
 /// The shell a hook's command runs with: `sh` on Unix, as Claude Code
-/// runs its hooks; on Windows, which has no `sh`, Git for Windows' bash
-/// (where `run_shell` finds it), or why there is none.
+/// runs its hooks; on Windows, which has no `sh`, the bash `run_shell`
+/// uses (the `shell` setting's, or Git for Windows'), or why there is none.
 fn hook_shell(env: &crate::environment::ChildEnv) -> Result<PathBuf, String> {
-    if cfg!(windows) {
-        let path = env.vars().into_iter().find(|(name, _)| name.eq_ignore_ascii_case("PATH")).map(|(_, value)| value).unwrap_or_default();
-        crate::platform::shell(&path)
-    } else {
-        Ok(PathBuf::from("sh"))
-    }
+    if cfg!(windows) { env.shell(&env.vars()) } else { Ok(PathBuf::from("sh")) }
 }
 
 async fn run_one(

@@ -265,30 +265,47 @@ pub fn async_pipe(pipe: std::io::PipeReader) -> std::io::Result<AsyncPipe> {
 
 /// The shell `run_shell` runs a command with (`SHELL -c COMMAND`), for a
 /// command whose `PATH` is `path`. On Unix `bash` where that PATH has it,
-/// else `sh` (always there). On Windows Git for Windows' `bash.exe`: on
-/// PATH, else where Git's installer puts it; never `System32\bash.exe`,
-/// which is WSL's and runs the command in another system. `Err` says in
-/// one line what to install.
-pub fn shell(path: &std::ffi::OsStr) -> Result<PathBuf, String> {
+/// else `sh` (always there); the `shell` setting is Windows' only. On
+/// Windows [`windows_shell`]: the setting's bash when one is set, else Git
+/// for Windows' `bash.exe`. `Err` says in one line what to install or fix.
+pub fn shell(path: &std::ffi::OsStr, setting: Option<&Path>) -> Result<PathBuf, String> {
     #[cfg(unix)]
     {
+        let _ = setting;
         let has_bash = std::env::split_paths(path).any(|dir| dir.is_absolute() && dir.join("bash").is_file());
         Ok(PathBuf::from(if has_bash { "bash" } else { "sh" }))
     }
     #[cfg(not(unix))]
-    {
-        let on_path = std::env::split_paths(path)
-            .filter(|dir| dir.is_absolute() && !is_windows_system_dir(dir))
-            .map(|dir| dir.join("bash.exe"))
-            .find(|bash| bash.is_file());
-        on_path.or_else(|| git_install_dirs().into_iter().map(|dir| dir.join("bin").join("bash.exe")).find(|bash| bash.is_file())).ok_or_else(|| {
-            "Error: run_shell needs Git for Windows' bash.exe, and none was found on PATH or where Git installs it: install Git for Windows (git-scm.com), or put its bin folder on PATH, and start the editor again.".to_string()
-        })
+    windows_shell(path, setting, &git_install_dirs())
+}
+
+/// Windows' shell: the `shell` setting's program when the user set one
+/// (their choice wins over what is found: an MSYS2 or Cygwin bash, a Git
+/// installed elsewhere), else Git for Windows' `bash.exe` on `path`, else
+/// in one of `install_dirs` (where Git's installer puts it); never
+/// `System32\bash.exe`, which is WSL's and runs the command in another
+/// system. Pure but for looking at files: tested on every system.
+#[cfg_attr(all(unix, not(test)), allow(dead_code))]
+pub fn windows_shell(path: &std::ffi::OsStr, setting: Option<&Path>, install_dirs: &[PathBuf]) -> Result<PathBuf, String> {
+    if let Some(bash) = setting {
+        return match bash.is_file() {
+            true => Ok(bash.to_path_buf()),
+            false => Err(format!(
+                "Error: the `shell` setting names {}, which is not a file: set it to a bash.exe that is there (Git for Windows puts one in C:\\Program Files\\Git\\bin), or remove it to use Git Bash from PATH.",
+                bash.display()
+            )),
+        };
     }
+    let on_path = std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute() && !is_windows_system_dir(dir))
+        .map(|dir| dir.join("bash.exe"))
+        .find(|bash| bash.is_file());
+    on_path.or_else(|| install_dirs.iter().map(|dir| dir.join("bin").join("bash.exe")).find(|bash| bash.is_file())).ok_or_else(|| {
+        "Error: run_shell needs Git for Windows' bash.exe, and none was found on PATH or where Git installs it: install Git for Windows (git-scm.com), put its bin folder on PATH or name a bash.exe in the `shell` setting (~/.tandem/settings.json), and start the editor again.".to_string()
+    })
 }
 
 /// `C:\Windows\System32` and its kin: their `bash.exe` is WSL's.
-#[cfg_attr(unix, allow(dead_code))]
 fn is_windows_system_dir(dir: &Path) -> bool {
     let dir = dir.to_string_lossy().to_ascii_lowercase().replace('/', "\\");
     let dir = dir.trim_end_matches('\\');
@@ -465,11 +482,11 @@ mod tests {
     #[test]
     fn the_unix_shell_is_bash_where_path_has_it_else_sh() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(shell(dir.path().as_os_str()).unwrap(), PathBuf::from("sh"));
+        assert_eq!(shell(dir.path().as_os_str(), None).unwrap(), PathBuf::from("sh"));
         std::fs::write(dir.path().join("bash"), "").unwrap();
-        assert_eq!(shell(dir.path().as_os_str()).unwrap(), PathBuf::from("bash"));
+        assert_eq!(shell(dir.path().as_os_str(), None).unwrap(), PathBuf::from("bash"));
         // A relative PATH entry is not searched.
-        assert_eq!(shell(std::ffi::OsStr::new(".")).unwrap(), PathBuf::from("sh"));
+        assert_eq!(shell(std::ffi::OsStr::new("."), None).unwrap(), PathBuf::from("sh"));
     }
 
     #[test]
@@ -523,6 +540,41 @@ mod tests {
             assert_eq!(without_verbatim_prefix(kept), None, "{kept}");
         }
         assert_eq!(plain_path(Path::new(r"\\?\C:\x")).as_os_str(), if cfg!(windows) { r"C:\x" } else { r"\\?\C:\x" });
+    }
+
+    /// Windows' choice of bash, on real files: the setting's program wins
+    /// (and one that is not there is said, not passed over), then Git Bash
+    /// on PATH (never WSL's in System32), then where Git installs it, else
+    /// one line saying what to install.
+    #[test]
+    fn windows_takes_the_shell_setting_then_git_bash_on_path_then_where_git_installs_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = |folder: &str| {
+            let folder = dir.path().join(folder);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join("bash.exe"), "").unwrap();
+            folder
+        };
+        let on_path = made("Git/usr/bin");
+        let wsl = made("Windows/System32");
+        let installed = dir.path().join("Programs/Git");
+        made("Programs/Git/bin");
+        let msys = made("msys64/usr/bin").join("bash.exe");
+        let path = std::env::join_paths([&wsl, &on_path]).unwrap();
+        let only_wsl = std::env::join_paths([&wsl]).unwrap();
+        let nowhere = [dir.path().join("nowhere")];
+
+        assert_eq!(windows_shell(&path, Some(&msys), std::slice::from_ref(&installed)).unwrap(), msys);
+        assert_eq!(windows_shell(&path, None, std::slice::from_ref(&installed)).unwrap(), on_path.join("bash.exe"));
+        assert_eq!(windows_shell(&only_wsl, None, std::slice::from_ref(&installed)).unwrap(), installed.join("bin").join("bash.exe"));
+
+        let missing = dir.path().join("gone").join("bash.exe");
+        let err = windows_shell(&path, Some(&missing), std::slice::from_ref(&installed)).unwrap_err();
+        assert!(err.starts_with(&format!("Error: the `shell` setting names {}, which is not a file:", missing.display())), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        let err = windows_shell(&only_wsl, None, &nowhere).unwrap_err();
+        assert!(err.contains("install Git for Windows (git-scm.com)") && err.contains("`shell` setting"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
     }
 
     #[test]

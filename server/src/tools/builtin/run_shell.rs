@@ -251,18 +251,17 @@ struct ShellRun {
 }
 
 /// The shell for a command with this environment (`bash` where its PATH
-/// has it, else `sh`; Git for Windows' `bash.exe` on Windows), or the one
-/// line that says what to install.
-fn shell_program(env: &[(std::ffi::OsString, std::ffi::OsString)]) -> Result<std::path::PathBuf, ToolError> {
-    let path = env.iter().find(|(name, _)| name == "PATH").map(|(_, value)| value.clone()).unwrap_or_default();
-    crate::platform::shell(&path).map_err(ToolError::model)
+/// has it, else `sh`; on Windows the `shell` setting's bash or Git for
+/// Windows' `bash.exe`), or the one line that says what to install.
+fn shell_program(ctx: &ToolContext, env: &[(std::ffi::OsString, std::ffi::OsString)]) -> Result<std::path::PathBuf, ToolError> {
+    ctx.child_env.shell(env).map_err(ToolError::model)
 }
 
 /// The process to start: the shell itself, or the shell inside the run's
 /// sandbox (whose guard lives as long as the command).
 fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Command, Option<Confined>), ToolError> {
     let env = ctx.child_env.vars();
-    let argv: Vec<std::ffi::OsString> = vec![shell_program(&env)?.into(), "-c".into(), command.into()];
+    let argv: Vec<std::ffi::OsString> = vec![shell_program(ctx, &env)?.into(), "-c".into(), command.into()];
     let confined = match &ctx.sandbox {
         Some(sandbox) => {
             let roots = ctx.workspace.roots();
