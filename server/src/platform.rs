@@ -102,6 +102,17 @@ pub fn without_verbatim_prefix(text: &str) -> Option<String> {
     drive.then(|| rest.to_string())
 }
 
+/// Whether `err` (of a rename over a file, or an open) says another
+/// program holds the file open in a way that forbids it: on Windows a
+/// sharing or lock violation, or the access denial a file open without
+/// `FILE_SHARE_DELETE` gives a rename over it (an editor, an indexer, an
+/// antivirus scan). Such a hold ends by itself, so the caller may retry;
+/// Unix has none (a rename replaces an open file).
+pub fn file_held_open(err: &std::io::Error) -> bool {
+    // ERROR_ACCESS_DENIED, ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION.
+    cfg!(windows) && matches!(err.raw_os_error(), Some(5 | 32 | 33))
+}
+
 /// Open (create) a file only its owner may read and write: mode 0600 on
 /// Unix; on Windows a new file takes its folder's ACL.
 pub fn private_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
@@ -385,6 +396,31 @@ impl ProcessTree {
             wrapped.wrap(process_wrap::tokio::JobObject).wrap(process_wrap::tokio::KillOnDrop);
             Ok(ProcessTree { child: wrapped.spawn()?, armed: true })
         }
+    }
+
+    /// Start `command` (a hook, which the caller already made contained on
+    /// Linux: [`crate::sandbox::contain`]) as the first process of a tree
+    /// that ends with it: on Windows a Job Object, as [`ProcessTree::spawn`],
+    /// so a timeout (this dropped) ends all the hook started, and nothing
+    /// of it outlives Tandem; on Unix started as it is, its own process
+    /// group left as it was (the keeper the caller put in does that work).
+    pub fn spawn_contained(command: tokio::process::Command) -> std::io::Result<ProcessTree> {
+        #[cfg(unix)]
+        {
+            let mut command = command;
+            command.kill_on_drop(true);
+            Ok(ProcessTree { child: command.spawn()?, pgid: None, armed: true })
+        }
+        #[cfg(windows)]
+        ProcessTree::spawn(command)
+    }
+
+    /// The command's stdin, once (when it was piped).
+    pub fn take_stdin(&mut self) -> Option<tokio::process::ChildStdin> {
+        #[cfg(unix)]
+        return self.child.stdin.take();
+        #[cfg(windows)]
+        return self.child.stdin().take();
     }
 
     /// The command's stdout and stderr, once (when they were piped).

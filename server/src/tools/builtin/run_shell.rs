@@ -607,6 +607,27 @@ mod tests {
         out
     }
 
+    /// On Windows the `shell` setting names the bash: the stand-in (on no
+    /// PATH) runs the command; one that is not there is said in one line.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn on_windows_run_shell_runs_the_bash_the_shell_setting_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = ToolContext::new(std::sync::Arc::new(crate::workspace::Workspace::new(dir.path()).unwrap()));
+        let args = |command: &str| RunShellArgs { command: command.into(), timeout: Some(60_000), network: false, background: false };
+        ctx.child_env = std::sync::Arc::new(crate::environment::ChildEnv { shell: Some(crate::hooks::tests::fake_bash()), ..Default::default() });
+        let out = RunShell.call(args("echo from the setting"), (), &ctx).await.unwrap();
+        assert!(out.contains("from the setting"), "{out}");
+        let missing = dir.path().join("no-bash.exe");
+        ctx.child_env = std::sync::Arc::new(crate::environment::ChildEnv { shell: Some(missing.clone()), ..Default::default() });
+        match RunShell.call(args("echo x"), (), &ctx).await {
+            Err(ToolError::Model(message)) => {
+                assert!(message.starts_with(&format!("Error: the `shell` setting names {}, which is not a file", missing.display())), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn bounded_output_keeps_everything_under_the_budget() {
         let out = pushed(4, &[b"abc", b"def", b"gh"]);
