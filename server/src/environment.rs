@@ -181,19 +181,17 @@ impl PartialEq for PerChild {
 
 impl Eq for PerChild {}
 
+/// The `PATH` of a child's variables ([`ChildEnv::vars`]), `Path` as
+/// Windows often spells it; empty when there is none.
+pub fn path_of(vars: &[(OsString, OsString)]) -> OsString {
+    let is_path = |name: &OsStr| if cfg!(windows) { name.eq_ignore_ascii_case("PATH") } else { name == "PATH" };
+    vars.iter().find(|(name, _)| is_path(name)).map(|(_, value)| value.clone()).unwrap_or_default()
+}
+
 impl ChildEnv {
     /// The complete environment for a child process.
     pub fn vars(&self) -> Vec<(OsString, OsString)> {
         self.vars_from(all_vars())
-    }
-
-    /// The shell for a child given `vars` ([`ChildEnv::vars`]): looked up
-    /// on their `PATH` (`Path` as Windows often spells it), or the
-    /// `shell` setting's; `Err` says in one line what to install or fix.
-    pub fn shell(&self, vars: &[(OsString, OsString)]) -> Result<std::path::PathBuf, String> {
-        let is_path = |name: &OsStr| if cfg!(windows) { name.eq_ignore_ascii_case("PATH") } else { name == "PATH" };
-        let path = vars.iter().find(|(name, _)| is_path(name)).map(|(_, value)| value.clone()).unwrap_or_default();
-        crate::platform::shell(&path, self.shell.as_deref())
     }
 
     fn vars_from(&self, parent: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {

@@ -312,7 +312,7 @@ fn parse_into(value: &Value, entries: &mut Vec<Entry>, problems: &mut Vec<String
 /// runs its hooks; on Windows, which has no `sh`, the bash `run_shell`
 /// uses (the `shell` setting's, or Git for Windows'), or why there is none.
 fn hook_shell(env: &crate::environment::ChildEnv) -> Result<PathBuf, String> {
-    if cfg!(windows) { env.shell(&env.vars()) } else { Ok(PathBuf::from("sh")) }
+    if cfg!(windows) { crate::platform::shell(&crate::environment::path_of(&env.vars()), env.shell.as_deref()) } else { Ok(PathBuf::from("sh")) }
 }
 
 async fn run_one(
@@ -441,7 +441,7 @@ fn answer(stdout: &str, hook: &HookCommand, event: HookEvent, outcome: &mut Hook
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     fn hooks(dir: &Path, value: Value) -> Hooks {
@@ -474,14 +474,6 @@ pub(crate) mod tests {
         assert!(outcome.failures[0].starts_with("PreToolUse hook `exit 2` could not start: Error: run_shell needs Git for Windows' bash.exe"), "{:?}", outcome.failures);
     }
 
-    /// Git Bash's stand-in (`tests/windows/fake_bash.c`), which
-    /// `tests/windows/unit` names: it is the only bash under Wine.
-    #[cfg(windows)]
-    pub(crate) fn fake_bash() -> std::path::PathBuf {
-        let bash = std::env::var_os("TANDEM_TEST_FAKE_BASH").expect("TANDEM_TEST_FAKE_BASH: run these tests with tests/windows/unit, which builds Git Bash's stand-in");
-        std::path::PathBuf::from(bash)
-    }
-
     /// A hook that timed out ends with everything it started: the shell
     /// the `shell` setting names (the stand-in, on no PATH) starts a child
     /// that starts a grandchild, all three sleeping; at the timeout the
@@ -490,7 +482,7 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn a_windows_hook_that_times_out_ends_its_whole_process_tree() {
         let dir = tempfile::tempdir().unwrap();
-        let env = crate::environment::ChildEnv { shell: Some(fake_bash()), ..Default::default() };
+        let env = crate::environment::ChildEnv { shell: Some(crate::platform::test_fake_bash()), ..Default::default() };
         let layers = vec![(Scope::User, pre("tree hook-tree", Some(4.0)))];
         let (h, problems) = Hooks::from_layers(&layers, env, dir.path(), None);
         assert!(problems.is_empty(), "{problems:?}");

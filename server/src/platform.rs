@@ -498,6 +498,16 @@ impl Drop for ProcessTree {
     }
 }
 
+/// Git Bash's stand-in (`tests/windows/fake_bash.c`), which
+/// `tests/windows/unit` names, for the tests that run a shell on Windows:
+/// it is the only bash under Wine.
+#[cfg(all(test, windows))]
+#[allow(clippy::expect_used)]
+pub fn test_fake_bash() -> PathBuf {
+    let bash = std::env::var_os("TANDEM_TEST_FAKE_BASH").expect("TANDEM_TEST_FAKE_BASH: run these tests with tests/windows/unit, which builds Git Bash's stand-in");
+    PathBuf::from(bash)
+}
+
 /// Make a symbolic link, for tests: on Windows a file or a folder link
 /// by what `target` is now (a link to nothing is a file link), which needs
 /// Developer Mode on Windows (Wine makes them).

@@ -254,7 +254,7 @@ struct ShellRun {
 /// has it, else `sh`; on Windows the `shell` setting's bash or Git for
 /// Windows' `bash.exe`), or the one line that says what to install.
 fn shell_program(ctx: &ToolContext, env: &[(std::ffi::OsString, std::ffi::OsString)]) -> Result<std::path::PathBuf, ToolError> {
-    ctx.child_env.shell(env).map_err(ToolError::model)
+    crate::platform::shell(&crate::environment::path_of(env), ctx.child_env.shell.as_deref()).map_err(ToolError::model)
 }
 
 /// The process to start: the shell itself, or the shell inside the run's
@@ -615,7 +615,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = ToolContext::new(std::sync::Arc::new(crate::workspace::Workspace::new(dir.path()).unwrap()));
         let args = |command: &str| RunShellArgs { command: command.into(), timeout: Some(60_000), network: false, background: false };
-        ctx.child_env = std::sync::Arc::new(crate::environment::ChildEnv { shell: Some(crate::hooks::tests::fake_bash()), ..Default::default() });
+        ctx.child_env = std::sync::Arc::new(crate::environment::ChildEnv { shell: Some(crate::platform::test_fake_bash()), ..Default::default() });
         let out = RunShell.call(args("echo from the setting"), (), &ctx).await.unwrap();
         assert!(out.contains("from the setting"), "{out}");
         let missing = dir.path().join("no-bash.exe");
