@@ -398,6 +398,23 @@ impl ProcessTree {
         }
     }
 
+    /// The tree of a process already started as the leader of a process
+    /// group of its own ([`own_process_group`]), as a background task is,
+    /// from a thread of its own.
+    #[cfg(unix)]
+    pub fn from_group_leader(child: tokio::process::Child) -> ProcessTree {
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        ProcessTree { child, pgid, armed: true }
+    }
+
+    /// The first process's id, while it runs.
+    pub fn id(&self) -> Option<u32> {
+        #[cfg(unix)]
+        return self.child.id();
+        #[cfg(windows)]
+        return self.child.id();
+    }
+
     /// Start `command` (a hook, which the caller already made contained on
     /// Linux: [`crate::sandbox::contain`]) as the first process of a tree
     /// that ends with it: on Windows a Job Object, as [`ProcessTree::spawn`],

@@ -32,7 +32,6 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
-#[cfg(unix)]
 use crate::tools::ports::tasks::TaskSpawn;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
@@ -293,37 +292,48 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
     Ok((cmd, confined))
 }
 
-/// Start `command` as a background task of the session: in the sandbox
-/// (which gives it a pid namespace of its own, so every process it
-/// starts is known and ends with it), its stdout and stderr on one pipe,
-/// handed over to the session's tasks running.
-#[cfg(unix)]
+/// Start `command` as a background task of the session, in a process
+/// tree every process it starts stays in: on Linux the sandbox (which
+/// gives it a pid namespace of its own, so every process it starts is
+/// known and ends with it), on Windows a Job Object (terminated as one,
+/// and with Tandem). Its stdout and stderr on one pipe, handed over to the
+/// session's tasks running.
 async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, ToolError> {
     let Some(tasks) = &ctx.tasks else {
         return Err(ToolError::model("Error: background tasks are not available here (no session keeps them). Run the command in the foreground, with a timeout."));
     };
-    let contained = ctx.sandbox.as_ref().is_some_and(|sandbox| sandbox.contains_processes());
+    let contained = cfg!(windows) || ctx.sandbox.as_ref().is_some_and(|sandbox| sandbox.contains_processes());
     if !contained {
         return Err(ToolError::model(
             "Error: background tasks run only in the sandbox, which lets Tandem know and stop every process a task starts; shell commands run without one here. Run the command in the foreground, with a timeout.",
         ));
     }
     let (mut cmd, confined) = shell_command(command, ctx)?;
-    crate::platform::own_process_group(&mut cmd);
     let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
     // Our copies of the pipe's write end go with the command (dropped once
     // it started): the reader sees the end of the output once the task's
     // processes are gone.
-    let child = spawn_on_a_lasting_thread(cmd).await.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
-    let network = confined.as_ref().is_some_and(|c| c.network);
+    #[cfg(unix)]
+    let child = {
+        crate::platform::own_process_group(&mut cmd);
+        spawn_on_a_lasting_thread(cmd).await.map(crate::platform::ProcessTree::from_group_leader)
+    };
+    #[cfg(windows)]
+    let child = crate::platform::ProcessTree::spawn(cmd);
+    let child = child.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
+    // Without a sandbox (Windows) the command reaches what any program does.
+    let network = confined.as_ref().is_none_or(|c| c.network);
     let proxied = confined.is_some() && proxied(ctx);
+    let unconfined = confined.is_none();
     let guard: Box<dyn Send + Sync> = Box::new(confined);
     let spawn = TaskSpawn { command: command.to_string(), child, output: reader, guard, network, thread: ctx.thread_id.clone() };
     let task = tasks.start(spawn).map_err(ToolError::model)?;
     let id = &task.id;
-    let reach = if network {
+    let reach = if unconfined {
+        "It runs without a sandbox, as any program of yours: it may reach the network, and a server it starts is reachable from this machine's loopback (127.0.0.1) at the port it listens on."
+    } else if network {
         "It may reach the network: a server it starts is reachable from this machine's loopback (127.0.0.1) at the port it listens on."
     } else if proxied {
         "It reaches the hosts the settings' sandbox.network lists, through Tandem's proxy; its loopback is its own, so a server it starts is reachable neither from the machine nor from other commands. To test a server from outside, start it with \"network\": true (the user is asked)."
@@ -361,11 +371,6 @@ async fn spawn_on_a_lasting_thread(cmd: tokio::process::Command) -> std::io::Res
     let (reply, answer) = tokio::sync::oneshot::channel();
     jobs.send((cmd, tokio::runtime::Handle::current(), reply)).map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?;
     answer.await.map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?
-}
-
-#[cfg(not(unix))]
-async fn start_background(_command: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
-    Err(ToolError::model("Error: background tasks are only available on Linux; run the command in the foreground."))
 }
 
 /// Run the command in a process tree of its own
