@@ -492,6 +492,8 @@ mod tests {
     use std::process::Stdio;
 
     /// Start `script` (no sandbox: the registry does not care) as a task of thread `t`.
+    // (The tests that start `sh` are Unix only, as these helpers.)
+    #[cfg(unix)]
     fn start(registry: &TaskRegistry, script: &str) -> TaskInfo {
         let (reader, writer) = std::io::pipe().unwrap();
         let mut cmd = tokio::process::Command::new("sh");
@@ -507,12 +509,8 @@ mod tests {
         crate::platform::ProcessTree::from_group_leader(cmd.spawn().unwrap())
     }
 
-    #[cfg(windows)]
-    fn spawned(cmd: tokio::process::Command) -> crate::platform::ProcessTree {
-        crate::platform::ProcessTree::spawn(cmd).unwrap()
-    }
-
     /// Wait (bounded) until every task started so far has ended.
+    #[cfg(unix)]
     async fn ended(registry: &TaskRegistry) {
         let done = Arc::new(Notify::new());
         let told = Arc::clone(&done);
