@@ -89,6 +89,28 @@ pub fn plain_path(path: &Path) -> std::borrow::Cow<'_, Path> {
     }
 }
 
+/// `path` as the file system opens it, for comparing spellings: on
+/// Windows without the `\\?\` prefix ([`plain_path`]) and each name
+/// without the trailing dots and spaces Win32 drops (`secrets.\key` is
+/// `secrets\key`); case is left to the comparison. Unchanged elsewhere.
+pub fn path_as_opened(path: &Path) -> std::borrow::Cow<'_, Path> {
+    if !cfg!(windows) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let plain = plain_path(path);
+    let mut out = PathBuf::new();
+    for part in plain.components() {
+        match part {
+            std::path::Component::Normal(name) => match name.to_str() {
+                Some(text) => out.push(name_as_opened_on(text, false, true)),
+                None => out.push(name),
+            },
+            other => out.push(other.as_os_str()),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The Win32 spelling of a `\\?\` path, when it has one: a drive
 /// (`\\?\C:\x`) or a share (`\\?\UNC\srv\share`). Pure: tested on
 /// every system; [`plain_path`] applies it on Windows.
