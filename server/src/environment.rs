@@ -155,6 +155,9 @@ pub struct ChildEnv {
     /// (git's overrides of the repository's code-running keys: the config
     /// may have changed since the run started).
     pub per_child: Option<PerChild>,
+    /// The `shell` setting: the bash commands and hooks run with on
+    /// Windows ([`crate::platform::shell`]).
+    pub shell: Option<std::path::PathBuf>,
 }
 
 /// Changes the variables a child is given (name, value).
@@ -177,6 +180,13 @@ impl PartialEq for PerChild {
 }
 
 impl Eq for PerChild {}
+
+/// The `PATH` of a child's variables ([`ChildEnv::vars`]), `Path` as
+/// Windows often spells it; empty when there is none.
+pub fn path_of(vars: &[(OsString, OsString)]) -> OsString {
+    let is_path = |name: &OsStr| if cfg!(windows) { name.eq_ignore_ascii_case("PATH") } else { name == "PATH" };
+    vars.iter().find(|(name, _)| is_path(name)).map(|(_, value)| value.clone()).unwrap_or_default()
+}
 
 impl ChildEnv {
     /// The complete environment for a child process.
@@ -491,6 +501,7 @@ mod tests {
             allow: vec!["GITHUB_TOKEN".into(), "SOME_RANDOM_VAR".into()],
             set: vec![("RUST_LOG".into(), "info".into()), ("NPM_TOKEN".into(), "npm-secret".into())],
             per_child: None,
+            shell: None,
         };
         let child = settings.vars_from(parent.clone());
         let names: Vec<String> = child.iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
@@ -501,7 +512,7 @@ mod tests {
         with_list.push((ALLOW_VAR.into(), "GITHUB_TOKEN, HTTPS_PROXY".into()));
         let names: Vec<String> = ChildEnv::default().vars_from(with_list).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["CARGO_HOME", "GITHUB_TOKEN", "HOME", "HTTPS_PROXY", "HTTP_PROXY", "LC_ALL", "PATH"]);
-        let from_settings = ChildEnv { allow: Vec::new(), set: vec![(ALLOW_VAR.into(), "NPM_TOKEN".into()), ("NPM_TOKEN".into(), "npm".into())], per_child: None };
+        let from_settings = ChildEnv { allow: Vec::new(), set: vec![(ALLOW_VAR.into(), "NPM_TOKEN".into()), ("NPM_TOKEN".into(), "npm".into())], per_child: None, shell: None };
         let names: Vec<String> = from_settings.vars_from(parent).iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["CARGO_HOME", "HOME", "HTTP_PROXY", "LC_ALL", "NPM_TOKEN", "PATH"]);
     }

@@ -309,15 +309,10 @@ fn parse_into(value: &Value, entries: &mut Vec<Entry>, problems: &mut Vec<String
 }
 
 /// The shell a hook's command runs with: `sh` on Unix, as Claude Code
-/// runs its hooks; on Windows, which has no `sh`, Git for Windows' bash
-/// (where `run_shell` finds it), or why there is none.
+/// runs its hooks; on Windows, which has no `sh`, the bash `run_shell`
+/// uses (the `shell` setting's, or Git for Windows'), or why there is none.
 fn hook_shell(env: &crate::environment::ChildEnv) -> Result<PathBuf, String> {
-    if cfg!(windows) {
-        let path = env.vars().into_iter().find(|(name, _)| name.eq_ignore_ascii_case("PATH")).map(|(_, value)| value).unwrap_or_default();
-        crate::platform::shell(&path)
-    } else {
-        Ok(PathBuf::from("sh"))
-    }
+    if cfg!(windows) { crate::platform::shell(&crate::environment::path_of(&env.vars()), env.shell.as_deref()) } else { Ok(PathBuf::from("sh")) }
 }
 
 async fn run_one(
@@ -350,16 +345,17 @@ async fn run_one(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     // What the hook starts (a `setsid` daemon too) ends with it, and when
-    // it times out (the kill on drop) or Tandem ends.
+    // it times out (the kill on drop) or Tandem ends: on Linux the keeper
+    // `contain` puts in, on Windows the Job Object the tree is started in.
     crate::sandbox::contain::contain(&mut command);
-    let mut child = match command.spawn() {
+    let mut child = match crate::platform::ProcessTree::spawn_contained(command) {
         Ok(child) => child,
         Err(err) => {
             outcome.failures.push(format!("{name} hook `{}` could not start: {err}", hook.command));
             return;
         }
     };
-    let stdin = child.stdin.take();
+    let stdin = child.take_stdin();
     let input = input.to_string();
     let writer = tokio::spawn(async move {
         if let Some(mut stdin) = stdin {
@@ -367,7 +363,7 @@ async fn run_one(
             let _ = stdin.write_all(input.as_bytes()).await;
         }
     });
-    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let (mut stdout, mut stderr) = child.take_output().unzip();
     let read = async {
         let mut out = Vec::new();
         let mut err = Vec::new();
@@ -476,6 +472,30 @@ mod tests {
         assert_eq!(outcome.block, None);
         assert_eq!(outcome.failures.len(), 1, "{:?}", outcome.failures);
         assert!(outcome.failures[0].starts_with("PreToolUse hook `exit 2` could not start: Error: run_shell needs Git for Windows' bash.exe"), "{:?}", outcome.failures);
+    }
+
+    /// A hook that timed out ends with everything it started: the shell
+    /// the `shell` setting names (the stand-in, on no PATH) starts a child
+    /// that starts a grandchild, all three sleeping; at the timeout the
+    /// Job Object they run in is terminated, so none is left.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn a_windows_hook_that_times_out_ends_its_whole_process_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = crate::environment::ChildEnv { shell: Some(crate::platform::test_fake_bash()), ..Default::default() };
+        let layers = vec![(Scope::User, pre("tree hook-tree", Some(4.0)))];
+        let (h, problems) = Hooks::from_layers(&layers, env, dir.path(), None);
+        assert!(problems.is_empty(), "{problems:?}");
+        let outcome = h.run(HookEvent::PreToolUse, Some("run_shell"), call()).await;
+        assert_eq!(outcome.failures, ["PreToolUse hook `tree hook-tree` timed out after 4 s"]);
+        let pids: Vec<u32> = std::fs::read_to_string(dir.path().join("hook-tree.pids")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(pids.len(), 3, "the shell, its child and its grandchild never all ran: {pids:?}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while pids.iter().any(|pid| crate::platform::process_exists(*pid)) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let left: Vec<u32> = pids.into_iter().filter(|pid| crate::platform::process_exists(*pid)).collect();
+        assert!(left.is_empty(), "processes of the hook outlived its timeout: {left:?}");
     }
 
     // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).

@@ -89,6 +89,28 @@ pub fn plain_path(path: &Path) -> std::borrow::Cow<'_, Path> {
     }
 }
 
+/// `path` as the file system opens it, for comparing spellings: on
+/// Windows without the `\\?\` prefix ([`plain_path`]) and each name
+/// without the trailing dots and spaces Win32 drops (`secrets.\key` is
+/// `secrets\key`); case is left to the comparison. Unchanged elsewhere.
+pub fn path_as_opened(path: &Path) -> std::borrow::Cow<'_, Path> {
+    if !cfg!(windows) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let plain = plain_path(path);
+    let mut out = PathBuf::new();
+    for part in plain.components() {
+        match part {
+            std::path::Component::Normal(name) => match name.to_str() {
+                Some(text) => out.push(name_as_opened_on(text, false, true)),
+                None => out.push(name),
+            },
+            other => out.push(other.as_os_str()),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The Win32 spelling of a `\\?\` path, when it has one: a drive
 /// (`\\?\C:\x`) or a share (`\\?\UNC\srv\share`). Pure: tested on
 /// every system; [`plain_path`] applies it on Windows.
@@ -100,6 +122,17 @@ pub fn without_verbatim_prefix(text: &str) -> Option<String> {
     let bytes = rest.as_bytes();
     let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && (bytes.len() == 2 || bytes[2] == b'\\');
     drive.then(|| rest.to_string())
+}
+
+/// Whether `err` (of a rename over a file, or an open) says another
+/// program holds the file open in a way that forbids it: on Windows a
+/// sharing or lock violation, or the access denial a file open without
+/// `FILE_SHARE_DELETE` gives a rename over it (an editor, an indexer, an
+/// antivirus scan). Such a hold ends by itself, so the caller may retry;
+/// Unix has none (a rename replaces an open file).
+pub fn file_held_open(err: &std::io::Error) -> bool {
+    // ERROR_ACCESS_DENIED, ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION.
+    cfg!(windows) && matches!(err.raw_os_error(), Some(5 | 32 | 33))
 }
 
 /// Open (create) a file only its owner may read and write: mode 0600 on
@@ -265,30 +298,47 @@ pub fn async_pipe(pipe: std::io::PipeReader) -> std::io::Result<AsyncPipe> {
 
 /// The shell `run_shell` runs a command with (`SHELL -c COMMAND`), for a
 /// command whose `PATH` is `path`. On Unix `bash` where that PATH has it,
-/// else `sh` (always there). On Windows Git for Windows' `bash.exe`: on
-/// PATH, else where Git's installer puts it; never `System32\bash.exe`,
-/// which is WSL's and runs the command in another system. `Err` says in
-/// one line what to install.
-pub fn shell(path: &std::ffi::OsStr) -> Result<PathBuf, String> {
+/// else `sh` (always there); the `shell` setting is Windows' only. On
+/// Windows [`windows_shell`]: the setting's bash when one is set, else Git
+/// for Windows' `bash.exe`. `Err` says in one line what to install or fix.
+pub fn shell(path: &std::ffi::OsStr, setting: Option<&Path>) -> Result<PathBuf, String> {
     #[cfg(unix)]
     {
+        let _ = setting;
         let has_bash = std::env::split_paths(path).any(|dir| dir.is_absolute() && dir.join("bash").is_file());
         Ok(PathBuf::from(if has_bash { "bash" } else { "sh" }))
     }
     #[cfg(not(unix))]
-    {
-        let on_path = std::env::split_paths(path)
-            .filter(|dir| dir.is_absolute() && !is_windows_system_dir(dir))
-            .map(|dir| dir.join("bash.exe"))
-            .find(|bash| bash.is_file());
-        on_path.or_else(|| git_install_dirs().into_iter().map(|dir| dir.join("bin").join("bash.exe")).find(|bash| bash.is_file())).ok_or_else(|| {
-            "Error: run_shell needs Git for Windows' bash.exe, and none was found on PATH or where Git installs it: install Git for Windows (git-scm.com), or put its bin folder on PATH, and start the editor again.".to_string()
-        })
+    windows_shell(path, setting, &git_install_dirs())
+}
+
+/// Windows' shell: the `shell` setting's program when the user set one
+/// (their choice wins over what is found: an MSYS2 or Cygwin bash, a Git
+/// installed elsewhere), else Git for Windows' `bash.exe` on `path`, else
+/// in one of `install_dirs` (where Git's installer puts it); never
+/// `System32\bash.exe`, which is WSL's and runs the command in another
+/// system. Pure but for looking at files: tested on every system.
+#[cfg_attr(all(unix, not(test)), allow(dead_code))]
+pub fn windows_shell(path: &std::ffi::OsStr, setting: Option<&Path>, install_dirs: &[PathBuf]) -> Result<PathBuf, String> {
+    if let Some(bash) = setting {
+        return match bash.is_file() {
+            true => Ok(bash.to_path_buf()),
+            false => Err(format!(
+                "Error: the `shell` setting names {}, which is not a file: set it to a bash.exe that is there (Git for Windows puts one in C:\\Program Files\\Git\\bin), or remove it to use Git Bash from PATH.",
+                bash.display()
+            )),
+        };
     }
+    let on_path = std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute() && !is_windows_system_dir(dir))
+        .map(|dir| dir.join("bash.exe"))
+        .find(|bash| bash.is_file());
+    on_path.or_else(|| install_dirs.iter().map(|dir| dir.join("bin").join("bash.exe")).find(|bash| bash.is_file())).ok_or_else(|| {
+        "Error: run_shell needs Git for Windows' bash.exe, and none was found on PATH or where Git installs it: install Git for Windows (git-scm.com), put its bin folder on PATH or name a bash.exe in the `shell` setting (~/.tandem/settings.json), and start the editor again.".to_string()
+    })
 }
 
 /// `C:\Windows\System32` and its kin: their `bash.exe` is WSL's.
-#[cfg_attr(unix, allow(dead_code))]
 fn is_windows_system_dir(dir: &Path) -> bool {
     let dir = dir.to_string_lossy().to_ascii_lowercase().replace('/', "\\");
     let dir = dir.trim_end_matches('\\');
@@ -370,6 +420,48 @@ impl ProcessTree {
         }
     }
 
+    /// The tree of a process already started as the leader of a process
+    /// group of its own ([`own_process_group`]), as a background task is,
+    /// from a thread of its own.
+    #[cfg(unix)]
+    pub fn from_group_leader(child: tokio::process::Child) -> ProcessTree {
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        ProcessTree { child, pgid, armed: true }
+    }
+
+    /// The first process's id, while it runs.
+    pub fn id(&self) -> Option<u32> {
+        #[cfg(unix)]
+        return self.child.id();
+        #[cfg(windows)]
+        return self.child.id();
+    }
+
+    /// Start `command` (a hook, which the caller already made contained on
+    /// Linux: [`crate::sandbox::contain`]) as the first process of a tree
+    /// that ends with it: on Windows a Job Object, as [`ProcessTree::spawn`],
+    /// so a timeout (this dropped) ends all the hook started, and nothing
+    /// of it outlives Tandem; on Unix started as it is, its own process
+    /// group left as it was (the keeper the caller put in does that work).
+    pub fn spawn_contained(command: tokio::process::Command) -> std::io::Result<ProcessTree> {
+        #[cfg(unix)]
+        {
+            let mut command = command;
+            command.kill_on_drop(true);
+            Ok(ProcessTree { child: command.spawn()?, pgid: None, armed: true })
+        }
+        #[cfg(windows)]
+        ProcessTree::spawn(command)
+    }
+
+    /// The command's stdin, once (when it was piped).
+    pub fn take_stdin(&mut self) -> Option<tokio::process::ChildStdin> {
+        #[cfg(unix)]
+        return self.child.stdin.take();
+        #[cfg(windows)]
+        return self.child.stdin().take();
+    }
+
     /// The command's stdout and stderr, once (when they were piped).
     pub fn take_output(&mut self) -> Option<(tokio::process::ChildStdout, tokio::process::ChildStderr)> {
         #[cfg(unix)]
@@ -445,6 +537,16 @@ impl Drop for ProcessTree {
     }
 }
 
+/// Git Bash's stand-in (`tests/windows/fake_bash.c`), which
+/// `tests/windows/unit` names, for the tests that run a shell on Windows:
+/// it is the only bash under Wine.
+#[cfg(all(test, windows))]
+#[allow(clippy::expect_used)]
+pub fn test_fake_bash() -> PathBuf {
+    let bash = std::env::var_os("TANDEM_TEST_FAKE_BASH").expect("TANDEM_TEST_FAKE_BASH: run these tests with tests/windows/unit, which builds Git Bash's stand-in");
+    PathBuf::from(bash)
+}
+
 /// Make a symbolic link, for tests: on Windows a file or a folder link
 /// by what `target` is now (a link to nothing is a file link), which needs
 /// Developer Mode on Windows (Wine makes them).
@@ -514,11 +616,11 @@ mod tests {
     #[test]
     fn the_unix_shell_is_bash_where_path_has_it_else_sh() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(shell(dir.path().as_os_str()).unwrap(), PathBuf::from("sh"));
+        assert_eq!(shell(dir.path().as_os_str(), None).unwrap(), PathBuf::from("sh"));
         std::fs::write(dir.path().join("bash"), "").unwrap();
-        assert_eq!(shell(dir.path().as_os_str()).unwrap(), PathBuf::from("bash"));
+        assert_eq!(shell(dir.path().as_os_str(), None).unwrap(), PathBuf::from("bash"));
         // A relative PATH entry is not searched.
-        assert_eq!(shell(std::ffi::OsStr::new(".")).unwrap(), PathBuf::from("sh"));
+        assert_eq!(shell(std::ffi::OsStr::new("."), None).unwrap(), PathBuf::from("sh"));
     }
 
     #[test]
@@ -572,6 +674,41 @@ mod tests {
             assert_eq!(without_verbatim_prefix(kept), None, "{kept}");
         }
         assert_eq!(plain_path(Path::new(r"\\?\C:\x")).as_os_str(), if cfg!(windows) { r"C:\x" } else { r"\\?\C:\x" });
+    }
+
+    /// Windows' choice of bash, on real files: the setting's program wins
+    /// (and one that is not there is said, not passed over), then Git Bash
+    /// on PATH (never WSL's in System32), then where Git installs it, else
+    /// one line saying what to install.
+    #[test]
+    fn windows_takes_the_shell_setting_then_git_bash_on_path_then_where_git_installs_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = |folder: &str| {
+            let folder = dir.path().join(folder);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join("bash.exe"), "").unwrap();
+            folder
+        };
+        let on_path = made("Git/usr/bin");
+        let wsl = made("Windows/System32");
+        let installed = dir.path().join("Programs/Git");
+        made("Programs/Git/bin");
+        let msys = made("msys64/usr/bin").join("bash.exe");
+        let path = std::env::join_paths([&wsl, &on_path]).unwrap();
+        let only_wsl = std::env::join_paths([&wsl]).unwrap();
+        let nowhere = [dir.path().join("nowhere")];
+
+        assert_eq!(windows_shell(&path, Some(&msys), std::slice::from_ref(&installed)).unwrap(), msys);
+        assert_eq!(windows_shell(&path, None, std::slice::from_ref(&installed)).unwrap(), on_path.join("bash.exe"));
+        assert_eq!(windows_shell(&only_wsl, None, std::slice::from_ref(&installed)).unwrap(), installed.join("bin").join("bash.exe"));
+
+        let missing = dir.path().join("gone").join("bash.exe");
+        let err = windows_shell(&path, Some(&missing), std::slice::from_ref(&installed)).unwrap_err();
+        assert!(err.starts_with(&format!("Error: the `shell` setting names {}, which is not a file:", missing.display())), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        let err = windows_shell(&only_wsl, None, &nowhere).unwrap_err();
+        assert!(err.contains("install Git for Windows (git-scm.com)") && err.contains("`shell` setting"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
     }
 
     #[test]

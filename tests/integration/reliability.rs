@@ -319,7 +319,7 @@ async fn a_credential_allowed_by_name_reaches_the_shell() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = tandem::workspace::Workspace::new(dir.path()).unwrap();
     let ctx = ToolContext {
-        child_env: Arc::new(ChildEnv { allow: vec!["RELIABILITY_TEST_TOKEN".into()], set: vec![("FROM_SETTINGS".into(), "yes".into())], per_child: None }),
+        child_env: Arc::new(ChildEnv { allow: vec!["RELIABILITY_TEST_TOKEN".into()], set: vec![("FROM_SETTINGS".into(), "yes".into())], per_child: None, shell: None }),
         ..ToolContext::new(Arc::new(workspace))
     };
     // SAFETY: this test binary's other tests do not read this variable.

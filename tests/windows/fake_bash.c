@@ -3,11 +3,25 @@
  *   bash.exe -c "echo TEXT"    prints TEXT, exits 0;
  *   bash.exe -c "tree MARKER"  starts a child (bash.exe --sleep MARKER)
  *                              that starts a grandchild the same way, then
- *                              sleeps: a process tree for the timeout to end.
+ *                              sleeps: a process tree for the timeout to end;
+ *                              each of the three appends its pid to
+ *                              MARKER.pids in the folder it started in.
  * Anything else exits 127, as bash does for an unknown command. */
 #include <windows.h>
 #include <stdio.h>
 #include <string.h>
+
+static void note_pid(const char *marker)
+{
+    char name[MAX_PATH];
+    FILE *pids;
+    snprintf(name, sizeof name, "%s.pids", marker);
+    pids = fopen(name, "a");
+    if (pids) {
+        fprintf(pids, "%lu\n", (unsigned long)GetCurrentProcessId());
+        fclose(pids);
+    }
+}
 
 static void start_sleeper(const char *marker, int depth)
 {
@@ -25,6 +39,7 @@ static void start_sleeper(const char *marker, int depth)
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "--sleep") == 0) {
+        note_pid(argv[2]);
         if (atoi(argv[3]) < 2)
             start_sleeper(argv[2], atoi(argv[3]) + 1);
         Sleep(INFINITE);
@@ -35,6 +50,7 @@ int main(int argc, char **argv)
             return 0;
         }
         if (strncmp(argv[2], "tree ", 5) == 0) {
+            note_pid(argv[2] + 5);
             start_sleeper(argv[2] + 5, 1);
             Sleep(INFINITE);
         }

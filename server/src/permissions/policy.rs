@@ -626,10 +626,21 @@ impl Policy {
     }
 
     /// The rule "Always allow" adds for a write: an edit rule for that file.
+    /// Spelled with `/` on every system (a rule in a settings file reads
+    /// the same everywhere; `./etc\hosts` was Windows' spelling), from the
+    /// path as the file system opens it ([`crate::platform::path_as_opened`]).
     fn edit_rule(&self, write: &Write) -> Rule {
-        let glob = match write.path.strip_prefix(&self.places.root) {
-            Ok(relative) => format!("./{}", globset::escape(&relative.display().to_string())),
-            Err(_) => format!("/{}", globset::escape(&write.path.display().to_string())),
+        // (Only Windows' `\` is a separator: a Linux name may hold one.)
+        let slashed = |path: &std::path::Path| {
+            let text = path.to_string_lossy();
+            if cfg!(windows) { text.replace('\\', "/") } else { text.into_owned() }
+        };
+        let path = crate::platform::path_as_opened(&write.path);
+        let root = crate::platform::path_as_opened(&self.places.root);
+        let glob = match path.strip_prefix(&*root) {
+            Ok(relative) => format!("./{}", globset::escape(&slashed(relative))),
+            // `//` and the absolute path (`//etc/hosts`, `//C:/Windows/x`).
+            Err(_) => format!("//{}", globset::escape(slashed(&path).trim_start_matches('/'))),
         };
         Rule { tool: "edit_file".into(), pattern: Some(Pattern::Path(glob)) }
     }
@@ -1117,8 +1128,8 @@ mod tests {
         assert!(matches!(shell(&policy, "touch c.txt"), RuleVerdict::Ask(_)));
     }
 
-    // Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke); FIXME: on Windows the rule offered for an absolute path spells it `./etc\\hosts`.
-    #[cfg(unix)]
+    // (`/etc/hosts` is outside the workspace on Windows too:
+    // shell::paths::tests::a_path_from_the_root_is_outside_the_workspace_on_every_system.)
     #[test]
     fn always_allow_stays_narrow() {
         let f = fixture();
@@ -1141,6 +1152,26 @@ mod tests {
         // New settings keep what the session allowed.
         policy.set_rules(&PermissionRules::default());
         assert_eq!(shell(&policy, "git push origin other"), RuleVerdict::Allow);
+    }
+
+    /// "Always allow" for a write names the file with `/` on every system,
+    /// relative to the workspace inside it and absolute (`//`) outside, and
+    /// the rule it adds covers the write.
+    #[test]
+    fn the_always_rule_for_a_write_is_spelled_with_slashes_and_covers_it() {
+        let f = fixture();
+        let policy = Policy::new(PermissionMode::Default, &PermissionRules::default(), std::slice::from_ref(&f.root));
+        let inside = Write { shown: "sub/a.txt".into(), path: f.root.join("sub").join("a.txt") };
+        let rule = policy.edit_rule(&inside);
+        assert_eq!(rule.to_string(), "edit_file(./sub/a.txt)");
+        assert!(rule.matches("write_file", &ToolKind::Edit { path: inside.path.clone() }, &policy.places));
+        let elsewhere = tempfile::tempdir().unwrap();
+        let outside_path = elsewhere.path().canonicalize().unwrap().join("x.txt");
+        let outside = Write { shown: "x.txt".into(), path: outside_path.clone() };
+        let rule = policy.edit_rule(&outside);
+        let text = rule.to_string();
+        assert!(text.starts_with("edit_file(//") && !text.contains('\\'), "{text}");
+        assert!(rule.matches("write_file", &ToolKind::Edit { path: outside_path }, &policy.places), "{text}");
     }
 
     #[test]

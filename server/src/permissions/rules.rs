@@ -320,12 +320,14 @@ impl Places {
     pub fn absolute_glob(&self, pattern: &str) -> Option<String> {
         let escape = |p: &Path| globset::escape(&p.display().to_string());
         if let Some(abs) = pattern.strip_prefix("//") {
-            return Some(format!("/{abs}"));
+            // A Windows drive (`//C:/x`) has no `/` before it.
+            let drive = abs.as_bytes().get(..2).is_some_and(|d| d[0].is_ascii_alphabetic() && d[1] == b':');
+            return Some(if cfg!(windows) && drive { abs.to_string() } else { format!("/{abs}") });
         }
         if let Some(rest) = pattern.strip_prefix("~/") {
             return self.home.as_ref().map(|h| format!("{}/{rest}", escape(h)));
         }
-        let root = escape(&self.root);
+        let root = escape(&crate::platform::plain_path(&self.root));
         let relative = pattern.strip_prefix("./").or_else(|| pattern.strip_prefix('/'));
         Some(match relative {
             Some(rest) => format!("{root}/{rest}"),
@@ -334,10 +336,16 @@ impl Places {
         })
     }
 
+    /// Whether `path` is one the pattern names, in every spelling the file
+    /// system opens as the same file: without case where names ignore it
+    /// (Windows, macOS: `SECRETS/key` is `secrets/key`), and on Windows
+    /// with `\` or `/`, a `\\?\` prefix or trailing dots
+    /// ([`crate::platform::path_as_opened`]).
     pub fn glob_matches(&self, pattern: &str, path: &Path) -> bool {
         let Some(glob) = self.absolute_glob(pattern) else { return false };
-        match GlobBuilder::new(&glob).literal_separator(true).build() {
-            Ok(glob) => glob.compile_matcher().is_match(path),
+        let path = crate::platform::path_as_opened(path);
+        match GlobBuilder::new(&glob).literal_separator(true).case_insensitive(crate::platform::NAMES_IGNORE_CASE).build() {
+            Ok(glob) => glob.compile_matcher().is_match(&*path),
             Err(_) => false,
         }
     }
@@ -354,6 +362,31 @@ mod tests {
 
     fn command(words: &[&str]) -> SimpleCommand {
         SimpleCommand { words: words.iter().map(|w| w.to_string()).collect(), dynamic_name: false, problem: None }
+    }
+
+    /// A path rule holds for every spelling the file system opens as the
+    /// same file: on Windows `\\?\`, `\` or `/`, another case, trailing
+    /// dots; without case on macOS too; Linux keeps case.
+    #[test]
+    fn a_path_rule_holds_for_every_spelling_of_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let places = Places { root: root.clone(), home: None };
+        let deny = Rule::parse("edit_file(./secrets/**)").unwrap();
+        let hits = |path: PathBuf| deny.matches("edit_file", &ToolKind::Edit { path }, &places);
+        assert!(hits(root.join("secrets").join("key")));
+        assert!(!hits(root.join("public").join("key")));
+        assert_eq!(hits(root.join("SECRETS").join("key")), crate::platform::NAMES_IGNORE_CASE);
+        if cfg!(windows) {
+            let plain = crate::platform::plain_path(&root).into_owned();
+            let upper = PathBuf::from(plain.to_string_lossy().to_uppercase());
+            for spelling in [plain.join(r"secrets\key"), plain.join("secrets/key"), plain.join(r"Secrets.\key"), plain.join(r"secrets \key"), upper.join(r"SECRETS\KEY")] {
+                assert!(hits(spelling.clone()), "{spelling:?}");
+            }
+            // An absolute rule with a drive.
+            let absolute = Rule::parse(&format!("edit_file(//{}/secrets/**)", plain.to_string_lossy().replace('\\', "/"))).unwrap();
+            assert!(absolute.matches("edit_file", &ToolKind::Edit { path: root.join(r"SECRETS\key") }, &places));
+        }
     }
 
     #[test]

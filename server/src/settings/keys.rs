@@ -230,6 +230,9 @@ pub(super) const KEYS: &[Key] = &[
         variable: None,
         docs: "permissions.md",
     },
+    // The program every command and hook runs with: a repository's file
+    // would choose what runs its commands.
+    Key { name: "shell", apply: Apply::UserOnly(shell), variable: None, docs: "settings.md" },
     Key { name: "hooks", apply: Apply::Field(hooks), variable: None, docs: "settings.md" },
     Key { name: "mcpServers", apply: Apply::Field(mcp_servers), variable: None, docs: "settings.md" },
     Key { name: "inlineCompletions", apply: Apply::Field(inline_completions), variable: None, docs: "completions.md" },
@@ -329,6 +332,21 @@ fn thinking_budget(settings: &mut Settings, _: &Layer, value: &Value) -> Result<
         return Err(format!("expected 0 (off) or at least {} tokens", crate::agent::config::MIN_THINKING_BUDGET));
     }
     settings.thinking_budget = Some(n);
+    Ok(())
+}
+
+/// `shell`: the bash `run_shell` and hooks run with on Windows, as an
+/// absolute path (a relative one would be looked up in whatever folder
+/// a command starts in). Whether the file is there is checked when a
+/// command starts, where it says so ([`crate::platform::shell`]).
+fn shell(settings: &mut Settings, _: &Layer, value: &Value) -> Result<(), String> {
+    // (A blank value is no value: the layers leave it out before this.)
+    let text: String = parse(value)?;
+    let path = std::path::PathBuf::from(&text);
+    if !path.is_absolute() {
+        return Err(format!("\"{text}\" is not an absolute path: name the bash program with its whole path, such as \"C:/Program Files/Git/bin/bash.exe\""));
+    }
+    settings.shell = Some(path);
     Ok(())
 }
 
@@ -743,6 +761,33 @@ mod tests {
         }
     }
 
+    /// The bash every command runs with is the user's to choose: their own
+    /// layers set it (an absolute path), a project's file never, trusted
+    /// or not; and it reaches the commands' environment.
+    #[test]
+    fn the_shell_comes_from_the_users_layers_only_as_an_absolute_path() {
+        let bash = std::env::temp_dir().join("bin").join("bash.exe");
+        let bash_text = bash.to_string_lossy().into_owned();
+        for scope in [Scope::Project, Scope::Local, Scope::EditorFolder] {
+            let (settings, problems) = resolve(&[layer(scope, json!({"shell": bash_text}))]);
+            assert_eq!(settings.shell, None, "{scope:?}");
+            assert_eq!(settings.child_env().shell, None, "{scope:?}");
+            let text: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+            assert_eq!(text, ["shell: a project's settings cannot set it; set it in ~/.tandem/settings.json or the editor's settings"], "{scope:?}");
+        }
+        for scope in [Scope::User, Scope::Editor] {
+            let (settings, problems) = resolve(&[layer(scope, json!({"shell": bash_text}))]);
+            assert!(problems.is_empty(), "{problems:?}");
+            assert_eq!(settings.shell.as_deref(), Some(bash.as_path()));
+            assert_eq!(settings.child_env().shell.as_deref(), Some(bash.as_path()));
+        }
+        for (bad, says) in [(json!("bash.exe"), "\"bash.exe\" is not an absolute path"), (json!(3), "expected a string")] {
+            let (settings, problems) = resolve(&[layer(Scope::User, json!({"shell": bad}))]);
+            assert_eq!(settings.shell, None);
+            assert!(problems.len() == 1 && problems[0].field == "shell" && problems[0].message.contains(says), "{bad}: {problems:?}");
+        }
+    }
+
     /// A gateway's headers and bearer token go with every request to the
     /// model: only the user's own layers say them, never a project's file,
     /// trusted or not, directly or through its `env`.
@@ -893,7 +938,7 @@ mod tests {
                 "Project.json: field \"permissions.allow\": \"run_shell(\": a rule is Tool or Tool(pattern), with the closing parenthesis last; the field is ignored",
                 "Project.json: field \"permissions.nope\": unknown; use allow, ask or deny; the field is ignored",
                 "Project.json: field \"env\": env.BAD: expected a string; the field is ignored",
-                "Project.json: field \"colour\": unknown setting; known: provider, model, smallModel, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, autoAllowSandboxed, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
+                "Project.json: field \"colour\": unknown setting; known: provider, model, smallModel, baseUrl, script, permissionMode, maxTurns, maxTokens, contextWindow, thinkingBudget, effort, models, customHeaders, prices, saveDocuments, textInput, codeIntel, lspServers, timeouts, env, permissions, sandbox, autoAllowSandboxed, shell, hooks, mcpServers, inlineCompletions, enableAllProjectMcpServers, enabledMcpjsonServers, mcpTimeouts, $schema; the field is ignored",
                 "Project.json: field \"provider\": \"gemini\" is not a provider: use anthropic, openai, openai-responses or scripted; the field is ignored",
             ]
         "#]]

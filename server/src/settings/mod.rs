@@ -208,6 +208,9 @@ pub struct Settings {
     /// `default` mode, a shell command the sandbox contains runs without
     /// a question (as in `acceptEdits`).
     pub auto_allow_sandboxed: bool,
+    /// `shell`, from the user's own layers only: the bash `run_shell` and
+    /// hooks run with on Windows, instead of the Git Bash found on PATH.
+    pub shell: Option<std::path::PathBuf>,
     /// `inlineCompletions`, merged field by field.
     pub inline_completions: crate::completion::InlineSettings,
     /// Where each key's value came from (the layer's source: a file's

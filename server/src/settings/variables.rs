@@ -10,12 +10,13 @@ use super::{keys, Settings};
 impl Settings {
     /// What these settings add to a shell command's environment: the
     /// `env` variables (credentials among them are still removed by
-    /// [`crate::environment::ChildEnv`]).
+    /// [`crate::environment::ChildEnv`]), and the `shell` setting.
     pub fn child_env(&self) -> crate::environment::ChildEnv {
         crate::environment::ChildEnv {
             allow: Vec::new(),
             set: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             per_child: None,
+            shell: self.shell.clone(),
         }
     }
 

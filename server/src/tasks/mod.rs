@@ -182,14 +182,14 @@ impl Tasks for TaskRegistry {
         let reader = match crate::platform::async_pipe(output) {
             Ok(reader) => reader,
             Err(err) => {
-                let _ = child.start_kill();
+                child.kill();
                 return Err(format!("Error: cannot read the task's output: {err}"));
             }
         };
         let (info, stop, changed) = {
             let mut state = self.shared.state.locked();
             if state.running() >= MAX_RUNNING {
-                let _ = child.start_kill();
+                child.kill();
                 return Err(format!(
                     "Error: {MAX_RUNNING} background tasks are running already, the most one session runs at once; the command was not started. Stop one with task_stop (task_list lists them)."
                 ));
@@ -394,7 +394,7 @@ struct Ended {
 /// Read the task's output until it ends, stopping it when asked: its
 /// processes get a SIGTERM, and the sandbox is killed after
 /// [`STOP_GRACE`] (everything in its namespace ends with it).
-async fn drive(shared: &Shared, id: &str, mut child: tokio::process::Child, mut reader: crate::platform::AsyncPipe, stop: &Notify) -> Ended {
+async fn drive(shared: &Shared, id: &str, mut child: crate::platform::ProcessTree, mut reader: crate::platform::AsyncPipe, stop: &Notify) -> Ended {
     let mut buf = vec![0u8; 64 * 1024];
     let mut status: Option<std::process::ExitStatus> = None;
     let mut open = true;
@@ -415,7 +415,7 @@ async fn drive(shared: &Shared, id: &str, mut child: tokio::process::Child, mut 
                     Ok(s) => status = Some(s),
                     Err(err) => {
                         tracing::warn!(%err, task = id, "lost track of a background task");
-                        let _ = child.start_kill();
+                        child.kill();
                         break;
                     }
                 }
@@ -430,7 +430,9 @@ async fn drive(shared: &Shared, id: &str, mut child: tokio::process::Child, mut 
                 kill_at = Some(tokio::time::Instant::now() + STOP_GRACE);
             },
             () = sleep_until(kill_at), if status.is_none() => {
-                let _ = child.start_kill();
+                // In the sandbox the namespace ends with its first process;
+                // on Windows the Job Object is terminated as one.
+                child.kill();
                 kill_at = None;
             },
             () = tokio::time::sleep_until(drain_until), if status.is_some() && open => open = false,
@@ -490,16 +492,25 @@ mod tests {
     use std::process::Stdio;
 
     /// Start `script` (no sandbox: the registry does not care) as a task of thread `t`.
+    // (The tests that start `sh` are Unix only, as these helpers.)
+    #[cfg(unix)]
     fn start(registry: &TaskRegistry, script: &str) -> TaskInfo {
         let (reader, writer) = std::io::pipe().unwrap();
         let mut cmd = tokio::process::Command::new("sh");
         cmd.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::from(writer)).kill_on_drop(true);
-        let child = cmd.spawn().unwrap();
-        drop(cmd);
+        let child = spawned(cmd);
         registry.start(TaskSpawn { command: script.into(), child, output: reader, guard: Box::new(()), network: false, thread: "t".into() }).unwrap()
     }
 
+    /// `cmd` started as a task's process tree is.
+    #[cfg(unix)]
+    fn spawned(mut cmd: tokio::process::Command) -> crate::platform::ProcessTree {
+        crate::platform::own_process_group(&mut cmd);
+        crate::platform::ProcessTree::from_group_leader(cmd.spawn().unwrap())
+    }
+
     /// Wait (bounded) until every task started so far has ended.
+    #[cfg(unix)]
     async fn ended(registry: &TaskRegistry) {
         let done = Arc::new(Notify::new());
         let told = Arc::clone(&done);
@@ -545,8 +556,7 @@ mod tests {
         let (reader, writer) = std::io::pipe().unwrap();
         let mut cmd = tokio::process::Command::new("sh");
         cmd.args(["-c", "exec sleep 601"]).stdin(Stdio::null()).stdout(Stdio::from(writer)).kill_on_drop(true);
-        let child = cmd.spawn().unwrap();
-        drop(cmd);
+        let child = spawned(cmd);
         let pid = child.id().unwrap();
         let spawn = TaskSpawn { command: "sleep 601".into(), child, output: reader, guard: Box::new(()), network: false, thread: "t".into() };
         let refused = registry.start(spawn).unwrap_err();
@@ -564,6 +574,40 @@ mod tests {
         registry.stop_all().await;
         assert!(registry.list().iter().all(|t| t.status == TaskStatus::Stopped));
         assert!(registry.take_endings("t").is_empty(), "the session's end is no news for the model");
+    }
+
+    /// On Windows a background task runs in a Job Object: `run_shell`
+    /// starts it (with the `shell` setting's bash, Git Bash's stand-in),
+    /// and task_stop ends the shell, its child and its grandchild.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn on_windows_a_background_task_runs_in_a_job_object_that_task_stop_ends_whole() {
+        use crate::tools::Tool as _;
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Arc::new(TaskRegistry::new());
+        let mut ctx = crate::tools::ToolContext::new(Arc::new(crate::workspace::Workspace::new(dir.path()).unwrap()));
+        ctx.child_env = Arc::new(crate::environment::ChildEnv { shell: Some(crate::platform::test_fake_bash()), ..Default::default() });
+        ctx.tasks = Some(Arc::clone(&registry) as Arc<dyn Tasks>);
+        let args = serde_json::from_value(serde_json::json!({"command": "tree task-tree", "background": true})).unwrap();
+        let answer = crate::tools::builtin::run_shell::RunShell.call(args, (), &ctx).await.unwrap();
+        assert!(answer.starts_with("task_id: 1\n") && answer.contains("without a sandbox"), "{answer}");
+        let pids_file = ctx.workspace.root().join("task-tree.pids");
+        let pids = || -> Vec<u32> { std::fs::read_to_string(&pids_file).unwrap_or_default().lines().filter_map(|l| l.parse().ok()).collect() };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while pids().len() < 3 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let pids = pids();
+        assert_eq!(pids.len(), 3, "the shell, its child and its grandchild never all ran: {pids:?}");
+        assert_eq!(registry.list()[0].status, TaskStatus::Running);
+        let stopped = tokio::time::timeout(Duration::from_secs(30), registry.stop("1")).await.expect("task_stop never returned").unwrap();
+        assert_eq!(stopped.status, TaskStatus::Stopped);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while pids.iter().any(|pid| crate::platform::process_exists(*pid)) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let left: Vec<u32> = pids.into_iter().filter(|pid| crate::platform::process_exists(*pid)).collect();
+        assert!(left.is_empty(), "processes of the task outlived task_stop: {left:?}");
     }
 
     // Unix only: it runs `sh`, which Windows has only with Git Bash (not under Wine here).

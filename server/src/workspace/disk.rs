@@ -168,9 +168,44 @@ pub fn atomic_write_journaled(path: &Path, bytes: &[u8], expected: Option<u64>, 
     // Check again right before the rename to keep the window for a lost
     // concurrent write as small as the filesystem allows.
     check()?;
-    std::fs::rename(&temp.path, path).map_err(DiskWriteError::Io)?;
+    // On Windows an editor or an indexer holding the file open (without
+    // FILE_SHARE_DELETE) makes the rename fail until it lets go: tried
+    // again, the file checked again each time (the holder may have
+    // written it), and at last reported with the file as it was. The
+    // waits block this thread, as the write itself does, a few seconds
+    // at most and only on such a failure.
+    let mut waits = RENAME_RETRY_WAITS_MS.iter();
+    loop {
+        match std::fs::rename(&temp.path, path) {
+            Ok(()) => break,
+            Err(err) if crate::platform::file_held_open(&err) => match waits.next() {
+                Some(wait) => {
+                    std::thread::sleep(std::time::Duration::from_millis(*wait));
+                    check()?;
+                }
+                None => return Err(DiskWriteError::Io(held_open(err))),
+            },
+            Err(err) => return Err(DiskWriteError::Io(err)),
+        }
+    }
     temp.done = true;
     Ok(())
+}
+
+/// The waits, in milliseconds, between tries of a rename another program
+/// keeps failing by holding the file open: about 4 s in all, long enough
+/// for an indexer's or a virus scanner's look, short of a hang.
+const RENAME_RETRY_WAITS_MS: [u64; 8] = [25, 50, 100, 200, 400, 800, 1000, 1000];
+
+/// The error of a rename that another program kept failing: what to do,
+/// and that the file is unchanged.
+fn held_open(err: std::io::Error) -> std::io::Error {
+    let tries = RENAME_RETRY_WAITS_MS.len() + 1;
+    let seconds = RENAME_RETRY_WAITS_MS.iter().sum::<u64>() as f64 / 1000.0;
+    std::io::Error::new(
+        err.kind(),
+        format!("another program holds it open ({err}); tried {tries} times over {seconds:.1} s. The file is unchanged: close it in that program (an editor, a viewer, an indexer) and try again"),
+    )
 }
 
 /// The process's umask, from `/proc/self/status` (changing the umask to
@@ -222,6 +257,61 @@ mod tests {
         }
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
         assert!(leftovers.is_empty());
+    }
+
+    /// A file another program holds open without FILE_SHARE_DELETE (as
+    /// some editors and indexers do): the rename is tried again until the
+    /// hold ends, and the write goes through whole.
+    #[cfg(windows)]
+    #[test]
+    fn a_file_held_open_for_a_moment_is_replaced_once_it_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("held.txt");
+        std::fs::write(&path, "before").unwrap();
+        let held = hold_without_delete_sharing(&path);
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            drop(held);
+        });
+        atomic_write(&path, b"after", Some(fingerprint(b"before"))).unwrap();
+        releaser.join().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "after");
+        assert_eq!(temp_files(dir.path()), Vec::<String>::new());
+    }
+
+    /// Held open for longer than the tries: a clear error, the file as it
+    /// was (never torn), no temp file left.
+    #[cfg(windows)]
+    #[test]
+    fn a_file_held_open_throughout_is_reported_and_kept_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("held.txt");
+        std::fs::write(&path, "before").unwrap();
+        let held = hold_without_delete_sharing(&path);
+        let started = std::time::Instant::now();
+        let err = match atomic_write(&path, b"after", Some(fingerprint(b"before"))) {
+            Err(DiskWriteError::Io(err)) => err.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert!(started.elapsed() >= std::time::Duration::from_secs(3), "gave up after {:?}", started.elapsed());
+        assert!(err.starts_with("another program holds it open (") && err.ends_with("The file is unchanged: close it in that program (an editor, a viewer, an indexer) and try again"), "{err}");
+        drop(held);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "before");
+        assert_eq!(temp_files(dir.path()), Vec::<String>::new());
+    }
+
+    /// `path` opened as an editor that forbids deleting or renaming it
+    /// while it is open: read and write shared, delete not.
+    #[cfg(windows)]
+    fn hold_without_delete_sharing(path: &Path) -> std::fs::File {
+        use std::os::windows::fs::OpenOptionsExt as _;
+        // FILE_SHARE_READ | FILE_SHARE_WRITE, no FILE_SHARE_DELETE.
+        std::fs::OpenOptions::new().read(true).write(true).share_mode(0x1 | 0x2).open(path).unwrap()
+    }
+
+    #[cfg(windows)]
+    fn temp_files(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".tmp")).collect()
     }
 
     // Unix only: the live writer is this process's parent, whose pid std

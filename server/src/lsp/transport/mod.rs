@@ -568,7 +568,11 @@ mod fuzz_params {
                 let (server_write, client_read) = tokio::io::duplex(1 << 20);
                 let mut client_read = FrameReader::new(client_read);
                 let server = tokio::spawn(crate::lsp::serve(server_read, server_write));
-                let root_uri = format!("file://{}", root.path().display());
+                // The folder's URI as an editor sends it (`file:///C:/…` on
+                // Windows; `file://` and the path was no URI there, the
+                // initialize failed and every request after it answered
+                // "Server not initialized").
+                let root_uri = crate::lsp::documents::path_to_uri(root.path()).unwrap().to_string();
                 let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": root_uri, "capabilities": {}}});
                 client_write.write_all(&frame(&init)).await.unwrap();
                 let work = async {

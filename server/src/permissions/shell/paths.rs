@@ -25,7 +25,12 @@ pub enum Place {
 pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
     let mut pending: Vec<OsString> = Vec::new();
     push_components(&mut pending, Path::new(path));
-    let mut out = if Path::new(path).is_absolute() { PathBuf::from("/") } else { cwd.to_path_buf() };
+    // A path from `/` is not under the command's folder on any system: on
+    // Windows, where it has no drive, Git Bash takes `/` for its own
+    // install folder (`/etc/hosts`) or a drive (`/c/Users`), never the
+    // workspace; kept rooted at `/`, it is outside.
+    let rooted = Path::new(path).is_absolute() || path.starts_with('/');
+    let mut out = if rooted { PathBuf::from("/") } else { cwd.to_path_buf() };
     let mut links = 0;
     // `pending` holds the components still to walk, last first.
     while let Some(part) = pending.pop() {
@@ -81,6 +86,21 @@ pub fn place_of(resolved: &Path, roots: &[PathBuf]) -> Place {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// `/etc/hosts` is outside the workspace on every system; on Windows
+    /// it was joined to the command's folder (`./etc\hosts`), since it has
+    /// no drive, and a write to Git Bash's own `/etc` passed for one in the
+    /// workspace.
+    #[test]
+    fn a_path_from_the_root_is_outside_the_workspace_on_every_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let roots = [root.clone()];
+        for rooted in ["/etc/hosts", "/c/Users/me/x", "/"] {
+            assert_eq!(place_of(&resolve(&root, rooted), &roots), Place::Outside, "{rooted}");
+        }
+        assert_eq!(place_of(&resolve(&root, "etc/hosts"), &roots), Place::Workspace);
+    }
 
     // Unix only: its expectations are Linux's: `/` paths, names compared with case (Windows' spellings: platform:: tests and tests/windows/smoke) and links resolved as Linux resolves relative ones.
     #[cfg(unix)]

@@ -32,7 +32,6 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
-#[cfg(unix)]
 use crate::tools::ports::tasks::TaskSpawn;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
@@ -251,18 +250,17 @@ struct ShellRun {
 }
 
 /// The shell for a command with this environment (`bash` where its PATH
-/// has it, else `sh`; Git for Windows' `bash.exe` on Windows), or the one
-/// line that says what to install.
-fn shell_program(env: &[(std::ffi::OsString, std::ffi::OsString)]) -> Result<std::path::PathBuf, ToolError> {
-    let path = env.iter().find(|(name, _)| name == "PATH").map(|(_, value)| value.clone()).unwrap_or_default();
-    crate::platform::shell(&path).map_err(ToolError::model)
+/// has it, else `sh`; on Windows the `shell` setting's bash or Git for
+/// Windows' `bash.exe`), or the one line that says what to install.
+fn shell_program(ctx: &ToolContext, env: &[(std::ffi::OsString, std::ffi::OsString)]) -> Result<std::path::PathBuf, ToolError> {
+    crate::platform::shell(&crate::environment::path_of(env), ctx.child_env.shell.as_deref()).map_err(ToolError::model)
 }
 
 /// The process to start: the shell itself, or the shell inside the run's
 /// sandbox (whose guard lives as long as the command).
 fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Command, Option<Confined>), ToolError> {
     let env = ctx.child_env.vars();
-    let argv: Vec<std::ffi::OsString> = vec![shell_program(&env)?.into(), "-c".into(), command.into()];
+    let argv: Vec<std::ffi::OsString> = vec![shell_program(ctx, &env)?.into(), "-c".into(), command.into()];
     let confined = match &ctx.sandbox {
         Some(sandbox) => {
             let roots = ctx.workspace.roots();
@@ -294,37 +292,48 @@ fn shell_command(command: &str, ctx: &ToolContext) -> Result<(tokio::process::Co
     Ok((cmd, confined))
 }
 
-/// Start `command` as a background task of the session: in the sandbox
-/// (which gives it a pid namespace of its own, so every process it
-/// starts is known and ends with it), its stdout and stderr on one pipe,
-/// handed over to the session's tasks running.
-#[cfg(unix)]
+/// Start `command` as a background task of the session, in a process
+/// tree every process it starts stays in: on Linux the sandbox (which
+/// gives it a pid namespace of its own, so every process it starts is
+/// known and ends with it), on Windows a Job Object (terminated as one,
+/// and with Tandem). Its stdout and stderr on one pipe, handed over to the
+/// session's tasks running.
 async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, ToolError> {
     let Some(tasks) = &ctx.tasks else {
         return Err(ToolError::model("Error: background tasks are not available here (no session keeps them). Run the command in the foreground, with a timeout."));
     };
-    let contained = ctx.sandbox.as_ref().is_some_and(|sandbox| sandbox.contains_processes());
+    let contained = cfg!(windows) || ctx.sandbox.as_ref().is_some_and(|sandbox| sandbox.contains_processes());
     if !contained {
         return Err(ToolError::model(
             "Error: background tasks run only in the sandbox, which lets Tandem know and stop every process a task starts; shell commands run without one here. Run the command in the foreground, with a timeout.",
         ));
     }
     let (mut cmd, confined) = shell_command(command, ctx)?;
-    crate::platform::own_process_group(&mut cmd);
     let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
     // Our copies of the pipe's write end go with the command (dropped once
     // it started): the reader sees the end of the output once the task's
     // processes are gone.
-    let child = spawn_on_a_lasting_thread(cmd).await.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
-    let network = confined.as_ref().is_some_and(|c| c.network);
+    #[cfg(unix)]
+    let child = {
+        crate::platform::own_process_group(&mut cmd);
+        spawn_on_a_lasting_thread(cmd).await.map(crate::platform::ProcessTree::from_group_leader)
+    };
+    #[cfg(windows)]
+    let child = crate::platform::ProcessTree::spawn(cmd);
+    let child = child.map_err(|e| ToolError::model(format!("Error: cannot start the task: {e}")))?;
+    // Without a sandbox (Windows) the command reaches what any program does.
+    let network = confined.as_ref().is_none_or(|c| c.network);
     let proxied = confined.is_some() && proxied(ctx);
+    let unconfined = confined.is_none();
     let guard: Box<dyn Send + Sync> = Box::new(confined);
     let spawn = TaskSpawn { command: command.to_string(), child, output: reader, guard, network, thread: ctx.thread_id.clone() };
     let task = tasks.start(spawn).map_err(ToolError::model)?;
     let id = &task.id;
-    let reach = if network {
+    let reach = if unconfined {
+        "It runs without a sandbox, as any program of yours: it may reach the network, and a server it starts is reachable from this machine's loopback (127.0.0.1) at the port it listens on."
+    } else if network {
         "It may reach the network: a server it starts is reachable from this machine's loopback (127.0.0.1) at the port it listens on."
     } else if proxied {
         "It reaches the hosts the settings' sandbox.network lists, through Tandem's proxy; its loopback is its own, so a server it starts is reachable neither from the machine nor from other commands. To test a server from outside, start it with \"network\": true (the user is asked)."
@@ -362,11 +371,6 @@ async fn spawn_on_a_lasting_thread(cmd: tokio::process::Command) -> std::io::Res
     let (reply, answer) = tokio::sync::oneshot::channel();
     jobs.send((cmd, tokio::runtime::Handle::current(), reply)).map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?;
     answer.await.map_err(|_| std::io::Error::other("the thread that starts background tasks has ended"))?
-}
-
-#[cfg(not(unix))]
-async fn start_background(_command: &str, _ctx: &ToolContext) -> Result<String, ToolError> {
-    Err(ToolError::model("Error: background tasks are only available on Linux; run the command in the foreground."))
 }
 
 /// Run the command in a process tree of its own
@@ -606,6 +610,27 @@ mod tests {
             out.push(chunk);
         }
         out
+    }
+
+    /// On Windows the `shell` setting names the bash: the stand-in (on no
+    /// PATH) runs the command; one that is not there is said in one line.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn on_windows_run_shell_runs_the_bash_the_shell_setting_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = ToolContext::new(std::sync::Arc::new(crate::workspace::Workspace::new(dir.path()).unwrap()));
+        let args = |command: &str| RunShellArgs { command: command.into(), timeout: Some(60_000), network: false, background: false };
+        ctx.child_env = std::sync::Arc::new(crate::environment::ChildEnv { shell: Some(crate::platform::test_fake_bash()), ..Default::default() });
+        let out = RunShell.call(args("echo from the setting"), (), &ctx).await.unwrap();
+        assert!(out.contains("from the setting"), "{out}");
+        let missing = dir.path().join("no-bash.exe");
+        ctx.child_env = std::sync::Arc::new(crate::environment::ChildEnv { shell: Some(missing.clone()), ..Default::default() });
+        match RunShell.call(args("echo x"), (), &ctx).await {
+            Err(ToolError::Model(message)) => {
+                assert!(message.starts_with(&format!("Error: the `shell` setting names {}, which is not a file", missing.display())), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

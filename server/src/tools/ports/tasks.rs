@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 pub struct TaskSpawn {
     /// The command line, as the model wrote it.
     pub command: String,
-    /// The process that was started (the sandbox's first process): when it
-    /// exits, everything the command started has ended with it.
-    pub child: tokio::process::Child,
+    /// The process tree that was started: on Linux the sandbox's first
+    /// process, and when it exits everything the command started has
+    /// ended with it; on Windows a Job Object, which is terminated as one.
+    pub child: crate::platform::ProcessTree,
     /// The read end of the one pipe the command's stdout and stderr both
     /// write to, so their lines stay in the order they were printed.
     pub output: std::io::PipeReader,
