@@ -63,6 +63,18 @@ impl Stamp {
         Stamp::Unknown
     }
 
+    /// What a folder is, not what it holds: its device and inode (its
+    /// times change with every entry added or removed in it, which a
+    /// `.git` folder sees at each `git` command). A file's full stamp.
+    pub fn of_entry(path: &Path) -> Stamp {
+        match Stamp::of(path) {
+            Stamp::Seen { dev, ino, .. } if std::fs::metadata(path).is_ok_and(|meta| meta.is_dir()) => {
+                Stamp::Seen { dev, ino, size: 0, mtime: (0, 0), ctime: (0, 0) }
+            }
+            other => other,
+        }
+    }
+
     /// Last changed before `before` (a missing entry has no change to
     /// miss).
     pub fn settled(&self, before: SystemTime) -> bool {
@@ -80,7 +92,9 @@ impl Stamp {
 /// began.
 #[derive(Debug, Clone)]
 pub struct Stamps {
-    entries: Vec<(PathBuf, Stamp)>,
+    /// Each path, its stamp, and whether it was added as an entry
+    /// ([`Stamps::add_entry`]).
+    entries: Vec<(PathBuf, Stamp, bool)>,
     /// Every entry settled before the read began: the stamps will show a
     /// change made after it.
     settled: bool,
@@ -95,18 +109,30 @@ impl Stamps {
 
     /// Record `path` as it is now, read at or after `began`.
     pub fn add(&mut self, path: &Path, began: SystemTime) {
-        if self.entries.iter().any(|(known, _)| known == path) {
+        if self.entries.iter().any(|(known, _, _)| known == path) {
             return;
         }
         let stamp = Stamp::of(path);
         self.settled &= stamp.settled(began.checked_sub(SETTLE).unwrap_or(SystemTime::UNIX_EPOCH));
-        self.entries.push((path.to_path_buf(), stamp));
+        self.entries.push((path.to_path_buf(), stamp, false));
+    }
+
+    /// Record `path` as [`Stamp::of_entry`] sees it: a folder by what it
+    /// is (it may come and go, or be swapped), not by what it holds.
+    pub fn add_entry(&mut self, path: &Path, began: SystemTime) {
+        if self.entries.iter().any(|(known, _, _)| known == path) {
+            return;
+        }
+        let stamp = Stamp::of_entry(path);
+        self.settled &= stamp.settled(began.checked_sub(SETTLE).unwrap_or(SystemTime::UNIX_EPOCH));
+        self.entries.push((path.to_path_buf(), stamp, true));
     }
 
     /// What was read from them may be used again: all settled, none
     /// changed since.
     pub fn still_hold(&self) -> bool {
-        self.settled && self.entries.iter().all(|(path, stamp)| Stamp::of(path) == *stamp)
+        self.settled
+            && self.entries.iter().all(|(path, stamp, entry)| if *entry { Stamp::of_entry(path) == *stamp } else { Stamp::of(path) == *stamp })
     }
 }
 
@@ -203,7 +229,19 @@ mod tests {
         // Same size, rewritten in place: the change time moves.
         std::fs::write(&file, "[user]\n").unwrap();
         assert!(!stamps.still_hold(), "a file rewritten");
+        // A folder added as an entry: what it holds may change.
+        let folder = dir.path().join("dot-git");
+        std::fs::create_dir(&folder).unwrap();
+        std::thread::sleep(SETTLE * 2);
+        let (mut entries, began) = Stamps::new();
+        entries.add_entry(&folder, began);
+        std::fs::write(folder.join("index.lock"), "").unwrap();
+        assert!(entries.still_hold(), "a file added in a folder held as an entry");
+        std::fs::remove_dir_all(&folder).unwrap();
+        std::fs::write(&folder, "gitdir: elsewhere\n").unwrap();
+        assert!(!entries.still_hold(), "the folder became a file");
         // Read while fresh: not trusted, whatever it shows later.
+        std::fs::write(&file, "[core]\n").unwrap();
         let (mut fresh, began) = Stamps::new();
         fresh.add(&file, began);
         assert!(!fresh.still_hold());

@@ -215,7 +215,13 @@ fn view(roots: &[PathBuf]) -> std::sync::Arc<GitView> {
     }
     let (mut stamps, began) = super::cache::Stamps::new();
     for path in config_sources(&worktrees) {
-        stamps.add(&path, began);
+        // A `.git` folder by what it is: every git command adds and
+        // removes files in it (index.lock), which git's config is not.
+        if path.file_name().is_some_and(|name| name == ".git") {
+            stamps.add_entry(&path, began);
+        } else {
+            stamps.add(&path, began);
+        }
     }
     let config_files = config_files_now(&worktrees);
     for file in &config_files {
