@@ -15,7 +15,9 @@
 //! - [`config_files`]: every file git reads configuration from (what a
 //!   repository's config includes, conditionally or not, missing or not),
 //!   by asking git: protected like `.git/config` by the permission layer
-//!   and held read-only for approved commands.
+//!   and held read-only for approved commands. Git's answer is kept
+//!   between commands while nothing it was read from changed
+//!   ([`super::cache`]).
 //! - [`repositories`]: the git directories an approved command must not
 //!   change — the workspace's (also when `.git` is a file naming a
 //!   `gitdir:` elsewhere, and its `commondir`), nested repositories', a
