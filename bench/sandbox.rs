@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::json;
 use tandem::sandbox::{Availability, SandboxSettings};
+use tandem::tools::ports::shell_sandbox::ShellLaunch;
+use tandem::tools::{ShellProfile, ShellSandbox};
 use tandem::tools::executor::{AllowAll, PermissionDecision, PermissionGate, PermissionRequest};
 use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
 use tandem::workspace::Workspace;
@@ -28,8 +30,10 @@ use tandem::workspace::Workspace;
 mod stats;
 use stats::{cell, ms, stats};
 
-/// The target of issue 18: at most this much added per command.
+/// The targets of issue 57: at most this much added per approved (and
+/// contained) command, and per unasked one.
 const TARGET_MS: f64 = 10.0;
+const TARGET_UNASKED_MS: f64 = 5.0;
 
 struct Options {
     tree: PathBuf,
@@ -175,7 +179,7 @@ async fn main() {
     // threads finish, and the three ways must print the same text.
     let commands = ["true", "ls", "rg -n --sort path parse_range_config"];
     println!(
-        "Each command is a `run_shell` call through the executor in `{}` (its root), timed from the call to its result: without a sandbox, then in {describe} with the unasked, the contained and the approved profile, the four alternating; median (min–max) of {} runs after {} warm-up runs{}. \"Added\" is the median over the rounds of the sandboxed run minus the unsandboxed run of the same round. Target: at most {TARGET_MS} ms added per command.",
+        "Each command is a `run_shell` call through the executor in `{}` (its root), timed from the call to its result: without a sandbox, then in {describe} with the unasked, the contained and the approved profile, the four alternating; median (min–max) of {} runs after {} warm-up runs{}. \"Added\" is the median over the rounds of the sandboxed run minus the unsandboxed run of the same round. Target: at most {TARGET_UNASKED_MS} ms added per unasked command, {TARGET_MS} ms per contained or approved one.",
         options.label,
         options.runs,
         options.warm,
@@ -216,7 +220,7 @@ async fn main() {
         let (added_unasked, added_contained, added_approved) = (paired(1), paired(2), paired(3));
         let meets = if options.quick {
             "—"
-        } else if added_unasked.max(added_contained).max(added_approved) <= TARGET_MS {
+        } else if added_unasked <= TARGET_UNASKED_MS && added_contained.max(added_approved) <= TARGET_MS {
             "yes"
         } else {
             "**no**"
@@ -234,6 +238,7 @@ async fn main() {
         );
     }
     println!();
+    setup_table(ready.as_ref(), &bench.workspace, &options);
     if !failures.is_empty() {
         println!("**Checks that failed:**");
         for failure in &failures {
@@ -242,4 +247,35 @@ async fn main() {
         println!();
         std::process::exit(1);
     }
+}
+
+/// Where a command's added time goes: Tandem's own set-up for it (the
+/// sandbox's `confine`, which builds bubblewrap's arguments, and the
+/// clean-up when the command ends), timed alone, against the whole added
+/// time of the table above (the rest is bubblewrap's and the kernel's).
+fn setup_table(sandbox: &dyn ShellSandbox, workspace: &Workspace, options: &Options) {
+    let argv: Vec<std::ffi::OsString> = vec!["bash".into(), "-c".into(), "true".into()];
+    println!("Tandem's own set-up per command (the sandbox's `confine`, which builds bubblewrap's arguments, and the clean-up when the command ends), timed alone, {} runs after {} warm-up runs: median (min–max) ms, and bubblewrap's arguments (mounts counted as the flags that make one).", options.runs.max(20), options.warm);
+    println!();
+    println!("| profile | set-up ms | arguments | mounts |");
+    println!("|---|---|---|---|");
+    for profile in [ShellProfile::Unasked, ShellProfile::Contained, ShellProfile::Approved] {
+        let launch = ShellLaunch { profile, network: false, roots: workspace.roots(), argv: &argv };
+        let mut times = Vec::new();
+        let mut counts = (0, 0);
+        for round in 0..options.warm + options.runs.max(20) {
+            let start = Instant::now();
+            let confined = sandbox.confine(&launch).expect("confine");
+            counts = (
+                confined.args.len(),
+                confined.args.iter().filter(|a| ["--bind", "--bind-try", "--ro-bind", "--ro-bind-try", "--tmpfs", "--dev", "--proc"].contains(&a.to_str().unwrap_or(""))).count(),
+            );
+            drop(confined);
+            if round >= options.warm {
+                times.push(start.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        println!("| {} | {} | {} | {} |", profile.name(), cell(stats(&times)), counts.0, counts.1);
+    }
+    println!();
 }

@@ -383,6 +383,33 @@ pub fn own_process_group(command: &mut tokio::process::Command) {
     }
 }
 
+/// Put `file` on descriptor `at` of the process `command` starts, open
+/// past its `exec`: the one descriptor above 2 it keeps. After
+/// [`own_process_group`], whose hook marks every descriptor above 2 to
+/// close (the hooks run in the order they were added).
+#[cfg(unix)]
+pub fn hand_over(command: &mut tokio::process::Command, file: &std::fs::File, at: i32) {
+    use std::os::fd::AsRawFd;
+    let from = file.as_raw_fd();
+    // SAFETY: the hook runs in the child between fork and exec and only
+    // makes system calls (no allocation, no lock); `file` stays open in
+    // the parent until the spawn returns, so `from` is open in the child.
+    unsafe {
+        command.pre_exec(move || {
+            if from == at {
+                // Already there: only the close-on-exec mark goes.
+                let flags = libc::fcntl(at, libc::F_GETFD);
+                if flags < 0 || libc::fcntl(at, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(from, at) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// A command started at the root of a process tree of its own, so a
 /// timeout or a cancellation stops everything it started. Unless
 /// [`ProcessTree::disarm`]ed, the whole tree is killed when this is dropped
@@ -403,16 +430,26 @@ impl ProcessTree {
     /// its own, every descriptor above 2 closed as it starts; on Windows a
     /// Job Object that is killed when it closes, so nothing outlives
     /// Tandem.
-    pub fn spawn(mut command: tokio::process::Command) -> std::io::Result<ProcessTree> {
+    pub fn spawn(command: tokio::process::Command) -> std::io::Result<ProcessTree> {
+        Self::spawn_handing(command, None)
+    }
+
+    /// [`ProcessTree::spawn`], with `handed` (a file, and the descriptor
+    /// number the program reads it on) open in the first process on Unix.
+    pub fn spawn_handing(mut command: tokio::process::Command, handed: Option<(&std::fs::File, i32)>) -> std::io::Result<ProcessTree> {
         #[cfg(unix)]
         {
             own_process_group(&mut command);
+            if let Some((file, at)) = handed {
+                hand_over(&mut command, file, at);
+            }
             let child = command.spawn()?;
             let pgid = child.id().and_then(|id| i32::try_from(id).ok());
             Ok(ProcessTree { child, pgid, armed: true })
         }
         #[cfg(windows)]
         {
+            let _ = handed;
             command.kill_on_drop(true);
             let mut wrapped = process_wrap::tokio::CommandWrap::from(command);
             wrapped.wrap(process_wrap::tokio::JobObject).wrap(process_wrap::tokio::KillOnDrop);

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::{Denies, SandboxSettings};
 use crate::sync::MutexExt;
 use crate::tools::ports::network::{Network, Route};
-use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
+use crate::tools::ports::shell_sandbox::{Confined, Handed, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 
 /// Inside each workspace root, what approved commands may not change:
 /// what makes git, Tandem, Claude Code, VS Code or an MCP client run code
@@ -461,9 +461,9 @@ impl ShellSandbox for Bubblewrap {
             Route::Proxied => self.proxy.get().and_then(|started| started.clone().ok()),
             _ => None,
         };
-        let (program, args) = with_seccomp(&self.found.path, args)?;
+        let (args, handed) = with_seccomp(args)?;
         Ok(Confined {
-            program,
+            program: self.found.path.clone(),
             args,
             // What the machine's network is to it (a server it starts
             // is reachable from the machine): not so through the proxy,
@@ -475,6 +475,7 @@ impl ShellSandbox for Bubblewrap {
             // that exits on cancel (ACP's client gone), leaving the
             // command running. Killed, its namespace dies with it.
             stopping: Stopping::AtOnce,
+            handed,
             guard: Box::new((placeholders, proxy)),
         })
     }
@@ -515,19 +516,24 @@ impl ShellSandbox for Bubblewrap {
     }
 }
 
-/// bubblewrap with the seccomp filter ([`super::seccomp`]) where there is
-/// one for this machine.
+/// bubblewrap's arguments with the seccomp filter ([`super::seccomp`]),
+/// handed to it on its own descriptor, where there is one for this
+/// machine.
 #[cfg(target_os = "linux")]
-fn with_seccomp(bwrap: &Path, args: Vec<OsString>) -> Result<(PathBuf, Vec<OsString>), String> {
-    match super::seccomp::file()? {
-        Some(filter) => Ok(super::seccomp::wrap(&filter, bwrap, args)),
-        None => Ok((bwrap.to_path_buf(), args)),
+fn with_seccomp(args: Vec<OsString>) -> Result<(Vec<OsString>, Option<Handed>), String> {
+    match super::seccomp::handed()? {
+        Some(handed) => {
+            let mut out: Vec<OsString> = vec!["--seccomp".into(), handed.at.to_string().into()];
+            out.extend(args);
+            Ok((out, Some(handed)))
+        }
+        None => Ok((args, None)),
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn with_seccomp(bwrap: &Path, args: Vec<OsString>) -> Result<(PathBuf, Vec<OsString>), String> {
-    Ok((bwrap.to_path_buf(), args))
+fn with_seccomp(args: Vec<OsString>) -> Result<(Vec<OsString>, Option<Handed>), String> {
+    Ok((args, None))
 }
 
 /// The protected paths as the model is told them: ".git/config,

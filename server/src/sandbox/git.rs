@@ -15,7 +15,9 @@
 //! - [`config_files`]: every file git reads configuration from (what a
 //!   repository's config includes, conditionally or not, missing or not),
 //!   by asking git: protected like `.git/config` by the permission layer
-//!   and held read-only for approved commands.
+//!   and held read-only for approved commands. Git's answer is kept
+//!   between commands while nothing it was read from changed
+//!   ([`super::cache`]).
 //! - [`repositories`]: the git directories an approved command must not
 //!   change — the workspace's (also when `.git` is a file naming a
 //!   `gitdir:` elsewhere, and its `commondir`), nested repositories', a
@@ -174,15 +176,132 @@ const MAX_INCLUDED: usize = 64;
 /// checkout) — and what those include in turn. Resolved (absolute, links
 /// followed where they exist); missing ones included.
 pub fn config_files(roots: &[PathBuf]) -> Vec<PathBuf> {
+    view(roots).config_files.clone()
+}
+
+/// What git says of the repositories of some roots: the files it reads
+/// config from ([`config_files`]) and each root's `core.hooksPath`.
+#[derive(Debug, Default)]
+struct GitView {
+    config_files: Vec<PathBuf>,
+    hooks_paths: Vec<Option<PathBuf>>,
+}
+
+/// A [`GitView`] kept for the next command, with what it was read from.
+struct Viewed {
+    roots: Vec<PathBuf>,
+    worktrees: Vec<PathBuf>,
+    stamps: super::cache::Stamps,
+    view: std::sync::Arc<GitView>,
+}
+
+/// Views kept at most (one per set of roots: a process serves a few
+/// workspaces).
+const MAX_VIEWS: usize = 8;
+
+/// The [`GitView`] of `roots`: asked of git (a process per repository
+/// and include, a few milliseconds each) only when a file it could have
+/// read changed since the last time — the config files it read or that
+/// are included, the user's and the system's, and each repository's
+/// `.git`, config and `commondir` — or a repository appeared or went
+/// ([`super::cache`]). Else the last answer, which git would give again.
+fn view(roots: &[PathBuf]) -> std::sync::Arc<GitView> {
+    use crate::sync::MutexExt;
+    static VIEWS: std::sync::OnceLock<std::sync::Mutex<Vec<Viewed>>> = std::sync::OnceLock::new();
+    let views = VIEWS.get_or_init(std::sync::Mutex::default);
+    let worktrees = worktrees_of(roots);
+    if let Some(viewed) = views.locked().iter().find(|v| v.roots == roots && v.worktrees == worktrees) {
+        if viewed.stamps.still_hold() {
+            return std::sync::Arc::clone(&viewed.view);
+        }
+    }
+    let (mut stamps, began) = super::cache::Stamps::new();
+    for path in config_sources(&worktrees) {
+        // A `.git` folder by what it is: every git command adds and
+        // removes files in it (index.lock), which git's config is not.
+        if path.file_name().is_some_and(|name| name == ".git") {
+            stamps.add_entry(&path, began);
+        } else {
+            stamps.add(&path, began);
+        }
+    }
+    let config_files = config_files_now(&worktrees);
+    for file in &config_files {
+        stamps.add(file, began);
+    }
+    let hooks_paths = roots.iter().map(|root| hooks_path(root)).collect();
+    let view = std::sync::Arc::new(GitView { config_files, hooks_paths });
+    let mut views = views.locked();
+    views.retain(|v| v.roots != roots);
+    if views.len() >= MAX_VIEWS {
+        views.remove(0);
+    }
+    views.push(Viewed { roots: roots.to_vec(), worktrees, stamps, view: std::sync::Arc::clone(&view) });
+    view
+}
+
+/// The roots and every folder under them holding a `.git` entry, sorted.
+fn worktrees_of(roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut worktrees: Vec<PathBuf> = roots.to_vec();
     for root in roots {
         worktrees.extend(dot_gits_under(root).iter().filter_map(|dot_git| dot_git.parent().map(Path::to_path_buf)));
     }
     worktrees.sort();
     worktrees.dedup();
+    worktrees
+}
+
+/// Files git reads config from in `worktrees` whether or not it lists
+/// them (a missing or empty one lists nothing): the system's and the
+/// user's, and for each worktree the `.git` entries git finds it by (in it
+/// and each folder above it) and its repository's config, worktree
+/// config and `commondir`.
+fn config_sources(worktrees: &[PathBuf]) -> Vec<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    let mut out: Vec<PathBuf> = Vec::new();
+    out.push(var("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+    out.extend(git_prefix().map(|prefix| prefix.join("etc/gitconfig")));
+    match var("GIT_CONFIG_GLOBAL") {
+        Some(global) => out.push(global),
+        None => {
+            let home = dirs::home_dir();
+            out.extend(var("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config"))).map(|dir| dir.join("git/config")));
+            out.extend(home.map(|h| h.join(".gitconfig")));
+        }
+    }
+    for worktree in worktrees {
+        for folder in worktree.ancestors() {
+            let dot_git = folder.join(".git");
+            out.push(dot_git.clone());
+            let Some(git_dir) = git_dir_of(&dot_git) else { continue };
+            for dir in std::iter::once(git_dir.clone()).chain(commondir_of(&git_dir)) {
+                out.extend(["config", "config.worktree", "commondir"].map(|name| dir.join(name)));
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// Where git was installed (`PREFIX/libexec/git-core` is its exec path):
+/// its system config is `PREFIX/etc/gitconfig` unless built with `/etc`.
+/// Asked once per process.
+fn git_prefix() -> Option<PathBuf> {
+    static PREFIX: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    PREFIX
+        .get_or_init(|| {
+            let output = std::process::Command::new("git").arg("--exec-path").stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null()).output().ok()?;
+            let exec_path = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+            exec_path.parent()?.parent().map(Path::to_path_buf)
+        })
+        .clone()
+}
+
+/// [`config_files`], asked of git now.
+fn config_files_now(worktrees: &[PathBuf]) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
     let mut pending: Vec<PathBuf> = Vec::new();
-    for worktree in &worktrees {
+    for worktree in worktrees {
         list_config(worktree, None, &mut found, &mut pending);
     }
     // Includes git did not follow: ask git about each file on its own.
@@ -317,7 +436,8 @@ pub struct Repositories {
 /// `writable` says must not change.
 pub fn repositories(roots: &[PathBuf], writable: &dyn Fn(&Path) -> bool) -> Repositories {
     let mut found = Repositories::default();
-    for root in roots {
+    let view = view(roots);
+    for (index, root) in roots.iter().enumerate() {
         // The root's own repository, and nested ones.
         for dot_git in dot_gits_under(root) {
             add_dot_git(&dot_git, writable, &mut found);
@@ -331,7 +451,7 @@ pub fn repositories(roots: &[PathBuf], writable: &dyn Fn(&Path) -> bool) -> Repo
                 break;
             }
         }
-        if let Some(hooks) = hooks_path(root) {
+        if let Some(hooks) = view.hooks_paths.get(index).cloned().flatten() {
             if writable(&hooks) && !found.hooks_paths.contains(&hooks) {
                 found.hooks_paths.push(hooks);
             }
@@ -393,15 +513,13 @@ fn dot_gits_under(root: &Path) -> Vec<PathBuf> {
             tracing::debug!(root = %root.display(), "stopped looking for nested repositories after {MAX_FOLDERS} folders");
             break;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else { continue };
-            let name = entry.file_name();
-            if name == ".git" {
-                found.push(entry.path());
-            } else if kind.is_dir() && depth < MAX_DEPTH {
-                pending.push((entry.path(), depth + 1));
-            }
+        // Read again only where the folder changed since the last walk.
+        let Some(listing) = super::cache::listing(&dir) else { continue };
+        if listing.dot_git {
+            found.push(dir.join(".git"));
+        }
+        if depth < MAX_DEPTH {
+            pending.extend(listing.folders.iter().map(|name| (dir.join(name), depth + 1)));
         }
     }
     // The root's own repository first.
@@ -739,6 +857,41 @@ pub(crate) mod tests {
             assert!(files.contains(&expected), "{} not in {files:?}", expected.display());
         }
         assert!(!files.iter().any(|f| f.ends_with("README.md")), "{files:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn what_git_said_is_reused_until_a_file_it_reads_changes_or_a_repository_appears() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        repository_with_includes(&root);
+        let roots = [root.clone()];
+        // Let every file settle, so the answer may be kept.
+        std::thread::sleep(crate::sandbox::cache::SETTLE * 2);
+        let first = view(&roots);
+        assert!(std::sync::Arc::ptr_eq(&first, &view(&roots)), "nothing changed: git is not asked again");
+        // An include added to an included file (one git listed).
+        std::fs::write(root.join("tools/nested.cfg"), "[include]\n\tpath = more.cfg\n").unwrap();
+        assert!(config_files(&roots).contains(&root.join("tools/more.cfg")));
+        // One added to the repository's config by git (a new file renamed
+        // into place).
+        let status = std::process::Command::new("git").args(["config", "--add", "include.path", "../late.cfg"]).current_dir(&root).status().unwrap();
+        assert!(status.success());
+        assert!(config_files(&roots).contains(&root.join("late.cfg")));
+        // A nested repository made since, whose config includes a file.
+        let nested = root.join("vendor/lib");
+        std::fs::create_dir_all(&nested).unwrap();
+        let status = std::process::Command::new("git").args(["init", "-q"]).current_dir(&nested).status().unwrap();
+        assert!(status.success());
+        std::fs::write(nested.join(".git/config"), "[include]\n\tpath = ../../../shared.cfg\n").unwrap();
+        assert!(config_files(&roots).contains(&root.join("shared.cfg")), "{:?}", config_files(&roots));
+        // core.hooksPath set later is seen too.
+        let status = std::process::Command::new("git").args(["config", "core.hooksPath", "githooks"]).current_dir(&root).status().unwrap();
+        assert!(status.success());
+        std::fs::create_dir_all(root.join("githooks")).unwrap();
+        let found = repositories(&roots, &|path: &Path| path.starts_with(&root));
+        assert_eq!(found.hooks_paths, vec![root.join("githooks")]);
     }
 
     #[test]

@@ -36,6 +36,7 @@
 #[cfg(unix)]
 pub mod bridge;
 pub mod bubblewrap;
+pub mod cache;
 pub mod contain;
 pub mod git;
 #[cfg(unix)]

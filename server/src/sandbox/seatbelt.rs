@@ -494,6 +494,7 @@ impl ShellSandbox for Seatbelt {
             // sandbox-exec becomes the command (it applies the profile and
             // runs it in its place): the process group's SIGTERM reaches it.
             stopping: Stopping::Gracefully,
+            handed: None,
             guard: Box::new(guard),
         })
     }

@@ -25,16 +25,15 @@
 //! sockets belong to it: a command without network reaches none of the
 //! machine's).
 //!
-//! The program is written once per process to Tandem's cache folder, which
-//! no command sees (it is masked), and handed to bubblewrap on descriptor 9
-//! by the shell that starts it ([`wrap`]).
+//! Each command gets the program in a file in memory of its own
+//! ([`handed`]), put on descriptor 9 of bubblewrap as it starts (after
+//! every other descriptor above 2 is closed): no file on disk, no shell
+//! between Tandem and bubblewrap.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use crate::tools::ports::shell_sandbox::Handed;
 
 /// The descriptor bubblewrap reads the program from.
-const FD: &str = "9";
+const FD: i32 = 9;
 
 /// The calls denied with `EPERM`, by number, on this architecture.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -132,47 +131,38 @@ pub fn program() -> Vec<u8> {
     bytes
 }
 
-/// Where the program is, written once per process (`Err`: why it cannot
-/// be, in plain words; `Ok(None)`: no filter for this architecture).
-pub fn file() -> Result<Option<PathBuf>, String> {
-    static WRITTEN: OnceLock<Result<Option<PathBuf>, String>> = OnceLock::new();
-    WRITTEN.get_or_init(write).clone()
+/// The program in a file of its own for one command, to hand to
+/// bubblewrap on descriptor [`FD`] (`Err`: why it cannot be, in plain
+/// words; `Ok(None)`: no filter for this architecture). Each command gets
+/// its own: bubblewrap reads it to the end, and two commands starting at
+/// once must not share a read position.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub fn handed() -> Result<Option<Handed>, String> {
+    use std::io::{Seek, Write};
+    use std::os::fd::FromRawFd;
+    use std::sync::OnceLock;
+
+    static PROGRAM: OnceLock<Vec<u8>> = OnceLock::new();
+    let bytes = PROGRAM.get_or_init(program);
+    // A file in memory, in no folder: nothing a command could see or
+    // change, nothing left behind.
+    // SAFETY: memfd_create(2) takes a NUL-terminated name and flags, and
+    // returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(c"tandem-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("cannot make a file in memory for the sandbox's seccomp filter: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(bytes)
+        .and_then(|()| file.rewind())
+        .map_err(|e| format!("cannot write the sandbox's seccomp filter: {e}"))?;
+    Ok(Some(Handed { file, at: FD }))
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn write() -> Result<Option<PathBuf>, String> {
+pub fn handed() -> Result<Option<Handed>, String> {
     Ok(None)
-}
-
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn write() -> Result<Option<PathBuf>, String> {
-    let folder = dirs::cache_dir()
-        .or_else(dirs::data_local_dir)
-        .map(|dir| dir.join("tandem"))
-        .ok_or("there is no cache folder for the sandbox's seccomp filter (set XDG_CACHE_HOME)")?;
-    std::fs::create_dir_all(&folder).map_err(|e| format!("cannot make {}: {e}", folder.display()))?;
-    let bytes = program();
-    // Named by its content: every Tandem process with this program uses
-    // one file, and none is left behind per process.
-    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
-    let path = folder.join(format!("seccomp-{hash:016x}.bpf"));
-    if std::fs::read(&path).is_ok_and(|there| there == bytes) {
-        return Ok(Some(path));
-    }
-    // Written beside, then renamed: bubblewrap never reads half a program.
-    let partial = folder.join(format!(".seccomp-{}.partial", std::process::id()));
-    std::fs::write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &path)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(Some(path))
-}
-
-/// bubblewrap's program and arguments, started by `/bin/sh` with the
-/// filter at `filter` opened on descriptor 9 for `--seccomp 9` (every
-/// descriptor of Tandem's is closed as a command starts, so the shell
-/// opens it, then becomes bubblewrap).
-pub fn wrap(filter: &Path, bwrap: &Path, args: Vec<OsString>) -> (PathBuf, Vec<OsString>) {
-    let mut out: Vec<OsString> = vec!["-c".into(), format!("exec \"$@\" {FD}< \"$0\"").into(), filter.into(), bwrap.into(), "--seccomp".into(), FD.into()];
-    out.extend(args);
-    (PathBuf::from("/bin/sh"), out)
 }
 
 #[cfg(test)]

@@ -309,6 +309,10 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
         ));
     }
     let (mut cmd, confined) = shell_command(command, ctx)?;
+    #[cfg(unix)]
+    if let Some(handed) = confined.as_ref().and_then(|c| c.handed.as_ref()) {
+        crate::platform::hand_over(&mut cmd, &handed.file, handed.at);
+    }
     let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
@@ -378,7 +382,8 @@ async fn spawn_on_a_lasting_thread(cmd: tokio::process::Command) -> std::io::Res
 /// Object), so a timeout or a cancellation stops all of it.
 async fn run(command: &str, ctx: &ToolContext, timeout: Duration) -> Result<ShellRun, ToolError> {
     let (cmd, confined) = shell_command(command, ctx)?;
-    let mut child = crate::platform::ProcessTree::spawn(cmd).map_err(|e| match &confined {
+    let handed = confined.as_ref().and_then(|c| c.handed.as_ref()).map(|handed| (&handed.file, handed.at));
+    let mut child = crate::platform::ProcessTree::spawn_handing(cmd, handed).map_err(|e| match &confined {
         Some(confined) => ToolError::model(format!("Error: cannot start the sandbox ({}): {e}", confined.program.display())),
         None => ToolError::model(format!("Error: cannot start the shell: {e}")),
     })?;

@@ -77,7 +77,18 @@ pub struct Confined {
     pub network: bool,
     /// How the command is stopped from outside (a timeout, a cancel).
     pub stopping: Stopping,
+    /// A file `program` reads on a descriptor number of its own
+    /// (bubblewrap's seccomp filter, `--seccomp 9`): the process starting
+    /// it puts the file there after closing every other descriptor above 2.
+    pub handed: Option<Handed>,
     pub guard: Box<dyn Send + Sync>,
+}
+
+/// A file handed to a confined program on descriptor `at`.
+#[derive(Debug)]
+pub struct Handed {
+    pub file: std::fs::File,
+    pub at: i32,
 }
 
 /// How a confined command is stopped from outside.
