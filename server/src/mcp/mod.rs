@@ -15,6 +15,7 @@
 //! consent ([`crate::consent`]).
 
 pub mod config;
+pub mod oauth;
 pub mod server;
 pub mod tool;
 
@@ -93,7 +94,7 @@ impl McpManager {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let (changed, _) = watch::channel(0);
         let changed = Arc::new(changed);
-        let McpConfig { servers, startup_timeout, tool_timeout, approval, warnings } = config;
+        let McpConfig { servers, startup_timeout, tool_timeout, approval, warnings, auth_dir } = config;
         for warning in &warnings {
             tracing::warn!("MCP configuration: {warning}");
         }
@@ -110,7 +111,7 @@ impl McpManager {
             .into_iter()
             .map(|config| {
                 let initial = if manager.approved(&config) { ServerState::Starting } else { ServerState::NeedsApproval };
-                McpServer::new(config, root.to_path_buf(), startup_timeout, tool_timeout, initial, Arc::clone(&changed))
+                McpServer::new(config, root.to_path_buf(), auth_dir.clone(), startup_timeout, tool_timeout, initial, Arc::clone(&changed))
             })
             .collect();
         Arc::new(manager)
@@ -166,6 +167,37 @@ impl McpManager {
         let server = Arc::clone(server);
         tokio::spawn(async move { server.start().await });
         Ok(())
+    }
+
+    /// The remote server `name`, its URL and where its tokens go; a
+    /// project server only once approved (signing in contacts it).
+    fn remote(&self, name: &str) -> Result<(String, oauth::TokenFile), String> {
+        let server = self.servers.iter().find(|s| s.name() == name).ok_or_else(|| format!("no MCP server named {name}"))?;
+        let url = match &server.config.transport {
+            Ok(config::Transport::Http { url, .. }) => url.clone(),
+            Ok(config::Transport::Stdio { .. }) => return Err(format!("{name} is a local (stdio) server: there is nothing to sign in to")),
+            Err(reason) => return Err(format!("{name} is misconfigured: {reason}")),
+        };
+        if server.state() == ServerState::NeedsApproval {
+            return Err(format!("{name} comes from {} and is not approved yet", server.config.origin.file()));
+        }
+        let store = server.token_file(&url).ok_or("no home folder to keep the tokens in")?;
+        Ok((url, store))
+    }
+
+    /// Sign in to the remote server `name` (OAuth): the authorization URL
+    /// goes to `show`; the browser has `wait` to come back.
+    pub async fn login(&self, name: &str, wait: Duration, show: impl FnOnce(&str)) -> Result<PathBuf, String> {
+        let (url, store) = self.remote(name)?;
+        let path = store.path().to_path_buf();
+        oauth::login(&url, store, wait, show).await?;
+        Ok(path)
+    }
+
+    /// Sign out of the remote server `name`: revoke, delete the tokens.
+    pub async fn logout(&self, name: &str) -> Result<oauth::Logout, String> {
+        let (url, store) = self.remote(name)?;
+        oauth::logout(&url, store).await
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {

@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::config::{ServerConfig, Transport};
+use super::oauth;
 use super::tool::{result_output, tool_name, McpTool};
 use crate::sync::MutexExt;
 use crate::tools::{ToolContext, ToolError};
@@ -71,6 +72,8 @@ type Service = RunningService<RoleClient, Handler>;
 pub struct McpServer {
     pub(super) config: ServerConfig,
     root: PathBuf,
+    /// Where its OAuth tokens are kept (`None`: never signed in).
+    auth_dir: Option<PathBuf>,
     startup_timeout: Duration,
     tool_timeout: Duration,
     status: Mutex<Status>,
@@ -88,6 +91,7 @@ impl McpServer {
     pub(super) fn new(
         config: ServerConfig,
         root: PathBuf,
+        auth_dir: Option<PathBuf>,
         startup_timeout: Duration,
         tool_timeout: Duration,
         initial: ServerState,
@@ -96,6 +100,7 @@ impl McpServer {
         Arc::new(McpServer {
             config,
             root,
+            auth_dir,
             startup_timeout,
             tool_timeout,
             status: Mutex::new(Status { state: initial, tools: Vec::new() }),
@@ -184,7 +189,21 @@ impl McpServer {
                 }
                 Transport::Http { url, headers } => {
                     let config = http_config(url, headers)?;
-                    handler.serve(StreamableHttpClientTransport::from_config(config)).await.map_err(|e| format!("initialize failed: {e}"))?
+                    let signed_in = match self.token_file(url) {
+                        Some(store) if !headers.keys().any(|h| h.eq_ignore_ascii_case("authorization")) => oauth::client(url, store).await?,
+                        _ => None,
+                    };
+                    let served = match signed_in {
+                        Some(client) => handler.serve(StreamableHttpClientTransport::with_client(client, config)).await,
+                        None => handler.serve(StreamableHttpClientTransport::from_config(config)).await,
+                    };
+                    served.map_err(|e| {
+                        if e.is_authorization_required() {
+                            format!("needs authorization: run `tandem mcp login {}`", self.config.name)
+                        } else {
+                            format!("initialize failed: {e}")
+                        }
+                    })?
                 }
             };
             let has_tools = service.peer().peer_info().is_none_or(|info| info.capabilities.tools.is_some());
@@ -206,6 +225,11 @@ impl McpServer {
                 human_duration(self.startup_timeout)
             )),
         }
+    }
+
+    /// Where this server's OAuth tokens are (or would be) kept.
+    pub(super) fn token_file(&self, url: &str) -> Option<oauth::TokenFile> {
+        self.auth_dir.as_deref().map(|dir| oauth::TokenFile::for_server(dir, &self.config, &self.root, url))
     }
 
     fn spawn_child(&self, command: &str, args: &[String], env: &std::collections::BTreeMap<String, String>) -> Result<TokioChildProcess, String> {
