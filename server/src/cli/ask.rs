@@ -222,6 +222,8 @@ impl Headless {
     pub async fn run_attached(&self, prompt: String, choice: &ThreadChoice, compact: bool, attached: &[Mention], images: Vec<(String, Image)>) -> anyhow::Result<RunOutcome> {
         let attachments: Vec<host::attachments::Attachment> = attached.iter().map(|m| m.attachment.clone()).collect();
         let context = self.host.attachments_context(&attachments).await;
+        // `/SERVER:PROMPT` runs an MCP prompt; `@SERVER:URI` attaches an MCP resource.
+        let (prompt, context) = self.with_mcp(prompt, context).await?;
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
         let parts = RunParts {
@@ -251,6 +253,36 @@ impl Headless {
             report_checkpoint(&recorder);
         }
         Ok(outcome)
+    }
+
+    /// The prompt with what MCP servers give it: a `/SERVER:PROMPT ARGS`
+    /// prompt becomes the server's prompt text, and the text of each
+    /// `@SERVER:URI` resource joins the run's context. A prompt or
+    /// resource that cannot be had is an error: nothing is sent.
+    async fn with_mcp(&self, prompt: String, context: Option<String>) -> anyhow::Result<(String, Option<String>)> {
+        let Some(mcp) = self.host.mcp() else { return Ok((prompt, context)) };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let prompt = match mcp.prompt_command(&prompt) {
+            Some(command) => mcp
+                .get_prompt(&command, &cancel)
+                .await
+                .map_err(|why| anyhow::anyhow!("/{}:{}: {why}", command.server, command.prompt))?,
+            None => prompt,
+        };
+        let mentions = mcp.resource_mentions(&prompt);
+        if mentions.is_empty() {
+            return Ok((prompt, context));
+        }
+        let mut out = context.map(|c| c + "\n").unwrap_or_default();
+        out.push_str("The user attached these MCP resources to the message:\n");
+        for mention in &mentions {
+            let text = mcp
+                .read_resource(mention, &cancel)
+                .await
+                .map_err(|why| anyhow::anyhow!("@{}:{}: {why}", mention.server, mention.uri))?;
+            out.push_str(&format!("<resource server=\"{}\" uri=\"{}\">\n{text}\n</resource>\n", mention.server, mention.uri));
+        }
+        Ok((prompt, Some(out)))
     }
 
     /// `/model`: the endpoint the next run talks to (with the model chosen

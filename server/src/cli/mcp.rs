@@ -75,6 +75,14 @@ pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> 
         for tool in &status.tools {
             outln!("  - {tool}");
         }
+        for resource in &status.resources {
+            outln!("  resource @{}:{}  ({})", status.name, resource.uri, resource.name);
+        }
+        for prompt in &status.prompts {
+            let arguments: Vec<String> =
+                prompt.arguments.iter().map(|(name, required)| if *required { name.clone() } else { format!("[{name}]") }).collect();
+            outln!("  prompt /{}:{} {}", status.name, prompt.name, arguments.join(" "));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,25 @@ pub struct ServerStatus {
     #[serde(flatten)]
     pub state: ServerState,
     pub tools: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<server::ResourceInfo>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<server::PromptInfo>,
+}
+
+/// `@SERVER:URI` in a prompt: an MCP resource to attach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceMention {
+    pub server: String,
+    pub uri: String,
+}
+
+/// `/SERVER:PROMPT ARGS` as a whole prompt: an MCP prompt to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptCommand {
+    pub server: String,
+    pub prompt: String,
+    pub args: String,
 }
 
 /// Something a front end should tell the user about.
@@ -215,8 +234,66 @@ impl McpManager {
                     (Ok(_), state) => state,
                 },
                 tools: server.tools().iter().map(|t| t.name().to_string()).collect(),
+                resources: server.resources(),
+                prompts: server.prompts(),
             })
             .collect()
+    }
+
+    fn server(&self, name: &str) -> Result<&Arc<McpServer>, String> {
+        self.servers.iter().find(|s| s.name() == name).ok_or_else(|| format!("no MCP server named {name}"))
+    }
+
+    /// The `@SERVER:URI` words of `prompt` whose SERVER is one of these
+    /// servers (another `@word:…` stays text), each once, in order.
+    pub fn resource_mentions(&self, prompt: &str) -> Vec<ResourceMention> {
+        let mut found: Vec<ResourceMention> = Vec::new();
+        for word in prompt.split_whitespace() {
+            let Some((server, uri)) = word.strip_prefix('@').and_then(|w| w.split_once(':')) else { continue };
+            // Punctuation after the mention ("read @docs:a://b, then…").
+            let uri = uri.trim_end_matches([',', '.', ';', '?', '!', ')', '"', '\'']);
+            if uri.is_empty() || !self.servers.iter().any(|s| s.name() == server) {
+                continue;
+            }
+            let mention = ResourceMention { server: server.to_string(), uri: uri.to_string() };
+            if !found.contains(&mention) {
+                found.push(mention);
+            }
+        }
+        found
+    }
+
+    /// `prompt` as a `/SERVER:PROMPT ARGS` command, when SERVER is one of these servers.
+    pub fn prompt_command(&self, prompt: &str) -> Option<PromptCommand> {
+        let rest = prompt.trim_start().strip_prefix('/')?;
+        let (head, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let (server, name) = head.split_once(':')?;
+        if name.is_empty() || !self.servers.iter().any(|s| s.name() == server) {
+            return None;
+        }
+        Some(PromptCommand { server: server.to_string(), prompt: name.to_string(), args: args.trim().to_string() })
+    }
+
+    /// Read a resource (`resources/read`), once its server has started.
+    pub async fn read_resource(&self, mention: &ResourceMention, cancel: &tokio_util::sync::CancellationToken) -> Result<String, String> {
+        let server = self.server(&mention.server)?;
+        self.wait_for(|s| s.name() == mention.server, self.startup_timeout).await;
+        server.read_resource(&mention.uri, cancel).await
+    }
+
+    /// Run a prompt (`prompts/get`): its text. The arguments are
+    /// `NAME=VALUE` words, or values in the order the server declares the
+    /// arguments; a required one missing is an error.
+    pub async fn get_prompt(&self, command: &PromptCommand, cancel: &tokio_util::sync::CancellationToken) -> Result<String, String> {
+        let server = self.server(&command.server)?;
+        self.wait_for(|s| s.name() == command.server, self.startup_timeout).await;
+        let declared = server
+            .prompts()
+            .into_iter()
+            .find(|p| p.name == command.prompt)
+            .ok_or_else(|| format!("the MCP server {} has no prompt named {}", command.server, command.prompt))?;
+        let arguments = prompt_arguments(&declared, &command.args)?;
+        server.get_prompt(&command.prompt, arguments, cancel).await
     }
 
     /// Problems with the configuration files themselves.
@@ -302,6 +379,37 @@ impl McpManager {
     pub async fn shutdown(&self) {
         futures::future::join_all(self.servers.iter().map(|s| s.shutdown())).await;
     }
+}
+
+/// `NAME=VALUE` words for the arguments of that name, other words for
+/// the remaining arguments in order (the last one takes what is left).
+fn prompt_arguments(prompt: &server::PromptInfo, args: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let mut named = serde_json::Map::new();
+    let mut positional: Vec<&str> = Vec::new();
+    for word in args.split_whitespace() {
+        match word.split_once('=') {
+            Some((name, value)) if prompt.arguments.iter().any(|(n, _)| n == name) => {
+                named.insert(name.to_string(), value.into());
+            }
+            _ => positional.push(word),
+        }
+    }
+    let open: Vec<&String> = prompt.arguments.iter().map(|(n, _)| n).filter(|n| !named.contains_key(n.as_str())).collect();
+    if !positional.is_empty() && open.is_empty() {
+        return Err(format!("the prompt {} takes no more arguments (got \"{}\")", prompt.name, positional.join(" ")));
+    }
+    for (index, name) in open.iter().enumerate() {
+        if positional.is_empty() {
+            break;
+        }
+        let value = if index + 1 == open.len() { positional.drain(..).collect::<Vec<_>>().join(" ") } else { positional.remove(0).to_string() };
+        named.insert(name.to_string(), value.into());
+    }
+    let missing: Vec<&str> = prompt.arguments.iter().filter(|(n, required)| *required && !named.contains_key(n)).map(|(n, _)| n.as_str()).collect();
+    if !missing.is_empty() {
+        return Err(format!("the prompt {} needs: {}", prompt.name, missing.join(", ")));
+    }
+    Ok(named)
 }
 
 #[async_trait::async_trait]

@@ -18,6 +18,7 @@ use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
 use super::oauth;
@@ -65,6 +66,29 @@ impl ServerState {
 struct Status {
     state: ServerState,
     tools: Vec<Arc<McpTool>>,
+    resources: Vec<ResourceInfo>,
+    prompts: Vec<PromptInfo>,
+}
+
+/// A resource a server lists (`resources/list`), as `tandem mcp list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceInfo {
+    pub uri: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// A prompt a server offers (`prompts/list`): a `/SERVER:PROMPT` command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptInfo {
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Its arguments, in the server's order, and whether each is required.
+    pub arguments: Vec<(String, bool)>,
 }
 
 type Service = RunningService<RoleClient, Handler>;
@@ -103,7 +127,7 @@ impl McpServer {
             auth_dir,
             startup_timeout,
             tool_timeout,
-            status: Mutex::new(Status { state: initial, tools: Vec::new() }),
+            status: Mutex::new(Status { state: initial, tools: Vec::new(), resources: Vec::new(), prompts: Vec::new() }),
             connection: tokio::sync::Mutex::new(None),
             restarts: AtomicU32::new(0),
             stopped_at: Mutex::new(None),
@@ -127,6 +151,14 @@ impl McpServer {
 
     pub fn tools(&self) -> Vec<Arc<McpTool>> {
         self.lock_status().tools.clone()
+    }
+
+    pub fn resources(&self) -> Vec<ResourceInfo> {
+        self.lock_status().resources.clone()
+    }
+
+    pub fn prompts(&self) -> Vec<PromptInfo> {
+        self.lock_status().prompts.clone()
     }
 
     pub(super) fn set_state(&self, state: ServerState) {
@@ -211,6 +243,7 @@ impl McpServer {
                 let tools = service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
                 self.set_tools(tools);
             }
+            self.list_resources_and_prompts(service.peer()).await;
             Ok(service)
         };
         let outcome = tokio::select! {
@@ -270,6 +303,85 @@ impl McpServer {
         Ok(child)
     }
 
+    /// The server's resources and prompts, when it has them. A failure here
+    /// is logged, not fatal: the tools still work.
+    async fn list_resources_and_prompts(&self, peer: &Peer<RoleClient>) {
+        let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+        let has = |which: fn(&rmcp::model::ServerCapabilities) -> bool| capabilities.as_ref().is_some_and(which);
+        let mut resources = Vec::new();
+        if has(|c| c.resources.is_some()) {
+            match peer.list_all_resources().await {
+                Ok(listed) => {
+                    for resource in listed.into_iter().take(MAX_TOOLS_PER_SERVER) {
+                        let Ok(json) = serde_json::to_value(&resource) else { continue };
+                        let text = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_string);
+                        let Some(uri) = text("uri") else { continue };
+                        resources.push(ResourceInfo { name: text("name").unwrap_or_else(|| uri.clone()), uri, mime_type: text("mimeType") });
+                    }
+                }
+                Err(err) => tracing::warn!(server = %self.config.name, %err, "MCP resources/list failed"),
+            }
+        }
+        let mut prompts = Vec::new();
+        if has(|c| c.prompts.is_some()) {
+            match peer.list_all_prompts().await {
+                Ok(listed) => {
+                    for prompt in listed.into_iter().take(MAX_TOOLS_PER_SERVER) {
+                        let arguments = prompt.arguments.unwrap_or_default().into_iter().map(|a| (a.name, a.required == Some(true))).collect();
+                        prompts.push(PromptInfo { name: prompt.name, description: prompt.description.unwrap_or_default(), arguments });
+                    }
+                }
+                Err(err) => tracing::warn!(server = %self.config.name, %err, "MCP prompts/list failed"),
+            }
+        }
+        let mut status = self.lock_status();
+        status.resources = resources;
+        status.prompts = prompts;
+    }
+
+    /// `resources/read`: the resource's text (a binary one is described).
+    pub(super) async fn read_resource(self: &Arc<Self>, uri: &str, cancel: &CancellationToken) -> Result<String, String> {
+        let peer = self.peer(cancel).await?;
+        let request = peer.read_resource(rmcp::model::ReadResourceRequestParams::new(uri));
+        let result = self.bounded(request, cancel).await?.map_err(|err| service_error(&self.config.name, err))?;
+        let json = serde_json::to_value(&result).map_err(|err| format!("unreadable resources/read result: {err}"))?;
+        let contents = json.get("contents").and_then(Value::as_array).cloned().unwrap_or_default();
+        if contents.is_empty() {
+            return Err(format!("the server {} has nothing at {uri}", self.config.name));
+        }
+        Ok(contents.iter().map(content_text).collect::<Vec<_>>().join("\n"))
+    }
+
+    /// `prompts/get`: the prompt's messages as one text.
+    pub(super) async fn get_prompt(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let peer = self.peer(cancel).await?;
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        params.arguments = Some(arguments);
+        let result = self.bounded(peer.get_prompt(params), cancel).await?.map_err(|err| service_error(&self.config.name, err))?;
+        let json = serde_json::to_value(&result).map_err(|err| format!("unreadable prompts/get result: {err}"))?;
+        let messages = json.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+        let texts: Vec<String> = messages.iter().filter_map(|m| m.get("content")).map(content_text).collect();
+        if texts.is_empty() {
+            return Err(format!("the prompt {name} of {} is empty", self.config.name));
+        }
+        Ok(texts.join("\n\n"))
+    }
+
+    /// Run a request within the tool timeout, or until cancelled.
+    async fn bounded<T>(&self, request: impl std::future::Future<Output = T>, cancel: &CancellationToken) -> Result<T, String> {
+        tokio::select! {
+            outcome = tokio::time::timeout(self.tool_timeout, request) => {
+                outcome.map_err(|_| format!("the MCP server {} did not answer within {}", self.config.name, human_duration(self.tool_timeout)))
+            }
+            _ = cancel.cancelled() => Err("cancelled".into()),
+        }
+    }
+
     /// `notifications/tools/list_changed`: list again.
     async fn refresh_tools(self: &Arc<Self>, peer: &Peer<RoleClient>) {
         match tokio::time::timeout(self.startup_timeout, peer.list_all_tools()).await {
@@ -283,7 +395,7 @@ impl McpServer {
     }
 
     /// A live peer: the current connection, or a restart of a server that stopped.
-    async fn peer(self: &Arc<Self>, ctx: &ToolContext) -> Result<Peer<RoleClient>, String> {
+    async fn peer(self: &Arc<Self>, cancel: &CancellationToken) -> Result<Peer<RoleClient>, String> {
         let mut connection = self.connection.lock().await;
         if let Some(service) = connection.as_ref() {
             if !service.peer().is_transport_closed() {
@@ -312,7 +424,7 @@ impl McpServer {
         if let Some(wait) = backoff.checked_sub(since_stop) {
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
-                _ = ctx.cancel.cancelled() => return Err("the call was cancelled".into()),
+                _ = cancel.cancelled() => return Err("the call was cancelled".into()),
             }
         }
         tracing::info!(server = %self.config.name, attempt = restarts + 1, "restarting MCP server");
@@ -345,7 +457,7 @@ impl McpServer {
         ctx: &ToolContext,
     ) -> Result<crate::tools::ToolOutput, ToolError> {
         let server = &self.config.name;
-        let peer = self.peer(ctx).await.map_err(|e| ToolError::model(format!("Error: {e}")))?;
+        let peer = self.peer(&ctx.cancel).await.map_err(|e| ToolError::model(format!("Error: {e}")))?;
         let mut params = CallToolRequestParams::new(remote_name.to_string());
         params.arguments = Some(arguments);
         let outcome = tokio::select! {
@@ -415,6 +527,29 @@ fn http_config(url: &str, headers: &std::collections::BTreeMap<String, String>) 
         config = config.auth_header(token);
     }
     Ok(config)
+}
+
+/// One content item (a resource's, a prompt message's) as text: text as
+/// it is, an embedded resource's text, other kinds in a line.
+fn content_text(content: &Value) -> String {
+    let text = |v: &Value| v.get("text").and_then(Value::as_str).map(str::to_string);
+    if let Some(text) = text(content) {
+        return text;
+    }
+    if let Some(resource) = content.get("resource") {
+        return text(resource).unwrap_or_else(|| content_text(resource));
+    }
+    let kind = content.get("type").and_then(Value::as_str).unwrap_or("binary");
+    let mime = content.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
+    let uri = content.get("uri").and_then(Value::as_str).map(|u| format!(" {u}")).unwrap_or_default();
+    format!("[{kind}{uri} ({mime}): not text, not shown]")
+}
+
+fn service_error(server: &str, err: ServiceError) -> String {
+    match err {
+        ServiceError::McpError(error) => format!("the MCP server {server} answered: {}", error.message),
+        other => format!("the request to the MCP server {server} failed: {other}"),
+    }
 }
 
 fn human_duration(duration: Duration) -> String {
