@@ -120,3 +120,46 @@ async fn mcp_list_shows_the_resources_and_prompts() {
     assert!(out.contains("  prompt /everything:args-prompt city [state]"), "{out}");
     assert!(out.contains("  prompt /everything:simple-prompt"), "{out}");
 }
+
+/// The workspace root reaches the server as its root (`roots/list`), and
+/// a result's resource links are kept whole.
+#[tokio::test]
+async fn the_server_sees_the_workspace_root_and_resource_links_are_kept() {
+    use std::sync::Arc;
+    use tandem::consent::Approvals;
+    use tandem::mcp::config::McpConfig;
+    use tandem::mcp::McpManager;
+    use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry};
+    let Some(server) = reference_server() else { return };
+    let setup = Setup::with_everything(&server);
+    let root = setup.root.canonicalize().unwrap();
+    let config = McpConfig::load_with(Some(&setup.home), &root, &|_| None);
+    let manager = McpManager::new(config, &root, Approvals { store: None, command_line: vec![] });
+    manager.start();
+    assert!(manager.wait_settled(LIMIT).await);
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(&manager) as Arc<dyn tandem::tools::ToolSource>);
+    let executor = Executor::new(registry).with_results_dir(None);
+    let ctx = ToolContext::new(Arc::new(tandem::workspace::Workspace::new(&root).unwrap()));
+    let call = async |name: &str, input: serde_json::Value| {
+        ctx.run.activate(name);
+        let result = executor.execute(&ToolCall::new("c", name, input), &ctx).await.unwrap();
+        assert!(!result.is_error, "{name}: {}", result.content);
+        result.content
+    };
+    // The server asks for the roots when it starts; its tool tells what it got.
+    let mut roots = String::new();
+    for _ in 0..50 {
+        roots = call("mcp__everything__get-roots-list", json!({})).await;
+        if roots.contains("file://") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let uri = url::Url::from_directory_path(&root).unwrap().to_string();
+    assert!(roots.contains(uri.trim_end_matches('/')), "{roots}");
+    let links = call("mcp__everything__get-resource-links", json!({"count": 2})).await;
+    assert!(links.contains("[resource link demo://resource/"), "{links}");
+    assert!(links.contains("(Text Resource 2; text/plain; Resource 2: plaintext resource)]"), "{links}");
+    manager.shutdown().await;
+}

@@ -568,7 +568,27 @@ struct Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("tandem", env!("CARGO_PKG_VERSION")))
+        // Roots: the workspace root, which the server may ask for (`roots/list`).
+        let capabilities: ClientCapabilities = serde_json::from_value(serde_json::json!({"roots": {}})).unwrap_or_default();
+        ClientConfig::new(capabilities, Implementation::new("tandem", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// The workspace root as a `file://` URI (the one folder Tandem works
+    /// in; the protocol marks roots deprecated, but servers still ask).
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let Some(server) = self.server.upgrade() else { return Ok(rmcp::model::ListRootsResult::new(Vec::new())) };
+        let roots = url::Url::from_directory_path(&server.root)
+            .map(|uri| {
+                let mut root = rmcp::model::Root::new(uri.to_string());
+                root.name = server.root.file_name().map(|n| n.to_string_lossy().into_owned());
+                vec![root]
+            })
+            .unwrap_or_default();
+        Ok(rmcp::model::ListRootsResult::new(roots))
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
