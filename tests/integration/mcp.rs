@@ -158,6 +158,31 @@ async fn tool_search_finds_an_mcp_tool_the_model_calls_and_the_result_reaches_th
     manager.shutdown().await;
 }
 
+/// A server's instructions reach the system prompt under its name; one
+/// over the bound is cut there, and the cut is said.
+#[tokio::test]
+async fn server_instructions_are_in_the_system_prompt_bounded_with_a_notice() {
+    let setup = Setup::new();
+    setup.user_servers(json!({
+        "guide": stdio(&["--instructions", "Call add for sums, never echo."]),
+        "chatty": stdio(&["--instructions", "0123456789", "--instructions-repeat", "500"]),
+        "quiet": stdio(&[])
+    }));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "all ready", |m| m.statuses().iter().all(|s| s.state == ServerState::Ready)).await;
+    let mock = MockModel::start(vec![turns::text("ok")]).await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let system = mock.requests()[0].body["system"].to_string();
+    assert!(system.contains("# Instructions from the MCP server guide"), "{system}");
+    assert!(system.contains("Call add for sums, never echo."), "{system}");
+    assert!(system.contains("# Instructions from the MCP server chatty"), "{system}");
+    assert!(system.contains("[The instructions of chatty are cut here: they are 5000 characters; the first 4000 are shown.]"), "{system}");
+    assert!(!system.contains(&"0123456789".repeat(401)), "cut at 4000 characters");
+    assert!(!system.contains("MCP server quiet"), "{system}");
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_deferred_mcp_tool_called_before_tool_search_gets_the_error() {
     let setup = Setup::new();

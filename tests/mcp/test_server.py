@@ -15,6 +15,8 @@ Options:
   --hang            read requests but never answer initialize
   --start-delay S   answer initialize only after S seconds (a slow start, like npx)
   --http            serve streamable HTTP on 127.0.0.1 (port printed)
+  --instructions T  the server's instructions (initialize's `instructions`)
+  --instructions-repeat N  ... T repeated N times
 
 OAuth (with --http --oauth): the same server is also the authorization
 server (RFC 9728 / RFC 8414 metadata, RFC 7591 registration, an
@@ -51,6 +53,9 @@ STARTS = option("--starts")
 HANG = "--hang" in args
 START_DELAY = float(option("--start-delay", "0"))
 HTTP = "--http" in args
+INSTRUCTIONS = option("--instructions")
+if INSTRUCTIONS is not None:
+    INSTRUCTIONS = INSTRUCTIONS * int(option("--instructions-repeat", "1"))
 OAUTH = "--oauth" in args
 OAUTH_LOG = option("--oauth-log")
 ACCESS_TTL = int(option("--access-ttl", "3600"))
@@ -164,6 +169,8 @@ def handle(message, notify, greeting=GREETING):
             "capabilities": {"tools": {"listChanged": True}},
             "serverInfo": {"name": "tandem-test-server", "version": "1.0"},
         }
+        if INSTRUCTIONS is not None:
+            result["instructions"] = INSTRUCTIONS
     elif method == "tools/list":
         with lock:
             result = {"tools": TOOLS + extra_tools}

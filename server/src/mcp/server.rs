@@ -68,6 +68,8 @@ struct Status {
     tools: Vec<Arc<McpTool>>,
     resources: Vec<ResourceInfo>,
     prompts: Vec<PromptInfo>,
+    /// What the server said to tell the model (`initialize`'s `instructions`).
+    instructions: Option<String>,
 }
 
 /// A resource a server lists (`resources/list`), as `tandem mcp list` shows it.
@@ -127,7 +129,7 @@ impl McpServer {
             auth_dir,
             startup_timeout,
             tool_timeout,
-            status: Mutex::new(Status { state: initial, tools: Vec::new(), resources: Vec::new(), prompts: Vec::new() }),
+            status: Mutex::new(Status { state: initial, tools: Vec::new(), resources: Vec::new(), prompts: Vec::new(), instructions: None }),
             connection: tokio::sync::Mutex::new(None),
             restarts: AtomicU32::new(0),
             stopped_at: Mutex::new(None),
@@ -151,6 +153,10 @@ impl McpServer {
 
     pub fn tools(&self) -> Vec<Arc<McpTool>> {
         self.lock_status().tools.clone()
+    }
+
+    pub fn instructions(&self) -> Option<String> {
+        self.lock_status().instructions.clone()
     }
 
     pub fn resources(&self) -> Vec<ResourceInfo> {
@@ -337,6 +343,7 @@ impl McpServer {
         let mut status = self.lock_status();
         status.resources = resources;
         status.prompts = prompts;
+        status.instructions = peer.peer_info().and_then(|info| info.instructions.clone()).filter(|i| !i.trim().is_empty());
     }
 
     /// `resources/read`: the resource's text (a binary one is described).
