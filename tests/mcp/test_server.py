@@ -106,6 +106,11 @@ TOOLS = [
         "annotations": {"readOnlyHint": True},
     },
     {
+        "name": "ask",
+        "description": "Ask the user their name (elicitation, stdio only) and greet them.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
         "name": "grow",
         "description": "Add a tool named late and announce that the tool list changed.",
         "inputSchema": {"type": "object", "properties": {}},
@@ -118,6 +123,20 @@ def text(value, is_error=False):
     if is_error:
         result["isError"] = True
     return result
+
+
+pending = {}
+
+
+def elicit(send, message, schema):
+    """Ask the client (elicitation/create) and wait for its answer (None: none in 60 s)."""
+    with lock:
+        request_id = "elicit-%d" % (len(pending) + 1)
+        waiting = pending[request_id] = {"event": threading.Event(), "reply": None}
+    send({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create",
+          "params": {"mode": "form", "message": message, "requestedSchema": schema}})
+    waiting["event"].wait(60)
+    return waiting["reply"]
 
 
 def call_tool(name, arguments, notify, greeting):
@@ -147,6 +166,18 @@ def call_tool(name, arguments, notify, greeting):
                 })
         notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         return text("grown")
+    if name == "ask":
+        reply = elicit(notify, "What is your name?", {
+            "type": "object",
+            "properties": {"name": {"type": "string", "title": "Your name"}},
+            "required": ["name"],
+        })
+        if reply is None:
+            return text("no answer from the client", is_error=True)
+        result = reply.get("result") or {}
+        if result.get("action") != "accept":
+            return text("the user did not answer (%s)" % result.get("action"), is_error=True)
+        return text("hello %s" % (result.get("content") or {}).get("name"))
     if name == "late":
         return text("late tool ran")
     return text("unknown tool: %s" % name, is_error=True)
@@ -198,6 +229,12 @@ def serve_stdio():
             continue
         message = json.loads(line)
         if HANG:
+            continue
+        # An answer to this server's own request (elicitation).
+        if "method" not in message and message.get("id") in pending:
+            waiting = pending[message["id"]]
+            waiting["reply"] = message
+            waiting["event"].set()
             continue
         # Calls run on their own thread, so a cancellation can arrive meanwhile.
         if message.get("method") == "tools/call":

@@ -15,6 +15,7 @@
 //! consent ([`crate::consent`]).
 
 pub mod config;
+pub mod elicit;
 pub mod oauth;
 pub mod server;
 pub mod tool;
@@ -103,6 +104,8 @@ pub struct McpManager {
     approvals: Approvals,
     settings_approval: config::SettingsApproval,
     warnings: Vec<String>,
+    /// Who answers servers' questions; shared with the servers.
+    elicitor: Arc<std::sync::OnceLock<Arc<dyn elicit::Elicitor>>>,
 }
 
 impl McpManager {
@@ -118,6 +121,7 @@ impl McpManager {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let (changed, _) = watch::channel(0);
         let changed = Arc::new(changed);
+        let elicitor: Arc<std::sync::OnceLock<Arc<dyn elicit::Elicitor>>> = Arc::default();
         let McpConfig { servers, startup_timeout, tool_timeout, approval, warnings, auth_dir } = config;
         for warning in &warnings {
             tracing::warn!("MCP configuration: {warning}");
@@ -130,12 +134,13 @@ impl McpManager {
             approvals,
             settings_approval: approval,
             warnings,
+            elicitor: Arc::clone(&elicitor),
         };
         manager.servers = servers
             .into_iter()
             .map(|config| {
                 let initial = if manager.approved(&config) { ServerState::Starting } else { ServerState::NeedsApproval };
-                McpServer::new(config, root.to_path_buf(), auth_dir.clone(), startup_timeout, tool_timeout, initial, Arc::clone(&changed))
+                McpServer::new(config, root.to_path_buf(), auth_dir.clone(), startup_timeout, tool_timeout, initial, Arc::clone(&changed), Arc::clone(&elicitor))
             })
             .collect();
         Arc::new(manager)
@@ -167,6 +172,13 @@ impl McpManager {
                 tracing::warn!(server = %config.name, %err, "cannot remember the MCP approval");
             }
         }
+    }
+
+    /// Who answers the servers' questions (elicitation). Set before
+    /// [`start`](Self::start): servers started without one are told the
+    /// client cannot be asked. A second call is ignored.
+    pub fn set_elicitor(&self, elicitor: Arc<dyn elicit::Elicitor>) {
+        let _ = self.elicitor.set(elicitor);
     }
 
     /// Start every approved server, in parallel, in the background. Returns at once.
@@ -407,7 +419,7 @@ fn prompt_arguments(prompt: &server::PromptInfo, args: &str) -> Result<serde_jso
         if positional.is_empty() {
             break;
         }
-        let value = if index + 1 == open.len() { positional.drain(..).collect::<Vec<_>>().join(" ") } else { positional.remove(0).to_string() };
+        let value = if index + 1 == open.len() { std::mem::take(&mut positional).join(" ") } else { positional.remove(0).to_string() };
         named.insert(name.to_string(), value.into());
     }
     let missing: Vec<&str> = prompt.arguments.iter().filter(|(n, required)| *required && !named.contains_key(n)).map(|(n, _)| n.as_str()).collect();

@@ -5,15 +5,15 @@
 //! PKCE S256, the code exchange and the refresh before expiry. What Tandem
 //! adds is around it:
 //!
-//! - [`TokenFile`]: the credentials of one server in a 0600 file under
+//! - [`TokenFile`] keeps the credentials of one server in a 0600 file under
 //!   `~/.tandem/mcp-auth/`, named by the server's name, URL and scope: a
 //!   server from a folder's file gets its own file (per workspace), never
 //!   the one the user signed in with for their own server.
-//! - [`login`]: the browser step. A loopback listener takes the redirect;
+//! - [`login`] is the browser step. A loopback listener takes the redirect;
 //!   the authorization URL goes to `show` (the terminal prints it).
-//! - [`client`]: the HTTP client a connection uses when signed in.
-//! - [`logout`]: revoke (RFC 7009, when the server has an endpoint for it)
-//!   and delete.
+//! - [`client`] is the HTTP client a connection uses when signed in.
+//! - [`logout`] revokes (RFC 7009, when the server has an endpoint for it)
+//!   and deletes.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

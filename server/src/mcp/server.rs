@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
-use super::oauth;
+use super::{elicit, oauth};
 use super::tool::{result_output, tool_name, McpTool};
 use crate::sync::MutexExt;
 use crate::tools::{ToolContext, ToolError};
@@ -111,6 +111,7 @@ pub struct McpServer {
     /// Cancelled by `shutdown`: a start in progress gives up at once.
     stop: tokio_util::sync::CancellationToken,
     changed: Arc<watch::Sender<u64>>,
+    elicitor: Arc<std::sync::OnceLock<Arc<dyn elicit::Elicitor>>>,
 }
 
 impl McpServer {
@@ -122,6 +123,7 @@ impl McpServer {
         tool_timeout: Duration,
         initial: ServerState,
         changed: Arc<watch::Sender<u64>>,
+        elicitor: Arc<std::sync::OnceLock<Arc<dyn elicit::Elicitor>>>,
     ) -> Arc<Self> {
         Arc::new(McpServer {
             config,
@@ -136,6 +138,7 @@ impl McpServer {
             shut_down: AtomicBool::new(false),
             stop: tokio_util::sync::CancellationToken::new(),
             changed,
+            elicitor,
         })
     }
 
@@ -575,9 +578,52 @@ struct Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        // Roots: the workspace root, which the server may ask for (`roots/list`).
-        let capabilities: ClientCapabilities = serde_json::from_value(serde_json::json!({"roots": {}})).unwrap_or_default();
+        // Roots: the workspace root, which the server may ask for (`roots/list`);
+        // elicitation (forms) when someone can answer.
+        let mut capabilities = serde_json::json!({"roots": {}});
+        if self.server.upgrade().is_some_and(|server| server.elicitor.get().is_some()) {
+            capabilities["elicitation"] = serde_json::json!({"form": {}});
+        }
+        let capabilities: ClientCapabilities = serde_json::from_value(capabilities).unwrap_or_default();
         ClientConfig::new(capabilities, Implementation::new("tandem", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// A server's question: asked through the front end's elicitor, within
+    /// three quarters of the tool timeout (then cancelled, so the call
+    /// can end on its own terms before it times out). URL mode is declined.
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let result = |action, content| {
+            let mut result: ElicitResult = serde_json::from_value(serde_json::json!({"action": "decline"})).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+            result.action = action;
+            result.content = content;
+            Ok(result)
+        };
+        let Some(server) = self.server.upgrade() else { return result(ElicitationAction::Cancel, None) };
+        let Some(elicitor) = server.elicitor.get().cloned() else { return result(ElicitationAction::Decline, None) };
+        let json = serde_json::to_value(&request).unwrap_or_default();
+        if json.get("mode").and_then(Value::as_str) == Some("url") {
+            return result(ElicitationAction::Decline, None);
+        }
+        let question = elicit::Elicitation {
+            server: server.config.name.clone(),
+            message: json.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
+            fields: elicit::fields(json.get("requestedSchema").unwrap_or(&Value::Null)),
+        };
+        let wait = server.tool_timeout * 3 / 4;
+        match tokio::time::timeout(wait, elicitor.elicit(&question)).await {
+            Ok(elicit::Answer::Accept(content)) => result(ElicitationAction::Accept, Some(Value::Object(content))),
+            Ok(elicit::Answer::Decline) => result(ElicitationAction::Decline, None),
+            Ok(elicit::Answer::Cancel) => result(ElicitationAction::Cancel, None),
+            Err(_) => {
+                tracing::info!(server = %server.config.name, "an elicitation was not answered in time; cancelled");
+                result(ElicitationAction::Cancel, None)
+            }
+        }
     }
 
     /// The workspace root as a `file://` URI (the one folder Tandem works
