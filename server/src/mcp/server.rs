@@ -115,6 +115,8 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    // Only the manager builds servers, each from the manager's own fields.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         config: ServerConfig,
         root: PathBuf,
