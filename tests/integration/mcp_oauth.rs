@@ -284,3 +284,42 @@ async fn a_folders_server_at_the_same_address_does_not_get_the_users_tokens() {
     assert!(!requests.is_empty());
     assert!(requests.iter().all(|e| e["token"].is_null()), "{requests:?}");
 }
+
+/// In the editor, a server that needs signing in is offered; on "Sign in"
+/// the editor opens the authorization address in the browser
+/// (`window/showDocument`, external), and once signed in the server starts.
+#[test]
+fn in_the_editor_the_sign_in_page_opens_in_the_browser_and_the_server_then_starts() {
+    use crate::common::lsp_client::LspClient;
+    let setup = Setup::new();
+    let server = setup.server(&[]);
+    let script = setup.root.join("script.json");
+    std::fs::write(&script, json!({"turns": [{"text": "ok"}]}).to_string()).unwrap();
+    let data = setup.home.join("data");
+    let mut client = LspClient::start_trusted(
+        &setup.root,
+        &[
+            ("TANDEM_PROVIDER", "scripted"),
+            ("TANDEM_SCRIPT", &script.display().to_string()),
+            ("HOME", &setup.home.display().to_string()),
+            ("XDG_DATA_HOME", &data.display().to_string()),
+        ],
+    );
+    let response = client.initialize(json!({}), json!({"tandem": {"timeouts": {"promptMs": 30000}}}));
+    assert!(response.get("result").is_some(), "{response}");
+    let offer = client.server_request("window/showMessageRequest");
+    let text = offer["params"]["message"].as_str().unwrap();
+    assert_eq!(text, "Tandem: the MCP server \"web\" needs you to sign in. Open the sign-in page in your browser?");
+    client.respond(&offer["id"], json!({"title": "Sign in"}));
+    let open = client.server_request("window/showDocument");
+    assert_eq!(open["params"]["external"], true, "{open}");
+    let address = open["params"]["uri"].as_str().unwrap().to_string();
+    assert!(address.starts_with(&format!("{}/authorize?", server.url.trim_end_matches("/mcp"))), "{address}");
+    client.respond(&open["id"], json!({"success": true}));
+    // The browser.
+    let page = tokio::runtime::Runtime::new().unwrap().block_on(async { reqwest::get(&address).await.unwrap().text().await.unwrap() });
+    assert!(page.contains("signed in"), "{page}");
+    client.wait_for("web ready", |m| m["params"]["message"].as_str().is_some_and(|t| t.contains("MCP server web is ready")));
+    assert_eq!(setup.token_files().len(), 1);
+    client.shutdown();
+}

@@ -38,6 +38,9 @@ pub const MAX_INSTRUCTIONS_CHARS: usize = 4000;
 /// All servers' instructions in the system prompt, at most (characters).
 pub const MAX_ALL_INSTRUCTIONS_CHARS: usize = 16000;
 
+/// The start of a failure reason that signing in (`tandem mcp login`) fixes.
+pub const NEEDS_AUTHORIZATION: &str = "needs authorization";
+
 /// The consent store's kind for MCP servers.
 pub const CONSENT_KIND: &str = "mcp";
 
@@ -234,6 +237,18 @@ impl McpManager {
     pub async fn logout(&self, name: &str) -> Result<oauth::Logout, String> {
         let (url, store) = self.remote(name)?;
         oauth::logout(&url, store).await
+    }
+
+    /// Start a server that failed again (after the user signed in to it).
+    pub fn retry(self: &Arc<Self>, name: &str) -> Result<(), String> {
+        let server = self.server(name)?;
+        if !matches!(server.state(), ServerState::Failed { .. }) {
+            return Ok(());
+        }
+        server.set_state(ServerState::Starting);
+        let server = Arc::clone(server);
+        tokio::spawn(async move { server.start().await });
+        Ok(())
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {

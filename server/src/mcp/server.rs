@@ -242,7 +242,7 @@ impl McpServer {
                     };
                     served.map_err(|e| {
                         if e.is_authorization_required() {
-                            format!("needs authorization: run `tandem mcp login {}`", self.config.name)
+                            format!("{}: run `tandem mcp login {}`", super::NEEDS_AUTHORIZATION, self.config.name)
                         } else {
                             format!("initialize failed: {e}")
                         }
