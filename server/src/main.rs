@@ -181,7 +181,7 @@ enum Command {
         #[arg(long)]
         revoke: bool,
     },
-    /// MCP servers: `tandem mcp list`.
+    /// MCP servers: `tandem mcp list`, `login NAME`, `logout NAME`.
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
@@ -232,6 +232,14 @@ enum McpCommand {
         /// Start this project server too (remembered for this workspace); `all` for every one.
         #[arg(long = "mcp-approve", value_name = "NAME|all")]
         mcp_approve: Vec<String>,
+    },
+    /// Sign in to a remote (HTTP) server with OAuth: prints the address to open in a browser.
+    Login {
+        name: String,
+    },
+    /// Sign out of a remote server: revoke its tokens and delete them.
+    Logout {
+        name: String,
     },
 }
 
@@ -321,6 +329,8 @@ fn main() -> ExitCode {
                 cli::trust::trust(current_workspace()?.root(), command)
             }
             Command::Mcp { command: McpCommand::List { json, mcp_approve } } => cli::mcp::list(json, mcp_approve).await,
+            Command::Mcp { command: McpCommand::Login { name } } => cli::mcp::login(&name).await,
+            Command::Mcp { command: McpCommand::Logout { name } } => cli::mcp::logout(&name).await,
             Command::Skills => print_skills(&current_workspace()?),
             Command::Agents => print_agents(&current_workspace()?),
             Command::Memory { command } => {

@@ -45,6 +45,8 @@ mod inline_completion;
 mod large_edits;
 mod lsp;
 mod mcp;
+mod mcp_content;
+mod mcp_oauth;
 mod network;
 mod models;
 mod permissions;

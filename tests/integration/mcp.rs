@@ -158,6 +158,92 @@ async fn tool_search_finds_an_mcp_tool_the_model_calls_and_the_result_reaches_th
     manager.shutdown().await;
 }
 
+/// Answers a server's question as told; `None`: never answers.
+struct FakeUser(Option<tandem::mcp::elicit::Answer>, std::sync::Mutex<Vec<tandem::mcp::elicit::Elicitation>>);
+
+#[async_trait::async_trait]
+impl tandem::mcp::elicit::Elicitor for FakeUser {
+    async fn elicit(&self, question: &tandem::mcp::elicit::Elicitation) -> tandem::mcp::elicit::Answer {
+        self.1.lock().unwrap().push(question.clone());
+        match &self.0 {
+            Some(answer) => answer.clone(),
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// A server asks the user mid-call (elicitation): the answer reaches it;
+/// a question nobody answers is cancelled before the tool timeout and the
+/// call fails cleanly with the server's own error.
+#[tokio::test]
+async fn an_elicitation_is_answered_by_the_user_and_one_never_answered_times_out_cleanly() {
+    use tandem::mcp::elicit::{Answer, FieldKind};
+    for (answer, expected) in [
+        (Some(Answer::Accept(serde_json::Map::from_iter([("name".to_string(), json!("Ada"))]))), (false, "hello Ada".to_string())),
+        (Some(Answer::Decline), (true, "the user did not answer (decline)".to_string())),
+        (None, (true, "the user did not answer (cancel)".to_string())),
+    ] {
+        let setup = Setup::new();
+        setup.user_servers(json!({"asker": stdio(&[])}));
+        let mut config = setup.config();
+        config.tool_timeout = Duration::from_secs(4);
+        let store = ConsentStore::at(setup.home.join("consent.json"));
+        let manager = McpManager::new(config, &setup.root, Approvals { store: Some(store), command_line: vec![] });
+        let user = Arc::new(FakeUser(answer, Default::default()));
+        manager.set_elicitor(Arc::clone(&user) as Arc<dyn tandem::mcp::elicit::Elicitor>);
+        manager.start();
+        wait_until(&manager, "asker ready", |m| state(m, "asker") == ServerState::Ready).await;
+        let started = std::time::Instant::now();
+        let result = call(&executor(&manager), &setup.ctx(), "mcp__asker__ask", json!({})).await;
+        assert_eq!(result, expected);
+        assert!(started.elapsed() < Duration::from_secs(4), "answered before the tool timeout: {:?}", started.elapsed());
+        let asked = user.1.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1);
+        assert_eq!((asked[0].server.as_str(), asked[0].message.as_str()), ("asker", "What is your name?"));
+        assert_eq!((asked[0].fields[0].label.as_str(), &asked[0].fields[0].kind, asked[0].fields[0].required), ("Your name", &FieldKind::Text, true));
+        manager.shutdown().await;
+    }
+}
+
+/// Without anyone to answer (no elicitor: no terminal, say), the
+/// capability is not declared, and a question is declined at once.
+#[tokio::test]
+async fn without_an_elicitor_a_servers_question_is_declined_at_once() {
+    let setup = Setup::new();
+    setup.user_servers(json!({"asker": stdio(&[])}));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "asker ready", |m| state(m, "asker") == ServerState::Ready).await;
+    // A server that asks all the same is declined at once: nobody is waited for.
+    let (is_error, text) = call(&executor(&manager), &setup.ctx(), "mcp__asker__ask", json!({})).await;
+    assert_eq!((is_error, text.as_str()), (true, "the user did not answer (decline)"));
+    manager.shutdown().await;
+}
+
+/// A server's instructions reach the system prompt under its name; one
+/// over the bound is cut there, and the cut is said.
+#[tokio::test]
+async fn server_instructions_are_in_the_system_prompt_bounded_with_a_notice() {
+    let setup = Setup::new();
+    setup.user_servers(json!({
+        "guide": stdio(&["--instructions", "Call add for sums, never echo."]),
+        "chatty": stdio(&["--instructions", "0123456789", "--instructions-repeat", "500"]),
+        "quiet": stdio(&[])
+    }));
+    let manager = setup.manager(setup.config());
+    wait_until(&manager, "all ready", |m| m.statuses().iter().all(|s| s.state == ServerState::Ready)).await;
+    let mock = MockModel::start(vec![turns::text("ok")]).await;
+    let (outcome, _) = run_agent(&anthropic(&mock), &executor(&manager), setup.ctx(), request("hi")).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let system = mock.requests()[0].body["system"].to_string();
+    assert!(system.contains("# Instructions from the MCP server guide"), "{system}");
+    assert!(system.contains("Call add for sums, never echo."), "{system}");
+    assert!(system.contains("# Instructions from the MCP server chatty"), "{system}");
+    assert!(system.contains("[The instructions of chatty are cut here: they are 5000 characters; the first 4000 are shown.]"), "{system}");
+    assert!(!system.contains(&"0123456789".repeat(401)), "cut at 4000 characters");
+    assert!(!system.contains("MCP server quiet"), "{system}");
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_deferred_mcp_tool_called_before_tool_search_gets_the_error() {
     let setup = Setup::new();

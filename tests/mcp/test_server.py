@@ -15,6 +15,19 @@ Options:
   --hang            read requests but never answer initialize
   --start-delay S   answer initialize only after S seconds (a slow start, like npx)
   --http            serve streamable HTTP on 127.0.0.1 (port printed)
+  --instructions T  the server's instructions (initialize's `instructions`)
+  --instructions-repeat N  ... T repeated N times
+
+OAuth (with --http --oauth): the same server is also the authorization
+server (RFC 9728 / RFC 8414 metadata, RFC 7591 registration, an
+/authorize that approves at once by redirecting, PKCE S256 checked at
+/token, RFC 7009 /revoke); /mcp wants a bearer token it issued.
+  --oauth-log PATH    append one JSON line per OAuth event (register, token,
+                      refresh, revoke, mcp with or without a token)
+  --access-ttl S      access tokens' expires_in (default 3600)
+  --prm-resource URL  the protected-resource metadata's `resource` (a lie)
+  --token-garbage     /token answers with something that is not JSON
+  --reject-refresh    refresh grants answer invalid_grant (an expired refresh token)
 """
 
 import json
@@ -40,6 +53,15 @@ STARTS = option("--starts")
 HANG = "--hang" in args
 START_DELAY = float(option("--start-delay", "0"))
 HTTP = "--http" in args
+INSTRUCTIONS = option("--instructions")
+if INSTRUCTIONS is not None:
+    INSTRUCTIONS = INSTRUCTIONS * int(option("--instructions-repeat", "1"))
+OAUTH = "--oauth" in args
+OAUTH_LOG = option("--oauth-log")
+ACCESS_TTL = int(option("--access-ttl", "3600"))
+PRM_RESOURCE = option("--prm-resource")
+TOKEN_GARBAGE = "--token-garbage" in args
+REJECT_REFRESH = "--reject-refresh" in args
 
 cancelled = []
 extra_tools = []
@@ -84,6 +106,11 @@ TOOLS = [
         "annotations": {"readOnlyHint": True},
     },
     {
+        "name": "ask",
+        "description": "Ask the user their name (elicitation, stdio only) and greet them.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
         "name": "grow",
         "description": "Add a tool named late and announce that the tool list changed.",
         "inputSchema": {"type": "object", "properties": {}},
@@ -96,6 +123,20 @@ def text(value, is_error=False):
     if is_error:
         result["isError"] = True
     return result
+
+
+pending = {}
+
+
+def elicit(send, message, schema):
+    """Ask the client (elicitation/create) and wait for its answer (None: none in 60 s)."""
+    with lock:
+        request_id = "elicit-%d" % (len(pending) + 1)
+        waiting = pending[request_id] = {"event": threading.Event(), "reply": None}
+    send({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create",
+          "params": {"mode": "form", "message": message, "requestedSchema": schema}})
+    waiting["event"].wait(60)
+    return waiting["reply"]
 
 
 def call_tool(name, arguments, notify, greeting):
@@ -125,6 +166,18 @@ def call_tool(name, arguments, notify, greeting):
                 })
         notify({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         return text("grown")
+    if name == "ask":
+        reply = elicit(notify, "What is your name?", {
+            "type": "object",
+            "properties": {"name": {"type": "string", "title": "Your name"}},
+            "required": ["name"],
+        })
+        if reply is None:
+            return text("no answer from the client", is_error=True)
+        result = reply.get("result") or {}
+        if result.get("action") != "accept":
+            return text("the user did not answer (%s)" % result.get("action"), is_error=True)
+        return text("hello %s" % (result.get("content") or {}).get("name"))
     if name == "late":
         return text("late tool ran")
     return text("unknown tool: %s" % name, is_error=True)
@@ -147,6 +200,8 @@ def handle(message, notify, greeting=GREETING):
             "capabilities": {"tools": {"listChanged": True}},
             "serverInfo": {"name": "tandem-test-server", "version": "1.0"},
         }
+        if INSTRUCTIONS is not None:
+            result["instructions"] = INSTRUCTIONS
     elif method == "tools/list":
         with lock:
             result = {"tools": TOOLS + extra_tools}
@@ -175,6 +230,12 @@ def serve_stdio():
         message = json.loads(line)
         if HANG:
             continue
+        # An answer to this server's own request (elicitation).
+        if "method" not in message and message.get("id") in pending:
+            waiting = pending[message["id"]]
+            waiting["reply"] = message
+            waiting["event"].set()
+            continue
         # Calls run on their own thread, so a cancellation can arrive meanwhile.
         if message.get("method") == "tools/call":
             def work(m=message):
@@ -188,8 +249,48 @@ def serve_stdio():
             send(response)
 
 
+def oauth_log(event):
+    if OAUTH_LOG:
+        with lock:
+            with open(OAUTH_LOG, "a") as f:
+                f.write(json.dumps(event) + "\n")
+
+
+class OAuth:
+    """The authorization server's state."""
+
+    def __init__(self):
+        self.clients = {}  # client_id -> redirect_uris
+        self.codes = {}  # code -> (client_id, challenge, redirect_uri)
+        self.access = {}  # token -> expiry time
+        self.refresh = {}  # token -> client_id
+        self.counter = 0
+
+    def new(self, prefix):
+        with lock:
+            self.counter += 1
+            return "%s-%d" % (prefix, self.counter)
+
+    def grant(self, client_id):
+        access = self.new("access")
+        refresh = self.new("refresh")
+        self.access[access] = time.time() + ACCESS_TTL
+        self.refresh[refresh] = client_id
+        return {"access_token": access, "token_type": "Bearer", "expires_in": ACCESS_TTL, "refresh_token": refresh}
+
+
+def pkce_ok(verifier, challenge):
+    import base64
+    import hashlib
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=") == challenge
+
+
 def serve_http():
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import urlparse, parse_qs, urlencode
+
+    oauth = OAuth()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -197,9 +298,118 @@ def serve_http():
         def log_message(self, *a):
             pass
 
-        def do_POST(self):
+        def base(self):
+            return "http://127.0.0.1:%d" % self.server.server_address[1]
+
+        def reply(self, status, body=b"", content_type="application/json", headers=()):
+            if not isinstance(body, bytes):
+                body = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+            return True
+
+        def body(self):
             length = int(self.headers.get("Content-Length", "0"))
-            message = json.loads(self.rfile.read(length) or b"{}")
+            return self.rfile.read(length)
+
+        def oauth_get(self, url):
+            base = self.base()
+            if url.path.startswith("/.well-known/oauth-protected-resource"):
+                return self.reply(200, {"resource": PRM_RESOURCE or base + "/mcp", "authorization_servers": [base]})
+            if url.path.startswith("/.well-known/oauth-authorization-server"):
+                return self.reply(200, {
+                    "issuer": base,
+                    "authorization_endpoint": base + "/authorize",
+                    "token_endpoint": base + "/token",
+                    "registration_endpoint": base + "/register",
+                    "revocation_endpoint": base + "/revoke",
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "refresh_token"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                })
+            if url.path == "/authorize":
+                q = {k: v[0] for k, v in parse_qs(url.query).items()}
+                client = q.get("client_id")
+                redirect = q.get("redirect_uri")
+                if client not in oauth.clients or redirect not in oauth.clients[client]:
+                    return self.reply(400, {"error": "invalid_request"})
+                if q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
+                    return self.reply(400, {"error": "invalid_request", "error_description": "PKCE S256 required"})
+                code = oauth.new("code")
+                oauth.codes[code] = (client, q["code_challenge"], redirect)
+                oauth_log({"event": "authorize", "client_id": client, "resource": q.get("resource")})
+                location = redirect + "?" + urlencode({"code": code, "state": q.get("state", "")})
+                return self.reply(302, headers=[("Location", location)])
+            return self.reply(404, {"error": "not found"})
+
+        def oauth_post(self, url):
+            if url.path == "/register":
+                meta = json.loads(self.body() or b"{}")
+                client = oauth.new("client")
+                oauth.clients[client] = meta.get("redirect_uris", [])
+                oauth_log({"event": "register", "client_id": client, "client_name": meta.get("client_name")})
+                return self.reply(201, dict(meta, client_id=client))
+            if url.path == "/revoke":
+                form = {k: v[0] for k, v in parse_qs(self.body().decode()).items()}
+                token = form.get("token")
+                oauth.refresh.pop(token, None)
+                oauth.access.pop(token, None)
+                oauth_log({"event": "revoke", "token": token, "hint": form.get("token_type_hint")})
+                return self.reply(200)
+            if url.path == "/token":
+                form = {k: v[0] for k, v in parse_qs(self.body().decode()).items()}
+                if TOKEN_GARBAGE:
+                    return self.reply(200, b"<html>surprise</html>", "text/html")
+                if form.get("grant_type") == "authorization_code":
+                    entry = oauth.codes.pop(form.get("code"), None)
+                    if entry is None or entry[2] != form.get("redirect_uri") or entry[0] != form.get("client_id"):
+                        return self.reply(400, {"error": "invalid_grant"})
+                    if not pkce_ok(form.get("code_verifier", ""), entry[1]):
+                        oauth_log({"event": "pkce_failed"})
+                        return self.reply(400, {"error": "invalid_grant", "error_description": "PKCE"})
+                    tokens = oauth.grant(entry[0])
+                    oauth_log({"event": "token", "access_token": tokens["access_token"], "resource": form.get("resource")})
+                    return self.reply(200, tokens)
+                if form.get("grant_type") == "refresh_token":
+                    client = oauth.refresh.pop(form.get("refresh_token"), None)
+                    if REJECT_REFRESH or client is None:
+                        oauth_log({"event": "refresh_rejected"})
+                        return self.reply(400, {"error": "invalid_grant"})
+                    tokens = oauth.grant(client)
+                    oauth_log({"event": "refresh", "access_token": tokens["access_token"]})
+                    return self.reply(200, tokens)
+                return self.reply(400, {"error": "unsupported_grant_type"})
+            return None
+
+        def authorized(self):
+            """Is the request's bearer token one this server issued, unexpired?"""
+            header = self.headers.get("Authorization") or ""
+            token = header[len("Bearer "):] if header.startswith("Bearer ") else None
+            ok = token in oauth.access and oauth.access[token] > time.time()
+            oauth_log({"event": "mcp", "token": token, "ok": ok})
+            if not ok:
+                challenge = 'Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"' % self.base()
+                self.reply(401, {"error": "invalid_token"}, headers=[("WWW-Authenticate", challenge)])
+            return ok
+
+        def do_POST(self):
+            if OAUTH:
+                url = urlparse(self.path)
+                if url.path != "/mcp":
+                    if not self.oauth_post(url):
+                        self.reply(404, {"error": "not found"})
+                    return
+            # The body is read before any answer (a 401 too): the connection stays usable.
+            raw = self.body()
+            if OAUTH and not self.authorized():
+                return
+            message = json.loads(raw or b"{}")
             response = handle(message, lambda m: None, self.headers.get("X-Greeting") or GREETING)
             if response is None:
                 self.send_response(202)
@@ -216,6 +426,10 @@ def serve_http():
             self.wfile.write(body)
 
         def do_GET(self):
+            if OAUTH:
+                url = urlparse(self.path)
+                if url.path != "/mcp":
+                    return self.oauth_get(url)
             self.send_response(405)
             self.send_header("Content-Length", "0")
             self.end_headers()

@@ -186,6 +186,7 @@ impl Headless {
             None
         };
         let hooks = tandem::host::shared_hooks(load_hooks(&settings, workspace.root(), terminal.as_deref()).await);
+        let elicitor = terminal.clone().map(|terminal| Arc::new(TerminalElicitor(terminal)) as Arc<dyn tandem::mcp::elicit::Elicitor>);
         let prompter = terminal.map(|terminal| Arc::new(TerminalPrompter(terminal)) as Arc<dyn Prompter>);
         if let Err(err) = workspace.start_watcher() {
             // The fingerprint check still catches changes on disk; the watcher only does it sooner.
@@ -208,6 +209,10 @@ impl Headless {
         // for those still starting (up to their start-up timeout).
         let reporter = host.mcp().map(|mcp| {
             let reporter = mcp.spawn_reporter(report_to_stderr);
+            // Servers may ask the user mid-call only where someone can answer.
+            if let Some(elicitor) = elicitor {
+                mcp.set_elicitor(elicitor);
+            }
             mcp.start();
             reporter
         });
@@ -222,6 +227,8 @@ impl Headless {
     pub async fn run_attached(&self, prompt: String, choice: &ThreadChoice, compact: bool, attached: &[Mention], images: Vec<(String, Image)>) -> anyhow::Result<RunOutcome> {
         let attachments: Vec<host::attachments::Attachment> = attached.iter().map(|m| m.attachment.clone()).collect();
         let context = self.host.attachments_context(&attachments).await;
+        // `/SERVER:PROMPT` runs an MCP prompt; `@SERVER:URI` attaches an MCP resource.
+        let (prompt, context) = self.with_mcp(prompt, context).await?;
         let interactive = !self.options.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         let review: Option<Arc<dyn PlanReview>> = if interactive { Some(Arc::new(TerminalPlanReview)) } else { None };
         let parts = RunParts {
@@ -251,6 +258,36 @@ impl Headless {
             report_checkpoint(&recorder);
         }
         Ok(outcome)
+    }
+
+    /// The prompt with what MCP servers give it: a `/SERVER:PROMPT ARGS`
+    /// prompt becomes the server's prompt text, and the text of each
+    /// `@SERVER:URI` resource joins the run's context. A prompt or
+    /// resource that cannot be had is an error: nothing is sent.
+    async fn with_mcp(&self, prompt: String, context: Option<String>) -> anyhow::Result<(String, Option<String>)> {
+        let Some(mcp) = self.host.mcp() else { return Ok((prompt, context)) };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let prompt = match mcp.prompt_command(&prompt) {
+            Some(command) => mcp
+                .get_prompt(&command, &cancel)
+                .await
+                .map_err(|why| anyhow::anyhow!("/{}:{}: {why}", command.server, command.prompt))?,
+            None => prompt,
+        };
+        let mentions = mcp.resource_mentions(&prompt);
+        if mentions.is_empty() {
+            return Ok((prompt, context));
+        }
+        let mut out = context.map(|c| c + "\n").unwrap_or_default();
+        out.push_str("The user attached these MCP resources to the message:\n");
+        for mention in &mentions {
+            let text = mcp
+                .read_resource(mention, &cancel)
+                .await
+                .map_err(|why| anyhow::anyhow!("@{}:{}: {why}", mention.server, mention.uri))?;
+            out.push_str(&format!("<resource server=\"{}\" uri=\"{}\">\n{text}\n</resource>\n", mention.server, mention.uri));
+        }
+        Ok((prompt, Some(out)))
     }
 
     /// `/model`: the endpoint the next run talks to (with the model chosen
@@ -697,5 +734,115 @@ fn emit(printer: &mut Option<Printer>, event: &RunEvent, edits: &mut JsonEdits<'
                 terminal::out_json(&value);
             }
         }
+    }
+}
+
+/// An MCP server's question (elicitation) at the terminal: the server's
+/// message, then each field (a choice for yes/no and enumerations, a line
+/// for the rest; a required one cannot be left empty), then send or not.
+/// No answer anywhere cancels.
+pub struct TerminalElicitor(pub Arc<dyn Terminal>);
+
+pub const ELICIT_SEND: &str = "Send";
+pub const ELICIT_DECLINE: &str = "Decline";
+
+#[async_trait::async_trait]
+impl tandem::mcp::elicit::Elicitor for TerminalElicitor {
+    async fn elicit(&self, question: &tandem::mcp::elicit::Elicitation) -> tandem::mcp::elicit::Answer {
+        use tandem::mcp::elicit::{parse_value, Answer, FieldKind};
+        let heading = format!("The MCP server {} asks: {}", question.server, question.message);
+        let mut content = serde_json::Map::new();
+        for field in &question.fields {
+            let value = match &field.kind {
+                FieldKind::Boolean | FieldKind::Choice(_) => {
+                    let options: Vec<&str> = match &field.kind {
+                        FieldKind::Choice(values) => values.iter().map(String::as_str).collect(),
+                        _ => vec!["yes", "no"],
+                    };
+                    let Some(chosen) = self.0.choose(&format!("{heading}\n{}", field.label), &options).await else { return Answer::Cancel };
+                    parse_value(&field.kind, &chosen)
+                }
+                _ => loop {
+                    let optional = if field.required { "" } else { " (optional, Enter to skip)" };
+                    let Some(typed) = self.0.line(&format!("{heading}\n{}{optional}: ", field.label)).await else { return Answer::Cancel };
+                    if typed.trim().is_empty() {
+                        if field.required {
+                            continue;
+                        }
+                        break Ok(serde_json::Value::Null);
+                    }
+                    match parse_value(&field.kind, &typed) {
+                        Ok(value) => break Ok(value),
+                        Err(why) => errln!("{why}"),
+                    }
+                },
+            };
+            match value {
+                Ok(serde_json::Value::Null) => {}
+                Ok(value) => {
+                    content.insert(field.name.clone(), value);
+                }
+                Err(_) => return Answer::Cancel,
+            }
+        }
+        match self.0.choose(&heading, &[ELICIT_SEND, ELICIT_DECLINE]).await.as_deref() {
+            Some(ELICIT_SEND) => Answer::Accept(content),
+            Some(_) => Answer::Decline,
+            None => Answer::Cancel,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tandem::mcp::elicit::{Answer, Elicitation, Elicitor, Field, FieldKind};
+
+    /// A terminal that answers from a script and records what it was asked.
+    struct Scripted(std::sync::Mutex<Vec<Option<&'static str>>>, std::sync::Mutex<Vec<String>>);
+
+    #[async_trait::async_trait]
+    impl Terminal for Scripted {
+        async fn choose(&self, question: &str, options: &[&str]) -> Option<String> {
+            self.1.lock().unwrap().push(format!("{question} {options:?}"));
+            self.0.lock().unwrap().remove(0).map(str::to_string)
+        }
+        async fn line(&self, prompt: &str) -> Option<String> {
+            self.1.lock().unwrap().push(prompt.to_string());
+            self.0.lock().unwrap().remove(0).map(|s| format!("{s}\n"))
+        }
+    }
+
+    fn question() -> Elicitation {
+        let field = |name: &str, kind, required| Field { name: name.into(), label: name.into(), kind, required };
+        Elicitation {
+            server: "s".into(),
+            message: "Details?".into(),
+            fields: vec![
+                field("name", FieldKind::Text, true),
+                field("age", FieldKind::Integer, false),
+                field("size", FieldKind::Choice(vec!["S".into(), "M".into()]), true),
+            ],
+        }
+    }
+
+    async fn answer(script: Vec<Option<&'static str>>) -> (Answer, Vec<String>) {
+        let terminal = Arc::new(Scripted(std::sync::Mutex::new(script), Default::default()));
+        let answer = TerminalElicitor(Arc::clone(&terminal) as Arc<dyn Terminal>).elicit(&question()).await;
+        let asked = terminal.1.lock().unwrap().clone();
+        (answer, asked)
+    }
+
+    #[tokio::test]
+    async fn the_terminal_answers_a_servers_form_field_by_field() {
+        // An empty required name is asked again; a bad number too; an empty optional one is left out.
+        let (got, asked) = answer(vec![Some(""), Some("Ada"), Some("x"), Some(""), Some("M"), Some(ELICIT_SEND)]).await;
+        let expected = serde_json::Map::from_iter([("name".to_string(), serde_json::json!("Ada")), ("size".to_string(), serde_json::json!("M"))]);
+        assert_eq!(got, Answer::Accept(expected));
+        assert!(asked[0].starts_with("The MCP server s asks: Details?\nname: "), "{asked:?}");
+        assert_eq!(asked.len(), 6);
+        assert_eq!(answer(vec![Some("Ada"), Some(""), Some("S"), Some(ELICIT_DECLINE)]).await.0, Answer::Decline);
+        // No answer (end of input) cancels.
+        assert_eq!(answer(vec![None]).await.0, Answer::Cancel);
     }
 }

@@ -2,6 +2,9 @@
 //! state (starting, ready, failed with the reason, needs approval) and its
 //! tools. Approved servers are started (in parallel, each within its
 //! start-up timeout) to list their tools, then stopped.
+//!
+//! `tandem mcp login NAME` / `logout NAME`: OAuth for a remote server
+//! ([`tandem::mcp::oauth`]); the terminal prints the address to open.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -16,7 +19,8 @@ use super::terminal::{self, errln, outln};
 /// Beyond the longest start-up timeout, how long `list` waits for servers.
 const LIST_MARGIN: Duration = Duration::from_secs(2);
 
-pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> {
+/// The servers as a run here gets them (project ones approved or not), not started.
+fn servers(approve: Vec<String>) -> anyhow::Result<(Host, Vec<tandem::settings::SettingsProblem>)> {
     let workspace = Arc::new(Workspace::new(std::env::current_dir()?)?);
     // As `tandem ask` reads them, but what an untrusted folder's files
     // asked for is said below, with the servers.
@@ -36,6 +40,11 @@ pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> 
         code_intel: CodeIntelFrom::None,
         record: false,
     });
+    Ok((host, problems))
+}
+
+pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> {
+    let (host, problems) = servers(approve)?;
     let Some(manager) = host.mcp() else { return Ok(ExitCode::SUCCESS) };
     let wait = manager.startup_timeout() + LIST_MARGIN;
     manager.start();
@@ -65,6 +74,50 @@ pub async fn list(json: bool, approve: Vec<String>) -> anyhow::Result<ExitCode> 
         }
         for tool in &status.tools {
             outln!("  - {tool}");
+        }
+        for resource in &status.resources {
+            outln!("  resource @{}:{}  ({})", status.name, resource.uri, resource.name);
+        }
+        for prompt in &status.prompts {
+            let arguments: Vec<String> =
+                prompt.arguments.iter().map(|(name, required)| if *required { name.clone() } else { format!("[{name}]") }).collect();
+            outln!("  prompt /{}:{} {}", status.name, prompt.name, arguments.join(" "));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn login(name: &str) -> anyhow::Result<ExitCode> {
+    let (host, _) = servers(Vec::new())?;
+    let Some(manager) = host.mcp() else { return Ok(ExitCode::SUCCESS) };
+    let show = |url: &str| {
+        errln!("To sign in to {name}, open this address in a browser:");
+        // Alone on its line, so it can be copied (or read by a program).
+        outln!("{url}");
+    };
+    match manager.login(name, tandem::mcp::oauth::LOGIN_TIMEOUT, show).await {
+        Ok(path) => {
+            errln!("Signed in to {name}; the tokens are in {}.", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(reason) => {
+            errln!("tandem: cannot sign in to {name}: {reason}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+pub async fn logout(name: &str) -> anyhow::Result<ExitCode> {
+    use tandem::mcp::oauth::Logout;
+    let (host, _) = servers(Vec::new())?;
+    let Some(manager) = host.mcp() else { return Ok(ExitCode::SUCCESS) };
+    match manager.logout(name).await {
+        Ok(Logout::NotSignedIn) => outln!("Not signed in to {name}."),
+        Ok(Logout::Revoked) => outln!("Signed out of {name}: the tokens are revoked and deleted."),
+        Ok(Logout::Deleted { not_revoked }) => outln!("Signed out of {name}: the tokens are deleted here, not revoked ({not_revoked})."),
+        Err(reason) => {
+            errln!("tandem: cannot sign out of {name}: {reason}");
+            return Ok(ExitCode::FAILURE);
         }
     }
     Ok(ExitCode::SUCCESS)

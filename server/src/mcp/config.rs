@@ -127,6 +127,8 @@ pub struct McpConfig {
     pub approval: SettingsApproval,
     /// Problems with the files themselves (unreadable, not JSON), for the log and `tandem mcp list`.
     pub warnings: Vec<String>,
+    /// Where OAuth tokens are kept (`~/.tandem/mcp-auth`); `None`: no home, no sign-in.
+    pub auth_dir: Option<PathBuf>,
 }
 
 impl Default for McpConfig {
@@ -137,6 +139,7 @@ impl Default for McpConfig {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             approval: SettingsApproval::default(),
             warnings: Vec::new(),
+            auth_dir: None,
         }
     }
 }
@@ -160,7 +163,7 @@ impl McpConfig {
     /// settings file starts nothing and approves nothing (the settings
     /// loader tells the user what was left out).
     pub fn load_trusting(home: Option<&Path>, root: &Path, env: &dyn Fn(&str) -> Option<String>, trust: &crate::trust::Trust) -> McpConfig {
-        let mut config = McpConfig::default();
+        let mut config = McpConfig { auth_dir: home.map(|home| home.join(".tandem").join("mcp-auth")), ..McpConfig::default() };
         let mut files: Vec<(Origin, PathBuf)> = Vec::new();
         if let Some(home) = home {
             files.push((Origin::UserMcp, home.join(".tandem").join("mcp.json")));

@@ -18,8 +18,10 @@ use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use super::{elicit, oauth};
 use super::tool::{result_output, tool_name, McpTool};
 use crate::sync::MutexExt;
 use crate::tools::{ToolContext, ToolError};
@@ -64,6 +66,31 @@ impl ServerState {
 struct Status {
     state: ServerState,
     tools: Vec<Arc<McpTool>>,
+    resources: Vec<ResourceInfo>,
+    prompts: Vec<PromptInfo>,
+    /// What the server said to tell the model (`initialize`'s `instructions`).
+    instructions: Option<String>,
+}
+
+/// A resource a server lists (`resources/list`), as `tandem mcp list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceInfo {
+    pub uri: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// A prompt a server offers (`prompts/list`): a `/SERVER:PROMPT` command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptInfo {
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Its arguments, in the server's order, and whether each is required.
+    pub arguments: Vec<(String, bool)>,
 }
 
 type Service = RunningService<RoleClient, Handler>;
@@ -71,6 +98,8 @@ type Service = RunningService<RoleClient, Handler>;
 pub struct McpServer {
     pub(super) config: ServerConfig,
     root: PathBuf,
+    /// Where its OAuth tokens are kept (`None`: never signed in).
+    auth_dir: Option<PathBuf>,
     startup_timeout: Duration,
     tool_timeout: Duration,
     status: Mutex<Status>,
@@ -82,29 +111,36 @@ pub struct McpServer {
     /// Cancelled by `shutdown`: a start in progress gives up at once.
     stop: tokio_util::sync::CancellationToken,
     changed: Arc<watch::Sender<u64>>,
+    elicitor: Arc<std::sync::OnceLock<Arc<dyn elicit::Elicitor>>>,
 }
 
 impl McpServer {
+    // Only the manager builds servers, each from the manager's own fields.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         config: ServerConfig,
         root: PathBuf,
+        auth_dir: Option<PathBuf>,
         startup_timeout: Duration,
         tool_timeout: Duration,
         initial: ServerState,
         changed: Arc<watch::Sender<u64>>,
+        elicitor: Arc<std::sync::OnceLock<Arc<dyn elicit::Elicitor>>>,
     ) -> Arc<Self> {
         Arc::new(McpServer {
             config,
             root,
+            auth_dir,
             startup_timeout,
             tool_timeout,
-            status: Mutex::new(Status { state: initial, tools: Vec::new() }),
+            status: Mutex::new(Status { state: initial, tools: Vec::new(), resources: Vec::new(), prompts: Vec::new(), instructions: None }),
             connection: tokio::sync::Mutex::new(None),
             restarts: AtomicU32::new(0),
             stopped_at: Mutex::new(None),
             shut_down: AtomicBool::new(false),
             stop: tokio_util::sync::CancellationToken::new(),
             changed,
+            elicitor,
         })
     }
 
@@ -122,6 +158,18 @@ impl McpServer {
 
     pub fn tools(&self) -> Vec<Arc<McpTool>> {
         self.lock_status().tools.clone()
+    }
+
+    pub fn instructions(&self) -> Option<String> {
+        self.lock_status().instructions.clone()
+    }
+
+    pub fn resources(&self) -> Vec<ResourceInfo> {
+        self.lock_status().resources.clone()
+    }
+
+    pub fn prompts(&self) -> Vec<PromptInfo> {
+        self.lock_status().prompts.clone()
     }
 
     pub(super) fn set_state(&self, state: ServerState) {
@@ -184,7 +232,21 @@ impl McpServer {
                 }
                 Transport::Http { url, headers } => {
                     let config = http_config(url, headers)?;
-                    handler.serve(StreamableHttpClientTransport::from_config(config)).await.map_err(|e| format!("initialize failed: {e}"))?
+                    let signed_in = match self.token_file(url) {
+                        Some(store) if !headers.keys().any(|h| h.eq_ignore_ascii_case("authorization")) => oauth::client(url, store).await?,
+                        _ => None,
+                    };
+                    let served = match signed_in {
+                        Some(client) => handler.serve(StreamableHttpClientTransport::with_client(client, config)).await,
+                        None => handler.serve(StreamableHttpClientTransport::from_config(config)).await,
+                    };
+                    served.map_err(|e| {
+                        if e.is_authorization_required() {
+                            format!("{}: run `tandem mcp login {}`", super::NEEDS_AUTHORIZATION, self.config.name)
+                        } else {
+                            format!("initialize failed: {e}")
+                        }
+                    })?
                 }
             };
             let has_tools = service.peer().peer_info().is_none_or(|info| info.capabilities.tools.is_some());
@@ -192,6 +254,7 @@ impl McpServer {
                 let tools = service.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
                 self.set_tools(tools);
             }
+            self.list_resources_and_prompts(service.peer()).await;
             Ok(service)
         };
         let outcome = tokio::select! {
@@ -206,6 +269,11 @@ impl McpServer {
                 human_duration(self.startup_timeout)
             )),
         }
+    }
+
+    /// Where this server's OAuth tokens are (or would be) kept.
+    pub(super) fn token_file(&self, url: &str) -> Option<oauth::TokenFile> {
+        self.auth_dir.as_deref().map(|dir| oauth::TokenFile::for_server(dir, &self.config, &self.root, url))
     }
 
     fn spawn_child(&self, command: &str, args: &[String], env: &std::collections::BTreeMap<String, String>) -> Result<TokioChildProcess, String> {
@@ -246,6 +314,86 @@ impl McpServer {
         Ok(child)
     }
 
+    /// The server's resources and prompts, when it has them. A failure here
+    /// is logged, not fatal: the tools still work.
+    async fn list_resources_and_prompts(&self, peer: &Peer<RoleClient>) {
+        let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+        let has = |which: fn(&rmcp::model::ServerCapabilities) -> bool| capabilities.as_ref().is_some_and(which);
+        let mut resources = Vec::new();
+        if has(|c| c.resources.is_some()) {
+            match peer.list_all_resources().await {
+                Ok(listed) => {
+                    for resource in listed.into_iter().take(MAX_TOOLS_PER_SERVER) {
+                        let Ok(json) = serde_json::to_value(&resource) else { continue };
+                        let text = |key: &str| json.get(key).and_then(Value::as_str).map(str::to_string);
+                        let Some(uri) = text("uri") else { continue };
+                        resources.push(ResourceInfo { name: text("name").unwrap_or_else(|| uri.clone()), uri, mime_type: text("mimeType") });
+                    }
+                }
+                Err(err) => tracing::warn!(server = %self.config.name, %err, "MCP resources/list failed"),
+            }
+        }
+        let mut prompts = Vec::new();
+        if has(|c| c.prompts.is_some()) {
+            match peer.list_all_prompts().await {
+                Ok(listed) => {
+                    for prompt in listed.into_iter().take(MAX_TOOLS_PER_SERVER) {
+                        let arguments = prompt.arguments.unwrap_or_default().into_iter().map(|a| (a.name, a.required == Some(true))).collect();
+                        prompts.push(PromptInfo { name: prompt.name, description: prompt.description.unwrap_or_default(), arguments });
+                    }
+                }
+                Err(err) => tracing::warn!(server = %self.config.name, %err, "MCP prompts/list failed"),
+            }
+        }
+        let mut status = self.lock_status();
+        status.resources = resources;
+        status.prompts = prompts;
+        status.instructions = peer.peer_info().and_then(|info| info.instructions.clone()).filter(|i| !i.trim().is_empty());
+    }
+
+    /// `resources/read`: the resource's text (a binary one is described).
+    pub(super) async fn read_resource(self: &Arc<Self>, uri: &str, cancel: &CancellationToken) -> Result<String, String> {
+        let peer = self.peer(cancel).await?;
+        let request = peer.read_resource(rmcp::model::ReadResourceRequestParams::new(uri));
+        let result = self.bounded(request, cancel).await?.map_err(|err| service_error(&self.config.name, err))?;
+        let json = serde_json::to_value(&result).map_err(|err| format!("unreadable resources/read result: {err}"))?;
+        let contents = json.get("contents").and_then(Value::as_array).cloned().unwrap_or_default();
+        if contents.is_empty() {
+            return Err(format!("the server {} has nothing at {uri}", self.config.name));
+        }
+        Ok(contents.iter().map(content_text).collect::<Vec<_>>().join("\n"))
+    }
+
+    /// `prompts/get`: the prompt's messages as one text.
+    pub(super) async fn get_prompt(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let peer = self.peer(cancel).await?;
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        params.arguments = Some(arguments);
+        let result = self.bounded(peer.get_prompt(params), cancel).await?.map_err(|err| service_error(&self.config.name, err))?;
+        let json = serde_json::to_value(&result).map_err(|err| format!("unreadable prompts/get result: {err}"))?;
+        let messages = json.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+        let texts: Vec<String> = messages.iter().filter_map(|m| m.get("content")).map(content_text).collect();
+        if texts.is_empty() {
+            return Err(format!("the prompt {name} of {} is empty", self.config.name));
+        }
+        Ok(texts.join("\n\n"))
+    }
+
+    /// Run a request within the tool timeout, or until cancelled.
+    async fn bounded<T>(&self, request: impl std::future::Future<Output = T>, cancel: &CancellationToken) -> Result<T, String> {
+        tokio::select! {
+            outcome = tokio::time::timeout(self.tool_timeout, request) => {
+                outcome.map_err(|_| format!("the MCP server {} did not answer within {}", self.config.name, human_duration(self.tool_timeout)))
+            }
+            _ = cancel.cancelled() => Err("cancelled".into()),
+        }
+    }
+
     /// `notifications/tools/list_changed`: list again.
     async fn refresh_tools(self: &Arc<Self>, peer: &Peer<RoleClient>) {
         match tokio::time::timeout(self.startup_timeout, peer.list_all_tools()).await {
@@ -259,7 +407,7 @@ impl McpServer {
     }
 
     /// A live peer: the current connection, or a restart of a server that stopped.
-    async fn peer(self: &Arc<Self>, ctx: &ToolContext) -> Result<Peer<RoleClient>, String> {
+    async fn peer(self: &Arc<Self>, cancel: &CancellationToken) -> Result<Peer<RoleClient>, String> {
         let mut connection = self.connection.lock().await;
         if let Some(service) = connection.as_ref() {
             if !service.peer().is_transport_closed() {
@@ -288,7 +436,7 @@ impl McpServer {
         if let Some(wait) = backoff.checked_sub(since_stop) {
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
-                _ = ctx.cancel.cancelled() => return Err("the call was cancelled".into()),
+                _ = cancel.cancelled() => return Err("the call was cancelled".into()),
             }
         }
         tracing::info!(server = %self.config.name, attempt = restarts + 1, "restarting MCP server");
@@ -321,7 +469,7 @@ impl McpServer {
         ctx: &ToolContext,
     ) -> Result<crate::tools::ToolOutput, ToolError> {
         let server = &self.config.name;
-        let peer = self.peer(ctx).await.map_err(|e| ToolError::model(format!("Error: {e}")))?;
+        let peer = self.peer(&ctx.cancel).await.map_err(|e| ToolError::model(format!("Error: {e}")))?;
         let mut params = CallToolRequestParams::new(remote_name.to_string());
         params.arguments = Some(arguments);
         let outcome = tokio::select! {
@@ -393,6 +541,29 @@ fn http_config(url: &str, headers: &std::collections::BTreeMap<String, String>) 
     Ok(config)
 }
 
+/// One content item (a resource's, a prompt message's) as text: text as
+/// it is, an embedded resource's text, other kinds in a line.
+fn content_text(content: &Value) -> String {
+    let text = |v: &Value| v.get("text").and_then(Value::as_str).map(str::to_string);
+    if let Some(text) = text(content) {
+        return text;
+    }
+    if let Some(resource) = content.get("resource") {
+        return text(resource).unwrap_or_else(|| content_text(resource));
+    }
+    let kind = content.get("type").and_then(Value::as_str).unwrap_or("binary");
+    let mime = content.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
+    let uri = content.get("uri").and_then(Value::as_str).map(|u| format!(" {u}")).unwrap_or_default();
+    format!("[{kind}{uri} ({mime}): not text, not shown]")
+}
+
+fn service_error(server: &str, err: ServiceError) -> String {
+    match err {
+        ServiceError::McpError(error) => format!("the MCP server {server} answered: {}", error.message),
+        other => format!("the request to the MCP server {server} failed: {other}"),
+    }
+}
+
 fn human_duration(duration: Duration) -> String {
     if duration.as_millis() % 1000 == 0 {
         format!("{} s", duration.as_secs())
@@ -409,7 +580,70 @@ struct Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("tandem", env!("CARGO_PKG_VERSION")))
+        // Roots: the workspace root, which the server may ask for (`roots/list`);
+        // elicitation (forms) when someone can answer.
+        let mut capabilities = serde_json::json!({"roots": {}});
+        if self.server.upgrade().is_some_and(|server| server.elicitor.get().is_some()) {
+            capabilities["elicitation"] = serde_json::json!({"form": {}});
+        }
+        let capabilities: ClientCapabilities = serde_json::from_value(capabilities).unwrap_or_default();
+        ClientConfig::new(capabilities, Implementation::new("tandem", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// A server's question: asked through the front end's elicitor, within
+    /// three quarters of the tool timeout (then cancelled, so the call
+    /// can end on its own terms before it times out). URL mode is declined.
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let result = |action, content| {
+            let mut result: ElicitResult = serde_json::from_value(serde_json::json!({"action": "decline"})).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+            result.action = action;
+            result.content = content;
+            Ok(result)
+        };
+        let Some(server) = self.server.upgrade() else { return result(ElicitationAction::Cancel, None) };
+        let Some(elicitor) = server.elicitor.get().cloned() else { return result(ElicitationAction::Decline, None) };
+        let json = serde_json::to_value(&request).unwrap_or_default();
+        if json.get("mode").and_then(Value::as_str) == Some("url") {
+            return result(ElicitationAction::Decline, None);
+        }
+        let question = elicit::Elicitation {
+            server: server.config.name.clone(),
+            message: json.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
+            fields: elicit::fields(json.get("requestedSchema").unwrap_or(&Value::Null)),
+        };
+        let wait = server.tool_timeout * 3 / 4;
+        match tokio::time::timeout(wait, elicitor.elicit(&question)).await {
+            Ok(elicit::Answer::Accept(content)) => result(ElicitationAction::Accept, Some(Value::Object(content))),
+            Ok(elicit::Answer::Decline) => result(ElicitationAction::Decline, None),
+            Ok(elicit::Answer::Cancel) => result(ElicitationAction::Cancel, None),
+            Err(_) => {
+                tracing::info!(server = %server.config.name, "an elicitation was not answered in time; cancelled");
+                result(ElicitationAction::Cancel, None)
+            }
+        }
+    }
+
+    /// The workspace root as a `file://` URI (the one folder Tandem works
+    /// in; the protocol marks roots deprecated, but servers still ask).
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let Some(server) = self.server.upgrade() else { return Ok(rmcp::model::ListRootsResult::new(Vec::new())) };
+        let roots = url::Url::from_directory_path(&server.root)
+            .map(|uri| {
+                let mut root = rmcp::model::Root::new(uri.to_string());
+                root.name = server.root.file_name().map(|n| n.to_string_lossy().into_owned());
+                vec![root]
+            })
+            .unwrap_or_default();
+        Ok(rmcp::model::ListRootsResult::new(roots))
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {

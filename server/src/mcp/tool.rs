@@ -156,24 +156,39 @@ pub fn result_output(result: &Value) -> Result<ToolOutput, String> {
                 let resource = block.get("resource").unwrap_or(&Value::Null);
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
                 let mime = resource.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
-                let size = match resource.get("text").and_then(Value::as_str) {
-                    Some(text) => format!("{} characters of text", text.chars().count()),
-                    None => approx_size(resource.get("blob").and_then(Value::as_str).unwrap_or("")),
-                };
-                format!("[embedded resource {uri} ({mime}), {size}, not shown]")
+                // Its text is the result's as much as a text block's is.
+                match resource.get("text").and_then(Value::as_str) {
+                    Some(text) => format!("[embedded resource {uri} ({mime})]\n{text}"),
+                    None => {
+                        let size = approx_size(resource.get("blob").and_then(Value::as_str).unwrap_or(""));
+                        format!("[embedded resource {uri} ({mime}), {size}, not shown]")
+                    }
+                }
             }
             "resource_link" => {
-                let name = field("name");
-                format!("[resource link {}{}]", field("uri"), if name.is_empty() { String::new() } else { format!(" ({name})") })
+                // Kept whole: what the link names is for the model to go on with.
+                let about: Vec<&str> = ["name", "mimeType", "description"].into_iter().map(field).filter(|v| !v.is_empty()).collect();
+                format!("[resource link {}{}]", field("uri"), if about.is_empty() { String::new() } else { format!(" ({})", about.join("; ")) })
             }
             other => format!("[{} content not shown]", or_unknown(other)),
         };
         parts.push(part);
     }
     let mut text = parts.join("\n");
-    if text.is_empty() {
-        if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+    // Structured output is kept, unless a text block already is its JSON
+    // (as the protocol asks servers to send it, for older clients).
+    if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+        let said = result
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .any(|t| serde_json::from_str::<Value>(t).ok().as_ref() == Some(structured));
+        if text.is_empty() {
             text = structured.to_string();
+        } else if !said {
+            text = format!("{text}\nstructured content: {structured}");
         }
     }
     if text.is_empty() {
@@ -237,7 +252,8 @@ mod tests {
         expect_test::expect![[r#"
             sum: 5
             [image image/png, 3 KB not shown: the image is not a PNG, JPEG, GIF or WebP image (the only image formats sent to the model)]
-            [embedded resource file:///a.txt (text/plain), 5 characters of text, not shown]
+            [embedded resource file:///a.txt (text/plain)]
+            hello
             [resource link file:///b (b)]
             [audio audio/wav, 3 bytes not shown]"#]]
         .assert_eq(&result_output(&result).unwrap().text);
@@ -245,6 +261,14 @@ mod tests {
         assert_eq!(text(json!({"content": [{"type": "text", "text": "bad"}], "isError": true})), Err("bad".into()));
         assert_eq!(text(json!({"content": [], "structuredContent": {"a": 1}})), Ok(r#"{"a":1}"#.into()));
         assert_eq!(text(json!({"content": []})), Ok("(no output)".into()));
+        // Structured output beside a text that is not it is kept; one the text already is, not twice.
+        assert_eq!(
+            text(json!({"content": [{"type": "text", "text": "Sunny"}], "structuredContent": {"t": 30}})),
+            Ok("Sunny\nstructured content: {\"t\":30}".into())
+        );
+        assert_eq!(text(json!({"content": [{"type": "text", "text": "{\"t\": 30}"}], "structuredContent": {"t": 30}})), Ok("{\"t\": 30}".into()));
+        let link = json!({"content": [{"type": "resource_link", "uri": "demo://r/1", "name": "r1", "mimeType": "text/plain", "description": "The first"}]});
+        assert_eq!(text(link), Ok("[resource link demo://r/1 (r1; text/plain; The first)]".into()));
     }
 
     /// An image the server returns reaches the model as an image; one that

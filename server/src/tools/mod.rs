@@ -575,6 +575,12 @@ pub trait ToolSource: Send + Sync {
     /// any more (it started, or failed), within the source's own start-up
     /// timeout.
     async fn settle(&self, _tool: Option<&str>) {}
+
+    /// Sections this source adds to a thread's system prompt when the
+    /// thread starts (an MCP server's instructions); empty: none.
+    fn prompt_sections(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The tools a run can use, by name, in a stable order: the registered
@@ -669,7 +675,9 @@ impl ToolRegistry {
     /// The sections the tools add to a new thread's system prompt, in
     /// the tools' order (see [`Tool::prompt_section`]).
     pub fn prompt_sections(&self, workspace: &Workspace) -> Vec<String> {
-        self.all().iter().map(|t| t.prompt_section(workspace)).filter(|s| !s.trim().is_empty()).collect()
+        let tools = self.all().iter().map(|t| t.prompt_section(workspace)).collect::<Vec<_>>();
+        let sources = self.sources.iter().flat_map(|source| source.prompt_sections());
+        tools.into_iter().chain(sources).filter(|s| !s.trim().is_empty()).collect()
     }
 
     /// The tool list of one model request in a run: the resident tools,
