@@ -572,7 +572,7 @@ mod fuzz_params {
                 // Windows; `file://` and the path was no URI there, the
                 // initialize failed and every request after it answered
                 // "Server not initialized").
-                let root_uri = crate::lsp::documents::path_to_uri(root.path()).unwrap().to_string();
+                let root_uri = url::Url::from_file_path(root.path()).unwrap().to_string();
                 let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": root_uri, "capabilities": {}}});
                 client_write.write_all(&frame(&init)).await.unwrap();
                 let work = async {

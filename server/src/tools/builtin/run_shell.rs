@@ -309,10 +309,6 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
         ));
     }
     let (mut cmd, confined) = shell_command(command, ctx)?;
-    #[cfg(unix)]
-    if let Some(handed) = confined.as_ref().and_then(|c| c.handed.as_ref()) {
-        crate::platform::hand_over(&mut cmd, &handed.file, handed.at);
-    }
     let (reader, writer) = std::io::pipe().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     let writer_too = writer.try_clone().map_err(|e| ToolError::model(format!("Error: cannot make a pipe for the task's output: {e}")))?;
     cmd.stdout(Stdio::from(writer)).stderr(Stdio::from(writer_too));
@@ -322,6 +318,11 @@ async fn start_background(command: &str, ctx: &ToolContext) -> Result<String, To
     #[cfg(unix)]
     let child = {
         crate::platform::own_process_group(&mut cmd);
+        // After the group's hook, which marks every descriptor above 2 to
+        // close: the seccomp filter's descriptor is then put in place.
+        if let Some(handed) = confined.as_ref().and_then(|c| c.handed.as_ref()) {
+            crate::platform::hand_over(&mut cmd, &handed.file, handed.at);
+        }
         spawn_on_a_lasting_thread(cmd).await.map(crate::platform::ProcessTree::from_group_leader)
     };
     #[cfg(windows)]
