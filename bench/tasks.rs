@@ -35,9 +35,8 @@ fn now_ns() -> u128 {
 fn start(registry: &TaskRegistry, script: &str) -> String {
     let (reader, writer) = std::io::pipe().unwrap();
     let mut cmd = tokio::process::Command::new("sh");
-    cmd.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::from(writer.try_clone().unwrap())).stderr(Stdio::from(writer)).kill_on_drop(true);
-    let child = cmd.spawn().unwrap();
-    drop(cmd);
+    cmd.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::from(writer.try_clone().unwrap())).stderr(Stdio::from(writer));
+    let child = tandem::platform::ProcessTree::spawn(cmd).unwrap();
     let spawn = TaskSpawn { command: script.into(), child, output: reader, guard: Box::new(()), network: false, thread: "bench".into() };
     registry.start(spawn).unwrap().id
 }
