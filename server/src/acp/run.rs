@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, McpServer as AcpMcpServer, SessionUpdate, UsageUpdate};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
@@ -22,7 +22,7 @@ use super::session::{call_key, AcpPlanReview, SessionCore};
 use super::updates::UpdateMapper;
 use crate::sync::MutexExt;
 use crate::tools::PermissionMode;
-use crate::host::{RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::host::{QuestionTurns, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{Origin, ServerConfig, Transport};
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers, RunHandle, RunParts, StartError, ThreadChoice};
 use crate::settings::Settings;
@@ -455,6 +455,8 @@ impl Session {
             } else {
                 Arc::new(AcpPlanReview(Arc::clone(&self.core)))
             }),
+            // The forwarder reaches each question after the updates before it.
+            questions_in_stream: true,
             cancel: cancel.clone(),
             model: Some(self.model()),
             effort: self.effort().map(|e| e.as_str().to_string()),
@@ -472,12 +474,10 @@ impl Session {
             StartError::NoThread(message) | StartError::NoModel(message) => PromptError::Failed(message),
         })?;
         let RunHandle { events, ending, context_window, .. } = handle;
-        let (forwarded_tx, forwarded_rx) = watch::channel(0);
-        self.core.start_run(cancel.clone(), ending.sender(), forwarded_rx);
+        self.core.start_run(cancel.clone());
         let _end = EndRun(Arc::clone(&self.core));
-        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events, forwarded_tx));
+        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events, ending.sender().question_turns()));
         let finished = ending.finished().await;
-        // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;
         let mut usage = UsageUpdate::new(finished.context_tokens, context_window);
@@ -562,18 +562,22 @@ impl Drop for EndRun {
     }
 }
 
-/// Send each event as session updates, counting them for the flush that
-/// keeps a question behind the call it is about.
-async fn forward(core: Arc<SessionCore>, mut events: mpsc::UnboundedReceiver<RunEvent>, forwarded: watch::Sender<u64>) {
+/// Send each event as session updates, in order; a question is no update:
+/// reached, once the updates before it are queued to the client, its
+/// asking goes on (so a `session/request_permission` comes after the call
+/// it is about).
+async fn forward(core: Arc<SessionCore>, mut events: mpsc::UnboundedReceiver<RunEvent>, questions: QuestionTurns) {
     let mut mapper = UpdateMapper::default();
     while let Some(event) = events.recv().await {
+        if questions.reached(&event) {
+            continue;
+        }
         if let RunEvent::ToolCall { id, name, kind, .. } = event.unnest().0 {
             core.remember_call(call_key(name, kind), id);
         }
         for update in mapper.map(&event, |path| core.take_edit(path)) {
             core.notify(update);
         }
-        forwarded.send_modify(|n| *n += 1);
     }
 }
 

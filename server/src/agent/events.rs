@@ -2,13 +2,15 @@
 //! [`crate::protocol::RunEvent`]): one stream for the terminal printer,
 //! `tandem ask --json` and the editor's `tandem/runEvent`.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::protocol::ChangedFile;
+use crate::protocol::{ChangedFile, QuestionKind};
 use crate::sync::MutexExt;
+use crate::tools::ports::questions::QuestionTurn;
 use crate::tools::ports::tasks::TaskNews;
 
 pub use crate::protocol::{RunEvent, RunStatus, Usage};
@@ -37,12 +39,41 @@ pub struct EventSender {
     /// What the run's calls did to files, as the events sent said it: the
     /// run's end lists them ([`EventSender::changed_files`]).
     changed: Arc<Mutex<Vec<ChangedFile>>>,
+    /// The run's questions waiting for their front end to reach them.
+    questions: QuestionTurns,
+}
+
+/// The questions of a run's stream ([`RunEvent::Question`]) waiting for
+/// their turn: the asking goes on once the front end has reached the
+/// question in the stream ([`QuestionTurns::reached`]). A run and its
+/// sub-agents share them: a sub-agent's events reach the same stream, nested.
+#[derive(Debug, Clone, Default)]
+pub struct QuestionTurns(Arc<Mutex<Waiting>>);
+
+#[derive(Debug, Default)]
+struct Waiting {
+    /// The last question's number: ids are unique in the run.
+    last: u64,
+    turns: HashMap<String, oneshot::Sender<()>>,
+}
+
+impl QuestionTurns {
+    /// The front end reached `event` in the stream (every event before it
+    /// has gone out): a question's asking goes on. True when it is a
+    /// question, which the front end answers and does not show.
+    pub fn reached(&self, event: &RunEvent) -> bool {
+        let RunEvent::Question { id, .. } = event.unnest().0 else { return false };
+        if let Some(turn) = self.0.locked().turns.remove(id) {
+            let _ = turn.send(());
+        }
+        true
+    }
 }
 
 /// A channel for one run's events.
 pub fn event_channel() -> (EventSender, mpsc::UnboundedReceiver<RunEvent>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (EventSender { tx, sent: Arc::default(), changed: Arc::default() }, rx)
+    (EventSender { tx, sent: Arc::default(), changed: Arc::default(), questions: QuestionTurns::default() }, rx)
 }
 
 impl EventSender {
@@ -82,7 +113,54 @@ impl EventSender {
     /// A handle that does not keep the channel open: the stream ends when
     /// the run's own senders are gone, whoever still holds this.
     pub fn downgrade(&self) -> WeakEventSender {
-        WeakEventSender { tx: self.tx.downgrade(), sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed) }
+        WeakEventSender { tx: self.tx.downgrade(), sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed), questions: self.questions.clone() }
+    }
+
+    /// A sub-agent's channel: its own events, and the questions of this
+    /// stream (its events come here nested, so the front end that reaches
+    /// its question reaches it in this stream).
+    pub fn child_channel(&self) -> (EventSender, mpsc::UnboundedReceiver<RunEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (EventSender { tx, sent: Arc::default(), changed: Arc::default(), questions: self.questions.clone() }, rx)
+    }
+
+    /// What the front end's forwarder tells when it reaches an event.
+    pub fn question_turns(&self) -> QuestionTurns {
+        self.questions.clone()
+    }
+
+    /// Send a [`RunEvent::Question`] and wait until the front end has
+    /// reached it (or nobody reads the stream any more).
+    pub async fn question(&self, kind: QuestionKind) {
+        let (turn, reached) = oneshot::channel();
+        let id = {
+            let mut waiting = self.questions.0.locked();
+            waiting.last += 1;
+            let id = format!("q{}", waiting.last);
+            waiting.turns.insert(id.clone(), turn);
+            id
+        };
+        if self.send(RunEvent::Question { id: id.clone(), kind }) {
+            tokio::select! {
+                _ = reached => {}
+                () = self.tx.closed() => {}
+            }
+        }
+        self.questions.0.locked().turns.remove(&id);
+    }
+
+    /// The run's [`QuestionTurn`] (for `RunScope::questions`): questions in
+    /// this stream, without keeping it open.
+    pub fn question_turn(&self) -> QuestionTurn {
+        let events = self.downgrade();
+        QuestionTurn::new(move |kind| {
+            let events = events.upgrade();
+            Box::pin(async move {
+                if let Some(events) = events {
+                    events.question(kind).await;
+                }
+            })
+        })
     }
 
     /// How many events were sent so far.
@@ -97,12 +175,13 @@ pub struct WeakEventSender {
     tx: mpsc::WeakUnboundedSender<RunEvent>,
     sent: Arc<AtomicU64>,
     changed: Arc<Mutex<Vec<ChangedFile>>>,
+    questions: QuestionTurns,
 }
 
 impl WeakEventSender {
     /// The sender again, while the run's stream is open.
     pub fn upgrade(&self) -> Option<EventSender> {
-        Some(EventSender { tx: self.tx.upgrade()?, sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed) })
+        Some(EventSender { tx: self.tx.upgrade()?, sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed), questions: self.questions.clone() })
     }
 }
 

@@ -1,7 +1,9 @@
 //! The event forwarder: a run's events go to the client as
 //! `tandem/runEvent` notifications (and tool calls as progress reports),
 //! an edit call's result with what became of its edit, counted for the
-//! outbox; the run's end gives the answer what the run changed.
+//! outbox; the run's end gives the answer what the run changed. A question
+//! in the events is no notification: once the events before it are out,
+//! it is reached, and the prompter asks.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::super::client::{methods, ClientLink};
 use super::super::documents::path_to_uri;
-use crate::host::RunEvent;
+use crate::host::{QuestionTurns, RunEvent};
 use crate::protocol::{ChangedFile, RunEdit};
 use crate::sync::MutexExt;
 
@@ -35,7 +37,8 @@ fn with_edit(event: &RunEvent, edit: RunEdit) -> RunEvent {
 }
 
 /// Send each event as `tandem/runEvent` (and tool calls as progress
-/// reports), counting them in `forwarded` for [`super::RunOutbox::flush`].
+/// reports), counting them in `forwarded` for [`super::RunOutbox::flush`];
+/// a question is reached (`questions`) once every event before it is out.
 ///
 /// Two stages: what the answer needs (the run's changed files, from its
 /// end) is taken as each event arrives, never waiting on the client; a
@@ -49,23 +52,40 @@ pub(super) async fn forward_events(
     progress: Option<Value>,
     forwarded: watch::Sender<u64>,
     changed: Changed,
+    questions: QuestionTurns,
 ) {
     let mut forwarder = Forwarder { checkpoint, run_id, thread_id, progress, seq: 0, tools_called: false, changed };
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<(&'static str, Value)>>();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
     let sender = tokio::spawn(async move {
-        while let Some(notifications) = out_rx.recv().await {
-            for (method, params) in notifications {
-                client.notify(method, params).await;
+        while let Some(out) = out_rx.recv().await {
+            match out {
+                Out::Notify(notifications) => {
+                    for (method, params) in notifications {
+                        client.notify(method, params).await;
+                    }
+                }
+                Out::Reached(question) => _ = questions.reached(&question),
             }
             forwarded.send_modify(|n| *n += 1);
         }
     });
     while let Some(event) = events.recv().await {
-        let notifications = forwarder.forward(&event);
-        let _ = out_tx.send(notifications);
+        let out = match event.unnest().0 {
+            RunEvent::Question { .. } => Out::Reached(event),
+            _ => Out::Notify(forwarder.forward(&event)),
+        };
+        let _ = out_tx.send(out);
     }
     drop(out_tx);
     let _ = sender.await;
+}
+
+/// What the second stage does with an event, in the events' order.
+enum Out {
+    /// Send these notifications.
+    Notify(Vec<(&'static str, Value)>),
+    /// Every event before this question is out: its asking goes on.
+    Reached(RunEvent),
 }
 
 struct Forwarder {
@@ -187,7 +207,7 @@ mod tests {
             effects: vec![ChangedFile { call_id: "toolu_1".into(), effect }],
         };
         events_tx.send(end).unwrap();
-        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), forwarded_tx, Arc::clone(&changed)));
+        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), forwarded_tx, Arc::clone(&changed), Default::default()));
         let taken = async {
             loop {
                 if let Some(changed) = changed.locked().clone() {

@@ -206,7 +206,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let run_id = env.runs.claim(cancel.clone());
     let review = super::plan_review::LspPlanReview {
         client: Arc::clone(&env.client),
-        outbox: Arc::clone(&env.outbox),
         workspace: Arc::clone(&env.workspace),
         timeout: env.settings.timeouts.prompt(),
         text_input: env.settings.text_input,
@@ -229,6 +228,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         // each answer lists its own edits.
         workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
         plan_review: Some(Arc::new(review)),
+        // The forwarder reaches each question after the events before it.
+        questions_in_stream: true,
         cancel: cancel.clone(),
         context,
         // A pasted image's name is no file: the thread lists files only.
@@ -268,6 +269,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
+    let questions = ending.sender().question_turns();
     env.outbox.start(&run_id, ending.sender(), forwarded_rx);
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
@@ -279,6 +281,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         progress.clone(),
         forwarded_tx,
         Arc::clone(&changed),
+        questions,
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     tokio::spawn(async move {
