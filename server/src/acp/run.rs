@@ -597,6 +597,74 @@ mod tests {
     use super::*;
     use agent_client_protocol::v1::schema::{EmbeddedResource, ResourceLink, TextResourceContents};
 
+    /// A client that keeps the order of what it was sent.
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<String>>);
+
+    #[async_trait::async_trait]
+    impl ClientLink for Seen {
+        fn notify(&self, _session: &str, update: SessionUpdate) -> bool {
+            let kind = serde_json::to_value(&update).ok().and_then(|u| u["sessionUpdate"].as_str().map(str::to_string)).unwrap_or_default();
+            self.0.locked().push(kind);
+            true
+        }
+        async fn read_text_file(&self, _session: &str, _path: &Path, _timeout: std::time::Duration) -> Result<String, super::super::client::FileError> {
+            Err(super::super::client::FileError::Failed("no files".into()))
+        }
+        async fn write_text_file(&self, _session: &str, _path: &Path, _text: &str, _timeout: std::time::Duration) -> Result<(), super::super::client::FileError> {
+            Err(super::super::client::FileError::Failed("no files".into()))
+        }
+        async fn request_permission(&self, _request: agent_client_protocol::v1::schema::RequestPermissionRequest) -> Result<agent_client_protocol::v1::schema::RequestPermissionOutcome, String> {
+            self.0.locked().push("request_permission".into());
+            Ok(agent_client_protocol::v1::schema::RequestPermissionOutcome::Cancelled)
+        }
+        async fn elicit(&self, _request: agent_client_protocol::v1::schema::CreateElicitationRequest) -> Result<agent_client_protocol::v1::schema::ElicitationAction, String> {
+            Err("no forms".into())
+        }
+    }
+
+    /// A `session/request_permission` never reaches the client before the
+    /// `tool_call` it is about, even when the forwarder is late: the
+    /// question waits its turn in the run's events.
+    #[tokio::test]
+    async fn a_permission_request_never_overtakes_the_call_it_is_about() {
+        let seen = Arc::new(Seen::default());
+        let core = Arc::new(SessionCore::new("s1".into(), PathBuf::from("/w"), Arc::clone(&seen) as Arc<dyn ClientLink>));
+        let (events, events_rx) = crate::agent::event_channel();
+        let kind = crate::tools::ToolKind::Execute { command: "make".into() };
+        events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "run_shell".into(), input: serde_json::json!({}), kind: kind.clone(), summary: "make".into() });
+        let request = crate::tools::PermissionRequest {
+            tool: "run_shell".into(),
+            kind: kind.clone(),
+            read_only: false,
+            summary: "make".into(),
+            preview: None,
+            input: serde_json::json!({}),
+            accept_edits: false,
+            run: None,
+            grants: Arc::default(),
+            hook: Default::default(),
+            questions: Some(events.question_turn()),
+        };
+        let asking = tokio::spawn({
+            let core = Arc::clone(&core);
+            async move {
+                if let Some(turn) = &request.questions {
+                    turn.wait(crate::protocol::QuestionKind::Permission { tool: "run_shell".into(), kind: kind.clone(), question: "run make?".into() }).await;
+                }
+                core.ask(&request, "run make?", Default::default()).await
+            }
+        });
+        // The forwarder starts late.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(seen.0.locked().is_empty(), "{:?}", seen.0.locked());
+        let forwarder = tokio::spawn(forward(Arc::clone(&core), events_rx, events.question_turns()));
+        tokio::time::timeout(std::time::Duration::from_secs(10), asking).await.expect("asked").unwrap();
+        drop(events);
+        forwarder.await.unwrap();
+        assert_eq!(*seen.0.locked(), ["tool_call", "request_permission"]);
+    }
+
     /// An extra root is the real folder: a link inside the home to a
     /// folder outside it is refused, and the main root or a folder given
     /// twice counts once.

@@ -207,4 +207,35 @@ mod tests {
         let expected = [("toolu_1", "/w/a", EditStatus::Applied), ("toolu_1", "/w/b", EditStatus::Written), ("toolu_3", "/w/c", EditStatus::Rejected), ("toolu_4", "/w/d", EditStatus::Unknown)];
         assert_eq!(listed, expected.map(|(c, p, s)| (c.to_string(), p.to_string(), s)));
     }
+
+    /// A question goes into the stream behind the events sent before it,
+    /// and its asking waits until the front end reached it there; a
+    /// sub-agent's question, nested in the parent's stream, is reached
+    /// through the parent's turns.
+    #[tokio::test]
+    async fn a_question_waits_until_the_front_end_reaches_it_in_the_stream() {
+        let (events, mut rx) = event_channel();
+        let turns = events.question_turns();
+        events.send(RunEvent::Text { text: "before".into() });
+        let (child, mut child_rx) = events.child_channel();
+        let asking = tokio::spawn(async move { child.question(QuestionKind::Plan).await });
+        let question = child_rx.recv().await.expect("the child's question");
+        // The sub-agent's events reach the parent's stream nested.
+        events.send(RunEvent::Nested { parent: "toolu_1".into(), event: Box::new(question) });
+        let first = rx.recv().await.unwrap();
+        assert!(!turns.reached(&first), "text is no question");
+        let second = rx.recv().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(!asking.is_finished(), "asked before the front end reached the question");
+        assert!(turns.reached(&second));
+        tokio::time::timeout(std::time::Duration::from_secs(5), asking).await.expect("asked once reached").unwrap();
+    }
+
+    /// Nobody reads the stream any more: the question does not wait for ever.
+    #[tokio::test]
+    async fn a_question_in_a_stream_nobody_reads_does_not_wait() {
+        let (events, rx) = event_channel();
+        drop(rx);
+        tokio::time::timeout(std::time::Duration::from_secs(5), events.question(QuestionKind::Plan)).await.expect("no wait");
+    }
 }

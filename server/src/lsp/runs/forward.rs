@@ -185,6 +185,64 @@ mod tests {
         }
     }
 
+    /// A client that takes its time over the first notification, and
+    /// keeps the order in which what it was sent arrived.
+    #[derive(Default)]
+    struct Slow {
+        seen: std::sync::Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl ClientLink for Slow {
+        async fn request(&self, method: &'static str, _params: Value) -> Result<Value, ClientError> {
+            self.seen.locked().push(method.to_string());
+            Ok(Value::Null)
+        }
+        async fn notify(&self, method: &'static str, params: Value) {
+            // Longer than the bounded wait the prompts had before (2 s).
+            if self.seen.locked().is_empty() {
+                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+            }
+            let event = params["event"]["type"].as_str().unwrap_or_default().to_string();
+            self.seen.locked().push(format!("{method} {event}"));
+        }
+    }
+
+    /// A prompt about a call never reaches the client before the call's
+    /// event, however long that event takes to go out: its question is
+    /// reached behind it in the stream. The question itself is no
+    /// `tandem/runEvent`.
+    #[tokio::test]
+    async fn a_question_never_overtakes_the_events_before_it() {
+        let client = Arc::new(Slow::default());
+        let (events, events_rx) = crate::agent::event_channel();
+        let (forwarded_tx, _forwarded_rx) = watch::channel(0);
+        let task = tokio::spawn(forward_events(
+            Arc::clone(&client) as Arc<dyn ClientLink>,
+            None,
+            ("run-1".into(), "thread-1".into()),
+            events_rx,
+            None,
+            forwarded_tx,
+            Arc::default(),
+            events.question_turns(),
+        ));
+        events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "run_shell".into(), input: json!({}), kind: Default::default(), summary: String::new() });
+        let asker = Arc::clone(&client);
+        let question = crate::protocol::QuestionKind::Permission { tool: "run_shell".into(), kind: Default::default(), question: "run it?".into() };
+        let turn = events.question_turn();
+        let prompt = tokio::spawn(async move {
+            turn.wait(question).await;
+            let _ = asker.request(methods::SHOW_MESSAGE_REQUEST, json!({})).await;
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(20), prompt).await.expect("the prompt went out").unwrap();
+        events.send(RunEvent::Text { text: "after".into() });
+        drop(events);
+        tokio::time::timeout(std::time::Duration::from_secs(20), task).await.expect("the forwarder ended").unwrap();
+        let seen = client.seen.locked().clone();
+        assert_eq!(seen, ["tandem/runEvent tool_call", "window/showMessageRequest", "tandem/runEvent text"]);
+    }
+
     /// A window reloading reads no notification: the forwarder takes the
     /// run's changed files from its end all the same, so the run's answer
     /// (and the thread's record of its edits) lists them.
