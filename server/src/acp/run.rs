@@ -630,7 +630,7 @@ mod tests {
     async fn a_permission_request_never_overtakes_the_call_it_is_about() {
         let seen = Arc::new(Seen::default());
         let core = Arc::new(SessionCore::new("s1".into(), PathBuf::from("/w"), Arc::clone(&seen) as Arc<dyn ClientLink>));
-        let (events, events_rx) = crate::agent::event_channel();
+        let (events, events_rx) = crate::host::event_channel();
         let kind = crate::tools::ToolKind::Execute { command: "make".into() };
         events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "run_shell".into(), input: serde_json::json!({}), kind: kind.clone(), summary: "make".into() });
         let request = crate::tools::PermissionRequest {

@@ -410,6 +410,13 @@ pub struct Host {
     tasks: Arc<TaskRegistry>,
 }
 
+/// A run's event stream made by hand: for a front end's tests of how it
+/// forwards the events and reaches the questions.
+#[cfg(test)]
+pub(crate) fn event_channel() -> (EventSender, tokio::sync::mpsc::UnboundedReceiver<RunEvent>) {
+    crate::agent::event_channel()
+}
+
 /// Which thread a run continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ThreadChoice {

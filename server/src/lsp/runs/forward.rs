@@ -215,7 +215,7 @@ mod tests {
     #[tokio::test]
     async fn a_question_never_overtakes_the_events_before_it() {
         let client = Arc::new(Slow::default());
-        let (events, events_rx) = crate::agent::event_channel();
+        let (events, events_rx) = crate::host::event_channel();
         let (forwarded_tx, _forwarded_rx) = watch::channel(0);
         let task = tokio::spawn(forward_events(
             Arc::clone(&client) as Arc<dyn ClientLink>,
