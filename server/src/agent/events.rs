@@ -31,7 +31,8 @@ pub fn task_event(news: &TaskNews) -> RunEvent {
 
 /// The sending end of a run's events. It counts what it has sent, so that a
 /// front end can wait until every event sent so far has gone out before it
-/// asks the user something about them (see `lsp::outbox::RunOutbox`).
+/// writes to the user's buffer (see `lsp::outbox::RunOutbox`); a question
+/// to the user goes into the stream itself ([`EventSender::question`]).
 #[derive(Debug, Clone)]
 pub struct EventSender {
     tx: mpsc::UnboundedSender<RunEvent>,

@@ -38,7 +38,8 @@ fn with_edit(event: &RunEvent, edit: RunEdit) -> RunEvent {
 
 /// Send each event as `tandem/runEvent` (and tool calls as progress
 /// reports), counting them in `forwarded` for [`super::RunOutbox::flush`];
-/// a question is reached (`questions`) once every event before it is out.
+/// a question is reached (`questions`) once every event before it is out:
+/// both are told by the second stage, as it sends.
 ///
 /// Two stages: what the answer needs (the run's changed files, from its
 /// end) is taken as each event arrives, never waiting on the client; a
@@ -50,9 +51,8 @@ pub(super) async fn forward_events(
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
-    forwarded: watch::Sender<u64>,
+    (forwarded, questions): (watch::Sender<u64>, QuestionTurns),
     changed: Changed,
-    questions: QuestionTurns,
 ) {
     let mut forwarder = Forwarder { checkpoint, run_id, thread_id, progress, seq: 0, tools_called: false, changed };
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
@@ -223,9 +223,8 @@ mod tests {
             ("run-1".into(), "thread-1".into()),
             events_rx,
             None,
-            forwarded_tx,
+            (forwarded_tx, events.question_turns()),
             Arc::default(),
-            events.question_turns(),
         ));
         events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "run_shell".into(), input: json!({}), kind: Default::default(), summary: String::new() });
         let asker = Arc::clone(&client);
@@ -265,7 +264,7 @@ mod tests {
             effects: vec![ChangedFile { call_id: "toolu_1".into(), effect }],
         };
         events_tx.send(end).unwrap();
-        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), forwarded_tx, Arc::clone(&changed), Default::default()));
+        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), (forwarded_tx, Default::default()), Arc::clone(&changed)));
         let taken = async {
             loop {
                 if let Some(changed) = changed.locked().clone() {

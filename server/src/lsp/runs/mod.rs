@@ -15,8 +15,9 @@
 //! [`RunEvent`] JSON of docs/protocol.md.
 //!
 //! Split by phase: [`registry`] (the runs going on), the session's
-//! [`RunOutbox`] (requests to the client wait behind the events before
-//! them, `lsp/outbox.rs`), this file (the
+//! [`RunOutbox`] (an applyEdit waits behind the events before it,
+//! `lsp/outbox.rs`; a prompt waits its turn as a question in the events,
+//! reached by the forwarder), this file (the
 //! `tandem.ask` request: the run's parts from the host, the spawned run,
 //! the answer) and [`forward`] (events to the client).
 
@@ -279,9 +280,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         (run_id.clone(), thread_id.clone()),
         events_rx,
         progress.clone(),
-        forwarded_tx,
+        (forwarded_tx, questions),
         Arc::clone(&changed),
-        questions,
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
     tokio::spawn(async move {
