@@ -36,6 +36,9 @@ export type LineSpan = { startLine: number; endLine: number };
  */
 export type RunEdit = { uri: string; status: EditStatus; ranges?: LineSpan[]; declined?: LineSpan[] | null; command?: string | null; deleted?: boolean; toolCallId?: string | null };
 
+/** What a [`RunEvent::Question`] asks. */
+export type QuestionKind = { type: 'permission'; tool: string; kind: ToolKind; question: string } | { type: 'review'; path: string } | { type: 'plan' };
+
 /**
  * Token counts, from the provider's own `usage`. `input_tokens` counts
  * every input token, cached or not; the two cache fields say how many of
@@ -149,6 +152,20 @@ export interface EffectChangedEvent {
   type: 'effect_changed';
   call_id: string;
   effect: FileEffect;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
+ * The run asks the user something and waits for the answer: a front
+ * end puts the question to the user when it reaches this event, so
+ * the question never overtakes the events before it. Answered by the
+ * front end, not shown as an event (`tandem/runEvent` never carries it).
+ */
+export interface QuestionEvent {
+  type: 'question';
+  id: string;
+  kind: QuestionKind;
   /** A sub-agent's event: the id of the parent's call it is nested under. */
   parent?: string;
 }
@@ -307,6 +324,7 @@ export type RunEvent =
   | ToolCallEvent
   | ToolResultEvent
   | EffectChangedEvent
+  | QuestionEvent
   | StatusEvent
   | RetryEvent
   | ThinkingEvent
@@ -328,6 +346,7 @@ export const RUN_EVENT_TYPES: readonly RunEventType[] = [
   'tool_call',
   'tool_result',
   'effect_changed',
+  'question',
   'status',
   'retry',
   'thinking',

@@ -79,6 +79,8 @@ export class TranscriptText {
       case 'sandbox':
       case 'waiting':
       case 'effect_changed':
+      // The server asks it (a prompt), never sends it as an event.
+      case 'question':
       case 'end':
         return '';
       default:

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, McpServer as AcpMcpServer, SessionUpdate, UsageUpdate};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
@@ -22,7 +22,7 @@ use super::session::{call_key, AcpPlanReview, SessionCore};
 use super::updates::UpdateMapper;
 use crate::sync::MutexExt;
 use crate::tools::PermissionMode;
-use crate::host::{RunEvent, RunOutcome, RunRequest, RunStatus};
+use crate::host::{QuestionTurns, RunEvent, RunOutcome, RunRequest, RunStatus};
 use crate::mcp::config::{Origin, ServerConfig, Transport};
 use crate::host::{CodeIntelFrom, FrontEnd, Host, McpServers, RunHandle, RunParts, StartError, ThreadChoice};
 use crate::settings::Settings;
@@ -474,6 +474,8 @@ impl Session {
             } else {
                 Arc::new(AcpPlanReview(Arc::clone(&self.core)))
             }),
+            // The forwarder reaches each question after the updates before it.
+            questions_in_stream: true,
             cancel: cancel.clone(),
             model: Some(self.model()),
             effort: self.effort().map(|e| e.as_str().to_string()),
@@ -491,12 +493,10 @@ impl Session {
             StartError::NoThread(message) | StartError::NoModel(message) => PromptError::Failed(message),
         })?;
         let RunHandle { events, ending, context_window, .. } = handle;
-        let (forwarded_tx, forwarded_rx) = watch::channel(0);
-        self.core.start_run(cancel.clone(), ending.sender(), forwarded_rx);
+        self.core.start_run(cancel.clone());
         let _end = EndRun(Arc::clone(&self.core));
-        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events, forwarded_tx));
+        let forwarder = tokio::spawn(forward(Arc::clone(&self.core), events, ending.sender().question_turns()));
         let finished = ending.finished().await;
-        // The outbox holds a sender: the forwarder ends once it is gone.
         self.core.end_run();
         let _ = forwarder.await;
         let mut usage = UsageUpdate::new(finished.context_tokens, context_window);
@@ -581,18 +581,22 @@ impl Drop for EndRun {
     }
 }
 
-/// Send each event as session updates, counting them for the flush that
-/// keeps a question behind the call it is about.
-async fn forward(core: Arc<SessionCore>, mut events: mpsc::UnboundedReceiver<RunEvent>, forwarded: watch::Sender<u64>) {
+/// Send each event as session updates, in order; a question is no update:
+/// reached, once the updates before it are queued to the client, its
+/// asking goes on (so a `session/request_permission` comes after the call
+/// it is about).
+async fn forward(core: Arc<SessionCore>, mut events: mpsc::UnboundedReceiver<RunEvent>, questions: QuestionTurns) {
     let mut mapper = UpdateMapper::default();
     while let Some(event) = events.recv().await {
+        if questions.reached(&event) {
+            continue;
+        }
         if let RunEvent::ToolCall { id, name, kind, .. } = event.unnest().0 {
             core.remember_call(call_key(name, kind), id);
         }
         for update in mapper.map(&event, |path| core.take_edit(path)) {
             core.notify(update);
         }
-        forwarded.send_modify(|n| *n += 1);
     }
 }
 
@@ -611,6 +615,74 @@ pub fn stop_reason(outcome: &RunOutcome) -> Result<agent_client_protocol::v1::sc
 mod tests {
     use super::*;
     use agent_client_protocol::v1::schema::{EmbeddedResource, ResourceLink, TextResourceContents};
+
+    /// A client that keeps the order of what it was sent.
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<String>>);
+
+    #[async_trait::async_trait]
+    impl ClientLink for Seen {
+        fn notify(&self, _session: &str, update: SessionUpdate) -> bool {
+            let kind = serde_json::to_value(&update).ok().and_then(|u| u["sessionUpdate"].as_str().map(str::to_string)).unwrap_or_default();
+            self.0.locked().push(kind);
+            true
+        }
+        async fn read_text_file(&self, _session: &str, _path: &Path, _timeout: std::time::Duration) -> Result<String, super::super::client::FileError> {
+            Err(super::super::client::FileError::Failed("no files".into()))
+        }
+        async fn write_text_file(&self, _session: &str, _path: &Path, _text: &str, _timeout: std::time::Duration) -> Result<(), super::super::client::FileError> {
+            Err(super::super::client::FileError::Failed("no files".into()))
+        }
+        async fn request_permission(&self, _request: agent_client_protocol::v1::schema::RequestPermissionRequest) -> Result<agent_client_protocol::v1::schema::RequestPermissionOutcome, String> {
+            self.0.locked().push("request_permission".into());
+            Ok(agent_client_protocol::v1::schema::RequestPermissionOutcome::Cancelled)
+        }
+        async fn elicit(&self, _request: agent_client_protocol::v1::schema::CreateElicitationRequest) -> Result<agent_client_protocol::v1::schema::ElicitationAction, String> {
+            Err("no forms".into())
+        }
+    }
+
+    /// A `session/request_permission` never reaches the client before the
+    /// `tool_call` it is about, even when the forwarder is late: the
+    /// question waits its turn in the run's events.
+    #[tokio::test]
+    async fn a_permission_request_never_overtakes_the_call_it_is_about() {
+        let seen = Arc::new(Seen::default());
+        let core = Arc::new(SessionCore::new("s1".into(), PathBuf::from("/w"), Arc::clone(&seen) as Arc<dyn ClientLink>));
+        let (events, events_rx) = crate::host::event_channel();
+        let kind = crate::tools::ToolKind::Execute { command: "make".into() };
+        events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "run_shell".into(), input: serde_json::json!({}), kind: kind.clone(), summary: "make".into() });
+        let request = crate::tools::PermissionRequest {
+            tool: "run_shell".into(),
+            kind: kind.clone(),
+            read_only: false,
+            summary: "make".into(),
+            preview: None,
+            input: serde_json::json!({}),
+            accept_edits: false,
+            run: None,
+            grants: Arc::default(),
+            hook: Default::default(),
+            questions: Some(events.question_turn()),
+        };
+        let asking = tokio::spawn({
+            let core = Arc::clone(&core);
+            async move {
+                if let Some(turn) = &request.questions {
+                    turn.wait(crate::protocol::QuestionKind::Permission { tool: "run_shell".into(), kind: kind.clone(), question: "run make?".into() }).await;
+                }
+                core.ask(&request, "run make?", Default::default()).await
+            }
+        });
+        // The forwarder starts late.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(seen.0.locked().is_empty(), "{:?}", seen.0.locked());
+        let forwarder = tokio::spawn(forward(Arc::clone(&core), events_rx, events.question_turns()));
+        tokio::time::timeout(std::time::Duration::from_secs(10), asking).await.expect("asked").unwrap();
+        drop(events);
+        forwarder.await.unwrap();
+        assert_eq!(*seen.0.locked(), ["tool_call", "request_permission"]);
+    }
 
     /// An extra root is the real folder: a link inside the home to a
     /// folder outside it is refused, and the main root or a folder given

@@ -16,13 +16,12 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
 };
 use async_trait::async_trait;
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
 use super::permission::Selected;
 use super::updates::{acp_kind, edit_diffs, text_block, WrittenDiff};
-use crate::host::{EventSender, Offers};
+use crate::host::Offers;
 use crate::sync::MutexExt;
 use crate::tools::executor::PermissionRequest;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
@@ -31,9 +30,6 @@ use crate::workspace::EditStatus;
 
 /// How long a permission question waits for the user before it is a denial.
 pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// How long a question waits for the run's earlier updates to go out.
-const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub const ALLOW_ONCE: &str = "allow_once";
 pub const ALLOW_ALWAYS: &str = "allow_always";
@@ -58,8 +54,6 @@ pub struct SessionCore {
     outcomes: Mutex<HashMap<PathBuf, EditStatus>>,
     /// "Always" answers about edits, by file: allowed (true) or rejected.
     edits_always: Mutex<HashMap<PathBuf, bool>>,
-    /// The running prompt's event counter and what the forwarder has sent.
-    outbox: Mutex<Option<(EventSender, watch::Receiver<u64>)>>,
 }
 
 /// What a question is keyed on to find its tool call: the call's kind and
@@ -85,7 +79,6 @@ impl SessionCore {
             written: Mutex::default(),
             outcomes: Mutex::default(),
             edits_always: Mutex::default(),
-            outbox: Mutex::new(None),
         }
     }
 
@@ -124,14 +117,12 @@ impl SessionCore {
         self.edits_always.locked().get(path).copied()
     }
 
-    pub fn start_run(&self, cancel: CancellationToken, events: EventSender, forwarded: watch::Receiver<u64>) {
+    pub fn start_run(&self, cancel: CancellationToken) {
         *self.cancel.locked() = Some(cancel);
-        *self.outbox.locked() = Some((events, forwarded));
     }
 
     pub fn end_run(&self) {
         *self.cancel.locked() = None;
-        *self.outbox.locked() = None;
     }
 
     /// Cancel the running prompt; false when none runs.
@@ -145,18 +136,11 @@ impl SessionCore {
         }
     }
 
-    /// Wait (bounded) until the updates sent so far have gone out: the
-    /// client must see a call before it is asked about it.
-    async fn flush(&self) {
-        let pending = self.outbox.locked().as_ref().map(|(events, forwarded)| (events.sent(), forwarded.clone()));
-        if let Some((target, mut forwarded)) = pending {
-            let _ = tokio::time::timeout(FLUSH_TIMEOUT, forwarded.wait_for(|n| *n >= target)).await;
-        }
-    }
-
-    /// Put a question to the user about the tool call `key`.
+    /// Put a question to the user about the tool call `key`. A prompt's
+    /// question comes after the updates before it: it waited its turn in
+    /// the run's events, which the forwarder sends in order
+    /// (`RunParts::questions_in_stream`).
     async fn request(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> Selected {
-        self.flush().await;
         let offered: Vec<String> = options.iter().map(|o| o.option_id.0.to_string()).collect();
         let request = RequestPermissionRequest::new(self.id.clone(), ToolCallUpdate::new(self.call_id(key), fields), options);
         let cancel = self.cancel.locked().clone().unwrap_or_default();

@@ -2,13 +2,15 @@
 //! [`crate::protocol::RunEvent`]): one stream for the terminal printer,
 //! `tandem ask --json` and the editor's `tandem/runEvent`.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::protocol::ChangedFile;
+use crate::protocol::{ChangedFile, QuestionKind};
 use crate::sync::MutexExt;
+use crate::tools::ports::questions::QuestionTurn;
 use crate::tools::ports::tasks::TaskNews;
 
 pub use crate::protocol::{RunEvent, RunStatus, Usage};
@@ -29,7 +31,8 @@ pub fn task_event(news: &TaskNews) -> RunEvent {
 
 /// The sending end of a run's events. It counts what it has sent, so that a
 /// front end can wait until every event sent so far has gone out before it
-/// asks the user something about them (see `lsp::outbox::RunOutbox`).
+/// writes to the user's buffer (see `lsp::outbox::RunOutbox`); a question
+/// to the user goes into the stream itself ([`EventSender::question`]).
 #[derive(Debug, Clone)]
 pub struct EventSender {
     tx: mpsc::UnboundedSender<RunEvent>,
@@ -37,12 +40,41 @@ pub struct EventSender {
     /// What the run's calls did to files, as the events sent said it: the
     /// run's end lists them ([`EventSender::changed_files`]).
     changed: Arc<Mutex<Vec<ChangedFile>>>,
+    /// The run's questions waiting for their front end to reach them.
+    questions: QuestionTurns,
+}
+
+/// The questions of a run's stream ([`RunEvent::Question`]) waiting for
+/// their turn: the asking goes on once the front end has reached the
+/// question in the stream ([`QuestionTurns::reached`]). A run and its
+/// sub-agents share them: a sub-agent's events reach the same stream, nested.
+#[derive(Debug, Clone, Default)]
+pub struct QuestionTurns(Arc<Mutex<Waiting>>);
+
+#[derive(Debug, Default)]
+struct Waiting {
+    /// The last question's number: ids are unique in the run.
+    last: u64,
+    turns: HashMap<String, oneshot::Sender<()>>,
+}
+
+impl QuestionTurns {
+    /// The front end reached `event` in the stream (every event before it
+    /// has gone out): a question's asking goes on. True when it is a
+    /// question, which the front end answers and does not show.
+    pub fn reached(&self, event: &RunEvent) -> bool {
+        let RunEvent::Question { id, .. } = event.unnest().0 else { return false };
+        if let Some(turn) = self.0.locked().turns.remove(id) {
+            let _ = turn.send(());
+        }
+        true
+    }
 }
 
 /// A channel for one run's events.
 pub fn event_channel() -> (EventSender, mpsc::UnboundedReceiver<RunEvent>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (EventSender { tx, sent: Arc::default(), changed: Arc::default() }, rx)
+    (EventSender { tx, sent: Arc::default(), changed: Arc::default(), questions: QuestionTurns::default() }, rx)
 }
 
 impl EventSender {
@@ -82,7 +114,54 @@ impl EventSender {
     /// A handle that does not keep the channel open: the stream ends when
     /// the run's own senders are gone, whoever still holds this.
     pub fn downgrade(&self) -> WeakEventSender {
-        WeakEventSender { tx: self.tx.downgrade(), sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed) }
+        WeakEventSender { tx: self.tx.downgrade(), sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed), questions: self.questions.clone() }
+    }
+
+    /// A sub-agent's channel: its own events, and the questions of this
+    /// stream (its events come here nested, so the front end that reaches
+    /// its question reaches it in this stream).
+    pub fn child_channel(&self) -> (EventSender, mpsc::UnboundedReceiver<RunEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (EventSender { tx, sent: Arc::default(), changed: Arc::default(), questions: self.questions.clone() }, rx)
+    }
+
+    /// What the front end's forwarder tells when it reaches an event.
+    pub fn question_turns(&self) -> QuestionTurns {
+        self.questions.clone()
+    }
+
+    /// Send a [`RunEvent::Question`] and wait until the front end has
+    /// reached it (or nobody reads the stream any more).
+    pub async fn question(&self, kind: QuestionKind) {
+        let (turn, reached) = oneshot::channel();
+        let id = {
+            let mut waiting = self.questions.0.locked();
+            waiting.last += 1;
+            let id = format!("q{}", waiting.last);
+            waiting.turns.insert(id.clone(), turn);
+            id
+        };
+        if self.send(RunEvent::Question { id: id.clone(), kind }) {
+            tokio::select! {
+                _ = reached => {}
+                () = self.tx.closed() => {}
+            }
+        }
+        self.questions.0.locked().turns.remove(&id);
+    }
+
+    /// The run's [`QuestionTurn`] (for `RunScope::questions`): questions in
+    /// this stream, without keeping it open.
+    pub fn question_turn(&self) -> QuestionTurn {
+        let events = self.downgrade();
+        QuestionTurn::new(move |kind| {
+            let events = events.upgrade();
+            Box::pin(async move {
+                if let Some(events) = events {
+                    events.question(kind).await;
+                }
+            })
+        })
     }
 
     /// How many events were sent so far.
@@ -97,12 +176,13 @@ pub struct WeakEventSender {
     tx: mpsc::WeakUnboundedSender<RunEvent>,
     sent: Arc<AtomicU64>,
     changed: Arc<Mutex<Vec<ChangedFile>>>,
+    questions: QuestionTurns,
 }
 
 impl WeakEventSender {
     /// The sender again, while the run's stream is open.
     pub fn upgrade(&self) -> Option<EventSender> {
-        Some(EventSender { tx: self.tx.upgrade()?, sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed) })
+        Some(EventSender { tx: self.tx.upgrade()?, sent: Arc::clone(&self.sent), changed: Arc::clone(&self.changed), questions: self.questions.clone() })
     }
 }
 
@@ -127,5 +207,36 @@ mod tests {
             events.changed_files().into_iter().map(|c| (c.call_id, c.effect.path.display().to_string(), c.effect.status)).collect();
         let expected = [("toolu_1", "/w/a", EditStatus::Applied), ("toolu_1", "/w/b", EditStatus::Written), ("toolu_3", "/w/c", EditStatus::Rejected), ("toolu_4", "/w/d", EditStatus::Unknown)];
         assert_eq!(listed, expected.map(|(c, p, s)| (c.to_string(), p.to_string(), s)));
+    }
+
+    /// A question goes into the stream behind the events sent before it,
+    /// and its asking waits until the front end reached it there; a
+    /// sub-agent's question, nested in the parent's stream, is reached
+    /// through the parent's turns.
+    #[tokio::test]
+    async fn a_question_waits_until_the_front_end_reaches_it_in_the_stream() {
+        let (events, mut rx) = event_channel();
+        let turns = events.question_turns();
+        events.send(RunEvent::Text { text: "before".into() });
+        let (child, mut child_rx) = events.child_channel();
+        let asking = tokio::spawn(async move { child.question(QuestionKind::Plan).await });
+        let question = child_rx.recv().await.expect("the child's question");
+        // The sub-agent's events reach the parent's stream nested.
+        events.send(RunEvent::Nested { parent: "toolu_1".into(), event: Box::new(question) });
+        let first = rx.recv().await.unwrap();
+        assert!(!turns.reached(&first), "text is no question");
+        let second = rx.recv().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(!asking.is_finished(), "asked before the front end reached the question");
+        assert!(turns.reached(&second));
+        tokio::time::timeout(std::time::Duration::from_secs(5), asking).await.expect("asked once reached").unwrap();
+    }
+
+    /// Nobody reads the stream any more: the question does not wait for ever.
+    #[tokio::test]
+    async fn a_question_in_a_stream_nobody_reads_does_not_wait() {
+        let (events, rx) = event_channel();
+        drop(rx);
+        tokio::time::timeout(std::time::Duration::from_secs(5), events.question(QuestionKind::Plan)).await.expect("no wait");
     }
 }

@@ -29,7 +29,7 @@ pub mod scripted;
 pub mod sse;
 pub mod sub_agent;
 
-pub use events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
+pub use events::{event_channel, EventSender, QuestionTurns, RunEvent, RunStatus, Usage};
 pub use provider::Provider;
 pub use run::{compact_thread, run, run_thread, DEFAULT_MAX_TURNS, MAX_CONCURRENT_TOOLS, MAX_STOP_CONTINUATIONS, TURN_LIMIT_RESULT};
 

@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::{mpsc, oneshot};
 
-use super::events::{event_channel, EventSender, RunEvent, RunStatus, Usage};
+use super::events::{EventSender, RunEvent, RunStatus, Usage};
 use super::config::sub_agent_model;
 use super::provider::Provider;
 use super::{RunOutcome, RunRequest};
@@ -137,7 +137,7 @@ async fn run_one(provider: &dyn Provider, executor: &Executor, request: ChildReq
     tracing::debug!(label = %spec.label, parent = %parent.call_id, model = model.as_deref().unwrap_or(provider.model()), "sub-agent starts");
     let child_request =
         RunRequest { prompt: spec.prompt, max_turns: Some(SUB_AGENT_MAX_TURNS), system: Some(system), model, ..RunRequest::default() };
-    let (tx, mut rx) = event_channel();
+    let (tx, mut rx) = events.child_channel();
     let run = boxed_run(provider, &child_executor, ctx, child_request, tx);
     let parent_call = parent.call_id.clone();
     let forward = async {

@@ -387,6 +387,7 @@ async fn review(
         grants: Arc::default(),
         // Hooks are about the agent's tool calls; an undo is the user's.
         hook: crate::tools::PreHook::None,
+        questions: None,
     };
     match policy.decide(&request).await {
         PermissionDecision::Allow | PermissionDecision::Approved | PermissionDecision::ApprovedWithNetwork | PermissionDecision::Contained => Ok(false),

@@ -300,6 +300,9 @@ impl Printer {
             // Only an editor confirms an edit late; the end's summary
             // counts what it became.
             RunEvent::EffectChanged { .. } => {}
+            // The terminal asks straight away (its runs put no question in
+            // the stream: only the editors' and ACP's do).
+            RunEvent::Question { .. } => {}
             RunEvent::Todo { todos } => {
                 // The whole list each time, as a checklist.
                 let done = todos.iter().filter(|t| t.status == TodoStatus::Completed).count();

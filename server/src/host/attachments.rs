@@ -66,6 +66,7 @@ fn read_request(attachment: &Attachment, display: &str) -> PermissionRequest {
         run: None,
         grants: Default::default(),
         hook: PreHook::None,
+        questions: None,
     }
 }
 

@@ -71,6 +71,7 @@ use crate::workspace::{edits_summary, EditSummaryItem, Workspace};
 
 pub mod attachments;
 pub mod instructions;
+mod questions;
 mod start;
 pub use start::{Finished, RunEnding, RunHandle, StartError};
 
@@ -78,7 +79,7 @@ pub use start::{Finished, RunEnding, RunHandle, StartError};
 // run's events and outcome, the threads as users list them, the hooks a
 // front end asks consent for, the terminal's prompter. A front end names
 // them here and never reaches past the host (tests/layers.rs checks it).
-pub use crate::agent::{EventSender, RunEvent, RunOutcome, RunRequest, RunStatus};
+pub use crate::agent::{EventSender, QuestionTurns, RunEvent, RunOutcome, RunRequest, RunStatus};
 // And the model's, for a front end that brings its own (the demo's scripted one).
 pub use crate::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
 pub use crate::agent::scripted::ScriptedProvider;
@@ -409,6 +410,13 @@ pub struct Host {
     tasks: Arc<TaskRegistry>,
 }
 
+/// A run's event stream made by hand: for a front end's tests of how it
+/// forwards the events and reaches the questions.
+#[cfg(test)]
+pub(crate) fn event_channel() -> (EventSender, tokio::sync::mpsc::UnboundedReceiver<RunEvent>) {
+    crate::agent::event_channel()
+}
+
 /// Which thread a run continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ThreadChoice {
@@ -462,6 +470,10 @@ pub struct RunParts {
     pub mode: Option<PermissionMode>,
     /// Who answers `exit_plan_mode` (`None`: nobody can).
     pub plan_review: Option<Arc<dyn PlanReview>>,
+    /// The front end answers the run's questions in its events
+    /// ([`RunEvent::Question`], told with [`QuestionTurns::reached`]):
+    /// its prompter and plan review ask once it has reached them there.
+    pub questions_in_stream: bool,
     pub cancel: CancellationToken,
     /// Another of the provider's models ([`model_choices`]); `None`: the settings'.
     pub model: Option<String>,
@@ -562,7 +574,9 @@ impl Host {
         if let Some(mcp) = &mcp {
             registry.add_source(Arc::clone(mcp) as Arc<dyn ToolSource>);
         }
-        let gate = Arc::new(gate(&settings, front.mode, &front.workspace, front.prompter, front.rules_in_project));
+        // A call's question waits its turn in its run's events.
+        let prompter = front.prompter.map(|p| Arc::new(questions::InTurn(p)) as Arc<dyn Prompter>);
+        let gate = Arc::new(gate(&settings, front.mode, &front.workspace, prompter, front.rules_in_project));
         let hooks = Arc::clone(&front.hooks) as Arc<dyn crate::tools::ToolHooks>;
         let mut executor = Executor::new(registry).with_gate(Arc::clone(&gate) as Arc<dyn PermissionGate>).with_hooks(hooks);
         if let Some(code_intel) = code_intel {
@@ -808,7 +822,8 @@ impl Host {
             true => crate::environment::ChildEnv::default(),
             false => shell_env(settings, workspace.roots()),
         };
-        let scope = RunScope::new(modes.policy, parts.plan_review);
+        let mut scope = RunScope::new(modes.policy, parts.plan_review);
+        scope.questions_in_stream = parts.questions_in_stream;
         if let Some(file) = parts.plan_file {
             scope.plan.locked().file = Some(file);
         }

@@ -1,6 +1,8 @@
-//! The outbox: the server's requests to the client wait behind the run
-//! events sent before them. Beside the runs, not inside them: the editor
-//! sink, the prompter and the plan review use it, and the runs use them.
+//! The outbox: the editor sink's applyEdit waits behind the run events
+//! sent before it. Beside the runs, not inside them: the editor sink uses
+//! it, and the runs use the sink. (Prompts and plan reviews need none:
+//! they wait their turn as questions in the run's events, reached by the
+//! forwarder in order.)
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -10,16 +12,16 @@ use tokio::sync::watch;
 use crate::host::EventSender;
 use crate::sync::MutexExt;
 
-/// Keeps the server's requests to the client (prompts, applyEdit) behind
-/// the run events that led to them. Events reach the client through a
-/// forwarder task, so without this an "Apply edit?" prompt could overtake
-/// the `tool_call` event of the edit it asks about. The run's
+/// Keeps the editor sink's applyEdit behind the run events that led to
+/// it. Events reach the client through a forwarder task, so without this
+/// an edit allowed without a question could reach the buffer before the
+/// `tool_call` event of the edit. The run's
 /// [`EventSender`] counts the events sent and the forwarder counts the
 /// events it has passed on; [`RunOutbox::flush`] waits (bounded) until the
 /// second count reaches the first.
 ///
 /// With several threads running, a flush waits for every running run's
-/// events: a prompt never overtakes any event sent before it.
+/// events: an applyEdit never overtakes any event sent before it.
 #[derive(Default)]
 pub struct RunOutbox {
     current: Mutex<BTreeMap<String, Counted>>,

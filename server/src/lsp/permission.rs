@@ -19,6 +19,9 @@
 //!   offered "Tell Tandem what to do instead", on asks and on edit review
 //!   prompts: a refusal that carries the line the user types next to the
 //!   model, as the terminal's `e` does.
+//!
+//! A question about a run's call is asked once the run's events before it
+//! are out (the host puts it in the run's events first: `questions_in_stream`).
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -30,7 +33,6 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 use super::client::{methods, request_with_timeout, text_input, ClientError, ClientLink};
 use super::config::Settings;
 use super::editor::LspEditor;
-use super::outbox::RunOutbox;
 use crate::host::{told_instead, Answer, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
 use crate::sync::RwLockExt;
 use crate::tools::PermissionRequest;
@@ -55,13 +57,12 @@ pub struct LspPrompter {
     client: Arc<dyn ClientLink>,
     settings: Arc<RwLock<Settings>>,
     editor: Arc<LspEditor>,
-    outbox: Arc<RunOutbox>,
 }
 
 /// The editor's prompter: the host's gate asks through it, deciding by
 /// the settings as they are now.
-pub fn prompter(client: Arc<dyn ClientLink>, settings: Arc<RwLock<Settings>>, editor: Arc<LspEditor>, outbox: Arc<RunOutbox>) -> LspPrompter {
-    LspPrompter { client, settings, editor, outbox }
+pub fn prompter(client: Arc<dyn ClientLink>, settings: Arc<RwLock<Settings>>, editor: Arc<LspEditor>) -> LspPrompter {
+    LspPrompter { client, settings, editor }
 }
 
 impl LspPrompter {
@@ -80,8 +81,6 @@ impl LspPrompter {
             ),
         };
         let params = serde_json::to_value(params).map_err(|err| format!("cannot ask the user: {err}"))?;
-        // The client should see the tool call before it is asked about it.
-        self.outbox.flush().await;
         let answer =
             request_with_timeout(&*self.client, methods::SHOW_MESSAGE_REQUEST, params, self.settings().timeouts.prompt()).await;
         match answer {

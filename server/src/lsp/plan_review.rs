@@ -6,7 +6,9 @@
 //! should change, and that text is the feedback. With other clients, or
 //! when the user types nothing, the feedback is what the user changed in
 //! the plan file while it was shown. No answer to the prompt (dismissed,
-//! timed out, failed) keeps planning.
+//! timed out, failed) keeps planning. The review comes after the events
+//! before it (the `exit_plan_mode` call): it waits its turn in the run's
+//! events (`RunParts::questions_in_stream`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -18,7 +20,6 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType, ShowMessageRequ
 
 use super::client::{methods, request_with_timeout, text_input, ClientLink};
 use super::documents::path_to_uri;
-use super::outbox::RunOutbox;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 use crate::workspace::Workspace;
 
@@ -28,7 +29,6 @@ pub const KEEP_PLANNING: &str = "Keep planning";
 
 pub struct LspPlanReview {
     pub client: Arc<dyn ClientLink>,
-    pub outbox: Arc<RunOutbox>,
     pub workspace: Arc<Workspace>,
     /// How long the user has to answer.
     pub timeout: Duration,
@@ -42,8 +42,6 @@ pub const FEEDBACK_PROMPT: &str = "Tandem keeps planning. What should change in 
 #[async_trait]
 impl PlanReview for LspPlanReview {
     async fn review(&self, plan_file: &Path, _plan: &str) -> Option<PlanAnswer> {
-        // The client should see the exit_plan_mode call before it is asked about it.
-        self.outbox.flush().await;
         // The plan file as shown (the plan the tool passes may be cut, or
         // say it is missing), to tell later whether the user changed it.
         let shown = self.workspace.read(plan_file).ok().map(|read| read.text);

@@ -524,7 +524,7 @@ impl LanguageServer for Backend {
         let workspace = Workspace::with_roots(roots, Some(editor.clone() as Arc<dyn crate::workspace::Editor>))
             .map_err(|e| Error::invalid_params(format!("cannot open the workspace: {e:#}")))?;
         let workspace = Arc::new(workspace);
-        let prompter = super::permission::prompter(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor), Arc::clone(&self.outbox));
+        let prompter = super::permission::prompter(Arc::clone(&self.link), Arc::clone(&self.settings), Arc::clone(&editor));
         // The plugin promised to answer tandem/codeIntel from the editor's
         // language servers; an older one did not, and gets no such tool.
         let code_intel = if self.settings().code_intel {

@@ -351,7 +351,7 @@ impl Harness {
     /// The editor's prompter behind the one gate, deciding by the settings.
     fn policy(&self) -> crate::host::Gate<super::permission::LspPrompter> {
         let settings = self.settings.read().unwrap().clone();
-        let prompter = super::permission::prompter(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor), Arc::default());
+        let prompter = super::permission::prompter(self.client.clone(), Arc::clone(&self.settings), Arc::clone(&self.editor));
         crate::host::gate(&settings, None, &self.workspace, Some(prompter), true)
     }
 
@@ -362,6 +362,7 @@ impl Harness {
             run: None,
             grants: Default::default(),
             hook: Default::default(),
+            questions: None,
             tool: "edit_file".into(),
             kind: ToolKind::Edit { path: self.path.clone() },
             read_only: false,
@@ -744,7 +745,7 @@ async fn splices_that_do_not_fit_the_buffer_fall_back_to_the_whole_text() {
 }
 
 fn permission_request(tool: &str, kind: ToolKind) -> PermissionRequest {
-    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false, run: None, grants: Default::default(), hook: Default::default() }
+    PermissionRequest { tool: tool.into(), kind, read_only: false, summary: String::new(), preview: None, input: json!({}), accept_edits: false, run: None, grants: Default::default(), hook: Default::default(), questions: None }
 }
 
 #[tokio::test]

@@ -428,6 +428,7 @@ mod tests {
             run: None,
             grants: Arc::clone(grants),
             hook: Default::default(),
+            questions: None,
         }
     }
 

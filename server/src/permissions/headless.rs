@@ -198,6 +198,7 @@ mod tests {
             run: None,
             grants: Default::default(),
             hook: Default::default(),
+            questions: None,
         }
     }
 
@@ -307,6 +308,7 @@ mod tests {
             run: None,
             grants: Default::default(),
             hook: Default::default(),
+            questions: None,
         }
     }
 
@@ -333,6 +335,7 @@ mod tests {
             run: None,
             grants: Default::default(),
             hook: Default::default(),
+            questions: None,
         };
         expect_test::expect!["edit_file a.rs needs permission; rerun with `--permission-mode acceptEdits` or allow it in `.tandem/settings.json`"]
             .assert_eq(&match policy.decide(&edit).await { PermissionDecision::Deny(r) => r, other => format!("{other:?}") });

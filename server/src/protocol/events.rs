@@ -55,6 +55,11 @@ pub enum RunEvent {
     /// and its buffer showed nothing in time, or the run stopped waiting)
     /// landed after all. `effect` replaces the call's effect on that file.
     EffectChanged { call_id: String, effect: FileEffect },
+    /// The run asks the user something and waits for the answer: a front
+    /// end puts the question to the user when it reaches this event, so
+    /// the question never overtakes the events before it. Answered by the
+    /// front end, not shown as an event (`tandem/runEvent` never carries it).
+    Question { id: String, kind: QuestionKind },
     /// After each model turn; `usage` is the run's running total.
     Status { turn: usize, usage: Usage },
     /// A model request failed and is sent again after `delay_ms`: what that
@@ -132,6 +137,19 @@ pub enum RunEvent {
     },
 }
 
+/// What a [`RunEvent::Question`] asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum QuestionKind {
+    /// May this call run? `question` is what the user reads (the command,
+    /// what made it asked).
+    Permission { tool: String, kind: ToolKind, question: String },
+    /// Apply this edit of `path`?
+    Review { path: std::path::PathBuf },
+    /// Is this plan good to carry out (`exit_plan_mode`)?
+    Plan,
+}
+
 /// The inner event as a JSON value first: serializing it straight into the
 /// flattened map would instantiate the serializer for ever deeper nesting.
 fn serialize_inner<S: serde::Serializer>(event: &RunEvent, serializer: S) -> Result<S::Ok, S::Error> {
@@ -175,6 +193,7 @@ mod tests {
             RunEvent::TaskStarted { task_id: "1".into(), command: "npm run dev".into() },
             RunEvent::TaskEnded { task_id: "1".into(), command: "npm run dev".into(), status: TaskStatus::Exited, exit_code: Some(1), last_lines: vec!["Error: port 3000 in use".into()] },
             RunEvent::End { status: RunStatus::TurnLimit, text: "done".into(), usage: Usage::new(1234, 56), cost_usd: Some(0.0045), thread_id: Some("20261130-120000-abcdef".into()), run_id: None, changed_files: Vec::new(), effects: Vec::new() },
+            RunEvent::Question { id: "q1".into(), kind: QuestionKind::Review { path: "/w/a.rs".into() } },
             RunEvent::EffectChanged { call_id: "toolu_1".into(), effect: FileEffect { ranges: vec![super::super::edits::LineSpan { start: 2, end: 2 }], ..FileEffect::new("/w/a.rs".into(), super::super::edits::EditStatus::Applied) } },
             RunEvent::End {
                 status: RunStatus::Completed,
@@ -204,6 +223,7 @@ mod tests {
             {"type":"task_started","task_id":"1","command":"npm run dev"}
             {"type":"task_ended","task_id":"1","command":"npm run dev","status":"exited","exit_code":1,"last_lines":["Error: port 3000 in use"]}
             {"type":"end","status":"turn_limit","text":"done","usage":{"input_tokens":1234,"output_tokens":56},"cost_usd":0.0045,"thread_id":"20261130-120000-abcdef"}
+            {"type":"question","id":"q1","kind":{"type":"review","path":"/w/a.rs"}}
             {"type":"effect_changed","call_id":"toolu_1","effect":{"path":"/w/a.rs","status":"applied","ranges":[{"startLine":2,"endLine":2}]}}
             {"type":"end","status":"completed","text":"done","usage":{"input_tokens":1,"output_tokens":2},"run_id":"run-1","changed_files":["a.rs"],"effects":[{"call_id":"toolu_1","path":"/w/a.rs","status":"rejected"}]}
             {"parent":"toolu_1","type":"tool_result","id":"toolu_2","is_error":false,"content":"ok"}"#]]

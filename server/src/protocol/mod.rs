@@ -15,5 +15,5 @@ mod events;
 mod run;
 
 pub use edits::{AskAnswer, AskStarted, ChangedFile, EditStatus, FileEffect, LineSpan, RunEdit};
-pub use events::RunEvent;
+pub use events::{QuestionKind, RunEvent};
 pub use run::{RunStatus, TaskStatus, TodoItem, TodoStatus, ToolKind, Usage};

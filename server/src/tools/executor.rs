@@ -91,6 +91,9 @@ pub struct PermissionRequest {
     /// What the `PreToolUse` hooks said (run by the executor just before
     /// the policy is asked).
     pub hook: super::PreHook,
+    /// Puts a question about the call in its run's event stream before
+    /// the user is asked (`None`: the front end asks straight away).
+    pub questions: Option<super::ports::questions::QuestionTurn>,
 }
 
 impl PermissionRequest {
@@ -387,6 +390,7 @@ impl Executor {
             run: ctx.workspace.run_tag().cloned(),
             grants: Arc::clone(&ctx.run.grants),
             hook: PreHook::None,
+            questions: ctx.run.questions.locked().clone(),
         };
         if let Some(hooks) = &self.hooks {
             request.hook = hooks.pre_tool_use(&request).await;

@@ -174,6 +174,12 @@ pub struct RunScope {
     pub todos: std::sync::Mutex<Vec<todo::TodoItem>>,
     /// Told of each new todo list; set by the loop while the run lasts.
     pub todo_notice: std::sync::Mutex<Option<todo::TodoNotice>>,
+    /// The front end answers the run's questions from its event stream
+    /// (an editor's, an ACP client's): the loop then sets [`RunScope::questions`].
+    pub questions_in_stream: bool,
+    /// Puts a question in the run's event stream ([`ports::questions`]);
+    /// set by the loop while the run lasts, when `questions_in_stream`.
+    pub questions: std::sync::Mutex<Option<ports::questions::QuestionTurn>>,
 }
 
 /// Told what a run waits for, as the user reads it ("MCP server github").
@@ -193,6 +199,8 @@ impl RunScope {
             permission_mode: std::sync::Mutex::new(*parent.permission_mode.locked()),
             // A sub-agent works for the same conversation.
             grants: Arc::clone(&parent.grants),
+            // Its events reach the same front end, nested.
+            questions_in_stream: parent.questions_in_stream,
             ..RunScope::default()
         }
     }

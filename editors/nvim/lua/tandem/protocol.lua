@@ -11,6 +11,7 @@ return {
     ['tool_call'] = { required = { 'id', 'name', 'input' }, optional = { 'kind', 'summary' } },
     ['tool_result'] = { required = { 'id', 'is_error', 'content' }, optional = { 'effects', 'edit' } },
     ['effect_changed'] = { required = { 'call_id', 'effect' }, optional = {} },
+    ['question'] = { required = { 'id', 'kind' }, optional = {} },
     ['status'] = { required = { 'turn', 'usage' }, optional = {} },
     ['retry'] = { required = { 'attempt', 'delay_ms', 'reason' }, optional = {} },
     ['thinking'] = { required = { 'text' }, optional = {} },
@@ -23,7 +24,7 @@ return {
     ['task_ended'] = { required = { 'task_id', 'command', 'status' }, optional = { 'exit_code', 'last_lines' } },
     ['end'] = { required = { 'status', 'text' }, optional = { 'usage', 'cost_usd', 'thread_id', 'run_id', 'changed_files', 'effects' } },
   },
-  order = { 'provider', 'text', 'tool_call', 'tool_result', 'effect_changed', 'status', 'retry', 'thinking', 'compact', 'hook', 'sandbox', 'waiting', 'todo', 'task_started', 'task_ended', 'end' },
+  order = { 'provider', 'text', 'tool_call', 'tool_result', 'effect_changed', 'question', 'status', 'retry', 'thinking', 'compact', 'hook', 'sandbox', 'waiting', 'todo', 'task_started', 'task_ended', 'end' },
   -- each edit status: whether its change is (at least partly) in the file, and the words a
   -- run's summary counts it under; edit_status_order: the order of the counts.
   edit_statuses = {

@@ -307,6 +307,8 @@ local show = {
   waiting = false,
   -- An edit confirmed late: the run's edits at its end say what it became.
   effect_changed = false,
+  -- The server asks it (a prompt), never sends it as an event.
+  question = false,
 }
 
 --- The run event types of `tandem.protocol` that `show` does not name,

@@ -415,6 +415,8 @@ function show(item: PanelItem, immediate: boolean): void {
     case 'sandbox':
     case 'waiting':
     case 'effect_changed':
+    // The server asks it (a prompt), never sends it as an event.
+    case 'question':
       break;
     default:
       // A type this switch does not name fails to compile.

@@ -122,6 +122,11 @@ pub async fn run_thread(
     let waiting = events.clone();
     *ctx.run.waiting.locked() =
         Some(Arc::new(move |what: &str| _ = waiting.send(RunEvent::Waiting { what: what.to_string() })));
+    // Its questions wait their turn in its events, for a front end that
+    // answers them there.
+    if ctx.run.questions_in_stream {
+        *ctx.run.questions.locked() = Some(events.question_turn());
+    }
     let children_usage = Arc::clone(&state.children_usage);
     let children = sub_agent::serve(provider, executor, child_rx, &events, &children_usage);
     let driven = {
@@ -134,6 +139,7 @@ pub async fn run_thread(
     };
     *ctx.run.children.locked() = None;
     *ctx.run.waiting.locked() = None;
+    *ctx.run.questions.locked() = None;
     *ctx.run.todo_notice.locked() = None;
     if owner {
         save_side_state(&ctx, thread);

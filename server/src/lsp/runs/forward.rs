@@ -1,7 +1,9 @@
 //! The event forwarder: a run's events go to the client as
 //! `tandem/runEvent` notifications (and tool calls as progress reports),
 //! an edit call's result with what became of its edit, counted for the
-//! outbox; the run's end gives the answer what the run changed.
+//! outbox; the run's end gives the answer what the run changed. A question
+//! in the events is no notification: once the events before it are out,
+//! it is reached, and the prompter asks.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::super::client::{methods, ClientLink};
 use super::super::documents::path_to_uri;
-use crate::host::RunEvent;
+use crate::host::{QuestionTurns, RunEvent};
 use crate::protocol::{ChangedFile, RunEdit};
 use crate::sync::MutexExt;
 
@@ -35,7 +37,9 @@ fn with_edit(event: &RunEvent, edit: RunEdit) -> RunEvent {
 }
 
 /// Send each event as `tandem/runEvent` (and tool calls as progress
-/// reports), counting them in `forwarded` for [`super::RunOutbox::flush`].
+/// reports), counting them in `forwarded` for [`super::RunOutbox::flush`];
+/// a question is reached (`questions`) once every event before it is out:
+/// both are told by the second stage, as it sends.
 ///
 /// Two stages: what the answer needs (the run's changed files, from its
 /// end) is taken as each event arrives, never waiting on the client; a
@@ -47,25 +51,41 @@ pub(super) async fn forward_events(
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
-    forwarded: watch::Sender<u64>,
+    (forwarded, questions): (watch::Sender<u64>, QuestionTurns),
     changed: Changed,
 ) {
     let mut forwarder = Forwarder { checkpoint, run_id, thread_id, progress, seq: 0, tools_called: false, changed };
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<(&'static str, Value)>>();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
     let sender = tokio::spawn(async move {
-        while let Some(notifications) = out_rx.recv().await {
-            for (method, params) in notifications {
-                client.notify(method, params).await;
+        while let Some(out) = out_rx.recv().await {
+            match out {
+                Out::Notify(notifications) => {
+                    for (method, params) in notifications {
+                        client.notify(method, params).await;
+                    }
+                }
+                Out::Reached(question) => _ = questions.reached(&question),
             }
             forwarded.send_modify(|n| *n += 1);
         }
     });
     while let Some(event) = events.recv().await {
-        let notifications = forwarder.forward(&event);
-        let _ = out_tx.send(notifications);
+        let out = match event.unnest().0 {
+            RunEvent::Question { .. } => Out::Reached(event),
+            _ => Out::Notify(forwarder.forward(&event)),
+        };
+        let _ = out_tx.send(out);
     }
     drop(out_tx);
     let _ = sender.await;
+}
+
+/// What the second stage does with an event, in the events' order.
+enum Out {
+    /// Send these notifications.
+    Notify(Vec<(&'static str, Value)>),
+    /// Every event before this question is out: its asking goes on.
+    Reached(RunEvent),
 }
 
 struct Forwarder {
@@ -165,6 +185,63 @@ mod tests {
         }
     }
 
+    /// A client that takes its time over the first notification, and
+    /// keeps the order in which what it was sent arrived.
+    #[derive(Default)]
+    struct Slow {
+        seen: std::sync::Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl ClientLink for Slow {
+        async fn request(&self, method: &'static str, _params: Value) -> Result<Value, ClientError> {
+            self.seen.locked().push(method.to_string());
+            Ok(Value::Null)
+        }
+        async fn notify(&self, method: &'static str, params: Value) {
+            // Longer than the bounded wait the prompts had before (2 s).
+            if self.seen.locked().is_empty() {
+                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+            }
+            let event = params["event"]["type"].as_str().unwrap_or_default().to_string();
+            self.seen.locked().push(format!("{method} {event}"));
+        }
+    }
+
+    /// A prompt about a call never reaches the client before the call's
+    /// event, however long that event takes to go out: its question is
+    /// reached behind it in the stream. The question itself is no
+    /// `tandem/runEvent`.
+    #[tokio::test]
+    async fn a_question_never_overtakes_the_events_before_it() {
+        let client = Arc::new(Slow::default());
+        let (events, events_rx) = crate::host::event_channel();
+        let (forwarded_tx, _forwarded_rx) = watch::channel(0);
+        let task = tokio::spawn(forward_events(
+            Arc::clone(&client) as Arc<dyn ClientLink>,
+            None,
+            ("run-1".into(), "thread-1".into()),
+            events_rx,
+            None,
+            (forwarded_tx, events.question_turns()),
+            Arc::default(),
+        ));
+        events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "run_shell".into(), input: json!({}), kind: Default::default(), summary: String::new() });
+        let asker = Arc::clone(&client);
+        let question = crate::protocol::QuestionKind::Permission { tool: "run_shell".into(), kind: Default::default(), question: "run it?".into() };
+        let turn = events.question_turn();
+        let prompt = tokio::spawn(async move {
+            turn.wait(question).await;
+            let _ = asker.request(methods::SHOW_MESSAGE_REQUEST, json!({})).await;
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(20), prompt).await.expect("the prompt went out").unwrap();
+        events.send(RunEvent::Text { text: "after".into() });
+        drop(events);
+        tokio::time::timeout(std::time::Duration::from_secs(20), task).await.expect("the forwarder ended").unwrap();
+        let seen = client.seen.locked().clone();
+        assert_eq!(seen, ["tandem/runEvent tool_call", "window/showMessageRequest", "tandem/runEvent text"]);
+    }
+
     /// A window reloading reads no notification: the forwarder takes the
     /// run's changed files from its end all the same, so the run's answer
     /// (and the thread's record of its edits) lists them.
@@ -187,7 +264,7 @@ mod tests {
             effects: vec![ChangedFile { call_id: "toolu_1".into(), effect }],
         };
         events_tx.send(end).unwrap();
-        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), forwarded_tx, Arc::clone(&changed)));
+        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), (forwarded_tx, Default::default()), Arc::clone(&changed)));
         let taken = async {
             loop {
                 if let Some(changed) = changed.locked().clone() {

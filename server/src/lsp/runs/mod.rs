@@ -15,8 +15,9 @@
 //! [`RunEvent`] JSON of docs/protocol.md.
 //!
 //! Split by phase: [`registry`] (the runs going on), the session's
-//! [`RunOutbox`] (requests to the client wait behind the events before
-//! them, `lsp/outbox.rs`), this file (the
+//! [`RunOutbox`] (an applyEdit waits behind the events before it,
+//! `lsp/outbox.rs`; a prompt waits its turn as a question in the events,
+//! reached by the forwarder), this file (the
 //! `tandem.ask` request: the run's parts from the host, the spawned run,
 //! the answer) and [`forward`] (events to the client).
 
@@ -206,7 +207,6 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let run_id = env.runs.claim(cancel.clone());
     let review = super::plan_review::LspPlanReview {
         client: Arc::clone(&env.client),
-        outbox: Arc::clone(&env.outbox),
         workspace: Arc::clone(&env.workspace),
         timeout: env.settings.timeouts.prompt(),
         text_input: env.settings.text_input,
@@ -229,6 +229,8 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         // each answer lists its own edits.
         workspace: Some(Arc::new(env.workspace.for_run(&run_id))),
         plan_review: Some(Arc::new(review)),
+        // The forwarder reaches each question after the events before it.
+        questions_in_stream: true,
         cancel: cancel.clone(),
         context,
         // A pasted image's name is no file: the thread lists files only.
@@ -268,6 +270,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
     let (forwarded_tx, forwarded_rx) = watch::channel(0);
+    let questions = ending.sender().question_turns();
     env.outbox.start(&run_id, ending.sender(), forwarded_rx);
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
@@ -277,7 +280,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         (run_id.clone(), thread_id.clone()),
         events_rx,
         progress.clone(),
-        forwarded_tx,
+        (forwarded_tx, questions),
         Arc::clone(&changed),
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::sync::MutexExt;
 use crate::tools::plan_mode::{self, PlanAnswer};
 use crate::tools::{PermissionMode, Tool, ToolContext, ToolError};
 
@@ -43,11 +44,20 @@ impl Tool for ExitPlanMode {
         let file = state.file.clone().unwrap_or_else(|| plan_mode::new_plan_file(ctx.workspace.root()));
         let plan = plan_mode::read_plan(ctx, &file);
         let reviewer = ctx.run.plan_review.clone();
+        let turn = ctx.run.questions.locked().clone();
         let answer = match reviewer {
             Some(reviewer) => {
+                // The review waits its turn in the run's events, behind the
+                // plan's last writes.
+                let review = async {
+                    if let Some(turn) = turn {
+                        turn.wait(crate::protocol::QuestionKind::Plan).await;
+                    }
+                    reviewer.review(&file, &plan).await
+                };
                 tokio::select! {
                     _ = ctx.cancel.cancelled() => return Err(ToolError::model("Error: the run was cancelled during the plan review.")),
-                    answer = reviewer.review(&file, &plan) => answer,
+                    answer = review => answer,
                 }
             }
             None => None,

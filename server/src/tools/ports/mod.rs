@@ -3,12 +3,14 @@
 //! never imports them): the shell's sandbox ([`shell_sandbox`]), the tool
 //! hooks ([`tool_hooks`]), sub-agents ([`sub_agent`]), code
 //! intelligence ([`code_intel`]: the editor's or Tandem's own language
-//! servers) and the session's background tasks ([`tasks`]); and the
+//! servers), the session's background tasks ([`tasks`]) and the run's
+//! questions in its event stream ([`questions`]); and the
 //! network lists both the sandbox's proxy and `web_fetch` obey
 //! ([`network`]).
 
 pub mod code_intel;
 pub mod network;
+pub mod questions;
 pub mod shell_sandbox;
 pub mod sub_agent;
 pub mod tasks;
