@@ -104,6 +104,11 @@ async function main() {
   assert.ok(logAfterRun.links.some((l) => l.path === 'app.py') && logAfterRun.links.some((l) => l.url === 'https://example.com/rename'), `the log's links: ${JSON.stringify(logAfterRun.links)}`);
   // tandem.transcript.reveal is off: no output channel opened for the run.
   assert.ok(!(await page.evaluate(() => [...document.querySelectorAll('.monaco-editor[data-uri^="output:"]')].some((e) => e.checkVisibility()))), 'an output channel opened for the run');
+  // The status bar goes idle when `tandem.ask` answers, which comes after
+  // the run's end event the panel shows (the answer waits for the run's
+  // late edits to settle): wait for it rather than read it mid-way.
+  await until('the status bar says the run is over', () =>
+    [...document.querySelectorAll('.statusbar-item')].some((i) => (i.id ?? '').toLowerCase().startsWith('tandem.tandem.') && i.checkVisibility() && !/running/.test(i.innerText)));
   const items = await tandemStatusItems(page);
   assert.strictEqual(items.length, 1, `Tandem's status bar items with no background task: ${JSON.stringify(items)}`);
   await shot('partial-after-run');
