@@ -29,6 +29,16 @@ pub(crate) fn applied_note(outcome: &WriteOutcome) -> Option<String> {
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
+/// `text` (an edit's result), then the user's review comments on the
+/// edit when there are any ([`Workspace::take_review_note`]).
+pub(crate) fn with_review_note(mut text: String, note: Option<String>) -> String {
+    if let Some(note) = note {
+        text.push('\n');
+        text.push_str(&note);
+    }
+    text
+}
+
 /// The part of a change the user took at the terminal's per-hunk review.
 pub(crate) struct ChosenPart {
     /// What to write instead of the whole change.
