@@ -1612,6 +1612,40 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
     }
 }
 
+/// A comment on a hunk in the review window (`c`, answered through
+/// vim.ui.input): the first hunk applied with `a`, the second commented
+/// and rejected with `r`. The review shows the comment under its hunk, and
+/// the model's tool result carries it with the hunk's decision and lines.
+fn neovim_review_comment_on_a_hunk_reaches_the_model() {
+    for nvim in nvims("neovim_review_comment_on_a_hunk_reaches_the_model") {
+        let two_hunks = serde_json::json!({"name": "edit_file", "input": {
+            "file_path": "notes.txt", "old_string": "line t", "new_string": "LINE T", "replace_all": true}});
+        let turns = serde_json::json!([
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [two_hunks]},
+            {"text": "Done."}
+        ]);
+        let env = vec![
+            ("SCENARIO_MODE", "default"),
+            ("SCENARIO_REVIEW", "keys:acr"),
+            ("SCENARIO_VIA", "plugin"),
+            ("SCENARIO_TYPED_ANSWER", "keep line three in lower case"),
+        ];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        let review = &report["reviews"][0];
+        let after_c = lines(&review["after"][1][0], "lines");
+        let at = after_c.iter().position(|l| l == "> hunk 2/2  notes.txt line 3  [undecided]").unwrap_or_else(|| panic!("{after_c:#?}"));
+        assert_eq!(after_c.get(at + 1).map(String::as_str), Some("  comment: keep line three in lower case"), "{after_c:#?}");
+        assert_eq!(report["inputs"][0]["prompt"], "Comment on hunk 2 (sent to Tandem with your answer): ", "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "LINE Two", "line three"]), "{report:#}");
+        assert_eq!(report["result"]["edits"][0]["status"], "partial", "{report:#}");
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("Partly applied: the user accepted 1 of the 2 hunks"), "{content}");
+        assert!(content.contains("\n- hunk 2 (line 3) rejected by the user: keep line three in lower case"), "{content}");
+    }
+}
+
 /// Issue 53: an old_string covering the whole file that changes its first
 /// and last line reaches the review as two hunks, not one: the float
 /// counts two, `n` moves to the second, `a` applies it and `r` declines
@@ -2177,6 +2211,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_tandem_trust_lets_the_folders_settings_apply,
         neovim_per_hunk_review_applies_only_the_hunks_the_user_applied,
         neovim_review_shows_the_hunks_of_a_large_old_string,
+        neovim_review_comment_on_a_hunk_reaches_the_model,
         neovim_undo_reviewed_hunk_by_hunk_keeps_every_line,
         neovim_tandem_tasks_lists_a_background_task_and_stops_it,
         avante_edits_keep_the_final_newline,
