@@ -253,7 +253,8 @@ pub enum HunkDecision {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HunkComment {
-    /// The hunk's number in the review, from 1.
+    /// The hunk's number in the review, from 1; 0 for a comment on the
+    /// whole edit.
     pub hunk: usize,
     /// Its lines in the file as it was before the edit, when the editor
     /// knows them.
@@ -286,7 +287,9 @@ pub fn review_comments_note(display: &str, comments: &[HunkComment]) -> Option<S
             HunkDecision::Accepted => "accepted by the user, with a comment",
             HunkDecision::Rejected => "rejected by the user",
         };
-        lines.push(format!("- hunk {}{place} {verdict}: {text}", c.hunk));
+        // Hunk 0: a comment on the whole edit (an ACP client's `comment`).
+        let what = if c.hunk == 0 { "the whole edit".to_string() } else { format!("hunk {}", c.hunk) };
+        lines.push(format!("- {what}{place} {verdict}: {text}"));
     }
     if lines.is_empty() {
         return None;
@@ -343,6 +346,8 @@ mod tests {
             HunkComment { hunk: 1, lines: None, decision: HunkDecision::Accepted, comment: "good, but rename x".into() },
             HunkComment { hunk: 3, lines: None, decision: HunkDecision::Rejected, comment: "  ".into() },
         ];
+        let whole = HunkComment { hunk: 0, lines: None, decision: HunkDecision::Rejected, comment: "not now".into() };
+        assert!(review_comments_note("a.rs", &[whole]).unwrap().ends_with("\n- the whole edit rejected by the user: not now"));
         expect_test::expect![[r#"
             The user's review comments on this edit to a.rs (act on them now, in this run: redo a rejected hunk the way the comment asks, adjust an accepted one):
             - hunk 2 (lines 10-14) rejected by the user: use a match here
