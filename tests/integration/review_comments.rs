@@ -43,6 +43,12 @@ async fn a_hunk_comment_in_the_review_answer_reaches_the_models_next_request() {
         client.apply_edit_answering(&apply, json!({"comments": accepted}));
         let answer = client.response(ask);
         assert_eq!(client.text(&uri), "ONE\n");
+        // Kept in the thread: a transcript opened later shows them.
+        let thread = answer["result"]["threadId"].clone();
+        let transcript = client.request("workspace/executeCommand", json!({"command": "tandem.transcript", "arguments": [{"threadId": thread}]}));
+        let results: Vec<String> = transcript["result"]["events"].as_array().unwrap().iter().filter(|e| e["type"] == "tool_result").map(|e| e["content"].as_str().unwrap().to_string()).collect();
+        assert!(results.iter().any(|r| r.contains("- hunk 1 (line 1) rejected by the user: not two: make it upper case")), "{results:#?}");
+        assert!(results.iter().any(|r| r.contains("- hunk 1 accepted by the user, with a comment: good; add a second line saying two")), "{results:#?}");
         client.shutdown();
         answer
     })

@@ -29,14 +29,16 @@ pub(crate) fn applied_note(outcome: &WriteOutcome) -> Option<String> {
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
-/// `text` (an edit's result), then the user's review comments on the
-/// edit when there are any ([`Workspace::take_review_note`]).
-pub(crate) fn with_review_note(mut text: String, note: Option<String>) -> String {
-    if let Some(note) = note {
-        text.push('\n');
-        text.push_str(&note);
+/// `text` (an edit's result) with the user's review comments on the
+/// edit, when there are any ([`Workspace::take_review_note`]), after its
+/// first line: before a long diff, so a transcript that cuts results
+/// keeps them, and the model reads them with what became of the edit.
+pub(crate) fn with_review_note(text: String, note: Option<String>) -> String {
+    let Some(note) = note else { return text };
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n{note}\n{rest}"),
+        None => format!("{text}\n{note}"),
     }
-    text
 }
 
 /// The part of a change the user took at the terminal's per-hunk review.
