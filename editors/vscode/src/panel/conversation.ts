@@ -170,6 +170,8 @@ export type FromWebview =
   | { type: 'showReview' }
   /** The waiting review's other button: reject the edit, and say what to do instead. */
   | { type: 'rejectReview' }
+  /** The waiting review's comment button: words that go to the model with the answer. */
+  | { type: 'commentReview' }
   /** The draft in the input box, which mentions something: what would it attach? */
   | { type: 'draft'; prompt: string }
   /** The mode picker: set `tandem.permissionMode`. */

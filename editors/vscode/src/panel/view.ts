@@ -259,6 +259,9 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
       case 'rejectReview':
         await this.server.rejectReview();
         break;
+      case 'commentReview':
+        await this.server.commentReview();
+        break;
       case 'copy':
         await vscode.env.clipboard.writeText(String(message.text ?? ''));
         break;

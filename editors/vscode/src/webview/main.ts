@@ -492,7 +492,10 @@ function setReview(paths: string[] | null): void {
   // A refusal, drawn as the asks draw theirs.
   const reject = element('button', 'secondary', 'Reject: tell Tandem what to do instead') as HTMLButtonElement;
   reject.dataset.rejectReview = 'true';
-  reviewBox.append(show, reject);
+  // Words that go to Tandem with whatever the user answers in the preview.
+  const comment = element('button', 'secondary', 'Comment on this edit') as HTMLButtonElement;
+  comment.dataset.commentReview = 'true';
+  reviewBox.append(show, reject, comment);
   const card = [...document.querySelectorAll<HTMLElement>('#log .card[data-kind="edit"][data-status="running"]')].at(-1);
   if (card) {
     card.dataset.review = 'waiting';
@@ -877,6 +880,10 @@ document.addEventListener('click', (event) => {
   }
   if (target.closest('button[data-reject-review]')) {
     vscode.postMessage({ type: 'rejectReview' });
+    return;
+  }
+  if (target.closest('button[data-comment-review]')) {
+    vscode.postMessage({ type: 'commentReview' });
     return;
   }
   const copy = target.closest<HTMLButtonElement>('.code > button.copy');
