@@ -66,3 +66,47 @@ async fn a_hunk_comment_in_the_review_answer_reaches_the_models_next_request() {
     assert!(accepted.starts_with("Successfully edited a.txt"), "{accepted}");
     assert!(accepted.contains("\n- hunk 1 accepted by the user, with a comment: good; add a second line saying two"), "{accepted}");
 }
+
+/// "Send review to agent" after a run: `tandem.sendReview` with the
+/// user's comments on the run's changes continues the thread, its prompt
+/// the comments with their files and lines (the model's request, as the
+/// mock model recorded it); no comments is an InvalidParams error and
+/// nothing runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn send_review_starts_the_next_turn_with_the_comments() {
+    let mock = MockModel::start(vec![text("First."), text("Addressed.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    let url = mock.url.clone();
+    let (first, refused, second) = tokio::task::spawn_blocking(move || {
+        let home = root.join(".home").display().to_string();
+        let data = root.join(".data").display().to_string();
+        let env = [("HOME", home.as_str()), ("XDG_DATA_HOME", data.as_str()), ("TANDEM_PROVIDER", "anthropic"), ("ANTHROPIC_BASE_URL", url.as_str()), ("ANTHROPIC_API_KEY", "k"), ("TANDEM_MODEL", "claude-sonnet-4-5")];
+        let mut client = LspClient::start(&root, &env);
+        let init = client.initialize(json!({}), json!({}));
+        let commands = init["result"]["capabilities"]["executeCommandProvider"]["commands"].clone();
+        assert!(commands.as_array().unwrap().iter().any(|c| c == "tandem.sendReview"), "{commands}");
+        let first = client.request("workspace/executeCommand", ask_params("tidy a.txt"));
+        let thread = first["result"]["threadId"].clone();
+        let refused = client.request("workspace/executeCommand", json!({"command": "tandem.sendReview", "arguments": [{"threadId": thread, "comments": []}]}));
+        let a = common::lsp_client::uri(&root.join("a.txt"));
+        let comments = json!([{"uri": a, "startLine": 2, "endLine": 3, "comment": "two and three belong together"}, {"uri": a, "comment": "add a heading"}]);
+        let second = client.request("workspace/executeCommand", json!({"command": "tandem.sendReview", "arguments": [{"threadId": thread, "comments": comments}]}));
+        client.shutdown();
+        (first, refused, second)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first["result"]["status"], "completed", "{first}");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("no comments to send"), "{refused}");
+    assert_eq!(second["result"]["status"], "completed", "{second}");
+    assert_eq!(second["result"]["threadId"], first["result"]["threadId"], "the review continues the thread");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "the refused review ran nothing: {:?}", mock.log());
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    assert!(messages.len() >= 3, "the thread's first turn is in the request: {messages:?}");
+    let last = messages.last().unwrap().to_string();
+    assert!(last.contains("- a.txt lines 2-3: two and three belong together") && last.contains("- a.txt: add a heading"), "{last}");
+}
