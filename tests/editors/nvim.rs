@@ -1305,7 +1305,7 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
             }
         }
         assert!(
-            messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /tasks /undo; //nosuch sends it")),
+            messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /review /tasks /undo; //nosuch sends it")),
             "{report:#}"
         );
 
@@ -1643,6 +1643,27 @@ fn neovim_review_comment_on_a_hunk_reaches_the_model() {
         let content = outcome.results[1]["content"].as_str().unwrap_or_default();
         assert!(content.contains("Partly applied: the user accepted 1 of the 2 hunks"), "{content}");
         assert!(content.contains("\n- hunk 2 (line 3) rejected by the user: keep line three in lower case"), "{content}");
+    }
+}
+
+/// "Send review to agent" (issue 55): after a run, :TandemSendReview with
+/// no comments says so; :2,3TandemComment keeps a comment on the file's
+/// lines and :TandemSendReview sends it: the next run of the same thread
+/// has the comment, its file and lines as its prompt.
+fn neovim_send_review_starts_the_next_turn_with_the_comments() {
+    for nvim in nvims("neovim_send_review_starts_the_next_turn_with_the_comments") {
+        let turns = serde_json::json!([{"text": "Done."}]);
+        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_VIA", "plugin"), ("SCENARIO_SEND_REVIEW", "1")];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        assert!(report["nothing_to_send"].as_str().unwrap_or_default().contains("no review comments to send"), "{report:#}");
+        assert_eq!(report["review_done"], true, "{report:#}");
+        assert_eq!(report["comments_left"], 0, "{report:#}");
+        let prompts = report["prompts"].as_array().cloned().unwrap_or_default();
+        assert_eq!(prompts.len(), 2, "{report:#}");
+        let prompt = prompts[1].as_str().unwrap_or_default();
+        assert!(prompt.starts_with("Review of your changes"), "{prompt}");
+        assert!(prompt.contains("- notes.txt lines 2-3: these two lines belong together"), "{prompt}");
     }
 }
 
@@ -2212,6 +2233,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_per_hunk_review_applies_only_the_hunks_the_user_applied,
         neovim_review_shows_the_hunks_of_a_large_old_string,
         neovim_review_comment_on_a_hunk_reaches_the_model,
+        neovim_send_review_starts_the_next_turn_with_the_comments,
         neovim_undo_reviewed_hunk_by_hunk_keeps_every_line,
         neovim_tandem_tasks_lists_a_background_task_and_stops_it,
         avante_edits_keep_the_final_newline,
