@@ -7,7 +7,12 @@
 //      model's next request carries the comment with the decision in the
 //      edit's tool result ("the whole edit accepted by the user, with a
 //      comment: …").
-// A screenshot of the panel with the notice goes to E2E_DIR/screenshots.
+//   3. after the run, "Tandem: Comment on Selection for Review" keeps a
+//      comment on a line; the panel offers "Send review to agent (1
+//      comment)", which starts the thread's next turn: the model's request
+//      carries the comment with its file and line.
+// Screenshots of the panel with the notice and with the send button go to
+// E2E_DIR/screenshots.
 'use strict';
 
 const { assert, model, log, open, run, passed, until, waitForToast, waitForLines, clickPreviewButton, RUN_ENDED, shot, windowUri, toolResult, askAgent, previewHunks, palette, panelFrame, inPanel, clickInPanel, insertText, quickOpen } = require('./harness');
@@ -57,7 +62,28 @@ async function main() {
   assert.ok(told.startsWith('Successfully edited notes.txt'), told);
   assert.ok(told.includes(`\n- the whole edit accepted by the user, with a comment: ${WORDS}`), `the model did not read the comment: ${told}`);
   await shot('review-comment-sent');
-  await passed('a comment on the waiting edit from the panel reached the model with the decision');
+
+  // 3. Send review to agent: a comment on line 1 after the run.
+  model.queue({ text: 'Addressed.' });
+  await palette('Tandem: Comment on Selection for Review');
+  await until('an input box asks for the review comment', () => {
+    const widget = document.querySelector('.quick-input-widget');
+    return !!widget && widget.style.display !== 'none' && widget.innerText.includes('Your comment on line 1');
+  });
+  const REVIEW = 'say what line one is for';
+  await insertText(REVIEW);
+  await page.keyboard.press('Enter');
+  await inPanel(panel, 'the panel offers to send the review', () => document.querySelector('#reviewComments button[data-send-review]')?.textContent === 'Send review to agent (1 comment)');
+  await shot('review-send-button');
+  const sent = model.requests.length;
+  await clickInPanel(panel, '#reviewComments button[data-send-review]');
+  await inPanel(panel, 'the review run ends in the panel', () => document.getElementById('log').innerText.includes('Addressed.') && document.getElementById('reviewComments').hidden);
+  const request = await model.request(sent + 1);
+  const last = JSON.stringify(request.messages.at(-1));
+  log(`the review's request ends with: ${last}`);
+  assert.ok(last.includes(`- notes.txt line 1: ${REVIEW}`), `the model did not get the review: ${last}`);
+  assert.ok(request.messages.length > 3, 'the review did not continue the thread');
+  await passed('a comment on the waiting edit from the panel reached the model with the decision; Send review to agent started the next turn with a comment');
 }
 
 run(main);

@@ -70,6 +70,17 @@ export class TandemServer implements vscode.Disposable {
   private readonly reviewEmitter = new vscode.EventEmitter<string[] | undefined>();
   /** An edit began to wait in the Refactor Preview (its files), or none waits any more. */
   readonly onDidChangeReview = this.reviewEmitter.event;
+  /** The user's comments on a run's changes ("Tandem: Comment on Selection for Review"), until "Send review to agent" sends them. */
+  reviewComments: { uri: string; startLine: number; endLine: number; comment: string }[] = [];
+  private readonly reviewCommentsEmitter = new vscode.EventEmitter<number>();
+  /** The kept review comments changed: how many there are now. */
+  readonly onDidChangeReviewComments = this.reviewCommentsEmitter.event;
+
+  /** Keep or drop the review comments; the panel shows their count. */
+  setReviewComments(comments: { uri: string; startLine: number; endLine: number; comment: string }[]): void {
+    this.reviewComments = comments;
+    this.reviewCommentsEmitter.fire(comments.length);
+  }
   /** Who answers the server's questions (the Tandem panel); unset: dialogs and notifications. */
   asker: ((params: MessageRequestParams, token: vscode.CancellationToken) => Promise<{ title: string } | null>) | undefined;
   private readonly startedEmitter = new vscode.EventEmitter<boolean>();

@@ -503,6 +503,17 @@ function setReview(paths: string[] | null): void {
   }
 }
 
+/** Review comments kept for "Send review to agent": their count, and the button that sends them. */
+function setReviewComments(count: number): void {
+  const box = byId<HTMLElement>('reviewComments');
+  box.replaceChildren();
+  box.hidden = count === 0;
+  if (count === 0) return;
+  const send = element('button', '', `Send review to agent (${count} comment${count === 1 ? '' : 's'})`) as HTMLButtonElement;
+  send.dataset.sendReview = 'true';
+  box.append(send);
+}
+
 // ---- Permission asks ---------------------------------------------------------
 
 function setAsks(asks: PendingAsk[]): void {
@@ -882,6 +893,10 @@ document.addEventListener('click', (event) => {
     vscode.postMessage({ type: 'rejectReview' });
     return;
   }
+  if (target.closest('button[data-send-review]')) {
+    vscode.postMessage({ type: 'sendReview' });
+    return;
+  }
   if (target.closest('button[data-comment-review]')) {
     vscode.postMessage({ type: 'commentReview' });
     return;
@@ -963,6 +978,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'review':
       setReview(message.paths);
+      break;
+    case 'reviewComments':
+      setReviewComments(message.count);
       break;
     case 'pickers':
       setPickers(message.state);
