@@ -497,6 +497,9 @@ impl LspEditor {
     /// Send `workspace/applyEdit`; `Err` holds the outcome when the editor
     /// did not apply it.
     async fn send(&self, edit: &BufferEdit, params: Value, annotate: bool, settings: &Settings) -> Result<(), EditOutcome> {
+        // Comments of an earlier answer no edit result took (an undo's
+        // restoring edit) are not this edit's.
+        self.comments.locked().remove(&edit.path);
         let answer = request_with_timeout(&*self.client, methods::APPLY_EDIT, params, settings.timeouts.apply_edit()).await;
         if let Ok(value) = &answer {
             self.keep_comments(&edit.path, value);
