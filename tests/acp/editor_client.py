@@ -220,6 +220,10 @@ class Editor(acp.Client):
         dumped = tool_call.model_dump(by_alias=True, exclude_none=True, mode="json")
         self.asks.append({"tool_call": dumped, "options": [o.option_id for o in options]})
         answer = self.answers.pop(0) if self.answers else "reject_once"
+        # An answer with the user's words: {"option": ..., "meta": {...}},
+        # the meta sent as the outcome's `_meta`.
+        if isinstance(answer, dict):
+            return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=answer["option"], outcome="selected", field_meta=answer.get("meta")))
         return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=answer, outcome="selected"))
 
     async def create_elicitation(self, message, mode, **kwargs):

@@ -338,13 +338,22 @@ impl LspClient {
     /// Handle a `workspace/applyEdit` like a version-checking editor:
     /// apply the first TextDocumentEdit, send the `didChange`, answer true.
     pub fn apply_edit_request(&mut self, request: &Value) {
+        self.apply_edit_answering(request, json!({}));
+    }
+
+    /// The same, with more fields in the answer (a review's `comments`).
+    pub fn apply_edit_answering(&mut self, request: &Value, more: Value) {
         let uri = request["params"]["edit"]["documentChanges"][0]["textDocument"]["uri"].as_str().unwrap().to_string();
         let (content, current) = self.documents.get(&uri).cloned().unwrap();
         match tandem::lsp::edits::apply_as_editor(&request["params"], &content, current, tandem::lsp::position::PositionEncoding::Utf16) {
             Ok(applied) => {
                 self.documents.insert(uri, (applied.text.clone(), applied.version));
                 self.notify("textDocument/didChange", applied.did_change());
-                self.respond(&request["id"], json!({"applied": true}));
+                let mut answer = json!({"applied": true});
+                if let (Some(answer), Some(more)) = (answer.as_object_mut(), more.as_object()) {
+                    answer.extend(more.clone());
+                }
+                self.respond(&request["id"], answer);
             }
             Err(reason) => self.respond(&request["id"], json!({"applied": false, "failureReason": reason})),
         }

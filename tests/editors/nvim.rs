@@ -1305,7 +1305,7 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
             }
         }
         assert!(
-            messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /tasks /undo; //nosuch sends it")),
+            messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /review /tasks /undo; //nosuch sends it")),
             "{report:#}"
         );
 
@@ -1609,6 +1609,61 @@ fn neovim_per_hunk_review_applies_only_the_hunks_the_user_applied() {
         assert_eq!(edit["declined"], serde_json::json!([{"startLine": 3, "endLine": 3}]), "{report:#}");
         let content = outcome.results[1]["content"].as_str().unwrap_or_default();
         assert!(content.contains("Partly applied: the user accepted 1 of the 2 hunks of the edit to notes.txt"), "{content}");
+    }
+}
+
+/// A comment on a hunk in the review window (`c`, answered through
+/// vim.ui.input): the first hunk applied with `a`, the second commented
+/// and rejected with `r`. The review shows the comment under its hunk, and
+/// the model's tool result carries it with the hunk's decision and lines.
+fn neovim_review_comment_on_a_hunk_reaches_the_model() {
+    for nvim in nvims("neovim_review_comment_on_a_hunk_reaches_the_model") {
+        let two_hunks = serde_json::json!({"name": "edit_file", "input": {
+            "file_path": "notes.txt", "old_string": "line t", "new_string": "LINE T", "replace_all": true}});
+        let turns = serde_json::json!([
+            {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "notes.txt"}}]},
+            {"text": "Editing.", "tool_calls": [two_hunks]},
+            {"text": "Done."}
+        ]);
+        let env = vec![
+            ("SCENARIO_MODE", "default"),
+            ("SCENARIO_REVIEW", "keys:acr"),
+            ("SCENARIO_VIA", "plugin"),
+            ("SCENARIO_TYPED_ANSWER", "keep line three in lower case"),
+        ];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        let review = &report["reviews"][0];
+        let after_c = lines(&review["after"][1][0], "lines");
+        let at = after_c.iter().position(|l| l == "> hunk 2/2  notes.txt line 3  [undecided]").unwrap_or_else(|| panic!("{after_c:#?}"));
+        assert_eq!(after_c.get(at + 1).map(String::as_str), Some("  comment: keep line three in lower case"), "{after_c:#?}");
+        assert_eq!(report["inputs"][0]["prompt"], "Comment on hunk 2 (sent to Tandem with your answer): ", "{report:#}");
+        assert_eq!(report["buffer"], serde_json::json!(["line one", "LINE Two", "line three"]), "{report:#}");
+        assert_eq!(report["result"]["edits"][0]["status"], "partial", "{report:#}");
+        let content = outcome.results[1]["content"].as_str().unwrap_or_default();
+        assert!(content.contains("Partly applied: the user accepted 1 of the 2 hunks"), "{content}");
+        assert!(content.contains("\n- hunk 2 (line 3) rejected by the user: keep line three in lower case"), "{content}");
+    }
+}
+
+/// "Send review to agent" (issue 55): after a run, :TandemSendReview with
+/// no comments says so; :2,3TandemComment keeps a comment on the file's
+/// lines and :TandemSendReview sends it: the next run of the same thread
+/// has the comment, its file and lines as its prompt.
+fn neovim_send_review_starts_the_next_turn_with_the_comments() {
+    for nvim in nvims("neovim_send_review_starts_the_next_turn_with_the_comments") {
+        let turns = serde_json::json!([{"text": "Done."}]);
+        let env = vec![("SCENARIO_MODE", "default"), ("SCENARIO_VIA", "plugin"), ("SCENARIO_SEND_REVIEW", "1")];
+        let outcome = run_nvim(&nvim, Scenario { typed: "", debounce_ms: 150, turns, env });
+        let report = &outcome.report;
+        assert!(report["nothing_to_send"].as_str().unwrap_or_default().contains("no review comments to send"), "{report:#}");
+        assert_eq!(report["review_done"], true, "{report:#}");
+        assert_eq!(report["comments_left"], 0, "{report:#}");
+        let prompts = report["prompts"].as_array().cloned().unwrap_or_default();
+        assert_eq!(prompts.len(), 2, "{report:#}");
+        let prompt = prompts[1].as_str().unwrap_or_default();
+        assert!(prompt.starts_with("Review of your changes"), "{prompt}");
+        assert!(prompt.contains("- notes.txt lines 2-3: these two lines belong together"), "{prompt}");
     }
 }
 
@@ -2177,6 +2232,8 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_tandem_trust_lets_the_folders_settings_apply,
         neovim_per_hunk_review_applies_only_the_hunks_the_user_applied,
         neovim_review_shows_the_hunks_of_a_large_old_string,
+        neovim_review_comment_on_a_hunk_reaches_the_model,
+        neovim_send_review_starts_the_next_turn_with_the_comments,
         neovim_undo_reviewed_hunk_by_hunk_keeps_every_line,
         neovim_tandem_tasks_lists_a_background_task_and_stops_it,
         avante_edits_keep_the_final_newline,

@@ -325,6 +325,13 @@ fn each_hunk_labelled_and_ticked_in_the_refactor_preview_and_the_tab_kept() {
     run_script("each_hunk_labelled_and_ticked_in_the_refactor_preview_and_the_tab_kept", "review.js");
 }
 
+/// tests/vscode/review_comment.js (issue 55): "Comment on this edit" in
+/// the panel while an edit waits in the Refactor Preview; after Apply the
+/// model's next request carries the comment with the decision.
+fn a_comment_on_the_waiting_edit_from_the_panel_reaches_the_model() {
+    run_script("a_comment_on_the_waiting_edit_from_the_panel_reaches_the_model", "review_comment.js");
+}
+
 /// tests/vscode/panel_undo.js: Undo and then Redo on a finished run in the
 /// Tandem panel restore an open buffer and a file on disk, and the button
 /// keeps its state across a webview reload.
@@ -469,6 +476,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         inline_completion_from_a_real_local_model,
         partial_review_closed_file_review_and_undo_last_run,
         each_hunk_labelled_and_ticked_in_the_refactor_preview_and_the_tab_kept,
+        a_comment_on_the_waiting_edit_from_the_panel_reaches_the_model,
         workspace_trust_in_code_server,
         a_folders_vscode_settings_may_only_tighten,
         code_intel_from_vscode_typescript,

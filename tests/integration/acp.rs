@@ -268,6 +268,31 @@ fn the_agent_reads_the_unsaved_buffer_and_its_reviewed_edit_goes_through_the_cli
     assert_eq!(updates(&report, "usage_update").len(), 1, "usage at the end of the turn");
 }
 
+/// The user's words with a permission answer (`_meta.tandem` of the
+/// selected outcome, as ACP has no field for them): an edit rejected with
+/// a comment on the whole edit, then one applied with a comment on its
+/// hunk. Each call's result (what the model reads) carries the comment
+/// with the decision; the SDK validates the messages.
+#[test]
+fn a_comment_sent_with_the_permission_answer_reaches_the_edits_result() {
+    let setup = Setup::new(vec![
+        turn(vec![read("notes.txt")]),
+        turn(vec![edit("notes.txt", "one", "two")]),
+        turn(vec![edit("notes.txt", "one", "ONE")]),
+        done(),
+    ]);
+    setup.file("notes.txt", "one\n");
+    let rejected = json!({"option": "reject_once", "meta": {"tandem": {"comment": "not two: upper case it"}}});
+    let accepted = json!({"option": "allow_once", "meta": {"tandem": {"comments": [{"hunk": 1, "comment": "good; add a line saying two"}]}}});
+    let Some(report) = setup.editor(json!({"answers": [rejected, accepted], "prompts": ["edit"]})) else { return };
+    assert_eq!(report["stop_reasons"], json!(["end_turn"]));
+    let refused = result_text(&report, "toolu_script_2_1");
+    assert!(refused.contains("rejected") && refused.contains("\n- the whole edit rejected by the user: not two: upper case it"), "{refused}");
+    let applied = result_text(&report, "toolu_script_3_1");
+    assert!(applied.starts_with("Successfully edited notes.txt"), "{applied}");
+    assert!(applied.contains("\n- hunk 1 accepted by the user, with a comment: good; add a line saying two"), "{applied}");
+}
+
 /// Issue 53: an edit whose old_string is the whole file and changes its
 /// first and last lines reaches the client as two diffs, in the question
 /// and in the call's result, each the file with only its hunk applied and

@@ -247,6 +247,66 @@ fn the_edit_prompt_takes_hunks_words_and_allow_edits_for_the_session() {
     assert!(end.contains("CHAT-EXITED-0"), "{end}");
 }
 
+/// Comments at the edit prompt: `c` at a hunk asks for the user's words
+/// and the hunk again (here declined with `n`); `c` at a one-hunk edit
+/// applies it with a comment. The tool results the model read (kept in the
+/// saved thread) carry each comment with the hunk's decision.
+#[test]
+fn the_edit_prompt_takes_comments_on_hunks_and_on_an_applied_edit() {
+    let Some(tmux_bin) = tmux_or_skip("the_edit_prompt_takes_comments_on_hunks_and_on_an_applied_edit") else { return };
+    let old: String = (1..=30).map(|i| format!("row {i:02}\n")).collect();
+    let new = old.replace("row 02\n", "ROW 02\n").replace("row 15\n", "").replace("row 28\n", "row 28\nrow 28b\n");
+    let script = serde_json::json!({"turns": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"file_path": "rows.txt"}}]},
+        {"text": "Rewriting.", "tool_calls": [{"name": "write_file", "input": {"file_path": "rows.txt", "content": new}}]},
+        {"text": "One more.", "tool_calls": [{"name": "edit_file", "input": {"file_path": "rows.txt", "old_string": "row 05", "new_string": "ROW 05"}}]},
+        {"text": "All done."}
+    ]});
+    let chat = start_chat(&tmux_bin, "chat-comments", "default", script, |_, workspace| {
+        std::fs::write(workspace.join("rows.txt"), &old).expect("rows");
+    });
+    let (tmux, workspace, deadline) = (&chat.tmux, &chat.workspace, chat.deadline);
+    tmux.type_text("Tidy the rows");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first hunk", deadline, |s| s.contains("Hunk 1 of 3") && s.contains("c (Comment on this hunk)"));
+    tmux.keys(&["y", "Enter"]);
+    tmux.wait_for("the second hunk", deadline, |s| s.contains("Hunk 2 of 3") && s.contains("15 - row 15"));
+    tmux.keys(&["c", "Enter"]);
+    tmux.wait_for("the question for the comment", deadline, |s| s.contains("Your comment for Tandem:"));
+    tmux.type_text("row 15 stays, the report reads it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second hunk again", deadline, |s| s.matches("Hunk 2 of 3").count() >= 2);
+    tmux.keys(&["n", "Enter"]);
+    tmux.wait_for("the third hunk", deadline, |s| s.contains("Hunk 3 of 3") && s.contains("+ row 28b"));
+    tmux.keys(&["y", "Enter"]);
+    tmux.wait_for("the one-hunk review", deadline, |s| s.contains("5 + ROW 05") && s.contains("c (Apply, with a comment)"));
+    tmux.keys(&["c", "Enter"]);
+    tmux.wait_for("the question for the edit's comment", deadline, |s| s.contains("5 + ROW 05") && s.trim_end().ends_with("Your comment for Tandem:"));
+    tmux.type_text("fine; upper-case row 06 the same way");
+    tmux.keys(&["Enter"]);
+    let end = wait_history(tmux, "the answer's end", deadline, |t| t.contains("── completed"));
+    let expected = old.replace("row 02\n", "ROW 02\n").replace("row 28\n", "row 28\nrow 28b\n").replace("row 05\n", "ROW 05\n");
+    assert_eq!(std::fs::read_to_string(workspace.join("rows.txt")).expect("rows"), expected, "{end}");
+    // The saved thread holds what the model read.
+    let mut saved = String::new();
+    let mut folders = vec![chat.root.join("data")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                saved.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+            }
+        }
+    }
+    assert!(saved.contains("- hunk 2 rejected by the user: row 15 stays, the report reads it"), "the hunk's comment reached the model: {end}");
+    assert!(saved.contains("- the whole edit accepted by the user, with a comment: fine; upper-case row 06 the same way"), "the edit's comment reached the model: {end}");
+    tmux.type_text("/exit");
+    tmux.keys(&["Enter"]);
+    wait_history(tmux, "the chat to exit", deadline, |t| t.contains("CHAT-EXITED-"));
+}
+
 /// A reply in markdown is shown rendered on a colour terminal: the
 /// heading without its `#`s, list items as bullets, inline code and bold
 /// without their markers, a code block's keywords coloured and a table's

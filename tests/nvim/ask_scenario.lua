@@ -356,6 +356,40 @@ local ok, err = pcall(function()
     error('the run did not finish in 60 s')
   end
   report.transcript = require('tandem.transcript').lines()
+  -- SCENARIO_SEND_REVIEW: once the run is over, the user comments on lines
+  -- 2-3 of the file (:TandemComment) and sends the review (/review in the
+  -- chat's words, :TandemSendReview here); the next run's prompt, as the
+  -- thread keeps it, is reported.
+  if env.SCENARIO_SEND_REVIEW == '1' then
+    local thread = tandem.thread_id
+    vim.cmd('TandemSendReview')
+    report.nothing_to_send = report.messages[#report.messages] and report.messages[#report.messages].message
+    vim.cmd('buffer ' .. vim.fn.bufnr(env.SCENARIO_FILE))
+    vim.cmd('2,3TandemComment these two lines belong together')
+    local ends = function()
+      local n = 0
+      for _, e in ipairs(report.events) do
+        if e.type == 'end' then
+          n = n + 1
+        end
+      end
+      return n
+    end
+    local before = ends()
+    vim.cmd('TandemSendReview')
+    report.review_done = vim.wait(60000, function()
+      return ends() > before and require('tandem.state').run_id == nil
+    end, 20)
+    local client = vim.lsp.get_clients({ name = 'tandem' })[1]
+    local answer = client:request_sync('workspace/executeCommand', { command = 'tandem.transcript', arguments = { { threadId = thread } } }, 10000)
+    report.prompts = {}
+    for _, e in ipairs(((answer or {}).result or {}).events or {}) do
+      if e.type == 'prompt' then
+        table.insert(report.prompts, e.text)
+      end
+    end
+    report.comments_left = #tandem.review_comments
+  end
   -- SCENARIO_TASKS: :TandemTasks once the run is over; the user picks the
   -- first task, which stops it.
   if env.SCENARIO_TASKS == '1' then

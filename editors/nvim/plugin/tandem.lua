@@ -27,6 +27,18 @@ vim.api.nvim_create_user_command('TandemAsk', function(opts)
   require('tandem').ask(opts.args, range)
 end, { nargs = '*', range = true, desc = 'Ask the Tandem agent' })
 
+vim.api.nvim_create_user_command('TandemComment', function(opts)
+  local range = nil
+  if opts.range > 0 then
+    range = { start_line = opts.line1, end_line = opts.line2 }
+  end
+  require('tandem').comment(opts.args, range)
+end, { nargs = '*', range = true, desc = 'Comment on lines the Tandem run changed (sent with :TandemSendReview)' })
+
+vim.api.nvim_create_user_command('TandemSendReview', function(opts)
+  require('tandem').send_review(opts.args)
+end, { nargs = '*', desc = 'Send your review comments to Tandem: they start the next turn' })
+
 vim.api.nvim_create_user_command('TandemNew', function(opts)
   require('tandem').new_thread()
   if opts.args ~= '' then

@@ -65,9 +65,22 @@ export class TandemServer implements vscode.Disposable {
   reviewPaths: string[] | undefined;
   /** What the user said to do instead of the edit they are rejecting from the panel. */
   private rejectedWith: string | undefined;
+  /** The user's comment on the edit waiting in the Refactor Preview (the panel's "Comment on this edit"). */
+  private reviewComment: string | undefined;
   private readonly reviewEmitter = new vscode.EventEmitter<string[] | undefined>();
   /** An edit began to wait in the Refactor Preview (its files), or none waits any more. */
   readonly onDidChangeReview = this.reviewEmitter.event;
+  /** The user's comments on a run's changes ("Tandem: Comment on Selection for Review"), until "Send review to agent" sends them. */
+  reviewComments: { uri: string; startLine: number; endLine: number; comment: string }[] = [];
+  private readonly reviewCommentsEmitter = new vscode.EventEmitter<number>();
+  /** The kept review comments changed: how many there are now. */
+  readonly onDidChangeReviewComments = this.reviewCommentsEmitter.event;
+
+  /** Keep or drop the review comments; the panel shows their count. */
+  setReviewComments(comments: { uri: string; startLine: number; endLine: number; comment: string }[]): void {
+    this.reviewComments = comments;
+    this.reviewCommentsEmitter.fire(comments.length);
+  }
   /** Who answers the server's questions (the Tandem panel); unset: dialogs and notifications. */
   asker: ((params: MessageRequestParams, token: vscode.CancellationToken) => Promise<{ title: string } | null>) | undefined;
   private readonly startedEmitter = new vscode.EventEmitter<boolean>();
@@ -402,6 +415,19 @@ export class TandemServer implements vscode.Disposable {
     client: LanguageClient,
     params: { label?: string; edit: Parameters<LanguageClient['protocol2CodeConverter']['asWorkspaceEdit']>[0] },
     token: vscode.CancellationToken,
+  ): Promise<{ applied: boolean; failureReason?: string; comments?: ReviewComment[] }> {
+    const answer = await this.applyEditAnswer(client, params, token);
+    // The user's words on the edit go with the answer (docs/protocol.md,
+    // "Comments on hunks"): on the whole edit, as the preview answers it.
+    const comment = this.reviewComment;
+    this.reviewComment = undefined;
+    return comment ? { ...answer, comments: [{ hunk: 0, decision: answer.applied ? 'accepted' : 'rejected', comment }] } : answer;
+  }
+
+  private async applyEditAnswer(
+    client: LanguageClient,
+    params: { label?: string; edit: Parameters<LanguageClient['protocol2CodeConverter']['asWorkspaceEdit']>[0] },
+    token: vscode.CancellationToken,
   ): Promise<{ applied: boolean; failureReason?: string }> {
     const raw = params.edit as Parameters<typeof needsConfirmation>[0];
     const uris = editUris(raw);
@@ -472,6 +498,24 @@ export class TandemServer implements vscode.Disposable {
     if (!words?.trim() || !this.reviewing) return;
     this.rejectedWith = words.trim();
     await this.discardReview();
+  }
+
+  /**
+   * The panel's "Comment on this edit" on the edit waiting in the Refactor
+   * Preview: ask for the words; they go to Tandem with the answer given in
+   * the preview (Apply or Discard), and the model reads them in the same
+   * run. Dismissed, nothing changes.
+   */
+  async commentReview(): Promise<void> {
+    if (!this.reviewing) return;
+    const words = await vscode.window.showInputBox({
+      ...inputBoxOptions({ prompt: 'Your comment on this edit, sent to Tandem with your answer in the Refactor Preview' }),
+      value: this.reviewComment ?? '',
+      placeHolder: 'e.g. keep the old name in the tests',
+    });
+    if (words === undefined || !this.reviewing) return;
+    this.reviewComment = words.trim() || undefined;
+    if (this.reviewComment) this.transcript.note(`Your comment on the waiting edit, sent with your answer: ${this.reviewComment}`);
   }
 
   /** Close an open Refactor Preview of the run being cancelled. */
@@ -621,4 +665,11 @@ export function tandemSection(): ReturnType<typeof layeredSection> {
   const all = vscode.workspace.getConfiguration(undefined, folder).get<unknown>('tandem');
   const keys = typeof all === 'object' && all !== null ? Object.keys(all) : [];
   return layeredSection(keys, (key) => config.inspect(key));
+}
+
+/** The user's words on an edit's hunk (0: the whole edit), sent in the applyEdit answer. */
+interface ReviewComment {
+  hunk: number;
+  decision: 'accepted' | 'rejected';
+  comment: string;
 }

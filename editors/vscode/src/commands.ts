@@ -19,6 +19,8 @@ export interface AskArgument {
   wait?: boolean;
   /** The conversation thread to continue (the server answers it). */
   threadId?: string;
+  /** "Send review to agent": the user's comments on the run's changes, sent with `tandem.sendReview` (the prompt is only shown). */
+  comments?: { uri: string; startLine: number; endLine: number; comment: string }[];
   /** Images sent with the prompt (pasted or dropped in the panel): base64, the server checks them. */
   images?: AskImage[];
   /** This run's effort (the panel's effort picker), over the effort setting; the server refuses one the model does not take. */
@@ -127,7 +129,8 @@ export async function runAsk(
         try {
           const result = (await client.sendRequest(
             'workspace/executeCommand',
-            { command: 'tandem.ask', arguments: [argument], workDoneToken },
+            // A review's prompt is the server's, made of its comments.
+            argument.comments ? { command: 'tandem.sendReview', arguments: [{ ...argument, prompt: '' }], workDoneToken } : { command: 'tandem.ask', arguments: [argument], workDoneToken },
             starting.token,
           )) as AskResult & { threadId?: string };
           server.transcript.finish(result, workspaceFolders());
@@ -287,6 +290,30 @@ export function registerCommands(context: vscode.ExtensionContext, server: Tande
     }),
     vscode.commands.registerCommand('tandem.runAsk', (argument: AskArgument) => runAsk(server, argument)),
     vscode.commands.registerCommand('tandem.cancelRun', () => cancelRun(server)),
+    // After a run: comments on its changes, kept until sent.
+    vscode.commands.registerCommand('tandem.commentOnSelection', async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.document.uri.scheme !== 'file') {
+        void vscode.window.showInformationMessage('Tandem: select lines of a file the run changed, then comment on them.');
+        return;
+      }
+      const { start, end } = editor.selection;
+      // A selection that ends at a line's start does not take that line.
+      const last = end.line > start.line && end.character === 0 ? end.line - 1 : end.line;
+      const lines = start.line === last ? `line ${start.line + 1}` : `lines ${start.line + 1}-${last + 1}`;
+      const words = await vscode.window.showInputBox({ prompt: `Your comment on ${lines}, for Tandem (sent with "Send review to agent")` });
+      if (!words?.trim()) return;
+      server.setReviewComments([...server.reviewComments, { uri: editor.document.uri.toString(), startLine: start.line + 1, endLine: last + 1, comment: words.trim() }]);
+    }),
+    vscode.commands.registerCommand('tandem.sendReviewToAgent', async () => {
+      const comments = server.reviewComments;
+      if (comments.length === 0) {
+        void vscode.window.showInformationMessage('Tandem: no review comments to send. Select changed lines and run "Tandem: Comment on Selection for Review" first.');
+        return;
+      }
+      server.setReviewComments([]);
+      await runAsk(server, { prompt: `Review: ${comments.length} comment${comments.length === 1 ? '' : 's'} on the changes`, comments });
+    }),
     // The panel passes `{quiet: true}`: it shows the new conversation itself.
     vscode.commands.registerCommand('tandem.newConversation', (options?: { quiet?: boolean }) => {
       server.runs.setThread({ threadId: undefined, past: [], omitted: 0 });

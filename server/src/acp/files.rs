@@ -273,6 +273,10 @@ impl ClientFiles {
 
 #[async_trait]
 impl Editor for ClientFiles {
+    fn take_review_comments(&self, path: &Path) -> Vec<crate::protocol::HunkComment> {
+        self.core.take_comments(path)
+    }
+
     fn document(&self, path: &Path) -> Option<DocumentSnapshot> {
         self.read_document(path).ok().flatten()
     }

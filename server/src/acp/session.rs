@@ -26,6 +26,7 @@ use crate::sync::MutexExt;
 use crate::tools::executor::PermissionRequest;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 use crate::tools::ToolKind;
+use crate::protocol::{HunkComment, HunkDecision};
 use crate::workspace::EditStatus;
 
 /// How long a permission question waits for the user before it is a denial.
@@ -54,6 +55,9 @@ pub struct SessionCore {
     outcomes: Mutex<HashMap<PathBuf, EditStatus>>,
     /// "Always" answers about edits, by file: allowed (true) or rejected.
     edits_always: Mutex<HashMap<PathBuf, bool>>,
+    /// The user's comments on the latest edit of each path, sent with the
+    /// permission answer (`_meta.tandem`), until the edit's result takes them.
+    comments: Mutex<HashMap<PathBuf, Vec<HunkComment>>>,
 }
 
 /// What a question is keyed on to find its tool call: the call's kind and
@@ -79,6 +83,7 @@ impl SessionCore {
             written: Mutex::default(),
             outcomes: Mutex::default(),
             edits_always: Mutex::default(),
+            comments: Mutex::default(),
         }
     }
 
@@ -141,14 +146,24 @@ impl SessionCore {
     /// the run's events, which the forwarder sends in order
     /// (`RunParts::questions_in_stream`).
     async fn request(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> Selected {
+        self.request_with_comments(key, fields, options).await.0
+    }
+
+    /// [`request`](Self::request), and the comments the user sent with the
+    /// answer ([`answer_comments`]).
+    async fn request_with_comments(&self, key: &str, fields: ToolCallUpdateFields, options: Vec<PermissionOption>) -> (Selected, Vec<HunkComment>) {
         let offered: Vec<String> = options.iter().map(|o| o.option_id.0.to_string()).collect();
         let request = RequestPermissionRequest::new(self.id.clone(), ToolCallUpdate::new(self.call_id(key), fields), options);
         let cancel = self.cancel.locked().clone().unwrap_or_default();
         let answer = tokio::select! {
-            _ = cancel.cancelled() => return Selected::Unanswered("the run was cancelled".into()),
+            _ = cancel.cancelled() => return (Selected::Unanswered("the run was cancelled".into()), Vec::new()),
             answer = tokio::time::timeout(PERMISSION_TIMEOUT, self.link.request_permission(request)) => answer,
         };
-        match answer {
+        let comments = match &answer {
+            Ok(Ok(RequestPermissionOutcome::Selected(selected))) => answer_comments(selected.meta.as_ref(), &selected.option_id.0),
+            _ => Vec::new(),
+        };
+        let selected = match answer {
             Err(_) => Selected::Unanswered(format!("the user did not answer within {} s", PERMISSION_TIMEOUT.as_secs())),
             Ok(Err(err)) => Selected::Unanswered(format!("the client could not ask the user ({err})")),
             Ok(Ok(RequestPermissionOutcome::Cancelled)) => Selected::Unanswered("the question was cancelled".into()),
@@ -165,7 +180,8 @@ impl SessionCore {
                 other => Selected::Unanswered(format!("the client answered with an unknown option \"{other}\"")),
             },
             Ok(Ok(_)) => Selected::Unanswered("the client gave an answer this agent does not know".into()),
-        }
+        };
+        (selected, comments)
     }
 
     /// An asked call (a shell command, a fetch, …): `question` says what
@@ -197,7 +213,8 @@ impl SessionCore {
         let diffs = edit_diffs(path, old_text, new_text);
         let fields = ToolCallUpdateFields::new().kind(acp_kind(&ToolKind::Edit { path: path.to_path_buf() })).content(diffs);
         let key = call_key("", &ToolKind::Edit { path: path.to_path_buf() });
-        let answer = self.request(&key, fields, options(true, "Apply", "Reject")).await;
+        let (answer, comments) = self.request_with_comments(&key, fields, options(true, "Apply", "Reject")).await;
+        self.keep_comments(path, comments);
         self.edit_answer(path, answer)
     }
 
@@ -211,8 +228,32 @@ impl SessionCore {
             text.push_str("\n```");
         }
         let fields = ToolCallUpdateFields::new().kind(acp_kind(&request.kind)).content(vec![ToolCallContent::from(text_block(text))]);
-        let answer = self.request(&call_key(&request.tool, &request.kind), fields, options(true, "Apply", "Reject")).await;
-        self.edit_answer(path, answer)
+        let (answer, comments) = self.request_with_comments(&call_key(&request.tool, &request.kind), fields, options(true, "Apply", "Reject")).await;
+        self.keep_comments(path, comments);
+        // A rejected edit is never written: its comments go with the
+        // refusal; an applied one's with its result (the workspace's note).
+        self.edit_answer(path, answer).map_err(|reason| {
+            let comments = self.take_comments(path);
+            match crate::protocol::review_comments_note(&self.display(path), &comments) {
+                Some(note) => format!("{reason}.\n{note}"),
+                None => reason,
+            }
+        })
+    }
+
+    fn keep_comments(&self, path: &Path, comments: Vec<HunkComment>) {
+        let mut kept = self.comments.locked();
+        if comments.is_empty() {
+            kept.remove(path);
+        } else {
+            kept.insert(path.to_path_buf(), comments);
+        }
+    }
+
+    /// The comments the user sent with the answer about the latest edit of
+    /// `path`, taken for its result.
+    pub fn take_comments(&self, path: &Path) -> Vec<HunkComment> {
+        self.comments.locked().remove(path).unwrap_or_default()
     }
 
     fn edit_answer(&self, path: &Path, answer: Selected) -> Result<(), String> {
@@ -241,6 +282,31 @@ impl SessionCore {
             Selected::Unanswered(reason) => Err(reason),
         }
     }
+}
+
+/// The comments a client sent with a permission answer: ACP's outcome has
+/// no field for the user's words, so they come in its `_meta`:
+/// `{"tandem": {"comment": "…"}}` for the whole edit, or
+/// `{"tandem": {"comments": [{"hunk": 1, "comment": "…", "decision":
+/// "rejected"}]}}` per hunk, numbered as the question's diffs
+/// (`_meta.tandem.hunk`). A comment without a decision takes the answer's
+/// (an allow option: accepted). What is not text is left out.
+fn answer_comments(meta: Option<&serde_json::Map<String, serde_json::Value>>, option: &str) -> Vec<HunkComment> {
+    use serde_json::Value;
+    let Some(tandem) = meta.and_then(|m| m.get("tandem")) else { return Vec::new() };
+    let answered = if option.starts_with("allow") { HunkDecision::Accepted } else { HunkDecision::Rejected };
+    let mut out = Vec::new();
+    if let Some(text) = tandem.get("comment").and_then(Value::as_str) {
+        out.push(HunkComment { hunk: 0, lines: None, decision: answered, comment: text.to_string() });
+    }
+    for item in tandem.get("comments").and_then(Value::as_array).into_iter().flatten() {
+        let Some(text) = item.get("comment").and_then(Value::as_str) else { continue };
+        let decision = item.get("decision").and_then(|d| serde_json::from_value(d.clone()).ok()).unwrap_or(answered);
+        let lines = item.get("lines").and_then(|l| serde_json::from_value(l.clone()).ok());
+        let hunk = item.get("hunk").and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        out.push(HunkComment { hunk, lines, decision, comment: text.to_string() });
+    }
+    out
 }
 
 /// The four ACP options (the "always" pair only when `always`).

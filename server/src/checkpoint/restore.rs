@@ -392,7 +392,8 @@ async fn review(
     match policy.decide(&request).await {
         PermissionDecision::Allow | PermissionDecision::Approved | PermissionDecision::ApprovedWithNetwork | PermissionDecision::Contained => Ok(false),
         // A restore is all or nothing (the terminal offers no hunks for it).
-        PermissionDecision::ApprovedHunks(_) => Err("only part of the restoring edit was chosen; left as it is".into()),
+        PermissionDecision::Commented { keep: None, .. } => Ok(false),
+        PermissionDecision::ApprovedHunks(_) | PermissionDecision::Commented { keep: Some(_), .. } => Err("only part of the restoring edit was chosen; left as it is".into()),
         PermissionDecision::ReviewInEditor => Ok(true),
         PermissionDecision::Deny(reason) | PermissionDecision::Declined(reason) => Err(format!("the restoring edit was declined ({reason}); left as it is")),
     }

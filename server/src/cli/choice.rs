@@ -1,18 +1,20 @@
 //! Answers typed at a numbered terminal question: the number, the option's
 //! text, or a letter — `y` (allow once, apply, yes), `n` (deny, reject,
 //! skip, no), `a` (always allow, apply all), `s` (allow commands like this
-//! for the session), `e` (tell Tandem what to do instead), and at an edit's review `A` (allow edits for this session). An answer that fits nothing is told so, with what would fit,
+//! for the session), `e` (tell Tandem what to do instead), `c` (apply with
+//! a comment, or comment on a hunk), and at an edit's review `A` (allow edits for this session). An answer that fits nothing is told so, with what would fit,
 //! instead of the question silently coming back.
 
 /// The option a letter stands for: the first option whose text starts
 /// with one of these words (lowercase). `A` is matched as typed, before
 /// the others, which are matched in either case.
-const LETTERS: [(&str, &[&str]); 6] = [
+const LETTERS: [(&str, &[&str]); 7] = [
     ("y", &["allow once", "apply", "yes", "run them", "execute"]),
     ("n", &["deny", "reject", "skip", "no", "not now", "keep planning"]),
     ("a", &["always allow", "apply all"]),
     ("A", &["allow edits"]),
     ("s", &["allow commands like this"]),
+    ("c", &["comment on this hunk", "apply, with a comment"]),
     ("e", &["tell tandem"]),
 ];
 
@@ -99,12 +101,14 @@ mod tests {
 
     #[test]
     fn a_hunk_review_takes_y_n_a_capital_a_and_e() {
-        let hunk = options(&["Apply this hunk", "Skip this hunk", "Apply all the rest", "Allow edits for this session", "Tell Tandem what to do instead"]);
+        let hunk = options(&["Apply this hunk", "Skip this hunk", "Apply all the rest", "Allow edits for this session", "Tell Tandem what to do instead", "Comment on this hunk"]);
         let picked: Vec<Result<usize, String>> = ["y", "n", "a", "A", "e", "E"].iter().map(|a| parse(a, &hunk)).collect();
+        assert_eq!(parse("c", &hunk), Ok(5));
+        assert_eq!(parse("c", &options(&["Apply", "Reject", "Allow edits for this session", "Tell Tandem what to do instead", "Apply, with a comment"])), Ok(4));
         assert_eq!(picked, [Ok(0), Ok(1), Ok(2), Ok(3), Ok(4), Ok(4)]);
         assert_eq!(
             hint(&hunk),
-            "1-5, or y (Apply this hunk), n (Skip this hunk), a (Apply all the rest), A (Allow edits for this session), e (Tell Tandem what to do instead)"
+            "1-6, or y (Apply this hunk), n (Skip this hunk), a (Apply all the rest), A (Allow edits for this session), c (Comment on this hunk), e (Tell Tandem what to do instead)"
         );
         // Where no option is for `a`, it is not `A`.
         let review = options(&["Apply", "Reject", "Allow edits for this session", "Tell Tandem what to do instead"]);

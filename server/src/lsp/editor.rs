@@ -19,6 +19,7 @@
 //! 5. when the client can save on request and the buffer had no unsaved
 //!    user changes before the edit, ask it to save (`tandem/saveDocuments`).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -33,7 +34,7 @@ use super::config::Settings;
 use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::{replacements, splices_to_text_edits};
 use super::outbox::RunOutbox;
-use crate::protocol::FileEffect;
+use crate::protocol::{FileEffect, HunkComment};
 use crate::sync::{MutexExt, RwLockExt};
 use crate::workspace::{
     changed_lines, describe_change, fingerprint, holds_change, hunk_labels, landed_hunks, place_hunks, BufferEdit, DocumentSnapshot, EditOutcome, EditStatus,
@@ -222,6 +223,10 @@ pub struct LspEditor {
     /// The buffers each run changed, until the run ends.
     touched: Mutex<Vec<Touched>>,
     outbox: Arc<RunOutbox>,
+    /// The comments the user left on an edit's hunks in the editor's
+    /// review (the `comments` of its applyEdit answer), by file, until the
+    /// edit's result takes them.
+    comments: Mutex<HashMap<PathBuf, Vec<HunkComment>>>,
 }
 
 impl LspEditor {
@@ -233,7 +238,7 @@ impl LspEditor {
         roots: Vec<PathBuf>,
         outbox: Arc<RunOutbox>,
     ) -> Self {
-        LspEditor { documents, client, settings, capabilities, roots, late: Mutex::new(Vec::new()), touched: Mutex::new(Vec::new()), outbox }
+        LspEditor { documents, client, settings, capabilities, roots, late: Mutex::new(Vec::new()), touched: Mutex::new(Vec::new()), outbox, comments: Mutex::default() }
     }
 
     fn settings(&self) -> Settings {
@@ -492,7 +497,13 @@ impl LspEditor {
     /// Send `workspace/applyEdit`; `Err` holds the outcome when the editor
     /// did not apply it.
     async fn send(&self, edit: &BufferEdit, params: Value, annotate: bool, settings: &Settings) -> Result<(), EditOutcome> {
+        // Comments of an earlier answer no edit result took (an undo's
+        // restoring edit) are not this edit's.
+        self.comments.locked().remove(&edit.path);
         let answer = request_with_timeout(&*self.client, methods::APPLY_EDIT, params, settings.timeouts.apply_edit()).await;
+        if let Ok(value) = &answer {
+            self.keep_comments(&edit.path, value);
+        }
         let response: ApplyWorkspaceEditResponse = match answer.map(serde_json::from_value) {
             Ok(Ok(response)) => response,
             Ok(Err(err)) => return Err(EditOutcome::Unknown(format!("the editor's answer to applyEdit was malformed: {err}"))),
@@ -530,6 +541,33 @@ impl LspEditor {
         } else {
             format!("the editor answered applied: false: {reason}")
         }))
+    }
+
+    /// Keep the `comments` of an applyEdit answer (Tandem's addition to
+    /// `ApplyWorkspaceEditResult`: the user's words on the edit's hunks in
+    /// the editor's review) for the edit's result. One that cannot be read
+    /// is kept as what it says, so no words of the user's are lost.
+    fn keep_comments(&self, path: &Path, answer: &Value) {
+        let Some(list) = answer.get("comments").and_then(Value::as_array) else { return };
+        let comments: Vec<HunkComment> = list
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| match serde_json::from_value::<HunkComment>(item.clone()) {
+                Ok(comment) => Some(comment),
+                Err(err) => {
+                    tracing::warn!(%err, "a review comment in the applyEdit answer could not be read");
+                    item.get("comment").and_then(Value::as_str).map(|text| HunkComment {
+                        hunk: index + 1,
+                        lines: None,
+                        decision: crate::protocol::HunkDecision::Rejected,
+                        comment: text.to_string(),
+                    })
+                }
+            })
+            .collect();
+        if !comments.is_empty() {
+            self.comments.locked().insert(path.to_path_buf(), comments);
+        }
     }
 
     /// After a verified edit, save the buffer when it had no unsaved user
@@ -685,6 +723,10 @@ impl Editor for LspEditor {
 
     /// The run's late edits that the buffer shows now are told landed; none
     /// is watched for after, and the run's buffers are forgotten.
+    fn take_review_comments(&self, path: &Path) -> Vec<HunkComment> {
+        self.comments.locked().remove(path).unwrap_or_default()
+    }
+
     fn settle_late(&self, run: Option<&str>) {
         let is_run = |tag: &Option<Arc<str>>| tag.as_deref() == run;
         let late: Vec<LateEdit> = {

@@ -44,6 +44,7 @@ mod mcp;
 mod outbox;
 mod permission;
 mod plan_review;
+mod send_review;
 pub mod position;
 pub mod runs;
 mod server;

@@ -91,6 +91,9 @@ pub const TASKS_COMMAND: &str = "tandem.tasks";
 /// Stop one at the user's word, `[{"taskId"}]`: `{"task": {…}}` once it has
 /// ended; the model is told in its next request.
 pub const STOP_TASK_COMMAND: &str = "tandem.stopTask";
+/// "Send review to agent": the user's comments on a run's changes start
+/// the thread's next turn (`send_review`), as `tandem.ask` answers.
+pub const SEND_REVIEW_COMMAND: &str = "tandem.sendReview";
 
 /// The argument object of `tandem.stopTask`.
 #[derive(Debug, serde::Deserialize)]
@@ -599,7 +602,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, TRUST_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND, TASKS_COMMAND, STOP_TASK_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, TRUST_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND, TASKS_COMMAND, STOP_TASK_COMMAND, SEND_REVIEW_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -707,6 +710,18 @@ impl LanguageServer for Backend {
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
         match params.command.as_str() {
             ASK_COMMAND => self.ask(params).await,
+            SEND_REVIEW_COMMAND => {
+                let ready = self.ready.get();
+                let display = |uri: &str| {
+                    let path = uri.parse::<Uri>().ok().and_then(|u| super::documents::uri_to_path(&u));
+                    match (path, ready) {
+                        (Some(path), Some(ready)) => ready.workspace.display_path(&path),
+                        _ => uri.to_string(),
+                    }
+                };
+                let ask = super::send_review::ask_arguments(params.arguments.first(), display).map_err(Error::invalid_params)?;
+                self.ask(ExecuteCommandParams { arguments: vec![ask], ..params }).await
+            }
             CANCEL_COMMAND => self.cancel(&params),
             UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,

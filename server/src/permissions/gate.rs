@@ -87,9 +87,11 @@ pub enum Review {
     ApplyAndAcceptEdits,
     /// Apply only the hunks marked `true`, in the order the preview shows
     /// them (the terminal's per-hunk review); at least one is marked, and
-    /// one is not. `accept_edits`: and the edits after it as
+    /// one is not unless the user commented (`comments`: their words on
+    /// hunks, or on the whole edit as hunk 0, for the model).
+    /// `accept_edits`: and the edits after it as
     /// [`Review::ApplyAndAcceptEdits`].
-    Hunks { keep: Vec<bool>, accept_edits: bool },
+    Hunks { keep: Vec<bool>, accept_edits: bool, comments: Vec<crate::protocol::HunkComment> },
     /// The editor reviews the edit itself when it is sent
     /// ([`PermissionDecision::ReviewInEditor`]).
     InEditor,
@@ -304,11 +306,16 @@ impl<P: Prompter> Gate<P> {
                 self.accept_edits_from_now();
                 PermissionDecision::Approved
             }
-            Review::Hunks { keep, accept_edits } => {
+            Review::Hunks { keep, accept_edits, comments } => {
                 if accept_edits {
                     self.accept_edits_from_now();
                 }
-                PermissionDecision::ApprovedHunks(keep.into())
+                let part = keep.iter().any(|k| !k).then(|| keep.into());
+                match (part, comments.is_empty()) {
+                    (Some(keep), true) => PermissionDecision::ApprovedHunks(keep),
+                    (None, true) => PermissionDecision::Approved,
+                    (keep, false) => PermissionDecision::Commented { keep, comments: comments.into() },
+                }
             }
             Review::InEditor => PermissionDecision::ReviewInEditor,
             Review::Reject(reason) => PermissionDecision::Declined(reason),

@@ -13,6 +13,7 @@ pub use super::gate::ALLOW_LIKE_THIS;
 pub use super::gate::TELL_INSTEAD;
 use super::policy::Policy;
 use super::ProjectRules;
+use crate::protocol::{HunkComment, HunkDecision};
 use crate::tools::PermissionRequest;
 
 pub const ALLOW_ONCE: &str = "Allow once";
@@ -25,6 +26,10 @@ pub const APPLY_HUNK: &str = "Apply this hunk";
 pub const SKIP_HUNK: &str = "Skip this hunk";
 pub const APPLY_REST: &str = "Apply all the rest";
 pub const ALLOW_EDITS: &str = "Allow edits for this session";
+pub const APPLY_COMMENTED: &str = "Apply, with a comment";
+pub const COMMENT_HUNK: &str = "Comment on this hunk";
+/// The question after [`APPLY_COMMENTED`] and [`COMMENT_HUNK`].
+pub const COMMENT_PROMPT: &str = "Your comment for Tandem:";
 
 /// Someone at a terminal. `choose` shows `question` and returns the chosen
 /// option (`None`: no answer, which is a denial).
@@ -83,21 +88,40 @@ impl Prompter for TerminalPrompter {
         let preview = request.preview.as_deref().unwrap_or("");
         let hunks = hunks_of(preview);
         let by_hunk = hunks.len() > 1 && matches!(request.tool.as_str(), "edit_file" | "write_file") && !preview.contains("(diff cut:");
+        // The user's words may go with an edit tool's change (an undo's
+        // restore is all or nothing, and has no model to read them).
+        let commentable = matches!(request.tool.as_str(), "edit_file" | "write_file");
         if !by_hunk {
             let question = if preview.is_empty() { title } else { format!("{title}\n\n{preview}") };
-            return match self.0.choose(&question, &[APPLY, REJECT, ALLOW_EDITS, TELL_INSTEAD]).await.as_deref() {
+            let mut options = vec![APPLY, REJECT, ALLOW_EDITS, TELL_INSTEAD];
+            if commentable {
+                options.push(APPLY_COMMENTED);
+            }
+            return match self.0.choose(&question, &options).await.as_deref() {
                 Some(APPLY) => Review::Apply,
                 Some(ALLOW_EDITS) => Review::ApplyAndAcceptEdits,
                 Some(TELL_INSTEAD) => self.instead().await,
+                Some(APPLY_COMMENTED) => {
+                    let comments = self.comment(0, HunkDecision::Accepted).await.into_iter().collect();
+                    Review::Hunks { keep: vec![true], accept_edits: false, comments }
+                }
                 _ => Review::Reject(REJECTED.into()),
             };
         }
         let count = hunks.len();
         let mut keep = Vec::with_capacity(count);
         let mut accept_edits = false;
-        for (index, hunk) in hunks.iter().enumerate() {
-            let question = format!("{title} Hunk {} of {count}:\n\n{hunk}", index + 1);
-            match self.0.choose(&question, &[APPLY_HUNK, SKIP_HUNK, APPLY_REST, ALLOW_EDITS, TELL_INSTEAD]).await.as_deref() {
+        // The user's words on each hunk, given before its answer.
+        let mut said: Vec<Option<String>> = vec![None; count];
+        let mut index = 0;
+        while index < count {
+            let question = format!("{title} Hunk {} of {count}:\n\n{}", index + 1, hunks[index]);
+            match self.0.choose(&question, &[APPLY_HUNK, SKIP_HUNK, APPLY_REST, ALLOW_EDITS, TELL_INSTEAD, COMMENT_HUNK]).await.as_deref() {
+                // Asked again, the comment kept for the answer that follows.
+                Some(COMMENT_HUNK) => {
+                    said[index] = self.0.line(&format!("{COMMENT_PROMPT} ")).await.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+                    continue;
+                }
                 Some(APPLY_HUNK) => keep.push(true),
                 Some(SKIP_HUNK) => keep.push(false),
                 Some(APPLY_REST) => break,
@@ -108,14 +132,30 @@ impl Prompter for TerminalPrompter {
                 Some(TELL_INSTEAD) => return self.instead().await,
                 _ => return Review::Reject(REJECTED.into()),
             }
+            index += 1;
         }
         // What was not answered hunk by hunk was taken with the rest.
         keep.resize(count, true);
+        let comments: Vec<HunkComment> = said
+            .into_iter()
+            .zip(&keep)
+            .enumerate()
+            .filter_map(|(i, (text, kept))| {
+                let decision = if *kept { HunkDecision::Accepted } else { HunkDecision::Rejected };
+                text.map(|comment| HunkComment { hunk: i + 1, lines: None, decision, comment })
+            })
+            .collect();
         match (keep.iter().all(|k| *k), keep.iter().any(|k| *k)) {
-            (true, _) if accept_edits => Review::ApplyAndAcceptEdits,
-            (true, _) => Review::Apply,
-            (false, false) => Review::Reject(format!("{REJECTED} (every hunk of it)")),
-            (false, true) => Review::Hunks { keep, accept_edits },
+            (true, _) if accept_edits && comments.is_empty() => Review::ApplyAndAcceptEdits,
+            (true, _) if comments.is_empty() => Review::Apply,
+            (false, false) => {
+                let reason = format!("{REJECTED} (every hunk of it)");
+                match crate::protocol::review_comments_note(&request.summary, &comments) {
+                    Some(note) => Review::Reject(format!("{reason}.\n{note}")),
+                    None => Review::Reject(reason),
+                }
+            }
+            _ => Review::Hunks { keep, accept_edits, comments },
         }
     }
 }
@@ -132,6 +172,14 @@ impl TerminalPrompter {
     /// the model with the rejection.
     async fn instead(&self) -> Review {
         Review::Reject(told_instead(REJECTED, self.said().await.as_deref()))
+    }
+
+    /// The user's comment on the edit (hunk 0) or one of its hunks, after
+    /// [`APPLY_COMMENTED`]; none when nothing was typed.
+    async fn comment(&self, hunk: usize, decision: HunkDecision) -> Option<HunkComment> {
+        let text = self.0.line(&format!("{COMMENT_PROMPT} ")).await?;
+        let text = text.trim();
+        (!text.is_empty()).then(|| HunkComment { hunk, lines: None, decision, comment: text.to_string() })
     }
 
     /// The line the user types after [`TELL_INSTEAD`].
@@ -161,6 +209,7 @@ fn hunks_of(preview: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::permissions::PermissionRules;
+    use crate::protocol::{HunkComment, HunkDecision};
     use crate::tools::permission_mode::PermissionMode;
     use crate::tools::{PermissionDecision, PermissionGate, ToolKind};
     use std::sync::Mutex;
@@ -224,7 +273,7 @@ mod tests {
                 @@ -9,2 +9,1 @@
                    9   i
                   10 - j
-                options: Apply this hunk | Skip this hunk | Apply all the rest | Allow edits for this session | Tell Tandem what to do instead"#]]
+                options: Apply this hunk | Skip this hunk | Apply all the rest | Allow edits for this session | Tell Tandem what to do instead | Comment on this hunk"#]]
             .assert_eq(&format!("{}\noptions: {}", questions[1].0, questions[1].1.join(" | ")));
         }
         // n, then a: the first is left out, the rest applied unasked.
@@ -242,7 +291,7 @@ mod tests {
         let terminal = scripted(vec![APPLY]);
         let gate = headless(dir.path(), Some(terminal.clone()));
         assert_eq!(gate.decide(&edit(dir.path(), &cut)).await, PermissionDecision::Approved);
-        assert_eq!(terminal.questions.lock().unwrap()[0].1, [APPLY, REJECT, ALLOW_EDITS, TELL_INSTEAD]);
+        assert_eq!(terminal.questions.lock().unwrap()[0].1, [APPLY, REJECT, ALLOW_EDITS, TELL_INSTEAD, APPLY_COMMENTED]);
         let terminal = scripted(vec![APPLY]);
         let gate = headless(dir.path(), Some(terminal.clone()));
         assert_eq!(gate.decide(&PermissionRequest { tool: "undo".into(), ..edit(dir.path(), THREE_HUNKS) }).await, PermissionDecision::Approved);
@@ -281,6 +330,34 @@ mod tests {
         // Nothing typed: a plain rejection.
         let gate = headless(dir.path(), Some(scripted(vec![TELL_INSTEAD])));
         assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Declined("the user rejected the change".into()));
+    }
+
+    /// Comments at the terminal: on a hunk (`c`, then the hunk asked
+    /// again), kept with its answer; on a whole edit ("Apply, with a
+    /// comment"). Both reach the decision, which carries them to the
+    /// call's result; a hunk's comment on an edit rejected whole goes with
+    /// the refusal.
+    #[tokio::test]
+    async fn comments_on_hunks_and_on_a_whole_edit_go_with_the_decision() {
+        let dir = tempfile::tempdir().unwrap();
+        let terminal = scripted(vec![APPLY_HUNK, COMMENT_HUNK, "keep j, it is used", SKIP_HUNK, APPLY_HUNK]);
+        let gate = headless(dir.path(), Some(terminal.clone()));
+        let comments: Arc<[HunkComment]> = vec![HunkComment { hunk: 2, lines: None, decision: HunkDecision::Rejected, comment: "keep j, it is used".into() }].into();
+        assert_eq!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Commented { keep: Some(vec![true, false, true].into()), comments });
+        {
+            let questions = terminal.questions.lock().unwrap();
+            assert_eq!(questions[2].0, "Your comment for Tandem: ");
+            assert!(questions[3].0.ends_with("Hunk 2 of 3:\n\n@@ -9,2 +9,1 @@\n   9   i\n  10 - j"), "the hunk is asked again: {:?}", questions[3]);
+        }
+        let one_hunk = "@@ -1,1 +1,1 @@\n   1 - a\n   1 + A";
+        let gate = headless(dir.path(), Some(scripted(vec![APPLY_COMMENTED, "fine, but name it ALPHA next time"])));
+        let comments: Arc<[HunkComment]> = vec![HunkComment { hunk: 0, lines: None, decision: HunkDecision::Accepted, comment: "fine, but name it ALPHA next time".into() }].into();
+        assert_eq!(gate.decide(&edit(dir.path(), one_hunk)).await, PermissionDecision::Commented { keep: None, comments });
+        let gate = headless(dir.path(), Some(scripted(vec![COMMENT_HUNK, "no", SKIP_HUNK, SKIP_HUNK, SKIP_HUNK])));
+        assert!(
+            matches!(gate.decide(&edit(dir.path(), THREE_HUNKS)).await, PermissionDecision::Declined(r) if r.ends_with("\n- hunk 1 rejected by the user: no")),
+            "the comment goes with the refusal"
+        );
     }
 
     #[tokio::test]

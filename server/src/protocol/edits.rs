@@ -237,6 +237,69 @@ pub struct AskStarted {
     pub thread_id: String,
 }
 
+/// What the user decided of one hunk of an agent's edit in a review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HunkDecision {
+    Accepted,
+    Rejected,
+}
+
+/// The user's comment on one hunk of an agent's edit, with what they
+/// decided of it: an editor's review sends these with its answer (the
+/// `comments` of a `workspace/applyEdit` result, an ACP permission
+/// outcome's `_meta.tandem.comments`), and the model reads them in the
+/// edit's tool result, in the same run ([`review_comments_note`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HunkComment {
+    /// The hunk's number in the review, from 1; 0 for a comment on the
+    /// whole edit.
+    pub hunk: usize,
+    /// Its lines in the file as it was before the edit, when the editor
+    /// knows them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<LineSpan>,
+    pub decision: HunkDecision,
+    pub comment: String,
+}
+
+/// Characters of one comment the model is given, at most: a pasted log
+/// is cut, not sent whole.
+pub const MAX_COMMENT_CHARS: usize = 4000;
+
+/// The user's comments on an edit of `display`, worded for the model so it
+/// acts on them in the same run: "hunk 2 (lines 10-14) rejected by the
+/// user: use a match". `None` when no comment says anything.
+pub fn review_comments_note(display: &str, comments: &[HunkComment]) -> Option<String> {
+    let mut lines = Vec::new();
+    for c in comments {
+        let text = c.comment.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let text: String = match text.char_indices().nth(MAX_COMMENT_CHARS) {
+            Some((cut, _)) => format!("{} [...]", &text[..cut]),
+            None => text.to_string(),
+        };
+        let place = c.lines.map(|l| format!(" ({l})")).unwrap_or_default();
+        let verdict = match c.decision {
+            HunkDecision::Accepted => "accepted by the user, with a comment",
+            HunkDecision::Rejected => "rejected by the user",
+        };
+        // Hunk 0: a comment on the whole edit (an ACP client's `comment`).
+        let what = if c.hunk == 0 { "the whole edit".to_string() } else { format!("hunk {}", c.hunk) };
+        lines.push(format!("- {what}{place} {verdict}: {text}"));
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "The user's review comments on this edit to {display} (act on them now, in this run: redo a rejected hunk the way the comment asks, adjust an accepted one):\n{}",
+        lines.join("\n")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +337,26 @@ mod tests {
         }
         assert_eq!(EditStatus::Written.label(), "applied");
         assert_eq!(EditStatus::ALL.into_iter().filter(|s| s.landed()).count(), 3);
+    }
+
+    #[test]
+    fn review_comments_are_worded_for_the_model_hunk_by_hunk() {
+        let comments = [
+            HunkComment { hunk: 2, lines: Some(LineSpan { start: 10, end: 14 }), decision: HunkDecision::Rejected, comment: " use a match here ".into() },
+            HunkComment { hunk: 1, lines: None, decision: HunkDecision::Accepted, comment: "good, but rename x".into() },
+            HunkComment { hunk: 3, lines: None, decision: HunkDecision::Rejected, comment: "  ".into() },
+        ];
+        let whole = HunkComment { hunk: 0, lines: None, decision: HunkDecision::Rejected, comment: "not now".into() };
+        assert!(review_comments_note("a.rs", &[whole]).unwrap().ends_with("\n- the whole edit rejected by the user: not now"));
+        expect_test::expect![[r#"
+            The user's review comments on this edit to a.rs (act on them now, in this run: redo a rejected hunk the way the comment asks, adjust an accepted one):
+            - hunk 2 (lines 10-14) rejected by the user: use a match here
+            - hunk 1 accepted by the user, with a comment: good, but rename x"#]]
+        .assert_eq(&review_comments_note("a.rs", &comments).unwrap());
+        assert_eq!(review_comments_note("a.rs", &comments[2..]), None, "a blank comment says nothing");
+        let long = HunkComment { comment: "x".repeat(MAX_COMMENT_CHARS + 10), ..comments[0].clone() };
+        assert!(review_comments_note("a.rs", &[long]).unwrap().ends_with("x [...]"));
+        let parsed: HunkComment = serde_json::from_str(r#"{"hunk":1,"lines":{"startLine":3,"endLine":3},"decision":"accepted","comment":"ok"}"#).unwrap();
+        assert_eq!(parsed.decision, HunkDecision::Accepted);
     }
 }

@@ -14,6 +14,6 @@ mod edits;
 mod events;
 mod run;
 
-pub use edits::{AskAnswer, AskStarted, ChangedFile, EditStatus, FileEffect, LineSpan, RunEdit};
+pub use edits::{review_comments_note, AskAnswer, AskStarted, ChangedFile, EditStatus, FileEffect, HunkComment, HunkDecision, LineSpan, RunEdit, MAX_COMMENT_CHARS};
 pub use events::{QuestionKind, RunEvent};
 pub use run::{RunStatus, TaskStatus, TodoItem, TodoStatus, ToolKind, Usage};

@@ -139,6 +139,10 @@ pub enum PermissionDecision {
     /// edit's preview and declined the others (the terminal's per-hunk
     /// review); the edit tools write only those.
     ApprovedHunks(Arc<[bool]>),
+    /// Approved (whole, or the hunks of `keep` as [`Self::ApprovedHunks`])
+    /// with the user's comments on it, which the call's result carries to
+    /// the model (the terminal's "Apply, with a comment").
+    Commented { keep: Option<Arc<[bool]>>, comments: Arc<[crate::protocol::HunkComment]> },
 }
 
 impl PermissionDecision {
@@ -150,7 +154,7 @@ impl PermissionDecision {
             PermissionDecision::ApprovedWithNetwork => Some(Approval::ApprovedWithNetwork),
             PermissionDecision::Contained => Some(Approval::Contained),
             PermissionDecision::ReviewInEditor => Some(Approval::ReviewInEditor),
-            PermissionDecision::ApprovedHunks(_) => Some(Approval::Approved),
+            PermissionDecision::ApprovedHunks(_) | PermissionDecision::Commented { .. } => Some(Approval::Approved),
             PermissionDecision::Deny(_) | PermissionDecision::Declined(_) => None,
         }
     }
@@ -411,7 +415,14 @@ impl Executor {
         };
         ctx.approval = approval;
         ctx.chosen_hunks = match &decision {
-            PermissionDecision::ApprovedHunks(keep) => Some(Arc::clone(keep)),
+            PermissionDecision::ApprovedHunks(keep) | PermissionDecision::Commented { keep: Some(keep), .. } => Some(Arc::clone(keep)),
+            _ => None,
+        };
+        // The user's words on the edit, after what the call says of it.
+        let comments_note = match (&decision, &traits.kind) {
+            (PermissionDecision::Commented { comments, .. }, ToolKind::Edit { path }) => {
+                crate::protocol::review_comments_note(&ctx.workspace.display_path(path), comments)
+            }
             _ => None,
         };
         let max_result_chars = traits.max_result_chars;
@@ -421,7 +432,7 @@ impl Executor {
             watching.extend(observer.before(observed, ctx).await);
         }
         let output = prepared.call(ctx).await;
-        let mut notes = String::new();
+        let mut notes = comments_note.map(|note| format!("\n{note}")).unwrap_or_default();
         for watch in watching {
             notes.push_str(&watch.after(ctx, output.is_ok()).await);
         }

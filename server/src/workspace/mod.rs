@@ -547,6 +547,13 @@ impl Workspace {
 
     /// The path as the model and the user should see it: relative to the
     /// primary root when inside it, else absolute.
+    /// The user's comments on the hunks of the last edit of `path` in the
+    /// editor's review, worded for the model (taken: said once).
+    pub fn take_review_note(&self, path: &Path) -> Option<String> {
+        let comments = self.editor.as_ref()?.take_review_comments(path);
+        crate::protocol::review_comments_note(&self.display_path(path), &comments)
+    }
+
     pub fn display_path(&self, path: &Path) -> String {
         paths::display_relative(self.root(), path)
     }

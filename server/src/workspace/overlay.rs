@@ -178,6 +178,12 @@ pub trait Editor: Send + Sync {
     /// that the buffer shows now is told to its [`BufferEdit::landed_late`]
     /// at once; none of the run's is watched for after.
     fn settle_late(&self, _run: Option<&str>) {}
+    /// The comments the user left on the hunks of the last edit of `path`
+    /// in the editor's review (sent with its answer), taken: the edit's
+    /// tool result carries them to the model.
+    fn take_review_comments(&self, _path: &Path) -> Vec<crate::protocol::HunkComment> {
+        Vec::new()
+    }
 }
 
 /// A buffer the agent changed whose text is not on disk when a command runs.

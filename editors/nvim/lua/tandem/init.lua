@@ -442,7 +442,9 @@ end
 
 --- Send `tandem.ask` with `argument` ({prompt, textDocument?, range?,
 --- diagnostics?}); the transcript frames the run and the end is announced.
-function M.ask_argument(argument, bufnr)
+--- `command`: another command that starts a run as `tandem.ask` does
+--- (`tandem.sendReview`), with `shown` the prompt in the transcript.
+function M.ask_argument(argument, bufnr, command, shown)
   local c = running_client()
   if not c then
     return false
@@ -455,10 +457,10 @@ function M.ask_argument(argument, bufnr)
   if argument.threadId == nil and M.thread_id then
     argument.threadId = M.thread_id
   end
-  transcript.start(argument.prompt)
+  transcript.start(shown or argument.prompt)
   state.set_run('starting')
   review.changed_lines = {}
-  c:request('workspace/executeCommand', { command = 'tandem.ask', arguments = { argument } }, function(err, result)
+  c:request('workspace/executeCommand', { command = command or 'tandem.ask', arguments = { argument } }, function(err, result)
     if result and result.threadId then
       M.thread_id = result.threadId
     end
@@ -546,6 +548,50 @@ function M.resume(thread_id)
       end
     end)
   end)
+end
+
+--- The user's comments on a run's changes, kept until :TandemSendReview
+--- sends them: { uri, startLine, endLine, comment } each.
+M.review_comments = {}
+
+--- Comment on lines of the current file (`range`: { start_line,
+--- end_line }, else the cursor's line): kept for :TandemSendReview. An
+--- empty `text` is asked for with vim.ui.input.
+function M.comment(text, range)
+  local bufnr = vim.api.nvim_get_current_buf()
+  if vim.bo[bufnr].buftype ~= '' or vim.api.nvim_buf_get_name(bufnr) == '' then
+    notify('comment on lines of a file (the run changed), not here', vim.log.levels.WARN)
+    return
+  end
+  local line = vim.api.nvim_win_get_cursor(0)[1]
+  range = range or { start_line = line, end_line = line }
+  local function keep(words)
+    words = vim.trim(words or '')
+    if words == '' then
+      return
+    end
+    table.insert(M.review_comments, { uri = vim.uri_from_bufnr(bufnr), startLine = range.start_line, endLine = range.end_line, comment = words })
+    notify(string.format('%d review comment(s) kept: :TandemSendReview (or /review in the chat) sends them to Tandem', #M.review_comments))
+  end
+  if text and text ~= '' then
+    keep(text)
+  else
+    vim.ui.input({ prompt = string.format('Comment on lines %d-%d for Tandem: ', range.start_line, range.end_line) }, keep)
+  end
+end
+
+--- "Send review to agent": the kept comments start the conversation's
+--- next turn (`tandem.sendReview`), `extra` words after them.
+function M.send_review(extra)
+  if #M.review_comments == 0 then
+    notify('no review comments to send: :TandemComment on the changed lines first', vim.log.levels.WARN)
+    return
+  end
+  local comments = M.review_comments
+  local shown = string.format('Review: %d comment(s) on the changes%s', #comments, (extra and extra ~= '') and (' — ' .. extra) or '')
+  if M.ask_argument({ comments = comments, prompt = extra }, nil, 'tandem.sendReview', shown) then
+    M.review_comments = {}
+  end
 end
 
 --- Ask the agent. `range` is { start_line, end_line } (1-based, inclusive).

@@ -5,13 +5,15 @@
 -- holding the diff hunk by hunk, answered with keys shown at its top —
 --   a apply hunk   r reject hunk   A apply all   R reject all
 --   n / ] next     p / [ previous  ! apply all for the rest of this run
---   q quit (rejects the edit)
+--   c comment on the hunk             q quit (rejects the edit)
 -- — and only the hunks the user applied are applied (the server works out
 -- from the buffer which landed, and tells the model). With `layout =
 -- 'split'` the current and proposed text are side by side (`diffthis`) and
 -- the keys answer for the whole edit. Closing the review any other way
 -- rejects the edit too, with a message that says so. Edits that need no
--- confirmation apply as Neovim would apply them.
+-- confirmation apply as Neovim would apply them. A comment (`c`) goes with
+-- the answer (`comments` in the applyEdit result: the hunk, its lines, the
+-- decision, the words), and the model reads it in the edit's result.
 --
 -- Server requests run in a coroutine (vim.lsp.rpc), so the handler yields
 -- while the review is open. When the server withdraws the request
@@ -21,7 +23,7 @@ local M = {}
 
 --- The review's keys, as shown at the top of its window (M.legend lays
 --- them out in as many lines as its width needs).
-M.KEYS = { 'a apply hunk', 'r reject hunk', 'A apply all', 'R reject all', 'n/] next', 'p/[ previous', '! apply all (rest of run)', 'q quit (rejects)' }
+M.KEYS = { 'a apply hunk', 'r reject hunk', 'A apply all', 'R reject all', 'n/] next', 'p/[ previous', 'c comment', '! apply all (rest of run)', 'q quit (rejects)' }
 M.SPLIT_KEYS = 'A apply  R reject  ! apply all (rest of run)  q quit (rejects)'
 
 --- Options, set by require('tandem').setup({ review = {...} }).
@@ -221,8 +223,9 @@ end
 --- The review buffer: every hunk of every document with its state; the
 --- user answers with keys, `settle` gets `{ decisions = {…} }` (one
 --- 'apply' / 'reject' per hunk), `'rest'` (apply all, rest of the run) or
---- `'closed'`. Returns a function that closes it.
-local function review_hunks(title, documents, settle)
+--- `'closed'`; the user's comments (`c`, one per hunk number) are put in
+--- `comments`. Returns a function that closes it.
+local function review_hunks(title, documents, settle, comments)
   local hunks = {}
   for _, document in ipairs(documents) do
     for _, hunk in ipairs(document.hunks) do
@@ -248,6 +251,9 @@ local function review_hunks(title, documents, settle)
       local mark = index == current and '>' or ' '
       table.insert(header_lines, #lines + 1)
       table.insert(lines, string.format('%s hunk %d/%d  %s line %d  [%s]', mark, index, #hunks, hunk.path, hunk.first_line, state))
+      if comments[index] then
+        table.insert(lines, '  comment: ' .. comments[index]:gsub('\n', ' '))
+      end
       vim.list_extend(lines, hunk.diff)
       table.insert(lines, '')
     end
@@ -324,6 +330,19 @@ local function review_hunks(title, documents, settle)
     end
     finish({ decisions = decisions })
   end
+  -- The user's words on the current hunk, sent with the answer.
+  local function comment()
+    local index = current
+    vim.ui.input({ prompt = string.format('Comment on hunk %d (sent to Tandem with your answer): ', index), default = comments[index] }, function(text)
+      if done or text == nil then
+        return
+      end
+      text = vim.trim(text)
+      comments[index] = text ~= '' and text or nil
+      render()
+      focus()
+    end)
+  end
   local function move(step)
     current = (current - 1 + step) % #hunks + 1
     render()
@@ -338,6 +357,7 @@ local function review_hunks(title, documents, settle)
     [']'] = function() move(1) end,
     p = function() move(-1) end,
     ['['] = function() move(-1) end,
+    c = comment,
     ['!'] = function() finish('rest') end,
     q = function() finish('closed') end,
     ['<Esc>'] = function() finish('closed') end,
@@ -521,6 +541,35 @@ function M.send_changes(edit, client)
   end
 end
 
+--- The user's comments for the applyEdit answer: each commented hunk's
+--- number, its lines before the edit, and what the user decided of it
+--- (`decisions`, or `all` for every hunk).
+local function comments_answer(documents, comments, decisions, all)
+  local out, index = {}, 0
+  for _, document in ipairs(documents) do
+    for _, hunk in ipairs(document.hunks) do
+      index = index + 1
+      if comments[index] then
+        local last = hunk.first_line
+        for _, text_edit in ipairs(hunk.edits) do
+          local stop = text_edit.range['end']
+          -- A range ending at a line's start ends on the line before it.
+          local line = (stop.character > 0 or stop.line + 1 == hunk.first_line) and stop.line + 1 or stop.line
+          last = math.max(last, line)
+        end
+        local decision = (decisions and decisions[index]) or all
+        table.insert(out, {
+          hunk = index,
+          lines = { startLine = hunk.first_line, endLine = last },
+          decision = decision == 'apply' and 'accepted' or 'rejected',
+          comment = comments[index],
+        })
+      end
+    end
+  end
+  return #out > 0 and out or nil
+end
+
 --- The edit with only the applied hunks' text edits; and whether any is.
 local function only_applied(edit, documents, decisions)
   local plain = strip_annotations(edit)
@@ -561,6 +610,8 @@ function M.apply_edit(_, params, ctx)
     return { applied = false, failureReason = stale_now }
   end
   local opened = M.open_versions(edit)
+  -- The comments of a review answered for every hunk at once (`!`).
+  local review_comments = nil
   local ok, changes = pcall(M.changes, edit, encoding)
   if ok then
     for _, change in ipairs(changes) do
@@ -587,11 +638,12 @@ function M.apply_edit(_, params, ctx)
     local label = params.label or 'Tandem: edit'
     state.set_reviewing(label)
     local close
+    local comments = {}
     local answer = await.answer(function(settle)
       if M.options.layout == 'split' and #changes == 1 then
         close = review_split(changes[1], settle)
       else
-        close = review_hunks(label, documents, settle)
+        close = review_hunks(label, documents, settle, comments)
       end
     end, await.request_id(params))
     state.set_reviewing(nil)
@@ -620,16 +672,18 @@ function M.apply_edit(_, params, ctx)
         require('tandem.visible').text(string.format('Tandem: review closed, so the edit to %s was rejected (not applied)', table.concat(paths, ', '))),
         vim.log.levels.WARN
       )
-      return { applied = false, failureReason = 'the user closed the Tandem review without choosing, which rejects the edit' }
+      return { applied = false, failureReason = 'the user closed the Tandem review without choosing, which rejects the edit', comments = comments_answer(documents, comments, nil, 'reject') }
     end
     if answer == 'rest' then
       apply_all_run = run
+      review_comments = comments_answer(documents, comments, nil, 'apply')
     elseif answer.all == 'reject' then
       return { applied = false, failureReason = 'the user chose Reject in the Tandem review' }
     elseif answer.decisions then
+      local said = comments_answer(documents, comments, answer.decisions)
       local chosen, any = only_applied(edit, documents, answer.decisions)
       if not any then
-        return { applied = false, failureReason = 'the user chose Reject in the Tandem review' }
+        return { applied = false, failureReason = 'the user chose Reject in the Tandem review', comments = said }
       end
       local changed = M.stale(edit, client, opened)
       if changed then
@@ -637,7 +691,7 @@ function M.apply_edit(_, params, ctx)
       end
       local applied, err = pcall(vim.lsp.util.apply_workspace_edit, chosen, encoding)
       M.send_changes(edit, client)
-      return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
+      return { applied = applied, failureReason = (not applied) and tostring(err) or nil, comments = said }
     end
   end
   -- After a review: never on another version, never into a closed buffer.
@@ -647,7 +701,7 @@ function M.apply_edit(_, params, ctx)
   end
   local applied, err = pcall(vim.lsp.util.apply_workspace_edit, strip_annotations(edit), encoding)
   M.send_changes(edit, client)
-  return { applied = applied, failureReason = (not applied) and tostring(err) or nil }
+  return { applied = applied, failureReason = (not applied) and tostring(err) or nil, comments = applied and review_comments or nil }
 end
 
 return M

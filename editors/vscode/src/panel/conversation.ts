@@ -144,6 +144,8 @@ export type ToWebview =
   | { op: 'task'; taskId: string; state: string }
   /** The files of an edit waiting in the Refactor Preview; null: none waits. */
   | { op: 'review'; paths: string[] | null }
+  /** How many review comments wait for "Send review to agent". */
+  | { op: 'reviewComments'; count: number }
   /** The model and mode pickers' state. */
   | { op: 'pickers'; state: PickerState }
   /** What the draft `prompt` attaches (its chips). */
@@ -170,6 +172,10 @@ export type FromWebview =
   | { type: 'showReview' }
   /** The waiting review's other button: reject the edit, and say what to do instead. */
   | { type: 'rejectReview' }
+  /** The waiting review's comment button: words that go to the model with the answer. */
+  | { type: 'commentReview' }
+  /** "Send review to agent": the kept comments start the next turn. */
+  | { type: 'sendReview' }
   /** The draft in the input box, which mentions something: what would it attach? */
   | { type: 'draft'; prompt: string }
   /** The mode picker: set `tandem.permissionMode`. */

@@ -141,6 +141,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         if (!pending && this.server.client) void this.askProvider();
       }),
       server.onDidChangeReview((paths) => this.post({ op: 'review', paths: paths ?? null })),
+      server.onDidChangeReviewComments((count) => this.post({ op: 'reviewComments', count })),
       // Where prompts go, said before the first one: the server's decision.
       server.onDidStart((started) => {
         if (started) void this.askProvider();
@@ -237,6 +238,7 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         this.post({ op: 'reset', snapshot: this.conversation.snapshot() });
         for (const [taskId, state] of this.endedTasks) this.post({ op: 'task', taskId, state });
         if (this.server.reviewPaths) this.post({ op: 'review', paths: this.server.reviewPaths });
+        this.post({ op: 'reviewComments', count: this.server.reviewComments.length });
         this.updatePickers({});
         if (this.focusPending) this.focusInput();
         break;
@@ -258,6 +260,12 @@ export class PanelView implements vscode.WebviewViewProvider, vscode.Disposable 
         break;
       case 'rejectReview':
         await this.server.rejectReview();
+        break;
+      case 'commentReview':
+        await this.server.commentReview();
+        break;
+      case 'sendReview':
+        await vscode.commands.executeCommand('tandem.sendReviewToAgent');
         break;
       case 'copy':
         await vscode.env.clipboard.writeText(String(message.text ?? ''));
@@ -599,6 +607,7 @@ function panelHtml(webview: vscode.Webview, media: vscode.Uri, script: vscode.Ur
 <main id="log" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></main>
 <div id="empty" class="empty">Ask Tandem about this workspace. It reads, edits and runs commands with your approval; edits are reviewed in the Refactor Preview.</div>
 <section id="review" aria-live="assertive" hidden></section>
+<section id="reviewComments" hidden></section>
 <section id="asks" aria-live="assertive" hidden></section>
 <footer>
   <div id="mentions" role="listbox" aria-label="Mention a file" hidden></div>

@@ -492,12 +492,26 @@ function setReview(paths: string[] | null): void {
   // A refusal, drawn as the asks draw theirs.
   const reject = element('button', 'secondary', 'Reject: tell Tandem what to do instead') as HTMLButtonElement;
   reject.dataset.rejectReview = 'true';
-  reviewBox.append(show, reject);
+  // Words that go to Tandem with whatever the user answers in the preview.
+  const comment = element('button', 'secondary', 'Comment on this edit') as HTMLButtonElement;
+  comment.dataset.commentReview = 'true';
+  reviewBox.append(show, reject, comment);
   const card = [...document.querySelectorAll<HTMLElement>('#log .card[data-kind="edit"][data-status="running"]')].at(-1);
   if (card) {
     card.dataset.review = 'waiting';
     setCardStatus(card, 'running', 'waiting for review');
   }
+}
+
+/** Review comments kept for "Send review to agent": their count, and the button that sends them. */
+function setReviewComments(count: number): void {
+  const box = byId<HTMLElement>('reviewComments');
+  box.replaceChildren();
+  box.hidden = count === 0;
+  if (count === 0) return;
+  const send = element('button', '', `Send review to agent (${count} comment${count === 1 ? '' : 's'})`) as HTMLButtonElement;
+  send.dataset.sendReview = 'true';
+  box.append(send);
 }
 
 // ---- Permission asks ---------------------------------------------------------
@@ -879,6 +893,14 @@ document.addEventListener('click', (event) => {
     vscode.postMessage({ type: 'rejectReview' });
     return;
   }
+  if (target.closest('button[data-send-review]')) {
+    vscode.postMessage({ type: 'sendReview' });
+    return;
+  }
+  if (target.closest('button[data-comment-review]')) {
+    vscode.postMessage({ type: 'commentReview' });
+    return;
+  }
   const copy = target.closest<HTMLButtonElement>('.code > button.copy');
   if (copy) {
     // The code as the model wrote it (highlighting is only markup around it).
@@ -956,6 +978,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'review':
       setReview(message.paths);
+      break;
+    case 'reviewComments':
+      setReviewComments(message.count);
       break;
     case 'pickers':
       setPickers(message.state);

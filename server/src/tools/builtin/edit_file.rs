@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tools::support::change::{applied_note, chosen_part, fresh_existing};
+use crate::tools::support::change::{applied_note, chosen_part, fresh_existing, with_review_note};
 use crate::tools::support::edit_match::{self, FindError, MatchRung};
 use crate::tools::support::text::{render_diff, render_splice_diff};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
@@ -106,7 +106,9 @@ impl Tool for EditFile {
             review: ctx.approval.review_in_editor(),
             splices: if part.is_some() { None } else { plan.splices.clone() },
         };
-        let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
+        let written = ctx.workspace.write(change).await;
+        let review_note = ctx.workspace.take_review_note(&plan.path);
+        let outcome = written.map_err(|e| ToolError::model(with_review_note(e.message(), review_note.clone())))?;
         let mut out = match (plan.created, plan.rung.describe()) {
             (true, _) => format!("Successfully created {display}"),
             (false, Some(how)) => format!("Successfully edited {display} (matched {how})"),
@@ -134,7 +136,7 @@ impl Tool for EditFile {
             out.push('\n');
             out.push_str(diff);
         }
-        Ok(out)
+        Ok(with_review_note(out, review_note))
     }
 }
 

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tools::support::change::{applied_note, chosen_part, fresh_existing};
+use crate::tools::support::change::{applied_note, chosen_part, fresh_existing, with_review_note};
 use crate::tools::support::text::{digits, line_ending_of, numbered_line, render_diff, with_line_ending};
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 use crate::workspace::{FileChange, ReadStamp, Workspace, WriteOutcome};
@@ -77,6 +77,7 @@ impl Tool for WriteFile {
         let display = ctx.workspace.display_path(&plan.path);
         let old = plan.old_text.as_deref().unwrap_or("");
         let part = chosen_part(old, &plan.new_text, &plan.diff, ctx.chosen_hunks.as_deref(), &display)?;
+        let path = plan.path.clone();
         let change = FileChange {
             path: plan.path,
             new_text: part.as_ref().map_or(plan.new_text, |part| Arc::clone(&part.text)),
@@ -86,8 +87,10 @@ impl Tool for WriteFile {
             // A whole new text: the editor sink diffs it.
             splices: None,
         };
-        let outcome = ctx.workspace.write(change).await.map_err(|e| ToolError::model(e.message()))?;
-        match part {
+        let written = ctx.workspace.write(change).await;
+        let review_note = ctx.workspace.take_review_note(&path);
+        let outcome = written.map_err(|e| ToolError::model(with_review_note(e.message(), review_note.clone())))?;
+        let result = match part {
             // What was written is not the content asked for: say what it is.
             Some(part) => {
                 let total = part.text.lines().count();
@@ -100,7 +103,8 @@ impl Tool for WriteFile {
                 Ok(format!("{out}\n{}\n{}", part.note, part.diff))
             }
             None => Ok(render_success(&display, &args.content, &outcome)),
-        }
+        };
+        result.map(|out| with_review_note(out, review_note))
     }
 }
 

@@ -29,6 +29,18 @@ pub(crate) fn applied_note(outcome: &WriteOutcome) -> Option<String> {
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
+/// `text` (an edit's result) with the user's review comments on the
+/// edit, when there are any ([`Workspace::take_review_note`]), after its
+/// first line: before a long diff, so a transcript that cuts results
+/// keeps them, and the model reads them with what became of the edit.
+pub(crate) fn with_review_note(text: String, note: Option<String>) -> String {
+    let Some(note) = note else { return text };
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n{note}\n{rest}"),
+        None => format!("{text}\n{note}"),
+    }
+}
+
 /// The part of a change the user took at the terminal's per-hunk review.
 pub(crate) struct ChosenPart {
     /// What to write instead of the whole change.
