@@ -1283,3 +1283,23 @@ fn a_refused_host_is_a_notice_and_a_permission_request_naming_it() {
     assert!(result_text(&report, "toolu_script_2_1").contains("REACHED"), "{}", result_text(&report, "toolu_script_2_1"));
     assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// Issue 57: a write the sandbox blocked reaches the client in the
+/// command's result (its `tool_call_update`), with the sandbox's words on
+/// where commands may write; nothing is written.
+#[test]
+fn a_blocked_write_is_told_in_the_commands_update() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    // Outside the workspace and the temp folders (which commands may write).
+    let home = PathBuf::from(std::env::var("HOME").unwrap());
+    let outside = tempfile::tempdir_in(&home).unwrap();
+    let target = outside.path().canonicalize().unwrap().join("blocked.txt");
+    let setup = Setup::new(vec![turn(vec![shell(&format!("echo x > {}", target.display()))]), done()]);
+    setup.user_settings(json!({"permissionMode": "bypassPermissions"}));
+    let Some(report) = setup.editor(json!({"prompts": ["go"]})) else { return };
+    let shown = result_text(&report, "toolu_script_1_1");
+    assert!(shown.contains("Read-only file system") && shown.contains("The sandbox lets commands write only inside the workspace"), "{shown}");
+    assert!(!target.exists());
+}
