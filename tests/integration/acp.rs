@@ -1269,3 +1269,62 @@ async fn a_prompt_image_reaches_the_model_and_a_text_only_model_fails_the_turn_c
     let message = blind["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("The model claude-3-5-haiku does not take image input, so the prompt (with its image) was not sent."), "{blind}");
 }
+
+/// Issue 57: a host the sandbox's network lists refuse is put to the
+/// client once, as a permission request naming it ("Allow HOST for this
+/// session"), and shown as a notice; allowed, the next command reaches it
+/// (a loopback server standing in for it, `allowLocal` on).
+#[test]
+fn a_refused_host_is_a_notice_and_a_permission_request_naming_it() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&reached);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut head = [0u8; 1024];
+            let _ = std::io::Read::read(&mut stream, &mut head);
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nREACHED");
+        }
+    });
+    let curl = format!("curl -sS http://other.localhost:{port}/");
+    let setup = Setup::new(vec![turn(vec![shell(&curl)]), turn(vec![shell(&curl)]), done()]);
+    setup.user_settings(json!({"permissionMode": "bypassPermissions", "sandbox": {"network": {"allow": ["allowed.localhost"], "allowLocal": true}}}));
+    let Some(report) = setup.editor(json!({"answers": ["allow_once"], "prompts": ["go"]})) else { return };
+    let asks = report["asks"].as_array().unwrap();
+    assert_eq!(asks.len(), 1, "{asks:#?} {}", result_text(&report, "toolu_script_1_1"));
+    assert_eq!(asks[0]["options"], json!(["allow_once", "allow_always", "reject_once"]));
+    assert_eq!(asks[0]["tool_call"]["title"], "Reach other.localhost");
+    assert!(asks[0]["tool_call"]["content"][0]["content"]["text"].as_str().unwrap().contains("refused other.localhost"), "{asks:#?}");
+    let notices: Vec<String> = updates(&report, "agent_message_chunk").iter().filter_map(|u| u["content"]["text"].as_str()).filter(|t| t.contains("[sandbox]")).map(String::from).collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("The sandbox's network refused other.localhost"), "{notices:?}");
+    assert!(result_text(&report, "toolu_script_1_1").contains("The user allowed other.localhost"), "{}", result_text(&report, "toolu_script_1_1"));
+    assert!(result_text(&report, "toolu_script_2_1").contains("REACHED"), "{}", result_text(&report, "toolu_script_2_1"));
+    assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// Issue 57: a write the sandbox blocked reaches the client in the
+/// command's result (its `tool_call_update`), with the sandbox's words on
+/// where commands may write; nothing is written.
+#[test]
+fn a_blocked_write_is_told_in_the_commands_update() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    // Outside the workspace and the temp folders (which commands may write).
+    let home = PathBuf::from(std::env::var("HOME").unwrap());
+    let outside = tempfile::tempdir_in(&home).unwrap();
+    let target = outside.path().canonicalize().unwrap().join("blocked.txt");
+    let setup = Setup::new(vec![turn(vec![shell(&format!("echo x > {}", target.display()))]), done()]);
+    setup.user_settings(json!({"permissionMode": "bypassPermissions"}));
+    let Some(report) = setup.editor(json!({"prompts": ["go"]})) else { return };
+    let shown = result_text(&report, "toolu_script_1_1");
+    assert!(shown.contains("Read-only file system") && shown.contains("The sandbox lets commands write only inside the workspace"), "{shown}");
+    assert!(!target.exists());
+}

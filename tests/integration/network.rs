@@ -13,7 +13,9 @@
 //!   out but the proxy;
 //! - an IP address is refused unless listed, a local one without
 //!   `allowLocal`; a project's settings add `deny` but never `allow`;
-//! - each refused host is told the user once per run, as a `sandbox` event;
+//! - each refused host is told the user once per run, as a `sandbox` event,
+//!   and put to them once as a question: "allow HOST" lets the next
+//!   command reach it, and the next run of the session too;
 //! - `web_fetch` obeys the same lists.
 //!
 //! Without bubblewrap the shell tests skip, unless `TANDEM_REQUIRE_BWRAP`
@@ -300,12 +302,56 @@ fn the_editor_is_told_of_a_refused_host_once_per_run() {
     let shown = client.wait_for("the refusal message", refusal);
     let message = shown["params"]["message"].as_str().unwrap_or_default();
     assert!(message.starts_with("Tandem: The sandbox's network refused other.localhost: other.localhost is not in sandbox.network.allow"), "{message}");
+    // The host is put to the user once: "Deny" keeps it refused.
+    let question = client.wait_for("the host's question", |m| m["method"] == "window/showMessageRequest");
+    assert!(question["params"]["message"].as_str().unwrap().contains("Let other.localhost through?"), "{question}");
+    client.respond(&question["id"], json!({"title": "Deny"}));
     assert_eq!(client.response(id)["result"]["text"], "Done.");
+    assert_eq!(client.seen.iter().filter(|m| m["method"] == "window/showMessageRequest").count(), 1, "{:#?}", client.seen);
     let results = client.tool_results();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results.iter().all(|(_, text)| text.contains("Tandem's sandbox refused other.localhost")), "{results:?}");
     let messages = client.seen.iter().filter(|m| refusal(m)).count();
     assert_eq!(messages, 1, "{:#?}", client.seen);
     assert_eq!(server.connections(), 0);
+    client.shutdown();
+}
+
+/// "Allow other.localhost for this session" in the editor: the next
+/// command of the run reaches it through the proxy, and so does the next
+/// run's, unasked.
+#[test]
+fn allow_host_in_the_editor_lets_the_next_command_through() {
+    if !crate::common::bwrap_works() {
+        return;
+    }
+    let server = Server::start("REACHED");
+    let f = lsp_client::Fixture::new(&[("notes.txt", "my notes\n")]);
+    let home = f.root.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".tandem")).unwrap();
+    let curl = shell(&format!("curl -sS http://other.localhost:{}/", server.port));
+    let turns = json!([{"text": "", "tool_calls": [curl.clone()]}, {"text": "", "tool_calls": [curl]}, {"text": "Done."}]);
+    let home_var = home.to_string_lossy().to_string();
+    let options = json!({"tandem": {"permissionMode": "bypassPermissions", "sandbox": {"network": {"allow": ["allowed.localhost"], "allowLocal": true}}}});
+    let mut client = f.start_with_env(turns, json!({}), options, &[("HOME", &home_var)]);
+    let id = client.send_request("workspace/executeCommand", lsp_client::ask_params("fetch it"));
+    let question = client.wait_for("the host's question", |m| m["method"] == "window/showMessageRequest");
+    let titles: Vec<&str> = question["params"]["actions"].as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["Allow other.localhost for this session", "Always allow other.localhost (saved in ~/.tandem/settings.json)", "Deny"]);
+    assert_eq!(server.connections(), 0);
+    client.respond(&question["id"], json!({"title": "Allow other.localhost for this session"}));
+    assert_eq!(client.response(id)["result"]["text"], "Done.");
+    let results = client.tool_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].1.contains("Tandem's sandbox refused other.localhost") && results[0].1.contains("The user allowed other.localhost"), "{results:?}");
+    assert!(results[1].1.contains("REACHED"), "{results:?}");
+    assert_eq!(server.connections(), 1);
+    // The session's next run (the same script again) reaches it twice, unasked.
+    let id = client.send_request("workspace/executeCommand", lsp_client::ask_params("again"));
+    assert_eq!(client.response(id)["result"]["text"], "Done.");
+    let results = client.tool_results();
+    assert!(results.len() == 4 && results[2..].iter().all(|(_, text)| text.contains("REACHED")), "{results:?}");
+    assert_eq!(server.connections(), 3);
+    assert_eq!(client.seen.iter().filter(|m| m["method"] == "window/showMessageRequest").count(), 1, "{:#?}", client.seen);
     client.shutdown();
 }

@@ -49,6 +49,14 @@ impl Prompter for AcpPrompter {
         }
     }
 
+    async fn ask_host(&self, _request: &PermissionRequest, host: &str, question: &str) -> crate::host::HostAnswer {
+        match self.core.ask_host(host, question).await {
+            Selected::AllowOnce => crate::host::HostAnswer::Session,
+            Selected::AllowAlways => crate::host::HostAnswer::Saved,
+            _ => crate::host::HostAnswer::Deny,
+        }
+    }
+
     async fn review(&self, request: &PermissionRequest, path: &Path) -> Review {
         match self.core.edit_always(path) {
             Some(true) => Review::Apply,

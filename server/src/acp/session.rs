@@ -199,6 +199,20 @@ impl SessionCore {
         self.request(&call_key(&request.tool, &request.kind), fields, options).await
     }
 
+    /// A host the sandbox's network refused: a permission request naming
+    /// it, "Allow HOST for this session" (allow once, to the client),
+    /// "Always allow HOST" (saved in the user's settings) or "Deny". Not
+    /// about one call: it has an id of its own.
+    pub async fn ask_host(&self, host: &str, question: &str) -> Selected {
+        let fields = ToolCallUpdateFields::new().kind(acp_kind(&ToolKind::Fetch { url: format!("https://{host}/") })).title(format!("Reach {host}")).content(vec![ToolCallContent::from(text_block(question))]);
+        let options = vec![
+            PermissionOption::new(PermissionOptionId::new(ALLOW_ONCE), crate::host::allow_host_label(host), PermissionOptionKind::AllowOnce),
+            PermissionOption::new(PermissionOptionId::new(ALLOW_ALWAYS), crate::host::allow_host_saved_label(host), PermissionOptionKind::AllowAlways),
+            PermissionOption::new(PermissionOptionId::new(REJECT_ONCE), "Deny", PermissionOptionKind::RejectOnce),
+        ];
+        self.request(&format!("network:{host}"), fields, options).await
+    }
+
     /// Review an edit the client will write, its full texts as the diff
     /// (no old text: a new file).
     pub async fn review_edit(&self, path: &Path, old_text: Option<&str>, new_text: &str) -> Result<(), String> {

@@ -293,6 +293,13 @@ impl UpdateMapper {
             RunEvent::Hook { name, message } if parents.is_empty() => {
                 vec![SessionUpdate::AgentMessageChunk(self.chunk(false, format!("\n[{name} hook] {message}\n")))]
             }
+            // What the sandbox refused (a host its network lists refused, the
+            // run's notice that it runs without one), where the user reads:
+            // a sub-agent's too, since the user answers for its hosts.
+            RunEvent::Sandbox { message } => {
+                self.message = None;
+                vec![SessionUpdate::AgentMessageChunk(self.chunk(false, format!("\n[sandbox] {message}\n")))]
+            }
             _ => Vec::new(),
         }
     }

@@ -56,7 +56,7 @@ use crate::language_servers::LanguageServers;
 use crate::consent::Approvals;
 use crate::mcp::McpManager;
 use crate::permissions::{Containment, NoProjectRules, Policy, ProjectRules};
-pub use crate::permissions::{told_instead, Answer, Gate, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
+pub use crate::permissions::{allow_host_label, allow_host_saved_label, told_instead, Answer, Gate, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
 pub use crate::permissions::protected::protected as protected_path;
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
@@ -79,6 +79,7 @@ pub use start::{Finished, RunEnding, RunHandle, StartError};
 // run's events and outcome, the threads as users list them, the hooks a
 // front end asks consent for, the terminal's prompter. A front end names
 // them here and never reaches past the host (tests/layers.rs checks it).
+pub use crate::tools::ports::network::HostAnswer;
 pub use crate::agent::{EventSender, QuestionTurns, RunEvent, RunOutcome, RunRequest, RunStatus};
 // And the model's, for a front end that brings its own (the demo's scripted one).
 pub use crate::agent::provider::{ModelRequest, ModelResponse, Provider, ProviderError, StreamEvent};
@@ -813,7 +814,9 @@ impl Host {
     fn prepare_with(&self, settings: &Settings, parts: RunParts, checkpoint: Option<(String, String)>) -> PreparedRun {
         let workspace = parts.workspace.unwrap_or_else(|| Arc::clone(&self.workspace));
         let modes = Modes::new(settings, parts.mode);
-        let network = Arc::new(Network::new(settings.sandbox.network.clone()));
+        // The session's "allow HOST" answers hold in every run; the gate asks them.
+        let asker = Arc::clone(&self.gate) as Arc<dyn crate::tools::ports::network::HostAsker>;
+        let network = Arc::new(Network::in_session(settings.sandbox.network.clone(), self.gate.host_grants(), Some(asker)));
         let sandbox = match parts.no_shell {
             true => Availability::Ready(Arc::new(crate::sandbox::NoCommands)),
             false => sandbox_with(settings, workspace.roots(), Arc::clone(&network)),

@@ -38,6 +38,11 @@ impl Prompter for InTurn {
     async fn not_saved(&self, problem: &str) {
         self.0.not_saved(problem).await
     }
+
+    /// The gate put a refused host's question in the stream itself.
+    async fn ask_host(&self, request: &PermissionRequest, host: &str, question: &str) -> crate::tools::ports::network::HostAnswer {
+        self.0.ask_host(request, host, question).await
+    }
 }
 
 #[cfg(test)]

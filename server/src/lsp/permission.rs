@@ -134,6 +134,17 @@ impl Prompter for LspPrompter {
         }
     }
 
+    /// A host the sandbox's network refused: "Allow HOST for this
+    /// session", "Always allow HOST" (saved in the user's settings), "Deny".
+    async fn ask_host(&self, _request: &PermissionRequest, host: &str, question: &str) -> crate::host::HostAnswer {
+        let (session, saved) = (crate::host::allow_host_label(host), crate::host::allow_host_saved_label(host));
+        match self.prompt(MessageType::WARNING, format!("Tandem: {question}"), &[&session, &saved, DENY]).await {
+            Ok(chosen) if chosen == session => crate::host::HostAnswer::Session,
+            Ok(chosen) if chosen == saved => crate::host::HostAnswer::Saved,
+            _ => crate::host::HostAnswer::Deny,
+        }
+    }
+
     /// In the editor's own preview where it can show one, else a prompt
     /// with the diff.
     async fn review(&self, request: &PermissionRequest, path: &Path) -> Review {

@@ -19,6 +19,11 @@
 //! - "Reject always" ([`Answer::DenyAlways`]): calls the rules cover are
 //!   refused for the rest of the gate's life (one ACP session).
 //!
+//! A host the sandbox's network lists refused is put to the user through
+//! [`Prompter::ask_host`] ("allow pypi.org" for the session, or saved in
+//! the user's settings); the gate keeps the session's answers
+//! ([`Gate::host_grants`]), which every run's network reads.
+//!
 //! An edit to review goes to the prompter's [`Prompter::review`] (the
 //! editor's own preview, a prompt with the diff, a terminal question).
 //! With no prompter (no terminal: CI, a pipe, a script) nobody can answer:
@@ -39,6 +44,9 @@ use super::rules::{PermissionRules, Rule};
 use super::ProjectRules;
 use crate::scope::Scope;
 use crate::sync::MutexExt;
+use crate::protocol::QuestionKind;
+use crate::tools::ports::network::{HostAnswer, HostAsker, HostGrants};
+use crate::tools::ports::questions::QuestionTurn;
 use crate::tools::{PermissionDecision, PermissionGate, PermissionRequest, ToolKind};
 
 /// What the user answered to an asked call.
@@ -130,6 +138,48 @@ pub trait Prompter: Send + Sync {
     async fn not_saved(&self, problem: &str) {
         let _ = problem;
     }
+
+    /// Let `host`, which the sandbox's network lists refused, through?
+    /// `request` is the question as a call (tool `network`, a fetch of
+    /// the host). A front end without labels of its own asks it as a call
+    /// that can be allowed once, which lets the host through for the
+    /// session.
+    async fn ask_host(&self, request: &PermissionRequest, host: &str, question: &str) -> HostAnswer {
+        let _ = host;
+        match self.ask(request, question, Offers::default()).await {
+            Answer::AllowOnce | Answer::AllowAlways | Answer::AllowLikeThis => HostAnswer::Session,
+            Answer::AllowInProject => HostAnswer::Saved,
+            Answer::Deny(_) | Answer::DenyAlways(_) => HostAnswer::Deny,
+        }
+    }
+}
+
+/// The label of "allow HOST for this session", in every front end's list.
+pub fn allow_host_label(host: &str) -> String {
+    format!("Allow {host} for this session")
+}
+
+/// The label of "allow HOST" saved in the user's settings.
+pub fn allow_host_saved_label(host: &str) -> String {
+    format!("Always allow {host} (saved in ~/.tandem/settings.json)")
+}
+
+/// A refused host's question as a call: what the front end shows it with
+/// (a fetch of the host), and the run's turn to wait for.
+pub fn host_request(host: &str, questions: Option<QuestionTurn>) -> PermissionRequest {
+    PermissionRequest {
+        tool: "network".into(),
+        kind: ToolKind::Fetch { url: format!("https://{host}/") },
+        read_only: true,
+        summary: host.to_string(),
+        preview: None,
+        input: serde_json::json!({ "host": host }),
+        accept_edits: false,
+        run: None,
+        grants: Arc::default(),
+        hook: Default::default(),
+        questions,
+    }
 }
 
 /// A prompter behind a pointer: the host holds the front end's this way.
@@ -145,6 +195,10 @@ impl Prompter for Arc<dyn Prompter> {
 
     async fn not_saved(&self, problem: &str) {
         (**self).not_saved(problem).await
+    }
+
+    async fn ask_host(&self, request: &PermissionRequest, host: &str, question: &str) -> HostAnswer {
+        (**self).ask_host(request, host, question).await
     }
 }
 
@@ -214,12 +268,20 @@ pub struct Gate<P> {
     refused: Mutex<Vec<Rule>>,
     /// One question at a time.
     asking: tokio::sync::Mutex<()>,
+    /// The hosts the user let through the sandbox's network for the session.
+    hosts: Arc<HostGrants>,
 }
 
 impl<P: Prompter> Gate<P> {
     /// `prompter`: `None` when no one can answer.
     pub fn new(policy: Policy, prompter: Option<P>, project_rules: Arc<dyn ProjectRules>) -> Self {
-        Gate { policy, prompter, project_rules, refused: Mutex::default(), asking: tokio::sync::Mutex::new(()) }
+        Gate { policy, prompter, project_rules, refused: Mutex::default(), asking: tokio::sync::Mutex::new(()), hosts: Arc::default() }
+    }
+
+    /// The hosts the user let through the sandbox's network for the
+    /// session (each run's network reads them).
+    pub fn host_grants(&self) -> Arc<HostGrants> {
+        Arc::clone(&self.hosts)
     }
 
     /// The rules the gate decides by (settings change during a session:
@@ -365,6 +427,33 @@ impl<P: Prompter> PermissionGate for Gate<P> {
     }
 }
 
+#[async_trait]
+impl<P: Prompter> HostAsker for Gate<P> {
+    /// Asked in any mode (the lists are the sandbox's, not a call's
+    /// rules); with nobody to ask, the host stays refused.
+    async fn ask_host(&self, host: &str, reason: &str, turn: Option<QuestionTurn>) -> HostAnswer {
+        let Some(prompter) = &self.prompter else { return HostAnswer::Deny };
+        let question = format!("The sandbox's network refused {host} ({reason}). Let {host} through?");
+        if let Some(turn) = &turn {
+            turn.wait(QuestionKind::Permission { tool: "network".into(), kind: ToolKind::Fetch { url: format!("https://{host}/") }, question: question.clone() }).await;
+        }
+        let answer = {
+            let _one_at_a_time = self.asking.lock().await;
+            prompter.ask_host(&host_request(host, None), host, &question).await
+        };
+        if answer != HostAnswer::Deny {
+            self.hosts.grant(host);
+        }
+        if answer == HostAnswer::Saved {
+            if let Err(problem) = self.project_rules.save_network_allow(host) {
+                tracing::warn!("cannot save the host: {problem}");
+                prompter.not_saved(&problem).await;
+            }
+        }
+        answer
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -418,6 +507,32 @@ mod tests {
             self.0.lock().unwrap().push(rules.to_vec());
             Ok(".tandem/settings.local.json".into())
         }
+
+        fn save_network_allow(&self, host: &str) -> Result<std::path::PathBuf, String> {
+            self.0.lock().unwrap().push(vec![format!("network:{host}")]);
+            Ok("~/.tandem/settings.json".into())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_host_is_asked_and_an_allow_is_kept_for_the_session_or_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let saved = Arc::new(Saved::default());
+        let user = Arc::new(Scripted::answering(vec![Answer::AllowOnce, Answer::Deny("no".into()), Answer::AllowInProject]));
+        let gate = gate(dir.path(), Some(Arc::clone(&user)), Arc::clone(&saved));
+        let reason = "pypi.org is not in sandbox.network.allow";
+        assert_eq!(gate.ask_host("pypi.org", reason, None).await, HostAnswer::Session);
+        assert_eq!(user.asked.lock().unwrap()[0].0, "The sandbox's network refused pypi.org (pypi.org is not in sandbox.network.allow). Let pypi.org through?");
+        assert!(gate.host_grants().contains("pypi.org"));
+        assert!(saved.0.lock().unwrap().is_empty());
+        assert_eq!(gate.ask_host("evil.example", "x", None).await, HostAnswer::Deny);
+        assert!(!gate.host_grants().contains("evil.example"));
+        assert_eq!(gate.ask_host("files.pythonhosted.org", "x", None).await, HostAnswer::Saved);
+        assert!(gate.host_grants().contains("files.pythonhosted.org"));
+        assert_eq!(*saved.0.lock().unwrap(), vec![vec!["network:files.pythonhosted.org".to_string()]]);
+        // Nobody to ask: it stays refused.
+        let nobody: Gate<Arc<Scripted>> = Gate::new(Policy::new(PermissionMode::Default, &PermissionRules::default(), &[]), None, Arc::new(Saved::default()));
+        assert_eq!(nobody.ask_host("pypi.org", reason, None).await, HostAnswer::Deny);
     }
 
     fn request(tool: &str, kind: ToolKind, grants: &Arc<crate::tools::Grants>) -> PermissionRequest {

@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::gate::{told_instead, Answer, Gate, Offers, Prompter, Review, INSTEAD_PROMPT};
+use super::gate::{allow_host_label, allow_host_saved_label, told_instead, Answer, Gate, Offers, Prompter, Review, INSTEAD_PROMPT};
 pub use super::gate::ALLOW_LIKE_THIS;
 pub use super::gate::TELL_INSTEAD;
 use super::policy::Policy;
 use super::ProjectRules;
 use crate::protocol::{HunkComment, HunkDecision};
+use crate::tools::ports::network::HostAnswer;
 use crate::tools::PermissionRequest;
 
 pub const ALLOW_ONCE: &str = "Allow once";
@@ -75,6 +76,17 @@ impl Prompter for TerminalPrompter {
             Some(TELL_INSTEAD) => Answer::Deny(told_instead(DENIED, self.said().await.as_deref())),
             Some(_) => Answer::Deny(DENIED.into()),
             None => Answer::Deny("no answer at the terminal".into()),
+        }
+    }
+
+    /// "Allow HOST for this session", "Always allow HOST" (saved in the
+    /// user's settings) or "Deny".
+    async fn ask_host(&self, _request: &PermissionRequest, host: &str, question: &str) -> HostAnswer {
+        let (session, saved) = (allow_host_label(host), allow_host_saved_label(host));
+        match self.0.choose(question, &[&session, &saved, DENY]).await {
+            Some(chosen) if chosen == session => HostAnswer::Session,
+            Some(chosen) if chosen == saved => HostAnswer::Saved,
+            _ => HostAnswer::Deny,
         }
     }
 
@@ -233,6 +245,24 @@ mod tests {
             let mut answers = self.answers.lock().unwrap();
             if answers.is_empty() { None } else { Some(answers.remove(0).to_string()) }
         }
+    }
+
+    #[tokio::test]
+    async fn the_terminal_offers_allow_host_for_the_session_or_saved() {
+        let terminal = Arc::new(Scripted {
+            answers: Mutex::new(vec!["Allow pypi.org for this session", "Always allow x.org (saved in ~/.tandem/settings.json)", "Deny"]),
+            questions: Mutex::default(),
+        });
+        let prompter = TerminalPrompter(terminal.clone());
+        let ask = |host: &'static str| {
+            let prompter = &prompter;
+            async move { prompter.ask_host(&super::super::gate::host_request(host, None), host, "refused").await }
+        };
+        assert_eq!(ask("pypi.org").await, HostAnswer::Session);
+        assert_eq!(ask("x.org").await, HostAnswer::Saved);
+        assert_eq!(ask("y.org").await, HostAnswer::Deny);
+        let options = terminal.questions.lock().unwrap()[0].1.clone();
+        assert_eq!(options, ["Allow pypi.org for this session", "Always allow pypi.org (saved in ~/.tandem/settings.json)", "Deny"]);
     }
 
     fn edit(dir: &std::path::Path, preview: &str) -> PermissionRequest {

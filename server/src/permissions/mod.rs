@@ -19,7 +19,7 @@ pub mod protected;
 pub mod rules;
 pub mod shell;
 
-pub use gate::{ask_text, told_instead, Answer, Gate, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
+pub use gate::{allow_host_label, allow_host_saved_label, ask_text, told_instead, Answer, Gate, Offers, Prompter, Review, ALLOW_LIKE_THIS, INSTEAD_PROMPT, TELL_INSTEAD};
 pub use policy::{AskInfo, Call, Containment, Policy, RuleVerdict};
 pub use rules::{PermissionRules, Rule};
 
@@ -30,6 +30,12 @@ pub use crate::tools::{PreHook, ToolKind};
 pub trait ProjectRules: Send + Sync {
     /// Add these allow rules; the file written, or why nothing was.
     fn save_allow(&self, rules: &[String]) -> Result<std::path::PathBuf, String>;
+
+    /// Add `host` to `sandbox.network.allow` in the user's settings (the
+    /// answer "always allow HOST"); the file written, or why nothing was.
+    fn save_network_allow(&self, host: &str) -> Result<std::path::PathBuf, String> {
+        Err(format!("{host} was not saved: this session has no user settings to save it in (it is allowed for the session)"))
+    }
 }
 
 /// Keeps nothing (a run with no project to save into: the demo, tests).

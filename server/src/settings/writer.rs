@@ -63,6 +63,43 @@ impl crate::permissions::ProjectRules for LocalAllowRules {
     fn save_allow(&self, rules: &[String]) -> Result<PathBuf, String> {
         save_local_allow(&self.0, rules)
     }
+
+    fn save_network_allow(&self, host: &str) -> Result<PathBuf, String> {
+        let Some(path) = SettingsFiles::for_workspace(&self.0).user else { return Err(format!("{host} was not saved: no home folder to keep user settings in")) };
+        save_network_allow(&path, host)
+    }
+}
+
+/// "Always allow HOST": add `host` to `sandbox.network.allow` in the user's
+/// settings file `path`, keeping everything else in it. A network that is
+/// `true` or `false` there is left alone (the error says so): turning it
+/// into lists is the user's choice.
+pub fn save_network_allow(path: &Path, host: &str) -> Result<PathBuf, String> {
+    let before = std::fs::read(path).ok();
+    let expected = before.as_deref().map(crate::workspace::fingerprint);
+    let mut value = match read_file(path, None) {
+        Ok(Some(value)) => value,
+        Ok(None) => Value::Object(Map::new()),
+        Err((err, _)) => return Err(format!("{}: {err}; not changed", path.display())),
+    };
+    let Some(object) = value.as_object_mut() else { return Err(format!("{}: not a JSON object", path.display())) };
+    let sandbox = object.entry("sandbox").or_insert_with(|| Value::Object(Map::new()));
+    let Some(sandbox) = sandbox.as_object_mut() else { return Err(format!("{}: \"sandbox\" is not an object; not changed", path.display())) };
+    let network = sandbox.entry("network").or_insert_with(|| Value::Object(Map::new()));
+    let Some(network) = network.as_object_mut() else {
+        return Err(format!("{}: \"sandbox.network\" is not lists but {network}; not changed", path.display()));
+    };
+    let allow = network.entry("allow").or_insert_with(|| Value::Array(Vec::new()));
+    let Some(allow) = allow.as_array_mut() else { return Err(format!("{}: \"sandbox.network.allow\" is not a list; not changed", path.display())) };
+    if !allow.iter().any(|entry| entry.as_str() == Some(host)) {
+        allow.push(Value::String(host.to_string()));
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    crate::workspace::atomic_write(path, format!("{text}\n").as_bytes(), expected).map_err(|e| format!("cannot write {}: {e:?}", path.display()))?;
+    Ok(path.to_path_buf())
 }
 
 #[cfg(test)]
@@ -70,6 +107,22 @@ impl crate::permissions::ProjectRules for LocalAllowRules {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_host_saved_joins_the_user_lists_and_keeps_the_rest() {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(".tandem/settings.json");
+        save_network_allow(&path, "pypi.org").unwrap();
+        let read = |p: &Path| serde_json::from_str::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap();
+        assert_eq!(read(&path), json!({"sandbox": {"network": {"allow": ["pypi.org"]}}}));
+        std::fs::write(&path, json!({"model": "m", "sandbox": {"network": {"allow": ["a.org"], "allowLocal": true}}}).to_string()).unwrap();
+        save_network_allow(&path, "pypi.org").unwrap();
+        save_network_allow(&path, "pypi.org").unwrap();
+        assert_eq!(read(&path), json!({"model": "m", "sandbox": {"network": {"allow": ["a.org", "pypi.org"], "allowLocal": true}}}));
+        std::fs::write(&path, json!({"sandbox": {"network": false}}).to_string()).unwrap();
+        assert!(save_network_allow(&path, "pypi.org").unwrap_err().contains("not lists"));
+        assert_eq!(read(&path), json!({"sandbox": {"network": false}}));
+    }
 
     #[test]
     fn always_allow_is_saved_to_the_local_settings_keeping_the_rest() {

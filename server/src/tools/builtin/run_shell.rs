@@ -31,6 +31,7 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
+use crate::sync::MutexExt;
 use crate::tools::ports::shell_sandbox::{Confined, ShellLaunch, ShellProfile, ShellSandbox, Stopping};
 use crate::tools::ports::tasks::TaskSpawn;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
@@ -126,7 +127,22 @@ impl Tool for RunShell {
             return start_background(&args.command, ctx).await;
         }
         let run = run(&args.command, ctx, Duration::from_millis(timeout_ms)).await?;
-        report(run, timeout_ms)
+        // The hosts the network lists refused it are put to the user now,
+        // before the model reads the result (each once per run).
+        let turn = ctx.run.questions.locked().clone();
+        let answered = ctx.network.ask_refused(turn).await;
+        let with_notes = |mut text: String| {
+            for note in &answered {
+                text.push_str("\n\n");
+                text.push_str(note);
+            }
+            text
+        };
+        match report(run, timeout_ms) {
+            Ok(text) => Ok(with_notes(text)),
+            Err(ToolError::Model(text)) => Err(ToolError::Model(with_notes(text))),
+            Err(fatal) => Err(fatal),
+        }
     }
 }
 

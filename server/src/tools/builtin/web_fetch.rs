@@ -37,6 +37,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use url::Url;
 
+use crate::sync::MutexExt;
 use crate::tools::ports::network::Network;
 use crate::tools::{Tool, ToolContext, ToolError, ToolKind};
 
@@ -158,6 +159,23 @@ impl Tool for WebFetch {
     }
 
     async fn call(&self, args: Self::Args, url: reqwest::Url, ctx: &ToolContext) -> Result<String, ToolError> {
+        let fetched = self.fetch_under_lists(args, url, ctx).await;
+        // A host the lists refused is put to the user now (once per run).
+        let turn = ctx.run.questions.locked().clone();
+        let answered = ctx.network.ask_refused(turn).await;
+        match fetched {
+            Err(ToolError::Model(mut text)) if !answered.is_empty() => {
+                text.push_str("\n\n");
+                text.push_str(&answered.join("\n"));
+                Err(ToolError::Model(text))
+            }
+            other => other,
+        }
+    }
+}
+
+impl WebFetch {
+    async fn fetch_under_lists(&self, args: WebFetchArgs, url: reqwest::Url, ctx: &ToolContext) -> Result<String, ToolError> {
         let max_chars = args.max_length.unwrap_or(DEFAULT_MAX_LENGTH).clamp(1, MAX_LENGTH_LIMIT);
         let client = self.client_for(&url, &ctx.network).await?;
         tokio::select! {

@@ -5,7 +5,10 @@
 //! - [`NetworkPolicy`] is the merged setting: off, on, or the `allow` and
 //!   `deny` lists with `allowLocal`.
 //! - [`Network`] is one run's: the policy, and the hosts it refused so far,
-//!   each reported to the user once ([`Network::on_refusal`]).
+//!   each reported to the user once ([`Network::on_refusal`]) and put to
+//!   them as a question once ([`Network::ask_refused`]): "allow pypi.org"
+//!   for the session ([`HostGrants`], which every run of the session
+//!   shares) or saved in the user's settings.
 //!
 //! A host passes in three steps, each a reason to refuse: the deny list;
 //! the allow list (an IP address only when it is listed as such); then
@@ -19,8 +22,11 @@
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use async_trait::async_trait;
+
+use super::questions::QuestionTurn;
 use crate::sync::MutexExt;
 
 /// How approved shell commands reach the network.
@@ -110,6 +116,14 @@ impl NetworkPolicy {
         } else {
             Err(format!("{host} is not in sandbox.network.allow"))
         }
+    }
+
+    /// Whether the user may be asked to let `host` through: a name (not an
+    /// address) that only the allow list refuses.
+    fn askable(&self, host: &str) -> bool {
+        let host = normalize(host);
+        let listed = |list: &[String]| list.iter().any(|pattern| matches(pattern, &host));
+        self.mode == NetworkMode::Listed && !host.is_empty() && host.parse::<IpAddr>().is_err() && !listed(&self.deny) && !listed(&self.allow)
     }
 
     /// Whether local addresses are let through: with `allowLocal`, and for
@@ -221,12 +235,54 @@ fn is_local(ip: IpAddr) -> bool {
 /// Told each host the lists refused, once.
 pub type RefusalListener = Box<dyn Fn(String) + Send + Sync>;
 
+/// What the user answered about a host the lists refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAnswer {
+    /// Let it through for the rest of the session.
+    Session,
+    /// Let it through, and add it to `sandbox.network.allow` in the user's
+    /// settings (it holds for the session at once either way).
+    Saved,
+    /// Keep refusing it (or nobody answered).
+    Deny,
+}
+
+/// Who asks the user about a refused host (the permission gate, through
+/// the front end's prompter): `turn` puts the question in the run's
+/// events first. Saving a [`HostAnswer::Saved`] is the asker's.
+#[async_trait]
+pub trait HostAsker: Send + Sync {
+    async fn ask_host(&self, host: &str, reason: &str, turn: Option<QuestionTurn>) -> HostAnswer;
+}
+
+/// The hosts the user let through for the session: every run's
+/// [`Network`] of one session holds the same set.
+#[derive(Debug, Default)]
+pub struct HostGrants(Mutex<BTreeSet<String>>);
+
+impl HostGrants {
+    pub fn grant(&self, host: &str) {
+        self.0.locked().insert(normalize(host));
+    }
+
+    pub fn contains(&self, host: &str) -> bool {
+        self.0.locked().contains(&normalize(host))
+    }
+}
+
 /// One run's network: the policy, and the refusals so far.
 #[derive(Default)]
 pub struct Network {
     pub policy: NetworkPolicy,
     refused: Mutex<BTreeSet<String>>,
     listener: Mutex<Option<RefusalListener>>,
+    /// The session's answers "allow HOST".
+    grants: Arc<HostGrants>,
+    /// `None`: nobody to ask (a script, `tandem ask` without a terminal).
+    asker: Option<Arc<dyn HostAsker>>,
+    /// Hosts refused for the first time in this run and not asked about
+    /// yet, with the reason.
+    unasked: Mutex<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for Network {
@@ -240,6 +296,12 @@ impl Network {
         Network { policy, ..Network::default() }
     }
 
+    /// A run's network in a session: the session's `grants`, and who asks
+    /// the user about each refused host.
+    pub fn in_session(policy: NetworkPolicy, grants: Arc<HostGrants>, asker: Option<Arc<dyn HostAsker>>) -> Self {
+        Network { policy, grants, asker, ..Network::default() }
+    }
+
     /// Who is told of each host refused from now on (the run's events).
     /// The first listener stays: a sub-agent shares its parent's lists, and
     /// its parent's events outlive its own.
@@ -251,8 +313,17 @@ impl Network {
     }
 
     /// [`NetworkPolicy::resolve`], recording a refusal.
+    /// A host the user let through for the session counts as listed in
+    /// `allow` (the deny list and the local-address check still apply).
     pub fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
-        self.policy.resolve(host, port).map_err(|reason| self.refused(host, reason))
+        let resolved = if self.policy.mode == NetworkMode::Listed && self.grants.contains(host) {
+            let mut policy = self.policy.clone();
+            policy.allow.push(normalize(host));
+            policy.resolve(host, port)
+        } else {
+            self.policy.resolve(host, port)
+        };
+        resolved.map_err(|reason| self.refused(host, reason))
     }
 
     /// Record that `host` was refused for `reason`; the user hears of each
@@ -260,6 +331,11 @@ impl Network {
     pub fn refused(&self, host: &str, reason: String) -> String {
         let first = self.refused.locked().insert(normalize(host));
         if first {
+            // Only a host the allow list would let through is worth asking
+            // about: a denied one or a local address stays refused.
+            if self.policy.askable(host) {
+                self.unasked.locked().push((normalize(host), reason.clone()));
+            }
             if let Some(listener) = self.listener.locked().as_ref() {
                 listener(format!("The sandbox's network refused {}: {reason}. To let it through, add it to \"sandbox\": {{\"network\": {{\"allow\": [...]}}}} in ~/.tandem/settings.json.", normalize(host)));
             }
@@ -270,6 +346,25 @@ impl Network {
     /// The hosts refused so far in this run.
     pub fn refused_hosts(&self) -> Vec<String> {
         self.refused.locked().iter().cloned().collect()
+    }
+
+    /// Ask the user about each host refused since the last call (each once
+    /// per run): "allow HOST" lets it through from the next connection on.
+    /// The notes say what was allowed, for the model (empty: nothing).
+    pub async fn ask_refused(&self, turn: Option<QuestionTurn>) -> Vec<String> {
+        let Some(asker) = &self.asker else { return Vec::new() };
+        let unasked = std::mem::take(&mut *self.unasked.locked());
+        let mut notes = Vec::new();
+        for (host, reason) in unasked {
+            match asker.ask_host(&host, &reason, turn.clone()).await {
+                HostAnswer::Session | HostAnswer::Saved => {
+                    self.grants.grant(&host);
+                    notes.push(format!("The user allowed {host} through the sandbox's network: run the command again to reach it."));
+                }
+                HostAnswer::Deny => notes.push(format!("The user kept {host} refused: do not try to reach it another way.")),
+            }
+        }
+        notes
     }
 }
 
@@ -362,5 +457,47 @@ mod tests {
         assert_eq!(told.len(), 1, "{told:?}");
         assert!(told[0].starts_with("The sandbox's network refused example.com: example.com is not in sandbox.network.allow"), "{told:?}");
         assert_eq!(network.refused_hosts(), vec!["example.com".to_string()]);
+    }
+
+    /// Answers every host with `answer`, counting the questions.
+    struct Answers(HostAnswer, Mutex<Vec<String>>);
+
+    #[async_trait]
+    impl HostAsker for Answers {
+        async fn ask_host(&self, host: &str, _reason: &str, _turn: Option<QuestionTurn>) -> HostAnswer {
+            self.1.locked().push(host.to_string());
+            self.0
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_host_is_asked_once_and_allowed_for_the_session_but_a_denied_one_is_not_asked() {
+        let grants = Arc::new(HostGrants::default());
+        let asker = Arc::new(Answers(HostAnswer::Session, Mutex::default()));
+        let policy = listed(&["pypi.org"], &["ads.example"], true);
+        let network = Network::in_session(policy.clone(), Arc::clone(&grants), Some(asker.clone() as Arc<dyn HostAsker>));
+        for _ in 0..3 {
+            assert!(network.resolve("other.localhost", 80).is_err());
+        }
+        assert!(network.resolve("ads.example", 80).is_err());
+        let notes = network.ask_refused(None).await;
+        assert_eq!(*asker.1.locked(), vec!["other.localhost".to_string()]);
+        assert!(notes[0].starts_with("The user allowed other.localhost"), "{notes:?}");
+        assert!(network.resolve("other.localhost", 80).is_ok());
+        assert!(network.ask_refused(None).await.is_empty());
+        // The next run of the session: the grant holds, the deny list still wins.
+        let next = Network::in_session(policy, grants, Some(asker.clone() as Arc<dyn HostAsker>));
+        assert!(next.resolve("Other.localhost.", 80).is_ok());
+        assert!(next.resolve("ads.example", 80).is_err());
+        assert!(next.ask_refused(None).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_denied_answer_grants_nothing() {
+        let asker = Arc::new(Answers(HostAnswer::Deny, Mutex::default()));
+        let network = Network::in_session(listed(&[], &[], true), Arc::default(), Some(asker as Arc<dyn HostAsker>));
+        assert!(network.resolve("other.localhost", 80).is_err());
+        assert!(network.ask_refused(None).await[0].starts_with("The user kept other.localhost refused"));
+        assert!(network.resolve("other.localhost", 80).is_err());
     }
 }
