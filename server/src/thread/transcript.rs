@@ -120,6 +120,8 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
             }
             // The list as it stood then: a transcript view shows it again.
             Record::Todos { todos } => out.push(json!({"type": "todo", "todos": todos})),
+            // A review's findings: a transcript view lists them again.
+            Record::Findings { findings } => out.push(json!({"type": "findings", "findings": findings})),
             Record::Meta { .. }
             | Record::Tasks { .. }
             | Record::Title { .. }
