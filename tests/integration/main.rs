@@ -56,6 +56,7 @@ mod protocol;
 mod reliability;
 mod reliability_lsp;
 mod responses;
+mod review;
 mod repository_files;
 mod sandbox;
 mod search_shell;
