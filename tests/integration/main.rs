@@ -57,6 +57,7 @@ mod reliability;
 mod reliability_lsp;
 mod responses;
 mod review;
+mod review_lsp;
 mod repository_files;
 mod sandbox;
 mod search_shell;

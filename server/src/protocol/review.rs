@@ -55,6 +55,13 @@ pub struct Finding {
     /// Other places the finding involves (another file, another line).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<RelatedPlace>,
+    /// The text of lines `start_line..=end_line` when it was reported, so
+    /// a front end places the finding on the text as it is now or drops
+    /// it, never on lines that changed meanwhile. In this process only:
+    /// not part of the JSON.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub lines_text: Option<String>,
 }
 
 /// Another place a finding involves.

@@ -70,16 +70,33 @@ pub struct RelatedArgs {
 
 pub struct ReportFinding;
 
+/// Lines of `text`, as editors count them (a last line without its newline counts).
+fn line_count(text: &str) -> u32 {
+    u32::try_from(crate::diff::split_lines(text).len()).unwrap_or(u32::MAX).max(1)
+}
+
+/// Lines `start..=end` (from 1) of `text`, without their line breaks, joined by `\n`.
+pub fn lines_of(text: &str, start: u32, end: u32) -> String {
+    let skip = start.saturating_sub(1) as usize;
+    let take = (end.saturating_sub(start) as usize) + 1;
+    text.lines().skip(skip).take(take).collect::<Vec<_>>().join("\n")
+}
+
 impl ReportFinding {
-    /// The file as the workspace names it, and its number of lines now.
-    fn file_lines(path: &str, ctx: &ToolContext) -> Result<(String, u32), ToolError> {
+    /// The file as the workspace names it, and its text now.
+    fn file_text(path: &str, ctx: &ToolContext) -> Result<(String, std::sync::Arc<str>), ToolError> {
         let resolved = ctx.workspace.resolve(path).map_err(|err| ToolError::model(format!("Error: file_path {path}: {}", err.message())))?;
         let file = ctx
             .workspace
             .read(&resolved)
             .map_err(|err| ToolError::model(format!("{} Findings cannot be on it: report them on files that exist, by their path in the workspace.", err.message(path))))?;
-        let lines = u32::try_from(crate::diff::split_lines(&file.text).len()).unwrap_or(u32::MAX).max(1);
-        Ok((ctx.workspace.display_path(&resolved), lines))
+        Ok((ctx.workspace.display_path(&resolved), file.text))
+    }
+
+    /// The file as the workspace names it, and its number of lines now.
+    fn file_lines(path: &str, ctx: &ToolContext) -> Result<(String, u32), ToolError> {
+        let (name, text) = Self::file_text(path, ctx)?;
+        Ok((name, line_count(&text)))
     }
 
     fn check_text(name: &str, text: &str, max: usize, one_line: bool) -> Result<(), ToolError> {
@@ -140,7 +157,8 @@ impl Tool for ReportFinding {
             }
         }
         let kind = Self::check_kind(args.kind.as_deref())?;
-        let (file_path, lines) = Self::file_lines(&args.file_path, ctx)?;
+        let (file_path, text) = Self::file_text(&args.file_path, ctx)?;
+        let lines = line_count(&text);
         if args.start_line == 0 || args.end_line < args.start_line {
             return Err(ToolError::model(format!("Error: lines {}-{} are not a range: lines count from 1 and end_line is at least start_line.", args.start_line, args.end_line)));
         }
@@ -175,6 +193,7 @@ impl Tool for ReportFinding {
             body: args.body.trim().to_string(),
             suggestion: args.suggestion.clone(),
             related,
+            lines_text: Some(lines_of(&text, args.start_line, args.end_line)),
         })
     }
 
