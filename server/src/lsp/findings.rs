@@ -79,31 +79,12 @@ pub struct Findings {
 }
 
 impl Findings {
-    /// The store, and its publishing task on `client`.
-    pub fn start(client: Arc<dyn ClientLink>, documents: Arc<Documents>, workspace: Arc<Workspace>) -> Arc<Findings> {
-        let (publish, mut queue) = mpsc::unbounded_channel::<PathBuf>();
+    /// The store, and what publishes it: [`Publisher::run`] on the session's client.
+    pub fn new(documents: Arc<Documents>, workspace: Arc<Workspace>) -> (Arc<Findings>, Publisher) {
+        let (publish, queue) = mpsc::unbounded_channel::<PathBuf>();
         let findings = Arc::new(Findings { state: Mutex::new(State::default()), documents, workspace, publish });
-        let weak = Arc::downgrade(&findings);
-        tokio::spawn(async move {
-            while let Some(first) = queue.recv().await {
-                // Files queued meanwhile go once each: each publication
-                // says what the store holds when it is sent.
-                let mut paths = vec![first];
-                while let Ok(path) = queue.try_recv() {
-                    if !paths.contains(&path) {
-                        paths.push(path);
-                    }
-                }
-                for path in paths {
-                    let Some(findings) = weak.upgrade() else { return };
-                    let Some(uri) = path_to_uri(&path) else { continue };
-                    let diagnostics = findings.diagnostics(&path);
-                    drop(findings);
-                    client.notify(methods::PUBLISH_DIAGNOSTICS, json!({"uri": uri, "diagnostics": diagnostics})).await;
-                }
-            }
-        });
-        findings
+        let publisher = Publisher { findings: Arc::downgrade(&findings), queue };
+        (findings, publisher)
     }
 
     /// A new review on `thread_id` begins: its earlier findings go.
@@ -278,6 +259,34 @@ impl Findings {
             .collect();
         found.sort_by_key(|f| f.id.trim_start_matches('F').parse::<u32>().unwrap_or(u32::MAX));
         found
+    }
+}
+
+/// Sends the store's publications, in order, while the store lives.
+pub struct Publisher {
+    findings: std::sync::Weak<Findings>,
+    queue: mpsc::UnboundedReceiver<PathBuf>,
+}
+
+impl Publisher {
+    pub async fn run(mut self, client: Arc<dyn ClientLink>) {
+        while let Some(first) = self.queue.recv().await {
+            // Files queued meanwhile go once each: each publication says
+            // what the store holds when it is sent.
+            let mut paths = vec![first];
+            while let Ok(path) = self.queue.try_recv() {
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+            for path in paths {
+                let Some(findings) = self.findings.upgrade() else { return };
+                let Some(uri) = path_to_uri(&path) else { continue };
+                let diagnostics = findings.diagnostics(&path);
+                drop(findings);
+                client.notify(methods::PUBLISH_DIAGNOSTICS, json!({"uri": uri, "diagnostics": diagnostics})).await;
+            }
+        }
     }
 }
 

@@ -616,7 +616,8 @@ impl LanguageServer for Backend {
         // Advertised only when configured, now or later (see
         // `inline_provider.rs`): an editor then shows no suggestions of ours at all.
         let inline_completion_provider = self.inline_provider.advertise(capabilities, self.settings().inline_completions.enabled);
-        let findings = super::findings::Findings::start(Arc::clone(&self.link), Arc::clone(&self.documents), Arc::clone(&workspace));
+        let (findings, publisher) = super::findings::Findings::new(Arc::clone(&self.documents), Arc::clone(&workspace));
+        tokio::spawn(publisher.run(Arc::clone(&self.link)));
         let ready = Ready {
             findings,
             inline,
