@@ -430,3 +430,27 @@ fn lines_of_rope(rope: &Rope, start: u32, end: u32) -> Option<String> {
     let lines: Vec<String> = (start..=end).map(|i| rope.line(i).to_string().trim_end_matches('\n').trim_end_matches('\r').to_string()).collect();
     Some(lines.join("\n"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_finding_is_placed_where_its_lines_are_now_or_nowhere() {
+        let now = lines("a\nb\nc\nd\n");
+        // Still there.
+        assert_eq!(place(&now, 1, "b\nc"), Some(1));
+        // Moved (the user added a line above meanwhile): found once, placed there.
+        assert_eq!(place(&lines("new\na\nb\nc\n"), 1, "b\nc"), Some(2));
+        // Rewritten: nowhere.
+        assert_eq!(place(&now, 1, "B"), None);
+        // In two places: a guess could be wrong, so nowhere.
+        assert_eq!(place(&lines("x\ny\nx\n"), 1, "x"), None);
+        // Past the end.
+        assert_eq!(lines_at(&now, 3, 4), None);
+    }
+}
