@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 /// of its own layer as long as that makes no circle.
 const LAYERS: &[(&str, &[&str])] = &[
     ("front ends", &["main", "cli", "lsp", "acp"]),
-    ("host", &["host", "settings"]),
+    ("host", &["host", "settings", "review"]),
     ("agent", &["agent", "completion"]),
     ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers", "tasks"]),
     ("the tool contract", &["tools"]),

@@ -19,6 +19,7 @@
 //!                   │
 //!                   ▼
 //!            host  settings/      settings in, runs out, for every front end:
+//!            review/                (a review's scope and prompt beside it)
 //!                                   Host::open once per session (policy and gate,
 //!                                   hooks, MCP, executor, threads, checkpoints),
 //!                                   Host::start per run (the thread checked out with
@@ -171,6 +172,14 @@
 //!   loop is the host's: no front end calls it. `tandem demo` hands its
 //!   own scripted model to the host ([`host::RunParts::provider`]);
 //!   `tandem tool` takes only the tool context ([`host::Host::prepare`]).
+//! - [`review`]: what a review looks at and asks: the scope (the
+//!   uncommitted changes, the last run's, a branch, a range, files named)
+//!   as one bounded diff per file from git or the checkpoint, binary and
+//!   generated files skipped and said, and the prompt with the level and
+//!   the project's `.tandem/REVIEW.md`. The host runs it as a review run
+//!   ([`host::RunParts::review`]: the read-only tools and
+//!   `report_finding`), whose findings ([`protocol::Finding`]) are run
+//!   events, kept in the thread, and the LSP front end's diagnostics.
 //! - [`protocol`]: the run as every front end sees it, plain data with its
 //!   JSON shape: the run events, how a run ended, token usage, what a call
 //!   does ([`protocol::ToolKind`]), the todo list and the tasks, what one
@@ -339,6 +348,7 @@ pub mod model;
 pub mod permissions;
 pub mod platform;
 pub mod protocol;
+pub mod review;
 pub mod sandbox;
 pub mod scope;
 pub mod settings;

@@ -86,6 +86,42 @@ enum Command {
         /// What to ask. Without it, on a terminal, `tandem chat` starts.
         prompt: Option<String>,
     },
+    /// The agent reviews changes and reports findings (file, lines, severity,
+    /// what and why, a suggested replacement), with read-only tools.
+    ///
+    /// The scope: the uncommitted changes (default), --last-run, --branch BASE,
+    /// --range A..B, or the files named. The project's own review rules come
+    /// from .tandem/REVIEW.md. Binary and generated files, a file whose diff is
+    /// too large and the files past the review's size are skipped and said.
+    /// Exit 0 when the review completed (with or without findings), 1 when it
+    /// failed, 2 when it did not start, 3 when there is nothing to review, 130
+    /// when cancelled.
+    Review {
+        /// Print one JSON run event per line (each finding a `finding` event).
+        #[arg(long)]
+        json: bool,
+        /// quick: the problems that matter in the changed lines; thorough: also
+        /// edge cases, tests, design, reading around the changes.
+        #[arg(long, default_value = "quick", value_parser = ["quick", "thorough"])]
+        level: String,
+        /// Review what the last run (not undone) changed.
+        #[arg(long, conflicts_with_all = ["branch", "range", "files"])]
+        last_run: bool,
+        /// Review the changes since the current branch left BASE (the working tree included).
+        #[arg(long, value_name = "BASE", conflicts_with_all = ["range", "files"])]
+        branch: Option<String>,
+        /// Review a commit range, A..B.
+        #[arg(long, value_name = "A..B", conflicts_with = "files")]
+        range: Option<String>,
+        /// Model turns allowed.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_turns: Option<u64>,
+        /// The model's name, over TANDEM_MODEL and the settings' `model`.
+        #[arg(long)]
+        model: Option<String>,
+        /// Review these files, whole.
+        files: Vec<String>,
+    },
     /// An interactive conversation in the terminal: each line you type is a
     /// run on the same thread (line editing and history; Ctrl-C cancels the
     /// running answer, not the session; /new, /resume [ID], /help, /exit).
@@ -312,6 +348,19 @@ fn main() -> ExitCode {
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let options = cli::chat::ChatOptions { max_turns, permission_mode, mcp_approve, verbose, effort, thread, model };
                 cli::chat::chat(options, current_workspace()?.root().to_path_buf()).await
+            }
+            Command::Review { json, level, last_run, branch, range, max_turns, model, files } => {
+                let scope = match (last_run, branch, range) {
+                    (true, _, _) => tandem::review::Scope::LastRun,
+                    (_, Some(base), _) => tandem::review::Scope::Branch(base),
+                    (_, _, Some(range)) => tandem::review::Scope::Range(range),
+                    _ if !files.is_empty() => tandem::review::Scope::Files(files),
+                    _ => tandem::review::Scope::Uncommitted,
+                };
+                let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+                let session = cli::ask::SessionOptions { json, max_turns, model, ..Default::default() };
+                let level = tandem::review::Level::parse(&level).unwrap_or_default();
+                cli::review::review(cli::review::ReviewOptions { session, scope, level }, current_workspace()?).await
             }
             Command::Threads => cli::ask::threads(current_workspace()?.root()),
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,

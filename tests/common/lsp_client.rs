@@ -254,6 +254,13 @@ impl LspClient {
         }
     }
 
+    /// Take every message of the backlog that matches, in order.
+    pub fn take_all(&mut self, matches: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let (taken, kept): (VecDeque<Value>, VecDeque<Value>) = std::mem::take(&mut self.backlog).into_iter().partition(|m| matches(m));
+        self.backlog = kept;
+        taken.into()
+    }
+
     /// Every message that arrives within `window` from now, in order (also
     /// kept for later waits).
     pub fn arriving_within(&mut self, window: Duration) -> Vec<Value> {

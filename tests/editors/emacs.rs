@@ -4,6 +4,9 @@
 //! Tandem through eglot; this test answers eglot's own "Server wants to
 //! edit … Proceed?" and Tandem's review prompt with keystrokes.
 //!
+//! One more runs `emacs --batch` (nothing to answer): a review's finding
+//! in Flymake (tests/emacs/review_scenario.el).
+//!
 //! Needs `emacs` (28+) with Debian's elpa-eglot and `tmux`. `.ci/run`
 //! installs them and sets `TANDEM_REQUIRE_EMACS=1`, so CI fails rather than
 //! skips when they are missing.
@@ -315,9 +318,52 @@ fn emacs_eglot_typing_during_the_offer_is_rebased_and_the_edit_lands() {
 }
 
 /// This module's tests, in the order they start (see main.rs).
+/// A review's finding in Flymake: eglot (in `emacs --batch`: nothing to
+/// answer) sends `tandem.review` of notes.txt, and Flymake, eglot's
+/// diagnostics front end, shows the finding on its line as a warning, its
+/// source and kind in the text (tests/emacs/review_scenario.el).
+fn emacs_eglot_flymake_shows_a_review_finding() {
+    let Some((emacs, _)) = tools() else { return skip("emacs_eglot_flymake_shows_a_review_finding") };
+    let workspace = NotesWorkspace::new();
+    let script = workspace.write_script(
+        &serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "report_finding", "input": {"file_path": "notes.txt", "start_line": 2, "end_line": 2, "severity": "warning",
+                "kind": "style", "title": "line two should shout", "body": "The others will."}}]},
+            {"text": "1 finding."}
+        ]})
+        .to_string(),
+    );
+    let out = workspace.root.join(".git/report.json");
+    let home = tempfile::tempdir().expect("temp home");
+    let status = std::process::Command::new(&emacs)
+        .args(["--batch", "-Q", "-l"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emacs/review_scenario.el"))
+        .current_dir(&workspace.root)
+        .env("TANDEM_BIN", env!("CARGO_BIN_EXE_tandem"))
+        .env("XDG_DATA_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"))
+        .env("TANDEM_PROVIDER", "scripted")
+        .env("TANDEM_SCRIPT", &script)
+        .env("SCENARIO_FILE", &workspace.file)
+        .env("SCENARIO_OUT", &out)
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .status()
+        .expect("run emacs");
+    assert!(status.success(), "emacs exited with {status}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the scenario wrote its report")).expect("JSON");
+    assert_eq!(report["errors"], serde_json::json!([]), "{report:#}");
+    assert_eq!(report["status"], "completed", "{report:#}");
+    assert_eq!(
+        report["diagnostics"],
+        serde_json::json!([{"line": 2, "type": "eglot-warning", "text": "tandem review [style]: line two should shout\n\nThe others will."}]),
+        "{report:#}"
+    );
+}
+
 pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
     crate::trials!(
         "emacs":
+        emacs_eglot_flymake_shows_a_review_finding,
         emacs_eglot_busy_after_a_code_action_and_slow_to_answer_still_reads_the_runs_end,
         emacs_eglot_confirmed_edit_lands_in_the_unsaved_buffer,
         emacs_eglot_refused_edit_is_reported_with_eglots_words,

@@ -2193,9 +2193,29 @@ fn neovim_shows_what_a_notice_or_a_question_would_hide() {
 
 /// This module's tests, in the order they start: the two longest first
 /// (see main.rs).
+/// A review's finding reaches `vim.diagnostic` (source "tandem review",
+/// its kind as the code) and Neovim's own code action applies its
+/// suggested change, after which the diagnostic is gone.
+fn neovim_shows_a_review_finding_and_its_code_action_fixes_it() {
+    for nvim in nvims("neovim_shows_a_review_finding_and_its_code_action_fixes_it") {
+        let workspace = NotesWorkspace::new();
+        let script = serde_json::json!({"turns": [
+            {"text": "", "tool_calls": [{"name": "report_finding", "input": {"file_path": "notes.txt", "start_line": 2, "end_line": 2, "severity": "warning",
+                "kind": "style", "title": "line two should shout", "body": "The others will.", "suggestion": "LINE TWO"}}]},
+            {"text": "1 finding."}
+        ]});
+        let report = run_scenario(&workspace, &nvim, "review_scenario.lua", &script.to_string(), []);
+        assert_eq!(report["status"], "completed", "{report:#}");
+        assert_eq!(report["diagnostic"], serde_json::json!({"lnum": 1, "severity": 2, "code": "style", "message": "line two should shout\n\nThe others will."}), "{report:#}");
+        assert_eq!(lines(&report, "lines"), ["line one", "LINE TWO", "line three"], "{report:#}");
+        assert_eq!(report["cleared"], true, "{report:#}");
+    }
+}
+
 pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
     crate::trials!(
         "nvim":
+        neovim_shows_a_review_finding_and_its_code_action_fixes_it,
         neovim_answers_code_intel_from_pyright,
         neovim_installs_the_release_binary_and_refuses_a_bad_checksum,
         neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary,

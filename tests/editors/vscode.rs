@@ -445,6 +445,14 @@ fn typing_during_refactor_previews_never_corrupts_and_every_status_is_true() {
     assert!(counts.get("applied after typing").is_some_and(|n| *n > 0), "no edit was rebased and applied after typing: {counts:?} (seed {seed})");
 }
 
+/// tests/vscode/review_problems.js: "Tandem: Review Changes" reviews the
+/// uncommitted change of a git repository; the finding the model reports
+/// is listed in the Problems panel (source "tandem review", its kind), a
+/// screenshot kept.
+fn a_review_finding_in_the_problems_panel() {
+    run_script("a_review_finding_in_the_problems_panel", "review_problems.js");
+}
+
 /// The screenshots the script took at its checks (the panel streaming, an
 /// ask inline, after the reloads), copied where they outlive the temp dir:
 /// target/test-artifacts/editor_vscode/. A failed run keeps them with the
@@ -467,6 +475,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
     crate::trials!(
         "vscode":
         the_packaged_extension_in_code_server,
+        a_review_finding_in_the_problems_panel,
         typing_during_refactor_previews_never_corrupts_and_every_status_is_true,
         a_local_model_chosen_in_the_walkthrough_gets_the_prompts,
         two_windows_on_one_workspace,

@@ -37,6 +37,8 @@ use crate::common::tools::ci_tools;
 
 /// ACP v1's newer methods, checked against the protocol's schema.
 mod v1;
+/// `/review`: a review run and its findings.
+mod review;
 
 /// Skip (or fail, under `TANDEM_REQUIRE_ACP`) when a client is missing.
 fn require(what: &str, path: &Path) -> bool {

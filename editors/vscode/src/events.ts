@@ -8,13 +8,19 @@
 import type * as Wire from './protocol.generated';
 import { EDIT_STATUS_WORDS, LANDED_EDIT_STATUSES } from './protocol.generated';
 
-export type { AskAnswer, EditStatus, LineSpan, RunEdit, RunStatus, ToolKind, Usage, RunEventType, TodoItem } from './protocol.generated';
+export type { AskAnswer, EditStatus, Finding, LineSpan, RunEdit, RunStatus, ToolKind, Usage, RunEventType, TodoItem } from './protocol.generated';
 export { RUN_EVENT_TYPES } from './protocol.generated';
 
 export type ToolResultEvent = Wire.ToolResultEvent;
 export type ToolCallEvent = Wire.ToolCallEvent;
 export type ProviderEvent = Wire.ProviderEvent;
 export type EndEvent = Wire.EndEvent;
+
+/** A review's finding, in one line: `F1 error src/lib.rs:2-3: title`. */
+export function findingLine(finding: Wire.Finding): string {
+  const lines = finding.start_line === finding.end_line ? `${finding.start_line}` : `${finding.start_line}-${finding.end_line}`;
+  return `${finding.id} ${finding.severity} ${finding.file_path}:${lines}: ${finding.title.split('\n')[0]}`;
+}
 
 /** A run event (`tandem/runEvent`'s `event`): a union discriminated by `type`. */
 export type RunEvent = Wire.RunEvent;

@@ -9,6 +9,7 @@ import { registerOnboarding } from './onboarding';
 import { registerPanel } from './panel/view';
 import { Runs } from './runs';
 import { registerTasks } from './tasks';
+import { registerReview } from './review';
 import { Transcript } from './transcript';
 import { registerTrust } from './trust';
 import { registerUndo } from './undo';
@@ -25,6 +26,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerUndo(context, server);
   registerTrust(context, server);
   registerTasks(context, server, runs);
+  registerReview(context, server);
   registerChat(context, server);
   registerCodeIntel(context);
   const panel = registerPanel(context, server);

@@ -53,6 +53,15 @@ export type TodoItem = { id?: string; content: string; status: TodoStatus };
 /** Where one item of the list stands. */
 export type TodoStatus = 'pending' | 'in_progress' | 'completed';
 
+/** One finding of a review, on lines of one file. */
+export type Finding = { id: string; file_path: string; start_line: number; end_line: number; severity: Severity; kind: string; title: string; body: string; suggestion?: string | null; related?: RelatedPlace[] };
+
+/** How much a finding matters. */
+export type Severity = 'error' | 'warning' | 'info';
+
+/** Another place a finding involves. */
+export type RelatedPlace = { file_path: string; line: number; message: string };
+
 /** Where a task is in its life. */
 export type TaskStatus = 'running' | 'exited' | 'stopped' | 'lost';
 
@@ -260,6 +269,17 @@ export interface TodoEvent {
 }
 
 /**
+ * A review's finding, as `report_finding` reported it (a review run
+ * only: `tandem review`, `tandem.review`, ACP's `/review`).
+ */
+export interface FindingEvent {
+  type: 'finding';
+  finding: Finding;
+  /** A sub-agent's event: the id of the parent's call it is nested under. */
+  parent?: string;
+}
+
+/**
  * A background task of the run's thread started (`run_shell` with
  * `background`): its id and its command.
  */
@@ -333,6 +353,7 @@ export type RunEvent =
   | SandboxEvent
   | WaitingEvent
   | TodoEvent
+  | FindingEvent
   | TaskStartedEvent
   | TaskEndedEvent
   | EndEvent;
@@ -355,6 +376,7 @@ export const RUN_EVENT_TYPES: readonly RunEventType[] = [
   'sandbox',
   'waiting',
   'todo',
+  'finding',
   'task_started',
   'task_ended',
   'end',

@@ -4,7 +4,7 @@
 // that started it (an `agent` call, or a forked `skill`); they are indented
 // under that call, one level per generation, and its streamed text starts
 // on a line of its own, as the parent's text does when it resumes.
-import { statusTone, unhandled } from './events';
+import { findingLine, statusTone, unhandled } from './events';
 import type { PastEvent, RunEvent, ToolCallEvent } from './events';
 
 /** One level of nesting. */
@@ -65,6 +65,9 @@ export class TranscriptText {
         const items = event.todos.map((item) => `  ${todoBox(item.status)} ${item.content.split('\n')[0]}`);
         return this.line(`Todo (${done}/${event.todos.length})`, 0) + items.map((item) => item + '\n').join('');
       }
+      case 'finding':
+        // A review's finding (report_finding); the Problems panel has it too.
+        return this.line(`Finding ${findingLine(event.finding)}`, depth);
       case 'task_started':
         return this.line(`(task ${event.task_id} started in the background: ${firstLine(event.command)})`, depth);
       case 'task_ended':

@@ -163,6 +163,8 @@ impl AcpAgent {
             Ok(images) => images,
             Err(why) => return responder.respond_with_error(error(Error::invalid_params(), why)),
         };
+        // `/review WORDS`: a review run of the scope the words name.
+        let review = review_words(&prompt);
         let prompt = slash_command(&prompt, &session);
         if prompt.trim().is_empty() && context.is_none() && images.is_empty() {
             return responder.respond_with_error(error(Error::invalid_params(), "the prompt is empty: say what to do"));
@@ -182,7 +184,19 @@ impl AcpAgent {
         });
         let task = tokio::spawn(async move {
             let run_request = RunRequest { prompt, context, images, ..RunRequest::default() };
-            let outcome = session.prompt(run_request).await;
+            let outcome = match review {
+                Some(words) => match session.review(&words).await {
+                    Ok(Ok(outcome)) => Ok(outcome),
+                    // Nothing to review: said, and the turn ends.
+                    Ok(Err(nothing)) => {
+                        let chunk = agent_client_protocol::v1::schema::ContentChunk::new(updates::text_block(nothing));
+                        session.core.notify(SessionUpdate::AgentMessageChunk(chunk));
+                        Ok(crate::host::RunOutcome { status: crate::host::RunStatus::Completed, text: String::new(), turns: 0, usage: Default::default(), cost_usd: None, thread_id: String::new() })
+                    }
+                    Err(err) => Err(err),
+                },
+                None => session.prompt(run_request).await,
+            };
             watcher.abort();
             let answer = match outcome {
                 Ok(outcome) => match run::stop_reason(&outcome) {
@@ -266,6 +280,12 @@ impl AcpAgent {
             let _ = tokio::time::timeout(STOP_GRACE, session.shutdown()).await;
         }
     }
+}
+
+/// The words after `/review` (none: the default review), or `None`: no review.
+fn review_words(prompt: &str) -> Option<String> {
+    let rest = prompt.trim_start().strip_prefix("/review")?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim().to_string())
 }
 
 /// A `/skill rest` prompt asks for that skill.
@@ -365,6 +385,10 @@ fn announce_commands(session: &Session) {
             AvailableCommand::new(skill.name, skill.description)
                 .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("what to use it for")))
         })
+        .chain(std::iter::once(
+            AvailableCommand::new("review", "Review the uncommitted changes and report findings (or --last-run, --branch BASE, --range A..B, files; --level thorough)")
+                .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("what to review"))),
+        ))
         .collect();
     session.core.notify(SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)));
 }

@@ -456,7 +456,31 @@ impl Session {
     }
 
     /// Run one prompt to its end. The session's updates go out as it runs.
-    pub async fn prompt(self: &Arc<Self>, mut request: RunRequest) -> Result<RunOutcome, PromptError> {
+    pub async fn prompt(self: &Arc<Self>, request: RunRequest) -> Result<RunOutcome, PromptError> {
+        self.prompt_with(request, false).await
+    }
+
+    /// `/review WORDS`: the review's prompt run as a review run (the
+    /// read-only tools and `report_finding`); `Ok(Err(sentence))`: nothing
+    /// to review, no run.
+    pub async fn review(self: &Arc<Self>, words: &str) -> Result<Result<RunOutcome, String>, PromptError> {
+        let request = crate::review::ReviewRequest::parse(words).map_err(|why| PromptError::Failed(format!("/review: {why}")))?;
+        let workspace = Arc::clone(&self.workspace);
+        let checkpoints = self.host.checkpoints().cloned();
+        let prepared = tokio::task::spawn_blocking(move || crate::review::prepare(&workspace, checkpoints.as_deref(), &request))
+            .await
+            .map_err(|err| PromptError::Failed(format!("/review: {err}")))?;
+        let prompt = match prepared {
+            Ok(prompt) => prompt,
+            Err(crate::review::ScopeError::NothingToReview(why)) => return Ok(Err(why)),
+            Err(crate::review::ScopeError::Unavailable(why)) => return Err(PromptError::Failed(format!("/review: {why}"))),
+        };
+        let said = format!("[Tandem] {}\n\n", prompt.describe());
+        self.core.notify(SessionUpdate::AgentMessageChunk(agent_client_protocol::v1::schema::ContentChunk::new(super::updates::text_block(said))));
+        self.prompt_with(RunRequest { prompt: prompt.prompt, ..RunRequest::default() }, true).await.map(Ok)
+    }
+
+    async fn prompt_with(self: &Arc<Self>, mut request: RunRequest, review: bool) -> Result<RunOutcome, PromptError> {
         if self.running.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return Err(PromptError::Busy);
         }
@@ -484,6 +508,7 @@ impl Session {
             images: std::mem::take(&mut request.images),
             max_turns: request.max_turns,
             in_editor: true,
+            review,
             ..RunParts::default()
         };
         let prompt = std::mem::take(&mut request.prompt);

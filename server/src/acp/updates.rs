@@ -290,6 +290,16 @@ impl UpdateMapper {
             }
             // A sub-agent's list is its own business, not the session's plan.
             RunEvent::Todo { todos } if parents.is_empty() => vec![plan(todos)],
+            // A review's finding, as a message the user reads beside the
+            // `report_finding` call that made it.
+            RunEvent::Finding { finding } => {
+                let lines = if finding.start_line == finding.end_line { finding.start_line.to_string() } else { format!("{}-{}", finding.start_line, finding.end_line) };
+                let mut text = format!("\n**Finding {}** ({}, {}) `{}:{lines}`: {}\n{}\n", finding.id, finding.severity.as_str(), finding.kind, finding.file_path, finding.title, finding.body);
+                if let Some(suggestion) = &finding.suggestion {
+                    text.push_str(&format!("Suggested replacement:\n```\n{suggestion}\n```\n"));
+                }
+                vec![SessionUpdate::AgentMessageChunk(self.chunk(false, text))]
+            }
             RunEvent::Hook { name, message } if parents.is_empty() => {
                 vec![SessionUpdate::AgentMessageChunk(self.chunk(false, format!("\n[{name} hook] {message}\n")))]
             }

@@ -242,6 +242,23 @@ impl Headless {
             context,
             ..RunParts::default()
         };
+        self.run_printed(choice, prompt, parts).await
+    }
+
+    /// A review run of `prompt` (made by `tandem::review`) on a new thread:
+    /// the read-only tools and `report_finding`, printed as any run.
+    pub async fn run_review(&self, prompt: String) -> anyhow::Result<RunOutcome> {
+        let parts = RunParts { review: true, max_turns: self.options.max_turns, model: self.model.locked().clone(), ..RunParts::default() };
+        self.run_printed(&ThreadChoice::New, prompt, parts).await
+    }
+
+    /// The session's host (a review's scope reads its checkpoints).
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Start `prompt` with `parts` and print it to its end.
+    async fn run_printed(&self, choice: &ThreadChoice, prompt: String, parts: RunParts) -> anyhow::Result<RunOutcome> {
         // The thread is checked out with its run lock, held for the run: a
         // thread another process is running (an editor window's server,
         // another `tandem chat`) is refused, never written to by both.

@@ -1,5 +1,5 @@
 //! The binary's own commands that drive the agent: `tandem ask`,
-//! `tandem chat` and `tandem demo`, and the terminal printer they share. (The library never
+//! `tandem chat`, `tandem review` and `tandem demo`, and the terminal printer they share. (The library never
 //! prints: stdout is the LSP channel in `tandem lsp`.)
 
 pub mod ask;
@@ -14,6 +14,7 @@ pub mod pager;
 pub mod plan_review;
 pub mod printer;
 pub mod recap;
+pub mod review;
 pub mod terminal;
 pub mod trust;
 pub mod undo;

@@ -318,6 +318,23 @@ impl Printer {
                     self.line(&item);
                 }
             }
+            RunEvent::Finding { finding } => {
+                // The finding as data: where, how much, what; the model's
+                // words shown visibly (they may hold escapes).
+                let head = format!("{pad}{} {} {}:{}-{} [{}]: {}", finding.id, finding.severity.as_str(), finding.file_path, finding.start_line, finding.end_line, finding.kind, finding.title);
+                let head = self.style.bold(Shown::prose(&head));
+                self.line(&head);
+                for line in finding.body.lines() {
+                    self.line(&Shown::prose(&format!("{pad}  {line}")));
+                }
+                if let Some(suggestion) = &finding.suggestion {
+                    self.line(&self.style.dim(format!("{pad}  suggested replacement of those lines:")));
+                    for line in suggestion.lines() {
+                        let line = self.style.dim(Shown::prose(&format!("{pad}  | {line}")));
+                        self.line(&line);
+                    }
+                }
+            }
             RunEvent::TaskStarted { task_id, command, .. } => {
                 let line = self.style.dim(format!("{pad}[task {task_id} started in the background: {}]", first_line(command)));
                 self.line(&line);

@@ -492,6 +492,17 @@ pub struct RunParts {
     /// summary (an editor's transcript shows them after a window reload);
     /// `None`: the thread keeps the run's checkpoint alone.
     pub file_names: Option<FileNames>,
+    /// A review run: the read-only tools and `report_finding`, nothing
+    /// that changes a file or runs a command; its findings are kept as
+    /// the thread's when it ends.
+    pub review: bool,
+}
+
+/// A review run's executor: the same gate and hooks over the tools that
+/// only read (sub-agents' `explore` set) and `report_finding`.
+fn review_executor(executor: &Executor) -> Executor {
+    let registry = executor.registry().filtered(|tool| tool.only_reads());
+    executor.with_registry(registry).with_tool(Arc::new(crate::tools::builtin::report_finding::ReportFinding))
 }
 
 /// See [`Host::edits_summary`].
@@ -776,6 +787,7 @@ impl Host {
         let attachments = std::mem::take(&mut parts.attachments);
         let images = std::mem::take(&mut parts.images);
         let checkpoint_ids = checkpoint.clone();
+        let review = parts.review;
         let mut prepared = self.prepare_with(&settings, parts, checkpoint);
         // A run's background tasks are the session's.
         prepared.ctx.tasks = Some(Arc::clone(&self.tasks) as Arc<dyn Tasks>);
@@ -794,7 +806,11 @@ impl Host {
             run_id: checkpoint_ids.map(|(_, run_id)| run_id),
             ..RunRequest::default()
         };
-        Ok(ReadyRun { provider, config, executor: self.executor.clone(), ctx: prepared.ctx, request, end: prepared.end })
+        let executor = match review {
+            true => review_executor(&self.executor),
+            false => self.executor.clone(),
+        };
+        Ok(ReadyRun { provider, config, executor, ctx: prepared.ctx, request, end: prepared.end })
     }
 
     /// The model the settings name (or `model`, another of the provider's)
@@ -826,6 +842,7 @@ impl Host {
             false => shell_env(settings, workspace.roots()),
         };
         let mut scope = RunScope::new(modes.policy, parts.plan_review);
+        scope.review = parts.review;
         scope.questions_in_stream = parts.questions_in_stream;
         if let Some(file) = parts.plan_file {
             scope.plan.locked().file = Some(file);

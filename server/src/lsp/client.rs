@@ -58,6 +58,7 @@ pub mod methods {
     pub const CANCEL_REQUEST: &str = "$/cancelRequest";
     pub const REGISTER_CAPABILITY: &str = "client/registerCapability";
     pub const UNREGISTER_CAPABILITY: &str = "client/unregisterCapability";
+    pub const PUBLISH_DIAGNOSTICS: &str = "textDocument/publishDiagnostics";
 }
 
 /// Requests and notifications to the editor, as raw JSON.
@@ -120,6 +121,7 @@ raw_notification!(RunEvent, methods::RUN_EVENT);
 raw_notification!(LogMessage, methods::LOG_MESSAGE);
 raw_notification!(ShowMessage, methods::SHOW_MESSAGE);
 raw_notification!(CancelRequest, methods::CANCEL_REQUEST);
+raw_notification!(PublishDiagnostics, methods::PUBLISH_DIAGNOSTICS);
 
 /// `params` of `method` with the text an editor shows as it is made
 /// visible: the `message` of `window/showMessage`, `window/logMessage` and
@@ -141,6 +143,13 @@ fn shown_as_it_is(method: &str, mut params: Value) -> Value {
     };
     match method {
         methods::SHOW_MESSAGE | methods::LOG_MESSAGE | methods::SHOW_MESSAGE_REQUEST => visible(params.get_mut("message")),
+        // A review finding's message is the model's words, shown raw by
+        // every editor's problem list.
+        methods::PUBLISH_DIAGNOSTICS => {
+            if let Some(diagnostics) = params.get_mut("diagnostics").and_then(Value::as_array_mut) {
+                diagnostics.iter_mut().for_each(|d| visible(d.get_mut("message")));
+            }
+        }
         methods::PROGRESS => {
             if let Some(value) = params.get_mut("value") {
                 visible(value.get_mut("title"));
@@ -231,6 +240,7 @@ impl ClientLink for TowerClient {
             methods::RUN_EVENT => client.send_notification::<RunEvent>(params).await,
             methods::LOG_MESSAGE => client.send_notification::<LogMessage>(params).await,
             methods::SHOW_MESSAGE => client.send_notification::<ShowMessage>(params).await,
+            methods::PUBLISH_DIAGNOSTICS => client.send_notification::<PublishDiagnostics>(params).await,
             other => tracing::error!(method = other, "the server has no notification type for this method"),
         }
     }

@@ -15,6 +15,9 @@
 //!   (each run recording its checkpoint);
 //! - `undo`: `tandem.undo` / `tandem.redo`, a run taken back from its checkpoint;
 //! - `code_actions`: agent actions on selections and diagnostics;
+//! - `review`: `tandem.review`, a review of a scope as a run;
+//! - `findings`: a review's findings as diagnostics, moved with the
+//!   user's edits, and their code actions (fix, apply, dismiss);
 //! - `inline`: `textDocument/inlineCompletion` (LSP 3.18), the glue
 //!   around the completion engine (`crate::completion`);
 //! - `inline_provider`: whether the editor asks for inline completions,
@@ -37,6 +40,7 @@ pub mod demo;
 pub mod documents;
 pub mod editor;
 pub mod edits;
+pub mod findings;
 mod hook_consent;
 mod inline;
 mod inline_provider;
@@ -44,6 +48,7 @@ mod mcp;
 mod outbox;
 mod permission;
 mod plan_review;
+mod review;
 mod send_review;
 pub mod position;
 pub mod runs;

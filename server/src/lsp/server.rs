@@ -95,6 +95,12 @@ pub const STOP_TASK_COMMAND: &str = "tandem.stopTask";
 /// the thread's next turn (`send_review`), as `tandem.ask` answers.
 pub const SEND_REVIEW_COMMAND: &str = "tandem.sendReview";
 
+/// The argument object of `tandem.dismissFinding`.
+#[derive(Debug, serde::Deserialize)]
+struct DismissArgs {
+    key: String,
+}
+
 /// The argument object of `tandem.stopTask`.
 #[derive(Debug, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -119,6 +125,8 @@ struct Ready {
     undoing: tokio::sync::Mutex<()>,
     /// `textDocument/inlineCompletion`.
     inline: Arc<super::inline::InlineCompletions>,
+    /// Review findings as diagnostics.
+    findings: Arc<super::findings::Findings>,
 }
 
 pub struct Backend {
@@ -329,6 +337,7 @@ impl Backend {
             work_done_progress: ready.work_done_progress,
             answer_goes_alone: ready.answer_goes_alone,
             configuration: ready.configuration,
+            findings: Arc::clone(&ready.findings),
         })
     }
 
@@ -412,6 +421,11 @@ impl Backend {
     }
 
     async fn ask(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        self.ask_with(params, false).await
+    }
+
+    /// `tandem.ask`, or a review run (`review`).
+    async fn ask_with(&self, params: ExecuteCommandParams, review: bool) -> Result<Option<Value>> {
         // The settings files may have changed since the last run; changed
         // project hooks are asked about (a prompt already up is waited for).
         self.update_settings(|_| {});
@@ -421,7 +435,8 @@ impl Backend {
         if let Some(error) = self.broken_settings_error() {
             return Err(error);
         }
-        let args: AskArgs = first_argument(&params.arguments)?;
+        let mut args: AskArgs = first_argument(&params.arguments)?;
+        args.review = review;
         if self.lifecycle.client_gone.is_cancelled() {
             return Err(Error { code: ErrorCode::ServerError(-32803), message: "the client has gone away".into(), data: None });
         }
@@ -433,6 +448,32 @@ impl Backend {
                 Err(Error { code: ErrorCode::ServerError(-32803), message: message.into(), data: None })
             }
         }
+    }
+
+    /// `tandem.review`: the scope's prompt, then a review run as `tandem.ask` runs one.
+    async fn review(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
+        let args: super::review::ReviewArgs = first_argument(&params.arguments)?;
+        let request = args.request(&ready.workspace).map_err(Error::invalid_params)?;
+        let checkpoints = ready.host.checkpoints().cloned();
+        let prompt = match super::review::prepare(Arc::clone(&ready.workspace), checkpoints, request).await.map_err(Error::invalid_params)? {
+            Ok(prompt) => prompt,
+            Err(nothing) => return Ok(Some(nothing)),
+        };
+        let skipped = super::review::skipped(&prompt);
+        let ask = json!({"prompt": prompt.prompt, "threadId": args.thread_id, "wait": args.wait});
+        let mut params = params;
+        params.arguments = vec![ask];
+        let answer = self.ask_with(params, true).await?;
+        let mut answer = answer.unwrap_or_default();
+        if let Some(fields) = answer.as_object_mut() {
+            fields.insert("skipped".into(), skipped);
+            if args.wait {
+                let thread = fields.get("threadId").and_then(Value::as_str).unwrap_or_default().to_string();
+                fields.insert("findings".into(), json!(ready.findings.of_thread(&thread)));
+            }
+        }
+        Ok(Some(answer))
     }
 
     /// `textDocument/inlineCompletion`, routed by `mod.rs` (tower-lsp-server
@@ -578,7 +619,10 @@ impl LanguageServer for Backend {
         // Advertised only when configured, now or later (see
         // `inline_provider.rs`): an editor then shows no suggestions of ours at all.
         let inline_completion_provider = self.inline_provider.advertise(capabilities, self.settings().inline_completions.enabled);
+        let (findings, publisher) = super::findings::Findings::new(Arc::clone(&self.documents), Arc::clone(&workspace));
+        tokio::spawn(publisher.run(Arc::clone(&self.link)));
         let ready = Ready {
+            findings,
             inline,
             undoing: tokio::sync::Mutex::new(()),
             hook_consent,
@@ -602,7 +646,7 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, TRUST_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND, TASKS_COMMAND, STOP_TASK_COMMAND, SEND_REVIEW_COMMAND].map(String::from).to_vec(),
+                    commands: [ASK_COMMAND, CANCEL_COMMAND, THREADS_COMMAND, FORGET_COMMAND, COMPACT_COMMAND, TRANSCRIPT_COMMAND, MCP_STATUS_COMMAND, UNDO_COMMAND, REDO_COMMAND, TRUST_COMMAND, super::inline::ACCEPTED_COMMAND, PROVIDER_COMMAND, TASKS_COMMAND, STOP_TASK_COMMAND, SEND_REVIEW_COMMAND, super::review::REVIEW_COMMAND, super::findings::DISMISS_COMMAND].map(String::from).to_vec(),
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
@@ -669,6 +713,10 @@ impl LanguageServer for Backend {
             tracing::info!("{err}");
         }
         self.documents.synced();
+        // A finding on the file is checked against its buffer now.
+        if let (Some(ready), Some(current)) = (self.ready.get(), self.documents.current(&document.uri)) {
+            ready.findings.opened(&current.path);
+        }
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -676,6 +724,12 @@ impl LanguageServer for Backend {
         match self.documents.change(&document.uri, document.version, &params.content_changes) {
             Ok(warnings) => warnings.iter().for_each(|w| tracing::warn!("{w}")),
             Err(err) => tracing::warn!("{err}"),
+        }
+        // Findings move with the edit (or go, when it touched their lines).
+        if let Some(ready) = self.ready.get().filter(|ready| !ready.findings.is_empty()) {
+            if let Some(current) = self.documents.current(&document.uri) {
+                ready.findings.changed(&current.path, &params.content_changes);
+            }
         }
         self.documents.synced();
     }
@@ -722,6 +776,12 @@ impl LanguageServer for Backend {
                 let ask = super::send_review::ask_arguments(params.arguments.first(), display).map_err(Error::invalid_params)?;
                 self.ask(ExecuteCommandParams { arguments: vec![ask], ..params }).await
             }
+            super::review::REVIEW_COMMAND => self.review(params).await,
+            super::findings::DISMISS_COMMAND => {
+                let Some(ready) = self.ready.get() else { return Err(Error::invalid_request()) };
+                let args: DismissArgs = first_argument(&params.arguments)?;
+                Ok(Some(json!({"dismissed": ready.findings.dismiss(&args.key)})))
+            }
             CANCEL_COMMAND => self.cancel(&params),
             UNDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Undo).await,
             REDO_COMMAND => self.undo(&params, crate::checkpoint::Direction::Redo).await,
@@ -756,6 +816,17 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        Ok(Some(code_actions::actions(&params)))
+        // A review finding gets its own actions (fix, apply, dismiss), not
+        // the generic "fix this error".
+        let (ours, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
+            params.context.diagnostics.iter().cloned().partition(|d| d.source.as_deref() == Some(super::findings::SOURCE));
+        let mut actions = Vec::new();
+        if let (Some(ready), Some(current)) = (self.ready.get(), self.documents.current(&params.text_document.uri)) {
+            actions = ready.findings.actions(&params.text_document.uri, &current.path, &ours, ASK_COMMAND);
+        }
+        let mut generic = params;
+        generic.context.diagnostics = others;
+        actions.extend(code_actions::actions(&generic));
+        Ok(Some(actions))
     }
 }

@@ -931,6 +931,7 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         work_done_progress: false,
         answer_goes_alone: false,
         configuration: false,
+        findings: super::findings::Findings::new(Arc::clone(&h.documents), Arc::clone(&h.workspace)).0,
     };
     let args: AskArgs = serde_json::from_value(json!({
         "prompt": "Fix this error",

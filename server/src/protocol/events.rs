@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::edits::{ChangedFile, FileEffect, RunEdit};
+use super::review::Finding;
 use super::run::{RunStatus, TaskStatus, TodoItem, ToolKind, Usage};
 
 /// The JSON Schema (`schemars`) is what the editor plugins' shapes are
@@ -83,6 +84,9 @@ pub enum RunEvent {
     Waiting { what: String },
     /// The model's todo list, whole, each time it changes (`todo_write`).
     Todo { todos: Vec<TodoItem> },
+    /// A review's finding, as `report_finding` reported it (a review run
+    /// only: `tandem review`, `tandem.review`, ACP's `/review`).
+    Finding { finding: Finding },
     /// A background task of the run's thread started (`run_shell` with
     /// `background`): its id and its command.
     TaskStarted { task_id: String, command: String },

@@ -1,6 +1,6 @@
 //! The run as every front end sees it: the events of a run, how it ended,
 //! what each call does, the todo list and the background tasks, what became
-//! of each edit, and the `tandem.ask` answer. Plain data with its JSON
+//! of each edit, a review's findings, and the `tandem.ask` answer. Plain data with its JSON
 //! shape, the contract of docs/protocol.md: fields may be added, never
 //! renamed.
 //!
@@ -12,8 +12,10 @@
 
 mod edits;
 mod events;
+mod review;
 mod run;
 
 pub use edits::{review_comments_note, AskAnswer, AskStarted, ChangedFile, EditStatus, FileEffect, HunkComment, HunkDecision, LineSpan, RunEdit, MAX_COMMENT_CHARS};
 pub use events::{QuestionKind, RunEvent};
+pub use review::{Finding, RelatedPlace, Severity};
 pub use run::{RunStatus, TaskStatus, TodoItem, TodoStatus, ToolKind, Usage};

@@ -49,6 +49,8 @@ pub enum Record {
     Grants { rules: Vec<String> },
     /// The todo list, all of it (`todo_write` replaces it whole).
     Todos { todos: Vec<TodoItem> },
+    /// A review run's findings, all of them: the thread's findings now.
+    Findings { findings: Vec<crate::protocol::Finding> },
     /// The thread's background tasks as they stand, all of them.
     Tasks { tasks: Vec<TaskInfo> },
     /// What the thread has read, all of it: each file's fingerprint (never
@@ -115,6 +117,9 @@ pub struct Thread {
     pub grants: Vec<String>,
     /// The model's todo list ([`crate::tools::todo`]).
     pub todos: Vec<TodoItem>,
+    /// The findings of its last review run (`report_finding`): an editor
+    /// publishes them again when the thread is resumed.
+    pub findings: Vec<crate::protocol::Finding>,
     /// Its background tasks as last saved (without their live processes):
     /// a resumed thread lists them, those that were running as lost.
     pub tasks: Vec<TaskInfo>,
@@ -172,6 +177,7 @@ impl Thread {
             activated_tools: Vec::new(),
             grants: Vec::new(),
             todos: Vec::new(),
+            findings: Vec::new(),
             tasks: Vec::new(),
             ledger: Arc::new(ReadLedger::default()),
             saved_reads: Vec::new(),
@@ -222,6 +228,7 @@ impl Thread {
             Record::Tools { activated } => self.activated_tools = activated,
             Record::Grants { rules } => self.grants = rules,
             Record::Todos { todos } => self.todos = todos,
+            Record::Findings { findings } => self.findings = findings,
             Record::Tasks { tasks } => self.tasks = tasks,
             Record::Reads { scheme, files } => {
                 if scheme == fingerprint_scheme() {
@@ -317,6 +324,12 @@ impl Thread {
             self.todos = todos.clone();
             self.record(Record::Todos { todos });
         }
+    }
+
+    /// A review run reported `findings`: they are the thread's findings now.
+    pub fn set_findings(&mut self, findings: Vec<crate::protocol::Finding>) {
+        self.findings = findings.clone();
+        self.record(Record::Findings { findings });
     }
 
     /// The thread's tasks are now `tasks` (recorded when their saved form changed).

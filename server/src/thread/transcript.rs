@@ -120,6 +120,9 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
             }
             // The list as it stood then: a transcript view shows it again.
             Record::Todos { todos } => out.push(json!({"type": "todo", "todos": todos})),
+            // A review's findings, as the run's `finding` events showed
+            // them: a transcript view lists them again.
+            Record::Findings { findings } => findings.into_iter().for_each(|finding| out.push(json!({"type": "finding", "finding": finding}))),
             Record::Meta { .. }
             | Record::Tasks { .. }
             | Record::Title { .. }
@@ -250,6 +253,27 @@ mod tests {
             {"type":"end","status":"failed","text":"the model is overloaded"}"#]]
         .assert_eq(&shown.join("\n"));
         assert_eq!(transcript.omitted, 0);
+    }
+
+    #[test]
+    fn a_reviews_findings_are_shown_again_as_finding_events() {
+        let finding = crate::protocol::Finding {
+            id: "F1".into(),
+            file_path: "a.rs".into(),
+            start_line: 2,
+            end_line: 3,
+            severity: crate::protocol::Severity::Warning,
+            kind: "bug".into(),
+            title: "off by one".into(),
+            body: "the loop skips the last item".into(),
+            suggestion: None,
+            related: Vec::new(),
+            lines_text: Some("not saved".into()),
+        };
+        let transcript = from_records([Record::Findings { findings: vec![finding] }]);
+        let shown: Vec<String> = transcript.events.iter().map(|e| e.to_string()).collect();
+        expect_test::expect![[r#"{"type":"finding","finding":{"id":"F1","file_path":"a.rs","start_line":2,"end_line":3,"severity":"warning","kind":"bug","title":"off by one","body":"the loop skips the last item"}}"#]]
+            .assert_eq(&shown.join("\n"));
     }
 
     #[test]

@@ -174,6 +174,13 @@ pub struct RunScope {
     pub todos: std::sync::Mutex<Vec<todo::TodoItem>>,
     /// Told of each new todo list; set by the loop while the run lasts.
     pub todo_notice: std::sync::Mutex<Option<todo::TodoNotice>>,
+    /// A review run: it ends with its findings kept as the thread's
+    /// (none found: none kept).
+    pub review: bool,
+    /// A review run's findings so far (`report_finding`), in report order.
+    pub findings: std::sync::Mutex<Vec<crate::protocol::Finding>>,
+    /// Told of each new finding; set by the loop while the run lasts.
+    pub finding_notice: std::sync::Mutex<Option<FindingNotice>>,
     /// The front end answers the run's questions from its event stream
     /// (an editor's, an ACP client's): the loop then sets [`RunScope::questions`].
     pub questions_in_stream: bool,
@@ -181,6 +188,9 @@ pub struct RunScope {
     /// set by the loop while the run lasts, when `questions_in_stream`.
     pub questions: std::sync::Mutex<Option<ports::questions::QuestionTurn>>,
 }
+
+/// Told of a review's new finding (its run events show it).
+pub type FindingNotice = Arc<dyn Fn(&crate::protocol::Finding) + Send + Sync>;
 
 /// Told what a run waits for, as the user reads it ("MCP server github").
 pub type WaitNotice = Arc<dyn Fn(&str) + Send + Sync>;
@@ -233,6 +243,21 @@ impl RunScope {
         if let Some(notice) = notice {
             notice(&todos);
         }
+    }
+
+    /// Keep a review's finding, numbered in report order (`F1`, `F2`…),
+    /// and tell whoever shows it; the finding as kept.
+    pub fn add_finding(&self, mut finding: crate::protocol::Finding) -> crate::protocol::Finding {
+        {
+            let mut findings = self.findings.locked();
+            finding.id = format!("F{}", findings.len() + 1);
+            findings.push(finding.clone());
+        }
+        let notice = self.finding_notice.locked().clone();
+        if let Some(notice) = notice {
+            notice(&finding);
+        }
+        finding
     }
 
     /// Say that the run waits for `what` (nothing when no one listens).

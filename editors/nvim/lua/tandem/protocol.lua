@@ -20,11 +20,12 @@ return {
     ['sandbox'] = { required = { 'message' }, optional = {} },
     ['waiting'] = { required = { 'what' }, optional = {} },
     ['todo'] = { required = { 'todos' }, optional = {} },
+    ['finding'] = { required = { 'finding' }, optional = {} },
     ['task_started'] = { required = { 'task_id', 'command' }, optional = {} },
     ['task_ended'] = { required = { 'task_id', 'command', 'status' }, optional = { 'exit_code', 'last_lines' } },
     ['end'] = { required = { 'status', 'text' }, optional = { 'usage', 'cost_usd', 'thread_id', 'run_id', 'changed_files', 'effects' } },
   },
-  order = { 'provider', 'text', 'tool_call', 'tool_result', 'effect_changed', 'question', 'status', 'retry', 'thinking', 'compact', 'hook', 'sandbox', 'waiting', 'todo', 'task_started', 'task_ended', 'end' },
+  order = { 'provider', 'text', 'tool_call', 'tool_result', 'effect_changed', 'question', 'status', 'retry', 'thinking', 'compact', 'hook', 'sandbox', 'waiting', 'todo', 'finding', 'task_started', 'task_ended', 'end' },
   -- each edit status: whether its change is (at least partly) in the file, and the words a
   -- run's summary counts it under; edit_status_order: the order of the counts.
   edit_statuses = {

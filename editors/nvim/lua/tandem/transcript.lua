@@ -283,6 +283,13 @@ local show = {
     add_lines({ '', string.format('**Todo (%d/%d)**', done, #items) })
     add_lines(items)
   end,
+  finding = function(event)
+    -- A review's finding (report_finding); vim.diagnostic has it too.
+    local f = event.finding or {}
+    local lines = f.start_line == f.end_line and tostring(f.start_line) or (tostring(f.start_line) .. '-' .. tostring(f.end_line))
+    local title = vim.split(f.title or '', '\n', { plain = true })[1]
+    add_lines({ '', string.format('**Finding %s** %s `%s:%s`: %s', f.id or '?', f.severity or '', f.file_path or '?', lines, title) })
+  end,
   task_started = function(event)
     local command = vim.split(event.command or '', '\n', { plain = true })[1]
     add_lines({ '', string.format('_task %s started in the background: `%s`_', event.task_id or '?', command) })

@@ -6,7 +6,7 @@
 // new item, so a webview reloaded mid-run shows what it missed and goes on.
 // Streamed text is kept merged (one item per stretch of text), so a
 // snapshot holds as many items as the transcript has parts, not pieces.
-import type { RunEdit, RunEvent, RunEventType, TodoItem, ToolCallEvent } from '../events';
+import type { Finding, RunEdit, RunEvent, RunEventType, TodoItem, ToolCallEvent } from '../events';
 import { statusLanded, statusWords } from '../events';
 import type { Attachment } from './input';
 import type { PickerState } from './pickers';
@@ -51,6 +51,8 @@ export interface PanelItem {
   shown_paths?: string[];
   /** `todo`: the model's whole list. */
   todos?: TodoItem[];
+  /** `finding`: a review's finding (report_finding). */
+  finding?: Finding;
   /** `prompt`: what the prompt attached (`@path`, `@selection`), as its chips showed it. */
   attachments?: Attachment[];
   /** `task_started`, `task_ended`: the background task and its command. */

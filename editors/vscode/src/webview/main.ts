@@ -11,7 +11,7 @@ import { askedEffort, effortChoices, emptyPickers, modelChoices, OTHER_MODEL, PE
 import { editStatusLabel } from '../panel/conversation';
 import { statusLanded, statusTone } from '../events';
 import type { FromWebview, PanelItem, PendingAsk, Snapshot, ToWebview } from '../panel/conversation';
-import { unhandled } from '../events';
+import { findingLine, unhandled } from '../events';
 import { taskEnd, todoBox } from '../transcriptText';
 
 interface VsCodeApi {
@@ -391,6 +391,10 @@ function show(item: PanelItem, immediate: boolean): void {
       container(item).append(list);
       break;
     }
+    case 'finding':
+      // A review's finding (report_finding); the Problems panel has it too.
+      if (item.finding) container(item).append(element('div', `note finding ${item.finding.severity}`, `Finding ${findingLine(item.finding)}`));
+      break;
     case 'task_started': {
       const note = element('div', 'note task', `Task ${item.task_id ?? '?'} started in the background: ${(item.command ?? '').split('\n')[0]} `);
       if (item.task_id && !endedTasks.has(item.task_id)) {

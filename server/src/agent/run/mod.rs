@@ -196,6 +196,8 @@ fn keep_side_state(ctx: &ToolContext, thread: &Thread, events: &EventSender) -> 
     *ctx.run.todos.locked() = thread.todos.clone();
     let todo_events = events.clone();
     *ctx.run.todo_notice.locked() = Some(Arc::new(move |todos: &[TodoItem]| _ = todo_events.send(RunEvent::Todo { todos: todos.to_vec() })));
+    let finding_events = events.clone();
+    *ctx.run.finding_notice.locked() = Some(Arc::new(move |finding: &crate::protocol::Finding| _ = finding_events.send(RunEvent::Finding { finding: finding.clone() })));
     let tasks = ctx.tasks.as_ref()?;
     tasks.restore(&thread.id, &thread.tasks);
     let task_events = events.clone();
@@ -214,6 +216,10 @@ fn keep_side_state(ctx: &ToolContext, thread: &Thread, events: &EventSender) -> 
 /// Keep the run's todo list and the thread's tasks with the thread.
 fn save_side_state(ctx: &ToolContext, thread: &mut Thread) {
     thread.set_todos(ctx.run.todos.locked().clone());
+    let findings = ctx.run.findings.locked().clone();
+    if ctx.run.review || !findings.is_empty() {
+        thread.set_findings(findings);
+    }
     if let Some(tasks) = &ctx.tasks {
         let mine: Vec<TaskInfo> = tasks.list().into_iter().filter(|t| t.thread == thread.id).collect();
         thread.set_tasks(&mine);

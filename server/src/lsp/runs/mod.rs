@@ -84,6 +84,10 @@ pub struct AskArgs {
     /// settings' `effort`; one the model does not take is refused.
     #[serde(default)]
     pub effort: Option<String>,
+    /// A review run (`tandem.review`, never from the client's JSON): the
+    /// read-only tools and `report_finding`, its findings diagnostics.
+    #[serde(skip)]
+    pub review: bool,
 }
 
 /// An image of `tandem.ask`.
@@ -182,6 +186,8 @@ pub struct RunEnv {
     pub answer_goes_alone: bool,
     /// The client answers `workspace/configuration` (its capability).
     pub configuration: bool,
+    /// The session's review findings, published as diagnostics.
+    pub findings: Arc<super::findings::Findings>,
 }
 
 /// Why `tandem.ask` did not start.
@@ -239,6 +245,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         effort: effort.map(|e| e.as_str().to_string()),
         in_editor: true,
         start_after: answer_first,
+        review: args.review,
         ..crate::host::RunParts::default()
     };
     let choice = match &args.thread_id {
@@ -257,7 +264,12 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
             });
         }
     };
-    let RunHandle { thread_id, events: events_rx, ending, recorder, sandbox_notice, .. } = handle;
+    let RunHandle { thread_id, events: mut events_rx, ending, recorder, sandbox_notice, .. } = handle;
+    if args.review {
+        // A new review on the thread replaces its findings.
+        env.findings.clear_thread(&thread_id);
+        events_rx = tee_findings(events_rx, Arc::clone(&env.findings), thread_id.clone());
+    }
     let started_id = run_id.clone();
     let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
     // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
@@ -311,6 +323,27 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         return Ok(to_json(&AskStarted { run_id: started_id, thread_id }));
     }
     Ok(to_json(&finished.await))
+}
+
+/// A review run's events, each finding also handed to the session's
+/// findings (diagnostics) as it passes, in order.
+fn tee_findings(
+    mut events: tokio::sync::mpsc::UnboundedReceiver<crate::protocol::RunEvent>,
+    findings: Arc<super::findings::Findings>,
+    thread_id: String,
+) -> tokio::sync::mpsc::UnboundedReceiver<crate::protocol::RunEvent> {
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            if let crate::protocol::RunEvent::Finding { finding } = &event {
+                findings.add(&thread_id, finding.clone());
+            }
+            if sender.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    receiver
 }
 
 /// For a client that must get a `"wait": false` answer alone (eglot 1.9,

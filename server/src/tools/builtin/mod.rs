@@ -13,6 +13,7 @@ pub mod grep_search;
 pub mod list_files;
 pub mod read_file;
 pub mod remember;
+pub mod report_finding;
 pub mod run_shell;
 pub mod skill;
 pub mod task_list;
