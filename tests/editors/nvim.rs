@@ -1305,7 +1305,7 @@ fn neovim_chat_round_trip_with_a_follow_up_and_a_mention() {
             }
         }
         assert!(
-            messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /review /tasks /undo; //nosuch sends it")),
+            messages(&report).iter().any(|m| m.starts_with("Tandem: /nosuch is not a chat command (/cancel /new /redo /resume /sendreview /tasks /undo; //nosuch sends it")),
             "{report:#}"
         );
 

@@ -357,7 +357,7 @@ local ok, err = pcall(function()
   end
   report.transcript = require('tandem.transcript').lines()
   -- SCENARIO_SEND_REVIEW: once the run is over, the user comments on lines
-  -- 2-3 of the file (:TandemComment) and sends the review (/review in the
+  -- 2-3 of the file (:TandemComment) and sends the review (/sendreview in the
   -- chat's words, :TandemSendReview here); the next run's prompt, as the
   -- thread keeps it, is reported.
   if env.SCENARIO_SEND_REVIEW == '1' then

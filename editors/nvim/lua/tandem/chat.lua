@@ -243,7 +243,7 @@ end
 --- The chat's commands: a message that is one of these runs it instead of
 --- being sent (`//text` sends `/text`): the name of the `tandem` function
 --- each runs, given what follows the command (its id, when it takes one).
-M.commands = { new = 'new_thread', resume = 'resume', cancel = 'cancel', undo = 'undo', redo = 'redo', tasks = 'tasks', review = 'send_review' }
+M.commands = { new = 'new_thread', resume = 'resume', cancel = 'cancel', undo = 'undo', redo = 'redo', tasks = 'tasks', sendreview = 'send_review' }
 
 --- Run `text` when it is a chat command: true when it was one (or named
 --- one that does not exist, which is said, not sent).

@@ -571,7 +571,7 @@ function M.comment(text, range)
       return
     end
     table.insert(M.review_comments, { uri = vim.uri_from_bufnr(bufnr), startLine = range.start_line, endLine = range.end_line, comment = words })
-    notify(string.format('%d review comment(s) kept: :TandemSendReview (or /review in the chat) sends them to Tandem', #M.review_comments))
+    notify(string.format('%d review comment(s) kept: :TandemSendReview (or /sendreview in the chat) sends them to Tandem', #M.review_comments))
   end
   if text and text ~= '' then
     keep(text)
