@@ -15,7 +15,7 @@ use crate::common::turns;
 
 const LIMIT: Duration = Duration::from_secs(90);
 
-fn reference_server() -> Option<PathBuf> {
+pub(crate) fn reference_server() -> Option<PathBuf> {
     let path = crate::common::tools::ci_tools().join("mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if path.exists() {
         return Some(path);

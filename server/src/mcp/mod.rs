@@ -328,6 +328,50 @@ impl McpManager {
         server.get_prompt(&command.prompt, arguments, cancel).await
     }
 
+    /// The `@SERVER:URI` mention of the resource at `uri` some server
+    /// lists (a front end's resource link), if one does.
+    pub fn resource_at(&self, uri: &str) -> Option<ResourceMention> {
+        self.servers
+            .iter()
+            .find(|s| s.resources().iter().any(|r| r.uri == uri))
+            .map(|s| ResourceMention { server: s.name().to_string(), uri: uri.to_string() })
+    }
+
+    /// The prompt with what the servers give it, as every front end
+    /// expands it: a `/SERVER:PROMPT ARGS` prompt becomes the server's
+    /// prompt text, and the text of each `@SERVER:URI` resource (and of
+    /// each of `linked`, resources the front end attached otherwise) joins
+    /// the run's context. `Err`: the prompt or resource that cannot be had,
+    /// and why; nothing is to be sent then.
+    pub async fn expand(
+        &self,
+        prompt: String,
+        context: Option<String>,
+        linked: &[ResourceMention],
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<(String, Option<String>), String> {
+        let prompt = match self.prompt_command(&prompt) {
+            Some(command) => self.get_prompt(&command, cancel).await.map_err(|why| format!("/{}:{}: {why}", command.server, command.prompt))?,
+            None => prompt,
+        };
+        let mut mentions = self.resource_mentions(&prompt);
+        for link in linked {
+            if !mentions.contains(link) {
+                mentions.push(link.clone());
+            }
+        }
+        if mentions.is_empty() {
+            return Ok((prompt, context));
+        }
+        let mut out = context.map(|c| c + "\n").unwrap_or_default();
+        out.push_str("The user attached these MCP resources to the message:\n");
+        for mention in &mentions {
+            let text = self.read_resource(mention, cancel).await.map_err(|why| format!("@{}:{}: {why}", mention.server, mention.uri))?;
+            out.push_str(&format!("<resource server=\"{}\" uri=\"{}\">\n{text}\n</resource>\n", mention.server, mention.uri));
+        }
+        Ok((prompt, Some(out)))
+    }
+
     /// Problems with the configuration files themselves.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
