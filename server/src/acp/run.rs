@@ -238,6 +238,10 @@ pub fn open(
         None => Vec::new(),
     };
     if let Some(mcp) = host.mcp() {
+        // MCP servers may ask the user (elicitation) where the client shows forms.
+        if offers.elicitation_form {
+            mcp.set_elicitor(Arc::new(super::elicit::McpFormElicitor(Arc::clone(&core))));
+        }
         mcp.start();
     }
     Ok(Arc::new(Session {

@@ -64,3 +64,45 @@ async fn mcp_prompts_are_commands_and_prompts_and_resources_reach_the_model() {
     assert!(second.contains(&format!("uri=\\\"{DOC}\\\"")), "{second}");
     assert!(second.contains("Static Documents"), "the linked document's text: {second}");
 }
+
+/// An MCP server's question (elicitation) in an ACP session is the
+/// client's form: its fields typed as the server asked, the server named;
+/// (the call allowed first, as any MCP tool is) the user's answer reaches the server, and a form dismissed fails the
+/// tool cleanly with the server's own words.
+#[test]
+fn an_mcp_servers_question_is_a_form_the_acp_client_answers() {
+    use crate::common::script::{done, turn};
+    let turns = || {
+        vec![
+            turn(vec![json!({"name": "tool_search", "input": {"query": "select:mcp__asker__ask"}})]),
+            turn(vec![json!({"name": "mcp__asker__ask", "input": {}})]),
+            done(),
+        ]
+    };
+    let setup = Setup::new(turns());
+    let home = setup.dir.path().join("home/.tandem");
+    std::fs::create_dir_all(&home).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/test_server.py");
+    let servers = json!({"mcpServers": {"asker": {"command": "python3", "args": [script]}}});
+    std::fs::write(home.join("mcp.json"), servers.to_string()).unwrap();
+    let ada = json!({"action": "accept", "content": {"name": "Ada"}});
+    let Some(report) = setup.editor(json!({"forms": true, "form_answers": [ada], "answers": ["allow_once"], "prompts": ["greet me"]})) else { return };
+    assert_eq!(report["stop_reasons"], json!(["end_turn"]), "{report}");
+    let result = |report: &Value| {
+        let call = super::updates(report, "tool_call").last().unwrap()["toolCallId"].as_str().unwrap().to_string();
+        super::result_text(report, &call)
+    };
+    let forms = report["forms"].as_array().unwrap();
+    assert_eq!(forms.len(), 1, "{}", result(&report));
+    assert_eq!(forms[0]["message"], "The MCP server asker asks: What is your name?");
+    let schema = &forms[0]["mode"]["requestedSchema"];
+    assert_eq!(schema["properties"]["name"], json!({"type": "string", "title": "Your name"}), "{schema}");
+    assert_eq!(schema["required"], json!(["name"]), "{schema}");
+    assert!(result(&report).contains("hello Ada"), "{}", result(&report));
+
+    // Dismissed (the client's default answer here is "cancel").
+    setup.script(turns());
+    let Some(report) = setup.editor(json!({"forms": true, "answers": ["allow_once"], "prompts": ["greet me"]})) else { return };
+    assert_eq!(report["forms"].as_array().unwrap().len(), 1, "{}", result(&report));
+    assert!(result(&report).contains("the user did not answer (cancel)"), "{}", result(&report));
+}
