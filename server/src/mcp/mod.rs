@@ -5,6 +5,7 @@
 //! - [`server`]: one server at run time (stdio child in its own process
 //!   group with stderr to the log, or streamable HTTP), its state, restarts.
 //! - [`tool`]: each server tool as a deferred `mcp__SERVER__TOOL` tool.
+//! - [`resource_tool`]: `mcp_resource`, the servers' resources for the model.
 //!
 //! The [`McpManager`] starts the servers in parallel, each within its
 //! start-up timeout, without blocking anything: a server's tools appear in
@@ -17,6 +18,7 @@
 pub mod config;
 pub mod elicit;
 pub mod oauth;
+pub mod resource_tool;
 pub mod server;
 pub mod tool;
 
@@ -409,9 +411,10 @@ impl McpManager {
         tokio::time::timeout(timeout, settled).await.is_ok()
     }
 
-    /// Could `server` bring the tool `name` (`None`: any tool)?
+    /// Could `server` bring the tool `name` (`None`: any tool)? Any
+    /// server may bring the resources' tool.
     fn may_bring(server: &McpServer, name: Option<&str>) -> bool {
-        name.is_none_or(|name| name.starts_with(&tool::tool_prefix(server.name())))
+        name.is_none_or(|name| name == resource_tool::NAME || name.starts_with(&tool::tool_prefix(server.name())))
     }
 
     /// Call `report` for every server that becomes ready, fails or waits
@@ -491,7 +494,14 @@ fn prompt_arguments(prompt: &server::PromptInfo, args: &str) -> Result<serde_jso
 #[async_trait::async_trait]
 impl ToolSource for McpManager {
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        self.servers.iter().flat_map(|s| s.tools()).map(|t| t as Arc<dyn DynTool>).collect()
+        let mut tools: Vec<Arc<dyn DynTool>> = self.servers.iter().flat_map(|s| s.tools()).map(|t| t as Arc<dyn DynTool>).collect();
+        // The resources' tool, while a ready server has some.
+        let with_resources: Vec<Weak<McpServer>> =
+            self.servers.iter().filter(|s| s.state() == ServerState::Ready && !s.resources().is_empty()).map(Arc::downgrade).collect();
+        if !with_resources.is_empty() {
+            tools.push(Arc::new(resource_tool::ResourceTool { servers: with_resources }));
+        }
+        tools
     }
 
     fn starting(&self, tool: Option<&str>) -> Vec<String> {
