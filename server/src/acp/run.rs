@@ -238,6 +238,10 @@ pub fn open(
         None => Vec::new(),
     };
     if let Some(mcp) = host.mcp() {
+        // MCP servers may ask the user (elicitation) where the client shows forms.
+        if offers.elicitation_form {
+            mcp.set_elicitor(Arc::new(super::elicit::McpFormElicitor(Arc::clone(&core))));
+        }
         mcp.start();
     }
     Ok(Arc::new(Session {
@@ -308,6 +312,10 @@ pub fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Option<Str
                 }
                 prompt.push_str(&text.text);
             }
+            // A server's resource: its text joins the context (`Session::with_mcp`).
+            ContentBlock::ResourceLink(link) if !link.uri.starts_with("file://") => {
+                context.push_str(&format!("The user points at {} ({}).\n", link.uri, link.name));
+            }
             ContentBlock::ResourceLink(link) => {
                 let shown = uri_display(&link.uri, root);
                 context.push_str(&format!("The user points at {shown} ({}); read it with read_file if it matters.\n", link.name));
@@ -330,6 +338,18 @@ pub fn prompt_parts(blocks: &[ContentBlock], root: &Path) -> (String, Option<Str
         }
     }
     (prompt, (!context.is_empty()).then_some(context))
+}
+
+/// The URIs of the prompt's resource links that are not files: what an
+/// MCP server may hold (`Session::with_mcp`).
+pub fn linked_uris(blocks: &[ContentBlock]) -> Vec<String> {
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ResourceLink(link) if !link.uri.starts_with("file://") => Some(link.uri.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The prompt's image blocks, checked as a file's bytes are (the
@@ -453,6 +473,38 @@ impl Session {
     /// The skills, as slash commands.
     pub fn skills(&self) -> Vec<crate::tools::builtin::skill::Skill> {
         crate::tools::builtin::skill::SkillSet::discover(&self.workspace).skills.into_iter().filter(|s| s.user_invocable).collect()
+    }
+
+    /// The session's MCP servers (`None`: none configured).
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::McpManager>> {
+        self.host.mcp()
+    }
+
+    /// The prompts the ready MCP servers offer, with their server's name.
+    pub fn mcp_prompts(&self) -> Vec<(String, crate::mcp::server::PromptInfo)> {
+        let Some(mcp) = self.host.mcp() else { return Vec::new() };
+        mcp.statuses().into_iter().flat_map(|status| status.prompts.into_iter().map(move |p| (status.name.clone(), p))).collect()
+    }
+
+    /// The request expanded by the MCP servers as `tandem ask` expands a
+    /// prompt ([`crate::mcp::McpManager::expand`]), with the resources
+    /// `linked` (resource links' URIs) that a server lists attached as an
+    /// `@SERVER:URI` mention would be. `Err`: why not (nothing is sent).
+    pub async fn with_mcp(&self, mut request: RunRequest, linked: &[String]) -> Result<RunRequest, String> {
+        let Some(mcp) = self.host.mcp() else { return Ok(request) };
+        if linked.is_empty() && mcp.prompt_command(&request.prompt).is_none() && mcp.resource_mentions(&request.prompt).is_empty() {
+            return Ok(request);
+        }
+        // Which server holds a link's resource is known once the servers listed theirs.
+        if !linked.is_empty() {
+            mcp.wait_settled(mcp.startup_timeout()).await;
+        }
+        let links: Vec<crate::mcp::ResourceMention> = linked.iter().filter_map(|uri| mcp.resource_at(uri)).collect();
+        let cancel = CancellationToken::new();
+        let (prompt, context) = mcp.expand(std::mem::take(&mut request.prompt), request.context.take(), &links, &cancel).await?;
+        request.prompt = prompt;
+        request.context = context;
+        Ok(request)
     }
 
     /// Run one prompt to its end. The session's updates go out as it runs.

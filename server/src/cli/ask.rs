@@ -284,27 +284,7 @@ impl Headless {
     async fn with_mcp(&self, prompt: String, context: Option<String>) -> anyhow::Result<(String, Option<String>)> {
         let Some(mcp) = self.host.mcp() else { return Ok((prompt, context)) };
         let cancel = tokio_util::sync::CancellationToken::new();
-        let prompt = match mcp.prompt_command(&prompt) {
-            Some(command) => mcp
-                .get_prompt(&command, &cancel)
-                .await
-                .map_err(|why| anyhow::anyhow!("/{}:{}: {why}", command.server, command.prompt))?,
-            None => prompt,
-        };
-        let mentions = mcp.resource_mentions(&prompt);
-        if mentions.is_empty() {
-            return Ok((prompt, context));
-        }
-        let mut out = context.map(|c| c + "\n").unwrap_or_default();
-        out.push_str("The user attached these MCP resources to the message:\n");
-        for mention in &mentions {
-            let text = mcp
-                .read_resource(mention, &cancel)
-                .await
-                .map_err(|why| anyhow::anyhow!("@{}:{}: {why}", mention.server, mention.uri))?;
-            out.push_str(&format!("<resource server=\"{}\" uri=\"{}\">\n{text}\n</resource>\n", mention.server, mention.uri));
-        }
-        Ok((prompt, Some(out)))
+        mcp.expand(prompt, context, &[], &cancel).await.map_err(|why| anyhow::anyhow!("{why}"))
     }
 
     /// `/model`: the endpoint the next run talks to (with the model chosen

@@ -5,6 +5,7 @@
 //! - [`server`]: one server at run time (stdio child in its own process
 //!   group with stderr to the log, or streamable HTTP), its state, restarts.
 //! - [`tool`]: each server tool as a deferred `mcp__SERVER__TOOL` tool.
+//! - [`resource_tool`]: `mcp_resource`, the servers' resources for the model.
 //!
 //! The [`McpManager`] starts the servers in parallel, each within its
 //! start-up timeout, without blocking anything: a server's tools appear in
@@ -17,6 +18,7 @@
 pub mod config;
 pub mod elicit;
 pub mod oauth;
+pub mod resource_tool;
 pub mod server;
 pub mod tool;
 
@@ -328,6 +330,50 @@ impl McpManager {
         server.get_prompt(&command.prompt, arguments, cancel).await
     }
 
+    /// The `@SERVER:URI` mention of the resource at `uri` some server
+    /// lists (a front end's resource link), if one does.
+    pub fn resource_at(&self, uri: &str) -> Option<ResourceMention> {
+        self.servers
+            .iter()
+            .find(|s| s.resources().iter().any(|r| r.uri == uri))
+            .map(|s| ResourceMention { server: s.name().to_string(), uri: uri.to_string() })
+    }
+
+    /// The prompt with what the servers give it, as every front end
+    /// expands it: a `/SERVER:PROMPT ARGS` prompt becomes the server's
+    /// prompt text, and the text of each `@SERVER:URI` resource (and of
+    /// each of `linked`, resources the front end attached otherwise) joins
+    /// the run's context. `Err`: the prompt or resource that cannot be had,
+    /// and why; nothing is to be sent then.
+    pub async fn expand(
+        &self,
+        prompt: String,
+        context: Option<String>,
+        linked: &[ResourceMention],
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<(String, Option<String>), String> {
+        let prompt = match self.prompt_command(&prompt) {
+            Some(command) => self.get_prompt(&command, cancel).await.map_err(|why| format!("/{}:{}: {why}", command.server, command.prompt))?,
+            None => prompt,
+        };
+        let mut mentions = self.resource_mentions(&prompt);
+        for link in linked {
+            if !mentions.contains(link) {
+                mentions.push(link.clone());
+            }
+        }
+        if mentions.is_empty() {
+            return Ok((prompt, context));
+        }
+        let mut out = context.map(|c| c + "\n").unwrap_or_default();
+        out.push_str("The user attached these MCP resources to the message:\n");
+        for mention in &mentions {
+            let text = self.read_resource(mention, cancel).await.map_err(|why| format!("@{}:{}: {why}", mention.server, mention.uri))?;
+            out.push_str(&format!("<resource server=\"{}\" uri=\"{}\">\n{text}\n</resource>\n", mention.server, mention.uri));
+        }
+        Ok((prompt, Some(out)))
+    }
+
     /// Problems with the configuration files themselves.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -365,9 +411,10 @@ impl McpManager {
         tokio::time::timeout(timeout, settled).await.is_ok()
     }
 
-    /// Could `server` bring the tool `name` (`None`: any tool)?
+    /// Could `server` bring the tool `name` (`None`: any tool)? Any
+    /// server may bring the resources' tool.
     fn may_bring(server: &McpServer, name: Option<&str>) -> bool {
-        name.is_none_or(|name| name.starts_with(&tool::tool_prefix(server.name())))
+        name.is_none_or(|name| name == resource_tool::NAME || name.starts_with(&tool::tool_prefix(server.name())))
     }
 
     /// Call `report` for every server that becomes ready, fails or waits
@@ -447,7 +494,14 @@ fn prompt_arguments(prompt: &server::PromptInfo, args: &str) -> Result<serde_jso
 #[async_trait::async_trait]
 impl ToolSource for McpManager {
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        self.servers.iter().flat_map(|s| s.tools()).map(|t| t as Arc<dyn DynTool>).collect()
+        let mut tools: Vec<Arc<dyn DynTool>> = self.servers.iter().flat_map(|s| s.tools()).map(|t| t as Arc<dyn DynTool>).collect();
+        // The resources' tool, while a ready server has some.
+        let with_resources: Vec<Weak<McpServer>> =
+            self.servers.iter().filter(|s| s.state() == ServerState::Ready && !s.resources().is_empty()).map(Arc::downgrade).collect();
+        if !with_resources.is_empty() {
+            tools.push(Arc::new(resource_tool::ResourceTool { servers: with_resources }));
+        }
+        tools
     }
 
     fn starting(&self, tool: Option<&str>) -> Vec<String> {
