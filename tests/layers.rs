@@ -16,7 +16,8 @@
 //!   crate.
 //! - **Front ends learn what a call changed from its result**: no front
 //!   end reads the workspace's side tables of writes or matches a tool
-//!   result's text.
+//!   result's text; and **keep no barrier beside the run's stream** (an
+//!   edit and a question wait their turn in it).
 //! - **LSP types only under `lsp/`** (`language_servers/`, the client of
 //!   the servers Tandem starts, speaks LSP as JSON).
 //! - **No platform sandbox words outside `sandbox/`** in code or strings.
@@ -671,6 +672,24 @@ fn front_ends_never_read_a_tool_results_text_for_what_happened() {
         .map(|(file, line, text)| format!("server/src/{file}:{line}: {text}\n    the model's words are no fact: use the result's `effects` or `is_error`"))
         .collect();
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// What a barrier beside the run's stream looks like: an outbox, a count
+/// of the events sent, a count of those passed on. An edit to the user's
+/// buffer and a question wait their turn in the stream itself
+/// (`EventSender::caught_up`, `EventSender::question`).
+const BARRIER_WORDS: &[&str] = &["Outbox", ".sent()", "forwarded.send_modify("];
+
+#[test]
+fn front_ends_keep_no_barrier_beside_the_runs_stream() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let barrier = |line: &str| BARRIER_WORDS.iter().any(|word| line.contains(word));
+    let found: Vec<String> = front_end_lines(&src, barrier)
+        .into_iter()
+        .map(|(file, line, text)| format!("server/src/{file}:{line}: {text}\n    a barrier beside the run's stream: wait for the turn in the stream (`caught_up`, `question`)"))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    assert!(!src.join("lsp/outbox.rs").exists(), "the LSP outbox came back: the editor sink waits for `BufferEdit::turn`");
 }
 
 /// What the host stands between: a front end reaches the loop, the

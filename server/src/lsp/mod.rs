@@ -41,7 +41,6 @@ mod hook_consent;
 mod inline;
 mod inline_provider;
 mod mcp;
-mod outbox;
 mod permission;
 mod plan_review;
 pub mod position;
