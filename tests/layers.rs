@@ -11,7 +11,8 @@
 //!   its parent declares; today's circles are `KNOWN_FILE_CIRCLES`).
 //! - **No front end imports another**, and **front ends reach the loop,
 //!   the threads, the permission machinery and the hooks only through the
-//!   host** (`host` re-exports the words they speak).
+//!   host** (`host` re-exports the words they speak, an allowed list
+//!   that may only shrink).
 //! - **The protocol stands alone**: `protocol` imports nothing from the
 //!   crate.
 //! - **Front ends learn what a call changed from its result**: no front
@@ -734,6 +735,54 @@ fn front_ends_reach_the_loop_threads_permissions_and_hooks_only_through_the_host
         KNOWN_REACHING_BEHIND_THE_HOST.iter().filter(|(f, m)| !found.contains(&(f.to_string(), m.to_string()))).map(|(f, m)| format!("{f} → {m}")).collect();
     assert!(places.is_empty(), "{}", places.join("\n"));
     assert!(gone.is_empty(), "no longer reached: take them off KNOWN_REACHING_BEHIND_THE_HOST in tests/layers.rs:\n{}", gone.join("\n"));
+}
+
+/// The names `host/mod.rs` re-exports (`pub use`): the words a front end
+/// speaks that the layers behind the host define. May only shrink; a name
+/// no front end must write goes (the front end calls a host method).
+const HOST_REEXPORTS: &[&str] = &[
+    "Endpoint", "told_instead", "Answer", "Gate", "Offers", "Prompter", "Review", "ALLOW_LIKE_THIS", "INSTEAD_PROMPT", "TELL_INSTEAD",
+    "protected_path", "Finished", "RunEnding", "RunHandle", "StartError", "EventSender", "QuestionTurns", "RunEvent", "RunOutcome",
+    "RunRequest", "RunStatus", "ModelRequest", "ModelResponse", "Provider", "ProviderError", "StreamEvent", "ScriptedProvider",
+    "describe_project", "project_hooks", "shared_hooks", "Hooks", "SharedHooks", "Terminal", "TerminalPrompter", "TaskStatus", "Tasks",
+    "format_cost", "ThreadError", "Threads", "ThreadStore", "Totals",
+];
+
+/// The names a module file re-exports: each `pub use` item's own name (or
+/// its `as` name), groups read item by item.
+fn reexported_names(source: &str) -> Vec<String> {
+    let code = code_only(source);
+    let mut names = Vec::new();
+    for statement in code.split(';') {
+        let Some(path) = statement.trim().strip_prefix("pub use ") else { continue };
+        let items: Vec<String> = match path.split_once('{') {
+            Some((_, group)) => group.trim_end_matches('}').split(',').map(|item| item.trim().to_string()).filter(|item| !item.is_empty()).collect(),
+            None => vec![path.trim().to_string()],
+        };
+        for item in items {
+            let name = match item.split_once(" as ") {
+                Some((_, alias)) => alias.trim(),
+                None => item.rsplit("::").next().unwrap_or_default().trim(),
+            };
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+#[test]
+fn the_host_reexports_only_the_allowed_names() {
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src/host/mod.rs")).unwrap();
+    let names = reexported_names(&source);
+    let extra: Vec<&String> = names.iter().filter(|name| !HOST_REEXPORTS.contains(&name.as_str())).collect();
+    assert!(extra.is_empty(), "host/mod.rs re-exports {extra:?}: give the front end a host method instead");
+    let gone: Vec<&&str> = HOST_REEXPORTS.iter().filter(|name| !names.iter().any(|n| n == *name)).collect();
+    assert!(gone.is_empty(), "no longer re-exported: take {gone:?} off HOST_REEXPORTS in tests/layers.rs");
+    assert_eq!(
+        reexported_names("pub use a::b::{C, d as e};\npub use f::G;\n// pub use h::I;\n"),
+        ["C", "e", "G"],
+        "the re-exports are read item by item, comments left out"
+    );
 }
 
 /// The crates that carry LSP's types.
