@@ -785,6 +785,43 @@ fn the_host_reexports_only_the_allowed_names() {
     );
 }
 
+/// The ports: traits through which a tool asks for a service the layers
+/// above implement. Each is declared under `tools/ports/`.
+const PORTS: &[&str] = &["PermissionGate", "PlanReview", "ToolSource", "ShellSandbox", "ToolHooks", "CodeIntel", "Tasks"];
+
+/// Ports still declared outside `tools/ports/` (may only shrink).
+const KNOWN_PORTS_OUTSIDE: &[&str] = &[
+    // Beside the request and decision it speaks, which the executor builds.
+    "PermissionGate",
+];
+
+#[test]
+fn every_port_is_declared_under_tools_ports() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut declared = BTreeMap::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap().display().to_string();
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        for port in PORTS {
+            if code.lines().any(|line| line.trim_start().starts_with(&format!("pub trait {port}:")) || line.trim_start().starts_with(&format!("pub trait {port} "))) {
+                declared.insert(*port, relative.clone());
+            }
+        }
+    }
+    let outside: Vec<String> = declared
+        .iter()
+        .filter(|(port, file)| !file.starts_with("tools/ports/") && !KNOWN_PORTS_OUTSIDE.contains(port))
+        .map(|(port, file)| format!("server/src/{file}: the port `{port}` belongs under tools/ports/"))
+        .collect();
+    assert!(outside.is_empty(), "{}", outside.join("\n"));
+    let missing: Vec<&&str> = PORTS.iter().filter(|port| !declared.contains_key(*port)).collect();
+    assert!(missing.is_empty(), "no `pub trait` found for {missing:?}: keep PORTS in tests/layers.rs true");
+    let moved: Vec<&&str> = KNOWN_PORTS_OUTSIDE.iter().filter(|port| declared.get(*port).is_some_and(|f| f.starts_with("tools/ports/"))).collect();
+    assert!(moved.is_empty(), "now under tools/ports/: take {moved:?} off KNOWN_PORTS_OUTSIDE");
+}
+
 /// The crates that carry LSP's types.
 const LSP_TYPE_CRATES: &[&str] = &["tower_lsp_server", "ls_types", "lsp_types"];
 
