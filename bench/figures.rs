@@ -272,7 +272,6 @@ async fn edit_on_big_document(options: &Options, report: &mut Report) {
         Arc::new(RwLock::new(settings)),
         EditCapabilities::default(),
         vec![root.clone()],
-        Arc::default(),
     );
     let workspace = Arc::new(Workspace::with_roots(vec![root.clone()], Some(Arc::new(editor))).expect("workspace"));
     documents.open(&path_to_uri(&path).expect("uri"), &text, 1).expect("open");

@@ -11,12 +11,14 @@
 //!   its parent declares; today's circles are `KNOWN_FILE_CIRCLES`).
 //! - **No front end imports another**, and **front ends reach the loop,
 //!   the threads, the permission machinery and the hooks only through the
-//!   host** (`host` re-exports the words they speak).
+//!   host** (`host` re-exports the words they speak, an allowed list
+//!   that may only shrink).
 //! - **The protocol stands alone**: `protocol` imports nothing from the
 //!   crate.
 //! - **Front ends learn what a call changed from its result**: no front
 //!   end reads the workspace's side tables of writes or matches a tool
-//!   result's text.
+//!   result's text; and **keep no barrier beside the run's stream** (an
+//!   edit and a question wait their turn in it).
 //! - **LSP types only under `lsp/`** (`language_servers/`, the client of
 //!   the servers Tandem starts, speaks LSP as JSON).
 //! - **No platform sandbox words outside `sandbox/`** in code or strings.
@@ -673,6 +675,24 @@ fn front_ends_never_read_a_tool_results_text_for_what_happened() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// What a barrier beside the run's stream looks like: an outbox, a count
+/// of the events sent, a count of those passed on. An edit to the user's
+/// buffer and a question wait their turn in the stream itself
+/// (`EventSender::caught_up`, `EventSender::question`).
+const BARRIER_WORDS: &[&str] = &["Outbox", ".sent()", "forwarded.send_modify("];
+
+#[test]
+fn front_ends_keep_no_barrier_beside_the_runs_stream() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let barrier = |line: &str| BARRIER_WORDS.iter().any(|word| line.contains(word));
+    let found: Vec<String> = front_end_lines(&src, barrier)
+        .into_iter()
+        .map(|(file, line, text)| format!("server/src/{file}:{line}: {text}\n    a barrier beside the run's stream: wait for the turn in the stream (`caught_up`, `question`)"))
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    assert!(!src.join("lsp/outbox.rs").exists(), "the LSP outbox came back: the editor sink waits for `BufferEdit::turn`");
+}
+
 /// What the host stands between: a front end reaches the loop, the
 /// threads, the permission machinery and the hooks only through it.
 const BEHIND_THE_HOST: &[&str] = &["agent", "thread", "permissions", "hooks"];
@@ -715,6 +735,91 @@ fn front_ends_reach_the_loop_threads_permissions_and_hooks_only_through_the_host
         KNOWN_REACHING_BEHIND_THE_HOST.iter().filter(|(f, m)| !found.contains(&(f.to_string(), m.to_string()))).map(|(f, m)| format!("{f} → {m}")).collect();
     assert!(places.is_empty(), "{}", places.join("\n"));
     assert!(gone.is_empty(), "no longer reached: take them off KNOWN_REACHING_BEHIND_THE_HOST in tests/layers.rs:\n{}", gone.join("\n"));
+}
+
+/// The names `host/mod.rs` re-exports (`pub use`): the words a front end
+/// speaks that the layers behind the host define. May only shrink; a name
+/// no front end must write goes (the front end calls a host method).
+const HOST_REEXPORTS: &[&str] = &[
+    "Endpoint", "told_instead", "Answer", "Gate", "Offers", "Prompter", "Review", "ALLOW_LIKE_THIS", "INSTEAD_PROMPT", "TELL_INSTEAD",
+    "protected_path", "Finished", "RunEnding", "RunHandle", "StartError", "EventSender", "QuestionTurns", "RunEvent", "RunOutcome",
+    "RunRequest", "RunStatus", "ModelRequest", "ModelResponse", "Provider", "ProviderError", "StreamEvent", "ScriptedProvider",
+    "describe_project", "project_hooks", "shared_hooks", "Hooks", "SharedHooks", "Terminal", "TerminalPrompter", "TaskStatus", "Tasks",
+    "format_cost", "ThreadError", "Threads", "ThreadStore", "Totals",
+];
+
+/// The names a module file re-exports: each `pub use` item's own name (or
+/// its `as` name), groups read item by item.
+fn reexported_names(source: &str) -> Vec<String> {
+    let code = code_only(source);
+    let mut names = Vec::new();
+    for statement in code.split(';') {
+        let Some(path) = statement.trim().strip_prefix("pub use ") else { continue };
+        let items: Vec<String> = match path.split_once('{') {
+            Some((_, group)) => group.trim_end_matches('}').split(',').map(|item| item.trim().to_string()).filter(|item| !item.is_empty()).collect(),
+            None => vec![path.trim().to_string()],
+        };
+        for item in items {
+            let name = match item.split_once(" as ") {
+                Some((_, alias)) => alias.trim(),
+                None => item.rsplit("::").next().unwrap_or_default().trim(),
+            };
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+#[test]
+fn the_host_reexports_only_the_allowed_names() {
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src/host/mod.rs")).unwrap();
+    let names = reexported_names(&source);
+    let extra: Vec<&String> = names.iter().filter(|name| !HOST_REEXPORTS.contains(&name.as_str())).collect();
+    assert!(extra.is_empty(), "host/mod.rs re-exports {extra:?}: give the front end a host method instead");
+    let gone: Vec<&&str> = HOST_REEXPORTS.iter().filter(|name| !names.iter().any(|n| n == *name)).collect();
+    assert!(gone.is_empty(), "no longer re-exported: take {gone:?} off HOST_REEXPORTS in tests/layers.rs");
+    assert_eq!(
+        reexported_names("pub use a::b::{C, d as e};\npub use f::G;\n// pub use h::I;\n"),
+        ["C", "e", "G"],
+        "the re-exports are read item by item, comments left out"
+    );
+}
+
+/// The ports: traits through which a tool asks for a service the layers
+/// above implement. Each is declared under `tools/ports/`.
+const PORTS: &[&str] = &["PermissionGate", "PlanReview", "ToolSource", "ShellSandbox", "ToolHooks", "CodeIntel", "Tasks"];
+
+/// Ports still declared outside `tools/ports/` (may only shrink).
+const KNOWN_PORTS_OUTSIDE: &[&str] = &[
+    // Beside the request and decision it speaks, which the executor builds.
+    "PermissionGate",
+];
+
+#[test]
+fn every_port_is_declared_under_tools_ports() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("server/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut declared = BTreeMap::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap().display().to_string();
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        for port in PORTS {
+            if code.lines().any(|line| line.trim_start().starts_with(&format!("pub trait {port}:")) || line.trim_start().starts_with(&format!("pub trait {port} "))) {
+                declared.insert(*port, relative.clone());
+            }
+        }
+    }
+    let outside: Vec<String> = declared
+        .iter()
+        .filter(|(port, file)| !file.starts_with("tools/ports/") && !KNOWN_PORTS_OUTSIDE.contains(port))
+        .map(|(port, file)| format!("server/src/{file}: the port `{port}` belongs under tools/ports/"))
+        .collect();
+    assert!(outside.is_empty(), "{}", outside.join("\n"));
+    let missing: Vec<&&str> = PORTS.iter().filter(|port| !declared.contains_key(*port)).collect();
+    assert!(missing.is_empty(), "no `pub trait` found for {missing:?}: keep PORTS in tests/layers.rs true");
+    let moved: Vec<&&str> = KNOWN_PORTS_OUTSIDE.iter().filter(|port| declared.get(*port).is_some_and(|f| f.starts_with("tools/ports/"))).collect();
+    assert!(moved.is_empty(), "now under tools/ports/: take {moved:?} off KNOWN_PORTS_OUTSIDE");
 }
 
 /// The crates that carry LSP's types.

@@ -6,12 +6,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::protocol::{ChangedFile, QuestionKind};
 use crate::sync::MutexExt;
 use crate::tools::ports::questions::QuestionTurn;
 use crate::tools::ports::tasks::TaskNews;
+use crate::workspace::EditTurn;
 
 pub use crate::protocol::{RunEvent, RunStatus, Usage};
 
@@ -29,10 +30,11 @@ pub fn task_event(news: &TaskNews) -> RunEvent {
     }
 }
 
-/// The sending end of a run's events. It counts what it has sent, so that a
-/// front end can wait until every event sent so far has gone out before it
-/// writes to the user's buffer (see `lsp::outbox::RunOutbox`); a question
-/// to the user goes into the stream itself ([`EventSender::question`]).
+/// The sending end of a run's events. It counts what it has sent, so that
+/// the editor sink can wait until the front end has passed on every event
+/// sent so far before it writes to the user's buffer
+/// ([`EventSender::caught_up`]); a question to the user goes into the
+/// stream itself ([`EventSender::question`]).
 #[derive(Debug, Clone)]
 pub struct EventSender {
     tx: mpsc::UnboundedSender<RunEvent>,
@@ -48,8 +50,25 @@ pub struct EventSender {
 /// their turn: the asking goes on once the front end has reached the
 /// question in the stream ([`QuestionTurns::reached`]). A run and its
 /// sub-agents share them: a sub-agent's events reach the same stream, nested.
-#[derive(Debug, Clone, Default)]
-pub struct QuestionTurns(Arc<Mutex<Waiting>>);
+///
+/// The front end tells every event it passes on, questions or not, so the
+/// turns also know how far it got: an edit to the user's buffer waits
+/// behind the events sent before it ([`EventSender::caught_up`]).
+#[derive(Debug, Clone)]
+pub struct QuestionTurns {
+    waiting: Arc<Mutex<Waiting>>,
+    /// How many events the run's own stream (the root's, where a
+    /// sub-agent's come nested) was sent.
+    sent: Arc<AtomicU64>,
+    /// How many of them the front end has passed on.
+    passed: Arc<watch::Sender<u64>>,
+}
+
+impl Default for QuestionTurns {
+    fn default() -> Self {
+        QuestionTurns { waiting: Arc::default(), sent: Arc::default(), passed: Arc::new(watch::channel(0).0) }
+    }
+}
 
 #[derive(Debug, Default)]
 struct Waiting {
@@ -61,10 +80,12 @@ struct Waiting {
 impl QuestionTurns {
     /// The front end reached `event` in the stream (every event before it
     /// has gone out): a question's asking goes on. True when it is a
-    /// question, which the front end answers and does not show.
+    /// question, which the front end answers and does not show. Told for
+    /// every event, in order: it counts them for [`EventSender::caught_up`].
     pub fn reached(&self, event: &RunEvent) -> bool {
+        self.passed.send_modify(|n| *n += 1);
         let RunEvent::Question { id, .. } = event.unnest().0 else { return false };
-        if let Some(turn) = self.0.locked().turns.remove(id) {
+        if let Some(turn) = self.waiting.locked().turns.remove(id) {
             let _ = turn.send(());
         }
         true
@@ -74,7 +95,8 @@ impl QuestionTurns {
 /// A channel for one run's events.
 pub fn event_channel() -> (EventSender, mpsc::UnboundedReceiver<RunEvent>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (EventSender { tx, sent: Arc::default(), changed: Arc::default(), questions: QuestionTurns::default() }, rx)
+    let questions = QuestionTurns::default();
+    (EventSender { tx, sent: Arc::clone(&questions.sent), changed: Arc::default(), questions }, rx)
 }
 
 impl EventSender {
@@ -135,7 +157,7 @@ impl EventSender {
     pub async fn question(&self, kind: QuestionKind) {
         let (turn, reached) = oneshot::channel();
         let id = {
-            let mut waiting = self.questions.0.locked();
+            let mut waiting = self.questions.waiting.locked();
             waiting.last += 1;
             let id = format!("q{}", waiting.last);
             waiting.turns.insert(id.clone(), turn);
@@ -147,7 +169,7 @@ impl EventSender {
                 () = self.tx.closed() => {}
             }
         }
-        self.questions.0.locked().turns.remove(&id);
+        self.questions.waiting.locked().turns.remove(&id);
     }
 
     /// The run's [`QuestionTurn`] (for `RunScope::questions`): questions in
@@ -164,9 +186,32 @@ impl EventSender {
         })
     }
 
-    /// How many events were sent so far.
-    pub fn sent(&self) -> u64 {
-        self.sent.load(Ordering::SeqCst)
+    /// Wait until the front end has passed on every event the run's stream
+    /// was sent so far (or nobody reads it any more): an edit sent to the
+    /// user's buffer now never overtakes the call's event before it. For a
+    /// front end that reaches the stream's events in order
+    /// ([`QuestionTurns::reached`]); a sub-agent waits for its run's stream.
+    pub async fn caught_up(&self) {
+        let target = self.questions.sent.load(Ordering::SeqCst);
+        let mut passed = self.questions.passed.subscribe();
+        tokio::select! {
+            _ = passed.wait_for(|n| *n >= target) => {}
+            () = self.tx.closed() => {}
+        }
+    }
+
+    /// [`EventSender::caught_up`] as the workspace's [`EditTurn`], without
+    /// keeping the stream open.
+    pub fn edit_turn(&self) -> EditTurn {
+        let events = self.downgrade();
+        EditTurn(Arc::new(move || {
+            let events = events.upgrade();
+            Box::pin(async move {
+                if let Some(events) = events {
+                    events.caught_up().await;
+                }
+            })
+        }))
     }
 }
 

@@ -61,6 +61,7 @@ pub use crate::permissions::protected::protected as protected_path;
 use crate::sandbox::Availability;
 use crate::settings::{Settings, SettingsFiles, SettingsProblem};
 use crate::sync::{MutexExt, RwLockExt};
+use crate::tasks::TaskRegistry;
 use crate::thread::{ContextConfig, Thread};
 use crate::tools::ports::code_intel::CodeIntel;
 use crate::tools::ports::network::Network;
@@ -86,11 +87,10 @@ pub use crate::agent::provider::{ModelRequest, ModelResponse, Provider, Provider
 pub use crate::agent::scripted::ScriptedProvider;
 pub use crate::hooks::{describe_project, project_hooks, shared as shared_hooks, Hooks, SharedHooks};
 pub use crate::permissions::headless::{Terminal, TerminalPrompter};
-pub use crate::tasks::TaskRegistry;
-pub use crate::tools::ports::tasks::{TaskInfo, TaskNews, TaskStatus, Tasks};
+pub use crate::tools::ports::tasks::{TaskStatus, Tasks};
 pub use crate::thread::pricing::format_cost;
 pub use crate::thread::threads::{ThreadError, Threads};
-pub use crate::thread::{ThreadStore, ThreadSummary, Totals};
+pub use crate::thread::{ThreadStore, Totals};
 
 /// The settings of a workspace (the user's, the project's and the local
 /// files, layered), failing closed: a file whose permission

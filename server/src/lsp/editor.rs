@@ -33,7 +33,6 @@ use super::client::{methods, request_with_timeout, ClientError, ClientLink};
 use super::config::Settings;
 use super::documents::{path_to_uri, Documents, ExpectGuard, Expectation};
 use super::edits::{replacements, splices_to_text_edits};
-use super::outbox::RunOutbox;
 use crate::protocol::{FileEffect, HunkComment};
 use crate::sync::{MutexExt, RwLockExt};
 use crate::workspace::{
@@ -222,7 +221,6 @@ pub struct LspEditor {
     late: Mutex<Vec<LateEdit>>,
     /// The buffers each run changed, until the run ends.
     touched: Mutex<Vec<Touched>>,
-    outbox: Arc<RunOutbox>,
     /// The comments the user left on an edit's hunks in the editor's
     /// review (the `comments` of its applyEdit answer), by file, until the
     /// edit's result takes them.
@@ -236,9 +234,8 @@ impl LspEditor {
         settings: Arc<RwLock<Settings>>,
         capabilities: EditCapabilities,
         roots: Vec<PathBuf>,
-        outbox: Arc<RunOutbox>,
     ) -> Self {
-        LspEditor { documents, client, settings, capabilities, roots, late: Mutex::new(Vec::new()), touched: Mutex::new(Vec::new()), outbox, comments: Mutex::default() }
+        LspEditor { documents, client, settings, capabilities, roots, late: Mutex::new(Vec::new()), touched: Mutex::new(Vec::new()), comments: Mutex::default() }
     }
 
     fn settings(&self) -> Settings {
@@ -446,7 +443,9 @@ impl LspEditor {
     async fn apply_inner(&self, edit: &BufferEdit) -> EditOutcome {
         let settings = self.settings();
         // The client should see the tool call before the edit arrives.
-        self.outbox.flush().await;
+        if let Some(turn) = &edit.turn {
+            turn.wait().await;
+        }
         let annotate = edit.review && self.capabilities.change_annotations;
         // An edit given as splices of the very text at edit.version goes out
         // as those splices and is verified by them: O(edit), no copy, no

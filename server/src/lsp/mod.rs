@@ -45,7 +45,6 @@ mod hook_consent;
 mod inline;
 mod inline_provider;
 mod mcp;
-mod outbox;
 mod permission;
 mod plan_review;
 mod review;

@@ -1,6 +1,6 @@
 //! The [`LanguageServer`] implementation: lifecycle, document sync, the
 //! `tandem.*` commands and code actions. Handlers stay thin: documents go
-//! to `documents.rs`, edits to `editor.rs`, runs to `runs/` (the registry, the outbox, `tandem.ask`, the event forwarder).
+//! to `documents.rs`, edits to `editor.rs`, runs to `runs/` (the registry, `tandem.ask`, the event forwarder).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +20,6 @@ use super::documents::{uri_to_path, Documents};
 use super::editor::{EditCapabilities, LspEditor};
 use super::hook_consent::HookConsent;
 use super::position::PositionEncoding;
-use super::outbox::RunOutbox;
 use super::runs::{self, AskArgs, AskError, CancelArgs, RunEnv, Runs, ThreadArgs};
 use super::undo::{self, UndoArgs, REDO_COMMAND, UNDO_COMMAND};
 use crate::sync::{MutexExt, RwLockExt};
@@ -148,7 +147,6 @@ pub struct Backend {
     client_ready: std::sync::atomic::AtomicBool,
     ready: OnceLock<Ready>,
     runs: Arc<Runs>,
-    outbox: Arc<RunOutbox>,
     /// Bumped by every pushed configuration, so an older pull's late
     /// answer does not overwrite a newer push.
     configuration_generation: AtomicU64,
@@ -177,7 +175,6 @@ impl Backend {
             client_ready: std::sync::atomic::AtomicBool::new(false),
             ready: OnceLock::new(),
             runs: Arc::new(Runs::default()),
-            outbox: Arc::new(RunOutbox::default()),
             configuration_generation: AtomicU64::new(0),
             lifecycle: Arc::default(),
         }
@@ -332,7 +329,6 @@ impl Backend {
             editor: Arc::clone(&ready.editor),
             host: Arc::clone(&ready.host),
             runs: Arc::clone(&self.runs),
-            outbox: Arc::clone(&self.outbox),
             settings: self.settings(),
             work_done_progress: ready.work_done_progress,
             answer_goes_alone: ready.answer_goes_alone,
@@ -561,7 +557,6 @@ impl LanguageServer for Backend {
             Arc::clone(&self.settings),
             edit_capabilities,
             canonical_roots.clone(),
-            Arc::clone(&self.outbox),
         ));
         // The workspace may read its own saved large results (and no
         // other workspace's); it cleans up after interrupted writes.

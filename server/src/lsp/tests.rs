@@ -287,7 +287,6 @@ fn harness(init: Value, annotations: bool, text: &str) -> Harness {
         Arc::clone(&settings),
         EditCapabilities { change_annotations: annotations },
         vec![root.clone()],
-        Arc::default(),
     ));
     let changes: Arc<Mutex<Vec<(String, FileEffect)>>> = Arc::default();
     let heard = Arc::clone(&changes);
@@ -895,7 +894,6 @@ proptest! {
 
 #[test]
 fn selection_and_diagnostics_become_context_for_the_model() {
-    use super::outbox::RunOutbox;
     use super::runs::{selection_context, AskArgs, RunEnv, Runs};
     let h = harness(accept_edits(), false, "fn main() {\n    let x = 1;\n    println!(\"{y}\");\n}\n");
     let editor = Arc::new(LspEditor::new(
@@ -904,7 +902,6 @@ fn selection_and_diagnostics_become_context_for_the_model() {
         Arc::clone(&h.settings),
         EditCapabilities::default(),
         vec![h.workspace.root().to_path_buf()],
-        Arc::default(),
     ));
     let env = RunEnv {
         client: h.client.clone(),
@@ -926,7 +923,6 @@ fn selection_and_diagnostics_become_context_for_the_model() {
             .0,
         ),
         runs: Arc::new(Runs::default()),
-        outbox: Arc::new(RunOutbox::default()),
         settings: Settings::default(),
         work_done_progress: false,
         answer_goes_alone: false,

@@ -18,8 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use async_trait::async_trait;
-
+pub use super::ports::plan_review::{PlanAnswer, PlanReview};
 use super::{PermissionMode, ToolContext, ToolKind};
 use crate::sync::MutexExt;
 use crate::workspace::normalize_lexically;
@@ -116,20 +115,6 @@ pub fn prompt_section(plan_file: &str) -> String {
     format!(
         "# Plan Mode Active\nYou are in plan mode: read-only. Do not change anything yet.\n1. Explore: read and search the code the task touches (read-only sub-agents may help).\n2. Design the approach.\n3. Write the plan to {plan_file}, the only file you may edit: the context (what exists and why it matters), the steps (files and functions to change), and how to verify the result (tests, commands).\n4. Call exit_plan_mode so the user can review and approve the plan.\n"
     )
-}
-
-/// What the user answered about a plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlanAnswer {
-    Execute,
-    ExecuteAcceptEdits,
-    KeepPlanning { feedback: String },
-}
-
-/// Shows a plan to the user and waits for the answer (`None`: nobody answered).
-#[async_trait]
-pub trait PlanReview: Send + Sync {
-    async fn review(&self, plan_file: &Path, plan: &str) -> Option<PlanAnswer>;
 }
 
 /// Plans larger than this are cut when read back.

@@ -28,7 +28,7 @@ pub use disk::{atomic_write, atomic_write_journaled, DiskWriteError, WriteJourna
 pub use edit_locks::EditLocks;
 pub use merge::{holds_change, merge3, merge3_keeping_ours};
 pub use ledger::{describe_change, fingerprint, fingerprint_scheme, LedgerEntry, ReadLedger, ReadStamp, SavedRead};
-pub use overlay::{HunkInBuffer, LateLanding, PartialEdit, len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
+pub use overlay::{EditTurn, HunkInBuffer, LateLanding, PartialEdit, len_after, spliced, BufferEdit, DocumentSnapshot, EditOutcome, Editor, MemoryEditor, Splice, UnsavedBuffer};
 pub use replacements::{minimal_splices, replacements};
 pub use review::{changed_lines, DECLINED_HUNKS, edits_summary, hunk_labels, landed_hunks, CommandEffect, EditSummaryItem, place_hunks, EditStatus, LineSpan};
 pub use paths::{display_relative, normalize_lexically, resolve_confined, resolve_symlinks, PathError};
@@ -205,6 +205,9 @@ pub struct Workspace {
     /// Where a change of a call's effect after its result is said (the
     /// run's events): an edit the editor confirms late.
     effect_changes: Option<EffectChanges>,
+    /// Where an edit to the user's buffer waits its turn behind the run's
+    /// events ([`BufferEdit::turn`]).
+    edit_turn: Option<EditTurn>,
     /// Per open document, the version the last edit written through any
     /// view left it at: a buffer that moved past a read because another
     /// thread's edit landed is no user's typing to rebase around.
@@ -292,6 +295,7 @@ impl Workspace {
             effects: Arc::default(),
             call: None,
             effect_changes: None,
+            edit_turn: None,
             edited_versions: Arc::default(),
         })
     }
@@ -321,6 +325,7 @@ impl Workspace {
             effects: Arc::clone(&self.effects),
             call: self.call.clone(),
             effect_changes: self.effect_changes.clone(),
+            edit_turn: self.edit_turn.clone(),
             edited_versions: Arc::clone(&self.edited_versions),
         }
     }
@@ -346,6 +351,7 @@ impl Workspace {
             effects: Arc::clone(&self.effects),
             call: Some(Arc::from(id)),
             effect_changes: self.effect_changes.clone(),
+            edit_turn: self.edit_turn.clone(),
             edited_versions: Arc::clone(&self.edited_versions),
         }
     }
@@ -370,6 +376,12 @@ impl Workspace {
     /// keep it).
     pub fn reporting_changes(&self, changes: EffectChanges) -> Workspace {
         Workspace { effect_changes: Some(changes), ..self.with_ledger(Arc::clone(&self.ledger)) }
+    }
+
+    /// The same workspace (and ledger), its edits to the user's buffers
+    /// waiting for `turn` first (views made from it keep it).
+    pub fn ordered_by(&self, turn: EditTurn) -> Workspace {
+        Workspace { edit_turn: Some(turn), ..self.with_ledger(Arc::clone(&self.ledger)) }
     }
 
     /// Where this view's call hears that its edit of `path`, whose outcome
@@ -824,6 +836,7 @@ impl Workspace {
                     run: self.run_tag.clone(),
                     reoffer: offers > 1,
                     landed_late: self.late_landing(),
+                    turn: self.edit_turn.clone(),
                 })
                 .await;
             let EditOutcome::Changed(reason) = outcome else { break outcome };
@@ -955,6 +968,7 @@ impl Workspace {
                 run: self.run_tag.clone(),
                 reoffer: false,
                 landed_late: self.late_landing(),
+                turn: self.edit_turn.clone(),
             })
             .await;
         match outcome {

@@ -94,6 +94,29 @@ pub struct BufferEdit {
     /// is seen to have landed after all (a late `didChange`): what the
     /// edit did then, said as the call's changed effect.
     pub landed_late: Option<LateLanding>,
+    /// Waits until the run's front end has passed on the run's events sent
+    /// before this edit (the call's `tool_call` among them): the sink
+    /// awaits it before the edit goes out, so the editor never sees an edit
+    /// before the event of the call that made it. `None` outside a run, or
+    /// for a front end that does not reach the events in order.
+    pub turn: Option<EditTurn>,
+}
+
+/// See [`BufferEdit::turn`].
+#[derive(Clone)]
+pub struct EditTurn(pub Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>);
+
+impl EditTurn {
+    /// Wait for the edit's turn.
+    pub async fn wait(&self) {
+        (self.0)().await;
+    }
+}
+
+impl std::fmt::Debug for EditTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EditTurn")
+    }
 }
 
 /// See [`BufferEdit::landed_late`].

@@ -100,7 +100,13 @@ pub async fn run_thread(
             events.send(RunEvent::EffectChanged { call_id: call_id.to_string(), effect });
         }
     });
-    let workspace = Arc::new(ctx.workspace.with_ledger(Arc::clone(&thread.ledger)).reporting_changes(effect_changes));
+    let mut workspace = ctx.workspace.with_ledger(Arc::clone(&thread.ledger)).reporting_changes(effect_changes);
+    // A front end that reaches the events in order (the editor's) gets
+    // each edit to its buffers behind the events sent before it.
+    if ctx.run.questions_in_stream {
+        workspace = workspace.ordered_by(events.edit_turn());
+    }
+    let workspace = Arc::new(workspace);
     // A sub-agent works for its parent's thread: the background tasks it
     // starts are announced there, and its todo list is its own.
     let owner = ctx.thread_id.is_empty() || ctx.thread_id == thread.id;

@@ -1,15 +1,15 @@
 //! The event forwarder: a run's events go to the client as
 //! `tandem/runEvent` notifications (and tool calls as progress reports),
-//! an edit call's result with what became of its edit, counted for the
-//! outbox; the run's end gives the answer what the run changed. A question
-//! in the events is no notification: once the events before it are out,
-//! it is reached, and the prompter asks.
+//! an edit call's result with what became of its edit; the run's end gives
+//! the answer what the run changed. Each event is told reached once it is
+//! out: a question in the events is no notification, and once reached the
+//! prompter asks; an applyEdit waits until the events before it are out.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use super::super::client::{methods, ClientLink};
 use super::super::documents::path_to_uri;
@@ -37,9 +37,9 @@ fn with_edit(event: &RunEvent, edit: RunEdit) -> RunEvent {
 }
 
 /// Send each event as `tandem/runEvent` (and tool calls as progress
-/// reports), counting them in `forwarded` for [`super::RunOutbox::flush`];
-/// a question is reached (`questions`) once every event before it is out:
-/// both are told by the second stage, as it sends.
+/// reports); each event is told reached (`questions`) once it and every
+/// event before it are out, by the second stage, as it sends: a question's
+/// asking and an applyEdit wait for that.
 ///
 /// Two stages: what the answer needs (the run's changed files, from its
 /// end) is taken as each event arrives, never waiting on the client; a
@@ -51,41 +51,29 @@ pub(super) async fn forward_events(
     (run_id, thread_id): (String, String),
     mut events: mpsc::UnboundedReceiver<RunEvent>,
     progress: Option<Value>,
-    (forwarded, questions): (watch::Sender<u64>, QuestionTurns),
+    questions: QuestionTurns,
     changed: Changed,
 ) {
     let mut forwarder = Forwarder { checkpoint, run_id, thread_id, progress, seq: 0, tools_called: false, changed };
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<(RunEvent, Vec<(&'static str, Value)>)>();
     let sender = tokio::spawn(async move {
-        while let Some(out) = out_rx.recv().await {
-            match out {
-                Out::Notify(notifications) => {
-                    for (method, params) in notifications {
-                        client.notify(method, params).await;
-                    }
-                }
-                Out::Reached(question) => _ = questions.reached(&question),
+        while let Some((event, notifications)) = out_rx.recv().await {
+            for (method, params) in notifications {
+                client.notify(method, params).await;
             }
-            forwarded.send_modify(|n| *n += 1);
+            questions.reached(&event);
         }
     });
     while let Some(event) = events.recv().await {
-        let out = match event.unnest().0 {
-            RunEvent::Question { .. } => Out::Reached(event),
-            _ => Out::Notify(forwarder.forward(&event)),
+        // A question is answered, not shown: it has no notification.
+        let notifications = match event.unnest().0 {
+            RunEvent::Question { .. } => Vec::new(),
+            _ => forwarder.forward(&event),
         };
-        let _ = out_tx.send(out);
+        let _ = out_tx.send((event, notifications));
     }
     drop(out_tx);
     let _ = sender.await;
-}
-
-/// What the second stage does with an event, in the events' order.
-enum Out {
-    /// Send these notifications.
-    Notify(Vec<(&'static str, Value)>),
-    /// Every event before this question is out: its asking goes on.
-    Reached(RunEvent),
 }
 
 struct Forwarder {
@@ -216,14 +204,13 @@ mod tests {
     async fn a_question_never_overtakes_the_events_before_it() {
         let client = Arc::new(Slow::default());
         let (events, events_rx) = crate::host::event_channel();
-        let (forwarded_tx, _forwarded_rx) = watch::channel(0);
         let task = tokio::spawn(forward_events(
             Arc::clone(&client) as Arc<dyn ClientLink>,
             None,
             ("run-1".into(), "thread-1".into()),
             events_rx,
             None,
-            (forwarded_tx, events.question_turns()),
+            events.question_turns(),
             Arc::default(),
         ));
         events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "run_shell".into(), input: json!({}), kind: Default::default(), summary: String::new() });
@@ -242,17 +229,48 @@ mod tests {
         assert_eq!(seen, ["tandem/runEvent tool_call", "window/showMessageRequest", "tandem/runEvent text"]);
     }
 
+    /// The editor sink's applyEdit never reaches the client before the
+    /// events sent before it (the call's `tool_call`), however long they
+    /// take to go out: the edit's turn in the stream comes once the
+    /// forwarder has passed them on (there is no outbox beside the stream).
+    #[tokio::test]
+    async fn an_apply_edit_never_overtakes_the_events_before_it() {
+        let client = Arc::new(Slow::default());
+        let (events, events_rx) = crate::host::event_channel();
+        let task = tokio::spawn(forward_events(
+            Arc::clone(&client) as Arc<dyn ClientLink>,
+            None,
+            ("run-1".into(), "thread-1".into()),
+            events_rx,
+            None,
+            events.question_turns(),
+            Arc::default(),
+        ));
+        events.send(RunEvent::ToolCall { id: "toolu_1".into(), name: "edit_file".into(), input: json!({}), kind: Default::default(), summary: String::new() });
+        let editor = Arc::clone(&client);
+        let turn = events.edit_turn();
+        let edit = tokio::spawn(async move {
+            turn.wait().await;
+            let _ = editor.request(methods::APPLY_EDIT, json!({})).await;
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(20), edit).await.expect("the edit went out").unwrap();
+        events.send(RunEvent::Text { text: "after".into() });
+        drop(events);
+        tokio::time::timeout(std::time::Duration::from_secs(20), task).await.expect("the forwarder ended").unwrap();
+        let seen = client.seen.locked().clone();
+        assert_eq!(seen, ["tandem/runEvent tool_call", "workspace/applyEdit", "tandem/runEvent text"]);
+    }
+
     /// A window reloading reads no notification: the forwarder takes the
     /// run's changed files from its end all the same, so the run's answer
     /// (and the thread's record of its edits) lists them.
     #[tokio::test]
     async fn a_client_that_reads_nothing_does_not_stop_the_answer() {
         let client: Arc<dyn ClientLink> = Arc::new(Stuck);
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
-        let (forwarded_tx, forwarded_rx) = watch::channel(0);
+        let (events_tx, events_rx) = crate::host::event_channel();
         let changed: Changed = Arc::default();
         let effect = FileEffect::new("/w/a.txt".into(), EditStatus::Written);
-        events_tx.send(RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into(), effects: vec![effect.clone()], edit: None }).unwrap();
+        events_tx.send(RunEvent::ToolResult { id: "toolu_1".into(), is_error: false, content: "ok".into(), effects: vec![effect.clone()], edit: None });
         let end = RunEvent::End {
             status: RunStatus::Completed,
             text: "done".into(),
@@ -263,8 +281,8 @@ mod tests {
             changed_files: vec!["a.txt".into()],
             effects: vec![ChangedFile { call_id: "toolu_1".into(), effect }],
         };
-        events_tx.send(end).unwrap();
-        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), (forwarded_tx, Default::default()), Arc::clone(&changed)));
+        events_tx.send(end);
+        let task = tokio::spawn(forward_events(client, None, ("run-1".into(), "thread-1".into()), events_rx, Some(json!("token")), events_tx.question_turns(), Arc::clone(&changed)));
         let taken = async {
             loop {
                 if let Some(changed) = changed.locked().clone() {
@@ -275,7 +293,8 @@ mod tests {
         };
         let changed = tokio::time::timeout(std::time::Duration::from_secs(10), taken).await.expect("the end was taken");
         assert_eq!(changed.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(), ["toolu_1"]);
-        assert_eq!(*forwarded_rx.borrow(), 0, "nothing reached the client");
+        let out = tokio::time::timeout(std::time::Duration::from_millis(300), events_tx.caught_up()).await;
+        assert!(out.is_err(), "nothing reached the client, so an edit still waits its turn");
         task.abort();
     }
 }

@@ -14,10 +14,9 @@
 //! `{"runId", "seq", "event"}` notifications, `event` being the
 //! [`RunEvent`] JSON of docs/protocol.md.
 //!
-//! Split by phase: [`registry`] (the runs going on), the session's
-//! [`RunOutbox`] (an applyEdit waits behind the events before it,
-//! `lsp/outbox.rs`; a prompt waits its turn as a question in the events,
-//! reached by the forwarder), this file (the
+//! Split by phase: [`registry`] (the runs going on; an applyEdit and a
+//! prompt wait their turn behind the run's events, reached by the
+//! forwarder in order), this file (the
 //! `tandem.ask` request: the run's parts from the host, the spawned run,
 //! the answer) and [`forward`] (events to the client).
 
@@ -25,7 +24,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, Range, Uri};
 
@@ -33,7 +32,6 @@ use super::client::{methods, request_with_timeout, ClientLink};
 use super::config::Settings;
 use super::documents::{uri_to_path, Documents};
 use super::editor::LspEditor;
-use super::outbox::RunOutbox;
 use crate::host::{RunOutcome, RunStatus};
 use crate::protocol::{AskAnswer, AskStarted, ChangedFile};
 use crate::host::{RunHandle, StartError, ThreadChoice};
@@ -151,17 +149,14 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Frees the run slot when the run task ends, however it ends, and drops
-/// the outbox's sender so the forwarder sees the end of the events.
+/// Frees the run slot when the run task ends, however it ends.
 struct ReleaseOnDrop {
     runs: Arc<Runs>,
-    outbox: Arc<RunOutbox>,
     id: String,
 }
 
 impl Drop for ReleaseOnDrop {
     fn drop(&mut self) {
-        self.outbox.finish(&self.id);
         self.runs.release(&self.id);
     }
 }
@@ -177,7 +172,6 @@ pub struct RunEnv {
     /// checkpoints); each run's parts come from it.
     pub host: Arc<crate::host::Host>,
     pub runs: Arc<Runs>,
-    pub outbox: Arc<RunOutbox>,
     pub settings: Settings,
     /// The client supports `window/workDoneProgress/create`.
     pub work_done_progress: bool,
@@ -271,7 +265,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         events_rx = tee_findings(events_rx, Arc::clone(&env.findings), thread_id.clone());
     }
     let started_id = run_id.clone();
-    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
+    let release = ReleaseOnDrop { runs: Arc::clone(&env.runs), id: run_id.clone() };
     // A `$/cancelRequest` on a waiting ask cancels its run; an ask with
     // `wait: false` has answered already, so nothing is dropped.
     let _cancel_on_drop = args.wait.then(|| CancelOnDrop(cancel.clone()));
@@ -281,9 +275,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     }
     let progress = start_progress(&env, &run_id, &args.prompt, client_token).await;
 
-    let (forwarded_tx, forwarded_rx) = watch::channel(0);
     let questions = ending.sender().question_turns();
-    env.outbox.start(&run_id, ending.sender(), forwarded_rx);
     // The forwarder completes the checkpoint at the `end` event, before the
     // client sees it: a client undoing the run at once finds it ended.
     let forwarder = tokio::spawn(forward_events(
@@ -292,7 +284,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         (run_id.clone(), thread_id.clone()),
         events_rx,
         progress.clone(),
-        (forwarded_tx, questions),
+        questions,
         Arc::clone(&changed),
     ));
     let (outcome_tx, outcome_rx) = oneshot::channel();
@@ -423,7 +415,7 @@ pub fn threads_answer(threads: &Threads) -> Value {
 pub async fn compact(env: RunEnv, thread_id: &str) -> Result<Value, AskError> {
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
-    let _release = ReleaseOnDrop { runs: Arc::clone(&env.runs), outbox: Arc::clone(&env.outbox), id: run_id.clone() };
+    let _release = ReleaseOnDrop { runs: Arc::clone(&env.runs), id: run_id.clone() };
     let (before, after) = env.host.compact(thread_id, cancel).await.map_err(|err| match err {
         StartError::Busy(message) | StartError::Elsewhere(message) => AskError::Busy(message),
         StartError::NoThread(message) | StartError::NoModel(message) => AskError::InvalidParams(message),
