@@ -119,3 +119,38 @@ fn bad_ids_are_refused() {
     let state = tempfile::tempdir().unwrap();
     assert!(Worktree::create(repo.path(), state.path(), "../x", &[]).is_err());
 }
+
+#[tokio::test]
+async fn open_buffers_merge_around_typing_and_one_undo_restores() {
+    use crate::checkpoint::{restore, Checkpoints, Direction, Limits};
+    use crate::workspace::{Editor, MemoryEditor};
+    use std::sync::Arc;
+    let repo = repo();
+    let root = repo.path().canonicalize().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let a = root.join("a.txt");
+    let editor = Arc::new(MemoryEditor::default());
+    // Unsaved text in the buffer when the run starts.
+    editor.open(&a, "1\n2\n3\n4\n5\n6\n7\n8 unsaved\n", 3);
+    let wt = Worktree::create(&root, state.path(), "r4", &[(a.clone(), "1\n2\n3\n4\n5\n6\n7\n8 unsaved\n".into())]).unwrap();
+    assert_eq!(std::fs::read_to_string(wt.path().join("a.txt")).unwrap(), "1\n2\n3\n4\n5\n6\n7\n8 unsaved\n");
+    std::fs::write(wt.path().join("a.txt"), "1\n2 run\n3\n4\n5 run\n6\n7\n8 unsaved\n").unwrap();
+    // The user types during the run: line 5 and a new first line.
+    let typed = "0 typed\n1\n2\n3\n4\n5 typed\n6\n7\n8 unsaved\n";
+    editor.open(&a, typed, 9);
+    let workspace = Workspace::with_roots(vec![root.clone()], Some(editor.clone() as Arc<dyn Editor>)).unwrap();
+    let store = Arc::new(Checkpoints::at(state.path().join("checkpoints"), vec![root.clone()], Limits::default()));
+    let recorder = store.record("worktree-r4", "worktree-r4");
+    let view = workspace.with_recorder(Checkpoints::recorder_for(&recorder));
+    let report = wt.merge_into(&view, "worktree r4").await.unwrap();
+    recorder.finish();
+    let merged = "0 typed\n1\n2 run\n3\n4\n5 typed\n6\n7\n8 unsaved\n";
+    assert_eq!(&*editor.document(&a).unwrap().text, merged, "every keystroke kept, the far hunk landed");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "1\n2\n3\n4\n5\n6\n7\n8\n", "an open document is merged in the buffer, not on disk");
+    let outcomes: Vec<_> = report.hunks.iter().map(|h| (h.line, h.outcome.clone())).collect();
+    assert_eq!(outcomes, vec![(2, Outcome::Landed), (5, Outcome::Conflict { yours: "5 typed\n".into(), run: "5 run\n".into() })]);
+    let undone = restore(&store, Direction::Undo, None, &workspace, None, &|_| false).await.unwrap();
+    assert_eq!(undone.files.len(), 1);
+    assert_eq!(&*editor.document(&a).unwrap().text, typed, "one undo takes the merge back");
+    wt.remove().unwrap();
+}
