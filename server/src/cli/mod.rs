@@ -17,3 +17,4 @@ pub mod recap;
 pub mod terminal;
 pub mod trust;
 pub mod undo;
+pub mod worktree;
