@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use tandem::checkpoint::Checkpoints;
-use tandem::thread::ThreadStore;
+use tandem::host::ThreadStore;
 use tandem::workspace::Workspace;
 use tandem::worktree::{self, Worktree};
 
