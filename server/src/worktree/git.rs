@@ -61,8 +61,12 @@ pub(crate) fn snapshot_tree(dir: &Path, scratch: &Path) -> anyhow::Result<String
     let mut cmd = git(dir);
     cmd.args(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
     let index = PathBuf::from(String::from_utf8_lossy(&output(cmd, "git rev-parse")?).trim());
+    // Kept between the start's snapshot and the end's: its stat data was
+    // written after the checkout settled, so the end hashes only what the
+    // run changed (the checkout's own index is racy: every file was
+    // written in the same second as it, and git hashes them all again).
     let temp = scratch.join("snapshot.index");
-    if index.exists() {
+    if !temp.exists() && index.exists() {
         std::fs::copy(&index, &temp).map_err(|e| anyhow::anyhow!("copying the worktree's index: {e}"))?;
     }
     let mut add = git(dir);
@@ -70,9 +74,7 @@ pub(crate) fn snapshot_tree(dir: &Path, scratch: &Path) -> anyhow::Result<String
     output(add, "git add (worktree snapshot)")?;
     let mut write = git(dir);
     write.env("GIT_INDEX_FILE", &temp).arg("write-tree");
-    let tree = String::from_utf8_lossy(&output(write, "git write-tree")?).trim().to_string();
-    let _ = std::fs::remove_file(&temp);
-    Ok(tree)
+    Ok(String::from_utf8_lossy(&output(write, "git write-tree")?).trim().to_string())
 }
 
 /// What changed between two trees: (status letter, old path, new path).
