@@ -289,7 +289,7 @@ impl Worktree {
                 let merged = merge::merge3(base, &y.text, run);
                 let any_landed = merged.hunks.iter().any(|h| h.status == merge::HunkStatus::Landed);
                 let written = if any_landed {
-                    let change = FileChange { path: old_abs.clone(), new_text: merged.text.clone().into(), base: Some(y.stamp.clone()), label: label.to_string(), review: true, splices: None };
+                    let change = FileChange { path: old_abs.clone(), new_text: merged.text.clone().into(), base: Some(y.stamp), label: label.to_string(), review: true, splices: None };
                     Some(write_outcome(ws.write(change).await))
                 } else {
                     None
