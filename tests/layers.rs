@@ -40,7 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("front ends", &["main", "cli", "lsp", "acp"]),
     ("host", &["host", "settings", "review"]),
     ("agent", &["agent", "completion"]),
-    ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers", "tasks"]),
+    ("what the contract asks", &["permissions", "hooks", "mcp", "thread", "sandbox", "checkpoint", "language_servers", "tasks", "worktree"]),
     ("the tool contract", &["tools"]),
     ("workspace", &["workspace"]),
     ("leaves", &["model", "environment", "consent", "scope", "sync", "json_file", "confined_file", "trust", "diff", "wire", "platform", "protocol", "visible"]),

@@ -33,7 +33,7 @@
 //!                   ▼
 //!   permissions/  hooks  mcp/  thread/      what the contract asks: the policy,
 //!   checkpoint/  language_servers/          hook commands, MCP tools, threads,
-//!   sandbox/  tasks/  │                        each run's checkpoint (undo/redo),
+//!   sandbox/  tasks/  worktree/              each run's checkpoint (undo/redo),
 //!                   │                          the lspServers Tandem starts, the
 //!                   │                          shell's sandbox (the only place that
 //!                   │                          knows a platform's), the session's
@@ -140,6 +140,12 @@
 //!   session. *Architecture Invariant:* a task never outlives its session,
 //!   nor Tandem (`--die-with-parent`, the namespace ends with its first
 //!   process); its status is what the machine says, never a guess.
+//! - [`worktree`]: runs in their own git worktree: a detached worktree of
+//!   `HEAD` plus the user's uncommitted files and unsaved buffers, outside
+//!   the workspace (no commit, no branch, the user's index and hooks
+//!   untouched), and the merge back: each file three-way merged against the
+//!   buffer or disk as it is now and written through the workspace's review
+//!   path; hunks over lines the user changed are conflicts, never applied.
 //! - [`mcp`]: Model Context Protocol servers (stdio, streamable HTTP) through
 //!   `rmcp`; their tools join the registry as deferred `mcp__SERVER__TOOL`
 //!   tools that `tool_search` activates per run. The manager is a
@@ -360,3 +366,4 @@ pub mod trust;
 pub mod visible;
 pub mod wire;
 pub mod workspace;
+pub mod worktree;

@@ -83,6 +83,15 @@ enum Command {
         /// to see. Repeatable.
         #[arg(long = "image", value_name = "FILE")]
         images: Vec<std::path::PathBuf>,
+        /// Run in a git worktree of HEAD plus the uncommitted changes, outside
+        /// this folder, and merge the result back when the run ends: hunks over
+        /// lines changed here meanwhile are conflicts, shown and not applied.
+        /// `tandem undo` takes the merge back.
+        #[arg(long)]
+        worktree: bool,
+        /// With --worktree: keep the worktree after the merge (see `tandem runs`).
+        #[arg(long, requires = "worktree")]
+        keep_worktree: bool,
         /// What to ask. Without it, on a terminal, `tandem chat` starts.
         prompt: Option<String>,
     },
@@ -156,6 +165,12 @@ enum Command {
     /// List this folder's saved threads (conversations) with their token and cost totals.
     #[command(alias = "sessions")]
     Threads,
+    /// Worktree runs of this folder (`tandem ask --worktree`), also those a
+    /// crash left behind: list them, merge one back, or discard it.
+    Runs {
+        #[command(subcommand)]
+        action: Option<RunsAction>,
+    },
     /// Undo a run: restore every file it changed (buffers, files it wrote, files its shell commands changed).
     ///
     /// Without RUN_ID, the most recent run in this folder that is not undone.
@@ -237,6 +252,21 @@ enum Command {
         #[command(subcommand)]
         command: Option<MemoryCommand>,
     },
+}
+
+#[derive(Subcommand)]
+enum RunsAction {
+    /// List the worktree runs (the default).
+    List,
+    /// Merge a worktree run into this folder, then remove it.
+    Merge {
+        id: String,
+        /// Keep the worktree after the merge.
+        #[arg(long)]
+        keep: bool,
+    },
+    /// Remove a worktree run without merging it.
+    Discard { id: String },
 }
 
 #[derive(Subcommand)]
@@ -332,7 +362,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Lsp => tandem::lsp::serve_stdio().await.map(|clean| if clean { ExitCode::SUCCESS } else { ExitCode::from(1) }),
             Command::Acp => tandem::acp::serve_stdio().await.map(|()| ExitCode::SUCCESS),
-            Command::Ask { json, max_turns, permission_mode, effort, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, model, images, prompt } => {
+            Command::Ask { json, max_turns, permission_mode, effort, continue_thread, resume, compact, mcp_approve, lsp_approve, verbose, model, images, worktree, keep_worktree, prompt } => {
                 let thread = thread_choice(continue_thread, resume);
                 let max_turns = max_turns.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
                 let Some(prompt) = prompt else {
@@ -341,6 +371,9 @@ fn main() -> ExitCode {
                 };
                 let session = cli::ask::SessionOptions { verbose, json, max_turns, permission_mode, mcp_approve, lsp_approve, effort, model };
                 let options = cli::ask::AskOptions { prompt, session, thread, compact, images };
+                if worktree {
+                    return cli::worktree::ask(options, current_workspace()?, keep_worktree).await;
+                }
                 cli::ask::ask(options, current_workspace()?).await
             }
             Command::Chat { max_turns, permission_mode, effort, continue_thread, resume, mcp_approve, verbose, model } => {
@@ -363,6 +396,14 @@ fn main() -> ExitCode {
                 cli::review::review(cli::review::ReviewOptions { session, scope, level }, current_workspace()?).await
             }
             Command::Threads => cli::ask::threads(current_workspace()?.root()),
+            Command::Runs { action } => {
+                let command = match action {
+                    None | Some(RunsAction::List) => cli::worktree::RunsCommand::List,
+                    Some(RunsAction::Merge { id, keep }) => cli::worktree::RunsCommand::Merge { id, keep },
+                    Some(RunsAction::Discard { id }) => cli::worktree::RunsCommand::Discard { id },
+                };
+                cli::worktree::runs(current_workspace()?, command).await
+            }
             Command::Undo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Undo, run_id, json).await,
             Command::Redo { run_id, json } => cli::undo::undo(current_workspace()?, tandem::checkpoint::Direction::Redo, run_id, json).await,
             Command::Demo => cli::demo::demo().await,

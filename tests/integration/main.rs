@@ -74,4 +74,5 @@ mod trust;
 mod trust_editors;
 mod trust_reads;
 mod undo;
+mod worktree_cli;
 mod undo_lsp;

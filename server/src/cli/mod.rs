@@ -18,3 +18,4 @@ pub mod review;
 pub mod terminal;
 pub mod trust;
 pub mod undo;
+pub mod worktree;
