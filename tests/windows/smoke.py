@@ -207,7 +207,8 @@ def check_killing_tandem_ends_the_whole_process_tree():
         assert len(bash_processes_with(marker)) == 3, "the shell, its child and its grandchild never all ran"
         kill = subprocess.run([WINE, "taskkill", "/f", "/im", os.path.basename(EXE)], env=w.env, capture_output=True, timeout=TIMEOUT)
         assert kill.returncode == 0, kill
-        call.communicate(timeout=30)
+        # Not communicate(): a survivor would hold the output pipe open.
+        call.wait(timeout=30)
         deadline = time.time() + 10
         while bash_processes_with(marker) and time.time() < deadline:
             time.sleep(0.2)
