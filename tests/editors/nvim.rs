@@ -432,6 +432,22 @@ fn neovim_reviews_an_edit_with_its_diff_before_applying_it() {
     }
 }
 
+/// The binary the plugin starts on Windows (`tandem.exe` from the
+/// installer's folder, the `win32-x64` release), decided by the plugin's
+/// own functions with Windows' answers in place of Neovim's
+/// (tests/nvim/windows_binary.lua says which).
+fn neovim_starts_tandem_exe_on_windows() {
+    for nvim in nvims("neovim_starts_tandem_exe_on_windows") {
+        let out = Command::new(&nvim)
+            .args(["--headless", "-u", "NONE", "-i", "NONE", "-l"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/windows_binary.lua"))
+            .env("PLUGIN_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim"))
+            .output()
+            .expect("run nvim");
+        assert!(out.status.success(), "nvim -l tests/nvim/windows_binary.lua failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 /// The plugin's installer (lua/tandem/install.lua, a lazy.nvim `build`
 /// step) from a local folder standing in for the release: the archive's
 /// checksum checked against SHA256SUMS, the binary put under
@@ -2218,6 +2234,7 @@ pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
         neovim_shows_a_review_finding_and_its_code_action_fixes_it,
         neovim_answers_code_intel_from_pyright,
         neovim_installs_the_release_binary_and_refuses_a_bad_checksum,
+        neovim_starts_tandem_exe_on_windows,
         neovim_lazy_nvim_and_vim_pack_install_the_plugin_and_its_binary,
         neovim_without_a_model_says_it_in_one_line_with_a_help_tag,
         neovim_an_exrc_setup_is_the_folders_not_the_users,

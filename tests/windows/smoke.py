@@ -192,6 +192,33 @@ def check_a_timeout_ends_the_whole_process_tree():
     assert bash_processes_with(marker) == [], "processes of the tree outlived the timeout"
 
 
+def check_killing_tandem_ends_the_whole_process_tree():
+    """Tandem ended by TerminateProcess (`taskkill /f`: no code of its own
+    runs) leaves nothing it started: the shell's Job Object is killed
+    when its last handle, Tandem's, closes (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE)."""
+    w = Workspace()
+    marker = f"killed-{os.getpid()}-{time.time_ns()}"
+    call = subprocess.Popen([WINE, EXE, "tool", "run_shell", json.dumps({"command": f"tree {marker}", "timeout": 600000})],
+                            cwd=w.root, env=with_git_bash(w.env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 30
+        while len(bash_processes_with(marker)) < 3 and time.time() < deadline:
+            time.sleep(0.2)
+        assert len(bash_processes_with(marker)) == 3, "the shell, its child and its grandchild never all ran"
+        kill = subprocess.run([WINE, "taskkill", "/f", "/im", os.path.basename(EXE)], env=w.env, capture_output=True, timeout=TIMEOUT)
+        assert kill.returncode == 0, kill
+        # Not communicate(): a survivor would hold the output pipe open.
+        call.wait(timeout=30)
+        deadline = time.time() + 10
+        while bash_processes_with(marker) and time.time() < deadline:
+            time.sleep(0.2)
+        assert bash_processes_with(marker) == [], "processes Tandem started outlived it"
+    finally:
+        call.kill()
+        for pid in bash_processes_with(marker):
+            subprocess.run(["kill", "-9", pid])
+
+
 class Stdio:
     """A JSON-RPC peer over the program's stdio: LSP frames or ACP lines."""
 
@@ -343,6 +370,7 @@ CHECKS = [
     check_git_hooks_are_protected_in_every_spelling,
     check_run_shell_runs_git_bash,
     check_a_timeout_ends_the_whole_process_tree,
+    check_killing_tandem_ends_the_whole_process_tree,
     check_lsp_applies_an_edit_to_a_vscode_uri,
     check_acp_prompt_turn,
 ]

@@ -66,13 +66,13 @@ function isManifest(value: unknown): value is CarriedManifest {
 export function chooseServer(s: Situation): ServerChoice {
   const here = targetOf(s.platform, s.arch);
   if (s.setting !== '') {
-    return findServer(s.setting, s.pathVar, s.isExecutable) === undefined
+    return findServer(s.setting, s.pathVar, s.isExecutable, s.platform) === undefined
       ? { error: startFailureMessage(s.setting, 'ENOENT') }
       : { command: s.setting, source: 'setting' };
   }
   if (s.manifest === undefined) {
     // A package without a server: the one on PATH, as before packages carried one.
-    if (findServer('tandem', s.pathVar, s.isExecutable) !== undefined) return { command: 'tandem', source: 'path' };
+    if (findServer('tandem', s.pathVar, s.isExecutable, s.platform) !== undefined) return { command: 'tandem', source: 'path' };
     return { error: `Tandem: this package of the extension carries no server, and no tandem binary is on PATH. ${otherwise(here)}` };
   }
   if (!isManifest(s.manifest)) {

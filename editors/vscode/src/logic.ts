@@ -449,17 +449,19 @@ export function lateEditMessage(paths: string[]): string {
  * the language client's working directory). `undefined` when there is
  * none, so the extension says so itself before the language client starts
  * (whose own "couldn't create connection" notification would otherwise
- * come beside ours).
+ * come beside ours). On Windows (`platform` `win32`) PATH is split at `;`
+ * and the name is also tried with `.exe`: the spawn starts `tandem.exe`.
  */
-export function findServer(serverPath: string, pathVar: string | undefined, isExecutable: (path: string) => boolean): string | undefined {
+export function findServer(serverPath: string, pathVar: string | undefined, isExecutable: (path: string) => boolean, platform: string = process.platform): string | undefined {
   if (isAbsolute(serverPath)) return isExecutable(serverPath) ? serverPath : undefined;
   if (serverPath.includes('/') || serverPath.includes('\\')) return serverPath;
-  const separator = process.platform === 'win32' ? ';' : ':';
-  const names = process.platform === 'win32' ? [serverPath, `${serverPath}.exe`] : [serverPath];
+  const windows = platform === 'win32';
+  const separator = windows ? ';' : ':';
+  const names = windows && !/\.exe$/i.test(serverPath) ? [serverPath, `${serverPath}.exe`] : [serverPath];
   for (const dir of (pathVar ?? '').split(separator)) {
     if (dir === '') continue;
     for (const name of names) {
-      const candidate = `${dir.replace(/[\\/]+$/, '')}/${name}`;
+      const candidate = `${dir.replace(/[\\/]+$/, '')}${windows ? '\\' : '/'}${name}`;
       if (isExecutable(candidate)) return candidate;
     }
   }

@@ -21,7 +21,7 @@ use crate::wire::{frame_json, FrameReader};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{oneshot, watch};
 
 /// Why a request got no answer.
@@ -48,7 +48,10 @@ type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, RequestError
 
 pub struct Connection {
     stdin: tokio::sync::Mutex<ChildStdin>,
-    child: Mutex<Option<Child>>,
+    /// The server's process tree ([`crate::platform::ProcessTree`]: a
+    /// process group, or a Job Object on Windows), so stopping it stops
+    /// what it started too, and nothing of it outlives Tandem.
+    child: Mutex<Option<crate::platform::ProcessTree>>,
     next_id: AtomicI64,
     pending: Pending,
     /// Published diagnostics by URI.
@@ -73,16 +76,15 @@ impl Connection {
             .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         for (key, value) in env {
             cmd.env(key, value);
         }
-        let mut child = cmd.spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let mut child = crate::platform::ProcessTree::spawn(cmd)?;
+        let (Some(stdin), Some((stdout, stderr))) = (child.take_stdin(), child.take_output()) else {
             return Err(std::io::Error::other("the child has no stdin or stdout"));
         };
-        if let Some(stderr) = child.stderr.take() {
+        {
             let name = program.clone();
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stderr).lines();
@@ -113,7 +115,7 @@ impl Connection {
                 Some(mut child) => match tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
                     Ok(Ok(status)) => format!(" ({status})"),
                     _ => {
-                        let _ = child.kill().await;
+                        child.kill();
                         String::new()
                     }
                 },
@@ -254,9 +256,67 @@ impl Connection {
         }
         let child = self.child.locked().take();
         if let Some(mut child) = child {
-            if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
-                let _ = child.kill().await;
-            }
+            // Whatever is left of its tree ends as `child` is dropped.
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The pids a process tree wrote to `file` (one a line), once `count`
+    /// of them did (bounded wait).
+    async fn pids_written(file: &Path, count: usize) -> Vec<u32> {
+        let read = || -> Vec<u32> { std::fs::read_to_string(file).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect() };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while read().len() < count && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        read()
+    }
+
+    async fn none_left(pids: Vec<u32>) -> Vec<u32> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while pids.iter().any(|pid| crate::platform::process_exists(*pid)) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        pids.into_iter().filter(|pid| crate::platform::process_exists(*pid)).collect()
+    }
+
+    /// A language server that started processes of its own (as
+    /// rust-analyzer starts cargo and proc-macro servers) is stopped with
+    /// all of them: it runs in a Job Object, and the stand-in bash's
+    /// `tree` (a child that starts a grandchild, all sleeping, none
+    /// answering `shutdown`) leaves nothing once the connection is shut.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn a_windows_language_server_is_stopped_with_its_whole_process_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let bash = crate::platform::test_fake_bash().to_string_lossy().into_owned();
+        let connection = Connection::spawn(&[bash, "-c".into(), "tree lsp-tree".into()], dir.path(), &[]).unwrap();
+        let pids = pids_written(&dir.path().join("lsp-tree.pids"), 3).await;
+        assert_eq!(pids.len(), 3, "the server, its child and its grandchild never all ran: {pids:?}");
+        connection.shutdown().await;
+        let left = none_left(pids).await;
+        assert!(left.is_empty(), "processes of the language server outlived it: {left:?}");
+    }
+
+    /// The same on Unix: the server leads a process group of its own,
+    /// which is killed as it stops (a background `sleep` it started, which
+    /// plain `kill` of the server would leave, is gone too).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_language_server_is_stopped_with_the_processes_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "sleep 300 & echo $! > tree.pids; echo $$ >> tree.pids; sleep 300".to_string();
+        let connection = Connection::spawn(&["sh".into(), "-c".into(), script], dir.path(), &[]).unwrap();
+        let pids = pids_written(&dir.path().join("tree.pids"), 2).await;
+        assert_eq!(pids.len(), 2, "the server and its child never both ran: {pids:?}");
+        connection.shutdown().await;
+        let left = none_left(pids).await;
+        assert!(left.is_empty(), "processes of the language server outlived it: {left:?}");
     }
 }

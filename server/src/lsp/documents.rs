@@ -213,6 +213,14 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
         return None;
     }
+    // A file on a share (`file://server/share/…`, as VS Code names it):
+    // ls_types would make it `server:\share\…`; `url` gives the UNC path.
+    #[cfg(windows)]
+    let path = match url::Url::parse(uri.as_str()) {
+        Ok(url) if url.host_str().is_some_and(|host| !host.is_empty()) => url.to_file_path().ok()?,
+        _ => uri.to_file_path()?.into_owned(),
+    };
+    #[cfg(not(windows))]
     let path = uri.to_file_path()?.into_owned();
     if !path.is_absolute() {
         return None;
@@ -221,9 +229,16 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
 }
 
 /// The `file:` URI of a path, as editors spell it (`file:///C:/…` for a
-/// `\\?\C:\…` path on Windows).
+/// `\\?\C:\…` path on Windows; `file://server/share/…` for a file on a
+/// share, where ls_types would write `file:////server/…`).
 pub fn path_to_uri(path: &Path) -> Option<Uri> {
-    Uri::from_file_path(crate::platform::plain_path(path))
+    let plain = crate::platform::plain_path(path);
+    #[cfg(windows)]
+    if plain.to_string_lossy().starts_with(r"\\") {
+        let url = url::Url::from_file_path(&plain).ok()?;
+        return serde_json::from_value(serde_json::Value::String(url.into())).ok();
+    }
+    Uri::from_file_path(plain)
 }
 
 impl Documents {
@@ -622,6 +637,19 @@ mod tests {
         let uri = path_to_uri(&real.join("new.txt")).unwrap();
         assert!(!uri.as_str().contains("%3F") && !uri.as_str().starts_with("file:////"), "{}", uri.as_str());
         assert_eq!(uri_to_path(&uri), Some(real.join("new.txt")));
+    }
+
+    /// A file on a share: VS Code's `file://server/share/…` URI is the
+    /// UNC path `\\server\share\…`, and that path's URI is the same URI
+    /// (also from canonicalize's `\\?\UNC\…` spelling).
+    #[cfg(windows)]
+    #[test]
+    fn a_unc_path_and_its_file_uri_map_to_each_other() {
+        let uri: Uri = serde_json::from_value(serde_json::json!("file://server/share/dir/a.txt")).unwrap();
+        let path = uri_to_path(&uri).unwrap();
+        assert_eq!(crate::platform::plain_path(&path), Path::new(r"\\server\share\dir\a.txt"));
+        assert_eq!(path_to_uri(Path::new(r"\\server\share\dir\a.txt")).unwrap().as_str(), "file://server/share/dir/a.txt");
+        assert_eq!(path_to_uri(Path::new(r"\\?\UNC\server\share\dir\a.txt")).unwrap().as_str(), "file://server/share/dir/a.txt");
     }
 
     // Unix only: Wine's canonicalize does not follow a folder link.

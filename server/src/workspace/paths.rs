@@ -142,4 +142,67 @@ mod tests {
             assert!(matches!(resolve_confined(&roots, &[], "escape/newfile"), Err(PathError::Outside { .. })));
         }
     }
+
+    /// On Windows, a symbolic link and a junction (`mklink /J`, which needs
+    /// no privilege) inside the workspace that lead out of it are refused,
+    /// for a file there and a file to be made there (`canonicalize`
+    /// follows both). Wine 8 makes neither (a folder link's creation
+    /// succeeds with no link, `mklink /J` fails): there each is skipped
+    /// with a line on stderr, and the test holds only on Windows.
+    #[cfg(windows)]
+    #[test]
+    fn windows_links_and_junctions_out_of_the_workspace_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let roots = vec![root.clone()];
+        // (A folder link needs Developer Mode or an administrator.)
+        let linked = crate::platform::symlink(outside.path(), crate::platform::plain_path(&root.join("link")));
+        // A junction where the system makes one: Wine's `mklink /J` cannot
+        // ("Failed to open" the new folder).
+        let made = std::process::Command::new("cmd").arg("/c").arg("mklink").arg("/J").arg(crate::platform::plain_path(&root.join("junction")).as_os_str()).arg(outside.path()).output().unwrap();
+        let mut names = Vec::new();
+        if root.join("link").join("secret.txt").exists() {
+            names.push("link");
+        } else {
+            eprintln!("no folder link made, not tried: {linked:?}, then {:?}", std::fs::symlink_metadata(root.join("link")));
+        }
+        if root.join("junction").join("secret.txt").exists() {
+            names.push("junction");
+        } else {
+            eprintln!("no junction made, not tried: {made:?}");
+        }
+        for name in names {
+            for file in ["secret.txt", "new.txt"] {
+                let asked = format!("{name}\\{file}");
+                let link = root.join(name);
+                let seen = (std::fs::symlink_metadata(&link).map(|m| (m.file_type().is_symlink(), m.file_type().is_dir())), std::fs::read_link(&link), std::fs::read_to_string(root.join(name).join("secret.txt")));
+                assert!(matches!(resolve_confined(&roots, &[], &asked), Err(PathError::Outside { .. })), "{asked}: {:?}; the link: {seen:?}", resolve_confined(&roots, &[], &asked));
+            }
+        }
+    }
+
+    /// Windows' file systems ignore case: a path spelled in another case
+    /// (the drive letter, the folders, the name) names the same file, which
+    /// is inside the workspace; `A.TXT` is the `a.txt` there, not a second
+    /// file.
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_in_another_case_are_the_same_file_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("Sub")).unwrap();
+        std::fs::write(root.join("Sub").join("a.txt"), "lower").unwrap();
+        let roots = vec![root.clone()];
+        let plain = crate::platform::plain_path(&root).to_string_lossy().into_owned();
+        for spelling in [format!("{}\\SUB\\A.TXT", plain.to_lowercase()), format!("{}\\sub\\A.txt", plain.to_uppercase()), "sub/A.TXT".to_string()] {
+            let resolved = resolve_confined(&roots, &[], &spelling).unwrap_or_else(|e| panic!("{spelling}: {e}"));
+            assert_eq!(std::fs::read_to_string(&resolved).unwrap(), "lower", "{spelling}");
+        }
+        std::fs::write(root.join("Sub").join("A.TXT"), "upper").unwrap();
+        let names: Vec<String> = std::fs::read_dir(root.join("Sub")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["a.txt"], "a second file was made");
+        assert_eq!(std::fs::read_to_string(root.join("sub").join("a.txt")).unwrap(), "upper");
+    }
 }

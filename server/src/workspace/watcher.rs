@@ -79,3 +79,33 @@ impl DiskWatcher {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::workspace::ledger::ReadStamp;
+
+    /// A file changed by another program is seen: the ledger entry of what
+    /// the agent read is marked changed on disk. On Windows this is
+    /// `notify` on ReadDirectoryChangesW (the test runs under Wine in
+    /// tests/windows/unit), on Linux inotify.
+    #[test]
+    fn a_file_changed_by_another_program_is_marked_changed_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, "as read\n").unwrap();
+        let ledger = Arc::new(ReadLedger::default());
+        ledger.record(&file, ReadStamp { version: None, fingerprint: fingerprint(b"as read\n") }, Arc::from("as read\n"));
+        let watcher = DiskWatcher::start(Arc::clone(&ledger)).unwrap();
+        watcher.watch_parent(&file);
+        // Another program rewrites it in place.
+        std::fs::write(&file, "changed by someone else\n").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !ledger.get(&file).unwrap().changed_on_disk && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(ledger.get(&file).unwrap().changed_on_disk, "the watcher never saw the change");
+        drop(watcher);
+    }
+}

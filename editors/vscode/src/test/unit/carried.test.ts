@@ -66,6 +66,10 @@ describe('the server the extension starts', () => {
     const choice = chooseServer(situation({ [BINARY]: true }, { manifest: null }));
     assert.ok('error' in choice && /carried\.json is damaged/.test(choice.error), JSON.stringify(choice));
   });
+  it('on Windows, in a package without a server, is tandem.exe on PATH', () => {
+    const choice = chooseServer(situation({ 'C:\\bin\\tandem.exe': true }, { platform: 'win32', manifest: undefined, pathVar: 'C:\\Windows;C:\\bin' }));
+    assert.deepStrictEqual(choice, { command: 'tandem', source: 'path' });
+  });
   it('is server\\tandem.exe on Windows', () => {
     assert.strictEqual(carriedPath('C:\\ext\\t', 'win32'), 'C:\\ext\\t\\server\\tandem.exe');
   });

@@ -308,6 +308,15 @@ describe('findServer', () => {
   it('leaves a relative path with a folder to the spawn', () => {
     assert.strictEqual(findServer('./target/debug/tandem', '', exists), './target/debug/tandem');
   });
+  it('on Windows finds tandem.exe in a PATH split at ;', () => {
+    const windowsFiles = new Set(['C:\\Users\\u\\.cargo\\bin\\tandem.exe', 'D:\\tools\\tandem.exe']);
+    const onWindows = (path: string) => windowsFiles.has(path);
+    assert.strictEqual(findServer('tandem', 'C:\\Windows;;C:\\Users\\u\\.cargo\\bin\\;D:\\tools', onWindows, 'win32'), 'C:\\Users\\u\\.cargo\\bin\\tandem.exe');
+    assert.strictEqual(findServer('tandem.exe', 'D:\\tools', onWindows, 'win32'), 'D:\\tools\\tandem.exe');
+    assert.strictEqual(findServer('C:\\Users\\u\\.cargo\\bin\\tandem.exe', '', onWindows, 'win32'), 'C:\\Users\\u\\.cargo\\bin\\tandem.exe');
+    // Linux's rules do not find it: no `.exe`, `:` splits the drive.
+    assert.strictEqual(findServer('tandem', 'C:\\Users\\u\\.cargo\\bin', onWindows, 'linux'), undefined);
+  });
 });
 
 describe('tandem/textInput', () => {
