@@ -337,7 +337,9 @@ fn bound(workspace: &Workspace, candidates: Vec<Candidate>) -> Collected {
     Collected { files, skipped }
 }
 
-#[cfg(test)]
+// Unix only: they run git, which the Wine prefix of the Windows unit tests
+// does not have.
+#[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;

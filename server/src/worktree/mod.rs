@@ -346,5 +346,7 @@ pub fn leftovers(dir: &Path) -> Vec<Worktree> {
     found
 }
 
-#[cfg(test)]
+// Unix only: they run git, which the Wine prefix of the Windows unit tests
+// does not have.
+#[cfg(all(test, unix))]
 mod tests;
