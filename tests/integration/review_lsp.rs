@@ -3,13 +3,14 @@
 //! per kind, `relatedInformation`), moved by `didChange`, dropped when
 //! their lines are rewritten, and the three code actions: "Fix with
 //! Tandem" (a `tandem.ask` of the finding), "Apply suggested change" (a
-//! versioned WorkspaceEdit), "Dismiss" (remembered for the next review).
+//! versioned WorkspaceEdit), "Dismiss" (remembered for the next review);
+//! a new server on the workspace publishes the saved findings again.
 
 #![allow(clippy::unwrap_used)]
 
 use serde_json::{json, Value};
 
-use crate::common::lsp_client::{Fixture, LspClient};
+use crate::common::lsp_client::{uri, Fixture, LspClient};
 
 const BEFORE: &str = "fn a() {}\nfn div(a: i32, b: i32) -> i32 {\n    a + b\n}\nfn c() {}\n";
 const AFTER: &str = "fn a() {}\nfn div(a: i32, b: i32) -> i32 {\n    a / b\n}\nfn c() {}\n";
@@ -154,6 +155,25 @@ fn the_code_actions_fix_apply_and_dismiss_a_finding() {
     let ids: Vec<&str> = answer["findings"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["F1"], "{answer}");
     assert_eq!(outline(&settled(&mut client, &uri)), ["bug 2-2 division by zero panics"]);
+    client.shutdown();
+}
+
+#[test]
+fn a_new_server_publishes_the_saved_findings_that_still_hold() {
+    let (fixture, mut client) = reviewed();
+    let path = fixture.path("lib.rs");
+    let uri = uri(&path);
+    review(&mut client);
+    assert_eq!(outline(&settled(&mut client, &uri)), ["bug 2-2 division by zero panics", "style 4-4 c is never called"]);
+    client.shutdown();
+
+    // Meanwhile, on disk: a line added above both, and the second's line rewritten.
+    std::fs::write(&path, format!("// new\n{}", AFTER.replace("fn c() {}", "pub fn c() {}"))).unwrap();
+    // A new server on the workspace, no review asked: the first finding,
+    // where its line is now; the second, whose line changed, not at all.
+    let mut client = fixture.start(json!([]), json!({}), json!({}));
+    assert_eq!(outline(&settled(&mut client, &uri)), ["bug 3-3 division by zero panics"]);
+    assert!(client.run_events().is_empty());
     client.shutdown();
 }
 

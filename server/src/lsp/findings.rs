@@ -8,6 +8,8 @@
 //! closed since stays (checked against the disk); on a file deleted since
 //! it is dropped. "Dismiss" drops one and remembers its kind, file and
 //! title: the same finding from a later review is not shown again.
+//! A new session publishes the findings the workspace's most recent
+//! thread with findings saved ([`Findings::restore`]), placed the same way.
 //!
 //! Publications go out in order from one task: each says what the store
 //! holds when it is sent, so a late one never shows findings since gone.
@@ -125,6 +127,18 @@ impl Findings {
             state.by_path.entry(path.clone()).or_default().push(Tracked { finding, thread_id: thread_id.to_string(), start, end, text: wanted, key });
         }
         self.queue(path);
+    }
+
+    /// A new session's start: the findings `thread_id` saved (its last
+    /// review's), each placed as [`Self::add`] places it, on the text its
+    /// lines held when it was reported, or dropped. Nothing when the
+    /// thread has findings here already (a review of this session's came
+    /// first, and replaced them).
+    pub fn restore(&self, thread_id: &str, saved: Vec<Finding>) {
+        if self.state.locked().by_path.values().flatten().any(|t| t.thread_id == thread_id) {
+            return;
+        }
+        saved.into_iter().for_each(|finding| self.add(thread_id, finding));
     }
 
     /// `didChange` of `path`: each finding below an edit moves with it, one

@@ -667,6 +667,14 @@ impl LanguageServer for Backend {
             if let Err(err) = ready.workspace.start_watcher() {
                 tracing::warn!(%err, "cannot start the file watcher; disk changes are caught by fingerprints only");
             }
+            // The findings the workspace's last reviewed thread saved are
+            // shown again (off the async workers: the threads are files).
+            let (host, findings) = (Arc::clone(&ready.host), Arc::clone(&ready.findings));
+            tokio::task::spawn_blocking(move || {
+                if let Some((thread_id, saved)) = host.store().and_then(|store| store.latest_findings()) {
+                    findings.restore(&thread_id, saved);
+                }
+            });
         }
         self.pull_configuration().await;
         // After the pull, so that an editor whose configuration differs

@@ -50,7 +50,14 @@ pub enum Record {
     /// The todo list, all of it (`todo_write` replaces it whole).
     Todos { todos: Vec<TodoItem> },
     /// A review run's findings, all of them: the thread's findings now.
-    Findings { findings: Vec<crate::protocol::Finding> },
+    /// `lines`: each one's `lines_text` (the text its lines held when it
+    /// was reported; not in the finding's JSON), so a later session places
+    /// it on the text as it is then, or drops it.
+    Findings {
+        findings: Vec<crate::protocol::Finding>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        lines: Vec<Option<String>>,
+    },
     /// The thread's background tasks as they stand, all of them.
     Tasks { tasks: Vec<TaskInfo> },
     /// What the thread has read, all of it: each file's fingerprint (never
@@ -228,7 +235,12 @@ impl Thread {
             Record::Tools { activated } => self.activated_tools = activated,
             Record::Grants { rules } => self.grants = rules,
             Record::Todos { todos } => self.todos = todos,
-            Record::Findings { findings } => self.findings = findings,
+            Record::Findings { mut findings, lines } => {
+                for (finding, text) in findings.iter_mut().zip(lines) {
+                    finding.lines_text = text;
+                }
+                self.findings = findings;
+            }
             Record::Tasks { tasks } => self.tasks = tasks,
             Record::Reads { scheme, files } => {
                 if scheme == fingerprint_scheme() {
@@ -329,7 +341,8 @@ impl Thread {
     /// A review run reported `findings`: they are the thread's findings now.
     pub fn set_findings(&mut self, findings: Vec<crate::protocol::Finding>) {
         self.findings = findings.clone();
-        self.record(Record::Findings { findings });
+        let lines = findings.iter().map(|f| f.lines_text.clone()).collect();
+        self.record(Record::Findings { findings, lines });
     }
 
     /// The thread's tasks are now `tasks` (recorded when their saved form changed).

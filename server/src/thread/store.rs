@@ -331,6 +331,15 @@ impl ThreadStore {
         Ok(super::transcript::from_records(records))
     }
 
+    /// The most recently active thread whose last review left findings,
+    /// and those findings (read only, as [`Self::transcript`]).
+    pub fn latest_findings(&self) -> Option<(String, Vec<crate::protocol::Finding>)> {
+        self.list().0.into_iter().find_map(|summary| {
+            let (thread, _) = read_file(&self.path(&summary.id), &self.workspace).ok()?;
+            (!thread.findings.is_empty()).then_some((thread.id, thread.findings))
+        })
+    }
+
     /// The most recently active thread.
     pub fn latest(&self) -> Option<String> {
         self.list().0.into_iter().next().map(|t| t.id)

@@ -122,7 +122,7 @@ pub fn from_records(records: impl IntoIterator<Item = Record>) -> Transcript {
             Record::Todos { todos } => out.push(json!({"type": "todo", "todos": todos})),
             // A review's findings, as the run's `finding` events showed
             // them: a transcript view lists them again.
-            Record::Findings { findings } => findings.into_iter().for_each(|finding| out.push(json!({"type": "finding", "finding": finding}))),
+            Record::Findings { findings, .. } => findings.into_iter().for_each(|finding| out.push(json!({"type": "finding", "finding": finding}))),
             Record::Meta { .. }
             | Record::Tasks { .. }
             | Record::Title { .. }
@@ -270,7 +270,7 @@ mod tests {
             related: Vec::new(),
             lines_text: Some("not saved".into()),
         };
-        let transcript = from_records([Record::Findings { findings: vec![finding] }]);
+        let transcript = from_records([Record::Findings { findings: vec![finding], lines: Vec::new() }]);
         let shown: Vec<String> = transcript.events.iter().map(|e| e.to_string()).collect();
         expect_test::expect![[r#"{"type":"finding","finding":{"id":"F1","file_path":"a.rs","start_line":2,"end_line":3,"severity":"warning","kind":"bug","title":"off by one","body":"the loop skips the last item"}}"#]]
             .assert_eq(&shown.join("\n"));
