@@ -207,3 +207,65 @@ async fn the_model_lists_and_reads_resources_with_a_read_only_tool() {
     assert!(error && text.contains("the MCP server everything answered:"), "{text}");
     manager.shutdown().await;
 }
+
+/// `tandem.ask` (the VS Code panel, Neovim chat) against `server-everything`
+/// through `tandem lsp`, the model being the mock: the answer to each ask
+/// and the model's requests.
+async fn lsp_asks(setup: &Setup, mock: &MockModel, prompts: &[&str]) -> Vec<serde_json::Value> {
+    use crate::common::lsp_client::{ask_params, LspClient};
+    let (home, root, url) = (setup.home.display().to_string(), setup.root.clone(), mock.url.clone());
+    let prompts: Vec<String> = prompts.iter().map(|p| p.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let config = format!("{home}/config");
+        let data = format!("{home}/data");
+        let env = [
+            ("HOME", home.as_str()),
+            ("XDG_CONFIG_HOME", config.as_str()),
+            ("XDG_DATA_HOME", data.as_str()),
+            ("TANDEM_PROVIDER", "anthropic"),
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+            ("ANTHROPIC_API_KEY", "test-key"),
+        ];
+        let mut client = LspClient::start(&root, &env);
+        let init = client.initialize(json!({}), json!({}));
+        assert!(init.get("result").is_some(), "{init}");
+        let answers = prompts.iter().map(|prompt| client.request("workspace/executeCommand", ask_params(prompt))).collect();
+        client.shutdown();
+        answers
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tandem_ask_in_the_editor_expands_a_slash_prompt_and_an_at_mention() {
+    let Some(server) = reference_server() else { return };
+    let setup = Setup::with_everything(&server);
+    let mock = MockModel::start(vec![turns::text("Sunny."), turns::text("Read it.")]).await;
+    let prompts = ["/everything:args-prompt Paris state=Texas", "Summarize @everything:demo://resource/dynamic/text/7, briefly"];
+    let answers = lsp_asks(&setup, &mock, &prompts).await;
+    for answer in &answers {
+        assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    }
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].body.to_string();
+    assert!(first.contains("What's weather in Paris, Texas?"), "{first}");
+    assert!(!first.contains("/everything:args-prompt"), "{first}");
+    let second = requests[1].body.to_string();
+    assert!(second.contains("Resource 7: This is a plaintext resource"), "{second}");
+    assert!(second.contains("uri=\\\"demo://resource/dynamic/text/7\\\""), "{second}");
+    assert!(second.contains("Summarize @everything:demo://resource/dynamic/text/7, briefly"), "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tandem_ask_in_the_editor_with_a_prompt_or_resource_the_server_lacks_is_an_error_and_nothing_is_sent() {
+    let Some(server) = reference_server() else { return };
+    let setup = Setup::with_everything(&server);
+    let mock = MockModel::start(vec![turns::text("never")]).await;
+    let answers = lsp_asks(&setup, &mock, &["/everything:no-such-prompt now", "Read @everything:demo://no/such/thing"]).await;
+    let message = |answer: &serde_json::Value| answer["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert!(message(&answers[0]).contains("/everything:no-such-prompt: the MCP server everything has no prompt named no-such-prompt"), "{}", answers[0]);
+    assert!(message(&answers[1]).contains("@everything:demo://no/such/thing: the MCP server everything answered:"), "{}", answers[1]);
+    assert!(mock.requests().is_empty(), "nothing reached the model");
+}

@@ -203,6 +203,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
     };
     let (context, attached) = ask_context(&env, &args).await?;
     images.extend(attached);
+    let (prompt, context) = mcp_expanded(&env, &args, context).await?;
     let cancel = CancellationToken::new();
     let run_id = env.runs.claim(cancel.clone());
     let review = super::plan_review::LspPlanReview {
@@ -247,7 +248,7 @@ pub async fn ask(env: RunEnv, args: AskArgs, client_token: Option<Value>) -> Res
         None => ThreadChoice::New,
     };
     // No model configured: the run ends at once, saying what to set.
-    let handle = match env.host.start(&choice, args.prompt.clone(), parts) {
+    let handle = match env.host.start(&choice, prompt, parts) {
         Ok(handle) => handle,
         Err(err) => {
             env.runs.release(&run_id);
@@ -486,6 +487,19 @@ fn attachment_names(env: &RunEnv, args: &AskArgs) -> Vec<String> {
             })
         })
         .collect()
+}
+
+/// The prompt and context with what the MCP servers give them, as
+/// `tandem ask` and ACP expand a prompt ([`crate::mcp::McpManager::expand`]):
+/// `/SERVER:PROMPT ARGS` becomes the server's prompt, each `@SERVER:URI`
+/// resource's text joins the context. `Err`: the prompt or resource that
+/// cannot be had; the run does not start and nothing reaches the model.
+async fn mcp_expanded(env: &RunEnv, args: &AskArgs, context: Option<String>) -> Result<(String, Option<String>), AskError> {
+    // A review's prompt is Tandem's own text, not the user's words.
+    let Some(mcp) = env.host.mcp().filter(|_| !args.review) else { return Ok((args.prompt.clone(), context)) };
+    // A cancelled ask drops this future, and the reads with it.
+    let cancel = CancellationToken::new();
+    mcp.expand(args.prompt.clone(), context, &[], &cancel).await.map_err(|why| AskError::InvalidParams(format!("tandem.ask: {why}")))
 }
 
 /// The selection's context and the attachments', one after the other;
