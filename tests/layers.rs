@@ -570,8 +570,6 @@ fn circle_in(group: &[String], edges: &BTreeMap<(String, String), usize>) -> Str
 const KNOWN_FILE_CIRCLES: &[&[&str]] = &[
     &["acp/files.rs", "acp/permission.rs", "acp/session.rs"],
     &["agent/run/mod.rs", "agent/sub_agent.rs"],
-    &["cli/ask.rs", "cli/plan_review.rs"],
-    &["lsp/code_actions.rs", "lsp/server.rs"],
     &["mcp/server.rs", "mcp/tool.rs"],
     &["thread/history.rs", "thread/store.rs", "thread/transcript.rs"],
 ];

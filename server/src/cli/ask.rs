@@ -34,6 +34,7 @@ use tandem::workspace::{EditStatus, Workspace};
 use tokio::sync::mpsc;
 
 use super::plan_review::TerminalPlanReview;
+use super::printed::{printed_so_far, printing};
 use super::printer::Printer;
 use super::terminal::{self, errln, outln, Shown};
 
@@ -589,28 +590,6 @@ pub async fn print_run(
         printer.summary(&outcome, |path| workspace.display_path(path));
     }
     outcome
-}
-
-/// The print loop of the run being printed, for a question to wait on
-/// (see [`printed_so_far`]). One run prints at a time in this process.
-static PRINTING: std::sync::Mutex<Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> = std::sync::Mutex::new(None);
-
-fn printing() -> std::sync::MutexGuard<'static, Option<mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>>> {
-    PRINTING.locked()
-}
-
-/// Wait until the events the run sent so far are printed, so a question
-/// comes after the tool results and text before it. The run and its print
-/// loop share one task: without this, a question printed from a blocking
-/// thread could overtake the events still in the channel (seen: a shell
-/// question printed before the previous edit's result). Returns at once
-/// when no run is being printed.
-pub async fn printed_so_far() {
-    let (ack, done) = tokio::sync::oneshot::channel();
-    let sent = printing().as_ref().is_some_and(|loop_| loop_.send(ack).is_ok());
-    if sent {
-        let _ = done.await;
-    }
 }
 
 /// A line from the demo harness, and the acknowledgement it waits for.

@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod memory;
 pub mod pager;
 pub mod plan_review;
+pub mod printed;
 pub mod printer;
 pub mod recap;
 pub mod review;

@@ -22,7 +22,7 @@ impl PlanReview for TerminalPlanReview {
             plan_file.display(),
             plan.trim_end()
         ));
-        super::ask::printed_so_far().await;
+        super::printed::printed_so_far().await;
         tokio::task::spawn_blocking(move || {
             let _hold = super::printer::hold_spinner();
             ask(&shown)

@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 use tower_lsp_server::ls_types::{CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Command, Diagnostic, Range};
 
-use super::server::ASK_COMMAND;
+use super::commands::ASK_COMMAND;
 
 fn ask_action(title: String, kind: Option<CodeActionKind>, argument: Value, diagnostics: Option<Vec<Diagnostic>>) -> CodeActionOrCommand {
     CodeActionOrCommand::CodeAction(CodeAction {

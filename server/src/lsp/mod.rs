@@ -15,6 +15,7 @@
 //!   (each run recording its checkpoint);
 //! - `undo`: `tandem.undo` / `tandem.redo`, a run taken back from its checkpoint;
 //! - `code_actions`: agent actions on selections and diagnostics;
+//! - `commands`: the names of the `tandem.*` commands (a leaf);
 //! - `review`: `tandem.review`, a review of a scope as a run;
 //! - `findings`: a review's findings as diagnostics, moved with the
 //!   user's edits, and their code actions (fix, apply, dismiss);
@@ -34,6 +35,7 @@
 pub mod client;
 pub mod clients;
 mod code_actions;
+mod commands;
 pub mod code_intel;
 pub mod config;
 pub mod demo;
@@ -58,7 +60,8 @@ mod undo;
 #[allow(clippy::unwrap_used)]
 mod tests;
 
-pub use server::{Backend, ASK_COMMAND, CANCEL_COMMAND};
+pub use commands::{ASK_COMMAND, CANCEL_COMMAND};
+pub use server::Backend;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use std::sync::Arc;

@@ -14,6 +14,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use super::client::{methods, request_with_timeout, ClientLink, TowerClient};
 use super::clients;
 use super::code_actions;
+use super::commands::{ASK_COMMAND, CANCEL_COMMAND, COMPACT_COMMAND, FORGET_COMMAND, PROVIDER_COMMAND, SEND_REVIEW_COMMAND, STOP_TASK_COMMAND, TASKS_COMMAND, THREADS_COMMAND, TRANSCRIPT_COMMAND, TRUST_COMMAND};
 use super::config::{Settings, SettingsFiles, SettingsLayers};
 use super::mcp::{self as mcp_front, MCP_STATUS_COMMAND};
 use super::documents::{uri_to_path, Documents};
@@ -64,35 +65,11 @@ fn provider_answer(settings: &crate::settings::Settings) -> Value {
 pub const BYPASS_WARNING: &str =
     "permissionMode is bypassPermissions: Tandem edits files and runs every command without asking. Deny rules still apply.";
 
-pub const ASK_COMMAND: &str = "tandem.ask";
-
 /// Marks a reported settings problem that is an error (shown with
 /// `MessageType::ERROR`), not a warning.
 const ERROR_MARK: &str = "\u{0}error:";
 /// How long `shutdown` waits for the cancelled runs to wind down.
 const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-pub const CANCEL_COMMAND: &str = "tandem.cancel";
-pub const THREADS_COMMAND: &str = "tandem.threads";
-pub const FORGET_COMMAND: &str = "tandem.forget";
-pub const COMPACT_COMMAND: &str = "tandem.compact";
-pub const TRANSCRIPT_COMMAND: &str = "tandem.transcript";
-/// Trust the workspace's own settings files as they are now (the editor's
-/// "Trust Workspace"): answers `{"trusted": root, "applied": [...],
-/// "restart": bool}` — `restart`: project MCP or language servers start
-/// only in a new session (the plugin restarts the server).
-pub const TRUST_COMMAND: &str = "tandem.trust";
-/// The model endpoint runs would talk to now, and why (`host::endpoint`):
-/// `{"provider", "model", "base_url"?, "reason"}`, or `{"error"}`.
-pub const PROVIDER_COMMAND: &str = "tandem.provider";
-/// The session's background tasks (`run_shell` with `background`), each as
-/// `task_list` knows it: `{"tasks": [{"id", "command", "status", …}]}`.
-pub const TASKS_COMMAND: &str = "tandem.tasks";
-/// Stop one at the user's word, `[{"taskId"}]`: `{"task": {…}}` once it has
-/// ended; the model is told in its next request.
-pub const STOP_TASK_COMMAND: &str = "tandem.stopTask";
-/// "Send review to agent": the user's comments on a run's changes start
-/// the thread's next turn (`send_review`), as `tandem.ask` answers.
-pub const SEND_REVIEW_COMMAND: &str = "tandem.sendReview";
 
 /// The argument object of `tandem.dismissFinding`.
 #[derive(Debug, serde::Deserialize)]
